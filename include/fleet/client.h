@@ -1,0 +1,130 @@
+/* fleet/client.h -- the client handle: one connection to a backend. */
+#ifndef FLEET_CLIENT_H
+#define FLEET_CLIENT_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fleet_client_s fleet_client_t;
+
+/* The connection states a client reports through its state callback. */
+#define FLEET_CLIENT_STATE_MAP(XX)                                             \
+  XX(CONNECTING, "connecting")                                                 \
+  XX(READY, "ready")                                                           \
+  XX(RECONNECTING, "reconnecting")                                             \
+  XX(CLOSED, "closed")
+
+typedef enum {
+#define FLEET__STATE_ENUM(name, str) FLEET_CLIENT_##name,
+  FLEET_CLIENT_STATE_MAP(FLEET__STATE_ENUM)
+#undef FLEET__STATE_ENUM
+} fleet_client_state_t;
+
+/* The name of a state ("ready"); never NULL. */
+const char *fleet_client_state_name(fleet_client_state_t state);
+
+/* Called on every state change. `status` is 0, or for RECONNECTING the error
+ * that broke or refused the connection (FLEET_ECONNREFUSED, FLEET_EAUTH,
+ * FLEET_ETIMEDOUT, ...). CLOSED is reported once, just before the close
+ * callback. */
+typedef void (*fleet_client_state_cb)(fleet_client_t *client,
+                                      fleet_client_state_t state, int status);
+
+/* Called once when a client has released everything it held. The memory of
+ * the handle may be reused from here on. */
+typedef void (*fleet_client_close_cb)(fleet_client_t *client);
+
+/* Completion of fleet_client_ping(). `status` is 0 or a negative error. */
+typedef void (*fleet_client_ping_cb)(fleet_client_t *client, int status,
+                                     void *user_data);
+
+/* Completion of fleet_client_time(): the backend's clock, in microseconds
+ * since the Unix epoch (Redis `TIME`), valid when `status` is 0. */
+typedef void (*fleet_client_time_cb)(fleet_client_t *client, int status,
+                                     uint64_t unix_us, void *user_data);
+
+typedef struct {
+  /* Prefix of every key fleet writes; copied. Default "fleet". At most 128
+   * bytes, and it may not contain '{' or '}'. */
+  const char *prefix;
+  /* Time allowed for one connection attempt, handshake included.
+   * Default 5000 ms. */
+  uint32_t connect_timeout_ms;
+  /* Time allowed for a command from the moment it is issued until its reply,
+   * waiting for a connection included. Default 5000 ms. */
+  uint32_t command_timeout_ms;
+  /* Reconnect backoff: the first delay, the largest delay, and a random
+   * jitter as a percentage of each delay (0..100). Defaults 100 ms,
+   * 5000 ms, 20 %. */
+  uint32_t reconnect_initial_ms;
+  uint32_t reconnect_max_ms;
+  uint32_t reconnect_jitter_pct;
+  /* Optional state callback. */
+  fleet_client_state_cb state_cb;
+  /* memory:// only: share the in-process store of this open client (on the
+   * same loop) instead of creating a private one. NULL by default. */
+  fleet_client_t *memory_peer;
+} fleet_client_options_t;
+
+struct fleet_client_s {
+  /* For the user; fleet never reads or writes it. */
+  void *data;
+  /* Private. */
+  struct fleet__client_s *internal_;
+};
+
+/* Fills `options` with the defaults. */
+void fleet_client_options_init(fleet_client_options_t *options);
+
+/* Initializes `client` on `loop` and starts connecting to `url`:
+ *   redis://[[user]:password@]host[:port][/db]   (port 6379, db 0)
+ *   unix:///path/to/redis.sock[?db=N]
+ *   memory://
+ * Host names are resolved on the loop; IPv6 literals go in brackets
+ * ("redis://[::1]:6379"). `options` may be NULL for the defaults; it is
+ * copied. fleet does not take ownership of `url`.
+ *
+ * Returns 0, FLEET_EINVAL (NULL loop or client, bad options), FLEET_EBADURL
+ * or FLEET_ENOMEM. On error nothing is left on the loop and the close
+ * callback must not be awaited. Commands may be issued at once: they wait for
+ * the connection up to the command timeout. */
+int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
+                      const fleet_client_options_t *options);
+
+/* Closes `client`: every pending command's callback runs once with
+ * FLEET_ECANCELED, then the state callback reports CLOSED, then `close_cb`
+ * (which may be NULL) runs. All of this happens after this call returns,
+ * never inside it. May be called from any fleet callback.
+ *
+ * Returns 0, or FLEET_ECLOSING if the client is already closing. */
+int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb);
+
+/* The current state. */
+fleet_client_state_t fleet_client_state(const fleet_client_t *client);
+
+/* The loop the client runs on. */
+uv_loop_t *fleet_client_loop(const fleet_client_t *client);
+
+/* The key prefix in use (valid until the close callback). */
+const char *fleet_client_prefix(const fleet_client_t *client);
+
+/* Sends a round trip to the backend. `cb` runs once, after this call
+ * returns, with 0, FLEET_ETIMEDOUT, FLEET_EUNAVAILABLE, FLEET_ECONNLOST or
+ * FLEET_ECANCELED.
+ *
+ * Returns 0, FLEET_EINVAL (NULL argument) or FLEET_ECLOSING; on error `cb`
+ * never runs. */
+int fleet_client_ping(fleet_client_t *client, fleet_client_ping_cb cb,
+                      void *user_data);
+
+/* Reads the backend's clock (the clock every fleet deadline is computed
+ * from). Same return codes and callback rules as fleet_client_ping(). */
+int fleet_client_time(fleet_client_t *client, fleet_client_time_cb cb,
+                      void *user_data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLEET_CLIENT_H */
