@@ -1,0 +1,175 @@
+/* backend.h -- the internal backend interface: one vtable, one op table.
+ *
+ * A primitive in src/ builds its keys and arguments, then calls one
+ * operation (an "op") through fleet__backend_call(). Each op has the same
+ * KEYS/ARGV and the same reply shape on every backend: on Redis it is a Lua
+ * script in adapters/redis/lua/<name>.lua (or a plain command), in memory it
+ * is a C function in adapters/memory/ops_*.c written against the same
+ * contract. Adding an op is one line in FLEET__OP_MAP plus one
+ * implementation on each side. */
+#ifndef FLEET_BACKEND_H
+#define FLEET_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "fleet.h"
+
+/* ------------------------------------------------------------------------ */
+/* Ops                                                                      */
+
+/* XX(ID, name): the op FLEET__OP_<ID>; `name` names the Lua script
+ * (adapters/redis/lua/<name>.lua) and appears in logs.
+ *
+ *   PING  KEYS: none. ARGV: none. Reply: status "PONG".
+ *   TIME  KEYS: none. ARGV: none. Reply: array [seconds, microseconds] of
+ *         the backend clock, as integers.
+ *   PUBLISH  KEYS: none. ARGV: channel, payload. Reply: integer, the number
+ *         of clients with a subscriber of the channel (each client counts
+ *         once, however many subscribers it has there).
+ */
+#define FLEET__OP_MAP(XX)                                                      \
+  XX(PING, "ping")                                                             \
+  XX(TIME, "time")                                                             \
+  XX(PUBLISH, "publish")
+
+typedef enum {
+#define FLEET__OP_ENUM(id, name) FLEET__OP_##id,
+  FLEET__OP_MAP(FLEET__OP_ENUM)
+#undef FLEET__OP_ENUM
+      FLEET__OP_COUNT
+} fleet__op_t;
+
+/* The op's name ("ping"), or NULL when out of range. */
+const char *fleet__op_name(fleet__op_t op);
+
+/* ------------------------------------------------------------------------ */
+/* Replies                                                                  */
+
+typedef enum {
+  FLEET__REPLY_NIL,
+  FLEET__REPLY_INT,
+  FLEET__REPLY_STR,
+  FLEET__REPLY_STATUS,
+  FLEET__REPLY_ARRAY
+} fleet__reply_type_t;
+
+/* A reply, as a tree. It and everything it points to is owned by the
+ * backend and valid until the reply callback returns. Error replies never
+ * reach a primitive as replies: the backend turns them into a status code
+ * (see fleet__reply_error_code()). */
+typedef struct fleet__reply_s {
+  fleet__reply_type_t type;
+  int64_t integer;                   /* INT */
+  const char *str;                   /* STR and STATUS; not NUL-terminated */
+  size_t len;                        /* STR and STATUS */
+  size_t nelem;                      /* ARRAY */
+  const struct fleet__reply_s *elem; /* ARRAY: nelem contiguous children */
+} fleet__reply_t;
+
+/* The fleet error for an error reply's text: "WRONGTYPE ..." gives
+ * FLEET_EWRONGTYPE, "NOAUTH"/"WRONGPASS" give FLEET_EAUTH, and a script's own
+ * error whose first word is a fleet error name ("FLEET_ESTALE token 7 is
+ * stale") gives that code; anything else gives FLEET_EBACKEND. The one place
+ * that maps backend error text to codes. */
+int fleet__reply_error_code(const char *text, size_t len);
+
+/* Called once per op with 0 and the reply, or a negative error and NULL. */
+typedef void (*fleet__reply_cb)(void *arg, int status,
+                                const fleet__reply_t *reply);
+
+/* Called for every message published on a subscribed channel, with status 0
+ * and the payload. It is also called with status FLEET_ECONNLOST and a NULL
+ * payload each time the subscription becomes live: first after subscribe,
+ * then after every re-establishment following a break. Messages published
+ * before that moment were not seen: the subscriber re-checks the state it
+ * waits on. */
+typedef void (*fleet__message_cb)(void *arg, int status, const char *payload,
+                                  size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* The backend object                                                       */
+
+typedef struct fleet__backend_s fleet__backend_t;
+typedef struct fleet__sub_s fleet__sub_t;
+struct fleet__url_s;
+
+/* Connection states a backend reports; the client maps them onto
+ * fleet_client_state_t. */
+typedef enum {
+  FLEET__BACKEND_CONNECTING,
+  FLEET__BACKEND_READY,
+  FLEET__BACKEND_RECONNECTING,
+  FLEET__BACKEND_CLOSED
+} fleet__backend_state_t;
+
+/* What the owning client hears from its backend. */
+typedef struct {
+  /* A state change; `status` as for fleet_client_state_cb. */
+  void (*state)(void *owner, fleet__backend_state_t state, int status);
+  /* The backend has cancelled every pending op, closed every handle and
+   * freed itself: the last call a backend makes. */
+  void (*closed)(void *owner);
+} fleet__backend_events_t;
+
+/* Settings a backend gets from the client; copied at open. */
+typedef struct {
+  uint32_t connect_timeout_ms;
+  uint32_t command_timeout_ms;
+  uint32_t reconnect_initial_ms;
+  uint32_t reconnect_max_ms;
+  uint32_t reconnect_jitter_pct;
+  /* memory:// only: the backend of a peer client whose store to share. */
+  fleet__backend_t *memory_peer;
+} fleet__backend_config_t;
+
+typedef struct {
+  /* Allocates a backend and starts connecting. Returns 0 or a negative
+   * error (and then nothing is left on the loop). */
+  int (*open)(uv_loop_t *loop, const struct fleet__url_s *url,
+              const fleet__backend_config_t *config,
+              const fleet__backend_events_t *events, void *owner,
+              fleet__backend_t **out);
+
+  /* Runs `op`. Returns 0 and later calls `cb` exactly once (never inside this
+   * call), or returns a negative error and never calls `cb`. `keys` and
+   * `args` are copied before this returns. */
+  int (*call)(fleet__backend_t *be, fleet__op_t op, const fleet_bytes_t *keys,
+              size_t nkeys, const fleet_bytes_t *args, size_t nargs,
+              fleet__reply_cb cb, void *arg);
+
+  /* Subscribes to `channel` (copied); `cb` runs for each message until
+   * unsubscribe. On Redis this opens the second connection on first use. */
+  int (*subscribe)(fleet__backend_t *be, const char *channel, size_t len,
+                   fleet__message_cb cb, void *arg, fleet__sub_t **out);
+
+  /* Ends a subscription; its callback never runs after this returns. */
+  void (*unsubscribe)(fleet__backend_t *be, fleet__sub_t *sub);
+
+  /* Starts closing: every pending op's callback runs once with
+   * FLEET_ECANCELED (after this returns), subscriptions end, handles close,
+   * then events->closed runs. */
+  void (*close)(fleet__backend_t *be);
+} fleet__backend_vtable_t;
+
+/* Every backend struct starts with this. */
+struct fleet__backend_s {
+  const fleet__backend_vtable_t *vt;
+};
+
+extern const fleet__backend_vtable_t fleet__redis_backend;
+extern const fleet__backend_vtable_t fleet__memory_backend;
+
+/* Whether a backend implements `op` (a test checks every op on both). */
+int fleet__redis_op_implemented(fleet__op_t op);
+int fleet__memory_op_implemented(fleet__op_t op);
+
+static inline int fleet__backend_call(fleet__backend_t *be, fleet__op_t op,
+                                      const fleet_bytes_t *keys, size_t nkeys,
+                                      const fleet_bytes_t *args, size_t nargs,
+                                      fleet__reply_cb cb, void *arg) {
+  return be->vt->call(be, op, keys, nkeys, args, nargs, cb, arg);
+}
+
+#endif /* FLEET_BACKEND_H */

@@ -1,0 +1,877 @@
+/* conn.c -- one Redis connection on a libuv loop: resolve, connect,
+ * handshake, pipelined requests, timeouts, reconnect with backoff.
+ *
+ * The transport is libuv's own stream (uv_tcp_t or uv_pipe_t), so a refused
+ * or failed connection is reported by libuv's connect callback like any
+ * other error; hiredis is used only to parse replies. Commands are RESP
+ * encoded by fleet__rreq_arg() from argv (user data is never formatted
+ * into a command string) and written in batches: every command issued
+ * during one loop iteration goes out in one write. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "redis/conn.h"
+
+#define CONN_RBUF_SIZE (64 * 1024)
+
+typedef struct fleet__rwrite_s {
+  uv_write_t req;
+  struct fleet__rwrite_s *next;
+  fleet__rconn_t *conn;
+  char *buf;
+  size_t cap;
+} conn_write_t;
+
+/* What to do once the stream handle (and any resolve) has finished. */
+enum { CONN_AFTER_NOTHING, CONN_AFTER_NEXT_ADDR, CONN_AFTER_BACKOFF };
+
+static void conn_connect(fleet__rconn_t *c);
+static void conn_try_next_addr(fleet__rconn_t *c);
+static void conn_fail(fleet__rconn_t *c, int status, int inflight_status);
+static void conn_arm_flush(fleet__rconn_t *c);
+static void conn_arm_command_timer(fleet__rconn_t *c);
+static void conn_maybe_closed(fleet__rconn_t *c);
+
+static const char *const conn_state_names[] = {
+#define XX(name, str) str,
+    FLEET__RCONN_STATE_MAP(XX)
+#undef XX
+};
+
+const char *fleet__rconn_state_name(fleet__rconn_state_t state) {
+  if ((size_t)state >= FLEET__ARRAY_SIZE(conn_state_names))
+    return "unknown";
+  return conn_state_names[state];
+}
+
+/* Every state change goes through here. */
+static void conn_set_state(fleet__rconn_t *c, fleet__rconn_state_t state) {
+  c->state = state;
+}
+
+/* ------------------------------------------------------------------------ */
+/* RESP encoding                                                            */
+
+static int rreq_reserve(fleet__rreq_t *req, size_t extra) {
+  size_t need = req->len + extra;
+  char *p;
+
+  if (need <= req->cap)
+    return 0;
+  if (need < 2 * req->cap)
+    need = 2 * req->cap;
+  if (need < 128)
+    need = 128;
+  p = realloc(req->buf, need);
+  if (p == NULL)
+    return FLEET_ENOMEM;
+  req->buf = p;
+  req->cap = need;
+  return 0;
+}
+
+/* Writes `prefix`, the decimal `n` and CRLF at the end of the buffer, which
+ * has room for it. */
+static void rreq_put_len(fleet__rreq_t *req, char prefix, size_t n) {
+  char digits[24];
+  int i = 0;
+
+  req->buf[req->len++] = prefix;
+  do {
+    digits[i++] = (char)('0' + n % 10);
+    n /= 10;
+  } while (n > 0);
+  while (i > 0)
+    req->buf[req->len++] = digits[--i];
+  req->buf[req->len++] = '\r';
+  req->buf[req->len++] = '\n';
+}
+
+int fleet__rreq_begin(fleet__rreq_t *req, size_t argc) {
+  req->len = 0;
+  if (rreq_reserve(req, 32) != 0)
+    return FLEET_ENOMEM;
+  rreq_put_len(req, '*', argc);
+  return 0;
+}
+
+int fleet__rreq_arg(fleet__rreq_t *req, const void *p, size_t len) {
+  if (rreq_reserve(req, len + 32) != 0)
+    return FLEET_ENOMEM;
+  rreq_put_len(req, '$', len);
+  if (len > 0)
+    memcpy(req->buf + req->len, p, len);
+  req->len += len;
+  req->buf[req->len++] = '\r';
+  req->buf[req->len++] = '\n';
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Queues                                                                   */
+
+static void q_push(fleet__rreq_t **head, fleet__rreq_t **tail,
+                   fleet__rreq_t *req) {
+  req->next = NULL;
+  if (*tail != NULL)
+    (*tail)->next = req;
+  else
+    *head = req;
+  *tail = req;
+}
+
+static fleet__rreq_t *q_pop(fleet__rreq_t **head, fleet__rreq_t **tail) {
+  fleet__rreq_t *req = *head;
+  if (req != NULL) {
+    *head = req->next;
+    if (*head == NULL)
+      *tail = NULL;
+    req->next = NULL;
+  }
+  return req;
+}
+
+/* Detaches a whole queue and returns its head. */
+static fleet__rreq_t *q_take(fleet__rreq_t **head, fleet__rreq_t **tail) {
+  fleet__rreq_t *all = *head;
+  *head = *tail = NULL;
+  return all;
+}
+
+/* Runs the callback of every request of a detached list with `status`.
+ * Callbacks may queue new requests: those go to the live queues, not to
+ * this list. */
+static void conn_fail_list(fleet__rconn_t *c, fleet__rreq_t *list, int status) {
+  while (list != NULL) {
+    fleet__rreq_t *req = list;
+    list = req->next;
+    req->next = NULL;
+    req->on_reply(c, req, status, NULL);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Handshake                                                                */
+
+static fleet__rreq_t *conn_req_get(fleet__rconn_t *c) {
+  fleet__rreq_t *req = c->free_reqs;
+  if (req != NULL) {
+    c->free_reqs = req->next;
+    req->next = NULL;
+    return req;
+  }
+  return calloc(1, sizeof(*req));
+}
+
+static void conn_req_put(fleet__rconn_t *c, fleet__rreq_t *req) {
+  req->next = c->free_reqs;
+  c->free_reqs = req;
+}
+
+static void conn_became_ready(fleet__rconn_t *c) {
+  fleet__rreq_t *req;
+
+  conn_set_state(c, FLEET__RCONN_READY);
+  uv_timer_stop(&c->connect_timer);
+  c->attempt = 0;
+  c->last_error = 0;
+  while ((req = q_pop(&c->waiting, &c->waiting_tail)) != NULL)
+    q_push(&c->unflushed, &c->unflushed_tail, req);
+  if (c->unflushed != NULL)
+    conn_arm_flush(c);
+  c->events->on_state(c, 1, 0);
+}
+
+/* The reply to AUTH, SELECT or SCRIPT LOAD. Any error reply fails the
+ * attempt: a wrong password is FLEET_EAUTH, a bad database FLEET_EBACKEND. */
+static void conn_on_handshake(fleet__rconn_t *c, fleet__rreq_t *req, int status,
+                              redisReply *reply) {
+  conn_req_put(c, req);
+  if (status != 0)
+    return; /* the attempt is being torn down already */
+  if (reply->type == REDIS_REPLY_ERROR) {
+    conn_fail(c, fleet__reply_error_code(reply->str, reply->len),
+              FLEET_ECONNLOST);
+    return;
+  }
+  if (--c->handshake_pending == 0)
+    conn_became_ready(c);
+}
+
+/* Queues one handshake command of up to three arguments. */
+static int conn_handshake_cmd(fleet__rconn_t *c, const char *a0, const char *a1,
+                              size_t l1, const char *a2, size_t l2) {
+  fleet__rreq_t *req = conn_req_get(c);
+  size_t argc = a2 != NULL ? 3 : a1 != NULL ? 2 : 1;
+
+  if (req == NULL || fleet__rreq_begin(req, argc) != 0 ||
+      fleet__rreq_arg(req, a0, strlen(a0)) != 0 ||
+      (a1 != NULL && fleet__rreq_arg(req, a1, l1) != 0) ||
+      (a2 != NULL && fleet__rreq_arg(req, a2, l2) != 0)) {
+    if (req != NULL)
+      conn_req_put(c, req);
+    return FLEET_ENOMEM;
+  }
+  req->on_reply = conn_on_handshake;
+  req->deadline = 0;
+  q_push(&c->unflushed, &c->unflushed_tail, req);
+  c->handshake_pending++;
+  return 0;
+}
+
+static void conn_start_handshake(fleet__rconn_t *c) {
+  const fleet__url_t *u = c->url;
+  char db[16];
+  size_t i;
+  int err = 0;
+
+  conn_set_state(c, FLEET__RCONN_HANDSHAKE);
+  c->handshake_pending = 0;
+  if (u->password != NULL && u->user != NULL)
+    err = conn_handshake_cmd(c, "AUTH", u->user, strlen(u->user), u->password,
+                             strlen(u->password));
+  else if (u->password != NULL)
+    err = conn_handshake_cmd(c, "AUTH", u->password, strlen(u->password), NULL,
+                             0);
+  if (err == 0 && u->db != 0) {
+    int n = snprintf(db, sizeof(db), "%d", u->db);
+    err = conn_handshake_cmd(c, "SELECT", db, (size_t)n, NULL, 0);
+  }
+  for (i = 0; err == 0 && i < c->npreload; i++)
+    err = conn_handshake_cmd(c, "SCRIPT", "LOAD", 4, c->preload[i].body,
+                             c->preload[i].len);
+  if (err != 0) {
+    conn_fail(c, err, FLEET_ECONNLOST);
+    return;
+  }
+  if (c->handshake_pending == 0)
+    conn_became_ready(c);
+  else
+    conn_arm_flush(c);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                  */
+
+static void conn_on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+  fleet__rconn_t *c = h->data;
+  buf->base = c->rbuf;
+  buf->len = CONN_RBUF_SIZE;
+}
+
+static int conn_is_message(const redisReply *r) {
+  return r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+         r->element[0]->type == REDIS_REPLY_STRING && r->element[0]->len == 7 &&
+         memcmp(r->element[0]->str, "message", 7) == 0;
+}
+
+static void conn_dispatch(fleet__rconn_t *c, redisReply *reply) {
+  fleet__rreq_t *req;
+
+  if (c->subscriber && conn_is_message(reply)) {
+    c->events->on_push(c, reply);
+    return;
+  }
+  req = q_pop(&c->inflight, &c->inflight_tail);
+  if (req == NULL) {
+    conn_fail(c, FLEET_EPROTO, FLEET_ECONNLOST);
+    return;
+  }
+  c->ninflight--;
+  req->on_reply(c, req, 0, reply);
+}
+
+static int conn_live(const fleet__rconn_t *c) {
+  return c->state == FLEET__RCONN_HANDSHAKE || c->state == FLEET__RCONN_READY;
+}
+
+static void conn_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  fleet__rconn_t *c = s->data;
+
+  if (nread < 0) {
+    conn_fail(c, FLEET_ECONNLOST, FLEET_ECONNLOST);
+    return;
+  }
+  if (nread == 0 || !conn_live(c))
+    return;
+  if (redisReaderFeed(c->reader, buf->base, (size_t)nread) != REDIS_OK) {
+    conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST);
+    return;
+  }
+  /* A callback may break or close the connection: check after each reply
+   * and leave the rest unread. */
+  c->read_depth++;
+  while (conn_live(c)) {
+    void *reply = NULL;
+    if (redisReaderGetReply(c->reader, &reply) != REDIS_OK) {
+      conn_fail(c, FLEET_EPROTO, FLEET_ECONNLOST);
+      break;
+    }
+    if (reply == NULL)
+      break;
+    conn_dispatch(c, reply);
+    freeReplyObject(reply);
+  }
+  c->read_depth--;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                  */
+
+static void conn_on_write(uv_write_t *wr, int status) {
+  conn_write_t *w = FLEET__CONTAINER_OF(wr, conn_write_t, req);
+  fleet__rconn_t *c = w->conn;
+
+  w->next = c->free_writes;
+  c->free_writes = w;
+  if (status < 0 && status != UV_ECANCELED && conn_live(c))
+    conn_fail(c, FLEET_ECONNLOST, FLEET_ECONNLOST);
+}
+
+/* Writes every unflushed request in one uv_write and moves them in flight.
+ * The bytes are gathered into the write's own buffer, so a request may be
+ * reused as soon as its reply arrives whatever the state of the write. */
+static void conn_flush(fleet__rconn_t *c) {
+  conn_write_t *w;
+  fleet__rreq_t *req;
+  size_t total = 0, off = 0;
+  uv_buf_t b;
+  int err;
+
+  if (c->unflushed == NULL || !conn_live(c))
+    return;
+  for (req = c->unflushed; req != NULL; req = req->next)
+    total += req->len;
+  w = c->free_writes;
+  if (w != NULL)
+    c->free_writes = w->next;
+  else if ((w = calloc(1, sizeof(*w))) == NULL)
+    goto nomem;
+  w->conn = c;
+  if (w->cap < total) {
+    char *p = realloc(w->buf, total);
+    if (p == NULL) {
+      w->next = c->free_writes;
+      c->free_writes = w;
+      goto nomem;
+    }
+    w->buf = p;
+    w->cap = total;
+  }
+  while ((req = q_pop(&c->unflushed, &c->unflushed_tail)) != NULL) {
+    memcpy(w->buf + off, req->buf, req->len);
+    off += req->len;
+    q_push(&c->inflight, &c->inflight_tail, req);
+    c->ninflight++;
+  }
+  b = uv_buf_init(w->buf, (unsigned int)total);
+  err = uv_write(&w->req, &c->s.stream, &b, 1, conn_on_write);
+  if (err != 0) {
+    w->next = c->free_writes;
+    c->free_writes = w;
+    conn_fail(c, FLEET_ECONNLOST, FLEET_ECONNLOST);
+  }
+  return;
+nomem:
+  conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST);
+}
+
+static void conn_flush_handles_stop(fleet__rconn_t *c) {
+  if (c->flush_armed) {
+    uv_check_stop(&c->flush_check);
+    uv_prepare_stop(&c->flush_prepare);
+    c->flush_armed = 0;
+  }
+}
+
+static void conn_on_flush_check(uv_check_t *h) {
+  fleet__rconn_t *c = h->data;
+  conn_flush_handles_stop(c);
+  conn_flush(c);
+}
+
+static void conn_on_flush_prepare(uv_prepare_t *h) {
+  fleet__rconn_t *c = h->data;
+  conn_flush_handles_stop(c);
+  conn_flush(c);
+}
+
+/* Requests issued from I/O callbacks are flushed by the check handle right
+ * after the poll phase; those issued from timers or idle callbacks by the
+ * prepare handle before the loop blocks. Either way, one write per loop
+ * iteration. */
+static void conn_arm_flush(fleet__rconn_t *c) {
+  if (c->flush_armed)
+    return;
+  uv_check_start(&c->flush_check, conn_on_flush_check);
+  uv_prepare_start(&c->flush_prepare, conn_on_flush_prepare);
+  c->flush_armed = 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Timeouts                                                                 */
+
+static uint64_t conn_earliest_deadline(const fleet__rconn_t *c) {
+  const fleet__rreq_t *heads[3] = {c->waiting, c->unflushed, c->inflight};
+  uint64_t best = 0;
+  size_t i;
+
+  for (i = 0; i < 3; i++) {
+    const fleet__rreq_t *r;
+    for (r = heads[i]; r != NULL; r = r->next) {
+      if (r->deadline != 0) {
+        if (best == 0 || r->deadline < best)
+          best = r->deadline;
+        break; /* queues are in deadline order but for handshake entries */
+      }
+    }
+  }
+  return best;
+}
+
+/* Fails the waiting requests whose deadline passed with
+ * FLEET_EUNAVAILABLE: they were never sent. */
+static void conn_expire_waiting(fleet__rconn_t *c, uint64_t now) {
+  fleet__rreq_t *keep = NULL, *keep_tail = NULL, *expired = NULL, **ep;
+  fleet__rreq_t *req;
+
+  ep = &expired;
+  while ((req = q_pop(&c->waiting, &c->waiting_tail)) != NULL) {
+    if (req->deadline != 0 && req->deadline <= now) {
+      *ep = req;
+      ep = &req->next;
+    } else {
+      q_push(&keep, &keep_tail, req);
+    }
+  }
+  c->waiting = keep;
+  c->waiting_tail = keep_tail;
+  conn_fail_list(c, expired, FLEET_EUNAVAILABLE);
+}
+
+static int conn_head_expired(const fleet__rreq_t *head, uint64_t now) {
+  return head != NULL && head->deadline != 0 && head->deadline <= now;
+}
+
+static void conn_on_command_timer(uv_timer_t *t) {
+  fleet__rconn_t *c = t->data;
+  uint64_t now = uv_now(c->loop);
+
+  if (c->state == FLEET__RCONN_CLOSING)
+    return;
+  conn_expire_waiting(c, now);
+  if (c->state == FLEET__RCONN_CLOSING)
+    return;
+  /* A reply overdue means the server or the path to it stalled: replies
+   * come in order, so nothing behind it can arrive either. */
+  if (conn_head_expired(c->inflight, now) ||
+      conn_head_expired(c->unflushed, now))
+    conn_fail(c, FLEET_ETIMEDOUT, FLEET_ETIMEDOUT);
+  if (c->state != FLEET__RCONN_CLOSING)
+    conn_arm_command_timer(c);
+}
+
+static void conn_arm_command_timer(fleet__rconn_t *c) {
+  uint64_t deadline, now;
+
+  if (uv_is_active((uv_handle_t *)&c->command_timer))
+    return;
+  deadline = conn_earliest_deadline(c);
+  if (deadline == 0)
+    return;
+  now = uv_now(c->loop);
+  uv_timer_start(&c->command_timer, conn_on_command_timer,
+                 deadline > now ? deadline - now : 0, 0);
+}
+
+void fleet__rconn_send(fleet__rconn_t *c, fleet__rreq_t *req) {
+  if (req->deadline == 0)
+    req->deadline = uv_now(c->loop) + c->config->command_timeout_ms;
+  if (c->state == FLEET__RCONN_READY) {
+    q_push(&c->unflushed, &c->unflushed_tail, req);
+    conn_arm_flush(c);
+  } else {
+    q_push(&c->waiting, &c->waiting_tail, req);
+  }
+  conn_arm_command_timer(c);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Connecting                                                               */
+
+/* Continues after a teardown once the stream is closed and no resolve is
+ * pending: only then may the embedded handles be used again. */
+static void conn_teardown_done(fleet__rconn_t *c) {
+  int after = c->after_teardown;
+
+  if (c->stream_open || c->gai_active)
+    return;
+  c->after_teardown = CONN_AFTER_NOTHING;
+  if (after == CONN_AFTER_NEXT_ADDR && c->state == FLEET__RCONN_CONNECTING)
+    conn_try_next_addr(c);
+  else if (after == CONN_AFTER_BACKOFF && c->state == FLEET__RCONN_BACKOFF)
+    conn_connect(c);
+}
+
+static void conn_on_stream_closed(uv_handle_t *h) {
+  fleet__rconn_t *c = h->data;
+
+  c->stream_open = 0;
+  c->handles--;
+  if (c->state == FLEET__RCONN_CLOSING)
+    conn_maybe_closed(c);
+  else
+    conn_teardown_done(c);
+}
+
+static void conn_close_stream(fleet__rconn_t *c, int after) {
+  c->after_teardown = after;
+  if (c->stream_open && !uv_is_closing(&c->s.handle))
+    uv_close(&c->s.handle, conn_on_stream_closed);
+}
+
+static int conn_map_connect_error(int uverr) {
+  switch (uverr) {
+    case UV_ECONNREFUSED:
+    case UV_ENOENT: /* no socket file: nothing listens there */
+      return FLEET_ECONNREFUSED;
+    case UV_ETIMEDOUT:
+      return FLEET_ETIMEDOUT;
+    case UV_ENOMEM:
+      return FLEET_ENOMEM;
+    default:
+      return FLEET_EUNAVAILABLE;
+  }
+}
+
+static void conn_on_connect(uv_connect_t *req, int status) {
+  fleet__rconn_t *c = req->handle->data;
+
+  if (status == UV_ECANCELED || c->state != FLEET__RCONN_CONNECTING)
+    return; /* torn down already: the stream close drives what comes next */
+  if (status < 0) {
+    c->last_error = conn_map_connect_error(status);
+    if (c->next_addr != NULL) {
+      conn_close_stream(c, CONN_AFTER_NEXT_ADDR);
+      return;
+    }
+    conn_fail(c, c->last_error, FLEET_ECONNLOST);
+    return;
+  }
+  if (c->addrs != NULL) {
+    uv_freeaddrinfo(c->addrs);
+    c->addrs = c->next_addr = NULL;
+  }
+  if (c->url->scheme == FLEET__URL_REDIS)
+    uv_tcp_nodelay(&c->s.tcp, 1);
+  redisReaderFree(c->reader);
+  c->reader = redisReaderCreate();
+  if (c->reader == NULL) {
+    conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST);
+    return;
+  }
+  fleet__reader_setup(c->reader);
+  if (uv_read_start(&c->s.stream, conn_on_alloc, conn_on_read) != 0) {
+    conn_fail(c, FLEET_EUNAVAILABLE, FLEET_ECONNLOST);
+    return;
+  }
+  conn_start_handshake(c);
+}
+
+/* Records that the stream handle was initialized: it must be closed, and
+ * counts among the handles a close waits for. */
+static void conn_stream_opened(fleet__rconn_t *c) {
+  c->s.handle.data = c;
+  c->stream_open = 1;
+  c->handles++;
+}
+
+/* Connects the stream to `sa`. */
+static void conn_connect_addr(fleet__rconn_t *c, const struct sockaddr *sa) {
+  int err;
+
+  conn_set_state(c, FLEET__RCONN_CONNECTING);
+  err = uv_tcp_init(c->loop, &c->s.tcp);
+  if (err != 0) {
+    conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST);
+    return;
+  }
+  conn_stream_opened(c);
+  err = uv_tcp_connect(&c->connect_req, &c->s.tcp, sa, conn_on_connect);
+  if (err != 0) {
+    c->last_error = conn_map_connect_error(err);
+    conn_fail(c, c->last_error, FLEET_ECONNLOST);
+  }
+}
+
+static void conn_try_next_addr(fleet__rconn_t *c) {
+  struct addrinfo *ai = c->next_addr;
+
+  if (ai == NULL) {
+    conn_fail(c, c->last_error != 0 ? c->last_error : FLEET_ERESOLVE,
+              FLEET_ECONNLOST);
+    return;
+  }
+  c->next_addr = ai->ai_next;
+  conn_connect_addr(c, ai->ai_addr);
+}
+
+static void conn_on_resolved(uv_getaddrinfo_t *req, int status,
+                             struct addrinfo *res) {
+  fleet__rconn_t *c = req->data;
+
+  c->gai_active = 0;
+  if (c->state != FLEET__RCONN_RESOLVING) {
+    /* Cancelled by a timeout or a close. */
+    if (res != NULL)
+      uv_freeaddrinfo(res);
+    if (c->state == FLEET__RCONN_CLOSING)
+      conn_maybe_closed(c);
+    else
+      conn_teardown_done(c);
+    return;
+  }
+  if (status < 0) {
+    conn_fail(c, status == UV_ENOMEM ? FLEET_ENOMEM : FLEET_ERESOLVE,
+              FLEET_ECONNLOST);
+    return;
+  }
+  c->addrs = c->next_addr = res;
+  conn_try_next_addr(c);
+}
+
+static void conn_on_connect_timer(uv_timer_t *t) {
+  fleet__rconn_t *c = t->data;
+
+  if (c->state == FLEET__RCONN_BACKOFF) {
+    /* The backoff delay is over; the last attempt's stream or resolve may
+     * still be winding down. */
+    c->after_teardown = CONN_AFTER_BACKOFF;
+    conn_teardown_done(c);
+    return;
+  }
+  conn_fail(c, FLEET_ETIMEDOUT, FLEET_ECONNLOST);
+}
+
+/* Starts one connection attempt; the connect timer bounds all of it. */
+static void conn_connect(fleet__rconn_t *c) {
+  const fleet__url_t *u = c->url;
+  union {
+    struct sockaddr sa;
+    struct sockaddr_in in4;
+    struct sockaddr_in6 in6;
+  } addr;
+  int err;
+
+  uv_timer_start(&c->connect_timer, conn_on_connect_timer,
+                 c->config->connect_timeout_ms, 0);
+  if (u->scheme == FLEET__URL_UNIX) {
+    conn_set_state(c, FLEET__RCONN_CONNECTING);
+    err = uv_pipe_init(c->loop, &c->s.pipe, 0);
+    if (err != 0) {
+      conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST);
+      return;
+    }
+    conn_stream_opened(c);
+    uv_pipe_connect(&c->connect_req, &c->s.pipe, u->path, conn_on_connect);
+    return;
+  }
+  if (uv_ip4_addr(u->host, u->port, &addr.in4) == 0 ||
+      uv_ip6_addr(u->host, u->port, &addr.in6) == 0) {
+    conn_connect_addr(c, &addr.sa);
+    return;
+  }
+  {
+    struct addrinfo hints;
+    char port[8];
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    snprintf(port, sizeof(port), "%u", (unsigned)u->port);
+    conn_set_state(c, FLEET__RCONN_RESOLVING);
+    c->gai_req.data = c;
+    err = uv_getaddrinfo(c->loop, &c->gai_req, conn_on_resolved, u->host, port,
+                         &hints);
+    if (err != 0) {
+      conn_fail(c, FLEET_ERESOLVE, FLEET_ECONNLOST);
+      return;
+    }
+    c->gai_active = 1;
+  }
+}
+
+/* The attempt failed or the connection broke with `status`. Requests in
+ * flight get `inflight_status` (their command may have run); requests not
+ * yet written wait for the next connection. Then reconnect after a backoff
+ * delay. Must not be called while closing. */
+static void conn_fail(fleet__rconn_t *c, int status, int inflight_status) {
+  fleet__rreq_t *inflight, *req, *keep = NULL, *keep_tail = NULL;
+  uint64_t delay;
+
+  if (c->state == FLEET__RCONN_CLOSING || c->state == FLEET__RCONN_BACKOFF)
+    return;
+  conn_set_state(c, FLEET__RCONN_BACKOFF);
+  c->last_error = status;
+  uv_timer_stop(&c->connect_timer);
+  uv_timer_stop(&c->command_timer);
+  conn_flush_handles_stop(c);
+  if (c->addrs != NULL) {
+    uv_freeaddrinfo(c->addrs);
+    c->addrs = c->next_addr = NULL;
+  }
+  if (c->gai_active)
+    uv_cancel((uv_req_t *)&c->gai_req);
+  if (c->stream_open)
+    uv_read_stop(&c->s.stream);
+
+  /* Unwritten user requests go back to the front of the waiting queue, in
+   * order; handshake requests are simply dropped. */
+  while ((req = q_pop(&c->unflushed, &c->unflushed_tail)) != NULL) {
+    if (req->on_reply == conn_on_handshake)
+      conn_req_put(c, req);
+    else
+      q_push(&keep, &keep_tail, req);
+  }
+  if (keep != NULL) {
+    keep_tail->next = c->waiting;
+    if (c->waiting == NULL)
+      c->waiting_tail = keep_tail;
+    c->waiting = keep;
+  }
+  inflight = q_take(&c->inflight, &c->inflight_tail);
+  c->ninflight = 0;
+
+  delay = fleet__backoff_delay(
+      c->config->reconnect_initial_ms, c->config->reconnect_max_ms,
+      c->config->reconnect_jitter_pct, c->attempt++, fleet__rng_next(&c->rng));
+  uv_timer_start(&c->connect_timer, conn_on_connect_timer, delay, 0);
+  conn_close_stream(c, CONN_AFTER_NOTHING);
+
+  /* From here on user code runs and may close the connection. */
+  for (req = inflight; req != NULL;) {
+    fleet__rreq_t *next = req->next;
+    if (req->on_reply == conn_on_handshake) {
+      conn_req_put(c, req);
+    } else {
+      req->next = NULL;
+      req->on_reply(c, req, inflight_status, NULL);
+    }
+    req = next;
+    if (c->state == FLEET__RCONN_CLOSING) {
+      /* Whatever is left is cancelled by the close. */
+      while (req != NULL) {
+        next = req->next;
+        if (req->on_reply == conn_on_handshake)
+          conn_req_put(c, req);
+        else
+          q_push(&c->waiting, &c->waiting_tail, req);
+        req = next;
+      }
+      return;
+    }
+  }
+  /* A configuration error will not heal by waiting: fail fast. */
+  if (status == FLEET_EAUTH)
+    conn_fail_list(c, q_take(&c->waiting, &c->waiting_tail), FLEET_EAUTH);
+  if (c->state == FLEET__RCONN_CLOSING)
+    return;
+  conn_arm_command_timer(c);
+  c->events->on_state(c, 0, status);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Open and close                                                           */
+
+int fleet__rconn_open(fleet__rconn_t *c, uv_loop_t *loop, void *owner,
+                      const fleet__url_t *url,
+                      const fleet__backend_config_t *config,
+                      const fleet__rconn_events_t *events, int subscriber,
+                      const fleet__script_t *preload, size_t npreload) {
+  memset(c, 0, sizeof(*c));
+  c->owner = owner;
+  c->loop = loop;
+  c->url = url;
+  c->config = config;
+  c->events = events;
+  c->subscriber = subscriber;
+  c->preload = preload;
+  c->npreload = npreload;
+  fleet__rng_seed(&c->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)c);
+  c->reader = redisReaderCreate();
+  c->rbuf = malloc(CONN_RBUF_SIZE);
+  if (c->reader == NULL || c->rbuf == NULL) {
+    if (c->reader != NULL)
+      redisReaderFree(c->reader);
+    free(c->rbuf);
+    return FLEET_ENOMEM;
+  }
+  fleet__reader_setup(c->reader);
+  uv_timer_init(loop, &c->connect_timer);
+  uv_timer_init(loop, &c->command_timer);
+  uv_check_init(loop, &c->flush_check);
+  uv_prepare_init(loop, &c->flush_prepare);
+  c->connect_timer.data = c->command_timer.data = c;
+  c->flush_check.data = c->flush_prepare.data = c;
+  c->handles = 4;
+  conn_set_state(c, FLEET__RCONN_BACKOFF);
+  conn_connect(c);
+  return 0;
+}
+
+static void conn_on_handle_closed(uv_handle_t *h) {
+  fleet__rconn_t *c = h->data;
+  c->handles--;
+  conn_maybe_closed(c);
+}
+
+/* Finishes closing once every handle and the resolver are done: cancels
+ * what is left, frees the pools and tells the owner. */
+static void conn_maybe_closed(fleet__rconn_t *c) {
+  fleet__rreq_t *list;
+
+  if (c->handles > 0 || c->gai_active || c->read_depth > 0)
+    return;
+  list = q_take(&c->inflight, &c->inflight_tail);
+  conn_fail_list(c, list, FLEET_ECANCELED);
+  conn_fail_list(c, q_take(&c->unflushed, &c->unflushed_tail), FLEET_ECANCELED);
+  conn_fail_list(c, q_take(&c->waiting, &c->waiting_tail), FLEET_ECANCELED);
+  while (c->free_reqs != NULL) {
+    fleet__rreq_t *req = c->free_reqs;
+    c->free_reqs = req->next;
+    free(req->buf);
+    free(req);
+  }
+  while (c->free_writes != NULL) {
+    conn_write_t *w = c->free_writes;
+    c->free_writes = w->next;
+    free(w->buf);
+    free(w);
+  }
+  if (c->addrs != NULL)
+    uv_freeaddrinfo(c->addrs);
+  c->addrs = NULL;
+  redisReaderFree(c->reader);
+  c->reader = NULL;
+  free(c->rbuf);
+  c->rbuf = NULL;
+  c->events->on_closed(c);
+}
+
+void fleet__rconn_close(fleet__rconn_t *c) {
+  if (c->state == FLEET__RCONN_CLOSING)
+    return;
+  conn_set_state(c, FLEET__RCONN_CLOSING);
+  if (c->addrs != NULL) {
+    uv_freeaddrinfo(c->addrs);
+    c->addrs = c->next_addr = NULL;
+  }
+  if (c->gai_active)
+    uv_cancel((uv_req_t *)&c->gai_req);
+  if (c->stream_open && !uv_is_closing(&c->s.handle))
+    uv_close(&c->s.handle, conn_on_stream_closed);
+  uv_close((uv_handle_t *)&c->connect_timer, conn_on_handle_closed);
+  uv_close((uv_handle_t *)&c->command_timer, conn_on_handle_closed);
+  uv_close((uv_handle_t *)&c->flush_check, conn_on_handle_closed);
+  uv_close((uv_handle_t *)&c->flush_prepare, conn_on_handle_closed);
+}

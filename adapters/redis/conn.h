@@ -1,0 +1,146 @@
+/* conn.h -- one Redis connection on a libuv loop: resolve, connect,
+ * handshake, pipelined requests, timeouts, reconnect with backoff. */
+#ifndef FLEET_REDIS_CONN_H
+#define FLEET_REDIS_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "backend.h"
+#include "internal.h"
+#include "redis/compat.h"
+#include "redis/scripts.h"
+
+typedef struct fleet__rconn_s fleet__rconn_t;
+typedef struct fleet__rreq_s fleet__rreq_t;
+
+/* Called once per request: status 0 with the reply (an error reply
+ * included), or a negative error and NULL. The reply is freed after this
+ * returns. The owner may resubmit `req` from here with fleet__rconn_send(). */
+typedef void (*fleet__rreq_cb)(fleet__rconn_t *c, fleet__rreq_t *req,
+                               int status, redisReply *reply);
+
+/* A request: one RESP-encoded command and what to do with its reply.
+ * Requests are pooled by their owner; `buf` keeps its capacity across
+ * reuses so that the hot path does not allocate. */
+struct fleet__rreq_s {
+  fleet__rreq_t *next;
+  char *buf;
+  size_t len;
+  size_t cap;
+  uint64_t deadline; /* loop time (ms) by which the reply must arrive */
+  fleet__rreq_cb on_reply;
+  /* Free for the owner. */
+  const fleet__script_t *script;
+  size_t script_tail; /* offset of the numkeys argument in buf */
+  fleet__reply_cb cb;
+  void *arg;
+};
+
+/* Appends RESP encoding to a request's buffer. Both return 0 or
+ * FLEET_ENOMEM. */
+int fleet__rreq_begin(fleet__rreq_t *req, size_t argc);
+int fleet__rreq_arg(fleet__rreq_t *req, const void *p, size_t len);
+
+#define FLEET__RCONN_STATE_MAP(XX)                                             \
+  XX(BACKOFF, "backoff")                                                       \
+  XX(RESOLVING, "resolving")                                                   \
+  XX(CONNECTING, "connecting")                                                 \
+  XX(HANDSHAKE, "handshake")                                                   \
+  XX(READY, "ready")                                                           \
+  XX(CLOSING, "closing")
+
+typedef enum {
+#define FLEET__RCONN_ENUM(name, str) FLEET__RCONN_##name,
+  FLEET__RCONN_STATE_MAP(FLEET__RCONN_ENUM)
+#undef FLEET__RCONN_ENUM
+} fleet__rconn_state_t;
+
+const char *fleet__rconn_state_name(fleet__rconn_state_t state);
+
+/* What a connection tells its owner. */
+typedef struct {
+  /* The connection became ready (status 0), or an attempt failed or an
+   * established connection broke (status < 0; reconnect is scheduled). */
+  void (*on_state)(fleet__rconn_t *c, int ready, int status);
+  /* Subscriber mode only: every published message (an array "message",
+   * channel, payload). Other replies (SUBSCRIBE and UNSUBSCRIBE
+   * confirmations) answer requests in order, as on any connection. */
+  void (*on_push)(fleet__rconn_t *c, redisReply *reply);
+  /* The connection finished closing; its memory may be freed. */
+  void (*on_closed)(fleet__rconn_t *c);
+} fleet__rconn_events_t;
+
+struct fleet__rconn_s {
+  void *owner;
+  uv_loop_t *loop;
+  const fleet__url_t *url;
+  const fleet__backend_config_t *config;
+  const fleet__rconn_events_t *events;
+  int subscriber;                 /* published messages go to events->on_push */
+  const fleet__script_t *preload; /* SCRIPT LOAD these in the handshake */
+  size_t npreload;
+
+  fleet__rconn_state_t state;
+  int handles;      /* open uv handles; closing completes at 0 */
+  int stream_open;  /* the stream handle is initialized and not closed */
+  int read_depth;   /* > 0 while replies are being dispatched */
+  uint32_t attempt; /* failed attempts since the last ready */
+  int last_error;
+  fleet__rng_t rng;
+
+  union {
+    uv_handle_t handle;
+    uv_stream_t stream;
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+  } s;
+  uv_connect_t connect_req;
+  uv_getaddrinfo_t gai_req;
+  int gai_active;
+  struct addrinfo *addrs; /* from uv_getaddrinfo, or NULL */
+  struct addrinfo *next_addr;
+  uv_timer_t connect_timer;   /* connect timeout, then backoff */
+  uv_timer_t command_timer;   /* oldest request's deadline */
+  uv_check_t flush_check;     /* flush writes after I/O callbacks */
+  uv_prepare_t flush_prepare; /* flush writes issued by timers */
+  int flush_armed;
+
+  redisReader *reader;
+  char *rbuf; /* read buffer */
+
+  /* FIFO queues. `waiting`: not yet written (no connection, or handshake
+   * in progress); `unflushed`: to be written on the next flush;
+   * `inflight`: written, reply pending. */
+  fleet__rreq_t *waiting, *waiting_tail;
+  fleet__rreq_t *unflushed, *unflushed_tail;
+  fleet__rreq_t *inflight, *inflight_tail;
+  size_t ninflight;
+  int handshake_pending; /* handshake replies still expected */
+
+  fleet__rreq_t *free_reqs;            /* handshake request pool */
+  struct fleet__rwrite_s *free_writes; /* write request pool */
+  int after_teardown; /* what to do once the stream is closed */
+};
+
+/* Initializes `c` and starts connecting. Returns 0 or a negative error (and
+ * then nothing is on the loop). */
+int fleet__rconn_open(fleet__rconn_t *c, uv_loop_t *loop, void *owner,
+                      const fleet__url_t *url,
+                      const fleet__backend_config_t *config,
+                      const fleet__rconn_events_t *events, int subscriber,
+                      const fleet__script_t *preload, size_t npreload);
+
+/* Queues `req` (with `on_reply` and `buf` set; `deadline` 0 for a new
+ * request, which then gets one from the command timeout; a resent request
+ * keeps its first deadline). When the connection is ready it is written on
+ * the next flush, else it waits for the connection until its deadline
+ * (then FLEET_EUNAVAILABLE). Must not be called once closing began. */
+void fleet__rconn_send(fleet__rconn_t *c, fleet__rreq_t *req);
+
+/* Starts closing: every request still queued gets its callback with
+ * FLEET_ECANCELED once the handles are closed, then events->on_closed. */
+void fleet__rconn_close(fleet__rconn_t *c);
+
+#endif /* FLEET_REDIS_CONN_H */

@@ -1,0 +1,471 @@
+/* redis.c -- the Redis backend: ops as EVALSHA calls (or plain commands)
+ * on one pipelined connection, pub/sub on a second one opened on first
+ * use. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "redis/conn.h"
+#include "redis/reply.h"
+
+/* Ops that are plain commands rather than scripts: the command name; keys
+ * and args follow it as arguments. */
+static const char *const redis_commands[FLEET__OP_COUNT] = {
+    [FLEET__OP_PING] = "PING",
+    [FLEET__OP_PUBLISH] = "PUBLISH",
+};
+
+struct fleet__sub_s {
+  fleet__sub_t *next;
+  char *channel;
+  size_t len;
+  fleet__message_cb cb; /* NULL once unsubscribed */
+  void *arg;
+  int active; /* the server confirmed the subscription */
+};
+
+typedef struct {
+  fleet__backend_t base;
+  uv_loop_t *loop;
+  const fleet__url_t *url;
+  fleet__backend_config_t config;
+  const fleet__backend_events_t *events;
+  void *owner;
+  const fleet__script_t *scripts[FLEET__OP_COUNT];
+
+  fleet__rconn_t main;
+  fleet__rconn_t *sub; /* NULL until the first subscribe */
+  int conns_open;
+  int closing;
+
+  fleet__sub_t *subs;
+  int dispatching; /* > 0 while message callbacks run */
+  int subs_dead;   /* unsubscribed entries waiting to be freed */
+
+  fleet__rreq_t *free_reqs;
+  fleet__reply_scratch_t scratch;
+} redis_backend_t;
+
+static const fleet__rconn_events_t redis_main_events;
+static const fleet__rconn_events_t redis_sub_events;
+
+/* ------------------------------------------------------------------------ */
+/* Op requests                                                              */
+
+static fleet__rreq_t *redis_req_get(redis_backend_t *be) {
+  fleet__rreq_t *req = be->free_reqs;
+  if (req != NULL) {
+    be->free_reqs = req->next;
+    req->next = NULL;
+    req->deadline = 0;
+    return req;
+  }
+  return calloc(1, sizeof(*req));
+}
+
+static void redis_req_put(redis_backend_t *be, fleet__rreq_t *req) {
+  req->next = be->free_reqs;
+  be->free_reqs = req;
+}
+
+/* Rewrites an EVALSHA request as EVAL with the script body, keeping its
+ * keys and args, after the server answered NOSCRIPT (a restart, a
+ * SCRIPT FLUSH, a failover). EVAL also caches the script again. */
+static int redis_req_to_eval(fleet__rreq_t *req) {
+  fleet__rreq_t tmp;
+  size_t tail_len = req->len - req->script_tail;
+  size_t argc = 0, i;
+  int err;
+
+  /* The element count is the first line: "*<argc>\r\n". */
+  for (i = 1; i < req->len && req->buf[i] != '\r'; i++)
+    argc = argc * 10 + (size_t)(req->buf[i] - '0');
+  memset(&tmp, 0, sizeof(tmp));
+  err = fleet__rreq_begin(&tmp, argc);
+  if (err == 0)
+    err = fleet__rreq_arg(&tmp, "EVAL", 4);
+  if (err == 0)
+    err = fleet__rreq_arg(&tmp, req->script->body, req->script->len);
+  if (err == 0 && tmp.len + tail_len > tmp.cap) {
+    char *p = realloc(tmp.buf, tmp.len + tail_len);
+    err = p != NULL ? 0 : FLEET_ENOMEM;
+    if (p != NULL) {
+      tmp.buf = p;
+      tmp.cap = tmp.len + tail_len;
+    }
+  }
+  if (err != 0) {
+    free(tmp.buf);
+    return err;
+  }
+  memcpy(tmp.buf + tmp.len, req->buf + req->script_tail, tail_len);
+  tmp.len += tail_len;
+  free(req->buf);
+  req->buf = tmp.buf;
+  req->cap = tmp.cap;
+  req->len = tmp.len;
+  req->script = NULL; /* an EVAL cannot answer NOSCRIPT */
+  return 0;
+}
+
+static void redis_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *req, int status,
+                              redisReply *reply) {
+  redis_backend_t *be = c->owner;
+  fleet__reply_cb cb = req->cb;
+  void *arg = req->arg;
+  const fleet__reply_t *r = NULL;
+
+  if (status == 0 && req->script != NULL && fleet__redis_is_noscript(reply)) {
+    status = redis_req_to_eval(req);
+    if (status == 0 && !be->closing) {
+      fleet__rconn_send(c, req);
+      return;
+    }
+  }
+  redis_req_put(be, req);
+  if (status == 0)
+    status = fleet__redis_reply_convert(&be->scratch, reply, &r);
+  cb(arg, status, status == 0 ? r : NULL);
+}
+
+static int redis_call(fleet__backend_t *base, fleet__op_t op,
+                      const fleet_bytes_t *keys, size_t nkeys,
+                      const fleet_bytes_t *args, size_t nargs,
+                      fleet__reply_cb cb, void *arg) {
+  redis_backend_t *be = (redis_backend_t *)base;
+  const fleet__script_t *script;
+  fleet__rreq_t *req;
+  char numkeys[24];
+  size_t i;
+  int err;
+
+  if (be->closing)
+    return FLEET_ECLOSING;
+  if ((unsigned)op >= FLEET__OP_COUNT || cb == NULL)
+    return FLEET_EINVAL;
+  script = be->scripts[op];
+  if (script == NULL && redis_commands[op] == NULL)
+    return FLEET_EINVAL;
+  req = redis_req_get(be);
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  if (script != NULL) {
+    int n = snprintf(numkeys, sizeof(numkeys), "%zu", nkeys);
+    err = fleet__rreq_begin(req, 3 + nkeys + nargs);
+    if (err == 0)
+      err = fleet__rreq_arg(req, "EVALSHA", 7);
+    if (err == 0)
+      err = fleet__rreq_arg(req, script->sha1, 40);
+    req->script_tail = req->len;
+    if (err == 0)
+      err = fleet__rreq_arg(req, numkeys, (size_t)n);
+  } else {
+    err = fleet__rreq_begin(req, 1 + nkeys + nargs);
+    if (err == 0)
+      err =
+          fleet__rreq_arg(req, redis_commands[op], strlen(redis_commands[op]));
+  }
+  for (i = 0; err == 0 && i < nkeys; i++)
+    err = fleet__rreq_arg(req, keys[i].base, keys[i].len);
+  for (i = 0; err == 0 && i < nargs; i++)
+    err = fleet__rreq_arg(req, args[i].base, args[i].len);
+  if (err != 0) {
+    redis_req_put(be, req);
+    return err;
+  }
+  req->script = script;
+  req->cb = cb;
+  req->arg = arg;
+  req->on_reply = redis_on_op_reply;
+  fleet__rconn_send(&be->main, req);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pub/sub                                                                  */
+
+static void redis_sub_free_dead(redis_backend_t *be) {
+  fleet__sub_t **pp = &be->subs;
+
+  if (be->dispatching > 0 || be->subs_dead == 0)
+    return;
+  while (*pp != NULL) {
+    fleet__sub_t *s = *pp;
+    if (s->cb == NULL) {
+      *pp = s->next;
+      free(s->channel);
+      free(s);
+    } else {
+      pp = &s->next;
+    }
+  }
+  be->subs_dead = 0;
+}
+
+static int redis_channel_used(redis_backend_t *be, const char *ch, size_t len,
+                              const fleet__sub_t *except) {
+  fleet__sub_t *s;
+  for (s = be->subs; s != NULL; s = s->next)
+    if (s != except && s->cb != NULL && s->len == len &&
+        memcmp(s->channel, ch, len) == 0)
+      return 1;
+  return 0;
+}
+
+/* Confirmation of SUBSCRIBE: the subscribers of that channel learn that
+ * it is live from now on (they may have missed earlier messages). */
+static void redis_on_subscribed(fleet__rconn_t *c, fleet__rreq_t *req,
+                                int status, redisReply *reply) {
+  redis_backend_t *be = c->owner;
+  const redisReply *ch;
+  fleet__sub_t *s;
+
+  redis_req_put(be, req);
+  if (status != 0 || reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
+      reply->element[1]->type != REDIS_REPLY_STRING)
+    return;
+  ch = reply->element[1];
+  be->dispatching++;
+  for (s = be->subs; s != NULL && !be->closing; s = s->next) {
+    if (s->cb != NULL && !s->active && s->len == ch->len &&
+        memcmp(s->channel, ch->str, ch->len) == 0) {
+      s->active = 1;
+      s->cb(s->arg, FLEET_ECONNLOST, NULL, 0);
+    }
+  }
+  be->dispatching--;
+  redis_sub_free_dead(be);
+}
+
+static void redis_on_unsubscribed(fleet__rconn_t *c, fleet__rreq_t *req,
+                                  int status, redisReply *reply) {
+  redis_req_put(c->owner, req);
+}
+
+static int redis_sub_send(redis_backend_t *be, const char *verb, const char *ch,
+                          size_t len, fleet__rreq_cb on_reply) {
+  fleet__rreq_t *req = redis_req_get(be);
+
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  if (fleet__rreq_begin(req, 2) != 0 ||
+      fleet__rreq_arg(req, verb, strlen(verb)) != 0 ||
+      fleet__rreq_arg(req, ch, len) != 0) {
+    redis_req_put(be, req);
+    return FLEET_ENOMEM;
+  }
+  req->script = NULL;
+  req->on_reply = on_reply;
+  fleet__rconn_send(be->sub, req);
+  return 0;
+}
+
+static void redis_on_push(fleet__rconn_t *c, redisReply *reply) {
+  redis_backend_t *be = c->owner;
+  const redisReply *ch = reply->element[1], *msg = reply->element[2];
+  fleet__sub_t *s;
+
+  if (ch->type != REDIS_REPLY_STRING || msg->type != REDIS_REPLY_STRING)
+    return;
+  be->dispatching++;
+  for (s = be->subs; s != NULL && !be->closing; s = s->next)
+    if (s->cb != NULL && s->active && s->len == ch->len &&
+        memcmp(s->channel, ch->str, ch->len) == 0)
+      s->cb(s->arg, 0, msg->str, msg->len);
+  be->dispatching--;
+  redis_sub_free_dead(be);
+}
+
+/* Whether `s` is the first live subscriber of its channel. */
+static int redis_sub_first(redis_backend_t *be, const fleet__sub_t *s) {
+  const fleet__sub_t *t;
+  for (t = be->subs; t != s; t = t->next)
+    if (t->cb != NULL && t->len == s->len &&
+        memcmp(t->channel, s->channel, s->len) == 0)
+      return 0;
+  return 1;
+}
+
+/* The subscriber connection broke (every subscription is inactive until
+ * confirmed again) or became ready (subscribe each channel once). */
+static void redis_on_sub_state(fleet__rconn_t *c, int ready, int status) {
+  redis_backend_t *be = c->owner;
+  fleet__sub_t *s;
+
+  for (s = be->subs; s != NULL; s = s->next) {
+    if (!ready)
+      s->active = 0;
+    else if (s->cb != NULL && redis_sub_first(be, s))
+      redis_sub_send(be, "SUBSCRIBE", s->channel, s->len, redis_on_subscribed);
+  }
+}
+
+static void redis_on_conn_closed(fleet__rconn_t *c);
+
+static int redis_subscribe(fleet__backend_t *base, const char *channel,
+                           size_t len, fleet__message_cb cb, void *arg,
+                           fleet__sub_t **out) {
+  redis_backend_t *be = (redis_backend_t *)base;
+  fleet__sub_t *s;
+  int err;
+
+  if (be->closing)
+    return FLEET_ECLOSING;
+  if (channel == NULL || len == 0 || cb == NULL || out == NULL)
+    return FLEET_EINVAL;
+  s = calloc(1, sizeof(*s));
+  if (s == NULL || (s->channel = fleet__memdup(channel, len)) == NULL) {
+    free(s);
+    return FLEET_ENOMEM;
+  }
+  s->len = len;
+  s->cb = cb;
+  s->arg = arg;
+  if (be->sub == NULL) {
+    be->sub = calloc(1, sizeof(*be->sub));
+    if (be->sub == NULL) {
+      free(s->channel);
+      free(s);
+      return FLEET_ENOMEM;
+    }
+    err = fleet__rconn_open(be->sub, be->loop, be, be->url, &be->config,
+                            &redis_sub_events, 1, NULL, 0);
+    if (err != 0) {
+      free(be->sub);
+      be->sub = NULL;
+      free(s->channel);
+      free(s);
+      return err;
+    }
+    be->conns_open++;
+  }
+  s->next = be->subs;
+  be->subs = s;
+  if (be->sub->state == FLEET__RCONN_READY) {
+    /* The subscriber hears when the server confirms; until then it is not
+     * active. Otherwise the next ready subscribes it. */
+    err = redis_sub_send(be, "SUBSCRIBE", channel, len, redis_on_subscribed);
+    if (err != 0) {
+      s->cb = NULL;
+      be->subs_dead++;
+      redis_sub_free_dead(be);
+      return err;
+    }
+  }
+  *out = s;
+  return 0;
+}
+
+static void redis_unsubscribe(fleet__backend_t *base, fleet__sub_t *s) {
+  redis_backend_t *be = (redis_backend_t *)base;
+
+  if (s == NULL || s->cb == NULL)
+    return;
+  s->cb = NULL;
+  be->subs_dead++;
+  if (!be->closing && be->sub != NULL && be->sub->state == FLEET__RCONN_READY &&
+      !redis_channel_used(be, s->channel, s->len, s))
+    redis_sub_send(be, "UNSUBSCRIBE", s->channel, s->len,
+                   redis_on_unsubscribed);
+  redis_sub_free_dead(be);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lifecycle                                                                */
+
+static void redis_on_main_state(fleet__rconn_t *c, int ready, int status) {
+  redis_backend_t *be = c->owner;
+  be->events->state(be->owner,
+                    ready ? FLEET__BACKEND_READY : FLEET__BACKEND_RECONNECTING,
+                    status);
+}
+
+static void redis_on_conn_closed(fleet__rconn_t *c) {
+  redis_backend_t *be = c->owner;
+
+  if (--be->conns_open > 0)
+    return;
+  while (be->subs != NULL) {
+    fleet__sub_t *s = be->subs;
+    be->subs = s->next;
+    free(s->channel);
+    free(s);
+  }
+  while (be->free_reqs != NULL) {
+    fleet__rreq_t *req = be->free_reqs;
+    be->free_reqs = req->next;
+    free(req->buf);
+    free(req);
+  }
+  free(be->sub);
+  fleet__reply_scratch_free(&be->scratch);
+  be->events->closed(be->owner);
+  free(be);
+}
+
+static const fleet__rconn_events_t redis_main_events = {
+    redis_on_main_state, NULL, redis_on_conn_closed};
+static const fleet__rconn_events_t redis_sub_events = {
+    redis_on_sub_state, redis_on_push, redis_on_conn_closed};
+
+static const fleet__script_t *redis_find_script(const char *name) {
+  size_t i;
+  for (i = 0; i < fleet__nscripts; i++)
+    if (strcmp(fleet__scripts[i].name, name) == 0)
+      return &fleet__scripts[i];
+  return NULL;
+}
+
+int fleet__redis_op_implemented(fleet__op_t op) {
+  if ((unsigned)op >= FLEET__OP_COUNT)
+    return 0;
+  return redis_commands[op] != NULL ||
+         redis_find_script(fleet__op_name(op)) != NULL;
+}
+
+static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
+                      const fleet__backend_config_t *config,
+                      const fleet__backend_events_t *events, void *owner,
+                      fleet__backend_t **out) {
+  redis_backend_t *be;
+  size_t i;
+  int err;
+
+  if (url->scheme != FLEET__URL_REDIS && url->scheme != FLEET__URL_UNIX)
+    return FLEET_EINVAL;
+  be = calloc(1, sizeof(*be));
+  if (be == NULL)
+    return FLEET_ENOMEM;
+  be->base.vt = &fleet__redis_backend;
+  be->loop = loop;
+  be->url = url;
+  be->config = *config;
+  be->events = events;
+  be->owner = owner;
+  for (i = 0; i < FLEET__OP_COUNT; i++)
+    if (redis_commands[i] == NULL)
+      be->scripts[i] = redis_find_script(fleet__op_name((fleet__op_t)i));
+  err =
+      fleet__rconn_open(&be->main, loop, be, url, &be->config,
+                        &redis_main_events, 0, fleet__scripts, fleet__nscripts);
+  if (err != 0) {
+    free(be);
+    return err;
+  }
+  be->conns_open = 1;
+  *out = &be->base;
+  return 0;
+}
+
+static void redis_close(fleet__backend_t *base) {
+  redis_backend_t *be = (redis_backend_t *)base;
+
+  if (be->closing)
+    return;
+  be->closing = 1;
+  if (be->sub != NULL)
+    fleet__rconn_close(be->sub);
+  fleet__rconn_close(&be->main);
+}
+
+const fleet__backend_vtable_t fleet__redis_backend = {
+    redis_open, redis_call, redis_subscribe, redis_unsubscribe, redis_close};

@@ -1,0 +1,162 @@
+/* reply.c -- the one place that turns hiredis replies and Redis error text
+ * into fleet replies and error codes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "redis/reply.h"
+
+/* Finds `needle` in the first `len` bytes of `text`. */
+static const char *reply_find(const char *text, size_t len,
+                              const char *needle) {
+  size_t n = strlen(needle), i;
+
+  for (i = 0; i + n <= len; i++)
+    if (text[i] == needle[0] && memcmp(text + i, needle, n) == 0)
+      return text + i;
+  return NULL;
+}
+
+static int reply_starts(const char *text, size_t len, const char *prefix) {
+  size_t n = strlen(prefix);
+  return len >= n && memcmp(text, prefix, n) == 0;
+}
+
+/* A fleet error name ("FLEET_ESTALE") at `p`, followed by a non-name
+ * character or the end. */
+static int reply_fleet_name(const char *p, size_t len) {
+#define XX(name, value, msg)                                                   \
+  if (len >= sizeof("FLEET_" #name) - 1 &&                                     \
+      memcmp(p, "FLEET_" #name, sizeof("FLEET_" #name) - 1) == 0 &&            \
+      (len == sizeof("FLEET_" #name) - 1 ||                                    \
+       !((p[sizeof("FLEET_" #name) - 1] >= 'A' &&                              \
+          p[sizeof("FLEET_" #name) - 1] <= 'Z') ||                             \
+         (p[sizeof("FLEET_" #name) - 1] >= '0' &&                              \
+          p[sizeof("FLEET_" #name) - 1] <= '9'))))                             \
+    return FLEET_##name;
+  FLEET_ERRNO_MAP(XX)
+#undef XX
+  return 0;
+}
+
+int fleet__reply_error_code(const char *text, size_t len) {
+  const char *p;
+
+  if (text == NULL)
+    return FLEET_EBACKEND;
+  /* A script's own error: Redis 7 passes redis.error_reply() text through
+   * as it is, and wraps error() text in "ERR user_script:..." context. */
+  p = reply_find(text, len, "FLEET_E");
+  if (p != NULL) {
+    int code = reply_fleet_name(p, len - (size_t)(p - text));
+    if (code != 0)
+      return code;
+  }
+  if (reply_find(text, len, "WRONGTYPE") != NULL)
+    return FLEET_EWRONGTYPE;
+  if (reply_starts(text, len, "NOAUTH") ||
+      reply_starts(text, len, "WRONGPASS") ||
+      reply_starts(text, len, "NOPERM") ||
+      reply_find(text, len, "invalid password") != NULL)
+    return FLEET_EAUTH;
+  /* The server is there but cannot serve now: loading its data set after a
+   * restart, blocked by a long script, a replica without its primary. */
+  if (reply_starts(text, len, "LOADING") || reply_starts(text, len, "BUSY") ||
+      reply_starts(text, len, "MASTERDOWN") ||
+      reply_starts(text, len, "READONLY") ||
+      reply_starts(text, len, "TRYAGAIN") ||
+      reply_starts(text, len, "CLUSTERDOWN"))
+    return FLEET_EUNAVAILABLE;
+  return FLEET_EBACKEND;
+}
+
+int fleet__redis_is_noscript(const redisReply *r) {
+  return r->type == REDIS_REPLY_ERROR &&
+         reply_starts(r->str, r->len, "NOSCRIPT");
+}
+
+/* Nodes in the tree below and including `r`. */
+static size_t reply_count(const redisReply *r) {
+  size_t n = 1, i;
+
+  if (r->type == REDIS_REPLY_ARRAY || r->type == REDIS_REPLY_SET ||
+      r->type == REDIS_REPLY_MAP || r->type == REDIS_REPLY_PUSH)
+    for (i = 0; i < r->elements; i++)
+      n += reply_count(r->element[i]);
+  return n;
+}
+
+/* Fills `out` from `r`; children go at *next, contiguous. Returns 0 or
+ * FLEET_EPROTO for a reply fleet does not expect (an error inside an
+ * array gives its own code). */
+static int reply_fill(fleet__reply_t *out, const redisReply *r,
+                      fleet__reply_t **next) {
+  size_t i;
+  int err;
+
+  memset(out, 0, sizeof(*out));
+  switch (r->type) {
+    case REDIS_REPLY_NIL:
+      out->type = FLEET__REPLY_NIL;
+      return 0;
+    case REDIS_REPLY_INTEGER:
+    case REDIS_REPLY_BOOL:
+      out->type = FLEET__REPLY_INT;
+      out->integer = r->integer;
+      return 0;
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_DOUBLE:
+      out->type = r->type == REDIS_REPLY_STATUS ? FLEET__REPLY_STATUS
+                                                : FLEET__REPLY_STR;
+      out->str = r->str;
+      out->len = r->len;
+      return 0;
+    case REDIS_REPLY_ARRAY:
+    case REDIS_REPLY_SET:
+    case REDIS_REPLY_MAP:
+    case REDIS_REPLY_PUSH: {
+      fleet__reply_t *kids = *next;
+      out->type = FLEET__REPLY_ARRAY;
+      out->nelem = r->elements;
+      out->elem = kids;
+      *next += r->elements;
+      for (i = 0; i < r->elements; i++) {
+        err = reply_fill(&kids[i], r->element[i], next);
+        if (err != 0)
+          return err;
+      }
+      return 0;
+    }
+    case REDIS_REPLY_ERROR:
+      return fleet__reply_error_code(r->str, r->len);
+    default:
+      return FLEET_EPROTO;
+  }
+}
+
+int fleet__redis_reply_convert(fleet__reply_scratch_t *s, const redisReply *r,
+                               const fleet__reply_t **out) {
+  size_t n = reply_count(r);
+  fleet__reply_t *next;
+
+  if (n > s->cap) {
+    size_t cap = s->cap > 0 ? s->cap : 16;
+    fleet__reply_t *p;
+    while (cap < n)
+      cap *= 2;
+    p = realloc(s->nodes, cap * sizeof(*p));
+    if (p == NULL)
+      return FLEET_ENOMEM;
+    s->nodes = p;
+    s->cap = cap;
+  }
+  next = s->nodes + 1;
+  *out = s->nodes;
+  return reply_fill(s->nodes, r, &next);
+}
+
+void fleet__reply_scratch_free(fleet__reply_scratch_t *s) {
+  free(s->nodes);
+  s->nodes = NULL;
+  s->cap = 0;
+}
