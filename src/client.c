@@ -1,0 +1,324 @@
+/* client.c -- the client handle: URL and options, the backend it drives,
+ * its state machine, ping and time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+
+/* A pending ping or time request. */
+struct fleet__creq_s {
+  fleet__creq_t *next;
+  struct fleet__client_s *client;
+  union {
+    fleet_client_ping_cb ping;
+    fleet_client_time_cb time;
+  } cb;
+  void *user_data;
+};
+
+static const char *const client_state_names[] = {
+#define XX(name, str) str,
+    FLEET_CLIENT_STATE_MAP(XX)
+#undef XX
+};
+
+const char *fleet_client_state_name(fleet_client_state_t state) {
+  if ((size_t)state >= FLEET__ARRAY_SIZE(client_state_names))
+    return "unknown";
+  return client_state_names[state];
+}
+
+void fleet_client_options_init(fleet_client_options_t *o) {
+  memset(o, 0, sizeof(*o));
+  o->prefix = "fleet";
+  o->connect_timeout_ms = 5000;
+  o->command_timeout_ms = 5000;
+  o->reconnect_initial_ms = 100;
+  o->reconnect_max_ms = 5000;
+  o->reconnect_jitter_pct = 20;
+}
+
+/* Every state change goes through here; a repeated state is reported only
+ * when it carries news (a new error while reconnecting). */
+static void client_set_state(struct fleet__client_s *c,
+                             fleet_client_state_t state, int status) {
+  if (state == c->state && status == 0)
+    return;
+  c->state = state;
+  if (c->state_cb != NULL)
+    c->state_cb(c->pub, state, status);
+}
+
+static void client_on_backend_state(void *owner, fleet__backend_state_t st,
+                                    int status) {
+  struct fleet__client_s *c = owner;
+
+  if (c->closing)
+    return;
+  switch (st) {
+    case FLEET__BACKEND_CONNECTING:
+      client_set_state(c, FLEET_CLIENT_CONNECTING, status);
+      break;
+    case FLEET__BACKEND_READY:
+      client_set_state(c, FLEET_CLIENT_READY, 0);
+      break;
+    case FLEET__BACKEND_RECONNECTING:
+      client_set_state(c, FLEET_CLIENT_RECONNECTING, status);
+      break;
+    case FLEET__BACKEND_CLOSED:
+      break; /* reported by client_on_backend_closed */
+  }
+}
+
+static void client_free(struct fleet__client_s *c) {
+  while (c->free_reqs != NULL) {
+    fleet__creq_t *r = c->free_reqs;
+    c->free_reqs = r->next;
+    free(r);
+  }
+  fleet__url_free(&c->url);
+  free(c->prefix);
+  free(c);
+}
+
+static void client_on_backend_closed(void *owner) {
+  struct fleet__client_s *c = owner;
+  fleet_client_t *pub = c->pub;
+  fleet_client_close_cb close_cb = c->close_cb;
+
+  c->state = FLEET_CLIENT_CLOSED;
+  if (c->state_cb != NULL)
+    c->state_cb(pub, FLEET_CLIENT_CLOSED, 0);
+  pub->internal_ = NULL;
+  client_free(c);
+  if (close_cb != NULL)
+    close_cb(pub);
+}
+
+static const fleet__backend_events_t client_backend_events = {
+    client_on_backend_state, client_on_backend_closed};
+
+static int client_check_options(const fleet_client_options_t *o) {
+  size_t len;
+
+  if (o->prefix == NULL)
+    return FLEET_EINVAL;
+  len = strlen(o->prefix);
+  if (len == 0 || len > FLEET__PREFIX_MAX || strchr(o->prefix, '{') ||
+      strchr(o->prefix, '}'))
+    return FLEET_EINVAL;
+  if (o->reconnect_jitter_pct > 100)
+    return FLEET_EINVAL;
+  if (o->reconnect_initial_ms != 0 && o->reconnect_max_ms != 0 &&
+      o->reconnect_initial_ms > o->reconnect_max_ms)
+    return FLEET_EINVAL;
+  return 0;
+}
+
+int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
+                      const fleet_client_options_t *options) {
+  fleet_client_options_t defaults, o;
+  const fleet__backend_vtable_t *vt;
+  struct fleet__client_s *c;
+  int err;
+
+  if (loop == NULL || client == NULL)
+    return FLEET_EINVAL;
+  client->internal_ = NULL;
+  if (url == NULL)
+    return FLEET_EBADURL;
+  fleet_client_options_init(&defaults);
+  o = options != NULL ? *options : defaults;
+  /* Zero means "the default", so a zeroed options struct works. */
+  if (o.prefix == NULL)
+    o.prefix = defaults.prefix;
+  if (o.connect_timeout_ms == 0)
+    o.connect_timeout_ms = defaults.connect_timeout_ms;
+  if (o.command_timeout_ms == 0)
+    o.command_timeout_ms = defaults.command_timeout_ms;
+  if (o.reconnect_initial_ms == 0)
+    o.reconnect_initial_ms = defaults.reconnect_initial_ms;
+  if (o.reconnect_max_ms == 0)
+    o.reconnect_max_ms = o.reconnect_initial_ms > defaults.reconnect_max_ms
+                             ? o.reconnect_initial_ms
+                             : defaults.reconnect_max_ms;
+  err = client_check_options(&o);
+  if (err != 0)
+    return err;
+
+  c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return FLEET_ENOMEM;
+  err = fleet__url_parse(url, &c->url);
+  if (err != 0) {
+    free(c);
+    return err;
+  }
+  vt = c->url.scheme == FLEET__URL_MEMORY ? &fleet__memory_backend
+                                          : &fleet__redis_backend;
+  if (o.memory_peer != NULL) {
+    struct fleet__client_s *peer = o.memory_peer->internal_;
+    if (vt != &fleet__memory_backend || peer == NULL || peer->closing ||
+        peer->loop != loop || peer->be->vt != &fleet__memory_backend) {
+      client_free(c);
+      return FLEET_EINVAL;
+    }
+    c->config.memory_peer = peer->be;
+  }
+  c->prefix = fleet__strdup(o.prefix);
+  if (c->prefix == NULL) {
+    client_free(c);
+    return FLEET_ENOMEM;
+  }
+  c->prefix_len = strlen(c->prefix);
+  c->pub = client;
+  c->loop = loop;
+  c->state_cb = o.state_cb;
+  c->state = FLEET_CLIENT_CONNECTING;
+  c->config.connect_timeout_ms = o.connect_timeout_ms;
+  c->config.command_timeout_ms = o.command_timeout_ms;
+  c->config.reconnect_initial_ms = o.reconnect_initial_ms;
+  c->config.reconnect_max_ms = o.reconnect_max_ms;
+  c->config.reconnect_jitter_pct = o.reconnect_jitter_pct;
+  err = vt->open(loop, &c->url, &c->config, &client_backend_events, c, &c->be);
+  if (err != 0) {
+    client_free(c);
+    return err;
+  }
+  client->internal_ = c;
+  return 0;
+}
+
+int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb) {
+  struct fleet__client_s *c;
+
+  if (client == NULL || client->internal_ == NULL)
+    return FLEET_EINVAL;
+  c = client->internal_;
+  if (c->closing)
+    return FLEET_ECLOSING;
+  c->closing = 1;
+  c->close_cb = close_cb;
+  c->be->vt->close(c->be);
+  return 0;
+}
+
+fleet_client_state_t fleet_client_state(const fleet_client_t *client) {
+  if (client == NULL || client->internal_ == NULL)
+    return FLEET_CLIENT_CLOSED;
+  return client->internal_->state;
+}
+
+uv_loop_t *fleet_client_loop(const fleet_client_t *client) {
+  return client != NULL && client->internal_ != NULL ? client->internal_->loop
+                                                     : NULL;
+}
+
+const char *fleet_client_prefix(const fleet_client_t *client) {
+  return client != NULL && client->internal_ != NULL ? client->internal_->prefix
+                                                     : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Ping and time                                                            */
+
+static fleet__creq_t *client_req_get(struct fleet__client_s *c) {
+  fleet__creq_t *r = c->free_reqs;
+  if (r != NULL) {
+    c->free_reqs = r->next;
+    return r;
+  }
+  return malloc(sizeof(*r));
+}
+
+static void client_req_put(fleet__creq_t *r) {
+  r->next = r->client->free_reqs;
+  r->client->free_reqs = r;
+}
+
+static void client_on_ping(void *arg, int status, const fleet__reply_t *reply) {
+  fleet__creq_t *r = arg;
+  fleet_client_ping_cb cb = r->cb.ping;
+  void *user_data = r->user_data;
+  fleet_client_t *pub = r->client->pub;
+
+  if (status == 0 && reply->type != FLEET__REPLY_STATUS)
+    status = FLEET_EPROTO;
+  client_req_put(r);
+  cb(pub, status, user_data);
+}
+
+static void client_on_time(void *arg, int status, const fleet__reply_t *reply) {
+  fleet__creq_t *r = arg;
+  fleet_client_time_cb cb = r->cb.time;
+  void *user_data = r->user_data;
+  fleet_client_t *pub = r->client->pub;
+  uint64_t us = 0;
+
+  if (status == 0) {
+    if (reply->type == FLEET__REPLY_ARRAY && reply->nelem == 2 &&
+        reply->elem[0].type == FLEET__REPLY_INT &&
+        reply->elem[1].type == FLEET__REPLY_INT &&
+        reply->elem[0].integer >= 0 && reply->elem[1].integer >= 0)
+      us = (uint64_t)reply->elem[0].integer * 1000000u +
+           (uint64_t)reply->elem[1].integer;
+    else
+      status = FLEET_EPROTO;
+  }
+  client_req_put(r);
+  cb(pub, status, us, user_data);
+}
+
+static int client_call(fleet_client_t *client, fleet__op_t op,
+                       fleet__reply_cb done, fleet__creq_t **out) {
+  struct fleet__client_s *c;
+  fleet__creq_t *r;
+  int err;
+
+  if (client == NULL || client->internal_ == NULL)
+    return FLEET_EINVAL;
+  c = client->internal_;
+  if (c->closing)
+    return FLEET_ECLOSING;
+  r = client_req_get(c);
+  if (r == NULL)
+    return FLEET_ENOMEM;
+  r->client = c;
+  err = fleet__backend_call(c->be, op, NULL, 0, NULL, 0, done, r);
+  if (err != 0) {
+    client_req_put(r);
+    return err;
+  }
+  *out = r;
+  return 0;
+}
+
+int fleet_client_ping(fleet_client_t *client, fleet_client_ping_cb cb,
+                      void *user_data) {
+  fleet__creq_t *r;
+  int err;
+
+  if (cb == NULL)
+    return FLEET_EINVAL;
+  err = client_call(client, FLEET__OP_PING, client_on_ping, &r);
+  if (err == 0) {
+    r->cb.ping = cb;
+    r->user_data = user_data;
+  }
+  return err;
+}
+
+int fleet_client_time(fleet_client_t *client, fleet_client_time_cb cb,
+                      void *user_data) {
+  fleet__creq_t *r;
+  int err;
+
+  if (cb == NULL)
+    return FLEET_EINVAL;
+  err = client_call(client, FLEET__OP_TIME, client_on_time, &r);
+  if (err == 0) {
+    r->cb.time = cb;
+    r->user_data = user_data;
+  }
+  return err;
+}

@@ -1,0 +1,38 @@
+/* client.h -- the client's internals, for the primitives in src/. */
+#ifndef FLEET_SRC_CLIENT_H
+#define FLEET_SRC_CLIENT_H
+
+#include "backend.h"
+#include "internal.h"
+
+/* Longest key prefix, in bytes. */
+#define FLEET__PREFIX_MAX 128
+
+typedef struct fleet__creq_s fleet__creq_t;
+
+struct fleet__client_s {
+  fleet_client_t *pub;
+  uv_loop_t *loop;
+  fleet__url_t url;
+  char *prefix;
+  size_t prefix_len;
+  fleet_client_state_cb state_cb;
+  fleet__backend_config_t config;
+  fleet__backend_t *be;
+  fleet_client_state_t state;
+  int closing;
+  fleet_client_close_cb close_cb;
+  fleet__creq_t *free_reqs;
+};
+
+/* The backend of an open client, for the primitives. */
+static inline fleet__backend_t *fleet__client_backend(fleet_client_t *c) {
+  return c->internal_->be;
+}
+
+/* Whether `c` can take new work: initialized and not closing. */
+static inline int fleet__client_usable(const fleet_client_t *c) {
+  return c != NULL && c->internal_ != NULL && !c->internal_->closing;
+}
+
+#endif /* FLEET_SRC_CLIENT_H */
