@@ -1,0 +1,163 @@
+/* support.c -- what the test.h macros call: failure reports, the loop-close
+ * check, skipping, the conformance harness and a recursive remove. */
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+
+/* The most bytes ASSERT_MEM_EQ shows of each side from the first
+ * difference. */
+#define SUPPORT_MEM_SHOW 16
+
+void fleet_test__fail(const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+
+  fflush(stdout);
+  fprintf(stderr, "%s:%d: ", file, line);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  fflush(stderr);
+  abort();
+}
+
+void fleet_test__str_cmp(const char *file, int line, const char *a_expr,
+                         const char *b_expr, const char *a, const char *b,
+                         int want_equal) {
+  int equal;
+
+  if (a != NULL && b != NULL)
+    equal = strcmp(a, b) == 0;
+  else
+    equal = a == b;
+  if (equal == want_equal)
+    return;
+  fleet_test__fail(file, line, "assertion failed: %s %s %s (\"%s\" %s \"%s\")",
+                   a_expr, want_equal ? "==" : "!=", b_expr,
+                   a != NULL ? a : "(null)",
+                   want_equal ? "!=" : "==", b != NULL ? b : "(null)");
+}
+
+/* Writes up to SUPPORT_MEM_SHOW bytes of `p` from `from`, in hex. */
+static void support_hex(const unsigned char *p, size_t from, size_t len) {
+  size_t i;
+
+  for (i = from; i < len && i < from + SUPPORT_MEM_SHOW; i++)
+    fprintf(stderr, " %02x", p[i]);
+  if (i < len)
+    fprintf(stderr, " ...");
+  fputc('\n', stderr);
+}
+
+void fleet_test__mem_eq(const char *file, int line, const char *a_expr,
+                        const char *b_expr, const void *a, const void *b,
+                        size_t len) {
+  const unsigned char *pa = a;
+  const unsigned char *pb = b;
+  size_t i;
+
+  if (a == NULL || b == NULL)
+    fleet_test__fail(file, line, "assertion failed: %s == %s (NULL pointer)",
+                     a_expr, b_expr);
+  for (i = 0; i < len && pa[i] == pb[i]; i++)
+    ;
+  if (i == len)
+    return;
+  fflush(stdout);
+  fprintf(stderr,
+          "%s:%d: assertion failed: %s == %s (%zu bytes differ from "
+          "offset %zu)\n",
+          file, line, a_expr, b_expr, len, i);
+  fprintf(stderr, "  %s:", a_expr);
+  support_hex(pa, i, len);
+  fprintf(stderr, "  %s:", b_expr);
+  support_hex(pb, i, len);
+  fflush(stderr);
+  abort();
+}
+
+/* fleet_err_name(), except that 0 reads as "0". */
+static const char *support_err_name(int err) {
+  return err == 0 ? "0" : fleet_err_name(err);
+}
+
+void fleet_test__err_eq(const char *file, int line, const char *expr,
+                        int expected, int actual) {
+  if (expected == actual)
+    return;
+  fleet_test__fail(file, line,
+                   "assertion failed: %s gave %s (%d), expected "
+                   "%s (%d)",
+                   expr, support_err_name(actual), actual,
+                   support_err_name(expected), expected);
+}
+
+void fleet_test__loop_close(uv_loop_t *loop, const char *file, int line) {
+  int rc;
+
+  uv_run(loop, UV_RUN_DEFAULT);
+  rc = uv_loop_close(loop);
+  if (rc == 0)
+    return;
+  fflush(stdout);
+  fprintf(stderr, "%s:%d: uv_loop_close() failed with %s; handles left:\n",
+          file, line, uv_err_name(rc));
+  uv_print_all_handles(loop, stderr);
+  fflush(stderr);
+  abort();
+}
+
+void fleet_test_skip(const char *fmt, ...) {
+  va_list ap;
+
+  fflush(stdout);
+  fputs(FLEET_TEST_SKIP_MARKER, stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  fflush(stderr);
+  exit(FLEET_TEST_SKIP);
+}
+
+int fleet_test_conformance_run(const char *kind,
+                               void (*body)(fleet_test_backend_t *b)) {
+  fleet_test_backend_t b;
+
+  memset(&b, 0, sizeof(b));
+  b.kind = kind;
+  if (strcmp(kind, "memory") == 0) {
+    snprintf(b.url, sizeof(b.url), "memory://");
+    body(&b);
+    return 0;
+  }
+  ASSERT_STR_EQ(kind, "redis");
+  b.redis = fleet_test_redis_start_or_skip(NULL);
+  snprintf(b.url, sizeof(b.url), "%s", fleet_test_redis_url(b.redis));
+  body(&b);
+  fleet_test_redis_free(b.redis);
+  return 0;
+}
+
+/* nftw() callback of fleet_test_rmtree(): children come before their
+ * directory (FTW_DEPTH), so each entry is empty when it is removed. */
+static int support_rmtree_entry(const char *path, const struct stat *st,
+                                int type, struct FTW *ftw) {
+  if (remove(path) != 0 && errno != ENOENT)
+    return -errno;
+  return 0;
+}
+
+int fleet_test_rmtree(const char *path) {
+  int rc;
+
+  rc = nftw(path, support_rmtree_entry, 16, FTW_DEPTH | FTW_PHYS);
+  if (rc == -1)
+    return errno == ENOENT ? 0 : -errno;
+  return rc;
+}

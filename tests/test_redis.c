@@ -1,0 +1,282 @@
+/* test_redis.c -- the Redis adapter against a real redis-server: refused
+ * connections, timeouts, reconnects, scripts, authentication. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "client_ctx.h"
+
+/* A loopback port with nothing listening on it. */
+static int free_port(void) {
+  struct sockaddr_in sa;
+  socklen_t len = sizeof(sa);
+  int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+  ASSERT_GE(fd, 0);
+  memset(&sa, 0, sizeof(sa));
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_OK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)));
+  ASSERT_OK(getsockname(fd, (struct sockaddr *)&sa, &len));
+  port = ntohs(sa.sin_port);
+  close(fd);
+  return port;
+}
+
+static void redis_ok(fleet_test_redis_t *r, const char *cmd) {
+  redisReply *reply = fleet_test_redis_cmd(r, cmd);
+  ASSERT_NOT_NULL(reply);
+  ASSERT(reply->type != REDIS_REPLY_ERROR);
+  freeReplyObject(reply);
+}
+
+/* A refused connection is reported at once, well within the connect
+ * timeout, and the client keeps retrying until closed. */
+TEST_IMPL(redis_refused) {
+  fleet_client_options_t o;
+  client_ctx_t t;
+  char url[64];
+  uint64_t start;
+
+  snprintf(url, sizeof(url), "redis://127.0.0.1:%d", free_port());
+  fleet_client_options_init(&o);
+  o.connect_timeout_ms = 3000;
+  o.reconnect_initial_ms = 20;
+  ctx_init(&t, url, &o);
+  start = uv_now(&t.loop);
+  ASSERT(ctx_wait_state(&t, FLEET_CLIENT_RECONNECTING, 2500));
+  ASSERT_ERR(FLEET_ECONNREFUSED, t.last_status);
+  ASSERT_LT(uv_now(&t.loop) - start, 1000);
+  /* It retries with backoff: more failed attempts follow. */
+  ASSERT(ctx_wait_state(&t, FLEET_CLIENT_RECONNECTING, 2500));
+  ASSERT_EQ(0, t.states[FLEET_CLIENT_READY]);
+  ctx_close(&t);
+  return 0;
+}
+
+/* A command issued while nothing listens waits for a connection up to the
+ * command timeout, then fails with FLEET_EUNAVAILABLE. */
+TEST_IMPL(redis_unavailable_command) {
+  fleet_client_options_t o;
+  client_ctx_t t;
+  char url[64];
+  uint64_t start;
+
+  snprintf(url, sizeof(url), "redis://127.0.0.1:%d", free_port());
+  fleet_client_options_init(&o);
+  o.command_timeout_ms = 300;
+  o.reconnect_initial_ms = 20;
+  ctx_init(&t, url, &o);
+  start = uv_now(&t.loop);
+  ASSERT_ERR(FLEET_EUNAVAILABLE, ctx_ping(&t));
+  ASSERT_GE(uv_now(&t.loop) - start, 250);
+  ASSERT_LT(uv_now(&t.loop) - start, 2000);
+  ctx_close(&t);
+  return 0;
+}
+
+/* A server that stops answering (SIGSTOP) gives FLEET_ETIMEDOUT within the
+ * command timeout; once it resumes, the client reconnects by itself. */
+TEST_IMPL(redis_command_timeout) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  fleet_client_options_t o;
+  client_ctx_t t;
+  uint64_t start;
+
+  fleet_client_options_init(&o);
+  o.command_timeout_ms = 300;
+  o.connect_timeout_ms = 300;
+  o.reconnect_initial_ms = 20;
+  o.reconnect_max_ms = 100;
+  ctx_init(&t, fleet_test_redis_url(r), &o);
+  ASSERT_OK(ctx_ping(&t));
+  ASSERT_OK(fleet_test_redis_pause(r));
+  start = uv_now(&t.loop);
+  ASSERT_ERR(FLEET_ETIMEDOUT, ctx_ping(&t));
+  ASSERT_GE(uv_now(&t.loop) - start, 250);
+  ASSERT_LT(uv_now(&t.loop) - start, 1500);
+  ASSERT_GE(t.states[FLEET_CLIENT_RECONNECTING], 1);
+  ASSERT_OK(fleet_test_redis_resume(r));
+  ASSERT(ctx_wait_state(&t, FLEET_CLIENT_READY, 5000));
+  ASSERT_OK(ctx_ping(&t));
+  ctx_close(&t);
+  fleet_test_redis_free(r);
+  return 0;
+}
+
+/* Commands in flight when the connection breaks fail with
+ * FLEET_ECONNLOST (they may have run). */
+TEST_IMPL(redis_inflight_connlost) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  fleet_client_options_t o;
+  client_ctx_t t;
+  int i;
+
+  fleet_client_options_init(&o);
+  o.reconnect_initial_ms = 20;
+  ctx_init(&t, fleet_test_redis_url(r), &o);
+  ASSERT_OK(ctx_ping(&t));
+  ASSERT_OK(fleet_test_redis_pause(r));
+  for (i = 0; i < 10; i++)
+    ASSERT_OK(fleet_client_ping(&t.client, ctx_on_ping, NULL));
+  /* Let the pings be written, then kill the paused server. */
+  for (i = 0; i < 5; i++)
+    uv_run(&t.loop, UV_RUN_NOWAIT);
+  ASSERT_OK(fleet_test_redis_kill(r));
+  ASSERT(ctx_wait_state(&t, FLEET_CLIENT_RECONNECTING, 3000));
+  ASSERT_EQ(10, t.pings_err);
+  ASSERT_ERR(FLEET_ECONNLOST, t.last_ping_status);
+  ctx_close(&t);
+  fleet_test_redis_free(r);
+  return 0;
+}
+
+/* Redis killed and restarted: the client reconnects by itself and commands
+ * work again. */
+TEST_IMPL(redis_reconnect_after_restart) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  fleet_client_options_t o;
+  client_ctx_t t;
+
+  fleet_client_options_init(&o);
+  o.reconnect_initial_ms = 20;
+  o.reconnect_max_ms = 200;
+  ctx_init(&t, fleet_test_redis_url(r), &o);
+  ASSERT_OK(ctx_ping(&t));
+  ASSERT_OK(fleet_test_redis_kill(r));
+  ASSERT(ctx_wait_state(&t, FLEET_CLIENT_RECONNECTING, 3000));
+  /* Let a few attempts fail before the server comes back. */
+  ASSERT(ctx_wait_state(&t, FLEET_CLIENT_RECONNECTING, 3000));
+  ASSERT_ERR(FLEET_ECONNREFUSED, t.last_status);
+  ASSERT_OK(fleet_test_redis_restart(r));
+  ASSERT(ctx_wait_state(&t, FLEET_CLIENT_READY, 5000));
+  ASSERT_EQ(2, t.states[FLEET_CLIENT_READY]);
+  ASSERT_OK(ctx_ping(&t));
+  ctx_close(&t);
+  fleet_test_redis_free(r);
+  return 0;
+}
+
+/* After SCRIPT FLUSH, an EVALSHA answers NOSCRIPT: the op is sent again
+ * with the script body, succeeds, and the script is cached again. */
+TEST_IMPL(redis_noscript_recovery) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  redisReply *reply;
+  client_ctx_t t;
+  int i;
+
+  ctx_init(&t, fleet_test_redis_url(r), NULL);
+  ASSERT_OK(fleet_client_time(&t.client, ctx_on_time, NULL));
+  uv_run(&t.loop, UV_RUN_DEFAULT);
+  ASSERT_UGT(t.time_us, 0);
+  for (i = 0; i < 3; i++) {
+    redis_ok(r, "SCRIPT FLUSH");
+    t.time_us = 0;
+    ASSERT_OK(fleet_client_time(&t.client, ctx_on_time, NULL));
+    uv_run(&t.loop, UV_RUN_DEFAULT);
+    ASSERT_UGT(t.time_us, 0);
+  }
+  /* The NOSCRIPT path really ran: the server saw failed EVALSHAs and EVALs
+   * that loaded the script again. */
+  reply = fleet_test_redis_cmd(r, "INFO commandstats");
+  ASSERT_NOT_NULL(reply);
+  ASSERT_NOT_NULL(strstr(reply->str, "cmdstat_eval:calls=3"));
+  freeReplyObject(reply);
+  ctx_close(&t);
+  fleet_test_redis_free(r);
+  return 0;
+}
+
+/* AUTH with a password from the URL; a wrong one gives FLEET_EAUTH, both
+ * to the state callback and to the commands waiting. */
+TEST_IMPL(redis_auth_password) {
+  static const char *const args[] = {"--requirepass", "s3cr:t@", NULL};
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(args);
+  fleet_client_options_t o;
+  client_ctx_t t;
+  char url[128];
+
+  snprintf(url, sizeof(url), "redis://:s3cr%%3At%%40@127.0.0.1:%d",
+           fleet_test_redis_port(r));
+  ctx_init(&t, url, NULL);
+  ASSERT_OK(ctx_ping(&t));
+  ctx_close(&t);
+
+  snprintf(url, sizeof(url), "redis://:wrong@127.0.0.1:%d",
+           fleet_test_redis_port(r));
+  fleet_client_options_init(&o);
+  o.reconnect_initial_ms = 50;
+  ctx_init(&t, url, &o);
+  ASSERT_ERR(FLEET_EAUTH, ctx_ping(&t));
+  ASSERT_ERR(FLEET_EAUTH, t.last_status);
+  ASSERT_EQ(0, t.states[FLEET_CLIENT_READY]);
+  ctx_close(&t);
+
+  /* No password at all: the first command answers NOAUTH. */
+  ctx_init(&t, fleet_test_redis_url(r), &o);
+  ASSERT(ctx_ping(&t) != 0);
+  ctx_close(&t);
+  fleet_test_redis_free(r);
+  return 0;
+}
+
+/* AUTH as an ACL user, and SELECT of the database from the URL. */
+TEST_IMPL(redis_auth_acl_user) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  fleet_client_options_t o;
+  client_ctx_t t;
+  char url[128];
+
+  redis_ok(r, "ACL SETUSER alice on >pw ~* &* +@all");
+  snprintf(url, sizeof(url), "redis://alice:pw@127.0.0.1:%d/3",
+           fleet_test_redis_port(r));
+  ctx_init(&t, url, NULL);
+  ASSERT_OK(ctx_ping(&t));
+  ctx_close(&t);
+
+  snprintf(url, sizeof(url), "redis://alice:nope@127.0.0.1:%d",
+           fleet_test_redis_port(r));
+  fleet_client_options_init(&o);
+  o.reconnect_initial_ms = 50;
+  ctx_init(&t, url, &o);
+  ASSERT_ERR(FLEET_EAUTH, ctx_ping(&t));
+  ASSERT_ERR(FLEET_EAUTH, t.last_status);
+  ctx_close(&t);
+
+  /* A database the server does not have fails the handshake. */
+  snprintf(url, sizeof(url), "redis://alice:pw@127.0.0.1:%d/999",
+           fleet_test_redis_port(r));
+  ctx_init(&t, url, &o);
+  ASSERT(ctx_wait_state(&t, FLEET_CLIENT_RECONNECTING, 3000));
+  ASSERT_ERR(FLEET_EBACKEND, t.last_status);
+  ctx_close(&t);
+  fleet_test_redis_free(r);
+  return 0;
+}
+
+/* unix:// sockets, and host names resolved on the loop ("localhost" may
+ * resolve to ::1 first, where nothing listens: the next address is tried). */
+TEST_IMPL(redis_unix_and_hostname) {
+  char sock[512], arg[600], url[640];
+  const char *args[] = {"--unixsocket", NULL, NULL};
+  fleet_test_redis_t *r;
+  client_ctx_t t;
+
+  snprintf(sock, sizeof(sock), "/tmp/fleet-test-%d.sock", (int)getpid());
+  snprintf(arg, sizeof(arg), "%s", sock);
+  args[1] = arg;
+  r = fleet_test_redis_start_or_skip(args);
+  snprintf(url, sizeof(url), "unix://%s?db=2", sock);
+  ctx_init(&t, url, NULL);
+  ASSERT_OK(ctx_ping(&t));
+  ctx_close(&t);
+
+  snprintf(url, sizeof(url), "redis://localhost:%d", fleet_test_redis_port(r));
+  ctx_init(&t, url, NULL);
+  ASSERT_OK(ctx_ping(&t));
+  ctx_close(&t);
+  fleet_test_redis_free(r);
+  unlink(sock);
+  return 0;
+}

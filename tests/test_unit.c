@@ -1,0 +1,475 @@
+/* test_unit.c -- unit tests of the pure helpers: version, errors, URLs,
+ * backoff, the PRNG, allocation, state and op names, error-reply mapping. */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "internal.h"
+#include "test.h"
+
+/* ------------------------------------------------------------------------ */
+/* Version and errors                                                       */
+
+TEST_IMPL(unit_version) {
+  ASSERT_UEQ(fleet_version(), FLEET_VERSION_HEX);
+  ASSERT_STR_EQ(fleet_version_string(), FLEET_VERSION_STRING);
+  return 0;
+}
+
+typedef struct {
+  int code;
+  const char *name;
+  const char *msg;
+} unit_error_t;
+
+#define UNIT_ERROR_ROW(name, value, msg) {value, "FLEET_" #name, msg},
+static const unit_error_t unit_errors[] = {FLEET_ERRNO_MAP(UNIT_ERROR_ROW)};
+#undef UNIT_ERROR_ROW
+
+#define UNIT_NERRORS (sizeof(unit_errors) / sizeof(unit_errors[0]))
+
+TEST_IMPL(unit_errors_map) {
+  size_t i;
+  size_t j;
+
+  for (i = 0; i < UNIT_NERRORS; i++) {
+    ASSERT_LT(unit_errors[i].code, 0);
+    ASSERT_STR_EQ(fleet_err_name(unit_errors[i].code), unit_errors[i].name);
+    ASSERT_STR_EQ(fleet_strerror(unit_errors[i].code), unit_errors[i].msg);
+    ASSERT_GT(strlen(unit_errors[i].msg), 0);
+    for (j = 0; j < i; j++) {
+      ASSERT_NE(unit_errors[i].code, unit_errors[j].code);
+      ASSERT_STR_NE(unit_errors[i].msg, unit_errors[j].msg);
+    }
+  }
+  return 0;
+}
+
+TEST_IMPL(unit_errors_unknown) {
+  int unknown[] = {1, 42, INT_MAX, -1000, INT_MIN, 0};
+  size_t i;
+
+  /* The last entry becomes one below the lowest code: where the next code
+   * would be appended. */
+  for (i = 0; i < UNIT_NERRORS; i++) {
+    if (unit_errors[i].code - 1 < unknown[5])
+      unknown[5] = unit_errors[i].code - 1;
+  }
+  for (i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+    ASSERT_STR_EQ(fleet_strerror(unknown[i]), "unknown error");
+    ASSERT_STR_EQ(fleet_err_name(unknown[i]), "FLEET_EUNKNOWN");
+  }
+  ASSERT_STR_EQ(fleet_strerror(0), "success");
+  ASSERT_STR_EQ(fleet_err_name(0), "FLEET_OK");
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* URLs                                                                     */
+
+typedef struct {
+  const char *text;
+  fleet__url_scheme_t scheme;
+  const char *host; /* REDIS only */
+  int port;         /* REDIS only */
+  const char *path; /* UNIX only */
+  const char *user;
+  const char *password;
+  int db;
+} unit_url_t;
+
+static const unit_url_t unit_good_urls[] = {
+    {"redis://localhost", FLEET__URL_REDIS, "localhost", 6379, NULL, NULL, NULL,
+     0},
+    {"redis://127.0.0.1:6380/3", FLEET__URL_REDIS, "127.0.0.1", 6380, NULL,
+     NULL, NULL, 3},
+    {"redis://:pass@h", FLEET__URL_REDIS, "h", 6379, NULL, NULL, "pass", 0},
+    {"redis://user:pa%40ss@h:1/2", FLEET__URL_REDIS, "h", 1, NULL, "user",
+     "pa@ss", 2},
+    {"redis://[::1]:7000", FLEET__URL_REDIS, "::1", 7000, NULL, NULL, NULL, 0},
+    {"redis://h:65535/15", FLEET__URL_REDIS, "h", 65535, NULL, NULL, NULL, 15},
+    {"unix:///tmp/r.sock", FLEET__URL_UNIX, NULL, 0, "/tmp/r.sock", NULL, NULL,
+     0},
+    {"unix:///tmp/r.sock?db=4", FLEET__URL_UNIX, NULL, 0, "/tmp/r.sock", NULL,
+     NULL, 4},
+    {"memory://", FLEET__URL_MEMORY, NULL, 0, NULL, NULL, NULL, 0},
+};
+
+TEST_IMPL(unit_url_parse_good) {
+  const unit_url_t *c;
+  fleet__url_t url;
+  size_t i;
+
+  for (i = 0; i < sizeof(unit_good_urls) / sizeof(unit_good_urls[0]); i++) {
+    c = &unit_good_urls[i];
+    fprintf(stderr, "parsing %s\n", c->text);
+    ASSERT_OK(fleet__url_parse(c->text, &url));
+    ASSERT_EQ(url.scheme, c->scheme);
+    ASSERT_STR_EQ(url.host, c->host);
+    if (c->scheme == FLEET__URL_REDIS)
+      ASSERT_EQ(url.port, c->port);
+    ASSERT_STR_EQ(url.path, c->path);
+    ASSERT_STR_EQ(url.user, c->user);
+    ASSERT_STR_EQ(url.password, c->password);
+    ASSERT_EQ(url.db, c->db);
+    fleet__url_free(&url);
+  }
+  return 0;
+}
+
+static const char *const unit_bad_urls[] = {
+    "",
+    "http://x",
+    "redis://",
+    "redis://h:0",
+    "redis://h:65536",
+    "redis://h:12x",
+    "redis://h/abc",
+    "redis://h/-1",
+    "redis://[::1",
+    "unix://",
+    "unix://relative",
+    "memory://x",
+    "redis://h/1?x",
+};
+
+/* Parses `text`, which must be refused, into a struct full of garbage, and
+ * checks that it comes back zeroed with nothing allocated. */
+static void unit_url_refused(const char *text) {
+  fleet__url_t url;
+
+  memset(&url, 0x5a, sizeof(url));
+  ASSERT_ERR(FLEET_EBADURL, fleet__url_parse(text, &url));
+  ASSERT_NULL(url.host);
+  ASSERT_NULL(url.path);
+  ASSERT_NULL(url.user);
+  ASSERT_NULL(url.password);
+  fleet__url_free(&url);
+}
+
+TEST_IMPL(unit_url_parse_bad) {
+  char *longest;
+  size_t i;
+
+  for (i = 0; i < sizeof(unit_bad_urls) / sizeof(unit_bad_urls[0]); i++) {
+    fprintf(stderr, "parsing \"%s\"\n", unit_bad_urls[i]);
+    unit_url_refused(unit_bad_urls[i]);
+  }
+
+  /* One byte longer than FLEET__URL_MAX, and otherwise valid. */
+  longest = malloc(FLEET__URL_MAX + 2);
+  ASSERT_NOT_NULL(longest);
+  strcpy(longest, "redis://");
+  memset(longest + 8, 'a', FLEET__URL_MAX + 1 - 8);
+  longest[FLEET__URL_MAX + 1] = '\0';
+  ASSERT_EQ(strlen(longest), FLEET__URL_MAX + 1);
+  fprintf(stderr, "parsing a URL of %zu bytes\n", strlen(longest));
+  unit_url_refused(longest);
+  free(longest);
+  return 0;
+}
+
+TEST_IMPL(unit_url_free_zeroed) {
+  fleet__url_t url;
+
+  memset(&url, 0, sizeof(url));
+  fleet__url_free(&url);
+  fleet__url_free(&url);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Backoff                                                                  */
+
+/* min(max_ms, initial_ms * 2^attempt), computed without overflow. */
+static uint64_t unit_backoff_base(uint32_t initial_ms, uint32_t max_ms,
+                                  uint32_t attempt) {
+  uint64_t base;
+  uint32_t i;
+
+  base = initial_ms;
+  for (i = 0; i < attempt && base != 0 && base < max_ms; i++)
+    base *= 2;
+  return base < max_ms ? base : max_ms;
+}
+
+/* Checks one delay against the bounds that internal.h documents: with
+ * i = max(initial_ms, 1) and m = max(max_ms, i), the delay lies in
+ * [base - base * jitter_pct / 100, base], base = min(m, i * 2^attempt). */
+static void unit_backoff_check(uint32_t initial_ms, uint32_t max_ms,
+                               uint32_t jitter_pct, uint32_t attempt,
+                               uint32_t rnd) {
+  uint32_t i = initial_ms > 0 ? initial_ms : 1;
+  uint32_t m = max_ms > i ? max_ms : i;
+  uint64_t base;
+  uint64_t lo;
+  uint64_t hi;
+  uint64_t d;
+
+  base = unit_backoff_base(i, m, attempt);
+  lo = base - base * jitter_pct / 100;
+  hi = base;
+  if (lo < 1)
+    lo = 1;
+  if (hi < 1)
+    hi = 1;
+  d = fleet__backoff_delay(initial_ms, max_ms, jitter_pct, attempt, rnd);
+  if (d < lo || d > hi)
+    fleet_test__fail(__FILE__, __LINE__,
+                     "fleet__backoff_delay(%" PRIu32 ", %" PRIu32 ", %" PRIu32
+                     ", %" PRIu32 ", %" PRIu32 ") = %" PRIu64
+                     ", not in [%" PRIu64 ", %" PRIu64 "]",
+                     initial_ms, max_ms, jitter_pct, attempt, rnd, d, lo, hi);
+}
+
+/* A fixed sequence of 32-bit values (an LCG), so that the backoff tests do
+ * not depend on fleet__rng. */
+static uint32_t unit_lcg(uint32_t *state) {
+  *state = *state * 1664525u + 1013904223u;
+  return *state;
+}
+
+TEST_IMPL(unit_backoff_bounds) {
+  static const uint32_t initials[] = {0, 1, 3, 100, 1000, 65536, UINT32_MAX};
+  static const uint32_t maxes[] = {0, 50, 100, 5000, 60000, UINT32_MAX};
+  static const uint32_t jitters[] = {0, 1, 20, 50, 99, 100};
+  static const uint32_t rnds[] = {0, 1, 0x7fffffffu, 0x80000000u, UINT32_MAX};
+  uint32_t lcg;
+  size_t i;
+  size_t m;
+  size_t j;
+  size_t k;
+  uint32_t a;
+
+  lcg = 1;
+  for (i = 0; i < sizeof(initials) / sizeof(initials[0]); i++) {
+    for (m = 0; m < sizeof(maxes) / sizeof(maxes[0]); m++) {
+      for (j = 0; j < sizeof(jitters) / sizeof(jitters[0]); j++) {
+        for (a = 0; a <= 100; a++) {
+          for (k = 0; k < sizeof(rnds) / sizeof(rnds[0]); k++)
+            unit_backoff_check(initials[i], maxes[m], jitters[j], a, rnds[k]);
+          for (k = 0; k < 8; k++)
+            unit_backoff_check(initials[i], maxes[m], jitters[j], a,
+                               unit_lcg(&lcg));
+        }
+        unit_backoff_check(initials[i], maxes[m], jitters[j], 1000, 7);
+        unit_backoff_check(initials[i], maxes[m], jitters[j], UINT32_MAX, 7);
+      }
+    }
+  }
+  return 0;
+}
+
+TEST_IMPL(unit_backoff_growth) {
+  static const uint64_t want[] = {100, 200, 400, 800, 1600, 3200, 5000, 5000};
+  uint64_t prev;
+  uint64_t d;
+  uint32_t a;
+
+  /* Without jitter the delay is exact: it doubles up to the cap. */
+  for (a = 0; a < sizeof(want) / sizeof(want[0]); a++)
+    ASSERT_UEQ(fleet__backoff_delay(100, 5000, 0, a, 12345), want[a]);
+
+  /* It never shrinks as attempts go on. */
+  prev = 0;
+  for (a = 0; a < 64; a++) {
+    d = fleet__backoff_delay(1, UINT32_MAX, 0, a, 0);
+    ASSERT_UGE(d, prev);
+    prev = d;
+  }
+  ASSERT_UEQ(prev, UINT32_MAX);
+  return 0;
+}
+
+TEST_IMPL(unit_backoff_jitter_spread) {
+  uint64_t lo;
+  uint64_t hi;
+  uint64_t d;
+  uint32_t lcg;
+  int i;
+
+  /* With 50 % jitter on a 1000 ms delay, `rnd` must actually move the
+   * result across most of [500, 1000]. */
+  lcg = 7;
+  lo = UINT64_MAX;
+  hi = 0;
+  for (i = 0; i < 1000; i++) {
+    d = fleet__backoff_delay(1000, 60000, 50, 0, unit_lcg(&lcg));
+    lo = d < lo ? d : lo;
+    hi = d > hi ? d : hi;
+  }
+  ASSERT_ULE(lo, 600);
+  ASSERT_UGE(hi, 900);
+  return 0;
+}
+
+TEST_IMPL(unit_backoff_no_overflow) {
+  uint64_t d;
+
+  d = fleet__backoff_delay(100, 5000, 20, 100, UINT32_MAX);
+  ASSERT_UGE(d, 4000);
+  ASSERT_ULE(d, 5000);
+  d = fleet__backoff_delay(UINT32_MAX, UINT32_MAX, 0, 100, 0);
+  ASSERT_UEQ(d, UINT32_MAX);
+  d = fleet__backoff_delay(3, UINT32_MAX, 0, 100, 0);
+  ASSERT_UEQ(d, UINT32_MAX);
+  d = fleet__backoff_delay(100, 5000, 0, UINT32_MAX, 0);
+  ASSERT_UEQ(d, 5000);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* PRNG                                                                     */
+
+#define UNIT_RNG_RUN 8
+
+static void unit_rng_run(uint64_t seed, uint32_t out[UNIT_RNG_RUN]) {
+  fleet__rng_t rng;
+  int i;
+
+  fleet__rng_seed(&rng, seed);
+  for (i = 0; i < UNIT_RNG_RUN; i++)
+    out[i] = fleet__rng_next(&rng);
+}
+
+TEST_IMPL(unit_rng_seeds) {
+  static const uint64_t seeds[] = {0,          1,
+                                   2,          3,
+                                   42,         0xffffffffu,
+                                   1ull << 32, 0x8000000000000000ull,
+                                   UINT64_MAX, 0x0123456789abcdefull};
+  uint32_t runs[sizeof(seeds) / sizeof(seeds[0])][UNIT_RNG_RUN];
+  uint32_t again[UNIT_RNG_RUN];
+  size_t i;
+  size_t j;
+  int distinct;
+
+  for (i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+    unit_rng_run(seeds[i], runs[i]);
+    /* The same seed gives the same sequence. */
+    unit_rng_run(seeds[i], again);
+    ASSERT_MEM_EQ(runs[i], again, sizeof(again));
+    /* Every seed, 0 included, gives a sequence that moves. */
+    distinct = 0;
+    for (j = 1; j < UNIT_RNG_RUN; j++)
+      distinct += runs[i][j] != runs[i][0];
+    ASSERT_GT(distinct, 0);
+    /* Different seeds give different sequences. */
+    for (j = 0; j < i; j++)
+      ASSERT_NE(memcmp(runs[i], runs[j], sizeof(runs[i])), 0);
+  }
+  return 0;
+}
+
+TEST_IMPL(unit_rng_bits) {
+  enum { N = 20000 };
+  unsigned ones[32];
+  fleet__rng_t rng;
+  uint32_t v;
+  int i;
+  int b;
+
+  /* Each bit is set about half of the time: 45..55 % of 20000 draws is more
+   * than 14 standard deviations wide, so a sound generator never fails. */
+  memset(ones, 0, sizeof(ones));
+  fleet__rng_seed(&rng, 12345);
+  for (i = 0; i < N; i++) {
+    v = fleet__rng_next(&rng);
+    for (b = 0; b < 32; b++)
+      ones[b] += (v >> b) & 1;
+  }
+  for (b = 0; b < 32; b++) {
+    ASSERT_GE(ones[b], N * 45 / 100);
+    ASSERT_LE(ones[b], N * 55 / 100);
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Allocation helpers                                                       */
+
+TEST_IMPL(unit_alloc_dup) {
+  static const char bytes[] = {'a', '\0', 'b'};
+  const char *text = "fleet";
+  char *p;
+
+  p = fleet__strdup(text);
+  ASSERT_NOT_NULL(p);
+  ASSERT_PTR_NE(p, text);
+  ASSERT_STR_EQ(p, "fleet");
+  free(p);
+  ASSERT_NULL(fleet__strdup(NULL));
+
+  p = fleet__memdup(bytes, sizeof(bytes));
+  ASSERT_NOT_NULL(p);
+  ASSERT_MEM_EQ(p, bytes, sizeof(bytes));
+  ASSERT_EQ(p[sizeof(bytes)], '\0');
+  free(p);
+
+  p = fleet__memdup(bytes, 0);
+  ASSERT_NOT_NULL(p);
+  ASSERT_EQ(p[0], '\0');
+  free(p);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Names and error replies                                                  */
+
+TEST_IMPL(unit_client_state_name) {
+#define UNIT_STATE_CHECK(name, str)                                            \
+  ASSERT_STR_EQ(fleet_client_state_name(FLEET_CLIENT_##name), str);
+  FLEET_CLIENT_STATE_MAP(UNIT_STATE_CHECK)
+#undef UNIT_STATE_CHECK
+  ASSERT_NOT_NULL(fleet_client_state_name((fleet_client_state_t)99));
+  return 0;
+}
+
+TEST_IMPL(unit_op_name) {
+#define UNIT_OP_CHECK(id, name)                                                \
+  ASSERT_STR_EQ(fleet__op_name(FLEET__OP_##id), name);
+  FLEET__OP_MAP(UNIT_OP_CHECK)
+#undef UNIT_OP_CHECK
+  ASSERT_NULL(fleet__op_name(FLEET__OP_COUNT));
+  ASSERT_NULL(fleet__op_name((fleet__op_t)(FLEET__OP_COUNT + 5)));
+  ASSERT_NULL(fleet__op_name((fleet__op_t)-1));
+  return 0;
+}
+
+/* fleet__reply_error_code() on a NUL-terminated text. */
+static int unit_reply_code(const char *text) {
+  return fleet__reply_error_code(text, strlen(text));
+}
+
+TEST_IMPL(unit_reply_error_code) {
+  static const char unterminated[] = {'W', 'R', 'O', 'N', 'G', 'T',
+                                      'Y', 'P', 'E', ' ', 'x'};
+  char text[128];
+  size_t i;
+
+  ASSERT_ERR(FLEET_EWRONGTYPE,
+             unit_reply_code("WRONGTYPE Operation against a key holding the "
+                             "wrong kind of value"));
+  ASSERT_ERR(FLEET_EAUTH, unit_reply_code("NOAUTH Authentication required."));
+  ASSERT_ERR(FLEET_EAUTH,
+             unit_reply_code("WRONGPASS invalid username-password pair or "
+                             "user is disabled."));
+  ASSERT_ERR(FLEET_ESTALE, unit_reply_code("FLEET_ESTALE token 7 is stale"));
+  ASSERT_ERR(FLEET_EBUSY, unit_reply_code("FLEET_EBUSY"));
+  ASSERT_ERR(FLEET_EBACKEND, unit_reply_code("ERR unknown command 'X'"));
+  ASSERT_ERR(FLEET_EBACKEND, unit_reply_code("FLEET_ESTALEX token 7"));
+  ASSERT_ERR(FLEET_EBACKEND, unit_reply_code(""));
+  ASSERT_ERR(FLEET_EWRONGTYPE,
+             fleet__reply_error_code(unterminated, sizeof(unterminated)));
+  /* Only `len` bytes count. */
+  ASSERT_ERR(FLEET_EBUSY, fleet__reply_error_code("FLEET_EBUSYxyz", 11));
+
+  /* Every fleet error name, as the first word of a script error. */
+  for (i = 0; i < UNIT_NERRORS; i++) {
+    snprintf(text, sizeof(text), "%s from a script", unit_errors[i].name);
+    ASSERT_ERR(unit_errors[i].code, unit_reply_code(text));
+  }
+  return 0;
+}
