@@ -1,0 +1,24 @@
+#!/bin/sh
+# test.sh -- installs what is missing (Debian 12), builds fleet with
+# warnings as errors and runs the whole test suite. The Redis tests start
+# their own redis-server on free loopback ports.
+#   scripts/test.sh              build/ (RelWithDebInfo)
+#   scripts/test.sh --sanitize   build-asan/ (AddressSanitizer + UBSan)
+# Extra arguments go to the test runner (e.g. a test name substring).
+set -eu
+cd "$(dirname "$0")/.."
+. scripts/deps.sh
+fleet_install_deps
+dir=build
+flags="-DCMAKE_BUILD_TYPE=RelWithDebInfo"
+if [ "${1:-}" = "--sanitize" ]; then
+  shift
+  dir=build-asan
+  flags="-DCMAKE_BUILD_TYPE=Debug -DFLEET_SANITIZE=ON"
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+fi
+# shellcheck disable=SC2086
+cmake -S . -B "$dir" -DFLEET_WERROR=ON $flags
+cmake --build "$dir" -j "$(nproc)"
+FLEET_TEST_REQUIRE_REDIS=1 "$dir/tests/fleet-tests" "$@"
