@@ -19,8 +19,11 @@
 /* ------------------------------------------------------------------------ */
 /* Ops                                                                      */
 
-/* XX(ID, name): the op FLEET__OP_<ID>; `name` names the Lua script
- * (adapters/redis/lua/<name>.lua) and appears in logs.
+/* XX(ID, name, command): the op FLEET__OP_<ID>. `name` appears in logs and
+ * names the Lua script adapters/redis/lua/<name>.lua; `command` is NULL
+ * for a script op, or the Redis command that is the op (its KEYS then ARGV
+ * follow it as arguments). Each primitive lists its ops in its own header
+ * under adapters/ops/, documenting KEYS, ARGV and the reply of each.
  *
  *   PING  KEYS: none. ARGV: none. Reply: status "PONG".
  *   TIME  KEYS: none. ARGV: none. Reply: array [seconds, microseconds] of
@@ -29,13 +32,23 @@
  *         of clients with a subscriber of the channel (each client counts
  *         once, however many subscribers it has there).
  */
+#define FLEET__OPS_CORE(XX)                                                    \
+  XX(PING, "ping", "PING")                                                     \
+  XX(TIME, "time", NULL)                                                       \
+  XX(PUBLISH, "publish", "PUBLISH")
+
+#include "ops/lock.h"
+#include "ops/queue.h"
+#include "ops/store.h"
+
 #define FLEET__OP_MAP(XX)                                                      \
-  XX(PING, "ping")                                                             \
-  XX(TIME, "time")                                                             \
-  XX(PUBLISH, "publish")
+  FLEET__OPS_CORE(XX)                                                          \
+  FLEET__OPS_LOCK(XX)                                                          \
+  FLEET__OPS_QUEUE(XX)                                                         \
+  FLEET__OPS_STORE(XX)
 
 typedef enum {
-#define FLEET__OP_ENUM(id, name) FLEET__OP_##id,
+#define FLEET__OP_ENUM(id, name, command) FLEET__OP_##id,
   FLEET__OP_MAP(FLEET__OP_ENUM)
 #undef FLEET__OP_ENUM
       FLEET__OP_COUNT
@@ -43,6 +56,10 @@ typedef enum {
 
 /* The op's name ("ping"), or NULL when out of range. */
 const char *fleet__op_name(fleet__op_t op);
+
+/* The Redis command of a command op ("PING"), or NULL for a script op or
+ * when out of range. */
+const char *fleet__op_command(fleet__op_t op);
 
 /* ------------------------------------------------------------------------ */
 /* Replies                                                                  */

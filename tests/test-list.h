@@ -97,6 +97,7 @@ TEST_DECLARE(unit_alloc_dup)
 TEST_DECLARE(unit_client_state_name)
 TEST_DECLARE(unit_op_name)
 TEST_DECLARE(unit_reply_error_code)
+TEST_DECLARE(unit_keys)
 
 TEST_LIST_START
   /* test_harness.c */
@@ -157,6 +158,7 @@ TEST_LIST_START
   TEST_ENTRY(unit_client_state_name)
   TEST_ENTRY(unit_op_name)
   TEST_ENTRY(unit_reply_error_code)
+  TEST_ENTRY(unit_keys)
 TEST_LIST_END
 
 /* clang-format on */

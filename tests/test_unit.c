@@ -7,6 +7,7 @@
 
 #include "backend.h"
 #include "internal.h"
+#include "keys.h"
 #include "test.h"
 
 /* ------------------------------------------------------------------------ */
@@ -428,13 +429,15 @@ TEST_IMPL(unit_client_state_name) {
 }
 
 TEST_IMPL(unit_op_name) {
-#define UNIT_OP_CHECK(id, name)                                                \
-  ASSERT_STR_EQ(fleet__op_name(FLEET__OP_##id), name);
+#define UNIT_OP_CHECK(id, name, command)                                       \
+  ASSERT_STR_EQ(fleet__op_name(FLEET__OP_##id), name);                         \
+  ASSERT_STR_EQ(fleet__op_command(FLEET__OP_##id), command);
   FLEET__OP_MAP(UNIT_OP_CHECK)
 #undef UNIT_OP_CHECK
   ASSERT_NULL(fleet__op_name(FLEET__OP_COUNT));
   ASSERT_NULL(fleet__op_name((fleet__op_t)(FLEET__OP_COUNT + 5)));
   ASSERT_NULL(fleet__op_name((fleet__op_t)-1));
+  ASSERT_NULL(fleet__op_command(FLEET__OP_COUNT));
   return 0;
 }
 
@@ -471,5 +474,29 @@ TEST_IMPL(unit_reply_error_code) {
     snprintf(text, sizeof(text), "%s from a script", unit_errors[i].name);
     ASSERT_ERR(unit_errors[i].code, unit_reply_code(text));
   }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Keys                                                                     */
+
+TEST_IMPL(unit_keys) {
+  fleet__key_t k = {NULL, 0, 0};
+  static const char bin[] = {'a', '\0', 'b'};
+  static char longest[FLEET__NAME_MAX];
+
+  ASSERT_OK(fleet__key_build(&k, "fleet", 5, "jobs", 4, "pending"));
+  ASSERT_EQ(20, k.len);
+  ASSERT_MEM_EQ("{fleet:jobs}:pending", k.base, 20);
+  ASSERT_OK(fleet__key_build(&k, "p", 1, bin, sizeof(bin), NULL));
+  ASSERT_EQ(7, k.len);
+  ASSERT_MEM_EQ("{p:a\0b}", k.base, 7);
+  ASSERT(fleet__name_valid("x", 1));
+  ASSERT(!fleet__name_valid("x", 0));
+  ASSERT(!fleet__name_valid(NULL, 1));
+  ASSERT(fleet__name_valid(longest, FLEET__NAME_MAX));
+  ASSERT(!fleet__name_valid("x", FLEET__NAME_MAX + 1));
+  fleet__key_free(&k);
+  ASSERT_NULL(k.base);
   return 0;
 }

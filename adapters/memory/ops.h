@@ -46,13 +46,23 @@ typedef int fleet__mem_op_fn(fleet__mem_ctx_t *ctx, const fleet_bytes_t *keys,
                              size_t nkeys, const fleet_bytes_t *args,
                              size_t nargs, fleet__rb_t *out);
 
-/* The ops implemented in memory, XX(ID, function): one line per op, next
- * to its function in an ops_*.c file. An op of FLEET__OP_MAP missing here
- * fails when called. */
-#define FLEET__MEM_OP_IMPLS(XX)                                                \
+/* The ops implemented in memory, XX(ID, function): one line per op, in the
+ * ops_<primitive>.h list next to the ops_<primitive>.c that holds the
+ * functions. An op of FLEET__OP_MAP missing here fails when called. */
+#define FLEET__MEM_OPS_CORE(XX)                                                \
   XX(PING, fleet__mem_op_ping)                                                 \
   XX(TIME, fleet__mem_op_time)                                                 \
   XX(PUBLISH, fleet__mem_op_publish)
+
+#include "memory/ops_lock.h"
+#include "memory/ops_queue.h"
+#include "memory/ops_store.h"
+
+#define FLEET__MEM_OP_IMPLS(XX)                                                \
+  FLEET__MEM_OPS_CORE(XX)                                                      \
+  FLEET__MEM_OPS_LOCK(XX)                                                      \
+  FLEET__MEM_OPS_QUEUE(XX)                                                     \
+  FLEET__MEM_OPS_STORE(XX)
 
 #define FLEET__MEM_OP_DECLARE(id, fn) fleet__mem_op_fn fn;
 FLEET__MEM_OP_IMPLS(FLEET__MEM_OP_DECLARE)

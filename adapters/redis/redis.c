@@ -7,13 +7,6 @@
 #include "redis/conn.h"
 #include "redis/reply.h"
 
-/* Ops that are plain commands rather than scripts: the command name; keys
- * and args follow it as arguments. */
-static const char *const redis_commands[FLEET__OP_COUNT] = {
-    [FLEET__OP_PING] = "PING",
-    [FLEET__OP_PUBLISH] = "PUBLISH",
-};
-
 struct fleet__sub_s {
   fleet__sub_t *next;
   char *channel;
@@ -133,6 +126,7 @@ static int redis_call(fleet__backend_t *base, fleet__op_t op,
                       fleet__reply_cb cb, void *arg) {
   redis_backend_t *be = (redis_backend_t *)base;
   const fleet__script_t *script;
+  const char *command;
   fleet__rreq_t *req;
   char numkeys[24];
   size_t i;
@@ -143,7 +137,8 @@ static int redis_call(fleet__backend_t *base, fleet__op_t op,
   if ((unsigned)op >= FLEET__OP_COUNT || cb == NULL)
     return FLEET_EINVAL;
   script = be->scripts[op];
-  if (script == NULL && redis_commands[op] == NULL)
+  command = fleet__op_command(op);
+  if (script == NULL && command == NULL)
     return FLEET_EINVAL;
   req = redis_req_get(be);
   if (req == NULL)
@@ -161,8 +156,7 @@ static int redis_call(fleet__backend_t *base, fleet__op_t op,
   } else {
     err = fleet__rreq_begin(req, 1 + nkeys + nargs);
     if (err == 0)
-      err =
-          fleet__rreq_arg(req, redis_commands[op], strlen(redis_commands[op]));
+      err = fleet__rreq_arg(req, command, strlen(command));
   }
   for (i = 0; err == 0 && i < nkeys; i++)
     err = fleet__rreq_arg(req, keys[i].base, keys[i].len);
@@ -418,7 +412,7 @@ static const fleet__script_t *redis_find_script(const char *name) {
 int fleet__redis_op_implemented(fleet__op_t op) {
   if ((unsigned)op >= FLEET__OP_COUNT)
     return 0;
-  return redis_commands[op] != NULL ||
+  return fleet__op_command(op) != NULL ||
          redis_find_script(fleet__op_name(op)) != NULL;
 }
 
@@ -442,7 +436,7 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
   be->events = events;
   be->owner = owner;
   for (i = 0; i < FLEET__OP_COUNT; i++)
-    if (redis_commands[i] == NULL)
+    if (fleet__op_command((fleet__op_t)i) == NULL)
       be->scripts[i] = redis_find_script(fleet__op_name((fleet__op_t)i));
   err =
       fleet__rconn_open(&be->main, loop, be, url, &be->config,

@@ -1,0 +1,263 @@
+/* bench.c -- what every fleet-bench subcommand shares. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "bench.h"
+#include "internal.h"
+
+void bench_emit(const char *bench, const char *metric, double value,
+                const char *unit) {
+  printf("{\"bench\":\"fleet-%s\",\"metric\":\"%s\",\"value\":%.3f,"
+         "\"unit\":\"%s\"}\n",
+         bench, metric, value, unit);
+  fflush(stdout);
+}
+
+typedef struct {
+  int done;
+  int status;
+} bench_wait_t;
+
+static void bench_on_state(fleet_client_t *c, fleet_client_state_t state,
+                           int status) {
+  bench_wait_t *w = c->data;
+  if (w == NULL || w->done)
+    return;
+  if (state == FLEET_CLIENT_READY || state == FLEET_CLIENT_RECONNECTING) {
+    w->done = 1;
+    w->status = state == FLEET_CLIENT_READY ? 0 : status;
+  }
+}
+
+int bench_client_open(uv_loop_t *loop, fleet_client_t *client,
+                      const bench_opts_t *o) {
+  fleet_client_options_t opts;
+  bench_wait_t w = {0, 0};
+  int err;
+
+  fleet_client_options_init(&opts);
+  opts.prefix = o->prefix;
+  opts.state_cb = bench_on_state;
+  opts.command_timeout_ms = 30000;
+  client->data = &w;
+  err = fleet_client_init(loop, client, o->url, &opts);
+  if (err != 0) {
+    fprintf(stderr, "fleet-bench: %s: %s\n", o->url, fleet_strerror(err));
+    return err;
+  }
+  while (!w.done)
+    uv_run(loop, UV_RUN_ONCE);
+  client->data = NULL;
+  if (w.status != 0) {
+    fprintf(stderr, "fleet-bench: cannot reach %s: %s\n", o->url,
+            fleet_strerror(w.status));
+    bench_client_close(loop, client);
+  }
+  return w.status;
+}
+
+void bench_client_close(uv_loop_t *loop, fleet_client_t *client) {
+  fleet_client_close(client, NULL);
+  uv_run(loop, UV_RUN_DEFAULT);
+}
+
+int bench_server_pid(const char *url) {
+  fleet__url_t u;
+  redisContext *c = NULL;
+  redisReply *r = NULL;
+  const char *p;
+  int pid = 0;
+
+  if (fleet__url_parse(url, &u) != 0 || u.scheme == FLEET__URL_MEMORY)
+    goto out;
+  c = u.scheme == FLEET__URL_UNIX ? redisConnectUnix(u.path)
+                                  : redisConnect(u.host, u.port);
+  if (c == NULL || c->err)
+    goto out;
+  if (u.password != NULL) {
+    r = u.user != NULL ? redisCommand(c, "AUTH %s %s", u.user, u.password)
+                       : redisCommand(c, "AUTH %s", u.password);
+    if (r != NULL)
+      freeReplyObject(r);
+  }
+  r = redisCommand(c, "INFO server");
+  if (r != NULL && r->type == REDIS_REPLY_STRING &&
+      (p = strstr(r->str, "process_id:")) != NULL)
+    pid = atoi(p + 11);
+out:
+  if (r != NULL)
+    freeReplyObject(r);
+  if (c != NULL)
+    redisFree(c);
+  fleet__url_free(&u);
+  return pid;
+}
+
+/* utime + stime of `pid` from /proc/<pid>/stat, in microseconds. */
+static int64_t bench_proc_cpu_us(int pid) {
+  char path[64], buf[1024], *p;
+  unsigned long long ut, st;
+  FILE *f;
+  size_t n;
+  int field;
+
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  f = fopen(path, "r");
+  if (f == NULL)
+    return -1;
+  n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  /* The command name may hold spaces: count fields after its ')'. */
+  p = strrchr(buf, ')');
+  if (p == NULL)
+    return -1;
+  for (field = 2; field < 13 && p != NULL; field++)
+    p = strchr(p + 1, ' ');
+  if (p == NULL || sscanf(p, " %llu %llu", &ut, &st) != 2)
+    return -1;
+  return (int64_t)((ut + st) * 1000000ULL /
+                   (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+void bench_cpu_sample(bench_cpu_t *s, int server_pid) {
+  struct rusage ru;
+
+  getrusage(RUSAGE_SELF, &ru);
+  s->self_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
+               (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+  s->server_us = server_pid > 0 ? bench_proc_cpu_us(server_pid) : -1;
+  s->wall_ns = uv_hrtime();
+}
+
+void bench_emit_rates(const char *bench, const char *label, uint64_t ops,
+                      const bench_cpu_t *a, const bench_cpu_t *b) {
+  char metric[128];
+  double secs = (double)(b->wall_ns - a->wall_ns) / 1e9;
+
+  if (ops == 0 || secs <= 0)
+    return;
+  snprintf(metric, sizeof(metric), "%s_ops_per_s", label);
+  bench_emit(bench, metric, (double)ops / secs, "ops/s");
+  snprintf(metric, sizeof(metric), "%s_client_cpu_us_per_op", label);
+  bench_emit(bench, metric, (double)(b->self_us - a->self_us) / (double)ops,
+             "us/op");
+  if (a->server_us >= 0 && b->server_us >= 0) {
+    snprintf(metric, sizeof(metric), "%s_server_cpu_us_per_op", label);
+    bench_emit(bench, metric,
+               (double)(b->server_us - a->server_us) / (double)ops, "us/op");
+  }
+}
+
+void bench_lat_add(bench_lat_t *l, uint64_t ns) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap > 0 ? l->cap * 2 : 4096;
+    uint64_t *p = realloc(l->ns, cap * sizeof(*p));
+    if (p == NULL)
+      return; /* a sample lost under memory pressure skews nothing much */
+    l->ns = p;
+    l->cap = cap;
+  }
+  l->ns[l->n++] = ns;
+}
+
+static int bench_cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+double bench_lat_pct_us(bench_lat_t *l, double p) {
+  size_t i;
+
+  if (l->n == 0)
+    return 0;
+  qsort(l->ns, l->n, sizeof(*l->ns), bench_cmp_u64);
+  i = (size_t)(p / 100.0 * (double)l->n);
+  if (i >= l->n)
+    i = l->n - 1;
+  return (double)l->ns[i] / 1000.0;
+}
+
+void bench_lat_emit(const char *bench, const char *label, bench_lat_t *l) {
+  char metric[128];
+
+  snprintf(metric, sizeof(metric), "%s_p50_us", label);
+  bench_emit(bench, metric, bench_lat_pct_us(l, 50), "us");
+  snprintf(metric, sizeof(metric), "%s_p99_us", label);
+  bench_emit(bench, metric, bench_lat_pct_us(l, 99), "us");
+  l->n = 0;
+}
+
+void bench_lat_free(bench_lat_t *l) {
+  free(l->ns);
+  l->ns = NULL;
+  l->n = l->cap = 0;
+}
+
+long bench_parse_long(const char *flag, const char *value) {
+  char *end;
+  long v = value != NULL ? strtol(value, &end, 10) : 0;
+
+  if (value == NULL || *value == '\0' || *end != '\0' || v <= 0) {
+    fprintf(stderr, "fleet-bench: %s wants a positive integer\n", flag);
+    exit(2);
+  }
+  return v;
+}
+
+/* Starts the next operation in `slot` if the budget allows. */
+static void bench_slot_next(bench_slot_t *slot) {
+  bench_driver_t *d = slot->driver;
+  int err;
+
+  if (d->first_error != 0 || d->started >= d->max_ops ||
+      uv_hrtime() >= d->deadline_ns)
+    return;
+  d->started++;
+  slot->t0 = uv_hrtime();
+  err = d->start(slot);
+  if (err != 0) {
+    d->started--;
+    if (d->first_error == 0)
+      d->first_error = err;
+  }
+}
+
+void bench_slot_done(bench_slot_t *slot, int status) {
+  bench_driver_t *d = slot->driver;
+
+  bench_lat_add(&d->lat, uv_hrtime() - slot->t0);
+  d->done++;
+  if (status != 0) {
+    d->failed++;
+    if (d->first_error == 0)
+      d->first_error = status;
+  }
+  bench_slot_next(slot);
+}
+
+int bench_drive(bench_driver_t *d) {
+  int i;
+
+  d->slots = calloc((size_t)d->inflight, sizeof(*d->slots));
+  if (d->slots == NULL)
+    return FLEET_ENOMEM;
+  d->started = d->done = d->failed = 0;
+  d->first_error = 0;
+  d->deadline_ns = uv_hrtime() + (uint64_t)(d->seconds * 1e9);
+  for (i = 0; i < d->inflight; i++) {
+    d->slots[i].driver = d;
+    d->slots[i].index = i;
+    bench_slot_next(&d->slots[i]);
+  }
+  while (d->done < d->started)
+    uv_run(d->loop, UV_RUN_ONCE);
+  free(d->slots);
+  d->slots = NULL;
+  return d->first_error;
+}
