@@ -55,7 +55,16 @@ static fleet__rreq_t *redis_req_get(redis_backend_t *be) {
   return calloc(1, sizeof(*req));
 }
 
+/* Largest buffer a pooled request keeps: a rare large command (a 1 MiB
+ * value) should not pin its memory for the life of the client. */
+#define REDIS_REQ_KEEP (64 * 1024)
+
 static void redis_req_put(redis_backend_t *be, fleet__rreq_t *req) {
+  if (req->cap > REDIS_REQ_KEEP) {
+    free(req->buf);
+    req->buf = NULL;
+    req->cap = req->len = 0;
+  }
   req->next = be->free_reqs;
   be->free_reqs = req;
 }
