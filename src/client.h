@@ -23,6 +23,9 @@ struct fleet__client_s {
   int closing;
   fleet_client_close_cb close_cb;
   fleet__creq_t *free_reqs;
+  /* The lease renewal batcher of src/lock_renew.c, shared by the client's
+   * lock handles; NULL while it has none. */
+  struct fleet__lock_renewer_s *lock_renewer;
 };
 
 /* The backend of an open client, for the primitives. */

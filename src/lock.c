@@ -1,0 +1,721 @@
+/* lock.c -- the lock handle: validation, the lease state machine (acquire,
+ * wait, hold, renew, release, lose), and close. Renewal batching is in
+ * lock_renew.c, queries by name in lock_query.c.
+ *
+ * Validity is tracked on the loop's monotonic clock from the moment a
+ * request was issued, never from when its reply arrived: a lease granted
+ * or renewed by a request issued at `sent` is valid locally until
+ * sent + ttl - margin. The server's expiry of the same lease is at least
+ * sent + ttl on its own clock (it runs the request after it was sent), so
+ * the local deadline passes first, by the safety margin, which also covers
+ * clock drift. The deadline timer reports the lease lost when it passes
+ * without a confirmed renewal; fleet_lock_held() compares with the precise
+ * clock, so a holder that checks it before acting never acts late even
+ * before the timer has run. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock_int.h"
+
+/* The first delay after a transient error while waiting, in ms. */
+#define LOCK_BACKOFF_MIN_MS 20
+
+static const char *const lock_state_names[] = {
+#define XX(name, str) str,
+    FLEET__LOCK_STATE_MAP(XX)
+#undef XX
+};
+
+const char *fleet__lock_state_name(fleet__lock_state_t state) {
+  if ((size_t)state >= FLEET__ARRAY_SIZE(lock_state_names))
+    return "unknown";
+  return lock_state_names[state];
+}
+
+static void lock_on_timer(uv_timer_t *timer);
+static void lock_maybe_finish(fleet__lock_t *lk);
+static void lock_on_message(void *arg, int status, const char *payload,
+                            size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+
+static uint64_t lock_now(const fleet__lock_t *lk) {
+  return uv_now(lk->loop);
+}
+
+/* The precise monotonic clock in loop milliseconds: the loop's clock
+ * (uv_now) is the same clock read coarsely, and never ahead of this. */
+static uint64_t lock_precise_now(void) {
+  return uv_hrtime() / 1000000;
+}
+
+/* Arms the handle's timer for loop time `at`. */
+static void lock_timer_at(fleet__lock_t *lk, uint64_t at) {
+  uint64_t now = lock_now(lk);
+  uv_timer_start(&lk->timer, lock_on_timer, at > now ? at - now : 0, 0);
+}
+
+static fleet__backend_t *lock_backend(const fleet__lock_t *lk) {
+  return fleet__client_backend(lk->client);
+}
+
+/* Whether an error may pass by itself, so that a waiting acquire retries
+ * it rather than failing. */
+static int lock_transient(int status) {
+  return status == FLEET_ECONNLOST || status == FLEET_EUNAVAILABLE ||
+         status == FLEET_ETIMEDOUT;
+}
+
+int fleet__lock_check_str(const char *s, size_t max, size_t *len) {
+  if (s == NULL || s[0] == '\0')
+    return FLEET_EINVAL;
+  *len = strnlen(s, max + 1);
+  return *len > max ? FLEET_E2BIG : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The state machine                                                        */
+
+/* The one place a handle changes state. Leaving a state undoes what it
+ * set up (the renewal schedule, the subscription, the timer); entering
+ * one sets up what it needs: HELD arms the deadline and schedules the
+ * renewal, WAITING arms the timer for `at` (the next attempt, or the end
+ * of the wait if sooner), ACQUIRING arms it for the end of the wait. */
+static void lock_set_state(fleet__lock_t *lk, fleet__lock_state_t state,
+                           uint64_t at) {
+  fleet__lock_state_t old = lk->state;
+  int waiting = state == FLEET__LOCK_ACQUIRING || state == FLEET__LOCK_WAITING;
+
+  if (old == FLEET__LOCK_HELD && lk->renewer != NULL)
+    fleet__lock_renewer_remove(lk->renewer, lk);
+  if (!waiting && lk->sub != NULL) {
+    lock_backend(lk)->vt->unsubscribe(lock_backend(lk), lk->sub);
+    lk->sub = NULL;
+  }
+  if (!lk->timer_closed)
+    uv_timer_stop(&lk->timer);
+  lk->state = state;
+  switch (state) {
+    case FLEET__LOCK_ACQUIRING:
+      if (lk->waiting && lk->wait_until != UINT64_MAX)
+        lock_timer_at(lk, lk->wait_until);
+      break;
+    case FLEET__LOCK_HELD:
+      lock_timer_at(lk, lk->deadline);
+      if (!lk->manual_renew)
+        fleet__lock_renewer_add(lk->renewer, lk);
+      break;
+    case FLEET__LOCK_WAITING:
+      lock_timer_at(lk, at < lk->wait_until ? at : lk->wait_until);
+      break;
+    default:
+      break;
+  }
+}
+
+/* Issues one acquire attempt. Returns 0 or the backend's error. */
+static int lock_send_attempt(fleet__lock_t *lk);
+
+/* Ends the acquire in progress with `status` (not a grant): back to IDLE,
+ * then the callback. */
+static void lock_acquire_fail(fleet__lock_t *lk, int status) {
+  fleet_lock_acquire_cb cb = lk->acquire_cb;
+  void *data = lk->acquire_data;
+
+  lk->acquire_cb = NULL;
+  lock_set_state(lk, FLEET__LOCK_IDLE, 0);
+  cb(lk->pub, status, 0, data);
+}
+
+/* A waiting acquire failed to reach the backend: WAITING again, for a
+ * backoff that grows with each failure in a row up to retry_max_ms. */
+static void lock_backoff(fleet__lock_t *lk) {
+  uint64_t delay =
+      fleet__backoff_delay(LOCK_BACKOFF_MIN_MS, lk->retry_max_ms, 20,
+                           lk->failures, fleet__rng_next(&lk->rng));
+  lk->failures++;
+  lock_set_state(lk, FLEET__LOCK_WAITING, lock_now(lk) + delay);
+}
+
+/* Starts the next attempt of a waiting acquire now. */
+static void lock_retry(fleet__lock_t *lk) {
+  int err = lock_send_attempt(lk);
+
+  if (err == 0)
+    lock_set_state(lk, FLEET__LOCK_ACQUIRING, 0);
+  else if (lock_transient(err) || err == FLEET_ENOMEM)
+    lock_backoff(lk);
+  else
+    lock_acquire_fail(lk, err);
+}
+
+/* The held lease is lost: LOST, then the lease-lost callback. */
+static void lock_lose(fleet__lock_t *lk, int status) {
+  lock_set_state(lk, FLEET__LOCK_LOST, 0);
+  if (lk->lost_cb != NULL)
+    lk->lost_cb(lk->pub, status, lk->token);
+}
+
+/* A renewal issued at `sent` was confirmed: the lease is valid until
+ * sent + ttl - margin (never shortened by an older confirmation). */
+static void lock_extend(fleet__lock_t *lk, uint64_t sent) {
+  uint64_t deadline = sent + lk->ttl_ms - lk->margin_ms;
+
+  if (deadline <= lk->deadline)
+    return;
+  lk->deadline = deadline;
+  if (deadline <= lock_now(lk)) {
+    lock_lose(lk, FLEET_ETIMEDOUT);
+    return;
+  }
+  lock_timer_at(lk, deadline);
+}
+
+void fleet__lock_on_renewed(fleet__lock_t *lk, int status, int result,
+                            uint64_t sent) {
+  uint64_t retry;
+
+  if (lk->state != FLEET__LOCK_HELD)
+    return;
+  if (status < 0) {
+    /* Retry soon, while the deadline allows; its timer reports the loss if
+     * no renewal gets through. */
+    retry = lk->interval_ms / 4 > 10 ? lk->interval_ms / 4 : 10;
+    lk->renew_at = lock_now(lk) + retry;
+    return;
+  }
+  if (result == 1) {
+    lk->renew_at = sent + lk->interval_ms;
+    lock_extend(lk, sent);
+    return;
+  }
+  lock_lose(lk, result == 0 ? FLEET_ESTALE : FLEET_EWRONGTYPE);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Acquire                                                                  */
+
+static void lock_on_attempt_reply(void *arg, int status,
+                                  const fleet__reply_t *reply);
+
+static int lock_send_attempt(fleet__lock_t *lk) {
+  fleet_bytes_t keys[2], args[3];
+  int err;
+
+  if (lk->client->internal_->closing)
+    return FLEET_ECLOSING;
+  keys[0] = fleet__key_bytes(&lk->key);
+  keys[1] = fleet__key_bytes(&lk->fence);
+  args[0].base = lk->owner;
+  args[0].len = lk->owner_len;
+  args[1].base = lk->ttl_str;
+  args[1].len = lk->ttl_len;
+  /* Only an owner that will wait marks the lease, so that an uncontended
+   * release publishes nothing. */
+  args[2].base = lk->waiting ? "1" : "0";
+  args[2].len = 1;
+  lk->attempt_sent = lock_now(lk);
+  err = fleet__backend_call(lock_backend(lk), FLEET__OP_LOCK_ACQUIRE, keys, 2,
+                            args, 3, lock_on_attempt_reply, lk);
+  if (err == 0) {
+    lk->ops++;
+    lk->kick = 0;
+  }
+  return err;
+}
+
+static void lock_on_quiet_release_reply(void *arg, int status,
+                                        const fleet__reply_t *reply) {
+  fleet__lock_t *lk = arg;
+
+  lk->ops--;
+  lock_maybe_finish(lk);
+}
+
+/* Releases a lease this handle will not use, without a user callback: one
+ * held at close, or granted to an attempt after close or too late to be
+ * used. Best effort: if it fails, the lease expires by itself. */
+static void lock_release_quietly(fleet__lock_t *lk) {
+  fleet_bytes_t key = fleet__key_bytes(&lk->key), args[2];
+
+  args[0].base = lk->value;
+  args[0].len = lk->value_len;
+  args[1] = fleet__key_bytes(&lk->channel);
+  if (!lk->client->internal_->closing &&
+      fleet__backend_call(lock_backend(lk), FLEET__OP_LOCK_RELEASE, &key, 1,
+                          args, 2, lock_on_quiet_release_reply, lk) == 0)
+    lk->ops++;
+}
+
+/* Records the lease granted with `token`: its value and deadline. */
+static void lock_granted(fleet__lock_t *lk, uint64_t token) {
+  int n = snprintf(lk->value, sizeof(lk->value), "%" PRIu64 ":", token);
+
+  memcpy(lk->value + n, lk->owner, lk->owner_len + 1);
+  lk->value_len = (size_t)n + lk->owner_len;
+  lk->token = token;
+  lk->deadline = lk->attempt_sent + lk->ttl_ms - lk->margin_ms;
+  lk->renew_at = lk->attempt_sent + lk->interval_ms;
+}
+
+/* Subscribes a waiting acquire to the released channel. The subscription
+ * tells when it is live (FLEET_ECONNLOST), which triggers an attempt, so
+ * a release published before that is not missed. A failure is left to
+ * the retry timer. */
+static void lock_subscribe(fleet__lock_t *lk) {
+  fleet__backend_t *be = lock_backend(lk);
+
+  if (lk->sub != NULL)
+    return;
+  if (be->vt->subscribe(be, lk->channel.base, lk->channel.len, lock_on_message,
+                        lk, &lk->sub) != 0)
+    lk->sub = NULL;
+}
+
+/* The lease is busy and the acquire waits: the next attempt comes on a
+ * release message, when the holder's TTL (`pttl`) runs out, or after
+ * retry_max_ms, whichever is first; a small jitter spreads waiters. */
+static void lock_wait(fleet__lock_t *lk, int64_t pttl) {
+  uint64_t delay = lk->retry_max_ms;
+
+  lk->failures = 0;
+  lock_subscribe(lk);
+  if (lk->kick) {
+    lock_retry(lk);
+    return;
+  }
+  if (pttl >= 0 && (uint64_t)pttl < delay)
+    delay = (uint64_t)pttl;
+  delay += 1 + fleet__rng_next(&lk->rng) % (delay / 16 + 2);
+  lock_set_state(lk, FLEET__LOCK_WAITING, lock_now(lk) + delay);
+}
+
+/* The reply to an attempt: the token (granted), {lease, pttl} (busy), or
+ * an error. */
+static void lock_on_attempt_reply(void *arg, int status,
+                                  const fleet__reply_t *reply) {
+  fleet__lock_t *lk = arg;
+  fleet_lock_acquire_cb cb;
+  int64_t pttl = -1;
+  int granted = 0;
+
+  lk->ops--;
+  if (status == 0) {
+    if (reply->type == FLEET__REPLY_INT && reply->integer > 0) {
+      granted = 1;
+      lock_granted(lk, (uint64_t)reply->integer);
+    } else if (reply->type == FLEET__REPLY_ARRAY && reply->nelem == 2 &&
+               reply->elem[0].type == FLEET__REPLY_STR &&
+               reply->elem[1].type == FLEET__REPLY_INT) {
+      pttl = reply->elem[1].integer;
+    } else {
+      status = FLEET_EPROTO;
+    }
+  }
+  if (lk->state != FLEET__LOCK_ACQUIRING) {
+    /* Closing: nobody wants the lease any more. */
+    if (granted)
+      lock_release_quietly(lk);
+    lock_maybe_finish(lk);
+    return;
+  }
+  if (granted) {
+    if (lock_precise_now() >= lk->deadline) {
+      /* The grant came too late to be used safely (the attempt waited for
+       * a connection, say): give it back, and try again if still waiting.
+       * The release goes first on the same connection. */
+      lock_release_quietly(lk);
+      if (lk->waiting && !lk->expired && lock_now(lk) < lk->wait_until)
+        lock_retry(lk);
+      else
+        lock_acquire_fail(lk, FLEET_ETIMEDOUT);
+      return;
+    }
+    cb = lk->acquire_cb;
+    lk->acquire_cb = NULL;
+    lock_set_state(lk, FLEET__LOCK_HELD, 0);
+    cb(lk->pub, 0, lk->token, lk->acquire_data);
+    return;
+  }
+  if (!lk->waiting) {
+    lock_acquire_fail(lk, status == 0 ? FLEET_EBUSY : status);
+    return;
+  }
+  if (lk->expired || lock_now(lk) >= lk->wait_until) {
+    lock_acquire_fail(
+        lk, status == 0 || lock_transient(status) ? FLEET_ETIMEDOUT : status);
+    return;
+  }
+  if (status == 0) {
+    lock_wait(lk, pttl);
+    return;
+  }
+  if (lock_transient(status))
+    lock_backoff(lk);
+  else
+    lock_acquire_fail(lk, status);
+}
+
+/* A release was published, or the subscription became live: try now. */
+static void lock_on_message(void *arg, int status, const char *payload,
+                            size_t len) {
+  fleet__lock_t *lk = arg;
+
+  if (lk->state == FLEET__LOCK_ACQUIRING)
+    lk->kick = 1;
+  else if (lk->state == FLEET__LOCK_WAITING)
+    lock_retry(lk);
+}
+
+/* HELD: the local deadline passed without a confirmed renewal. WAITING:
+ * time for the next attempt, or the wait is over. ACQUIRING: the wait is
+ * over; the attempt in flight decides. */
+static void lock_on_timer(uv_timer_t *timer) {
+  fleet__lock_t *lk = FLEET__CONTAINER_OF(timer, fleet__lock_t, timer);
+  uint64_t now = lock_now(lk);
+
+  switch (lk->state) {
+    case FLEET__LOCK_HELD:
+      if (now >= lk->deadline)
+        lock_lose(lk, FLEET_ETIMEDOUT);
+      else
+        lock_timer_at(lk, lk->deadline);
+      break;
+    case FLEET__LOCK_WAITING:
+      if (now >= lk->wait_until)
+        lock_acquire_fail(lk, FLEET_ETIMEDOUT);
+      else
+        lock_retry(lk);
+      break;
+    case FLEET__LOCK_ACQUIRING:
+      lk->expired = 1;
+      break;
+    default:
+      break;
+  }
+}
+
+int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
+                       fleet_lock_acquire_cb cb, void *user_data) {
+  fleet__lock_t *lk;
+  uint64_t now;
+  int err;
+
+  if (lock == NULL || lock->internal_ == NULL || cb == NULL)
+    return FLEET_EINVAL;
+  lk = lock->internal_;
+  if (lk->state == FLEET__LOCK_CLOSING || !fleet__client_usable(lk->client))
+    return FLEET_ECLOSING;
+  if (lk->state != FLEET__LOCK_IDLE && lk->state != FLEET__LOCK_LOST)
+    return FLEET_EALREADY;
+  now = lock_now(lk);
+  lk->waiting = wait_ms != 0;
+  lk->wait_until = wait_ms > UINT64_MAX - now ? UINT64_MAX : now + wait_ms;
+  lk->expired = 0;
+  lk->failures = 0;
+  err = lock_send_attempt(lk);
+  if (err != 0)
+    return err;
+  lk->acquire_cb = cb;
+  lk->acquire_data = user_data;
+  lock_set_state(lk, FLEET__LOCK_ACQUIRING, 0);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Release and renew                                                        */
+
+static void lock_on_release_reply(void *arg, int status,
+                                  const fleet__reply_t *reply) {
+  fleet__lock_t *lk = arg;
+  fleet_lock_done_cb cb;
+
+  lk->ops--;
+  if (lk->state == FLEET__LOCK_CLOSING) {
+    lock_maybe_finish(lk);
+    return;
+  }
+  if (status == 0 && reply->type != FLEET__REPLY_INT)
+    status = FLEET_EPROTO;
+  /* After any other error the lease may still be there: LOST keeps the
+   * token so that release can be tried again. */
+  lock_set_state(lk,
+                 status == 0 || status == FLEET_ESTALE ? FLEET__LOCK_IDLE
+                                                       : FLEET__LOCK_LOST,
+                 0);
+  cb = lk->release_cb;
+  lk->release_cb = NULL;
+  cb(lk->pub, status, lk->release_data);
+}
+
+int fleet_lock_release(fleet_lock_t *lock, fleet_lock_done_cb cb,
+                       void *user_data) {
+  fleet_bytes_t key, args[2];
+  fleet__lock_t *lk;
+  int err;
+
+  if (lock == NULL || lock->internal_ == NULL || cb == NULL)
+    return FLEET_EINVAL;
+  lk = lock->internal_;
+  if (lk->state == FLEET__LOCK_CLOSING || !fleet__client_usable(lk->client))
+    return FLEET_ECLOSING;
+  if (lk->state == FLEET__LOCK_IDLE)
+    return FLEET_ESTALE;
+  if (lk->state != FLEET__LOCK_HELD && lk->state != FLEET__LOCK_LOST)
+    return FLEET_EALREADY;
+  key = fleet__key_bytes(&lk->key);
+  args[0].base = lk->value;
+  args[0].len = lk->value_len;
+  args[1] = fleet__key_bytes(&lk->channel);
+  err = fleet__backend_call(lock_backend(lk), FLEET__OP_LOCK_RELEASE, &key, 1,
+                            args, 2, lock_on_release_reply, lk);
+  if (err != 0)
+    return err;
+  lk->ops++;
+  lk->release_cb = cb;
+  lk->release_data = user_data;
+  lock_set_state(lk, FLEET__LOCK_RELEASING, 0);
+  return 0;
+}
+
+/* The reply to fleet_lock_renew(): one result, as for a batch. */
+static void lock_on_renew_reply(void *arg, int status,
+                                const fleet__reply_t *reply) {
+  fleet__lock_t *lk = arg;
+  fleet_lock_done_cb cb;
+  int64_t r = 0;
+
+  lk->ops--;
+  if (lk->state == FLEET__LOCK_CLOSING) {
+    lock_maybe_finish(lk);
+    return;
+  }
+  if (status == 0) {
+    if (reply->type == FLEET__REPLY_ARRAY && reply->nelem == 1 &&
+        reply->elem[0].type == FLEET__REPLY_INT &&
+        reply->elem[0].integer >= -1 && reply->elem[0].integer <= 1)
+      r = reply->elem[0].integer;
+    else
+      status = FLEET_EPROTO;
+  }
+  if (status == 0 && r != 1)
+    status = r == 0 ? FLEET_ESTALE : FLEET_EWRONGTYPE;
+  cb = lk->renew_cb;
+  lk->renew_cb = NULL;
+  /* The result counts only for the lease it was sent for. */
+  if (lk->state == FLEET__LOCK_HELD && lk->token == lk->renew_token) {
+    if (status == 0)
+      lock_extend(lk, lk->renew_sent);
+    else if (status == FLEET_ESTALE || status == FLEET_EWRONGTYPE)
+      lock_lose(lk, status);
+  }
+  cb(lk->pub, status, lk->renew_data);
+}
+
+int fleet_lock_renew(fleet_lock_t *lock, fleet_lock_done_cb cb,
+                     void *user_data) {
+  fleet_bytes_t key, args[2];
+  fleet__lock_t *lk;
+  int err;
+
+  if (lock == NULL || lock->internal_ == NULL || cb == NULL)
+    return FLEET_EINVAL;
+  lk = lock->internal_;
+  if (lk->state == FLEET__LOCK_CLOSING || !fleet__client_usable(lk->client))
+    return FLEET_ECLOSING;
+  if (lk->renew_cb != NULL || lk->state == FLEET__LOCK_RELEASING)
+    return FLEET_EALREADY;
+  if (lk->state != FLEET__LOCK_HELD)
+    return FLEET_ESTALE;
+  key = fleet__key_bytes(&lk->key);
+  args[0].base = lk->value;
+  args[0].len = lk->value_len;
+  args[1].base = lk->ttl_str;
+  args[1].len = lk->ttl_len;
+  lk->renew_sent = lock_now(lk);
+  err = fleet__backend_call(lock_backend(lk), FLEET__OP_LOCK_RENEW, &key, 1,
+                            args, 2, lock_on_renew_reply, lk);
+  if (err != 0)
+    return err;
+  lk->ops++;
+  lk->renew_cb = cb;
+  lk->renew_data = user_data;
+  lk->renew_token = lk->token;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Local queries                                                            */
+
+int fleet_lock_held(const fleet_lock_t *lock) {
+  const fleet__lock_t *lk = lock != NULL ? lock->internal_ : NULL;
+
+  return lk != NULL && lk->state == FLEET__LOCK_HELD &&
+         lock_precise_now() < lk->deadline;
+}
+
+uint64_t fleet_lock_token(const fleet_lock_t *lock) {
+  return lock != NULL && lock->internal_ != NULL ? lock->internal_->token : 0;
+}
+
+uint64_t fleet_lock_remaining_ms(const fleet_lock_t *lock) {
+  uint64_t now = lock_precise_now();
+
+  if (!fleet_lock_held(lock))
+    return 0;
+  return lock->internal_->deadline - now;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Init and close                                                           */
+
+void fleet_lock_options_init(fleet_lock_options_t *options) {
+  memset(options, 0, sizeof(*options));
+}
+
+static void lock_free(fleet__lock_t *lk) {
+  fleet__key_free(&lk->key);
+  fleet__key_free(&lk->fence);
+  fleet__key_free(&lk->channel);
+  free(lk->owner);
+  free(lk);
+}
+
+/* Fills in the options' defaults and checks them against the TTL. */
+static int lock_setup_options(fleet__lock_t *lk, uint32_t ttl_ms,
+                              const fleet_lock_options_t *o) {
+  uint32_t margin;
+
+  if (ttl_ms < FLEET_LOCK_TTL_MIN_MS)
+    return FLEET_EINVAL;
+  margin = ttl_ms / 10 > 5 ? ttl_ms / 10 : 5;
+  margin += ttl_ms / 100 + 1;
+  lk->ttl_ms = ttl_ms;
+  lk->margin_ms =
+      o != NULL && o->safety_margin_ms != 0 ? o->safety_margin_ms : margin;
+  lk->interval_ms = o != NULL && o->renew_interval_ms != 0
+                        ? o->renew_interval_ms
+                        : ttl_ms / 3;
+  lk->retry_max_ms = o != NULL && o->retry_max_ms != 0 ? o->retry_max_ms : 1000;
+  lk->manual_renew = o != NULL && o->manual_renew;
+  lk->lost_cb = o != NULL ? o->lost_cb : NULL;
+  if (lk->margin_ms >= ttl_ms || lk->interval_ms == 0 ||
+      lk->interval_ms >= ttl_ms - lk->margin_ms)
+    return FLEET_EINVAL;
+  lk->ttl_len =
+      (size_t)snprintf(lk->ttl_str, sizeof(lk->ttl_str), "%" PRIu32, ttl_ms);
+  return 0;
+}
+
+int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
+                    const char *name, const char *owner, uint32_t ttl_ms,
+                    const fleet_lock_options_t *options) {
+  struct fleet__client_s *c;
+  size_t name_len, owner_len;
+  fleet__lock_t *lk;
+  int err;
+
+  if (lock == NULL)
+    return FLEET_EINVAL;
+  lock->internal_ = NULL;
+  if (client == NULL || client->internal_ == NULL)
+    return FLEET_EINVAL;
+  c = client->internal_;
+  if ((err = fleet__lock_check_str(name, FLEET__NAME_MAX, &name_len)) != 0 ||
+      (err = fleet__lock_check_str(owner, FLEET_LOCK_OWNER_MAX, &owner_len)) !=
+          0)
+    return err;
+  if (c->closing)
+    return FLEET_ECLOSING;
+  lk = calloc(1, sizeof(*lk));
+  if (lk == NULL)
+    return FLEET_ENOMEM;
+  err = lock_setup_options(lk, ttl_ms, options);
+  if (err != 0) {
+    free(lk);
+    return err;
+  }
+  lk->owner = fleet__memdup(owner, owner_len);
+  lk->owner_len = owner_len;
+  if (lk->owner == NULL ||
+      fleet__key_build(&lk->key, c->prefix, c->prefix_len, name, name_len,
+                       "lock") != 0 ||
+      fleet__key_build(&lk->fence, c->prefix, c->prefix_len, name, name_len,
+                       "fence") != 0 ||
+      fleet__key_build(&lk->channel, c->prefix, c->prefix_len, name, name_len,
+                       "released") != 0 ||
+      fleet__lock_renewer_ref(client, &lk->renewer) != 0) {
+    lock_free(lk);
+    return FLEET_ENOMEM;
+  }
+  lk->pub = lock;
+  lk->client = client;
+  lk->loop = c->loop;
+  lk->state = FLEET__LOCK_IDLE;
+  fleet__rng_seed(&lk->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)lk);
+  uv_timer_init(c->loop, &lk->timer);
+  lock->internal_ = lk;
+  return 0;
+}
+
+/* Frees the handle and runs the close callback once the timer has closed
+ * and no op is in flight. */
+static void lock_maybe_finish(fleet__lock_t *lk) {
+  fleet_lock_t *pub = lk->pub;
+  fleet_lock_close_cb cb = lk->close_cb;
+
+  if (lk->state != FLEET__LOCK_CLOSING || !lk->timer_closed || lk->ops > 0)
+    return;
+  pub->internal_ = NULL;
+  lock_free(lk);
+  if (cb != NULL)
+    cb(pub);
+}
+
+/* Runs every pending callback with FLEET_ECANCELED, after fleet_lock_close()
+ * returned. */
+static void lock_on_timer_closed(uv_handle_t *handle) {
+  fleet__lock_t *lk =
+      FLEET__CONTAINER_OF((uv_timer_t *)handle, fleet__lock_t, timer);
+  fleet_lock_acquire_cb acquire_cb = lk->acquire_cb;
+  fleet_lock_done_cb release_cb = lk->release_cb;
+  fleet_lock_done_cb renew_cb = lk->renew_cb;
+
+  lk->timer_closed = 1;
+  lk->acquire_cb = NULL;
+  lk->release_cb = NULL;
+  lk->renew_cb = NULL;
+  if (acquire_cb != NULL)
+    acquire_cb(lk->pub, FLEET_ECANCELED, 0, lk->acquire_data);
+  if (release_cb != NULL)
+    release_cb(lk->pub, FLEET_ECANCELED, lk->release_data);
+  if (renew_cb != NULL)
+    renew_cb(lk->pub, FLEET_ECANCELED, lk->renew_data);
+  lock_maybe_finish(lk);
+}
+
+int fleet_lock_close(fleet_lock_t *lock, fleet_lock_close_cb close_cb) {
+  fleet__lock_t *lk;
+  fleet__lock_state_t old;
+
+  if (lock == NULL || lock->internal_ == NULL)
+    return FLEET_EINVAL;
+  lk = lock->internal_;
+  if (lk->state == FLEET__LOCK_CLOSING)
+    return FLEET_ECLOSING;
+  old = lk->state;
+  lk->close_cb = close_cb;
+  lock_set_state(lk, FLEET__LOCK_CLOSING, 0);
+  fleet__lock_renewer_unref(lk->renewer);
+  lk->renewer = NULL;
+  /* A lease held or lost may still be ours on the server: give it back so
+   * that others need not wait for its TTL. An attempt in flight does the
+   * same when it turns out granted. */
+  if (old == FLEET__LOCK_HELD || old == FLEET__LOCK_LOST)
+    lock_release_quietly(lk);
+  uv_close((uv_handle_t *)&lk->timer, lock_on_timer_closed);
+  return 0;
+}

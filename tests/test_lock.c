@@ -1,0 +1,547 @@
+/* test_lock.c -- the lock handle on both adapters: bad input, acquire and
+ * release with fencing tokens, queries, waiting (wake-up on release, on
+ * expiry, timeout), auto-renewal and its batching, loss and stale
+ * releases, close, and calls from inside callbacks. */
+#include "lock_int.h"
+#include "test_lock_env.h"
+
+/* The state of a recorded handle, by name. */
+static const char *lock_state(const lock_rec_t *r) {
+  return fleet__lock_state_name(r->lock.internal_->state);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bad input                                                                */
+
+static void never_query_cb(int status, const fleet_lock_info_t *info,
+                           void *arg) {
+  fleet_test__fail(__FILE__, __LINE__, "a refused query called back");
+}
+
+CONFORMANCE_IMPL(lock_bad_input) {
+  char name[FLEET__NAME_MAX + 2], owner[FLEET_LOCK_OWNER_MAX + 2];
+  fleet_lock_options_t o;
+  fleet_lock_t l;
+  lock_env_t e;
+  lock_info_t info;
+  lock_rec_t r;
+
+  lock_env_init(&e, b->url);
+  memset(name, 'n', sizeof(name) - 1);
+  name[sizeof(name) - 1] = '\0';
+  memset(owner, 'o', sizeof(owner) - 1);
+  owner[sizeof(owner) - 1] = '\0';
+
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_init(NULL, &l, "x", "o", 1000, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_init(&e.c1, NULL, "x", "o", 1000, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_init(&e.c1, &l, NULL, "o", 1000, NULL));
+  ASSERT_NULL(l.internal_);
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_init(&e.c1, &l, "", "o", 1000, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_init(&e.c1, &l, "x", NULL, 1000, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_init(&e.c1, &l, "x", "", 1000, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_init(&e.c1, &l, "x", "o", 0, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_init(&e.c1, &l, "x", "o",
+                                           FLEET_LOCK_TTL_MIN_MS - 1, NULL));
+  ASSERT_ERR(FLEET_E2BIG, fleet_lock_init(&e.c1, &l, name, "o", 1000, NULL));
+  ASSERT_ERR(FLEET_E2BIG, fleet_lock_init(&e.c1, &l, "x", owner, 1000, NULL));
+  ASSERT_ERR(FLEET_E2BIG, fleet_lock_query(&e.c1, name, never_query_cb, 0));
+  fleet_lock_options_init(&o);
+  o.safety_margin_ms = 1000;
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_init(&e.c1, &l, "x", "o", 1000, &o));
+  fleet_lock_options_init(&o);
+  o.renew_interval_ms = 900; /* the default margin is 111 ms */
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_init(&e.c1, &l, "x", "o", 1000, &o));
+  ASSERT_NULL(l.internal_);
+  /* The longest name and owner are fine. */
+  name[FLEET__NAME_MAX] = '\0';
+  owner[FLEET_LOCK_OWNER_MAX] = '\0';
+  ASSERT_OK(fleet_lock_init(&e.c1, &l, name, owner, 1000, NULL));
+  ASSERT_OK(fleet_lock_close(&l, NULL));
+
+  ASSERT_OK(lock_rec_init(&r, &e.c1, "x", "o", 1000, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_acquire(NULL, 0, lock_rec_on_acquire, 0));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_acquire(&r.lock, 0, NULL, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_release(&r.lock, NULL, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_renew(&r.lock, NULL, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_close(NULL, NULL));
+  /* No lease yet: nothing to release or renew. */
+  ASSERT_ERR(FLEET_ESTALE, fleet_lock_release(&r.lock, lock_rec_on_release, 0));
+  ASSERT_ERR(FLEET_ESTALE, fleet_lock_renew(&r.lock, lock_rec_on_renew, 0));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_query(NULL, "x", NULL, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_query(&e.c1, "x", NULL, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_lock_query(&e.c1, "", never_query_cb, NULL));
+  ASSERT_EQ(0, fleet_lock_held(NULL));
+  ASSERT_EQ(0, fleet_lock_token(NULL));
+  ASSERT_EQ(0, fleet_lock_remaining_ms(&r.lock));
+
+  /* Nothing was written by any of it. */
+  info = lock_env_query(&e, &e.c2, "x");
+  ASSERT_OK(info.status);
+  ASSERT_EQ(0, info.held);
+  ASSERT_EQ(0, info.fence);
+
+  /* One acquire at a time. */
+  ASSERT_OK(fleet_lock_acquire(&r.lock, 0, lock_rec_on_acquire, NULL));
+  ASSERT_ERR(FLEET_EALREADY,
+             fleet_lock_acquire(&r.lock, 0, lock_rec_on_acquire, NULL));
+  ASSERT_ERR(FLEET_EALREADY,
+             fleet_lock_release(&r.lock, lock_rec_on_release, NULL));
+  ASSERT(lock_env_wait(&e, &r.acquired, 1, 5000));
+  ASSERT_OK(r.acq_status);
+  ASSERT_ERR(FLEET_EALREADY,
+             fleet_lock_acquire(&r.lock, 0, lock_rec_on_acquire, NULL));
+  lock_rec_close(&e, &r);
+  ASSERT_EQ(0, r.lost);
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_lock_acquire(&r.lock, 0, lock_rec_on_acquire, NULL));
+
+  /* A closing client takes no new handles. */
+  ASSERT_OK(fleet_client_close(&e.c2, NULL));
+  ASSERT_ERR(FLEET_ECLOSING, fleet_lock_init(&e.c2, &l, "x", "o", 1000, NULL));
+  ASSERT_ERR(FLEET_ECLOSING, fleet_lock_query(&e.c2, "x", never_query_cb, 0));
+  ASSERT_OK(fleet_client_close(&e.c1, NULL));
+  fleet_test_loop_close(&e.loop);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Acquire, release, tokens, query                                          */
+
+CONFORMANCE_IMPL(lock_acquire_release) {
+  lock_rec_t a, c;
+  lock_env_t e;
+  lock_info_t info;
+  uint64_t prev;
+  int i;
+
+  lock_env_init(&e, b->url);
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "res", "alpha", 5000, NULL));
+  ASSERT_OK(lock_rec_init(&c, &e.c2, "res", "beta", 5000, NULL));
+
+  ASSERT_STR_EQ("idle", lock_state(&a));
+  ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
+  ASSERT_STR_EQ("held", lock_state(&a));
+  ASSERT_UGE(a.token, 1);
+  ASSERT_UEQ(a.token, fleet_lock_token(&a.lock));
+  ASSERT(fleet_lock_held(&a.lock));
+  ASSERT_UGT(fleet_lock_remaining_ms(&a.lock), 4000);
+  ASSERT_ULE(fleet_lock_remaining_ms(&a.lock), 5000);
+
+  /* Held by another: try-once fails fast. */
+  ASSERT_ERR(FLEET_EBUSY, lock_rec_acquire(&e, &c, 0, 5000));
+  ASSERT(!fleet_lock_held(&c.lock));
+
+  info = lock_env_query(&e, &e.c2, "res");
+  ASSERT_OK(info.status);
+  ASSERT_EQ(1, info.held);
+  ASSERT_STR_EQ("alpha", info.owner);
+  ASSERT_UEQ(a.token, info.token);
+  ASSERT_GT(info.ttl_ms, 4000);
+  ASSERT_LE(info.ttl_ms, 5000);
+  ASSERT_UGE(info.fence, a.token);
+
+  ASSERT_OK(lock_rec_release(&e, &a));
+  ASSERT_STR_EQ("idle", lock_state(&a));
+  ASSERT(!fleet_lock_held(&a.lock));
+  ASSERT_EQ(0, fleet_lock_remaining_ms(&a.lock));
+  /* Released already: nothing left to release. */
+  ASSERT_ERR(FLEET_ESTALE, fleet_lock_release(&a.lock, lock_rec_on_release, 0));
+  info = lock_env_query(&e, &e.c1, "res");
+  ASSERT_EQ(0, info.held);
+  ASSERT_UGE(info.fence, a.token);
+
+  /* Every acquisition gets a token above all before. */
+  prev = a.token;
+  for (i = 0; i < 20; i++) {
+    lock_rec_t *h = i % 2 ? &a : &c;
+    ASSERT_OK(lock_rec_acquire(&e, h, 0, 5000));
+    ASSERT_UGT(h->token, prev);
+    prev = h->token;
+    ASSERT_OK(lock_rec_release(&e, h));
+  }
+  ASSERT_EQ(0, a.lost + c.lost);
+  lock_rec_close(&e, &a);
+  lock_rec_close(&e, &c);
+  lock_env_close(&e);
+}
+
+CONFORMANCE_IMPL(lock_query) {
+  char owner[FLEET_LOCK_OWNER_MAX + 1];
+  lock_rec_t a, w;
+  lock_env_t e;
+  lock_info_t info;
+
+  lock_env_init(&e, b->url);
+  info = lock_env_query(&e, &e.c1, "q");
+  ASSERT_OK(info.status);
+  ASSERT_EQ(0, info.held);
+  ASSERT_EQ(0, info.token);
+  ASSERT_EQ(0, info.fence);
+
+  /* An owner id of the longest size, with the separator in it. */
+  memset(owner, 'z', sizeof(owner) - 1);
+  owner[sizeof(owner) - 1] = '\0';
+  memcpy(owner, "12:x*", 5);
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "q", owner, 3000, NULL));
+  ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
+  info = lock_env_query(&e, &e.c2, "q");
+  ASSERT_EQ(1, info.held);
+  ASSERT_STR_EQ(owner, info.owner);
+  ASSERT_UEQ(a.token, info.token);
+  ASSERT_UEQ(a.token, info.fence);
+
+  /* A waiter marks the lease; the query still reads it right. */
+  ASSERT_OK(lock_rec_init(&w, &e.c2, "q", "waiter", 3000, NULL));
+  ASSERT_OK(fleet_lock_acquire(&w.lock, 5000, lock_rec_on_acquire, NULL));
+  lock_env_sleep(&e, 100);
+  ASSERT_EQ(0, w.acquired);
+  info = lock_env_query(&e, &e.c2, "q");
+  ASSERT_EQ(1, info.held);
+  ASSERT_STR_EQ(owner, info.owner);
+  ASSERT_UEQ(a.token, info.token);
+  ASSERT_UGT(info.fence, a.token);
+
+  ASSERT_OK(lock_rec_release(&e, &a));
+  ASSERT(lock_env_wait(&e, &w.acquired, 1, 5000));
+  ASSERT_OK(w.acq_status);
+  info = lock_env_query(&e, &e.c1, "q");
+  ASSERT_STR_EQ("waiter", info.owner);
+  ASSERT_UEQ(w.token, info.token);
+  lock_rec_close(&e, &a);
+  lock_rec_close(&e, &w);
+  lock_env_close(&e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Waiting                                                                  */
+
+/* A waiter wakes on the release message, long before its fallback timer
+ * (20 s) or the holder's TTL (10 s) would have made it retry. */
+CONFORMANCE_IMPL(lock_wait_wakeup) {
+  fleet_lock_options_t o;
+  lock_rec_t a, w;
+  lock_env_t e;
+  uint64_t t0;
+
+  lock_env_init(&e, b->url);
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "wake", "holder", 10000, NULL));
+  fleet_lock_options_init(&o);
+  o.retry_max_ms = 20000;
+  ASSERT_OK(lock_rec_init(&w, &e.c2, "wake", "waiter", 10000, &o));
+  ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
+  ASSERT_OK(fleet_lock_acquire(&w.lock, 15000, lock_rec_on_acquire, NULL));
+  lock_env_sleep(&e, 300);
+  ASSERT_EQ(0, w.acquired);
+  ASSERT_STR_EQ("waiting", lock_state(&w));
+  t0 = lock_env_now();
+  ASSERT_OK(lock_rec_release(&e, &a));
+  ASSERT(lock_env_wait(&e, &w.acquired, 1, 5000));
+  ASSERT_OK(w.acq_status);
+  ASSERT_LT(w.acquired_ms - t0, 2000);
+  ASSERT_UGT(w.token, a.token);
+  ASSERT(fleet_lock_held(&w.lock));
+  lock_rec_close(&e, &a);
+  lock_rec_close(&e, &w);
+  lock_env_close(&e);
+}
+
+/* A wait that runs out gives FLEET_ETIMEDOUT, and waiting does not hammer
+ * the backend: every attempt takes a token from the fence, and only a few
+ * were taken in the wait. */
+CONFORMANCE_IMPL(lock_wait_timeout) {
+  lock_rec_t a, w;
+  lock_env_t e;
+  lock_info_t info;
+  uint64_t t0;
+
+  lock_env_init(&e, b->url);
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "busy", "holder", 5000, NULL));
+  ASSERT_OK(lock_rec_init(&w, &e.c2, "busy", "waiter", 5000, NULL));
+  ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
+  t0 = lock_env_now();
+  ASSERT_ERR(FLEET_ETIMEDOUT, lock_rec_acquire(&e, &w, 400, 5000));
+  ASSERT_GE(w.acquired_ms - t0, 350);
+  ASSERT_LT(w.acquired_ms - t0, 3000);
+  ASSERT(!fleet_lock_held(&w.lock));
+  info = lock_env_query(&e, &e.c1, "busy");
+  ASSERT_UEQ(a.token, info.token);
+  ASSERT_ULE(info.fence - a.token, 4);
+  /* The handle can try again. */
+  ASSERT_OK(lock_rec_release(&e, &a));
+  ASSERT_OK(lock_rec_acquire(&e, &w, 400, 5000));
+  lock_rec_close(&e, &a);
+  lock_rec_close(&e, &w);
+  lock_env_close(&e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Expiry, loss, stale tokens                                               */
+
+typedef struct {
+  lock_rec_t *holder;
+  int holder_lost_first;
+  int holder_held;
+} takeover_check_t;
+
+/* The taker's acquire callback: at this moment the old holder must know
+ * it lost the lease. */
+static void on_takeover(fleet_lock_t *lock, int status, uint64_t token,
+                        void *arg) {
+  takeover_check_t *t = arg;
+
+  t->holder_lost_first = t->holder->lost;
+  t->holder_held = fleet_lock_held(&t->holder->lock);
+  lock_rec_on_acquire(lock, status, token, NULL);
+}
+
+/* A holder that does not renew loses its lease at its local deadline,
+ * before the server expires it; a waiter takes it over when the TTL runs
+ * out (no release is published), with a greater token; the old holder's
+ * renew and release are then refused and change nothing. */
+CONFORMANCE_IMPL(lock_expiry_takeover) {
+  fleet_lock_options_t o;
+  takeover_check_t check;
+  lock_rec_t a, w;
+  lock_env_t e;
+  lock_info_t info;
+
+  lock_env_init(&e, b->url);
+  fleet_lock_options_init(&o);
+  o.manual_renew = 1;
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "exp", "holder", 300, &o));
+  fleet_lock_options_init(&o);
+  o.retry_max_ms = 20000;
+  ASSERT_OK(lock_rec_init(&w, &e.c2, "exp", "taker", 300, &o));
+  ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
+  memset(&check, 0, sizeof(check));
+  check.holder = &a;
+  ASSERT_OK(fleet_lock_acquire(&w.lock, 10000, on_takeover, &check));
+  ASSERT(lock_env_wait(&e, &w.acquired, 1, 5000));
+  ASSERT_OK(w.acq_status);
+  ASSERT_UGT(w.token, a.token);
+  ASSERT_EQ(1, check.holder_lost_first);
+  ASSERT_EQ(0, check.holder_held);
+  ASSERT_ERR(FLEET_ETIMEDOUT, a.lost_status);
+  ASSERT_UEQ(a.token, a.lost_token);
+  ASSERT_STR_EQ("lost", lock_state(&a));
+  /* Lost locally before the server could hand the lease over: at least
+   * the TTL passed before the takeover, and less before the loss. */
+  ASSERT_GE(w.acquired_ms - a.acquired_ms, 290);
+  ASSERT_LT(a.lost_ms - a.acquired_ms, 300);
+  ASSERT_LE(a.lost_ms, w.acquired_ms);
+
+  ASSERT_ERR(FLEET_ESTALE, fleet_lock_renew(&a.lock, lock_rec_on_renew, 0));
+  ASSERT_ERR(FLEET_ESTALE, lock_rec_release(&e, &a));
+  info = lock_env_query(&e, &e.c1, "exp");
+  ASSERT_EQ(1, info.held);
+  ASSERT_STR_EQ("taker", info.owner);
+  ASSERT_UEQ(w.token, info.token);
+  ASSERT(fleet_lock_held(&w.lock));
+  ASSERT_EQ(1, a.lost);
+  ASSERT_EQ(0, w.lost);
+  ASSERT_OK(lock_rec_release(&e, &w));
+  lock_rec_close(&e, &a);
+  lock_rec_close(&e, &w);
+  lock_env_close(&e);
+}
+
+/* A manual renew extends the lease; after the lease is lost, a renew is
+ * refused at once. */
+CONFORMANCE_IMPL(lock_manual_renew) {
+  fleet_lock_options_t o;
+  lock_rec_t a;
+  lock_env_t e;
+  int i;
+
+  lock_env_init(&e, b->url);
+  fleet_lock_options_init(&o);
+  o.manual_renew = 1;
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "man", "holder", 300, &o));
+  ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
+  for (i = 0; i < 6; i++) {
+    lock_env_sleep(&e, 100);
+    ASSERT_OK(lock_rec_renew(&e, &a));
+    ASSERT(fleet_lock_held(&a.lock));
+    ASSERT_UGT(fleet_lock_remaining_ms(&a.lock), 150);
+  }
+  ASSERT_EQ(0, a.lost);
+  ASSERT(lock_env_wait(&e, &a.lost, 1, 2000));
+  ASSERT_ERR(FLEET_ETIMEDOUT, a.lost_status);
+  ASSERT_ERR(FLEET_ESTALE, fleet_lock_renew(&a.lock, lock_rec_on_renew, 0));
+  lock_rec_close(&e, &a);
+  lock_env_close(&e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Auto-renewal                                                             */
+
+#define BATCH_LOCKS 10
+
+/* Leases outlive their TTL several times over while renewed, and all the
+ * leases of one client due together are renewed by one call per tick. */
+CONFORMANCE_IMPL(lock_auto_renew) {
+  lock_rec_t a, other, many[BATCH_LOCKS];
+  uint64_t batches0, leases0, batches, leases;
+  lock_env_t e;
+  lock_info_t info;
+  char name[32];
+  int i, acquired = 0;
+
+  lock_env_init(&e, b->url);
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "renew", "holder", 300, NULL));
+  ASSERT_OK(lock_rec_init(&other, &e.c2, "renew", "other", 300, NULL));
+  ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
+  lock_env_sleep(&e, 1200);
+  ASSERT_EQ(0, a.lost);
+  ASSERT(fleet_lock_held(&a.lock));
+  info = lock_env_query(&e, &e.c2, "renew");
+  ASSERT_UEQ(a.token, info.token);
+  ASSERT_GT(info.ttl_ms, 100);
+  ASSERT_ERR(FLEET_EBUSY, lock_rec_acquire(&e, &other, 0, 5000));
+
+  for (i = 0; i < BATCH_LOCKS; i++) {
+    snprintf(name, sizeof(name), "batch-%d", i);
+    ASSERT_OK(lock_rec_init(&many[i], &e.c2, name, "batcher", 300, NULL));
+    ASSERT_OK(fleet_lock_acquire(&many[i].lock, 0, lock_rec_on_acquire, 0));
+  }
+  for (i = 0; i < BATCH_LOCKS; i++) {
+    ASSERT(lock_env_wait(&e, &many[i].acquired, 1, 5000));
+    ASSERT_OK(many[i].acq_status);
+  }
+  fleet__lock_renewer_stats(&e.c2, &batches0, &leases0);
+  lock_env_sleep(&e, 800);
+  fleet__lock_renewer_stats(&e.c2, &batches, &leases);
+  ASSERT_UGE(batches - batches0, 3);
+  ASSERT_UEQ((uint64_t)BATCH_LOCKS * (batches - batches0), leases - leases0);
+  for (i = 0; i < BATCH_LOCKS; i++) {
+    ASSERT_EQ(0, many[i].lost);
+    acquired += fleet_lock_held(&many[i].lock);
+    lock_rec_close(&e, &many[i]);
+  }
+  ASSERT_EQ(BATCH_LOCKS, acquired);
+  ASSERT_EQ(0, a.lost);
+  lock_rec_close(&e, &a);
+  lock_rec_close(&e, &other);
+  lock_env_close(&e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Close                                                                    */
+
+static void close_in_acquire_cb(fleet_lock_t *lock, int status, uint64_t token,
+                                void *arg) {
+  lock_rec_on_acquire(lock, status, token, arg);
+  ASSERT_OK(fleet_lock_close(lock, lock_rec_on_close));
+  ASSERT_ERR(FLEET_ECLOSING, fleet_lock_release(lock, lock_rec_on_release, 0));
+}
+
+/* Closing cancels a wait, gives a held lease back, releases a lease granted
+ * to an attempt still in flight, and works from inside a callback. */
+CONFORMANCE_IMPL(lock_close) {
+  lock_rec_t a, w, c, d, f;
+  lock_env_t e;
+
+  lock_env_init(&e, b->url);
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "cl", "holder", 5000, NULL));
+  ASSERT_OK(lock_rec_init(&w, &e.c2, "cl", "waiter", 5000, NULL));
+  ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
+
+  /* A waiter: its acquire completes with FLEET_ECANCELED, after close. */
+  ASSERT_OK(fleet_lock_acquire(&w.lock, FLEET_LOCK_WAIT_FOREVER,
+                               lock_rec_on_acquire, NULL));
+  lock_env_sleep(&e, 100);
+  w.in_call = 1;
+  ASSERT_OK(fleet_lock_close(&w.lock, lock_rec_on_close));
+  w.in_call = 0;
+  ASSERT(lock_env_wait(&e, &w.closed, 1, 5000));
+  ASSERT_EQ(0, w.ran_in_call);
+  ASSERT_EQ(1, w.acquired);
+  ASSERT_ERR(FLEET_ECANCELED, w.acq_status);
+  ASSERT(fleet_lock_held(&a.lock));
+
+  /* A holder: closing releases the lease for others at once. */
+  lock_rec_close(&e, &a);
+  ASSERT_EQ(0, a.lost);
+  ASSERT_OK(lock_rec_init(&c, &e.c2, "cl", "second", 5000, NULL));
+  ASSERT_OK(lock_rec_acquire(&e, &c, 0, 5000));
+  ASSERT_UGT(c.token, a.token);
+
+  /* An attempt in flight when closing: the grant is given back. */
+  lock_rec_close(&e, &c);
+  ASSERT_OK(lock_rec_init(&d, &e.c1, "cl", "third", 5000, NULL));
+  ASSERT_OK(fleet_lock_acquire(&d.lock, 0, lock_rec_on_acquire, NULL));
+  ASSERT_OK(fleet_lock_close(&d.lock, lock_rec_on_close));
+  ASSERT(lock_env_wait(&e, &d.closed, 1, 5000));
+  ASSERT_ERR(FLEET_ECANCELED, d.acq_status);
+  ASSERT_OK(lock_rec_init(&f, &e.c2, "cl", "fourth", 5000, NULL));
+  ASSERT_OK(lock_rec_acquire(&e, &f, 0, 5000));
+
+  /* Closing from inside the acquire callback. */
+  lock_rec_close(&e, &f);
+  ASSERT_OK(lock_rec_init(&d, &e.c1, "cl", "fifth", 5000, NULL));
+  ASSERT_OK(fleet_lock_acquire(&d.lock, 0, close_in_acquire_cb, NULL));
+  ASSERT(lock_env_wait(&e, &d.closed, 1, 5000));
+  ASSERT_OK(d.acq_status);
+  ASSERT_OK(lock_rec_init(&f, &e.c2, "cl", "sixth", 5000, NULL));
+  ASSERT_OK(lock_rec_acquire(&e, &f, 0, 5000));
+  lock_rec_close(&e, &f);
+  lock_env_close(&e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Calls from inside callbacks                                              */
+
+#define CHAIN_ROUNDS 100
+
+typedef struct {
+  lock_rec_t rec;
+  int rounds;
+  uint64_t last;
+  int done;
+} chain_t;
+
+static void chain_on_release(fleet_lock_t *lock, int status, void *arg);
+
+static void chain_on_acquire(fleet_lock_t *lock, int status, uint64_t token,
+                             void *arg) {
+  chain_t *ch = arg;
+
+  ASSERT_OK(status);
+  ASSERT_UGT(token, ch->last);
+  ASSERT(fleet_lock_held(lock));
+  ch->last = token;
+  ASSERT_OK(fleet_lock_release(lock, chain_on_release, ch));
+  ASSERT(!fleet_lock_held(lock));
+}
+
+static void chain_on_release(fleet_lock_t *lock, int status, void *arg) {
+  chain_t *ch = arg;
+
+  ASSERT_OK(status);
+  if (++ch->rounds == CHAIN_ROUNDS) {
+    ASSERT_OK(fleet_lock_close(lock, lock_rec_on_close));
+    ch->done = 1;
+    return;
+  }
+  ASSERT_OK(fleet_lock_acquire(lock, 1000, chain_on_acquire, ch));
+}
+
+/* Acquire, release and close called from inside each other's callbacks,
+ * on two handles contending for one name. */
+CONFORMANCE_IMPL(lock_callback_chain) {
+  chain_t x, y;
+  lock_env_t e;
+
+  lock_env_init(&e, b->url);
+  memset(&x, 0, sizeof(x));
+  memset(&y, 0, sizeof(y));
+  ASSERT_OK(lock_rec_init(&x.rec, &e.c1, "chain", "x", 2000, NULL));
+  ASSERT_OK(lock_rec_init(&y.rec, &e.c2, "chain", "y", 2000, NULL));
+  ASSERT_OK(fleet_lock_acquire(&x.rec.lock, 1000, chain_on_acquire, &x));
+  ASSERT_OK(fleet_lock_acquire(&y.rec.lock, 1000, chain_on_acquire, &y));
+  ASSERT(lock_env_wait(&e, &x.rec.closed, 1, 20000));
+  ASSERT(lock_env_wait(&e, &y.rec.closed, 1, 20000));
+  ASSERT_EQ(CHAIN_ROUNDS, x.rounds);
+  ASSERT_EQ(CHAIN_ROUNDS, y.rounds);
+  ASSERT_EQ(0, x.rec.lost + y.rec.lost);
+  lock_env_close(&e);
+}
