@@ -1,6 +1,15 @@
-/* fleet-demo.c -- the demo program: a libuv process that embeds fleet.
+/* fleet-demo.c -- the async demo worker: a libuv program that embeds fleet
+ * and runs a durable job queue on it.
  *
- *   fleet-demo [--url URL] [--prefix P] ping [--count N]
+ *   fleet-demo [--url URL] [--prefix P] COMMAND [flags]
+ *
+ *   run      --jobs N --concurrency C --work-ms MS [--queue Q]
+ *   worker   --queue Q --concurrency C --work-ms MS [--fail-every K]
+ *            [--ledger FILE] [--claim-ttl-ms MS] [--heartbeat-ms MS]
+ *   enqueue  --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]
+ *            [--priority P] [--max-attempts A]
+ *   stats    --queue Q
+ *   ping     [--count N]
  *
  * Global options: --url (default memory://) and --prefix (default fleet).
  * Exits non-zero with a one-line error on stderr for a bad URL, a backend
@@ -9,67 +18,109 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fleet.h"
+#include "demo.h"
 
-typedef struct {
-  const char *url;
-  const char *prefix;
-  int argc;
-  char **argv;
-} demo_args_t;
+/* ------------------------------------------------------------------------ */
+/* Shared helpers                                                           */
 
-typedef struct {
-  uv_loop_t *loop;
-  fleet_client_t client;
-  int status; /* exit status */
-  long count, sent, done;
-  int ready; /* the client was ready at least once */
-  uint64_t started_ns;
-  uint64_t server_us;
-} demo_ping_t;
-
-static void demo_fail(const char *what, int err) {
+void demo_fail(const char *what, int err) {
   fprintf(stderr, "fleet-demo: %s: %s (%s)\n", what, fleet_strerror(err),
           fleet_err_name(err));
 }
 
-/* Parses a positive count; returns -1 when it is not one. */
-static long demo_count(const char *s) {
+int demo_int(const char *flag, const char *value, int64_t min, int64_t max,
+             int64_t *out) {
   char *end;
-  long v = strtol(s, &end, 10);
-  return (*s != '\0' && *end == '\0' && v > 0) ? v : -1;
+  long long v = strtoll(value, &end, 10);
+
+  if (*value == '\0' || *end != '\0' || v < min || v > max) {
+    fprintf(stderr,
+            "fleet-demo: %s wants an integer from %lld to %lld, not '%s'\n",
+            flag, (long long)min, (long long)max, value);
+    return 0;
+  }
+  *out = v;
+  return 1;
 }
 
-static void demo_on_close(fleet_client_t *client) {}
+int demo_flag(const demo_args_t *a, int *i, const char *flag) {
+  if (strcmp(a->argv[*i], flag) != 0 || *i + 1 >= a->argc)
+    return 0;
+  (*i)++;
+  return 1;
+}
 
-static void demo_finish(demo_ping_t *d, int status) {
-  if (d->status == 0)
-    d->status = status;
-  if (fleet_client_state(&d->client) != FLEET_CLIENT_CLOSED)
-    fleet_client_close(&d->client, demo_on_close);
+int demo_bad_flag(const char *cmd, const char *arg) {
+  fprintf(stderr, "fleet-demo: %s: bad flag '%s'\n", cmd, arg);
+  return 2;
 }
 
 /* A connection attempt failed before the client was ever ready: the
- * backend is unreachable, so say why and stop. */
+ * backend cannot be reached, so say why and stop. */
 static void demo_on_state(fleet_client_t *client, fleet_client_state_t state,
                           int status) {
-  demo_ping_t *d = client->data;
+  demo_client_t *c = client->data;
+
   if (state == FLEET_CLIENT_READY)
-    d->ready = 1;
-  if (state == FLEET_CLIENT_RECONNECTING && !d->ready) {
+    c->ready = 1;
+  if (state == FLEET_CLIENT_RECONNECTING && !c->ready && !c->failed) {
+    c->failed = 1;
     demo_fail("cannot reach the backend", status);
-    demo_finish(d, 1);
+    if (c->on_unreachable != NULL)
+      c->on_unreachable(c->arg);
+    else
+      demo_client_close(c);
   }
 }
 
+int demo_client_open(demo_client_t *c, const demo_args_t *a) {
+  fleet_client_options_t opts;
+  int err;
+
+  c->loop = uv_default_loop();
+  c->ready = c->failed = 0;
+  fleet_client_options_init(&opts);
+  opts.prefix = a->prefix;
+  opts.state_cb = demo_on_state;
+  c->client.data = c;
+  err = fleet_client_init(c->loop, &c->client, a->url, &opts);
+  if (err != 0) {
+    demo_fail(a->url, err);
+    return 1;
+  }
+  return 0;
+}
+
+void demo_client_close(demo_client_t *c) {
+  if (fleet_client_state(&c->client) != FLEET_CLIENT_CLOSED)
+    fleet_client_close(&c->client, NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* ping                                                                     */
+
+typedef struct {
+  demo_client_t c;
+  int status;
+  long count, sent, done;
+  uint64_t started_ns;
+  uint64_t server_us;
+} demo_ping_t;
+
+static void demo_ping_finish(demo_ping_t *d, int status) {
+  if (d->status == 0)
+    d->status = status;
+  demo_client_close(&d->c);
+}
+
 static void demo_on_ping(fleet_client_t *client, int status, void *arg) {
-  demo_ping_t *d = client->data;
+  demo_ping_t *d = arg;
 
   if (status == FLEET_ECANCELED)
     return;
   if (status != 0) {
     demo_fail("ping", status);
-    demo_finish(d, 1);
+    demo_ping_finish(d, 1);
     return;
   }
   if (++d->done == d->count) {
@@ -78,33 +129,33 @@ static void demo_on_ping(fleet_client_t *client, int status, void *arg) {
            secs, (double)d->done / secs,
            (unsigned long long)(d->server_us / 1000000),
            (unsigned long long)(d->server_us % 1000000));
-    demo_finish(d, 0);
+    demo_ping_finish(d, 0);
     return;
   }
-  if (d->sent < d->count && fleet_client_ping(client, demo_on_ping, NULL) == 0)
+  if (d->sent < d->count && fleet_client_ping(client, demo_on_ping, d) == 0)
     d->sent++;
 }
 
 static void demo_on_time(fleet_client_t *client, int status, uint64_t unix_us,
                          void *arg) {
-  demo_ping_t *d = client->data;
+  demo_ping_t *d = arg;
   long i;
 
   if (status == FLEET_ECANCELED)
     return;
   if (status != 0) {
     demo_fail("time", status);
-    demo_finish(d, 1);
+    demo_ping_finish(d, 1);
     return;
   }
   d->server_us = unix_us;
   d->started_ns = uv_hrtime();
   /* Keep up to 64 pings in flight. */
   for (i = 0; i < 64 && d->sent < d->count; i++) {
-    int err = fleet_client_ping(client, demo_on_ping, NULL);
+    int err = fleet_client_ping(client, demo_on_ping, d);
     if (err != 0) {
       demo_fail("ping", err);
-      demo_finish(d, 1);
+      demo_ping_finish(d, 1);
       return;
     }
     d->sent++;
@@ -112,45 +163,53 @@ static void demo_on_time(fleet_client_t *client, int status, uint64_t unix_us,
 }
 
 static int demo_ping(const demo_args_t *a) {
-  fleet_client_options_t opts;
   demo_ping_t d;
+  int64_t v;
   int i, err;
 
   memset(&d, 0, sizeof(d));
   d.count = 1000;
   for (i = 0; i < a->argc; i++) {
-    if (strcmp(a->argv[i], "--count") == 0 && i + 1 < a->argc &&
-        (d.count = demo_count(a->argv[++i])) > 0)
-      continue;
-    fprintf(stderr, "fleet-demo: ping: bad flag '%s'\n", a->argv[i]);
-    return 2;
+    if (demo_flag(a, &i, "--count")) {
+      if (!demo_int("--count", a->argv[i], 1, 100000000, &v))
+        return 2;
+      d.count = (long)v;
+    } else {
+      return demo_bad_flag("ping", a->argv[i]);
+    }
   }
-  d.loop = uv_default_loop();
-  fleet_client_options_init(&opts);
-  opts.prefix = a->prefix;
-  opts.state_cb = demo_on_state;
-  d.client.data = &d;
-  err = fleet_client_init(d.loop, &d.client, a->url, &opts);
-  if (err != 0) {
-    demo_fail(a->url, err);
+  if (demo_client_open(&d.c, a) != 0)
     return 1;
-  }
-  err = fleet_client_time(&d.client, demo_on_time, NULL);
+  err = fleet_client_time(&d.c.client, demo_on_time, &d);
   if (err != 0) {
     demo_fail("time", err);
-    demo_finish(&d, 1);
+    demo_ping_finish(&d, 1);
   }
-  uv_run(d.loop, UV_RUN_DEFAULT);
-  uv_loop_close(d.loop);
-  return d.status;
+  uv_run(d.c.loop, UV_RUN_DEFAULT);
+  uv_loop_close(d.c.loop);
+  return d.c.failed ? 1 : d.status;
 }
+
+/* ------------------------------------------------------------------------ */
+/* main                                                                     */
 
 static const struct {
   const char *name;
   int (*run)(const demo_args_t *a);
   const char *usage;
 } demo_commands[] = {
-    {"ping", demo_ping, "ping [--count N]   round trips to the backend"},
+    {"run", demo_run,
+     "run --jobs N --concurrency C --work-ms MS [--queue Q]\n"
+     "      produce N jobs and process them in this process"},
+    {"worker", demo_worker,
+     "worker --queue Q --concurrency C --work-ms MS [--fail-every K]\n"
+     "      [--ledger FILE] [--claim-ttl-ms MS] [--heartbeat-ms MS]\n"
+     "      process jobs until SIGINT or SIGTERM"},
+    {"enqueue", demo_enqueue,
+     "enqueue --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]\n"
+     "      [--priority P] [--max-attempts A]"},
+    {"stats", demo_stats, "stats --queue Q      job counts as JSON"},
+    {"ping", demo_ping, "ping [--count N]     round trips to the backend"},
 };
 
 static int demo_usage(void) {

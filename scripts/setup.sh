@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 fleet_install_deps
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j "$(nproc)"
-build/examples/fleet-demo ping --count 100000
+build/examples/fleet-demo run --jobs 20000 --concurrency 50 --work-ms 1

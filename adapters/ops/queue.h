@@ -1,8 +1,91 @@
 /* ops/queue.h -- the backend ops of the queue primitive, XX(ID, name, command)
- * as in FLEET__OP_MAP (adapters/backend.h), with KEYS, ARGV and reply. */
+ * as in FLEET__OP_MAP (adapters/backend.h), with KEYS, ARGV and reply.
+ *
+ * Every queue op takes one key, KEYS[1], the queue's hash tag
+ * "{<prefix>:<queue>}"; each key it touches is that tag followed by a
+ * suffix (docs/queue.md lists the schema), so one script touches one
+ * cluster slot. Times are ms on the backend clock (TIME). Integers travel
+ * as decimal strings. An id, a type and a token are strings; a token is
+ * the decimal fencing token the claim returned.
+ *
+ * Per-claim result codes of the batch ops: 1 done, 2 that claim already
+ * ended (completed, failed or released with this token), 0 stale (the job
+ * is not held with this token: recovered, re-claimed, or never claimed),
+ * -1 no such job.
+ *
+ * Job data that fleet did not write (a field that is not an integer, a
+ * malformed backoff) gives the error FLEET_EPROTO; a key of the wrong type
+ * gives WRONGTYPE, as Redis does.
+ *
+ *   QUEUE_ENQUEUE  ARGV: n, then 10 per job: id ("" to generate one), type,
+ *         payload, priority (-1000..1000), run_at_ms (0: none), delay_ms,
+ *         max_attempts, backoff ("fixed|exp:<base_ms>:<max_ms>:<jitter>"),
+ *         unique key ("" for none), unique_ttl_ms. A job runs at
+ *         max(run_at_ms, now + delay_ms): delayed when that is in the
+ *         future, else pending. Reply: {status, id} per job, flattened:
+ *         status 1 added; 0 the id exists already, or the unique key is held
+ *         (id is then the id it holds). Publishes on the wake channel when
+ *         it adds to an empty pending set or adds the earliest delayed job.
+ *   QUEUE_CLAIM  ARGV: n (0..1000), claim_ttl_ms. Moves up to 1000 due
+ *         delayed jobs to pending, then claims up to n pending jobs (highest
+ *         priority, then oldest first): each gets a new fencing token, one
+ *         more attempt and the deadline now + claim_ttl_ms (the claims hash
+ *         gets "<token>:<attempt>", the running zset the deadline), and
+ *         leaves its type's set. Reply: {now_ms,
+ *         deadline_ms, next_run_at_ms (-1: no delayed job), pending_left,
+ *         then id, type, payload, attempts, max_attempts, token per job}.
+ *   QUEUE_REFRESH  ARGV: claim_ttl_ms, then id, token per claim. Moves the
+ *         deadline of each claim still held to now + claim_ttl_ms. Reply:
+ *         {now_ms, deadline_ms, then 1 (refreshed) or 0 (stale) per claim}.
+ *   QUEUE_COMPLETE  ARGV: keep_count, keep_s, then id, token per claim.
+ *         Completes each claim still held (the done hash gets
+ *         "<now>:<token>:<attempt>", the completed list "<now>:<id>"); keeps
+ *         at most keep_count completed job records, none older than keep_s
+ *         seconds (0: no age bound), deleting up to 1000 older ones per
+ *         call. Reply: {now_ms, then a result code per claim}.
+ *   QUEUE_RELEASE  ARGV: id, token per claim. Puts each job still held back
+ *         in pending at its place, without counting the attempt. Reply:
+ *         {now_ms, then a result code per claim}.
+ *   QUEUE_FAIL  ARGV: id, token, error, rnd (0..2^32-1, for the jitter),
+ *         keep_count, keep_s (for dead jobs, as for QUEUE_COMPLETE). Records
+ *         the error; the job is retried after its backoff (delayed) or,
+ *         past max_attempts, dead. Reply: {1, run_at_ms} for a retry, {0, 0}
+ *         when dead. Errors: FLEET_ENOTFOUND, FLEET_ESTALE, FLEET_EALREADY.
+ *   QUEUE_RECOVER  ARGV: limit, keep_count, keep_s (dead jobs). Re-queues
+ *         up to `limit` jobs whose claim deadline passed (dead past
+ *         max_attempts), clearing their token. Reply: {now_ms, requeued,
+ *         dead, next_deadline_ms (-1: nothing running)}.
+ *   QUEUE_GET  ARGV: id. Reply: {state, attempts, max_attempts, priority,
+ *         type, payload, last_error (nil: none), created_ms, run_at_ms,
+ *         finished_ms, token} (0 for a time or token never set); a delayed
+ *         job that is due reads as "pending". Error: FLEET_ENOTFOUND.
+ *   QUEUE_CANCEL  ARGV: id. Deletes a pending or delayed job (and its
+ *         unique key). Reply: 1. Errors: FLEET_ENOTFOUND, FLEET_EBUSY
+ *         (running), FLEET_EALREADY (completed or dead).
+ *   QUEUE_COUNTS  ARGV: none. Reply: {pending, delayed, running, completed,
+ *         dead, completed_kept, dead_kept}: completed and dead count every
+ *         job ever; due delayed jobs count as pending.
+ *   QUEUE_LIST  ARGV: type, limit. Reply: {total, then up to `limit` ids}
+ *         of the queued (pending or delayed) jobs of that type, in no
+ *         particular order.
+ *   QUEUE_PURGE  ARGV: "completed" or "dead", limit. Deletes up to `limit`
+ *         of those job records, oldest first. Reply: {removed, left}.
+ */
 #ifndef FLEET_OPS_QUEUE_H
 #define FLEET_OPS_QUEUE_H
 
-#define FLEET__OPS_QUEUE(XX)
+#define FLEET__OPS_QUEUE(XX)                                                   \
+  XX(QUEUE_ENQUEUE, "queue_enqueue", NULL)                                     \
+  XX(QUEUE_CLAIM, "queue_claim", NULL)                                         \
+  XX(QUEUE_REFRESH, "queue_refresh", NULL)                                     \
+  XX(QUEUE_COMPLETE, "queue_complete", NULL)                                   \
+  XX(QUEUE_RELEASE, "queue_release", NULL)                                     \
+  XX(QUEUE_FAIL, "queue_fail", NULL)                                           \
+  XX(QUEUE_RECOVER, "queue_recover", NULL)                                     \
+  XX(QUEUE_GET, "queue_get", NULL)                                             \
+  XX(QUEUE_CANCEL, "queue_cancel", NULL)                                       \
+  XX(QUEUE_COUNTS, "queue_counts", NULL)                                       \
+  XX(QUEUE_LIST, "queue_list", NULL)                                           \
+  XX(QUEUE_PURGE, "queue_purge", NULL)
 
 #endif /* FLEET_OPS_QUEUE_H */

@@ -1,0 +1,58 @@
+/* demo.h -- what the files of fleet-demo share: global options, the
+ * client every subcommand opens, flag parsing and error lines. */
+#ifndef FLEET_DEMO_H
+#define FLEET_DEMO_H
+
+#include <stdint.h>
+
+#include "fleet.h"
+
+/* The global options and the subcommand's arguments. */
+typedef struct {
+  const char *url;
+  const char *prefix;
+  int argc;
+  char **argv;
+} demo_args_t;
+
+/* A client on the default loop that knows whether it was ever ready. */
+typedef struct {
+  uv_loop_t *loop;
+  fleet_client_t client;
+  int ready;  /* the client was ready at least once */
+  int failed; /* it could not reach the backend before that */
+  /* Called once if the backend cannot be reached at first; NULL to just
+   * close the client. */
+  void (*on_unreachable)(void *arg);
+  void *arg;
+} demo_client_t;
+
+/* Prints "fleet-demo: <what>: <message> (<name>)" on stderr. */
+void demo_fail(const char *what, int err);
+
+/* Opens the client for `a` on the default loop. Returns 0, or prints why
+ * and returns 1. */
+int demo_client_open(demo_client_t *c, const demo_args_t *a);
+
+/* Closes the client (no-op when closed already). */
+void demo_client_close(demo_client_t *c);
+
+/* Parses the value of `flag` as an integer in [min, max]; prints an error
+ * and returns 0 when it is not one. */
+int demo_int(const char *flag, const char *value, int64_t min, int64_t max,
+             int64_t *out);
+
+/* Whether argv[*i] is `flag` with a value after it: then advances *i to
+ * the value. */
+int demo_flag(const demo_args_t *a, int *i, const char *flag);
+
+/* Prints "fleet-demo: <cmd>: bad flag '<arg>'" and returns 2. */
+int demo_bad_flag(const char *cmd, const char *arg);
+
+/* The subcommands of demo_queue.c. */
+int demo_run(const demo_args_t *a);
+int demo_worker(const demo_args_t *a);
+int demo_enqueue(const demo_args_t *a);
+int demo_stats(const demo_args_t *a);
+
+#endif /* FLEET_DEMO_H */

@@ -1,0 +1,627 @@
+/* demo_queue.c -- fleet-demo's queue subcommands: run (produce and process
+ * in one process), worker (process until a signal), enqueue and stats. A
+ * job's work is a timer on the loop, never a sleep. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "demo.h"
+
+/* Jobs per enqueue call, and enqueue calls in flight at once. */
+#define DEMO_BATCH 1000
+#define DEMO_BATCHES_IN_FLIGHT 4
+
+/* How long a stopping worker waits for its jobs, in ms. */
+#define DEMO_STOP_MS 10000
+
+/* One job's work: a timer that finishes the job. One per unit of
+ * concurrency, reused. */
+typedef struct demo_work_s {
+  uv_timer_t timer;
+  fleet_job_t *job;
+  int fail;
+  struct demo_work_s *next;
+} demo_work_t;
+
+/* A worker process: run and worker share it. */
+typedef struct {
+  demo_client_t c;
+  const char *cmd;
+  const char *queue;
+  int64_t jobs; /* run: how many to produce */
+  int64_t concurrency;
+  int64_t work_ms;
+  int64_t fail_every; /* 0: never */
+  int64_t claim_ttl_ms;
+  int64_t heartbeat_ms;
+  const char *ledger;
+  int ledger_fd;
+
+  fleet_worker_t w;
+  int worker_open;
+  fleet_queue_t q; /* run: the producer */
+  int queue_open;
+  demo_work_t *works;
+  demo_work_t *free_works;
+  uv_signal_t sigint, sigterm;
+  uv_timer_t progress;
+  int tty;
+
+  int64_t produced, producing;
+  uint64_t handled, completed, failed, lost, errors;
+  uint64_t t0;
+  int stopping;
+  int status;
+} demo_worker_t;
+
+/* ------------------------------------------------------------------------ */
+/* Shutdown                                                                 */
+
+static void demo_on_handle_closed(uv_handle_t *h) {}
+
+/* The last step: every handle of ours is closed, then the client. */
+static void demo_worker_finish(demo_worker_t *d) {
+  int64_t i;
+
+  if (!uv_is_closing((uv_handle_t *)&d->sigint)) {
+    uv_close((uv_handle_t *)&d->sigint, demo_on_handle_closed);
+    uv_close((uv_handle_t *)&d->sigterm, demo_on_handle_closed);
+    uv_close((uv_handle_t *)&d->progress, demo_on_handle_closed);
+    for (i = 0; i < d->concurrency; i++)
+      uv_close((uv_handle_t *)&d->works[i].timer, demo_on_handle_closed);
+  }
+  demo_client_close(&d->c);
+}
+
+static void demo_on_queue_closed(fleet_queue_t *q) {
+  demo_worker_t *d = q->data;
+  d->queue_open = 0;
+  if (!d->worker_open)
+    demo_worker_finish(d);
+}
+
+static void demo_on_worker_closed(fleet_worker_t *w) {
+  demo_worker_t *d = w->data;
+  d->worker_open = 0;
+  if (d->queue_open)
+    fleet_queue_close(&d->q, demo_on_queue_closed);
+  else
+    demo_worker_finish(d);
+}
+
+static void demo_on_stopped(fleet_worker_t *w, int status) {
+  if (status != 0 && status != FLEET_ECANCELED)
+    demo_fail("stop", status);
+  fleet_worker_close(w, demo_on_worker_closed);
+}
+
+/* Stops gracefully (or, a second time, at once). */
+static void demo_shutdown(demo_worker_t *d, int status) {
+  if (d->status == 0)
+    d->status = status;
+  if (!d->worker_open) {
+    demo_on_worker_closed(&d->w);
+    return;
+  }
+  if (d->stopping++ == 0 &&
+      fleet_worker_stop(&d->w, DEMO_STOP_MS, demo_on_stopped) == 0)
+    return;
+  fleet_worker_close(&d->w, demo_on_worker_closed);
+}
+
+static void demo_on_signal(uv_signal_t *s, int signum) {
+  demo_shutdown(s->data, 0);
+}
+
+/* The backend was never reached: close at once rather than wait for the
+ * calls in flight to time out. */
+static void demo_on_unreachable(void *arg) {
+  demo_worker_t *d = arg;
+  d->stopping++;
+  demo_shutdown(d, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Handling jobs                                                            */
+
+static void demo_on_work(uv_timer_t *t) {
+  demo_work_t *work = t->data;
+  demo_worker_t *d = t->loop->data;
+  fleet_job_t *job = work->job;
+  int err;
+
+  work->next = d->free_works;
+  d->free_works = work;
+  if (work->fail) {
+    char msg[64];
+    int n = snprintf(msg, sizeof(msg), "fail-every %" PRId64 " (attempt %u)",
+                     d->fail_every, (unsigned)job->attempts);
+    err = fleet_job_fail(job, msg, (size_t)n);
+  } else {
+    err = fleet_job_complete(job);
+  }
+  if (err != 0)
+    demo_fail("finish", err);
+}
+
+static void demo_handler(fleet_worker_t *w, fleet_job_t *job) {
+  demo_worker_t *d = w->data;
+  demo_work_t *work = d->free_works;
+
+  d->handled++;
+  d->free_works = work->next;
+  work->job = job;
+  work->fail = d->fail_every > 0 && d->handled % (uint64_t)d->fail_every == 0;
+  uv_timer_start(&work->timer, demo_on_work, (uint64_t)d->work_ms, 0);
+}
+
+static void demo_lost(fleet_worker_t *w, fleet_job_t *job, int status) {
+  demo_worker_t *d = w->data;
+  d->lost++;
+}
+
+/* Appends "<id>\n" to the ledger in one write: with O_APPEND, lines of
+ * several processes stay whole. */
+static void demo_ledger_write(demo_worker_t *d, const fleet_job_t *job) {
+  char line[FLEET_JOB_ID_MAX + 2];
+  size_t len = job->id_len + 1;
+
+  memcpy(line, job->id, job->id_len);
+  line[job->id_len] = '\n';
+  if (write(d->ledger_fd, line, len) != (ssize_t)len) {
+    demo_fail("ledger write", FLEET_EBACKEND);
+    d->status = 1;
+  }
+}
+
+static void demo_done(fleet_worker_t *w, fleet_job_t *job,
+                      fleet_job_action_t action, int status) {
+  demo_worker_t *d = w->data;
+  int accepted = status == 0 || status == FLEET_EALREADY;
+
+  if (action == FLEET_JOB_COMPLETE && accepted) {
+    d->completed++;
+    if (d->ledger_fd >= 0)
+      demo_ledger_write(d, job);
+  } else if (action == FLEET_JOB_FAIL && accepted) {
+    d->failed++;
+  } else if (status != FLEET_ECANCELED) {
+    d->errors++;
+  }
+  if (d->jobs > 0 && d->completed + d->errors >= (uint64_t)d->jobs &&
+      d->produced == d->jobs && !d->stopping)
+    demo_shutdown(d, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Producing (run)                                                          */
+
+static void demo_produce(demo_worker_t *d);
+
+static void demo_on_enqueued(fleet_queue_t *q, int status,
+                             const fleet_enqueue_result_t *r, size_t n,
+                             void *arg) {
+  demo_worker_t *d = q->data;
+  int64_t batch = (int64_t)(intptr_t)arg;
+
+  d->producing--;
+  if (status == FLEET_ECANCELED)
+    return;
+  if (status != 0) {
+    demo_fail("enqueue", status);
+    demo_shutdown(d, 1);
+    return;
+  }
+  d->produced += batch;
+  demo_produce(d);
+}
+
+static void demo_produce(demo_worker_t *d) {
+  static const char payload[] = "demo job";
+  fleet_job_spec_t specs[DEMO_BATCH];
+  int64_t i, n;
+  int err;
+
+  for (i = 0; i < DEMO_BATCH; i++)
+    fleet_job_spec_init(&specs[i], "demo", payload, sizeof(payload) - 1);
+  while (d->producing < DEMO_BATCHES_IN_FLIGHT && !d->stopping) {
+    n = d->jobs - d->produced - d->producing * DEMO_BATCH;
+    if (n <= 0)
+      return;
+    if (n > DEMO_BATCH)
+      n = DEMO_BATCH;
+    /* Batches in flight are full ones but the last: `producing` counts
+     * calls, and the last one is the only short one. */
+    err = fleet_queue_enqueue(&d->q, specs, (size_t)n, demo_on_enqueued,
+                              (void *)(intptr_t)n);
+    if (err != 0) {
+      demo_fail("enqueue", err);
+      demo_shutdown(d, 1);
+      return;
+    }
+    d->producing++;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Progress and summary                                                     */
+
+static double demo_elapsed(const demo_worker_t *d) {
+  return (double)(uv_hrtime() - d->t0) / 1e9;
+}
+
+static void demo_on_progress(uv_timer_t *t) {
+  demo_worker_t *d = t->data;
+  double secs = demo_elapsed(d);
+
+  fprintf(stderr,
+          "\r%s: produced %" PRId64 ", completed %" PRIu64 " (%.0f jobs/s)   ",
+          d->cmd, d->produced, d->completed,
+          secs > 0 ? (double)d->completed / secs : 0.0);
+}
+
+static void demo_summary(const demo_worker_t *d) {
+  double secs = demo_elapsed(d);
+
+  if (d->tty)
+    fprintf(stderr, "\r%*s\r", 70, "");
+  printf("%s: %" PRIu64 " jobs completed in %.2f s (%.0f jobs/s), "
+         "concurrency %" PRId64 ", work %" PRId64 " ms; %" PRIu64
+         " failed attempts, %" PRIu64 " lost claims, %" PRIu64 " errors\n",
+         d->cmd, d->completed, secs, secs > 0 ? (double)d->completed / secs : 0,
+         d->concurrency, d->work_ms, d->failed, d->lost, d->errors);
+}
+
+/* ------------------------------------------------------------------------ */
+/* run and worker                                                           */
+
+/* Parses the flags of run (`run` 1) or worker. Returns 0 or 2. */
+static int demo_worker_flags(demo_worker_t *d, const demo_args_t *a, int run) {
+  int i, have_c = 0, have_w = 0, have_n = !run, have_q = run;
+
+  for (i = 0; i < a->argc; i++) {
+    const char *f = a->argv[i];
+    if (run && demo_flag(a, &i, "--jobs")) {
+      if (!demo_int(f, a->argv[i], 1, 100000000, &d->jobs))
+        return 2;
+      have_n = 1;
+    } else if (demo_flag(a, &i, "--concurrency")) {
+      if (!demo_int(f, a->argv[i], 1, 10000, &d->concurrency))
+        return 2;
+      have_c = 1;
+    } else if (demo_flag(a, &i, "--work-ms")) {
+      if (!demo_int(f, a->argv[i], 0, 3600000, &d->work_ms))
+        return 2;
+      have_w = 1;
+    } else if (demo_flag(a, &i, "--queue")) {
+      d->queue = a->argv[i];
+      have_q = 1;
+    } else if (!run && demo_flag(a, &i, "--fail-every")) {
+      if (!demo_int(f, a->argv[i], 1, INT32_MAX, &d->fail_every))
+        return 2;
+    } else if (!run && demo_flag(a, &i, "--ledger")) {
+      d->ledger = a->argv[i];
+    } else if (!run && demo_flag(a, &i, "--claim-ttl-ms")) {
+      if (!demo_int(f, a->argv[i], 10, UINT32_MAX, &d->claim_ttl_ms))
+        return 2;
+    } else if (!run && demo_flag(a, &i, "--heartbeat-ms")) {
+      if (!demo_int(f, a->argv[i], 1, UINT32_MAX, &d->heartbeat_ms))
+        return 2;
+    } else {
+      return demo_bad_flag(d->cmd, f);
+    }
+  }
+  if (!have_n || !have_c || !have_w || !have_q) {
+    fprintf(stderr, "fleet-demo: %s: %s are required\n", d->cmd,
+            run ? "--jobs, --concurrency and --work-ms"
+                : "--queue, --concurrency and --work-ms");
+    return 2;
+  }
+  return 0;
+}
+
+static int demo_worker_main(const demo_args_t *a, int run) {
+  fleet_worker_options_t o;
+  demo_worker_t d;
+  uv_loop_t *loop;
+  int64_t i;
+  int err;
+
+  memset(&d, 0, sizeof(d));
+  d.cmd = run ? "run" : "worker";
+  d.queue = "demo";
+  d.ledger_fd = -1;
+  fleet_worker_options_init(&o);
+  d.claim_ttl_ms = o.claim_ttl_ms;
+  d.heartbeat_ms = o.heartbeat_ms;
+  if ((err = demo_worker_flags(&d, a, run)) != 0)
+    return err;
+  o.concurrency = (uint32_t)d.concurrency;
+  o.claim_ttl_ms = (uint32_t)d.claim_ttl_ms;
+  o.heartbeat_ms = (uint32_t)d.heartbeat_ms;
+  o.handler = demo_handler;
+  o.done_cb = demo_done;
+  o.lost_cb = demo_lost;
+  if (o.heartbeat_ms >= o.claim_ttl_ms - o.claim_ttl_ms / 10 - 1) {
+    fprintf(stderr, "fleet-demo: worker: --heartbeat-ms must be below 90 %% "
+                    "of --claim-ttl-ms\n");
+    return 2;
+  }
+  if (d.ledger != NULL &&
+      (d.ledger_fd = open(d.ledger, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                          0644)) < 0) {
+    perror("fleet-demo: worker: --ledger");
+    return 1;
+  }
+  d.works = calloc((size_t)d.concurrency, sizeof(*d.works));
+  if (d.works == NULL || demo_client_open(&d.c, a) != 0) {
+    free(d.works);
+    return 1;
+  }
+  d.c.on_unreachable = demo_on_unreachable;
+  d.c.arg = &d;
+  loop = d.c.loop;
+  loop->data = &d;
+  for (i = 0; i < d.concurrency; i++) {
+    uv_timer_init(loop, &d.works[i].timer);
+    d.works[i].timer.data = &d.works[i];
+    d.works[i].next = d.free_works;
+    d.free_works = &d.works[i];
+  }
+  uv_signal_init(loop, &d.sigint);
+  uv_signal_init(loop, &d.sigterm);
+  d.sigint.data = d.sigterm.data = &d;
+  uv_signal_start(&d.sigint, demo_on_signal, SIGINT);
+  uv_signal_start(&d.sigterm, demo_on_signal, SIGTERM);
+  uv_timer_init(loop, &d.progress);
+  d.progress.data = &d;
+  d.tty = run && isatty(STDERR_FILENO);
+  if (d.tty)
+    uv_timer_start(&d.progress, demo_on_progress, 100, 100);
+  d.w.data = &d;
+  d.q.data = &d;
+  err = fleet_worker_init(&d.c.client, &d.w, d.queue, &o);
+  if (err == 0) {
+    d.worker_open = 1;
+    err = fleet_worker_start(&d.w);
+  }
+  if (err == 0 && run) {
+    err = fleet_queue_init(&d.c.client, &d.q, d.queue, NULL);
+    d.queue_open = err == 0;
+  }
+  d.t0 = uv_hrtime();
+  if (err != 0) {
+    demo_fail(d.cmd, err);
+    demo_shutdown(&d, 1);
+  } else if (run) {
+    demo_produce(&d);
+  }
+  uv_run(loop, UV_RUN_DEFAULT);
+  if (d.c.failed)
+    d.status = 1;
+  else
+    demo_summary(&d);
+  uv_loop_close(loop);
+  free(d.works);
+  if (d.ledger_fd >= 0)
+    close(d.ledger_fd);
+  return d.status;
+}
+
+int demo_run(const demo_args_t *a) {
+  return demo_worker_main(a, 1);
+}
+
+int demo_worker(const demo_args_t *a) {
+  return demo_worker_main(a, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* enqueue and stats                                                        */
+
+typedef struct {
+  demo_client_t c;
+  fleet_queue_t q;
+  int queue_open;
+  fleet_job_spec_t spec;
+  int64_t count, sent, added;
+  char *payload;
+  int status;
+} demo_producer_t;
+
+static void demo_producer_closed(fleet_queue_t *q) {
+  demo_producer_t *p = q->data;
+  demo_client_close(&p->c);
+}
+
+static void demo_producer_finish(demo_producer_t *p, int status) {
+  if (p->status == 0)
+    p->status = status;
+  if (p->queue_open) {
+    p->queue_open = 0;
+    fleet_queue_close(&p->q, demo_producer_closed);
+  }
+}
+
+static void demo_producer_unreachable(void *arg) {
+  demo_producer_finish(arg, 1);
+}
+
+static void demo_enqueue_next(demo_producer_t *p);
+
+static void demo_on_added(fleet_queue_t *q, int status,
+                          const fleet_enqueue_result_t *r, size_t n,
+                          void *arg) {
+  demo_producer_t *p = q->data;
+  size_t i;
+
+  if (status == FLEET_ECANCELED)
+    return;
+  if (status != 0) {
+    demo_fail("enqueue", status);
+    demo_producer_finish(p, 1);
+    return;
+  }
+  for (i = 0; i < n; i++)
+    p->added += r[i].status == 0;
+  demo_enqueue_next(p);
+}
+
+static void demo_enqueue_next(demo_producer_t *p) {
+  fleet_job_spec_t specs[DEMO_BATCH];
+  int64_t n = p->count - p->sent, i;
+  int err;
+
+  if (n <= 0) {
+    printf("%" PRId64 "\n", p->added);
+    demo_producer_finish(p, 0);
+    return;
+  }
+  if (n > DEMO_BATCH)
+    n = DEMO_BATCH;
+  for (i = 0; i < n; i++)
+    specs[i] = p->spec;
+  err = fleet_queue_enqueue(&p->q, specs, (size_t)n, demo_on_added, NULL);
+  if (err != 0) {
+    demo_fail("enqueue", err);
+    demo_producer_finish(p, err == FLEET_EINVAL ? 2 : 1);
+    return;
+  }
+  p->sent += n;
+}
+
+/* Opens the client and the queue of a producer command. */
+static int demo_producer_open(demo_producer_t *p, const demo_args_t *a,
+                              const char *queue) {
+  int err;
+
+  if (demo_client_open(&p->c, a) != 0)
+    return 1;
+  p->c.on_unreachable = demo_producer_unreachable;
+  p->c.arg = p;
+  p->q.data = p;
+  err = fleet_queue_init(&p->c.client, &p->q, queue, NULL);
+  if (err != 0) {
+    demo_fail(queue, err);
+    demo_client_close(&p->c);
+    uv_run(p->c.loop, UV_RUN_DEFAULT);
+    return 1;
+  }
+  p->queue_open = 1;
+  return 0;
+}
+
+int demo_enqueue(const demo_args_t *a) {
+  demo_producer_t p;
+  const char *queue = NULL, *type = "demo";
+  int64_t size = 16, v;
+  int i;
+
+  memset(&p, 0, sizeof(p));
+  fleet_job_spec_init(&p.spec, type, NULL, 0);
+  for (i = 0; i < a->argc; i++) {
+    const char *f = a->argv[i];
+    if (demo_flag(a, &i, "--queue"))
+      queue = a->argv[i];
+    else if (demo_flag(a, &i, "--count")) {
+      if (!demo_int(f, a->argv[i], 1, 100000000, &p.count))
+        return 2;
+    } else if (demo_flag(a, &i, "--size")) {
+      if (!demo_int(f, a->argv[i], 0, FLEET_JOB_PAYLOAD_MAX, &size))
+        return 2;
+    } else if (demo_flag(a, &i, "--type"))
+      type = a->argv[i];
+    else if (demo_flag(a, &i, "--delay-ms")) {
+      if (!demo_int(f, a->argv[i], 0, INT64_C(1) << 40, &v))
+        return 2;
+      p.spec.delay_ms = (uint64_t)v;
+    } else if (demo_flag(a, &i, "--priority")) {
+      if (!demo_int(f, a->argv[i], FLEET_JOB_PRIORITY_MIN,
+                    FLEET_JOB_PRIORITY_MAX, &v))
+        return 2;
+      p.spec.priority = (int)v;
+    } else if (demo_flag(a, &i, "--max-attempts")) {
+      if (!demo_int(f, a->argv[i], 1, UINT32_MAX, &v))
+        return 2;
+      p.spec.max_attempts = (uint32_t)v;
+    } else
+      return demo_bad_flag("enqueue", f);
+  }
+  if (queue == NULL || p.count == 0) {
+    fprintf(stderr, "fleet-demo: enqueue: --queue and --count are required\n");
+    return 2;
+  }
+  p.spec.type = type;
+  p.payload = malloc((size_t)size + 1);
+  if (p.payload == NULL)
+    return 1;
+  memset(p.payload, 'x', (size_t)size);
+  p.spec.payload.base = p.payload;
+  p.spec.payload.len = (size_t)size;
+  if (demo_producer_open(&p, a, queue) != 0) {
+    free(p.payload);
+    return 1;
+  }
+  demo_enqueue_next(&p);
+  uv_run(p.c.loop, UV_RUN_DEFAULT);
+  uv_loop_close(p.c.loop);
+  free(p.payload);
+  return p.c.failed ? 1 : p.status;
+}
+
+static void demo_on_counts(fleet_queue_t *q, int status,
+                           const fleet_queue_counts_t *c, void *arg) {
+  demo_producer_t *p = q->data;
+
+  if (status == FLEET_ECANCELED)
+    return;
+  if (status != 0) {
+    demo_fail("stats", status);
+    demo_producer_finish(p, 1);
+    return;
+  }
+  printf("{\"queue\":\"%s\",\"pending\":%" PRIu64 ",\"delayed\":%" PRIu64
+         ",\"running\":%" PRIu64 ",\"completed\":%" PRIu64 ",\"dead\":%" PRIu64
+         ",\"completed_kept\":%" PRIu64 ",\"dead_kept\":%" PRIu64 "}\n",
+         fleet_queue_name(q), c->pending, c->delayed, c->running, c->completed,
+         c->dead, c->completed_kept, c->dead_kept);
+  demo_producer_finish(p, 0);
+}
+
+int demo_stats(const demo_args_t *a) {
+  demo_producer_t p;
+  const char *queue = NULL;
+  int i, err;
+
+  memset(&p, 0, sizeof(p));
+  for (i = 0; i < a->argc; i++) {
+    if (demo_flag(a, &i, "--queue"))
+      queue = a->argv[i];
+    else
+      return demo_bad_flag("stats", a->argv[i]);
+  }
+  if (queue == NULL) {
+    fprintf(stderr, "fleet-demo: stats: --queue is required\n");
+    return 2;
+  }
+  for (i = 0; queue[i] != '\0'; i++) {
+    if (queue[i] == '"' || queue[i] == '\\' || (unsigned char)queue[i] < 32) {
+      fprintf(stderr, "fleet-demo: stats: the queue name is not JSON-safe\n");
+      return 2;
+    }
+  }
+  if (demo_producer_open(&p, a, queue) != 0)
+    return 1;
+  err = fleet_queue_counts(&p.q, demo_on_counts, NULL);
+  if (err != 0) {
+    demo_fail("stats", err);
+    demo_producer_finish(&p, 1);
+  }
+  uv_run(p.c.loop, UV_RUN_DEFAULT);
+  uv_loop_close(p.c.loop);
+  return p.c.failed ? 1 : p.status;
+}

@@ -1,0 +1,394 @@
+/* fleet/queue.h -- the durable job queue: producing jobs, claiming them with
+ * fencing tokens, heartbeats, completion, retries and stale-claim recovery.
+ * (fleet/worker.h builds a worker on top of it.) */
+#ifndef FLEET_QUEUE_H
+#define FLEET_QUEUE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fleet_queue_s fleet_queue_t;
+typedef struct fleet_worker_s fleet_worker_t;
+
+/* Limits, checked at the API boundary (FLEET_EINVAL or FLEET_E2BIG, and
+ * nothing is written). Ids, types and unique keys are NUL-terminated
+ * strings of 1 to their maximum bytes. */
+#define FLEET_JOB_ID_MAX 256
+#define FLEET_JOB_TYPE_MAX 128
+#define FLEET_JOB_UNIQUE_MAX 256
+#define FLEET_JOB_PAYLOAD_MAX (64u * 1024 * 1024)
+#define FLEET_JOB_ERROR_MAX (64u * 1024)
+#define FLEET_JOB_PRIORITY_MIN (-1000)
+#define FLEET_JOB_PRIORITY_MAX 1000
+/* Jobs per enqueue call, claims per claim, refresh, complete or release
+ * call. */
+#define FLEET_QUEUE_BATCH_MAX 1000
+
+/* The states of a job: XX(name, string). The string is what the job's
+ * "state" field holds in the backend. */
+#define FLEET_JOB_STATE_MAP(XX)                                                \
+  XX(PENDING, "pending")                                                       \
+  XX(DELAYED, "delayed")                                                       \
+  XX(RUNNING, "running")                                                       \
+  XX(COMPLETED, "completed")                                                   \
+  XX(DEAD, "dead")
+
+typedef enum {
+#define FLEET__JOB_STATE_ENUM(name, str) FLEET_JOB_##name,
+  FLEET_JOB_STATE_MAP(FLEET__JOB_STATE_ENUM)
+#undef FLEET__JOB_STATE_ENUM
+} fleet_job_state_t;
+
+/* The name of a state ("pending"); never NULL ("unknown" when out of
+ * range). */
+const char *fleet_job_state_name(fleet_job_state_t state);
+
+/* How a failed job waits before its next attempt. */
+typedef enum {
+  /* backoff_ms every time. */
+  FLEET_BACKOFF_FIXED,
+  /* backoff_ms, then twice as long after each failure, up to
+   * backoff_max_ms. */
+  FLEET_BACKOFF_EXPONENTIAL
+} fleet_backoff_t;
+
+/* One job to enqueue. Fill with fleet_job_spec_init(), then change what
+ * differs. fleet does not take ownership of anything it points to; it is
+ * only read during the enqueue call. */
+typedef struct {
+  /* The job type, required: 1 to FLEET_JOB_TYPE_MAX bytes. */
+  const char *type;
+  /* Binary-safe, up to FLEET_JOB_PAYLOAD_MAX bytes; may be empty. */
+  fleet_bytes_t payload;
+  /* NULL for an id fleet generates (a decimal number), or one of your own:
+   * 1 to FLEET_JOB_ID_MAX bytes, not made of digits only (those are
+   * fleet's). A job with the same id that still exists makes the enqueue
+   * of this one fail with FLEET_EEXIST. */
+  const char *id;
+  /* FLEET_JOB_PRIORITY_MIN..MAX, default 0: higher runs first; jobs of one
+   * priority run oldest first. */
+  int priority;
+  /* The job becomes pending at max(run_at_ms, now + delay_ms), on the
+   * backend clock (unix ms); until then it is delayed. Both 0 by
+   * default: pending at once. */
+  uint64_t delay_ms;
+  uint64_t run_at_ms;
+  /* Attempts before the job is dead: 1 or more, default 3. */
+  uint32_t max_attempts;
+  /* Retry backoff: default FLEET_BACKOFF_EXPONENTIAL from 1000 ms up to
+   * 3600000 ms, with up to 20 % jitter taken off each delay (0..100). A
+   * delay of 0 retries after 1 ms. */
+  fleet_backoff_t backoff;
+  uint32_t backoff_ms;
+  uint32_t backoff_max_ms;
+  uint32_t backoff_jitter_pct;
+  /* NULL, or a uniqueness key of 1 to FLEET_JOB_UNIQUE_MAX bytes: while a
+   * key is held (unique_ttl_ms from the enqueue, or until the job is
+   * cancelled), another job with it is refused with FLEET_EEXIST.
+   * unique_ttl_ms must then be at least 1. */
+  const char *unique_key;
+  uint64_t unique_ttl_ms;
+} fleet_job_spec_t;
+
+/* Fills `spec` with the defaults above and the given type and payload
+ * (neither is copied). */
+void fleet_job_spec_init(fleet_job_spec_t *spec, const char *type,
+                         const void *payload, size_t len);
+
+/* How long finished job records are kept. The counters of
+ * fleet_queue_counts() count every job ever finished, whatever is kept. */
+typedef struct {
+  /* Completed job records kept at most (default 1000; 0: each one is
+   * deleted as it completes), and their largest age in seconds (default
+   * 3600; 0: no age bound). */
+  uint32_t keep_completed;
+  uint32_t keep_completed_s;
+  /* The same for dead jobs: default 10000 and 604800 (7 days). */
+  uint32_t keep_dead;
+  uint32_t keep_dead_s;
+} fleet_queue_options_t;
+
+/* Fills `options` with the defaults. Every field is used as given. */
+void fleet_queue_options_init(fleet_queue_options_t *options);
+
+struct fleet_queue_s {
+  /* For the user; fleet never reads or writes it. */
+  void *data;
+  /* Private. */
+  struct fleet__queue_s *internal_;
+};
+
+/* A claimed job. Every pointer is valid until the callback that hands it
+ * out returns (a worker's job: until it is finished, see fleet/worker.h);
+ * copy what you keep. Strings are NUL-terminated. */
+typedef struct fleet_job_s {
+  /* For the user; fleet never reads or writes it. */
+  void *data;
+  const char *id;
+  size_t id_len;
+  const char *type;
+  size_t type_len;
+  fleet_bytes_t payload;
+  /* This attempt (1 for the first) and the most the job gets. */
+  uint32_t attempts;
+  uint32_t max_attempts;
+  /* The fencing token of this claim: greater than every token the queue
+   * issued before. Refresh, complete, fail and release must present it. */
+  uint64_t token;
+  /* The claim deadline on the backend clock (unix ms), as of the claim. */
+  uint64_t deadline_ms;
+  /* The worker that holds the job, NULL for fleet_queue_claim(). */
+  fleet_worker_t *worker;
+} fleet_job_t;
+
+/* A claim to refresh, complete, fail or release: a job id and the token
+ * its claim returned. */
+typedef struct {
+  const char *id;
+  uint64_t token;
+} fleet_claim_t;
+
+/* What a claim call learned besides the jobs. */
+typedef struct {
+  /* The backend clock when the claim ran (unix ms). */
+  uint64_t now_ms;
+  /* The deadline of the claims it made (unix ms). */
+  uint64_t deadline_ms;
+  /* When the earliest delayed job becomes due (unix ms), or 0 when no job
+   * is delayed. */
+  uint64_t next_run_at_ms;
+  /* Pending jobs left after the claim. */
+  uint64_t pending;
+} fleet_claim_info_t;
+
+/* The result of one job of an enqueue call. */
+typedef struct {
+  /* 0 (added) or FLEET_EEXIST (a job with this id exists, or the unique
+   * key is held; `id` is then the id of the job that holds it). */
+  int status;
+  const char *id;
+  size_t id_len;
+} fleet_enqueue_result_t;
+
+/* What fleet_queue_get() reads. Pointers are valid until the callback
+ * returns. */
+typedef struct {
+  fleet_job_state_t state;
+  uint32_t attempts;
+  uint32_t max_attempts;
+  int priority;
+  const char *type;
+  fleet_bytes_t payload;
+  /* The error of the last failed attempt (or "claim expired" when a claim
+   * ran out), NULL when none. */
+  const char *last_error;
+  size_t last_error_len;
+  /* Unix ms on the backend clock; 0 when never set. run_at_ms is when the
+   * job was (last) due to run after a delay or a retry backoff. */
+  uint64_t created_ms;
+  uint64_t run_at_ms;
+  uint64_t finished_ms;
+  /* The token of the current or last claim; 0 when none is valid. */
+  uint64_t token;
+} fleet_job_info_t;
+
+/* Job counts. `completed` and `dead` count every job that ever got there;
+ * the *_kept ones count the records still kept. A delayed job whose time
+ * has come counts as pending. */
+typedef struct {
+  uint64_t pending;
+  uint64_t delayed;
+  uint64_t running;
+  uint64_t completed;
+  uint64_t dead;
+  uint64_t completed_kept;
+  uint64_t dead_kept;
+} fleet_queue_counts_t;
+
+/* What fleet_queue_recover() did. */
+typedef struct {
+  uint64_t now_ms;
+  uint64_t requeued; /* back in pending */
+  uint64_t dead;     /* past max_attempts */
+  /* The earliest claim deadline still running (unix ms), 0 when none. */
+  uint64_t next_deadline_ms;
+} fleet_recover_info_t;
+
+/* Callbacks. Each runs once, after the call that issued it returned, with
+ * `status` 0 or a negative error; on error the other arguments are empty
+ * (NULL, 0). FLEET_ECANCELED means the queue handle was closed first.
+ * Backend errors: FLEET_EUNAVAILABLE, FLEET_ETIMEDOUT, FLEET_ECONNLOST (the
+ * call may have run), FLEET_EWRONGTYPE / FLEET_EPROTO (the queue's keys
+ * hold data fleet did not write), FLEET_EBACKEND. */
+typedef void (*fleet_queue_enqueue_cb)(fleet_queue_t *q, int status,
+                                       const fleet_enqueue_result_t *results,
+                                       size_t n, void *user_data);
+typedef void (*fleet_queue_claim_cb)(fleet_queue_t *q, int status,
+                                     fleet_job_t *jobs, size_t n,
+                                     const fleet_claim_info_t *info,
+                                     void *user_data);
+/* For batches of claims: `results[i]` is the outcome of claims[i]. */
+typedef void (*fleet_queue_batch_cb)(fleet_queue_t *q, int status,
+                                     const int *results, size_t n,
+                                     void *user_data);
+/* `dead` is 1 when the job is dead, else it runs again at `retry_at_ms`
+ * (backend clock). */
+typedef void (*fleet_queue_fail_cb)(fleet_queue_t *q, int status, int dead,
+                                    uint64_t retry_at_ms, void *user_data);
+typedef void (*fleet_queue_get_cb)(fleet_queue_t *q, int status,
+                                   const fleet_job_info_t *info,
+                                   void *user_data);
+typedef void (*fleet_queue_status_cb)(fleet_queue_t *q, int status,
+                                      void *user_data);
+typedef void (*fleet_queue_counts_cb)(fleet_queue_t *q, int status,
+                                      const fleet_queue_counts_t *counts,
+                                      void *user_data);
+/* `ids` holds up to the limit asked for; `total` counts them all. */
+typedef void (*fleet_queue_list_cb)(fleet_queue_t *q, int status,
+                                    const char *const *ids, size_t n,
+                                    uint64_t total, void *user_data);
+typedef void (*fleet_queue_purge_cb)(fleet_queue_t *q, int status,
+                                     uint64_t removed, void *user_data);
+typedef void (*fleet_queue_recover_cb)(fleet_queue_t *q, int status,
+                                       const fleet_recover_info_t *info,
+                                       void *user_data);
+/* Called once when a queue handle has finished closing; its memory may be
+ * reused from here on. */
+typedef void (*fleet_queue_close_cb)(fleet_queue_t *q);
+
+/* ------------------------------------------------------------------------ */
+/* The handle                                                               */
+
+/* Initializes `q` for the queue `name` (1 to 512 bytes, NUL-terminated) on
+ * `client`. `options` may be NULL for the defaults; it is copied. Every
+ * call below returns 0 and later runs its callback exactly once, or
+ * returns an error and never runs it; every call may be made from inside a
+ * fleet callback.
+ *
+ * Returns 0, FLEET_EINVAL (NULL argument, bad name), FLEET_ECLOSING (the
+ * client is closing) or FLEET_ENOMEM. */
+int fleet_queue_init(fleet_client_t *client, fleet_queue_t *q, const char *name,
+                     const fleet_queue_options_t *options);
+
+/* Closes `q`: the callback of every call still pending runs once with
+ * FLEET_ECANCELED (after this returns; a call may still have taken effect
+ * in the backend), then `close_cb` (may be NULL) runs once the replies
+ * still on their way have arrived. Close every queue handle before its
+ * client. Returns 0, FLEET_EINVAL or FLEET_ECLOSING (already closing). */
+int fleet_queue_close(fleet_queue_t *q, fleet_queue_close_cb close_cb);
+
+/* The queue's name; valid until the close callback. */
+const char *fleet_queue_name(const fleet_queue_t *q);
+
+/* ------------------------------------------------------------------------ */
+/* Producing and inspecting                                                 */
+
+/* Enqueues `n` jobs (1..FLEET_QUEUE_BATCH_MAX) in one round trip, in order.
+ * The callback gets one result per job: a job whose id exists already or
+ * whose unique key is held is refused alone (FLEET_EEXIST); the others are
+ * added. A job added to an empty pending set, or delayed earlier than
+ * every other, wakes the workers of the queue.
+ *
+ * Returns 0, FLEET_EINVAL (NULL argument, n out of range, a spec with a bad
+ * type, id, priority, max_attempts, backoff or unique key), FLEET_E2BIG (a
+ * payload over FLEET_JOB_PAYLOAD_MAX), FLEET_ECLOSING or FLEET_ENOMEM; on
+ * error no job is enqueued. */
+int fleet_queue_enqueue(fleet_queue_t *q, const fleet_job_spec_t *specs,
+                        size_t n, fleet_queue_enqueue_cb cb, void *user_data);
+
+/* Reads job `id`. The callback gets FLEET_ENOTFOUND for a job that does
+ * not exist (never did, was cancelled, or its finished record was not
+ * kept). Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
+int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
+                    void *user_data);
+
+/* Deletes job `id` if it is pending or delayed. The callback gets 0,
+ * FLEET_ENOTFOUND, FLEET_EBUSY (it is running: let its claim finish) or
+ * FLEET_EALREADY (it completed or is dead). Same return codes as
+ * fleet_queue_get(). */
+int fleet_queue_cancel(fleet_queue_t *q, const char *id,
+                       fleet_queue_status_cb cb, void *user_data);
+
+/* Counts the jobs in each state. Returns 0, FLEET_EINVAL, FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
+int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
+                       void *user_data);
+
+/* Lists up to `limit` (1..FLEET_QUEUE_BATCH_MAX) ids of the queued
+ * (pending or delayed) jobs of `type`, in no particular order.
+ * Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
+int fleet_queue_list(fleet_queue_t *q, const char *type, size_t limit,
+                     fleet_queue_list_cb cb, void *user_data);
+
+/* Deletes every kept record of completed (`which` FLEET_JOB_COMPLETED) or
+ * dead (FLEET_JOB_DEAD) jobs, 1000 per round trip; the counters stay. The
+ * callback gets how many were removed. Returns 0, FLEET_EINVAL (another
+ * state), FLEET_ECLOSING or FLEET_ENOMEM. */
+int fleet_queue_purge(fleet_queue_t *q, fleet_job_state_t which,
+                      fleet_queue_purge_cb cb, void *user_data);
+
+/* ------------------------------------------------------------------------ */
+/* Claims                                                                   */
+
+/* Moves due delayed jobs to pending, then claims up to `max_jobs`
+ * (0..FLEET_QUEUE_BATCH_MAX; 0 only moves delayed jobs) pending jobs in
+ * priority order, oldest first within a priority: each claim gets one more
+ * attempt, a new fencing token and the deadline now + claim_ttl_ms on the
+ * backend clock. A claim not refreshed before its deadline is recovered
+ * (fleet_queue_recover()). The callback gets the jobs (maybe none) and
+ * what the backend told besides; after FLEET_ECONNLOST, jobs may have been
+ * claimed that nobody will see: they are recovered after their deadline.
+ *
+ * Returns 0, FLEET_EINVAL (NULL argument, max_jobs too large, claim_ttl_ms
+ * 0), FLEET_ECLOSING or FLEET_ENOMEM. */
+int fleet_queue_claim(fleet_queue_t *q, size_t max_jobs, uint32_t claim_ttl_ms,
+                      fleet_queue_claim_cb cb, void *user_data);
+
+/* The heartbeat: moves the deadline of each of `n` claims
+ * (1..FLEET_QUEUE_BATCH_MAX) to now + claim_ttl_ms, in one round trip.
+ * results[i] is 0, or FLEET_ESTALE when claims[i] is no longer held (it
+ * expired and was recovered, or finished); nothing changes for a stale
+ * claim. Returns 0, FLEET_EINVAL (NULL argument, a bad id, n out of range,
+ * claim_ttl_ms 0), FLEET_ECLOSING or FLEET_ENOMEM. */
+int fleet_queue_refresh(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
+                        uint32_t claim_ttl_ms, fleet_queue_batch_cb cb,
+                        void *user_data);
+
+/* Completes `n` claims in one round trip. results[i] is 0 (completed);
+ * FLEET_EALREADY (this claim already ended: a repeated call, for instance
+ * after FLEET_ECONNLOST, for a completion that did happen; recognised as
+ * long as the job's record is kept); FLEET_ESTALE (the claim is no longer
+ * held: nothing changed); FLEET_ENOTFOUND (no such job). Same return codes
+ * as fleet_queue_refresh(). */
+int fleet_queue_complete(fleet_queue_t *q, const fleet_claim_t *claims,
+                         size_t n, fleet_queue_batch_cb cb, void *user_data);
+
+/* Hands `n` claims back: each job goes back to pending at its place, and
+ * the attempt does not count. results[i] as for fleet_queue_complete().
+ * Same return codes as fleet_queue_refresh(). */
+int fleet_queue_release(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
+                        fleet_queue_batch_cb cb, void *user_data);
+
+/* Fails a claim with `error` (up to FLEET_JOB_ERROR_MAX bytes, kept as the
+ * job's last error): the job runs again after its backoff, or is dead
+ * once it has had max_attempts attempts. The callback gets 0,
+ * FLEET_ESTALE, FLEET_EALREADY or FLEET_ENOTFOUND as for
+ * fleet_queue_complete(). Returns 0, FLEET_EINVAL, FLEET_E2BIG,
+ * FLEET_ECLOSING or FLEET_ENOMEM. */
+int fleet_queue_fail(fleet_queue_t *q, const fleet_claim_t *claim,
+                     const void *error, size_t error_len,
+                     fleet_queue_fail_cb cb, void *user_data);
+
+/* Re-queues up to 1000 jobs whose claim deadline has passed (dead past
+ * max_attempts), clearing their token so that the former holder's calls
+ * are stale. Safe to run from many processes at once: workers run it on a
+ * timer. Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
+int fleet_queue_recover(fleet_queue_t *q, fleet_queue_recover_cb cb,
+                        void *user_data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLEET_QUEUE_H */

@@ -1,0 +1,158 @@
+/* fleet/worker.h -- a worker: claims jobs of one queue up to a concurrency,
+ * hands each to a handler that finishes it later, keeps the claims alive
+ * with heartbeats, recovers expired claims and wakes up on new jobs
+ * without polling. */
+#ifndef FLEET_WORKER_H
+#define FLEET_WORKER_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How a job was finished, as its done callback reports. */
+typedef enum {
+  FLEET_JOB_COMPLETE,
+  FLEET_JOB_FAIL,
+  FLEET_JOB_RELEASE
+} fleet_job_action_t;
+
+/* The handler: `job` is claimed for you. Finish it exactly once, now or
+ * later (after your own asynchronous work on the loop), with
+ * fleet_job_complete(), fleet_job_fail() or fleet_job_release(). `job` and
+ * what it points to stay valid until its done callback returns (or, with
+ * no done callback, until it is finished); `job->data` is yours. */
+typedef void (*fleet_worker_handler_cb)(fleet_worker_t *w, fleet_job_t *job);
+
+/* The claim of `job` is lost while the handler still has it: stop the work
+ * if you can, since another worker may run the job. `status` is:
+ *   FLEET_ETIMEDOUT  no heartbeat was confirmed before the claim's local
+ *                    deadline (sent + claim_ttl - margin, on the monotonic
+ *                    clock): the backend was unreachable or slow;
+ *   FLEET_ESTALE     a heartbeat was refused: the claim expired and was
+ *                    recovered;
+ *   FLEET_ECANCELED  the worker was stopped past its deadline or closed,
+ *                    and handed the claim back.
+ * The job must still be finished; its done callback then reports the
+ * outcome (after FLEET_ETIMEDOUT the backend may still accept it). */
+typedef void (*fleet_worker_lost_cb)(fleet_worker_t *w, fleet_job_t *job,
+                                     int status);
+
+/* A finished job has settled: `status` is 0 (the backend accepted it),
+ * FLEET_EALREADY (it had accepted it before: a retry after a lost reply),
+ * FLEET_ESTALE (the claim was lost; nothing changed), FLEET_ENOTFOUND,
+ * FLEET_ECANCELED (the worker closed first, or had handed the claim back),
+ * or another backend error once retrying was given up. After it returns
+ * the job's memory is reused. */
+typedef void (*fleet_worker_done_cb)(fleet_worker_t *w, fleet_job_t *job,
+                                     fleet_job_action_t action, int status);
+
+/* A stop finished: 0 when every job finished in time, FLEET_ETIMEDOUT when
+ * some were handed back at the deadline. */
+typedef void (*fleet_worker_stop_cb)(fleet_worker_t *w, int status);
+
+/* A worker finished closing; its memory may be reused. */
+typedef void (*fleet_worker_close_cb)(fleet_worker_t *w);
+
+typedef struct {
+  /* Jobs with the handler at once, 1 to 10000. Default 10. */
+  uint32_t concurrency;
+  /* The claim TTL and the heartbeat period, in ms. Defaults 300000 (5
+   * minutes) and 60000. The heartbeat must come before the claim's local
+   * deadline: heartbeat_ms < claim_ttl_ms - claim_ttl_ms / 10 - 1. */
+  uint32_t claim_ttl_ms;
+  uint32_t heartbeat_ms;
+  /* How often expired claims of any worker are recovered, in ms; also
+   * done when the earliest known claim deadline passes. Default 1000. */
+  uint32_t recover_ms;
+  /* The fallback poll while no wake-up comes, in ms. Default 5000. */
+  uint32_t poll_ms;
+  /* Jobs per claim call, at most; two claims may be in flight. Default
+   * (concurrency + 1) / 2, at most 1000. */
+  uint32_t claim_batch;
+  /* Required. */
+  fleet_worker_handler_cb handler;
+  /* Optional. */
+  fleet_worker_lost_cb lost_cb;
+  fleet_worker_done_cb done_cb;
+  /* Retention of finished jobs, as for a queue handle. */
+  fleet_queue_options_t queue;
+} fleet_worker_options_t;
+
+/* What a worker has done so far. */
+typedef struct {
+  uint64_t claimed;
+  uint64_t completed; /* accepted completions (0 or FLEET_EALREADY) */
+  uint64_t failed;    /* accepted failures */
+  uint64_t released;  /* accepted releases */
+  uint64_t lost;      /* lost callbacks */
+  uint32_t active;    /* jobs with the handler */
+  uint32_t held;      /* jobs claimed and not yet settled */
+  int online;         /* the last backend call succeeded */
+  int last_error;     /* the error of the last failed call, or 0 */
+  /* "idle", "running", "stopping", "stopped" or "closing". */
+  const char *state;
+} fleet_worker_stats_t;
+
+struct fleet_worker_s {
+  /* For the user; fleet never reads or writes it. */
+  void *data;
+  /* Private. */
+  struct fleet__worker_s *internal_;
+};
+
+/* Fills `options` with the defaults (handler NULL). */
+void fleet_worker_options_init(fleet_worker_options_t *options);
+
+/* Initializes `w` for the queue `name` on `client`; `options` is copied.
+ * Nothing happens before fleet_worker_start().
+ *
+ * Returns 0, FLEET_EINVAL (NULL argument, bad name, no handler, options
+ * out of range), FLEET_ECLOSING (the client is closing) or FLEET_ENOMEM. */
+int fleet_worker_init(fleet_client_t *client, fleet_worker_t *w,
+                      const char *name, const fleet_worker_options_t *options);
+
+/* Starts claiming: at once, then whenever jobs may be pending (a wake-up
+ * published by an enqueue, a delayed job coming due, a job finishing, the
+ * fallback poll). While the backend is unreachable it stops claiming,
+ * keeps its jobs, retries their completions with backoff and resumes
+ * when the backend answers again. Returns 0, FLEET_EINVAL (not
+ * initialized, or already running or stopping), FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
+int fleet_worker_start(fleet_worker_t *w);
+
+/* Stops gracefully: claims nothing more, waits up to `timeout_ms` for the
+ * jobs with the handler to be finished and their completions accepted,
+ * then hands the claims of the rest back (lost callback with
+ * FLEET_ECANCELED). `cb` (may be NULL) runs once everything sent has been
+ * answered; the worker may then be started again or closed. Returns 0,
+ * FLEET_EINVAL (not running) or FLEET_ECLOSING. */
+int fleet_worker_stop(fleet_worker_t *w, uint32_t timeout_ms,
+                      fleet_worker_stop_cb cb);
+
+/* Closes the worker at once: completions not yet sent are sent, the claims
+ * of jobs with the handler are handed back (lost callback with
+ * FLEET_ECANCELED), calls in flight are answered with FLEET_ECANCELED.
+ * `close_cb` (may be NULL) runs once every job given to the handler has
+ * been finished and settled. Close a worker before its client. Returns 0,
+ * FLEET_EINVAL or FLEET_ECLOSING. */
+int fleet_worker_close(fleet_worker_t *w, fleet_worker_close_cb close_cb);
+
+/* Fills `stats`. */
+void fleet_worker_stats(const fleet_worker_t *w, fleet_worker_stats_t *stats);
+
+/* Finishes a job given to the handler: completes it, fails it with
+ * `error` (up to FLEET_JOB_ERROR_MAX bytes; it is retried after its
+ * backoff or is dead), or hands it back to pending without counting the
+ * attempt. The backend's answer comes in the done callback, after this
+ * returns; completions made in the same loop iteration go in one round
+ * trip. Returns 0, FLEET_EINVAL (NULL, not a job of a handler, or finished
+ * already) or FLEET_E2BIG. */
+int fleet_job_complete(fleet_job_t *job);
+int fleet_job_fail(fleet_job_t *job, const void *error, size_t error_len);
+int fleet_job_release(fleet_job_t *job);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLEET_WORKER_H */

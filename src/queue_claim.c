@@ -1,0 +1,314 @@
+/* queue_claim.c -- the claim side of the queue: claim, refresh (the
+ * heartbeat), complete, release, fail and recover, with the checks of
+ * their input and of their replies. */
+#include <string.h>
+
+#include "queue_int.h"
+
+/* ------------------------------------------------------------------------ */
+/* Claim                                                                    */
+
+int fleet_queue_claim(fleet_queue_t *pub, size_t max_jobs,
+                      uint32_t claim_ttl_ms, fleet_queue_claim_cb cb,
+                      void *user_data) {
+  struct fleet__queue_s *q;
+  fleet__qreq_t *req;
+  int err;
+
+  if ((err = fleet__queue_usable(pub)) != 0)
+    return err;
+  if (cb == NULL || max_jobs > FLEET_QUEUE_BATCH_MAX || claim_ttl_ms == 0)
+    return FLEET_EINVAL;
+  q = pub->internal_;
+  if (fleet__qargs_begin(q, 2, 48) != 0 ||
+      (req = fleet__qreq_get(q, FLEET__QREQ_CLAIM, user_data)) == NULL)
+    return FLEET_ENOMEM;
+  fleet__qargs_u64(q, max_jobs);
+  fleet__qargs_u64(q, claim_ttl_ms);
+  req->cb.claim = cb;
+  req->n = max_jobs;
+  return fleet__queue_send(q, FLEET__OP_QUEUE_CLAIM, req);
+}
+
+/* Reads one claimed job (six elements from `e`) into `job`, its strings
+ * not yet copied. Returns 0 or FLEET_EPROTO. */
+static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
+                          fleet_bytes_t *id, fleet_bytes_t *type) {
+  uint64_t attempts, max_attempts;
+
+  if (fleet__reply_bytes(&e[0], id) != 0 || id->len == 0 ||
+      fleet__reply_bytes(&e[1], type) != 0 ||
+      fleet__reply_bytes(&e[2], &job->payload) != 0 ||
+      fleet__reply_u64(&e[3], &attempts) != 0 ||
+      fleet__reply_u64(&e[4], &max_attempts) != 0 ||
+      fleet__reply_u64(&e[5], &job->token) != 0 || attempts == 0 ||
+      attempts > UINT32_MAX || max_attempts > UINT32_MAX || job->token == 0)
+    return FLEET_EPROTO;
+  job->attempts = (uint32_t)attempts;
+  job->max_attempts = (uint32_t)max_attempts;
+  return 0;
+}
+
+/* {now_ms, deadline_ms, next_run_at_ms, pending_left, then six elements
+ * per job}. */
+static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
+  struct fleet__queue_s *q = req->q;
+  fleet_queue_claim_cb cb = req->cb.claim;
+  void *ud = req->user_data;
+  fleet_claim_info_t info;
+  fleet_bytes_t id, type;
+  size_t n, i, bytes = 0;
+  int rc = 0;
+
+  if (!fleet__reply_is_array(r, 4) || (r->nelem - 4) % 6 != 0 ||
+      (r->nelem - 4) / 6 > req->n ||
+      fleet__reply_u64(&r->elem[0], &info.now_ms) != 0 ||
+      fleet__reply_u64(&r->elem[1], &info.deadline_ms) != 0 ||
+      r->elem[2].type != FLEET__REPLY_INT || r->elem[2].integer < -1 ||
+      fleet__reply_u64(&r->elem[3], &info.pending) != 0) {
+    fleet__queue_deliver_error(req, FLEET_EPROTO);
+    return;
+  }
+  info.next_run_at_ms =
+      r->elem[2].integer < 0 ? 0 : (uint64_t)r->elem[2].integer;
+  n = (r->nelem - 4) / 6;
+  if (fleet__queue_grow((void **)&q->jobs, &q->jobs_cap, n + 1,
+                        sizeof(*q->jobs)) != 0)
+    rc = FLEET_ENOMEM;
+  for (i = 0; rc == 0 && i < n; i++) {
+    memset(&q->jobs[i], 0, sizeof(q->jobs[i]));
+    rc = queue_read_job(&r->elem[4 + 6 * i], &q->jobs[i], &id, &type);
+    bytes += id.len + type.len + 2;
+  }
+  q->strs_len = 0;
+  if (rc == 0 && fleet__queue_strs_reserve(q, bytes) != 0)
+    rc = FLEET_ENOMEM;
+  if (rc != 0) {
+    fleet__queue_deliver_error(req, rc);
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    fleet_job_t *job = &q->jobs[i];
+    fleet__reply_bytes(&r->elem[4 + 6 * i], &id);
+    fleet__reply_bytes(&r->elem[5 + 6 * i], &type);
+    job->id = fleet__queue_strs_add(q, id);
+    job->id_len = id.len;
+    job->type = fleet__queue_strs_add(q, type);
+    job->type_len = type.len;
+    job->deadline_ms = info.deadline_ms;
+  }
+  fleet__qreq_put(req);
+  cb(q->pub, 0, n > 0 ? q->jobs : NULL, n, &info, ud);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Refresh, complete, release                                               */
+
+/* Sends a batch op: `head` numbers first, then id, token per claim. */
+static int queue_batch_call(fleet_queue_t *pub, fleet__op_t op,
+                            fleet__qreq_kind_t kind,
+                            const fleet_claim_t *claims, size_t n,
+                            const uint64_t *head, size_t nhead,
+                            fleet_queue_batch_cb cb, void *user_data) {
+  struct fleet__queue_s *q;
+  fleet__qreq_t *req;
+  size_t i;
+  int err;
+
+  if ((err = fleet__queue_usable(pub)) != 0)
+    return err;
+  if (cb == NULL || (err = fleet__queue_claims_ok(claims, n)) != 0)
+    return FLEET_EINVAL;
+  q = pub->internal_;
+  if (fleet__qargs_begin(q, nhead + 2 * n, 24 * (nhead + n)) != 0 ||
+      (req = fleet__qreq_get(q, kind, user_data)) == NULL)
+    return FLEET_ENOMEM;
+  for (i = 0; i < nhead; i++)
+    fleet__qargs_u64(q, head[i]);
+  for (i = 0; i < n; i++) {
+    fleet__qargs_str(q, claims[i].id);
+    fleet__qargs_u64(q, claims[i].token);
+  }
+  req->cb.batch = cb;
+  req->n = n;
+  return fleet__queue_send(q, op, req);
+}
+
+int fleet_queue_refresh(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
+                        uint32_t claim_ttl_ms, fleet_queue_batch_cb cb,
+                        void *user_data) {
+  uint64_t ttl = claim_ttl_ms;
+  int err = fleet__queue_usable(q);
+
+  if (err != 0)
+    return err;
+  if (claim_ttl_ms == 0)
+    return FLEET_EINVAL;
+  return queue_batch_call(q, FLEET__OP_QUEUE_REFRESH, FLEET__QREQ_REFRESH,
+                          claims, n, &ttl, 1, cb, user_data);
+}
+
+int fleet_queue_complete(fleet_queue_t *q, const fleet_claim_t *claims,
+                         size_t n, fleet_queue_batch_cb cb, void *user_data) {
+  uint64_t head[2] = {0, 0};
+
+  if (q != NULL && q->internal_ != NULL) {
+    head[0] = q->internal_->opts.keep_completed;
+    head[1] = q->internal_->opts.keep_completed_s;
+  }
+  return queue_batch_call(q, FLEET__OP_QUEUE_COMPLETE, FLEET__QREQ_COMPLETE,
+                          claims, n, head, 2, cb, user_data);
+}
+
+int fleet_queue_release(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
+                        fleet_queue_batch_cb cb, void *user_data) {
+  return queue_batch_call(q, FLEET__OP_QUEUE_RELEASE, FLEET__QREQ_RELEASE,
+                          claims, n, NULL, 0, cb, user_data);
+}
+
+/* Refresh: {now_ms, deadline_ms, then 1 or 0 per claim}; complete and
+ * release: {now_ms, then a result code per claim}. */
+static void queue_batch_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
+  struct fleet__queue_s *q = req->q;
+  fleet_queue_batch_cb cb = req->cb.batch;
+  void *ud = req->user_data;
+  size_t head = req->kind == FLEET__QREQ_REFRESH ? 2 : 1;
+  size_t n = req->n, i;
+  int code;
+
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != head + n ||
+      fleet__queue_grow((void **)&q->results, &q->results_cap, n,
+                        sizeof(*q->results)) != 0) {
+    fleet__queue_deliver_error(req, r->type == FLEET__REPLY_ARRAY &&
+                                            r->nelem == head + n
+                                        ? FLEET_ENOMEM
+                                        : FLEET_EPROTO);
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    const fleet__reply_t *e = &r->elem[head + i];
+    code = fleet__queue_batch_code(e);
+    /* A refresh answers 1 or 0 only. */
+    if (code == FLEET_EPROTO ||
+        (head == 2 && e->integer != 0 && e->integer != 1)) {
+      fleet__queue_deliver_error(req, FLEET_EPROTO);
+      return;
+    }
+    q->results[i] = code;
+  }
+  fleet__qreq_put(req);
+  cb(q->pub, 0, q->results, n, ud);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Fail, recover                                                            */
+
+int fleet_queue_fail(fleet_queue_t *pub, const fleet_claim_t *claim,
+                     const void *error, size_t error_len,
+                     fleet_queue_fail_cb cb, void *user_data) {
+  struct fleet__queue_s *q;
+  fleet__qreq_t *req;
+  int err;
+
+  if ((err = fleet__queue_usable(pub)) != 0)
+    return err;
+  if (cb == NULL || fleet__queue_claims_ok(claim, 1) != 0 ||
+      (error == NULL && error_len > 0))
+    return FLEET_EINVAL;
+  if (error_len > FLEET_JOB_ERROR_MAX)
+    return FLEET_E2BIG;
+  q = pub->internal_;
+  if (fleet__qargs_begin(q, 6, 24 * 4) != 0 ||
+      (req = fleet__qreq_get(q, FLEET__QREQ_FAIL, user_data)) == NULL)
+    return FLEET_ENOMEM;
+  fleet__qargs_str(q, claim->id);
+  fleet__qargs_u64(q, claim->token);
+  fleet__qargs_bytes(q, error_len > 0 ? error : "", error_len);
+  fleet__qargs_u64(q, fleet__rng_next(&q->rng));
+  fleet__qargs_u64(q, q->opts.keep_dead);
+  fleet__qargs_u64(q, q->opts.keep_dead_s);
+  req->cb.fail = cb;
+  return fleet__queue_send(q, FLEET__OP_QUEUE_FAIL, req);
+}
+
+/* {1, run_at_ms} or {0, 0}. */
+static void queue_fail_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
+  fleet_queue_fail_cb cb = req->cb.fail;
+  fleet_queue_t *pub = req->q->pub;
+  void *ud = req->user_data;
+  uint64_t retry, at;
+
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 2 ||
+      fleet__reply_u64(&r->elem[0], &retry) != 0 || retry > 1 ||
+      fleet__reply_u64(&r->elem[1], &at) != 0) {
+    fleet__queue_deliver_error(req, FLEET_EPROTO);
+    return;
+  }
+  fleet__qreq_put(req);
+  cb(pub, 0, retry == 0, at, ud);
+}
+
+int fleet_queue_recover(fleet_queue_t *pub, fleet_queue_recover_cb cb,
+                        void *user_data) {
+  struct fleet__queue_s *q;
+  fleet__qreq_t *req;
+  int err;
+
+  if ((err = fleet__queue_usable(pub)) != 0)
+    return err;
+  if (cb == NULL)
+    return FLEET_EINVAL;
+  q = pub->internal_;
+  if (fleet__qargs_begin(q, 3, 24 * 3) != 0 ||
+      (req = fleet__qreq_get(q, FLEET__QREQ_RECOVER, user_data)) == NULL)
+    return FLEET_ENOMEM;
+  fleet__qargs_u64(q, FLEET__QUEUE_RECOVER_LIMIT);
+  fleet__qargs_u64(q, q->opts.keep_dead);
+  fleet__qargs_u64(q, q->opts.keep_dead_s);
+  req->cb.recover = cb;
+  return fleet__queue_send(q, FLEET__OP_QUEUE_RECOVER, req);
+}
+
+/* {now_ms, requeued, dead, next_deadline_ms}. */
+static void queue_recover_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
+  fleet_queue_recover_cb cb = req->cb.recover;
+  fleet_queue_t *pub = req->q->pub;
+  void *ud = req->user_data;
+  fleet_recover_info_t info;
+
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 4 ||
+      fleet__reply_u64(&r->elem[0], &info.now_ms) != 0 ||
+      fleet__reply_u64(&r->elem[1], &info.requeued) != 0 ||
+      fleet__reply_u64(&r->elem[2], &info.dead) != 0 ||
+      r->elem[3].type != FLEET__REPLY_INT || r->elem[3].integer < -1) {
+    fleet__queue_deliver_error(req, FLEET_EPROTO);
+    return;
+  }
+  info.next_deadline_ms =
+      r->elem[3].integer < 0 ? 0 : (uint64_t)r->elem[3].integer;
+  fleet__qreq_put(req);
+  cb(pub, 0, &info, ud);
+}
+
+void fleet__queue_claims_reply(fleet__qreq_t *req,
+                               const fleet__reply_t *reply) {
+  switch (req->kind) {
+    case FLEET__QREQ_CLAIM:
+      queue_claim_reply(req, reply);
+      break;
+    case FLEET__QREQ_REFRESH:
+    case FLEET__QREQ_COMPLETE:
+    case FLEET__QREQ_RELEASE:
+      queue_batch_reply(req, reply);
+      break;
+    case FLEET__QREQ_FAIL:
+      queue_fail_reply(req, reply);
+      break;
+    case FLEET__QREQ_RECOVER:
+      queue_recover_reply(req, reply);
+      break;
+    default:
+      fleet__queue_deliver_error(req, FLEET_EPROTO);
+      break;
+  }
+}

@@ -1,0 +1,475 @@
+/* queue_produce.c -- the producer side of the queue: enqueue (one or many
+ * jobs per round trip), get, cancel, counts, list and purge, with the
+ * checks of their input and of their replies. */
+#include <string.h>
+
+#include "queue_int.h"
+
+/* Times beyond this (about 35 000 years of ms) are refused, so that every
+ * sum the scripts make stays exact in a Lua number. */
+#define QUEUE_TIME_MAX (1ULL << 50)
+
+/* Bytes of formatted numbers one job's arguments take at most: six
+ * numbers and the backoff string. */
+#define QUEUE_JOB_NUM_BYTES (6 * 21 + 48)
+
+/* ------------------------------------------------------------------------ */
+/* Enqueue                                                                  */
+
+/* Checks one job spec. Returns 0, FLEET_EINVAL or FLEET_E2BIG. */
+static int queue_spec_ok(const fleet_job_spec_t *s) {
+  size_t len, i;
+
+  if (!fleet__queue_str_ok(s->type, FLEET_JOB_TYPE_MAX, &len))
+    return FLEET_EINVAL;
+  if (s->payload.base == NULL && s->payload.len > 0)
+    return FLEET_EINVAL;
+  if (s->payload.len > FLEET_JOB_PAYLOAD_MAX)
+    return FLEET_E2BIG;
+  if (s->id != NULL) {
+    if (!fleet__queue_str_ok(s->id, FLEET_JOB_ID_MAX, &len))
+      return FLEET_EINVAL;
+    /* Ids made of digits only are the ones fleet generates. */
+    for (i = 0; i < len && s->id[i] >= '0' && s->id[i] <= '9'; i++)
+      ;
+    if (i == len)
+      return FLEET_EINVAL;
+  }
+  if (s->priority < FLEET_JOB_PRIORITY_MIN ||
+      s->priority > FLEET_JOB_PRIORITY_MAX || s->max_attempts == 0 ||
+      s->delay_ms > QUEUE_TIME_MAX || s->run_at_ms > QUEUE_TIME_MAX ||
+      (s->backoff != FLEET_BACKOFF_FIXED &&
+       s->backoff != FLEET_BACKOFF_EXPONENTIAL) ||
+      s->backoff_jitter_pct > 100)
+    return FLEET_EINVAL;
+  if (s->unique_key != NULL &&
+      (!fleet__queue_str_ok(s->unique_key, FLEET_JOB_UNIQUE_MAX, &len) ||
+       s->unique_ttl_ms == 0 || s->unique_ttl_ms > QUEUE_TIME_MAX))
+    return FLEET_EINVAL;
+  return 0;
+}
+
+/* Appends the backoff argument "<kind>:<base>:<max>:<jitter>". */
+static void queue_arg_backoff(struct fleet__queue_s *q,
+                              const fleet_job_spec_t *s) {
+  char *start = q->nums + q->nums_len;
+  size_t len;
+  int n;
+
+  n = snprintf(start, 48, "%s:%u:%u:%u",
+               s->backoff == FLEET_BACKOFF_FIXED ? "fixed" : "exp",
+               (unsigned)s->backoff_ms, (unsigned)s->backoff_max_ms,
+               (unsigned)s->backoff_jitter_pct);
+  len = n > 0 ? (size_t)n : 0;
+  q->nums_len += len;
+  fleet__qargs_bytes(q, start, len);
+}
+
+int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
+                        size_t n, fleet_queue_enqueue_cb cb, void *user_data) {
+  struct fleet__queue_s *q;
+  fleet__qreq_t *req;
+  size_t i;
+  int err;
+
+  if ((err = fleet__queue_usable(pub)) != 0)
+    return err;
+  if (specs == NULL || cb == NULL || n == 0 || n > FLEET_QUEUE_BATCH_MAX)
+    return FLEET_EINVAL;
+  for (i = 0; i < n; i++)
+    if ((err = queue_spec_ok(&specs[i])) != 0)
+      return err;
+  q = pub->internal_;
+  if (fleet__qargs_begin(q, 1 + 10 * n, 24 + QUEUE_JOB_NUM_BYTES * n) != 0)
+    return FLEET_ENOMEM;
+  fleet__qargs_u64(q, n);
+  for (i = 0; i < n; i++) {
+    const fleet_job_spec_t *s = &specs[i];
+    fleet__qargs_str(q, s->id);
+    fleet__qargs_str(q, s->type);
+    fleet__qargs_bytes(q, s->payload.len > 0 ? s->payload.base : "",
+                       s->payload.len);
+    fleet__qargs_i64(q, s->priority);
+    fleet__qargs_u64(q, s->run_at_ms);
+    fleet__qargs_u64(q, s->delay_ms);
+    fleet__qargs_u64(q, s->max_attempts);
+    queue_arg_backoff(q, s);
+    fleet__qargs_str(q, s->unique_key);
+    fleet__qargs_u64(q, s->unique_key != NULL ? s->unique_ttl_ms : 0);
+  }
+  req = fleet__qreq_get(q, FLEET__QREQ_ENQUEUE, user_data);
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  req->cb.enqueue = cb;
+  req->n = n;
+  return fleet__queue_send(q, FLEET__OP_QUEUE_ENQUEUE, req);
+}
+
+/* {status, id} per job. */
+static void queue_enqueue_reply(fleet__qreq_t *req,
+                                const fleet__reply_t *reply) {
+  struct fleet__queue_s *q = req->q;
+  fleet_queue_enqueue_cb cb = req->cb.enqueue;
+  void *ud = req->user_data;
+  size_t n = req->n, i, bytes = 0;
+  fleet_bytes_t id;
+
+  if (reply->type != FLEET__REPLY_ARRAY || reply->nelem != 2 * n) {
+    fleet__queue_deliver_error(req, FLEET_EPROTO);
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    const fleet__reply_t *st = &reply->elem[2 * i];
+    if (st->type != FLEET__REPLY_INT ||
+        (st->integer != 0 && st->integer != 1) ||
+        fleet__reply_bytes(&reply->elem[2 * i + 1], &id) != 0) {
+      fleet__queue_deliver_error(req, FLEET_EPROTO);
+      return;
+    }
+    bytes += id.len + 1;
+  }
+  q->strs_len = 0;
+  if (fleet__queue_grow((void **)&q->enq, &q->enq_cap, n, sizeof(*q->enq)) !=
+          0 ||
+      fleet__queue_strs_reserve(q, bytes) != 0) {
+    fleet__queue_deliver_error(req, FLEET_ENOMEM);
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    fleet__reply_bytes(&reply->elem[2 * i + 1], &id);
+    q->enq[i].status = reply->elem[2 * i].integer == 1 ? 0 : FLEET_EEXIST;
+    q->enq[i].id = fleet__queue_strs_add(q, id);
+    q->enq[i].id_len = id.len;
+  }
+  fleet__qreq_put(req);
+  cb(q->pub, 0, q->enq, n, ud);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Get, cancel                                                              */
+
+/* Sends an op whose only argument is a job id. */
+static int queue_id_call(fleet_queue_t *pub, const char *id, fleet__op_t op,
+                         fleet__qreq_kind_t kind, fleet__qreq_t **out,
+                         void *user_data) {
+  struct fleet__queue_s *q;
+  fleet__qreq_t *req;
+  size_t len;
+  int err;
+
+  if ((err = fleet__queue_usable(pub)) != 0)
+    return err;
+  if (!fleet__queue_str_ok(id, FLEET_JOB_ID_MAX, &len))
+    return FLEET_EINVAL;
+  q = pub->internal_;
+  if (fleet__qargs_begin(q, 1, 0) != 0 ||
+      (req = fleet__qreq_get(q, kind, user_data)) == NULL)
+    return FLEET_ENOMEM;
+  fleet__qargs_bytes(q, id, len);
+  *out = req;
+  return fleet__queue_send(q, op, req);
+}
+
+int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
+                    void *user_data) {
+  fleet__qreq_t *req;
+  int err;
+
+  if (cb == NULL)
+    return FLEET_EINVAL;
+  err = queue_id_call(q, id, FLEET__OP_QUEUE_GET, FLEET__QREQ_GET, &req,
+                      user_data);
+  if (err == 0)
+    req->cb.get = cb;
+  return err;
+}
+
+int fleet_queue_cancel(fleet_queue_t *q, const char *id,
+                       fleet_queue_status_cb cb, void *user_data) {
+  fleet__qreq_t *req;
+  int err;
+
+  if (cb == NULL)
+    return FLEET_EINVAL;
+  err = queue_id_call(q, id, FLEET__OP_QUEUE_CANCEL, FLEET__QREQ_CANCEL, &req,
+                      user_data);
+  if (err == 0)
+    req->cb.status = cb;
+  return err;
+}
+
+/* The state name the scripts write, as an enum. Returns 0 or
+ * FLEET_EPROTO. */
+static int queue_parse_state(fleet_bytes_t b, fleet_job_state_t *out) {
+  size_t i;
+
+  for (i = 0; i <= FLEET_JOB_DEAD; i++) {
+    const char *name = fleet_job_state_name((fleet_job_state_t)i);
+    if (b.len == strlen(name) && memcmp(b.base, name, b.len) == 0) {
+      *out = (fleet_job_state_t)i;
+      return 0;
+    }
+  }
+  return FLEET_EPROTO;
+}
+
+/* {state, attempts, max_attempts, priority, type, payload, last_error,
+ * created_ms, run_at_ms, finished_ms, token}. */
+static void queue_get_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
+  struct fleet__queue_s *q = req->q;
+  fleet_queue_get_cb cb = req->cb.get;
+  void *ud = req->user_data;
+  fleet_job_info_t info;
+  fleet_bytes_t state, type, err = {NULL, 0};
+  uint64_t v[3];
+  const fleet__reply_t *e;
+  int rc = FLEET_EPROTO;
+
+  memset(&info, 0, sizeof(info));
+  if (r->type == FLEET__REPLY_ARRAY && r->nelem == 11) {
+    e = r->elem;
+    rc = fleet__reply_bytes(&e[0], &state);
+    if (rc == 0)
+      rc = queue_parse_state(state, &info.state);
+    if (rc == 0 && (fleet__reply_u64(&e[1], &v[0]) != 0 ||
+                    fleet__reply_u64(&e[2], &v[1]) != 0 || v[0] > UINT32_MAX ||
+                    v[1] > UINT32_MAX || e[3].type != FLEET__REPLY_INT ||
+                    e[3].integer < FLEET_JOB_PRIORITY_MIN ||
+                    e[3].integer > FLEET_JOB_PRIORITY_MAX ||
+                    fleet__reply_bytes(&e[4], &type) != 0 ||
+                    fleet__reply_bytes(&e[5], &info.payload) != 0 ||
+                    (e[6].type != FLEET__REPLY_NIL &&
+                     fleet__reply_bytes(&e[6], &err) != 0) ||
+                    fleet__reply_u64(&e[7], &info.created_ms) != 0 ||
+                    fleet__reply_u64(&e[8], &info.run_at_ms) != 0 ||
+                    fleet__reply_u64(&e[9], &info.finished_ms) != 0 ||
+                    fleet__reply_u64(&e[10], &v[2]) != 0))
+      rc = FLEET_EPROTO;
+  }
+  q->strs_len = 0;
+  if (rc == 0 && fleet__queue_strs_reserve(q, type.len + err.len + 2) != 0)
+    rc = FLEET_ENOMEM;
+  if (rc != 0) {
+    fleet__queue_deliver_error(req, rc);
+    return;
+  }
+  info.attempts = (uint32_t)v[0];
+  info.max_attempts = (uint32_t)v[1];
+  info.priority = (int)r->elem[3].integer;
+  info.type = fleet__queue_strs_add(q, type);
+  if (err.base != NULL) {
+    info.last_error = fleet__queue_strs_add(q, err);
+    info.last_error_len = err.len;
+  }
+  info.token = v[2];
+  fleet__qreq_put(req);
+  cb(q->pub, 0, &info, ud);
+}
+
+static void queue_cancel_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
+  fleet_queue_status_cb cb = req->cb.status;
+  fleet_queue_t *pub = req->q->pub;
+  void *ud = req->user_data;
+
+  if (r->type != FLEET__REPLY_INT || r->integer != 1) {
+    fleet__queue_deliver_error(req, FLEET_EPROTO);
+    return;
+  }
+  fleet__qreq_put(req);
+  cb(pub, 0, ud);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Counts, list, purge                                                      */
+
+int fleet_queue_counts(fleet_queue_t *pub, fleet_queue_counts_cb cb,
+                       void *user_data) {
+  struct fleet__queue_s *q;
+  fleet__qreq_t *req;
+  int err;
+
+  if ((err = fleet__queue_usable(pub)) != 0)
+    return err;
+  if (cb == NULL)
+    return FLEET_EINVAL;
+  q = pub->internal_;
+  if (fleet__qargs_begin(q, 0, 0) != 0 ||
+      (req = fleet__qreq_get(q, FLEET__QREQ_COUNTS, user_data)) == NULL)
+    return FLEET_ENOMEM;
+  req->cb.counts = cb;
+  return fleet__queue_send(q, FLEET__OP_QUEUE_COUNTS, req);
+}
+
+static void queue_counts_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
+  fleet_queue_counts_cb cb = req->cb.counts;
+  fleet_queue_t *pub = req->q->pub;
+  void *ud = req->user_data;
+  fleet_queue_counts_t c;
+  uint64_t *v[7];
+  size_t i;
+
+  v[0] = &c.pending;
+  v[1] = &c.delayed;
+  v[2] = &c.running;
+  v[3] = &c.completed;
+  v[4] = &c.dead;
+  v[5] = &c.completed_kept;
+  v[6] = &c.dead_kept;
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 7) {
+    fleet__queue_deliver_error(req, FLEET_EPROTO);
+    return;
+  }
+  for (i = 0; i < 7; i++) {
+    if (fleet__reply_u64(&r->elem[i], v[i]) != 0) {
+      fleet__queue_deliver_error(req, FLEET_EPROTO);
+      return;
+    }
+  }
+  fleet__qreq_put(req);
+  cb(pub, 0, &c, ud);
+}
+
+int fleet_queue_list(fleet_queue_t *pub, const char *type, size_t limit,
+                     fleet_queue_list_cb cb, void *user_data) {
+  struct fleet__queue_s *q;
+  fleet__qreq_t *req;
+  size_t len;
+  int err;
+
+  if ((err = fleet__queue_usable(pub)) != 0)
+    return err;
+  if (cb == NULL || !fleet__queue_str_ok(type, FLEET_JOB_TYPE_MAX, &len) ||
+      limit == 0 || limit > FLEET_QUEUE_BATCH_MAX)
+    return FLEET_EINVAL;
+  q = pub->internal_;
+  if (fleet__qargs_begin(q, 2, 24) != 0 ||
+      (req = fleet__qreq_get(q, FLEET__QREQ_LIST, user_data)) == NULL)
+    return FLEET_ENOMEM;
+  fleet__qargs_bytes(q, type, len);
+  fleet__qargs_u64(q, limit);
+  req->cb.list = cb;
+  req->n = limit;
+  return fleet__queue_send(q, FLEET__OP_QUEUE_LIST, req);
+}
+
+static void queue_list_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
+  struct fleet__queue_s *q = req->q;
+  fleet_queue_list_cb cb = req->cb.list;
+  void *ud = req->user_data;
+  uint64_t total;
+  fleet_bytes_t id;
+  size_t i, n, bytes = 0;
+
+  if (!fleet__reply_is_array(r, 1) || r->nelem - 1 > req->n ||
+      fleet__reply_u64(&r->elem[0], &total) != 0 || total < r->nelem - 1) {
+    fleet__queue_deliver_error(req, FLEET_EPROTO);
+    return;
+  }
+  n = r->nelem - 1;
+  for (i = 0; i < n; i++) {
+    if (fleet__reply_bytes(&r->elem[1 + i], &id) != 0) {
+      fleet__queue_deliver_error(req, FLEET_EPROTO);
+      return;
+    }
+    bytes += id.len + 1;
+  }
+  q->strs_len = 0;
+  if (fleet__queue_grow((void **)&q->ids, &q->ids_cap, n + 1,
+                        sizeof(*q->ids)) != 0 ||
+      fleet__queue_strs_reserve(q, bytes) != 0) {
+    fleet__queue_deliver_error(req, FLEET_ENOMEM);
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    fleet__reply_bytes(&r->elem[1 + i], &id);
+    q->ids[i] = fleet__queue_strs_add(q, id);
+  }
+  fleet__qreq_put(req);
+  cb(q->pub, 0, q->ids, n, total, ud);
+}
+
+/* Sends one purge round trip for `req`. */
+static int queue_purge_send(struct fleet__queue_s *q, fleet__qreq_t *req) {
+  if (fleet__qargs_begin(q, 2, 24) != 0) {
+    fleet__qreq_put(req);
+    return FLEET_ENOMEM;
+  }
+  fleet__qargs_str(q, req->purge_which);
+  fleet__qargs_u64(q, FLEET__QUEUE_PURGE_LIMIT);
+  return fleet__queue_send(q, FLEET__OP_QUEUE_PURGE, req);
+}
+
+int fleet_queue_purge(fleet_queue_t *pub, fleet_job_state_t which,
+                      fleet_queue_purge_cb cb, void *user_data) {
+  struct fleet__queue_s *q;
+  fleet__qreq_t *req;
+  int err;
+
+  if ((err = fleet__queue_usable(pub)) != 0)
+    return err;
+  if (cb == NULL || (which != FLEET_JOB_COMPLETED && which != FLEET_JOB_DEAD))
+    return FLEET_EINVAL;
+  q = pub->internal_;
+  req = fleet__qreq_get(q, FLEET__QREQ_PURGE, user_data);
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  req->cb.purge = cb;
+  req->purge_which = fleet_job_state_name(which);
+  return queue_purge_send(q, req);
+}
+
+/* {removed, left}: goes on while records are left and each round removes
+ * some, so that it ends even if another process keeps finishing jobs. */
+static void queue_purge_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
+  struct fleet__queue_s *q = req->q;
+  fleet_queue_purge_cb cb = req->cb.purge;
+  void *ud = req->user_data;
+  uint64_t removed, left;
+  int err;
+
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 2 ||
+      fleet__reply_u64(&r->elem[0], &removed) != 0 ||
+      fleet__reply_u64(&r->elem[1], &left) != 0) {
+    fleet__queue_deliver_error(req, FLEET_EPROTO);
+    return;
+  }
+  req->purged += removed;
+  if (left > 0 && removed == FLEET__QUEUE_PURGE_LIMIT && !q->closing) {
+    removed = req->purged;
+    /* On error the request went back to the pool. */
+    err = queue_purge_send(q, req);
+    if (err != 0)
+      cb(q->pub, err, removed, ud);
+    return;
+  }
+  removed = req->purged;
+  fleet__qreq_put(req);
+  cb(q->pub, 0, removed, ud);
+}
+
+void fleet__queue_produce_reply(fleet__qreq_t *req,
+                                const fleet__reply_t *reply) {
+  switch (req->kind) {
+    case FLEET__QREQ_ENQUEUE:
+      queue_enqueue_reply(req, reply);
+      break;
+    case FLEET__QREQ_GET:
+      queue_get_reply(req, reply);
+      break;
+    case FLEET__QREQ_CANCEL:
+      queue_cancel_reply(req, reply);
+      break;
+    case FLEET__QREQ_COUNTS:
+      queue_counts_reply(req, reply);
+      break;
+    case FLEET__QREQ_LIST:
+      queue_list_reply(req, reply);
+      break;
+    case FLEET__QREQ_PURGE:
+      queue_purge_reply(req, reply);
+      break;
+    default:
+      fleet__queue_deliver_error(req, FLEET_EPROTO);
+      break;
+  }
+}

@@ -1,0 +1,198 @@
+/* worker_int.h -- what the worker's source files share: the worker state
+ * machine, job slots, batches of claims in flight, and the functions the
+ * lifecycle (worker.c) and the job side (worker_jobs.c) call in each
+ * other. Only src/worker*.c include it. */
+#ifndef FLEET_SRC_WORKER_INT_H
+#define FLEET_SRC_WORKER_INT_H
+
+#include "client.h"
+#include "fleet/queue.h"
+#include "fleet/worker.h"
+
+/* Claims in flight at once, at most. */
+#define FLEET__WORKER_CLAIMS_MAX 2
+
+/* The worker's states:
+ *   IDLE      initialized, not started;
+ *   RUNNING   claiming;
+ *   STOPPING  claiming nothing, waiting for jobs up to the stop deadline;
+ *   STOPPED   stopped; may be started again;
+ *   CLOSING   handing everything back, waiting for handlers and handles.
+ * Whether the backend answers (`online`) is tracked apart from these. */
+#define FLEET__WORKER_STATE_MAP(XX)                                            \
+  XX(IDLE, "idle")                                                             \
+  XX(RUNNING, "running")                                                       \
+  XX(STOPPING, "stopping")                                                     \
+  XX(STOPPED, "stopped")                                                       \
+  XX(CLOSING, "closing")
+
+typedef enum {
+#define FLEET__WORKER_STATE_ENUM(name, str) FLEET__WORKER_##name,
+  FLEET__WORKER_STATE_MAP(FLEET__WORKER_STATE_ENUM)
+#undef FLEET__WORKER_STATE_ENUM
+} fleet__worker_state_t;
+
+/* Why a job's claim is known to be gone. */
+typedef enum {
+  FLEET__WJOB_HELD,    /* as far as we know, still held */
+  FLEET__WJOB_EXPIRED, /* no heartbeat confirmed before the local deadline */
+  FLEET__WJOB_STALE,   /* the backend refused a heartbeat */
+  FLEET__WJOB_HANDED   /* we released it (stop deadline, close) */
+} fleet__wjob_claim_t;
+
+/* A claimed job, from its claim until it settles. Slots are pooled and
+ * never freed before the worker: a batch in flight may keep a pointer to
+ * a slot, and checks `gen` to see whether it still holds the same job. */
+typedef struct fleet__wjob_s {
+  fleet_job_t pub;
+  struct fleet__worker_s *w;
+  struct fleet__wjob_s *prev, *next; /* held list, or the free list */
+  struct fleet__wjob_s *qnext;       /* the queue of finishes to send */
+  uint64_t gen;
+  fleet__wjob_claim_t claim;
+  int with_handler; /* given to the handler and not yet finished */
+  int queued;       /* finished, waiting to be sent */
+  int sending;      /* its finish is in flight */
+  int internal;     /* never given to the handler: no done callback */
+  int lost_told;    /* the lost callback ran */
+  int local_status; /* settles without a call, with this status */
+  fleet_job_action_t action;
+  uint64_t local_deadline; /* loop ms */
+  char *buf;               /* id, type, payload, error */
+  size_t cap;
+  const char *error;
+  size_t error_len;
+} fleet__wjob_t;
+
+/* What a batch call in flight is for. */
+typedef enum {
+  FLEET__WBATCH_COMPLETE,
+  FLEET__WBATCH_RELEASE,
+  FLEET__WBATCH_HANDBACK, /* releases of jobs the handler still has */
+  FLEET__WBATCH_REFRESH,
+  FLEET__WBATCH_FAIL,
+  FLEET__WBATCH_CLAIM
+} fleet__wbatch_kind_t;
+
+/* One call in flight and the jobs it is about. Pooled. */
+typedef struct fleet__wbatch_s {
+  struct fleet__wbatch_s *next;
+  struct fleet__worker_s *w;
+  fleet__wbatch_kind_t kind;
+  size_t n, cap;
+  fleet__wjob_t **jobs;
+  uint64_t *gens;
+  fleet_claim_t *claims;
+  uint64_t sent_at;  /* loop ms when sent */
+  uint64_t wake_gen; /* claims: wake-ups seen when sent */
+} fleet__wbatch_t;
+
+struct fleet__worker_s {
+  fleet_worker_t *pub;
+  fleet_client_t *client;
+  uv_loop_t *loop;
+  fleet_worker_options_t o;
+  uint32_t margin_ms; /* a claim counts as lost this long before its TTL */
+  fleet__worker_state_t state;
+  int online;
+  uint32_t retry_attempt; /* failed calls in a row, for the backoff */
+  fleet__rng_t rng;
+
+  fleet_queue_t queue;
+  int queue_open;
+  fleet__sub_t *sub;
+  char *channel;
+  size_t channel_len;
+
+  /* Handles: the flush (an idle handle: finishes and claims made during
+   * an iteration go out together), and the timers. */
+  uv_idle_t flush;
+  uv_timer_t poll_timer;    /* fallback poll, or the offline retry */
+  uv_timer_t delay_timer;   /* the earliest delayed job comes due */
+  uv_timer_t hb_timer;      /* heartbeats */
+  uv_timer_t recover_timer; /* recovery of expired claims */
+  uv_timer_t lease_timer;   /* the earliest local claim deadline */
+  uv_timer_t stop_timer;    /* the stop deadline */
+  int handles_open;
+
+  /* Jobs. */
+  fleet__wjob_t *held;      /* claimed, not settled */
+  fleet__wjob_t *free_jobs; /* slots to reuse */
+  fleet__wjob_t *sendq, *sendq_tail;
+  fleet__wjob_t *settleq, *settleq_tail; /* settle without a call */
+  uint32_t active;                       /* with the handler */
+  uint32_t held_count;
+
+  /* Calls in flight. */
+  fleet__wbatch_t *free_batches;
+  int claims_in_flight;
+  uint32_t claiming; /* jobs asked for by the claims in flight */
+  int calls_in_flight;
+  int refreshing;
+  int recovering;
+
+  /* Wake-ups. */
+  int maybe_pending; /* a claim may find jobs */
+  int last_full;     /* the last claim got all it asked for */
+  int promote_due;   /* a delayed job is due: claim even without room */
+  int probe;         /* the offline retry timer fired */
+  uint64_t wake_gen;
+
+  /* Stop and close. */
+  int stop_expired;
+  int stop_status;
+  fleet_worker_stop_cb stop_cb;
+  fleet_worker_close_cb close_cb;
+  int handback_pending; /* hand the handler's claims back */
+
+  fleet_worker_stats_t stats;
+};
+
+/* ------------------------------------------------------------------------ */
+/* worker.c                                                                 */
+
+/* The name of a state ("running"), for logs; never NULL. */
+const char *fleet__worker_state_name(fleet__worker_state_t state);
+
+/* Schedules a flush on the next loop iteration. */
+void fleet__worker_kick(struct fleet__worker_s *w);
+
+/* A call failed with `status` (not FLEET_ECANCELED): the backend is taken
+ * as unreachable; a retry comes after a backoff. A call that succeeded
+ * calls fleet__worker_online(). */
+void fleet__worker_offline(struct fleet__worker_s *w, int status);
+void fleet__worker_online(struct fleet__worker_s *w);
+
+/* Whether a transient error may be retried now: not once the stop deadline
+ * passed or the worker is closing. */
+int fleet__worker_may_retry(const struct fleet__worker_s *w);
+
+/* Checks whether a stop or a close can finish, and finishes it. */
+void fleet__worker_check_done(struct fleet__worker_s *w);
+
+/* Arms the delay timer for a delayed job due at `at_ms` on the backend
+ * clock, read when it was `now_ms`. */
+void fleet__worker_arm_delay(struct fleet__worker_s *w, uint64_t now_ms,
+                             uint64_t at_ms);
+
+/* ------------------------------------------------------------------------ */
+/* worker_jobs.c                                                            */
+
+/* Sends what the flush has: finishes, then claims. */
+void fleet__worker_send_finishes(struct fleet__worker_s *w);
+void fleet__worker_send_claims(struct fleet__worker_s *w);
+
+/* Settles the jobs that need no call (their claim is gone). */
+void fleet__worker_settle_local(struct fleet__worker_s *w);
+
+/* Sends heartbeats for every held claim. */
+void fleet__worker_heartbeat(struct fleet__worker_s *w);
+
+/* Hands the claims of the jobs with the handler back (stop deadline or
+ * close): each gets the lost callback with FLEET_ECANCELED. */
+void fleet__worker_hand_back(struct fleet__worker_s *w);
+
+/* Frees every slot and batch (the worker is closed). */
+void fleet__worker_free_jobs(struct fleet__worker_s *w);
+
+#endif /* FLEET_SRC_WORKER_INT_H */

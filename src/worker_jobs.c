@@ -1,0 +1,629 @@
+/* worker_jobs.c -- the worker's jobs: pooled slots, claims and the handler,
+ * finishing (complete, fail, release) in batches, settling with the done
+ * callback, heartbeats, local lease deadlines and handing claims back. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker_int.h"
+
+/* ------------------------------------------------------------------------ */
+/* Slots and batches                                                        */
+
+static fleet__wjob_t *wjob_get(struct fleet__worker_s *w) {
+  fleet__wjob_t *job = w->free_jobs;
+
+  if (job != NULL) {
+    w->free_jobs = job->next;
+  } else {
+    job = calloc(1, sizeof(*job));
+    if (job == NULL)
+      return NULL;
+    job->w = w;
+  }
+  job->prev = job->next = job->qnext = NULL;
+  job->claim = FLEET__WJOB_HELD;
+  job->with_handler = job->queued = job->sending = job->internal = 0;
+  job->lost_told = 0;
+  job->local_status = 0;
+  job->error = NULL;
+  job->error_len = 0;
+  return job;
+}
+
+static void wjob_put(struct fleet__worker_s *w, fleet__wjob_t *job) {
+  free((char *)job->error);
+  job->error = NULL;
+  job->gen++;
+  job->next = w->free_jobs;
+  w->free_jobs = job;
+}
+
+/* Copies a claimed job into `job`'s buffer. Returns 0 or FLEET_ENOMEM. */
+static int wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
+  size_t need = src->id_len + src->type_len + src->payload.len + 2;
+  char *p;
+
+  if (need > job->cap) {
+    p = realloc(job->buf, need);
+    if (p == NULL)
+      return FLEET_ENOMEM;
+    job->buf = p;
+    job->cap = need;
+  }
+  p = job->buf;
+  job->pub = *src;
+  job->pub.data = NULL;
+  job->pub.worker = job->w->pub;
+  memcpy(p, src->id, src->id_len + 1);
+  job->pub.id = p;
+  p += src->id_len + 1;
+  memcpy(p, src->type, src->type_len + 1);
+  job->pub.type = p;
+  p += src->type_len + 1;
+  if (src->payload.len > 0)
+    memcpy(p, src->payload.base, src->payload.len);
+  job->pub.payload.base = p;
+  return 0;
+}
+
+static fleet__wbatch_t *wbatch_get(struct fleet__worker_s *w,
+                                   fleet__wbatch_kind_t kind) {
+  fleet__wbatch_t *b = w->free_batches;
+
+  if (b != NULL)
+    w->free_batches = b->next;
+  else if ((b = calloc(1, sizeof(*b))) == NULL)
+    return NULL;
+  b->w = w;
+  b->kind = kind;
+  b->n = 0;
+  b->sent_at = uv_now(w->loop);
+  return b;
+}
+
+static void wbatch_put(fleet__wbatch_t *b) {
+  b->next = b->w->free_batches;
+  b->w->free_batches = b;
+}
+
+/* Adds a job (and its claim) to a batch. Returns 0 or FLEET_ENOMEM. */
+static int wbatch_add(fleet__wbatch_t *b, fleet__wjob_t *job) {
+  if (b->n == b->cap) {
+    size_t cap = b->cap > 0 ? b->cap * 2 : 64;
+    fleet__wjob_t **jobs = realloc(b->jobs, cap * sizeof(*jobs));
+    uint64_t *gens;
+    fleet_claim_t *claims;
+    if (jobs == NULL)
+      return FLEET_ENOMEM;
+    b->jobs = jobs;
+    gens = realloc(b->gens, cap * sizeof(*gens));
+    if (gens == NULL)
+      return FLEET_ENOMEM;
+    b->gens = gens;
+    claims = realloc(b->claims, cap * sizeof(*claims));
+    if (claims == NULL)
+      return FLEET_ENOMEM;
+    b->claims = claims;
+    b->cap = cap;
+  }
+  b->jobs[b->n] = job;
+  b->gens[b->n] = job->gen;
+  b->claims[b->n].id = job->pub.id;
+  b->claims[b->n].token = job->pub.token;
+  b->n++;
+  return 0;
+}
+
+void fleet__worker_free_jobs(struct fleet__worker_s *w) {
+  fleet__wjob_t *job;
+  fleet__wbatch_t *b;
+
+  while ((job = w->free_jobs) != NULL) {
+    w->free_jobs = job->next;
+    free(job->buf);
+    free(job);
+  }
+  while ((b = w->free_batches) != NULL) {
+    w->free_batches = b->next;
+    free(b->jobs);
+    free(b->gens);
+    free(b->claims);
+    free(b);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Held jobs and settling                                                   */
+
+static void held_add(struct fleet__worker_s *w, fleet__wjob_t *job) {
+  job->prev = NULL;
+  job->next = w->held;
+  if (w->held != NULL)
+    w->held->prev = job;
+  w->held = job;
+  w->held_count++;
+}
+
+static void held_remove(struct fleet__worker_s *w, fleet__wjob_t *job) {
+  if (job->prev != NULL)
+    job->prev->next = job->next;
+  else
+    w->held = job->next;
+  if (job->next != NULL)
+    job->next->prev = job->prev;
+  w->held_count--;
+}
+
+static void sendq_push(struct fleet__worker_s *w, fleet__wjob_t *job) {
+  job->queued = 1;
+  job->qnext = NULL;
+  if (w->sendq_tail != NULL)
+    w->sendq_tail->qnext = job;
+  else
+    w->sendq = job;
+  w->sendq_tail = job;
+}
+
+static void settleq_push(struct fleet__worker_s *w, fleet__wjob_t *job,
+                         int status) {
+  job->local_status = status;
+  job->qnext = NULL;
+  if (w->settleq_tail != NULL)
+    w->settleq_tail->qnext = job;
+  else
+    w->settleq = job;
+  w->settleq_tail = job;
+}
+
+/* The job's finish has its answer: tell the user, free the slot. */
+static void wjob_settle(struct fleet__worker_s *w, fleet__wjob_t *job,
+                        int status) {
+  held_remove(w, job);
+  job->sending = job->queued = 0;
+  if (!job->internal) {
+    if (status == 0 || status == FLEET_EALREADY) {
+      if (job->action == FLEET_JOB_COMPLETE)
+        w->stats.completed++;
+      else if (job->action == FLEET_JOB_FAIL)
+        w->stats.failed++;
+      else
+        w->stats.released++;
+    }
+    if (w->o.done_cb != NULL)
+      w->o.done_cb(w->pub, &job->pub, job->action, status);
+  }
+  wjob_put(w, job);
+}
+
+void fleet__worker_settle_local(struct fleet__worker_s *w) {
+  fleet__wjob_t *job;
+
+  while ((job = w->settleq) != NULL) {
+    w->settleq = job->qnext;
+    if (w->settleq == NULL)
+      w->settleq_tail = NULL;
+    wjob_settle(w, job, job->local_status);
+  }
+}
+
+/* Tells the handler that `job`'s claim is lost, once. */
+static void wjob_lost(struct fleet__worker_s *w, fleet__wjob_t *job,
+                      int status) {
+  if (!job->with_handler || job->lost_told)
+    return;
+  job->lost_told = 1;
+  w->stats.lost++;
+  if (w->o.lost_cb != NULL)
+    w->o.lost_cb(w->pub, &job->pub, status);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Finishing                                                                */
+
+/* Whether a call's error may heal: the backend could not be reached, the
+ * reply was lost, or the backend refused for now (a reload). */
+static int worker_transient(int status) {
+  return status == FLEET_EUNAVAILABLE || status == FLEET_ETIMEDOUT ||
+         status == FLEET_ECONNLOST || status == FLEET_EBACKEND ||
+         status == FLEET_ENOMEM;
+}
+
+/* The finish of every job of a batch failed with `status`: retry later
+ * when it may heal, else settle with it. */
+static void wbatch_failed(fleet__wbatch_t *b, int status) {
+  struct fleet__worker_s *w = b->w;
+  size_t i;
+
+  if (status != FLEET_ECANCELED && worker_transient(status))
+    fleet__worker_offline(w, status);
+  for (i = 0; i < b->n; i++) {
+    fleet__wjob_t *job = b->jobs[i];
+    job->sending = 0;
+    if (status != FLEET_ECANCELED && worker_transient(status) &&
+        fleet__worker_may_retry(w))
+      sendq_push(w, job);
+    else
+      wjob_settle(w, job, status);
+  }
+}
+
+static void worker_on_finished(fleet_queue_t *q, int status, const int *results,
+                               size_t n, void *ud) {
+  fleet__wbatch_t *b = ud;
+  struct fleet__worker_s *w = b->w;
+  size_t i;
+
+  w->calls_in_flight--;
+  if (status != 0) {
+    wbatch_failed(b, status);
+  } else {
+    fleet__worker_online(w);
+    for (i = 0; i < n; i++)
+      wjob_settle(w, b->jobs[i], results[i]);
+  }
+  wbatch_put(b);
+  fleet__worker_check_done(w);
+}
+
+static void worker_on_failed(fleet_queue_t *q, int status, int dead,
+                             uint64_t retry_at_ms, void *ud) {
+  fleet__wbatch_t *b = ud;
+  struct fleet__worker_s *w = b->w;
+
+  w->calls_in_flight--;
+  if (status == 0 || status == FLEET_ESTALE || status == FLEET_EALREADY ||
+      status == FLEET_ENOTFOUND) {
+    fleet__worker_online(w);
+    /* A retry is a delayed job: when it is the earliest one, the script
+     * wakes the workers, whose claims then learn when it is due. */
+    wjob_settle(w, b->jobs[0], status);
+  } else {
+    wbatch_failed(b, status);
+  }
+  wbatch_put(b);
+  fleet__worker_check_done(w);
+}
+
+/* Sends one batch of completes or releases; on a synchronous error the
+ * jobs go back to the send queue (or settle when the queue is closing). */
+static void wbatch_send(struct fleet__worker_s *w, fleet__wbatch_t *b) {
+  int err;
+
+  if (b->kind == FLEET__WBATCH_COMPLETE)
+    err =
+        fleet_queue_complete(&w->queue, b->claims, b->n, worker_on_finished, b);
+  else if (b->kind == FLEET__WBATCH_FAIL)
+    err = fleet_queue_fail(&w->queue, b->claims, b->jobs[0]->error,
+                           b->jobs[0]->error_len, worker_on_failed, b);
+  else
+    err =
+        fleet_queue_release(&w->queue, b->claims, b->n, worker_on_finished, b);
+  if (err == 0) {
+    w->calls_in_flight++;
+    return;
+  }
+  wbatch_failed(b, err == FLEET_ECLOSING ? FLEET_ECANCELED : err);
+  wbatch_put(b);
+}
+
+void fleet__worker_send_finishes(struct fleet__worker_s *w) {
+  fleet__wbatch_t *complete = NULL, *release = NULL, *one, **slot;
+  fleet__wjob_t *job, *list = w->sendq;
+
+  w->sendq = w->sendq_tail = NULL;
+  while ((job = list) != NULL) {
+    list = job->qnext;
+    job->queued = 0;
+    job->sending = 1;
+    if (job->action == FLEET_JOB_FAIL) {
+      one = wbatch_get(w, FLEET__WBATCH_FAIL);
+      if (one == NULL || wbatch_add(one, job) != 0) {
+        if (one != NULL)
+          wbatch_put(one);
+        job->sending = 0;
+        sendq_push(w, job);
+        fleet__worker_offline(w, FLEET_ENOMEM);
+        continue;
+      }
+      wbatch_send(w, one);
+      continue;
+    }
+    slot = job->action == FLEET_JOB_COMPLETE ? &complete : &release;
+    if (*slot == NULL)
+      *slot = wbatch_get(w, job->action == FLEET_JOB_COMPLETE
+                                ? FLEET__WBATCH_COMPLETE
+                                : FLEET__WBATCH_RELEASE);
+    if (*slot == NULL || wbatch_add(*slot, job) != 0) {
+      job->sending = 0;
+      sendq_push(w, job);
+      fleet__worker_offline(w, FLEET_ENOMEM);
+      continue;
+    }
+    if ((*slot)->n == FLEET_QUEUE_BATCH_MAX) {
+      wbatch_send(w, *slot);
+      *slot = NULL;
+    }
+  }
+  if (complete != NULL)
+    wbatch_send(w, complete);
+  if (release != NULL)
+    wbatch_send(w, release);
+}
+
+/* Finishes a job given to the handler. */
+static int wjob_finish(fleet_job_t *pub, fleet_job_action_t action,
+                       const void *error, size_t error_len) {
+  fleet__wjob_t *job;
+  struct fleet__worker_s *w;
+
+  if (pub == NULL || pub->worker == NULL)
+    return FLEET_EINVAL;
+  job = FLEET__CONTAINER_OF(pub, fleet__wjob_t, pub);
+  w = job->w;
+  if (!job->with_handler)
+    return FLEET_EINVAL;
+  if (action == FLEET_JOB_FAIL) {
+    if (error == NULL && error_len > 0)
+      return FLEET_EINVAL;
+    if (error_len > FLEET_JOB_ERROR_MAX)
+      return FLEET_E2BIG;
+    if (error_len > 0) {
+      char *copy = fleet__memdup(error, error_len);
+      if (copy == NULL)
+        return FLEET_ENOMEM;
+      free((char *)job->error);
+      job->error = copy;
+    }
+    job->error_len = error_len;
+  }
+  job->with_handler = 0;
+  w->active--;
+  job->action = action;
+  if (job->claim == FLEET__WJOB_STALE)
+    settleq_push(w, job, FLEET_ESTALE);
+  else if (job->claim == FLEET__WJOB_HANDED)
+    settleq_push(w, job, FLEET_ECANCELED);
+  else
+    sendq_push(w, job);
+  fleet__worker_kick(w);
+  return 0;
+}
+
+int fleet_job_complete(fleet_job_t *job) {
+  return wjob_finish(job, FLEET_JOB_COMPLETE, NULL, 0);
+}
+
+int fleet_job_fail(fleet_job_t *job, const void *error, size_t error_len) {
+  return wjob_finish(job, FLEET_JOB_FAIL, error, error_len);
+}
+
+int fleet_job_release(fleet_job_t *job) {
+  return wjob_finish(job, FLEET_JOB_RELEASE, NULL, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Claims                                                                   */
+
+static void worker_on_lease(uv_timer_t *timer);
+
+/* Arms the lease timer at the earliest local deadline of a held claim, or
+ * stops it when there is none. */
+static void worker_arm_lease(struct fleet__worker_s *w, uint64_t now) {
+  uint64_t next = UINT64_MAX;
+  fleet__wjob_t *job;
+
+  for (job = w->held; job != NULL; job = job->next)
+    if (job->claim == FLEET__WJOB_HELD && job->local_deadline < next)
+      next = job->local_deadline;
+  if (next == UINT64_MAX)
+    uv_timer_stop(&w->lease_timer);
+  else
+    uv_timer_start(&w->lease_timer, worker_on_lease,
+                   next > now ? next - now : 0, 0);
+}
+
+static void worker_on_lease(uv_timer_t *timer) {
+  struct fleet__worker_s *w =
+      FLEET__CONTAINER_OF(timer, struct fleet__worker_s, lease_timer);
+  uint64_t now = uv_now(w->loop);
+  fleet__wjob_t *job;
+
+  for (job = w->held; job != NULL; job = job->next) {
+    if (job->claim == FLEET__WJOB_HELD && job->local_deadline <= now) {
+      job->claim = FLEET__WJOB_EXPIRED;
+      wjob_lost(w, job, FLEET_ETIMEDOUT);
+    }
+  }
+  worker_arm_lease(w, now);
+}
+
+static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
+                              size_t n, const fleet_claim_info_t *info,
+                              void *ud) {
+  fleet__wbatch_t *b = ud;
+  struct fleet__worker_s *w = b->w;
+  uint64_t deadline = b->sent_at + w->o.claim_ttl_ms - w->margin_ms;
+  uint64_t wake_gen = b->wake_gen;
+  size_t asked = b->n, i;
+  fleet__wjob_t *job;
+
+  w->claims_in_flight--;
+  w->claiming -= (uint32_t)asked;
+  wbatch_put(b);
+  if (status != 0) {
+    if (status != FLEET_ECANCELED)
+      fleet__worker_offline(w, status);
+    fleet__worker_check_done(w);
+    return;
+  }
+  fleet__worker_online(w);
+  if (info->next_run_at_ms > 0)
+    fleet__worker_arm_delay(w, info->now_ms, info->next_run_at_ms);
+  w->last_full = asked > 0 && n == asked;
+  w->maybe_pending = info->pending > 0 || w->wake_gen != wake_gen;
+  for (i = 0; i < n; i++) {
+    job = wjob_get(w);
+    if (job == NULL || wjob_copy(job, &jobs[i]) != 0) {
+      /* Without a slot the claim cannot be held: it expires and is
+       * recovered. */
+      if (job != NULL)
+        wjob_put(w, job);
+      continue;
+    }
+    job->local_deadline = deadline;
+    held_add(w, job);
+    w->stats.claimed++;
+    if (w->state == FLEET__WORKER_RUNNING) {
+      job->with_handler = 1;
+      w->active++;
+      w->o.handler(w->pub, &job->pub);
+    } else {
+      /* Claimed while stopping: hand it straight back. */
+      job->internal = 1;
+      job->action = FLEET_JOB_RELEASE;
+      sendq_push(w, job);
+    }
+  }
+  if (n > 0 && !uv_is_active((uv_handle_t *)&w->lease_timer))
+    worker_arm_lease(w, uv_now(w->loop));
+  fleet__worker_kick(w);
+  fleet__worker_check_done(w);
+}
+
+void fleet__worker_send_claims(struct fleet__worker_s *w) {
+  fleet__wbatch_t *b;
+  uint32_t room, n;
+
+  while (w->claims_in_flight < FLEET__WORKER_CLAIMS_MAX) {
+    room = w->o.concurrency - w->active - w->claiming;
+    if (room > w->o.concurrency)
+      room = 0;
+    if (w->maybe_pending && room > 0 &&
+        (w->claims_in_flight == 0 || w->last_full))
+      n = room < w->o.claim_batch ? room : w->o.claim_batch;
+    else if (w->promote_due && w->claims_in_flight == 0)
+      n = 0; /* no room, but a delayed job is due: just move it */
+    else
+      return;
+    b = wbatch_get(w, FLEET__WBATCH_CLAIM);
+    if (b == NULL) {
+      fleet__worker_offline(w, FLEET_ENOMEM);
+      return;
+    }
+    b->n = n;
+    b->wake_gen = w->wake_gen;
+    if (fleet_queue_claim(&w->queue, n, w->o.claim_ttl_ms, worker_on_claimed,
+                          b) != 0) {
+      wbatch_put(b);
+      return;
+    }
+    w->claims_in_flight++;
+    w->claiming += n;
+    w->promote_due = 0;
+    if (n == 0)
+      return;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Heartbeats and hand-backs                                                */
+
+static void worker_on_refreshed(fleet_queue_t *q, int status,
+                                const int *results, size_t n, void *ud) {
+  fleet__wbatch_t *b = ud;
+  struct fleet__worker_s *w = b->w;
+  uint64_t deadline = b->sent_at + w->o.claim_ttl_ms - w->margin_ms;
+  size_t i;
+
+  w->refreshing--;
+  if (status == 0) {
+    fleet__worker_online(w);
+    for (i = 0; i < n; i++) {
+      fleet__wjob_t *job = b->jobs[i];
+      if (job->gen != b->gens[i] || job->claim == FLEET__WJOB_HANDED)
+        continue; /* settled meanwhile, or handed back */
+      if (results[i] == 0) {
+        job->local_deadline = deadline;
+      } else {
+        job->claim = FLEET__WJOB_STALE;
+        wjob_lost(w, job, FLEET_ESTALE);
+      }
+    }
+    worker_arm_lease(w, uv_now(w->loop));
+  } else if (status != FLEET_ECANCELED) {
+    fleet__worker_offline(w, status);
+  }
+  wbatch_put(b);
+  fleet__worker_check_done(w);
+}
+
+void fleet__worker_heartbeat(struct fleet__worker_s *w) {
+  fleet__wbatch_t *b = NULL;
+  fleet__wjob_t *job;
+
+  if (w->refreshing > 0)
+    return; /* the last round is still out */
+  for (job = w->held; job != NULL; job = job->next) {
+    if (job->claim != FLEET__WJOB_HELD && job->claim != FLEET__WJOB_EXPIRED)
+      continue;
+    if (b == NULL && (b = wbatch_get(w, FLEET__WBATCH_REFRESH)) == NULL)
+      return;
+    if (wbatch_add(b, job) != 0)
+      break;
+    if (b->n == FLEET_QUEUE_BATCH_MAX || job->next == NULL) {
+      if (fleet_queue_refresh(&w->queue, b->claims, b->n, w->o.claim_ttl_ms,
+                              worker_on_refreshed, b) != 0) {
+        wbatch_put(b);
+        return;
+      }
+      w->refreshing++;
+      b = NULL;
+    }
+  }
+  if (b != NULL) {
+    if (b->n > 0 &&
+        fleet_queue_refresh(&w->queue, b->claims, b->n, w->o.claim_ttl_ms,
+                            worker_on_refreshed, b) == 0) {
+      w->refreshing++;
+      return;
+    }
+    wbatch_put(b);
+  }
+}
+
+static void worker_on_handed(fleet_queue_t *q, int status, const int *results,
+                             size_t n, void *ud) {
+  fleet__wbatch_t *b = ud;
+  struct fleet__worker_s *w = b->w;
+
+  w->calls_in_flight--;
+  wbatch_put(b);
+  fleet__worker_check_done(w);
+}
+
+void fleet__worker_hand_back(struct fleet__worker_s *w) {
+  fleet__wbatch_t *b = NULL;
+  fleet__wjob_t *job;
+
+  for (job = w->held; job != NULL; job = job->next) {
+    if (!job->with_handler || job->claim == FLEET__WJOB_HANDED)
+      continue;
+    if (job->claim != FLEET__WJOB_STALE && b == NULL)
+      b = wbatch_get(w, FLEET__WBATCH_HANDBACK);
+    if (job->claim != FLEET__WJOB_STALE && b != NULL &&
+        b->n < FLEET_QUEUE_BATCH_MAX)
+      wbatch_add(b, job);
+    job->claim = FLEET__WJOB_HANDED;
+  }
+  if (b != NULL) {
+    if (b->n > 0 && fleet_queue_release(&w->queue, b->claims, b->n,
+                                        worker_on_handed, b) == 0)
+      w->calls_in_flight++;
+    else
+      wbatch_put(b);
+  }
+  /* Now tell the handlers; they may finish their jobs from the callback. */
+  for (job = w->held; job != NULL; job = job->next)
+    if (job->claim == FLEET__WJOB_HANDED)
+      wjob_lost(w, job, FLEET_ECANCELED);
+}

@@ -1,0 +1,285 @@
+/* bench_queue.c -- fleet-bench queue: bulk enqueue, processing with one
+ * worker at a concurrency on no-op jobs, and end-to-end latency (enqueue
+ * call to accepted completion) at a fixed rate, with the CPU per job of
+ * this process and of redis-server.
+ *
+ *   fleet-bench queue [--url URL] [--seconds S] [--concurrency C]
+ *                     [--rate R] [--jobs N]
+ *
+ * Metrics: enqueue_bulk_*, process_c<C>_*, e2e_<R>_* (rates, and p50/p99
+ * from the enqueue call to the accepted completion), pickup_<R>_* (p50/p99
+ * from the enqueue call to the handler). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define BQ_BATCH 1000
+
+typedef struct {
+  uv_loop_t loop;
+  fleet_client_t producer; /* enqueues, as a producer process would */
+  fleet_client_t consumer; /* the worker's own connection */
+  fleet_queue_t q;
+  fleet_worker_t w;
+  fleet_job_spec_t specs[BQ_BATCH];
+  uint64_t enqueued;
+  uint64_t completed;
+  uint64_t target;
+  int error;
+  /* Latency run. */
+  uv_timer_t pacer;
+  uint64_t t0_ns, sent, rate, total;
+  bench_lat_t lat;    /* enqueue call to accepted completion */
+  bench_lat_t pickup; /* enqueue call to the handler */
+  int worker_closed, queue_closed;
+  int shared; /* the worker uses the producer's client */
+} bq_t;
+
+/* ------------------------------------------------------------------------ */
+/* Bulk enqueue                                                             */
+
+static void bq_on_bulk(fleet_queue_t *q, int status,
+                       const fleet_enqueue_result_t *r, size_t n, void *arg) {
+  bq_t *b = q->data;
+  if (status == 0)
+    b->enqueued += n;
+  bench_slot_done(arg, status);
+}
+
+static int bq_bulk_start(bench_slot_t *slot) {
+  bq_t *b = slot->driver->ctx;
+  return fleet_queue_enqueue(&b->q, b->specs, BQ_BATCH, bq_on_bulk, slot);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Processing                                                               */
+
+/* A no-op job; in the latency run it records when it was picked up. */
+static void bq_handler(fleet_worker_t *w, fleet_job_t *job) {
+  bq_t *b = w->data;
+  uint64_t sent_ns;
+
+  if (b->rate > 0 && job->payload.len == sizeof(sent_ns)) {
+    memcpy(&sent_ns, job->payload.base, sizeof(sent_ns));
+    bench_lat_add(&b->pickup, uv_hrtime() - sent_ns);
+  }
+  fleet_job_complete(job);
+}
+
+static void bq_done(fleet_worker_t *w, fleet_job_t *job,
+                    fleet_job_action_t action, int status) {
+  bq_t *b = w->data;
+  uint64_t sent_ns;
+
+  if (status != 0 && b->error == 0)
+    b->error = status;
+  b->completed++;
+  if (b->rate > 0 && job->payload.len == sizeof(sent_ns)) {
+    memcpy(&sent_ns, job->payload.base, sizeof(sent_ns));
+    bench_lat_add(&b->lat, uv_hrtime() - sent_ns);
+  }
+}
+
+static void bq_on_worker_closed(fleet_worker_t *w) {
+  bq_t *b = w->data;
+  b->worker_closed = 1;
+}
+
+static void bq_on_stopped(fleet_worker_t *w, int status) {
+  fleet_worker_close(w, bq_on_worker_closed);
+}
+
+/* Runs the loop until `b->completed` reaches `target`, an error, or
+ * `seconds` pass. */
+static void bq_run_until(bq_t *b, uint64_t target, double seconds) {
+  uint64_t deadline = uv_hrtime() + (uint64_t)(seconds * 1e9);
+
+  while (b->completed < target && b->error == 0 && uv_hrtime() < deadline)
+    uv_run(&b->loop, UV_RUN_ONCE);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Latency at a fixed rate                                                  */
+
+static void bq_on_single(fleet_queue_t *q, int status,
+                         const fleet_enqueue_result_t *r, size_t n, void *arg) {
+  bq_t *b = q->data;
+  if (status != 0 && b->error == 0)
+    b->error = status;
+}
+
+/* Every millisecond: enqueue, one call per job, the jobs due by now at
+ * the rate; each carries its send time. */
+static void bq_on_pace(uv_timer_t *t) {
+  bq_t *b = t->data;
+  uint64_t now = uv_hrtime();
+  uint64_t due = (now - b->t0_ns) * b->rate / 1000000000u;
+  fleet_job_spec_t spec;
+
+  if (due > b->total)
+    due = b->total;
+  while (b->sent < due) {
+    uint64_t stamp = uv_hrtime();
+    fleet_job_spec_init(&spec, "bench", &stamp, sizeof(stamp));
+    if (fleet_queue_enqueue(&b->q, &spec, 1, bq_on_single, NULL) != 0) {
+      b->error = FLEET_ENOMEM;
+      break;
+    }
+    b->sent++;
+  }
+  if (b->sent >= b->total)
+    uv_timer_stop(t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The subcommand                                                           */
+
+static int bq_open(bq_t *b, const bench_opts_t *o, uint32_t concurrency) {
+  fleet_worker_options_t wo;
+  int err;
+
+  if (bench_client_open(&b->loop, &b->producer, o) != 0)
+    return 1;
+  /* A memory:// client has a store of its own: the worker shares the
+   * producer's client there. */
+  b->shared = strncmp(o->url, "memory:", 7) == 0;
+  if (!b->shared && bench_client_open(&b->loop, &b->consumer, o) != 0) {
+    bench_client_close(&b->loop, &b->producer);
+    return 1;
+  }
+  b->q.data = b;
+  fleet_worker_options_init(&wo);
+  wo.concurrency = concurrency;
+  wo.handler = bq_handler;
+  wo.done_cb = bq_done;
+  b->w.data = b;
+  err = fleet_queue_init(&b->producer, &b->q, "bench", NULL);
+  if (err == 0)
+    err = fleet_worker_init(b->shared ? &b->producer : &b->consumer, &b->w,
+                            "bench", &wo);
+  if (err != 0) {
+    fprintf(stderr, "fleet-bench queue: %s\n", fleet_strerror(err));
+    return 1;
+  }
+  return 0;
+}
+
+static void bq_on_queue_closed(fleet_queue_t *q) {
+  bq_t *b = q->data;
+  b->queue_closed = 1;
+}
+
+/* Stops and closes the worker, the queue handle and both clients. */
+static void bq_close(bq_t *b) {
+  if (fleet_worker_stop(&b->w, 5000, bq_on_stopped) != 0)
+    fleet_worker_close(&b->w, bq_on_worker_closed);
+  fleet_queue_close(&b->q, bq_on_queue_closed);
+  uv_close((uv_handle_t *)&b->pacer, NULL);
+  while (!b->worker_closed || !b->queue_closed)
+    uv_run(&b->loop, UV_RUN_ONCE);
+  fleet_client_close(&b->producer, NULL);
+  if (!b->shared)
+    fleet_client_close(&b->consumer, NULL);
+  uv_run(&b->loop, UV_RUN_DEFAULT);
+}
+
+int bench_queue(const bench_opts_t *o) {
+  static bq_t b;
+  long concurrency = 50, rate = 2000, jobs = 0;
+  bench_driver_t d = {0};
+  bench_cpu_t c0, c1;
+  char label[32];
+  int i, pid, err;
+
+  for (i = 0; i < o->argc; i++) {
+    if (strcmp(o->argv[i], "--concurrency") == 0 && i + 1 < o->argc)
+      concurrency = bench_parse_long("--concurrency", o->argv[++i]);
+    else if (strcmp(o->argv[i], "--rate") == 0 && i + 1 < o->argc)
+      rate = bench_parse_long("--rate", o->argv[++i]);
+    else if (strcmp(o->argv[i], "--jobs") == 0 && i + 1 < o->argc)
+      jobs = bench_parse_long("--jobs", o->argv[++i]);
+    else {
+      fprintf(stderr, "fleet-bench queue: unknown flag '%s'\n", o->argv[i]);
+      return 2;
+    }
+  }
+  if (concurrency > 10000 || rate > 1000000) {
+    fprintf(stderr, "fleet-bench queue: --concurrency <= 10000, "
+                    "--rate <= 1000000\n");
+    return 2;
+  }
+  /* By default, what one worker might process in the time budget. */
+  if (jobs == 0)
+    jobs = (long)(o->seconds * 150000);
+  uv_loop_init(&b.loop);
+  uv_timer_init(&b.loop, &b.pacer);
+  b.pacer.data = &b;
+  if (bq_open(&b, o, (uint32_t)concurrency) != 0)
+    return 1;
+  pid = bench_server_pid(o->url);
+  for (i = 0; i < BQ_BATCH; i++)
+    fleet_job_spec_init(&b.specs[i], "bench", "x", 1);
+
+  /* Bulk enqueue: batches of 1000, four in flight, up to --jobs. */
+  d.loop = &b.loop;
+  d.inflight = 4;
+  d.max_ops = (uint64_t)(jobs + BQ_BATCH - 1) / BQ_BATCH;
+  d.seconds = o->seconds;
+  d.start = bq_bulk_start;
+  d.ctx = &b;
+  bench_cpu_sample(&c0, pid);
+  err = bench_drive(&d);
+  bench_cpu_sample(&c1, pid);
+  bench_lat_free(&d.lat);
+  if (err != 0) {
+    fprintf(stderr, "fleet-bench queue: enqueue: %s\n", fleet_strerror(err));
+    goto out;
+  }
+  bench_emit_rates("queue", "enqueue_bulk", b.enqueued, &c0, &c1);
+
+  /* Processing: one worker on what was enqueued. */
+  bench_cpu_sample(&c0, pid);
+  err = fleet_worker_start(&b.w);
+  if (err != 0)
+    goto out;
+  bq_run_until(&b, b.enqueued, o->seconds * 5);
+  bench_cpu_sample(&c1, pid);
+  if (b.error != 0) {
+    err = b.error;
+    fprintf(stderr, "fleet-bench queue: process: %s\n", fleet_strerror(err));
+    goto out;
+  }
+  snprintf(label, sizeof(label), "process_c%ld", concurrency);
+  bench_emit_rates("queue", label, b.completed, &c0, &c1);
+
+  /* End-to-end latency at a fixed rate, for --seconds. */
+  b.completed = 0;
+  b.rate = (uint64_t)rate;
+  b.total = (uint64_t)(o->seconds * (double)rate);
+  b.sent = 0;
+  b.t0_ns = uv_hrtime();
+  uv_timer_start(&b.pacer, bq_on_pace, 1, 1);
+  bench_cpu_sample(&c0, pid);
+  bq_run_until(&b, b.total, o->seconds + 10);
+  bench_cpu_sample(&c1, pid);
+  uv_timer_stop(&b.pacer);
+  if (b.error != 0 || b.completed < b.total) {
+    err = b.error != 0 ? b.error : FLEET_ETIMEDOUT;
+    fprintf(stderr, "fleet-bench queue: latency: %s\n", fleet_strerror(err));
+    goto out;
+  }
+  snprintf(label, sizeof(label), "e2e_%ld", rate);
+  bench_emit_rates("queue", label, b.completed, &c0, &c1);
+  bench_lat_emit("queue", label, &b.lat);
+  snprintf(label, sizeof(label), "pickup_%ld", rate);
+  bench_lat_emit("queue", label, &b.pickup);
+
+out:
+  bench_lat_free(&b.lat);
+  bench_lat_free(&b.pickup);
+  bq_close(&b);
+  uv_loop_close(&b.loop);
+  return err != 0;
+}
