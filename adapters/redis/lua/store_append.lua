@@ -1,0 +1,50 @@
+-- store_append.lua -- appends events to a store record's events list and
+-- refreshes the expiry of all its keys (adapters/ops/store.h).
+-- KEYS: rec, ev.
+-- ARGV: base, id, cap (0: no cap), event_1 .. event_n.
+-- Returns: the new length of the events list; error FLEET_ENOTFOUND when
+-- there is no record.
+local rec, ev = KEYS[1], KEYS[2]
+local ipre, id, cap = ARGV[1] .. 'idx:', ARGV[2], tonumber(ARGV[3])
+local wrongtype = 'FLEET_EWRONGTYPE a store key holds another type'
+local old = redis.call('HGETALL', rec)
+if #old == 0 then
+  return redis.error_reply('FLEET_ENOTFOUND no such store record')
+end
+local idx, stored = {}, nil
+for i = 1, #old, 2 do
+  if old[i] == 't' then
+    stored = old[i + 1]
+  elseif string.sub(old[i], 1, 2) == 'i:' then
+    local k = ipre .. string.sub(old[i], 3)
+    local t = redis.call('TYPE', k)['ok']
+    if t ~= 'none' and t ~= 'zset' then
+      return redis.error_reply(wrongtype)
+    end
+    idx[#idx + 1] = k
+  end
+end
+-- A TTL is 1 to 12 decimal digits, at most ten years.
+if not stored or not string.match(stored, '^[1-9][0-9]*$') or
+    #stored > 12 or tonumber(stored) > 315360000000 then
+  return redis.error_reply('FLEET_EPROTO a store record has a bad TTL')
+end
+local ttl = tonumber(stored)
+
+-- The first write: RPUSH fails on an events key of another type.
+local n = redis.call('RPUSH', ev, unpack(ARGV, 4))
+if cap > 0 and n > cap then
+  redis.call('LTRIM', ev, -cap, -1)
+  n = cap
+end
+local t = redis.call('TIME')
+local exp = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
+redis.call('PEXPIREAT', rec, exp)
+redis.call('PEXPIREAT', ev, exp)
+for i = 1, #idx do
+  redis.call('ZADD', idx[i], exp, id)
+  if redis.call('PTTL', idx[i]) < ttl then
+    redis.call('PEXPIREAT', idx[i], exp)
+  end
+end
+return n

@@ -1,0 +1,12 @@
+-- store_exists.lua -- whether a store record exists (adapters/ops/store.h).
+-- KEYS: rec.
+-- ARGV: none.
+-- Returns: 1 or 0.
+local t = redis.call('TYPE', KEYS[1])['ok']
+if t == 'none' then
+  return 0
+end
+if t ~= 'hash' then
+  return redis.error_reply('FLEET_EWRONGTYPE a store key holds another type')
+end
+return 1

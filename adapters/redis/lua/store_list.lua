@@ -1,0 +1,54 @@
+-- store_list.lua -- one page of the records under an index value, pruning
+-- entries of expired and deleted records (adapters/ops/store.h).
+-- KEYS: idx.
+-- ARGV: base, limit, cursor score ('' for the first page), cursor id.
+-- Returns: {next score, next id, {id_1, value_1, ...}}: the score and id of
+-- the last entry taken when more entries follow, else -1 and ''.
+local idx = KEYS[1]
+local base, limit = ARGV[1], tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', idx, '-inf', '(' .. now)
+
+-- The page starts after every entry that sorts at or before the cursor
+-- (score, id). Where that entry is no longer in the set with that score,
+-- its rank is found by putting it there for a moment, which no other
+-- client can observe.
+local start = 0
+if ARGV[3] ~= '' then
+  local score, cid = tonumber(ARGV[3]), ARGV[4]
+  local old = redis.call('ZSCORE', idx, cid)
+  if old and tonumber(old) == score then
+    start = redis.call('ZRANK', idx, cid) + 1
+  else
+    redis.call('ZADD', idx, score, cid)
+    start = redis.call('ZRANK', idx, cid)
+    if old then
+      redis.call('ZADD', idx, old, cid)
+      if tonumber(old) < score then
+        start = start + 1
+      end
+    else
+      redis.call('ZREM', idx, cid)
+    end
+  end
+end
+
+-- One entry more than the page tells whether more follow.
+local got = redis.call('ZRANGE', idx, start, start + limit, 'WITHSCORES')
+local n = math.min(#got / 2, limit)
+local items = {}
+for i = 1, n do
+  local id = got[2 * i - 1]
+  local v = redis.call('HGET', base .. 'rec:' .. id, 'v')
+  if v then
+    items[#items + 1] = id
+    items[#items + 1] = v
+  else
+    redis.call('ZREM', idx, id)
+  end
+end
+if #got / 2 > limit then
+  return {math.floor(tonumber(got[2 * limit])), got[2 * limit - 1], items}
+end
+return {-1, '', items}

@@ -1,0 +1,47 @@
+-- store_touch.lua -- sets the expiry of a store record, its events and its
+-- index entries to now + TTL (adapters/ops/store.h).
+-- KEYS: rec, ev.
+-- ARGV: base, id, ttl_ms (0: the record's own TTL, its field "t").
+-- Returns: 1, or 0 when there is no record.
+local rec, ev = KEYS[1], KEYS[2]
+local ipre, id, ttl = ARGV[1] .. 'idx:', ARGV[2], tonumber(ARGV[3])
+local wrongtype = 'FLEET_EWRONGTYPE a store key holds another type'
+local old = redis.call('HGETALL', rec)
+if #old == 0 then
+  return 0
+end
+local idx, stored = {}, nil
+for i = 1, #old, 2 do
+  if old[i] == 't' then
+    stored = old[i + 1]
+  elseif string.sub(old[i], 1, 2) == 'i:' then
+    local k = ipre .. string.sub(old[i], 3)
+    local t = redis.call('TYPE', k)['ok']
+    if t ~= 'none' and t ~= 'zset' then
+      return redis.error_reply(wrongtype)
+    end
+    idx[#idx + 1] = k
+  end
+end
+if ttl == 0 then
+  -- A TTL is 1 to 12 decimal digits, at most ten years.
+  if not stored or not string.match(stored, '^[1-9][0-9]*$') or
+      #stored > 12 or tonumber(stored) > 315360000000 then
+    return redis.error_reply('FLEET_EPROTO a store record has a bad TTL')
+  end
+  ttl = tonumber(stored)
+else
+  redis.call('HSET', rec, 't', ARGV[3])
+end
+
+local t = redis.call('TIME')
+local exp = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
+redis.call('PEXPIREAT', rec, exp)
+redis.call('PEXPIREAT', ev, exp)
+for i = 1, #idx do
+  redis.call('ZADD', idx[i], exp, id)
+  if redis.call('PTTL', idx[i]) < ttl then
+    redis.call('PEXPIREAT', idx[i], exp)
+  end
+end
+return 1

@@ -1,0 +1,206 @@
+/* test_store_wrongtype.c -- data the store did not write under its keys, on
+ * both adapters: keys of the wrong type give FLEET_EWRONGTYPE and change
+ * nothing; on Redis, records with missing or garbage fields give
+ * FLEET_EPROTO. Wrong types are made through the store's own ops with
+ * crafted keys, so the same test runs on both backends. */
+#include "client.h"
+#include "test_store_ctx.h"
+
+typedef struct {
+  int done;
+  int status;
+  int64_t integer;
+  size_t nelem;
+} op_seen_t;
+
+static void on_op(void *arg, int status, const fleet__reply_t *r) {
+  op_seen_t *s = arg;
+  s->done = 1;
+  s->status = status;
+  if (status == 0 && r->type == FLEET__REPLY_INT)
+    s->integer = r->integer;
+  if (status == 0 && r->type == FLEET__REPLY_ARRAY)
+    s->nelem = r->nelem;
+}
+
+/* Runs one backend op and waits for it; returns its status. */
+static int run_op(client_ctx_t *c, fleet__op_t op, const char *const *keys,
+                  size_t nkeys, const char *const *args, size_t nargs,
+                  op_seen_t *seen) {
+  fleet_bytes_t k[4], a[4];
+  size_t i;
+
+  for (i = 0; i < nkeys; i++)
+    k[i] = sb(keys[i]);
+  for (i = 0; i < nargs; i++)
+    a[i] = sb(args[i]);
+  memset(seen, 0, sizeof(*seen));
+  ASSERT_OK(fleet__backend_call(fleet__client_backend(&c->client), op, k, nkeys,
+                                a, nargs, on_op, seen));
+  while (!seen->done)
+    uv_run(&c->loop, UV_RUN_ONCE);
+  return seen->status;
+}
+
+/* Makes `key` a hash (as if it were a record) by putting a record there. */
+static void make_hash(client_ctx_t *c, const char *key) {
+  const char *const keys[] = {key, "{t:x}:ev:dummy"};
+  const char *const args[] = {"{t:x}:", "dummy", "60000", "v"};
+  op_seen_t seen;
+  ASSERT_OK(run_op(c, FLEET__OP_STORE_PUT, keys, 2, args, 4, &seen));
+}
+
+/* Makes `key` a list (as if it were an events list) by appending an event
+ * to record "x" of collection "runs" with `key` as its events key. */
+static void make_list(client_ctx_t *c, const char *key) {
+  const char *const keys[] = {"{t:runs}:rec:x", key};
+  const char *const args[] = {"{t:runs}:", "x", "0", "e"};
+  op_seen_t seen;
+  ASSERT_OK(run_op(c, FLEET__OP_STORE_APPEND, keys, 2, args, 4, &seen));
+}
+
+static void drop_key(client_ctx_t *c, const char *key) {
+  const char *const keys[] = {key};
+  op_seen_t seen;
+  ASSERT_OK(run_op(c, FLEET__OP_STORE_UNLINK, keys, 1, NULL, 0, &seen));
+}
+
+/* The length of list `key`, through the READ op of record "x". */
+static size_t list_len(client_ctx_t *c, const char *key) {
+  const char *const keys[] = {"{t:runs}:rec:x", key};
+  const char *const args[] = {"0", "100"};
+  op_seen_t seen;
+  ASSERT_OK(run_op(c, FLEET__OP_STORE_READ, keys, 2, args, 2, &seen));
+  return seen.nelem;
+}
+
+CONFORMANCE_IMPL(store_wrong_type) {
+  fleet_store_index_t ok = {{"agent", 5}, {"ok", 2}};
+  fleet_store_index_t bad = {{"agent", 5}, {"bad", 3}};
+  fleet_store_put_options_t po = {&ok, 1, 0}, pb = {&bad, 1, 0};
+  fleet_bytes_t ev = {"e", 1};
+  fleet_store_options_t so;
+  client_ctx_t c;
+  st_t s;
+
+  ctx_init(&c, b->url, NULL);
+  fleet_store_options_init(&so);
+  so.prefix = "t";
+  st_open(&s, &c.client, &so);
+  ASSERT_OK(st_put(&s, sb("runs"), sb("x"), sb("v"), NULL));
+
+  /* A record key holding a list. */
+  make_list(&c, "{t:runs}:rec:w1");
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_get(&s, sb("runs"), sb("w1")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_exists(&s, sb("runs"), sb("w1")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, sb("runs"), sb("w1"), sb("v"), &po));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_delete(&s, sb("runs"), sb("w1")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_touch(&s, sb("runs"), sb("w1"), 0));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, sb("runs"), sb("w1"), &ev, 1));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_read(&s, sb("runs"), sb("w1"), 0, 10));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_count(&s, sb("runs"), sb("w1")));
+  ASSERT_EQ(1, list_len(&c, "{t:runs}:rec:w1"));
+  /* The failed put wrote no index entry. */
+  ASSERT_OK(st_list(&s, sb("runs"), sb("agent"), sb("ok"),
+                    (fleet_bytes_t){NULL, 0}, 10));
+  ASSERT_EQ(0, s.nitems);
+
+  /* An index key holding a hash: putting a record under it fails and
+   * writes nothing; listing it fails. */
+  make_hash(&c, "{t:runs}:idx:agent:bad");
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, sb("runs"), sb("r"), sb("v"), &pb));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_exists(&s, sb("runs"), sb("r")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_list(&s, sb("runs"), sb("agent"), sb("bad"),
+                                       (fleet_bytes_t){NULL, 0}, 10));
+
+  /* An existing record whose index key became a hash: every update fails
+   * and leaves the record as it was. */
+  ASSERT_OK(st_put(&s, sb("runs"), sb("r3"), sb("old"), &po));
+  drop_key(&c, "{t:runs}:idx:agent:ok");
+  make_hash(&c, "{t:runs}:idx:agent:ok");
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_touch(&s, sb("runs"), sb("r3"), 0));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_delete(&s, sb("runs"), sb("r3")));
+  ASSERT_ERR(FLEET_EWRONGTYPE,
+             st_put(&s, sb("runs"), sb("r3"), sb("new"), NULL));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, sb("runs"), sb("r3"), &ev, 1));
+  ASSERT_OK(st_get(&s, sb("runs"), sb("r3")));
+  ASSERT_STR_EQ("old", s.value);
+  ASSERT_OK(st_count(&s, sb("runs"), sb("r3")));
+  ASSERT_EQ(0, s.n);
+
+  /* An events key holding a hash: what reads or writes events fails and
+   * leaves the record as it was. (A put, which only moves the events'
+   * expiry, does not look inside.) */
+  ASSERT_OK(st_put(&s, sb("runs"), sb("r4"), sb("v"), NULL));
+  make_hash(&c, "{t:runs}:ev:r4");
+  ASSERT_OK(st_touch(&s, sb("runs"), sb("r4"), 60000));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, sb("runs"), sb("r4"), &ev, 1));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_read(&s, sb("runs"), sb("r4"), 0, 10));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_count(&s, sb("runs"), sb("r4")));
+  ASSERT_OK(st_get(&s, sb("runs"), sb("r4")));
+  ASSERT_STR_EQ("v", s.value);
+  ASSERT_GT(s.ttl_ms, 30000);
+
+  /* A listed record's key holding a list. */
+  {
+    fleet_store_index_t q = {{"agent", 5}, {"q", 1}};
+    fleet_store_put_options_t pq = {&q, 1, 0};
+    ASSERT_OK(st_put(&s, sb("runs"), sb("r5"), sb("v"), &pq));
+    drop_key(&c, "{t:runs}:rec:r5");
+    make_list(&c, "{t:runs}:rec:r5");
+    ASSERT_ERR(FLEET_EWRONGTYPE, st_list(&s, sb("runs"), sb("agent"), sb("q"),
+                                         (fleet_bytes_t){NULL, 0}, 10));
+  }
+  st_close(&s);
+  ctx_close(&c);
+}
+
+/* Records with missing or garbage fields, written raw on Redis. */
+TEST_IMPL(store_redis_garbage) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  fleet_bytes_t ev = {"e", 1};
+  fleet_store_options_t so;
+  client_ctx_t c;
+  st_t s;
+
+  freeReplyObject(fleet_test_redis_cmd(r, "HSET {t:runs}:rec:g1 x y"));
+  freeReplyObject(
+      fleet_test_redis_cmd(r, "HSET {t:runs}:rec:g2 v val t 12abc"));
+  freeReplyObject(fleet_test_redis_cmd(r, "HSET {t:runs}:rec:g3 v val"));
+  freeReplyObject(fleet_test_redis_cmd(r, "SET {t:runs}:rec:g4 str"));
+  freeReplyObject(fleet_test_redis_cmd(r, "HSET {t:runs}:rec:g5 v val t 0"));
+  ctx_init(&c, fleet_test_redis_url(r), NULL);
+  fleet_store_options_init(&so);
+  so.prefix = "t";
+  st_open(&s, &c.client, &so);
+
+  /* No value. */
+  ASSERT_ERR(FLEET_EPROTO, st_get(&s, sb("runs"), sb("g1")));
+  ASSERT_OK(st_exists(&s, sb("runs"), sb("g1")));
+  /* A bad or missing TTL, where the record's own TTL is needed. */
+  ASSERT_ERR(FLEET_EPROTO, st_append(&s, sb("runs"), sb("g2"), &ev, 1));
+  ASSERT_ERR(FLEET_EPROTO, st_touch(&s, sb("runs"), sb("g2"), 0));
+  ASSERT_ERR(FLEET_EPROTO, st_append(&s, sb("runs"), sb("g3"), &ev, 1));
+  ASSERT_ERR(FLEET_EPROTO, st_touch(&s, sb("runs"), sb("g5"), 0));
+  ASSERT_OK(st_count(&s, sb("runs"), sb("g2")));
+  ASSERT_EQ(0, s.n);
+  /* The value is still readable (no expiry: no time left is reported). */
+  ASSERT_OK(st_get(&s, sb("runs"), sb("g2")));
+  ASSERT_STR_EQ("val", s.value);
+  ASSERT_EQ(0, s.ttl_ms);
+  /* A touch with a TTL repairs the record. */
+  ASSERT_OK(st_touch(&s, sb("runs"), sb("g2"), 60000));
+  ASSERT_OK(st_append(&s, sb("runs"), sb("g2"), &ev, 1));
+  ASSERT_EQ(1, s.n);
+  /* A string. */
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_get(&s, sb("runs"), sb("g4")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, sb("runs"), sb("g4"), sb("v"), NULL));
+  /* Replacing a record fleet did not write makes it one of fleet's. */
+  ASSERT_OK(st_put(&s, sb("runs"), sb("g1"), sb("fixed"), NULL));
+  ASSERT_OK(st_get(&s, sb("runs"), sb("g1")));
+  ASSERT_STR_EQ("fixed", s.value);
+  st_close(&s);
+  ctx_close(&c);
+  fleet_test_redis_free(r);
+  return 0;
+}
