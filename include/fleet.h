@@ -75,5 +75,10 @@ typedef struct {
 #endif
 
 #include "fleet/client.h"
+#include "fleet/lock.h"
+#include "fleet/leader.h"
+#include "fleet/queue.h"
+#include "fleet/store.h"
+#include "fleet/worker.h"
 
 #endif /* FLEET_H */

@@ -79,6 +79,7 @@ TEST_DECLARE(redis_noscript_recovery)
 TEST_DECLARE(redis_auth_password)
 TEST_DECLARE(redis_auth_acl_user)
 TEST_DECLARE(redis_unix_and_hostname)
+TEST_DECLARE(redis_script_shas)
 
 /* test_unit.c */
 TEST_DECLARE(unit_version)
@@ -98,6 +99,97 @@ TEST_DECLARE(unit_client_state_name)
 TEST_DECLARE(unit_op_name)
 TEST_DECLARE(unit_reply_error_code)
 TEST_DECLARE(unit_keys)
+
+/* test_queue.c */
+CONFORMANCE_DECLARE(queue_enqueue_get)
+CONFORMANCE_DECLARE(queue_bad_input)
+CONFORMANCE_DECLARE(queue_priority_fifo)
+CONFORMANCE_DECLARE(queue_delayed)
+CONFORMANCE_DECLARE(queue_unique)
+CONFORMANCE_DECLARE(queue_cancel_list_purge)
+CONFORMANCE_DECLARE(queue_retention)
+CONFORMANCE_DECLARE(queue_close_cancels)
+CONFORMANCE_DECLARE(queue_foreign_data)
+
+/* test_queue_claims.c */
+CONFORMANCE_DECLARE(queue_claim_tokens)
+CONFORMANCE_DECLARE(queue_fail_backoff)
+CONFORMANCE_DECLARE(queue_fail_jitter)
+CONFORMANCE_DECLARE(queue_recover)
+
+/* test_worker.c */
+CONFORMANCE_DECLARE(worker_basic)
+CONFORMANCE_DECLARE(worker_wakeup)
+CONFORMANCE_DECLARE(worker_delayed_on_time)
+CONFORMANCE_DECLARE(worker_fail_retry)
+CONFORMANCE_DECLARE(worker_heartbeat)
+CONFORMANCE_DECLARE(worker_lost_stale)
+CONFORMANCE_DECLARE(worker_stop_graceful)
+CONFORMANCE_DECLARE(worker_close_in_handler)
+CONFORMANCE_DECLARE(worker_bad_input)
+TEST_DECLARE(worker_redis_outage)
+TEST_DECLARE(worker_redis_lease_timeout)
+
+/* test_queue_mp.c */
+TEST_DECLARE(queue_mp_race)
+TEST_DECLARE(queue_mp_kill)
+TEST_DECLARE(queue_mp_restart)
+
+/* test_queue_twin.c */
+TEST_DECLARE(queue_twin_differential)
+
+/* test_store*.c */
+CONFORMANCE_DECLARE(store_records)
+CONFORMANCE_DECLARE(store_large_values)
+CONFORMANCE_DECLARE(store_bad_input)
+CONFORMANCE_DECLARE(store_close)
+CONFORMANCE_DECLARE(store_ping)
+CONFORMANCE_DECLARE(store_two_clients)
+CONFORMANCE_DECLARE(store_ttl_expiry)
+CONFORMANCE_DECLARE(store_ttl_refresh_put)
+CONFORMANCE_DECLARE(store_ttl_refresh_append)
+CONFORMANCE_DECLARE(store_ttl_touch)
+CONFORMANCE_DECLARE(store_events)
+CONFORMANCE_DECLARE(store_events_cap)
+CONFORMANCE_DECLARE(store_index_consistency)
+CONFORMANCE_DECLARE(store_index_expiry)
+CONFORMANCE_DECLARE(store_list_pages)
+CONFORMANCE_DECLARE(store_list_refreshed)
+CONFORMANCE_DECLARE(store_clear_prefix)
+CONFORMANCE_DECLARE(store_clear_many)
+CONFORMANCE_DECLARE(store_scan_glob)
+TEST_DECLARE(store_scan_pattern)
+CONFORMANCE_DECLARE(store_wrong_type)
+TEST_DECLARE(store_redis_garbage)
+TEST_DECLARE(store_multiprocess)
+
+/* test_lock.c */
+CONFORMANCE_DECLARE(lock_bad_input)
+CONFORMANCE_DECLARE(lock_acquire_release)
+CONFORMANCE_DECLARE(lock_query)
+CONFORMANCE_DECLARE(lock_wait_wakeup)
+CONFORMANCE_DECLARE(lock_wait_timeout)
+CONFORMANCE_DECLARE(lock_expiry_takeover)
+CONFORMANCE_DECLARE(lock_manual_renew)
+CONFORMANCE_DECLARE(lock_auto_renew)
+CONFORMANCE_DECLARE(lock_close)
+CONFORMANCE_DECLARE(lock_callback_chain)
+
+/* test_lock_redis.c */
+TEST_DECLARE(lock_foreign_data_redis)
+TEST_DECLARE(lock_renew_refused_redis)
+TEST_DECLARE(lock_redis_restart)
+
+/* test_lock_mp.c */
+TEST_DECLARE(lock_mp_contention)
+TEST_DECLARE(lock_mp_sigstop)
+
+/* test_leader.c */
+CONFORMANCE_DECLARE(leader_bad_input)
+CONFORMANCE_DECLARE(leader_elect_resign)
+CONFORMANCE_DECLARE(leader_callbacks)
+TEST_DECLARE(leader_demoted_redis)
+TEST_DECLARE(leader_mp_failover)
 
 TEST_LIST_START
   /* test_harness.c */
@@ -140,6 +232,7 @@ TEST_LIST_START
   TEST_ENTRY(redis_auth_password)
   TEST_ENTRY(redis_auth_acl_user)
   TEST_ENTRY(redis_unix_and_hostname)
+  TEST_ENTRY(redis_script_shas)
 
   /* test_unit.c */
   TEST_ENTRY(unit_version)
@@ -159,6 +252,96 @@ TEST_LIST_START
   TEST_ENTRY(unit_op_name)
   TEST_ENTRY(unit_reply_error_code)
   TEST_ENTRY(unit_keys)
+
+  /* test_queue.c */
+  CONFORMANCE_ENTRY(queue_enqueue_get)
+  CONFORMANCE_ENTRY(queue_bad_input)
+  CONFORMANCE_ENTRY(queue_priority_fifo)
+  CONFORMANCE_ENTRY(queue_delayed)
+  CONFORMANCE_ENTRY(queue_unique)
+  CONFORMANCE_ENTRY(queue_cancel_list_purge)
+  CONFORMANCE_ENTRY(queue_retention)
+  CONFORMANCE_ENTRY(queue_close_cancels)
+  CONFORMANCE_ENTRY(queue_foreign_data)
+
+  /* test_queue_claims.c */
+  CONFORMANCE_ENTRY(queue_claim_tokens)
+  CONFORMANCE_ENTRY(queue_fail_backoff)
+  CONFORMANCE_ENTRY(queue_fail_jitter)
+  CONFORMANCE_ENTRY(queue_recover)
+
+  /* test_worker.c */
+  CONFORMANCE_ENTRY(worker_basic)
+  CONFORMANCE_ENTRY(worker_wakeup)
+  CONFORMANCE_ENTRY(worker_delayed_on_time)
+  CONFORMANCE_ENTRY(worker_fail_retry)
+  CONFORMANCE_ENTRY(worker_heartbeat)
+  CONFORMANCE_ENTRY(worker_lost_stale)
+  CONFORMANCE_ENTRY(worker_stop_graceful)
+  CONFORMANCE_ENTRY(worker_close_in_handler)
+  CONFORMANCE_ENTRY(worker_bad_input)
+  TEST_ENTRY(worker_redis_outage)
+  TEST_ENTRY(worker_redis_lease_timeout)
+
+  /* test_queue_mp.c */
+  TEST_ENTRY_TIMEOUT(queue_mp_race, 90)
+  TEST_ENTRY_TIMEOUT(queue_mp_kill, 60)
+  TEST_ENTRY_TIMEOUT(queue_mp_restart, 60)
+
+  /* test_queue_twin.c */
+  TEST_ENTRY(queue_twin_differential)
+
+  /* test_store*.c */
+  CONFORMANCE_ENTRY(store_records)
+  CONFORMANCE_ENTRY(store_large_values)
+  CONFORMANCE_ENTRY(store_bad_input)
+  CONFORMANCE_ENTRY(store_close)
+  CONFORMANCE_ENTRY(store_ping)
+  CONFORMANCE_ENTRY(store_two_clients)
+  CONFORMANCE_ENTRY(store_ttl_expiry)
+  CONFORMANCE_ENTRY(store_ttl_refresh_put)
+  CONFORMANCE_ENTRY(store_ttl_refresh_append)
+  CONFORMANCE_ENTRY(store_ttl_touch)
+  CONFORMANCE_ENTRY(store_events)
+  CONFORMANCE_ENTRY(store_events_cap)
+  CONFORMANCE_ENTRY(store_index_consistency)
+  CONFORMANCE_ENTRY(store_index_expiry)
+  CONFORMANCE_ENTRY(store_list_pages)
+  CONFORMANCE_ENTRY(store_list_refreshed)
+  CONFORMANCE_ENTRY(store_clear_prefix)
+  CONFORMANCE_ENTRY(store_clear_many)
+  CONFORMANCE_ENTRY(store_scan_glob)
+  TEST_ENTRY(store_scan_pattern)
+  CONFORMANCE_ENTRY(store_wrong_type)
+  TEST_ENTRY(store_redis_garbage)
+  TEST_ENTRY(store_multiprocess)
+  /* test_lock.c */
+  CONFORMANCE_ENTRY(lock_bad_input)
+  CONFORMANCE_ENTRY(lock_acquire_release)
+  CONFORMANCE_ENTRY(lock_query)
+  CONFORMANCE_ENTRY(lock_wait_wakeup)
+  CONFORMANCE_ENTRY(lock_wait_timeout)
+  CONFORMANCE_ENTRY(lock_expiry_takeover)
+  CONFORMANCE_ENTRY(lock_manual_renew)
+  CONFORMANCE_ENTRY(lock_auto_renew)
+  CONFORMANCE_ENTRY(lock_close)
+  CONFORMANCE_ENTRY(lock_callback_chain)
+
+  /* test_lock_redis.c */
+  TEST_ENTRY(lock_foreign_data_redis)
+  TEST_ENTRY(lock_renew_refused_redis)
+  TEST_ENTRY_TIMEOUT(lock_redis_restart, 60)
+
+  /* test_lock_mp.c */
+  TEST_ENTRY_TIMEOUT(lock_mp_contention, 60)
+  TEST_ENTRY(lock_mp_sigstop)
+
+  /* test_leader.c */
+  CONFORMANCE_ENTRY(leader_bad_input)
+  CONFORMANCE_ENTRY(leader_elect_resign)
+  CONFORMANCE_ENTRY(leader_callbacks)
+  TEST_ENTRY(leader_demoted_redis)
+  TEST_ENTRY(leader_mp_failover)
 TEST_LIST_END
 
 /* clang-format on */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "client_ctx.h"
+#include "redis/scripts.h"
 
 /* A loopback port with nothing listening on it. */
 static int free_port(void) {
@@ -278,5 +279,32 @@ TEST_IMPL(redis_unix_and_hostname) {
   ctx_close(&t);
   fleet_test_redis_free(r);
   unlink(sock);
+  return 0;
+}
+
+/* Every embedded script's SHA1 is the one Redis computes for its body (the
+ * handshake loads each body), so EVALSHA never falls back to EVAL in
+ * normal running; includes expanded at build time are hashed as sent. */
+TEST_IMPL(redis_script_shas) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  client_ctx_t t;
+  size_t i;
+
+  ctx_init(&t, fleet_test_redis_url(r), NULL);
+  ASSERT_OK(ctx_ping(&t));
+  ASSERT_GT(fleet__nscripts, 1);
+  for (i = 0; i < fleet__nscripts; i++) {
+    redisReply *reply =
+        fleet_test_redis_cmd(r, "SCRIPT EXISTS %s", fleet__scripts[i].sha1);
+    ASSERT_NOT_NULL(reply);
+    ASSERT_EQ(REDIS_REPLY_ARRAY, reply->type);
+    if (reply->element[0]->integer != 1)
+      fleet_test__fail(__FILE__, __LINE__, "script %s: SHA1 %s unknown",
+                       fleet__scripts[i].name, fleet__scripts[i].sha1);
+    freeReplyObject(reply);
+    ASSERT_NULL(strstr(fleet__scripts[i].body, "\n--#include "));
+  }
+  ctx_close(&t);
+  fleet_test_redis_free(r);
   return 0;
 }

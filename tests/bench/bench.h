@@ -105,5 +105,8 @@ long bench_parse_long(const char *flag, const char *value);
 
 /* The subcommands, one per bench_<name>.c, listed in fleet-bench.c. */
 int bench_ping(const bench_opts_t *o);
+int bench_queue(const bench_opts_t *o);
+int bench_lock(const bench_opts_t *o);
+int bench_store(const bench_opts_t *o);
 
 #endif /* FLEET_BENCH_H */
