@@ -13,6 +13,7 @@
 #include "redis/conn.h"
 
 #define CONN_RBUF_SIZE (64 * 1024)
+#define CONN_EARLY_FLUSH 16
 
 typedef struct fleet__rwrite_s {
   uv_write_t req;
@@ -29,6 +30,7 @@ static void conn_connect(fleet__rconn_t *c);
 static void conn_try_next_addr(fleet__rconn_t *c);
 static void conn_fail(fleet__rconn_t *c, int status, int inflight_status);
 static void conn_arm_flush(fleet__rconn_t *c);
+static void conn_flush(fleet__rconn_t *c);
 static void conn_arm_command_timer(fleet__rconn_t *c);
 static void conn_maybe_closed(fleet__rconn_t *c);
 
@@ -311,6 +313,8 @@ static void conn_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
       break;
     conn_dispatch(c, reply);
     freeReplyObject(reply);
+    if (c->nunflushed >= CONN_EARLY_FLUSH && conn_live(c))
+      conn_flush(c);
   }
   c->read_depth--;
 }
@@ -358,6 +362,7 @@ static void conn_flush(fleet__rconn_t *c) {
     w->buf = p;
     w->cap = total;
   }
+  c->nunflushed = 0;
   while ((req = q_pop(&c->unflushed, &c->unflushed_tail)) != NULL) {
     memcpy(w->buf + off, req->buf, req->len);
     off += req->len;
@@ -489,6 +494,7 @@ void fleet__rconn_send(fleet__rconn_t *c, fleet__rreq_t *req) {
     req->deadline = uv_now(c->loop) + c->config->command_timeout_ms;
   if (c->state == FLEET__RCONN_READY) {
     q_push(&c->unflushed, &c->unflushed_tail, req);
+    c->nunflushed++;
     conn_arm_flush(c);
   } else {
     q_push(&c->waiting, &c->waiting_tail, req);

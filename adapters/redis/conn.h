@@ -117,6 +117,7 @@ struct fleet__rconn_s {
   fleet__rreq_t *unflushed, *unflushed_tail;
   fleet__rreq_t *inflight, *inflight_tail;
   size_t ninflight;
+  size_t nunflushed;     /* user requests queued since the last flush */
   int handshake_pending; /* handshake replies still expected */
 
   fleet__rreq_t *free_reqs;            /* handshake request pool */
