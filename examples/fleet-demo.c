@@ -68,8 +68,10 @@ static void demo_on_state(fleet_client_t *client, fleet_client_state_t state,
     demo_fail("cannot reach the backend", status);
     if (c->on_unreachable != NULL)
       c->on_unreachable(c->arg);
-    else
-      demo_client_close(c);
+    /* Closing the client cancels the calls that wait for a connection, so
+     * the handles closing above finish now instead of after the command
+     * timeout. */
+    demo_client_close(c);
   }
 }
 

@@ -60,6 +60,11 @@ CONFORMANCE_DECLARE(client_pipeline_10000)
 CONFORMANCE_DECLARE(client_bad_input)
 CONFORMANCE_DECLARE(client_two_clients)
 
+/* test_demo.c */
+TEST_DECLARE(demo_errors)
+TEST_DECLARE(demo_run_memory)
+TEST_DECLARE(demo_worker_redis)
+
 /* test_fixture.c */
 TEST_DECLARE(fixture_redis_basic)
 TEST_DECLARE(fixture_redis_restart_aof)
@@ -212,6 +217,11 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(client_pipeline_10000)
   CONFORMANCE_ENTRY(client_bad_input)
   CONFORMANCE_ENTRY(client_two_clients)
+
+  /* test_demo.c */
+  TEST_ENTRY(demo_errors)
+  TEST_ENTRY(demo_run_memory)
+  TEST_ENTRY_TIMEOUT(demo_worker_redis, 60)
 
   /* test_fixture.c */
   TEST_ENTRY(fixture_redis_basic)

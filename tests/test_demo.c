@@ -1,0 +1,224 @@
+/* test_demo.c -- the demo program, run as a user runs it: exit codes,
+ * one-line errors, run on memory, and enqueue/stats/worker on Redis. */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+
+/* tests/CMakeLists.txt passes the demo's path when examples are built. */
+#ifdef FLEET_DEMO_PATH
+#define DEMO_REQUIRED()
+#else
+#define FLEET_DEMO_PATH "/nonexistent"
+#define DEMO_REQUIRED() fleet_test_skip("examples are not built")
+#endif
+
+/* What one run of the demo printed, and how it ended. */
+typedef struct {
+  int status; /* exit code, or 128 + signal */
+  char out[4096];
+  char err[4096];
+  uint64_t ms;
+} demo_run_t;
+
+static void read_file(const char *path, char *buf, size_t cap) {
+  int fd = open(path, O_RDONLY);
+  ssize_t n = fd >= 0 ? read(fd, buf, cap - 1) : -1;
+
+  buf[n > 0 ? n : 0] = '\0';
+  if (fd >= 0)
+    close(fd);
+}
+
+/* Starts the demo with `argv` (argv[0] is ignored), its output going to
+ * files in $TMPDIR. Returns its pid. */
+static pid_t demo_spawn(char *const argv[], const char *tag) {
+  const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+  char out[512], err[512];
+  pid_t pid;
+
+  snprintf(out, sizeof(out), "%s/demo-%s.out", tmp, tag);
+  snprintf(err, sizeof(err), "%s/demo-%s.err", tmp, tag);
+  pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+      _exit(127);
+    execv(FLEET_DEMO_PATH, argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+static void demo_reap(pid_t pid, const char *tag, demo_run_t *r) {
+  const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+  char path[512];
+  int st;
+
+  ASSERT_EQ(pid, waitpid(pid, &st, 0));
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  snprintf(path, sizeof(path), "%s/demo-%s.out", tmp, tag);
+  read_file(path, r->out, sizeof(r->out));
+  snprintf(path, sizeof(path), "%s/demo-%s.err", tmp, tag);
+  read_file(path, r->err, sizeof(r->err));
+}
+
+/* Runs the demo to its end. */
+static void demo_run(demo_run_t *r, char *const argv[]) {
+  uint64_t t0 = uv_hrtime();
+  demo_reap(demo_spawn(argv, "run"), "run", r);
+  r->ms = (uv_hrtime() - t0) / 1000000;
+}
+
+static int count_lines(const char *s) {
+  int n = 0;
+  for (; *s != '\0'; s++)
+    n += *s == '\n';
+  return n;
+}
+
+/* The JSON field `name` of a stats line, as an integer. */
+static long stats_field(const char *json, const char *name) {
+  char key[64];
+  const char *p;
+
+  snprintf(key, sizeof(key), "\"%s\":", name);
+  p = strstr(json, key);
+  ASSERT_NOT_NULL(p);
+  return strtol(p + strlen(key), NULL, 10);
+}
+
+/* Bad URLs, bad flags and an unreachable backend: a non-zero exit and
+ * exactly one line on stderr, at once. */
+TEST_IMPL(demo_errors) {
+  char *bad_url[] = {"d", "--url", "redis//x", "stats", "--queue", "q", NULL};
+  char *bad_flag[] = {"d", "run", "--jobs", "abc", NULL};
+  char *unknown[] = {"d", "frobnicate", NULL};
+  char *no_queue[] = {"d", "stats", NULL};
+  char url[64];
+  char *refused[] = {"d", "--url",         url, "worker",    "--queue",
+                     "q", "--concurrency", "2", "--work-ms", "1",
+                     NULL};
+  demo_run_t r;
+
+  DEMO_REQUIRED();
+  demo_run(&r, bad_url);
+  ASSERT_EQ(1, r.status);
+  ASSERT_EQ(1, count_lines(r.err));
+  ASSERT_NOT_NULL(strstr(r.err, "FLEET_EBADURL"));
+  demo_run(&r, bad_flag);
+  ASSERT_EQ(2, r.status);
+  ASSERT_EQ(1, count_lines(r.err));
+  demo_run(&r, no_queue);
+  ASSERT_EQ(2, r.status);
+  demo_run(&r, unknown);
+  ASSERT_NE(0, r.status);
+
+  /* Port 1 on loopback: nothing listens, the connection is refused. */
+  snprintf(url, sizeof(url), "redis://127.0.0.1:1");
+  demo_run(&r, refused);
+  ASSERT_EQ(1, r.status);
+  ASSERT_EQ(1, count_lines(r.err));
+  ASSERT_NOT_NULL(strstr(r.err, "FLEET_ECONNREFUSED"));
+  /* Well within the 5 s connect timeout. */
+  ASSERT_LT(r.ms, 2500);
+  return 0;
+}
+
+/* run on memory: produces and processes every job, then a summary. */
+TEST_IMPL(demo_run_memory) {
+  char *argv[] = {"d",  "run",       "--jobs", "500", "--concurrency",
+                  "10", "--work-ms", "1",      NULL};
+  demo_run_t r;
+
+  DEMO_REQUIRED();
+  demo_run(&r, argv);
+  ASSERT_EQ(0, r.status);
+  ASSERT_NOT_NULL(strstr(r.out, "500 jobs completed"));
+  ASSERT_NOT_NULL(strstr(r.out, " 0 errors"));
+  return 0;
+}
+
+/* enqueue, stats, and a worker with a ledger and --fail-every on Redis:
+ * every job completes once, the worker stops on SIGTERM with exit 0. */
+TEST_IMPL(demo_worker_redis) {
+  fleet_test_redis_t *redis;
+  const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+  char url[128], ledger[512], seen[64];
+  /* Enough attempts that a retried job never runs out of them. */
+  char *enq[] = {"d",    "--url",   url,  "enqueue",        "--queue",
+                 "jobs", "--count", "60", "--max-attempts", "10",
+                 NULL};
+  char *stats[] = {"d", "--url", url, "stats", "--queue", "jobs", NULL};
+  char *worker[] = {"d",
+                    "--url",
+                    url,
+                    "worker",
+                    "--queue",
+                    "jobs",
+                    "--concurrency",
+                    "8",
+                    "--work-ms",
+                    "2",
+                    "--fail-every",
+                    "7",
+                    "--ledger",
+                    ledger,
+                    NULL};
+  char buf[4096], *line;
+  demo_run_t r;
+  pid_t pid;
+  long completed = 0;
+  int i, n = 0;
+
+  DEMO_REQUIRED();
+  redis = fleet_test_redis_start_or_skip(NULL);
+  snprintf(url, sizeof(url), "%s", fleet_test_redis_url(redis));
+  snprintf(ledger, sizeof(ledger), "%s/ledger", tmp);
+  demo_run(&r, enq);
+  ASSERT_EQ(0, r.status);
+  ASSERT_STR_EQ("60\n", r.out);
+  demo_run(&r, stats);
+  ASSERT_EQ(0, r.status);
+  ASSERT_EQ(60, stats_field(r.out, "pending"));
+  ASSERT_EQ(0, stats_field(r.out, "completed"));
+
+  pid = demo_spawn(worker, "worker");
+  /* Bounded by the runner's timeout; each poll is a fresh process. */
+  while (completed < 60) {
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    demo_run(&r, stats);
+    ASSERT_EQ(0, r.status);
+    completed = stats_field(r.out, "completed");
+  }
+  ASSERT_EQ(0, stats_field(r.out, "pending"));
+  ASSERT_EQ(0, stats_field(r.out, "running"));
+  ASSERT_EQ(0, stats_field(r.out, "dead"));
+  ASSERT_OK(kill(pid, SIGTERM));
+  demo_reap(pid, "worker", &r);
+  ASSERT_EQ(0, r.status);
+
+  /* The ledger holds each job exactly once, though some attempts failed
+   * and were retried. */
+  read_file(ledger, buf, sizeof(buf));
+  memset(seen, 0, sizeof(seen));
+  for (line = strtok(buf, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+    long id = strtol(line, NULL, 10);
+    ASSERT_GE(id, 1);
+    ASSERT_LE(id, 60);
+    ASSERT_EQ(0, seen[id - 1]);
+    seen[id - 1] = 1;
+    n++;
+  }
+  ASSERT_EQ(60, n);
+  for (i = 0; i < 60; i++)
+    ASSERT_EQ(1, seen[i]);
+  fleet_test_redis_free(redis);
+  return 0;
+}
