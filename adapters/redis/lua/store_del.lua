@@ -6,20 +6,14 @@
 local rec, ev = KEYS[1], KEYS[2]
 local ipre, id = ARGV[1] .. 'idx:', ARGV[2]
 local wrongtype = 'FLEET_EWRONGTYPE a store key holds another type'
+--#include store_record
 local old = redis.call('HGETALL', rec)
 if #old == 0 then
   return 0
 end
-local idx = {}
-for i = 1, #old, 2 do
-  if string.sub(old[i], 1, 2) == 'i:' then
-    local k = ipre .. string.sub(old[i], 3)
-    local t = redis.call('TYPE', k)['ok']
-    if t ~= 'none' and t ~= 'zset' then
-      return redis.error_reply(wrongtype)
-    end
-    idx[#idx + 1] = k
-  end
+local idx = record_indexes(old, ipre)
+if not idx then
+  return redis.error_reply(wrongtype)
 end
 for i = 1, #idx do
   redis.call('ZREM', idx[i], id)

@@ -6,22 +6,14 @@
 local rec, ev = KEYS[1], KEYS[2]
 local ipre, id, ttl = ARGV[1] .. 'idx:', ARGV[2], tonumber(ARGV[3])
 local wrongtype = 'FLEET_EWRONGTYPE a store key holds another type'
+--#include store_record
 local old = redis.call('HGETALL', rec)
 if #old == 0 then
   return 0
 end
-local idx, stored = {}, nil
-for i = 1, #old, 2 do
-  if old[i] == 't' then
-    stored = old[i + 1]
-  elseif string.sub(old[i], 1, 2) == 'i:' then
-    local k = ipre .. string.sub(old[i], 3)
-    local t = redis.call('TYPE', k)['ok']
-    if t ~= 'none' and t ~= 'zset' then
-      return redis.error_reply(wrongtype)
-    end
-    idx[#idx + 1] = k
-  end
+local idx, stored = record_indexes(old, ipre)
+if not idx then
+  return redis.error_reply(wrongtype)
 end
 if ttl == 0 then
   -- A TTL is 1 to 12 decimal digits, at most ten years.
