@@ -100,8 +100,13 @@ int fleet__ks_hget(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field,
   return rc < 0 ? rc : 1;
 }
 
-int64_t fleet__ks_hdel(fleet__ks_t *ks, fleet_bytes_t key,
-                       const fleet_bytes_t *fields, size_t n) {
+/* HDEL and SREM: removes `n` fields of the hash or members of the set at
+ * `key` (of `type`), freeing each removed value with `free_val` (NULL for
+ * sets, whose entries hold none), and drops the key once it is empty.
+ * Returns how many were there, or a negative error. */
+static int64_t ks_dict_remove(fleet__ks_t *ks, fleet_bytes_t key,
+                              fleet__ks_type_t type, const fleet_bytes_t *items,
+                              size_t n, void (*free_val)(void *)) {
   fleet__dict_entry_t *e, *f;
   fleet__dict_t *d;
   int64_t count = 0;
@@ -110,20 +115,27 @@ int64_t fleet__ks_hdel(fleet__ks_t *ks, fleet_bytes_t key,
 
   if (n == 0)
     return FLEET_EBACKEND;
-  rc = fleet__ks_find(ks, key, FLEET__KS_HASH, &e);
+  rc = fleet__ks_find(ks, key, type, &e);
   if (rc <= 0)
     return rc;
-  d = &fleet__ks_obj(e)->u.hash;
+  d = type == FLEET__KS_HASH ? &fleet__ks_obj(e)->u.hash
+                             : &fleet__ks_obj(e)->u.set;
   for (i = 0; i < n; i++) {
-    f = fleet__dict_find(d, fields[i].base, fields[i].len);
+    f = fleet__dict_find(d, items[i].base, items[i].len);
     if (f != NULL) {
-      free(f->val);
+      if (free_val != NULL)
+        free_val(f->val);
       fleet__dict_delete(d, f);
       count++;
     }
   }
   fleet__ks_drop_if_empty(ks, e);
   return count;
+}
+
+int64_t fleet__ks_hdel(fleet__ks_t *ks, fleet_bytes_t key,
+                       const fleet_bytes_t *fields, size_t n) {
+  return ks_dict_remove(ks, key, FLEET__KS_HASH, fields, n, free);
 }
 
 int64_t fleet__ks_hgetall(fleet__ks_t *ks, fleet_bytes_t key,
@@ -258,27 +270,7 @@ int64_t fleet__ks_sadd(fleet__ks_t *ks, fleet_bytes_t key,
 
 int64_t fleet__ks_srem(fleet__ks_t *ks, fleet_bytes_t key,
                        const fleet_bytes_t *members, size_t n) {
-  fleet__dict_entry_t *e, *m;
-  fleet__dict_t *d;
-  int64_t count = 0;
-  size_t i;
-  int rc;
-
-  if (n == 0)
-    return FLEET_EBACKEND;
-  rc = fleet__ks_find(ks, key, FLEET__KS_SET, &e);
-  if (rc <= 0)
-    return rc;
-  d = &fleet__ks_obj(e)->u.set;
-  for (i = 0; i < n; i++) {
-    m = fleet__dict_find(d, members[i].base, members[i].len);
-    if (m != NULL) {
-      fleet__dict_delete(d, m);
-      count++;
-    }
-  }
-  fleet__ks_drop_if_empty(ks, e);
-  return count;
+  return ks_dict_remove(ks, key, FLEET__KS_SET, members, n, NULL);
 }
 
 int64_t fleet__ks_smembers(fleet__ks_t *ks, fleet_bytes_t key,
