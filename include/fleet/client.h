@@ -95,7 +95,9 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
 /* Closes `client`: every pending command's callback runs once with
  * FLEET_ECANCELED, then the state callback reports CLOSED, then `close_cb`
  * (which may be NULL) runs. All of this happens after this call returns,
- * never inside it. May be called from any fleet callback.
+ * never inside it. May be called from any fleet callback. Close every
+ * handle built on the client (locks, leaders, queues, workers, stores)
+ * first: they refer to it until their own close callbacks.
  *
  * Returns 0, or FLEET_ECLOSING if the client is already closing. */
 int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb);
