@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "fleet/common.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -62,13 +64,6 @@ const char *fleet_strerror(int err);
 /* The symbolic name of an error code ("FLEET_EINVAL"); never NULL. 0 gives
  * "FLEET_OK", unknown codes "FLEET_EUNKNOWN". */
 const char *fleet_err_name(int err);
-
-/* A binary-safe byte string. fleet does not take ownership of `base`; it
- * copies what it keeps. */
-typedef struct {
-  const void *base;
-  size_t len;
-} fleet_bytes_t;
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batcher.h"
 #include "client.h"
+#include "handle.h"
 
 /* A pending ping or time request. */
 struct fleet__creq_s {
@@ -76,16 +78,20 @@ static void client_free(struct fleet__client_s *c) {
     c->free_reqs = r->next;
     free(r);
   }
+  fleet__batcher_free(c);
   fleet__url_free(&c->url);
   free(c->prefix);
   free(c);
 }
 
-static void client_on_backend_closed(void *owner) {
-  struct fleet__client_s *c = owner;
+/* The backend or the batcher's timer has closed; the last one finishes
+ * the close. */
+static void client_on_part_closed(struct fleet__client_s *c) {
   fleet_client_t *pub = c->pub;
   fleet_client_close_cb close_cb = c->close_cb;
 
+  if (--c->closes_left > 0)
+    return;
   c->state = FLEET_CLIENT_CLOSED;
   if (c->state_cb != NULL)
     c->state_cb(pub, FLEET_CLIENT_CLOSED, 0);
@@ -93,6 +99,10 @@ static void client_on_backend_closed(void *owner) {
   client_free(c);
   if (close_cb != NULL)
     close_cb(pub);
+}
+
+static void client_on_backend_closed(void *owner) {
+  client_on_part_closed(owner);
 }
 
 static const fleet__backend_events_t client_backend_events = {
@@ -197,10 +207,33 @@ int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb) {
   c = client->internal_;
   if (c->closing)
     return FLEET_ECLOSING;
+  if (c->handles != NULL)
+    return FLEET_EBUSY;
   c->closing = 1;
   c->close_cb = close_cb;
+  c->closes_left = 2;
   c->be->vt->close(c->be);
+  fleet__batcher_close(c, client_on_part_closed);
   return 0;
+}
+
+void fleet_client_walk(fleet_client_t *client, fleet_walk_cb cb, void *arg) {
+  fleet__handle_t *h, *next;
+
+  if (client == NULL || client->internal_ == NULL || cb == NULL)
+    return;
+  /* The callback may close the handle it is given (it stays on the list
+   * until its close callback) or make new ones (at the head, not seen). */
+  for (h = client->internal_->handles; h != NULL; h = next) {
+    next = h->next;
+    if (!h->internal)
+      cb(h->pub, arg);
+  }
+}
+
+const char *fleet__client_detail(const struct fleet__client_s *c) {
+  (void)c;
+  return "";
 }
 
 fleet_client_state_t fleet_client_state(const fleet_client_t *client) {

@@ -23,8 +23,13 @@ struct fleet__client_s {
   int closing;
   fleet_client_close_cb close_cb;
   fleet__creq_t *free_reqs;
-  /* The lease renewal batcher of src/lock_renew.c, shared by the client's
-   * lock handles; NULL while it has none. */
+  /* The handles built on the client (src/handle.c): it refuses to close
+   * while there are any. */
+  struct fleet__handle_s *handles;
+  /* The periodic batcher (src/batcher.c); NULL until first used. */
+  struct fleet__batcher_s *batcher;
+  /* Closing: the backend and the batcher's timer still to close. */
+  int closes_left;
   struct fleet__lock_renewer_s *lock_renewer;
 };
 
@@ -32,6 +37,10 @@ struct fleet__client_s {
 static inline fleet__backend_t *fleet__client_backend(fleet_client_t *c) {
   return c->internal_->be;
 }
+
+/* The backend's text for the last error reported on the client ("" when
+ * none). */
+const char *fleet__client_detail(const struct fleet__client_s *c);
 
 /* Whether `c` can take new work: initialized and not closing. */
 static inline int fleet__client_usable(const fleet_client_t *c) {

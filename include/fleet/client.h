@@ -2,11 +2,11 @@
 #ifndef FLEET_CLIENT_H
 #define FLEET_CLIENT_H
 
+#include "fleet/common.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct fleet_client_s fleet_client_t;
 
 /* The connection states a client reports through its state callback. */
 #define FLEET_CLIENT_STATE_MAP(XX)                                             \
@@ -95,12 +95,26 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
 /* Closes `client`: every pending command's callback runs once with
  * FLEET_ECANCELED, then the state callback reports CLOSED, then `close_cb`
  * (which may be NULL) runs. All of this happens after this call returns,
- * never inside it. May be called from any fleet callback. Close every
- * handle built on the client (locks, leaders, queues, workers, stores)
- * first: they refer to it until their own close callbacks.
+ * never inside it. May be called from any fleet callback.
  *
- * Returns 0, or FLEET_ECLOSING if the client is already closing. */
+ * Every handle built on the client (locks, leaders, queues, workers,
+ * stores) must have finished closing first, as uv_loop_close() wants its
+ * handles closed: while one is open or closing, this returns FLEET_EBUSY
+ * and changes nothing. fleet_client_walk() finds them; close each with
+ * fleet_close() and close the client from the last close callback.
+ *
+ * Returns 0, FLEET_EINVAL, FLEET_EBUSY (handles are left), or
+ * FLEET_ECLOSING if the client is already closing. */
 int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb);
+
+/* Called by fleet_client_walk() for each handle. */
+typedef void (*fleet_walk_cb)(fleet_handle_t *handle, void *arg);
+
+/* Calls `cb` for every handle of `client` the user made that has not
+ * finished closing (closing ones included: see fleet_is_closing()). Handles
+ * fleet makes for itself (a worker's queue) are not shown. `cb` may close
+ * the handle it is given; handles made inside `cb` are not visited. */
+void fleet_client_walk(fleet_client_t *client, fleet_walk_cb cb, void *arg);
 
 /* The current state. */
 fleet_client_state_t fleet_client_state(const fleet_client_t *client);

@@ -1,0 +1,337 @@
+/* batcher.c -- the per-client periodic batcher (see batcher.h): one timer
+ * per client, one call per kind and group for every item that is due. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "batcher.h"
+#include "client.h"
+
+struct fleet__batch_call_s {
+  fleet__batch_call_t *next; /* the pool, or the calls being built */
+  struct fleet__batcher_s *b;
+  const fleet__batch_kind_t *kind;
+  const void *group;
+  uint64_t sent; /* loop ms */
+  size_t n;
+  fleet__batch_item_t *items[FLEET__BATCH_MAX]; /* NULL: forgotten */
+};
+
+struct fleet__batcher_s {
+  struct fleet__client_s *client;
+  uv_timer_t timer;
+  uint64_t due; /* loop ms the timer is armed for; 0 when stopped */
+  fleet__batch_item_t *head;
+  fleet__batch_call_t *pool;
+  void (*closed)(struct fleet__client_s *c);
+  /* Call arguments, reused: the backend copies them. */
+  fleet_bytes_t *keys, *args;
+  size_t keys_cap, args_cap;
+  uint64_t calls, items; /* statistics */
+};
+
+static void batcher_on_timer(uv_timer_t *timer);
+
+static struct fleet__batcher_s *batcher_get(struct fleet__client_s *c) {
+  struct fleet__batcher_s *b = c->batcher;
+
+  if (b != NULL)
+    return b;
+  b = calloc(1, sizeof(*b));
+  if (b == NULL)
+    return NULL;
+  b->client = c;
+  uv_timer_init(c->loop, &b->timer);
+  c->batcher = b;
+  return b;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The schedule                                                             */
+
+/* Arms the timer for `at` (loop ms), or stops it for 0. A time already
+ * past waits 1 ms, so that the timer never runs twice in one pass of the
+ * loop's timers. */
+static void batcher_arm_at(struct fleet__batcher_s *b, uint64_t at) {
+  uint64_t now = uv_now(b->client->loop);
+
+  b->due = at;
+  if (at == 0) {
+    uv_timer_stop(&b->timer);
+    return;
+  }
+  uv_timer_start(&b->timer, batcher_on_timer, at > now ? at - now : 1, 0);
+}
+
+/* Arms the timer for the earliest item without a call in flight. O(items):
+ * it runs once per tick and per reply, not per item. */
+static void batcher_arm(struct fleet__batcher_s *b) {
+  fleet__batch_item_t *it;
+  uint64_t at = 0;
+
+  for (it = b->head; it != NULL; it = it->next)
+    if (it->call == NULL && (at == 0 || it->due < at))
+      at = it->due;
+  batcher_arm_at(b, at);
+}
+
+int fleet__batch_add(struct fleet__client_s *c, fleet__batch_item_t *it,
+                     const fleet__batch_kind_t *kind, const void *group,
+                     uint64_t due, uint64_t window) {
+  struct fleet__batcher_s *b = batcher_get(c);
+
+  if (b == NULL)
+    return FLEET_ENOMEM;
+  it->kind = kind;
+  it->group = group;
+  it->due = due;
+  it->window = window;
+  if (!it->linked) {
+    it->prev = NULL;
+    it->next = b->head;
+    if (b->head != NULL)
+      b->head->prev = it;
+    b->head = it;
+    it->linked = 1;
+  }
+  /* The timer stays armed for an earlier item; a later one is found when
+   * it fires. */
+  if (it->call == NULL && (b->due == 0 || due < b->due))
+    batcher_arm_at(b, due);
+  return 0;
+}
+
+void fleet__batch_remove(struct fleet__client_s *c, fleet__batch_item_t *it) {
+  struct fleet__batcher_s *b = c->batcher;
+
+  if (it->call != NULL) {
+    it->call->items[it->slot] = NULL;
+    it->call = NULL;
+  }
+  if (!it->linked)
+    return;
+  if (it->prev != NULL)
+    it->prev->next = it->next;
+  else
+    b->head = it->next;
+  if (it->next != NULL)
+    it->next->prev = it->prev;
+  it->prev = it->next = NULL;
+  it->linked = 0;
+  /* A timer left armed for this item finds nothing due and re-arms. */
+}
+
+void fleet__batch_stats(const struct fleet__client_s *c, uint64_t *calls,
+                        uint64_t *items) {
+  *calls = c->batcher != NULL ? c->batcher->calls : 0;
+  *items = c->batcher != NULL ? c->batcher->items : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Calls                                                                    */
+
+static fleet__batch_call_t *batcher_call_get(struct fleet__batcher_s *b,
+                                             fleet__batch_item_t *first,
+                                             uint64_t now) {
+  fleet__batch_call_t *call = b->pool;
+
+  if (call != NULL)
+    b->pool = call->next;
+  else if ((call = malloc(sizeof(*call))) == NULL)
+    return NULL;
+  call->next = NULL;
+  call->b = b;
+  call->kind = first->kind;
+  call->group = first->group;
+  call->sent = now;
+  call->n = 0;
+  return call;
+}
+
+static void batcher_call_put(struct fleet__batcher_s *b,
+                             fleet__batch_call_t *call) {
+  call->next = b->pool;
+  b->pool = call;
+}
+
+/* Tells every item still in `call` its result. Results may run user
+ * callbacks that remove other items of the call: those read as NULL. */
+static void batcher_call_results(fleet__batch_call_t *call, int status,
+                                 const fleet__reply_t *reply) {
+  const fleet__batch_kind_t *kind = call->kind;
+  size_t i;
+
+  if (status == 0 && (reply->type != FLEET__REPLY_ARRAY ||
+                      reply->nelem != kind->reply_head + call->n))
+    status = FLEET_EPROTO;
+  for (i = 0; i < call->n; i++) {
+    fleet__batch_item_t *it = call->items[i];
+    if (it == NULL)
+      continue;
+    call->items[i] = NULL;
+    it->call = NULL;
+    kind->done(it, status, status == 0 ? reply->elem : NULL,
+               status == 0 ? &reply->elem[kind->reply_head + i] : NULL,
+               call->sent);
+  }
+}
+
+static void batcher_on_reply(void *arg, int status,
+                             const fleet__reply_t *reply) {
+  fleet__batch_call_t *call = arg;
+  struct fleet__batcher_s *b = call->b;
+
+  batcher_call_results(call, status, reply);
+  batcher_call_put(b, call);
+  if (b->closed == NULL)
+    batcher_arm(b);
+}
+
+/* Grows the argument vectors to hold `nkeys` and `nargs`. */
+static int batcher_reserve(struct fleet__batcher_s *b, size_t nkeys,
+                           size_t nargs) {
+  fleet_bytes_t *p;
+
+  if (nkeys > b->keys_cap) {
+    if ((p = realloc(b->keys, nkeys * sizeof(*p))) == NULL)
+      return FLEET_ENOMEM;
+    b->keys = p;
+    b->keys_cap = nkeys;
+  }
+  if (nargs > b->args_cap) {
+    if ((p = realloc(b->args, nargs * sizeof(*p))) == NULL)
+      return FLEET_ENOMEM;
+    b->args = p;
+    b->args_cap = nargs;
+  }
+  return 0;
+}
+
+/* Sends `call`. On a synchronous error its items hear it as a failed call
+ * (they are rescheduled by their `done`). */
+static void batcher_send(struct fleet__batcher_s *b,
+                         fleet__batch_call_t *call) {
+  const fleet__batch_kind_t *k = call->kind;
+  size_t nkeys = k->group_keys + call->n * k->item_keys;
+  size_t nargs = k->group_args + call->n * k->item_args, i;
+  int err = batcher_reserve(b, nkeys, nargs);
+
+  if (err == 0) {
+    if (k->fill_group != NULL)
+      k->fill_group(call->items[0], b->keys, b->args);
+    for (i = 0; i < call->n; i++)
+      k->fill(call->items[i], b->keys + k->group_keys + i * k->item_keys,
+              b->args + k->group_args + i * k->item_args);
+    err = b->client->closing
+              ? FLEET_ECLOSING
+              : fleet__backend_call(b->client->be, k->op, b->keys, nkeys,
+                                    b->args, nargs, batcher_on_reply, call);
+  }
+  if (err == 0) {
+    b->calls++;
+    b->items += call->n;
+    return;
+  }
+  batcher_call_results(call, err, NULL);
+  batcher_call_put(b, call);
+}
+
+/* Finds the call being built for `it`'s kind and group, or starts one.
+ * NULL when out of memory. */
+static fleet__batch_call_t *batcher_call_for(struct fleet__batcher_s *b,
+                                             fleet__batch_call_t **open,
+                                             fleet__batch_item_t *it,
+                                             uint64_t now) {
+  fleet__batch_call_t *call;
+
+  for (call = *open; call != NULL; call = call->next)
+    if (call->kind == it->kind && call->group == it->group)
+      return call;
+  call = batcher_call_get(b, it, now);
+  if (call != NULL) {
+    call->next = *open;
+    *open = call;
+  }
+  return call;
+}
+
+/* Takes `call` off the list of calls being built. */
+static void batcher_call_close(fleet__batch_call_t **open,
+                               fleet__batch_call_t *call) {
+  fleet__batch_call_t **p = open;
+
+  while (*p != call)
+    p = &(*p)->next;
+  *p = call->next;
+  call->next = NULL;
+}
+
+/* The tick: every item due (or within its window) joins the call of its
+ * kind and group, which goes out when full; the rest go out at the end. */
+static void batcher_on_timer(uv_timer_t *timer) {
+  struct fleet__batcher_s *b =
+      FLEET__CONTAINER_OF(timer, struct fleet__batcher_s, timer);
+  uint64_t now = uv_now(timer->loop);
+  fleet__batch_call_t *open = NULL, *call;
+  fleet__batch_item_t *it;
+
+  b->due = 0;
+  for (it = b->head; it != NULL; it = it->next) {
+    if (it->call != NULL || it->due > now + it->window)
+      continue;
+    if ((call = batcher_call_for(b, &open, it, now)) == NULL)
+      break; /* out of memory: the rest wait for the next tick */
+    it->call = call;
+    it->slot = call->n;
+    call->items[call->n++] = it;
+    if (call->n == it->kind->max_items) {
+      batcher_call_close(&open, call);
+      batcher_send(b, call);
+    }
+  }
+  /* Sending may run `done` callbacks (a synchronous failure), which may
+   * add or remove items: the list is not walked any more from here. */
+  while ((call = open) != NULL) {
+    open = call->next;
+    call->next = NULL;
+    batcher_send(b, call);
+  }
+  batcher_arm(b);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Close                                                                    */
+
+static void batcher_on_closed(uv_handle_t *handle) {
+  struct fleet__batcher_s *b =
+      FLEET__CONTAINER_OF((uv_timer_t *)handle, struct fleet__batcher_s, timer);
+
+  b->closed(b->client);
+}
+
+void fleet__batcher_close(struct fleet__client_s *c,
+                          void (*closed)(struct fleet__client_s *c)) {
+  struct fleet__batcher_s *b = c->batcher;
+
+  if (b == NULL) {
+    closed(c);
+    return;
+  }
+  b->closed = closed;
+  uv_close((uv_handle_t *)&b->timer, batcher_on_closed);
+}
+
+void fleet__batcher_free(struct fleet__client_s *c) {
+  struct fleet__batcher_s *b = c->batcher;
+  fleet__batch_call_t *call;
+
+  if (b == NULL)
+    return;
+  while ((call = b->pool) != NULL) {
+    b->pool = call->next;
+    free(call);
+  }
+  free(b->keys);
+  free(b->args);
+  free(b);
+  c->batcher = NULL;
+}

@@ -1,0 +1,283 @@
+/* handle.c -- the handle base and the request base: registration with the
+ * client, close with deferred cancellation, pooled requests. See handle.h
+ * for the rules. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "handle.h"
+
+static const char *const handle_type_names[] = {"unknown",
+#define XX(name, str) str,
+                                                FLEET_HANDLE_TYPE_MAP(XX)
+#undef XX
+};
+
+const char *fleet_handle_type_name(fleet_handle_type_t type) {
+  if ((size_t)type >= FLEET__ARRAY_SIZE(handle_type_names))
+    return "unknown";
+  return handle_type_names[type];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Registration                                                             */
+
+static void handle_link(fleet__handle_t *h) {
+  struct fleet__client_s *c = h->client;
+
+  h->prev = NULL;
+  h->next = c->handles;
+  if (c->handles != NULL)
+    c->handles->prev = h;
+  c->handles = h;
+}
+
+static void handle_unlink(fleet__handle_t *h) {
+  struct fleet__client_s *c = h->client;
+
+  if (h->prev != NULL)
+    h->prev->next = h->next;
+  else
+    c->handles = h->next;
+  if (h->next != NULL)
+    h->next->prev = h->prev;
+  h->prev = h->next = NULL;
+}
+
+int fleet__handle_init(fleet__handle_t *h, const fleet__handle_vt_t *vt,
+                       fleet_client_t *client, fleet_handle_t *pub) {
+  if (client == NULL || client->internal_ == NULL)
+    return FLEET_EINVAL;
+  if (client->internal_->closing)
+    return FLEET_ECLOSING;
+  memset(h, 0, sizeof(*h));
+  h->vt = vt;
+  h->pub = pub;
+  h->client = client->internal_;
+  h->loop = h->client->loop;
+  handle_link(h);
+  pub->type = vt->type;
+  pub->internal_ = h;
+  return 0;
+}
+
+void fleet__handle_abort(fleet__handle_t *h) {
+  handle_unlink(h);
+  h->pub->internal_ = NULL;
+  h->pub->type = FLEET_HANDLE_UNKNOWN;
+}
+
+fleet__handle_t *fleet__handle_of(const void *pub, fleet_handle_type_t type) {
+  const fleet_handle_t *p = pub;
+
+  if (p == NULL || p->internal_ == NULL || p->type != type)
+    return NULL;
+  return p->internal_;
+}
+
+int fleet__handle_usable(const fleet__handle_t *h) {
+  if (h == NULL)
+    return FLEET_EINVAL;
+  if (h->closing || h->client->closing)
+    return FLEET_ECLOSING;
+  return 0;
+}
+
+fleet__backend_t *fleet__handle_backend(const fleet__handle_t *h) {
+  return h->client->be;
+}
+
+fleet_client_t *fleet_handle_client(const fleet_handle_t *handle) {
+  if (handle == NULL || handle->internal_ == NULL)
+    return NULL;
+  return handle->internal_->client->pub;
+}
+
+int fleet_is_closing(const fleet_handle_t *handle) {
+  return handle == NULL || handle->internal_ == NULL ||
+         handle->internal_->closing;
+}
+
+void fleet__handle_error(fleet__handle_t *h, int status) {
+  if (h->error_cb == NULL || h->closing)
+    return;
+  h->error_cb(h->pub, status, fleet__client_detail(h->client));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Close                                                                    */
+
+/* Frees the handle once the cancellation ran, no reply is due and nothing
+ * holds it: it leaves the client first, so that the close callback may
+ * close the client. */
+static void handle_maybe_finish(fleet__handle_t *h) {
+  fleet_handle_t *pub = h->pub;
+  fleet_close_cb cb = h->close_cb;
+  fleet__req_t *req;
+
+  if (!h->closing || !h->cancelled || h->outstanding > 0 || h->holds > 0)
+    return;
+  handle_unlink(h);
+  while ((req = h->pool) != NULL) {
+    h->pool = req->next;
+    free(req);
+  }
+  pub->internal_ = NULL;
+  h->vt->free(h);
+  if (cb != NULL)
+    cb(pub);
+}
+
+/* The close's deferred step, on the loop iteration after the close call:
+ * every request still waited for hears FLEET_ECANCELED. The defer timer is
+ * closed by now, so the handle holds nothing of libuv's through it. */
+static void handle_on_deferred(uv_handle_t *timer) {
+  fleet__handle_t *h =
+      FLEET__CONTAINER_OF((uv_timer_t *)timer, fleet__handle_t, defer);
+  fleet__req_t *req;
+
+  /* A callback run below may close other handles, never this one (it is
+   * closing): `h` stays valid while the hold is on. */
+  h->holds++;
+  if (h->vt->closing != NULL)
+    h->vt->closing(h);
+  while ((req = h->live) != NULL) {
+    fleet__req_cancel_fn cancel = req->cancel;
+    fleet__req_done(req);
+    cancel(req, FLEET_ECANCELED);
+  }
+  h->cancelled = 1;
+  h->holds--;
+  handle_maybe_finish(h);
+}
+
+int fleet__handle_close(fleet__handle_t *h, fleet_close_cb close_cb) {
+  if (h->closing)
+    return FLEET_ECLOSING;
+  h->closing = 1;
+  h->close_cb = close_cb;
+  if (h->vt->close != NULL)
+    h->vt->close(h);
+  /* A timer that is never started: its close callback comes on the next
+   * loop iteration, never inside this call. */
+  uv_timer_init(h->loop, &h->defer);
+  uv_close((uv_handle_t *)&h->defer, handle_on_deferred);
+  return 0;
+}
+
+int fleet_close(fleet_handle_t *handle, fleet_close_cb close_cb) {
+  if (handle == NULL || handle->internal_ == NULL)
+    return FLEET_EINVAL;
+  return fleet__handle_close(handle->internal_, close_cb);
+}
+
+void fleet__handle_hold(fleet__handle_t *h) {
+  h->holds++;
+}
+
+void fleet__handle_unhold(fleet__handle_t *h) {
+  h->holds--;
+  handle_maybe_finish(h);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Requests                                                                 */
+
+static void req_link(fleet__req_t *req) {
+  fleet__handle_t *h = req->handle;
+
+  req->prev = NULL;
+  req->next = h->live;
+  if (h->live != NULL)
+    h->live->prev = req;
+  h->live = req;
+}
+
+static void req_unlink(fleet__req_t *req) {
+  fleet__handle_t *h = req->handle;
+
+  if (req->prev != NULL)
+    req->prev->next = req->next;
+  else
+    h->live = req->next;
+  if (req->next != NULL)
+    req->next->prev = req->prev;
+  req->prev = req->next = NULL;
+}
+
+static void req_put(fleet__req_t *req) {
+  fleet__handle_t *h = req->handle;
+
+  req->next = h->pool;
+  h->pool = req;
+}
+
+fleet__req_t *fleet__req_new(fleet__handle_t *h, fleet__req_reply_fn on_reply,
+                             fleet__req_cancel_fn cancel, void *user_data) {
+  fleet__req_t *req = h->pool;
+
+  if (req != NULL)
+    h->pool = req->next;
+  else if ((req = malloc(h->vt->req_size)) == NULL)
+    return NULL;
+  memset(req, 0, h->vt->req_size);
+  req->handle = h;
+  req->on_reply = on_reply;
+  req->cancel = cancel;
+  req->user_data = user_data;
+  if (cancel != NULL)
+    req_link(req);
+  return req;
+}
+
+void fleet__req_free(fleet__req_t *req) {
+  if (req->cancel != NULL && !req->done)
+    req_unlink(req);
+  req_put(req);
+}
+
+void fleet__req_done(fleet__req_t *req) {
+  if (req->done)
+    return;
+  if (req->cancel != NULL)
+    req_unlink(req);
+  req->done = 1;
+  if (!req->inflight)
+    req_put(req);
+}
+
+/* Every reply comes here first: a request that is done (cancelled by a
+ * close) only goes back to the pool. */
+static void req_on_reply(void *arg, int status, const fleet__reply_t *reply) {
+  fleet__req_t *req = arg;
+  fleet__handle_t *h = req->handle;
+
+  req->inflight = 0;
+  h->outstanding--;
+  if (req->done) {
+    req_put(req);
+  } else {
+    /* The request may finish, or send again, from here. */
+    h->holds++;
+    req->on_reply(req, status, reply);
+    h->holds--;
+  }
+  handle_maybe_finish(h);
+}
+
+int fleet__req_send(fleet__req_t *req, fleet__op_t op,
+                    const fleet_bytes_t *keys, size_t nkeys,
+                    const fleet_bytes_t *args, size_t nargs) {
+  fleet__handle_t *h = req->handle;
+  int err;
+
+  if (h->client->closing)
+    return FLEET_ECLOSING;
+  err = fleet__backend_call(h->client->be, op, keys, nkeys, args, nargs,
+                            req_on_reply, req);
+  if (err != 0)
+    return err;
+  req->inflight = 1;
+  h->outstanding++;
+  return 0;
+}

@@ -1,0 +1,163 @@
+/* handle.h -- the handle base and the request base every primitive is
+ * built on (libuv's uv_handle_t / uv_req_t idea).
+ *
+ * A primitive's internal struct starts with a fleet__handle_t; its public
+ * struct starts with FLEET_HANDLE_FIELDS. The base registers the handle
+ * with its client (which then refuses to close), closes it in one way for
+ * every primitive, and keeps the requests the user waits for:
+ *
+ *   fleet__handle_init()   registers; the public handle points at it.
+ *                          Nothing is put on the loop.
+ *   fleet__handle_close()  runs the primitive's `close` hook at once (stop
+ *                          timers, give leases back), then, on a later loop
+ *                          iteration, completes every pending request with
+ *                          FLEET_ECANCELED. Once no backend call is
+ *                          outstanding and no hold is left, the handle
+ *                          leaves its client, the primitive's `free` hook
+ *                          runs and then the close callback.
+ *
+ * A request (fleet__req_t, first member of the primitive's request struct)
+ * is one call the user waits for. It may send any number of backend calls
+ * in turn, one at a time. Requests are pooled per handle. The rules:
+ *
+ *   - the user callback of a request runs exactly once: from the
+ *     primitive's `on_reply` (which calls fleet__req_done() first), or from
+ *     its `cancel` with FLEET_ECANCELED when the handle closes;
+ *   - a reply that comes for a request that is done or cancelled is
+ *     dropped, and the request goes back to the pool then;
+ *   - a backend call with nobody waiting (a quiet release, say) is a
+ *     request without a `cancel` hook: it keeps the handle open until its
+ *     reply, but nobody is told when the handle closes. */
+#ifndef FLEET_SRC_HANDLE_H
+#define FLEET_SRC_HANDLE_H
+
+#include "backend.h"
+#include "internal.h"
+
+typedef struct fleet__handle_s fleet__handle_t;
+typedef struct fleet__req_s fleet__req_t;
+
+/* What a primitive tells the base about its handles. */
+typedef struct {
+  fleet_handle_type_t type;
+  /* The size of the primitive's request struct (a fleet__req_t first). */
+  size_t req_size;
+  /* Optional: the close has been asked for; stop everything that would
+   * start new work (timers, renewals) and start closing the primitive's
+   * own libuv handles, holding the handle (fleet__handle_hold) until each
+   * has closed. Runs inside the close call: no user callback here. */
+  void (*close)(fleet__handle_t *h);
+  /* Optional: runs on the loop iteration after the close, before the
+   * pending requests are cancelled: the place to run the callbacks the
+   * primitive owes outside of requests. */
+  void (*closing)(fleet__handle_t *h);
+  /* Frees the primitive's struct (which holds the base): the last thing
+   * before the close callback. */
+  void (*free)(fleet__handle_t *h);
+} fleet__handle_vt_t;
+
+struct fleet__handle_s {
+  const fleet__handle_vt_t *vt;
+  fleet_handle_t *pub;
+  struct fleet__client_s *client;
+  uv_loop_t *loop;
+  fleet__handle_t *prev, *next; /* the client's handles */
+  fleet__req_t *live;           /* requests whose user waits */
+  fleet__req_t *pool;           /* requests to reuse */
+  size_t outstanding;           /* backend calls not answered yet */
+  size_t holds;                 /* other reasons to stay open */
+  int internal;                 /* made by another handle: not walked */
+  int closing;
+  int cancelled; /* the deferred cancellation ran */
+  fleet_close_cb close_cb;
+  uv_timer_t defer; /* made at close, never started: defers to the next
+                       loop iteration */
+  /* The error callback of a handle that works in the background (NULL
+   * when it has none): every failure that no request reports reaches it. */
+  fleet_error_cb error_cb;
+};
+
+/* How a request reads a reply: `status` 0 and the reply, or an error and
+ * NULL. It either sends the next call of the request, or finishes it with
+ * fleet__req_done() before running the user callback. */
+typedef void (*fleet__req_reply_fn)(fleet__req_t *req, int status,
+                                    const fleet__reply_t *reply);
+
+/* Runs the request's user callback with `status` (FLEET_ECANCELED) and no
+ * results. The request is done already and must not be touched after. */
+typedef void (*fleet__req_cancel_fn)(fleet__req_t *req, int status);
+
+struct fleet__req_s {
+  fleet__req_t *prev, *next; /* the live list, or the pool */
+  fleet__handle_t *handle;
+  fleet__req_reply_fn on_reply;
+  fleet__req_cancel_fn cancel; /* NULL: nobody waits */
+  void *user_data;
+  int inflight; /* a backend call is out */
+  int done;     /* finished or cancelled: a late reply is dropped */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Handles                                                                  */
+
+/* Initializes the base of a primitive's handle on `client` and registers
+ * it. `pub` is the public handle (type and internal_ are set here).
+ * Returns 0, FLEET_EINVAL (no client), FLEET_ECLOSING (the client is
+ * closing). Nothing is allocated. */
+int fleet__handle_init(fleet__handle_t *h, const fleet__handle_vt_t *vt,
+                       fleet_client_t *client, fleet_handle_t *pub);
+
+/* Undoes fleet__handle_init() for a handle whose init failed later on;
+ * nothing is called back. */
+void fleet__handle_abort(fleet__handle_t *h);
+
+/* The base of the public handle `pub` if it has the type `type` and is
+ * initialized, else NULL. */
+fleet__handle_t *fleet__handle_of(const void *pub, fleet_handle_type_t type);
+
+/* Checks that a handle can take a call: initialized, open, its client
+ * open. Returns 0, FLEET_EINVAL or FLEET_ECLOSING. */
+int fleet__handle_usable(const fleet__handle_t *h);
+
+/* Starts closing (see the top of this file). Returns 0 or FLEET_ECLOSING. */
+int fleet__handle_close(fleet__handle_t *h, fleet_close_cb close_cb);
+
+/* Keeps a closing handle open (one of its libuv handles is closing, a
+ * child handle has not closed yet); release with fleet__handle_unhold(),
+ * which finishes the close if it was the last thing. */
+void fleet__handle_hold(fleet__handle_t *h);
+void fleet__handle_unhold(fleet__handle_t *h);
+
+/* The backend the handle's client drives. */
+fleet__backend_t *fleet__handle_backend(const fleet__handle_t *h);
+
+/* Reports a background failure to the handle's error callback, with the
+ * detail the backend gave for it (the server's text), if the handle has
+ * an error callback and is not closing. */
+void fleet__handle_error(fleet__handle_t *h, int status);
+
+/* ------------------------------------------------------------------------ */
+/* Requests                                                                 */
+
+/* A request of `h`, from its pool or new, zeroed beyond the base; NULL
+ * when out of memory. With a `cancel` hook the user waits for it: it is
+ * on the live list until done. */
+fleet__req_t *fleet__req_new(fleet__handle_t *h, fleet__req_reply_fn on_reply,
+                             fleet__req_cancel_fn cancel, void *user_data);
+
+/* Sends one backend call for `req`, whose reply goes to its on_reply.
+ * Returns 0 or the backend's error; on error the request is unchanged
+ * (the caller finishes it, or frees a new one with fleet__req_free()). */
+int fleet__req_send(fleet__req_t *req, fleet__op_t op,
+                    const fleet_bytes_t *keys, size_t nkeys,
+                    const fleet_bytes_t *args, size_t nargs);
+
+/* Finishes `req`: off the live list, and back to the pool (at once, or
+ * when its call in flight is answered). Call it before running the
+ * request's user callback. */
+void fleet__req_done(fleet__req_t *req);
+
+/* Gives back a request that never sent a call (a failed first send). */
+void fleet__req_free(fleet__req_t *req);
+
+#endif /* FLEET_SRC_HANDLE_H */
