@@ -4,10 +4,6 @@
 
 #include "keys.h"
 
-int fleet__name_valid(const void *name, size_t len) {
-  return name != NULL && len > 0 && len <= FLEET__NAME_MAX;
-}
-
 int fleet__key_build(fleet__key_t *key, const char *prefix, size_t prefix_len,
                      const void *name, size_t name_len, const char *part) {
   size_t part_len = part != NULL ? strlen(part) : 0;

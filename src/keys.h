@@ -4,14 +4,8 @@
 
 #include <stddef.h>
 
+#include "args.h"
 #include "fleet.h"
-
-/* Longest object name (a lock, queue, collection, ...), in bytes. */
-#define FLEET__NAME_MAX 512
-
-/* Whether `name` is a valid object name: not NULL, 1 to FLEET__NAME_MAX
- * bytes. Names are binary-safe. */
-int fleet__name_valid(const void *name, size_t len);
 
 /* A key built into a caller-owned buffer. */
 typedef struct {

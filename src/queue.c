@@ -99,21 +99,6 @@ const char *fleet__queue_strs_add(struct fleet__queue_s *q, fleet_bytes_t b) {
   return p;
 }
 
-int fleet__reply_u64(const fleet__reply_t *r, uint64_t *out) {
-  if (r->type != FLEET__REPLY_INT || r->integer < 0)
-    return FLEET_EPROTO;
-  *out = (uint64_t)r->integer;
-  return 0;
-}
-
-int fleet__reply_bytes(const fleet__reply_t *r, fleet_bytes_t *out) {
-  if (r->type != FLEET__REPLY_STR)
-    return FLEET_EPROTO;
-  out->base = r->str;
-  out->len = r->len;
-  return 0;
-}
-
 int fleet__queue_batch_code(const fleet__reply_t *r) {
   if (r->type != FLEET__REPLY_INT)
     return FLEET_EPROTO;

@@ -6,6 +6,7 @@
 
 #include "client.h"
 #include "fleet/queue.h"
+#include "args.h"
 #include "keys.h"
 
 /* Claims a queue op sends when it recovers, and records a purge deletes,
@@ -129,17 +130,6 @@ void fleet__qreq_put(fleet__qreq_t *req);
 
 /* ------------------------------------------------------------------------ */
 /* Replies                                                                  */
-
-/* Whether `r` is an array of at least `n` elements. */
-static inline int fleet__reply_is_array(const fleet__reply_t *r, size_t n) {
-  return r != NULL && r->type == FLEET__REPLY_ARRAY && r->nelem >= n;
-}
-
-/* Reads a non-negative integer element. Returns 0 or FLEET_EPROTO. */
-int fleet__reply_u64(const fleet__reply_t *r, uint64_t *out);
-
-/* Reads a string element. Returns 0 or FLEET_EPROTO. */
-int fleet__reply_bytes(const fleet__reply_t *r, fleet_bytes_t *out);
 
 /* Makes room for `len` more bytes of NUL-terminated copies in `q->strs`
  * (which may move). Returns 0 or FLEET_ENOMEM. */

@@ -383,7 +383,7 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     return FLEET_EINVAL;
   pub->internal_ = NULL;
   if (client == NULL || client->internal_ == NULL || options == NULL ||
-      name == NULL || !fleet__name_valid(name, strlen(name)))
+      fleet__str_check(name, FLEET__NAME_MAX, NULL) != 0)
     return FLEET_EINVAL;
   if (!fleet__client_usable(client))
     return FLEET_ECLOSING;

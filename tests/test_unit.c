@@ -483,7 +483,8 @@ TEST_IMPL(unit_reply_error_code) {
 TEST_IMPL(unit_keys) {
   fleet__key_t k = {NULL, 0, 0};
   static const char bin[] = {'a', '\0', 'b'};
-  static char longest[FLEET__NAME_MAX];
+  static char longest[FLEET__NAME_MAX + 2];
+  size_t len = 0;
 
   ASSERT_OK(fleet__key_build(&k, "fleet", 5, "jobs", 4, "pending"));
   ASSERT_EQ(20, k.len);
@@ -491,11 +492,19 @@ TEST_IMPL(unit_keys) {
   ASSERT_OK(fleet__key_build(&k, "p", 1, bin, sizeof(bin), NULL));
   ASSERT_EQ(7, k.len);
   ASSERT_MEM_EQ("{p:a\0b}", k.base, 7);
-  ASSERT(fleet__name_valid("x", 1));
-  ASSERT(!fleet__name_valid("x", 0));
-  ASSERT(!fleet__name_valid(NULL, 1));
-  ASSERT(fleet__name_valid(longest, FLEET__NAME_MAX));
-  ASSERT(!fleet__name_valid("x", FLEET__NAME_MAX + 1));
+  /* One rule for every name: 1 to max bytes; too long is FLEET_E2BIG. */
+  ASSERT_OK(fleet__str_check("x", FLEET__NAME_MAX, &len));
+  ASSERT_EQ(1, len);
+  ASSERT_ERR(FLEET_EINVAL, fleet__str_check("", FLEET__NAME_MAX, &len));
+  ASSERT_ERR(FLEET_EINVAL, fleet__str_check(NULL, FLEET__NAME_MAX, &len));
+  memset(longest, 'n', FLEET__NAME_MAX);
+  ASSERT_OK(fleet__str_check(longest, FLEET__NAME_MAX, &len));
+  ASSERT_EQ(FLEET__NAME_MAX, len);
+  longest[FLEET__NAME_MAX] = 'n';
+  ASSERT_ERR(FLEET_E2BIG, fleet__str_check(longest, FLEET__NAME_MAX, &len));
+  ASSERT_OK(fleet__bytes_check((fleet_bytes_t){"ab", 2}, 2));
+  ASSERT_ERR(FLEET_E2BIG, fleet__bytes_check((fleet_bytes_t){"abc", 3}, 2));
+  ASSERT_ERR(FLEET_EINVAL, fleet__bytes_check((fleet_bytes_t){NULL, 0}, 2));
   fleet__key_free(&k);
   ASSERT_NULL(k.base);
   return 0;
