@@ -100,13 +100,9 @@ int fleet__batch_add(struct fleet__client_s *c, fleet__batch_item_t *it,
   return 0;
 }
 
-void fleet__batch_remove(struct fleet__client_s *c, fleet__batch_item_t *it) {
-  struct fleet__batcher_s *b = c->batcher;
-
-  if (it->call != NULL) {
-    it->call->items[it->slot] = NULL;
-    it->call = NULL;
-  }
+/* Takes `it` off the schedule. */
+static void batcher_unlink(struct fleet__batcher_s *b,
+                           fleet__batch_item_t *it) {
   if (!it->linked)
     return;
   if (it->prev != NULL)
@@ -117,7 +113,16 @@ void fleet__batch_remove(struct fleet__client_s *c, fleet__batch_item_t *it) {
     it->next->prev = it->prev;
   it->prev = it->next = NULL;
   it->linked = 0;
+}
+
+void fleet__batch_remove(struct fleet__client_s *c, fleet__batch_item_t *it) {
+  if (it->call != NULL) {
+    it->call->items[it->slot] = NULL;
+    it->call = NULL;
+  }
   /* A timer left armed for this item finds nothing due and re-arms. */
+  if (c->batcher != NULL)
+    batcher_unlink(c->batcher, it);
 }
 
 void fleet__batch_stats(const struct fleet__client_s *c, uint64_t *calls,
@@ -169,6 +174,7 @@ static void batcher_call_results(fleet__batch_call_t *call, int status,
       continue;
     call->items[i] = NULL;
     it->call = NULL;
+    batcher_unlink(call->b, it);
     kind->done(it, status, status == 0 ? reply->elem : NULL,
                status == 0 ? &reply->elem[kind->reply_head + i] : NULL,
                call->sent);
@@ -266,12 +272,13 @@ static void batcher_call_close(fleet__batch_call_t **open,
 }
 
 /* The tick: every item due (or within its window) joins the call of its
- * kind and group, which goes out when full; the rest go out at the end. */
+ * kind and group; a full call is set aside and a new one started. All go
+ * out once the schedule has been walked. */
 static void batcher_on_timer(uv_timer_t *timer) {
   struct fleet__batcher_s *b =
       FLEET__CONTAINER_OF(timer, struct fleet__batcher_s, timer);
   uint64_t now = uv_now(timer->loop);
-  fleet__batch_call_t *open = NULL, *call;
+  fleet__batch_call_t *open = NULL, *full = NULL, *call;
   fleet__batch_item_t *it;
 
   b->due = 0;
@@ -285,13 +292,16 @@ static void batcher_on_timer(uv_timer_t *timer) {
     call->items[call->n++] = it;
     if (call->n == it->kind->max_items) {
       batcher_call_close(&open, call);
-      batcher_send(b, call);
+      call->next = full;
+      full = call;
     }
   }
   /* Sending may run `done` callbacks (a synchronous failure), which may
-   * add or remove items: the list is not walked any more from here. */
-  while ((call = open) != NULL) {
-    open = call->next;
+   * add or remove items: the schedule is not walked any more from here. */
+  while (open != NULL || full != NULL) {
+    fleet__batch_call_t **from = full != NULL ? &full : &open;
+    call = *from;
+    *from = call->next;
     call->next = NULL;
     batcher_send(b, call);
   }

@@ -41,9 +41,9 @@ typedef struct {
   /* The result for one item of a call issued at loop time `sent`: status
    * 0 with the reply's head elements and the item's own element, or an
    * error with NULLs (the whole call failed; a reply of the wrong shape is
-   * FLEET_EPROTO). The item is not scheduled any more when this runs:
-   * reschedule it with fleet__batch_add(). May run user callbacks, which
-   * may remove other items. */
+   * FLEET_EPROTO). The item is off the schedule when this runs:
+   * schedule it again with fleet__batch_add(). May run user callbacks,
+   * which may remove other items. */
   void (*done)(fleet__batch_item_t *it, int status, const fleet__reply_t *head,
                const fleet__reply_t *elem, uint64_t sent);
 } fleet__batch_kind_t;

@@ -30,7 +30,6 @@ struct fleet__client_s {
   struct fleet__batcher_s *batcher;
   /* Closing: the backend and the batcher's timer still to close. */
   int closes_left;
-  struct fleet__lock_renewer_s *lock_renewer;
 };
 
 /* The backend of an open client, for the primitives. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "handle.h"
 #include "leader_int.h"
 
 /* The states of a candidate. */
@@ -33,9 +34,15 @@ static const char *const leader_state_names[] = {
 #undef XX
 };
 
+/* A pending resign: the user waits for its callback. */
+typedef struct {
+  fleet__req_t base;
+  fleet_leader_done_cb cb;
+} leader_req_t;
+
 typedef struct fleet__leader_s {
+  fleet__handle_t base;
   fleet_leader_t *pub;
-  fleet_client_t *client;
   leader_state_t state;
   fleet_leader_callbacks_t cbs;
   char *name;
@@ -44,19 +51,19 @@ typedef struct fleet__leader_s {
   uint32_t retry_ms;
   fleet_lock_options_t lock_options;
   fleet_lock_t lock;
-  int lock_open;    /* `lock` is initialized and not closing */
-  int lock_closing; /* its close callback is due */
+  int lock_open; /* `lock` is initialized and not closing */
   uint64_t token;
-  int was_leader; /* RESIGNING: it led when resign was called */
-  fleet_leader_done_cb resign_cb;
-  void *resign_data;
-  uv_timer_t timer; /* CAMPAIGNING: the retry after a failed attempt */
-  int timer_closed;
-  fleet_leader_close_cb close_cb;
+  int was_leader;       /* RESIGNING: it led when resign was called */
+  leader_req_t *resign; /* the resign in progress */
+  uv_timer_t timer;     /* CAMPAIGNING: the retry after a failed attempt */
 } leader_t;
 
+static leader_t *leader_of(const fleet_leader_t *leader) {
+  return (leader_t *)fleet__handle_of(leader, FLEET_HANDLE_LEADER);
+}
+
 const char *fleet__leader_state_name(const fleet_leader_t *leader) {
-  const leader_t *ld = leader != NULL ? leader->internal_ : NULL;
+  const leader_t *ld = leader_of(leader);
 
   if (ld == NULL)
     return "closed";
@@ -74,7 +81,7 @@ static void leader_on_timer(uv_timer_t *timer);
  * retry timer. */
 static void leader_set_state(leader_t *ld, leader_state_t state) {
   if (ld->state == LEADER_CAMPAIGNING && state != LEADER_CAMPAIGNING &&
-      !ld->timer_closed)
+      !uv_is_closing((uv_handle_t *)&ld->timer))
     uv_timer_stop(&ld->timer);
   ld->state = state;
 }
@@ -85,9 +92,11 @@ static int leader_open_lock(leader_t *ld) {
 
   if (ld->lock_open)
     return 0;
-  err = fleet_lock_init(ld->client, &ld->lock, ld->name, ld->owner, ld->ttl_ms,
-                        &ld->lock_options);
+  err = fleet_lock_init(ld->base.client->pub, &ld->lock, ld->name, ld->owner,
+                        ld->ttl_ms, &ld->lock_options);
   if (err == 0) {
+    /* The candidate's own: closed with it, never shown by a walk. */
+    ld->lock.internal_->internal = 1;
     ld->lock.data = ld;
     ld->lock_open = 1;
   }
@@ -103,8 +112,7 @@ static void leader_try(leader_t *ld) {
   if (err == 0)
     return;
   uv_timer_start(&ld->timer, leader_on_timer, ld->retry_ms, 0);
-  if (ld->cbs.error != NULL)
-    ld->cbs.error(ld->pub, err);
+  fleet__handle_error(&ld->base, err);
 }
 
 static void leader_on_timer(uv_timer_t *timer) {
@@ -127,8 +135,15 @@ static void leader_on_acquired(fleet_lock_t *lock, int status, uint64_t token,
     return;
   }
   uv_timer_start(&ld->timer, leader_on_timer, ld->retry_ms, 0);
-  if (ld->cbs.error != NULL)
-    ld->cbs.error(ld->pub, status);
+  fleet__handle_error(&ld->base, status);
+}
+
+/* The lock's background failures are the candidate's. */
+static void leader_on_lock_error(fleet_handle_t *lock, int status,
+                                 const char *detail) {
+  leader_t *ld = ((fleet_lock_t *)lock)->data;
+
+  fleet__handle_error(&ld->base, status);
 }
 
 /* The lease was lost: demoted, then campaign again unless the callback
@@ -147,67 +162,115 @@ static void leader_on_lost(fleet_lock_t *lock, int status, uint64_t token) {
 /* ------------------------------------------------------------------------ */
 /* Init, campaign, resign                                                   */
 
-static void leader_free(leader_t *ld) {
+static void leader_free(fleet__handle_t *h) {
+  leader_t *ld = (leader_t *)h;
+
   free(ld->name);
   free(ld->owner);
   free(ld);
 }
 
+static void leader_on_lock_closed(fleet_handle_t *lock);
+
+static void leader_on_timer_closed(uv_handle_t *handle) {
+  leader_t *ld = FLEET__CONTAINER_OF((uv_timer_t *)handle, leader_t, timer);
+  fleet__handle_unhold(&ld->base);
+}
+
+/* Closes the lock handle if it is open; the candidate stays open until it
+ * has closed. */
+static void leader_close_lock(leader_t *ld) {
+  if (!ld->lock_open)
+    return;
+  ld->lock_open = 0;
+  fleet__handle_hold(&ld->base);
+  fleet_lock_close(&ld->lock, leader_on_lock_closed);
+}
+
+/* The close, at once: stop campaigning, give up a lease held (without
+ * `demoted`). A pending resign is cancelled by the base. */
+static void leader_close(fleet__handle_t *h) {
+  leader_t *ld = (leader_t *)h;
+
+  leader_set_state(ld, LEADER_CLOSING);
+  leader_close_lock(ld);
+  fleet__handle_hold(h);
+  uv_close((uv_handle_t *)&ld->timer, leader_on_timer_closed);
+}
+
+static void leader_cancel_resign(fleet__req_t *r, int status) {
+  leader_req_t *req = (leader_req_t *)r;
+  leader_t *ld = (leader_t *)r->handle;
+
+  ld->resign = NULL;
+  req->cb(ld->pub, status, r->user_data);
+}
+
+static const fleet__handle_vt_t leader_vt = {
+    FLEET_HANDLE_LEADER, sizeof(leader_req_t), leader_close, NULL, leader_free};
+
 int fleet_leader_init(fleet_client_t *client, fleet_leader_t *leader,
                       const char *name, const char *owner, uint32_t ttl_ms,
                       const fleet_leader_callbacks_t *callbacks,
-                      const fleet_lock_options_t *options) {
+                      const fleet_leader_options_t *options) {
   leader_t *ld;
   int err;
 
   if (leader == NULL)
     return FLEET_EINVAL;
   leader->internal_ = NULL;
-  if (client == NULL || client->internal_ == NULL || name == NULL ||
-      owner == NULL || callbacks == NULL || callbacks->elected == NULL ||
-      callbacks->demoted == NULL)
-    return FLEET_EINVAL;
-  if (options != NULL && (options->manual_renew || options->lost_cb != NULL))
+  if (client == NULL || client->internal_ == NULL || callbacks == NULL ||
+      callbacks->elected == NULL || callbacks->demoted == NULL)
     return FLEET_EINVAL;
   ld = calloc(1, sizeof(*ld));
   if (ld == NULL)
     return FLEET_ENOMEM;
-  ld->pub = leader;
-  ld->client = client;
   ld->cbs = *callbacks;
   ld->ttl_ms = ttl_ms;
-  if (options != NULL)
-    ld->lock_options = *options;
+  if (options != NULL) {
+    ld->lock_options.renew_interval_ms = options->renew_interval_ms;
+    ld->lock_options.safety_margin_ms = options->safety_margin_ms;
+    ld->lock_options.retry_max_ms = options->retry_max_ms;
+  }
   ld->lock_options.lost_cb = leader_on_lost;
+  ld->lock_options.error_cb = leader_on_lock_error;
   ld->retry_ms =
       ld->lock_options.retry_max_ms != 0 ? ld->lock_options.retry_max_ms : 1000;
   ld->state = LEADER_IDLE;
   ld->name = fleet__strdup(name);
   ld->owner = fleet__strdup(owner);
-  if (ld->name == NULL || ld->owner == NULL) {
-    leader_free(ld);
+  if ((name != NULL && ld->name == NULL) ||
+      (owner != NULL && ld->owner == NULL)) {
+    leader_free(&ld->base);
     return FLEET_ENOMEM;
   }
+  err = fleet__handle_init(&ld->base, &leader_vt, client,
+                           (fleet_handle_t *)leader);
+  if (err != 0) {
+    leader_free(&ld->base);
+    return err;
+  }
+  ld->pub = leader;
+  ld->base.error_cb = callbacks->error;
   /* The lock handle checks the name, the owner and the timing. */
   err = leader_open_lock(ld);
   if (err != 0) {
-    leader_free(ld);
+    fleet__handle_abort(&ld->base);
+    leader_free(&ld->base);
     return err;
   }
   uv_timer_init(fleet_client_loop(client), &ld->timer);
-  leader->internal_ = ld;
   return 0;
 }
 
 int fleet_leader_campaign(fleet_leader_t *leader) {
-  leader_t *ld;
+  leader_t *ld = leader_of(leader);
   int err;
 
-  if (leader == NULL || leader->internal_ == NULL)
+  if (ld == NULL)
     return FLEET_EINVAL;
-  ld = leader->internal_;
-  if (ld->state == LEADER_CLOSING || !fleet__client_usable(ld->client))
-    return FLEET_ECLOSING;
+  if ((err = fleet__handle_usable(&ld->base)) != 0)
+    return err;
   if (ld->state != LEADER_IDLE)
     return FLEET_EALREADY;
   err = leader_open_lock(ld);
@@ -219,66 +282,50 @@ int fleet_leader_campaign(fleet_leader_t *leader) {
   return err;
 }
 
-/* Frees the candidate once its lock handle and its timer have closed. */
-static void leader_maybe_finish(leader_t *ld) {
-  fleet_leader_t *pub = ld->pub;
-  fleet_leader_close_cb cb = ld->close_cb;
-
-  if (ld->state != LEADER_CLOSING || !ld->timer_closed || ld->lock_closing)
-    return;
-  pub->internal_ = NULL;
-  leader_free(ld);
-  if (cb != NULL)
-    cb(pub);
-}
-
 /* The lock handle closed: the end of a resign (demoted if it led, then
  * the resign callback), or a step of closing. */
-static void leader_on_lock_closed(fleet_lock_t *lock) {
+static void leader_on_lock_closed(fleet_handle_t *lock) {
   leader_t *ld = lock->data;
-  fleet_leader_done_cb cb;
+  leader_req_t *req = ld->resign;
 
-  ld->lock_closing = 0;
-  if (ld->state != LEADER_RESIGNING) {
-    leader_maybe_finish(ld);
-    return;
+  if (ld->state == LEADER_RESIGNING) {
+    leader_set_state(ld, LEADER_IDLE);
+    ld->resign = NULL;
+    if (ld->was_leader)
+      ld->cbs.demoted(ld->pub, 0);
+    /* The demoted callback may have closed the handle: then the close
+     * completes the resign with FLEET_ECANCELED. */
+    if (ld->state != LEADER_CLOSING) {
+      fleet_leader_done_cb cb = req->cb;
+      void *data = req->base.user_data;
+      fleet__req_done(&req->base);
+      cb(ld->pub, 0, data);
+    } else {
+      ld->resign = req;
+    }
   }
-  leader_set_state(ld, LEADER_IDLE);
-  cb = ld->resign_cb;
-  ld->resign_cb = NULL;
-  if (ld->was_leader)
-    ld->cbs.demoted(ld->pub, 0);
-  /* The demoted callback may have closed the handle: then closing
-   * completes the resign with FLEET_ECANCELED. */
-  if (ld->state != LEADER_CLOSING)
-    cb(ld->pub, 0, ld->resign_data);
-  else
-    ld->resign_cb = cb;
-}
-
-/* Closes the lock handle if it is open. */
-static void leader_close_lock(leader_t *ld) {
-  if (!ld->lock_open)
-    return;
-  ld->lock_open = 0;
-  ld->lock_closing = 1;
-  fleet_lock_close(&ld->lock, leader_on_lock_closed);
+  fleet__handle_unhold(&ld->base);
 }
 
 int fleet_leader_resign(fleet_leader_t *leader, fleet_leader_done_cb cb,
                         void *user_data) {
-  leader_t *ld;
+  leader_t *ld = leader_of(leader);
+  leader_req_t *req;
+  int err;
 
-  if (leader == NULL || leader->internal_ == NULL || cb == NULL)
+  if (ld == NULL || cb == NULL)
     return FLEET_EINVAL;
-  ld = leader->internal_;
-  if (ld->state == LEADER_CLOSING)
-    return FLEET_ECLOSING;
+  if ((err = fleet__handle_usable(&ld->base)) != 0)
+    return err;
   if (ld->state != LEADER_CAMPAIGNING && ld->state != LEADER_LEADER)
     return FLEET_EALREADY;
+  req = (leader_req_t *)fleet__req_new(&ld->base, NULL, leader_cancel_resign,
+                                       user_data);
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  req->cb = cb;
+  ld->resign = req;
   ld->was_leader = ld->state == LEADER_LEADER;
-  ld->resign_cb = cb;
-  ld->resign_data = user_data;
   leader_set_state(ld, LEADER_RESIGNING);
   leader_close_lock(ld);
   return 0;
@@ -288,52 +335,32 @@ int fleet_leader_resign(fleet_leader_t *leader, fleet_leader_done_cb cb,
 /* Queries and close                                                        */
 
 int fleet_leader_is_leader(const fleet_leader_t *leader) {
-  const leader_t *ld = leader != NULL ? leader->internal_ : NULL;
+  const leader_t *ld = leader_of(leader);
 
   return ld != NULL && ld->state == LEADER_LEADER && fleet_lock_held(&ld->lock);
 }
 
 uint64_t fleet_leader_token(const fleet_leader_t *leader) {
-  const leader_t *ld = leader != NULL ? leader->internal_ : NULL;
+  const leader_t *ld = leader_of(leader);
   return ld != NULL ? ld->token : 0;
 }
 
 int fleet_leader_query(fleet_leader_t *leader, fleet_lock_query_cb cb,
                        void *user_data) {
-  leader_t *ld;
+  leader_t *ld = leader_of(leader);
+  int err;
 
-  if (leader == NULL || leader->internal_ == NULL)
+  if (ld == NULL)
     return FLEET_EINVAL;
-  ld = leader->internal_;
-  if (ld->state == LEADER_CLOSING)
-    return FLEET_ECLOSING;
-  return fleet_lock_query(ld->client, ld->name, cb, user_data);
+  if ((err = fleet__handle_usable(&ld->base)) != 0)
+    return err;
+  return fleet_lock_query(ld->base.client->pub, ld->name, cb, user_data);
 }
 
-/* Completes a pending resign with FLEET_ECANCELED, after
- * fleet_leader_close() returned. */
-static void leader_on_timer_closed(uv_handle_t *handle) {
-  leader_t *ld = FLEET__CONTAINER_OF((uv_timer_t *)handle, leader_t, timer);
-  fleet_leader_done_cb cb = ld->resign_cb;
+int fleet_leader_close(fleet_leader_t *leader, fleet_close_cb close_cb) {
+  leader_t *ld = leader_of(leader);
 
-  ld->timer_closed = 1;
-  ld->resign_cb = NULL;
-  if (cb != NULL)
-    cb(ld->pub, FLEET_ECANCELED, ld->resign_data);
-  leader_maybe_finish(ld);
-}
-
-int fleet_leader_close(fleet_leader_t *leader, fleet_leader_close_cb close_cb) {
-  leader_t *ld;
-
-  if (leader == NULL || leader->internal_ == NULL)
+  if (ld == NULL)
     return FLEET_EINVAL;
-  ld = leader->internal_;
-  if (ld->state == LEADER_CLOSING)
-    return FLEET_ECLOSING;
-  ld->close_cb = close_cb;
-  leader_set_state(ld, LEADER_CLOSING);
-  leader_close_lock(ld);
-  uv_close((uv_handle_t *)&ld->timer, leader_on_timer_closed);
-  return 0;
+  return fleet__handle_close(&ld->base, close_cb);
 }

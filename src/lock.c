@@ -1,6 +1,7 @@
 /* lock.c -- the lock handle: validation, the lease state machine (acquire,
- * wait, hold, renew, release, lose), and close. Renewal batching is in
- * lock_renew.c, queries by name in lock_query.c.
+ * wait, hold, renew, release, lose), and close. Automatic renewals go
+ * through the client's batcher (batcher.c); queries by name are in
+ * lock_query.c.
  *
  * Validity is tracked on the loop's monotonic clock from the moment a
  * request was issued, never from when its reply arrived: a lease granted
@@ -35,9 +36,9 @@ const char *fleet__lock_state_name(fleet__lock_state_t state) {
 }
 
 static void lock_on_timer(uv_timer_t *timer);
-static void lock_maybe_finish(fleet__lock_t *lk);
 static void lock_on_message(void *arg, int status, const char *payload,
                             size_t len);
+static void lock_schedule_renewal(fleet__lock_t *lk);
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                  */
@@ -59,7 +60,11 @@ static void lock_timer_at(fleet__lock_t *lk, uint64_t at) {
 }
 
 static fleet__backend_t *lock_backend(const fleet__lock_t *lk) {
-  return fleet__client_backend(lk->client);
+  return fleet__handle_backend(&lk->base);
+}
+
+static fleet__lock_t *lock_of(const fleet_lock_t *lock) {
+  return (fleet__lock_t *)fleet__handle_of(lock, FLEET_HANDLE_LOCK);
 }
 
 /* Whether an error may pass by itself, so that a waiting acquire retries
@@ -69,11 +74,61 @@ static int lock_transient(int status) {
          status == FLEET_ETIMEDOUT;
 }
 
-int fleet__lock_check_str(const char *s, size_t max, size_t *len) {
-  if (s == NULL || s[0] == '\0')
-    return FLEET_EINVAL;
-  *len = strnlen(s, max + 1);
-  return *len > max ? FLEET_E2BIG : 0;
+/* Runs the user callback of a finished acquire, release or renew. */
+static void lock_answer_acquire(fleet__lock_t *lk, fleet__lock_req_t *req,
+                                int status, uint64_t token) {
+  fleet_lock_acquire_cb cb = req->cb.acquire;
+  void *data = req->base.user_data;
+
+  fleet__req_done(&req->base);
+  cb(lk->pub, status, token, data);
+}
+
+static void lock_answer_done(fleet__lock_t *lk, fleet__lock_req_t *req,
+                             int status) {
+  fleet_lock_done_cb cb = req->cb.done;
+  void *data = req->base.user_data;
+
+  fleet__req_done(&req->base);
+  cb(lk->pub, status, data);
+}
+
+/* The cancel hooks: the handle closed while the user waited. */
+static void lock_cancel_acquire(fleet__req_t *r, int status) {
+  fleet__lock_req_t *req = (fleet__lock_req_t *)r;
+  fleet__lock_t *lk = (fleet__lock_t *)r->handle;
+
+  lk->acquire = NULL;
+  req->cb.acquire(lk->pub, status, 0, r->user_data);
+}
+
+static void lock_cancel_done(fleet__req_t *r, int status) {
+  fleet__lock_req_t *req = (fleet__lock_req_t *)r;
+  fleet__lock_t *lk = (fleet__lock_t *)r->handle;
+
+  if (lk->release == req)
+    lk->release = NULL;
+  if (lk->renew == req)
+    lk->renew = NULL;
+  req->cb.done(lk->pub, status, r->user_data);
+}
+
+/* Sends one call of the handle that nobody waits for; its reply goes to
+ * `on_reply`. Returns 0 or the backend's error. */
+static int lock_send_quiet(fleet__lock_t *lk, fleet__req_reply_fn on_reply,
+                           fleet__op_t op, const fleet_bytes_t *keys,
+                           size_t nkeys, const fleet_bytes_t *args,
+                           size_t nargs) {
+  fleet__req_t *req = fleet__req_new(&lk->base, on_reply, NULL, NULL);
+  int err;
+
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  ((fleet__lock_req_t *)req)->sent = lock_now(lk);
+  err = fleet__req_send(req, op, keys, nkeys, args, nargs);
+  if (err != 0)
+    fleet__req_free(req);
+  return err;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -89,13 +144,13 @@ static void lock_set_state(fleet__lock_t *lk, fleet__lock_state_t state,
   fleet__lock_state_t old = lk->state;
   int waiting = state == FLEET__LOCK_ACQUIRING || state == FLEET__LOCK_WAITING;
 
-  if (old == FLEET__LOCK_HELD && lk->renewer != NULL)
-    fleet__lock_renewer_remove(lk->renewer, lk);
+  if (old == FLEET__LOCK_HELD)
+    fleet__batch_remove(lk->base.client, &lk->renewal);
   if (!waiting && lk->sub != NULL) {
     lock_backend(lk)->vt->unsubscribe(lock_backend(lk), lk->sub);
     lk->sub = NULL;
   }
-  if (!lk->timer_closed)
+  if (!uv_is_closing((uv_handle_t *)&lk->timer))
     uv_timer_stop(&lk->timer);
   lk->state = state;
   switch (state) {
@@ -106,7 +161,7 @@ static void lock_set_state(fleet__lock_t *lk, fleet__lock_state_t state,
     case FLEET__LOCK_HELD:
       lock_timer_at(lk, lk->deadline);
       if (!lk->manual_renew)
-        fleet__lock_renewer_add(lk->renewer, lk);
+        lock_schedule_renewal(lk);
       break;
     case FLEET__LOCK_WAITING:
       lock_timer_at(lk, at < lk->wait_until ? at : lk->wait_until);
@@ -122,22 +177,23 @@ static int lock_send_attempt(fleet__lock_t *lk);
 /* Ends the acquire in progress with `status` (not a grant): back to IDLE,
  * then the callback. */
 static void lock_acquire_fail(fleet__lock_t *lk, int status) {
-  fleet_lock_acquire_cb cb = lk->acquire_cb;
-  void *data = lk->acquire_data;
+  fleet__lock_req_t *req = lk->acquire;
 
-  lk->acquire_cb = NULL;
+  lk->acquire = NULL;
   lock_set_state(lk, FLEET__LOCK_IDLE, 0);
-  cb(lk->pub, status, 0, data);
+  lock_answer_acquire(lk, req, status, 0);
 }
 
 /* A waiting acquire failed to reach the backend: WAITING again, for a
- * backoff that grows with each failure in a row up to retry_max_ms. */
-static void lock_backoff(fleet__lock_t *lk) {
+ * backoff that grows with each failure in a row up to retry_max_ms. The
+ * error callback hears the failure. */
+static void lock_backoff(fleet__lock_t *lk, int status) {
   uint64_t delay =
       fleet__backoff_delay(LOCK_BACKOFF_MIN_MS, lk->retry_max_ms, 20,
                            lk->failures, fleet__rng_next(&lk->rng));
   lk->failures++;
   lock_set_state(lk, FLEET__LOCK_WAITING, lock_now(lk) + delay);
+  fleet__handle_error(&lk->base, status);
 }
 
 /* Starts the next attempt of a waiting acquire now. */
@@ -147,7 +203,7 @@ static void lock_retry(fleet__lock_t *lk) {
   if (err == 0)
     lock_set_state(lk, FLEET__LOCK_ACQUIRING, 0);
   else if (lock_transient(err) || err == FLEET_ENOMEM)
-    lock_backoff(lk);
+    lock_backoff(lk, err);
   else
     lock_acquire_fail(lk, err);
 }
@@ -174,39 +230,89 @@ static void lock_extend(fleet__lock_t *lk, uint64_t sent) {
   lock_timer_at(lk, deadline);
 }
 
-void fleet__lock_on_renewed(fleet__lock_t *lk, int status, int result,
-                            uint64_t sent) {
+static void lock_renew_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                            fleet_bytes_t *args);
+static void lock_renew_done(fleet__batch_item_t *it, int status,
+                            const fleet__reply_t *head,
+                            const fleet__reply_t *elem, uint64_t sent);
+
+/* Automatic renewals: one LOCK_RENEW call for every lease of the client
+ * that is due (KEYS: the leases; ARGV: value and TTL of each). */
+static const fleet__batch_kind_t lock_renew_kind = {FLEET__OP_LOCK_RENEW,
+                                                    0,
+                                                    0,
+                                                    1,
+                                                    2,
+                                                    0,
+                                                    FLEET__BATCH_MAX,
+                                                    NULL,
+                                                    lock_renew_fill,
+                                                    lock_renew_done};
+
+/* Schedules the next automatic renewal of a HELD lease `at` loop ms; a
+ * lease due within a quarter of its interval of another joins its call.
+ * Out of memory, the deadline timer reports the loss in time. */
+static void lock_renew_at(fleet__lock_t *lk, uint64_t at) {
+  if (fleet__batch_add(lk->base.client, &lk->renewal, &lock_renew_kind, NULL,
+                       at, lk->interval_ms / 4) != 0)
+    fleet__handle_error(&lk->base, FLEET_ENOMEM);
+}
+
+/* What the batcher sends for a lease: its key, "<token>:<owner>" and the
+ * TTL; and what comes back: 1 renewed, 0 refused (stale token), -1 the
+ * key holds another type. */
+static void lock_renew_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                            fleet_bytes_t *args) {
+  fleet__lock_t *lk = FLEET__CONTAINER_OF(it, fleet__lock_t, renewal);
+
+  keys[0] = fleet__key_bytes(&lk->key);
+  args[0].base = lk->value;
+  args[0].len = lk->value_len;
+  args[1].base = lk->ttl_str;
+  args[1].len = lk->ttl_len;
+}
+
+static void lock_renew_done(fleet__batch_item_t *it, int status,
+                            const fleet__reply_t *head,
+                            const fleet__reply_t *elem, uint64_t sent) {
+  fleet__lock_t *lk = FLEET__CONTAINER_OF(it, fleet__lock_t, renewal);
   uint64_t retry;
 
+  if (status == 0 && (elem->type != FLEET__REPLY_INT || elem->integer < -1 ||
+                      elem->integer > 1))
+    status = FLEET_EPROTO;
   if (lk->state != FLEET__LOCK_HELD)
     return;
   if (status < 0) {
     /* Retry soon, while the deadline allows; its timer reports the loss if
      * no renewal gets through. */
     retry = lk->interval_ms / 4 > 10 ? lk->interval_ms / 4 : 10;
-    lk->renew_at = lock_now(lk) + retry;
+    lock_renew_at(lk, lock_now(lk) + retry);
+    fleet__handle_error(&lk->base, status);
     return;
   }
-  if (result == 1) {
-    lk->renew_at = sent + lk->interval_ms;
+  if (elem->integer == 1) {
+    lock_renew_at(lk, sent + lk->interval_ms);
     lock_extend(lk, sent);
     return;
   }
-  lock_lose(lk, result == 0 ? FLEET_ESTALE : FLEET_EWRONGTYPE);
+  lock_lose(lk, elem->integer == 0 ? FLEET_ESTALE : FLEET_EWRONGTYPE);
+}
+
+static void lock_schedule_renewal(fleet__lock_t *lk) {
+  lock_renew_at(lk, lk->attempt_sent + lk->interval_ms);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Acquire                                                                  */
 
-static void lock_on_attempt_reply(void *arg, int status,
+static void lock_on_attempt_reply(fleet__req_t *req, int status,
                                   const fleet__reply_t *reply);
 
 static int lock_send_attempt(fleet__lock_t *lk) {
   fleet_bytes_t keys[2], args[3];
   int err;
 
-  if (lk->client->internal_->closing)
-    return FLEET_ECLOSING;
   keys[0] = fleet__key_bytes(&lk->key);
   keys[1] = fleet__key_bytes(&lk->fence);
   args[0].base = lk->owner;
@@ -218,21 +324,22 @@ static int lock_send_attempt(fleet__lock_t *lk) {
   args[2].base = lk->waiting ? "1" : "0";
   args[2].len = 1;
   lk->attempt_sent = lock_now(lk);
-  err = fleet__backend_call(lock_backend(lk), FLEET__OP_LOCK_ACQUIRE, keys, 2,
-                            args, 3, lock_on_attempt_reply, lk);
-  if (err == 0) {
-    lk->ops++;
+  err = lock_send_quiet(lk, lock_on_attempt_reply, FLEET__OP_LOCK_ACQUIRE, keys,
+                        2, args, 3);
+  if (err == 0)
     lk->kick = 0;
-  }
   return err;
 }
 
-static void lock_on_quiet_release_reply(void *arg, int status,
+/* A quiet release has been answered: only a failure is worth telling (the
+ * lease then lasts until its TTL ends). */
+static void lock_on_quiet_release_reply(fleet__req_t *req, int status,
                                         const fleet__reply_t *reply) {
-  fleet__lock_t *lk = arg;
+  fleet__lock_t *lk = (fleet__lock_t *)req->handle;
 
-  lk->ops--;
-  lock_maybe_finish(lk);
+  fleet__req_done(req);
+  if (status != 0 && status != FLEET_ESTALE && status != FLEET_ECANCELED)
+    fleet__handle_error(&lk->base, status);
 }
 
 /* Releases a lease this handle will not use, without a user callback: one
@@ -244,10 +351,8 @@ static void lock_release_quietly(fleet__lock_t *lk) {
   args[0].base = lk->value;
   args[0].len = lk->value_len;
   args[1] = fleet__key_bytes(&lk->channel);
-  if (!lk->client->internal_->closing &&
-      fleet__backend_call(lock_backend(lk), FLEET__OP_LOCK_RELEASE, &key, 1,
-                          args, 2, lock_on_quiet_release_reply, lk) == 0)
-    lk->ops++;
+  lock_send_quiet(lk, lock_on_quiet_release_reply, FLEET__OP_LOCK_RELEASE, &key,
+                  1, args, 2);
 }
 
 /* Records the lease granted with `token`: its value and deadline. */
@@ -258,7 +363,6 @@ static void lock_granted(fleet__lock_t *lk, uint64_t token) {
   lk->value_len = (size_t)n + lk->owner_len;
   lk->token = token;
   lk->deadline = lk->attempt_sent + lk->ttl_ms - lk->margin_ms;
-  lk->renew_at = lk->attempt_sent + lk->interval_ms;
 }
 
 /* Subscribes a waiting acquire to the released channel. The subscription
@@ -295,14 +399,14 @@ static void lock_wait(fleet__lock_t *lk, int64_t pttl) {
 
 /* The reply to an attempt: the token (granted), {lease, pttl} (busy), or
  * an error. */
-static void lock_on_attempt_reply(void *arg, int status,
+static void lock_on_attempt_reply(fleet__req_t *req, int status,
                                   const fleet__reply_t *reply) {
-  fleet__lock_t *lk = arg;
-  fleet_lock_acquire_cb cb;
+  fleet__lock_t *lk = (fleet__lock_t *)req->handle;
+  fleet__lock_req_t *acq;
   int64_t pttl = -1;
   int granted = 0;
 
-  lk->ops--;
+  fleet__req_done(req);
   if (status == 0) {
     if (reply->type == FLEET__REPLY_INT && reply->integer > 0) {
       granted = 1;
@@ -319,7 +423,6 @@ static void lock_on_attempt_reply(void *arg, int status,
     /* Closing: nobody wants the lease any more. */
     if (granted)
       lock_release_quietly(lk);
-    lock_maybe_finish(lk);
     return;
   }
   if (granted) {
@@ -334,10 +437,10 @@ static void lock_on_attempt_reply(void *arg, int status,
         lock_acquire_fail(lk, FLEET_ETIMEDOUT);
       return;
     }
-    cb = lk->acquire_cb;
-    lk->acquire_cb = NULL;
+    acq = lk->acquire;
+    lk->acquire = NULL;
     lock_set_state(lk, FLEET__LOCK_HELD, 0);
-    cb(lk->pub, 0, lk->token, lk->acquire_data);
+    lock_answer_acquire(lk, acq, 0, lk->token);
     return;
   }
   if (!lk->waiting) {
@@ -354,7 +457,7 @@ static void lock_on_attempt_reply(void *arg, int status,
     return;
   }
   if (lock_transient(status))
-    lock_backoff(lk);
+    lock_backoff(lk, status);
   else
     lock_acquire_fail(lk, status);
 }
@@ -398,29 +501,54 @@ static void lock_on_timer(uv_timer_t *timer) {
   }
 }
 
+/* Checks that `lock` can take a call with callback `cb`: returns the
+ * handle, or NULL with `*err` set. */
+static fleet__lock_t *lock_enter(fleet_lock_t *lock, const void *cb, int *err) {
+  fleet__lock_t *lk = lock_of(lock);
+
+  if (lk == NULL || cb == NULL) {
+    *err = FLEET_EINVAL;
+    return NULL;
+  }
+  *err = fleet__handle_usable(&lk->base);
+  return *err == 0 ? lk : NULL;
+}
+
+/* A request the user waits on, with its callback set by the caller. */
+static fleet__lock_req_t *lock_req_new(fleet__lock_t *lk,
+                                       fleet__req_reply_fn on_reply,
+                                       fleet__req_cancel_fn cancel,
+                                       void *user_data) {
+  return (fleet__lock_req_t *)fleet__req_new(&lk->base, on_reply, cancel,
+                                             user_data);
+}
+
 int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
                        fleet_lock_acquire_cb cb, void *user_data) {
+  fleet__lock_req_t *req;
   fleet__lock_t *lk;
   uint64_t now;
   int err;
 
-  if (lock == NULL || lock->internal_ == NULL || cb == NULL)
-    return FLEET_EINVAL;
-  lk = lock->internal_;
-  if (lk->state == FLEET__LOCK_CLOSING || !fleet__client_usable(lk->client))
-    return FLEET_ECLOSING;
+  if ((lk = lock_enter(lock, (const void *)cb, &err)) == NULL)
+    return err;
   if (lk->state != FLEET__LOCK_IDLE && lk->state != FLEET__LOCK_LOST)
     return FLEET_EALREADY;
+  req = lock_req_new(lk, NULL, lock_cancel_acquire, user_data);
+  if (req == NULL)
+    return FLEET_ENOMEM;
   now = lock_now(lk);
   lk->waiting = wait_ms != 0;
   lk->wait_until = wait_ms > UINT64_MAX - now ? UINT64_MAX : now + wait_ms;
   lk->expired = 0;
   lk->failures = 0;
   err = lock_send_attempt(lk);
-  if (err != 0)
+  if (err != 0) {
+    fleet__req_free(&req->base);
     return err;
-  lk->acquire_cb = cb;
-  lk->acquire_data = user_data;
+  }
+  req->cb.acquire = cb;
+  lk->acquire = req;
   lock_set_state(lk, FLEET__LOCK_ACQUIRING, 0);
   return 0;
 }
@@ -428,16 +556,14 @@ int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
 /* ------------------------------------------------------------------------ */
 /* Release and renew                                                        */
 
-static void lock_on_release_reply(void *arg, int status,
+static void lock_on_release_reply(fleet__req_t *r, int status,
                                   const fleet__reply_t *reply) {
-  fleet__lock_t *lk = arg;
-  fleet_lock_done_cb cb;
+  fleet__lock_t *lk = (fleet__lock_t *)r->handle;
+  fleet__lock_req_t *req = (fleet__lock_req_t *)r;
 
-  lk->ops--;
-  if (lk->state == FLEET__LOCK_CLOSING) {
-    lock_maybe_finish(lk);
+  /* Closing: the close answers the user with FLEET_ECANCELED. */
+  if (lk->state == FLEET__LOCK_CLOSING)
     return;
-  }
   if (status == 0 && reply->type != FLEET__REPLY_INT)
     status = FLEET_EPROTO;
   /* After any other error the lease may still be there: LOST keeps the
@@ -446,22 +572,19 @@ static void lock_on_release_reply(void *arg, int status,
                  status == 0 || status == FLEET_ESTALE ? FLEET__LOCK_IDLE
                                                        : FLEET__LOCK_LOST,
                  0);
-  cb = lk->release_cb;
-  lk->release_cb = NULL;
-  cb(lk->pub, status, lk->release_data);
+  lk->release = NULL;
+  lock_answer_done(lk, req, status);
 }
 
 int fleet_lock_release(fleet_lock_t *lock, fleet_lock_done_cb cb,
                        void *user_data) {
   fleet_bytes_t key, args[2];
+  fleet__lock_req_t *req;
   fleet__lock_t *lk;
   int err;
 
-  if (lock == NULL || lock->internal_ == NULL || cb == NULL)
-    return FLEET_EINVAL;
-  lk = lock->internal_;
-  if (lk->state == FLEET__LOCK_CLOSING || !fleet__client_usable(lk->client))
-    return FLEET_ECLOSING;
+  if ((lk = lock_enter(lock, (const void *)cb, &err)) == NULL)
+    return err;
   if (lk->state == FLEET__LOCK_IDLE)
     return FLEET_ESTALE;
   if (lk->state != FLEET__LOCK_HELD && lk->state != FLEET__LOCK_LOST)
@@ -470,29 +593,30 @@ int fleet_lock_release(fleet_lock_t *lock, fleet_lock_done_cb cb,
   args[0].base = lk->value;
   args[0].len = lk->value_len;
   args[1] = fleet__key_bytes(&lk->channel);
-  err = fleet__backend_call(lock_backend(lk), FLEET__OP_LOCK_RELEASE, &key, 1,
-                            args, 2, lock_on_release_reply, lk);
-  if (err != 0)
+  req = lock_req_new(lk, lock_on_release_reply, lock_cancel_done, user_data);
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  err = fleet__req_send(&req->base, FLEET__OP_LOCK_RELEASE, &key, 1, args, 2);
+  if (err != 0) {
+    fleet__req_free(&req->base);
     return err;
-  lk->ops++;
-  lk->release_cb = cb;
-  lk->release_data = user_data;
+  }
+  req->cb.done = cb;
+  lk->release = req;
   lock_set_state(lk, FLEET__LOCK_RELEASING, 0);
   return 0;
 }
 
 /* The reply to fleet_lock_renew(): one result, as for a batch. */
-static void lock_on_renew_reply(void *arg, int status,
+static void lock_on_renew_reply(fleet__req_t *rq, int status,
                                 const fleet__reply_t *reply) {
-  fleet__lock_t *lk = arg;
-  fleet_lock_done_cb cb;
+  fleet__lock_t *lk = (fleet__lock_t *)rq->handle;
+  fleet__lock_req_t *req = (fleet__lock_req_t *)rq;
   int64_t r = 0;
 
-  lk->ops--;
-  if (lk->state == FLEET__LOCK_CLOSING) {
-    lock_maybe_finish(lk);
+  /* Closing: the close answers the user with FLEET_ECANCELED. */
+  if (lk->state == FLEET__LOCK_CLOSING)
     return;
-  }
   if (status == 0) {
     if (reply->type == FLEET__REPLY_ARRAY && reply->nelem == 1 &&
         reply->elem[0].type == FLEET__REPLY_INT &&
@@ -503,30 +627,27 @@ static void lock_on_renew_reply(void *arg, int status,
   }
   if (status == 0 && r != 1)
     status = r == 0 ? FLEET_ESTALE : FLEET_EWRONGTYPE;
-  cb = lk->renew_cb;
-  lk->renew_cb = NULL;
+  lk->renew = NULL;
   /* The result counts only for the lease it was sent for. */
-  if (lk->state == FLEET__LOCK_HELD && lk->token == lk->renew_token) {
+  if (lk->state == FLEET__LOCK_HELD && lk->token == req->token) {
     if (status == 0)
-      lock_extend(lk, lk->renew_sent);
+      lock_extend(lk, req->sent);
     else if (status == FLEET_ESTALE || status == FLEET_EWRONGTYPE)
       lock_lose(lk, status);
   }
-  cb(lk->pub, status, lk->renew_data);
+  lock_answer_done(lk, req, status);
 }
 
 int fleet_lock_renew(fleet_lock_t *lock, fleet_lock_done_cb cb,
                      void *user_data) {
   fleet_bytes_t key, args[2];
+  fleet__lock_req_t *req;
   fleet__lock_t *lk;
   int err;
 
-  if (lock == NULL || lock->internal_ == NULL || cb == NULL)
-    return FLEET_EINVAL;
-  lk = lock->internal_;
-  if (lk->state == FLEET__LOCK_CLOSING || !fleet__client_usable(lk->client))
-    return FLEET_ECLOSING;
-  if (lk->renew_cb != NULL || lk->state == FLEET__LOCK_RELEASING)
+  if ((lk = lock_enter(lock, (const void *)cb, &err)) == NULL)
+    return err;
+  if (lk->renew != NULL || lk->state == FLEET__LOCK_RELEASING)
     return FLEET_EALREADY;
   if (lk->state != FLEET__LOCK_HELD)
     return FLEET_ESTALE;
@@ -535,15 +656,18 @@ int fleet_lock_renew(fleet_lock_t *lock, fleet_lock_done_cb cb,
   args[0].len = lk->value_len;
   args[1].base = lk->ttl_str;
   args[1].len = lk->ttl_len;
-  lk->renew_sent = lock_now(lk);
-  err = fleet__backend_call(lock_backend(lk), FLEET__OP_LOCK_RENEW, &key, 1,
-                            args, 2, lock_on_renew_reply, lk);
-  if (err != 0)
+  req = lock_req_new(lk, lock_on_renew_reply, lock_cancel_done, user_data);
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  req->sent = lock_now(lk);
+  err = fleet__req_send(&req->base, FLEET__OP_LOCK_RENEW, &key, 1, args, 2);
+  if (err != 0) {
+    fleet__req_free(&req->base);
     return err;
-  lk->ops++;
-  lk->renew_cb = cb;
-  lk->renew_data = user_data;
-  lk->renew_token = lk->token;
+  }
+  req->cb.done = cb;
+  req->token = lk->token;
+  lk->renew = req;
   return 0;
 }
 
@@ -551,14 +675,15 @@ int fleet_lock_renew(fleet_lock_t *lock, fleet_lock_done_cb cb,
 /* Local queries                                                            */
 
 int fleet_lock_held(const fleet_lock_t *lock) {
-  const fleet__lock_t *lk = lock != NULL ? lock->internal_ : NULL;
+  const fleet__lock_t *lk = lock_of(lock);
 
   return lk != NULL && lk->state == FLEET__LOCK_HELD &&
          lock_precise_now() < lk->deadline;
 }
 
 uint64_t fleet_lock_token(const fleet_lock_t *lock) {
-  return lock != NULL && lock->internal_ != NULL ? lock->internal_->token : 0;
+  const fleet__lock_t *lk = lock_of(lock);
+  return lk != NULL ? lk->token : 0;
 }
 
 uint64_t fleet_lock_remaining_ms(const fleet_lock_t *lock) {
@@ -566,7 +691,7 @@ uint64_t fleet_lock_remaining_ms(const fleet_lock_t *lock) {
 
   if (!fleet_lock_held(lock))
     return 0;
-  return lock->internal_->deadline - now;
+  return lock_of(lock)->deadline - now;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -576,7 +701,9 @@ void fleet_lock_options_init(fleet_lock_options_t *options) {
   memset(options, 0, sizeof(*options));
 }
 
-static void lock_free(fleet__lock_t *lk) {
+static void lock_free(fleet__handle_t *h) {
+  fleet__lock_t *lk = (fleet__lock_t *)h;
+
   fleet__key_free(&lk->key);
   fleet__key_free(&lk->fence);
   fleet__key_free(&lk->channel);
@@ -602,6 +729,7 @@ static int lock_setup_options(fleet__lock_t *lk, uint32_t ttl_ms,
   lk->retry_max_ms = o != NULL && o->retry_max_ms != 0 ? o->retry_max_ms : 1000;
   lk->manual_renew = o != NULL && o->manual_renew;
   lk->lost_cb = o != NULL ? o->lost_cb : NULL;
+  lk->base.error_cb = o != NULL ? o->error_cb : NULL;
   if (lk->margin_ms >= ttl_ms || lk->interval_ms == 0 ||
       lk->interval_ms >= ttl_ms - lk->margin_ms)
     return FLEET_EINVAL;
@@ -609,6 +737,31 @@ static int lock_setup_options(fleet__lock_t *lk, uint32_t ttl_ms,
       (size_t)snprintf(lk->ttl_str, sizeof(lk->ttl_str), "%" PRIu32, ttl_ms);
   return 0;
 }
+
+static void lock_on_timer_closed(uv_handle_t *handle) {
+  fleet__lock_t *lk =
+      FLEET__CONTAINER_OF((uv_timer_t *)handle, fleet__lock_t, timer);
+  fleet__handle_unhold(&lk->base);
+}
+
+/* The close, at once: no more renewals, waits or retries. A lease held or
+ * lost may still be ours on the server: give it back so that others need
+ * not wait for its TTL. An attempt in flight does the same when it turns
+ * out granted. The requests the user waits for are cancelled by the base
+ * on the next loop iteration. */
+static void lock_close(fleet__handle_t *h) {
+  fleet__lock_t *lk = (fleet__lock_t *)h;
+  fleet__lock_state_t old = lk->state;
+
+  lock_set_state(lk, FLEET__LOCK_CLOSING, 0);
+  if (old == FLEET__LOCK_HELD || old == FLEET__LOCK_LOST)
+    lock_release_quietly(lk);
+  fleet__handle_hold(h);
+  uv_close((uv_handle_t *)&lk->timer, lock_on_timer_closed);
+}
+
+static const fleet__handle_vt_t lock_vt = {
+    FLEET_HANDLE_LOCK, sizeof(fleet__lock_req_t), lock_close, NULL, lock_free};
 
 int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
                     const char *name, const char *owner, uint32_t ttl_ms,
@@ -624,9 +777,8 @@ int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
   if (client == NULL || client->internal_ == NULL)
     return FLEET_EINVAL;
   c = client->internal_;
-  if ((err = fleet__lock_check_str(name, FLEET__NAME_MAX, &name_len)) != 0 ||
-      (err = fleet__lock_check_str(owner, FLEET_LOCK_OWNER_MAX, &owner_len)) !=
-          0)
+  if ((err = fleet__str_check(name, FLEET__NAME_MAX, &name_len)) != 0 ||
+      (err = fleet__str_check(owner, FLEET_LOCK_OWNER_MAX, &owner_len)) != 0)
     return err;
   if (c->closing)
     return FLEET_ECLOSING;
@@ -646,76 +798,27 @@ int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
       fleet__key_build(&lk->fence, c->prefix, c->prefix_len, name, name_len,
                        "fence") != 0 ||
       fleet__key_build(&lk->channel, c->prefix, c->prefix_len, name, name_len,
-                       "released") != 0 ||
-      fleet__lock_renewer_ref(client, &lk->renewer) != 0) {
-    lock_free(lk);
+                       "released") != 0) {
+    lock_free(&lk->base);
     return FLEET_ENOMEM;
   }
+  err = fleet__handle_init(&lk->base, &lock_vt, client, (fleet_handle_t *)lock);
+  if (err != 0) {
+    lock_free(&lk->base);
+    return err;
+  }
   lk->pub = lock;
-  lk->client = client;
   lk->loop = c->loop;
   lk->state = FLEET__LOCK_IDLE;
   fleet__rng_seed(&lk->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)lk);
   uv_timer_init(c->loop, &lk->timer);
-  lock->internal_ = lk;
   return 0;
 }
 
-/* Frees the handle and runs the close callback once the timer has closed
- * and no op is in flight. */
-static void lock_maybe_finish(fleet__lock_t *lk) {
-  fleet_lock_t *pub = lk->pub;
-  fleet_lock_close_cb cb = lk->close_cb;
+int fleet_lock_close(fleet_lock_t *lock, fleet_close_cb close_cb) {
+  fleet__lock_t *lk = lock_of(lock);
 
-  if (lk->state != FLEET__LOCK_CLOSING || !lk->timer_closed || lk->ops > 0)
-    return;
-  pub->internal_ = NULL;
-  lock_free(lk);
-  if (cb != NULL)
-    cb(pub);
-}
-
-/* Runs every pending callback with FLEET_ECANCELED, after fleet_lock_close()
- * returned. */
-static void lock_on_timer_closed(uv_handle_t *handle) {
-  fleet__lock_t *lk =
-      FLEET__CONTAINER_OF((uv_timer_t *)handle, fleet__lock_t, timer);
-  fleet_lock_acquire_cb acquire_cb = lk->acquire_cb;
-  fleet_lock_done_cb release_cb = lk->release_cb;
-  fleet_lock_done_cb renew_cb = lk->renew_cb;
-
-  lk->timer_closed = 1;
-  lk->acquire_cb = NULL;
-  lk->release_cb = NULL;
-  lk->renew_cb = NULL;
-  if (acquire_cb != NULL)
-    acquire_cb(lk->pub, FLEET_ECANCELED, 0, lk->acquire_data);
-  if (release_cb != NULL)
-    release_cb(lk->pub, FLEET_ECANCELED, lk->release_data);
-  if (renew_cb != NULL)
-    renew_cb(lk->pub, FLEET_ECANCELED, lk->renew_data);
-  lock_maybe_finish(lk);
-}
-
-int fleet_lock_close(fleet_lock_t *lock, fleet_lock_close_cb close_cb) {
-  fleet__lock_t *lk;
-  fleet__lock_state_t old;
-
-  if (lock == NULL || lock->internal_ == NULL)
+  if (lk == NULL)
     return FLEET_EINVAL;
-  lk = lock->internal_;
-  if (lk->state == FLEET__LOCK_CLOSING)
-    return FLEET_ECLOSING;
-  old = lk->state;
-  lk->close_cb = close_cb;
-  lock_set_state(lk, FLEET__LOCK_CLOSING, 0);
-  fleet__lock_renewer_unref(lk->renewer);
-  lk->renewer = NULL;
-  /* A lease held or lost may still be ours on the server: give it back so
-   * that others need not wait for its TTL. An attempt in flight does the
-   * same when it turns out granted. */
-  if (old == FLEET__LOCK_HELD || old == FLEET__LOCK_LOST)
-    lock_release_quietly(lk);
-  uv_close((uv_handle_t *)&lk->timer, lock_on_timer_closed);
-  return 0;
+  return fleet__handle_close(&lk->base, close_cb);
 }

@@ -1,9 +1,11 @@
 /* lock_int.h -- the lock handle's internals, shared by the lock state
- * machine (lock.c) and the per-client renewal batcher (lock_renew.c). */
+ * machine (lock.c) and the queries by name (lock_query.c). */
 #ifndef FLEET_SRC_LOCK_INT_H
 #define FLEET_SRC_LOCK_INT_H
 
+#include "batcher.h"
 #include "client.h"
+#include "handle.h"
 #include "keys.h"
 
 /* The states of a lock handle:
@@ -34,17 +36,26 @@ typedef enum {
 /* The name of a state ("held"); never NULL. */
 const char *fleet__lock_state_name(fleet__lock_state_t state);
 
-typedef struct fleet__lock_renewer_s fleet__lock_renewer_t;
-typedef struct fleet__lock_batch_s fleet__lock_batch_t;
-
 /* The longest "<token>:<owner>" lease value, NUL included. */
 #define FLEET__LOCK_VALUE_MAX (20 + 1 + FLEET_LOCK_OWNER_MAX + 1)
 
+/* A call of a lock handle: an acquire (which lives until it is granted or
+ * fails, over any number of attempts), a release, a renew, or one of the
+ * handle's own calls that nobody waits for (an attempt, a quiet release). */
+typedef struct {
+  fleet__req_t base;
+  union {
+    fleet_lock_acquire_cb acquire;
+    fleet_lock_done_cb done;
+  } cb;
+  uint64_t sent;  /* loop ms the call was issued */
+  uint64_t token; /* renew: the lease it was sent for */
+} fleet__lock_req_t;
+
 struct fleet__lock_s {
+  fleet__handle_t base;
   fleet_lock_t *pub;
-  fleet_client_t *client;
   uv_loop_t *loop;
-  fleet__lock_renewer_t *renewer; /* NULL once closing */
   fleet__lock_state_t state;
 
   /* Keys and fixed arguments, built once at init. */
@@ -70,76 +81,28 @@ struct fleet__lock_s {
   size_t value_len;
   uint64_t deadline; /* loop ms at which a HELD lease counts as lost */
 
-  /* The acquire in progress. */
-  fleet_lock_acquire_cb acquire_cb;
-  void *acquire_data;
+  /* The acquire in progress: the request the user waits on (never sent
+   * itself: each attempt is a call of its own). */
+  fleet__lock_req_t *acquire;
   uint64_t attempt_sent; /* loop ms the last attempt was issued */
   uint64_t wait_until;   /* loop ms; UINT64_MAX: forever */
   int waiting;           /* wait_ms was not 0 */
   int kick;              /* a wake-up came while an attempt was in flight */
   int expired;           /* wait_until passed while an attempt was out */
-  int mark_sent;         /* the attempt in flight marks the lease */
   uint32_t failures;     /* transient errors in a row while waiting */
   fleet__sub_t *sub;     /* the released channel, while waiting */
   fleet__rng_t rng;
 
-  /* Release and manual renew. */
-  fleet_lock_done_cb release_cb;
-  void *release_data;
-  fleet_lock_done_cb renew_cb;
-  void *renew_data;
-  uint64_t renew_sent;
-  uint64_t renew_token;
+  /* Release and manual renew in progress. */
+  fleet__lock_req_t *release;
+  fleet__lock_req_t *renew;
 
-  /* The renewer's list of leases to renew, and the batch in flight. */
-  struct fleet__lock_s *rn_prev;
-  struct fleet__lock_s *rn_next;
-  int rn_linked;
-  uint64_t renew_at; /* loop ms the next renewal is due */
-  fleet__lock_batch_t *rn_batch;
-  size_t rn_slot;
+  /* Automatic renewal, through the client's batcher. */
+  fleet__batch_item_t renewal;
 
-  /* Lifecycle. */
   uv_timer_t timer; /* HELD: the deadline; WAITING: retry or wait end */
-  unsigned ops;     /* backend ops in flight */
-  int timer_closed;
-  fleet_lock_close_cb close_cb;
 };
 
 typedef struct fleet__lock_s fleet__lock_t;
-
-/* Checks a name or an owner id: 1 to `max` bytes before the NUL. Returns 0
- * (and the length in `*len`), FLEET_EINVAL (NULL or empty) or
- * FLEET_E2BIG. */
-int fleet__lock_check_str(const char *s, size_t max, size_t *len);
-
-/* The renewer of `client`, made on first use, with one more user (a lock
- * handle). Returns 0 or FLEET_ENOMEM. */
-int fleet__lock_renewer_ref(fleet_client_t *client,
-                            fleet__lock_renewer_t **out);
-
-/* Drops a user; the renewer frees itself once it has no users and no
- * batch in flight. */
-void fleet__lock_renewer_unref(fleet__lock_renewer_t *rn);
-
-/* Schedules the HELD lease `lk` for renewal at lk->renew_at. */
-void fleet__lock_renewer_add(fleet__lock_renewer_t *rn, fleet__lock_t *lk);
-
-/* Stops renewing `lk`; a batch in flight forgets it. */
-void fleet__lock_renewer_remove(fleet__lock_renewer_t *rn, fleet__lock_t *lk);
-
-/* What the renewer reports for one lease of a batch sent at `sent` (loop
- * ms): `status` 0 and `result` as the script returns it (1 renewed, 0
- * refused: stale token, -1 the key holds another type), or `status` < 0
- * when the batch failed (the lease is retried soon). Implemented in
- * lock.c; may run user callbacks. */
-void fleet__lock_on_renewed(fleet__lock_t *lk, int status, int result,
-                            uint64_t sent);
-
-/* Statistics of the renewer of `client`, for tests: batches sent and leases
- * renewed through them, since the renewer was made. Both 0 when the
- * client has no renewer. */
-void fleet__lock_renewer_stats(fleet_client_t *client, uint64_t *batches,
-                               uint64_t *leases);
 
 #endif /* FLEET_SRC_LOCK_INT_H */

@@ -7,6 +7,7 @@
 
 /* A query in flight: the caller's callback and its data. */
 typedef struct {
+  fleet_client_t *client;
   fleet_lock_query_cb cb;
   void *data;
 } lock_query_t;
@@ -54,6 +55,7 @@ static int lock_parse_fence(const char *s, size_t len, uint64_t *out) {
 static void lock_on_query_reply(void *arg, int status,
                                 const fleet__reply_t *reply) {
   lock_query_t *q = arg;
+  fleet_client_t *client = q->client;
   fleet_lock_query_cb cb = q->cb;
   void *data = q->data;
   fleet_lock_info_t info;
@@ -82,7 +84,7 @@ static void lock_on_query_reply(void *arg, int status,
       info.owner = owner;
     }
   }
-  cb(status, status == 0 ? &info : NULL, data);
+  cb(client, status, status == 0 ? &info : NULL, data);
   free(owner);
 }
 
@@ -98,7 +100,7 @@ int fleet_lock_query(fleet_client_t *client, const char *name,
   if (client == NULL || client->internal_ == NULL || cb == NULL)
     return FLEET_EINVAL;
   c = client->internal_;
-  err = fleet__lock_check_str(name, FLEET__NAME_MAX, &name_len);
+  err = fleet__str_check(name, FLEET__NAME_MAX, &name_len);
   if (err != 0)
     return err;
   if (c->closing)
@@ -111,6 +113,7 @@ int fleet_lock_query(fleet_client_t *client, const char *name,
                        "fence") != 0) {
     err = FLEET_ENOMEM;
   } else {
+    q->client = client;
     q->cb = cb;
     q->data = user_data;
     keys[0] = fleet__key_bytes(&key);

@@ -42,7 +42,8 @@ static void cand_on_demoted(fleet_leader_t *leader, int status) {
   ASSERT(!fleet_leader_is_leader(leader));
 }
 
-static void cand_on_error(fleet_leader_t *leader, int status) {
+static void cand_on_error(fleet_handle_t *leader, int status,
+                          const char *detail) {
   cand_t *c = leader->data;
   c->errors++;
 }
@@ -54,7 +55,7 @@ static void cand_on_resigned(fleet_leader_t *leader, int status, void *arg) {
   c->resign_status = status;
 }
 
-static void cand_on_close(fleet_leader_t *leader) {
+static void cand_on_close(fleet_handle_t *leader) {
   cand_t *c = leader->data;
 
   c->closed++;
@@ -70,11 +71,11 @@ static const fleet_leader_callbacks_t cand_callbacks = {
 static int cand_init_retry(cand_t *c, fleet_client_t *client, const char *name,
                            const char *owner, uint32_t ttl_ms,
                            uint32_t retry_ms) {
-  fleet_lock_options_t o;
+  fleet_leader_options_t o;
 
   memset(c, 0, sizeof(*c));
   c->leader.data = c;
-  fleet_lock_options_init(&o);
+  memset(&o, 0, sizeof(o));
   o.retry_max_ms = retry_ms;
   return fleet_leader_init(client, &c->leader, name, owner, ttl_ms,
                            &cand_callbacks, &o);
@@ -97,7 +98,7 @@ static void cand_close(lock_env_t *e, cand_t *c) {
 
 CONFORMANCE_IMPL(leader_bad_input) {
   fleet_leader_callbacks_t cbs = cand_callbacks;
-  fleet_lock_options_t o;
+  fleet_leader_options_t o;
   fleet_leader_t l;
   lock_env_t e;
   cand_t c;
@@ -123,12 +124,13 @@ CONFORMANCE_IMPL(leader_bad_input) {
   cbs.demoted = NULL;
   ASSERT_ERR(FLEET_EINVAL,
              fleet_leader_init(&e.c1, &l, "n", "o", 1000, &cbs, NULL));
-  fleet_lock_options_init(&o);
-  o.manual_renew = 1;
+  /* The lease timing is checked as a lock's. */
+  memset(&o, 0, sizeof(o));
+  o.safety_margin_ms = 1000;
   ASSERT_ERR(FLEET_EINVAL,
              fleet_leader_init(&e.c1, &l, "n", "o", 1000, &cand_callbacks, &o));
-  fleet_lock_options_init(&o);
-  o.lost_cb = lock_rec_on_lost;
+  o.safety_margin_ms = 0;
+  o.renew_interval_ms = 5000;
   ASSERT_ERR(FLEET_EINVAL,
              fleet_leader_init(&e.c1, &l, "n", "o", 1000, &cand_callbacks, &o));
   ASSERT_NULL(l.internal_);
@@ -336,12 +338,15 @@ static void voter_on_demoted(fleet_leader_t *leader, int status) {
   lock_mp_write(v->events, line);
 }
 
-static void voter_on_resigned(fleet_leader_t *leader, int status, void *arg) {
+static void voter_on_closed(fleet_handle_t *leader) {
   voter_t *v = leader->data;
 
-  ASSERT_OK(status);
-  ASSERT_OK(fleet_leader_close(leader, NULL));
   ASSERT_OK(fleet_client_close(&v->client, NULL));
+}
+
+static void voter_on_resigned(fleet_leader_t *leader, int status, void *arg) {
+  ASSERT_OK(status);
+  ASSERT_OK(fleet_leader_close(leader, voter_on_closed));
 }
 
 static void voter_alloc(uv_handle_t *h, size_t size, uv_buf_t *buf) {

@@ -7,14 +7,14 @@
 
 /* The state of a recorded handle, by name. */
 static const char *lock_state(const lock_rec_t *r) {
-  return fleet__lock_state_name(r->lock.internal_->state);
+  return fleet__lock_state_name(((fleet__lock_t *)r->lock.internal_)->state);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Bad input                                                                */
 
-static void never_query_cb(int status, const fleet_lock_info_t *info,
-                           void *arg) {
+static void never_query_cb(fleet_client_t *client, int status,
+                           const fleet_lock_info_t *info, void *arg) {
   fleet_test__fail(__FILE__, __LINE__, "a refused query called back");
 }
 
@@ -407,9 +407,9 @@ CONFORMANCE_IMPL(lock_auto_renew) {
     ASSERT(lock_env_wait(&e, &many[i].acquired, 1, 5000));
     ASSERT_OK(many[i].acq_status);
   }
-  fleet__lock_renewer_stats(&e.c2, &batches0, &leases0);
+  fleet__batch_stats(e.c2.internal_, &batches0, &leases0);
   lock_env_sleep(&e, 800);
-  fleet__lock_renewer_stats(&e.c2, &batches, &leases);
+  fleet__batch_stats(e.c2.internal_, &batches, &leases);
   ASSERT_UGE(batches - batches0, 3);
   ASSERT_UEQ((uint64_t)BATCH_LOCKS * (batches - batches0), leases - leases0);
   for (i = 0; i < BATCH_LOCKS; i++) {

@@ -104,7 +104,7 @@ void lock_rec_on_lost(fleet_lock_t *lock, int status, uint64_t token) {
   ASSERT(!fleet_lock_held(lock));
 }
 
-void lock_rec_on_close(fleet_lock_t *lock) {
+void lock_rec_on_close(fleet_handle_t *lock) {
   lock_rec_t *r = lock->data;
 
   if (r->in_call)
@@ -177,7 +177,8 @@ typedef struct {
   int done;
 } env_query_t;
 
-static void env_on_query(int status, const fleet_lock_info_t *info, void *arg) {
+static void env_on_query(fleet_client_t *client, int status,
+                         const fleet_lock_info_t *info, void *arg) {
   env_query_t *q = arg;
 
   q->done = 1;

@@ -73,7 +73,7 @@ void lock_rec_on_acquire(fleet_lock_t *lock, int status, uint64_t token,
 void lock_rec_on_release(fleet_lock_t *lock, int status, void *arg);
 void lock_rec_on_renew(fleet_lock_t *lock, int status, void *arg);
 void lock_rec_on_lost(fleet_lock_t *lock, int status, uint64_t token);
-void lock_rec_on_close(fleet_lock_t *lock);
+void lock_rec_on_close(fleet_handle_t *lock);
 
 /* The result of a synchronous-looking fleet_lock_query(). */
 typedef struct {

@@ -42,13 +42,19 @@ typedef struct {
 static void contender_on_acquire(fleet_lock_t *lock, int status, uint64_t token,
                                  void *arg);
 
+/* A lock's close callback whose `data` is its client: the client closes
+ * once its last handle has. */
+static void close_client_after(fleet_handle_t *lock) {
+  ASSERT_OK(fleet_client_close(lock->data, NULL));
+}
+
 static void contender_on_release(fleet_lock_t *lock, int status, void *arg) {
   contender_t *c = arg;
 
   ASSERT_OK(status);
   if (++c->rounds == CONTEND_ROUNDS) {
-    ASSERT_OK(fleet_lock_close(lock, NULL));
-    ASSERT_OK(fleet_client_close(&c->client, NULL));
+    lock->data = &c->client;
+    ASSERT_OK(fleet_lock_close(lock, close_client_after));
     return;
   }
   ASSERT_OK(fleet_lock_acquire(lock, 30000, contender_on_acquire, c));
@@ -179,8 +185,8 @@ static void stopped_on_release(fleet_lock_t *lock, int status, void *arg) {
            status, s->last_held_ns);
   lock_mp_write(s->report, line);
   uv_close((uv_handle_t *)&s->check, NULL);
-  ASSERT_OK(fleet_lock_close(lock, NULL));
-  ASSERT_OK(fleet_client_close(&s->client, NULL));
+  lock->data = &s->client;
+  ASSERT_OK(fleet_lock_close(lock, close_client_after));
 }
 
 /* After SIGCONT: the lease is reported lost; then the holder tries to

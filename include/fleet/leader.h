@@ -2,6 +2,9 @@
 #ifndef FLEET_LEADER_H
 #define FLEET_LEADER_H
 
+#include "fleet/common.h"
+#include "fleet/lock.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -18,41 +21,40 @@ typedef void (*fleet_leader_elected_cb)(fleet_leader_t *leader, uint64_t token);
  * the candidate campaigns again by itself. */
 typedef void (*fleet_leader_demoted_cb)(fleet_leader_t *leader, int status);
 
-/* A campaign attempt failed with `status` (data fleet did not write under
- * the election's keys, ...); the campaign goes on after retry_max_ms.
- * Backend outages are retried without a report. */
-typedef void (*fleet_leader_error_cb)(fleet_leader_t *leader, int status);
-
 /* Completion of fleet_leader_resign(): 0, or FLEET_ECANCELED when the
  * handle was closed first. */
 typedef void (*fleet_leader_done_cb)(fleet_leader_t *leader, int status,
                                      void *user_data);
 
-/* Called once when a leader handle has finished closing. The memory of the
- * handle may be reused from here on. */
-typedef void (*fleet_leader_close_cb)(fleet_leader_t *leader);
-
 /* The callbacks of a candidate; copied at init. */
 typedef struct {
   fleet_leader_elected_cb elected; /* required */
   fleet_leader_demoted_cb demoted; /* required */
-  fleet_leader_error_cb error;     /* optional */
+  /* Optional: hears each failure of the campaign (an attempt that failed
+   * and is retried after retry_max_ms, a renewal that failed, data fleet
+   * did not write under the election's keys). The campaign goes on. */
+  fleet_error_cb error;
 } fleet_leader_callbacks_t;
 
+/* The lease timing of a candidate, as for a lock (see
+ * fleet_lock_options_t); zero means the default. */
+typedef struct {
+  uint32_t renew_interval_ms;
+  uint32_t safety_margin_ms;
+  uint32_t retry_max_ms;
+} fleet_leader_options_t;
+
+/* A candidate; a fleet_handle_t (see fleet/common.h). */
 struct fleet_leader_s {
-  /* For the user; fleet never reads or writes it. */
-  void *data;
-  /* Private. */
-  struct fleet__leader_s *internal_;
+  FLEET_HANDLE_FIELDS
 };
 
 /* Initializes `leader`, a candidate for the leadership `name` of `client`
  * under the id `owner`, whose lease lasts `ttl_ms` and is renewed as a
  * lock's (the election is the lock `name`: fleet_lock_query() on it, or
- * fleet_leader_query(), tells who leads). `options` may be NULL; it sets
- * the lease timing (renew_interval_ms, safety_margin_ms, retry_max_ms) and
- * must leave manual_renew and lost_cb zero. Nothing is sent until
- * fleet_leader_campaign().
+ * fleet_leader_query(), tells who leads). `options` may be NULL for the
+ * default lease timing; it is copied. The handle registers with the
+ * client. Nothing is sent until fleet_leader_campaign().
  *
  * A leader that dies without resigning is replaced once its lease expires,
  * ttl_ms after its last renewal: the waiting candidates retry exactly then,
@@ -60,13 +62,13 @@ struct fleet_leader_s {
  * death, inside the bound of ttl_ms + one renewal interval.
  *
  * Returns 0; FLEET_EINVAL (NULL or empty argument, a missing required
- * callback, bad timing as for fleet_lock_init(), manual_renew or lost_cb
- * set); FLEET_E2BIG; FLEET_ECLOSING; FLEET_ENOMEM. The handle must be
- * closed before its client. */
+ * callback, bad timing as for fleet_lock_init()); FLEET_E2BIG;
+ * FLEET_ECLOSING; FLEET_ENOMEM. The handle must be closed before its
+ * client. */
 int fleet_leader_init(fleet_client_t *client, fleet_leader_t *leader,
                       const char *name, const char *owner, uint32_t ttl_ms,
                       const fleet_leader_callbacks_t *callbacks,
-                      const fleet_lock_options_t *options);
+                      const fleet_leader_options_t *options);
 
 /* Starts campaigning: waits for the lease (woken by releases, and when the
  * current leader's TTL runs out), then calls `elected`. After a loss it
@@ -106,7 +108,7 @@ int fleet_leader_query(fleet_leader_t *leader, fleet_lock_query_cb cb,
  * any fleet callback.
  *
  * Returns 0, FLEET_EINVAL or FLEET_ECLOSING. */
-int fleet_leader_close(fleet_leader_t *leader, fleet_leader_close_cb close_cb);
+int fleet_leader_close(fleet_leader_t *leader, fleet_close_cb close_cb);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,8 @@
 #ifndef FLEET_LOCK_H
 #define FLEET_LOCK_H
 
+#include "fleet/common.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -59,10 +61,6 @@ typedef void (*fleet_lock_done_cb)(fleet_lock_t *lock, int status,
 typedef void (*fleet_lock_lost_cb)(fleet_lock_t *lock, int status,
                                    uint64_t token);
 
-/* Called once when a lock handle has finished closing. The memory of the
- * handle may be reused from here on. */
-typedef void (*fleet_lock_close_cb)(fleet_lock_t *lock);
-
 typedef struct {
   /* How often a held lease is renewed, in ms. Default ttl / 3. Must be
    * shorter than ttl - safety margin. */
@@ -81,13 +79,16 @@ typedef struct {
   int manual_renew;
   /* Optional: called when a held lease is lost. */
   fleet_lock_lost_cb lost_cb;
+  /* Optional: hears each failure of the work the handle does by itself: a
+   * renewal that failed (retried while the lease is valid), a waiting
+   * acquire that could not reach the backend (retried), a background
+   * release that failed (the lease then ends with its TTL). */
+  fleet_error_cb error_cb;
 } fleet_lock_options_t;
 
+/* A lock handle; a fleet_handle_t (see fleet/common.h). */
 struct fleet_lock_s {
-  /* For the user; fleet never reads or writes it. */
-  void *data;
-  /* Private. */
-  struct fleet__lock_s *internal_;
+  FLEET_HANDLE_FIELDS
 };
 
 /* What fleet_lock_query() found. */
@@ -108,16 +109,20 @@ typedef struct {
   uint64_t fence;
 } fleet_lock_info_t;
 
-/* Completion of fleet_lock_query(): `status` 0 and `info`, or an error and
- * NULL (FLEET_EWRONGTYPE or FLEET_EPROTO for keys fleet did not write). */
-typedef void (*fleet_lock_query_cb)(int status, const fleet_lock_info_t *info,
+/* Completion of fleet_lock_query() on `client`: `status` 0 and `info`, or
+ * an error and NULL (FLEET_EWRONGTYPE or FLEET_EPROTO for keys fleet did
+ * not write). */
+typedef void (*fleet_lock_query_cb)(fleet_client_t *client, int status,
+                                    const fleet_lock_info_t *info,
                                     void *user_data);
 
 /* Fills `options` with the defaults (all zero: see the fields). */
 void fleet_lock_options_init(fleet_lock_options_t *options);
 
 /* Initializes `lock`, a handle on the lease `name` of `client`, held as
- * `owner` for `ttl_ms` at a time. `name` (1 to 512 bytes) and `owner` (1 to
+ * `owner` for `ttl_ms` at a time, and registers it with the client (which
+ * then refuses to close until the lock has). `name` (1 to 512 bytes) and
+ * `owner` (1 to
  * FLEET_LOCK_OWNER_MAX bytes) are NUL-terminated and copied; `options` may
  * be NULL for the defaults and is copied. Nothing is sent yet.
  *
@@ -194,7 +199,7 @@ uint64_t fleet_lock_remaining_ms(const fleet_lock_t *lock);
  * fleet callback.
  *
  * Returns 0, FLEET_EINVAL or FLEET_ECLOSING (already closing). */
-int fleet_lock_close(fleet_lock_t *lock, fleet_lock_close_cb close_cb);
+int fleet_lock_close(fleet_lock_t *lock, fleet_close_cb close_cb);
 
 /* Reads the state of the lease `name` on `client`, whoever holds it: holder,
  * token, TTL and last token issued. `cb` runs once, never inside this call.

@@ -53,7 +53,7 @@ static int lock_start(bench_slot_t *slot) {
   return fleet_lock_acquire(&s->lock, 0, lock_acquired, NULL);
 }
 
-static void lock_on_close(fleet_lock_t *lock) {
+static void lock_on_close(fleet_handle_t *lock) {
   lock_slot_t *s = lock->data;
   s->bench->closed++;
 }
