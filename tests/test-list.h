@@ -51,6 +51,12 @@ TEST_DECLARE(backend_ops_complete)
 CONFORMANCE_DECLARE(backend_pubsub)
 TEST_DECLARE(backend_memory_peers)
 
+/* test_close.c */
+CONFORMANCE_DECLARE(close_client_busy)
+CONFORMANCE_DECLARE(close_inside_callback)
+CONFORMANCE_DECLARE(close_walk_all)
+TEST_DECLARE(close_bad_input)
+
 /* test_client.c */
 CONFORMANCE_DECLARE(client_ping_time)
 CONFORMANCE_DECLARE(client_close_cancels_pending)
@@ -208,6 +214,12 @@ TEST_LIST_START
   TEST_ENTRY(backend_ops_complete)
   CONFORMANCE_ENTRY(backend_pubsub)
   TEST_ENTRY(backend_memory_peers)
+
+  /* test_close.c */
+  CONFORMANCE_ENTRY(close_client_busy)
+  CONFORMANCE_ENTRY(close_inside_callback)
+  CONFORMANCE_ENTRY(close_walk_all)
+  TEST_ENTRY(close_bad_input)
 
   /* test_client.c */
   CONFORMANCE_ENTRY(client_ping_time)

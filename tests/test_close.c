@@ -1,0 +1,205 @@
+/* test_close.c -- a client knows its handles: it refuses to close while
+ * any is left, fleet_client_walk() finds them, and no order of closes
+ * reads freed memory or leaves the loop running (run under ASan). */
+#include <string.h>
+
+#include "test.h"
+
+/* One client with its handles and what their callbacks saw. */
+typedef struct {
+  uv_loop_t loop;
+  fleet_client_t client;
+  fleet_lock_t a, b;
+  fleet_leader_t la, lb;
+  int acquired, acquire_status[2];
+  int handles_closed;
+  int client_closed;
+  int walked;
+  int elected;
+} close_env_t;
+
+static void env_on_client_closed(fleet_client_t *client) {
+  close_env_t *e = client->data;
+  e->client_closed++;
+}
+
+/* A handle's close callback: the last one closes the client. */
+static void env_on_handle_closed(fleet_handle_t *h) {
+  close_env_t *e = h->data;
+
+  ASSERT_NULL(h->internal_);
+  e->handles_closed++;
+  ASSERT(fleet_is_closing(h));
+  if (e->handles_closed == e->walked)
+    ASSERT_OK(fleet_client_close(&e->client, env_on_client_closed));
+  else
+    ASSERT_ERR(FLEET_EBUSY, fleet_client_close(&e->client, NULL));
+}
+
+static void env_init(close_env_t *e, const char *url) {
+  memset(e, 0, sizeof(*e));
+  ASSERT_OK(uv_loop_init(&e->loop));
+  ASSERT_OK(fleet_client_init(&e->loop, &e->client, url, NULL));
+  e->client.data = e;
+}
+
+static void env_on_acquired(fleet_lock_t *lock, int status, uint64_t token,
+                            void *arg) {
+  close_env_t *e = lock->data;
+  int *slot = arg;
+
+  e->acquired++;
+  *slot = status;
+}
+
+static int env_run_until(close_env_t *e, const int *counter, int want) {
+  uint64_t until = uv_now(&e->loop) + 5000;
+
+  while (*counter < want && uv_now(&e->loop) < until) {
+    uv_run(&e->loop, UV_RUN_ONCE);
+    uv_update_time(&e->loop);
+  }
+  return *counter >= want;
+}
+
+static void env_finish(close_env_t *e) {
+  uv_run(&e->loop, UV_RUN_DEFAULT);
+  ASSERT_EQ(1, e->client_closed);
+  fleet_test_loop_close(&e->loop);
+}
+
+/* The client refuses to close while a lock is open, and the lock goes on
+ * working; it closes once the lock has. */
+CONFORMANCE_IMPL(close_client_busy) {
+  close_env_t e;
+
+  env_init(&e, b->url);
+  ASSERT_OK(fleet_lock_init(&e.client, &e.a, "busy", "me", 300, NULL));
+  e.a.data = &e;
+  ASSERT_OK(fleet_lock_acquire(&e.a, 0, env_on_acquired, &e.acquire_status[0]));
+  ASSERT(env_run_until(&e, &e.acquired, 1));
+  ASSERT_OK(e.acquire_status[0]);
+
+  ASSERT_ERR(FLEET_EBUSY, fleet_client_close(&e.client, NULL));
+  ASSERT_EQ(FLEET_CLIENT_READY, fleet_client_state(&e.client));
+  /* Still renewed past its TTL: the client was left as it was. */
+  {
+    uint64_t until = uv_now(&e.loop) + 600;
+    while (uv_now(&e.loop) < until) {
+      uv_run(&e.loop, UV_RUN_ONCE);
+      uv_update_time(&e.loop);
+    }
+  }
+  ASSERT(fleet_lock_held(&e.a));
+
+  /* Closing the lock is not enough until its close callback. */
+  e.walked = 1;
+  ASSERT_OK(fleet_lock_close(&e.a, env_on_handle_closed));
+  ASSERT_ERR(FLEET_EBUSY, fleet_client_close(&e.client, NULL));
+  ASSERT_ERR(FLEET_ECLOSING, fleet_close((fleet_handle_t *)&e.a, NULL));
+  env_finish(&e);
+  ASSERT_EQ(1, e.handles_closed);
+}
+
+/* Closing from inside the lock's own acquire callback: the client first
+ * (refused), then the lock, then the client from the lock's close
+ * callback. */
+static void inside_on_acquired(fleet_lock_t *lock, int status, uint64_t token,
+                               void *arg) {
+  close_env_t *e = lock->data;
+
+  e->acquired++;
+  ASSERT_OK(status);
+  ASSERT_ERR(FLEET_EBUSY, fleet_client_close(&e->client, NULL));
+  ASSERT_OK(fleet_lock_close(lock, env_on_handle_closed));
+}
+
+CONFORMANCE_IMPL(close_inside_callback) {
+  close_env_t e;
+
+  env_init(&e, b->url);
+  e.walked = 1;
+  ASSERT_OK(fleet_lock_init(&e.client, &e.a, "inside", "me", 1000, NULL));
+  e.a.data = &e;
+  ASSERT_OK(fleet_lock_acquire(&e.a, 0, inside_on_acquired, NULL));
+  env_finish(&e);
+  ASSERT_EQ(1, e.acquired);
+  ASSERT_EQ(1, e.handles_closed);
+}
+
+static void walk_count(fleet_handle_t *h, void *arg) {
+  close_env_t *e = arg;
+  e->walked++;
+}
+
+static void walk_close(fleet_handle_t *h, void *arg) {
+  close_env_t *e = arg;
+
+  h->data = e;
+  ASSERT_OK(fleet_close(h, env_on_handle_closed));
+}
+
+static void leader_on_elected(fleet_leader_t *leader, uint64_t token) {
+  close_env_t *e = leader->data;
+  e->elected++;
+}
+
+static void leader_on_demoted(fleet_leader_t *leader, int status) {}
+
+/* Every kind of lock and leader handle, in every state: walked (the
+ * leader's own lock is not shown) and closed from the walk; the pending
+ * acquire hears FLEET_ECANCELED and the client closes from the last close
+ * callback. */
+CONFORMANCE_IMPL(close_walk_all) {
+  static const fleet_leader_callbacks_t cbs = {leader_on_elected,
+                                               leader_on_demoted, NULL};
+  close_env_t e;
+
+  env_init(&e, b->url);
+  ASSERT_OK(fleet_lock_init(&e.client, &e.a, "walk", "a", 1000, NULL));
+  ASSERT_OK(fleet_lock_init(&e.client, &e.b, "walk", "b", 1000, NULL));
+  e.a.data = e.b.data = &e;
+  ASSERT_OK(
+      fleet_leader_init(&e.client, &e.la, "walk-lead", "a", 1000, &cbs, NULL));
+  ASSERT_OK(
+      fleet_leader_init(&e.client, &e.lb, "walk-lead", "b", 1000, &cbs, NULL));
+  e.la.data = e.lb.data = &e;
+  ASSERT_EQ(FLEET_HANDLE_LOCK, e.a.type);
+  ASSERT_EQ(FLEET_HANDLE_LEADER, e.la.type);
+  ASSERT_STR_EQ("leader", fleet_handle_type_name(e.la.type));
+  ASSERT(fleet_handle_client((fleet_handle_t *)&e.la) == &e.client);
+
+  ASSERT_OK(fleet_lock_acquire(&e.a, 0, env_on_acquired, &e.acquire_status[0]));
+  ASSERT(env_run_until(&e, &e.acquired, 1));
+  ASSERT_OK(e.acquire_status[0]);
+  /* b waits for a's lease; one leader leads, the other campaigns. */
+  ASSERT_OK(
+      fleet_lock_acquire(&e.b, 60000, env_on_acquired, &e.acquire_status[1]));
+  ASSERT_OK(fleet_leader_campaign(&e.la));
+  ASSERT_OK(fleet_leader_campaign(&e.lb));
+  ASSERT(env_run_until(&e, &e.elected, 1));
+
+  fleet_client_walk(&e.client, walk_count, &e);
+  ASSERT_EQ(4, e.walked);
+  fleet_client_walk(&e.client, walk_close, &e);
+  ASSERT_ERR(FLEET_EBUSY, fleet_client_close(&e.client, NULL));
+  env_finish(&e);
+  ASSERT_EQ(4, e.handles_closed);
+  ASSERT_EQ(2, e.acquired);
+  ASSERT_ERR(FLEET_ECANCELED, e.acquire_status[1]);
+}
+
+/* Bad input to the generic calls. */
+TEST_IMPL(close_bad_input) {
+  fleet_lock_t never;
+
+  memset(&never, 0, sizeof(never));
+  ASSERT_ERR(FLEET_EINVAL, fleet_close(NULL, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_close((fleet_handle_t *)&never, NULL));
+  ASSERT(fleet_is_closing((fleet_handle_t *)&never));
+  ASSERT_NULL(fleet_handle_client((fleet_handle_t *)&never));
+  ASSERT_STR_EQ("unknown", fleet_handle_type_name(FLEET_HANDLE_TYPE_MAX));
+  ASSERT_STR_EQ("lock", fleet_handle_type_name(FLEET_HANDLE_LOCK));
+  fleet_client_walk(NULL, walk_count, NULL);
+  return 0;
+}
