@@ -136,8 +136,14 @@ static void wt_open(wt_t *wt, fleet_test_backend_t *b, const char *name,
 
 /* Runs the loop until `*counter` reaches `want`. */
 static void wt_until(wt_t *wt, const int *counter, int want) {
-  while (*counter < want)
-    uv_run(&wt->t.c.loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_wait_count(&wt->t.c.loop, counter, want,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+}
+
+/* Whether the worker's handles are all closed. */
+static int wt_handles_gone(void *arg) {
+  wt_t *wt = arg;
+  return wt->w.internal_ == NULL;
 }
 
 static void wt_close(wt_t *wt) {
@@ -396,8 +402,8 @@ CONFORMANCE_IMPL(worker_close_in_handler) {
   wt_until(&wt, &wt.done_other, 1);
   ASSERT_ERR(FLEET_ECANCELED, wt.last_done_status);
   ASSERT_EQ(1, wt.lost);
-  while (wt.w.internal_ != NULL)
-    uv_run(&wt.t.c.loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_run_until(&wt.t.c.loop, wt_handles_gone, &wt,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
   wt.closed = 1;
   ASSERT_OK(qt_counts(&wt.t));
   ASSERT_UEQ(1, wt.t.counts.pending);
