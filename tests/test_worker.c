@@ -212,11 +212,11 @@ CONFORMANCE_IMPL(worker_wakeup) {
   t0 = uv_now(&wt.t.c.loop);
   qt_add(&wt.t, "t", "x", NULL);
   wt_until(&wt, &wt.completed, 1);
-  ASSERT_ULT(uv_now(&wt.t.c.loop) - t0, 2000);
+  ASSERT_ULT(uv_now(&wt.t.c.loop) - t0, fleet_test_ms(2000));
   qt_sleep(&wt.t, 50);
   qt_add(&wt.t, "t", "y", NULL);
   wt_until(&wt, &wt.completed, 2);
-  ASSERT_ULT(uv_now(&wt.t.c.loop) - t0, 4000);
+  ASSERT_ULT(uv_now(&wt.t.c.loop) - t0, fleet_test_ms(4000));
   wt_close(&wt);
 }
 
@@ -469,7 +469,7 @@ TEST_IMPL(worker_redis_outage) {
   wt_until(&wt, &wt.completed, 5);
   ASSERT_OK(fleet_test_redis_stop(r));
   /* Jobs finish meanwhile; their completions cannot be sent. */
-  for (i = 0; i < 40 && !saw_offline; i++) {
+  for (i = 0; i < (int)fleet_test_ms(40) && !saw_offline; i++) {
     qt_sleep(&wt.t, 100);
     fleet_worker_stats(&wt.w, &st);
     saw_offline = !st.online;
@@ -507,8 +507,9 @@ TEST_IMPL(worker_redis_lease_timeout) {
   b.redis = r;
   wt_options(&o);
   o.concurrency = 1;
-  o.claim_ttl_ms = 600;
-  o.heartbeat_ms = 150;
+  /* Scaled, so that a heartbeat delayed by load still renews in time. */
+  o.claim_ttl_ms = (uint32_t)fleet_test_ms(600);
+  o.heartbeat_ms = (uint32_t)fleet_test_ms(150);
   wt_open(&wt, &b, "lease", &o);
   wt.hold = 1;
   qt_add(&wt.t, "t", "x", NULL);
@@ -520,7 +521,7 @@ TEST_IMPL(worker_redis_lease_timeout) {
   ASSERT_ERR(FLEET_ETIMEDOUT, wt.last_lost_status);
   /* Before the server-side deadline (claimed or refreshed at most a TTL
    * before the pause). */
-  ASSERT_ULT(uv_now(&wt.t.c.loop) - paused_at, 600);
+  ASSERT_ULT(uv_now(&wt.t.c.loop) - paused_at, o.claim_ttl_ms);
   ASSERT_OK(fleet_test_redis_resume(r));
   wt.hold = 0;
   ASSERT_OK(fleet_job_complete(wt.held[0]));
