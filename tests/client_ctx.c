@@ -56,18 +56,22 @@ void ctx_on_ping(fleet_client_t *c, int status, void *arg) {
     ASSERT_OK(fleet_client_close(c, ctx_on_close));
     ASSERT_ERR(FLEET_ECLOSING, fleet_client_ping(c, ctx_on_ping, NULL));
   }
-  if (arg != NULL)
-    uv_stop(&t->loop);
 }
 
-/* Pings once and runs the loop until the reply. */
+/* Whether a ping callback ran since ctx_ping() counted `t->pings_seen`. */
+static int ctx_pinged(void *arg) {
+  client_ctx_t *t = arg;
+  return t->pings_ok + t->pings_err + t->pings_canceled > t->pings_seen;
+}
+
 int ctx_ping(client_ctx_t *t) {
-  int before = t->pings_ok + t->pings_err + t->pings_canceled;
+  t->pings_seen = t->pings_ok + t->pings_err + t->pings_canceled;
   t->in_call = 1;
-  ASSERT_OK(fleet_client_ping(&t->client, ctx_on_ping, t));
+  ASSERT_OK(fleet_client_ping(&t->client, ctx_on_ping, NULL));
   t->in_call = 0;
-  uv_run(&t->loop, UV_RUN_DEFAULT);
-  ASSERT_EQ(before + 1, t->pings_ok + t->pings_err + t->pings_canceled);
+  ASSERT(fleet_test_run_until(&t->loop, ctx_pinged, t,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_EQ(t->pings_seen + 1, t->pings_ok + t->pings_err + t->pings_canceled);
   ASSERT_EQ(0, t->ran_in_call);
   return t->last_ping_status;
 }
@@ -76,22 +80,23 @@ void ctx_on_time(fleet_client_t *c, int status, uint64_t us, void *arg) {
   client_ctx_t *t = c->data;
   ASSERT_OK(status);
   t->time_us = us;
-  uv_stop(&t->loop);
 }
 
-static void ctx_on_wait_timer(uv_timer_t *timer) {
-  uv_stop(timer->loop);
+/* Whether ctx_on_time() recorded a clock. */
+static int ctx_timed(void *arg) {
+  client_ctx_t *t = arg;
+  return t->time_us != 0;
+}
+
+uint64_t ctx_time(client_ctx_t *t) {
+  t->time_us = 0;
+  ASSERT_OK(fleet_client_time(&t->client, ctx_on_time, NULL));
+  ASSERT(fleet_test_run_until(&t->loop, ctx_timed, t,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  return t->time_us;
 }
 
 int ctx_wait_state(client_ctx_t *t, fleet_client_state_t state, uint64_t ms) {
-  int before = t->states[state];
-  uv_timer_t timer;
-
-  ASSERT_OK(uv_timer_init(&t->loop, &timer));
-  ASSERT_OK(uv_timer_start(&timer, ctx_on_wait_timer, ms, 0));
-  while (t->states[state] == before && uv_is_active((uv_handle_t *)&timer))
-    uv_run(&t->loop, UV_RUN_ONCE);
-  uv_close((uv_handle_t *)&timer, NULL);
-  uv_run(&t->loop, UV_RUN_NOWAIT);
-  return t->states[state] > before;
+  return fleet_test_wait_count(&t->loop, &t->states[state],
+                               t->states[state] + 1, fleet_test_ms(ms));
 }

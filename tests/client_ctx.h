@@ -17,6 +17,7 @@ typedef struct {
   int in_call;     /* set while a fleet call is on the stack */
   int ran_in_call; /* a callback ran inside its call */
   int close_in_cb; /* close the client from the next ping callback */
+  int pings_seen;  /* ping callbacks before ctx_ping()'s ping */
   uint64_t time_us;
 } client_ctx_t;
 
@@ -31,17 +32,21 @@ void ctx_close(client_ctx_t *t);
 /* The close callback ctx_close() uses. */
 void ctx_on_close(fleet_client_t *c);
 
-/* A ping callback that counts outcomes; a non-NULL `arg` stops the loop. */
+/* A ping callback that counts outcomes. */
 void ctx_on_ping(fleet_client_t *c, int status, void *arg);
 
 /* Pings once and runs the loop until the reply; returns its status. */
 int ctx_ping(client_ctx_t *t);
 
-/* A time callback that records the clock and stops the loop. */
+/* A time callback that records the clock in `time_us`. */
 void ctx_on_time(fleet_client_t *c, int status, uint64_t us, void *arg);
 
+/* Asks the backend for its clock and runs the loop until the reply; returns
+ * it in microseconds (also left in `time_us`). */
+uint64_t ctx_time(client_ctx_t *t);
+
 /* Runs the loop until the client reports `state` (counting from now) or
- * `ms` pass; returns whether it did. */
+ * `ms` (scaled by the slack) pass; returns whether it did. */
 int ctx_wait_state(client_ctx_t *t, fleet_client_state_t state, uint64_t ms);
 
 #endif /* FLEET_TEST_CLIENT_CTX_H */

@@ -39,6 +39,7 @@ typedef struct {
 typedef struct {
   char self[PATH_MAX]; /* this binary, exec'd for each test */
   unsigned timeout;    /* --timeout, in seconds; 0 keeps each test's own */
+  double slack;        /* FLEET_TEST_SLACK, or the default for njobs */
   int njobs;
   sigset_t waited;   /* SIGCHLD and the signals that interrupt the run */
   sigset_t old_mask; /* the mask to restore in children */
@@ -67,7 +68,9 @@ static void runner_usage(FILE *f) {
           "names instead. Environment: FLEET_REDIS_SERVER (redis-server\n"
           "binary), FLEET_TEST_REQUIRE_REDIS=1 (fail instead of skipping\n"
           "without redis-server), FLEET_TEST_KEEP_TMP=1 (keep each test's\n"
-          "temporary directory).\n",
+          "temporary directory), FLEET_TEST_SLACK=X (scale every timing\n"
+          "window and each test's own timeout by X; by default 1, or N\n"
+          "divided by the number of cores when N is larger).\n",
           FLEET_TEST_DEFAULT_TIMEOUT);
 }
 
@@ -81,6 +84,34 @@ static long runner_parse_int(const char *s, long min, long max) {
   if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
     return -1;
   return v;
+}
+
+/* Settles the slack of the run: FLEET_TEST_SLACK when set, else 1, or the
+ * jobs per core when there are more jobs than cores, since each test then
+ * gets a fraction of a core. Exports the value so that every test reads the
+ * same one. Returns -1 on an invalid value. */
+static int runner_set_slack(runner_t *rn) {
+  const char *env;
+  char buf[32];
+  long cores;
+
+  env = getenv(FLEET_TEST_SLACK_ENV);
+  if (env != NULL && env[0] != '\0') {
+    rn->slack = fleet_test_parse_slack(env);
+    if (rn->slack == 0) {
+      fprintf(stderr, "fleet-tests: %s takes a number in (0, 1000]\n",
+              FLEET_TEST_SLACK_ENV);
+      return -1;
+    }
+  } else {
+    cores = sysconf(_SC_NPROCESSORS_ONLN);
+    rn->slack = 1;
+    if (cores > 0 && rn->njobs > cores)
+      rn->slack = (double)rn->njobs / (double)cores;
+  }
+  snprintf(buf, sizeof(buf), "%g", rn->slack);
+  setenv(FLEET_TEST_SLACK_ENV, buf, 1);
+  return 0;
 }
 
 static const fleet_test_entry_t *runner_find(const char *name) {
@@ -162,7 +193,8 @@ static int runner_start(runner_t *rn, runner_job_t *job,
     return err;
   }
   job->test = t;
-  job->timeout = rn->timeout != 0 ? rn->timeout : t->timeout;
+  job->timeout =
+      rn->timeout != 0 ? rn->timeout : (unsigned)(t->timeout * rn->slack + 0.5);
   job->timed_out = 0;
   job->start_ns = runner_now_ns();
   job->deadline_ns = job->start_ns + (uint64_t)job->timeout * 1000000000u;
@@ -537,6 +569,8 @@ int main(int argc, char **argv) {
     return n > 0 ? 0 : 1;
   }
 
+  if (runner_set_slack(&rn) != 0)
+    return 2;
   len = readlink("/proc/self/exe", rn.self, sizeof(rn.self) - 1);
   if (len > 0)
     rn.self[len] = '\0';
@@ -566,7 +600,7 @@ int main(int argc, char **argv) {
   if (n == 0)
     fprintf(stderr, "fleet-tests: no test matches\n");
   else
-    printf("1..%zu\n", n);
+    printf("1..%zu\n# slack %g\n", n, rn.slack);
   fflush(stdout);
   sig = runner_run_all(&rn, selected, n);
   if (sig != 0)

@@ -1,7 +1,9 @@
 /* support.c -- what the test.h macros call: failure reports, the loop-close
- * check, skipping, the conformance harness and a recursive remove. */
+ * check, skipping, the conformance harness, the slack factor and bounded
+ * waits on a loop, and a recursive remove. */
 #include <errno.h>
 #include <ftw.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +125,97 @@ void fleet_test_skip(const char *fmt, ...) {
   fputc('\n', stderr);
   fflush(stderr);
   exit(FLEET_TEST_SKIP);
+}
+
+double fleet_test_parse_slack(const char *s) {
+  char *end;
+  double v;
+
+  errno = 0;
+  v = strtod(s, &end);
+  if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v <= 0 ||
+      v > 1000)
+    return 0;
+  return v;
+}
+
+double fleet_test_slack(void) {
+  static double slack;
+  const char *env;
+
+  if (slack > 0)
+    return slack;
+  env = getenv(FLEET_TEST_SLACK_ENV);
+  if (env == NULL || env[0] == '\0') {
+    slack = 1;
+    return slack;
+  }
+  slack = fleet_test_parse_slack(env);
+  if (slack == 0)
+    fleet_test__fail(__FILE__, __LINE__, "%s=%s is not a number in (0, 1000]",
+                     FLEET_TEST_SLACK_ENV, env);
+  return slack;
+}
+
+uint64_t fleet_test_ms(uint64_t ms) {
+  double scaled = (double)ms * fleet_test_slack();
+  uint64_t r = (uint64_t)scaled;
+
+  return (double)r < scaled ? r + 1 : r;
+}
+
+static void support_on_timer(uv_timer_t *timer) {
+  *(int *)timer->data = 1;
+}
+
+int fleet_test_run_until(uv_loop_t *loop, int (*done)(void *arg), void *arg,
+                         uint64_t timeout_ms) {
+  uv_timer_t timer;
+  int expired = 0;
+  int ok;
+
+  ASSERT_OK(uv_timer_init(loop, &timer));
+  timer.data = &expired;
+  /* The loop's clock may be stale after a long callback: count from now. */
+  uv_update_time(loop);
+  ASSERT_OK(uv_timer_start(&timer, support_on_timer, timeout_ms, 0));
+  for (;;) {
+    ok = done != NULL && done(arg);
+    if (ok || expired)
+      break;
+    uv_run(loop, UV_RUN_ONCE);
+  }
+  uv_close((uv_handle_t *)&timer, NULL);
+  uv_run(loop, UV_RUN_NOWAIT);
+  return ok;
+}
+
+void fleet_test_sleep(uv_loop_t *loop, uint64_t ms) {
+  fleet_test_run_until(loop, NULL, NULL, ms);
+}
+
+int fleet_test_flag_set(void *arg) {
+  return *(int *)arg != 0;
+}
+
+/* What fleet_test_wait_count() waits for. */
+typedef struct {
+  const int *counter;
+  int want;
+} support_count_t;
+
+static int support_count_reached(void *arg) {
+  support_count_t *c = arg;
+  return *c->counter >= c->want;
+}
+
+int fleet_test_wait_count(uv_loop_t *loop, const int *counter, int want,
+                          uint64_t timeout_ms) {
+  support_count_t c;
+
+  c.counter = counter;
+  c.want = want;
+  return fleet_test_run_until(loop, support_count_reached, &c, timeout_ms);
 }
 
 int fleet_test_conformance_run(const char *kind,

@@ -147,6 +147,54 @@ _Noreturn void fleet_test_skip(const char *fmt, ...)
   fleet_test__loop_close((loop), __FILE__, __LINE__)
 
 /* ------------------------------------------------------------------------ */
+/* Time                                                                     */
+
+/* The environment variable that scales every timing window of the tests: a
+ * positive number, 1 when unset. The runner reads it once, raises the
+ * default when it runs more jobs than there are cores, and passes the value
+ * it settled on to each test in the same variable. */
+#define FLEET_TEST_SLACK_ENV "FLEET_TEST_SLACK"
+
+/* Parses a slack value: a finite number in (0, 1000]. Returns it, or 0 when
+ * `s` is not one. */
+double fleet_test_parse_slack(const char *s);
+
+/* The slack of this test process: FLEET_TEST_SLACK, read on the first call
+ * (an invalid value fails the test). */
+double fleet_test_slack(void);
+
+/* Scales the window `ms` by the slack, rounding up. Use it for every bound
+ * that time might overrun on a loaded machine: a wait that something
+ * happens within `ms`, a deadline, a TTL that must outlive the work done
+ * under it. Never use it to weaken a lower bound ("not before `ms`"): those
+ * stay as they are. */
+uint64_t fleet_test_ms(uint64_t ms);
+
+/* Runs `loop` one iteration at a time until `done(arg)` returns nonzero or
+ * `timeout_ms` pass (as given: scale it with fleet_test_ms() when it bounds
+ * something that must happen). Returns 1 when `done` held, 0 on timeout. A
+ * NULL `done` never holds: the call runs the loop for `timeout_ms`. The
+ * timer it uses is closed before it returns. Every wait on a loop in the
+ * tests goes through it. */
+int fleet_test_run_until(uv_loop_t *loop, int (*done)(void *arg), void *arg,
+                         uint64_t timeout_ms);
+
+/* Runs `loop` for `ms` (not scaled), running whatever is due meanwhile. */
+void fleet_test_sleep(uv_loop_t *loop, uint64_t ms);
+
+/* A `done` for fleet_test_run_until(): `*(int *)arg` is nonzero. */
+int fleet_test_flag_set(void *arg);
+
+/* Runs `loop` until `*counter` reaches `want` or `timeout_ms` pass (as
+ * given); returns whether it did. */
+int fleet_test_wait_count(uv_loop_t *loop, const int *counter, int want,
+                          uint64_t timeout_ms);
+
+/* The window, before scaling, for something that should happen at once: a
+ * reply, a callback, a close. Only a hang or a loaded machine takes it. */
+#define FLEET_TEST_WAIT_MS 10000
+
+/* ------------------------------------------------------------------------ */
 /* Helpers                                                                  */
 
 /* Removes `path` and everything under it, without following symlinks.

@@ -60,8 +60,8 @@ static int64_t publish_via(fleet_client_t *client, const char *payload,
   ASSERT_OK(fleet__backend_call(fleet__client_backend(client),
                                 FLEET__OP_PUBLISH, NULL, 0, args, 2,
                                 on_published, &done));
-  while (!done)
-    uv_run(fleet_client_loop(client), UV_RUN_ONCE);
+  ASSERT(fleet_test_run_until(fleet_client_loop(client), fleet_test_flag_set,
+                              &done, fleet_test_ms(FLEET_TEST_WAIT_MS)));
   return published;
 }
 
@@ -69,11 +69,10 @@ static int64_t publish(client_ctx_t *t, const char *payload, size_t len) {
   return publish_via(&t->client, payload, len);
 }
 
-/* Runs `t`'s loop until `*counter` reaches `want` (the runner's timeout
- * bounds a hang). */
+/* Runs `t`'s loop until `*counter` reaches `want`. */
 static void wait_for(client_ctx_t *t, const int *counter, int want) {
-  while (*counter < want)
-    uv_run(&t->loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_wait_count(&t->loop, counter, want,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_EQ(want, *counter);
 }
 

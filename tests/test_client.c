@@ -20,8 +20,7 @@ CONFORMANCE_IMPL(client_ping_time) {
   ASSERT_EQ(1, t.states[FLEET_CLIENT_READY]);
   ASSERT_EQ(FLEET_CLIENT_READY, fleet_client_state(&t.client));
 
-  ASSERT_OK(fleet_client_time(&t.client, ctx_on_time, NULL));
-  uv_run(&t.loop, UV_RUN_DEFAULT);
+  ctx_time(&t);
   gettimeofday(&tv, NULL);
   local_us = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
   diff = local_us - (int64_t)t.time_us;
@@ -84,6 +83,12 @@ CONFORMANCE_IMPL(client_close_inside_callback) {
   ASSERT_EQ(0, t.pings_err);
 }
 
+/* Whether all 10000 pings of client_pipeline_10000 were answered. */
+static int pings_answered(void *arg) {
+  client_ctx_t *t = arg;
+  return t->pings_ok + t->pings_err >= 10000;
+}
+
 /* Many commands in flight at once come back in order, all answered. */
 CONFORMANCE_IMPL(client_pipeline_10000) {
   client_ctx_t t;
@@ -92,8 +97,8 @@ CONFORMANCE_IMPL(client_pipeline_10000) {
   ctx_init(&t, b->url, NULL);
   for (i = 0; i < 10000; i++)
     ASSERT_OK(fleet_client_ping(&t.client, ctx_on_ping, NULL));
-  while (t.pings_ok + t.pings_err < 10000)
-    uv_run(&t.loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_run_until(&t.loop, pings_answered, &t,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_EQ(10000, t.pings_ok);
   ctx_close(&t);
 }

@@ -53,13 +53,8 @@ static void env_on_acquired(fleet_lock_t *lock, int status, uint64_t token,
 }
 
 static int env_run_until(close_env_t *e, const int *counter, int want) {
-  uint64_t until = uv_now(&e->loop) + 5000;
-
-  while (*counter < want && uv_now(&e->loop) < until) {
-    uv_run(&e->loop, UV_RUN_ONCE);
-    uv_update_time(&e->loop);
-  }
-  return *counter >= want;
+  return fleet_test_wait_count(&e->loop, counter, want,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS));
 }
 
 static void env_finish(close_env_t *e) {
@@ -71,10 +66,11 @@ static void env_finish(close_env_t *e) {
 /* The client refuses to close while a lock is open, and the lock goes on
  * working; it closes once the lock has. */
 CONFORMANCE_IMPL(close_client_busy) {
+  uint32_t ttl = (uint32_t)fleet_test_ms(300);
   close_env_t e;
 
   env_init(&e, b->url);
-  ASSERT_OK(fleet_lock_init(&e.client, &e.a, "busy", "me", 300, NULL));
+  ASSERT_OK(fleet_lock_init(&e.client, &e.a, "busy", "me", ttl, NULL));
   e.a.data = &e;
   ASSERT_OK(fleet_lock_acquire(&e.a, 0, env_on_acquired, &e.acquire_status[0]));
   ASSERT(env_run_until(&e, &e.acquired, 1));
@@ -82,14 +78,8 @@ CONFORMANCE_IMPL(close_client_busy) {
 
   ASSERT_ERR(FLEET_EBUSY, fleet_client_close(&e.client, NULL));
   ASSERT_EQ(FLEET_CLIENT_READY, fleet_client_state(&e.client));
-  /* Still renewed past its TTL: the client was left as it was. */
-  {
-    uint64_t until = uv_now(&e.loop) + 600;
-    while (uv_now(&e.loop) < until) {
-      uv_run(&e.loop, UV_RUN_ONCE);
-      uv_update_time(&e.loop);
-    }
-  }
+  /* Still renewed past twice its TTL: the client was left as it was. */
+  fleet_test_sleep(&e.loop, 2 * ttl);
   ASSERT(fleet_lock_held(&e.a));
 
   /* Closing the lock is not enough until its close callback. */

@@ -107,6 +107,10 @@ CONFORMANCE_IMPL(lock_bad_input) {
 /* Acquire, release, tokens, query                                          */
 
 CONFORMANCE_IMPL(lock_acquire_release) {
+  /* The TTL, and the most that may pass between the acquire and a check of
+   * what is left of the lease. */
+  const uint32_t ttl = (uint32_t)fleet_test_ms(5000);
+  const uint32_t lag = (uint32_t)fleet_test_ms(1000);
   lock_rec_t a, c;
   lock_env_t e;
   lock_info_t info;
@@ -114,8 +118,8 @@ CONFORMANCE_IMPL(lock_acquire_release) {
   int i;
 
   lock_env_init(&e, b->url);
-  ASSERT_OK(lock_rec_init(&a, &e.c1, "res", "alpha", 5000, NULL));
-  ASSERT_OK(lock_rec_init(&c, &e.c2, "res", "beta", 5000, NULL));
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "res", "alpha", ttl, NULL));
+  ASSERT_OK(lock_rec_init(&c, &e.c2, "res", "beta", ttl, NULL));
 
   ASSERT_STR_EQ("idle", lock_state(&a));
   ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
@@ -123,8 +127,8 @@ CONFORMANCE_IMPL(lock_acquire_release) {
   ASSERT_UGE(a.token, 1);
   ASSERT_UEQ(a.token, fleet_lock_token(&a.lock));
   ASSERT(fleet_lock_held(&a.lock));
-  ASSERT_UGT(fleet_lock_remaining_ms(&a.lock), 4000);
-  ASSERT_ULE(fleet_lock_remaining_ms(&a.lock), 5000);
+  ASSERT_UGT(fleet_lock_remaining_ms(&a.lock), ttl - lag);
+  ASSERT_ULE(fleet_lock_remaining_ms(&a.lock), ttl);
 
   /* Held by another: try-once fails fast. */
   ASSERT_ERR(FLEET_EBUSY, lock_rec_acquire(&e, &c, 0, 5000));
@@ -135,8 +139,8 @@ CONFORMANCE_IMPL(lock_acquire_release) {
   ASSERT_EQ(1, info.held);
   ASSERT_STR_EQ("alpha", info.owner);
   ASSERT_UEQ(a.token, info.token);
-  ASSERT_GT(info.ttl_ms, 4000);
-  ASSERT_LE(info.ttl_ms, 5000);
+  ASSERT_GT(info.ttl_ms, ttl - lag);
+  ASSERT_LE(info.ttl_ms, ttl);
   ASSERT_UGE(info.fence, a.token);
 
   ASSERT_OK(lock_rec_release(&e, &a));
@@ -214,8 +218,14 @@ CONFORMANCE_IMPL(lock_query) {
 /* ------------------------------------------------------------------------ */
 /* Waiting                                                                  */
 
+/* Whether the lock of the recorder `arg` is waiting for a release. */
+static int lock_is_waiting(void *arg) {
+  return strcmp(lock_state(arg), "waiting") == 0;
+}
+
 /* A waiter wakes on the release message, long before its fallback timer
- * (20 s) or the holder's TTL (10 s) would have made it retry. */
+ * (20 s) or the holder's TTL (10 s) would have made it retry. All three
+ * windows are scaled alike, so the wakeup bound stays well below both. */
 CONFORMANCE_IMPL(lock_wait_wakeup) {
   fleet_lock_options_t o;
   lock_rec_t a, w;
@@ -223,20 +233,23 @@ CONFORMANCE_IMPL(lock_wait_wakeup) {
   uint64_t t0;
 
   lock_env_init(&e, b->url);
-  ASSERT_OK(lock_rec_init(&a, &e.c1, "wake", "holder", 10000, NULL));
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "wake", "holder",
+                          (uint32_t)fleet_test_ms(10000), NULL));
   fleet_lock_options_init(&o);
-  o.retry_max_ms = 20000;
-  ASSERT_OK(lock_rec_init(&w, &e.c2, "wake", "waiter", 10000, &o));
+  o.retry_max_ms = (uint32_t)fleet_test_ms(20000);
+  ASSERT_OK(lock_rec_init(&w, &e.c2, "wake", "waiter",
+                          (uint32_t)fleet_test_ms(10000), &o));
   ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
-  ASSERT_OK(fleet_lock_acquire(&w.lock, 15000, lock_rec_on_acquire, NULL));
-  lock_env_sleep(&e, 300);
+  ASSERT_OK(fleet_lock_acquire(&w.lock, fleet_test_ms(15000),
+                               lock_rec_on_acquire, NULL));
+  ASSERT(fleet_test_run_until(&e.loop, lock_is_waiting, &w,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_EQ(0, w.acquired);
-  ASSERT_STR_EQ("waiting", lock_state(&w));
   t0 = lock_env_now();
   ASSERT_OK(lock_rec_release(&e, &a));
   ASSERT(lock_env_wait(&e, &w.acquired, 1, 5000));
   ASSERT_OK(w.acq_status);
-  ASSERT_LT(w.acquired_ms - t0, 2000);
+  ASSERT_LT(w.acquired_ms - t0, fleet_test_ms(2000));
   ASSERT_UGT(w.token, a.token);
   ASSERT(fleet_lock_held(&w.lock));
   lock_rec_close(&e, &a);
@@ -260,7 +273,7 @@ CONFORMANCE_IMPL(lock_wait_timeout) {
   t0 = lock_env_now();
   ASSERT_ERR(FLEET_ETIMEDOUT, lock_rec_acquire(&e, &w, 400, 5000));
   ASSERT_GE(w.acquired_ms - t0, 350);
-  ASSERT_LT(w.acquired_ms - t0, 3000);
+  ASSERT_LT(w.acquired_ms - t0, fleet_test_ms(3000));
   ASSERT(!fleet_lock_held(&w.lock));
   info = lock_env_query(&e, &e.c1, "busy");
   ASSERT_UEQ(a.token, info.token);
@@ -298,6 +311,9 @@ static void on_takeover(fleet_lock_t *lock, int status, uint64_t token,
  * out (no release is published), with a greater token; the old holder's
  * renew and release are then refused and change nothing. */
 CONFORMANCE_IMPL(lock_expiry_takeover) {
+  /* Scaled: the local deadline's margin is a share of the TTL, and it must
+   * cover a late timer on a loaded machine. */
+  const uint32_t ttl = (uint32_t)fleet_test_ms(300);
   fleet_lock_options_t o;
   takeover_check_t check;
   lock_rec_t a, w;
@@ -307,10 +323,10 @@ CONFORMANCE_IMPL(lock_expiry_takeover) {
   lock_env_init(&e, b->url);
   fleet_lock_options_init(&o);
   o.manual_renew = 1;
-  ASSERT_OK(lock_rec_init(&a, &e.c1, "exp", "holder", 300, &o));
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "exp", "holder", ttl, &o));
   fleet_lock_options_init(&o);
   o.retry_max_ms = 20000;
-  ASSERT_OK(lock_rec_init(&w, &e.c2, "exp", "taker", 300, &o));
+  ASSERT_OK(lock_rec_init(&w, &e.c2, "exp", "taker", ttl, &o));
   ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
   memset(&check, 0, sizeof(check));
   check.holder = &a;
@@ -325,8 +341,8 @@ CONFORMANCE_IMPL(lock_expiry_takeover) {
   ASSERT_STR_EQ("lost", lock_state(&a));
   /* Lost locally before the server could hand the lease over: at least
    * the TTL passed before the takeover, and less before the loss. */
-  ASSERT_GE(w.acquired_ms - a.acquired_ms, 290);
-  ASSERT_LT(a.lost_ms - a.acquired_ms, 300);
+  ASSERT_GE(w.acquired_ms - a.acquired_ms, ttl - 10);
+  ASSERT_LT(a.lost_ms - a.acquired_ms, ttl);
   ASSERT_LE(a.lost_ms, w.acquired_ms);
 
   ASSERT_ERR(FLEET_ESTALE, fleet_lock_renew(&a.lock, lock_rec_on_renew, 0));
@@ -347,6 +363,7 @@ CONFORMANCE_IMPL(lock_expiry_takeover) {
 /* A manual renew extends the lease; after the lease is lost, a renew is
  * refused at once. */
 CONFORMANCE_IMPL(lock_manual_renew) {
+  const uint32_t ttl = (uint32_t)fleet_test_ms(300);
   fleet_lock_options_t o;
   lock_rec_t a;
   lock_env_t e;
@@ -355,13 +372,14 @@ CONFORMANCE_IMPL(lock_manual_renew) {
   lock_env_init(&e, b->url);
   fleet_lock_options_init(&o);
   o.manual_renew = 1;
-  ASSERT_OK(lock_rec_init(&a, &e.c1, "man", "holder", 300, &o));
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "man", "holder", ttl, &o));
   ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
+  /* Six renewals a third of the TTL apart: twice the TTL in all. */
   for (i = 0; i < 6; i++) {
-    lock_env_sleep(&e, 100);
+    lock_env_sleep(&e, ttl / 3);
     ASSERT_OK(lock_rec_renew(&e, &a));
     ASSERT(fleet_lock_held(&a.lock));
-    ASSERT_UGT(fleet_lock_remaining_ms(&a.lock), 150);
+    ASSERT_UGT(fleet_lock_remaining_ms(&a.lock), ttl / 2);
   }
   ASSERT_EQ(0, a.lost);
   ASSERT(lock_env_wait(&e, &a.lost, 1, 2000));
@@ -379,6 +397,8 @@ CONFORMANCE_IMPL(lock_manual_renew) {
 /* Leases outlive their TTL several times over while renewed, and all the
  * leases of one client due together are renewed by one call per tick. */
 CONFORMANCE_IMPL(lock_auto_renew) {
+  /* Scaled, so that a renew tick delayed by load still comes in time. */
+  const uint32_t ttl = (uint32_t)fleet_test_ms(300);
   lock_rec_t a, other, many[BATCH_LOCKS];
   uint64_t batches0, leases0, batches, leases;
   lock_env_t e;
@@ -387,20 +407,20 @@ CONFORMANCE_IMPL(lock_auto_renew) {
   int i, acquired = 0;
 
   lock_env_init(&e, b->url);
-  ASSERT_OK(lock_rec_init(&a, &e.c1, "renew", "holder", 300, NULL));
-  ASSERT_OK(lock_rec_init(&other, &e.c2, "renew", "other", 300, NULL));
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "renew", "holder", ttl, NULL));
+  ASSERT_OK(lock_rec_init(&other, &e.c2, "renew", "other", ttl, NULL));
   ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
-  lock_env_sleep(&e, 1200);
+  lock_env_sleep(&e, 4 * ttl);
   ASSERT_EQ(0, a.lost);
   ASSERT(fleet_lock_held(&a.lock));
   info = lock_env_query(&e, &e.c2, "renew");
   ASSERT_UEQ(a.token, info.token);
-  ASSERT_GT(info.ttl_ms, 100);
+  ASSERT_GT(info.ttl_ms, ttl / 3);
   ASSERT_ERR(FLEET_EBUSY, lock_rec_acquire(&e, &other, 0, 5000));
 
   for (i = 0; i < BATCH_LOCKS; i++) {
     snprintf(name, sizeof(name), "batch-%d", i);
-    ASSERT_OK(lock_rec_init(&many[i], &e.c2, name, "batcher", 300, NULL));
+    ASSERT_OK(lock_rec_init(&many[i], &e.c2, name, "batcher", ttl, NULL));
     ASSERT_OK(fleet_lock_acquire(&many[i].lock, 0, lock_rec_on_acquire, 0));
   }
   for (i = 0; i < BATCH_LOCKS; i++) {
@@ -408,7 +428,7 @@ CONFORMANCE_IMPL(lock_auto_renew) {
     ASSERT_OK(many[i].acq_status);
   }
   fleet__batch_stats(e.c2.internal_, &batches0, &leases0);
-  lock_env_sleep(&e, 800);
+  lock_env_sleep(&e, ttl * 8 / 3);
   fleet__batch_stats(e.c2.internal_, &batches, &leases);
   ASSERT_UGE(batches - batches0, 3);
   ASSERT_UEQ((uint64_t)BATCH_LOCKS * (batches - batches0), leases - leases0);
@@ -522,7 +542,8 @@ static void chain_on_release(fleet_lock_t *lock, int status, void *arg) {
     ch->done = 1;
     return;
   }
-  ASSERT_OK(fleet_lock_acquire(lock, 1000, chain_on_acquire, ch));
+  ASSERT_OK(
+      fleet_lock_acquire(lock, fleet_test_ms(1000), chain_on_acquire, ch));
 }
 
 /* Acquire, release and close called from inside each other's callbacks,
@@ -534,10 +555,14 @@ CONFORMANCE_IMPL(lock_callback_chain) {
   lock_env_init(&e, b->url);
   memset(&x, 0, sizeof(x));
   memset(&y, 0, sizeof(y));
-  ASSERT_OK(lock_rec_init(&x.rec, &e.c1, "chain", "x", 2000, NULL));
-  ASSERT_OK(lock_rec_init(&y.rec, &e.c2, "chain", "y", 2000, NULL));
-  ASSERT_OK(fleet_lock_acquire(&x.rec.lock, 1000, chain_on_acquire, &x));
-  ASSERT_OK(fleet_lock_acquire(&y.rec.lock, 1000, chain_on_acquire, &y));
+  ASSERT_OK(lock_rec_init(&x.rec, &e.c1, "chain", "x",
+                          (uint32_t)fleet_test_ms(2000), NULL));
+  ASSERT_OK(lock_rec_init(&y.rec, &e.c2, "chain", "y",
+                          (uint32_t)fleet_test_ms(2000), NULL));
+  ASSERT_OK(fleet_lock_acquire(&x.rec.lock, fleet_test_ms(1000),
+                               chain_on_acquire, &x));
+  ASSERT_OK(fleet_lock_acquire(&y.rec.lock, fleet_test_ms(1000),
+                               chain_on_acquire, &y));
   ASSERT(lock_env_wait(&e, &x.rec.closed, 1, 20000));
   ASSERT(lock_env_wait(&e, &y.rec.closed, 1, 20000));
   ASSERT_EQ(CHAIN_ROUNDS, x.rounds);

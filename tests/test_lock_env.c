@@ -41,26 +41,12 @@ uint64_t lock_env_now(void) {
   return uv_hrtime() / 1000000;
 }
 
-static void env_on_timer(uv_timer_t *timer) {
-  *(int *)timer->data = 1;
-}
-
 int lock_env_wait(lock_env_t *e, const int *counter, int want, uint64_t ms) {
-  uv_timer_t timer;
-  int expired = 0;
-
-  ASSERT_OK(uv_timer_init(&e->loop, &timer));
-  timer.data = &expired;
-  ASSERT_OK(uv_timer_start(&timer, env_on_timer, ms, 0));
-  while ((counter == NULL || *counter < want) && !expired)
-    uv_run(&e->loop, UV_RUN_ONCE);
-  uv_close((uv_handle_t *)&timer, NULL);
-  uv_run(&e->loop, UV_RUN_NOWAIT);
-  return counter != NULL && *counter >= want;
+  return fleet_test_wait_count(&e->loop, counter, want, fleet_test_ms(ms));
 }
 
 void lock_env_sleep(lock_env_t *e, uint64_t ms) {
-  lock_env_wait(e, NULL, 0, ms);
+  fleet_test_sleep(&e->loop, ms);
 }
 
 void lock_rec_on_acquire(fleet_lock_t *lock, int status, uint64_t token,
@@ -147,7 +133,7 @@ int lock_rec_release(lock_env_t *e, lock_rec_t *r) {
   ASSERT_OK(fleet_lock_release(&r->lock, lock_rec_on_release, r));
   r->in_call = 0;
   ASSERT(!fleet_lock_held(&r->lock));
-  ASSERT(lock_env_wait(e, &r->released, before + 1, 10000));
+  ASSERT(lock_env_wait(e, &r->released, before + 1, FLEET_TEST_WAIT_MS));
   ASSERT_EQ(0, r->ran_in_call);
   return r->rel_status;
 }
@@ -158,7 +144,7 @@ int lock_rec_renew(lock_env_t *e, lock_rec_t *r) {
   r->in_call = 1;
   ASSERT_OK(fleet_lock_renew(&r->lock, lock_rec_on_renew, r));
   r->in_call = 0;
-  ASSERT(lock_env_wait(e, &r->renewed, before + 1, 10000));
+  ASSERT(lock_env_wait(e, &r->renewed, before + 1, FLEET_TEST_WAIT_MS));
   ASSERT_EQ(0, r->ran_in_call);
   return r->renew_status;
 }
@@ -168,7 +154,7 @@ void lock_rec_close(lock_env_t *e, lock_rec_t *r) {
   ASSERT_OK(fleet_lock_close(&r->lock, lock_rec_on_close));
   r->in_call = 0;
   ASSERT_ERR(FLEET_ECLOSING, fleet_lock_close(&r->lock, lock_rec_on_close));
-  ASSERT(lock_env_wait(e, &r->closed, 1, 10000));
+  ASSERT(lock_env_wait(e, &r->closed, 1, FLEET_TEST_WAIT_MS));
   ASSERT_EQ(0, r->ran_in_call);
 }
 
@@ -209,7 +195,7 @@ lock_info_t lock_env_query(lock_env_t *e, fleet_client_t *client,
   memset(&q, 0, sizeof(q));
   ASSERT_OK(fleet_lock_query(client, name, env_on_query, &q));
   ASSERT_EQ(0, q.done);
-  ASSERT(lock_env_wait(e, &q.done, 1, 10000));
+  ASSERT(lock_env_wait(e, &q.done, 1, FLEET_TEST_WAIT_MS));
   return q.info;
 }
 
@@ -231,7 +217,7 @@ pid_t lock_mp_fork(void (*child)(void *arg), void *arg) {
 }
 
 int lock_mp_wait(pid_t pid, uint64_t ms) {
-  uint64_t end = lock_env_now() + ms;
+  uint64_t end = lock_env_now() + fleet_test_ms(ms);
   int status = 0;
   pid_t got;
 
@@ -247,7 +233,7 @@ int lock_mp_wait(pid_t pid, uint64_t ms) {
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
   fleet_test__fail(__FILE__, __LINE__, "child %d did not end in %" PRIu64 " ms",
-                   (int)pid, ms);
+                   (int)pid, fleet_test_ms(ms));
 }
 
 void lock_mp_assert_exit0(int status) {
@@ -259,7 +245,7 @@ void lock_mp_assert_exit0(int status) {
 }
 
 int lock_mp_read_line(int fd, char *buf, size_t cap, uint64_t ms) {
-  uint64_t end = lock_env_now() + ms;
+  uint64_t end = lock_env_now() + fleet_test_ms(ms);
   struct pollfd p;
   size_t n = 0;
   ssize_t got;

@@ -43,11 +43,11 @@ void lock_env_close(lock_env_t *e);
 /* The monotonic clock in ms (the same clock fleet's deadlines use). */
 uint64_t lock_env_now(void);
 
-/* Runs the loop until `*counter` reaches `want` or `ms` pass; returns
- * whether it did. */
+/* Runs the loop until `*counter` reaches `want` or `ms` (scaled by the
+ * slack) pass; returns whether it did. */
 int lock_env_wait(lock_env_t *e, const int *counter, int want, uint64_t ms);
 
-/* Runs the loop for `ms`. */
+/* Runs the loop for `ms` (not scaled). */
 void lock_env_sleep(lock_env_t *e, uint64_t ms);
 
 /* Inits `r`'s lock on `client` with the recorder's lost callback. */
@@ -55,8 +55,8 @@ int lock_rec_init(lock_rec_t *r, fleet_client_t *client, const char *name,
                   const char *owner, uint32_t ttl_ms,
                   fleet_lock_options_t *options);
 
-/* Starts an acquire (asserting 0) and waits up to `ms` for its callback;
- * returns its status. */
+/* Starts an acquire (asserting 0) and waits up to `ms` (scaled) for its
+ * callback; returns its status. */
 int lock_rec_acquire(lock_env_t *e, lock_rec_t *r, uint64_t wait_ms,
                      uint64_t ms);
 /* Starts a release (asserting 0) and waits for its callback; returns its
@@ -96,15 +96,16 @@ lock_info_t lock_env_query(lock_env_t *e, fleet_client_t *client,
  * assertion in it aborts it. Call it before this process has a loop. */
 pid_t lock_mp_fork(void (*child)(void *arg), void *arg);
 
-/* Waits up to `ms` for child `pid` to end and returns its wait status; on
- * timeout kills it (SIGKILL), reaps it and fails the test. */
+/* Waits up to `ms` (scaled) for child `pid` to end and returns its wait
+ * status; on timeout kills it (SIGKILL), reaps it and fails the test. */
 int lock_mp_wait(pid_t pid, uint64_t ms);
 
 /* Asserts that a wait status is a clean exit. */
 void lock_mp_assert_exit0(int status);
 
 /* Reads one line (without its newline) from `fd` into `buf`, waiting up to
- * `ms`. Returns 1, or 0 at end of file; fails the test on timeout. */
+ * `ms` (scaled). Returns 1, or 0 at end of file; fails the test on
+ * timeout. */
 int lock_mp_read_line(int fd, char *buf, size_t cap, uint64_t ms);
 
 /* Writes all of `s` to `fd` (a line, for a pipe: atomic up to PIPE_BUF). */

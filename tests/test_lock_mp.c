@@ -57,7 +57,8 @@ static void contender_on_release(fleet_lock_t *lock, int status, void *arg) {
     ASSERT_OK(fleet_lock_close(lock, close_client_after));
     return;
   }
-  ASSERT_OK(fleet_lock_acquire(lock, 30000, contender_on_acquire, c));
+  ASSERT_OK(
+      fleet_lock_acquire(lock, fleet_test_ms(30000), contender_on_acquire, c));
 }
 
 /* A hold: while the lease is believed held (checked at both ends), record
@@ -95,9 +96,12 @@ static void contender_main(void *arg) {
   o.prefix = "locktest";
   ASSERT_OK(fleet_client_init(&c->loop, &c->client, c->url, &o));
   snprintf(owner, sizeof(owner), "proc-%d", c->proc);
-  ASSERT_OK(
-      fleet_lock_init(&c->client, &c->lock, "contended", owner, 500, NULL));
-  ASSERT_OK(fleet_lock_acquire(&c->lock, 30000, contender_on_acquire, c));
+  /* Scaled, so that a holder descheduled on a loaded machine still holds
+   * at the end of its stretch of work. */
+  ASSERT_OK(fleet_lock_init(&c->client, &c->lock, "contended", owner,
+                            (uint32_t)fleet_test_ms(500), NULL));
+  ASSERT_OK(fleet_lock_acquire(&c->lock, fleet_test_ms(30000),
+                               contender_on_acquire, c));
   fleet_test_loop_close(&c->loop);
   ASSERT_EQ(CONTEND_ROUNDS, c->rounds);
   close(c->fd);

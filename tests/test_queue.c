@@ -376,8 +376,9 @@ CONFORMANCE_IMPL(queue_close_cancels) {
   ASSERT_OK(fleet_queue_close(&q, on_queue_closed));
   ASSERT_EQ(0, close_seen);
   ASSERT_ERR(FLEET_ECLOSING, fleet_queue_counts(&q, on_close_counts, NULL));
-  while (close_seen != 100)
-    uv_run(&c.loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_wait_count(&c.loop, &close_seen, 100,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_EQ(100, close_seen);
   ASSERT_NULL(fleet_queue_name(&q));
   /* A queue of a closing client is refused. */
   ASSERT_OK(fleet_client_close(&c.client, ctx_on_close));

@@ -266,10 +266,12 @@ static void mp_enqueue(qt_t *t, int n) {
   }
 }
 
-/* Polls the counts until `completed` reaches n (or `ms` pass); returns
- * the loop time when it did. */
+/* Polls the counts until `completed` reaches n (or `ms`, scaled, pass);
+ * returns the loop time when it did. */
 static uint64_t mp_wait_completed(qt_t *t, uint64_t n, uint64_t ms) {
   uint64_t t0 = uv_now(&t->c.loop);
+
+  ms = fleet_test_ms(ms);
   for (;;) {
     int rc = qt_counts(t);
     if (rc == 0 && t->counts.completed >= n)
@@ -341,8 +343,10 @@ TEST_IMPL(queue_mp_kill) {
   memset(&victim, 0, sizeof(victim));
   victim.url = fleet_test_redis_url(r);
   victim.concurrency = 10;
-  victim.claim_ttl_ms = 1000;
-  victim.heartbeat_ms = 300;
+  /* Scaled, so that the victim's heartbeats keep its claims until the
+   * kill even on a loaded machine. */
+  victim.claim_ttl_ms = (uint32_t)fleet_test_ms(1000);
+  victim.heartbeat_ms = (uint32_t)fleet_test_ms(300);
   victim.work_ms = UINT64_MAX;
   mp_paths(&victim, "kill");
   rescuer = victim;
@@ -354,17 +358,20 @@ TEST_IMPL(queue_mp_kill) {
   qt_open_prefix(&t, victim.url, "mp", "work", NULL);
   mp_enqueue(&t, N);
   /* Wait until the victim holds its ten jobs, and a heartbeat or two. */
+  killed_at = uv_now(&t.c.loop);
   do {
+    ASSERT_ULT(uv_now(&t.c.loop) - killed_at,
+               fleet_test_ms(FLEET_TEST_WAIT_MS));
     qt_sleep(&t, 20);
     ASSERT_OK(qt_counts(&t));
   } while (t.counts.running < 10);
-  qt_sleep(&t, 700);
+  qt_sleep(&t, victim.heartbeat_ms * 7 / 3);
   ASSERT_OK(kill(pids[0], SIGKILL));
   killed_at = uv_now(&t.c.loop);
   ASSERT_EQ(pids[0], waitpid(pids[0], &st, 0));
   pids[0] = 0;
   done_at = mp_wait_completed(&t, N, 20000);
-  ASSERT_ULE(done_at - killed_at, victim.claim_ttl_ms + 1000 + 1000);
+  ASSERT_ULE(done_at - killed_at, victim.claim_ttl_ms + fleet_test_ms(2000));
   mp_stop_all(pids, 2);
   qt_close(&t);
 

@@ -48,8 +48,8 @@ void qt_open_prefix(qt_t *t, const char *url, const char *prefix,
 void qt_close(qt_t *t) {
   ASSERT_OK(fleet_queue_close(&t->q, qt_on_close));
   ASSERT_ERR(FLEET_ECLOSING, fleet_queue_close(&t->q, qt_on_close));
-  while (t->closed == 0)
-    uv_run(&t->c.loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_wait_count(&t->c.loop, &t->closed, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_EQ(1, t->closed);
   ctx_close(&t->c);
 }
@@ -65,8 +65,8 @@ static qt_t *qt_enter(fleet_queue_t *q, int status) {
 }
 
 void qt_wait(qt_t *t) {
-  while (!t->done)
-    uv_run(&t->c.loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_run_until(&t->c.loop, fleet_test_flag_set, &t->done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
 }
 
 /* Issues a call (its return code in `rc`) and waits for its callback;
@@ -306,29 +306,10 @@ int qt_purge(qt_t *t, fleet_job_state_t which) {
   return qt_finish(t, fleet_queue_purge(&t->q, which, qt_on_purge, t));
 }
 
-static void qt_on_sleep(uv_timer_t *timer) {
-  *(int *)timer->data = 1;
-}
-
 void qt_sleep(qt_t *t, uint64_t ms) {
-  uv_timer_t timer;
-  int fired = 0;
-
-  ASSERT_OK(uv_timer_init(&t->c.loop, &timer));
-  timer.data = &fired;
-  /* The loop's clock may be stale: count from now. */
-  uv_update_time(&t->c.loop);
-  ASSERT_OK(uv_timer_start(&timer, qt_on_sleep, ms, 0));
-  while (!fired)
-    uv_run(&t->c.loop, UV_RUN_ONCE);
-  uv_close((uv_handle_t *)&timer, NULL);
-  uv_run(&t->c.loop, UV_RUN_NOWAIT);
+  fleet_test_sleep(&t->c.loop, ms);
 }
 
 uint64_t qt_now_ms(qt_t *t) {
-  t->c.time_us = 0;
-  ASSERT_OK(fleet_client_time(&t->c.client, ctx_on_time, NULL));
-  while (t->c.time_us == 0)
-    uv_run(&t->c.loop, UV_RUN_ONCE);
-  return t->c.time_us / 1000;
+  return ctx_time(&t->c) / 1000;
 }

@@ -50,7 +50,8 @@ void qt_open_prefix(qt_t *t, const char *url, const char *prefix,
 /* Closes the queue, then the client, and checks the loop closes. */
 void qt_close(qt_t *t);
 
-/* Runs the loop until the pending call's callback ran. */
+/* Runs the loop until the pending call's callback ran; fails the test when
+ * it does not run within FLEET_TEST_WAIT_MS (scaled). */
 void qt_wait(qt_t *t);
 
 /* Enqueues `n` specs; `status[i]` and `ids[i]` (each at least
@@ -90,7 +91,8 @@ int qt_list(qt_t *t, const char *type, size_t limit,
             char (*ids)[FLEET_JOB_ID_MAX + 1], size_t *n, uint64_t *total);
 int qt_purge(qt_t *t, fleet_job_state_t which);
 
-/* Sleeps on the loop for `ms` (a timer), running whatever else is due. */
+/* Sleeps on the loop for `ms` (not scaled), running whatever else is
+ * due. */
 void qt_sleep(qt_t *t, uint64_t ms);
 
 /* The backend clock, in ms. */

@@ -387,8 +387,8 @@ CONFORMANCE_IMPL(store_close) {
   ASSERT_EQ(0, seen.canceled + seen.other);
   ASSERT_ERR(FLEET_ECLOSING, fleet_store_close(&s.store, NULL));
   ASSERT_ERR(FLEET_ECLOSING, fleet_store_ping(&s.store, on_canceled, &seen));
-  while (s.closed == 0)
-    uv_run(&c.loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_wait_count(&c.loop, &s.closed, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_EQ(4, seen.canceled);
   ASSERT_EQ(0, seen.other);
   ASSERT_EQ(1, s.closed);
@@ -403,8 +403,8 @@ CONFORMANCE_IMPL(store_close) {
   s.store.data = &seen;
   ASSERT_OK(fleet_store_put(&s.store, sb("runs"), sb("r3"), sb("v"), NULL,
                             on_put_then_close, &seen));
-  while (s.closed == 0)
-    uv_run(&c.loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_wait_count(&c.loop, &s.closed, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_EQ(1, seen.canceled);
   ASSERT_EQ(1, s.closed);
 

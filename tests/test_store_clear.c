@@ -136,8 +136,8 @@ CONFORMANCE_IMPL(store_clear_many) {
     ASSERT_OK(fleet_store_put(&s.store, sb(i % 2 ? "runs" : "sessions"), sb(id),
                               sb("v"), &po, on_put_ok, &done));
   }
-  while (done < 2500)
-    uv_run(&c.loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_wait_count(&c.loop, &done, 2500,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_OK(st_clear(&s));
   /* 2500 records and two index sets. */
   ASSERT_EQ(2502, s.n);
@@ -209,8 +209,8 @@ static const char *scan_prefixes(client_ctx_t *c, const char *pattern) {
     ASSERT_OK(fleet__backend_call(fleet__client_backend(&c->client),
                                   FLEET__OP_STORE_SCAN, NULL, 0, args, 5,
                                   on_scan, &s));
-    while (!s.done)
-      uv_run(&c->loop, UV_RUN_ONCE);
+    ASSERT(fleet_test_run_until(&c->loop, fleet_test_flag_set, &s.done,
+                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
     ASSERT_LT(++rounds, 1000);
   } while (strcmp(s.cursor, "0") != 0);
   /* Keys look like "{<prefix>:c}:rec:1": keep the prefix. */

@@ -53,26 +53,13 @@ void st_close(st_t *s) {
   st_reset(s);
   ASSERT_OK(fleet_store_close(&s->store, st_on_close));
   ASSERT_EQ(0, s->closed);
-  while (s->closed == 0)
-    uv_run(s->loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_wait_count(s->loop, &s->closed, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_EQ(1, s->closed);
 }
 
-static void st_on_timer(uv_timer_t *t) {
-  *(int *)t->data = 1;
-}
-
 void st_sleep(uv_loop_t *loop, uint64_t ms) {
-  uv_timer_t timer;
-  int fired = 0;
-
-  ASSERT_OK(uv_timer_init(loop, &timer));
-  timer.data = &fired;
-  ASSERT_OK(uv_timer_start(&timer, st_on_timer, ms, 0));
-  while (!fired)
-    uv_run(loop, UV_RUN_ONCE);
-  uv_close((uv_handle_t *)&timer, NULL);
-  uv_run(loop, UV_RUN_NOWAIT);
+  fleet_test_sleep(loop, ms);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -159,8 +146,8 @@ static int st_end(st_t *s, int before, int rc) {
   s->in_call = 0;
   ASSERT_OK(rc);
   ASSERT_EQ(before, s->calls);
-  while (s->calls == before)
-    uv_run(s->loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_wait_count(s->loop, &s->calls, before + 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_EQ(before + 1, s->calls);
   return s->status;
 }

@@ -46,7 +46,7 @@ void st_close(st_t *s);
 /* Frees the copies of the last results. */
 void st_reset(st_t *s);
 
-/* Runs `loop` for `ms` milliseconds. */
+/* Runs `loop` for `ms` milliseconds (not scaled). */
 void st_sleep(uv_loop_t *loop, uint64_t ms);
 
 /* The wrappers. Each returns the callback's status; calls that return an

@@ -95,8 +95,8 @@ CONFORMANCE_IMPL(store_events) {
     ASSERT_OK(fleet__backend_call(fleet__client_backend(&c.client),
                                   FLEET__OP_STORE_APPEND, keys, 2, args, 4,
                                   on_orphan, &done));
-    while (!done)
-      uv_run(&c.loop, UV_RUN_ONCE);
+    ASSERT(fleet_test_run_until(&c.loop, fleet_test_flag_set, &done,
+                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
   }
   ASSERT_OK(st_put(&s, sb("runs"), sb("orphan"), sb("v"), NULL));
   ASSERT_OK(st_count(&s, sb("runs"), sb("orphan")));

@@ -126,8 +126,8 @@ static void unlink_key(client_ctx_t *c, const char *key) {
   ASSERT_OK(fleet__backend_call(fleet__client_backend(&c->client),
                                 FLEET__OP_STORE_UNLINK, &k, 1, NULL, 0,
                                 on_unlinked, &done));
-  while (!done)
-    uv_run(&c->loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_run_until(&c->loop, fleet_test_flag_set, &done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
 }
 
 /* Entries of expired records are never listed and are pruned; so are
@@ -198,8 +198,8 @@ CONFORMANCE_IMPL(store_list_pages) {
     ASSERT_OK(fleet_store_put(&s.store, sb("runs"), sb(names[i]), sb(names[i]),
                               &po, on_put_count, &done));
   }
-  while (done < PAGES_ORIG)
-    uv_run(&c.loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_wait_count(&c.loop, &done, PAGES_ORIG,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
 
   for (page = 0; page < 40; page++) {
     ASSERT_OK(st_list(&s, sb("runs"), sb("agent"), sb("a"), cursor, 7));

@@ -22,6 +22,11 @@ static void multi_on_count(fleet_store_t *st, int status, uint64_t n,
   multi_on_done(st, status, arg);
 }
 
+/* Whether no write of a child is left: `*(int *)arg` reached 0. */
+static int multi_all_done(void *arg) {
+  return *(int *)arg <= 0;
+}
+
 /* A child: its own loop, client and store; all its writes in flight at
  * once. Exits 0 when every write succeeded. */
 static void multi_child(const char *url, int k) {
@@ -53,8 +58,9 @@ static void multi_child(const char *url, int k) {
                                   MULTI_EVENTS, multi_on_count, &left) != 0)
       _exit(3);
   }
-  while (left > 0)
-    uv_run(&loop, UV_RUN_ONCE);
+  if (!fleet_test_run_until(&loop, multi_all_done, &left,
+                            fleet_test_ms(FLEET_TEST_WAIT_MS)))
+    _exit(4);
   fleet_store_close(&store, NULL);
   fleet_client_close(&client, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);

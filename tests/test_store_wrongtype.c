@@ -37,8 +37,8 @@ static int run_op(client_ctx_t *c, fleet__op_t op, const char *const *keys,
   memset(seen, 0, sizeof(*seen));
   ASSERT_OK(fleet__backend_call(fleet__client_backend(&c->client), op, k, nkeys,
                                 a, nargs, on_op, seen));
-  while (!seen->done)
-    uv_run(&c->loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_run_until(&c->loop, fleet_test_flag_set, &seen->done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
   return seen->status;
 }
 

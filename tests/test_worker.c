@@ -136,8 +136,14 @@ static void wt_open(wt_t *wt, fleet_test_backend_t *b, const char *name,
 
 /* Runs the loop until `*counter` reaches `want`. */
 static void wt_until(wt_t *wt, const int *counter, int want) {
-  while (*counter < want)
-    uv_run(&wt->t.c.loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_wait_count(&wt->t.c.loop, counter, want,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+}
+
+/* Whether the worker's handles are all closed. */
+static int wt_handles_gone(void *arg) {
+  wt_t *wt = arg;
+  return wt->w.internal_ == NULL;
 }
 
 static void wt_close(wt_t *wt) {
@@ -206,11 +212,11 @@ CONFORMANCE_IMPL(worker_wakeup) {
   t0 = uv_now(&wt.t.c.loop);
   qt_add(&wt.t, "t", "x", NULL);
   wt_until(&wt, &wt.completed, 1);
-  ASSERT_ULT(uv_now(&wt.t.c.loop) - t0, 2000);
+  ASSERT_ULT(uv_now(&wt.t.c.loop) - t0, fleet_test_ms(2000));
   qt_sleep(&wt.t, 50);
   qt_add(&wt.t, "t", "y", NULL);
   wt_until(&wt, &wt.completed, 2);
-  ASSERT_ULT(uv_now(&wt.t.c.loop) - t0, 4000);
+  ASSERT_ULT(uv_now(&wt.t.c.loop) - t0, fleet_test_ms(4000));
   wt_close(&wt);
 }
 
@@ -396,8 +402,8 @@ CONFORMANCE_IMPL(worker_close_in_handler) {
   wt_until(&wt, &wt.done_other, 1);
   ASSERT_ERR(FLEET_ECANCELED, wt.last_done_status);
   ASSERT_EQ(1, wt.lost);
-  while (wt.w.internal_ != NULL)
-    uv_run(&wt.t.c.loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_run_until(&wt.t.c.loop, wt_handles_gone, &wt,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
   wt.closed = 1;
   ASSERT_OK(qt_counts(&wt.t));
   ASSERT_UEQ(1, wt.t.counts.pending);
@@ -463,7 +469,7 @@ TEST_IMPL(worker_redis_outage) {
   wt_until(&wt, &wt.completed, 5);
   ASSERT_OK(fleet_test_redis_stop(r));
   /* Jobs finish meanwhile; their completions cannot be sent. */
-  for (i = 0; i < 40 && !saw_offline; i++) {
+  for (i = 0; i < (int)fleet_test_ms(40) && !saw_offline; i++) {
     qt_sleep(&wt.t, 100);
     fleet_worker_stats(&wt.w, &st);
     saw_offline = !st.online;
@@ -501,8 +507,9 @@ TEST_IMPL(worker_redis_lease_timeout) {
   b.redis = r;
   wt_options(&o);
   o.concurrency = 1;
-  o.claim_ttl_ms = 600;
-  o.heartbeat_ms = 150;
+  /* Scaled, so that a heartbeat delayed by load still renews in time. */
+  o.claim_ttl_ms = (uint32_t)fleet_test_ms(600);
+  o.heartbeat_ms = (uint32_t)fleet_test_ms(150);
   wt_open(&wt, &b, "lease", &o);
   wt.hold = 1;
   qt_add(&wt.t, "t", "x", NULL);
@@ -514,7 +521,7 @@ TEST_IMPL(worker_redis_lease_timeout) {
   ASSERT_ERR(FLEET_ETIMEDOUT, wt.last_lost_status);
   /* Before the server-side deadline (claimed or refreshed at most a TTL
    * before the pause). */
-  ASSERT_ULT(uv_now(&wt.t.c.loop) - paused_at, 600);
+  ASSERT_ULT(uv_now(&wt.t.c.loop) - paused_at, o.claim_ttl_ms);
   ASSERT_OK(fleet_test_redis_resume(r));
   wt.hold = 0;
   ASSERT_OK(fleet_job_complete(wt.held[0]));
