@@ -22,8 +22,8 @@ extern "C" {
 
 /* The version of the library actually linked, as FLEET_VERSION_HEX and as a
  * string. Compare with the macros to detect a header/library mismatch. */
-unsigned int fleet_version(void);
-const char *fleet_version_string(void);
+FLEET_EXTERN unsigned int fleet_version(void);
+FLEET_EXTERN const char *fleet_version_string(void);
 
 /* Every error fleet reports: XX(name, value, message). Values are negative
  * and stable; new codes are only ever appended. */
@@ -59,11 +59,11 @@ typedef enum {
 
 /* The message for an error code ("invalid argument"); never NULL. 0 gives
  * "success", unknown codes "unknown error". */
-const char *fleet_strerror(int err);
+FLEET_EXTERN const char *fleet_strerror(int err);
 
 /* The symbolic name of an error code ("FLEET_EINVAL"); never NULL. 0 gives
  * "FLEET_OK", unknown codes "FLEET_EUNKNOWN". */
-const char *fleet_err_name(int err);
+FLEET_EXTERN const char *fleet_err_name(int err);
 
 #ifdef __cplusplus
 }

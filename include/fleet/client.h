@@ -22,7 +22,7 @@ typedef enum {
 } fleet_client_state_t;
 
 /* The name of a state ("ready"); never NULL. */
-const char *fleet_client_state_name(fleet_client_state_t state);
+FLEET_EXTERN const char *fleet_client_state_name(fleet_client_state_t state);
 
 /* Called on every state change. `status` is 0, or for RECONNECTING the error
  * that broke or refused the connection (FLEET_ECONNREFUSED, FLEET_EAUTH,
@@ -75,7 +75,7 @@ struct fleet_client_s {
 };
 
 /* Fills `options` with the defaults. */
-void fleet_client_options_init(fleet_client_options_t *options);
+FLEET_EXTERN void fleet_client_options_init(fleet_client_options_t *options);
 
 /* Initializes `client` on `loop` and starts connecting to `url`:
  *   redis://[[user]:password@]host[:port][/db]   (port 6379, db 0)
@@ -89,8 +89,9 @@ void fleet_client_options_init(fleet_client_options_t *options);
  * or FLEET_ENOMEM. On error nothing is left on the loop and the close
  * callback must not be awaited. Commands may be issued at once: they wait for
  * the connection up to the command timeout. */
-int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
-                      const fleet_client_options_t *options);
+FLEET_EXTERN int fleet_client_init(uv_loop_t *loop, fleet_client_t *client,
+                                   const char *url,
+                                   const fleet_client_options_t *options);
 
 /* Closes `client`: every pending command's callback runs once with
  * FLEET_ECANCELED, then the state callback reports CLOSED, then `close_cb`
@@ -105,7 +106,8 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
  *
  * Returns 0, FLEET_EINVAL, FLEET_EBUSY (handles are left), or
  * FLEET_ECLOSING if the client is already closing. */
-int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb);
+FLEET_EXTERN int fleet_client_close(fleet_client_t *client,
+                                    fleet_client_close_cb close_cb);
 
 /* Called by fleet_client_walk() for each handle. */
 typedef void (*fleet_walk_cb)(fleet_handle_t *handle, void *arg);
@@ -114,16 +116,18 @@ typedef void (*fleet_walk_cb)(fleet_handle_t *handle, void *arg);
  * finished closing (closing ones included: see fleet_is_closing()). Handles
  * fleet makes for itself (a worker's queue) are not shown. `cb` may close
  * the handle it is given; handles made inside `cb` are not visited. */
-void fleet_client_walk(fleet_client_t *client, fleet_walk_cb cb, void *arg);
+FLEET_EXTERN void fleet_client_walk(fleet_client_t *client, fleet_walk_cb cb,
+                                    void *arg);
 
 /* The current state. */
-fleet_client_state_t fleet_client_state(const fleet_client_t *client);
+FLEET_EXTERN fleet_client_state_t
+fleet_client_state(const fleet_client_t *client);
 
 /* The loop the client runs on. */
-uv_loop_t *fleet_client_loop(const fleet_client_t *client);
+FLEET_EXTERN uv_loop_t *fleet_client_loop(const fleet_client_t *client);
 
 /* The key prefix in use (valid until the close callback). */
-const char *fleet_client_prefix(const fleet_client_t *client);
+FLEET_EXTERN const char *fleet_client_prefix(const fleet_client_t *client);
 
 /* Sends a round trip to the backend. `cb` runs once, after this call
  * returns, with 0, FLEET_ETIMEDOUT, FLEET_EUNAVAILABLE, FLEET_ECONNLOST or
@@ -131,13 +135,13 @@ const char *fleet_client_prefix(const fleet_client_t *client);
  *
  * Returns 0, FLEET_EINVAL (NULL argument) or FLEET_ECLOSING; on error `cb`
  * never runs. */
-int fleet_client_ping(fleet_client_t *client, fleet_client_ping_cb cb,
-                      void *user_data);
+FLEET_EXTERN int fleet_client_ping(fleet_client_t *client,
+                                   fleet_client_ping_cb cb, void *user_data);
 
 /* Reads the backend's clock (the clock every fleet deadline is computed
  * from). Same return codes and callback rules as fleet_client_ping(). */
-int fleet_client_time(fleet_client_t *client, fleet_client_time_cb cb,
-                      void *user_data);
+FLEET_EXTERN int fleet_client_time(fleet_client_t *client,
+                                   fleet_client_time_cb cb, void *user_data);
 
 #ifdef __cplusplus
 }

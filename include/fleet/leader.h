@@ -65,10 +65,11 @@ struct fleet_leader_s {
  * callback, bad timing as for fleet_lock_init()); FLEET_E2BIG;
  * FLEET_ECLOSING; FLEET_ENOMEM. The handle must be closed before its
  * client. */
-int fleet_leader_init(fleet_client_t *client, fleet_leader_t *leader,
-                      const char *name, const char *owner, uint32_t ttl_ms,
-                      const fleet_leader_callbacks_t *callbacks,
-                      const fleet_leader_options_t *options);
+FLEET_EXTERN int fleet_leader_init(fleet_client_t *client,
+                                   fleet_leader_t *leader, const char *name,
+                                   const char *owner, uint32_t ttl_ms,
+                                   const fleet_leader_callbacks_t *callbacks,
+                                   const fleet_leader_options_t *options);
 
 /* Starts campaigning: waits for the lease (woken by releases, and when the
  * current leader's TTL runs out), then calls `elected`. After a loss it
@@ -77,7 +78,7 @@ int fleet_leader_init(fleet_client_t *client, fleet_leader_t *leader,
  *
  * Returns 0; FLEET_EINVAL; FLEET_EALREADY (campaigning, leading or
  * resigning); FLEET_ECLOSING; FLEET_ENOMEM. */
-int fleet_leader_campaign(fleet_leader_t *leader);
+FLEET_EXTERN int fleet_leader_campaign(fleet_leader_t *leader);
 
 /* Stops campaigning. A leader gives its lease up (compare-and-delete, which
  * wakes the other candidates at once), then `demoted` runs with 0; then
@@ -86,21 +87,21 @@ int fleet_leader_campaign(fleet_leader_t *leader);
  *
  * Returns 0; FLEET_EINVAL; FLEET_EALREADY (not campaigning, or resigning
  * already); FLEET_ECLOSING. On error `cb` never runs. */
-int fleet_leader_resign(fleet_leader_t *leader, fleet_leader_done_cb cb,
-                        void *user_data);
+FLEET_EXTERN int fleet_leader_resign(fleet_leader_t *leader,
+                                     fleet_leader_done_cb cb, void *user_data);
 
 /* Whether this candidate leads now: it holds the lease and its local
  * validity has not run out (see fleet_lock_held()). Check it right before
  * acting as the leader. 0 for NULL. */
-int fleet_leader_is_leader(const fleet_leader_t *leader);
+FLEET_EXTERN int fleet_leader_is_leader(const fleet_leader_t *leader);
 
 /* The fencing token of the current or last lease of this candidate. */
-uint64_t fleet_leader_token(const fleet_leader_t *leader);
+FLEET_EXTERN uint64_t fleet_leader_token(const fleet_leader_t *leader);
 
 /* Reads who leads `leader`'s election now, whoever that is: as
  * fleet_lock_query() on its name (info->held 0 when nobody leads). */
-int fleet_leader_query(fleet_leader_t *leader, fleet_lock_query_cb cb,
-                       void *user_data);
+FLEET_EXTERN int fleet_leader_query(fleet_leader_t *leader,
+                                    fleet_lock_query_cb cb, void *user_data);
 
 /* Closes `leader`: stops campaigning, gives up a lease it holds (without
  * calling `demoted`), completes a pending resign with FLEET_ECANCELED, then
@@ -108,7 +109,8 @@ int fleet_leader_query(fleet_leader_t *leader, fleet_lock_query_cb cb,
  * any fleet callback.
  *
  * Returns 0, FLEET_EINVAL or FLEET_ECLOSING. */
-int fleet_leader_close(fleet_leader_t *leader, fleet_close_cb close_cb);
+FLEET_EXTERN int fleet_leader_close(fleet_leader_t *leader,
+                                    fleet_close_cb close_cb);
 
 #ifdef __cplusplus
 }

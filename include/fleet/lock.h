@@ -117,7 +117,7 @@ typedef void (*fleet_lock_query_cb)(fleet_client_t *client, int status,
                                     void *user_data);
 
 /* Fills `options` with the defaults (all zero: see the fields). */
-void fleet_lock_options_init(fleet_lock_options_t *options);
+FLEET_EXTERN void fleet_lock_options_init(fleet_lock_options_t *options);
 
 /* Initializes `lock`, a handle on the lease `name` of `client`, held as
  * `owner` for `ttl_ms` at a time, and registers it with the client (which
@@ -132,9 +132,10 @@ void fleet_lock_options_init(fleet_lock_options_t *options);
  * owner too long); FLEET_ECLOSING (the client is closing); FLEET_ENOMEM. On
  * error nothing is left on the loop. The handle must be closed before its
  * client. */
-int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
-                    const char *name, const char *owner, uint32_t ttl_ms,
-                    const fleet_lock_options_t *options);
+FLEET_EXTERN int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
+                                 const char *name, const char *owner,
+                                 uint32_t ttl_ms,
+                                 const fleet_lock_options_t *options);
 
 /* Takes the lease. With `wait_ms` 0 it tries once; otherwise, while the
  * lease is held by another, it waits up to `wait_ms` (or
@@ -147,8 +148,8 @@ int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
  * Returns 0; FLEET_EINVAL (NULL argument); FLEET_EALREADY (an acquire or a
  * release is in progress, or the lease is held); FLEET_ECLOSING (the handle
  * or the client is closing); FLEET_ENOMEM. On error `cb` never runs. */
-int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
-                       fleet_lock_acquire_cb cb, void *user_data);
+FLEET_EXTERN int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
+                                    fleet_lock_acquire_cb cb, void *user_data);
 
 /* Gives up the lease: deletes it on the server only if it still holds this
  * handle's token (compare-and-delete), and wakes the owners waiting for it.
@@ -162,8 +163,8 @@ int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
  * lease to release: never acquired, or released already); FLEET_EALREADY
  * (an acquire or a release is in progress); FLEET_ECLOSING; FLEET_ENOMEM.
  * On error `cb` never runs. */
-int fleet_lock_release(fleet_lock_t *lock, fleet_lock_done_cb cb,
-                       void *user_data);
+FLEET_EXTERN int fleet_lock_release(fleet_lock_t *lock, fleet_lock_done_cb cb,
+                                    void *user_data);
 
 /* Extends the held lease to a full TTL from now if it still holds this
  * handle's token (compare-and-extend); for manual_renew handles, or to
@@ -174,21 +175,21 @@ int fleet_lock_release(fleet_lock_t *lock, fleet_lock_done_cb cb,
  * released, or lost already); FLEET_EALREADY (a renew from this function is
  * in progress, or a release); FLEET_ECLOSING; FLEET_ENOMEM. On error `cb`
  * never runs. */
-int fleet_lock_renew(fleet_lock_t *lock, fleet_lock_done_cb cb,
-                     void *user_data);
+FLEET_EXTERN int fleet_lock_renew(fleet_lock_t *lock, fleet_lock_done_cb cb,
+                                  void *user_data);
 
 /* Whether the handle holds a lease that is valid now by the local
  * monotonic clock (sent + ttl - safety margin has not passed). Check it
  * right before acting on the lease: it turns 0 at the local deadline even
  * if the lease-lost callback has not run yet. 0 for NULL. */
-int fleet_lock_held(const fleet_lock_t *lock);
+FLEET_EXTERN int fleet_lock_held(const fleet_lock_t *lock);
 
 /* The fencing token of the handle's current or last lease (0 if none).
  * Present it to the systems the lease protects. */
-uint64_t fleet_lock_token(const fleet_lock_t *lock);
+FLEET_EXTERN uint64_t fleet_lock_token(const fleet_lock_t *lock);
 
 /* The local validity left on the held lease, in ms (0 when not held). */
-uint64_t fleet_lock_remaining_ms(const fleet_lock_t *lock);
+FLEET_EXTERN uint64_t fleet_lock_remaining_ms(const fleet_lock_t *lock);
 
 /* Closes `lock`: a pending acquire, release or renew completes with
  * FLEET_ECANCELED; a lease still held, or granted by an attempt in flight,
@@ -199,15 +200,15 @@ uint64_t fleet_lock_remaining_ms(const fleet_lock_t *lock);
  * fleet callback.
  *
  * Returns 0, FLEET_EINVAL or FLEET_ECLOSING (already closing). */
-int fleet_lock_close(fleet_lock_t *lock, fleet_close_cb close_cb);
+FLEET_EXTERN int fleet_lock_close(fleet_lock_t *lock, fleet_close_cb close_cb);
 
 /* Reads the state of the lease `name` on `client`, whoever holds it: holder,
  * token, TTL and last token issued. `cb` runs once, never inside this call.
  *
  * Returns 0; FLEET_EINVAL (NULL argument, empty name); FLEET_E2BIG;
  * FLEET_ECLOSING; FLEET_ENOMEM. On error `cb` never runs. */
-int fleet_lock_query(fleet_client_t *client, const char *name,
-                     fleet_lock_query_cb cb, void *user_data);
+FLEET_EXTERN int fleet_lock_query(fleet_client_t *client, const char *name,
+                                  fleet_lock_query_cb cb, void *user_data);
 
 #ifdef __cplusplus
 }

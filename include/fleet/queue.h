@@ -4,6 +4,8 @@
 #ifndef FLEET_QUEUE_H
 #define FLEET_QUEUE_H
 
+#include "fleet/common.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -42,7 +44,7 @@ typedef enum {
 
 /* The name of a state ("pending"); never NULL ("unknown" when out of
  * range). */
-const char *fleet_job_state_name(fleet_job_state_t state);
+FLEET_EXTERN const char *fleet_job_state_name(fleet_job_state_t state);
 
 /* How a failed job waits before its next attempt. */
 typedef enum {
@@ -93,8 +95,8 @@ typedef struct {
 
 /* Fills `spec` with the defaults above and the given type and payload
  * (neither is copied). */
-void fleet_job_spec_init(fleet_job_spec_t *spec, const char *type,
-                         const void *payload, size_t len);
+FLEET_EXTERN void fleet_job_spec_init(fleet_job_spec_t *spec, const char *type,
+                                      const void *payload, size_t len);
 
 /* How long finished job records are kept. The counters of
  * fleet_queue_counts() count every job ever finished, whatever is kept. */
@@ -110,7 +112,7 @@ typedef struct {
 } fleet_queue_options_t;
 
 /* Fills `options` with the defaults. Every field is used as given. */
-void fleet_queue_options_init(fleet_queue_options_t *options);
+FLEET_EXTERN void fleet_queue_options_init(fleet_queue_options_t *options);
 
 struct fleet_queue_s {
   /* For the user; fleet never reads or writes it. */
@@ -268,18 +270,20 @@ typedef void (*fleet_queue_close_cb)(fleet_queue_t *q);
  *
  * Returns 0, FLEET_EINVAL (NULL argument, bad name), FLEET_ECLOSING (the
  * client is closing) or FLEET_ENOMEM. */
-int fleet_queue_init(fleet_client_t *client, fleet_queue_t *q, const char *name,
-                     const fleet_queue_options_t *options);
+FLEET_EXTERN int fleet_queue_init(fleet_client_t *client, fleet_queue_t *q,
+                                  const char *name,
+                                  const fleet_queue_options_t *options);
 
 /* Closes `q`: the callback of every call still pending runs once with
  * FLEET_ECANCELED (after this returns; a call may still have taken effect
  * in the backend), then `close_cb` (may be NULL) runs once the replies
  * still on their way have arrived. Close every queue handle before its
  * client. Returns 0, FLEET_EINVAL or FLEET_ECLOSING (already closing). */
-int fleet_queue_close(fleet_queue_t *q, fleet_queue_close_cb close_cb);
+FLEET_EXTERN int fleet_queue_close(fleet_queue_t *q,
+                                   fleet_queue_close_cb close_cb);
 
 /* The queue's name; valid until the close callback. */
-const char *fleet_queue_name(const fleet_queue_t *q);
+FLEET_EXTERN const char *fleet_queue_name(const fleet_queue_t *q);
 
 /* ------------------------------------------------------------------------ */
 /* Producing and inspecting                                                 */
@@ -294,39 +298,42 @@ const char *fleet_queue_name(const fleet_queue_t *q);
  * type, id, priority, max_attempts, backoff or unique key), FLEET_E2BIG (a
  * payload over FLEET_JOB_PAYLOAD_MAX), FLEET_ECLOSING or FLEET_ENOMEM; on
  * error no job is enqueued. */
-int fleet_queue_enqueue(fleet_queue_t *q, const fleet_job_spec_t *specs,
-                        size_t n, fleet_queue_enqueue_cb cb, void *user_data);
+FLEET_EXTERN int fleet_queue_enqueue(fleet_queue_t *q,
+                                     const fleet_job_spec_t *specs, size_t n,
+                                     fleet_queue_enqueue_cb cb,
+                                     void *user_data);
 
 /* Reads job `id`. The callback gets FLEET_ENOTFOUND for a job that does
  * not exist (never did, was cancelled, or its finished record was not
  * kept). Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
-int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
-                    void *user_data);
+FLEET_EXTERN int fleet_queue_get(fleet_queue_t *q, const char *id,
+                                 fleet_queue_get_cb cb, void *user_data);
 
 /* Deletes job `id` if it is pending or delayed. The callback gets 0,
  * FLEET_ENOTFOUND, FLEET_EBUSY (it is running: let its claim finish) or
  * FLEET_EALREADY (it completed or is dead). Same return codes as
  * fleet_queue_get(). */
-int fleet_queue_cancel(fleet_queue_t *q, const char *id,
-                       fleet_queue_status_cb cb, void *user_data);
+FLEET_EXTERN int fleet_queue_cancel(fleet_queue_t *q, const char *id,
+                                    fleet_queue_status_cb cb, void *user_data);
 
 /* Counts the jobs in each state. Returns 0, FLEET_EINVAL, FLEET_ECLOSING or
  * FLEET_ENOMEM. */
-int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
-                       void *user_data);
+FLEET_EXTERN int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
+                                    void *user_data);
 
 /* Lists up to `limit` (1..FLEET_QUEUE_BATCH_MAX) ids of the queued
  * (pending or delayed) jobs of `type`, in no particular order.
  * Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
-int fleet_queue_list(fleet_queue_t *q, const char *type, size_t limit,
-                     fleet_queue_list_cb cb, void *user_data);
+FLEET_EXTERN int fleet_queue_list(fleet_queue_t *q, const char *type,
+                                  size_t limit, fleet_queue_list_cb cb,
+                                  void *user_data);
 
 /* Deletes every kept record of completed (`which` FLEET_JOB_COMPLETED) or
  * dead (FLEET_JOB_DEAD) jobs, 1000 per round trip; the counters stay. The
  * callback gets how many were removed. Returns 0, FLEET_EINVAL (another
  * state), FLEET_ECLOSING or FLEET_ENOMEM. */
-int fleet_queue_purge(fleet_queue_t *q, fleet_job_state_t which,
-                      fleet_queue_purge_cb cb, void *user_data);
+FLEET_EXTERN int fleet_queue_purge(fleet_queue_t *q, fleet_job_state_t which,
+                                   fleet_queue_purge_cb cb, void *user_data);
 
 /* ------------------------------------------------------------------------ */
 /* Claims                                                                   */
@@ -342,8 +349,9 @@ int fleet_queue_purge(fleet_queue_t *q, fleet_job_state_t which,
  *
  * Returns 0, FLEET_EINVAL (NULL argument, max_jobs too large, claim_ttl_ms
  * 0), FLEET_ECLOSING or FLEET_ENOMEM. */
-int fleet_queue_claim(fleet_queue_t *q, size_t max_jobs, uint32_t claim_ttl_ms,
-                      fleet_queue_claim_cb cb, void *user_data);
+FLEET_EXTERN int fleet_queue_claim(fleet_queue_t *q, size_t max_jobs,
+                                   uint32_t claim_ttl_ms,
+                                   fleet_queue_claim_cb cb, void *user_data);
 
 /* The heartbeat: moves the deadline of each of `n` claims
  * (1..FLEET_QUEUE_BATCH_MAX) to now + claim_ttl_ms, in one round trip.
@@ -351,9 +359,10 @@ int fleet_queue_claim(fleet_queue_t *q, size_t max_jobs, uint32_t claim_ttl_ms,
  * expired and was recovered, or finished); nothing changes for a stale
  * claim. Returns 0, FLEET_EINVAL (NULL argument, a bad id, n out of range,
  * claim_ttl_ms 0), FLEET_ECLOSING or FLEET_ENOMEM. */
-int fleet_queue_refresh(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
-                        uint32_t claim_ttl_ms, fleet_queue_batch_cb cb,
-                        void *user_data);
+FLEET_EXTERN int fleet_queue_refresh(fleet_queue_t *q,
+                                     const fleet_claim_t *claims, size_t n,
+                                     uint32_t claim_ttl_ms,
+                                     fleet_queue_batch_cb cb, void *user_data);
 
 /* Completes `n` claims in one round trip. results[i] is 0 (completed);
  * FLEET_EALREADY (this claim already ended: a repeated call, for instance
@@ -361,14 +370,16 @@ int fleet_queue_refresh(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
  * long as the job's record is kept); FLEET_ESTALE (the claim is no longer
  * held: nothing changed); FLEET_ENOTFOUND (no such job). Same return codes
  * as fleet_queue_refresh(). */
-int fleet_queue_complete(fleet_queue_t *q, const fleet_claim_t *claims,
-                         size_t n, fleet_queue_batch_cb cb, void *user_data);
+FLEET_EXTERN int fleet_queue_complete(fleet_queue_t *q,
+                                      const fleet_claim_t *claims, size_t n,
+                                      fleet_queue_batch_cb cb, void *user_data);
 
 /* Hands `n` claims back: each job goes back to pending at its place, and
  * the attempt does not count. results[i] as for fleet_queue_complete().
  * Same return codes as fleet_queue_refresh(). */
-int fleet_queue_release(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
-                        fleet_queue_batch_cb cb, void *user_data);
+FLEET_EXTERN int fleet_queue_release(fleet_queue_t *q,
+                                     const fleet_claim_t *claims, size_t n,
+                                     fleet_queue_batch_cb cb, void *user_data);
 
 /* Fails a claim with `error` (up to FLEET_JOB_ERROR_MAX bytes, kept as the
  * job's last error): the job runs again after its backoff, or is dead
@@ -376,16 +387,17 @@ int fleet_queue_release(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
  * FLEET_ESTALE, FLEET_EALREADY or FLEET_ENOTFOUND as for
  * fleet_queue_complete(). Returns 0, FLEET_EINVAL, FLEET_E2BIG,
  * FLEET_ECLOSING or FLEET_ENOMEM. */
-int fleet_queue_fail(fleet_queue_t *q, const fleet_claim_t *claim,
-                     const void *error, size_t error_len,
-                     fleet_queue_fail_cb cb, void *user_data);
+FLEET_EXTERN int fleet_queue_fail(fleet_queue_t *q, const fleet_claim_t *claim,
+                                  const void *error, size_t error_len,
+                                  fleet_queue_fail_cb cb, void *user_data);
 
 /* Re-queues up to 1000 jobs whose claim deadline has passed (dead past
  * max_attempts), clearing their token so that the former holder's calls
  * are stale. Safe to run from many processes at once: workers run it on a
  * timer. Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
-int fleet_queue_recover(fleet_queue_t *q, fleet_queue_recover_cb cb,
-                        void *user_data);
+FLEET_EXTERN int fleet_queue_recover(fleet_queue_t *q,
+                                     fleet_queue_recover_cb cb,
+                                     void *user_data);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,8 @@
 #ifndef FLEET_STORE_H
 #define FLEET_STORE_H
 
+#include "fleet/common.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -123,7 +125,7 @@ typedef void (*fleet_store_list_cb)(fleet_store_t *store, int status,
                                     fleet_bytes_t next_cursor, void *user_data);
 
 /* Fills `options` with the defaults. */
-void fleet_store_options_init(fleet_store_options_t *options);
+FLEET_EXTERN void fleet_store_options_init(fleet_store_options_t *options);
 
 /* Initializes `store` on `client`. `options` may be NULL for the defaults;
  * it is copied, and a zeroed field means its default. The store must be
@@ -132,8 +134,8 @@ void fleet_store_options_init(fleet_store_options_t *options);
  * Returns 0, FLEET_EINVAL (NULL argument, bad option), FLEET_ECLOSING (the
  * client is closing) or FLEET_ENOMEM; on error the store need not be
  * closed. */
-int fleet_store_init(fleet_client_t *client, fleet_store_t *store,
-                     const fleet_store_options_t *options);
+FLEET_EXTERN int fleet_store_init(fleet_client_t *client, fleet_store_t *store,
+                                  const fleet_store_options_t *options);
 
 /* Closes `store`: the callback of every pending call runs once with
  * FLEET_ECANCELED, then `close_cb` (which may be NULL) runs. All of this
@@ -143,11 +145,12 @@ int fleet_store_init(fleet_client_t *client, fleet_store_t *store,
  *
  * Returns 0, FLEET_EINVAL (NULL or uninitialized store) or FLEET_ECLOSING
  * (already closing). */
-int fleet_store_close(fleet_store_t *store, fleet_store_close_cb close_cb);
+FLEET_EXTERN int fleet_store_close(fleet_store_t *store,
+                                   fleet_store_close_cb close_cb);
 
 /* The key prefix of the store (valid until the close callback), or NULL
  * for a NULL or uninitialized store. */
-const char *fleet_store_prefix(const fleet_store_t *store);
+FLEET_EXTERN const char *fleet_store_prefix(const fleet_store_t *store);
 
 /* Every call below takes a callback and `user_data` for it. Unless stated
  * otherwise, a call returns 0 (then the callback runs exactly once, after
@@ -174,32 +177,36 @@ const char *fleet_store_prefix(const fleet_store_t *store);
  * now + TTL (the server's clock); index entries of the old version that the
  * new one lacks are removed. A new record (none existed) starts with no
  * events. */
-int fleet_store_put(fleet_store_t *store, fleet_bytes_t collection,
-                    fleet_bytes_t id, fleet_bytes_t value,
-                    const fleet_store_put_options_t *options, fleet_store_cb cb,
-                    void *user_data);
+FLEET_EXTERN int fleet_store_put(fleet_store_t *store, fleet_bytes_t collection,
+                                 fleet_bytes_t id, fleet_bytes_t value,
+                                 const fleet_store_put_options_t *options,
+                                 fleet_store_cb cb, void *user_data);
 
 /* Reads a record: its value and remaining TTL, or FLEET_ENOTFOUND. */
-int fleet_store_get(fleet_store_t *store, fleet_bytes_t collection,
-                    fleet_bytes_t id, fleet_store_get_cb cb, void *user_data);
+FLEET_EXTERN int fleet_store_get(fleet_store_t *store, fleet_bytes_t collection,
+                                 fleet_bytes_t id, fleet_store_get_cb cb,
+                                 void *user_data);
 
 /* Deletes a record with its index entries and its events: 0, or
  * FLEET_ENOTFOUND when there was none. */
-int fleet_store_delete(fleet_store_t *store, fleet_bytes_t collection,
-                       fleet_bytes_t id, fleet_store_cb cb, void *user_data);
+FLEET_EXTERN int fleet_store_delete(fleet_store_t *store,
+                                    fleet_bytes_t collection, fleet_bytes_t id,
+                                    fleet_store_cb cb, void *user_data);
 
 /* Whether a record exists: 0, or FLEET_ENOTFOUND. */
-int fleet_store_exists(fleet_store_t *store, fleet_bytes_t collection,
-                       fleet_bytes_t id, fleet_store_cb cb, void *user_data);
+FLEET_EXTERN int fleet_store_exists(fleet_store_t *store,
+                                    fleet_bytes_t collection, fleet_bytes_t id,
+                                    fleet_store_cb cb, void *user_data);
 
 /* Sets the expiry of a record, its index entries and its events to now +
  * `ttl_ms`, which becomes the record's TTL; 0 keeps the record's TTL (the
  * one it was put with). The new expiry may be earlier than the old one.
  * Status 0, or FLEET_ENOTFOUND. `ttl_ms` is at most
  * FLEET_STORE_TTL_MAX_MS. */
-int fleet_store_touch(fleet_store_t *store, fleet_bytes_t collection,
-                      fleet_bytes_t id, uint64_t ttl_ms, fleet_store_cb cb,
-                      void *user_data);
+FLEET_EXTERN int fleet_store_touch(fleet_store_t *store,
+                                   fleet_bytes_t collection, fleet_bytes_t id,
+                                   uint64_t ttl_ms, fleet_store_cb cb,
+                                   void *user_data);
 
 /* Appends `n` events (1 to FLEET_STORE_BATCH_MAX, each 0 bytes to the
  * store's max_value_bytes) to the events list of an existing record, at
@@ -207,10 +214,10 @@ int fleet_store_touch(fleet_store_t *store, fleet_bytes_t collection,
  * the expiry of the record, its index entries and its events to now + the
  * record's TTL. The callback gets the new length of the list, or
  * FLEET_ENOTFOUND when the record does not exist (nothing is appended). */
-int fleet_store_events_append(fleet_store_t *store, fleet_bytes_t collection,
-                              fleet_bytes_t id, const fleet_bytes_t *events,
-                              size_t n, fleet_store_count_cb cb,
-                              void *user_data);
+FLEET_EXTERN int
+fleet_store_events_append(fleet_store_t *store, fleet_bytes_t collection,
+                          fleet_bytes_t id, const fleet_bytes_t *events,
+                          size_t n, fleet_store_count_cb cb, void *user_data);
 
 /* Reads up to `limit` (1 to FLEET_STORE_BATCH_MAX) events of a record,
  * oldest first, skipping the first `offset` (at most
@@ -218,14 +225,18 @@ int fleet_store_events_append(fleet_store_t *store, fleet_bytes_t collection,
  * max_events cap, offsets count from the oldest event still kept.
  * FLEET_ENOTFOUND when the record does not exist. Reading does not refresh
  * the TTL. */
-int fleet_store_events_read(fleet_store_t *store, fleet_bytes_t collection,
-                            fleet_bytes_t id, uint64_t offset, size_t limit,
-                            fleet_store_events_cb cb, void *user_data);
+FLEET_EXTERN int fleet_store_events_read(fleet_store_t *store,
+                                         fleet_bytes_t collection,
+                                         fleet_bytes_t id, uint64_t offset,
+                                         size_t limit, fleet_store_events_cb cb,
+                                         void *user_data);
 
 /* The number of events of a record, or FLEET_ENOTFOUND. */
-int fleet_store_events_count(fleet_store_t *store, fleet_bytes_t collection,
-                             fleet_bytes_t id, fleet_store_count_cb cb,
-                             void *user_data);
+FLEET_EXTERN int fleet_store_events_count(fleet_store_t *store,
+                                          fleet_bytes_t collection,
+                                          fleet_bytes_t id,
+                                          fleet_store_count_cb cb,
+                                          void *user_data);
 
 /* Lists the records of `collection` indexed under (`index`, `value`), up to
  * `limit` (1 to FLEET_STORE_BATCH_MAX) per page, ordered by expiry time
@@ -243,10 +254,11 @@ int fleet_store_events_count(fleet_store_t *store, fleet_bytes_t collection,
  * one TTL for all records, to the millisecond), so a refreshed record may
  * come twice. FLEET_EINVAL also for a malformed cursor (see docs/store.md
  * for its format). Listing does not refresh TTLs. */
-int fleet_store_list(fleet_store_t *store, fleet_bytes_t collection,
-                     fleet_bytes_t index, fleet_bytes_t value,
-                     fleet_bytes_t cursor, size_t limit, fleet_store_list_cb cb,
-                     void *user_data);
+FLEET_EXTERN int fleet_store_list(fleet_store_t *store,
+                                  fleet_bytes_t collection, fleet_bytes_t index,
+                                  fleet_bytes_t value, fleet_bytes_t cursor,
+                                  size_t limit, fleet_store_list_cb cb,
+                                  void *user_data);
 
 /* Deletes every key whose name starts with "{<prefix>:", whoever wrote it,
  * with SCAN and UNLINK in batches (never KEYS), and nothing else. It is not
@@ -254,12 +266,13 @@ int fleet_store_list(fleet_store_t *store, fleet_bytes_t collection,
  * key that exists for the whole run is deleted. The callback gets the
  * number of keys deleted. On Redis Cluster it covers only the node the
  * client is connected to. */
-int fleet_store_clear(fleet_store_t *store, fleet_store_count_cb cb,
-                      void *user_data);
+FLEET_EXTERN int fleet_store_clear(fleet_store_t *store,
+                                   fleet_store_count_cb cb, void *user_data);
 
 /* Checks that the backend answers: a round trip through the client.
  * Status 0 or a connection error. */
-int fleet_store_ping(fleet_store_t *store, fleet_store_cb cb, void *user_data);
+FLEET_EXTERN int fleet_store_ping(fleet_store_t *store, fleet_store_cb cb,
+                                  void *user_data);
 
 #ifdef __cplusplus
 }

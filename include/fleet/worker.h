@@ -5,6 +5,9 @@
 #ifndef FLEET_WORKER_H
 #define FLEET_WORKER_H
 
+#include "fleet/common.h"
+#include "fleet/queue.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -101,15 +104,16 @@ struct fleet_worker_s {
 };
 
 /* Fills `options` with the defaults (handler NULL). */
-void fleet_worker_options_init(fleet_worker_options_t *options);
+FLEET_EXTERN void fleet_worker_options_init(fleet_worker_options_t *options);
 
 /* Initializes `w` for the queue `name` on `client`; `options` is copied.
  * Nothing happens before fleet_worker_start().
  *
  * Returns 0, FLEET_EINVAL (NULL argument, bad name, no handler, options
  * out of range), FLEET_ECLOSING (the client is closing) or FLEET_ENOMEM. */
-int fleet_worker_init(fleet_client_t *client, fleet_worker_t *w,
-                      const char *name, const fleet_worker_options_t *options);
+FLEET_EXTERN int fleet_worker_init(fleet_client_t *client, fleet_worker_t *w,
+                                   const char *name,
+                                   const fleet_worker_options_t *options);
 
 /* Starts claiming: at once, then whenever jobs may be pending (a wake-up
  * published by an enqueue, a delayed job coming due, a job finishing, the
@@ -118,7 +122,7 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *w,
  * when the backend answers again. Returns 0, FLEET_EINVAL (not
  * initialized, or already running or stopping), FLEET_ECLOSING or
  * FLEET_ENOMEM. */
-int fleet_worker_start(fleet_worker_t *w);
+FLEET_EXTERN int fleet_worker_start(fleet_worker_t *w);
 
 /* Stops gracefully: claims nothing more, waits up to `timeout_ms` for the
  * jobs with the handler to be finished and their completions accepted,
@@ -126,8 +130,8 @@ int fleet_worker_start(fleet_worker_t *w);
  * FLEET_ECANCELED). `cb` (may be NULL) runs once everything sent has been
  * answered; the worker may then be started again or closed. Returns 0,
  * FLEET_EINVAL (not running) or FLEET_ECLOSING. */
-int fleet_worker_stop(fleet_worker_t *w, uint32_t timeout_ms,
-                      fleet_worker_stop_cb cb);
+FLEET_EXTERN int fleet_worker_stop(fleet_worker_t *w, uint32_t timeout_ms,
+                                   fleet_worker_stop_cb cb);
 
 /* Closes the worker at once: completions not yet sent are sent, the claims
  * of jobs with the handler are handed back (lost callback with
@@ -135,10 +139,12 @@ int fleet_worker_stop(fleet_worker_t *w, uint32_t timeout_ms,
  * `close_cb` (may be NULL) runs once every job given to the handler has
  * been finished and settled. Close a worker before its client. Returns 0,
  * FLEET_EINVAL or FLEET_ECLOSING. */
-int fleet_worker_close(fleet_worker_t *w, fleet_worker_close_cb close_cb);
+FLEET_EXTERN int fleet_worker_close(fleet_worker_t *w,
+                                    fleet_worker_close_cb close_cb);
 
 /* Fills `stats`. */
-void fleet_worker_stats(const fleet_worker_t *w, fleet_worker_stats_t *stats);
+FLEET_EXTERN void fleet_worker_stats(const fleet_worker_t *w,
+                                     fleet_worker_stats_t *stats);
 
 /* Finishes a job given to the handler: completes it, fails it with
  * `error` (up to FLEET_JOB_ERROR_MAX bytes; it is retried after its
@@ -147,9 +153,10 @@ void fleet_worker_stats(const fleet_worker_t *w, fleet_worker_stats_t *stats);
  * returns; completions made in the same loop iteration go in one round
  * trip. Returns 0, FLEET_EINVAL (NULL, not a job of a handler, or finished
  * already) or FLEET_E2BIG. */
-int fleet_job_complete(fleet_job_t *job);
-int fleet_job_fail(fleet_job_t *job, const void *error, size_t error_len);
-int fleet_job_release(fleet_job_t *job);
+FLEET_EXTERN int fleet_job_complete(fleet_job_t *job);
+FLEET_EXTERN int fleet_job_fail(fleet_job_t *job, const void *error,
+                                size_t error_len);
+FLEET_EXTERN int fleet_job_release(fleet_job_t *job);
 
 #ifdef __cplusplus
 }
