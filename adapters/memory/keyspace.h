@@ -240,6 +240,13 @@ int64_t fleet__ks_zrange(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
 /* Pops up to `count` lowest members; FLEET_EBACKEND when count < 0. */
 int64_t fleet__ks_zpopmin(fleet__ks_t *ks, fleet_bytes_t key, int64_t count,
                           fleet__ks_zitem_t **out);
+/* ZRANK key member: returns 1 and writes the 0-based rank, or 0 when the
+ * member or the key does not exist. */
+int fleet__ks_zrank(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t member,
+                    int64_t *out);
+/* ZREMRANGEBYRANK key start stop: ranks as for fleet__ks_zrange(). */
+int64_t fleet__ks_zremrangebyrank(fleet__ks_t *ks, fleet_bytes_t key,
+                                  int64_t start, int64_t stop);
 int64_t fleet__ks_zremrangebyscore(fleet__ks_t *ks, fleet_bytes_t key,
                                    double min, double max);
 int64_t fleet__ks_zcount(fleet__ks_t *ks, fleet_bytes_t key, double min,
