@@ -473,6 +473,18 @@ static int mem_call(fleet__backend_t *base, fleet__op_t op,
   return 0;
 }
 
+int fleet__memory_command(fleet__backend_t *base, const fleet_bytes_t *argv,
+                          size_t argc, fleet__rb_t *out) {
+  mem_backend_t *be = (mem_backend_t *)base;
+  uint64_t now_us;
+
+  if (be == NULL || be->base.vt != &fleet__memory_backend)
+    return FLEET_EINVAL;
+  now_us = mem_store_now_us(be->store);
+  fleet__ks_begin(be->store->ks, (int64_t)(now_us / 1000));
+  return fleet__mem_host_command(be->store->host, now_us, argv, argc, out);
+}
+
 static int mem_subscribe(fleet__backend_t *base, const char *channel,
                          size_t len, fleet__message_cb cb, void *arg,
                          fleet__sub_t **out) {

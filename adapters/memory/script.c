@@ -450,15 +450,21 @@ static void host_set_array(lua_State *L, const char *name,
   lua_rawset(L, LUA_GLOBALSINDEX);
 }
 
-/* Runs the host's current op under the lua_pcall of fleet__mem_host_run
- * and converts its result into the host's `out`; any error is raised. */
+/* Runs the host's current op under the lua_pcall of host_run and converts
+ * its result into the host's `out`; any error is raised. The op
+ * FLEET__OP_COUNT stands for a bare command, its argv in `keys`. */
 static int host_runner(lua_State *L) {
   fleet__mem_host_t *h = lua_touserdata(L, lua_upvalueindex(1));
-  const char *command = fleet__op_command(h->op);
+  const char *command =
+      h->op == FLEET__OP_COUNT ? NULL : fleet__op_command(h->op);
   const char *err;
   size_t n = 0, i;
 
-  if (command != NULL) {
+  if (h->op == FLEET__OP_COUNT) {
+    err = fleet__mem_command(&h->env, L, h->keys, h->nkeys);
+    if (err != NULL)
+      return host_error(L, 1, err);
+  } else if (command != NULL) {
     if (host_reserve(h, 1 + h->nkeys + h->nargs) != 0)
       return host_error(L, 1, "OOM out of memory for command arguments");
     h->argv[n].base = command;
@@ -488,15 +494,13 @@ int fleet__mem_host_has(const fleet__mem_host_t *h, fleet__op_t op) {
   return h->fn[op] != LUA_NOREF;
 }
 
-int fleet__mem_host_run(fleet__mem_host_t *h, uint64_t now_us, fleet__op_t op,
-                        const fleet_bytes_t *keys, size_t nkeys,
-                        const fleet_bytes_t *args, size_t nargs,
-                        fleet__rb_t *out) {
+/* Runs `op` (or FLEET__OP_COUNT, a bare command) through host_runner. */
+static int host_run(fleet__mem_host_t *h, uint64_t now_us, fleet__op_t op,
+                    const fleet_bytes_t *keys, size_t nkeys,
+                    const fleet_bytes_t *args, size_t nargs, fleet__rb_t *out) {
   lua_State *L = h->L;
   int rc;
 
-  if (!fleet__mem_host_has(h, op))
-    return FLEET_EBACKEND;
   h->env.now_us = now_us;
   h->op = op;
   h->keys = keys;
@@ -512,4 +516,21 @@ int fleet__mem_host_run(fleet__mem_host_t *h, uint64_t now_us, fleet__op_t op,
     h->status = host_error_code(L, rc);
   lua_settop(L, 0);
   return h->status != 0 ? h->status : fleet__rb_check(out);
+}
+
+int fleet__mem_host_run(fleet__mem_host_t *h, uint64_t now_us, fleet__op_t op,
+                        const fleet_bytes_t *keys, size_t nkeys,
+                        const fleet_bytes_t *args, size_t nargs,
+                        fleet__rb_t *out) {
+  if (!fleet__mem_host_has(h, op))
+    return FLEET_EBACKEND;
+  return host_run(h, now_us, op, keys, nkeys, args, nargs, out);
+}
+
+int fleet__mem_host_command(fleet__mem_host_t *h, uint64_t now_us,
+                            const fleet_bytes_t *argv, size_t argc,
+                            fleet__rb_t *out) {
+  if (argc == 0)
+    return FLEET_EINVAL;
+  return host_run(h, now_us, FLEET__OP_COUNT, argv, argc, NULL, 0, out);
 }

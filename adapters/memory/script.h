@@ -39,6 +39,18 @@ int fleet__mem_host_run(fleet__mem_host_t *h, uint64_t now_us, fleet__op_t op,
                         const fleet_bytes_t *args, size_t nargs,
                         fleet__rb_t *out);
 
+/* Runs one command of the command table (argv[0] names it) as a command
+ * op runs, with the same reply and error rules; for tests that compare a
+ * memory keyspace with a Redis one. */
+int fleet__mem_host_command(fleet__mem_host_t *h, uint64_t now_us,
+                            const fleet_bytes_t *argv, size_t argc,
+                            fleet__rb_t *out);
+
+/* fleet__mem_host_command() on the store of `be`, a memory backend, at its
+ * store clock: the reply is in `out` when this returns. */
+int fleet__memory_command(fleet__backend_t *be, const fleet_bytes_t *argv,
+                          size_t argc, fleet__rb_t *out);
+
 /* Whether the host has `op`: a script op whose script is embedded, or a
  * command op whose command is in the table. */
 int fleet__mem_host_has(const fleet__mem_host_t *h, fleet__op_t op);
