@@ -144,34 +144,6 @@ int64_t fleet__ks_zrange(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
                   (size_t)(stop - start + 1), out);
 }
 
-int64_t fleet__ks_zpopmin(fleet__ks_t *ks, fleet_bytes_t key, int64_t count,
-                          fleet__ks_zitem_t **out) {
-  fleet__dict_entry_t *e;
-  fleet__zset_t *z;
-  fleet__ks_zitem_t *items;
-  int64_t n, i;
-  int rc;
-
-  if (count < 0)
-    return FLEET_EBACKEND;
-  rc = fleet__ks_find(ks, key, FLEET__KS_ZSET, &e);
-  if (rc < 0)
-    return rc;
-  if (rc == 0 || count == 0)
-    return ks_zcopy(ks, NULL, 0, out);
-  z = &fleet__ks_obj(e)->u.zset;
-  n = (uint64_t)count < z->length ? count : (int64_t)z->length;
-  /* Copy first: removing frees the member bytes. */
-  n = ks_zcopy(ks, fleet__zset_at(z, 0), (size_t)n, &items);
-  if (n < 0)
-    return n;
-  for (i = 0; i < n; i++)
-    fleet__zset_remove(z, items[i].member.base, items[i].member.len);
-  fleet__ks_drop_if_empty(ks, e);
-  *out = items;
-  return n;
-}
-
 int64_t fleet__ks_zremrangebyscore(fleet__ks_t *ks, fleet_bytes_t key,
                                    double min, double max) {
   fleet__dict_entry_t *e;
