@@ -273,4 +273,3 @@ int64_t fleet__ks_smembers(fleet__ks_t *ks, fleet_bytes_t key,
     return rc;
   return ks_collect(ks, rc > 0 ? &fleet__ks_obj(e)->u.set : NULL, 0, out);
 }
-
