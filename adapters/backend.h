@@ -2,11 +2,11 @@
  *
  * A primitive in src/ builds its keys and arguments, then calls one
  * operation (an "op") through fleet__backend_call(). Each op has the same
- * KEYS/ARGV and the same reply shape on every backend: on Redis it is a Lua
- * script in adapters/redis/lua/<name>.lua (or a plain command), in memory it
- * is a C function in adapters/memory/ops_*.c written against the same
- * contract. Adding an op is one line in FLEET__OP_MAP plus one
- * implementation on each side. */
+ * KEYS/ARGV and the same reply shape on every backend: it is a Lua script
+ * in adapters/redis/lua/<name>.lua (or a plain command), which Redis runs,
+ * and which the memory backend runs in its own embedded Lua 5.1 whose
+ * redis.call reaches a C keyspace (adapters/memory/command.c). Adding an op
+ * is one line in FLEET__OP_MAP plus its script. */
 #ifndef FLEET_BACKEND_H
 #define FLEET_BACKEND_H
 

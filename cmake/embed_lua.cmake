@@ -1,5 +1,6 @@
-# embed_lua.cmake -- writes a C file holding every Lua script of the Redis
-# adapter, with its SHA1, so the library needs no files at run time.
+# embed_lua.cmake -- writes a C file holding every Lua script, with its SHA1,
+# so the library needs no files at run time: the Redis adapter sends this
+# text to Redis and the memory backend runs the same text in its own Lua.
 # Usage: cmake -DOUT=<file.c> -DSCRIPTS="<a.lua;b.lua>" -P embed_lua.cmake
 #
 # Redis scripts cannot call each other, so code several scripts share lives

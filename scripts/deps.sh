@@ -1,7 +1,7 @@
 # deps.sh -- sourced by setup.sh and test.sh: installs, with apt, the Debian
 # 12 packages fleet needs that are not installed yet.
 fleet_install_deps() {
-  pkgs="cmake make gcc pkg-config libuv1-dev libhiredis-dev redis-server
+  pkgs="cmake make gcc pkg-config libuv1-dev libhiredis-dev liblua5.1-0-dev redis-server
     libhttp-parser-dev"
   missing=""
   for p in $pkgs; do

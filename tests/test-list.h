@@ -146,8 +146,10 @@ TEST_DECLARE(queue_mp_race)
 TEST_DECLARE(queue_mp_kill)
 TEST_DECLARE(queue_mp_restart)
 
-/* test_queue_twin.c */
-TEST_DECLARE(queue_twin_differential)
+/* test_diff.c */
+TEST_DECLARE(diff_lock_ops)
+TEST_DECLARE(diff_queue_ops)
+TEST_DECLARE(diff_store_ops)
 
 /* test_store*.c */
 CONFORMANCE_DECLARE(store_records)
@@ -310,8 +312,10 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(queue_mp_kill, 60)
   TEST_ENTRY_TIMEOUT(queue_mp_restart, 60)
 
-  /* test_queue_twin.c */
-  TEST_ENTRY(queue_twin_differential)
+  /* test_diff.c */
+  TEST_ENTRY_TIMEOUT(diff_lock_ops, 120)
+  TEST_ENTRY_TIMEOUT(diff_queue_ops, 120)
+  TEST_ENTRY_TIMEOUT(diff_store_ops, 120)
 
   /* test_store*.c */
   CONFORMANCE_ENTRY(store_records)

@@ -337,10 +337,6 @@ int64_t fleet__ks_now(const fleet__ks_t *ks) {
   return ks->now_ms;
 }
 
-size_t fleet__ks_dbsize(const fleet__ks_t *ks) {
-  return ks->keys.used;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Arguments                                                                */
 
@@ -399,13 +395,6 @@ int fleet__ks_parse_double(fleet_bytes_t b, double *out) {
     return FLEET_EBACKEND;
   *out = v;
   return 0;
-}
-
-int fleet__ks_fmt_int(fleet__ks_t *ks, int64_t v, fleet_bytes_t *out) {
-  char buf[24];
-  int n = snprintf(buf, sizeof(buf), "%" PRId64, v);
-
-  return fleet__ks_copy_out(ks, buf, (size_t)n, out);
 }
 
 int fleet__ks_add_int(fleet_bytes_t b, int64_t by, int64_t *sum) {
@@ -491,15 +480,6 @@ int64_t fleet__ks_pttl(fleet__ks_t *ks, fleet_bytes_t key) {
   if (o->expire_ms < 0)
     return -1;
   return o->expire_ms - ks->now_ms;
-}
-
-int fleet__ks_persist(fleet__ks_t *ks, fleet_bytes_t key) {
-  fleet__dict_entry_t *e = fleet__ks_lookup(ks, key);
-
-  if (e == NULL || fleet__ks_obj(e)->expire_ms < 0)
-    return 0;
-  fleet__ks_set_expire(ks, fleet__ks_obj(e), -1);
-  return 1;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -1,5 +1,6 @@
-/* keyspace.h -- a small Redis-like keyspace that the memory ops are written
- * against, so that each op can mirror its Lua script line by line.
+/* keyspace.h -- a small Redis-like keyspace: the data behind the commands
+ * of the memory backend's command table (command.c), which the Lua scripts
+ * call. It holds what those commands need and nothing more.
  *
  * Conventions, the same for every function below:
  *
@@ -83,9 +84,6 @@ void fleet__ks_begin(fleet__ks_t *ks, int64_t now_ms);
 /* The time given to the last fleet__ks_begin(). */
 int64_t fleet__ks_now(const fleet__ks_t *ks);
 
-/* Number of keys, expired ones not yet deleted included (Redis DBSIZE). */
-size_t fleet__ks_dbsize(const fleet__ks_t *ks);
-
 /* `size` bytes of scratch space, aligned for any type and valid until the
  * next fleet__ks_begin(), or NULL when out of memory. */
 void *fleet__ks_scratch(fleet__ks_t *ks, size_t size);
@@ -99,10 +97,6 @@ int fleet__ks_parse_int(fleet_bytes_t b, int64_t *out);
  * "1e3"; not NaN, no spaces, at most 255 bytes). Returns 0 or
  * FLEET_EBACKEND. */
 int fleet__ks_parse_double(fleet_bytes_t b, double *out);
-
-/* Formats `v` in decimal into scratch space (as Lua's tostring() does for an
- * integer). Returns 0 or FLEET_ENOMEM. */
-int fleet__ks_fmt_int(fleet__ks_t *ks, int64_t v, fleet_bytes_t *out);
 
 /* ------------------------------------------------------------------------ */
 /* Keys                                                                     */
@@ -122,7 +116,6 @@ int fleet__ks_pexpireat(fleet__ks_t *ks, fleet_bytes_t key, int64_t at_ms);
 /* The time to live in ms, -1 when the key has no expiry, -2 when it does
  * not exist. The one function that cannot fail. */
 int64_t fleet__ks_pttl(fleet__ks_t *ks, fleet_bytes_t key);
-int fleet__ks_persist(fleet__ks_t *ks, fleet_bytes_t key);
 
 /* SCAN cursor MATCH prefix* COUNT count: examines about `count` keys (at
  * least 1) from `cursor` (0 to start), points `*keys` at those that start
@@ -166,7 +159,6 @@ int64_t fleet__ks_hdel(fleet__ks_t *ks, fleet_bytes_t key,
 /* Returns the number of items: field, value, field, value... */
 int64_t fleet__ks_hgetall(fleet__ks_t *ks, fleet_bytes_t key,
                           fleet_bytes_t **out);
-int64_t fleet__ks_hlen(fleet__ks_t *ks, fleet_bytes_t key);
 int fleet__ks_hincrby(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field,
                       int64_t by, int64_t *out);
 int fleet__ks_hexists(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field);
@@ -181,8 +173,6 @@ int64_t fleet__ks_hmget(fleet__ks_t *ks, fleet_bytes_t key,
 /* Push `n` values (at least 1) one by one; return the new length. */
 int64_t fleet__ks_rpush(fleet__ks_t *ks, fleet_bytes_t key,
                         const fleet_bytes_t *values, size_t n);
-int64_t fleet__ks_lpush(fleet__ks_t *ks, fleet_bytes_t key,
-                        const fleet_bytes_t *values, size_t n);
 /* `start` and `stop` are inclusive; negative ones count from the end. */
 int64_t fleet__ks_lrange(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
                          int64_t stop, fleet_bytes_t **out);
@@ -190,12 +180,6 @@ int64_t fleet__ks_llen(fleet__ks_t *ks, fleet_bytes_t key);
 /* Returns 0. */
 int fleet__ks_ltrim(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
                     int64_t stop);
-/* Removes up to `count` (from the head; from the tail when negative; all
- * when 0) elements equal to `value`; returns how many. */
-int64_t fleet__ks_lrem(fleet__ks_t *ks, fleet_bytes_t key, int64_t count,
-                       fleet_bytes_t value);
-int fleet__ks_lpop(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t *out);
-int fleet__ks_rpop(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t *out);
 int fleet__ks_lindex(fleet__ks_t *ks, fleet_bytes_t key, int64_t index,
                      fleet_bytes_t *out);
 
@@ -209,9 +193,6 @@ int64_t fleet__ks_srem(fleet__ks_t *ks, fleet_bytes_t key,
 /* In no particular order. */
 int64_t fleet__ks_smembers(fleet__ks_t *ks, fleet_bytes_t key,
                            fleet_bytes_t **out);
-int fleet__ks_sismember(fleet__ks_t *ks, fleet_bytes_t key,
-                        fleet_bytes_t member);
-int64_t fleet__ks_scard(fleet__ks_t *ks, fleet_bytes_t key);
 
 /* ------------------------------------------------------------------------ */
 /* Sorted sets                                                              */
@@ -237,9 +218,13 @@ int64_t fleet__ks_zrangebyscore(fleet__ks_t *ks, fleet_bytes_t key, double min,
 /* ZRANGE key start stop: by rank, inclusive, negative from the end. */
 int64_t fleet__ks_zrange(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
                          int64_t stop, fleet__ks_zitem_t **out);
-/* Pops up to `count` lowest members; FLEET_EBACKEND when count < 0. */
-int64_t fleet__ks_zpopmin(fleet__ks_t *ks, fleet_bytes_t key, int64_t count,
-                          fleet__ks_zitem_t **out);
+/* ZRANK key member: returns 1 and writes the 0-based rank, or 0 when the
+ * member or the key does not exist. */
+int fleet__ks_zrank(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t member,
+                    int64_t *out);
+/* ZREMRANGEBYRANK key start stop: ranks as for fleet__ks_zrange(). */
+int64_t fleet__ks_zremrangebyrank(fleet__ks_t *ks, fleet_bytes_t key,
+                                  int64_t start, int64_t stop);
 int64_t fleet__ks_zremrangebyscore(fleet__ks_t *ks, fleet_bytes_t key,
                                    double min, double max);
 int64_t fleet__ks_zcount(fleet__ks_t *ks, fleet_bytes_t key, double min,

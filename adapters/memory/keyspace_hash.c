@@ -148,15 +148,6 @@ int64_t fleet__ks_hgetall(fleet__ks_t *ks, fleet_bytes_t key,
   return ks_collect(ks, rc > 0 ? &fleet__ks_obj(e)->u.hash : NULL, 1, out);
 }
 
-int64_t fleet__ks_hlen(fleet__ks_t *ks, fleet_bytes_t key) {
-  fleet__dict_entry_t *e;
-  int rc = fleet__ks_find(ks, key, FLEET__KS_HASH, &e);
-
-  if (rc <= 0)
-    return rc;
-  return (int64_t)fleet__ks_obj(e)->u.hash.used;
-}
-
 int fleet__ks_hincrby(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field,
                       int64_t by, int64_t *out) {
   fleet__dict_entry_t *e, *f;
@@ -281,24 +272,4 @@ int64_t fleet__ks_smembers(fleet__ks_t *ks, fleet_bytes_t key,
   if (rc < 0)
     return rc;
   return ks_collect(ks, rc > 0 ? &fleet__ks_obj(e)->u.set : NULL, 0, out);
-}
-
-int fleet__ks_sismember(fleet__ks_t *ks, fleet_bytes_t key,
-                        fleet_bytes_t member) {
-  fleet__dict_entry_t *e;
-  int rc = fleet__ks_find(ks, key, FLEET__KS_SET, &e);
-
-  if (rc <= 0)
-    return rc;
-  return fleet__dict_find(&fleet__ks_obj(e)->u.set, member.base, member.len) !=
-         NULL;
-}
-
-int64_t fleet__ks_scard(fleet__ks_t *ks, fleet_bytes_t key) {
-  fleet__dict_entry_t *e;
-  int rc = fleet__ks_find(ks, key, FLEET__KS_SET, &e);
-
-  if (rc <= 0)
-    return rc;
-  return (int64_t)fleet__ks_obj(e)->u.set.used;
 }

@@ -94,11 +94,6 @@ int64_t fleet__ks_rpush(fleet__ks_t *ks, fleet_bytes_t key,
   return ks_push(ks, key, values, n, 0);
 }
 
-int64_t fleet__ks_lpush(fleet__ks_t *ks, fleet_bytes_t key,
-                        const fleet_bytes_t *values, size_t n) {
-  return ks_push(ks, key, values, n, 1);
-}
-
 int64_t fleet__ks_lrange(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
                          int64_t stop, fleet_bytes_t **out) {
   fleet__dict_entry_t *e;
@@ -154,74 +149,6 @@ int fleet__ks_ltrim(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
   l->len = keep;
   fleet__ks_drop_if_empty(ks, e);
   return 0;
-}
-
-int64_t fleet__ks_lrem(fleet__ks_t *ks, fleet_bytes_t key, int64_t count,
-                       fleet_bytes_t value) {
-  fleet__dict_entry_t *e;
-  fleet__ks_list_t *l;
-  fleet__ks_blob_t **slot;
-  uint64_t limit;
-  size_t removed = 0, kept = 0, i;
-  int rc = fleet__ks_find(ks, key, FLEET__KS_LIST, &e);
-
-  if (rc <= 0)
-    return rc;
-  l = &fleet__ks_obj(e)->u.list;
-  /* -(count + 1) + 1 avoids negating INT64_MIN. */
-  limit = count == 0  ? UINT64_MAX
-          : count > 0 ? (uint64_t)count
-                      : (uint64_t)(-(count + 1)) + 1;
-  /* Matches are freed and their slots set to NULL, scanning from the tail
-   * when count is negative; then the survivors are packed in order. */
-  for (i = 0; i < l->len && removed < limit; i++) {
-    slot = ks_list_slot(l, count < 0 ? l->len - 1 - i : i);
-    if ((*slot)->len == value.len &&
-        (value.len == 0 || memcmp((*slot)->data, value.base, value.len) == 0)) {
-      free(*slot);
-      *slot = NULL;
-      removed++;
-    }
-  }
-  for (i = 0; i < l->len; i++) {
-    slot = ks_list_slot(l, i);
-    if (*slot != NULL)
-      *ks_list_slot(l, kept++) = *slot;
-  }
-  l->len = kept;
-  fleet__ks_drop_if_empty(ks, e);
-  return (int64_t)removed;
-}
-
-/* Pops the head (or the tail) into scratch space. */
-static int ks_pop(fleet__ks_t *ks, fleet_bytes_t key, int tail,
-                  fleet_bytes_t *out) {
-  fleet__dict_entry_t *e;
-  fleet__ks_list_t *l;
-  fleet__ks_blob_t **slot;
-  int rc = fleet__ks_find(ks, key, FLEET__KS_LIST, &e);
-
-  *out = ks_nil;
-  if (rc <= 0)
-    return rc;
-  l = &fleet__ks_obj(e)->u.list;
-  slot = ks_list_slot(l, tail ? l->len - 1 : 0);
-  if (fleet__ks_copy_out(ks, (*slot)->data, (*slot)->len, out) != 0)
-    return FLEET_ENOMEM;
-  free(*slot);
-  if (!tail)
-    l->head = (l->head + 1) & (l->cap - 1);
-  l->len--;
-  fleet__ks_drop_if_empty(ks, e);
-  return 1;
-}
-
-int fleet__ks_lpop(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t *out) {
-  return ks_pop(ks, key, 0, out);
-}
-
-int fleet__ks_rpop(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t *out) {
-  return ks_pop(ks, key, 1, out);
 }
 
 int fleet__ks_lindex(fleet__ks_t *ks, fleet_bytes_t key, int64_t index,

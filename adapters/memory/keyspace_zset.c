@@ -144,34 +144,6 @@ int64_t fleet__ks_zrange(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
                   (size_t)(stop - start + 1), out);
 }
 
-int64_t fleet__ks_zpopmin(fleet__ks_t *ks, fleet_bytes_t key, int64_t count,
-                          fleet__ks_zitem_t **out) {
-  fleet__dict_entry_t *e;
-  fleet__zset_t *z;
-  fleet__ks_zitem_t *items;
-  int64_t n, i;
-  int rc;
-
-  if (count < 0)
-    return FLEET_EBACKEND;
-  rc = fleet__ks_find(ks, key, FLEET__KS_ZSET, &e);
-  if (rc < 0)
-    return rc;
-  if (rc == 0 || count == 0)
-    return ks_zcopy(ks, NULL, 0, out);
-  z = &fleet__ks_obj(e)->u.zset;
-  n = (uint64_t)count < z->length ? count : (int64_t)z->length;
-  /* Copy first: removing frees the member bytes. */
-  n = ks_zcopy(ks, fleet__zset_at(z, 0), (size_t)n, &items);
-  if (n < 0)
-    return n;
-  for (i = 0; i < n; i++)
-    fleet__zset_remove(z, items[i].member.base, items[i].member.len);
-  fleet__ks_drop_if_empty(ks, e);
-  *out = items;
-  return n;
-}
-
 int64_t fleet__ks_zremrangebyscore(fleet__ks_t *ks, fleet_bytes_t key,
                                    double min, double max) {
   fleet__dict_entry_t *e;
@@ -202,4 +174,58 @@ int64_t fleet__ks_zcount(fleet__ks_t *ks, fleet_bytes_t key, double min,
   if (rc <= 0)
     return rc;
   return (int64_t)ks_zscore_range(&fleet__ks_obj(e)->u.zset, min, max, &first);
+}
+
+/* The members scoring like `member` sort by bytes after the first of that
+ * score: the rank is found by walking them from there. */
+int fleet__ks_zrank(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t member,
+                    int64_t *out) {
+  fleet__dict_entry_t *e;
+  const fleet__zset_t *z;
+  const fleet__zset_node_t *target, *node;
+  size_t rank;
+  int rc = fleet__ks_find(ks, key, FLEET__KS_ZSET, &e);
+
+  if (rc <= 0)
+    return rc;
+  z = &fleet__ks_obj(e)->u.zset;
+  target = fleet__zset_find(z, member.base, member.len);
+  if (target == NULL)
+    return 0;
+  rank = fleet__zset_count_below(z, target->score, 0);
+  for (node = fleet__zset_at(z, rank); node != target;
+       node = fleet__zset_next(node))
+    rank++;
+  *out = (int64_t)rank;
+  return 1;
+}
+
+int64_t fleet__ks_zremrangebyrank(fleet__ks_t *ks, fleet_bytes_t key,
+                                  int64_t start, int64_t stop) {
+  fleet__dict_entry_t *e;
+  fleet__zset_t *z;
+  const fleet__zset_node_t *node, *next;
+  int64_t len, i;
+  int rc = fleet__ks_find(ks, key, FLEET__KS_ZSET, &e);
+
+  if (rc <= 0)
+    return rc;
+  z = &fleet__ks_obj(e)->u.zset;
+  len = (int64_t)z->length;
+  /* The same clamping as ZRANGE. */
+  if (start < 0)
+    start = start < -len ? 0 : start + len;
+  if (stop < 0)
+    stop += len;
+  if (stop >= len)
+    stop = len - 1;
+  if (start > stop || start >= len)
+    return 0;
+  node = fleet__zset_at(z, (size_t)start);
+  for (i = start; i <= stop; i++, node = next) {
+    next = fleet__zset_next(node);
+    fleet__zset_remove(z, node->ele, node->len);
+  }
+  fleet__ks_drop_if_empty(ks, e);
+  return stop - start + 1;
 }

@@ -20,7 +20,7 @@
 #include "backend.h"
 #include "internal.h"
 #include "memory/dict.h"
-#include "memory/ops.h"
+#include "memory/script.h"
 
 /* Records kept for reuse per backend, and the largest builder buffers a
  * pooled record keeps. */
@@ -33,9 +33,10 @@ typedef struct mem_backend_s mem_backend_t;
 typedef struct {
   unsigned refs; /* Backends using it. */
   fleet__ks_t *ks;
-  uint64_t wall0_us;      /* uv_gettimeofday() at creation. */
-  uint64_t hr0_ns;        /* uv_hrtime() at creation. */
-  fleet__dict_t channels; /* Channel -> first fleet__sub_t. */
+  fleet__mem_host_t *host; /* Runs the ops over `ks`. */
+  uint64_t wall0_us;       /* uv_gettimeofday() at creation. */
+  uint64_t hr0_ns;         /* uv_hrtime() at creation. */
+  fleet__dict_t channels;  /* Channel -> first fleet__sub_t. */
 } mem_store_t;
 
 typedef enum {
@@ -96,15 +97,19 @@ struct mem_backend_s {
 
 static void mem_on_idle(uv_idle_t *handle);
 static void mem_on_closed(uv_handle_t *handle);
+static int64_t mem_publish(void *publisher, fleet_bytes_t channel,
+                           fleet_bytes_t payload);
 
 /* ------------------------------------------------------------------------ */
 /* The store                                                                */
 
-/* Makes a store with one user. Returns 0, FLEET_ENOMEM, or
- * FLEET_EUNAVAILABLE when the wall clock cannot be read. */
+/* Makes a store with one user. Returns 0, FLEET_ENOMEM, FLEET_EPROTO when
+ * the script host cannot compile a script, or FLEET_EUNAVAILABLE when the
+ * wall clock cannot be read. */
 static int mem_store_new(mem_store_t **out) {
   mem_store_t *s = calloc(1, sizeof(*s));
   uv_timeval64_t tv;
+  int rc;
 
   if (s == NULL)
     return FLEET_ENOMEM;
@@ -117,6 +122,12 @@ static int mem_store_new(mem_store_t **out) {
     free(s);
     return FLEET_ENOMEM;
   }
+  rc = fleet__mem_host_new(s->ks, mem_publish, s, &s->host);
+  if (rc != 0) {
+    fleet__ks_free(s->ks);
+    free(s);
+    return rc;
+  }
   s->refs = 1;
   s->wall0_us = (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec;
   s->hr0_ns = uv_hrtime();
@@ -128,6 +139,7 @@ static int mem_store_new(mem_store_t **out) {
 static void mem_store_unref(mem_store_t *s) {
   if (--s->refs > 0)
     return;
+  fleet__mem_host_free(s->host);
   fleet__ks_free(s->ks);
   fleet__dict_clear(&s->channels, NULL);
   free(s);
@@ -219,8 +231,8 @@ static int mem_first_of_backend(const fleet__sub_t *head,
   return 1;
 }
 
-/* The publish hook of fleet__mem_ctx_t: queues one message record per
- * subscriber, on the subscriber's backend. */
+/* The publish hook of the script host (see fleet__mem_env_t): queues one
+ * message record per subscriber, on the subscriber's backend. */
 static int64_t mem_publish(void *publisher, fleet_bytes_t channel,
                            fleet_bytes_t payload) {
   mem_store_t *store = publisher;
@@ -428,14 +440,15 @@ static int mem_open(uv_loop_t *loop, const struct fleet__url_s *url,
   return 0;
 }
 
-/* Runs the op now, at the store clock, and queues its completion. */
+/* Runs the op now, at the store clock, in the store's script host, and
+ * queues its completion. */
 static int mem_call(fleet__backend_t *base, fleet__op_t op,
                     const fleet_bytes_t *keys, size_t nkeys,
                     const fleet_bytes_t *args, size_t nargs, fleet__reply_cb cb,
                     void *arg) {
   mem_backend_t *be = (mem_backend_t *)base;
   mem_store_t *store;
-  fleet__mem_ctx_t ctx;
+  uint64_t now_us;
   mem_rec_t *r;
 
   if (be == NULL || cb == NULL || (unsigned)op >= FLEET__OP_COUNT ||
@@ -443,23 +456,33 @@ static int mem_call(fleet__backend_t *base, fleet__op_t op,
     return FLEET_EINVAL;
   if (be->state != MEM_OPEN)
     return FLEET_ECLOSING;
-  if (!fleet__memory_op_implemented(op))
+  store = be->store;
+  if (!fleet__mem_host_has(store->host, op))
     return FLEET_EBACKEND;
   r = mem_rec_get(be);
   if (r == NULL)
     return FLEET_ENOMEM;
-  store = be->store;
-  ctx.ks = store->ks;
-  ctx.now_us = mem_store_now_us(store);
-  ctx.publish = mem_publish;
-  ctx.publisher = store;
-  fleet__ks_begin(store->ks, (int64_t)(ctx.now_us / 1000));
+  now_us = mem_store_now_us(store);
+  fleet__ks_begin(store->ks, (int64_t)(now_us / 1000));
   r->kind = MEM_REC_REPLY;
   r->u.reply.cb = cb;
   r->u.reply.arg = arg;
-  r->status = fleet__mem_op_run(&ctx, op, keys, nkeys, args, nargs, &r->rb);
+  r->status = fleet__mem_host_run(store->host, now_us, op, keys, nkeys, args,
+                                  nargs, &r->rb);
   mem_enqueue(be, r);
   return 0;
+}
+
+int fleet__memory_command(fleet__backend_t *base, const fleet_bytes_t *argv,
+                          size_t argc, fleet__rb_t *out) {
+  mem_backend_t *be = (mem_backend_t *)base;
+  uint64_t now_us;
+
+  if (be == NULL || be->base.vt != &fleet__memory_backend)
+    return FLEET_EINVAL;
+  now_us = mem_store_now_us(be->store);
+  fleet__ks_begin(be->store->ks, (int64_t)(now_us / 1000));
+  return fleet__mem_host_command(be->store->host, now_us, argv, argc, out);
 }
 
 static int mem_subscribe(fleet__backend_t *base, const char *channel,

@@ -1,0 +1,687 @@
+/* test_diff.c -- differential tests: random sequences of every op run
+ * through the op layer on a memory client and on a Redis client in
+ * lockstep (fixed seeds). Every reply must be the same, and so must the
+ * whole keyspace at checkpoints: for each key its TYPE, its value read with
+ * the type's read command, and its PTTL. Times (timestamps, TTLs) are
+ * compared within a tolerance, since the two clocks differ by the time
+ * between the two calls. */
+#include <stdlib.h>
+
+#include <hiredis/hiredis.h>
+
+#include "client.h"
+#include "memory/script.h"
+#include "redis_fixture.h"
+#include "test_store_ctx.h"
+
+/* Numbers of at least this many digits are times, equal within
+ * DIFF_TOLERANCE (ms, or us for TIME's second item). */
+#define DIFF_TIME_DIGITS 5
+#define DIFF_TOLERANCE 5000
+#define DIFF_MAX_ARGS 48
+#define DIFF_MAX_ITEMS 4096
+#define DIFF_LINE 512
+
+typedef struct {
+  client_ctx_t mem, red;
+  fleet_test_redis_t *srv;
+  uint64_t rng;
+  /* Claims (id, token) and lock values seen, to present them again. */
+  char held[64][2][32];
+  int nheld;
+  char lease[4][48];
+  int steps;
+} diff_t;
+
+/* A reply flattened into lines, one per value: "i:<n>", "s:<bytes>",
+ * "+<status>", "nil", "[<n>" for an array of n. */
+typedef struct {
+  char (*line)[DIFF_LINE];
+  size_t n;
+  int status;
+  int done;
+} diff_reply_t;
+
+static uint32_t diff_rand(diff_t *d, uint32_t n) {
+  d->rng ^= d->rng << 13;
+  d->rng ^= d->rng >> 7;
+  d->rng ^= d->rng << 17;
+  return (uint32_t)(d->rng % n);
+}
+
+static void diff_add(diff_reply_t *r, const char *fmt, const char *p,
+                     size_t len) {
+  ASSERT_ULT(r->n, DIFF_MAX_ITEMS);
+  snprintf(r->line[r->n++], DIFF_LINE, fmt, (int)len, p);
+}
+
+static void diff_flatten(diff_reply_t *r, const fleet__reply_t *v) {
+  char num[32];
+  size_t i;
+
+  switch (v->type) {
+    case FLEET__REPLY_NIL:
+      diff_add(r, "nil%.*s", "", 0);
+      break;
+    case FLEET__REPLY_INT:
+      snprintf(num, sizeof(num), "%lld", (long long)v->integer);
+      diff_add(r, "i:%.*s", num, strlen(num));
+      break;
+    case FLEET__REPLY_STR:
+      diff_add(r, "s:%.*s", v->str, v->len);
+      break;
+    case FLEET__REPLY_STATUS:
+      diff_add(r, "+%.*s", v->str, v->len);
+      break;
+    case FLEET__REPLY_ARRAY:
+      snprintf(num, sizeof(num), "%zu", v->nelem);
+      diff_add(r, "[%.*s", num, strlen(num));
+      for (i = 0; i < v->nelem; i++)
+        diff_flatten(r, &v->elem[i]);
+      break;
+  }
+}
+
+static void diff_on_reply(void *arg, int status, const fleet__reply_t *reply) {
+  diff_reply_t *r = arg;
+
+  r->status = status;
+  if (status == 0)
+    diff_flatten(r, reply);
+  r->done = 1;
+}
+
+static void diff_reply_init(diff_reply_t *r) {
+  r->line = calloc(DIFF_MAX_ITEMS, sizeof(*r->line));
+  ASSERT_NOT_NULL(r->line);
+  r->n = 0;
+  r->status = 0;
+  r->done = 0;
+}
+
+/* Whether two lines are equal, digit runs of DIFF_TIME_DIGITS or more
+ * within the tolerance. */
+static int diff_line_eq(const char *a, const char *b) {
+  while (*a != '\0' && *b != '\0') {
+    if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+      char *ea, *eb;
+      unsigned long long x = strtoull(a, &ea, 10), y = strtoull(b, &eb, 10);
+      if (ea - a >= DIFF_TIME_DIGITS && eb - b >= DIFF_TIME_DIGITS) {
+        if ((x > y ? x - y : y - x) > DIFF_TOLERANCE)
+          return 0;
+      } else if (x != y || ea - a != eb - b) {
+        return 0;
+      }
+      a = ea;
+      b = eb;
+    } else if (*a++ != *b++) {
+      return 0;
+    }
+  }
+  return *a == *b;
+}
+
+static int diff_cmp_line(const void *x, const void *y) {
+  return strcmp(x, y);
+}
+
+/* Runs `op` on both clients and checks the replies match; `unordered`
+ * sorts the lines after the first `unordered - 1` (replies in no
+ * particular order). Returns the memory reply (the caller frees it). */
+static diff_reply_t diff_op(diff_t *d, fleet__op_t op, const char *const *keys,
+                            size_t nkeys, const char *const *args, size_t nargs,
+                            size_t unordered) {
+  fleet_bytes_t k[DIFF_MAX_ARGS], a[DIFF_MAX_ARGS];
+  diff_reply_t m, r;
+  client_ctx_t *c[2] = {&d->mem, &d->red};
+  diff_reply_t *out[2] = {&m, &r};
+  size_t i;
+  int s;
+
+  ASSERT_ULE(nkeys, DIFF_MAX_ARGS);
+  ASSERT_ULE(nargs, DIFF_MAX_ARGS);
+  for (i = 0; i < nkeys; i++)
+    k[i] = sb(keys[i]);
+  for (i = 0; i < nargs; i++)
+    a[i] = sb(args[i]);
+  for (s = 0; s < 2; s++) {
+    diff_reply_init(out[s]);
+    ASSERT_OK(fleet__backend_call(fleet__client_backend(&c[s]->client), op, k,
+                                  nkeys, a, nargs, diff_on_reply, out[s]));
+    while (!out[s]->done)
+      uv_run(&c[s]->loop, UV_RUN_ONCE);
+    if (unordered > 0 && out[s]->n >= unordered)
+      qsort(out[s]->line + unordered - 1, out[s]->n - (unordered - 1),
+            DIFF_LINE, diff_cmp_line);
+  }
+  if (m.status != r.status)
+    fleet_test__fail(__FILE__, __LINE__, "step %d, op %s: memory %s, redis %s",
+                     d->steps, fleet__op_name(op), fleet_err_name(m.status),
+                     fleet_err_name(r.status));
+  for (i = 0; i < m.n || i < r.n; i++)
+    if (i >= m.n || i >= r.n ||
+        (op != FLEET__OP_TIME && !diff_line_eq(m.line[i], r.line[i])))
+      fleet_test__fail(__FILE__, __LINE__,
+                       "step %d, op %s, item %zu: memory '%s', redis '%s'",
+                       d->steps, fleet__op_name(op), i,
+                       i < m.n ? m.line[i] : "(none)",
+                       i < r.n ? r.line[i] : "(none)");
+  free(r.line);
+  return m;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Keyspace dumps                                                           */
+
+/* Runs a command on the memory store, or on the server. */
+static void diff_cmd(diff_t *d, int redis, diff_reply_t *out, size_t argc,
+                     const char *const *argv) {
+  fleet_bytes_t a[8];
+  fleet__rb_t rb;
+  const fleet__reply_t *tree;
+  redisReply *top, *rr;
+  size_t i;
+
+  out->n = 0;
+  if (redis) {
+    top = rr =
+        fleet_test_redis_cmd_argv(d->srv, (int)argc, (const char **)argv, NULL);
+    ASSERT_NOT_NULL(rr);
+    if (rr->type == REDIS_REPLY_ARRAY && rr->elements == 2 &&
+        rr->element[1]->type == REDIS_REPLY_ARRAY) {
+      diff_add(out, "%.*s", rr->element[0]->str, rr->element[0]->len);
+      rr = rr->element[1];
+    }
+    for (i = 0; rr->type == REDIS_REPLY_ARRAY && i < rr->elements; i++)
+      diff_add(out, "%.*s", rr->element[i]->str, rr->element[i]->len);
+    if (rr->type == REDIS_REPLY_INTEGER)
+      snprintf(out->line[out->n++], DIFF_LINE, "%lld", rr->integer);
+    else if (rr->type == REDIS_REPLY_STRING || rr->type == REDIS_REPLY_STATUS)
+      diff_add(out, "%.*s", rr->str, rr->len);
+    freeReplyObject(top);
+    return;
+  }
+  for (i = 0; i < argc; i++)
+    a[i] = sb(argv[i]);
+  fleet__rb_init(&rb);
+  ASSERT_OK(fleet__memory_command(fleet__client_backend(&d->mem.client), a,
+                                  argc, &rb));
+  ASSERT_OK(fleet__rb_build(&rb, &tree));
+  if (tree->type == FLEET__REPLY_ARRAY && tree->nelem == 2 &&
+      tree->elem[1].type == FLEET__REPLY_ARRAY) {
+    diff_add(out, "%.*s", tree->elem[0].str, tree->elem[0].len);
+    tree = &tree->elem[1];
+  }
+  for (i = 0; tree->type == FLEET__REPLY_ARRAY && i < tree->nelem; i++)
+    diff_add(out, "%.*s", tree->elem[i].str, tree->elem[i].len);
+  if (tree->type == FLEET__REPLY_INT)
+    snprintf(out->line[out->n++], DIFF_LINE, "%lld", (long long)tree->integer);
+  else if (tree->type != FLEET__REPLY_ARRAY)
+    diff_add(out, "%.*s", tree->str, tree->len);
+  fleet__rb_trim(&rb, 0);
+}
+
+/* Joins the items of `v` in pairs "a=b" and sorts them. */
+static void diff_pairs_sorted(diff_reply_t *v) {
+  char pair[DIFF_LINE];
+  size_t j;
+
+  for (j = 0; j + 1 < v->n; j += 2) {
+    snprintf(pair, sizeof(pair), "%.200s=%.200s", v->line[j], v->line[j + 1]);
+    memcpy(v->line[j / 2], pair, sizeof(pair));
+  }
+  v->n /= 2;
+  qsort(v->line, v->n, DIFF_LINE, diff_cmp_line);
+}
+
+/* The keyspace as sorted lines "key type value... ttl pttl": hash fields,
+ * set members and zset members (member=score) sorted, lists in order. */
+static void diff_dump(diff_t *d, int redis, diff_reply_t *out) {
+  diff_reply_t keys, v;
+  char cursor[32] = "0", *line;
+  size_t i, j;
+
+  diff_reply_init(&keys);
+  diff_reply_init(&v);
+  out->n = 0;
+  do {
+    const char *scan[] = {"SCAN", cursor, "COUNT", "1000"};
+    diff_cmd(d, redis, &v, 4, scan);
+    snprintf(cursor, sizeof(cursor), "%s", v.line[0]);
+    for (i = 1; i < v.n; i++)
+      snprintf(keys.line[keys.n++], DIFF_LINE, "%s", v.line[i]);
+  } while (strcmp(cursor, "0") != 0);
+  qsort(keys.line, keys.n, DIFF_LINE, diff_cmp_line);
+  for (i = 0; i < keys.n; i++) {
+    const char *key = keys.line[i];
+    const char *type[] = {"TYPE", key};
+    const char *pttl[] = {"PTTL", key};
+    char t[16];
+    int sorted = 0;
+
+    diff_cmd(d, redis, &v, 2, type);
+    snprintf(t, sizeof(t), "%s", v.line[0]);
+    if (strcmp(t, "string") == 0) {
+      const char *get[] = {"GET", key};
+      diff_cmd(d, redis, &v, 2, get);
+    } else if (strcmp(t, "hash") == 0) {
+      const char *get[] = {"HGETALL", key};
+      diff_cmd(d, redis, &v, 2, get);
+      diff_pairs_sorted(&v);
+    } else if (strcmp(t, "list") == 0) {
+      const char *get[] = {"LRANGE", key, "0", "-1"};
+      diff_cmd(d, redis, &v, 4, get);
+    } else if (strcmp(t, "set") == 0) {
+      const char *get[] = {"SMEMBERS", key};
+      diff_cmd(d, redis, &v, 2, get);
+      sorted = 1;
+    } else {
+      const char *get[] = {"ZRANGE", key, "0", "-1", "WITHSCORES"};
+      ASSERT_STR_EQ(t, "zset");
+      diff_cmd(d, redis, &v, 5, get);
+      /* By member: members whose scores are times may tie on one side
+       * only. The order of scores is the keyspace's own business. */
+      diff_pairs_sorted(&v);
+    }
+    if (sorted)
+      qsort(v.line, v.n, DIFF_LINE, diff_cmp_line);
+    line = out->line[out->n++];
+    snprintf(line, DIFF_LINE, "%.100s %s", key, t);
+    for (j = 0; j < v.n; j++)
+      snprintf(line + strlen(line), DIFF_LINE - strlen(line), " %s", v.line[j]);
+    diff_cmd(d, redis, &v, 2, pttl);
+    snprintf(line + strlen(line), DIFF_LINE - strlen(line), " ttl %s",
+             v.line[0]);
+  }
+  free(keys.line);
+  free(v.line);
+}
+
+static void diff_check_keyspace(diff_t *d) {
+  diff_reply_t m, r;
+  size_t i;
+
+  diff_reply_init(&m);
+  diff_reply_init(&r);
+  diff_dump(d, 0, &m);
+  diff_dump(d, 1, &r);
+  for (i = 0; i < m.n || i < r.n; i++)
+    if (i >= m.n || i >= r.n || !diff_line_eq(m.line[i], r.line[i]))
+      fleet_test__fail(__FILE__, __LINE__,
+                       "step %d, key %zu: memory '%s', redis '%s'", d->steps, i,
+                       i < m.n ? m.line[i] : "(none)",
+                       i < r.n ? r.line[i] : "(none)");
+  ASSERT_GT(m.n, 0);
+  free(m.line);
+  free(r.line);
+}
+
+static void diff_init(diff_t *d, uint64_t seed) {
+  memset(d, 0, sizeof(*d));
+  d->srv = fleet_test_redis_start_or_skip(NULL);
+  d->rng = seed;
+  ctx_init(&d->mem, "memory://", NULL);
+  ctx_init(&d->red, fleet_test_redis_url(d->srv), NULL);
+}
+
+static void diff_done(diff_t *d) {
+  diff_check_keyspace(d);
+  ctx_close(&d->mem);
+  ctx_close(&d->red);
+  fleet_test_redis_free(d->srv);
+}
+
+/* Runs an op whose reply the step does not need. */
+static void diff_run(diff_t *d, fleet__op_t op, const char *const *keys,
+                     size_t nkeys, const char *const *args, size_t nargs) {
+  diff_reply_t m = diff_op(d, op, keys, nkeys, args, nargs, 0);
+  free(m.line);
+}
+
+/* The core ops, mixed into every sequence. */
+static void diff_core(diff_t *d) {
+  const char *const pub[] = {"{t}:chan", "hello"};
+
+  switch (diff_rand(d, 3)) {
+    case 0:
+      diff_run(d, FLEET__OP_PING, NULL, 0, NULL, 0);
+      break;
+    case 1:
+      diff_run(d, FLEET__OP_TIME, NULL, 0, NULL, 0);
+      break;
+    default:
+      diff_run(d, FLEET__OP_PUBLISH, NULL, 0, pub, 2);
+      break;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Locks                                                                    */
+
+static void diff_lock_step(diff_t *d) {
+  static const char *const names[] = {"{t:a}", "{t:b}", "{t:c}", "{t:d}"};
+  static const char *const owners[] = {"o1", "o2"};
+  uint32_t i = diff_rand(d, 4);
+  char lock[32], fence[32], chan[40], ttl[16], renew[4][32];
+  const char *keys[4], *args[8];
+  diff_reply_t m;
+  uint32_t j, n;
+
+  snprintf(lock, sizeof(lock), "%s:lock", names[i]);
+  snprintf(fence, sizeof(fence), "%s:fence", names[i]);
+  snprintf(chan, sizeof(chan), "%s:released", names[i]);
+  snprintf(ttl, sizeof(ttl), "%u", 100000 + diff_rand(d, 3) * 100000);
+  keys[0] = lock;
+  keys[1] = fence;
+  switch (diff_rand(d, 5)) {
+    case 0:
+    case 1:
+      args[0] = owners[diff_rand(d, 2)];
+      args[1] = ttl;
+      args[2] = diff_rand(d, 2) ? "1" : "0";
+      m = diff_op(d, FLEET__OP_LOCK_ACQUIRE, keys, 2, args, 3, 0);
+      if (m.n == 1)
+        snprintf(d->lease[i], sizeof(d->lease[i]), "%s:%s", m.line[0] + 2,
+                 args[0]);
+      free(m.line);
+      break;
+    case 2:
+      args[0] = diff_rand(d, 4) ? d->lease[i] : "1:o9";
+      args[1] = chan;
+      diff_run(d, FLEET__OP_LOCK_RELEASE, keys, 1, args, 2);
+      break;
+    case 3:
+      n = 1 + diff_rand(d, 4);
+      for (j = 0; j < n; j++) {
+        snprintf(renew[j], sizeof(renew[j]), "%s:lock", names[(i + j) % 4]);
+        keys[j] = renew[j];
+        args[2 * j] = d->lease[(i + j) % 4];
+        args[2 * j + 1] = ttl;
+      }
+      diff_run(d, FLEET__OP_LOCK_RENEW, keys, n, args, 2 * n);
+      break;
+    default:
+      diff_run(d, FLEET__OP_LOCK_QUERY, keys, 2, NULL, 0);
+      break;
+  }
+}
+
+TEST_IMPL(diff_lock_ops) {
+  diff_t d;
+
+  diff_init(&d, 0x9e3779b97f4a7c15ull);
+  for (d.steps = 0; d.steps < 600; d.steps++) {
+    if (diff_rand(&d, 10) == 0)
+      diff_core(&d);
+    diff_lock_step(&d);
+    if (d.steps % 100 == 99)
+      diff_check_keyspace(&d);
+  }
+  diff_done(&d);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Queues                                                                   */
+
+#define Q_TAG "{t:q}"
+
+static const char *diff_job_id(diff_t *d, char *buf, size_t len) {
+  snprintf(buf, len, "%u", 1 + diff_rand(d, 40));
+  return buf;
+}
+
+/* Appends the claims (id, token) of a QUEUE_CLAIM reply's lines. */
+static void diff_keep_claims(diff_t *d, const diff_reply_t *m) {
+  size_t i;
+
+  /* "[n", now, deadline, next, left, then 6 per job. */
+  for (i = 5; i + 5 < m->n && d->nheld < 64; i += 6) {
+    snprintf(d->held[d->nheld][0], 32, "%s", m->line[i] + 2);
+    snprintf(d->held[d->nheld][1], 32, "%s", m->line[i + 5] + 2);
+    d->nheld++;
+  }
+}
+
+/* Fills args with up to 4 (id, token) pairs of held claims (or stale
+ * ones), after `at`; returns the new count. */
+static size_t diff_pairs(diff_t *d, const char **args, size_t at) {
+  uint32_t n = d->nheld > 0 ? 1 + diff_rand(d, 4) : 0, j;
+
+  for (j = 0; j < n; j++) {
+    int h = (int)diff_rand(d, (uint32_t)d->nheld);
+    args[at++] = d->held[h][0];
+    args[at++] = diff_rand(d, 6) ? d->held[h][1] : "999";
+  }
+  return at;
+}
+
+static void diff_enqueue(diff_t *d) {
+  static const char *const types[] = {"a", "b", "c"};
+  static const char *const prios[] = {"-2", "0", "0", "3"};
+  static const char *const uniques[] = {"", "", "", "", "u1", "u2"};
+  char nbuf[8], ids[4][16], pay[4][16], att[4][4];
+  const char *keys[1] = {Q_TAG}, *args[1 + 40];
+  uint32_t n = 1 + diff_rand(d, 4), i;
+
+  snprintf(nbuf, sizeof(nbuf), "%u", n);
+  args[0] = nbuf;
+  for (i = 0; i < n; i++) {
+    const char **a = args + 1 + 10 * i;
+    snprintf(ids[i], sizeof(ids[i]), "u%u", diff_rand(d, 30));
+    snprintf(pay[i], sizeof(pay[i]), "p%u", diff_rand(d, 1000));
+    snprintf(att[i], sizeof(att[i]), "%u", 1 + diff_rand(d, 3));
+    a[0] = diff_rand(d, 4) == 0 ? ids[i] : "";
+    a[1] = types[diff_rand(d, 3)];
+    a[2] = pay[i];
+    a[3] = prios[diff_rand(d, 4)];
+    a[4] = "0";
+    a[5] = diff_rand(d, 6) == 0 ? "600000" : "0";
+    a[6] = att[i];
+    a[7] = diff_rand(d, 2) ? "fixed:60000:60000:0" : "exp:100000:900000:50";
+    a[8] = uniques[diff_rand(d, 6)];
+    a[9] = "600000";
+  }
+  diff_run(d, FLEET__OP_QUEUE_ENQUEUE, keys, 1, args, 1 + 10 * n);
+}
+
+static void diff_queue_step(diff_t *d) {
+  static const char *const types[] = {"a", "b", "c", "zz"};
+  const char *keys[1] = {Q_TAG}, *args[16];
+  char nbuf[8], idbuf[16], rnd[16];
+  diff_reply_t m;
+  size_t n;
+
+  switch (diff_rand(d, 14)) {
+    case 0:
+    case 1:
+    case 2:
+      diff_enqueue(d);
+      break;
+    case 3:
+    case 4:
+      snprintf(nbuf, sizeof(nbuf), "%u", diff_rand(d, 5));
+      args[0] = nbuf;
+      args[1] = diff_rand(d, 5) == 0 ? "1" : "600000";
+      m = diff_op(d, FLEET__OP_QUEUE_CLAIM, keys, 1, args, 2, 0);
+      diff_keep_claims(d, &m);
+      free(m.line);
+      break;
+    case 5:
+      args[0] = "600000";
+      n = diff_pairs(d, args, 1);
+      diff_run(d, FLEET__OP_QUEUE_REFRESH, keys, 1, args, n);
+      break;
+    case 6:
+      args[0] = "3";
+      args[1] = diff_rand(d, 2) ? "0" : "3600";
+      n = diff_pairs(d, args, 2);
+      diff_run(d, FLEET__OP_QUEUE_COMPLETE, keys, 1, args, n);
+      break;
+    case 7:
+      n = diff_pairs(d, args, 0);
+      diff_run(d, FLEET__OP_QUEUE_RELEASE, keys, 1, args, n);
+      break;
+    case 8:
+      if (diff_pairs(d, args, 0) == 0)
+        break;
+      snprintf(rnd, sizeof(rnd), "%u", diff_rand(d, 100000));
+      args[2] = "boom";
+      args[3] = rnd;
+      args[4] = "2";
+      args[5] = "0";
+      diff_run(d, FLEET__OP_QUEUE_FAIL, keys, 1, args, 6);
+      break;
+    case 9:
+      /* Claims with a 1 ms TTL have expired on both sides by now. */
+      uv_sleep(3);
+      args[0] = "10";
+      args[1] = "2";
+      args[2] = "0";
+      diff_run(d, FLEET__OP_QUEUE_RECOVER, keys, 1, args, 3);
+      break;
+    case 10:
+      args[0] = diff_rand(d, 3) ? diff_job_id(d, idbuf, sizeof(idbuf)) : "u3";
+      diff_run(d,
+               diff_rand(d, 2) ? FLEET__OP_QUEUE_GET : FLEET__OP_QUEUE_CANCEL,
+               keys, 1, args, 1);
+      break;
+    case 11:
+      diff_run(d, FLEET__OP_QUEUE_COUNTS, keys, 1, NULL, 0);
+      break;
+    case 12:
+      /* SMEMBERS has no order: the ids are compared as a set. */
+      args[0] = types[diff_rand(d, 4)];
+      args[1] = "1000";
+      m = diff_op(d, FLEET__OP_QUEUE_LIST, keys, 1, args, 2, 3);
+      free(m.line);
+      break;
+    default:
+      args[0] = diff_rand(d, 5) == 0 ? "bogus"
+                : diff_rand(d, 2)    ? "dead"
+                                     : "completed";
+      args[1] = "2";
+      diff_run(d, FLEET__OP_QUEUE_PURGE, keys, 1, args, 2);
+      break;
+  }
+}
+
+TEST_IMPL(diff_queue_ops) {
+  diff_t d;
+
+  diff_init(&d, 0x2545f4914f6cdd1dull);
+  for (d.steps = 0; d.steps < 1200; d.steps++) {
+    if (diff_rand(&d, 20) == 0)
+      diff_core(&d);
+    diff_queue_step(&d);
+    if (d.steps % 150 == 149)
+      diff_check_keyspace(&d);
+  }
+  diff_done(&d);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stores                                                                   */
+
+#define S_BASE "{t:s}:"
+
+static void diff_store_step(diff_t *d) {
+  static const char *const idx[] = {S_BASE "idx:color:red",
+                                    S_BASE "idx:color:blue",
+                                    S_BASE "idx:size:1", S_BASE "rec:r0"};
+  char id[8], rec[32], ev[32], val[16], ttl[16];
+  const char *keys[6], *args[8];
+  uint32_t n, j;
+  diff_reply_t m;
+
+  snprintf(id, sizeof(id), "r%u", diff_rand(d, 6));
+  snprintf(rec, sizeof(rec), S_BASE "rec:%s", id);
+  snprintf(ev, sizeof(ev), S_BASE "ev:%s", id);
+  snprintf(val, sizeof(val), "v%u", diff_rand(d, 1000));
+  snprintf(ttl, sizeof(ttl), "%u", 100000 * (1 + diff_rand(d, 5)));
+  keys[0] = rec;
+  keys[1] = ev;
+  args[0] = S_BASE;
+  args[1] = id;
+  /* Expiry times order index entries: writes that set them are a few ms
+   * apart, so that both sides see them in the same order. */
+  uv_sleep(2);
+  switch (diff_rand(d, 12)) {
+    case 0:
+    case 1:
+      /* Index keys; rarely a record key, which holds a hash. */
+      n = diff_rand(d, 3);
+      for (j = 0; j < n; j++)
+        keys[2 + j] = idx[diff_rand(d, diff_rand(d, 8) == 0 ? 4 : 3)];
+      if (n == 2 && strcmp(keys[2], keys[3]) == 0)
+        n = 1;
+      args[2] = ttl;
+      args[3] = val;
+      diff_run(d, FLEET__OP_STORE_PUT, keys, 2 + n, args, 4);
+      break;
+    case 2:
+      diff_run(d, FLEET__OP_STORE_GET, keys, 1, NULL, 0);
+      break;
+    case 3:
+      diff_run(d, FLEET__OP_STORE_DEL, keys, 2, args, 2);
+      break;
+    case 4:
+      diff_run(d, FLEET__OP_STORE_EXISTS, keys, 1, NULL, 0);
+      break;
+    case 5:
+      args[2] = diff_rand(d, 2) ? "0" : ttl;
+      diff_run(d, FLEET__OP_STORE_TOUCH, keys, 2, args, 3);
+      break;
+    case 6:
+      args[2] = diff_rand(d, 2) ? "0" : "3";
+      n = 1 + diff_rand(d, 3);
+      for (j = 0; j < n; j++)
+        args[3 + j] = val;
+      diff_run(d, FLEET__OP_STORE_APPEND, keys, 2, args, 3 + n);
+      break;
+    case 7:
+      args[0] = diff_rand(d, 2) ? "0" : "1";
+      args[1] = "10";
+      diff_run(d, FLEET__OP_STORE_READ, keys, 2, args, 2);
+      break;
+    case 8:
+      diff_run(d, FLEET__OP_STORE_COUNT, keys, 2, NULL, 0);
+      break;
+    case 9:
+      keys[0] = idx[diff_rand(d, 3)];
+      args[1] = "2";
+      args[2] = diff_rand(d, 2) ? "" : "0";
+      args[3] = "r3";
+      diff_run(d, FLEET__OP_STORE_LIST, keys, 1, args, 4);
+      break;
+    case 10:
+      /* SCAN's order differs: the keys are compared as a set. */
+      args[0] = "0";
+      args[1] = "MATCH";
+      args[2] = S_BASE "rec:*";
+      args[3] = "COUNT";
+      args[4] = "1000";
+      m = diff_op(d, FLEET__OP_STORE_SCAN, NULL, 0, args, 5, 4);
+      free(m.line);
+      break;
+    default:
+      diff_run(d, FLEET__OP_STORE_UNLINK, keys, 1 + diff_rand(d, 2), NULL, 0);
+      break;
+  }
+}
+
+TEST_IMPL(diff_store_ops) {
+  diff_t d;
+
+  diff_init(&d, 0xd1b54a32d192ed03ull);
+  for (d.steps = 0; d.steps < 1000; d.steps++) {
+    if (diff_rand(&d, 20) == 0)
+      diff_core(&d);
+    diff_store_step(&d);
+    if (d.steps % 125 == 124)
+      diff_check_keyspace(&d);
+  }
+  diff_done(&d);
+  return 0;
+}
