@@ -103,6 +103,8 @@ TEST_DECLARE(unit_alloc_dup)
 TEST_DECLARE(unit_client_state_name)
 TEST_DECLARE(unit_op_name)
 TEST_DECLARE(unit_reply_error_code)
+TEST_DECLARE(unit_status_transient)
+TEST_DECLARE(unit_backend_detail)
 TEST_DECLARE(unit_keys)
 
 /* test_queue.c */
@@ -261,6 +263,8 @@ TEST_LIST_START
   TEST_ENTRY(unit_client_state_name)
   TEST_ENTRY(unit_op_name)
   TEST_ENTRY(unit_reply_error_code)
+  TEST_ENTRY(unit_status_transient)
+  TEST_ENTRY(unit_backend_detail)
   TEST_ENTRY(unit_keys)
 
   /* test_queue.c */
