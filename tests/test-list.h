@@ -39,6 +39,17 @@ typedef struct {
 
 /* clang-format off */
 
+/* test_errors.c */
+TEST_DECLARE(errors_noperm_detail)
+TEST_DECLARE(errors_oom)
+TEST_DECLARE(errors_readonly)
+TEST_DECLARE(errors_script_busy)
+TEST_DECLARE(errors_refused_detail)
+TEST_DECLARE(errors_fake_close)
+TEST_DECLARE(errors_fake_garbage)
+TEST_DECLARE(errors_fake_bulk)
+TEST_DECLARE(errors_fake_array)
+
 /* test_harness.c */
 TEST_DECLARE(harness_loop_close_ok)
 TEST_DECLARE(harness_loop_close_leftover)
@@ -199,6 +210,17 @@ TEST_DECLARE(leader_demoted_redis)
 TEST_DECLARE(leader_mp_failover)
 
 TEST_LIST_START
+  /* test_errors.c */
+  TEST_ENTRY(errors_noperm_detail)
+  TEST_ENTRY(errors_oom)
+  TEST_ENTRY(errors_readonly)
+  TEST_ENTRY(errors_script_busy)
+  TEST_ENTRY(errors_refused_detail)
+  TEST_ENTRY(errors_fake_close)
+  TEST_ENTRY(errors_fake_garbage)
+  TEST_ENTRY(errors_fake_bulk)
+  TEST_ENTRY(errors_fake_array)
+
   /* test_harness.c */
   TEST_ENTRY(harness_loop_close_ok)
   TEST_ENTRY(harness_loop_close_leftover)
