@@ -49,8 +49,7 @@ static void errors_on_acquire(fleet_lock_t *lock, int status, uint64_t token,
 
   r->done = 1;
   r->status = status;
-  snprintf(r->detail, sizeof(r->detail), "%s",
-           fleet_client_last_error(client));
+  snprintf(r->detail, sizeof(r->detail), "%s", fleet_client_last_error(client));
 }
 
 static int errors_lock_closed;
@@ -330,8 +329,8 @@ static void fake_on_connection(uv_stream_t *server, int status) {
   if (f->mode == FAKE_CLOSE)
     fake_conn_close(fc);
   else
-    ASSERT_OK(uv_read_start((uv_stream_t *)&fc->tcp, fake_on_alloc,
-                            fake_on_read));
+    ASSERT_OK(
+        uv_read_start((uv_stream_t *)&fc->tcp, fake_on_alloc, fake_on_read));
 }
 
 static void fake_start(fake_t *f, uv_loop_t *loop, fake_mode_t mode) {

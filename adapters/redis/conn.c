@@ -748,7 +748,8 @@ static void conn_on_connect_timer(uv_timer_t *t) {
     conn_teardown_done(c);
     return;
   }
-  conn_fail(c, FLEET_ETIMEDOUT, FLEET_ECONNLOST, "%s %s: no answer within %u ms",
+  conn_fail(c, FLEET_ETIMEDOUT, FLEET_ECONNLOST,
+            "%s %s: no answer within %u ms",
             c->state == FLEET__RCONN_HANDSHAKE ? "handshake with" : "connect",
             conn_target(c, target, sizeof(target)),
             (unsigned)c->config->connect_timeout_ms);

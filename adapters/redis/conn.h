@@ -17,7 +17,8 @@ typedef struct fleet__rreq_s fleet__rreq_t;
 
 /* Called once per request: status 0 with the reply (an error reply
  * included), or a negative error and NULL, and then the connection's
- * `detail` says why in words. The reply is freed after this returns. The owner may resubmit `req` from here with fleet__rconn_send(). */
+ * `detail` says why in words. The reply is freed after this returns. The owner
+ * may resubmit `req` from here with fleet__rconn_send(). */
 typedef void (*fleet__rreq_cb)(fleet__rconn_t *c, fleet__rreq_t *req,
                                int status, redisReply *reply);
 
