@@ -146,6 +146,23 @@ TEST_IMPL(errors_readonly) {
   return 0;
 }
 
+/* Polls the server with PING until it answers BUSY (`busy` 1) or not
+ * (`busy` 0); the runner's timeout bounds a hang. */
+static void errors_wait_busy(fleet_test_redis_t *r, int busy) {
+  for (;;) {
+    redisReply *reply = fleet_test_redis_cmd(r, "PING");
+    int is_busy;
+
+    ASSERT_NOT_NULL(reply);
+    is_busy = reply->type == REDIS_REPLY_ERROR &&
+              strncmp(reply->str, "BUSY ", 5) == 0;
+    freeReplyObject(reply);
+    if (is_busy == busy)
+      return;
+    usleep(10 * 1000);
+  }
+}
+
 /* A script past busy-reply-threshold on another connection:
  * FLEET_ESCRIPTBUSY, not FLEET_EUNAVAILABLE; SCRIPT KILL ends it. */
 TEST_IMPL(errors_script_busy) {
@@ -169,11 +186,13 @@ TEST_IMPL(errors_script_busy) {
   sa.sin_port = htons((uint16_t)fleet_test_redis_port(r));
   ASSERT_OK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)));
   ASSERT_EQ((ssize_t)sizeof(eval) - 1, write(fd, eval, sizeof(eval) - 1));
-  usleep(200 * 1000);
+  errors_wait_busy(r, 1);
   ASSERT_ERR(FLEET_ESCRIPTBUSY, errors_try_lock(&t, detail, sizeof(detail)));
   ASSERT_NOT_NULL(strstr(detail, "BUSY"));
   errors_redis_ok(r, "SCRIPT KILL");
   close(fd);
+  /* The script stops at its next hook, a moment after the reply. */
+  errors_wait_busy(r, 0);
   ASSERT_OK(errors_try_lock(&t, detail, sizeof(detail)));
   ctx_close(&t);
   fleet_test_redis_free(r);
