@@ -85,11 +85,25 @@ typedef struct fleet__reply_s {
   const struct fleet__reply_s *elem; /* ARRAY: nelem contiguous children */
 } fleet__reply_t;
 
-/* The fleet error for an error reply's text: "WRONGTYPE ..." gives
- * FLEET_EWRONGTYPE, "NOAUTH"/"WRONGPASS" give FLEET_EAUTH, and a script's own
- * error whose first word is a fleet error name ("FLEET_ESTALE token 7 is
- * stale") gives that code; anything else gives FLEET_EBACKEND. The one place
- * that maps backend error text to codes. */
+/* The fleet error for an error reply's text. A script's own error whose
+ * first word is a fleet error name ("FLEET_ESTALE token 7 is stale") gives
+ * that code; otherwise the server's error code decides:
+ *
+ *   WRONGTYPE                            FLEET_EWRONGTYPE
+ *   NOAUTH, WRONGPASS                    FLEET_EAUTH
+ *   NOPERM                               FLEET_ENOPERM
+ *   MOVED, ASK                           FLEET_EREDIRECT
+ *   CROSSSLOT, a script's non local key  FLEET_ECROSSSLOT
+ *   OOM                                  FLEET_EOOM
+ *   READONLY                             FLEET_EREADONLY
+ *   BUSY (a script past its threshold)   FLEET_ESCRIPTBUSY
+ *   SELECT of a missing database         FLEET_EBADDB
+ *   LOADING, MASTERDOWN, TRYAGAIN,       FLEET_EUNAVAILABLE
+ *   CLUSTERDOWN, NOREPLICAS, max clients
+ *
+ * and anything else gives FLEET_EBACKEND. The one place that maps backend
+ * error text to codes; the text itself reaches the user as the error
+ * detail (fleet__backend_set_detail()). */
 int fleet__reply_error_code(const char *text, size_t len);
 
 /* Called once per op with 0 and the reply, or a negative error and NULL. */
@@ -137,6 +151,8 @@ typedef struct {
   uint32_t reconnect_initial_ms;
   uint32_t reconnect_max_ms;
   uint32_t reconnect_jitter_pct;
+  /* Largest reply accepted, in bytes; 0 for FLEET_CLIENT_MAX_REPLY_DEFAULT. */
+  uint64_t max_reply_bytes;
   /* memory:// only: the backend of a peer client whose store to share. */
   fleet__backend_t *memory_peer;
 } fleet__backend_config_t;
@@ -170,10 +186,27 @@ typedef struct {
   void (*close)(fleet__backend_t *be);
 } fleet__backend_vtable_t;
 
+/* Size of the error detail buffer, NUL included. */
+#define FLEET__DETAIL_MAX 256
+
 /* Every backend struct starts with this. */
 struct fleet__backend_s {
   const fleet__backend_vtable_t *vt;
+  /* What the last completion said, for fleet_client_last_error(): the
+   * server's error text or the cause of a connection failure when the
+   * status was an error, "" when it was 0. A backend sets it right before
+   * it calls a reply callback or reports a state change; NUL-terminated. */
+  char detail[FLEET__DETAIL_MAX];
 };
+
+/* Sets the detail from a printf format, truncated to fit. */
+void fleet__backend_set_detail(fleet__backend_t *be, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Sets the detail to `len` bytes at `p` (not NUL-terminated), truncated to
+ * fit; control characters become spaces so that it prints on one line. */
+void fleet__backend_set_detail_bytes(fleet__backend_t *be, const void *p,
+                                     size_t len);
 
 extern const fleet__backend_vtable_t fleet__redis_backend;
 extern const fleet__backend_vtable_t fleet__memory_backend;

@@ -30,6 +30,10 @@ typedef struct {
 /* Prints "fleet-demo: <what>: <message> (<name>)" on stderr. */
 void demo_fail(const char *what, int err);
 
+/* As demo_fail(), for an error `client` reported: appends the backend's
+ * own words (fleet_client_last_error()) when it has some. */
+void demo_fail_on(const fleet_client_t *client, const char *what, int err);
+
 /* Opens the client for `a` on the default loop. Returns 0, or prints why
  * and returns 1. */
 int demo_client_open(demo_client_t *c, const demo_args_t *a);

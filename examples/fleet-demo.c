@@ -28,6 +28,17 @@ void demo_fail(const char *what, int err) {
           fleet_err_name(err));
 }
 
+void demo_fail_on(const fleet_client_t *client, const char *what, int err) {
+  const char *detail = fleet_client_last_error(client);
+
+  if (detail[0] == '\0') {
+    demo_fail(what, err);
+    return;
+  }
+  fprintf(stderr, "fleet-demo: %s: %s (%s): %s\n", what, fleet_strerror(err),
+          fleet_err_name(err), detail);
+}
+
 int demo_int(const char *flag, const char *value, int64_t min, int64_t max,
              int64_t *out) {
   char *end;
@@ -65,7 +76,7 @@ static void demo_on_state(fleet_client_t *client, fleet_client_state_t state,
     c->ready = 1;
   if (state == FLEET_CLIENT_RECONNECTING && !c->ready && !c->failed) {
     c->failed = 1;
-    demo_fail("cannot reach the backend", status);
+    demo_fail_on(client, "cannot reach the backend", status);
     if (c->on_unreachable != NULL)
       c->on_unreachable(c->arg);
     /* Closing the client cancels the calls that wait for a connection, so
@@ -121,7 +132,7 @@ static void demo_on_ping(fleet_client_t *client, int status, void *arg) {
   if (status == FLEET_ECANCELED)
     return;
   if (status != 0) {
-    demo_fail("ping", status);
+    demo_fail_on(client, "ping", status);
     demo_ping_finish(d, 1);
     return;
   }
@@ -146,7 +157,7 @@ static void demo_on_time(fleet_client_t *client, int status, uint64_t unix_us,
   if (status == FLEET_ECANCELED)
     return;
   if (status != 0) {
-    demo_fail("time", status);
+    demo_fail_on(client, "time", status);
     demo_ping_finish(d, 1);
     return;
   }

@@ -390,8 +390,8 @@ static void hq_on_state(fleet_client_t *client, fleet_client_state_t state,
   if (state == FLEET_CLIENT_READY)
     app->ready = 1;
   if (state == FLEET_CLIENT_RECONNECTING && !app->ready) {
-    fprintf(stderr, "http-queue: cannot reach the backend: %s\n",
-            fleet_strerror(status));
+    fprintf(stderr, "http-queue: cannot reach the backend: %s: %s\n",
+            fleet_strerror(status), fleet_client_last_error(client));
     hq_shutdown(app);
   }
 }

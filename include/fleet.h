@@ -49,7 +49,15 @@ FLEET_EXTERN const char *fleet_version_string(void);
   XX(EBACKEND, -17, "the backend reported an error")                           \
   XX(ECLOSING, -18, "handle is closing")                                       \
   XX(ERESOLVE, -19, "host name could not be resolved")                         \
-  XX(EBADURL, -20, "malformed URL")
+  XX(EBADURL, -20, "malformed URL")                                            \
+  XX(ENOPERM, -21, "the backend's access control denied the command")          \
+  XX(EREDIRECT, -22, "the key is served by another cluster node")              \
+  XX(ECROSSSLOT, -23, "the keys of one command span cluster slots")            \
+  XX(EOOM, -24, "the backend is out of memory")                                \
+  XX(EREADONLY, -25, "the backend is a read-only replica")                     \
+  XX(ESCRIPTBUSY, -26, "the backend is busy running a script")                 \
+  XX(EBADDB, -27, "the backend has no such database")                          \
+  XX(EREPLY2BIG, -28, "reply larger than the client's max_reply_bytes")
 
 typedef enum {
 #define FLEET__ERRNO_ENUM(name, value, msg) FLEET_##name = (value),

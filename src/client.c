@@ -190,6 +190,7 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
   c->config.reconnect_initial_ms = o.reconnect_initial_ms;
   c->config.reconnect_max_ms = o.reconnect_max_ms;
   c->config.reconnect_jitter_pct = o.reconnect_jitter_pct;
+  c->config.max_reply_bytes = o.max_reply_bytes;
   err = vt->open(loop, &c->url, &c->config, &client_backend_events, c, &c->be);
   if (err != 0) {
     client_free(c);

@@ -68,6 +68,8 @@ uint32_t fleet__rng_next(fleet__rng_t *rng);
 char *fleet__strdup(const char *s);
 char *fleet__memdup(const void *p, size_t len);
 
+int fleet__status_transient(int status); /* the rule is in src/errors.c */
+
 #define FLEET__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* container_of, for intrusive structures. */

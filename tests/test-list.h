@@ -39,6 +39,17 @@ typedef struct {
 
 /* clang-format off */
 
+/* test_errors.c */
+TEST_DECLARE(errors_noperm_detail)
+TEST_DECLARE(errors_oom)
+TEST_DECLARE(errors_readonly)
+TEST_DECLARE(errors_script_busy)
+TEST_DECLARE(errors_refused_detail)
+TEST_DECLARE(errors_fake_close)
+TEST_DECLARE(errors_fake_garbage)
+TEST_DECLARE(errors_fake_bulk)
+TEST_DECLARE(errors_fake_array)
+
 /* test_harness.c */
 TEST_DECLARE(harness_loop_close_ok)
 TEST_DECLARE(harness_loop_close_leftover)
@@ -109,6 +120,8 @@ TEST_DECLARE(unit_alloc_dup)
 TEST_DECLARE(unit_client_state_name)
 TEST_DECLARE(unit_op_name)
 TEST_DECLARE(unit_reply_error_code)
+TEST_DECLARE(unit_status_transient)
+TEST_DECLARE(unit_backend_detail)
 TEST_DECLARE(unit_keys)
 
 /* test_queue.c */
@@ -205,6 +218,17 @@ TEST_DECLARE(leader_demoted_redis)
 TEST_DECLARE(leader_mp_failover)
 
 TEST_LIST_START
+  /* test_errors.c */
+  TEST_ENTRY(errors_noperm_detail)
+  TEST_ENTRY(errors_oom)
+  TEST_ENTRY(errors_readonly)
+  TEST_ENTRY(errors_script_busy)
+  TEST_ENTRY(errors_refused_detail)
+  TEST_ENTRY(errors_fake_close)
+  TEST_ENTRY(errors_fake_garbage)
+  TEST_ENTRY(errors_fake_bulk)
+  TEST_ENTRY(errors_fake_array)
+
   /* test_harness.c */
   TEST_ENTRY(harness_loop_close_ok)
   TEST_ENTRY(harness_loop_close_leftover)
@@ -275,6 +299,8 @@ TEST_LIST_START
   TEST_ENTRY(unit_client_state_name)
   TEST_ENTRY(unit_op_name)
   TEST_ENTRY(unit_reply_error_code)
+  TEST_ENTRY(unit_status_transient)
+  TEST_ENTRY(unit_backend_detail)
   TEST_ENTRY(unit_keys)
 
   /* test_queue.c */

@@ -240,12 +240,16 @@ TEST_IMPL(redis_auth_acl_user) {
   ASSERT_ERR(FLEET_EAUTH, t.last_status);
   ctx_close(&t);
 
-  /* A database the server does not have fails the handshake. */
+  /* A database the server does not have fails the handshake, and the
+   * commands waiting for it, at once and with the server's words. */
   snprintf(url, sizeof(url), "redis://alice:pw@127.0.0.1:%d/999",
            fleet_test_redis_port(r));
   ctx_init(&t, url, &o);
+  ASSERT_ERR(FLEET_EBADDB, ctx_ping(&t));
+  ASSERT_NOT_NULL(strstr(fleet_client_last_error(&t.client), "SELECT"));
+  ASSERT_NOT_NULL(strstr(fleet_client_last_error(&t.client), "DB index"));
   ASSERT(ctx_wait_state(&t, FLEET_CLIENT_RECONNECTING, 3000));
-  ASSERT_ERR(FLEET_EBACKEND, t.last_status);
+  ASSERT_ERR(FLEET_EBADDB, t.last_status);
   ctx_close(&t);
   fleet_test_redis_free(r);
   return 0;

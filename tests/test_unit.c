@@ -1,5 +1,6 @@
 /* test_unit.c -- unit tests of the pure helpers: version, errors, URLs,
- * backoff, the PRNG, allocation, state and op names, error-reply mapping. */
+ * backoff, the PRNG, allocation, state and op names, error-reply mapping,
+ * transient errors, the error detail. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -469,11 +470,92 @@ TEST_IMPL(unit_reply_error_code) {
   /* Only `len` bytes count. */
   ASSERT_ERR(FLEET_EBUSY, fleet__reply_error_code("FLEET_EBUSYxyz", 11));
 
+  /* The server's codes that users must tell apart. */
+  ASSERT_ERR(FLEET_ENOPERM,
+             unit_reply_code("NOPERM this user has no permissions to access "
+                             "one of the keys used as arguments"));
+  ASSERT_ERR(FLEET_EREDIRECT, unit_reply_code("MOVED 3999 127.0.0.1:6381"));
+  ASSERT_ERR(FLEET_EREDIRECT, unit_reply_code("ASK 3999 127.0.0.1:6381"));
+  ASSERT_ERR(FLEET_ECROSSSLOT,
+             unit_reply_code("CROSSSLOT Keys in request don't hash to the "
+                             "same slot"));
+  ASSERT_ERR(FLEET_ECROSSSLOT,
+             unit_reply_code("ERR Script attempted to access a non local key "
+                             "in a cluster node"));
+  ASSERT_ERR(FLEET_EOOM,
+             unit_reply_code("OOM command not allowed when used memory > "
+                             "'maxmemory'."));
+  ASSERT_ERR(FLEET_EREADONLY,
+             unit_reply_code("READONLY You can't write against a read only "
+                             "replica."));
+  ASSERT_ERR(FLEET_ESCRIPTBUSY,
+             unit_reply_code("BUSY Redis is busy running a script. You can "
+                             "only call SCRIPT KILL or SHUTDOWN NOSAVE."));
+  ASSERT_ERR(FLEET_EBADDB, unit_reply_code("ERR DB index is out of range"));
+  ASSERT_ERR(FLEET_EBADDB, unit_reply_code("ERR invalid DB index"));
+  ASSERT_ERR(FLEET_EUNAVAILABLE,
+             unit_reply_code("LOADING Redis is loading the dataset in "
+                             "memory"));
+  ASSERT_ERR(FLEET_EUNAVAILABLE, unit_reply_code("TRYAGAIN Multiple keys"));
+  ASSERT_ERR(FLEET_EUNAVAILABLE, unit_reply_code("CLUSTERDOWN Hash slot"));
+  ASSERT_ERR(FLEET_EUNAVAILABLE, unit_reply_code("MASTERDOWN Link down"));
+  ASSERT_ERR(FLEET_EUNAVAILABLE,
+             unit_reply_code("ERR max number of clients reached"));
+  /* A code is a whole first word. */
+  ASSERT_ERR(FLEET_EBACKEND,
+             unit_reply_code("BUSYKEY Target key name already exists."));
+  ASSERT_ERR(FLEET_EBACKEND,
+             unit_reply_code("BUSYGROUP Consumer Group name already exists"));
+  ASSERT_ERR(FLEET_EBACKEND, unit_reply_code("ASKING is not an error"));
+  ASSERT_ERR(FLEET_ESCRIPTBUSY, unit_reply_code("BUSY"));
+
   /* Every fleet error name, as the first word of a script error. */
   for (i = 0; i < UNIT_NERRORS; i++) {
     snprintf(text, sizeof(text), "%s from a script", unit_errors[i].name);
     ASSERT_ERR(unit_errors[i].code, unit_reply_code(text));
   }
+  return 0;
+}
+
+/* Which errors a background retry loop treats as passing by themselves. */
+TEST_IMPL(unit_status_transient) {
+  static const int transient[] = {
+      FLEET_ECONNLOST,   FLEET_ECONNREFUSED, FLEET_ERESOLVE,
+      FLEET_ETIMEDOUT,   FLEET_EUNAVAILABLE, FLEET_EREADONLY,
+      FLEET_ESCRIPTBUSY, FLEET_EREDIRECT,    FLEET_EOOM};
+  size_t i, j;
+
+  for (i = 0; i < UNIT_NERRORS; i++) {
+    int want = 0;
+    for (j = 0; j < sizeof(transient) / sizeof(transient[0]); j++)
+      want |= transient[j] == unit_errors[i].code;
+    if (fleet__status_transient(unit_errors[i].code) != want)
+      fleet_test__fail(__FILE__, __LINE__, "%s: transient should be %d",
+                       unit_errors[i].name, want);
+  }
+  ASSERT_EQ(0, fleet__status_transient(0));
+  ASSERT_EQ(0, fleet__status_transient(-1000));
+  return 0;
+}
+
+/* The error detail is truncated to its buffer, always terminated, and kept
+ * on one line. */
+TEST_IMPL(unit_backend_detail) {
+  fleet__backend_t be;
+  char big[2 * FLEET__DETAIL_MAX];
+
+  memset(&be, 0, sizeof(be));
+  memset(big, 'x', sizeof(big));
+  fleet__backend_set_detail_bytes(&be, big, sizeof(big));
+  ASSERT_EQ(FLEET__DETAIL_MAX - 1, strlen(be.detail));
+  fleet__backend_set_detail_bytes(&be, "OOM a\r\nb", 8);
+  ASSERT_STR_EQ("OOM a  b", be.detail);
+  fleet__backend_set_detail(&be, "%.*s", (int)sizeof(big), big);
+  ASSERT_EQ(FLEET__DETAIL_MAX - 1, strlen(be.detail));
+  fleet__backend_set_detail(&be, "connect %s: %s", "h:1", "refused");
+  ASSERT_STR_EQ("connect h:1: refused", be.detail);
+  fleet__backend_set_detail_bytes(&be, "", 0);
+  ASSERT_STR_EQ("", be.detail);
   return 0;
 }
 

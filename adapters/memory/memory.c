@@ -300,6 +300,8 @@ static void mem_deliver(mem_backend_t *be, mem_rec_t *r) {
       status = be->state == MEM_OPEN ? r->status : FLEET_ECANCELED;
       if (status == 0)
         status = fleet__rb_build(&r->rb, &reply);
+      fleet__backend_set_detail(&be->base, "%s",
+                                status != 0 ? fleet_strerror(status) : "");
       r->u.reply.cb(r->u.reply.arg, status, status == 0 ? reply : NULL);
       break;
     case MEM_REC_MESSAGE:

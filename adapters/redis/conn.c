@@ -7,6 +7,8 @@
  * encoded by fleet__rreq_arg() from argv (user data is never formatted
  * into a command string) and written in batches: every command issued
  * during one loop iteration goes out in one write. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +30,10 @@ enum { CONN_AFTER_NOTHING, CONN_AFTER_NEXT_ADDR, CONN_AFTER_BACKOFF };
 
 static void conn_connect(fleet__rconn_t *c);
 static void conn_try_next_addr(fleet__rconn_t *c);
-static void conn_fail(fleet__rconn_t *c, int status, int inflight_status);
+static void conn_fail(fleet__rconn_t *c, int status, int inflight_status,
+                      const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void conn_fail_waiting(fleet__rconn_t *c, int status);
 static void conn_arm_flush(fleet__rconn_t *c);
 static void conn_flush(fleet__rconn_t *c);
 static void conn_arm_command_timer(fleet__rconn_t *c);
@@ -177,6 +182,7 @@ static void conn_became_ready(fleet__rconn_t *c) {
   uv_timer_stop(&c->connect_timer);
   c->attempt = 0;
   c->last_error = 0;
+  c->cause[0] = '\0';
   while ((req = q_pop(&c->waiting, &c->waiting_tail)) != NULL)
     q_push(&c->unflushed, &c->unflushed_tail, req);
   if (c->unflushed != NULL)
@@ -185,15 +191,19 @@ static void conn_became_ready(fleet__rconn_t *c) {
 }
 
 /* The reply to AUTH, SELECT or SCRIPT LOAD. Any error reply fails the
- * attempt: a wrong password is FLEET_EAUTH, a bad database FLEET_EBACKEND. */
+ * attempt with its code (a wrong password is FLEET_EAUTH, a bad database
+ * FLEET_EBADDB) and the server's words; `req->arg` names the command. */
 static void conn_on_handshake(fleet__rconn_t *c, fleet__rreq_t *req, int status,
                               redisReply *reply) {
+  const char *command = req->arg;
+
   conn_req_put(c, req);
   if (status != 0)
     return; /* the attempt is being torn down already */
   if (reply->type == REDIS_REPLY_ERROR) {
     conn_fail(c, fleet__reply_error_code(reply->str, reply->len),
-              FLEET_ECONNLOST);
+              FLEET_ECONNLOST, "handshake %s: %.*s", command, (int)reply->len,
+              reply->str);
     return;
   }
   if (--c->handshake_pending == 0)
@@ -215,6 +225,7 @@ static int conn_handshake_cmd(fleet__rconn_t *c, const char *a0, const char *a1,
     return FLEET_ENOMEM;
   }
   req->on_reply = conn_on_handshake;
+  req->arg = (void *)a0;
   req->deadline = 0;
   q_push(&c->unflushed, &c->unflushed_tail, req);
   c->handshake_pending++;
@@ -243,7 +254,7 @@ static void conn_start_handshake(fleet__rconn_t *c) {
     err = conn_handshake_cmd(c, "SCRIPT", "LOAD", 4, c->preload[i].body,
                              c->preload[i].len);
   if (err != 0) {
-    conn_fail(c, err, FLEET_ECONNLOST);
+    conn_fail(c, err, FLEET_ECONNLOST, "out of memory");
     return;
   }
   if (c->handshake_pending == 0)
@@ -276,7 +287,8 @@ static void conn_dispatch(fleet__rconn_t *c, redisReply *reply) {
   }
   req = q_pop(&c->inflight, &c->inflight_tail);
   if (req == NULL) {
-    conn_fail(c, FLEET_EPROTO, FLEET_ECONNLOST);
+    conn_fail(c, FLEET_EPROTO, FLEET_ECONNLOST,
+              "protocol error: a reply no command waits for");
     return;
   }
   c->ninflight--;
@@ -287,30 +299,78 @@ static int conn_live(const fleet__rconn_t *c) {
   return c->state == FLEET__RCONN_HANDSHAKE || c->state == FLEET__RCONN_READY;
 }
 
+/* The stream failed with the libuv error `uverr` (UV_EOF: the server
+ * closed it) while reading or writing. During the handshake the server
+ * took the connection and then dropped it: a server that does so (at its
+ * client limit, in protected mode, speaking TLS, or no Redis at all) will
+ * do it again, so the requests waiting for it fail now, with
+ * FLEET_EUNAVAILABLE as they were never sent. */
+static void conn_drop(fleet__rconn_t *c, int uverr) {
+  int handshake = c->state == FLEET__RCONN_HANDSHAKE;
+  const char *when = handshake ? " during the handshake" : "";
+
+  if (uverr == UV_EOF)
+    conn_fail(c, FLEET_ECONNLOST, FLEET_ECONNLOST,
+              "server closed the connection%s", when);
+  else
+    conn_fail(c, FLEET_ECONNLOST, FLEET_ECONNLOST, "connection lost%s: %s",
+              when, uv_strerror(uverr));
+  if (handshake)
+    conn_fail_waiting(c, FLEET_EUNAVAILABLE);
+}
+
+/* Fails the connection when the reply being parsed is over the limit:
+ * either the bytes received of it so far, or the length a bulk string
+ * announces. Returns whether it did. */
+static int conn_check_reply_size(fleet__rconn_t *c) {
+  unsigned long long bulk = fleet__reader_pending_bulk(c->reader);
+
+  if (bulk > c->max_reply) {
+    conn_fail(c, FLEET_EREPLY2BIG, FLEET_ECONNLOST,
+              "reply announces a string of %llu bytes; max_reply_bytes is "
+              "%llu",
+              bulk, (unsigned long long)c->max_reply);
+    return 1;
+  }
+  if (c->reply_bytes > c->max_reply) {
+    conn_fail(c, FLEET_EREPLY2BIG, FLEET_ECONNLOST,
+              "reply exceeds max_reply_bytes (%llu bytes)",
+              (unsigned long long)c->max_reply);
+    return 1;
+  }
+  return 0;
+}
+
 static void conn_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   fleet__rconn_t *c = s->data;
 
   if (nread < 0) {
-    conn_fail(c, FLEET_ECONNLOST, FLEET_ECONNLOST);
+    conn_drop(c, (int)nread);
     return;
   }
   if (nread == 0 || !conn_live(c))
     return;
   if (redisReaderFeed(c->reader, buf->base, (size_t)nread) != REDIS_OK) {
-    conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST);
+    conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
     return;
   }
+  c->reply_bytes += (uint64_t)nread;
   /* A callback may break or close the connection: check after each reply
    * and leave the rest unread. */
   c->read_depth++;
   while (conn_live(c)) {
     void *reply = NULL;
     if (redisReaderGetReply(c->reader, &reply) != REDIS_OK) {
-      conn_fail(c, FLEET_EPROTO, FLEET_ECONNLOST);
+      conn_fail(c, FLEET_EPROTO, FLEET_ECONNLOST, "protocol error: %s",
+                c->reader->errstr);
       break;
     }
-    if (reply == NULL)
+    if (reply == NULL) {
+      conn_check_reply_size(c);
       break;
+    }
+    /* What is left in the reader belongs to the next reply. */
+    c->reply_bytes = (uint64_t)(c->reader->len - c->reader->pos);
     conn_dispatch(c, reply);
     freeReplyObject(reply);
     if (c->nunflushed >= CONN_EARLY_FLUSH && conn_live(c))
@@ -329,7 +389,7 @@ static void conn_on_write(uv_write_t *wr, int status) {
   w->next = c->free_writes;
   c->free_writes = w;
   if (status < 0 && status != UV_ECANCELED && conn_live(c))
-    conn_fail(c, FLEET_ECONNLOST, FLEET_ECONNLOST);
+    conn_drop(c, status);
 }
 
 /* Writes every unflushed request in one uv_write and moves them in flight.
@@ -374,11 +434,11 @@ static void conn_flush(fleet__rconn_t *c) {
   if (err != 0) {
     w->next = c->free_writes;
     c->free_writes = w;
-    conn_fail(c, FLEET_ECONNLOST, FLEET_ECONNLOST);
+    conn_drop(c, err);
   }
   return;
 nomem:
-  conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST);
+  conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
 }
 
 static void conn_flush_handles_stop(fleet__rconn_t *c) {
@@ -435,7 +495,8 @@ static uint64_t conn_earliest_deadline(const fleet__rconn_t *c) {
 }
 
 /* Fails the waiting requests whose deadline passed with
- * FLEET_EUNAVAILABLE: they were never sent. */
+ * FLEET_EUNAVAILABLE: they were never sent. Their detail is why there is
+ * no connection. */
 static void conn_expire_waiting(fleet__rconn_t *c, uint64_t now) {
   fleet__rreq_t *keep = NULL, *keep_tail = NULL, *expired = NULL, **ep;
   fleet__rreq_t *req;
@@ -451,6 +512,11 @@ static void conn_expire_waiting(fleet__rconn_t *c, uint64_t now) {
   }
   c->waiting = keep;
   c->waiting_tail = keep_tail;
+  if (expired == NULL)
+    return;
+  snprintf(c->detail, sizeof(c->detail), "not connected within %u ms: %.200s",
+           (unsigned)c->config->command_timeout_ms,
+           c->cause[0] != '\0' ? c->cause : "still connecting");
   conn_fail_list(c, expired, FLEET_EUNAVAILABLE);
 }
 
@@ -471,7 +537,8 @@ static void conn_on_command_timer(uv_timer_t *t) {
    * come in order, so nothing behind it can arrive either. */
   if (conn_head_expired(c->inflight, now) ||
       conn_head_expired(c->unflushed, now))
-    conn_fail(c, FLEET_ETIMEDOUT, FLEET_ETIMEDOUT);
+    conn_fail(c, FLEET_ETIMEDOUT, FLEET_ETIMEDOUT, "no reply within %u ms",
+              (unsigned)c->config->command_timeout_ms);
   if (c->state != FLEET__RCONN_CLOSING)
     conn_arm_command_timer(c);
 }
@@ -536,6 +603,19 @@ static void conn_close_stream(fleet__rconn_t *c, int after) {
     uv_close(&c->s.handle, conn_on_stream_closed);
 }
 
+/* Where the connection goes, for messages: "127.0.0.1:6379", "[::1]:6379"
+ * or the socket path. */
+static const char *conn_target(const fleet__rconn_t *c, char *buf,
+                               size_t size) {
+  const fleet__url_t *u = c->url;
+
+  if (u->scheme == FLEET__URL_UNIX)
+    return u->path;
+  snprintf(buf, size, strchr(u->host, ':') != NULL ? "[%s]:%u" : "%s:%u",
+           u->host, (unsigned)u->port);
+  return buf;
+}
+
 static int conn_map_connect_error(int uverr) {
   switch (uverr) {
     case UV_ECONNREFUSED:
@@ -550,18 +630,27 @@ static int conn_map_connect_error(int uverr) {
   }
 }
 
+/* Fails the attempt after the libuv error `uverr` of a connect. */
+static void conn_connect_failed(fleet__rconn_t *c, int uverr) {
+  char target[FLEET__DETAIL_MAX / 2];
+
+  c->last_error = conn_map_connect_error(uverr);
+  conn_fail(c, c->last_error, FLEET_ECONNLOST, "connect %s: %s",
+            conn_target(c, target, sizeof(target)), uv_strerror(uverr));
+}
+
 static void conn_on_connect(uv_connect_t *req, int status) {
   fleet__rconn_t *c = req->handle->data;
 
   if (status == UV_ECANCELED || c->state != FLEET__RCONN_CONNECTING)
     return; /* torn down already: the stream close drives what comes next */
   if (status < 0) {
-    c->last_error = conn_map_connect_error(status);
     if (c->next_addr != NULL) {
+      c->last_error = conn_map_connect_error(status);
       conn_close_stream(c, CONN_AFTER_NEXT_ADDR);
       return;
     }
-    conn_fail(c, c->last_error, FLEET_ECONNLOST);
+    conn_connect_failed(c, status);
     return;
   }
   if (c->addrs != NULL) {
@@ -572,13 +661,16 @@ static void conn_on_connect(uv_connect_t *req, int status) {
     uv_tcp_nodelay(&c->s.tcp, 1);
   redisReaderFree(c->reader);
   c->reader = redisReaderCreate();
+  c->reply_bytes = 0;
   if (c->reader == NULL) {
-    conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST);
+    conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
     return;
   }
   fleet__reader_setup(c->reader);
-  if (uv_read_start(&c->s.stream, conn_on_alloc, conn_on_read) != 0) {
-    conn_fail(c, FLEET_EUNAVAILABLE, FLEET_ECONNLOST);
+  status = uv_read_start(&c->s.stream, conn_on_alloc, conn_on_read);
+  if (status != 0) {
+    conn_fail(c, FLEET_EUNAVAILABLE, FLEET_ECONNLOST, "read: %s",
+              uv_strerror(status));
     return;
   }
   conn_start_handshake(c);
@@ -599,23 +691,21 @@ static void conn_connect_addr(fleet__rconn_t *c, const struct sockaddr *sa) {
   conn_set_state(c, FLEET__RCONN_CONNECTING);
   err = uv_tcp_init(c->loop, &c->s.tcp);
   if (err != 0) {
-    conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST);
+    conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
     return;
   }
   conn_stream_opened(c);
   err = uv_tcp_connect(&c->connect_req, &c->s.tcp, sa, conn_on_connect);
-  if (err != 0) {
-    c->last_error = conn_map_connect_error(err);
-    conn_fail(c, c->last_error, FLEET_ECONNLOST);
-  }
+  if (err != 0)
+    conn_connect_failed(c, err);
 }
 
 static void conn_try_next_addr(fleet__rconn_t *c) {
   struct addrinfo *ai = c->next_addr;
 
   if (ai == NULL) {
-    conn_fail(c, c->last_error != 0 ? c->last_error : FLEET_ERESOLVE,
-              FLEET_ECONNLOST);
+    conn_fail(c, FLEET_ERESOLVE, FLEET_ECONNLOST, "resolve %s: no address",
+              c->url->host);
     return;
   }
   c->next_addr = ai->ai_next;
@@ -639,7 +729,8 @@ static void conn_on_resolved(uv_getaddrinfo_t *req, int status,
   }
   if (status < 0) {
     conn_fail(c, status == UV_ENOMEM ? FLEET_ENOMEM : FLEET_ERESOLVE,
-              FLEET_ECONNLOST);
+              FLEET_ECONNLOST, "resolve %s: %s", c->url->host,
+              uv_strerror(status));
     return;
   }
   c->addrs = c->next_addr = res;
@@ -648,6 +739,7 @@ static void conn_on_resolved(uv_getaddrinfo_t *req, int status,
 
 static void conn_on_connect_timer(uv_timer_t *t) {
   fleet__rconn_t *c = t->data;
+  char target[FLEET__DETAIL_MAX / 2];
 
   if (c->state == FLEET__RCONN_BACKOFF) {
     /* The backoff delay is over; the last attempt's stream or resolve may
@@ -656,7 +748,11 @@ static void conn_on_connect_timer(uv_timer_t *t) {
     conn_teardown_done(c);
     return;
   }
-  conn_fail(c, FLEET_ETIMEDOUT, FLEET_ECONNLOST);
+  conn_fail(c, FLEET_ETIMEDOUT, FLEET_ECONNLOST,
+            "%s %s: no answer within %u ms",
+            c->state == FLEET__RCONN_HANDSHAKE ? "handshake with" : "connect",
+            conn_target(c, target, sizeof(target)),
+            (unsigned)c->config->connect_timeout_ms);
 }
 
 /* Starts one connection attempt; the connect timer bounds all of it. */
@@ -675,7 +771,7 @@ static void conn_connect(fleet__rconn_t *c) {
     conn_set_state(c, FLEET__RCONN_CONNECTING);
     err = uv_pipe_init(c->loop, &c->s.pipe, 0);
     if (err != 0) {
-      conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST);
+      conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
       return;
     }
     conn_stream_opened(c);
@@ -700,25 +796,49 @@ static void conn_connect(fleet__rconn_t *c) {
     err = uv_getaddrinfo(c->loop, &c->gai_req, conn_on_resolved, u->host, port,
                          &hints);
     if (err != 0) {
-      conn_fail(c, FLEET_ERESOLVE, FLEET_ECONNLOST);
+      conn_fail(c, FLEET_ERESOLVE, FLEET_ECONNLOST, "resolve %s: %s", u->host,
+                uv_strerror(err));
       return;
     }
     c->gai_active = 1;
   }
 }
 
-/* The attempt failed or the connection broke with `status`. Requests in
- * flight get `inflight_status` (their command may have run); requests not
- * yet written wait for the next connection. Then reconnect after a backoff
- * delay. Must not be called while closing. */
-static void conn_fail(fleet__rconn_t *c, int status, int inflight_status) {
+/* Fails the requests waiting for a connection with `status` now, with the
+ * cause of the last failure as their detail. */
+static void conn_fail_waiting(fleet__rconn_t *c, int status) {
+  if (c->state == FLEET__RCONN_CLOSING || c->waiting == NULL)
+    return;
+  snprintf(c->detail, sizeof(c->detail), "%s", c->cause);
+  conn_fail_list(c, q_take(&c->waiting, &c->waiting_tail), status);
+}
+
+/* The attempt failed or the connection broke with `status`, for the reason
+ * the format gives in words (kept as the cause). Requests in flight get
+ * `inflight_status` (their command may have run), except that the oldest
+ * gets `status` when it is its own reply that failed (over the limit, or
+ * not RESP). Requests not yet written wait for the next connection, unless
+ * the attempt failed before ready for a cause that will not pass by
+ * itself: then they fail at once with `status`. Then reconnect after a
+ * backoff delay. Must not be called while closing. */
+static void conn_fail(fleet__rconn_t *c, int status, int inflight_status,
+                      const char *fmt, ...) {
   fleet__rreq_t *inflight, *req, *keep = NULL, *keep_tail = NULL;
+  int before_ready = c->state != FLEET__RCONN_READY;
+  int head_status = status == FLEET_EREPLY2BIG || status == FLEET_EPROTO
+                        ? status
+                        : inflight_status;
   uint64_t delay;
+  va_list ap;
 
   if (c->state == FLEET__RCONN_CLOSING || c->state == FLEET__RCONN_BACKOFF)
     return;
   conn_set_state(c, FLEET__RCONN_BACKOFF);
   c->last_error = status;
+  va_start(ap, fmt);
+  vsnprintf(c->cause, sizeof(c->cause), fmt, ap);
+  va_end(ap);
+  memcpy(c->detail, c->cause, sizeof(c->detail));
   uv_timer_stop(&c->connect_timer);
   uv_timer_stop(&c->command_timer);
   conn_flush_handles_stop(c);
@@ -761,7 +881,8 @@ static void conn_fail(fleet__rconn_t *c, int status, int inflight_status) {
       conn_req_put(c, req);
     } else {
       req->next = NULL;
-      req->on_reply(c, req, inflight_status, NULL);
+      req->on_reply(c, req, req == inflight ? head_status : inflight_status,
+                    NULL);
     }
     req = next;
     if (c->state == FLEET__RCONN_CLOSING) {
@@ -777,9 +898,10 @@ static void conn_fail(fleet__rconn_t *c, int status, int inflight_status) {
       return;
     }
   }
-  /* A configuration error will not heal by waiting: fail fast. */
-  if (status == FLEET_EAUTH)
-    conn_fail_list(c, q_take(&c->waiting, &c->waiting_tail), FLEET_EAUTH);
+  /* A wrong password, a denied handshake command, garbage from the server:
+   * none heals by waiting, so the commands waiting learn the cause now. */
+  if (before_ready && !fleet__status_transient(status))
+    conn_fail_waiting(c, status);
   if (c->state == FLEET__RCONN_CLOSING)
     return;
   conn_arm_command_timer(c);
@@ -803,6 +925,8 @@ int fleet__rconn_open(fleet__rconn_t *c, uv_loop_t *loop, void *owner,
   c->subscriber = subscriber;
   c->preload = preload;
   c->npreload = npreload;
+  c->max_reply = config->max_reply_bytes != 0 ? config->max_reply_bytes
+                                              : FLEET_CLIENT_MAX_REPLY_DEFAULT;
   fleet__rng_seed(&c->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)c);
   c->reader = redisReaderCreate();
   c->rbuf = malloc(CONN_RBUF_SIZE);
@@ -838,6 +962,7 @@ static void conn_maybe_closed(fleet__rconn_t *c) {
 
   if (c->handles > 0 || c->gai_active || c->read_depth > 0)
     return;
+  snprintf(c->detail, sizeof(c->detail), "canceled: the client is closing");
   list = q_take(&c->inflight, &c->inflight_tail);
   conn_fail_list(c, list, FLEET_ECANCELED);
   conn_fail_list(c, q_take(&c->unflushed, &c->unflushed_tail), FLEET_ECANCELED);

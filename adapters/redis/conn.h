@@ -16,8 +16,9 @@ typedef struct fleet__rconn_s fleet__rconn_t;
 typedef struct fleet__rreq_s fleet__rreq_t;
 
 /* Called once per request: status 0 with the reply (an error reply
- * included), or a negative error and NULL. The reply is freed after this
- * returns. The owner may resubmit `req` from here with fleet__rconn_send(). */
+ * included), or a negative error and NULL, and then the connection's
+ * `detail` says why in words. The reply is freed after this returns. The owner
+ * may resubmit `req` from here with fleet__rconn_send(). */
 typedef void (*fleet__rreq_cb)(fleet__rconn_t *c, fleet__rreq_t *req,
                                int status, redisReply *reply);
 
@@ -88,6 +89,11 @@ struct fleet__rconn_s {
   int read_depth;   /* > 0 while replies are being dispatched */
   uint32_t attempt; /* failed attempts since the last ready */
   int last_error;
+  /* Why the last attempt failed or the connection broke, in words ("" since
+   * the last ready); and what a request callback with an error status
+   * hears, which is that cause or a sentence built on it. */
+  char cause[FLEET__DETAIL_MAX];
+  char detail[FLEET__DETAIL_MAX];
   fleet__rng_t rng;
 
   union {
@@ -108,7 +114,9 @@ struct fleet__rconn_s {
   int flush_armed;
 
   redisReader *reader;
-  char *rbuf; /* read buffer */
+  char *rbuf;           /* read buffer */
+  uint64_t reply_bytes; /* bytes received of the reply being parsed */
+  uint64_t max_reply;   /* the limit on reply_bytes */
 
   /* FIFO queues. `waiting`: not yet written (no connection, or handshake
    * in progress); `unflushed`: to be written on the next flush;
@@ -137,7 +145,11 @@ int fleet__rconn_open(fleet__rconn_t *c, uv_loop_t *loop, void *owner,
  * request, which then gets one from the command timeout; a resent request
  * keeps its first deadline). When the connection is ready it is written on
  * the next flush, else it waits for the connection until its deadline
- * (then FLEET_EUNAVAILABLE). Must not be called once closing began. */
+ * (then FLEET_EUNAVAILABLE). An attempt that fails before the connection is
+ * ready with a cause that retrying will not cure (a handshake error, a
+ * protocol error, a reply over the limit, the server dropping the
+ * connection during the handshake) fails the waiting requests at once.
+ * Must not be called once closing began. */
 void fleet__rconn_send(fleet__rconn_t *c, fleet__rreq_t *req);
 
 /* Starts closing: every request still queued gets its callback with

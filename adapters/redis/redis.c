@@ -109,6 +109,31 @@ static int redis_req_to_eval(fleet__rreq_t *req) {
   return 0;
 }
 
+/* Sets the detail for a completion with `status`: "" on success, the
+ * server's text for an error reply (or one inside an array), what the
+ * connection said for its own errors. */
+static void redis_set_detail(redis_backend_t *be, const fleet__rconn_t *c,
+                             int status, const redisReply *reply) {
+  const redisReply *err;
+
+  if (status == 0) {
+    be->base.detail[0] = '\0';
+    return;
+  }
+  if (reply == NULL) {
+    fleet__backend_set_detail_bytes(&be->base, c->detail, strlen(c->detail));
+    return;
+  }
+  err = fleet__redis_reply_first_error(reply);
+  if (err != NULL)
+    fleet__backend_set_detail_bytes(&be->base, err->str, err->len);
+  else if (status == FLEET_EPROTO)
+    fleet__backend_set_detail(&be->base, "unexpected reply of type %d",
+                              reply->type);
+  else
+    fleet__backend_set_detail(&be->base, "%s", fleet_strerror(status));
+}
+
 static void redis_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *req, int status,
                               redisReply *reply) {
   redis_backend_t *be = c->owner;
@@ -126,6 +151,7 @@ static void redis_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *req, int status,
   redis_req_put(be, req);
   if (status == 0)
     status = fleet__redis_reply_convert(&be->scratch, reply, &r);
+  redis_set_detail(be, c, status, reply);
   cb(arg, status, status == 0 ? r : NULL);
 }
 
@@ -377,6 +403,9 @@ static void redis_unsubscribe(fleet__backend_t *base, fleet__sub_t *s) {
 
 static void redis_on_main_state(fleet__rconn_t *c, int ready, int status) {
   redis_backend_t *be = c->owner;
+
+  fleet__backend_set_detail_bytes(&be->base, c->cause,
+                                  status != 0 ? strlen(c->cause) : 0);
   be->events->state(be->owner,
                     ready ? FLEET__BACKEND_READY : FLEET__BACKEND_RECONNECTING,
                     status);

@@ -21,6 +21,13 @@ static int reply_starts(const char *text, size_t len, const char *prefix) {
   return len >= n && memcmp(text, prefix, n) == 0;
 }
 
+/* Whether the error code (the first word) of `text` is `word`: "BUSY" is
+ * the code of "BUSY Redis is busy", not of "BUSYKEY Target key name". */
+static int reply_code_is(const char *text, size_t len, const char *word) {
+  size_t n = strlen(word);
+  return reply_starts(text, len, word) && (len == n || text[n] == ' ');
+}
+
 /* A fleet error name ("FLEET_ESTALE") at `p`, followed by a non-name
  * character or the end. */
 static int reply_fleet_name(const char *p, size_t len) {
@@ -53,18 +60,43 @@ int fleet__reply_error_code(const char *text, size_t len) {
   }
   if (reply_find(text, len, "WRONGTYPE") != NULL)
     return FLEET_EWRONGTYPE;
-  if (reply_starts(text, len, "NOAUTH") ||
-      reply_starts(text, len, "WRONGPASS") ||
-      reply_starts(text, len, "NOPERM") ||
+  if (reply_code_is(text, len, "NOAUTH") ||
+      reply_code_is(text, len, "WRONGPASS") ||
       reply_find(text, len, "invalid password") != NULL)
     return FLEET_EAUTH;
+  /* Authenticated, but the user's ACL forbids the command, a key or a
+   * channel: a different fix (ACL SETUSER) from a wrong password. */
+  if (reply_code_is(text, len, "NOPERM"))
+    return FLEET_ENOPERM;
+  if (reply_code_is(text, len, "MOVED") || reply_code_is(text, len, "ASK"))
+    return FLEET_EREDIRECT;
+  /* A script that reaches a key it was not given is refused the same way
+   * as a command whose keys span slots. */
+  if (reply_code_is(text, len, "CROSSSLOT") ||
+      reply_find(text, len, "non local key") != NULL)
+    return FLEET_ECROSSSLOT;
+  if (reply_code_is(text, len, "OOM"))
+    return FLEET_EOOM;
+  if (reply_code_is(text, len, "READONLY"))
+    return FLEET_EREADONLY;
+  if (reply_code_is(text, len, "BUSY"))
+    return FLEET_ESCRIPTBUSY;
+  /* SELECT of a database the server does not have (the text changed in
+   * Redis 6), or of any but 0 on a cluster. */
+  if (reply_find(text, len, "DB index is out of range") != NULL ||
+      reply_find(text, len, "invalid DB index") != NULL ||
+      reply_find(text, len, "SELECT is not allowed in cluster mode") != NULL)
+    return FLEET_EBADDB;
   /* The server is there but cannot serve now: loading its data set after a
-   * restart, blocked by a long script, a replica without its primary. */
-  if (reply_starts(text, len, "LOADING") || reply_starts(text, len, "BUSY") ||
-      reply_starts(text, len, "MASTERDOWN") ||
-      reply_starts(text, len, "READONLY") ||
-      reply_starts(text, len, "TRYAGAIN") ||
-      reply_starts(text, len, "CLUSTERDOWN"))
+   * restart, a replica without its primary, a cluster without quorum or
+   * mid-resharding, no replicas to acknowledge writes, every client slot
+   * taken. */
+  if (reply_code_is(text, len, "LOADING") ||
+      reply_code_is(text, len, "MASTERDOWN") ||
+      reply_code_is(text, len, "TRYAGAIN") ||
+      reply_code_is(text, len, "CLUSTERDOWN") ||
+      reply_code_is(text, len, "NOREPLICAS") ||
+      reply_starts(text, len, "ERR max number of clients reached"))
     return FLEET_EUNAVAILABLE;
   return FLEET_EBACKEND;
 }
@@ -72,6 +104,21 @@ int fleet__reply_error_code(const char *text, size_t len) {
 int fleet__redis_is_noscript(const redisReply *r) {
   return r->type == REDIS_REPLY_ERROR &&
          reply_starts(r->str, r->len, "NOSCRIPT");
+}
+
+const redisReply *fleet__redis_reply_first_error(const redisReply *r) {
+  size_t i;
+
+  if (r->type == REDIS_REPLY_ERROR)
+    return r;
+  if (r->type == REDIS_REPLY_ARRAY || r->type == REDIS_REPLY_SET ||
+      r->type == REDIS_REPLY_MAP || r->type == REDIS_REPLY_PUSH)
+    for (i = 0; i < r->elements; i++) {
+      const redisReply *e = fleet__redis_reply_first_error(r->element[i]);
+      if (e != NULL)
+        return e;
+    }
+  return NULL;
 }
 
 /* Nodes in the tree below and including `r`. */

@@ -21,6 +21,10 @@ int fleet__redis_reply_convert(fleet__reply_scratch_t *s, const redisReply *r,
 
 void fleet__reply_scratch_free(fleet__reply_scratch_t *s);
 
+/* The first error reply in the tree of `r` (`r` itself included), or NULL:
+ * the one whose code fleet__redis_reply_convert() returned. */
+const redisReply *fleet__redis_reply_first_error(const redisReply *r);
+
 /* Whether `r` is the NOSCRIPT error of an EVALSHA. */
 int fleet__redis_is_noscript(const redisReply *r);
 

@@ -44,6 +44,9 @@ typedef void (*fleet_client_ping_cb)(fleet_client_t *client, int status,
 typedef void (*fleet_client_time_cb)(fleet_client_t *client, int status,
                                      uint64_t unix_us, void *user_data);
 
+/* The default reply limit: four job payloads at FLEET_JOB_PAYLOAD_MAX. */
+#define FLEET_CLIENT_MAX_REPLY_DEFAULT (256u * 1024 * 1024)
+
 typedef struct {
   /* Prefix of every key fleet writes; copied. Default "fleet". At most 128
    * bytes, and it may not contain '{' or '}'. */
@@ -60,6 +63,12 @@ typedef struct {
   uint32_t reconnect_initial_ms;
   uint32_t reconnect_max_ms;
   uint32_t reconnect_jitter_pct;
+  /* Largest reply accepted from the backend, in bytes. A larger reply
+   * fails its command with FLEET_EREPLY2BIG and resets the connection (the
+   * other commands in flight get FLEET_ECONNLOST) instead of being
+   * buffered. Default (0): FLEET_CLIENT_MAX_REPLY_DEFAULT. Raise it for
+   * stores whose value_max is above 64 MiB or for large batch reads. */
+  uint64_t max_reply_bytes;
   /* Optional state callback. */
   fleet_client_state_cb state_cb;
   /* memory:// only: share the in-process store of this open client (on the
@@ -128,6 +137,20 @@ FLEET_EXTERN uv_loop_t *fleet_client_loop(const fleet_client_t *client);
 
 /* The key prefix in use (valid until the close callback). */
 FLEET_EXTERN const char *fleet_client_prefix(const fleet_client_t *client);
+
+/* The backend's own words for the most recent error reported on `client`:
+ * the server's error text ("NOPERM this user has no permissions to access
+ * one of the keys used as arguments") or the cause of a connection failure
+ * ("connect 127.0.0.1:6391: connection refused"), truncated to a few
+ * hundred bytes. Use it next to fleet_strerror() of the status.
+ *
+ * Every completion on the client sets it: to that text when it reports an
+ * error from the backend (a command's callback, or the state callback with
+ * a non-zero status), to "" when it succeeds. Returns "" when there is
+ * nothing to say and for a NULL or closed client; never NULL. The string
+ * is owned by the client and valid inside the callback that got the error
+ * and until the next call on the client. */
+const char *fleet_client_last_error(const fleet_client_t *client);
 
 /* Sends a round trip to the backend. `cb` runs once, after this call
  * returns, with 0, FLEET_ETIMEDOUT, FLEET_EUNAVAILABLE, FLEET_ECONNLOST or
