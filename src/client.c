@@ -232,9 +232,10 @@ void fleet_client_walk(fleet_client_t *client, fleet_walk_cb cb, void *arg) {
   }
 }
 
-const char *fleet__client_detail(const struct fleet__client_s *c) {
-  (void)c;
-  return "";
+const char *fleet_client_last_error(const fleet_client_t *client) {
+  if (client == NULL || client->internal_ == NULL)
+    return "";
+  return client->internal_->be->detail;
 }
 
 fleet_client_state_t fleet_client_state(const fleet_client_t *client) {

@@ -37,10 +37,6 @@ static inline fleet__backend_t *fleet__client_backend(fleet_client_t *c) {
   return c->internal_->be;
 }
 
-/* The backend's text for the last error reported on the client ("" when
- * none). */
-const char *fleet__client_detail(const struct fleet__client_s *c);
-
 /* Whether `c` can take new work: initialized and not closing. */
 static inline int fleet__client_usable(const fleet_client_t *c) {
   return c != NULL && c->internal_ != NULL && !c->internal_->closing;

@@ -101,7 +101,7 @@ int fleet_is_closing(const fleet_handle_t *handle) {
 void fleet__handle_error(fleet__handle_t *h, int status) {
   if (h->error_cb == NULL || h->closing)
     return;
-  h->error_cb(h->pub, status, fleet__client_detail(h->client));
+  h->error_cb(h->pub, status, fleet_client_last_error(h->client->pub));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -256,6 +256,9 @@ static void req_on_reply(void *arg, int status, const fleet__reply_t *reply) {
   h->outstanding--;
   if (req->done) {
     req_put(req);
+  } else if (h->closing && req->cancel != NULL) {
+    /* The handle is closing: the user hears FLEET_ECANCELED from the
+     * deferred cancellation, whatever the reply said. */
   } else {
     /* The request may finish, or send again, from here. */
     h->holds++;

@@ -24,7 +24,8 @@
  *     primitive's `on_reply` (which calls fleet__req_done() first), or from
  *     its `cancel` with FLEET_ECANCELED when the handle closes;
  *   - a reply that comes for a request that is done or cancelled is
- *     dropped, and the request goes back to the pool then;
+ *     dropped, and the request goes back to the pool then; so is a reply
+ *     that comes after the close call but before the cancellation;
  *   - a backend call with nobody waiting (a quiet release, say) is a
  *     request without a `cancel` hook: it keeps the handle open until its
  *     reply, but nobody is told when the handle closes. */

@@ -54,7 +54,7 @@ static void errors_on_acquire(fleet_lock_t *lock, int status, uint64_t token,
 
 static int errors_lock_closed;
 
-static void errors_on_lock_closed(fleet_lock_t *lock) {
+static void errors_on_lock_closed(fleet_handle_t *lock) {
   errors_lock_closed = 1;
 }
 
@@ -68,12 +68,12 @@ static int errors_try_lock(client_ctx_t *t, char *detail, size_t size) {
   ASSERT_OK(fleet_lock_init(&t->client, &lock, "errors", "me", 10000, NULL));
   lock.data = &t->client;
   ASSERT_OK(fleet_lock_acquire(&lock, 0, errors_on_acquire, &r));
-  while (!r.done)
-    uv_run(&t->loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_wait_count(&t->loop, &r.done, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   errors_lock_closed = 0;
   ASSERT_OK(fleet_lock_close(&lock, errors_on_lock_closed));
-  while (!errors_lock_closed)
-    uv_run(&t->loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_wait_count(&t->loop, &errors_lock_closed, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   snprintf(detail, size, "%s", r.detail);
   return r.status;
 }
@@ -403,6 +403,13 @@ static long errors_maxrss_kib(void) {
 /* Pings a client of the fake server in `mode` (command timeout 5 s) and
  * checks that it fails within 2 s with `want` and a detail containing
  * `words`. */
+
+/* Whether the ping of a fake-server test has been answered. */
+static int errors_pinged(void *arg) {
+  client_ctx_t *t = arg;
+  return t->pings_err + t->pings_ok > 0;
+}
+
 static void errors_fake_case(fake_mode_t mode, int want, const char *words) {
   fleet_client_options_t o;
   client_ctx_t t;
@@ -427,10 +434,10 @@ static void errors_fake_case(fake_mode_t mode, int want, const char *words) {
   t.in_call = 1;
   ASSERT_OK(fleet_client_ping(&t.client, ctx_on_ping, &t));
   t.in_call = 0;
-  while (t.pings_err + t.pings_ok == 0)
-    uv_run(&t.loop, UV_RUN_ONCE);
+  ASSERT(fleet_test_run_until(&t.loop, errors_pinged, &t,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_ERR(want, t.last_ping_status);
-  ASSERT_LT(uv_now(&t.loop) - start, 2000);
+  ASSERT_LT(uv_now(&t.loop) - start, fleet_test_ms(2000));
   if (strstr(fleet_client_last_error(&t.client), words) == NULL)
     fleet_test__fail(__FILE__, __LINE__, "detail \"%s\" lacks \"%s\"",
                      fleet_client_last_error(&t.client), words);

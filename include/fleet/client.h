@@ -150,7 +150,7 @@ FLEET_EXTERN const char *fleet_client_prefix(const fleet_client_t *client);
  * nothing to say and for a NULL or closed client; never NULL. The string
  * is owned by the client and valid inside the callback that got the error
  * and until the next call on the client. */
-const char *fleet_client_last_error(const fleet_client_t *client);
+FLEET_EXTERN const char *fleet_client_last_error(const fleet_client_t *client);
 
 /* Sends a round trip to the backend. `cb` runs once, after this call
  * returns, with 0, FLEET_ETIMEDOUT, FLEET_EUNAVAILABLE, FLEET_ECONNLOST or
