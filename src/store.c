@@ -226,14 +226,6 @@ void fleet__store_finish(fleet__store_req_t *req, int status) {
 /* ------------------------------------------------------------------------ */
 /* Names and keys                                                           */
 
-int fleet__store_collection_check(const char *collection, size_t *len) {
-  int err = fleet__str_check(collection, FLEET_STORE_NAME_MAX, len);
-
-  if (err == 0 && strchr(collection, '}') != NULL)
-    err = FLEET_EINVAL;
-  return err;
-}
-
 int fleet__store_index_check(const char *name, fleet_bytes_t value) {
   int err = fleet__str_check(name, FLEET_STORE_INDEX_NAME_MAX, NULL);
 
@@ -253,8 +245,10 @@ int fleet__store_buf_add(fleet__key_t *key, const void *p, size_t len) {
 
 int fleet__store_tag(fleet__store_t *s, const char *collection) {
   size_t len;
-  int err = fleet__store_collection_check(collection, &len);
+  int err = fleet__str_check(collection, FLEET_STORE_NAME_MAX, &len);
 
+  if (err == 0 && strchr(collection, '}') != NULL)
+    err = FLEET_EINVAL;
   if (err != 0)
     return err;
   /* An empty part gives the tag with its trailing ':'. */

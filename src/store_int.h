@@ -126,10 +126,6 @@ static inline fleet_store_t *fleet__store_pub(const fleet__store_req_t *req) {
 /* ------------------------------------------------------------------------ */
 /* Names and keys (store.c)                                                 */
 
-/* Checks a collection name: fleet__str_check()'s rule, and no '}'.
- * Returns 0, FLEET_EINVAL or FLEET_E2BIG; its length goes to `*len`. */
-int fleet__store_collection_check(const char *collection, size_t *len);
-
 /* Checks an (index name, value) pair: a name of 1 to
  * FLEET_STORE_INDEX_NAME_MAX bytes without ':' (it would make index keys
  * ambiguous) and a value of 1 to FLEET_STORE_NAME_MAX bytes. Returns 0,
@@ -140,7 +136,8 @@ int fleet__store_index_check(const char *name, fleet_bytes_t value);
  * FLEET_ENOMEM. */
 int fleet__store_buf_add(fleet__key_t *key, const void *p, size_t len);
 
-/* Checks `collection` and builds the tag "{<prefix>:<collection>}:" into
+/* Checks `collection` (fleet__str_check()'s rule, and no '}', which would
+ * end the hash tag) and builds the tag "{<prefix>:<collection>}:" into
  * s->tag. Returns 0, FLEET_EINVAL, FLEET_E2BIG or FLEET_ENOMEM. */
 int fleet__store_tag(fleet__store_t *s, const char *collection);
 
