@@ -67,12 +67,6 @@ static fleet__lock_t *lock_of(const fleet_lock_t *lock) {
   return (fleet__lock_t *)fleet__handle_of(lock, FLEET_HANDLE_LOCK);
 }
 
-/* Whether an error may pass by itself, so that a waiting acquire retries
- * it rather than failing. */
-static int lock_transient(int status) {
-  return status == FLEET_ECONNLOST || status == FLEET_EUNAVAILABLE ||
-         status == FLEET_ETIMEDOUT;
-}
 
 /* Runs the user callback of a finished acquire, release or renew. */
 static void lock_answer_acquire(fleet__lock_t *lk, fleet__lock_req_t *req,
@@ -202,7 +196,7 @@ static void lock_retry(fleet__lock_t *lk) {
 
   if (err == 0)
     lock_set_state(lk, FLEET__LOCK_ACQUIRING, 0);
-  else if (lock_transient(err) || err == FLEET_ENOMEM)
+  else if (fleet__status_transient(err) || err == FLEET_ENOMEM)
     lock_backoff(lk, err);
   else
     lock_acquire_fail(lk, err);
@@ -449,14 +443,14 @@ static void lock_on_attempt_reply(fleet__req_t *req, int status,
   }
   if (lk->expired || lock_now(lk) >= lk->wait_until) {
     lock_acquire_fail(
-        lk, status == 0 || lock_transient(status) ? FLEET_ETIMEDOUT : status);
+        lk, status == 0 || fleet__status_transient(status) ? FLEET_ETIMEDOUT : status);
     return;
   }
   if (status == 0) {
     lock_wait(lk, pttl);
     return;
   }
-  if (lock_transient(status))
+  if (fleet__status_transient(status))
     lock_backoff(lk, status);
   else
     lock_acquire_fail(lk, status);

@@ -31,12 +31,13 @@ static int store_cursor_parse(fleet_bytes_t c, fleet_bytes_t *score,
   score->len = n;
   id->base = colon + 1;
   id->len = c.len - n - 1;
-  return fleet__store_bytes_valid(*id, FLEET_STORE_NAME_MAX) ? 0 : FLEET_EINVAL;
+  /* A cursor is opaque to the user: any malformed one is FLEET_EINVAL. */
+  return fleet__bytes_check(*id, FLEET_STORE_NAME_MAX) == 0 ? 0 : FLEET_EINVAL;
 }
 
 /* Builds the next page's cursor into s->cursor_out from the reply's score
  * and id. Returns 0, FLEET_EPROTO (out of range) or FLEET_ENOMEM. */
-static int store_cursor_build(struct fleet__store_s *s, int64_t score,
+static int store_cursor_build(fleet__store_t *s, int64_t score,
                               const fleet__reply_t *id) {
   fleet__key_t *k = &s->cursor_out;
   char num[24];
@@ -53,84 +54,89 @@ static int store_cursor_build(struct fleet__store_s *s, int64_t score,
   return 0;
 }
 
-/* Checks the reply {next score, next id, {id, value, ...}}. */
-static int store_list_reply_ok(const fleet__reply_t *r) {
+/* Takes a reply {next score, next id, {id, value, ...}} into
+ * s->items_out and, unless the listing is complete (score -1), the next
+ * cursor into s->cursor_out. Returns the number of items, FLEET_EPROTO or
+ * FLEET_ENOMEM. */
+static int64_t store_take_list(fleet__store_t *s, const fleet__reply_t *r) {
   const fleet__reply_t *items;
-  size_t i;
+  int64_t score;
+  size_t i, n;
+  int err;
 
-  if (!fleet__store_reply_array(r, 3) || r->elem[0].type != FLEET__REPLY_INT ||
-      r->elem[0].integer < -1 || r->elem[1].type != FLEET__REPLY_STR ||
-      !fleet__store_reply_array(&r->elem[2], SIZE_MAX))
-    return 0;
+  if (!fleet__reply_is_array(r, 3) || r->nelem != 3 ||
+      fleet__reply_i64(&r->elem[0], &score) != 0 || score < -1 ||
+      r->elem[1].type != FLEET__REPLY_STR ||
+      !fleet__reply_is_array(&r->elem[2], 0))
+    return FLEET_EPROTO;
   items = &r->elem[2];
-  if (items->nelem % 2 != 0 || items->nelem / 2 > FLEET_STORE_BATCH_MAX)
-    return 0;
-  for (i = 0; i < items->nelem; i++)
-    if (items->elem[i].type != FLEET__REPLY_STR)
-      return 0;
-  return 1;
+  n = items->nelem / 2;
+  if (items->nelem % 2 != 0 || n > FLEET_STORE_BATCH_MAX)
+    return FLEET_EPROTO;
+  if (fleet__grow((void **)&s->items_out, &s->items_cap, n,
+                  sizeof(*s->items_out)) != 0)
+    return FLEET_ENOMEM;
+  for (i = 0; i < n; i++)
+    if (fleet__reply_bytes(&items->elem[2 * i], &s->items_out[i].id) != 0 ||
+        fleet__reply_bytes(&items->elem[2 * i + 1], &s->items_out[i].value) !=
+            0)
+      return FLEET_EPROTO;
+  s->cursor_out.len = 0;
+  if (score >= 0 && (err = store_cursor_build(s, score, &r->elem[1])) != 0)
+    return err;
+  return (int64_t)n;
 }
 
 static void store_on_list(fleet__store_req_t *req, int status,
                           const fleet__reply_t *reply) {
-  struct fleet__store_s *s = req->store;
+  fleet__store_t *s = fleet__store_of(req);
   fleet_store_list_cb cb = req->cb.list;
-  void *user_data = req->user_data;
-  fleet_bytes_t next = {NULL, 0};
-  const fleet__reply_t *items;
-  size_t i, n;
+  void *user_data = req->base.user_data;
+  int64_t n = status;
 
-  if (status == 0 && !store_list_reply_ok(reply))
-    status = FLEET_EPROTO;
-  if (status == 0 && reply->elem[0].integer >= 0) {
-    status = store_cursor_build(s, reply->elem[0].integer, &reply->elem[1]);
-    next = fleet__key_bytes(&s->cursor_out);
-  }
-  if (status != 0) {
-    fleet__store_finish(req, status);
+  if (status == 0)
+    n = store_take_list(s, reply);
+  if (n < 0) {
+    fleet__store_finish(req, (int)n);
     return;
   }
-  items = &reply->elem[2];
-  n = items->nelem / 2;
-  for (i = 0; i < n; i++) {
-    s->items_out[i].id = fleet__store_reply_bytes(&items->elem[2 * i]);
-    s->items_out[i].value = fleet__store_reply_bytes(&items->elem[2 * i + 1]);
-  }
-  fleet__store_req_done(req);
-  cb(s->pub, 0, s->items_out, n, next, user_data);
+  fleet__req_done(&req->base);
+  cb(fleet__store_pub(req), 0, s->items_out, (size_t)n,
+     fleet__key_bytes(&s->cursor_out), user_data);
 }
 
-int fleet_store_list(fleet_store_t *store, fleet_bytes_t collection,
-                     fleet_bytes_t index, fleet_bytes_t value,
+int fleet_store_list(fleet_store_t *store, const char *collection,
+                     const char *index, fleet_bytes_t value,
                      fleet_bytes_t cursor, size_t limit, fleet_store_list_cb cb,
                      void *user_data) {
-  fleet_bytes_t score = {"", 0}, cid = {"", 0};
-  fleet_store_index_t ix;
-  struct fleet__store_s *s;
+  fleet_bytes_t score = {"", 0}, cid = {"", 0}, name;
   fleet__store_req_t *req;
+  fleet__store_t *s;
   int err;
 
   if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
     return err;
-  ix.name = index;
-  ix.value = value;
-  if (!fleet__store_collection_valid(collection) ||
-      !fleet__store_index_valid(&ix) || limit == 0 ||
-      limit > FLEET_STORE_BATCH_MAX)
+  if (limit == 0 || limit > FLEET_STORE_BATCH_MAX)
     return FLEET_EINVAL;
+  if ((err = fleet__store_tag(s, collection)) != 0 ||
+      (err = fleet__store_index_check(index, value)) != 0)
+    return err;
   if (cursor.len > 0 && (err = store_cursor_parse(cursor, &score, &cid)) != 0)
     return err;
-  if ((err = fleet__store_base(s, collection)) != 0 ||
-      (err = fleet__store_key(s, &s->idx[0], "idx:", index, &value)) != 0)
+  name.base = index;
+  name.len = strlen(index);
+  if ((err = fleet__store_key(s, &s->idx[0], "idx:", name, &value)) != 0 ||
+      (err = fleet__args_begin(&s->keys, 1, 0)) != 0 ||
+      (err = fleet__args_begin(&s->args, 4, 1)) != 0)
     return err;
-  s->keys[0] = fleet__key_bytes(&s->idx[0]);
-  s->args[0] = fleet__key_bytes(&s->base);
-  s->args[1] = fleet__store_num(s, 0, limit);
-  s->args[2] = score;
-  s->args[3] = cid;
-  req = fleet__store_req_get(s, FLEET__STORE_CB_LIST, user_data, store_on_list);
+  fleet__args_bytes(&s->keys, s->idx[0].base, s->idx[0].len);
+  fleet__args_bytes(&s->args, s->tag.base, s->tag.len);
+  fleet__args_u64(&s->args, limit);
+  fleet__args_bytes(&s->args, score.base, score.len);
+  fleet__args_bytes(&s->args, cid.base, cid.len);
+  req = fleet__store_req_new(s, FLEET__STORE_CB_LIST, user_data, store_on_list);
   if (req == NULL)
     return FLEET_ENOMEM;
   req->cb.list = cb;
-  return fleet__store_send(req, FLEET__OP_STORE_LIST, s->keys, 1, s->args, 4);
+  return fleet__store_start(req, FLEET__OP_STORE_LIST);
 }

@@ -4,16 +4,12 @@
 
 #include "store_int.h"
 
-/* A value as the backend gets it: never a NULL base. */
-static fleet_bytes_t store_value(fleet_bytes_t v) {
-  if (v.len == 0)
-    v.base = "";
-  return v;
+/* Adds a value as the backend gets it: never a NULL base. */
+static void store_args_value(fleet__store_t *s, fleet_bytes_t v) {
+  fleet__args_bytes(&s->args, v.len > 0 ? v.base : "", v.len);
 }
 
-/* Checks a value or an event against the store's limit: 0, FLEET_EINVAL
- * (NULL bytes with a length) or FLEET_E2BIG. */
-int fleet__store_value_check(const struct fleet__store_s *s, fleet_bytes_t v) {
+int fleet__store_value_check(const fleet__store_t *s, fleet_bytes_t v) {
   if (v.base == NULL && v.len > 0)
     return FLEET_EINVAL;
   return v.len > s->max_value ? FLEET_E2BIG : 0;
@@ -22,29 +18,27 @@ int fleet__store_value_check(const struct fleet__store_s *s, fleet_bytes_t v) {
 /* Completes a request whose op replies 1 (done) or 0 (no record). */
 static void store_on_flag(fleet__store_req_t *req, int status,
                           const fleet__reply_t *reply) {
-  if (status == 0) {
-    if (!fleet__store_reply_is(reply, FLEET__REPLY_INT) ||
-        (reply->integer != 0 && reply->integer != 1))
-      status = FLEET_EPROTO;
-    else if (reply->integer == 0)
-      status = FLEET_ENOTFOUND;
-  }
+  uint64_t flag;
+
+  if (status == 0 && (fleet__reply_u64(reply, &flag) != 0 || flag > 1))
+    status = FLEET_EPROTO;
+  else if (status == 0 && flag == 0)
+    status = FLEET_ENOTFOUND;
   fleet__store_finish(req, status);
 }
 
-/* Gets a request completed by store_on_flag (or `on_reply`) and sends `op`
- * with the keys and arguments built in the store's scratch space. */
-static int store_call_done(struct fleet__store_s *s, fleet__op_t op,
-                           size_t nkeys, size_t nargs,
+/* Starts a request completed by `on_reply` with the status-only callback
+ * `cb`, sending `op` with the keys and arguments built in the store. */
+static int store_call_done(fleet__store_t *s, fleet__op_t op,
                            fleet__store_reply_fn on_reply, fleet_store_cb cb,
                            void *user_data) {
   fleet__store_req_t *req =
-      fleet__store_req_get(s, FLEET__STORE_CB_DONE, user_data, on_reply);
+      fleet__store_req_new(s, FLEET__STORE_CB_DONE, user_data, on_reply);
 
   if (req == NULL)
     return FLEET_ENOMEM;
   req->cb.done = cb;
-  return fleet__store_send(req, op, s->keys, nkeys, s->args, nargs);
+  return fleet__store_start(req, op);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -52,17 +46,19 @@ static int store_call_done(struct fleet__store_s *s, fleet__op_t op,
 
 static void store_on_put(fleet__store_req_t *req, int status,
                          const fleet__reply_t *reply) {
-  if (status == 0 && !fleet__store_reply_is(reply, FLEET__REPLY_INT))
+  int64_t n;
+
+  if (status == 0 && fleet__reply_i64(reply, &n) != 0)
     status = FLEET_EPROTO;
   fleet__store_finish(req, status);
 }
 
-int fleet_store_put(fleet_store_t *store, fleet_bytes_t collection,
+int fleet_store_put(fleet_store_t *store, const char *collection,
                     fleet_bytes_t id, fleet_bytes_t value,
                     const fleet_store_put_options_t *options, fleet_store_cb cb,
                     void *user_data) {
   const fleet_store_index_t *ix = NULL;
-  struct fleet__store_s *s;
+  fleet__store_t *s;
   size_t n = 0, i;
   uint64_t ttl;
   int err;
@@ -79,24 +75,27 @@ int fleet_store_put(fleet_store_t *store, fleet_bytes_t collection,
         ttl > FLEET_STORE_TTL_MAX_MS)
       return FLEET_EINVAL;
   }
-  if ((err = fleet__store_record_keys(s, collection, id)) != 0)
+  if ((err = fleet__store_record_keys(s, collection, id, 2 + n)) != 0)
     return err;
   for (i = 0; i < n; i++) {
-    if (!fleet__store_index_valid(&ix[i]))
-      return FLEET_EINVAL;
-    err = fleet__store_key(s, &s->idx[i], "idx:", ix[i].name, &ix[i].value);
+    fleet_bytes_t name = {ix[i].name, 0};
+
+    if ((err = fleet__store_index_check(ix[i].name, ix[i].value)) != 0)
+      return err;
+    name.len = strlen(ix[i].name);
+    err = fleet__store_key(s, &s->idx[i], "idx:", name, &ix[i].value);
     if (err != 0)
       return err;
-    s->keys[2 + i] = fleet__key_bytes(&s->idx[i]);
+    fleet__args_bytes(&s->keys, s->idx[i].base, s->idx[i].len);
   }
-  if ((err = fleet__store_value_check(s, value)) != 0)
+  if ((err = fleet__store_value_check(s, value)) != 0 ||
+      (err = fleet__args_begin(&s->args, 4, 1)) != 0)
     return err;
-  s->args[0] = fleet__key_bytes(&s->base);
-  s->args[1] = id;
-  s->args[2] = fleet__store_num(s, 0, ttl);
-  s->args[3] = store_value(value);
-  return store_call_done(s, FLEET__OP_STORE_PUT, 2 + n, 4, store_on_put, cb,
-                         user_data);
+  fleet__args_bytes(&s->args, s->tag.base, s->tag.len);
+  fleet__args_bytes(&s->args, id.base, id.len);
+  fleet__args_u64(&s->args, ttl);
+  store_args_value(s, value);
+  return store_call_done(s, FLEET__OP_STORE_PUT, store_on_put, cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -104,93 +103,94 @@ int fleet_store_put(fleet_store_t *store, fleet_bytes_t collection,
 
 static void store_on_get(fleet__store_req_t *req, int status,
                          const fleet__reply_t *reply) {
-  fleet_store_t *pub = req->store->pub;
   fleet_store_get_cb cb = req->cb.get;
-  void *user_data = req->user_data;
-  const fleet__reply_t *v, *ttl;
+  void *user_data = req->base.user_data;
+  fleet_bytes_t value;
+  int64_t ttl;
 
-  if (status == 0 && fleet__store_reply_is(reply, FLEET__REPLY_NIL))
+  if (status == 0 && reply->type == FLEET__REPLY_NIL)
     status = FLEET_ENOTFOUND;
-  else if (status == 0 && !(fleet__store_reply_array(reply, 2) &&
-                            reply->elem[0].type == FLEET__REPLY_STR &&
-                            reply->elem[1].type == FLEET__REPLY_INT))
+  else if (status == 0 &&
+           (!fleet__reply_is_array(reply, 2) || reply->nelem != 2 ||
+            fleet__reply_bytes(&reply->elem[0], &value) != 0 ||
+            fleet__reply_i64(&reply->elem[1], &ttl) != 0))
     status = FLEET_EPROTO;
   if (status != 0) {
     fleet__store_finish(req, status);
     return;
   }
-  v = &reply->elem[0];
-  ttl = &reply->elem[1];
-  fleet__store_req_done(req);
+  fleet__req_done(&req->base);
   /* A record without an expiry (PTTL -1) was changed by someone else:
    * report no time left rather than a huge one. */
-  cb(pub, 0, fleet__store_reply_bytes(v),
-     ttl->integer > 0 ? (uint64_t)ttl->integer : 0, user_data);
+  cb(fleet__store_pub(req), 0, value, ttl > 0 ? (uint64_t)ttl : 0, user_data);
 }
 
-int fleet_store_get(fleet_store_t *store, fleet_bytes_t collection,
+int fleet_store_get(fleet_store_t *store, const char *collection,
                     fleet_bytes_t id, fleet_store_get_cb cb, void *user_data) {
-  struct fleet__store_s *s;
   fleet__store_req_t *req;
+  fleet__store_t *s;
   int err;
 
   if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
     return err;
-  if ((err = fleet__store_record_keys(s, collection, id)) != 0)
+  if ((err = fleet__store_record_keys(s, collection, id, 1)) != 0 ||
+      (err = fleet__args_begin(&s->args, 0, 0)) != 0)
     return err;
-  req = fleet__store_req_get(s, FLEET__STORE_CB_GET, user_data, store_on_get);
+  req = fleet__store_req_new(s, FLEET__STORE_CB_GET, user_data, store_on_get);
   if (req == NULL)
     return FLEET_ENOMEM;
   req->cb.get = cb;
-  return fleet__store_send(req, FLEET__OP_STORE_GET, s->keys, 1, NULL, 0);
+  return fleet__store_start(req, FLEET__OP_STORE_GET);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Delete, exists, touch                                                    */
 
-int fleet_store_delete(fleet_store_t *store, fleet_bytes_t collection,
+int fleet_store_delete(fleet_store_t *store, const char *collection,
                        fleet_bytes_t id, fleet_store_cb cb, void *user_data) {
-  struct fleet__store_s *s;
+  fleet__store_t *s;
   int err;
 
   if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
     return err;
-  if ((err = fleet__store_record_keys(s, collection, id)) != 0)
+  if ((err = fleet__store_record_keys(s, collection, id, 2)) != 0 ||
+      (err = fleet__args_begin(&s->args, 2, 0)) != 0)
     return err;
-  s->args[0] = fleet__key_bytes(&s->base);
-  s->args[1] = id;
-  return store_call_done(s, FLEET__OP_STORE_DEL, 2, 2, store_on_flag, cb,
-                         user_data);
+  fleet__args_bytes(&s->args, s->tag.base, s->tag.len);
+  fleet__args_bytes(&s->args, id.base, id.len);
+  return store_call_done(s, FLEET__OP_STORE_DEL, store_on_flag, cb, user_data);
 }
 
-int fleet_store_exists(fleet_store_t *store, fleet_bytes_t collection,
+int fleet_store_exists(fleet_store_t *store, const char *collection,
                        fleet_bytes_t id, fleet_store_cb cb, void *user_data) {
-  struct fleet__store_s *s;
+  fleet__store_t *s;
   int err;
 
   if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
     return err;
-  if ((err = fleet__store_record_keys(s, collection, id)) != 0)
+  if ((err = fleet__store_record_keys(s, collection, id, 1)) != 0 ||
+      (err = fleet__args_begin(&s->args, 0, 0)) != 0)
     return err;
-  return store_call_done(s, FLEET__OP_STORE_EXISTS, 1, 0, store_on_flag, cb,
+  return store_call_done(s, FLEET__OP_STORE_EXISTS, store_on_flag, cb,
                          user_data);
 }
 
-int fleet_store_touch(fleet_store_t *store, fleet_bytes_t collection,
+int fleet_store_touch(fleet_store_t *store, const char *collection,
                       fleet_bytes_t id, uint64_t ttl_ms, fleet_store_cb cb,
                       void *user_data) {
-  struct fleet__store_s *s;
+  fleet__store_t *s;
   int err;
 
   if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
     return err;
   if (ttl_ms > FLEET_STORE_TTL_MAX_MS)
     return FLEET_EINVAL;
-  if ((err = fleet__store_record_keys(s, collection, id)) != 0)
+  if ((err = fleet__store_record_keys(s, collection, id, 2)) != 0 ||
+      (err = fleet__args_begin(&s->args, 3, 1)) != 0)
     return err;
-  s->args[0] = fleet__key_bytes(&s->base);
-  s->args[1] = id;
-  s->args[2] = fleet__store_num(s, 0, ttl_ms);
-  return store_call_done(s, FLEET__OP_STORE_TOUCH, 2, 3, store_on_flag, cb,
+  fleet__args_bytes(&s->args, s->tag.base, s->tag.len);
+  fleet__args_bytes(&s->args, id.base, id.len);
+  fleet__args_u64(&s->args, ttl_ms);
+  return store_call_done(s, FLEET__OP_STORE_TOUCH, store_on_flag, cb,
                          user_data);
 }

@@ -19,7 +19,7 @@ static void clear_fill(st_t *s) {
   st_put_ix(s, "runs", "r1", "v", "agent", "a", 0);
   st_put_ix(s, "runs", "r2", "v", "agent", "a", 0);
   st_put_ix(s, "runs", "r3", "v", "agent", "a", 0);
-  ASSERT_OK(st_append(s, sb("runs"), sb("r3"), &ev, 1));
+  ASSERT_OK(st_append(s, "runs", sb("r3"), &ev, 1));
 }
 
 /* Asserts that the store still holds what clear_fill() wrote. */
@@ -27,7 +27,7 @@ static void clear_intact(st_t *s) {
   char *ids = st_list_all(s, "runs", "agent", "a", 10);
   ASSERT_STR_EQ("r1,r2,r3", ids);
   free(ids);
-  ASSERT_OK(st_count(s, sb("runs"), sb("r3")));
+  ASSERT_OK(st_count(s, "runs", sb("r3")));
   ASSERT_EQ(1, s->n);
 }
 
@@ -76,8 +76,8 @@ CONFORMANCE_IMPL(store_clear_prefix) {
   /* "t*" goes, with every key under it; the rest stays. */
   ASSERT_OK(st_clear(&s[0]));
   ASSERT_EQ(b->redis != NULL ? 6 : 5, s[0].n);
-  ASSERT_ERR(FLEET_ENOTFOUND, st_get(&s[0], sb("runs"), sb("r1")));
-  ASSERT_ERR(FLEET_ENOTFOUND, st_count(&s[0], sb("runs"), sb("r3")));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_get(&s[0], "runs", sb("r1")));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_count(&s[0], "runs", sb("r3")));
   {
     char *ids = st_list_all(&s[0], "runs", "agent", "a", 10);
     ASSERT_STR_EQ("", ids);
@@ -116,7 +116,7 @@ static void on_put_ok(fleet_store_t *st, int status, void *arg) {
 
 /* A clear of many keys takes several SCAN and UNLINK rounds. */
 CONFORMANCE_IMPL(store_clear_many) {
-  fleet_store_index_t ix = {{"agent", 5}, {"a", 1}};
+  fleet_store_index_t ix = {"agent", {"a", 1}};
   fleet_store_put_options_t po = {&ix, 1, 0};
   fleet_store_options_t so;
   client_ctx_t c;
@@ -133,7 +133,7 @@ CONFORMANCE_IMPL(store_clear_many) {
   clear_fill(&other);
   for (i = 0; i < 2500; i++) {
     snprintf(id, sizeof(id), "r%d", i);
-    ASSERT_OK(fleet_store_put(&s.store, sb(i % 2 ? "runs" : "sessions"), sb(id),
+    ASSERT_OK(fleet_store_put(&s.store, i % 2 ? "runs" : "sessions", sb(id),
                               sb("v"), &po, on_put_ok, &done));
   }
   ASSERT(fleet_test_wait_count(&c.loop, &done, 2500,
@@ -237,7 +237,7 @@ CONFORMANCE_IMPL(store_scan_glob) {
   for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
     so.prefix = prefixes[i];
     st_open(&s, &c.client, &so);
-    ASSERT_OK(st_put(&s, sb("c"), sb("1"), sb("v"), NULL));
+    ASSERT_OK(st_put(&s, "c", sb("1"), sb("v"), NULL));
     st_close(&s);
   }
   ASSERT_STR_EQ("a* a? a[ a\\ a] ab abc b", scan_prefixes(&c, "*"));

@@ -44,7 +44,7 @@ void st_open(st_t *s, fleet_client_t *client,
   ASSERT_OK(fleet_store_init(client, &s->store, options));
 }
 
-static void st_on_close(fleet_store_t *store) {
+static void st_on_close(fleet_handle_t *store) {
   st_t *s = store->data;
   s->closed++;
 }
@@ -152,7 +152,7 @@ static int st_end(st_t *s, int before, int rc) {
   return s->status;
 }
 
-int st_put(st_t *s, fleet_bytes_t coll, fleet_bytes_t id, fleet_bytes_t value,
+int st_put(st_t *s, const char *coll, fleet_bytes_t id, fleet_bytes_t value,
            const fleet_store_put_options_t *o) {
   int before = st_begin(s);
   return st_end(
@@ -160,32 +160,32 @@ int st_put(st_t *s, fleet_bytes_t coll, fleet_bytes_t id, fleet_bytes_t value,
       fleet_store_put(&s->store, coll, id, value, o, st_on_done, NULL));
 }
 
-int st_get(st_t *s, fleet_bytes_t coll, fleet_bytes_t id) {
+int st_get(st_t *s, const char *coll, fleet_bytes_t id) {
   int before = st_begin(s);
   return st_end(s, before,
                 fleet_store_get(&s->store, coll, id, st_on_get, NULL));
 }
 
-int st_delete(st_t *s, fleet_bytes_t coll, fleet_bytes_t id) {
+int st_delete(st_t *s, const char *coll, fleet_bytes_t id) {
   int before = st_begin(s);
   return st_end(s, before,
                 fleet_store_delete(&s->store, coll, id, st_on_done, NULL));
 }
 
-int st_exists(st_t *s, fleet_bytes_t coll, fleet_bytes_t id) {
+int st_exists(st_t *s, const char *coll, fleet_bytes_t id) {
   int before = st_begin(s);
   return st_end(s, before,
                 fleet_store_exists(&s->store, coll, id, st_on_done, NULL));
 }
 
-int st_touch(st_t *s, fleet_bytes_t coll, fleet_bytes_t id, uint64_t ttl_ms) {
+int st_touch(st_t *s, const char *coll, fleet_bytes_t id, uint64_t ttl_ms) {
   int before = st_begin(s);
   return st_end(
       s, before,
       fleet_store_touch(&s->store, coll, id, ttl_ms, st_on_done, NULL));
 }
 
-int st_append(st_t *s, fleet_bytes_t coll, fleet_bytes_t id,
+int st_append(st_t *s, const char *coll, fleet_bytes_t id,
               const fleet_bytes_t *events, size_t n) {
   int before = st_begin(s);
   return st_end(s, before,
@@ -193,7 +193,7 @@ int st_append(st_t *s, fleet_bytes_t coll, fleet_bytes_t id,
                                           st_on_count, NULL));
 }
 
-int st_read(st_t *s, fleet_bytes_t coll, fleet_bytes_t id, uint64_t offset,
+int st_read(st_t *s, const char *coll, fleet_bytes_t id, uint64_t offset,
             size_t limit) {
   int before = st_begin(s);
   return st_end(s, before,
@@ -201,15 +201,15 @@ int st_read(st_t *s, fleet_bytes_t coll, fleet_bytes_t id, uint64_t offset,
                                         st_on_events, NULL));
 }
 
-int st_count(st_t *s, fleet_bytes_t coll, fleet_bytes_t id) {
+int st_count(st_t *s, const char *coll, fleet_bytes_t id) {
   int before = st_begin(s);
   return st_end(
       s, before,
       fleet_store_events_count(&s->store, coll, id, st_on_count, NULL));
 }
 
-int st_list(st_t *s, fleet_bytes_t coll, fleet_bytes_t index,
-            fleet_bytes_t value, fleet_bytes_t cursor, size_t limit) {
+int st_list(st_t *s, const char *coll, const char *index, fleet_bytes_t value,
+            fleet_bytes_t cursor, size_t limit) {
   /* The cursor may point into the last results, which st_begin frees. */
   char *copy = st_dup(cursor.base != NULL ? cursor.base : "", cursor.len);
   int before, rc;
@@ -239,13 +239,13 @@ void st_put_ix(st_t *s, const char *coll, const char *id, const char *value,
 
   memset(&o, 0, sizeof(o));
   if (index != NULL) {
-    ix.name = sb(index);
+    ix.name = index;
     ix.value = sb(ivalue);
     o.indexes = &ix;
     o.nindexes = 1;
   }
   o.ttl_ms = ttl_ms;
-  ASSERT_OK(st_put(s, sb(coll), sb(id), sb(value), &o));
+  ASSERT_OK(st_put(s, coll, sb(id), sb(value), &o));
 }
 
 char *st_list_all(st_t *s, const char *coll, const char *index,
@@ -258,7 +258,7 @@ char *st_list_all(st_t *s, const char *coll, const char *index,
   ASSERT_NOT_NULL(out);
   out[0] = '\0';
   for (pages = 0; pages < 1000; pages++) {
-    ASSERT_OK(st_list(s, sb(coll), sb(index), sb(value), cursor, limit));
+    ASSERT_OK(st_list(s, coll, index, sb(value), cursor, limit));
     ASSERT_LE(s->nitems, limit);
     for (i = 0; i < s->nitems; i++) {
       while (len + s->items[i].id.len + 2 > cap) {

@@ -51,19 +51,19 @@ void st_sleep(uv_loop_t *loop, uint64_t ms);
 
 /* The wrappers. Each returns the callback's status; calls that return an
  * error themselves abort the test (use the API directly to test those). */
-int st_put(st_t *s, fleet_bytes_t coll, fleet_bytes_t id, fleet_bytes_t value,
+int st_put(st_t *s, const char *coll, fleet_bytes_t id, fleet_bytes_t value,
            const fleet_store_put_options_t *o);
-int st_get(st_t *s, fleet_bytes_t coll, fleet_bytes_t id);
-int st_delete(st_t *s, fleet_bytes_t coll, fleet_bytes_t id);
-int st_exists(st_t *s, fleet_bytes_t coll, fleet_bytes_t id);
-int st_touch(st_t *s, fleet_bytes_t coll, fleet_bytes_t id, uint64_t ttl_ms);
-int st_append(st_t *s, fleet_bytes_t coll, fleet_bytes_t id,
+int st_get(st_t *s, const char *coll, fleet_bytes_t id);
+int st_delete(st_t *s, const char *coll, fleet_bytes_t id);
+int st_exists(st_t *s, const char *coll, fleet_bytes_t id);
+int st_touch(st_t *s, const char *coll, fleet_bytes_t id, uint64_t ttl_ms);
+int st_append(st_t *s, const char *coll, fleet_bytes_t id,
               const fleet_bytes_t *events, size_t n);
-int st_read(st_t *s, fleet_bytes_t coll, fleet_bytes_t id, uint64_t offset,
+int st_read(st_t *s, const char *coll, fleet_bytes_t id, uint64_t offset,
             size_t limit);
-int st_count(st_t *s, fleet_bytes_t coll, fleet_bytes_t id);
-int st_list(st_t *s, fleet_bytes_t coll, fleet_bytes_t index,
-            fleet_bytes_t value, fleet_bytes_t cursor, size_t limit);
+int st_count(st_t *s, const char *coll, fleet_bytes_t id);
+int st_list(st_t *s, const char *coll, const char *index, fleet_bytes_t value,
+            fleet_bytes_t cursor, size_t limit);
 int st_clear(st_t *s);
 int st_ping(st_t *s);
 

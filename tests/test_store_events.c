@@ -31,52 +31,52 @@ CONFORMANCE_IMPL(store_events) {
 
   open_events(&c, &s, b, 0);
   /* No record, no events: nothing is created. */
-  ASSERT_ERR(FLEET_ENOTFOUND, st_append(&s, sb("runs"), sb("r1"), &e1, 1));
-  ASSERT_ERR(FLEET_ENOTFOUND, st_exists(&s, sb("runs"), sb("r1")));
-  ASSERT_ERR(FLEET_ENOTFOUND, st_count(&s, sb("runs"), sb("r1")));
-  ASSERT_ERR(FLEET_ENOTFOUND, st_read(&s, sb("runs"), sb("r1"), 0, 10));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_append(&s, "runs", sb("r1"), &e1, 1));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_exists(&s, "runs", sb("r1")));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_count(&s, "runs", sb("r1")));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_read(&s, "runs", sb("r1"), 0, 10));
 
-  ASSERT_OK(st_put(&s, sb("runs"), sb("r1"), sb("v"), NULL));
-  ASSERT_OK(st_count(&s, sb("runs"), sb("r1")));
+  ASSERT_OK(st_put(&s, "runs", sb("r1"), sb("v"), NULL));
+  ASSERT_OK(st_count(&s, "runs", sb("r1")));
   ASSERT_EQ(0, s.n);
-  ASSERT_OK(st_read(&s, sb("runs"), sb("r1"), 0, 10));
+  ASSERT_OK(st_read(&s, "runs", sb("r1"), 0, 10));
   ASSERT_EQ(0, s.nevents);
-  ASSERT_OK(st_append(&s, sb("runs"), sb("r1"), &e1, 1));
+  ASSERT_OK(st_append(&s, "runs", sb("r1"), &e1, 1));
   ASSERT_EQ(1, s.n);
-  ASSERT_OK(st_append(&s, sb("runs"), sb("r1"), batch, 3));
+  ASSERT_OK(st_append(&s, "runs", sb("r1"), batch, 3));
   ASSERT_EQ(4, s.n);
-  ASSERT_OK(st_count(&s, sb("runs"), sb("r1")));
+  ASSERT_OK(st_count(&s, "runs", sb("r1")));
   ASSERT_EQ(4, s.n);
 
   /* Oldest first, binary-safe, pages by offset and limit. */
-  ASSERT_OK(st_read(&s, sb("runs"), sb("r1"), 0, 10));
+  ASSERT_OK(st_read(&s, "runs", sb("r1"), 0, 10));
   ASSERT_EQ(4, s.nevents);
   ASSERT_MEM_EQ("e1", s.events[0].base, 2);
   ASSERT_EQ(sizeof(bin), s.events[1].len);
   ASSERT_MEM_EQ(bin, s.events[1].base, sizeof(bin));
   ASSERT_EQ(0, s.events[2].len);
   ASSERT_MEM_EQ("e4", s.events[3].base, 2);
-  ASSERT_OK(st_read(&s, sb("runs"), sb("r1"), 1, 2));
+  ASSERT_OK(st_read(&s, "runs", sb("r1"), 1, 2));
   ASSERT_EQ(2, s.nevents);
   ASSERT_EQ(sizeof(bin), s.events[0].len);
   ASSERT_EQ(0, s.events[1].len);
-  ASSERT_OK(st_read(&s, sb("runs"), sb("r1"), 3, 5));
+  ASSERT_OK(st_read(&s, "runs", sb("r1"), 3, 5));
   ASSERT_EQ(1, s.nevents);
   ASSERT_MEM_EQ("e4", s.events[0].base, 2);
-  ASSERT_OK(st_read(&s, sb("runs"), sb("r1"), 4, 5));
+  ASSERT_OK(st_read(&s, "runs", sb("r1"), 4, 5));
   ASSERT_EQ(0, s.nevents);
-  ASSERT_OK(st_read(&s, sb("runs"), sb("r1"), FLEET_STORE_OFFSET_MAX, 5));
+  ASSERT_OK(st_read(&s, "runs", sb("r1"), FLEET_STORE_OFFSET_MAX, 5));
   ASSERT_EQ(0, s.nevents);
 
   /* Replacing the record keeps its events; deleting it drops them, and a
    * record put again starts with none. */
-  ASSERT_OK(st_put(&s, sb("runs"), sb("r1"), sb("v2"), NULL));
-  ASSERT_OK(st_count(&s, sb("runs"), sb("r1")));
+  ASSERT_OK(st_put(&s, "runs", sb("r1"), sb("v2"), NULL));
+  ASSERT_OK(st_count(&s, "runs", sb("r1")));
   ASSERT_EQ(4, s.n);
-  ASSERT_OK(st_delete(&s, sb("runs"), sb("r1")));
-  ASSERT_ERR(FLEET_ENOTFOUND, st_count(&s, sb("runs"), sb("r1")));
-  ASSERT_OK(st_put(&s, sb("runs"), sb("r1"), sb("v3"), NULL));
-  ASSERT_OK(st_count(&s, sb("runs"), sb("r1")));
+  ASSERT_OK(st_delete(&s, "runs", sb("r1")));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_count(&s, "runs", sb("r1")));
+  ASSERT_OK(st_put(&s, "runs", sb("r1"), sb("v3"), NULL));
+  ASSERT_OK(st_count(&s, "runs", sb("r1")));
   ASSERT_EQ(0, s.n);
   if (b->redis != NULL) {
     redisReply *r =
@@ -98,8 +98,8 @@ CONFORMANCE_IMPL(store_events) {
     ASSERT(fleet_test_run_until(&c.loop, fleet_test_flag_set, &done,
                                 fleet_test_ms(FLEET_TEST_WAIT_MS)));
   }
-  ASSERT_OK(st_put(&s, sb("runs"), sb("orphan"), sb("v"), NULL));
-  ASSERT_OK(st_count(&s, sb("runs"), sb("orphan")));
+  ASSERT_OK(st_put(&s, "runs", sb("orphan"), sb("v"), NULL));
+  ASSERT_OK(st_count(&s, "runs", sb("orphan")));
   ASSERT_EQ(0, s.n);
   st_close(&s);
   ctx_close(&c);
@@ -118,19 +118,19 @@ CONFORMANCE_IMPL(store_events_cap) {
     ev[i].base = text[i];
   }
   open_events(&c, &s, b, 3);
-  ASSERT_OK(st_put(&s, sb("runs"), sb("r1"), sb("v"), NULL));
-  ASSERT_OK(st_append(&s, sb("runs"), sb("r1"), ev, 2));
+  ASSERT_OK(st_put(&s, "runs", sb("r1"), sb("v"), NULL));
+  ASSERT_OK(st_append(&s, "runs", sb("r1"), ev, 2));
   ASSERT_EQ(2, s.n);
-  ASSERT_OK(st_append(&s, sb("runs"), sb("r1"), ev + 2, 3));
+  ASSERT_OK(st_append(&s, "runs", sb("r1"), ev + 2, 3));
   ASSERT_EQ(3, s.n);
-  ASSERT_OK(st_read(&s, sb("runs"), sb("r1"), 0, 10));
+  ASSERT_OK(st_read(&s, "runs", sb("r1"), 0, 10));
   ASSERT_EQ(3, s.nevents);
   ASSERT_MEM_EQ("e2", s.events[0].base, 2);
   ASSERT_MEM_EQ("e4", s.events[2].base, 2);
   /* A whole batch larger than the cap. */
-  ASSERT_OK(st_append(&s, sb("runs"), sb("r1"), ev, FLEET_STORE_BATCH_MAX));
+  ASSERT_OK(st_append(&s, "runs", sb("r1"), ev, FLEET_STORE_BATCH_MAX));
   ASSERT_EQ(3, s.n);
-  ASSERT_OK(st_read(&s, sb("runs"), sb("r1"), 0, 10));
+  ASSERT_OK(st_read(&s, "runs", sb("r1"), 0, 10));
   ASSERT_EQ(3, s.nevents);
   ASSERT_MEM_EQ("e997", s.events[0].base, 4);
   ASSERT_MEM_EQ("e999", s.events[2].base, 4);
@@ -138,10 +138,10 @@ CONFORMANCE_IMPL(store_events_cap) {
 
   /* Without a cap, a batch of the largest size, read back in full. */
   st_open(&s, &c.client, &(fleet_store_options_t){"t", 0, 0, 0});
-  ASSERT_OK(st_put(&s, sb("runs"), sb("r2"), sb("v"), NULL));
-  ASSERT_OK(st_append(&s, sb("runs"), sb("r2"), ev, FLEET_STORE_BATCH_MAX));
+  ASSERT_OK(st_put(&s, "runs", sb("r2"), sb("v"), NULL));
+  ASSERT_OK(st_append(&s, "runs", sb("r2"), ev, FLEET_STORE_BATCH_MAX));
   ASSERT_EQ(FLEET_STORE_BATCH_MAX, s.n);
-  ASSERT_OK(st_read(&s, sb("runs"), sb("r2"), 0, FLEET_STORE_BATCH_MAX));
+  ASSERT_OK(st_read(&s, "runs", sb("r2"), 0, FLEET_STORE_BATCH_MAX));
   ASSERT_EQ(FLEET_STORE_BATCH_MAX, s.nevents);
   for (i = 0; i < FLEET_STORE_BATCH_MAX; i++) {
     ASSERT_EQ(ev[i].len, s.events[i].len);

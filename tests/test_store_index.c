@@ -43,12 +43,12 @@ static void put_pairs(st_t *s, const char *id, const char *const *pairs,
 
   memset(&o, 0, sizeof(o));
   for (i = 0; i < npairs; i++) {
-    ix[i].name = sb(pairs[2 * i]);
+    ix[i].name = pairs[2 * i];
     ix[i].value = sb(pairs[2 * i + 1]);
   }
   o.indexes = ix;
   o.nindexes = npairs;
-  ASSERT_OK(st_put(s, sb("runs"), sb(id), sb(id), &o));
+  ASSERT_OK(st_put(s, "runs", sb(id), sb(id), &o));
 }
 
 CONFORMANCE_IMPL(store_index_consistency) {
@@ -57,7 +57,7 @@ CONFORMANCE_IMPL(store_index_consistency) {
   static const char *const r3[] = {"agent", "b"};
   static const char *const r4[] = {"agent", "c", "agent", "c"};
   static const char bin[] = {'x', '\0', 'y'};
-  fleet_store_index_t bix = {{"agent", 5}, {bin, sizeof(bin)}};
+  fleet_store_index_t bix = {"agent", {bin, sizeof(bin)}};
   fleet_store_put_options_t bo = {&bix, 1, 0};
   client_ctx_t c;
   st_t s;
@@ -74,7 +74,7 @@ CONFORMANCE_IMPL(store_index_consistency) {
   list_is(&s, "sessions", "agent", "a", "");
 
   /* Delete removes the record's entries from every index. */
-  ASSERT_OK(st_delete(&s, sb("runs"), sb("r1")));
+  ASSERT_OK(st_delete(&s, "runs", sb("r1")));
   list_is(&s, "runs", "agent", "a", "r2");
   list_is(&s, "runs", "session", "s1", "");
   if (b->redis != NULL) {
@@ -100,9 +100,9 @@ CONFORMANCE_IMPL(store_index_consistency) {
   /* A pair given twice counts once; values are binary-safe. */
   put_pairs(&s, "r4", r4, 2);
   list_is(&s, "runs", "agent", "c", "r4");
-  ASSERT_OK(st_put(&s, sb("runs"), sb("r5"), sb("v"), &bo));
-  ASSERT_OK(st_list(&s, sb("runs"), bix.name, bix.value,
-                    (fleet_bytes_t){NULL, 0}, 10));
+  ASSERT_OK(st_put(&s, "runs", sb("r5"), sb("v"), &bo));
+  ASSERT_OK(
+      st_list(&s, "runs", bix.name, bix.value, (fleet_bytes_t){NULL, 0}, 10));
   ASSERT_EQ(1, s.nitems);
   ASSERT_MEM_EQ("r5", s.items[0].id.base, 2);
   ASSERT_MEM_EQ("v", s.items[0].value.base, 1);
@@ -181,7 +181,7 @@ static void on_put_count(fleet_store_t *st, int status, void *arg) {
  * between pages. The originals were put in one burst, so many share an
  * expiry to the millisecond and sort by id. */
 CONFORMANCE_IMPL(store_list_pages) {
-  fleet_store_index_t ix = {{"agent", 5}, {"a", 1}};
+  fleet_store_index_t ix = {"agent", {"a", 1}};
   fleet_store_put_options_t po = {&ix, 1, 0};
   char names[PAGES_ORIG + PAGES_NEW_MAX][16];
   int seen[PAGES_ORIG + PAGES_NEW_MAX] = {0};
@@ -195,14 +195,14 @@ CONFORMANCE_IMPL(store_list_pages) {
   open_ix(&c, &s, b);
   for (i = 0; i < PAGES_ORIG; i++) {
     snprintf(names[i], sizeof(names[i]), "o%02d", i);
-    ASSERT_OK(fleet_store_put(&s.store, sb("runs"), sb(names[i]), sb(names[i]),
-                              &po, on_put_count, &done));
+    ASSERT_OK(fleet_store_put(&s.store, "runs", sb(names[i]), sb(names[i]), &po,
+                              on_put_count, &done));
   }
   ASSERT(fleet_test_wait_count(&c.loop, &done, PAGES_ORIG,
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
 
   for (page = 0; page < 40; page++) {
-    ASSERT_OK(st_list(&s, sb("runs"), sb("agent"), sb("a"), cursor, 7));
+    ASSERT_OK(st_list(&s, "runs", "agent", sb("a"), cursor, 7));
     ASSERT_LE(s.nitems, 7);
     for (i = 0; i < (int)s.nitems; i++) {
       int at = name_index(names, nnames, &s.items[i].id);
@@ -226,15 +226,14 @@ CONFORMANCE_IMPL(store_list_pages) {
      * that a tie with the cursor's expiry still puts them after it)... */
     for (k = 0; k < 3 && nnames < PAGES_ORIG + PAGES_NEW_MAX; k++) {
       snprintf(names[nnames], sizeof(names[nnames]), "z%02d-%d", page, k);
-      ASSERT_OK(
-          st_put(&s, sb("runs"), sb(names[nnames]), sb(names[nnames]), &po));
+      ASSERT_OK(st_put(&s, "runs", sb(names[nnames]), sb(names[nnames]), &po));
       nnames++;
     }
     /* ...one original not listed yet deleted... */
     while (victim >= 0 && seen[victim] > 0)
       victim--;
     if (victim >= 0) {
-      ASSERT_OK(st_delete(&s, sb("runs"), sb(names[victim])));
+      ASSERT_OK(st_delete(&s, "runs", sb(names[victim])));
       deleted[victim] = 1;
       victim--;
     }
@@ -243,7 +242,7 @@ CONFORMANCE_IMPL(store_list_pages) {
       fleet_bytes_t last = {memchr(cur, ':', cursor.len), 0};
       last.base = (const char *)last.base + 1;
       last.len = cursor.len - (size_t)((const char *)last.base - cur);
-      ASSERT_OK(st_delete(&s, sb("runs"), last));
+      ASSERT_OK(st_delete(&s, "runs", last));
     }
   }
   ASSERT_NULL(cur);
@@ -274,8 +273,7 @@ CONFORMANCE_IMPL(store_list_refreshed) {
     snprintf(id, sizeof(id), "a%d", i);
     st_put_ix(&s, "runs", id, "v", "agent", "a", 0);
   }
-  ASSERT_OK(st_list(&s, sb("runs"), sb("agent"), sb("a"),
-                    (fleet_bytes_t){NULL, 0}, 4));
+  ASSERT_OK(st_list(&s, "runs", "agent", sb("a"), (fleet_bytes_t){NULL, 0}, 4));
   ASSERT_EQ(4, s.nitems);
   ASSERT_MEM_EQ("a0", s.items[0].id.base, 2);
   ASSERT_MEM_EQ("a3", s.items[3].id.base, 2);
@@ -286,11 +284,11 @@ CONFORMANCE_IMPL(store_list_refreshed) {
     memcpy(cur, s.cursor, len);
     /* Later than every expiry so far, to the millisecond. */
     st_sleep(&c.loop, 5);
-    ASSERT_OK(st_touch(&s, sb("runs"), sb("a1"), 0));
-    ASSERT_OK(st_touch(&s, sb("runs"), sb("a3"), 0));
-    ASSERT_OK(st_touch(&s, sb("runs"), sb("a5"), 0));
-    ASSERT_OK(st_list(&s, sb("runs"), sb("agent"), sb("a"),
-                      (fleet_bytes_t){cur, len}, 100));
+    ASSERT_OK(st_touch(&s, "runs", sb("a1"), 0));
+    ASSERT_OK(st_touch(&s, "runs", sb("a3"), 0));
+    ASSERT_OK(st_touch(&s, "runs", sb("a5"), 0));
+    ASSERT_OK(
+        st_list(&s, "runs", "agent", sb("a"), (fleet_bytes_t){cur, len}, 100));
   }
   /* a2 sorts before the cursor (a3's old place): it is not listed
    * again. */
@@ -315,17 +313,16 @@ CONFORMANCE_IMPL(store_list_refreshed) {
     snprintf(id, sizeof(id), "b%d", i);
     st_put_ix(&s, "runs", id, "v", "agent", "b", 0);
   }
-  ASSERT_OK(st_list(&s, sb("runs"), sb("agent"), sb("b"),
-                    (fleet_bytes_t){NULL, 0}, 2));
+  ASSERT_OK(st_list(&s, "runs", "agent", sb("b"), (fleet_bytes_t){NULL, 0}, 2));
   ASSERT_EQ(2, s.nitems);
   ASSERT_MEM_EQ("b1", s.items[1].id.base, 2);
   {
     char cur[64];
     size_t len = s.cursor_len;
     memcpy(cur, s.cursor, len);
-    ASSERT_OK(st_touch(&s, sb("runs"), sb("b1"), 60000));
-    ASSERT_OK(st_list(&s, sb("runs"), sb("agent"), sb("b"),
-                      (fleet_bytes_t){cur, len}, 100));
+    ASSERT_OK(st_touch(&s, "runs", sb("b1"), 60000));
+    ASSERT_OK(
+        st_list(&s, "runs", "agent", sb("b"), (fleet_bytes_t){cur, len}, 100));
   }
   ASSERT_EQ(3, s.nitems);
   ASSERT_MEM_EQ("b2", s.items[0].id.base, 2);

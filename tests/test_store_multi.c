@@ -27,11 +27,15 @@ static int multi_all_done(void *arg) {
   return *(int *)arg <= 0;
 }
 
+/* The store has closed: its client may close now. */
+static void multi_on_store_closed(fleet_handle_t *store) {
+  fleet_client_close(store->data, NULL);
+}
+
 /* A child: its own loop, client and store; all its writes in flight at
  * once. Exits 0 when every write succeeded. */
 static void multi_child(const char *url, int k) {
-  fleet_store_index_t ix[2] = {{{"agent", 5}, {"shared", 6}},
-                               {{"child", 5}, {NULL, 0}}};
+  fleet_store_index_t ix[2] = {{"agent", {"shared", 6}}, {"child", {NULL, 0}}};
   fleet_store_put_options_t po = {ix, 2, 0};
   fleet_bytes_t ev[MULTI_EVENTS];
   fleet_store_t store;
@@ -52,17 +56,17 @@ static void multi_child(const char *url, int k) {
   for (i = 0; i < MULTI_RECORDS; i++) {
     snprintf(id[i], sizeof(id[i]), "c%d-r%02d", k, i);
     /* In order on one connection: the put runs before the append. */
-    if (fleet_store_put(&store, sb("runs"), sb(id[i]), sb(id[i]), &po,
+    if (fleet_store_put(&store, "runs", sb(id[i]), sb(id[i]), &po,
                         multi_on_done, &left) != 0 ||
-        fleet_store_events_append(&store, sb("runs"), sb(id[i]), ev,
-                                  MULTI_EVENTS, multi_on_count, &left) != 0)
+        fleet_store_events_append(&store, "runs", sb(id[i]), ev, MULTI_EVENTS,
+                                  multi_on_count, &left) != 0)
       _exit(3);
   }
   if (!fleet_test_run_until(&loop, multi_all_done, &left,
                             fleet_test_ms(FLEET_TEST_WAIT_MS)))
     _exit(4);
-  fleet_store_close(&store, NULL);
-  fleet_client_close(&client, NULL);
+  store.data = &client;
+  fleet_store_close(&store, multi_on_store_closed);
   uv_run(&loop, UV_RUN_DEFAULT);
   closed = uv_loop_close(&loop) == 0;
   _exit(closed ? 0 : 4);
@@ -104,7 +108,7 @@ TEST_IMPL(store_multiprocess) {
     at = strstr(ids, id);
     ASSERT_NOT_NULL(at);
     ASSERT_NULL(strstr(at + 1, id));
-    ASSERT_OK(st_count(&s, sb("runs"), sb(id)));
+    ASSERT_OK(st_count(&s, "runs", sb(id)));
     ASSERT_EQ(MULTI_EVENTS, s.n);
   }
   free(ids);

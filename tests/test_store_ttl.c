@@ -37,8 +37,8 @@ CONFORMANCE_IMPL(store_ttl_expiry) {
 
   open_ttl(&c, &s, b, 200);
   st_put_ix(&s, "runs", "r1", "v", "agent", "a", 0);
-  ASSERT_OK(st_append(&s, sb("runs"), sb("r1"), &ev, 1));
-  ASSERT_OK(st_get(&s, sb("runs"), sb("r1")));
+  ASSERT_OK(st_append(&s, "runs", sb("r1"), &ev, 1));
+  ASSERT_OK(st_get(&s, "runs", sb("r1")));
   ASSERT_GT(s.ttl_ms, 0);
   ASSERT_LE(s.ttl_ms, 200);
   ids = st_list_all(&s, "runs", "agent", "a", 10);
@@ -51,12 +51,12 @@ CONFORMANCE_IMPL(store_ttl_expiry) {
   }
 
   st_sleep(&c.loop, 500);
-  ASSERT_ERR(FLEET_ENOTFOUND, st_get(&s, sb("runs"), sb("r1")));
-  ASSERT_ERR(FLEET_ENOTFOUND, st_exists(&s, sb("runs"), sb("r1")));
-  ASSERT_ERR(FLEET_ENOTFOUND, st_count(&s, sb("runs"), sb("r1")));
-  ASSERT_ERR(FLEET_ENOTFOUND, st_read(&s, sb("runs"), sb("r1"), 0, 10));
-  ASSERT_ERR(FLEET_ENOTFOUND, st_touch(&s, sb("runs"), sb("r1"), 0));
-  ASSERT_ERR(FLEET_ENOTFOUND, st_append(&s, sb("runs"), sb("r1"), &ev, 1));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_get(&s, "runs", sb("r1")));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_exists(&s, "runs", sb("r1")));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_count(&s, "runs", sb("r1")));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_read(&s, "runs", sb("r1"), 0, 10));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_touch(&s, "runs", sb("r1"), 0));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_append(&s, "runs", sb("r1"), &ev, 1));
   ids = st_list_all(&s, "runs", "agent", "a", 10);
   ASSERT_STR_EQ("", ids);
   free(ids);
@@ -68,7 +68,7 @@ CONFORMANCE_IMPL(store_ttl_expiry) {
   }
   /* Put again: a new record, with no events. */
   st_put_ix(&s, "runs", "r1", "v2", "agent", "a", 0);
-  ASSERT_OK(st_count(&s, sb("runs"), sb("r1")));
+  ASSERT_OK(st_count(&s, "runs", sb("r1")));
   ASSERT_EQ(0, s.n);
   st_close(&s);
   ctx_close(&c);
@@ -84,21 +84,21 @@ CONFORMANCE_IMPL(store_ttl_refresh_put) {
 
   open_ttl(&c, &s, b, 400);
   st_put_ix(&s, "runs", "r1", "v1", "agent", "a", 0);
-  ASSERT_OK(st_append(&s, sb("runs"), sb("r1"), &ev, 1));
+  ASSERT_OK(st_append(&s, "runs", sb("r1"), &ev, 1));
   st_sleep(&c.loop, 250);
   st_put_ix(&s, "runs", "r1", "v2", "agent", "a", 0);
   st_sleep(&c.loop, 250);
   /* 500 ms after the first put, 250 ms after the second. */
-  ASSERT_OK(st_get(&s, sb("runs"), sb("r1")));
+  ASSERT_OK(st_get(&s, "runs", sb("r1")));
   ASSERT_STR_EQ("v2", s.value);
-  ASSERT_OK(st_count(&s, sb("runs"), sb("r1")));
+  ASSERT_OK(st_count(&s, "runs", sb("r1")));
   ASSERT_EQ(1, s.n);
   ids = st_list_all(&s, "runs", "agent", "a", 10);
   ASSERT_STR_EQ("r1", ids);
   free(ids);
   st_sleep(&c.loop, 600);
-  ASSERT_ERR(FLEET_ENOTFOUND, st_get(&s, sb("runs"), sb("r1")));
-  ASSERT_ERR(FLEET_ENOTFOUND, st_count(&s, sb("runs"), sb("r1")));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_get(&s, "runs", sb("r1")));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_count(&s, "runs", sb("r1")));
   ids = st_list_all(&s, "runs", "agent", "a", 10);
   ASSERT_STR_EQ("", ids);
   free(ids);
@@ -117,16 +117,16 @@ CONFORMANCE_IMPL(store_ttl_refresh_append) {
   open_ttl(&c, &s, b, 400);
   st_put_ix(&s, "runs", "r1", "v", "agent", "a", 0);
   st_sleep(&c.loop, 250);
-  ASSERT_OK(st_append(&s, sb("runs"), sb("r1"), &ev, 1));
+  ASSERT_OK(st_append(&s, "runs", sb("r1"), &ev, 1));
   st_sleep(&c.loop, 250);
-  ASSERT_OK(st_exists(&s, sb("runs"), sb("r1")));
-  ASSERT_OK(st_count(&s, sb("runs"), sb("r1")));
+  ASSERT_OK(st_exists(&s, "runs", sb("r1")));
+  ASSERT_OK(st_count(&s, "runs", sb("r1")));
   ASSERT_EQ(1, s.n);
   ids = st_list_all(&s, "runs", "agent", "a", 10);
   ASSERT_STR_EQ("r1", ids);
   free(ids);
   st_sleep(&c.loop, 600);
-  ASSERT_ERR(FLEET_ENOTFOUND, st_exists(&s, sb("runs"), sb("r1")));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_exists(&s, "runs", sb("r1")));
 
   /* A record put with its own long TTL keeps it on append, rather than
    * falling back to the store's short one. */
@@ -134,9 +134,9 @@ CONFORMANCE_IMPL(store_ttl_refresh_append) {
     fleet_store_put_options_t po;
     memset(&po, 0, sizeof(po));
     po.ttl_ms = 60000;
-    ASSERT_OK(st_put(&s, sb("runs"), sb("r2"), sb("v"), &po));
-    ASSERT_OK(st_append(&s, sb("runs"), sb("r2"), &ev, 1));
-    ASSERT_OK(st_get(&s, sb("runs"), sb("r2")));
+    ASSERT_OK(st_put(&s, "runs", sb("r2"), sb("v"), &po));
+    ASSERT_OK(st_append(&s, "runs", sb("r2"), &ev, 1));
+    ASSERT_OK(st_get(&s, "runs", sb("r2")));
     ASSERT_GT(s.ttl_ms, 30000);
   }
   st_close(&s);
@@ -153,25 +153,25 @@ CONFORMANCE_IMPL(store_ttl_touch) {
   open_ttl(&c, &s, b, 400);
   st_put_ix(&s, "runs", "r1", "v", "agent", "a", 0);
   st_sleep(&c.loop, 250);
-  ASSERT_OK(st_touch(&s, sb("runs"), sb("r1"), 0));
+  ASSERT_OK(st_touch(&s, "runs", sb("r1"), 0));
   st_sleep(&c.loop, 250);
-  ASSERT_OK(st_exists(&s, sb("runs"), sb("r1")));
+  ASSERT_OK(st_exists(&s, "runs", sb("r1")));
   ids = st_list_all(&s, "runs", "agent", "a", 10);
   ASSERT_STR_EQ("r1", ids);
   free(ids);
 
   /* A longer TTL, kept by the record for later refreshes. */
-  ASSERT_OK(st_touch(&s, sb("runs"), sb("r1"), 60000));
-  ASSERT_OK(st_get(&s, sb("runs"), sb("r1")));
+  ASSERT_OK(st_touch(&s, "runs", sb("r1"), 60000));
+  ASSERT_OK(st_get(&s, "runs", sb("r1")));
   ASSERT_GT(s.ttl_ms, 30000);
-  ASSERT_OK(st_touch(&s, sb("runs"), sb("r1"), 0));
-  ASSERT_OK(st_get(&s, sb("runs"), sb("r1")));
+  ASSERT_OK(st_touch(&s, "runs", sb("r1"), 0));
+  ASSERT_OK(st_get(&s, "runs", sb("r1")));
   ASSERT_GT(s.ttl_ms, 30000);
 
   /* A shorter one: everything expires sooner, the index entry too. */
-  ASSERT_OK(st_touch(&s, sb("runs"), sb("r1"), 150));
+  ASSERT_OK(st_touch(&s, "runs", sb("r1"), 150));
   st_sleep(&c.loop, 450);
-  ASSERT_ERR(FLEET_ENOTFOUND, st_exists(&s, sb("runs"), sb("r1")));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_exists(&s, "runs", sb("r1")));
   ids = st_list_all(&s, "runs", "agent", "a", 10);
   ASSERT_STR_EQ("", ids);
   free(ids);

@@ -75,8 +75,8 @@ static size_t list_len(client_ctx_t *c, const char *key) {
 }
 
 CONFORMANCE_IMPL(store_wrong_type) {
-  fleet_store_index_t ok = {{"agent", 5}, {"ok", 2}};
-  fleet_store_index_t bad = {{"agent", 5}, {"bad", 3}};
+  fleet_store_index_t ok = {"agent", {"ok", 2}};
+  fleet_store_index_t bad = {"agent", {"bad", 3}};
   fleet_store_put_options_t po = {&ok, 1, 0}, pb = {&bad, 1, 0};
   fleet_bytes_t ev = {"e", 1};
   fleet_store_options_t so;
@@ -87,68 +87,67 @@ CONFORMANCE_IMPL(store_wrong_type) {
   fleet_store_options_init(&so);
   so.prefix = "t";
   st_open(&s, &c.client, &so);
-  ASSERT_OK(st_put(&s, sb("runs"), sb("x"), sb("v"), NULL));
+  ASSERT_OK(st_put(&s, "runs", sb("x"), sb("v"), NULL));
 
   /* A record key holding a list. */
   make_list(&c, "{t:runs}:rec:w1");
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_get(&s, sb("runs"), sb("w1")));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_exists(&s, sb("runs"), sb("w1")));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, sb("runs"), sb("w1"), sb("v"), &po));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_delete(&s, sb("runs"), sb("w1")));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_touch(&s, sb("runs"), sb("w1"), 0));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, sb("runs"), sb("w1"), &ev, 1));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_read(&s, sb("runs"), sb("w1"), 0, 10));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_count(&s, sb("runs"), sb("w1")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_get(&s, "runs", sb("w1")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_exists(&s, "runs", sb("w1")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, "runs", sb("w1"), sb("v"), &po));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_delete(&s, "runs", sb("w1")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_touch(&s, "runs", sb("w1"), 0));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, "runs", sb("w1"), &ev, 1));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_read(&s, "runs", sb("w1"), 0, 10));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_count(&s, "runs", sb("w1")));
   ASSERT_EQ(1, list_len(&c, "{t:runs}:rec:w1"));
   /* The failed put wrote no index entry. */
-  ASSERT_OK(st_list(&s, sb("runs"), sb("agent"), sb("ok"),
-                    (fleet_bytes_t){NULL, 0}, 10));
+  ASSERT_OK(
+      st_list(&s, "runs", "agent", sb("ok"), (fleet_bytes_t){NULL, 0}, 10));
   ASSERT_EQ(0, s.nitems);
 
   /* An index key holding a hash: putting a record under it fails and
    * writes nothing; listing it fails. */
   make_hash(&c, "{t:runs}:idx:agent:bad");
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, sb("runs"), sb("r"), sb("v"), &pb));
-  ASSERT_ERR(FLEET_ENOTFOUND, st_exists(&s, sb("runs"), sb("r")));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_list(&s, sb("runs"), sb("agent"), sb("bad"),
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, "runs", sb("r"), sb("v"), &pb));
+  ASSERT_ERR(FLEET_ENOTFOUND, st_exists(&s, "runs", sb("r")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_list(&s, "runs", "agent", sb("bad"),
                                        (fleet_bytes_t){NULL, 0}, 10));
 
   /* An existing record whose index key became a hash: every update fails
    * and leaves the record as it was. */
-  ASSERT_OK(st_put(&s, sb("runs"), sb("r3"), sb("old"), &po));
+  ASSERT_OK(st_put(&s, "runs", sb("r3"), sb("old"), &po));
   drop_key(&c, "{t:runs}:idx:agent:ok");
   make_hash(&c, "{t:runs}:idx:agent:ok");
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_touch(&s, sb("runs"), sb("r3"), 0));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_delete(&s, sb("runs"), sb("r3")));
-  ASSERT_ERR(FLEET_EWRONGTYPE,
-             st_put(&s, sb("runs"), sb("r3"), sb("new"), NULL));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, sb("runs"), sb("r3"), &ev, 1));
-  ASSERT_OK(st_get(&s, sb("runs"), sb("r3")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_touch(&s, "runs", sb("r3"), 0));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_delete(&s, "runs", sb("r3")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, "runs", sb("r3"), sb("new"), NULL));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, "runs", sb("r3"), &ev, 1));
+  ASSERT_OK(st_get(&s, "runs", sb("r3")));
   ASSERT_STR_EQ("old", s.value);
-  ASSERT_OK(st_count(&s, sb("runs"), sb("r3")));
+  ASSERT_OK(st_count(&s, "runs", sb("r3")));
   ASSERT_EQ(0, s.n);
 
   /* An events key holding a hash: what reads or writes events fails and
    * leaves the record as it was. (A put, which only moves the events'
    * expiry, does not look inside.) */
-  ASSERT_OK(st_put(&s, sb("runs"), sb("r4"), sb("v"), NULL));
+  ASSERT_OK(st_put(&s, "runs", sb("r4"), sb("v"), NULL));
   make_hash(&c, "{t:runs}:ev:r4");
-  ASSERT_OK(st_touch(&s, sb("runs"), sb("r4"), 60000));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, sb("runs"), sb("r4"), &ev, 1));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_read(&s, sb("runs"), sb("r4"), 0, 10));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_count(&s, sb("runs"), sb("r4")));
-  ASSERT_OK(st_get(&s, sb("runs"), sb("r4")));
+  ASSERT_OK(st_touch(&s, "runs", sb("r4"), 60000));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, "runs", sb("r4"), &ev, 1));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_read(&s, "runs", sb("r4"), 0, 10));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_count(&s, "runs", sb("r4")));
+  ASSERT_OK(st_get(&s, "runs", sb("r4")));
   ASSERT_STR_EQ("v", s.value);
   ASSERT_GT(s.ttl_ms, 30000);
 
   /* A listed record's key holding a list. */
   {
-    fleet_store_index_t q = {{"agent", 5}, {"q", 1}};
+    fleet_store_index_t q = {"agent", {"q", 1}};
     fleet_store_put_options_t pq = {&q, 1, 0};
-    ASSERT_OK(st_put(&s, sb("runs"), sb("r5"), sb("v"), &pq));
+    ASSERT_OK(st_put(&s, "runs", sb("r5"), sb("v"), &pq));
     drop_key(&c, "{t:runs}:rec:r5");
     make_list(&c, "{t:runs}:rec:r5");
-    ASSERT_ERR(FLEET_EWRONGTYPE, st_list(&s, sb("runs"), sb("agent"), sb("q"),
+    ASSERT_ERR(FLEET_EWRONGTYPE, st_list(&s, "runs", "agent", sb("q"),
                                          (fleet_bytes_t){NULL, 0}, 10));
   }
   st_close(&s);
@@ -175,29 +174,29 @@ TEST_IMPL(store_redis_garbage) {
   st_open(&s, &c.client, &so);
 
   /* No value. */
-  ASSERT_ERR(FLEET_EPROTO, st_get(&s, sb("runs"), sb("g1")));
-  ASSERT_OK(st_exists(&s, sb("runs"), sb("g1")));
+  ASSERT_ERR(FLEET_EPROTO, st_get(&s, "runs", sb("g1")));
+  ASSERT_OK(st_exists(&s, "runs", sb("g1")));
   /* A bad or missing TTL, where the record's own TTL is needed. */
-  ASSERT_ERR(FLEET_EPROTO, st_append(&s, sb("runs"), sb("g2"), &ev, 1));
-  ASSERT_ERR(FLEET_EPROTO, st_touch(&s, sb("runs"), sb("g2"), 0));
-  ASSERT_ERR(FLEET_EPROTO, st_append(&s, sb("runs"), sb("g3"), &ev, 1));
-  ASSERT_ERR(FLEET_EPROTO, st_touch(&s, sb("runs"), sb("g5"), 0));
-  ASSERT_OK(st_count(&s, sb("runs"), sb("g2")));
+  ASSERT_ERR(FLEET_EPROTO, st_append(&s, "runs", sb("g2"), &ev, 1));
+  ASSERT_ERR(FLEET_EPROTO, st_touch(&s, "runs", sb("g2"), 0));
+  ASSERT_ERR(FLEET_EPROTO, st_append(&s, "runs", sb("g3"), &ev, 1));
+  ASSERT_ERR(FLEET_EPROTO, st_touch(&s, "runs", sb("g5"), 0));
+  ASSERT_OK(st_count(&s, "runs", sb("g2")));
   ASSERT_EQ(0, s.n);
   /* The value is still readable (no expiry: no time left is reported). */
-  ASSERT_OK(st_get(&s, sb("runs"), sb("g2")));
+  ASSERT_OK(st_get(&s, "runs", sb("g2")));
   ASSERT_STR_EQ("val", s.value);
   ASSERT_EQ(0, s.ttl_ms);
   /* A touch with a TTL repairs the record. */
-  ASSERT_OK(st_touch(&s, sb("runs"), sb("g2"), 60000));
-  ASSERT_OK(st_append(&s, sb("runs"), sb("g2"), &ev, 1));
+  ASSERT_OK(st_touch(&s, "runs", sb("g2"), 60000));
+  ASSERT_OK(st_append(&s, "runs", sb("g2"), &ev, 1));
   ASSERT_EQ(1, s.n);
   /* A string. */
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_get(&s, sb("runs"), sb("g4")));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, sb("runs"), sb("g4"), sb("v"), NULL));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_get(&s, "runs", sb("g4")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, "runs", sb("g4"), sb("v"), NULL));
   /* Replacing a record fleet did not write makes it one of fleet's. */
-  ASSERT_OK(st_put(&s, sb("runs"), sb("g1"), sb("fixed"), NULL));
-  ASSERT_OK(st_get(&s, sb("runs"), sb("g1")));
+  ASSERT_OK(st_put(&s, "runs", sb("g1"), sb("fixed"), NULL));
+  ASSERT_OK(st_get(&s, "runs", sb("g1")));
   ASSERT_STR_EQ("fixed", s.value);
   st_close(&s);
   ctx_close(&c);

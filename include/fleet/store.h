@@ -53,11 +53,11 @@ typedef struct {
   uint32_t max_events;
 } fleet_store_options_t;
 
-/* One (index name, value) pair. The name is 1 to FLEET_STORE_INDEX_NAME_MAX
- * bytes without ':'; the value 1 to FLEET_STORE_NAME_MAX bytes; both are
- * otherwise binary-safe. */
+/* One (index name, value) pair. The name is a NUL-terminated string of 1
+ * to FLEET_STORE_INDEX_NAME_MAX bytes without ':'; the value is 1 to
+ * FLEET_STORE_NAME_MAX bytes, binary-safe. */
 typedef struct {
-  fleet_bytes_t name;
+  const char *name;
   fleet_bytes_t value;
 } fleet_store_index_t;
 
@@ -81,16 +81,11 @@ typedef struct {
   fleet_bytes_t value;
 } fleet_store_item_t;
 
+/* A handle (see fleet/common.h): a fleet_store_t * may be cast to
+ * fleet_handle_t * and back. */
 struct fleet_store_s {
-  /* For the user; fleet never reads or writes it. */
-  void *data;
-  /* Private. */
-  struct fleet__store_s *internal_;
+  FLEET_HANDLE_FIELDS
 };
-
-/* Called once when a store has released everything it held. The memory of
- * the handle may be reused from here on. */
-typedef void (*fleet_store_close_cb)(fleet_store_t *store);
 
 /* Completion of put, delete, exists, touch and ping: `status` is 0 or a
  * negative error (FLEET_ENOTFOUND when the record does not exist). */
@@ -124,12 +119,13 @@ typedef void (*fleet_store_list_cb)(fleet_store_t *store, int status,
                                     const fleet_store_item_t *items, size_t n,
                                     fleet_bytes_t next_cursor, void *user_data);
 
-/* Fills `options` with the defaults. */
+/* Fills `options` with the defaults: every field 0. */
 FLEET_EXTERN void fleet_store_options_init(fleet_store_options_t *options);
 
 /* Initializes `store` on `client`. `options` may be NULL for the defaults;
  * it is copied, and a zeroed field means its default. The store must be
- * closed before its client.
+ * closed before its client: fleet_client_close() gives FLEET_EBUSY until
+ * the store's close callback has run.
  *
  * Returns 0, FLEET_EINVAL (NULL argument, bad option), FLEET_ECLOSING (the
  * client is closing) or FLEET_ENOMEM; on error the store need not be
@@ -137,16 +133,17 @@ FLEET_EXTERN void fleet_store_options_init(fleet_store_options_t *options);
 FLEET_EXTERN int fleet_store_init(fleet_client_t *client, fleet_store_t *store,
                                   const fleet_store_options_t *options);
 
-/* Closes `store`: the callback of every pending call runs once with
- * FLEET_ECANCELED, then `close_cb` (which may be NULL) runs. All of this
- * happens after this call returns, never inside it. Calls made meanwhile
- * give FLEET_ECLOSING. May be called from any fleet callback. An operation
- * already sent may still take effect.
+/* Closes `store`, as fleet_close() does: the callback of every pending call
+ * runs once with FLEET_ECANCELED, then `close_cb` (which may be NULL) runs,
+ * once no reply of the backend is due. All of this happens after this call
+ * returns, never inside it. Calls made meanwhile give FLEET_ECLOSING. May
+ * be called from any fleet callback. An operation already sent may still
+ * take effect.
  *
  * Returns 0, FLEET_EINVAL (NULL or uninitialized store) or FLEET_ECLOSING
  * (already closing). */
 FLEET_EXTERN int fleet_store_close(fleet_store_t *store,
-                                   fleet_store_close_cb close_cb);
+                                   fleet_close_cb close_cb);
 
 /* The key prefix of the store (valid until the close callback), or NULL
  * for a NULL or uninitialized store. */
@@ -156,12 +153,13 @@ FLEET_EXTERN const char *fleet_store_prefix(const fleet_store_t *store);
  * otherwise, a call returns 0 (then the callback runs exactly once, after
  * the call returns) or an error, and then the callback never runs and
  * nothing was written:
- *   FLEET_EINVAL    a NULL store or callback, a collection or id that is
- *                   empty or longer than FLEET_STORE_NAME_MAX, a collection
- *                   containing '}' (it would end the key's hash tag), or
- *                   another argument out of its documented range;
- *   FLEET_E2BIG     a value or event longer than the store's
- *                   max_value_bytes;
+ *   FLEET_EINVAL    a NULL store or callback, a NULL or empty collection
+ *                   name or id, a collection containing '}' (it would end
+ *                   the key's hash tag), or another argument out of its
+ *                   documented range;
+ *   FLEET_E2BIG     a collection name, id, index name or index value
+ *                   longer than its limit, or a value or event longer than
+ *                   the store's max_value_bytes;
  *   FLEET_ECLOSING  the store or its client is closing;
  *   FLEET_ENOMEM.
  * The callback's status is 0 or: FLEET_ENOTFOUND where stated,
@@ -169,33 +167,34 @@ FLEET_EXTERN const char *fleet_store_prefix(const fleet_store_t *store);
  * FLEET_EPROTO when it holds data fleet did not write, FLEET_ECANCELED when
  * the store was closed first, or a connection error of the client
  * (FLEET_ETIMEDOUT, FLEET_EUNAVAILABLE, FLEET_ECONNLOST: the operation may
- * have run). Collection names, ids, values and events are binary-safe;
- * fleet copies them before the call returns. */
+ * have run). A collection is a NUL-terminated name of 1 to
+ * FLEET_STORE_NAME_MAX bytes, as every fleet object name; ids, values and
+ * events are binary-safe. fleet copies them all before the call returns. */
 
 /* Creates or replaces record `id` of `collection` with `value` (0 bytes
  * allowed). Its expiry, its index entries and its events list are set to
  * now + TTL (the server's clock); index entries of the old version that the
  * new one lacks are removed. A new record (none existed) starts with no
  * events. */
-FLEET_EXTERN int fleet_store_put(fleet_store_t *store, fleet_bytes_t collection,
+FLEET_EXTERN int fleet_store_put(fleet_store_t *store, const char *collection,
                                  fleet_bytes_t id, fleet_bytes_t value,
                                  const fleet_store_put_options_t *options,
                                  fleet_store_cb cb, void *user_data);
 
 /* Reads a record: its value and remaining TTL, or FLEET_ENOTFOUND. */
-FLEET_EXTERN int fleet_store_get(fleet_store_t *store, fleet_bytes_t collection,
+FLEET_EXTERN int fleet_store_get(fleet_store_t *store, const char *collection,
                                  fleet_bytes_t id, fleet_store_get_cb cb,
                                  void *user_data);
 
 /* Deletes a record with its index entries and its events: 0, or
  * FLEET_ENOTFOUND when there was none. */
 FLEET_EXTERN int fleet_store_delete(fleet_store_t *store,
-                                    fleet_bytes_t collection, fleet_bytes_t id,
+                                    const char *collection, fleet_bytes_t id,
                                     fleet_store_cb cb, void *user_data);
 
 /* Whether a record exists: 0, or FLEET_ENOTFOUND. */
 FLEET_EXTERN int fleet_store_exists(fleet_store_t *store,
-                                    fleet_bytes_t collection, fleet_bytes_t id,
+                                    const char *collection, fleet_bytes_t id,
                                     fleet_store_cb cb, void *user_data);
 
 /* Sets the expiry of a record, its index entries and its events to now +
@@ -203,10 +202,9 @@ FLEET_EXTERN int fleet_store_exists(fleet_store_t *store,
  * one it was put with). The new expiry may be earlier than the old one.
  * Status 0, or FLEET_ENOTFOUND. `ttl_ms` is at most
  * FLEET_STORE_TTL_MAX_MS. */
-FLEET_EXTERN int fleet_store_touch(fleet_store_t *store,
-                                   fleet_bytes_t collection, fleet_bytes_t id,
-                                   uint64_t ttl_ms, fleet_store_cb cb,
-                                   void *user_data);
+FLEET_EXTERN int fleet_store_touch(fleet_store_t *store, const char *collection,
+                                   fleet_bytes_t id, uint64_t ttl_ms,
+                                   fleet_store_cb cb, void *user_data);
 
 /* Appends `n` events (1 to FLEET_STORE_BATCH_MAX, each 0 bytes to the
  * store's max_value_bytes) to the events list of an existing record, at
@@ -215,7 +213,7 @@ FLEET_EXTERN int fleet_store_touch(fleet_store_t *store,
  * record's TTL. The callback gets the new length of the list, or
  * FLEET_ENOTFOUND when the record does not exist (nothing is appended). */
 FLEET_EXTERN int
-fleet_store_events_append(fleet_store_t *store, fleet_bytes_t collection,
+fleet_store_events_append(fleet_store_t *store, const char *collection,
                           fleet_bytes_t id, const fleet_bytes_t *events,
                           size_t n, fleet_store_count_cb cb, void *user_data);
 
@@ -226,14 +224,14 @@ fleet_store_events_append(fleet_store_t *store, fleet_bytes_t collection,
  * FLEET_ENOTFOUND when the record does not exist. Reading does not refresh
  * the TTL. */
 FLEET_EXTERN int fleet_store_events_read(fleet_store_t *store,
-                                         fleet_bytes_t collection,
+                                         const char *collection,
                                          fleet_bytes_t id, uint64_t offset,
                                          size_t limit, fleet_store_events_cb cb,
                                          void *user_data);
 
 /* The number of events of a record, or FLEET_ENOTFOUND. */
 FLEET_EXTERN int fleet_store_events_count(fleet_store_t *store,
-                                          fleet_bytes_t collection,
+                                          const char *collection,
                                           fleet_bytes_t id,
                                           fleet_store_count_cb cb,
                                           void *user_data);
@@ -254,11 +252,10 @@ FLEET_EXTERN int fleet_store_events_count(fleet_store_t *store,
  * one TTL for all records, to the millisecond), so a refreshed record may
  * come twice. FLEET_EINVAL also for a malformed cursor (see docs/store.md
  * for its format). Listing does not refresh TTLs. */
-FLEET_EXTERN int fleet_store_list(fleet_store_t *store,
-                                  fleet_bytes_t collection, fleet_bytes_t index,
-                                  fleet_bytes_t value, fleet_bytes_t cursor,
-                                  size_t limit, fleet_store_list_cb cb,
-                                  void *user_data);
+FLEET_EXTERN int fleet_store_list(fleet_store_t *store, const char *collection,
+                                  const char *index, fleet_bytes_t value,
+                                  fleet_bytes_t cursor, size_t limit,
+                                  fleet_store_list_cb cb, void *user_data);
 
 /* Deletes every key whose name starts with "{<prefix>:", whoever wrote it,
  * with SCAN and UNLINK in batches (never KEYS), and nothing else. It is not

@@ -26,6 +26,7 @@ typedef struct {
   int cleared;
   int clear_status;
   uint64_t clear_n;
+  int closed;
 } bench_store_t;
 
 static fleet_bytes_t bench_store_id(bench_store_t *bs) {
@@ -34,7 +35,12 @@ static fleet_bytes_t bench_store_id(bench_store_t *bs) {
   return b;
 }
 
-static const fleet_bytes_t bench_store_coll = {"runs", 4};
+static const char bench_store_coll[] = "runs";
+
+/* The store has closed: the client may close now. */
+static void bench_store_on_closed(fleet_handle_t *store) {
+  ((bench_store_t *)store->data)->closed = 1;
+}
 
 static void bench_store_done(fleet_store_t *store, int status, void *arg) {
   bench_slot_done(arg, status);
@@ -132,7 +138,7 @@ int bench_store(const bench_opts_t *o) {
     snprintf(bs.ids[i], sizeof(bs.ids[i]), "r%zu", i);
   memset(bs.value, 'v', sizeof(bs.value));
   memset(bs.event, 'e', sizeof(bs.event));
-  bs.ix.name = (fleet_bytes_t){"agent", 5};
+  bs.ix.name = "agent";
   bs.ix.value = (fleet_bytes_t){"bench", 5};
   bs.po.indexes = &bs.ix;
   bs.po.nindexes = 1;
@@ -172,7 +178,10 @@ int bench_store(const bench_opts_t *o) {
       fprintf(stderr, "fleet-bench store: clear: %s\n",
               fleet_strerror(bs.clear_status));
   }
-  fleet_store_close(&bs.store, NULL);
+  bs.store.data = &bs;
+  fleet_store_close(&bs.store, bench_store_on_closed);
+  while (!bs.closed)
+    uv_run(&loop, UV_RUN_ONCE);
   bench_client_close(&loop, &client);
   uv_loop_close(&loop);
   return err != 0;
