@@ -102,7 +102,8 @@ struct fleet__req_s {
 /* Handles                                                                  */
 
 /* Initializes the base of a primitive's handle on `client` and registers
- * it. `pub` is the public handle (type and internal_ are set here).
+ * it. `pub` is the public handle (type and internal_ are set here). The
+ * base is zeroed first: set fields such as error_cb after this call.
  * Returns 0, FLEET_EINVAL (no client), FLEET_ECLOSING (the client is
  * closing). Nothing is allocated. */
 int fleet__handle_init(fleet__handle_t *h, const fleet__handle_vt_t *vt,

@@ -723,7 +723,6 @@ static int lock_setup_options(fleet__lock_t *lk, uint32_t ttl_ms,
   lk->retry_max_ms = o != NULL && o->retry_max_ms != 0 ? o->retry_max_ms : 1000;
   lk->manual_renew = o != NULL && o->manual_renew;
   lk->lost_cb = o != NULL ? o->lost_cb : NULL;
-  lk->base.error_cb = o != NULL ? o->error_cb : NULL;
   if (lk->margin_ms >= ttl_ms || lk->interval_ms == 0 ||
       lk->interval_ms >= ttl_ms - lk->margin_ms)
     return FLEET_EINVAL;
@@ -802,6 +801,7 @@ int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
     return err;
   }
   lk->pub = lock;
+  lk->base.error_cb = options != NULL ? options->error_cb : NULL;
   lk->loop = c->loop;
   lk->state = FLEET__LOCK_IDLE;
   fleet__rng_seed(&lk->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)lk);

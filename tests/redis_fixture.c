@@ -636,6 +636,14 @@ redisReply *fleet_test_redis_cmd(fleet_test_redis_t *r, const char *fmt, ...) {
   return reply;
 }
 
+void fleet_test_redis_ok(fleet_test_redis_t *r, const char *cmd) {
+  redisReply *reply = fleet_test_redis_cmd(r, cmd);
+
+  ASSERT_NOT_NULL(reply);
+  ASSERT(reply->type != REDIS_REPLY_ERROR);
+  freeReplyObject(reply);
+}
+
 redisReply *fleet_test_redis_cmd_argv(fleet_test_redis_t *r, int argc,
                                       const char **argv,
                                       const size_t *argvlen) {

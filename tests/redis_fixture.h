@@ -87,6 +87,10 @@ int fleet_test_redis_resume(fleet_test_redis_t *r);
  * or NULL when the server could not be reached. */
 redisReply *fleet_test_redis_cmd(fleet_test_redis_t *r, const char *fmt, ...);
 
+/* Runs `cmd` (a command line without format directives) and aborts the
+ * test unless the server answers with something other than an error. */
+void fleet_test_redis_ok(fleet_test_redis_t *r, const char *cmd);
+
 /* As fleet_test_redis_cmd(), with binary-safe arguments. */
 redisReply *fleet_test_redis_cmd_argv(fleet_test_redis_t *r, int argc,
                                       const char **argv, const size_t *argvlen);

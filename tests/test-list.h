@@ -68,6 +68,10 @@ CONFORMANCE_DECLARE(close_inside_callback)
 CONFORMANCE_DECLARE(close_walk_all)
 TEST_DECLARE(close_bad_input)
 
+/* test_background.c */
+TEST_DECLARE(background_lock_renewal_error)
+TEST_DECLARE(background_leader_campaign_error)
+
 /* test_client.c */
 CONFORMANCE_DECLARE(client_ping_time)
 CONFORMANCE_DECLARE(client_close_cancels_pending)
@@ -250,6 +254,10 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(close_inside_callback)
   CONFORMANCE_ENTRY(close_walk_all)
   TEST_ENTRY(close_bad_input)
+
+  /* test_background.c */
+  TEST_ENTRY(background_lock_renewal_error)
+  TEST_ENTRY(background_leader_campaign_error)
 
   /* test_client.c */
   CONFORMANCE_ENTRY(client_ping_time)

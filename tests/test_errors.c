@@ -26,13 +26,6 @@ static int errors_free_port(void) {
   return port;
 }
 
-static void errors_redis_ok(fleet_test_redis_t *r, const char *cmd) {
-  redisReply *reply = fleet_test_redis_cmd(r, cmd);
-  ASSERT_NOT_NULL(reply);
-  ASSERT(reply->type != REDIS_REPLY_ERROR);
-  freeReplyObject(reply);
-}
-
 /* ------------------------------------------------------------------------ */
 /* A try-once lock, with the detail as its callback saw it                  */
 
@@ -89,7 +82,7 @@ TEST_IMPL(errors_noperm_detail) {
   client_ctx_t t;
   char url[128], detail[300];
 
-  errors_redis_ok(r, "ACL SETUSER bob on >pw ~other:* &* +@all");
+  fleet_test_redis_ok(r, "ACL SETUSER bob on >pw ~other:* &* +@all");
   snprintf(url, sizeof(url), "redis://bob:pw@127.0.0.1:%d",
            fleet_test_redis_port(r));
   ctx_init(&t, url, NULL);
@@ -115,11 +108,11 @@ TEST_IMPL(errors_oom) {
 
   ctx_init(&t, fleet_test_redis_url(r), NULL);
   ASSERT_OK(ctx_ping(&t));
-  errors_redis_ok(r, "CONFIG SET maxmemory-policy noeviction");
-  errors_redis_ok(r, "CONFIG SET maxmemory 1");
+  fleet_test_redis_ok(r, "CONFIG SET maxmemory-policy noeviction");
+  fleet_test_redis_ok(r, "CONFIG SET maxmemory 1");
   ASSERT_ERR(FLEET_EOOM, errors_try_lock(&t, detail, sizeof(detail)));
   ASSERT_NOT_NULL(strstr(detail, "OOM"));
-  errors_redis_ok(r, "CONFIG SET maxmemory 0");
+  fleet_test_redis_ok(r, "CONFIG SET maxmemory 0");
   ASSERT_OK(errors_try_lock(&t, detail, sizeof(detail)));
   ctx_close(&t);
   fleet_test_redis_free(r);
@@ -177,7 +170,7 @@ TEST_IMPL(errors_script_busy) {
 
   ctx_init(&t, fleet_test_redis_url(r), NULL);
   ASSERT_OK(ctx_ping(&t));
-  errors_redis_ok(r, "PING"); /* opens the fixture's own connection */
+  fleet_test_redis_ok(r, "PING"); /* opens the fixture's own connection */
   fd = socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(fd, 0);
   memset(&sa, 0, sizeof(sa));
@@ -189,7 +182,7 @@ TEST_IMPL(errors_script_busy) {
   errors_wait_busy(r, 1);
   ASSERT_ERR(FLEET_ESCRIPTBUSY, errors_try_lock(&t, detail, sizeof(detail)));
   ASSERT_NOT_NULL(strstr(detail, "BUSY"));
-  errors_redis_ok(r, "SCRIPT KILL");
+  fleet_test_redis_ok(r, "SCRIPT KILL");
   close(fd);
   /* The script stops at its next hook, a moment after the reply. */
   errors_wait_busy(r, 0);
