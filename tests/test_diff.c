@@ -359,27 +359,23 @@ static void diff_core(diff_t *d) {
 /* Locks                                                                    */
 
 static void diff_lock_step(diff_t *d) {
-  static const char *const names[] = {"{t:a}", "{t:b}", "{t:c}", "{t:d}"};
+  static const char *const tags[] = {"{t:a}", "{t:b}", "{t:c}", "{t:d}"};
   static const char *const owners[] = {"o1", "o2"};
   uint32_t i = diff_rand(d, 4);
-  char lock[32], fence[32], chan[40], ttl[16], renew[4][32];
   const char *keys[4], *args[8];
+  char ttl[16];
   diff_reply_t m;
   uint32_t j, n;
 
-  snprintf(lock, sizeof(lock), "%s:lock", names[i]);
-  snprintf(fence, sizeof(fence), "%s:fence", names[i]);
-  snprintf(chan, sizeof(chan), "%s:released", names[i]);
   snprintf(ttl, sizeof(ttl), "%u", 100000 + diff_rand(d, 3) * 100000);
-  keys[0] = lock;
-  keys[1] = fence;
+  keys[0] = tags[i];
   switch (diff_rand(d, 5)) {
     case 0:
     case 1:
       args[0] = owners[diff_rand(d, 2)];
       args[1] = ttl;
       args[2] = diff_rand(d, 2) ? "1" : "0";
-      m = diff_op(d, FLEET__OP_LOCK_ACQUIRE, keys, 2, args, 3, 0);
+      m = diff_op(d, FLEET__OP_LOCK_ACQUIRE, keys, 1, args, 3, 0);
       if (m.n == 1)
         snprintf(d->lease[i], sizeof(d->lease[i]), "%s:%s", m.line[0] + 2,
                  args[0]);
@@ -387,21 +383,19 @@ static void diff_lock_step(diff_t *d) {
       break;
     case 2:
       args[0] = diff_rand(d, 4) ? d->lease[i] : "1:o9";
-      args[1] = chan;
-      diff_run(d, FLEET__OP_LOCK_RELEASE, keys, 1, args, 2);
+      diff_run(d, FLEET__OP_LOCK_RELEASE, keys, 1, args, 1);
       break;
     case 3:
       n = 1 + diff_rand(d, 4);
       for (j = 0; j < n; j++) {
-        snprintf(renew[j], sizeof(renew[j]), "%s:lock", names[(i + j) % 4]);
-        keys[j] = renew[j];
+        keys[j] = tags[(i + j) % 4];
         args[2 * j] = d->lease[(i + j) % 4];
         args[2 * j + 1] = ttl;
       }
       diff_run(d, FLEET__OP_LOCK_RENEW, keys, n, args, 2 * n);
       break;
     default:
-      diff_run(d, FLEET__OP_LOCK_QUERY, keys, 2, NULL, 0);
+      diff_run(d, FLEET__OP_LOCK_QUERY, keys, 1, NULL, 0);
       break;
   }
 }
