@@ -67,7 +67,6 @@ static fleet__lock_t *lock_of(const fleet_lock_t *lock) {
   return (fleet__lock_t *)fleet__handle_of(lock, FLEET_HANDLE_LOCK);
 }
 
-
 /* Runs the user callback of a finished acquire, release or renew. */
 static void lock_answer_acquire(fleet__lock_t *lk, fleet__lock_req_t *req,
                                 int status, uint64_t token) {
@@ -439,8 +438,9 @@ static void lock_on_attempt_reply(fleet__req_t *req, int status,
     return;
   }
   if (lk->expired || lock_now(lk) >= lk->wait_until) {
-    lock_acquire_fail(
-        lk, status == 0 || fleet__status_transient(status) ? FLEET_ETIMEDOUT : status);
+    lock_acquire_fail(lk, status == 0 || fleet__status_transient(status)
+                              ? FLEET_ETIMEDOUT
+                              : status);
     return;
   }
   if (status == 0) {

@@ -106,9 +106,8 @@ int fleet_lock_query(fleet_client_t *client, const char *name,
   if (c->closing)
     return FLEET_ECLOSING;
   q = malloc(sizeof(*q));
-  if (q == NULL ||
-      fleet__key_build(&tag, c->prefix, c->prefix_len, name, name_len,
-                       NULL) != 0) {
+  if (q == NULL || fleet__key_build(&tag, c->prefix, c->prefix_len, name,
+                                    name_len, NULL) != 0) {
     err = FLEET_ENOMEM;
   } else {
     q->client = client;
