@@ -25,6 +25,17 @@
  * follow it as arguments). Each primitive lists its ops in its own header
  * under adapters/ops/, documenting KEYS, ARGV and the reply of each.
  *
+ * How a script op receives its keys, one rule for every script: KEYS[1]
+ * is the hash tag of the object the op works on, "{<prefix>:<name>}". The
+ * script builds every key of that object as KEYS[1] .. ':' .. <part> (its
+ * header lists the parts it touches) and touches no key outside the tags
+ * it was given, so that a call runs on the one Redis Cluster slot of its
+ * tag. An op that works on several objects at once (the renewal of many
+ * leases) gets one tag per object as KEYS[1..n]. Nothing that names a key
+ * travels in ARGV, with one exception: a SCAN MATCH pattern, which matches
+ * keys but is not one. A command op takes its keys as its Redis command
+ * does (UNLINK's in KEYS).
+ *
  *   PING  KEYS: none. ARGV: none. Reply: status "PONG".
  *   TIME  KEYS: none. ARGV: none. Reply: array [seconds, microseconds] of
  *         the backend clock, as integers.

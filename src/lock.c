@@ -67,7 +67,6 @@ static fleet__lock_t *lock_of(const fleet_lock_t *lock) {
   return (fleet__lock_t *)fleet__handle_of(lock, FLEET_HANDLE_LOCK);
 }
 
-
 /* Runs the user callback of a finished acquire, release or renew. */
 static void lock_answer_acquire(fleet__lock_t *lk, fleet__lock_req_t *req,
                                 int status, uint64_t token) {
@@ -231,7 +230,7 @@ static void lock_renew_done(fleet__batch_item_t *it, int status,
                             const fleet__reply_t *elem, uint64_t sent);
 
 /* Automatic renewals: one LOCK_RENEW call for every lease of the client
- * that is due (KEYS: the leases; ARGV: value and TTL of each). */
+ * that is due (KEYS: the locks' tags; ARGV: value and TTL of each). */
 static const fleet__batch_kind_t lock_renew_kind = {FLEET__OP_LOCK_RENEW,
                                                     0,
                                                     0,
@@ -252,14 +251,14 @@ static void lock_renew_at(fleet__lock_t *lk, uint64_t at) {
     fleet__handle_error(&lk->base, FLEET_ENOMEM);
 }
 
-/* What the batcher sends for a lease: its key, "<token>:<owner>" and the
+/* What the batcher sends for a lease: its tag, "<token>:<owner>" and the
  * TTL; and what comes back: 1 renewed, 0 refused (stale token), -1 the
  * key holds another type. */
 static void lock_renew_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
                             fleet_bytes_t *args) {
   fleet__lock_t *lk = FLEET__CONTAINER_OF(it, fleet__lock_t, renewal);
 
-  keys[0] = fleet__key_bytes(&lk->key);
+  keys[0] = fleet__key_bytes(&lk->tag);
   args[0].base = lk->value;
   args[0].len = lk->value_len;
   args[1].base = lk->ttl_str;
@@ -304,11 +303,9 @@ static void lock_on_attempt_reply(fleet__req_t *req, int status,
                                   const fleet__reply_t *reply);
 
 static int lock_send_attempt(fleet__lock_t *lk) {
-  fleet_bytes_t keys[2], args[3];
+  fleet_bytes_t tag = fleet__key_bytes(&lk->tag), args[3];
   int err;
 
-  keys[0] = fleet__key_bytes(&lk->key);
-  keys[1] = fleet__key_bytes(&lk->fence);
   args[0].base = lk->owner;
   args[0].len = lk->owner_len;
   args[1].base = lk->ttl_str;
@@ -318,8 +315,8 @@ static int lock_send_attempt(fleet__lock_t *lk) {
   args[2].base = lk->waiting ? "1" : "0";
   args[2].len = 1;
   lk->attempt_sent = lock_now(lk);
-  err = lock_send_quiet(lk, lock_on_attempt_reply, FLEET__OP_LOCK_ACQUIRE, keys,
-                        2, args, 3);
+  err = lock_send_quiet(lk, lock_on_attempt_reply, FLEET__OP_LOCK_ACQUIRE, &tag,
+                        1, args, 3);
   if (err == 0)
     lk->kick = 0;
   return err;
@@ -340,13 +337,12 @@ static void lock_on_quiet_release_reply(fleet__req_t *req, int status,
  * held at close, or granted to an attempt after close or too late to be
  * used. Best effort: if it fails, the lease expires by itself. */
 static void lock_release_quietly(fleet__lock_t *lk) {
-  fleet_bytes_t key = fleet__key_bytes(&lk->key), args[2];
+  fleet_bytes_t tag = fleet__key_bytes(&lk->tag), value;
 
-  args[0].base = lk->value;
-  args[0].len = lk->value_len;
-  args[1] = fleet__key_bytes(&lk->channel);
-  lock_send_quiet(lk, lock_on_quiet_release_reply, FLEET__OP_LOCK_RELEASE, &key,
-                  1, args, 2);
+  value.base = lk->value;
+  value.len = lk->value_len;
+  lock_send_quiet(lk, lock_on_quiet_release_reply, FLEET__OP_LOCK_RELEASE, &tag,
+                  1, &value, 1);
 }
 
 /* Records the lease granted with `token`: its value and deadline. */
@@ -442,8 +438,9 @@ static void lock_on_attempt_reply(fleet__req_t *req, int status,
     return;
   }
   if (lk->expired || lock_now(lk) >= lk->wait_until) {
-    lock_acquire_fail(
-        lk, status == 0 || fleet__status_transient(status) ? FLEET_ETIMEDOUT : status);
+    lock_acquire_fail(lk, status == 0 || fleet__status_transient(status)
+                              ? FLEET_ETIMEDOUT
+                              : status);
     return;
   }
   if (status == 0) {
@@ -572,7 +569,7 @@ static void lock_on_release_reply(fleet__req_t *r, int status,
 
 int fleet_lock_release(fleet_lock_t *lock, fleet_lock_done_cb cb,
                        void *user_data) {
-  fleet_bytes_t key, args[2];
+  fleet_bytes_t tag, value;
   fleet__lock_req_t *req;
   fleet__lock_t *lk;
   int err;
@@ -583,14 +580,13 @@ int fleet_lock_release(fleet_lock_t *lock, fleet_lock_done_cb cb,
     return FLEET_ESTALE;
   if (lk->state != FLEET__LOCK_HELD && lk->state != FLEET__LOCK_LOST)
     return FLEET_EALREADY;
-  key = fleet__key_bytes(&lk->key);
-  args[0].base = lk->value;
-  args[0].len = lk->value_len;
-  args[1] = fleet__key_bytes(&lk->channel);
+  tag = fleet__key_bytes(&lk->tag);
+  value.base = lk->value;
+  value.len = lk->value_len;
   req = lock_req_new(lk, lock_on_release_reply, lock_cancel_done, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
-  err = fleet__req_send(&req->base, FLEET__OP_LOCK_RELEASE, &key, 1, args, 2);
+  err = fleet__req_send(&req->base, FLEET__OP_LOCK_RELEASE, &tag, 1, &value, 1);
   if (err != 0) {
     fleet__req_free(&req->base);
     return err;
@@ -634,7 +630,7 @@ static void lock_on_renew_reply(fleet__req_t *rq, int status,
 
 int fleet_lock_renew(fleet_lock_t *lock, fleet_lock_done_cb cb,
                      void *user_data) {
-  fleet_bytes_t key, args[2];
+  fleet_bytes_t tag, args[2];
   fleet__lock_req_t *req;
   fleet__lock_t *lk;
   int err;
@@ -645,7 +641,7 @@ int fleet_lock_renew(fleet_lock_t *lock, fleet_lock_done_cb cb,
     return FLEET_EALREADY;
   if (lk->state != FLEET__LOCK_HELD)
     return FLEET_ESTALE;
-  key = fleet__key_bytes(&lk->key);
+  tag = fleet__key_bytes(&lk->tag);
   args[0].base = lk->value;
   args[0].len = lk->value_len;
   args[1].base = lk->ttl_str;
@@ -654,7 +650,7 @@ int fleet_lock_renew(fleet_lock_t *lock, fleet_lock_done_cb cb,
   if (req == NULL)
     return FLEET_ENOMEM;
   req->sent = lock_now(lk);
-  err = fleet__req_send(&req->base, FLEET__OP_LOCK_RENEW, &key, 1, args, 2);
+  err = fleet__req_send(&req->base, FLEET__OP_LOCK_RENEW, &tag, 1, args, 2);
   if (err != 0) {
     fleet__req_free(&req->base);
     return err;
@@ -698,8 +694,7 @@ void fleet_lock_options_init(fleet_lock_options_t *options) {
 static void lock_free(fleet__handle_t *h) {
   fleet__lock_t *lk = (fleet__lock_t *)h;
 
-  fleet__key_free(&lk->key);
-  fleet__key_free(&lk->fence);
+  fleet__key_free(&lk->tag);
   fleet__key_free(&lk->channel);
   free(lk->owner);
   free(lk);
@@ -786,10 +781,8 @@ int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
   lk->owner = fleet__memdup(owner, owner_len);
   lk->owner_len = owner_len;
   if (lk->owner == NULL ||
-      fleet__key_build(&lk->key, c->prefix, c->prefix_len, name, name_len,
-                       "lock") != 0 ||
-      fleet__key_build(&lk->fence, c->prefix, c->prefix_len, name, name_len,
-                       "fence") != 0 ||
+      fleet__key_build(&lk->tag, c->prefix, c->prefix_len, name, name_len,
+                       NULL) != 0 ||
       fleet__key_build(&lk->channel, c->prefix, c->prefix_len, name, name_len,
                        "released") != 0) {
     lock_free(&lk->base);

@@ -58,9 +58,9 @@ struct fleet__lock_s {
   uv_loop_t *loop;
   fleet__lock_state_t state;
 
-  /* Keys and fixed arguments, built once at init. */
-  fleet__key_t key;     /* "{prefix:name}:lock" */
-  fleet__key_t fence;   /* "{prefix:name}:fence" */
+  /* The hash tag its ops get, the channel it waits on and fixed
+   * arguments, built once at init. */
+  fleet__key_t tag;     /* "{prefix:name}" */
   fleet__key_t channel; /* "{prefix:name}:released" */
   char *owner;
   size_t owner_len;

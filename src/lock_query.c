@@ -91,8 +91,8 @@ static void lock_on_query_reply(void *arg, int status,
 int fleet_lock_query(fleet_client_t *client, const char *name,
                      fleet_lock_query_cb cb, void *user_data) {
   struct fleet__client_s *c;
-  fleet__key_t key = {0}, fence = {0};
-  fleet_bytes_t keys[2];
+  fleet__key_t tag = {0};
+  fleet_bytes_t tag_bytes;
   lock_query_t *q;
   size_t name_len;
   int err;
@@ -106,23 +106,18 @@ int fleet_lock_query(fleet_client_t *client, const char *name,
   if (c->closing)
     return FLEET_ECLOSING;
   q = malloc(sizeof(*q));
-  if (q == NULL ||
-      fleet__key_build(&key, c->prefix, c->prefix_len, name, name_len,
-                       "lock") != 0 ||
-      fleet__key_build(&fence, c->prefix, c->prefix_len, name, name_len,
-                       "fence") != 0) {
+  if (q == NULL || fleet__key_build(&tag, c->prefix, c->prefix_len, name,
+                                    name_len, NULL) != 0) {
     err = FLEET_ENOMEM;
   } else {
     q->client = client;
     q->cb = cb;
     q->data = user_data;
-    keys[0] = fleet__key_bytes(&key);
-    keys[1] = fleet__key_bytes(&fence);
-    err = fleet__backend_call(c->be, FLEET__OP_LOCK_QUERY, keys, 2, NULL, 0,
-                              lock_on_query_reply, q);
+    tag_bytes = fleet__key_bytes(&tag);
+    err = fleet__backend_call(c->be, FLEET__OP_LOCK_QUERY, &tag_bytes, 1, NULL,
+                              0, lock_on_query_reply, q);
   }
-  fleet__key_free(&key);
-  fleet__key_free(&fence);
+  fleet__key_free(&tag);
   if (err != 0)
     free(q);
   return err;

@@ -42,14 +42,9 @@ static char *store_prefix_dup(fleet_client_t *client, const char *prefix) {
  * callback. */
 static void store_free(fleet__handle_t *h) {
   fleet__store_t *s = (fleet__store_t *)h;
-  size_t i;
 
   fleet__key_free(&s->pattern);
   fleet__key_free(&s->tag);
-  fleet__key_free(&s->rec);
-  fleet__key_free(&s->ev);
-  for (i = 0; i < FLEET_STORE_INDEXES_MAX; i++)
-    fleet__key_free(&s->idx[i]);
   fleet__args_free(&s->keys);
   fleet__args_free(&s->args);
   free(s->events_out);
@@ -202,9 +197,9 @@ fleet__store_req_t *fleet__store_req_new(fleet__store_t *s,
 
 int fleet__store_send(fleet__store_req_t *req, fleet__op_t op) {
   fleet__store_t *s = fleet__store_of(req);
+  fleet_bytes_t tag = fleet__key_bytes(&s->tag);
 
-  return fleet__req_send(&req->base, op, s->keys.argv, s->keys.argc,
-                         s->args.argv, s->args.argc);
+  return fleet__req_send(&req->base, op, &tag, 1, s->args.argv, s->args.argc);
 }
 
 int fleet__store_start(fleet__store_req_t *req, fleet__op_t op) {
@@ -248,46 +243,21 @@ int fleet__store_tag(fleet__store_t *s, const char *collection) {
     err = FLEET_EINVAL;
   if (err != 0)
     return err;
-  /* An empty part gives the tag with its trailing ':'. */
   return fleet__key_build(&s->tag, s->prefix, s->prefix_len, collection, len,
-                          "");
+                          NULL);
 }
 
-int fleet__store_key(fleet__store_t *s, fleet__key_t *key, const char *part,
-                     fleet_bytes_t a, const fleet_bytes_t *b) {
-  int err;
-
-  key->len = 0;
-  err = fleet__store_buf_add(key, s->tag.base, s->tag.len);
-  if (err == 0)
-    err = fleet__store_buf_add(key, part, strlen(part));
-  if (err == 0)
-    err = fleet__store_buf_add(key, a.base, a.len);
-  if (err == 0 && b != NULL)
-    err = fleet__store_buf_add(key, ":", 1);
-  if (err == 0 && b != NULL)
-    err = fleet__store_buf_add(key, b->base, b->len);
-  return err;
-}
-
-int fleet__store_record_keys(fleet__store_t *s, const char *collection,
-                             fleet_bytes_t id, size_t nkeys) {
+int fleet__store_record_begin(fleet__store_t *s, const char *collection,
+                              fleet_bytes_t id, size_t nargs, size_t nnums) {
   int err = fleet__store_tag(s, collection);
 
   if (err == 0)
     err = fleet__bytes_check(id, FLEET_STORE_NAME_MAX);
   if (err == 0)
-    err = fleet__store_key(s, &s->rec, "rec:", id, NULL);
+    err = fleet__args_begin(&s->args, nargs, nnums);
   if (err == 0)
-    err = fleet__store_key(s, &s->ev, "ev:", id, NULL);
-  if (err == 0)
-    err = fleet__args_begin(&s->keys, nkeys, 0);
-  if (err != 0)
-    return err;
-  fleet__args_bytes(&s->keys, s->rec.base, s->rec.len);
-  if (nkeys > 1)
-    fleet__args_bytes(&s->keys, s->ev.base, s->ev.len);
-  return 0;
+    fleet__args_bytes(&s->args, id.base, id.len);
+  return err;
 }
 
 /* ------------------------------------------------------------------------ */

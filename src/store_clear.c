@@ -39,20 +39,21 @@ int fleet__store_scan_pattern(fleet__key_t *out, const char *prefix,
   return err;
 }
 
-/* Sends the next SCAN, from the request's cursor. */
+/* Sends the next SCAN, from the request's cursor. Its MATCH pattern is not
+ * a key: the one exception to the rule of backend.h. */
 static int store_clear_scan(fleet__store_req_t *req) {
   fleet__store_t *s = fleet__store_of(req);
   int err;
 
-  if ((err = fleet__args_begin(&s->keys, 0, 0)) != 0 ||
-      (err = fleet__args_begin(&s->args, 5, 0)) != 0)
+  if ((err = fleet__args_begin(&s->args, 5, 0)) != 0)
     return err;
   fleet__args_bytes(&s->args, req->scan_cursor, req->scan_cursor_len);
   fleet__args_str(&s->args, "MATCH");
   fleet__args_bytes(&s->args, s->pattern.base, s->pattern.len);
   fleet__args_str(&s->args, "COUNT");
   fleet__args_str(&s->args, STORE_SCAN_COUNT);
-  return fleet__store_send(req, FLEET__OP_STORE_SCAN);
+  return fleet__req_send(&req->base, FLEET__OP_STORE_SCAN, NULL, 0,
+                         s->args.argv, s->args.argc);
 }
 
 /* The one place a clear changes state. Entering SCANNING sends the next
@@ -63,6 +64,7 @@ static int store_clear_scan(fleet__store_req_t *req) {
 static void store_clear_set_state(fleet__store_req_t *req,
                                   fleet__store_clear_state_t state,
                                   int status) {
+  fleet__store_t *s = fleet__store_of(req);
   fleet_store_count_cb cb;
   void *user_data;
 
@@ -70,7 +72,8 @@ static void store_clear_set_state(fleet__store_req_t *req,
   if (state == FLEET__STORE_CLEAR_SCANNING)
     status = store_clear_scan(req);
   else if (state == FLEET__STORE_CLEAR_UNLINKING)
-    status = fleet__store_send(req, FLEET__OP_STORE_UNLINK);
+    status = fleet__req_send(&req->base, FLEET__OP_STORE_UNLINK, s->keys.argv,
+                             s->keys.argc, NULL, 0);
   if (state != FLEET__STORE_CLEAR_DONE && status == 0)
     return;
   req->clear_state = FLEET__STORE_CLEAR_DONE;
@@ -85,8 +88,8 @@ static void store_clear_set_state(fleet__store_req_t *req,
 }
 
 /* Takes the cursor and the keys of a SCAN reply {cursor, {key, ...}} into
- * the request and s->keys (with no arguments: UNLINK's). Returns the number
- * of keys, FLEET_EPROTO for another shape or FLEET_ENOMEM. */
+ * the request and s->keys, for UNLINK. Returns the number of keys,
+ * FLEET_EPROTO for another shape or FLEET_ENOMEM. */
 static int64_t store_clear_take_scan(fleet__store_req_t *req,
                                      const fleet__reply_t *r) {
   fleet__store_t *s = fleet__store_of(req);
@@ -107,8 +110,7 @@ static int64_t store_clear_take_scan(fleet__store_req_t *req,
       return FLEET_EPROTO;
   memcpy(req->scan_cursor, cur->str, cur->len);
   req->scan_cursor_len = cur->len;
-  if (fleet__args_begin(&s->keys, keys->nelem, 0) != 0 ||
-      fleet__args_begin(&s->args, 0, 0) != 0)
+  if (fleet__args_begin(&s->keys, keys->nelem, 0) != 0)
     return FLEET_ENOMEM;
   for (i = 0; i < keys->nelem; i++) {
     if (fleet__reply_bytes(&keys->elem[i], &key) != 0)

@@ -41,15 +41,11 @@ int fleet_store_events_append(fleet_store_t *store, const char *collection,
     return err;
   if (events == NULL || n == 0 || n > FLEET_STORE_BATCH_MAX)
     return FLEET_EINVAL;
-  if ((err = fleet__store_record_keys(s, collection, id, 2)) != 0)
-    return err;
   for (i = 0; i < n; i++)
     if ((err = fleet__store_value_check(s, events[i])) != 0)
       return err;
-  if ((err = fleet__args_begin(&s->args, 3 + n, 1)) != 0)
+  if ((err = fleet__store_record_begin(s, collection, id, 2 + n, 1)) != 0)
     return err;
-  fleet__args_bytes(&s->args, s->tag.base, s->tag.len);
-  fleet__args_bytes(&s->args, id.base, id.len);
   fleet__args_u64(&s->args, s->max_events);
   /* An empty event goes to the backend with a base that is not NULL. */
   for (i = 0; i < n; i++)
@@ -66,8 +62,7 @@ int fleet_store_events_count(fleet_store_t *store, const char *collection,
 
   if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
     return err;
-  if ((err = fleet__store_record_keys(s, collection, id, 2)) != 0 ||
-      (err = fleet__args_begin(&s->args, 0, 0)) != 0)
+  if ((err = fleet__store_record_begin(s, collection, id, 1, 0)) != 0)
     return err;
   return store_call_count(s, FLEET__OP_STORE_COUNT, cb, user_data);
 }
@@ -116,8 +111,7 @@ int fleet_store_events_read(fleet_store_t *store, const char *collection,
   if (offset > FLEET_STORE_OFFSET_MAX || limit == 0 ||
       limit > FLEET_STORE_BATCH_MAX)
     return FLEET_EINVAL;
-  if ((err = fleet__store_record_keys(s, collection, id, 2)) != 0 ||
-      (err = fleet__args_begin(&s->args, 2, 2)) != 0)
+  if ((err = fleet__store_record_begin(s, collection, id, 3, 2)) != 0)
     return err;
   fleet__args_u64(&s->args, offset);
   fleet__args_u64(&s->args, limit);

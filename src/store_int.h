@@ -68,11 +68,10 @@ typedef struct fleet__store_s {
   fleet__key_t pattern;
 
   /* Storage for building one call, reused by every call of the store:
-   * the backend copies keys and arguments before its call returns. */
-  fleet__key_t tag; /* "{<prefix>:<collection>}:" */
-  fleet__key_t rec;
-  fleet__key_t ev;
-  fleet__key_t idx[FLEET_STORE_INDEXES_MAX];
+   * the backend copies keys and arguments before its call returns. Every
+   * script op of the store gets one key, the collection's tag; a clear's
+   * UNLINK gets the keys its SCAN found. */
+  fleet__key_t tag; /* "{<prefix>:<collection>}" */
   fleet__args_t keys;
   fleet__args_t args;
 
@@ -101,9 +100,9 @@ fleet__store_req_t *fleet__store_req_new(fleet__store_t *s,
                                          void *user_data,
                                          fleet__store_reply_fn on_reply);
 
-/* Sends `op` for `req` with the keys and arguments built in s->keys and
- * s->args. Returns 0 or the backend's error; the request is unchanged on
- * error. */
+/* Sends the script op `op` for `req` with s->tag as its one key and the
+ * arguments built in s->args. Returns 0 or the backend's error; the
+ * request is unchanged on error. */
 int fleet__store_send(fleet__store_req_t *req, fleet__op_t op);
 
 /* The first send of a new request: as fleet__store_send(), but on error
@@ -137,21 +136,16 @@ int fleet__store_index_check(const char *name, fleet_bytes_t value);
 int fleet__store_buf_add(fleet__key_t *key, const void *p, size_t len);
 
 /* Checks `collection` (fleet__str_check()'s rule, and no '}', which would
- * end the hash tag) and builds the tag "{<prefix>:<collection>}:" into
+ * end the hash tag) and builds the tag "{<prefix>:<collection>}" into
  * s->tag. Returns 0, FLEET_EINVAL, FLEET_E2BIG or FLEET_ENOMEM. */
 int fleet__store_tag(fleet__store_t *s, const char *collection);
 
-/* Builds <tag><part><a>, or <tag><part><a>:<b> when `b` is not NULL, into
- * `key`. s->tag must be built. Returns 0 or FLEET_ENOMEM. */
-int fleet__store_key(fleet__store_t *s, fleet__key_t *key, const char *part,
-                     fleet_bytes_t a, const fleet_bytes_t *b);
-
 /* Checks `collection` and `id`, builds the tag and starts the call's
- * `nkeys` keys (at least 1) in s->keys with the record key of `id`, then
- * (`nkeys` > 1) its events key; the caller adds the rest. Returns 0,
- * FLEET_EINVAL, FLEET_E2BIG or FLEET_ENOMEM. */
-int fleet__store_record_keys(fleet__store_t *s, const char *collection,
-                             fleet_bytes_t id, size_t nkeys);
+ * `nargs` arguments (at least 1, up to `nnums` of them numbers) in s->args
+ * with `id`; the caller adds the rest. Returns 0, FLEET_EINVAL,
+ * FLEET_E2BIG or FLEET_ENOMEM. */
+int fleet__store_record_begin(fleet__store_t *s, const char *collection,
+                              fleet_bytes_t id, size_t nargs, size_t nnums);
 
 /* Checks a value or an event against the store's limit (store_record.c):
  * 0, FLEET_EINVAL (NULL bytes with a length) or FLEET_E2BIG. */

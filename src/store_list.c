@@ -109,7 +109,7 @@ int fleet_store_list(fleet_store_t *store, const char *collection,
                      const char *index, fleet_bytes_t value,
                      fleet_bytes_t cursor, size_t limit, fleet_store_list_cb cb,
                      void *user_data) {
-  fleet_bytes_t score = {"", 0}, cid = {"", 0}, name;
+  fleet_bytes_t score = {"", 0}, cid = {"", 0};
   fleet__store_req_t *req;
   fleet__store_t *s;
   int err;
@@ -123,14 +123,10 @@ int fleet_store_list(fleet_store_t *store, const char *collection,
     return err;
   if (cursor.len > 0 && (err = store_cursor_parse(cursor, &score, &cid)) != 0)
     return err;
-  name.base = index;
-  name.len = strlen(index);
-  if ((err = fleet__store_key(s, &s->idx[0], "idx:", name, &value)) != 0 ||
-      (err = fleet__args_begin(&s->keys, 1, 0)) != 0 ||
-      (err = fleet__args_begin(&s->args, 4, 1)) != 0)
+  if ((err = fleet__args_begin(&s->args, 5, 1)) != 0)
     return err;
-  fleet__args_bytes(&s->keys, s->idx[0].base, s->idx[0].len);
-  fleet__args_bytes(&s->args, s->tag.base, s->tag.len);
+  fleet__args_str(&s->args, index);
+  fleet__args_bytes(&s->args, value.base, value.len);
   fleet__args_u64(&s->args, limit);
   fleet__args_bytes(&s->args, score.base, score.len);
   fleet__args_bytes(&s->args, cid.base, cid.len);

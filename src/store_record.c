@@ -1,7 +1,5 @@
 /* store_record.c -- the store's record calls: put, get, delete, exists and
  * touch, each one backend op. */
-#include <string.h>
-
 #include "store_int.h"
 
 /* Adds a value as the backend gets it: never a NULL base. */
@@ -75,26 +73,19 @@ int fleet_store_put(fleet_store_t *store, const char *collection,
         ttl > FLEET_STORE_TTL_MAX_MS)
       return FLEET_EINVAL;
   }
-  if ((err = fleet__store_record_keys(s, collection, id, 2 + n)) != 0)
+  if ((err = fleet__store_record_begin(s, collection, id, 3 + 2 * n, 1)) != 0)
     return err;
-  for (i = 0; i < n; i++) {
-    fleet_bytes_t name = {ix[i].name, 0};
-
+  for (i = 0; i < n; i++)
     if ((err = fleet__store_index_check(ix[i].name, ix[i].value)) != 0)
       return err;
-    name.len = strlen(ix[i].name);
-    err = fleet__store_key(s, &s->idx[i], "idx:", name, &ix[i].value);
-    if (err != 0)
-      return err;
-    fleet__args_bytes(&s->keys, s->idx[i].base, s->idx[i].len);
-  }
-  if ((err = fleet__store_value_check(s, value)) != 0 ||
-      (err = fleet__args_begin(&s->args, 4, 1)) != 0)
+  if ((err = fleet__store_value_check(s, value)) != 0)
     return err;
-  fleet__args_bytes(&s->args, s->tag.base, s->tag.len);
-  fleet__args_bytes(&s->args, id.base, id.len);
   fleet__args_u64(&s->args, ttl);
   store_args_value(s, value);
+  for (i = 0; i < n; i++) {
+    fleet__args_str(&s->args, ix[i].name);
+    fleet__args_bytes(&s->args, ix[i].value.base, ix[i].value.len);
+  }
   return store_call_done(s, FLEET__OP_STORE_PUT, store_on_put, cb, user_data);
 }
 
@@ -133,8 +124,7 @@ int fleet_store_get(fleet_store_t *store, const char *collection,
 
   if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
     return err;
-  if ((err = fleet__store_record_keys(s, collection, id, 1)) != 0 ||
-      (err = fleet__args_begin(&s->args, 0, 0)) != 0)
+  if ((err = fleet__store_record_begin(s, collection, id, 1, 0)) != 0)
     return err;
   req = fleet__store_req_new(s, FLEET__STORE_CB_GET, user_data, store_on_get);
   if (req == NULL)
@@ -153,11 +143,8 @@ int fleet_store_delete(fleet_store_t *store, const char *collection,
 
   if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
     return err;
-  if ((err = fleet__store_record_keys(s, collection, id, 2)) != 0 ||
-      (err = fleet__args_begin(&s->args, 2, 0)) != 0)
+  if ((err = fleet__store_record_begin(s, collection, id, 1, 0)) != 0)
     return err;
-  fleet__args_bytes(&s->args, s->tag.base, s->tag.len);
-  fleet__args_bytes(&s->args, id.base, id.len);
   return store_call_done(s, FLEET__OP_STORE_DEL, store_on_flag, cb, user_data);
 }
 
@@ -168,8 +155,7 @@ int fleet_store_exists(fleet_store_t *store, const char *collection,
 
   if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
     return err;
-  if ((err = fleet__store_record_keys(s, collection, id, 1)) != 0 ||
-      (err = fleet__args_begin(&s->args, 0, 0)) != 0)
+  if ((err = fleet__store_record_begin(s, collection, id, 1, 0)) != 0)
     return err;
   return store_call_done(s, FLEET__OP_STORE_EXISTS, store_on_flag, cb,
                          user_data);
@@ -185,11 +171,8 @@ int fleet_store_touch(fleet_store_t *store, const char *collection,
     return err;
   if (ttl_ms > FLEET_STORE_TTL_MAX_MS)
     return FLEET_EINVAL;
-  if ((err = fleet__store_record_keys(s, collection, id, 2)) != 0 ||
-      (err = fleet__args_begin(&s->args, 3, 1)) != 0)
+  if ((err = fleet__store_record_begin(s, collection, id, 2, 1)) != 0)
     return err;
-  fleet__args_bytes(&s->args, s->tag.base, s->tag.len);
-  fleet__args_bytes(&s->args, id.base, id.len);
   fleet__args_u64(&s->args, ttl_ms);
   return store_call_done(s, FLEET__OP_STORE_TOUCH, store_on_flag, cb,
                          user_data);

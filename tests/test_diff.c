@@ -359,27 +359,23 @@ static void diff_core(diff_t *d) {
 /* Locks                                                                    */
 
 static void diff_lock_step(diff_t *d) {
-  static const char *const names[] = {"{t:a}", "{t:b}", "{t:c}", "{t:d}"};
+  static const char *const tags[] = {"{t:a}", "{t:b}", "{t:c}", "{t:d}"};
   static const char *const owners[] = {"o1", "o2"};
   uint32_t i = diff_rand(d, 4);
-  char lock[32], fence[32], chan[40], ttl[16], renew[4][32];
   const char *keys[4], *args[8];
+  char ttl[16];
   diff_reply_t m;
   uint32_t j, n;
 
-  snprintf(lock, sizeof(lock), "%s:lock", names[i]);
-  snprintf(fence, sizeof(fence), "%s:fence", names[i]);
-  snprintf(chan, sizeof(chan), "%s:released", names[i]);
   snprintf(ttl, sizeof(ttl), "%u", 100000 + diff_rand(d, 3) * 100000);
-  keys[0] = lock;
-  keys[1] = fence;
+  keys[0] = tags[i];
   switch (diff_rand(d, 5)) {
     case 0:
     case 1:
       args[0] = owners[diff_rand(d, 2)];
       args[1] = ttl;
       args[2] = diff_rand(d, 2) ? "1" : "0";
-      m = diff_op(d, FLEET__OP_LOCK_ACQUIRE, keys, 2, args, 3, 0);
+      m = diff_op(d, FLEET__OP_LOCK_ACQUIRE, keys, 1, args, 3, 0);
       if (m.n == 1)
         snprintf(d->lease[i], sizeof(d->lease[i]), "%s:%s", m.line[0] + 2,
                  args[0]);
@@ -387,21 +383,19 @@ static void diff_lock_step(diff_t *d) {
       break;
     case 2:
       args[0] = diff_rand(d, 4) ? d->lease[i] : "1:o9";
-      args[1] = chan;
-      diff_run(d, FLEET__OP_LOCK_RELEASE, keys, 1, args, 2);
+      diff_run(d, FLEET__OP_LOCK_RELEASE, keys, 1, args, 1);
       break;
     case 3:
       n = 1 + diff_rand(d, 4);
       for (j = 0; j < n; j++) {
-        snprintf(renew[j], sizeof(renew[j]), "%s:lock", names[(i + j) % 4]);
-        keys[j] = renew[j];
+        keys[j] = tags[(i + j) % 4];
         args[2 * j] = d->lease[(i + j) % 4];
         args[2 * j + 1] = ttl;
       }
       diff_run(d, FLEET__OP_LOCK_RENEW, keys, n, args, 2 * n);
       break;
     default:
-      diff_run(d, FLEET__OP_LOCK_QUERY, keys, 2, NULL, 0);
+      diff_run(d, FLEET__OP_LOCK_QUERY, keys, 1, NULL, 0);
       break;
   }
 }
@@ -584,88 +578,93 @@ TEST_IMPL(diff_queue_ops) {
 /* ------------------------------------------------------------------------ */
 /* Stores                                                                   */
 
-#define S_BASE "{t:s}:"
+#define S_TAG "{t:s}"
 
 static void diff_store_step(diff_t *d) {
-  static const char *const idx[] = {S_BASE "idx:color:red",
-                                    S_BASE "idx:color:blue",
-                                    S_BASE "idx:size:1", S_BASE "rec:r0"};
-  char id[8], rec[32], ev[32], val[16], ttl[16];
-  const char *keys[6], *args[8];
-  uint32_t n, j;
+  /* Index entries; rarely one whose key is also the record key of "r0"
+   * under the tag S_TAG ":idx:size:r", which then holds a hash. */
+  static const char *const entries[][2] = {
+      {"color", "red"}, {"color", "blue"}, {"size", "1"}, {"size", "r:rec:r0"}};
+  char id[8], val[16], ttl[16], rec[40], ev[40];
+  const char *tag = S_TAG, *args[12], *keys[2] = {rec, ev};
+  uint32_t n, j, e, prev = 4;
   diff_reply_t m;
 
+  if (diff_rand(d, 8) == 0)
+    tag = S_TAG ":idx:size:r";
   snprintf(id, sizeof(id), "r%u", diff_rand(d, 6));
-  snprintf(rec, sizeof(rec), S_BASE "rec:%s", id);
-  snprintf(ev, sizeof(ev), S_BASE "ev:%s", id);
   snprintf(val, sizeof(val), "v%u", diff_rand(d, 1000));
   snprintf(ttl, sizeof(ttl), "%u", 100000 * (1 + diff_rand(d, 5)));
-  keys[0] = rec;
-  keys[1] = ev;
-  args[0] = S_BASE;
-  args[1] = id;
+  args[0] = id;
   /* Expiry times order index entries: writes that set them are a few ms
    * apart, so that both sides see them in the same order. */
   uv_sleep(2);
   switch (diff_rand(d, 12)) {
     case 0:
     case 1:
-      /* Index keys; rarely a record key, which holds a hash. */
+      args[1] = ttl;
+      args[2] = val;
       n = diff_rand(d, 3);
-      for (j = 0; j < n; j++)
-        keys[2 + j] = idx[diff_rand(d, diff_rand(d, 8) == 0 ? 4 : 3)];
-      if (n == 2 && strcmp(keys[2], keys[3]) == 0)
-        n = 1;
-      args[2] = ttl;
-      args[3] = val;
-      diff_run(d, FLEET__OP_STORE_PUT, keys, 2 + n, args, 4);
+      for (j = 0; j < n; j++) {
+        e = diff_rand(d, diff_rand(d, 8) == 0 ? 4 : 3);
+        if (e == prev)
+          break;
+        args[3 + 2 * j] = entries[e][0];
+        args[4 + 2 * j] = entries[e][1];
+        prev = e;
+      }
+      diff_run(d, FLEET__OP_STORE_PUT, &tag, 1, args, 3 + 2 * j);
       break;
     case 2:
-      diff_run(d, FLEET__OP_STORE_GET, keys, 1, NULL, 0);
+      diff_run(d, FLEET__OP_STORE_GET, &tag, 1, args, 1);
       break;
     case 3:
-      diff_run(d, FLEET__OP_STORE_DEL, keys, 2, args, 2);
+      diff_run(d, FLEET__OP_STORE_DEL, &tag, 1, args, 1);
       break;
     case 4:
-      diff_run(d, FLEET__OP_STORE_EXISTS, keys, 1, NULL, 0);
+      diff_run(d, FLEET__OP_STORE_EXISTS, &tag, 1, args, 1);
       break;
     case 5:
-      args[2] = diff_rand(d, 2) ? "0" : ttl;
-      diff_run(d, FLEET__OP_STORE_TOUCH, keys, 2, args, 3);
+      args[1] = diff_rand(d, 2) ? "0" : ttl;
+      diff_run(d, FLEET__OP_STORE_TOUCH, &tag, 1, args, 2);
       break;
     case 6:
-      args[2] = diff_rand(d, 2) ? "0" : "3";
+      args[1] = diff_rand(d, 2) ? "0" : "3";
       n = 1 + diff_rand(d, 3);
       for (j = 0; j < n; j++)
-        args[3 + j] = val;
-      diff_run(d, FLEET__OP_STORE_APPEND, keys, 2, args, 3 + n);
+        args[2 + j] = val;
+      diff_run(d, FLEET__OP_STORE_APPEND, &tag, 1, args, 2 + n);
       break;
     case 7:
-      args[0] = diff_rand(d, 2) ? "0" : "1";
-      args[1] = "10";
-      diff_run(d, FLEET__OP_STORE_READ, keys, 2, args, 2);
+      args[1] = diff_rand(d, 2) ? "0" : "1";
+      args[2] = "10";
+      diff_run(d, FLEET__OP_STORE_READ, &tag, 1, args, 3);
       break;
     case 8:
-      diff_run(d, FLEET__OP_STORE_COUNT, keys, 2, NULL, 0);
+      diff_run(d, FLEET__OP_STORE_COUNT, &tag, 1, args, 1);
       break;
     case 9:
-      keys[0] = idx[diff_rand(d, 3)];
-      args[1] = "2";
-      args[2] = diff_rand(d, 2) ? "" : "0";
-      args[3] = "r3";
-      diff_run(d, FLEET__OP_STORE_LIST, keys, 1, args, 4);
+      e = diff_rand(d, 3);
+      args[0] = entries[e][0];
+      args[1] = entries[e][1];
+      args[2] = "2";
+      args[3] = diff_rand(d, 2) ? "" : "0";
+      args[4] = "r3";
+      diff_run(d, FLEET__OP_STORE_LIST, &tag, 1, args, 5);
       break;
     case 10:
       /* SCAN's order differs: the keys are compared as a set. */
       args[0] = "0";
       args[1] = "MATCH";
-      args[2] = S_BASE "rec:*";
+      args[2] = S_TAG ":rec:*";
       args[3] = "COUNT";
       args[4] = "1000";
       m = diff_op(d, FLEET__OP_STORE_SCAN, NULL, 0, args, 5, 4);
       free(m.line);
       break;
     default:
+      snprintf(rec, sizeof(rec), "%s:rec:%s", tag, id);
+      snprintf(ev, sizeof(ev), "%s:ev:%s", tag, id);
       diff_run(d, FLEET__OP_STORE_UNLINK, keys, 1 + diff_rand(d, 2), NULL, 0);
       break;
   }

@@ -1,8 +1,10 @@
 /* test_store_wrongtype.c -- data the store did not write under its keys, on
  * both adapters: keys of the wrong type give FLEET_EWRONGTYPE and change
  * nothing; on Redis, records with missing or garbage fields give
- * FLEET_EPROTO. Wrong types are made through the store's own ops with
- * crafted keys, so the same test runs on both backends. */
+ * FLEET_EPROTO. Wrong types are made through the store's own ops called
+ * with a crafted tag, whose keys are also keys of collection "runs": the
+ * events list of record "1" under the tag "{t:runs}:rec:w" is the record
+ * key of record "w:ev:1". So the same test runs on both backends. */
 #include "client.h"
 #include "test_store_ctx.h"
 
@@ -42,21 +44,20 @@ static int run_op(client_ctx_t *c, fleet__op_t op, const char *const *keys,
   return seen->status;
 }
 
-/* Makes `key` a hash (as if it were a record) by putting a record there. */
-static void make_hash(client_ctx_t *c, const char *key) {
-  const char *const keys[] = {key, "{t:x}:ev:dummy"};
-  const char *const args[] = {"{t:x}:", "dummy", "60000", "v"};
+/* Makes "<tag>:rec:1" a hash by putting record "1" under `tag`. */
+static void make_hash(client_ctx_t *c, const char *tag) {
+  const char *const args[] = {"1", "60000", "v"};
   op_seen_t seen;
-  ASSERT_OK(run_op(c, FLEET__OP_STORE_PUT, keys, 2, args, 4, &seen));
+  ASSERT_OK(run_op(c, FLEET__OP_STORE_PUT, &tag, 1, args, 3, &seen));
 }
 
-/* Makes `key` a list (as if it were an events list) by appending an event
- * to record "x" of collection "runs" with `key` as its events key. */
-static void make_list(client_ctx_t *c, const char *key) {
-  const char *const keys[] = {"{t:runs}:rec:x", key};
-  const char *const args[] = {"{t:runs}:", "x", "0", "e"};
+/* Makes "<tag>:ev:1" a list by appending an event to record "1" under
+ * `tag`. */
+static void make_list(client_ctx_t *c, const char *tag) {
+  const char *const args[] = {"1", "0", "e"};
   op_seen_t seen;
-  ASSERT_OK(run_op(c, FLEET__OP_STORE_APPEND, keys, 2, args, 4, &seen));
+  make_hash(c, tag);
+  ASSERT_OK(run_op(c, FLEET__OP_STORE_APPEND, &tag, 1, args, 3, &seen));
 }
 
 static void drop_key(client_ctx_t *c, const char *key) {
@@ -65,18 +66,17 @@ static void drop_key(client_ctx_t *c, const char *key) {
   ASSERT_OK(run_op(c, FLEET__OP_STORE_UNLINK, keys, 1, NULL, 0, &seen));
 }
 
-/* The length of list `key`, through the READ op of record "x". */
-static size_t list_len(client_ctx_t *c, const char *key) {
-  const char *const keys[] = {"{t:runs}:rec:x", key};
-  const char *const args[] = {"0", "100"};
+/* The length of list "<tag>:ev:1", through the READ op of record "1". */
+static size_t list_len(client_ctx_t *c, const char *tag) {
+  const char *const args[] = {"1", "0", "100"};
   op_seen_t seen;
-  ASSERT_OK(run_op(c, FLEET__OP_STORE_READ, keys, 2, args, 2, &seen));
+  ASSERT_OK(run_op(c, FLEET__OP_STORE_READ, &tag, 1, args, 3, &seen));
   return seen.nelem;
 }
 
 CONFORMANCE_IMPL(store_wrong_type) {
-  fleet_store_index_t ok = {"agent", {"ok", 2}};
-  fleet_store_index_t bad = {"agent", {"bad", 3}};
+  fleet_store_index_t ok = {"agent", {"ok:rec:1", 8}};
+  fleet_store_index_t bad = {"agent", {"bad:rec:1", 9}};
   fleet_store_put_options_t po = {&ok, 1, 0}, pb = {&bad, 1, 0};
   fleet_bytes_t ev = {"e", 1};
   fleet_store_options_t so;
@@ -90,19 +90,19 @@ CONFORMANCE_IMPL(store_wrong_type) {
   ASSERT_OK(st_put(&s, "runs", sb("x"), sb("v"), NULL));
 
   /* A record key holding a list. */
-  make_list(&c, "{t:runs}:rec:w1");
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_get(&s, "runs", sb("w1")));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_exists(&s, "runs", sb("w1")));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, "runs", sb("w1"), sb("v"), &po));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_delete(&s, "runs", sb("w1")));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_touch(&s, "runs", sb("w1"), 0));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, "runs", sb("w1"), &ev, 1));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_read(&s, "runs", sb("w1"), 0, 10));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_count(&s, "runs", sb("w1")));
-  ASSERT_EQ(1, list_len(&c, "{t:runs}:rec:w1"));
+  make_list(&c, "{t:runs}:rec:w");
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_get(&s, "runs", sb("w:ev:1")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_exists(&s, "runs", sb("w:ev:1")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, "runs", sb("w:ev:1"), sb("v"), &po));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_delete(&s, "runs", sb("w:ev:1")));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_touch(&s, "runs", sb("w:ev:1"), 0));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, "runs", sb("w:ev:1"), &ev, 1));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_read(&s, "runs", sb("w:ev:1"), 0, 10));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_count(&s, "runs", sb("w:ev:1")));
+  ASSERT_EQ(1, list_len(&c, "{t:runs}:rec:w"));
   /* The failed put wrote no index entry. */
   ASSERT_OK(
-      st_list(&s, "runs", "agent", sb("ok"), (fleet_bytes_t){NULL, 0}, 10));
+      st_list(&s, "runs", "agent", ok.value, (fleet_bytes_t){NULL, 0}, 10));
   ASSERT_EQ(0, s.nitems);
 
   /* An index key holding a hash: putting a record under it fails and
@@ -110,13 +110,13 @@ CONFORMANCE_IMPL(store_wrong_type) {
   make_hash(&c, "{t:runs}:idx:agent:bad");
   ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, "runs", sb("r"), sb("v"), &pb));
   ASSERT_ERR(FLEET_ENOTFOUND, st_exists(&s, "runs", sb("r")));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_list(&s, "runs", "agent", sb("bad"),
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_list(&s, "runs", "agent", bad.value,
                                        (fleet_bytes_t){NULL, 0}, 10));
 
   /* An existing record whose index key became a hash: every update fails
    * and leaves the record as it was. */
   ASSERT_OK(st_put(&s, "runs", sb("r3"), sb("old"), &po));
-  drop_key(&c, "{t:runs}:idx:agent:ok");
+  drop_key(&c, "{t:runs}:idx:agent:ok:rec:1");
   make_hash(&c, "{t:runs}:idx:agent:ok");
   ASSERT_ERR(FLEET_EWRONGTYPE, st_touch(&s, "runs", sb("r3"), 0));
   ASSERT_ERR(FLEET_EWRONGTYPE, st_delete(&s, "runs", sb("r3")));
@@ -130,13 +130,13 @@ CONFORMANCE_IMPL(store_wrong_type) {
   /* An events key holding a hash: what reads or writes events fails and
    * leaves the record as it was. (A put, which only moves the events'
    * expiry, does not look inside.) */
-  ASSERT_OK(st_put(&s, "runs", sb("r4"), sb("v"), NULL));
+  ASSERT_OK(st_put(&s, "runs", sb("r4:rec:1"), sb("v"), NULL));
   make_hash(&c, "{t:runs}:ev:r4");
-  ASSERT_OK(st_touch(&s, "runs", sb("r4"), 60000));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, "runs", sb("r4"), &ev, 1));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_read(&s, "runs", sb("r4"), 0, 10));
-  ASSERT_ERR(FLEET_EWRONGTYPE, st_count(&s, "runs", sb("r4")));
-  ASSERT_OK(st_get(&s, "runs", sb("r4")));
+  ASSERT_OK(st_touch(&s, "runs", sb("r4:rec:1"), 60000));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, "runs", sb("r4:rec:1"), &ev, 1));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_read(&s, "runs", sb("r4:rec:1"), 0, 10));
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_count(&s, "runs", sb("r4:rec:1")));
+  ASSERT_OK(st_get(&s, "runs", sb("r4:rec:1")));
   ASSERT_STR_EQ("v", s.value);
   ASSERT_GT(s.ttl_ms, 30000);
 
@@ -144,8 +144,8 @@ CONFORMANCE_IMPL(store_wrong_type) {
   {
     fleet_store_index_t q = {"agent", {"q", 1}};
     fleet_store_put_options_t pq = {&q, 1, 0};
-    ASSERT_OK(st_put(&s, "runs", sb("r5"), sb("v"), &pq));
-    drop_key(&c, "{t:runs}:rec:r5");
+    ASSERT_OK(st_put(&s, "runs", sb("r5:ev:1"), sb("v"), &pq));
+    drop_key(&c, "{t:runs}:rec:r5:ev:1");
     make_list(&c, "{t:runs}:rec:r5");
     ASSERT_ERR(FLEET_EWRONGTYPE, st_list(&s, "runs", "agent", sb("q"),
                                          (fleet_bytes_t){NULL, 0}, 10));

@@ -1,8 +1,9 @@
 -- lock_query.lua -- reads a lease and its fence (adapters/ops/lock.h).
--- KEYS[1]: the lease "{prefix:name}:lock".
--- KEYS[2]: the fence "{prefix:name}:fence".
+-- KEYS[1]: the lock's hash tag "{prefix:name}". Parts: ":lock", the lease;
+--          ":fence", the last token issued.
 -- ARGV: none.
 -- Returns: {lease or "" when free, pttl of the lease, fence or "0"}.
-local cur = redis.call('GET', KEYS[1]) or ''
-local fence = redis.call('GET', KEYS[2]) or '0'
-return {cur, redis.call('PTTL', KEYS[1]), fence}
+local lease = KEYS[1] .. ':lock'
+local cur = redis.call('GET', lease) or ''
+local fence = redis.call('GET', KEYS[1] .. ':fence') or '0'
+return {cur, redis.call('PTTL', lease), fence}

@@ -1,11 +1,13 @@
 -- store_append.lua -- appends events to a store record's events list and
 -- refreshes the expiry of all its keys (adapters/ops/store.h).
--- KEYS: rec, ev.
--- ARGV: base, id, cap (0: no cap), event_1 .. event_n.
+-- KEYS[1]: the collection's hash tag "{prefix:collection}". Parts:
+--          ":rec:<id>", ":ev:<id>", ":idx:<index>:<value>".
+-- ARGV: id, cap (0: no cap), event_1 .. event_n.
 -- Returns: the new length of the events list; error FLEET_ENOTFOUND when
 -- there is no record.
-local rec, ev = KEYS[1], KEYS[2]
-local ipre, id, cap = ARGV[1] .. 'idx:', ARGV[2], tonumber(ARGV[3])
+local id, cap = ARGV[1], tonumber(ARGV[2])
+local rec, ev = KEYS[1] .. ':rec:' .. id, KEYS[1] .. ':ev:' .. id
+local ipre = KEYS[1] .. ':idx:'
 local wrongtype = 'FLEET_EWRONGTYPE a store key holds another type'
 --#include store_record
 local old = redis.call('HGETALL', rec)
@@ -24,7 +26,7 @@ end
 local ttl = tonumber(stored)
 
 -- The first write: RPUSH fails on an events key of another type.
-local n = redis.call('RPUSH', ev, unpack(ARGV, 4))
+local n = redis.call('RPUSH', ev, unpack(ARGV, 3))
 if cap > 0 and n > cap then
   redis.call('LTRIM', ev, -cap, -1)
   n = cap

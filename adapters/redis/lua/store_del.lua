@@ -1,10 +1,12 @@
 -- store_del.lua -- deletes a store record, its events and its index
 -- entries (adapters/ops/store.h).
--- KEYS: rec, ev.
--- ARGV: base, id.
+-- KEYS[1]: the collection's hash tag "{prefix:collection}". Parts:
+--          ":rec:<id>", ":ev:<id>", ":idx:<index>:<value>".
+-- ARGV: id.
 -- Returns: 1, or 0 when there was no record.
-local rec, ev = KEYS[1], KEYS[2]
-local ipre, id = ARGV[1] .. 'idx:', ARGV[2]
+local id = ARGV[1]
+local rec, ev = KEYS[1] .. ':rec:' .. id, KEYS[1] .. ':ev:' .. id
+local ipre = KEYS[1] .. ':idx:'
 local wrongtype = 'FLEET_EWRONGTYPE a store key holds another type'
 --#include store_record
 local old = redis.call('HGETALL', rec)

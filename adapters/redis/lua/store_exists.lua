@@ -1,8 +1,9 @@
 -- store_exists.lua -- whether a store record exists (adapters/ops/store.h).
--- KEYS: rec.
--- ARGV: none.
+-- KEYS[1]: the collection's hash tag "{prefix:collection}". Part:
+--          ":rec:<id>".
+-- ARGV: id.
 -- Returns: 1 or 0.
-local t = redis.call('TYPE', KEYS[1])['ok']
+local t = redis.call('TYPE', KEYS[1] .. ':rec:' .. ARGV[1])['ok']
 if t == 'none' then
   return 0
 end

@@ -1,12 +1,14 @@
 -- store_get.lua -- reads a store record (adapters/ops/store.h).
--- KEYS: rec.
--- ARGV: none.
+-- KEYS[1]: the collection's hash tag "{prefix:collection}". Part:
+--          ":rec:<id>".
+-- ARGV: id.
 -- Returns: nil when there is no record, else {value, pttl}.
-local v = redis.call('HGET', KEYS[1], 'v')
+local rec = KEYS[1] .. ':rec:' .. ARGV[1]
+local v = redis.call('HGET', rec, 'v')
 if not v then
-  if redis.call('EXISTS', KEYS[1]) == 1 then
+  if redis.call('EXISTS', rec) == 1 then
     return redis.error_reply('FLEET_EPROTO a store record has no value')
   end
   return false
 end
-return {v, redis.call('PTTL', KEYS[1])}
+return {v, redis.call('PTTL', rec)}

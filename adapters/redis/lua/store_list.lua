@@ -1,11 +1,13 @@
 -- store_list.lua -- one page of the records under an index value, pruning
 -- entries of expired and deleted records (adapters/ops/store.h).
--- KEYS: idx.
--- ARGV: base, limit, cursor score ('' for the first page), cursor id.
+-- KEYS[1]: the collection's hash tag "{prefix:collection}". Parts:
+--          ":idx:<index>:<value>", ":rec:<id>" of each listed id.
+-- ARGV: index, value, limit, cursor score ('' for the first page), cursor
+--       id.
 -- Returns: {next score, next id, {id_1, value_1, ...}}: the score and id of
 -- the last entry taken when more entries follow, else -1 and ''.
-local idx = KEYS[1]
-local base, limit = ARGV[1], tonumber(ARGV[2])
+local idx = KEYS[1] .. ':idx:' .. ARGV[1] .. ':' .. ARGV[2]
+local rpre, limit = KEYS[1] .. ':rec:', tonumber(ARGV[3])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', idx, '-inf', '(' .. now)
@@ -15,8 +17,8 @@ redis.call('ZREMRANGEBYSCORE', idx, '-inf', '(' .. now)
 -- its rank is found by putting it there for a moment, which no other
 -- client can observe.
 local start = 0
-if ARGV[3] ~= '' then
-  local score, cid = tonumber(ARGV[3]), ARGV[4]
+if ARGV[4] ~= '' then
+  local score, cid = tonumber(ARGV[4]), ARGV[5]
   local old = redis.call('ZSCORE', idx, cid)
   if old and tonumber(old) == score then
     start = redis.call('ZRANK', idx, cid) + 1
@@ -40,7 +42,7 @@ local n = math.min(#got / 2, limit)
 local items = {}
 for i = 1, n do
   local id = got[2 * i - 1]
-  local v = redis.call('HGET', base .. 'rec:' .. id, 'v')
+  local v = redis.call('HGET', rpre .. id, 'v')
   if v then
     items[#items + 1] = id
     items[#items + 1] = v

@@ -1,12 +1,13 @@
 -- store_put.lua -- creates or replaces a store record with its index
 -- entries, and sets the expiry of all its keys (adapters/ops/store.h).
--- KEYS: rec, ev, idx_1 .. idx_n (the new version's index keys, each
---       <base>idx:<index>:<value>).
--- ARGV: base, id, ttl_ms, value.
+-- KEYS[1]: the collection's hash tag "{prefix:collection}". Parts:
+--          ":rec:<id>", ":ev:<id>", ":idx:<index>:<value>".
+-- ARGV: id, ttl_ms, value, then index_1, value_1 .. index_n, value_n (the
+--       new version's index entries).
 -- Returns: 1 when the record was created, 0 when it was replaced.
-local rec, ev = KEYS[1], KEYS[2]
-local base, id, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local ipre = base .. 'idx:'
+local id, ttl = ARGV[1], tonumber(ARGV[2])
+local rec, ev = KEYS[1] .. ':rec:' .. id, KEYS[1] .. ':ev:' .. id
+local ipre = KEYS[1] .. ':idx:'
 local wrongtype = 'FLEET_EWRONGTYPE a store key holds another type'
 
 local function is_zset(key)
@@ -17,22 +18,26 @@ end
 -- Every check comes before the first write. HGETALL itself fails on a
 -- record key of another type.
 local old = redis.call('HGETALL', rec)
-local keep = {}
-local fields = {'v', ARGV[4], 't', ARGV[3]}
-for i = 3, #KEYS do
-  if not is_zset(KEYS[i]) then
+local idx, keep = {}, {}
+local fields = {'v', ARGV[3], 't', ARGV[2]}
+for i = 4, #ARGV, 2 do
+  local entry = ARGV[i] .. ':' .. ARGV[i + 1]
+  local k = ipre .. entry
+  if not is_zset(k) then
     return redis.error_reply(wrongtype)
   end
-  keep[KEYS[i]] = true
-  fields[#fields + 1] = 'i:' .. string.sub(KEYS[i], #ipre + 1)
+  idx[#idx + 1] = k
+  keep[entry] = true
+  fields[#fields + 1] = 'i:' .. entry
   fields[#fields + 1] = ''
 end
 -- The old version's index entries that the new one lacks.
 local drop, dropf = {}, {}
 for i = 1, #old, 2 do
   if string.sub(old[i], 1, 2) == 'i:' then
-    local k = ipre .. string.sub(old[i], 3)
-    if not keep[k] then
+    local entry = string.sub(old[i], 3)
+    if not keep[entry] then
+      local k = ipre .. entry
       if not is_zset(k) then
         return redis.error_reply(wrongtype)
       end
@@ -59,11 +64,11 @@ if #old == 0 then
 else
   redis.call('PEXPIREAT', ev, exp)
 end
-for i = 3, #KEYS do
-  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', '(' .. now)
-  redis.call('ZADD', KEYS[i], exp, id)
-  if redis.call('PTTL', KEYS[i]) < ttl then
-    redis.call('PEXPIREAT', KEYS[i], exp)
+for i = 1, #idx do
+  redis.call('ZREMRANGEBYSCORE', idx[i], '-inf', '(' .. now)
+  redis.call('ZADD', idx[i], exp, id)
+  if redis.call('PTTL', idx[i]) < ttl then
+    redis.call('PEXPIREAT', idx[i], exp)
   end
 end
 if #old == 0 then

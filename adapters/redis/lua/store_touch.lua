@@ -1,10 +1,12 @@
 -- store_touch.lua -- sets the expiry of a store record, its events and its
 -- index entries to now + TTL (adapters/ops/store.h).
--- KEYS: rec, ev.
--- ARGV: base, id, ttl_ms (0: the record's own TTL, its field "t").
+-- KEYS[1]: the collection's hash tag "{prefix:collection}". Parts:
+--          ":rec:<id>", ":ev:<id>", ":idx:<index>:<value>".
+-- ARGV: id, ttl_ms (0: the record's own TTL, its field "t").
 -- Returns: 1, or 0 when there is no record.
-local rec, ev = KEYS[1], KEYS[2]
-local ipre, id, ttl = ARGV[1] .. 'idx:', ARGV[2], tonumber(ARGV[3])
+local id, ttl = ARGV[1], tonumber(ARGV[2])
+local rec, ev = KEYS[1] .. ':rec:' .. id, KEYS[1] .. ':ev:' .. id
+local ipre = KEYS[1] .. ':idx:'
 local wrongtype = 'FLEET_EWRONGTYPE a store key holds another type'
 --#include store_record
 local old = redis.call('HGETALL', rec)
@@ -23,7 +25,7 @@ if ttl == 0 then
   end
   ttl = tonumber(stored)
 else
-  redis.call('HSET', rec, 't', ARGV[3])
+  redis.call('HSET', rec, 't', ARGV[2])
 end
 
 local t = redis.call('TIME')
