@@ -77,14 +77,14 @@ static void demo_worker_finish(demo_worker_t *d) {
   demo_client_close(&d->c);
 }
 
-static void demo_on_queue_closed(fleet_queue_t *q) {
+static void demo_on_queue_closed(fleet_handle_t *q) {
   demo_worker_t *d = q->data;
   d->queue_open = 0;
   if (!d->worker_open)
     demo_worker_finish(d);
 }
 
-static void demo_on_worker_closed(fleet_worker_t *w) {
+static void demo_on_worker_closed(fleet_handle_t *w) {
   demo_worker_t *d = w->data;
   d->worker_open = 0;
   if (d->queue_open)
@@ -104,7 +104,7 @@ static void demo_shutdown(demo_worker_t *d, int status) {
   if (d->status == 0)
     d->status = status;
   if (!d->worker_open) {
-    demo_on_worker_closed(&d->w);
+    demo_on_worker_closed((fleet_handle_t *)&d->w);
     return;
   }
   if (d->stopping++ == 0 &&
@@ -433,7 +433,7 @@ typedef struct {
   int status;
 } demo_producer_t;
 
-static void demo_producer_closed(fleet_queue_t *q) {
+static void demo_producer_closed(fleet_handle_t *q) {
   demo_producer_t *p = q->data;
   demo_client_close(&p->c);
 }
