@@ -407,6 +407,23 @@ CONFORMANCE_IMPL(queue_close_cancels) {
   fleet_test_loop_close(&c.loop);
 }
 
+/* Runs a Redis command that must succeed. */
+static void redis_do(fleet_test_redis_t *redis, const char *cmd) {
+  redisReply *r = fleet_test_redis_cmd(redis, cmd);
+  ASSERT_NOT_NULL(r);
+  ASSERT_NE(REDIS_REPLY_ERROR, r->type);
+  freeReplyObject(r);
+}
+
+/* Checks that `member` is still in the zset `key`. */
+static void queue_expect_in(fleet_test_redis_t *redis, const char *key,
+                            const char *member) {
+  redisReply *r = fleet_test_redis_cmd(redis, "ZSCORE %s %s", key, member);
+  ASSERT_NOT_NULL(r);
+  ASSERT_EQ(REDIS_REPLY_STRING, r->type);
+  freeReplyObject(r);
+}
+
 /* Keys that hold what fleet did not write give an error, not a crash: a
  * job id of queue "a" can name the pending zset of queue "a}:job:x", since
  * both are "{qt:a}:job:x}:jobs:pending". */
@@ -414,7 +431,7 @@ CONFORMANCE_IMPL(queue_foreign_data) {
   fleet_job_spec_t s = spec("t", "p");
   struct fleet__handle_s *mine;
   fleet_queue_t other;
-  qt_job_t jobs[1];
+  qt_job_t jobs[5];
   qt_t t;
 
   qt_open(&t, b->url, "a", NULL);
@@ -438,6 +455,22 @@ CONFORMANCE_IMPL(queue_foreign_data) {
     ASSERT_NOT_NULL(r);
     freeReplyObject(r);
     ASSERT_ERR(FLEET_EPROTO, qt_claim(&t, 5, 1000, jobs));
+    /* ... stays pending, and claims go on once it is readable again. */
+    queue_expect_in(b->redis, "{qt:a}:jobs:pending", "2");
+    redis_do(b->redis, "HSET {qt:a}:job:2 attempts 0");
+    ASSERT_EQ(2, qt_claim(&t, 5, 1000, jobs));
+    /* A delayed job without an order, a pending one without a type: the
+     * claim that meets them refuses, and they stay where they were. */
+    redis_do(b->redis, "ZADD {qt:a}:jobs:delayed 1 f1");
+    redis_do(b->redis, "HSET {qt:a}:job:f1 type t payload x attempts 0");
+    ASSERT_ERR(FLEET_EPROTO, qt_claim(&t, 5, 1000, jobs));
+    queue_expect_in(b->redis, "{qt:a}:jobs:delayed", "f1");
+    redis_do(b->redis, "DEL {qt:a}:jobs:delayed");
+    redis_do(b->redis, "ZADD {qt:a}:jobs:pending 0 f2");
+    redis_do(b->redis, "HSET {qt:a}:job:f2 payload x attempts 0");
+    ASSERT_ERR(FLEET_EPROTO, qt_claim(&t, 5, 1000, jobs));
+    queue_expect_in(b->redis, "{qt:a}:jobs:pending", "f2");
+    redis_do(b->redis, "ZREM {qt:a}:jobs:pending f2");
     r = fleet_test_redis_cmd(b->redis, "HSET {qt:a}:stats completed -1");
     ASSERT_NOT_NULL(r);
     freeReplyObject(r);

@@ -99,14 +99,21 @@ typedef struct {
   int64_t attempt, max_attempts, token;
 } mq_claimed_t;
 
+/* Whether the record of job `key` exists: 1, 0 or an error. */
+static int64_t mq_job_exists(fleet__mq_t *q, fleet_bytes_t key) {
+  return fleet__ks_exists(q->ks, &key, 1);
+}
+
 /* Moves up to 1000 due delayed jobs to pending; sets `*was_empty` to
- * whether pending was empty before and `*promoted` to how many moved. */
+ * whether pending was empty before and `*promoted` to how many moved. As
+ * the script, it reads every job before it writes: a record without a
+ * readable order stays where it is and the op is FLEET_EPROTO. */
 static int mq_promote(fleet__mq_t *q, fleet_bytes_t pending,
                       fleet_bytes_t delayed, int *was_empty, int *promoted) {
   static const char *const order_field[] = {"order"};
   fleet__ks_zitem_t *due;
   fleet_bytes_t *members, key, *f, state[2];
-  int64_t n, i, order, rc;
+  int64_t n, i, *orders, rc;
 
   *was_empty = 1;
   *promoted = 0;
@@ -114,20 +121,32 @@ static int mq_promote(fleet__mq_t *q, fleet_bytes_t pending,
                               1000, &due);
   if (n <= 0)
     return (int)n;
-  if ((rc = fleet__ks_zcard(q->ks, pending)) < 0)
-    return (int)rc;
-  *was_empty = rc == 0;
   members = fleet__ks_scratch(q->ks, (size_t)n * sizeof(*members));
-  if (members == NULL)
+  orders = fleet__ks_scratch(q->ks, (size_t)n * sizeof(*orders));
+  if (members == NULL || orders == NULL)
     return FLEET_ENOMEM;
   for (i = 0; i < n; i++) {
     members[i] = due[i].member;
+    orders[i] = -1; /* no record: dropped from delayed */
     if ((rc = mq_job_fields(q, due[i].member, order_field, 1, &key, &f)) < 0)
       return (int)rc;
-    if (f[0].base == NULL)
+    if (f[0].base == NULL) {
+      if ((rc = mq_job_exists(q, key)) != 0)
+        return rc < 0 ? (int)rc : FLEET_EPROTO;
       continue;
-    if ((rc = fleet__mq_int(f[0], &order)) != 0 ||
-        (rc = fleet__ks_zadd(q->ks, pending, (double)order, due[i].member)) < 0)
+    }
+    if ((rc = fleet__mq_int(f[0], &orders[i])) != 0)
+      return (int)rc;
+  }
+  if ((rc = fleet__ks_zcard(q->ks, pending)) < 0)
+    return (int)rc;
+  *was_empty = rc == 0;
+  for (i = 0; i < n; i++) {
+    if (orders[i] < 0)
+      continue;
+    if ((rc = fleet__mq_job_key(q, due[i].member, &key)) != 0 ||
+        (rc = fleet__ks_zadd(q->ks, pending, (double)orders[i],
+                             due[i].member)) < 0)
       return (int)rc;
     state[0] = fleet__ks_cstr("state");
     state[1] = fleet__ks_cstr("pending");
@@ -189,8 +208,21 @@ static int mq_pop_claims(fleet__mq_t *q, fleet_bytes_t pending, int64_t n,
   members = fleet__ks_scratch(q->ks, (size_t)k * sizeof(*members));
   if (members == NULL)
     return FLEET_ENOMEM;
-  for (i = 0; i < k; i++)
+  /* Every job is read and checked before anything is written. */
+  for (i = 0; i < k; i++) {
+    int64_t v;
     members[i] = popped[i].member;
+    if ((rc = mq_job_fields(q, popped[i].member, names, 4, &key, &f)) < 0)
+      return (int)rc;
+    if (f[0].base == NULL) {
+      if ((rc = mq_job_exists(q, key)) != 0)
+        return rc < 0 ? (int)rc : FLEET_EPROTO;
+      continue;
+    }
+    if ((rc = fleet__mq_int(f[2], &v)) != 0 ||
+        (rc = fleet__mq_int(f[3], &v)) != 0)
+      return (int)rc;
+  }
   if ((rc = fleet__ks_zrem(q->ks, pending, members, (size_t)k)) < 0)
     return (int)rc;
   if ((rc = fleet__mq_key(q, ":fence", MQ_NIL, &fence)) != 0 ||
