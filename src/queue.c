@@ -149,8 +149,8 @@ static void queue_on_reply(fleet__req_t *base, int status,
 fleet__qreq_t *fleet__qreq_new(struct fleet__queue_s *q,
                                fleet__qreq_kind_t kind,
                                fleet__req_cancel_fn cancel, void *user_data) {
-  fleet__qreq_t *req = (fleet__qreq_t *)fleet__req_new(
-      &q->base, queue_on_reply, cancel, user_data);
+  fleet__qreq_t *req = (fleet__qreq_t *)fleet__req_new(&q->base, queue_on_reply,
+                                                       cancel, user_data);
 
   if (req != NULL)
     req->kind = kind;
@@ -160,8 +160,8 @@ fleet__qreq_t *fleet__qreq_new(struct fleet__queue_s *q,
 int fleet__queue_send(struct fleet__queue_s *q, fleet__op_t op,
                       fleet__qreq_t *req) {
   fleet_bytes_t key = fleet__key_bytes(&q->tag);
-  int err = fleet__req_send(&req->base, op, &key, 1, q->args.argv,
-                            q->args.argc);
+  int err =
+      fleet__req_send(&req->base, op, &key, 1, q->args.argv, q->args.argc);
 
   if (err != 0)
     fleet__req_free(&req->base);
@@ -193,7 +193,10 @@ static void queue_free(fleet__handle_t *h) {
 }
 
 static const fleet__handle_vt_t queue_vt = {
-    FLEET_HANDLE_QUEUE, sizeof(fleet__qreq_t), NULL, NULL, queue_free};
+    .type = FLEET_HANDLE_QUEUE,
+    .req_size = sizeof(fleet__qreq_t),
+    .free = queue_free,
+};
 
 struct fleet__queue_s *fleet__queue_usable(fleet_queue_t *pub, int *err) {
   fleet__handle_t *h = fleet__handle_of(pub, FLEET_HANDLE_QUEUE);

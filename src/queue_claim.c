@@ -103,8 +103,8 @@ static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
   info.next_run_at_ms =
       r->elem[2].integer < 0 ? 0 : (uint64_t)r->elem[2].integer;
   n = (r->nelem - 4) / 6;
-  if (fleet__grow((void **)&q->jobs, &q->jobs_cap, n + 1,
-                        sizeof(*q->jobs)) != 0)
+  if (fleet__grow((void **)&q->jobs, &q->jobs_cap, n + 1, sizeof(*q->jobs)) !=
+      0)
     rc = FLEET_ENOMEM;
   for (i = 0; rc == 0 && i < n; i++) {
     memset(&q->jobs[i], 0, sizeof(q->jobs[i]));
@@ -212,7 +212,7 @@ static void queue_batch_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
 
   if (r->type != FLEET__REPLY_ARRAY || r->nelem != head + n ||
       fleet__grow((void **)&q->results, &q->results_cap, n,
-                        sizeof(*q->results)) != 0) {
+                  sizeof(*q->results)) != 0) {
     fleet__queue_deliver_error(req, r->type == FLEET__REPLY_ARRAY &&
                                             r->nelem == head + n
                                         ? FLEET_ENOMEM

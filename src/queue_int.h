@@ -62,8 +62,8 @@ struct fleet__queue_s {
   char *name;
   fleet__key_t tag; /* "{prefix:name}", KEYS[1] of every op */
   fleet_queue_options_t opts;
-  fleet__rng_t rng;    /* the jitter of failed jobs' backoff */
-  fleet__args_t args;  /* the arguments of the call being built */
+  fleet__rng_t rng;   /* the jitter of failed jobs' backoff */
+  fleet__args_t args; /* the arguments of the call being built */
 
   /* What replies are turned into; reused, since reply callbacks never
    * nest. Strings handed out are NUL-terminated copies in `strs`. */

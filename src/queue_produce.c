@@ -26,8 +26,8 @@ static void queue_enqueue_cancel(fleet__req_t *base, int status) {
 }
 
 static void queue_get_cancel(fleet__req_t *base, int status) {
-  ((fleet__qreq_t *)base)->cb.get(queue_pub(base), status, NULL,
-                                  base->user_data);
+  ((fleet__qreq_t *)base)
+      ->cb.get(queue_pub(base), status, NULL, base->user_data);
 }
 
 static void queue_status_cancel(fleet__req_t *base, int status) {
@@ -35,8 +35,8 @@ static void queue_status_cancel(fleet__req_t *base, int status) {
 }
 
 static void queue_counts_cancel(fleet__req_t *base, int status) {
-  ((fleet__qreq_t *)base)->cb.counts(queue_pub(base), status, NULL,
-                                     base->user_data);
+  ((fleet__qreq_t *)base)
+      ->cb.counts(queue_pub(base), status, NULL, base->user_data);
 }
 
 static void queue_list_cancel(fleet__req_t *base, int status) {
@@ -130,7 +130,7 @@ int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
     fleet__args_str(&q->args, s->id);
     fleet__args_str(&q->args, s->type);
     fleet__args_bytes(&q->args, s->payload.len > 0 ? s->payload.base : "",
-                       s->payload.len);
+                      s->payload.len);
     fleet__args_i64(&q->args, s->priority);
     fleet__args_u64(&q->args, s->run_at_ms);
     fleet__args_u64(&q->args, s->delay_ms);
@@ -139,8 +139,8 @@ int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
     fleet__args_str(&q->args, s->unique_key);
     fleet__args_u64(&q->args, s->unique_key != NULL ? s->unique_ttl_ms : 0);
   }
-  req = fleet__qreq_new(q, FLEET__QREQ_ENQUEUE, queue_enqueue_cancel,
-                        user_data);
+  req =
+      fleet__qreq_new(q, FLEET__QREQ_ENQUEUE, queue_enqueue_cancel, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   req->cb.enqueue = cb;
@@ -172,8 +172,7 @@ static void queue_enqueue_reply(fleet__qreq_t *req,
     bytes += id.len + 1;
   }
   q->strs_len = 0;
-  if (fleet__grow((void **)&q->enq, &q->enq_cap, n, sizeof(*q->enq)) !=
-          0 ||
+  if (fleet__grow((void **)&q->enq, &q->enq_cap, n, sizeof(*q->enq)) != 0 ||
       fleet__queue_strs_reserve(q, bytes) != 0) {
     fleet__queue_deliver_error(req, FLEET_ENOMEM);
     return;
@@ -220,8 +219,7 @@ int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
   if (cb == NULL)
     return FLEET_EINVAL;
   err = queue_id_call(q, id, FLEET__OP_QUEUE_GET, FLEET__QREQ_GET,
-                      queue_get_cancel, &req,
-                      user_data);
+                      queue_get_cancel, &req, user_data);
   if (err == 0)
     req->cb.get = cb;
   return err;
@@ -235,8 +233,7 @@ int fleet_queue_cancel(fleet_queue_t *q, const char *id,
   if (cb == NULL)
     return FLEET_EINVAL;
   err = queue_id_call(q, id, FLEET__OP_QUEUE_CANCEL, FLEET__QREQ_CANCEL,
-                      queue_status_cancel, &req,
-                      user_data);
+                      queue_status_cancel, &req, user_data);
   if (err == 0)
     req->cb.status = cb;
   return err;
@@ -419,8 +416,7 @@ static void queue_list_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
     bytes += id.len + 1;
   }
   q->strs_len = 0;
-  if (fleet__grow((void **)&q->ids, &q->ids_cap, n + 1,
-                        sizeof(*q->ids)) != 0 ||
+  if (fleet__grow((void **)&q->ids, &q->ids_cap, n + 1, sizeof(*q->ids)) != 0 ||
       fleet__queue_strs_reserve(q, bytes) != 0) {
     fleet__queue_deliver_error(req, FLEET_ENOMEM);
     return;

@@ -412,8 +412,12 @@ static void worker_free(fleet__handle_t *h) {
 }
 
 static const fleet__handle_vt_t worker_vt = {
-    FLEET_HANDLE_WORKER, sizeof(fleet__req_t), worker_on_close,
-    worker_on_closing, worker_free};
+    .type = FLEET_HANDLE_WORKER,
+    .req_size = sizeof(fleet__req_t),
+    .close = worker_on_close,
+    .closing = worker_on_closing,
+    .free = worker_free,
+};
 
 /* The worker of `pub`, or NULL. */
 static struct fleet__worker_s *worker_of(const fleet_worker_t *pub) {
@@ -444,8 +448,7 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     return err;
   }
   if (fleet__key_build(&chan, w->base.client->prefix,
-                       w->base.client->prefix_len, name, len,
-                       "jobs:wake") != 0)
+                       w->base.client->prefix_len, name, len, "jobs:wake") != 0)
     err = FLEET_ENOMEM;
   else
     err = fleet_queue_init(client, &w->queue, name, &w->o.queue);

@@ -401,7 +401,6 @@ int fleet_job_release(fleet_job_t *job) {
   return wjob_finish(job, FLEET_JOB_RELEASE, NULL, 0);
 }
 
-
 /* ------------------------------------------------------------------------ */
 /* Local lease deadlines                                                    */
 
@@ -472,9 +471,16 @@ static void worker_hb_done(fleet__batch_item_t *it, int status,
                            const fleet__reply_t *elem, uint64_t sent);
 
 static const fleet__batch_kind_t worker_hb_kind = {
-    FLEET__OP_QUEUE_REFRESH, 1, 1, 0, 2, 2, FLEET__BATCH_MAX,
-    worker_hb_fill_group,    worker_hb_fill,
-    worker_hb_done};
+    .op = FLEET__OP_QUEUE_REFRESH,
+    .group_keys = 1,
+    .group_args = 1,
+    .item_args = 2,
+    .reply_head = 2,
+    .max_items = FLEET__BATCH_MAX,
+    .fill_group = worker_hb_fill_group,
+    .fill = worker_hb_fill,
+    .done = worker_hb_done,
+};
 
 /* Schedules the next heartbeat of `job` one period after `from` (loop ms):
  * it may go a quarter period early to share a call with others. Out of

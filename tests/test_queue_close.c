@@ -152,8 +152,9 @@ static void cl_walk_close(fleet_handle_t *h, void *arg) {
   cl_t *t = arg;
 
   t->walked++;
-  ASSERT_OK(fleet_close(h, h->type == FLEET_HANDLE_QUEUE ? cl_on_queue_closed
-                                                         : cl_on_worker_closed));
+  ASSERT_OK(fleet_close(h, h->type == FLEET_HANDLE_QUEUE
+                               ? cl_on_queue_closed
+                               : cl_on_worker_closed));
 }
 
 static void cl_walk_count_closing(fleet_handle_t *h, void *arg) {

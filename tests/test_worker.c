@@ -424,8 +424,7 @@ CONFORMANCE_IMPL(worker_bad_input) {
   memset(big_name, 'n', sizeof(big_name) - 1);
   big_name[sizeof(big_name) - 1] = '\0';
   wt_options(&o);
-  ASSERT_ERR(FLEET_E2BIG,
-             fleet_worker_init(&wt.t.c.client, &w2, big_name, &o));
+  ASSERT_ERR(FLEET_E2BIG, fleet_worker_init(&wt.t.c.client, &w2, big_name, &o));
   /* Zeroed options but the handler are the defaults. */
   handler = o.handler;
   memset(&o, 0, sizeof(o));

@@ -296,14 +296,16 @@ const char *fleet_queue_name(const fleet_queue_t *q);
  *
  * Returns 0, FLEET_EINVAL (NULL argument, n out of range, a spec with a bad
  * type, id, priority, max_attempts, backoff or unique key), FLEET_E2BIG (a
- * payload over FLEET_JOB_PAYLOAD_MAX), FLEET_ECLOSING or FLEET_ENOMEM; on
+ * type, id or unique key over its limit, a payload over
+ * FLEET_JOB_PAYLOAD_MAX), FLEET_ECLOSING or FLEET_ENOMEM; on
  * error no job is enqueued. */
 int fleet_queue_enqueue(fleet_queue_t *q, const fleet_job_spec_t *specs,
                         size_t n, fleet_queue_enqueue_cb cb, void *user_data);
 
 /* Reads job `id`. The callback gets FLEET_ENOTFOUND for a job that does
  * not exist (never did, was cancelled, or its finished record was not
- * kept). Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
+ * kept). Returns 0, FLEET_EINVAL, FLEET_E2BIG (id too long),
+ * FLEET_ECLOSING or FLEET_ENOMEM. */
 int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
                     void *user_data);
 
@@ -321,7 +323,8 @@ int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
 
 /* Lists up to `limit` (1..FLEET_QUEUE_BATCH_MAX) ids of the queued
  * (pending or delayed) jobs of `type`, in no particular order.
- * Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
+ * Returns 0, FLEET_EINVAL, FLEET_E2BIG (type too long), FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
 int fleet_queue_list(fleet_queue_t *q, const char *type, size_t limit,
                      fleet_queue_list_cb cb, void *user_data);
 
@@ -353,8 +356,9 @@ int fleet_queue_claim(fleet_queue_t *q, size_t max_jobs, uint32_t claim_ttl_ms,
  * (1..FLEET_QUEUE_BATCH_MAX) to now + claim_ttl_ms, in one round trip.
  * results[i] is 0, or FLEET_ESTALE when claims[i] is no longer held (it
  * expired and was recovered, or finished); nothing changes for a stale
- * claim. Returns 0, FLEET_EINVAL (NULL argument, a bad id, n out of range,
- * claim_ttl_ms 0), FLEET_ECLOSING or FLEET_ENOMEM. */
+ * claim. Returns 0, FLEET_EINVAL (NULL argument, an empty id, a token 0, n
+ * out of range, claim_ttl_ms 0), FLEET_E2BIG (an id too long),
+ * FLEET_ECLOSING or FLEET_ENOMEM. */
 int fleet_queue_refresh(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
                         uint32_t claim_ttl_ms, fleet_queue_batch_cb cb,
                         void *user_data);
