@@ -471,6 +471,17 @@ CONFORMANCE_IMPL(queue_foreign_data) {
     ASSERT_ERR(FLEET_EPROTO, qt_claim(&t, 5, 1000, jobs));
     queue_expect_in(b->redis, "{qt:a}:jobs:pending", "f2");
     redis_do(b->redis, "ZREM {qt:a}:jobs:pending f2");
+    /* An expired claim of a job without a type: recovery refuses and the
+     * job stays running; readable again, it is recovered. */
+    qt_add(&t, "t", "x", NULL);
+    ASSERT_EQ(1, qt_claim(&t, 1, 1, jobs));
+    redis_do(b->redis, "HDEL {qt:a}:job:3 type");
+    qt_sleep(&t, 5);
+    ASSERT_ERR(FLEET_EPROTO, qt_recover(&t));
+    queue_expect_in(b->redis, "{qt:a}:jobs:running", "3");
+    redis_do(b->redis, "HSET {qt:a}:job:3 type t");
+    ASSERT_OK(qt_recover(&t));
+    ASSERT_UEQ(1, t.recover_info.requeued);
     r = fleet_test_redis_cmd(b->redis, "HSET {qt:a}:stats completed -1");
     ASSERT_NOT_NULL(r);
     freeReplyObject(r);

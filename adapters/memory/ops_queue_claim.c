@@ -725,6 +725,32 @@ int fleet__mem_op_queue_fail(fleet__mem_ctx_t *ctx, const fleet_bytes_t *keys,
 /* ------------------------------------------------------------------------ */
 /* QUEUE_RECOVER                                                            */
 
+/* Checks one expired claim before queue_recover.lua writes anything: 0
+ * when it can be recovered or its job is gone, FLEET_EPROTO when the job
+ * is there but fleet cannot read it (no type, no claim, a garbage
+ * counter), which leaves it running. */
+static int mq_recover_check(fleet__mq_t *q, fleet_bytes_t id,
+                            fleet_bytes_t held) {
+  static const char *const names[] = {"max_attempts", "order", "type"};
+  fleet_bytes_t key, *f, tok, att;
+  int64_t attempt, max_attempts, order, rc;
+
+  if ((rc = mq_job_fields(q, id, names, 3, &key, &f)) < 0)
+    return (int)rc;
+  if (f[2].base == NULL) {
+    if ((rc = mq_job_exists(q, key)) != 0)
+      return rc < 0 ? (int)rc : FLEET_EPROTO;
+    return 0;
+  }
+  if (!fleet__mq_claim(held, &tok, &att) ||
+      (rc = fleet__mq_int(att, &attempt)) != 0 ||
+      (rc = fleet__mq_int(f[0], &max_attempts)) != 0)
+    return FLEET_EPROTO;
+  if (attempt < max_attempts && fleet__mq_int(f[1], &order) != 0)
+    return FLEET_EPROTO;
+  return 0;
+}
+
 /* One expired claim of queue_recover.lua, with its claims value `held`:
  * re-queued (`*requeued`) or dead (`*dead`), or left alone when the claim
  * or the job is gone. */
@@ -797,9 +823,6 @@ int fleet__mem_op_queue_recover(fleet__mem_ctx_t *ctx,
   if (n < 0)
     return (int)n;
   if (n > 0) {
-    if ((rc = fleet__ks_zcard(q.ks, pending)) < 0)
-      return (int)rc;
-    was_empty = rc == 0;
     ids = fleet__ks_scratch(q.ks, (size_t)n * sizeof(*ids));
     if (ids == NULL)
       return FLEET_ENOMEM;
@@ -807,6 +830,12 @@ int fleet__mem_op_queue_recover(fleet__mem_ctx_t *ctx,
       ids[i] = expired[i].member;
     if ((rc = mq_claims_of(&q, ids, (size_t)n, &claims, &held)) < 0)
       return (int)rc;
+    for (i = 0; i < n; i++)
+      if ((rc = mq_recover_check(&q, ids[i], held[i])) != 0)
+        return (int)rc;
+    if ((rc = fleet__ks_zcard(q.ks, pending)) < 0)
+      return (int)rc;
+    was_empty = rc == 0;
     for (i = 0; i < n; i++)
       if ((rc = mq_recover_one(&q, ids[i], held[i], pending, &requeued,
                                &dead)) != 0)
