@@ -487,9 +487,13 @@ static const fleet__batch_kind_t worker_hb_kind = {
  * memory, the claim goes without: it is reported lost at its deadline. */
 static void worker_hb_schedule(struct fleet__worker_s *w, fleet__wjob_t *job,
                                uint64_t from) {
-  int err = fleet__batch_add(w->base.client, &job->hb, &worker_hb_kind, w,
-                             from + w->o.heartbeat_ms, w->o.heartbeat_ms / 4);
+  int err;
 
+  /* A callback may have stopped or closed the worker meanwhile. */
+  if (w->state == FLEET__WORKER_STOPPED || w->state == FLEET__WORKER_CLOSING)
+    return;
+  err = fleet__batch_add(w->base.client, &job->hb, &worker_hb_kind, w,
+                         from + w->o.heartbeat_ms, w->o.heartbeat_ms / 4);
   if (err != 0)
     fleet__handle_error(&w->base, err);
 }
@@ -506,9 +510,9 @@ static void worker_hb_done(fleet__batch_item_t *it, int status,
   if (status != 0) {
     /* Try again next period; the lease timer tells the handler if the
      * claim runs out meanwhile. */
-    fleet__handle_error(&w->base, status);
-    fleet__worker_offline(w, status);
     worker_hb_schedule(w, job, uv_now(w->base.loop));
+    fleet__worker_offline(w, status);
+    fleet__handle_error(&w->base, status);
     return;
   }
   fleet__worker_online(w);
