@@ -18,6 +18,9 @@
 /* How long a stopping worker waits for its jobs, in ms. */
 #define DEMO_STOP_MS 10000
 
+/* Background failures are printed at most this often, in ms. */
+#define DEMO_ERROR_EVERY_MS 1000
+
 /* One job's work: a timer that finishes the job. One per unit of
  * concurrency, reused. */
 typedef struct demo_work_s {
@@ -54,6 +57,10 @@ typedef struct {
   int64_t produced, producing;
   uint64_t handled, completed, failed, lost, errors;
   uint64_t t0;
+  /* Background failures: when the last was printed, and how many came
+   * since without being printed. */
+  uint64_t error_printed_ms;
+  uint64_t errors_unprinted;
   int stopping;
   int status;
 } demo_worker_t;
@@ -77,14 +84,14 @@ static void demo_worker_finish(demo_worker_t *d) {
   demo_client_close(&d->c);
 }
 
-static void demo_on_queue_closed(fleet_queue_t *q) {
+static void demo_on_queue_closed(fleet_handle_t *q) {
   demo_worker_t *d = q->data;
   d->queue_open = 0;
   if (!d->worker_open)
     demo_worker_finish(d);
 }
 
-static void demo_on_worker_closed(fleet_worker_t *w) {
+static void demo_on_worker_closed(fleet_handle_t *w) {
   demo_worker_t *d = w->data;
   d->worker_open = 0;
   if (d->queue_open)
@@ -104,7 +111,7 @@ static void demo_shutdown(demo_worker_t *d, int status) {
   if (d->status == 0)
     d->status = status;
   if (!d->worker_open) {
-    demo_on_worker_closed(&d->w);
+    demo_on_worker_closed((fleet_handle_t *)&d->w);
     return;
   }
   if (d->stopping++ == 0 &&
@@ -118,11 +125,16 @@ static void demo_on_signal(uv_signal_t *s, int signum) {
 }
 
 /* The backend was never reached: close at once rather than wait for the
- * calls in flight to time out. */
+ * calls in flight to time out. Once the worker and the queue are closing,
+ * the client may close too: that cancels their calls, and their close
+ * callbacks still run first. */
 static void demo_on_unreachable(void *arg) {
   demo_worker_t *d = arg;
   d->stopping++;
   demo_shutdown(d, 1);
+  if (d->queue_open && !fleet_is_closing((fleet_handle_t *)&d->q))
+    fleet_queue_close(&d->q, demo_on_queue_closed);
+  demo_client_close(&d->c);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -162,6 +174,30 @@ static void demo_handler(fleet_worker_t *w, fleet_job_t *job) {
 static void demo_lost(fleet_worker_t *w, fleet_job_t *job, int status) {
   demo_worker_t *d = w->data;
   d->lost++;
+}
+
+/* The worker's background failures (claims, heartbeats, recovery,
+ * finishes), one line each on stderr, at most one a second: a worker that
+ * cannot claim (permissions, a moved slot) retries and says so, without
+ * flooding. */
+static void demo_worker_error(fleet_handle_t *w, int status,
+                              const char *detail) {
+  demo_worker_t *d = w->data;
+  uint64_t now = uv_now(d->c.loop);
+
+  if (d->error_printed_ms != 0 &&
+      now - d->error_printed_ms < DEMO_ERROR_EVERY_MS) {
+    d->errors_unprinted++;
+    return;
+  }
+  fprintf(stderr, "fleet-demo: worker: %s%s%s", fleet_err_name(status),
+          detail[0] != '\0' ? ": " : "", detail);
+  if (d->errors_unprinted > 0)
+    fprintf(stderr, " (and %" PRIu64 " more failures since the last line)",
+            d->errors_unprinted);
+  fputc('\n', stderr);
+  d->error_printed_ms = now;
+  d->errors_unprinted = 0;
 }
 
 /* Appends "<id>\n" to the ledger in one write: with O_APPEND, lines of
@@ -346,6 +382,7 @@ static int demo_worker_main(const demo_args_t *a, int run) {
   o.handler = demo_handler;
   o.done_cb = demo_done;
   o.lost_cb = demo_lost;
+  o.error_cb = demo_worker_error;
   if (o.heartbeat_ms >= o.claim_ttl_ms - o.claim_ttl_ms / 10 - 1) {
     fprintf(stderr, "fleet-demo: worker: --heartbeat-ms must be below 90 %% "
                     "of --claim-ttl-ms\n");
@@ -433,7 +470,7 @@ typedef struct {
   int status;
 } demo_producer_t;
 
-static void demo_producer_closed(fleet_queue_t *q) {
+static void demo_producer_closed(fleet_handle_t *q) {
   demo_producer_t *p = q->data;
   demo_client_close(&p->c);
 }
@@ -447,8 +484,12 @@ static void demo_producer_finish(demo_producer_t *p, int status) {
   }
 }
 
+/* As for the worker: close the queue, then the client at once. */
 static void demo_producer_unreachable(void *arg) {
-  demo_producer_finish(arg, 1);
+  demo_producer_t *p = arg;
+
+  demo_producer_finish(p, 1);
+  demo_client_close(&p->c);
 }
 
 static void demo_enqueue_next(demo_producer_t *p);

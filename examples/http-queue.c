@@ -356,12 +356,12 @@ static void hq_done(fleet_worker_t *w, fleet_job_t *job,
 /* ------------------------------------------------------------------------ */
 /* Start and stop                                                           */
 
-static void hq_on_queue_closed(fleet_queue_t *q) {
+static void hq_on_queue_closed(fleet_handle_t *q) {
   hq_app_t *app = q->data;
   fleet_client_close(&app->client, NULL);
 }
 
-static void hq_on_worker_closed(fleet_worker_t *w) {
+static void hq_on_worker_closed(fleet_handle_t *w) {
   hq_app_t *app = w->data;
   fleet_queue_close(&app->queue, hq_on_queue_closed);
 }

@@ -84,13 +84,11 @@ static void client_free(struct fleet__client_s *c) {
   free(c);
 }
 
-/* The backend or the batcher's timer has closed; the last one finishes
- * the close. */
-static void client_on_part_closed(struct fleet__client_s *c) {
+void fleet__client_maybe_closed(struct fleet__client_s *c) {
   fleet_client_t *pub = c->pub;
   fleet_client_close_cb close_cb = c->close_cb;
 
-  if (--c->closes_left > 0)
+  if (!c->closing || c->closes_left > 0 || c->handles != NULL)
     return;
   c->state = FLEET_CLIENT_CLOSED;
   if (c->state_cb != NULL)
@@ -99,6 +97,12 @@ static void client_on_part_closed(struct fleet__client_s *c) {
   client_free(c);
   if (close_cb != NULL)
     close_cb(pub);
+}
+
+/* The backend or the batcher's timer has closed. */
+static void client_on_part_closed(struct fleet__client_s *c) {
+  c->closes_left--;
+  fleet__client_maybe_closed(c);
 }
 
 static void client_on_backend_closed(void *owner) {
@@ -202,14 +206,17 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
 
 int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb) {
   struct fleet__client_s *c;
+  fleet__handle_t *h;
 
   if (client == NULL || client->internal_ == NULL)
     return FLEET_EINVAL;
   c = client->internal_;
   if (c->closing)
     return FLEET_ECLOSING;
-  if (c->handles != NULL)
-    return FLEET_EBUSY;
+  /* A handle's own handles (a worker's queue) close with it. */
+  for (h = c->handles; h != NULL; h = h->next)
+    if (!h->closing && !h->internal)
+      return FLEET_EBUSY;
   c->closing = 1;
   c->close_cb = close_cb;
   c->closes_left = 2;

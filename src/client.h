@@ -24,7 +24,7 @@ struct fleet__client_s {
   fleet_client_close_cb close_cb;
   fleet__creq_t *free_reqs;
   /* The handles built on the client (src/handle.c): it refuses to close
-   * while there are any. */
+   * while one is open, and finishes closing after the last has. */
   struct fleet__handle_s *handles;
   /* The periodic batcher (src/batcher.c); NULL until first used. */
   struct fleet__batcher_s *batcher;
@@ -36,6 +36,10 @@ struct fleet__client_s {
 static inline fleet__backend_t *fleet__client_backend(fleet_client_t *c) {
   return c->internal_->be;
 }
+
+/* Finishes closing `c` once its backend, its batcher and every handle
+ * that was closing when the client's close was called have finished. */
+void fleet__client_maybe_closed(struct fleet__client_s *c);
 
 /* Whether `c` can take new work: initialized and not closing. */
 static inline int fleet__client_usable(const fleet_client_t *c) {

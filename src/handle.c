@@ -111,6 +111,7 @@ void fleet__handle_error(fleet__handle_t *h, int status) {
  * holds it: it leaves the client first, so that the close callback may
  * close the client. */
 static void handle_maybe_finish(fleet__handle_t *h) {
+  struct fleet__client_s *c = h->client;
   fleet_handle_t *pub = h->pub;
   fleet_close_cb cb = h->close_cb;
   fleet__req_t *req;
@@ -126,6 +127,8 @@ static void handle_maybe_finish(fleet__handle_t *h) {
   h->vt->free(h);
   if (cb != NULL)
     cb(pub);
+  /* A client closed while this handle was closing finishes now. */
+  fleet__client_maybe_closed(c);
 }
 
 /* The close's deferred step, on the loop iteration after the close call:

@@ -6,6 +6,37 @@
 #include "queue_int.h"
 
 /* ------------------------------------------------------------------------ */
+/* Cancel hooks: the user callback of each kind with an error alone         */
+
+static void queue_claim_cancel(fleet__req_t *base, int status) {
+  fleet__qreq_t *req = (fleet__qreq_t *)base;
+
+  req->cb.claim((fleet_queue_t *)base->handle->pub, status, NULL, 0, NULL,
+                base->user_data);
+}
+
+static void queue_batch_cancel(fleet__req_t *base, int status) {
+  fleet__qreq_t *req = (fleet__qreq_t *)base;
+
+  req->cb.batch((fleet_queue_t *)base->handle->pub, status, NULL, 0,
+                base->user_data);
+}
+
+static void queue_fail_cancel(fleet__req_t *base, int status) {
+  fleet__qreq_t *req = (fleet__qreq_t *)base;
+
+  req->cb.fail((fleet_queue_t *)base->handle->pub, status, 0, 0,
+               base->user_data);
+}
+
+static void queue_recover_cancel(fleet__req_t *base, int status) {
+  fleet__qreq_t *req = (fleet__qreq_t *)base;
+
+  req->cb.recover((fleet_queue_t *)base->handle->pub, status, NULL,
+                  base->user_data);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Claim                                                                    */
 
 int fleet_queue_claim(fleet_queue_t *pub, size_t max_jobs,
@@ -15,16 +46,16 @@ int fleet_queue_claim(fleet_queue_t *pub, size_t max_jobs,
   fleet__qreq_t *req;
   int err;
 
-  if ((err = fleet__queue_usable(pub)) != 0)
+  if ((q = fleet__queue_usable(pub, &err)) == NULL)
     return err;
   if (cb == NULL || max_jobs > FLEET_QUEUE_BATCH_MAX || claim_ttl_ms == 0)
     return FLEET_EINVAL;
-  q = pub->internal_;
-  if (fleet__qargs_begin(q, 2, 48) != 0 ||
-      (req = fleet__qreq_get(q, FLEET__QREQ_CLAIM, user_data)) == NULL)
+  if (fleet__args_begin(&q->args, 2, 2) != 0 ||
+      (req = fleet__qreq_new(q, FLEET__QREQ_CLAIM, queue_claim_cancel,
+                             user_data)) == NULL)
     return FLEET_ENOMEM;
-  fleet__qargs_u64(q, max_jobs);
-  fleet__qargs_u64(q, claim_ttl_ms);
+  fleet__args_u64(&q->args, max_jobs);
+  fleet__args_u64(&q->args, claim_ttl_ms);
   req->cb.claim = cb;
   req->n = max_jobs;
   return fleet__queue_send(q, FLEET__OP_QUEUE_CLAIM, req);
@@ -52,9 +83,9 @@ static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
 /* {now_ms, deadline_ms, next_run_at_ms, pending_left, then six elements
  * per job}. */
 static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  struct fleet__queue_s *q = req->q;
+  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
   fleet_queue_claim_cb cb = req->cb.claim;
-  void *ud = req->user_data;
+  void *ud = req->base.user_data;
   fleet_claim_info_t info;
   fleet_bytes_t id, type;
   size_t n, i, bytes = 0;
@@ -72,8 +103,8 @@ static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
   info.next_run_at_ms =
       r->elem[2].integer < 0 ? 0 : (uint64_t)r->elem[2].integer;
   n = (r->nelem - 4) / 6;
-  if (fleet__queue_grow((void **)&q->jobs, &q->jobs_cap, n + 1,
-                        sizeof(*q->jobs)) != 0)
+  if (fleet__grow((void **)&q->jobs, &q->jobs_cap, n + 1, sizeof(*q->jobs)) !=
+      0)
     rc = FLEET_ENOMEM;
   for (i = 0; rc == 0 && i < n; i++) {
     memset(&q->jobs[i], 0, sizeof(q->jobs[i]));
@@ -97,8 +128,8 @@ static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
     job->type_len = type.len;
     job->deadline_ms = info.deadline_ms;
   }
-  fleet__qreq_put(req);
-  cb(q->pub, 0, n > 0 ? q->jobs : NULL, n, &info, ud);
+  fleet__req_done(&req->base);
+  cb((fleet_queue_t *)q->base.pub, 0, n > 0 ? q->jobs : NULL, n, &info, ud);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -115,19 +146,20 @@ static int queue_batch_call(fleet_queue_t *pub, fleet__op_t op,
   size_t i;
   int err;
 
-  if ((err = fleet__queue_usable(pub)) != 0)
+  if ((q = fleet__queue_usable(pub, &err)) == NULL)
     return err;
-  if (cb == NULL || (err = fleet__queue_claims_ok(claims, n)) != 0)
+  if (cb == NULL)
     return FLEET_EINVAL;
-  q = pub->internal_;
-  if (fleet__qargs_begin(q, nhead + 2 * n, 24 * (nhead + n)) != 0 ||
-      (req = fleet__qreq_get(q, kind, user_data)) == NULL)
+  if ((err = fleet__queue_claims_ok(claims, n)) != 0)
+    return err;
+  if (fleet__args_begin(&q->args, nhead + 2 * n, nhead + n) != 0 ||
+      (req = fleet__qreq_new(q, kind, queue_batch_cancel, user_data)) == NULL)
     return FLEET_ENOMEM;
   for (i = 0; i < nhead; i++)
-    fleet__qargs_u64(q, head[i]);
+    fleet__args_u64(&q->args, head[i]);
   for (i = 0; i < n; i++) {
-    fleet__qargs_str(q, claims[i].id);
-    fleet__qargs_u64(q, claims[i].token);
+    fleet__args_str(&q->args, claims[i].id);
+    fleet__args_u64(&q->args, claims[i].token);
   }
   req->cb.batch = cb;
   req->n = n;
@@ -138,9 +170,9 @@ int fleet_queue_refresh(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
                         uint32_t claim_ttl_ms, fleet_queue_batch_cb cb,
                         void *user_data) {
   uint64_t ttl = claim_ttl_ms;
-  int err = fleet__queue_usable(q);
+  int err;
 
-  if (err != 0)
+  if (fleet__queue_usable(q, &err) == NULL)
     return err;
   if (claim_ttl_ms == 0)
     return FLEET_EINVAL;
@@ -150,12 +182,14 @@ int fleet_queue_refresh(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
 
 int fleet_queue_complete(fleet_queue_t *q, const fleet_claim_t *claims,
                          size_t n, fleet_queue_batch_cb cb, void *user_data) {
-  uint64_t head[2] = {0, 0};
+  struct fleet__queue_s *iq;
+  uint64_t head[2];
+  int err;
 
-  if (q != NULL && q->internal_ != NULL) {
-    head[0] = q->internal_->opts.keep_completed;
-    head[1] = q->internal_->opts.keep_completed_s;
-  }
+  if ((iq = fleet__queue_usable(q, &err)) == NULL)
+    return err;
+  head[0] = iq->opts.keep_completed;
+  head[1] = iq->opts.keep_completed_s;
   return queue_batch_call(q, FLEET__OP_QUEUE_COMPLETE, FLEET__QREQ_COMPLETE,
                           claims, n, head, 2, cb, user_data);
 }
@@ -169,16 +203,16 @@ int fleet_queue_release(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
 /* Refresh: {now_ms, deadline_ms, then 1 or 0 per claim}; complete and
  * release: {now_ms, then a result code per claim}. */
 static void queue_batch_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  struct fleet__queue_s *q = req->q;
+  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
   fleet_queue_batch_cb cb = req->cb.batch;
-  void *ud = req->user_data;
+  void *ud = req->base.user_data;
   size_t head = req->kind == FLEET__QREQ_REFRESH ? 2 : 1;
   size_t n = req->n, i;
   int code;
 
   if (r->type != FLEET__REPLY_ARRAY || r->nelem != head + n ||
-      fleet__queue_grow((void **)&q->results, &q->results_cap, n,
-                        sizeof(*q->results)) != 0) {
+      fleet__grow((void **)&q->results, &q->results_cap, n,
+                  sizeof(*q->results)) != 0) {
     fleet__queue_deliver_error(req, r->type == FLEET__REPLY_ARRAY &&
                                             r->nelem == head + n
                                         ? FLEET_ENOMEM
@@ -196,8 +230,8 @@ static void queue_batch_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
     }
     q->results[i] = code;
   }
-  fleet__qreq_put(req);
-  cb(q->pub, 0, q->results, n, ud);
+  fleet__req_done(&req->base);
+  cb((fleet_queue_t *)q->base.pub, 0, q->results, n, ud);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -210,23 +244,24 @@ int fleet_queue_fail(fleet_queue_t *pub, const fleet_claim_t *claim,
   fleet__qreq_t *req;
   int err;
 
-  if ((err = fleet__queue_usable(pub)) != 0)
+  if ((q = fleet__queue_usable(pub, &err)) == NULL)
     return err;
-  if (cb == NULL || fleet__queue_claims_ok(claim, 1) != 0 ||
-      (error == NULL && error_len > 0))
+  if (cb == NULL || (error == NULL && error_len > 0))
     return FLEET_EINVAL;
+  if ((err = fleet__queue_claims_ok(claim, 1)) != 0)
+    return err;
   if (error_len > FLEET_JOB_ERROR_MAX)
     return FLEET_E2BIG;
-  q = pub->internal_;
-  if (fleet__qargs_begin(q, 6, 24 * 4) != 0 ||
-      (req = fleet__qreq_get(q, FLEET__QREQ_FAIL, user_data)) == NULL)
+  if (fleet__args_begin(&q->args, 6, 4) != 0 ||
+      (req = fleet__qreq_new(q, FLEET__QREQ_FAIL, queue_fail_cancel,
+                             user_data)) == NULL)
     return FLEET_ENOMEM;
-  fleet__qargs_str(q, claim->id);
-  fleet__qargs_u64(q, claim->token);
-  fleet__qargs_bytes(q, error_len > 0 ? error : "", error_len);
-  fleet__qargs_u64(q, fleet__rng_next(&q->rng));
-  fleet__qargs_u64(q, q->opts.keep_dead);
-  fleet__qargs_u64(q, q->opts.keep_dead_s);
+  fleet__args_str(&q->args, claim->id);
+  fleet__args_u64(&q->args, claim->token);
+  fleet__args_bytes(&q->args, error_len > 0 ? error : "", error_len);
+  fleet__args_u64(&q->args, fleet__rng_next(&q->rng));
+  fleet__args_u64(&q->args, q->opts.keep_dead);
+  fleet__args_u64(&q->args, q->opts.keep_dead_s);
   req->cb.fail = cb;
   return fleet__queue_send(q, FLEET__OP_QUEUE_FAIL, req);
 }
@@ -234,8 +269,8 @@ int fleet_queue_fail(fleet_queue_t *pub, const fleet_claim_t *claim,
 /* {1, run_at_ms} or {0, 0}. */
 static void queue_fail_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
   fleet_queue_fail_cb cb = req->cb.fail;
-  fleet_queue_t *pub = req->q->pub;
-  void *ud = req->user_data;
+  fleet_queue_t *pub = (fleet_queue_t *)req->base.handle->pub;
+  void *ud = req->base.user_data;
   uint64_t retry, at;
 
   if (r->type != FLEET__REPLY_ARRAY || r->nelem != 2 ||
@@ -244,7 +279,7 @@ static void queue_fail_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
     fleet__queue_deliver_error(req, FLEET_EPROTO);
     return;
   }
-  fleet__qreq_put(req);
+  fleet__req_done(&req->base);
   cb(pub, 0, retry == 0, at, ud);
 }
 
@@ -254,17 +289,17 @@ int fleet_queue_recover(fleet_queue_t *pub, fleet_queue_recover_cb cb,
   fleet__qreq_t *req;
   int err;
 
-  if ((err = fleet__queue_usable(pub)) != 0)
+  if ((q = fleet__queue_usable(pub, &err)) == NULL)
     return err;
   if (cb == NULL)
     return FLEET_EINVAL;
-  q = pub->internal_;
-  if (fleet__qargs_begin(q, 3, 24 * 3) != 0 ||
-      (req = fleet__qreq_get(q, FLEET__QREQ_RECOVER, user_data)) == NULL)
+  if (fleet__args_begin(&q->args, 3, 3) != 0 ||
+      (req = fleet__qreq_new(q, FLEET__QREQ_RECOVER, queue_recover_cancel,
+                             user_data)) == NULL)
     return FLEET_ENOMEM;
-  fleet__qargs_u64(q, FLEET__QUEUE_RECOVER_LIMIT);
-  fleet__qargs_u64(q, q->opts.keep_dead);
-  fleet__qargs_u64(q, q->opts.keep_dead_s);
+  fleet__args_u64(&q->args, FLEET__QUEUE_RECOVER_LIMIT);
+  fleet__args_u64(&q->args, q->opts.keep_dead);
+  fleet__args_u64(&q->args, q->opts.keep_dead_s);
   req->cb.recover = cb;
   return fleet__queue_send(q, FLEET__OP_QUEUE_RECOVER, req);
 }
@@ -272,8 +307,8 @@ int fleet_queue_recover(fleet_queue_t *pub, fleet_queue_recover_cb cb,
 /* {now_ms, requeued, dead, next_deadline_ms}. */
 static void queue_recover_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
   fleet_queue_recover_cb cb = req->cb.recover;
-  fleet_queue_t *pub = req->q->pub;
-  void *ud = req->user_data;
+  fleet_queue_t *pub = (fleet_queue_t *)req->base.handle->pub;
+  void *ud = req->base.user_data;
   fleet_recover_info_t info;
 
   if (r->type != FLEET__REPLY_ARRAY || r->nelem != 4 ||
@@ -286,7 +321,7 @@ static void queue_recover_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
   }
   info.next_deadline_ms =
       r->elem[3].integer < 0 ? 0 : (uint64_t)r->elem[3].integer;
-  fleet__qreq_put(req);
+  fleet__req_done(&req->base);
   cb(pub, 0, &info, ud);
 }
 

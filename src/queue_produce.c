@@ -9,9 +9,47 @@
  * sum the scripts make stays exact in a Lua number. */
 #define QUEUE_TIME_MAX (1ULL << 50)
 
-/* Bytes of formatted numbers one job's arguments take at most: six
- * numbers and the backoff string. */
-#define QUEUE_JOB_NUM_BYTES (6 * 21 + 48)
+/* Numbers one job's arguments take at most: six, and the backoff string,
+ * which takes the room of two (see queue_arg_backoff()). */
+#define QUEUE_JOB_NUMS 8
+
+/* ------------------------------------------------------------------------ */
+/* Cancel hooks: the user callback of each kind with an error alone         */
+
+static fleet_queue_t *queue_pub(fleet__req_t *base) {
+  return (fleet_queue_t *)base->handle->pub;
+}
+
+static void queue_enqueue_cancel(fleet__req_t *base, int status) {
+  ((fleet__qreq_t *)base)
+      ->cb.enqueue(queue_pub(base), status, NULL, 0, base->user_data);
+}
+
+static void queue_get_cancel(fleet__req_t *base, int status) {
+  ((fleet__qreq_t *)base)
+      ->cb.get(queue_pub(base), status, NULL, base->user_data);
+}
+
+static void queue_status_cancel(fleet__req_t *base, int status) {
+  ((fleet__qreq_t *)base)->cb.status(queue_pub(base), status, base->user_data);
+}
+
+static void queue_counts_cancel(fleet__req_t *base, int status) {
+  ((fleet__qreq_t *)base)
+      ->cb.counts(queue_pub(base), status, NULL, base->user_data);
+}
+
+static void queue_list_cancel(fleet__req_t *base, int status) {
+  ((fleet__qreq_t *)base)
+      ->cb.list(queue_pub(base), status, NULL, 0, 0, base->user_data);
+}
+
+/* A purge tells how many records it removed before the error. */
+static void queue_purge_cancel(fleet__req_t *base, int status) {
+  fleet__qreq_t *req = (fleet__qreq_t *)base;
+
+  req->cb.purge(queue_pub(base), status, req->purged, base->user_data);
+}
 
 /* ------------------------------------------------------------------------ */
 /* Enqueue                                                                  */
@@ -19,16 +57,17 @@
 /* Checks one job spec. Returns 0, FLEET_EINVAL or FLEET_E2BIG. */
 static int queue_spec_ok(const fleet_job_spec_t *s) {
   size_t len, i;
+  int err;
 
-  if (!fleet__queue_str_ok(s->type, FLEET_JOB_TYPE_MAX, &len))
-    return FLEET_EINVAL;
+  if ((err = fleet__str_check(s->type, FLEET_JOB_TYPE_MAX, NULL)) != 0)
+    return err;
   if (s->payload.base == NULL && s->payload.len > 0)
     return FLEET_EINVAL;
   if (s->payload.len > FLEET_JOB_PAYLOAD_MAX)
     return FLEET_E2BIG;
   if (s->id != NULL) {
-    if (!fleet__queue_str_ok(s->id, FLEET_JOB_ID_MAX, &len))
-      return FLEET_EINVAL;
+    if ((err = fleet__str_check(s->id, FLEET_JOB_ID_MAX, &len)) != 0)
+      return err;
     /* Ids made of digits only are the ones fleet generates. */
     for (i = 0; i < len && s->id[i] >= '0' && s->id[i] <= '9'; i++)
       ;
@@ -42,27 +81,31 @@ static int queue_spec_ok(const fleet_job_spec_t *s) {
        s->backoff != FLEET_BACKOFF_EXPONENTIAL) ||
       s->backoff_jitter_pct > 100)
     return FLEET_EINVAL;
-  if (s->unique_key != NULL &&
-      (!fleet__queue_str_ok(s->unique_key, FLEET_JOB_UNIQUE_MAX, &len) ||
-       s->unique_ttl_ms == 0 || s->unique_ttl_ms > QUEUE_TIME_MAX))
-    return FLEET_EINVAL;
+  if (s->unique_key != NULL) {
+    if ((err = fleet__str_check(s->unique_key, FLEET_JOB_UNIQUE_MAX, NULL)) !=
+        0)
+      return err;
+    if (s->unique_ttl_ms == 0 || s->unique_ttl_ms > QUEUE_TIME_MAX)
+      return FLEET_EINVAL;
+  }
   return 0;
 }
 
-/* Appends the backoff argument "<kind>:<base>:<max>:<jitter>". */
-static void queue_arg_backoff(struct fleet__queue_s *q,
-                              const fleet_job_spec_t *s) {
-  char *start = q->nums + q->nums_len;
+/* Appends the backoff argument "<kind>:<base>:<max>:<jitter>" (at most
+ * "fixed:" and three 10-digit numbers with separators: 39 bytes) to the
+ * number storage, where it takes the room of two numbers. */
+static void queue_arg_backoff(fleet__args_t *a, const fleet_job_spec_t *s) {
+  char *start = a->nums + a->nums_len;
   size_t len;
   int n;
 
-  n = snprintf(start, 48, "%s:%u:%u:%u",
+  n = snprintf(start, 40, "%s:%u:%u:%u",
                s->backoff == FLEET_BACKOFF_FIXED ? "fixed" : "exp",
                (unsigned)s->backoff_ms, (unsigned)s->backoff_max_ms,
                (unsigned)s->backoff_jitter_pct);
   len = n > 0 ? (size_t)n : 0;
-  q->nums_len += len;
-  fleet__qargs_bytes(q, start, len);
+  a->nums_len += len;
+  fleet__args_bytes(a, start, len);
 }
 
 int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
@@ -72,32 +115,32 @@ int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
   size_t i;
   int err;
 
-  if ((err = fleet__queue_usable(pub)) != 0)
+  if ((q = fleet__queue_usable(pub, &err)) == NULL)
     return err;
   if (specs == NULL || cb == NULL || n == 0 || n > FLEET_QUEUE_BATCH_MAX)
     return FLEET_EINVAL;
   for (i = 0; i < n; i++)
     if ((err = queue_spec_ok(&specs[i])) != 0)
       return err;
-  q = pub->internal_;
-  if (fleet__qargs_begin(q, 1 + 10 * n, 24 + QUEUE_JOB_NUM_BYTES * n) != 0)
+  if (fleet__args_begin(&q->args, 1 + 10 * n, 1 + QUEUE_JOB_NUMS * n) != 0)
     return FLEET_ENOMEM;
-  fleet__qargs_u64(q, n);
+  fleet__args_u64(&q->args, n);
   for (i = 0; i < n; i++) {
     const fleet_job_spec_t *s = &specs[i];
-    fleet__qargs_str(q, s->id);
-    fleet__qargs_str(q, s->type);
-    fleet__qargs_bytes(q, s->payload.len > 0 ? s->payload.base : "",
-                       s->payload.len);
-    fleet__qargs_i64(q, s->priority);
-    fleet__qargs_u64(q, s->run_at_ms);
-    fleet__qargs_u64(q, s->delay_ms);
-    fleet__qargs_u64(q, s->max_attempts);
-    queue_arg_backoff(q, s);
-    fleet__qargs_str(q, s->unique_key);
-    fleet__qargs_u64(q, s->unique_key != NULL ? s->unique_ttl_ms : 0);
+    fleet__args_str(&q->args, s->id);
+    fleet__args_str(&q->args, s->type);
+    fleet__args_bytes(&q->args, s->payload.len > 0 ? s->payload.base : "",
+                      s->payload.len);
+    fleet__args_i64(&q->args, s->priority);
+    fleet__args_u64(&q->args, s->run_at_ms);
+    fleet__args_u64(&q->args, s->delay_ms);
+    fleet__args_u64(&q->args, s->max_attempts);
+    queue_arg_backoff(&q->args, s);
+    fleet__args_str(&q->args, s->unique_key);
+    fleet__args_u64(&q->args, s->unique_key != NULL ? s->unique_ttl_ms : 0);
   }
-  req = fleet__qreq_get(q, FLEET__QREQ_ENQUEUE, user_data);
+  req =
+      fleet__qreq_new(q, FLEET__QREQ_ENQUEUE, queue_enqueue_cancel, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   req->cb.enqueue = cb;
@@ -108,9 +151,9 @@ int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
 /* {status, id} per job. */
 static void queue_enqueue_reply(fleet__qreq_t *req,
                                 const fleet__reply_t *reply) {
-  struct fleet__queue_s *q = req->q;
+  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
   fleet_queue_enqueue_cb cb = req->cb.enqueue;
-  void *ud = req->user_data;
+  void *ud = req->base.user_data;
   size_t n = req->n, i, bytes = 0;
   fleet_bytes_t id;
 
@@ -129,8 +172,7 @@ static void queue_enqueue_reply(fleet__qreq_t *req,
     bytes += id.len + 1;
   }
   q->strs_len = 0;
-  if (fleet__queue_grow((void **)&q->enq, &q->enq_cap, n, sizeof(*q->enq)) !=
-          0 ||
+  if (fleet__grow((void **)&q->enq, &q->enq_cap, n, sizeof(*q->enq)) != 0 ||
       fleet__queue_strs_reserve(q, bytes) != 0) {
     fleet__queue_deliver_error(req, FLEET_ENOMEM);
     return;
@@ -141,8 +183,8 @@ static void queue_enqueue_reply(fleet__qreq_t *req,
     q->enq[i].id = fleet__queue_strs_add(q, id);
     q->enq[i].id_len = id.len;
   }
-  fleet__qreq_put(req);
-  cb(q->pub, 0, q->enq, n, ud);
+  fleet__req_done(&req->base);
+  cb((fleet_queue_t *)q->base.pub, 0, q->enq, n, ud);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -150,22 +192,21 @@ static void queue_enqueue_reply(fleet__qreq_t *req,
 
 /* Sends an op whose only argument is a job id. */
 static int queue_id_call(fleet_queue_t *pub, const char *id, fleet__op_t op,
-                         fleet__qreq_kind_t kind, fleet__qreq_t **out,
-                         void *user_data) {
+                         fleet__qreq_kind_t kind, fleet__req_cancel_fn cancel,
+                         fleet__qreq_t **out, void *user_data) {
   struct fleet__queue_s *q;
   fleet__qreq_t *req;
   size_t len;
   int err;
 
-  if ((err = fleet__queue_usable(pub)) != 0)
+  if ((q = fleet__queue_usable(pub, &err)) == NULL)
     return err;
-  if (!fleet__queue_str_ok(id, FLEET_JOB_ID_MAX, &len))
-    return FLEET_EINVAL;
-  q = pub->internal_;
-  if (fleet__qargs_begin(q, 1, 0) != 0 ||
-      (req = fleet__qreq_get(q, kind, user_data)) == NULL)
+  if ((err = fleet__str_check(id, FLEET_JOB_ID_MAX, &len)) != 0)
+    return err;
+  if (fleet__args_begin(&q->args, 1, 0) != 0 ||
+      (req = fleet__qreq_new(q, kind, cancel, user_data)) == NULL)
     return FLEET_ENOMEM;
-  fleet__qargs_bytes(q, id, len);
+  fleet__args_bytes(&q->args, id, len);
   *out = req;
   return fleet__queue_send(q, op, req);
 }
@@ -177,8 +218,8 @@ int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
 
   if (cb == NULL)
     return FLEET_EINVAL;
-  err = queue_id_call(q, id, FLEET__OP_QUEUE_GET, FLEET__QREQ_GET, &req,
-                      user_data);
+  err = queue_id_call(q, id, FLEET__OP_QUEUE_GET, FLEET__QREQ_GET,
+                      queue_get_cancel, &req, user_data);
   if (err == 0)
     req->cb.get = cb;
   return err;
@@ -191,8 +232,8 @@ int fleet_queue_cancel(fleet_queue_t *q, const char *id,
 
   if (cb == NULL)
     return FLEET_EINVAL;
-  err = queue_id_call(q, id, FLEET__OP_QUEUE_CANCEL, FLEET__QREQ_CANCEL, &req,
-                      user_data);
+  err = queue_id_call(q, id, FLEET__OP_QUEUE_CANCEL, FLEET__QREQ_CANCEL,
+                      queue_status_cancel, &req, user_data);
   if (err == 0)
     req->cb.status = cb;
   return err;
@@ -216,9 +257,9 @@ static int queue_parse_state(fleet_bytes_t b, fleet_job_state_t *out) {
 /* {state, attempts, max_attempts, priority, type, payload, last_error,
  * created_ms, run_at_ms, finished_ms, token}. */
 static void queue_get_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  struct fleet__queue_s *q = req->q;
+  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
   fleet_queue_get_cb cb = req->cb.get;
-  void *ud = req->user_data;
+  void *ud = req->base.user_data;
   fleet_job_info_t info;
   fleet_bytes_t state, type, err = {NULL, 0};
   uint64_t v[3];
@@ -262,20 +303,20 @@ static void queue_get_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
     info.last_error_len = err.len;
   }
   info.token = v[2];
-  fleet__qreq_put(req);
-  cb(q->pub, 0, &info, ud);
+  fleet__req_done(&req->base);
+  cb((fleet_queue_t *)q->base.pub, 0, &info, ud);
 }
 
 static void queue_cancel_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
   fleet_queue_status_cb cb = req->cb.status;
-  fleet_queue_t *pub = req->q->pub;
-  void *ud = req->user_data;
+  fleet_queue_t *pub = (fleet_queue_t *)req->base.handle->pub;
+  void *ud = req->base.user_data;
 
   if (r->type != FLEET__REPLY_INT || r->integer != 1) {
     fleet__queue_deliver_error(req, FLEET_EPROTO);
     return;
   }
-  fleet__qreq_put(req);
+  fleet__req_done(&req->base);
   cb(pub, 0, ud);
 }
 
@@ -288,13 +329,13 @@ int fleet_queue_counts(fleet_queue_t *pub, fleet_queue_counts_cb cb,
   fleet__qreq_t *req;
   int err;
 
-  if ((err = fleet__queue_usable(pub)) != 0)
+  if ((q = fleet__queue_usable(pub, &err)) == NULL)
     return err;
   if (cb == NULL)
     return FLEET_EINVAL;
-  q = pub->internal_;
-  if (fleet__qargs_begin(q, 0, 0) != 0 ||
-      (req = fleet__qreq_get(q, FLEET__QREQ_COUNTS, user_data)) == NULL)
+  if (fleet__args_begin(&q->args, 0, 0) != 0 ||
+      (req = fleet__qreq_new(q, FLEET__QREQ_COUNTS, queue_counts_cancel,
+                             user_data)) == NULL)
     return FLEET_ENOMEM;
   req->cb.counts = cb;
   return fleet__queue_send(q, FLEET__OP_QUEUE_COUNTS, req);
@@ -302,8 +343,8 @@ int fleet_queue_counts(fleet_queue_t *pub, fleet_queue_counts_cb cb,
 
 static void queue_counts_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
   fleet_queue_counts_cb cb = req->cb.counts;
-  fleet_queue_t *pub = req->q->pub;
-  void *ud = req->user_data;
+  fleet_queue_t *pub = (fleet_queue_t *)req->base.handle->pub;
+  void *ud = req->base.user_data;
   fleet_queue_counts_t c;
   uint64_t *v[7];
   size_t i;
@@ -325,7 +366,7 @@ static void queue_counts_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
       return;
     }
   }
-  fleet__qreq_put(req);
+  fleet__req_done(&req->base);
   cb(pub, 0, &c, ud);
 }
 
@@ -336,26 +377,27 @@ int fleet_queue_list(fleet_queue_t *pub, const char *type, size_t limit,
   size_t len;
   int err;
 
-  if ((err = fleet__queue_usable(pub)) != 0)
+  if ((q = fleet__queue_usable(pub, &err)) == NULL)
     return err;
-  if (cb == NULL || !fleet__queue_str_ok(type, FLEET_JOB_TYPE_MAX, &len) ||
-      limit == 0 || limit > FLEET_QUEUE_BATCH_MAX)
+  if (cb == NULL || limit == 0 || limit > FLEET_QUEUE_BATCH_MAX)
     return FLEET_EINVAL;
-  q = pub->internal_;
-  if (fleet__qargs_begin(q, 2, 24) != 0 ||
-      (req = fleet__qreq_get(q, FLEET__QREQ_LIST, user_data)) == NULL)
+  if ((err = fleet__str_check(type, FLEET_JOB_TYPE_MAX, &len)) != 0)
+    return err;
+  if (fleet__args_begin(&q->args, 2, 1) != 0 ||
+      (req = fleet__qreq_new(q, FLEET__QREQ_LIST, queue_list_cancel,
+                             user_data)) == NULL)
     return FLEET_ENOMEM;
-  fleet__qargs_bytes(q, type, len);
-  fleet__qargs_u64(q, limit);
+  fleet__args_bytes(&q->args, type, len);
+  fleet__args_u64(&q->args, limit);
   req->cb.list = cb;
   req->n = limit;
   return fleet__queue_send(q, FLEET__OP_QUEUE_LIST, req);
 }
 
 static void queue_list_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  struct fleet__queue_s *q = req->q;
+  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
   fleet_queue_list_cb cb = req->cb.list;
-  void *ud = req->user_data;
+  void *ud = req->base.user_data;
   uint64_t total;
   fleet_bytes_t id;
   size_t i, n, bytes = 0;
@@ -374,8 +416,7 @@ static void queue_list_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
     bytes += id.len + 1;
   }
   q->strs_len = 0;
-  if (fleet__queue_grow((void **)&q->ids, &q->ids_cap, n + 1,
-                        sizeof(*q->ids)) != 0 ||
+  if (fleet__grow((void **)&q->ids, &q->ids_cap, n + 1, sizeof(*q->ids)) != 0 ||
       fleet__queue_strs_reserve(q, bytes) != 0) {
     fleet__queue_deliver_error(req, FLEET_ENOMEM);
     return;
@@ -384,18 +425,18 @@ static void queue_list_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
     fleet__reply_bytes(&r->elem[1 + i], &id);
     q->ids[i] = fleet__queue_strs_add(q, id);
   }
-  fleet__qreq_put(req);
-  cb(q->pub, 0, q->ids, n, total, ud);
+  fleet__req_done(&req->base);
+  cb((fleet_queue_t *)q->base.pub, 0, q->ids, n, total, ud);
 }
 
-/* Sends one purge round trip for `req`. */
+/* Sends one purge round trip for `req`; on error `req` is given back. */
 static int queue_purge_send(struct fleet__queue_s *q, fleet__qreq_t *req) {
-  if (fleet__qargs_begin(q, 2, 24) != 0) {
-    fleet__qreq_put(req);
+  if (fleet__args_begin(&q->args, 2, 1) != 0) {
+    fleet__req_free(&req->base);
     return FLEET_ENOMEM;
   }
-  fleet__qargs_str(q, req->purge_which);
-  fleet__qargs_u64(q, FLEET__QUEUE_PURGE_LIMIT);
+  fleet__args_str(&q->args, req->purge_which);
+  fleet__args_u64(&q->args, FLEET__QUEUE_PURGE_LIMIT);
   return fleet__queue_send(q, FLEET__OP_QUEUE_PURGE, req);
 }
 
@@ -405,12 +446,11 @@ int fleet_queue_purge(fleet_queue_t *pub, fleet_job_state_t which,
   fleet__qreq_t *req;
   int err;
 
-  if ((err = fleet__queue_usable(pub)) != 0)
+  if ((q = fleet__queue_usable(pub, &err)) == NULL)
     return err;
   if (cb == NULL || (which != FLEET_JOB_COMPLETED && which != FLEET_JOB_DEAD))
     return FLEET_EINVAL;
-  q = pub->internal_;
-  req = fleet__qreq_get(q, FLEET__QREQ_PURGE, user_data);
+  req = fleet__qreq_new(q, FLEET__QREQ_PURGE, queue_purge_cancel, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   req->cb.purge = cb;
@@ -421,9 +461,9 @@ int fleet_queue_purge(fleet_queue_t *pub, fleet_job_state_t which,
 /* {removed, left}: goes on while records are left and each round removes
  * some, so that it ends even if another process keeps finishing jobs. */
 static void queue_purge_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  struct fleet__queue_s *q = req->q;
+  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
   fleet_queue_purge_cb cb = req->cb.purge;
-  void *ud = req->user_data;
+  void *ud = req->base.user_data;
   uint64_t removed, left;
   int err;
 
@@ -434,17 +474,17 @@ static void queue_purge_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
     return;
   }
   req->purged += removed;
-  if (left > 0 && removed == FLEET__QUEUE_PURGE_LIMIT && !q->closing) {
+  if (left > 0 && removed == FLEET__QUEUE_PURGE_LIMIT && !q->base.closing) {
     removed = req->purged;
     /* On error the request went back to the pool. */
     err = queue_purge_send(q, req);
     if (err != 0)
-      cb(q->pub, err, removed, ud);
+      cb((fleet_queue_t *)q->base.pub, err, removed, ud);
     return;
   }
   removed = req->purged;
-  fleet__qreq_put(req);
-  cb(q->pub, 0, removed, ud);
+  fleet__req_done(&req->base);
+  cb((fleet_queue_t *)q->base.pub, 0, removed, ud);
 }
 
 void fleet__queue_produce_reply(fleet__qreq_t *req,

@@ -1,11 +1,21 @@
-/* worker.c -- the worker's lifecycle: options, the state machine (idle,
- * running, stopping, stopped, closing), its timers, the wake-up
- * subscription, the flush that sends what an iteration produced, and
- * online/offline tracking. Jobs and calls are in worker_jobs.c. */
+/* worker.c -- the worker's lifecycle on the handle base: options, the
+ * state machine (idle, running, stopping, stopped, closing), its timers,
+ * the wake-up subscription, the flush that sends what an iteration
+ * produced, and online/offline tracking. Jobs and calls are in
+ * worker_jobs.c.
+ *
+ * Close: the base's `close` hook moves to CLOSING (timers stop and start
+ * closing, the claims of the handler's jobs are handed back by the next
+ * flush); its `closing` hook answers a stop the close overtook. Once the
+ * last finishes are sent the internal queue closes, which cancels what is
+ * in flight; once the handler has finished every job the flush closes.
+ * The worker holds its base for the queue and for each libuv handle until
+ * their close callbacks. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "keys.h"
+#include "queue_int.h"
 #include "worker_int.h"
 
 /* The offline retry backoff, in ms. */
@@ -32,6 +42,23 @@ void fleet_worker_options_init(fleet_worker_options_t *o) {
   o->recover_ms = 1000;
   o->poll_ms = 5000;
   fleet_queue_options_init(&o->queue);
+}
+
+/* Fills the fields left 0 with their defaults. */
+static void worker_options_defaults(fleet_worker_options_t *o) {
+  fleet_worker_options_t d;
+
+  fleet_worker_options_init(&d);
+  if (o->concurrency == 0)
+    o->concurrency = d.concurrency;
+  if (o->claim_ttl_ms == 0)
+    o->claim_ttl_ms = d.claim_ttl_ms;
+  if (o->heartbeat_ms == 0)
+    o->heartbeat_ms = o->claim_ttl_ms / 5;
+  if (o->recover_ms == 0)
+    o->recover_ms = d.recover_ms;
+  if (o->poll_ms == 0)
+    o->poll_ms = d.poll_ms;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -115,12 +142,6 @@ static void worker_on_flush(uv_idle_t *handle) {
       FLEET__CONTAINER_OF(handle, struct fleet__worker_s, flush);
 
   uv_idle_stop(handle);
-  if (w->state == FLEET__WORKER_CLOSING && w->stop_cb != NULL) {
-    /* A stop that the close overtook. */
-    fleet_worker_stop_cb cb = w->stop_cb;
-    w->stop_cb = NULL;
-    cb(w->pub, FLEET_ECANCELED);
-  }
   if (w->handback_pending) {
     w->handback_pending = 0;
     fleet__worker_hand_back(w);
@@ -158,11 +179,6 @@ void fleet__worker_arm_delay(struct fleet__worker_s *w, uint64_t now_ms,
   uv_timer_start(&w->delay_timer, worker_on_delay, d, 0);
 }
 
-static void worker_on_heartbeat(uv_timer_t *t) {
-  fleet__worker_heartbeat(
-      FLEET__CONTAINER_OF(t, struct fleet__worker_s, hb_timer));
-}
-
 static void worker_on_recover_timer(uv_timer_t *t);
 
 /* Recovery ran: run it again after recover_ms, or just after the earliest
@@ -178,6 +194,8 @@ static void worker_on_recovered(fleet_queue_t *q, int status,
     fleet__worker_check_done(w);
     return;
   }
+  if (status != 0)
+    fleet__handle_error(&w->base, status);
   if (status == 0 && info->next_deadline_ms > 0) {
     uint64_t until = info->next_deadline_ms > info->now_ms
                          ? info->next_deadline_ms - info->now_ms
@@ -196,11 +214,15 @@ static void worker_on_recover_timer(uv_timer_t *t) {
 
   if (w->recovering || w->state != FLEET__WORKER_RUNNING)
     return;
-  if (fleet_queue_recover(&w->queue, worker_on_recovered, w) == 0)
+  int err = fleet_queue_recover(&w->queue, worker_on_recovered, w);
+
+  if (err == 0) {
     w->recovering = 1;
-  else
-    uv_timer_start(&w->recover_timer, worker_on_recover_timer, w->o.recover_ms,
-                   0);
+    return;
+  }
+  fleet__handle_error(&w->base, err);
+  uv_timer_start(&w->recover_timer, worker_on_recover_timer, w->o.recover_ms,
+                 0);
 }
 
 static void worker_on_stop_timer(uv_timer_t *t) {
@@ -237,7 +259,7 @@ static void worker_unsubscribe(struct fleet__worker_s *w) {
 
   if (w->sub == NULL)
     return;
-  be = fleet__client_backend(w->client);
+  be = fleet__handle_backend(&w->base);
   be->vt->unsubscribe(be, w->sub);
   w->sub = NULL;
 }
@@ -245,42 +267,24 @@ static void worker_unsubscribe(struct fleet__worker_s *w) {
 /* ------------------------------------------------------------------------ */
 /* States                                                                   */
 
+/* Each libuv handle of a closing worker holds its base until closed. */
 static void worker_on_handle_closed(uv_handle_t *h) {
-  struct fleet__worker_s *w = h->data;
-  fleet_worker_t *pub = w->pub;
-  fleet_worker_close_cb cb = w->close_cb;
-
-  if (--w->handles_open > 0)
-    return;
-  fleet__worker_free_jobs(w);
-  free(w->channel);
-  free(w);
-  pub->internal_ = NULL;
-  if (cb != NULL)
-    cb(pub);
+  fleet__handle_unhold(h->data);
 }
 
-static void worker_on_queue_closed(fleet_queue_t *q) {
+static void worker_close_handle(struct fleet__worker_s *w, uv_handle_t *h) {
+  fleet__handle_hold(&w->base);
+  h->data = &w->base;
+  uv_close(h, worker_on_handle_closed);
+}
+
+/* The internal queue has closed: every call of the worker is answered. */
+static void worker_on_queue_closed(fleet_handle_t *q) {
   struct fleet__worker_s *w = q->data;
-  w->queue_open = -1; /* closed */
+
+  w->queue_open = -1;
   fleet__worker_check_done(w);
-}
-
-static void worker_close_handles(struct fleet__worker_s *w) {
-  uv_handle_t *hs[7];
-  size_t i;
-
-  hs[0] = (uv_handle_t *)&w->flush;
-  hs[1] = (uv_handle_t *)&w->poll_timer;
-  hs[2] = (uv_handle_t *)&w->delay_timer;
-  hs[3] = (uv_handle_t *)&w->hb_timer;
-  hs[4] = (uv_handle_t *)&w->recover_timer;
-  hs[5] = (uv_handle_t *)&w->lease_timer;
-  hs[6] = (uv_handle_t *)&w->stop_timer;
-  for (i = 0; i < 7; i++) {
-    hs[i]->data = w;
-    uv_close(hs[i], worker_on_handle_closed);
-  }
+  fleet__handle_unhold(&w->base);
 }
 
 void fleet__worker_check_done(struct fleet__worker_s *w) {
@@ -302,9 +306,10 @@ void fleet__worker_check_done(struct fleet__worker_s *w) {
     fleet_queue_close(&w->queue, worker_on_queue_closed);
     return;
   }
+  /* The flush goes last: the handler may still finish jobs. */
   if (w->queue_open == -1 && w->active == 0 && w->settleq == NULL &&
-      w->handles_open == 7 && !uv_is_closing((uv_handle_t *)&w->flush))
-    worker_close_handles(w);
+      !uv_is_closing((uv_handle_t *)&w->flush))
+    uv_close((uv_handle_t *)&w->flush, worker_on_handle_closed);
 }
 
 /* The one place the worker changes state. */
@@ -319,8 +324,6 @@ static void worker_set_state(struct fleet__worker_s *w,
       w->stop_status = 0;
       w->maybe_pending = 1;
       worker_arm_poll(w);
-      uv_timer_start(&w->hb_timer, worker_on_heartbeat, w->o.heartbeat_ms,
-                     w->o.heartbeat_ms);
       uv_timer_start(&w->recover_timer, worker_on_recover_timer, 0, 0);
       fleet__worker_kick(w);
       break;
@@ -334,17 +337,17 @@ static void worker_set_state(struct fleet__worker_s *w,
     case FLEET__WORKER_CLOSING:
       uv_timer_stop(&w->poll_timer);
       uv_timer_stop(&w->delay_timer);
-      uv_timer_stop(&w->hb_timer);
       uv_timer_stop(&w->recover_timer);
       uv_timer_stop(&w->lease_timer);
       uv_timer_stop(&w->stop_timer);
       worker_unsubscribe(w);
+      fleet__worker_heartbeats_stop(w);
       if (state == FLEET__WORKER_CLOSING) {
         w->handback_pending = 1;
         fleet__worker_kick(w);
       } else if ((stop_cb = w->stop_cb) != NULL) {
         w->stop_cb = NULL;
-        stop_cb(w->pub, w->stop_status);
+        stop_cb(fleet__worker_pub(w), w->stop_status);
       }
       break;
     case FLEET__WORKER_IDLE:
@@ -355,11 +358,12 @@ static void worker_set_state(struct fleet__worker_s *w,
 /* ------------------------------------------------------------------------ */
 /* Public calls                                                             */
 
-/* Checks and completes the options. Returns 0 or FLEET_EINVAL. */
+/* Checks and completes the options (0 fields take their defaults).
+ * Returns 0 or FLEET_EINVAL. */
 static int worker_check_options(fleet_worker_options_t *o, uint32_t *margin) {
-  if (o->handler == NULL || o->concurrency == 0 || o->concurrency > 10000 ||
-      o->claim_ttl_ms < 10 || o->heartbeat_ms == 0 || o->recover_ms == 0 ||
-      o->poll_ms == 0 || o->claim_batch > FLEET_QUEUE_BATCH_MAX)
+  worker_options_defaults(o);
+  if (o->handler == NULL || o->concurrency > 10000 || o->claim_ttl_ms < 10 ||
+      o->claim_batch > FLEET_QUEUE_BATCH_MAX)
     return FLEET_EINVAL;
   *margin = o->claim_ttl_ms / 10 + 1;
   if (o->heartbeat_ms >= o->claim_ttl_ms - *margin)
@@ -372,60 +376,117 @@ static int worker_check_options(fleet_worker_options_t *o, uint32_t *margin) {
   return 0;
 }
 
+/* The base's close hook: no user callback runs here. The timers close at
+ * once; the flush stays open to hand claims back and send finishes. */
+static void worker_on_close(fleet__handle_t *h) {
+  struct fleet__worker_s *w = (struct fleet__worker_s *)h;
+
+  worker_set_state(w, FLEET__WORKER_CLOSING);
+  worker_close_handle(w, (uv_handle_t *)&w->poll_timer);
+  worker_close_handle(w, (uv_handle_t *)&w->delay_timer);
+  worker_close_handle(w, (uv_handle_t *)&w->recover_timer);
+  worker_close_handle(w, (uv_handle_t *)&w->lease_timer);
+  worker_close_handle(w, (uv_handle_t *)&w->stop_timer);
+  fleet__handle_hold(h); /* the flush, released by its close callback */
+  w->flush.data = h;
+}
+
+/* The base's closing hook: a stop the close overtook hears it. */
+static void worker_on_closing(fleet__handle_t *h) {
+  struct fleet__worker_s *w = (struct fleet__worker_s *)h;
+  fleet_worker_stop_cb cb = w->stop_cb;
+
+  if (cb == NULL)
+    return;
+  w->stop_cb = NULL;
+  cb(fleet__worker_pub(w), FLEET_ECANCELED);
+  fleet__worker_check_done(w);
+}
+
+static void worker_free(fleet__handle_t *h) {
+  struct fleet__worker_s *w = (struct fleet__worker_s *)h;
+
+  fleet__worker_free_jobs(w);
+  free(w->channel);
+  free(w);
+}
+
+static const fleet__handle_vt_t worker_vt = {
+    .type = FLEET_HANDLE_WORKER,
+    .req_size = sizeof(fleet__req_t),
+    .close = worker_on_close,
+    .closing = worker_on_closing,
+    .free = worker_free,
+};
+
+/* The worker of `pub`, or NULL. */
+static struct fleet__worker_s *worker_of(const fleet_worker_t *pub) {
+  return (struct fleet__worker_s *)fleet__handle_of(pub, FLEET_HANDLE_WORKER);
+}
+
 int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
                       const char *name, const fleet_worker_options_t *options) {
   struct fleet__worker_s *w;
   fleet__key_t chan = {NULL, 0, 0};
-  uv_loop_t *loop;
+  size_t len;
   int err;
 
   if (pub == NULL)
     return FLEET_EINVAL;
   pub->internal_ = NULL;
-  if (client == NULL || client->internal_ == NULL || options == NULL ||
-      fleet__str_check(name, FLEET__NAME_MAX, NULL) != 0)
+  if (options == NULL)
     return FLEET_EINVAL;
-  if (!fleet__client_usable(client))
-    return FLEET_ECLOSING;
-  w = calloc(1, sizeof(*w));
-  if (w == NULL)
+  if ((err = fleet__str_check(name, FLEET__NAME_MAX, &len)) != 0)
+    return err;
+  if ((w = calloc(1, sizeof(*w))) == NULL)
     return FLEET_ENOMEM;
   w->o = *options;
-  err = worker_check_options(&w->o, &w->margin_ms);
-  if (err == 0)
-    err = fleet_queue_init(client, &w->queue, name, &w->o.queue);
-  if (err != 0) {
+  if ((err = worker_check_options(&w->o, &w->margin_ms)) != 0 ||
+      (err = fleet__handle_init(&w->base, &worker_vt, client,
+                                (fleet_handle_t *)pub)) != 0) {
     free(w);
     return err;
   }
-  if (fleet__key_build(&chan, client->internal_->prefix,
-                       client->internal_->prefix_len, name, strlen(name),
-                       "jobs:wake") != 0) {
-    fleet_queue_close(&w->queue, NULL);
+  if (fleet__key_build(&chan, w->base.client->prefix,
+                       w->base.client->prefix_len, name, len, "jobs:wake") != 0)
+    err = FLEET_ENOMEM;
+  else
+    err = fleet_queue_init(client, &w->queue, name, &w->o.queue);
+  if (err != 0) {
+    fleet__key_free(&chan);
+    fleet__handle_abort(&w->base);
     free(w);
-    return FLEET_ENOMEM;
+    return err;
   }
+  w->queue.internal_->internal = 1;
+  fleet__handle_hold(&w->base); /* until the queue's close callback */
+  w->base.error_cb = w->o.error_cb;
   w->channel = chan.base;
   w->channel_len = chan.len;
   w->queue.data = w;
   w->queue_open = 1;
-  w->pub = pub;
-  w->client = client;
-  w->loop = loop = fleet_client_loop(client);
+  w->ttl_len = (size_t)snprintf(w->ttl, sizeof(w->ttl), "%u",
+                                (unsigned)w->o.claim_ttl_ms);
   w->online = 1;
   w->stats.online = 1;
   w->state = FLEET__WORKER_IDLE;
   fleet__rng_seed(&w->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)w);
-  uv_idle_init(loop, &w->flush);
-  uv_timer_init(loop, &w->poll_timer);
-  uv_timer_init(loop, &w->delay_timer);
-  uv_timer_init(loop, &w->hb_timer);
-  uv_timer_init(loop, &w->recover_timer);
-  uv_timer_init(loop, &w->lease_timer);
-  uv_timer_init(loop, &w->stop_timer);
-  w->handles_open = 7;
-  pub->internal_ = w;
+  uv_idle_init(w->base.loop, &w->flush);
+  uv_timer_init(w->base.loop, &w->poll_timer);
+  uv_timer_init(w->base.loop, &w->delay_timer);
+  uv_timer_init(w->base.loop, &w->recover_timer);
+  uv_timer_init(w->base.loop, &w->lease_timer);
+  uv_timer_init(w->base.loop, &w->stop_timer);
   return 0;
+}
+
+/* The worker of `pub` if it can take a call; else NULL and `*err` is
+ * FLEET_EINVAL or FLEET_ECLOSING. */
+static struct fleet__worker_s *worker_usable(fleet_worker_t *pub, int *err) {
+  fleet__handle_t *h = fleet__handle_of(pub, FLEET_HANDLE_WORKER);
+
+  *err = fleet__handle_usable(h);
+  return *err == 0 ? (struct fleet__worker_s *)h : NULL;
 }
 
 int fleet_worker_start(fleet_worker_t *pub) {
@@ -433,13 +494,11 @@ int fleet_worker_start(fleet_worker_t *pub) {
   fleet__backend_t *be;
   int err;
 
-  if (pub == NULL || (w = pub->internal_) == NULL)
-    return FLEET_EINVAL;
-  if (w->state == FLEET__WORKER_CLOSING || !fleet__client_usable(w->client))
-    return FLEET_ECLOSING;
+  if ((w = worker_usable(pub, &err)) == NULL)
+    return err;
   if (w->state != FLEET__WORKER_IDLE && w->state != FLEET__WORKER_STOPPED)
-    return FLEET_EINVAL;
-  be = fleet__client_backend(w->client);
+    return FLEET_EALREADY;
+  be = fleet__handle_backend(&w->base);
   err = be->vt->subscribe(be, w->channel, w->channel_len, worker_on_wake, w,
                           &w->sub);
   if (err != 0)
@@ -451,33 +510,28 @@ int fleet_worker_start(fleet_worker_t *pub) {
 int fleet_worker_stop(fleet_worker_t *pub, uint32_t timeout_ms,
                       fleet_worker_stop_cb cb) {
   struct fleet__worker_s *w;
+  int err;
 
-  if (pub == NULL || (w = pub->internal_) == NULL)
-    return FLEET_EINVAL;
-  if (w->state == FLEET__WORKER_CLOSING)
-    return FLEET_ECLOSING;
+  if ((w = worker_usable(pub, &err)) == NULL)
+    return err;
   if (w->state != FLEET__WORKER_RUNNING)
-    return FLEET_EINVAL;
+    return FLEET_EALREADY;
   w->stop_cb = cb;
   uv_timer_start(&w->stop_timer, worker_on_stop_timer, timeout_ms, 0);
   worker_set_state(w, FLEET__WORKER_STOPPING);
   return 0;
 }
 
-int fleet_worker_close(fleet_worker_t *pub, fleet_worker_close_cb close_cb) {
-  struct fleet__worker_s *w;
+int fleet_worker_close(fleet_worker_t *pub, fleet_close_cb close_cb) {
+  struct fleet__worker_s *w = worker_of(pub);
 
-  if (pub == NULL || (w = pub->internal_) == NULL)
+  if (w == NULL)
     return FLEET_EINVAL;
-  if (w->state == FLEET__WORKER_CLOSING)
-    return FLEET_ECLOSING;
-  w->close_cb = close_cb;
-  worker_set_state(w, FLEET__WORKER_CLOSING);
-  return 0;
+  return fleet__handle_close(&w->base, close_cb);
 }
 
 void fleet_worker_stats(const fleet_worker_t *pub, fleet_worker_stats_t *out) {
-  const struct fleet__worker_s *w = pub != NULL ? pub->internal_ : NULL;
+  const struct fleet__worker_s *w = worker_of(pub);
 
   memset(out, 0, sizeof(*out));
   if (w == NULL)

@@ -5,7 +5,9 @@
 #ifndef FLEET_SRC_WORKER_INT_H
 #define FLEET_SRC_WORKER_INT_H
 
+#include "batcher.h"
 #include "client.h"
+#include "handle.h"
 #include "fleet/queue.h"
 #include "fleet/worker.h"
 
@@ -42,13 +44,15 @@ typedef enum {
 
 /* A claimed job, from its claim until it settles. Slots are pooled and
  * never freed before the worker: a batch in flight may keep a pointer to
- * a slot, and checks `gen` to see whether it still holds the same job. */
+ * a slot. */
 typedef struct fleet__wjob_s {
   fleet_job_t pub;
   struct fleet__worker_s *w;
+  fleet__batch_item_t hb; /* the heartbeat, in the client's batcher */
+  char token[24];         /* pub.token in decimal, for the heartbeat */
+  size_t token_len;
   struct fleet__wjob_s *prev, *next; /* held list, or the free list */
   struct fleet__wjob_s *qnext;       /* the queue of finishes to send */
-  uint64_t gen;
   fleet__wjob_claim_t claim;
   int with_handler; /* given to the handler and not yet finished */
   int queued;       /* finished, waiting to be sent */
@@ -69,7 +73,6 @@ typedef enum {
   FLEET__WBATCH_COMPLETE,
   FLEET__WBATCH_RELEASE,
   FLEET__WBATCH_HANDBACK, /* releases of jobs the handler still has */
-  FLEET__WBATCH_REFRESH,
   FLEET__WBATCH_FAIL,
   FLEET__WBATCH_CLAIM
 } fleet__wbatch_kind_t;
@@ -81,16 +84,13 @@ typedef struct fleet__wbatch_s {
   fleet__wbatch_kind_t kind;
   size_t n, cap;
   fleet__wjob_t **jobs;
-  uint64_t *gens;
   fleet_claim_t *claims;
   uint64_t sent_at;  /* loop ms when sent */
   uint64_t wake_gen; /* claims: wake-ups seen when sent */
 } fleet__wbatch_t;
 
 struct fleet__worker_s {
-  fleet_worker_t *pub;
-  fleet_client_t *client;
-  uv_loop_t *loop;
+  fleet__handle_t base;
   fleet_worker_options_t o;
   uint32_t margin_ms; /* a claim counts as lost this long before its TTL */
   fleet__worker_state_t state;
@@ -98,22 +98,26 @@ struct fleet__worker_s {
   uint32_t retry_attempt; /* failed calls in a row, for the backoff */
   fleet__rng_t rng;
 
+  /* The queue the worker works on: an internal handle of the client,
+   * which the worker holds itself for (fleet__handle_hold) until it has
+   * closed. */
   fleet_queue_t queue;
-  int queue_open;
+  int queue_open; /* 1 open, 0 closing, -1 closed */
+  char ttl[16];   /* o.claim_ttl_ms in decimal, for the heartbeats */
+  size_t ttl_len;
   fleet__sub_t *sub;
   char *channel;
   size_t channel_len;
 
   /* Handles: the flush (an idle handle: finishes and claims made during
-   * an iteration go out together), and the timers. */
+   * an iteration go out together), and the timers. Heartbeats go through
+   * the client's batcher. */
   uv_idle_t flush;
   uv_timer_t poll_timer;    /* fallback poll, or the offline retry */
   uv_timer_t delay_timer;   /* the earliest delayed job comes due */
-  uv_timer_t hb_timer;      /* heartbeats */
   uv_timer_t recover_timer; /* recovery of expired claims */
   uv_timer_t lease_timer;   /* the earliest local claim deadline */
   uv_timer_t stop_timer;    /* the stop deadline */
-  int handles_open;
 
   /* Jobs. */
   fleet__wjob_t *held;      /* claimed, not settled */
@@ -128,7 +132,6 @@ struct fleet__worker_s {
   int claims_in_flight;
   uint32_t claiming; /* jobs asked for by the claims in flight */
   int calls_in_flight;
-  int refreshing;
   int recovering;
 
   /* Wake-ups. */
@@ -142,7 +145,6 @@ struct fleet__worker_s {
   int stop_expired;
   int stop_status;
   fleet_worker_stop_cb stop_cb;
-  fleet_worker_close_cb close_cb;
   int handback_pending; /* hand the handler's claims back */
 
   fleet_worker_stats_t stats;
@@ -150,6 +152,11 @@ struct fleet__worker_s {
 
 /* ------------------------------------------------------------------------ */
 /* worker.c                                                                 */
+
+/* The public handle of `w`. */
+static inline fleet_worker_t *fleet__worker_pub(struct fleet__worker_s *w) {
+  return (fleet_worker_t *)w->base.pub;
+}
 
 /* The name of a state ("running"), for logs; never NULL. */
 const char *fleet__worker_state_name(fleet__worker_state_t state);
@@ -159,7 +166,8 @@ void fleet__worker_kick(struct fleet__worker_s *w);
 
 /* A call failed with `status` (not FLEET_ECANCELED): the backend is taken
  * as unreachable; a retry comes after a backoff. A call that succeeded
- * calls fleet__worker_online(). */
+ * calls fleet__worker_online(). Neither reports to the error callback:
+ * every failed call does that itself (fleet__handle_error()). */
 void fleet__worker_offline(struct fleet__worker_s *w, int status);
 void fleet__worker_online(struct fleet__worker_s *w);
 
@@ -185,8 +193,8 @@ void fleet__worker_send_claims(struct fleet__worker_s *w);
 /* Settles the jobs that need no call (their claim is gone). */
 void fleet__worker_settle_local(struct fleet__worker_s *w);
 
-/* Sends heartbeats for every held claim. */
-void fleet__worker_heartbeat(struct fleet__worker_s *w);
+/* Stops the heartbeats of every held claim (the worker stops or closes). */
+void fleet__worker_heartbeats_stop(struct fleet__worker_s *w);
 
 /* Hands the claims of the jobs with the handler back (stop deadline or
  * close): each gets the lost callback with FLEET_ECANCELED. */

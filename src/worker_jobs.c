@@ -1,9 +1,12 @@
 /* worker_jobs.c -- the worker's jobs: pooled slots, claims and the handler,
  * finishing (complete, fail, release) in batches, settling with the done
- * callback, heartbeats, local lease deadlines and handing claims back. */
+ * callback, heartbeats (through the client's batcher), local lease
+ * deadlines and handing claims back. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue_int.h"
 #include "worker_int.h"
 
 /* ------------------------------------------------------------------------ */
@@ -31,9 +34,9 @@ static fleet__wjob_t *wjob_get(struct fleet__worker_s *w) {
 }
 
 static void wjob_put(struct fleet__worker_s *w, fleet__wjob_t *job) {
+  fleet__batch_remove(w->base.client, &job->hb);
   free((char *)job->error);
   job->error = NULL;
-  job->gen++;
   job->next = w->free_jobs;
   w->free_jobs = job;
 }
@@ -53,7 +56,9 @@ static int wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
   p = job->buf;
   job->pub = *src;
   job->pub.data = NULL;
-  job->pub.worker = job->w->pub;
+  job->pub.internal_ = job;
+  job->token_len = (size_t)snprintf(job->token, sizeof(job->token), "%llu",
+                                    (unsigned long long)src->token);
   memcpy(p, src->id, src->id_len + 1);
   job->pub.id = p;
   p += src->id_len + 1;
@@ -77,7 +82,7 @@ static fleet__wbatch_t *wbatch_get(struct fleet__worker_s *w,
   b->w = w;
   b->kind = kind;
   b->n = 0;
-  b->sent_at = uv_now(w->loop);
+  b->sent_at = uv_now(w->base.loop);
   return b;
 }
 
@@ -91,15 +96,10 @@ static int wbatch_add(fleet__wbatch_t *b, fleet__wjob_t *job) {
   if (b->n == b->cap) {
     size_t cap = b->cap > 0 ? b->cap * 2 : 64;
     fleet__wjob_t **jobs = realloc(b->jobs, cap * sizeof(*jobs));
-    uint64_t *gens;
     fleet_claim_t *claims;
     if (jobs == NULL)
       return FLEET_ENOMEM;
     b->jobs = jobs;
-    gens = realloc(b->gens, cap * sizeof(*gens));
-    if (gens == NULL)
-      return FLEET_ENOMEM;
-    b->gens = gens;
     claims = realloc(b->claims, cap * sizeof(*claims));
     if (claims == NULL)
       return FLEET_ENOMEM;
@@ -107,7 +107,6 @@ static int wbatch_add(fleet__wbatch_t *b, fleet__wjob_t *job) {
     b->cap = cap;
   }
   b->jobs[b->n] = job;
-  b->gens[b->n] = job->gen;
   b->claims[b->n].id = job->pub.id;
   b->claims[b->n].token = job->pub.token;
   b->n++;
@@ -126,7 +125,6 @@ void fleet__worker_free_jobs(struct fleet__worker_s *w) {
   while ((b = w->free_batches) != NULL) {
     w->free_batches = b->next;
     free(b->jobs);
-    free(b->gens);
     free(b->claims);
     free(b);
   }
@@ -190,7 +188,7 @@ static void wjob_settle(struct fleet__worker_s *w, fleet__wjob_t *job,
         w->stats.released++;
     }
     if (w->o.done_cb != NULL)
-      w->o.done_cb(w->pub, &job->pub, job->action, status);
+      w->o.done_cb(fleet__worker_pub(w), &job->pub, job->action, status);
   }
   wjob_put(w, job);
 }
@@ -214,33 +212,28 @@ static void wjob_lost(struct fleet__worker_s *w, fleet__wjob_t *job,
   job->lost_told = 1;
   w->stats.lost++;
   if (w->o.lost_cb != NULL)
-    w->o.lost_cb(w->pub, &job->pub, status);
+    w->o.lost_cb(fleet__worker_pub(w), &job->pub, status);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Finishing                                                                */
 
-/* Whether a call's error may heal: the backend could not be reached, the
- * reply was lost, or the backend refused for now (a reload). */
-static int worker_transient(int status) {
-  return status == FLEET_EUNAVAILABLE || status == FLEET_ETIMEDOUT ||
-         status == FLEET_ECONNLOST || status == FLEET_EBACKEND ||
-         status == FLEET_ENOMEM;
-}
-
 /* The finish of every job of a batch failed with `status`: retry later
- * when it may heal, else settle with it. */
+ * when it may heal (out of memory here is ours, and passes too), else
+ * settle with it. Either way the error callback hears it. */
 static void wbatch_failed(fleet__wbatch_t *b, int status) {
   struct fleet__worker_s *w = b->w;
+  int retry = fleet__status_transient(status) || status == FLEET_ENOMEM;
   size_t i;
 
-  if (status != FLEET_ECANCELED && worker_transient(status))
+  if (status != FLEET_ECANCELED)
+    fleet__handle_error(&w->base, status);
+  if (retry)
     fleet__worker_offline(w, status);
   for (i = 0; i < b->n; i++) {
     fleet__wjob_t *job = b->jobs[i];
     job->sending = 0;
-    if (status != FLEET_ECANCELED && worker_transient(status) &&
-        fleet__worker_may_retry(w))
+    if (retry && fleet__worker_may_retry(w))
       sendq_push(w, job);
     else
       wjob_settle(w, job, status);
@@ -356,9 +349,9 @@ static int wjob_finish(fleet_job_t *pub, fleet_job_action_t action,
   fleet__wjob_t *job;
   struct fleet__worker_s *w;
 
-  if (pub == NULL || pub->worker == NULL)
+  if (pub == NULL || pub->internal_ == NULL)
     return FLEET_EINVAL;
-  job = FLEET__CONTAINER_OF(pub, fleet__wjob_t, pub);
+  job = pub->internal_;
   w = job->w;
   if (!job->with_handler)
     return FLEET_EINVAL;
@@ -402,7 +395,7 @@ int fleet_job_release(fleet_job_t *job) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Claims                                                                   */
+/* Local lease deadlines                                                    */
 
 static void worker_on_lease(uv_timer_t *timer);
 
@@ -412,6 +405,8 @@ static void worker_arm_lease(struct fleet__worker_s *w, uint64_t now) {
   uint64_t next = UINT64_MAX;
   fleet__wjob_t *job;
 
+  if (uv_is_closing((uv_handle_t *)&w->lease_timer))
+    return;
   for (job = w->held; job != NULL; job = job->next)
     if (job->claim == FLEET__WJOB_HELD && job->local_deadline < next)
       next = job->local_deadline;
@@ -425,7 +420,7 @@ static void worker_arm_lease(struct fleet__worker_s *w, uint64_t now) {
 static void worker_on_lease(uv_timer_t *timer) {
   struct fleet__worker_s *w =
       FLEET__CONTAINER_OF(timer, struct fleet__worker_s, lease_timer);
-  uint64_t now = uv_now(w->loop);
+  uint64_t now = uv_now(w->base.loop);
   fleet__wjob_t *job;
 
   for (job = w->held; job != NULL; job = job->next) {
@@ -436,6 +431,97 @@ static void worker_on_lease(uv_timer_t *timer) {
   }
   worker_arm_lease(w, now);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Heartbeats                                                               */
+
+/* A heartbeat is an item of the client's batcher: the held claims of a
+ * worker (the group) that are due about together share one QUEUE_REFRESH
+ * call, KEYS = {tag}, ARGV = {claim_ttl_ms, then id, token per claim},
+ * whose reply is {now_ms, deadline_ms, then 1 (refreshed) or 0 (stale) per
+ * claim}. */
+static void worker_hb_fill_group(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                                 fleet_bytes_t *args) {
+  struct fleet__worker_s *w = FLEET__CONTAINER_OF(it, fleet__wjob_t, hb)->w;
+
+  keys[0] = fleet__queue_tag(&w->queue);
+  args[0].base = w->ttl;
+  args[0].len = w->ttl_len;
+}
+
+static void worker_hb_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                           fleet_bytes_t *args) {
+  fleet__wjob_t *job = FLEET__CONTAINER_OF(it, fleet__wjob_t, hb);
+
+  args[0].base = job->pub.id;
+  args[0].len = job->pub.id_len;
+  args[1].base = job->token;
+  args[1].len = job->token_len;
+}
+
+static void worker_hb_done(fleet__batch_item_t *it, int status,
+                           const fleet__reply_t *head,
+                           const fleet__reply_t *elem, uint64_t sent);
+
+static const fleet__batch_kind_t worker_hb_kind = {
+    .op = FLEET__OP_QUEUE_REFRESH,
+    .group_keys = 1,
+    .group_args = 1,
+    .item_args = 2,
+    .reply_head = 2,
+    .max_items = FLEET__BATCH_MAX,
+    .fill_group = worker_hb_fill_group,
+    .fill = worker_hb_fill,
+    .done = worker_hb_done,
+};
+
+/* Schedules the next heartbeat of `job` one period after `from` (loop ms):
+ * it may go a quarter period early to share a call with others. Out of
+ * memory, the claim goes without: it is reported lost at its deadline. */
+static void worker_hb_schedule(struct fleet__worker_s *w, fleet__wjob_t *job,
+                               uint64_t from) {
+  int err;
+
+  /* A callback may have stopped or closed the worker meanwhile. */
+  if (w->state == FLEET__WORKER_STOPPED || w->state == FLEET__WORKER_CLOSING)
+    return;
+  err = fleet__batch_add(w->base.client, &job->hb, &worker_hb_kind, w,
+                         from + w->o.heartbeat_ms, w->o.heartbeat_ms / 4);
+  if (err != 0)
+    fleet__handle_error(&w->base, err);
+}
+
+static void worker_hb_done(fleet__batch_item_t *it, int status,
+                           const fleet__reply_t *head,
+                           const fleet__reply_t *elem, uint64_t sent) {
+  fleet__wjob_t *job = FLEET__CONTAINER_OF(it, fleet__wjob_t, hb);
+  struct fleet__worker_s *w = job->w;
+
+  if (status == 0 && (elem->type != FLEET__REPLY_INT ||
+                      (elem->integer != 0 && elem->integer != 1)))
+    status = FLEET_EPROTO;
+  if (status != 0) {
+    /* Try again next period; the lease timer tells the handler if the
+     * claim runs out meanwhile. */
+    worker_hb_schedule(w, job, uv_now(w->base.loop));
+    fleet__worker_offline(w, status);
+    fleet__handle_error(&w->base, status);
+    return;
+  }
+  fleet__worker_online(w);
+  if (elem->integer == 1) {
+    job->local_deadline = sent + w->o.claim_ttl_ms - w->margin_ms;
+    worker_hb_schedule(w, job, sent);
+    worker_arm_lease(w, uv_now(w->base.loop));
+  } else {
+    job->claim = FLEET__WJOB_STALE;
+    wjob_lost(w, job, FLEET_ESTALE);
+  }
+  fleet__worker_check_done(w);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Claims                                                                   */
 
 static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
                               size_t n, const fleet_claim_info_t *info,
@@ -451,8 +537,12 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
   w->claiming -= (uint32_t)asked;
   wbatch_put(b);
   if (status != 0) {
-    if (status != FLEET_ECANCELED)
+    /* Whatever the error, claiming goes on after a backoff: a refusal
+     * (permissions, a slot moved) may be fixed while the worker runs. */
+    if (status != FLEET_ECANCELED) {
+      fleet__handle_error(&w->base, status);
       fleet__worker_offline(w, status);
+    }
     fleet__worker_check_done(w);
     return;
   }
@@ -472,11 +562,12 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
     }
     job->local_deadline = deadline;
     held_add(w, job);
+    worker_hb_schedule(w, job, uv_now(w->base.loop));
     w->stats.claimed++;
     if (w->state == FLEET__WORKER_RUNNING) {
       job->with_handler = 1;
       w->active++;
-      w->o.handler(w->pub, &job->pub);
+      w->o.handler(fleet__worker_pub(w), &job->pub);
     } else {
       /* Claimed while stopping: hand it straight back. */
       job->internal = 1;
@@ -485,7 +576,7 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
     }
   }
   if (n > 0 && !uv_is_active((uv_handle_t *)&w->lease_timer))
-    worker_arm_lease(w, uv_now(w->loop));
+    worker_arm_lease(w, uv_now(w->base.loop));
   fleet__worker_kick(w);
   fleet__worker_check_done(w);
 }
@@ -493,6 +584,7 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
 void fleet__worker_send_claims(struct fleet__worker_s *w) {
   fleet__wbatch_t *b;
   uint32_t room, n;
+  int err;
 
   while (w->claims_in_flight < FLEET__WORKER_CLAIMS_MAX) {
     room = w->o.concurrency - w->active - w->claiming;
@@ -512,9 +604,10 @@ void fleet__worker_send_claims(struct fleet__worker_s *w) {
     }
     b->n = n;
     b->wake_gen = w->wake_gen;
-    if (fleet_queue_claim(&w->queue, n, w->o.claim_ttl_ms, worker_on_claimed,
-                          b) != 0) {
+    if ((err = fleet_queue_claim(&w->queue, n, w->o.claim_ttl_ms,
+                                 worker_on_claimed, b)) != 0) {
       wbatch_put(b);
+      fleet__handle_error(&w->base, err);
       return;
     }
     w->claims_in_flight++;
@@ -526,69 +619,13 @@ void fleet__worker_send_claims(struct fleet__worker_s *w) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Heartbeats and hand-backs                                                */
+/* Stop and hand-backs                                                      */
 
-static void worker_on_refreshed(fleet_queue_t *q, int status,
-                                const int *results, size_t n, void *ud) {
-  fleet__wbatch_t *b = ud;
-  struct fleet__worker_s *w = b->w;
-  uint64_t deadline = b->sent_at + w->o.claim_ttl_ms - w->margin_ms;
-  size_t i;
-
-  w->refreshing--;
-  if (status == 0) {
-    fleet__worker_online(w);
-    for (i = 0; i < n; i++) {
-      fleet__wjob_t *job = b->jobs[i];
-      if (job->gen != b->gens[i] || job->claim == FLEET__WJOB_HANDED)
-        continue; /* settled meanwhile, or handed back */
-      if (results[i] == 0) {
-        job->local_deadline = deadline;
-      } else {
-        job->claim = FLEET__WJOB_STALE;
-        wjob_lost(w, job, FLEET_ESTALE);
-      }
-    }
-    worker_arm_lease(w, uv_now(w->loop));
-  } else if (status != FLEET_ECANCELED) {
-    fleet__worker_offline(w, status);
-  }
-  wbatch_put(b);
-  fleet__worker_check_done(w);
-}
-
-void fleet__worker_heartbeat(struct fleet__worker_s *w) {
-  fleet__wbatch_t *b = NULL;
+void fleet__worker_heartbeats_stop(struct fleet__worker_s *w) {
   fleet__wjob_t *job;
 
-  if (w->refreshing > 0)
-    return; /* the last round is still out */
-  for (job = w->held; job != NULL; job = job->next) {
-    if (job->claim != FLEET__WJOB_HELD && job->claim != FLEET__WJOB_EXPIRED)
-      continue;
-    if (b == NULL && (b = wbatch_get(w, FLEET__WBATCH_REFRESH)) == NULL)
-      return;
-    if (wbatch_add(b, job) != 0)
-      break;
-    if (b->n == FLEET_QUEUE_BATCH_MAX || job->next == NULL) {
-      if (fleet_queue_refresh(&w->queue, b->claims, b->n, w->o.claim_ttl_ms,
-                              worker_on_refreshed, b) != 0) {
-        wbatch_put(b);
-        return;
-      }
-      w->refreshing++;
-      b = NULL;
-    }
-  }
-  if (b != NULL) {
-    if (b->n > 0 &&
-        fleet_queue_refresh(&w->queue, b->claims, b->n, w->o.claim_ttl_ms,
-                            worker_on_refreshed, b) == 0) {
-      w->refreshing++;
-      return;
-    }
-    wbatch_put(b);
-  }
+  for (job = w->held; job != NULL; job = job->next)
+    fleet__batch_remove(w->base.client, &job->hb);
 }
 
 static void worker_on_handed(fleet_queue_t *q, int status, const int *results,
@@ -597,6 +634,8 @@ static void worker_on_handed(fleet_queue_t *q, int status, const int *results,
   struct fleet__worker_s *w = b->w;
 
   w->calls_in_flight--;
+  if (status != 0 && status != FLEET_ECANCELED)
+    fleet__handle_error(&w->base, status);
   wbatch_put(b);
   fleet__worker_check_done(w);
 }
@@ -614,6 +653,7 @@ void fleet__worker_hand_back(struct fleet__worker_s *w) {
         b->n < FLEET_QUEUE_BATCH_MAX)
       wbatch_add(b, job);
     job->claim = FLEET__WJOB_HANDED;
+    fleet__batch_remove(w->base.client, &job->hb);
   }
   if (b != NULL) {
     if (b->n > 0 && fleet_queue_release(&w->queue, b->claims, b->n,
@@ -626,4 +666,10 @@ void fleet__worker_hand_back(struct fleet__worker_s *w) {
   for (job = w->held; job != NULL; job = job->next)
     if (job->claim == FLEET__WJOB_HANDED)
       wjob_lost(w, job, FLEET_ECANCELED);
+}
+
+fleet_worker_t *fleet_job_worker(const fleet_job_t *job) {
+  if (job == NULL || job->internal_ == NULL)
+    return NULL;
+  return fleet__worker_pub(job->internal_->w);
 }

@@ -158,6 +158,11 @@ CONFORMANCE_DECLARE(worker_bad_input)
 TEST_DECLARE(worker_redis_outage)
 TEST_DECLARE(worker_redis_lease_timeout)
 
+/* test_queue_close.c */
+CONFORMANCE_DECLARE(queue_client_busy)
+CONFORMANCE_DECLARE(queue_close_orders)
+TEST_DECLARE(worker_error_cb_acl)
+
 /* test_queue_mp.c */
 TEST_DECLARE(queue_mp_race)
 TEST_DECLARE(queue_mp_kill)
@@ -344,6 +349,11 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(worker_bad_input)
   TEST_ENTRY(worker_redis_outage)
   TEST_ENTRY(worker_redis_lease_timeout)
+
+  /* test_queue_close.c */
+  CONFORMANCE_ENTRY(queue_client_busy)
+  CONFORMANCE_ENTRY(queue_close_orders)
+  TEST_ENTRY(worker_error_cb_acl)
 
   /* test_queue_mp.c */
   TEST_ENTRY_TIMEOUT(queue_mp_race, 90)

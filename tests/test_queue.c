@@ -67,6 +67,7 @@ CONFORMANCE_IMPL(queue_enqueue_get) {
 
 CONFORMANCE_IMPL(queue_bad_input) {
   char big_id[FLEET_JOB_ID_MAX + 2], big_type[FLEET_JOB_TYPE_MAX + 2];
+  char big_name[600];
   fleet_job_spec_t s, many[2];
   fleet_claim_t claim = {"1", 1};
   fleet_queue_t q2;
@@ -81,6 +82,10 @@ CONFORMANCE_IMPL(queue_bad_input) {
   ASSERT_ERR(FLEET_EINVAL, fleet_queue_init(&t.c.client, &q2, "", NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_queue_init(&t.c.client, &q2, NULL, NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_queue_init(NULL, &q2, "x", NULL));
+  /* Too long is FLEET_E2BIG, as for every name. */
+  memset(big_name, 'n', sizeof(big_name) - 1);
+  big_name[sizeof(big_name) - 1] = '\0';
+  ASSERT_ERR(FLEET_E2BIG, fleet_queue_init(&t.c.client, &q2, big_name, NULL));
 
 #define BAD(code, field, value)                                                \
   do {                                                                         \
@@ -90,10 +95,10 @@ CONFORMANCE_IMPL(queue_bad_input) {
   } while (0)
   BAD(FLEET_EINVAL, type, NULL);
   BAD(FLEET_EINVAL, type, "");
-  BAD(FLEET_EINVAL, type, big_type);
+  BAD(FLEET_E2BIG, type, big_type);
   BAD(FLEET_EINVAL, id, "");
   BAD(FLEET_EINVAL, id, "123");
-  BAD(FLEET_EINVAL, id, big_id);
+  BAD(FLEET_E2BIG, id, big_id);
   BAD(FLEET_EINVAL, priority, 1001);
   BAD(FLEET_EINVAL, priority, -1001);
   BAD(FLEET_EINVAL, max_attempts, 0);
@@ -125,7 +130,10 @@ CONFORMANCE_IMPL(queue_bad_input) {
   ASSERT_ERR(FLEET_EINVAL, qt_fail(&t, &claim, "x"));
   claim.id = "1";
   ASSERT_ERR(FLEET_EINVAL, qt_get(&t, "", NULL, NULL, 0, NULL, 0));
-  ASSERT_ERR(FLEET_EINVAL, qt_cancel(&t, big_id));
+  ASSERT_ERR(FLEET_E2BIG, qt_cancel(&t, big_id));
+  claim.id = big_id;
+  ASSERT_ERR(FLEET_E2BIG, qt_complete(&t, &claim, 1, NULL));
+  claim.id = "1";
   ASSERT_ERR(FLEET_EINVAL, qt_list(&t, "", 10, NULL, NULL, NULL));
   ASSERT_ERR(FLEET_EINVAL, qt_list(&t, "t", 0, NULL, NULL, NULL));
   ASSERT_ERR(FLEET_EINVAL, qt_purge(&t, FLEET_JOB_PENDING));
@@ -332,7 +340,7 @@ CONFORMANCE_IMPL(queue_retention) {
   qt_close(&t);
 
   /* Keep none: the record goes with the completion. */
-  o.keep_completed = 0;
+  o.keep_completed = FLEET_QUEUE_KEEP_NONE;
   qt_open(&t, b->url, "keep0", &o);
   qt_add(&t, "t", "x", NULL);
   ASSERT_EQ(1, qt_claim(&t, 1, 60000, jobs));
@@ -343,6 +351,20 @@ CONFORMANCE_IMPL(queue_retention) {
   ASSERT_OK(qt_counts(&t));
   ASSERT_UEQ(1, t.counts.completed);
   ASSERT_UEQ(0, t.counts.completed_kept);
+  qt_close(&t);
+
+  /* A zeroed struct is the defaults: the record is kept. */
+  memset(&o, 0, sizeof(o));
+  qt_open(&t, b->url, "keep00", &o);
+  qt_add(&t, "t", "x", NULL);
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, jobs));
+  claims[0] = qt_claim_of(&jobs[0]);
+  ASSERT_OK(qt_complete(&t, claims, 1, res));
+  ASSERT_OK(res[0]);
+  ASSERT_OK(qt_get(&t, jobs[0].id, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_COMPLETED, info.state);
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(1, t.counts.completed_kept);
   qt_close(&t);
 }
 
@@ -359,7 +381,7 @@ static void on_close_counts(fleet_queue_t *q, int status,
   close_seen++;
 }
 
-static void on_queue_closed(fleet_queue_t *q) {
+static void on_queue_closed(fleet_handle_t *q) {
   ASSERT_EQ(2, close_seen);
   close_seen = 100;
 }
@@ -386,14 +408,31 @@ CONFORMANCE_IMPL(queue_close_cancels) {
   fleet_test_loop_close(&c.loop);
 }
 
+/* Runs a Redis command that must succeed. */
+static void redis_do(fleet_test_redis_t *redis, const char *cmd) {
+  redisReply *r = fleet_test_redis_cmd(redis, cmd);
+  ASSERT_NOT_NULL(r);
+  ASSERT_NE(REDIS_REPLY_ERROR, r->type);
+  freeReplyObject(r);
+}
+
+/* Checks that `member` is still in the zset `key`. */
+static void queue_expect_in(fleet_test_redis_t *redis, const char *key,
+                            const char *member) {
+  redisReply *r = fleet_test_redis_cmd(redis, "ZSCORE %s %s", key, member);
+  ASSERT_NOT_NULL(r);
+  ASSERT_EQ(REDIS_REPLY_STRING, r->type);
+  freeReplyObject(r);
+}
+
 /* Keys that hold what fleet did not write give an error, not a crash: a
  * job id of queue "a" can name the pending zset of queue "a}:job:x", since
  * both are "{qt:a}:job:x}:jobs:pending". */
 CONFORMANCE_IMPL(queue_foreign_data) {
   fleet_job_spec_t s = spec("t", "p");
-  struct fleet__queue_s *mine;
+  struct fleet__handle_s *mine;
   fleet_queue_t other;
-  qt_job_t jobs[1];
+  qt_job_t jobs[5];
   qt_t t;
 
   qt_open(&t, b->url, "a", NULL);
@@ -417,6 +456,33 @@ CONFORMANCE_IMPL(queue_foreign_data) {
     ASSERT_NOT_NULL(r);
     freeReplyObject(r);
     ASSERT_ERR(FLEET_EPROTO, qt_claim(&t, 5, 1000, jobs));
+    /* ... stays pending, and claims go on once it is readable again. */
+    queue_expect_in(b->redis, "{qt:a}:jobs:pending", "2");
+    redis_do(b->redis, "HSET {qt:a}:job:2 attempts 0");
+    ASSERT_EQ(2, qt_claim(&t, 5, 1000, jobs));
+    /* A delayed job without an order, a pending one without a type: the
+     * claim that meets them refuses, and they stay where they were. */
+    redis_do(b->redis, "ZADD {qt:a}:jobs:delayed 1 f1");
+    redis_do(b->redis, "HSET {qt:a}:job:f1 type t payload x attempts 0");
+    ASSERT_ERR(FLEET_EPROTO, qt_claim(&t, 5, 1000, jobs));
+    queue_expect_in(b->redis, "{qt:a}:jobs:delayed", "f1");
+    redis_do(b->redis, "DEL {qt:a}:jobs:delayed");
+    redis_do(b->redis, "ZADD {qt:a}:jobs:pending 0 f2");
+    redis_do(b->redis, "HSET {qt:a}:job:f2 payload x attempts 0");
+    ASSERT_ERR(FLEET_EPROTO, qt_claim(&t, 5, 1000, jobs));
+    queue_expect_in(b->redis, "{qt:a}:jobs:pending", "f2");
+    redis_do(b->redis, "ZREM {qt:a}:jobs:pending f2");
+    /* An expired claim of a job without a type: recovery refuses and the
+     * job stays running; readable again, it is recovered. */
+    qt_add(&t, "t", "x", NULL);
+    ASSERT_EQ(1, qt_claim(&t, 1, 1, jobs));
+    redis_do(b->redis, "HDEL {qt:a}:job:3 type");
+    qt_sleep(&t, 5);
+    ASSERT_ERR(FLEET_EPROTO, qt_recover(&t));
+    queue_expect_in(b->redis, "{qt:a}:jobs:running", "3");
+    redis_do(b->redis, "HSET {qt:a}:job:3 type t");
+    ASSERT_OK(qt_recover(&t));
+    ASSERT_UEQ(1, t.recover_info.requeued);
     r = fleet_test_redis_cmd(b->redis, "HSET {qt:a}:stats completed -1");
     ASSERT_NOT_NULL(r);
     freeReplyObject(r);

@@ -105,7 +105,7 @@ static void mp_done(fleet_worker_t *w, fleet_job_t *job,
 
 static void mp_on_client_closed(fleet_client_t *client) {}
 
-static void mp_on_worker_closed(fleet_worker_t *w) {
+static void mp_on_worker_closed(fleet_handle_t *w) {
   mp_child_t *c = w->data;
   fleet_client_close(&c->client, mp_on_client_closed);
 }

@@ -20,7 +20,7 @@ void qt_set_command_timeout(uint32_t ms) {
   qt_command_timeout_ms = ms;
 }
 
-static void qt_on_close(fleet_queue_t *q) {
+static void qt_on_close(fleet_handle_t *q) {
   qt_t *t = q->data;
   t->closed++;
 }
@@ -135,7 +135,7 @@ static void qt_on_claim(fleet_queue_t *q, int status, fleet_job_t *jobs,
     qt_job_t *j = &qt_out_jobs[i];
     ASSERT_EQ(strlen(jobs[i].id), jobs[i].id_len);
     ASSERT_LT(jobs[i].payload.len, sizeof(j->payload));
-    ASSERT_NULL(jobs[i].worker);
+    ASSERT_NULL(fleet_job_worker(&jobs[i]));
     snprintf(j->id, sizeof(j->id), "%s", jobs[i].id);
     snprintf(j->type, sizeof(j->type), "%s", jobs[i].type);
     memcpy(j->payload, jobs[i].payload.base, jobs[i].payload.len);

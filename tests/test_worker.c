@@ -53,7 +53,7 @@ static void wt_handler(fleet_worker_t *w, fleet_job_t *job) {
   wt_t *wt = w->data;
   wt_work_t *work;
 
-  ASSERT_PTR_EQ(w, job->worker);
+  ASSERT_PTR_EQ(w, fleet_job_worker(job));
   ASSERT_NOT_NULL(job->id);
   wt->handled++;
   if (++wt->active > wt->max_active)
@@ -113,7 +113,7 @@ static void wt_on_stop(fleet_worker_t *w, int status) {
   wt->stop_status = status;
 }
 
-static void wt_on_close(fleet_worker_t *w) {
+static void wt_on_close(fleet_handle_t *w) {
   wt_t *wt = w->data;
   wt->closed++;
 }
@@ -170,7 +170,7 @@ CONFORMANCE_IMPL(worker_basic) {
     fleet_job_spec_init(&specs[i], "t", "x", 1);
   ASSERT_OK(qt_enqueue(&wt.t, specs, 200, NULL, NULL));
   ASSERT_OK(fleet_worker_start(&wt.w));
-  ASSERT_ERR(FLEET_EINVAL, fleet_worker_start(&wt.w));
+  ASSERT_ERR(FLEET_EALREADY, fleet_worker_start(&wt.w));
   wt_until(&wt, &wt.completed, 200);
   ASSERT_LE(wt.max_active, 8);
   ASSERT_GT(wt.max_active, 1);
@@ -183,7 +183,7 @@ CONFORMANCE_IMPL(worker_basic) {
   ASSERT_EQ(1, st.online);
   ASSERT_STR_EQ("running", st.state);
   ASSERT_OK(fleet_worker_stop(&wt.w, 1000, wt_on_stop));
-  ASSERT_ERR(FLEET_EINVAL, fleet_worker_stop(&wt.w, 1000, wt_on_stop));
+  ASSERT_ERR(FLEET_EALREADY, fleet_worker_stop(&wt.w, 1000, wt_on_stop));
   ASSERT_EQ(0, wt.stopped);
   wt_until(&wt, &wt.stopped, 1);
   ASSERT_OK(wt.stop_status);
@@ -411,7 +411,9 @@ CONFORMANCE_IMPL(worker_close_in_handler) {
 }
 
 CONFORMANCE_IMPL(worker_bad_input) {
+  fleet_worker_handler_cb handler;
   fleet_worker_options_t o;
+  char big_name[600];
   fleet_worker_t w2;
   wt_t wt;
 
@@ -423,8 +425,18 @@ CONFORMANCE_IMPL(worker_bad_input) {
   ASSERT_ERR(FLEET_EINVAL, fleet_worker_init(&wt.t.c.client, &w2, "q", NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_worker_init(&wt.t.c.client, &w2, "", &o));
   ASSERT_ERR(FLEET_EINVAL, fleet_worker_init(NULL, &w2, "q", &o));
-  o.concurrency = 0;
+  o.concurrency = 10001;
   ASSERT_ERR(FLEET_EINVAL, fleet_worker_init(&wt.t.c.client, &w2, "q", &o));
+  memset(big_name, 'n', sizeof(big_name) - 1);
+  big_name[sizeof(big_name) - 1] = '\0';
+  wt_options(&o);
+  ASSERT_ERR(FLEET_E2BIG, fleet_worker_init(&wt.t.c.client, &w2, big_name, &o));
+  /* Zeroed options but the handler are the defaults. */
+  handler = o.handler;
+  memset(&o, 0, sizeof(o));
+  o.handler = handler;
+  ASSERT_OK(fleet_worker_init(&wt.t.c.client, &w2, "q", &o));
+  ASSERT_OK(fleet_worker_close(&w2, NULL));
   wt_options(&o);
   o.heartbeat_ms = o.claim_ttl_ms;
   ASSERT_ERR(FLEET_EINVAL, fleet_worker_init(&wt.t.c.client, &w2, "q", &o));
@@ -432,7 +444,8 @@ CONFORMANCE_IMPL(worker_bad_input) {
   o.claim_batch = FLEET_QUEUE_BATCH_MAX + 1;
   ASSERT_ERR(FLEET_EINVAL, fleet_worker_init(&wt.t.c.client, &w2, "q", &o));
   ASSERT_ERR(FLEET_EINVAL, fleet_job_complete(NULL));
-  ASSERT_ERR(FLEET_EINVAL, fleet_worker_stop(&wt.w, 10, NULL));
+  /* A call in the wrong state. */
+  ASSERT_ERR(FLEET_EALREADY, fleet_worker_stop(&wt.w, 10, NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_worker_start(NULL));
   /* Closing an idle worker. */
   wt_close(&wt);

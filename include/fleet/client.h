@@ -108,12 +108,14 @@ FLEET_EXTERN int fleet_client_init(uv_loop_t *loop, fleet_client_t *client,
  * never inside it. May be called from any fleet callback.
  *
  * Every handle built on the client (locks, leaders, queues, workers,
- * stores) must have finished closing first, as uv_loop_close() wants its
- * handles closed: while one is open or closing, this returns FLEET_EBUSY
- * and changes nothing. fleet_client_walk() finds them; close each with
- * fleet_close() and close the client from the last close callback.
+ * stores) must be closed first, as uv_loop_close() wants its handles
+ * closed: while one is open, this returns FLEET_EBUSY and changes nothing.
+ * fleet_client_walk() finds them; close each with fleet_close(). The
+ * client may then be closed at once, or from the last close callback.
+ * Handles still closing when the client closes have their backend calls
+ * cancelled, and their close callbacks run before the client's.
  *
- * Returns 0, FLEET_EINVAL, FLEET_EBUSY (handles are left), or
+ * Returns 0, FLEET_EINVAL, FLEET_EBUSY (a handle is open), or
  * FLEET_ECLOSING if the client is already closing. */
 FLEET_EXTERN int fleet_client_close(fleet_client_t *client,
                                     fleet_client_close_cb close_cb);

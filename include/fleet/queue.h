@@ -99,11 +99,13 @@ FLEET_EXTERN void fleet_job_spec_init(fleet_job_spec_t *spec, const char *type,
                                       const void *payload, size_t len);
 
 /* How long finished job records are kept. The counters of
- * fleet_queue_counts() count every job ever finished, whatever is kept. */
+ * fleet_queue_counts() count every job ever finished, whatever is kept.
+ * A field left 0 takes its default, so a zeroed struct is the defaults. */
 typedef struct {
-  /* Completed job records kept at most (default 1000; 0: each one is
-   * deleted as it completes), and their largest age in seconds (default
-   * 3600; 0: no age bound). */
+  /* Completed job records kept at most (default 1000;
+   * FLEET_QUEUE_KEEP_NONE: each one is deleted as it completes), and their
+   * largest age in seconds (default 3600; FLEET_QUEUE_NO_AGE_LIMIT: no
+   * age bound). */
   uint32_t keep_completed;
   uint32_t keep_completed_s;
   /* The same for dead jobs: default 10000 and 604800 (7 days). */
@@ -111,14 +113,17 @@ typedef struct {
   uint32_t keep_dead_s;
 } fleet_queue_options_t;
 
-/* Fills `options` with the defaults. Every field is used as given. */
+/* keep_completed / keep_dead: keep no record. */
+#define FLEET_QUEUE_KEEP_NONE UINT32_MAX
+/* keep_completed_s / keep_dead_s: keep records whatever their age. */
+#define FLEET_QUEUE_NO_AGE_LIMIT UINT32_MAX
+
+/* Fills `options` with the defaults (the values a 0 field takes). */
 FLEET_EXTERN void fleet_queue_options_init(fleet_queue_options_t *options);
 
+/* A queue handle: a fleet_handle_t (see fleet/common.h). */
 struct fleet_queue_s {
-  /* For the user; fleet never reads or writes it. */
-  void *data;
-  /* Private. */
-  struct fleet__queue_s *internal_;
+  FLEET_HANDLE_FIELDS
 };
 
 /* A claimed job. Every pointer is valid until the callback that hands it
@@ -140,8 +145,8 @@ typedef struct fleet_job_s {
   uint64_t token;
   /* The claim deadline on the backend clock (unix ms), as of the claim. */
   uint64_t deadline_ms;
-  /* The worker that holds the job, NULL for fleet_queue_claim(). */
-  fleet_worker_t *worker;
+  /* Private (see fleet_job_worker()). */
+  struct fleet__wjob_s *internal_;
 } fleet_job_t;
 
 /* A claim to refresh, complete, fail or release: a job id and the token
@@ -255,21 +260,19 @@ typedef void (*fleet_queue_purge_cb)(fleet_queue_t *q, int status,
 typedef void (*fleet_queue_recover_cb)(fleet_queue_t *q, int status,
                                        const fleet_recover_info_t *info,
                                        void *user_data);
-/* Called once when a queue handle has finished closing; its memory may be
- * reused from here on. */
-typedef void (*fleet_queue_close_cb)(fleet_queue_t *q);
-
 /* ------------------------------------------------------------------------ */
 /* The handle                                                               */
 
 /* Initializes `q` for the queue `name` (1 to 512 bytes, NUL-terminated) on
- * `client`. `options` may be NULL for the defaults; it is copied. Every
+ * `client` and registers it with the client, which refuses to close
+ * (FLEET_EBUSY) until `q` has closed. `options` may be NULL for the
+ * defaults; it is copied. Every
  * call below returns 0 and later runs its callback exactly once, or
  * returns an error and never runs it; every call may be made from inside a
  * fleet callback.
  *
- * Returns 0, FLEET_EINVAL (NULL argument, bad name), FLEET_ECLOSING (the
- * client is closing) or FLEET_ENOMEM. */
+ * Returns 0, FLEET_EINVAL (NULL argument, empty name), FLEET_E2BIG (name
+ * too long), FLEET_ECLOSING (the client is closing) or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_init(fleet_client_t *client, fleet_queue_t *q,
                                   const char *name,
                                   const fleet_queue_options_t *options);
@@ -278,9 +281,9 @@ FLEET_EXTERN int fleet_queue_init(fleet_client_t *client, fleet_queue_t *q,
  * FLEET_ECANCELED (after this returns; a call may still have taken effect
  * in the backend), then `close_cb` (may be NULL) runs once the replies
  * still on their way have arrived. Close every queue handle before its
- * client. Returns 0, FLEET_EINVAL or FLEET_ECLOSING (already closing). */
-FLEET_EXTERN int fleet_queue_close(fleet_queue_t *q,
-                                   fleet_queue_close_cb close_cb);
+ * client. The same as fleet_close((fleet_handle_t *)q, close_cb).
+ * Returns 0, FLEET_EINVAL or FLEET_ECLOSING (already closing). */
+FLEET_EXTERN int fleet_queue_close(fleet_queue_t *q, fleet_close_cb close_cb);
 
 /* The queue's name; valid until the close callback. */
 FLEET_EXTERN const char *fleet_queue_name(const fleet_queue_t *q);
@@ -296,7 +299,8 @@ FLEET_EXTERN const char *fleet_queue_name(const fleet_queue_t *q);
  *
  * Returns 0, FLEET_EINVAL (NULL argument, n out of range, a spec with a bad
  * type, id, priority, max_attempts, backoff or unique key), FLEET_E2BIG (a
- * payload over FLEET_JOB_PAYLOAD_MAX), FLEET_ECLOSING or FLEET_ENOMEM; on
+ * type, id or unique key over its limit, a payload over
+ * FLEET_JOB_PAYLOAD_MAX), FLEET_ECLOSING or FLEET_ENOMEM; on
  * error no job is enqueued. */
 FLEET_EXTERN int fleet_queue_enqueue(fleet_queue_t *q,
                                      const fleet_job_spec_t *specs, size_t n,
@@ -305,7 +309,8 @@ FLEET_EXTERN int fleet_queue_enqueue(fleet_queue_t *q,
 
 /* Reads job `id`. The callback gets FLEET_ENOTFOUND for a job that does
  * not exist (never did, was cancelled, or its finished record was not
- * kept). Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
+ * kept). Returns 0, FLEET_EINVAL, FLEET_E2BIG (id too long),
+ * FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_get(fleet_queue_t *q, const char *id,
                                  fleet_queue_get_cb cb, void *user_data);
 
@@ -323,7 +328,8 @@ FLEET_EXTERN int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
 
 /* Lists up to `limit` (1..FLEET_QUEUE_BATCH_MAX) ids of the queued
  * (pending or delayed) jobs of `type`, in no particular order.
- * Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
+ * Returns 0, FLEET_EINVAL, FLEET_E2BIG (type too long), FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_list(fleet_queue_t *q, const char *type,
                                   size_t limit, fleet_queue_list_cb cb,
                                   void *user_data);
@@ -357,8 +363,9 @@ FLEET_EXTERN int fleet_queue_claim(fleet_queue_t *q, size_t max_jobs,
  * (1..FLEET_QUEUE_BATCH_MAX) to now + claim_ttl_ms, in one round trip.
  * results[i] is 0, or FLEET_ESTALE when claims[i] is no longer held (it
  * expired and was recovered, or finished); nothing changes for a stale
- * claim. Returns 0, FLEET_EINVAL (NULL argument, a bad id, n out of range,
- * claim_ttl_ms 0), FLEET_ECLOSING or FLEET_ENOMEM. */
+ * claim. Returns 0, FLEET_EINVAL (NULL argument, an empty id, a token 0, n
+ * out of range, claim_ttl_ms 0), FLEET_E2BIG (an id too long),
+ * FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_refresh(fleet_queue_t *q,
                                      const fleet_claim_t *claims, size_t n,
                                      uint32_t claim_ttl_ms,

@@ -53,15 +53,17 @@ typedef void (*fleet_worker_done_cb)(fleet_worker_t *w, fleet_job_t *job,
  * some were handed back at the deadline. */
 typedef void (*fleet_worker_stop_cb)(fleet_worker_t *w, int status);
 
-/* A worker finished closing; its memory may be reused. */
-typedef void (*fleet_worker_close_cb)(fleet_worker_t *w);
-
+/* A field left 0 takes its default, so a zeroed struct with a handler is
+ * a valid configuration. */
 typedef struct {
-  /* Jobs with the handler at once, 1 to 10000. Default 10. */
+  /* Jobs with the handler at once, up to 10000. Default 10. */
   uint32_t concurrency;
-  /* The claim TTL and the heartbeat period, in ms. Defaults 300000 (5
-   * minutes) and 60000. The heartbeat must come before the claim's local
-   * deadline: heartbeat_ms < claim_ttl_ms - claim_ttl_ms / 10 - 1. */
+  /* The claim TTL (at least 10) and the heartbeat period, in ms. Defaults
+   * 300000 (5 minutes) and claim_ttl_ms / 5. The heartbeat must come
+   * before the claim's local deadline:
+   * heartbeat_ms < claim_ttl_ms - claim_ttl_ms / 10 - 1. Heartbeats of
+   * the claims due about together (within a quarter period) go out in
+   * one round trip per client. */
   uint32_t claim_ttl_ms;
   uint32_t heartbeat_ms;
   /* How often expired claims of any worker are recovered, in ms; also
@@ -77,11 +79,19 @@ typedef struct {
   /* Optional. */
   fleet_worker_lost_cb lost_cb;
   fleet_worker_done_cb done_cb;
+  /* Optional: hears every failed background call (a claim, a heartbeat, a
+   * recovery, a finish) with its code and the backend's text; the handle
+   * passed is the worker. The worker goes on: it retries claims with
+   * backoff whatever the error (a refused claim, say for want of
+   * permissions, may be fixed while it runs), and finishes while the
+   * error is transient (FLEET_ECONNLOST, FLEET_EUNAVAILABLE,
+   * FLEET_ETIMEDOUT). */
+  fleet_error_cb error_cb;
   /* Retention of finished jobs, as for a queue handle. */
   fleet_queue_options_t queue;
 } fleet_worker_options_t;
 
-/* What a worker has done so far. */
+/* What a worker has done so far (see fleet_worker_stats()). */
 typedef struct {
   uint64_t claimed;
   uint64_t completed; /* accepted completions (0 or FLEET_EALREADY) */
@@ -96,21 +106,22 @@ typedef struct {
   const char *state;
 } fleet_worker_stats_t;
 
+/* A worker handle: a fleet_handle_t (see fleet/common.h). */
 struct fleet_worker_s {
-  /* For the user; fleet never reads or writes it. */
-  void *data;
-  /* Private. */
-  struct fleet__worker_s *internal_;
+  FLEET_HANDLE_FIELDS
 };
 
 /* Fills `options` with the defaults (handler NULL). */
 FLEET_EXTERN void fleet_worker_options_init(fleet_worker_options_t *options);
 
-/* Initializes `w` for the queue `name` on `client`; `options` is copied.
- * Nothing happens before fleet_worker_start().
+/* Initializes `w` for the queue `name` (1 to 512 bytes) on `client` and
+ * registers it with the client, which refuses to close (FLEET_EBUSY)
+ * until `w` has closed; `options` is copied. Nothing happens before
+ * fleet_worker_start().
  *
- * Returns 0, FLEET_EINVAL (NULL argument, bad name, no handler, options
- * out of range), FLEET_ECLOSING (the client is closing) or FLEET_ENOMEM. */
+ * Returns 0, FLEET_EINVAL (NULL argument, empty name, no handler, options
+ * out of range), FLEET_E2BIG (name too long), FLEET_ECLOSING (the client
+ * is closing) or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_worker_init(fleet_client_t *client, fleet_worker_t *w,
                                    const char *name,
                                    const fleet_worker_options_t *options);
@@ -120,7 +131,7 @@ FLEET_EXTERN int fleet_worker_init(fleet_client_t *client, fleet_worker_t *w,
  * fallback poll). While the backend is unreachable it stops claiming,
  * keeps its jobs, retries their completions with backoff and resumes
  * when the backend answers again. Returns 0, FLEET_EINVAL (not
- * initialized, or already running or stopping), FLEET_ECLOSING or
+ * initialized), FLEET_EALREADY (running or stopping), FLEET_ECLOSING or
  * FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_worker_start(fleet_worker_t *w);
 
@@ -128,8 +139,9 @@ FLEET_EXTERN int fleet_worker_start(fleet_worker_t *w);
  * jobs with the handler to be finished and their completions accepted,
  * then hands the claims of the rest back (lost callback with
  * FLEET_ECANCELED). `cb` (may be NULL) runs once everything sent has been
- * answered; the worker may then be started again or closed. Returns 0,
- * FLEET_EINVAL (not running) or FLEET_ECLOSING. */
+ * answered (with FLEET_ECANCELED if the worker is closed first); the
+ * worker may then be started again or closed. Returns 0, FLEET_EINVAL
+ * (not initialized), FLEET_EALREADY (not running) or FLEET_ECLOSING. */
 FLEET_EXTERN int fleet_worker_stop(fleet_worker_t *w, uint32_t timeout_ms,
                                    fleet_worker_stop_cb cb);
 
@@ -137,14 +149,25 @@ FLEET_EXTERN int fleet_worker_stop(fleet_worker_t *w, uint32_t timeout_ms,
  * of jobs with the handler are handed back (lost callback with
  * FLEET_ECANCELED), calls in flight are answered with FLEET_ECANCELED.
  * `close_cb` (may be NULL) runs once every job given to the handler has
- * been finished and settled. Close a worker before its client. Returns 0,
- * FLEET_EINVAL or FLEET_ECLOSING. */
-FLEET_EXTERN int fleet_worker_close(fleet_worker_t *w,
-                                    fleet_worker_close_cb close_cb);
+ * been finished and settled. Close a worker before its client. The same
+ * as fleet_close((fleet_handle_t *)w, close_cb). May be called from any
+ * fleet callback, the handler included. Returns 0, FLEET_EINVAL or
+ * FLEET_ECLOSING. */
+FLEET_EXTERN int fleet_worker_close(fleet_worker_t *w, fleet_close_cb close_cb);
 
-/* Fills `stats`. */
+/* Fills `stats` with the worker's counters since its init (claimed, and
+ * the finishes the backend accepted, by action; lost callbacks), the jobs
+ * with the handler (`active`) and held, whether the last backend call
+ * succeeded (`online`), the last error of a call (`last_error`, kept
+ * after it recovers) and the state's name (a static string). Cheap: no
+ * backend call. A `w` not initialized or closed gives zeros and a NULL
+ * state. */
 FLEET_EXTERN void fleet_worker_stats(const fleet_worker_t *w,
                                      fleet_worker_stats_t *stats);
+
+/* The worker whose handler holds `job`, or NULL for a job that is not a
+ * worker's (fleet_queue_claim() hands those out). */
+FLEET_EXTERN fleet_worker_t *fleet_job_worker(const fleet_job_t *job);
 
 /* Finishes a job given to the handler: completes it, fails it with
  * `error` (up to FLEET_JOB_ERROR_MAX bytes; it is retried after its

@@ -82,7 +82,7 @@ static void bq_done(fleet_worker_t *w, fleet_job_t *job,
   }
 }
 
-static void bq_on_worker_closed(fleet_worker_t *w) {
+static void bq_on_worker_closed(fleet_handle_t *w) {
   bq_t *b = w->data;
   b->worker_closed = 1;
 }
@@ -166,7 +166,7 @@ static int bq_open(bq_t *b, const bench_opts_t *o, uint32_t concurrency) {
   return 0;
 }
 
-static void bq_on_queue_closed(fleet_queue_t *q) {
+static void bq_on_queue_closed(fleet_handle_t *q) {
   bq_t *b = q->data;
   b->queue_closed = 1;
 }

@@ -19,15 +19,31 @@ local delayed = tag .. ':jobs:delayed'
 local fmt = string.format
 --#include queue_int
 
+-- Redis keeps what a script wrote before an error: every job is read and
+-- checked before anything is written, so that a record fleet cannot read
+-- stays where it is and the call answers FLEET_EPROTO. A job id whose
+-- record is gone (cancelled meanwhile) is only a stale reference.
+local function unreadable(what, id)
+  return redis.error_reply('FLEET_EPROTO ' .. what .. ': ' .. id)
+end
+
 local due = call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 1000)
 local was_empty = true
 local promoted = 0
 if #due > 0 then
-  was_empty = call('ZCARD', pending) == 0
-  for _, id in ipairs(due) do
+  local orders = {}
+  for i, id in ipairs(due) do
     local order = call('HGET', jp .. id, 'order')
     if order then
-      call('ZADD', pending, int(order), id)
+      orders[i] = int(order)
+    elseif call('EXISTS', jp .. id) == 1 then
+      return unreadable('delayed job without order', id)
+    end
+  end
+  was_empty = call('ZCARD', pending) == 0
+  for i, id in ipairs(due) do
+    if orders[i] then
+      call('ZADD', pending, orders[i], id)
       call('HSET', jp .. id, 'state', 'pending')
       promoted = promoted + 1
     end
@@ -43,18 +59,36 @@ if n > 0 then
   local popped = call('ZRANGE', pending, 0, n - 1)
   local k = #popped
   if k > 0 then
+    local fields = {}
+    for i, id in ipairs(popped) do
+      local f = call('HMGET', jp .. id, 'type', 'payload', 'attempts',
+                     'max_attempts')
+      if f[1] then
+        local ok, err = pcall(function()
+          f[3] = int(f[3])
+          f[4] = int(f[4])
+        end)
+        if not ok then
+          return redis.error_reply(
+            (type(err) == 'table' and err.err or 'FLEET_EPROTO bad job') ..
+            ': ' .. id)
+        end
+      elseif call('EXISTS', jp .. id) == 1 then
+        return unreadable('pending job without type', id)
+      end
+      fields[i] = f
+    end
     call('ZREMRANGEBYRANK', pending, 0, k - 1)
     local token = call('INCRBY', tag .. ':fence', k) - k
     local dl = fmt('%d', deadline)
     local claims, running, by_type = {}, {}, {}
     local o, c = 4, 0
-    for _, id in ipairs(popped) do
-      local f = call('HMGET', jp .. id, 'type', 'payload', 'attempts',
-                     'max_attempts')
+    for i, id in ipairs(popped) do
+      local f = fields[i]
       local typ = f[1]
       if typ then
         token = token + 1
-        local attempt = int(f[3]) + 1
+        local attempt = f[3] + 1
         claims[c + 1] = id
         claims[c + 2] = fmt('%d:%d', token, attempt)
         running[c + 1] = dl
@@ -70,7 +104,7 @@ if n > 0 then
         out[o + 2] = typ
         out[o + 3] = f[2] or ''
         out[o + 4] = attempt
-        out[o + 5] = int(f[4])
+        out[o + 5] = f[4]
         out[o + 6] = token
         o = o + 6
       end

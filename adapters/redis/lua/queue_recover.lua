@@ -23,25 +23,42 @@ local expired = call('ZRANGEBYSCORE', running, '-inf', now, 'LIMIT', 0,
                      tonumber(ARGV[1]))
 local requeued, dead = 0, 0
 if #expired > 0 then
-  local was_empty = call('ZCARD', pending) == 0
   local held = call('HMGET', claims, unpack(expired))
+  -- Redis keeps what a script wrote before an error: every job is read
+  -- and checked first, so that one fleet cannot read stays running and
+  -- the call answers FLEET_EPROTO. A job whose record is gone is only a
+  -- stale reference, dropped below.
+  local jobs = {}
   for i, id in ipairs(expired) do
-    local attempt = held[i] and string.match(held[i], '^%d+:(%d+)$')
     local f = call('HMGET', jp .. id, 'max_attempts', 'order', 'type')
-    if attempt and f[3] then
-      if tonumber(attempt) >= int(f[1]) then
-        call('HSET', jp .. id, 'state', 'dead', 'attempts', attempt, 'token',
-             '', 'last_error', 'claim expired', 'finished_ms', fmt('%d', now))
-        call('RPUSH', tag .. ':jobs:dead', fmt('%d', now) .. ':' .. id)
-        dead = dead + 1
-      else
-        local order = int(f[2])
-        call('HSET', jp .. id, 'state', 'pending', 'attempts', attempt,
-             'token', '', 'last_error', 'claim expired')
-        call('ZADD', pending, order, id)
-        call('SADD', tag .. ':jobs:by_type:' .. f[3], id)
-        requeued = requeued + 1
+    if f[3] then
+      local attempt = held[i] and string.match(held[i], '^%d+:(%d+)$')
+      if not attempt then
+        return redis.error_reply('FLEET_EPROTO running job without a claim: '
+                                 .. id)
       end
+      local j = {attempt = attempt, type = f[3]}
+      j.dead = tonumber(attempt) >= int(f[1])
+      if not j.dead then j.order = int(f[2]) end
+      jobs[i] = j
+    elseif call('EXISTS', jp .. id) == 1 then
+      return redis.error_reply('FLEET_EPROTO running job without type: ' .. id)
+    end
+  end
+  local was_empty = call('ZCARD', pending) == 0
+  for i, id in ipairs(expired) do
+    local j = jobs[i]
+    if j and j.dead then
+      call('HSET', jp .. id, 'state', 'dead', 'attempts', j.attempt, 'token',
+           '', 'last_error', 'claim expired', 'finished_ms', fmt('%d', now))
+      call('RPUSH', tag .. ':jobs:dead', fmt('%d', now) .. ':' .. id)
+      dead = dead + 1
+    elseif j then
+      call('HSET', jp .. id, 'state', 'pending', 'attempts', j.attempt,
+           'token', '', 'last_error', 'claim expired')
+      call('ZADD', pending, j.order, id)
+      call('SADD', tag .. ':jobs:by_type:' .. j.type, id)
+      requeued = requeued + 1
     end
   end
   call('HDEL', claims, unpack(expired))
