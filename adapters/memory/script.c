@@ -41,6 +41,7 @@
 
 #include "internal.h"
 #include "memory/command.h"
+#include "memory/lua_pool.h"
 #include "memory/script.h"
 #include "redis/scripts.h"
 
@@ -52,6 +53,7 @@ typedef char host_num_t[32];
 
 struct fleet__mem_host_s {
   lua_State *L;
+  fleet__lua_pool_t *pool; /* L's memory. */
   fleet__mem_env_t env;
   int fn[FLEET__OP_COUNT]; /* Registry refs of the compiled scripts. */
   int runner;              /* Registry ref of host_runner. */
@@ -412,8 +414,11 @@ int fleet__mem_host_new(fleet__ks_t *ks,
   h->env.ks = ks;
   h->env.publish = publish;
   h->env.publisher = publisher;
-  h->L = luaL_newstate();
+  h->pool = fleet__lua_pool_new();
+  h->L = h->pool != NULL ? lua_newstate(fleet__lua_pool_alloc, h->pool) : NULL;
   if (h->L == NULL) {
+    if (h->pool != NULL)
+      fleet__lua_pool_free(h->pool);
     free(h);
     return FLEET_ENOMEM;
   }
@@ -428,6 +433,7 @@ int fleet__mem_host_new(fleet__ks_t *ks,
 
 void fleet__mem_host_free(fleet__mem_host_t *h) {
   lua_close(h->L);
+  fleet__lua_pool_free(h->pool);
   free(h->argv);
   free(h->num);
   free(h);
