@@ -31,6 +31,7 @@
  * status, else an array of its items up to the first nil. Numbers passed
  * to redis.call become "%.17g" text, as Redis 7.0 writes them. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,12 +104,17 @@ static int64_t host_trunc(double d) {
   return INT64_MIN;
 }
 
-/* The string field `name` of the table at `idx`, read raw, or NULL. */
-static const char *host_field(lua_State *L, int idx, const char *name,
-                              size_t *len) {
+/* Where host_runner keeps the strings "err" and "ok", so that the reply
+ * walk does not intern them for every table. */
+#define HOST_ERR_KEY 1
+#define HOST_OK_KEY 2
+
+/* The string field, named by the string at `key`, of the table at `idx`
+ * (both absolute), read raw, or NULL. */
+static const char *host_field(lua_State *L, int idx, int key, size_t *len) {
   const char *s = NULL;
 
-  lua_pushstring(L, name);
+  lua_pushvalue(L, key);
   lua_rawget(L, idx);
   if (lua_type(L, -1) == LUA_TSTRING)
     s = lua_tolstring(L, -1, len);
@@ -141,10 +147,10 @@ static int host_reply(lua_State *L, int idx, int depth, fleet__rb_t *out) {
   }
   if (depth >= HOST_MAX_DEPTH || !lua_checkstack(L, 2))
     return FLEET_EPROTO;
-  s = host_field(L, idx, "err", &len);
+  s = host_field(L, idx, HOST_ERR_KEY, &len);
   if (s != NULL)
     return depth > 0 ? FLEET_EPROTO : fleet__reply_error_code(s, len);
-  s = host_field(L, idx, "ok", &len);
+  s = host_field(L, idx, HOST_OK_KEY, &len);
   if (s != NULL)
     return fleet__rb_status(out, s);
   for (n = 0;; n++) {
@@ -172,10 +178,12 @@ static int host_error_code(lua_State *L, int lua_rc) {
 
   if (lua_rc == LUA_ERRMEM)
     return FLEET_ENOMEM;
-  if (lua_type(L, -1) == LUA_TTABLE)
-    s = host_field(L, lua_gettop(L), "err", &len);
-  else if (lua_type(L, -1) == LUA_TSTRING)
+  if (lua_type(L, -1) == LUA_TTABLE && lua_checkstack(L, 2)) {
+    lua_pushliteral(L, "err");
+    s = host_field(L, lua_gettop(L) - 1, lua_gettop(L), &len);
+  } else if (lua_type(L, -1) == LUA_TSTRING) {
     s = lua_tolstring(L, -1, &len);
+  }
   return s != NULL ? fleet__reply_error_code(s, len) : FLEET_EBACKEND;
 }
 
@@ -212,11 +220,22 @@ static int host_reserve(fleet__mem_host_t *h, size_t n) {
   return 0;
 }
 
+/* Writes `d` to `buf` as "%.17g" does and returns the length. Integers
+ * below 1e17 in magnitude, which "%.17g" writes in full without an
+ * exponent, take the integer formatter; -0 keeps its sign through
+ * printf. */
+static size_t host_format_number(double d, char *buf) {
+  if (d > -1e17 && d < 1e17 && d == (double)(int64_t)d &&
+      (d != 0 || !signbit(d)))
+    return fleet__ks_format_int((int64_t)d, buf);
+  return (size_t)snprintf(buf, sizeof(host_num_t), "%.17g", d);
+}
+
 /* redis.call (raise) and redis.pcall: the arguments, strings or numbers,
  * as the command's argv; the reply converted, or the error. */
 static int host_command(lua_State *L, int raise) {
   fleet__mem_host_t *h = lua_touserdata(L, lua_upvalueindex(1));
-  int argc = lua_gettop(L), i, n;
+  int argc = lua_gettop(L), i;
   const char *err;
 
   if (argc == 0)
@@ -231,10 +250,8 @@ static int host_command(lua_State *L, int raise) {
         h->argv[i].base = lua_tolstring(L, i + 1, &h->argv[i].len);
         break;
       case LUA_TNUMBER:
-        n = snprintf(h->num[i], sizeof(h->num[i]), "%.17g",
-                     (double)lua_tonumber(L, i + 1));
         h->argv[i].base = h->num[i];
-        h->argv[i].len = (size_t)n;
+        h->argv[i].len = host_format_number(lua_tonumber(L, i + 1), h->num[i]);
         break;
       default:
         return host_error(L, raise,
@@ -466,6 +483,8 @@ static int host_runner(lua_State *L) {
   const char *err;
   size_t n = 0, i;
 
+  lua_pushliteral(L, "err");
+  lua_pushliteral(L, "ok");
   if (h->op == FLEET__OP_COUNT) {
     err = fleet__mem_command(&h->env, L, h->keys, h->nkeys);
     if (err != NULL)
