@@ -108,7 +108,7 @@ static void cmd_push_score(lua_State *L, double d) {
     n = snprintf(buf, sizeof(buf), "%s", d > 0 ? "inf" : "-inf");
   else if (d > -4503599627370495.0 && d < 4503599627370496.0 &&
            d == (double)(int64_t)d)
-    n = snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)d);
+    n = (int)fleet__ks_format_int((int64_t)d, buf);
   else
     n = snprintf(buf, sizeof(buf), "%.17g", d);
   lua_pushlstring(L, buf, (size_t)n);

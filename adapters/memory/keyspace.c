@@ -340,6 +340,22 @@ int64_t fleet__ks_now(const fleet__ks_t *ks) {
 /* ------------------------------------------------------------------------ */
 /* Arguments                                                                */
 
+size_t fleet__ks_format_int(int64_t v, char *buf) {
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  char tmp[20];
+  size_t n = 0, len = 0;
+
+  do {
+    tmp[n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  if (v < 0)
+    buf[len++] = '-';
+  while (n > 0)
+    buf[len++] = tmp[--n];
+  return len;
+}
+
 int fleet__ks_parse_int(fleet_bytes_t b, int64_t *out) {
   const unsigned char *p = b.base;
   uint64_t v = 0;
@@ -381,8 +397,16 @@ int fleet__ks_parse_double(fleet_bytes_t b, double *out) {
   char *end;
   double v;
 
+  int64_t i;
+
   if (b.len == 0 || b.len >= sizeof(buf))
     return FLEET_EBACKEND;
+  /* Most scores are integers that a double holds exactly, which strtod
+   * would give too; "-0" is left to strtod for its sign. */
+  if (b.len <= 15 && fleet__ks_parse_int(b, &i) == 0 && i != 0) {
+    *out = (double)i;
+    return 0;
+  }
   memcpy(buf, b.base, b.len);
   buf[b.len] = '\0';
   if (isspace((unsigned char)buf[0]))

@@ -88,6 +88,10 @@ int64_t fleet__ks_now(const fleet__ks_t *ks);
  * next fleet__ks_begin(), or NULL when out of memory. */
 void *fleet__ks_scratch(fleet__ks_t *ks, size_t size);
 
+/* Writes `v` in decimal to `buf` (room for 21 bytes), without a NUL, and
+ * returns the length: what printf's "%" PRId64 writes, without printf. */
+size_t fleet__ks_format_int(int64_t v, char *buf);
+
 /* Parses a whole string as Redis parses an integer argument (optional '-',
  * decimal digits, no leading zero, no spaces, fits in 64 bits). Returns 0
  * or FLEET_EBACKEND. */

@@ -31,6 +31,7 @@
  * status, else an array of its items up to the first nil. Numbers passed
  * to redis.call become "%.17g" text, as Redis 7.0 writes them. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@
 
 #include "internal.h"
 #include "memory/command.h"
+#include "memory/lua_pool.h"
 #include "memory/script.h"
 #include "redis/scripts.h"
 
@@ -52,6 +54,7 @@ typedef char host_num_t[32];
 
 struct fleet__mem_host_s {
   lua_State *L;
+  fleet__lua_pool_t *pool; /* L's memory. */
   fleet__mem_env_t env;
   int fn[FLEET__OP_COUNT]; /* Registry refs of the compiled scripts. */
   int runner;              /* Registry ref of host_runner. */
@@ -101,12 +104,17 @@ static int64_t host_trunc(double d) {
   return INT64_MIN;
 }
 
-/* The string field `name` of the table at `idx`, read raw, or NULL. */
-static const char *host_field(lua_State *L, int idx, const char *name,
-                              size_t *len) {
+/* Where host_runner keeps the strings "err" and "ok", so that the reply
+ * walk does not intern them for every table. */
+#define HOST_ERR_KEY 1
+#define HOST_OK_KEY 2
+
+/* The string field, named by the string at `key`, of the table at `idx`
+ * (both absolute), read raw, or NULL. */
+static const char *host_field(lua_State *L, int idx, int key, size_t *len) {
   const char *s = NULL;
 
-  lua_pushstring(L, name);
+  lua_pushvalue(L, key);
   lua_rawget(L, idx);
   if (lua_type(L, -1) == LUA_TSTRING)
     s = lua_tolstring(L, -1, len);
@@ -139,10 +147,10 @@ static int host_reply(lua_State *L, int idx, int depth, fleet__rb_t *out) {
   }
   if (depth >= HOST_MAX_DEPTH || !lua_checkstack(L, 2))
     return FLEET_EPROTO;
-  s = host_field(L, idx, "err", &len);
+  s = host_field(L, idx, HOST_ERR_KEY, &len);
   if (s != NULL)
     return depth > 0 ? FLEET_EPROTO : fleet__reply_error_code(s, len);
-  s = host_field(L, idx, "ok", &len);
+  s = host_field(L, idx, HOST_OK_KEY, &len);
   if (s != NULL)
     return fleet__rb_status(out, s);
   for (n = 0;; n++) {
@@ -170,10 +178,12 @@ static int host_error_code(lua_State *L, int lua_rc) {
 
   if (lua_rc == LUA_ERRMEM)
     return FLEET_ENOMEM;
-  if (lua_type(L, -1) == LUA_TTABLE)
-    s = host_field(L, lua_gettop(L), "err", &len);
-  else if (lua_type(L, -1) == LUA_TSTRING)
+  if (lua_type(L, -1) == LUA_TTABLE && lua_checkstack(L, 2)) {
+    lua_pushliteral(L, "err");
+    s = host_field(L, lua_gettop(L) - 1, lua_gettop(L), &len);
+  } else if (lua_type(L, -1) == LUA_TSTRING) {
     s = lua_tolstring(L, -1, &len);
+  }
   return s != NULL ? fleet__reply_error_code(s, len) : FLEET_EBACKEND;
 }
 
@@ -210,11 +220,22 @@ static int host_reserve(fleet__mem_host_t *h, size_t n) {
   return 0;
 }
 
+/* Writes `d` to `buf` as "%.17g" does and returns the length. Integers
+ * below 1e17 in magnitude, which "%.17g" writes in full without an
+ * exponent, take the integer formatter; -0 keeps its sign through
+ * printf. */
+static size_t host_format_number(double d, char *buf) {
+  if (d > -1e17 && d < 1e17 && d == (double)(int64_t)d &&
+      (d != 0 || !signbit(d)))
+    return fleet__ks_format_int((int64_t)d, buf);
+  return (size_t)snprintf(buf, sizeof(host_num_t), "%.17g", d);
+}
+
 /* redis.call (raise) and redis.pcall: the arguments, strings or numbers,
  * as the command's argv; the reply converted, or the error. */
 static int host_command(lua_State *L, int raise) {
   fleet__mem_host_t *h = lua_touserdata(L, lua_upvalueindex(1));
-  int argc = lua_gettop(L), i, n;
+  int argc = lua_gettop(L), i;
   const char *err;
 
   if (argc == 0)
@@ -229,10 +250,8 @@ static int host_command(lua_State *L, int raise) {
         h->argv[i].base = lua_tolstring(L, i + 1, &h->argv[i].len);
         break;
       case LUA_TNUMBER:
-        n = snprintf(h->num[i], sizeof(h->num[i]), "%.17g",
-                     (double)lua_tonumber(L, i + 1));
         h->argv[i].base = h->num[i];
-        h->argv[i].len = (size_t)n;
+        h->argv[i].len = host_format_number(lua_tonumber(L, i + 1), h->num[i]);
         break;
       default:
         return host_error(L, raise,
@@ -412,8 +431,11 @@ int fleet__mem_host_new(fleet__ks_t *ks,
   h->env.ks = ks;
   h->env.publish = publish;
   h->env.publisher = publisher;
-  h->L = luaL_newstate();
+  h->pool = fleet__lua_pool_new();
+  h->L = h->pool != NULL ? lua_newstate(fleet__lua_pool_alloc, h->pool) : NULL;
   if (h->L == NULL) {
+    if (h->pool != NULL)
+      fleet__lua_pool_free(h->pool);
     free(h);
     return FLEET_ENOMEM;
   }
@@ -428,6 +450,7 @@ int fleet__mem_host_new(fleet__ks_t *ks,
 
 void fleet__mem_host_free(fleet__mem_host_t *h) {
   lua_close(h->L);
+  fleet__lua_pool_free(h->pool);
   free(h->argv);
   free(h->num);
   free(h);
@@ -460,6 +483,8 @@ static int host_runner(lua_State *L) {
   const char *err;
   size_t n = 0, i;
 
+  lua_pushliteral(L, "err");
+  lua_pushliteral(L, "ok");
   if (h->op == FLEET__OP_COUNT) {
     err = fleet__mem_command(&h->env, L, h->keys, h->nkeys);
     if (err != NULL)
