@@ -100,7 +100,8 @@ static void demo_on_worker_closed(fleet_handle_t *w) {
     demo_worker_finish(d);
 }
 
-static void demo_on_stopped(fleet_worker_t *w, int status) {
+static void demo_on_stopped(fleet_handle_t *w_h, int status, void *user_data) {
+  fleet_worker_t *w = (fleet_worker_t *)w_h;
   if (status != 0 && status != FLEET_ECANCELED)
     demo_fail("stop", status);
   fleet_worker_close(w, demo_on_worker_closed);
@@ -115,7 +116,7 @@ static void demo_shutdown(demo_worker_t *d, int status) {
     return;
   }
   if (d->stopping++ == 0 &&
-      fleet_worker_stop(&d->w, DEMO_STOP_MS, demo_on_stopped) == 0)
+      fleet_worker_stop(&d->w, DEMO_STOP_MS, demo_on_stopped, NULL) == 0)
     return;
   fleet_worker_close(&d->w, demo_on_worker_closed);
 }

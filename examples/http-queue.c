@@ -366,7 +366,8 @@ static void hq_on_worker_closed(fleet_handle_t *w) {
   fleet_queue_close(&app->queue, hq_on_queue_closed);
 }
 
-static void hq_on_stopped(fleet_worker_t *w, int status) {
+static void hq_on_stopped(fleet_handle_t *w_h, int status, void *user_data) {
+  fleet_worker_t *w = (fleet_worker_t *)w_h;
   fleet_worker_close(w, hq_on_worker_closed);
 }
 
@@ -376,7 +377,7 @@ static void hq_shutdown(hq_app_t *app) {
   uv_close((uv_handle_t *)&app->server, NULL);
   uv_close((uv_handle_t *)&app->sigint, NULL);
   uv_close((uv_handle_t *)&app->sigterm, NULL);
-  if (fleet_worker_stop(&app->worker, 5000, hq_on_stopped) != 0)
+  if (fleet_worker_stop(&app->worker, 5000, hq_on_stopped, NULL) != 0)
     fleet_worker_close(&app->worker, hq_on_worker_closed);
 }
 

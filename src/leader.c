@@ -37,7 +37,7 @@ static const char *const leader_state_names[] = {
 /* A pending resign: the user waits for its callback. */
 typedef struct {
   fleet__req_t base;
-  fleet_leader_done_cb cb;
+  fleet_status_cb cb;
 } leader_req_t;
 
 typedef struct fleet__leader_s {
@@ -203,7 +203,7 @@ static void leader_cancel_resign(fleet__req_t *r, int status) {
   leader_t *ld = (leader_t *)r->handle;
 
   ld->resign = NULL;
-  req->cb(ld->pub, status, r->user_data);
+  req->cb(ld->base.pub, status, r->user_data);
 }
 
 static const fleet__handle_vt_t leader_vt = {
@@ -296,10 +296,10 @@ static void leader_on_lock_closed(fleet_handle_t *lock) {
     /* The demoted callback may have closed the handle: then the close
      * completes the resign with FLEET_ECANCELED. */
     if (ld->state != LEADER_CLOSING) {
-      fleet_leader_done_cb cb = req->cb;
+      fleet_status_cb cb = req->cb;
       void *data = req->base.user_data;
       fleet__req_done(&req->base);
-      cb(ld->pub, 0, data);
+      cb(ld->base.pub, 0, data);
     } else {
       ld->resign = req;
     }
@@ -307,7 +307,7 @@ static void leader_on_lock_closed(fleet_handle_t *lock) {
   fleet__handle_unhold(&ld->base);
 }
 
-int fleet_leader_resign(fleet_leader_t *leader, fleet_leader_done_cb cb,
+int fleet_leader_resign(fleet_leader_t *leader, fleet_status_cb cb,
                         void *user_data) {
   leader_t *ld = leader_of(leader);
   leader_req_t *req;

@@ -79,11 +79,11 @@ static void lock_answer_acquire(fleet__lock_t *lk, fleet__lock_req_t *req,
 
 static void lock_answer_done(fleet__lock_t *lk, fleet__lock_req_t *req,
                              int status) {
-  fleet_lock_done_cb cb = req->cb.done;
+  fleet_status_cb cb = req->cb.done;
   void *data = req->base.user_data;
 
   fleet__req_done(&req->base);
-  cb(lk->pub, status, data);
+  cb(lk->base.pub, status, data);
 }
 
 /* The cancel hooks: the handle closed while the user waited. */
@@ -103,7 +103,7 @@ static void lock_cancel_done(fleet__req_t *r, int status) {
     lk->release = NULL;
   if (lk->renew == req)
     lk->renew = NULL;
-  req->cb.done(lk->pub, status, r->user_data);
+  req->cb.done(lk->base.pub, status, r->user_data);
 }
 
 /* Sends one call of the handle that nobody waits for; its reply goes to
@@ -567,7 +567,7 @@ static void lock_on_release_reply(fleet__req_t *r, int status,
   lock_answer_done(lk, req, status);
 }
 
-int fleet_lock_release(fleet_lock_t *lock, fleet_lock_done_cb cb,
+int fleet_lock_release(fleet_lock_t *lock, fleet_status_cb cb,
                        void *user_data) {
   fleet_bytes_t tag, value;
   fleet__lock_req_t *req;
@@ -628,8 +628,7 @@ static void lock_on_renew_reply(fleet__req_t *rq, int status,
   lock_answer_done(lk, req, status);
 }
 
-int fleet_lock_renew(fleet_lock_t *lock, fleet_lock_done_cb cb,
-                     void *user_data) {
+int fleet_lock_renew(fleet_lock_t *lock, fleet_status_cb cb, void *user_data) {
   fleet_bytes_t tag, args[2];
   fleet__lock_req_t *req;
   fleet__lock_t *lk;

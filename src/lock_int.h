@@ -46,7 +46,7 @@ typedef struct {
   fleet__req_t base;
   union {
     fleet_lock_acquire_cb acquire;
-    fleet_lock_done_cb done;
+    fleet_status_cb done;
   } cb;
   uint64_t sent;  /* loop ms the call was issued */
   uint64_t token; /* renew: the lease it was sent for */

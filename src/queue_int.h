@@ -39,7 +39,7 @@ typedef union {
   fleet_queue_fail_cb fail;
   fleet_queue_recover_cb recover;
   fleet_queue_get_cb get;
-  fleet_queue_status_cb status;
+  fleet_status_cb status;
   fleet_queue_counts_cb counts;
   fleet_queue_list_cb list;
   fleet_queue_purge_cb purge;

@@ -31,7 +31,8 @@ static void queue_get_cancel(fleet__req_t *base, int status) {
 }
 
 static void queue_status_cancel(fleet__req_t *base, int status) {
-  ((fleet__qreq_t *)base)->cb.status(queue_pub(base), status, base->user_data);
+  ((fleet__qreq_t *)base)
+      ->cb.status(base->handle->pub, status, base->user_data);
 }
 
 static void queue_counts_cancel(fleet__req_t *base, int status) {
@@ -225,8 +226,8 @@ int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
   return err;
 }
 
-int fleet_queue_cancel(fleet_queue_t *q, const char *id,
-                       fleet_queue_status_cb cb, void *user_data) {
+int fleet_queue_cancel(fleet_queue_t *q, const char *id, fleet_status_cb cb,
+                       void *user_data) {
   fleet__qreq_t *req;
   int err;
 
@@ -308,7 +309,7 @@ static void queue_get_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
 }
 
 static void queue_cancel_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  fleet_queue_status_cb cb = req->cb.status;
+  fleet_status_cb cb = req->cb.status;
   fleet_queue_t *pub = (fleet_queue_t *)req->base.handle->pub;
   void *ud = req->base.user_data;
 
@@ -317,7 +318,7 @@ static void queue_cancel_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
     return;
   }
   fleet__req_done(&req->base);
-  cb(pub, 0, ud);
+  cb((fleet_handle_t *)pub, 0, ud);
 }
 
 /* ------------------------------------------------------------------------ */

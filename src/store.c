@@ -149,7 +149,7 @@ static void store_call_empty(fleet__store_req_t *req, int status) {
 
   switch (copy.cb_type) {
     case FLEET__STORE_CB_DONE:
-      copy.cb.done(pub, status, ud);
+      copy.cb.done((fleet_handle_t *)pub, status, ud);
       break;
     case FLEET__STORE_CB_GET:
       copy.cb.get(pub, status, none, 0, ud);
@@ -270,7 +270,8 @@ static void store_on_ping(fleet__store_req_t *req, int status,
   fleet__store_finish(req, status);
 }
 
-int fleet_store_ping(fleet_store_t *store, fleet_store_cb cb, void *user_data) {
+int fleet_store_ping(fleet_store_t *store, fleet_status_cb cb,
+                     void *user_data) {
   fleet__store_req_t *req;
   fleet__store_t *s;
   int err;

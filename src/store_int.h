@@ -9,7 +9,7 @@
 
 /* The callback type a request completes with. */
 typedef enum {
-  FLEET__STORE_CB_DONE,   /* fleet_store_cb */
+  FLEET__STORE_CB_DONE,   /* fleet_status_cb */
   FLEET__STORE_CB_GET,    /* fleet_store_get_cb */
   FLEET__STORE_CB_COUNT,  /* fleet_store_count_cb */
   FLEET__STORE_CB_EVENTS, /* fleet_store_events_cb */
@@ -43,7 +43,7 @@ struct fleet__store_req_s {
   fleet__store_reply_fn on_reply;
   fleet__store_cb_type_t cb_type;
   union {
-    fleet_store_cb done;
+    fleet_status_cb done;
     fleet_store_get_cb get;
     fleet_store_count_cb count;
     fleet_store_events_cb events;

@@ -28,7 +28,7 @@ static void store_on_flag(fleet__store_req_t *req, int status,
 /* Starts a request completed by `on_reply` with the status-only callback
  * `cb`, sending `op` with the keys and arguments built in the store. */
 static int store_call_done(fleet__store_t *s, fleet__op_t op,
-                           fleet__store_reply_fn on_reply, fleet_store_cb cb,
+                           fleet__store_reply_fn on_reply, fleet_status_cb cb,
                            void *user_data) {
   fleet__store_req_t *req =
       fleet__store_req_new(s, FLEET__STORE_CB_DONE, user_data, on_reply);
@@ -53,8 +53,8 @@ static void store_on_put(fleet__store_req_t *req, int status,
 
 int fleet_store_put(fleet_store_t *store, const char *collection,
                     fleet_bytes_t id, fleet_bytes_t value,
-                    const fleet_store_put_options_t *options, fleet_store_cb cb,
-                    void *user_data) {
+                    const fleet_store_put_options_t *options,
+                    fleet_status_cb cb, void *user_data) {
   const fleet_store_index_t *ix = NULL;
   fleet__store_t *s;
   size_t n = 0, i;
@@ -137,7 +137,7 @@ int fleet_store_get(fleet_store_t *store, const char *collection,
 /* Delete, exists, touch                                                    */
 
 int fleet_store_delete(fleet_store_t *store, const char *collection,
-                       fleet_bytes_t id, fleet_store_cb cb, void *user_data) {
+                       fleet_bytes_t id, fleet_status_cb cb, void *user_data) {
   fleet__store_t *s;
   int err;
 
@@ -149,7 +149,7 @@ int fleet_store_delete(fleet_store_t *store, const char *collection,
 }
 
 int fleet_store_exists(fleet_store_t *store, const char *collection,
-                       fleet_bytes_t id, fleet_store_cb cb, void *user_data) {
+                       fleet_bytes_t id, fleet_status_cb cb, void *user_data) {
   fleet__store_t *s;
   int err;
 
@@ -162,7 +162,7 @@ int fleet_store_exists(fleet_store_t *store, const char *collection,
 }
 
 int fleet_store_touch(fleet_store_t *store, const char *collection,
-                      fleet_bytes_t id, uint64_t ttl_ms, fleet_store_cb cb,
+                      fleet_bytes_t id, uint64_t ttl_ms, fleet_status_cb cb,
                       void *user_data) {
   fleet__store_t *s;
   int err;

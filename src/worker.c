@@ -315,7 +315,7 @@ void fleet__worker_check_done(struct fleet__worker_s *w) {
 /* The one place the worker changes state. */
 static void worker_set_state(struct fleet__worker_s *w,
                              fleet__worker_state_t state) {
-  fleet_worker_stop_cb stop_cb;
+  fleet_status_cb stop_cb;
 
   w->state = state;
   switch (state) {
@@ -347,7 +347,7 @@ static void worker_set_state(struct fleet__worker_s *w,
         fleet__worker_kick(w);
       } else if ((stop_cb = w->stop_cb) != NULL) {
         w->stop_cb = NULL;
-        stop_cb(fleet__worker_pub(w), w->stop_status);
+        stop_cb(w->base.pub, w->stop_status, w->stop_data);
       }
       break;
     case FLEET__WORKER_IDLE:
@@ -394,12 +394,12 @@ static void worker_on_close(fleet__handle_t *h) {
 /* The base's closing hook: a stop the close overtook hears it. */
 static void worker_on_closing(fleet__handle_t *h) {
   struct fleet__worker_s *w = (struct fleet__worker_s *)h;
-  fleet_worker_stop_cb cb = w->stop_cb;
+  fleet_status_cb cb = w->stop_cb;
 
   if (cb == NULL)
     return;
   w->stop_cb = NULL;
-  cb(fleet__worker_pub(w), FLEET_ECANCELED);
+  cb(w->base.pub, FLEET_ECANCELED, w->stop_data);
   fleet__worker_check_done(w);
 }
 
@@ -508,7 +508,7 @@ int fleet_worker_start(fleet_worker_t *pub) {
 }
 
 int fleet_worker_stop(fleet_worker_t *pub, uint32_t timeout_ms,
-                      fleet_worker_stop_cb cb) {
+                      fleet_status_cb cb, void *user_data) {
   struct fleet__worker_s *w;
   int err;
 
@@ -517,6 +517,7 @@ int fleet_worker_stop(fleet_worker_t *pub, uint32_t timeout_ms,
   if (w->state != FLEET__WORKER_RUNNING)
     return FLEET_EALREADY;
   w->stop_cb = cb;
+  w->stop_data = user_data;
   uv_timer_start(&w->stop_timer, worker_on_stop_timer, timeout_ms, 0);
   worker_set_state(w, FLEET__WORKER_STOPPING);
   return 0;

@@ -144,7 +144,8 @@ struct fleet__worker_s {
   /* Stop and close. */
   int stop_expired;
   int stop_status;
-  fleet_worker_stop_cb stop_cb;
+  fleet_status_cb stop_cb;
+  void *stop_data;
   int handback_pending; /* hand the handler's claims back */
 
   fleet_worker_stats_t stats;

@@ -48,7 +48,8 @@ static void cand_on_error(fleet_handle_t *leader, int status,
   c->errors++;
 }
 
-static void cand_on_resigned(fleet_leader_t *leader, int status, void *arg) {
+static void cand_on_resigned(fleet_handle_t *leader_h, int status, void *arg) {
+  fleet_leader_t *leader = (fleet_leader_t *)leader_h;
   cand_t *c = leader->data;
 
   c->resigned++;
@@ -354,7 +355,8 @@ static void voter_on_closed(fleet_handle_t *leader) {
   ASSERT_OK(fleet_client_close(&v->client, NULL));
 }
 
-static void voter_on_resigned(fleet_leader_t *leader, int status, void *arg) {
+static void voter_on_resigned(fleet_handle_t *leader_h, int status, void *arg) {
+  fleet_leader_t *leader = (fleet_leader_t *)leader_h;
   ASSERT_OK(status);
   ASSERT_OK(fleet_leader_close(leader, voter_on_closed));
 }

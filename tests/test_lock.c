@@ -519,7 +519,7 @@ typedef struct {
   int done;
 } chain_t;
 
-static void chain_on_release(fleet_lock_t *lock, int status, void *arg);
+static void chain_on_release(fleet_handle_t *lock_h, int status, void *arg);
 
 static void chain_on_acquire(fleet_lock_t *lock, int status, uint64_t token,
                              void *arg) {
@@ -533,7 +533,8 @@ static void chain_on_acquire(fleet_lock_t *lock, int status, uint64_t token,
   ASSERT(!fleet_lock_held(lock));
 }
 
-static void chain_on_release(fleet_lock_t *lock, int status, void *arg) {
+static void chain_on_release(fleet_handle_t *lock_h, int status, void *arg) {
+  fleet_lock_t *lock = (fleet_lock_t *)lock_h;
   chain_t *ch = arg;
 
   ASSERT_OK(status);

@@ -61,7 +61,8 @@ void lock_rec_on_acquire(fleet_lock_t *lock, int status, uint64_t token,
   r->acquired_ms = lock_env_now();
 }
 
-void lock_rec_on_release(fleet_lock_t *lock, int status, void *arg) {
+void lock_rec_on_release(fleet_handle_t *lock_h, int status, void *arg) {
+  fleet_lock_t *lock = (fleet_lock_t *)lock_h;
   lock_rec_t *r = lock->data;
 
   if (r->in_call)
@@ -70,7 +71,8 @@ void lock_rec_on_release(fleet_lock_t *lock, int status, void *arg) {
   r->rel_status = status;
 }
 
-void lock_rec_on_renew(fleet_lock_t *lock, int status, void *arg) {
+void lock_rec_on_renew(fleet_handle_t *lock_h, int status, void *arg) {
+  fleet_lock_t *lock = (fleet_lock_t *)lock_h;
   lock_rec_t *r = lock->data;
 
   if (r->in_call)

@@ -70,8 +70,8 @@ void lock_rec_close(lock_env_t *e, lock_rec_t *r);
 /* The callbacks the recorder uses, for tests that call fleet directly. */
 void lock_rec_on_acquire(fleet_lock_t *lock, int status, uint64_t token,
                          void *arg);
-void lock_rec_on_release(fleet_lock_t *lock, int status, void *arg);
-void lock_rec_on_renew(fleet_lock_t *lock, int status, void *arg);
+void lock_rec_on_release(fleet_handle_t *lock, int status, void *arg);
+void lock_rec_on_renew(fleet_handle_t *lock, int status, void *arg);
 void lock_rec_on_lost(fleet_lock_t *lock, int status, uint64_t token);
 void lock_rec_on_close(fleet_handle_t *lock);
 

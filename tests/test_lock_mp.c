@@ -48,7 +48,9 @@ static void close_client_after(fleet_handle_t *lock) {
   ASSERT_OK(fleet_client_close(lock->data, NULL));
 }
 
-static void contender_on_release(fleet_lock_t *lock, int status, void *arg) {
+static void contender_on_release(fleet_handle_t *lock_h, int status,
+                                 void *arg) {
+  fleet_lock_t *lock = (fleet_lock_t *)lock_h;
   contender_t *c = arg;
 
   ASSERT_OK(status);
@@ -181,7 +183,8 @@ typedef struct {
   int lost_status;
 } stopped_t;
 
-static void stopped_on_release(fleet_lock_t *lock, int status, void *arg) {
+static void stopped_on_release(fleet_handle_t *lock_h, int status, void *arg) {
+  fleet_lock_t *lock = (fleet_lock_t *)lock_h;
   stopped_t *s = arg;
   char line[128];
 

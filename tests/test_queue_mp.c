@@ -110,7 +110,8 @@ static void mp_on_worker_closed(fleet_handle_t *w) {
   fleet_client_close(&c->client, mp_on_client_closed);
 }
 
-static void mp_on_stopped(fleet_worker_t *w, int status) {
+static void mp_on_stopped(fleet_handle_t *w_h, int status, void *user_data) {
+  fleet_worker_t *w = (fleet_worker_t *)w_h;
   mp_child_t *c = w->data;
   fleet_worker_close(&c->w, mp_on_worker_closed);
 }
@@ -119,7 +120,7 @@ static void mp_on_sigterm(uv_signal_t *s, int signum) {
   mp_child_t *c = s->data;
   uv_close((uv_handle_t *)s, NULL);
   uv_close((uv_handle_t *)&c->start_timer, NULL);
-  if (fleet_worker_stop(&c->w, 5000, mp_on_stopped) != 0)
+  if (fleet_worker_stop(&c->w, 5000, mp_on_stopped, NULL) != 0)
     fleet_worker_close(&c->w, mp_on_worker_closed);
 }
 

@@ -254,7 +254,8 @@ int qt_get(qt_t *t, const char *id, fleet_job_info_t *info, char *payload_out,
   return qt_finish(t, fleet_queue_get(&t->q, id, qt_on_get, t));
 }
 
-static void qt_on_status(fleet_queue_t *q, int status, void *ud) {
+static void qt_on_status(fleet_handle_t *q_h, int status, void *ud) {
+  fleet_queue_t *q = (fleet_queue_t *)q_h;
   qt_enter(q, status);
 }
 

@@ -80,7 +80,7 @@ CONFORMANCE_IMPL(store_records) {
   ctx_close(&c);
 }
 
-static void never_done(fleet_store_t *st, int status, void *arg) {
+static void never_done(fleet_handle_t *st, int status, void *arg) {
   fleet_test__fail(__FILE__, __LINE__, "callback of a refused call ran");
 }
 
@@ -340,7 +340,8 @@ typedef struct {
   st_t *s;
 } close_seen_t;
 
-static void on_canceled(fleet_store_t *st, int status, void *arg) {
+static void on_canceled(fleet_handle_t *st_h, int status, void *arg) {
+  fleet_store_t *st = (fleet_store_t *)st_h;
   close_seen_t *seen = arg;
   if (status == FLEET_ECANCELED)
     seen->canceled++;
@@ -353,7 +354,7 @@ static void on_canceled(fleet_store_t *st, int status, void *arg) {
 
 static void on_canceled_count(fleet_store_t *st, int status, uint64_t n,
                               void *arg) {
-  on_canceled(st, status, arg);
+  on_canceled((fleet_handle_t *)st, status, arg);
 }
 
 static void on_close_seen(fleet_handle_t *st) {
@@ -365,7 +366,8 @@ static void on_close_seen(fleet_handle_t *st) {
 
 /* From inside a put's callback: issues a ping, then closes the store; the
  * ping is cancelled. */
-static void on_put_then_close(fleet_store_t *st, int status, void *arg) {
+static void on_put_then_close(fleet_handle_t *st_h, int status, void *arg) {
+  fleet_store_t *st = (fleet_store_t *)st_h;
   close_seen_t *seen = arg;
   ASSERT_OK(status);
   ASSERT_OK(fleet_store_ping(st, on_canceled, seen));

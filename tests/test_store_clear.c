@@ -109,7 +109,7 @@ CONFORMANCE_IMPL(store_clear_prefix) {
   ctx_close(&c);
 }
 
-static void on_put_ok(fleet_store_t *st, int status, void *arg) {
+static void on_put_ok(fleet_handle_t *st, int status, void *arg) {
   ASSERT_OK(status);
   (*(int *)arg)++;
 }

@@ -42,7 +42,7 @@ static void count_walk(fleet_handle_t *handle, void *arg) {
 }
 
 /* From inside a store callback, the client still refuses to close. */
-static void busy_on_put(fleet_store_t *st, int status, void *arg) {
+static void busy_on_put(fleet_handle_t *st, int status, void *arg) {
   owned_t *t = arg;
   ASSERT_OK(status);
   ASSERT_ERR(FLEET_EBUSY, fleet_client_close(&t->c->client, ctx_on_close));
@@ -108,7 +108,8 @@ static void pending_seen(fleet_store_t *st, int status, int *runs) {
   ASSERT_ERR(FLEET_ECLOSING, fleet_store_close(st, NULL));
 }
 
-static void pending_done(fleet_store_t *st, int status, void *arg) {
+static void pending_done(fleet_handle_t *st_h, int status, void *arg) {
+  fleet_store_t *st = (fleet_store_t *)st_h;
   pending_seen(st, status, arg);
 }
 
@@ -240,7 +241,7 @@ typedef struct {
   int puts;
 } midclear_t;
 
-static void midclear_on_put(fleet_store_t *st, int status, void *arg) {
+static void midclear_on_put(fleet_handle_t *st, int status, void *arg) {
   ASSERT_OK(status);
   ((midclear_t *)arg)->puts++;
 }
@@ -258,7 +259,8 @@ static void midclear_on_closed(fleet_handle_t *store) {
 
 /* The ping sent after the clear's first SCAN is answered after that SCAN,
  * while the clear's next step is under way: close the store from here. */
-static void midclear_on_ping(fleet_store_t *st, int status, void *arg) {
+static void midclear_on_ping(fleet_handle_t *st_h, int status, void *arg) {
+  fleet_store_t *st = (fleet_store_t *)st_h;
   midclear_t *m = arg;
   ASSERT_OK(status);
   ASSERT_EQ(0, m->clear_runs);

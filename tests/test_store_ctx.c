@@ -74,7 +74,8 @@ static st_t *st_seen(fleet_store_t *store, int status) {
   return s;
 }
 
-static void st_on_done(fleet_store_t *store, int status, void *arg) {
+static void st_on_done(fleet_handle_t *store_h, int status, void *arg) {
+  fleet_store_t *store = (fleet_store_t *)store_h;
   st_seen(store, status);
 }
 

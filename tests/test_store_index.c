@@ -171,7 +171,7 @@ static int name_index(char names[][16], int n, const fleet_bytes_t *id) {
   return -1;
 }
 
-static void on_put_count(fleet_store_t *st, int status, void *arg) {
+static void on_put_count(fleet_handle_t *st, int status, void *arg) {
   ASSERT_OK(status);
   (*(int *)arg)++;
 }

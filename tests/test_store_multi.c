@@ -10,7 +10,7 @@
 #define MULTI_RECORDS 40
 #define MULTI_EVENTS 5
 
-static void multi_on_done(fleet_store_t *st, int status, void *arg) {
+static void multi_on_done(fleet_handle_t *st, int status, void *arg) {
   int *left = arg;
   if (status != 0)
     _exit(10);
@@ -19,7 +19,7 @@ static void multi_on_done(fleet_store_t *st, int status, void *arg) {
 
 static void multi_on_count(fleet_store_t *st, int status, uint64_t n,
                            void *arg) {
-  multi_on_done(st, status, arg);
+  multi_on_done((fleet_handle_t *)st, status, arg);
 }
 
 /* Whether no write of a child is left: `*(int *)arg` reached 0. */

@@ -107,7 +107,8 @@ static void wt_lost(fleet_worker_t *w, fleet_job_t *job, int status) {
   }
 }
 
-static void wt_on_stop(fleet_worker_t *w, int status) {
+static void wt_on_stop(fleet_handle_t *w_h, int status, void *user_data) {
+  fleet_worker_t *w = (fleet_worker_t *)w_h;
   wt_t *wt = w->data;
   wt->stopped++;
   wt->stop_status = status;
@@ -182,8 +183,8 @@ CONFORMANCE_IMPL(worker_basic) {
   ASSERT_EQ(0, st.active);
   ASSERT_EQ(1, st.online);
   ASSERT_STR_EQ("running", st.state);
-  ASSERT_OK(fleet_worker_stop(&wt.w, 1000, wt_on_stop));
-  ASSERT_ERR(FLEET_EALREADY, fleet_worker_stop(&wt.w, 1000, wt_on_stop));
+  ASSERT_OK(fleet_worker_stop(&wt.w, 1000, wt_on_stop, NULL));
+  ASSERT_ERR(FLEET_EALREADY, fleet_worker_stop(&wt.w, 1000, wt_on_stop, NULL));
   ASSERT_EQ(0, wt.stopped);
   wt_until(&wt, &wt.stopped, 1);
   ASSERT_OK(wt.stop_status);
@@ -356,7 +357,7 @@ CONFORMANCE_IMPL(worker_stop_graceful) {
     qt_add(&wt.t, "t", "x", NULL);
   ASSERT_OK(fleet_worker_start(&wt.w));
   wt_until(&wt, &wt.handled, 3);
-  ASSERT_OK(fleet_worker_stop(&wt.w, 300, wt_on_stop));
+  ASSERT_OK(fleet_worker_stop(&wt.w, 300, wt_on_stop, NULL));
   /* One finishes in time. */
   ASSERT_OK(fleet_job_complete(wt.held[0]));
   wt_until(&wt, &wt.completed, 1);
@@ -396,7 +397,7 @@ CONFORMANCE_IMPL(worker_close_in_handler) {
   ASSERT_OK(fleet_worker_start(&wt.w));
   wt_until(&wt, &wt.handled, 1);
   ASSERT_ERR(FLEET_ECLOSING, fleet_worker_start(&wt.w));
-  ASSERT_ERR(FLEET_ECLOSING, fleet_worker_stop(&wt.w, 10, wt_on_stop));
+  ASSERT_ERR(FLEET_ECLOSING, fleet_worker_stop(&wt.w, 10, wt_on_stop, NULL));
   /* The close callback was given NULL: wait for the lost callback and the
    * handles. */
   wt_until(&wt, &wt.done_other, 1);
@@ -445,7 +446,7 @@ CONFORMANCE_IMPL(worker_bad_input) {
   ASSERT_ERR(FLEET_EINVAL, fleet_worker_init(&wt.t.c.client, &w2, "q", &o));
   ASSERT_ERR(FLEET_EINVAL, fleet_job_complete(NULL));
   /* A call in the wrong state. */
-  ASSERT_ERR(FLEET_EALREADY, fleet_worker_stop(&wt.w, 10, NULL));
+  ASSERT_ERR(FLEET_EALREADY, fleet_worker_stop(&wt.w, 10, NULL, NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_worker_start(NULL));
   /* Closing an idle worker. */
   wt_close(&wt);

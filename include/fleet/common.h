@@ -65,6 +65,12 @@ typedef struct fleet_handle_s {
  * may be freed or reused from here on. */
 typedef void (*fleet_close_cb)(fleet_handle_t *handle);
 
+/* Completion of a call that reports only a status (a release, a resign,
+ * a cancel, a put, a stop): `status` is 0 or a negative error. Cast
+ * `handle` back to the type of the handle the call was made on. */
+typedef void (*fleet_status_cb)(fleet_handle_t *handle, int status,
+                                void *user_data);
+
 /* The error callback of a handle that works in the background (lock
  * renewals, leader campaigns, worker claims and heartbeats): it hears each
  * failure that no request of the user reports, with its code and the

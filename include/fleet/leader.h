@@ -21,11 +21,6 @@ typedef void (*fleet_leader_elected_cb)(fleet_leader_t *leader, uint64_t token);
  * the candidate campaigns again by itself. */
 typedef void (*fleet_leader_demoted_cb)(fleet_leader_t *leader, int status);
 
-/* Completion of fleet_leader_resign(): 0, or FLEET_ECANCELED when the
- * handle was closed first. */
-typedef void (*fleet_leader_done_cb)(fleet_leader_t *leader, int status,
-                                     void *user_data);
-
 /* The callbacks of a candidate; copied at init. */
 typedef struct {
   fleet_leader_elected_cb elected; /* required */
@@ -82,13 +77,13 @@ FLEET_EXTERN int fleet_leader_campaign(fleet_leader_t *leader);
 
 /* Stops campaigning. A leader gives its lease up (compare-and-delete, which
  * wakes the other candidates at once), then `demoted` runs with 0; then
- * `cb` runs once. fleet_leader_campaign() may be called again from `cb`
- * on.
+ * `cb` runs once, with 0 (or FLEET_ECANCELED when the handle was closed
+ * first). fleet_leader_campaign() may be called again from `cb` on.
  *
  * Returns 0; FLEET_EINVAL; FLEET_EALREADY (not campaigning, or resigning
  * already); FLEET_ECLOSING. On error `cb` never runs. */
-FLEET_EXTERN int fleet_leader_resign(fleet_leader_t *leader,
-                                     fleet_leader_done_cb cb, void *user_data);
+FLEET_EXTERN int fleet_leader_resign(fleet_leader_t *leader, fleet_status_cb cb,
+                                     void *user_data);
 
 /* Whether this candidate leads now: it holds the lease and its local
  * validity has not run out (see fleet_lock_held()). Check it right before

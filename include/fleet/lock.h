@@ -39,13 +39,6 @@ typedef struct fleet_lock_s fleet_lock_t;
 typedef void (*fleet_lock_acquire_cb)(fleet_lock_t *lock, int status,
                                       uint64_t token, void *user_data);
 
-/* Completion of fleet_lock_release() and fleet_lock_renew(). `status` is 0,
- * FLEET_ESTALE (the lease is not held with this handle's token: it expired
- * or another owner holds it now; nothing was changed), FLEET_ECANCELED
- * (the handle was closed), or a backend error. */
-typedef void (*fleet_lock_done_cb)(fleet_lock_t *lock, int status,
-                                   void *user_data);
-
 /* The lease-lost callback: the lease with `token` is no longer held. It runs
  * once per lost lease, before another owner can have taken the lease
  * (given the safety margin), with:
@@ -155,7 +148,10 @@ FLEET_EXTERN int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
  * handle's token (compare-and-delete), and wakes the owners waiting for it.
  * The handle stops counting the lease as held at once. It also works after
  * the lease-lost callback (the server then usually answers FLEET_ESTALE).
- * `cb` runs once (see fleet_lock_done_cb); on an error other than
+ * `cb` runs once with 0, FLEET_ESTALE (the lease is not held with this
+ * handle's token: it expired or another owner holds it now; nothing was
+ * changed), FLEET_ECANCELED (the handle was closed) or a backend error;
+ * on an error other than
  * FLEET_ESTALE the lease may still exist on the server until its TTL ends,
  * and release may be called again.
  *
@@ -163,7 +159,7 @@ FLEET_EXTERN int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
  * lease to release: never acquired, or released already); FLEET_EALREADY
  * (an acquire or a release is in progress); FLEET_ECLOSING; FLEET_ENOMEM.
  * On error `cb` never runs. */
-FLEET_EXTERN int fleet_lock_release(fleet_lock_t *lock, fleet_lock_done_cb cb,
+FLEET_EXTERN int fleet_lock_release(fleet_lock_t *lock, fleet_status_cb cb,
                                     void *user_data);
 
 /* Extends the held lease to a full TTL from now if it still holds this
@@ -175,7 +171,7 @@ FLEET_EXTERN int fleet_lock_release(fleet_lock_t *lock, fleet_lock_done_cb cb,
  * released, or lost already); FLEET_EALREADY (a renew from this function is
  * in progress, or a release); FLEET_ECLOSING; FLEET_ENOMEM. On error `cb`
  * never runs. */
-FLEET_EXTERN int fleet_lock_renew(fleet_lock_t *lock, fleet_lock_done_cb cb,
+FLEET_EXTERN int fleet_lock_renew(fleet_lock_t *lock, fleet_status_cb cb,
                                   void *user_data);
 
 /* Whether the handle holds a lease that is valid now by the local

@@ -246,8 +246,6 @@ typedef void (*fleet_queue_fail_cb)(fleet_queue_t *q, int status, int dead,
 typedef void (*fleet_queue_get_cb)(fleet_queue_t *q, int status,
                                    const fleet_job_info_t *info,
                                    void *user_data);
-typedef void (*fleet_queue_status_cb)(fleet_queue_t *q, int status,
-                                      void *user_data);
 typedef void (*fleet_queue_counts_cb)(fleet_queue_t *q, int status,
                                       const fleet_queue_counts_t *counts,
                                       void *user_data);
@@ -319,7 +317,7 @@ FLEET_EXTERN int fleet_queue_get(fleet_queue_t *q, const char *id,
  * FLEET_EALREADY (it completed or is dead). Same return codes as
  * fleet_queue_get(). */
 FLEET_EXTERN int fleet_queue_cancel(fleet_queue_t *q, const char *id,
-                                    fleet_queue_status_cb cb, void *user_data);
+                                    fleet_status_cb cb, void *user_data);
 
 /* Counts the jobs in each state. Returns 0, FLEET_EINVAL, FLEET_ECLOSING or
  * FLEET_ENOMEM. */

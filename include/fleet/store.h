@@ -87,10 +87,9 @@ struct fleet_store_s {
   FLEET_HANDLE_FIELDS
 };
 
-/* Completion of put, delete, exists, touch and ping: `status` is 0 or a
- * negative error (FLEET_ENOTFOUND when the record does not exist). */
-typedef void (*fleet_store_cb)(fleet_store_t *store, int status,
-                               void *user_data);
+/* Put, delete, exists, touch and ping complete with a fleet_status_cb
+ * (fleet/common.h): `status` is 0 or a negative error (FLEET_ENOTFOUND
+ * when the record does not exist). */
 
 /* Completion of fleet_store_get(): the value and the time the record has
  * left to live, in ms (0 for a record without an expiry, which only a
@@ -179,7 +178,7 @@ FLEET_EXTERN const char *fleet_store_prefix(const fleet_store_t *store);
 FLEET_EXTERN int fleet_store_put(fleet_store_t *store, const char *collection,
                                  fleet_bytes_t id, fleet_bytes_t value,
                                  const fleet_store_put_options_t *options,
-                                 fleet_store_cb cb, void *user_data);
+                                 fleet_status_cb cb, void *user_data);
 
 /* Reads a record: its value and remaining TTL, or FLEET_ENOTFOUND. */
 FLEET_EXTERN int fleet_store_get(fleet_store_t *store, const char *collection,
@@ -190,12 +189,12 @@ FLEET_EXTERN int fleet_store_get(fleet_store_t *store, const char *collection,
  * FLEET_ENOTFOUND when there was none. */
 FLEET_EXTERN int fleet_store_delete(fleet_store_t *store,
                                     const char *collection, fleet_bytes_t id,
-                                    fleet_store_cb cb, void *user_data);
+                                    fleet_status_cb cb, void *user_data);
 
 /* Whether a record exists: 0, or FLEET_ENOTFOUND. */
 FLEET_EXTERN int fleet_store_exists(fleet_store_t *store,
                                     const char *collection, fleet_bytes_t id,
-                                    fleet_store_cb cb, void *user_data);
+                                    fleet_status_cb cb, void *user_data);
 
 /* Sets the expiry of a record, its index entries and its events to now +
  * `ttl_ms`, which becomes the record's TTL; 0 keeps the record's TTL (the
@@ -204,7 +203,7 @@ FLEET_EXTERN int fleet_store_exists(fleet_store_t *store,
  * FLEET_STORE_TTL_MAX_MS. */
 FLEET_EXTERN int fleet_store_touch(fleet_store_t *store, const char *collection,
                                    fleet_bytes_t id, uint64_t ttl_ms,
-                                   fleet_store_cb cb, void *user_data);
+                                   fleet_status_cb cb, void *user_data);
 
 /* Appends `n` events (1 to FLEET_STORE_BATCH_MAX, each 0 bytes to the
  * store's max_value_bytes) to the events list of an existing record, at
@@ -268,7 +267,7 @@ FLEET_EXTERN int fleet_store_clear(fleet_store_t *store,
 
 /* Checks that the backend answers: a round trip through the client.
  * Status 0 or a connection error. */
-FLEET_EXTERN int fleet_store_ping(fleet_store_t *store, fleet_store_cb cb,
+FLEET_EXTERN int fleet_store_ping(fleet_store_t *store, fleet_status_cb cb,
                                   void *user_data);
 
 #ifdef __cplusplus

@@ -49,10 +49,6 @@ typedef void (*fleet_worker_lost_cb)(fleet_worker_t *w, fleet_job_t *job,
 typedef void (*fleet_worker_done_cb)(fleet_worker_t *w, fleet_job_t *job,
                                      fleet_job_action_t action, int status);
 
-/* A stop finished: 0 when every job finished in time, FLEET_ETIMEDOUT when
- * some were handed back at the deadline. */
-typedef void (*fleet_worker_stop_cb)(fleet_worker_t *w, int status);
-
 /* A field left 0 takes its default, so a zeroed struct with a handler is
  * a valid configuration. */
 typedef struct {
@@ -139,11 +135,13 @@ FLEET_EXTERN int fleet_worker_start(fleet_worker_t *w);
  * jobs with the handler to be finished and their completions accepted,
  * then hands the claims of the rest back (lost callback with
  * FLEET_ECANCELED). `cb` (may be NULL) runs once everything sent has been
- * answered (with FLEET_ECANCELED if the worker is closed first); the
- * worker may then be started again or closed. Returns 0, FLEET_EINVAL
- * (not initialized), FLEET_EALREADY (not running) or FLEET_ECLOSING. */
+ * answered, with 0 when every job finished in time, FLEET_ETIMEDOUT when
+ * some were handed back at the deadline, or FLEET_ECANCELED if the worker
+ * is closed first; the worker may then be started again or closed.
+ * Returns 0, FLEET_EINVAL (not initialized), FLEET_EALREADY (not running)
+ * or FLEET_ECLOSING. */
 FLEET_EXTERN int fleet_worker_stop(fleet_worker_t *w, uint32_t timeout_ms,
-                                   fleet_worker_stop_cb cb);
+                                   fleet_status_cb cb, void *user_data);
 
 /* Closes the worker at once: completions not yet sent are sent, the claims
  * of jobs with the handler are handed back (lost callback with

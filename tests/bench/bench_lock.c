@@ -26,7 +26,8 @@ struct lock_bench_s {
   int closed;
 };
 
-static void lock_released(fleet_lock_t *lock, int status, void *arg) {
+static void lock_released(fleet_handle_t *lock_h, int status, void *arg) {
+  fleet_lock_t *lock = (fleet_lock_t *)lock_h;
   lock_slot_t *s = lock->data;
   bench_slot_done(s->slot, status);
 }

@@ -87,7 +87,8 @@ static void bq_on_worker_closed(fleet_handle_t *w) {
   b->worker_closed = 1;
 }
 
-static void bq_on_stopped(fleet_worker_t *w, int status) {
+static void bq_on_stopped(fleet_handle_t *w_h, int status, void *user_data) {
+  fleet_worker_t *w = (fleet_worker_t *)w_h;
   fleet_worker_close(w, bq_on_worker_closed);
 }
 
@@ -173,7 +174,7 @@ static void bq_on_queue_closed(fleet_handle_t *q) {
 
 /* Stops and closes the worker, the queue handle and both clients. */
 static void bq_close(bq_t *b) {
-  if (fleet_worker_stop(&b->w, 5000, bq_on_stopped) != 0)
+  if (fleet_worker_stop(&b->w, 5000, bq_on_stopped, NULL) != 0)
     fleet_worker_close(&b->w, bq_on_worker_closed);
   fleet_queue_close(&b->q, bq_on_queue_closed);
   uv_close((uv_handle_t *)&b->pacer, NULL);

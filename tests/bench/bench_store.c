@@ -42,7 +42,7 @@ static void bench_store_on_closed(fleet_handle_t *store) {
   ((bench_store_t *)store->data)->closed = 1;
 }
 
-static void bench_store_done(fleet_store_t *store, int status, void *arg) {
+static void bench_store_done(fleet_handle_t *store, int status, void *arg) {
   bench_slot_done(arg, status);
 }
 
