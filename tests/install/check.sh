@@ -1,12 +1,27 @@
 #!/bin/sh
-# check.sh BUILD_DIR -- installs the build into a scratch prefix, then builds
-# and runs a consumer with find_package(fleet) and with pkg-config.
+# check.sh BUILD_DIR -- installs the build into a scratch prefix, checks
+# that the shared library exports the public API only, then builds and runs
+# a consumer with find_package(fleet) and with pkg-config.
 set -eu
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+# Only fleet_ symbols leave the library: no internal fleet__ one, nothing
+# unprefixed.
+so=$(ls "$tmp"/prefix/lib*/libfleet.so "$tmp"/prefix/lib/*/libfleet.so \
+  2>/dev/null | head -n 1)
+[ -n "$so" ] || { echo "install check: no libfleet.so installed" >&2; exit 1; }
+leaked=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TDBR]$/ {print $3}' |
+  grep -v '^fleet_[a-z0-9]' | grep -v '^_' || true)
+internal=$(nm -D --defined-only "$so" | awk '{print $3}' | grep '^fleet__' ||
+  true)
+if [ -n "$leaked$internal" ]; then
+  echo "install check: libfleet.so exports non-public symbols:" $leaked \
+    $internal >&2
+  exit 1
+fi
 cmake -S "$here" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/cmake" >/dev/null
 LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/cmake/consumer_shared"
