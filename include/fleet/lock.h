@@ -114,7 +114,7 @@ FLEET_EXTERN void fleet_lock_options_init(fleet_lock_options_t *options);
 
 /* Initializes `lock`, a handle on the lease `name` of `client`, held as
  * `owner` for `ttl_ms` at a time, and registers it with the client (which
- * then refuses to close until the lock has). `name` (1 to 512 bytes) and
+ * refuses to close while the lock is open). `name` (1 to 512 bytes) and
  * `owner` (1 to
  * FLEET_LOCK_OWNER_MAX bytes) are NUL-terminated and copied; `options` may
  * be NULL for the defaults and is copied. Nothing is sent yet.

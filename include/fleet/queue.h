@@ -263,7 +263,7 @@ typedef void (*fleet_queue_recover_cb)(fleet_queue_t *q, int status,
 
 /* Initializes `q` for the queue `name` (1 to 512 bytes, NUL-terminated) on
  * `client` and registers it with the client, which refuses to close
- * (FLEET_EBUSY) until `q` has closed. `options` may be NULL for the
+ * (FLEET_EBUSY) while `q` is open. `options` may be NULL for the
  * defaults; it is copied. Every
  * call below returns 0 and later runs its callback exactly once, or
  * returns an error and never runs it; every call may be made from inside a

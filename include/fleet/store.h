@@ -123,8 +123,8 @@ FLEET_EXTERN void fleet_store_options_init(fleet_store_options_t *options);
 
 /* Initializes `store` on `client`. `options` may be NULL for the defaults;
  * it is copied, and a zeroed field means its default. The store must be
- * closed before its client: fleet_client_close() gives FLEET_EBUSY until
- * the store's close callback has run.
+ * closed before its client: fleet_client_close() gives FLEET_EBUSY while
+ * the store is open.
  *
  * Returns 0, FLEET_EINVAL (NULL argument, bad option), FLEET_ECLOSING (the
  * client is closing) or FLEET_ENOMEM; on error the store need not be

@@ -112,7 +112,7 @@ FLEET_EXTERN void fleet_worker_options_init(fleet_worker_options_t *options);
 
 /* Initializes `w` for the queue `name` (1 to 512 bytes) on `client` and
  * registers it with the client, which refuses to close (FLEET_EBUSY)
- * until `w` has closed; `options` is copied. Nothing happens before
+ * while `w` is open; `options` is copied. Nothing happens before
  * fleet_worker_start().
  *
  * Returns 0, FLEET_EINVAL (NULL argument, empty name, no handler, options
