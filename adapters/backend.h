@@ -195,6 +195,12 @@ typedef struct {
    * FLEET_ECANCELED (after this returns), subscriptions end, handles close,
    * then events->closed runs. */
   void (*close)(fleet__backend_t *be);
+
+  /* Optional: sends the calls issued so far in this loop iteration now,
+   * for a caller that issues them from the iteration's last phase (a
+   * prepare handle) and must not wait for the next one. NULL when calls
+   * never wait (memory). */
+  void (*flush)(fleet__backend_t *be);
 } fleet__backend_vtable_t;
 
 /* Size of the error detail buffer, NUL included. */

@@ -19,6 +19,12 @@ struct fleet__batch_call_s {
 struct fleet__batcher_s {
   struct fleet__client_s *client;
   uv_timer_t timer;
+  /* The end of the loop phase, for items due now: the check handle after
+   * I/O callbacks, the prepare handle before the loop blocks. */
+  uv_check_t now_check;
+  uv_prepare_t now_prepare;
+  int now_armed;
+  int closes_left;
   uint64_t due; /* loop ms the timer is armed for; 0 when stopped */
   fleet__batch_item_t *head;
   fleet__batch_call_t *pool;
@@ -30,6 +36,8 @@ struct fleet__batcher_s {
 };
 
 static void batcher_on_timer(uv_timer_t *timer);
+static void batcher_on_now_check(uv_check_t *h);
+static void batcher_on_now_prepare(uv_prepare_t *h);
 
 static struct fleet__batcher_s *batcher_get(struct fleet__client_s *c) {
   struct fleet__batcher_s *b = c->batcher;
@@ -41,6 +49,8 @@ static struct fleet__batcher_s *batcher_get(struct fleet__client_s *c) {
     return NULL;
   b->client = c;
   uv_timer_init(c->loop, &b->timer);
+  uv_check_init(c->loop, &b->now_check);
+  uv_prepare_init(c->loop, &b->now_prepare);
   c->batcher = b;
   return b;
 }
@@ -69,9 +79,42 @@ static void batcher_arm(struct fleet__batcher_s *b) {
   uint64_t at = 0;
 
   for (it = b->head; it != NULL; it = it->next)
-    if (it->call == NULL && (at == 0 || it->due < at))
+    if (it->call == NULL && !it->now && (at == 0 || it->due < at))
       at = it->due;
   batcher_arm_at(b, at);
+}
+
+/* Puts `it` on the schedule (or keeps it there) with its kind and group. */
+static void batcher_link(struct fleet__batcher_s *b, fleet__batch_item_t *it,
+                         const fleet__batch_kind_t *kind, const void *group) {
+  it->kind = kind;
+  it->group = group;
+  if (!it->linked) {
+    it->prev = NULL;
+    it->next = b->head;
+    if (b->head != NULL)
+      b->head->prev = it;
+    b->head = it;
+    it->linked = 1;
+  }
+}
+
+int fleet__batch_now(struct fleet__client_s *c, fleet__batch_item_t *it,
+                     const fleet__batch_kind_t *kind, const void *group) {
+  struct fleet__batcher_s *b = batcher_get(c);
+
+  if (b == NULL)
+    return FLEET_ENOMEM;
+  batcher_link(b, it, kind, group);
+  it->due = uv_now(c->loop);
+  it->window = 0;
+  it->now = 1;
+  if (!b->now_armed) {
+    uv_check_start(&b->now_check, batcher_on_now_check);
+    uv_prepare_start(&b->now_prepare, batcher_on_now_prepare);
+    b->now_armed = 1;
+  }
+  return 0;
 }
 
 int fleet__batch_add(struct fleet__client_s *c, fleet__batch_item_t *it,
@@ -81,18 +124,10 @@ int fleet__batch_add(struct fleet__client_s *c, fleet__batch_item_t *it,
 
   if (b == NULL)
     return FLEET_ENOMEM;
-  it->kind = kind;
-  it->group = group;
+  it->now = 0;
+  batcher_link(b, it, kind, group);
   it->due = due;
   it->window = window;
-  if (!it->linked) {
-    it->prev = NULL;
-    it->next = b->head;
-    if (b->head != NULL)
-      b->head->prev = it;
-    b->head = it;
-    it->linked = 1;
-  }
   /* The timer stays armed for an earlier item; a later one is found when
    * it fires. */
   if (it->call == NULL && (b->due == 0 || due < b->due))
@@ -165,8 +200,10 @@ static void batcher_call_results(fleet__batch_call_t *call, int status,
   const fleet__batch_kind_t *kind = call->kind;
   size_t i;
 
+  size_t per = kind->item_reply != 0 ? kind->item_reply : 1;
+
   if (status == 0 && (reply->type != FLEET__REPLY_ARRAY ||
-                      reply->nelem != kind->reply_head + call->n))
+                      reply->nelem != kind->reply_head + call->n * per))
     status = FLEET_EPROTO;
   for (i = 0; i < call->n; i++) {
     fleet__batch_item_t *it = call->items[i];
@@ -176,7 +213,7 @@ static void batcher_call_results(fleet__batch_call_t *call, int status,
     it->call = NULL;
     batcher_unlink(call->b, it);
     kind->done(it, status, status == 0 ? reply->elem : NULL,
-               status == 0 ? &reply->elem[kind->reply_head + i] : NULL,
+               status == 0 ? &reply->elem[kind->reply_head + i * per] : NULL,
                call->sent);
   }
 }
@@ -271,23 +308,21 @@ static void batcher_call_close(fleet__batch_call_t **open,
   call->next = NULL;
 }
 
-/* The tick: every item due (or within its window) joins the call of its
- * kind and group; a full call is set aside and a new one started. All go
- * out once the schedule has been walked. */
-static void batcher_on_timer(uv_timer_t *timer) {
-  struct fleet__batcher_s *b =
-      FLEET__CONTAINER_OF(timer, struct fleet__batcher_s, timer);
-  uint64_t now = uv_now(timer->loop);
+/* A tick: every item due now or by `now` (or within its window) joins
+ * the call of its kind and group; a full call is set aside and a new one
+ * started. All go out once the schedule has been walked. */
+static void batcher_tick(struct fleet__batcher_s *b) {
+  uint64_t now = uv_now(b->client->loop);
   fleet__batch_call_t *open = NULL, *full = NULL, *call;
   fleet__batch_item_t *it;
 
-  b->due = 0;
   for (it = b->head; it != NULL; it = it->next) {
-    if (it->call != NULL || it->due > now + it->window)
+    if (it->call != NULL || (!it->now && it->due > now + it->window))
       continue;
     if ((call = batcher_call_for(b, &open, it, now)) == NULL)
       break; /* out of memory: the rest wait for the next tick */
     it->call = call;
+    it->now = 0;
     it->slot = call->n;
     call->items[call->n++] = it;
     if (call->n == it->kind->max_items) {
@@ -305,17 +340,48 @@ static void batcher_on_timer(uv_timer_t *timer) {
     call->next = NULL;
     batcher_send(b, call);
   }
+}
+
+static void batcher_on_timer(uv_timer_t *timer) {
+  struct fleet__batcher_s *b =
+      FLEET__CONTAINER_OF(timer, struct fleet__batcher_s, timer);
+
+  b->due = 0;
+  batcher_tick(b);
   batcher_arm(b);
+}
+
+/* The end of a loop phase with items due now: they go out, and the
+ * backend writes them at once (the prepare phase is the last before the
+ * loop blocks). */
+static void batcher_now(struct fleet__batcher_s *b) {
+  fleet__backend_t *be = b->client->be;
+
+  uv_check_stop(&b->now_check);
+  uv_prepare_stop(&b->now_prepare);
+  b->now_armed = 0;
+  batcher_tick(b);
+  batcher_arm(b);
+  if (be->vt->flush != NULL && !b->client->closing)
+    be->vt->flush(be);
+}
+
+static void batcher_on_now_check(uv_check_t *h) {
+  batcher_now(FLEET__CONTAINER_OF(h, struct fleet__batcher_s, now_check));
+}
+
+static void batcher_on_now_prepare(uv_prepare_t *h) {
+  batcher_now(FLEET__CONTAINER_OF(h, struct fleet__batcher_s, now_prepare));
 }
 
 /* ------------------------------------------------------------------------ */
 /* Close                                                                    */
 
 static void batcher_on_closed(uv_handle_t *handle) {
-  struct fleet__batcher_s *b =
-      FLEET__CONTAINER_OF((uv_timer_t *)handle, struct fleet__batcher_s, timer);
+  struct fleet__batcher_s *b = handle->data;
 
-  b->closed(b->client);
+  if (--b->closes_left == 0)
+    b->closed(b->client);
 }
 
 void fleet__batcher_close(struct fleet__client_s *c,
@@ -327,7 +393,11 @@ void fleet__batcher_close(struct fleet__client_s *c,
     return;
   }
   b->closed = closed;
+  b->closes_left = 3;
+  b->timer.data = b->now_check.data = b->now_prepare.data = b;
   uv_close((uv_handle_t *)&b->timer, batcher_on_closed);
+  uv_close((uv_handle_t *)&b->now_check, batcher_on_closed);
+  uv_close((uv_handle_t *)&b->now_prepare, batcher_on_closed);
 }
 
 void fleet__batcher_free(struct fleet__client_s *c) {

@@ -9,7 +9,12 @@
  * kind and one group share calls, up to the kind's limit per call, so
  * that things taken at about the same time stay in step and share their
  * round trips. An item has at most one call in flight; an item removed
- * while its call is out is forgotten by the call. */
+ * while its call is out is forgotten by the call.
+ *
+ * An item may also be due "now" (fleet__batch_now()): it goes out at the
+ * end of the current loop phase, with every other item made due now in
+ * it, so that the acquires or enqueues a program issues in one loop
+ * iteration share one call. */
 #ifndef FLEET_SRC_BATCHER_H
 #define FLEET_SRC_BATCHER_H
 
@@ -29,7 +34,8 @@ typedef struct {
   size_t group_keys, group_args;
   size_t item_keys, item_args;
   size_t reply_head;
-  size_t max_items; /* per call, at most FLEET__BATCH_MAX */
+  size_t item_reply; /* reply elements per item; 0 means 1 */
+  size_t max_items;  /* per call, at most FLEET__BATCH_MAX */
   /* Optional (when the group has keys or args): fills them from the first
    * item of a call. */
   void (*fill_group)(fleet__batch_item_t *it, fleet_bytes_t *keys,
@@ -39,7 +45,7 @@ typedef struct {
   void (*fill)(fleet__batch_item_t *it, fleet_bytes_t *keys,
                fleet_bytes_t *args);
   /* The result for one item of a call issued at loop time `sent`: status
-   * 0 with the reply's head elements and the item's own element, or an
+   * 0 with the reply's head elements and the item's own element(s), or an
    * error with NULLs (the whole call failed; a reply of the wrong shape is
    * FLEET_EPROTO). The item is off the schedule when this runs:
    * schedule it again with fleet__batch_add(). May run user callbacks,
@@ -61,6 +67,7 @@ struct fleet__batch_item_s {
   fleet__batch_call_t *call; /* the call in flight, or NULL */
   size_t slot;
   int linked;
+  int now; /* due at the end of this loop phase, not on the timer */
 };
 
 /* Schedules `it` (of `kind`, in `group`) for loop time `due`, or moves it
@@ -70,6 +77,12 @@ struct fleet__batch_item_s {
 int fleet__batch_add(struct fleet__client_s *c, fleet__batch_item_t *it,
                      const fleet__batch_kind_t *kind, const void *group,
                      uint64_t due, uint64_t window);
+
+/* Schedules `it` for the end of the current loop phase: the check phase
+ * when called from an I/O callback, else the prepare phase before the loop
+ * blocks. Returns 0 or FLEET_ENOMEM. */
+int fleet__batch_now(struct fleet__client_s *c, fleet__batch_item_t *it,
+                     const fleet__batch_kind_t *kind, const void *group);
 
 /* Stops refreshing `it`; a call in flight forgets it (its `done` will not
  * run). Safe on an item that is not scheduled. */

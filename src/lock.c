@@ -231,16 +231,14 @@ static void lock_renew_done(fleet__batch_item_t *it, int status,
 
 /* Automatic renewals: one LOCK_RENEW call for every lease of the client
  * that is due (KEYS: the locks' tags; ARGV: value and TTL of each). */
-static const fleet__batch_kind_t lock_renew_kind = {FLEET__OP_LOCK_RENEW,
-                                                    0,
-                                                    0,
-                                                    1,
-                                                    2,
-                                                    0,
-                                                    FLEET__BATCH_MAX,
-                                                    NULL,
-                                                    lock_renew_fill,
-                                                    lock_renew_done};
+static const fleet__batch_kind_t lock_renew_kind = {
+    .op = FLEET__OP_LOCK_RENEW,
+    .item_keys = 1,
+    .item_args = 2,
+    .max_items = FLEET__BATCH_MAX,
+    .fill = lock_renew_fill,
+    .done = lock_renew_done,
+};
 
 /* Schedules the next automatic renewal of a HELD lease `at` loop ms; a
  * lease due within a quarter of its interval of another joins its call.

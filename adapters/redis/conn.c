@@ -461,6 +461,13 @@ static void conn_on_flush_prepare(uv_prepare_t *h) {
   conn_flush(c);
 }
 
+void fleet__rconn_flush(fleet__rconn_t *c) {
+  if (!c->flush_armed)
+    return;
+  conn_flush_handles_stop(c);
+  conn_flush(c);
+}
+
 /* Requests issued from I/O callbacks are flushed by the check handle right
  * after the poll phase; those issued from timers or idle callbacks by the
  * prepare handle before the loop blocks. Either way, one write per loop

@@ -152,6 +152,10 @@ int fleet__rconn_open(fleet__rconn_t *c, uv_loop_t *loop, void *owner,
  * Must not be called once closing began. */
 void fleet__rconn_send(fleet__rconn_t *c, fleet__rreq_t *req);
 
+/* Writes the requests issued so far in this loop iteration now, instead
+ * of when the iteration's check or prepare phase comes. */
+void fleet__rconn_flush(fleet__rconn_t *c);
+
 /* Starts closing: every request still queued gets its callback with
  * FLEET_ECANCELED once the handles are closed, then events->on_closed. */
 void fleet__rconn_close(fleet__rconn_t *c);

@@ -499,5 +499,13 @@ static void redis_close(fleet__backend_t *base) {
   fleet__rconn_close(&be->main);
 }
 
+static void redis_flush(fleet__backend_t *base) {
+  redis_backend_t *be = (redis_backend_t *)base;
+
+  if (!be->closing)
+    fleet__rconn_flush(&be->main);
+}
+
 const fleet__backend_vtable_t fleet__redis_backend = {
-    redis_open, redis_call, redis_subscribe, redis_unsubscribe, redis_close};
+    redis_open,        redis_call,  redis_subscribe,
+    redis_unsubscribe, redis_close, redis_flush};
