@@ -106,6 +106,7 @@ TEST_DECLARE(redis_auth_password)
 TEST_DECLARE(redis_auth_acl_user)
 TEST_DECLARE(redis_unix_and_hostname)
 TEST_DECLARE(redis_script_shas)
+TEST_DECLARE(redis_reader_arena)
 
 /* test_unit.c */
 TEST_DECLARE(unit_version)
@@ -298,6 +299,7 @@ TEST_LIST_START
   TEST_ENTRY(redis_auth_acl_user)
   TEST_ENTRY(redis_unix_and_hostname)
   TEST_ENTRY(redis_script_shas)
+  TEST_ENTRY(redis_reader_arena)
 
   /* test_unit.c */
   TEST_ENTRY(unit_version)

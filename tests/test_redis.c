@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "client_ctx.h"
+#include "redis/reader.h"
 #include "redis/scripts.h"
 
 /* A loopback port with nothing listening on it. */
@@ -305,5 +306,112 @@ TEST_IMPL(redis_script_shas) {
   }
   ctx_close(&t);
   fleet_test_redis_free(r);
+  return 0;
+}
+
+/* Feeds `len` bytes to `rd` one at a time, so that the reply arrives in
+ * pieces, and returns the reply, which must be complete at the last byte
+ * and not before. */
+static redisReply *reader_parse(redisReader *rd, const char *p, size_t len) {
+  void *reply = NULL;
+  size_t i;
+
+  for (i = 0; i < len; i++) {
+    ASSERT_NULL(reply);
+    ASSERT_OK(redisReaderFeed(rd, p + i, 1));
+    ASSERT_OK(redisReaderGetReply(rd, &reply));
+  }
+  ASSERT_NOT_NULL(reply);
+  return reply;
+}
+
+static void reader_check_nested(redisReader *rd) {
+  static const char resp[] = "*3\r\n:42\r\n+OK\r\n*3\r\n$3\r\nabc\r\n$-1\r\n"
+                             "*0\r\n";
+  redisReply *r = reader_parse(rd, resp, sizeof(resp) - 1), *in;
+
+  ASSERT_EQ(REDIS_REPLY_ARRAY, r->type);
+  ASSERT_EQ(3, r->elements);
+  ASSERT_EQ(REDIS_REPLY_INTEGER, r->element[0]->type);
+  ASSERT_EQ(42, r->element[0]->integer);
+  ASSERT_EQ(REDIS_REPLY_STATUS, r->element[1]->type);
+  ASSERT_STR_EQ("OK", r->element[1]->str);
+  in = r->element[2];
+  ASSERT_EQ(REDIS_REPLY_ARRAY, in->type);
+  ASSERT_EQ(3, in->elements);
+  ASSERT_EQ(REDIS_REPLY_STRING, in->element[0]->type);
+  ASSERT_EQ(3, in->element[0]->len);
+  ASSERT_STR_EQ("abc", in->element[0]->str);
+  ASSERT_EQ(REDIS_REPLY_NIL, in->element[1]->type);
+  ASSERT_EQ(REDIS_REPLY_ARRAY, in->element[2]->type);
+  ASSERT_EQ(0, in->element[2]->elements);
+}
+
+/* A connection's reader builds every RESP2 shape in its arena, replies
+ * that arrive in pieces included, and the arena serves reply after reply
+ * across resets: after strings and arrays larger than its first block, and
+ * after a reader that was freed with a reply half parsed. */
+TEST_IMPL(redis_reader_arena) {
+  fleet__rarena_t arena = {NULL};
+  redisReader *rd = fleet__reader_create(&arena);
+  redisReply *r;
+  char *big;
+  size_t n = 100000, i, len;
+
+  ASSERT_NOT_NULL(rd);
+  r = reader_parse(rd, "$-1\r\n", 5);
+  ASSERT_EQ(REDIS_REPLY_NIL, r->type);
+  fleet__rarena_reset(&arena);
+  r = reader_parse(rd, "*-1\r\n", 5);
+  ASSERT_EQ(REDIS_REPLY_NIL, r->type);
+  fleet__rarena_reset(&arena);
+  r = reader_parse(rd, "-ERR boom\r\n", 11);
+  ASSERT_EQ(REDIS_REPLY_ERROR, r->type);
+  ASSERT_MEM_EQ("ERR boom", r->str, r->len);
+  fleet__rarena_reset(&arena);
+  reader_check_nested(rd);
+  fleet__rarena_reset(&arena);
+
+  /* A string of 100000 bytes, then an array of 20000 integers. */
+  big = malloc(n + 32);
+  ASSERT_NOT_NULL(big);
+  len = (size_t)snprintf(big, 32, "$%zu\r\n", n);
+  memset(big + len, 'x', n);
+  memcpy(big + len + n, "\r\n", 2);
+  r = reader_parse(rd, big, len + n + 2);
+  ASSERT_EQ(REDIS_REPLY_STRING, r->type);
+  ASSERT_EQ(n, r->len);
+  ASSERT_EQ('x', r->str[n - 1]);
+  ASSERT_EQ('\0', r->str[n]);
+  fleet__rarena_reset(&arena);
+  free(big);
+  big = malloc(20000 * 8 + 16);
+  ASSERT_NOT_NULL(big);
+  len = (size_t)sprintf(big, "*20000\r\n");
+  for (i = 0; i < 20000; i++)
+    len += (size_t)sprintf(big + len, ":%zu\r\n", i % 1000);
+  ASSERT_OK(redisReaderFeed(rd, big, len));
+  ASSERT_OK(redisReaderGetReply(rd, (void **)&r));
+  ASSERT_NOT_NULL(r);
+  ASSERT_EQ(20000, r->elements);
+  for (i = 0; i < 20000; i++)
+    ASSERT_EQ((long long)(i % 1000), r->element[i]->integer);
+  fleet__rarena_reset(&arena);
+  free(big);
+  reader_check_nested(rd);
+  fleet__rarena_reset(&arena);
+
+  /* A reader freed in the middle of a reply, as on a broken connection:
+   * the next reader parses from a clean arena. */
+  ASSERT_OK(redisReaderFeed(rd, "*2\r\n:1\r\n", 8));
+  ASSERT_OK(redisReaderGetReply(rd, (void **)&r));
+  ASSERT_NULL(r);
+  redisReaderFree(rd);
+  fleet__rarena_reset(&arena);
+  rd = fleet__reader_create(&arena);
+  ASSERT_NOT_NULL(rd);
+  reader_check_nested(rd);
+  redisReaderFree(rd);
+  fleet__rarena_free(&arena);
   return 0;
 }

@@ -3,6 +3,8 @@
 #ifndef FLEET_REDIS_COMPAT_H
 #define FLEET_REDIS_COMPAT_H
 
+#include <stdint.h>
+
 #include <hiredis/hiredis.h>
 #include <hiredis/read.h>
 
@@ -22,6 +24,46 @@
 #endif
 #ifndef REDIS_REPLY_PUSH
 #define REDIS_REPLY_PUSH 12
+#endif
+
+/* The reply object functions a fleet reader installs (adapters/redis/
+ * reader.c). 0.14 passes the size of an array as an int, negative when the
+ * server announced more than INT_MAX elements; 1.x passes a size_t and adds
+ * RESP3 doubles and booleans, which fleet builds as the text the server
+ * sent and as an integer. fleet__reader_array() takes SIZE_MAX for an
+ * array too large to build. FLEET__READER_FUNCTIONS initializes the table
+ * of the version at hand; freeObject is NULL because the arena frees. */
+void *fleet__reader_string(const redisReadTask *t, char *s, size_t len);
+void *fleet__reader_array(const redisReadTask *t, size_t n);
+void *fleet__reader_integer(const redisReadTask *t, long long v);
+void *fleet__reader_nil(const redisReadTask *t);
+
+#if HIREDIS_MAJOR >= 1
+static inline void *fleet__reader_double(const redisReadTask *t, double d,
+                                         char *s, size_t len) {
+  (void)d;
+  return fleet__reader_string(t, s, len);
+}
+
+static inline void *fleet__reader_bool(const redisReadTask *t, int b) {
+  return fleet__reader_integer(t, b);
+}
+
+#define FLEET__READER_FUNCTIONS                                                \
+  {                                                                            \
+    fleet__reader_string, fleet__reader_array, fleet__reader_integer,          \
+        fleet__reader_double, fleet__reader_nil, fleet__reader_bool, NULL      \
+  }
+#else
+static inline void *fleet__reader_array_int(const redisReadTask *t, int n) {
+  return fleet__reader_array(t, n < 0 ? SIZE_MAX : (size_t)n);
+}
+
+#define FLEET__READER_FUNCTIONS                                                \
+  {                                                                            \
+    fleet__reader_string, fleet__reader_array_int, fleet__reader_integer,      \
+        fleet__reader_nil, NULL                                                \
+  }
 #endif
 
 /* The reader's maximum buffered input: hiredis 0.14 has no setter and keeps

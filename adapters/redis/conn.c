@@ -372,7 +372,7 @@ static void conn_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     /* What is left in the reader belongs to the next reply. */
     c->reply_bytes = (uint64_t)(c->reader->len - c->reader->pos);
     conn_dispatch(c, reply);
-    freeReplyObject(reply);
+    fleet__rarena_reset(&c->arena);
     if (c->nunflushed >= CONN_EARLY_FLUSH && conn_live(c))
       conn_flush(c);
   }
@@ -666,14 +666,15 @@ static void conn_on_connect(uv_connect_t *req, int status) {
   }
   if (c->url->scheme == FLEET__URL_REDIS)
     uv_tcp_nodelay(&c->s.tcp, 1);
+  /* A fresh reader: what the last one held of a reply is forgotten. */
   redisReaderFree(c->reader);
-  c->reader = redisReaderCreate();
+  fleet__rarena_reset(&c->arena);
+  c->reader = fleet__reader_create(&c->arena);
   c->reply_bytes = 0;
   if (c->reader == NULL) {
     conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
     return;
   }
-  fleet__reader_setup(c->reader);
   status = uv_read_start(&c->s.stream, conn_on_alloc, conn_on_read);
   if (status != 0) {
     conn_fail(c, FLEET_EUNAVAILABLE, FLEET_ECONNLOST, "read: %s",
@@ -935,7 +936,7 @@ int fleet__rconn_open(fleet__rconn_t *c, uv_loop_t *loop, void *owner,
   c->max_reply = config->max_reply_bytes != 0 ? config->max_reply_bytes
                                               : FLEET_CLIENT_MAX_REPLY_DEFAULT;
   fleet__rng_seed(&c->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)c);
-  c->reader = redisReaderCreate();
+  c->reader = fleet__reader_create(&c->arena);
   c->rbuf = malloc(CONN_RBUF_SIZE);
   if (c->reader == NULL || c->rbuf == NULL) {
     if (c->reader != NULL)
@@ -943,7 +944,6 @@ int fleet__rconn_open(fleet__rconn_t *c, uv_loop_t *loop, void *owner,
     free(c->rbuf);
     return FLEET_ENOMEM;
   }
-  fleet__reader_setup(c->reader);
   uv_timer_init(loop, &c->connect_timer);
   uv_timer_init(loop, &c->command_timer);
   uv_check_init(loop, &c->flush_check);
@@ -991,6 +991,7 @@ static void conn_maybe_closed(fleet__rconn_t *c) {
   c->addrs = NULL;
   redisReaderFree(c->reader);
   c->reader = NULL;
+  fleet__rarena_free(&c->arena);
   free(c->rbuf);
   c->rbuf = NULL;
   c->events->on_closed(c);

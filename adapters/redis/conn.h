@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "internal.h"
 #include "redis/compat.h"
+#include "redis/reader.h"
 #include "redis/scripts.h"
 
 typedef struct fleet__rconn_s fleet__rconn_t;
@@ -114,9 +115,10 @@ struct fleet__rconn_s {
   int flush_armed;
 
   redisReader *reader;
-  char *rbuf;           /* read buffer */
-  uint64_t reply_bytes; /* bytes received of the reply being parsed */
-  uint64_t max_reply;   /* the limit on reply_bytes */
+  fleet__rarena_t arena; /* the reader's replies */
+  char *rbuf;            /* read buffer */
+  uint64_t reply_bytes;  /* bytes received of the reply being parsed */
+  uint64_t max_reply;    /* the limit on reply_bytes */
 
   /* FIFO queues. `waiting`: not yet written (no connection, or handshake
    * in progress); `unflushed`: to be written on the next flush;
