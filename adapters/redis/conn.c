@@ -392,15 +392,20 @@ static void conn_on_write(uv_write_t *wr, int status) {
     conn_drop(c, status);
 }
 
-/* Writes every unflushed request in one uv_write and moves them in flight.
- * The bytes are gathered into the write's own buffer, so a request may be
- * reused as soon as its reply arrives whatever the state of the write. */
+/* Writes every unflushed request and moves them in flight. The bytes are
+ * gathered into one buffer and handed to the socket at once with
+ * uv_try_write(); only what the socket does not take goes to a uv_write.
+ * A write that completes at once thus costs one system call, where a
+ * uv_write costs a loop iteration for its callback and an epoll_ctl() to
+ * stop watching for writability afterwards. The buffer belongs to the
+ * write, so a request may be reused as soon as its reply arrives whatever
+ * the state of the write. */
 static void conn_flush(fleet__rconn_t *c) {
   conn_write_t *w;
   fleet__rreq_t *req;
   size_t total = 0, off = 0;
   uv_buf_t b;
-  int err;
+  int n;
 
   if (c->unflushed == NULL || !conn_live(c))
     return;
@@ -430,12 +435,22 @@ static void conn_flush(fleet__rconn_t *c) {
     c->ninflight++;
   }
   b = uv_buf_init(w->buf, (unsigned int)total);
-  err = uv_write(&w->req, &c->s.stream, &b, 1, conn_on_write);
-  if (err != 0) {
-    w->next = c->free_writes;
-    c->free_writes = w;
-    conn_drop(c, err);
+  /* On UV_EAGAIN (the socket is full, or an earlier write still waits and
+   * this one must follow it) or an error, uv_write takes all of it: it
+   * reports an error from its callback, never from inside a flush. */
+  n = uv_try_write(&c->s.stream, &b, 1);
+  if (n < 0)
+    n = 0;
+  if ((size_t)n < total) {
+    b = uv_buf_init(w->buf + n, (unsigned int)(total - (size_t)n));
+    n = uv_write(&w->req, &c->s.stream, &b, 1, conn_on_write);
+    if (n == 0)
+      return;
   }
+  w->next = c->free_writes;
+  c->free_writes = w;
+  if (n < 0)
+    conn_drop(c, n);
   return;
 nomem:
   conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
