@@ -80,18 +80,20 @@ static int rreq_reserve(fleet__rreq_t *req, size_t extra) {
 /* Writes `prefix`, the decimal `n` and CRLF at the end of the buffer, which
  * has room for it. */
 static void rreq_put_len(fleet__rreq_t *req, char prefix, size_t n) {
-  char digits[24];
-  int i = 0;
+  char *p = req->buf + req->len, *end;
+  size_t m;
 
-  req->buf[req->len++] = prefix;
+  *p++ = prefix;
+  for (end = p + 1, m = n; m >= 10; m /= 10)
+    end++;
+  p = end;
   do {
-    digits[i++] = (char)('0' + n % 10);
+    *--p = (char)('0' + n % 10);
     n /= 10;
   } while (n > 0);
-  while (i > 0)
-    req->buf[req->len++] = digits[--i];
-  req->buf[req->len++] = '\r';
-  req->buf[req->len++] = '\n';
+  end[0] = '\r';
+  end[1] = '\n';
+  req->len = (size_t)(end + 2 - req->buf);
 }
 
 int fleet__rreq_begin(fleet__rreq_t *req, size_t argc) {

@@ -41,7 +41,7 @@ static fleet__rarena_block_t *reader_block_new(size_t cap) {
 /* Padding that aligns `used` bytes into `b` to `align` (a power of two). */
 static size_t reader_pad(const fleet__rarena_block_t *b, size_t align) {
   uintptr_t at = (uintptr_t)(b->data + b->used);
-  return (size_t)((align - at % align) % align);
+  return (size_t)(-at & (align - 1));
 }
 
 /* `size` bytes aligned to `align`, from the newest block or from a new one
