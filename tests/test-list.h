@@ -107,6 +107,7 @@ TEST_DECLARE(redis_auth_acl_user)
 TEST_DECLARE(redis_unix_and_hostname)
 TEST_DECLARE(redis_script_shas)
 TEST_DECLARE(redis_reader_arena)
+TEST_DECLARE(redis_large_writes_in_order)
 
 /* test_unit.c */
 TEST_DECLARE(unit_version)
@@ -300,6 +301,7 @@ TEST_LIST_START
   TEST_ENTRY(redis_unix_and_hostname)
   TEST_ENTRY(redis_script_shas)
   TEST_ENTRY(redis_reader_arena)
+  TEST_ENTRY(redis_large_writes_in_order)
 
   /* test_unit.c */
   TEST_ENTRY(unit_version)

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "client_ctx.h"
 #include "redis/reader.h"
 #include "redis/scripts.h"
@@ -413,5 +414,63 @@ TEST_IMPL(redis_reader_arena) {
   reader_check_nested(rd);
   redisReaderFree(rd);
   fleet__rarena_free(&arena);
+  return 0;
+}
+
+/* What each op of redis_large_writes_in_order expects, and whether its
+ * reply came with that shape. */
+typedef struct {
+  fleet__reply_type_t want;
+  int *done;
+} write_order_t;
+
+static void on_ordered_reply(void *arg, int status, const fleet__reply_t *r) {
+  write_order_t *w = arg;
+
+  ASSERT_OK(status);
+  ASSERT_EQ(w->want, r->type);
+  (*w->done)++;
+}
+
+/* Commands far larger than the socket takes at once are written partly at
+ * once and partly by a queued write; commands issued while that write is
+ * pending go out after it, so that every reply reaches its own command. */
+TEST_IMPL(redis_large_writes_in_order) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  static const fleet__op_t ops[] = {FLEET__OP_PUBLISH, FLEET__OP_TIME,
+                                    FLEET__OP_PUBLISH, FLEET__OP_PING};
+  static const fleet__reply_type_t want[] = {
+      FLEET__REPLY_INT, FLEET__REPLY_ARRAY, FLEET__REPLY_INT,
+      FLEET__REPLY_STATUS};
+  write_order_t w[4];
+  size_t big = 16 * 1024 * 1024, i;
+  fleet_bytes_t args[2];
+  client_ctx_t t;
+  char *payload;
+  int done = 0;
+
+  payload = malloc(big);
+  ASSERT_NOT_NULL(payload);
+  memset(payload, 'p', big);
+  args[0].base = "chan";
+  args[0].len = 4;
+  args[1].base = payload;
+  args[1].len = big;
+  ctx_init(&t, fleet_test_redis_url(r), NULL);
+  ASSERT_OK(ctx_ping(&t));
+  for (i = 0; i < 4; i++) {
+    w[i].want = want[i];
+    w[i].done = &done;
+    ASSERT_OK(fleet__backend_call(
+        fleet__client_backend(&t.client), ops[i], NULL, 0, args,
+        ops[i] == FLEET__OP_PUBLISH ? 2 : 0, on_ordered_reply, &w[i]));
+    /* Each op goes out on its own flush, the big ones partly queued. */
+    uv_run(&t.loop, UV_RUN_NOWAIT);
+  }
+  ASSERT(fleet_test_wait_count(&t.loop, &done, 4,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  free(payload);
+  ctx_close(&t);
+  fleet_test_redis_free(r);
   return 0;
 }
