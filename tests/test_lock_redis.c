@@ -53,7 +53,7 @@ TEST_IMPL(lock_foreign_data_redis) {
   /* The fence is not a number, or not a string. */
   lr_cmd(r, "SET {locktest:f}:fence abc");
   ASSERT_OK(lock_rec_init(&a, &e.c1, "f", "me", 1000, NULL));
-  ASSERT_ERR(FLEET_EBACKEND, lock_rec_acquire(&e, &a, 0, 5000));
+  ASSERT_ERR(FLEET_EPROTO, lock_rec_acquire(&e, &a, 0, 5000));
   ASSERT_ERR(FLEET_EPROTO, lock_env_query(&e, &e.c1, "f").status);
   lock_rec_close(&e, &a);
   lr_cmd(r, "RPUSH {locktest:h}:fence x");
