@@ -14,23 +14,24 @@
 -- was taken (pttl 0); r 0 when it is busy, pttl that of the holder's lease;
 -- r -1 when the lease or the fence holds another type, r -2 when the fence
 -- is not an integer (pttl 0; nothing written).
+local call, pcall, format = redis.call, redis.pcall, string.format
 local r = {}
 for i = 1, #KEYS do
   local lease = KEYS[i] .. ':lock'
-  local token = redis.pcall('INCR', KEYS[i] .. ':fence')
+  local token = pcall('INCR', KEYS[i] .. ':fence')
   local res, pttl = token, 0
   if type(token) == 'table' then
     res = string.sub(token.err, 1, 9) == 'WRONGTYPE' and -1 or -2
-  elseif not redis.call('SET', lease, string.format('%d', token) .. ':' ..
-                        ARGV[3 * i - 2], 'NX', 'PX', ARGV[3 * i - 1]) then
-    local cur = redis.pcall('GET', lease)
+  elseif not call('SET', lease, format('%d', token) .. ':' .. ARGV[3 * i - 2],
+                  'NX', 'PX', ARGV[3 * i - 1]) then
+    local cur = pcall('GET', lease)
     if type(cur) == 'table' then
       res = -1
     else
       if ARGV[3 * i] == '1' and string.byte(cur, 1) ~= 42 then
-        redis.call('SET', lease, '*' .. cur, 'KEEPTTL')
+        call('SET', lease, '*' .. cur, 'KEEPTTL')
       end
-      res, pttl = 0, redis.call('PTTL', lease)
+      res, pttl = 0, call('PTTL', lease)
     end
   end
   r[2 * i - 1] = res

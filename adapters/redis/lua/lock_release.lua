@@ -8,16 +8,17 @@
 -- Returns: one integer per lock: 2 released, and a wake-up was published
 -- (the lease was marked as waited for); 1 released; 0 not held with that
 -- value (nothing changed); -1 the lease holds another type.
+local call = redis.call
 local r = {}
 for i = 1, #KEYS do
-  local lease = KEYS[i] .. ':lock'
+  local lease, value = KEYS[i] .. ':lock', ARGV[i]
   local cur = redis.pcall('GET', lease)
-  if cur == ARGV[i] then
-    redis.call('DEL', lease)
+  if cur == value then
+    call('DEL', lease)
     r[i] = 1
-  elseif cur == '*' .. ARGV[i] then
-    redis.call('DEL', lease)
-    redis.call('PUBLISH', KEYS[i] .. ':released', ARGV[i])
+  elseif cur == '*' .. value then
+    call('DEL', lease)
+    call('PUBLISH', KEYS[i] .. ':released', value)
     r[i] = 2
   elseif type(cur) == 'table' then
     r[i] = -1
