@@ -362,9 +362,8 @@ static void diff_core(diff_t *d) {
  * at once carry per-lock arguments and get per-lock results. The last two
  * locks hold data fleet did not write (see diff_lock_foreign()). */
 static void diff_lock_step(diff_t *d) {
-  static const char *const tags[] = {"{t:a}",       "{t:b}", "{t:c}",
-                                     "{t:d}",       "{t:w:rec:x}",
-                                     "{t:v:rec:x}"};
+  static const char *const tags[] = {"{t:a}", "{t:b}",       "{t:c}",
+                                     "{t:d}", "{t:w:rec:x}", "{t:v:rec:x}"};
   static const char *const owners[] = {"o1", "o2"};
   uint32_t i = diff_rand(d, 6), n = 1 + diff_rand(d, 4);
   const char *keys[4], *args[12];
