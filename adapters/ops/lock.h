@@ -19,13 +19,16 @@
  *       integers, {r, pttl} per lock: r the token when taken (pttl 0); r 0
  *       when busy, pttl that of the lease; r -1 when the lease or the fence
  *       holds another type, r -2 when the fence is not an integer (nothing
- *       written; pttl 0).
+ *       written; pttl 0). Any other error (FLEET_EOOM, FLEET_EREADONLY,
+ *       ...) fails the whole call, possibly after earlier locks were
+ *       taken.
  *   LOCK_RELEASE  KEYS: the tags of n locks (n >= 1, any names). ARGV: for
  *       each, "<token>:<owner>". Deletes each lease that holds its value
  *       (marked or not) and, if it was marked, publishes the value on its
  *       released channel. Reply: an array of n integers: 2 deleted and
  *       waiters woken, 1 deleted, 0 not held with that value (nothing
- *       changed), -1 the lease holds another type.
+ *       changed), -1 the lease holds another type. Any other error fails
+ *       the whole call.
  *   LOCK_RENEW  KEYS: the tags of n locks (n >= 1, any names). ARGV: for
  *       each, "<token>:<owner>" then the ttl ms. Extends each lease that
  *       holds its value to a full ttl (PEXPIRE). Reply: an array of n

@@ -13,7 +13,8 @@
 -- Returns: two integers per lock, {r, pttl}: r the token when the lease
 -- was taken (pttl 0); r 0 when it is busy, pttl that of the holder's lease;
 -- r -1 when the lease or the fence holds another type, r -2 when the fence
--- is not an integer (pttl 0; nothing written).
+-- is not an integer (pttl 0; nothing written). Any other error (OOM,
+-- READONLY, ...) is the error of the whole call.
 local call, pcall, format = redis.call, redis.pcall, string.format
 local r = {}
 for i = 1, #KEYS do
@@ -21,11 +22,20 @@ for i = 1, #KEYS do
   local token = pcall('INCR', KEYS[i] .. ':fence')
   local res, pttl = token, 0
   if type(token) == 'table' then
-    res = string.sub(token.err, 1, 9) == 'WRONGTYPE' and -1 or -2
+    if string.sub(token.err, 1, 9) == 'WRONGTYPE' then
+      res = -1
+    elseif string.find(token.err, 'not an integer', 1, true) then
+      res = -2
+    else
+      return token
+    end
   elseif not call('SET', lease, format('%d', token) .. ':' .. ARGV[3 * i - 2],
                   'NX', 'PX', ARGV[3 * i - 1]) then
     local cur = pcall('GET', lease)
     if type(cur) == 'table' then
+      if string.sub(cur.err, 1, 9) ~= 'WRONGTYPE' then
+        return cur
+      end
       res = -1
     else
       if ARGV[3 * i] == '1' and string.byte(cur, 1) ~= 42 then

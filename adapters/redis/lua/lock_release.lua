@@ -7,7 +7,8 @@
 -- ARGV[i]: its "<token>:<owner>", the value the caller acquired.
 -- Returns: one integer per lock: 2 released, and a wake-up was published
 -- (the lease was marked as waited for); 1 released; 0 not held with that
--- value (nothing changed); -1 the lease holds another type.
+-- value (nothing changed); -1 the lease holds another type. Any other
+-- error is the error of the whole call.
 local call = redis.call
 local r = {}
 for i = 1, #KEYS do
@@ -21,6 +22,9 @@ for i = 1, #KEYS do
     call('PUBLISH', KEYS[i] .. ':released', value)
     r[i] = 2
   elseif type(cur) == 'table' then
+    if string.sub(cur.err, 1, 9) ~= 'WRONGTYPE' then
+      return cur
+    end
     r[i] = -1
   else
     r[i] = 0
