@@ -392,6 +392,10 @@ void fleet__batcher_close(struct fleet__client_s *c,
     closed(c);
     return;
   }
+  /* Items due now (a closing handle's release) hear FLEET_ECLOSING, so
+   * that nothing waits for a phase end that will not come. */
+  if (b->now_armed)
+    batcher_now(b);
   b->closed = closed;
   b->closes_left = 3;
   b->timer.data = b->now_check.data = b->now_prepare.data = b;

@@ -92,8 +92,9 @@ void fleet__batch_remove(struct fleet__client_s *c, fleet__batch_item_t *it);
 void fleet__batch_stats(const struct fleet__client_s *c, uint64_t *calls,
                         uint64_t *items);
 
-/* The client is closing (it has no handles, hence no items): closes the
- * timer. `closed` runs once it has closed, or inside this call when the
+/* The client is closing (its handles are closing too): items still due
+ * now get their result, FLEET_ECLOSING, inside this call; then the timer
+ * closes. `closed` runs once it has closed, or inside this call when the
  * batcher was never used. */
 void fleet__batcher_close(struct fleet__client_s *c,
                           void (*closed)(struct fleet__client_s *c));

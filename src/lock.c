@@ -1,15 +1,18 @@
 /* lock.c -- the lock handle: validation, the lease state machine (acquire,
- * wait, hold, renew, release, lose), and close. Automatic renewals go
- * through the client's batcher (batcher.c); queries by name are in
- * lock_query.c.
+ * wait, hold, renew, release, lose), and close. Acquire attempts and
+ * releases go through the client's batcher (batcher.c) as items due now,
+ * so that those a program issues in one loop iteration share one call;
+ * automatic renewals go through it on their schedule. Queries by name are
+ * in lock_query.c.
  *
  * Validity is tracked on the loop's monotonic clock from the moment a
  * request was issued, never from when its reply arrived: a lease granted
- * or renewed by a request issued at `sent` is valid locally until
- * sent + ttl - margin. The server's expiry of the same lease is at least
- * sent + ttl on its own clock (it runs the request after it was sent), so
- * the local deadline passes first, by the safety margin, which also covers
- * clock drift. The deadline timer reports the lease lost when it passes
+ * or renewed by a call issued at `sent` (the loop time of the batcher's
+ * tick that sent it, never later than the real send) is valid locally
+ * until sent + ttl - margin. The server's expiry of the same lease is at
+ * least sent + ttl on its own clock (it runs the call after it was sent),
+ * so the local deadline passes first, by the safety margin, which also
+ * covers clock drift. The deadline timer reports the lease lost when it passes
  * without a confirmed renewal; fleet_lock_held() compares with the precise
  * clock, so a holder that checks it before acting never acts late even
  * before the timer has run. */
@@ -106,21 +109,21 @@ static void lock_cancel_done(fleet__req_t *r, int status) {
   req->cb.done(lk->base.pub, status, r->user_data);
 }
 
-/* Sends one call of the handle that nobody waits for; its reply goes to
- * `on_reply`. Returns 0 or the backend's error. */
-static int lock_send_quiet(fleet__lock_t *lk, fleet__req_reply_fn on_reply,
-                           fleet__op_t op, const fleet_bytes_t *keys,
-                           size_t nkeys, const fleet_bytes_t *args,
-                           size_t nargs) {
-  fleet__req_t *req = fleet__req_new(&lk->base, on_reply, NULL, NULL);
+/* Puts `it` on the client's batcher for the end of this loop phase, to
+ * share one call with every item of its kind made due by then. The handle
+ * stays open until the item's result is in: its `done` unholds it. Returns
+ * 0, FLEET_ECLOSING (the client is closing: nothing goes out any more) or
+ * FLEET_ENOMEM. */
+static int lock_batch_now(fleet__lock_t *lk, fleet__batch_item_t *it,
+                          const fleet__batch_kind_t *kind) {
+  struct fleet__client_s *c = lk->base.client;
   int err;
 
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  ((fleet__lock_req_t *)req)->sent = lock_now(lk);
-  err = fleet__req_send(req, op, keys, nkeys, args, nargs);
-  if (err != 0)
-    fleet__req_free(req);
+  if (c->closing)
+    return FLEET_ECLOSING;
+  err = fleet__batch_now(c, it, kind, NULL);
+  if (err == 0)
+    fleet__handle_hold(&lk->base);
   return err;
 }
 
@@ -164,7 +167,7 @@ static void lock_set_state(fleet__lock_t *lk, fleet__lock_state_t state,
   }
 }
 
-/* Issues one acquire attempt. Returns 0 or the backend's error. */
+/* Queues one acquire attempt. Returns 0, FLEET_ECLOSING or FLEET_ENOMEM. */
 static int lock_send_attempt(fleet__lock_t *lk);
 
 /* Ends the acquire in progress with `status` (not a grant): back to IDLE,
@@ -297,13 +300,56 @@ static void lock_schedule_renewal(fleet__lock_t *lk) {
 /* ------------------------------------------------------------------------ */
 /* Acquire                                                                  */
 
-static void lock_on_attempt_reply(fleet__req_t *req, int status,
-                                  const fleet__reply_t *reply);
+static void lock_attempt_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                              fleet_bytes_t *args);
+static void lock_attempt_done(fleet__batch_item_t *it, int status,
+                              const fleet__reply_t *head,
+                              const fleet__reply_t *elem, uint64_t sent);
+
+/* Attempts: one LOCK_ACQUIRE call for every attempt of the client queued
+ * in one loop phase, with two reply elements each. */
+static const fleet__batch_kind_t lock_acquire_kind = {
+    .op = FLEET__OP_LOCK_ACQUIRE,
+    .item_keys = 1,
+    .item_args = 3,
+    .item_reply = 2,
+    .max_items = FLEET__BATCH_MAX,
+    .fill = lock_attempt_fill,
+    .done = lock_attempt_done,
+};
+
+static void lock_release_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                              fleet_bytes_t *args);
+static void lock_release_done(fleet__batch_item_t *it, int status,
+                              const fleet__reply_t *head,
+                              const fleet__reply_t *elem, uint64_t sent);
+
+/* Releases, the user's and quiet ones alike: one LOCK_RELEASE call for
+ * every release of the client queued in one loop phase. */
+static const fleet__batch_kind_t lock_release_kind = {
+    .op = FLEET__OP_LOCK_RELEASE,
+    .item_keys = 1,
+    .item_args = 1,
+    .max_items = FLEET__BATCH_MAX,
+    .fill = lock_release_fill,
+    .done = lock_release_done,
+};
 
 static int lock_send_attempt(fleet__lock_t *lk) {
-  fleet_bytes_t tag = fleet__key_bytes(&lk->tag), args[3];
-  int err;
+  int err = lock_batch_now(lk, &lk->attempt, &lock_acquire_kind);
 
+  if (err == 0)
+    lk->kick = 0;
+  return err;
+}
+
+/* What the batcher sends for an attempt: the tag, the owner, the TTL and
+ * whether to mark a busy lease. */
+static void lock_attempt_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                              fleet_bytes_t *args) {
+  fleet__lock_t *lk = FLEET__CONTAINER_OF(it, fleet__lock_t, attempt);
+
+  keys[0] = fleet__key_bytes(&lk->tag);
   args[0].base = lk->owner;
   args[0].len = lk->owner_len;
   args[1].base = lk->ttl_str;
@@ -312,35 +358,47 @@ static int lock_send_attempt(fleet__lock_t *lk) {
    * release publishes nothing. */
   args[2].base = lk->waiting ? "1" : "0";
   args[2].len = 1;
-  lk->attempt_sent = lock_now(lk);
-  err = lock_send_quiet(lk, lock_on_attempt_reply, FLEET__OP_LOCK_ACQUIRE, &tag,
-                        1, args, 3);
-  if (err == 0)
-    lk->kick = 0;
+}
+
+/* Queues the release of the handle's current lease value; `user`: it is
+ * the user's release (lk->release). Returns 0, FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
+static int lock_send_release(fleet__lock_t *lk, int user) {
+  fleet__lock_release_t *rel = malloc(sizeof(*rel));
+  int err;
+
+  if (rel == NULL)
+    return FLEET_ENOMEM;
+  memset(&rel->item, 0, sizeof(rel->item));
+  rel->lk = lk;
+  rel->user = user;
+  rel->value_len = lk->value_len;
+  memcpy(rel->value, lk->value, lk->value_len);
+  err = lock_batch_now(lk, &rel->item, &lock_release_kind);
+  if (err != 0)
+    free(rel);
   return err;
 }
 
-/* A quiet release has been answered: only a failure is worth telling (the
- * lease then lasts until its TTL ends). */
-static void lock_on_quiet_release_reply(fleet__req_t *req, int status,
-                                        const fleet__reply_t *reply) {
-  fleet__lock_t *lk = (fleet__lock_t *)req->handle;
+static void lock_release_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                              fleet_bytes_t *args) {
+  fleet__lock_release_t *rel =
+      FLEET__CONTAINER_OF(it, fleet__lock_release_t, item);
 
-  fleet__req_done(req);
-  if (status != 0 && status != FLEET_ESTALE && status != FLEET_ECANCELED)
-    fleet__handle_error(&lk->base, status);
+  keys[0] = fleet__key_bytes(&rel->lk->tag);
+  args[0].base = rel->value;
+  args[0].len = rel->value_len;
 }
 
 /* Releases a lease this handle will not use, without a user callback: one
  * held at close, or granted to an attempt after close or too late to be
- * used. Best effort: if it fails, the lease expires by itself. */
+ * used. Best effort: if it fails, the lease expires by itself, and the
+ * error callback hears why. */
 static void lock_release_quietly(fleet__lock_t *lk) {
-  fleet_bytes_t tag = fleet__key_bytes(&lk->tag), value;
+  int err = lock_send_release(lk, 0);
 
-  value.base = lk->value;
-  value.len = lk->value_len;
-  lock_send_quiet(lk, lock_on_quiet_release_reply, FLEET__OP_LOCK_RELEASE, &tag,
-                  1, &value, 1);
+  if (err != 0 && err != FLEET_ECLOSING)
+    fleet__handle_error(&lk->base, err);
 }
 
 /* Records the lease granted with `token`: its value and deadline. */
@@ -385,27 +443,27 @@ static void lock_wait(fleet__lock_t *lk, int64_t pttl) {
   lock_set_state(lk, FLEET__LOCK_WAITING, lock_now(lk) + delay);
 }
 
-/* The reply to an attempt: the token (granted), {lease, pttl} (busy), or
- * an error. */
-static void lock_on_attempt_reply(fleet__req_t *req, int status,
-                                  const fleet__reply_t *reply) {
-  fleet__lock_t *lk = (fleet__lock_t *)req->handle;
+/* The result of an attempt sent at `sent`: {token, 0} (granted), {0, pttl}
+ * (busy), {-1 or -2, 0} (data fleet did not write), or an error. */
+static void lock_on_attempt(fleet__lock_t *lk, int status,
+                            const fleet__reply_t *elem, uint64_t sent) {
   fleet__lock_req_t *acq;
   int64_t pttl = -1;
   int granted = 0;
 
-  fleet__req_done(req);
+  lk->attempt_sent = sent;
   if (status == 0) {
-    if (reply->type == FLEET__REPLY_INT && reply->integer > 0) {
-      granted = 1;
-      lock_granted(lk, (uint64_t)reply->integer);
-    } else if (reply->type == FLEET__REPLY_ARRAY && reply->nelem == 2 &&
-               reply->elem[0].type == FLEET__REPLY_STR &&
-               reply->elem[1].type == FLEET__REPLY_INT) {
-      pttl = reply->elem[1].integer;
-    } else {
+    if (elem[0].type != FLEET__REPLY_INT || elem[1].type != FLEET__REPLY_INT ||
+        elem[0].integer < -2)
       status = FLEET_EPROTO;
-    }
+    else if (elem[0].integer < 0)
+      status = elem[0].integer == -1 ? FLEET_EWRONGTYPE : FLEET_EPROTO;
+    else if (elem[0].integer == 0)
+      pttl = elem[1].integer;
+    else
+      granted = 1;
+    if (granted)
+      lock_granted(lk, (uint64_t)elem[0].integer);
   }
   if (lk->state != FLEET__LOCK_ACQUIRING) {
     /* Closing: nobody wants the lease any more. */
@@ -417,7 +475,8 @@ static void lock_on_attempt_reply(fleet__req_t *req, int status,
     if (lock_precise_now() >= lk->deadline) {
       /* The grant came too late to be used safely (the attempt waited for
        * a connection, say): give it back, and try again if still waiting.
-       * The release goes first on the same connection. */
+       * Should the new attempt run before the release, it finds the lease
+       * still ours, marks it, and the release wakes it. */
       lock_release_quietly(lk);
       if (lk->waiting && !lk->expired && lock_now(lk) < lk->wait_until)
         lock_retry(lk);
@@ -449,6 +508,15 @@ static void lock_on_attempt_reply(fleet__req_t *req, int status,
     lock_backoff(lk, status);
   else
     lock_acquire_fail(lk, status);
+}
+
+static void lock_attempt_done(fleet__batch_item_t *it, int status,
+                              const fleet__reply_t *head,
+                              const fleet__reply_t *elem, uint64_t sent) {
+  fleet__lock_t *lk = FLEET__CONTAINER_OF(it, fleet__lock_t, attempt);
+
+  lock_on_attempt(lk, status, elem, sent);
+  fleet__handle_unhold(&lk->base);
 }
 
 /* A release was published, or the subscription became live: try now. */
@@ -545,29 +613,45 @@ int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
 /* ------------------------------------------------------------------------ */
 /* Release and renew                                                        */
 
-static void lock_on_release_reply(fleet__req_t *r, int status,
-                                  const fleet__reply_t *reply) {
-  fleet__lock_t *lk = (fleet__lock_t *)r->handle;
-  fleet__lock_req_t *req = (fleet__lock_req_t *)r;
+/* The result of a release: 2 or 1 released, 0 not held with this value
+ * (FLEET_ESTALE), -1 another type (FLEET_EWRONGTYPE), or an error. The
+ * user's release answers the user, unless the handle is closing (then the
+ * close answers FLEET_ECANCELED); a quiet one only tells its failure. */
+static void lock_release_done(fleet__batch_item_t *it, int status,
+                              const fleet__reply_t *head,
+                              const fleet__reply_t *elem, uint64_t sent) {
+  fleet__lock_release_t *rel =
+      FLEET__CONTAINER_OF(it, fleet__lock_release_t, item);
+  fleet__lock_t *lk = rel->lk;
+  fleet__lock_req_t *req;
 
-  /* Closing: the close answers the user with FLEET_ECANCELED. */
-  if (lk->state == FLEET__LOCK_CLOSING)
-    return;
-  if (status == 0 && reply->type != FLEET__REPLY_INT)
-    status = FLEET_EPROTO;
-  /* After any other error the lease may still be there: LOST keeps the
-   * token so that release can be tried again. */
-  lock_set_state(lk,
-                 status == 0 || status == FLEET_ESTALE ? FLEET__LOCK_IDLE
-                                                       : FLEET__LOCK_LOST,
-                 0);
-  lk->release = NULL;
-  lock_answer_done(lk, req, status);
+  if (status == 0) {
+    if (elem->type != FLEET__REPLY_INT || elem->integer < -1 ||
+        elem->integer > 2)
+      status = FLEET_EPROTO;
+    else if (elem->integer <= 0)
+      status = elem->integer == 0 ? FLEET_ESTALE : FLEET_EWRONGTYPE;
+  }
+  if (rel->user && lk->state == FLEET__LOCK_RELEASING) {
+    /* After any other error the lease may still be there: LOST keeps the
+     * token so that release can be tried again. */
+    req = lk->release;
+    lk->release = NULL;
+    lock_set_state(lk,
+                   status == 0 || status == FLEET_ESTALE ? FLEET__LOCK_IDLE
+                                                         : FLEET__LOCK_LOST,
+                   0);
+    lock_answer_done(lk, req, status);
+  } else if (!rel->user && status != 0 && status != FLEET_ESTALE &&
+             status != FLEET_ECANCELED) {
+    fleet__handle_error(&lk->base, status);
+  }
+  free(rel);
+  fleet__handle_unhold(&lk->base);
 }
 
 int fleet_lock_release(fleet_lock_t *lock, fleet_status_cb cb,
                        void *user_data) {
-  fleet_bytes_t tag, value;
   fleet__lock_req_t *req;
   fleet__lock_t *lk;
   int err;
@@ -578,13 +662,10 @@ int fleet_lock_release(fleet_lock_t *lock, fleet_status_cb cb,
     return FLEET_ESTALE;
   if (lk->state != FLEET__LOCK_HELD && lk->state != FLEET__LOCK_LOST)
     return FLEET_EALREADY;
-  tag = fleet__key_bytes(&lk->tag);
-  value.base = lk->value;
-  value.len = lk->value_len;
-  req = lock_req_new(lk, lock_on_release_reply, lock_cancel_done, user_data);
+  req = lock_req_new(lk, NULL, lock_cancel_done, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
-  err = fleet__req_send(&req->base, FLEET__OP_LOCK_RELEASE, &tag, 1, &value, 1);
+  err = lock_send_release(lk, 1);
   if (err != 0) {
     fleet__req_free(&req->base);
     return err;
@@ -732,13 +813,18 @@ static void lock_on_timer_closed(uv_handle_t *handle) {
 /* The close, at once: no more renewals, waits or retries. A lease held or
  * lost may still be ours on the server: give it back so that others need
  * not wait for its TTL. An attempt in flight does the same when it turns
- * out granted. The requests the user waits for are cancelled by the base
- * on the next loop iteration. */
+ * out granted; one still queued never goes out. A release queued or in
+ * flight goes on. The requests the user waits for are cancelled by the
+ * base on the next loop iteration. */
 static void lock_close(fleet__handle_t *h) {
   fleet__lock_t *lk = (fleet__lock_t *)h;
   fleet__lock_state_t old = lk->state;
 
   lock_set_state(lk, FLEET__LOCK_CLOSING, 0);
+  if (old == FLEET__LOCK_ACQUIRING && lk->attempt.call == NULL) {
+    fleet__batch_remove(lk->base.client, &lk->attempt);
+    fleet__handle_unhold(h);
+  }
   if (old == FLEET__LOCK_HELD || old == FLEET__LOCK_LOST)
     lock_release_quietly(lk);
   fleet__handle_hold(h);

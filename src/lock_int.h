@@ -10,7 +10,8 @@
 
 /* The states of a lock handle:
  *   IDLE       no lease (never acquired, released, or an acquire failed);
- *   ACQUIRING  an acquire attempt is in flight;
+ *   ACQUIRING  an acquire attempt is queued on the client's batcher or in
+ *              flight;
  *   WAITING    the lease is busy; waiting for a release, the holder's TTL
  *              or the retry timer, then ACQUIRING again;
  *   HELD       the lease is held and valid until `deadline`;
@@ -39,18 +40,30 @@ const char *fleet__lock_state_name(fleet__lock_state_t state);
 /* The longest "<token>:<owner>" lease value, NUL included. */
 #define FLEET__LOCK_VALUE_MAX (20 + 1 + FLEET_LOCK_OWNER_MAX + 1)
 
-/* A call of a lock handle: an acquire (which lives until it is granted or
- * fails, over any number of attempts), a release, a renew, or one of the
- * handle's own calls that nobody waits for (an attempt, a quiet release). */
+/* A call of a lock handle that the user waits on: an acquire (which lives
+ * until it is granted or fails, over any number of attempts), a release,
+ * or a manual renew. */
 typedef struct {
   fleet__req_t base;
   union {
     fleet_lock_acquire_cb acquire;
     fleet_status_cb done;
   } cb;
-  uint64_t sent;  /* loop ms the call was issued */
+  uint64_t sent;  /* renew: loop ms the call was issued */
   uint64_t token; /* renew: the lease it was sent for */
 } fleet__lock_req_t;
+
+/* A release on its way through the client's batcher (lock.c): the user's
+ * (fleet_lock_release()) or a quiet one that nobody waits for. It keeps
+ * the value it releases, since the handle's may change before the call
+ * goes out. Allocated per release, freed when its result is in. */
+typedef struct {
+  fleet__batch_item_t item;
+  struct fleet__lock_s *lk;
+  int user; /* the user waits for it as lk->release */
+  size_t value_len;
+  char value[FLEET__LOCK_VALUE_MAX];
+} fleet__lock_release_t;
 
 struct fleet__lock_s {
   fleet__handle_t base;
@@ -82,18 +95,19 @@ struct fleet__lock_s {
   uint64_t deadline; /* loop ms at which a HELD lease counts as lost */
 
   /* The acquire in progress: the request the user waits on (never sent
-   * itself: each attempt is a call of its own). */
+   * itself: each attempt is an item of the client's batcher). */
   fleet__lock_req_t *acquire;
-  uint64_t attempt_sent; /* loop ms the last attempt was issued */
+  fleet__batch_item_t attempt;
+  uint64_t attempt_sent; /* loop ms the call of the last attempt went out */
   uint64_t wait_until;   /* loop ms; UINT64_MAX: forever */
   int waiting;           /* wait_ms was not 0 */
-  int kick;              /* a wake-up came while an attempt was in flight */
+  int kick;              /* a wake-up came while an attempt was out */
   int expired;           /* wait_until passed while an attempt was out */
   uint32_t failures;     /* transient errors in a row while waiting */
   fleet__sub_t *sub;     /* the released channel, while waiting */
   fleet__rng_t rng;
 
-  /* Release and manual renew in progress. */
+  /* The user's release and manual renew in progress. */
   fleet__lock_req_t *release;
   fleet__lock_req_t *renew;
 

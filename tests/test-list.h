@@ -213,11 +213,13 @@ CONFORMANCE_DECLARE(lock_wait_timeout)
 CONFORMANCE_DECLARE(lock_expiry_takeover)
 CONFORMANCE_DECLARE(lock_manual_renew)
 CONFORMANCE_DECLARE(lock_auto_renew)
+CONFORMANCE_DECLARE(lock_batch)
 CONFORMANCE_DECLARE(lock_close)
 CONFORMANCE_DECLARE(lock_callback_chain)
 
 /* test_lock_redis.c */
 TEST_DECLARE(lock_foreign_data_redis)
+TEST_DECLARE(lock_batch_results_redis)
 TEST_DECLARE(lock_renew_refused_redis)
 TEST_DECLARE(lock_redis_restart)
 
@@ -406,11 +408,13 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(lock_expiry_takeover)
   CONFORMANCE_ENTRY(lock_manual_renew)
   CONFORMANCE_ENTRY(lock_auto_renew)
+  CONFORMANCE_ENTRY(lock_batch)
   CONFORMANCE_ENTRY(lock_close)
   CONFORMANCE_ENTRY(lock_callback_chain)
 
   /* test_lock_redis.c */
   TEST_ENTRY(lock_foreign_data_redis)
+  TEST_ENTRY(lock_batch_results_redis)
   TEST_ENTRY(lock_renew_refused_redis)
   TEST_ENTRY_TIMEOUT(lock_redis_restart, 60)
 

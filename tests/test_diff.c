@@ -29,7 +29,7 @@ typedef struct {
   /* Claims (id, token) and lock values seen, to present them again. */
   char held[64][2][32];
   int nheld;
-  char lease[4][48];
+  char lease[6][48];
   int steps;
 } diff_t;
 
@@ -358,38 +358,46 @@ static void diff_core(diff_t *d) {
 /* ------------------------------------------------------------------------ */
 /* Locks                                                                    */
 
+/* One lock op on 1 to 4 of the locks; acquires and releases on several
+ * at once carry per-lock arguments and get per-lock results. The last two
+ * locks hold data fleet did not write (see diff_lock_foreign()). */
 static void diff_lock_step(diff_t *d) {
-  static const char *const tags[] = {"{t:a}", "{t:b}", "{t:c}", "{t:d}"};
+  static const char *const tags[] = {"{t:a}", "{t:b}",       "{t:c}",
+                                     "{t:d}", "{t:w:rec:x}", "{t:v:rec:x}"};
   static const char *const owners[] = {"o1", "o2"};
-  uint32_t i = diff_rand(d, 4);
-  const char *keys[4], *args[8];
+  uint32_t i = diff_rand(d, 6), n = 1 + diff_rand(d, 4);
+  const char *keys[4], *args[12];
   char ttl[16];
   diff_reply_t m;
-  uint32_t j, n;
+  uint32_t j;
 
   snprintf(ttl, sizeof(ttl), "%u", 100000 + diff_rand(d, 3) * 100000);
-  keys[0] = tags[i];
+  for (j = 0; j < n; j++)
+    keys[j] = tags[(i + j) % 6];
   switch (diff_rand(d, 5)) {
     case 0:
     case 1:
-      args[0] = owners[diff_rand(d, 2)];
-      args[1] = ttl;
-      args[2] = diff_rand(d, 2) ? "1" : "0";
-      m = diff_op(d, FLEET__OP_LOCK_ACQUIRE, keys, 1, args, 3, 0);
-      if (m.n == 1)
-        snprintf(d->lease[i], sizeof(d->lease[i]), "%s:%s", m.line[0] + 2,
-                 args[0]);
+      for (j = 0; j < n; j++) {
+        args[3 * j] = owners[diff_rand(d, 2)];
+        args[3 * j + 1] = ttl;
+        args[3 * j + 2] = diff_rand(d, 2) ? "1" : "0";
+      }
+      m = diff_op(d, FLEET__OP_LOCK_ACQUIRE, keys, n, args, 3 * n, 0);
+      /* "[2n", then "i:<token or 0>", "i:<pttl>" per lock. */
+      for (j = 0; j < n && m.n == 1 + 2 * n; j++)
+        if (strcmp(m.line[1 + 2 * j], "i:0") != 0)
+          snprintf(d->lease[(i + j) % 6], sizeof(d->lease[0]), "%s:%s",
+                   m.line[1 + 2 * j] + 2, args[3 * j]);
       free(m.line);
       break;
     case 2:
-      args[0] = diff_rand(d, 4) ? d->lease[i] : "1:o9";
-      diff_run(d, FLEET__OP_LOCK_RELEASE, keys, 1, args, 1);
+      for (j = 0; j < n; j++)
+        args[j] = diff_rand(d, 4) ? d->lease[(i + j) % 6] : "1:o9";
+      diff_run(d, FLEET__OP_LOCK_RELEASE, keys, n, args, n);
       break;
     case 3:
-      n = 1 + diff_rand(d, 4);
       for (j = 0; j < n; j++) {
-        keys[j] = tags[(i + j) % 4];
-        args[2 * j] = d->lease[(i + j) % 4];
+        args[2 * j] = d->lease[(i + j) % 6];
         args[2 * j + 1] = ttl;
       }
       diff_run(d, FLEET__OP_LOCK_RENEW, keys, n, args, 2 * n);
@@ -400,10 +408,24 @@ static void diff_lock_step(diff_t *d) {
   }
 }
 
+/* Data fleet did not write under two locks' keys, made with a store op
+ * given a crafted tag: the record "x}:lock" of tag "{t:w" is the hash
+ * "{t:w:rec:x}:lock", the lease of the lock tagged "{t:w:rec:x}"; likewise
+ * the fence of "{t:v:rec:x}". */
+static void diff_lock_foreign(diff_t *d) {
+  const char *const w = "{t:w", *const v = "{t:v";
+  const char *const wargs[] = {"x}:lock", "900000", "junk"};
+  const char *const vargs[] = {"x}:fence", "900000", "junk"};
+
+  diff_run(d, FLEET__OP_STORE_PUT, &w, 1, wargs, 3);
+  diff_run(d, FLEET__OP_STORE_PUT, &v, 1, vargs, 3);
+}
+
 TEST_IMPL(diff_lock_ops) {
   diff_t d;
 
   diff_init(&d, 0x9e3779b97f4a7c15ull);
+  diff_lock_foreign(&d);
   for (d.steps = 0; d.steps < 600; d.steps++) {
     if (diff_rand(&d, 10) == 0)
       diff_core(&d);

@@ -444,6 +444,86 @@ CONFORMANCE_IMPL(lock_auto_renew) {
   lock_env_close(&e);
 }
 
+/* Acquires issued in one loop iteration go out as one call, each lock
+ * with its own result (granted, or busy within the same call), and so do
+ * releases. Waiters woken by one batch of releases all get the lease. */
+CONFORMANCE_IMPL(lock_batch) {
+  const uint32_t ttl = (uint32_t)fleet_test_ms(10000);
+  lock_rec_t many[BATCH_LOCKS], busy, holder, waiters[BATCH_LOCKS];
+  uint64_t calls0, items0, calls, items, prev = 0;
+  lock_env_t e;
+  char name[32];
+  int i;
+
+  lock_env_init(&e, b->url);
+  ASSERT_OK(lock_rec_init(&holder, &e.c1, "nb-busy", "holder", ttl, NULL));
+  ASSERT_OK(lock_rec_acquire(&e, &holder, 0, 5000));
+  ASSERT_OK(lock_rec_init(&busy, &e.c2, "nb-busy", "other", ttl, NULL));
+  for (i = 0; i < BATCH_LOCKS; i++) {
+    snprintf(name, sizeof(name), "nb-%d", i);
+    ASSERT_OK(lock_rec_init(&many[i], &e.c2, name, "many", ttl, NULL));
+    ASSERT_OK(lock_rec_init(&waiters[i], &e.c1, name, "waiter", ttl, NULL));
+  }
+
+  fleet__batch_stats(e.c2.internal_, &calls0, &items0);
+  for (i = 0; i < BATCH_LOCKS; i++)
+    ASSERT_OK(fleet_lock_acquire(&many[i].lock, 0, lock_rec_on_acquire, 0));
+  ASSERT_OK(fleet_lock_acquire(&busy.lock, 0, lock_rec_on_acquire, 0));
+  ASSERT(lock_env_wait(&e, &busy.acquired, 1, 5000));
+  for (i = 0; i < BATCH_LOCKS; i++) {
+    ASSERT(lock_env_wait(&e, &many[i].acquired, 1, 5000));
+    ASSERT_OK(many[i].acq_status);
+    ASSERT_UGT(many[i].token, 0);
+    ASSERT(fleet_lock_held(&many[i].lock));
+  }
+  ASSERT_ERR(FLEET_EBUSY, busy.acq_status);
+  fleet__batch_stats(e.c2.internal_, &calls, &items);
+  ASSERT_UEQ(1, calls - calls0);
+  ASSERT_UEQ(BATCH_LOCKS + 1, items - items0);
+
+  /* Waiters on another client mark the leases; one batch of releases
+   * wakes them all. */
+  for (i = 0; i < BATCH_LOCKS; i++)
+    ASSERT_OK(fleet_lock_acquire(&waiters[i].lock, FLEET_LOCK_WAIT_FOREVER,
+                                 lock_rec_on_acquire, 0));
+  lock_env_sleep(&e, 50);
+  for (i = 0; i < BATCH_LOCKS; i++)
+    ASSERT_EQ(0, waiters[i].acquired);
+  fleet__batch_stats(e.c2.internal_, &calls0, &items0);
+  for (i = 0; i < BATCH_LOCKS; i++)
+    ASSERT_OK(fleet_lock_release(&many[i].lock, lock_rec_on_release, 0));
+  for (i = 0; i < BATCH_LOCKS; i++) {
+    ASSERT(lock_env_wait(&e, &many[i].released, 1, 5000));
+    ASSERT_OK(many[i].rel_status);
+    ASSERT(lock_env_wait(&e, &waiters[i].acquired, 1, 5000));
+    ASSERT_OK(waiters[i].acq_status);
+    ASSERT_UGT(waiters[i].token, many[i].token);
+  }
+  fleet__batch_stats(e.c2.internal_, &calls, &items);
+  ASSERT_UEQ(1, calls - calls0);
+  ASSERT_UEQ(BATCH_LOCKS, items - items0);
+
+  /* Tokens stay strictly increasing per name through batches. */
+  for (i = 0; i < BATCH_LOCKS; i++)
+    ASSERT_OK(fleet_lock_release(&waiters[i].lock, lock_rec_on_release, 0));
+  for (i = 0; i < BATCH_LOCKS; i++)
+    ASSERT(lock_env_wait(&e, &waiters[i].released, 1, 5000));
+  for (i = 0; i < 3; i++) {
+    ASSERT_OK(lock_rec_acquire(&e, &many[0], 0, 5000));
+    ASSERT_UGT(many[0].token, i == 0 ? waiters[0].token : prev);
+    prev = many[0].token;
+    ASSERT_OK(lock_rec_release(&e, &many[0]));
+  }
+  for (i = 0; i < BATCH_LOCKS; i++) {
+    ASSERT_EQ(0, many[i].lost + waiters[i].lost);
+    lock_rec_close(&e, &many[i]);
+    lock_rec_close(&e, &waiters[i]);
+  }
+  lock_rec_close(&e, &busy);
+  lock_rec_close(&e, &holder);
+  lock_env_close(&e);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Close                                                                    */
 

@@ -1,6 +1,7 @@
 /* test_lock_redis.c -- lock behaviour that needs a real redis-server in
  * this process: keys fleet did not write, renewals refused by the server,
  * and a server that restarts or goes away while leases are held. */
+#include "batcher.h"
 #include "test_lock_env.h"
 
 /* Runs a command that must not fail. */
@@ -53,7 +54,7 @@ TEST_IMPL(lock_foreign_data_redis) {
   /* The fence is not a number, or not a string. */
   lr_cmd(r, "SET {locktest:f}:fence abc");
   ASSERT_OK(lock_rec_init(&a, &e.c1, "f", "me", 1000, NULL));
-  ASSERT_ERR(FLEET_EBACKEND, lock_rec_acquire(&e, &a, 0, 5000));
+  ASSERT_ERR(FLEET_EPROTO, lock_rec_acquire(&e, &a, 0, 5000));
   ASSERT_ERR(FLEET_EPROTO, lock_env_query(&e, &e.c1, "f").status);
   lock_rec_close(&e, &a);
   lr_cmd(r, "RPUSH {locktest:h}:fence x");
@@ -73,6 +74,74 @@ TEST_IMPL(lock_foreign_data_redis) {
   ASSERT_STR_EQ("intruder", info.owner);
   ASSERT_UEQ(999, info.token);
   lock_rec_close(&e, &a);
+  lock_env_close(&e);
+  fleet_test_redis_free(r);
+  return 0;
+}
+
+/* The locks of one batched call get their own results: a free lock is
+ * granted, a busy one refused, foreign data under a third and a fourth
+ * refused with their codes, all in one acquire call; then a release, a
+ * stale release and a release of a lease overwritten with another type
+ * share one release call. */
+TEST_IMPL(lock_batch_results_redis) {
+  static const char *const names[] = {"free", "busy", "hash", "fence"};
+  static const int want[] = {0, FLEET_EBUSY, FLEET_EWRONGTYPE, FLEET_EPROTO};
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  uint64_t calls0, items0, calls, items;
+  lock_rec_t a[4], holder, s1, s2;
+  lock_env_t e;
+  int i;
+
+  lock_env_init(&e, fleet_test_redis_url(r));
+  ASSERT_OK(lock_rec_init(&holder, &e.c1, "busy", "holder", 5000, NULL));
+  ASSERT_OK(lock_rec_acquire(&e, &holder, 0, 5000));
+  lr_cmd(r, "HSET {locktest:hash}:lock f v");
+  lr_cmd(r, "SET {locktest:fence}:fence abc");
+  for (i = 0; i < 4; i++)
+    ASSERT_OK(lock_rec_init(&a[i], &e.c2, names[i], "me", 5000, NULL));
+  fleet__batch_stats(e.c2.internal_, &calls0, &items0);
+  for (i = 0; i < 4; i++)
+    ASSERT_OK(fleet_lock_acquire(&a[i].lock, 0, lock_rec_on_acquire, 0));
+  for (i = 0; i < 4; i++) {
+    ASSERT(lock_env_wait(&e, &a[i].acquired, 1, 5000));
+    ASSERT_ERR(want[i], a[i].acq_status);
+  }
+  fleet__batch_stats(e.c2.internal_, &calls, &items);
+  ASSERT_UEQ(1, calls - calls0);
+  ASSERT_UEQ(4, items - items0);
+  ASSERT(lr_get_is(r, "{locktest:fence}:fence", "abc"));
+
+  /* Two more held leases, then overwritten: one by another owner's value,
+   * one with another type. */
+  ASSERT_OK(lock_rec_init(&s1, &e.c2, "stale", "me", 5000, NULL));
+  ASSERT_OK(lock_rec_init(&s2, &e.c2, "typed", "me", 5000, NULL));
+  ASSERT_OK(lock_rec_acquire(&e, &s1, 0, 5000));
+  ASSERT_OK(lock_rec_acquire(&e, &s2, 0, 5000));
+  lr_cmd(r, "SET {locktest:stale}:lock 999:intruder");
+  lr_cmd(r, "DEL {locktest:typed}:lock");
+  lr_cmd(r, "RPUSH {locktest:typed}:lock x");
+  fleet__batch_stats(e.c2.internal_, &calls0, &items0);
+  ASSERT_OK(fleet_lock_release(&a[0].lock, lock_rec_on_release, 0));
+  ASSERT_OK(fleet_lock_release(&s1.lock, lock_rec_on_release, 0));
+  ASSERT_OK(fleet_lock_release(&s2.lock, lock_rec_on_release, 0));
+  ASSERT(lock_env_wait(&e, &a[0].released, 1, 5000));
+  ASSERT(lock_env_wait(&e, &s1.released, 1, 5000));
+  ASSERT(lock_env_wait(&e, &s2.released, 1, 5000));
+  ASSERT_OK(a[0].rel_status);
+  ASSERT_ERR(FLEET_ESTALE, s1.rel_status);
+  ASSERT_ERR(FLEET_EWRONGTYPE, s2.rel_status);
+  fleet__batch_stats(e.c2.internal_, &calls, &items);
+  ASSERT_UEQ(1, calls - calls0);
+  ASSERT_UEQ(3, items - items0);
+  ASSERT(lr_get_is(r, "{locktest:stale}:lock", "999:intruder"));
+  ASSERT_EQ(0, lock_env_query(&e, &e.c1, "free").held);
+
+  for (i = 0; i < 4; i++)
+    lock_rec_close(&e, &a[i]);
+  lock_rec_close(&e, &s1);
+  lock_rec_close(&e, &s2);
+  lock_rec_close(&e, &holder);
   lock_env_close(&e);
   fleet_test_redis_free(r);
   return 0;

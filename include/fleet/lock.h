@@ -34,8 +34,9 @@ typedef struct fleet_lock_s fleet_lock_t;
  *                       backend (a waiting acquire retries these until its
  *                       deadline); after FLEET_ECONNLOST the attempt may
  *                       have taken a lease that then expires unused;
- *   FLEET_EWRONGTYPE, FLEET_EPROTO, FLEET_EBACKEND  the lock's keys hold
- *                       data fleet did not write. */
+ *   FLEET_EWRONGTYPE, FLEET_EPROTO  the lock's keys hold data fleet did
+ *                       not write (another type; a fence that is not an
+ *                       integer). */
 typedef void (*fleet_lock_acquire_cb)(fleet_lock_t *lock, int status,
                                       uint64_t token, void *user_data);
 

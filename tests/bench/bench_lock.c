@@ -5,7 +5,9 @@
  *   c50    50 pairs in flight on one client (one connection, like ping);
  *   c50x2  50 pairs in flight over two clients of the same loop (25 each),
  *          as two processes' worth of connections would be.
- * Flags: --ttl MS (default 10000), the TTL of every lease. */
+ * Flags: --ttl MS (default 10000), the TTL of every lease; --inflight N,
+ * one run "c<N>" of N pairs in flight on one client instead of the three
+ * above. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,20 +110,31 @@ static int lock_run(uv_loop_t *loop, fleet_client_t *clients, int nclients,
 }
 
 int bench_lock(const bench_opts_t *o) {
-  static const struct {
+  struct {
     const char *label;
     int inflight;
     int clients;
   } runs[] = {{"c1", 1, 1}, {"c50", 50, 1}, {"c50x2", 50, 2}};
   fleet_client_t clients[2];
   uv_loop_t loop;
-  long ttl_ms = 10000;
-  size_t i;
+  long ttl_ms = 10000, inflight = 0;
+  char label[32];
+  size_t i, nruns = sizeof(runs) / sizeof(runs[0]);
   int pid, err = 0, j;
 
   for (j = 0; j < o->argc; j++) {
     if (strcmp(o->argv[j], "--ttl") == 0 && j + 1 < o->argc) {
       ttl_ms = bench_parse_long("--ttl", o->argv[++j]);
+    } else if (strcmp(o->argv[j], "--inflight") == 0 && j + 1 < o->argc) {
+      inflight = bench_parse_long("--inflight", o->argv[++j]);
+      if (inflight > 100000) {
+        fprintf(stderr, "fleet-bench lock: --inflight is at most 100000\n");
+        return 2;
+      }
+      snprintf(label, sizeof(label), "c%ld", inflight);
+      runs[0].label = label;
+      runs[0].inflight = (int)inflight;
+      nruns = 1;
     } else {
       fprintf(stderr, "fleet-bench lock: unknown flag '%s'\n", o->argv[j]);
       return 2;
@@ -135,7 +148,7 @@ int bench_lock(const bench_opts_t *o) {
     return 1;
   }
   pid = bench_server_pid(o->url);
-  for (i = 0; i < sizeof(runs) / sizeof(runs[0]) && err == 0; i++) {
+  for (i = 0; i < nruns && err == 0; i++) {
     err = lock_run(&loop, clients, runs[i].clients, runs[i].inflight,
                    runs[i].label, ttl_ms, pid, o);
     if (err != 0)

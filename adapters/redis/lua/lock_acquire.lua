@@ -1,24 +1,50 @@
--- lock_acquire.lua -- takes the lease of a lock name with a new fencing
--- token if it is free (adapters/ops/lock.h).
--- KEYS[1]: the lock's hash tag "{prefix:name}". Parts: ":lock", the lease,
---          "<token>:<owner>" with a TTL, "*" in front while some owner
---          waits for it; ":fence", the last token issued, which never
+-- lock_acquire.lua -- takes the lease of each of n lock names with a new
+-- fencing token where it is free (adapters/ops/lock.h). The locks are
+-- independent: one lock's result never changes another's.
+-- KEYS[i]: the hash tag "{prefix:name}" of the i-th lock. Parts: ":lock",
+--          the lease, "<token>:<owner>" with a TTL, "*" in front while some
+--          owner waits for it; ":fence", the last token issued, which never
 --          expires, so tokens grow across expiry and restarts.
--- ARGV[1]: the owner id.
--- ARGV[2]: the TTL in ms, a positive integer (the server expires the lease
---          on its own clock).
--- ARGV[3]: "1" to mark a busy lease as waited for, so that its release
+-- ARGV[3i-2]: its owner id.
+-- ARGV[3i-1]: its TTL in ms, a positive integer (the server expires the
+--          lease on its own clock).
+-- ARGV[3i]: "1" to mark a busy lease as waited for, so that its release
 --          publishes a wake-up; else "0".
--- Returns: the token when the lease was taken; else {lease, pttl}.
-local lease = KEYS[1] .. ':lock'
-local token = redis.call('INCR', KEYS[1] .. ':fence')
-if redis.call('SET', lease, string.format('%d', token) .. ':' .. ARGV[1],
-              'NX', 'PX', ARGV[2]) then
-  return token
+-- Returns: two integers per lock, {r, pttl}: r the token when the lease
+-- was taken (pttl 0); r 0 when it is busy, pttl that of the holder's lease;
+-- r -1 when the lease or the fence holds another type, r -2 when the fence
+-- is not an integer (pttl 0; nothing written). Any other error (OOM,
+-- READONLY, ...) is the error of the whole call.
+local call, pcall, format = redis.call, redis.pcall, string.format
+local r = {}
+for i = 1, #KEYS do
+  local lease = KEYS[i] .. ':lock'
+  local token = pcall('INCR', KEYS[i] .. ':fence')
+  local res, pttl = token, 0
+  if type(token) == 'table' then
+    if string.sub(token.err, 1, 9) == 'WRONGTYPE' then
+      res = -1
+    elseif string.find(token.err, 'not an integer', 1, true) then
+      res = -2
+    else
+      return token
+    end
+  elseif not call('SET', lease, format('%d', token) .. ':' .. ARGV[3 * i - 2],
+                  'NX', 'PX', ARGV[3 * i - 1]) then
+    local cur = pcall('GET', lease)
+    if type(cur) == 'table' then
+      if string.sub(cur.err, 1, 9) ~= 'WRONGTYPE' then
+        return cur
+      end
+      res = -1
+    else
+      if ARGV[3 * i] == '1' and string.byte(cur, 1) ~= 42 then
+        call('SET', lease, '*' .. cur, 'KEEPTTL')
+      end
+      res, pttl = 0, call('PTTL', lease)
+    end
+  end
+  r[2 * i - 1] = res
+  r[2 * i] = pttl
 end
-local cur = redis.call('GET', lease)
-if ARGV[3] == '1' and string.byte(cur, 1) ~= 42 then
-  cur = '*' .. cur
-  redis.call('SET', lease, cur, 'KEEPTTL')
-end
-return {cur, redis.call('PTTL', lease)}
+return r

@@ -1,19 +1,33 @@
--- lock_release.lua -- deletes a lease only if it still holds the caller's
--- token (compare-and-delete), and wakes its waiters (adapters/ops/lock.h).
--- KEYS[1]: the lock's hash tag "{prefix:name}". Parts: ":lock", the lease;
---          ":released", the channel its waiters listen on.
--- ARGV[1]: "<token>:<owner>", the value the caller acquired.
--- Returns: 1 when the lease was marked as waited for and a wake-up was
--- published, else 0; FLEET_ESTALE when it holds another value or none.
-local lease = KEYS[1] .. ':lock'
-local cur = redis.call('GET', lease)
-if cur == ARGV[1] then
-  redis.call('DEL', lease)
-  return 0
+-- lock_release.lua -- deletes each of n leases only if it still holds its
+-- caller's token (compare-and-delete), and wakes its waiters
+-- (adapters/ops/lock.h). The locks are independent: one lock's result
+-- never changes another's.
+-- KEYS[i]: the hash tag "{prefix:name}" of the i-th lock. Parts: ":lock",
+--          the lease; ":released", the channel its waiters listen on.
+-- ARGV[i]: its "<token>:<owner>", the value the caller acquired.
+-- Returns: one integer per lock: 2 released, and a wake-up was published
+-- (the lease was marked as waited for); 1 released; 0 not held with that
+-- value (nothing changed); -1 the lease holds another type. Any other
+-- error is the error of the whole call.
+local call = redis.call
+local r = {}
+for i = 1, #KEYS do
+  local lease, value = KEYS[i] .. ':lock', ARGV[i]
+  local cur = redis.pcall('GET', lease)
+  if cur == value then
+    call('DEL', lease)
+    r[i] = 1
+  elseif cur == '*' .. value then
+    call('DEL', lease)
+    call('PUBLISH', KEYS[i] .. ':released', value)
+    r[i] = 2
+  elseif type(cur) == 'table' then
+    if string.sub(cur.err, 1, 9) ~= 'WRONGTYPE' then
+      return cur
+    end
+    r[i] = -1
+  else
+    r[i] = 0
+  end
 end
-if cur == '*' .. ARGV[1] then
-  redis.call('DEL', lease)
-  redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
-  return 1
-end
-return redis.error_reply('FLEET_ESTALE the lease is not held with this token')
+return r
