@@ -364,10 +364,12 @@ static void lock_attempt_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
  * the user's release (lk->release). Returns 0, FLEET_ECLOSING or
  * FLEET_ENOMEM. */
 static int lock_send_release(fleet__lock_t *lk, int user) {
-  fleet__lock_release_t *rel = malloc(sizeof(*rel));
+  fleet__lock_release_t *rel = lk->free_rels;
   int err;
 
-  if (rel == NULL)
+  if (rel != NULL)
+    lk->free_rels = rel->next_free;
+  else if ((rel = malloc(sizeof(*rel))) == NULL)
     return FLEET_ENOMEM;
   memset(&rel->item, 0, sizeof(rel->item));
   rel->lk = lk;
@@ -375,8 +377,10 @@ static int lock_send_release(fleet__lock_t *lk, int user) {
   rel->value_len = lk->value_len;
   memcpy(rel->value, lk->value, lk->value_len);
   err = lock_batch_now(lk, &rel->item, &lock_release_kind);
-  if (err != 0)
-    free(rel);
+  if (err != 0) {
+    rel->next_free = lk->free_rels;
+    lk->free_rels = rel;
+  }
   return err;
 }
 
@@ -646,7 +650,8 @@ static void lock_release_done(fleet__batch_item_t *it, int status,
              status != FLEET_ECANCELED) {
     fleet__handle_error(&lk->base, status);
   }
-  free(rel);
+  rel->next_free = lk->free_rels;
+  lk->free_rels = rel;
   fleet__handle_unhold(&lk->base);
 }
 
@@ -771,7 +776,12 @@ void fleet_lock_options_init(fleet_lock_options_t *options) {
 
 static void lock_free(fleet__handle_t *h) {
   fleet__lock_t *lk = (fleet__lock_t *)h;
+  fleet__lock_release_t *rel;
 
+  while ((rel = lk->free_rels) != NULL) {
+    lk->free_rels = rel->next_free;
+    free(rel);
+  }
   fleet__key_free(&lk->tag);
   fleet__key_free(&lk->channel);
   free(lk->owner);

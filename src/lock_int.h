@@ -56,9 +56,11 @@ typedef struct {
 /* A release on its way through the client's batcher (lock.c): the user's
  * (fleet_lock_release()) or a quiet one that nobody waits for. It keeps
  * the value it releases, since the handle's may change before the call
- * goes out. Allocated per release, freed when its result is in. */
-typedef struct {
+ * goes out. Pooled per handle: taken when queued, given back when its
+ * result is in. */
+typedef struct fleet__lock_release_s {
   fleet__batch_item_t item;
+  struct fleet__lock_release_s *next_free;
   struct fleet__lock_s *lk;
   int user; /* the user waits for it as lk->release */
   size_t value_len;
@@ -115,6 +117,8 @@ struct fleet__lock_s {
   fleet__batch_item_t renewal;
 
   uv_timer_t timer; /* HELD: the deadline; WAITING: retry or wait end */
+  /* Release items to reuse. */
+  struct fleet__lock_release_s *free_rels;
 };
 
 typedef struct fleet__lock_s fleet__lock_t;
