@@ -19,22 +19,11 @@ for (const line of lines) {
 const rounds = [];
 for (let i = 1; i < results.length; i++) if (results[i]) rounds.push(i);
 
-// fleet-bench lock --inflight 50 may name its run differently from plain
-// `fleet-bench lock` (c50): take c50, else the first label with 50 in it.
-function lockLabel(res) {
-  const names = Object.keys(res)
-    .filter((k) => k.startsWith('fleet-lock ') && k.endsWith('_ops_per_s'))
-    .map((k) => k.slice('fleet-lock '.length, -'_ops_per_s'.length));
-  if (names.includes('c50')) return 'c50';
-  return names.find((n) => /(^|\D)50(\D|$)/.test(n) && !/x\d/.test(n));
-}
-
 const get = (res, key) => (key in res ? res[key] : undefined);
 const ratio = (a, b) => (a !== undefined && b ? a / b : undefined);
-const lock = (res, metric) => {
-  const label = lockLabel(res);
-  return label ? get(res, `fleet-lock ${label}_${metric}`) : undefined;
-};
+// `fleet-bench lock --inflight 50` and plain `fleet-bench lock` both name
+// the run with 50 in flight c50.
+const lock = (res, metric) => get(res, `fleet-lock c50_${metric}`);
 const P1M = 'fleet-queue process_c50_pending1000000_ops_per_s';
 const P1K = 'fleet-queue process_c50_pending1000_ops_per_s';
 
