@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
@@ -66,73 +65,92 @@ void bench_client_close(uv_loop_t *loop, fleet_client_t *client) {
   uv_run(loop, UV_RUN_DEFAULT);
 }
 
-int bench_server_pid(const char *url) {
-  fleet__url_t u;
-  redisContext *c = NULL;
-  redisReply *r = NULL;
+/* The connection INFO goes over, kept for the life of the process so that
+ * sampling costs the server one command and no connection setup. */
+static redisContext *bench_info_conn;
+
+static void bench_info_disconnect(void) {
+  redisFree(bench_info_conn);
+  bench_info_conn = NULL;
+}
+
+/* The value of `field` in the INFO `section`, or -1 when there is no
+ * connection or no such field. Every field of an INFO reply follows a
+ * newline, so "\n<field>:" never matches a longer name. */
+static double bench_info_field(const char *section, const char *field) {
+  char key[64];
+  redisReply *r;
   const char *p;
-  int pid = 0;
+  double v = -1;
+
+  if (bench_info_conn == NULL)
+    return -1;
+  r = redisCommand(bench_info_conn, "INFO %s", section);
+  snprintf(key, sizeof(key), "\n%s:", field);
+  if (r != NULL && r->type == REDIS_REPLY_STRING &&
+      (p = strstr(r->str, key)) != NULL)
+    v = atof(p + strlen(key));
+  if (r != NULL)
+    freeReplyObject(r);
+  return v;
+}
+
+/* Opens bench_info_conn to the server behind `url`; leaves it NULL on
+ * memory:// or when the server cannot be reached. */
+static void bench_info_connect(const char *url) {
+  fleet__url_t u;
+  redisContext *c;
+  redisReply *r;
 
   if (fleet__url_parse(url, &u) != 0 || u.scheme == FLEET__URL_MEMORY)
     goto out;
   c = u.scheme == FLEET__URL_UNIX ? redisConnectUnix(u.path)
                                   : redisConnect(u.host, u.port);
-  if (c == NULL || c->err)
+  if (c == NULL || c->err) {
+    redisFree(c);
     goto out;
+  }
   if (u.password != NULL) {
     r = u.user != NULL ? redisCommand(c, "AUTH %s %s", u.user, u.password)
                        : redisCommand(c, "AUTH %s", u.password);
     if (r != NULL)
       freeReplyObject(r);
   }
-  r = redisCommand(c, "INFO server");
-  if (r != NULL && r->type == REDIS_REPLY_STRING &&
-      (p = strstr(r->str, "process_id:")) != NULL)
-    pid = atoi(p + 11);
+  bench_info_conn = c;
+  atexit(bench_info_disconnect);
 out:
-  if (r != NULL)
-    freeReplyObject(r);
-  if (c != NULL)
-    redisFree(c);
   fleet__url_free(&u);
-  return pid;
 }
 
-/* utime + stime of `pid` from /proc/<pid>/stat, in microseconds. */
-static int64_t bench_proc_cpu_us(int pid) {
-  char path[64], buf[1024], *p;
-  unsigned long long ut, st;
-  FILE *f;
-  size_t n;
-  int field;
+int bench_server_pid(const char *url) {
+  double pid;
 
-  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-  f = fopen(path, "r");
-  if (f == NULL)
-    return -1;
-  n = fread(buf, 1, sizeof(buf) - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  /* The command name may hold spaces: count fields after its ')'. */
-  p = strrchr(buf, ')');
-  if (p == NULL)
-    return -1;
-  for (field = 2; field < 13 && p != NULL; field++)
-    p = strchr(p + 1, ' ');
-  if (p == NULL || sscanf(p, " %llu %llu", &ut, &st) != 2)
-    return -1;
-  return (int64_t)((ut + st) * 1000000ULL /
-                   (unsigned long long)sysconf(_SC_CLK_TCK));
+  if (bench_info_conn == NULL)
+    bench_info_connect(url);
+  pid = bench_info_field("server", "process_id");
+  return pid > 0 ? (int)pid : 0;
 }
 
 void bench_cpu_sample(bench_cpu_t *s, int server_pid) {
   struct rusage ru;
+  double sys, user;
 
   getrusage(RUSAGE_SELF, &ru);
   s->self_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
                (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
-  s->server_us = server_pid > 0 ? bench_proc_cpu_us(server_pid) : -1;
+  s->server_us = -1;
+  if (server_pid > 0) {
+    sys = bench_info_field("cpu", "used_cpu_sys");
+    user = bench_info_field("cpu", "used_cpu_user");
+    if (sys >= 0 && user >= 0)
+      s->server_us = (int64_t)((sys + user) * 1e6 + 0.5);
+  }
   s->wall_ns = uv_hrtime();
+}
+
+int64_t bench_server_memory(int server_pid) {
+  return server_pid > 0 ? (int64_t)bench_info_field("memory", "used_memory")
+                        : -1;
 }
 
 void bench_emit_rates(const char *bench, const char *label, uint64_t ops,

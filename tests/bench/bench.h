@@ -31,18 +31,24 @@ int bench_client_open(uv_loop_t *loop, fleet_client_t *client,
 /* Closes the client and runs the loop until it is closed. */
 void bench_client_close(uv_loop_t *loop, fleet_client_t *client);
 
-/* CPU time used so far, in microseconds: by this process, and by the
- * redis-server behind `url` (its pid from INFO server, its time from
- * /proc/<pid>/stat); -1 for the server on memory:// or when unknown. */
+/* CPU time used so far, in microseconds: by this process (getrusage) and
+ * by the redis-server behind `url` (INFO cpu used_cpu_sys + used_cpu_user,
+ * as the Node anchors of sidebyside.sh measure it); -1 for the server on
+ * memory:// or when unknown. */
 typedef struct {
   int64_t self_us;
   int64_t server_us;
   uint64_t wall_ns;
 } bench_cpu_t;
 
-/* Finds the server's pid once (0 on memory://); call before sampling. */
+/* Connects, once per process, to the server behind `url` for the samples
+ * below and returns its pid from INFO server; 0 on memory:// or when the
+ * server cannot be reached. Call before sampling. */
 int bench_server_pid(const char *url);
 void bench_cpu_sample(bench_cpu_t *s, int server_pid);
+
+/* The server's INFO memory used_memory, in bytes; -1 when unknown. */
+int64_t bench_server_memory(int server_pid);
 
 /* Emits <label>_ops_per_s, <label>_client_cpu_us_per_op and (on Redis)
  * <label>_server_cpu_us_per_op for `ops` operations between two samples. */

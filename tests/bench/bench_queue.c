@@ -1,14 +1,22 @@
-/* bench_queue.c -- fleet-bench queue: bulk enqueue, processing with one
- * worker at a concurrency on no-op jobs, and end-to-end latency (enqueue
- * call to accepted completion) at a fixed rate, with the CPU per job of
- * this process and of redis-server.
+/* bench_queue.c -- fleet-bench queue: bulk enqueue, the Redis memory a
+ * pending job takes, processing with one worker at a concurrency on no-op
+ * jobs, and end-to-end latency (enqueue call to accepted completion) at a
+ * fixed rate, with the CPU per job of this process and of redis-server.
  *
  *   fleet-bench queue [--url URL] [--seconds S] [--concurrency C]
- *                     [--rate R] [--jobs N]
+ *                     [--rate R] [--jobs N] [--pending N]
  *
- * Metrics: enqueue_bulk_*, process_c<C>_*, e2e_<R>_* (rates, and p50/p99
- * from the enqueue call to the accepted completion), pickup_<R>_* (p50/p99
- * from the enqueue call to the handler). */
+ * Metrics: enqueue_bulk_* (N jobs with an empty payload, default 100000),
+ * pending_bytes_per_job (the server's used_memory delta over those N
+ * pending jobs, over N), process_c<C>_* (processing them), e2e_<R>_*
+ * (rates, and p50/p99 from the enqueue call to the accepted completion),
+ * pickup_<R>_* (p50/p99 from the enqueue call to the handler).
+ *
+ * With --pending N, only one measurement instead: N jobs are queued first,
+ * then the worker processes for S seconds while the producer tops the
+ * queue up in batches, so about N jobs stay pending throughout. Metrics:
+ * process_c<C>_pending<N>_* (processed jobs; the CPU includes the
+ * top-ups). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +24,11 @@
 #include "bench.h"
 
 #define BQ_BATCH 1000
+/* Top-up batches in flight with --pending. */
+#define BQ_TOPUP_INFLIGHT 4
+/* The bound on queueing the jobs of --jobs or --pending, whatever --seconds
+ * says: a million jobs take about 15 s. */
+#define BQ_FILL_SECONDS 120
 
 typedef struct {
   uv_loop_t loop;
@@ -26,7 +39,10 @@ typedef struct {
   fleet_job_spec_t specs[BQ_BATCH];
   uint64_t enqueued;
   uint64_t completed;
-  uint64_t target;
+  uint64_t fill;    /* jobs the bulk enqueue adds in all */
+  uint64_t pending; /* --pending: the depth the top-ups keep, or 0 */
+  uint32_t topup_batch;
+  int topups; /* top-up batches in flight */
   int error;
   /* Latency run. */
   uv_timer_t pacer;
@@ -48,9 +64,36 @@ static void bq_on_bulk(fleet_queue_t *q, int status,
   bench_slot_done(arg, status);
 }
 
+/* Enqueues the next batch; the last one holds what is left of b->fill. */
 static int bq_bulk_start(bench_slot_t *slot) {
   bq_t *b = slot->driver->ctx;
-  return fleet_queue_enqueue(&b->q, b->specs, BQ_BATCH, bq_on_bulk, slot);
+  uint64_t before = (slot->driver->started - 1) * BQ_BATCH;
+  size_t n =
+      b->fill - before < BQ_BATCH ? (size_t)(b->fill - before) : BQ_BATCH;
+
+  return fleet_queue_enqueue(&b->q, b->specs, n, bq_on_bulk, slot);
+}
+
+/* Enqueues b->fill jobs in batches of BQ_BATCH, four in flight. Returns 0
+ * or the first error. */
+static int bq_fill(bq_t *b) {
+  bench_driver_t d = {0};
+  int err;
+
+  d.loop = &b->loop;
+  d.inflight = 4;
+  d.max_ops = (b->fill + BQ_BATCH - 1) / BQ_BATCH;
+  d.seconds = BQ_FILL_SECONDS;
+  d.start = bq_bulk_start;
+  d.ctx = b;
+  err = bench_drive(&d);
+  bench_lat_free(&d.lat);
+  if (err == 0 && b->enqueued < b->fill)
+    err = FLEET_ETIMEDOUT;
+  if (err != 0)
+    fprintf(stderr, "fleet-bench queue: enqueue: %s after %llu jobs\n",
+            fleet_strerror(err), (unsigned long long)b->enqueued);
+  return err;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -68,6 +111,42 @@ static void bq_handler(fleet_worker_t *w, fleet_job_t *job) {
   fleet_job_complete(job);
 }
 
+static void bq_top_up(bq_t *b);
+
+static void bq_on_topup(fleet_queue_t *q, int status,
+                        const fleet_enqueue_result_t *r, size_t n, void *arg) {
+  bq_t *b = q->data;
+
+  b->topups--;
+  if (status != 0) {
+    if (b->error == 0)
+      b->error = status;
+    return;
+  }
+  b->enqueued += n;
+  bq_top_up(b);
+}
+
+/* With --pending, enqueues batches while the jobs queued or on their way
+ * stay at most b->pending. */
+static void bq_top_up(bq_t *b) {
+  uint64_t queued;
+  int err;
+
+  while (b->pending > 0 && b->error == 0 && b->topups < BQ_TOPUP_INFLIGHT) {
+    queued = b->enqueued - b->completed + (uint64_t)b->topups * b->topup_batch;
+    if (queued + b->topup_batch > b->pending)
+      return;
+    err =
+        fleet_queue_enqueue(&b->q, b->specs, b->topup_batch, bq_on_topup, NULL);
+    if (err != 0) {
+      b->error = err;
+      return;
+    }
+    b->topups++;
+  }
+}
+
 static void bq_done(fleet_worker_t *w, fleet_job_t *job,
                     fleet_job_action_t action, int status) {
   bq_t *b = w->data;
@@ -80,6 +159,7 @@ static void bq_done(fleet_worker_t *w, fleet_job_t *job,
     memcpy(&sent_ns, job->payload.base, sizeof(sent_ns));
     bench_lat_add(&b->lat, uv_hrtime() - sent_ns);
   }
+  bq_top_up(b);
 }
 
 static void bq_on_worker_closed(fleet_handle_t *w) {
@@ -186,12 +266,106 @@ static void bq_close(bq_t *b) {
   uv_run(&b->loop, UV_RUN_DEFAULT);
 }
 
+/* --pending: queues `pending` jobs, then processes for --seconds while
+ * the top-ups keep about that many queued. */
+static int bq_pending(bq_t *b, const bench_opts_t *o, long concurrency,
+                      int pid) {
+  bench_cpu_t c0, c1;
+  char label[48];
+  int err;
+
+  b->fill = b->pending;
+  err = bq_fill(b);
+  if (err != 0)
+    return err;
+  b->topup_batch =
+      b->pending / 4 < BQ_BATCH ? (uint32_t)(b->pending / 4) : BQ_BATCH;
+  if (b->topup_batch == 0)
+    b->topup_batch = 1;
+  bench_cpu_sample(&c0, pid);
+  err = fleet_worker_start(&b->w);
+  if (err != 0) {
+    fprintf(stderr, "fleet-bench queue: start: %s\n", fleet_strerror(err));
+    return err;
+  }
+  bq_run_until(b, UINT64_MAX, o->seconds);
+  bench_cpu_sample(&c1, pid);
+  b->pending = 0;
+  if (b->error != 0) {
+    fprintf(stderr, "fleet-bench queue: process: %s\n",
+            fleet_strerror(b->error));
+    return b->error;
+  }
+  snprintf(label, sizeof(label), "process_c%ld_pending%llu", concurrency,
+           (unsigned long long)b->fill);
+  bench_emit_rates("queue", label, b->completed, &c0, &c1);
+  return 0;
+}
+
+/* The default run: bulk enqueue and its memory, processing, latency. */
+static int bq_default(bq_t *b, const bench_opts_t *o, long concurrency,
+                      long rate, int pid) {
+  bench_cpu_t c0, c1;
+  int64_t m0, m1;
+  char label[32];
+  int err;
+
+  m0 = bench_server_memory(pid);
+  bench_cpu_sample(&c0, pid);
+  err = bq_fill(b);
+  bench_cpu_sample(&c1, pid);
+  m1 = bench_server_memory(pid);
+  if (err != 0)
+    return err;
+  bench_emit_rates("queue", "enqueue_bulk", b->enqueued, &c0, &c1);
+  if (m0 >= 0 && m1 >= 0)
+    bench_emit("queue", "pending_bytes_per_job",
+               (double)(m1 - m0) / (double)b->enqueued, "B/job");
+
+  /* Processing: one worker on what was enqueued. */
+  bench_cpu_sample(&c0, pid);
+  err = fleet_worker_start(&b->w);
+  if (err != 0) {
+    fprintf(stderr, "fleet-bench queue: start: %s\n", fleet_strerror(err));
+    return err;
+  }
+  bq_run_until(b, b->enqueued, o->seconds * 5);
+  bench_cpu_sample(&c1, pid);
+  if (b->error != 0) {
+    fprintf(stderr, "fleet-bench queue: process: %s\n",
+            fleet_strerror(b->error));
+    return b->error;
+  }
+  snprintf(label, sizeof(label), "process_c%ld", concurrency);
+  bench_emit_rates("queue", label, b->completed, &c0, &c1);
+
+  /* End-to-end latency at a fixed rate, for --seconds. */
+  b->completed = 0;
+  b->rate = (uint64_t)rate;
+  b->total = (uint64_t)(o->seconds * (double)rate);
+  b->sent = 0;
+  b->t0_ns = uv_hrtime();
+  uv_timer_start(&b->pacer, bq_on_pace, 1, 1);
+  bench_cpu_sample(&c0, pid);
+  bq_run_until(b, b->total, o->seconds + 10);
+  bench_cpu_sample(&c1, pid);
+  uv_timer_stop(&b->pacer);
+  if (b->error != 0 || b->completed < b->total) {
+    err = b->error != 0 ? b->error : FLEET_ETIMEDOUT;
+    fprintf(stderr, "fleet-bench queue: latency: %s\n", fleet_strerror(err));
+    return err;
+  }
+  snprintf(label, sizeof(label), "e2e_%ld", rate);
+  bench_emit_rates("queue", label, b->completed, &c0, &c1);
+  bench_lat_emit("queue", label, &b->lat);
+  snprintf(label, sizeof(label), "pickup_%ld", rate);
+  bench_lat_emit("queue", label, &b->pickup);
+  return 0;
+}
+
 int bench_queue(const bench_opts_t *o) {
   static bq_t b;
-  long concurrency = 50, rate = 2000, jobs = 0;
-  bench_driver_t d = {0};
-  bench_cpu_t c0, c1;
-  char label[32];
+  long concurrency = 50, rate = 2000, jobs = 100000, pending = 0;
   int i, pid, err;
 
   for (i = 0; i < o->argc; i++) {
@@ -201,19 +375,19 @@ int bench_queue(const bench_opts_t *o) {
       rate = bench_parse_long("--rate", o->argv[++i]);
     else if (strcmp(o->argv[i], "--jobs") == 0 && i + 1 < o->argc)
       jobs = bench_parse_long("--jobs", o->argv[++i]);
+    else if (strcmp(o->argv[i], "--pending") == 0 && i + 1 < o->argc)
+      pending = bench_parse_long("--pending", o->argv[++i]);
     else {
       fprintf(stderr, "fleet-bench queue: unknown flag '%s'\n", o->argv[i]);
       return 2;
     }
   }
-  if (concurrency > 10000 || rate > 1000000) {
+  if (concurrency > 10000 || rate > 1000000 || jobs > 10000000 ||
+      pending > 10000000) {
     fprintf(stderr, "fleet-bench queue: --concurrency <= 10000, "
-                    "--rate <= 1000000\n");
+                    "--rate <= 1000000, --jobs and --pending <= 10000000\n");
     return 2;
   }
-  /* By default, what one worker might process in the time budget. */
-  if (jobs == 0)
-    jobs = (long)(o->seconds * 150000);
   uv_loop_init(&b.loop);
   uv_timer_init(&b.loop, &b.pacer);
   b.pacer.data = &b;
@@ -221,63 +395,11 @@ int bench_queue(const bench_opts_t *o) {
     return 1;
   pid = bench_server_pid(o->url);
   for (i = 0; i < BQ_BATCH; i++)
-    fleet_job_spec_init(&b.specs[i], "bench", "x", 1);
-
-  /* Bulk enqueue: batches of 1000, four in flight, up to --jobs. */
-  d.loop = &b.loop;
-  d.inflight = 4;
-  d.max_ops = (uint64_t)(jobs + BQ_BATCH - 1) / BQ_BATCH;
-  d.seconds = o->seconds;
-  d.start = bq_bulk_start;
-  d.ctx = &b;
-  bench_cpu_sample(&c0, pid);
-  err = bench_drive(&d);
-  bench_cpu_sample(&c1, pid);
-  bench_lat_free(&d.lat);
-  if (err != 0) {
-    fprintf(stderr, "fleet-bench queue: enqueue: %s\n", fleet_strerror(err));
-    goto out;
-  }
-  bench_emit_rates("queue", "enqueue_bulk", b.enqueued, &c0, &c1);
-
-  /* Processing: one worker on what was enqueued. */
-  bench_cpu_sample(&c0, pid);
-  err = fleet_worker_start(&b.w);
-  if (err != 0)
-    goto out;
-  bq_run_until(&b, b.enqueued, o->seconds * 5);
-  bench_cpu_sample(&c1, pid);
-  if (b.error != 0) {
-    err = b.error;
-    fprintf(stderr, "fleet-bench queue: process: %s\n", fleet_strerror(err));
-    goto out;
-  }
-  snprintf(label, sizeof(label), "process_c%ld", concurrency);
-  bench_emit_rates("queue", label, b.completed, &c0, &c1);
-
-  /* End-to-end latency at a fixed rate, for --seconds. */
-  b.completed = 0;
-  b.rate = (uint64_t)rate;
-  b.total = (uint64_t)(o->seconds * (double)rate);
-  b.sent = 0;
-  b.t0_ns = uv_hrtime();
-  uv_timer_start(&b.pacer, bq_on_pace, 1, 1);
-  bench_cpu_sample(&c0, pid);
-  bq_run_until(&b, b.total, o->seconds + 10);
-  bench_cpu_sample(&c1, pid);
-  uv_timer_stop(&b.pacer);
-  if (b.error != 0 || b.completed < b.total) {
-    err = b.error != 0 ? b.error : FLEET_ETIMEDOUT;
-    fprintf(stderr, "fleet-bench queue: latency: %s\n", fleet_strerror(err));
-    goto out;
-  }
-  snprintf(label, sizeof(label), "e2e_%ld", rate);
-  bench_emit_rates("queue", label, b.completed, &c0, &c1);
-  bench_lat_emit("queue", label, &b.lat);
-  snprintf(label, sizeof(label), "pickup_%ld", rate);
-  bench_lat_emit("queue", label, &b.pickup);
-
-out:
+    fleet_job_spec_init(&b.specs[i], "bench", NULL, 0);
+  b.fill = (uint64_t)jobs;
+  b.pending = (uint64_t)pending;
+  err = pending > 0 ? bq_pending(&b, o, concurrency, pid)
+                    : bq_default(&b, o, concurrency, rate, pid);
   bench_lat_free(&b.lat);
   bench_lat_free(&b.pickup);
   bq_close(&b);

@@ -1,0 +1,125 @@
+// table.js -- prints the table of sidebyside.sh from the JSON lines its
+// runs produced, each tagged with its round: fleet's figures and their
+// ratios to the anchors per round, their medians, and whether each median
+// meets issue 11's target.
+//
+//   node table.js RESULTS
+'use strict';
+
+const fs = require('fs');
+
+const lines = fs.readFileSync(process.argv[2], 'utf8').split('\n');
+const results = []; // results[round]["<bench> <metric>"] = value
+for (const line of lines) {
+  if (!line.startsWith('{')) continue;
+  const r = JSON.parse(line);
+  results[r.round] = results[r.round] || {};
+  results[r.round][`${r.bench} ${r.metric}`] = r.value;
+}
+const rounds = [];
+for (let i = 1; i < results.length; i++) if (results[i]) rounds.push(i);
+
+const get = (res, key) => (key in res ? res[key] : undefined);
+const ratio = (a, b) => (a !== undefined && b ? a / b : undefined);
+// `fleet-bench lock --inflight 50` and plain `fleet-bench lock` both name
+// the run with 50 in flight c50.
+const lock = (res, metric) => get(res, `fleet-lock c50_${metric}`);
+const P1M = 'fleet-queue process_c50_pending1000000_ops_per_s';
+const P1K = 'fleet-queue process_c50_pending1000_ops_per_s';
+
+const num = (d) => (v) => v.toFixed(d);
+const times = (v) => `${v.toFixed(1)}x`;
+const pct = (v) => `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)}%`;
+
+// Each row: its figure, its target (text and test, or none), how to get
+// the value from one round, and how to print it.
+const rows = [
+  ['processed jobs/s vs BullMQ, same run', '>= 8x', (v) => v >= 8,
+    (r) => ratio(get(r, 'fleet-queue process_c50_ops_per_s'),
+      get(r, 'bullmq process_c50_ops_per_s')), times],
+  ['redis-server CPU per processed job (us)', '<= 5', (v) => v <= 5,
+    (r) => get(r, 'fleet-queue process_c50_server_cpu_us_per_op'), num(2)],
+  ['client CPU per processed job (us)', '<= 0.7', (v) => v <= 0.7,
+    (r) => get(r, 'fleet-queue process_c50_client_cpu_us_per_op'), num(2)],
+  ['Redis memory per pending job, empty payload (B)', '<= 150',
+    (v) => v <= 150,
+    (r) => get(r, 'fleet-queue pending_bytes_per_job'), num(0)],
+  ['server CPU per job at 2000 jobs/s (us)', '<= 20', (v) => v <= 20,
+    (r) => get(r, 'fleet-queue e2e_2000_server_cpu_us_per_op'), num(2)],
+  ['e2e p99 at 2000 jobs/s (ms)', '<= 0.5', (v) => v <= 0.5,
+    (r) => {
+      const us = get(r, 'fleet-queue e2e_2000_p99_us');
+      return us === undefined ? undefined : us / 1000;
+    }, num(3)],
+  ['processing with 1M pending vs 1k pending', 'within 10%',
+    (v) => Math.abs(v) <= 0.1,
+    (r) => {
+      const q = ratio(get(r, P1M), get(r, P1K));
+      return q === undefined ? undefined : q - 1;
+    }, pct],
+  ['lock acquire+release/s at 50 in flight vs Redlock', '>= 8x',
+    (v) => v >= 8,
+    (r) => ratio(lock(r, 'ops_per_s'), get(r, 'redlock c50_ops_per_s')),
+    times],
+  ['redis-server CPU per acquire+release (us)', '<= 3.5', (v) => v <= 3.5,
+    (r) => lock(r, 'server_cpu_us_per_op'), num(2)],
+  ['processed jobs/s vs Bee-Queue, same run', '', null,
+    (r) => ratio(get(r, 'fleet-queue process_c50_ops_per_s'),
+      get(r, 'beequeue process_c50_ops_per_s')), times],
+  ['fleet processed jobs/s', '', null,
+    (r) => get(r, 'fleet-queue process_c50_ops_per_s'), num(0)],
+  ['BullMQ processed jobs/s', '', null,
+    (r) => get(r, 'bullmq process_c50_ops_per_s'), num(0)],
+  ['Bee-Queue processed jobs/s', '', null,
+    (r) => get(r, 'beequeue process_c50_ops_per_s'), num(0)],
+  ['BullMQ memory per pending job (B)', '', null,
+    (r) => get(r, 'bullmq pending_bytes_per_job'), num(0)],
+  ['Bee-Queue memory per pending job (B)', '', null,
+    (r) => get(r, 'beequeue pending_bytes_per_job'), num(0)],
+  ['BullMQ redis-server CPU per processed job (us)', '', null,
+    (r) => get(r, 'bullmq process_c50_server_cpu_us_per_op'), num(2)],
+  ['Bee-Queue redis-server CPU per processed job (us)', '', null,
+    (r) => get(r, 'beequeue process_c50_server_cpu_us_per_op'), num(2)],
+  ['fleet processed jobs/s, 1k pending', '', null, (r) => get(r, P1K),
+    num(0)],
+  ['fleet processed jobs/s, 1M pending', '', null, (r) => get(r, P1M),
+    num(0)],
+  ['fleet lock acquire+release/s, 50 in flight', '', null,
+    (r) => lock(r, 'ops_per_s'), num(0)],
+  ['Redlock acquire+release/s, 50 in flight', '', null,
+    (r) => get(r, 'redlock c50_ops_per_s'), num(0)],
+  ['Redlock redis-server CPU per acquire+release (us)', '', null,
+    (r) => get(r, 'redlock c50_server_cpu_us_per_op'), num(2)],
+  ['baseline: fleet-bench ping/s, 1 in flight', '', null,
+    (r) => get(r, 'fleet-ping c1_ops_per_s'), num(0)],
+  ['baseline: fleet-bench ping/s, 50 in flight', '', null,
+    (r) => get(r, 'fleet-ping c50_ops_per_s'), num(0)],
+];
+
+function median(values) {
+  const v = values.filter((x) => x !== undefined).sort((a, b) => a - b);
+  if (v.length === 0) return undefined;
+  const m = Math.floor(v.length / 2);
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+const header = ['figure', 'target', ...rounds.map((r) => `round ${r}`),
+  'median', 'met'];
+const table = [header];
+for (const [figure, target, meets, value, show] of rows) {
+  const values = rounds.map((r) => value(results[r]));
+  const m = median(values);
+  const cell = (v) => (v === undefined ? 'n/a' : show(v));
+  const met = !meets ? '' : m === undefined ? 'n/a' : meets(m) ? 'yes' : 'no';
+  table.push([figure, target, ...values.map(cell), cell(m), met]);
+}
+const widths = header.map((_, i) => Math.max(...table.map((r) => r[i].length)));
+for (const row of table) {
+  const cells = row.map((c, i) => (i < 2 ? c.padEnd(widths[i])
+    : c.padStart(widths[i])));
+  process.stdout.write(`| ${cells.join(' | ')} |\n`);
+  if (row === header) {
+    const rule = widths.map((w) => '-'.repeat(w + 2)).join('|');
+    process.stdout.write(`|${rule}|\n`);
+  }
+}

@@ -1,0 +1,185 @@
+#!/bin/sh
+# sidebyside.sh -- fleet-bench beside its Node anchors (BullMQ, Bee-Queue,
+# Redlock) on one private redis-server, round-robin, and the table of issue
+# 11: fleet's figures per round, their ratios to the anchors, the medians,
+# and the machine's ping baseline of each round.
+#
+#   sh tests/bench/sidebyside.sh
+#
+# From a fresh clone: builds fleet-bench into build/ (incrementally when
+# build/ exists), installs the anchors' packages into tests/bench/node/
+# when node_modules is missing, starts redis-server on a free loopback port
+# (no persistence), runs every program once per round with FLUSHALL
+# between runs, and kills the server at the end. Needs cmake, a C
+# toolchain, redis-server, redis-cli, node >= 20 and npm.
+#
+# Environment: SIDEBYSIDE_SECONDS (default 8), the measurement time of each
+# phase; SIDEBYSIDE_ROUNDS (default 3). The defaults take about 7 minutes.
+# Every run is bounded by its own counts and times, and by `timeout`.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+node_dir=$here/node
+bench=$root/build/tests/bench/fleet-bench
+secs=${SIDEBYSIDE_SECONDS:-8}
+rounds=${SIDEBYSIDE_ROUNDS:-3}
+work=$(mktemp -d "${TMPDIR:-/tmp}/fleet-sidebyside.XXXXXX")
+results=$work/results.jsonl
+redis_pid=
+
+cleanup() {
+  if [ -n "$redis_pid" ]; then
+    kill "$redis_pid" 2>/dev/null || true
+    wait "$redis_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() {
+  printf 'sidebyside: %s\n' "$*" >&2
+}
+
+for tool in cmake redis-server redis-cli node npm timeout; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    log "$tool is not on PATH"
+    exit 1
+  fi
+done
+case $secs in
+  '' | *[!0-9.]* | .* | *.*.*)
+    log "SIDEBYSIDE_SECONDS wants a positive number"
+    exit 2
+    ;;
+esac
+case $rounds in
+  '' | *[!0-9]* | 0)
+    log "SIDEBYSIDE_ROUNDS wants a positive integer"
+    exit 2
+    ;;
+esac
+
+log "building fleet-bench in $root/build"
+if [ ! -f "$root/build/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$root/build" >"$work/cmake.log" 2>&1 ||
+    { cat "$work/cmake.log" >&2; exit 1; }
+fi
+cmake --build "$root/build" -j2 --target fleet-bench >"$work/build.log" 2>&1 ||
+  { cat "$work/build.log" >&2; exit 1; }
+
+if [ ! -d "$node_dir/node_modules" ]; then
+  log "npm install into $node_dir"
+  (cd "$node_dir" && npm install --no-audit --no-fund --no-package-lock \
+    --loglevel=error) >&2
+fi
+
+# A free loopback port: the kernel picks one, node reports it. Another
+# process may take it before redis-server does, so starting is retried.
+free_port() {
+  node -e 'const s = require("net").createServer();
+s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
+}
+
+start_redis() {
+  tries=0
+  while [ $tries -lt 5 ]; do
+    tries=$((tries + 1))
+    port=$(free_port)
+    redis-server --port "$port" --bind 127.0.0.1 --save "" \
+      --appendonly no --dir "$work" --logfile "$work/redis.log" &
+    redis_pid=$!
+    waited=0
+    while [ $waited -lt 50 ]; do
+      if redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null |
+        grep -q PONG; then
+        return 0
+      fi
+      kill -0 "$redis_pid" 2>/dev/null || break
+      sleep 0.1
+      waited=$((waited + 1))
+    done
+    kill "$redis_pid" 2>/dev/null || true
+    wait "$redis_pid" 2>/dev/null || true
+    redis_pid=
+  done
+  log "redis-server did not start; see the log below"
+  cat "$work/redis.log" >&2 || true
+  exit 1
+}
+
+start_redis
+url=redis://127.0.0.1:$port
+log "redis-server $(redis-server --version | cut -d' ' -f3) on $url," \
+  "pid $redis_pid; $rounds rounds, $secs s phases"
+
+# The lock run: --inflight 50 where fleet-bench has it, else plain `lock`,
+# whose c50 run is the same measurement.
+inflight=yes
+if ! "$bench" lock --inflight 50 --seconds 0.01 --url "$url" >/dev/null \
+  2>"$work/lock-probe.log" &&
+  grep -q "unknown flag" "$work/lock-probe.log"; then
+  inflight=no
+  lock_note="fleet-bench lock has no --inflight yet: ran plain"
+  lock_note="$lock_note 'fleet-bench lock' and used its c50 run"
+  log "$lock_note"
+fi
+redis-cli -h 127.0.0.1 -p "$port" flushall >/dev/null
+
+# run ROUND LIMIT NAME COMMAND...: runs one program for at most LIMIT
+# seconds, tags its JSON lines with the round, and empties the server.
+failures=0
+run() {
+  r=$1
+  limit=$2
+  name=$3
+  shift 3
+  log "round $r/$rounds: $name"
+  if ! timeout -k 5 "$limit" "$@" >"$work/out" 2>"$work/err"; then
+    failures=$((failures + 1))
+    log "round $r: $name failed:"
+    cat "$work/err" >&2
+  fi
+  sed -n "s/^{/{\"round\":$r,/p" "$work/out" >>"$results"
+  redis-cli -h 127.0.0.1 -p "$port" flushall >/dev/null
+}
+
+# Each limit is the run's own worst case with room to spare: bulk enqueue
+# and queueing a million jobs are bounded by counts, the rest by $secs.
+limit=$(awk -v s="$secs" 'BEGIN { printf "%d", 15 * s + 150 }')
+r=1
+while [ $r -le "$rounds" ]; do
+  run $r "$limit" ping "$bench" ping --url "$url" --seconds "$secs"
+  run $r "$limit" "fleet queue" "$bench" queue --url "$url" \
+    --seconds "$secs"
+  run $r "$limit" bullmq node "$node_dir/bullmq.js" --url "$url" \
+    --seconds "$secs"
+  run $r "$limit" bee-queue node "$node_dir/beequeue.js" --url "$url" \
+    --seconds "$secs"
+  run $r "$limit" "fleet queue --pending 1000" "$bench" queue --url "$url" \
+    --seconds "$secs" --pending 1000
+  run $r "$limit" "fleet queue --pending 1000000" "$bench" queue \
+    --url "$url" --seconds "$secs" --pending 1000000
+  if [ $inflight = yes ]; then
+    run $r "$limit" "fleet lock --inflight 50" "$bench" lock --inflight 50 \
+      --url "$url" --seconds "$secs"
+  else
+    run $r "$limit" "fleet lock" "$bench" lock --url "$url" --seconds "$secs"
+  fi
+  run $r "$limit" redlock node "$node_dir/redlock.js" --url "$url" \
+    --seconds "$secs"
+  r=$((r + 1))
+done
+
+echo
+node "$node_dir/table.js" "$results"
+if [ -n "${lock_note:-}" ]; then
+  echo
+  echo "note: $lock_note."
+fi
+if [ $failures -gt 0 ]; then
+  echo
+  echo "$failures run(s) failed; their cells say n/a."
+  exit 1
+fi
