@@ -64,11 +64,14 @@ static void worker_options_defaults(fleet_worker_options_t *o) {
 /* ------------------------------------------------------------------------ */
 /* Flush, online, offline                                                   */
 
-static void worker_on_flush(uv_idle_t *handle);
+static void worker_on_flush_check(uv_check_t *handle);
+static void worker_on_flush_prepare(uv_prepare_t *handle);
 
 void fleet__worker_kick(struct fleet__worker_s *w) {
-  if (!uv_is_closing((uv_handle_t *)&w->flush))
-    uv_idle_start(&w->flush, worker_on_flush);
+  if (uv_is_closing((uv_handle_t *)&w->flush))
+    return;
+  uv_check_start(&w->flush, worker_on_flush_check);
+  uv_prepare_start(&w->flush_prepare, worker_on_flush_prepare);
 }
 
 int fleet__worker_may_retry(const struct fleet__worker_s *w) {
@@ -136,12 +139,14 @@ void fleet__worker_online(struct fleet__worker_s *w) {
 }
 
 /* The flush: everything finished, handed back or claimed during one loop
- * iteration goes out together. */
-static void worker_on_flush(uv_idle_t *handle) {
-  struct fleet__worker_s *w =
-      FLEET__CONTAINER_OF(handle, struct fleet__worker_s, flush);
+ * phase goes out together, at its end (the check phase after I/O
+ * callbacks, the prepare phase before the loop blocks), and the backend
+ * writes it at once rather than on the next iteration. */
+static void worker_flush(struct fleet__worker_s *w) {
+  fleet__backend_t *be = w->base.client->be;
 
-  uv_idle_stop(handle);
+  uv_check_stop(&w->flush);
+  uv_prepare_stop(&w->flush_prepare);
   if (w->handback_pending) {
     w->handback_pending = 0;
     fleet__worker_hand_back(w);
@@ -153,7 +158,18 @@ static void worker_on_flush(uv_idle_t *handle) {
   if (w->state == FLEET__WORKER_RUNNING && (w->online || w->probe))
     fleet__worker_send_claims(w);
   w->probe = 0;
+  if (be->vt->flush != NULL && !w->base.client->closing)
+    be->vt->flush(be);
   fleet__worker_check_done(w);
+}
+
+static void worker_on_flush_check(uv_check_t *handle) {
+  worker_flush(FLEET__CONTAINER_OF(handle, struct fleet__worker_s, flush));
+}
+
+static void worker_on_flush_prepare(uv_prepare_t *handle) {
+  worker_flush(
+      FLEET__CONTAINER_OF(handle, struct fleet__worker_s, flush_prepare));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -308,8 +324,10 @@ void fleet__worker_check_done(struct fleet__worker_s *w) {
   }
   /* The flush goes last: the handler may still finish jobs. */
   if (w->queue_open == -1 && w->active == 0 && w->settleq == NULL &&
-      !uv_is_closing((uv_handle_t *)&w->flush))
+      !uv_is_closing((uv_handle_t *)&w->flush)) {
     uv_close((uv_handle_t *)&w->flush, worker_on_handle_closed);
+    worker_close_handle(w, (uv_handle_t *)&w->flush_prepare);
+  }
 }
 
 /* The one place the worker changes state. */
@@ -471,7 +489,8 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
   w->stats.online = 1;
   w->state = FLEET__WORKER_IDLE;
   fleet__rng_seed(&w->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)w);
-  uv_idle_init(w->base.loop, &w->flush);
+  uv_check_init(w->base.loop, &w->flush);
+  uv_prepare_init(w->base.loop, &w->flush_prepare);
   uv_timer_init(w->base.loop, &w->poll_timer);
   uv_timer_init(w->base.loop, &w->delay_timer);
   uv_timer_init(w->base.loop, &w->recover_timer);

@@ -109,10 +109,12 @@ struct fleet__worker_s {
   char *channel;
   size_t channel_len;
 
-  /* Handles: the flush (an idle handle: finishes and claims made during
-   * an iteration go out together), and the timers. Heartbeats go through
-   * the client's batcher. */
-  uv_idle_t flush;
+  /* Handles: the flush (a check handle after I/O callbacks, a prepare
+   * handle before the loop blocks: finishes and claims made during an
+   * iteration go out together, at the end of its phase), and the timers.
+   * Heartbeats go through the client's batcher. */
+  uv_check_t flush;
+  uv_prepare_t flush_prepare;
   uv_timer_t poll_timer;    /* fallback poll, or the offline retry */
   uv_timer_t delay_timer;   /* the earliest delayed job comes due */
   uv_timer_t recover_timer; /* recovery of expired claims */
@@ -162,7 +164,7 @@ static inline fleet_worker_t *fleet__worker_pub(struct fleet__worker_s *w) {
 /* The name of a state ("running"), for logs; never NULL. */
 const char *fleet__worker_state_name(fleet__worker_state_t state);
 
-/* Schedules a flush on the next loop iteration. */
+/* Schedules a flush at the end of the current loop phase. */
 void fleet__worker_kick(struct fleet__worker_s *w);
 
 /* A call failed with `status` (not FLEET_ECANCELED): the backend is taken

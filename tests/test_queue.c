@@ -416,19 +416,30 @@ static void redis_do(fleet_test_redis_t *redis, const char *cmd) {
   freeReplyObject(r);
 }
 
-/* Checks that `member` is still in the zset `key`. */
-static void queue_expect_in(fleet_test_redis_t *redis, const char *key,
-                            const char *member) {
-  redisReply *r = fleet_test_redis_cmd(redis, "ZSCORE %s %s", key, member);
+/* Checks that Redis answers `cmd` (ZSCORE, HGET or LPOS of a member) with
+ * something, not nil: the member is there. */
+static void queue_expect(fleet_test_redis_t *redis, const char *cmd) {
+  redisReply *r = fleet_test_redis_cmd(redis, cmd);
   ASSERT_NOT_NULL(r);
-  ASSERT_EQ(REDIS_REPLY_STRING, r->type);
+  ASSERT(r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_INTEGER);
+  freeReplyObject(r);
+}
+
+/* Writes `len` bytes at `rec` as the record of job `id` of queue "a". */
+static void queue_put_record(fleet_test_redis_t *redis, const char *id,
+                             const char *rec, size_t len) {
+  redisReply *r =
+      fleet_test_redis_cmd(redis, "HSET {qt:a}:jobs %s %b", id, rec, len);
+  ASSERT_NOT_NULL(r);
+  ASSERT_NE(REDIS_REPLY_ERROR, r->type);
   freeReplyObject(r);
 }
 
 /* Keys that hold what fleet did not write give an error, not a crash: a
- * job id of queue "a" can name the pending zset of queue "a}:job:x", since
- * both are "{qt:a}:job:x}:jobs:pending". */
+ * unique key of queue "a" can name the pending list of queue
+ * "a}:unique:x", since both are "{qt:a}:unique:x}:pending". */
 CONFORMANCE_IMPL(queue_foreign_data) {
+  static const char good[] = "\0\0001\0t\0x";
   fleet_job_spec_t s = spec("t", "p");
   struct fleet__handle_s *mine;
   fleet_queue_t other;
@@ -436,9 +447,11 @@ CONFORMANCE_IMPL(queue_foreign_data) {
   qt_t t;
 
   qt_open(&t, b->url, "a", NULL);
-  s.id = "x}:jobs:pending";
+  s.unique_key = "x}:pending";
+  s.unique_ttl_ms = 60000;
   ASSERT_OK(qt_enqueue(&t, &s, 1, NULL, NULL));
-  ASSERT_OK(fleet_queue_init(&t.c.client, &other, "a}:job:x", NULL));
+  s.unique_key = NULL;
+  ASSERT_OK(fleet_queue_init(&t.c.client, &other, "a}:unique:x", NULL));
   /* The helpers use t.q: point it at the other queue for a while. */
   other.data = &t;
   mine = t.q.internal_;
@@ -452,35 +465,35 @@ CONFORMANCE_IMPL(queue_foreign_data) {
     /* A job whose attempts are not a number; a negative counter. */
     redisReply *r;
     qt_add(&t, "t", "x", NULL);
-    r = fleet_test_redis_cmd(b->redis, "HSET {qt:a}:job:2 attempts zz");
-    ASSERT_NOT_NULL(r);
-    freeReplyObject(r);
+    queue_put_record(b->redis, "2", "zz\0\0001\0t\0x", 9);
     ASSERT_ERR(FLEET_EPROTO, qt_claim(&t, 5, 1000, jobs));
     /* ... stays pending, and claims go on once it is readable again. */
-    queue_expect_in(b->redis, "{qt:a}:jobs:pending", "2");
-    redis_do(b->redis, "HSET {qt:a}:job:2 attempts 0");
+    queue_expect(b->redis, "LPOS {qt:a}:pending 2");
+    queue_put_record(b->redis, "2", good, sizeof(good) - 1);
     ASSERT_EQ(2, qt_claim(&t, 5, 1000, jobs));
-    /* A delayed job without an order, a pending one without a type: the
-     * claim that meets them refuses, and they stay where they were. */
-    redis_do(b->redis, "ZADD {qt:a}:jobs:delayed 1 f1");
-    redis_do(b->redis, "HSET {qt:a}:job:f1 type t payload x attempts 0");
+    /* A delayed job with unreadable options, a pending one without a
+     * type: the claim that meets them refuses, and they stay where they
+     * were. */
+    redis_do(b->redis, "ZADD {qt:a}:delayed 1 f1");
+    queue_put_record(b->redis, "f1", good, sizeof(good) - 1);
+    redis_do(b->redis, "HSET {qt:a}:opts f1 zz");
     ASSERT_ERR(FLEET_EPROTO, qt_claim(&t, 5, 1000, jobs));
-    queue_expect_in(b->redis, "{qt:a}:jobs:delayed", "f1");
-    redis_do(b->redis, "DEL {qt:a}:jobs:delayed");
-    redis_do(b->redis, "ZADD {qt:a}:jobs:pending 0 f2");
-    redis_do(b->redis, "HSET {qt:a}:job:f2 payload x attempts 0");
+    queue_expect(b->redis, "ZSCORE {qt:a}:delayed f1");
+    redis_do(b->redis, "DEL {qt:a}:delayed");
+    redis_do(b->redis, "RPUSH {qt:a}:pending f2");
+    queue_put_record(b->redis, "f2", "\0\0001\0\0x", 6);
     ASSERT_ERR(FLEET_EPROTO, qt_claim(&t, 5, 1000, jobs));
-    queue_expect_in(b->redis, "{qt:a}:jobs:pending", "f2");
-    redis_do(b->redis, "ZREM {qt:a}:jobs:pending f2");
-    /* An expired claim of a job without a type: recovery refuses and the
+    queue_expect(b->redis, "LPOS {qt:a}:pending f2");
+    redis_do(b->redis, "DEL {qt:a}:pending");
+    /* An expired claim of an unreadable job: recovery refuses and the
      * job stays running; readable again, it is recovered. */
     qt_add(&t, "t", "x", NULL);
     ASSERT_EQ(1, qt_claim(&t, 1, 1, jobs));
-    redis_do(b->redis, "HDEL {qt:a}:job:3 type");
+    queue_put_record(b->redis, "3", "zz", 2);
     qt_sleep(&t, 5);
     ASSERT_ERR(FLEET_EPROTO, qt_recover(&t));
-    queue_expect_in(b->redis, "{qt:a}:jobs:running", "3");
-    redis_do(b->redis, "HSET {qt:a}:job:3 type t");
+    queue_expect(b->redis, "HGET {qt:a}:claims 3");
+    queue_put_record(b->redis, "3", good, sizeof(good) - 1);
     ASSERT_OK(qt_recover(&t));
     ASSERT_UEQ(1, t.recover_info.requeued);
     r = fleet_test_redis_cmd(b->redis, "HSET {qt:a}:stats completed -1");

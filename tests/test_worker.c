@@ -49,6 +49,8 @@ static void wt_on_work(uv_timer_t *timer) {
   uv_close((uv_handle_t *)timer, wt_on_work_closed);
 }
 
+static void wt_on_stop(fleet_handle_t *w_h, int status, void *user_data);
+
 static void wt_handler(fleet_worker_t *w, fleet_job_t *job) {
   wt_t *wt = w->data;
   wt_work_t *work;
@@ -61,6 +63,8 @@ static void wt_handler(fleet_worker_t *w, fleet_job_t *job) {
   if (wt->close_in_handler) {
     ASSERT_OK(fleet_worker_close(w, NULL));
     ASSERT_ERR(FLEET_ECLOSING, fleet_worker_close(w, NULL));
+    ASSERT_ERR(FLEET_ECLOSING, fleet_worker_start(w));
+    ASSERT_ERR(FLEET_ECLOSING, fleet_worker_stop(w, 10, wt_on_stop, NULL));
     return;
   }
   if (wt->hold) {
@@ -396,8 +400,6 @@ CONFORMANCE_IMPL(worker_close_in_handler) {
   qt_add(&wt.t, "t", "x", NULL);
   ASSERT_OK(fleet_worker_start(&wt.w));
   wt_until(&wt, &wt.handled, 1);
-  ASSERT_ERR(FLEET_ECLOSING, fleet_worker_start(&wt.w));
-  ASSERT_ERR(FLEET_ECLOSING, fleet_worker_stop(&wt.w, 10, wt_on_stop, NULL));
   /* The close callback was given NULL: wait for the lost callback and the
    * handles. */
   wt_until(&wt, &wt.done_other, 1);

@@ -397,6 +397,11 @@ static const char *cmd_hexists(cmd_call_t *c) {
   return rc < 0 ? cmd_ks_err(rc, CMD_ERR_SYNTAX) : cmd_int(c, rc);
 }
 
+static const char *cmd_hlen(cmd_call_t *c) {
+  int64_t n = fleet__ks_hlen(c->ks, c->argv[1]);
+  return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
+}
+
 static const char *cmd_hgetall(cmd_call_t *c) {
   fleet_bytes_t *items;
   int64_t n = fleet__ks_hgetall(c->ks, c->argv[1], &items);
@@ -426,6 +431,20 @@ static const char *cmd_hincrby(cmd_call_t *c) {
 
 static const char *cmd_rpush(cmd_call_t *c) {
   int64_t n = fleet__ks_rpush(c->ks, c->argv[1], c->argv + 2, c->argc - 2);
+  return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
+}
+
+static const char *cmd_lpush(cmd_call_t *c) {
+  int64_t n = fleet__ks_lpush(c->ks, c->argv[1], c->argv + 2, c->argc - 2);
+  return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
+}
+
+static const char *cmd_lrem(cmd_call_t *c) {
+  int64_t count, n;
+
+  if (fleet__ks_parse_int(c->argv[2], &count) != 0)
+    return CMD_ERR_INT;
+  n = fleet__ks_lrem(c->ks, c->argv[1], count, c->argv[3]);
   return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
 }
 
@@ -641,13 +660,16 @@ static const cmd_t command_table[] = {
     {"HGET", 3, cmd_hget},
     {"HGETALL", 2, cmd_hgetall},
     {"HINCRBY", 4, cmd_hincrby},
+    {"HLEN", 2, cmd_hlen},
     {"HMGET", -3, cmd_hmget},
     {"HSET", -4, cmd_hset},
     {"INCR", 2, cmd_incr},
     {"INCRBY", 3, cmd_incrby},
     {"LINDEX", 3, cmd_lindex},
     {"LLEN", 2, cmd_llen},
+    {"LPUSH", -3, cmd_lpush},
     {"LRANGE", 4, cmd_lrange},
+    {"LREM", 4, cmd_lrem},
     {"LTRIM", 4, cmd_ltrim},
     {"PEXPIRE", -3, cmd_pexpire},
     {"PEXPIREAT", -3, cmd_pexpireat},

@@ -165,6 +165,8 @@ int64_t fleet__ks_hgetall(fleet__ks_t *ks, fleet_bytes_t key,
                           fleet_bytes_t **out);
 int fleet__ks_hincrby(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field,
                       int64_t by, int64_t *out);
+/* The number of fields (0 for a missing key). */
+int64_t fleet__ks_hlen(fleet__ks_t *ks, fleet_bytes_t key);
 int fleet__ks_hexists(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field);
 /* Returns n; missing fields are nil items. */
 int64_t fleet__ks_hmget(fleet__ks_t *ks, fleet_bytes_t key,
@@ -177,6 +179,13 @@ int64_t fleet__ks_hmget(fleet__ks_t *ks, fleet_bytes_t key,
 /* Push `n` values (at least 1) one by one; return the new length. */
 int64_t fleet__ks_rpush(fleet__ks_t *ks, fleet_bytes_t key,
                         const fleet_bytes_t *values, size_t n);
+/* The same at the head: each value in turn becomes element 0. */
+int64_t fleet__ks_lpush(fleet__ks_t *ks, fleet_bytes_t key,
+                        const fleet_bytes_t *values, size_t n);
+/* Removes up to |count| elements equal to `value` (all when 0), from the
+ * head (from the tail when negative); returns how many. */
+int64_t fleet__ks_lrem(fleet__ks_t *ks, fleet_bytes_t key, int64_t count,
+                       fleet_bytes_t value);
 /* `start` and `stop` are inclusive; negative ones count from the end. */
 int64_t fleet__ks_lrange(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
                          int64_t stop, fleet_bytes_t **out);

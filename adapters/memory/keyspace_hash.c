@@ -190,6 +190,15 @@ int fleet__ks_hincrby(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field,
   return 0;
 }
 
+int64_t fleet__ks_hlen(fleet__ks_t *ks, fleet_bytes_t key) {
+  fleet__dict_entry_t *e;
+  int rc = fleet__ks_find(ks, key, FLEET__KS_HASH, &e);
+
+  if (rc <= 0)
+    return rc;
+  return (int64_t)fleet__ks_obj(e)->u.hash.used;
+}
+
 int fleet__ks_hexists(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field) {
   fleet__dict_entry_t *e;
   int rc = fleet__ks_find(ks, key, FLEET__KS_HASH, &e);

@@ -1,6 +1,8 @@
 /* keyspace_list.c -- list commands of the memory keyspace. A list is a ring
  * buffer of blobs: pushes and pops at either end and LINDEX are O(1). */
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "memory/keyspace_int.h"
 
@@ -94,6 +96,11 @@ int64_t fleet__ks_rpush(fleet__ks_t *ks, fleet_bytes_t key,
   return ks_push(ks, key, values, n, 0);
 }
 
+int64_t fleet__ks_lpush(fleet__ks_t *ks, fleet_bytes_t key,
+                        const fleet_bytes_t *values, size_t n) {
+  return ks_push(ks, key, values, n, 1);
+}
+
 int64_t fleet__ks_lrange(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
                          int64_t stop, fleet_bytes_t **out) {
   fleet__dict_entry_t *e;
@@ -169,4 +176,38 @@ int fleet__ks_lindex(fleet__ks_t *ks, fleet_bytes_t key, int64_t index,
   b = *ks_list_slot(l, (size_t)index);
   rc = fleet__ks_copy_out(ks, b->data, b->len, out);
   return rc < 0 ? rc : 1;
+}
+
+int64_t fleet__ks_lrem(fleet__ks_t *ks, fleet_bytes_t key, int64_t count,
+                       fleet_bytes_t value) {
+  fleet__dict_entry_t *e;
+  fleet__ks_list_t *l;
+  fleet__ks_blob_t *b;
+  size_t i, kept = 0, limit;
+  int64_t removed = 0;
+  int rc = fleet__ks_find(ks, key, FLEET__KS_LIST, &e);
+
+  if (rc <= 0)
+    return rc;
+  l = &fleet__ks_obj(e)->u.list;
+  limit = count == 0 ? SIZE_MAX : (size_t)(count < 0 ? -count : count);
+  /* Compacts the survivors towards the head (or the tail for a negative
+   * count, which removes from the tail first). */
+  for (i = 0; i < l->len; i++) {
+    size_t at = count < 0 ? l->len - 1 - i : i;
+    b = *ks_list_slot(l, at);
+    if ((size_t)removed < limit && b->len == value.len &&
+        (value.len == 0 || memcmp(b->data, value.base, value.len) == 0)) {
+      free(b);
+      removed++;
+      continue;
+    }
+    *ks_list_slot(l, count < 0 ? l->len - 1 - kept : kept) = b;
+    kept++;
+  }
+  if (count < 0)
+    l->head = (l->head + (l->len - kept)) & (l->cap - 1);
+  l->len = kept;
+  fleet__ks_drop_if_empty(ks, e);
+  return removed;
 }

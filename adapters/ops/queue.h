@@ -30,16 +30,16 @@
  *         delayed jobs to pending, then claims up to n pending jobs (highest
  *         priority, then oldest first): each gets a new fencing token, one
  *         more attempt and the deadline now + claim_ttl_ms (the claims hash
- *         gets "<token>:<attempt>", the running zset the deadline), and
- *         leaves its type's set. Reply: {now_ms,
+ *         gets "<token>\0<attempt>\0<deadline>"). Reply: {now_ms,
  *         deadline_ms, next_run_at_ms (-1: no delayed job), pending_left,
  *         then id, type, payload, attempts, max_attempts, token per job}.
  *   QUEUE_REFRESH  ARGV: claim_ttl_ms, then id, token per claim. Moves the
  *         deadline of each claim still held to now + claim_ttl_ms. Reply:
  *         {now_ms, deadline_ms, then 1 (refreshed) or 0 (stale) per claim}.
  *   QUEUE_COMPLETE  ARGV: keep_count, keep_s, then id, token per claim.
- *         Completes each claim still held (the done hash gets
- *         "<now>:<token>:<attempt>", the completed list "<now>:<id>"); keeps
+ *         Completes each claim still held: drops it and counts
+ *         it; with keep_count 0 the job's records go, else the done hash
+ *         gets "<now>\0<claim>" and the completed list the id; keeps
  *         at most keep_count completed job records, none older than keep_s
  *         seconds (0: no age bound), deleting up to 1000 older ones per
  *         call. Reply: {now_ms, then a result code per claim}.
@@ -66,8 +66,8 @@
  *         dead, completed_kept, dead_kept}: completed and dead count every
  *         job ever; due delayed jobs count as pending.
  *   QUEUE_LIST  ARGV: type, limit. Reply: {total, then up to `limit` ids}
- *         of the queued (pending or delayed) jobs of that type, in no
- *         particular order.
+ *         of the queued (pending or delayed) jobs of that type: pending
+ *         first. Reads every queued job (no per-type index).
  *   QUEUE_PURGE  ARGV: "completed" or "dead", limit. Deletes up to `limit`
  *         of those job records, oldest first. Reply: {removed, left}.
  */

@@ -1,28 +1,38 @@
 -- queue_cancel.lua -- deletes a job that is pending or delayed, with its
 -- unique key if it still holds it.
--- KEYS[1]: the queue's hash tag "{prefix:queue}".
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: jobs, opts, info,
+--   claims, done, pending, pending:prio, delayed, unique:<key>.
 -- ARGV[1]: id.
 -- Returns: 1.
 -- Errors: FLEET_ENOTFOUND, FLEET_EBUSY (claimed), FLEET_EALREADY (completed
---   or dead).
+--   or dead), FLEET_EPROTO.
 local call = redis.call
 local tag = KEYS[1]
 local id = ARGV[1]
-local key = tag .. ':job:' .. id
-local f = call('HMGET', key, 'state', 'unique', 'type')
-if not f[1] then
+--#include queue_int
+--#include queue_rec
+
+if call('HEXISTS', tag .. ':jobs', id) == 0 then
   return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
-elseif call('HEXISTS', tag .. ':jobs:claims', id) == 1 then
+elseif call('HEXISTS', tag .. ':claims', id) == 1 then
   return redis.error_reply('FLEET_EBUSY job ' .. id .. ' is running')
-elseif call('HEXISTS', tag .. ':jobs:done', id) == 1 or f[1] == 'dead' then
+end
+local info = call('HGET', tag .. ':info', id)
+local p = info and find(info, '\0', 1, true)
+-- A dead job's info has its finish time before the first separator.
+if call('HEXISTS', tag .. ':done', id) == 1 or (p and p > 1) then
   return redis.error_reply('FLEET_EALREADY job ' .. id .. ' is finished')
 end
-call('ZREM', tag .. ':jobs:pending', id)
-call('ZREM', tag .. ':jobs:delayed', id)
-call('SREM', tag .. ':jobs:by_type:' .. (f[3] or ''), id)
-if f[2] then
-  local ukey = tag .. ':unique:' .. f[2]
+local _, _, unique = opts_read(call('HGET', tag .. ':opts', id), id)
+if call('ZREM', tag .. ':delayed', id) == 0 and
+    call('ZREM', tag .. ':pending:prio', id) == 0 then
+  call('LREM', tag .. ':pending', 1, id)
+end
+if unique then
+  local ukey = tag .. ':unique:' .. unique
   if call('GET', ukey) == id then call('DEL', ukey) end
 end
-call('DEL', key)
+call('HDEL', tag .. ':jobs', id)
+call('HDEL', tag .. ':opts', id)
+call('HDEL', tag .. ':info', id)
 return 1

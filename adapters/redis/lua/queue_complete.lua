@@ -1,69 +1,64 @@
--- queue_complete.lua -- completes claims still held: each is marked done in
--- the done hash (id -> "<finished_ms>:<token>:<attempt>") and listed in the
--- completed list; then the kept completed jobs are trimmed to a count and
--- an age.
--- KEYS[1]: the queue's hash tag "{prefix:queue}".
+-- queue_complete.lua -- completes claims still held: each claim is
+-- dropped and counted; with keep_count 0 the job's records go too, else
+-- the job is kept as completed (the done hash gets its finish time and
+-- claim, the completed list its id) and the kept ones are trimmed to a
+-- count and an age.
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, jobs,
+--   opts, info, done, completed, stats.
 -- ARGV[1]: keep_count; ARGV[2]: keep_s (0: no age bound); then id, token
 --   per claim.
 -- Returns: {now_ms, then per claim 1 completed, 2 that claim already ended,
 --   0 stale, -1 no such job}.
 local call = redis.call
 local tag = KEYS[1]
-local jp = tag .. ':job:'
 local t = call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local fmt = string.format
+--#include queue_int
 --#include queue_trim
+--#include queue_ended
 
 local out = {now}
 local ids = {}
 for i = 3, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
 if #ids == 0 then return out end
-local claims = tag .. ':jobs:claims'
-local donekey = tag .. ':jobs:done'
+local keep = tonumber(ARGV[1])
+local claims = tag .. ':claims'
 local held = call('HMGET', claims, unpack(ids))
-local done, marks, list, seen = {}, {}, {}, {}
-local nd = 0
-local now_s = fmt('%d', now)
-local prefix = now_s .. ':'
+local done, marks, seen = {}, {}, {}
+local prefix = string.format('%d', now) .. '\0'
 for i, id in ipairs(ids) do
   local tok = ARGV[2 * i + 2]
   local v = held[i]
-  local tv, attempt
-  if v then tv, attempt = string.match(v, '^(%d+):(%d+)$') end
   if seen[id] then
     -- Completed a moment ago by this batch.
     out[i + 1] = seen[id] == tok and 2 or 0
-  elseif tv == tok then
+  elseif v and sub(v, 1, #tok) == tok and byte(v, #tok + 1) == 0 then
     seen[id] = tok
-    nd = nd + 1
-    done[nd] = id
-    marks[2 * nd - 1] = id
-    marks[2 * nd] = prefix .. tok .. ':' .. attempt
-    list[nd] = prefix .. id
+    done[#done + 1] = id
+    marks[#marks + 1] = id
+    marks[#marks + 1] = prefix .. v
     out[i + 1] = 1
   elseif v then
     out[i + 1] = 0 -- held by another claim
   else
-    -- Not held: has the claim with this token ended, or is it stale?
-    local f = call('HMGET', jp .. id, 'state', 'token')
-    local d = call('HGET', donekey, id)
-    if not f[1] then
-      out[i + 1] = -1
-    elseif f[2] == tok or (d and string.match(d, '^%d+:(%d+):') == tok) then
-      out[i + 1] = 2
-    else
-      out[i + 1] = 0
-    end
+    out[i + 1] = ended(id, tok)
   end
 end
-if nd > 0 then
-  call('HSET', donekey, unpack(marks))
+if #done > 0 then
   call('HDEL', claims, unpack(done))
-  call('ZREM', tag .. ':jobs:running', unpack(done))
-  call('RPUSH', tag .. ':jobs:completed', unpack(list))
-  call('HINCRBY', tag .. ':stats', 'completed', nd)
-  trim(tag .. ':jobs:completed', tonumber(ARGV[1]), tonumber(ARGV[2]),
-       donekey)
+  call('HINCRBY', tag .. ':stats', 'completed', #done)
+  if keep > 0 then
+    call('HSET', tag .. ':done', unpack(marks))
+    call('RPUSH', tag .. ':completed', unpack(done))
+    trim(tag .. ':completed', tag .. ':done', keep, tonumber(ARGV[2]))
+  else
+    call('HDEL', tag .. ':jobs', unpack(done))
+    if call('EXISTS', tag .. ':opts') == 1 then
+      call('HDEL', tag .. ':opts', unpack(done))
+    end
+    if call('EXISTS', tag .. ':info') == 1 then
+      call('HDEL', tag .. ':info', unpack(done))
+    end
+  end
 end
 return out

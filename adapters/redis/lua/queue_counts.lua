@@ -1,12 +1,14 @@
 -- queue_counts.lua -- how many jobs are in each state. completed and dead
 -- count every job that ever got there, whatever is still kept of them; a
 -- delayed job whose run-at time has come counts as pending.
--- KEYS[1]: the queue's hash tag "{prefix:queue}".
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: pending,
+--   pending:prio, delayed, claims, stats, completed, dead.
 -- ARGV: none.
 -- Returns: {pending, delayed, running, completed, dead, completed_kept,
 --   dead_kept}.
+local call = redis.call
 local tag = KEYS[1]
-local t = redis.call('TIME')
+local t = call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local function int(v)
   if v == false then return 0 end
@@ -17,12 +19,13 @@ local function int(v)
   return tonumber(v)
 end
 
-local delayed = tag .. ':jobs:delayed'
-local due = redis.call('ZCOUNT', delayed, '-inf', now)
-local stats = redis.call('HMGET', tag .. ':stats', 'completed', 'dead')
-return {redis.call('ZCARD', tag .. ':jobs:pending') + due,
-        redis.call('ZCARD', delayed) - due,
-        redis.call('ZCARD', tag .. ':jobs:running'),
+local delayed = tag .. ':delayed'
+local due = call('ZCOUNT', delayed, '-inf', now)
+local stats = call('HMGET', tag .. ':stats', 'completed', 'dead')
+return {call('LLEN', tag .. ':pending') + call('ZCARD', tag .. ':pending:prio')
+          + due,
+        call('ZCARD', delayed) - due,
+        call('HLEN', tag .. ':claims'),
         int(stats[1]), int(stats[2]),
-        redis.call('LLEN', tag .. ':jobs:completed'),
-        redis.call('LLEN', tag .. ':jobs:dead')}
+        call('LLEN', tag .. ':completed'),
+        call('LLEN', tag .. ':dead')}

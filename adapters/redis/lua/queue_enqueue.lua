@@ -1,73 +1,97 @@
 -- queue_enqueue.lua -- adds jobs to a queue: pending, or delayed until a
--- run-at time. Job ids and pending order come from one counter.
--- KEYS[1]: the queue's hash tag "{prefix:queue}"; every key is KEYS[1]
---   followed by a suffix.
+-- run-at time. Job ids and pending order come from one counter. A job
+-- with the default options is one field of the jobs hash and one element
+-- of the pending list; its other options go to the options hash.
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: jobs, opts,
+--   pending, pending:prio, delayed, seq, unique:<key>, jobs:wake.
 -- ARGV[1]: n, the number of jobs; then 10 per job: id ('' for a generated
 --   one), type, payload, priority (-1000..1000), run_at_ms (0: none),
 --   delay_ms, max_attempts, backoff ('fixed|exp:<base>:<max>:<jitter>'),
 --   unique key ('' for none), unique_ttl_ms.
 -- Returns: {status, id} per job, flattened: status 1 when added, 0 when the
 --   id exists already or the unique key is held (id: the holder).
+local call = redis.call
 local tag = KEYS[1]
 local n = tonumber(ARGV[1])
-local t = redis.call('TIME')
+local t = call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local pending = tag .. ':jobs:pending'
-local delayed = tag .. ':jobs:delayed'
-local function istr(v) return string.format('%d', v) end
+local jobs = tag .. ':jobs'
+local pending = tag .. ':pending'
+local prio = tag .. ':pending:prio'
+local delayed = tag .. ':delayed'
+local PRIO_UNIT = 4398046511104 -- 2^42
+local fmt = string.format
 
-local seq = redis.call('INCRBY', tag .. ':seq', n) - n
-local was_empty = redis.call('ZCARD', pending) == 0
-local first = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
-local earliest = first[2] and tonumber(first[2]) or nil
-local wake = false
+local seq = call('INCRBY', tag .. ':seq', n) - n
+-- The "\0<created_ms>\0" middle of every record of this call.
+local created = '\0' .. fmt('%d', now) .. '\0'
+local recs, opts, list, zp, zd = {}, {}, {}, {}, {}
+local seen = {}
+local earliest, wake
 local out = {}
 for i = 0, n - 1 do
   local a = 2 + i * 10
   local id = ARGV[a]
   seq = seq + 1
-  if id == '' then id = istr(seq) end
-  local key = tag .. ':job:' .. id
   local status = 1
-  if redis.call('EXISTS', key) == 1 then
+  if id == '' then
+    -- Generated ids are digits, which given ids never are: always new.
+    id = fmt('%d', seq)
+  elseif seen[id] or call('HEXISTS', jobs, id) == 1 then
     status = 0
-  elseif ARGV[a + 8] ~= '' then
-    local ukey = tag .. ':unique:' .. ARGV[a + 8]
-    if not redis.call('SET', ukey, id, 'NX', 'PX', ARGV[a + 9]) then
+  end
+  local unique = ARGV[a + 8]
+  if status == 1 and unique ~= '' then
+    local ukey = tag .. ':unique:' .. unique
+    if not call('SET', ukey, id, 'NX', 'PX', ARGV[a + 9]) then
       status = 0
-      id = redis.call('GET', ukey) or id
+      id = call('GET', ukey) or id
     end
   end
   if status == 1 then
-    local order = (1000 - tonumber(ARGV[a + 3])) * 4398046511104 + seq
+    seen[id] = true
+    local max = ARGV[a + 6]
+    if max == '3' then max = '' end
+    recs[#recs + 1] = id
+    recs[#recs + 1] = '\0' .. max .. created .. ARGV[a + 1] .. '\0' .. ARGV[a + 2]
+    local p, backoff = ARGV[a + 3], ARGV[a + 7]
+    if p == '0' then p = '' end
+    if backoff == 'exp:1000:3600000:20' then backoff = '' end
+    if p ~= '' or backoff ~= '' or unique ~= '' then
+      opts[#opts + 1] = id
+      opts[#opts + 1] = p .. '\0' .. backoff .. '\0' .. unique
+    end
     local run_at = tonumber(ARGV[a + 4])
     local due = now + tonumber(ARGV[a + 5])
     if due > run_at then run_at = due end
-    local f = {'type', ARGV[a + 1], 'payload', ARGV[a + 2], 'attempts', '0',
-               'max_attempts', ARGV[a + 6], 'priority', ARGV[a + 3],
-               'backoff', ARGV[a + 7], 'order', istr(order),
-               'created_ms', istr(now)}
     if run_at > now then
-      f[#f + 1] = 'state'; f[#f + 1] = 'delayed'
-      f[#f + 1] = 'run_at_ms'; f[#f + 1] = istr(run_at)
-      redis.call('ZADD', delayed, run_at, id)
-      if earliest == nil or run_at < earliest then
-        earliest = run_at
-        wake = true
-      end
+      zd[#zd + 1] = run_at
+      zd[#zd + 1] = id
+      if earliest == nil or run_at < earliest then earliest = run_at end
+    elseif p == '' then
+      list[#list + 1] = id
     else
-      f[#f + 1] = 'state'; f[#f + 1] = 'pending'
-      redis.call('ZADD', pending, order, id)
-      if was_empty then wake = true end
+      zp[#zp + 1] = (1000 - tonumber(p)) * PRIO_UNIT + seq
+      zp[#zp + 1] = id
     end
-    if ARGV[a + 8] ~= '' then
-      f[#f + 1] = 'unique'; f[#f + 1] = ARGV[a + 8]
-    end
-    redis.call('HSET', key, unpack(f))
-    redis.call('SADD', tag .. ':jobs:by_type:' .. ARGV[a + 1], id)
   end
   out[#out + 1] = status
   out[#out + 1] = id
 end
-if wake then redis.call('PUBLISH', tag .. ':jobs:wake', 'wake') end
+if #recs == 0 then return out end
+-- Wake the workers when jobs may be claimable that were not: the pending
+-- jobs were none, or a delayed job is now the earliest.
+if #list > 0 or #zp > 0 then
+  wake = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
+end
+if earliest and not wake then
+  local first = call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
+  wake = not first[2] or earliest < tonumber(first[2])
+end
+call('HSET', jobs, unpack(recs))
+if #opts > 0 then call('HSET', tag .. ':opts', unpack(opts)) end
+if #list > 0 then call('RPUSH', pending, unpack(list)) end
+if #zp > 0 then call('ZADD', prio, unpack(zp)) end
+if #zd > 0 then call('ZADD', delayed, unpack(zd)) end
+if wake then call('PUBLISH', tag .. ':jobs:wake', 'wake') end
 return out

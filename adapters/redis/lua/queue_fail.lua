@@ -1,7 +1,8 @@
 -- queue_fail.lua -- fails a claim still held: records the error, then
 -- schedules a retry after the job's backoff, or past max_attempts makes
--- the job dead (and trims the kept dead job records).
--- KEYS[1]: the queue's hash tag "{prefix:queue}".
+-- the job dead (and trims the kept dead jobs).
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, jobs,
+--   opts, info, done, delayed, dead, stats, jobs:wake.
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,
 --   chooses the jitter); ARGV[5]: keep_count, ARGV[6]: keep_s for dead jobs.
 -- Returns: {1, run_at_ms} for a retry, {0, 0} when the job is dead.
@@ -9,57 +10,61 @@
 --   FLEET_EALREADY (that claim already ended), FLEET_EPROTO.
 local call = redis.call
 local tag = KEYS[1]
-local jp = tag .. ':job:'
 local t = call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local fmt = string.format
 --#include queue_int
+--#include queue_rec
 --#include queue_trim
+--#include queue_ended
 
 local id, tok = ARGV[1], ARGV[2]
-local key = jp .. id
-local claims = tag .. ':jobs:claims'
-local v = call('HGET', claims, id)
-local f = call('HMGET', key, 'max_attempts', 'backoff', 'type', 'token')
-local tv, attempt
-if v then tv, attempt = string.match(v, '^(%d+):(%d+)$') end
-if not f[3] then
-  return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
-elseif tv ~= tok then
-  if not v then
-    local d = call('HGET', tag .. ':jobs:done', id)
-    if f[4] == tok or (d and string.match(d, '^%d+:(%d+):') == tok) then
-      return redis.error_reply('FLEET_EALREADY claim ' .. tok .. ' ended')
-    end
+local v = call('HGET', tag .. ':claims', id)
+local rec = call('HGET', tag .. ':jobs', id)
+if not has_token(v, tok) then
+  local e = not v and ended(id, tok) or 0
+  if e == -1 then
+    return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
+  elseif e == 2 then
+    return redis.error_reply('FLEET_EALREADY claim ' .. tok .. ' ended')
   end
   return redis.error_reply('FLEET_ESTALE token ' .. tok .. ' is stale')
+elseif not rec then
+  return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
 end
-local max_attempts = int(f[1])
-call('HDEL', claims, id)
-call('ZREM', tag .. ':jobs:running', id)
-if tonumber(attempt) >= max_attempts then
-  call('HSET', key, 'state', 'dead', 'attempts', attempt, 'token', tok,
-       'last_error', ARGV[3], 'finished_ms', fmt('%d', now))
-  call('RPUSH', tag .. ':jobs:dead', fmt('%d', now) .. ':' .. id)
-  call('HINCRBY', tag .. ':stats', 'dead', 1)
-  trim(tag .. ':jobs:dead', tonumber(ARGV[5]), tonumber(ARGV[6]), nil)
-  return {0, 0}
-end
+local p = find(v, '\0', #tok + 2, true)
+if not p then return redis.error_reply('FLEET_EPROTO bad claim: ' .. id) end
+local attempt = int(sub(v, #tok + 2, p - 1))
+local _, max, i = rec_read(rec, id)
+local _, backoff = opts_read(call('HGET', tag .. ':opts', id), id)
+local now_s = string.format('%d', now)
+local info = '\0' .. tok .. '\0'
 
 -- The backoff: base * 2^(attempt - 1) for 'exp' (at most max), base for
 -- 'fixed', minus a jitter of up to jitter percent chosen by rnd; at least
--- 1 ms. The same formula as fleet__backoff_delay() in C.
-local kind, base, cap, jitter = string.match(f[2] or '',
+-- 1 ms. The same formula as fleet__backoff_delay() in C. Read before
+-- anything is written.
+local kind, base, cap, jitter = string.match(backoff,
                                              '^(%a+):(%d+):(%d+):(%d+)$')
 if (kind ~= 'fixed' and kind ~= 'exp') or #base > 18 or #cap > 18 or
     #jitter > 18 then
-  return redis.error_reply('FLEET_EPROTO bad backoff')
+  return redis.error_reply('FLEET_EPROTO bad backoff: ' .. id)
 end
+
+call('HDEL', tag .. ':claims', id)
+call('HSET', tag .. ':jobs', id, attempt .. sub(rec, i))
+if attempt >= max then
+  call('HSET', tag .. ':info', id, now_s .. info .. 'dead\0' .. ARGV[3])
+  call('RPUSH', tag .. ':dead', id)
+  call('HINCRBY', tag .. ':stats', 'dead', 1)
+  trim(tag .. ':dead', tag .. ':info', tonumber(ARGV[5]), tonumber(ARGV[6]))
+  return {0, 0}
+end
+
 local delay = tonumber(base)
 if delay < 1 then delay = 1 end
 cap = tonumber(cap)
 if kind == 'fixed' or cap < delay then cap = delay end
-local doublings = kind == 'exp' and tonumber(attempt) - 1 or 0
+local doublings = kind == 'exp' and attempt - 1 or 0
 while doublings > 0 and delay < cap do
   delay = delay * 2
   doublings = doublings - 1
@@ -72,12 +77,10 @@ if jitter > 0 then delay = delay - tonumber(ARGV[4]) % (jitter + 1) end
 if delay < 1 then delay = 1 end
 
 local run_at = now + delay
-local delayed = tag .. ':jobs:delayed'
+local delayed = tag .. ':delayed'
 local first = call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
-call('HSET', key, 'state', 'delayed', 'attempts', attempt, 'token', tok,
-     'last_error', ARGV[3], 'run_at_ms', fmt('%d', run_at))
+call('HSET', tag .. ':info', id, info .. '\0' .. ARGV[3])
 call('ZADD', delayed, run_at, id)
-call('SADD', tag .. ':jobs:by_type:' .. f[3], id)
 if not first[2] or run_at < tonumber(first[2]) then
   call('PUBLISH', tag .. ':jobs:wake', 'wake')
 end

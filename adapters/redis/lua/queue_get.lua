@@ -1,8 +1,9 @@
 -- queue_get.lua -- reads a job: its state, attempts and data. A job with a
--- claim (in the claims hash) is running, with the claim's attempt and
--- token; one in the done hash is completed; a delayed job whose run-at time
--- has come reads as pending.
--- KEYS[1]: the queue's hash tag "{prefix:queue}".
+-- claim is running, with the claim's attempt and token; one in the done
+-- hash is completed; one whose info says so is dead; one in the delayed
+-- zset is delayed until its run-at time, then reads as pending.
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: jobs, opts,
+--   info, claims, done, delayed.
 -- ARGV[1]: id.
 -- Returns: {state, attempts, max_attempts, priority, type, payload,
 --   last_error (nil: none), created_ms, run_at_ms, finished_ms, token},
@@ -12,42 +13,51 @@ local call = redis.call
 local tag = KEYS[1]
 local t = call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local function int(v)
-  if v == false or v == '' then return 0 end
-  local d = type(v) == 'string' and string.match(v, '^%-?(%d+)$')
-  if not d or #d > 18 then
-    error({err = 'FLEET_EPROTO job field is not an integer'})
-  end
-  return tonumber(v)
+local id = ARGV[1]
+--#include queue_int
+--#include queue_rec
+
+local function num(v)
+  if v == '' then return 0 end
+  return int(v)
 end
 
-local f = call('HMGET', tag .. ':job:' .. ARGV[1], 'state', 'attempts',
-               'max_attempts', 'priority', 'type', 'payload', 'last_error',
-               'created_ms', 'run_at_ms', 'finished_ms', 'token')
-if not f[1] then
-  return redis.error_reply('FLEET_ENOTFOUND no job ' .. ARGV[1])
+-- The fields of "<a>\0<b>\0<c>\0<rest>" (info, done and claims values).
+local function fields(v)
+  local p = find(v, '\0', 1, true)
+  local q = p and find(v, '\0', p + 1, true)
+  local r = q and find(v, '\0', q + 1, true)
+  if not q then error({err = 'FLEET_EPROTO bad record: ' .. id}) end
+  if not r then return sub(v, 1, p - 1), sub(v, p + 1, q - 1), sub(v, q + 1) end
+  return sub(v, 1, p - 1), sub(v, p + 1, q - 1), sub(v, q + 1, r - 1),
+         sub(v, r + 1)
 end
-local state = f[1]
-local run_at = int(f[9])
-local attempts, token = int(f[2]), int(f[11])
-local finished = int(f[10])
-local claim = call('HGET', tag .. ':jobs:claims', ARGV[1])
-local done = not claim and call('HGET', tag .. ':jobs:done', ARGV[1])
+
+local rec = call('HGET', tag .. ':jobs', id)
+if not rec then return redis.error_reply('FLEET_ENOTFOUND no job ' .. id) end
+local attempts, max, _, j, k, l = rec_read(rec, id)
+local created = num(sub(rec, j + 1, k - 1))
+local prio = opts_read(call('HGET', tag .. ':opts', id), id)
+local state, finished, token, last_error = 'pending', 0, 0, false
+local info = call('HGET', tag .. ':info', id)
+if info then
+  local fin, tok, st, err = fields(info)
+  finished, token = num(fin), num(tok)
+  if st == 'dead' then state = 'dead' end
+  if err and err ~= '' then last_error = err end
+end
+local run_at = call('ZSCORE', tag .. ':delayed', id)
+run_at = run_at and tonumber(run_at) or 0
+if state ~= 'dead' and run_at > now then state = 'delayed' end
+local claim = call('HGET', tag .. ':claims', id)
+local done = not claim and call('HGET', tag .. ':done', id)
 if claim then
-  local tok, attempt = string.match(claim, '^(%d+):(%d+)$')
-  if not tok then
-    return redis.error_reply('FLEET_EPROTO bad claim')
-  end
-  state, attempts, token = 'running', int(attempt), int(tok)
+  local tok, attempt = fields(claim)
+  state, attempts, token = 'running', num(attempt), num(tok)
 elseif done then
-  local ms, tok, attempt = string.match(done, '^(%d+):(%d+):(%d+)$')
-  if not ms then
-    return redis.error_reply('FLEET_EPROTO bad completion')
-  end
-  state, attempts, token = 'completed', int(attempt), int(tok)
-  finished = int(ms)
-elseif state == 'delayed' and run_at <= now then
-  state = 'pending'
+  local fin, tok, attempt = fields(done)
+  state, attempts, token, finished = 'completed', num(attempt), num(tok),
+                                     num(fin)
 end
-return {state, attempts, int(f[3]), int(f[4]), f[5] or '', f[6] or '', f[7],
-        int(f[8]), run_at, finished, token}
+return {state, attempts, max, prio, sub(rec, k + 1, l - 1), sub(rec, l + 1),
+        last_error, created, run_at, finished, token}

@@ -1,10 +1,40 @@
 -- queue_list.lua -- the ids of the queued (pending or delayed) jobs of one
--- type, in no particular order.
--- KEYS[1]: the queue's hash tag "{prefix:queue}".
+-- type. No per-type index is kept (it would cost every enqueue and claim):
+-- this reads every queued job's record, 1000 at a time, so it takes time
+-- in proportion to the queued jobs; it is meant for tools, not hot paths.
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: pending,
+--   pending:prio, delayed, jobs.
 -- ARGV[1]: type; ARGV[2]: limit.
--- Returns: {total, then up to limit ids}.
-local ids = redis.call('SMEMBERS', KEYS[1] .. ':jobs:by_type:' .. ARGV[1])
+-- Returns: {total, then up to limit ids}, pending jobs first, each in
+--   their order.
+local call = redis.call
+local tag = KEYS[1]
+local want = ARGV[1]
 local limit = tonumber(ARGV[2])
-local out = {#ids}
-for i = 1, math.min(#ids, limit) do out[i + 1] = ids[i] end
+--#include queue_int
+--#include queue_rec
+
+local out = {0}
+local function scan(cmd, key)
+  local from = 0
+  while true do
+    local ids = call(cmd, key, from, from + 999)
+    if #ids == 0 then return end
+    local recs = call('HMGET', tag .. ':jobs', unpack(ids))
+    for i, id in ipairs(ids) do
+      local rec = recs[i]
+      if rec then
+        local _, _, _, _, k, l = rec_read(rec, id)
+        if l - k - 1 == #want and sub(rec, k + 1, l - 1) == want then
+          out[1] = out[1] + 1
+          if out[1] <= limit then out[#out + 1] = id end
+        end
+      end
+    end
+    from = from + 1000
+  end
+end
+scan('ZRANGE', tag .. ':pending:prio')
+scan('LRANGE', tag .. ':pending')
+scan('ZRANGE', tag .. ':delayed')
 return out

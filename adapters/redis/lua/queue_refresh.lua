@@ -1,28 +1,34 @@
 -- queue_refresh.lua -- the heartbeat: moves the deadline of every claim
 -- still held (its token in the claims hash) to now + claim_ttl_ms.
--- KEYS[1]: the queue's hash tag "{prefix:queue}".
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims.
 -- ARGV[1]: claim_ttl_ms; then id, token per claim.
 -- Returns: {now_ms, deadline_ms, then 1 (refreshed) or 0 (stale) per claim}.
 local call = redis.call
 local tag = KEYS[1]
 local t = call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local find, sub, byte = string.find, string.sub, string.byte
 local deadline = now + tonumber(ARGV[1])
+local dl = string.format('%d', deadline)
 local out = {now, deadline}
 local ids = {}
 for i = 2, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
 if #ids == 0 then return out end
-local held = call('HMGET', tag .. ':jobs:claims', unpack(ids))
-local z = {}
+local claims = tag .. ':claims'
+local held = call('HMGET', claims, unpack(ids))
+local w = {}
 for i, id in ipairs(ids) do
-  local v = held[i]
-  if v and string.match(v, '^(%d+):') == ARGV[2 * i + 1] then
-    z[#z + 1] = deadline
-    z[#z + 1] = id
+  local v, tok = held[i], ARGV[2 * i + 1]
+  -- "<token>\0<attempt>\0<deadline>": the deadline follows the second \0.
+  local p = v and sub(v, 1, #tok) == tok and byte(v, #tok + 1) == 0 and
+                find(v, '\0', #tok + 2, true)
+  if p then
+    w[#w + 1] = id
+    w[#w + 1] = sub(v, 1, p) .. dl
     out[#out + 1] = 1
   else
     out[#out + 1] = 0
   end
 end
-if #z > 0 then call('ZADD', tag .. ':jobs:running', unpack(z)) end
+if #w > 0 then call('HSET', claims, unpack(w)) end
 return out

@@ -1,55 +1,73 @@
 -- queue_release.lua -- hands claims back: each job still held goes back to
--- pending at its place (priority and age), and its attempt does not count.
--- KEYS[1]: the queue's hash tag "{prefix:queue}".
+-- the front of its priority's pending jobs, and its attempt does not
+-- count.
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, jobs,
+--   opts, info, done, pending, pending:prio, jobs:wake.
 -- ARGV: id, token per claim.
 -- Returns: {now_ms, then per claim 1 released, 2 that claim already ended,
 --   0 stale, -1 no such job}.
 local call = redis.call
 local tag = KEYS[1]
-local jp = tag .. ':job:'
 local t = call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local pending = tag .. ':jobs:pending'
-local claims = tag .. ':jobs:claims'
+local pending = tag .. ':pending'
+local prio = tag .. ':pending:prio'
 --#include queue_int
+--#include queue_rec
+--#include queue_ended
 
 local out = {now}
 local ids = {}
 for i = 1, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
 if #ids == 0 then return out end
-local was_empty = call('ZCARD', pending) == 0
-local held = call('HMGET', claims, unpack(ids))
-local released, seen = {}, {}
+local held = call('HMGET', tag .. ':claims', unpack(ids))
+local recs = call('HMGET', tag .. ':jobs', unpack(ids))
+local o = call('HMGET', tag .. ':opts', unpack(ids))
+local infos = call('HMGET', tag .. ':info', unpack(ids))
+-- Read and checked first; written below.
+local released, list, zp, info, seen = {}, {}, {}, {}, {}
 for i, id in ipairs(ids) do
   local tok = ARGV[2 * i]
   local v = held[i]
-  local f = call('HMGET', jp .. id, 'order', 'type', 'token')
   if seen[id] then
     -- Released a moment ago by this batch.
-    out[#out + 1] = seen[id] == tok and 2 or 0
-  elseif not f[2] then
-    out[#out + 1] = -1
-  elseif v and string.match(v, '^(%d+):') == tok then
+    out[i + 1] = seen[id] == tok and 2 or 0
+  elseif not recs[i] then
+    out[i + 1] = -1
+  elseif has_token(v, tok) then
     seen[id] = tok
-    call('HSET', jp .. id, 'state', 'pending', 'token', tok)
-    call('ZADD', pending, int(f[1]), id)
-    call('SADD', tag .. ':jobs:by_type:' .. f[2], id)
+    rec_read(recs[i], id)
+    local p = opts_read(o[i], id)
+    -- The last error stays: it follows the third separator of the info.
+    local err = ''
+    local e = infos[i]
+    local a = e and find(e, '\0', 1, true)
+    local b = a and find(e, '\0', a + 1, true)
+    local c = b and find(e, '\0', b + 1, true)
+    if c then err = sub(e, c + 1) end
     released[#released + 1] = id
-    out[#out + 1] = 1
-  elseif v then
-    out[#out + 1] = 0 -- held by another claim
-  else
-    local d = call('HGET', tag .. ':jobs:done', id)
-    if f[3] == tok or (d and string.match(d, '^%d+:(%d+):') == tok) then
-      out[#out + 1] = 2
+    info[#info + 1] = id
+    info[#info + 1] = '\0' .. tok .. '\0\0' .. err
+    if p == 0 then
+      table.insert(list, 1, id)
     else
-      out[#out + 1] = 0
+      zp[#zp + 1] = (1000 - p) * PRIO_UNIT
+      zp[#zp + 1] = id
     end
+    out[i + 1] = 1
+  elseif v then
+    out[i + 1] = 0 -- held by another claim
+  else
+    out[i + 1] = ended(id, tok)
   end
 end
 if #released > 0 then
-  call('HDEL', claims, unpack(released))
-  call('ZREM', tag .. ':jobs:running', unpack(released))
+  local was_empty = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
+  call('HDEL', tag .. ':claims', unpack(released))
+  call('HSET', tag .. ':info', unpack(info))
+  -- LPUSH puts each in turn at the head: the list was reversed above.
+  if #list > 0 then call('LPUSH', pending, unpack(list)) end
+  if #zp > 0 then call('ZADD', prio, unpack(zp)) end
   if was_empty then call('PUBLISH', tag .. ':jobs:wake', 'wake') end
 end
 return out

@@ -1,5 +1,5 @@
 -- queue_int.lua -- included by queue scripts (--#include queue_int): int(v)
--- reads an integer field of a job record fleet wrote, and refuses anything
+-- reads an integer field of a record fleet wrote, and refuses anything
 -- else with FLEET_EPROTO rather than computing with garbage.
 local function int(v)
   local d = type(v) == 'string' and string.match(v, '^%-?(%d+)$')
