@@ -9,18 +9,27 @@
 local function trim(l, times, keep, keep_s)
   local n = call('LLEN', l) - keep
   if n < 0 then n = 0 end
-  if keep_s > 0 and n < 1000 then
-    local cutoff = now - keep_s * 1000
-    local ids = call('LRANGE', l, n, 999)
-    if #ids > 0 then
-      local v = call('HMGET', times, unpack(ids))
-      for i = 1, #ids do
-        local e = v[i]
-        local p = e and string.find(e, '\0', 1, true)
-        if p and int(string.sub(e, 1, p - 1)) > cutoff then break end
-        n = n + 1
+  -- Past the count, the oldest kept jobs are looked at a few at a time
+  -- and the walk stops at the first one young enough: in the steady
+  -- state that is the first, so a completion reads one entry, not the
+  -- whole list.
+  local cutoff, step = now - keep_s * 1000, 4
+  while keep_s > 0 and n < 1000 do
+    local ids = call('LRANGE', l, n, n + step - 1)
+    if #ids == 0 then break end
+    local v = call('HMGET', times, unpack(ids))
+    local young = false
+    for i = 1, #ids do
+      local e = v[i]
+      local p = e and string.find(e, '\0', 1, true)
+      if p and int(string.sub(e, 1, p - 1)) > cutoff then
+        young = true
+        break
       end
+      n = n + 1
     end
+    if young then break end
+    if step < 256 then step = step * 4 end
   end
   if n > 1000 then n = 1000 end
   if n <= 0 then return end
