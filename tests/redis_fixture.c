@@ -168,8 +168,7 @@ static int redis_fixture_find_server(fleet_test_redis_t *r) {
   return FLEET_TEST_REDIS_ENOTFOUND;
 }
 
-/* A loopback port that was free a moment ago, or -errno. */
-static int redis_fixture_free_port(void) {
+int fleet_test_free_port(void) {
   struct sockaddr_in sin;
   socklen_t len;
   int fd;
@@ -303,7 +302,7 @@ static redisContext *redis_fixture_connect(const fleet_test_redis_t *r,
 
 /* Whether `c` is connected to the server with process id `pid` and that
  * server answers PING (not LOADING). Another test's server may have taken
- * the port between redis_fixture_free_port() and our bind(), so the pid
+ * the port between fleet_test_free_port() and our bind(), so the pid
  * check matters. */
 static int redis_fixture_is_ours(redisContext *c, pid_t pid) {
   redisReply *reply;
@@ -478,7 +477,7 @@ int fleet_test_redis_start(fleet_test_redis_t **out,
    * process: try again on a fresh one. */
   rc = -ECHILD;
   for (tries = 0; tries < REDIS_FIXTURE_START_TRIES && rc == -ECHILD; tries++) {
-    rc = redis_fixture_free_port();
+    rc = fleet_test_free_port();
     if (rc < 0)
       break;
     r->port = rc;

@@ -87,6 +87,9 @@ int fleet_test_redis_resume(fleet_test_redis_t *r);
  * or NULL when the server could not be reached. */
 redisReply *fleet_test_redis_cmd(fleet_test_redis_t *r, const char *fmt, ...);
 
+/* A loopback port that was free a moment ago, or -errno. */
+int fleet_test_free_port(void);
+
 /* Runs `cmd` (a command line without format directives) and aborts the
  * test unless the server answers with something other than an error. */
 void fleet_test_redis_ok(fleet_test_redis_t *r, const char *cmd);

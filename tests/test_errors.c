@@ -9,23 +9,6 @@
 
 #include "client_ctx.h"
 
-/* A loopback port with nothing listening on it. */
-static int errors_free_port(void) {
-  struct sockaddr_in sa;
-  socklen_t len = sizeof(sa);
-  int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-  ASSERT_GE(fd, 0);
-  memset(&sa, 0, sizeof(sa));
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_OK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)));
-  ASSERT_OK(getsockname(fd, (struct sockaddr *)&sa, &len));
-  port = ntohs(sa.sin_port);
-  close(fd);
-  return port;
-}
-
 /* ------------------------------------------------------------------------ */
 /* A try-once lock, with the detail as its callback saw it                  */
 
@@ -128,7 +111,7 @@ TEST_IMPL(errors_readonly) {
   client_ctx_t t;
   char detail[300];
 
-  snprintf(port, sizeof(port), "%d", errors_free_port());
+  snprintf(port, sizeof(port), "%d", fleet_test_free_port());
   r = fleet_test_redis_start_or_skip(args);
   ctx_init(&t, fleet_test_redis_url(r), NULL);
   ASSERT_OK(ctx_ping(&t));
@@ -203,7 +186,7 @@ TEST_IMPL(errors_refused_detail) {
   char url[64], want[64];
 
   snprintf(want, sizeof(want), "connect 127.0.0.1:%d: connection refused",
-           errors_free_port());
+           fleet_test_free_port());
   snprintf(url, sizeof(url), "redis://%s", want + 8);
   *strrchr(url, ':') = '\0';
   fleet_client_options_init(&o);

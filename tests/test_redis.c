@@ -10,23 +10,6 @@
 #include "redis/reader.h"
 #include "redis/scripts.h"
 
-/* A loopback port with nothing listening on it. */
-static int free_port(void) {
-  struct sockaddr_in sa;
-  socklen_t len = sizeof(sa);
-  int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-  ASSERT_GE(fd, 0);
-  memset(&sa, 0, sizeof(sa));
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_OK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)));
-  ASSERT_OK(getsockname(fd, (struct sockaddr *)&sa, &len));
-  port = ntohs(sa.sin_port);
-  close(fd);
-  return port;
-}
-
 static void redis_ok(fleet_test_redis_t *r, const char *cmd) {
   redisReply *reply = fleet_test_redis_cmd(r, cmd);
   ASSERT_NOT_NULL(reply);
@@ -42,7 +25,7 @@ TEST_IMPL(redis_refused) {
   char url[64];
   uint64_t start;
 
-  snprintf(url, sizeof(url), "redis://127.0.0.1:%d", free_port());
+  snprintf(url, sizeof(url), "redis://127.0.0.1:%d", fleet_test_free_port());
   fleet_client_options_init(&o);
   o.connect_timeout_ms = 3000;
   o.reconnect_initial_ms = 20;
@@ -66,7 +49,7 @@ TEST_IMPL(redis_unavailable_command) {
   char url[64];
   uint64_t start;
 
-  snprintf(url, sizeof(url), "redis://127.0.0.1:%d", free_port());
+  snprintf(url, sizeof(url), "redis://127.0.0.1:%d", fleet_test_free_port());
   fleet_client_options_init(&o);
   o.command_timeout_ms = 300;
   o.reconnect_initial_ms = 20;
