@@ -135,6 +135,7 @@ static void queue_on_reply(fleet__req_t *base, int status,
     case FLEET__QREQ_CLAIM:
     case FLEET__QREQ_REFRESH:
     case FLEET__QREQ_COMPLETE:
+    case FLEET__QREQ_COMPLETE_CLAIM:
     case FLEET__QREQ_RELEASE:
     case FLEET__QREQ_FAIL:
     case FLEET__QREQ_RECOVER:

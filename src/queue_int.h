@@ -21,6 +21,7 @@ typedef enum {
   FLEET__QREQ_CLAIM,
   FLEET__QREQ_REFRESH,
   FLEET__QREQ_COMPLETE,
+  FLEET__QREQ_COMPLETE_CLAIM,
   FLEET__QREQ_RELEASE,
   FLEET__QREQ_FAIL,
   FLEET__QREQ_RECOVER,
@@ -31,11 +32,20 @@ typedef enum {
   FLEET__QREQ_PURGE
 } fleet__qreq_kind_t;
 
+/* The callback of fleet__queue_complete_claim(): the results of the
+ * completions (as fleet_queue_batch_cb) and the claimed jobs (as
+ * fleet_queue_claim_cb); with an error, NULLs and zeros. */
+typedef void (*fleet__queue_complete_claim_cb)(
+    fleet_queue_t *q, int status, const int *results, size_t n,
+    fleet_job_t *jobs, size_t njobs, const fleet_claim_info_t *info,
+    void *user_data);
+
 /* The user callback of a request, by kind. */
 typedef union {
   fleet_queue_enqueue_cb enqueue;
   fleet_queue_claim_cb claim;
   fleet_queue_batch_cb batch;
+  fleet__queue_complete_claim_cb complete_claim;
   fleet_queue_fail_cb fail;
   fleet_queue_recover_cb recover;
   fleet_queue_get_cb get;
@@ -51,6 +61,7 @@ typedef struct fleet__qreq_s {
   fleet__qreq_kind_t kind;
   /* Claims or jobs sent, for the batch replies; the limit of a list. */
   size_t n;
+  size_t max_jobs; /* a claim's, with the completions of complete_claim */
   /* Purge: which zset, and how many records were removed so far. */
   const char *purge_which;
   uint64_t purged;
@@ -125,6 +136,21 @@ void fleet__queue_produce_reply(fleet__qreq_t *req,
 /* The result code of the batch ops (1, 2, 0, -1) as a fleet status, or
  * FLEET_EPROTO for anything else. */
 int fleet__queue_batch_code(const fleet__reply_t *r);
+
+/* ------------------------------------------------------------------------ */
+/* The worker's round trip (queue_claim.c)                                  */
+
+/* Claims up to `max_jobs` jobs as fleet_queue_claim() does, then completes
+ * the `n` claims as fleet_queue_complete() does, in one call
+ * (QUEUE_COMPLETE_CLAIM). The same arguments, checks and returns as
+ * those two; `cb` runs once, as theirs do. On an error reply (the claim
+ * raised before anything was written, or the call failed), the claims may
+ * not have been completed. */
+int fleet__queue_complete_claim(fleet_queue_t *q, const fleet_claim_t *claims,
+                                size_t n, size_t max_jobs,
+                                uint32_t claim_ttl_ms,
+                                fleet__queue_complete_claim_cb cb,
+                                void *user_data);
 
 /* ------------------------------------------------------------------------ */
 /* Validation                                                               */
