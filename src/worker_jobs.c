@@ -636,9 +636,9 @@ static void worker_send_claims(struct fleet__worker_s *w,
     b->wake_gen = w->wake_gen;
     if (*complete != NULL) {
       b->with = *complete;
-      err = fleet__queue_complete_claim(
-          &w->queue, b->with->claims, b->with->n, n, w->o.claim_ttl_ms,
-          worker_on_complete_claimed, b);
+      err = fleet__queue_complete_claim(&w->queue, b->with->claims, b->with->n,
+                                        n, w->o.claim_ttl_ms,
+                                        worker_on_complete_claimed, b);
     } else {
       err = fleet_queue_claim(&w->queue, n, w->o.claim_ttl_ms,
                               worker_on_claimed, b);
