@@ -135,6 +135,7 @@ static void queue_on_reply(fleet__req_t *base, int status,
     case FLEET__QREQ_CLAIM:
     case FLEET__QREQ_REFRESH:
     case FLEET__QREQ_COMPLETE:
+    case FLEET__QREQ_COMPLETE_CLAIM:
     case FLEET__QREQ_RELEASE:
     case FLEET__QREQ_FAIL:
     case FLEET__QREQ_RECOVER:
@@ -169,10 +170,16 @@ int fleet__queue_send(struct fleet__queue_s *q, fleet__op_t op,
 }
 
 void fleet__queue_deliver_error(fleet__qreq_t *req, int status) {
-  fleet__req_cancel_fn cancel = req->base.cancel;
+  fleet__req_cancel_fn cancel;
+  fleet__qreq_t *next;
 
-  fleet__req_done(&req->base);
-  cancel(&req->base, status);
+  for (; req != NULL; req = next) {
+    next = req->enq_next;
+    req->enq_next = NULL;
+    cancel = req->base.cancel;
+    fleet__req_done(&req->base);
+    cancel(&req->base, status);
+  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -189,12 +196,35 @@ static void queue_free(fleet__handle_t *h) {
   free(q->enq);
   free(q->ids);
   free(q->strs);
+  free(q->enq_buf);
+  free(q->enq_lens);
   free(q);
+}
+
+static void queue_on_handle_closed(uv_handle_t *h) {
+  fleet__handle_unhold(h->data);
+}
+
+/* The enqueues not sent yet stay on the live list, where the base cancels
+ * them; the phase-end handles close. */
+static void queue_close(fleet__handle_t *h) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)h;
+
+  q->enq_first = q->enq_last = NULL;
+  q->enq_jobs = q->enq_nargs = 0;
+  q->enq_buf_len = 0;
+  fleet__handle_hold(h);
+  fleet__handle_hold(h);
+  q->enq_check.data = h;
+  q->enq_prepare.data = h;
+  uv_close((uv_handle_t *)&q->enq_check, queue_on_handle_closed);
+  uv_close((uv_handle_t *)&q->enq_prepare, queue_on_handle_closed);
 }
 
 static const fleet__handle_vt_t queue_vt = {
     .type = FLEET_HANDLE_QUEUE,
     .req_size = sizeof(fleet__qreq_t),
+    .close = queue_close,
     .free = queue_free,
 };
 
@@ -238,6 +268,8 @@ int fleet_queue_init(fleet_client_t *client, fleet_queue_t *pub,
     queue_free(&q->base);
     return FLEET_ENOMEM;
   }
+  uv_check_init(q->base.loop, &q->enq_check);
+  uv_prepare_init(q->base.loop, &q->enq_prepare);
   queue_options_resolve(&q->opts, options);
   fleet__rng_seed(&q->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)q);
   return 0;

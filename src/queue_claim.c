@@ -1,6 +1,7 @@
 /* queue_claim.c -- the claim side of the queue: claim, refresh (the
  * heartbeat), complete, release, fail and recover, with the checks of
- * their input and of their replies. */
+ * their input and of their replies; and the worker's complete-and-claim
+ * round trip, which reads its reply with the readers of both. */
 #include <string.h>
 
 #include "queue_int.h"
@@ -80,33 +81,30 @@ static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
   return 0;
 }
 
-/* {now_ms, deadline_ms, next_run_at_ms, pending_left, then six elements
- * per job}. */
-static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
-  fleet_queue_claim_cb cb = req->cb.claim;
-  void *ud = req->base.user_data;
-  fleet_claim_info_t info;
+/* Reads a claim reply, {now_ms, deadline_ms, next_run_at_ms, pending_left,
+ * then six elements per job (at most `max` jobs)}, into `info` and
+ * `q->jobs` (`*n` of them, their strings copied). Returns 0, FLEET_EPROTO
+ * or FLEET_ENOMEM. */
+static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
+                            size_t max, fleet_claim_info_t *info, size_t *n) {
   fleet_bytes_t id, type;
-  size_t n, i, bytes = 0;
+  size_t i, bytes = 0;
   int rc = 0;
 
   if (!fleet__reply_is_array(r, 4) || (r->nelem - 4) % 6 != 0 ||
-      (r->nelem - 4) / 6 > req->n ||
-      fleet__reply_u64(&r->elem[0], &info.now_ms) != 0 ||
-      fleet__reply_u64(&r->elem[1], &info.deadline_ms) != 0 ||
+      (r->nelem - 4) / 6 > max ||
+      fleet__reply_u64(&r->elem[0], &info->now_ms) != 0 ||
+      fleet__reply_u64(&r->elem[1], &info->deadline_ms) != 0 ||
       r->elem[2].type != FLEET__REPLY_INT || r->elem[2].integer < -1 ||
-      fleet__reply_u64(&r->elem[3], &info.pending) != 0) {
-    fleet__queue_deliver_error(req, FLEET_EPROTO);
-    return;
-  }
-  info.next_run_at_ms =
+      fleet__reply_u64(&r->elem[3], &info->pending) != 0)
+    return FLEET_EPROTO;
+  info->next_run_at_ms =
       r->elem[2].integer < 0 ? 0 : (uint64_t)r->elem[2].integer;
-  n = (r->nelem - 4) / 6;
-  if (fleet__grow((void **)&q->jobs, &q->jobs_cap, n + 1, sizeof(*q->jobs)) !=
+  *n = (r->nelem - 4) / 6;
+  if (fleet__grow((void **)&q->jobs, &q->jobs_cap, *n + 1, sizeof(*q->jobs)) !=
       0)
-    rc = FLEET_ENOMEM;
-  for (i = 0; rc == 0 && i < n; i++) {
+    return FLEET_ENOMEM;
+  for (i = 0; rc == 0 && i < *n; i++) {
     memset(&q->jobs[i], 0, sizeof(q->jobs[i]));
     rc = queue_read_job(&r->elem[4 + 6 * i], &q->jobs[i], &id, &type);
     bytes += id.len + type.len + 2;
@@ -114,11 +112,9 @@ static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
   q->strs_len = 0;
   if (rc == 0 && fleet__queue_strs_reserve(q, bytes) != 0)
     rc = FLEET_ENOMEM;
-  if (rc != 0) {
-    fleet__queue_deliver_error(req, rc);
-    return;
-  }
-  for (i = 0; i < n; i++) {
+  if (rc != 0)
+    return rc;
+  for (i = 0; i < *n; i++) {
     fleet_job_t *job = &q->jobs[i];
     fleet__reply_bytes(&r->elem[4 + 6 * i], &id);
     fleet__reply_bytes(&r->elem[5 + 6 * i], &type);
@@ -126,7 +122,22 @@ static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
     job->id_len = id.len;
     job->type = fleet__queue_strs_add(q, type);
     job->type_len = type.len;
-    job->deadline_ms = info.deadline_ms;
+    job->deadline_ms = info->deadline_ms;
+  }
+  return 0;
+}
+
+static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
+  fleet_queue_claim_cb cb = req->cb.claim;
+  void *ud = req->base.user_data;
+  fleet_claim_info_t info;
+  size_t n;
+  int rc = queue_claim_read(q, r, req->n, &info, &n);
+
+  if (rc != 0) {
+    fleet__queue_deliver_error(req, rc);
+    return;
   }
   fleet__req_done(&req->base);
   cb((fleet_queue_t *)q->base.pub, 0, n > 0 ? q->jobs : NULL, n, &info, ud);
@@ -200,38 +211,113 @@ int fleet_queue_release(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
                           claims, n, NULL, 0, cb, user_data);
 }
 
-/* Refresh: {now_ms, deadline_ms, then 1 or 0 per claim}; complete and
- * release: {now_ms, then a result code per claim}. */
-static void queue_batch_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
-  fleet_queue_batch_cb cb = req->cb.batch;
-  void *ud = req->base.user_data;
-  size_t head = req->kind == FLEET__QREQ_REFRESH ? 2 : 1;
-  size_t n = req->n, i;
+/* Reads the reply of a batch op into `q->results`: refresh (`head` 2):
+ * {now_ms, deadline_ms, then 1 or 0 per claim}; complete and release
+ * (`head` 1): {now_ms, then a result code per claim}. Returns 0,
+ * FLEET_EPROTO or FLEET_ENOMEM. */
+static int queue_batch_read(struct fleet__queue_s *q, const fleet__reply_t *r,
+                            size_t head, size_t n) {
+  size_t i;
   int code;
 
-  if (r->type != FLEET__REPLY_ARRAY || r->nelem != head + n ||
-      fleet__grow((void **)&q->results, &q->results_cap, n,
-                  sizeof(*q->results)) != 0) {
-    fleet__queue_deliver_error(req, r->type == FLEET__REPLY_ARRAY &&
-                                            r->nelem == head + n
-                                        ? FLEET_ENOMEM
-                                        : FLEET_EPROTO);
-    return;
-  }
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != head + n)
+    return FLEET_EPROTO;
+  if (fleet__grow((void **)&q->results, &q->results_cap, n,
+                  sizeof(*q->results)) != 0)
+    return FLEET_ENOMEM;
   for (i = 0; i < n; i++) {
     const fleet__reply_t *e = &r->elem[head + i];
     code = fleet__queue_batch_code(e);
     /* A refresh answers 1 or 0 only. */
     if (code == FLEET_EPROTO ||
-        (head == 2 && e->integer != 0 && e->integer != 1)) {
-      fleet__queue_deliver_error(req, FLEET_EPROTO);
-      return;
-    }
+        (head == 2 && e->integer != 0 && e->integer != 1))
+      return FLEET_EPROTO;
     q->results[i] = code;
   }
+  return 0;
+}
+
+static void queue_batch_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
+  fleet_queue_batch_cb cb = req->cb.batch;
+  void *ud = req->base.user_data;
+  size_t head = req->kind == FLEET__QREQ_REFRESH ? 2 : 1;
+  int rc = queue_batch_read(q, r, head, req->n);
+
+  if (rc != 0) {
+    fleet__queue_deliver_error(req, rc);
+    return;
+  }
   fleet__req_done(&req->base);
-  cb((fleet_queue_t *)q->base.pub, 0, q->results, n, ud);
+  cb((fleet_queue_t *)q->base.pub, 0, q->results, req->n, ud);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Complete and claim in one call                                           */
+
+static void queue_complete_claim_cancel(fleet__req_t *base, int status) {
+  fleet__qreq_t *req = (fleet__qreq_t *)base;
+
+  req->cb.complete_claim((fleet_queue_t *)base->handle->pub, status, NULL, 0,
+                         NULL, 0, NULL, base->user_data);
+}
+
+int fleet__queue_complete_claim(fleet_queue_t *pub, const fleet_claim_t *claims,
+                                size_t n, size_t max_jobs,
+                                uint32_t claim_ttl_ms,
+                                fleet__queue_complete_claim_cb cb,
+                                void *user_data) {
+  struct fleet__queue_s *q;
+  fleet__qreq_t *req;
+  size_t i;
+  int err;
+
+  if ((q = fleet__queue_usable(pub, &err)) == NULL)
+    return err;
+  if (cb == NULL || max_jobs > FLEET_QUEUE_BATCH_MAX || claim_ttl_ms == 0)
+    return FLEET_EINVAL;
+  if ((err = fleet__queue_claims_ok(claims, n)) != 0)
+    return err;
+  if (fleet__args_begin(&q->args, 4 + 2 * n, 4 + n) != 0 ||
+      (req = fleet__qreq_new(q, FLEET__QREQ_COMPLETE_CLAIM,
+                             queue_complete_claim_cancel, user_data)) == NULL)
+    return FLEET_ENOMEM;
+  fleet__args_u64(&q->args, max_jobs);
+  fleet__args_u64(&q->args, claim_ttl_ms);
+  fleet__args_u64(&q->args, q->opts.keep_completed);
+  fleet__args_u64(&q->args, q->opts.keep_completed_s);
+  for (i = 0; i < n; i++) {
+    fleet__args_str(&q->args, claims[i].id);
+    fleet__args_u64(&q->args, claims[i].token);
+  }
+  req->cb.complete_claim = cb;
+  req->n = n;
+  req->max_jobs = max_jobs;
+  return fleet__queue_send(q, FLEET__OP_QUEUE_COMPLETE_CLAIM, req);
+}
+
+/* {claim reply, complete reply}. */
+static void queue_complete_claim_reply(fleet__qreq_t *req,
+                                       const fleet__reply_t *r) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
+  fleet__queue_complete_claim_cb cb = req->cb.complete_claim;
+  void *ud = req->base.user_data;
+  fleet_claim_info_t info;
+  size_t njobs = 0;
+  int rc = FLEET_EPROTO;
+
+  if (r->type == FLEET__REPLY_ARRAY && r->nelem == 2) {
+    rc = queue_claim_read(q, &r->elem[0], req->max_jobs, &info, &njobs);
+    if (rc == 0)
+      rc = queue_batch_read(q, &r->elem[1], 1, req->n);
+  }
+  if (rc != 0) {
+    fleet__queue_deliver_error(req, rc);
+    return;
+  }
+  fleet__req_done(&req->base);
+  cb((fleet_queue_t *)q->base.pub, 0, q->results, req->n,
+     njobs > 0 ? q->jobs : NULL, njobs, &info, ud);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -335,6 +421,9 @@ void fleet__queue_claims_reply(fleet__qreq_t *req,
     case FLEET__QREQ_COMPLETE:
     case FLEET__QREQ_RELEASE:
       queue_batch_reply(req, reply);
+      break;
+    case FLEET__QREQ_COMPLETE_CLAIM:
+      queue_complete_claim_reply(req, reply);
       break;
     case FLEET__QREQ_FAIL:
       queue_fail_reply(req, reply);

@@ -21,6 +21,7 @@ typedef enum {
   FLEET__QREQ_CLAIM,
   FLEET__QREQ_REFRESH,
   FLEET__QREQ_COMPLETE,
+  FLEET__QREQ_COMPLETE_CLAIM,
   FLEET__QREQ_RELEASE,
   FLEET__QREQ_FAIL,
   FLEET__QREQ_RECOVER,
@@ -31,11 +32,21 @@ typedef enum {
   FLEET__QREQ_PURGE
 } fleet__qreq_kind_t;
 
+/* The callback of fleet__queue_complete_claim(): the results of the
+ * completions (as fleet_queue_batch_cb) and the claimed jobs (as
+ * fleet_queue_claim_cb); with an error, NULLs and zeros. */
+typedef void (*fleet__queue_complete_claim_cb)(fleet_queue_t *q, int status,
+                                               const int *results, size_t n,
+                                               fleet_job_t *jobs, size_t njobs,
+                                               const fleet_claim_info_t *info,
+                                               void *user_data);
+
 /* The user callback of a request, by kind. */
 typedef union {
   fleet_queue_enqueue_cb enqueue;
   fleet_queue_claim_cb claim;
   fleet_queue_batch_cb batch;
+  fleet__queue_complete_claim_cb complete_claim;
   fleet_queue_fail_cb fail;
   fleet_queue_recover_cb recover;
   fleet_queue_get_cb get;
@@ -51,6 +62,9 @@ typedef struct fleet__qreq_s {
   fleet__qreq_kind_t kind;
   /* Claims or jobs sent, for the batch replies; the limit of a list. */
   size_t n;
+  size_t max_jobs; /* a claim's, with the completions of complete_claim */
+  /* Enqueues sent in one call: the next request of the call. */
+  struct fleet__qreq_s *enq_next;
   /* Purge: which zset, and how many records were removed so far. */
   const char *purge_which;
   uint64_t purged;
@@ -64,6 +78,20 @@ struct fleet__queue_s {
   fleet_queue_options_t opts;
   fleet__rng_t rng;   /* the jitter of failed jobs' backoff */
   fleet__args_t args; /* the arguments of the call being built */
+
+  /* Enqueues made during one loop phase go out as one call at its end
+   * (the check handle after I/O callbacks, the prepare handle before the
+   * loop blocks): their requests, chained by enq_next, the jobs they
+   * hold, and copies of their arguments (bytes in `enq_buf`, the length
+   * of each of the 10 arguments per job in `enq_lens`). */
+  uv_check_t enq_check;
+  uv_prepare_t enq_prepare;
+  fleet__qreq_t *enq_first, *enq_last;
+  size_t enq_jobs;
+  char *enq_buf;
+  size_t enq_buf_len, enq_buf_cap;
+  size_t *enq_lens;
+  size_t enq_nargs, enq_lens_cap;
 
   /* What replies are turned into; reused, since reply callbacks never
    * nest. Strings handed out are NUL-terminated copies in `strs`. */
@@ -102,7 +130,7 @@ int fleet__queue_send(struct fleet__queue_s *q, fleet__op_t op,
                       fleet__qreq_t *req);
 
 /* Finishes `req` and runs its user callback with `status` and nothing
- * else (its cancel hook). */
+ * else (its cancel hook); so for every enqueue that shared its call. */
 void fleet__queue_deliver_error(fleet__qreq_t *req, int status);
 
 /* ------------------------------------------------------------------------ */
@@ -115,6 +143,9 @@ int fleet__queue_strs_reserve(struct fleet__queue_s *q, size_t len);
 /* Copies `b` plus a NUL into `q->strs` (room reserved) and returns it. */
 const char *fleet__queue_strs_add(struct fleet__queue_s *q, fleet_bytes_t b);
 
+/* Sends the enqueues made during this loop phase, as one call. */
+void fleet__queue_enqueue_flush(struct fleet__queue_s *q);
+
 /* Turn a successful reply into the user callback, for the claim ops
  * (queue_claim.c) and the producer ops (queue_produce.c). Each finishes
  * the request before it runs the callback (or re-sends it). */
@@ -125,6 +156,21 @@ void fleet__queue_produce_reply(fleet__qreq_t *req,
 /* The result code of the batch ops (1, 2, 0, -1) as a fleet status, or
  * FLEET_EPROTO for anything else. */
 int fleet__queue_batch_code(const fleet__reply_t *r);
+
+/* ------------------------------------------------------------------------ */
+/* The worker's round trip (queue_claim.c)                                  */
+
+/* Claims up to `max_jobs` jobs as fleet_queue_claim() does, then completes
+ * the `n` claims as fleet_queue_complete() does, in one call
+ * (QUEUE_COMPLETE_CLAIM). The same arguments, checks and returns as
+ * those two; `cb` runs once, as theirs do. On an error reply (the claim
+ * raised before anything was written, or the call failed), the claims may
+ * not have been completed. */
+int fleet__queue_complete_claim(fleet_queue_t *q, const fleet_claim_t *claims,
+                                size_t n, size_t max_jobs,
+                                uint32_t claim_ttl_ms,
+                                fleet__queue_complete_claim_cb cb,
+                                void *user_data);
 
 /* ------------------------------------------------------------------------ */
 /* Validation                                                               */

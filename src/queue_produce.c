@@ -9,10 +9,6 @@
  * sum the scripts make stays exact in a Lua number. */
 #define QUEUE_TIME_MAX (1ULL << 50)
 
-/* Numbers one job's arguments take at most: six, and the backoff string,
- * which takes the room of two (see queue_arg_backoff()). */
-#define QUEUE_JOB_NUMS 8
-
 /* ------------------------------------------------------------------------ */
 /* Cancel hooks: the user callback of each kind with an error alone         */
 
@@ -92,100 +88,197 @@ static int queue_spec_ok(const fleet_job_spec_t *s) {
   return 0;
 }
 
-/* Appends the backoff argument "<kind>:<base>:<max>:<jitter>" (at most
- * "fixed:" and three 10-digit numbers with separators: 39 bytes) to the
- * number storage, where it takes the room of two numbers. */
-static void queue_arg_backoff(fleet__args_t *a, const fleet_job_spec_t *s) {
-  char *start = a->nums + a->nums_len;
-  size_t len;
-  int n;
-
-  n = snprintf(start, 40, "%s:%u:%u:%u",
-               s->backoff == FLEET_BACKOFF_FIXED ? "fixed" : "exp",
-               (unsigned)s->backoff_ms, (unsigned)s->backoff_max_ms,
-               (unsigned)s->backoff_jitter_pct);
-  len = n > 0 ? (size_t)n : 0;
-  a->nums_len += len;
-  fleet__args_bytes(a, start, len);
+/* Copies one argument of an enqueue to the arguments waiting for the end
+ * of the phase (room reserved). */
+static void queue_enq_put(struct fleet__queue_s *q, const void *p, size_t len) {
+  if (len > 0)
+    memcpy(q->enq_buf + q->enq_buf_len, p, len);
+  q->enq_buf_len += len;
+  q->enq_lens[q->enq_nargs++] = len;
 }
 
+/* Formats and copies a number argument. */
+static void queue_enq_num(struct fleet__queue_s *q, long long v) {
+  char num[24];
+  int len = snprintf(num, sizeof(num), "%lld", v);
+
+  queue_enq_put(q, num, len > 0 ? (size_t)len : 0);
+}
+
+/* The bytes one job's arguments take at most: its strings, six numbers
+ * and the backoff "<kind>:<base>:<max>:<jitter>" (at most 39 bytes). */
+static size_t queue_spec_bytes(const fleet_job_spec_t *s) {
+  return (s->id != NULL ? strlen(s->id) : 0) + strlen(s->type) +
+         s->payload.len + (s->unique_key != NULL ? strlen(s->unique_key) : 0) +
+         6 * 24 + 40;
+}
+
+/* Copies the arguments of one job. */
+static void queue_enq_spec(struct fleet__queue_s *q,
+                           const fleet_job_spec_t *s) {
+  char backoff[40];
+  int len;
+
+  queue_enq_put(q, s->id != NULL ? s->id : "",
+                s->id != NULL ? strlen(s->id) : 0);
+  queue_enq_put(q, s->type, strlen(s->type));
+  queue_enq_put(q, s->payload.base, s->payload.len);
+  queue_enq_num(q, s->priority);
+  queue_enq_num(q, (long long)s->run_at_ms);
+  queue_enq_num(q, (long long)s->delay_ms);
+  queue_enq_num(q, (long long)s->max_attempts);
+  len = snprintf(backoff, sizeof(backoff), "%s:%u:%u:%u",
+                 s->backoff == FLEET_BACKOFF_FIXED ? "fixed" : "exp",
+                 (unsigned)s->backoff_ms, (unsigned)s->backoff_max_ms,
+                 (unsigned)s->backoff_jitter_pct);
+  queue_enq_put(q, backoff, len > 0 ? (size_t)len : 0);
+  queue_enq_put(q, s->unique_key != NULL ? s->unique_key : "",
+                s->unique_key != NULL ? strlen(s->unique_key) : 0);
+  queue_enq_num(q, (long long)(s->unique_key != NULL ? s->unique_ttl_ms : 0));
+  q->enq_jobs++;
+}
+
+static void queue_on_enq_check(uv_check_t *h) {
+  fleet__queue_enqueue_flush(
+      FLEET__CONTAINER_OF(h, struct fleet__queue_s, enq_check));
+}
+
+static void queue_on_enq_prepare(uv_prepare_t *h) {
+  fleet__queue_enqueue_flush(
+      FLEET__CONTAINER_OF(h, struct fleet__queue_s, enq_prepare));
+}
+
+/* The enqueues of a loop phase share one call: the jobs are checked and
+ * their arguments copied now, and the call goes out at the end of the
+ * phase (or at once when the jobs waiting would pass the limit of one
+ * call). A failure to send reaches every callback of the call. */
 int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
                         size_t n, fleet_queue_enqueue_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   fleet__qreq_t *req;
-  size_t i;
+  size_t i, bytes = 0;
   int err;
 
   if ((q = fleet__queue_usable(pub, &err)) == NULL)
     return err;
   if (specs == NULL || cb == NULL || n == 0 || n > FLEET_QUEUE_BATCH_MAX)
     return FLEET_EINVAL;
-  for (i = 0; i < n; i++)
+  for (i = 0; i < n; i++) {
     if ((err = queue_spec_ok(&specs[i])) != 0)
       return err;
-  if (fleet__args_begin(&q->args, 1 + 10 * n, 1 + QUEUE_JOB_NUMS * n) != 0)
-    return FLEET_ENOMEM;
-  fleet__args_u64(&q->args, n);
-  for (i = 0; i < n; i++) {
-    const fleet_job_spec_t *s = &specs[i];
-    fleet__args_str(&q->args, s->id);
-    fleet__args_str(&q->args, s->type);
-    fleet__args_bytes(&q->args, s->payload.len > 0 ? s->payload.base : "",
-                      s->payload.len);
-    fleet__args_i64(&q->args, s->priority);
-    fleet__args_u64(&q->args, s->run_at_ms);
-    fleet__args_u64(&q->args, s->delay_ms);
-    fleet__args_u64(&q->args, s->max_attempts);
-    queue_arg_backoff(&q->args, s);
-    fleet__args_str(&q->args, s->unique_key);
-    fleet__args_u64(&q->args, s->unique_key != NULL ? s->unique_ttl_ms : 0);
+    bytes += queue_spec_bytes(&specs[i]);
   }
+  if (q->enq_jobs + n > FLEET_QUEUE_BATCH_MAX)
+    fleet__queue_enqueue_flush(q);
+  if (fleet__grow((void **)&q->enq_buf, &q->enq_buf_cap, q->enq_buf_len + bytes,
+                  1) != 0 ||
+      fleet__grow((void **)&q->enq_lens, &q->enq_lens_cap,
+                  (q->enq_jobs + n) * 10, sizeof(*q->enq_lens)) != 0)
+    return FLEET_ENOMEM;
   req =
       fleet__qreq_new(q, FLEET__QREQ_ENQUEUE, queue_enqueue_cancel, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   req->cb.enqueue = cb;
   req->n = n;
-  return fleet__queue_send(q, FLEET__OP_QUEUE_ENQUEUE, req);
+  for (i = 0; i < n; i++)
+    queue_enq_spec(q, &specs[i]);
+  if (q->enq_first == NULL) {
+    q->enq_first = req;
+    uv_check_start(&q->enq_check, queue_on_enq_check);
+    uv_prepare_start(&q->enq_prepare, queue_on_enq_prepare);
+  } else {
+    q->enq_last->enq_next = req;
+  }
+  q->enq_last = req;
+  return 0;
 }
 
-/* {status, id} per job. */
-static void queue_enqueue_reply(fleet__qreq_t *req,
-                                const fleet__reply_t *reply) {
-  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
-  fleet_queue_enqueue_cb cb = req->cb.enqueue;
-  void *ud = req->base.user_data;
-  size_t n = req->n, i, bytes = 0;
-  fleet_bytes_t id;
+void fleet__queue_enqueue_flush(struct fleet__queue_s *q) {
+  fleet__backend_t *be = fleet__handle_backend(&q->base);
+  fleet__qreq_t *first = q->enq_first;
+  fleet_bytes_t key = fleet__key_bytes(&q->tag);
+  size_t i, off = 0;
+  int err;
 
-  if (reply->type != FLEET__REPLY_ARRAY || reply->nelem != 2 * n) {
-    fleet__queue_deliver_error(req, FLEET_EPROTO);
+  uv_check_stop(&q->enq_check);
+  uv_prepare_stop(&q->enq_prepare);
+  if (first == NULL)
+    return;
+  err = fleet__args_begin(&q->args, 1 + 10 * q->enq_jobs, 1);
+  if (err == 0) {
+    fleet__args_u64(&q->args, q->enq_jobs);
+    for (i = 0; i < q->enq_nargs; i++) {
+      fleet__args_bytes(&q->args, q->enq_buf + off, q->enq_lens[i]);
+      off += q->enq_lens[i];
+    }
+    err = fleet__req_send(&first->base, FLEET__OP_QUEUE_ENQUEUE, &key, 1,
+                          q->args.argv, q->args.argc);
+  }
+  q->enq_first = q->enq_last = NULL;
+  q->enq_jobs = q->enq_nargs = 0;
+  q->enq_buf_len = 0;
+  if (err != 0) {
+    fleet__queue_deliver_error(first, err);
     return;
   }
-  for (i = 0; i < n; i++) {
+  if (be->vt->flush != NULL && !q->base.client->closing)
+    be->vt->flush(be);
+}
+
+/* {status, id} per job of every enqueue of the call, in order: each
+ * callback gets its own jobs' results. */
+static void queue_enqueue_reply(fleet__qreq_t *first,
+                                const fleet__reply_t *reply) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)first->base.handle;
+  fleet__qreq_t *req, *next;
+  size_t total = 0, at = 0, i, n, bytes;
+  fleet_bytes_t id;
+
+  for (req = first; req != NULL; req = req->enq_next)
+    total += req->n;
+  if (reply->type != FLEET__REPLY_ARRAY || reply->nelem != 2 * total) {
+    fleet__queue_deliver_error(first, FLEET_EPROTO);
+    return;
+  }
+  for (i = 0; i < total; i++) {
     const fleet__reply_t *st = &reply->elem[2 * i];
     if (st->type != FLEET__REPLY_INT ||
         (st->integer != 0 && st->integer != 1) ||
         fleet__reply_bytes(&reply->elem[2 * i + 1], &id) != 0) {
-      fleet__queue_deliver_error(req, FLEET_EPROTO);
+      fleet__queue_deliver_error(first, FLEET_EPROTO);
       return;
     }
-    bytes += id.len + 1;
   }
-  q->strs_len = 0;
-  if (fleet__grow((void **)&q->enq, &q->enq_cap, n, sizeof(*q->enq)) != 0 ||
-      fleet__queue_strs_reserve(q, bytes) != 0) {
-    fleet__queue_deliver_error(req, FLEET_ENOMEM);
-    return;
+  for (req = first; req != NULL; req = next, at += n) {
+    fleet_queue_enqueue_cb cb = req->cb.enqueue;
+    void *ud = req->base.user_data;
+    const fleet__reply_t *e = &reply->elem[2 * at];
+
+    next = req->enq_next;
+    req->enq_next = NULL;
+    n = req->n;
+    bytes = 0;
+    for (i = 0; i < n; i++) {
+      fleet__reply_bytes(&e[2 * i + 1], &id);
+      bytes += id.len + 1;
+    }
+    q->strs_len = 0;
+    if (fleet__grow((void **)&q->enq, &q->enq_cap, n, sizeof(*q->enq)) != 0 ||
+        fleet__queue_strs_reserve(q, bytes) != 0) {
+      req->enq_next = next;
+      fleet__queue_deliver_error(req, FLEET_ENOMEM);
+      return;
+    }
+    for (i = 0; i < n; i++) {
+      fleet__reply_bytes(&e[2 * i + 1], &id);
+      q->enq[i].status = e[2 * i].integer == 1 ? 0 : FLEET_EEXIST;
+      q->enq[i].id = fleet__queue_strs_add(q, id);
+      q->enq[i].id_len = id.len;
+    }
+    fleet__req_done(&req->base);
+    cb((fleet_queue_t *)q->base.pub, 0, q->enq, n, ud);
   }
-  for (i = 0; i < n; i++) {
-    fleet__reply_bytes(&reply->elem[2 * i + 1], &id);
-    q->enq[i].status = reply->elem[2 * i].integer == 1 ? 0 : FLEET_EEXIST;
-    q->enq[i].id = fleet__queue_strs_add(q, id);
-    q->enq[i].id_len = id.len;
-  }
-  fleet__req_done(&req->base);
-  cb((fleet_queue_t *)q->base.pub, 0, q->enq, n, ud);
 }
 
 /* ------------------------------------------------------------------------ */

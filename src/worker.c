@@ -152,11 +152,11 @@ static void worker_flush(struct fleet__worker_s *w) {
     fleet__worker_hand_back(w);
   }
   fleet__worker_settle_local(w);
-  if (w->online || w->probe || w->state == FLEET__WORKER_CLOSING ||
-      w->stop_expired)
-    fleet__worker_send_finishes(w);
-  if (w->state == FLEET__WORKER_RUNNING && (w->online || w->probe))
-    fleet__worker_send_claims(w);
+  fleet__worker_send(w,
+                     w->online || w->probe ||
+                         w->state == FLEET__WORKER_CLOSING || w->stop_expired,
+                     w->state == FLEET__WORKER_RUNNING &&
+                         (w->online || w->probe));
   w->probe = 0;
   if (be->vt->flush != NULL && !w->base.client->closing)
     be->vt->flush(be);

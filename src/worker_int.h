@@ -87,6 +87,8 @@ typedef struct fleet__wbatch_s {
   fleet_claim_t *claims;
   uint64_t sent_at;  /* loop ms when sent */
   uint64_t wake_gen; /* claims: wake-ups seen when sent */
+  /* A claim sent with completions (QUEUE_COMPLETE_CLAIM): their batch. */
+  struct fleet__wbatch_s *with;
 } fleet__wbatch_t;
 
 struct fleet__worker_s {
@@ -189,9 +191,12 @@ void fleet__worker_arm_delay(struct fleet__worker_s *w, uint64_t now_ms,
 /* ------------------------------------------------------------------------ */
 /* worker_jobs.c                                                            */
 
-/* Sends what the flush has: finishes, then claims. */
-void fleet__worker_send_finishes(struct fleet__worker_s *w);
-void fleet__worker_send_claims(struct fleet__worker_s *w);
+/* Sends what the flush has: the finishes (when `finishes`), then the
+ * claims (when `claims`). The first claim carries the completions, so
+ * that a worker's completions and its next claim share one round trip;
+ * with completions to send and room, it claims even when no job is known
+ * to be pending. */
+void fleet__worker_send(struct fleet__worker_s *w, int finishes, int claims);
 
 /* Settles the jobs that need no call (their claim is gone). */
 void fleet__worker_settle_local(struct fleet__worker_s *w);

@@ -83,6 +83,7 @@ static fleet__wbatch_t *wbatch_get(struct fleet__worker_s *w,
   b->kind = kind;
   b->n = 0;
   b->sent_at = uv_now(w->base.loop);
+  b->with = NULL;
   return b;
 }
 
@@ -299,7 +300,9 @@ static void wbatch_send(struct fleet__worker_s *w, fleet__wbatch_t *b) {
   wbatch_put(b);
 }
 
-void fleet__worker_send_finishes(struct fleet__worker_s *w) {
+/* Sends the finishes queued, but the last batch of completions, which it
+ * returns (NULL: none) for the claim to carry. */
+static fleet__wbatch_t *worker_send_finishes(struct fleet__worker_s *w) {
   fleet__wbatch_t *complete = NULL, *release = NULL, *one, **slot;
   fleet__wjob_t *job, *list = w->sendq;
 
@@ -337,10 +340,9 @@ void fleet__worker_send_finishes(struct fleet__worker_s *w) {
       *slot = NULL;
     }
   }
-  if (complete != NULL)
-    wbatch_send(w, complete);
   if (release != NULL)
     wbatch_send(w, release);
+  return complete;
 }
 
 /* Finishes a job given to the handler. */
@@ -581,7 +583,33 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
   fleet__worker_check_done(w);
 }
 
-void fleet__worker_send_claims(struct fleet__worker_s *w) {
+/* The reply of a claim that carried completions: each side is read as
+ * its own call's would be. A refusal that is not transient came from the
+ * claim before the script wrote anything (or the completions would meet
+ * it too): the completions go again alone. */
+static void worker_on_complete_claimed(fleet_queue_t *q, int status,
+                                       const int *results, size_t n,
+                                       fleet_job_t *jobs, size_t njobs,
+                                       const fleet_claim_info_t *info,
+                                       void *ud) {
+  fleet__wbatch_t *b = ud, *done = b->with;
+  struct fleet__worker_s *w = b->w;
+
+  b->with = NULL;
+  if (status == 0 || status == FLEET_ECANCELED ||
+      fleet__status_transient(status)) {
+    worker_on_finished(q, status, results, n, done);
+  } else {
+    w->calls_in_flight--;
+    wbatch_send(w, done);
+  }
+  worker_on_claimed(q, status, jobs, njobs, info, b);
+}
+
+/* Sends the claims there is room for; the first carries `*complete` (a
+ * batch of completions, or NULL), which is then NULL. */
+static void worker_send_claims(struct fleet__worker_s *w,
+                               fleet__wbatch_t **complete) {
   fleet__wbatch_t *b;
   uint32_t room, n;
   int err;
@@ -590,7 +618,9 @@ void fleet__worker_send_claims(struct fleet__worker_s *w) {
     room = w->o.concurrency - w->active - w->claiming;
     if (room > w->o.concurrency)
       room = 0;
-    if (w->maybe_pending && room > 0 &&
+    /* Completions free room: a claim rides along, whether or not jobs
+     * are known to be pending, since it costs no round trip. */
+    if ((w->maybe_pending || *complete != NULL) && room > 0 &&
         (w->claims_in_flight == 0 || w->last_full))
       n = room < w->o.claim_batch ? room : w->o.claim_batch;
     else if (w->promote_due && w->claims_in_flight == 0)
@@ -604,11 +634,23 @@ void fleet__worker_send_claims(struct fleet__worker_s *w) {
     }
     b->n = n;
     b->wake_gen = w->wake_gen;
-    if ((err = fleet_queue_claim(&w->queue, n, w->o.claim_ttl_ms,
-                                 worker_on_claimed, b)) != 0) {
+    if (*complete != NULL) {
+      b->with = *complete;
+      err = fleet__queue_complete_claim(&w->queue, b->with->claims, b->with->n,
+                                        n, w->o.claim_ttl_ms,
+                                        worker_on_complete_claimed, b);
+    } else {
+      err = fleet_queue_claim(&w->queue, n, w->o.claim_ttl_ms,
+                              worker_on_claimed, b);
+    }
+    if (err != 0) {
       wbatch_put(b);
       fleet__handle_error(&w->base, err);
       return;
+    }
+    if (b->with != NULL) {
+      *complete = NULL;
+      w->calls_in_flight++;
     }
     w->claims_in_flight++;
     w->claiming += n;
@@ -616,6 +658,15 @@ void fleet__worker_send_claims(struct fleet__worker_s *w) {
     if (n == 0)
       return;
   }
+}
+
+void fleet__worker_send(struct fleet__worker_s *w, int finishes, int claims) {
+  fleet__wbatch_t *complete = finishes ? worker_send_finishes(w) : NULL;
+
+  if (claims)
+    worker_send_claims(w, &complete);
+  if (complete != NULL)
+    wbatch_send(w, complete);
 }
 
 /* ------------------------------------------------------------------------ */

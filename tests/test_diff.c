@@ -535,8 +535,19 @@ static void diff_queue_step(diff_t *d) {
       diff_run(d, FLEET__OP_QUEUE_COMPLETE, keys, 1, args, n);
       break;
     case 7:
-      n = diff_pairs(d, args, 0);
-      diff_run(d, FLEET__OP_QUEUE_RELEASE, keys, 1, args, n);
+      if (diff_rand(d, 2)) {
+        n = diff_pairs(d, args, 0);
+        diff_run(d, FLEET__OP_QUEUE_RELEASE, keys, 1, args, n);
+        break;
+      }
+      /* A worker's round trip: a claim, then completions. */
+      snprintf(nbuf, sizeof(nbuf), "%u", diff_rand(d, 3));
+      args[0] = nbuf;
+      args[1] = "600000";
+      args[2] = "3";
+      args[3] = diff_rand(d, 2) ? "0" : "3600";
+      n = diff_pairs(d, args, 4);
+      diff_run(d, FLEET__OP_QUEUE_COMPLETE_CLAIM, keys, 1, args, n);
       break;
     case 8:
       if (diff_pairs(d, args, 0) == 0)

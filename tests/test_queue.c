@@ -503,3 +503,74 @@ CONFORMANCE_IMPL(queue_foreign_data) {
   }
   qt_close(&t);
 }
+
+/* What each enqueue of queue_redis_enqueue_phase heard. */
+static int phase_heard;
+static int phase_status[4][2];
+static char phase_ids[4][2][FLEET_JOB_ID_MAX + 1];
+
+static void on_phase_enqueue(fleet_queue_t *q, int status,
+                             const fleet_enqueue_result_t *r, size_t n,
+                             void *ud) {
+  int call = (int)(intptr_t)ud;
+  size_t i;
+
+  ASSERT_OK(status);
+  ASSERT_EQ(call == 0 ? 2 : 1, n);
+  for (i = 0; i < n; i++) {
+    phase_status[call][i] = r[i].status;
+    snprintf(phase_ids[call][i], sizeof(phase_ids[call][i]), "%s", r[i].id);
+  }
+  phase_heard++;
+}
+
+/* The enqueues of one loop phase go out as one script call, and each
+ * callback gets its own results: an id that exists, a unique key taken
+ * by an earlier enqueue of the same call. */
+TEST_IMPL(queue_redis_enqueue_phase) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  fleet_job_spec_t a[2], b1, c[2];
+  redisReply *info;
+  qt_t t;
+
+  qt_open(&t, fleet_test_redis_url(r), "ph", NULL);
+  a[0] = spec("t", "p");
+  a[0].id = "own-1";
+  ASSERT_OK(qt_enqueue(&t, a, 1, NULL, NULL));
+  redis_do(r, "CONFIG RESETSTAT");
+  a[1] = spec("t", "p");
+  b1 = spec("t", "p");
+  b1.unique_key = "u";
+  b1.unique_ttl_ms = 60000;
+  c[0] = b1;
+  c[1] = spec("t", "p");
+  c[1].id = "own-2";
+  ASSERT_OK(fleet_queue_enqueue(&t.q, &a[1], 1, on_phase_enqueue,
+                                (void *)(intptr_t)3));
+  ASSERT_OK(fleet_queue_enqueue(&t.q, &a[0], 1, on_phase_enqueue,
+                                (void *)(intptr_t)1));
+  ASSERT_OK(
+      fleet_queue_enqueue(&t.q, &b1, 1, on_phase_enqueue, (void *)(intptr_t)2));
+  ASSERT_OK(
+      fleet_queue_enqueue(&t.q, c, 2, on_phase_enqueue, (void *)(intptr_t)0));
+  ASSERT(fleet_test_wait_count(&t.c.loop, &phase_heard, 4,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_ERR(FLEET_EEXIST, phase_status[0][0]);
+  ASSERT_OK(phase_status[0][1]);
+  ASSERT_STR_EQ(phase_ids[2][0], phase_ids[0][0]);
+  ASSERT_STR_EQ("own-2", phase_ids[0][1]);
+  ASSERT_ERR(FLEET_EEXIST, phase_status[1][0]);
+  ASSERT_STR_EQ("own-1", phase_ids[1][0]);
+  ASSERT_OK(phase_status[2][0]);
+  ASSERT_OK(phase_status[3][0]);
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(4, t.counts.pending);
+  info = fleet_test_redis_cmd(r, "INFO commandstats");
+  ASSERT_NOT_NULL(info);
+  /* One call for the four enqueues, one for the counts. */
+  ASSERT_NOT_NULL(strstr(info->str, "cmdstat_evalsha:calls=2,"));
+  freeReplyObject(info);
+  qt_close(&t);
+  fleet_test_redis_free(r);
+  return 0;
+}

@@ -43,6 +43,12 @@
  *         at most keep_count completed job records, none older than keep_s
  *         seconds (0: no age bound), deleting up to 1000 older ones per
  *         call. Reply: {now_ms, then a result code per claim}.
+ *   QUEUE_COMPLETE_CLAIM  ARGV: n, claim_ttl_ms, keep_count, keep_s, then
+ *         id, token per claim. A worker's round trip: QUEUE_CLAIM of n
+ *         jobs, then QUEUE_COMPLETE of the claims, by the same code. The
+ *         claim goes first and raises only before it writes: an error it
+ *         raises leaves the claims not completed. Reply: {the QUEUE_CLAIM
+ *         reply, the QUEUE_COMPLETE reply}.
  *   QUEUE_RELEASE  ARGV: id, token per claim. Puts each job still held back
  *         in pending at its place, without counting the attempt. Reply:
  *         {now_ms, then a result code per claim}.
@@ -79,6 +85,7 @@
   XX(QUEUE_CLAIM, "queue_claim", NULL)                                         \
   XX(QUEUE_REFRESH, "queue_refresh", NULL)                                     \
   XX(QUEUE_COMPLETE, "queue_complete", NULL)                                   \
+  XX(QUEUE_COMPLETE_CLAIM, "queue_complete_claim", NULL)                       \
   XX(QUEUE_RELEASE, "queue_release", NULL)                                     \
   XX(QUEUE_FAIL, "queue_fail", NULL)                                           \
   XX(QUEUE_RECOVER, "queue_recover", NULL)                                     \

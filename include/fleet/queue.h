@@ -293,7 +293,10 @@ FLEET_EXTERN const char *fleet_queue_name(const fleet_queue_t *q);
  * The callback gets one result per job: a job whose id exists already or
  * whose unique key is held is refused alone (FLEET_EEXIST); the others are
  * added. A job added to an empty pending set, or delayed earlier than
- * every other, wakes the workers of the queue.
+ * every other, wakes the workers of the queue. The jobs are copied before
+ * this returns; the enqueues made on `q` during one loop phase go out in
+ * one call at its end, in the order they were made, and a failure to
+ * send it reaches each of their callbacks.
  *
  * Returns 0, FLEET_EINVAL (NULL argument, n out of range, a spec with a bad
  * type, id, priority, max_attempts, backoff or unique key), FLEET_E2BIG (a

@@ -1,0 +1,55 @@
+-- queue_complete.lua -- included by queue scripts (--#include
+-- queue_complete): complete(keep, keep_s, a) completes the claims given
+-- as id, token pairs in ARGV[a], ARGV[a + 1], ... and returns the reply
+-- of queue_complete.lua. Each claim still held is dropped and counted;
+-- with keep 0 the job's records go too, else the job is kept as
+-- completed (the done hash gets its finish time and claim, the completed
+-- list its id) and the kept ones are trimmed to `keep` jobs and an age of
+-- keep_s seconds (0: no age bound). Expects `call`, `tag`, `now`, and
+-- queue_int, queue_trim and queue_ended included before it.
+local function complete(keep, keep_s, a)
+  local out = {now}
+  local ids = {}
+  for i = a, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
+  if #ids == 0 then return out end
+  local claims = tag .. ':claims'
+  local held = call('HMGET', claims, unpack(ids))
+  local done, marks, seen = {}, {}, {}
+  local prefix = string.format('%d', now) .. '\0'
+  for i, id in ipairs(ids) do
+    local tok = ARGV[a + 2 * i - 1]
+    local v = held[i]
+    if seen[id] then
+      -- Completed a moment ago by this batch.
+      out[i + 1] = seen[id] == tok and 2 or 0
+    elseif v and sub(v, 1, #tok) == tok and byte(v, #tok + 1) == 0 then
+      seen[id] = tok
+      done[#done + 1] = id
+      marks[#marks + 1] = id
+      marks[#marks + 1] = prefix .. v
+      out[i + 1] = 1
+    elseif v then
+      out[i + 1] = 0 -- held by another claim
+    else
+      out[i + 1] = ended(id, tok)
+    end
+  end
+  if #done > 0 then
+    call('HDEL', claims, unpack(done))
+    call('HINCRBY', tag .. ':stats', 'completed', #done)
+    if keep > 0 then
+      call('HSET', tag .. ':done', unpack(marks))
+      call('RPUSH', tag .. ':completed', unpack(done))
+      trim(tag .. ':completed', tag .. ':done', keep, keep_s)
+    else
+      call('HDEL', tag .. ':jobs', unpack(done))
+      if call('EXISTS', tag .. ':opts') == 1 then
+        call('HDEL', tag .. ':opts', unpack(done))
+      end
+      if call('EXISTS', tag .. ':info') == 1 then
+        call('HDEL', tag .. ':info', unpack(done))
+      end
+    end
+  end
+  return out
+end
