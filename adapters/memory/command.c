@@ -403,6 +403,11 @@ static const char *cmd_hgetall(cmd_call_t *c) {
   return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_array(c, items, n);
 }
 
+static const char *cmd_hlen(cmd_call_t *c) {
+  int64_t n = fleet__ks_hlen(c->ks, c->argv[1]);
+  return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
+}
+
 static const char *cmd_hmget(cmd_call_t *c) {
   fleet_bytes_t *items;
   int64_t n =
@@ -641,6 +646,7 @@ static const cmd_t command_table[] = {
     {"HGET", 3, cmd_hget},
     {"HGETALL", 2, cmd_hgetall},
     {"HINCRBY", 4, cmd_hincrby},
+    {"HLEN", 2, cmd_hlen},
     {"HMGET", -3, cmd_hmget},
     {"HSET", -4, cmd_hset},
     {"INCR", 2, cmd_incr},
