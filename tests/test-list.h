@@ -204,6 +204,16 @@ CONFORMANCE_DECLARE(store_wrong_type)
 TEST_DECLARE(store_redis_garbage)
 TEST_DECLARE(store_multiprocess)
 
+/* test_pool.c */
+CONFORMANCE_DECLARE(pool_bad_input)
+CONFORMANCE_DECLARE(pool_dispatch_basic)
+CONFORMANCE_DECLARE(pool_dispatch_race)
+CONFORMANCE_DECLARE(pool_dispatch_timeout)
+CONFORMANCE_DECLARE(pool_rebalance)
+CONFORMANCE_DECLARE(pool_failover)
+CONFORMANCE_DECLARE(pool_shutdown)
+CONFORMANCE_DECLARE(pool_close_in_callback)
+
 /* test_lock.c */
 CONFORMANCE_DECLARE(lock_bad_input)
 CONFORMANCE_DECLARE(lock_acquire_release)
@@ -399,6 +409,16 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(store_wrong_type)
   TEST_ENTRY(store_redis_garbage)
   TEST_ENTRY(store_multiprocess)
+  /* test_pool.c */
+  CONFORMANCE_ENTRY(pool_bad_input)
+  CONFORMANCE_ENTRY(pool_dispatch_basic)
+  CONFORMANCE_ENTRY(pool_dispatch_race)
+  CONFORMANCE_ENTRY(pool_dispatch_timeout)
+  CONFORMANCE_ENTRY(pool_rebalance)
+  CONFORMANCE_ENTRY(pool_failover)
+  CONFORMANCE_ENTRY(pool_shutdown)
+  CONFORMANCE_ENTRY(pool_close_in_callback)
+
   /* test_lock.c */
   CONFORMANCE_ENTRY(lock_bad_input)
   CONFORMANCE_ENTRY(lock_acquire_release)

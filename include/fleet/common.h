@@ -34,7 +34,8 @@ typedef struct fleet_client_s fleet_client_t;
   XX(LEADER, "leader")                                                         \
   XX(QUEUE, "queue")                                                           \
   XX(WORKER, "worker")                                                         \
-  XX(STORE, "store")
+  XX(STORE, "store")                                                           \
+  XX(POOL_NODE, "pool_node")
 
 typedef enum {
   FLEET_HANDLE_UNKNOWN = 0,
