@@ -174,6 +174,7 @@ TEST_DECLARE(queue_mp_restart)
 TEST_DECLARE(diff_lock_ops)
 TEST_DECLARE(diff_queue_ops)
 TEST_DECLARE(diff_store_ops)
+TEST_DECLARE(diff_pool_ops)
 
 /* test_store*.c */
 CONFORMANCE_DECLARE(store_records)
@@ -205,6 +206,7 @@ TEST_DECLARE(store_redis_garbage)
 TEST_DECLARE(store_multiprocess)
 
 /* test_pool.c */
+TEST_DECLARE(pool_jump_hash)
 CONFORMANCE_DECLARE(pool_bad_input)
 CONFORMANCE_DECLARE(pool_dispatch_basic)
 CONFORMANCE_DECLARE(pool_dispatch_race)
@@ -213,6 +215,7 @@ CONFORMANCE_DECLARE(pool_rebalance)
 CONFORMANCE_DECLARE(pool_failover)
 CONFORMANCE_DECLARE(pool_shutdown)
 CONFORMANCE_DECLARE(pool_close_in_callback)
+TEST_DECLARE(pool_flushdb_redis)
 
 /* test_lock.c */
 CONFORMANCE_DECLARE(lock_bad_input)
@@ -380,6 +383,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(diff_lock_ops, 120)
   TEST_ENTRY_TIMEOUT(diff_queue_ops, 120)
   TEST_ENTRY_TIMEOUT(diff_store_ops, 120)
+  TEST_ENTRY_TIMEOUT(diff_pool_ops, 120)
 
   /* test_store*.c */
   CONFORMANCE_ENTRY(store_records)
@@ -410,6 +414,7 @@ TEST_LIST_START
   TEST_ENTRY(store_redis_garbage)
   TEST_ENTRY(store_multiprocess)
   /* test_pool.c */
+  TEST_ENTRY(pool_jump_hash)
   CONFORMANCE_ENTRY(pool_bad_input)
   CONFORMANCE_ENTRY(pool_dispatch_basic)
   CONFORMANCE_ENTRY(pool_dispatch_race)
@@ -418,6 +423,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(pool_failover)
   CONFORMANCE_ENTRY(pool_shutdown)
   CONFORMANCE_ENTRY(pool_close_in_callback)
+  TEST_ENTRY(pool_flushdb_redis)
 
   /* test_lock.c */
   CONFORMANCE_ENTRY(lock_bad_input)

@@ -654,3 +654,80 @@ CONFORMANCE_IMPL(pool_close_in_callback) {
   ASSERT_ERR(FLEET_ECANCELED, r.status);
   lock_env_close(&e);
 }
+
+/* The routing hash: in range, balanced, and growing from n to n + 1
+ * buckets moves about 1/(n + 1) of the keys, each to the new bucket. */
+TEST_IMPL(pool_jump_hash) {
+  uint32_t n, i, count[11];
+  char key[32];
+
+  ASSERT_EQ(0, fleet__jump_hash(0, 1));
+  ASSERT_EQ(0, fleet__jump_hash(12345, 1));
+  ASSERT_UNE(fleet__pool_hash("k1", 2), fleet__pool_hash("k2", 2));
+  for (n = 1; n < 10; n++) {
+    uint32_t moved = 0;
+    memset(count, 0, sizeof(count));
+    for (i = 0; i < 10000; i++) {
+      uint64_t h;
+      uint32_t a, b;
+      snprintf(key, sizeof(key), "job-%u", i);
+      h = fleet__pool_hash(key, strlen(key));
+      a = fleet__jump_hash(h, n);
+      b = fleet__jump_hash(h, n + 1);
+      ASSERT_ULT(a, n);
+      ASSERT_ULT(b, n + 1);
+      if (a != b) {
+        ASSERT_UEQ(n, b);
+        moved++;
+      }
+      count[b]++;
+    }
+    /* Within 20% of the ideal share. */
+    ASSERT_UGT(moved, 10000 / (n + 1) * 8 / 10);
+    ASSERT_ULT(moved, 10000 / (n + 1) * 12 / 10);
+    for (i = 0; i <= n; i++)
+      ASSERT_UGT(count[i], 10000 / (n + 1) * 8 / 10);
+  }
+  return 0;
+}
+
+/* FLUSHDB under a running pool: the node finds itself gone at its next
+ * keep-alive, gives its jobs up (LOST), joins again, and the old keys can
+ * be dispatched again, with no restart. */
+TEST_IMPL(pool_flushdb_redis) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  fleet_pool_node_options_t o = test_opts();
+  node_rec_t a, c;
+  lock_env_t e;
+  char key[16];
+  int i, lost = 0;
+
+  test_nlog = 0;
+  lock_env_init(&e, fleet_test_redis_url(r));
+  o.worker_ttl_ms = 300;
+  rec_init(&a, &e.c1, "p", "a", 2, &o);
+  rec_init(&c, &e.c2, "p", "c", 0, &o);
+  wait_workers(&e, &c, 2);
+  for (i = 0; i < 5; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(dispatch(&e, &c, key, key));
+  }
+  fleet_test_redis_ok(r, "FLUSHDB");
+  ASSERT(lock_env_wait(&e, &test_nlog, 10, FLEET_TEST_WAIT_MS));
+  for (i = 5; i < 10; i++)
+    lost +=
+        test_log[i].kind == 'x' && test_log[i].reason == FLEET_POOL_STOP_LOST;
+  ASSERT_EQ(5, lost);
+  ASSERT_EQ(0, a.running);
+  wait_workers(&e, &c, 2);
+  for (i = 0; i < 5; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(dispatch(&e, &c, key, key));
+  }
+  ASSERT_EQ(5, a.running);
+  rec_close(&e, &c);
+  rec_close(&e, &a);
+  lock_env_close(&e);
+  fleet_test_redis_free(r);
+  return 0;
+}

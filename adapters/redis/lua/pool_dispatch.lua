@@ -30,7 +30,7 @@ if not exp or tonumber(exp) <= now then
   reap(now)
   return {-1, 0}
 end
-local t = redis.call('INCR', T .. ':fence')
+local t = next_token()
 set_job(key, t, 's', worker)
 redis.call('HSET', T .. ':pay', key, ARGV[2])
 redis.call('HSET', T .. ':disp', key, ARGV[5])

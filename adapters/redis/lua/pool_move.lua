@@ -19,7 +19,7 @@ for i = 2, #ARGV, 3 do
   local node = redis.call('HGET', T .. ':wnode', nw)
   if t and t == tok and w ~= nw and node then
     if s == 'o' then
-      local nt = redis.call('INCR', T .. ':fence')
+      local nt = next_token()
       set_job(key, nt, 's', nw)
       redis.call('SADD', T .. ':wj:' .. nw, key)
       push(node, 's', key, nw, nt, redis.call('HGET', T .. ':pay', key) or '',

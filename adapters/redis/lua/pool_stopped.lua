@@ -28,7 +28,7 @@ local nw = s == 'm' and redis.call('HGET', T .. ':next', key)
 redis.call('HDEL', T .. ':next', key)
 local node = nw and redis.call('HGET', T .. ':wnode', nw)
 if node then
-  local nt = redis.call('INCR', T .. ':fence')
+  local nt = next_token()
   set_job(key, nt, 's', nw)
   redis.call('SADD', T .. ':wj:' .. nw, key)
   push(node, 's', key, nw, nt, redis.call('HGET', T .. ':pay', key) or '', '')

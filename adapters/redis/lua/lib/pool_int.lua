@@ -33,6 +33,18 @@ local function job(key)
   return t, s, w
 end
 
+-- The next fencing token. A missing fence (a new pool, or its data lost
+-- to FLUSHDB) starts at the server's clock in ms, so that tokens keep
+-- growing across a loss of data, as long as fewer than one assignment per
+-- ms was made before it.
+local function next_token()
+  local f = T .. ':fence'
+  if redis.call('EXISTS', f) == 0 then
+    redis.call('SET', f, string.format('%d', now_ms()))
+  end
+  return redis.call('INCR', f)
+end
+
 local function set_job(key, token, state, worker)
   redis.call('HSET', T .. ':jobs', key, token .. ':' .. state .. ':' .. worker)
 end
