@@ -149,6 +149,10 @@ void fleet__pool_job_event(fleet__pool_t *p, const fleet__reply_t *ev);
 void fleet__pool_stop_all(fleet__pool_t *p, fleet_pool_stop_reason_t reason);
 void fleet__pool_job_free(struct fleet_pool_job_s *job);
 
+/* pool_ticker.c: the state of a ticker, for logs and tests ("closed" once
+ * it has closed). */
+const char *fleet__pool_ticker_state_name(const fleet_pool_ticker_t *t);
+
 /* pool_calls.c */
 /* A start result (r event) for a waiting dispatch. */
 void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev);

@@ -217,6 +217,10 @@ CONFORMANCE_DECLARE(pool_shutdown)
 CONFORMANCE_DECLARE(pool_close_in_callback)
 TEST_DECLARE(pool_flushdb_redis)
 
+/* test_pool_ticker.c */
+CONFORMANCE_DECLARE(pool_ticker_basic)
+TEST_DECLARE(pool_ticker_errors_redis)
+
 /* test_lock.c */
 CONFORMANCE_DECLARE(lock_bad_input)
 CONFORMANCE_DECLARE(lock_acquire_release)
@@ -424,6 +428,10 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(pool_shutdown)
   CONFORMANCE_ENTRY(pool_close_in_callback)
   TEST_ENTRY(pool_flushdb_redis)
+
+  /* test_pool_ticker.c */
+  CONFORMANCE_ENTRY(pool_ticker_basic)
+  TEST_ENTRY(pool_ticker_errors_redis)
 
   /* test_lock.c */
   CONFORMANCE_ENTRY(lock_bad_input)

@@ -731,7 +731,7 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
   snprintf(key, sizeof(key), "k%u", diff_rand(d, 8));
   snprintf(tok, sizeof(tok), "%" PRIu64, *token - diff_rand(d, 6));
   snprintf(tok2, sizeof(tok2), "%" PRIu64, *token - diff_rand(d, 6));
-  switch (diff_rand(d, 14)) {
+  switch (diff_rand(d, 15)) {
     case 0:
       args[0] = nodes[n];
       args[1] = "900000";
@@ -817,6 +817,15 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
       diff_run(d,
                diff_rand(d, 2) ? FLEET__OP_POOL_PAYLOAD : FLEET__OP_POOL_LEAVE,
                &tag, 1, diff_rand(d, 2) ? args : &nodes[n], 1);
+      break;
+    case 13:
+      /* A ticker whose period (over 5 digits, so within the tolerance)
+       * is long: a claim gets a tick only when the ticker is new. */
+      args[0] = diff_rand(d, 2) ? "t1" : "t2";
+      args[1] = "900000";
+      diff_run(d,
+               diff_rand(d, 8) ? FLEET__OP_POOL_TICK : FLEET__OP_POOL_TICK_STOP,
+               &tag, 1, args, 2);
       break;
     default:
       if (diff_rand(d, 10) == 0)

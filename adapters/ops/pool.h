@@ -25,6 +25,8 @@
  *   T:fence, T:rev, T:wseq  counters: tokens, membership revision,
  *                        worker creation order; T:life  ms an unread event
  *                        list lives
+ *   T:tk:<name>   hash   a ticker: period, next (server ms), seq; or
+ *                        stopped, for a while after a stop
  *
  * Every deadline is computed from the server's TIME. Every op that changes
  * a job on behalf of its owner presents the owner's token.
@@ -51,7 +53,13 @@
  *   POOL_JOBS  ARGV: none. Reply: {key, owner record, ...}.
  *   POOL_PAYLOAD  ARGV: key. Reply: payload | nil.
  *   POOL_LEAVE  ARGV: node. Reply: 1 | 0 not in the pool.
- *   POOL_SHUTDOWN  ARGV: none. Reply: the number of nodes told. */
+ *   POOL_SHUTDOWN  ARGV: none. Reply: the number of nodes told.
+ *   POOL_TICK  ARGV: ticker name, period ms. Claims the due tick of the
+ *         hash T:tk:<name> (period, next, seq; stopped). Reply: {1, seq,
+ *         scheduled ms, missed, ms to the next} | {0, 0, 0, 0, ms to the
+ *         next} | {-1, 0, 0, 0, 0} stopped.
+ *   POOL_TICK_STOP  ARGV: ticker name, ms the stop marker stays. Reply: 1
+ *         | 0 was not running. */
 #ifndef FLEET_OPS_POOL_H
 #define FLEET_OPS_POOL_H
 
@@ -69,6 +77,8 @@
   XX(POOL_JOBS, "pool_jobs", NULL)                                             \
   XX(POOL_PAYLOAD, "pool_payload", NULL)                                       \
   XX(POOL_LEAVE, "pool_leave", NULL)                                           \
-  XX(POOL_SHUTDOWN, "pool_shutdown", NULL)
+  XX(POOL_SHUTDOWN, "pool_shutdown", NULL)                                     \
+  XX(POOL_TICK, "pool_tick", NULL)                                             \
+  XX(POOL_TICK_STOP, "pool_tick_stop", NULL)
 
 #endif /* FLEET_OPS_POOL_H */

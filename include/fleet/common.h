@@ -35,7 +35,8 @@ typedef struct fleet_client_s fleet_client_t;
   XX(QUEUE, "queue")                                                           \
   XX(WORKER, "worker")                                                         \
   XX(STORE, "store")                                                           \
-  XX(POOL_NODE, "pool_node")
+  XX(POOL_NODE, "pool_node")                                                   \
+  XX(POOL_TICKER, "pool_ticker")
 
 typedef enum {
   FLEET_HANDLE_UNKNOWN = 0,

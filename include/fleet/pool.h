@@ -200,6 +200,61 @@ FLEET_EXTERN int fleet_pool_workers(fleet_pool_node_t *node,
 FLEET_EXTERN int fleet_pool_shutdown(fleet_pool_node_t *node,
                                      fleet_status_cb cb, void *user_data);
 
+/* ------------------------------------------------------------------------ */
+/* Tickers                                                                  */
+
+/* A ticker of a pool: a handle. Every node that runs a ticker of one name
+ * shares it, and each tick goes to exactly one of them. */
+typedef struct fleet_pool_ticker_s {
+  FLEET_HANDLE_FIELDS
+} fleet_pool_ticker_t;
+
+/* One tick: its sequence number (1, 2, ... across the pool), the server
+ * time it was due (ms since the Unix epoch), and how many ticks before it
+ * came due while no node claimed them: they are folded into this one. */
+typedef struct {
+  uint64_t seq;
+  uint64_t scheduled_ms;
+  uint64_t missed;
+} fleet_pool_tick_t;
+
+/* Called with status 0 and a tick (valid until the callback returns), or
+ * once with FLEET_ECANCELED and NULL when the ticker was stopped (by any
+ * node): then no tick follows. */
+typedef void (*fleet_pool_tick_cb)(fleet_pool_ticker_t *ticker, int status,
+                                   const fleet_pool_tick_t *tick);
+
+/* The shortest period, in ms. */
+#define FLEET_POOL_TICK_MIN_MS 10
+
+/* Initializes `ticker`, the ticker `name` (the name rule) of the pool of
+ * `node`, ticking every `period_ms` (at least FLEET_POOL_TICK_MIN_MS; the
+ * period of the first node that ticks rules), on the node's client. The
+ * ticker does not need the node afterwards. `error_cb` (may be NULL) hears
+ * each failure of a claim; the ticker retries, with backoff, forever.
+ * Sends nothing. Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_pool_ticker_init(fleet_pool_node_t *node,
+                                        fleet_pool_ticker_t *ticker,
+                                        const char *name, uint32_t period_ms,
+                                        fleet_error_cb error_cb);
+
+/* Starts taking part: `cb` gets each tick this node claims. Returns 0,
+ * FLEET_EINVAL, FLEET_EALREADY (started already) or FLEET_ECLOSING. */
+FLEET_EXTERN int fleet_pool_ticker_start(fleet_pool_ticker_t *ticker,
+                                         fleet_pool_tick_cb cb);
+
+/* Stops the ticker for every node: each one's tick callback gets
+ * FLEET_ECANCELED at its next claim (within one period), this one's before
+ * `cb` runs. For 10 periods (at least 1 s), a ticker of that name started
+ * anew finds itself stopped. `cb`: 0, or the backend's error. */
+FLEET_EXTERN int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker,
+                                        fleet_status_cb cb, void *user_data);
+
+/* Closes the ticker on this node only: the others go on ticking. */
+FLEET_EXTERN int fleet_pool_ticker_close(fleet_pool_ticker_t *ticker,
+                                         fleet_close_cb cb);
+
 /* Closes the node: its workers get FLEET_POOL_STOP_CLOSE for each job,
  * the node leaves the pool, and the other nodes start its jobs. Pending
  * calls complete with FLEET_ECANCELED; then `cb` runs. Returns 0,
