@@ -153,6 +153,9 @@ void fleet__pool_job_free(struct fleet_pool_job_s *job);
  * it has closed). */
 const char *fleet__pool_ticker_state_name(const fleet_pool_ticker_t *t);
 
+/* pool_schedule.c: the state of a schedule ("closed" once closed). */
+const char *fleet__pool_schedule_state_name(const fleet_pool_schedule_t *s);
+
 /* pool_calls.c */
 /* A start result (r event) for a waiting dispatch. */
 void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev);

@@ -215,6 +215,7 @@ CONFORMANCE_DECLARE(pool_rebalance)
 CONFORMANCE_DECLARE(pool_failover)
 CONFORMANCE_DECLARE(pool_shutdown)
 CONFORMANCE_DECLARE(pool_close_in_callback)
+CONFORMANCE_DECLARE(pool_schedule)
 TEST_DECLARE(pool_flushdb_redis)
 
 /* test_pool_ticker.c */
@@ -427,6 +428,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(pool_failover)
   CONFORMANCE_ENTRY(pool_shutdown)
   CONFORMANCE_ENTRY(pool_close_in_callback)
+  CONFORMANCE_ENTRY(pool_schedule)
   TEST_ENTRY(pool_flushdb_redis)
 
   /* test_pool_ticker.c */

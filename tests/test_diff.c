@@ -731,7 +731,7 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
   snprintf(key, sizeof(key), "k%u", diff_rand(d, 8));
   snprintf(tok, sizeof(tok), "%" PRIu64, *token - diff_rand(d, 6));
   snprintf(tok2, sizeof(tok2), "%" PRIu64, *token - diff_rand(d, 6));
-  switch (diff_rand(d, 15)) {
+  switch (diff_rand(d, 16)) {
     case 0:
       args[0] = nodes[n];
       args[1] = "900000";
@@ -827,6 +827,22 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
                diff_rand(d, 8) ? FLEET__OP_POOL_TICK : FLEET__OP_POOL_TICK_STOP,
                &tag, 1, args, 2);
       break;
+    case 14: {
+      /* A plan: its stop list comes from a set, in no particular order. */
+      static const char *const modes[] = {"", "", "a", "r"};
+      static const char *const counts[] = {"0", "1", "2"};
+      static const char *const keys[] = {"k0", "k1", "k2", "k3"};
+      uint32_t ns = diff_rand(d, 3), nx = diff_rand(d, 2), j;
+
+      args[0] = "s";
+      args[1] = modes[diff_rand(d, 4)];
+      args[2] = counts[ns];
+      for (j = 0; j < ns + nx; j++)
+        args[3 + j] = keys[diff_rand(d, 4)];
+      m = diff_op(d, FLEET__OP_POOL_PLAN, &tag, 1, args, 3 + ns + nx, 2);
+      free(m.line);
+      break;
+    }
     default:
       if (diff_rand(d, 10) == 0)
         diff_run(d, FLEET__OP_POOL_SHUTDOWN, &tag, 1, NULL, 0);

@@ -655,6 +655,109 @@ CONFORMANCE_IMPL(pool_close_in_callback) {
   lock_env_close(&e);
 }
 
+/* A schedule planned from three nodes: each interval planned once; a
+ * running key is not dispatched again; stop and stop-all apply; a stop
+ * answer ends it on every node. */
+typedef struct {
+  fleet_pool_schedule_t s[3];
+  int plans[16]; /* plan calls per interval */
+  int total;
+  int errors;
+  int closed;
+} sched_rec_t;
+
+static void sched_error(fleet_handle_t *h, int status, const char *detail) {
+  ((sched_rec_t *)h->data)->errors++;
+}
+
+static void sched_closed(fleet_handle_t *h) {
+  ((sched_rec_t *)h->data)->closed++;
+}
+
+static int sched_plan(fleet_pool_schedule_t *s, fleet_pool_plan_t *plan,
+                      const fleet_pool_tick_t *tick) {
+  sched_rec_t *r = s->data;
+  fleet_bytes_t none = {NULL, 0};
+
+  ASSERT_ULT(tick->seq, 16);
+  r->plans[tick->seq]++;
+  r->total++;
+  switch (tick->seq) {
+    case 1:
+    case 2:
+      ASSERT_OK(fleet_pool_plan_start(plan, "k1", none));
+      ASSERT_OK(fleet_pool_plan_start(plan, "k2", none));
+      ASSERT_OK(fleet_pool_plan_start(plan, "k3", none));
+      return 0;
+    case 3:
+      ASSERT_OK(fleet_pool_plan_start(plan, "k1", none));
+      ASSERT_OK(fleet_pool_plan_start(plan, "k3", none));
+      ASSERT_OK(fleet_pool_plan_stop(plan, "k2"));
+      return 0;
+    case 4:
+      ASSERT_OK(fleet_pool_plan_start(plan, "k4", none));
+      ASSERT_OK(fleet_pool_plan_stop_all(plan));
+      return 0;
+    default:
+      return FLEET_POOL_PLAN_STOP;
+  }
+}
+
+CONFORMANCE_IMPL(pool_schedule) {
+  node_rec_t a, c, d;
+  node_rec_t *nodes[3] = {&a, &c, &d};
+  sched_rec_t r;
+  lock_env_t e;
+  int i, stopped;
+
+  test_nlog = 0;
+  memset(&r, 0, sizeof(r));
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "a", 2, NULL);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  rec_init(&d, &e.c1, "p", "d", 0, NULL);
+  wait_workers(&e, &c, 2);
+  for (i = 0; i < 3; i++) {
+    r.s[i].data = &r;
+    ASSERT_OK(fleet_pool_schedule_init(&nodes[i]->node, &r.s[i], "plan", 60,
+                                       sched_error));
+  }
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_schedule_start(&r.s[0], NULL));
+  for (i = 0; i < 3; i++)
+    ASSERT_OK(fleet_pool_schedule_start(&r.s[i], sched_plan));
+  ASSERT_ERR(FLEET_EALREADY, fleet_pool_schedule_start(&r.s[0], sched_plan));
+  ASSERT(lock_env_wait(&e, &r.total, 5, FLEET_TEST_WAIT_MS));
+  /* Every node learns the schedule stopped. */
+  for (stopped = 0; stopped < 3;) {
+    lock_env_sleep(&e, 10);
+    for (stopped = i = 0; i < 3; i++)
+      stopped += !strcmp("stopped", fleet__pool_schedule_state_name(&r.s[i]));
+  }
+  lock_env_sleep(&e, 150);
+  ASSERT_EQ(5, r.total);
+  for (i = 1; i <= 5; i++)
+    ASSERT_EQ(1, r.plans[i]);
+  /* Let the last stops land. */
+  ASSERT(lock_env_wait(&e, &test_nlog, 7, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(1, log_count('s', "k1"));
+  ASSERT_EQ(1, log_count('s', "k2"));
+  ASSERT_EQ(1, log_count('s', "k3"));
+  ASSERT_EQ(1, log_count('s', "k4"));
+  ASSERT_EQ(1, log_count('x', "k2"));
+  ASSERT_EQ(1, log_count('x', "k1"));
+  ASSERT_EQ(1, log_count('x', "k3"));
+  ASSERT_EQ(0, log_count('x', "k4"));
+  ASSERT_EQ(1, a.running);
+  ASSERT_EQ(0, r.errors);
+  for (i = 0; i < 3; i++)
+    ASSERT_OK(fleet_pool_schedule_close(&r.s[i], sched_closed));
+  ASSERT(lock_env_wait(&e, &r.closed, 3, FLEET_TEST_WAIT_MS));
+  rec_close(&e, &d);
+  rec_close(&e, &c);
+  rec_close(&e, &a);
+  lock_env_close(&e);
+}
+
 /* The routing hash: in range, balanced, and growing from n to n + 1
  * buckets moves about 1/(n + 1) of the keys, each to the new bucket. */
 TEST_IMPL(pool_jump_hash) {

@@ -27,6 +27,7 @@
  *                        list lives
  *   T:tk:<name>   hash   a ticker: period, next (server ms), seq; or
  *                        stopped, for a while after a stop
+ *   T:sk:<name>   set    the keys a schedule started
  *
  * Every deadline is computed from the server's TIME. Every op that changes
  * a job on behalf of its owner presents the owner's token.
@@ -59,7 +60,11 @@
  *         scheduled ms, missed, ms to the next} | {0, 0, 0, 0, ms to the
  *         next} | {-1, 0, 0, 0, 0} stopped.
  *   POOL_TICK_STOP  ARGV: ticker name, ms the stop marker stays. Reply: 1
- *         | 0 was not running. */
+ *         | 0 was not running.
+ *   POOL_PLAN  ARGV: schedule name, "a" (stop all others) | "r" (reset) |
+ *         "", n, n start keys, keys to stop. Keeps the set T:sk:<name> of
+ *         the keys the schedule started. Reply: {{indexes of the start
+ *         keys not in the pool}, {keys to stop}}. */
 #ifndef FLEET_OPS_POOL_H
 #define FLEET_OPS_POOL_H
 
@@ -79,6 +84,7 @@
   XX(POOL_LEAVE, "pool_leave", NULL)                                           \
   XX(POOL_SHUTDOWN, "pool_shutdown", NULL)                                     \
   XX(POOL_TICK, "pool_tick", NULL)                                             \
-  XX(POOL_TICK_STOP, "pool_tick_stop", NULL)
+  XX(POOL_TICK_STOP, "pool_tick_stop", NULL)                                   \
+  XX(POOL_PLAN, "pool_plan", NULL)
 
 #endif /* FLEET_OPS_POOL_H */

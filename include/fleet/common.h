@@ -36,7 +36,8 @@ typedef struct fleet_client_s fleet_client_t;
   XX(WORKER, "worker")                                                         \
   XX(STORE, "store")                                                           \
   XX(POOL_NODE, "pool_node")                                                   \
-  XX(POOL_TICKER, "pool_ticker")
+  XX(POOL_TICKER, "pool_ticker")                                               \
+  XX(POOL_SCHEDULE, "pool_schedule")
 
 typedef enum {
   FLEET_HANDLE_UNKNOWN = 0,

@@ -255,6 +255,62 @@ FLEET_EXTERN int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker,
 FLEET_EXTERN int fleet_pool_ticker_close(fleet_pool_ticker_t *ticker,
                                          fleet_close_cb cb);
 
+/* ------------------------------------------------------------------------ */
+/* Schedules                                                                */
+
+/* A schedule of a pool: a handle. Every interval, one of the nodes that
+ * run a schedule of one name is asked for a plan (jobs to start, jobs to
+ * stop, or to stop every other job it started), which it applies through
+ * dispatch and stop. */
+typedef struct fleet_pool_schedule_s {
+  FLEET_HANDLE_FIELDS
+} fleet_pool_schedule_t;
+
+/* A plan being written; valid until the plan callback returns. */
+typedef struct fleet_pool_plan_s fleet_pool_plan_t;
+
+/* What a plan callback returns to end the schedule on every node. */
+#define FLEET_POOL_PLAN_STOP 1
+
+/* Asks for a plan: fill it with the calls below and return 0, or return
+ * FLEET_POOL_PLAN_STOP to end the schedule everywhere (its keys are
+ * forgotten; the jobs it started keep running). `tick` says which
+ * interval this is. */
+typedef int (*fleet_pool_plan_cb)(fleet_pool_schedule_t *schedule,
+                                  fleet_pool_plan_t *plan,
+                                  const fleet_pool_tick_t *tick);
+
+/* The plan starts the job `key` with `payload` (copied): it is dispatched
+ * unless the key is in the pool already (then it counts as started). */
+FLEET_EXTERN int fleet_pool_plan_start(fleet_pool_plan_t *plan, const char *key,
+                                       fleet_bytes_t payload);
+/* The plan stops the job `key`. */
+FLEET_EXTERN int fleet_pool_plan_stop(fleet_pool_plan_t *plan, const char *key);
+/* The plan stops every job the schedule started that it does not start. */
+FLEET_EXTERN int fleet_pool_plan_stop_all(fleet_pool_plan_t *plan);
+
+/* Initializes `schedule`, the schedule `name` (the name rule) of the pool
+ * of `node`, planning every `interval_ms` (at least
+ * FLEET_POOL_TICK_MIN_MS). Its dispatches and stops go through `node`,
+ * which must stay open while the schedule is. `error_cb` (may be NULL)
+ * hears failed plans, dispatches (other than FLEET_EEXIST) and stops.
+ * Sends nothing. Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_pool_schedule_init(fleet_pool_node_t *node,
+                                          fleet_pool_schedule_t *schedule,
+                                          const char *name,
+                                          uint32_t interval_ms,
+                                          fleet_error_cb error_cb);
+
+/* Starts taking part: `cb` plans the intervals this node gets. Returns 0,
+ * FLEET_EINVAL, FLEET_EALREADY or FLEET_ECLOSING. */
+FLEET_EXTERN int fleet_pool_schedule_start(fleet_pool_schedule_t *schedule,
+                                           fleet_pool_plan_cb cb);
+
+/* Closes the schedule on this node only. */
+FLEET_EXTERN int fleet_pool_schedule_close(fleet_pool_schedule_t *schedule,
+                                           fleet_close_cb cb);
+
 /* Closes the node: its workers get FLEET_POOL_STOP_CLOSE for each job,
  * the node leaves the pool, and the other nodes start its jobs. Pending
  * calls complete with FLEET_ECANCELED; then `cb` runs. Returns 0,
