@@ -124,23 +124,27 @@ static void pool_members_clear(fleet__pool_t *p) {
 }
 
 int fleet__pool_set_members(fleet__pool_t *p, const fleet__reply_t *r) {
-  size_t i, n, cap = p->members_cap;
+  size_t i, n, cap = p->members_cap, cap2 = p->members_cap;
   int64_t rev;
 
-  if (!fleet__reply_is_array(r, 1) || r->nelem % 2 != 1 ||
+  if (!fleet__reply_is_array(r, 1) || r->nelem % 3 != 1 ||
       fleet__reply_i64(&r->elem[0], &rev) != 0)
     return FLEET_EPROTO;
   for (i = 1; i < r->nelem; i++)
     if (r->elem[i].type != FLEET__REPLY_STR)
       return FLEET_EPROTO;
-  n = r->nelem / 2;
+  n = r->nelem / 3;
   if (fleet__grow((void **)&p->member_ids, &cap, n, sizeof(char *)) != 0 ||
+      fleet__grow((void **)&p->member_created, &cap2, n, sizeof(uint64_t)) !=
+          0 ||
       fleet__grow((void **)&p->member_nodes, &p->members_cap, n,
                   sizeof(char *)) != 0)
     return FLEET_ENOMEM;
   pool_members_clear(p);
   for (i = 0; i < n; i++) {
-    const fleet__reply_t *w = &r->elem[1 + 2 * i], *nd = &r->elem[2 + 2 * i];
+    const fleet__reply_t *w = &r->elem[1 + 3 * i], *nd = &r->elem[2 + 3 * i];
+    if (fleet__reply_u64_str(&r->elem[3 + 3 * i], &p->member_created[i]) != 0)
+      return FLEET_EPROTO;
     p->member_ids[i] = fleet__memdup(w->str, w->len);
     p->member_nodes[i] = fleet__memdup(nd->str, nd->len);
     p->nmembers = i + 1;
@@ -502,8 +506,7 @@ static void pool_on_bal_members(fleet__req_t *r, int status,
     pool_bal_end(p, status);
 }
 
-/* Splits an owner record "<token>:<state>:<worker>". Returns 0 or -1. */
-static int pool_parse_owner(const fleet__reply_t *rec, fleet_bytes_t *token,
+int fleet__pool_parse_owner(const fleet__reply_t *rec, fleet_bytes_t *token,
                             char *state, fleet_bytes_t *worker) {
   const char *s = rec->str, *end = rec->str + rec->len, *c;
 
@@ -540,7 +543,7 @@ static void pool_on_bal_jobs(fleet__req_t *r, int status,
     char state;
 
     if (k->type != FLEET__REPLY_STR || rec->type != FLEET__REPLY_STR ||
-        pool_parse_owner(rec, &token, &state, &worker) != 0) {
+        fleet__pool_parse_owner(rec, &token, &state, &worker) != 0) {
       status = FLEET_EPROTO;
       continue;
     }
@@ -798,6 +801,7 @@ static void pool_free(fleet__handle_t *h) {
   pool_members_clear(p);
   free(p->member_ids);
   free(p->member_nodes);
+  free(p->member_created);
   fleet__args_free(&p->args);
   fleet__key_free(&p->tag);
   fleet__key_free(&p->wake);

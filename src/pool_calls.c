@@ -25,7 +25,8 @@ enum {
   POOL_CALL_KEYS,
   POOL_CALL_PAYLOAD,
   POOL_CALL_WORKERS,
-  POOL_CALL_SHUTDOWN
+  POOL_CALL_SHUTDOWN,
+  POOL_CALL_JOBS
 };
 
 static void pool_on_reply(fleet__req_t *r, int status,
@@ -67,6 +68,9 @@ static void pool_call_back(fleet__pool_t *p, fleet__pool_req_t *req,
     case POOL_CALL_WORKERS:
       req->cb.workers(node, status, NULL, 0, data);
       break;
+    case POOL_CALL_JOBS:
+      req->cb.jobs(node, status, NULL, 0, data);
+      break;
     default:
       req->cb.status((fleet_handle_t *)node, status, data);
       break;
@@ -102,7 +106,7 @@ static int pool_send(fleet__pool_t *p, fleet__pool_req_t *req) {
   static const fleet__op_t ops[] = {
       FLEET__OP_POOL_MEMBERS, FLEET__OP_POOL_DISPATCH, FLEET__OP_POOL_NOTIFY,
       FLEET__OP_POOL_STOP,    FLEET__OP_POOL_JOBS,     FLEET__OP_POOL_PAYLOAD,
-      FLEET__OP_POOL_MEMBERS, FLEET__OP_POOL_SHUTDOWN};
+      FLEET__OP_POOL_MEMBERS, FLEET__OP_POOL_SHUTDOWN, FLEET__OP_POOL_JOBS};
   fleet_bytes_t tag = fleet__key_bytes(&p->tag);
 
   return fleet__req_send(&req->base, ops[req->kind], &tag, 1, p->args.argv,
@@ -300,12 +304,78 @@ static void pool_reply_workers(fleet__pool_t *p, fleet__pool_req_t *req,
   for (i = 0; i < n; i++) {
     info[i].id = p->member_ids[i];
     info[i].node_id = p->member_nodes[i];
+    info[i].created = p->member_created[i];
     info[i].local = strcmp(p->member_nodes[i], p->node_id) == 0;
   }
   pool_req_release(p, req);
   fleet__req_done(&req->base);
   cb(p->pub, 0, info, n, data);
   free(info);
+}
+
+/* Reads a token from its decimal digits. Returns 0 or -1. */
+static int pool_token(fleet_bytes_t b, uint64_t *out) {
+  const char *s = b.base;
+  uint64_t v = 0;
+  size_t i;
+
+  if (b.len == 0 || b.len > 19)
+    return -1;
+  for (i = 0; i < b.len; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return -1;
+    v = v * 10 + (uint64_t)(s[i] - '0');
+  }
+  *out = v;
+  return 0;
+}
+
+static void pool_reply_jobs(fleet__pool_t *p, fleet__pool_req_t *req,
+                            const fleet__reply_t *reply) {
+  fleet_pool_jobs_cb cb = req->cb.jobs;
+  void *data = req->base.user_data;
+  fleet_pool_job_info_t *jobs;
+  size_t i, n, room = 0, used = 0;
+  char *ids;
+
+  if (reply->type != FLEET__REPLY_ARRAY || reply->nelem % 2 != 0) {
+    pool_finish(p, req, FLEET_EPROTO);
+    return;
+  }
+  n = reply->nelem / 2;
+  for (i = 0; i < n; i++)
+    room += reply->elem[2 * i + 1].len + 1;
+  jobs = malloc((n > 0 ? n : 1) * sizeof(*jobs));
+  ids = malloc(room > 0 ? room : 1);
+  for (i = 0; jobs != NULL && ids != NULL && i < n; i++) {
+    const fleet__reply_t *k = &reply->elem[2 * i],
+                         *rec = &reply->elem[2 * i + 1];
+    fleet_bytes_t token, worker;
+    char state;
+
+    if (k->type != FLEET__REPLY_STR || rec->type != FLEET__REPLY_STR ||
+        fleet__pool_parse_owner(rec, &token, &state, &worker) != 0 ||
+        pool_token(token, &jobs[i].token) != 0)
+      break;
+    jobs[i].key.base = k->str;
+    jobs[i].key.len = k->len;
+    memcpy(ids + used, worker.base, worker.len);
+    ids[used + worker.len] = '\0';
+    jobs[i].worker_id = ids + used;
+    used += worker.len + 1;
+  }
+  if (jobs == NULL || ids == NULL || i < n) {
+    free(jobs);
+    free(ids);
+    pool_finish(p, req,
+                jobs == NULL || ids == NULL ? FLEET_ENOMEM : FLEET_EPROTO);
+    return;
+  }
+  pool_req_release(p, req);
+  fleet__req_done(&req->base);
+  cb(p->pub, 0, jobs, n, data);
+  free(jobs);
+  free(ids);
 }
 
 static void pool_on_reply(fleet__req_t *r, int status,
@@ -355,6 +425,9 @@ static void pool_on_reply(fleet__req_t *r, int status,
       return;
     case POOL_CALL_WORKERS:
       pool_reply_workers(p, req, reply);
+      return;
+    case POOL_CALL_JOBS:
+      pool_reply_jobs(p, req, reply);
       return;
     default:
       pool_finish(p, req, reply->type == FLEET__REPLY_INT ? 0 : FLEET_EPROTO);
@@ -483,6 +556,17 @@ int fleet_pool_workers(fleet_pool_node_t *node, fleet_pool_workers_cb cb,
 
   if (err == 0)
     req->cb.workers = cb;
+  return err != 0 ? err : pool_req_start(fleet__pool_of(node), req);
+}
+
+int fleet_pool_jobs(fleet_pool_node_t *node, fleet_pool_jobs_cb cb,
+                    void *user_data) {
+  fleet__pool_req_t *req;
+  int err = pool_req_make(node, POOL_CALL_JOBS, NULL, NULL, cb != NULL,
+                          user_data, &req);
+
+  if (err == 0)
+    req->cb.jobs = cb;
   return err != 0 ? err : pool_req_start(fleet__pool_of(node), req);
 }
 

@@ -68,6 +68,7 @@ typedef struct fleet__pool_req_s {
     fleet_pool_keys_cb keys;
     fleet_pool_payload_cb payload;
     fleet_pool_workers_cb workers;
+    fleet_pool_jobs_cb jobs;
   } cb;
   /* Dispatch: its key and payload (owned), token, deadline, retries, and
    * its place among the dispatches waiting for a start result. */
@@ -106,6 +107,7 @@ struct fleet__pool_s {
   int64_t rev; /* -1: never read */
   char **member_ids;
   char **member_nodes;
+  uint64_t *member_created;
   size_t nmembers, members_cap;
 
   /* Keep-alive: the batcher item, the local validity and the lapse. */
@@ -136,6 +138,9 @@ void fleet__pool_join(fleet__pool_t *p);
 /* Reads the membership from a POOL_MEMBERS reply. Returns 0, FLEET_EPROTO
  * or FLEET_ENOMEM. */
 int fleet__pool_set_members(fleet__pool_t *p, const fleet__reply_t *r);
+/* Splits an owner record "<token>:<state>:<worker>". Returns 0 or -1. */
+int fleet__pool_parse_owner(const fleet__reply_t *rec, fleet_bytes_t *token,
+                            char *state, fleet_bytes_t *worker);
 /* The worker id that owns `key` under the membership read last, or NULL
  * when the pool has no worker. */
 const char *fleet__pool_route(const fleet__pool_t *p, const char *key,

@@ -183,6 +183,21 @@ static void on_workers(fleet_pool_node_t *node, int status,
              w[i].local ? "*" : "");
 }
 
+static void on_jobs(fleet_pool_node_t *node, int status,
+                    const fleet_pool_job_info_t *j, size_t n, void *arg) {
+  answer_t *a = arg;
+  size_t i;
+
+  a->done++;
+  a->status = status;
+  a->n = n;
+  a->text[0] = '\0';
+  for (i = 0; i < n; i++)
+    snprintf(a->text + strlen(a->text), sizeof(a->text) - strlen(a->text),
+             "%s%.*s@%s#%" PRIu64, i ? " " : "", (int)j[i].key.len,
+             (const char *)j[i].key.base, j[i].worker_id, j[i].token);
+}
+
 static int dispatch(lock_env_t *e, node_rec_t *n, const char *key,
                     const char *payload) {
   answer_t a = {0};
@@ -202,6 +217,8 @@ static answer_t query(lock_env_t *e, node_rec_t *n, int what, const char *key) {
     ASSERT_OK(fleet_pool_get_payload(&n->node, key, on_payload, &a));
   else if (what == 'w')
     ASSERT_OK(fleet_pool_workers(&n->node, on_workers, &a));
+  else if (what == 'j')
+    ASSERT_OK(fleet_pool_jobs(&n->node, on_jobs, &a));
   else if (what == 'x')
     ASSERT_OK(fleet_pool_stop_job(&n->node, key, on_status, &a));
   else
@@ -337,6 +354,14 @@ CONFORMANCE_IMPL(pool_dispatch_basic) {
   q = query(&e, &c, 'k', NULL);
   ASSERT_OK(q.status);
   ASSERT_EQ(1, q.n);
+  q = query(&e, &c, 'j', NULL);
+  ASSERT_OK(q.status);
+  {
+    char want[64];
+    snprintf(want, sizeof(want), "k1@%s#%" PRIu64,
+             fleet_pool_worker_id(&a.w[test_log[0].worker]), test_log[0].token);
+    ASSERT_STR_EQ(want, q.text);
+  }
   q = query(&e, &c, 'n', "k1");
   ASSERT_OK(q.status);
   ASSERT(lock_env_wait(&e, &test_nlog, 2, FLEET_TEST_WAIT_MS));

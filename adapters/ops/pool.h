@@ -38,8 +38,8 @@
  *         node, worker ttl ms, "1" when lapsed on the node's clock (it
  *         leaves) else "0". Also removes lapsed nodes. Reply: per node,
  *         {1 alive | -1 not in the pool, revision}.
- *   POOL_MEMBERS  ARGV: none. Reply: {revision, worker, node, ...} in
- *         creation order.
+ *   POOL_MEMBERS  ARGV: none. Reply: {revision, worker, node, creation
+ *         sequence (a string), ...} in creation order.
  *   POOL_DISPATCH  ARGV: key, payload, revision, worker, dispatcher node,
  *         max jobs (0: none). Reply: {1, token} | {0, 0} exists | {-1, 0}
  *         revision stale | {-2, 0} full.

@@ -170,6 +170,21 @@ typedef void (*fleet_pool_keys_cb)(fleet_pool_node_t *node, int status,
 FLEET_EXTERN int fleet_pool_job_keys(fleet_pool_node_t *node,
                                      fleet_pool_keys_cb cb, void *user_data);
 
+/* A job of the pool: its key, its owner ("" while it has none) and the
+ * token of its assignment. */
+typedef struct {
+  fleet_bytes_t key;
+  const char *worker_id;
+  uint64_t token;
+} fleet_pool_job_info_t;
+
+typedef void (*fleet_pool_jobs_cb)(fleet_pool_node_t *node, int status,
+                                   const fleet_pool_job_info_t *jobs, size_t n,
+                                   void *user_data);
+/* The pool's jobs with their owners (valid until the callback returns). */
+FLEET_EXTERN int fleet_pool_jobs(fleet_pool_node_t *node, fleet_pool_jobs_cb cb,
+                                 void *user_data);
+
 /* A job's payload; FLEET_ENOTFOUND when there is no such job. */
 typedef void (*fleet_pool_payload_cb)(fleet_pool_node_t *node, int status,
                                       fleet_bytes_t payload, void *user_data);
@@ -182,7 +197,8 @@ FLEET_EXTERN int fleet_pool_get_payload(fleet_pool_node_t *node,
 typedef struct {
   const char *id;
   const char *node_id;
-  int local; /* hosted by the node the query was made on */
+  uint64_t created; /* its creation sequence number in the pool */
+  int local;        /* hosted by the node the query was made on */
 } fleet_pool_worker_info_t;
 
 typedef void (*fleet_pool_workers_cb)(fleet_pool_node_t *node, int status,
