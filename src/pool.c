@@ -205,10 +205,21 @@ static void pool_send_join(fleet__pool_t *p) {
     pool_set_state(p, FLEET__POOL_JOINING, 0);
 }
 
-void fleet__pool_join(fleet__pool_t *p) {
-  if (p->state == FLEET__POOL_IDLE || p->state == FLEET__POOL_JOINING ||
-      p->state == FLEET__POOL_ACTIVE)
+static void pool_on_join_timer(uv_timer_t *t) {
+  fleet__pool_t *p = FLEET__CONTAINER_OF(t, fleet__pool_t, join_timer);
+
+  if (!p->base.closing &&
+      (p->state == FLEET__POOL_IDLE || p->state == FLEET__POOL_JOINING ||
+       p->state == FLEET__POOL_ACTIVE))
     pool_send_join(p);
+}
+
+/* Joins on the next loop iteration, so that the workers a program adds
+ * together join together: each join changes the membership, and jobs
+ * would move once per worker instead of once. */
+void fleet__pool_join(fleet__pool_t *p) {
+  if (p->timers_open && !uv_is_active((uv_handle_t *)&p->join_timer))
+    uv_timer_start(&p->join_timer, pool_on_join_timer, 0, 0);
 }
 
 static void pool_on_join(fleet__req_t *r, int status,
@@ -678,6 +689,7 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
   }
   uv_timer_init(p->base.loop, &p->lapse_timer);
   uv_timer_init(p->base.loop, &p->wait_timer);
+  uv_timer_init(p->base.loop, &p->join_timer);
   p->timers_open = 1;
   /* Results of dispatches come through the event list: every node,
    * client-only too, listens. The wake-up on subscription reads it. */
@@ -747,6 +759,9 @@ static void pool_close(fleet__handle_t *h) {
   if (p->timers_open) {
     p->lapse_timer.data = p;
     p->wait_timer.data = p;
+    p->join_timer.data = p;
+    fleet__handle_hold(&p->base);
+    uv_close((uv_handle_t *)&p->join_timer, pool_timer_closed);
     fleet__handle_hold(&p->base);
     fleet__handle_hold(&p->base);
     uv_close((uv_handle_t *)&p->lapse_timer, pool_timer_closed);

@@ -125,6 +125,7 @@ struct fleet__pool_s {
   /* Dispatches waiting for their start result, in deadline order. */
   fleet__pool_req_t *waiting, *waiting_tail;
   uv_timer_t wait_timer;
+  uv_timer_t join_timer; /* the workers added in one iteration join */
   int timers_open;
 };
 

@@ -222,6 +222,9 @@ TEST_DECLARE(pool_flushdb_redis)
 CONFORMANCE_DECLARE(pool_ticker_basic)
 TEST_DECLARE(pool_ticker_errors_redis)
 
+/* test_pool_mp.c */
+TEST_DECLARE(pool_mp_chaos)
+
 /* test_lock.c */
 CONFORMANCE_DECLARE(lock_bad_input)
 CONFORMANCE_DECLARE(lock_acquire_release)
@@ -434,6 +437,9 @@ TEST_LIST_START
   /* test_pool_ticker.c */
   CONFORMANCE_ENTRY(pool_ticker_basic)
   TEST_ENTRY(pool_ticker_errors_redis)
+
+  /* test_pool_mp.c */
+  TEST_ENTRY_TIMEOUT(pool_mp_chaos, 120)
 
   /* test_lock.c */
   CONFORMANCE_ENTRY(lock_bad_input)

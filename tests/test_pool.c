@@ -453,6 +453,7 @@ CONFORMANCE_IMPL(pool_dispatch_timeout) {
   lock_env_init(&e, b->url);
   o.ack_grace_ms = 100;
   rec_init(&a, &e.c1, "p", "a", 1, &o);
+  wait_workers(&e, &a, 1);
   a.async = 1;
   t0 = lock_env_now();
   ASSERT_ERR(FLEET_ETIMEDOUT, dispatch(&e, &a, "k", ""));
@@ -486,6 +487,7 @@ CONFORMANCE_IMPL(pool_rebalance) {
   lock_env_init(&e, b->url);
   o.max_queued_jobs = FLEET_POOL_UNLIMITED;
   rec_init(&a, &e.c1, "p", "a", 2, &o);
+  wait_workers(&e, &a, 2);
   for (i = 0; i < 60; i++) {
     snprintf(key, sizeof(key), "k%d", i);
     ASSERT_OK(dispatch(&e, &a, key, key));
