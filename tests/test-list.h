@@ -224,6 +224,7 @@ TEST_DECLARE(pool_ticker_errors_redis)
 
 /* test_pool_mp.c */
 TEST_DECLARE(pool_mp_chaos)
+TEST_DECLARE(pool_mp_ticker)
 
 /* test_lock.c */
 CONFORMANCE_DECLARE(lock_bad_input)
@@ -440,6 +441,7 @@ TEST_LIST_START
 
   /* test_pool_mp.c */
   TEST_ENTRY_TIMEOUT(pool_mp_chaos, 120)
+  TEST_ENTRY_TIMEOUT(pool_mp_ticker, 60)
 
   /* test_lock.c */
   CONFORMANCE_ENTRY(lock_bad_input)
