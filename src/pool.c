@@ -39,8 +39,6 @@
 /* The delay before a keep-alive that failed is sent again, in ms. */
 #define POOL_RETRY_MS 100
 
-enum { POOL_REQ_JOIN = 100, POOL_REQ_EVENTS, POOL_REQ_MEMBERS, POOL_REQ_JOBS };
-
 static const char *const pool_state_names[] = {
 #define XX(name, str) str,
     FLEET__POOL_STATE_MAP(XX)
@@ -675,9 +673,8 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
   snprintf(p->life_str, sizeof(p->life_str), "%" PRIu64,
            (uint64_t)opts.worker_ttl_ms * 4 + opts.ack_grace_ms);
   snprintf(part, sizeof(part), "wake:%s", node_id);
-  p->pool = fleet__strdup(pool);
   p->node_id = fleet__strdup(node_id);
-  if (p->pool == NULL || p->node_id == NULL ||
+  if (p->node_id == NULL ||
       fleet__key_build(&p->tag, c->prefix, c->prefix_len, pool, pool_len,
                        NULL) != 0 ||
       fleet__key_build(&p->wake, c->prefix, c->prefix_len, pool, pool_len,
@@ -785,7 +782,7 @@ static void pool_closing(fleet__handle_t *h) {
   fleet_bytes_t key = fleet__key_bytes(&p->tag);
   fleet__req_t *req;
 
-  p->state = FLEET__POOL_CLOSING;
+  pool_set_state(p, FLEET__POOL_CLOSING, 0);
   fleet__pool_stop_all(p, FLEET_POOL_STOP_CLOSE);
   if (was != FLEET__POOL_ACTIVE && was != FLEET__POOL_JOINING)
     return;
@@ -820,7 +817,6 @@ static void pool_free(fleet__handle_t *h) {
   fleet__args_free(&p->args);
   fleet__key_free(&p->tag);
   fleet__key_free(&p->wake);
-  free(p->pool);
   free(p->node_id);
   free(p);
 }

@@ -90,7 +90,6 @@ struct fleet__pool_s {
   fleet_pool_node_t *pub;
   fleet__pool_state_t state;
   fleet_pool_node_options_t opts;
-  char *pool;
   char *node_id;
   size_t node_id_len;
   fleet__key_t tag;  /* "{prefix:pool}" */
