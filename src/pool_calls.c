@@ -466,8 +466,10 @@ void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev) {
   if (fleet__reply_u64_str(&ev[3], &token) != 0 ||
       pool_parse_status(&ev[4], &status) != 0)
     return;
+  /* A job that moved before its start reported is answered by its next
+   * owner, with a larger token than the dispatch's. */
   for (req = p->waiting; req != NULL; req = req->wnext)
-    if (req->token == token && req->key_len == ev[1].len &&
+    if (req->token <= token && req->key_len == ev[1].len &&
         memcmp(req->key, ev[1].str, ev[1].len) == 0) {
       pool_finish(p, req, status);
       return;

@@ -536,6 +536,46 @@ CONFORMANCE_IMPL(pool_rebalance) {
   lock_env_close(&e);
 }
 
+/* A job moves before its start reported: the old owner is told MOVED, and
+ * the dispatch is answered by the new owner's start. */
+CONFORMANCE_IMPL(pool_move_before_start) {
+  node_rec_t a, nb, c;
+  lock_env_t e;
+  answer_t r = {0};
+  char key[16];
+  int i;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  /* A key that leaves bucket 0 (a's worker) when 3 workers join. */
+  for (i = 0;; i++) {
+    snprintf(key, sizeof(key), "m%d", i);
+    if (fleet__jump_hash(fleet__pool_hash(key, strlen(key)), 4) != 0)
+      break;
+  }
+  rec_init(&a, &e.c1, "p", "a", 1, NULL);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  wait_workers(&e, &c, 1);
+  a.async = 1;
+  ASSERT_OK(fleet_pool_dispatch(&c.node, key, (fleet_bytes_t){"x", 1},
+                                on_status, &r));
+  ASSERT(lock_env_wait(&e, &a.npending, 1, FLEET_TEST_WAIT_MS));
+  rec_init(&nb, &e.c2, "p", "b", 3, NULL);
+  ASSERT(lock_env_wait(&e, &r.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(r.status);
+  ASSERT_EQ(3, test_nlog);
+  ASSERT_EQ('x', test_log[1].kind);
+  ASSERT_EQ(FLEET_POOL_STOP_MOVED, test_log[1].reason);
+  ASSERT_EQ('s', test_log[2].kind);
+  ASSERT_UGT(test_log[2].token, test_log[0].token);
+  ASSERT_EQ(0, a.npending);
+  ASSERT_EQ(1, nb.running);
+  rec_close(&e, &c);
+  rec_close(&e, &nb);
+  rec_close(&e, &a);
+  lock_env_close(&e);
+}
+
 /* Node b stops sending keep-alives (as if frozen): it gives its jobs up
  * (LOST) before the pool may move them, and a starts each of them within
  * worker TTL + ack grace; no key ever runs on two workers at once. */

@@ -144,8 +144,11 @@ FLEET_EXTERN int fleet_pool_job_started(fleet_pool_job_t *job, int status);
  * step and assigns it to its owner. `cb` runs once the owner's start has
  * reported: 0, or its error; FLEET_EEXIST when the key is in the pool
  * already; FLEET_EBUSY when the pool holds max_queued_jobs; FLEET_ENOTFOUND
- * when the pool has no worker; FLEET_ETIMEDOUT when no start result came
- * within 2 x ack_grace_ms (the job stays admitted and may still start).
+ * when the pool has no worker; FLEET_ECANCELED when the job was stopped
+ * before any start reported; FLEET_ETIMEDOUT when no start result came
+ * within 2 x ack_grace_ms (the job stays admitted and may still start). A
+ * job that moves before its start reported is answered by its next
+ * owner's start.
  * Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_pool_dispatch(fleet_pool_node_t *node, const char *key,
                                      fleet_bytes_t payload, fleet_status_cb cb,

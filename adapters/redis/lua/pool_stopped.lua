@@ -6,7 +6,8 @@
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, next, wnode,
 --          workers, wj:<worker>, fence, nodes, ev:<node>.
 -- ARGV[1]: job key. ARGV[2]: worker id. ARGV[3]: token. ARGV[4]: the
---          status a dispatcher still waiting for the start gets.
+--          status a dispatcher still waiting for the start gets when the
+--          job leaves the pool.
 -- Returns: 1, or 0 when the token is stale (nothing changed).
 local key, worker, token = ARGV[1], ARGV[2], ARGV[3]
 local t, s, w = job(key)
@@ -14,16 +15,19 @@ if not t or t ~= token or w ~= worker then
   return 0
 end
 redis.call('SREM', T .. ':wj:' .. w, key)
-local from = redis.call('HGET', T .. ':disp', key)
-redis.call('HDEL', T .. ':disp', key)
-if from and from ~= '' then
-  push(from, 'r', key, w, t, ARGV[4], '')
-end
 if s == 'x' then
+  -- The job leaves the pool; a dispatcher still waiting hears ARGV[4].
+  local from = redis.call('HGET', T .. ':disp', key)
+  if from and from ~= '' then
+    push(from, 'r', key, w, t, ARGV[4], '')
+  end
+  redis.call('HDEL', T .. ':disp', key)
   redis.call('HDEL', T .. ':jobs', key)
   redis.call('HDEL', T .. ':pay', key)
   return 1
 end
+-- A moved or orphaned job keeps its dispatcher: the next owner's start
+-- answers it.
 local nw = s == 'm' and redis.call('HGET', T .. ':next', key)
 redis.call('HDEL', T .. ':next', key)
 local node = nw and redis.call('HGET', T .. ':wnode', nw)
