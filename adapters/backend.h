@@ -49,12 +49,14 @@
   XX(PUBLISH, "publish", "PUBLISH")
 
 #include "ops/lock.h"
+#include "ops/pool.h"
 #include "ops/queue.h"
 #include "ops/store.h"
 
 #define FLEET__OP_MAP(XX)                                                      \
   FLEET__OPS_CORE(XX)                                                          \
   FLEET__OPS_LOCK(XX)                                                          \
+  FLEET__OPS_POOL(XX)                                                          \
   FLEET__OPS_QUEUE(XX)                                                         \
   FLEET__OPS_STORE(XX)
 

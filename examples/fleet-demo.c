@@ -10,6 +10,8 @@
  *            [--priority P] [--max-attempts A]
  *   stats    --queue Q
  *   ping     [--count N]
+ *   pool     node|dispatch|notify|stop-job|status|shutdown|ticker ...
+ *            (examples/demo_pool.c)
  *
  * Global options: --url (default memory://) and --prefix (default fleet).
  * Exits non-zero with a one-line error on stderr for a bad URL, a backend
@@ -223,6 +225,15 @@ static const struct {
      "      [--priority P] [--max-attempts A]"},
     {"stats", demo_stats, "stats --queue Q      job counts as JSON"},
     {"ping", demo_ping, "ping [--count N]     round trips to the backend"},
+    {"pool", demo_pool,
+     "pool node --pool P --workers N [--node-id ID] [--ledger FILE]\n"
+     "      [--work-ms MS] [--worker-ttl-ms MS] [--ack-grace-ms MS]\n"
+     "  pool dispatch --pool P --key K [--payload S]\n"
+     "  pool notify --pool P --key K --payload S\n"
+     "  pool stop-job --pool P --key K\n"
+     "  pool status --pool P    workers and jobs as JSON\n"
+     "  pool shutdown --pool P\n"
+     "  pool ticker --pool P --name T --period-ms MS [--ledger FILE]"},
 };
 
 static int demo_usage(void) {

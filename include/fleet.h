@@ -79,6 +79,7 @@ FLEET_EXTERN const char *fleet_err_name(int err);
 
 #include "fleet/client.h"
 #include "fleet/lock.h"
+#include "fleet/pool.h"
 #include "fleet/leader.h"
 #include "fleet/queue.h"
 #include "fleet/store.h"

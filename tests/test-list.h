@@ -175,6 +175,7 @@ TEST_DECLARE(queue_mp_restart)
 TEST_DECLARE(diff_lock_ops)
 TEST_DECLARE(diff_queue_ops)
 TEST_DECLARE(diff_store_ops)
+TEST_DECLARE(diff_pool_ops)
 
 /* test_store*.c */
 CONFORMANCE_DECLARE(store_records)
@@ -204,6 +205,28 @@ TEST_DECLARE(store_scan_pattern)
 CONFORMANCE_DECLARE(store_wrong_type)
 TEST_DECLARE(store_redis_garbage)
 TEST_DECLARE(store_multiprocess)
+
+/* test_pool.c */
+TEST_DECLARE(pool_jump_hash)
+CONFORMANCE_DECLARE(pool_bad_input)
+CONFORMANCE_DECLARE(pool_dispatch_basic)
+CONFORMANCE_DECLARE(pool_dispatch_race)
+CONFORMANCE_DECLARE(pool_dispatch_timeout)
+CONFORMANCE_DECLARE(pool_rebalance)
+CONFORMANCE_DECLARE(pool_move_before_start)
+CONFORMANCE_DECLARE(pool_failover)
+CONFORMANCE_DECLARE(pool_shutdown)
+CONFORMANCE_DECLARE(pool_close_in_callback)
+CONFORMANCE_DECLARE(pool_schedule)
+TEST_DECLARE(pool_flushdb_redis)
+
+/* test_pool_ticker.c */
+CONFORMANCE_DECLARE(pool_ticker_basic)
+TEST_DECLARE(pool_ticker_errors_redis)
+
+/* test_pool_mp.c */
+TEST_DECLARE(pool_mp_chaos)
+TEST_DECLARE(pool_mp_ticker)
 
 /* test_lock.c */
 CONFORMANCE_DECLARE(lock_bad_input)
@@ -372,6 +395,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(diff_lock_ops, 120)
   TEST_ENTRY_TIMEOUT(diff_queue_ops, 120)
   TEST_ENTRY_TIMEOUT(diff_store_ops, 120)
+  TEST_ENTRY_TIMEOUT(diff_pool_ops, 120)
 
   /* test_store*.c */
   CONFORMANCE_ENTRY(store_records)
@@ -401,6 +425,28 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(store_wrong_type)
   TEST_ENTRY(store_redis_garbage)
   TEST_ENTRY(store_multiprocess)
+  /* test_pool.c */
+  TEST_ENTRY(pool_jump_hash)
+  CONFORMANCE_ENTRY(pool_bad_input)
+  CONFORMANCE_ENTRY(pool_dispatch_basic)
+  CONFORMANCE_ENTRY(pool_dispatch_race)
+  CONFORMANCE_ENTRY(pool_dispatch_timeout)
+  CONFORMANCE_ENTRY(pool_rebalance)
+  CONFORMANCE_ENTRY(pool_move_before_start)
+  CONFORMANCE_ENTRY(pool_failover)
+  CONFORMANCE_ENTRY(pool_shutdown)
+  CONFORMANCE_ENTRY(pool_close_in_callback)
+  CONFORMANCE_ENTRY(pool_schedule)
+  TEST_ENTRY(pool_flushdb_redis)
+
+  /* test_pool_ticker.c */
+  CONFORMANCE_ENTRY(pool_ticker_basic)
+  TEST_ENTRY(pool_ticker_errors_redis)
+
+  /* test_pool_mp.c */
+  TEST_ENTRY_TIMEOUT(pool_mp_chaos, 120)
+  TEST_ENTRY_TIMEOUT(pool_mp_ticker, 60)
+
   /* test_lock.c */
   CONFORMANCE_ENTRY(lock_bad_input)
   CONFORMANCE_ENTRY(lock_acquire_release)

@@ -717,3 +717,170 @@ TEST_IMPL(diff_store_ops) {
   diff_done(&d);
   return 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Pools                                                                    */
+
+#define P_TAG "{t:p}"
+
+/* One pool op with arguments drawn from three nodes of two workers each,
+ * eight keys and small tokens, so that stale tokens, stale revisions and
+ * every job state come up. Tokens are drawn near the last one issued. The
+ * worker TTL is long: no node lapses in the run, and none is reaped on one side
+ * only. */
+static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
+  static const char *const nodes[] = {"n1", "n2", "n3"};
+  static const char *const workers[] = {"n1/1", "n1/2", "n2/1",
+                                        "n2/2", "n3/1", "n3/2"};
+  static const char *const statuses[] = {"0", "0", "-12"};
+  const char *const tag = P_TAG;
+  uint32_t n = diff_rand(d, 3), w = diff_rand(d, 6);
+  char key[8], tok[16], tok2[16];
+  const char *args[16];
+  diff_reply_t m;
+
+  snprintf(key, sizeof(key), "k%u", diff_rand(d, 8));
+  snprintf(tok, sizeof(tok), "%" PRIu64, *token - diff_rand(d, 6));
+  snprintf(tok2, sizeof(tok2), "%" PRIu64, *token - diff_rand(d, 6));
+  switch (diff_rand(d, 16)) {
+    case 0:
+      args[0] = nodes[n];
+      args[1] = "900000";
+      args[2] = "900000";
+      args[3] = workers[2 * n];
+      args[4] = workers[2 * n + 1];
+      m = diff_op(d, FLEET__OP_POOL_JOIN, &tag, 1, args, 3 + diff_rand(d, 3),
+                  0);
+      if (m.n == 1 && m.line[0][0] == 'i')
+        snprintf(rev, 16, "%s", m.line[0] + 2);
+      free(m.line);
+      break;
+    case 1:
+      args[0] = nodes[n];
+      args[1] = "900000";
+      args[2] = diff_rand(d, 8) ? "0" : "1";
+      diff_run(d, FLEET__OP_POOL_KEEPALIVE, &tag, 1, args, 3);
+      break;
+    case 2:
+      m = diff_op(d, FLEET__OP_POOL_MEMBERS, &tag, 1, NULL, 0, 0);
+      if (m.n >= 2 && m.line[1][0] == 'i')
+        snprintf(rev, 16, "%s", m.line[1] + 2);
+      free(m.line);
+      break;
+    case 3:
+    case 4:
+      args[0] = key;
+      args[1] = "payload";
+      args[2] = diff_rand(d, 4) ? rev : "0";
+      args[3] = workers[w];
+      args[4] = nodes[diff_rand(d, 3)];
+      args[5] = diff_rand(d, 4) ? "0" : "3";
+      m = diff_op(d, FLEET__OP_POOL_DISPATCH, &tag, 1, args, 6, 0);
+      if (m.n == 3 && strcmp(m.line[1], "i:1") == 0)
+        *token = strtoull(m.line[2] + 2, NULL, 10);
+      free(m.line);
+      break;
+    case 5:
+      args[0] = key;
+      args[1] = workers[w];
+      args[2] = tok;
+      args[3] = statuses[diff_rand(d, 3)];
+      diff_run(d, FLEET__OP_POOL_STARTED, &tag, 1, args, 4);
+      break;
+    case 6:
+      args[0] = nodes[n];
+      args[1] = diff_rand(d, 2) ? "2" : "50";
+      diff_run(d, FLEET__OP_POOL_EVENTS, &tag, 1, args, 2);
+      break;
+    case 7:
+      args[0] = key;
+      args[1] = "note";
+      diff_run(d, FLEET__OP_POOL_NOTIFY, &tag, 1, args, 2);
+      break;
+    case 8:
+      args[0] = key;
+      diff_run(d, FLEET__OP_POOL_STOP, &tag, 1, args, 1);
+      break;
+    case 9:
+      args[0] = key;
+      args[1] = workers[w];
+      args[2] = tok;
+      args[3] = "-5";
+      diff_run(d, FLEET__OP_POOL_STOPPED, &tag, 1, args, 4);
+      break;
+    case 10:
+      args[0] = rev;
+      args[1] = key;
+      args[2] = tok;
+      args[3] = workers[w];
+      snprintf(key, sizeof(key), "k%u", diff_rand(d, 8));
+      args[4] = key;
+      args[5] = tok2;
+      args[6] = workers[diff_rand(d, 6)];
+      diff_run(d, FLEET__OP_POOL_MOVE, &tag, 1, args, 7);
+      break;
+    case 11:
+      m = diff_op(d, FLEET__OP_POOL_JOBS, &tag, 1, NULL, 0, 2);
+      free(m.line);
+      break;
+    case 12:
+      args[0] = key;
+      diff_run(d,
+               diff_rand(d, 2) ? FLEET__OP_POOL_PAYLOAD : FLEET__OP_POOL_LEAVE,
+               &tag, 1, diff_rand(d, 2) ? args : &nodes[n], 1);
+      break;
+    case 13:
+      /* A ticker whose period (over 5 digits, so within the tolerance)
+       * is long: a claim gets a tick only when the ticker is new. */
+      args[0] = diff_rand(d, 2) ? "t1" : "t2";
+      args[1] = "900000";
+      diff_run(d,
+               diff_rand(d, 8) ? FLEET__OP_POOL_TICK : FLEET__OP_POOL_TICK_STOP,
+               &tag, 1, args, 2);
+      break;
+    case 14: {
+      /* A plan: its stop list comes from a set, in no particular order. */
+      static const char *const modes[] = {"", "", "a", "r"};
+      static const char *const counts[] = {"0", "1", "2"};
+      static const char *const keys[] = {"k0", "k1", "k2", "k3"};
+      uint32_t ns = diff_rand(d, 3), nx = diff_rand(d, 2), j;
+
+      args[0] = "s";
+      args[1] = modes[diff_rand(d, 4)];
+      args[2] = counts[ns];
+      for (j = 0; j < ns + nx; j++)
+        args[3 + j] = keys[diff_rand(d, 4)];
+      m = diff_op(d, FLEET__OP_POOL_PLAN, &tag, 1, args, 3 + ns + nx, 2);
+      free(m.line);
+      break;
+    }
+    default:
+      if (diff_rand(d, 10) == 0)
+        diff_run(d, FLEET__OP_POOL_SHUTDOWN, &tag, 1, NULL, 0);
+      break;
+  }
+}
+
+TEST_IMPL(diff_pool_ops) {
+  char rev[16] = "0";
+  const char *const seed[] = {"SET", P_TAG ":fence", "1000"};
+  uint64_t token = 1000;
+  diff_reply_t v;
+  diff_t d;
+
+  diff_init(&d, 0x2545f4914f6cdd1dull);
+  /* One fence on both sides: a missing one starts at each side's clock. */
+  diff_reply_init(&v);
+  diff_cmd(&d, 0, &v, 3, seed);
+  diff_cmd(&d, 1, &v, 3, seed);
+  free(v.line);
+  for (d.steps = 0; d.steps < 1000; d.steps++) {
+    if (diff_rand(&d, 20) == 0)
+      diff_core(&d);
+    diff_pool_step(&d, rev, &token);
+    if (d.steps % 125 == 124)
+      diff_check_keyspace(&d);
+  }
+  diff_done(&d);
+  return 0;
+}

@@ -34,7 +34,10 @@ typedef struct fleet_client_s fleet_client_t;
   XX(LEADER, "leader")                                                         \
   XX(QUEUE, "queue")                                                           \
   XX(WORKER, "worker")                                                         \
-  XX(STORE, "store")
+  XX(STORE, "store")                                                           \
+  XX(POOL_NODE, "pool_node")                                                   \
+  XX(POOL_TICKER, "pool_ticker")                                               \
+  XX(POOL_SCHEDULE, "pool_schedule")
 
 typedef enum {
   FLEET_HANDLE_UNKNOWN = 0,

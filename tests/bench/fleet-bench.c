@@ -23,6 +23,8 @@ static const struct {
     {"lock", bench_lock,
      "acquire + release, 1 and 50 in flight [--ttl MS] [--inflight N]"},
     {"store", bench_store, "put, get and event append, 50 in flight"},
+    {"pool", bench_pool,
+     "dispatch + start, 1 and 50 in flight; rebalance [--jobs N]"},
 };
 
 static int bench_usage(void) {

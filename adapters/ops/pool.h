@@ -1,0 +1,90 @@
+/* ops/pool.h -- the backend ops of the worker pool, XX(ID, name, command)
+ * as in FLEET__OP_MAP (adapters/backend.h), with KEYS, ARGV and reply.
+ *
+ * Every op gets the pool's hash tag T = "{<prefix>:<pool>}" as KEYS[1] and
+ * builds its keys from it (docs/pool.md has the schema):
+ *
+ *   T:nodes       zset   node id -> keep-alive deadline (server ms)
+ *   T:workers     zset   worker id -> creation sequence (T:wseq)
+ *   T:wnode       hash   worker id -> node id
+ *   T:nw:<node>   set    the node's worker ids
+ *   T:wj:<worker> set    the keys of the jobs the worker owns
+ *   T:jobs        hash   job key -> "<token>:<state>:<worker>"; state s
+ *                        (starting), r (running), m (moving: stop sent,
+ *                        next owner in T:next), x (stopping), o (orphaned:
+ *                        no owner, worker "")
+ *   T:pay         hash   job key -> payload
+ *   T:disp        hash   job key -> the node waiting for its start result
+ *   T:next        hash   job key -> the owner a moving job goes to
+ *   T:ev:<node>   list   the node's events, six strings each: kind, key,
+ *                        worker, token, data, from; kinds s (start), x
+ *                        (stop; data "stop" or "move"), n (notify), r
+ *                        (a start's result; data the status), m (the
+ *                        membership or the orphans changed), S (shutdown)
+ *   T:wake:<node> channel  published on each push to T:ev:<node>
+ *   T:fence, T:rev, T:wseq  counters: tokens, membership revision,
+ *                        worker creation order; T:life  ms an unread event
+ *                        list lives
+ *   T:tk:<name>   hash   a ticker: period, next (server ms), seq; or
+ *                        stopped, for a while after a stop
+ *   T:sk:<name>   set    the keys a schedule started
+ *
+ * Every deadline is computed from the server's TIME. Every op that changes
+ * a job on behalf of its owner presents the owner's token.
+ *
+ *   POOL_JOIN  ARGV: node, worker ttl ms, event life ms, worker ids...
+ *         Reply: the revision.
+ *   POOL_KEEPALIVE  KEYS: the tags of n nodes' pools. ARGV: for each,
+ *         node, worker ttl ms, "1" when lapsed on the node's clock (it
+ *         leaves) else "0". Also removes lapsed nodes. Reply: per node,
+ *         {1 alive | -1 not in the pool, revision}.
+ *   POOL_MEMBERS  ARGV: none. Reply: {revision, worker, node, creation
+ *         sequence (a string), ...} in creation order.
+ *   POOL_DISPATCH  ARGV: key, payload, revision, worker, dispatcher node,
+ *         max jobs (0: none). Reply: {1, token} | {0, 0} exists | {-1, 0}
+ *         revision stale | {-2, 0} full.
+ *   POOL_STARTED  ARGV: key, worker, token, status. Reply: 1 | 0 stale.
+ *   POOL_EVENTS  ARGV: node, max events. Reply: six strings per event.
+ *   POOL_NOTIFY  ARGV: key, payload. Reply: 1 | 0 no job | -1 no owner.
+ *   POOL_STOP  ARGV: key. Reply: 1 | 0 no job.
+ *   POOL_STOPPED  ARGV: key, worker, token, status for a waiting
+ *         dispatcher. Reply: 1 | 0 stale.
+ *   POOL_MOVE  ARGV: revision, then key, token, new worker per job.
+ *         Reply: jobs moved | -1 revision stale.
+ *   POOL_JOBS  ARGV: none. Reply: {key, owner record, ...}.
+ *   POOL_PAYLOAD  ARGV: key. Reply: payload | nil.
+ *   POOL_LEAVE  ARGV: node. Reply: 1 | 0 not in the pool.
+ *   POOL_SHUTDOWN  ARGV: none. Reply: the number of nodes told.
+ *   POOL_TICK  ARGV: ticker name, period ms. Claims the due tick of the
+ *         hash T:tk:<name> (period, next, seq; stopped). Reply: {1, seq,
+ *         scheduled ms, missed, ms to the next} | {0, 0, 0, 0, ms to the
+ *         next} | {-1, 0, 0, 0, 0} stopped.
+ *   POOL_TICK_STOP  ARGV: ticker name, ms the stop marker stays. Reply: 1
+ *         | 0 was not running.
+ *   POOL_PLAN  ARGV: schedule name, "a" (stop all others) | "r" (reset) |
+ *         "", n, n start keys, keys to stop. Keeps the set T:sk:<name> of
+ *         the keys the schedule started. Reply: {{indexes of the start
+ *         keys not in the pool}, {keys to stop}}. */
+#ifndef FLEET_OPS_POOL_H
+#define FLEET_OPS_POOL_H
+
+#define FLEET__OPS_POOL(XX)                                                    \
+  XX(POOL_JOIN, "pool_join", NULL)                                             \
+  XX(POOL_KEEPALIVE, "pool_keepalive", NULL)                                   \
+  XX(POOL_MEMBERS, "pool_members", NULL)                                       \
+  XX(POOL_DISPATCH, "pool_dispatch", NULL)                                     \
+  XX(POOL_STARTED, "pool_started", NULL)                                       \
+  XX(POOL_EVENTS, "pool_events", NULL)                                         \
+  XX(POOL_NOTIFY, "pool_notify", NULL)                                         \
+  XX(POOL_STOP, "pool_stop", NULL)                                             \
+  XX(POOL_STOPPED, "pool_stopped", NULL)                                       \
+  XX(POOL_MOVE, "pool_move", NULL)                                             \
+  XX(POOL_JOBS, "pool_jobs", NULL)                                             \
+  XX(POOL_PAYLOAD, "pool_payload", NULL)                                       \
+  XX(POOL_LEAVE, "pool_leave", NULL)                                           \
+  XX(POOL_SHUTDOWN, "pool_shutdown", NULL)                                     \
+  XX(POOL_TICK, "pool_tick", NULL)                                             \
+  XX(POOL_TICK_STOP, "pool_tick_stop", NULL)                                   \
+  XX(POOL_PLAN, "pool_plan", NULL)
+
+#endif /* FLEET_OPS_POOL_H */

@@ -1,0 +1,102 @@
+-- pool_int.lua -- included by pool scripts (--#include pool_int): the
+-- server clock, event delivery to a node, the parsing of a job's owner
+-- record, and the removal of dead nodes (adapters/ops/pool.h).
+-- T is the pool being worked on; a script over several pools sets it.
+local T = KEYS[1]
+
+-- The server's clock in ms: every liveness deadline is judged on it.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Appends one event of six fields to the node's event list and wakes the
+-- node. The list expires if nobody reads it for `life` ms (a dead node).
+local function push(node, kind, key, worker, token, data, from)
+  local ev = T .. ':ev:' .. node
+  redis.call('RPUSH', ev, kind, key, worker, token, data, from)
+  redis.call('PEXPIRE', ev, redis.call('GET', T .. ':life') or 600000)
+  redis.call('PUBLISH', T .. ':wake:' .. node, kind)
+end
+
+-- A job's owner record "<token>:<state>:<worker>", split; nil when there
+-- is no such job. A record fleet did not write is FLEET_EPROTO.
+local function job(key)
+  local v = redis.call('HGET', T .. ':jobs', key)
+  if not v then
+    return nil
+  end
+  local t, s, w = string.match(v, '^(%d+):(%a):(.*)$')
+  if not t then
+    error({err = 'FLEET_EPROTO pool job record is malformed'})
+  end
+  return t, s, w
+end
+
+-- The next fencing token. A missing fence (a new pool, or its data lost
+-- to FLUSHDB) starts at the server's clock in ms, so that tokens keep
+-- growing across a loss of data, as long as fewer than one assignment per
+-- ms was made before it.
+local function next_token()
+  local f = T .. ':fence'
+  if redis.call('EXISTS', f) == 0 then
+    redis.call('SET', f, string.format('%d', now_ms()))
+  end
+  return redis.call('INCR', f)
+end
+
+local function set_job(key, token, state, worker)
+  redis.call('HSET', T .. ':jobs', key, token .. ':' .. state .. ':' .. worker)
+end
+
+-- Tells every live node that the membership or the jobs needing an owner
+-- changed: each rebalances.
+local function broadcast()
+  local nodes = redis.call('ZRANGE', T .. ':nodes', 0, -1)
+  for i = 1, #nodes do
+    push(nodes[i], 'm', '', '', '', '', '')
+  end
+end
+
+-- Removes the workers of `node` from the pool and the node itself; their
+-- jobs lose their owner (state "o", orphaned) until a node rebalances.
+local function drop_node(node)
+  local nw = T .. ':nw:' .. node
+  local workers = redis.call('SMEMBERS', nw)
+  for i = 1, #workers do
+    local w = workers[i]
+    local wj = T .. ':wj:' .. w
+    local keys = redis.call('SMEMBERS', wj)
+    for j = 1, #keys do
+      local t = job(keys[j])
+      if t then
+        set_job(keys[j], t, 'o', '')
+        redis.call('HDEL', T .. ':next', keys[j])
+      end
+    end
+    redis.call('DEL', wj)
+    redis.call('ZREM', T .. ':workers', w)
+    redis.call('HDEL', T .. ':wnode', w)
+  end
+  redis.call('DEL', nw)
+  redis.call('ZREM', T .. ':nodes', node)
+  redis.call('INCR', T .. ':rev')
+end
+
+-- Removes every node whose keep-alive lapsed by the server clock. Returns
+-- how many.
+local function reap(now)
+  local dead = redis.call('ZRANGEBYSCORE', T .. ':nodes', '-inf', now)
+  for i = 1, #dead do
+    drop_node(dead[i])
+    redis.call('DEL', T .. ':ev:' .. dead[i])
+  end
+  if #dead > 0 then
+    broadcast()
+  end
+  return #dead
+end
+
+local function rev()
+  return tonumber(redis.call('GET', T .. ':rev') or '0')
+end

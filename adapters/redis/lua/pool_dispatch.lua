@@ -1,0 +1,39 @@
+-- pool_dispatch.lua -- admits a job and assigns it to the worker the
+-- caller chose by consistent hashing over the membership it read, in one
+-- step: of two dispatches of one key, exactly one passes
+-- (adapters/ops/pool.h).
+--#include pool_int
+-- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, wj:<worker>,
+--          fence, wnode, nodes, rev, ev:<node>.
+-- ARGV[1]: job key. ARGV[2]: payload. ARGV[3]: the membership revision the
+--          choice was made on. ARGV[4]: the chosen worker. ARGV[5]: the
+--          dispatching node, which gets the start's result. ARGV[6]: the
+--          most jobs the pool holds (0: no limit).
+-- Returns: {1, token} admitted; {0, 0} the key is in the pool already;
+-- {-1, 0} the membership changed (read it again and retry); {-2, 0} the
+-- pool holds its most jobs.
+local key, worker = ARGV[1], ARGV[4]
+local now = now_ms()
+if rev() ~= tonumber(ARGV[3]) then
+  return {-1, 0}
+end
+if redis.call('HEXISTS', T .. ':jobs', key) == 1 then
+  return {0, 0}
+end
+local max = tonumber(ARGV[6])
+if max > 0 and redis.call('HLEN', T .. ':jobs') >= max then
+  return {-2, 0}
+end
+local node = redis.call('HGET', T .. ':wnode', worker)
+local exp = node and redis.call('ZSCORE', T .. ':nodes', node)
+if not exp or tonumber(exp) <= now then
+  reap(now)
+  return {-1, 0}
+end
+local t = next_token()
+set_job(key, t, 's', worker)
+redis.call('HSET', T .. ':pay', key, ARGV[2])
+redis.call('HSET', T .. ':disp', key, ARGV[5])
+redis.call('SADD', T .. ':wj:' .. worker, key)
+push(node, 's', key, worker, t, ARGV[2], ARGV[5])
+return {1, t}

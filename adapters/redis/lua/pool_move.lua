@@ -1,0 +1,36 @@
+-- pool_move.lua -- applies a rebalance computed by a node over the
+-- membership revision it read: an orphaned job starts on its new owner;
+-- a job whose owner changed is asked to stop, and starts on the new owner
+-- once the old one confirms (pool_stopped) (adapters/ops/pool.h).
+--#include pool_int
+-- KEYS[1]: the pool's hash tag. Parts: jobs, pay, next, wnode, workers,
+--          wj:<worker>, fence, rev, ev:<node>.
+-- ARGV[1]: the membership revision. ARGV[2..]: triples of job key, the
+--          token the node saw, the new owner.
+-- Returns: the number of jobs moved, or -1 when the membership changed
+-- (nothing changed).
+if rev() ~= tonumber(ARGV[1]) then
+  return -1
+end
+local n = 0
+for i = 2, #ARGV, 3 do
+  local key, tok, nw = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local t, s, w = job(key)
+  local node = redis.call('HGET', T .. ':wnode', nw)
+  if t and t == tok and w ~= nw and node then
+    if s == 'o' then
+      local nt = next_token()
+      set_job(key, nt, 's', nw)
+      redis.call('SADD', T .. ':wj:' .. nw, key)
+      push(node, 's', key, nw, nt, redis.call('HGET', T .. ':pay', key) or '',
+           '')
+      n = n + 1
+    elseif s == 's' or s == 'r' then
+      set_job(key, t, 'm', w)
+      redis.call('HSET', T .. ':next', key, nw)
+      push(redis.call('HGET', T .. ':wnode', w), 'x', key, w, t, 'move', '')
+      n = n + 1
+    end
+  end
+end
+return n

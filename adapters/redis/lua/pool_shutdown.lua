@@ -1,0 +1,23 @@
+-- pool_shutdown.lua -- shuts the whole pool down: every node is told to
+-- stop all its jobs, and every key of the pool that holds a job, a
+-- payload or a member is removed (adapters/ops/pool.h). The counters
+-- (fence, rev, wseq) stay, so tokens and revisions keep growing.
+--#include pool_int
+-- KEYS[1]: the pool's hash tag. Parts: every part of the pool.
+-- ARGV: none.
+-- Returns: the number of nodes told.
+local nodes = redis.call('ZRANGE', T .. ':nodes', 0, -1)
+local workers = redis.call('ZRANGE', T .. ':workers', 0, -1)
+for i = 1, #workers do
+  redis.call('DEL', T .. ':wj:' .. workers[i])
+end
+for i = 1, #nodes do
+  redis.call('DEL', T .. ':nw:' .. nodes[i], T .. ':ev:' .. nodes[i])
+end
+redis.call('DEL', T .. ':jobs', T .. ':pay', T .. ':disp', T .. ':next',
+           T .. ':workers', T .. ':wnode', T .. ':nodes', T .. ':life')
+redis.call('INCR', T .. ':rev')
+for i = 1, #nodes do
+  push(nodes[i], 'S', '', '', '', '', '')
+end
+return #nodes

@@ -1,0 +1,26 @@
+-- pool_stop.lua -- asks the owner of a job to stop it; the job leaves the
+-- pool when the owner confirms (pool_stopped), or at once when it has no
+-- owner (adapters/ops/pool.h).
+--#include pool_int
+-- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, next, wnode,
+--          ev:<node>.
+-- ARGV[1]: job key.
+-- Returns: 1, or 0 when there is no such job.
+local key = ARGV[1]
+local t, s, w = job(key)
+if not t then
+  return 0
+end
+redis.call('HDEL', T .. ':next', key)
+local node = w ~= '' and redis.call('HGET', T .. ':wnode', w)
+if not node then
+  redis.call('HDEL', T .. ':jobs', key)
+  redis.call('HDEL', T .. ':pay', key)
+  redis.call('HDEL', T .. ':disp', key)
+  return 1
+end
+if s ~= 'x' then
+  set_job(key, t, 'x', w)
+  push(node, 'x', key, w, t, 'stop', '')
+end
+return 1

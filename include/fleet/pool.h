@@ -1,0 +1,344 @@
+/* fleet/pool.h -- the worker pool: nodes host workers; a long-running job,
+ * named by a key, lives on exactly one worker, chosen by jump consistent
+ * hashing of the key over the pool's workers in creation order. When a
+ * node dies or leaves, its jobs start again on the others; when workers
+ * join, only the jobs whose owner changed move. docs/pool.md has the
+ * guarantees and the key schema. */
+#ifndef FLEET_POOL_H
+#define FLEET_POOL_H
+
+#include "fleet/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A node of a pool: a handle. */
+typedef struct fleet_pool_node_s {
+  FLEET_HANDLE_FIELDS
+} fleet_pool_node_t;
+
+/* A worker, hosted by a node: memory the user owns, added with
+ * fleet_pool_worker_add(); it lives until its node has closed. */
+typedef struct fleet_pool_worker_s {
+  /* For the user; fleet never reads or writes it. */
+  void *data;
+  /* Private. */
+  struct fleet__pool_worker_s *internal_;
+} fleet_pool_worker_t;
+
+/* A job a worker runs: owned by fleet, valid from the start callback until
+ * the stop callback for it returns. */
+typedef struct fleet_pool_job_s fleet_pool_job_t;
+
+/* The longest job key and node id, in bytes (the name rule). */
+#define FLEET_POOL_KEY_MAX 512
+#define FLEET_POOL_NODE_ID_MAX 256
+/* The largest payload, in bytes. */
+#define FLEET_POOL_PAYLOAD_MAX (1024 * 1024)
+
+/* Why a worker is told to stop a job. */
+#define FLEET_POOL_STOP_REASON_MAP(XX)                                         \
+  XX(REQUESTED, "requested") /* fleet_pool_stop_job() */                       \
+  XX(MOVED, "moved")         /* its owner changed: it starts elsewhere */      \
+  XX(LOST, "lost")           /* this node lost it (keep-alive lapsed, or a     \
+                                newer owner holds it): it runs elsewhere */    \
+  XX(CLOSE, "close")         /* the node is closing: it starts elsewhere */    \
+  XX(SHUTDOWN, "shutdown")   /* the pool shut down */
+
+typedef enum {
+#define FLEET__POOL_STOP_ENUM(name, str) FLEET_POOL_STOP_##name,
+  FLEET_POOL_STOP_REASON_MAP(FLEET__POOL_STOP_ENUM)
+#undef FLEET__POOL_STOP_ENUM
+} fleet_pool_stop_reason_t;
+
+/* The name of a stop reason ("moved"); "unknown" when out of range. */
+FLEET_EXTERN const char *fleet_pool_stop_reason_name(int reason);
+
+/* A worker's callbacks, copied by fleet_pool_worker_add().
+ *
+ *   start   a job was assigned to the worker: start it, then report with
+ *           fleet_pool_job_started() (inside the callback or later).
+ *   stop    the worker must stop the job now, for `reason`: the job is
+ *           invalid once this returns, and a start still in progress must
+ *           not report any more (cancel it here). After LOST, MOVED and
+ *           CLOSE the job may already run elsewhere: the worker must no
+ *           longer act on it. Its token is refused by the pool from then on.
+ *   notify  optional: a notification for a running job (payload valid
+ *           until the callback returns). */
+typedef struct {
+  void (*start)(fleet_pool_worker_t *worker, fleet_pool_job_t *job);
+  void (*stop)(fleet_pool_worker_t *worker, fleet_pool_job_t *job,
+               fleet_pool_stop_reason_t reason);
+  void (*notify)(fleet_pool_worker_t *worker, fleet_pool_job_t *job,
+                 fleet_bytes_t payload);
+} fleet_pool_handler_t;
+
+typedef struct {
+  /* A node whose keep-alive has not reached the pool for this long, by
+   * the server's clock, is removed and its jobs move. Default 30000 ms
+   * (pulse's); at least 100 ms. Keep-alives go every third of it. */
+  uint32_t worker_ttl_ms;
+  /* How long past the worker TTL a moved job may take to start, and half
+   * of how long a dispatch waits for its start (then FLEET_ETIMEDOUT).
+   * Default 20000 ms (pulse's). */
+  uint32_t ack_grace_ms;
+  /* The most jobs the pool holds: a dispatch beyond it fails with
+   * FLEET_EBUSY. Default 1000 (pulse's); FLEET_POOL_UNLIMITED for none. */
+  uint32_t max_queued_jobs;
+  /* Non-zero: the node hosts no workers; it dispatches, notifies, stops
+   * and queries only. */
+  int client_only;
+  /* Optional: background failures (keep-alives, event reads, rebalancing);
+   * the node retries them. */
+  fleet_error_cb error_cb;
+} fleet_pool_node_options_t;
+
+#define FLEET_POOL_UNLIMITED UINT32_MAX
+
+/* Fills `options` with the defaults. */
+FLEET_EXTERN void fleet_pool_node_options_init(fleet_pool_node_options_t *o);
+
+/* Initializes `node`, the node `node_id` of the pool `pool` on `client`,
+ * and registers it with the client. Sends nothing: the node joins the
+ * pool with its first worker. `pool` follows the name rule (1 to 512
+ * bytes), `node_id` 1 to FLEET_POOL_NODE_ID_MAX bytes without '/', unique
+ * in the pool. Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING (the
+ * client is closing) or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_pool_node_init(fleet_client_t *client,
+                                      fleet_pool_node_t *node, const char *pool,
+                                      const char *node_id,
+                                      const fleet_pool_node_options_t *options);
+
+/* Adds `worker` to `node` with the callbacks of `handler` (start and stop
+ * required) and joins the pool with it on the next loop iteration, with
+ * every worker added meanwhile (jobs move once for all of them). Its id is "<node_id>/<n>", n counting from 1. Returns 0
+ * (the worker's internal_ is set), or, with internal_ NULL,
+ * FLEET_EINVAL (client-only node, missing callbacks), FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_pool_worker_add(fleet_pool_node_t *node,
+                                       fleet_pool_worker_t *worker,
+                                       const fleet_pool_handler_t *handler);
+
+/* The worker's id (NUL-terminated), or NULL before it was added. */
+FLEET_EXTERN const char *fleet_pool_worker_id(const fleet_pool_worker_t *w);
+
+/* The job's key and payload (valid as long as the job) and its fencing
+ * token: every assignment of a job to an owner has a larger token than
+ * the one before. */
+FLEET_EXTERN fleet_bytes_t fleet_pool_job_key(const fleet_pool_job_t *job);
+FLEET_EXTERN fleet_bytes_t fleet_pool_job_payload(const fleet_pool_job_t *job);
+FLEET_EXTERN uint64_t fleet_pool_job_token(const fleet_pool_job_t *job);
+
+/* Reports the end of a job's start: 0 (it runs) or a negative error (it
+ * failed: the job leaves the pool, and the dispatcher gets `status`).
+ * Call it once per start, before the job's stop callback; after a failed
+ * start the job is invalid once this returns. Returns 0,
+ * FLEET_EINVAL (NULL, not an fleet error code) or FLEET_EALREADY
+ * (reported already). If the pool gave the job to another owner in the
+ * meantime, the stop callback follows with FLEET_POOL_STOP_LOST. */
+FLEET_EXTERN int fleet_pool_job_started(fleet_pool_job_t *job, int status);
+
+/* Dispatches the job `key` (the name rule) with `payload` (up to
+ * FLEET_POOL_PAYLOAD_MAX bytes, may be empty): admits it in one atomic
+ * step and assigns it to its owner. `cb` runs once the owner's start has
+ * reported: 0, or its error; FLEET_EEXIST when the key is in the pool
+ * already; FLEET_EBUSY when the pool holds max_queued_jobs; FLEET_ENOTFOUND
+ * when the pool has no worker; FLEET_ECANCELED when the job was stopped
+ * before any start reported; FLEET_ETIMEDOUT when no start result came
+ * within 2 x ack_grace_ms (the job stays admitted and may still start). A
+ * job that moves before its start reported is answered by its next
+ * owner's start.
+ * Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_pool_dispatch(fleet_pool_node_t *node, const char *key,
+                                     fleet_bytes_t payload, fleet_status_cb cb,
+                                     void *user_data);
+
+/* Sends `payload` to the notify callback of the job's owner. `cb`: 0 sent;
+ * FLEET_ENOTFOUND no such job; FLEET_EBUSY the job is between owners. */
+FLEET_EXTERN int fleet_pool_notify(fleet_pool_node_t *node, const char *key,
+                                   fleet_bytes_t payload, fleet_status_cb cb,
+                                   void *user_data);
+
+/* Asks the owner of the job to stop it; the job leaves the pool once its
+ * owner has stopped it (or at once when it has none). `cb`: 0, or
+ * FLEET_ENOTFOUND. */
+FLEET_EXTERN int fleet_pool_stop_job(fleet_pool_node_t *node, const char *key,
+                                     fleet_status_cb cb, void *user_data);
+
+/* The pool's job keys (valid until the callback returns). */
+typedef void (*fleet_pool_keys_cb)(fleet_pool_node_t *node, int status,
+                                   const fleet_bytes_t *keys, size_t n,
+                                   void *user_data);
+FLEET_EXTERN int fleet_pool_job_keys(fleet_pool_node_t *node,
+                                     fleet_pool_keys_cb cb, void *user_data);
+
+/* A job of the pool: its key, its owner ("" while it has none) and the
+ * token of its assignment. */
+typedef struct {
+  fleet_bytes_t key;
+  const char *worker_id;
+  uint64_t token;
+} fleet_pool_job_info_t;
+
+typedef void (*fleet_pool_jobs_cb)(fleet_pool_node_t *node, int status,
+                                   const fleet_pool_job_info_t *jobs, size_t n,
+                                   void *user_data);
+/* The pool's jobs with their owners (valid until the callback returns). */
+FLEET_EXTERN int fleet_pool_jobs(fleet_pool_node_t *node, fleet_pool_jobs_cb cb,
+                                 void *user_data);
+
+/* A job's payload; FLEET_ENOTFOUND when there is no such job. */
+typedef void (*fleet_pool_payload_cb)(fleet_pool_node_t *node, int status,
+                                      fleet_bytes_t payload, void *user_data);
+FLEET_EXTERN int fleet_pool_get_payload(fleet_pool_node_t *node,
+                                        const char *key,
+                                        fleet_pool_payload_cb cb,
+                                        void *user_data);
+
+/* A worker of the pool, in creation order. */
+typedef struct {
+  const char *id;
+  const char *node_id;
+  uint64_t created; /* its creation sequence number in the pool */
+  int local;        /* hosted by the node the query was made on */
+} fleet_pool_worker_info_t;
+
+typedef void (*fleet_pool_workers_cb)(fleet_pool_node_t *node, int status,
+                                      const fleet_pool_worker_info_t *workers,
+                                      size_t n, void *user_data);
+/* The workers of the whole pool (the local ones have `local` set). */
+FLEET_EXTERN int fleet_pool_workers(fleet_pool_node_t *node,
+                                    fleet_pool_workers_cb cb, void *user_data);
+
+/* Shuts the whole pool down: every node is told to stop all its jobs
+ * (FLEET_POOL_STOP_SHUTDOWN), after which it takes no more calls
+ * (FLEET_ECLOSING) and should be closed; every key holding a job, a
+ * payload or a member is removed. `cb` runs once that is done. The pool
+ * may be used again by new nodes. */
+FLEET_EXTERN int fleet_pool_shutdown(fleet_pool_node_t *node,
+                                     fleet_status_cb cb, void *user_data);
+
+/* ------------------------------------------------------------------------ */
+/* Tickers                                                                  */
+
+/* A ticker of a pool: a handle. Every node that runs a ticker of one name
+ * shares it, and each tick goes to exactly one of them. */
+typedef struct fleet_pool_ticker_s {
+  FLEET_HANDLE_FIELDS
+} fleet_pool_ticker_t;
+
+/* One tick: its sequence number (1, 2, ... across the pool), the server
+ * time it was due (ms since the Unix epoch), and how many ticks before it
+ * came due while no node claimed them: they are folded into this one. */
+typedef struct {
+  uint64_t seq;
+  uint64_t scheduled_ms;
+  uint64_t missed;
+} fleet_pool_tick_t;
+
+/* Called with status 0 and a tick (valid until the callback returns), or
+ * once with FLEET_ECANCELED and NULL when the ticker was stopped (by any
+ * node): then no tick follows. */
+typedef void (*fleet_pool_tick_cb)(fleet_pool_ticker_t *ticker, int status,
+                                   const fleet_pool_tick_t *tick);
+
+/* The shortest period, in ms. */
+#define FLEET_POOL_TICK_MIN_MS 10
+
+/* Initializes `ticker`, the ticker `name` (the name rule) of the pool of
+ * `node`, ticking every `period_ms` (at least FLEET_POOL_TICK_MIN_MS; the
+ * period of the first node that ticks rules), on the node's client. The
+ * ticker does not need the node afterwards. `error_cb` (may be NULL) hears
+ * each failure of a claim; the ticker retries, with backoff, forever.
+ * Sends nothing. Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_pool_ticker_init(fleet_pool_node_t *node,
+                                        fleet_pool_ticker_t *ticker,
+                                        const char *name, uint32_t period_ms,
+                                        fleet_error_cb error_cb);
+
+/* Starts taking part: `cb` gets each tick this node claims. Returns 0,
+ * FLEET_EINVAL, FLEET_EALREADY (started already) or FLEET_ECLOSING. */
+FLEET_EXTERN int fleet_pool_ticker_start(fleet_pool_ticker_t *ticker,
+                                         fleet_pool_tick_cb cb);
+
+/* Stops the ticker for every node: each one's tick callback gets
+ * FLEET_ECANCELED at its next claim (within one period), this one's before
+ * `cb` runs. For 10 periods (at least 1 s), a ticker of that name started
+ * anew finds itself stopped. `cb`: 0, or the backend's error. */
+FLEET_EXTERN int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker,
+                                        fleet_status_cb cb, void *user_data);
+
+/* Closes the ticker on this node only: the others go on ticking. */
+FLEET_EXTERN int fleet_pool_ticker_close(fleet_pool_ticker_t *ticker,
+                                         fleet_close_cb cb);
+
+/* ------------------------------------------------------------------------ */
+/* Schedules                                                                */
+
+/* A schedule of a pool: a handle. Every interval, one of the nodes that
+ * run a schedule of one name is asked for a plan (jobs to start, jobs to
+ * stop, or to stop every other job it started), which it applies through
+ * dispatch and stop. */
+typedef struct fleet_pool_schedule_s {
+  FLEET_HANDLE_FIELDS
+} fleet_pool_schedule_t;
+
+/* A plan being written; valid until the plan callback returns. */
+typedef struct fleet_pool_plan_s fleet_pool_plan_t;
+
+/* What a plan callback returns to end the schedule on every node. */
+#define FLEET_POOL_PLAN_STOP 1
+
+/* Asks for a plan: fill it with the calls below and return 0, or return
+ * FLEET_POOL_PLAN_STOP to end the schedule everywhere (its keys are
+ * forgotten; the jobs it started keep running). `tick` says which
+ * interval this is. */
+typedef int (*fleet_pool_plan_cb)(fleet_pool_schedule_t *schedule,
+                                  fleet_pool_plan_t *plan,
+                                  const fleet_pool_tick_t *tick);
+
+/* The plan starts the job `key` with `payload` (copied): it is dispatched
+ * unless the key is in the pool already (then it counts as started). */
+FLEET_EXTERN int fleet_pool_plan_start(fleet_pool_plan_t *plan, const char *key,
+                                       fleet_bytes_t payload);
+/* The plan stops the job `key`. */
+FLEET_EXTERN int fleet_pool_plan_stop(fleet_pool_plan_t *plan, const char *key);
+/* The plan stops every job the schedule started that it does not start. */
+FLEET_EXTERN int fleet_pool_plan_stop_all(fleet_pool_plan_t *plan);
+
+/* Initializes `schedule`, the schedule `name` (the name rule) of the pool
+ * of `node`, planning every `interval_ms` (at least
+ * FLEET_POOL_TICK_MIN_MS). Its dispatches and stops go through `node`,
+ * which must stay open while the schedule is. `error_cb` (may be NULL)
+ * hears failed plans, dispatches (other than FLEET_EEXIST) and stops.
+ * Sends nothing. Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_pool_schedule_init(fleet_pool_node_t *node,
+                                          fleet_pool_schedule_t *schedule,
+                                          const char *name,
+                                          uint32_t interval_ms,
+                                          fleet_error_cb error_cb);
+
+/* Starts taking part: `cb` plans the intervals this node gets. Returns 0,
+ * FLEET_EINVAL, FLEET_EALREADY or FLEET_ECLOSING. */
+FLEET_EXTERN int fleet_pool_schedule_start(fleet_pool_schedule_t *schedule,
+                                           fleet_pool_plan_cb cb);
+
+/* Closes the schedule on this node only. */
+FLEET_EXTERN int fleet_pool_schedule_close(fleet_pool_schedule_t *schedule,
+                                           fleet_close_cb cb);
+
+/* Closes the node: its workers get FLEET_POOL_STOP_CLOSE for each job,
+ * the node leaves the pool, and the other nodes start its jobs. Pending
+ * calls complete with FLEET_ECANCELED; then `cb` runs. Returns 0,
+ * FLEET_EINVAL or FLEET_ECLOSING. */
+FLEET_EXTERN int fleet_pool_node_close(fleet_pool_node_t *node,
+                                       fleet_close_cb cb);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLEET_POOL_H */

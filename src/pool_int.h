@@ -1,0 +1,171 @@
+/* pool_int.h -- the worker pool's internals, shared by pool.c (the node:
+ * membership, keep-alives, events, rebalancing, close), pool_jobs.c (the
+ * jobs a node's workers run) and pool_calls.c (dispatch, notify, stop,
+ * queries, shutdown). */
+#ifndef FLEET_SRC_POOL_INT_H
+#define FLEET_SRC_POOL_INT_H
+
+#include "args.h"
+#include "batcher.h"
+#include "client.h"
+#include "handle.h"
+#include "keys.h"
+
+/* The states of a node. */
+#define FLEET__POOL_STATE_MAP(XX)                                              \
+  XX(IDLE, "idle")         /* no worker yet, or client-only */                 \
+  XX(JOINING, "joining")   /* a join is in flight */                           \
+  XX(ACTIVE, "active")     /* in the pool, keeping itself alive */             \
+  XX(SHUTDOWN, "shutdown") /* the pool shut down */                            \
+  XX(CLOSING, "closing")
+
+typedef enum {
+#define XX(name, str) FLEET__POOL_##name,
+  FLEET__POOL_STATE_MAP(XX)
+#undef XX
+} fleet__pool_state_t;
+
+const char *fleet__pool_state_name(fleet__pool_state_t state);
+
+/* The hash of a job key that routing uses (FNV-1a, then a 64-bit mixer),
+ * and the jump consistent hash of Lamping and Veach: the bucket in
+ * [0, n) of `key` (n >= 1). Growing n by one moves about 1/n of the keys,
+ * each to the new bucket. */
+uint64_t fleet__pool_hash(const void *key, size_t len);
+uint32_t fleet__jump_hash(uint64_t key, uint32_t n);
+
+typedef struct fleet__pool_s fleet__pool_t;
+typedef struct fleet__pool_worker_s fleet__pool_worker_t;
+
+/* A job a local worker runs (the public fleet_pool_job_t). */
+struct fleet_pool_job_s {
+  struct fleet_pool_job_s *prev, *next; /* the worker's jobs */
+  fleet__pool_worker_t *worker;
+  char *key; /* NUL-terminated copy */
+  size_t key_len;
+  char *payload;
+  size_t payload_len;
+  uint64_t token;
+  int reported; /* fleet_pool_job_started() was called */
+};
+
+struct fleet__pool_worker_s {
+  fleet__pool_worker_t *next; /* the node's workers, in creation order */
+  fleet__pool_t *pool;
+  fleet_pool_worker_t *pub;
+  fleet_pool_handler_t handler;
+  char *id;
+  struct fleet_pool_job_s *jobs;
+};
+
+/* A request of the node: a call the user waits for (dispatch, notify,
+ * stop, queries, shutdown), or the node's own background call. */
+typedef struct fleet__pool_req_s {
+  fleet__req_t base;
+  int kind;
+  union {
+    fleet_status_cb status;
+    fleet_pool_keys_cb keys;
+    fleet_pool_payload_cb payload;
+    fleet_pool_workers_cb workers;
+    fleet_pool_jobs_cb jobs;
+  } cb;
+  /* Dispatch: its key and payload (owned), token, deadline, retries, and
+   * its place among the dispatches waiting for a start result. */
+  char *key;
+  size_t key_len;
+  char *payload;
+  size_t payload_len;
+  uint64_t token;
+  uint64_t deadline;
+  unsigned tries;
+  struct fleet__pool_req_s *wprev, *wnext;
+  int waiting;
+  /* Background calls about a job: the worker and the token presented. */
+  fleet__pool_worker_t *worker;
+} fleet__pool_req_t;
+
+struct fleet__pool_s {
+  fleet__handle_t base;
+  fleet_pool_node_t *pub;
+  fleet__pool_state_t state;
+  fleet_pool_node_options_t opts;
+  char *node_id;
+  size_t node_id_len;
+  fleet__key_t tag;  /* "{prefix:pool}" */
+  fleet__key_t wake; /* the node's wake-up channel */
+  char ttl_str[16], life_str[16];
+  fleet__args_t args;
+
+  fleet__pool_worker_t *workers, **workers_tail;
+  uint32_t nworkers;
+
+  fleet__sub_t *sub;
+
+  /* Membership as last read: revision and workers in creation order. */
+  int64_t rev; /* -1: never read */
+  char **member_ids;
+  char **member_nodes;
+  uint64_t *member_created;
+  size_t nmembers, members_cap;
+
+  /* Keep-alive: the batcher item, the local validity and the lapse. */
+  fleet__batch_item_t keepalive;
+  uint64_t valid_until; /* loop ms */
+  int lapsed;
+  uv_timer_t lapse_timer;
+
+  /* Joins, event reads and rebalances: one call at a time each, and one
+   * more when asked for again meanwhile. */
+  int join_inflight, join_again;
+  int ev_inflight, ev_again;
+  int bal_inflight, bal_again;
+
+  /* Dispatches waiting for their start result, in deadline order. */
+  fleet__pool_req_t *waiting, *waiting_tail;
+  uv_timer_t wait_timer;
+  uv_timer_t join_timer; /* the workers added in one iteration join */
+  int timers_open;
+};
+
+/* pool.c */
+fleet__pool_t *fleet__pool_of(const fleet_pool_node_t *node);
+/* Asks for the node's events to be read (now, or after the read in
+ * flight). */
+void fleet__pool_read_events(fleet__pool_t *p);
+/* Asks for a join with every local worker. */
+void fleet__pool_join(fleet__pool_t *p);
+/* Reads the membership from a POOL_MEMBERS reply. Returns 0, FLEET_EPROTO
+ * or FLEET_ENOMEM. */
+int fleet__pool_set_members(fleet__pool_t *p, const fleet__reply_t *r);
+/* Splits an owner record "<token>:<state>:<worker>". Returns 0 or -1. */
+int fleet__pool_parse_owner(const fleet__reply_t *rec, fleet_bytes_t *token,
+                            char *state, fleet_bytes_t *worker);
+/* The worker id that owns `key` under the membership read last, or NULL
+ * when the pool has no worker. */
+const char *fleet__pool_route(const fleet__pool_t *p, const char *key,
+                              size_t len);
+
+/* pool_jobs.c */
+/* Handles one event for a local worker: s (start), x (stop), n
+ * (notify). May run user callbacks. */
+void fleet__pool_job_event(fleet__pool_t *p, const fleet__reply_t *ev);
+/* Stops every local job with `reason` (user callbacks run). */
+void fleet__pool_stop_all(fleet__pool_t *p, fleet_pool_stop_reason_t reason);
+void fleet__pool_job_free(struct fleet_pool_job_s *job);
+
+/* pool_ticker.c: the state of a ticker, for logs and tests ("closed" once
+ * it has closed). */
+const char *fleet__pool_ticker_state_name(const fleet_pool_ticker_t *t);
+
+/* pool_schedule.c: the state of a schedule ("closed" once closed). */
+const char *fleet__pool_schedule_state_name(const fleet_pool_schedule_t *s);
+
+/* pool_calls.c */
+/* A start result (r event) for a waiting dispatch. */
+void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev);
+/* Fails the waiting dispatches whose deadline passed, and arms the timer
+ * for the next one. */
+void fleet__pool_wait_check(fleet__pool_t *p);
+
+#endif /* FLEET_SRC_POOL_INT_H */

@@ -1,0 +1,276 @@
+/* pool_jobs.c -- the jobs a node's workers run: start, stop and notify
+ * events from the node's event list, the start's report, and the
+ * confirmations the node sends back with the job's token.
+ *
+ * A local job is known by (worker, key) and carries the token of its
+ * assignment. An event names the token it is about: a start whose token
+ * the worker runs already is a redelivery and changes nothing; a start
+ * with a newer token means the old assignment was lost (the worker is
+ * told LOST first); a stop or a notification with an older token is
+ * ignored. Every confirmation presents the token, and the scripts refuse
+ * a token that is no longer the job's: an owner that lost its job can
+ * never change it again. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool_int.h"
+
+enum { POOL_REQ_STARTED = 200, POOL_REQ_STOPPED };
+
+static fleet__pool_worker_t *pool_worker_find(fleet__pool_t *p,
+                                              const fleet__reply_t *id) {
+  fleet__pool_worker_t *w;
+
+  for (w = p->workers; w != NULL; w = w->next)
+    if (strlen(w->id) == id->len && memcmp(w->id, id->str, id->len) == 0)
+      return w;
+  return NULL;
+}
+
+static struct fleet_pool_job_s *pool_job_find(fleet__pool_worker_t *w,
+                                              const char *key, size_t len) {
+  struct fleet_pool_job_s *j;
+
+  for (j = w->jobs; j != NULL; j = j->next)
+    if (j->key_len == len && memcmp(j->key, key, len) == 0)
+      return j;
+  return NULL;
+}
+
+void fleet__pool_job_free(struct fleet_pool_job_s *job) {
+  fleet__pool_worker_t *w = job->worker;
+
+  if (job->prev != NULL)
+    job->prev->next = job->next;
+  else
+    w->jobs = job->next;
+  if (job->next != NULL)
+    job->next->prev = job->prev;
+  free(job->key);
+  free(job->payload);
+  free(job);
+}
+
+/* Tells the worker to stop `job`, then forgets it. */
+static void pool_job_stop(struct fleet_pool_job_s *job,
+                          fleet_pool_stop_reason_t reason) {
+  fleet__pool_worker_t *w = job->worker;
+
+  /* Unlinked first: the callback may close the node or start other
+   * work, and must find this job gone. */
+  if (job->prev != NULL)
+    job->prev->next = job->next;
+  else
+    w->jobs = job->next;
+  if (job->next != NULL)
+    job->next->prev = job->prev;
+  job->prev = job->next = NULL;
+  w->handler.stop(w->pub, job, reason);
+  free(job->key);
+  free(job->payload);
+  free(job);
+}
+
+void fleet__pool_stop_all(fleet__pool_t *p, fleet_pool_stop_reason_t reason) {
+  fleet__pool_worker_t *w;
+
+  for (w = p->workers; w != NULL; w = w->next)
+    while (w->jobs != NULL)
+      pool_job_stop(w->jobs, reason);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Confirmations                                                            */
+
+static void pool_on_confirm(fleet__req_t *r, int status,
+                            const fleet__reply_t *reply);
+
+/* Sends POOL_STARTED or POOL_STOPPED for (worker, key, token) with
+ * `code`; the reply is checked by pool_on_confirm. */
+static void pool_confirm(fleet__pool_t *p, int kind, fleet__pool_worker_t *w,
+                         const char *key, size_t key_len, uint64_t token,
+                         int code) {
+  fleet_bytes_t tag = fleet__key_bytes(&p->tag);
+  fleet__pool_req_t *req;
+  int err;
+
+  req = (fleet__pool_req_t *)fleet__req_new(&p->base, pool_on_confirm, NULL,
+                                            NULL);
+  if (req == NULL) {
+    fleet__handle_error(&p->base, FLEET_ENOMEM);
+    return;
+  }
+  req->kind = kind;
+  req->worker = w;
+  req->token = token;
+  req->key = fleet__memdup(key, key_len);
+  req->key_len = key_len;
+  err = req->key == NULL ? FLEET_ENOMEM : fleet__args_begin(&p->args, 4, 2);
+  if (err == 0) {
+    fleet__args_bytes(&p->args, key, key_len);
+    fleet__args_str(&p->args, w->id);
+    fleet__args_u64(&p->args, token);
+    fleet__args_i64(&p->args, code);
+    err = fleet__req_send(&req->base,
+                          kind == POOL_REQ_STARTED ? FLEET__OP_POOL_STARTED
+                                                   : FLEET__OP_POOL_STOPPED,
+                          &tag, 1, p->args.argv, p->args.argc);
+  }
+  if (err != 0) {
+    free(req->key);
+    fleet__req_free(&req->base);
+    fleet__handle_error(&p->base, err);
+  }
+}
+
+/* A start report refused as stale: the job was given to another owner
+ * meanwhile. The worker, if it still runs it, is told LOST. */
+static void pool_on_confirm(fleet__req_t *r, int status,
+                            const fleet__reply_t *reply) {
+  fleet__pool_req_t *req = (fleet__pool_req_t *)r;
+  fleet__pool_t *p = (fleet__pool_t *)r->handle;
+  struct fleet_pool_job_s *job;
+  char *key = req->key;
+  size_t key_len = req->key_len;
+  fleet__pool_worker_t *w = req->worker;
+  uint64_t token = req->token;
+  int kind = req->kind;
+  int64_t ok = 1;
+
+  fleet__req_done(r);
+  if (status == 0 && fleet__reply_i64(reply, &ok) != 0)
+    status = FLEET_EPROTO;
+  if (!p->base.closing && status != 0)
+    fleet__handle_error(&p->base, status);
+  if (!p->base.closing && status == 0 && ok == 0 && kind == POOL_REQ_STARTED &&
+      (job = pool_job_find(w, key, key_len)) != NULL && job->token == token)
+    pool_job_stop(job, FLEET_POOL_STOP_LOST);
+  free(key);
+}
+
+int fleet_pool_job_started(fleet_pool_job_t *job, int status) {
+  fleet__pool_worker_t *w;
+  fleet__pool_t *p;
+
+  if (job == NULL || status > 0)
+    return FLEET_EINVAL;
+  if (job->reported)
+    return FLEET_EALREADY;
+  job->reported = 1;
+  w = job->worker;
+  p = w->pool;
+  if (p->base.closing)
+    return 0;
+  pool_confirm(p, POOL_REQ_STARTED, w, job->key, job->key_len, job->token,
+               status);
+  if (status != 0)
+    fleet__pool_job_free(job);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Events                                                                   */
+
+static int pool_ev_token(const fleet__reply_t *ev, uint64_t *token) {
+  return fleet__reply_u64_str(&ev[3], token);
+}
+
+/* A start: a new local job, then the worker's start callback. */
+static void pool_ev_start(fleet__pool_t *p, fleet__pool_worker_t *w,
+                          const fleet__reply_t *ev, uint64_t token) {
+  struct fleet_pool_job_s *job = pool_job_find(w, ev[1].str, ev[1].len);
+
+  if (job != NULL) {
+    if (job->token >= token)
+      return; /* a redelivery, or an older start: nothing changes */
+    pool_job_stop(job, FLEET_POOL_STOP_LOST);
+    if (p->base.closing || p->state != FLEET__POOL_ACTIVE)
+      return;
+  }
+  job = calloc(1, sizeof(*job));
+  if (job == NULL || (job->key = fleet__memdup(ev[1].str, ev[1].len)) == NULL ||
+      (job->payload = fleet__memdup(ev[4].str, ev[4].len)) == NULL) {
+    if (job != NULL) {
+      free(job->key);
+      free(job);
+    }
+    /* The job cannot run here: report the failure so it leaves the pool
+     * and its dispatcher hears it. */
+    pool_confirm(p, POOL_REQ_STARTED, w, ev[1].str, ev[1].len, token,
+                 FLEET_ENOMEM);
+    return;
+  }
+  job->worker = w;
+  job->key_len = ev[1].len;
+  job->payload_len = ev[4].len;
+  job->token = token;
+  job->next = w->jobs;
+  if (w->jobs != NULL)
+    w->jobs->prev = job;
+  w->jobs = job;
+  w->handler.start(w->pub, job);
+}
+
+void fleet__pool_job_event(fleet__pool_t *p, const fleet__reply_t *ev) {
+  fleet__pool_worker_t *w = pool_worker_find(p, &ev[2]);
+  struct fleet_pool_job_s *job;
+  uint64_t token;
+
+  if (w == NULL || pool_ev_token(ev, &token) != 0)
+    return;
+  job = pool_job_find(w, ev[1].str, ev[1].len);
+  switch (ev[0].str[0]) {
+    case 's':
+      pool_ev_start(p, w, ev, token);
+      break;
+    case 'x': {
+      /* An older local job than the stop names is stale: it goes too. */
+      int confirm = job == NULL || job->token <= token;
+
+      if (job != NULL && job->token <= token)
+        pool_job_stop(job, job->token < token ? FLEET_POOL_STOP_LOST
+                           : ev[4].len == 4 && memcmp(ev[4].str, "move", 4) == 0
+                               ? FLEET_POOL_STOP_MOVED
+                               : FLEET_POOL_STOP_REQUESTED);
+      if (confirm)
+        pool_confirm(p, POOL_REQ_STOPPED, w, ev[1].str, ev[1].len, token,
+                     FLEET_ECANCELED);
+      break;
+    }
+    case 'n':
+      if (job != NULL && job->token == token && w->handler.notify != NULL) {
+        fleet_bytes_t payload = {ev[4].str, ev[4].len};
+        w->handler.notify(w->pub, job, payload);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Accessors                                                                */
+
+fleet_bytes_t fleet_pool_job_key(const fleet_pool_job_t *job) {
+  fleet_bytes_t b = {NULL, 0};
+
+  if (job != NULL) {
+    b.base = job->key;
+    b.len = job->key_len;
+  }
+  return b;
+}
+
+fleet_bytes_t fleet_pool_job_payload(const fleet_pool_job_t *job) {
+  fleet_bytes_t b = {NULL, 0};
+
+  if (job != NULL) {
+    b.base = job->payload;
+    b.len = job->payload_len;
+  }
+  return b;
+}
+
+uint64_t fleet_pool_job_token(const fleet_pool_job_t *job) {
+  return job != NULL ? job->token : 0;
+}

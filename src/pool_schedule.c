@@ -1,0 +1,413 @@
+/* pool_schedule.c -- a pool's schedule, built on the pool ticker and the
+ * node's public calls: each interval is a tick of the ticker
+ * "schedule:<name>", so exactly one node plans it. The plan goes through
+ * POOL_PLAN, which keeps the set of keys the schedule started and answers
+ * which start keys are not in the pool yet (a key in the pool counts as
+ * started, so a running key is never dispatched again) and which keys to
+ * stop; the node then dispatches and stops them with fleet_pool_dispatch()
+ * and fleet_pool_stop_job(). A plan that asks to stop the schedule resets
+ * its keys and stops the ticker, which ends the schedule on every node.
+ *
+ * States: IDLE (not started), RUNNING (waiting for its intervals),
+ * APPLYING (a plan's POOL_PLAN is in flight: an interval that comes
+ * meanwhile is skipped), STOPPED (ended on every node). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool_int.h"
+
+#define SCHED_PREFIX "schedule:"
+
+#define SCHED_STATE_MAP(XX)                                                    \
+  XX(IDLE, "idle")                                                             \
+  XX(RUNNING, "running")                                                       \
+  XX(APPLYING, "applying")                                                     \
+  XX(STOPPED, "stopped")
+
+typedef enum {
+#define XX(name, str) SCHEDULE_##name,
+  SCHED_STATE_MAP(XX)
+#undef XX
+} sched_state_t;
+
+static const char *const sched_state_names[] = {
+#define XX(name, str) str,
+    SCHED_STATE_MAP(XX)
+#undef XX
+};
+
+struct fleet_pool_plan_s {
+  char **keys; /* start keys */
+  fleet_bytes_t *payloads;
+  size_t n, cap;
+  char **stops;
+  size_t nstop, stop_cap;
+  int stop_all;
+};
+
+typedef struct {
+  fleet__handle_t base;
+  fleet_pool_schedule_t *pub;
+  sched_state_t state;
+  fleet_pool_node_t *node;
+  char *name;
+  size_t name_len;
+  fleet__key_t tag;
+  fleet_pool_ticker_t ticker;
+  int ticker_open;
+  fleet_pool_plan_cb cb;
+  struct fleet_pool_plan_s plan;
+  fleet__args_t args;
+} sched_t;
+
+static sched_t *sched_of(const fleet_pool_schedule_t *s) {
+  return (sched_t *)fleet__handle_of(s, FLEET_HANDLE_POOL_SCHEDULE);
+}
+
+const char *fleet__pool_schedule_state_name(const fleet_pool_schedule_t *s) {
+  const sched_t *sc = sched_of(s);
+
+  return sc == NULL ? "closed" : sched_state_names[sc->state];
+}
+
+/* The one place a schedule changes state. */
+static void sched_set_state(sched_t *sc, sched_state_t state) {
+  sc->state = state;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Plans                                                                    */
+
+static void plan_clear(struct fleet_pool_plan_s *plan) {
+  size_t i;
+
+  for (i = 0; i < plan->n; i++) {
+    free(plan->keys[i]);
+    free((void *)plan->payloads[i].base);
+  }
+  for (i = 0; i < plan->nstop; i++)
+    free(plan->stops[i]);
+  plan->n = plan->nstop = 0;
+  plan->stop_all = 0;
+}
+
+int fleet_pool_plan_start(fleet_pool_plan_t *plan, const char *key,
+                          fleet_bytes_t payload) {
+  size_t cap = plan != NULL ? plan->cap : 0, len;
+  char *k, *p;
+  int err;
+
+  if (plan == NULL || (payload.len > 0 && payload.base == NULL))
+    return FLEET_EINVAL;
+  if ((err = fleet__str_check(key, FLEET_POOL_KEY_MAX, &len)) != 0)
+    return err;
+  if (payload.len > FLEET_POOL_PAYLOAD_MAX)
+    return FLEET_E2BIG;
+  if (fleet__grow((void **)&plan->keys, &cap, plan->n + 1, sizeof(char *)) !=
+          0 ||
+      fleet__grow((void **)&plan->payloads, &plan->cap, plan->n + 1,
+                  sizeof(fleet_bytes_t)) != 0)
+    return FLEET_ENOMEM;
+  k = fleet__memdup(key, len);
+  p = fleet__memdup(payload.base, payload.len);
+  if (k == NULL || p == NULL) {
+    free(k);
+    free(p);
+    return FLEET_ENOMEM;
+  }
+  plan->keys[plan->n] = k;
+  plan->payloads[plan->n].base = p;
+  plan->payloads[plan->n].len = payload.len;
+  plan->n++;
+  return 0;
+}
+
+int fleet_pool_plan_stop(fleet_pool_plan_t *plan, const char *key) {
+  size_t len;
+  char *k;
+  int err;
+
+  if (plan == NULL)
+    return FLEET_EINVAL;
+  if ((err = fleet__str_check(key, FLEET_POOL_KEY_MAX, &len)) != 0)
+    return err;
+  if (fleet__grow((void **)&plan->stops, &plan->stop_cap, plan->nstop + 1,
+                  sizeof(char *)) != 0 ||
+      (k = fleet__memdup(key, len)) == NULL)
+    return FLEET_ENOMEM;
+  plan->stops[plan->nstop++] = k;
+  return 0;
+}
+
+int fleet_pool_plan_stop_all(fleet_pool_plan_t *plan) {
+  if (plan == NULL)
+    return FLEET_EINVAL;
+  plan->stop_all = 1;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Applying a plan                                                          */
+
+/* A dispatch or a stop of the plan has answered. */
+static void sched_on_call(fleet_handle_t *node, int status, void *arg) {
+  sched_t *sc = arg;
+
+  (void)node;
+  if (status != 0 && status != FLEET_EEXIST && status != FLEET_ENOTFOUND &&
+      status != FLEET_ECANCELED)
+    fleet__handle_error(&sc->base, status);
+  fleet__handle_unhold(&sc->base);
+}
+
+/* Issues one dispatch or stop; the schedule stays open until it answers. */
+static void sched_issue(sched_t *sc, int err) {
+  if (err == 0)
+    fleet__handle_hold(&sc->base);
+  else
+    fleet__handle_error(&sc->base, err);
+}
+
+static void sched_on_plan(fleet__req_t *r, int status,
+                          const fleet__reply_t *reply) {
+  sched_t *sc = (sched_t *)r->handle;
+  struct fleet_pool_plan_s *plan = &sc->plan;
+  const fleet__reply_t *start, *stop;
+  size_t i;
+
+  fleet__req_done(r);
+  if (sc->state == SCHEDULE_APPLYING)
+    sched_set_state(sc, SCHEDULE_RUNNING);
+  if (status == 0 && (!fleet__reply_is_array(reply, 2) ||
+                      reply->elem[0].type != FLEET__REPLY_ARRAY ||
+                      reply->elem[1].type != FLEET__REPLY_ARRAY))
+    status = FLEET_EPROTO;
+  if (status != 0 || sc->base.closing) {
+    if (status != 0)
+      fleet__handle_error(&sc->base, status);
+    plan_clear(plan);
+    return;
+  }
+  start = &reply->elem[0];
+  stop = &reply->elem[1];
+  for (i = 0; i < start->nelem; i++) {
+    int64_t at;
+    if (fleet__reply_i64(&start->elem[i], &at) != 0 || at < 1 ||
+        (size_t)at > plan->n)
+      continue;
+    sched_issue(sc,
+                fleet_pool_dispatch(sc->node, plan->keys[at - 1],
+                                    plan->payloads[at - 1], sched_on_call, sc));
+  }
+  for (i = 0; i < stop->nelem; i++) {
+    char *key;
+    if (stop->elem[i].type != FLEET__REPLY_STR ||
+        (key = fleet__memdup(stop->elem[i].str, stop->elem[i].len)) == NULL)
+      continue;
+    sched_issue(sc, fleet_pool_stop_job(sc->node, key, sched_on_call, sc));
+    free(key);
+  }
+  plan_clear(plan);
+}
+
+/* Sends POOL_PLAN for the plan written ("r": reset the keys). */
+static int sched_send_plan(sched_t *sc, const char *mode) {
+  struct fleet_pool_plan_s *plan = &sc->plan;
+  fleet_bytes_t key = fleet__key_bytes(&sc->tag);
+  fleet__req_t *req;
+  size_t i;
+  int err;
+
+  req = fleet__req_new(&sc->base, sched_on_plan, NULL, NULL);
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  err = fleet__args_begin(&sc->args, 3 + plan->n + plan->nstop, 1);
+  if (err == 0) {
+    fleet__args_bytes(&sc->args, sc->name, sc->name_len);
+    fleet__args_str(&sc->args, mode);
+    fleet__args_u64(&sc->args, plan->n);
+    for (i = 0; i < plan->n; i++)
+      fleet__args_str(&sc->args, plan->keys[i]);
+    for (i = 0; i < plan->nstop; i++)
+      fleet__args_str(&sc->args, plan->stops[i]);
+    err = fleet__req_send(req, FLEET__OP_POOL_PLAN, &key, 1, sc->args.argv,
+                          sc->args.argc);
+  }
+  if (err != 0)
+    fleet__req_free(req);
+  return err;
+}
+
+static void sched_on_ticker_stopped(fleet_handle_t *h, int status, void *arg) {
+  sched_t *sc = arg;
+
+  (void)h;
+  if (status != 0)
+    fleet__handle_error(&sc->base, status);
+  fleet__handle_unhold(&sc->base);
+}
+
+/* An interval of the schedule came to this node (or it was stopped). */
+static void sched_on_tick(fleet_pool_ticker_t *t, int status,
+                          const fleet_pool_tick_t *tick) {
+  sched_t *sc = t->data;
+  int rc, err;
+
+  if (status != 0) {
+    sched_set_state(sc, SCHEDULE_STOPPED);
+    return;
+  }
+  if (sc->state != SCHEDULE_RUNNING)
+    return; /* the last plan is still being applied */
+  plan_clear(&sc->plan);
+  rc = sc->cb(sc->pub, &sc->plan, tick);
+  if (sc->base.closing) {
+    plan_clear(&sc->plan);
+    return;
+  }
+  if (rc == FLEET_POOL_PLAN_STOP) {
+    plan_clear(&sc->plan);
+    err = sched_send_plan(sc, "r");
+    if (err != 0)
+      fleet__handle_error(&sc->base, err);
+    err = fleet_pool_ticker_stop(&sc->ticker, sched_on_ticker_stopped, sc);
+    if (err == 0)
+      fleet__handle_hold(&sc->base);
+    else
+      fleet__handle_error(&sc->base, err);
+    return;
+  }
+  err = sched_send_plan(sc, sc->plan.stop_all ? "a" : "");
+  if (err != 0) {
+    plan_clear(&sc->plan);
+    fleet__handle_error(&sc->base, err);
+    return;
+  }
+  sched_set_state(sc, SCHEDULE_APPLYING);
+}
+
+static void sched_on_ticker_error(fleet_handle_t *h, int status,
+                                  const char *detail) {
+  sched_t *sc = h->data;
+
+  (void)detail;
+  fleet__handle_error(&sc->base, status);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Init, start, close                                                       */
+
+static void sched_ticker_closed(fleet_handle_t *h) {
+  sched_t *sc = h->data;
+
+  fleet__handle_unhold(&sc->base);
+}
+
+static void sched_close(fleet__handle_t *h) {
+  sched_t *sc = (sched_t *)h;
+
+  if (sc->ticker_open &&
+      fleet_pool_ticker_close(&sc->ticker, sched_ticker_closed) == 0)
+    fleet__handle_hold(h);
+  sc->ticker_open = 0;
+}
+
+static void sched_free(fleet__handle_t *h) {
+  sched_t *sc = (sched_t *)h;
+
+  plan_clear(&sc->plan);
+  free(sc->plan.keys);
+  free(sc->plan.payloads);
+  free(sc->plan.stops);
+  fleet__args_free(&sc->args);
+  fleet__key_free(&sc->tag);
+  free(sc->name);
+  free(sc);
+}
+
+static const fleet__handle_vt_t sched_vt = {
+    .type = FLEET_HANDLE_POOL_SCHEDULE,
+    .req_size = sizeof(fleet__req_t),
+    .close = sched_close,
+    .free = sched_free,
+};
+
+int fleet_pool_schedule_init(fleet_pool_node_t *node,
+                             fleet_pool_schedule_t *schedule, const char *name,
+                             uint32_t interval_ms, fleet_error_cb error_cb) {
+  fleet__pool_t *p = fleet__pool_of(node);
+  char tname[FLEET__NAME_MAX + 1];
+  sched_t *sc;
+  size_t len;
+  int err;
+
+  if (schedule == NULL)
+    return FLEET_EINVAL;
+  schedule->internal_ = NULL;
+  if (p == NULL || interval_ms < FLEET_POOL_TICK_MIN_MS)
+    return FLEET_EINVAL;
+  if ((err = fleet__str_check(name, FLEET__NAME_MAX - strlen(SCHED_PREFIX),
+                              &len)) != 0)
+    return err;
+  if ((err = fleet__handle_usable(&p->base)) != 0)
+    return err;
+  if ((sc = calloc(1, sizeof(*sc))) == NULL)
+    return FLEET_ENOMEM;
+  err = fleet__handle_init(&sc->base, &sched_vt, p->base.client->pub,
+                           (fleet_handle_t *)schedule);
+  if (err != 0) {
+    free(sc);
+    return err;
+  }
+  sc->pub = schedule;
+  sc->node = node;
+  sc->base.error_cb = error_cb;
+  sc->name_len = len;
+  sc->name = fleet__memdup(name, len);
+  sc->tag.base = malloc(p->tag.len);
+  snprintf(tname, sizeof(tname), SCHED_PREFIX "%s", name);
+  err = sc->name == NULL || sc->tag.base == NULL
+            ? FLEET_ENOMEM
+            : fleet_pool_ticker_init(node, &sc->ticker, tname, interval_ms,
+                                     sched_on_ticker_error);
+  if (err != 0) {
+    fleet__handle_abort(&sc->base);
+    sched_free(&sc->base);
+    schedule->internal_ = NULL;
+    return err;
+  }
+  memcpy(sc->tag.base, p->tag.base, p->tag.len);
+  sc->tag.len = sc->tag.cap = p->tag.len;
+  /* The schedule's own: closed with it, never shown by a walk. */
+  sc->ticker.internal_->internal = 1;
+  sc->ticker.data = sc;
+  sc->ticker_open = 1;
+  return 0;
+}
+
+int fleet_pool_schedule_start(fleet_pool_schedule_t *schedule,
+                              fleet_pool_plan_cb cb) {
+  sched_t *sc = sched_of(schedule);
+  int err;
+
+  if (sc == NULL || cb == NULL)
+    return FLEET_EINVAL;
+  if ((err = fleet__handle_usable(&sc->base)) != 0)
+    return err;
+  if (sc->state != SCHEDULE_IDLE)
+    return FLEET_EALREADY;
+  if ((err = fleet_pool_ticker_start(&sc->ticker, sched_on_tick)) != 0)
+    return err;
+  sc->cb = cb;
+  sched_set_state(sc, SCHEDULE_RUNNING);
+  return 0;
+}
+
+int fleet_pool_schedule_close(fleet_pool_schedule_t *schedule,
+                              fleet_close_cb cb) {
+  sched_t *sc = sched_of(schedule);
+
+  if (sc == NULL)
+    return FLEET_EINVAL;
+  return fleet__handle_close(&sc->base, cb);
+}

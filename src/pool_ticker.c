@@ -1,0 +1,324 @@
+/* pool_ticker.c -- a pool's ticker: every node that runs a ticker of one
+ * name tries to claim each tick when it comes due, and POOL_TICK gives it
+ * to exactly one of them, by the server clock.
+ *
+ * The ticker's state lives in the backend (T:tk:<name>: period, the
+ * server time of the next tick, the last sequence number), so a node that
+ * dies or pauses costs at most the tick it had claimed: the others claim
+ * the next ones. Ticks that came due while nobody claimed them are folded
+ * into the next claim and counted (`missed`), never dropped silently. A
+ * tick is a callback: nothing is lost to a busy reader. A failed claim is
+ * reported to the error callback and retried with backoff, for as long as
+ * the ticker runs: one Redis error never ends it.
+ *
+ * States: IDLE (not started), WAITING (the timer runs until the next
+ * claim), CLAIMING (a claim is in flight), STOPPED (the ticker was stopped
+ * for every node). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool_int.h"
+
+/* The first delay after a failed claim, in ms. */
+#define TICKER_BACKOFF_MIN_MS 20
+
+#define TICKER_STATE_MAP(XX)                                                   \
+  XX(IDLE, "idle")                                                             \
+  XX(WAITING, "waiting")                                                       \
+  XX(CLAIMING, "claiming")                                                     \
+  XX(STOPPED, "stopped")
+
+typedef enum {
+#define XX(name, str) TICKER_##name,
+  TICKER_STATE_MAP(XX)
+#undef XX
+} ticker_state_t;
+
+static const char *const ticker_state_names[] = {
+#define XX(name, str) str,
+    TICKER_STATE_MAP(XX)
+#undef XX
+};
+
+typedef struct {
+  fleet__req_t base;
+  fleet_status_cb cb; /* NULL for a claim */
+} ticker_req_t;
+
+typedef struct {
+  fleet__handle_t base;
+  fleet_pool_ticker_t *pub;
+  ticker_state_t state;
+  char *name;
+  size_t name_len;
+  uint32_t period_ms;
+  fleet__key_t tag;
+  fleet_pool_tick_cb cb;
+  uv_timer_t timer;
+  uint32_t failures;
+  fleet__rng_t rng;
+  fleet__args_t args;
+} ticker_t;
+
+static ticker_t *ticker_of(const fleet_pool_ticker_t *t) {
+  return (ticker_t *)fleet__handle_of(t, FLEET_HANDLE_POOL_TICKER);
+}
+
+const char *fleet__pool_ticker_state_name(const fleet_pool_ticker_t *t) {
+  const ticker_t *tk = ticker_of(t);
+
+  return tk == NULL ? "closed" : ticker_state_names[tk->state];
+}
+
+static void ticker_on_timer(uv_timer_t *timer);
+
+/* The one place a ticker changes state. WAITING arms the timer for
+ * `delay` ms; every other state stops it. */
+static void ticker_set_state(ticker_t *tk, ticker_state_t state,
+                             uint64_t delay) {
+  tk->state = state;
+  if (uv_is_closing((uv_handle_t *)&tk->timer))
+    return;
+  if (state == TICKER_WAITING)
+    uv_timer_start(&tk->timer, ticker_on_timer, delay, 0);
+  else
+    uv_timer_stop(&tk->timer);
+}
+
+/* The ticker was stopped: its callback hears it once. */
+static void ticker_stopped(ticker_t *tk) {
+  if (tk->state == TICKER_STOPPED)
+    return;
+  ticker_set_state(tk, TICKER_STOPPED, 0);
+  tk->cb(tk->pub, FLEET_ECANCELED, NULL);
+}
+
+static void ticker_on_claim(fleet__req_t *r, int status,
+                            const fleet__reply_t *reply);
+
+/* Sends one claim; on failure, backs off. */
+static void ticker_claim(ticker_t *tk) {
+  fleet_bytes_t key = fleet__key_bytes(&tk->tag);
+  fleet__req_t *req = fleet__req_new(&tk->base, ticker_on_claim, NULL, NULL);
+  int err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&tk->args, 2, 1);
+
+  if (err == 0) {
+    fleet__args_bytes(&tk->args, tk->name, tk->name_len);
+    fleet__args_u64(&tk->args, tk->period_ms);
+    err = fleet__req_send(req, FLEET__OP_POOL_TICK, &key, 1, tk->args.argv,
+                          tk->args.argc);
+  }
+  if (err == 0) {
+    ticker_set_state(tk, TICKER_CLAIMING, 0);
+    return;
+  }
+  if (req != NULL)
+    fleet__req_free(req);
+  ticker_set_state(tk, TICKER_WAITING,
+                   fleet__backoff_delay(TICKER_BACKOFF_MIN_MS, tk->period_ms,
+                                        20, tk->failures++,
+                                        fleet__rng_next(&tk->rng)));
+  fleet__handle_error(&tk->base, err);
+}
+
+static void ticker_on_timer(uv_timer_t *timer) {
+  ticker_t *tk = FLEET__CONTAINER_OF(timer, ticker_t, timer);
+
+  if (tk->state == TICKER_WAITING && !tk->base.closing)
+    ticker_claim(tk);
+}
+
+static void ticker_on_claim(fleet__req_t *r, int status,
+                            const fleet__reply_t *reply) {
+  ticker_t *tk = (ticker_t *)r->handle;
+  int64_t v[5];
+  size_t i;
+
+  fleet__req_done(r);
+  if (tk->base.closing || tk->state != TICKER_CLAIMING)
+    return;
+  if (status == 0 && !fleet__reply_is_array(reply, 5))
+    status = FLEET_EPROTO;
+  for (i = 0; status == 0 && i < 5; i++)
+    if (fleet__reply_i64(&reply->elem[i], &v[i]) != 0 || (i > 0 && v[i] < 0))
+      status = FLEET_EPROTO;
+  if (status != 0) {
+    ticker_set_state(tk, TICKER_WAITING,
+                     fleet__backoff_delay(TICKER_BACKOFF_MIN_MS, tk->period_ms,
+                                          20, tk->failures++,
+                                          fleet__rng_next(&tk->rng)));
+    fleet__handle_error(&tk->base, status);
+    return;
+  }
+  tk->failures = 0;
+  if (v[0] < 0) {
+    ticker_stopped(tk);
+    return;
+  }
+  /* One ms more: the server's next tick is due at, not before, that time. */
+  ticker_set_state(tk, TICKER_WAITING, (uint64_t)v[4] + 1);
+  if (v[0] == 1) {
+    fleet_pool_tick_t tick = {(uint64_t)v[1], (uint64_t)v[2], (uint64_t)v[3]};
+    tk->cb(tk->pub, 0, &tick);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stop                                                                     */
+
+static void ticker_on_stop(fleet__req_t *r, int status,
+                           const fleet__reply_t *reply) {
+  ticker_req_t *req = (ticker_req_t *)r;
+  ticker_t *tk = (ticker_t *)r->handle;
+  fleet_status_cb cb = req->cb;
+  void *data = r->user_data;
+
+  (void)reply;
+  fleet__req_done(r);
+  if (status == 0 && tk->state != TICKER_IDLE)
+    ticker_stopped(tk);
+  else if (status == 0)
+    ticker_set_state(tk, TICKER_STOPPED, 0);
+  cb(tk->base.pub, status, data);
+}
+
+static void ticker_cancel_stop(fleet__req_t *r, int status) {
+  ticker_req_t *req = (ticker_req_t *)r;
+
+  req->cb(r->handle->pub, status, r->user_data);
+}
+
+int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker, fleet_status_cb cb,
+                           void *user_data) {
+  ticker_t *tk = ticker_of(ticker);
+  fleet_bytes_t key;
+  ticker_req_t *req;
+  uint64_t keep;
+  int err;
+
+  if (tk == NULL || cb == NULL)
+    return FLEET_EINVAL;
+  if ((err = fleet__handle_usable(&tk->base)) != 0)
+    return err;
+  if (tk->state == TICKER_STOPPED)
+    return FLEET_EALREADY;
+  req = (ticker_req_t *)fleet__req_new(&tk->base, ticker_on_stop,
+                                       ticker_cancel_stop, user_data);
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  req->cb = cb;
+  keep = 10 * (uint64_t)tk->period_ms;
+  err = fleet__args_begin(&tk->args, 2, 1);
+  if (err == 0) {
+    key = fleet__key_bytes(&tk->tag);
+    fleet__args_bytes(&tk->args, tk->name, tk->name_len);
+    fleet__args_u64(&tk->args, keep < 1000 ? 1000 : keep);
+    err = fleet__req_send(&req->base, FLEET__OP_POOL_TICK_STOP, &key, 1,
+                          tk->args.argv, tk->args.argc);
+  }
+  if (err != 0)
+    fleet__req_free(&req->base);
+  return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Init, start, close                                                       */
+
+static void ticker_timer_closed(uv_handle_t *handle) {
+  ticker_t *tk = handle->data;
+
+  fleet__handle_unhold(&tk->base);
+}
+
+static void ticker_close_hook(fleet__handle_t *h) {
+  ticker_t *tk = (ticker_t *)h;
+
+  tk->timer.data = tk;
+  fleet__handle_hold(h);
+  uv_close((uv_handle_t *)&tk->timer, ticker_timer_closed);
+}
+
+static void ticker_free(fleet__handle_t *h) {
+  ticker_t *tk = (ticker_t *)h;
+
+  fleet__key_free(&tk->tag);
+  fleet__args_free(&tk->args);
+  free(tk->name);
+  free(tk);
+}
+
+static const fleet__handle_vt_t ticker_vt = {
+    .type = FLEET_HANDLE_POOL_TICKER,
+    .req_size = sizeof(ticker_req_t),
+    .close = ticker_close_hook,
+    .free = ticker_free,
+};
+
+int fleet_pool_ticker_init(fleet_pool_node_t *node, fleet_pool_ticker_t *ticker,
+                           const char *name, uint32_t period_ms,
+                           fleet_error_cb error_cb) {
+  fleet__pool_t *p = fleet__pool_of(node);
+  ticker_t *tk;
+  size_t len;
+  int err;
+
+  if (ticker == NULL)
+    return FLEET_EINVAL;
+  ticker->internal_ = NULL;
+  if (p == NULL || period_ms < FLEET_POOL_TICK_MIN_MS)
+    return FLEET_EINVAL;
+  if ((err = fleet__str_check(name, FLEET__NAME_MAX, &len)) != 0)
+    return err;
+  if ((err = fleet__handle_usable(&p->base)) != 0)
+    return err;
+  if ((tk = calloc(1, sizeof(*tk))) == NULL)
+    return FLEET_ENOMEM;
+  err = fleet__handle_init(&tk->base, &ticker_vt, p->base.client->pub,
+                           (fleet_handle_t *)ticker);
+  if (err != 0) {
+    free(tk);
+    return err;
+  }
+  tk->pub = ticker;
+  tk->base.error_cb = error_cb;
+  tk->period_ms = period_ms;
+  tk->name_len = len;
+  fleet__rng_seed(&tk->rng, (uint64_t)(uintptr_t)tk ^ uv_hrtime());
+  tk->name = fleet__memdup(name, len);
+  tk->tag.base = malloc(p->tag.len);
+  if (tk->name == NULL || tk->tag.base == NULL) {
+    fleet__handle_abort(&tk->base);
+    ticker_free(&tk->base);
+    ticker->internal_ = NULL;
+    return FLEET_ENOMEM;
+  }
+  memcpy(tk->tag.base, p->tag.base, p->tag.len);
+  tk->tag.len = tk->tag.cap = p->tag.len;
+  uv_timer_init(tk->base.loop, &tk->timer);
+  return 0;
+}
+
+int fleet_pool_ticker_start(fleet_pool_ticker_t *ticker,
+                            fleet_pool_tick_cb cb) {
+  ticker_t *tk = ticker_of(ticker);
+  int err;
+
+  if (tk == NULL || cb == NULL)
+    return FLEET_EINVAL;
+  if ((err = fleet__handle_usable(&tk->base)) != 0)
+    return err;
+  if (tk->state != TICKER_IDLE)
+    return FLEET_EALREADY;
+  tk->cb = cb;
+  /* The first claim goes out from the timer: never inside this call. */
+  ticker_set_state(tk, TICKER_WAITING, 0);
+  return 0;
+}
+
+int fleet_pool_ticker_close(fleet_pool_ticker_t *ticker, fleet_close_cb cb) {
+  ticker_t *tk = ticker_of(ticker);
+
+  if (tk == NULL)
+    return FLEET_EINVAL;
+  return fleet__handle_close(&tk->base, cb);
+}

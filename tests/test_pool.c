@@ -1,0 +1,903 @@
+/* test_pool.c -- the worker pool on both adapters: bad input, dispatch and
+ * its answers (started, exists, the start's error, timeout), notify, stop,
+ * the queries, one admission among concurrent dispatches, client-only
+ * nodes, a join that moves only the keys whose owner changed, close that
+ * moves a node's jobs, shutdown, and calls from inside callbacks. */
+#include "pool_int.h"
+#include "test_lock_env.h"
+
+#define NODE_WORKERS_MAX 8
+#define LOG_MAX 4096
+
+/* One event a worker saw. */
+typedef struct {
+  char kind; /* s(tart), x (stop), n(otify) */
+  char key[64];
+  int worker;
+  int reason;
+  uint64_t token;
+} ev_t;
+
+/* A node with workers that record what they see. */
+typedef struct node_rec_s {
+  fleet_pool_node_t node;
+  fleet_pool_worker_t w[NODE_WORKERS_MAX];
+  int nworkers;
+  int start_status; /* what starts report */
+  int async;        /* keep starts pending in `pending` */
+  fleet_pool_job_t *pending[64];
+  int npending;
+  int running; /* jobs started and not stopped */
+  int closed;
+  int close_in_start;
+  ev_t *log; /* shared between the nodes of a test */
+  int *nlog;
+} node_rec_t;
+
+static ev_t test_log[LOG_MAX];
+static int test_nlog;
+
+static void rec_log(node_rec_t *n, fleet_pool_worker_t *w, char kind,
+                    fleet_pool_job_t *job, int reason) {
+  ev_t *e;
+  fleet_bytes_t key = fleet_pool_job_key(job);
+
+  ASSERT_LT(*n->nlog, LOG_MAX);
+  e = &n->log[(*n->nlog)++];
+  e->kind = kind;
+  snprintf(e->key, sizeof(e->key), "%.*s", (int)key.len,
+           (const char *)key.base);
+  e->worker = (int)(w - n->w);
+  e->reason = reason;
+  e->token = fleet_pool_job_token(job);
+}
+
+static void rec_start(fleet_pool_worker_t *w, fleet_pool_job_t *job) {
+  node_rec_t *n = w->data;
+
+  rec_log(n, w, 's', job, 0);
+  if (n->close_in_start) {
+    ASSERT_OK(fleet_pool_node_close(&n->node, NULL));
+    return;
+  }
+  if (n->async) {
+    ASSERT_LT(n->npending, 64);
+    n->pending[n->npending++] = job;
+    return;
+  }
+  if (n->start_status == 0)
+    n->running++;
+  ASSERT_OK(fleet_pool_job_started(job, n->start_status));
+}
+
+static void rec_stop(fleet_pool_worker_t *w, fleet_pool_job_t *job,
+                     fleet_pool_stop_reason_t reason) {
+  node_rec_t *n = w->data;
+  int i;
+
+  rec_log(n, w, 'x', job, reason);
+  for (i = 0; i < n->npending; i++)
+    if (n->pending[i] == job) {
+      n->pending[i] = n->pending[--n->npending];
+      return;
+    }
+  n->running--;
+}
+
+static void rec_notify(fleet_pool_worker_t *w, fleet_pool_job_t *job,
+                       fleet_bytes_t payload) {
+  node_rec_t *n = w->data;
+
+  ASSERT_EQ(4, payload.len);
+  ASSERT_MEM_EQ("ping", payload.base, 4);
+  rec_log(n, w, 'n', job, 0);
+}
+
+static const fleet_pool_handler_t rec_handler = {rec_start, rec_stop,
+                                                 rec_notify};
+
+static void rec_on_close(fleet_handle_t *h) {
+  node_rec_t *n = h->data;
+  n->closed++;
+}
+
+static fleet_pool_node_options_t test_opts(void) {
+  fleet_pool_node_options_t o;
+
+  fleet_pool_node_options_init(&o);
+  o.worker_ttl_ms = (uint32_t)fleet_test_ms(600);
+  o.ack_grace_ms = (uint32_t)fleet_test_ms(300);
+  return o;
+}
+
+/* Makes a node with `workers` workers (0: client-only). */
+static void rec_init(node_rec_t *n, fleet_client_t *c, const char *pool,
+                     const char *id, int workers,
+                     fleet_pool_node_options_t *o) {
+  fleet_pool_node_options_t d = test_opts();
+  int i;
+
+  memset(n, 0, sizeof(*n));
+  n->log = test_log;
+  n->nlog = &test_nlog;
+  if (o == NULL)
+    o = &d;
+  o->client_only = workers == 0;
+  n->node.data = n;
+  ASSERT_OK(fleet_pool_node_init(c, &n->node, pool, id, o));
+  for (i = 0; i < workers; i++) {
+    n->w[i].data = n;
+    ASSERT_OK(fleet_pool_worker_add(&n->node, &n->w[i], &rec_handler));
+  }
+  n->nworkers = workers;
+}
+
+static void rec_close(lock_env_t *e, node_rec_t *n) {
+  ASSERT_OK(fleet_pool_node_close(&n->node, rec_on_close));
+  ASSERT(lock_env_wait(e, &n->closed, 1, FLEET_TEST_WAIT_MS));
+}
+
+/* The answer of one call. */
+typedef struct {
+  int done;
+  int status;
+  size_t n;
+  char text[256];
+} answer_t;
+
+static void on_status(fleet_handle_t *h, int status, void *arg) {
+  answer_t *a = arg;
+  a->done++;
+  a->status = status;
+}
+
+static void on_keys(fleet_pool_node_t *node, int status,
+                    const fleet_bytes_t *keys, size_t n, void *arg) {
+  answer_t *a = arg;
+  a->done++;
+  a->status = status;
+  a->n = n;
+}
+
+static void on_payload(fleet_pool_node_t *node, int status,
+                       fleet_bytes_t payload, void *arg) {
+  answer_t *a = arg;
+  a->done++;
+  a->status = status;
+  snprintf(a->text, sizeof(a->text), "%.*s", (int)payload.len,
+           (const char *)payload.base);
+}
+
+static void on_workers(fleet_pool_node_t *node, int status,
+                       const fleet_pool_worker_info_t *w, size_t n, void *arg) {
+  answer_t *a = arg;
+  size_t i;
+
+  a->done++;
+  a->status = status;
+  a->n = n;
+  a->text[0] = '\0';
+  for (i = 0; i < n; i++)
+    snprintf(a->text + strlen(a->text), sizeof(a->text) - strlen(a->text),
+             "%s%s@%s%s", i ? " " : "", w[i].id, w[i].node_id,
+             w[i].local ? "*" : "");
+}
+
+static void on_jobs(fleet_pool_node_t *node, int status,
+                    const fleet_pool_job_info_t *j, size_t n, void *arg) {
+  answer_t *a = arg;
+  size_t i;
+
+  a->done++;
+  a->status = status;
+  a->n = n;
+  a->text[0] = '\0';
+  for (i = 0; i < n; i++)
+    snprintf(a->text + strlen(a->text), sizeof(a->text) - strlen(a->text),
+             "%s%.*s@%s#%" PRIu64, i ? " " : "", (int)j[i].key.len,
+             (const char *)j[i].key.base, j[i].worker_id, j[i].token);
+}
+
+static int dispatch(lock_env_t *e, node_rec_t *n, const char *key,
+                    const char *payload) {
+  answer_t a = {0};
+  fleet_bytes_t p = {payload, strlen(payload)};
+
+  ASSERT_OK(fleet_pool_dispatch(&n->node, key, p, on_status, &a));
+  ASSERT(lock_env_wait(e, &a.done, 1, FLEET_TEST_WAIT_MS));
+  return a.status;
+}
+
+static answer_t query(lock_env_t *e, node_rec_t *n, int what, const char *key) {
+  answer_t a = {0};
+
+  if (what == 'k')
+    ASSERT_OK(fleet_pool_job_keys(&n->node, on_keys, &a));
+  else if (what == 'p')
+    ASSERT_OK(fleet_pool_get_payload(&n->node, key, on_payload, &a));
+  else if (what == 'w')
+    ASSERT_OK(fleet_pool_workers(&n->node, on_workers, &a));
+  else if (what == 'j')
+    ASSERT_OK(fleet_pool_jobs(&n->node, on_jobs, &a));
+  else if (what == 'x')
+    ASSERT_OK(fleet_pool_stop_job(&n->node, key, on_status, &a));
+  else
+    ASSERT_OK(fleet_pool_notify(&n->node, key, (fleet_bytes_t){"ping", 4},
+                                on_status, &a));
+  ASSERT(lock_env_wait(e, &a.done, 1, FLEET_TEST_WAIT_MS));
+  return a;
+}
+
+/* How many log entries of `kind` for `key` (any key when NULL). */
+static int log_count(char kind, const char *key) {
+  int i, c = 0;
+
+  for (i = 0; i < test_nlog; i++)
+    if (test_log[i].kind == kind &&
+        (key == NULL || !strcmp(key, test_log[i].key)))
+      c++;
+  return c;
+}
+
+/* Waits until the pool's membership lists `want` workers. */
+static void wait_workers(lock_env_t *e, node_rec_t *n, size_t want) {
+  uint64_t end = lock_env_now() + fleet_test_ms(FLEET_TEST_WAIT_MS);
+  answer_t a;
+
+  do {
+    a = query(e, n, 'w', NULL);
+    ASSERT_OK(a.status);
+    if (a.n == want)
+      return;
+    lock_env_sleep(e, 10);
+  } while (lock_env_now() < end);
+  ASSERT_EQ(want, a.n);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void never_status(fleet_handle_t *h, int status, void *arg) {
+  fleet_test__fail(__FILE__, __LINE__, "a refused call called back");
+}
+
+CONFORMANCE_IMPL(pool_bad_input) {
+  char big[FLEET_POOL_KEY_MAX + 2];
+  fleet_pool_node_options_t o;
+  fleet_pool_node_t n;
+  fleet_pool_worker_t w;
+  fleet_pool_handler_t h = {0};
+  node_rec_t cn;
+  lock_env_t e;
+  answer_t a;
+
+  lock_env_init(&e, b->url);
+  memset(big, 'k', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(NULL, &n, "p", "a", NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(&e.c1, NULL, "p", "a", NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(&e.c1, &n, "", "a", NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(&e.c1, &n, "p", NULL, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(&e.c1, &n, "p", "a/b", NULL));
+  ASSERT_ERR(FLEET_E2BIG, fleet_pool_node_init(&e.c1, &n, big, "a", NULL));
+  ASSERT_ERR(FLEET_E2BIG, fleet_pool_node_init(&e.c1, &n, "p", big, NULL));
+  fleet_pool_node_options_init(&o);
+  o.worker_ttl_ms = 99;
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(&e.c1, &n, "p", "a", &o));
+  ASSERT_NULL(n.internal_);
+
+  rec_init(&cn, &e.c1, "p", "c", 0, NULL);
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_worker_add(&cn.node, &w, &rec_handler));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_worker_add(&cn.node, &w, &h));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_dispatch(&cn.node, "k",
+                                               (fleet_bytes_t){0}, NULL, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_dispatch(&cn.node, "", (fleet_bytes_t){0},
+                                               never_status, NULL));
+  ASSERT_ERR(FLEET_E2BIG, fleet_pool_dispatch(&cn.node, big, (fleet_bytes_t){0},
+                                              never_status, NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_pool_dispatch(&cn.node, "k", (fleet_bytes_t){NULL, 3},
+                                 never_status, NULL));
+  ASSERT_ERR(FLEET_E2BIG, fleet_pool_dispatch(
+                              &cn.node, "k",
+                              (fleet_bytes_t){big, FLEET_POOL_PAYLOAD_MAX + 1},
+                              never_status, NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_pool_stop_job(&cn.node, NULL, never_status, 0));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_job_started(NULL, 0));
+  ASSERT_NULL(fleet_pool_worker_id(&w));
+  ASSERT_STR_EQ("moved", fleet_pool_stop_reason_name(FLEET_POOL_STOP_MOVED));
+  ASSERT_STR_EQ("unknown", fleet_pool_stop_reason_name(99));
+
+  /* No worker in the pool. */
+  ASSERT_ERR(FLEET_ENOTFOUND, dispatch(&e, &cn, "k", ""));
+  a = query(&e, &cn, 'p', "k");
+  ASSERT_ERR(FLEET_ENOTFOUND, a.status);
+  a = query(&e, &cn, 'x', "k");
+  ASSERT_ERR(FLEET_ENOTFOUND, a.status);
+  a = query(&e, &cn, 'n', "k");
+  ASSERT_ERR(FLEET_ENOTFOUND, a.status);
+  rec_close(&e, &cn);
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_close(&cn.node, NULL));
+  lock_env_close(&e);
+}
+
+CONFORMANCE_IMPL(pool_dispatch_basic) {
+  node_rec_t a, c;
+  lock_env_t e;
+  answer_t q;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "a", 2, NULL);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  ASSERT_STR_EQ("a/1", fleet_pool_worker_id(&a.w[0]));
+  ASSERT_STR_EQ("a/2", fleet_pool_worker_id(&a.w[1]));
+  wait_workers(&e, &c, 2);
+  q = query(&e, &c, 'w', NULL);
+  ASSERT_STR_EQ("a/1@a a/2@a", q.text);
+  q = query(&e, &a, 'w', NULL);
+  ASSERT_STR_EQ("a/1@a* a/2@a*", q.text);
+
+  ASSERT_OK(dispatch(&e, &c, "k1", "pay1"));
+  ASSERT_EQ(1, log_count('s', "k1"));
+  ASSERT_EQ(1, a.running);
+  /* The owner is the one jump hashing names. */
+  ASSERT_STR_EQ(fleet__pool_route(fleet__pool_of(&c.node), "k1", 2),
+                fleet_pool_worker_id(&a.w[test_log[0].worker]));
+  ASSERT_ERR(FLEET_EEXIST, dispatch(&e, &c, "k1", "other"));
+  ASSERT_ERR(FLEET_EEXIST, dispatch(&e, &a, "k1", "other"));
+  ASSERT_EQ(1, log_count('s', "k1"));
+
+  q = query(&e, &c, 'p', "k1");
+  ASSERT_OK(q.status);
+  ASSERT_STR_EQ("pay1", q.text);
+  q = query(&e, &c, 'k', NULL);
+  ASSERT_OK(q.status);
+  ASSERT_EQ(1, q.n);
+  q = query(&e, &c, 'j', NULL);
+  ASSERT_OK(q.status);
+  {
+    char want[64];
+    snprintf(want, sizeof(want), "k1@%s#%" PRIu64,
+             fleet_pool_worker_id(&a.w[test_log[0].worker]), test_log[0].token);
+    ASSERT_STR_EQ(want, q.text);
+  }
+  q = query(&e, &c, 'n', "k1");
+  ASSERT_OK(q.status);
+  ASSERT(lock_env_wait(&e, &test_nlog, 2, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(1, log_count('n', "k1"));
+
+  q = query(&e, &c, 'x', "k1");
+  ASSERT_OK(q.status);
+  ASSERT(lock_env_wait(&e, &test_nlog, 3, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ('x', test_log[2].kind);
+  ASSERT_EQ(FLEET_POOL_STOP_REQUESTED, test_log[2].reason);
+  ASSERT_EQ(0, a.running);
+  /* Gone once the owner confirmed: payload and all. */
+  for (;;) {
+    q = query(&e, &c, 'k', NULL);
+    if (q.n == 0)
+      break;
+    lock_env_sleep(&e, 5);
+  }
+  q = query(&e, &c, 'p', "k1");
+  ASSERT_ERR(FLEET_ENOTFOUND, q.status);
+  /* A new dispatch of the key gets a larger token. */
+  ASSERT_OK(dispatch(&e, &c, "k1", "pay2"));
+  ASSERT_UGT(test_log[3].token, test_log[0].token);
+
+  /* Each start's own error, and the key leaves the pool. */
+  a.start_status = FLEET_EBACKEND;
+  ASSERT_ERR(FLEET_EBACKEND, dispatch(&e, &c, "k2", ""));
+  q = query(&e, &c, 'p', "k2");
+  ASSERT_ERR(FLEET_ENOTFOUND, q.status);
+  a.start_status = 0;
+  ASSERT_OK(dispatch(&e, &c, "k2", ""));
+
+  rec_close(&e, &c);
+  rec_close(&e, &a);
+  ASSERT_EQ(0, a.running);
+  lock_env_close(&e);
+}
+
+/* Two nodes dispatch the same keys in the same loop iteration: each key
+ * is admitted once. */
+CONFORMANCE_IMPL(pool_dispatch_race) {
+  answer_t r1[20], r2[20];
+  node_rec_t a, c;
+  lock_env_t e;
+  int i, ok = 0, exist = 0, done = 0;
+  char key[16];
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "a", 3, NULL);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  wait_workers(&e, &c, 3);
+  memset(r1, 0, sizeof(r1));
+  memset(r2, 0, sizeof(r2));
+  for (i = 0; i < 20; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(fleet_pool_dispatch(&a.node, key, (fleet_bytes_t){"x", 1},
+                                  on_status, &r1[i]));
+    ASSERT_OK(fleet_pool_dispatch(&c.node, key, (fleet_bytes_t){"y", 1},
+                                  on_status, &r2[i]));
+  }
+  for (i = 0; i < 20; i++) {
+    ASSERT(lock_env_wait(&e, &r1[i].done, 1, FLEET_TEST_WAIT_MS));
+    ASSERT(lock_env_wait(&e, &r2[i].done, 1, FLEET_TEST_WAIT_MS));
+    ok += (r1[i].status == 0) + (r2[i].status == 0);
+    exist += (r1[i].status == FLEET_EEXIST) + (r2[i].status == FLEET_EEXIST);
+    done += r1[i].done + r2[i].done;
+  }
+  ASSERT_EQ(20, ok);
+  ASSERT_EQ(20, exist);
+  ASSERT_EQ(40, done);
+  ASSERT_EQ(20, log_count('s', NULL));
+  ASSERT_EQ(20, a.running);
+  rec_close(&e, &c);
+  rec_close(&e, &a);
+  lock_env_close(&e);
+}
+
+/* A start that never reports: the dispatch times out after 2 x ack grace;
+ * the job stays admitted. Then the node closes with the start pending. */
+CONFORMANCE_IMPL(pool_dispatch_timeout) {
+  fleet_pool_node_options_t o = test_opts();
+  node_rec_t a;
+  lock_env_t e;
+  uint64_t t0;
+  answer_t q;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  o.ack_grace_ms = 100;
+  rec_init(&a, &e.c1, "p", "a", 1, &o);
+  wait_workers(&e, &a, 1);
+  a.async = 1;
+  t0 = lock_env_now();
+  ASSERT_ERR(FLEET_ETIMEDOUT, dispatch(&e, &a, "k", ""));
+  ASSERT_UGE(lock_env_now() - t0, 200);
+  ASSERT_EQ(1, a.npending);
+  ASSERT_ERR(FLEET_EEXIST, dispatch(&e, &a, "k", ""));
+  /* A late report still counts. */
+  ASSERT_OK(fleet_pool_job_started(a.pending[0], 0));
+  ASSERT_ERR(FLEET_EALREADY, fleet_pool_job_started(a.pending[0], 0));
+  q = query(&e, &a, 'k', NULL);
+  ASSERT_EQ(1, q.n);
+  rec_close(&e, &a);
+  ASSERT_EQ(0, a.npending);
+  ASSERT_EQ(FLEET_POOL_STOP_CLOSE, test_log[test_nlog - 1].reason);
+  lock_env_close(&e);
+}
+
+/* Node b joins a pool whose jobs run on a: only the keys whose owner
+ * changed move (stopped on a, then started on b), each exactly once; then
+ * b closes and its jobs come back to a. */
+CONFORMANCE_IMPL(pool_rebalance) {
+  fleet_pool_node_options_t o = test_opts();
+  node_rec_t a, nb;
+  lock_env_t e;
+  char key[16];
+  int i, moved = 0, want_moved = 0;
+  const char *before[60];
+  char *owners[60];
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  o.max_queued_jobs = FLEET_POOL_UNLIMITED;
+  rec_init(&a, &e.c1, "p", "a", 2, &o);
+  wait_workers(&e, &a, 2);
+  for (i = 0; i < 60; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(dispatch(&e, &a, key, key));
+    before[i] = fleet__pool_route(fleet__pool_of(&a.node), key, strlen(key));
+    owners[i] = strdup(before[i]);
+  }
+  ASSERT_EQ(60, a.running);
+  rec_init(&nb, &e.c2, "p", "b", 2, &o);
+  wait_workers(&e, &a, 4);
+  for (i = 0; i < 60; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    if (strcmp(owners[i], fleet__pool_route(fleet__pool_of(&a.node), key,
+                                            strlen(key))) != 0)
+      want_moved++;
+  }
+  ASSERT_GT(want_moved, 10);
+  ASSERT(lock_env_wait(&e, &nb.running, want_moved, FLEET_TEST_WAIT_MS));
+  lock_env_sleep(&e, 50);
+  ASSERT_EQ(want_moved, nb.running);
+  ASSERT_EQ(60 - want_moved, a.running);
+  for (i = 0; i < test_nlog; i++)
+    if (test_log[i].kind == 'x') {
+      ASSERT_EQ(FLEET_POOL_STOP_MOVED, test_log[i].reason);
+      moved++;
+    }
+  ASSERT_EQ(want_moved, moved);
+  ASSERT_EQ(60 + want_moved, log_count('s', NULL));
+  /* Each moved key stopped on a before it started on b. */
+  for (i = 0; i < test_nlog; i++)
+    if (test_log[i].kind == 'x') {
+      int j, seen = 0;
+      for (j = 0; j < i; j++)
+        seen |= test_log[j].kind == 's' &&
+                !strcmp(test_log[j].key, test_log[i].key);
+      ASSERT(seen);
+      ASSERT_EQ(2, log_count('s', test_log[i].key));
+    }
+
+  /* b closes: its jobs come back to a. */
+  rec_close(&e, &nb);
+  ASSERT_EQ(0, nb.running);
+  ASSERT(lock_env_wait(&e, &a.running, 60, FLEET_TEST_WAIT_MS));
+  for (i = 0; i < 60; i++)
+    free(owners[i]);
+  rec_close(&e, &a);
+  lock_env_close(&e);
+}
+
+/* A job moves before its start reported: the old owner is told MOVED, and
+ * the dispatch is answered by the new owner's start. */
+CONFORMANCE_IMPL(pool_move_before_start) {
+  node_rec_t a, nb, c;
+  lock_env_t e;
+  answer_t r = {0};
+  char key[16];
+  int i;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  /* A key that leaves bucket 0 (a's worker) when 3 workers join. */
+  for (i = 0;; i++) {
+    snprintf(key, sizeof(key), "m%d", i);
+    if (fleet__jump_hash(fleet__pool_hash(key, strlen(key)), 4) != 0)
+      break;
+  }
+  rec_init(&a, &e.c1, "p", "a", 1, NULL);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  wait_workers(&e, &c, 1);
+  a.async = 1;
+  ASSERT_OK(fleet_pool_dispatch(&c.node, key, (fleet_bytes_t){"x", 1},
+                                on_status, &r));
+  ASSERT(lock_env_wait(&e, &a.npending, 1, FLEET_TEST_WAIT_MS));
+  rec_init(&nb, &e.c2, "p", "b", 3, NULL);
+  ASSERT(lock_env_wait(&e, &r.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(r.status);
+  ASSERT_EQ(3, test_nlog);
+  ASSERT_EQ('x', test_log[1].kind);
+  ASSERT_EQ(FLEET_POOL_STOP_MOVED, test_log[1].reason);
+  ASSERT_EQ('s', test_log[2].kind);
+  ASSERT_UGT(test_log[2].token, test_log[0].token);
+  ASSERT_EQ(0, a.npending);
+  ASSERT_EQ(1, nb.running);
+  rec_close(&e, &c);
+  rec_close(&e, &nb);
+  rec_close(&e, &a);
+  lock_env_close(&e);
+}
+
+/* Node b stops sending keep-alives (as if frozen): it gives its jobs up
+ * (LOST) before the pool may move them, and a starts each of them within
+ * worker TTL + ack grace; no key ever runs on two workers at once. */
+CONFORMANCE_IMPL(pool_failover) {
+  fleet_pool_node_options_t o = test_opts();
+  node_rec_t a, nb;
+  fleet__pool_t *pb;
+  lock_env_t e;
+  uint64_t t0, limit;
+  char key[16];
+  int i, on_b, lost = 0;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  o.worker_ttl_ms = 300;
+  o.ack_grace_ms = 300;
+  rec_init(&a, &e.c1, "p", "a", 2, &o);
+  rec_init(&nb, &e.c2, "p", "b", 2, &o);
+  wait_workers(&e, &a, 4);
+  for (i = 0; i < 30; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(dispatch(&e, &a, key, key));
+  }
+  on_b = nb.running;
+  ASSERT_GT(on_b, 0);
+  ASSERT_EQ(30, a.running + nb.running);
+
+  /* Freeze b's keep-alive, as a paused process would. */
+  pb = fleet__pool_of(&nb.node);
+  fleet__batch_remove(pb->base.client, &pb->keepalive);
+  fleet__handle_unhold(&pb->base);
+  t0 = lock_env_now();
+  limit = fleet_test_ms(o.worker_ttl_ms + o.ack_grace_ms);
+  ASSERT(lock_env_wait(&e, &a.running, 30, limit));
+  ASSERT_ULE(lock_env_now() - t0, limit);
+  ASSERT_EQ(0, nb.running);
+  /* Every job of b was given up on b before a started it. Jobs of a may
+   * move between a's workers too: b's workers may sit between them in
+   * creation order. */
+  for (i = 0; i < test_nlog; i++) {
+    int j;
+    if (test_log[i].kind != 'x')
+      continue;
+    if (test_log[i].reason == FLEET_POOL_STOP_LOST)
+      lost++;
+    else
+      ASSERT_EQ(FLEET_POOL_STOP_MOVED, test_log[i].reason);
+    for (j = i + 1; j < test_nlog; j++)
+      if (test_log[j].kind == 's' && !strcmp(test_log[j].key, test_log[i].key))
+        break;
+    ASSERT_LT(j, test_nlog);
+    ASSERT_UGT(test_log[j].token, test_log[i].token);
+  }
+  ASSERT_EQ(on_b, lost);
+  rec_close(&e, &nb);
+  rec_close(&e, &a);
+  lock_env_close(&e);
+}
+
+/* Shutdown from a client-only node: every job stops on every node, the
+ * pool's keys are gone, and the old keys can be dispatched again to a new
+ * node. */
+CONFORMANCE_IMPL(pool_shutdown) {
+  node_rec_t a, nb, c, d;
+  lock_env_t e;
+  answer_t q = {0};
+  char key[16];
+  int i;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "a", 2, NULL);
+  rec_init(&nb, &e.c2, "p", "b", 2, NULL);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  wait_workers(&e, &c, 4);
+  for (i = 0; i < 20; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(dispatch(&e, &c, key, "payload"));
+  }
+  ASSERT_EQ(20, a.running + nb.running);
+  ASSERT_OK(fleet_pool_shutdown(&c.node, on_status, &q));
+  ASSERT(lock_env_wait(&e, &q.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(q.status);
+  ASSERT(lock_env_wait(&e, &test_nlog, 40, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(0, a.running + nb.running);
+  for (i = 0; i < test_nlog; i++)
+    if (test_log[i].kind == 'x')
+      ASSERT_EQ(FLEET_POOL_STOP_SHUTDOWN, test_log[i].reason);
+  ASSERT_ERR(FLEET_ECLOSING,
+             fleet_pool_dispatch(&a.node, "k0", (fleet_bytes_t){0},
+                                 never_status, NULL));
+  q = query(&e, &c, 'k', NULL);
+  ASSERT_EQ(0, q.n);
+  q = query(&e, &c, 'p', "k0");
+  ASSERT_ERR(FLEET_ENOTFOUND, q.status);
+  rec_close(&e, &a);
+  rec_close(&e, &nb);
+
+  rec_init(&d, &e.c1, "p", "d", 1, NULL);
+  ASSERT_OK(dispatch(&e, &c, "k0", "again"));
+  ASSERT_EQ(1, d.running);
+  rec_close(&e, &d);
+  rec_close(&e, &c);
+  lock_env_close(&e);
+}
+
+/* Close from inside a dispatch callback, and from inside a start
+ * callback (the dispatch waiting for that start is cancelled by its own
+ * node's close). */
+static void close_in_cb(fleet_handle_t *h, int status, void *arg) {
+  answer_t *a = arg;
+
+  a->done++;
+  a->status = status;
+  ASSERT_OK(fleet_close(h, NULL));
+  ASSERT_ERR(FLEET_ECLOSING, fleet_close(h, NULL));
+}
+
+CONFORMANCE_IMPL(pool_close_in_callback) {
+  node_rec_t a, c, d;
+  lock_env_t e;
+  answer_t r = {0};
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "a", 1, NULL);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  wait_workers(&e, &c, 1);
+  ASSERT_OK(
+      fleet_pool_dispatch(&c.node, "k1", (fleet_bytes_t){0}, close_in_cb, &r));
+  ASSERT(lock_env_wait(&e, &r.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(r.status);
+
+  memset(&r, 0, sizeof(r));
+  rec_init(&d, &e.c2, "p", "d", 0, NULL);
+  a.close_in_start = 1;
+  ASSERT_OK(
+      fleet_pool_dispatch(&d.node, "k2", (fleet_bytes_t){0}, on_status, &r));
+  ASSERT(lock_env_wait(&e, &test_nlog, 2, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(0, r.done);
+  rec_close(&e, &d);
+  ASSERT_EQ(1, r.done);
+  ASSERT_ERR(FLEET_ECANCELED, r.status);
+  lock_env_close(&e);
+}
+
+/* A schedule planned from three nodes: each interval planned once; a
+ * running key is not dispatched again; stop and stop-all apply; a stop
+ * answer ends it on every node. */
+typedef struct {
+  fleet_pool_schedule_t s[3];
+  int plans[16]; /* plan calls per interval */
+  int total;
+  int errors;
+  int closed;
+} sched_rec_t;
+
+static void sched_error(fleet_handle_t *h, int status, const char *detail) {
+  ((sched_rec_t *)h->data)->errors++;
+}
+
+static void sched_closed(fleet_handle_t *h) {
+  ((sched_rec_t *)h->data)->closed++;
+}
+
+static int sched_plan(fleet_pool_schedule_t *s, fleet_pool_plan_t *plan,
+                      const fleet_pool_tick_t *tick) {
+  sched_rec_t *r = s->data;
+  fleet_bytes_t none = {NULL, 0};
+
+  ASSERT_ULT(tick->seq, 16);
+  r->plans[tick->seq]++;
+  r->total++;
+  switch (tick->seq) {
+    case 1:
+    case 2:
+      ASSERT_OK(fleet_pool_plan_start(plan, "k1", none));
+      ASSERT_OK(fleet_pool_plan_start(plan, "k2", none));
+      ASSERT_OK(fleet_pool_plan_start(plan, "k3", none));
+      return 0;
+    case 3:
+      ASSERT_OK(fleet_pool_plan_start(plan, "k1", none));
+      ASSERT_OK(fleet_pool_plan_start(plan, "k3", none));
+      ASSERT_OK(fleet_pool_plan_stop(plan, "k2"));
+      return 0;
+    case 4:
+      ASSERT_OK(fleet_pool_plan_start(plan, "k4", none));
+      ASSERT_OK(fleet_pool_plan_stop_all(plan));
+      return 0;
+    default:
+      return FLEET_POOL_PLAN_STOP;
+  }
+}
+
+CONFORMANCE_IMPL(pool_schedule) {
+  node_rec_t a, c, d;
+  node_rec_t *nodes[3] = {&a, &c, &d};
+  sched_rec_t r;
+  lock_env_t e;
+  int i, stopped;
+
+  test_nlog = 0;
+  memset(&r, 0, sizeof(r));
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "a", 2, NULL);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  rec_init(&d, &e.c1, "p", "d", 0, NULL);
+  wait_workers(&e, &c, 2);
+  for (i = 0; i < 3; i++) {
+    r.s[i].data = &r;
+    ASSERT_OK(fleet_pool_schedule_init(&nodes[i]->node, &r.s[i], "plan", 60,
+                                       sched_error));
+  }
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_schedule_start(&r.s[0], NULL));
+  for (i = 0; i < 3; i++)
+    ASSERT_OK(fleet_pool_schedule_start(&r.s[i], sched_plan));
+  ASSERT_ERR(FLEET_EALREADY, fleet_pool_schedule_start(&r.s[0], sched_plan));
+  ASSERT(lock_env_wait(&e, &r.total, 5, FLEET_TEST_WAIT_MS));
+  /* Every node learns the schedule stopped. */
+  for (stopped = 0; stopped < 3;) {
+    lock_env_sleep(&e, 10);
+    for (stopped = i = 0; i < 3; i++)
+      stopped += !strcmp("stopped", fleet__pool_schedule_state_name(&r.s[i]));
+  }
+  lock_env_sleep(&e, 150);
+  ASSERT_EQ(5, r.total);
+  for (i = 1; i <= 5; i++)
+    ASSERT_EQ(1, r.plans[i]);
+  /* Let the last stops land. */
+  ASSERT(lock_env_wait(&e, &test_nlog, 7, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(1, log_count('s', "k1"));
+  ASSERT_EQ(1, log_count('s', "k2"));
+  ASSERT_EQ(1, log_count('s', "k3"));
+  ASSERT_EQ(1, log_count('s', "k4"));
+  ASSERT_EQ(1, log_count('x', "k2"));
+  ASSERT_EQ(1, log_count('x', "k1"));
+  ASSERT_EQ(1, log_count('x', "k3"));
+  ASSERT_EQ(0, log_count('x', "k4"));
+  ASSERT_EQ(1, a.running);
+  ASSERT_EQ(0, r.errors);
+  for (i = 0; i < 3; i++)
+    ASSERT_OK(fleet_pool_schedule_close(&r.s[i], sched_closed));
+  ASSERT(lock_env_wait(&e, &r.closed, 3, FLEET_TEST_WAIT_MS));
+  rec_close(&e, &d);
+  rec_close(&e, &c);
+  rec_close(&e, &a);
+  lock_env_close(&e);
+}
+
+/* The routing hash: in range, balanced, and growing from n to n + 1
+ * buckets moves about 1/(n + 1) of the keys, each to the new bucket. */
+TEST_IMPL(pool_jump_hash) {
+  uint32_t n, i, count[11];
+  char key[32];
+
+  ASSERT_EQ(0, fleet__jump_hash(0, 1));
+  ASSERT_EQ(0, fleet__jump_hash(12345, 1));
+  ASSERT_UNE(fleet__pool_hash("k1", 2), fleet__pool_hash("k2", 2));
+  for (n = 1; n < 10; n++) {
+    uint32_t moved = 0;
+    memset(count, 0, sizeof(count));
+    for (i = 0; i < 10000; i++) {
+      uint64_t h;
+      uint32_t a, b;
+      snprintf(key, sizeof(key), "job-%u", i);
+      h = fleet__pool_hash(key, strlen(key));
+      a = fleet__jump_hash(h, n);
+      b = fleet__jump_hash(h, n + 1);
+      ASSERT_ULT(a, n);
+      ASSERT_ULT(b, n + 1);
+      if (a != b) {
+        ASSERT_UEQ(n, b);
+        moved++;
+      }
+      count[b]++;
+    }
+    /* Within 20% of the ideal share. */
+    ASSERT_UGT(moved, 10000 / (n + 1) * 8 / 10);
+    ASSERT_ULT(moved, 10000 / (n + 1) * 12 / 10);
+    for (i = 0; i <= n; i++)
+      ASSERT_UGT(count[i], 10000 / (n + 1) * 8 / 10);
+  }
+  return 0;
+}
+
+/* FLUSHDB under a running pool: the node finds itself gone at its next
+ * keep-alive, gives its jobs up (LOST), joins again, and the old keys can
+ * be dispatched again, with no restart. */
+TEST_IMPL(pool_flushdb_redis) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  fleet_pool_node_options_t o = test_opts();
+  node_rec_t a, c;
+  lock_env_t e;
+  char key[16];
+  int i, lost = 0;
+
+  test_nlog = 0;
+  lock_env_init(&e, fleet_test_redis_url(r));
+  o.worker_ttl_ms = 300;
+  rec_init(&a, &e.c1, "p", "a", 2, &o);
+  rec_init(&c, &e.c2, "p", "c", 0, &o);
+  wait_workers(&e, &c, 2);
+  for (i = 0; i < 5; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(dispatch(&e, &c, key, key));
+  }
+  fleet_test_redis_ok(r, "FLUSHDB");
+  ASSERT(lock_env_wait(&e, &test_nlog, 10, FLEET_TEST_WAIT_MS));
+  for (i = 5; i < 10; i++)
+    lost +=
+        test_log[i].kind == 'x' && test_log[i].reason == FLEET_POOL_STOP_LOST;
+  ASSERT_EQ(5, lost);
+  ASSERT_EQ(0, a.running);
+  wait_workers(&e, &c, 2);
+  for (i = 0; i < 5; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(dispatch(&e, &c, key, key));
+  }
+  ASSERT_EQ(5, a.running);
+  rec_close(&e, &c);
+  rec_close(&e, &a);
+  lock_env_close(&e);
+  fleet_test_redis_free(r);
+  return 0;
+}
