@@ -408,11 +408,6 @@ static const char *cmd_hgetall(cmd_call_t *c) {
   return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_array(c, items, n);
 }
 
-static const char *cmd_hlen(cmd_call_t *c) {
-  int64_t n = fleet__ks_hlen(c->ks, c->argv[1]);
-  return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
-}
-
 static const char *cmd_hmget(cmd_call_t *c) {
   fleet_bytes_t *items;
   int64_t n =

@@ -168,8 +168,6 @@ int fleet__ks_hincrby(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field,
 /* The number of fields (0 for a missing key). */
 int64_t fleet__ks_hlen(fleet__ks_t *ks, fleet_bytes_t key);
 int fleet__ks_hexists(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field);
-/* The number of fields of the hash at `key` (0 when there is none). */
-int64_t fleet__ks_hlen(fleet__ks_t *ks, fleet_bytes_t key);
 /* Returns n; missing fields are nil items. */
 int64_t fleet__ks_hmget(fleet__ks_t *ks, fleet_bytes_t key,
                         const fleet_bytes_t *fields, size_t n,

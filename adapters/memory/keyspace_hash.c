@@ -209,15 +209,6 @@ int fleet__ks_hexists(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field) {
          NULL;
 }
 
-int64_t fleet__ks_hlen(fleet__ks_t *ks, fleet_bytes_t key) {
-  fleet__dict_entry_t *e;
-  int rc = fleet__ks_find(ks, key, FLEET__KS_HASH, &e);
-
-  if (rc <= 0)
-    return rc;
-  return (int64_t)fleet__ks_obj(e)->u.hash.used;
-}
-
 int64_t fleet__ks_hmget(fleet__ks_t *ks, fleet_bytes_t key,
                         const fleet_bytes_t *fields, size_t n,
                         fleet_bytes_t **out) {
