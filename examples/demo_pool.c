@@ -8,13 +8,16 @@
  *   pool status --pool P
  *   pool shutdown --pool P
  *   pool ticker --pool P --name T --period-ms MS [--ledger FILE]
+ *   pool schedule --pool P --name S --interval-ms MS [--ledger FILE]
+ *                 [--workers N] [--node-id ID]
  *
  * A node runs until SIGINT or SIGTERM, then closes (its jobs move to the
  * other nodes). Its ledger gets one line per event, each one write with
  * O_APPEND: "<monotonic_ns> <event> <key> <worker_id> <token>" for start,
  * stop, notify and lost; a ticker's: "<monotonic_ns> tick <name> <seq>
- * <node_id>". The one-shot commands exit 0 on success, or 1 with one line
- * on stderr. */
+ * <node_id>"; a schedule's, per interval it plans: "<monotonic_ns> plan
+ * <name> <seq> <node_id>" (the plan starts the key "<name>-<seq>"). The
+ * one-shot commands exit 0 on success, or 1 with one line on stderr. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -34,12 +37,13 @@
 typedef struct demo_pool_s {
   demo_client_t c;
   const char *pool, *key, *payload, *name, *ledger, *node_id;
-  int64_t workers, work_ms, ttl_ms, grace_ms, period_ms;
+  int64_t workers, work_ms, ttl_ms, grace_ms, period_ms, interval_ms;
   int ledger_fd;
   char id[64];
   fleet_pool_node_t node;
   fleet_pool_worker_t w[DEMO_POOL_WORKERS_MAX];
   fleet_pool_ticker_t ticker;
+  fleet_pool_schedule_t schedule;
   uv_signal_t sigint, sigterm;
   int signals_open;
   int status;
@@ -188,6 +192,10 @@ static int demo_pool_flags(demo_pool_t *d, const demo_args_t *a,
       if (!demo_int("--period-ms", a->argv[i], FLEET_POOL_TICK_MIN_MS, 3600000,
                     &d->period_ms))
         return 2;
+    } else if (demo_flag(a, &i, "--interval-ms")) {
+      if (!demo_int("--interval-ms", a->argv[i], FLEET_POOL_TICK_MIN_MS,
+                    3600000, &d->interval_ms))
+        return 2;
     } else {
       return demo_bad_flag(cmd, a->argv[i]);
     }
@@ -242,13 +250,17 @@ static void demo_pool_node_closed(fleet_handle_t *h) {
   demo_client_close(&d->c);
 }
 
-/* Closes the ticker (if any), the node, then the client. */
+/* Closes the ticker and the schedule (if any), the node, then the
+ * client. */
 static void demo_pool_finish(demo_pool_t *d, int status) {
   if (status != 0)
     d->status = status;
   if (d->ticker.internal_ != NULL &&
       !fleet_is_closing((fleet_handle_t *)&d->ticker))
     fleet_close((fleet_handle_t *)&d->ticker, NULL);
+  if (d->schedule.internal_ != NULL &&
+      !fleet_is_closing((fleet_handle_t *)&d->schedule))
+    fleet_close((fleet_handle_t *)&d->schedule, NULL);
   if (!fleet_is_closing((fleet_handle_t *)&d->node))
     fleet_close((fleet_handle_t *)&d->node, demo_pool_node_closed);
 }
@@ -327,6 +339,35 @@ static int demo_pool_ticker(demo_pool_t *d) {
     demo_pool_finish(d, 1);
   }
   return demo_pool_loop(d);
+}
+
+/* Each interval this node plans: one line, and one key to start. */
+static int demo_pool_plan(fleet_pool_schedule_t *s, fleet_pool_plan_t *plan,
+                          const fleet_pool_tick_t *tick) {
+  demo_pool_t *d = s->data;
+  char key[300];
+
+  demo_pool_ledger(d, "plan %s %" PRIu64 " %s", d->name, tick->seq, d->node_id);
+  snprintf(key, sizeof(key), "%s-%" PRIu64, d->name, tick->seq);
+  return fleet_pool_plan_start(plan, key, (fleet_bytes_t){NULL, 0});
+}
+
+/* A node with --workers workers (none by default) that takes part in the
+ * schedule --name. */
+static int demo_pool_schedule(demo_pool_t *d) {
+  int err;
+
+  d->schedule.data = d;
+  err = fleet_pool_schedule_init(&d->node, &d->schedule, d->name,
+                                 (uint32_t)d->interval_ms, demo_pool_on_error);
+  if (err == 0)
+    err = fleet_pool_schedule_start(&d->schedule, demo_pool_plan);
+  if (err != 0) {
+    demo_fail("pool schedule", err);
+    demo_pool_finish(d, 1);
+    return demo_pool_loop(d);
+  }
+  return demo_pool_node(d);
 }
 
 /* The answer of a one-shot call: one line on failure. */
@@ -495,16 +536,18 @@ int demo_pool(const demo_args_t *a) {
   static demo_pool_t d;
   const char *cmd = a->argc > 0 ? a->argv[0] : "";
   int is_node = strcmp(cmd, "node") == 0, rc;
+  int is_schedule = strcmp(cmd, "schedule") == 0;
 
   memset(&d, 0, sizeof(d));
   d.ledger_fd = -1;
   d.ttl_ms = DEMO_POOL_TTL_MS;
   d.grace_ms = DEMO_POOL_GRACE_MS;
   d.period_ms = 1000;
+  d.interval_ms = 1000;
   if (strcmp(cmd, "node") != 0 && strcmp(cmd, "dispatch") != 0 &&
       strcmp(cmd, "notify") != 0 && strcmp(cmd, "stop-job") != 0 &&
       strcmp(cmd, "status") != 0 && strcmp(cmd, "shutdown") != 0 &&
-      strcmp(cmd, "ticker") != 0) {
+      strcmp(cmd, "ticker") != 0 && !is_schedule) {
     fprintf(stderr, "fleet-demo: pool: unknown command '%s'\n", cmd);
     return 2;
   }
@@ -514,11 +557,11 @@ int demo_pool(const demo_args_t *a) {
     fprintf(stderr, "fleet-demo: pool node: --workers N (1 or more)\n");
     return 2;
   }
-  if (strcmp(cmd, "ticker") == 0 && d.name == NULL) {
-    fprintf(stderr, "fleet-demo: pool ticker: --name is required\n");
+  if ((strcmp(cmd, "ticker") == 0 || is_schedule) && d.name == NULL) {
+    fprintf(stderr, "fleet-demo: pool %s: --name is required\n", cmd);
     return 2;
   }
-  if (!is_node)
+  if (!is_node && !is_schedule)
     d.workers = 0;
   d.c.on_unreachable = demo_pool_unreachable;
   d.c.arg = &d;
@@ -528,6 +571,8 @@ int demo_pool(const demo_args_t *a) {
     return demo_pool_node(&d);
   if (strcmp(cmd, "ticker") == 0)
     return demo_pool_ticker(&d);
+  if (is_schedule)
+    return demo_pool_schedule(&d);
   if (strcmp(cmd, "status") == 0)
     return demo_pool_status(&d);
   if (strcmp(cmd, "shutdown") == 0)

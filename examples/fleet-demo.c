@@ -10,7 +10,8 @@
  *            [--priority P] [--max-attempts A]
  *   stats    --queue Q
  *   ping     [--count N]
- *   pool     node|dispatch|notify|stop-job|status|shutdown|ticker ...
+ *   pool     node|dispatch|notify|stop-job|status|shutdown|ticker|
+ *            schedule ...
  *            (examples/demo_pool.c)
  *
  * Global options: --url (default memory://) and --prefix (default fleet).
@@ -233,7 +234,9 @@ static const struct {
      "  pool stop-job --pool P --key K\n"
      "  pool status --pool P    workers and jobs as JSON\n"
      "  pool shutdown --pool P\n"
-     "  pool ticker --pool P --name T --period-ms MS [--ledger FILE]"},
+     "  pool ticker --pool P --name T --period-ms MS [--ledger FILE]\n"
+     "  pool schedule --pool P --name S --interval-ms MS [--ledger FILE]\n"
+     "      [--workers N] [--node-id ID]"},
 };
 
 static int demo_usage(void) {

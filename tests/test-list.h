@@ -227,6 +227,8 @@ TEST_DECLARE(pool_ticker_errors_redis)
 /* test_pool_mp.c */
 TEST_DECLARE(pool_mp_chaos)
 TEST_DECLARE(pool_mp_ticker)
+TEST_DECLARE(pool_mp_flushdb)
+TEST_DECLARE(pool_mp_schedule)
 
 /* test_lock.c */
 CONFORMANCE_DECLARE(lock_bad_input)
@@ -446,6 +448,8 @@ TEST_LIST_START
   /* test_pool_mp.c */
   TEST_ENTRY_TIMEOUT(pool_mp_chaos, 120)
   TEST_ENTRY_TIMEOUT(pool_mp_ticker, 60)
+  TEST_ENTRY_TIMEOUT(pool_mp_flushdb, 60)
+  TEST_ENTRY_TIMEOUT(pool_mp_schedule, 60)
 
   /* test_lock.c */
   CONFORMANCE_ENTRY(lock_bad_input)

@@ -6,7 +6,9 @@
  * one is stopped with SIGSTOP past its TTL (its jobs move; after SIGCONT
  * it reports each lost and runs none of them); shutdown stops every job,
  * and an old key can be dispatched again. Throughout, the merged ledgers
- * show no key running on two workers at once. */
+ * show no key running on two workers at once. Also: FLUSHDB under three
+ * running nodes (they recover without a restart), and a schedule planned
+ * from three processes (each interval once, each key started once). */
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -20,7 +22,7 @@
 #endif
 
 #define MP_KEYS 1000
-#define MP_NODES 5
+#define MP_NODES 6
 #define MP_TTL_MS 1000
 #define MP_GRACE_MS 1000
 #define MP_EVENTS 20000
@@ -558,5 +560,263 @@ TEST_IMPL(pool_mp_ticker) {
   }
   rmdir(mp.dir);
   fleet_test_redis_free(r);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* FLUSHDB under three running nodes                                        */
+
+/* The workers `pool status` shows: their count, and a bit per node. */
+static int mp_status(unsigned *nodes) {
+  char cmd[600], line[65536], *p;
+  FILE *f;
+  int n = 0;
+
+  snprintf(cmd, sizeof(cmd),
+           "'%s' --url '%s' --prefix locktest pool status --pool mp",
+           FLEET_DEMO_PATH, mp.url);
+  *nodes = 0;
+  f = popen(cmd, "r");
+  ASSERT_NOT_NULL(f);
+  if (fgets(line, sizeof(line), f) == NULL)
+    line[0] = '\0';
+  pclose(f);
+  for (p = line; (p = strstr(p, "\"node\":\"n")) != NULL; p++) {
+    *nodes |= 1u << (p[9] - '0');
+    n++;
+  }
+  return n;
+}
+
+static int mp_njobs_want;
+
+static int mp_njobs_are(void) {
+  return mp.njobs == mp_njobs_want;
+}
+
+static void mp_setup(fleet_test_redis_t *r, const char *dirname) {
+  fleet_pool_node_options_t o;
+  const char *tmp = getenv("TMPDIR");
+
+  memset(&mp, 0, sizeof(mp));
+  mp.ev = calloc(MP_EVENTS, sizeof(mp_ev_t));
+  ASSERT_NOT_NULL(mp.ev);
+  snprintf(mp.url, sizeof(mp.url), "%s", fleet_test_redis_url(r));
+  snprintf(mp.dir, sizeof(mp.dir), "%s/%s-XXXXXX",
+           tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", dirname);
+  ASSERT_NOT_NULL(mkdtemp(mp.dir));
+  lock_env_init(&mp.e, mp.url);
+  fleet_pool_node_options_init(&o);
+  o.client_only = 1;
+  o.max_queued_jobs = FLEET_POOL_UNLIMITED;
+  o.worker_ttl_ms = MP_TTL_MS;
+  o.ack_grace_ms = MP_GRACE_MS;
+  ASSERT_OK(fleet_pool_node_init(&mp.e.c1, &mp.node, "mp", "t", &o));
+}
+
+static void mp_teardown(fleet_test_redis_t *r) {
+  int k;
+
+  for (k = 0; k < MP_NODES; k++)
+    mp_end(k);
+  fleet_pool_node_close(&mp.node, NULL);
+  lock_env_close(&mp.e);
+  for (k = 0; k < MP_NODES; k++) {
+    char path[300];
+    mp_ledger_path(k, path, sizeof(path));
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/plan-%d", mp.dir, k);
+    unlink(path);
+  }
+  rmdir(mp.dir);
+  free(mp.ev);
+  fleet_test_redis_free(r);
+}
+
+/* Three nodes run 30 jobs; FLUSHDB wipes the pool. Without a restart,
+ * every node gives its jobs up (each one stopped or told lost), `pool
+ * status` shows the three nodes' twelve workers again within worker TTL +
+ * ack grace, and an old and a new key start on live nodes. */
+TEST_IMPL(pool_mp_flushdb) {
+  static const uint64_t none[MP_NODES];
+  fleet_test_redis_t *r;
+  uint64_t flush_ns, end;
+  unsigned nodes;
+  int ran[MP_KEYS], i, k, n;
+
+  if (access(FLEET_DEMO_PATH, X_OK) != 0)
+    fleet_test_skip("fleet-demo was not built");
+  r = fleet_test_redis_start_or_skip(NULL);
+  mp_setup(r, "fleet-pool-flush");
+
+  for (k = 0; k < 3; k++)
+    mp.pid[k] = mp_spawn(k);
+  mp_wait_workers(12);
+  mp.next = MP_KEYS - 30;
+  mp_dispatch_next();
+  ASSERT(lock_env_wait(&mp.e, &mp.ok, 30, FLEET_TEST_WAIT_MS));
+  mp_njobs_want = 30;
+  mp_wait_jobs(mp_njobs_are, FLEET_TEST_WAIT_MS);
+  for (i = 0; i < MP_KEYS; i++)
+    ran[i] = mp.owner[i];
+
+  flush_ns = uv_hrtime();
+  fleet_test_redis_ok(r, "FLUSHDB");
+  end = lock_env_now() + fleet_test_ms(MP_TTL_MS + MP_GRACE_MS);
+  while ((n = mp_status(&nodes)) != 12 || nodes != 7u) {
+    if (lock_env_now() >= end)
+      fleet_test__fail(__FILE__, __LINE__,
+                       "%d workers, nodes 0x%x, after FLUSHDB", n, nodes);
+    lock_env_sleep(&mp.e, 20);
+  }
+
+  /* An old key and a new one. */
+  mp.ok = 0;
+  ASSERT_OK(fleet_pool_dispatch(&mp.node, "k999", (fleet_bytes_t){"k9", 2},
+                                mp_on_dispatch, NULL));
+  ASSERT_OK(fleet_pool_dispatch(&mp.node, "k1", (fleet_bytes_t){"k1", 2},
+                                mp_on_dispatch, NULL));
+  ASSERT(lock_env_wait(&mp.e, &mp.ok, 2, FLEET_TEST_WAIT_MS));
+  mp_njobs_want = 2;
+  mp_wait_jobs(mp_njobs_are, FLEET_TEST_WAIT_MS);
+  lock_env_sleep(&mp.e, (uint64_t)fleet_test_ms(200));
+  mp_read_ledgers();
+  mp_check_overlap(none);
+  for (i = 0; i < MP_KEYS; i++) {
+    int gone = 0, started = 0, on = -1, j;
+    for (j = 0; j < mp.nev; j++) {
+      const mp_ev_t *e = &mp.ev[j];
+      if (e->key != i || e->ns < flush_ns)
+        continue;
+      gone += (e->kind == 'l' || e->kind == 'x') && e->node == ran[i] / 16;
+      if (e->kind == 's') {
+        started++;
+        on = e->node;
+      }
+    }
+    if (ran[i] >= 0)
+      ASSERT_EQ(1, gone);
+    ASSERT_EQ(i == 1 || i == 999, started);
+    if (started)
+      ASSERT_EQ(mp.owner[i] / 16, on);
+  }
+  mp_teardown(r);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A schedule planned from three processes                                  */
+
+#define MP_PLANS 4096
+
+static pid_t mp_spawn_schedule(int k) {
+  char id[8], ledger[300];
+  char *argv[] = {"fleet-demo", "--url",    mp.url,     "--prefix",
+                  "locktest",   "pool",     "schedule", "--pool",
+                  "mp",         "--name",   "q",        "--interval-ms",
+                  "100",        "--ledger", ledger,     "--node-id",
+                  id,           NULL};
+  pid_t pid;
+
+  snprintf(id, sizeof(id), "p%d", k);
+  snprintf(ledger, sizeof(ledger), "%s/plan-%d", mp.dir, k);
+  pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execv(FLEET_DEMO_PATH, argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+/* Counts the plans per interval (from the planners' ledgers) and the
+ * starts of each planned key "q-<seq>" (from the nodes'); returns the
+ * highest interval planned. */
+static uint64_t mp_plans(int *planned, int *started) {
+  char path[300], a[64], b[64], c[64], d[64];
+  unsigned long long ns, x;
+  uint64_t top = 0;
+  int k;
+
+  memset(planned, 0, MP_PLANS * sizeof(int));
+  memset(started, 0, MP_PLANS * sizeof(int));
+  for (k = 0; k < 6; k++) {
+    FILE *f;
+    if (k < 3)
+      mp_ledger_path(k, path, sizeof(path));
+    else
+      snprintf(path, sizeof(path), "%s/plan-%d", mp.dir, k - 3);
+    if ((f = fopen(path, "r")) == NULL)
+      continue;
+    while (fscanf(f, "%llu %63s %63s %63s %63s", &ns, a, b, c, d) == 5) {
+      if (k >= 3) {
+        ASSERT_STR_EQ("plan", a);
+        ASSERT_STR_EQ("q", b);
+        x = strtoull(c, NULL, 10);
+        ASSERT_ULT(x, MP_PLANS);
+        planned[x]++;
+        if (x > top)
+          top = x;
+      } else if (strcmp(a, "start") == 0) {
+        ASSERT(strncmp(b, "q-", 2) == 0);
+        x = strtoull(b + 2, NULL, 10);
+        ASSERT_ULT(x, MP_PLANS);
+        started[x]++;
+      }
+    }
+    fclose(f);
+  }
+  return top;
+}
+
+/* Three nodes of two workers, three client-only planners of schedule "q"
+ * (100 ms). Each interval is planned by one planner, or by none (an
+ * interval that comes while its planner still applies the last plan is
+ * skipped); each planned key starts exactly once. */
+TEST_IMPL(pool_mp_schedule) {
+  static int planned[MP_PLANS], started[MP_PLANS];
+  fleet_test_redis_t *r;
+  uint64_t top, end, s;
+  int k, nplans, skipped;
+
+  if (access(FLEET_DEMO_PATH, X_OK) != 0)
+    fleet_test_skip("fleet-demo was not built");
+  r = fleet_test_redis_start_or_skip(NULL);
+  mp_setup(r, "fleet-pool-sched");
+  for (k = 0; k < 3; k++)
+    mp.pid[k] = mp_spawn(k);
+  mp_wait_workers(12);
+  for (k = 0; k < 3; k++)
+    mp.pid[3 + k] = mp_spawn_schedule(k);
+  end = lock_env_now() + fleet_test_ms(FLEET_TEST_WAIT_MS);
+  while (mp_plans(planned, started) < 30) {
+    ASSERT_ULT(lock_env_now(), end);
+    lock_env_sleep(&mp.e, 20);
+  }
+  for (k = 3; k < 6; k++)
+    mp_end(k);
+  /* Every planned key starts, once. */
+  end = lock_env_now() + fleet_test_ms(FLEET_TEST_WAIT_MS);
+  for (;;) {
+    int pending = 0;
+    top = mp_plans(planned, started);
+    for (s = 1; s <= top; s++)
+      pending += planned[s] == 1 && started[s] == 0;
+    if (pending == 0)
+      break;
+    ASSERT_ULT(lock_env_now(), end);
+    lock_env_sleep(&mp.e, 20);
+  }
+  lock_env_sleep(&mp.e, (uint64_t)fleet_test_ms(200));
+  top = mp_plans(planned, started);
+  for (nplans = skipped = 0, s = 1; s < MP_PLANS; s++) {
+    ASSERT_LE(planned[s], 1);
+    ASSERT_EQ(planned[s], started[s]);
+    nplans += planned[s];
+    skipped += s <= top && planned[s] == 0;
+  }
+  ASSERT_GE(nplans, 30 - skipped);
+  ASSERT_LE(skipped, (int)top / 4);
+  mp_teardown(r);
   return 0;
 }
