@@ -112,10 +112,10 @@ FLEET_EXTERN int fleet_pool_node_init(fleet_client_t *client,
 
 /* Adds `worker` to `node` with the callbacks of `handler` (start and stop
  * required) and joins the pool with it on the next loop iteration, with
- * every worker added meanwhile (jobs move once for all of them). Its id is "<node_id>/<n>", n counting from 1. Returns 0
- * (the worker's internal_ is set), or, with internal_ NULL,
- * FLEET_EINVAL (client-only node, missing callbacks), FLEET_ECLOSING or
- * FLEET_ENOMEM. */
+ * every worker added meanwhile (jobs move once for all of them). Its id is
+ * "<node_id>/<n>", n counting from 1. Returns 0 (the worker's internal_ is
+ * set), or, with internal_ NULL, FLEET_EINVAL (client-only node, missing
+ * callbacks), FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_pool_worker_add(fleet_pool_node_t *node,
                                        fleet_pool_worker_t *worker,
                                        const fleet_pool_handler_t *handler);
