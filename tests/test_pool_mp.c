@@ -301,30 +301,17 @@ static void mp_end(int k) {
   mp.pid[k] = 0;
 }
 
+static void mp_setup(fleet_test_redis_t *r, const char *dirname);
+
 TEST_IMPL(pool_mp_chaos) {
   fleet_test_redis_t *r;
-  fleet_pool_node_options_t o;
-  const char *tmp = getenv("TMPDIR");
   uint64_t dead_ns[MP_NODES] = {0}, t, join_ns, stop_ns, cont_ns;
   int before[MP_KEYS], i, k, moved, stops, starts, lost, on_n1;
 
   if (access(FLEET_DEMO_PATH, X_OK) != 0)
     fleet_test_skip("fleet-demo was not built");
   r = fleet_test_redis_start_or_skip(NULL);
-  memset(&mp, 0, sizeof(mp));
-  mp.ev = calloc(MP_EVENTS, sizeof(mp_ev_t));
-  ASSERT_NOT_NULL(mp.ev);
-  snprintf(mp.url, sizeof(mp.url), "%s", fleet_test_redis_url(r));
-  snprintf(mp.dir, sizeof(mp.dir), "%s/fleet-pool-mp-XXXXXX",
-           tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-  ASSERT_NOT_NULL(mkdtemp(mp.dir));
-  lock_env_init(&mp.e, mp.url);
-  fleet_pool_node_options_init(&o);
-  o.client_only = 1;
-  o.max_queued_jobs = FLEET_POOL_UNLIMITED;
-  o.worker_ttl_ms = MP_TTL_MS;
-  o.ack_grace_ms = MP_GRACE_MS;
-  ASSERT_OK(fleet_pool_node_init(&mp.e.c1, &mp.node, "mp", "t", &o));
+  mp_setup(r, "fleet-pool-mp");
 
   /* Three nodes, 1000 keys. */
   for (k = 0; k < 3; k++)
