@@ -48,17 +48,21 @@
   XX(TIME, "time", NULL)                                                       \
   XX(PUBLISH, "publish", "PUBLISH")
 
+#include "ops/cron.h"
 #include "ops/lock.h"
 #include "ops/pool.h"
 #include "ops/queue.h"
 #include "ops/store.h"
+#include "ops/warmpool.h"
 
 #define FLEET__OP_MAP(XX)                                                      \
   FLEET__OPS_CORE(XX)                                                          \
+  FLEET__OPS_CRON(XX)                                                          \
   FLEET__OPS_LOCK(XX)                                                          \
   FLEET__OPS_POOL(XX)                                                          \
   FLEET__OPS_QUEUE(XX)                                                         \
-  FLEET__OPS_STORE(XX)
+  FLEET__OPS_STORE(XX)                                                         \
+  FLEET__OPS_WARMPOOL(XX)
 
 typedef enum {
 #define FLEET__OP_ENUM(id, name, command) FLEET__OP_##id,

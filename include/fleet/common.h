@@ -37,7 +37,9 @@ typedef struct fleet_client_s fleet_client_t;
   XX(STORE, "store")                                                           \
   XX(POOL_NODE, "pool_node")                                                   \
   XX(POOL_TICKER, "pool_ticker")                                               \
-  XX(POOL_SCHEDULE, "pool_schedule")
+  XX(POOL_SCHEDULE, "pool_schedule")                                           \
+  XX(CRON_SCHEDULER, "cron_scheduler")                                         \
+  XX(WARMPOOL, "warmpool")
 
 typedef enum {
   FLEET_HANDLE_UNKNOWN = 0,
