@@ -26,6 +26,8 @@
 
 /* The last instant fleet_cron_next() returns: 9999-12-31T23:59:59Z. */
 #define CRON_MAX_SECONDS INT64_C(253402300799)
+/* Searches start no earlier than 0000-01-01T00:00:00Z. */
+#define CRON_MIN_SECONDS INT64_C(-62167219200)
 /* The longest @every period: 100 years of 365 days. */
 #define CRON_EVERY_MAX (INT64_C(100) * 365 * 86400)
 
@@ -667,6 +669,8 @@ int fleet_cron_next(const fleet_cron_t *c, int64_t after_ms, int64_t *next_ms) {
   }
   /* Fire times are whole seconds strictly after after_ms. */
   t = fleet__floor_div(after_ms, 1000) + 1;
+  if (t < CRON_MIN_SECONDS)
+    t = CRON_MIN_SECONDS;
   while (t <= CRON_MAX_SECONDS) {
     int32_t off = fleet__tz_offset(c->tz, t);
     int64_t change = fleet__tz_next_change(c->tz, t);
