@@ -112,6 +112,12 @@ TEST_IMPL(cron_dst_new_york) {
               "2026-03-08T05:00:00Z 2026-03-09T04:00:00Z");
   expect_next("@daily", z, "2026-10-31T12:00:00Z",
               "2026-11-01T04:00:00Z 2026-11-02T05:00:00Z");
+  /* @every is real time: hourly in UTC through the repeated hour. */
+  expect_next("@every 1h", z, "2026-11-01T04:30:00Z",
+              "2026-11-01T05:00:00Z 2026-11-01T06:00:00Z "
+              "2026-11-01T07:00:00Z");
+  expect_next("@every 45m", z, "2026-03-08T06:00:00Z",
+              "2026-03-08T06:45:00Z 2026-03-08T07:30:00Z");
   /* 2037 and later come from the POSIX rule of the file's footer. */
   expect_next("30 2 * * *", z, "2040-03-10T00:00:00Z",
               "2040-03-10T07:30:00Z 2040-03-12T06:30:00Z");
@@ -330,7 +336,23 @@ TEST_IMPL(cron_tz_malformed) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(write(fd, buf, 100), 100);
   close(fd);
+  snprintf(file, sizeof(file), "%s/Bad/Good", dir);
+  fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, buf, len), (ssize_t)len);
+  close(fd);
   ASSERT_OK(setenv("TZDIR", dir, 1));
+  /* A whole file under TZDIR is a zone like any other. */
+  ASSERT_OK(fleet_cron_parse("30 1 * * *", "Bad/Good", &c, err, sizeof(err)));
+  {
+    int64_t at = 0;
+    ASSERT_OK(fleet_cron_next(c, iso_s("2026-11-01T05:30:00Z") * 1000, &at));
+    ASSERT_EQ(at / 1000, iso_s("2026-11-02T06:30:00Z"));
+  }
+  fleet_cron_free(c);
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_parse("@daily", "America/New_York", &c,
+                                            err, sizeof(err)));
+  ASSERT(strstr(err, "unknown") != NULL);
   ASSERT_ERR(FLEET_EINVAL,
              fleet_cron_parse("@daily", "Bad/Zone", &c, err, sizeof(err)));
   ASSERT(strstr(err, "time zone 'Bad/Zone': ") == err);
