@@ -433,7 +433,8 @@ static const char *const oracle_zones[] = {
 #define ORACLE_ZONES (sizeof(oracle_zones) / sizeof(oracle_zones[0]))
 #define ORACLE_CASES 2000
 #define ORACLE_STEPS 20
-#define ORACLE_OFFSETS 300 /* offset probes per zone */
+#define ORACLE_OFFSETS 300 /* random offset probes per zone */
+#define ORACLE_PROBES 1500 /* with 2 at each transition up to 2100 */
 
 typedef struct {
   uint64_t s;
@@ -651,7 +652,7 @@ TEST_IMPL(cron_oracle) {
   int valid[ORACLE_CASES];
   unsigned long long seed;
   long compared = 0, dst_diff = 0, skipped = 0, bad = 0;
-  long nth_cases = 0, never_branch = 0, overshoot = 0, stale = 0;
+  long nth_cases = 0, never_branch = 0, overshoot = 0, stale = 0, offsets = 0;
   oracle_rng_t rng;
   FILE *f, *g;
   size_t i, z;
@@ -841,18 +842,32 @@ TEST_IMPL(cron_oracle) {
   }
   fclose(g);
 
-  /* The zones' offsets against Python's zoneinfo, 1901 to 2100. */
+  /* The zones' offsets against Python's zoneinfo, 1901 to 2100: at random
+   * instants, and on both sides of each of fleet's transitions. */
   f = fopen(in, "w");
   ASSERT_NOT_NULL(f);
   {
-    static int64_t probes[ORACLE_ZONES][ORACLE_OFFSETS];
+    static int64_t probes[ORACLE_ZONES][ORACLE_PROBES];
+    int n_probes[ORACLE_ZONES];
     for (z = 0; z < ORACLE_ZONES; z++) {
-      fprintf(f, "@off\t%s", oracle_zones[z]);
-      for (k = 0; k < ORACLE_OFFSETS; k++) {
+      fleet_cron_t *c;
+      int64_t t = INT64_C(-2177452800);
+      ASSERT_OK(fleet_cron_parse("@daily", oracle_zones[z], &c, NULL, 0));
+      for (k = 0; k < ORACLE_OFFSETS; k++)
         probes[z][k] = INT64_C(-2177452800) +
                        (int64_t)oracle_rand(&rng, 3155760000u / 2) * 2;
-        fprintf(f, "\t%" PRId64, probes[z][k]);
+      while (k + 2 <= ORACLE_PROBES) {
+        t = fleet__tz_next_change(fleet__cron_tz(c), t);
+        if (t > INT64_C(4102444800))
+          break;
+        probes[z][k++] = t - 1;
+        probes[z][k++] = t;
       }
+      n_probes[z] = k;
+      fleet_cron_free(c);
+      fprintf(f, "@off\t%s", oracle_zones[z]);
+      for (k = 0; k < n_probes[z]; k++)
+        fprintf(f, "\t%" PRId64, probes[z][k]);
       fprintf(f, "\n");
     }
     ASSERT_EQ(fclose(f), 0);
@@ -865,11 +880,12 @@ TEST_IMPL(cron_oracle) {
       ASSERT_NOT_NULL(fgets(line, sizeof(line), g));
       ASSERT_OK(fleet_cron_parse("@daily", oracle_zones[z], &c, NULL, 0));
       p = line;
-      for (k = 0; k < ORACLE_OFFSETS; k++) {
+      for (k = 0; k < n_probes[z]; k++) {
         long want = strtol(p, &end, 10);
         int32_t got = fleet__tz_offset(fleet__cron_tz(c), probes[z][k]);
         ASSERT(end != p);
         p = end;
+        offsets++;
         if (got != want) {
           fprintf(stderr,
                   "offset differs: %s at %" PRId64 ": fleet %d, "
@@ -889,9 +905,9 @@ TEST_IMPL(cron_oracle) {
           "differences around DST (checked by brute force), %ld cases "
           "with # or L and a day-of-month not compared, %ld where croniter "
           "fails on a day branch that never matches, %ld month-end "
-          "overshoots of croniter, %ld bad\n",
+          "overshoots of croniter; %ld zone offsets compared; %ld bad\n",
           ORACLE_CASES, skipped, compared, stale, dst_diff, nth_cases,
-          never_branch, overshoot, bad);
+          never_branch, overshoot, offsets, bad);
   ASSERT_EQ(bad, 0);
   /* The filter must stay an exception, not the rule. */
   ASSERT_LT((stale + dst_diff + overshoot) * 20, compared);
