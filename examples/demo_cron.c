@@ -5,8 +5,9 @@
  *   cron next --expr E [--tz Z] [--from ISO8601] [--count N]
  *
  * prints the next N fire times (default 1) strictly after --from (default
- * now), one ISO 8601 UTC time per line; exits 2 with the parse error on
- * stderr for a bad expression, zone or flag. */
+ * now), one ISO 8601 UTC time per line (fewer when the expression stops
+ * firing before 9999); exits 2 with the parse error on stderr for a bad
+ * expression, zone or flag. */
 #include <stdio.h>
 #include <string.h>
 
@@ -69,7 +70,11 @@ static int demo_cron_next(const demo_args_t *a) {
 }
 
 int demo_cron(const demo_args_t *a) {
-  if (a->argc > 0 && strcmp(a->argv[0], "next") == 0)
+  if (a->argc == 0) {
+    fprintf(stderr, "fleet-demo: cron: a command is required (next, ...)\n");
+    return 2;
+  }
+  if (strcmp(a->argv[0], "next") == 0)
     return demo_cron_next(a);
   return demo_cron_scheduler(a);
 }
