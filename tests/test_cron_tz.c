@@ -177,8 +177,14 @@ TEST_IMPL(cron_dst_lord_howe) {
   return 0;
 }
 
-/* Whole-hour gaps elsewhere, and a zone without DST. */
+/* Whole-hour gaps elsewhere, and a zone without DST. The process's own
+ * TZ plays no part, and fleet leaves it alone. */
 TEST_IMPL(cron_dst_other) {
+  ASSERT_OK(setenv("TZ", "Asia/Tokyo", 1));
+  tzset();
+  expect_next("0 12 * * *", NULL, "2026-03-27T12:00:00Z",
+              "2026-03-28T12:00:00Z");
+  ASSERT_STR_EQ(getenv("TZ"), "Asia/Tokyo");
   /* Berlin: 2:00 -> 3:00 on 2026-03-29; noon stays noon. */
   expect_next("0 12 * * *", "Europe/Berlin", "2026-03-27T12:00:00Z",
               "2026-03-28T11:00:00Z 2026-03-29T10:00:00Z "
