@@ -222,6 +222,7 @@ TEST_DECLARE(pool_flushdb_redis)
 
 /* test_pool_ticker.c */
 CONFORMANCE_DECLARE(pool_ticker_basic)
+CONFORMANCE_DECLARE(pool_ticker_lease)
 TEST_DECLARE(pool_ticker_errors_redis)
 
 /* test_pool_mp.c */
@@ -443,6 +444,7 @@ TEST_LIST_START
 
   /* test_pool_ticker.c */
   CONFORMANCE_ENTRY(pool_ticker_basic)
+  CONFORMANCE_ENTRY(pool_ticker_lease)
   TEST_ENTRY(pool_ticker_errors_redis)
 
   /* test_pool_mp.c */

@@ -25,7 +25,8 @@
  *   T:fence, T:rev, T:wseq  counters: tokens, membership revision,
  *                        worker creation order; T:life  ms an unread event
  *                        list lives
- *   T:tk:<name>   hash   a ticker: period, next (server ms), seq; or
+ *   T:tk:<name>   hash   a ticker: period, next (server ms), seq, lost,
+ *                        c<seq> per claimed tick not acknowledged; or
  *                        stopped, for a while after a stop
  *   T:sk:<name>   set    the keys a schedule started
  *
@@ -55,10 +56,17 @@
  *   POOL_PAYLOAD  ARGV: key. Reply: payload | nil.
  *   POOL_LEAVE  ARGV: node. Reply: 1 | 0 not in the pool.
  *   POOL_SHUTDOWN  ARGV: none. Reply: the number of nodes told.
- *   POOL_TICK  ARGV: ticker name, period ms. Claims the due tick of the
- *         hash T:tk:<name> (period, next, seq; stopped). Reply: {1, seq,
- *         scheduled ms, missed, ms to the next} | {0, 0, 0, 0, ms to the
- *         next} | {-1, 0, 0, 0, 0} stopped.
+ *   POOL_TICK  ARGV: ticker name, period ms, claimer, lease ms, horizon
+ *         ms, a seq the claimer acknowledges or "0". Claims the due tick
+ *         of the hash T:tk:<name> (period, next, seq, lost, c<seq> =
+ *         "<deadline>:<scheduled>:<claimer>" per unacknowledged claim;
+ *         stopped), or first the oldest claim whose lease lapsed (then
+ *         redelivered is 1; older than the horizon: counted in lost, the
+ *         next tick's missed). Reply: {1, seq, scheduled ms, missed, ms to
+ *         the next, redelivered} | {0, 0, 0, 0, ms to the next, 0} |
+ *         {-1, 0, 0, 0, 0, 0} stopped.
+ *   POOL_TICK_ACK  ARGV: ticker name, claimer, seqs. Ends the leases the
+ *         claimer holds on them. Reply: how many.
  *   POOL_TICK_STOP  ARGV: ticker name, ms the stop marker stays. Reply: 1
  *         | 0 was not running.
  *   POOL_PLAN  ARGV: schedule name, "a" (stop all others) | "r" (reset) |
@@ -85,6 +93,7 @@
   XX(POOL_SHUTDOWN, "pool_shutdown", NULL)                                     \
   XX(POOL_TICK, "pool_tick", NULL)                                             \
   XX(POOL_TICK_STOP, "pool_tick_stop", NULL)                                   \
+  XX(POOL_TICK_ACK, "pool_tick_ack", NULL)                                     \
   XX(POOL_PLAN, "pool_plan", NULL)
 
 #endif /* FLEET_OPS_POOL_H */

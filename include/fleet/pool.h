@@ -230,11 +230,23 @@ typedef struct fleet_pool_ticker_s {
 
 /* One tick: its sequence number (1, 2, ... across the pool), the server
  * time it was due (ms since the Unix epoch), and how many ticks before it
- * came due while no node claimed them: they are folded into this one. */
+ * were not delivered: came due while no node claimed them (folded into
+ * this one), or were claimed by a node that never acknowledged them and
+ * are now too old to deliver again.
+ *
+ * Each claimed tick carries a delivery lease of the node's worker TTL
+ * (server clock) and is acknowledged once its callback returned. A tick
+ * whose claimer did not acknowledge it in time (it died, paused, or its
+ * loop stalled) is delivered again, to the next node that claims, with
+ * `redelivered` set and its first sequence number and due time, unless it
+ * was due more than 2 worker TTLs + 10 periods ago (then it is counted in
+ * the next tick's `missed`). So a tick is delivered at least once, and
+ * more than once only as a redelivery: docs/pool.md has the window. */
 typedef struct {
   uint64_t seq;
   uint64_t scheduled_ms;
   uint64_t missed;
+  int redelivered;
 } fleet_pool_tick_t;
 
 /* Called with status 0 and a tick (valid until the callback returns), or
