@@ -83,7 +83,20 @@ typedef struct fleet__pool_req_s {
   int waiting;
   /* Background calls about a job: the worker and the token presented. */
   fleet__pool_worker_t *worker;
+  /* A join that re-asserts jobs: what it sent, in order. */
+  struct fleet__pool_claim_s *claims;
+  size_t nclaims;
 } fleet__pool_req_t;
+
+/* A local job a join re-asserts: its worker, key (owned) and token. */
+typedef struct fleet__pool_claim_s {
+  fleet__pool_worker_t *worker;
+  char *key;
+  size_t key_len;
+  uint64_t token;
+  const char *payload; /* the job's, until the join is sent */
+  size_t payload_len;
+} fleet__pool_claim_t;
 
 struct fleet__pool_s {
   fleet__handle_t base;
@@ -118,6 +131,9 @@ struct fleet__pool_s {
   /* Joins, event reads and rebalances: one call at a time each, and one
    * more when asked for again meanwhile. */
   int join_inflight, join_again;
+  /* The next join re-asserts the local jobs: the pool forgot this node
+   * while it was valid by its own clock (its data was lost). */
+  int reassert;
   int ev_inflight, ev_again;
   int bal_inflight, bal_again;
 
@@ -153,6 +169,12 @@ void fleet__pool_job_event(fleet__pool_t *p, const fleet__reply_t *ev);
 /* Stops every local job with `reason` (user callbacks run). */
 void fleet__pool_stop_all(fleet__pool_t *p, fleet_pool_stop_reason_t reason);
 void fleet__pool_job_free(struct fleet_pool_job_s *job);
+/* The answer to a re-assertion of the local job `c`: `token` is its new
+ * token, or 0 when another owner holds the key (the worker is told LOST).
+ * A job that ended locally meanwhile is handed back to the pool. May run
+ * user callbacks. */
+void fleet__pool_reasserted(fleet__pool_t *p, const fleet__pool_claim_t *c,
+                            uint64_t token);
 
 /* pool_ticker.c: the state of a ticker, for logs and tests ("closed" once
  * it has closed). */

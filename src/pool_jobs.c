@@ -148,6 +148,24 @@ static void pool_on_confirm(fleet__req_t *r, int status,
   free(key);
 }
 
+void fleet__pool_reasserted(fleet__pool_t *p, const fleet__pool_claim_t *c,
+                            uint64_t token) {
+  struct fleet_pool_job_s *job = pool_job_find(c->worker, c->key, c->key_len);
+
+  if (job != NULL && job->token != c->token)
+    job = NULL; /* a newer start of the key: not the job re-asserted */
+  if (token == 0) {
+    if (job != NULL)
+      pool_job_stop(job, FLEET_POOL_STOP_LOST);
+  } else if (job != NULL) {
+    job->token = token;
+  } else {
+    /* It stopped here meanwhile: the pool places it again (orphaned). */
+    pool_confirm(p, POOL_REQ_STOPPED, c->worker, c->key, c->key_len, token,
+                 FLEET_ECANCELED);
+  }
+}
+
 int fleet_pool_job_started(fleet_pool_job_t *job, int status) {
   fleet__pool_worker_t *w;
   fleet__pool_t *p;

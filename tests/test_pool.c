@@ -862,15 +862,25 @@ TEST_IMPL(pool_jump_hash) {
 }
 
 /* FLUSHDB under a running pool: the node finds itself gone at its next
- * keep-alive, gives its jobs up (LOST), joins again, and the old keys can
- * be dispatched again, with no restart. */
+ * keep-alive, joins again and re-asserts the jobs it runs, each only when
+ * its key is absent. Here the flush leaves one key, k4, held by the pool
+ * (orphaned, as after another owner's loss): that one the node gives up
+ * (LOST), and the pool places it again; the others run on, with new
+ * tokens, and the pool's job list is whole again: a dispatch of any old
+ * key gets FLEET_EEXIST. No restart. */
 TEST_IMPL(pool_flushdb_redis) {
+  static const char flush[] =
+      "redis.call('FLUSHDB') "
+      "redis.call('HSET', '{locktest:p}:jobs', 'k4', '1:o:') return 1";
   fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
   fleet_pool_node_options_t o = test_opts();
+  uint64_t before[5];
   node_rec_t a, c;
+  redisReply *reply;
+  answer_t q;
   lock_env_t e;
-  char key[16];
-  int i, lost = 0;
+  char key[16], want[64];
+  int i, n0;
 
   test_nlog = 0;
   lock_env_init(&e, fleet_test_redis_url(r));
@@ -881,19 +891,52 @@ TEST_IMPL(pool_flushdb_redis) {
   for (i = 0; i < 5; i++) {
     snprintf(key, sizeof(key), "k%d", i);
     ASSERT_OK(dispatch(&e, &c, key, key));
+    ASSERT_EQ('s', test_log[i].kind);
+    before[i] = test_log[i].token;
   }
-  fleet_test_redis_ok(r, "FLUSHDB");
-  ASSERT(lock_env_wait(&e, &test_nlog, 10, FLEET_TEST_WAIT_MS));
-  for (i = 5; i < 10; i++)
-    lost +=
-        test_log[i].kind == 'x' && test_log[i].reason == FLEET_POOL_STOP_LOST;
-  ASSERT_EQ(5, lost);
-  ASSERT_EQ(0, a.running);
-  wait_workers(&e, &c, 2);
+  n0 = test_nlog;
+  reply = fleet_test_redis_cmd(r, "EVAL %s 0", flush);
+  ASSERT_NOT_NULL(reply);
+  ASSERT_EQ(REDIS_REPLY_INTEGER, reply->type);
+  freeReplyObject(reply);
+
+  /* k4 is given up, then started again by the pool (its hash owner is
+   * one of a's two workers, the only ones). */
+  ASSERT(lock_env_wait(&e, &test_nlog, n0 + 2, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ('x', test_log[n0].kind);
+  ASSERT_STR_EQ("k4", test_log[n0].key);
+  ASSERT_EQ(FLEET_POOL_STOP_LOST, test_log[n0].reason);
+  ASSERT_EQ('s', test_log[n0 + 1].kind);
+  ASSERT_STR_EQ("k4", test_log[n0 + 1].key);
+  ASSERT_UGT(test_log[n0 + 1].token, before[4]);
+  lock_env_sleep(&e, 3 * 300);
+  for (i = n0 + 2; i < test_nlog; i++)
+    ASSERT(test_log[i].kind != 'x'); /* the others were never stopped */
+  ASSERT_EQ(5, a.running);
+
+  /* The pool's job list is whole, the re-asserted jobs with new tokens,
+   * and every old key is in the pool. */
+  q = query(&e, &c, 'j', NULL);
+  ASSERT_OK(q.status);
+  ASSERT_UEQ(5, q.n);
+  for (i = 0; i < 4; i++) {
+    const char *at;
+    snprintf(want, sizeof(want), "k%d@", i);
+    ASSERT_NOT_NULL(at = strstr(q.text, want));
+    at = strchr(at, '#');
+    ASSERT_NOT_NULL(at);
+    ASSERT_UGT(strtoull(at + 1, NULL, 10), before[i]);
+  }
   for (i = 0; i < 5; i++) {
     snprintf(key, sizeof(key), "k%d", i);
-    ASSERT_OK(dispatch(&e, &c, key, key));
+    ASSERT_ERR(FLEET_EEXIST, dispatch(&e, &c, key, key));
+    if (i == 4)
+      continue; /* its payload was lost with the flush */
+    q = query(&e, &c, 'p', key);
+    ASSERT_OK(q.status);
+    ASSERT_STR_EQ(key, q.text);
   }
+  wait_workers(&e, &c, 2);
   ASSERT_EQ(5, a.running);
   rec_close(&e, &c);
   rec_close(&e, &a);
