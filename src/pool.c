@@ -216,6 +216,7 @@ static int pool_join_claims(fleet__pool_t *p, fleet__pool_req_t *req) {
  * node, its jobs); a join asked for while one is in flight follows it. */
 static void pool_send_join(fleet__pool_t *p) {
   fleet__pool_worker_t *w;
+  uint32_t live = 0;
   fleet__pool_req_t *req;
   fleet_bytes_t key = fleet__key_bytes(&p->tag);
   int err;
@@ -226,17 +227,21 @@ static void pool_send_join(fleet__pool_t *p) {
   }
   req = (fleet__pool_req_t *)fleet__req_new(&p->base, pool_on_join, NULL, NULL);
   err = req == NULL ? FLEET_ENOMEM : pool_join_claims(p, req);
+  for (w = p->workers; w != NULL; w = w->next)
+    live += !w->removing;
   if (err == 0)
-    err = fleet__args_begin(&p->args, 4 + p->nworkers + 3 * req->nclaims, 1);
+    err = fleet__args_begin(&p->args, 4 + live + 3 * req->nclaims, 1);
   if (err == 0) {
     size_t i;
 
     fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
     fleet__args_str(&p->args, p->ttl_str);
     fleet__args_str(&p->args, p->life_str);
-    fleet__args_u64(&p->args, p->nworkers);
+    fleet__args_u64(&p->args, live);
+    /* A worker being removed is not registered again. */
     for (w = p->workers; w != NULL; w = w->next)
-      fleet__args_str(&p->args, w->id);
+      if (!w->removing)
+        fleet__args_str(&p->args, w->id);
     for (i = 0; i < req->nclaims; i++) {
       const fleet__pool_claim_t *c = &req->claims[i];
 
@@ -719,6 +724,7 @@ void fleet_pool_node_options_init(fleet_pool_node_options_t *o) {
   o->worker_ttl_ms = 30000;
   o->ack_grace_ms = 20000;
   o->max_queued_jobs = 1000;
+  o->worker_shutdown_ttl_ms = 120000;
 }
 
 static int pool_options(const fleet_pool_node_options_t *in,
@@ -733,6 +739,8 @@ static int pool_options(const fleet_pool_node_options_t *in,
     out->ack_grace_ms = d.ack_grace_ms;
   if (out->max_queued_jobs == 0)
     out->max_queued_jobs = d.max_queued_jobs;
+  if (out->worker_shutdown_ttl_ms == 0)
+    out->worker_shutdown_ttl_ms = d.worker_shutdown_ttl_ms;
   if (out->worker_ttl_ms < POOL_TTL_MIN_MS ||
       out->worker_ttl_ms > UINT32_MAX / 8 || out->ack_grace_ms > UINT32_MAX / 4)
     return FLEET_EINVAL;
@@ -791,6 +799,7 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
   uv_timer_init(p->base.loop, &p->lapse_timer);
   uv_timer_init(p->base.loop, &p->wait_timer);
   uv_timer_init(p->base.loop, &p->join_timer);
+  uv_timer_init(p->base.loop, &p->remove_timer);
   p->timers_open = 1;
   /* Results of dispatches come through the event list: every node,
    * client-only too, listens. The wake-up on subscription reads it. */
@@ -821,7 +830,7 @@ int fleet_pool_worker_add(fleet_pool_node_t *node, fleet_pool_worker_t *worker,
     return FLEET_ECLOSING;
   if ((w = calloc(1, sizeof(*w))) == NULL)
     return FLEET_ENOMEM;
-  snprintf(id, sizeof(id), "%s/%" PRIu32, p->node_id, p->nworkers + 1);
+  snprintf(id, sizeof(id), "%s/%" PRIu32, p->node_id, p->worker_seq + 1);
   if ((w->id = fleet__strdup(id)) == NULL) {
     free(w);
     return FLEET_ENOMEM;
@@ -833,6 +842,7 @@ int fleet_pool_worker_add(fleet_pool_node_t *node, fleet_pool_worker_t *worker,
   *p->workers_tail = w;
   p->workers_tail = &w->next;
   p->nworkers++;
+  p->worker_seq++;
   fleet__pool_join(p);
   return 0;
 }
@@ -861,8 +871,11 @@ static void pool_close(fleet__handle_t *h) {
     p->lapse_timer.data = p;
     p->wait_timer.data = p;
     p->join_timer.data = p;
+    p->remove_timer.data = p;
     fleet__handle_hold(&p->base);
     uv_close((uv_handle_t *)&p->join_timer, pool_timer_closed);
+    fleet__handle_hold(&p->base);
+    uv_close((uv_handle_t *)&p->remove_timer, pool_timer_closed);
     fleet__handle_hold(&p->base);
     fleet__handle_hold(&p->base);
     uv_close((uv_handle_t *)&p->lapse_timer, pool_timer_closed);

@@ -13,6 +13,7 @@
 typedef struct {
   char kind; /* s(tart), x (stop), n(otify) */
   char key[64];
+  const struct node_rec_s *node;
   int worker;
   int reason;
   uint64_t token;
@@ -45,6 +46,7 @@ static void rec_log(node_rec_t *n, fleet_pool_worker_t *w, char kind,
   ASSERT_LT(*n->nlog, LOG_MAX);
   e = &n->log[(*n->nlog)++];
   e->kind = kind;
+  e->node = n;
   snprintf(e->key, sizeof(e->key), "%.*s", (int)key.len,
            (const char *)key.base);
   e->worker = (int)(w - n->w);
@@ -943,4 +945,165 @@ TEST_IMPL(pool_flushdb_redis) {
   lock_env_close(&e);
   fleet_test_redis_free(r);
   return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Removing a worker                                                        */
+
+static int removed_n, removed_status;
+static fleet_pool_worker_t *removed_w;
+
+static void on_removed(fleet_pool_worker_t *w, int status) {
+  removed_n++;
+  removed_status = status;
+  removed_w = w;
+}
+
+/* Checks the log from `from` on: every job that ran on worker `wi` of
+ * `n` was stopped there (MOVED) and then started on another worker, and
+ * none started there after its removal began. Returns how many moved. */
+static int check_moved_off(const node_rec_t *n, int wi, int from,
+                           const int *ran, int nkeys) {
+  int i, j, k, moved = 0;
+  char key[16];
+
+  for (k = 0; k < nkeys; k++) {
+    int stop_at = -1, start_at = -1;
+    snprintf(key, sizeof(key), "k%d", k);
+    for (i = from; i < test_nlog; i++) {
+      const ev_t *e = &test_log[i];
+      if (strcmp(e->key, key) != 0)
+        continue;
+      if (e->node == n && e->worker == wi) {
+        ASSERT_EQ('x', e->kind); /* nothing starts there */
+        ASSERT_EQ(FLEET_POOL_STOP_MOVED, e->reason);
+        stop_at = i;
+      } else if (e->kind == 's' && start_at < 0) {
+        start_at = i;
+      }
+    }
+    if (ran[k]) {
+      ASSERT_GE(stop_at, 0);
+      ASSERT_GT(start_at, stop_at);
+      moved++;
+    } else {
+      ASSERT_EQ(-1, stop_at);
+    }
+    /* No key was started twice without a stop between. */
+    for (i = from, j = 0; i < test_nlog; i++)
+      if (!strcmp(test_log[i].key, key))
+        j += test_log[i].kind == 's' ? 1 : test_log[i].kind == 'x' ? -1 : 0;
+    ASSERT_LE(j, 1);
+  }
+  return moved;
+}
+
+/* fleet_pool_worker_remove: the worker's jobs stop there (MOVED) and
+ * start on the other workers, the worker leaves the membership, later
+ * dispatches never reach it; with a short worker shutdown TTL the jobs
+ * are handed over at once, with the same guarantees. */
+CONFORMANCE_IMPL(pool_worker_remove) {
+  fleet_pool_node_options_t o = test_opts(), q = test_opts();
+  node_rec_t a, nb, c;
+  lock_env_t e;
+  answer_t ans;
+  char key[16];
+  int ran[40], i, from, on_w0;
+
+  test_nlog = 0;
+  removed_n = 0;
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "a", 2, &o);
+  q.worker_shutdown_ttl_ms = 1; /* hands the jobs over at once */
+  rec_init(&nb, &e.c2, "p", "b", 2, &q);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  wait_workers(&e, &c, 4);
+
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_worker_remove(NULL, on_removed));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_worker_remove(&a.w[0], NULL));
+  for (i = 0; i < 20; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(dispatch(&e, &c, key, key));
+  }
+  memset(ran, 0, sizeof(ran));
+  for (i = 0; i < test_nlog; i++)
+    if (test_log[i].node == &a && test_log[i].worker == 0)
+      ran[atoi(test_log[i].key + 1)] = 1;
+  for (on_w0 = i = 0; i < 20; i++)
+    on_w0 += ran[i];
+  ASSERT_GT(on_w0, 0);
+
+  /* Graceful: a/1's jobs move through stop-then-start. */
+  from = test_nlog;
+  ASSERT_OK(fleet_pool_worker_remove(&a.w[0], on_removed));
+  ASSERT_ERR(FLEET_EALREADY, fleet_pool_worker_remove(&a.w[0], on_removed));
+  ASSERT_EQ(0, removed_n); /* never inside the call */
+  ASSERT(lock_env_wait(&e, &removed_n, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(removed_status);
+  ASSERT_PTR_EQ(&a.w[0], removed_w);
+  ASSERT_NULL(fleet_pool_worker_id(&a.w[0]));
+  ASSERT_EQ(on_w0, check_moved_off(&a, 0, from, ran, 20));
+  ans = query(&e, &c, 'w', NULL);
+  ASSERT_UEQ(3, ans.n);
+  ASSERT_NULL(strstr(ans.text, "a/1@"));
+  ans = query(&e, &c, 'j', NULL);
+  ASSERT_UEQ(20, ans.n);
+  ASSERT_NULL(strstr(ans.text, "@a/1#"));
+
+  /* New dispatches never reach it; the worker numbers go on. */
+  for (i = 20; i < 40; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(dispatch(&e, &c, key, key));
+  }
+  for (i = from; i < test_nlog; i++)
+    ASSERT(!(test_log[i].node == &a && test_log[i].worker == 0 &&
+             test_log[i].kind == 's'));
+
+  /* With a 1 ms shutdown TTL: b/1's jobs are stopped and handed over. */
+  memset(ran, 0, sizeof(ran));
+  for (i = 0; i < test_nlog; i++)
+    if (test_log[i].node == &nb && test_log[i].worker == 0)
+      ran[atoi(test_log[i].key + 1)] = test_log[i].kind == 's';
+  for (on_w0 = i = 0; i < 40; i++)
+    on_w0 += ran[i];
+  from = test_nlog;
+  ASSERT_OK(fleet_pool_worker_remove(&nb.w[0], on_removed));
+  ASSERT(lock_env_wait(&e, &removed_n, 2, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(removed_status);
+  ASSERT_PTR_EQ(&nb.w[0], removed_w);
+  /* Every job it ran starts elsewhere (the pool places the orphans). */
+  {
+    uint64_t end = lock_env_now() + fleet_test_ms(FLEET_TEST_WAIT_MS);
+    for (;;) {
+      int placed = 1;
+      for (i = 0; i < 40; i++) {
+        int j, started = 0;
+        if (!ran[i])
+          continue;
+        snprintf(key, sizeof(key), "k%d", i);
+        for (j = from; j < test_nlog; j++)
+          started |= test_log[j].kind == 's' && !strcmp(test_log[j].key, key);
+        placed &= started;
+      }
+      if (placed)
+        break;
+      ASSERT_ULT(lock_env_now(), end);
+      lock_env_sleep(&e, 10);
+    }
+  }
+  ASSERT_EQ(on_w0, check_moved_off(&nb, 0, from, ran, 40));
+  ans = query(&e, &c, 'w', NULL);
+  ASSERT_UEQ(2, ans.n);
+  ans = query(&e, &c, 'j', NULL);
+  ASSERT_UEQ(40, ans.n);
+  ASSERT_EQ(40, a.running + nb.running);
+
+  /* A removal the node's close overtakes hears FLEET_ECANCELED. */
+  ASSERT_OK(fleet_pool_worker_remove(&a.w[1], on_removed));
+  rec_close(&e, &a);
+  ASSERT_EQ(3, removed_n);
+  ASSERT_ERR(FLEET_ECANCELED, removed_status);
+  rec_close(&e, &c);
+  rec_close(&e, &nb);
+  lock_env_close(&e);
 }

@@ -68,6 +68,10 @@
  *         next tick's missed). Reply: {1, seq, scheduled ms, missed, ms to
  *         the next, redelivered} | {0, 0, 0, 0, ms to the next, 0} |
  *         {-1, 0, 0, 0, 0, 0} stopped.
+ *   POOL_WORKER_REMOVE  ARGV: node, worker, "d" (drain: the worker
+ *         leaves the membership; rebalances move its jobs away) | "f"
+ *         (forget: its remaining jobs are orphaned, the worker is gone).
+ *         Reply: "d": 1 | 0 not a member; "f": jobs orphaned.
  *   POOL_TICK_ACK  ARGV: ticker name, claimer, seqs. Ends the leases the
  *         claimer holds on them. Reply: how many.
  *   POOL_TICK_STOP  ARGV: ticker name, ms the stop marker stays. Reply: 1
@@ -97,6 +101,7 @@
   XX(POOL_TICK, "pool_tick", NULL)                                             \
   XX(POOL_TICK_STOP, "pool_tick_stop", NULL)                                   \
   XX(POOL_TICK_ACK, "pool_tick_ack", NULL)                                     \
+  XX(POOL_WORKER_REMOVE, "pool_worker_remove", NULL)                           \
   XX(POOL_PLAN, "pool_plan", NULL)
 
 #endif /* FLEET_OPS_POOL_H */

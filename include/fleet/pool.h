@@ -19,7 +19,8 @@ typedef struct fleet_pool_node_s {
 } fleet_pool_node_t;
 
 /* A worker, hosted by a node: memory the user owns, added with
- * fleet_pool_worker_add(); it lives until its node has closed. */
+ * fleet_pool_worker_add(); it lives until its node has closed, or until
+ * its removal (fleet_pool_worker_remove) completed. */
 typedef struct fleet_pool_worker_s {
   /* For the user; fleet never reads or writes it. */
   void *data;
@@ -86,6 +87,11 @@ typedef struct {
   /* The most jobs the pool holds: a dispatch beyond it fails with
    * FLEET_EBUSY. Default 1000 (pulse's); FLEET_POOL_UNLIMITED for none. */
   uint32_t max_queued_jobs;
+  /* How long the removal of a worker (fleet_pool_worker_remove) waits
+   * for its jobs to move to other workers through the usual stop-then-
+   * start; after it, the jobs left are stopped here and handed to the
+   * pool at once. Default 120000 ms (pulse's). */
+  uint32_t worker_shutdown_ttl_ms;
   /* Non-zero: the node hosts no workers; it dispatches, notifies, stops
    * and queries only. */
   int client_only;
@@ -119,6 +125,21 @@ FLEET_EXTERN int fleet_pool_node_init(fleet_client_t *client,
 FLEET_EXTERN int fleet_pool_worker_add(fleet_pool_node_t *node,
                                        fleet_pool_worker_t *worker,
                                        const fleet_pool_handler_t *handler);
+
+/* Called once a worker's removal is done: status 0 (the worker is gone
+ * and its memory is the user's again), FLEET_ECANCELED (the node closed
+ * first), or the backend's error. */
+typedef void (*fleet_pool_worker_cb)(fleet_pool_worker_t *worker, int status);
+
+/* Removes `worker` from the pool (pulse's RemoveWorker): it takes no new
+ * job, and each of its jobs moves to its owner among the other workers:
+ * the worker is told to stop it (FLEET_POOL_STOP_MOVED), then the new
+ * owner starts it. Jobs still here after worker_shutdown_ttl_ms are
+ * stopped (MOVED) and handed to the pool at once. Then `cb` runs. Returns
+ * 0, FLEET_EINVAL (NULL, not added, no cb), FLEET_EALREADY (being
+ * removed) or FLEET_ECLOSING. */
+FLEET_EXTERN int fleet_pool_worker_remove(fleet_pool_worker_t *worker,
+                                          fleet_pool_worker_cb cb);
 
 /* The worker's id (NUL-terminated), or NULL before it was added. */
 FLEET_EXTERN const char *fleet_pool_worker_id(const fleet_pool_worker_t *w);
