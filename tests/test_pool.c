@@ -827,6 +827,58 @@ CONFORMANCE_IMPL(pool_schedule) {
   lock_env_close(&e);
 }
 
+static int sched_first_plan(fleet_pool_schedule_t *s, fleet_pool_plan_t *plan,
+                            const fleet_pool_tick_t *tick) {
+  sched_rec_t *r = s->data;
+
+  ASSERT_ULT(tick->seq, 16);
+  r->plans[tick->seq]++;
+  r->total++;
+  ASSERT_OK(fleet_pool_plan_start(plan, "first", (fleet_bytes_t){"p", 1}));
+  return 0;
+}
+
+/* A schedule plans once right after it starts, on the node that wins the
+ * first interval, not only one interval later (here an hour); a node
+ * that starts it later plans nothing until the next interval is due. */
+CONFORMANCE_IMPL(pool_schedule_first) {
+  node_rec_t a, c;
+  sched_rec_t r;
+  lock_env_t e;
+
+  test_nlog = 0;
+  memset(&r, 0, sizeof(r));
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "a", 1, NULL);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  wait_workers(&e, &c, 1);
+  r.s[0].data = r.s[1].data = &r;
+  ASSERT_OK(fleet_pool_schedule_init(&c.node, &r.s[0], "hourly", 3600000,
+                                     sched_error));
+  ASSERT_OK(fleet_pool_schedule_init(&a.node, &r.s[1], "hourly", 3600000,
+                                     sched_error));
+  ASSERT_OK(fleet_pool_schedule_start(&r.s[0], sched_first_plan));
+  ASSERT_EQ(0, r.total); /* never inside the call */
+  /* Within the wait (at most 10 s x slack), far less than the interval. */
+  ASSERT(lock_env_wait(&e, &r.total, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(1, r.plans[1]);
+  /* Its plan is applied: the job starts. */
+  ASSERT(lock_env_wait(&e, &test_nlog, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(1, log_count('s', "first"));
+
+  /* The second node: the interval is not due, it plans nothing. */
+  ASSERT_OK(fleet_pool_schedule_start(&r.s[1], sched_first_plan));
+  lock_env_sleep(&e, 300);
+  ASSERT_EQ(1, r.total);
+  ASSERT_EQ(0, r.errors);
+  ASSERT_OK(fleet_pool_schedule_close(&r.s[0], sched_closed));
+  ASSERT_OK(fleet_pool_schedule_close(&r.s[1], sched_closed));
+  ASSERT(lock_env_wait(&e, &r.closed, 2, FLEET_TEST_WAIT_MS));
+  rec_close(&e, &c);
+  rec_close(&e, &a);
+  lock_env_close(&e);
+}
+
 /* The routing hash: in range, balanced, and growing from n to n + 1
  * buckets moves about 1/(n + 1) of the keys, each to the new bucket. */
 TEST_IMPL(pool_jump_hash) {
