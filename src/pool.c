@@ -230,13 +230,16 @@ static void pool_send_join(fleet__pool_t *p) {
   for (w = p->workers; w != NULL; w = w->next)
     live += !w->removing;
   if (err == 0)
-    err = fleet__args_begin(&p->args, 4 + live + 3 * req->nclaims, 1);
+    err = fleet__args_begin(&p->args, 5 + live + 3 * req->nclaims, 1);
   if (err == 0) {
     size_t i;
 
     fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
     fleet__args_str(&p->args, p->ttl_str);
     fleet__args_str(&p->args, p->life_str);
+    /* A node that was in the pool must not come back after a shutdown it
+     * has not read yet: the script checks its event list. */
+    fleet__args_str(&p->args, p->state == FLEET__POOL_ACTIVE ? "1" : "0");
     fleet__args_u64(&p->args, live);
     /* A worker being removed is not registered again. */
     for (w = p->workers; w != NULL; w = w->next)
@@ -300,6 +303,13 @@ static void pool_on_join(fleet__req_t *r, int status,
   p->join_inflight = 0;
   if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN) {
     pool_claims_drop(claims, nclaims);
+    return;
+  }
+  if (status == 0 && fleet__reply_is_array(reply, 1) &&
+      fleet__reply_i64(&reply->elem[0], &rev) == 0 && rev < 0) {
+    /* The pool shut down: the event read delivers it. Nothing joined. */
+    pool_claims_drop(claims, nclaims);
+    fleet__pool_read_events(p);
     return;
   }
   if (status == 0 && (!fleet__reply_is_array(reply, 1 + nclaims) ||

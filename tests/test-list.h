@@ -219,6 +219,7 @@ CONFORMANCE_DECLARE(pool_shutdown)
 CONFORMANCE_DECLARE(pool_close_in_callback)
 CONFORMANCE_DECLARE(pool_schedule)
 CONFORMANCE_DECLARE(pool_schedule_first)
+CONFORMANCE_DECLARE(pool_rejoin_after_shutdown)
 CONFORMANCE_DECLARE(pool_worker_remove)
 TEST_DECLARE(pool_flushdb_redis)
 
@@ -443,6 +444,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(pool_close_in_callback)
   CONFORMANCE_ENTRY(pool_schedule)
   CONFORMANCE_ENTRY(pool_schedule_first)
+  CONFORMANCE_ENTRY(pool_rejoin_after_shutdown)
   CONFORMANCE_ENTRY(pool_worker_remove)
   TEST_ENTRY(pool_flushdb_redis)
 

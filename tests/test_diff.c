@@ -748,14 +748,15 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
       args[0] = nodes[n];
       args[1] = "900000";
       args[2] = "900000";
-      args[3] = "2";
-      args[4] = workers[2 * n];
-      args[5] = workers[2 * n + 1];
-      args[6] = key;
-      args[7] = workers[2 * n + diff_rand(d, 2)];
-      args[8] = "payload";
+      args[3] = diff_rand(d, 2) ? "0" : "1";
+      args[4] = "2";
+      args[5] = workers[2 * n];
+      args[6] = workers[2 * n + 1];
+      args[7] = key;
+      args[8] = workers[2 * n + diff_rand(d, 2)];
+      args[9] = "payload";
       m = diff_op(d, FLEET__OP_POOL_JOIN, &tag, 1, args,
-                  diff_rand(d, 4) ? 6 : 9, 0);
+                  diff_rand(d, 4) ? 7 : 10, 0);
       if (m.n >= 2 && m.line[1][0] == 'i')
         snprintf(rev, 16, "%s", m.line[1] + 2);
       free(m.line);

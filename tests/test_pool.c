@@ -879,6 +879,93 @@ CONFORMANCE_IMPL(pool_schedule_first) {
   lock_env_close(&e);
 }
 
+/* One raw op's reply: an integer, or an array's size and its first two
+ * integers. */
+typedef struct {
+  int done;
+  int status;
+  size_t nelem;
+  int64_t first, second;
+} raw_t;
+
+static void on_raw(void *arg, int status, const fleet__reply_t *reply) {
+  raw_t *r = arg;
+
+  r->status = status;
+  r->first = r->second = INT64_MIN;
+  if (status == 0 && reply->type == FLEET__REPLY_ARRAY) {
+    r->nelem = reply->nelem;
+    if (reply->nelem > 0)
+      ASSERT_OK(fleet__reply_i64(&reply->elem[0], &r->first));
+    if (reply->nelem > 1)
+      ASSERT_OK(fleet__reply_i64(&reply->elem[1], &r->second));
+  } else if (status == 0) {
+    ASSERT_OK(fleet__reply_i64(reply, &r->first));
+  }
+  r->done = 1;
+}
+
+static raw_t raw_op(lock_env_t *e, node_rec_t *n, fleet__op_t op,
+                    const char *const *argv, size_t argc) {
+  fleet__pool_t *p = fleet__pool_of(&n->node);
+  fleet_bytes_t key = {p->tag.base, p->tag.len}, args[16];
+  raw_t r;
+  size_t i;
+
+  memset(&r, 0, sizeof(r));
+  for (i = 0; i < argc; i++)
+    args[i] = (fleet_bytes_t){argv[i], strlen(argv[i])};
+  ASSERT_OK(fleet__backend_call(fleet__client_backend(&e->c1), op, &key, 1,
+                                args, argc, on_raw, &r));
+  ASSERT(fleet_test_run_until(&e->loop, fleet_test_flag_set, &r.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(r.status);
+  return r;
+}
+
+/* A node that finds itself gone from the pool joins again, re-asserting
+ * its jobs, unless the pool shut down and the node has not read that yet:
+ * then POOL_JOIN changes nothing and answers {-1}, and no job or member
+ * comes back (no payload left behind by a shutdown, pulse #52). A fresh
+ * join re-asserts a job only where its key is absent. */
+CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
+  static const char *const join[] = {"x",  "60000", "60000", "0",  "1",   "x/1",
+                                     "j1", "x/1",   "p1",    "j2", "x/1", "p2"};
+  static const char *const rejoin[] = {"x",   "60000", "60000", "1", "1",
+                                       "x/1", "j1",    "x/1",   "p1"};
+  const char *dispatch_args[6] = {"j2", "p", "0", "x/1", "x", "0"};
+  node_rec_t c;
+  lock_env_t e;
+  raw_t r;
+  char rev[24];
+
+  lock_env_init(&e, b->url);
+  rec_init(&c, &e.c1, "p", "c", 0, NULL);
+  /* A first join that re-asserts j1 and j2: both absent, both admitted. */
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 12);
+  ASSERT_UEQ(3, r.nelem);
+  ASSERT_GT(r.second, 0);
+  snprintf(rev, sizeof(rev), "%" PRId64, r.first);
+  ASSERT_UEQ(2, query(&e, &c, 'k', NULL).n);
+  /* Another re-assertion of j1 is refused: the key is held. */
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 9);
+  ASSERT_UEQ(2, r.nelem);
+  ASSERT_EQ(0, r.second);
+  dispatch_args[2] = rev;
+  r = raw_op(&e, &c, FLEET__OP_POOL_DISPATCH, dispatch_args, 6);
+  ASSERT_EQ(0, r.first); /* j2 exists */
+
+  r = raw_op(&e, &c, FLEET__OP_POOL_SHUTDOWN, NULL, 0);
+  ASSERT_EQ(1, r.first); /* told x */
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, rejoin, 9);
+  ASSERT_UEQ(1, r.nelem);
+  ASSERT_EQ(-1, r.first);
+  ASSERT_UEQ(0, query(&e, &c, 'k', NULL).n);
+  ASSERT_UEQ(0, query(&e, &c, 'w', NULL).n);
+  rec_close(&e, &c);
+  lock_env_close(&e);
+}
+
 /* The routing hash: in range, balanced, and growing from n to n + 1
  * buckets moves about 1/(n + 1) of the keys, each to the new bucket. */
 TEST_IMPL(pool_jump_hash) {

@@ -33,11 +33,13 @@
  * Every deadline is computed from the server's TIME. Every op that changes
  * a job on behalf of its owner presents the owner's token.
  *
- *   POOL_JOIN  ARGV: node, worker ttl ms, event life ms, n, n worker
- *         ids, then (job key, worker, payload) per job the node re-asserts
- *         (its jobs after the pool's data was lost): each is admitted
- *         with a new token, state r, only when the key is absent. Reply:
- *         {revision, new token or 0 (refused) per job}.
+ *   POOL_JOIN  ARGV: node, worker ttl ms, event life ms, "1" when the
+ *         node joins again (else "0"), n, n worker ids, then (job key,
+ *         worker, payload) per job the node re-asserts (its jobs after the
+ *         pool's data was lost): each is admitted with a new token, state
+ *         r, only when the key is absent. Reply: {revision, new token or 0
+ *         (refused) per job} | {-1} when a node joining again has an
+ *         unread shutdown in its event list (nothing changed).
  *   POOL_KEEPALIVE  KEYS: the tags of n nodes' pools. ARGV: for each,
  *         node, worker ttl ms, "1" when lapsed on the node's clock (it
  *         leaves) else "0". Also removes lapsed nodes. Reply: per node,
