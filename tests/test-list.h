@@ -220,6 +220,7 @@ CONFORMANCE_DECLARE(pool_close_in_callback)
 CONFORMANCE_DECLARE(pool_schedule)
 CONFORMANCE_DECLARE(pool_schedule_first)
 CONFORMANCE_DECLARE(pool_rejoin_after_shutdown)
+CONFORMANCE_DECLARE(pool_worker_forget)
 CONFORMANCE_DECLARE(pool_worker_remove)
 TEST_DECLARE(pool_flushdb_redis)
 
@@ -445,6 +446,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(pool_schedule)
   CONFORMANCE_ENTRY(pool_schedule_first)
   CONFORMANCE_ENTRY(pool_rejoin_after_shutdown)
+  CONFORMANCE_ENTRY(pool_worker_forget)
   CONFORMANCE_ENTRY(pool_worker_remove)
   TEST_ENTRY(pool_flushdb_redis)
 

@@ -966,6 +966,43 @@ CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
   lock_env_close(&e);
 }
 
+/* POOL_WORKER_REMOVE on the keys: the drain takes the worker out of the
+ * membership only; the forget orphans the jobs it still holds, except one
+ * it was asked to stop, which leaves the pool. */
+CONFORMANCE_IMPL(pool_worker_forget) {
+  static const char *const join[] = {"x",   "60000", "60000", "0",   "2",
+                                     "x/1", "x/2",   "j1",    "x/1", "p1",
+                                     "j2",  "x/1",   "p2"};
+  const char *drain[3] = {"x", "x/1", "d"}, *forget[3] = {"x", "x/1", "f"};
+  const char *stop[1] = {"j2"};
+  node_rec_t c;
+  lock_env_t e;
+  answer_t q;
+  raw_t r;
+
+  lock_env_init(&e, b->url);
+  rec_init(&c, &e.c1, "p", "c", 0, NULL);
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 13);
+  ASSERT_UEQ(3, r.nelem);
+  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_STOP, stop, 1).first);
+  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, drain, 3).first);
+  ASSERT_EQ(0, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, drain, 3).first);
+  q = query(&e, &c, 'w', NULL);
+  ASSERT_STR_EQ("x/2@x", q.text);
+  q = query(&e, &c, 'j', NULL);
+  ASSERT_UEQ(2, q.n); /* still its jobs */
+  ASSERT_NOT_NULL(strstr(q.text, "j1@x/1#"));
+  /* The forget: j1 orphaned (no owner), j2 (being stopped) gone. */
+  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, forget, 3).first);
+  q = query(&e, &c, 'j', NULL);
+  ASSERT_UEQ(1, q.n);
+  ASSERT(strncmp(q.text, "j1@#", 4) == 0);
+  ASSERT_ERR(FLEET_ENOTFOUND, query(&e, &c, 'p', "j2").status);
+  ASSERT_EQ(0, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, forget, 3).first);
+  rec_close(&e, &c);
+  lock_env_close(&e);
+}
+
 /* The routing hash: in range, balanced, and growing from n to n + 1
  * buckets moves about 1/(n + 1) of the keys, each to the new bucket. */
 TEST_IMPL(pool_jump_hash) {

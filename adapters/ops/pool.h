@@ -72,7 +72,8 @@
  *         {-1, 0, 0, 0, 0, 0} stopped.
  *   POOL_WORKER_REMOVE  ARGV: node, worker, "d" (drain: the worker
  *         leaves the membership; rebalances move its jobs away) | "f"
- *         (forget: its remaining jobs are orphaned, the worker is gone).
+ *         (forget: its remaining jobs are orphaned, one being stopped
+ *         leaves the pool; the worker is gone).
  *         Reply: "d": 1 | 0 not a member; "f": jobs orphaned.
  *   POOL_TICK_ACK  ARGV: ticker name, claimer, seqs. Ends the leases the
  *         claimer holds on them. Reply: how many.

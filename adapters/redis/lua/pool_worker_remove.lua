@@ -4,7 +4,8 @@
 -- the usual stop-then-start; it stays known (wnode, wj) so that its stop
 -- confirmations still move them. "f" (forget): the worker is gone; the
 -- jobs it still holds (their move did not finish in the shutdown TTL)
--- lose their owner and the nodes place them again.
+-- lose their owner and the nodes place them again; one it was asked to
+-- stop leaves the pool.
 --#include pool_int
 -- KEYS[1]: the pool's hash tag. Parts: workers, wnode, nw:<node>,
 --          wj:<worker>, jobs, next, rev, nodes, ev:<node>.
@@ -27,10 +28,23 @@ local wj = T .. ':wj:' .. worker
 local keys = redis.call('SMEMBERS', wj)
 local n = 0
 for i = 1, #keys do
-  local t, s, w = job(keys[i])
-  if t and w == worker then
-    set_job(keys[i], t, 'o', '')
-    redis.call('HDEL', T .. ':next', keys[i])
+  local key = keys[i]
+  local t, s, w = job(key)
+  if t and w == worker and s == 'x' then
+    -- A job being stopped on request leaves the pool, as its stop
+    -- confirmation would have made it; a waiting dispatcher hears
+    -- FLEET_ECANCELED (-5).
+    local from = redis.call('HGET', T .. ':disp', key)
+    if from and from ~= '' then
+      push(from, 'r', key, w, t, '-5', '')
+    end
+    redis.call('HDEL', T .. ':jobs', key)
+    redis.call('HDEL', T .. ':pay', key)
+    redis.call('HDEL', T .. ':disp', key)
+    redis.call('HDEL', T .. ':next', key)
+  elseif t and w == worker then
+    set_job(key, t, 'o', '')
+    redis.call('HDEL', T .. ':next', key)
     n = n + 1
   end
 end
