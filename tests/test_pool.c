@@ -968,7 +968,8 @@ CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
 
 /* POOL_WORKER_REMOVE on the keys: the drain takes the worker out of the
  * membership only; the forget orphans the jobs it still holds, except one
- * it was asked to stop, which leaves the pool. */
+ * it was asked to stop, which leaves the pool. A node that leaves (or is
+ * reaped) treats its jobs the same way. */
 CONFORMANCE_IMPL(pool_worker_forget) {
   static const char *const join[] = {"x",   "60000", "60000", "0",   "2",
                                      "x/1", "x/2",   "j1",    "x/1", "p1",
@@ -999,6 +1000,24 @@ CONFORMANCE_IMPL(pool_worker_forget) {
   ASSERT(strncmp(q.text, "j1@#", 4) == 0);
   ASSERT_ERR(FLEET_ENOTFOUND, query(&e, &c, 'p', "j2").status);
   ASSERT_EQ(0, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, forget, 3).first);
+
+  /* The same when the node leaves (or dies): j1 stays, orphaned; j3,
+   * being stopped, leaves the pool. */
+  {
+    static const char *const join_y[] = {"y",  "60000", "60000", "0",
+                                         "1",  "y/1",   "j3",    "y/1",
+                                         "p3", "j4",    "y/1",   "p4"};
+    const char *stop3[1] = {"j3"}, *leave[1] = {"y"};
+
+    r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join_y, 12);
+    ASSERT_UEQ(3, r.nelem);
+    ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_STOP, stop3, 1).first);
+    ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_LEAVE, leave, 1).first);
+    q = query(&e, &c, 'k', NULL);
+    ASSERT_UEQ(2, q.n); /* j1 and j4 */
+    ASSERT_ERR(FLEET_ENOTFOUND, query(&e, &c, 'p', "j3").status);
+    ASSERT_OK(query(&e, &c, 'p', "j4").status);
+  }
   rec_close(&e, &c);
   lock_env_close(&e);
 }

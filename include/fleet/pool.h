@@ -182,8 +182,9 @@ FLEET_EXTERN int fleet_pool_notify(fleet_pool_node_t *node, const char *key,
                                    void *user_data);
 
 /* Asks the owner of the job to stop it; the job leaves the pool once its
- * owner has stopped it (or at once when it has none). `cb`: 0, or
- * FLEET_ENOTFOUND. */
+ * owner has stopped it (or at once when it has none, or when its owner
+ * leaves the pool or dies first: it is not started again elsewhere).
+ * `cb`: 0, or FLEET_ENOTFOUND. */
 FLEET_EXTERN int fleet_pool_stop_job(fleet_pool_node_t *node, const char *key,
                                      fleet_status_cb cb, void *user_data);
 
