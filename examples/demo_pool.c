@@ -8,6 +8,7 @@
  *   pool status --pool P
  *   pool shutdown --pool P
  *   pool ticker --pool P --name T --period-ms MS [--ledger FILE]
+ *               [--worker-ttl-ms MS] (the delivery lease of a tick)
  *   pool schedule --pool P --name S --interval-ms MS [--ledger FILE]
  *                 [--workers N] [--node-id ID]
  *
@@ -15,9 +16,11 @@
  * other nodes). Its ledger gets one line per event, each one write with
  * O_APPEND: "<monotonic_ns> <event> <key> <worker_id> <token>" for start,
  * stop, notify and lost; a ticker's: "<monotonic_ns> tick <name> <seq>
- * <node_id>"; a schedule's, per interval it plans: "<monotonic_ns> plan
- * <name> <seq> <node_id>" (the plan starts the key "<name>-<seq>"). The
- * one-shot commands exit 0 on success, or 1 with one line on stderr. */
+ * <node_id>", with " redelivered" appended when the tick is a redelivery
+ * (its first claimer never acknowledged it); a schedule's, per interval it
+ * plans: "<monotonic_ns> plan <name> <seq> <node_id>" (the plan starts the key
+ * "<name>-<seq>"). The one-shot commands exit 0 on success, or 1 with one line
+ * on stderr. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -322,7 +325,8 @@ static void demo_pool_on_tick(fleet_pool_ticker_t *t, int status,
     demo_pool_finish(d, 0);
     return;
   }
-  demo_pool_ledger(d, "tick %s %" PRIu64 " %s", d->name, tick->seq, d->node_id);
+  demo_pool_ledger(d, "tick %s %" PRIu64 " %s%s", d->name, tick->seq,
+                   d->node_id, tick->redelivered ? " redelivered" : "");
 }
 
 static int demo_pool_ticker(demo_pool_t *d) {

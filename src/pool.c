@@ -167,10 +167,56 @@ const char *fleet__pool_route(const fleet__pool_t *p, const char *key,
 static void pool_on_join(fleet__req_t *r, int status,
                          const fleet__reply_t *reply);
 
-/* Sends the join with every local worker; a join asked for while one is
- * in flight follows it. */
+static void pool_claims_drop(fleet__pool_claim_t *claims, size_t n) {
+  size_t i;
+
+  for (i = 0; i < n; i++)
+    free(claims[i].key);
+  free(claims);
+}
+
+static void pool_claims_free(fleet__pool_req_t *req) {
+  pool_claims_drop(req->claims, req->nclaims);
+  req->claims = NULL;
+  req->nclaims = 0;
+}
+
+/* When the join re-asserts the local jobs: lists them in req->claims
+ * (the keys are copies; the payloads are the jobs', used only to build
+ * the call). */
+static int pool_join_claims(fleet__pool_t *p, fleet__pool_req_t *req) {
+  fleet__pool_worker_t *w;
+  struct fleet_pool_job_s *j;
+  size_t n = 0;
+
+  if (!p->reassert)
+    return 0;
+  for (w = p->workers; w != NULL; w = w->next)
+    for (j = w->jobs; j != NULL; j = j->next)
+      n++;
+  if (n == 0)
+    return 0;
+  if ((req->claims = calloc(n, sizeof(*req->claims))) == NULL)
+    return FLEET_ENOMEM;
+  for (w = p->workers; w != NULL; w = w->next)
+    for (j = w->jobs; j != NULL; j = j->next) {
+      fleet__pool_claim_t *c = &req->claims[req->nclaims++];
+      c->worker = w;
+      c->token = j->token;
+      c->key_len = j->key_len;
+      c->payload = j->payload;
+      c->payload_len = j->payload_len;
+      if ((c->key = fleet__memdup(j->key, j->key_len)) == NULL)
+        return FLEET_ENOMEM;
+    }
+  return 0;
+}
+
+/* Sends the join with every local worker (and, after the pool forgot the
+ * node, its jobs); a join asked for while one is in flight follows it. */
 static void pool_send_join(fleet__pool_t *p) {
   fleet__pool_worker_t *w;
+  uint32_t live = 0;
   fleet__pool_req_t *req;
   fleet_bytes_t key = fleet__key_bytes(&p->tag);
   int err;
@@ -180,21 +226,43 @@ static void pool_send_join(fleet__pool_t *p) {
     return;
   }
   req = (fleet__pool_req_t *)fleet__req_new(&p->base, pool_on_join, NULL, NULL);
-  err = req == NULL ? FLEET_ENOMEM
-                    : fleet__args_begin(&p->args, 3 + p->nworkers, 0);
+  err = req == NULL ? FLEET_ENOMEM : pool_join_claims(p, req);
+  for (w = p->workers; w != NULL; w = w->next)
+    live += !w->removing;
+  if (err == 0)
+    err = fleet__args_begin(&p->args, 5 + live + 3 * req->nclaims, 1);
   if (err == 0) {
+    size_t i;
+
     fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
     fleet__args_str(&p->args, p->ttl_str);
     fleet__args_str(&p->args, p->life_str);
+    /* A node that was in the pool must not come back after a shutdown it
+     * has not read yet: the script checks its event list. */
+    fleet__args_str(&p->args, p->state == FLEET__POOL_ACTIVE ? "1" : "0");
+    fleet__args_u64(&p->args, live);
+    /* A worker being removed is not registered again. */
     for (w = p->workers; w != NULL; w = w->next)
-      fleet__args_str(&p->args, w->id);
+      if (!w->removing)
+        fleet__args_str(&p->args, w->id);
+    for (i = 0; i < req->nclaims; i++) {
+      const fleet__pool_claim_t *c = &req->claims[i];
+
+      fleet__args_bytes(&p->args, c->key, c->key_len);
+      fleet__args_str(&p->args, c->worker->id);
+      fleet__args_bytes(&p->args, c->payload, c->payload_len);
+    }
     req->deadline = uv_now(p->base.loop);
     err = fleet__req_send(&req->base, FLEET__OP_POOL_JOIN, &key, 1,
                           p->args.argv, p->args.argc);
   }
+  if (err == 0)
+    p->reassert = 0;
   if (err != 0) {
-    if (req != NULL)
+    if (req != NULL) {
+      pool_claims_free(req);
       fleet__req_free(&req->base);
+    }
     fleet__handle_error(&p->base, err);
     return;
   }
@@ -225,14 +293,55 @@ static void pool_on_join(fleet__req_t *r, int status,
   fleet__pool_req_t *req = (fleet__pool_req_t *)r;
   fleet__pool_t *p = (fleet__pool_t *)r->handle;
   uint64_t sent = req->deadline;
+  fleet__pool_claim_t *claims = req->claims;
+  size_t i, nclaims = req->nclaims;
   int64_t rev;
 
+  req->claims = NULL;
+  req->nclaims = 0;
   fleet__req_done(r);
   p->join_inflight = 0;
-  if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN)
+  if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN) {
+    pool_claims_drop(claims, nclaims);
     return;
-  if (status == 0 && fleet__reply_i64(reply, &rev) != 0)
+  }
+  if (status == 0 && fleet__reply_is_array(reply, 1) &&
+      fleet__reply_i64(&reply->elem[0], &rev) == 0 && rev < 0) {
+    /* The pool shut down: the event read delivers it. Nothing joined. */
+    pool_claims_drop(claims, nclaims);
+    fleet__pool_read_events(p);
+    return;
+  }
+  if (status == 0 && (!fleet__reply_is_array(reply, 1 + nclaims) ||
+                      reply->nelem != 1 + nclaims ||
+                      fleet__reply_i64(&reply->elem[0], &rev) != 0))
     status = FLEET_EPROTO;
+  if (status == 0) {
+    /* The jobs re-asserted keep running here with their new tokens, or,
+     * held by another owner, are given up. */
+    for (i = 0; i < nclaims; i++) {
+      uint64_t token;
+
+      if (p->base.closing)
+        break;
+      if (fleet__reply_u64(&reply->elem[1 + i], &token) == 0)
+        fleet__pool_reasserted(p, &claims[i], token);
+    }
+    pool_claims_drop(claims, nclaims);
+    if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN)
+      return;
+  } else {
+    pool_claims_drop(claims, nclaims);
+  }
+  if (status != 0 && nclaims > 0 && !p->lapsed &&
+      p->state == FLEET__POOL_ACTIVE) {
+    /* The re-assertion failed: the keep-alive tries it again; the lapse
+     * timer still gives the jobs up when the node's validity ends. */
+    p->reassert = 1;
+    pool_keepalive_schedule(p, POOL_RETRY_MS);
+    fleet__handle_error(&p->base, status);
+    return;
+  }
   if (status != 0) {
     /* Not in the pool: the keep-alive schedule retries the join (a lapsed
      * keep-alive is refused, and the refusal joins again). */
@@ -295,9 +404,19 @@ static void pool_keepalive_done(fleet__batch_item_t *it, int status,
     fleet__handle_error(&p->base, status);
     return;
   }
+  if (alive != 1 && !p->lapsed) {
+    /* The pool forgot this node while it is valid by its own clock: the
+     * pool's data was lost (FLUSHDB, a failover that lost writes), or,
+     * rarely, the server's clock ran ahead. Join again, re-asserting the
+     * local jobs: each is admitted only when its key is absent, and
+     * given up when another owner holds it. */
+    p->reassert = 1;
+    pool_send_join(p);
+    return;
+  }
   if (alive != 1 || p->lapsed) {
-    /* Removed from the pool (lapsed, or its data lost): its jobs are
-     * elsewhere or gone. Join again. */
+    /* Removed from the pool (lapsed): its jobs are elsewhere or gone.
+     * Join again. */
     if (!p->lapsed) {
       p->lapsed = 1;
       pool_lose_all(p);
@@ -615,6 +734,7 @@ void fleet_pool_node_options_init(fleet_pool_node_options_t *o) {
   o->worker_ttl_ms = 30000;
   o->ack_grace_ms = 20000;
   o->max_queued_jobs = 1000;
+  o->worker_shutdown_ttl_ms = 120000;
 }
 
 static int pool_options(const fleet_pool_node_options_t *in,
@@ -629,6 +749,8 @@ static int pool_options(const fleet_pool_node_options_t *in,
     out->ack_grace_ms = d.ack_grace_ms;
   if (out->max_queued_jobs == 0)
     out->max_queued_jobs = d.max_queued_jobs;
+  if (out->worker_shutdown_ttl_ms == 0)
+    out->worker_shutdown_ttl_ms = d.worker_shutdown_ttl_ms;
   if (out->worker_ttl_ms < POOL_TTL_MIN_MS ||
       out->worker_ttl_ms > UINT32_MAX / 8 || out->ack_grace_ms > UINT32_MAX / 4)
     return FLEET_EINVAL;
@@ -687,6 +809,7 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
   uv_timer_init(p->base.loop, &p->lapse_timer);
   uv_timer_init(p->base.loop, &p->wait_timer);
   uv_timer_init(p->base.loop, &p->join_timer);
+  uv_timer_init(p->base.loop, &p->remove_timer);
   p->timers_open = 1;
   /* Results of dispatches come through the event list: every node,
    * client-only too, listens. The wake-up on subscription reads it. */
@@ -717,7 +840,7 @@ int fleet_pool_worker_add(fleet_pool_node_t *node, fleet_pool_worker_t *worker,
     return FLEET_ECLOSING;
   if ((w = calloc(1, sizeof(*w))) == NULL)
     return FLEET_ENOMEM;
-  snprintf(id, sizeof(id), "%s/%" PRIu32, p->node_id, p->nworkers + 1);
+  snprintf(id, sizeof(id), "%s/%" PRIu32, p->node_id, p->worker_seq + 1);
   if ((w->id = fleet__strdup(id)) == NULL) {
     free(w);
     return FLEET_ENOMEM;
@@ -729,6 +852,7 @@ int fleet_pool_worker_add(fleet_pool_node_t *node, fleet_pool_worker_t *worker,
   *p->workers_tail = w;
   p->workers_tail = &w->next;
   p->nworkers++;
+  p->worker_seq++;
   fleet__pool_join(p);
   return 0;
 }
@@ -757,8 +881,11 @@ static void pool_close(fleet__handle_t *h) {
     p->lapse_timer.data = p;
     p->wait_timer.data = p;
     p->join_timer.data = p;
+    p->remove_timer.data = p;
     fleet__handle_hold(&p->base);
     uv_close((uv_handle_t *)&p->join_timer, pool_timer_closed);
+    fleet__handle_hold(&p->base);
+    uv_close((uv_handle_t *)&p->remove_timer, pool_timer_closed);
     fleet__handle_hold(&p->base);
     fleet__handle_hold(&p->base);
     uv_close((uv_handle_t *)&p->lapse_timer, pool_timer_closed);

@@ -49,6 +49,15 @@ struct fleet_pool_job_s {
   int reported; /* fleet_pool_job_started() was called */
 };
 
+/* The steps of a worker's removal (pool_worker.c). */
+enum {
+  FLEET__POOL_WORKER_LIVE = 0,
+  FLEET__POOL_WORKER_DRAINING, /* drain sent: its jobs move away */
+  FLEET__POOL_WORKER_WAITING,  /* drained: waits for its jobs to go */
+  FLEET__POOL_WORKER_FORGET,   /* forget in flight */
+  FLEET__POOL_WORKER_RETRY     /* forget failed: sent again by the timer */
+};
+
 struct fleet__pool_worker_s {
   fleet__pool_worker_t *next; /* the node's workers, in creation order */
   fleet__pool_t *pool;
@@ -56,6 +65,10 @@ struct fleet__pool_worker_s {
   fleet_pool_handler_t handler;
   char *id;
   struct fleet_pool_job_s *jobs;
+  /* Removal: its step, request and deadline (loop ms). */
+  int removing;
+  struct fleet__pool_req_s *remove_req;
+  uint64_t remove_deadline;
 };
 
 /* A request of the node: a call the user waits for (dispatch, notify,
@@ -69,6 +82,7 @@ typedef struct fleet__pool_req_s {
     fleet_pool_payload_cb payload;
     fleet_pool_workers_cb workers;
     fleet_pool_jobs_cb jobs;
+    fleet_pool_worker_cb worker;
   } cb;
   /* Dispatch: its key and payload (owned), token, deadline, retries, and
    * its place among the dispatches waiting for a start result. */
@@ -83,7 +97,20 @@ typedef struct fleet__pool_req_s {
   int waiting;
   /* Background calls about a job: the worker and the token presented. */
   fleet__pool_worker_t *worker;
+  /* A join that re-asserts jobs: what it sent, in order. */
+  struct fleet__pool_claim_s *claims;
+  size_t nclaims;
 } fleet__pool_req_t;
+
+/* A local job a join re-asserts: its worker, key (owned) and token. */
+typedef struct fleet__pool_claim_s {
+  fleet__pool_worker_t *worker;
+  char *key;
+  size_t key_len;
+  uint64_t token;
+  const char *payload; /* the job's, until the join is sent */
+  size_t payload_len;
+} fleet__pool_claim_t;
 
 struct fleet__pool_s {
   fleet__handle_t base;
@@ -98,7 +125,9 @@ struct fleet__pool_s {
   fleet__args_t args;
 
   fleet__pool_worker_t *workers, **workers_tail;
-  uint32_t nworkers;
+  uint32_t nworkers;       /* in the list, removing ones too */
+  uint32_t worker_seq;     /* the last worker number given */
+  uv_timer_t remove_timer; /* watches the workers being removed */
 
   fleet__sub_t *sub;
 
@@ -118,6 +147,9 @@ struct fleet__pool_s {
   /* Joins, event reads and rebalances: one call at a time each, and one
    * more when asked for again meanwhile. */
   int join_inflight, join_again;
+  /* The next join re-asserts the local jobs: the pool forgot this node
+   * while it was valid by its own clock (its data was lost). */
+  int reassert;
   int ev_inflight, ev_again;
   int bal_inflight, bal_again;
 
@@ -152,7 +184,22 @@ const char *fleet__pool_route(const fleet__pool_t *p, const char *key,
 void fleet__pool_job_event(fleet__pool_t *p, const fleet__reply_t *ev);
 /* Stops every local job with `reason` (user callbacks run). */
 void fleet__pool_stop_all(fleet__pool_t *p, fleet_pool_stop_reason_t reason);
+/* Stops one local job with `reason` (the user callback runs), then frees
+ * it. */
+void fleet__pool_stop_job(struct fleet_pool_job_s *job,
+                          fleet_pool_stop_reason_t reason);
 void fleet__pool_job_free(struct fleet_pool_job_s *job);
+/* The answer to a re-assertion of the local job `c`: `token` is its new
+ * token, or 0 when another owner holds the key (the worker is told LOST).
+ * A job that ended locally meanwhile is handed back to the pool. May run
+ * user callbacks. */
+void fleet__pool_reasserted(fleet__pool_t *p, const fleet__pool_claim_t *c,
+                            uint64_t token);
+
+/* pool_worker.c */
+/* Moves the removals of workers on: called by the remove timer. May run
+ * user callbacks. */
+void fleet__pool_remove_check(fleet__pool_t *p);
 
 /* pool_ticker.c: the state of a ticker, for logs and tests ("closed" once
  * it has closed). */

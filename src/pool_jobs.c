@@ -52,7 +52,7 @@ void fleet__pool_job_free(struct fleet_pool_job_s *job) {
 }
 
 /* Tells the worker to stop `job`, then forgets it. */
-static void pool_job_stop(struct fleet_pool_job_s *job,
+void fleet__pool_stop_job(struct fleet_pool_job_s *job,
                           fleet_pool_stop_reason_t reason) {
   fleet__pool_worker_t *w = job->worker;
 
@@ -76,7 +76,7 @@ void fleet__pool_stop_all(fleet__pool_t *p, fleet_pool_stop_reason_t reason) {
 
   for (w = p->workers; w != NULL; w = w->next)
     while (w->jobs != NULL)
-      pool_job_stop(w->jobs, reason);
+      fleet__pool_stop_job(w->jobs, reason);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -144,8 +144,26 @@ static void pool_on_confirm(fleet__req_t *r, int status,
     fleet__handle_error(&p->base, status);
   if (!p->base.closing && status == 0 && ok == 0 && kind == POOL_REQ_STARTED &&
       (job = pool_job_find(w, key, key_len)) != NULL && job->token == token)
-    pool_job_stop(job, FLEET_POOL_STOP_LOST);
+    fleet__pool_stop_job(job, FLEET_POOL_STOP_LOST);
   free(key);
+}
+
+void fleet__pool_reasserted(fleet__pool_t *p, const fleet__pool_claim_t *c,
+                            uint64_t token) {
+  struct fleet_pool_job_s *job = pool_job_find(c->worker, c->key, c->key_len);
+
+  if (job != NULL && job->token != c->token)
+    job = NULL; /* a newer start of the key: not the job re-asserted */
+  if (token == 0) {
+    if (job != NULL)
+      fleet__pool_stop_job(job, FLEET_POOL_STOP_LOST);
+  } else if (job != NULL) {
+    job->token = token;
+  } else {
+    /* It stopped here meanwhile: the pool places it again (orphaned). */
+    pool_confirm(p, POOL_REQ_STOPPED, c->worker, c->key, c->key_len, token,
+                 FLEET_ECANCELED);
+  }
 }
 
 int fleet_pool_job_started(fleet_pool_job_t *job, int status) {
@@ -180,10 +198,21 @@ static void pool_ev_start(fleet__pool_t *p, fleet__pool_worker_t *w,
                           const fleet__reply_t *ev, uint64_t token) {
   struct fleet_pool_job_s *job = pool_job_find(w, ev[1].str, ev[1].len);
 
+  if (w->removing && (job == NULL || job->token < token)) {
+    /* The worker is being removed: it takes no new job. Handed back, the
+     * job loses its owner and the pool places it again. */
+    if (job != NULL)
+      fleet__pool_stop_job(job, FLEET_POOL_STOP_LOST);
+    if (!p->base.closing)
+      pool_confirm(p, POOL_REQ_STOPPED, w, ev[1].str, ev[1].len, token,
+                   FLEET_ECANCELED);
+    return;
+  }
+
   if (job != NULL) {
     if (job->token >= token)
       return; /* a redelivery, or an older start: nothing changes */
-    pool_job_stop(job, FLEET_POOL_STOP_LOST);
+    fleet__pool_stop_job(job, FLEET_POOL_STOP_LOST);
     if (p->base.closing || p->state != FLEET__POOL_ACTIVE)
       return;
   }
@@ -228,10 +257,11 @@ void fleet__pool_job_event(fleet__pool_t *p, const fleet__reply_t *ev) {
       int confirm = job == NULL || job->token <= token;
 
       if (job != NULL && job->token <= token)
-        pool_job_stop(job, job->token < token ? FLEET_POOL_STOP_LOST
-                           : ev[4].len == 4 && memcmp(ev[4].str, "move", 4) == 0
-                               ? FLEET_POOL_STOP_MOVED
-                               : FLEET_POOL_STOP_REQUESTED);
+        fleet__pool_stop_job(job, job->token < token ? FLEET_POOL_STOP_LOST
+                                  : ev[4].len == 4 &&
+                                          memcmp(ev[4].str, "move", 4) == 0
+                                      ? FLEET_POOL_STOP_MOVED
+                                      : FLEET_POOL_STOP_REQUESTED);
       if (confirm)
         pool_confirm(p, POOL_REQ_STOPPED, w, ev[1].str, ev[1].len, token,
                      FLEET_ECANCELED);

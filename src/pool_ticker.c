@@ -3,17 +3,27 @@
  * to exactly one of them, by the server clock.
  *
  * The ticker's state lives in the backend (T:tk:<name>: period, the
- * server time of the next tick, the last sequence number), so a node that
- * dies or pauses costs at most the tick it had claimed: the others claim
- * the next ones. Ticks that came due while nobody claimed them are folded
- * into the next claim and counted (`missed`), never dropped silently. A
- * tick is a callback: nothing is lost to a busy reader. A failed claim is
- * reported to the error callback and retried with backoff, for as long as
- * the ticker runs: one Redis error never ends it.
+ * server time of the next tick, the last sequence number, and the claims
+ * not acknowledged yet), so a node that dies or pauses costs no tick: the
+ * others claim the next ones, and the tick it had claimed carries a
+ * delivery lease (this ticker's claimer id, a deadline by the server
+ * clock: the node's worker TTL). Once the tick callback returned, the
+ * ticker acknowledges the tick (one POOL_TICK_ACK; should it fail, the
+ * next claim carries the acknowledgement again). A claim found
+ * unacknowledged past its deadline goes to the next claimer as a
+ * redelivery (the tick's `redelivered` is set), or, when it was due more
+ * than two leases and ten periods ago, is counted in the next tick's
+ * `missed`. Ticks that came due while nobody claimed them are folded into
+ * the next claim and counted (`missed`), never dropped silently. A tick is
+ * a callback: nothing is lost to a busy reader. A failed claim is reported
+ * to the error callback and retried with backoff, for as long as the
+ * ticker runs: one Redis error never ends it.
  *
  * States: IDLE (not started), WAITING (the timer runs until the next
  * claim), CLAIMING (a claim is in flight), STOPPED (the ticker was stopped
  * for every node). */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +68,17 @@ typedef struct {
   uint32_t failures;
   fleet__rng_t rng;
   fleet__args_t args;
+  /* The delivery lease: who claims ("<node id>:<random>"), for how long,
+   * and how old an unacknowledged tick may be to be delivered again. */
+  char *claimer;
+  size_t claimer_len;
+  uint32_t lease_ms;
+  uint64_t horizon_ms;
+  /* The last tick delivered whose acknowledgement was not confirmed (0:
+   * none), and whether its POOL_TICK_ACK is in flight. */
+  uint64_t unacked;
+  int ack_inflight;
+  fleet__args_t ack_args;
 } ticker_t;
 
 static ticker_t *ticker_of(const fleet_pool_ticker_t *t) {
@@ -96,15 +117,65 @@ static void ticker_stopped(ticker_t *tk) {
 static void ticker_on_claim(fleet__req_t *r, int status,
                             const fleet__reply_t *reply);
 
+static void ticker_on_ack(fleet__req_t *r, int status,
+                          const fleet__reply_t *reply) {
+  ticker_t *tk = (ticker_t *)r->handle;
+  uint64_t seq = (uint64_t)(uintptr_t)r->user_data;
+
+  (void)reply;
+  fleet__req_done(r);
+  tk->ack_inflight = 0;
+  if (status == 0 && tk->unacked == seq)
+    tk->unacked = 0;
+  else if (status != 0)
+    fleet__handle_error(&tk->base, status);
+}
+
+/* Acknowledges the tick delivered last (tk->unacked), if it is not in
+ * flight already: a request without a cancel hook, so that it goes out
+ * from a closing ticker too. A failure leaves it to the next claim. */
+static void ticker_ack(ticker_t *tk) {
+  fleet_bytes_t key = fleet__key_bytes(&tk->tag);
+  fleet__req_t *req;
+  int err;
+
+  if (tk->unacked == 0 || tk->ack_inflight)
+    return;
+  req = fleet__req_new(&tk->base, ticker_on_ack, NULL,
+                       (void *)(uintptr_t)tk->unacked);
+  err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&tk->ack_args, 3, 1);
+  if (err == 0) {
+    fleet__args_bytes(&tk->ack_args, tk->name, tk->name_len);
+    fleet__args_bytes(&tk->ack_args, tk->claimer, tk->claimer_len);
+    fleet__args_u64(&tk->ack_args, tk->unacked);
+    err = fleet__req_send(req, FLEET__OP_POOL_TICK_ACK, &key, 1,
+                          tk->ack_args.argv, tk->ack_args.argc);
+  }
+  if (err == 0) {
+    tk->ack_inflight = 1;
+    return;
+  }
+  if (req != NULL)
+    fleet__req_free(req);
+  fleet__handle_error(&tk->base, err);
+}
+
 /* Sends one claim; on failure, backs off. */
 static void ticker_claim(ticker_t *tk) {
   fleet_bytes_t key = fleet__key_bytes(&tk->tag);
   fleet__req_t *req = fleet__req_new(&tk->base, ticker_on_claim, NULL, NULL);
-  int err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&tk->args, 2, 1);
+  int err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&tk->args, 6, 4);
 
   if (err == 0) {
     fleet__args_bytes(&tk->args, tk->name, tk->name_len);
     fleet__args_u64(&tk->args, tk->period_ms);
+    fleet__args_bytes(&tk->args, tk->claimer, tk->claimer_len);
+    fleet__args_u64(&tk->args, tk->lease_ms);
+    fleet__args_u64(&tk->args, tk->horizon_ms);
+    fleet__args_u64(&tk->args, tk->unacked);
+    /* The claim carries the acknowledgement again: it is confirmed with
+     * the claim's reply. */
+    req->user_data = (void *)(uintptr_t)tk->unacked;
     err = fleet__req_send(req, FLEET__OP_POOL_TICK, &key, 1, tk->args.argv,
                           tk->args.argc);
   }
@@ -131,15 +202,18 @@ static void ticker_on_timer(uv_timer_t *timer) {
 static void ticker_on_claim(fleet__req_t *r, int status,
                             const fleet__reply_t *reply) {
   ticker_t *tk = (ticker_t *)r->handle;
-  int64_t v[5];
+  uint64_t acked = (uint64_t)(uintptr_t)r->user_data;
+  int64_t v[6];
   size_t i;
 
   fleet__req_done(r);
+  if (status == 0 && acked != 0 && tk->unacked == acked)
+    tk->unacked = 0;
   if (tk->base.closing || tk->state != TICKER_CLAIMING)
     return;
-  if (status == 0 && !fleet__reply_is_array(reply, 5))
+  if (status == 0 && !fleet__reply_is_array(reply, 6))
     status = FLEET_EPROTO;
-  for (i = 0; status == 0 && i < 5; i++)
+  for (i = 0; status == 0 && i < 6; i++)
     if (fleet__reply_i64(&reply->elem[i], &v[i]) != 0 || (i > 0 && v[i] < 0))
       status = FLEET_EPROTO;
   if (status != 0) {
@@ -158,8 +232,12 @@ static void ticker_on_claim(fleet__req_t *r, int status,
   /* One ms more: the server's next tick is due at, not before, that time. */
   ticker_set_state(tk, TICKER_WAITING, (uint64_t)v[4] + 1);
   if (v[0] == 1) {
-    fleet_pool_tick_t tick = {(uint64_t)v[1], (uint64_t)v[2], (uint64_t)v[3]};
+    fleet_pool_tick_t tick = {(uint64_t)v[1], (uint64_t)v[2], (uint64_t)v[3],
+                              v[5] != 0};
     tk->cb(tk->pub, 0, &tick);
+    /* Acknowledged once the callback ran, even if it closed the ticker. */
+    tk->unacked = tick.seq;
+    ticker_ack(tk);
   }
 }
 
@@ -236,6 +314,8 @@ static void ticker_close_hook(fleet__handle_t *h) {
   tk->timer.data = tk;
   fleet__handle_hold(h);
   uv_close((uv_handle_t *)&tk->timer, ticker_timer_closed);
+  /* A tick whose acknowledgement failed: once more, before leaving. */
+  ticker_ack(tk);
 }
 
 static void ticker_free(fleet__handle_t *h) {
@@ -243,6 +323,8 @@ static void ticker_free(fleet__handle_t *h) {
 
   fleet__key_free(&tk->tag);
   fleet__args_free(&tk->args);
+  fleet__args_free(&tk->ack_args);
+  free(tk->claimer);
   free(tk->name);
   free(tk);
 }
@@ -284,9 +366,16 @@ int fleet_pool_ticker_init(fleet_pool_node_t *node, fleet_pool_ticker_t *ticker,
   tk->period_ms = period_ms;
   tk->name_len = len;
   fleet__rng_seed(&tk->rng, (uint64_t)(uintptr_t)tk ^ uv_hrtime());
+  tk->lease_ms = p->opts.worker_ttl_ms;
+  tk->horizon_ms = 2 * (uint64_t)tk->lease_ms + 10 * (uint64_t)period_ms;
   tk->name = fleet__memdup(name, len);
   tk->tag.base = malloc(p->tag.len);
-  if (tk->name == NULL || tk->tag.base == NULL) {
+  tk->claimer = malloc(p->node_id_len + 18);
+  if (tk->claimer != NULL)
+    tk->claimer_len = (size_t)snprintf(
+        tk->claimer, p->node_id_len + 18, "%s:%08" PRIx32 "%08" PRIx32,
+        p->node_id, fleet__rng_next(&tk->rng), fleet__rng_next(&tk->rng));
+  if (tk->name == NULL || tk->tag.base == NULL || tk->claimer == NULL) {
     fleet__handle_abort(&tk->base);
     ticker_free(&tk->base);
     ticker->internal_ = NULL;

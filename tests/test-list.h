@@ -238,10 +238,15 @@ CONFORMANCE_DECLARE(pool_failover)
 CONFORMANCE_DECLARE(pool_shutdown)
 CONFORMANCE_DECLARE(pool_close_in_callback)
 CONFORMANCE_DECLARE(pool_schedule)
+CONFORMANCE_DECLARE(pool_schedule_first)
+CONFORMANCE_DECLARE(pool_rejoin_after_shutdown)
+CONFORMANCE_DECLARE(pool_worker_forget)
+CONFORMANCE_DECLARE(pool_worker_remove)
 TEST_DECLARE(pool_flushdb_redis)
 
 /* test_pool_ticker.c */
 CONFORMANCE_DECLARE(pool_ticker_basic)
+CONFORMANCE_DECLARE(pool_ticker_lease)
 TEST_DECLARE(pool_ticker_errors_redis)
 
 /* test_pool_mp.c */
@@ -459,10 +464,15 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(pool_shutdown)
   CONFORMANCE_ENTRY(pool_close_in_callback)
   CONFORMANCE_ENTRY(pool_schedule)
+  CONFORMANCE_ENTRY(pool_schedule_first)
+  CONFORMANCE_ENTRY(pool_rejoin_after_shutdown)
+  CONFORMANCE_ENTRY(pool_worker_forget)
+  CONFORMANCE_ENTRY(pool_worker_remove)
   TEST_ENTRY(pool_flushdb_redis)
 
   /* test_pool_ticker.c */
   CONFORMANCE_ENTRY(pool_ticker_basic)
+  CONFORMANCE_ENTRY(pool_ticker_lease)
   TEST_ENTRY(pool_ticker_errors_redis)
 
   /* test_pool_mp.c */

@@ -744,15 +744,21 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
   snprintf(tok2, sizeof(tok2), "%" PRIu64, *token - diff_rand(d, 6));
   switch (diff_rand(d, 16)) {
     case 0:
+      /* Its workers, and a job it re-asserts now and then. */
       args[0] = nodes[n];
       args[1] = "900000";
       args[2] = "900000";
-      args[3] = workers[2 * n];
-      args[4] = workers[2 * n + 1];
-      m = diff_op(d, FLEET__OP_POOL_JOIN, &tag, 1, args, 3 + diff_rand(d, 3),
-                  0);
-      if (m.n == 1 && m.line[0][0] == 'i')
-        snprintf(rev, 16, "%s", m.line[0] + 2);
+      args[3] = diff_rand(d, 2) ? "0" : "1";
+      args[4] = "2";
+      args[5] = workers[2 * n];
+      args[6] = workers[2 * n + 1];
+      args[7] = key;
+      args[8] = workers[2 * n + diff_rand(d, 2)];
+      args[9] = "payload";
+      m = diff_op(d, FLEET__OP_POOL_JOIN, &tag, 1, args,
+                  diff_rand(d, 4) ? 7 : 10, 0);
+      if (m.n >= 2 && m.line[1][0] == 'i')
+        snprintf(rev, 16, "%s", m.line[1] + 2);
       free(m.line);
       break;
     case 1:
@@ -834,9 +840,19 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
        * is long: a claim gets a tick only when the ticker is new. */
       args[0] = diff_rand(d, 2) ? "t1" : "t2";
       args[1] = "900000";
-      diff_run(d,
-               diff_rand(d, 8) ? FLEET__OP_POOL_TICK : FLEET__OP_POOL_TICK_STOP,
-               &tag, 1, args, 2);
+      args[2] = "c1";
+      args[3] = "900000";
+      args[4] = "900000";
+      args[5] = diff_rand(d, 2) ? "0" : "1";
+      if (diff_rand(d, 8) == 0)
+        diff_run(d, FLEET__OP_POOL_TICK_STOP, &tag, 1, args, 2);
+      else if (diff_rand(d, 4) == 0) {
+        args[6] = args[0];
+        args[7] = "c1";
+        args[8] = "1";
+        diff_run(d, FLEET__OP_POOL_TICK_ACK, &tag, 1, args + 6, 3);
+      } else
+        diff_run(d, FLEET__OP_POOL_TICK, &tag, 1, args, 6);
       break;
     case 14: {
       /* A plan: its stop list comes from a set, in no particular order. */
@@ -854,9 +870,17 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
       free(m.line);
       break;
     }
-    default:
-      if (diff_rand(d, 10) == 0)
+    case 15:
+      /* A worker's removal: drain or forget. */
+      args[0] = nodes[n];
+      args[1] = workers[2 * n + diff_rand(d, 2)];
+      args[2] = diff_rand(d, 2) ? "d" : "f";
+      if (diff_rand(d, 3) == 0)
+        diff_run(d, FLEET__OP_POOL_WORKER_REMOVE, &tag, 1, args, 3);
+      else if (diff_rand(d, 10) == 0)
         diff_run(d, FLEET__OP_POOL_SHUTDOWN, &tag, 1, NULL, 0);
+      break;
+    default:
       break;
   }
 }

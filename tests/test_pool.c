@@ -13,6 +13,7 @@
 typedef struct {
   char kind; /* s(tart), x (stop), n(otify) */
   char key[64];
+  const struct node_rec_s *node;
   int worker;
   int reason;
   uint64_t token;
@@ -45,6 +46,7 @@ static void rec_log(node_rec_t *n, fleet_pool_worker_t *w, char kind,
   ASSERT_LT(*n->nlog, LOG_MAX);
   e = &n->log[(*n->nlog)++];
   e->kind = kind;
+  e->node = n;
   snprintf(e->key, sizeof(e->key), "%.*s", (int)key.len,
            (const char *)key.base);
   e->worker = (int)(w - n->w);
@@ -825,6 +827,201 @@ CONFORMANCE_IMPL(pool_schedule) {
   lock_env_close(&e);
 }
 
+static int sched_first_plan(fleet_pool_schedule_t *s, fleet_pool_plan_t *plan,
+                            const fleet_pool_tick_t *tick) {
+  sched_rec_t *r = s->data;
+
+  ASSERT_ULT(tick->seq, 16);
+  r->plans[tick->seq]++;
+  r->total++;
+  ASSERT_OK(fleet_pool_plan_start(plan, "first", (fleet_bytes_t){"p", 1}));
+  return 0;
+}
+
+/* A schedule plans once right after it starts, on the node that wins the
+ * first interval, not only one interval later (here an hour); a node
+ * that starts it later plans nothing until the next interval is due. */
+CONFORMANCE_IMPL(pool_schedule_first) {
+  node_rec_t a, c;
+  sched_rec_t r;
+  lock_env_t e;
+
+  test_nlog = 0;
+  memset(&r, 0, sizeof(r));
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "a", 1, NULL);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  wait_workers(&e, &c, 1);
+  r.s[0].data = r.s[1].data = &r;
+  ASSERT_OK(fleet_pool_schedule_init(&c.node, &r.s[0], "hourly", 3600000,
+                                     sched_error));
+  ASSERT_OK(fleet_pool_schedule_init(&a.node, &r.s[1], "hourly", 3600000,
+                                     sched_error));
+  ASSERT_OK(fleet_pool_schedule_start(&r.s[0], sched_first_plan));
+  ASSERT_EQ(0, r.total); /* never inside the call */
+  /* Within the wait (at most 10 s x slack), far less than the interval. */
+  ASSERT(lock_env_wait(&e, &r.total, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(1, r.plans[1]);
+  /* Its plan is applied: the job starts. */
+  ASSERT(lock_env_wait(&e, &test_nlog, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(1, log_count('s', "first"));
+
+  /* The second node: the interval is not due, it plans nothing. */
+  ASSERT_OK(fleet_pool_schedule_start(&r.s[1], sched_first_plan));
+  lock_env_sleep(&e, 300);
+  ASSERT_EQ(1, r.total);
+  ASSERT_EQ(0, r.errors);
+  ASSERT_OK(fleet_pool_schedule_close(&r.s[0], sched_closed));
+  ASSERT_OK(fleet_pool_schedule_close(&r.s[1], sched_closed));
+  ASSERT(lock_env_wait(&e, &r.closed, 2, FLEET_TEST_WAIT_MS));
+  rec_close(&e, &c);
+  rec_close(&e, &a);
+  lock_env_close(&e);
+}
+
+/* One raw op's reply: an integer, or an array's size and its first two
+ * integers. */
+typedef struct {
+  int done;
+  int status;
+  size_t nelem;
+  int64_t first, second;
+} raw_t;
+
+static void on_raw(void *arg, int status, const fleet__reply_t *reply) {
+  raw_t *r = arg;
+
+  r->status = status;
+  r->first = r->second = INT64_MIN;
+  if (status == 0 && reply->type == FLEET__REPLY_ARRAY) {
+    r->nelem = reply->nelem;
+    if (reply->nelem > 0)
+      ASSERT_OK(fleet__reply_i64(&reply->elem[0], &r->first));
+    if (reply->nelem > 1)
+      ASSERT_OK(fleet__reply_i64(&reply->elem[1], &r->second));
+  } else if (status == 0) {
+    ASSERT_OK(fleet__reply_i64(reply, &r->first));
+  }
+  r->done = 1;
+}
+
+static raw_t raw_op(lock_env_t *e, node_rec_t *n, fleet__op_t op,
+                    const char *const *argv, size_t argc) {
+  fleet__pool_t *p = fleet__pool_of(&n->node);
+  fleet_bytes_t key = {p->tag.base, p->tag.len}, args[16];
+  raw_t r;
+  size_t i;
+
+  memset(&r, 0, sizeof(r));
+  for (i = 0; i < argc; i++)
+    args[i] = (fleet_bytes_t){argv[i], strlen(argv[i])};
+  ASSERT_OK(fleet__backend_call(fleet__client_backend(&e->c1), op, &key, 1,
+                                args, argc, on_raw, &r));
+  ASSERT(fleet_test_run_until(&e->loop, fleet_test_flag_set, &r.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(r.status);
+  return r;
+}
+
+/* A node that finds itself gone from the pool joins again, re-asserting
+ * its jobs, unless the pool shut down and the node has not read that yet:
+ * then POOL_JOIN changes nothing and answers {-1}, and no job or member
+ * comes back (no payload left behind by a shutdown, pulse #52). A fresh
+ * join re-asserts a job only where its key is absent. */
+CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
+  static const char *const join[] = {"x",  "60000", "60000", "0",  "1",   "x/1",
+                                     "j1", "x/1",   "p1",    "j2", "x/1", "p2"};
+  static const char *const rejoin[] = {"x",   "60000", "60000", "1", "1",
+                                       "x/1", "j1",    "x/1",   "p1"};
+  const char *dispatch_args[6] = {"j2", "p", "0", "x/1", "x", "0"};
+  node_rec_t c;
+  lock_env_t e;
+  raw_t r;
+  char rev[24];
+
+  lock_env_init(&e, b->url);
+  rec_init(&c, &e.c1, "p", "c", 0, NULL);
+  /* A first join that re-asserts j1 and j2: both absent, both admitted. */
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 12);
+  ASSERT_UEQ(3, r.nelem);
+  ASSERT_GT(r.second, 0);
+  snprintf(rev, sizeof(rev), "%" PRId64, r.first);
+  ASSERT_UEQ(2, query(&e, &c, 'k', NULL).n);
+  /* Another re-assertion of j1 is refused: the key is held. */
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 9);
+  ASSERT_UEQ(2, r.nelem);
+  ASSERT_EQ(0, r.second);
+  dispatch_args[2] = rev;
+  r = raw_op(&e, &c, FLEET__OP_POOL_DISPATCH, dispatch_args, 6);
+  ASSERT_EQ(0, r.first); /* j2 exists */
+
+  r = raw_op(&e, &c, FLEET__OP_POOL_SHUTDOWN, NULL, 0);
+  ASSERT_EQ(1, r.first); /* told x */
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, rejoin, 9);
+  ASSERT_UEQ(1, r.nelem);
+  ASSERT_EQ(-1, r.first);
+  ASSERT_UEQ(0, query(&e, &c, 'k', NULL).n);
+  ASSERT_UEQ(0, query(&e, &c, 'w', NULL).n);
+  rec_close(&e, &c);
+  lock_env_close(&e);
+}
+
+/* POOL_WORKER_REMOVE on the keys: the drain takes the worker out of the
+ * membership only; the forget orphans the jobs it still holds, except one
+ * it was asked to stop, which leaves the pool. A node that leaves (or is
+ * reaped) treats its jobs the same way. */
+CONFORMANCE_IMPL(pool_worker_forget) {
+  static const char *const join[] = {"x",   "60000", "60000", "0",   "2",
+                                     "x/1", "x/2",   "j1",    "x/1", "p1",
+                                     "j2",  "x/1",   "p2"};
+  const char *drain[3] = {"x", "x/1", "d"}, *forget[3] = {"x", "x/1", "f"};
+  const char *stop[1] = {"j2"};
+  node_rec_t c;
+  lock_env_t e;
+  answer_t q;
+  raw_t r;
+
+  lock_env_init(&e, b->url);
+  rec_init(&c, &e.c1, "p", "c", 0, NULL);
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 13);
+  ASSERT_UEQ(3, r.nelem);
+  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_STOP, stop, 1).first);
+  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, drain, 3).first);
+  ASSERT_EQ(0, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, drain, 3).first);
+  q = query(&e, &c, 'w', NULL);
+  ASSERT_STR_EQ("x/2@x", q.text);
+  q = query(&e, &c, 'j', NULL);
+  ASSERT_UEQ(2, q.n); /* still its jobs */
+  ASSERT_NOT_NULL(strstr(q.text, "j1@x/1#"));
+  /* The forget: j1 orphaned (no owner), j2 (being stopped) gone. */
+  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, forget, 3).first);
+  q = query(&e, &c, 'j', NULL);
+  ASSERT_UEQ(1, q.n);
+  ASSERT(strncmp(q.text, "j1@#", 4) == 0);
+  ASSERT_ERR(FLEET_ENOTFOUND, query(&e, &c, 'p', "j2").status);
+  ASSERT_EQ(0, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, forget, 3).first);
+
+  /* The same when the node leaves (or dies): j1 stays, orphaned; j3,
+   * being stopped, leaves the pool. */
+  {
+    static const char *const join_y[] = {"y",  "60000", "60000", "0",
+                                         "1",  "y/1",   "j3",    "y/1",
+                                         "p3", "j4",    "y/1",   "p4"};
+    const char *stop3[1] = {"j3"}, *leave[1] = {"y"};
+
+    r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join_y, 12);
+    ASSERT_UEQ(3, r.nelem);
+    ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_STOP, stop3, 1).first);
+    ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_LEAVE, leave, 1).first);
+    q = query(&e, &c, 'k', NULL);
+    ASSERT_UEQ(2, q.n); /* j1 and j4 */
+    ASSERT_ERR(FLEET_ENOTFOUND, query(&e, &c, 'p', "j3").status);
+    ASSERT_OK(query(&e, &c, 'p', "j4").status);
+  }
+  rec_close(&e, &c);
+  lock_env_close(&e);
+}
+
 /* The routing hash: in range, balanced, and growing from n to n + 1
  * buckets moves about 1/(n + 1) of the keys, each to the new bucket. */
 TEST_IMPL(pool_jump_hash) {
@@ -862,15 +1059,25 @@ TEST_IMPL(pool_jump_hash) {
 }
 
 /* FLUSHDB under a running pool: the node finds itself gone at its next
- * keep-alive, gives its jobs up (LOST), joins again, and the old keys can
- * be dispatched again, with no restart. */
+ * keep-alive, joins again and re-asserts the jobs it runs, each only when
+ * its key is absent. Here the flush leaves one key, k4, held by the pool
+ * (orphaned, as after another owner's loss): that one the node gives up
+ * (LOST), and the pool places it again; the others run on, with new
+ * tokens, and the pool's job list is whole again: a dispatch of any old
+ * key gets FLEET_EEXIST. No restart. */
 TEST_IMPL(pool_flushdb_redis) {
+  static const char flush[] =
+      "redis.call('FLUSHDB') "
+      "redis.call('HSET', '{locktest:p}:jobs', 'k4', '1:o:') return 1";
   fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
   fleet_pool_node_options_t o = test_opts();
+  uint64_t before[5];
   node_rec_t a, c;
+  redisReply *reply;
+  answer_t q;
   lock_env_t e;
-  char key[16];
-  int i, lost = 0;
+  char key[16], want[64];
+  int i, n0;
 
   test_nlog = 0;
   lock_env_init(&e, fleet_test_redis_url(r));
@@ -881,23 +1088,217 @@ TEST_IMPL(pool_flushdb_redis) {
   for (i = 0; i < 5; i++) {
     snprintf(key, sizeof(key), "k%d", i);
     ASSERT_OK(dispatch(&e, &c, key, key));
+    ASSERT_EQ('s', test_log[i].kind);
+    before[i] = test_log[i].token;
   }
-  fleet_test_redis_ok(r, "FLUSHDB");
-  ASSERT(lock_env_wait(&e, &test_nlog, 10, FLEET_TEST_WAIT_MS));
-  for (i = 5; i < 10; i++)
-    lost +=
-        test_log[i].kind == 'x' && test_log[i].reason == FLEET_POOL_STOP_LOST;
-  ASSERT_EQ(5, lost);
-  ASSERT_EQ(0, a.running);
-  wait_workers(&e, &c, 2);
+  n0 = test_nlog;
+  reply = fleet_test_redis_cmd(r, "EVAL %s 0", flush);
+  ASSERT_NOT_NULL(reply);
+  ASSERT_EQ(REDIS_REPLY_INTEGER, reply->type);
+  freeReplyObject(reply);
+
+  /* k4 is given up, then started again by the pool (its hash owner is
+   * one of a's two workers, the only ones). */
+  ASSERT(lock_env_wait(&e, &test_nlog, n0 + 2, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ('x', test_log[n0].kind);
+  ASSERT_STR_EQ("k4", test_log[n0].key);
+  ASSERT_EQ(FLEET_POOL_STOP_LOST, test_log[n0].reason);
+  ASSERT_EQ('s', test_log[n0 + 1].kind);
+  ASSERT_STR_EQ("k4", test_log[n0 + 1].key);
+  ASSERT_UGT(test_log[n0 + 1].token, before[4]);
+  lock_env_sleep(&e, 3 * 300);
+  for (i = n0 + 2; i < test_nlog; i++)
+    ASSERT(test_log[i].kind != 'x'); /* the others were never stopped */
+  ASSERT_EQ(5, a.running);
+
+  /* The pool's job list is whole, the re-asserted jobs with new tokens,
+   * and every old key is in the pool. */
+  q = query(&e, &c, 'j', NULL);
+  ASSERT_OK(q.status);
+  ASSERT_UEQ(5, q.n);
+  for (i = 0; i < 4; i++) {
+    const char *at;
+    snprintf(want, sizeof(want), "k%d@", i);
+    ASSERT_NOT_NULL(at = strstr(q.text, want));
+    at = strchr(at, '#');
+    ASSERT_NOT_NULL(at);
+    ASSERT_UGT(strtoull(at + 1, NULL, 10), before[i]);
+  }
   for (i = 0; i < 5; i++) {
     snprintf(key, sizeof(key), "k%d", i);
-    ASSERT_OK(dispatch(&e, &c, key, key));
+    ASSERT_ERR(FLEET_EEXIST, dispatch(&e, &c, key, key));
+    if (i == 4)
+      continue; /* its payload was lost with the flush */
+    q = query(&e, &c, 'p', key);
+    ASSERT_OK(q.status);
+    ASSERT_STR_EQ(key, q.text);
   }
+  wait_workers(&e, &c, 2);
   ASSERT_EQ(5, a.running);
   rec_close(&e, &c);
   rec_close(&e, &a);
   lock_env_close(&e);
   fleet_test_redis_free(r);
   return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Removing a worker                                                        */
+
+static int removed_n, removed_status;
+static fleet_pool_worker_t *removed_w;
+
+static void on_removed(fleet_pool_worker_t *w, int status) {
+  removed_n++;
+  removed_status = status;
+  removed_w = w;
+}
+
+/* Checks the log from `from` on: every job that ran on worker `wi` of
+ * `n` was stopped there (MOVED) and then started on another worker, and
+ * none started there after its removal began. Returns how many moved. */
+static int check_moved_off(const node_rec_t *n, int wi, int from,
+                           const int *ran, int nkeys) {
+  int i, j, k, moved = 0;
+  char key[16];
+
+  for (k = 0; k < nkeys; k++) {
+    int stop_at = -1, start_at = -1;
+    snprintf(key, sizeof(key), "k%d", k);
+    for (i = from; i < test_nlog; i++) {
+      const ev_t *e = &test_log[i];
+      if (strcmp(e->key, key) != 0)
+        continue;
+      if (e->node == n && e->worker == wi) {
+        ASSERT_EQ('x', e->kind); /* nothing starts there */
+        ASSERT_EQ(FLEET_POOL_STOP_MOVED, e->reason);
+        stop_at = i;
+      } else if (e->kind == 's' && start_at < 0) {
+        start_at = i;
+      }
+    }
+    if (ran[k]) {
+      ASSERT_GE(stop_at, 0);
+      ASSERT_GT(start_at, stop_at);
+      moved++;
+    } else {
+      ASSERT_EQ(-1, stop_at);
+    }
+    /* No key was started twice without a stop between. */
+    for (i = from, j = 0; i < test_nlog; i++)
+      if (!strcmp(test_log[i].key, key))
+        j += test_log[i].kind == 's' ? 1 : test_log[i].kind == 'x' ? -1 : 0;
+    ASSERT_LE(j, 1);
+  }
+  return moved;
+}
+
+/* fleet_pool_worker_remove: the worker's jobs stop there (MOVED) and
+ * start on the other workers, the worker leaves the membership, later
+ * dispatches never reach it; with a short worker shutdown TTL the jobs
+ * are handed over at once, with the same guarantees. */
+CONFORMANCE_IMPL(pool_worker_remove) {
+  fleet_pool_node_options_t o = test_opts(), q = test_opts();
+  node_rec_t a, nb, c;
+  lock_env_t e;
+  answer_t ans;
+  char key[16];
+  int ran[40], i, from, on_w0;
+
+  test_nlog = 0;
+  removed_n = 0;
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "a", 2, &o);
+  q.worker_shutdown_ttl_ms = 1; /* hands the jobs over at once */
+  rec_init(&nb, &e.c2, "p", "b", 2, &q);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  wait_workers(&e, &c, 4);
+
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_worker_remove(NULL, on_removed));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_worker_remove(&a.w[0], NULL));
+  for (i = 0; i < 20; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(dispatch(&e, &c, key, key));
+  }
+  memset(ran, 0, sizeof(ran));
+  for (i = 0; i < test_nlog; i++)
+    if (test_log[i].node == &a && test_log[i].worker == 0)
+      ran[atoi(test_log[i].key + 1)] = 1;
+  for (on_w0 = i = 0; i < 20; i++)
+    on_w0 += ran[i];
+  ASSERT_GT(on_w0, 0);
+
+  /* Graceful: a/1's jobs move through stop-then-start. */
+  from = test_nlog;
+  ASSERT_OK(fleet_pool_worker_remove(&a.w[0], on_removed));
+  ASSERT_ERR(FLEET_EALREADY, fleet_pool_worker_remove(&a.w[0], on_removed));
+  ASSERT_EQ(0, removed_n); /* never inside the call */
+  ASSERT(lock_env_wait(&e, &removed_n, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(removed_status);
+  ASSERT_PTR_EQ(&a.w[0], removed_w);
+  ASSERT_NULL(fleet_pool_worker_id(&a.w[0]));
+  ASSERT_EQ(on_w0, check_moved_off(&a, 0, from, ran, 20));
+  ans = query(&e, &c, 'w', NULL);
+  ASSERT_UEQ(3, ans.n);
+  ASSERT_NULL(strstr(ans.text, "a/1@"));
+  ans = query(&e, &c, 'j', NULL);
+  ASSERT_UEQ(20, ans.n);
+  ASSERT_NULL(strstr(ans.text, "@a/1#"));
+
+  /* New dispatches never reach it; the worker numbers go on. */
+  for (i = 20; i < 40; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(dispatch(&e, &c, key, key));
+  }
+  for (i = from; i < test_nlog; i++)
+    ASSERT(!(test_log[i].node == &a && test_log[i].worker == 0 &&
+             test_log[i].kind == 's'));
+
+  /* With a 1 ms shutdown TTL: b/1's jobs are stopped and handed over. */
+  memset(ran, 0, sizeof(ran));
+  for (i = 0; i < test_nlog; i++)
+    if (test_log[i].node == &nb && test_log[i].worker == 0)
+      ran[atoi(test_log[i].key + 1)] = test_log[i].kind == 's';
+  for (on_w0 = i = 0; i < 40; i++)
+    on_w0 += ran[i];
+  from = test_nlog;
+  ASSERT_OK(fleet_pool_worker_remove(&nb.w[0], on_removed));
+  ASSERT(lock_env_wait(&e, &removed_n, 2, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(removed_status);
+  ASSERT_PTR_EQ(&nb.w[0], removed_w);
+  /* Every job it ran starts elsewhere (the pool places the orphans). */
+  {
+    uint64_t end = lock_env_now() + fleet_test_ms(FLEET_TEST_WAIT_MS);
+    for (;;) {
+      int placed = 1;
+      for (i = 0; i < 40; i++) {
+        int j, started = 0;
+        if (!ran[i])
+          continue;
+        snprintf(key, sizeof(key), "k%d", i);
+        for (j = from; j < test_nlog; j++)
+          started |= test_log[j].kind == 's' && !strcmp(test_log[j].key, key);
+        placed &= started;
+      }
+      if (placed)
+        break;
+      ASSERT_ULT(lock_env_now(), end);
+      lock_env_sleep(&e, 10);
+    }
+  }
+  ASSERT_EQ(on_w0, check_moved_off(&nb, 0, from, ran, 40));
+  ans = query(&e, &c, 'w', NULL);
+  ASSERT_UEQ(2, ans.n);
+  ans = query(&e, &c, 'j', NULL);
+  ASSERT_UEQ(40, ans.n);
+  ASSERT_EQ(40, a.running + nb.running);
+
+  /* A removal the node's close overtakes hears FLEET_ECANCELED. */
+  ASSERT_OK(fleet_pool_worker_remove(&a.w[1], on_removed));
+  rec_close(&e, &a);
+  ASSERT_EQ(3, removed_n);
+  ASSERT_ERR(FLEET_ECANCELED, removed_status);
+  rec_close(&e, &c);
+  rec_close(&e, &nb);
+  lock_env_close(&e);
 }

@@ -177,3 +177,140 @@ TEST_IMPL(pool_ticker_errors_redis) {
   fleet_test_redis_free(r);
   return 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Delivery leases                                                          */
+
+static fleet_bytes_t sb(const char *s) {
+  fleet_bytes_t b = {s, strlen(s)};
+  return b;
+}
+
+/* The reply of one raw POOL_TICK. */
+typedef struct {
+  int done;
+  int status;
+  int64_t v[6];
+} raw_tick_t;
+
+static void on_raw_tick(void *arg, int status, const fleet__reply_t *reply) {
+  raw_tick_t *t = arg;
+  size_t i;
+
+  t->status = status;
+  if (status == 0) {
+    ASSERT(fleet__reply_is_array(reply, 6));
+    for (i = 0; i < 6; i++)
+      ASSERT_OK(fleet__reply_i64(&reply->elem[i], &t->v[i]));
+  }
+  t->done = 1;
+}
+
+/* A claim of the tick of `name` by a claimer that will never acknowledge
+ * it (a node that dies right after its claim), with a lease of `lease`
+ * ms. Returns the seq it got. */
+static int64_t ghost_claim(lock_env_t *e, fleet_pool_node_t *n,
+                           const char *name, const char *period,
+                           const char *lease) {
+  fleet__pool_t *p = fleet__pool_of(n);
+  fleet_bytes_t key = {p->tag.base, p->tag.len};
+  fleet_bytes_t args[6] = {sb(name),  sb(period),      sb("ghost:1"),
+                           sb(lease), sb("100000000"), sb("0")};
+  raw_tick_t t;
+
+  memset(&t, 0, sizeof(t));
+  ASSERT_OK(fleet__backend_call(fleet__client_backend(&e->c1),
+                                FLEET__OP_POOL_TICK, &key, 1, args, 6,
+                                on_raw_tick, &t));
+  ASSERT(fleet_test_run_until(&e->loop, fleet_test_flag_set, &t.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(t.status);
+  ASSERT_EQ(1, t.v[0]);
+  ASSERT_EQ(0, t.v[5]);
+  return t.v[1];
+}
+
+/* What the lease test's ticker saw, tick by tick. */
+typedef struct {
+  fleet_pool_ticker_t t;
+  int total;
+  uint64_t seq[TICKS_MAX];
+  uint64_t missed[TICKS_MAX];
+  int redelivered[TICKS_MAX];
+  int closed;
+} lease_rec_t;
+
+static void on_lease_tick(fleet_pool_ticker_t *t, int status,
+                          const fleet_pool_tick_t *tick) {
+  lease_rec_t *k = t->data;
+
+  ASSERT_OK(status);
+  ASSERT_LT(k->total, TICKS_MAX);
+  k->seq[k->total] = tick->seq;
+  k->missed[k->total] = tick->missed;
+  k->redelivered[k->total] = tick->redelivered;
+  k->total++;
+}
+
+static void on_lease_close(fleet_handle_t *h) {
+  ((lease_rec_t *)h->data)->closed++;
+}
+
+/* A tick claimed and never acknowledged is delivered again, flagged, once
+ * its lease lapsed; the ticks a live ticker acknowledges are never
+ * delivered again (it runs past several leases); and an unacknowledged
+ * tick older than the horizon is counted as missed, not delivered. */
+CONFORMANCE_IMPL(pool_ticker_lease) {
+  fleet_pool_node_options_t o;
+  fleet_pool_node_t n;
+  lease_rec_t *k = calloc(2, sizeof(*k));
+  lock_env_t e;
+  int i;
+
+  ASSERT_NOT_NULL(k);
+  lock_env_init(&e, b->url);
+  fleet_pool_node_options_init(&o);
+  o.client_only = 1;
+  o.worker_ttl_ms = 100; /* the ticker's lease */
+  ASSERT_OK(fleet_pool_node_init(&e.c1, &n, "p", "a", &o));
+
+  /* Redelivery: the ghost's tick 1 comes again, to the live ticker. */
+  ASSERT_EQ(1, ghost_claim(&e, &n, "t", "30", "50"));
+  lock_env_sleep(&e, 80); /* its lease lapses */
+  k[0].t.data = &k[0];
+  ASSERT_OK(fleet_pool_ticker_init(&n, &k[0].t, "t", 30, NULL));
+  ASSERT_OK(fleet_pool_ticker_start(&k[0].t, on_lease_tick));
+  ASSERT(lock_env_wait(&e, &k[0].total, 20, FLEET_TEST_WAIT_MS));
+  lock_env_sleep(&e, 300); /* three leases: acknowledged ticks stay so */
+  ASSERT_UEQ(1, k[0].seq[0]);
+  ASSERT_EQ(1, k[0].redelivered[0]);
+  for (i = 1; i < k[0].total; i++) {
+    ASSERT_UEQ((uint64_t)i + 1, k[0].seq[i]);
+    ASSERT_EQ(0, k[0].redelivered[i]);
+  }
+
+  /* Too old: the ghost's tick 1 of "u" lapsed past the horizon (2 leases
+   * + 10 periods = 300 ms): it is missed, and tick 2 comes first. */
+  ASSERT_EQ(1, ghost_claim(&e, &n, "u", "10", "1"));
+  lock_env_sleep(&e, 450);
+  k[1].t.data = &k[1];
+  ASSERT_OK(fleet_pool_ticker_init(&n, &k[1].t, "u", 10, NULL));
+  ASSERT_OK(fleet_pool_ticker_start(&k[1].t, on_lease_tick));
+  ASSERT(lock_env_wait(&e, &k[1].total, 5, FLEET_TEST_WAIT_MS));
+  ASSERT_UEQ(2, k[1].seq[0]);
+  ASSERT_EQ(0, k[1].redelivered[0]);
+  /* 1 given up + the ~44 due meanwhile, folded. */
+  ASSERT_UGE(k[1].missed[0], 30);
+  for (i = 1; i < k[1].total; i++) {
+    ASSERT_UEQ((uint64_t)i + 2, k[1].seq[i]);
+    ASSERT_EQ(0, k[1].redelivered[i]);
+  }
+
+  ASSERT_OK(fleet_pool_ticker_close(&k[0].t, on_lease_close));
+  ASSERT_OK(fleet_pool_ticker_close(&k[1].t, on_lease_close));
+  ASSERT_OK(fleet_pool_node_close(&n, NULL));
+  ASSERT(lock_env_wait(&e, &k[1].closed, 1, FLEET_TEST_WAIT_MS));
+  ASSERT(lock_env_wait(&e, &k[0].closed, 1, FLEET_TEST_WAIT_MS));
+  lock_env_close(&e);
+  free(k);
+}

@@ -25,15 +25,21 @@
  *   T:fence, T:rev, T:wseq  counters: tokens, membership revision,
  *                        worker creation order; T:life  ms an unread event
  *                        list lives
- *   T:tk:<name>   hash   a ticker: period, next (server ms), seq; or
+ *   T:tk:<name>   hash   a ticker: period, next (server ms), seq, lost,
+ *                        c<seq> per claimed tick not acknowledged; or
  *                        stopped, for a while after a stop
  *   T:sk:<name>   set    the keys a schedule started
  *
  * Every deadline is computed from the server's TIME. Every op that changes
  * a job on behalf of its owner presents the owner's token.
  *
- *   POOL_JOIN  ARGV: node, worker ttl ms, event life ms, worker ids...
- *         Reply: the revision.
+ *   POOL_JOIN  ARGV: node, worker ttl ms, event life ms, "1" when the
+ *         node joins again (else "0"), n, n worker ids, then (job key,
+ *         worker, payload) per job the node re-asserts (its jobs after the
+ *         pool's data was lost): each is admitted with a new token, state
+ *         r, only when the key is absent. Reply: {revision, new token or 0
+ *         (refused) per job} | {-1} when a node joining again has an
+ *         unread shutdown in its event list (nothing changed).
  *   POOL_KEEPALIVE  KEYS: the tags of n nodes' pools. ARGV: for each,
  *         node, worker ttl ms, "1" when lapsed on the node's clock (it
  *         leaves) else "0". Also removes lapsed nodes. Reply: per node,
@@ -55,10 +61,22 @@
  *   POOL_PAYLOAD  ARGV: key. Reply: payload | nil.
  *   POOL_LEAVE  ARGV: node. Reply: 1 | 0 not in the pool.
  *   POOL_SHUTDOWN  ARGV: none. Reply: the number of nodes told.
- *   POOL_TICK  ARGV: ticker name, period ms. Claims the due tick of the
- *         hash T:tk:<name> (period, next, seq; stopped). Reply: {1, seq,
- *         scheduled ms, missed, ms to the next} | {0, 0, 0, 0, ms to the
- *         next} | {-1, 0, 0, 0, 0} stopped.
+ *   POOL_TICK  ARGV: ticker name, period ms, claimer, lease ms, horizon
+ *         ms, a seq the claimer acknowledges or "0". Claims the due tick
+ *         of the hash T:tk:<name> (period, next, seq, lost, c<seq> =
+ *         "<deadline>:<scheduled>:<claimer>" per unacknowledged claim;
+ *         stopped), or first the oldest claim whose lease lapsed (then
+ *         redelivered is 1; older than the horizon: counted in lost, the
+ *         next tick's missed). Reply: {1, seq, scheduled ms, missed, ms to
+ *         the next, redelivered} | {0, 0, 0, 0, ms to the next, 0} |
+ *         {-1, 0, 0, 0, 0, 0} stopped.
+ *   POOL_WORKER_REMOVE  ARGV: node, worker, "d" (drain: the worker
+ *         leaves the membership; rebalances move its jobs away) | "f"
+ *         (forget: its remaining jobs are orphaned, one being stopped
+ *         leaves the pool; the worker is gone).
+ *         Reply: "d": 1 | 0 not a member; "f": jobs orphaned.
+ *   POOL_TICK_ACK  ARGV: ticker name, claimer, seqs. Ends the leases the
+ *         claimer holds on them. Reply: how many.
  *   POOL_TICK_STOP  ARGV: ticker name, ms the stop marker stays. Reply: 1
  *         | 0 was not running.
  *   POOL_PLAN  ARGV: schedule name, "a" (stop all others) | "r" (reset) |
@@ -85,6 +103,8 @@
   XX(POOL_SHUTDOWN, "pool_shutdown", NULL)                                     \
   XX(POOL_TICK, "pool_tick", NULL)                                             \
   XX(POOL_TICK_STOP, "pool_tick_stop", NULL)                                   \
+  XX(POOL_TICK_ACK, "pool_tick_ack", NULL)                                     \
+  XX(POOL_WORKER_REMOVE, "pool_worker_remove", NULL)                           \
   XX(POOL_PLAN, "pool_plan", NULL)
 
 #endif /* FLEET_OPS_POOL_H */

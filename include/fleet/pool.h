@@ -19,7 +19,8 @@ typedef struct fleet_pool_node_s {
 } fleet_pool_node_t;
 
 /* A worker, hosted by a node: memory the user owns, added with
- * fleet_pool_worker_add(); it lives until its node has closed. */
+ * fleet_pool_worker_add(); it lives until its node has closed, or until
+ * its removal (fleet_pool_worker_remove) completed. */
 typedef struct fleet_pool_worker_s {
   /* For the user; fleet never reads or writes it. */
   void *data;
@@ -86,6 +87,11 @@ typedef struct {
   /* The most jobs the pool holds: a dispatch beyond it fails with
    * FLEET_EBUSY. Default 1000 (pulse's); FLEET_POOL_UNLIMITED for none. */
   uint32_t max_queued_jobs;
+  /* How long the removal of a worker (fleet_pool_worker_remove) waits
+   * for its jobs to move to other workers through the usual stop-then-
+   * start; after it, the jobs left are stopped here and handed to the
+   * pool at once. Default 120000 ms (pulse's). */
+  uint32_t worker_shutdown_ttl_ms;
   /* Non-zero: the node hosts no workers; it dispatches, notifies, stops
    * and queries only. */
   int client_only;
@@ -119,6 +125,21 @@ FLEET_EXTERN int fleet_pool_node_init(fleet_client_t *client,
 FLEET_EXTERN int fleet_pool_worker_add(fleet_pool_node_t *node,
                                        fleet_pool_worker_t *worker,
                                        const fleet_pool_handler_t *handler);
+
+/* Called once a worker's removal is done: status 0 (the worker is gone
+ * and its memory is the user's again), FLEET_ECANCELED (the node closed
+ * first), or the backend's error. */
+typedef void (*fleet_pool_worker_cb)(fleet_pool_worker_t *worker, int status);
+
+/* Removes `worker` from the pool (pulse's RemoveWorker): it takes no new
+ * job, and each of its jobs moves to its owner among the other workers:
+ * the worker is told to stop it (FLEET_POOL_STOP_MOVED), then the new
+ * owner starts it. Jobs still here after worker_shutdown_ttl_ms are
+ * stopped (MOVED) and handed to the pool at once. Then `cb` runs. Returns
+ * 0, FLEET_EINVAL (NULL, not added, no cb), FLEET_EALREADY (being
+ * removed) or FLEET_ECLOSING. */
+FLEET_EXTERN int fleet_pool_worker_remove(fleet_pool_worker_t *worker,
+                                          fleet_pool_worker_cb cb);
 
 /* The worker's id (NUL-terminated), or NULL before it was added. */
 FLEET_EXTERN const char *fleet_pool_worker_id(const fleet_pool_worker_t *w);
@@ -161,8 +182,9 @@ FLEET_EXTERN int fleet_pool_notify(fleet_pool_node_t *node, const char *key,
                                    void *user_data);
 
 /* Asks the owner of the job to stop it; the job leaves the pool once its
- * owner has stopped it (or at once when it has none). `cb`: 0, or
- * FLEET_ENOTFOUND. */
+ * owner has stopped it (or at once when it has none, or when its owner
+ * leaves the pool or dies first: it is not started again elsewhere).
+ * `cb`: 0, or FLEET_ENOTFOUND. */
 FLEET_EXTERN int fleet_pool_stop_job(fleet_pool_node_t *node, const char *key,
                                      fleet_status_cb cb, void *user_data);
 
@@ -230,11 +252,23 @@ typedef struct fleet_pool_ticker_s {
 
 /* One tick: its sequence number (1, 2, ... across the pool), the server
  * time it was due (ms since the Unix epoch), and how many ticks before it
- * came due while no node claimed them: they are folded into this one. */
+ * were not delivered: came due while no node claimed them (folded into
+ * this one), or were claimed by a node that never acknowledged them and
+ * are now too old to deliver again.
+ *
+ * Each claimed tick carries a delivery lease of the node's worker TTL
+ * (server clock) and is acknowledged once its callback returned. A tick
+ * whose claimer did not acknowledge it in time (it died, paused, or its
+ * loop stalled) is delivered again, to the next node that claims, with
+ * `redelivered` set and its first sequence number and due time, unless it
+ * was due more than 2 worker TTLs + 10 periods ago (then it is counted in
+ * the next tick's `missed`). So a tick is delivered at least once, and
+ * more than once only as a redelivery: docs/pool.md has the window. */
 typedef struct {
   uint64_t seq;
   uint64_t scheduled_ms;
   uint64_t missed;
+  int redelivered;
 } fleet_pool_tick_t;
 
 /* Called with status 0 and a tick (valid until the callback returns), or

@@ -1,18 +1,37 @@
--- pool_join.lua -- a node joins its pool, or refreshes its workers there
+-- pool_join.lua -- a node joins its pool, or refreshes its workers there,
+-- and may re-assert the jobs its workers run (after the pool's data was
+-- lost: FLUSHDB, a failover to a replica that missed them)
 -- (adapters/ops/pool.h).
 --#include pool_int
 -- KEYS[1]: the pool's hash tag. Parts: nodes, workers, wnode, nw:<node>,
---          wseq, rev, life, ev:<node> (and those of pool_int's reap).
+--          wseq, rev, life, jobs, pay, wj:<worker>, fence, ev:<node>
+--          (and those of pool_int's reap).
 -- ARGV[1]: node id. ARGV[2]: worker TTL in ms. ARGV[3]: how long an unread
---          event list lives, in ms. ARGV[4..]: the node's worker ids.
--- Returns: the membership revision after the join.
+--          event list lives, in ms. ARGV[4]: "1" when the node was in the
+--          pool before (it joins again), else "0". ARGV[5]: n, the number
+--          of worker ids that follow. ARGV[6..5+n]: the node's worker ids.
+--          Then triples: job key, the local worker running it, its payload.
+-- Returns: {revision after the join, then per job the new token it was
+-- admitted with, or 0 when the key is in the pool already (another owner
+-- holds it: the node must give it up)}; or {-1} when the node joins again
+-- but a shutdown it has not read yet waits in its event list (the pool
+-- shut down: it must not come back; nothing changed).
 local node = ARGV[1]
+if ARGV[4] == '1' then
+  local ev = redis.call('LRANGE', T .. ':ev:' .. node, 0, -1)
+  for i = 1, #ev, 6 do
+    if ev[i] == 'S' then
+      return {-1}
+    end
+  end
+end
 local now = now_ms()
+local n = tonumber(ARGV[5])
 reap(now)
 redis.call('SET', T .. ':life', ARGV[3])
 redis.call('ZADD', T .. ':nodes', now + tonumber(ARGV[2]), node)
 local added = false
-for i = 4, #ARGV do
+for i = 6, 5 + n do
   local w = ARGV[i]
   if not redis.call('ZSCORE', T .. ':workers', w) then
     redis.call('ZADD', T .. ':workers', redis.call('INCR', T .. ':wseq'), w)
@@ -21,8 +40,23 @@ for i = 4, #ARGV do
     added = true
   end
 end
+local r = {0}
+for i = 6 + n, #ARGV, 3 do
+  local key, w = ARGV[i], ARGV[i + 1]
+  if redis.call('HEXISTS', T .. ':jobs', key) == 1 or
+      redis.call('HGET', T .. ':wnode', w) ~= node then
+    r[#r + 1] = 0
+  else
+    local t = next_token()
+    set_job(key, t, 'r', w)
+    redis.call('HSET', T .. ':pay', key, ARGV[i + 2])
+    redis.call('SADD', T .. ':wj:' .. w, key)
+    r[#r + 1] = t
+  end
+end
 if added then
   redis.call('INCR', T .. ':rev')
   broadcast()
 end
-return rev()
+r[1] = rev()
+return r

@@ -59,7 +59,10 @@ local function broadcast()
 end
 
 -- Removes the workers of `node` from the pool and the node itself; their
--- jobs lose their owner (state "o", orphaned) until a node rebalances.
+-- jobs lose their owner (state "o", orphaned) until a node rebalances,
+-- except a job being stopped on request: it leaves the pool (its owner
+-- is gone, so it is stopped), and a waiting dispatcher hears
+-- FLEET_ECANCELED (-5).
 local function drop_node(node)
   local nw = T .. ':nw:' .. node
   local workers = redis.call('SMEMBERS', nw)
@@ -68,10 +71,20 @@ local function drop_node(node)
     local wj = T .. ':wj:' .. w
     local keys = redis.call('SMEMBERS', wj)
     for j = 1, #keys do
-      local t = job(keys[j])
-      if t then
-        set_job(keys[j], t, 'o', '')
-        redis.call('HDEL', T .. ':next', keys[j])
+      local key = keys[j]
+      local t, s = job(key)
+      if t and s == 'x' then
+        local from = redis.call('HGET', T .. ':disp', key)
+        if from and from ~= '' then
+          push(from, 'r', key, w, t, '-5', '')
+        end
+        redis.call('HDEL', T .. ':jobs', key)
+        redis.call('HDEL', T .. ':pay', key)
+        redis.call('HDEL', T .. ':disp', key)
+        redis.call('HDEL', T .. ':next', key)
+      elseif t then
+        set_job(key, t, 'o', '')
+        redis.call('HDEL', T .. ':next', key)
       end
     end
     redis.call('DEL', wj)
