@@ -62,4 +62,10 @@ int demo_stats(const demo_args_t *a);
 /* The pool commands of demo_pool.c: argv[0] names the subcommand. */
 int demo_pool(const demo_args_t *a);
 
+/* fleet-demo cron: `next` in demo_cron.c; every other verb (argv[0]) goes
+ * to demo_cron_scheduler() in demo_cron_sched.c, with --url and --prefix
+ * in `a`. */
+int demo_cron(const demo_args_t *a);
+int demo_cron_scheduler(const demo_args_t *a);
+
 #endif /* FLEET_DEMO_H */

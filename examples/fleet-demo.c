@@ -13,6 +13,9 @@
  *   pool     node|dispatch|notify|stop-job|status|shutdown|ticker|
  *            schedule ...
  *            (examples/demo_pool.c)
+ *   cron     next --expr E [--tz Z] [--from ISO8601] [--count N]
+ *            (examples/demo_cron.c); the scheduler verbs
+ *            (examples/demo_cron_sched.c)
  *
  * Global options: --url (default memory://) and --prefix (default fleet).
  * Exits non-zero with a one-line error on stderr for a bad URL, a backend
@@ -237,6 +240,9 @@ static const struct {
      "  pool ticker --pool P --name T --period-ms MS [--ledger FILE]\n"
      "  pool schedule --pool P --name S --interval-ms MS [--ledger FILE]\n"
      "      [--workers N] [--node-id ID]"},
+    {"cron", demo_cron,
+     "cron next --expr E [--tz Z] [--from ISO8601] [--count N]\n"
+     "      the next N fire times after --from (default now), UTC"},
 };
 
 static int demo_usage(void) {

@@ -40,6 +40,23 @@ FLEET_EXTERN int fleet_cron_next(const fleet_cron_t *cron, int64_t after_ms,
 /* Frees a parsed expression; NULL is a no-op. */
 FLEET_EXTERN void fleet_cron_free(fleet_cron_t *cron);
 
+/* The expression and the zone name as given to fleet_cron_parse() ("UTC"
+ * when tz was NULL); valid until the expression is freed. */
+FLEET_EXTERN const char *fleet_cron_expr(const fleet_cron_t *cron);
+FLEET_EXTERN const char *fleet_cron_zone(const fleet_cron_t *cron);
+
+/* Writes `ms` (Unix ms, UTC) as ISO 8601 UTC into buf:
+ * "2026-03-29T01:00:00Z", or "2026-03-29T01:00:00.250Z" when ms is not a
+ * whole second. Returns the length, or FLEET_EINVAL when buf is too small
+ * (26 bytes always suffice for years 0 to 9999) or the year is outside
+ * 0..9999. */
+FLEET_EXTERN int fleet_cron_format_time(int64_t ms, char *buf, size_t len);
+
+/* Parses an ISO 8601 time with a zone designator,
+ * "YYYY-MM-DDTHH:MM[:SS[.fff]]" followed by "Z" or "+HH:MM"/"-HH:MM" ('T'
+ * may be a space), into Unix ms. Returns 0 or FLEET_EINVAL. */
+FLEET_EXTERN int fleet_cron_parse_time(const char *text, int64_t *ms);
+
 /* ---- The scheduler ---- */
 
 /* A scheduler node: a handle on a client that runs the enabled definitions
