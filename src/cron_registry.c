@@ -162,7 +162,7 @@ int fleet_cron_remove(fleet_cron_scheduler_t *sched, const char *key,
 /* ------------------------------------------------------------------------ */
 /* List                                                                     */
 
-/* Reads a CRON_LIST reply into owned definitions. */
+/* Reads a CRON_LIST reply into owned definitions, sorted by key. */
 static int list_read(const fleet__reply_t *reply, fleet__cron_def_t ***out,
                      size_t *nout, int64_t *now) {
   fleet__cron_def_t **defs = NULL;
@@ -188,6 +188,8 @@ static int list_read(const fleet__reply_t *reply, fleet__cron_def_t ***out,
     free(defs);
     return err;
   }
+  if (n > 1)
+    qsort(defs, n, sizeof(*defs), fleet__cron_def_cmp);
   *out = defs;
   *nout = n;
   return 0;

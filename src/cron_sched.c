@@ -265,7 +265,7 @@ void fleet__cron_def_view(const fleet__cron_def_t *d, int64_t now_ms,
   fleet_cron_free(own);
 }
 
-static int def_cmp(const void *a, const void *b) {
+int fleet__cron_def_cmp(const void *a, const void *b) {
   const fleet__cron_def_t *x = *(fleet__cron_def_t *const *)a;
   const fleet__cron_def_t *y = *(fleet__cron_def_t *const *)b;
   size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
@@ -285,7 +285,7 @@ static fleet__cron_def_t *def_find(fleet__cron_sched_t *s, const char *key,
     return NULL;
   probe.key = (char *)key;
   probe.key_len = len;
-  hit = bsearch(&pp, s->defs, s->ndefs, sizeof(*s->defs), def_cmp);
+  hit = bsearch(&pp, s->defs, s->ndefs, sizeof(*s->defs), fleet__cron_def_cmp);
   return hit != NULL ? *hit : NULL;
 }
 
@@ -794,7 +794,7 @@ static void sched_on_list(fleet__req_t *r, int status,
     return;
   }
   fleet__cron_set_clock(s, now);
-  qsort(defs, n, sizeof(*defs), def_cmp);
+  qsort(defs, n, sizeof(*defs), fleet__cron_def_cmp);
   for (i = 0; i < n; i++)
     def_adopt(s, defs[i], def_find(s, defs[i]->key, defs[i]->key_len), now);
   for (i = 0; i < s->ndefs; i++)

@@ -93,6 +93,9 @@ fleet__cron_def_t *fleet__cron_def_parse(const fleet__reply_t *key,
                                          const fleet__reply_t *last, int *err);
 void fleet__cron_def_unref(fleet__cron_def_t *d);
 
+/* Orders definition pointers by key (qsort, bsearch). */
+int fleet__cron_def_cmp(const void *a, const void *b);
+
 /* The public view of a definition (pointing into `d`); next_due_ms from
  * `now_ms`, parsing the expression when `d` has none parsed. */
 void fleet__cron_def_view(const fleet__cron_def_t *d, int64_t now_ms,
