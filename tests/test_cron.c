@@ -579,11 +579,8 @@ CONFORMANCE_IMPL(cron_log_dedup) {
   int i, j, first;
   redisReply *r;
 
-  if (b->redis == NULL) {
-    lock_env_init(&e, b->url);
-    lock_env_close(&e);
-    return;
-  }
+  if (b->redis == NULL)
+    fleet_test_skip("the hint is deleted with a Redis command");
   lock_env_init(&e, b->url);
   node_init(&e, &n, &e.c1, 1, &log, 300);
   ASSERT_OK(c_define(&e, &n, "d", "* * * * * *", FLEET_CRON_CATCH_UP_ALL, NULL,
