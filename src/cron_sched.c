@@ -308,9 +308,19 @@ static int64_t def_due(const fleet__cron_def_t *d) {
   return d->next > d->retry_at ? d->next : d->retry_at;
 }
 
-/* Arms the one timer for the earliest definition. */
+/* Arms the one timer for `at` (server ms). */
+static void sched_arm_at(fleet__cron_sched_t *s, int64_t at) {
+  int64_t now = fleet__cron_now(s);
+
+  s->armed_at = at;
+  uv_timer_start(&s->timer, sched_on_timer,
+                 (uint64_t)(at > now ? at - now : 0), 0);
+}
+
+/* Arms the one timer for the earliest definition: a scan of all of them,
+ * after a reload and after each timer run. */
 static void sched_arm(fleet__cron_sched_t *s) {
-  int64_t first = -1, now, delay;
+  int64_t first = -1;
   size_t i;
 
   if (!s->started || s->base.closing || !s->have_clock || !s->timers_open)
@@ -322,12 +332,23 @@ static void sched_arm(fleet__cron_sched_t *s) {
       first = def_due(d);
   }
   if (first < 0) {
+    s->armed_at = -1;
     uv_timer_stop(&s->timer);
     return;
   }
-  now = fleet__cron_now(s);
-  delay = first > now ? first - now : 0;
-  uv_timer_start(&s->timer, sched_on_timer, (uint64_t)delay, 0);
+  sched_arm_at(s, first);
+}
+
+/* A definition is live again (its fire call was answered): the timer
+ * stays where it is unless this one is due earlier. The timer is always
+ * armed no later than the earliest live definition, so no scan is needed
+ * (10 000 definitions due at once answer 10 000 times). */
+static void sched_arm_def(fleet__cron_sched_t *s, const fleet__cron_def_t *d) {
+  if (!s->started || s->base.closing || !s->have_clock || !s->timers_open ||
+      d == NULL || !def_live(d))
+    return;
+  if (s->armed_at < 0 || def_due(d) < s->armed_at)
+    sched_arm_at(s, def_due(d));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -494,6 +515,7 @@ static void sched_on_timer(uv_timer_t *t) {
   int64_t now = fleet__cron_now(s);
   size_t i;
 
+  s->armed_at = -1;
   if (s->base.closing)
     return;
   for (i = 0; i < s->ndefs; i++) {
@@ -655,8 +677,8 @@ out:
   free(fired);
   free(tokens);
   free(times);
+  sched_arm_def(s, tgt);
   fleet__cron_def_unref(d);
-  sched_arm(s);
 }
 
 int fleet_cron_complete(fleet_cron_fire_t *fire, const char *error) {
@@ -1043,6 +1065,7 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
     sched->internal_ = NULL;
     return FLEET_ENOMEM;
   }
+  s->armed_at = -1;
   uv_timer_init(s->base.loop, &s->timer);
   uv_timer_init(s->base.loop, &s->check);
   s->timers_open = 1;

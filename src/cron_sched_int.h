@@ -56,6 +56,7 @@ typedef struct fleet__cron_s {
   fleet_cron_fire_cb cb;
   uv_timer_t timer, check;
   int timers_open;
+  int64_t armed_at; /* server ms the timer is armed for, -1: not */
   fleet__sub_t *sub;
   /* The server clock: srv_ms read when the loop time was srv_at. */
   int64_t srv_ms;
