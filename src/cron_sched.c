@@ -816,7 +816,8 @@ static void sched_on_list(fleet__req_t *r, int status,
     return;
   }
   fleet__cron_set_clock(s, now);
-  qsort(defs, n, sizeof(*defs), fleet__cron_def_cmp);
+  if (n > 1)
+    qsort(defs, n, sizeof(*defs), fleet__cron_def_cmp);
   for (i = 0; i < n; i++)
     def_adopt(s, defs[i], def_find(s, defs[i]->key, defs[i]->key_len), now);
   for (i = 0; i < s->ndefs; i++)

@@ -516,7 +516,11 @@ CONFORMANCE_IMPL(cron_catch_up) {
   lock_env_sleep(&e, 4300);
   node_init(&e, &n, &e.c1, 1, &log, 500);
   ASSERT_OK(fleet_cron_scheduler_start(&n.s, on_fire));
-  ASSERT(lock_env_wait(&e, &log.n, 3, 3000));
+  /* Until "skip" fired its first occurrence (the first due after the
+   * start): the catch-up of the others went out before it. */
+  for (i = 0; i < 100 && count_key(&log, "skip") == 0; i++)
+    lock_env_sleep(&e, fleet_test_ms(50));
+  ASSERT_GT(count_key(&log, "skip"), 0);
   lock_env_sleep(&e, 200);
   node_close(&e, &n);
   c_list(&e, &admin, "all", &c);

@@ -322,7 +322,8 @@ TEST_IMPL(cron_mp_aof_restart) {
   ASSERT_OK(fleet_test_redis_kill(mp.r));
   sleep_ms(1200);
   ASSERT_OK(fleet_test_redis_restart(mp.r));
-  sleep_ms(fleet_test_ms(1000) + 4000);
+  /* The nodes reconnect with backoff (100 ms doubling): a few seconds. */
+  sleep_ms(fleet_test_ms(2000) + 5000);
   for (k = 0; k < MP_NODES; k++)
     stop_node(k);
   read_ledger();
