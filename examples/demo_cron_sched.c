@@ -124,9 +124,8 @@ static void dc_on_list(fleet_cron_scheduler_t *s, int status,
            ",\"last_fire_ms\":%" PRId64 ",\"last_token\":%" PRIu64
            ",\"next_due_ms\":%" PRId64 "}",
            fleet_cron_catch_up_name((int)x->catch_up), x->catch_up_max,
-           x->catch_up_window_ms, x->disabled ? "false" : "true",
-           x->created_ms, x->updated_ms, x->last_fire_ms, x->last_token,
-           x->next_due_ms);
+           x->catch_up_window_ms, x->disabled ? "false" : "true", x->created_ms,
+           x->updated_ms, x->last_fire_ms, x->last_token, x->next_due_ms);
   }
   printf("]\n");
   dc_finish(d, 0);
@@ -299,9 +298,8 @@ static int dc_call(demo_cron_t *d) {
                             dc_on_history, d);
   } else {
     if (d->ledger != NULL &&
-        (d->ledger_fd = open(d->ledger,
-                             O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                             0644)) < 0) {
+        (d->ledger_fd = open(
+             d->ledger, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0) {
       perror("fleet-demo: cron run: --ledger");
       d->status = 1;
       return FLEET_EINVAL;
@@ -322,7 +320,7 @@ static int dc_call(demo_cron_t *d) {
 }
 
 int demo_cron_scheduler(const demo_args_t *a) {
-  static const char *const verbs[] = {"define", "remove", "enable", "disable",
+  static const char *const verbs[] = {"define", "remove",  "enable", "disable",
                                       "list",   "history", "run"};
   fleet_cron_scheduler_options_t o;
   demo_cron_t d;

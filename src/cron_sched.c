@@ -50,15 +50,15 @@ void fleet__cron_set_clock(fleet__cron_sched_t *s, int64_t server_ms) {
 /* ------------------------------------------------------------------------ */
 /* Definitions                                                              */
 
-int fleet__cron_def_tag(fleet__cron_sched_t *s, const char *key,
-                        size_t key_len, const char *queue, fleet__key_t *tag) {
+int fleet__cron_def_tag(fleet__cron_sched_t *s, const char *key, size_t key_len,
+                        const char *queue, fleet__key_t *tag) {
   struct fleet__client_s *c = s->base.client;
   char *name;
   int err;
 
   if (queue != NULL && queue[0] != '\0')
-    return fleet__key_build(tag, c->prefix, c->prefix_len, queue,
-                            strlen(queue), NULL);
+    return fleet__key_build(tag, c->prefix, c->prefix_len, queue, strlen(queue),
+                            NULL);
   if ((name = malloc(s->ns_len + 1 + key_len)) == NULL)
     return FLEET_ENOMEM;
   memcpy(name, s->ns, s->ns_len);
@@ -87,7 +87,8 @@ void fleet__cron_def_unref(fleet__cron_def_t *d) {
 static int reply_eq(const fleet__reply_t *r, const char *s) {
   size_t n = strlen(s);
 
-  return r->type == FLEET__REPLY_STR && r->len == n && memcmp(r->str, s, n) == 0;
+  return r->type == FLEET__REPLY_STR && r->len == n &&
+         memcmp(r->str, s, n) == 0;
 }
 
 /* A decimal integer in a string reply. */
@@ -119,8 +120,7 @@ static int reply_num(const fleet__reply_t *r, int64_t *out) {
 
 fleet__cron_def_t *fleet__cron_def_parse(const fleet__reply_t *key,
                                          const fleet__reply_t *fields,
-                                         const fleet__reply_t *last,
-                                         int *err) {
+                                         const fleet__reply_t *last, int *err) {
   fleet__cron_def_t *d;
   size_t i;
   int64_t v;
@@ -256,9 +256,8 @@ void fleet__cron_def_view(const fleet__cron_def_t *d, int64_t now_ms,
   out->last_fire_ms = d->last_fire_ms;
   out->last_token = d->last_token;
   out->next_due_ms = -1;
-  if (cron == NULL &&
-      fleet_cron_parse(d->expr, d->tz[0] != '\0' ? d->tz : NULL, &own, NULL,
-                       0) == 0)
+  if (cron == NULL && fleet_cron_parse(d->expr, d->tz[0] != '\0' ? d->tz : NULL,
+                                       &own, NULL, 0) == 0)
     cron = own;
   if (cron != NULL && d->enabled && fleet_cron_next(cron, now_ms, &next) == 0)
     out->next_due_ms = next;
@@ -313,8 +312,8 @@ static void sched_arm_at(fleet__cron_sched_t *s, int64_t at) {
   int64_t now = fleet__cron_now(s);
 
   s->armed_at = at;
-  uv_timer_start(&s->timer, sched_on_timer,
-                 (uint64_t)(at > now ? at - now : 0), 0);
+  uv_timer_start(&s->timer, sched_on_timer, (uint64_t)(at > now ? at - now : 0),
+                 0);
 }
 
 /* Arms the one timer for the earliest definition: a scan of all of them,
@@ -449,9 +448,9 @@ static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   }
   times = malloc(n * sizeof(*times));
   acts = malloc(n);
-  req = times && acts ? (cron_req_t *)fleet__req_new(&s->base, sched_on_fire,
-                                                     NULL, NULL)
-                      : NULL;
+  req = times && acts
+            ? (cron_req_t *)fleet__req_new(&s->base, sched_on_fire, NULL, NULL)
+            : NULL;
   if (req == NULL) {
     free(times);
     free(acts);
@@ -571,8 +570,8 @@ static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   f->s = s;
   f->key = fleet__memdup(d->key, d->key_len);
   f->queue = d->queue[0] != '\0' ? fleet__strdup(d->queue) : NULL;
-  f->payload = fleet__memdup(d->payload != NULL ? d->payload : "",
-                             d->payload_len);
+  f->payload =
+      fleet__memdup(d->payload != NULL ? d->payload : "", d->payload_len);
   f->tag.base = malloc(d->tag.len);
   if (f->key == NULL || f->payload == NULL || f->tag.base == NULL ||
       (d->queue[0] != '\0' && f->queue == NULL)) {
@@ -635,10 +634,10 @@ static void sched_on_fire(fleet__req_t *r, int status,
   }
   if (status != 0) {
     if (!s->base.closing && tgt != NULL && status != FLEET_ECANCELED) {
-      tgt->retry_at = fleet__cron_now(s) +
-                      (int64_t)fleet__backoff_delay(
-                          CRON_BACKOFF_MIN_MS, CRON_BACKOFF_MAX_MS, 20,
-                          tgt->failures++, fleet__rng_next(&s->rng));
+      tgt->retry_at =
+          fleet__cron_now(s) + (int64_t)fleet__backoff_delay(
+                                   CRON_BACKOFF_MIN_MS, CRON_BACKOFF_MAX_MS, 20,
+                                   tgt->failures++, fleet__rng_next(&s->rng));
       fleet__handle_error(&s->base, status);
     }
     goto out;
@@ -870,10 +869,9 @@ static void sched_on_rev(fleet__req_t *r, int status,
   fleet__req_done(r);
   if (s->base.closing)
     return;
-  if (status == 0 &&
-      (!fleet__reply_is_array(reply, 2) ||
-       fleet__reply_i64(&reply->elem[0], &rev) != 0 ||
-       fleet__reply_i64(&reply->elem[1], &now) != 0))
+  if (status == 0 && (!fleet__reply_is_array(reply, 2) ||
+                      fleet__reply_i64(&reply->elem[0], &rev) != 0 ||
+                      fleet__reply_i64(&reply->elem[1], &now) != 0))
     status = FLEET_EPROTO;
   if (status != 0) {
     fleet__handle_error(&s->base, status);
@@ -1025,8 +1023,7 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
     return FLEET_EINVAL;
   sched->internal_ = NULL;
   if ((err = fleet__str_check(ns, FLEET_CRON_NAMESPACE_MAX, &ns_len)) != 0 ||
-      (err = fleet__str_check(node_id, FLEET_CRON_NODE_ID_MAX, &node_len)) !=
-          0)
+      (err = fleet__str_check(node_id, FLEET_CRON_NODE_ID_MAX, &node_len)) != 0)
     return err;
   if (strchr(ns, ':') != NULL)
     return FLEET_EINVAL;
@@ -1036,8 +1033,8 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
     return client == NULL ? FLEET_EINVAL : FLEET_ECLOSING;
   if ((s = calloc(1, sizeof(*s))) == NULL)
     return FLEET_ENOMEM;
-  err = fleet__handle_init(&s->base, &sched_vt, client,
-                           (fleet_handle_t *)sched);
+  err =
+      fleet__handle_init(&s->base, &sched_vt, client, (fleet_handle_t *)sched);
   if (err != 0) {
     free(s);
     return err;

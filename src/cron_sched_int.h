@@ -83,8 +83,8 @@ typedef struct {
 fleet__cron_sched_t *fleet__cron_of(const fleet_cron_scheduler_t *s);
 
 /* Builds the occurrences' tag of a definition into `tag`. */
-int fleet__cron_def_tag(fleet__cron_sched_t *s, const char *key,
-                        size_t key_len, const char *queue, fleet__key_t *tag);
+int fleet__cron_def_tag(fleet__cron_sched_t *s, const char *key, size_t key_len,
+                        const char *queue, fleet__key_t *tag);
 
 /* A definition read from a CRON_LIST triple (key, fields, last record),
  * with one reference; NULL and *err set (FLEET_EPROTO, FLEET_ENOMEM) when

@@ -133,9 +133,8 @@ static void on_history(fleet_cron_scheduler_t *s, int status,
   c->done = 1;
 }
 
-static int c_define(lock_env_t *e, node_t *n, const char *key,
-                    const char *expr, int policy, const char *queue,
-                    fleet_cron_mode_t mode) {
+static int c_define(lock_env_t *e, node_t *n, const char *key, const char *expr,
+                    int policy, const char *queue, fleet_cron_mode_t mode) {
   fleet_cron_def_t d;
   call_t c = {0};
 
@@ -198,11 +197,15 @@ CONFORMANCE_IMPL(cron_bad_input) {
   char err[128], big[400];
 
   lock_env_init(&e, b->url);
-  ASSERT_ERR(FLEET_EINVAL, fleet_cron_scheduler_init(NULL, &s, "ns", "a", NULL));
-  ASSERT_ERR(FLEET_EINVAL, fleet_cron_scheduler_init(&e.c1, NULL, "ns", "a", NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_cron_scheduler_init(NULL, &s, "ns", "a", NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_cron_scheduler_init(&e.c1, NULL, "ns", "a", NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_cron_scheduler_init(&e.c1, &s, "", "a", NULL));
-  ASSERT_ERR(FLEET_EINVAL, fleet_cron_scheduler_init(&e.c1, &s, "a:b", "a", NULL));
-  ASSERT_ERR(FLEET_EINVAL, fleet_cron_scheduler_init(&e.c1, &s, "ns", NULL, NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_cron_scheduler_init(&e.c1, &s, "a:b", "a", NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_cron_scheduler_init(&e.c1, &s, "ns", NULL, NULL));
   memset(big, 'x', sizeof(big) - 1);
   big[sizeof(big) - 1] = '\0';
   ASSERT_ERR(FLEET_E2BIG, fleet_cron_scheduler_init(&e.c1, &s, big, "a", NULL));
@@ -240,11 +243,11 @@ CONFORMANCE_IMPL(cron_bad_input) {
   d.key = "k";
   ASSERT_ERR(FLEET_EINVAL, fleet_cron_define(&n.s, &d, FLEET_CRON_UPSERT, NULL,
                                              0, NULL, NULL));
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_cron_history(&n.s, "k", 0, on_history, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_history(&n.s, "k", 0, on_history, NULL));
   ASSERT_ERR(FLEET_EINVAL,
              fleet_cron_history(&n.s, "k", 1001, on_history, NULL));
-  ASSERT_ERR(FLEET_EINVAL, fleet_cron_enable(&n.s, NULL, 1, never_status, NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_cron_enable(&n.s, NULL, 1, never_status, NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_cron_complete(NULL, NULL));
   memset(&fake, 0, sizeof(fake));
   ASSERT_ERR(FLEET_EINVAL, fleet_cron_complete(&fake, NULL));
@@ -265,10 +268,10 @@ CONFORMANCE_IMPL(cron_registry) {
 
   lock_env_init(&e, b->url);
   node_init(&e, &n, &e.c1, 1, &log, 1000);
-  ASSERT_OK(c_define(&e, &n, "a", "0 3 * * *", FLEET_CRON_CATCH_UP_LATEST,
-                     NULL, FLEET_CRON_CREATE));
-  ASSERT_ERR(FLEET_EEXIST, c_define(&e, &n, "a", "0 4 * * *", 0, NULL,
-                                    FLEET_CRON_CREATE));
+  ASSERT_OK(c_define(&e, &n, "a", "0 3 * * *", FLEET_CRON_CATCH_UP_LATEST, NULL,
+                     FLEET_CRON_CREATE));
+  ASSERT_ERR(FLEET_EEXIST,
+             c_define(&e, &n, "a", "0 4 * * *", 0, NULL, FLEET_CRON_CREATE));
   ASSERT_OK(c_define(&e, &n, "b", "@every 5s", 0, "q", FLEET_CRON_UPSERT));
   c_list(&e, &n, NULL, &c);
   ASSERT_OK(c.status);
@@ -428,8 +431,8 @@ CONFORMANCE_IMPL(cron_queue_target) {
 
   lock_env_init(&e, b->url);
   node_init(&e, &n, &e.c1, 1, &log, 2000);
-  ASSERT_OK(c_define(&e, &n, "job", "* * * * * *", 0, "work",
-                     FLEET_CRON_UPSERT));
+  ASSERT_OK(
+      c_define(&e, &n, "job", "* * * * * *", 0, "work", FLEET_CRON_UPSERT));
   ASSERT_OK(fleet_cron_scheduler_start(&n.s, on_fire));
   ASSERT(lock_env_wait(&e, &log.n, 1, 3000));
   node_close(&e, &n);
@@ -467,8 +470,8 @@ CONFORMANCE_IMPL(cron_follow_change) {
   ASSERT_OK(fleet_cron_scheduler_start(&n1.s, on_fire));
   lock_env_sleep(&e, 300);
   /* Defined through another handle: n1 fires it within ~ a second. */
-  ASSERT_OK(c_define(&e, &admin, "new", "* * * * * *", 0, NULL,
-                     FLEET_CRON_UPSERT));
+  ASSERT_OK(
+      c_define(&e, &admin, "new", "* * * * * *", 0, NULL, FLEET_CRON_UPSERT));
   ASSERT(lock_env_wait(&e, &log.n, 1, 2500));
   ASSERT_STR_EQ("new", log.r[0].key);
   /* Disabled: it stops. */

@@ -130,11 +130,20 @@ static const char *demo_text(const char *name, const char *ext) {
 
 static pid_t spawn_run(int k, const char *grace_ms) {
   char id[8];
-  char *argv[] = {"fleet-demo", "--url",      (char *)fleet_test_redis_url(mp.r),
-                  "--prefix",   "mpc",        "cron",
-                  "run",        "--node-id",  id,
-                  "--ledger",   mp.ledger,    "--grace-ms",
-                  (char *)grace_ms,           NULL};
+  char *argv[] = {"fleet-demo",
+                  "--url",
+                  (char *)fleet_test_redis_url(mp.r),
+                  "--prefix",
+                  "mpc",
+                  "cron",
+                  "run",
+                  "--node-id",
+                  id,
+                  "--ledger",
+                  mp.ledger,
+                  "--grace-ms",
+                  (char *)grace_ms,
+                  NULL};
   pid_t pid;
 
   snprintf(id, sizeof(id), "n%d", k);
@@ -196,8 +205,8 @@ static int check_no_twice(const char *key) {
       if (j == i || strcmp(mp.l[j].key, key) != 0)
         continue;
       if (mp.l[j].fire_ms == mp.l[i].fire_ms)
-        fleet_test__fail(__FILE__, __LINE__, "%s@%lld fired by %s and %s",
-                         key, (long long)mp.l[i].fire_ms, mp.l[i].node,
+        fleet_test__fail(__FILE__, __LINE__, "%s@%lld fired by %s and %s", key,
+                         (long long)mp.l[i].fire_ms, mp.l[i].node,
                          mp.l[j].node);
       if (mp.l[j].fire_ms > mp.l[i].fire_ms)
         ASSERT_UGT(mp.l[j].token, mp.l[i].token);
@@ -210,9 +219,9 @@ static int check_no_twice(const char *key) {
  * "cron", prefix "mpc") holds `fire_ms` as fired (token > 0); -1 when it
  * has no entry. */
 static int64_t log_token(const char *key, int64_t fire_ms) {
-  redisReply *r = fleet_test_redis_cmd(
-      mp.r, "HGET {mpc:cron:%s}:cron:cron:%s:ent %lld", key, key,
-      (long long)fire_ms);
+  redisReply *r =
+      fleet_test_redis_cmd(mp.r, "HGET {mpc:cron:%s}:cron:cron:%s:ent %lld",
+                           key, key, (long long)fire_ms);
   int64_t tok = -1;
 
   ASSERT_NOT_NULL(r);
@@ -234,10 +243,10 @@ static int has_line(const char *key, int64_t fire_ms) {
 /* ------------------------------------------------------------------------ */
 
 TEST_IMPL(cron_mp_once) {
-  static const char *const def1[] = {"define", "--key", "tick", "--expr",
-                                     "* * * * * *", NULL};
-  static const char *const def2[] = {"define", "--key", "tick", "--expr",
-                                     "*/2 * * * * *", NULL};
+  static const char *const def1[] = {"define", "--key",       "tick",
+                                     "--expr", "* * * * * *", NULL};
+  static const char *const def2[] = {"define", "--key",         "tick",
+                                     "--expr", "*/2 * * * * *", NULL};
   int64_t first = -1, last = -1, t, killed_at, changed_at;
   int i, k, victim = -1, lines_before_kill, after_kill = 0;
 
@@ -292,8 +301,7 @@ TEST_IMPL(cron_mp_once) {
   for (t = first; t < changed_at - 1000; t += 1000) {
     int64_t tok = log_token("tick", t);
     if (tok <= 0)
-      fleet_test__fail(__FILE__, __LINE__, "tick@%lld not fired",
-                       (long long)t);
+      fleet_test__fail(__FILE__, __LINE__, "tick@%lld not fired", (long long)t);
     if (!has_line("tick", t))
       ASSERT(t >= killed_at - 2000 && t <= killed_at + 1000);
   }
@@ -307,8 +315,8 @@ TEST_IMPL(cron_mp_once) {
 TEST_IMPL(cron_mp_aof_restart) {
   static const char *const aof[] = {"--appendonly", "yes", "--appendfsync",
                                     "always", NULL};
-  static const char *const def[] = {"define", "--key", "t", "--expr",
-                                    "* * * * * *", NULL};
+  static const char *const def[] = {"define", "--key",       "t",
+                                    "--expr", "* * * * * *", NULL};
   int k, before;
 
   mp_setup(aof, "fleet-cron-aof");
@@ -335,15 +343,15 @@ TEST_IMPL(cron_mp_aof_restart) {
 }
 
 TEST_IMPL(cron_mp_catch_up) {
-  static const char *const d_skip[] = {"define", "--key", "skip", "--expr",
-                                       "* * * * * *", "--catch-up", "skip",
-                                       NULL};
-  static const char *const d_latest[] = {"define", "--key", "latest", "--expr",
-                                         "* * * * * *", "--catch-up", "latest",
-                                         NULL};
-  static const char *const d_all[] = {"define", "--key", "all", "--expr",
-                                      "* * * * * *", "--catch-up", "all",
-                                      NULL};
+  static const char *const d_skip[] = {"define", "--key",       "skip",
+                                       "--expr", "* * * * * *", "--catch-up",
+                                       "skip",   NULL};
+  static const char *const d_latest[] = {"define", "--key",       "latest",
+                                         "--expr", "* * * * * *", "--catch-up",
+                                         "latest", NULL};
+  static const char *const d_all[] = {"define", "--key",       "all",
+                                      "--expr", "* * * * * *", "--catch-up",
+                                      "all",    NULL};
   int64_t defined, started, t;
   int i, late_latest = 0;
 
@@ -381,20 +389,19 @@ TEST_IMPL(cron_mp_catch_up) {
 }
 
 TEST_IMPL(cron_mp_demo_input) {
-  static const char *const bad_expr[] = {"define", "--key", "x", "--expr",
-                                         "61 * * * *", NULL};
-  static const char *const bad_tz[] = {"define", "--key", "x", "--expr",
-                                       "* * * * *", "--tz", "Mars/Olympus",
-                                       NULL};
-  static const char *const bad_policy[] = {"define", "--key", "x", "--expr",
-                                           "* * * * *", "--catch-up", "some",
-                                           NULL};
+  static const char *const bad_expr[] = {"define", "--key",      "x",
+                                         "--expr", "61 * * * *", NULL};
+  static const char *const bad_tz[] = {"define",       "--key",     "x",
+                                       "--expr",       "* * * * *", "--tz",
+                                       "Mars/Olympus", NULL};
+  static const char *const bad_policy[] = {"define", "--key",     "x",
+                                           "--expr", "* * * * *", "--catch-up",
+                                           "some",   NULL};
   static const char *const no_key[] = {"define", "--expr", "* * * * *", NULL};
   static const char *const rm_missing[] = {"remove", "--key", "nope", NULL};
-  static const char *const good[] = {"define", "--key", "x", "--expr",
-                                     "0 12 * * MON#2", "--tz",
-                                     "Europe/Berlin", "--payload", "p\"q",
-                                     NULL};
+  static const char *const good[] = {
+      "define", "--key",         "x",         "--expr", "0 12 * * MON#2",
+      "--tz",   "Europe/Berlin", "--payload", "p\"q",   NULL};
   static const char *const list[] = {"list", NULL};
   static const char *const hist[] = {"history", "--key", "x", NULL};
   static const char *const dis[] = {"disable", "--key", "x", NULL};

@@ -174,9 +174,8 @@ fleet_cron_scheduler_options_init(fleet_cron_scheduler_options_t *o);
  * starts firing. Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or
  * FLEET_ENOMEM. */
 FLEET_EXTERN int
-fleet_cron_scheduler_init(fleet_client_t *client,
-                          fleet_cron_scheduler_t *sched, const char *ns,
-                          const char *node_id,
+fleet_cron_scheduler_init(fleet_client_t *client, fleet_cron_scheduler_t *sched,
+                          const char *ns, const char *node_id,
                           const fleet_cron_scheduler_options_t *options);
 
 /* Loads the registry, follows its changes and fires occurrences through
@@ -232,9 +231,8 @@ FLEET_EXTERN int fleet_cron_remove(fleet_cron_scheduler_t *sched,
 typedef void (*fleet_cron_list_cb)(fleet_cron_scheduler_t *sched, int status,
                                    const fleet_cron_def_t *defs, size_t n,
                                    void *user_data);
-FLEET_EXTERN int fleet_cron_list(fleet_cron_scheduler_t *sched,
-                                 const char *key, fleet_cron_list_cb cb,
-                                 void *user_data);
+FLEET_EXTERN int fleet_cron_list(fleet_cron_scheduler_t *sched, const char *key,
+                                 fleet_cron_list_cb cb, void *user_data);
 
 /* One entry of a dispatch log. */
 typedef struct {
@@ -250,8 +248,7 @@ typedef struct {
 /* The newest `limit` (1..1000) entries of a definition's dispatch log,
  * newest first (the definition must exist: its target names the log's
  * place). */
-typedef void (*fleet_cron_history_cb)(fleet_cron_scheduler_t *sched,
-                                      int status,
+typedef void (*fleet_cron_history_cb)(fleet_cron_scheduler_t *sched, int status,
                                       const fleet_cron_entry_t *entries,
                                       size_t n, void *user_data);
 FLEET_EXTERN int fleet_cron_history(fleet_cron_scheduler_t *sched,

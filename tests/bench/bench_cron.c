@@ -189,8 +189,8 @@ int bench_cron(const bench_opts_t *o) {
     d.expr = expr;
     d.payload.base = "x";
     d.payload.len = 1;
-    err = fleet_cron_define(&b.s[0], &d, FLEET_CRON_UPSERT, NULL, 0,
-                            on_defined, &b);
+    err = fleet_cron_define(&b.s[0], &d, FLEET_CRON_UPSERT, NULL, 0, on_defined,
+                            &b);
     if (err != 0) {
       fprintf(stderr, "fleet-bench cron: define: %s\n", fleet_strerror(err));
       return 1;
