@@ -5,7 +5,8 @@
  * strictly increasing, outcomes in the dispatch log; a queue-targeted
  * definition enqueueing "<key>@<fire_ms>"; a change made through one
  * scheduler followed by the other; the three catch-up policies after no
- * scheduler ran; and an occurrence in the log never fired again. */
+ * scheduler ran; an occurrence in the log never fired again; and a
+ * scheduler closed from inside its fire callback. */
 #include "test_lock_env.h"
 
 #define REC_MAX 512
@@ -608,5 +609,40 @@ CONFORMANCE_IMPL(cron_log_dedup) {
     for (j = i + 1; j < log.n; j++)
       ASSERT_NE(log.r[i].fire_ms, log.r[j].fire_ms);
   ASSERT_EQ(log.n, check_once(&log, "d"));
+  lock_env_close(&e);
+}
+
+/* Closing inside the fire callback: the fire is completed first, the
+ * close is deferred until the callback returns, no other fire follows. */
+static int close_fires;
+
+static void on_fire_close(fleet_cron_scheduler_t *s, fleet_cron_fire_t *fire) {
+  node_t *n = s->data;
+
+  close_fires++;
+  ASSERT_OK(fleet_cron_complete(fire, NULL));
+  ASSERT_OK(fleet_cron_scheduler_close(s, on_closed));
+  ASSERT_ERR(FLEET_ECLOSING, fleet_cron_scheduler_close(s, on_closed));
+  ASSERT_EQ(0, n->closed);
+}
+
+CONFORMANCE_IMPL(cron_close_in_fire) {
+  lock_env_t e;
+  node_t n;
+  fired_t log = {0};
+  call_t c;
+
+  lock_env_init(&e, b->url);
+  node_init(&e, &n, &e.c1, 1, &log, 2000);
+  ASSERT_OK(c_define(&e, &n, "a", "* * * * * *", 0, NULL, FLEET_CRON_UPSERT));
+  ASSERT_OK(c_define(&e, &n, "b", "* * * * * *", 0, NULL, FLEET_CRON_UPSERT));
+  ASSERT_OK(fleet_cron_scheduler_start(&n.s, on_fire_close));
+  ASSERT(lock_env_wait(&e, &n.closed, 1, 4000));
+  lock_env_sleep(&e, 1200);
+  ASSERT_EQ(1, close_fires);
+  node_init(&e, &n, &e.c2, 2, &log, 2000);
+  c_history(&e, &n, "a", &c);
+  ASSERT_OK(c.status);
+  node_close(&e, &n);
   lock_env_close(&e);
 }
