@@ -26,6 +26,8 @@
 
 /* The last instant fleet_cron_next() returns: 9999-12-31T23:59:59Z. */
 #define CRON_MAX_SECONDS INT64_C(253402300799)
+/* Searches start no earlier than 0000-01-01T00:00:00Z. */
+#define CRON_MIN_SECONDS INT64_C(-62167219200)
 /* The longest @every period: 100 years of 365 days. */
 #define CRON_EVERY_MAX (INT64_C(100) * 365 * 86400)
 
@@ -147,6 +149,10 @@ static int cron_value(cron_field_t *f, size_t *i, int *v) {
     int n = f->kind == CRON_MON ? 12 : 7, k;
     while (*i < f->len && cron_is_alpha(f->text[*i]))
       (*i)++;
+    /* "FRIL": the last Friday, a name then L. */
+    if (f->kind == CRON_DOW && *i - start == 4 &&
+        cron_upper(f->text[start + 3]) == 'L')
+      (*i)--;
     if (*i - start == 3) {
       for (k = 0; k < n; k++) {
         if (cron_upper(f->text[start]) == names[k][0] &&
@@ -222,12 +228,17 @@ static int cron_dow_special(cron_field_t *f, size_t *i, size_t end, int v) {
 static int cron_item(cron_field_t *f, size_t start, size_t end) {
   const cron_field_def_t *def = &cron_fields[f->kind];
   size_t i = start;
-  int lo, hi, step = 1, star = 0, rc, v;
+  int lo, hi, step = 1, star = 0, range = 0, rc, v;
 
   if (start == end)
     return cron_field_fail(f, start, "empty list item");
   if (f->kind == CRON_DOM && (f->text[i] == 'L' || f->text[i] == 'l'))
     return cron_dom_last(f, &i, end);
+  if (f->kind == CRON_DOW && end - start == 1 &&
+      (f->text[i] == 'L' || f->text[i] == 'l'))
+    return cron_field_fail(f, i,
+                           "L alone is ambiguous; write 5L (the last "
+                           "Friday)");
   if (f->text[i] == '*' || f->text[i] == '?') {
     if (f->text[i] == '?' && f->kind != CRON_DOM && f->kind != CRON_DOW)
       return cron_field_fail(f, i, "? is only for day-of-month/day-of-week");
@@ -249,8 +260,12 @@ static int cron_item(cron_field_t *f, size_t start, size_t end) {
       return cron_field_fail(f, i, "W (nearest weekday) is not supported");
     if (i < end && f->text[i] == '-') {
       size_t at = ++i;
+      range = 1;
       if ((rc = cron_value(f, &i, &hi)) != 0)
         return rc;
+      /* SAT-SUN: a weekday range may end on Sunday written as 0. */
+      if (f->kind == CRON_DOW && hi == 0 && lo > 0)
+        hi = 7;
       if (hi < lo)
         return cron_field_fail(f, at, "range ends before it starts");
     }
@@ -268,7 +283,7 @@ static int cron_item(cron_field_t *f, size_t start, size_t end) {
     if (s < 1 || s > def->max - def->min + 1)
       return cron_field_fail(f, at, "step out of range");
     step = (int)s;
-    if (!star && hi == lo)
+    if (!star && !range)
       hi = def->max; /* "a/n" = "a-max/n" */
   }
   if (i != end) {
@@ -617,6 +632,25 @@ static int cron_find(const fleet_cron_t *c, int64_t from, int64_t limit,
   }
 }
 
+int fleet__cron_matches(const fleet_cron_t *c, int64_t local) {
+  int64_t days = fleet__floor_div(local, 86400), y;
+  int64_t sod = local - days * 86400;
+  int m, d;
+
+  fleet__civil_from_days(days, &y, &m, &d);
+  return (c->month >> m & 1) && cron_day_matches(c, y, m, d, days) &&
+         (c->hour >> (sod / 3600) & 1) && (c->min >> (sod / 60 % 60) & 1) &&
+         (c->sec >> (sod % 60) & 1);
+}
+
+int fleet__cron_wildcard(const fleet_cron_t *c) {
+  return c->wildcard;
+}
+
+const fleet__tz_t *fleet__cron_tz(const fleet_cron_t *c) {
+  return c->tz;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The next fire time                                                       */
 
@@ -635,6 +669,8 @@ int fleet_cron_next(const fleet_cron_t *c, int64_t after_ms, int64_t *next_ms) {
   }
   /* Fire times are whole seconds strictly after after_ms. */
   t = fleet__floor_div(after_ms, 1000) + 1;
+  if (t < CRON_MIN_SECONDS)
+    t = CRON_MIN_SECONDS;
   while (t <= CRON_MAX_SECONDS) {
     int32_t off = fleet__tz_offset(c->tz, t);
     int64_t change = fleet__tz_next_change(c->tz, t);

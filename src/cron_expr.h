@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fleet.h"
+
 /* ------------------------------------------------------------------------ */
 /* Civil time (proleptic Gregorian, no leap seconds)                        */
 
@@ -62,5 +64,19 @@ int32_t fleet__tz_offset(const fleet__tz_t *tz, int64_t t);
  * when it never does again. Transitions that keep the offset (only the
  * abbreviation or the DST flag changes) may be reported too. */
 int64_t fleet__tz_next_change(const fleet__tz_t *tz, int64_t t);
+
+/* ------------------------------------------------------------------------ */
+/* Expressions                                                              */
+
+/* Whether the fields of `cron` (not @every) match the local civil time
+ * `local` (seconds, counted like UTC). For the tests' brute-force check. */
+int fleet__cron_matches(const fleet_cron_t *cron, int64_t local);
+
+/* Whether `cron` fires at both occurrences of a repeated local time (its
+ * second, minute or hour field starts with '*'). */
+int fleet__cron_wildcard(const fleet_cron_t *cron);
+
+/* The zone of `cron`. */
+const fleet__tz_t *fleet__cron_tz(const fleet_cron_t *cron);
 
 #endif /* FLEET_CRON_EXPR_H */

@@ -206,6 +206,26 @@ CONFORMANCE_DECLARE(store_wrong_type)
 TEST_DECLARE(store_redis_garbage)
 TEST_DECLARE(store_multiprocess)
 
+/* test_cron_expr.c */
+TEST_DECLARE(cron_parse_valid)
+TEST_DECLARE(cron_parse_invalid)
+TEST_DECLARE(cron_next_vectors)
+TEST_DECLARE(cron_next_end)
+TEST_DECLARE(cron_next_brute)
+TEST_DECLARE(cron_every)
+TEST_DECLARE(cron_iso)
+TEST_DECLARE(cron_demo_next)
+
+/* test_cron_tz.c */
+TEST_DECLARE(cron_dst_new_york)
+TEST_DECLARE(cron_dst_london)
+TEST_DECLARE(cron_dst_lord_howe)
+TEST_DECLARE(cron_dst_other)
+TEST_DECLARE(cron_tz_posix)
+TEST_DECLARE(cron_tz_malformed)
+TEST_DECLARE(cron_tz_v1)
+TEST_DECLARE(cron_oracle)
+
 /* test_pool.c */
 TEST_DECLARE(pool_jump_hash)
 CONFORMANCE_DECLARE(pool_bad_input)
@@ -496,6 +516,25 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(leader_callbacks)
   TEST_ENTRY(leader_demoted_redis)
   TEST_ENTRY(leader_mp_failover)
+  /* test_cron_expr.c */
+  TEST_ENTRY(cron_parse_valid)
+  TEST_ENTRY(cron_parse_invalid)
+  TEST_ENTRY(cron_next_vectors)
+  TEST_ENTRY(cron_next_end)
+  TEST_ENTRY(cron_next_brute)
+  TEST_ENTRY(cron_every)
+  TEST_ENTRY(cron_iso)
+  TEST_ENTRY(cron_demo_next)
+
+  /* test_cron_tz.c */
+  TEST_ENTRY(cron_dst_new_york)
+  TEST_ENTRY(cron_dst_london)
+  TEST_ENTRY(cron_dst_lord_howe)
+  TEST_ENTRY(cron_dst_other)
+  TEST_ENTRY(cron_tz_posix)
+  TEST_ENTRY(cron_tz_malformed)
+  TEST_ENTRY(cron_tz_v1)
+  TEST_ENTRY_TIMEOUT(cron_oracle, 180)
 
   /* test_cron.c */
   CONFORMANCE_ENTRY(cron_bad_input)

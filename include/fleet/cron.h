@@ -23,17 +23,23 @@ typedef struct fleet_cron_s fleet_cron_t;
 /* Parses `expr` (5 fields, 6 with seconds first, or an @-macro) in the
  * IANA time zone `tz` ("Europe/Berlin"; NULL or "UTC" for UTC), read from
  * the system's TZif files. On success *out is set and 0 returned. On error
- * *out is NULL, FLEET_EINVAL (bad expression or unknown zone) or
- * FLEET_ENOMEM is returned, and when err is not NULL it receives a one-line
- * message naming the field and the position (NUL-terminated, truncated to
- * err_len). */
+ * *out is NULL, FLEET_EINVAL (bad expression, an expression that never
+ * fires, an unknown or malformed zone) or FLEET_ENOMEM is returned, and
+ * when err is not NULL it receives a one-line message naming the field and
+ * the 1-based position, or the zone and the reason (NUL-terminated,
+ * truncated to err_len). The zone file is read here, once (a small
+ * blocking read); $TZDIR replaces /usr/share/zoneinfo when set. */
 FLEET_EXTERN int fleet_cron_parse(const char *expr, const char *tz,
                                   fleet_cron_t **out, char *err,
                                   size_t err_len);
 
 /* The first fire time strictly after `after_ms` (Unix ms, UTC) in
- * *next_ms. Returns 0, or FLEET_ENOTFOUND when the expression never fires
- * again (e.g. "0 0 30 2 *"). */
+ * *next_ms, a whole second. Local times skipped by a DST change do not
+ * fire; a repeated local time fires once, unless the second, minute or
+ * hour field starts with '*' (docs/cron.md). Returns 0, FLEET_EINVAL for a
+ * NULL argument, or FLEET_ENOTFOUND when there is no fire time up to
+ * 9999-12-31 (an expression that never fires, such as "0 0 30 2 *", is
+ * refused by fleet_cron_parse()). */
 FLEET_EXTERN int fleet_cron_next(const fleet_cron_t *cron, int64_t after_ms,
                                  int64_t *next_ms);
 
