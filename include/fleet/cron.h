@@ -191,7 +191,9 @@ FLEET_EXTERN int fleet_cron_scheduler_start(fleet_cron_scheduler_t *sched,
                                             fleet_cron_fire_cb cb);
 
 /* Closes the scheduler; fires not completed yet become invalid (their log
- * entries stay "dispatched"). */
+ * entries stay "dispatched"), and so does an occurrence whose claim is
+ * answered after the close: it is logged "dispatched" but not delivered
+ * (no fire callback runs from the close call on). */
 FLEET_EXTERN int fleet_cron_scheduler_close(fleet_cron_scheduler_t *sched,
                                             fleet_close_cb cb);
 
