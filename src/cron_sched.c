@@ -179,6 +179,15 @@ static int64_t ring_at(const ring_t *r, size_t i) {
   return r->t[(r->head + i) % r->cap];
 }
 
+/* After a failure to send or a failed fire: not before a backoff. */
+static void def_backoff(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                        int64_t now, int err) {
+  d->retry_at = now + (int64_t)fleet__backoff_delay(
+                          CRON_BACKOFF_MIN_MS, CRON_BACKOFF_MAX_MS, 20,
+                          d->failures++, fleet__rng_next(&s->rng));
+  fleet__handle_error(&s->base, err);
+}
+
 /* Sends the occurrences of `d` that came due by `now`: those within the
  * grace to fire, the later-than-grace ones by the catch-up policy. */
 static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
@@ -201,8 +210,10 @@ static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
     from = win_lo;
   late.cap = d->catch_up_max;
   late.t = calloc(late.cap > 0 ? late.cap : 1, sizeof(int64_t));
-  if (late.t == NULL)
+  if (late.t == NULL) {
+    def_backoff(s, d, now, FLEET_ENOMEM);
     return;
+  }
   t = from;
   while (scans++ < CRON_SCAN_MAX && ndue < CRON_DUE_MAX) {
     if (fleet_cron_next(d->cron, t, &t) != 0 || t > now)
@@ -234,6 +245,7 @@ static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
     free(times);
     free(acts);
     free(late.t);
+    def_backoff(s, d, now, FLEET_ENOMEM);
     return;
   }
   for (i = 0; i < late.n; i++) {
@@ -275,10 +287,7 @@ static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   if (err != 0) {
     fleet__req_free(&req->base);
     free(times);
-    d->retry_at = now + (int64_t)fleet__backoff_delay(
-                            CRON_BACKOFF_MIN_MS, CRON_BACKOFF_MAX_MS, 20,
-                            d->failures++, fleet__rng_next(&s->rng));
-    fleet__handle_error(&s->base, err);
+    def_backoff(s, d, now, err);
     return;
   }
   req->def = d;
@@ -412,13 +421,8 @@ static void sched_on_fire(fleet__req_t *r, int status,
       status = FLEET_ENOMEM;
   }
   if (status != 0) {
-    if (!s->base.closing && tgt != NULL && status != FLEET_ECANCELED) {
-      tgt->retry_at =
-          fleet__cron_now(s) + (int64_t)fleet__backoff_delay(
-                                   CRON_BACKOFF_MIN_MS, CRON_BACKOFF_MAX_MS, 20,
-                                   tgt->failures++, fleet__rng_next(&s->rng));
-      fleet__handle_error(&s->base, status);
-    }
+    if (!s->base.closing && tgt != NULL && status != FLEET_ECANCELED)
+      def_backoff(s, tgt, fleet__cron_now(s), status);
     goto out;
   }
   fleet__cron_set_clock(s, now);
@@ -582,8 +586,14 @@ static void sched_on_list(fleet__req_t *r, int status,
     const fleet__reply_t *e = &reply->elem[2 + 3 * i];
     fleet__cron_def_t *d = fleet__cron_def_parse(&e[0], &e[1], &e[2], &status);
 
-    if (d != NULL)
+    if (d != NULL) {
       defs[n++] = d;
+    } else if (status == FLEET_EPROTO) {
+      /* A definition fleet did not write: reported, left in place, and
+       * not run; the others are. */
+      fleet__handle_error(&s->base, status);
+      status = 0;
+    }
   }
   if (status != 0) {
     for (i = 0; i < n; i++)
@@ -660,7 +670,7 @@ static void sched_on_rev(fleet__req_t *r, int status,
   fleet__cron_set_clock(s, now);
   if (!s->have_rev || (uint64_t)rev != s->rev)
     sched_reload(s);
-  else
+  else if (s->armed_at < 0)
     sched_arm(s);
 }
 

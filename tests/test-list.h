@@ -289,6 +289,7 @@ CONFORMANCE_DECLARE(cron_follow_change)
 CONFORMANCE_DECLARE(cron_catch_up)
 CONFORMANCE_DECLARE(cron_log_dedup)
 CONFORMANCE_DECLARE(cron_close_in_fire)
+CONFORMANCE_DECLARE(cron_foreign_data)
 
 /* test_cron_mp.c */
 TEST_DECLARE(cron_mp_once)
@@ -545,6 +546,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(cron_catch_up)
   CONFORMANCE_ENTRY(cron_log_dedup)
   CONFORMANCE_ENTRY(cron_close_in_fire)
+  CONFORMANCE_ENTRY(cron_foreign_data)
 
   /* test_cron_mp.c */
   TEST_ENTRY_TIMEOUT(cron_mp_once, 90)

@@ -646,3 +646,54 @@ CONFORMANCE_IMPL(cron_close_in_fire) {
   node_close(&e, &n);
   lock_env_close(&e);
 }
+
+/* A definition fleet did not write (redis only: written by hand) is
+ * reported to the error callback and left in place; the others run. */
+static int foreign_errors;
+
+static void on_sched_error(fleet_handle_t *h, int status, const char *detail) {
+  (void)h;
+  (void)detail;
+  if (status == FLEET_EPROTO)
+    foreign_errors++;
+}
+
+CONFORMANCE_IMPL(cron_foreign_data) {
+  lock_env_t e;
+  node_t n;
+  fired_t log = {0};
+  fleet_cron_scheduler_options_t o;
+  redisReply *r;
+
+  if (b->redis == NULL)
+    fleet_test_skip("the foreign definition is written with Redis commands");
+  lock_env_init(&e, b->url);
+  memset(&n, 0, sizeof(n));
+  n.node = 1;
+  n.log = &log;
+  n.s.data = &n;
+  fleet_cron_scheduler_options_init(&o);
+  o.error_cb = on_sched_error;
+  o.check_ms = 200;
+  ASSERT_OK(fleet_cron_scheduler_init(&e.c1, &n.s, "ns", "node1", &o));
+  ASSERT_OK(
+      c_define(&e, &n, "good", "* * * * * *", 0, NULL, FLEET_CRON_UPSERT));
+  r = fleet_test_redis_cmd(b->redis, "HSET {locktest:ns}:cron:def:bad expr x "
+                                     "catch_up sometimes created 1");
+  ASSERT_NOT_NULL(r);
+  freeReplyObject(r);
+  r = fleet_test_redis_cmd(b->redis, "HSET {locktest:ns}:cron:defs bad 1");
+  ASSERT_NOT_NULL(r);
+  freeReplyObject(r);
+  ASSERT_OK(fleet_cron_scheduler_start(&n.s, on_fire));
+  ASSERT(lock_env_wait(&e, &log.n, 2, 4000));
+  ASSERT_GE(foreign_errors, 1);
+  ASSERT_EQ(log.n, count_key(&log, "good"));
+  node_close(&e, &n);
+  /* Left in place. */
+  r = fleet_test_redis_cmd(b->redis, "HGET {locktest:ns}:cron:def:bad expr");
+  ASSERT_NOT_NULL(r);
+  ASSERT_EQ(REDIS_REPLY_STRING, r->type);
+  freeReplyObject(r);
+  lock_env_close(&e);
+}

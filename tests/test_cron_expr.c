@@ -534,9 +534,10 @@ TEST_IMPL(cron_demo_next) {
   ASSERT_OK(fleet_cron_parse_time(out, &ms));
   ASSERT_EQ(ms % 1000, 0);
 
-  /* The scheduler's verbs go to its own file. */
-  ASSERT_EQ(demo(sched, out, err, sizeof(out)), 2);
-  ASSERT_STR_NE(err, "");
+  /* The scheduler's verbs go to its own file (demo_cron_sched.c): an
+   * empty registry lists as an empty JSON array. */
+  ASSERT_EQ(demo(sched, out, err, sizeof(out)), 0);
+  ASSERT_STR_EQ(out, "[]\n");
   return 0;
 #endif
 }

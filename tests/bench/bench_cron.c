@@ -97,13 +97,20 @@ static int open_client(cron_bench_t *b, int k, const bench_opts_t *o) {
   return 0;
 }
 
-static void run_for(uv_loop_t *loop, uint64_t ms) {
-  uint64_t end = uv_hrtime() + ms * 1000000;
+static void on_stop_timer(uv_timer_t *t) {
+  uv_stop(t->loop);
+}
 
-  while (uv_hrtime() < end) {
-    uv_run(loop, UV_RUN_NOWAIT);
-    uv_sleep(1);
-  }
+/* Runs the loop for `ms`, idle in between (the client CPU measured is
+ * fleet's, not a polling loop's). */
+static void run_for(uv_loop_t *loop, uint64_t ms) {
+  uv_timer_t t;
+
+  uv_timer_init(loop, &t);
+  uv_timer_start(&t, on_stop_timer, ms, 0);
+  uv_run(loop, UV_RUN_DEFAULT);
+  uv_close((uv_handle_t *)&t, NULL);
+  uv_run(loop, UV_RUN_NOWAIT);
 }
 
 /* Runs the loop until the wall clock passes the next multiple of
