@@ -242,7 +242,9 @@ static const struct {
      "      [--workers N] [--node-id ID]"},
     {"cron", demo_cron,
      "cron next --expr E [--tz Z] [--from ISO8601] [--count N]\n"
-     "      the next N fire times after --from (default now), UTC"},
+     "      the next N fire times after --from (default now), UTC\n"
+     "  cron define|remove|enable|disable|list|history|run ...\n"
+     "      the scheduler (examples/demo_cron_sched.c)"},
 };
 
 static int demo_usage(void) {

@@ -285,6 +285,23 @@ CONFORMANCE_DECLARE(leader_callbacks)
 TEST_DECLARE(leader_demoted_redis)
 TEST_DECLARE(leader_mp_failover)
 
+/* test_cron.c */
+CONFORMANCE_DECLARE(cron_bad_input)
+CONFORMANCE_DECLARE(cron_registry)
+CONFORMANCE_DECLARE(cron_fire_once)
+CONFORMANCE_DECLARE(cron_queue_target)
+CONFORMANCE_DECLARE(cron_follow_change)
+CONFORMANCE_DECLARE(cron_catch_up)
+CONFORMANCE_DECLARE(cron_log_dedup)
+CONFORMANCE_DECLARE(cron_close_in_fire)
+CONFORMANCE_DECLARE(cron_foreign_data)
+
+/* test_cron_mp.c */
+TEST_DECLARE(cron_mp_once)
+TEST_DECLARE(cron_mp_aof_restart)
+TEST_DECLARE(cron_mp_catch_up)
+TEST_DECLARE(cron_mp_demo_input)
+
 TEST_LIST_START
   /* test_errors.c */
   TEST_ENTRY(errors_noperm_detail)
@@ -529,6 +546,23 @@ TEST_LIST_START
   TEST_ENTRY(cron_tz_malformed)
   TEST_ENTRY(cron_tz_v1)
   TEST_ENTRY_TIMEOUT(cron_oracle, 180)
+
+  /* test_cron.c */
+  CONFORMANCE_ENTRY(cron_bad_input)
+  CONFORMANCE_ENTRY(cron_registry)
+  CONFORMANCE_ENTRY(cron_fire_once)
+  CONFORMANCE_ENTRY(cron_queue_target)
+  CONFORMANCE_ENTRY(cron_follow_change)
+  CONFORMANCE_ENTRY(cron_catch_up)
+  CONFORMANCE_ENTRY(cron_log_dedup)
+  CONFORMANCE_ENTRY(cron_close_in_fire)
+  CONFORMANCE_ENTRY(cron_foreign_data)
+
+  /* test_cron_mp.c */
+  TEST_ENTRY_TIMEOUT(cron_mp_once, 90)
+  TEST_ENTRY_TIMEOUT(cron_mp_aof_restart, 60)
+  TEST_ENTRY_TIMEOUT(cron_mp_catch_up, 60)
+  TEST_ENTRY(cron_mp_demo_input)
 TEST_LIST_END
 
 /* clang-format on */

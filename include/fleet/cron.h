@@ -65,6 +65,204 @@ FLEET_EXTERN int fleet_cron_parse_time(const char *text, int64_t *ms);
 
 /* ---- The scheduler ---- */
 
+/* A scheduler node: a handle on a client that runs the enabled definitions
+ * of a namespace (a shared registry in the backend) and fires each of
+ * their occurrences exactly once across all the nodes of the namespace.
+ * It keeps one timer, armed for the next occurrence of all its
+ * definitions; "now" is always the server's clock (TIME). */
+typedef struct fleet_cron_scheduler_s {
+  FLEET_HANDLE_FIELDS
+} fleet_cron_scheduler_t;
+
+/* The longest key, namespace and node id, in bytes. A namespace has no
+ * ':'; a key and a node id have no NUL. */
+#define FLEET_CRON_KEY_MAX 256
+#define FLEET_CRON_NAMESPACE_MAX 128
+#define FLEET_CRON_NODE_ID_MAX 128
+/* The longest expression and zone name, in bytes. */
+#define FLEET_CRON_EXPR_MAX 256
+/* The largest payload and metadata, in bytes. */
+#define FLEET_CRON_PAYLOAD_MAX (64 * 1024)
+
+/* What a definition does with the occurrences that came due while no node
+ * ran (or all were more than grace_ms late): see docs/cron_scheduler.md.
+ * SKIP logs them as missed, LATEST fires the latest and logs the others as
+ * missed, ALL fires them oldest first, at most catch_up_max of them within
+ * catch_up_window_ms, and logs the others as missed. */
+#define FLEET_CRON_CATCH_UP_MAP(XX)                                            \
+  XX(SKIP, "skip")                                                             \
+  XX(LATEST, "latest")                                                         \
+  XX(ALL, "all")
+
+typedef enum {
+#define FLEET__CRON_CATCH_UP_ENUM(name, str) FLEET_CRON_CATCH_UP_##name,
+  FLEET_CRON_CATCH_UP_MAP(FLEET__CRON_CATCH_UP_ENUM)
+#undef FLEET__CRON_CATCH_UP_ENUM
+} fleet_cron_catch_up_t;
+
+/* The name of a policy ("latest"), or NULL when out of range; and the
+ * policy of a name (-1 when unknown). */
+FLEET_EXTERN const char *fleet_cron_catch_up_name(int policy);
+FLEET_EXTERN int fleet_cron_catch_up_parse(const char *name);
+
+/* A definition, as given to fleet_cron_define() (copied) and as read back
+ * (owned by fleet, valid until the callback returns). */
+typedef struct {
+  const char *key;  /* 1..FLEET_CRON_KEY_MAX bytes */
+  const char *expr; /* checked with fleet_cron_parse() */
+  const char *tz;   /* IANA zone; NULL or "" for UTC */
+  fleet_bytes_t payload;
+  /* A fleet queue (its name on the same client prefix) that gets the job
+   * "<key>@<fire_ms>" (type <key>, the payload) of each occurrence, in
+   * the call that claims it; NULL or "" for a callback definition. */
+  const char *queue;
+  fleet_cron_catch_up_t catch_up; /* default SKIP */
+  uint32_t catch_up_max;          /* 0: 10; at most 1000 */
+  uint64_t catch_up_window_ms;    /* 0: one hour */
+  fleet_bytes_t metadata;         /* opaque, for the user */
+  int disabled;
+  /* Read back only (0 when defining): */
+  int64_t created_ms, updated_ms;
+  /* No occurrence at or before it is fired or caught up: the creation,
+   * or the last change of expression, zone, target, or re-enabling. */
+  int64_t from_ms;
+  int64_t last_fire_ms; /* the registry's last fired, -1: none known */
+  uint64_t last_token;
+  int64_t next_due_ms; /* the next occurrence after the server's now; -1:
+                          none (never again, or the expression does not
+                          parse here) */
+} fleet_cron_def_t;
+
+/* Fills a definition with the defaults (zeroes). */
+FLEET_EXTERN void fleet_cron_def_init(fleet_cron_def_t *def);
+
+/* One occurrence given to the fire callback: owned by fleet, valid until
+ * it is completed (fleet_cron_complete()) or the scheduler has closed. */
+typedef struct fleet_cron_fire_s {
+  const char *key;
+  int64_t fire_ms;       /* the scheduled time, Unix ms UTC */
+  int64_t dispatched_ms; /* when the server logged it */
+  uint64_t token;        /* strictly increasing per definition */
+  fleet_bytes_t payload;
+  const char *queue; /* NULL, or the queue that got the job */
+  /* Private. */
+  void *internal_;
+} fleet_cron_fire_t;
+
+/* An occurrence fired: do the work, then call fleet_cron_complete() (for
+ * a queue definition the job is enqueued already; completing it is
+ * optional). */
+typedef void (*fleet_cron_fire_cb)(fleet_cron_scheduler_t *sched,
+                                   fleet_cron_fire_t *fire);
+
+typedef struct {
+  /* The dispatch log keeps at most this many entries per definition
+   * (default 100, at least 1), none older than keep_age_ms (default 7
+   * days; 0: no age bound). */
+  uint32_t keep_count;
+  uint64_t keep_age_ms;
+  /* An occurrence up to this late is fired as usual; older ones that
+   * nobody fired follow the definition's catch-up policy. Default 5000. */
+  uint32_t grace_ms;
+  /* The period of the revision check that backs up the change channel.
+   * Default 1000 ms. */
+  uint32_t check_ms;
+  /* Optional: background failures (fires, reloads, completions), which the
+   * scheduler retries. */
+  fleet_error_cb error_cb;
+} fleet_cron_scheduler_options_t;
+
+FLEET_EXTERN void
+fleet_cron_scheduler_options_init(fleet_cron_scheduler_options_t *o);
+
+/* Initializes `sched`, the node `node_id` of namespace `ns` on `client`.
+ * Sends nothing: registry calls work at once, fleet_cron_scheduler_start()
+ * starts firing. Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
+FLEET_EXTERN int
+fleet_cron_scheduler_init(fleet_client_t *client, fleet_cron_scheduler_t *sched,
+                          const char *ns, const char *node_id,
+                          const fleet_cron_scheduler_options_t *options);
+
+/* Loads the registry, follows its changes and fires occurrences through
+ * `cb` until closed. Returns 0, FLEET_EINVAL, FLEET_EALREADY or
+ * FLEET_ECLOSING. */
+FLEET_EXTERN int fleet_cron_scheduler_start(fleet_cron_scheduler_t *sched,
+                                            fleet_cron_fire_cb cb);
+
+/* Closes the scheduler; fires not completed yet become invalid (their log
+ * entries stay "dispatched"), and so does an occurrence whose claim is
+ * answered after the close: it is logged "dispatched" but not delivered
+ * (no fire callback runs from the close call on). */
+FLEET_EXTERN int fleet_cron_scheduler_close(fleet_cron_scheduler_t *sched,
+                                            fleet_close_cb cb);
+
+/* Reports the outcome of a fire: `error` NULL for completed, else the
+ * reason of the failure ("failed: <error>" in the log). The fire is
+ * invalid once this returns. The log entry is updated only if it still
+ * holds the fire's token. Returns 0, FLEET_EINVAL or FLEET_ECLOSING. */
+FLEET_EXTERN int fleet_cron_complete(fleet_cron_fire_t *fire,
+                                     const char *error);
+
+/* How a definition is written. */
+typedef enum {
+  FLEET_CRON_UPSERT = 0, /* create or replace */
+  FLEET_CRON_CREATE,     /* FLEET_EEXIST when the key exists */
+  FLEET_CRON_UPDATE      /* FLEET_ENOTFOUND when it does not */
+} fleet_cron_mode_t;
+
+/* Writes a definition to the registry; every running scheduler of the
+ * namespace follows within a second. The expression and zone are checked
+ * here: a bad one returns FLEET_EINVAL at once, with the parse error in
+ * `err` (may be NULL). Then `cb` gets 0, FLEET_EEXIST, FLEET_ENOTFOUND or
+ * a backend error. */
+FLEET_EXTERN int fleet_cron_define(fleet_cron_scheduler_t *sched,
+                                   const fleet_cron_def_t *def,
+                                   fleet_cron_mode_t mode, char *err,
+                                   size_t err_len, fleet_status_cb cb,
+                                   void *user_data);
+
+/* Enables or disables a definition (FLEET_ENOTFOUND when missing). */
+FLEET_EXTERN int fleet_cron_enable(fleet_cron_scheduler_t *sched,
+                                   const char *key, int enabled,
+                                   fleet_status_cb cb, void *user_data);
+
+/* Removes a definition (FLEET_ENOTFOUND when missing). Its log stays
+ * until it ages out; defining the key again never fires what it holds. */
+FLEET_EXTERN int fleet_cron_remove(fleet_cron_scheduler_t *sched,
+                                   const char *key, fleet_status_cb cb,
+                                   void *user_data);
+
+/* The definitions of the namespace (`key` NULL), or the one of `key`
+ * (FLEET_ENOTFOUND when missing): `defs` valid until the callback
+ * returns, with last fired and next due filled in. */
+typedef void (*fleet_cron_list_cb)(fleet_cron_scheduler_t *sched, int status,
+                                   const fleet_cron_def_t *defs, size_t n,
+                                   void *user_data);
+FLEET_EXTERN int fleet_cron_list(fleet_cron_scheduler_t *sched, const char *key,
+                                 fleet_cron_list_cb cb, void *user_data);
+
+/* One entry of a dispatch log. */
+typedef struct {
+  int64_t fire_ms;
+  uint64_t token; /* 0 for a missed occurrence */
+  const char *node;
+  int64_t dispatched_ms;
+  int64_t finished_ms; /* 0 while dispatched */
+  /* "dispatched", "completed", "failed: <reason>" or "missed" */
+  const char *outcome;
+} fleet_cron_entry_t;
+
+/* The newest `limit` (1..1000) entries of a definition's dispatch log,
+ * newest first (the definition must exist: its target names the log's
+ * place). */
+typedef void (*fleet_cron_history_cb)(fleet_cron_scheduler_t *sched, int status,
+                                      const fleet_cron_entry_t *entries,
+                                      size_t n, void *user_data);
+FLEET_EXTERN int fleet_cron_history(fleet_cron_scheduler_t *sched,
+                                    const char *key, uint32_t limit,
+                                    fleet_cron_history_cb cb, void *user_data);
+
 #ifdef __cplusplus
 }
 #endif

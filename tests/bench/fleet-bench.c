@@ -25,6 +25,8 @@ static const struct {
     {"store", bench_store, "put, get and event append, 50 in flight"},
     {"pool", bench_pool,
      "dispatch + start, 1 and 50 in flight; rebalance [--jobs N]"},
+    {"cron", bench_cron,
+     "N definitions due at once on 3 schedulers [--defs N] [--every D]"},
 };
 
 static int bench_usage(void) {

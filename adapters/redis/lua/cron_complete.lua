@@ -1,0 +1,18 @@
+-- cron_complete.lua -- records the outcome of a fired occurrence in its
+-- log entry, fenced by its token.
+--#include cron_int
+--#include cron_occ
+-- KEYS[1]: T, the occurrences' tag (cron_occ.lua).
+-- ARGV: ns, key, fire_ms, token, outcome ('completed' or 'failed: <why>').
+-- Returns 1 recorded; 2 an outcome was recorded already; 0 stale (the
+-- entry holds another token); -1 no such entry (never fired, or trimmed).
+local v = redis.call('HGET', ENT, ARGV[3])
+if not v then return -1 end
+local tok, node, disp, _, outcome = entry_read(v)
+if not tok then
+  error({err = 'FLEET_EPROTO bad cron log entry: ' .. ARGV[3]})
+end
+if fmt('%d', tok) ~= ARGV[4] then return 0 end
+if outcome ~= 'dispatched' then return 2 end
+redis.call('HSET', ENT, ARGV[3], entry(tok, node, disp, now_ms(), ARGV[5]))
+return 1

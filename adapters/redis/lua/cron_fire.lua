@@ -1,0 +1,83 @@
+-- cron_fire.lua -- claims occurrences of one definition, by the server
+-- clock: for each one not logged yet, writes its dispatch-log entry with a
+-- new fencing token and, for a queue-targeted definition, enqueues its job
+-- "<key>@<fire_ms>" in the same call (the queue is the tag T). Of all the
+-- nodes that send the same occurrence, exactly one gets it.
+--#include cron_int
+--#include cron_occ
+--#include queue_add
+-- KEYS[1]: T, the occurrences' tag (cron_occ.lua), which for a queue
+--   definition is the queue's tag (queue parts as in queue_enqueue.lua).
+-- ARGV: ns, key, node, keep_count, keep_age_ms, min_token, queue ('1' to
+--   enqueue, '' for none), payload, n, then n pairs (fire_ms, 'f' to fire
+--   or 'm' to log as missed), in increasing fire time.
+-- Per occurrence: at or before S:floor, or in the log: nothing (status 0);
+--   after now: nothing (-1, not due by the server clock); 'f' after S:top:
+--   fired (1, its token); else logged as missed (2).
+-- Returns {now_ms, then status, token per occurrence}. The log keeps at
+-- most keep_count entries, none older than keep_age_ms (0: no age bound),
+-- trimming up to 1000 per call.
+local node, keep, age = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local mintok, queue, payload = tonumber(ARGV[6]), ARGV[7], ARGV[8]
+local n = tonumber(ARGV[9])
+local now = now_ms()
+local floor = tonumber(redis.call('GET', S .. ':floor') or '-1')
+local top = tonumber(redis.call('GET', S .. ':top') or '-1')
+local out = {now}
+local logged = false
+for i = 0, n - 1 do
+  local t, act = ARGV[10 + 2 * i], ARGV[11 + 2 * i]
+  local tn = tonumber(t)
+  if tn > now then
+    out[#out + 1] = -1
+    out[#out + 1] = 0
+  elseif tn <= floor or redis.call('ZSCORE', OCC, t) then
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+  elseif act == 'f' and tn > top then
+    local f = tonumber(redis.call('GET', S .. ':fence') or '0')
+    if f < mintok then f = mintok end
+    f = f + 1
+    redis.call('SET', S .. ':fence', fmt('%d', f))
+    redis.call('SET', S .. ':top', t)
+    top = tn
+    redis.call('HSET', ENT, t, entry(f, node, now, 0, 'dispatched'))
+    redis.call('ZADD', OCC, t, t)
+    if queue == '1' then
+      queue_add(T, now, 1, {ARGV[2] .. '@' .. t, ARGV[2], payload, '0', '0',
+                            '0', '3', 'exp:1000:3600000:20', '', '0'}, 1)
+    end
+    logged = true
+    out[#out + 1] = 1
+    out[#out + 1] = f
+  else
+    redis.call('HSET', ENT, t, entry(0, node, now, now, 'missed'))
+    redis.call('ZADD', OCC, t, t)
+    logged = true
+    out[#out + 1] = 2
+    out[#out + 1] = 0
+  end
+end
+if logged then
+  -- Trims the oldest entries beyond the bounds; S:floor remembers the
+  -- latest one trimmed, so that a trimmed occurrence is never fired again.
+  local old = {}
+  local c = redis.call('ZCARD', OCC)
+  if c > keep then
+    local m = c - keep
+    if m > 1000 then m = 1000 end
+    old = redis.call('ZRANGE', OCC, 0, m - 1)
+  end
+  if age > 0 and #old < 1000 then
+    local more = redis.call('ZRANGEBYSCORE', OCC, '-inf', fmt('%d', now - age),
+                            'LIMIT', #old, 1000 - #old)
+    for _, v in ipairs(more) do old[#old + 1] = v end
+  end
+  if #old > 0 then
+    redis.call('ZREM', OCC, unpack(old))
+    redis.call('HDEL', ENT, unpack(old))
+    local last = tonumber(old[#old])
+    if last > floor then redis.call('SET', S .. ':floor', old[#old]) end
+  end
+end
+return out

@@ -1,0 +1,26 @@
+-- cron_occ.lua -- included by the occurrence scripts (--#include cron_occ),
+-- after cron_int: the keys of one definition's occurrences and its log
+-- entries. The occurrences of definition <key> of namespace <ns> live under
+-- the tag T given in KEYS[1] (the target queue's tag for a queue-targeted
+-- definition, else the definition's own), as S = T:cron:<ns>:<key>:
+--   S:occ    zset   fire ms -> fire ms: the logged occurrences
+--   S:ent    hash   fire ms -> "<token>\0<node>\0<dispatched_ms>\0
+--                   <finished_ms>\0<outcome>"
+--   S:fence  string the last fencing token given
+--   S:top    string the latest fire ms fired (never lowered)
+--   S:floor  string the latest fire ms trimmed from the log (never lowered)
+local S = T .. ':cron:' .. ARGV[1] .. ':' .. ARGV[2]
+local OCC, ENT = S .. ':occ', S .. ':ent'
+
+local function entry(token, node, dispatched, finished, outcome)
+  return fmt('%d', token) .. '\0' .. node .. '\0' .. fmt('%d', dispatched) ..
+         '\0' .. fmt('%d', finished) .. '\0' .. outcome
+end
+
+-- Splits an entry; nil for one fleet did not write.
+local function entry_read(v)
+  local tok, node, disp, fin, outcome =
+      string.match(v, '^(%d+)%z(%Z*)%z(%d+)%z(%d+)%z(.*)$')
+  if not tok then return nil end
+  return tonumber(tok), node, tonumber(disp), tonumber(fin), outcome
+end

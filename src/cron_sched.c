@@ -1,0 +1,876 @@
+/* cron_sched.c -- the cron scheduler: a copy of the namespace's registry,
+ * kept current through the change channel and a periodic revision check,
+ * one timer armed for the earliest next occurrence of its enabled
+ * definitions, and CRON_FIRE calls that claim occurrences by the server
+ * clock (docs/cron_scheduler.md).
+ *
+ * The definitions themselves (reading, viewing, their occurrences' tag)
+ * are in cron_sched_def.c; the registry calls the user makes in
+ * cron_registry.c.
+ *
+ * Every node sends every occurrence it sees come due; the script gives
+ * each to one of them and the others hear "logged already". Between server
+ * readings the node estimates the server's time from its loop clock; the
+ * script, not the estimate, decides whether an occurrence is due. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cron_sched_int.h"
+
+/* The first delay after a failed fire or reload, in ms. */
+#define CRON_BACKOFF_MIN_MS 50
+#define CRON_BACKOFF_MAX_MS 5000
+/* The most occurrences a definition enumerates in one pass. */
+#define CRON_SCAN_MAX 200000
+/* The most occurrences within the grace sent in one call. */
+#define CRON_DUE_MAX 64
+
+struct fleet__cron_fire_s {
+  fleet_cron_fire_t pub;
+  fleet__cron_fire_t *prev, *next;
+  fleet__cron_sched_t *s;
+  fleet__key_t tag;
+  char *key, *queue;
+  void *payload;
+};
+
+typedef fleet__cron_req_t cron_req_t;
+
+fleet__cron_sched_t *fleet__cron_of(const fleet_cron_scheduler_t *s) {
+  return (fleet__cron_sched_t *)fleet__handle_of(s,
+                                                 FLEET_HANDLE_CRON_SCHEDULER);
+}
+
+int64_t fleet__cron_now(const fleet__cron_sched_t *s) {
+  return s->srv_ms + (int64_t)(uv_now(s->base.loop) - s->srv_at);
+}
+
+void fleet__cron_set_clock(fleet__cron_sched_t *s, int64_t server_ms) {
+  s->srv_ms = server_ms;
+  s->srv_at = uv_now(s->base.loop);
+  s->have_clock = 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Definitions                                                              */
+
+/* The definition of `key` in the copy, or NULL. */
+static fleet__cron_def_t *def_find(fleet__cron_sched_t *s, const char *key,
+                                   size_t len) {
+  fleet__cron_def_t probe, *pp = &probe, **hit;
+
+  if (s->ndefs == 0)
+    return NULL;
+  probe.key = (char *)key;
+  probe.key_len = len;
+  hit = bsearch(&pp, s->defs, s->ndefs, sizeof(*s->defs), fleet__cron_def_cmp);
+  return hit != NULL ? *hit : NULL;
+}
+
+static void def_drop(fleet__cron_def_t *d) {
+  d->gone = 1;
+  fleet__cron_def_unref(d);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The timer                                                                */
+
+static void sched_on_timer(uv_timer_t *t);
+
+static int def_live(const fleet__cron_def_t *d) {
+  return d->enabled && d->cron != NULL && d->next >= 0 && !d->busy;
+}
+
+/* When a definition wants to run next (server ms). */
+static int64_t def_due(const fleet__cron_def_t *d) {
+  return d->next > d->retry_at ? d->next : d->retry_at;
+}
+
+/* Arms the one timer for `at` (server ms). */
+static void sched_arm_at(fleet__cron_sched_t *s, int64_t at) {
+  int64_t now = fleet__cron_now(s);
+
+  s->armed_at = at;
+  uv_timer_start(&s->timer, sched_on_timer, (uint64_t)(at > now ? at - now : 0),
+                 0);
+}
+
+/* Arms the one timer for the earliest definition: a scan of all of them,
+ * after a reload and after each timer run. */
+static void sched_arm(fleet__cron_sched_t *s) {
+  int64_t first = -1;
+  size_t i;
+
+  if (!s->started || s->base.closing || !s->have_clock || !s->timers_open)
+    return;
+  for (i = 0; i < s->ndefs; i++) {
+    fleet__cron_def_t *d = s->defs[i];
+
+    if (def_live(d) && (first < 0 || def_due(d) < first))
+      first = def_due(d);
+  }
+  if (first < 0) {
+    s->armed_at = -1;
+    uv_timer_stop(&s->timer);
+    return;
+  }
+  sched_arm_at(s, first);
+}
+
+/* A definition is live again (its fire call was answered): the timer
+ * stays where it is unless this one is due earlier. The timer is always
+ * armed no later than the earliest live definition, so no scan is needed
+ * (10 000 definitions due at once answer 10 000 times). */
+static void sched_arm_def(fleet__cron_sched_t *s, const fleet__cron_def_t *d) {
+  if (!s->started || s->base.closing || !s->have_clock || !s->timers_open ||
+      d == NULL || !def_live(d))
+    return;
+  if (s->armed_at < 0 || def_due(d) < s->armed_at)
+    sched_arm_at(s, def_due(d));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Fires                                                                    */
+
+static void sched_on_fire(fleet__req_t *r, int status,
+                          const fleet__reply_t *reply);
+
+static void fire_free(fleet__cron_fire_t *f) {
+  fleet__key_free(&f->tag);
+  free(f->key);
+  free(f->queue);
+  free(f->payload);
+  free(f);
+}
+
+static void fire_unlink(fleet__cron_fire_t *f) {
+  fleet__cron_sched_t *s = f->s;
+
+  if (f->prev != NULL)
+    f->prev->next = f->next;
+  else
+    s->fires = f->next;
+  if (f->next != NULL)
+    f->next->prev = f->prev;
+}
+
+/* A small ring of the latest occurrences. */
+typedef struct {
+  int64_t *t;
+  size_t cap, n, head; /* head: the oldest */
+  uint64_t dropped;
+} ring_t;
+
+static void ring_push(ring_t *r, int64_t t) {
+  if (r->cap == 0) {
+    r->dropped++;
+    return;
+  }
+  if (r->n < r->cap) {
+    r->t[(r->head + r->n++) % r->cap] = t;
+    return;
+  }
+  r->t[r->head] = t;
+  r->head = (r->head + 1) % r->cap;
+  r->dropped++;
+}
+
+static int64_t ring_at(const ring_t *r, size_t i) {
+  return r->t[(r->head + i) % r->cap];
+}
+
+/* After a failure to send or a failed fire: not before a backoff. */
+static void def_backoff(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                        int64_t now, int err) {
+  d->retry_at = now + (int64_t)fleet__backoff_delay(
+                          CRON_BACKOFF_MIN_MS, CRON_BACKOFF_MAX_MS, 20,
+                          d->failures++, fleet__rng_next(&s->rng));
+  fleet__handle_error(&s->base, err);
+}
+
+/* Sends the occurrences of `d` that came due by `now`: those within the
+ * grace to fire, the later-than-grace ones by the catch-up policy. */
+static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                     int64_t now) {
+  int64_t late_bound = now - (int64_t)s->opts.grace_ms;
+  int64_t t, from = d->cursor, win_lo;
+  int64_t due[CRON_DUE_MAX];
+  size_t ndue = 0, i, n, k;
+  ring_t late = {0};
+  cron_req_t *req;
+  fleet_bytes_t tag;
+  char *acts = NULL;
+  int64_t *times = NULL;
+  uint32_t scans = 0;
+  int err;
+
+  /* The catch-up window: nothing older is fired or logged. */
+  win_lo = late_bound - (int64_t)d->catch_up_window_ms;
+  if (from < win_lo)
+    from = win_lo;
+  late.cap = d->catch_up_max;
+  late.t = calloc(late.cap > 0 ? late.cap : 1, sizeof(int64_t));
+  if (late.t == NULL) {
+    def_backoff(s, d, now, FLEET_ENOMEM);
+    return;
+  }
+  t = from;
+  while (scans++ < CRON_SCAN_MAX && ndue < CRON_DUE_MAX) {
+    if (fleet_cron_next(d->cron, t, &t) != 0 || t > now)
+      break;
+    if (t < late_bound)
+      ring_push(&late, t);
+    else
+      due[ndue++] = t;
+  }
+  /* Which late ones fire: SKIP none, LATEST the latest when nothing is
+   * due within the grace, ALL every one kept. */
+  n = late.n + ndue;
+  if (n == 0) {
+    /* Nothing came due in the window: what is older than it is passed
+     * over for good. */
+    free(late.t);
+    if (from > d->cursor)
+      d->cursor = from;
+    if (fleet_cron_next(d->cron, d->cursor, &d->next) != 0)
+      d->next = -1;
+    return;
+  }
+  times = malloc(n * sizeof(*times));
+  acts = malloc(n);
+  req = times && acts
+            ? (cron_req_t *)fleet__req_new(&s->base, sched_on_fire, NULL, NULL)
+            : NULL;
+  if (req == NULL) {
+    free(times);
+    free(acts);
+    free(late.t);
+    def_backoff(s, d, now, FLEET_ENOMEM);
+    return;
+  }
+  for (i = 0; i < late.n; i++) {
+    times[i] = ring_at(&late, i);
+    if (d->catch_up == FLEET_CRON_CATCH_UP_ALL)
+      acts[i] = 'f';
+    else if (d->catch_up == FLEET_CRON_CATCH_UP_LATEST && ndue == 0 &&
+             i + 1 == late.n)
+      acts[i] = 'f';
+    else
+      acts[i] = 'm';
+  }
+  for (k = 0; k < ndue; k++) {
+    times[late.n + k] = due[k];
+    acts[late.n + k] = 'f';
+  }
+  free(late.t);
+  err = fleet__args_begin(&s->args, 9 + 2 * n, 4 + n);
+  if (err == 0) {
+    fleet__args_bytes(&s->args, s->ns, s->ns_len);
+    fleet__args_bytes(&s->args, d->key, d->key_len);
+    fleet__args_bytes(&s->args, s->node, s->node_len);
+    fleet__args_u64(&s->args, s->opts.keep_count);
+    fleet__args_u64(&s->args, s->opts.keep_age_ms);
+    fleet__args_u64(&s->args, d->last_token);
+    fleet__args_str(&s->args, d->queue[0] != '\0' ? "1" : "");
+    fleet__args_bytes(&s->args, d->payload != NULL ? d->payload : "",
+                      d->payload_len);
+    fleet__args_u64(&s->args, n);
+    for (i = 0; i < n; i++) {
+      fleet__args_i64(&s->args, times[i]);
+      fleet__args_bytes(&s->args, &acts[i], 1);
+    }
+    tag = fleet__key_bytes(&d->tag);
+    err = fleet__req_send(&req->base, FLEET__OP_CRON_FIRE, &tag, 1,
+                          s->args.argv, s->args.argc);
+  }
+  free(acts);
+  if (err != 0) {
+    fleet__req_free(&req->base);
+    free(times);
+    def_backoff(s, d, now, err);
+    return;
+  }
+  req->def = d;
+  req->times = times;
+  req->ntimes = n;
+  d->refs++;
+  d->busy = 1;
+}
+
+static void sched_on_timer(uv_timer_t *t) {
+  fleet__cron_sched_t *s = FLEET__CONTAINER_OF(t, fleet__cron_sched_t, timer);
+  int64_t now = fleet__cron_now(s);
+  size_t i;
+
+  s->armed_at = -1;
+  if (s->base.closing)
+    return;
+  for (i = 0; i < s->ndefs; i++) {
+    fleet__cron_def_t *d = s->defs[i];
+
+    if (def_live(d) && def_due(d) <= now)
+      def_fire(s, d, now);
+  }
+  sched_arm(s);
+}
+
+static void sched_on_quiet(fleet__req_t *r, int status,
+                           const fleet__reply_t *reply) {
+  fleet__handle_t *h = r->handle;
+
+  (void)reply;
+  fleet__req_done(r);
+  if (status != 0 && status != FLEET_ECANCELED)
+    fleet__handle_error(h, status);
+}
+
+/* Records the registry's "last fired" hint; nobody waits for it. */
+static void def_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                     int64_t fire_ms, uint64_t token) {
+  fleet__req_t *req = fleet__req_new(&s->base, sched_on_quiet, NULL, NULL);
+  fleet_bytes_t key = fleet__key_bytes(&s->reg);
+  int err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&s->args, 4, 2);
+
+  if (err == 0) {
+    fleet__args_bytes(&s->args, d->key, d->key_len);
+    fleet__args_i64(&s->args, fire_ms);
+    fleet__args_u64(&s->args, token);
+    fleet__args_bytes(&s->args, s->node, s->node_len);
+    err = fleet__req_send(req, FLEET__OP_CRON_MARK, &key, 1, s->args.argv,
+                          s->args.argc);
+  }
+  if (err != 0) {
+    if (req != NULL)
+      fleet__req_free(req);
+    fleet__handle_error(&s->base, err);
+  }
+}
+
+/* Hands one fired occurrence to the user. */
+static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                        int64_t fire_ms, int64_t dispatched, uint64_t token) {
+  fleet__cron_fire_t *f = calloc(1, sizeof(*f));
+
+  if (f == NULL) {
+    fleet__handle_error(&s->base, FLEET_ENOMEM);
+    return;
+  }
+  f->s = s;
+  f->key = fleet__memdup(d->key, d->key_len);
+  f->queue = d->queue[0] != '\0' ? fleet__strdup(d->queue) : NULL;
+  f->payload =
+      fleet__memdup(d->payload != NULL ? d->payload : "", d->payload_len);
+  f->tag.base = malloc(d->tag.len);
+  if (f->key == NULL || f->payload == NULL || f->tag.base == NULL ||
+      (d->queue[0] != '\0' && f->queue == NULL)) {
+    fire_free(f);
+    fleet__handle_error(&s->base, FLEET_ENOMEM);
+    return;
+  }
+  memcpy(f->tag.base, d->tag.base, d->tag.len);
+  f->tag.len = f->tag.cap = d->tag.len;
+  f->pub.key = f->key;
+  f->pub.fire_ms = fire_ms;
+  f->pub.dispatched_ms = dispatched;
+  f->pub.token = token;
+  f->pub.payload.base = f->payload;
+  f->pub.payload.len = d->payload_len;
+  f->pub.queue = f->queue;
+  f->pub.internal_ = f;
+  f->next = s->fires;
+  if (s->fires != NULL)
+    s->fires->prev = f;
+  s->fires = f;
+  s->cb(s->pub, &f->pub);
+}
+
+static void sched_on_fire(fleet__req_t *r, int status,
+                          const fleet__reply_t *reply) {
+  cron_req_t *req = (cron_req_t *)r;
+  fleet__cron_sched_t *s = (fleet__cron_sched_t *)r->handle;
+  fleet__cron_def_t *d = req->def, *tgt = NULL;
+  int64_t *times = req->times, now = 0, v[2];
+  size_t n = req->ntimes, i, done = 0;
+  /* Fired occurrences, delivered after the state is settled. */
+  int64_t *fired = NULL;
+  uint64_t *tokens = NULL;
+  size_t nfired = 0;
+
+  fleet__req_done(r);
+  d->busy = 0;
+  /* The registry was reloaded meanwhile: the definition's new object
+   * waited for this call (def_adopt), and takes over what it settles. */
+  if (d->gone && !s->base.closing) {
+    fleet__cron_def_t *cur = def_find(s, d->key, d->key_len);
+
+    if (cur != NULL && cur->busy) {
+      cur->busy = 0;
+      if (strcmp(cur->queue, d->queue) == 0)
+        tgt = cur;
+    }
+  } else if (!d->gone) {
+    tgt = d;
+  }
+  if (status == 0 && (!fleet__reply_is_array(reply, 1 + 2 * n) ||
+                      fleet__reply_i64(&reply->elem[0], &now) != 0))
+    status = FLEET_EPROTO;
+  if (status == 0 && n > 0) {
+    fired = malloc(n * sizeof(*fired));
+    tokens = malloc(n * sizeof(*tokens));
+    if (fired == NULL || tokens == NULL)
+      status = FLEET_ENOMEM;
+  }
+  if (status != 0) {
+    if (!s->base.closing && tgt != NULL && status != FLEET_ECANCELED)
+      def_backoff(s, tgt, fleet__cron_now(s), status);
+    goto out;
+  }
+  fleet__cron_set_clock(s, now);
+  for (i = 0; i < n; i++) {
+    if (fleet__reply_i64(&reply->elem[1 + 2 * i], &v[0]) != 0 ||
+        fleet__reply_i64(&reply->elem[2 + 2 * i], &v[1]) != 0)
+      break;
+    if (v[0] < 0)
+      break; /* not due by the server clock: this and the later ones */
+    done = i + 1;
+    if (v[0] == 1) {
+      fired[nfired] = times[i];
+      tokens[nfired++] = (uint64_t)v[1];
+    }
+  }
+  if (tgt != NULL) {
+    tgt->failures = 0;
+    tgt->retry_at = 0;
+    if (done > 0 && times[done - 1] > tgt->cursor)
+      tgt->cursor = times[done - 1];
+    if (tgt->cron == NULL ||
+        fleet_cron_next(tgt->cron, tgt->cursor, &tgt->next) != 0)
+      tgt->next = -1;
+    if (nfired > 0 && tokens[nfired - 1] > tgt->last_token) {
+      tgt->last_token = tokens[nfired - 1];
+      tgt->last_fire_ms = fired[nfired - 1];
+    }
+  }
+  if (nfired > 0 && !s->base.closing)
+    def_mark(s, d, fired[nfired - 1], tokens[nfired - 1]);
+  for (i = 0; i < nfired && !s->base.closing; i++)
+    def_deliver(s, d, fired[i], now, tokens[i]);
+out:
+  free(fired);
+  free(tokens);
+  free(times);
+  sched_arm_def(s, tgt);
+  fleet__cron_def_unref(d);
+}
+
+int fleet_cron_complete(fleet_cron_fire_t *fire, const char *error) {
+  fleet__cron_fire_t *f;
+  fleet__cron_sched_t *s;
+  fleet__req_t *req;
+  fleet_bytes_t key;
+  char *outcome;
+  size_t len;
+  int err;
+
+  if (fire == NULL || (f = fire->internal_) == NULL)
+    return FLEET_EINVAL;
+  s = f->s;
+  if ((err = fleet__handle_usable(&s->base)) != 0)
+    return err;
+  len = error != NULL ? strlen(error) + 8 : 9;
+  if (error != NULL && len > 1024 + 8)
+    len = 1024 + 8;
+  if ((outcome = malloc(len + 1)) == NULL)
+    return FLEET_ENOMEM;
+  if (error != NULL)
+    snprintf(outcome, len + 1, "failed: %s", error);
+  else
+    snprintf(outcome, len + 1, "completed");
+  req = fleet__req_new(&s->base, sched_on_quiet, NULL, NULL);
+  err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&s->args, 5, 2);
+  if (err == 0) {
+    fleet__args_bytes(&s->args, s->ns, s->ns_len);
+    fleet__args_str(&s->args, f->key);
+    fleet__args_i64(&s->args, f->pub.fire_ms);
+    fleet__args_u64(&s->args, f->pub.token);
+    fleet__args_str(&s->args, outcome);
+    key = fleet__key_bytes(&f->tag);
+    err = fleet__req_send(req, FLEET__OP_CRON_COMPLETE, &key, 1, s->args.argv,
+                          s->args.argc);
+  }
+  free(outcome);
+  if (err != 0) {
+    if (req != NULL)
+      fleet__req_free(req);
+    return err;
+  }
+  fire->internal_ = NULL;
+  fire_unlink(f);
+  fire_free(f);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The registry copy                                                        */
+
+static void sched_reload(fleet__cron_sched_t *s);
+
+/* Takes a loaded definition into the copy, keeping what the old one knew
+ * (the cursor, the parsed expression) when it still applies. */
+static void def_adopt(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                      fleet__cron_def_t *old, int64_t now) {
+  const char *tz = d->tz[0] != '\0' ? d->tz : NULL;
+  char err[128];
+
+  if (old != NULL && old->cron != NULL && strcmp(old->expr, d->expr) == 0 &&
+      strcmp(old->tz, d->tz) == 0) {
+    d->cron = old->cron;
+    old->cron = NULL;
+  } else if (fleet_cron_parse(d->expr, tz, &d->cron, err, sizeof(err)) != 0) {
+    /* Another node accepted it (its tzdata, its version): this one cannot
+     * run it. */
+    d->cron = NULL;
+    if (d->enabled)
+      fleet__handle_error(&s->base, FLEET_ECONFLICT);
+  }
+  if (fleet__cron_def_tag(s, d->key, d->key_len, d->queue, &d->tag) != 0) {
+    fleet_cron_free(d->cron);
+    d->cron = NULL;
+    fleet__handle_error(&s->base, FLEET_ENOMEM);
+  }
+  d->cursor = d->last_fire_ms;
+  if (old != NULL && old->cursor > d->cursor &&
+      strcmp(old->queue, d->queue) == 0)
+    d->cursor = old->cursor;
+  if (d->from_ms > d->cursor)
+    d->cursor = d->from_ms;
+  if (old != NULL) {
+    if (old->last_token > d->last_token) {
+      d->last_token = old->last_token;
+      d->last_fire_ms = old->last_fire_ms;
+    }
+    d->retry_at = old->retry_at;
+    d->failures = old->failures;
+    /* A fire call of the old one is still out: wait for it. */
+    d->busy = old->busy;
+  }
+  (void)now;
+  d->next = -1;
+  if (d->cron != NULL && fleet_cron_next(d->cron, d->cursor, &d->next) != 0)
+    d->next = -1;
+}
+
+/* A loaded registry replaces the copy. A definition whose fire call is
+ * still out stays busy in the new copy until that call is answered
+ * (sched_on_fire finds it by key). */
+static void sched_on_list(fleet__req_t *r, int status,
+                          const fleet__reply_t *reply) {
+  fleet__cron_sched_t *s = (fleet__cron_sched_t *)r->handle;
+  fleet__cron_def_t **defs = NULL;
+  size_t n = 0, i, cap;
+  int64_t rev = 0, now = 0;
+
+  fleet__req_done(r);
+  s->loading = 0;
+  if (s->base.closing)
+    return;
+  if (status == 0 &&
+      (!fleet__reply_is_array(reply, 2) || (reply->nelem - 2) % 3 != 0 ||
+       fleet__reply_i64(&reply->elem[0], &rev) != 0 ||
+       fleet__reply_i64(&reply->elem[1], &now) != 0))
+    status = FLEET_EPROTO;
+  cap = status == 0 ? (reply->nelem - 2) / 3 : 0;
+  if (status == 0 && cap > 0 && (defs = calloc(cap, sizeof(*defs))) == NULL)
+    status = FLEET_ENOMEM;
+  for (i = 0; status == 0 && i < cap; i++) {
+    const fleet__reply_t *e = &reply->elem[2 + 3 * i];
+    fleet__cron_def_t *d = fleet__cron_def_parse(&e[0], &e[1], &e[2], &status);
+
+    if (d != NULL) {
+      defs[n++] = d;
+    } else if (status == FLEET_EPROTO) {
+      /* A definition fleet did not write: reported, left in place, and
+       * not run; the others are. */
+      fleet__handle_error(&s->base, status);
+      status = 0;
+    }
+  }
+  if (status != 0) {
+    for (i = 0; i < n; i++)
+      fleet__cron_def_unref(defs[i]);
+    free(defs);
+    fleet__handle_error(&s->base, status);
+    /* The check timer tries again. */
+    s->have_rev = 0;
+    return;
+  }
+  fleet__cron_set_clock(s, now);
+  if (n > 1)
+    qsort(defs, n, sizeof(*defs), fleet__cron_def_cmp);
+  for (i = 0; i < n; i++)
+    def_adopt(s, defs[i], def_find(s, defs[i]->key, defs[i]->key_len), now);
+  for (i = 0; i < s->ndefs; i++)
+    def_drop(s->defs[i]);
+  free(s->defs);
+  s->defs = defs;
+  s->ndefs = n;
+  s->defs_cap = n;
+  s->rev = (uint64_t)rev;
+  s->have_rev = 1;
+  if (s->reload_again) {
+    s->reload_again = 0;
+    sched_reload(s);
+  }
+  sched_arm(s);
+}
+
+static void sched_reload(fleet__cron_sched_t *s) {
+  fleet__req_t *req;
+  fleet_bytes_t key = fleet__key_bytes(&s->reg);
+  int err;
+
+  if (s->base.closing)
+    return;
+  if (s->loading) {
+    s->reload_again = 1;
+    return;
+  }
+  req = fleet__req_new(&s->base, sched_on_list, NULL, NULL);
+  err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&s->args, 1, 0);
+  if (err == 0) {
+    fleet__args_str(&s->args, "");
+    err = fleet__req_send(req, FLEET__OP_CRON_LIST, &key, 1, s->args.argv,
+                          s->args.argc);
+  }
+  if (err != 0) {
+    if (req != NULL)
+      fleet__req_free(req);
+    fleet__handle_error(&s->base, err);
+    return;
+  }
+  s->loading = 1;
+}
+
+static void sched_on_rev(fleet__req_t *r, int status,
+                         const fleet__reply_t *reply) {
+  fleet__cron_sched_t *s = (fleet__cron_sched_t *)r->handle;
+  int64_t rev, now;
+
+  fleet__req_done(r);
+  if (s->base.closing)
+    return;
+  if (status == 0 && (!fleet__reply_is_array(reply, 2) ||
+                      fleet__reply_i64(&reply->elem[0], &rev) != 0 ||
+                      fleet__reply_i64(&reply->elem[1], &now) != 0))
+    status = FLEET_EPROTO;
+  if (status != 0) {
+    fleet__handle_error(&s->base, status);
+    return;
+  }
+  fleet__cron_set_clock(s, now);
+  if (!s->have_rev || (uint64_t)rev != s->rev)
+    sched_reload(s);
+  else if (s->armed_at < 0)
+    sched_arm(s);
+}
+
+static void sched_on_check(uv_timer_t *t) {
+  fleet__cron_sched_t *s = FLEET__CONTAINER_OF(t, fleet__cron_sched_t, check);
+  fleet_bytes_t key = fleet__key_bytes(&s->reg);
+  fleet__req_t *req;
+  int err;
+
+  if (s->base.closing || s->loading)
+    return;
+  req = fleet__req_new(&s->base, sched_on_rev, NULL, NULL);
+  if (req == NULL) {
+    fleet__handle_error(&s->base, FLEET_ENOMEM);
+    return;
+  }
+  err = fleet__req_send(req, FLEET__OP_CRON_REV, &key, 1, NULL, 0);
+  if (err != 0) {
+    fleet__req_free(req);
+    fleet__handle_error(&s->base, err);
+  }
+}
+
+static void sched_on_message(void *arg, int status, const char *payload,
+                             size_t len) {
+  fleet__cron_sched_t *s = arg;
+  uint64_t rev = 0;
+  size_t i;
+
+  if (s->base.closing)
+    return;
+  if (status == 0 && len > 0 && len <= 19) {
+    for (i = 0; i < len && payload[i] >= '0' && payload[i] <= '9'; i++)
+      rev = rev * 10 + (uint64_t)(payload[i] - '0');
+    if (i == len && s->have_rev && rev == s->rev)
+      return;
+  }
+  /* A new revision, or the subscription (re)started: reload. */
+  sched_reload(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Init, start, close                                                       */
+
+void fleet_cron_scheduler_options_init(fleet_cron_scheduler_options_t *o) {
+  if (o == NULL)
+    return;
+  memset(o, 0, sizeof(*o));
+  o->keep_count = 100;
+  o->keep_age_ms = 7ull * 24 * 3600 * 1000;
+  o->grace_ms = 5000;
+  o->check_ms = 1000;
+}
+
+static void sched_timer_closed(uv_handle_t *h) {
+  fleet__cron_sched_t *s = h->data;
+
+  fleet__handle_unhold(&s->base);
+}
+
+static void sched_close_hook(fleet__handle_t *h) {
+  fleet__cron_sched_t *s = (fleet__cron_sched_t *)h;
+  fleet__backend_t *be = fleet__handle_backend(h);
+
+  if (s->sub != NULL) {
+    be->vt->unsubscribe(be, s->sub);
+    s->sub = NULL;
+  }
+  if (s->timers_open) {
+    s->timers_open = 0;
+    s->timer.data = s;
+    s->check.data = s;
+    fleet__handle_hold(h);
+    fleet__handle_hold(h);
+    uv_close((uv_handle_t *)&s->timer, sched_timer_closed);
+    uv_close((uv_handle_t *)&s->check, sched_timer_closed);
+  }
+}
+
+static void sched_free(fleet__handle_t *h) {
+  fleet__cron_sched_t *s = (fleet__cron_sched_t *)h;
+  size_t i;
+
+  while (s->fires != NULL) {
+    fleet__cron_fire_t *f = s->fires;
+
+    s->fires = f->next;
+    f->pub.internal_ = NULL;
+    fire_free(f);
+  }
+  for (i = 0; i < s->ndefs; i++)
+    def_drop(s->defs[i]);
+  free(s->defs);
+  fleet__key_free(&s->reg);
+  fleet__key_free(&s->chan);
+  fleet__args_free(&s->args);
+  free(s->ns);
+  free(s->node);
+  free(s);
+}
+
+static const fleet__handle_vt_t sched_vt = {
+    .type = FLEET_HANDLE_CRON_SCHEDULER,
+    .req_size = sizeof(cron_req_t),
+    .close = sched_close_hook,
+    .free = sched_free,
+};
+
+int fleet_cron_scheduler_init(fleet_client_t *client,
+                              fleet_cron_scheduler_t *sched, const char *ns,
+                              const char *node_id,
+                              const fleet_cron_scheduler_options_t *options) {
+  fleet__cron_sched_t *s;
+  struct fleet__client_s *c;
+  size_t ns_len, node_len;
+  int err;
+
+  if (sched == NULL)
+    return FLEET_EINVAL;
+  sched->internal_ = NULL;
+  if ((err = fleet__str_check(ns, FLEET_CRON_NAMESPACE_MAX, &ns_len)) != 0 ||
+      (err = fleet__str_check(node_id, FLEET_CRON_NODE_ID_MAX, &node_len)) != 0)
+    return err;
+  if (strchr(ns, ':') != NULL)
+    return FLEET_EINVAL;
+  if (options != NULL && options->keep_count == 0)
+    return FLEET_EINVAL;
+  if (client == NULL || !fleet__client_usable(client))
+    return client == NULL ? FLEET_EINVAL : FLEET_ECLOSING;
+  if ((s = calloc(1, sizeof(*s))) == NULL)
+    return FLEET_ENOMEM;
+  err =
+      fleet__handle_init(&s->base, &sched_vt, client, (fleet_handle_t *)sched);
+  if (err != 0) {
+    free(s);
+    return err;
+  }
+  s->pub = sched;
+  if (options != NULL)
+    s->opts = *options;
+  else
+    fleet_cron_scheduler_options_init(&s->opts);
+  if (s->opts.check_ms == 0)
+    s->opts.check_ms = 1000;
+  s->base.error_cb = s->opts.error_cb;
+  s->ns = fleet__memdup(ns, ns_len);
+  s->ns_len = ns_len;
+  s->node = fleet__memdup(node_id, node_len);
+  s->node_len = node_len;
+  fleet__rng_seed(&s->rng, (uint64_t)(uintptr_t)s ^ uv_hrtime());
+  c = s->base.client;
+  if (s->ns == NULL || s->node == NULL ||
+      fleet__key_build(&s->reg, c->prefix, c->prefix_len, ns, ns_len, NULL) !=
+          0 ||
+      fleet__key_build(&s->chan, c->prefix, c->prefix_len, ns, ns_len,
+                       "cron:changed") != 0) {
+    fleet__handle_abort(&s->base);
+    sched_free(&s->base);
+    sched->internal_ = NULL;
+    return FLEET_ENOMEM;
+  }
+  s->armed_at = -1;
+  uv_timer_init(s->base.loop, &s->timer);
+  uv_timer_init(s->base.loop, &s->check);
+  s->timers_open = 1;
+  return 0;
+}
+
+int fleet_cron_scheduler_start(fleet_cron_scheduler_t *sched,
+                               fleet_cron_fire_cb cb) {
+  fleet__cron_sched_t *s = fleet__cron_of(sched);
+  fleet__backend_t *be;
+  int err;
+
+  if (s == NULL || cb == NULL)
+    return FLEET_EINVAL;
+  if ((err = fleet__handle_usable(&s->base)) != 0)
+    return err;
+  if (s->started)
+    return FLEET_EALREADY;
+  s->started = 1;
+  s->cb = cb;
+  be = fleet__handle_backend(&s->base);
+  /* The subscription's first "live" notice loads the registry; the check
+   * timer loads it too when that does not come. */
+  err = be->vt->subscribe(be, s->chan.base, s->chan.len, sched_on_message, s,
+                          &s->sub);
+  if (err != 0) {
+    s->sub = NULL;
+    fleet__handle_error(&s->base, err);
+  }
+  uv_timer_start(&s->check, sched_on_check, 0, s->opts.check_ms);
+  return 0;
+}
+
+int fleet_cron_scheduler_close(fleet_cron_scheduler_t *sched,
+                               fleet_close_cb cb) {
+  fleet__cron_sched_t *s = fleet__cron_of(sched);
+
+  if (s == NULL)
+    return FLEET_EINVAL;
+  return fleet__handle_close(&s->base, cb);
+}

@@ -1,0 +1,109 @@
+/* cron_sched_int.h -- the cron scheduler's internals, shared by
+ * src/cron_sched.c (the handle, the registry copy, the timer and the
+ * fires) and src/cron_registry.c (the registry calls the user makes). */
+#ifndef FLEET_SRC_CRON_SCHED_INT_H
+#define FLEET_SRC_CRON_SCHED_INT_H
+
+#include "args.h"
+#include "client.h"
+#include "fleet/cron.h"
+#include "handle.h"
+#include "keys.h"
+
+/* One definition of the scheduler's copy of the registry. */
+typedef struct fleet__cron_def_s {
+  char *key;
+  size_t key_len;
+  char *expr, *tz, *queue; /* queue "" for a callback definition */
+  char *payload, *meta;
+  size_t payload_len, meta_len;
+  int enabled;
+  int catch_up;
+  uint32_t catch_up_max;
+  uint64_t catch_up_window_ms;
+  int64_t created_ms, updated_ms, from_ms;
+  int64_t last_fire_ms; /* the registry's hint, -1: none */
+  uint64_t last_token;
+  fleet_cron_t *cron; /* NULL: does not parse here */
+  fleet__key_t tag;   /* the occurrences' tag */
+  int64_t cursor;     /* the latest occurrence handled */
+  int64_t next;       /* the next occurrence after cursor, -1: none */
+  int64_t retry_at;   /* after a failed fire: not before (server ms) */
+  uint32_t failures;
+  int busy; /* a fire call is out */
+  int refs; /* the registry copy, and each fire call out */
+  int gone; /* no longer in the registry copy */
+} fleet__cron_def_t;
+
+typedef struct fleet__cron_fire_s fleet__cron_fire_t;
+
+typedef struct fleet__cron_s {
+  fleet__handle_t base;
+  fleet_cron_scheduler_t *pub;
+  char *ns, *node;
+  size_t ns_len, node_len;
+  fleet_cron_scheduler_options_t opts;
+  fleet__key_t reg;  /* the registry's tag */
+  fleet__key_t chan; /* its change channel */
+  fleet__args_t args;
+  /* The registry copy, sorted by key. */
+  fleet__cron_def_t **defs;
+  size_t ndefs, defs_cap;
+  uint64_t rev;
+  int have_rev;
+  int loading, reload_again;
+  int started;
+  fleet_cron_fire_cb cb;
+  uv_timer_t timer, check;
+  int timers_open;
+  int64_t armed_at; /* server ms the timer is armed for, -1: not */
+  fleet__sub_t *sub;
+  /* The server clock: srv_ms read when the loop time was srv_at. */
+  int64_t srv_ms;
+  uint64_t srv_at;
+  int have_clock;
+  fleet__cron_fire_t *fires; /* given to the user, not completed */
+  fleet__rng_t rng;
+} fleet__cron_sched_t;
+
+/* Every request of a scheduler: a fire call (def, times), or a call the
+ * user waits for (one of the callbacks). */
+typedef struct {
+  fleet__req_t base;
+  fleet__cron_def_t *def;
+  int64_t *times; /* the occurrences of a fire call, increasing */
+  size_t ntimes;
+  fleet_status_cb status_cb;
+  fleet_cron_list_cb list_cb;
+  fleet_cron_history_cb history_cb;
+  uint32_t limit;
+  char *key; /* history: the key, until its second call */
+} fleet__cron_req_t;
+
+fleet__cron_sched_t *fleet__cron_of(const fleet_cron_scheduler_t *s);
+
+/* Builds the occurrences' tag of a definition into `tag`. */
+int fleet__cron_def_tag(fleet__cron_sched_t *s, const char *key, size_t key_len,
+                        const char *queue, fleet__key_t *tag);
+
+/* A definition read from a CRON_LIST triple (key, fields, last record),
+ * with one reference; NULL and *err set (FLEET_EPROTO, FLEET_ENOMEM) when
+ * it cannot be read. The expression is not parsed here. */
+fleet__cron_def_t *fleet__cron_def_parse(const fleet__reply_t *key,
+                                         const fleet__reply_t *fields,
+                                         const fleet__reply_t *last, int *err);
+void fleet__cron_def_unref(fleet__cron_def_t *d);
+
+/* Orders definition pointers by key (qsort, bsearch). */
+int fleet__cron_def_cmp(const void *a, const void *b);
+
+/* The public view of a definition (pointing into `d`); next_due_ms from
+ * `now_ms`, parsing the expression when `d` has none parsed. */
+void fleet__cron_def_view(const fleet__cron_def_t *d, int64_t now_ms,
+                          fleet_cron_def_t *out);
+
+/* The server time now, as the scheduler estimates it. */
+int64_t fleet__cron_now(const fleet__cron_sched_t *s);
+void fleet__cron_set_clock(fleet__cron_sched_t *s, int64_t server_ms);
+
+#endif /* FLEET_SRC_CRON_SCHED_INT_H */

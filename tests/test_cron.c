@@ -1,0 +1,699 @@
+/* test_cron.c -- the cron scheduler on both adapters: bad input refused
+ * with a clear error; the registry (define, update, enable, disable,
+ * remove, list, created/updated times); two schedulers of one namespace
+ * firing a 1-second definition, each occurrence exactly once, tokens
+ * strictly increasing, outcomes in the dispatch log; a queue-targeted
+ * definition enqueueing "<key>@<fire_ms>"; a change made through one
+ * scheduler followed by the other; the three catch-up policies after no
+ * scheduler ran; an occurrence in the log never fired again; and a
+ * scheduler closed from inside its fire callback. */
+#include "test_lock_env.h"
+
+#define REC_MAX 512
+
+typedef struct {
+  char key[64];
+  int64_t fire_ms;
+  uint64_t token;
+  int node;
+} rec_t;
+
+/* What the schedulers of a test fired. */
+typedef struct {
+  rec_t r[REC_MAX];
+  int n;
+  const char *fail_key; /* complete fires of this key as failed */
+} fired_t;
+
+typedef struct {
+  fleet_cron_scheduler_t s;
+  int node;
+  fired_t *log;
+  int closed;
+} node_t;
+
+static void on_fire(fleet_cron_scheduler_t *s, fleet_cron_fire_t *fire) {
+  node_t *n = s->data;
+  rec_t *r;
+
+  ASSERT_LT(n->log->n, REC_MAX);
+  r = &n->log->r[n->log->n++];
+  snprintf(r->key, sizeof(r->key), "%s", fire->key);
+  r->fire_ms = fire->fire_ms;
+  r->token = fire->token;
+  r->node = n->node;
+  ASSERT_GE(fire->dispatched_ms, fire->fire_ms);
+  ASSERT_OK(fleet_cron_complete(
+      fire, n->log->fail_key != NULL && strcmp(fire->key, n->log->fail_key) == 0
+                ? "boom"
+                : NULL));
+}
+
+static void on_closed(fleet_handle_t *h) {
+  ((node_t *)h->data)->closed = 1;
+}
+
+static void node_init(lock_env_t *e, node_t *n, fleet_client_t *c, int id,
+                      fired_t *log, uint32_t grace_ms) {
+  fleet_cron_scheduler_options_t o;
+  char name[16];
+
+  (void)e;
+  memset(n, 0, sizeof(*n));
+  n->node = id;
+  n->log = log;
+  n->s.data = n;
+  fleet_cron_scheduler_options_init(&o);
+  o.grace_ms = grace_ms;
+  o.check_ms = 200;
+  snprintf(name, sizeof(name), "node%d", id);
+  ASSERT_OK(fleet_cron_scheduler_init(c, &n->s, "ns", name, &o));
+}
+
+static void node_close(lock_env_t *e, node_t *n) {
+  ASSERT_OK(fleet_cron_scheduler_close(&n->s, on_closed));
+  ASSERT(lock_env_wait(e, &n->closed, 1, FLEET_TEST_WAIT_MS));
+}
+
+/* ---- synchronous-looking calls ---- */
+
+typedef struct {
+  int done, status;
+  fleet_cron_def_t defs[8];
+  char keys[8][64], exprs[8][64];
+  size_t n;
+  fleet_cron_entry_t ent[64];
+  char outcomes[64][64], nodes[64][16];
+} call_t;
+
+static void on_status(fleet_handle_t *h, int status, void *arg) {
+  call_t *c = arg;
+
+  (void)h;
+  c->status = status;
+  c->done = 1;
+}
+
+static void on_list(fleet_cron_scheduler_t *s, int status,
+                    const fleet_cron_def_t *defs, size_t n, void *arg) {
+  call_t *c = arg;
+  size_t i;
+
+  (void)s;
+  c->status = status;
+  c->n = n < 8 ? n : 8;
+  for (i = 0; i < c->n; i++) {
+    c->defs[i] = defs[i];
+    snprintf(c->keys[i], 64, "%s", defs[i].key);
+    snprintf(c->exprs[i], 64, "%s", defs[i].expr);
+    c->defs[i].key = c->keys[i];
+    c->defs[i].expr = c->exprs[i];
+    c->defs[i].tz = NULL;
+    c->defs[i].queue = NULL;
+    c->defs[i].payload.base = NULL;
+    c->defs[i].metadata.base = NULL;
+  }
+  c->done = 1;
+}
+
+static void on_history(fleet_cron_scheduler_t *s, int status,
+                       const fleet_cron_entry_t *e, size_t n, void *arg) {
+  call_t *c = arg;
+  size_t i;
+
+  (void)s;
+  c->status = status;
+  c->n = n < 64 ? n : 64;
+  for (i = 0; i < c->n; i++) {
+    c->ent[i] = e[i];
+    snprintf(c->outcomes[i], 64, "%s", e[i].outcome);
+    snprintf(c->nodes[i], 16, "%s", e[i].node);
+    c->ent[i].outcome = c->outcomes[i];
+    c->ent[i].node = c->nodes[i];
+  }
+  c->done = 1;
+}
+
+static int c_define(lock_env_t *e, node_t *n, const char *key, const char *expr,
+                    int policy, const char *queue, fleet_cron_mode_t mode) {
+  fleet_cron_def_t d;
+  call_t c = {0};
+
+  fleet_cron_def_init(&d);
+  d.key = key;
+  d.expr = expr;
+  d.queue = queue;
+  d.catch_up = (fleet_cron_catch_up_t)policy;
+  d.payload.base = "pl";
+  d.payload.len = 2;
+  ASSERT_OK(fleet_cron_define(&n->s, &d, mode, NULL, 0, on_status, &c));
+  ASSERT(lock_env_wait(e, &c.done, 1, FLEET_TEST_WAIT_MS));
+  return c.status;
+}
+
+static int c_enable(lock_env_t *e, node_t *n, const char *key, int on) {
+  call_t c = {0};
+
+  ASSERT_OK(fleet_cron_enable(&n->s, key, on, on_status, &c));
+  ASSERT(lock_env_wait(e, &c.done, 1, FLEET_TEST_WAIT_MS));
+  return c.status;
+}
+
+static int c_remove(lock_env_t *e, node_t *n, const char *key) {
+  call_t c = {0};
+
+  ASSERT_OK(fleet_cron_remove(&n->s, key, on_status, &c));
+  ASSERT(lock_env_wait(e, &c.done, 1, FLEET_TEST_WAIT_MS));
+  return c.status;
+}
+
+static void c_list(lock_env_t *e, node_t *n, const char *key, call_t *c) {
+  memset(c, 0, sizeof(*c));
+  ASSERT_OK(fleet_cron_list(&n->s, key, on_list, c));
+  ASSERT(lock_env_wait(e, &c->done, 1, FLEET_TEST_WAIT_MS));
+}
+
+static void c_history(lock_env_t *e, node_t *n, const char *key, call_t *c) {
+  memset(c, 0, sizeof(*c));
+  ASSERT_OK(fleet_cron_history(&n->s, key, 64, on_history, c));
+  ASSERT(lock_env_wait(e, &c->done, 1, FLEET_TEST_WAIT_MS));
+}
+
+static void never_status(fleet_handle_t *h, int status, void *arg) {
+  (void)h;
+  (void)status;
+  (void)arg;
+  ASSERT(0);
+}
+
+/* ------------------------------------------------------------------------ */
+
+CONFORMANCE_IMPL(cron_bad_input) {
+  lock_env_t e;
+  node_t n;
+  fired_t log = {0};
+  fleet_cron_scheduler_t s;
+  fleet_cron_def_t d;
+  fleet_cron_fire_t fake;
+  char err[128], big[400];
+
+  lock_env_init(&e, b->url);
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_cron_scheduler_init(NULL, &s, "ns", "a", NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_cron_scheduler_init(&e.c1, NULL, "ns", "a", NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_scheduler_init(&e.c1, &s, "", "a", NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_cron_scheduler_init(&e.c1, &s, "a:b", "a", NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_cron_scheduler_init(&e.c1, &s, "ns", NULL, NULL));
+  memset(big, 'x', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  ASSERT_ERR(FLEET_E2BIG, fleet_cron_scheduler_init(&e.c1, &s, big, "a", NULL));
+  ASSERT_NULL(s.internal_);
+
+  node_init(&e, &n, &e.c1, 1, &log, 1000);
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_scheduler_start(&n.s, NULL));
+  fleet_cron_def_init(&d);
+  d.key = "k";
+  d.expr = "* * * 13 *";
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_define(&n.s, &d, FLEET_CRON_UPSERT, err,
+                                             sizeof(err), never_status, NULL));
+  /* The parser's message names the field. */
+  ASSERT(strstr(err, "month") != NULL);
+  d.expr = "0 * * * *";
+  d.tz = "Nowhere/Atlantis";
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_define(&n.s, &d, FLEET_CRON_UPSERT, err,
+                                             sizeof(err), never_status, NULL));
+  ASSERT(strstr(err, "Nowhere/Atlantis") != NULL);
+  d.tz = NULL;
+  d.catch_up = (fleet_cron_catch_up_t)7;
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_define(&n.s, &d, FLEET_CRON_UPSERT, NULL,
+                                             0, never_status, NULL));
+  d.catch_up = FLEET_CRON_CATCH_UP_ALL;
+  d.catch_up_max = 1001;
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_define(&n.s, &d, FLEET_CRON_UPSERT, NULL,
+                                             0, never_status, NULL));
+  d.catch_up_max = 0;
+  d.key = big;
+  ASSERT_ERR(FLEET_E2BIG, fleet_cron_define(&n.s, &d, FLEET_CRON_UPSERT, NULL,
+                                            0, never_status, NULL));
+  d.key = "";
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_define(&n.s, &d, FLEET_CRON_UPSERT, NULL,
+                                             0, never_status, NULL));
+  d.key = "k";
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_define(&n.s, &d, FLEET_CRON_UPSERT, NULL,
+                                             0, NULL, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_history(&n.s, "k", 0, on_history, NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_cron_history(&n.s, "k", 1001, on_history, NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_cron_enable(&n.s, NULL, 1, never_status, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_complete(NULL, NULL));
+  memset(&fake, 0, sizeof(fake));
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_complete(&fake, NULL));
+  /* Missing keys are reported, not created. */
+  ASSERT_ERR(FLEET_ENOTFOUND, c_enable(&e, &n, "missing", 1));
+  ASSERT_ERR(FLEET_ENOTFOUND, c_remove(&e, &n, "missing"));
+  ASSERT_ERR(FLEET_ENOTFOUND, c_define(&e, &n, "missing", "* * * * *", 0, NULL,
+                                       FLEET_CRON_UPDATE));
+  node_close(&e, &n);
+  lock_env_close(&e);
+}
+
+CONFORMANCE_IMPL(cron_registry) {
+  lock_env_t e;
+  node_t n;
+  fired_t log = {0};
+  call_t c;
+
+  lock_env_init(&e, b->url);
+  node_init(&e, &n, &e.c1, 1, &log, 1000);
+  ASSERT_OK(c_define(&e, &n, "a", "0 3 * * *", FLEET_CRON_CATCH_UP_LATEST, NULL,
+                     FLEET_CRON_CREATE));
+  ASSERT_ERR(FLEET_EEXIST,
+             c_define(&e, &n, "a", "0 4 * * *", 0, NULL, FLEET_CRON_CREATE));
+  ASSERT_OK(c_define(&e, &n, "b", "@every 5s", 0, "q", FLEET_CRON_UPSERT));
+  c_list(&e, &n, NULL, &c);
+  ASSERT_OK(c.status);
+  ASSERT_EQ(2, c.n);
+  ASSERT_STR_EQ("a", c.defs[0].key);
+  ASSERT_STR_EQ("0 3 * * *", c.defs[0].expr);
+  ASSERT_EQ(FLEET_CRON_CATCH_UP_LATEST, c.defs[0].catch_up);
+  ASSERT_EQ(10, c.defs[0].catch_up_max);
+  ASSERT_EQ(0, c.defs[0].disabled);
+  ASSERT_GT(c.defs[0].created_ms, 0);
+  ASSERT_EQ(c.defs[0].created_ms, c.defs[0].updated_ms);
+  ASSERT_EQ(-1, c.defs[0].last_fire_ms);
+  /* Next due: 03:00 UTC of some day, after the creation. */
+  ASSERT_GT(c.defs[0].next_due_ms, c.defs[0].created_ms);
+  ASSERT_EQ(3 * 3600000, c.defs[0].next_due_ms % 86400000);
+  ASSERT_STR_EQ("b", c.defs[1].key);
+  ASSERT_EQ(0, c.defs[1].next_due_ms % 5000);
+
+  lock_env_sleep(&e, 5);
+  ASSERT_OK(c_define(&e, &n, "a", "0 4 * * *", 0, NULL, FLEET_CRON_UPDATE));
+  c_list(&e, &n, "a", &c);
+  ASSERT_OK(c.status);
+  ASSERT_EQ(1, c.n);
+  ASSERT_STR_EQ("0 4 * * *", c.defs[0].expr);
+  ASSERT_GT(c.defs[0].updated_ms, c.defs[0].created_ms);
+  ASSERT_EQ(4 * 3600000, c.defs[0].next_due_ms % 86400000);
+
+  ASSERT_OK(c_enable(&e, &n, "a", 0));
+  c_list(&e, &n, "a", &c);
+  ASSERT_EQ(1, c.defs[0].disabled);
+  ASSERT_EQ(-1, c.defs[0].next_due_ms);
+  ASSERT_OK(c_enable(&e, &n, "a", 1));
+  c_list(&e, &n, "a", &c);
+  ASSERT_EQ(0, c.defs[0].disabled);
+
+  ASSERT_OK(c_remove(&e, &n, "a"));
+  c_list(&e, &n, "a", &c);
+  ASSERT_ERR(FLEET_ENOTFOUND, c.status);
+  c_list(&e, &n, NULL, &c);
+  ASSERT_EQ(1, c.n);
+  c_history(&e, &n, "a", &c);
+  ASSERT_ERR(FLEET_ENOTFOUND, c.status);
+  c_history(&e, &n, "b", &c);
+  ASSERT_OK(c.status);
+  ASSERT_EQ(0, c.n);
+  node_close(&e, &n);
+  lock_env_close(&e);
+}
+
+/* Checks that the records of `key` in `log` are one per occurrence:
+ * consecutive seconds, strictly increasing tokens. Returns how many. */
+static int check_once(const fired_t *log, const char *key) {
+  int64_t prev_fire = -1;
+  uint64_t prev_tok = 0;
+  int i, n = 0;
+
+  for (i = 0; i < log->n; i++) {
+    const rec_t *r = &log->r[i];
+
+    if (strcmp(r->key, key) != 0)
+      continue;
+    if (prev_fire >= 0) {
+      ASSERT_EQ(prev_fire + 1000, r->fire_ms);
+      ASSERT_UGT(r->token, prev_tok);
+    }
+    ASSERT_EQ(0, r->fire_ms % 1000);
+    prev_fire = r->fire_ms;
+    prev_tok = r->token;
+    n++;
+  }
+  return n;
+}
+
+CONFORMANCE_IMPL(cron_fire_once) {
+  lock_env_t e;
+  node_t n1, n2;
+  fired_t log = {0};
+  call_t c;
+  int seen1 = 0, seen2 = 0, i, fired;
+
+  lock_env_init(&e, b->url);
+  log.fail_key = "f";
+  node_init(&e, &n1, &e.c1, 1, &log, 2000);
+  node_init(&e, &n2, &e.c2, 2, &log, 2000);
+  ASSERT_OK(c_define(&e, &n1, "s", "* * * * * *", 0, NULL, FLEET_CRON_UPSERT));
+  ASSERT_OK(c_define(&e, &n1, "f", "* * * * * *", 0, NULL, FLEET_CRON_UPSERT));
+  ASSERT_OK(fleet_cron_scheduler_start(&n1.s, on_fire));
+  ASSERT_OK(fleet_cron_scheduler_start(&n2.s, on_fire));
+  ASSERT_ERR(FLEET_EALREADY, fleet_cron_scheduler_start(&n2.s, on_fire));
+  lock_env_sleep(&e, 4200);
+  node_close(&e, &n1);
+  node_close(&e, &n2);
+  fired = check_once(&log, "s");
+  ASSERT_GE(fired, 3);
+  ASSERT_GE(check_once(&log, "f"), 3);
+  for (i = 0; i < log.n; i++) {
+    seen1 += log.r[i].node == 1;
+    seen2 += log.r[i].node == 2;
+  }
+  ASSERT_EQ(log.n, seen1 + seen2);
+
+  /* The log holds each occurrence with its node and outcome. */
+  node_init(&e, &n1, &e.c1, 1, &log, 2000);
+  c_history(&e, &n1, "s", &c);
+  ASSERT_OK(c.status);
+  ASSERT_EQ(fired, (int)c.n);
+  for (i = 0; i < (int)c.n; i++) {
+    ASSERT_STR_EQ("completed", c.ent[i].outcome);
+    ASSERT_GT(c.ent[i].finished_ms, 0);
+    ASSERT(strcmp(c.ent[i].node, "node1") == 0 ||
+           strcmp(c.ent[i].node, "node2") == 0);
+    if (i > 0)
+      ASSERT_LT(c.ent[i].fire_ms, c.ent[i - 1].fire_ms);
+  }
+  c_history(&e, &n1, "f", &c);
+  ASSERT_GE(c.n, 3);
+  ASSERT_STR_EQ("failed: boom", c.ent[0].outcome);
+  c_list(&e, &n1, "s", &c);
+  ASSERT_GT(c.defs[0].last_fire_ms, 0);
+  ASSERT_UGE(c.defs[0].last_token, (uint64_t)fired);
+  node_close(&e, &n1);
+  lock_env_close(&e);
+}
+
+typedef struct {
+  int done, status;
+  char type[32];
+  char payload[32];
+} get_t;
+
+static void on_get(fleet_queue_t *q, int status, const fleet_job_info_t *info,
+                   void *arg) {
+  get_t *g = arg;
+
+  (void)q;
+  g->status = status;
+  if (status == 0) {
+    snprintf(g->type, sizeof(g->type), "%s", info->type);
+    snprintf(g->payload, sizeof(g->payload), "%.*s", (int)info->payload.len,
+             (const char *)info->payload.base);
+  }
+  g->done = 1;
+}
+
+static void on_queue_closed(fleet_handle_t *h) {
+  *(int *)h->data = 1;
+}
+
+CONFORMANCE_IMPL(cron_queue_target) {
+  lock_env_t e;
+  node_t n;
+  fired_t log = {0};
+  fleet_queue_t q;
+  get_t g = {0};
+  char id[64];
+  int qclosed = 0;
+
+  lock_env_init(&e, b->url);
+  node_init(&e, &n, &e.c1, 1, &log, 2000);
+  ASSERT_OK(
+      c_define(&e, &n, "job", "* * * * * *", 0, "work", FLEET_CRON_UPSERT));
+  ASSERT_OK(fleet_cron_scheduler_start(&n.s, on_fire));
+  ASSERT(lock_env_wait(&e, &log.n, 1, 3000));
+  node_close(&e, &n);
+  ASSERT_STR_EQ("job", log.r[0].key);
+  ASSERT_OK(fleet_queue_init(&e.c2, &q, "work", NULL));
+  q.data = &qclosed;
+  snprintf(id, sizeof(id), "job@%" PRId64, log.r[0].fire_ms);
+  ASSERT_OK(fleet_queue_get(&q, id, on_get, &g));
+  ASSERT(lock_env_wait(&e, &g.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(g.status);
+  ASSERT_STR_EQ("job", g.type);
+  ASSERT_STR_EQ("pl", g.payload);
+  ASSERT_OK(fleet_queue_close(&q, on_queue_closed));
+  ASSERT(lock_env_wait(&e, &qclosed, 1, FLEET_TEST_WAIT_MS));
+  lock_env_close(&e);
+}
+
+static int count_key(const fired_t *log, const char *key) {
+  int i, n = 0;
+
+  for (i = 0; i < log->n; i++)
+    n += strcmp(log->r[i].key, key) == 0;
+  return n;
+}
+
+CONFORMANCE_IMPL(cron_follow_change) {
+  lock_env_t e;
+  node_t n1, admin;
+  fired_t log = {0}, none = {0};
+  int before;
+
+  lock_env_init(&e, b->url);
+  node_init(&e, &n1, &e.c1, 1, &log, 2000);
+  node_init(&e, &admin, &e.c2, 9, &none, 2000);
+  ASSERT_OK(fleet_cron_scheduler_start(&n1.s, on_fire));
+  lock_env_sleep(&e, 300);
+  /* Defined through another handle: n1 fires it within ~ a second. */
+  ASSERT_OK(
+      c_define(&e, &admin, "new", "* * * * * *", 0, NULL, FLEET_CRON_UPSERT));
+  ASSERT(lock_env_wait(&e, &log.n, 1, 2500));
+  ASSERT_STR_EQ("new", log.r[0].key);
+  /* Disabled: it stops. */
+  ASSERT_OK(c_enable(&e, &admin, "new", 0));
+  lock_env_sleep(&e, 300);
+  before = count_key(&log, "new");
+  lock_env_sleep(&e, 2200);
+  ASSERT_EQ(before, count_key(&log, "new"));
+  /* Enabled again: it resumes, without catching up the disabled time. */
+  ASSERT_OK(c_enable(&e, &admin, "new", 1));
+  ASSERT(lock_env_wait(&e, &log.n, before + 1, 2500));
+  ASSERT_GT(log.r[log.n - 1].fire_ms, log.r[before - 1].fire_ms + 2000);
+  /* Removed: it stops. */
+  ASSERT_OK(c_remove(&e, &admin, "new"));
+  lock_env_sleep(&e, 300);
+  before = count_key(&log, "new");
+  lock_env_sleep(&e, 2200);
+  ASSERT_EQ(before, count_key(&log, "new"));
+  ASSERT_EQ(0, none.n);
+  node_close(&e, &n1);
+  node_close(&e, &admin);
+  lock_env_close(&e);
+}
+
+/* A definition of each policy, defined while no scheduler runs, then a
+ * scheduler started after ~4 occurrences passed (grace 500 ms). */
+CONFORMANCE_IMPL(cron_catch_up) {
+  lock_env_t e;
+  node_t n, admin;
+  fired_t log = {0}, none = {0};
+  call_t c;
+  int64_t created, started;
+  int i, missed, cnt;
+
+  lock_env_init(&e, b->url);
+  node_init(&e, &admin, &e.c2, 9, &none, 500);
+  ASSERT_OK(c_define(&e, &admin, "skip", "* * * * * *",
+                     FLEET_CRON_CATCH_UP_SKIP, NULL, FLEET_CRON_UPSERT));
+  ASSERT_OK(c_define(&e, &admin, "latest", "* * * * * *",
+                     FLEET_CRON_CATCH_UP_LATEST, NULL, FLEET_CRON_UPSERT));
+  ASSERT_OK(c_define(&e, &admin, "all", "* * * * * *", FLEET_CRON_CATCH_UP_ALL,
+                     NULL, FLEET_CRON_UPSERT));
+  c_list(&e, &admin, "all", &c);
+  created = c.defs[0].created_ms;
+  lock_env_sleep(&e, 4300);
+  node_init(&e, &n, &e.c1, 1, &log, 500);
+  ASSERT_OK(fleet_cron_scheduler_start(&n.s, on_fire));
+  /* Until "skip" fired its first occurrence (the first due after the
+   * start): the catch-up of the others went out before it. */
+  for (i = 0; i < 100 && count_key(&log, "skip") == 0; i++)
+    lock_env_sleep(&e, fleet_test_ms(50));
+  ASSERT_GT(count_key(&log, "skip"), 0);
+  lock_env_sleep(&e, 200);
+  node_close(&e, &n);
+  c_list(&e, &admin, "all", &c);
+  /* The server time when the scheduler started, roughly: the first fire
+   * of "skip" is the first occurrence within the grace. */
+  started = -1;
+  for (i = 0; i < log.n; i++)
+    if (strcmp(log.r[i].key, "skip") == 0 &&
+        (started < 0 || log.r[i].fire_ms < started))
+      started = log.r[i].fire_ms;
+  ASSERT_GT(started, created + 3000);
+
+  /* skip: nothing before `started` fired; the missed ones are logged. */
+  c_history(&e, &admin, "skip", &c);
+  for (i = 0, missed = 0; i < (int)c.n; i++) {
+    if (strcmp(c.ent[i].outcome, "missed") == 0) {
+      missed++;
+      ASSERT_LT(c.ent[i].fire_ms, started);
+      ASSERT_EQ(0, c.ent[i].token);
+    }
+  }
+  ASSERT_GE(missed, 2);
+  ASSERT_EQ(check_once(&log, "skip"), count_key(&log, "skip"));
+
+  /* latest: exactly one of the missed ones fired, the latest. */
+  c_history(&e, &admin, "latest", &c);
+  for (i = 0, cnt = 0, missed = 0; i < (int)c.n; i++) {
+    if (c.ent[i].fire_ms < started) {
+      if (strcmp(c.ent[i].outcome, "missed") == 0)
+        missed++;
+      else
+        cnt++;
+    }
+  }
+  ASSERT_GE(missed + cnt, 2);
+  ASSERT_LE(cnt, 1);
+
+  /* all: every occurrence since the creation fired, once, in order. */
+  cnt = check_once(&log, "all");
+  ASSERT_EQ(cnt, count_key(&log, "all"));
+  for (i = 0; i < log.n; i++)
+    if (strcmp(log.r[i].key, "all") == 0) {
+      ASSERT_LE(log.r[i].fire_ms, created + 1000);
+      break;
+    }
+  c_history(&e, &admin, "all", &c);
+  for (i = 0; i < (int)c.n; i++)
+    ASSERT_STR_NE("missed", c.ent[i].outcome);
+  node_close(&e, &admin);
+  lock_env_close(&e);
+}
+
+/* An occurrence in the log is never fired again: a second scheduler that
+ * lost the registry's "last fired" hint (redis only: deleted by hand)
+ * catches up with policy ALL and fires nothing the first one fired. */
+CONFORMANCE_IMPL(cron_log_dedup) {
+  lock_env_t e;
+  node_t n;
+  fired_t log = {0};
+  int i, j, first;
+  redisReply *r;
+
+  if (b->redis == NULL)
+    fleet_test_skip("the hint is deleted with a Redis command");
+  lock_env_init(&e, b->url);
+  node_init(&e, &n, &e.c1, 1, &log, 300);
+  ASSERT_OK(c_define(&e, &n, "d", "* * * * * *", FLEET_CRON_CATCH_UP_ALL, NULL,
+                     FLEET_CRON_UPSERT));
+  ASSERT_OK(fleet_cron_scheduler_start(&n.s, on_fire));
+  ASSERT(lock_env_wait(&e, &log.n, 3, 5000));
+  node_close(&e, &n);
+  first = log.n;
+  r = fleet_test_redis_cmd(b->redis, "HDEL {locktest:ns}:cron:last d");
+  ASSERT_NOT_NULL(r);
+  freeReplyObject(r);
+  lock_env_sleep(&e, 1500);
+  node_init(&e, &n, &e.c2, 2, &log, 300);
+  ASSERT_OK(fleet_cron_scheduler_start(&n.s, on_fire));
+  ASSERT(lock_env_wait(&e, &log.n, first + 2, 5000));
+  node_close(&e, &n);
+  for (i = 0; i < log.n; i++)
+    for (j = i + 1; j < log.n; j++)
+      ASSERT_NE(log.r[i].fire_ms, log.r[j].fire_ms);
+  ASSERT_EQ(log.n, check_once(&log, "d"));
+  lock_env_close(&e);
+}
+
+/* Closing inside the fire callback: the fire is completed first, the
+ * close is deferred until the callback returns, no other fire follows. */
+static int close_fires;
+
+static void on_fire_close(fleet_cron_scheduler_t *s, fleet_cron_fire_t *fire) {
+  node_t *n = s->data;
+
+  close_fires++;
+  ASSERT_OK(fleet_cron_complete(fire, NULL));
+  ASSERT_OK(fleet_cron_scheduler_close(s, on_closed));
+  ASSERT_ERR(FLEET_ECLOSING, fleet_cron_scheduler_close(s, on_closed));
+  ASSERT_EQ(0, n->closed);
+}
+
+CONFORMANCE_IMPL(cron_close_in_fire) {
+  lock_env_t e;
+  node_t n;
+  fired_t log = {0};
+  call_t c;
+
+  lock_env_init(&e, b->url);
+  node_init(&e, &n, &e.c1, 1, &log, 2000);
+  ASSERT_OK(c_define(&e, &n, "a", "* * * * * *", 0, NULL, FLEET_CRON_UPSERT));
+  ASSERT_OK(c_define(&e, &n, "b", "* * * * * *", 0, NULL, FLEET_CRON_UPSERT));
+  ASSERT_OK(fleet_cron_scheduler_start(&n.s, on_fire_close));
+  ASSERT(lock_env_wait(&e, &n.closed, 1, 4000));
+  lock_env_sleep(&e, 1200);
+  ASSERT_EQ(1, close_fires);
+  node_init(&e, &n, &e.c2, 2, &log, 2000);
+  c_history(&e, &n, "a", &c);
+  ASSERT_OK(c.status);
+  node_close(&e, &n);
+  lock_env_close(&e);
+}
+
+/* A definition fleet did not write (redis only: written by hand) is
+ * reported to the error callback and left in place; the others run. */
+static int foreign_errors;
+
+static void on_sched_error(fleet_handle_t *h, int status, const char *detail) {
+  (void)h;
+  (void)detail;
+  if (status == FLEET_EPROTO)
+    foreign_errors++;
+}
+
+CONFORMANCE_IMPL(cron_foreign_data) {
+  lock_env_t e;
+  node_t n;
+  fired_t log = {0};
+  fleet_cron_scheduler_options_t o;
+  redisReply *r;
+
+  if (b->redis == NULL)
+    fleet_test_skip("the foreign definition is written with Redis commands");
+  lock_env_init(&e, b->url);
+  memset(&n, 0, sizeof(n));
+  n.node = 1;
+  n.log = &log;
+  n.s.data = &n;
+  fleet_cron_scheduler_options_init(&o);
+  o.error_cb = on_sched_error;
+  o.check_ms = 200;
+  ASSERT_OK(fleet_cron_scheduler_init(&e.c1, &n.s, "ns", "node1", &o));
+  ASSERT_OK(
+      c_define(&e, &n, "good", "* * * * * *", 0, NULL, FLEET_CRON_UPSERT));
+  r = fleet_test_redis_cmd(b->redis, "HSET {locktest:ns}:cron:def:bad expr x "
+                                     "catch_up sometimes created 1");
+  ASSERT_NOT_NULL(r);
+  freeReplyObject(r);
+  r = fleet_test_redis_cmd(b->redis, "HSET {locktest:ns}:cron:defs bad 1");
+  ASSERT_NOT_NULL(r);
+  freeReplyObject(r);
+  ASSERT_OK(fleet_cron_scheduler_start(&n.s, on_fire));
+  ASSERT(lock_env_wait(&e, &log.n, 2, 4000));
+  ASSERT_GE(foreign_errors, 1);
+  ASSERT_EQ(log.n, count_key(&log, "good"));
+  node_close(&e, &n);
+  /* Left in place. */
+  r = fleet_test_redis_cmd(b->redis, "HGET {locktest:ns}:cron:def:bad expr");
+  ASSERT_NOT_NULL(r);
+  ASSERT_EQ(REDIS_REPLY_STRING, r->type);
+  freeReplyObject(r);
+  lock_env_close(&e);
+}
