@@ -224,6 +224,19 @@ TEST_DECLARE(pool_flushdb_redis)
 CONFORMANCE_DECLARE(pool_ticker_basic)
 TEST_DECLARE(pool_ticker_errors_redis)
 
+/* test_warmpool.c */
+CONFORMANCE_DECLARE(warmpool_bad_input)
+CONFORMANCE_DECLARE(warmpool_acquire_release)
+CONFORMANCE_DECLARE(warmpool_fingerprint)
+CONFORMANCE_DECLARE(warmpool_resize_drain)
+CONFORMANCE_DECLARE(warmpool_idle_ttl)
+CONFORMANCE_DECLARE(warmpool_stale_put)
+CONFORMANCE_DECLARE(warmpool_close_handover)
+CONFORMANCE_DECLARE(warmpool_borrow_lease)
+CONFORMANCE_DECLARE(warmpool_direct_create)
+CONFORMANCE_DECLARE(warmpool_failures)
+CONFORMANCE_DECLARE(warmpool_check)
+
 /* test_pool_mp.c */
 TEST_DECLARE(pool_mp_chaos)
 TEST_DECLARE(pool_mp_ticker)
@@ -444,6 +457,19 @@ TEST_LIST_START
   /* test_pool_ticker.c */
   CONFORMANCE_ENTRY(pool_ticker_basic)
   TEST_ENTRY(pool_ticker_errors_redis)
+
+  /* test_warmpool.c */
+  CONFORMANCE_ENTRY(warmpool_bad_input)
+  CONFORMANCE_ENTRY(warmpool_acquire_release)
+  CONFORMANCE_ENTRY(warmpool_fingerprint)
+  CONFORMANCE_ENTRY(warmpool_resize_drain)
+  CONFORMANCE_ENTRY(warmpool_idle_ttl)
+  CONFORMANCE_ENTRY(warmpool_stale_put)
+  CONFORMANCE_ENTRY(warmpool_close_handover)
+  CONFORMANCE_ENTRY(warmpool_borrow_lease)
+  CONFORMANCE_ENTRY(warmpool_direct_create)
+  CONFORMANCE_ENTRY(warmpool_failures)
+  CONFORMANCE_ENTRY(warmpool_check)
 
   /* test_pool_mp.c */
   TEST_ENTRY_TIMEOUT(pool_mp_chaos, 120)
