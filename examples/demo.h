@@ -62,4 +62,8 @@ int demo_stats(const demo_args_t *a);
 /* The pool commands of demo_pool.c: argv[0] names the subcommand. */
 int demo_pool(const demo_args_t *a);
 
+/* The warm pool commands of demo_warmpool.c: argv[0] names the
+ * subcommand. */
+int demo_warmpool(const demo_args_t *a);
+
 #endif /* FLEET_DEMO_H */

@@ -13,6 +13,8 @@
  *   pool     node|dispatch|notify|stop-job|status|shutdown|ticker|
  *            schedule ...
  *            (examples/demo_pool.c)
+ *   warmpool node|acquire|resize|drain|snapshot ...
+ *            (examples/demo_warmpool.c)
  *
  * Global options: --url (default memory://) and --prefix (default fleet).
  * Exits non-zero with a one-line error on stderr for a bad URL, a backend
@@ -237,6 +239,15 @@ static const struct {
      "  pool ticker --pool P --name T --period-ms MS [--ledger FILE]\n"
      "  pool schedule --pool P --name S --interval-ms MS [--ledger FILE]\n"
      "      [--workers N] [--node-id ID]"},
+    {"warmpool", demo_warmpool,
+     "warmpool node --pool P --root DIR --target N [--idle-ttl-ms MS]\n"
+     "      [--warmup-ms MS] [--reconcile-ms MS] [--primary-ttl-ms MS]\n"
+     "      [--warmup-timeout-ms MS] [--borrow-lease-ms MS] [--ledger FILE]\n"
+     "      [--fingerprint S] [--node-id ID]\n"
+     "  warmpool acquire --pool P --root DIR [--hold-ms MS] [--ledger FILE]\n"
+     "  warmpool resize --pool P --target N\n"
+     "  warmpool drain --pool P --root DIR\n"
+     "  warmpool snapshot --pool P    state and counts as JSON"},
 };
 
 static int demo_usage(void) {

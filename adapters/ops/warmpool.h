@@ -16,6 +16,7 @@
  *   T:wp:bor    zset  borrowed id -> borrow lease deadline (4e15: none)
  *   T:wp:who    hash  borrowed id -> borrower
  *   T:wp:mk     zset  id -> deadline: creations of a primary in flight
+ *   T:wp:mkt    hash  id -> the token its creation was reserved under
  *   T:wp:dmk    zset  id -> deadline: creations on demand in flight
  *   T:wp:dead   zset  id -> claim deadline (0: unclaimed): to destroy
  *   T:wp:seq    counter of resource ids ("<owner>-<seq>")

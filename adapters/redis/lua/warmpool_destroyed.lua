@@ -8,6 +8,9 @@ for _, id in ipairs(ARGV) do
   n = n + redis.call('ZREM', DEAD, id)
   redis.call('HDEL', EXP, id)
   redis.call('ZREM', MK, id)
+  redis.call('HDEL', MKT, id)
+  redis.call('ZREM', BOR, id)
+  redis.call('HDEL', WHO, id)
   redis.call('ZREM', DMK, id)
 end
 return n

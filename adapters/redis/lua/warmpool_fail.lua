@@ -5,6 +5,7 @@
 -- Returns: {failures in a row, backoff ms}.
 --#include warmpool_int
 redis.call('ZREM', MK, ARGV[1])
+redis.call('HDEL', MKT, ARGV[1])
 redis.call('ZREM', DMK, ARGV[1])
 local fails = redis.call('HINCRBY', META, 'fails', 1)
 local b = tonumber(ARGV[3]) * 2 ^ math.min(fails - 1, 30)

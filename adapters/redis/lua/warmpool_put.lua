@@ -9,13 +9,14 @@
 local id = ARGV[1]
 local now = now_ms()
 local reserved = redis.call('ZREM', MK, id) == 1
-if not reserved then
-  claim(id, now + tonumber(ARGV[6]))
-  return 0
-end
+redis.call('HDEL', MKT, id)
 if not is_primary(ARGV[2], ARGV[3]) then
   claim(id, now + tonumber(ARGV[6]))
   return -1
+end
+if not reserved then
+  claim(id, now + tonumber(ARGV[6]))
+  return 0
 end
 if live(now, tonumber(ARGV[5])) >= target() then
   claim(id, now + tonumber(ARGV[6]))

@@ -17,6 +17,15 @@ to_dead(IDLE, now + minrem, max)
 to_dead(BOR, now, max)
 to_dead(MK, now, max)
 to_dead(DMK, now, max)
+-- Creations reserved under another token can never be put (the put is
+-- fenced): they are destroyed by id at once instead of being waited for.
+for _, id in ipairs(redis.call('ZRANGE', MK, 0, -1)) do
+  if redis.call('HGET', MKT, id) ~= ARGV[1] then
+    redis.call('ZREM', MK, id)
+    redis.call('HDEL', MKT, id)
+    redis.call('ZADD', DEAD, 0, id)
+  end
+end
 -- Shrink: the surplus that expires first goes.
 local tgt = target()
 local n = live(now, minrem)
@@ -33,8 +42,7 @@ local dead = redis.call('ZRANGEBYSCORE', DEAD, '-inf', fmt(now), 'LIMIT', 0, max
 for _, id in ipairs(dead) do
   claim(id, now + tonumber(ARGV[4]))
 end
--- Creations: the gap to the target, less those in flight on any node
--- (warm-ups of a previous primary still count until their deadline).
+-- Creations: the gap to the target, less those in flight under this token.
 local backoff = tonumber(redis.call('HGET', META, 'backoff') or '0') or 0
 local wait = backoff > now and backoff - now or 0
 local new = {}
@@ -44,6 +52,7 @@ if wait == 0 then
   for i = 1, want do
     local id = new_id(ARGV[2])
     redis.call('ZADD', MK, fmt(now + tonumber(ARGV[7])), id)
+    redis.call('HSET', MKT, id, ARGV[1])
     new[i] = id
   end
 end

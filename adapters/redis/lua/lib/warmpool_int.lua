@@ -5,7 +5,7 @@ local T = KEYS[1]
 local META, IDLE, EXP = T .. ':wp:meta', T .. ':wp:idle', T .. ':wp:exp'
 local BOR, WHO, MK = T .. ':wp:bor', T .. ':wp:who', T .. ':wp:mk'
 local DMK, DEAD, SEQ = T .. ':wp:dmk', T .. ':wp:dead', T .. ':wp:seq'
-local WAKE = T .. ':wp:wake'
+local WAKE, MKT = T .. ':wp:wake', T .. ':wp:mkt'
 -- The score of a borrowed entry that has no lease: never due.
 local NEVER = 4000000000000000
 
@@ -51,6 +51,8 @@ local function to_dead(z, upto, max)
     redis.call('ZREM', z, id)
     if z == BOR then
       redis.call('HDEL', WHO, id)
+    elseif z == MK then
+      redis.call('HDEL', MKT, id)
     end
     redis.call('ZADD', DEAD, 0, id)
   end
