@@ -237,6 +237,12 @@ CONFORMANCE_DECLARE(warmpool_direct_create)
 CONFORMANCE_DECLARE(warmpool_failures)
 CONFORMANCE_DECLARE(warmpool_check)
 
+/* test_warmpool_mp.c */
+TEST_DECLARE(warmpool_mp_failover)
+TEST_DECLARE(warmpool_mp_acquire)
+TEST_DECLARE(warmpool_mp_borrower_killed)
+TEST_DECLARE(warmpool_mp_redis_down)
+
 /* test_pool_mp.c */
 TEST_DECLARE(pool_mp_chaos)
 TEST_DECLARE(pool_mp_ticker)
@@ -470,6 +476,12 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(warmpool_direct_create)
   CONFORMANCE_ENTRY(warmpool_failures)
   CONFORMANCE_ENTRY(warmpool_check)
+
+  /* test_warmpool_mp.c */
+  TEST_ENTRY_TIMEOUT(warmpool_mp_failover, 180)
+  TEST_ENTRY_TIMEOUT(warmpool_mp_acquire, 120)
+  TEST_ENTRY_TIMEOUT(warmpool_mp_borrower_killed, 60)
+  TEST_ENTRY_TIMEOUT(warmpool_mp_redis_down, 60)
 
   /* test_pool_mp.c */
   TEST_ENTRY_TIMEOUT(pool_mp_chaos, 120)
