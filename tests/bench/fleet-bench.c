@@ -25,6 +25,8 @@ static const struct {
     {"store", bench_store, "put, get and event append, 50 in flight"},
     {"pool", bench_pool,
      "dispatch + start, 1 and 50 in flight; rebalance [--jobs N]"},
+    {"warmpool", bench_warmpool,
+     "acquire + release, 1 and 50 in flight, pre-warmed [--idle N]"},
 };
 
 static int bench_usage(void) {
