@@ -188,12 +188,14 @@ static int wp_acquire_send(fleet__warmpool_t *wp, fleet__wp_req_t *req) {
   return fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_ACQUIRE);
 }
 
-/* The acquire got `id`: its lease starts, the user hears it. */
+/* The acquire got `id` (its lease renewed from now on when `lease`, else
+ * already): the user hears it. */
 static void wp_acquired(fleet__warmpool_t *wp, fleet__wp_req_t *req,
-                        const char *id) {
+                        const char *id, int lease) {
   void *data = req->base.user_data;
 
-  fleet__wp_borrow_add(wp, id, strlen(id));
+  if (lease)
+    fleet__wp_borrow_add(wp, id, strlen(id));
   fleet__req_done(&req->base);
   req->cb.acquire(wp->pub, 0, id, data);
 }
@@ -219,6 +221,7 @@ static void wp_give_back(fleet__warmpool_t *wp, const char *id, int destroy) {
   fleet__wp_req_t *req = fleet__wp_bg(wp, wp_on_give_back, NULL);
   int err = FLEET_ENOMEM;
 
+  fleet__wp_borrow_drop(wp, id);
   if (req != NULL && fleet__args_begin(&wp->args, 5, 2) == 0) {
     snprintf(req->id, sizeof(req->id), "%s", id);
     fleet__args_str(&wp->args, id);
@@ -245,7 +248,7 @@ void fleet__wp_check_done(fleet_warmpool_work_t *w, int status) {
     return;
   }
   if (status == 0) {
-    wp_acquired(wp, req, w->id);
+    wp_acquired(wp, req, w->id, 0);
     return;
   }
   wp_give_back(wp, w->id, 1);
@@ -270,7 +273,7 @@ static void wp_on_adopt(fleet__req_t *r, int status,
     status = FLEET_EPROTO;
   if (status == 0 && res == 1) {
     if (req != NULL)
-      wp_acquired(wp, req, w->id);
+      wp_acquired(wp, req, w->id, 1);
     else
       wp_give_back(wp, w->id, 1);
   } else {
@@ -332,9 +335,13 @@ static void wp_reply_acquire(fleet__warmpool_t *wp, fleet__wp_req_t *req,
     memcpy(buf, id.base, id.len);
     buf[id.len] = '\0';
     if (wp->cbs.check == NULL) {
-      wp_acquired(wp, req, buf);
-    } else if (fleet__wp_work_start(wp, FLEET__WP_CHECK, buf, id.len, req) ==
-               NULL) {
+      wp_acquired(wp, req, buf, 1);
+      return;
+    }
+    /* Its lease is renewed while the check runs, so that the primary does
+     * not take it back meanwhile. */
+    fleet__wp_borrow_add(wp, buf, id.len);
+    if (fleet__wp_work_start(wp, FLEET__WP_CHECK, buf, id.len, req) == NULL) {
       wp_give_back(wp, buf, 0);
       wp_fail(wp, req, FLEET_ENOMEM);
     }
