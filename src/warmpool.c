@@ -34,6 +34,29 @@ const char *fleet_warmpool_state_name(int state) {
                                                                 : "unknown";
 }
 
+const char *fleet__wp_state_name(fleet__wp_state_t state) {
+  static const char *const names[] = {
+#define XX(name, str) str,
+      FLEET__WP_STATE_MAP(XX)
+#undef XX
+  };
+  return (size_t)state < FLEET__ARRAY_SIZE(names) ? names[state] : "unknown";
+}
+
+static void wp_on_timer(uv_timer_t *t);
+
+/* The one place a node changes state. */
+static void wp_set_state(fleet__warmpool_t *wp, fleet__wp_state_t state) {
+  if (wp->state == FLEET__WP_PRIMARY && state != FLEET__WP_PRIMARY &&
+      wp->timer_open)
+    uv_timer_stop(&wp->timer);
+  if (state == FLEET__WP_PRIMARY && wp->state != FLEET__WP_PRIMARY &&
+      wp->timer_open)
+    uv_timer_start(&wp->timer, wp_on_timer, wp->opts.reconcile_ms,
+                   wp->opts.reconcile_ms);
+  wp->state = state;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Calls                                                                    */
 
@@ -298,7 +321,7 @@ static void wp_on_reconcile(fleet__req_t *r, int status,
       continue;
     memcpy(id, e->str, e->len);
     id[e->len] = '\0';
-    if (!wp->primary || wp->base.closing ||
+    if (wp->state != FLEET__WP_PRIMARY ||
         fleet__wp_work_start(wp, FLEET__WP_CREATE, id, e->len, NULL) == NULL)
       wp_destroyed(wp, id); /* gives the reservation back */
   }
@@ -313,7 +336,7 @@ void fleet__wp_reconcile(fleet__warmpool_t *wp) {
   uint32_t conc = wp->opts.warmup_concurrency;
   int err;
 
-  if (!wp->primary || wp->base.closing)
+  if (wp->state != FLEET__WP_PRIMARY)
     return;
   if (wp->rec_inflight) {
     wp->rec_again = 1;
@@ -356,23 +379,22 @@ static void wp_on_wake(void *arg, int status, const char *payload, size_t len) {
 static void wp_on_elected(fleet_leader_t *leader, uint64_t token) {
   fleet__warmpool_t *wp = leader->data;
 
-  wp->primary = 1;
+  if (wp->state != FLEET__WP_CANDIDATE)
+    return;
   wp->token = token;
+  wp_set_state(wp, FLEET__WP_PRIMARY);
   if (wp->cbs.primary != NULL)
     wp->cbs.primary(wp->pub, token);
-  if (wp->base.closing)
-    return;
-  uv_timer_start(&wp->timer, wp_on_timer, wp->opts.reconcile_ms,
-                 wp->opts.reconcile_ms);
   fleet__wp_reconcile(wp);
 }
 
 static void wp_on_demoted(fleet_leader_t *leader, int status) {
   fleet__warmpool_t *wp = leader->data;
 
-  wp->primary = 0;
-  if (wp->timer_open)
-    uv_timer_stop(&wp->timer);
+  if (wp->state != FLEET__WP_PRIMARY)
+    return;
+  /* The leader campaigns again by itself. */
+  wp_set_state(wp, FLEET__WP_CANDIDATE);
   if (status != 0)
     fleet__handle_error(&wp->base, status);
   if (wp->cbs.primary != NULL)
@@ -387,18 +409,22 @@ static void wp_on_leader_error(fleet_handle_t *h, int status,
   fleet__handle_error(&wp->base, status);
 }
 
+/* Campaigns for primary: the candidate is made once (a start that failed
+ * to campaign keeps it for the next start) and closes with the node. */
 static int wp_campaign(fleet__warmpool_t *wp) {
   fleet_leader_callbacks_t cbs = {wp_on_elected, wp_on_demoted,
                                   wp_on_leader_error};
   int err;
 
-  err = fleet_leader_init(wp->base.client->pub, &wp->leader, wp->name,
-                          wp->owner, wp->opts.primary_ttl_ms, &cbs, NULL);
-  if (err != 0)
-    return err;
-  wp->leader.internal_->internal = 1;
-  wp->leader.data = wp;
-  wp->leader_open = 1;
+  if (!wp->leader_open) {
+    err = fleet_leader_init(wp->base.client->pub, &wp->leader, wp->name,
+                            wp->owner, wp->opts.primary_ttl_ms, &cbs, NULL);
+    if (err != 0)
+      return err;
+    wp->leader.internal_->internal = 1;
+    wp->leader.data = wp;
+    wp->leader_open = 1;
+  }
   /* Resizes, acquires and releases wake the primary at once. */
   if (wp->sub == NULL) {
     fleet__backend_t *be = fleet__handle_backend(&wp->base);
@@ -409,13 +435,16 @@ static int wp_campaign(fleet__warmpool_t *wp) {
       fleet__handle_error(&wp->base, err);
     }
   }
-  return fleet_leader_campaign(&wp->leader);
+  err = fleet_leader_campaign(&wp->leader);
+  if (err == 0)
+    wp_set_state(wp, FLEET__WP_CANDIDATE);
+  return err;
 }
 
 int fleet_warmpool_is_primary(const fleet_warmpool_t *pool) {
   const fleet__warmpool_t *wp = fleet__warmpool_of(pool);
 
-  return wp != NULL && wp->leader_open && wp->primary &&
+  return wp != NULL && wp->leader_open && wp->state == FLEET__WP_PRIMARY &&
          fleet_leader_is_leader(&wp->leader);
 }
 
@@ -436,7 +465,7 @@ static void wp_start_reply(fleet__wp_req_t *req, int status,
   void *data = req->base.user_data;
 
   fleet__req_done(&req->base);
-  if (status == 0 && (!fleet__reply_is_array(reply, 2) ||
+  if (status == 0 && (reply == NULL || !fleet__reply_is_array(reply, 2) ||
                       fleet__reply_i64(&reply->elem[0], &ok) != 0 ||
                       fleet__reply_bytes(&reply->elem[1], &stored) != 0))
     status = FLEET_EPROTO;
@@ -448,10 +477,13 @@ static void wp_start_reply(fleet__wp_req_t *req, int status,
                               (const char *)stored.base);
     status = FLEET_ECONFLICT;
   }
-  if (status == 0 && !wp->opts.client_only)
+  if (status == 0 && wp->opts.client_only)
+    wp_set_state(wp, FLEET__WP_CLIENT);
+  else if (status == 0)
     status = wp_campaign(wp);
   if (status != 0)
-    wp->started = 0;
+    /* Not started: it may be started again. */
+    wp_set_state(wp, FLEET__WP_IDLE);
   cb(wp->base.pub, status, data);
 }
 
@@ -470,7 +502,7 @@ int fleet_warmpool_start(fleet_warmpool_t *pool, fleet_status_cb cb,
     return FLEET_EINVAL;
   if ((err = fleet__handle_usable(&wp->base)) != 0)
     return err;
-  if (wp->started || wp->leader_open)
+  if (wp->state != FLEET__WP_IDLE)
     return FLEET_EALREADY;
   if ((req = fleet__wp_req(wp, FLEET__WP_REQ_START, user_data)) == NULL ||
       fleet__args_begin(&wp->args, 2, 1) != 0) {
@@ -485,7 +517,7 @@ int fleet_warmpool_start(fleet_warmpool_t *pool, fleet_status_cb cb,
     fleet__req_free(&req->base);
     return err;
   }
-  wp->started = 1;
+  wp_set_state(wp, FLEET__WP_STARTING);
   return 0;
 }
 
@@ -599,7 +631,7 @@ static void wp_leader_closed(fleet_handle_t *h) {
 static void wp_close(fleet__handle_t *h) {
   fleet__warmpool_t *wp = (fleet__warmpool_t *)h;
 
-  wp->primary = 0;
+  wp_set_state(wp, FLEET__WP_CLOSING);
   if (wp->sub != NULL) {
     fleet__handle_backend(h)->vt->unsubscribe(fleet__handle_backend(h),
                                               wp->sub);

@@ -620,7 +620,7 @@ static void wp_on_reply(fleet__req_t *r, int status,
   fleet__warmpool_t *wp = (fleet__warmpool_t *)r->handle;
   void *data = r->user_data;
 
-  if (status != 0) {
+  if (status != 0 && req->kind != FLEET__WP_REQ_START) {
     wp_fail(wp, req, status);
     return;
   }

@@ -13,6 +13,25 @@
 #include "keys.h"
 
 typedef struct fleet__warmpool_s fleet__warmpool_t;
+
+/* The states of a node. Every change goes through wp_set_state()
+ * (warmpool.c): entering PRIMARY starts the reconcile interval, leaving it
+ * stops it. */
+#define FLEET__WP_STATE_MAP(XX)                                                \
+  XX(IDLE, "idle")           /* not started: calls only */                     \
+  XX(STARTING, "starting")   /* the definition check is in flight */           \
+  XX(CLIENT, "client")       /* started, client-only */                        \
+  XX(CANDIDATE, "candidate") /* campaigning for primary */                     \
+  XX(PRIMARY, "primary")     /* holds the lease, reconciles */                 \
+  XX(CLOSING, "closing")
+
+typedef enum {
+#define XX(name, str) FLEET__WP_##name,
+  FLEET__WP_STATE_MAP(XX)
+#undef XX
+} fleet__wp_state_t;
+
+const char *fleet__wp_state_name(fleet__wp_state_t state);
 typedef struct fleet__wp_req_s fleet__wp_req_t;
 
 /* The kinds of work and of request. */
@@ -81,11 +100,10 @@ struct fleet__warmpool_s {
   char fp[17];
   fleet__args_t args;
 
-  int started; /* a start was asked for */
+  fleet__wp_state_t state;
   fleet_leader_t leader;
   int leader_open;
-  int primary;
-  uint64_t token;
+  uint64_t token;     /* the last lease's, from its election */
   char lease_str[16]; /* borrow_lease_ms */
 
   uv_timer_t timer; /* the reconcile interval */
