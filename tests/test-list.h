@@ -236,6 +236,7 @@ CONFORMANCE_DECLARE(warmpool_borrow_lease)
 CONFORMANCE_DECLARE(warmpool_direct_create)
 CONFORMANCE_DECLARE(warmpool_failures)
 CONFORMANCE_DECLARE(warmpool_check)
+CONFORMANCE_DECLARE(warmpool_wake)
 
 /* test_warmpool_mp.c */
 TEST_DECLARE(warmpool_mp_failover)
@@ -476,6 +477,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(warmpool_direct_create)
   CONFORMANCE_ENTRY(warmpool_failures)
   CONFORMANCE_ENTRY(warmpool_check)
+  CONFORMANCE_ENTRY(warmpool_wake)
 
   /* test_warmpool_mp.c */
   TEST_ENTRY_TIMEOUT(warmpool_mp_failover, 180)

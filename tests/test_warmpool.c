@@ -811,3 +811,35 @@ CONFORMANCE_IMPL(warmpool_check) {
   node_close(&e, &a);
   lock_env_close(&e);
 }
+
+/* The primary does not wait for its interval: a resize wakes it, each put
+ * starts the next creation (a rolling window of one here), an acquire
+ * makes it refill, a drain's destroys are its own. */
+CONFORMANCE_IMPL(warmpool_wake) {
+  fleet_warmpool_options_t o = test_opts(0);
+  lock_env_t e;
+  node_t a, c;
+  answer_t x;
+
+  test_begin();
+  o.reconcile_ms = 600000;
+  o.warmup_concurrency = 1;
+  lock_env_init(&e, b->url);
+  node_init(&a, &e.c1, "a", &o, 0);
+  ASSERT_OK(node_start(&e, &a));
+  ASSERT(wait_primary(&e, &a, 3000));
+  node_init(&c, &e.c2, "c", &o, 0);
+  ASSERT_OK(resize(&e, &c, 3));
+  ASSERT(wait_idle(&e, &a, 3, 3, 3000));
+  ASSERT_EQ(3, a.puts);
+  x = acquire(&e, &c);
+  ASSERT_OK(x.status);
+  ASSERT(wait_idle(&e, &a, 3, 4, 3000));
+  ASSERT_OK(resize(&e, &c, 1));
+  ASSERT(wait_idle(&e, &a, 1, 2, 3000));
+  ASSERT_OK(release(&e, &c, x.id, 0));
+  ASSERT(wait_idle(&e, &a, 1, 1, 3000));
+  node_close(&e, &c);
+  node_close(&e, &a);
+  lock_env_close(&e);
+}
