@@ -243,6 +243,7 @@ TEST_DECLARE(warmpool_mp_failover)
 TEST_DECLARE(warmpool_mp_acquire)
 TEST_DECLARE(warmpool_mp_borrower_killed)
 TEST_DECLARE(warmpool_mp_redis_down)
+TEST_DECLARE(warmpool_mp_idle_ttl)
 
 /* test_pool_mp.c */
 TEST_DECLARE(pool_mp_chaos)
@@ -484,6 +485,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(warmpool_mp_acquire, 120)
   TEST_ENTRY_TIMEOUT(warmpool_mp_borrower_killed, 60)
   TEST_ENTRY_TIMEOUT(warmpool_mp_redis_down, 60)
+  TEST_ENTRY_TIMEOUT(warmpool_mp_idle_ttl, 60)
 
   /* test_pool_mp.c */
   TEST_ENTRY_TIMEOUT(pool_mp_chaos, 120)

@@ -14,6 +14,8 @@
  *     no id handed out twice, each one a directory when handed out.
  *   borrower: a borrower killed with SIGKILL while it holds a resource
  *     under a lease: the primary destroys the resource.
+ *   idle TTL: the entries of nodes with a short idle TTL are reaped
+ *     (their directories removed) and replaced.
  *   redis down: acquire and resize fail with FLEET_EUNAVAILABLE and create
  *     nothing. */
 #include <dirent.h>
@@ -48,6 +50,9 @@ typedef struct {
 } wm_t;
 
 static wm_t wm;
+
+/* --idle-ttl-ms for the nodes spawned next (NULL: the demo's default). */
+static const char *wm_idle_ttl;
 
 static void wm_path(const char *id, char *out, size_t cap) {
   snprintf(out, cap, "%s/%s", wm.root, id);
@@ -119,6 +124,7 @@ static void wm_setup(fleet_test_redis_t *r, const char *name,
   const char *tmp = getenv("TMPDIR");
 
   memset(&wm, 0, sizeof(wm));
+  wm_idle_ttl = NULL;
   snprintf(wm.url, sizeof(wm.url), "%s", fleet_test_redis_url(r));
   snprintf(wm.dir, sizeof(wm.dir), "%s/%s-XXXXXX",
            tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", name);
@@ -187,6 +193,10 @@ static pid_t wm_spawn_node(int k, const char *target, const char *warmup_ms,
   if (fingerprint != NULL) {
     argv[n++] = "--fingerprint";
     argv[n++] = (char *)fingerprint;
+  }
+  if (wm_idle_ttl != NULL) {
+    argv[n++] = "--idle-ttl-ms";
+    argv[n++] = (char *)wm_idle_ttl;
   }
   if (lease_ms != NULL) {
     argv[n++] = "--borrow-lease-ms";
@@ -650,6 +660,58 @@ TEST_IMPL(warmpool_mp_redis_down) {
   ASSERT_OK(wm_resize(2));
   wm_snap();
   ASSERT_EQ(2, wm.s.target);
+  wm_teardown(r);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Idle TTL                                                                 */
+
+static int wm_dir_exists(const char *id) {
+  char path[600];
+
+  wm_path(id, path, sizeof(path));
+  return access(path, F_OK) == 0;
+}
+
+TEST_IMPL(warmpool_mp_idle_ttl) {
+  fleet_test_redis_t *r;
+  char first[2][256];
+  DIR *d;
+  struct dirent *de;
+  uint64_t end;
+  int k, n = 0;
+
+  if (access(FLEET_DEMO_PATH, X_OK) != 0)
+    fleet_test_skip("fleet-demo was not built");
+  r = fleet_test_redis_start_or_skip(NULL);
+  wm_setup(r, "fleet-warmpool-ttl", 0);
+  /* A 1 s life, of which the last 250 ms are not handed out. */
+  wm_idle_ttl = "1000";
+  for (k = 0; k < 2; k++)
+    wm.pid[k] = wm_spawn_node(k, "2", "0", NULL, NULL);
+  end = lock_env_now() + fleet_test_ms(5000);
+  while (wm_count_dirs() < 2 && lock_env_now() < end)
+    lock_env_sleep(&wm.e, 20);
+  d = opendir(wm.root);
+  ASSERT_NOT_NULL(d);
+  while ((de = readdir(d)) != NULL && n < 2)
+    if (de->d_name[0] != '.')
+      snprintf(first[n++], sizeof(first[0]), "%s", de->d_name);
+  closedir(d);
+  ASSERT_EQ(2, n);
+  /* Both are reaped within their life plus a few reconciles, and two new
+   * ones take their place. */
+  end = lock_env_now() + fleet_test_ms(5000);
+  while ((wm_dir_exists(first[0]) || wm_dir_exists(first[1]) ||
+          wm_count_dirs() != 2) &&
+         lock_env_now() < end)
+    lock_env_sleep(&wm.e, 20);
+  ASSERT(!wm_dir_exists(first[0]));
+  ASSERT(!wm_dir_exists(first[1]));
+  ASSERT_EQ(2, wm_count_dirs());
+  for (k = 0; k < 2; k++)
+    wm_end(k);
   wm_teardown(r);
   return 0;
 }
