@@ -17,8 +17,11 @@
 
 uint64_t fleet__pool_hash(const void *key, size_t len);
 
-/* Entries moved per kind by one reconcile, and ids drained per call. */
+/* Entries moved per kind by one reconcile. */
 #define WP_MAX_MOVED 100
+/* Puts sent for one resource while the answer is lost to a transient
+ * error. */
+#define WP_PUT_TRIES 5
 
 fleet__warmpool_t *fleet__warmpool_of(const fleet_warmpool_t *pool) {
   return (fleet__warmpool_t *)fleet__handle_of(pool, FLEET_HANDLE_WARMPOOL);
@@ -179,6 +182,28 @@ static void wp_destroyed(fleet__warmpool_t *wp, const char *id) {
   wp_quiet(wp, FLEET__OP_WARMPOOL_DESTROYED);
 }
 
+static void wp_on_put(fleet__req_t *r, int status, const fleet__reply_t *reply);
+
+/* Sends the put of a created resource with the token it was reserved
+ * under. Returns 0 or the error of the send. */
+static int wp_put_send(fleet__warmpool_t *wp, fleet_warmpool_work_t *w) {
+  fleet__wp_req_t *req = fleet__wp_bg(wp, wp_on_put, w);
+  int err = req != NULL ? fleet__args_begin(&wp->args, 6, 4) : FLEET_ENOMEM;
+
+  if (err != 0) {
+    if (req != NULL)
+      fleet__req_free(&req->base);
+    return err;
+  }
+  fleet__args_str(&wp->args, w->id);
+  fleet__args_u64(&wp->args, w->token);
+  fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
+  fleet__args_u64(&wp->args, wp->opts.idle_ttl_ms);
+  fleet__args_u64(&wp->args, wp->opts.min_remaining_ms);
+  fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
+  return fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_PUT);
+}
+
 static void wp_on_put(fleet__req_t *r, int status,
                       const fleet__reply_t *reply) {
   fleet__wp_req_t *req = (fleet__wp_req_t *)r;
@@ -189,9 +214,17 @@ static void wp_on_put(fleet__req_t *r, int status,
   fleet__req_done(r);
   if (status == 0 && fleet__reply_i64(reply, &res) != 0)
     status = FLEET_EPROTO;
+  /* A put that may not have run is sent again: a put of an id already
+   * idle answers "put", so a repeat is harmless, and the resource must not
+   * be left unknown (its reservation may be gone already). */
+  if (status != 0 && fleet__status_transient(status) &&
+      ++w->tries < WP_PUT_TRIES && wp_put_send(wp, w) == 0) {
+    fleet__handle_error(&wp->base, status);
+    return;
+  }
   if (status != 0) {
-    /* Unknown: the reservation ends at its deadline and the primary of
-     * then destroys the id. */
+    /* Still unknown: if it is reserved, the reservation ends at its
+     * deadline and the primary of then destroys the id. */
     fleet__handle_error(&wp->base, status);
   } else {
     int st = res == 1    ? 0
@@ -221,21 +254,7 @@ int fleet_warmpool_work_done(fleet_warmpool_work_t *w, int status,
     case FLEET__WP_CREATE:
       wp->creating--;
       if (status == 0 && !wp->base.closing) {
-        req = fleet__wp_bg(wp, wp_on_put, w);
-        err = req != NULL ? fleet__args_begin(&wp->args, 6, 4) : FLEET_ENOMEM;
-        if (err == 0) {
-          fleet__args_str(&wp->args, w->id);
-          fleet__args_u64(&wp->args, w->token);
-          fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
-          fleet__args_u64(&wp->args, wp->opts.idle_ttl_ms);
-          fleet__args_u64(&wp->args, wp->opts.min_remaining_ms);
-          fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
-          err = fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_PUT);
-          req = NULL;
-        }
-        if (req != NULL)
-          fleet__req_free(&req->base);
-        if (err == 0)
+        if ((err = wp_put_send(wp, w)) == 0)
           return 0; /* the work ends with the put's reply */
         fleet__handle_error(&wp->base, err);
         fleet__wp_destroy(wp, w->id, strlen(w->id), NULL);

@@ -58,6 +58,7 @@ struct fleet_warmpool_work_s {
   fleet__warmpool_t *wp;
   int kind;
   int reported;
+  int tries;            /* CREATE: puts sent */
   uint64_t token;       /* CREATE: the primary's token it runs under */
   fleet__wp_req_t *req; /* DIRECT, CHECK: the acquire; DESTROY: a drain */
   char id[];

@@ -2,11 +2,15 @@
 -- by the primary's token (adapters/ops/warmpool.h).
 -- KEYS[1]: the pool's tag. ARGV: id, token, owner, idle TTL ms, min
 -- remaining ms, claim ms.
--- Returns: 1 put | 0 its reservation is gone (abandoned past its
+-- Returns: 1 put (or it was already) | 0 its reservation is gone (abandoned past its
 -- deadline) | -1 the token is stale | -2 idle is at its target. On 0, -1
 -- and -2 the creator destroys the resource (claimed by it).
 --#include warmpool_int
 local id = ARGV[1]
+-- A repeat of a put that ran (its answer was lost) answers the same.
+if redis.call('ZSCORE', IDLE, id) then
+  return 1
+end
 local now = now_ms()
 local reserved = redis.call('ZREM', MK, id) == 1
 redis.call('HDEL', MKT, id)
