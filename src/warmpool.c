@@ -104,13 +104,12 @@ void fleet__wp_work_free(fleet_warmpool_work_t *w) {
   fleet__handle_unhold(&wp->base);
 }
 
-fleet_warmpool_work_t *fleet__wp_work_start(fleet__warmpool_t *wp, int kind,
-                                            const char *id, size_t len,
-                                            fleet__wp_req_t *req) {
+int fleet__wp_work_start(fleet__warmpool_t *wp, int kind, const char *id,
+                         size_t len, fleet__wp_req_t *req) {
   fleet_warmpool_work_t *w = calloc(1, sizeof(*w) + len + 1);
 
   if (w == NULL)
-    return NULL;
+    return FLEET_ENOMEM;
   w->wp = wp;
   w->kind = kind;
   w->req = req;
@@ -135,7 +134,7 @@ fleet_warmpool_work_t *fleet__wp_work_start(fleet__warmpool_t *wp, int kind,
       wp->cbs.check(wp->pub, w);
       break;
   }
-  return w;
+  return 0;
 }
 
 void fleet__wp_destroy(fleet__warmpool_t *wp, const char *id, size_t len,
@@ -149,7 +148,7 @@ void fleet__wp_destroy(fleet__warmpool_t *wp, const char *id, size_t len,
         fleet__wp_drain_step(req, 0);
       return;
     }
-  if (fleet__wp_work_start(wp, FLEET__WP_DESTROY, id, len, req) == NULL) {
+  if (fleet__wp_work_start(wp, FLEET__WP_DESTROY, id, len, req) != 0) {
     fleet__handle_error(&wp->base, FLEET_ENOMEM);
     if (req != NULL)
       fleet__wp_drain_step(req, 0);
@@ -341,7 +340,7 @@ static void wp_on_reconcile(fleet__req_t *r, int status,
     memcpy(id, e->str, e->len);
     id[e->len] = '\0';
     if (wp->state != FLEET__WP_PRIMARY ||
-        fleet__wp_work_start(wp, FLEET__WP_CREATE, id, e->len, NULL) == NULL)
+        fleet__wp_work_start(wp, FLEET__WP_CREATE, id, e->len, NULL) != 0)
       wp_destroyed(wp, id); /* gives the reservation back */
   }
   if (wp->rec_again) {

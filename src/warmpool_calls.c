@@ -341,7 +341,7 @@ static void wp_reply_acquire(fleet__warmpool_t *wp, fleet__wp_req_t *req,
     /* Its lease is renewed while the check runs, so that the primary does
      * not take it back meanwhile. */
     fleet__wp_borrow_add(wp, buf, id.len);
-    if (fleet__wp_work_start(wp, FLEET__WP_CHECK, buf, id.len, req) == NULL) {
+    if (fleet__wp_work_start(wp, FLEET__WP_CHECK, buf, id.len, req) != 0) {
       wp_give_back(wp, buf, 0);
       wp_fail(wp, req, FLEET_ENOMEM);
     }
@@ -374,7 +374,7 @@ static void wp_reply_direct(fleet__warmpool_t *wp, fleet__wp_req_t *req,
   memcpy(buf, id.base, id.len);
   buf[id.len] = '\0';
   /* The request waits (live, cancelled by close) for the creation. */
-  if (fleet__wp_work_start(wp, FLEET__WP_DIRECT, buf, id.len, req) == NULL)
+  if (fleet__wp_work_start(wp, FLEET__WP_DIRECT, buf, id.len, req) != 0)
     wp_fail(wp, req, FLEET_ENOMEM);
 }
 

@@ -128,11 +128,11 @@ int fleet__wp_send(fleet__warmpool_t *wp, fleet__wp_req_t *req, fleet__op_t op);
 fleet__wp_req_t *fleet__wp_bg(fleet__warmpool_t *wp, fleet__req_reply_fn fn,
                               fleet_warmpool_work_t *work);
 
-/* Starts a work of `kind` on `id` (calls the user's callback). NULL when
- * out of memory (nothing called). */
-fleet_warmpool_work_t *fleet__wp_work_start(fleet__warmpool_t *wp, int kind,
-                                            const char *id, size_t len,
-                                            fleet__wp_req_t *req);
+/* Starts a work of `kind` on `id`: calls the user's callback, which may
+ * report it done (and so free it) before this returns. Returns 0, or
+ * FLEET_ENOMEM (nothing called). */
+int fleet__wp_work_start(fleet__warmpool_t *wp, int kind, const char *id,
+                         size_t len, fleet__wp_req_t *req);
 
 /* Ends a work: off the node's list, freed, its hold on the node gone. */
 void fleet__wp_work_free(fleet_warmpool_work_t *w);
