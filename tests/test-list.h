@@ -237,6 +237,7 @@ CONFORMANCE_DECLARE(warmpool_direct_create)
 CONFORMANCE_DECLARE(warmpool_failures)
 CONFORMANCE_DECLARE(warmpool_check)
 CONFORMANCE_DECLARE(warmpool_wake)
+CONFORMANCE_DECLARE(warmpool_states)
 
 /* test_warmpool_mp.c */
 TEST_DECLARE(warmpool_mp_failover)
@@ -479,6 +480,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(warmpool_failures)
   CONFORMANCE_ENTRY(warmpool_check)
   CONFORMANCE_ENTRY(warmpool_wake)
+  CONFORMANCE_ENTRY(warmpool_states)
 
   /* test_warmpool_mp.c */
   TEST_ENTRY_TIMEOUT(warmpool_mp_failover, 180)

@@ -538,6 +538,15 @@ CONFORMANCE_IMPL(warmpool_resize_drain) {
   ASSERT_EQ(FLEET_WARMPOOL_HEALTHY, q.s.state);
   ASSERT_OK(resize(&e, &c, 3));
   ASSERT(wait_idle(&e, &a, 3, 3, 5000));
+  /* A drain with the target still 3 takes the 3 idle ones and destroys
+   * them here, and the primary puts new ones. */
+  memset(&d, 0, sizeof(d));
+  ASSERT_OK(fleet_warmpool_drain(&c.wp, on_drain, &d));
+  ASSERT(lock_env_wait(&e, &d.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(d.status);
+  ASSERT_UEQ(3, d.drained);
+  ASSERT_EQ(3, c.destroyed);
+  ASSERT(wait_idle(&e, &a, 3, 3, 5000));
   /* Lower the target first, then drain: nothing comes back. */
   ASSERT_OK(resize(&e, &c, 0));
   memset(&d, 0, sizeof(d));
@@ -841,5 +850,46 @@ CONFORMANCE_IMPL(warmpool_wake) {
   ASSERT(wait_idle(&e, &a, 1, 1, 3000));
   node_close(&e, &c);
   node_close(&e, &a);
+  lock_env_close(&e);
+}
+
+/* The snapshot's state through a pool's life: healthy while warming,
+ * draining once the target is 0 with creations in flight (whose puts are
+ * then refused: idle is at its target), healthy when empty, stopped when
+ * no primary holds the lease. */
+CONFORMANCE_IMPL(warmpool_states) {
+  fleet_warmpool_options_t o = test_opts(2);
+  lock_env_t e;
+  node_t a, c;
+  answer_t q;
+
+  test_begin();
+  lock_env_init(&e, b->url);
+  node_init(&a, &e.c1, "a", &o, 0);
+  a.async = 1;
+  ASSERT_OK(node_start(&e, &a));
+  ASSERT(lock_env_wait(&e, &a.npending, 2, FLEET_TEST_WAIT_MS));
+  node_init(&c, &e.c2, "c", &o, 0);
+  q = snap(&e, &c);
+  ASSERT_EQ(FLEET_WARMPOOL_HEALTHY, q.s.state);
+  ASSERT_EQ(2, q.s.creating);
+  ASSERT_EQ(0, q.s.idle);
+  ASSERT_OK(resize(&e, &c, 0));
+  q = snap(&e, &c);
+  ASSERT_EQ(FLEET_WARMPOOL_DRAINING, q.s.state);
+  complete_pending(&a);
+  complete_pending(&a);
+  ASSERT(lock_env_wait(&e, &a.refused, 2, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(FLEET_EALREADY, a.last_put);
+  ASSERT(lock_env_wait(&e, &a.destroyed, 2, FLEET_TEST_WAIT_MS));
+  ASSERT(wait_idle(&e, &c, 0, 0, 3000));
+  q = snap(&e, &c);
+  ASSERT_EQ(FLEET_WARMPOOL_HEALTHY, q.s.state);
+  ASSERT_EQ(0, q.s.creating);
+  node_close(&e, &a);
+  q = snap(&e, &c);
+  ASSERT_EQ(FLEET_WARMPOOL_STOPPED, q.s.state);
+  ASSERT_STR_EQ("", q.primary);
+  node_close(&e, &c);
   lock_env_close(&e);
 }
