@@ -238,6 +238,7 @@ CONFORMANCE_DECLARE(warmpool_failures)
 CONFORMANCE_DECLARE(warmpool_check)
 CONFORMANCE_DECLARE(warmpool_wake)
 CONFORMANCE_DECLARE(warmpool_states)
+CONFORMANCE_DECLARE(warmpool_destroy_retry)
 
 /* test_warmpool_mp.c */
 TEST_DECLARE(warmpool_mp_failover)
@@ -481,6 +482,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(warmpool_check)
   CONFORMANCE_ENTRY(warmpool_wake)
   CONFORMANCE_ENTRY(warmpool_states)
+  CONFORMANCE_ENTRY(warmpool_destroy_retry)
 
   /* test_warmpool_mp.c */
   TEST_ENTRY_TIMEOUT(warmpool_mp_failover, 180)

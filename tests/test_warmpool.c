@@ -43,9 +43,11 @@ static int res_alive(void) {
 /* A node and what its callbacks saw. */
 typedef struct {
   fleet_warmpool_t wp;
-  int async;      /* creations wait in `pending` */
-  int fail;       /* creations fail */
-  int check_fail; /* checks fail */
+  int async;        /* creations wait in `pending` */
+  int fail;         /* creations fail */
+  int check_fail;   /* checks fail */
+  int destroy_fail; /* this many destroys fail */
+  int destroy_tries;
   fleet_warmpool_work_t *pending[PENDING_MAX];
   int npending;
   int created, destroyed, checks;
@@ -101,6 +103,12 @@ static void on_destroy(fleet_warmpool_t *pool, fleet_warmpool_work_t *w) {
   node_t *n = pool->data;
   res_t *r = res_find(fleet_warmpool_work_id(w));
 
+  n->destroy_tries++;
+  if (n->destroy_fail > 0) {
+    n->destroy_fail--;
+    ASSERT_OK(fleet_warmpool_work_done(w, FLEET_EBACKEND, "busy"));
+    return;
+  }
   /* A creation abandoned before it made anything is destroyed by id. */
   if (r != NULL) {
     r->alive = 0;
@@ -891,5 +899,39 @@ CONFORMANCE_IMPL(warmpool_states) {
   ASSERT_EQ(FLEET_WARMPOOL_STOPPED, q.s.state);
   ASSERT_STR_EQ("", q.primary);
   node_close(&e, &c);
+  lock_env_close(&e);
+}
+
+/* A destroy that fails leaves its id claimed; once the claim runs out the
+ * primary claims it again and destroys it. */
+CONFORMANCE_IMPL(warmpool_destroy_retry) {
+  fleet_warmpool_options_t o = test_opts(1);
+  lock_env_t e;
+  node_t a;
+  answer_t q;
+  uint64_t end;
+
+  test_begin();
+  o.warmup_timeout_ms = (uint32_t)fleet_test_ms(300);
+  lock_env_init(&e, b->url);
+  node_init(&a, &e.c1, "a", &o, 0);
+  ASSERT_OK(node_start(&e, &a));
+  ASSERT(wait_idle(&e, &a, 1, 1, 5000));
+  a.destroy_fail = 1;
+  ASSERT_OK(resize(&e, &a, 0));
+  ASSERT(lock_env_wait(&e, &a.destroy_tries, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(1, res_alive());
+  ASSERT_GE(a.errors, 1);
+  q = snap(&e, &a);
+  ASSERT_EQ(1, q.s.destroying);
+  end = lock_env_now() + fleet_test_ms(5000);
+  while (res_alive() > 0 && lock_env_now() < end)
+    lock_env_sleep(&e, 20);
+  ASSERT_EQ(0, res_alive());
+  ASSERT_EQ(2, a.destroy_tries);
+  ASSERT(wait_idle(&e, &a, 0, 0, 3000));
+  q = snap(&e, &a);
+  ASSERT_EQ(0, q.s.destroying);
+  node_close(&e, &a);
   lock_env_close(&e);
 }
