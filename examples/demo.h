@@ -67,5 +67,8 @@ int demo_pool(const demo_args_t *a);
  * in `a`. */
 int demo_cron(const demo_args_t *a);
 int demo_cron_scheduler(const demo_args_t *a);
+/* The warm pool commands of demo_warmpool.c: argv[0] names the
+ * subcommand. */
+int demo_warmpool(const demo_args_t *a);
 
 #endif /* FLEET_DEMO_H */

@@ -16,6 +16,8 @@
  *   cron     next --expr E [--tz Z] [--from ISO8601] [--count N]
  *            (examples/demo_cron.c); the scheduler verbs
  *            (examples/demo_cron_sched.c)
+ *   warmpool node|acquire|resize|drain|snapshot ...
+ *            (examples/demo_warmpool.c)
  *
  * Global options: --url (default memory://) and --prefix (default fleet).
  * Exits non-zero with a one-line error on stderr for a bad URL, a backend
@@ -245,6 +247,15 @@ static const struct {
      "      the next N fire times after --from (default now), UTC\n"
      "  cron define|remove|enable|disable|list|history|run ...\n"
      "      the scheduler (examples/demo_cron_sched.c)"},
+    {"warmpool", demo_warmpool,
+     "warmpool node --pool P --root DIR --target N [--idle-ttl-ms MS]\n"
+     "      [--warmup-ms MS] [--reconcile-ms MS] [--primary-ttl-ms MS]\n"
+     "      [--warmup-timeout-ms MS] [--borrow-lease-ms MS] [--ledger FILE]\n"
+     "      [--fingerprint S] [--node-id ID]\n"
+     "  warmpool acquire --pool P --root DIR [--hold-ms MS] [--ledger FILE]\n"
+     "  warmpool resize --pool P --target N\n"
+     "  warmpool drain --pool P --root DIR\n"
+     "  warmpool snapshot --pool P    state and counts as JSON"},
 };
 
 static int demo_usage(void) {

@@ -86,6 +86,7 @@ FLEET_EXTERN const char *fleet_err_name(int err);
 #include "fleet/leader.h"
 #include "fleet/queue.h"
 #include "fleet/store.h"
+#include "fleet/warmpool.h"
 #include "fleet/worker.h"
 
 #endif /* FLEET_H */

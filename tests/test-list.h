@@ -249,6 +249,29 @@ CONFORMANCE_DECLARE(pool_ticker_basic)
 CONFORMANCE_DECLARE(pool_ticker_lease)
 TEST_DECLARE(pool_ticker_errors_redis)
 
+/* test_warmpool.c */
+CONFORMANCE_DECLARE(warmpool_bad_input)
+CONFORMANCE_DECLARE(warmpool_acquire_release)
+CONFORMANCE_DECLARE(warmpool_fingerprint)
+CONFORMANCE_DECLARE(warmpool_resize_drain)
+CONFORMANCE_DECLARE(warmpool_idle_ttl)
+CONFORMANCE_DECLARE(warmpool_stale_put)
+CONFORMANCE_DECLARE(warmpool_close_handover)
+CONFORMANCE_DECLARE(warmpool_borrow_lease)
+CONFORMANCE_DECLARE(warmpool_direct_create)
+CONFORMANCE_DECLARE(warmpool_failures)
+CONFORMANCE_DECLARE(warmpool_check)
+CONFORMANCE_DECLARE(warmpool_wake)
+CONFORMANCE_DECLARE(warmpool_states)
+CONFORMANCE_DECLARE(warmpool_destroy_retry)
+
+/* test_warmpool_mp.c */
+TEST_DECLARE(warmpool_mp_failover)
+TEST_DECLARE(warmpool_mp_acquire)
+TEST_DECLARE(warmpool_mp_borrower_killed)
+TEST_DECLARE(warmpool_mp_redis_down)
+TEST_DECLARE(warmpool_mp_idle_ttl)
+
 /* test_pool_mp.c */
 TEST_DECLARE(pool_mp_chaos)
 TEST_DECLARE(pool_mp_ticker)
@@ -491,6 +514,29 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(pool_ticker_basic)
   CONFORMANCE_ENTRY(pool_ticker_lease)
   TEST_ENTRY(pool_ticker_errors_redis)
+
+  /* test_warmpool.c */
+  CONFORMANCE_ENTRY(warmpool_bad_input)
+  CONFORMANCE_ENTRY(warmpool_acquire_release)
+  CONFORMANCE_ENTRY(warmpool_fingerprint)
+  CONFORMANCE_ENTRY(warmpool_resize_drain)
+  CONFORMANCE_ENTRY(warmpool_idle_ttl)
+  CONFORMANCE_ENTRY(warmpool_stale_put)
+  CONFORMANCE_ENTRY(warmpool_close_handover)
+  CONFORMANCE_ENTRY(warmpool_borrow_lease)
+  CONFORMANCE_ENTRY(warmpool_direct_create)
+  CONFORMANCE_ENTRY(warmpool_failures)
+  CONFORMANCE_ENTRY(warmpool_check)
+  CONFORMANCE_ENTRY(warmpool_wake)
+  CONFORMANCE_ENTRY(warmpool_states)
+  CONFORMANCE_ENTRY(warmpool_destroy_retry)
+
+  /* test_warmpool_mp.c */
+  TEST_ENTRY_TIMEOUT(warmpool_mp_failover, 180)
+  TEST_ENTRY_TIMEOUT(warmpool_mp_acquire, 120)
+  TEST_ENTRY_TIMEOUT(warmpool_mp_borrower_killed, 60)
+  TEST_ENTRY_TIMEOUT(warmpool_mp_redis_down, 60)
+  TEST_ENTRY_TIMEOUT(warmpool_mp_idle_ttl, 60)
 
   /* test_pool_mp.c */
   TEST_ENTRY_TIMEOUT(pool_mp_chaos, 120)

@@ -116,5 +116,6 @@ int bench_lock(const bench_opts_t *o);
 int bench_store(const bench_opts_t *o);
 int bench_pool(const bench_opts_t *o);
 int bench_cron(const bench_opts_t *o);
+int bench_warmpool(const bench_opts_t *o);
 
 #endif /* FLEET_BENCH_H */

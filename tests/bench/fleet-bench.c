@@ -27,6 +27,8 @@ static const struct {
      "dispatch + start, 1 and 50 in flight; rebalance [--jobs N]"},
     {"cron", bench_cron,
      "N definitions due at once on 3 schedulers [--defs N] [--every D]"},
+    {"warmpool", bench_warmpool,
+     "acquire + release, 1 and 50 in flight, pre-warmed [--idle N]"},
 };
 
 static int bench_usage(void) {

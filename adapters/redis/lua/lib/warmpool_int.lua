@@ -1,0 +1,70 @@
+-- warmpool_int.lua -- included by the warm pool's scripts (--#include
+-- warmpool_int): the key names, the server clock, the primary's fence and
+-- the moves every script shares (adapters/ops/warmpool.h has the schema).
+local T = KEYS[1]
+local META, IDLE, EXP = T .. ':wp:meta', T .. ':wp:idle', T .. ':wp:exp'
+local BOR, WHO, MK = T .. ':wp:bor', T .. ':wp:who', T .. ':wp:mk'
+local DMK, DEAD, SEQ = T .. ':wp:dmk', T .. ':wp:dead', T .. ':wp:seq'
+local WAKE, MKT = T .. ':wp:wake', T .. ':wp:mkt'
+-- The score of a borrowed entry that has no lease: never due.
+local NEVER = 4000000000000000
+
+-- A number as Redis takes it (integers only, no exponent).
+local function fmt(n)
+  return string.format('%d', n)
+end
+
+-- The server's clock in ms: every deadline is judged on it.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Whether the primary's lease (the leader's lock "<T>:lock", value
+-- "<token>:<owner>", "*" in front while someone waits) holds this token and
+-- owner now: the fence every write of the primary passes.
+local function is_primary(token, owner)
+  local v = redis.call('GET', T .. ':lock')
+  if not v then
+    return false
+  end
+  if string.byte(v, 1) == 42 then
+    v = string.sub(v, 2)
+  end
+  return v == token .. ':' .. owner
+end
+
+local function target()
+  return tonumber(redis.call('HGET', META, 'target') or '0') or 0
+end
+
+-- Idle entries that may still be handed out: more than `minrem` ms left.
+local function live(now, minrem)
+  return redis.call('ZCOUNT', IDLE, '(' .. fmt(now + minrem), '+inf')
+end
+
+-- Moves the entries of zset `z` whose score is at most `upto` (at most
+-- `max` of them) to the destroy set, unclaimed. Returns how many moved.
+local function to_dead(z, upto, max)
+  local ids = redis.call('ZRANGEBYSCORE', z, '-inf', fmt(upto), 'LIMIT', 0, max)
+  for _, id in ipairs(ids) do
+    redis.call('ZREM', z, id)
+    if z == BOR then
+      redis.call('HDEL', WHO, id)
+    elseif z == MK then
+      redis.call('HDEL', MKT, id)
+    end
+    redis.call('ZADD', DEAD, 0, id)
+  end
+  return #ids
+end
+
+-- Puts `id` into the destroy set, claimed by the caller until `until`.
+local function claim(id, until_ms)
+  redis.call('ZADD', DEAD, fmt(until_ms), id)
+end
+
+-- A new resource id: the creator's owner id and a sequence number.
+local function new_id(owner)
+  return owner .. '-' .. fmt(redis.call('INCR', SEQ))
+end

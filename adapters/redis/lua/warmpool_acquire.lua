@@ -1,0 +1,26 @@
+-- warmpool_acquire.lua -- takes one idle entry with more than the minimum
+-- remaining TTL, atomically; entries below it are moved to the destroy set
+-- on the way, never handed out (adapters/ops/warmpool.h).
+-- KEYS[1]: the pool's tag. ARGV: min remaining ms, borrow lease ms (0:
+-- none), borrower id.
+-- Returns: {1, id, expiry ms} | {0, "", 0} no idle entry.
+--#include warmpool_int
+local now, minrem = now_ms(), tonumber(ARGV[1])
+local reaped = to_dead(IDLE, now + minrem, 100)
+local ids = redis.call('ZRANGEBYSCORE', IDLE, '(' .. fmt(now + minrem), '+inf',
+                       'LIMIT', 0, 1)
+if #ids == 0 then
+  if reaped > 0 then
+    redis.call('PUBLISH', WAKE, 'a')
+  end
+  return {0, '', 0}
+end
+local id = ids[1]
+local exp = redis.call('ZSCORE', IDLE, id)
+redis.call('ZREM', IDLE, id)
+local lease = tonumber(ARGV[2])
+redis.call('ZADD', BOR, lease > 0 and fmt(now + lease) or fmt(NEVER), id)
+redis.call('HSET', WHO, id, ARGV[3])
+-- The primary refills at once, not at its next interval.
+redis.call('PUBLISH', WAKE, 'a')
+return {1, id, tonumber(exp)}

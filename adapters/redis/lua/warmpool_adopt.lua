@@ -1,0 +1,17 @@
+-- warmpool_adopt.lua -- a creation on demand is ready: it becomes borrowed
+-- by its creator (adapters/ops/warmpool.h).
+-- KEYS[1]: the pool's tag. ARGV: id, borrower, lease ms (0: none), idle
+-- TTL ms, claim ms.
+-- Returns: 1 borrowed | 0 its reservation is gone (the creator destroys
+-- it, claimed by it).
+--#include warmpool_int
+local id, now = ARGV[1], now_ms()
+if redis.call('ZREM', DMK, id) == 0 then
+  claim(id, now + tonumber(ARGV[5]))
+  return 0
+end
+local lease = tonumber(ARGV[3])
+redis.call('ZADD', BOR, lease > 0 and fmt(now + lease) or fmt(NEVER), id)
+redis.call('HSET', WHO, id, ARGV[2])
+redis.call('HSET', EXP, id, fmt(now + tonumber(ARGV[4])))
+return 1

@@ -1,0 +1,268 @@
+/* fleet/warmpool.h -- the warm resource pool: nodes of many processes share
+ * one buffer of ready, idle resources (sandboxes, scratch directories,
+ * connections) through the backend. The pool keeps an idle target; a
+ * primary, elected with fleet's leader election and fenced by its token,
+ * reaps idle entries whose TTL ran out, shrinks the buffer when it is above
+ * the target and starts creations when it is below; any node acquires an
+ * idle resource atomically and releases it. docs/warmpool.md has the
+ * guarantees, the key schema and how to size the primary lease. */
+#ifndef FLEET_WARMPOOL_H
+#define FLEET_WARMPOOL_H
+
+#include "fleet/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A node of a warm pool: a handle. */
+typedef struct fleet_warmpool_s {
+  FLEET_HANDLE_FIELDS
+} fleet_warmpool_t;
+
+/* One piece of work fleet asks the user to do on a resource: create it,
+ * destroy it, or check it before it is handed out. Owned by fleet, valid
+ * until fleet_warmpool_work_done() is called on it (exactly once, inside
+ * the callback or later, also after the pool started closing: a pool does
+ * not finish closing while a work is pending). */
+typedef struct fleet_warmpool_work_s fleet_warmpool_work_t;
+
+/* The longest pool name and owner id (the name rule), and the longest
+ * resource id, in bytes. */
+#define FLEET_WARMPOOL_OWNER_MAX 200
+#define FLEET_WARMPOOL_ID_MAX 256
+
+/* The id of the resource a work is about (NUL-terminated): for a creation,
+ * the id fleet chose for the new resource ("<owner>-<n>"), which the
+ * created resource must be findable by (its destroy gets the same id). */
+FLEET_EXTERN const char *fleet_warmpool_work_id(const fleet_warmpool_work_t *w);
+
+/* Reports the end of a work: `status` 0 when it succeeded (created,
+ * destroyed, healthy), else a negative error (any fleet code, or
+ * FLEET_EBACKEND for a failure of the user's own), with `detail` (may be
+ * NULL) describing it; a failed creation's detail is kept as the pool's
+ * last error. Returns 0 or FLEET_EINVAL (NULL, or reported already). */
+FLEET_EXTERN int fleet_warmpool_work_done(fleet_warmpool_work_t *w, int status,
+                                          const char *detail);
+
+typedef void (*fleet_warmpool_work_cb)(fleet_warmpool_t *pool,
+                                       fleet_warmpool_work_t *work);
+
+/* What the put of a resource this node created came to: 0 it is idle,
+ * FLEET_ESTALE refused because the token it was created under is no longer
+ * the primary's, FLEET_ETIMEDOUT refused because its warm-up outlived its
+ * deadline, FLEET_EALREADY refused because idle is at its target. A
+ * refused resource is destroyed at once (the destroy callback runs). */
+typedef void (*fleet_warmpool_put_cb)(fleet_warmpool_t *pool, const char *id,
+                                      uint64_t token, int status);
+
+/* This node became the primary (`token` its fencing token) or stopped
+ * being it (`token` 0). */
+typedef void (*fleet_warmpool_primary_cb)(fleet_warmpool_t *pool,
+                                          uint64_t token);
+
+/* The callbacks of a node; copied at init.
+ *
+ *   create   required: make the resource named fleet_warmpool_work_id().
+ *   destroy  required: remove the resource of that id. It must succeed on
+ *            a resource that is gone or was never made (a creation
+ *            abandoned by a dead node is destroyed by id).
+ *   check    optional: a health check of an idle resource before it is
+ *            handed out; a failure destroys it and takes another.
+ *   put, primary, error  optional: see above; error hears the failures of
+ *            the background work (reconciles, lease renewals). */
+typedef struct {
+  fleet_warmpool_work_cb create;
+  fleet_warmpool_work_cb destroy;
+  fleet_warmpool_work_cb check;
+  fleet_warmpool_put_cb put;
+  fleet_warmpool_primary_cb primary;
+  fleet_error_cb error;
+} fleet_warmpool_callbacks_t;
+
+/* What acquire does when no idle resource is ready. */
+typedef enum {
+  /* Create one on this node (the create callback runs here) and hand it
+   * out when it is ready. */
+  FLEET_WARMPOOL_DIRECT_CREATE = 0,
+  /* Fail at once with FLEET_ENOTFOUND. */
+  FLEET_WARMPOOL_FAIL_FAST = 1
+} fleet_warmpool_policy_t;
+
+/* Options; zero means the default. The fields marked (fp) enter the
+ * pool's definition fingerprint with `definition`: every node of a pool
+ * must agree on them. */
+typedef struct {
+  /* The idle target written when the pool is first started (later ones
+   * keep the stored target; change it with fleet_warmpool_resize()).
+   * Default 0. */
+  uint32_t target_idle;
+  /* (fp) How long a resource lives from its put, by the server's clock;
+   * it is not handed out once less than min_remaining_ms is left, and is
+   * reaped. Default 24 h. */
+  uint32_t idle_ttl_ms;
+  /* (fp) Default min(60 s, idle_ttl_ms / 2); must be below idle_ttl_ms. */
+  uint32_t min_remaining_ms;
+  /* Creations the primary runs at once (a rolling window: each is put as
+   * soon as it is ready). Default 4. */
+  uint32_t warmup_concurrency;
+  /* (fp) The deadline of a creation: one not put by then is abandoned
+   * and its id destroyed. Default 60 s. */
+  uint32_t warmup_timeout_ms;
+  /* (fp) The primary's lease TTL: a dead primary is replaced within it.
+   * Default 10 s; at least 100 ms. */
+  uint32_t primary_ttl_ms;
+  /* The primary's reconcile interval (it also reconciles at once on a
+   * resize, an acquire and after each put). Default 1000 ms. */
+  uint32_t reconcile_ms;
+  /* (fp) A borrowed resource's lease, renewed every third of it while
+   * this node holds it; the primary destroys a resource whose borrower's
+   * lease ran out. Default 0: no lease (a borrower that dies leaks). */
+  uint32_t borrow_lease_ms;
+  /* Backoff after failed creations: base * 2^(failures - 1), at most max;
+   * kept in the backend, shared by whoever is primary. Defaults 500 ms
+   * and 30 s. */
+  uint32_t backoff_base_ms;
+  uint32_t backoff_max_ms;
+  fleet_warmpool_policy_t policy;
+  /* Never campaigns for primary: acquires, releases and queries only. */
+  int client_only;
+  /* (fp) The pool's definition (what a resource is), any bytes; copied. */
+  fleet_bytes_t definition;
+} fleet_warmpool_options_t;
+
+/* Fills `options` with the defaults. */
+FLEET_EXTERN void fleet_warmpool_options_init(fleet_warmpool_options_t *o);
+
+/* Initializes `pool`, a node of the warm pool `name` of `client` under the
+ * id `owner` (1 to FLEET_WARMPOOL_OWNER_MAX bytes, no '/'). The pool's
+ * primary election is the leader `name` (its lease is the lock `name`).
+ * Nothing is sent until fleet_warmpool_start().
+ *
+ * Returns 0; FLEET_EINVAL (NULL or empty argument, a missing required
+ * callback, bad options); FLEET_E2BIG; FLEET_ECLOSING; FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_warmpool_init(fleet_client_t *client,
+                                     fleet_warmpool_t *pool, const char *name,
+                                     const char *owner,
+                                     const fleet_warmpool_callbacks_t *cbs,
+                                     const fleet_warmpool_options_t *options);
+
+/* Starts the node: checks its definition fingerprint against the pool's
+ * (stored by the first node that starts), then, unless client_only,
+ * campaigns for primary. `cb` runs with 0, or FLEET_ECONFLICT when the
+ * fingerprints differ (fleet_client_last_error() names both; the node does
+ * not campaign), or the backend's error.
+ *
+ * Returns 0; FLEET_EINVAL; FLEET_EALREADY (started); FLEET_ECLOSING;
+ * FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_warmpool_start(fleet_warmpool_t *pool,
+                                      fleet_status_cb cb, void *user_data);
+
+/* This node's definition fingerprint (16 hex digits). */
+FLEET_EXTERN const char *
+fleet_warmpool_fingerprint(const fleet_warmpool_t *pool);
+
+/* Whether this node is the primary now (holds the lease, locally valid). */
+FLEET_EXTERN int fleet_warmpool_is_primary(const fleet_warmpool_t *pool);
+
+/* The result of an acquire: 0 and the id (valid until the callback
+ * returns), or an error and NULL. */
+typedef void (*fleet_warmpool_acquire_cb)(fleet_warmpool_t *pool, int status,
+                                          const char *id, void *user_data);
+
+/* Takes an idle resource with at least min_remaining_ms left, atomically
+ * (no resource is handed out twice), and checks it if there is a check
+ * callback. When none is ready: the policy (create here, or
+ * FLEET_ENOTFOUND). With a borrow lease the node renews it until the
+ * resource is released or the pool closes. Works without start.
+ *
+ * Returns 0; FLEET_EINVAL; FLEET_ECLOSING; FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_warmpool_acquire(fleet_warmpool_t *pool,
+                                        fleet_warmpool_acquire_cb cb,
+                                        void *user_data);
+
+/* Release flags. */
+#define FLEET_WARMPOOL_RELEASE_DESTROY 1 /* destroy it, do not reuse */
+
+/* Gives a resource this node's owner borrowed back: to idle if it has at
+ * least min_remaining_ms left and idle is under its target, else it is
+ * destroyed here (the destroy callback runs). `cb` runs with 0, or
+ * FLEET_ESTALE when it was not borrowed by this owner any more (its lease
+ * ran out: the primary destroys it).
+ *
+ * Returns 0; FLEET_EINVAL; FLEET_E2BIG; FLEET_ECLOSING; FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_warmpool_release(fleet_warmpool_t *pool, const char *id,
+                                        int flags, fleet_status_cb cb,
+                                        void *user_data);
+
+/* Writes the idle target; `cb` runs once it is written. The primary
+ * applies it at once (it is notified), creating or destroying idle
+ * resources. Works from any node, started or not. */
+FLEET_EXTERN int fleet_warmpool_resize(fleet_warmpool_t *pool, uint32_t target,
+                                       fleet_status_cb cb, void *user_data);
+
+typedef void (*fleet_warmpool_drain_cb)(fleet_warmpool_t *pool, int status,
+                                        size_t drained, void *user_data);
+
+/* Takes every idle resource visible now out of the pool (atomically per
+ * call) and destroys them here; `cb` runs when they are destroyed, with
+ * their number. A primary may put new ones meanwhile unless the target was
+ * lowered first: resize(0), then drain, empties the pool. */
+FLEET_EXTERN int fleet_warmpool_drain(fleet_warmpool_t *pool,
+                                      fleet_warmpool_drain_cb cb,
+                                      void *user_data);
+
+#define FLEET_WARMPOOL_STATE_MAP(XX)                                           \
+  XX(HEALTHY, "healthy")   /* a primary reconciles, creations succeed */       \
+  XX(DEGRADED, "degraded") /* 3 or more creations failed in a row */           \
+  XX(DRAINING, "draining") /* target 0, resources still idle or warming */     \
+  XX(STOPPED, "stopped")   /* no primary holds the lease */
+
+typedef enum {
+#define FLEET__WARMPOOL_STATE_ENUM(name, str) FLEET_WARMPOOL_##name,
+  FLEET_WARMPOOL_STATE_MAP(FLEET__WARMPOOL_STATE_ENUM)
+#undef FLEET__WARMPOOL_STATE_ENUM
+} fleet_warmpool_state_t;
+
+/* The name of a state ("healthy"); "unknown" when out of range. */
+FLEET_EXTERN const char *fleet_warmpool_state_name(int state);
+
+/* The pool's shared state. Strings are valid until the callback returns. */
+typedef struct {
+  fleet_warmpool_state_t state;
+  int64_t target;    /* -1: never started */
+  uint64_t idle;     /* live idle entries (may be handed out) */
+  uint64_t borrowed; /* handed out, not released */
+  uint64_t creating; /* creations in flight, on any node */
+  uint64_t destroying;
+  uint64_t failures;   /* creations failed in a row */
+  uint64_t backoff_ms; /* left before creations start again */
+  const char *last_error;
+  const char *primary; /* its owner id, "" when none */
+  uint64_t primary_token;
+  int64_t primary_ttl_ms; /* left on its lease */
+  const char *fingerprint;
+} fleet_warmpool_snapshot_t;
+
+typedef void (*fleet_warmpool_snapshot_cb)(
+    fleet_warmpool_t *pool, int status, const fleet_warmpool_snapshot_t *snap,
+    void *user_data);
+
+/* Reads the pool's state and counts. */
+FLEET_EXTERN int fleet_warmpool_snapshot(fleet_warmpool_t *pool,
+                                         fleet_warmpool_snapshot_cb cb,
+                                         void *user_data);
+
+/* Closes the node: pending calls complete with FLEET_ECANCELED; it stops
+ * reconciling and gives up the primary lease (another node takes over at
+ * once); borrow leases stop being renewed; creations still running are
+ * destroyed when they complete, not put. `close_cb` runs when every work
+ * has been reported done. */
+FLEET_EXTERN int fleet_warmpool_close(fleet_warmpool_t *pool,
+                                      fleet_close_cb close_cb);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLEET_WARMPOOL_H */

@@ -1,0 +1,738 @@
+/* warmpool.c -- a node of a warm pool: init, the definition check at
+ * start, the primary (a leader election named after the pool) and its
+ * reconcile, the works the user does (create, destroy, check), close.
+ *
+ * The primary reconciles in one fenced script (reap, shrink, claim what is
+ * to be destroyed, reserve creations up to the free warm-up slots); each
+ * creation is put as soon as it is ready, with the token it was reserved
+ * under, and the next reconcile follows at once, so warm-ups roll instead
+ * of waiting for the slowest of a batch. The lease is renewed by the
+ * lock's batcher item, independent of how long the warm-ups take. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "warmpool_int.h"
+
+uint64_t fleet__pool_hash(const void *key, size_t len);
+
+/* Entries moved per kind by one reconcile. */
+#define WP_MAX_MOVED 100
+/* Puts sent for one resource while the answer is lost to a transient
+ * error. */
+#define WP_PUT_TRIES 5
+
+fleet__warmpool_t *fleet__warmpool_of(const fleet_warmpool_t *pool) {
+  return (fleet__warmpool_t *)fleet__handle_of(pool, FLEET_HANDLE_WARMPOOL);
+}
+
+const char *fleet_warmpool_state_name(int state) {
+  static const char *const names[] = {
+#define XX(name, str) str,
+      FLEET_WARMPOOL_STATE_MAP(XX)
+#undef XX
+  };
+  return state >= 0 && (size_t)state < FLEET__ARRAY_SIZE(names) ? names[state]
+                                                                : "unknown";
+}
+
+const char *fleet__wp_state_name(fleet__wp_state_t state) {
+  static const char *const names[] = {
+#define XX(name, str) str,
+      FLEET__WP_STATE_MAP(XX)
+#undef XX
+  };
+  return (size_t)state < FLEET__ARRAY_SIZE(names) ? names[state] : "unknown";
+}
+
+static void wp_on_timer(uv_timer_t *t);
+
+/* The one place a node changes state. */
+static void wp_set_state(fleet__warmpool_t *wp, fleet__wp_state_t state) {
+  if (wp->state == FLEET__WP_PRIMARY && state != FLEET__WP_PRIMARY &&
+      wp->timer_open)
+    uv_timer_stop(&wp->timer);
+  if (state == FLEET__WP_PRIMARY && wp->state != FLEET__WP_PRIMARY &&
+      wp->timer_open)
+    uv_timer_start(&wp->timer, wp_on_timer, wp->opts.reconcile_ms,
+                   wp->opts.reconcile_ms);
+  wp->state = state;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Calls                                                                    */
+
+int fleet__wp_send(fleet__warmpool_t *wp, fleet__wp_req_t *req,
+                   fleet__op_t op) {
+  fleet_bytes_t key = fleet__key_bytes(&wp->tag);
+  int err =
+      fleet__req_send(&req->base, op, &key, 1, wp->args.argv, wp->args.argc);
+  if (err != 0 && !req->base.inflight && req->kind == FLEET__WP_REQ_BG)
+    fleet__req_free(&req->base);
+  return err;
+}
+
+fleet__wp_req_t *fleet__wp_bg(fleet__warmpool_t *wp, fleet__req_reply_fn fn,
+                              fleet_warmpool_work_t *work) {
+  fleet__wp_req_t *req =
+      (fleet__wp_req_t *)fleet__req_new(&wp->base, fn, NULL, NULL);
+  if (req != NULL) {
+    req->kind = FLEET__WP_REQ_BG;
+    req->work = work;
+  }
+  return req;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Works                                                                    */
+
+const char *fleet_warmpool_work_id(const fleet_warmpool_work_t *w) {
+  return w != NULL ? w->id : NULL;
+}
+
+void fleet__wp_work_free(fleet_warmpool_work_t *w) {
+  fleet__warmpool_t *wp = w->wp;
+
+  if (w->prev != NULL)
+    w->prev->next = w->next;
+  else
+    wp->works = w->next;
+  if (w->next != NULL)
+    w->next->prev = w->prev;
+  free(w);
+  fleet__handle_unhold(&wp->base);
+}
+
+int fleet__wp_work_start(fleet__warmpool_t *wp, int kind, const char *id,
+                         size_t len, fleet__wp_req_t *req) {
+  fleet_warmpool_work_t *w = calloc(1, sizeof(*w) + len + 1);
+
+  if (w == NULL)
+    return FLEET_ENOMEM;
+  w->wp = wp;
+  w->kind = kind;
+  w->req = req;
+  w->token = wp->token;
+  memcpy(w->id, id, len);
+  w->next = wp->works;
+  if (wp->works != NULL)
+    wp->works->prev = w;
+  wp->works = w;
+  fleet__handle_hold(&wp->base);
+  if (kind == FLEET__WP_CREATE)
+    wp->creating++;
+  switch (kind) {
+    case FLEET__WP_CREATE:
+    case FLEET__WP_DIRECT:
+      wp->cbs.create(wp->pub, w);
+      break;
+    case FLEET__WP_DESTROY:
+      wp->cbs.destroy(wp->pub, w);
+      break;
+    default:
+      wp->cbs.check(wp->pub, w);
+      break;
+  }
+  return 0;
+}
+
+void fleet__wp_destroy(fleet__warmpool_t *wp, const char *id, size_t len,
+                       fleet__wp_req_t *req) {
+  fleet_warmpool_work_t *w;
+
+  for (w = wp->works; w != NULL; w = w->next)
+    if (w->kind == FLEET__WP_DESTROY && strlen(w->id) == len &&
+        memcmp(w->id, id, len) == 0) {
+      if (req != NULL)
+        fleet__wp_drain_step(req, 0);
+      return;
+    }
+  if (fleet__wp_work_start(wp, FLEET__WP_DESTROY, id, len, req) != 0) {
+    fleet__handle_error(&wp->base, FLEET_ENOMEM);
+    if (req != NULL)
+      fleet__wp_drain_step(req, 0);
+  }
+}
+
+static void wp_on_quiet(fleet__req_t *r, int status,
+                        const fleet__reply_t *reply) {
+  fleet__warmpool_t *wp = (fleet__warmpool_t *)r->handle;
+
+  (void)reply;
+  fleet__req_done(r);
+  if (status != 0)
+    fleet__handle_error(&wp->base, status);
+}
+
+/* Sends a call whose reply only matters when it fails. */
+static void wp_quiet(fleet__warmpool_t *wp, fleet__op_t op) {
+  fleet__wp_req_t *req = fleet__wp_bg(wp, wp_on_quiet, NULL);
+  int err = req != NULL ? fleet__wp_send(wp, req, op) : FLEET_ENOMEM;
+
+  if (err != 0)
+    fleet__handle_error(&wp->base, err);
+}
+
+static void wp_destroyed(fleet__warmpool_t *wp, const char *id) {
+  if (fleet__args_begin(&wp->args, 1, 0) != 0)
+    return;
+  fleet__args_str(&wp->args, id);
+  wp_quiet(wp, FLEET__OP_WARMPOOL_DESTROYED);
+}
+
+static void wp_on_put(fleet__req_t *r, int status, const fleet__reply_t *reply);
+
+/* Sends the put of a created resource with the token it was reserved
+ * under. Returns 0 or the error of the send. */
+static int wp_put_send(fleet__warmpool_t *wp, fleet_warmpool_work_t *w) {
+  fleet__wp_req_t *req = fleet__wp_bg(wp, wp_on_put, w);
+  int err = req != NULL ? fleet__args_begin(&wp->args, 6, 4) : FLEET_ENOMEM;
+
+  if (err != 0) {
+    if (req != NULL)
+      fleet__req_free(&req->base);
+    return err;
+  }
+  fleet__args_str(&wp->args, w->id);
+  fleet__args_u64(&wp->args, w->token);
+  fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
+  fleet__args_u64(&wp->args, wp->opts.idle_ttl_ms);
+  fleet__args_u64(&wp->args, wp->opts.min_remaining_ms);
+  fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
+  return fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_PUT);
+}
+
+static void wp_on_put(fleet__req_t *r, int status,
+                      const fleet__reply_t *reply) {
+  fleet__wp_req_t *req = (fleet__wp_req_t *)r;
+  fleet__warmpool_t *wp = (fleet__warmpool_t *)r->handle;
+  fleet_warmpool_work_t *w = req->work;
+  int64_t res = 0;
+
+  fleet__req_done(r);
+  if (status == 0 && fleet__reply_i64(reply, &res) != 0)
+    status = FLEET_EPROTO;
+  /* A put that may not have run is sent again: a put of an id already
+   * idle answers "put", so a repeat is harmless, and the resource must not
+   * be left unknown (its reservation may be gone already). */
+  if (status != 0 && fleet__status_transient(status) &&
+      ++w->tries < WP_PUT_TRIES && wp_put_send(wp, w) == 0) {
+    fleet__handle_error(&wp->base, status);
+    return;
+  }
+  if (status != 0) {
+    /* Still unknown: if it is reserved, the reservation ends at its
+     * deadline and the primary of then destroys the id. */
+    fleet__handle_error(&wp->base, status);
+  } else {
+    int st = res == 1    ? 0
+             : res == 0  ? FLEET_ETIMEDOUT
+             : res == -1 ? FLEET_ESTALE
+                         : FLEET_EALREADY;
+    if (wp->cbs.put != NULL)
+      wp->cbs.put(wp->pub, w->id, w->token, st);
+    if (st != 0)
+      fleet__wp_destroy(wp, w->id, strlen(w->id), NULL);
+  }
+  fleet__wp_work_free(w);
+  fleet__wp_reconcile(wp);
+}
+
+int fleet_warmpool_work_done(fleet_warmpool_work_t *w, int status,
+                             const char *detail) {
+  fleet__warmpool_t *wp;
+  fleet__wp_req_t *req;
+  int err;
+
+  if (w == NULL || w->reported)
+    return FLEET_EINVAL;
+  w->reported = 1;
+  wp = w->wp;
+  switch (w->kind) {
+    case FLEET__WP_CREATE:
+      wp->creating--;
+      if (status == 0 && !wp->base.closing) {
+        if ((err = wp_put_send(wp, w)) == 0)
+          return 0; /* the work ends with the put's reply */
+        fleet__handle_error(&wp->base, err);
+        fleet__wp_destroy(wp, w->id, strlen(w->id), NULL);
+      } else if (status == 0) {
+        /* Closing: what was created here and not put is destroyed. */
+        fleet__wp_destroy(wp, w->id, strlen(w->id), NULL);
+      } else if (fleet__args_begin(&wp->args, 4, 2) == 0) {
+        fleet__args_str(&wp->args, w->id);
+        fleet__args_str(&wp->args,
+                        detail != NULL ? detail : fleet_strerror(status));
+        fleet__args_u64(&wp->args, wp->opts.backoff_base_ms);
+        fleet__args_u64(&wp->args, wp->opts.backoff_max_ms);
+        wp_quiet(wp, FLEET__OP_WARMPOOL_FAIL);
+      }
+      fleet__wp_work_free(w);
+      fleet__wp_reconcile(wp);
+      return 0;
+    case FLEET__WP_DIRECT:
+      fleet__wp_direct_done(w, status);
+      if (status != 0 && fleet__args_begin(&wp->args, 4, 2) == 0) {
+        fleet__args_str(&wp->args, w->id);
+        fleet__args_str(&wp->args,
+                        detail != NULL ? detail : fleet_strerror(status));
+        fleet__args_u64(&wp->args, wp->opts.backoff_base_ms);
+        fleet__args_u64(&wp->args, wp->opts.backoff_max_ms);
+        wp_quiet(wp, FLEET__OP_WARMPOOL_FAIL);
+      }
+      if (status != 0)
+        fleet__wp_work_free(w);
+      return 0;
+    case FLEET__WP_DESTROY:
+      req = w->req;
+      if (status == 0)
+        wp_destroyed(wp, w->id);
+      else
+        /* Left claimed: once its claim runs out the primary tries again. */
+        fleet__handle_error(&wp->base, status);
+      fleet__wp_work_free(w);
+      if (req != NULL)
+        fleet__wp_drain_step(req, status == 0);
+      return 0;
+    default:
+      fleet__wp_check_done(w, status);
+      fleet__wp_work_free(w);
+      return 0;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The primary                                                              */
+
+static void wp_on_reconcile(fleet__req_t *r, int status,
+                            const fleet__reply_t *reply) {
+  fleet__warmpool_t *wp = (fleet__warmpool_t *)r->handle;
+  int64_t res = 0, nd = 0, nc = 0;
+  size_t i;
+
+  fleet__req_done(r);
+  wp->rec_inflight = 0;
+  if (status == 0 &&
+      (!fleet__reply_is_array(reply, 1) ||
+       fleet__reply_i64(&reply->elem[0], &res) != 0 ||
+       (res == 1 && (!fleet__reply_is_array(reply, 6) ||
+                     fleet__reply_i64(&reply->elem[1], &nd) != 0 ||
+                     fleet__reply_i64(&reply->elem[2], &nc) != 0 || nd < 0 ||
+                     nc < 0 || reply->nelem != 6 + (size_t)(nd + nc)))))
+    status = FLEET_EPROTO;
+  if (status != 0) {
+    fleet__handle_error(&wp->base, status);
+    return;
+  }
+  if (res != 1)
+    return; /* the lease moved on: the leader hears it */
+  for (i = 0; i < (size_t)nd; i++) {
+    const fleet__reply_t *e = &reply->elem[6 + i];
+    if (e->type == FLEET__REPLY_STR && !wp->base.closing)
+      fleet__wp_destroy(wp, e->str, e->len, NULL);
+  }
+  for (i = 0; i < (size_t)nc; i++) {
+    const fleet__reply_t *e = &reply->elem[6 + (size_t)nd + i];
+    char id[FLEET_WARMPOOL_ID_MAX + 1];
+    if (e->type != FLEET__REPLY_STR || e->len > FLEET_WARMPOOL_ID_MAX)
+      continue;
+    memcpy(id, e->str, e->len);
+    id[e->len] = '\0';
+    if (wp->state != FLEET__WP_PRIMARY ||
+        fleet__wp_work_start(wp, FLEET__WP_CREATE, id, e->len, NULL) != 0)
+      wp_destroyed(wp, id); /* gives the reservation back */
+  }
+  if (wp->rec_again) {
+    wp->rec_again = 0;
+    fleet__wp_reconcile(wp);
+  }
+}
+
+void fleet__wp_reconcile(fleet__warmpool_t *wp) {
+  fleet__wp_req_t *req;
+  uint32_t conc = wp->opts.warmup_concurrency;
+  int err;
+
+  if (wp->state != FLEET__WP_PRIMARY)
+    return;
+  if (wp->rec_inflight) {
+    wp->rec_again = 1;
+    return;
+  }
+  if ((req = fleet__wp_bg(wp, wp_on_reconcile, NULL)) == NULL ||
+      fleet__args_begin(&wp->args, 7, 6) != 0) {
+    if (req != NULL)
+      fleet__req_free(&req->base);
+    fleet__handle_error(&wp->base, FLEET_ENOMEM);
+    return;
+  }
+  fleet__args_u64(&wp->args, wp->token);
+  fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
+  fleet__args_u64(&wp->args, wp->opts.min_remaining_ms);
+  fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
+  fleet__args_u64(&wp->args, WP_MAX_MOVED);
+  fleet__args_u64(&wp->args, conc > wp->creating ? conc - wp->creating : 0);
+  fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
+  err = fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_RECONCILE);
+  if (err != 0) {
+    fleet__handle_error(&wp->base, err);
+    return;
+  }
+  wp->rec_inflight = 1;
+  wp->rec_again = 0;
+}
+
+static void wp_on_timer(uv_timer_t *t) {
+  fleet__wp_reconcile(t->data);
+}
+
+static void wp_on_wake(void *arg, int status, const char *payload, size_t len) {
+  (void)status;
+  (void)payload;
+  (void)len;
+  fleet__wp_reconcile(arg);
+}
+
+static void wp_on_elected(fleet_leader_t *leader, uint64_t token) {
+  fleet__warmpool_t *wp = leader->data;
+
+  if (wp->state != FLEET__WP_CANDIDATE)
+    return;
+  wp->token = token;
+  wp_set_state(wp, FLEET__WP_PRIMARY);
+  if (wp->cbs.primary != NULL)
+    wp->cbs.primary(wp->pub, token);
+  fleet__wp_reconcile(wp);
+}
+
+static void wp_on_demoted(fleet_leader_t *leader, int status) {
+  fleet__warmpool_t *wp = leader->data;
+
+  if (wp->state != FLEET__WP_PRIMARY)
+    return;
+  /* The leader campaigns again by itself. */
+  wp_set_state(wp, FLEET__WP_CANDIDATE);
+  if (status != 0)
+    fleet__handle_error(&wp->base, status);
+  if (wp->cbs.primary != NULL)
+    wp->cbs.primary(wp->pub, 0);
+}
+
+static void wp_on_leader_error(fleet_handle_t *h, int status,
+                               const char *detail) {
+  fleet__warmpool_t *wp = ((fleet_leader_t *)h)->data;
+
+  (void)detail;
+  fleet__handle_error(&wp->base, status);
+}
+
+/* Campaigns for primary: the candidate is made once (a start that failed
+ * to campaign keeps it for the next start) and closes with the node. */
+static int wp_campaign(fleet__warmpool_t *wp) {
+  fleet_leader_callbacks_t cbs = {wp_on_elected, wp_on_demoted,
+                                  wp_on_leader_error};
+  int err;
+
+  if (!wp->leader_open) {
+    err = fleet_leader_init(wp->base.client->pub, &wp->leader, wp->name,
+                            wp->owner, wp->opts.primary_ttl_ms, &cbs, NULL);
+    if (err != 0)
+      return err;
+    wp->leader.internal_->internal = 1;
+    wp->leader.data = wp;
+    wp->leader_open = 1;
+  }
+  /* Resizes, acquires and releases wake the primary at once. */
+  if (wp->sub == NULL) {
+    fleet__backend_t *be = fleet__handle_backend(&wp->base);
+    err = be->vt->subscribe(be, wp->wake.base, wp->wake.len, wp_on_wake, wp,
+                            &wp->sub);
+    if (err != 0) {
+      wp->sub = NULL;
+      fleet__handle_error(&wp->base, err);
+    }
+  }
+  err = fleet_leader_campaign(&wp->leader);
+  if (err == 0)
+    wp_set_state(wp, FLEET__WP_CANDIDATE);
+  return err;
+}
+
+int fleet_warmpool_is_primary(const fleet_warmpool_t *pool) {
+  const fleet__warmpool_t *wp = fleet__warmpool_of(pool);
+
+  return wp != NULL && wp->leader_open && wp->state == FLEET__WP_PRIMARY &&
+         fleet_leader_is_leader(&wp->leader);
+}
+
+const char *fleet_warmpool_fingerprint(const fleet_warmpool_t *pool) {
+  const fleet__warmpool_t *wp = fleet__warmpool_of(pool);
+  return wp != NULL ? wp->fp : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Start                                                                    */
+
+static void wp_start_reply(fleet__wp_req_t *req, int status,
+                           const fleet__reply_t *reply) {
+  fleet__warmpool_t *wp = (fleet__warmpool_t *)req->base.handle;
+  int64_t ok = 0;
+  fleet_bytes_t stored = {"", 0};
+  fleet_status_cb cb = req->cb.status;
+  void *data = req->base.user_data;
+
+  fleet__req_done(&req->base);
+  if (status == 0 && (reply == NULL || !fleet__reply_is_array(reply, 2) ||
+                      fleet__reply_i64(&reply->elem[0], &ok) != 0 ||
+                      fleet__reply_bytes(&reply->elem[1], &stored) != 0))
+    status = FLEET_EPROTO;
+  if (status == 0 && ok != 1) {
+    fleet__backend_set_detail(fleet__handle_backend(&wp->base),
+                              "warm pool %s: this node's definition "
+                              "fingerprint %s differs from the pool's %.*s",
+                              wp->name, wp->fp, (int)stored.len,
+                              (const char *)stored.base);
+    status = FLEET_ECONFLICT;
+  }
+  if (status == 0 && wp->opts.client_only)
+    wp_set_state(wp, FLEET__WP_CLIENT);
+  else if (status == 0)
+    status = wp_campaign(wp);
+  if (status != 0)
+    /* Not started: it may be started again. */
+    wp_set_state(wp, FLEET__WP_IDLE);
+  cb(wp->base.pub, status, data);
+}
+
+void fleet__wp_start_reply(fleet__wp_req_t *req, int status,
+                           const fleet__reply_t *reply) {
+  wp_start_reply(req, status, reply);
+}
+
+int fleet_warmpool_start(fleet_warmpool_t *pool, fleet_status_cb cb,
+                         void *user_data) {
+  fleet__warmpool_t *wp = fleet__warmpool_of(pool);
+  fleet__wp_req_t *req;
+  int err;
+
+  if (wp == NULL || cb == NULL)
+    return FLEET_EINVAL;
+  if ((err = fleet__handle_usable(&wp->base)) != 0)
+    return err;
+  if (wp->state != FLEET__WP_IDLE)
+    return FLEET_EALREADY;
+  if ((req = fleet__wp_req(wp, FLEET__WP_REQ_START, user_data)) == NULL ||
+      fleet__args_begin(&wp->args, 2, 1) != 0) {
+    if (req != NULL)
+      fleet__req_free(&req->base);
+    return FLEET_ENOMEM;
+  }
+  req->cb.status = cb;
+  fleet__args_bytes(&wp->args, wp->fp, 16);
+  fleet__args_u64(&wp->args, wp->opts.target_idle);
+  if ((err = fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_START)) != 0) {
+    fleet__req_free(&req->base);
+    return err;
+  }
+  wp_set_state(wp, FLEET__WP_STARTING);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Init and close                                                           */
+
+void fleet_warmpool_options_init(fleet_warmpool_options_t *o) {
+  if (o == NULL)
+    return;
+  memset(o, 0, sizeof(*o));
+  o->idle_ttl_ms = 24u * 3600u * 1000u;
+  o->min_remaining_ms = 60000;
+  o->warmup_concurrency = 4;
+  o->warmup_timeout_ms = 60000;
+  o->primary_ttl_ms = 10000;
+  o->reconcile_ms = 1000;
+  o->backoff_base_ms = 500;
+  o->backoff_max_ms = 30000;
+}
+
+/* The options with defaults filled in; FLEET_EINVAL when they do not
+ * hold together. */
+static int wp_options(const fleet_warmpool_options_t *in,
+                      fleet_warmpool_options_t *o) {
+  fleet_warmpool_options_t d;
+
+  fleet_warmpool_options_init(&d);
+  if (in == NULL) {
+    *o = d;
+    return 0;
+  }
+  *o = *in;
+  if (o->idle_ttl_ms == 0)
+    o->idle_ttl_ms = d.idle_ttl_ms;
+  if (o->min_remaining_ms == 0)
+    o->min_remaining_ms = o->idle_ttl_ms / 2 < d.min_remaining_ms
+                              ? o->idle_ttl_ms / 2
+                              : d.min_remaining_ms;
+  if (o->warmup_concurrency == 0)
+    o->warmup_concurrency = d.warmup_concurrency;
+  if (o->warmup_timeout_ms == 0)
+    o->warmup_timeout_ms = d.warmup_timeout_ms;
+  if (o->primary_ttl_ms == 0)
+    o->primary_ttl_ms = d.primary_ttl_ms;
+  if (o->reconcile_ms == 0)
+    o->reconcile_ms = d.reconcile_ms;
+  if (o->backoff_base_ms == 0)
+    o->backoff_base_ms = d.backoff_base_ms;
+  if (o->backoff_max_ms == 0)
+    o->backoff_max_ms = d.backoff_max_ms;
+  if (o->min_remaining_ms >= o->idle_ttl_ms || o->primary_ttl_ms < 100 ||
+      (o->policy != FLEET_WARMPOOL_DIRECT_CREATE &&
+       o->policy != FLEET_WARMPOOL_FAIL_FAST) ||
+      (o->definition.len > 0 && o->definition.base == NULL))
+    return FLEET_EINVAL;
+  return 0;
+}
+
+/* The fingerprint: a hash of the definition and the options every node
+ * must agree on. */
+static void wp_fingerprint(fleet__warmpool_t *wp) {
+  char head[160];
+  int n =
+      snprintf(head, sizeof(head),
+               "fleet-warmpool/1 ttl=%" PRIu32 " minrem=%" PRIu32
+               " warmup=%" PRIu32 " primary=%" PRIu32 " lease=%" PRIu32 " def=",
+               wp->opts.idle_ttl_ms, wp->opts.min_remaining_ms,
+               wp->opts.warmup_timeout_ms, wp->opts.primary_ttl_ms,
+               wp->opts.borrow_lease_ms);
+  size_t len = (size_t)n + wp->opts.definition.len;
+  char *buf = malloc(len + 1);
+  uint64_t h;
+
+  if (buf == NULL) {
+    h = fleet__pool_hash(head, (size_t)n);
+  } else {
+    memcpy(buf, head, (size_t)n);
+    if (wp->opts.definition.len > 0)
+      memcpy(buf + n, wp->opts.definition.base, wp->opts.definition.len);
+    h = fleet__pool_hash(buf, len);
+    free(buf);
+  }
+  snprintf(wp->fp, sizeof(wp->fp), "%016" PRIx64, h);
+  wp->opts.definition.base = NULL;
+  wp->opts.definition.len = 0;
+}
+
+static void wp_free(fleet__handle_t *h) {
+  fleet__warmpool_t *wp = (fleet__warmpool_t *)h;
+
+  fleet__args_free(&wp->args);
+  fleet__key_free(&wp->tag);
+  fleet__key_free(&wp->wake);
+  free(wp->name);
+  free(wp->owner);
+  free(wp);
+}
+
+static void wp_timer_closed(uv_handle_t *t) {
+  fleet__warmpool_t *wp = t->data;
+  fleet__handle_unhold(&wp->base);
+}
+
+static void wp_leader_closed(fleet_handle_t *h) {
+  fleet__warmpool_t *wp = h->data;
+  fleet__handle_unhold(&wp->base);
+}
+
+/* The close: stop reconciling, give the lease up, stop renewing borrow
+ * leases. Works still running end when the user reports them. */
+static void wp_close(fleet__handle_t *h) {
+  fleet__warmpool_t *wp = (fleet__warmpool_t *)h;
+
+  wp_set_state(wp, FLEET__WP_CLOSING);
+  if (wp->sub != NULL) {
+    fleet__handle_backend(h)->vt->unsubscribe(fleet__handle_backend(h),
+                                              wp->sub);
+    wp->sub = NULL;
+  }
+  if (wp->timer_open) {
+    wp->timer_open = 0;
+    fleet__handle_hold(h);
+    uv_close((uv_handle_t *)&wp->timer, wp_timer_closed);
+  }
+  if (wp->leader_open) {
+    wp->leader_open = 0;
+    fleet__handle_hold(h);
+    fleet_leader_close(&wp->leader, wp_leader_closed);
+  }
+  fleet__wp_borrow_clear(wp);
+}
+
+static const fleet__handle_vt_t wp_vt = {
+    FLEET_HANDLE_WARMPOOL, sizeof(fleet__wp_req_t), wp_close, NULL, wp_free};
+
+int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
+                        const char *name, const char *owner,
+                        const fleet_warmpool_callbacks_t *cbs,
+                        const fleet_warmpool_options_t *options) {
+  struct fleet__client_s *c;
+  fleet__warmpool_t *wp;
+  size_t name_len, owner_len;
+  int err;
+
+  if (pool == NULL)
+    return FLEET_EINVAL;
+  pool->internal_ = NULL;
+  if (client == NULL || client->internal_ == NULL || cbs == NULL ||
+      cbs->create == NULL || cbs->destroy == NULL)
+    return FLEET_EINVAL;
+  if ((err = fleet__str_check(name, FLEET__NAME_MAX, &name_len)) != 0 ||
+      (err = fleet__str_check(owner, FLEET_WARMPOOL_OWNER_MAX, &owner_len)) !=
+          0)
+    return err;
+  if (strchr(owner, '/') != NULL)
+    return FLEET_EINVAL;
+  if ((wp = calloc(1, sizeof(*wp))) == NULL)
+    return FLEET_ENOMEM;
+  if ((err = wp_options(options, &wp->opts)) != 0) {
+    free(wp);
+    return err;
+  }
+  wp->cbs = *cbs;
+  wp->owner_len = owner_len;
+  snprintf(wp->lease_str, sizeof(wp->lease_str), "%" PRIu32,
+           wp->opts.borrow_lease_ms);
+  wp_fingerprint(wp);
+  err = fleet__handle_init(&wp->base, &wp_vt, client, (fleet_handle_t *)pool);
+  if (err != 0) {
+    free(wp);
+    return err;
+  }
+  c = wp->base.client;
+  wp->pub = pool;
+  wp->base.error_cb = cbs->error;
+  wp->name = fleet__strdup(name);
+  wp->owner = fleet__strdup(owner);
+  if (wp->name == NULL || wp->owner == NULL ||
+      fleet__key_build(&wp->tag, c->prefix, c->prefix_len, name, name_len,
+                       NULL) != 0 ||
+      fleet__key_build(&wp->wake, c->prefix, c->prefix_len, name, name_len,
+                       "wp:wake") != 0) {
+    fleet__handle_abort(&wp->base);
+    wp_free(&wp->base);
+    pool->internal_ = NULL;
+    return FLEET_ENOMEM;
+  }
+  uv_timer_init(wp->base.loop, &wp->timer);
+  wp->timer.data = wp;
+  wp->timer_open = 1;
+  return 0;
+}
+
+int fleet_warmpool_close(fleet_warmpool_t *pool, fleet_close_cb close_cb) {
+  fleet__warmpool_t *wp = fleet__warmpool_of(pool);
+
+  if (wp == NULL)
+    return FLEET_EINVAL;
+  return fleet__handle_close(&wp->base, close_cb);
+}
