@@ -61,35 +61,58 @@ local function claim(n, ttl)
     for _, id in ipairs(mid) do ids[#ids + 1] = id end
     for _, id in ipairs(lo) do ids[#ids + 1] = id end
     if #ids > 0 then
+      -- Every record is checked (rec_read) before anything is written;
+      -- the attempt the claim makes is kept as a string: "1" for a job
+      -- never tried, which is the common case and needs no formatting.
       local recs = call('HMGET', jobs, unpack(ids))
-      local parsed = {}
-      for i, id in ipairs(ids) do
+      local att = {}
+      for i = 1, #ids do
         local rec = recs[i]
         if rec then
-          local attempts, max, _, _, k, l = rec_read(rec, id)
-          parsed[i] = {attempts + 1, max, k, l}
+          local attempts, _, one = rec_read(rec, ids[i])
+          att[i] = one == 1 and '1' or tostring(attempts + 1)
         end
       end
       if #mid > 0 then call('LTRIM', pending, #mid, -1) end
       if nz > 0 then call('ZREMRANGEBYRANK', prio, 0, nz - 1) end
       local token = call('INCRBY', tag .. ':fence', #ids) - #ids
       local tail = '\0' .. string.format('%d', deadline)
+      -- The tokens' decimals without formatting a number per job: the
+      -- digits above the last three once per thousand tokens, the last
+      -- three digit by digit (tokens below 1000 are formatted as they are).
+      local hi = math.floor(token / 1000)
+      local lo = token - hi * 1000
+      local d1, d2, d3 = math.floor(lo / 100), math.floor(lo / 10) % 10, lo % 10
+      local hs = string.format('%d', hi)
       local claims, o, c = {}, 4, 0
       for i, id in ipairs(ids) do
-        local p = parsed[i]
-        if p then
+        local a = att[i]
+        if a then
           token = token + 1
-          local rec, k, l = recs[i], p[3], p[4]
+          d3 = d3 + 1
+          if d3 == 10 then
+            d3, d2 = 0, d2 + 1
+            if d2 == 10 then
+              d2, d1 = 0, d1 + 1
+              if d1 == 10 then
+                d1, hi = 0, hi + 1
+                hs = string.format('%d', hi)
+              end
+            end
+          end
+          local ts
+          if hi > 0 then
+            ts = hs .. DIGITS[d1 + 1] .. DIGITS[d2 + 1] .. DIGITS[d3 + 1]
+          else
+            ts = string.format('%d', token)
+          end
           claims[c + 1] = id
-          claims[c + 2] = token .. '\0' .. p[1] .. tail
+          claims[c + 2] = ts .. '\0' .. a .. tail
           c = c + 2
           out[o + 1] = id
-          out[o + 2] = sub(rec, k + 1, l - 1)
-          out[o + 3] = sub(rec, l + 1)
-          out[o + 4] = p[1]
-          out[o + 5] = p[2]
-          out[o + 6] = token
-          o = o + 6
+          out[o + 2] = recs[i]
+          out[o + 3] = token
+          o = o + 3
         end
       end
       if c > 0 then
