@@ -84,7 +84,8 @@ local function claim(n, ttl)
       local lo = token - hi * 1000
       local d1, d2, d3 = math.floor(lo / 100), math.floor(lo / 10) % 10, lo % 10
       local hs = string.format('%d', hi)
-      local claims, o, c = {}, 4, 0
+      -- The mark goes with every write: see CLAIMS_MARK (queue_rec).
+      local claims, o, c = {'', CLAIMS_MARK}, 4, 2
       for i, id in ipairs(ids) do
         local a = att[i]
         if a then
@@ -115,7 +116,7 @@ local function claim(n, ttl)
           o = o + 3
         end
       end
-      if c > 0 then
+      if c > 2 then
         call('HSET', tag .. ':claims', unpack(claims))
         local ra = call('GET', tag .. ':recover_at')
         if not ra or deadline < tonumber(ra) then
