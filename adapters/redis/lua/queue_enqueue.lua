@@ -20,12 +20,14 @@ local pending = tag .. ':pending'
 local prio = tag .. ':pending:prio'
 local delayed = tag .. ':delayed'
 local PRIO_UNIT = 4398046511104 -- 2^42
+--#include queue_int
 local fmt = string.format
 
 local seq = call('INCRBY', tag .. ':seq', n) - n
 -- The "\0<created_ms>\0" middle of every record of this call.
 local created = '\0' .. fmt('%d', now) .. '\0'
-local recs, opts, list, zp, zd = {}, {}, {}, {}, {}
+-- recs starts with HASH_MARK (queue_int).
+local recs, opts, list, zp, zd = {'', HASH_MARK}, {}, {}, {}, {}
 local seen = {}
 local earliest, wake
 local out = {}
@@ -78,7 +80,7 @@ for i = 0, n - 1 do
   out[#out + 1] = status
   out[#out + 1] = id
 end
-if #recs == 0 then return out end
+if #recs == 2 then return out end
 -- Wake the workers when jobs may be claimable that were not: the pending
 -- jobs were none, or a delayed job is now the earliest.
 if #list > 0 or #zp > 0 then

@@ -17,7 +17,13 @@ local function claim(n, ttl)
   local pending = tag .. ':pending'
   local prio = tag .. ':pending:prio'
   local delayed = tag .. ':delayed'
-  local due = call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 1000)
+  -- The earliest delayed job first: the range of due ones only when one is.
+  local first = call('ZRANGE', delayed, '0', '0', 'WITHSCORES')
+  local due = {}
+  if first[2] and tonumber(first[2]) <= now then
+    due = call('ZRANGEBYSCORE', delayed, '-inf', dec(now), 'LIMIT', '0',
+               '1000')
+  end
   local list, zp = {}, {}
   local was_empty = true
   if #due > 0 then
@@ -27,7 +33,7 @@ local function claim(n, ttl)
     for i, id in ipairs(due) do
       if there[i] then prios[i] = opts_read(o[i], id) end
     end
-    local seq = call('INCRBY', tag .. ':seq', #due) - #due
+    local seq = call('INCRBY', tag .. ':seq', dec(#due)) - #due
     for i, id in ipairs(due) do
       local p = prios[i]
       if p == 0 then
@@ -49,12 +55,16 @@ local function claim(n, ttl)
     -- Higher priorities (scores below 1000 * 2^42), then the default
     -- priority's list, then lower priorities: read now, removed once every
     -- record has been checked.
-    local hi = call('ZRANGEBYSCORE', prio, '-inf', '(4398046511104000',
-                    'LIMIT', 0, n)
-    local mid, lo = {}, {}
-    if #hi < n then mid = call('LRANGE', pending, 0, n - #hi - 1) end
-    if #hi + #mid < n then
-      lo = call('ZRANGE', prio, #hi, n - #mid - 1)
+    -- (The zset is read only when it exists: most queues have none.)
+    local hi, mid, lo = {}, {}, {}
+    local has_prio = call('EXISTS', prio) == 1
+    if has_prio then
+      hi = call('ZRANGEBYSCORE', prio, '-inf', '(4398046511104000', 'LIMIT',
+                '0', dec(n))
+    end
+    if #hi < n then mid = call('LRANGE', pending, '0', dec(n - #hi - 1)) end
+    if has_prio and #hi + #mid < n then
+      lo = call('ZRANGE', prio, dec(#hi), dec(n - #mid - 1))
     end
     local nz = #hi + #lo
     local ids = hi
@@ -73,10 +83,10 @@ local function claim(n, ttl)
           att[i] = one == 1 and '1' or tostring(attempts + 1)
         end
       end
-      if #mid > 0 then call('LTRIM', pending, #mid, -1) end
-      if nz > 0 then call('ZREMRANGEBYRANK', prio, 0, nz - 1) end
-      local token = call('INCRBY', tag .. ':fence', #ids) - #ids
-      local tail = '\0' .. string.format('%d', deadline)
+      if #mid > 0 then call('LTRIM', pending, dec(#mid), '-1') end
+      if nz > 0 then call('ZREMRANGEBYRANK', prio, '0', dec(nz - 1)) end
+      local token = call('INCRBY', tag .. ':fence', dec(#ids)) - #ids
+      local tail = '\0' .. dec(deadline)
       -- The tokens' decimals without formatting a number per job: the
       -- digits above the last three once per thousand tokens, the last
       -- three digit by digit (tokens below 1000 are formatted as they are).
@@ -84,8 +94,8 @@ local function claim(n, ttl)
       local lo = token - hi * 1000
       local d1, d2, d3 = math.floor(lo / 100), math.floor(lo / 10) % 10, lo % 10
       local hs = string.format('%d', hi)
-      -- The mark goes with every write: see CLAIMS_MARK (queue_rec).
-      local claims, o, c = {'', CLAIMS_MARK}, 4, 2
+      -- The mark goes with every write: see HASH_MARK (queue_rec).
+      local claims, o, c = {'', HASH_MARK}, 4, 2
       for i, id in ipairs(ids) do
         local a = att[i]
         if a then
@@ -120,14 +130,14 @@ local function claim(n, ttl)
         call('HSET', tag .. ':claims', unpack(claims))
         local ra = call('GET', tag .. ':recover_at')
         if not ra or deadline < tonumber(ra) then
-          call('SET', tag .. ':recover_at', deadline)
+          call('SET', tag .. ':recover_at', dec(deadline))
         end
       end
     end
   end
   local left = call('LLEN', pending) + call('ZCARD', prio)
   out[4] = left
-  local first = call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
+  if #due > 0 then first = call('ZRANGE', delayed, '0', '0', 'WITHSCORES') end
   if first[2] then out[3] = tonumber(first[2]) end
   if #due > 0 and was_empty and left > 0 then
     call('PUBLISH', tag .. ':jobs:wake', 'wake')

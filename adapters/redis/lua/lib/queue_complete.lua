@@ -14,7 +14,7 @@ local function complete(keep, keep_s, a)
   if #ids == 0 then return out end
   local claims = tag .. ':claims'
   local held = call('HMGET', claims, unpack(ids))
-  local done, marks, seen = {}, {}, {}
+  local done, marks, seen = {}, {'', HASH_MARK}, {}
   local prefix = string.format('%d', now) .. '\0'
   for i, id in ipairs(ids) do
     local tok = ARGV[a + 2 * i - 1]
@@ -22,7 +22,7 @@ local function complete(keep, keep_s, a)
     if seen[id] then
       -- Completed a moment ago by this batch.
       out[i + 1] = seen[id] == tok and 2 or 0
-    elseif v and sub(v, 1, #tok) == tok and byte(v, #tok + 1) == 0 then
+    elseif v and byte(v, #tok + 1) == 0 and string.find(v, tok, 1, true) == 1 then
       seen[id] = tok
       done[#done + 1] = id
       marks[#marks + 1] = id
@@ -36,7 +36,7 @@ local function complete(keep, keep_s, a)
   end
   if #done > 0 then
     call('HDEL', claims, unpack(done))
-    call('HINCRBY', tag .. ':stats', 'completed', #done)
+    call('HINCRBY', tag .. ':stats', 'completed', dec(#done))
     if keep > 0 then
       call('HSET', tag .. ':done', unpack(marks))
       call('RPUSH', tag .. ':completed', unpack(done))

@@ -7,13 +7,6 @@
 local find, sub = string.find, string.sub
 local DEFAULT_BACKOFF = 'exp:1000:3600000:20'
 local PRIO_UNIT = 4398046511104 -- 2^42: the pending order of a priority
--- The claims hash holds, beside one field per claim, the field "" (an id
--- fleet never gives) with this value: longer than the 64 bytes of Redis's
--- hash-max-listpack-value, it keeps the hash a hash table, whose lookups
--- cost the same at any size, where a listpack is scanned field by field
--- (a worker's 50 claims made that a sixth of a claim's and completion's
--- server time). Readers of the claims skip it.
-local CLAIMS_MARK = 'fleet: this field keeps the claims hash a hash table (docs/queue.md)'
 -- The decimal digits, by value + 1: numbers spelled without formatting.
 local DIGITS = {'0', '1', '2', '3', '4', '5', '6', '7', '8', '9'}
 

@@ -15,7 +15,7 @@ local function trim(l, times, keep, keep_s)
   -- whole list.
   local cutoff, step = now - keep_s * 1000, 4
   while keep_s > 0 and n < 1000 do
-    local ids = call('LRANGE', l, n, n + step - 1)
+    local ids = call('LRANGE', l, dec(n), dec(n + step - 1))
     if #ids == 0 then break end
     local v = call('HMGET', times, unpack(ids))
     local young = false
@@ -33,10 +33,10 @@ local function trim(l, times, keep, keep_s)
   end
   if n > 1000 then n = 1000 end
   if n <= 0 then return end
-  local ids = call('LRANGE', l, 0, n - 1)
+  local ids = call('LRANGE', l, '0', dec(n - 1))
   call('HDEL', tag .. ':jobs', unpack(ids))
   call('HDEL', tag .. ':opts', unpack(ids))
   call('HDEL', tag .. ':info', unpack(ids))
   if times ~= tag .. ':info' then call('HDEL', times, unpack(ids)) end
-  call('LTRIM', l, n, -1)
+  call('LTRIM', l, dec(n), '-1')
 end
