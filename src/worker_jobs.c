@@ -57,8 +57,7 @@ static int wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
   job->pub = *src;
   job->pub.data = NULL;
   job->pub.internal_ = job;
-  job->token_len = (size_t)snprintf(job->token, sizeof(job->token), "%llu",
-                                    (unsigned long long)src->token);
+  job->token_len = fleet__queue_dec(job->token, src->token);
   memcpy(p, src->id, src->id_len + 1);
   job->pub.id = p;
   p += src->id_len + 1;
