@@ -84,7 +84,8 @@ if #recs == 2 then return out end
 -- Wake the workers when jobs may be claimable that were not: the pending
 -- jobs were none, or a delayed job is now the earliest.
 if #list > 0 or #zp > 0 then
-  wake = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
+  -- (A list or zset exists only while it holds something.)
+  wake = call('EXISTS', pending, prio) == 0
 end
 if earliest and not wake then
   local first = call('ZRANGE', delayed, 0, 0, 'WITHSCORES')

@@ -51,6 +51,7 @@ local function claim(n, ttl)
 
   local deadline = now + ttl
   local out = {now, deadline, -1, 0}
+  local left -- pending jobs left, when known without asking
   if n > 0 then
     -- Higher priorities (scores below 1000 * 2^42), then the default
     -- priority's list, then lower priorities: read now, removed once every
@@ -66,6 +67,8 @@ local function claim(n, ttl)
     if has_prio and #hi + #mid < n then
       lo = call('ZRANGE', prio, dec(#hi), dec(n - #mid - 1))
     end
+    -- The list gave fewer than asked and there is no zset: all taken.
+    if not has_prio and #mid < n then left = 0 end
     local nz = #hi + #lo
     local ids = hi
     for _, id in ipairs(mid) do ids[#ids + 1] = id end
@@ -135,7 +138,7 @@ local function claim(n, ttl)
       end
     end
   end
-  local left = call('LLEN', pending) + call('ZCARD', prio)
+  if not left then left = call('LLEN', pending) + call('ZCARD', prio) end
   out[4] = left
   if #due > 0 then first = call('ZRANGE', delayed, '0', '0', 'WITHSCORES') end
   if first[2] then out[3] = tonumber(first[2]) end

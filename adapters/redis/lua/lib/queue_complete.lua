@@ -39,14 +39,12 @@ local function complete(keep, keep_s, a)
     call('HINCRBY', tag .. ':stats', 'completed', dec(#done))
     if keep > 0 then
       call('HSET', tag .. ':done', unpack(marks))
-      call('RPUSH', tag .. ':completed', unpack(done))
-      trim(tag .. ':completed', tag .. ':done', keep, keep_s)
+      local len = call('RPUSH', tag .. ':completed', unpack(done))
+      trim(tag .. ':completed', tag .. ':done', keep, keep_s, len)
     else
       call('HDEL', tag .. ':jobs', unpack(done))
-      if call('EXISTS', tag .. ':opts') == 1 then
+      if call('EXISTS', tag .. ':opts', tag .. ':info') > 0 then
         call('HDEL', tag .. ':opts', unpack(done))
-      end
-      if call('EXISTS', tag .. ':info') == 1 then
         call('HDEL', tag .. ':info', unpack(done))
       end
     end
