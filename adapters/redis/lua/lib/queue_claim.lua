@@ -70,9 +70,12 @@ local function claim(n, ttl)
     -- The list gave fewer than asked and there is no zset: all taken.
     if not has_prio and #mid < n then left = 0 end
     local nz = #hi + #lo
-    local ids = hi
-    for _, id in ipairs(mid) do ids[#ids + 1] = id end
-    for _, id in ipairs(lo) do ids[#ids + 1] = id end
+    local ids = mid
+    if nz > 0 then
+      ids = hi
+      for _, id in ipairs(mid) do ids[#ids + 1] = id end
+      for _, id in ipairs(lo) do ids[#ids + 1] = id end
+    end
     if #ids > 0 then
       -- Every record is checked (rec_read) before anything is written;
       -- the attempt the claim makes is kept as a string: "1" for a job
@@ -114,14 +117,13 @@ local function claim(n, ttl)
               end
             end
           end
-          local ts
-          if hi > 0 then
-            ts = hs .. DIGITS[d1 + 1] .. DIGITS[d2 + 1] .. DIGITS[d3 + 1]
-          else
-            ts = string.format('%d', token)
-          end
           claims[c + 1] = id
-          claims[c + 2] = ts .. '\0' .. a .. tail
+          if hi > 0 then
+            claims[c + 2] = hs .. DIGITS[d1 + 1] .. DIGITS[d2 + 1] ..
+                              DIGITS[d3 + 1] .. '\0' .. a .. tail
+          else
+            claims[c + 2] = dec(token) .. '\0' .. a .. tail
+          end
           c = c + 2
           out[o + 1] = id
           out[o + 2] = recs[i]
