@@ -14,19 +14,21 @@ local function complete(keep, keep_s, a)
   if #ids == 0 then return out end
   local claims = tag .. ':claims'
   local held = call('HMGET', claims, unpack(ids))
-  local done, marks, seen = {}, {'', HASH_MARK}, {}
-  local prefix = string.format('%d', now) .. '\0'
+  local done, marks, seen, nd = {}, {'', HASH_MARK}, {}, 0
+  local prefix = dec(now) .. '\0'
+  local sfind = string.find
   for i, id in ipairs(ids) do
     local tok = ARGV[a + 2 * i - 1]
     local v = held[i]
     if seen[id] then
       -- Completed a moment ago by this batch.
       out[i + 1] = seen[id] == tok and 2 or 0
-    elseif v and byte(v, #tok + 1) == 0 and string.find(v, tok, 1, true) == 1 then
+    elseif v and byte(v, #tok + 1) == 0 and sfind(v, tok, 1, true) == 1 then
       seen[id] = tok
-      done[#done + 1] = id
-      marks[#marks + 1] = id
-      marks[#marks + 1] = prefix .. v
+      nd = nd + 1
+      done[nd] = id
+      marks[2 * nd + 1] = id
+      marks[2 * nd + 2] = prefix .. v
       out[i + 1] = 1
     elseif v then
       out[i + 1] = 0 -- held by another claim
