@@ -85,8 +85,9 @@ local function claim(n, ttl)
       for i = 1, #ids do
         local rec = recs[i]
         if rec then
-          local attempts, _, one = rec_read(rec, ids[i])
-          att[i] = one == 1 and '1' or tostring(attempts + 1)
+          -- (sep1, the first separator, is at 1: no attempts yet.)
+          local attempts, _, sep1 = rec_read(rec, ids[i])
+          att[i] = sep1 == 1 and '1' or dec(attempts + 1)
         end
       end
       if #mid > 0 then call('LTRIM', pending, dec(#mid), '-1') end
@@ -96,11 +97,12 @@ local function claim(n, ttl)
       -- The tokens' decimals without formatting a number per job: the
       -- digits above the last three once per thousand tokens, the last
       -- three digit by digit (tokens below 1000 are formatted as they are).
-      local hi = math.floor(token / 1000)
-      local lo = token - hi * 1000
-      local d1, d2, d3 = math.floor(lo / 100), math.floor(lo / 10) % 10, lo % 10
-      local hs = string.format('%d', hi)
-      -- The mark goes with every write: see HASH_MARK (queue_rec).
+      local top = math.floor(token / 1000)
+      local low = token - top * 1000
+      local d1, d2, d3 = math.floor(low / 100), math.floor(low / 10) % 10,
+                         low % 10
+      local ts = dec(top)
+      -- The mark goes with every write: see HASH_MARK (queue_int).
       local claims, o, c = {'', HASH_MARK}, 4, 2
       for i, id in ipairs(ids) do
         local a = att[i]
@@ -112,14 +114,14 @@ local function claim(n, ttl)
             if d2 == 10 then
               d2, d1 = 0, d1 + 1
               if d1 == 10 then
-                d1, hi = 0, hi + 1
-                hs = string.format('%d', hi)
+                d1, top = 0, top + 1
+                ts = dec(top)
               end
             end
           end
           claims[c + 1] = id
-          if hi > 0 then
-            claims[c + 2] = hs .. DIGITS[d1 + 1] .. DIGITS[d2 + 1] ..
+          if top > 0 then
+            claims[c + 2] = ts .. DIGITS[d1 + 1] .. DIGITS[d2 + 1] ..
                               DIGITS[d3 + 1] .. '\0' .. a .. tail
           else
             claims[c + 2] = dec(token) .. '\0' .. a .. tail
