@@ -617,9 +617,12 @@ static void worker_send_claims(struct fleet__worker_s *w,
     room = w->o.concurrency - w->active - w->claiming;
     if (room > w->o.concurrency)
       room = 0;
-    /* Completions free room: a claim rides along, whether or not jobs
-     * are known to be pending, since it costs no round trip. */
-    if ((w->maybe_pending || *complete != NULL) && room > 0 &&
+    /* A claim rides along with completions when jobs may be pending
+     * (the last claim left some, or a wake-up came since): it costs no
+     * round trip. When none may be, the completions go alone, since a
+     * claim would find nothing and cost the server its reads; the
+     * enqueue that makes the pending set non-empty wakes the worker. */
+    if (w->maybe_pending && room > 0 &&
         (w->claims_in_flight == 0 || w->last_full))
       n = room < w->o.claim_batch ? room : w->o.claim_batch;
     else if (w->promote_due && w->claims_in_flight == 0)
