@@ -141,6 +141,8 @@ CONFORMANCE_DECLARE(queue_retention)
 CONFORMANCE_DECLARE(queue_close_cancels)
 CONFORMANCE_DECLARE(queue_foreign_data)
 TEST_DECLARE(queue_redis_enqueue_phase)
+/* test_queue_perf.c */
+TEST_DECLARE(queue_redis_claim_fast_paths)
 
 /* test_queue_claims.c */
 CONFORMANCE_DECLARE(queue_claim_tokens)
@@ -428,6 +430,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_close_cancels)
   CONFORMANCE_ENTRY(queue_foreign_data)
   TEST_ENTRY(queue_redis_enqueue_phase)
+  TEST_ENTRY(queue_redis_claim_fast_paths)
 
   /* test_queue_claims.c */
   CONFORMANCE_ENTRY(queue_claim_tokens)

@@ -32,7 +32,10 @@
  *         more attempt and the deadline now + claim_ttl_ms (the claims hash
  *         gets "<token>\0<attempt>\0<deadline>"). Reply: {now_ms,
  *         deadline_ms, next_run_at_ms (-1: no delayed job), pending_left,
- *         then id, type, payload, attempts, max_attempts, token per job}.
+ *         then id, record, token per job}: the job record as stored,
+ *         "<attempts>\0<max_attempts>\0<created_ms>\0<type>\0<payload>"
+ *         (empty numbers: 0 and 3), which the client splits; the claim's
+ *         attempt is the record's attempts + 1.
  *   QUEUE_REFRESH  ARGV: claim_ttl_ms, then id, token per claim. Moves the
  *         deadline of each claim still held to now + claim_ttl_ms. Reply:
  *         {now_ms, deadline_ms, then 1 (refreshed) or 0 (stale) per claim}.
