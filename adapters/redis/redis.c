@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "redis/cluster.h"
 #include "redis/conn.h"
 #include "redis/reply.h"
 
@@ -72,7 +73,7 @@ static void redis_req_put(redis_backend_t *be, fleet__rreq_t *req) {
 /* Rewrites an EVALSHA request as EVAL with the script body, keeping its
  * keys and args, after the server answered NOSCRIPT (a restart, a
  * SCRIPT FLUSH, a failover). EVAL also caches the script again. */
-static int redis_req_to_eval(fleet__rreq_t *req) {
+int fleet__redis_req_to_eval(fleet__rreq_t *req) {
   fleet__rreq_t tmp;
   size_t tail_len = req->len - req->script_tail;
   size_t argc = 0, i;
@@ -142,7 +143,7 @@ static void redis_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *req, int status,
   const fleet__reply_t *r = NULL;
 
   if (status == 0 && req->script != NULL && fleet__redis_is_noscript(reply)) {
-    status = redis_req_to_eval(req);
+    status = fleet__redis_req_to_eval(req);
     if (status == 0 && !be->closing) {
       fleet__rconn_send(c, req);
       return;
@@ -439,7 +440,7 @@ static const fleet__rconn_events_t redis_main_events = {
 static const fleet__rconn_events_t redis_sub_events = {
     redis_on_sub_state, redis_on_push, redis_on_conn_closed};
 
-static const fleet__script_t *redis_find_script(const char *name) {
+const fleet__script_t *fleet__fleet__redis_find_script(const char *name) {
   size_t i;
   for (i = 0; i < fleet__nscripts; i++)
     if (strcmp(fleet__scripts[i].name, name) == 0)
@@ -451,7 +452,7 @@ int fleet__redis_op_implemented(fleet__op_t op) {
   if ((unsigned)op >= FLEET__OP_COUNT)
     return 0;
   return fleet__op_command(op) != NULL ||
-         redis_find_script(fleet__op_name(op)) != NULL;
+         fleet__redis_find_script(fleet__op_name(op)) != NULL;
 }
 
 static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
@@ -462,6 +463,8 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
   size_t i;
   int err;
 
+  if (url->scheme == FLEET__URL_CLUSTER)
+    return fleet__cluster_open(loop, url, config, events, owner, out);
   if (url->scheme != FLEET__URL_REDIS && url->scheme != FLEET__URL_UNIX)
     return FLEET_EINVAL;
   be = calloc(1, sizeof(*be));
@@ -475,7 +478,7 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
   be->owner = owner;
   for (i = 0; i < FLEET__OP_COUNT; i++)
     if (fleet__op_command((fleet__op_t)i) == NULL)
-      be->scripts[i] = redis_find_script(fleet__op_name((fleet__op_t)i));
+      be->scripts[i] = fleet__redis_find_script(fleet__op_name((fleet__op_t)i));
   err =
       fleet__rconn_open(&be->main, loop, be, url, &be->config,
                         &redis_main_events, 0, fleet__scripts, fleet__nscripts);
