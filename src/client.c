@@ -1,5 +1,6 @@
 /* client.c -- the client handle: URL and options, the backend it drives,
  * its state machine, ping and time. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,6 +203,16 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
   }
   client->internal_ = c;
   return 0;
+}
+
+int fleet_client_url_check(const char *url, char *why, size_t why_size) {
+  fleet__url_t u;
+  int err = fleet__url_parse(url, &u);
+
+  if (why != NULL && why_size > 0)
+    snprintf(why, why_size, "%s", err != 0 ? u.error : "");
+  fleet__url_free(&u);
+  return err;
 }
 
 int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb) {

@@ -88,10 +88,22 @@ FLEET_EXTERN void fleet_client_options_init(fleet_client_options_t *options);
 
 /* Initializes `client` on `loop` and starts connecting to `url`:
  *   redis://[[user]:password@]host[:port][/db]   (port 6379, db 0)
+ *   rediss://...                                  (the same, over TLS)
+ *   redis+cluster://[[user]:password@]host:port[,host:port...]
+ *   redis+sentinel://[[user]:password@]host:port[,host:port...]/master[/db]
+ *                                                 (sentinel port 26379)
+ *   rediss+cluster://..., rediss+sentinel://...   (TLS everywhere)
  *   unix:///path/to/redis.sock[?db=N]
  *   memory://
- * Host names are resolved on the loop; IPv6 literals go in brackets
- * ("redis://[::1]:6379"). `options` may be NULL for the defaults; it is
+ * Network URLs take query options after '?', joined by '&': for the TLS
+ * schemes tls_ca_file, tls_ca_dir, tls_cert, tls_key (cert and key
+ * together), tls_server_name and tls_verify=0|1 (default 1); for sentinel
+ * URLs sentinel_user and sentinel_password (the sentinels' own AUTH; the
+ * user info before '@' is for the data nodes). Values are %-decoded, and
+ * a password holding '/', '?' or '#' must escape them. docs/deploy.md
+ * shows each topology. Host names are resolved on the loop; IPv6 literals
+ * go in brackets ("redis://[::1]:6379"). fleet_client_url_check() says
+ * why a URL is refused. `options` may be NULL for the defaults; it is
  * copied. fleet does not take ownership of `url`.
  *
  * Returns 0, FLEET_EINVAL (NULL loop or client, bad options), FLEET_EBADURL
@@ -101,6 +113,13 @@ FLEET_EXTERN void fleet_client_options_init(fleet_client_options_t *options);
 FLEET_EXTERN int fleet_client_init(uv_loop_t *loop, fleet_client_t *client,
                                    const char *url,
                                    const fleet_client_options_t *options);
+
+/* Checks `url` as fleet_client_init() would, without connecting. Returns
+ * 0, FLEET_EBADURL or FLEET_ENOMEM; when `why` is not NULL it receives
+ * (truncated to `why_size` bytes, NUL included) what is wrong, in words that
+ * never quote a password ("" when the URL is good). */
+FLEET_EXTERN int fleet_client_url_check(const char *url, char *why,
+                                        size_t why_size);
 
 /* Closes `client`: every pending command's callback runs once with
  * FLEET_ECANCELED, then the state callback reports CLOSED, then `close_cb`
