@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster_fixture.h"
 #include "test.h"
 
 /* The most bytes ASSERT_MEM_EQ shows of each side from the first
@@ -227,6 +228,13 @@ int fleet_test_conformance_run(const char *kind,
   if (strcmp(kind, "memory") == 0) {
     snprintf(b.url, sizeof(b.url), "memory://");
     body(&b);
+    return 0;
+  }
+  if (strcmp(kind, "cluster") == 0) {
+    b.cluster = fleet_test_cluster_start_or_skip();
+    snprintf(b.url, sizeof(b.url), "%s", fleet_test_cluster_url(b.cluster));
+    body(&b);
+    fleet_test_cluster_free(b.cluster);
     return 0;
   }
   ASSERT_STR_EQ(kind, "redis");

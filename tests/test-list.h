@@ -39,6 +39,11 @@ typedef struct {
 
 /* clang-format off */
 
+/* test_cluster*.c and the cluster variants (test-list-cluster.h) */
+#include "test-list-cluster.h"
+FLEET_CLUSTER_CONFORMANCE(FLEET_CLUSTER_DECLARE_C)
+FLEET_CLUSTER_TESTS(FLEET_CLUSTER_DECLARE_T)
+
 /* test_errors.c */
 TEST_DECLARE(errors_noperm_detail)
 TEST_DECLARE(errors_oom)
@@ -484,6 +489,10 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(leader_callbacks)
   TEST_ENTRY(leader_demoted_redis)
   TEST_ENTRY(leader_mp_failover)
+
+  /* test_cluster*.c and the cluster variants (test-list-cluster.h) */
+  FLEET_CLUSTER_CONFORMANCE(FLEET_CLUSTER_ENTRY_C)
+  FLEET_CLUSTER_TESTS(FLEET_CLUSTER_ENTRY_T)
 TEST_LIST_END
 
 /* clang-format on */

@@ -43,7 +43,7 @@ struct cluster_node_s {
   cluster_backend_t *be;
   char *host;
   uint16_t port;
-  fleet__url_t url; /* the seed URL's options with this host and port */
+  fleet__url_t url; /* fleet__url_node(): the seed URL's options, this node */
   fleet__rconn_t *conn; /* NULL until first used */
   fleet__rconn_t *sub;  /* NULL until a channel lives here */
   int master;           /* owns slots in the last map */
@@ -174,12 +174,13 @@ static cluster_node_t *cluster_node_get(cluster_backend_t *be,
     return NULL;
   }
   n->host[hlen] = '\0';
+  if (fleet__url_node(be->url, n->host, port, 0, &n->url) != 0) {
+    free(n->host);
+    free(n);
+    return NULL;
+  }
   n->be = be;
   n->port = port;
-  n->url = *be->url;
-  n->url.scheme = FLEET__URL_REDIS;
-  n->url.host = n->host;
-  n->url.port = port;
   n->next = be->nodes;
   be->nodes = n;
   return n;
@@ -953,6 +954,7 @@ static void cluster_free(cluster_backend_t *be) {
     be->nodes = n->next;
     free(n->conn);
     free(n->sub);
+    fleet__url_free(&n->url);
     free(n->host);
     free(n);
   }
@@ -1005,8 +1007,12 @@ static const fleet__rconn_events_t cluster_sub_events = {
 
 /* Adds the seed nodes of `url`. */
 static int cluster_add_seeds(cluster_backend_t *be, const fleet__url_t *url) {
-  if (cluster_node_get(be, url->host, strlen(url->host), url->port) == NULL)
-    return FLEET_ENOMEM;
+  size_t i;
+
+  for (i = 0; i < url->nhosts; i++)
+    if (cluster_node_get(be, url->hosts[i].host, strlen(url->hosts[i].host),
+                         url->hosts[i].port) == NULL)
+      return FLEET_ENOMEM;
   return 0;
 }
 
@@ -1037,6 +1043,7 @@ int fleet__cluster_open(uv_loop_t *loop, const fleet__url_t *url,
     while (be->nodes != NULL) {
       cluster_node_t *n = be->nodes;
       be->nodes = n->next;
+      fleet__url_free(&n->url);
       free(n->host);
       free(n);
     }

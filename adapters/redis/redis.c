@@ -440,7 +440,7 @@ static const fleet__rconn_events_t redis_main_events = {
 static const fleet__rconn_events_t redis_sub_events = {
     redis_on_sub_state, redis_on_push, redis_on_conn_closed};
 
-const fleet__script_t *fleet__fleet__redis_find_script(const char *name) {
+const fleet__script_t *fleet__redis_find_script(const char *name) {
   size_t i;
   for (i = 0; i < fleet__nscripts; i++)
     if (strcmp(fleet__scripts[i].name, name) == 0)
