@@ -54,6 +54,7 @@ typedef struct cluster_req_s {
   struct cluster_req_s *next;
   uint16_t slot;
   int keyless;
+  int script_op; /* a script (EVALSHA, or EVAL after NOSCRIPT) */
   int redirects;
   int asking;           /* send ASKING first, to `target` */
   cluster_node_t *target; /* set by MOVED or ASK; else the map decides */
@@ -261,6 +262,7 @@ static cluster_req_t *cluster_req_get(cluster_backend_t *be) {
   req->target = NULL;
   req->refresh = 0;
   req->keyless = 0;
+  req->script_op = 0;
   req->node = NULL;
   return req;
 }
@@ -431,6 +433,22 @@ static void cluster_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *rr,
     int moved = cluster_err_is(reply, "MOVED");
     int ask = cluster_err_is(reply, "ASK");
 
+    /* ASK for a script: the slot is being migrated. The server decides on
+     * the keys a call declares, and a script declares only its object's
+     * tag, which is never a key itself: the source always answers ASK
+     * while the slot migrates, whether the object's keys have moved or
+     * not. Running the script on the target then could see half of them
+     * (or none, and write keys a later MIGRATE overwrites). So a script
+     * waits for the migration to end (MOVED, or the source serving again)
+     * within its deadline; a plain command, whose keys are declared, follows
+     * the ASK. */
+    if (ask && req->script_op) {
+      if (rr->deadline > now + CLUSTER_TICK_MS) {
+        cluster_retry_later(be, req);
+        return;
+      }
+      ask = 0; /* out of time: the caller hears the redirect */
+    }
     if ((moved || ask) && req->redirects < CLUSTER_MAX_REDIRECTS) {
       /* "MOVED <slot> <host>:<port>" */
       const char *p = reply->str, *end = reply->str + reply->len, *sp;
@@ -704,6 +722,7 @@ static int cluster_call(fleet__backend_t *base, fleet__op_t op,
     return err;
   }
   req->r.script = script;
+  req->script_op = script != NULL;
   req->r.cb = cb;
   req->r.arg = arg;
   req->r.deadline = uv_now(be->loop) + be->config.command_timeout_ms;
