@@ -31,7 +31,9 @@
 #define FLEET_CLUSTER_TESTS(XX)                                                \
   XX(cluster_slot_unit, 10)                                                    \
   XX(cluster_foreign_seed, 60)                                                 \
-  XX(cluster_locks_many_slots, 60)
+  XX(cluster_locks_many_slots, 60)                                             \
+  XX(cluster_failover_mp, 300)                                                 \
+  XX(cluster_reshard_workers, 180)
 /* clang-format on */
 
 #define FLEET_CLUSTER_DECLARE_C(name) TEST_DECLARE(name##_cluster)
