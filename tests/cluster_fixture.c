@@ -336,6 +336,27 @@ int fleet_test_cluster_move_slot(fleet_test_cluster_t *c, unsigned slot,
   return moved;
 }
 
+long long fleet_test_cluster_wait_shard_subs(fleet_test_cluster_t *c, int i,
+                                             const char *channel,
+                                             long long want,
+                                             uint64_t timeout_ms) {
+  uint64_t deadline = cluster_now_ms() + timeout_ms;
+  long long n = -1;
+
+  for (;;) {
+    redisReply *r =
+        fleet_test_redis_cmd(c->node[i], "PUBSUB SHARDNUMSUB %s", channel);
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+      n = r->element[1]->integer;
+    if (r != NULL)
+      freeReplyObject(r);
+    if (n >= want || cluster_now_ms() > deadline)
+      return n;
+    cluster_sleep_ms(20);
+  }
+}
+
 void fleet_test_cluster_free(fleet_test_cluster_t *c) {
   int i;
 

@@ -59,6 +59,14 @@ int fleet_test_cluster_kill_master(fleet_test_cluster_t *c, int i,
 int fleet_test_cluster_move_slot(fleet_test_cluster_t *c, unsigned slot,
                                  int to, int batch, unsigned pause_ms);
 
+/* Waits up to `timeout_ms` until node `i` counts at least `want` shard
+ * subscribers of `channel` (PUBSUB SHARDNUMSUB). Returns the last count
+ * seen. */
+long long fleet_test_cluster_wait_shard_subs(fleet_test_cluster_t *c, int i,
+                                             const char *channel,
+                                             long long want,
+                                             uint64_t timeout_ms);
+
 /* Stops every node, removes their directories and frees `c`. */
 void fleet_test_cluster_free(fleet_test_cluster_t *c);
 

@@ -104,6 +104,23 @@ TEST_IMPL(cluster_foreign_seed) {
                                fleet_test_ms(20000)));
   ASSERT_EQ(N, n.handled);
   ASSERT_EQ(0, n.failed);
+  /* Its wake-ups are sharded, on the owner: SSUBSCRIBE there, no plain
+   * channel anywhere. Then a job enqueued on an idle worker is taken at
+   * once, not at the next poll. */
+  ASSERT_EQ(1, fleet_test_cluster_wait_shard_subs(cl, owner,
+                                                  "{seedtest:jobs}:jobs:wake",
+                                                  1, fleet_test_ms(5000)));
+  for (i = 0; i < 3; i++) {
+    r = fleet_test_redis_cmd(fleet_test_cluster_node(cl, i), "PUBSUB NUMPAT");
+    ASSERT_NOT_NULL(r);
+    ASSERT_EQ(0, r->integer);
+    freeReplyObject(r);
+    r = fleet_test_redis_cmd(fleet_test_cluster_node(cl, i),
+                             "PUBSUB CHANNELS");
+    ASSERT_NOT_NULL(r);
+    ASSERT_UEQ(0, r->elements);
+    freeReplyObject(r);
+  }
   ASSERT_OK(fleet_worker_stop(&w, 1000, seed_on_stopped, &stopped));
   ASSERT(fleet_test_wait_count(&t.c.loop, &stopped, 1, fleet_test_ms(5000)));
   fleet_worker_close(&w, seed_on_closed);

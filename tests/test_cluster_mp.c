@@ -270,6 +270,10 @@ TEST_IMPL(cluster_failover_mp) {
   /* The kill came mid-run, not after it. */
   ASSERT_ULT(at_kill, N);
   ASSERT_EQ(promoted, fleet_test_cluster_owner(cl, promoted, slot));
+  /* The workers' wake-up subscriptions moved to the new master. */
+  ASSERT_EQ(KIDS, fleet_test_cluster_wait_shard_subs(
+                      cl, promoted, "{cmp:work}:jobs:wake", KIDS,
+                      fleet_test_ms(10000)));
   cmp_wait_completed(&t, N, 120000);
   cmp_stop_all(pids, KIDS);
   ASSERT_OK(qt_counts(&t));
@@ -330,6 +334,11 @@ TEST_IMPL(cluster_reshard_workers) {
   printf("# reshard: moved %d keys, started at %" PRIu64 " of %d completed\n",
          moved, before, N);
   ASSERT_EQ(to, fleet_test_cluster_owner(cl, to, slot));
+  /* The old owner dropped the workers' shard subscriptions with the slot;
+   * they subscribed again on the new one. */
+  ASSERT_EQ(KIDS, fleet_test_cluster_wait_shard_subs(
+                      cl, to, "{cmp:work}:jobs:wake", KIDS,
+                      fleet_test_ms(10000)));
   cmp_wait_completed(&t, N, 60000);
   cmp_stop_all(pids, KIDS);
   ASSERT_OK(qt_counts(&t));

@@ -19,9 +19,12 @@
  * run: it fails with FLEET_ECONNLOST as on a single server, and the map is
  * refreshed for what comes next.
  *
- * Subscriptions live on a subscriber connection to the master of the
- * channel's slot (channels carry the object's tag); after a map change
- * that moves the slot they move to the new owner, and their callbacks hear
+ * Subscriptions are sharded (SSUBSCRIBE) on a subscriber connection to
+ * the master of the channel's slot (channels carry the object's tag, and
+ * scripts publish with SPUBLISH on a cluster: lib/wake.lua); when the
+ * node drops them (it lost the slot: a "sunsubscribe" it sends unasked),
+ * when their connection breaks, or when a new map moves the slot, they
+ * are subscribed where the slot now is, and their callbacks hear
  * FLEET_ECONNLOST when live again, as on a single server. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -768,7 +771,18 @@ static void cluster_on_subscribed(fleet__rconn_t *c, fleet__rreq_t *rr,
   const redisReply *ch;
   fleet__sub_t *s;
 
+  uint16_t slot = ((cluster_req_t *)rr)->slot;
+
   cluster_req_put(be, (cluster_req_t *)rr);
+  if (status == 0 && reply->type == REDIS_REPLY_ERROR) {
+    /* MOVED: the map was stale. Place the channel's subscribers again once
+     * a new map says where. */
+    for (s = be->subs; s != NULL; s = s->next)
+      if (s->node == node && s->slot == slot && !s->active)
+        s->node = NULL;
+    cluster_want_map(be);
+    return;
+  }
   if (status != 0 || reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
       reply->element[1]->type != REDIS_REPLY_STRING)
     return;
@@ -804,6 +818,7 @@ static void cluster_sub_send(cluster_backend_t *be, cluster_node_t *n,
     return;
   }
   req->r.on_reply = on_reply;
+  req->slot = s->slot;
   fleet__rconn_send(n->sub, &req->r);
 }
 
@@ -848,14 +863,14 @@ static void cluster_sub_place(cluster_backend_t *be, fleet__sub_t *s) {
     s->node = NULL;
     if (from->sub != NULL && from->sub->state == FLEET__RCONN_READY &&
         !cluster_channel_used(be, from, s))
-      cluster_sub_send(be, from, "UNSUBSCRIBE", s, cluster_on_unsubscribed);
+      cluster_sub_send(be, from, "SUNSUBSCRIBE", s, cluster_on_unsubscribed);
   }
   s->active = 0;
   if (to == NULL || cluster_node_sub_open(be, to) != 0)
     return;
   s->node = to;
   if (to->sub->state == FLEET__RCONN_READY)
-    cluster_sub_send(be, to, "SUBSCRIBE", s, cluster_on_subscribed);
+    cluster_sub_send(be, to, "SSUBSCRIBE", s, cluster_on_subscribed);
 }
 
 /* After a new map: every subscription goes where its slot now is. */
@@ -871,6 +886,18 @@ static void cluster_on_push(fleet__rconn_t *c, redisReply *reply) {
   const redisReply *ch = reply->element[1], *msg = reply->element[2];
   fleet__sub_t *s;
 
+  if (reply->element[0]->len == 12) {
+    /* "sunsubscribe": this node no longer serves the channel's slot. Its
+     * subscribers are placed again by the next map. */
+    for (s = be->subs; s != NULL; s = s->next)
+      if (s->node == node && s->len == ch->len &&
+          memcmp(s->channel, ch->str, ch->len) == 0) {
+        s->node = NULL;
+        s->active = 0;
+      }
+    cluster_want_map(be);
+    return;
+  }
   if (ch->type != REDIS_REPLY_STRING || msg->type != REDIS_REPLY_STRING)
     return;
   be->dispatching++;
@@ -896,7 +923,7 @@ static void cluster_on_sub_state(fleet__rconn_t *c, int ready, int status) {
     if (!ready)
       s->active = 0;
     else if (s->cb != NULL)
-      cluster_sub_send(be, node, "SUBSCRIBE", s, cluster_on_subscribed);
+      cluster_sub_send(be, node, "SSUBSCRIBE", s, cluster_on_subscribed);
   }
   if (!ready)
     cluster_want_map(be);
@@ -940,7 +967,7 @@ static void cluster_unsubscribe(fleet__backend_t *base, fleet__sub_t *s) {
   n = s->node;
   if (!be->closing && n != NULL && n->sub != NULL &&
       n->sub->state == FLEET__RCONN_READY && !cluster_channel_used(be, n, s))
-    cluster_sub_send(be, n, "UNSUBSCRIBE", s, cluster_on_unsubscribed);
+    cluster_sub_send(be, n, "SUNSUBSCRIBE", s, cluster_on_unsubscribed);
   cluster_sub_free_dead(be);
 }
 

@@ -274,16 +274,49 @@ static void conn_on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   buf->len = CONN_RBUF_SIZE;
 }
 
+static int conn_word_is(const redisReply *r, const char *word) {
+  size_t n = strlen(word);
+  return r->type == REDIS_REPLY_STRING && r->len == n &&
+         memcmp(r->str, word, n) == 0;
+}
+
+/* A published message: "message" (SUBSCRIBE) or "smessage" (SSUBSCRIBE),
+ * channel, payload. */
 static int conn_is_message(const redisReply *r) {
   return r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
-         r->element[0]->type == REDIS_REPLY_STRING && r->element[0]->len == 7 &&
-         memcmp(r->element[0]->str, "message", 7) == 0;
+         (conn_word_is(r->element[0], "message") ||
+          conn_word_is(r->element[0], "smessage"));
+}
+
+/* A "sunsubscribe" that no SUNSUBSCRIBE of ours asked for: a Redis Cluster
+ * node that lost the channel's slot (a resharding, a failover) tells its
+ * shard subscribers so. It answers our own SUNSUBSCRIBE only when the
+ * oldest request in flight is one for that very channel. */
+static int conn_is_slot_lost(const fleet__rconn_t *c, const redisReply *r) {
+  const fleet__rreq_t *head = c->inflight;
+  const redisReply *ch;
+  char want[64];
+  int n;
+
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+      !conn_word_is(r->element[0], "sunsubscribe") ||
+      r->element[1]->type != REDIS_REPLY_STRING)
+    return 0;
+  if (head == NULL)
+    return 1;
+  ch = r->element[1];
+  n = snprintf(want, sizeof(want), "*2\r\n$12\r\nSUNSUBSCRIBE\r\n$%zu\r\n",
+               ch->len);
+  return !(head->len == (size_t)n + ch->len + 2 &&
+           memcmp(head->buf, want, (size_t)n) == 0 &&
+           memcmp(head->buf + n, ch->str, ch->len) == 0);
 }
 
 static void conn_dispatch(fleet__rconn_t *c, redisReply *reply) {
   fleet__rreq_t *req;
 
-  if (c->subscriber && conn_is_message(reply)) {
+  if (c->subscriber &&
+      (conn_is_message(reply) || conn_is_slot_lost(c, reply))) {
     c->events->on_push(c, reply);
     return;
   }

@@ -66,8 +66,9 @@ typedef struct {
   /* The connection became ready (status 0), or an attempt failed or an
    * established connection broke (status < 0; reconnect is scheduled). */
   void (*on_state)(fleet__rconn_t *c, int ready, int status);
-  /* Subscriber mode only: every published message (an array "message",
-   * channel, payload). Other replies (SUBSCRIBE and UNSUBSCRIBE
+  /* Subscriber mode only: every published message (an array "message"
+   * or "smessage", channel, payload), and a "sunsubscribe" the server sent
+   * unasked (a cluster node lost the channel's slot). Other replies (SUBSCRIBE and UNSUBSCRIBE
    * confirmations) answer requests in order, as on any connection. */
   void (*on_push)(fleet__rconn_t *c, redisReply *reply);
   /* The connection finished closing; its memory may be freed. */

@@ -10,6 +10,7 @@
 --   unique key ('' for none), unique_ttl_ms.
 -- Returns: {status, id} per job, flattened: status 1 when added, 0 when the
 --   id exists already or the unique key is held (id: the holder).
+--#include wake
 local call = redis.call
 local tag = KEYS[1]
 local n = tonumber(ARGV[1])
@@ -93,5 +94,5 @@ if #opts > 0 then call('HSET', tag .. ':opts', unpack(opts)) end
 if #list > 0 then call('RPUSH', pending, unpack(list)) end
 if #zp > 0 then call('ZADD', prio, unpack(zp)) end
 if #zd > 0 then call('ZADD', delayed, unpack(zd)) end
-if wake then call('PUBLISH', tag .. ':jobs:wake', 'wake') end
+if wake then publish_wake(tag .. ':jobs:wake', 'wake') end
 return out

@@ -106,7 +106,7 @@ local function claim(n, ttl)
   local first = call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
   if first[2] then out[3] = tonumber(first[2]) end
   if #due > 0 and was_empty and left > 0 then
-    call('PUBLISH', tag .. ':jobs:wake', 'wake')
+    publish_wake(tag .. ':jobs:wake', 'wake')
   end
   return out
 end
