@@ -101,8 +101,15 @@ fleet_test_cluster_t *fleet_test_cluster_start_or_skip(void) {
   int i, settled;
 
   ASSERT_NOT_NULL(c);
-  for (i = 0; i < FLEET_TEST_CLUSTER_NODES; i++)
-    c->node[i] = fleet_test_redis_start_or_skip(args);
+  for (i = 0; i < FLEET_TEST_CLUSTER_NODES; i++) {
+    /* The cluster bus listens on port + 10000. */
+    int rc = fleet_test_redis_start_below(&c->node[i], args, 55535);
+    if (rc == FLEET_TEST_REDIS_ENOTFOUND)
+      fleet_test_skip("redis-server is not installed");
+    if (rc != 0)
+      fleet_test__fail(__FILE__, __LINE__, "cluster node %d: %s", i,
+                       strerror(-rc));
+  }
   for (i = 0; i < FLEET_TEST_CLUSTER_NODES; i++) {
     redisReply *r = cluster_must(c, i, "CLUSTER MYID",
                                  fleet_test_redis_cmd(c->node[i], "CLUSTER MYID"));

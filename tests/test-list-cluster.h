@@ -23,6 +23,9 @@
   XX(worker_wakeup)                                                            \
   XX(worker_heartbeat)                                                         \
   XX(store_list_pages)                                                         \
+  XX(store_clear_prefix)                                                       \
+  XX(store_clear_many)                                                         \
+  XX(store_scan_glob)                                                          \
   XX(store_ttl_touch)                                                          \
   XX(pool_dispatch_basic)                                                      \
   XX(pool_rebalance)

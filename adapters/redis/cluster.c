@@ -37,6 +37,7 @@
 #define CLUSTER_TICK_MS 25
 #define CLUSTER_REFRESH_GAP_MS 100
 #define CLUSTER_REFRESH_TIMEOUT_MS 1000
+#define CLUSTER_SCAN_MAX 100 /* masters a SCAN goes over */
 
 typedef struct cluster_backend_s cluster_backend_t;
 typedef struct cluster_node_s cluster_node_t;
@@ -58,6 +59,7 @@ typedef struct cluster_req_s {
   uint16_t slot;
   int keyless;
   int script_op; /* a script (EVALSHA, or EVAL after NOSCRIPT) */
+  int scan_idx;  /* a SCAN of master scan_idx (see cluster_scan()), or -1 */
   int redirects;
   int asking;           /* send ASKING first, to `target` */
   cluster_node_t *target; /* set by MOVED or ASK; else the map decides */
@@ -105,6 +107,7 @@ struct cluster_backend_s {
   int dispatching;
   int subs_dead;
   fleet__reply_scratch_t scratch;
+  char scan_cursor[32]; /* the cursor a SCAN reply is given (cluster_scan) */
 };
 
 static const fleet__rconn_events_t cluster_main_events;
@@ -112,6 +115,10 @@ static const fleet__rconn_events_t cluster_sub_events;
 static void cluster_dispatch(cluster_backend_t *be, cluster_req_t *req);
 static void cluster_arm_tick(cluster_backend_t *be);
 static void cluster_subs_place(cluster_backend_t *be);
+static int cluster_masters(cluster_backend_t *be, cluster_node_t **out,
+                           int cap);
+static int cluster_scan_cursor(cluster_backend_t *be, int idx,
+                               fleet__reply_t *r);
 
 /* ------------------------------------------------------------------------ */
 /* Slots                                                                    */
@@ -266,6 +273,7 @@ static cluster_req_t *cluster_req_get(cluster_backend_t *be) {
   req->refresh = 0;
   req->keyless = 0;
   req->script_op = 0;
+  req->scan_idx = -1;
   req->node = NULL;
   return req;
 }
@@ -307,6 +315,82 @@ static void cluster_set_detail(cluster_backend_t *be, const char *conn_detail,
   }
 }
 
+/* ------------------------------------------------------------------------ */
+/* SCAN over every master                                                   */
+
+/* The masters of the map in a stable order (port, then host); returns how
+ * many (at most `cap`). */
+static int cluster_masters(cluster_backend_t *be, cluster_node_t **out,
+                           int cap) {
+  cluster_node_t *n;
+  int count = 0, i, j;
+
+  for (n = be->nodes; n != NULL && count < cap; n = n->next)
+    if (n->master)
+      out[count++] = n;
+  for (i = 1; i < count; i++)
+    for (j = i; j > 0; j--) {
+      cluster_node_t *a = out[j - 1], *b = out[j];
+      if (a->port < b->port ||
+          (a->port == b->port && strcmp(a->host, b->host) <= 0))
+        break;
+      out[j - 1] = b;
+      out[j] = a;
+    }
+  return count;
+}
+
+/* A SCAN reply {cursor, keys} from master `idx`: its cursor becomes the
+ * cluster's, the node's cursor followed by two digits of the master's
+ * index, and "0" only after the last master's scan is complete. A cursor
+ * is thus all digits, as fleet's callers check, and the next SCAN with it
+ * continues on the same master (cluster_call()). */
+static int cluster_scan_cursor(cluster_backend_t *be, int idx,
+                               fleet__reply_t *r) {
+  cluster_node_t *masters[CLUSTER_SCAN_MAX];
+  int count = cluster_masters(be, masters, CLUSTER_SCAN_MAX);
+  fleet__reply_t *cur;
+  int n;
+
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 2 ||
+      r->elem[0].type != FLEET__REPLY_STR || r->elem[0].len > 20)
+    return FLEET_EPROTO;
+  cur = (fleet__reply_t *)&r->elem[0];
+  if (cur->len == 1 && cur->str[0] == '0') {
+    if (idx + 1 < count)
+      n = snprintf(be->scan_cursor, sizeof(be->scan_cursor), "0%02d",
+                   idx + 1);
+    else
+      n = snprintf(be->scan_cursor, sizeof(be->scan_cursor), "0");
+  } else {
+    n = snprintf(be->scan_cursor, sizeof(be->scan_cursor), "%.*s%02d",
+                 (int)cur->len, cur->str, idx);
+  }
+  cur->str = be->scan_cursor;
+  cur->len = (size_t)n;
+  return 0;
+}
+
+/* Splits a cluster SCAN cursor into the master's index and its own
+ * cursor ("0" is the start: master 0, cursor 0). Returns the index, or -1
+ * for a cursor that is not one of ours. */
+static int cluster_scan_split(const fleet_bytes_t *c, size_t *node_len) {
+  const char *p = c->base;
+  size_t i;
+
+  if (c->len == 1 && p[0] == '0') {
+    *node_len = 1;
+    return 0;
+  }
+  if (c->len < 3)
+    return -1;
+  for (i = 0; i < c->len; i++)
+    if (p[i] < '0' || p[i] > '9')
+      return -1;
+  *node_len = c->len - 2;
+  return (p[c->len - 2] - '0') * 10 + (p[c->len - 1] - '0');
+}
+
 /* Completes an op with `status` (and `reply` when 0). */
 static void cluster_req_finish(cluster_backend_t *be, cluster_req_t *req,
                                const char *conn_detail, int status,
@@ -315,9 +399,13 @@ static void cluster_req_finish(cluster_backend_t *be, cluster_req_t *req,
   void *arg = req->r.arg;
   const fleet__reply_t *r = NULL;
 
+  int scan_idx = req->scan_idx;
+
   cluster_req_put(be, req);
   if (status == 0)
     status = fleet__redis_reply_convert(&be->scratch, reply, &r);
+  if (status == 0 && scan_idx >= 0)
+    status = cluster_scan_cursor(be, scan_idx, (fleet__reply_t *)r);
   cluster_set_detail(be, conn_detail, status, reply);
   cb(arg, status, status == 0 ? r : NULL);
 }
@@ -369,6 +457,11 @@ static cluster_node_t *cluster_route(cluster_backend_t *be,
 
   if (req->target != NULL)
     return req->target;
+  if (req->scan_idx >= 0) {
+    cluster_node_t *masters[CLUSTER_SCAN_MAX];
+    int count = cluster_masters(be, masters, CLUSTER_SCAN_MAX);
+    return req->scan_idx < count ? masters[req->scan_idx] : NULL;
+  }
   if (!req->keyless)
     return be->slots[req->slot];
   for (n = be->nodes; n != NULL; n = n->next)
@@ -678,24 +771,19 @@ static void cluster_arm_tick(cluster_backend_t *be) {
 /* ------------------------------------------------------------------------ */
 /* Ops                                                                      */
 
-static int cluster_call(fleet__backend_t *base, fleet__op_t op,
-                        const fleet_bytes_t *keys, size_t nkeys,
-                        const fleet_bytes_t *args, size_t nargs,
-                        fleet__reply_cb cb, void *arg) {
-  cluster_backend_t *be = (cluster_backend_t *)base;
-  const fleet__script_t *script;
-  const char *command;
+/* Builds the request of an op (not sent yet). Returns 0 or an error. */
+static int cluster_req_build(cluster_backend_t *be, fleet__op_t op,
+                             const fleet_bytes_t *keys, size_t nkeys,
+                             const fleet_bytes_t *args, size_t nargs,
+                             fleet__reply_cb cb, void *arg,
+                             cluster_req_t **out) {
+  const fleet__script_t *script = be->scripts[op];
+  const char *command = fleet__op_command(op);
   cluster_req_t *req;
   char numkeys[24];
   size_t i;
   int err;
 
-  if (be->closing)
-    return FLEET_ECLOSING;
-  if ((unsigned)op >= FLEET__OP_COUNT || cb == NULL)
-    return FLEET_EINVAL;
-  script = be->scripts[op];
-  command = fleet__op_command(op);
   if (script == NULL && command == NULL)
     return FLEET_EINVAL;
   req = cluster_req_get(be);
@@ -737,6 +825,160 @@ static int cluster_call(fleet__backend_t *base, fleet__op_t op,
     req->keyless = 1;
     req->slot = 0;
   }
+  *out = req;
+  return 0;
+}
+
+/* A command over keys of several slots (UNLINK of a store's clear), sent
+ * as one command per slot; the reply is the sum of theirs. */
+typedef struct {
+  cluster_backend_t *be;
+  fleet__reply_cb cb;
+  void *arg;
+  size_t left;
+  int status;
+  int64_t sum;
+  char detail[FLEET__DETAIL_MAX];
+} cluster_fan_t;
+
+static void cluster_fan_on_reply(void *arg, int status,
+                                 const fleet__reply_t *r) {
+  cluster_fan_t *f = arg;
+  fleet__reply_t out;
+
+  if (status == 0 && r->type != FLEET__REPLY_INT)
+    status = FLEET_EPROTO;
+  if (status != 0 && f->status == 0) {
+    f->status = status;
+    snprintf(f->detail, sizeof(f->detail), "%s", f->be->base.detail);
+  } else if (status == 0) {
+    f->sum += r->integer;
+  }
+  if (--f->left > 0)
+    return;
+  memset(&out, 0, sizeof(out));
+  out.type = FLEET__REPLY_INT;
+  out.integer = f->sum;
+  status = f->status;
+  snprintf(f->be->base.detail, sizeof(f->be->base.detail), "%s",
+           status != 0 ? f->detail : "");
+  f->cb(f->arg, status, status == 0 ? &out : NULL);
+  free(f);
+}
+
+static int cluster_fan_out(cluster_backend_t *be, fleet__op_t op,
+                           const fleet_bytes_t *keys, size_t nkeys,
+                           fleet__reply_cb cb, void *arg) {
+  cluster_req_t *reqs = NULL, *req;
+  cluster_fan_t *f = calloc(1, sizeof(*f));
+  fleet_bytes_t *group = malloc(nkeys * sizeof(*group));
+  uint16_t *slots = malloc(nkeys * sizeof(*slots));
+  unsigned char *taken = calloc(nkeys, 1);
+  size_t i, j, n;
+  int err = 0;
+
+  if (f == NULL || group == NULL || slots == NULL || taken == NULL)
+    err = FLEET_ENOMEM;
+  for (i = 0; err == 0 && i < nkeys; i++)
+    slots[i] = fleet__key_slot(keys[i].base, keys[i].len);
+  for (i = 0; err == 0 && i < nkeys; i++) {
+    if (taken[i])
+      continue;
+    for (j = i, n = 0; j < nkeys; j++)
+      if (!taken[j] && slots[j] == slots[i]) {
+        taken[j] = 1;
+        group[n++] = keys[j];
+      }
+    err = cluster_req_build(be, op, group, n, NULL, 0, cluster_fan_on_reply,
+                            f, &req);
+    if (err == 0) {
+      req->next = reqs;
+      reqs = req;
+      f->left++;
+    }
+  }
+  free(group);
+  free(slots);
+  free(taken);
+  if (err != 0) {
+    while ((req = reqs) != NULL) {
+      reqs = req->next;
+      cluster_req_put(be, req);
+    }
+    free(f);
+    return err;
+  }
+  f->be = be;
+  f->cb = cb;
+  f->arg = arg;
+  while ((req = reqs) != NULL) {
+    reqs = req->next;
+    req->next = NULL;
+    cluster_dispatch(be, req);
+  }
+  return 0;
+}
+
+/* Whether the keys do not all share the first one's slot. */
+static int cluster_keys_span(const fleet_bytes_t *keys, size_t nkeys) {
+  uint16_t first = fleet__key_slot(keys[0].base, keys[0].len);
+  size_t i;
+
+  for (i = 1; i < nkeys; i++)
+    if (fleet__key_slot(keys[i].base, keys[i].len) != first)
+      return 1;
+  return 0;
+}
+
+/* SCAN on a cluster: each master in turn (cluster_masters() order), with
+ * the cursor of cluster_scan_cursor(). */
+static int cluster_scan(cluster_backend_t *be, fleet__op_t op,
+                        const fleet_bytes_t *args, size_t nargs,
+                        fleet__reply_cb cb, void *arg) {
+  cluster_node_t *masters[CLUSTER_SCAN_MAX];
+  fleet_bytes_t a[8];
+  cluster_req_t *req;
+  size_t node_len;
+  int count, idx, err;
+
+  if (nargs == 0 || nargs > FLEET__ARRAY_SIZE(a))
+    return FLEET_EINVAL;
+  idx = cluster_scan_split(&args[0], &node_len);
+  if (idx < 0)
+    return FLEET_EINVAL;
+  count = cluster_masters(be, masters, CLUSTER_SCAN_MAX);
+  if (!be->have_map || idx >= count)
+    return FLEET_EUNAVAILABLE;
+  memcpy(a, args, nargs * sizeof(*a));
+  a[0].len = node_len;
+  err = cluster_req_build(be, op, NULL, 0, a, nargs, cb, arg, &req);
+  if (err != 0)
+    return err;
+  req->scan_idx = idx;
+  cluster_dispatch(be, req);
+  return 0;
+}
+
+static int cluster_call(fleet__backend_t *base, fleet__op_t op,
+                        const fleet_bytes_t *keys, size_t nkeys,
+                        const fleet_bytes_t *args, size_t nargs,
+                        fleet__reply_cb cb, void *arg) {
+  cluster_backend_t *be = (cluster_backend_t *)base;
+  cluster_req_t *req;
+  int err;
+
+  if (be->closing)
+    return FLEET_ECLOSING;
+  if ((unsigned)op >= FLEET__OP_COUNT || cb == NULL)
+    return FLEET_EINVAL;
+  if (op == FLEET__OP_STORE_SCAN)
+    return cluster_scan(be, op, args, nargs, cb, arg);
+  if (op == FLEET__OP_STORE_UNLINK && nkeys > 1 &&
+      cluster_keys_span(keys, nkeys))
+    return cluster_fan_out(be, op, keys, nkeys, cb, arg);
+  err = cluster_req_build(be, op, keys, nkeys, args, nargs, cb, arg, &req);
+  if (err != 0)
+    return err;
   /* Never inside this call: the reply comes from a connection callback,
    * or from the tick for an op that must wait. */
   cluster_dispatch(be, req);
