@@ -68,14 +68,14 @@ static void seed_on_closed(fleet_handle_t *w) {}
 
 /* The issue's first symptom: a worker pointed at a cluster node that does
  * not own its queue's slot claimed nothing, forever. Seeded with one such
- * master only, the client finds the owner and processes every job; the
- * jobs' keys are on the owner and nowhere else. */
+ * master (and a dead address), the client finds the owner and processes
+ * every job; the jobs' keys are on the owner and nowhere else. */
 TEST_IMPL(cluster_foreign_seed) {
   enum { N = 300 };
   fleet_test_cluster_t *cl = fleet_test_cluster_start_or_skip();
   unsigned slot = fleet_test_cluster_keyslot(cl, "{seedtest:jobs}");
   int owner = fleet_test_cluster_owner(cl, 0, slot);
-  int seed = (owner + 1) % 3, i, stopped = 0;
+  int seed = (owner + 1) % 3, i, stopped = 0, dead;
   fleet_worker_options_t wo;
   fleet_job_spec_t specs[N];
   fleet_worker_t w;
@@ -86,7 +86,12 @@ TEST_IMPL(cluster_foreign_seed) {
 
   ASSERT_GE(owner, 0);
   ASSERT_LT(owner, 3);
-  fleet_test_cluster_url_of(cl, seed, url, sizeof(url));
+  /* A second seed where nothing listens: the client gets past it. It is
+   * the first one asked (the last seed is asked first). */
+  dead = fleet_test_free_port();
+  ASSERT_GT(dead, 0);
+  snprintf(url, sizeof(url), "redis+cluster://127.0.0.1:%d,127.0.0.1:%d",
+           fleet_test_redis_port(fleet_test_cluster_node(cl, seed)), dead);
   qt_open_prefix(&t, url, "seedtest", "jobs", NULL);
   for (i = 0; i < N; i++)
     fleet_job_spec_init(&specs[i], "t", "x", 1);
