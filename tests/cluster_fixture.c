@@ -111,8 +111,8 @@ fleet_test_cluster_t *fleet_test_cluster_start_or_skip(void) {
                        strerror(-rc));
   }
   for (i = 0; i < FLEET_TEST_CLUSTER_NODES; i++) {
-    redisReply *r = cluster_must(c, i, "CLUSTER MYID",
-                                 fleet_test_redis_cmd(c->node[i], "CLUSTER MYID"));
+    redisReply *r = cluster_must(
+        c, i, "CLUSTER MYID", fleet_test_redis_cmd(c->node[i], "CLUSTER MYID"));
     snprintf(c->id[i], sizeof(c->id[i]), "%s", r->str);
     freeReplyObject(r);
   }
@@ -160,9 +160,9 @@ fleet_test_cluster_t *fleet_test_cluster_start_or_skip(void) {
       fleet_test__fail(__FILE__, __LINE__, "the cluster did not settle");
     cluster_sleep_ms(50);
   }
-  snprintf(c->url, sizeof(c->url),
-           "redis+cluster://127.0.0.1:%d,127.0.0.1:%d",
-           fleet_test_redis_port(c->node[0]), fleet_test_redis_port(c->node[1]));
+  snprintf(c->url, sizeof(c->url), "redis+cluster://127.0.0.1:%d,127.0.0.1:%d",
+           fleet_test_redis_port(c->node[0]),
+           fleet_test_redis_port(c->node[1]));
   return c;
 }
 
@@ -170,8 +170,8 @@ const char *fleet_test_cluster_url(const fleet_test_cluster_t *c) {
   return c->url;
 }
 
-void fleet_test_cluster_url_of(const fleet_test_cluster_t *c, int i,
-                               char *buf, size_t size) {
+void fleet_test_cluster_url_of(const fleet_test_cluster_t *c, int i, char *buf,
+                               size_t size) {
   snprintf(buf, size, "redis+cluster://127.0.0.1:%d",
            fleet_test_redis_port(c->node[i]));
 }
@@ -218,9 +218,9 @@ static int cluster_live(fleet_test_cluster_t *c) {
 
 unsigned fleet_test_cluster_keyslot(fleet_test_cluster_t *c, const char *key) {
   int i = cluster_live(c);
-  redisReply *r = cluster_must(
-      c, i, "CLUSTER KEYSLOT",
-      fleet_test_redis_cmd(c->node[i], "CLUSTER KEYSLOT %s", key));
+  redisReply *r =
+      cluster_must(c, i, "CLUSTER KEYSLOT",
+                   fleet_test_redis_cmd(c->node[i], "CLUSTER KEYSLOT %s", key));
   unsigned slot = (unsigned)r->integer;
   freeReplyObject(r);
   return slot;
@@ -262,8 +262,8 @@ int fleet_test_cluster_kill_master(fleet_test_cluster_t *c, int i,
   }
 }
 
-int fleet_test_cluster_move_slot(fleet_test_cluster_t *c, unsigned slot,
-                                 int to, int batch, unsigned pause_ms) {
+int fleet_test_cluster_move_slot(fleet_test_cluster_t *c, unsigned slot, int to,
+                                 int batch, unsigned pause_ms) {
   int from = fleet_test_cluster_owner(c, to, slot);
   int moved = 0, i;
   redisReply *r;
@@ -272,8 +272,8 @@ int fleet_test_cluster_move_slot(fleet_test_cluster_t *c, unsigned slot,
     fprintf(stderr, "move_slot: slot %u is on node %d\n", slot, from);
     return -1;
   }
-  r = fleet_test_redis_cmd(c->node[to], "CLUSTER SETSLOT %u IMPORTING %s",
-                           slot, c->id[from]);
+  r = fleet_test_redis_cmd(c->node[to], "CLUSTER SETSLOT %u IMPORTING %s", slot,
+                           c->id[from]);
   cluster_must(c, to, "SETSLOT IMPORTING", r);
   freeReplyObject(r);
   r = fleet_test_redis_cmd(c->node[from], "CLUSTER SETSLOT %u MIGRATING %s",

@@ -28,16 +28,15 @@ fleet_test_cluster_t *fleet_test_cluster_start_or_skip(void);
 const char *fleet_test_cluster_url(const fleet_test_cluster_t *c);
 
 /* "redis+cluster://127.0.0.1:P": node `i` alone as the seed. */
-void fleet_test_cluster_url_of(const fleet_test_cluster_t *c, int i,
-                               char *buf, size_t size);
+void fleet_test_cluster_url_of(const fleet_test_cluster_t *c, int i, char *buf,
+                               size_t size);
 
 /* Node `i` (0..FLEET_TEST_CLUSTER_NODES-1). */
 fleet_test_redis_t *fleet_test_cluster_node(fleet_test_cluster_t *c, int i);
 
 /* The index of the node that currently serves `slot` as master according
  * to node `asked` (CLUSTER SLOTS), or -1. */
-int fleet_test_cluster_owner(fleet_test_cluster_t *c, int asked,
-                             unsigned slot);
+int fleet_test_cluster_owner(fleet_test_cluster_t *c, int asked, unsigned slot);
 
 /* The slot of a key, as Redis computes it (CLUSTER KEYSLOT on a live
  * node). */
@@ -56,8 +55,8 @@ int fleet_test_cluster_kill_master(fleet_test_cluster_t *c, int i,
  * `pause_ms` between batches (clients meanwhile see ASK redirects), then
  * SETSLOT NODE on every master. Returns the number of keys moved, or -1
  * on failure (with the reason on stderr). */
-int fleet_test_cluster_move_slot(fleet_test_cluster_t *c, unsigned slot,
-                                 int to, int batch, unsigned pause_ms);
+int fleet_test_cluster_move_slot(fleet_test_cluster_t *c, unsigned slot, int to,
+                                 int batch, unsigned pause_ms);
 
 /* Waits up to `timeout_ms` until node `i` counts at least `want` shard
  * subscribers of `channel` (PUBSUB SHARDNUMSUB). Returns the last count

@@ -105,8 +105,8 @@ TEST_IMPL(cluster_foreign_seed) {
   w.data = &n;
   ASSERT_OK(fleet_worker_init(&t.c.client, &w, "jobs", &wo));
   ASSERT_OK(fleet_worker_start(&w));
-  ASSERT(fleet_test_wait_count(&t.c.loop, &n.completed, N,
-                               fleet_test_ms(20000)));
+  ASSERT(
+      fleet_test_wait_count(&t.c.loop, &n.completed, N, fleet_test_ms(20000)));
   ASSERT_EQ(N, n.handled);
   ASSERT_EQ(0, n.failed);
   /* Its wake-ups are sharded, on the owner: SSUBSCRIBE there, no plain
@@ -120,8 +120,7 @@ TEST_IMPL(cluster_foreign_seed) {
     ASSERT_NOT_NULL(r);
     ASSERT_EQ(0, r->integer);
     freeReplyObject(r);
-    r = fleet_test_redis_cmd(fleet_test_cluster_node(cl, i),
-                             "PUBSUB CHANNELS");
+    r = fleet_test_redis_cmd(fleet_test_cluster_node(cl, i), "PUBSUB CHANNELS");
     ASSERT_NOT_NULL(r);
     ASSERT_UEQ(0, r->elements);
     freeReplyObject(r);

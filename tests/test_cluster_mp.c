@@ -121,7 +121,8 @@ static _Noreturn void cmp_child_main(const cmp_spec_t *spec) {
   c.ledger_fd = open(spec->ledger, O_WRONLY | O_CREAT | O_APPEND, 0600);
   c.claims_fd = open(spec->claims, O_WRONLY | O_CREAT | O_APPEND, 0600);
   c.stale_fd = open(spec->stale, O_WRONLY | O_CREAT | O_APPEND, 0600);
-  if (c.ledger_fd < 0 || c.claims_fd < 0 || c.stale_fd < 0 || uv_loop_init(&c.loop) != 0)
+  if (c.ledger_fd < 0 || c.claims_fd < 0 || c.stale_fd < 0 ||
+      uv_loop_init(&c.loop) != 0)
     _exit(10);
   fleet_client_options_init(&co);
   co.prefix = "cmp";
@@ -361,9 +362,9 @@ TEST_IMPL(cluster_reshard_workers) {
   ASSERT_EQ(to, fleet_test_cluster_owner(cl, to, slot));
   /* The old owner dropped the workers' shard subscriptions with the slot;
    * they subscribed again on the new one. */
-  ASSERT_EQ(KIDS, fleet_test_cluster_wait_shard_subs(
-                      cl, to, "{cmp:work}:jobs:wake", KIDS,
-                      fleet_test_ms(10000)));
+  ASSERT_EQ(KIDS,
+            fleet_test_cluster_wait_shard_subs(cl, to, "{cmp:work}:jobs:wake",
+                                               KIDS, fleet_test_ms(10000)));
   cmp_wait_completed(&t, N, 60000);
   cmp_stop_all(pids, KIDS);
   ASSERT_OK(qt_counts(&t));

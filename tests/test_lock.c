@@ -458,7 +458,8 @@ CONFORMANCE_IMPL(lock_auto_renew) {
   fleet__batch_stats(e.c2.internal_, &batches0, &leases0);
   lock_env_sleep(&e, ttl * 8 / 3);
   fleet__batch_stats(e.c2.internal_, &batches, &leases);
-  ASSERT_UGE(batches - batches0, 3 * lock_batch_calls(b, "batch-", BATCH_LOCKS, NULL));
+  ASSERT_UGE(batches - batches0,
+             3 * lock_batch_calls(b, "batch-", BATCH_LOCKS, NULL));
   ASSERT_UEQ((uint64_t)BATCH_LOCKS * (batches - batches0),
              (leases - leases0) *
                  lock_batch_calls(b, "batch-", BATCH_LOCKS, NULL));
@@ -508,7 +509,8 @@ CONFORMANCE_IMPL(lock_batch) {
   }
   ASSERT_ERR(FLEET_EBUSY, busy.acq_status);
   fleet__batch_stats(e.c2.internal_, &calls, &items);
-  ASSERT_UEQ(lock_batch_calls(b, "nb-", BATCH_LOCKS, "nb-busy"), calls - calls0);
+  ASSERT_UEQ(lock_batch_calls(b, "nb-", BATCH_LOCKS, "nb-busy"),
+             calls - calls0);
   ASSERT_UEQ(BATCH_LOCKS + 1, items - items0);
 
   /* Waiters on another client mark the leases; one batch of releases

@@ -61,10 +61,10 @@ typedef struct cluster_req_s {
   int script_op; /* a script (EVALSHA, or EVAL after NOSCRIPT) */
   int scan_idx;  /* a SCAN of master scan_idx (see cluster_scan()), or -1 */
   int redirects;
-  int asking;           /* send ASKING first, to `target` */
+  int asking;             /* send ASKING first, to `target` */
   cluster_node_t *target; /* set by MOVED or ASK; else the map decides */
-  int refresh;          /* a map request, not an op */
-  cluster_node_t *node; /* where it was sent */
+  int refresh;            /* a map request, not an op */
+  cluster_node_t *node;   /* where it was sent */
 } cluster_req_t;
 
 struct fleet__sub_s {
@@ -172,9 +172,8 @@ static cluster_node_t *cluster_node_find(cluster_backend_t *be,
 }
 
 /* The node at host:port, created when new. NULL when out of memory. */
-static cluster_node_t *cluster_node_get(cluster_backend_t *be,
-                                        const char *host, size_t hlen,
-                                        uint16_t port) {
+static cluster_node_t *cluster_node_get(cluster_backend_t *be, const char *host,
+                                        size_t hlen, uint16_t port) {
   cluster_node_t *n = cluster_node_find(be, host, hlen, port);
 
   if (n != NULL)
@@ -358,8 +357,7 @@ static int cluster_scan_cursor(cluster_backend_t *be, int idx,
   cur = (fleet__reply_t *)&r->elem[0];
   if (cur->len == 1 && cur->str[0] == '0') {
     if (idx + 1 < count)
-      n = snprintf(be->scan_cursor, sizeof(be->scan_cursor), "0%02d",
-                   idx + 1);
+      n = snprintf(be->scan_cursor, sizeof(be->scan_cursor), "0%02d", idx + 1);
     else
       n = snprintf(be->scan_cursor, sizeof(be->scan_cursor), "0");
   } else {
@@ -425,8 +423,8 @@ static void cluster_want_map(cluster_backend_t *be) {
 static void cluster_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *rr,
                                 int status, redisReply *reply);
 
-static void cluster_on_asking(fleet__rconn_t *c, fleet__rreq_t *rr,
-                              int status, redisReply *reply) {
+static void cluster_on_asking(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
+                              redisReply *reply) {
   cluster_req_put(((cluster_node_t *)c->owner)->be, (cluster_req_t *)rr);
 }
 
@@ -631,8 +629,8 @@ static int cluster_apply_slots(cluster_backend_t *be, cluster_node_t *from,
         e->element[2]->type != REDIS_REPLY_ARRAY ||
         e->element[2]->elements < 2 ||
         e->element[2]->element[0]->type != REDIS_REPLY_STRING ||
-        cluster_reply_int(e->element[2]->element[1], &port) != 0 ||
-        port <= 0 || port > 65535)
+        cluster_reply_int(e->element[2]->element[1], &port) != 0 || port <= 0 ||
+        port > 65535)
       return -1;
   }
   for (n = be->nodes; n != NULL; n = n->next)
@@ -710,8 +708,7 @@ static void cluster_refresh(cluster_backend_t *be) {
     for (pick = be->nodes; k > 0; k--)
       pick = pick->next;
   }
-  if (cluster_node_conn(pick) == NULL ||
-      (req = cluster_req_get(be)) == NULL)
+  if (cluster_node_conn(pick) == NULL || (req = cluster_req_get(be)) == NULL)
     return;
   if (fleet__rreq_begin(&req->r, 2) != 0 ||
       fleet__rreq_arg(&req->r, "CLUSTER", 7) != 0 ||
@@ -748,8 +745,7 @@ static void cluster_on_tick(uv_timer_t *t) {
     req->next = NULL;
     if (req->r.deadline != 0 && req->r.deadline <= now) {
       char why[FLEET__DETAIL_MAX];
-      snprintf(why, sizeof(why),
-               "no master ready for slot %u within %u ms",
+      snprintf(why, sizeof(why), "no master ready for slot %u within %u ms",
                (unsigned)req->slot, (unsigned)be->config.command_timeout_ms);
       cluster_req_finish(be, req, why, FLEET_EUNAVAILABLE, NULL);
       continue;
@@ -889,8 +885,8 @@ static int cluster_fan_out(cluster_backend_t *be, fleet__op_t op,
         taken[j] = 1;
         group[n++] = keys[j];
       }
-    err = cluster_req_build(be, op, group, n, NULL, 0, cluster_fan_on_reply,
-                            f, &req);
+    err = cluster_req_build(be, op, group, n, NULL, 0, cluster_fan_on_reply, f,
+                            &req);
     if (err == 0) {
       req->next = reqs;
       reqs = req;
@@ -1070,8 +1066,7 @@ static int cluster_channel_used(cluster_backend_t *be, cluster_node_t *n,
                                 const fleet__sub_t *except) {
   const fleet__sub_t *t;
   for (t = be->subs; t != NULL; t = t->next)
-    if (t != except && t->cb != NULL && t->node == n &&
-        t->len == except->len &&
+    if (t != except && t->cb != NULL && t->node == n && t->len == except->len &&
         memcmp(t->channel, except->channel, t->len) == 0)
       return 1;
   return 0;

@@ -68,8 +68,9 @@ typedef struct {
   void (*on_state)(fleet__rconn_t *c, int ready, int status);
   /* Subscriber mode only: every published message (an array "message"
    * or "smessage", channel, payload), and a "sunsubscribe" the server sent
-   * unasked (a cluster node lost the channel's slot). Other replies (SUBSCRIBE and UNSUBSCRIBE
-   * confirmations) answer requests in order, as on any connection. */
+   * unasked (a cluster node lost the channel's slot). Other replies (SUBSCRIBE
+   * and UNSUBSCRIBE confirmations) answer requests in order, as on any
+   * connection. */
   void (*on_push)(fleet__rconn_t *c, redisReply *reply);
   /* The connection finished closing; its memory may be freed. */
   void (*on_closed)(fleet__rconn_t *c);
