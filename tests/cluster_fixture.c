@@ -226,14 +226,12 @@ unsigned fleet_test_cluster_keyslot(fleet_test_cluster_t *c, const char *key) {
   return slot;
 }
 
-int fleet_test_cluster_kill_master(fleet_test_cluster_t *c, int i,
-                                   uint64_t timeout_ms) {
-  uint64_t deadline = cluster_now_ms() + timeout_ms;
-  int replica = i < 3 ? i + 3 : i - 3;
+/* Waits until node `replica` is a master and every live node reports
+ * cluster_state:ok; returns `replica`, or -1 at `deadline`. */
+static int cluster_wait_promoted(fleet_test_cluster_t *c, int replica,
+                                 uint64_t deadline) {
   int j, settled;
 
-  ASSERT_EQ(fleet_test_redis_kill(c->node[i]), 0);
-  c->dead[i] = 1;
   for (;;) {
     redisReply *r = fleet_test_redis_cmd(c->node[replica], "ROLE");
     int promoted = r != NULL && r->type == REDIS_REPLY_ARRAY &&
@@ -260,6 +258,24 @@ int fleet_test_cluster_kill_master(fleet_test_cluster_t *c, int i,
       return -1;
     cluster_sleep_ms(50);
   }
+}
+
+int fleet_test_cluster_kill_master(fleet_test_cluster_t *c, int i,
+                                   uint64_t timeout_ms) {
+  ASSERT_EQ(fleet_test_redis_kill(c->node[i]), 0);
+  c->dead[i] = 1;
+  return cluster_wait_promoted(c, i < 3 ? i + 3 : i - 3,
+                               cluster_now_ms() + timeout_ms);
+}
+
+int fleet_test_cluster_manual_failover(fleet_test_cluster_t *c, int i,
+                                       uint64_t timeout_ms) {
+  redisReply *r = fleet_test_redis_cmd(c->node[i], "CLUSTER FAILOVER");
+
+  cluster_must(c, i, "CLUSTER FAILOVER", r);
+  freeReplyObject(r);
+  return cluster_wait_promoted(c, i, cluster_now_ms() + timeout_ms) == i ? 0
+                                                                         : -1;
 }
 
 int fleet_test_cluster_move_slot(fleet_test_cluster_t *c, unsigned slot, int to,

@@ -49,6 +49,13 @@ unsigned fleet_test_cluster_keyslot(fleet_test_cluster_t *c, const char *key);
 int fleet_test_cluster_kill_master(fleet_test_cluster_t *c, int i,
                                    uint64_t timeout_ms);
 
+/* Promotes replica `i` with CLUSTER FAILOVER (the manual, lossless kind:
+ * the master pauses its clients until the replica has caught up) and
+ * waits, up to `timeout_ms`, until `i` is a master and every live node
+ * reports cluster_state:ok. Returns 0, or -1 on timeout. */
+int fleet_test_cluster_manual_failover(fleet_test_cluster_t *c, int i,
+                                       uint64_t timeout_ms);
+
 /* Moves `slot` from its master to master `to`, the way redis-cli
  * --cluster reshard does: SETSLOT IMPORTING on the target, MIGRATING on
  * the source, then MIGRATE of the slot's keys `batch` at a time with

@@ -36,7 +36,8 @@
   XX(cluster_foreign_seed, 60)                                                 \
   XX(cluster_locks_many_slots, 60)                                             \
   XX(cluster_failover_mp, 300)                                                 \
-  XX(cluster_reshard_workers, 180)
+  XX(cluster_reshard_workers, 180)                                             \
+  XX(cluster_manual_failover_mp, 180)
 /* clang-format on */
 
 #define FLEET_CLUSTER_DECLARE_C(name) TEST_DECLARE(name##_cluster)
