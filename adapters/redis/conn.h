@@ -12,6 +12,7 @@
 #include "redis/compat.h"
 #include "redis/reader.h"
 #include "redis/scripts.h"
+#include "redis/tls.h"
 
 typedef struct fleet__rconn_s fleet__rconn_t;
 typedef struct fleet__rreq_s fleet__rreq_t;
@@ -113,6 +114,12 @@ struct fleet__rconn_s {
   uv_check_t flush_check;     /* flush writes after I/O callbacks */
   uv_prepare_t flush_prepare; /* flush writes issued by timers */
   int flush_armed;
+
+  /* rediss: the TLS state (NULL for plain connections), and whether the
+   * TLS handshake of the current attempt is still going on. */
+  fleet__tls_t *tls;
+  int tls_handshaking;
+  int tls_write_error; /* a write failed during the handshake: see conn.c */
 
   redisReader *reader;
   fleet__rarena_t arena; /* the reader's replies */

@@ -464,8 +464,6 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
 
   if (url->scheme != FLEET__URL_REDIS && url->scheme != FLEET__URL_UNIX)
     return FLEET_EINVAL;
-  if (url->tls)
-    return FLEET_EINVAL; /* TLS transport not wired yet */
   be = calloc(1, sizeof(*be));
   if (be == NULL)
     return FLEET_ENOMEM;
