@@ -262,6 +262,12 @@ CONFORMANCE_DECLARE(leader_callbacks)
 TEST_DECLARE(leader_demoted_redis)
 TEST_DECLARE(leader_mp_failover)
 
+/* test_tls.c */
+TEST_DECLARE(tls_connect_and_ops)
+TEST_DECLARE(tls_verification_refusals)
+TEST_DECLARE(tls_client_certificate)
+TEST_DECLARE(tls_protocol_mismatch)
+
 TEST_LIST_START
   /* test_errors.c */
   TEST_ENTRY(errors_noperm_detail)
@@ -484,6 +490,12 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(leader_callbacks)
   TEST_ENTRY(leader_demoted_redis)
   TEST_ENTRY(leader_mp_failover)
+
+  /* test_tls.c */
+  TEST_ENTRY(tls_connect_and_ops)
+  TEST_ENTRY(tls_verification_refusals)
+  TEST_ENTRY(tls_client_certificate)
+  TEST_ENTRY(tls_protocol_mismatch)
 TEST_LIST_END
 
 /* clang-format on */

@@ -321,7 +321,10 @@ static int conn_live(const fleet__rconn_t *c) {
  * FLEET_EUNAVAILABLE as they were never sent. */
 static void conn_drop(fleet__rconn_t *c, int uverr) {
   int handshake = c->state == FLEET__RCONN_HANDSHAKE;
-  const char *when = handshake ? " during the handshake" : "";
+  const char *when = !handshake ? ""
+                     : c->tls_handshaking
+                         ? " during the TLS handshake (is the port a TLS port?)"
+                         : " during the handshake";
 
   if (uverr == UV_EOF)
     conn_fail(c, FLEET_ECONNLOST, FLEET_ECONNLOST,
