@@ -220,6 +220,26 @@ static void conn_on_handshake(fleet__rconn_t *c, fleet__rreq_t *req, int status,
               reply->str);
     return;
   }
+  if (strcmp(command, "ROLE") == 0 &&
+      (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+       reply->element[0]->type != REDIS_REPLY_STRING ||
+       reply->element[0]->len != 6 ||
+       memcmp(reply->element[0]->str, "master", 6) != 0)) {
+    char target[FLEET__DETAIL_MAX / 2];
+    const redisReply *role =
+        reply->type == REDIS_REPLY_ARRAY && reply->elements > 0
+            ? reply->element[0]
+            : NULL;
+    conn_fail(c, FLEET_EREADONLY, FLEET_ECONNLOST,
+              "handshake ROLE: %s is a %.*s, not the master",
+              conn_target(c, target, sizeof(target)),
+              role != NULL && role->type == REDIS_REPLY_STRING
+                  ? (int)(role->len > 32 ? 32 : role->len)
+                  : 7,
+              role != NULL && role->type == REDIS_REPLY_STRING ? role->str
+                                                               : "replica");
+    return;
+  }
   if (--c->handshake_pending == 0)
     conn_became_ready(c);
 }
@@ -264,6 +284,8 @@ static void conn_start_handshake(fleet__rconn_t *c) {
     int n = snprintf(db, sizeof(db), "%d", u->db);
     err = conn_handshake_cmd(c, "SELECT", db, (size_t)n, NULL, 0);
   }
+  if (err == 0 && c->check_master)
+    err = conn_handshake_cmd(c, "ROLE", NULL, 0, NULL, 0);
   for (i = 0; err == 0 && i < c->npreload; i++)
     err = conn_handshake_cmd(c, "SCRIPT", "LOAD", 4, c->preload[i].body,
                              c->preload[i].len);
@@ -956,6 +978,13 @@ static void conn_connect(fleet__rconn_t *c) {
   } addr;
   int err;
 
+  if (u->scheme != FLEET__URL_UNIX && u->host == NULL) {
+    /* No address yet (the sentinels have not named the master): wait for
+     * fleet__rconn_kick(). Requests wait until their deadline. */
+    if (c->cause[0] == '\0')
+      snprintf(c->cause, sizeof(c->cause), "no address to connect to yet");
+    return;
+  }
   uv_timer_start(&c->connect_timer, conn_on_connect_timer,
                  c->config->connect_timeout_ms, 0);
   if (u->scheme == FLEET__URL_UNIX) {
@@ -1140,6 +1169,25 @@ int fleet__rconn_open(fleet__rconn_t *c, uv_loop_t *loop, void *owner,
   conn_set_state(c, FLEET__RCONN_BACKOFF);
   conn_connect(c);
   return 0;
+}
+
+void fleet__rconn_kick(fleet__rconn_t *c, const char *why) {
+  switch (c->state) {
+    case FLEET__RCONN_CLOSING:
+      return;
+    case FLEET__RCONN_BACKOFF:
+      /* Waiting for an address or a backoff delay: try now. */
+      uv_timer_start(&c->connect_timer, conn_on_connect_timer, 0, 0);
+      return;
+    default:
+      conn_fail(c, FLEET_ECONNLOST, FLEET_ECONNLOST, "%s", why);
+      return;
+  }
+}
+
+void fleet__rconn_note(fleet__rconn_t *c, const char *why) {
+  if (c->state == FLEET__RCONN_BACKOFF)
+    snprintf(c->cause, sizeof(c->cause), "%s", why);
 }
 
 static void conn_on_handle_closed(uv_handle_t *h) {

@@ -84,6 +84,9 @@ struct fleet__rconn_s {
   int subscriber;                 /* published messages go to events->on_push */
   const fleet__script_t *preload; /* SCRIPT LOAD these in the handshake */
   size_t npreload;
+  /* Set by the owner: the handshake checks with ROLE that the node is a
+   * master, else the attempt fails with FLEET_EREADONLY (Sentinel). */
+  int check_master;
 
   fleet__rconn_state_t state;
   int handles;      /* open uv handles; closing completes at 0 */
@@ -164,6 +167,17 @@ void fleet__rconn_send(fleet__rconn_t *c, fleet__rreq_t *req);
 /* Writes the requests issued so far in this loop iteration now, instead
  * of when the iteration's check or prepare phase comes. */
 void fleet__rconn_flush(fleet__rconn_t *c);
+
+/* The address in the connection's url changed (a failover): an open or
+ * opening connection is dropped as lost (FLEET_ECONNLOST, with `why`) and
+ * reconnects after the backoff delay; one waiting to reconnect, or for an
+ * address (a TCP url whose host is NULL waits without connecting until
+ * kicked), tries at once. */
+void fleet__rconn_kick(fleet__rconn_t *c, const char *why);
+
+/* While not connected: sets the cause that requests failing for want of a
+ * connection report (why there is no address yet, say). */
+void fleet__rconn_note(fleet__rconn_t *c, const char *why);
 
 /* Starts closing: every request still queued gets its callback with
  * FLEET_ECANCELED once the handles are closed, then events->on_closed. */

@@ -6,6 +6,7 @@
 
 #include "redis/conn.h"
 #include "redis/reply.h"
+#include "redis/sentinel.h"
 
 struct fleet__sub_s {
   fleet__sub_t *next;
@@ -27,6 +28,9 @@ typedef struct {
 
   fleet__rconn_t main;
   fleet__rconn_t *sub; /* NULL until the first subscribe */
+  /* redis[s]+sentinel://: finds the master, whose address is `url` then
+   * (sentinel.c); it counts among conns_open. NULL otherwise. */
+  fleet__sentinel_t *sentinel;
   int conns_open;
   int closing;
 
@@ -151,6 +155,8 @@ static void redis_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *req, int status,
   redis_req_put(be, req);
   if (status == 0)
     status = fleet__redis_reply_convert(&be->scratch, reply, &r);
+  if (status == FLEET_EREADONLY && be->sentinel != NULL && !be->closing)
+    fleet__sentinel_refresh(be->sentinel); /* the master moved? */
   redis_set_detail(be, c, status, reply);
   cb(arg, status, status == 0 ? r : NULL);
 }
@@ -320,6 +326,8 @@ static void redis_on_sub_state(fleet__rconn_t *c, int ready, int status) {
   redis_backend_t *be = c->owner;
   fleet__sub_t *s;
 
+  if (!ready && be->sentinel != NULL && !be->closing)
+    fleet__sentinel_refresh(be->sentinel);
   for (s = be->subs; s != NULL; s = s->next) {
     if (!ready)
       s->active = 0;
@@ -365,6 +373,7 @@ static int redis_subscribe(fleet__backend_t *base, const char *channel,
       free(s);
       return err;
     }
+    be->sub->check_master = be->sentinel != NULL;
     be->conns_open++;
   }
   s->next = be->subs;
@@ -404,6 +413,9 @@ static void redis_unsubscribe(fleet__backend_t *base, fleet__sub_t *s) {
 static void redis_on_main_state(fleet__rconn_t *c, int ready, int status) {
   redis_backend_t *be = c->owner;
 
+  if (!ready && be->sentinel != NULL && !be->closing)
+    fleet__sentinel_refresh(be->sentinel);
+
   fleet__backend_set_detail_bytes(&be->base, c->cause,
                                   status != 0 ? strlen(c->cause) : 0);
   be->events->state(be->owner,
@@ -411,11 +423,12 @@ static void redis_on_main_state(fleet__rconn_t *c, int ready, int status) {
                     status);
 }
 
-static void redis_on_conn_closed(fleet__rconn_t *c) {
-  redis_backend_t *be = c->owner;
-
+/* One of the connections (or the sentinel) finished closing. */
+static void redis_part_closed(redis_backend_t *be) {
   if (--be->conns_open > 0)
     return;
+  fleet__sentinel_free(be->sentinel);
+  be->sentinel = NULL;
   while (be->subs != NULL) {
     fleet__sub_t *s = be->subs;
     be->subs = s->next;
@@ -433,6 +446,40 @@ static void redis_on_conn_closed(fleet__rconn_t *c) {
   be->events->closed(be->owner);
   free(be);
 }
+
+static void redis_on_conn_closed(fleet__rconn_t *c) {
+  redis_part_closed(c->owner);
+}
+
+/* Sentinel: the master moved (or is known at last): the connections go
+ * there. */
+static void redis_on_master(void *owner) {
+  redis_backend_t *be = owner;
+
+  if (be->closing)
+    return;
+  fleet__rconn_kick(&be->main, "the sentinels named a new master");
+  if (be->sub != NULL)
+    fleet__rconn_kick(be->sub, "the sentinels named a new master");
+}
+
+/* Sentinel: no sentinel answers; the requests waiting say why. */
+static void redis_on_sentinel_trouble(void *owner, const char *why) {
+  redis_backend_t *be = owner;
+
+  if (be->closing)
+    return;
+  fleet__rconn_note(&be->main, why);
+  if (be->sub != NULL)
+    fleet__rconn_note(be->sub, why);
+}
+
+static void redis_on_sentinel_closed(void *owner) {
+  redis_part_closed(owner);
+}
+
+static const fleet__sentinel_events_t redis_sentinel_events = {
+    redis_on_master, redis_on_sentinel_trouble, redis_on_sentinel_closed};
 
 static const fleet__rconn_events_t redis_main_events = {
     redis_on_main_state, NULL, redis_on_conn_closed};
@@ -462,7 +509,8 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
   size_t i;
   int err;
 
-  if (url->scheme != FLEET__URL_REDIS && url->scheme != FLEET__URL_UNIX)
+  if (url->scheme != FLEET__URL_REDIS && url->scheme != FLEET__URL_UNIX &&
+      url->scheme != FLEET__URL_SENTINEL)
     return FLEET_EINVAL;
   be = calloc(1, sizeof(*be));
   if (be == NULL)
@@ -476,14 +524,29 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
   for (i = 0; i < FLEET__OP_COUNT; i++)
     if (fleet__op_command((fleet__op_t)i) == NULL)
       be->scripts[i] = redis_find_script(fleet__op_name((fleet__op_t)i));
+  if (url->scheme == FLEET__URL_SENTINEL) {
+    err = fleet__sentinel_new(&be->sentinel, loop, url, &be->config,
+                              &redis_sentinel_events, be);
+    if (err != 0) {
+      free(be);
+      return err;
+    }
+    be->url = fleet__sentinel_node(be->sentinel);
+  }
   err =
-      fleet__rconn_open(&be->main, loop, be, url, &be->config,
+      fleet__rconn_open(&be->main, loop, be, be->url, &be->config,
                         &redis_main_events, 0, fleet__scripts, fleet__nscripts);
   if (err != 0) {
+    fleet__sentinel_free(be->sentinel);
     free(be);
     return err;
   }
   be->conns_open = 1;
+  if (be->sentinel != NULL) {
+    be->main.check_master = 1;
+    be->conns_open++;
+    fleet__sentinel_start(be->sentinel);
+  }
   *out = &be->base;
   return 0;
 }
@@ -494,6 +557,8 @@ static void redis_close(fleet__backend_t *base) {
   if (be->closing)
     return;
   be->closing = 1;
+  if (be->sentinel != NULL)
+    fleet__sentinel_close(be->sentinel);
   if (be->sub != NULL)
     fleet__rconn_close(be->sub);
   fleet__rconn_close(&be->main);
