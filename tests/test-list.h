@@ -268,6 +268,10 @@ TEST_DECLARE(tls_verification_refusals)
 TEST_DECLARE(tls_client_certificate)
 TEST_DECLARE(tls_protocol_mismatch)
 
+/* test_sentinel.c */
+TEST_DECLARE(sentinel_failover_queue)
+TEST_DECLARE(sentinel_unknown_master)
+
 TEST_LIST_START
   /* test_errors.c */
   TEST_ENTRY(errors_noperm_detail)
@@ -496,6 +500,10 @@ TEST_LIST_START
   TEST_ENTRY(tls_verification_refusals)
   TEST_ENTRY(tls_client_certificate)
   TEST_ENTRY(tls_protocol_mismatch)
+
+  /* test_sentinel.c */
+  TEST_ENTRY_TIMEOUT(sentinel_failover_queue, 120)
+  TEST_ENTRY_TIMEOUT(sentinel_unknown_master, 60)
 TEST_LIST_END
 
 /* clang-format on */
