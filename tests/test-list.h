@@ -272,6 +272,10 @@ TEST_DECLARE(tls_protocol_mismatch)
 TEST_DECLARE(sentinel_failover_queue)
 TEST_DECLARE(sentinel_unknown_master)
 
+/* test_durable.c */
+TEST_DECLARE(durable_wait_replicas)
+TEST_DECLARE(durable_memory_refused)
+
 TEST_LIST_START
   /* test_errors.c */
   TEST_ENTRY(errors_noperm_detail)
@@ -504,6 +508,10 @@ TEST_LIST_START
   /* test_sentinel.c */
   TEST_ENTRY_TIMEOUT(sentinel_failover_queue, 120)
   TEST_ENTRY_TIMEOUT(sentinel_unknown_master, 60)
+
+  /* test_durable.c */
+  TEST_ENTRY(durable_wait_replicas)
+  TEST_ENTRY(durable_memory_refused)
 TEST_LIST_END
 
 /* clang-format on */

@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "redis/conn.h"
+#include "redis/durable.h"
 #include "redis/reply.h"
 #include "redis/sentinel.h"
 
@@ -161,6 +164,156 @@ static void redis_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *req, int status,
   cb(arg, status, status == 0 ? r : NULL);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Durability: WAIT after job-state ops (config.wait_replicas)              */
+
+/* An op whose callback waits for the WAIT that follows it. */
+typedef struct {
+  fleet__reply_cb cb;
+  void *arg;
+  int op_done;
+  int status;           /* the op's own outcome */
+  fleet__reply_t *copy; /* its reply, kept for the callback */
+  int skip_waits;       /* WAIT replies to ignore (the op was resent) */
+  int no_wait;          /* no WAIT follows the op (out of memory) */
+  char detail[FLEET__DETAIL_MAX];
+} redis_durable_t;
+
+static void redis_on_wait_reply(fleet__rconn_t *c, fleet__rreq_t *req,
+                                int status, redisReply *reply);
+
+/* Queues "WAIT <n> <timeout>" for `d`. */
+static int redis_send_wait(redis_backend_t *be, redis_durable_t *d) {
+  fleet__rreq_t *req = redis_req_get(be);
+  char n[16], ms[16];
+  int nl, ml;
+
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  nl = snprintf(n, sizeof(n), "%u", (unsigned)be->config.wait_replicas);
+  ml = snprintf(ms, sizeof(ms), "%u", (unsigned)be->config.wait_timeout_ms);
+  if (fleet__rreq_begin(req, 3) != 0 || fleet__rreq_arg(req, "WAIT", 4) != 0 ||
+      fleet__rreq_arg(req, n, (size_t)nl) != 0 ||
+      fleet__rreq_arg(req, ms, (size_t)ml) != 0) {
+    redis_req_put(be, req);
+    return FLEET_ENOMEM;
+  }
+  req->script = NULL;
+  req->arg = d;
+  req->on_reply = redis_on_wait_reply;
+  fleet__rconn_send(&be->main, req);
+  return 0;
+}
+
+/* Runs the op's callback with its outcome and frees `d`. */
+static void redis_durable_finish(redis_backend_t *be, redis_durable_t *d,
+                                 int status) {
+  if (status == 0)
+    be->base.detail[0] = '\0';
+  d->cb(d->arg, status, status == 0 ? d->copy : NULL);
+  free(d->copy);
+  free(d);
+}
+
+/* The op's reply: kept until its WAIT answers. */
+static void redis_on_durable_op(fleet__rconn_t *c, fleet__rreq_t *req,
+                                int status, redisReply *reply) {
+  redis_backend_t *be = c->owner;
+  redis_durable_t *d = req->arg;
+  const fleet__reply_t *r = NULL;
+
+  if (status == 0 && req->script != NULL && fleet__redis_is_noscript(reply) &&
+      !d->no_wait) {
+    status = redis_req_to_eval(req);
+    if (status == 0 && !be->closing) {
+      /* The WAIT queued already answers before the resent op: it is
+       * skipped, and a new one follows the op. */
+      fleet__rconn_send(c, req);
+      d->skip_waits++;
+      if (redis_send_wait(be, d) != 0)
+        d->no_wait = 1;
+      return;
+    }
+  }
+  redis_req_put(be, req);
+  if (status == 0)
+    status = fleet__redis_reply_convert(&be->scratch, reply, &r);
+  redis_set_detail(be, c, status, reply);
+  if (status == 0 && d->no_wait) {
+    /* No WAIT could be queued: the write is not known to be replicated. */
+    status = FLEET_ENOMEM;
+    fleet__backend_set_detail(&be->base, "out of memory for WAIT");
+  }
+  if (status == 0) {
+    d->copy = fleet__reply_clone(r);
+    if (d->copy == NULL) {
+      status = FLEET_ENOMEM;
+      fleet__backend_set_detail(&be->base, "out of memory");
+    }
+  }
+  if (d->no_wait && d->skip_waits == 0) {
+    redis_durable_finish(be, d, status);
+    return;
+  }
+  memcpy(d->detail, be->base.detail, sizeof(d->detail));
+  d->status = status;
+  d->op_done = 1;
+}
+
+static void redis_on_wait_reply(fleet__rconn_t *c, fleet__rreq_t *req,
+                                int status, redisReply *reply) {
+  redis_backend_t *be = c->owner;
+  redis_durable_t *d = req->arg;
+  int st;
+
+  redis_req_put(be, req);
+  if (d->skip_waits > 0) {
+    d->skip_waits--;
+    if (d->skip_waits == 0 && d->no_wait && d->op_done)
+      redis_durable_finish(be, d, d->status);
+    return;
+  }
+  st = d->op_done ? d->status : FLEET_EPROTO;
+  memcpy(be->base.detail, d->detail, sizeof(d->detail));
+  if (st == 0 && status != 0) {
+    st = status;
+    fleet__backend_set_detail(&be->base, "WAIT: %s", c->detail);
+  } else if (st == 0 && reply->type == REDIS_REPLY_ERROR) {
+    st = fleet__reply_error_code(reply->str, reply->len);
+    fleet__backend_set_detail(&be->base, "WAIT: %.*s", (int)reply->len,
+                              reply->str);
+  } else if (st == 0 && reply->type != REDIS_REPLY_INTEGER) {
+    st = FLEET_EPROTO;
+    fleet__backend_set_detail(&be->base, "WAIT: unexpected reply of type %d",
+                              reply->type);
+  } else if (st == 0 && reply->integer < (long long)be->config.wait_replicas) {
+    st = FLEET_ETIMEDOUT;
+    fleet__backend_set_detail(
+        &be->base,
+        "WAIT: %lld of %u replicas acknowledged the write within %u ms; it "
+        "is done on the master, but a failover may lose it",
+        (long long)reply->integer, (unsigned)be->config.wait_replicas,
+        (unsigned)be->config.wait_timeout_ms);
+  }
+  redis_durable_finish(be, d, st);
+}
+
+/* Sends `req` (built, with cb and arg) and its WAIT. */
+static int redis_send_durable(redis_backend_t *be, fleet__rreq_t *req) {
+  redis_durable_t *d = calloc(1, sizeof(*d));
+
+  if (d == NULL)
+    return FLEET_ENOMEM;
+  d->cb = req->cb;
+  d->arg = req->arg;
+  req->arg = d;
+  req->on_reply = redis_on_durable_op;
+  fleet__rconn_send(&be->main, req);
+  if (redis_send_wait(be, d) != 0)
+    d->no_wait = 1; /* the op is queued: it fails when its reply comes */
+  return 0;
+}
+
 static int redis_call(fleet__backend_t *base, fleet__op_t op,
                       const fleet_bytes_t *keys, size_t nkeys,
                       const fleet_bytes_t *args, size_t nargs,
@@ -211,6 +364,8 @@ static int redis_call(fleet__backend_t *base, fleet__op_t op,
   req->cb = cb;
   req->arg = arg;
   req->on_reply = redis_on_op_reply;
+  if (be->config.wait_replicas > 0 && fleet__op_durable(op))
+    return redis_send_durable(be, req);
   fleet__rconn_send(&be->main, req);
   return 0;
 }
