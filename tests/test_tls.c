@@ -15,6 +15,7 @@
 
 #include "client.h"
 #include "client_ctx.h"
+#include "test_tls_util.h"
 
 typedef struct {
   char dir[PATH_MAX]; /* the CA, the certificates and keys */
@@ -23,41 +24,6 @@ typedef struct {
   int tls_port;
   fleet_test_redis_t *redis;
 } tls_env_t;
-
-/* Runs a shell command line; aborts the test when it fails. */
-static void tls_sh(const char *cmd) {
-  int rc = system(cmd);
-
-  if (rc != 0)
-    fleet_test__fail(__FILE__, __LINE__, "command failed (%d): %s", rc, cmd);
-}
-
-/* Makes, in e->dir: ca.crt/ca.key (the test CA), server.crt/key for
- * 127.0.0.1 and localhost, client.crt/key signed by the CA, and other.crt
- * (a second CA that signed nothing here). */
-static void tls_make_certs(tls_env_t *e) {
-  char cmd[4 * PATH_MAX];
-  const char *ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-
-  snprintf(cmd, sizeof(cmd),
-           "cd '%s' && "
-           "openssl req -x509 -new %s -keyout ca.key -out ca.crt -days 2 "
-           "-subj '/CN=fleet test CA' 2>/dev/null && "
-           "openssl req -x509 -new %s -keyout other.key -out other.crt "
-           "-days 2 -subj '/CN=fleet other CA' 2>/dev/null && "
-           "openssl req -new %s -keyout server.key -out server.csr "
-           "-subj '/CN=localhost' 2>/dev/null && "
-           "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > san.ext && "
-           "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key "
-           "-CAcreateserial -out server.crt -days 2 -extfile san.ext "
-           "2>/dev/null && "
-           "openssl req -new %s -keyout client.key -out client.csr "
-           "-subj '/CN=fleet client' 2>/dev/null && "
-           "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key "
-           "-CAcreateserial -out client.crt -days 2 2>/dev/null",
-           e->dir, ec, ec, ec, ec);
-  tls_sh(cmd);
-}
 
 /* Starts the server with a TLS port; `auth_clients` is "no" or "yes". */
 static void tls_env_init(tls_env_t *e, const char *auth_clients) {
@@ -74,7 +40,7 @@ static void tls_env_init(tls_env_t *e, const char *auth_clients) {
   snprintf(e->dir, sizeof(e->dir), "%s/fleet-tls-XXXXXX",
            tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
   ASSERT_NOT_NULL(mkdtemp(e->dir));
-  tls_make_certs(e);
+  fleet_test_tls_certs(e->dir);
   e->tls_port = fleet_test_free_port();
   ASSERT_GT(e->tls_port, 0);
   snprintf(e->args[n++], sizeof(e->args[0]), "--tls-port");
