@@ -172,6 +172,11 @@ typedef struct {
   uint64_t max_reply_bytes;
   /* memory:// only: the backend of a peer client whose store to share. */
   fleet__backend_t *memory_peer;
+  /* Redis: the job-state ops (enqueue, claim, complete, fail, release)
+   * are followed in the same pipeline by WAIT wait_replicas
+   * wait_timeout_ms; fewer replicas is FLEET_ETIMEDOUT. 0: no WAIT. */
+  uint32_t wait_replicas;
+  uint32_t wait_timeout_ms;
 } fleet__backend_config_t;
 
 typedef struct {

@@ -196,6 +196,12 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
   c->config.reconnect_max_ms = o.reconnect_max_ms;
   c->config.reconnect_jitter_pct = o.reconnect_jitter_pct;
   c->config.max_reply_bytes = o.max_reply_bytes;
+  if (o.wait_replicas > 0 && vt == &fleet__memory_backend) {
+    client_free(c);
+    return FLEET_EINVAL; /* no replicas to wait for */
+  }
+  c->config.wait_replicas = o.wait_replicas;
+  c->config.wait_timeout_ms = o.wait_timeout_ms != 0 ? o.wait_timeout_ms : 1000;
   err = vt->open(loop, &c->url, &c->config, &client_backend_events, c, &c->be);
   if (err != 0) {
     client_free(c);

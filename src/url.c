@@ -295,7 +295,8 @@ static int url_parse_net(const char *s, fleet__url_t *u) {
     if (*p == '@')
       at = p;
   hosts = s;
-  if (at == NULL && s[alen] == '/' && memchr(s, '@', strcspn(s, "?#")))
+  if (at == NULL && u->scheme != FLEET__URL_SENTINEL && s[alen] == '/' &&
+      memchr(s, '@', strcspn(s, "?#")))
     return url_err(u, "an '@' after the host: a password holding '/', '?' "
                       "or '#' must have them %%-escaped");
   if (at != NULL) {

@@ -268,6 +268,21 @@ int fleet_test_cluster_kill_master(fleet_test_cluster_t *c, int i,
                                cluster_now_ms() + timeout_ms);
 }
 
+int fleet_test_cluster_restart_node(fleet_test_cluster_t *c, int i,
+                                    uint64_t timeout_ms) {
+  uint64_t deadline = cluster_now_ms() + timeout_ms;
+
+  if (fleet_test_redis_restart(c->node[i]) != 0)
+    return -1;
+  c->dead[i] = 0;
+  while (!cluster_replica_linked(c, i)) {
+    if (cluster_now_ms() > deadline)
+      return -1;
+    cluster_sleep_ms(50);
+  }
+  return 0;
+}
+
 int fleet_test_cluster_manual_failover(fleet_test_cluster_t *c, int i,
                                        uint64_t timeout_ms) {
   redisReply *r = fleet_test_redis_cmd(c->node[i], "CLUSTER FAILOVER");

@@ -49,6 +49,12 @@ unsigned fleet_test_cluster_keyslot(fleet_test_cluster_t *c, const char *key);
 int fleet_test_cluster_kill_master(fleet_test_cluster_t *c, int i,
                                    uint64_t timeout_ms);
 
+/* Starts killed node `i` again (same port, directory and nodes.conf): it
+ * rejoins as a replica of whoever took its slots. Waits up to
+ * `timeout_ms` until its replication link is up. Returns 0 or -1. */
+int fleet_test_cluster_restart_node(fleet_test_cluster_t *c, int i,
+                                    uint64_t timeout_ms);
+
 /* Promotes replica `i` with CLUSTER FAILOVER (the manual, lossless kind:
  * the master pauses its clients until the replica has caught up) and
  * waits, up to `timeout_ms`, until `i` is a master and every live node

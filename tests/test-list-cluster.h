@@ -35,7 +35,9 @@
   XX(cluster_slot_unit, 10)                                                    \
   XX(cluster_foreign_seed, 60)                                                 \
   XX(cluster_locks_many_slots, 60)                                             \
+  XX(cluster_durable_wait, 60)                                                 \
   XX(cluster_failover_mp, 300)                                                 \
+  XX(cluster_failover_durable_mp, 300)                                         \
   XX(cluster_reshard_workers, 180)                                             \
   XX(cluster_manual_failover_mp, 180)
 /* clang-format on */

@@ -267,6 +267,20 @@ CONFORMANCE_DECLARE(leader_callbacks)
 TEST_DECLARE(leader_demoted_redis)
 TEST_DECLARE(leader_mp_failover)
 
+/* test_tls.c */
+TEST_DECLARE(tls_connect_and_ops)
+TEST_DECLARE(tls_verification_refusals)
+TEST_DECLARE(tls_client_certificate)
+TEST_DECLARE(tls_protocol_mismatch)
+
+/* test_sentinel.c */
+TEST_DECLARE(sentinel_failover_queue)
+TEST_DECLARE(sentinel_unknown_master)
+
+/* test_durable.c */
+TEST_DECLARE(durable_wait_replicas)
+TEST_DECLARE(durable_memory_refused)
+
 TEST_LIST_START
   /* test_errors.c */
   TEST_ENTRY(errors_noperm_detail)
@@ -493,6 +507,20 @@ TEST_LIST_START
   /* test_cluster*.c and the cluster variants (test-list-cluster.h) */
   FLEET_CLUSTER_CONFORMANCE(FLEET_CLUSTER_ENTRY_C)
   FLEET_CLUSTER_TESTS(FLEET_CLUSTER_ENTRY_T)
+
+  /* test_tls.c */
+  TEST_ENTRY(tls_connect_and_ops)
+  TEST_ENTRY(tls_verification_refusals)
+  TEST_ENTRY(tls_client_certificate)
+  TEST_ENTRY(tls_protocol_mismatch)
+
+  /* test_sentinel.c */
+  TEST_ENTRY_TIMEOUT(sentinel_failover_queue, 120)
+  TEST_ENTRY_TIMEOUT(sentinel_unknown_master, 60)
+
+  /* test_durable.c */
+  TEST_ENTRY(durable_wait_replicas)
+  TEST_ENTRY(durable_memory_refused)
 TEST_LIST_END
 
 /* clang-format on */

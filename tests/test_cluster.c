@@ -215,3 +215,78 @@ TEST_IMPL(cluster_locks_many_slots) {
   fleet_test_cluster_free(cl);
   return 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* The durability option on a cluster                                      */
+
+static void dur_open(qt_t *t, const char *url, uint32_t replicas,
+                     uint32_t timeout_ms) {
+  fleet_client_options_t o;
+
+  memset(t, 0, sizeof(*t));
+  fleet_client_options_init(&o);
+  o.prefix = "cdur";
+  o.wait_replicas = replicas;
+  o.wait_timeout_ms = timeout_ms;
+  o.command_timeout_ms = (uint32_t)fleet_test_ms(5000);
+  ctx_init(&t->c, url, &o);
+  t->q.data = t;
+  ASSERT_OK(fleet_queue_init(&t->c.client, &t->q, "jobs", NULL));
+}
+
+static int dur_add(qt_t *t, const char *payload) {
+  fleet_job_spec_t s;
+  int st = 1, status;
+
+  fleet_job_spec_init(&s, "t", payload, strlen(payload));
+  status = qt_enqueue(t, &s, 1, &st, NULL);
+  if (status == 0)
+    ASSERT_OK(st);
+  return status;
+}
+
+/* wait_replicas on a cluster: the WAIT goes to the master that ran the op
+ * (after any redirect or NOSCRIPT resend). One replica per master: 1
+ * succeeds, 2 is FLEET_ETIMEDOUT with the count in the detail, and so is
+ * 1 while the replica is paused. */
+TEST_IMPL(cluster_durable_wait) {
+  fleet_test_cluster_t *cl = fleet_test_cluster_start_or_skip();
+  unsigned slot = fleet_test_cluster_keyslot(cl, "{cdur:jobs}");
+  int owner = fleet_test_cluster_owner(cl, 0, slot);
+  fleet_claim_t claim;
+  qt_job_t jobs[2];
+  int results[1];
+  const char *why;
+  qt_t t, two;
+
+  ASSERT_GE(owner, 0);
+  ASSERT_LT(owner, 3);
+  dur_open(&t, fleet_test_cluster_url(cl), 1, (uint32_t)fleet_test_ms(500));
+  ASSERT_OK(dur_add(&t, "a"));
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, jobs));
+  claim = qt_claim_of(&jobs[0]);
+  ASSERT_OK(qt_complete(&t, &claim, 1, results));
+  ASSERT_OK(results[0]);
+  /* NOSCRIPT on the owner: resent as EVAL, then WAIT. */
+  fleet_test_redis_ok(fleet_test_cluster_node(cl, owner), "SCRIPT FLUSH");
+  ASSERT_OK(dur_add(&t, "b"));
+  ASSERT_STR_EQ("", fleet_client_last_error(&t.c.client));
+
+  dur_open(&two, fleet_test_cluster_url(cl), 2, (uint32_t)fleet_test_ms(200));
+  ASSERT_ERR(FLEET_ETIMEDOUT, dur_add(&two, "c"));
+  why = fleet_client_last_error(&two.c.client);
+  ASSERT_NOT_NULL(strstr(why, "1 of 2 replicas"));
+  ASSERT_OK(qt_counts(&two));
+  ASSERT_UEQ(2, two.counts.pending); /* "c" is on the master */
+  qt_close(&two);
+
+  ASSERT_OK(fleet_test_redis_pause(fleet_test_cluster_node(cl, owner + 3)));
+  ASSERT_ERR(FLEET_ETIMEDOUT, dur_add(&t, "d"));
+  why = fleet_client_last_error(&t.c.client);
+  ASSERT_NOT_NULL(strstr(why, "0 of 1 replicas"));
+  ASSERT_OK(fleet_test_redis_resume(fleet_test_cluster_node(cl, owner + 3)));
+  ASSERT_OK(dur_add(&t, "e"));
+  qt_close(&t);
+  fleet_test_cluster_free(cl);
+  return 0;
+}

@@ -24,7 +24,8 @@ typedef struct {
   uint32_t concurrency;
   uint32_t claim_ttl_ms;
   uint32_t heartbeat_ms;
-  int errors_allowed; /* the error callback may hear transient errors */
+  int errors_allowed;     /* the error callback may hear transient errors */
+  uint32_t wait_replicas; /* the durability option */
   char ledger[512];
   char claims[512];
   char stale[512]; /* "<id>" per completion refused as stale or gone */
@@ -133,6 +134,8 @@ static _Noreturn void cmp_child_main(const cmp_spec_t *spec) {
   co.prefix = "cmp";
   co.reconnect_initial_ms = 20;
   co.reconnect_max_ms = 200;
+  co.wait_replicas = spec->wait_replicas;
+  co.wait_timeout_ms = (uint32_t)fleet_test_ms(1000);
   if (fleet_client_init(&c.loop, &c.client, spec->url, &co) != 0)
     _exit(11);
   fleet_worker_options_init(&wo);
@@ -258,27 +261,35 @@ static void cmp_wait_completed(qt_t *t, uint64_t n, uint64_t ms) {
 }
 
 /* The master of the queue's slot is killed while 4 worker processes work
- * through the jobs, and its replica takes over. Every job completes, and
- * the cluster's final counts say so. Without WAIT (replication is
- * asynchronous) the new master may have missed the last writes the old
- * one acknowledged: such a completion runs the job again, so a job may
- * complete more than once; the run records how many did and bounds it by
- * what the workers completed in the replication window (see
- * docs/deploy_cluster.md). Enqueues happen before the kill, and the test
- * checks that none was lost. */
-TEST_IMPL(cluster_failover_mp) {
+ * through the jobs, and its replica takes over; then the killed node
+ * comes back, as the new master's replica. Every job completes, and the
+ * cluster's final counts say so.
+ *
+ * Without the durability option (replication is asynchronous) the new
+ * master may have missed the last writes the old one acknowledged: a job
+ * whose completion was lost runs again, so a job may run twice; the run
+ * prints how many did and the test bounds it (see docs/deploy_cluster.md).
+ * With wait_replicas 1, an acknowledged claim or completion is on the
+ * replica that takes over: every job runs exactly once. (Until the killed
+ * node is back the new master has no replica, and job-state calls answer
+ * FLEET_ETIMEDOUT; the workers retry them.) Enqueues happen before the
+ * kill, and none may be lost. */
+static void cmp_failover(int durable) {
   enum { N = 20000, KIDS = 4 };
   fleet_test_cluster_t *cl = fleet_test_cluster_start_or_skip();
   static int ledger[N + 1], claims[N + 1], stale[N + 1];
   unsigned slot = fleet_test_cluster_keyslot(cl, "{cmp:work}");
   int owner = fleet_test_cluster_owner(cl, 0, slot), promoted;
-  int i, twice = 0, never = 0;
+  int i, ran_twice = 0, never = 0, ledger_twice = 0;
   uint64_t at_kill;
   pid_t pids[KIDS];
   cmp_spec_t spec;
   qt_t t;
 
   ASSERT_GE(owner, 0);
+  memset(ledger, 0, sizeof(ledger));
+  memset(claims, 0, sizeof(claims));
+  memset(stale, 0, sizeof(stale));
   memset(&spec, 0, sizeof(spec));
   spec.url = fleet_test_cluster_url(cl);
   spec.concurrency = 16;
@@ -286,10 +297,11 @@ TEST_IMPL(cluster_failover_mp) {
    * claim held through the failover outlives it if the TTL is longer than
    * the failover (about 2-3 s with a node timeout of 1 s), else another
    * worker takes it over and the first completion is refused as stale. */
-  spec.claim_ttl_ms = (uint32_t)fleet_test_ms(3000);
+  spec.claim_ttl_ms = (uint32_t)fleet_test_ms(durable ? 5000 : 3000);
   spec.heartbeat_ms = 1000;
   spec.errors_allowed = 1;
-  cmp_paths(&spec, "cfailover");
+  spec.wait_replicas = durable ? 1 : 0;
+  cmp_paths(&spec, durable ? "cfailover-dur" : "cfailover");
   qt_open_prefix(&t, spec.url, "cmp", "work", NULL);
   cmp_enqueue(&t, N);
   for (i = 0; i < KIDS; i++)
@@ -305,6 +317,7 @@ TEST_IMPL(cluster_failover_mp) {
   ASSERT_EQ(KIDS, fleet_test_cluster_wait_shard_subs(
                       cl, promoted, "{cmp:work}:jobs:wake", KIDS,
                       fleet_test_ms(10000)));
+  ASSERT_OK(fleet_test_cluster_restart_node(cl, owner, fleet_test_ms(30000)));
   cmp_wait_completed(&t, N, 120000);
   cmp_stop_all(pids, KIDS);
   ASSERT_OK(qt_counts(&t));
@@ -316,21 +329,36 @@ TEST_IMPL(cluster_failover_mp) {
   if (cmp_lines(spec.stale) > 0)
     cmp_tally(spec.stale, stale, N);
   for (i = 1; i <= N; i++) {
-    /* Every job was claimed, and its completion was accepted, or refused
-     * only because it had run already (the final counts above say all N
-     * completed). */
+    /* Every job ran, and its completion was accepted, or refused only
+     * because it had been accepted already (the final counts above say
+     * all N completed). */
     ASSERT_GE(claims[i], 1);
     never += ledger[i] == 0 && stale[i] == 0;
-    twice += ledger[i] > 1;
+    ran_twice += claims[i] > 1;
+    ledger_twice += ledger[i] > 1;
   }
-  printf("# failover: killed at %" PRIu64 " of %d completed; %d jobs "
-         "completed more than once; %d completions refused as stale or gone\n",
-         at_kill, N, twice, cmp_lines(spec.stale));
+  printf("# failover%s: killed at %" PRIu64 " of %d completed; %d jobs ran "
+         "more than once; %d completions accepted twice; %d refused as "
+         "stale or gone\n",
+         durable ? " (wait_replicas 1)" : "", at_kill, N, ran_twice,
+         ledger_twice, cmp_lines(spec.stale));
   ASSERT_EQ(0, never);
-  /* The documented bound: only what was completed in the moments before
-   * the kill can run again; a few hundred at most at this rate. */
-  ASSERT_LE(twice, N / 20);
+  if (durable)
+    ASSERT_EQ(0, ran_twice);
+  else
+    /* The documented bound: only what was claimed or completed in the
+     * moments before the kill can run again. */
+    ASSERT_LE(ran_twice, N / 20);
   fleet_test_cluster_free(cl);
+}
+
+TEST_IMPL(cluster_failover_mp) {
+  cmp_failover(0);
+  return 0;
+}
+
+TEST_IMPL(cluster_failover_durable_mp) {
+  cmp_failover(1);
   return 0;
 }
 

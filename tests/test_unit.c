@@ -281,6 +281,12 @@ TEST_IMPL(unit_url_parse_topologies) {
   fleet__url_free(&n);
   fleet__url_free(&u);
 
+  ASSERT_OK(fleet__url_parse("redis+sentinel://s/m@x", &u));
+  ASSERT_STR_EQ(u.master_name, "m@x");
+  ASSERT_STR_EQ(u.host, "s");
+  ASSERT_NULL(u.password);
+  fleet__url_free(&u);
+
   ASSERT_OK(fleet__url_parse("rediss+sentinel://s/m", &u));
   ASSERT_EQ(u.scheme, FLEET__URL_SENTINEL);
   ASSERT_EQ(u.tls, 1);

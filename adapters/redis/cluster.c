@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "redis/cluster.h"
+#include "redis/durable.h"
 #include "redis/reply.h"
 
 #define CLUSTER_MAX_REDIRECTS 8
@@ -60,6 +61,7 @@ typedef struct cluster_req_s {
   int keyless;
   int script_op; /* a script (EVALSHA, or EVAL after NOSCRIPT) */
   int scan_idx;  /* a SCAN of master scan_idx (see cluster_scan()), or -1 */
+  fleet__op_t op;
   int redirects;
   int asking;             /* send ASKING first, to `target` */
   cluster_node_t *target; /* set by MOVED or ASK; else the map decides */
@@ -500,6 +502,89 @@ static void cluster_retry_later(cluster_backend_t *be, cluster_req_t *req) {
   cluster_pending_push(be, req);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Durability: WAIT after job-state ops (config.wait_replicas)              */
+
+/* A job-state op that succeeded, waiting for its WAIT. */
+typedef struct {
+  fleet__reply_cb cb;
+  void *arg;
+  fleet__reply_t *copy; /* the op's reply */
+} cluster_durable_t;
+
+static void cluster_on_wait(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
+                            redisReply *reply) {
+  cluster_node_t *node = c->owner;
+  cluster_backend_t *be = node->be;
+  cluster_durable_t *d = rr->arg;
+  uint32_t want = be->config.wait_replicas;
+
+  cluster_req_put(be, (cluster_req_t *)rr);
+  if (status != 0) {
+    fleet__backend_set_detail_bytes(&be->base, c->detail, strlen(c->detail));
+  } else if (reply->type == REDIS_REPLY_ERROR) {
+    status = fleet__reply_error_code(reply->str, reply->len);
+    fleet__backend_set_detail_bytes(&be->base, reply->str, reply->len);
+  } else if (reply->type != REDIS_REPLY_INTEGER) {
+    status = FLEET_EPROTO;
+    fleet__backend_set_detail(&be->base, "WAIT: unexpected reply");
+  } else if (reply->integer < (long long)want) {
+    status = FLEET_ETIMEDOUT;
+    fleet__backend_set_detail(
+        &be->base, "WAIT: %lld of %u replicas acknowledged within %u ms",
+        reply->integer, (unsigned)want,
+        (unsigned)be->config.wait_timeout_ms);
+  } else {
+    be->base.detail[0] = '\0';
+  }
+  d->cb(d->arg, status, status == 0 ? d->copy : NULL);
+  free(d->copy);
+  free(d);
+}
+
+/* The op of `req` succeeded on `c`'s node: its reply is kept, and WAIT
+ * follows on the same connection (it covers every write made there
+ * before it); the op's callback runs when WAIT answers. */
+static void cluster_wait_after(cluster_backend_t *be, fleet__rconn_t *c,
+                               cluster_req_t *req, const redisReply *reply) {
+  const fleet__reply_t *r = NULL;
+  cluster_durable_t *d = NULL;
+  cluster_req_t *w = NULL;
+  char n[16], ms[16];
+  int nl, ml, status;
+
+  status = fleet__redis_reply_convert(&be->scratch, reply, &r);
+  if (status != 0) {
+    cluster_req_finish(be, req, c->detail, 0, reply);
+    return;
+  }
+  nl = snprintf(n, sizeof(n), "%u", (unsigned)be->config.wait_replicas);
+  ml = snprintf(ms, sizeof(ms), "%u", (unsigned)be->config.wait_timeout_ms);
+  if ((d = calloc(1, sizeof(*d))) == NULL ||
+      (d->copy = fleet__reply_clone(r)) == NULL ||
+      (w = cluster_req_get(be)) == NULL || fleet__rreq_begin(&w->r, 3) != 0 ||
+      fleet__rreq_arg(&w->r, "WAIT", 4) != 0 ||
+      fleet__rreq_arg(&w->r, n, (size_t)nl) != 0 ||
+      fleet__rreq_arg(&w->r, ms, (size_t)ml) != 0) {
+    if (w != NULL)
+      cluster_req_put(be, w);
+    if (d != NULL)
+      free(d->copy);
+    free(d);
+    cluster_req_finish(be, req, "out of memory", FLEET_ENOMEM, NULL);
+    return;
+  }
+  d->cb = req->r.cb;
+  d->arg = req->r.arg;
+  cluster_req_put(be, req);
+  w->r.arg = d;
+  w->r.on_reply = cluster_on_wait;
+  /* WAIT blocks up to its timeout on the server. */
+  w->r.deadline = uv_now(be->loop) + be->config.wait_timeout_ms +
+                  be->config.command_timeout_ms;
+  fleet__rconn_send(c, &w->r);
+}
+
 static void cluster_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *rr,
                                 int status, redisReply *reply) {
   cluster_node_t *node = c->owner;
@@ -596,6 +681,11 @@ static void cluster_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *rr,
       cluster_retry_later(be, req);
       return;
     }
+  }
+  if (be->config.wait_replicas > 0 && fleet__op_durable(req->op) &&
+      reply->type != REDIS_REPLY_ERROR) {
+    cluster_wait_after(be, c, req, reply);
+    return;
   }
   cluster_req_finish(be, req, c->detail, 0, reply);
 }
@@ -810,6 +900,7 @@ static int cluster_req_build(cluster_backend_t *be, fleet__op_t op,
   }
   req->r.script = script;
   req->script_op = script != NULL;
+  req->op = op;
   req->r.cb = cb;
   req->r.arg = arg;
   req->r.deadline = uv_now(be->loop) + be->config.command_timeout_ms;

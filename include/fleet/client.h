@@ -69,6 +69,19 @@ typedef struct {
    * buffered. Default (0): FLEET_CLIENT_MAX_REPLY_DEFAULT. Raise it for
    * stores whose value_max is above 64 MiB or for large batch reads. */
   uint64_t max_reply_bytes;
+  /* Durability (Redis with replicas; see docs/deploy.md). With
+   * wait_replicas N > 0, every queue call that changes a job's state
+   * (enqueue, claim, complete, fail, release, and a worker's own) is
+   * followed, in the same pipeline, by WAIT N wait_timeout_ms: its
+   * callback runs once N replicas have the write. Fewer within the timeout
+   * fails the call with FLEET_ETIMEDOUT (the write is done on the master
+   * but a failover may lose it; fleet_client_last_error() says how many
+   * replicas had it). wait_timeout_ms defaults to 1000 and should stay
+   * below command_timeout_ms. Default 0: no wait, as Redis replication is
+   * asynchronous. memory:// has no replicas and refuses N > 0 with
+   * FLEET_EINVAL. */
+  uint32_t wait_replicas;
+  uint32_t wait_timeout_ms;
   /* Optional state callback. */
   fleet_client_state_cb state_cb;
   /* memory:// only: share the in-process store of this open client (on the
