@@ -532,8 +532,7 @@ static void cluster_on_wait(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
     status = FLEET_ETIMEDOUT;
     fleet__backend_set_detail(
         &be->base, "WAIT: %lld of %u replicas acknowledged within %u ms",
-        reply->integer, (unsigned)want,
-        (unsigned)be->config.wait_timeout_ms);
+        reply->integer, (unsigned)want, (unsigned)be->config.wait_timeout_ms);
   } else {
     be->base.detail[0] = '\0';
   }
