@@ -39,6 +39,11 @@ typedef struct {
 
 /* clang-format off */
 
+/* test_cluster*.c and the cluster variants (test-list-cluster.h) */
+#include "test-list-cluster.h"
+FLEET_CLUSTER_CONFORMANCE(FLEET_CLUSTER_DECLARE_C)
+FLEET_CLUSTER_TESTS(FLEET_CLUSTER_DECLARE_T)
+
 /* test_errors.c */
 TEST_DECLARE(errors_noperm_detail)
 TEST_DECLARE(errors_oom)
@@ -116,6 +121,8 @@ TEST_DECLARE(unit_errors_unknown)
 TEST_DECLARE(unit_url_parse_good)
 TEST_DECLARE(unit_url_parse_bad)
 TEST_DECLARE(unit_url_free_zeroed)
+TEST_DECLARE(unit_url_parse_topologies)
+TEST_DECLARE(unit_url_errors_explain)
 TEST_DECLARE(unit_backoff_bounds)
 TEST_DECLARE(unit_backoff_growth)
 TEST_DECLARE(unit_backoff_jitter_spread)
@@ -327,6 +334,20 @@ TEST_DECLARE(cron_mp_aof_restart)
 TEST_DECLARE(cron_mp_catch_up)
 TEST_DECLARE(cron_mp_demo_input)
 
+/* test_tls.c */
+TEST_DECLARE(tls_connect_and_ops)
+TEST_DECLARE(tls_verification_refusals)
+TEST_DECLARE(tls_client_certificate)
+TEST_DECLARE(tls_protocol_mismatch)
+
+/* test_sentinel.c */
+TEST_DECLARE(sentinel_failover_queue)
+TEST_DECLARE(sentinel_unknown_master)
+
+/* test_durable.c */
+TEST_DECLARE(durable_wait_replicas)
+TEST_DECLARE(durable_memory_refused)
+
 TEST_LIST_START
   /* test_errors.c */
   TEST_ENTRY(errors_noperm_detail)
@@ -405,6 +426,8 @@ TEST_LIST_START
   TEST_ENTRY(unit_url_parse_good)
   TEST_ENTRY(unit_url_parse_bad)
   TEST_ENTRY(unit_url_free_zeroed)
+  TEST_ENTRY(unit_url_parse_topologies)
+  TEST_ENTRY(unit_url_errors_explain)
   TEST_ENTRY(unit_backoff_bounds)
   TEST_ENTRY(unit_backoff_growth)
   TEST_ENTRY(unit_backoff_jitter_spread)
@@ -612,6 +635,25 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cron_mp_aof_restart, 60)
   TEST_ENTRY_TIMEOUT(cron_mp_catch_up, 60)
   TEST_ENTRY(cron_mp_demo_input)
+
+
+  /* test_cluster*.c and the cluster variants (test-list-cluster.h) */
+  FLEET_CLUSTER_CONFORMANCE(FLEET_CLUSTER_ENTRY_C)
+  FLEET_CLUSTER_TESTS(FLEET_CLUSTER_ENTRY_T)
+
+  /* test_tls.c */
+  TEST_ENTRY(tls_connect_and_ops)
+  TEST_ENTRY(tls_verification_refusals)
+  TEST_ENTRY(tls_client_certificate)
+  TEST_ENTRY(tls_protocol_mismatch)
+
+  /* test_sentinel.c */
+  TEST_ENTRY_TIMEOUT(sentinel_failover_queue, 120)
+  TEST_ENTRY_TIMEOUT(sentinel_unknown_master, 60)
+
+  /* test_durable.c */
+  TEST_ENTRY(durable_wait_replicas)
+  TEST_ENTRY(durable_memory_refused)
 TEST_LIST_END
 
 /* clang-format on */

@@ -106,7 +106,7 @@ if #ids > 0 then
     trim(tag .. ':dead', tag .. ':info', tonumber(ARGV[2]), tonumber(ARGV[3]))
   end
   if requeued > 0 and was_empty then
-    call('PUBLISH', tag .. ':jobs:wake', 'wake')
+    publish_wake(tag .. ':jobs:wake', 'wake')
   end
 end
 if nxt then

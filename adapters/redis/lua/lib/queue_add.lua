@@ -91,6 +91,6 @@ local function queue_add(tag, now, n, A, base)
   if #list > 0 then call('RPUSH', pending, unpack(list)) end
   if #zp > 0 then call('ZADD', prio, unpack(zp)) end
   if #zd > 0 then call('ZADD', delayed, unpack(zd)) end
-  if wake then call('PUBLISH', tag .. ':jobs:wake', 'wake') end
+  if wake then publish_wake(tag .. ':jobs:wake', 'wake') end
   return out
 end

@@ -147,7 +147,7 @@ local function claim(n, ttl)
   if #due > 0 then first = call('ZRANGE', delayed, '0', '0', 'WITHSCORES') end
   if first[2] then out[3] = tonumber(first[2]) end
   if #due > 0 and was_empty and left > 0 then
-    call('PUBLISH', tag .. ':jobs:wake', 'wake')
+    publish_wake(tag .. ':jobs:wake', 'wake')
   end
   return out
 end

@@ -2,6 +2,7 @@
 -- reads an integer field of a record fleet wrote, and refuses anything
 -- else with FLEET_EPROTO rather than computing with garbage; HASH_MARK
 -- and dec(n) below.
+--#include wake
 local function int(v)
   local d = type(v) == 'string' and string.match(v, '^%-?(%d+)$')
   if not d or #d > 18 then

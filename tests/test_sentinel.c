@@ -1,0 +1,488 @@
+/* test_sentinel.c -- redis+sentinel:// against 1 master, 1 replica and 3
+ * sentinels, all on loopback and started here: the client finds the
+ * master, and a SENTINEL FAILOVER in the middle of queue processing moves
+ * the worker to the new master with every job completed; a sentinel URL
+ * naming an unknown master, or only dead sentinels, says so. */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test_queue_util.h"
+
+#define SEN_COUNT 3
+#define SEN_JOBS 2000
+#define SEN_MASTER "fleetmaster"
+
+typedef struct {
+  pid_t pid;
+  int port;
+} sen_proc_t;
+
+typedef struct {
+  fleet_test_redis_t *master, *replica;
+  sen_proc_t sen[SEN_COUNT];
+  char dir[PATH_MAX];
+  char url[512];
+} sen_env_t;
+
+static uint64_t sen_now_ms(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void sen_sleep_ms(unsigned ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+    ;
+}
+
+/* The server binary the fixture uses: $FLEET_REDIS_SERVER or redis-server
+ * (in sentinel mode with --sentinel). */
+static const char *sen_server(void) {
+  const char *env = getenv("FLEET_REDIS_SERVER");
+  return env != NULL && env[0] != '\0' ? env : "redis-server";
+}
+
+/* A synchronous command to a sentinel; NULL when unreachable. */
+static redisReply *sen_cmd(const sen_proc_t *p, const char *fmt, ...) {
+  struct timeval tv = {2, 0};
+  redisContext *c = redisConnectWithTimeout("127.0.0.1", p->port, tv);
+  redisReply *reply = NULL;
+  va_list ap;
+
+  if (c == NULL)
+    return NULL;
+  if (c->err == 0 && redisSetTimeout(c, tv) == REDIS_OK) {
+    va_start(ap, fmt);
+    reply = redisvCommand(c, fmt, ap);
+    va_end(ap);
+  }
+  redisFree(c);
+  return reply;
+}
+
+/* Starts sentinel `i` monitoring the master; waits until it answers. */
+static void sen_spawn(sen_env_t *e, int i) {
+  char conf[PATH_MAX + 32], log[PATH_MAX + 32];
+  sen_proc_t *p = &e->sen[i];
+  uint64_t deadline;
+  pid_t parent = getpid();
+  FILE *f;
+
+  p->port = fleet_test_free_port();
+  ASSERT_GT(p->port, 0);
+  snprintf(conf, sizeof(conf), "%s/sentinel-%d.conf", e->dir, i);
+  snprintf(log, sizeof(log), "%s/sentinel-%d.log", e->dir, i);
+  f = fopen(conf, "w");
+  ASSERT_NOT_NULL(f);
+  fprintf(f,
+          "port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\n"
+          "sentinel monitor " SEN_MASTER " 127.0.0.1 %d 2\n"
+          "sentinel down-after-milliseconds " SEN_MASTER " 1000\n"
+          "sentinel failover-timeout " SEN_MASTER " 10000\n",
+          p->port, e->dir, log, fleet_test_redis_port(e->master));
+  fclose(f);
+  fflush(stdout);
+  fflush(stderr);
+  p->pid = fork();
+  ASSERT_GE(p->pid, 0);
+  if (p->pid == 0) {
+    int fd;
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+      _exit(127);
+    fd = open("/dev/null", O_RDWR);
+    if (fd >= 0) {
+      dup2(fd, 0);
+      dup2(fd, 1);
+    }
+    close_range(3, ~0U, 0);
+    execlp(sen_server(), sen_server(), conf, "--sentinel", (char *)NULL);
+    _exit(127);
+  }
+  deadline = sen_now_ms() + fleet_test_ms(5000);
+  for (;;) {
+    redisReply *r = sen_cmd(p, "PING");
+    int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+    if (r != NULL)
+      freeReplyObject(r);
+    if (ok)
+      return;
+    ASSERT_LT(sen_now_ms(), deadline);
+    sen_sleep_ms(20);
+  }
+}
+
+/* Whether sentinel `p` knows a healthy replica of the master. */
+static int sen_sees_replica(const sen_proc_t *p) {
+  redisReply *r = sen_cmd(p, "SENTINEL REPLICAS " SEN_MASTER);
+  int ok = 0;
+  size_t i, j;
+
+  for (i = 0; r != NULL && r->type == REDIS_REPLY_ARRAY && i < r->elements;
+       i++) {
+    const redisReply *fields = r->element[i];
+    for (j = 0; fields->type == REDIS_REPLY_ARRAY && j + 1 < fields->elements;
+         j += 2)
+      if (strcmp(fields->element[j]->str, "flags") == 0 &&
+          strcmp(fields->element[j + 1]->str, "slave") == 0)
+        ok = 1;
+  }
+  if (r != NULL)
+    freeReplyObject(r);
+  return ok;
+}
+
+/* An integer field of INFO replication. */
+static long long sen_info_int(fleet_test_redis_t *r, const char *field) {
+  redisReply *reply = fleet_test_redis_cmd(r, "INFO replication");
+  char want[64];
+  const char *p;
+  long long v = -1;
+
+  ASSERT_NOT_NULL(reply);
+  snprintf(want, sizeof(want), "\n%s:", field);
+  if (reply->type == REDIS_REPLY_STRING &&
+      (p = strstr(reply->str, want)) != NULL)
+    v = strtoll(p + strlen(want), NULL, 10);
+  freeReplyObject(reply);
+  return v;
+}
+
+/* Master, replica (in sync), three sentinels that know both. */
+static void sen_env_init(sen_env_t *e) {
+  const char *tmp = getenv("TMPDIR");
+  const char *replica_args[] = {"--replicaof", "127.0.0.1", NULL, NULL};
+  char port[16];
+  uint64_t deadline;
+  int i;
+
+  memset(e, 0, sizeof(*e));
+  e->master = fleet_test_redis_start_or_skip(NULL);
+  snprintf(port, sizeof(port), "%d", fleet_test_redis_port(e->master));
+  replica_args[2] = port;
+  e->replica = fleet_test_redis_start_or_skip(replica_args);
+  snprintf(e->dir, sizeof(e->dir), "%s/fleet-sentinel-XXXXXX",
+           tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+  ASSERT_NOT_NULL(mkdtemp(e->dir));
+  deadline = sen_now_ms() + fleet_test_ms(10000);
+  for (;;) {
+    redisReply *r = fleet_test_redis_cmd(e->replica, "INFO replication");
+    int up = r != NULL && r->type == REDIS_REPLY_STRING &&
+             strstr(r->str, "master_link_status:up") != NULL;
+    if (r != NULL)
+      freeReplyObject(r);
+    if (up)
+      break;
+    ASSERT_LT(sen_now_ms(), deadline);
+    sen_sleep_ms(20);
+  }
+  for (i = 0; i < SEN_COUNT; i++)
+    sen_spawn(e, i);
+  for (i = 0; i < SEN_COUNT; i++) {
+    deadline = sen_now_ms() + fleet_test_ms(15000);
+    while (!sen_sees_replica(&e->sen[i])) {
+      ASSERT_LT(sen_now_ms(), deadline);
+      sen_sleep_ms(50);
+    }
+  }
+  snprintf(
+      e->url, sizeof(e->url),
+      "redis+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/" SEN_MASTER,
+      e->sen[0].port, e->sen[1].port, e->sen[2].port);
+}
+
+static void sen_env_free(sen_env_t *e) {
+  int i, status;
+
+  for (i = 0; i < SEN_COUNT; i++) {
+    if (e->sen[i].pid > 0) {
+      kill(e->sen[i].pid, SIGKILL);
+      while (waitpid(e->sen[i].pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    }
+  }
+  fleet_test_redis_free(e->replica);
+  fleet_test_redis_free(e->master);
+  fleet_test_rmtree(e->dir);
+}
+
+/* Waits until the replica has every write the master acknowledged. */
+static void sen_wait_replicated(sen_env_t *e) {
+  uint64_t deadline = sen_now_ms() + fleet_test_ms(10000);
+
+  for (;;) {
+    long long m = sen_info_int(e->master, "master_repl_offset");
+    long long r = sen_info_int(e->replica, "slave_repl_offset");
+    if (m > 0 && r >= m)
+      return;
+    ASSERT_LT(sen_now_ms(), deadline);
+    sen_sleep_ms(20);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The worker                                                               */
+
+typedef struct {
+  uv_timer_t timer;
+  fleet_job_t *job;
+} sen_work_t;
+
+typedef struct {
+  int handled[SEN_JOBS];   /* handler calls per job */
+  int completed[SEN_JOBS]; /* accepted completions per job */
+  int distinct;            /* jobs with an accepted completion */
+  int completions, refused, lost;
+  int errors[40]; /* background errors by -code */
+} sen_seen_t;
+
+static sen_seen_t sen_seen;
+
+static void sen_on_work_closed(uv_handle_t *h) {
+  free(h->data);
+}
+
+static void sen_on_work_timer(uv_timer_t *t) {
+  sen_work_t *wk = t->data;
+
+  /* A finish fleet refuses (the claim was lost) is told to done_cb. */
+  fleet_job_complete(wk->job);
+  uv_close((uv_handle_t *)t, sen_on_work_closed);
+}
+
+static int sen_index(const fleet_job_t *job) {
+  char buf[16];
+  size_t len = job->payload.len < sizeof(buf) - 1 ? job->payload.len : 0;
+  int i;
+
+  memcpy(buf, job->payload.base, len);
+  buf[len] = '\0';
+  i = atoi(buf);
+  ASSERT(i >= 0 && i < SEN_JOBS);
+  return i;
+}
+
+/* Each job takes 5 ms, so that the failover falls amid the work. */
+static void sen_handler(fleet_worker_t *w, fleet_job_t *job) {
+  sen_work_t *wk = calloc(1, sizeof(*wk));
+
+  ASSERT_NOT_NULL(wk);
+  sen_seen.handled[sen_index(job)]++;
+  wk->job = job;
+  ASSERT_OK(uv_timer_init(w->data, &wk->timer));
+  wk->timer.data = wk;
+  ASSERT_OK(uv_timer_start(&wk->timer, sen_on_work_timer, 5, 0));
+}
+
+static void sen_done(fleet_worker_t *w, fleet_job_t *job,
+                     fleet_job_action_t action, int status) {
+  int i = sen_index(job);
+
+  ASSERT_EQ(FLEET_JOB_COMPLETE, action);
+  if (status == 0) {
+    if (sen_seen.completed[i]++ == 0)
+      sen_seen.distinct++;
+    sen_seen.completions++;
+  } else {
+    sen_seen.refused++;
+  }
+}
+
+static void sen_lost(fleet_worker_t *w, fleet_job_t *job, int status) {
+  sen_seen.lost++;
+}
+
+static void sen_error(fleet_handle_t *h, int status, const char *detail) {
+  if (-status >= 0 && -status < 40)
+    sen_seen.errors[-status]++;
+}
+
+static int sen_stopped, sen_closed;
+
+static void sen_on_worker_stopped(fleet_handle_t *h, int status, void *arg) {
+  sen_stopped++;
+}
+
+static void sen_on_worker_closed(fleet_handle_t *h) {
+  sen_closed++;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests                                                                    */
+
+/* SENTINEL FAILOVER while a worker is busy with 2000 jobs (enqueued and
+ * replicated before): the worker carries on against the promoted replica
+ * and every job ends completed there. Completions acknowledged by the old
+ * master in the moment of the switch may be lost (replication is
+ * asynchronous): such jobs run again when their claim expires, so a job
+ * may be handled twice, never dropped. */
+TEST_IMPL(sentinel_failover_queue) {
+  sen_env_t e;
+  qt_t t;
+  fleet_worker_t w;
+  fleet_worker_options_t o;
+  fleet_job_spec_t specs[500];
+  char payloads[500][16];
+  redisReply *r;
+  uint64_t deadline, start, next_check;
+  int i, b, old_port, twice = 0, failed_over = 0;
+  uv_loop_t *loop;
+
+  sen_env_init(&e);
+  memset(&sen_seen, 0, sizeof(sen_seen));
+  old_port = fleet_test_redis_port(e.master);
+  qt_open(&t, e.url, "jobs", NULL);
+  loop = &t.c.loop;
+  for (b = 0; b < SEN_JOBS; b += 500) {
+    for (i = 0; i < 500; i++) {
+      snprintf(payloads[i], sizeof(payloads[i]), "%d", b + i);
+      fleet_job_spec_init(&specs[i], "t", payloads[i], strlen(payloads[i]));
+    }
+    ASSERT_OK(qt_enqueue(&t, specs, 500, NULL, NULL));
+  }
+  sen_wait_replicated(&e);
+
+  fleet_worker_options_init(&o);
+  o.concurrency = 8;
+  o.claim_ttl_ms = 3000;
+  o.heartbeat_ms = 500;
+  o.recover_ms = 500;
+  o.poll_ms = 500;
+  o.handler = sen_handler;
+  o.done_cb = sen_done;
+  o.lost_cb = sen_lost;
+  o.error_cb = sen_error;
+  w.data = loop;
+  ASSERT_OK(fleet_worker_init(&t.c.client, &w, "jobs", &o));
+  ASSERT_OK(fleet_worker_start(&w));
+
+  start = sen_now_ms();
+  deadline = start + fleet_test_ms(60000);
+  /* Until the queue on the (new) master has every job completed: a
+   * completion the old master acknowledged after the promotion is lost,
+   * and its job comes back when its claim expires. */
+  next_check = 0;
+  for (;;) {
+    uv_run(loop, UV_RUN_ONCE);
+    if (failed_over && sen_seen.distinct == SEN_JOBS &&
+        sen_now_ms() >= next_check) {
+      ASSERT_OK(qt_counts(&t));
+      if (t.counts.completed == SEN_JOBS && t.counts.pending == 0 &&
+          t.counts.running == 0)
+        break;
+      next_check = sen_now_ms() + 200;
+    }
+    if (!failed_over && sen_seen.completions >= SEN_JOBS / 5) {
+      r = sen_cmd(&e.sen[0], "SENTINEL FAILOVER " SEN_MASTER);
+      ASSERT_NOT_NULL(r);
+      fprintf(stderr, "SENTINEL FAILOVER after %d completions: %s\n",
+              sen_seen.completions,
+              r->type == REDIS_REPLY_STATUS ? r->str : "(error)");
+      ASSERT_EQ(REDIS_REPLY_STATUS, r->type);
+      freeReplyObject(r);
+      failed_over = 1;
+    }
+    ASSERT_LT(sen_now_ms(), deadline);
+  }
+  fprintf(stderr,
+          "%d jobs in %llu ms: %d completions accepted, %d refused, %d "
+          "lost claims; ECONNLOST %d, EUNAVAILABLE %d, EREADONLY %d, "
+          "ETIMEDOUT %d\n",
+          SEN_JOBS, (unsigned long long)(sen_now_ms() - start),
+          sen_seen.completions, sen_seen.refused, sen_seen.lost,
+          sen_seen.errors[-FLEET_ECONNLOST],
+          sen_seen.errors[-FLEET_EUNAVAILABLE],
+          sen_seen.errors[-FLEET_EREADONLY], sen_seen.errors[-FLEET_ETIMEDOUT]);
+  for (i = 0; i < SEN_JOBS; i++) {
+    ASSERT_GE(sen_seen.handled[i], 1);
+    ASSERT_GE(sen_seen.completed[i], 1);
+    if (sen_seen.handled[i] > 1)
+      twice++;
+  }
+  fprintf(stderr, "jobs handled more than once: %d\n", twice);
+
+  /* The promoted replica is the master now, and holds the whole story. */
+  r = sen_cmd(&e.sen[1], "SENTINEL GET-MASTER-ADDR-BY-NAME " SEN_MASTER);
+  ASSERT_NOT_NULL(r);
+  ASSERT_EQ(REDIS_REPLY_ARRAY, r->type);
+  ASSERT_EQ(2, r->elements);
+  ASSERT_EQ(fleet_test_redis_port(e.replica), atoi(r->element[1]->str));
+  ASSERT_NE(old_port, atoi(r->element[1]->str));
+  freeReplyObject(r);
+  /* Jobs run a second time may still be in the handler: stop waits. */
+  ASSERT_OK(fleet_worker_stop(&w, (uint32_t)fleet_test_ms(5000),
+                              sen_on_worker_stopped, NULL));
+  ASSERT(fleet_test_wait_count(loop, &sen_stopped, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(fleet_worker_close(&w, sen_on_worker_closed));
+  ASSERT(fleet_test_wait_count(loop, &sen_closed, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(qt_counts(&t));
+  fprintf(stderr,
+          "counts on the new master: pending %llu running %llu "
+          "completed %llu dead %llu\n",
+          (unsigned long long)t.counts.pending,
+          (unsigned long long)t.counts.running,
+          (unsigned long long)t.counts.completed,
+          (unsigned long long)t.counts.dead);
+  ASSERT_EQ(0, t.counts.pending);
+  ASSERT_EQ(0, t.counts.running);
+  ASSERT_EQ(0, t.counts.dead);
+  ASSERT_EQ(SEN_JOBS, t.counts.completed);
+  qt_close(&t);
+  sen_env_free(&e);
+  return 0;
+}
+
+/* A master no sentinel knows, and sentinels that are all down: requests
+ * fail when their deadline passes, saying why. */
+TEST_IMPL(sentinel_unknown_master) {
+  sen_env_t e;
+  client_ctx_t t;
+  fleet_client_options_t o;
+  char url[256];
+  int port = fleet_test_free_port();
+
+  sen_env_init(&e);
+  fleet_client_options_init(&o);
+  o.command_timeout_ms = (uint32_t)fleet_test_ms(1000);
+  snprintf(url, sizeof(url), "redis+sentinel://127.0.0.1:%d/nosuchmaster",
+           e.sen[0].port);
+  ctx_init(&t, url, &o);
+  ASSERT_ERR(FLEET_EUNAVAILABLE, ctx_ping(&t));
+  fprintf(stderr, "%s\n", fleet_client_last_error(&t.client));
+  ASSERT_NOT_NULL(
+      strstr(fleet_client_last_error(&t.client), "\"nosuchmaster\""));
+  ctx_close(&t);
+
+  /* A dead sentinel first, a live one second: the second answers. */
+  snprintf(url, sizeof(url),
+           "redis+sentinel://127.0.0.1:%d,127.0.0.1:%d/" SEN_MASTER, port,
+           e.sen[2].port);
+  ctx_init(&t, url, NULL);
+  ASSERT_OK(ctx_ping(&t));
+  ctx_close(&t);
+
+  snprintf(url, sizeof(url), "redis+sentinel://127.0.0.1:%d/" SEN_MASTER, port);
+  ctx_init(&t, url, &o);
+  ASSERT_ERR(FLEET_EUNAVAILABLE, ctx_ping(&t));
+  fprintf(stderr, "%s\n", fleet_client_last_error(&t.client));
+  ASSERT_NOT_NULL(strstr(fleet_client_last_error(&t.client), "refused"));
+  ctx_close(&t);
+  sen_env_free(&e);
+  return 0;
+}
