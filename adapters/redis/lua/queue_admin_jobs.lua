@@ -10,7 +10,7 @@
 --   the delayed set is listed here); running by id; completed and dead
 --   newest first.
 -- Returns: {total in that state, next cursor ("0": no more), then 8 per
---   job: id, type, attempts, max_attempts, created_ms, time (delayed: run
+--   job: id, type, attempts (a running job's: this attempt), max_attempts, created_ms, time (delayed: run
 --   at; running: claim deadline; completed and dead: finished; pending:
 --   0), payload (cut to ARGV[4] bytes), last error ("" when none)}.
 --   An id whose record is gone is skipped.
@@ -54,7 +54,7 @@ local function newest(key)
   end}
 end
 
-local ids, total, times = {}, 0, {}
+local ids, total, times, tries = {}, 0, {}, {}
 if state == 'pending' then
   local hi = call('ZCOUNT', prio, '-inf', HI)
   local all = call('ZCARD', prio)
@@ -84,6 +84,7 @@ elseif state == 'running' then
     local p = find(v, '\0', 1, true)
     local q = p and find(v, '\0', p + 1, true)
     times[all[i]] = q and tonumber(sub(v, q + 1)) or 0
+    tries[all[i]] = q and tonumber(sub(v, p + 1, q - 1))
   end
   table.sort(sorted)
   ids, total = page({{#sorted, function(a, b)
@@ -138,7 +139,7 @@ for n, id in ipairs(ids) do
     if #payload > cut then payload = sub(payload, 1, cut) end
     out[#out + 1] = id
     out[#out + 1] = sub(rec, k + 1, l - 1)
-    out[#out + 1] = attempts
+    out[#out + 1] = tries[id] or attempts -- a running job's: its claim's
     out[#out + 1] = max
     out[#out + 1] = tonumber(created) or 0
     out[#out + 1] = t or 0
