@@ -177,7 +177,12 @@ CONFORMANCE_IMPL(queue_admin_jobs) {
   ASSERT_EQ(0, a.n);
   ASSERT_UEQ(0, a.total);
 
-  /* Dead, with the last error. */
+  ASSERT_OK(adm_jobs(&a, FLEET_JOB_DEAD, 0, 10));
+  ASSERT_EQ(0, a.n);
+  qt_close(&t);
+
+  /* Dead, with the last error (on a queue with nothing else pending). */
+  qt_open(&t, b->url, "admin-jobs-dead", NULL);
   adm_make_dead(&t, "x", "it broke", dead);
   ASSERT_OK(adm_jobs(&a, FLEET_JOB_DEAD, 0, 10));
   ASSERT_EQ(1, a.n);
