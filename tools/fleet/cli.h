@@ -96,6 +96,7 @@ struct cli_s {
   char *url_shown; /* the URL with its password replaced by "***" */
   const char *prefix;
   const char *store_prefix; /* fleet store --store-prefix, or NULL */
+  char what[64];            /* "queue retry": errors name the command */
   int json;
   int exit_code;
   /* Queries in flight (their handles close before they end). */
@@ -113,9 +114,10 @@ void cli_error(cli_t *cli, const char *what, int status, const char *detail);
 /* Glob-escapes `s` ('*', '?', '[', ']', '\') into `b`. */
 void cli_glob_escape(cli_buf_t *b, const char *s, size_t len);
 
-/* A command: argv[0] is the verb (or the noun for a noun without verbs).
- * Returns 0 once it has started (it ends by calling cli_finish()) or an
- * exit code (after printing why). */
+/* A command: argv[0] is the noun. Returns 0 once it has started (it ends
+ * by calling cli_finish()), CLI_DONE when it is done without starting
+ * anything (--help), or an exit code (after printing why). */
+#define CLI_DONE (-1)
 typedef int (*cli_cmd_fn)(cli_t *cli, int argc, char **argv);
 
 /* Ends the command: prints `result` (or the error), sets the exit code

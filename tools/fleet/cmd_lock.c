@@ -96,7 +96,7 @@ int cli_cmd_lock(cli_t *cli, int argc, char **argv) {
   if (verb == NULL || cli_is_help(verb) ||
       (argc > 2 && cli_is_help(argv[2]))) {
     fputs(lock_usage, verb == NULL ? stderr : stdout);
-    return verb == NULL ? 2 : 0;
+    return verb == NULL ? 2 : CLI_DONE;
   }
   argc--, argv++;
   if (strcmp(verb, "get") == 0 && argc == 2) {
@@ -148,7 +148,7 @@ int cli_cmd_leader(cli_t *cli, int argc, char **argv) {
   if (argc > 1 && (cli_is_help(argv[1]) ||
                    (argc > 2 && cli_is_help(argv[2])))) {
     fputs(leader_usage, stdout);
-    return 0;
+    return CLI_DONE;
   }
   if (argc != 3 || strcmp(argv[1], "get") != 0) {
     fputs(leader_usage, stderr);

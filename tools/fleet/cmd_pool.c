@@ -235,7 +235,7 @@ int cli_cmd_pool(cli_t *cli, int argc, char **argv) {
   if (verb == NULL || cli_is_help(verb) ||
       (argc > 2 && cli_is_help(argv[2]))) {
     fputs(pool_usage, verb == NULL ? stderr : stdout);
-    return verb == NULL ? 2 : 0;
+    return verb == NULL ? 2 : CLI_DONE;
   }
   if (strcmp(verb, "status") == 0 && argc == 3) {
     err = cli_q_pool_status(cli, argv[2], status_done, NULL);

@@ -403,12 +403,12 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
 
   if (verb == NULL || cli_is_help(verb)) {
     fputs(queue_usage, verb == NULL ? stderr : stdout);
-    return verb == NULL ? 2 : 0;
+    return verb == NULL ? 2 : CLI_DONE;
   }
   argc--, argv++; /* argv[0] is now the verb */
   if (argc > 1 && cli_is_help(argv[1])) {
     fputs(queue_usage, stdout);
-    return 0;
+    return CLI_DONE;
   }
   if (strcmp(verb, "ls") == 0) {
     if (argc != 1)

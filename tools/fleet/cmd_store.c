@@ -170,7 +170,7 @@ int cli_cmd_store(cli_t *cli, int argc, char **argv) {
   if (verb == NULL || cli_is_help(verb) ||
       (argc > 2 && cli_is_help(argv[2]))) {
     fputs(store_usage, verb == NULL ? stderr : stdout);
-    return verb == NULL ? 2 : 0;
+    return verb == NULL ? 2 : CLI_DONE;
   }
   argc--, argv++;
   cli->store_prefix = cli_opt(&argc, argv, "--store-prefix");

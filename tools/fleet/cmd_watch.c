@@ -181,7 +181,7 @@ int cli_cmd_watch(cli_t *cli, int argc, char **argv) {
   if (argc > 1 && (cli_is_help(argv[1]) ||
                    (argc > 2 && cli_is_help(argv[2])))) {
     fputs(watch_usage, stdout);
-    return 0;
+    return CLI_DONE;
   }
   w = calloc(1, sizeof(*w));
   if (w == NULL)

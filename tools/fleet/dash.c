@@ -643,7 +643,7 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
 
   if (argc > 1 && cli_is_help(argv[1])) {
     fputs(dash_usage, stdout);
-    return 0;
+    return CLI_DONE;
   }
   if (argc != 1) {
     fputs(dash_usage, stderr);

@@ -96,13 +96,20 @@ char *cli_redact_url(const char *url) {
 }
 
 void cli_error(cli_t *cli, const char *what, int status, const char *detail) {
+  const char *name = fleet_err_name(status);
+  size_t nl = strlen(name);
+
+  if (cli != NULL && cli->what[0] != '\0')
+    what = cli->what;
+  /* A script's error text starts with the code's name: said once. */
+  if (detail != NULL && strncmp(detail, name, nl) == 0 && detail[nl] == ' ')
+    detail += nl + 1;
   if (detail != NULL && detail[0] != '\0')
     fprintf(stderr, "fleet: %s: %s (%s)\n", what, fleet_err_name(status),
             detail);
   else
     fprintf(stderr, "fleet: %s: %s (%s)\n", what, fleet_err_name(status),
             fleet_strerror(status));
-  (void)cli;
 }
 
 void cli_glob_escape(cli_buf_t *b, const char *s, size_t len) {
@@ -286,6 +293,9 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  snprintf(cli.what, sizeof(cli.what), "%s%s%s", argv[i],
+           i + 1 < argc && argv[i + 1][0] != '-' ? " " : "",
+           i + 1 < argc && argv[i + 1][0] != '-' ? argv[i + 1] : "");
   cli.url_shown = cli_redact_url(cli.url);
   if (cli.url_shown == NULL)
     return 1;
@@ -305,7 +315,7 @@ int main(int argc, char **argv) {
   cli.client_open = 1;
   rc = n->fn(&cli, argc - i, argv + i);
   if (rc != 0) {
-    cli.exit_code = rc;
+    cli.exit_code = rc == CLI_DONE ? 0 : rc;
     cli_close_client(&cli);
   }
   uv_run(cli.loop, UV_RUN_DEFAULT);
