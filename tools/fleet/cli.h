@@ -49,6 +49,8 @@ cli_json_t *cli_jnull(void);
 /* Adds `child` to an object under `key` (copied), or to an array (key
  * NULL). Returns `child`. */
 cli_json_t *cli_jadd(cli_json_t *parent, const char *key, cli_json_t *child);
+/* A deep copy of `j`, or NULL when out of memory. */
+cli_json_t *cli_jcopy(const cli_json_t *j);
 /* The member `key` of an object, or NULL. */
 cli_json_t *cli_jget(const cli_json_t *obj, const char *key);
 void cli_jfree(cli_json_t *j);

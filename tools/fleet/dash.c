@@ -2,7 +2,9 @@
  * HTTP/1.1 server on the loop (http_parser; one request per connection)
  * serves the embedded page (assets/) and a JSON API the page fetches:
  *
- *   GET  /api/overview                  queues (counts), locks, pools
+ *   GET  /api/overview                  queues (counts), locks, pools, and
+ *                                       the throughput samples the server
+ *                                       took every 2 s (the last 3 min)
  *   GET  /api/queues                    every queue with its counts
  *   GET  /api/jobs?queue=Q&state=S[&cursor=C&limit=N]   a page of jobs
  *   GET  /api/job?queue=Q&id=ID         one job
@@ -28,6 +30,10 @@
 #define DASH_URL_MAX 4096
 #define DASH_BODY_MAX 65536
 #define DASH_JOBS_LIMIT 50
+/* The throughput chart: the counters of every queue are sampled every
+ * DASH_SAMPLE_MS, and the last DASH_SAMPLES samples are kept. */
+#define DASH_SAMPLE_MS 2000
+#define DASH_SAMPLES 90
 
 static const char dash_usage[] =
     "usage: fleet dash [--listen HOST:PORT]\n"
@@ -60,6 +66,9 @@ typedef struct {
 struct dash_s {
   cli_t *cli;
   uv_tcp_t server;
+  uv_timer_t sampler;
+  int sampling;       /* a sample is in flight */
+  cli_json_t *history; /* [{"t": ms, "c": {queue: completed}, "d": {..}}] */
   uv_signal_t sigint, sigterm;
   dash_conn_t *conns;
   int handles;
@@ -238,6 +247,8 @@ static void overview_send(dash_conn_t *c) {
     cli_jadd(o, names[i], c->ov[i] != NULL ? c->ov[i] : cli_jarr());
     c->ov[i] = NULL;
   }
+  cli_jadd(o, "sample_ms", cli_jint(DASH_SAMPLE_MS));
+  cli_jadd(o, "history", cli_jcopy(c->d->history));
   if (c->ov_status != 0)
     cli_jadd(o, "error", cli_jstr(fleet_err_name(c->ov_status)));
   if (!c->page) {
@@ -596,11 +607,69 @@ static void on_connection(uv_stream_t *server, int status) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Throughput samples                                                       */
+
+static void sample_tick(uv_timer_t *t);
+
+static void sample_done(cli_t *cli, int status, const char *detail,
+                        cli_json_t *queues, void *arg) {
+  dash_t *d = arg;
+  cli_json_t *s, *c, *dd, *old;
+  const cli_json_t *q;
+
+  (void)detail;
+  d->sampling = 0;
+  if (status == 0 && !d->stopping) {
+    s = cli_jobj();
+    cli_jadd(s, "t", cli_jint((int64_t)(uv_hrtime() / 1000000)));
+    c = cli_jadd(s, "c", cli_jobj());
+    dd = cli_jadd(s, "d", cli_jobj());
+    for (q = queues->first; q != NULL; q = q->next) {
+      cli_jadd(c, cli_jget(q, "queue")->str,
+               cli_jint(cli_jget(q, "completed")->num));
+      cli_jadd(dd, cli_jget(q, "queue")->str,
+               cli_jint(cli_jget(q, "dead")->num));
+    }
+    if (s != NULL && s->num != -1 && c != NULL && c->num != -1 &&
+        dd != NULL && dd->num != -1) {
+      cli_jadd(d->history, NULL, s);
+      if (d->history->n > DASH_SAMPLES) {
+        old = d->history->first;
+        d->history->first = old->next;
+        d->history->n--;
+        old->next = NULL;
+        cli_jfree(old);
+      }
+    } else {
+      cli_jfree(s);
+    }
+  }
+  cli_jfree(queues);
+  if (d->stopping)
+    dash_maybe_done(d);
+  else
+    uv_timer_start(&d->sampler, sample_tick, DASH_SAMPLE_MS, 0);
+  (void)cli;
+}
+
+static void sample_tick(uv_timer_t *t) {
+  dash_t *d = t->data;
+
+  if (d->stopping || d->sampling)
+    return;
+  if (cli_q_queue_ls(d->cli, sample_done, d) == 0)
+    d->sampling = 1;
+  else
+    uv_timer_start(&d->sampler, sample_tick, DASH_SAMPLE_MS, 0);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Start and stop                                                           */
 
 static void dash_maybe_done(dash_t *d) {
   if (d->stopping && d->handles == 0 && d->cli->inflight == 0) {
     cli_finish(d->cli, 0, NULL, NULL, NULL);
+    cli_jfree(d->history);
     free(d);
   }
 }
@@ -621,6 +690,7 @@ static void dash_signal(uv_signal_t *s, int signum) {
   d->stopping = 1;
   fprintf(stderr, "fleet dash: stopping\n");
   uv_close((uv_handle_t *)&d->server, dash_handle_closed);
+  uv_close((uv_handle_t *)&d->sampler, dash_handle_closed);
   uv_close((uv_handle_t *)&d->sigint, dash_handle_closed);
   uv_close((uv_handle_t *)&d->sigterm, dash_handle_closed);
   while (d->conns != NULL)
@@ -692,10 +762,19 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
   }
   port = ss.ss_family == AF_INET6 ? ntohs(in6->sin6_port)
                                   : ntohs(in4->sin_port);
+  d->history = cli_jarr();
+  if (d->history == NULL) {
+    d->stopping = 1;
+    uv_close((uv_handle_t *)&d->server, NULL);
+    free(d);
+    return 1;
+  }
+  uv_timer_init(cli->loop, &d->sampler);
   uv_signal_init(cli->loop, &d->sigint);
   uv_signal_init(cli->loop, &d->sigterm);
-  d->sigint.data = d->sigterm.data = d;
-  d->handles += 2;
+  d->sampler.data = d->sigint.data = d->sigterm.data = d;
+  d->handles += 3;
+  uv_timer_start(&d->sampler, sample_tick, 0, 0);
   uv_signal_start(&d->sigint, dash_signal, SIGINT);
   uv_signal_start(&d->sigterm, dash_signal, SIGTERM);
   printf("fleet dash: http://%s%s%s:%u/ (backend %s, prefix %s)\n",

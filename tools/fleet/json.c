@@ -98,6 +98,23 @@ cli_json_t *cli_jget(const cli_json_t *obj, const char *key) {
   return NULL;
 }
 
+cli_json_t *cli_jcopy(const cli_json_t *j) {
+  cli_json_t *c = j->type == CLI_JSTR ? cli_jbytes(j->str, j->len)
+                                      : jnew(j->type);
+  const cli_json_t *k;
+
+  if (c == NULL)
+    return NULL;
+  if (j->type != CLI_JSTR)
+    c->num = j->num;
+  for (k = j->first; k != NULL; k = k->next)
+    if (cli_jadd(c, k->key, cli_jcopy(k)) == NULL) {
+      cli_jfree(c);
+      return NULL;
+    }
+  return c;
+}
+
 void cli_jfree(cli_json_t *j) {
   cli_json_t *c, *next;
 

@@ -8,8 +8,7 @@
 const STATES = ['pending', 'delayed', 'running', 'completed', 'dead'];
 const COLORS = ['#1f6feb', '#d9480f', '#2f9e44', '#9c36b5', '#0c8599',
                 '#e8590c', '#5c940d', '#c2255c'];
-const HISTORY = 60; // samples kept per queue
-const history = {}; // queue -> [{t, completed}]
+const HISTORY = 90; // the server keeps 90 samples, one per 2 s
 let selected = null; // {queue, state}
 
 function el(tag, attrs, ...kids) {
@@ -34,37 +33,26 @@ function showError(text) {
   p.hidden = !text;
 }
 
-// Adds a sample of each queue's completed counter; returns rates per queue.
-function sample(queues) {
-  const now = Date.now();
-  const rates = {};
-  for (const q of queues) {
-    const h = history[q.queue] || (history[q.queue] = []);
-    h.push({t: now, completed: q.completed});
-    if (h.length > HISTORY) h.shift();
-    if (h.length > 1) {
-      const a = h[h.length - 2], b = h[h.length - 1];
-      rates[q.queue] = Math.max(0, (b.completed - a.completed) * 1000 /
-                                       Math.max(1, b.t - a.t));
-    }
+// The rate of `queue` (completed jobs per second) between each two of the
+// server's samples (the overview's history: {t: ms, c: {queue: completed}}).
+function rates(hist, queue) {
+  const out = [];
+  for (let k = 1; k < hist.length; k++) {
+    const a = hist[k - 1], b = hist[k];
+    if (a.c[queue] === undefined || b.c[queue] === undefined) continue;
+    out.push(Math.max(0, (b.c[queue] - a.c[queue]) * 1000 / Math.max(1, b.t - a.t)));
   }
-  return rates;
+  return out;
 }
 
-function drawChart(queues) {
+function drawChart(queues, hist) {
   const svg = document.getElementById('chart');
   const legend = document.getElementById('chart-legend');
   const W = 800, H = 160, NS = 'http://www.w3.org/2000/svg';
   svg.replaceChildren();
   legend.replaceChildren();
-  const series = queues.map((q, i) => {
-    const h = history[q.queue] || [];
-    const pts = [];
-    for (let k = 1; k < h.length; k++)
-      pts.push((h[k].completed - h[k - 1].completed) * 1000 /
-               Math.max(1, h[k].t - h[k - 1].t));
-    return {name: q.queue, color: COLORS[i % COLORS.length], pts};
-  });
+  const series = queues.map((q, i) => ({name: q.queue,
+    color: COLORS[i % COLORS.length], pts: rates(hist, q.queue)}));
   let max = 1;
   for (const s of series) for (const v of s.pts) max = Math.max(max, v);
   for (let g = 0; g <= 4; g++) {
@@ -77,12 +65,12 @@ function drawChart(queues) {
     const t = document.createElementNS(NS, 'text');
     t.setAttribute('x', 2); t.setAttribute('y', y + 4);
     t.setAttribute('font-size', 11); t.setAttribute('fill', '#778');
-    t.textContent = (max * g / 4).toFixed(max < 4 ? 1 : 0);
+    t.textContent = (max * g / 4).toFixed(max < 4 ? 2 : 0);
     svg.append(t);
   }
   for (const s of series) {
     if (s.pts.length > 0) {
-      const step = (W - 40) / (HISTORY - 1);
+      const step = (W - 40) / Math.max(1, HISTORY - 1);
       const x0 = W - step * (s.pts.length - 1);
       const d = s.pts.map((v, k) =>
         (k ? 'L' : 'M') + (x0 + k * step).toFixed(1) + ' ' +
@@ -92,6 +80,7 @@ function drawChart(queues) {
       path.setAttribute('fill', 'none');
       path.setAttribute('stroke', s.color);
       path.setAttribute('stroke-width', 2);
+      path.setAttribute('data-series', s.name);
       svg.append(path);
     }
     legend.append(el('span', {},
@@ -100,7 +89,7 @@ function drawChart(queues) {
   legend.append(el('span', {class: 'muted'}, 'completed jobs per second'));
 }
 
-function renderQueues(queues, rates) {
+function renderQueues(queues, hist) {
   const body = document.querySelector('#queues tbody');
   body.replaceChildren();
   if (queues.length === 0)
@@ -120,8 +109,8 @@ function renderQueues(queues, rates) {
     }
     tr.append(el('td', {class: q.paused ? 'paused' : ''},
                  q.paused ? 'paused' : 'active'));
-    const r = rates[q.queue];
-    tr.append(el('td', {class: 'num'}, r === undefined ? '-' : r.toFixed(1)));
+    const r = rates(hist, q.queue);
+    tr.append(el('td', {class: 'num'}, r.length ? r[r.length - 1].toFixed(1) : '-'));
     tr.append(el('td', {}, el('button', {onclick: () =>
       post((q.paused ? '/api/resume' : '/api/pause') + '?queue=' +
            encodeURIComponent(q.queue))}, q.paused ? 'Resume' : 'Pause')));
@@ -170,9 +159,9 @@ function render(ov) {
     `${ov.url} \u00b7 prefix ${ov.prefix}`;
   document.getElementById('updated').textContent =
     'updated ' + new Date().toLocaleTimeString();
-  const rates = sample(ov.queues);
-  renderQueues(ov.queues, rates);
-  drawChart(ov.queues);
+  const hist = ov.history || [];
+  renderQueues(ov.queues, hist);
+  drawChart(ov.queues, hist);
   renderLocks(ov.locks);
   renderPools(ov.pools);
   showError(ov.error ? 'some data could not be read: ' + ov.error : '');
@@ -202,6 +191,7 @@ async function post(url) {
 
 function selectQueue(queue, state) {
   selected = {queue, state};
+  history.replaceState(null, '', `#queue=${encodeURIComponent(queue)}&state=${state}`);
   document.querySelectorAll('#queues tr').forEach(tr =>
     tr.classList.toggle('sel', tr.dataset.queue === queue));
   loadJobs();
@@ -243,5 +233,14 @@ async function loadJobs() {
     `${page.jobs.length} of ${page.total} ${state} job(s)`;
 }
 
+// A link may open a queue's jobs: #queue=NAME&state=STATE.
+function fromHash() {
+  const h = new URLSearchParams(location.hash.slice(1));
+  if (h.get('queue')) selectQueue(h.get('queue'), STATES.includes(h.get('state'))
+                                  ? h.get('state') : 'pending');
+}
+
 render(window.FLEET_INITIAL);
+fromHash();
+window.addEventListener('hashchange', fromHash);
 setInterval(refresh, 2000);
