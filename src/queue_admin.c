@@ -30,15 +30,16 @@ static void admin_cancel(fleet__req_t *base, int status) {
 
   switch (req->n) {
     case ADMIN_JOBS:
-      ADMIN_CB(fleet_queue_jobs_cb, req->cb.status)(q, status, NULL, 0, 0, 0,
-                                            base->user_data);
+      ADMIN_CB(fleet_queue_jobs_cb, req->cb.status)
+      (q, status, NULL, 0, 0, 0, base->user_data);
       break;
     case ADMIN_RETRY:
-      ADMIN_CB(fleet_queue_retry_cb, req->cb.status)(q, status, req->purged,
-                                             base->user_data);
+      ADMIN_CB(fleet_queue_retry_cb, req->cb.status)
+      (q, status, req->purged, base->user_data);
       break;
     default:
-      ADMIN_CB(fleet_queue_paused_cb, req->cb.status)(q, status, 0, base->user_data);
+      ADMIN_CB(fleet_queue_paused_cb, req->cb.status)
+      (q, status, 0, base->user_data);
       break;
   }
 }
@@ -150,8 +151,8 @@ static void admin_on_reply(fleet__req_t *base, int status,
 static fleet__qreq_t *admin_new(struct fleet__queue_s *q, int kind,
                                 fleet_status_cb cb, void *user_data,
                                 size_t nargs, size_t nnums) {
-  fleet__qreq_t *req = (fleet__qreq_t *)fleet__req_new(
-      &q->base, admin_on_reply, admin_cancel, user_data);
+  fleet__qreq_t *req = (fleet__qreq_t *)fleet__req_new(&q->base, admin_on_reply,
+                                                       admin_cancel, user_data);
 
   if (req == NULL)
     return NULL;
@@ -178,7 +179,8 @@ int fleet_queue_jobs(fleet_queue_t *pub, fleet_job_state_t state,
     return FLEET_EINVAL;
   if (payload_max > FLEET_JOB_PAYLOAD_MAX)
     payload_max = FLEET_JOB_PAYLOAD_MAX;
-  req = admin_new(q, ADMIN_JOBS, ADMIN_CB(fleet_status_cb, cb), user_data, 4, 3);
+  req =
+      admin_new(q, ADMIN_JOBS, ADMIN_CB(fleet_status_cb, cb), user_data, 4, 3);
   if (req == NULL)
     return FLEET_ENOMEM;
   fleet__args_str(&q->args, fleet_job_state_name(state));
@@ -245,8 +247,8 @@ int fleet_queue_retry(fleet_queue_t *pub, const char *id,
     return FLEET_EINVAL;
   if (id != NULL && (err = fleet__str_check(id, FLEET_JOB_ID_MAX, &len)) != 0)
     return err;
-  req = (fleet__qreq_t *)fleet__req_new(&q->base, admin_on_reply,
-                                        admin_cancel, user_data);
+  req = (fleet__qreq_t *)fleet__req_new(&q->base, admin_on_reply, admin_cancel,
+                                        user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   req->n = ADMIN_RETRY;
@@ -283,7 +285,8 @@ static int admin_pause(fleet_queue_t *pub, const char *action,
     return err;
   if (cb == NULL)
     return FLEET_EINVAL;
-  req = admin_new(q, ADMIN_PAUSE, ADMIN_CB(fleet_status_cb, cb), user_data, 1, 0);
+  req =
+      admin_new(q, ADMIN_PAUSE, ADMIN_CB(fleet_status_cb, cb), user_data, 1, 0);
   if (req == NULL)
     return FLEET_ENOMEM;
   fleet__args_str(&q->args, action);

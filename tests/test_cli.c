@@ -98,16 +98,16 @@ TEST_IMPL(cli_queue) {
            dead);
   ASSERT_NOT_NULL(strstr(r.out, pat));
   ASSERT_NOT_NULL(strstr(r.out, "\"last_error\":\"smtp said no\""));
-  cli_run_ok(&r, url, "qt",
-             ARGS("queue", "jobs", "mail", "--state", "pending", "--limit",
-                  "1"));
+  cli_run_ok(
+      &r, url, "qt",
+      ARGS("queue", "jobs", "mail", "--state", "pending", "--limit", "1"));
   ASSERT_NOT_NULL(strstr(r.out, "to-alice"));
   ASSERT_NULL(strstr(r.out, "to-carol"));
   ASSERT_NOT_NULL(strstr(r.out, "2 pending job(s) in mail; next page: "
                                 "--cursor 1"));
-  cli_run_ok(&r, url, "qt",
-             ARGS("queue", "jobs", "mail", "--state", "pending", "--cursor",
-                  "1"));
+  cli_run_ok(
+      &r, url, "qt",
+      ARGS("queue", "jobs", "mail", "--state", "pending", "--cursor", "1"));
   ASSERT_NOT_NULL(strstr(r.out, "to-carol"));
   ASSERT_NULL(strstr(r.out, "to-alice"));
   cli_run_ok(&r, url, "qt", ARGS("queue", "get", "mail", dead));
@@ -118,8 +118,8 @@ TEST_IMPL(cli_queue) {
   cli_run_ok(&r, url, "qt", ARGS("queue", "retry", "mail", dead));
   ASSERT_OK(qt_get(&t, dead, &info, NULL, 0, NULL, 0));
   ASSERT_EQ(FLEET_JOB_PENDING, info.state);
-  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "queue", "retry", "mail",
-                   dead));
+  cli_run(&r,
+          ARGS("--url", url, "--prefix", "qt", "queue", "retry", "mail", dead));
   ASSERT_EQ(1, r.status);
   ASSERT_EQ(1, cli_lines(r.err));
   ASSERT_NOT_NULL(strstr(r.err, "FLEET_EBUSY"));
@@ -142,8 +142,8 @@ TEST_IMPL(cli_queue) {
   /* cancel. */
   cli_run_ok(&r, url, "qt", ARGS("queue", "cancel", "mail", b));
   ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, b, &info, NULL, 0, NULL, 0));
-  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "queue", "cancel", "mail",
-                   b));
+  cli_run(&r,
+          ARGS("--url", url, "--prefix", "qt", "queue", "cancel", "mail", b));
   ASSERT_EQ(1, r.status);
   ASSERT_NOT_NULL(strstr(r.err, "FLEET_ENOTFOUND"));
 
@@ -163,8 +163,7 @@ TEST_IMPL(cli_queue) {
     ASSERT_OK(qt_complete(&t, c, 2, NULL));
   }
   cli_run_ok(&r, url, "qt",
-             ARGS("--json", "queue", "purge", "mail", "--state",
-                  "completed"));
+             ARGS("--json", "queue", "purge", "mail", "--state", "completed"));
   ASSERT_NOT_NULL(strstr(r.out, "\"removed\":2"));
   ASSERT_OK(qt_counts(&t));
   ASSERT_UEQ(0, t.counts.completed_kept);
@@ -174,8 +173,8 @@ TEST_IMPL(cli_queue) {
   cli_run(&r, ARGS("--url", url, "queue", "jobs", "mail", "--state", "x"));
   ASSERT_EQ(2, r.status);
   ASSERT_EQ(1, cli_lines(r.err));
-  cli_run(&r, ARGS("--url", url, "queue", "purge", "mail", "--state",
-                   "pending"));
+  cli_run(&r,
+          ARGS("--url", url, "queue", "purge", "mail", "--state", "pending"));
   ASSERT_EQ(2, r.status);
   cli_run(&r, ARGS("--url", url, "queue", "frob"));
   ASSERT_EQ(2, r.status);
@@ -344,9 +343,9 @@ TEST_IMPL(cli_watch) {
   qt_add(&t, "send", "x", id);
 
   /* --count: that many views, then exit 0. */
-  cli_run_ok(&r, url, "qt",
-             ARGS("watch", "queue", "mail", "--count", "3", "--interval-ms",
-                  "50"));
+  cli_run_ok(
+      &r, url, "qt",
+      ARGS("watch", "queue", "mail", "--count", "3", "--interval-ms", "50"));
   {
     int views = 0;
     const char *p = r.out;
@@ -359,8 +358,8 @@ TEST_IMPL(cli_watch) {
   ASSERT_NOT_NULL(strstr(r.out, "completed/s 0.0"));
 
   /* Without --count: runs until SIGINT, then exits 0. */
-  pid = cli_spawn(ARGS("--url", url, "--prefix", "qt", "watch", "queue",
-                       "mail", "--interval-ms", "50"),
+  pid = cli_spawn(ARGS("--url", url, "--prefix", "qt", "watch", "queue", "mail",
+                       "--interval-ms", "50"),
                   "watch");
   t0 = uv_hrtime();
   do {
@@ -415,8 +414,8 @@ TEST_IMPL(cli_errors) {
   cli_run(&r, ARGS("--url", "redis//x", "queue", "ls"));
   ASSERT_EQ(1, r.status);
   ASSERT_EQ(1, cli_lines(r.err));
-  cli_run(&r, ARGS("--url", "redis://admin:hunter2@127.0.0.1:1",
-                   "--timeout-ms", "300", "queue", "ls"));
+  cli_run(&r, ARGS("--url", "redis://admin:hunter2@127.0.0.1:1", "--timeout-ms",
+                   "300", "queue", "ls"));
   ASSERT_EQ(1, r.status);
   ASSERT_EQ(1, cli_lines(r.err));
   ASSERT_NOT_NULL(strstr(r.err, "fleet: queue ls: "));

@@ -55,8 +55,7 @@ static void adm_on_retry(fleet_queue_t *q, int status, uint64_t n, void *ud) {
   a->t->done = 1;
 }
 
-static void adm_on_paused(fleet_queue_t *q, int status, int paused,
-                          void *ud) {
+static void adm_on_paused(fleet_queue_t *q, int status, int paused, void *ud) {
   adm_t *a = ud;
 
   a->status = status;
@@ -75,8 +74,8 @@ static int adm_jobs(adm_t *a, fleet_job_state_t state, uint64_t cursor,
                     size_t limit) {
   a->t->done = 0;
   a->n = 0;
-  return adm_finish(a, fleet_queue_jobs(&a->t->q, state, cursor, limit, 4,
-                                        adm_on_jobs, a));
+  return adm_finish(
+      a, fleet_queue_jobs(&a->t->q, state, cursor, limit, 4, adm_on_jobs, a));
 }
 
 static int adm_retry(adm_t *a, const char *id) {
@@ -190,10 +189,10 @@ CONFORMANCE_IMPL(queue_admin_jobs) {
   ASSERT_STR_EQ("it broke", a.errors[0]);
   ASSERT(a.times[0] > 0);
 
-  ASSERT_ERR(FLEET_EINVAL, fleet_queue_jobs(&t.q, FLEET_JOB_DEAD, 0, 0, 4,
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_queue_jobs(&t.q, FLEET_JOB_DEAD, 0, 0, 4, adm_on_jobs, &a));
+  ASSERT_ERR(FLEET_EINVAL, fleet_queue_jobs(&t.q, (fleet_job_state_t)9, 0, 1, 4,
                                             adm_on_jobs, &a));
-  ASSERT_ERR(FLEET_EINVAL, fleet_queue_jobs(&t.q, (fleet_job_state_t)9, 0, 1,
-                                            4, adm_on_jobs, &a));
   qt_close(&t);
 }
 

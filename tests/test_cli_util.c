@@ -42,10 +42,10 @@ pid_t cli_spawn(const char *const *args, const char *tag) {
     n++;
   }
   argv[n] = NULL;
-  snprintf(out, sizeof(out), "%s/fleet-cli-%d-%s.out", cli_tmp(),
-           (int)getpid(), tag);
-  snprintf(err, sizeof(err), "%s/fleet-cli-%d-%s.err", cli_tmp(),
-           (int)getpid(), tag);
+  snprintf(out, sizeof(out), "%s/fleet-cli-%d-%s.out", cli_tmp(), (int)getpid(),
+           tag);
+  snprintf(err, sizeof(err), "%s/fleet-cli-%d-%s.err", cli_tmp(), (int)getpid(),
+           tag);
   pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -105,9 +105,8 @@ void cli_run_ok(cli_run_t *r, const char *url, const char *prefix,
   argv[n] = NULL;
   cli_run(r, argv);
   if (r->status != 0)
-    fprintf(stderr, "fleet %s %s: exit %d\nstdout: %s\nstderr: %s\n",
-            args[0], args[1] != NULL ? args[1] : "", r->status, r->out,
-            r->err);
+    fprintf(stderr, "fleet %s %s: exit %d\nstdout: %s\nstderr: %s\n", args[0],
+            args[1] != NULL ? args[1] : "", r->status, r->out, r->err);
   ASSERT_EQ(0, r->status);
 }
 
@@ -119,8 +118,8 @@ int cli_lines(const char *s) {
   return n;
 }
 
-int cli_http(int port, const char *method, const char *path,
-             const char *extra, char *resp, size_t cap) {
+int cli_http(int port, const char *method, const char *path, const char *extra,
+             char *resp, size_t cap) {
   struct sockaddr_in a;
   char req[2048];
   size_t got = 0;

@@ -39,7 +39,7 @@ int cli_lines(const char *s);
 /* One HTTP request to 127.0.0.1:`port`; the full response (head and body)
  * goes to `resp`. Returns the status code. `extra` is added to the
  * headers (may be NULL). */
-int cli_http(int port, const char *method, const char *path,
-             const char *extra, char *resp, size_t cap);
+int cli_http(int port, const char *method, const char *path, const char *extra,
+             char *resp, size_t cap);
 
 #endif /* FLEET_TEST_CLI_UTIL_H */

@@ -88,8 +88,8 @@ static void dash_setup(dash_env_t *e) {
   redis_ok(e->redis, "SET {qt:render}:rev 2");
   redis_ok(e->redis, "HSET {qt:render}:jobs frame-1 3:r:n1/1");
 
-  e->pid = cli_spawn(ARGS("--url", e->url, "--prefix", "qt", "dash",
-                          "--listen", "127.0.0.1:0"),
+  e->pid = cli_spawn(ARGS("--url", e->url, "--prefix", "qt", "dash", "--listen",
+                          "127.0.0.1:0"),
                      "dash");
   t0 = uv_hrtime();
   do {
@@ -137,8 +137,8 @@ TEST_IMPL(dash_api) {
   ASSERT_NOT_NULL(strstr(e.banner, "redis://:***@127.0.0.1:"));
   ASSERT_NULL(strstr(e.banner, DASH_PASSWORD));
 
-  ASSERT_EQ(200, cli_http(e.port, "GET", "/api/queues", NULL, resp,
-                          sizeof(resp)));
+  ASSERT_EQ(200,
+            cli_http(e.port, "GET", "/api/queues", NULL, resp, sizeof(resp)));
   ASSERT_NOT_NULL(strstr(resp, "Content-Type: application/json"));
   ASSERT_NOT_NULL(strstr(body_of(resp), "{\"queue\":\"later\",\"pending\":0,"
                                         "\"delayed\":2,"));
@@ -148,12 +148,18 @@ TEST_IMPL(dash_api) {
   ASSERT_EQ(200, cli_http(e.port, "GET", "/api/jobs?queue=mail&state=dead",
                           NULL, resp, sizeof(resp)));
   ASSERT_NOT_NULL(strstr(resp, "\"last_error\":\"mailbox full\""));
-  ASSERT_EQ(200, cli_http(e.port, "GET", "/api/locks", NULL, resp,
-                          sizeof(resp)));
+  ASSERT_EQ(200,
+            cli_http(e.port, "GET", "/api/locks", NULL, resp, sizeof(resp)));
   ASSERT_NOT_NULL(strstr(resp, "\"name\":\"nightly-import\",\"held\":true,"
                                "\"owner\":\"host-a\""));
-  ASSERT_EQ(200, cli_http(e.port, "GET", "/api/pools", NULL, resp,
-                          sizeof(resp)));
+  /* The overview, with the server's first throughput sample (taken at
+   * start) of every queue's completed counter. */
+  ASSERT_EQ(200,
+            cli_http(e.port, "GET", "/api/overview", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"history\":[{\"t\":"));
+  ASSERT_NOT_NULL(strstr(resp, "\"c\":{\"later\":0,\"mail\":0}"));
+  ASSERT_EQ(200,
+            cli_http(e.port, "GET", "/api/pools", NULL, resp, sizeof(resp)));
   ASSERT_NOT_NULL(strstr(resp, "\"pool\":\"render\""));
 
   /* The page: the embedded HTML with the overview inlined; assets. */
@@ -162,8 +168,7 @@ TEST_IMPL(dash_api) {
   ASSERT_NOT_NULL(strstr(resp, "window.FLEET_INITIAL = {\"url\":"
                                "\"redis://:***@127.0.0.1:"));
   ASSERT_NULL(strstr(resp, DASH_PASSWORD));
-  ASSERT_EQ(200, cli_http(e.port, "GET", "/app.js", NULL, resp,
-                          sizeof(resp)));
+  ASSERT_EQ(200, cli_http(e.port, "GET", "/app.js", NULL, resp, sizeof(resp)));
   ASSERT_NOT_NULL(strstr(resp, "function drawChart"));
   ASSERT_EQ(404, cli_http(e.port, "GET", "/nope", NULL, resp, sizeof(resp)));
 
@@ -187,8 +192,8 @@ TEST_IMPL(dash_api) {
              qt_get(&e.mail, e.pending, &info, NULL, 0, NULL, 0));
   ASSERT_EQ(404, cli_http(e.port, "POST", path, "X-Fleet-Dash: 1\r\n", resp,
                           sizeof(resp)));
-  ASSERT_EQ(400, cli_http(e.port, "GET", "/api/jobs?queue=mail&state=x",
-                          NULL, resp, sizeof(resp)));
+  ASSERT_EQ(400, cli_http(e.port, "GET", "/api/jobs?queue=mail&state=x", NULL,
+                          resp, sizeof(resp)));
   ASSERT_EQ(200, cli_http(e.port, "POST", "/api/pause?queue=mail",
                           "X-Fleet-Dash: 1\r\n", resp, sizeof(resp)));
   ASSERT_NOT_NULL(strstr(resp, "\"paused\":true"));

@@ -126,8 +126,8 @@ typedef int (*cli_cmd_fn)(cli_t *cli, int argc, char **argv);
  * and closes the client. Used as a cli_done_fn by the simple commands;
  * `arg` is the columns (const char *const *) for a table, or NULL to print
  * an object as key/value lines. */
-void cli_finish(cli_t *cli, int status, const char *detail,
-                cli_json_t *result, void *arg);
+void cli_finish(cli_t *cli, int status, const char *detail, cli_json_t *result,
+                void *arg);
 
 /* Whether `s` is "--help" or "-h". */
 int cli_is_help(const char *s);

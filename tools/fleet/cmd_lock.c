@@ -36,9 +36,9 @@ static void on_query(fleet_client_t *client, int status,
     o = cli_jobj();
     cli_jadd(o, "name", cli_jstr(l->name));
     cli_jadd(o, "held", cli_jbool(info->held));
-    cli_jadd(o, "owner", info->held
-                             ? cli_jbytes(info->owner, info->owner_len)
-                             : cli_jnull());
+    cli_jadd(o, "owner",
+             info->held ? cli_jbytes(info->owner, info->owner_len)
+                        : cli_jnull());
     cli_jadd(o, "token", cli_jint((int64_t)info->token));
     cli_jadd(o, "ttl_ms", cli_jint(info->ttl_ms));
     cli_jadd(o, "fence", cli_jint((int64_t)info->fence));
@@ -55,8 +55,7 @@ static void on_query(fleet_client_t *client, int status,
   free(l);
 }
 
-int cli_q_lock_get(cli_t *cli, const char *name, cli_done_fn done,
-                   void *arg) {
+int cli_q_lock_get(cli_t *cli, const char *name, cli_done_fn done, void *arg) {
   lctx_t *l = calloc(1, sizeof(*l));
   int err;
 
@@ -79,13 +78,12 @@ int cli_q_lock_get(cli_t *cli, const char *name, cli_done_fn done,
 
 static const char *const lock_suffixes[] = {"lock", NULL};
 
-int cli_q_lock_ls(cli_t *cli, const char *glob, cli_done_fn done,
-                  void *arg) {
+int cli_q_lock_ls(cli_t *cli, const char *glob, cli_done_fn done, void *arg) {
   return cli_scan_map(cli, glob, "lock", lock_suffixes, LOCK_LS_MAX,
                       cli_q_lock_get, done, arg);
 }
 
-static const char *const lock_cols[] = {"name", "held", "owner", "token",
+static const char *const lock_cols[] = {"name",   "held",  "owner", "token",
                                         "ttl_ms", "fence", NULL};
 
 int cli_cmd_lock(cli_t *cli, int argc, char **argv) {
@@ -93,8 +91,7 @@ int cli_cmd_lock(cli_t *cli, int argc, char **argv) {
   const char *match;
   int err;
 
-  if (verb == NULL || cli_is_help(verb) ||
-      (argc > 2 && cli_is_help(argv[2]))) {
+  if (verb == NULL || cli_is_help(verb) || (argc > 2 && cli_is_help(argv[2]))) {
     fputs(lock_usage, verb == NULL ? stderr : stdout);
     return verb == NULL ? 2 : CLI_DONE;
   }
@@ -133,8 +130,8 @@ static void leader_done(cli_t *cli, int status, const char *detail,
 
     o = cli_jobj();
     cli_jadd(o, "election", cli_jstr(cli_jget(res, "name")->str));
-    cli_jadd(o, "leader", held ? cli_jstr(cli_jget(res, "owner")->str)
-                               : cli_jnull());
+    cli_jadd(o, "leader",
+             held ? cli_jstr(cli_jget(res, "owner")->str) : cli_jnull());
     cli_jadd(o, "token", cli_jint(cli_jget(res, "token")->num));
     cli_jadd(o, "ttl_ms", cli_jint(held ? cli_jget(res, "ttl_ms")->num : 0));
     cli_jfree(res);
@@ -145,8 +142,8 @@ static void leader_done(cli_t *cli, int status, const char *detail,
 int cli_cmd_leader(cli_t *cli, int argc, char **argv) {
   int err;
 
-  if (argc > 1 && (cli_is_help(argv[1]) ||
-                   (argc > 2 && cli_is_help(argv[2])))) {
+  if (argc > 1 &&
+      (cli_is_help(argv[1]) || (argc > 2 && cli_is_help(argv[2])))) {
     fputs(leader_usage, stdout);
     return CLI_DONE;
   }

@@ -135,8 +135,8 @@ static void on_jobs(void *arg, int status, const fleet__reply_t *r) {
     o = cli_jadd(p->jobs, NULL, cli_jobj());
     cli_jadd(o, "key", cli_jbytes(k->str, k->len));
     cli_jadd(o, "token", cli_jbytes(v->str, (size_t)(c1 - v->str)));
-    cli_jadd(o, "state", cli_jstr(c2 == c1 + 2 ? job_state_name(c1[1])
-                                               : "unknown"));
+    cli_jadd(o, "state",
+             cli_jstr(c2 == c1 + 2 ? job_state_name(c1[1]) : "unknown"));
     cli_jadd(o, "worker",
              cli_jbytes(c2 + 1, v->len - (size_t)(c2 + 1 - v->str)));
   }
@@ -204,8 +204,7 @@ int cli_q_pool_ls(cli_t *cli, cli_done_fn done, void *arg) {
 static const char *const ls_cols[] = {"pool", "revision", "worker_count",
                                       "job_count", NULL};
 static const char *const worker_cols[] = {"worker", "node", "jobs", NULL};
-static const char *const job_cols[] = {"key", "state", "worker", "token",
-                                       NULL};
+static const char *const job_cols[] = {"key", "state", "worker", "token", NULL};
 
 static void status_done(cli_t *cli, int status, const char *detail,
                         cli_json_t *res, void *arg) {
@@ -215,8 +214,7 @@ static void status_done(cli_t *cli, int status, const char *detail,
     return;
   }
   printf("pool %s, revision %lld: %lld worker(s), %lld job(s)\n",
-         cli_jget(res, "pool")->str,
-         (long long)cli_jget(res, "revision")->num,
+         cli_jget(res, "pool")->str, (long long)cli_jget(res, "revision")->num,
          (long long)cli_jget(res, "worker_count")->num,
          (long long)cli_jget(res, "job_count")->num);
   cli_table(stdout, cli_jget(res, "workers"), worker_cols);
@@ -232,8 +230,7 @@ int cli_cmd_pool(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
   int err;
 
-  if (verb == NULL || cli_is_help(verb) ||
-      (argc > 2 && cli_is_help(argv[2]))) {
+  if (verb == NULL || cli_is_help(verb) || (argc > 2 && cli_is_help(argv[2]))) {
     fputs(pool_usage, verb == NULL ? stderr : stdout);
     return verb == NULL ? 2 : CLI_DONE;
   }

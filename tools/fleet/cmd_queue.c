@@ -168,8 +168,8 @@ int cli_q_queue_stats(cli_t *cli, const char *queue, cli_done_fn done,
 
 /* Keys only a queue has (a pool, a lock or a store have none of these). */
 static const char *const queue_suffixes[] = {
-    "pending", "pending:prio", "delayed", "claims", "stats", "completed",
-    "dead",    "paused",       NULL};
+    "pending",   "pending:prio", "delayed", "claims", "stats",
+    "completed", "dead",         "paused",  NULL};
 
 int cli_q_queue_ls(cli_t *cli, cli_done_fn done, void *arg) {
   return cli_scan_map(cli, "*", "*", queue_suffixes, QUEUE_LS_MAX,
@@ -315,8 +315,7 @@ int cli_q_queue_cancel(cli_t *cli, const char *queue, const char *id,
   return 0;
 }
 
-static void on_purge(fleet_queue_t *q, int status, uint64_t removed,
-                     void *ud) {
+static void on_purge(fleet_queue_t *q, int status, uint64_t removed, void *ud) {
   qctx_t *c = qctx_of(q);
 
   (void)ud;
@@ -359,12 +358,11 @@ int cli_q_queue_pause(cli_t *cli, const char *queue, const char *action,
 /* ------------------------------------------------------------------------ */
 /* The verbs                                                                */
 
-static const char *const ls_cols[] = {"queue",     "pending", "delayed",
-                                      "running",   "completed", "dead",
-                                      "paused",    NULL};
-static const char *const jobs_cols[] = {"id",       "type",    "attempts",
-                                        "time_ms",  "payload", "last_error",
-                                        NULL};
+static const char *const ls_cols[] = {"queue",   "pending",   "delayed",
+                                      "running", "completed", "dead",
+                                      "paused",  NULL};
+static const char *const jobs_cols[] = {
+    "id", "type", "attempts", "time_ms", "payload", "last_error", NULL};
 
 /* Prints a page of jobs: a table, then the total and the next cursor. */
 static void jobs_done(cli_t *cli, int status, const char *detail,
@@ -446,8 +444,8 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
     if (argc != (all_dead ? 2 : 3))
       return usage_error("%s takes a queue name and a job id, or --all-dead",
                          verb);
-    err = cli_q_queue_retry(cli, argv[1], all_dead ? NULL : argv[2],
-                            cli_finish, NULL);
+    err = cli_q_queue_retry(cli, argv[1], all_dead ? NULL : argv[2], cli_finish,
+                            NULL);
   } else if (strcmp(verb, "purge") == 0) {
     state_s = cli_opt(&argc, argv, "--state");
     if (argc != 2)

@@ -117,8 +117,7 @@ static void on_list(fleet_store_t *st, int status,
     for (i = 0; i < n; i++) {
       o = cli_jadd(arr, NULL, cli_jobj());
       cli_jadd(o, "id", cli_jbytes(items[i].id.base, items[i].id.len));
-      cli_jadd(o, "value",
-               cli_jbytes(items[i].value.base, items[i].value.len));
+      cli_jadd(o, "value", cli_jbytes(items[i].value.base, items[i].value.len));
     }
     cli_jadd(s->res, "more", cli_jbool(next.len > 0));
   }
@@ -147,8 +146,8 @@ int cli_q_store_ls(cli_t *cli, const char *coll, const char *index,
 
 static const char *const rec_cols[] = {"id", "value", NULL};
 
-static void ls_done(cli_t *cli, int status, const char *detail,
-                    cli_json_t *res, void *arg) {
+static void ls_done(cli_t *cli, int status, const char *detail, cli_json_t *res,
+                    void *arg) {
   (void)arg;
   if (status != 0 || cli->json) {
     cli_finish(cli, status, detail, res, NULL);
@@ -167,8 +166,7 @@ int cli_cmd_store(cli_t *cli, int argc, char **argv) {
   uint64_t limit = STORE_LS_LIMIT;
   int err;
 
-  if (verb == NULL || cli_is_help(verb) ||
-      (argc > 2 && cli_is_help(argv[2]))) {
+  if (verb == NULL || cli_is_help(verb) || (argc > 2 && cli_is_help(argv[2]))) {
     fputs(store_usage, verb == NULL ? stderr : stdout);
     return verb == NULL ? 2 : CLI_DONE;
   }
@@ -182,8 +180,8 @@ int cli_cmd_store(cli_t *cli, int argc, char **argv) {
   if (strcmp(verb, "get") == 0 && argc == 3) {
     err = cli_q_store_get(cli, argv[1], argv[2], cli_finish, NULL);
   } else if (strcmp(verb, "ls") == 0 && argc == 4) {
-    err = cli_q_store_ls(cli, argv[1], argv[2], argv[3], (size_t)limit,
-                         ls_done, NULL);
+    err = cli_q_store_ls(cli, argv[1], argv[2], argv[3], (size_t)limit, ls_done,
+                         NULL);
   } else {
     fprintf(stderr, "fleet store: bad usage of %s (see fleet store --help)\n",
             verb);

@@ -59,8 +59,8 @@ static void watch_stop(watch_t *w) {
 }
 
 static void print_queue(watch_t *w, const cli_json_t *r) {
-  static const char *const keys[] = {"pending", "delayed", "running",
-                                     "completed", "dead", NULL};
+  static const char *const keys[] = {"pending",   "delayed", "running",
+                                     "completed", "dead",    NULL};
   int64_t completed = cli_jget(r, "completed")->num;
   int64_t dead = cli_jget(r, "dead")->num;
   uint64_t now = uv_now(w->cli->loop);
@@ -178,8 +178,8 @@ int cli_cmd_watch(cli_t *cli, int argc, char **argv) {
   const char *count_s, *interval_s;
   watch_t *w;
 
-  if (argc > 1 && (cli_is_help(argv[1]) ||
-                   (argc > 2 && cli_is_help(argv[2])))) {
+  if (argc > 1 &&
+      (cli_is_help(argv[1]) || (argc > 2 && cli_is_help(argv[2])))) {
     fputs(watch_usage, stdout);
     return CLI_DONE;
   }
@@ -189,8 +189,8 @@ int cli_cmd_watch(cli_t *cli, int argc, char **argv) {
   w->interval_ms = 1000;
   count_s = cli_opt(&argc, argv, "--count");
   interval_s = cli_opt(&argc, argv, "--interval-ms");
-  if (argc != 3 || (strcmp(argv[1], "queue") != 0 &&
-                    strcmp(argv[1], "pool") != 0) ||
+  if (argc != 3 ||
+      (strcmp(argv[1], "queue") != 0 && strcmp(argv[1], "pool") != 0) ||
       (count_s != NULL && cli_parse_u64(count_s, 1, 1000000, &w->count) != 0) ||
       (interval_s != NULL &&
        cli_parse_u64(interval_s, 10, 3600000, &w->interval_ms) != 0)) {

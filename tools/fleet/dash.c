@@ -59,7 +59,7 @@ typedef struct {
   /* The overview of "/": the three parts, as they come. */
   cli_json_t *ov[3];
   int ov_left, ov_status;
-  int page; /* the overview is for the page, not /api/overview */
+  int page;          /* the overview is for the page, not /api/overview */
   void *prev, *next; /* the dashboard's open connections */
 } dash_conn_t;
 
@@ -67,7 +67,7 @@ struct dash_s {
   cli_t *cli;
   uv_tcp_t server;
   uv_timer_t sampler;
-  int sampling;       /* a sample is in flight */
+  int sampling;        /* a sample is in flight */
   cli_json_t *history; /* [{"t": ms, "c": {queue: completed}, "d": {..}}] */
   uv_signal_t sigint, sigterm;
   dash_conn_t *conns;
@@ -191,13 +191,13 @@ static void respond_json(dash_conn_t *c, int code, const cli_json_t *j) {
 }
 
 static void respond_error(dash_conn_t *c, int status, const char *detail) {
-  int code = status == FLEET_ENOTFOUND                             ? 404
-             : status == FLEET_EBUSY || status == FLEET_EALREADY   ? 409
-             : status == FLEET_EINVAL || status == FLEET_E2BIG     ? 400
-             : status == FLEET_ETIMEDOUT ||
-                     status == FLEET_EUNAVAILABLE ||
-                     status == FLEET_ECONNLOST                     ? 503
-                                                                   : 502;
+  int code = status == FLEET_ENOTFOUND                           ? 404
+             : status == FLEET_EBUSY || status == FLEET_EALREADY ? 409
+             : status == FLEET_EINVAL || status == FLEET_E2BIG   ? 400
+             : status == FLEET_ETIMEDOUT || status == FLEET_EUNAVAILABLE ||
+                     status == FLEET_ECONNLOST
+                 ? 503
+                 : 502;
   cli_json_t *o = cli_jobj();
 
   cli_jadd(o, "error", cli_jstr(fleet_err_name(status)));
@@ -209,7 +209,6 @@ static void respond_error(dash_conn_t *c, int status, const char *detail) {
     respond_json(c, code, o);
   cli_jfree(o);
 }
-
 
 /* A query's end, for an API request. */
 static void api_done(cli_t *cli, int status, const char *detail,
@@ -253,9 +252,8 @@ static void overview_send(dash_conn_t *c) {
     cli_jadd(o, "error", cli_jstr(fleet_err_name(c->ov_status)));
   if (!c->page) {
     respond_json(c, 200, o);
-  } else if (a != NULL &&
-             (mark = memmem(a->data, a->len, page_marker,
-                            sizeof(page_marker) - 1)) != NULL) {
+  } else if (a != NULL && (mark = memmem(a->data, a->len, page_marker,
+                                         sizeof(page_marker) - 1)) != NULL) {
     cli_buf_add(&b, a->data, (size_t)(mark - (const char *)a->data));
     cli_json_write(&b, o);
     cli_buf_add(&b, mark + sizeof(page_marker) - 1,
@@ -272,8 +270,7 @@ static void overview_send(dash_conn_t *c) {
   cli_jfree(o);
 }
 
-static void overview_part(dash_conn_t *c, int i, int status,
-                          cli_json_t *res) {
+static void overview_part(dash_conn_t *c, int i, int status, cli_json_t *res) {
   c->ov[i] = res;
   if (status != 0 && c->ov_status == 0)
     c->ov_status = status;
@@ -426,9 +423,9 @@ static void route(dash_conn_t *c) {
       err = cli_q_queue_ls(cli, api_done, c);
     } else if (PATH_IS("/api/locks")) {
       err = cli_q_lock_ls(
-          cli, query_param(q, qlen, "match", match, sizeof(match)) != NULL
-                   ? match
-                   : "*",
+          cli,
+          query_param(q, qlen, "match", match, sizeof(match)) != NULL ? match
+                                                                      : "*",
           api_done, c);
     } else if (PATH_IS("/api/pools")) {
       err = cli_q_pool_ls(cli, api_done, c);
@@ -538,12 +535,12 @@ static int on_message_complete(http_parser *p) {
   return 1; /* one request per connection: stop parsing */
 }
 
-static http_parser_settings dash_settings = {
-    .on_url = on_url,
-    .on_header_field = on_header_field,
-    .on_header_value = on_header_value,
-    .on_body = on_body,
-    .on_message_complete = on_message_complete};
+static http_parser_settings dash_settings = {.on_url = on_url,
+                                             .on_header_field = on_header_field,
+                                             .on_header_value = on_header_value,
+                                             .on_body = on_body,
+                                             .on_message_complete =
+                                                 on_message_complete};
 
 static void conn_alloc(uv_handle_t *h, size_t size, uv_buf_t *buf) {
   (void)h;
@@ -561,13 +558,12 @@ static void conn_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     return;
   }
   if (n > 0 && !c->complete && !c->responded) {
-    parsed = http_parser_execute(&c->parser, &dash_settings, buf->base,
-                                 (size_t)n);
+    parsed =
+        http_parser_execute(&c->parser, &dash_settings, buf->base, (size_t)n);
     if (c->complete) {
       uv_read_stop(s);
       route(c);
-    } else if (parsed != (size_t)n ||
-               HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
+    } else if (parsed != (size_t)n || HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
       uv_read_stop(s);
       if (c->body_len > DASH_BODY_MAX)
         respond(c, 413, "text/plain", "body too large", 14);
@@ -630,8 +626,8 @@ static void sample_done(cli_t *cli, int status, const char *detail,
       cli_jadd(dd, cli_jget(q, "queue")->str,
                cli_jint(cli_jget(q, "dead")->num));
     }
-    if (s != NULL && s->num != -1 && c != NULL && c->num != -1 &&
-        dd != NULL && dd->num != -1) {
+    if (s != NULL && s->num != -1 && c != NULL && c->num != -1 && dd != NULL &&
+        dd->num != -1) {
       cli_jadd(d->history, NULL, s);
       if (d->history->n > DASH_SAMPLES) {
         old = d->history->first;
@@ -724,8 +720,7 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
   colon = strrchr(listen, ':');
   if (colon == NULL || (size_t)(colon - listen) >= sizeof(host) ||
       cli_parse_u64(colon + 1, 0, 65535, &port) != 0) {
-    fprintf(stderr, "fleet dash: --listen wants HOST:PORT (got %s)\n",
-            listen);
+    fprintf(stderr, "fleet dash: --listen wants HOST:PORT (got %s)\n", listen);
     return 2;
   }
   memcpy(host, listen, (size_t)(colon - listen));
@@ -760,8 +755,8 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
     free(d);
     return 1;
   }
-  port = ss.ss_family == AF_INET6 ? ntohs(in6->sin6_port)
-                                  : ntohs(in4->sin_port);
+  port =
+      ss.ss_family == AF_INET6 ? ntohs(in6->sin6_port) : ntohs(in4->sin_port);
   d->history = cli_jarr();
   if (d->history == NULL) {
     d->stopping = 1;

@@ -99,8 +99,8 @@ cli_json_t *cli_jget(const cli_json_t *obj, const char *key) {
 }
 
 cli_json_t *cli_jcopy(const cli_json_t *j) {
-  cli_json_t *c = j->type == CLI_JSTR ? cli_jbytes(j->str, j->len)
-                                      : jnew(j->type);
+  cli_json_t *c =
+      j->type == CLI_JSTR ? cli_jbytes(j->str, j->len) : jnew(j->type);
   const cli_json_t *k;
 
   if (c == NULL)
@@ -278,8 +278,8 @@ void cli_table(FILE *out, const cli_json_t *arr, const char *const *cols) {
   }
   for (c = 0; c < ncol; c++)
     for (k = 0; cols[c][k] != '\0'; k++) {
-      char up = cols[c][k] >= 'a' && cols[c][k] <= 'z' ? cols[c][k] - 32
-                                                         : cols[c][k];
+      char up =
+          cols[c][k] >= 'a' && cols[c][k] <= 'z' ? cols[c][k] - 32 : cols[c][k];
       cli_buf_add(&cells[c], &up, 1);
     }
   for (r = 1, row = arr != NULL ? arr->first : NULL; row != NULL;

@@ -31,7 +31,8 @@ static const char cli_usage[] =
     "  dash    --listen 127.0.0.1:PORT\n"
     "\n"
     "Global options:\n"
-    "  --url URL        redis://[user:password@]host[:port][/db], unix:///path\n"
+    "  --url URL        redis://[user:password@]host[:port][/db], "
+    "unix:///path\n"
     "                   (default $FLEET_URL, else " CLI_DEFAULT_URL ")\n"
     "  --prefix P       the key prefix of the fleet objects (default fleet)\n"
     "  --json           print JSON instead of tables\n"
@@ -45,10 +46,10 @@ typedef struct {
 
 /* One line per noun; cron and warmpool add theirs as they land. */
 static const cli_noun_t cli_nouns[] = {
-    {"queue", cli_cmd_queue}, {"lock", cli_cmd_lock},
+    {"queue", cli_cmd_queue},   {"lock", cli_cmd_lock},
     {"leader", cli_cmd_leader}, {"pool", cli_cmd_pool},
-    {"store", cli_cmd_store}, {"watch", cli_cmd_watch},
-    {"dash", cli_cmd_dash},   {NULL, NULL}};
+    {"store", cli_cmd_store},   {"watch", cli_cmd_watch},
+    {"dash", cli_cmd_dash},     {NULL, NULL}};
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                  */
@@ -192,7 +193,8 @@ int cli_job_state(const char *s, fleet_job_state_t *out) {
   int i;
 
   for (i = FLEET_JOB_PENDING; i <= FLEET_JOB_DEAD; i++)
-    if (s != NULL && strcmp(s, fleet_job_state_name((fleet_job_state_t)i)) == 0) {
+    if (s != NULL &&
+        strcmp(s, fleet_job_state_name((fleet_job_state_t)i)) == 0) {
       *out = (fleet_job_state_t)i;
       return 0;
     }
@@ -209,8 +211,8 @@ static void cli_close_client(cli_t *cli) {
   }
 }
 
-void cli_finish(cli_t *cli, int status, const char *detail,
-                cli_json_t *result, void *arg) {
+void cli_finish(cli_t *cli, int status, const char *detail, cli_json_t *result,
+                void *arg) {
   const char *const *cols = arg;
   cli_buf_t b = {0};
 
@@ -275,8 +277,7 @@ int main(int argc, char **argv) {
         return 2;
       }
     } else {
-      fprintf(stderr, "fleet: unknown option %s (see fleet --help)\n",
-              argv[i]);
+      fprintf(stderr, "fleet: unknown option %s (see fleet --help)\n", argv[i]);
       return 2;
     }
   }
@@ -288,8 +289,7 @@ int main(int argc, char **argv) {
     if (strcmp(n->noun, argv[i]) == 0)
       break;
   if (n->noun == NULL) {
-    fprintf(stderr, "fleet: unknown command %s (see fleet --help)\n",
-            argv[i]);
+    fprintf(stderr, "fleet: unknown command %s (see fleet --help)\n", argv[i]);
     return 2;
   }
 

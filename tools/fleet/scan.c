@@ -62,8 +62,8 @@ static void scan_take(scan_t *s, const char *key, size_t len) {
   const char *sfx;
   char *name, **grown;
 
-  if (len < plen + 4 || key[0] != '{' || memcmp(key + 1, s->cli->prefix, plen) != 0 ||
-      key[plen + 1] != ':')
+  if (len < plen + 4 || key[0] != '{' ||
+      memcmp(key + 1, s->cli->prefix, plen) != 0 || key[plen + 1] != ':')
     return;
   for (k = 0; s->suffixes[k] != NULL; k++) {
     size_t sl = strlen(s->suffixes[k]);
