@@ -136,7 +136,7 @@ void cli_buf_add(cli_buf_t *b, const void *p, size_t len) {
   char *np;
   size_t cap;
 
-  if (b->oom)
+  if (b->oom || (len == 0 && b->p != NULL))
     return;
   if (b->len + len + 1 > b->cap) {
     cap = b->cap ? b->cap : 256;
@@ -150,7 +150,8 @@ void cli_buf_add(cli_buf_t *b, const void *p, size_t len) {
     b->p = np;
     b->cap = cap;
   }
-  memcpy(b->p + b->len, p, len);
+  if (len > 0)
+    memcpy(b->p + b->len, p, len);
   b->len += len;
   b->p[b->len] = '\0';
 }

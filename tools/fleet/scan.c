@@ -127,7 +127,8 @@ static void scan_on_reply(void *arg, int status, const fleet__reply_t *r) {
       scan_take(s, keys->elem[i].str, keys->elem[i].len);
   if (strcmp(s->cursor, "0") == 0 || ++s->calls >= SCAN_CALLS_MAX ||
       s->n >= s->max) {
-    qsort(s->names, s->n, sizeof(*s->names), name_cmp);
+    if (s->n > 1)
+      qsort(s->names, s->n, sizeof(*s->names), name_cmp);
     scan_end(s, 0, NULL);
     return;
   }
