@@ -264,6 +264,7 @@ TEST_DECLARE(leader_mp_failover)
 CONFORMANCE_DECLARE(queue_admin_jobs)
 CONFORMANCE_DECLARE(queue_admin_retry)
 CONFORMANCE_DECLARE(queue_admin_pause)
+CONFORMANCE_DECLARE(queue_admin_pause_worker)
 
 /* test_cli.c */
 TEST_DECLARE(cli_queue)
@@ -500,6 +501,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_admin_jobs)
   CONFORMANCE_ENTRY(queue_admin_retry)
   CONFORMANCE_ENTRY(queue_admin_pause)
+  CONFORMANCE_ENTRY(queue_admin_pause_worker)
 
   /* test_cli.c */
   TEST_ENTRY_TIMEOUT(cli_queue, 60)

@@ -297,3 +297,59 @@ CONFORMANCE_IMPL(queue_admin_pause) {
   ASSERT_STR_EQ(id[1], jobs[1].id);
   qt_close(&t);
 }
+
+/* A worker on a paused queue: it claims nothing (its claims come back
+ * empty), and resuming wakes it at once (its poll is a minute: only the
+ * resume's wake-up can make it claim within the wait). */
+typedef struct {
+  int handled;
+  int closed;
+} pw_t;
+
+static void pw_handler(fleet_worker_t *w, fleet_job_t *job) {
+  pw_t *p = w->data;
+
+  p->handled++;
+  fleet_job_complete(job);
+}
+
+static void pw_closed(fleet_handle_t *h) {
+  ((pw_t *)h->data)->closed = 1;
+}
+
+CONFORMANCE_IMPL(queue_admin_pause_worker) {
+  char id[FLEET_JOB_ID_MAX + 1];
+  fleet_worker_options_t o;
+  fleet_worker_stats_t st;
+  fleet_worker_t w;
+  pw_t p = {0, 0};
+  adm_t a;
+  qt_t t;
+
+  memset(&a, 0, sizeof(a));
+  a.t = &t;
+  qt_open(&t, b->url, "admin-pause-worker", NULL);
+  ASSERT_OK(adm_pause(&a, fleet_queue_pause));
+  fleet_worker_options_init(&o);
+  o.handler = pw_handler;
+  o.poll_ms = 60000;
+  ASSERT_OK(fleet_worker_init(&t.c.client, &w, "admin-pause-worker", &o));
+  w.data = &p;
+  ASSERT_OK(fleet_worker_start(&w));
+  qt_add(&t, "a", "1", id);
+  qt_sleep(&t, 300);
+  ASSERT_EQ(0, p.handled);
+  fleet_worker_stats(&w, &st);
+  ASSERT_UEQ(0, st.claimed);
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(1, t.counts.pending);
+
+  ASSERT_OK(adm_pause(&a, fleet_queue_resume));
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &p.handled,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_EQ(1, p.handled);
+  ASSERT_OK(fleet_worker_close(&w, pw_closed));
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &p.closed,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  qt_close(&t);
+}
