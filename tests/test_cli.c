@@ -2,6 +2,9 @@
  * redis-server whose contents the test writes (through the library, or as
  * raw keys where the schema is documented): each verb's output, its
  * effect, exit codes, --help, one-line errors, redacted passwords. */
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -371,6 +374,50 @@ TEST_IMPL(cli_watch) {
   ASSERT_OK(kill(pid, SIGINT));
   cli_reap(pid, "watch", &r);
   ASSERT_EQ(0, r.status);
+
+  /* On a terminal: redrawn in place, and q quits. */
+  {
+    char buf[8192] = "";
+    size_t got = 0;
+    int master, status;
+    ssize_t n;
+
+    pid = forkpty(&master, NULL, NULL, NULL);
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      unsetenv("FLEET_URL");
+      execl(FLEET_CLI_PATH, "fleet", "--url", url, "--prefix", "qt", "watch",
+            "queue", "mail", "--interval-ms", "50", (char *)NULL);
+      _exit(127);
+    }
+    t0 = uv_hrtime();
+    while (strstr(buf, "queue mail") == NULL &&
+           uv_hrtime() - t0 < fleet_test_ms(5000) * 1000000ULL) {
+      struct pollfd pfd = {master, POLLIN, 0};
+
+      buf[got] = '\0';
+      if (poll(&pfd, 1, 100) == 1 && got + 1 < sizeof(buf) &&
+          (n = read(master, buf + got, sizeof(buf) - 1 - got)) > 0)
+        got += (size_t)n;
+      buf[got] = '\0';
+    }
+    ASSERT_NOT_NULL(strstr(buf, "queue mail"));
+    ASSERT_NOT_NULL(strstr(buf, "\033[H\033[2J")); /* cleared, redrawn */
+    ASSERT_NOT_NULL(strstr(buf, "(q or Ctrl-C to quit)"));
+    ASSERT_EQ(1, write(master, "q", 1));
+    t0 = uv_hrtime();
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      char sink[4096];
+      struct pollfd pfd = {master, POLLIN, 0};
+
+      ASSERT(uv_hrtime() - t0 < fleet_test_ms(5000) * 1000000ULL);
+      if (poll(&pfd, 1, 20) == 1 && read(master, sink, sizeof(sink)) < 0)
+        usleep(10000);
+    }
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ(0, WEXITSTATUS(status));
+    close(master);
+  }
 
   cli_run(&r, ARGS("watch", "--help"));
   ASSERT_EQ(0, r.status);
