@@ -391,7 +391,7 @@ TEST_IMPL(cli_watch) {
       _exit(127);
     }
     t0 = uv_hrtime();
-    while (strstr(buf, "queue mail") == NULL &&
+    while (strstr(buf, "(q or Ctrl-C to quit)") == NULL &&
            uv_hrtime() - t0 < fleet_test_ms(5000) * 1000000ULL) {
       struct pollfd pfd = {master, POLLIN, 0};
 
