@@ -13,6 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include "redis_fixture.h"
 #include "test.h"
 #include "test_cli_util.h"
@@ -89,7 +93,7 @@ static void dash_setup(dash_env_t *e) {
   redis_ok(e->redis, "HSET {qt:render}:jobs frame-1 3:r:n1/1");
 
   e->pid = cli_spawn(ARGS("--url", e->url, "--prefix", "qt", "dash", "--listen",
-                          "127.0.0.1:0"),
+                          "127.0.0.1:0", "--read-timeout-ms", "1000"),
                      "dash");
   t0 = uv_hrtime();
   do {
@@ -122,6 +126,27 @@ static const char *body_of(const char *resp) {
 
   ASSERT_NOT_NULL(p);
   return p + 4;
+}
+
+/* A connection that sends nothing is closed by the server after its read
+ * timeout (1 s here): read() sees the end, well before our own bound. */
+static void idle_connection_closed(int port) {
+  struct timeval tv = {(time_t)(fleet_test_ms(10000) / 1000), 0};
+  struct sockaddr_in a;
+  uint64_t t0 = uv_hrtime();
+  char c;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+  ASSERT_GE(fd, 0);
+  memset(&a, 0, sizeof(a));
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_OK(connect(fd, (struct sockaddr *)&a, sizeof(a)));
+  ASSERT_OK(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+  ASSERT_EQ(0, read(fd, &c, 1));
+  ASSERT(uv_hrtime() - t0 >= 900 * 1000000ULL);
+  close(fd);
 }
 
 TEST_IMPL(dash_api) {
@@ -200,6 +225,7 @@ TEST_IMPL(dash_api) {
   ASSERT_EQ(0, qt_claim(&e.mail, 1, 60000, &job));
   ASSERT_EQ(200, cli_http(e.port, "POST", "/api/resume?queue=mail",
                           "X-Fleet-Dash: 1\r\n", resp, sizeof(resp)));
+  idle_connection_closed(e.port);
   dash_teardown(&e);
   return 0;
 }

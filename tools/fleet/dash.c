@@ -36,15 +36,18 @@
 #define DASH_SAMPLES 90
 
 static const char dash_usage[] =
-    "usage: fleet dash [--listen HOST:PORT]\n"
+    "usage: fleet dash [--listen HOST:PORT] [--read-timeout-ms MS]\n"
     "  serves the web dashboard (default 127.0.0.1:8080; port 0 picks a "
     "free one,\n"
-    "  printed on the first line of output). Stops on Ctrl-C.\n";
+    "  printed on the first line of output). A connection whose request "
+    "does\n"
+    "  not arrive within MS (10000) is closed. Stops on Ctrl-C.\n";
 
 typedef struct dash_s dash_t;
 
 typedef struct {
   uv_tcp_t tcp;
+  uv_timer_t timer; /* closes a connection whose request does not come */
   dash_t *d;
   http_parser parser;
   char url[DASH_URL_MAX + 1];
@@ -52,7 +55,7 @@ typedef struct {
   size_t body_len;
   int dash_header; /* the last header field was X-Fleet-Dash */
   int post_ok;     /* X-Fleet-Dash: 1 was sent */
-  int refs;        /* the socket, and a query in flight */
+  int refs;        /* the socket, the timer, and a query in flight */
   int responded;
   int complete;
   int on_list;
@@ -65,6 +68,7 @@ typedef struct {
 
 struct dash_s {
   cli_t *cli;
+  uint64_t read_timeout_ms;
   uv_tcp_t server;
   uv_timer_t sampler;
   int sampling;        /* a sample is in flight */
@@ -120,8 +124,15 @@ static void conn_closed(uv_handle_t *h) {
 
 static void conn_close(dash_conn_t *c) {
   conn_unlink(c);
+  if (!uv_is_closing((uv_handle_t *)&c->timer))
+    uv_close((uv_handle_t *)&c->timer, conn_closed);
   if (!uv_is_closing((uv_handle_t *)&c->tcp))
     uv_close((uv_handle_t *)&c->tcp, conn_closed);
+}
+
+/* The request did not arrive in time: the connection goes. */
+static void conn_timeout(uv_timer_t *t) {
+  conn_close(t->data);
 }
 
 static void on_written(uv_write_t *req, int status) {
@@ -562,6 +573,7 @@ static void conn_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
         http_parser_execute(&c->parser, &dash_settings, buf->base, (size_t)n);
     if (c->complete) {
       uv_read_stop(s);
+      uv_timer_stop(&c->timer);
       route(c);
     } else if (parsed != (size_t)n || HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
       uv_read_stop(s);
@@ -584,14 +596,16 @@ static void on_connection(uv_stream_t *server, int status) {
   if (c == NULL)
     return;
   c->d = d;
-  c->refs = 1;
+  c->refs = 2;
   uv_tcp_init(d->cli->loop, &c->tcp);
-  c->tcp.data = c;
-  d->handles++;
+  uv_timer_init(d->cli->loop, &c->timer);
+  c->tcp.data = c->timer.data = c;
+  d->handles += 2;
   if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
-    uv_close((uv_handle_t *)&c->tcp, conn_closed);
+    conn_close(c);
     return;
   }
+  uv_timer_start(&c->timer, conn_timeout, d->read_timeout_ms, 0);
   c->next = d->conns;
   if (d->conns != NULL)
     d->conns->prev = c;
@@ -698,6 +712,8 @@ static void dash_signal(uv_signal_t *s, int signum) {
 
 int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
   const char *listen = cli_opt(&argc, argv, "--listen");
+  const char *timeout_s = cli_opt(&argc, argv, "--read-timeout-ms");
+  uint64_t read_timeout = 10000;
   const char *colon;
   struct sockaddr_storage ss;
   struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
@@ -713,6 +729,12 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
   }
   if (argc != 1) {
     fputs(dash_usage, stderr);
+    return 2;
+  }
+  if (timeout_s != NULL &&
+      cli_parse_u64(timeout_s, 1, 3600000, &read_timeout) != 0) {
+    fprintf(stderr, "fleet dash: --read-timeout-ms: 1 to 3600000 (got %s)\n",
+            timeout_s);
     return 2;
   }
   if (listen == NULL)
@@ -739,6 +761,7 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
   if (d == NULL)
     return 1;
   d->cli = cli;
+  d->read_timeout_ms = read_timeout;
   uv_tcp_init(cli->loop, &d->server);
   d->server.data = d;
   d->handles = 1;
