@@ -91,6 +91,21 @@ TEST_IMPL(cli_queue) {
   cli_run_ok(&r, url, "other", ARGS("--json", "queue", "ls"));
   ASSERT_STR_EQ("[]\n", r.out);
 
+  /* JSON of binary data: UTF-8 kept, other bytes as \u00XX. */
+  {
+    static const char bin[] = "caf\xc3\xa9 \xff\x01\"<";
+    char bid[FLEET_JOB_ID_MAX + 1];
+    qt_t bq;
+
+    qt_open(&bq, url, "binary", NULL);
+    fleet_job_spec_init(&s, "bin", bin, sizeof(bin) - 1);
+    ASSERT_OK(qt_enqueue(&bq, &s, 1, &st, &bid));
+    cli_run_ok(&r, url, "qt", ARGS("--json", "queue", "get", "binary", bid));
+    ASSERT_NOT_NULL(strstr(r.out, "\"payload\":\"caf\xc3\xa9 \\u00ff\\u0001"
+                                  "\\\"\\u003c\""));
+    qt_close(&bq);
+  }
+
   /* stats, jobs, get. */
   cli_run_ok(&r, url, "qt", ARGS("queue", "stats", "mail"));
   ASSERT_NOT_NULL(strstr(r.out, "pending:        2\n"));

@@ -178,6 +178,35 @@ void cli_buf_free(cli_buf_t *b) {
   b->len = b->cap = 0;
 }
 
+/* The length of the valid UTF-8 sequence at `s` (of `len` bytes), or 0 (no
+ * overlong forms, no surrogates, nothing past U+10FFFF). */
+static size_t utf8_len(const unsigned char *s, size_t len) {
+  size_t n, i;
+  uint32_t cp;
+
+  if (s[0] < 0x80)
+    return 1;
+  if (s[0] >= 0xc2 && s[0] <= 0xdf)
+    n = 2, cp = s[0] & 0x1f;
+  else if (s[0] >= 0xe0 && s[0] <= 0xef)
+    n = 3, cp = s[0] & 0x0f;
+  else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+    n = 4, cp = s[0] & 0x07;
+  else
+    return 0;
+  if (len < n)
+    return 0;
+  for (i = 1; i < n; i++) {
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (s[i] & 0x3f);
+  }
+  if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+      (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+    return 0;
+  return n;
+}
+
 void cli_json_quote(cli_buf_t *b, const char *s, size_t len) {
   static const char hex[] = "0123456789abcdef";
   size_t i;
@@ -199,6 +228,20 @@ void cli_json_quote(cli_buf_t *b, const char *s, size_t len) {
     } else if (c == '<') {
       /* Safe inside an HTML <script> (the dashboard inlines JSON). */
       cli_buf_add(b, "\\u003c", 6);
+    } else if (c >= 0x80) {
+      size_t n = utf8_len((const unsigned char *)s + i, len - i);
+
+      if (n > 0) {
+        cli_buf_add(b, &s[i], n);
+        i += n - 1;
+      } else {
+        /* Not UTF-8: the byte as the code point of the same value, so that
+         * the output is valid JSON whatever the data. */
+        memcpy(esc, "\\u00", 4);
+        esc[4] = hex[c >> 4];
+        esc[5] = hex[c & 15];
+        cli_buf_add(b, esc, 6);
+      }
     } else {
       cli_buf_add(b, &s[i], 1);
     }
