@@ -3,6 +3,9 @@
 fleet_install_deps() {
   pkgs="cmake make gcc pkg-config libuv1-dev libhiredis-dev liblua5.1-0-dev redis-server
     libhttp-parser-dev python3-croniter libssl-dev openssl redis-sentinel"
+  # The dashboard test (tests/test_dash.c) loads the page in headless
+  # Chromium; it skips when chromium is missing.
+  pkgs="$pkgs chromium"
   missing=""
   for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

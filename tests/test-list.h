@@ -348,6 +348,23 @@ TEST_DECLARE(sentinel_unknown_master)
 TEST_DECLARE(durable_wait_replicas)
 TEST_DECLARE(durable_memory_refused)
 
+/* test_cli_queue_admin.c */
+CONFORMANCE_DECLARE(queue_admin_jobs)
+CONFORMANCE_DECLARE(queue_admin_retry)
+CONFORMANCE_DECLARE(queue_admin_pause)
+CONFORMANCE_DECLARE(queue_admin_pause_worker)
+
+/* test_cli.c */
+TEST_DECLARE(cli_queue)
+TEST_DECLARE(cli_lock_leader)
+TEST_DECLARE(cli_pool_store)
+TEST_DECLARE(cli_watch)
+TEST_DECLARE(cli_errors)
+
+/* test_dash.c */
+TEST_DECLARE(dash_api)
+TEST_DECLARE(dash_chromium)
+
 TEST_LIST_START
   /* test_errors.c */
   TEST_ENTRY(errors_noperm_detail)
@@ -654,6 +671,23 @@ TEST_LIST_START
   /* test_durable.c */
   TEST_ENTRY(durable_wait_replicas)
   TEST_ENTRY(durable_memory_refused)
+
+  /* test_cli_queue_admin.c */
+  CONFORMANCE_ENTRY(queue_admin_jobs)
+  CONFORMANCE_ENTRY(queue_admin_retry)
+  CONFORMANCE_ENTRY(queue_admin_pause)
+  CONFORMANCE_ENTRY(queue_admin_pause_worker)
+
+  /* test_cli.c */
+  TEST_ENTRY_TIMEOUT(cli_queue, 60)
+  TEST_ENTRY_TIMEOUT(cli_lock_leader, 60)
+  TEST_ENTRY_TIMEOUT(cli_pool_store, 60)
+  TEST_ENTRY_TIMEOUT(cli_watch, 60)
+  TEST_ENTRY_TIMEOUT(cli_errors, 60)
+
+  /* test_dash.c */
+  TEST_ENTRY_TIMEOUT(dash_api, 60)
+  TEST_ENTRY_TIMEOUT(dash_chromium, 120)
 TEST_LIST_END
 
 /* clang-format on */

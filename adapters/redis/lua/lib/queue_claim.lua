@@ -13,6 +13,12 @@
 -- come before claim() writes anything. An id whose record is gone is only
 -- a stale reference, dropped.
 local function claim(n, ttl)
+  -- A paused queue (queue_admin_pause.lua) claims and promotes nothing, and
+  -- tells that nothing is pending or delayed, so that workers go idle; the
+  -- resume publishes a wake-up.
+  if call('EXISTS', tag .. ':paused') == 1 then
+    return {now, now + ttl, -1, 0}
+  end
   local jobs = tag .. ':jobs'
   local pending = tag .. ':pending'
   local prio = tag .. ':pending:prio'
