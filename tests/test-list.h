@@ -270,6 +270,7 @@ TEST_DECLARE(tls_protocol_mismatch)
 
 /* test_sentinel.c */
 TEST_DECLARE(sentinel_failover_queue)
+TEST_DECLARE(sentinel_failover_durable)
 TEST_DECLARE(sentinel_unknown_master)
 
 /* test_durable.c */
@@ -507,6 +508,7 @@ TEST_LIST_START
 
   /* test_sentinel.c */
   TEST_ENTRY_TIMEOUT(sentinel_failover_queue, 120)
+  TEST_ENTRY_TIMEOUT(sentinel_failover_durable, 120)
   TEST_ENTRY_TIMEOUT(sentinel_unknown_master, 60)
 
   /* test_durable.c */
