@@ -364,7 +364,7 @@ static void sen_open(qt_t *t, const char *url, uint32_t wait_replicas) {
   o.reconnect_initial_ms = 20;
   o.reconnect_max_ms = 200;
   o.wait_replicas = wait_replicas;
-  o.wait_timeout_ms = 500;
+  o.wait_timeout_ms = (uint32_t)fleet_test_ms(1000);
   ctx_init(&t->c, url, &o);
   t->q.data = t;
   ASSERT_OK(fleet_queue_init(&t->c.client, &t->q, "jobs", NULL));
