@@ -147,6 +147,19 @@ static int sen_sees_replicas(const sen_proc_t *p) {
   return ok;
 }
 
+/* The master's port as sentinel `p` names it, or -1. */
+static int sen_master_port(const sen_proc_t *p) {
+  redisReply *r = sen_cmd(p, "SENTINEL GET-MASTER-ADDR-BY-NAME " SEN_MASTER);
+  int port = -1;
+
+  if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+      r->element[1]->type == REDIS_REPLY_STRING)
+    port = atoi(r->element[1]->str);
+  if (r != NULL)
+    freeReplyObject(r);
+  return port;
+}
+
 /* An integer field of INFO replication. */
 static long long sen_info_int(fleet_test_redis_t *r, const char *field) {
   redisReply *reply = fleet_test_redis_cmd(r, "INFO replication");
@@ -300,7 +313,8 @@ static int sen_index(const fleet_job_t *job) {
   return i;
 }
 
-/* Each job takes 5 ms, so that the failover falls amid the work. */
+/* Each job takes 20 ms (8 at a time: about 5 s for all), so that the
+ * failover falls amid the work. */
 static void sen_handler(fleet_worker_t *w, fleet_job_t *job) {
   sen_work_t *wk = calloc(1, sizeof(*wk));
 
@@ -309,7 +323,7 @@ static void sen_handler(fleet_worker_t *w, fleet_job_t *job) {
   wk->job = job;
   ASSERT_OK(uv_timer_init(w->data, &wk->timer));
   wk->timer.data = wk;
-  ASSERT_OK(uv_timer_start(&wk->timer, sen_on_work_timer, 5, 0));
+  ASSERT_OK(uv_timer_start(&wk->timer, sen_on_work_timer, 20, 0));
 }
 
 static void sen_done(fleet_worker_t *w, fleet_job_t *job,
@@ -378,7 +392,8 @@ static void sen_failover(int replicas, uint32_t wait_replicas) {
   fleet_job_spec_t specs[500];
   char payloads[500][16];
   redisReply *r;
-  uint64_t deadline, start, next_check;
+  uint64_t deadline, start, next_check, next_switch_check = 0;
+  int switched = -1;
   int i, b, old_port, twice = 0, failed_over = 0;
   uv_loop_t *loop;
 
@@ -421,7 +436,13 @@ static void sen_failover(int replicas, uint32_t wait_replicas) {
   next_check = 0;
   for (;;) {
     uv_run(loop, UV_RUN_ONCE);
-    if (failed_over && sen_seen.distinct == SEN_JOBS &&
+    if (failed_over && switched < 0 && sen_now_ms() >= next_switch_check) {
+      /* When the sentinels name the new master, from the test's side. */
+      if (sen_master_port(&e.sen[1]) != old_port)
+        switched = sen_seen.completions;
+      next_switch_check = sen_now_ms() + 100;
+    }
+    if (switched >= 0 && sen_seen.distinct == SEN_JOBS &&
         sen_now_ms() >= next_check) {
       ASSERT_OK(qt_counts(&t));
       if (t.counts.completed == SEN_JOBS && t.counts.pending == 0 &&
@@ -489,7 +510,12 @@ static void sen_failover(int replicas, uint32_t wait_replicas) {
     if (sen_seen.handled[i] > 1)
       twice++;
   }
-  fprintf(stderr, "jobs handled more than once: %d\n", twice);
+  fprintf(stderr,
+          "jobs handled more than once: %d; completions after the "
+          "sentinels named the new master: %d\n",
+          twice, sen_seen.completions - switched);
+  /* The worker went on working after the switch. */
+  ASSERT_GT(sen_seen.completions - switched, 0);
   if (wait_replicas > 0) {
     /* No acknowledged completion was lost: none was accepted twice. */
     for (i = 0; i < SEN_JOBS; i++)
