@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "test_queue_util.h"
+#include "test_tls_util.h"
 
 #define SEN_COUNT 3
 #define SEN_JOBS 2000
@@ -25,6 +26,7 @@
 typedef struct {
   pid_t pid;
   int port;
+  int tls_port; /* TLS environment only */
 } sen_proc_t;
 
 typedef struct {
@@ -32,7 +34,10 @@ typedef struct {
   fleet_test_redis_t *replica2; /* NULL unless asked for */
   sen_proc_t sen[SEN_COUNT];
   char dir[PATH_MAX];
-  char url[512];
+  char url[PATH_MAX + 256];
+  /* TLS environment: the master's TLS port, which the sentinels monitor
+   * (0 otherwise). */
+  int master_tls_port;
 } sen_env_t;
 
 static uint64_t sen_now_ms(void) {
@@ -93,7 +98,20 @@ static void sen_spawn(sen_env_t *e, int i) {
           "sentinel monitor " SEN_MASTER " 127.0.0.1 %d 2\n"
           "sentinel down-after-milliseconds " SEN_MASTER " 1000\n"
           "sentinel failover-timeout " SEN_MASTER " 10000\n",
-          p->port, e->dir, log, fleet_test_redis_port(e->master));
+          p->port, e->dir, log,
+          e->master_tls_port != 0 ? e->master_tls_port
+                                  : fleet_test_redis_port(e->master));
+  if (e->master_tls_port != 0) {
+    /* TLS to clients (also the plain port, for the test's own checks)
+     * and to the monitored nodes. */
+    p->tls_port = fleet_test_free_port();
+    ASSERT_GT(p->tls_port, 0);
+    fprintf(f,
+            "tls-port %d\ntls-cert-file %s/server.crt\n"
+            "tls-key-file %s/server.key\ntls-ca-cert-file %s/ca.crt\n"
+            "tls-replication yes\ntls-auth-clients no\n",
+            p->tls_port, e->dir, e->dir, e->dir);
+  }
   fclose(f);
   fflush(stdout);
   fflush(stderr);
@@ -236,6 +254,72 @@ static void sen_env_init(sen_env_t *e, int replicas) {
       e->url, sizeof(e->url),
       "redis+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/" SEN_MASTER,
       e->sen[0].port, e->sen[1].port, e->sen[2].port);
+}
+
+/* The same as sen_env_init(e, 1) with TLS everywhere: master and replica
+ * listen with TLS and replicate over it, the sentinels take TLS clients
+ * and reach the nodes with TLS. Plain ports stay open for the test's own
+ * synchronous checks only. */
+static void sen_env_init_tls(sen_env_t *e) {
+  const char *tmp = getenv("TMPDIR");
+  char a[16][PATH_MAX + 32];
+  const char *argv[17];
+  int n, i, k, replica_tls;
+  uint64_t deadline;
+
+  memset(e, 0, sizeof(*e));
+  signal(SIGPIPE, SIG_IGN);
+  snprintf(e->dir, sizeof(e->dir), "%s/fleet-sentinel-XXXXXX",
+           tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+  ASSERT_NOT_NULL(mkdtemp(e->dir));
+  fleet_test_tls_certs(e->dir);
+  e->master_tls_port = fleet_test_free_port();
+  replica_tls = fleet_test_free_port();
+  ASSERT_GT(e->master_tls_port, 0);
+  ASSERT_GT(replica_tls, 0);
+  for (i = 0; i < 2; i++) {
+    n = 0;
+    snprintf(a[n++], sizeof(a[0]), "--tls-port");
+    snprintf(a[n++], sizeof(a[0]), "%d",
+             i == 0 ? e->master_tls_port : replica_tls);
+    snprintf(a[n++], sizeof(a[0]), "--tls-cert-file");
+    snprintf(a[n++], sizeof(a[0]), "%s/server.crt", e->dir);
+    snprintf(a[n++], sizeof(a[0]), "--tls-key-file");
+    snprintf(a[n++], sizeof(a[0]), "%s/server.key", e->dir);
+    snprintf(a[n++], sizeof(a[0]), "--tls-ca-cert-file");
+    snprintf(a[n++], sizeof(a[0]), "%s/ca.crt", e->dir);
+    snprintf(a[n++], sizeof(a[0]), "--tls-replication");
+    snprintf(a[n++], sizeof(a[0]), "yes");
+    snprintf(a[n++], sizeof(a[0]), "--tls-auth-clients");
+    snprintf(a[n++], sizeof(a[0]), "no");
+    if (i == 1) {
+      snprintf(a[n++], sizeof(a[0]), "--replicaof");
+      snprintf(a[n++], sizeof(a[0]), "127.0.0.1");
+      snprintf(a[n++], sizeof(a[0]), "%d", e->master_tls_port);
+    }
+    for (k = 0; k < n; k++)
+      argv[k] = a[k];
+    argv[n] = NULL;
+    if (i == 0)
+      e->master = fleet_test_redis_start_or_skip(argv);
+    else
+      e->replica = fleet_test_redis_start_or_skip(argv);
+  }
+  sen_wait_link_up(e->replica);
+  for (i = 0; i < SEN_COUNT; i++)
+    sen_spawn(e, i);
+  for (i = 0; i < SEN_COUNT; i++) {
+    deadline = sen_now_ms() + fleet_test_ms(15000);
+    while (sen_sees_replicas(&e->sen[i]) < 1) {
+      ASSERT_LT(sen_now_ms(), deadline);
+      sen_sleep_ms(50);
+    }
+  }
+  snprintf(
+      e->url, sizeof(e->url),
+      "rediss+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/" SEN_MASTER
+      "?tls_ca_file=%s/ca.crt",
+      e->sen[0].tls_port, e->sen[1].tls_port, e->sen[2].tls_port, e->dir);
 }
 
 static void sen_env_free(sen_env_t *e) {
@@ -606,6 +690,44 @@ TEST_IMPL(sentinel_unknown_master) {
   ASSERT_ERR(FLEET_EUNAVAILABLE, ctx_ping(&t));
   fprintf(stderr, "%s\n", fleet_client_last_error(&t.client));
   ASSERT_NOT_NULL(strstr(fleet_client_last_error(&t.client), "refused"));
+  ctx_close(&t);
+  sen_env_free(&e);
+  return 0;
+}
+
+/* rediss+sentinel://: the sentinels and the nodes speak TLS only to fleet;
+ * the client finds the master through a sentinel's TLS port, and after
+ * SENTINEL FAILOVER reconnects, over TLS, to the promoted replica. */
+TEST_IMPL(sentinel_tls) {
+  sen_env_t e;
+  client_ctx_t t;
+  fleet_client_options_t o;
+  redisReply *r;
+  uint64_t deadline;
+  int ready;
+
+  sen_env_init_tls(&e);
+  fleet_client_options_init(&o);
+  o.reconnect_initial_ms = 20;
+  o.reconnect_max_ms = 200;
+  ctx_init(&t, e.url, &o);
+  ASSERT_OK(ctx_ping(&t));
+  ASSERT_EQ(1, t.states[FLEET_CLIENT_READY]);
+  ready = t.states[FLEET_CLIENT_READY];
+
+  r = sen_cmd(&e.sen[0], "SENTINEL FAILOVER " SEN_MASTER);
+  ASSERT_NOT_NULL(r);
+  ASSERT_EQ(REDIS_REPLY_STATUS, r->type);
+  freeReplyObject(r);
+  /* The client hears the switch and connects to the new master. */
+  deadline = sen_now_ms() + fleet_test_ms(30000);
+  while (t.states[FLEET_CLIENT_READY] == ready ||
+         sen_master_port(&e.sen[2]) == e.master_tls_port) {
+    fleet_test_sleep(&t.loop, 50);
+    ASSERT_LT(sen_now_ms(), deadline);
+  }
+  ASSERT_GT(sen_master_port(&e.sen[2]), 0);
+  ASSERT_OK(ctx_ping(&t));
   ctx_close(&t);
   sen_env_free(&e);
   return 0;
