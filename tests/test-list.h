@@ -342,7 +342,9 @@ TEST_DECLARE(tls_protocol_mismatch)
 
 /* test_sentinel.c */
 TEST_DECLARE(sentinel_failover_queue)
+TEST_DECLARE(sentinel_failover_durable)
 TEST_DECLARE(sentinel_unknown_master)
+TEST_DECLARE(sentinel_tls)
 
 /* test_durable.c */
 TEST_DECLARE(durable_wait_replicas)
@@ -666,7 +668,9 @@ TEST_LIST_START
 
   /* test_sentinel.c */
   TEST_ENTRY_TIMEOUT(sentinel_failover_queue, 120)
+  TEST_ENTRY_TIMEOUT(sentinel_failover_durable, 120)
   TEST_ENTRY_TIMEOUT(sentinel_unknown_master, 60)
+  TEST_ENTRY_TIMEOUT(sentinel_tls, 90)
 
   /* test_durable.c */
   TEST_ENTRY(durable_wait_replicas)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "test_queue_util.h"
+#include "test_tls_util.h"
 
 #define SEN_COUNT 3
 #define SEN_JOBS 2000
@@ -25,13 +26,18 @@
 typedef struct {
   pid_t pid;
   int port;
+  int tls_port; /* TLS environment only */
 } sen_proc_t;
 
 typedef struct {
   fleet_test_redis_t *master, *replica;
+  fleet_test_redis_t *replica2; /* NULL unless asked for */
   sen_proc_t sen[SEN_COUNT];
   char dir[PATH_MAX];
-  char url[512];
+  char url[PATH_MAX + 256];
+  /* TLS environment: the master's TLS port, which the sentinels monitor
+   * (0 otherwise). */
+  int master_tls_port;
 } sen_env_t;
 
 static uint64_t sen_now_ms(void) {
@@ -92,7 +98,20 @@ static void sen_spawn(sen_env_t *e, int i) {
           "sentinel monitor " SEN_MASTER " 127.0.0.1 %d 2\n"
           "sentinel down-after-milliseconds " SEN_MASTER " 1000\n"
           "sentinel failover-timeout " SEN_MASTER " 10000\n",
-          p->port, e->dir, log, fleet_test_redis_port(e->master));
+          p->port, e->dir, log,
+          e->master_tls_port != 0 ? e->master_tls_port
+                                  : fleet_test_redis_port(e->master));
+  if (e->master_tls_port != 0) {
+    /* TLS to clients (also the plain port, for the test's own checks)
+     * and to the monitored nodes. */
+    p->tls_port = fleet_test_free_port();
+    ASSERT_GT(p->tls_port, 0);
+    fprintf(f,
+            "tls-port %d\ntls-cert-file %s/server.crt\n"
+            "tls-key-file %s/server.key\ntls-ca-cert-file %s/ca.crt\n"
+            "tls-replication yes\ntls-auth-clients no\n",
+            p->tls_port, e->dir, e->dir, e->dir);
+  }
   fclose(f);
   fflush(stdout);
   fflush(stderr);
@@ -126,8 +145,8 @@ static void sen_spawn(sen_env_t *e, int i) {
   }
 }
 
-/* Whether sentinel `p` knows a healthy replica of the master. */
-static int sen_sees_replica(const sen_proc_t *p) {
+/* How many healthy replicas of the master sentinel `p` knows. */
+static int sen_sees_replicas(const sen_proc_t *p) {
   redisReply *r = sen_cmd(p, "SENTINEL REPLICAS " SEN_MASTER);
   int ok = 0;
   size_t i, j;
@@ -139,11 +158,24 @@ static int sen_sees_replica(const sen_proc_t *p) {
          j += 2)
       if (strcmp(fields->element[j]->str, "flags") == 0 &&
           strcmp(fields->element[j + 1]->str, "slave") == 0)
-        ok = 1;
+        ok++;
   }
   if (r != NULL)
     freeReplyObject(r);
   return ok;
+}
+
+/* The master's port as sentinel `p` names it, or -1. */
+static int sen_master_port(const sen_proc_t *p) {
+  redisReply *r = sen_cmd(p, "SENTINEL GET-MASTER-ADDR-BY-NAME " SEN_MASTER);
+  int port = -1;
+
+  if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+      r->element[1]->type == REDIS_REPLY_STRING)
+    port = atoi(r->element[1]->str);
+  if (r != NULL)
+    freeReplyObject(r);
+  return port;
 }
 
 /* An integer field of INFO replication. */
@@ -153,7 +185,8 @@ static long long sen_info_int(fleet_test_redis_t *r, const char *field) {
   const char *p;
   long long v = -1;
 
-  ASSERT_NOT_NULL(reply);
+  if (reply == NULL)
+    return -2;
   snprintf(want, sizeof(want), "\n%s:", field);
   if (reply->type == REDIS_REPLY_STRING &&
       (p = strstr(reply->str, want)) != NULL)
@@ -162,39 +195,57 @@ static long long sen_info_int(fleet_test_redis_t *r, const char *field) {
   return v;
 }
 
-/* Master, replica (in sync), three sentinels that know both. */
-static void sen_env_init(sen_env_t *e) {
-  const char *tmp = getenv("TMPDIR");
-  const char *replica_args[] = {"--replicaof", "127.0.0.1", NULL, NULL};
-  char port[16];
-  uint64_t deadline;
-  int i;
+/* Waits until `replica` has synced with its master. */
+static void sen_wait_link_up(fleet_test_redis_t *replica) {
+  uint64_t deadline = sen_now_ms() + fleet_test_ms(10000);
 
-  memset(e, 0, sizeof(*e));
-  e->master = fleet_test_redis_start_or_skip(NULL);
-  snprintf(port, sizeof(port), "%d", fleet_test_redis_port(e->master));
-  replica_args[2] = port;
-  e->replica = fleet_test_redis_start_or_skip(replica_args);
-  snprintf(e->dir, sizeof(e->dir), "%s/fleet-sentinel-XXXXXX",
-           tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-  ASSERT_NOT_NULL(mkdtemp(e->dir));
-  deadline = sen_now_ms() + fleet_test_ms(10000);
   for (;;) {
-    redisReply *r = fleet_test_redis_cmd(e->replica, "INFO replication");
+    redisReply *r = fleet_test_redis_cmd(replica, "INFO replication");
     int up = r != NULL && r->type == REDIS_REPLY_STRING &&
              strstr(r->str, "master_link_status:up") != NULL;
     if (r != NULL)
       freeReplyObject(r);
     if (up)
-      break;
+      return;
     ASSERT_LT(sen_now_ms(), deadline);
     sen_sleep_ms(20);
   }
+}
+
+/* Master, one or two replicas (in sync), three sentinels that know them.
+ * Full syncs start at once (no diskless delay), so that a node turned
+ * into a replica after a failover catches up quickly. */
+static void sen_env_init(sen_env_t *e, int replicas) {
+  const char *tmp = getenv("TMPDIR");
+  const char *master_args[] = {"--repl-diskless-sync-delay", "0", NULL};
+  const char *replica_args[] = {"--repl-diskless-sync-delay",
+                                "0",
+                                "--replicaof",
+                                "127.0.0.1",
+                                NULL,
+                                NULL};
+  char port[16];
+  uint64_t deadline;
+  int i;
+
+  memset(e, 0, sizeof(*e));
+  e->master = fleet_test_redis_start_or_skip(master_args);
+  snprintf(port, sizeof(port), "%d", fleet_test_redis_port(e->master));
+  replica_args[4] = port;
+  e->replica = fleet_test_redis_start_or_skip(replica_args);
+  if (replicas > 1)
+    e->replica2 = fleet_test_redis_start_or_skip(replica_args);
+  snprintf(e->dir, sizeof(e->dir), "%s/fleet-sentinel-XXXXXX",
+           tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+  ASSERT_NOT_NULL(mkdtemp(e->dir));
+  sen_wait_link_up(e->replica);
+  if (e->replica2 != NULL)
+    sen_wait_link_up(e->replica2);
   for (i = 0; i < SEN_COUNT; i++)
     sen_spawn(e, i);
   for (i = 0; i < SEN_COUNT; i++) {
     deadline = sen_now_ms() + fleet_test_ms(15000);
-    while (!sen_sees_replica(&e->sen[i])) {
+    while (sen_sees_replicas(&e->sen[i]) < replicas) {
       ASSERT_LT(sen_now_ms(), deadline);
       sen_sleep_ms(50);
     }
@@ -203,6 +254,72 @@ static void sen_env_init(sen_env_t *e) {
       e->url, sizeof(e->url),
       "redis+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/" SEN_MASTER,
       e->sen[0].port, e->sen[1].port, e->sen[2].port);
+}
+
+/* The same as sen_env_init(e, 1) with TLS everywhere: master and replica
+ * listen with TLS and replicate over it, the sentinels take TLS clients
+ * and reach the nodes with TLS. Plain ports stay open for the test's own
+ * synchronous checks only. */
+static void sen_env_init_tls(sen_env_t *e) {
+  const char *tmp = getenv("TMPDIR");
+  char a[16][PATH_MAX + 32];
+  const char *argv[17];
+  int n, i, k, replica_tls;
+  uint64_t deadline;
+
+  memset(e, 0, sizeof(*e));
+  signal(SIGPIPE, SIG_IGN);
+  snprintf(e->dir, sizeof(e->dir), "%s/fleet-sentinel-XXXXXX",
+           tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+  ASSERT_NOT_NULL(mkdtemp(e->dir));
+  fleet_test_tls_certs(e->dir);
+  e->master_tls_port = fleet_test_free_port();
+  replica_tls = fleet_test_free_port();
+  ASSERT_GT(e->master_tls_port, 0);
+  ASSERT_GT(replica_tls, 0);
+  for (i = 0; i < 2; i++) {
+    n = 0;
+    snprintf(a[n++], sizeof(a[0]), "--tls-port");
+    snprintf(a[n++], sizeof(a[0]), "%d",
+             i == 0 ? e->master_tls_port : replica_tls);
+    snprintf(a[n++], sizeof(a[0]), "--tls-cert-file");
+    snprintf(a[n++], sizeof(a[0]), "%s/server.crt", e->dir);
+    snprintf(a[n++], sizeof(a[0]), "--tls-key-file");
+    snprintf(a[n++], sizeof(a[0]), "%s/server.key", e->dir);
+    snprintf(a[n++], sizeof(a[0]), "--tls-ca-cert-file");
+    snprintf(a[n++], sizeof(a[0]), "%s/ca.crt", e->dir);
+    snprintf(a[n++], sizeof(a[0]), "--tls-replication");
+    snprintf(a[n++], sizeof(a[0]), "yes");
+    snprintf(a[n++], sizeof(a[0]), "--tls-auth-clients");
+    snprintf(a[n++], sizeof(a[0]), "no");
+    if (i == 1) {
+      snprintf(a[n++], sizeof(a[0]), "--replicaof");
+      snprintf(a[n++], sizeof(a[0]), "127.0.0.1");
+      snprintf(a[n++], sizeof(a[0]), "%d", e->master_tls_port);
+    }
+    for (k = 0; k < n; k++)
+      argv[k] = a[k];
+    argv[n] = NULL;
+    if (i == 0)
+      e->master = fleet_test_redis_start_or_skip(argv);
+    else
+      e->replica = fleet_test_redis_start_or_skip(argv);
+  }
+  sen_wait_link_up(e->replica);
+  for (i = 0; i < SEN_COUNT; i++)
+    sen_spawn(e, i);
+  for (i = 0; i < SEN_COUNT; i++) {
+    deadline = sen_now_ms() + fleet_test_ms(15000);
+    while (sen_sees_replicas(&e->sen[i]) < 1) {
+      ASSERT_LT(sen_now_ms(), deadline);
+      sen_sleep_ms(50);
+    }
+  }
+  snprintf(
+      e->url, sizeof(e->url),
+      "rediss+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/" SEN_MASTER
+      "?tls_ca_file=%s/ca.crt",
+      e->sen[0].tls_port, e->sen[1].tls_port, e->sen[2].tls_port, e->dir);
 }
 
 static void sen_env_free(sen_env_t *e) {
@@ -215,6 +332,7 @@ static void sen_env_free(sen_env_t *e) {
         ;
     }
   }
+  fleet_test_redis_free(e->replica2);
   fleet_test_redis_free(e->replica);
   fleet_test_redis_free(e->master);
   fleet_test_rmtree(e->dir);
@@ -227,7 +345,10 @@ static void sen_wait_replicated(sen_env_t *e) {
   for (;;) {
     long long m = sen_info_int(e->master, "master_repl_offset");
     long long r = sen_info_int(e->replica, "slave_repl_offset");
-    if (m > 0 && r >= m)
+    long long r2 = e->replica2 != NULL
+                       ? sen_info_int(e->replica2, "slave_repl_offset")
+                       : m;
+    if (m > 0 && r >= m && r2 >= m)
       return;
     ASSERT_LT(sen_now_ms(), deadline);
     sen_sleep_ms(20);
@@ -276,7 +397,8 @@ static int sen_index(const fleet_job_t *job) {
   return i;
 }
 
-/* Each job takes 5 ms, so that the failover falls amid the work. */
+/* Each job takes 20 ms (8 at a time: about 5 s for all), so that the
+ * failover falls amid the work. */
 static void sen_handler(fleet_worker_t *w, fleet_job_t *job) {
   sen_work_t *wk = calloc(1, sizeof(*wk));
 
@@ -285,7 +407,7 @@ static void sen_handler(fleet_worker_t *w, fleet_job_t *job) {
   wk->job = job;
   ASSERT_OK(uv_timer_init(w->data, &wk->timer));
   wk->timer.data = wk;
-  ASSERT_OK(uv_timer_start(&wk->timer, sen_on_work_timer, 5, 0));
+  ASSERT_OK(uv_timer_start(&wk->timer, sen_on_work_timer, 20, 0));
 }
 
 static void sen_done(fleet_worker_t *w, fleet_job_t *job,
@@ -293,7 +415,7 @@ static void sen_done(fleet_worker_t *w, fleet_job_t *job,
   int i = sen_index(job);
 
   ASSERT_EQ(FLEET_JOB_COMPLETE, action);
-  if (status == 0) {
+  if (status == 0 || status == FLEET_EALREADY) {
     if (sen_seen.completed[i]++ == 0)
       sen_seen.distinct++;
     sen_seen.completions++;
@@ -330,7 +452,23 @@ static void sen_on_worker_closed(fleet_handle_t *h) {
  * master in the moment of the switch may be lost (replication is
  * asynchronous): such jobs run again when their claim expires, so a job
  * may be handled twice, never dropped. */
-TEST_IMPL(sentinel_failover_queue) {
+/* qt_open() with the durability option. */
+static void sen_open(qt_t *t, const char *url, uint32_t wait_replicas) {
+  fleet_client_options_t o;
+
+  memset(t, 0, sizeof(*t));
+  fleet_client_options_init(&o);
+  o.prefix = "sen";
+  o.reconnect_initial_ms = 20;
+  o.reconnect_max_ms = 200;
+  o.wait_replicas = wait_replicas;
+  o.wait_timeout_ms = (uint32_t)fleet_test_ms(1000);
+  ctx_init(&t->c, url, &o);
+  t->q.data = t;
+  ASSERT_OK(fleet_queue_init(&t->c.client, &t->q, "jobs", NULL));
+}
+
+static void sen_failover(int replicas, uint32_t wait_replicas) {
   sen_env_t e;
   qt_t t;
   fleet_worker_t w;
@@ -338,19 +476,23 @@ TEST_IMPL(sentinel_failover_queue) {
   fleet_job_spec_t specs[500];
   char payloads[500][16];
   redisReply *r;
-  uint64_t deadline, start, next_check;
+  uint64_t deadline, start, next_check, next_switch_check = 0;
+  int switched = -1;
   int i, b, old_port, twice = 0, failed_over = 0;
   uv_loop_t *loop;
 
-  sen_env_init(&e);
+  sen_env_init(&e, replicas);
   memset(&sen_seen, 0, sizeof(sen_seen));
   old_port = fleet_test_redis_port(e.master);
-  qt_open(&t, e.url, "jobs", NULL);
+  sen_open(&t, e.url, wait_replicas);
   loop = &t.c.loop;
   for (b = 0; b < SEN_JOBS; b += 500) {
     for (i = 0; i < 500; i++) {
       snprintf(payloads[i], sizeof(payloads[i]), "%d", b + i);
       fleet_job_spec_init(&specs[i], "t", payloads[i], strlen(payloads[i]));
+      /* A claim whose WAIT fails still counts an attempt on the master:
+       * the jobs must outlive the claims of the failover window. */
+      specs[i].max_attempts = 1000;
     }
     ASSERT_OK(qt_enqueue(&t, specs, 500, NULL, NULL));
   }
@@ -371,14 +513,20 @@ TEST_IMPL(sentinel_failover_queue) {
   ASSERT_OK(fleet_worker_start(&w));
 
   start = sen_now_ms();
-  deadline = start + fleet_test_ms(60000);
+  deadline = start + fleet_test_ms(30000);
   /* Until the queue on the (new) master has every job completed: a
    * completion the old master acknowledged after the promotion is lost,
    * and its job comes back when its claim expires. */
   next_check = 0;
   for (;;) {
     uv_run(loop, UV_RUN_ONCE);
-    if (failed_over && sen_seen.distinct == SEN_JOBS &&
+    if (failed_over && switched < 0 && sen_now_ms() >= next_switch_check) {
+      /* When the sentinels name the new master, from the test's side. */
+      if (sen_master_port(&e.sen[1]) != old_port)
+        switched = sen_seen.completions;
+      next_switch_check = sen_now_ms() + 100;
+    }
+    if (switched >= 0 && sen_seen.distinct == SEN_JOBS &&
         sen_now_ms() >= next_check) {
       ASSERT_OK(qt_counts(&t));
       if (t.counts.completed == SEN_JOBS && t.counts.pending == 0 &&
@@ -396,7 +544,40 @@ TEST_IMPL(sentinel_failover_queue) {
       freeReplyObject(r);
       failed_over = 1;
     }
-    ASSERT_LT(sen_now_ms(), deadline);
+    if (sen_now_ms() >= deadline) {
+      fleet_worker_stats_t ws;
+      fleet_worker_stats(&w, &ws);
+      if (qt_counts(&t) == 0)
+        fprintf(stderr,
+                "counts: pending %llu delayed %llu running %llu completed "
+                "%llu dead %llu\n",
+                (unsigned long long)t.counts.pending,
+                (unsigned long long)t.counts.delayed,
+                (unsigned long long)t.counts.running,
+                (unsigned long long)t.counts.completed,
+                (unsigned long long)t.counts.dead);
+      fprintf(stderr,
+              "worker: claimed %llu completed %llu held %u active %u online "
+              "%d last_error %s state %s; client %s: %s\n",
+              (unsigned long long)ws.claimed, (unsigned long long)ws.completed,
+              ws.held, ws.active, ws.online, fleet_err_name(ws.last_error),
+              ws.state,
+              fleet_client_state_name(fleet_client_state(&t.c.client)),
+              fleet_client_last_error(&t.c.client));
+      fprintf(stderr,
+              "stuck: %d distinct, %d accepted, %d refused; errors ECONNLOST "
+              "%d EUNAVAILABLE %d EREADONLY %d ETIMEDOUT %d; master "
+              "role:%lld slaves %lld, replica slaves %lld\n",
+              sen_seen.distinct, sen_seen.completions, sen_seen.refused,
+              sen_seen.errors[-FLEET_ECONNLOST],
+              sen_seen.errors[-FLEET_EUNAVAILABLE],
+              sen_seen.errors[-FLEET_EREADONLY],
+              sen_seen.errors[-FLEET_ETIMEDOUT],
+              sen_info_int(e.master, "master_repl_offset"),
+              sen_info_int(e.master, "connected_slaves"),
+              sen_info_int(e.replica, "connected_slaves"));
+      ASSERT(0 && "the queue did not drain in time");
+    }
   }
   fprintf(stderr,
           "%d jobs in %llu ms: %d completions accepted, %d refused, %d "
@@ -413,14 +594,27 @@ TEST_IMPL(sentinel_failover_queue) {
     if (sen_seen.handled[i] > 1)
       twice++;
   }
-  fprintf(stderr, "jobs handled more than once: %d\n", twice);
+  fprintf(stderr,
+          "jobs handled more than once: %d; completions after the "
+          "sentinels named the new master: %d\n",
+          twice, sen_seen.completions - switched);
+  /* The worker went on working after the switch. */
+  ASSERT_GT(sen_seen.completions - switched, 0);
+  if (wait_replicas > 0) {
+    /* No acknowledged completion was lost: none was accepted twice. */
+    for (i = 0; i < SEN_JOBS; i++)
+      ASSERT_EQ(1, sen_seen.completed[i]);
+    ASSERT_EQ(SEN_JOBS, sen_seen.completions);
+  }
 
   /* The promoted replica is the master now, and holds the whole story. */
   r = sen_cmd(&e.sen[1], "SENTINEL GET-MASTER-ADDR-BY-NAME " SEN_MASTER);
   ASSERT_NOT_NULL(r);
   ASSERT_EQ(REDIS_REPLY_ARRAY, r->type);
   ASSERT_EQ(2, r->elements);
-  ASSERT_EQ(fleet_test_redis_port(e.replica), atoi(r->element[1]->str));
+  ASSERT(fleet_test_redis_port(e.replica) == atoi(r->element[1]->str) ||
+         (e.replica2 != NULL &&
+          fleet_test_redis_port(e.replica2) == atoi(r->element[1]->str)));
   ASSERT_NE(old_port, atoi(r->element[1]->str));
   freeReplyObject(r);
   /* Jobs run a second time may still be in the handler: stop waits. */
@@ -445,6 +639,20 @@ TEST_IMPL(sentinel_failover_queue) {
   ASSERT_EQ(SEN_JOBS, t.counts.completed);
   qt_close(&t);
   sen_env_free(&e);
+}
+
+TEST_IMPL(sentinel_failover_queue) {
+  sen_failover(1, 0);
+  return 0;
+}
+
+/* The same with two replicas and wait_replicas 1: every completion the
+ * worker was told of survives the failover, so none is accepted twice.
+ * Calls fail with FLEET_ETIMEDOUT while the new master has no replica in
+ * sync (until the sentinels point the other replica at it), and the
+ * worker retries them. */
+TEST_IMPL(sentinel_failover_durable) {
+  sen_failover(2, 2);
   return 0;
 }
 
@@ -457,7 +665,7 @@ TEST_IMPL(sentinel_unknown_master) {
   char url[256];
   int port = fleet_test_free_port();
 
-  sen_env_init(&e);
+  sen_env_init(&e, 1);
   fleet_client_options_init(&o);
   o.command_timeout_ms = (uint32_t)fleet_test_ms(1000);
   snprintf(url, sizeof(url), "redis+sentinel://127.0.0.1:%d/nosuchmaster",
@@ -482,6 +690,44 @@ TEST_IMPL(sentinel_unknown_master) {
   ASSERT_ERR(FLEET_EUNAVAILABLE, ctx_ping(&t));
   fprintf(stderr, "%s\n", fleet_client_last_error(&t.client));
   ASSERT_NOT_NULL(strstr(fleet_client_last_error(&t.client), "refused"));
+  ctx_close(&t);
+  sen_env_free(&e);
+  return 0;
+}
+
+/* rediss+sentinel://: the sentinels and the nodes speak TLS only to fleet;
+ * the client finds the master through a sentinel's TLS port, and after
+ * SENTINEL FAILOVER reconnects, over TLS, to the promoted replica. */
+TEST_IMPL(sentinel_tls) {
+  sen_env_t e;
+  client_ctx_t t;
+  fleet_client_options_t o;
+  redisReply *r;
+  uint64_t deadline;
+  int ready;
+
+  sen_env_init_tls(&e);
+  fleet_client_options_init(&o);
+  o.reconnect_initial_ms = 20;
+  o.reconnect_max_ms = 200;
+  ctx_init(&t, e.url, &o);
+  ASSERT_OK(ctx_ping(&t));
+  ASSERT_EQ(1, t.states[FLEET_CLIENT_READY]);
+  ready = t.states[FLEET_CLIENT_READY];
+
+  r = sen_cmd(&e.sen[0], "SENTINEL FAILOVER " SEN_MASTER);
+  ASSERT_NOT_NULL(r);
+  ASSERT_EQ(REDIS_REPLY_STATUS, r->type);
+  freeReplyObject(r);
+  /* The client hears the switch and connects to the new master. */
+  deadline = sen_now_ms() + fleet_test_ms(30000);
+  while (t.states[FLEET_CLIENT_READY] == ready ||
+         sen_master_port(&e.sen[2]) == e.master_tls_port) {
+    fleet_test_sleep(&t.loop, 50);
+    ASSERT_LT(sen_now_ms(), deadline);
+  }
+  ASSERT_GT(sen_master_port(&e.sen[2]), 0);
+  ASSERT_OK(ctx_ping(&t));
   ctx_close(&t);
   sen_env_free(&e);
   return 0;

@@ -284,55 +284,80 @@ static void sentinel_on_subscribed(fleet__rconn_t *c, fleet__rreq_t *req,
   sentinel_req_free(req);
 }
 
-/* The subscriber connection is (again) ready: subscribe, and ask, since a
- * switch may have gone unheard while it was down. */
-static void sentinel_on_sub_state(fleet__rconn_t *c, int ready, int status) {
-  static const char channel[] = "+switch-master";
-  sentinel_link_t *l = c->owner;
-  fleet__sentinel_t *s = l->s;
-  fleet__rreq_t *req;
+/* Sends "SUBSCRIBE <channel>" (one channel per request: each gets its
+ * own confirmation). */
+static void sentinel_subscribe(fleet__rconn_t *c, const char *channel) {
+  fleet__rreq_t *req = calloc(1, sizeof(*req));
 
-  if (!ready || l->dead || s->closing)
-    return;
-  req = calloc(1, sizeof(*req));
   if (req == NULL || fleet__rreq_begin(req, 2) != 0 ||
       fleet__rreq_arg(req, "SUBSCRIBE", 9) != 0 ||
-      fleet__rreq_arg(req, channel, sizeof(channel) - 1) != 0) {
+      fleet__rreq_arg(req, channel, strlen(channel)) != 0) {
     if (req != NULL)
       sentinel_req_free(req);
     return;
   }
   req->on_reply = sentinel_on_subscribed;
   fleet__rconn_send(c, req);
+}
+
+/* The subscriber connection is (again) ready: subscribe, and ask, since a
+ * switch may have gone unheard while it was down. */
+static void sentinel_on_sub_state(fleet__rconn_t *c, int ready, int status) {
+  sentinel_link_t *l = c->owner;
+  fleet__sentinel_t *s = l->s;
+
+  if (!ready || l->dead || s->closing)
+    return;
+  sentinel_subscribe(c, "+switch-master");
+  sentinel_subscribe(c, "+promoted-slave");
   sentinel_ask(s);
 }
 
-/* +switch-master: "<name> <old-ip> <old-port> <new-ip> <new-port>". */
+/* Whether [p, p+len) is the NUL-terminated `word`. */
+static int sentinel_is(const char *p, size_t len, const char *word) {
+  return strlen(word) == len && memcmp(p, word, len) == 0;
+}
+
+/* +switch-master "<name> <old-ip> <old-port> <new-ip> <new-port>", sent
+ * when a failover ends; and +promoted-slave "slave <ip:port> <ip> <port> @
+ * <name> <master-ip> <master-port>", sent as soon as the chosen replica
+ * reports itself a master: following it at once shortens the time this
+ * client keeps writing to the old master (writes a failover loses). The
+ * ROLE check of the handshake confirms the new master either way. */
 static void sentinel_on_push(fleet__rconn_t *c, redisReply *reply) {
   sentinel_link_t *l = c->owner;
   fleet__sentinel_t *s = l->s;
-  const redisReply *msg = reply->element[2];
-  const char *f[5], *p, *end;
-  size_t flen[5], n = 0, nlen = strlen(s->url->master_name);
+  const redisReply *ch = reply->element[1], *msg = reply->element[2];
+  const char *f[8], *p, *end, *name = s->url->master_name;
+  size_t flen[8], n = 0;
   long port;
 
-  if (l->dead || s->closing || msg->type != REDIS_REPLY_STRING)
+  if (l->dead || s->closing || msg->type != REDIS_REPLY_STRING ||
+      ch->type != REDIS_REPLY_STRING)
     return;
   p = msg->str;
   end = msg->str + msg->len;
-  while (p < end && n < 5) {
+  while (p < end && n < 8) {
     const char *sp = memchr(p, ' ', (size_t)(end - p));
     f[n] = p;
     flen[n] = (size_t)((sp != NULL ? sp : end) - p);
     n++;
     p = sp != NULL ? sp + 1 : end;
   }
-  if (n != 5 || flen[0] != nlen || memcmp(f[0], s->url->master_name, nlen))
-    return;
-  port = sentinel_port(f[4], flen[4]);
-  if (port == 0 || flen[3] == 0)
-    return;
-  sentinel_set_master(s, f[3], flen[3], port);
+  if (sentinel_is(ch->str, ch->len, "+switch-master")) {
+    if (n != 5 || !sentinel_is(f[0], flen[0], name))
+      return;
+    port = sentinel_port(f[4], flen[4]);
+    if (port != 0 && flen[3] > 0)
+      sentinel_set_master(s, f[3], flen[3], port);
+  } else if (sentinel_is(ch->str, ch->len, "+promoted-slave")) {
+    if (n != 8 || !sentinel_is(f[0], flen[0], "slave") ||
+        !sentinel_is(f[4], flen[4], "@") || !sentinel_is(f[5], flen[5], name))
+      return;
+    port = sentinel_port(f[3], flen[3]);
+    if (port != 0 && flen[2] > 0)
+      sentinel_set_master(s, f[2], flen[2], port);
+  }
 }
 
 static const fleet__rconn_events_t sentinel_query_events = {
