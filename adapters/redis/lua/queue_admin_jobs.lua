@@ -78,13 +78,16 @@ elseif state == 'running' then
   local all = call('HGETALL', tag .. ':claims')
   local sorted = {}
   for i = 1, #all, 2 do
-    sorted[#sorted + 1] = all[i]
-    -- "<token>\0<attempt>\0<deadline_ms>"
-    local v = all[i + 1]
-    local p = find(v, '\0', 1, true)
-    local q = p and find(v, '\0', p + 1, true)
-    times[all[i]] = q and tonumber(sub(v, q + 1)) or 0
-    tries[all[i]] = q and tonumber(sub(v, p + 1, q - 1))
+    -- (The field "" is the hash-table mark, HASH_MARK: not a job.)
+    if all[i] ~= '' then
+      sorted[#sorted + 1] = all[i]
+      -- "<token>\0<attempt>\0<deadline_ms>"
+      local v = all[i + 1]
+      local p = find(v, '\0', 1, true)
+      local q = p and find(v, '\0', p + 1, true)
+      times[all[i]] = q and tonumber(sub(v, q + 1)) or 0
+      tries[all[i]] = q and tonumber(sub(v, p + 1, q - 1))
+    end
   end
   table.sort(sorted)
   ids, total = page({{#sorted, function(a, b)
