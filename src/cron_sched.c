@@ -2,7 +2,7 @@
  * kept current through the change channel and a periodic revision check,
  * one timer armed for the earliest next occurrence of its enabled
  * definitions, and CRON_FIRE calls that claim occurrences by the server
- * clock (docs/cron_scheduler.md).
+ * clock (docs/cron.md).
  *
  * The definitions themselves (reading, viewing, their occurrences' tag)
  * are in cron_sched_def.c; the registry calls the user makes in

@@ -1,6 +1,6 @@
 /* cron_sched_def.c -- a cron scheduler's definitions as the registry
  * holds them: read from a CRON_LIST reply, shown to the user, ordered by
- * key, and the tag of their occurrences (docs/cron_scheduler.md). */
+ * key, and the tag of their occurrences (docs/cron.md). */
 #include <stdlib.h>
 #include <string.h>
 

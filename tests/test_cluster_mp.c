@@ -268,7 +268,7 @@ static void cmp_wait_completed(qt_t *t, uint64_t n, uint64_t ms) {
  * Without the durability option (replication is asynchronous) the new
  * master may have missed the last writes the old one acknowledged: a job
  * whose completion was lost runs again, so a job may run twice; the run
- * prints how many did and the test bounds it (see docs/deploy_cluster.md).
+ * prints how many did and the test bounds it (see docs/deploy.md).
  * With wait_replicas 1, an acknowledged claim or completion is on the
  * replica that takes over: every job runs exactly once. (Until the killed
  * node is back the new master has no replica, and job-state calls answer

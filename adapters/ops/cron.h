@@ -1,6 +1,6 @@
 /* ops/cron.h -- the backend ops of the cron scheduler, XX(ID, name,
  * command) as in FLEET__OP_MAP (adapters/backend.h), with KEYS, ARGV and
- * reply. docs/cron_scheduler.md has the key schema and the reasons.
+ * reply. docs/cron.md has the key schema and the reasons.
  *
  * Registry ops get the registry's tag R = "{<prefix>:<namespace>}" as
  * KEYS[1]: R:cron:defs (hash key -> created ms), R:cron:def:<key> (hash:

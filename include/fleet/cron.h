@@ -85,7 +85,7 @@ typedef struct fleet_cron_scheduler_s {
 #define FLEET_CRON_PAYLOAD_MAX (64 * 1024)
 
 /* What a definition does with the occurrences that came due while no node
- * ran (or all were more than grace_ms late): see docs/cron_scheduler.md.
+ * ran (or all were more than grace_ms late): see docs/cron.md.
  * SKIP logs them as missed, LATEST fires the latest and logs the others as
  * missed, ALL fires them oldest first, at most catch_up_max of them within
  * catch_up_window_ms, and logs the others as missed. */
