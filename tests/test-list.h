@@ -325,6 +325,20 @@ TEST_DECLARE(cron_mp_aof_restart)
 TEST_DECLARE(cron_mp_catch_up)
 TEST_DECLARE(cron_mp_demo_input)
 
+/* test_metrics.c */
+TEST_DECLARE(metrics_units)
+TEST_DECLARE(metrics_label_escape)
+CONFORMANCE_DECLARE(metrics_worker_counters)
+CONFORMANCE_DECLARE(metrics_worker_recovered)
+CONFORMANCE_DECLARE(metrics_lock_counters)
+
+/* test_log.c */
+TEST_DECLARE(log_redact)
+TEST_DECLARE(log_reconnect_redis)
+CONFORMANCE_DECLARE(log_lost_lease)
+CONFORMANCE_DECLARE(log_recovered_claim)
+CONFORMANCE_DECLARE(log_background_error)
+
 TEST_LIST_START
   /* test_errors.c */
   TEST_ENTRY(errors_noperm_detail)
@@ -609,6 +623,19 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cron_mp_aof_restart, 60)
   TEST_ENTRY_TIMEOUT(cron_mp_catch_up, 60)
   TEST_ENTRY(cron_mp_demo_input)
+  /* test_metrics.c */
+  TEST_ENTRY(metrics_units)
+  TEST_ENTRY(metrics_label_escape)
+  CONFORMANCE_ENTRY(metrics_worker_counters)
+  CONFORMANCE_ENTRY(metrics_worker_recovered)
+  CONFORMANCE_ENTRY(metrics_lock_counters)
+
+  /* test_log.c */
+  TEST_ENTRY(log_redact)
+  TEST_ENTRY(log_reconnect_redis)
+  CONFORMANCE_ENTRY(log_lost_lease)
+  CONFORMANCE_ENTRY(log_recovered_claim)
+  CONFORMANCE_ENTRY(log_background_error)
 TEST_LIST_END
 
 /* clang-format on */
