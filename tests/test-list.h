@@ -331,6 +331,8 @@ TEST_DECLARE(metrics_label_escape)
 CONFORMANCE_DECLARE(metrics_worker_counters)
 CONFORMANCE_DECLARE(metrics_worker_recovered)
 CONFORMANCE_DECLARE(metrics_lock_counters)
+CONFORMANCE_DECLARE(metrics_leader_counters)
+CONFORMANCE_DECLARE(metrics_cron_counters)
 
 /* test_log.c */
 TEST_DECLARE(log_redact)
@@ -629,6 +631,8 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(metrics_worker_counters)
   CONFORMANCE_ENTRY(metrics_worker_recovered)
   CONFORMANCE_ENTRY(metrics_lock_counters)
+  CONFORMANCE_ENTRY(metrics_leader_counters)
+  CONFORMANCE_ENTRY(metrics_cron_counters)
 
   /* test_log.c */
   TEST_ENTRY(log_redact)

@@ -513,3 +513,154 @@ TEST_IMPL(metrics_label_escape) {
   ctx_close(&c);
   return 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Leader: its lock counts into the leader                                  */
+
+typedef struct {
+  client_ctx_t c;
+  fleet_leader_t ld;
+  int elected, closed;
+} ldt_t;
+
+static void ldt_elected(fleet_leader_t *ld, uint64_t token) {
+  ((ldt_t *)ld->data)->elected++;
+}
+
+static void ldt_demoted(fleet_leader_t *ld, int status) {
+  (void)ld;
+  (void)status;
+}
+
+static void ldt_on_close(fleet_handle_t *h) {
+  ((ldt_t *)h->data)->closed++;
+}
+
+/* Whether the leader's renewals have been counted `*(int *)` times. */
+typedef struct {
+  ldt_t *t;
+  uint64_t want;
+} ldt_wait_t;
+
+static int ldt_renewed(void *arg) {
+  ldt_wait_t *w = arg;
+  fleet_metrics_t m;
+
+  ASSERT_OK(fleet_metrics_read((fleet_handle_t *)&w->t->ld, &m));
+  return m.counters[FLEET_METRIC_LOCK_RENEWALS] >= w->want;
+}
+
+CONFORMANCE_IMPL(metrics_leader_counters) {
+  fleet_leader_callbacks_t cbs = {ldt_elected, ldt_demoted, NULL};
+  fleet_leader_options_t o = {0};
+  fleet_metrics_t m;
+  ldt_wait_t w;
+  char *text;
+  ldt_t t;
+
+  memset(&t, 0, sizeof(t));
+  ctx_init(&t.c, b->url, NULL);
+  o.renew_interval_ms = 50;
+  t.ld.data = &t;
+  ASSERT_OK(
+      fleet_leader_init(&t.c.client, &t.ld, "boss", "me", 5000, &cbs, &o));
+  ASSERT_OK(fleet_leader_campaign(&t.ld));
+  ASSERT(fleet_test_wait_count(&t.c.loop, &t.elected, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  w.t = &t;
+  w.want = 2;
+  ASSERT(fleet_test_run_until(&t.c.loop, ldt_renewed, &w,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(fleet_metrics_read((fleet_handle_t *)&t.ld, &m));
+  ASSERT_EQ(FLEET_HANDLE_LEADER, m.type);
+  ASSERT_MEM_EQ("boss", m.name, m.name_len);
+  ASSERT_UEQ(1, m.counters[FLEET_METRIC_LOCK_ACQUISITIONS]);
+  ASSERT_UEQ(0, m.counters[FLEET_METRIC_LOCK_LOSSES]);
+  text = prom_render(&t.c.client);
+  ASSERT(prom_value(text, "fleet_lock_acquisitions_total{leader=\"boss\"}") ==
+         1);
+  ASSERT(prom_value(text, "fleet_lock_renewals_total{leader=\"boss\"}") >= 2);
+  /* The leader's own lock is internal: not a series of its own. */
+  ASSERT_NULL(strstr(text, "{lock="));
+  fleet_metrics_free(text);
+  ASSERT_OK(fleet_leader_close(&t.ld, ldt_on_close));
+  ASSERT(fleet_test_wait_count(&t.c.loop, &t.closed, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ctx_close(&t.c);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cron scheduler: fires and lateness                                       */
+
+typedef struct {
+  client_ctx_t c;
+  fleet_cron_scheduler_t s;
+  int fired, done, status, closed;
+  uint64_t late_us; /* the sum of dispatched_ms - fire_ms seen, in us */
+} ct_t;
+
+static void ct_on_fire(fleet_cron_scheduler_t *s, fleet_cron_fire_t *fire) {
+  ct_t *t = s->data;
+
+  ASSERT_GE(fire->dispatched_ms, fire->fire_ms);
+  t->late_us += (uint64_t)(fire->dispatched_ms - fire->fire_ms) * 1000;
+  t->fired++;
+  ASSERT_OK(fleet_cron_complete(fire, NULL));
+}
+
+static void ct_on_status(fleet_handle_t *h, int status, void *arg) {
+  ct_t *t = arg;
+  t->status = status;
+  t->done++;
+}
+
+static void ct_on_close(fleet_handle_t *h) {
+  ((ct_t *)h->data)->closed++;
+}
+
+CONFORMANCE_IMPL(metrics_cron_counters) {
+  fleet_cron_scheduler_options_t o;
+  fleet_cron_def_t d;
+  fleet_metrics_t m;
+  char *text, line[128];
+  ct_t t;
+
+  memset(&t, 0, sizeof(t));
+  ctx_init(&t.c, b->url, NULL);
+  fleet_cron_scheduler_options_init(&o);
+  o.check_ms = 200;
+  t.s.data = &t;
+  ASSERT_OK(fleet_cron_scheduler_init(&t.c.client, &t.s, "mns", "n1", &o));
+  fleet_cron_def_init(&d);
+  d.key = "every-second";
+  d.expr = "* * * * * *";
+  ASSERT_OK(fleet_cron_define(&t.s, &d, FLEET_CRON_UPSERT, NULL, 0,
+                              ct_on_status, &t));
+  ASSERT(fleet_test_wait_count(&t.c.loop, &t.done, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(t.status);
+  ASSERT_OK(fleet_cron_scheduler_start(&t.s, ct_on_fire));
+  ASSERT(fleet_test_wait_count(&t.c.loop, &t.fired, 2,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(fleet_metrics_read((fleet_handle_t *)&t.s, &m));
+  ASSERT_EQ(FLEET_HANDLE_CRON_SCHEDULER, m.type);
+  ASSERT_MEM_EQ("mns", m.name, m.name_len);
+  /* Read inside no callback: every fire counted was delivered. */
+  ASSERT_UEQ((uint64_t)t.fired, m.counters[FLEET_METRIC_CRON_FIRES]);
+  ASSERT_UEQ((uint64_t)t.fired, m.histograms[FLEET_METRIC_CRON_LATENESS].count);
+  ASSERT_UEQ(t.late_us, m.histograms[FLEET_METRIC_CRON_LATENESS].sum_us);
+  hist_check(&m.histograms[FLEET_METRIC_CRON_LATENESS]);
+  text = prom_render(&t.c.client);
+  ASSERT(prom_value(text, "fleet_cron_fires_total{namespace=\"mns\"}") ==
+         (double)t.fired);
+  snprintf(line, sizeof(line), "%llu.%06llu",
+           (unsigned long long)(t.late_us / 1000000),
+           (unsigned long long)(t.late_us % 1000000));
+  ASSERT(prom_value(text, "fleet_cron_lateness_seconds_sum"
+                          "{namespace=\"mns\"}") == strtod(line, NULL));
+  fleet_metrics_free(text);
+  ASSERT_OK(fleet_cron_scheduler_close(&t.s, ct_on_close));
+  ASSERT(fleet_test_wait_count(&t.c.loop, &t.closed, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ctx_close(&t.c);
+}
