@@ -239,38 +239,55 @@ static void collect(fleet_handle_t *handle, void *arg) {
   l->h[l->n++] = handle->internal_;
 }
 
-static int same_series(const fleet__handle_t *a, const fleet__handle_t *b) {
-  const char *la = type_label(a->vt->type), *lb = type_label(b->vt->type);
+/* Orders handles by label, then name: the handles of one series are
+ * neighbours among those a family applies to. */
+static int series_cmp(const void *pa, const void *pb) {
+  const fleet__handle_t *a = *(const fleet__handle_t *const *)pa;
+  const fleet__handle_t *b = *(const fleet__handle_t *const *)pb;
+  size_t n = a->mblock.name_len < b->mblock.name_len ? a->mblock.name_len
+                                                     : b->mblock.name_len;
+  int r = strcmp(type_label(a->vt->type), type_label(b->vt->type));
 
-  return strcmp(la, lb) == 0 && a->mblock.name_len == b->mblock.name_len &&
-         (a->mblock.name_len == 0 ||
-          memcmp(a->mblock.name, b->mblock.name, a->mblock.name_len) == 0);
+  if (r == 0 && n > 0)
+    r = memcmp(a->mblock.name, b->mblock.name, n);
+  if (r == 0)
+    r = a->mblock.name_len < b->mblock.name_len
+            ? -1
+            : a->mblock.name_len > b->mblock.name_len;
+  return r;
 }
 
-/* Whether handle i starts a series among the handles of `types` (no
- * earlier one has the same label and name). */
-static int series_first(const hlist_t *l, size_t i, unsigned types) {
-  size_t j;
+static int same_series(const fleet__handle_t *a, const fleet__handle_t *b) {
+  return series_cmp(&a, &b) == 0;
+}
 
-  for (j = 0; j < i; j++)
-    if ((types & (1u << l->h[j]->vt->type)) && same_series(l->h[j], l->h[i]))
-      return 0;
-  return 1;
+/* The next handle from `i` on that `types` applies to, or l->n. */
+static size_t next_of(const hlist_t *l, size_t i, unsigned types) {
+  while (i < l->n && !(types & (1u << l->h[i]->vt->type)))
+    i++;
+  return i;
+}
+
+/* Handles [i, *end) of `types` (others skipped) form one series. */
+static size_t series_end(const hlist_t *l, size_t i, unsigned types) {
+  size_t j = next_of(l, i + 1, types);
+
+  while (j < l->n && same_series(l->h[i], l->h[j]))
+    j = next_of(l, j + 1, types);
+  return j;
 }
 
 static void render_counter(buf_t *b, const hlist_t *l,
                            fleet_metric_counter_t c) {
   unsigned types = counter_types[c];
-  size_t i, j;
+  size_t i, j, end;
   int any = 0;
 
-  for (i = 0; i < l->n; i++) {
+  for (i = next_of(l, 0, types); i < l->n; i = end) {
     uint64_t v = 0;
-    if (!(types & (1u << l->h[i]->vt->type)) || !series_first(l, i, types))
-      continue;
-    for (j = i; j < l->n; j++)
-      if ((types & (1u << l->h[j]->vt->type)) && same_series(l->h[i], l->h[j]))
-        v += l->h[j]->mblock.counters[c];
+    end = series_end(l, i, types);
+    for (j = i; j < end; j = next_of(l, j + 1, types))
+      v += l->h[j]->mblock.counters[c];
     if (!any) {
       buf_printf(b, "# HELP fleet_%s %s\n# TYPE fleet_%s counter\n",
                  counter_names[c], counter_help[c], counter_names[c]);
@@ -286,24 +303,19 @@ static void render_histogram(buf_t *b, const hlist_t *l,
                              fleet_metric_histogram_t hg) {
   unsigned types = histogram_types[hg];
   const char *name = histogram_names[hg];
-  size_t i, j, k;
+  size_t i, j, k, end;
   int any = 0;
 
-  for (i = 0; i < l->n; i++) {
+  for (i = next_of(l, 0, types); i < l->n; i = end) {
     fleet_histogram_t sum;
     uint64_t cum = 0;
     const fleet__metrics_t *m = &l->h[i]->mblock;
     fleet_handle_type_t t = l->h[i]->vt->type;
 
-    if (!(types & (1u << t)) || !series_first(l, i, types))
-      continue;
+    end = series_end(l, i, types);
     memset(&sum, 0, sizeof(sum));
-    for (j = i; j < l->n; j++) {
-      const fleet_histogram_t *h;
-      if (!(types & (1u << l->h[j]->vt->type)) ||
-          !same_series(l->h[i], l->h[j]))
-        continue;
-      h = &l->h[j]->mblock.histograms[hg];
+    for (j = i; j < end; j = next_of(l, j + 1, types)) {
+      const fleet_histogram_t *h = &l->h[j]->mblock.histograms[hg];
       sum.count += h->count;
       sum.sum_us += h->sum_us;
       for (k = 0; k <= FLEET_METRICS_BUCKETS; k++)
@@ -349,6 +361,8 @@ int fleet_metrics_prometheus(fleet_client_t *client, char **text, size_t *len) {
     free(l.h);
     return l.err;
   }
+  if (l.n > 1)
+    qsort(l.h, l.n, sizeof(*l.h), series_cmp);
   buf_reserve(&b, 0);
   for (i = 0; i < FLEET_METRIC_COUNTER_MAX; i++)
     render_counter(&b, &l, (fleet_metric_counter_t)i);

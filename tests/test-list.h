@@ -328,6 +328,7 @@ TEST_DECLARE(cron_mp_demo_input)
 /* test_metrics.c */
 TEST_DECLARE(metrics_units)
 TEST_DECLARE(metrics_label_escape)
+TEST_DECLARE(metrics_series_grouping)
 CONFORMANCE_DECLARE(metrics_worker_counters)
 CONFORMANCE_DECLARE(metrics_worker_recovered)
 CONFORMANCE_DECLARE(metrics_lock_counters)
@@ -628,6 +629,7 @@ TEST_LIST_START
   /* test_metrics.c */
   TEST_ENTRY(metrics_units)
   TEST_ENTRY(metrics_label_escape)
+  TEST_ENTRY(metrics_series_grouping)
   CONFORMANCE_ENTRY(metrics_worker_counters)
   CONFORMANCE_ENTRY(metrics_worker_recovered)
   CONFORMANCE_ENTRY(metrics_lock_counters)

@@ -664,3 +664,64 @@ CONFORMANCE_IMPL(metrics_cron_counters) {
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ctx_close(&t.c);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Series: handles of one type and name are summed, others kept apart       */
+
+static void sg_on_enqueue(fleet_queue_t *q, int status,
+                          const fleet_enqueue_result_t *res, size_t n,
+                          void *ud) {
+  ASSERT_OK(status);
+  *(int *)ud += (int)n;
+}
+
+static void sg_on_close(fleet_handle_t *h) {
+  (*(int *)h->data)++;
+}
+
+TEST_IMPL(metrics_series_grouping) {
+  static const char *const names[] = {"b", "a", "c", "a", "b", "a"};
+  fleet_queue_t q[6];
+  fleet_lock_t lock;
+  fleet_job_spec_t spec;
+  client_ctx_t c;
+  char *text;
+  int i, enq = 0, want = 0, closed = 0;
+
+  ctx_init(&c, "memory://", NULL);
+  /* A lock named "a" in the middle: its label differs, no mixing. */
+  ASSERT_OK(fleet_lock_init(&c.client, &lock, "a", "me", 1000, NULL));
+  lock.data = &closed;
+  fleet_job_spec_init(&spec, "t", "x", 1);
+  for (i = 0; i < 6; i++) {
+    int k;
+    q[i].data = &closed;
+    ASSERT_OK(fleet_queue_init(&c.client, &q[i], names[i], NULL));
+    for (k = 0; k <= i; k++) /* queue i enqueues i + 1 jobs */
+      ASSERT_OK(fleet_queue_enqueue(&q[i], &spec, 1, sg_on_enqueue, &enq));
+    want += i + 1;
+  }
+  ASSERT(fleet_test_wait_count(&c.loop, &enq, want,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  text = prom_render(&c.client);
+  /* a: 2 + 4 + 6, b: 1 + 5, c: 3 */
+  ASSERT(prom_value(text, "fleet_jobs_enqueued_total{queue=\"a\"}") == 12);
+  ASSERT(prom_value(text, "fleet_jobs_enqueued_total{queue=\"b\"}") == 6);
+  ASSERT(prom_value(text, "fleet_jobs_enqueued_total{queue=\"c\"}") == 3);
+  ASSERT(prom_value(text, "fleet_lock_acquisitions_total{lock=\"a\"}") == 0);
+  /* Each series once. */
+  ASSERT_NULL(strstr(strstr(text, "fleet_jobs_enqueued_total{queue=\"a\"}") + 1,
+                     "fleet_jobs_enqueued_total{queue=\"a\"}"));
+  ASSERT_NULL(strstr(strstr(text, "fleet_jobs_enqueued_total{queue=\"b\"}") + 1,
+                     "fleet_jobs_enqueued_total{queue=\"b\"}"));
+  /* 3 enqueued series, 1 for each of the 3 lock families. */
+  ASSERT_EQ(6, prom_check(text));
+  fleet_metrics_free(text);
+  for (i = 0; i < 6; i++)
+    ASSERT_OK(fleet_queue_close(&q[i], sg_on_close));
+  ASSERT_OK(fleet_lock_close(&lock, sg_on_close));
+  ASSERT(fleet_test_wait_count(&c.loop, &closed, 7,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ctx_close(&c);
+  return 0;
+}
