@@ -159,6 +159,9 @@ typedef struct {
   /* The backend has cancelled every pending op, closed every handle and
    * freed itself: the last call a backend makes. */
   void (*closed)(void *owner);
+  /* Optional: a line for the client's logging hook (`level` is a
+   * fleet_log_level_t), e.g. a script sent again after NOSCRIPT. */
+  void (*log)(void *owner, int level, const char *message);
 } fleet__backend_events_t;
 
 /* Settings a backend gets from the client; copied at open. */

@@ -1,6 +1,7 @@
 /* http-queue.c -- fleet embedded in a small libuv HTTP server: POST /jobs
  * enqueues a job (the body is its payload), GET /jobs/<id> returns its
- * state, and a worker on the same loop processes the jobs and logs each
+ * state, GET /metrics serves fleet_metrics_prometheus(), and a worker on
+ * the same loop processes the jobs and logs each
  * completion callback.
  *
  *   http-queue [--url URL] [--prefix P] [--port N] [--queue Q]
@@ -116,6 +117,45 @@ static void hq_respond(hq_conn_t *c, int code, const char *reason,
   }
 }
 
+/* GET /metrics: the client's handles in the Prometheus text format
+ * (fleet_metrics_prometheus()), then close. (issue 16, metrics) */
+static void hq_respond_metrics(hq_conn_t *c) {
+  static const char fmt[] = "HTTP/1.1 200 OK\r\n"
+                            "Content-Type: text/plain; version=0.0.4\r\n"
+                            "Content-Length: %zu\r\n"
+                            "Connection: close\r\n\r\n";
+  char *text = NULL;
+  size_t len = 0, head;
+  hq_write_t *w;
+  uv_buf_t buf;
+
+  if (c->responded || uv_is_closing((uv_handle_t *)&c->tcp))
+    return;
+  if (fleet_metrics_prometheus(&c->app->client, &text, &len) != 0) {
+    hq_respond(c, 503, "Service Unavailable", "{\"error\":\"metrics\"}");
+    return;
+  }
+  c->responded = 1;
+  head = (size_t)snprintf(NULL, 0, fmt, len);
+  w = malloc(sizeof(*w));
+  if (w == NULL || (w->buf = malloc(head + len + 1)) == NULL) {
+    free(w);
+    fleet_metrics_free(text);
+    hq_conn_close(c);
+    return;
+  }
+  snprintf(w->buf, head + 1, fmt, len);
+  memcpy(w->buf + head, text, len);
+  fleet_metrics_free(text);
+  buf = uv_buf_init(w->buf, (unsigned)(head + len));
+  w->req.data = c;
+  if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, hq_on_written) != 0) {
+    free(w->buf);
+    free(w);
+    hq_conn_close(c);
+  }
+}
+
 /* Writes `s` (len bytes) as a JSON string into `out` (cap bytes). */
 static void hq_json_str(char *out, size_t cap, const char *s, size_t len) {
   size_t i, o = 0;
@@ -202,6 +242,11 @@ static void hq_route(hq_conn_t *c) {
   if (u.field_set & (1 << UF_QUERY)) {
     query = c->url + u.field_data[UF_QUERY].off;
     query_len = u.field_data[UF_QUERY].len;
+  }
+  if (c->parser.method == HTTP_GET && path_len == 8 &&
+      memcmp(path, "/metrics", 8) == 0) {
+    hq_respond_metrics(c);
+    return;
   }
   c->refs++; /* for the fleet call */
   if (c->parser.method == HTTP_POST && path_len == 5 &&

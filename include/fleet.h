@@ -57,8 +57,8 @@ FLEET_EXTERN const char *fleet_version_string(void);
   XX(EREADONLY, -25, "the backend is a read-only replica")                     \
   XX(ESCRIPTBUSY, -26, "the backend is busy running a script")                 \
   XX(EBADDB, -27, "the backend has no such database")                          \
-  XX(EREPLY2BIG, -28, "reply larger than the client's max_reply_bytes")     \
-  XX(ECONFLICT, -29, "nodes disagree about a shared definition")              \
+  XX(EREPLY2BIG, -28, "reply larger than the client's max_reply_bytes")        \
+  XX(ECONFLICT, -29, "nodes disagree about a shared definition")               \
   XX(ETLS, -30, "TLS handshake or certificate verification failed")
 
 typedef enum {
@@ -82,6 +82,8 @@ FLEET_EXTERN const char *fleet_err_name(int err);
 #include "fleet/client.h"
 #include "fleet/cron.h"
 #include "fleet/lock.h"
+#include "fleet/log.h"
+#include "fleet/metrics.h"
 #include "fleet/pool.h"
 #include "fleet/leader.h"
 #include "fleet/queue.h"

@@ -7,6 +7,7 @@
 #include "batcher.h"
 #include "client.h"
 #include "handle.h"
+#include "log.h"
 
 /* A pending ping or time request. */
 struct fleet__creq_s {
@@ -41,6 +42,23 @@ void fleet_client_options_init(fleet_client_options_t *o) {
   o->reconnect_jitter_pct = 20;
 }
 
+/* Tells the logging hook about a state change. */
+static void client_log_state(struct fleet__client_s *c,
+                             fleet_client_state_t state, int status) {
+  if (c->log_cb == NULL)
+    return;
+  if (state == FLEET_CLIENT_READY) {
+    fleet__log(c, FLEET_LOG_INFO, "%s %s",
+               c->log_was_ready ? "reconnected to" : "connected to",
+               c->log_url);
+    c->log_was_ready = 1;
+  } else if (state == FLEET_CLIENT_RECONNECTING) {
+    fleet__log(c, FLEET_LOG_WARN,
+               "connection to %s lost, reconnecting: %s (%s)", c->log_url,
+               fleet_strerror(status), c->be != NULL ? c->be->detail : "");
+  }
+}
+
 /* Every state change goes through here; a repeated state is reported only
  * when it carries news (a new error while reconnecting). */
 static void client_set_state(struct fleet__client_s *c,
@@ -48,6 +66,7 @@ static void client_set_state(struct fleet__client_s *c,
   if (state == c->state && status == 0)
     return;
   c->state = state;
+  client_log_state(c, state, status);
   if (c->state_cb != NULL)
     c->state_cb(c->pub, state, status);
 }
@@ -81,6 +100,7 @@ static void client_free(struct fleet__client_s *c) {
   }
   fleet__batcher_free(c);
   fleet__url_free(&c->url);
+  free(c->log_url);
   free(c->prefix);
   free(c);
 }
@@ -110,8 +130,15 @@ static void client_on_backend_closed(void *owner) {
   client_on_part_closed(owner);
 }
 
+static void client_on_backend_log(void *owner, int level, const char *msg) {
+  struct fleet__client_s *c = owner;
+
+  if (!c->closing)
+    fleet__log(c, (fleet_log_level_t)level, "%s", msg);
+}
+
 static const fleet__backend_events_t client_backend_events = {
-    client_on_backend_state, client_on_backend_closed};
+    client_on_backend_state, client_on_backend_closed, client_on_backend_log};
 
 static int client_check_options(const fleet_client_options_t *o) {
   size_t len;
@@ -189,6 +216,17 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
   c->pub = client;
   c->loop = loop;
   c->state_cb = o.state_cb;
+  if (o.log_cb != NULL) {
+    size_t n = strlen(url) + 1;
+    if ((c->log_url = malloc(n)) == NULL) {
+      client_free(c);
+      return FLEET_ENOMEM;
+    }
+    memcpy(c->log_url, url, n);
+    fleet__redact(c->log_url, n, NULL);
+    c->log_cb = o.log_cb;
+    c->log_data = o.log_data;
+  }
   c->state = FLEET_CLIENT_CONNECTING;
   c->config.connect_timeout_ms = o.connect_timeout_ms;
   c->config.command_timeout_ms = o.command_timeout_ms;

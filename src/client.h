@@ -30,6 +30,12 @@ struct fleet__client_s {
   struct fleet__batcher_s *batcher;
   /* Closing: the backend and the batcher's timer still to close. */
   int closes_left;
+  /* The logging hook (src/log.c) and the URL as messages show it, with
+   * its password redacted (NULL without a hook). */
+  fleet_log_cb log_cb;
+  void *log_data;
+  char *log_url;
+  int log_was_ready; /* READY was reached once: the next is a reconnect */
 };
 
 /* The backend of an open client, for the primitives. */

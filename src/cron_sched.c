@@ -351,6 +351,10 @@ static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
                         int64_t fire_ms, int64_t dispatched, uint64_t token) {
   fleet__cron_fire_t *f = calloc(1, sizeof(*f));
 
+  fleet__metrics_add(s->base.metrics, FLEET_METRIC_CRON_FIRES, 1); /* metrics */
+  fleet__metrics_observe(
+      s->base.metrics, FLEET_METRIC_CRON_LATENESS,
+      dispatched > fire_ms ? (uint64_t)(dispatched - fire_ms) * 1000 : 0);
   if (f == NULL) {
     fleet__handle_error(&s->base, FLEET_ENOMEM);
     return;
@@ -818,6 +822,8 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
   s->base.error_cb = s->opts.error_cb;
   s->ns = fleet__memdup(ns, ns_len);
   s->ns_len = ns_len;
+  s->base.mblock.name = s->ns; /* metrics */
+  s->base.mblock.name_len = ns_len;
   s->node = fleet__memdup(node_id, node_len);
   s->node_len = node_len;
   fleet__rng_seed(&s->rng, (uint64_t)(uintptr_t)s ^ uv_hrtime());

@@ -6,6 +6,7 @@
 
 #include "client.h"
 #include "handle.h"
+#include "log.h"
 
 static const char *const handle_type_names[] = {"unknown",
 #define XX(name, str) str,
@@ -55,6 +56,7 @@ int fleet__handle_init(fleet__handle_t *h, const fleet__handle_vt_t *vt,
   h->pub = pub;
   h->client = client->internal_;
   h->loop = h->client->loop;
+  h->metrics = &h->mblock;
   handle_link(h);
   pub->type = vt->type;
   pub->internal_ = h;
@@ -99,6 +101,11 @@ int fleet_is_closing(const fleet_handle_t *handle) {
 }
 
 void fleet__handle_error(fleet__handle_t *h, int status) {
+  if (!h->closing && h->client->log_cb != NULL)
+    fleet__log(h->client, FLEET_LOG_ERROR, "%s %.*s: %s: %s",
+               fleet_handle_type_name(h->vt->type), (int)h->metrics->name_len,
+               h->metrics->name != NULL ? h->metrics->name : "",
+               fleet_strerror(status), fleet_client_last_error(h->client->pub));
   if (h->error_cb == NULL || h->closing)
     return;
   h->error_cb(h->pub, status, fleet_client_last_error(h->client->pub));

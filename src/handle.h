@@ -34,6 +34,7 @@
 
 #include "backend.h"
 #include "internal.h"
+#include "metrics_int.h"
 
 typedef struct fleet__handle_s fleet__handle_t;
 typedef struct fleet__req_s fleet__req_t;
@@ -76,6 +77,10 @@ struct fleet__handle_s {
   /* The error callback of a handle that works in the background (NULL
    * when it has none): every failure that no request reports reaches it. */
   fleet_error_cb error_cb;
+  /* Where the handle's events are counted (src/metrics.c): &mblock, or
+   * the block of the handle that made this one (a leader's lock). */
+  fleet__metrics_t *metrics;
+  fleet__metrics_t mblock;
 };
 
 /* How a request reads a reply: `status` 0 and the reply, or an error and

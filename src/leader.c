@@ -97,6 +97,7 @@ static int leader_open_lock(leader_t *ld) {
   if (err == 0) {
     /* The candidate's own: closed with it, never shown by a walk. */
     ld->lock.internal_->internal = 1;
+    ld->lock.internal_->metrics = &ld->base.mblock; /* counts as the leader */
     ld->lock.data = ld;
     ld->lock_open = 1;
   }
@@ -252,6 +253,8 @@ int fleet_leader_init(fleet_client_t *client, fleet_leader_t *leader,
   }
   ld->pub = leader;
   ld->base.error_cb = callbacks->error;
+  ld->base.mblock.name = ld->name; /* metrics */
+  ld->base.mblock.name_len = ld->name != NULL ? strlen(ld->name) : 0;
   /* The lock handle checks the name, the owner and the timing. */
   err = leader_open_lock(ld);
   if (err != 0) {

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "lock_int.h"
+#include "log.h"
 
 /* The first delay after a transient error while waiting, in ms. */
 #define LOCK_BACKOFF_MIN_MS 20
@@ -207,6 +208,12 @@ static void lock_retry(fleet__lock_t *lk) {
 /* The held lease is lost: LOST, then the lease-lost callback. */
 static void lock_lose(fleet__lock_t *lk, int status) {
   lock_set_state(lk, FLEET__LOCK_LOST, 0);
+  fleet__metrics_add(lk->base.metrics, FLEET_METRIC_LOCK_LOSSES, 1);
+  fleet__log(lk->base.client, FLEET_LOG_WARN,
+             "%s %.*s: lease lost (token %" PRIu64 "): %s",
+             lk->base.metrics != &lk->base.mblock ? "leader" : "lock",
+             (int)lk->base.metrics->name_len, lk->base.metrics->name, lk->token,
+             fleet_strerror(status));
   if (lk->lost_cb != NULL)
     lk->lost_cb(lk->pub, status, lk->token);
 }
@@ -286,6 +293,7 @@ static void lock_renew_done(fleet__batch_item_t *it, int status,
     return;
   }
   if (elem->integer == 1) {
+    fleet__metrics_add(lk->base.metrics, FLEET_METRIC_LOCK_RENEWALS, 1);
     lock_renew_at(lk, sent + lk->interval_ms);
     lock_extend(lk, sent);
     return;
@@ -491,6 +499,7 @@ static void lock_on_attempt(fleet__lock_t *lk, int status,
     acq = lk->acquire;
     lk->acquire = NULL;
     lock_set_state(lk, FLEET__LOCK_HELD, 0);
+    fleet__metrics_add(lk->base.metrics, FLEET_METRIC_LOCK_ACQUISITIONS, 1);
     lock_answer_acquire(lk, acq, 0, lk->token);
     return;
   }
@@ -704,9 +713,10 @@ static void lock_on_renew_reply(fleet__req_t *rq, int status,
   lk->renew = NULL;
   /* The result counts only for the lease it was sent for. */
   if (lk->state == FLEET__LOCK_HELD && lk->token == req->token) {
-    if (status == 0)
+    if (status == 0) {
+      fleet__metrics_add(lk->base.metrics, FLEET_METRIC_LOCK_RENEWALS, 1);
       lock_extend(lk, req->sent);
-    else if (status == FLEET_ESTALE || status == FLEET_EWRONGTYPE)
+    } else if (status == FLEET_ESTALE || status == FLEET_EWRONGTYPE)
       lock_lose(lk, status);
   }
   lock_answer_done(lk, req, status);
@@ -886,6 +896,8 @@ int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
     lock_free(&lk->base);
     return err;
   }
+  fleet__metrics_name_from_tag(&lk->base.mblock, lk->tag.base, lk->tag.len,
+                               c->prefix_len);
   lk->pub = lock;
   lk->base.error_cb = options != NULL ? options->error_cb : NULL;
   lk->loop = c->loop;

@@ -806,6 +806,8 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
     node->internal_ = NULL;
     return FLEET_ENOMEM;
   }
+  fleet__metrics_name_from_tag(&p->base.mblock, p->tag.base, p->tag.len,
+                               c->prefix_len);
   uv_timer_init(p->base.loop, &p->lapse_timer);
   uv_timer_init(p->base.loop, &p->wait_timer);
   uv_timer_init(p->base.loop, &p->join_timer);

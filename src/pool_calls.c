@@ -232,6 +232,7 @@ static int pool_reply_dispatch(fleet__pool_t *p, fleet__pool_req_t *req,
     return FLEET_EPROTO;
   switch (code) {
     case 1:
+      fleet__metrics_add(p->base.metrics, FLEET_METRIC_POOL_DISPATCHES, 1);
       req->token = token;
       req->deadline = uv_now(p->base.loop) + 2 * (uint64_t)p->opts.ack_grace_ms;
       req->waiting = 1;

@@ -268,6 +268,8 @@ int fleet_queue_init(fleet_client_t *client, fleet_queue_t *pub,
     queue_free(&q->base);
     return FLEET_ENOMEM;
   }
+  q->base.mblock.name = q->name; /* metrics */
+  q->base.mblock.name_len = len;
   uv_check_init(q->base.loop, &q->enq_check);
   uv_prepare_init(q->base.loop, &q->enq_prepare);
   queue_options_resolve(&q->opts, options);

@@ -285,6 +285,8 @@ static void queue_enqueue_reply(fleet__qreq_t *first,
     for (i = 0; i < n; i++) {
       fleet__reply_bytes(&e[2 * i + 1], &id);
       q->enq[i].status = e[2 * i].integer == 1 ? 0 : FLEET_EEXIST;
+      if (q->enq[i].status == 0) /* metrics */
+        fleet__metrics_add(q->base.metrics, FLEET_METRIC_JOBS_ENQUEUED, 1);
       q->enq[i].id = fleet__queue_strs_add(q, id);
       q->enq[i].id_len = id.len;
     }

@@ -723,6 +723,8 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
     pool->internal_ = NULL;
     return FLEET_ENOMEM;
   }
+  wp->base.mblock.name = wp->name; /* metrics, log */
+  wp->base.mblock.name_len = name_len;
   uv_timer_init(wp->base.loop, &wp->timer);
   wp->timer.data = wp;
   wp->timer_open = 1;

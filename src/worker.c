@@ -17,6 +17,7 @@
 #include "keys.h"
 #include "queue_int.h"
 #include "worker_int.h"
+#include "log.h"
 
 /* The offline retry backoff, in ms. */
 #define WORKER_RETRY_MIN_MS 50
@@ -212,6 +213,17 @@ static void worker_on_recovered(fleet_queue_t *q, int status,
   }
   if (status != 0)
     fleet__handle_error(&w->base, status);
+  if (status == 0 && info->requeued + info->dead > 0) { /* metrics, log */
+    fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_RECOVERED,
+                       info->requeued + info->dead);
+    fleet__log(w->base.client, FLEET_LOG_WARN,
+               "queue %.*s: recovered %llu stale claims (%llu requeued, "
+               "%llu dead)",
+               (int)w->base.mblock.name_len, w->base.mblock.name,
+               (unsigned long long)(info->requeued + info->dead),
+               (unsigned long long)info->requeued,
+               (unsigned long long)info->dead);
+  }
   if (status == 0 && info->next_deadline_ms > 0) {
     uint64_t until = info->next_deadline_ms > info->now_ms
                          ? info->next_deadline_ms - info->now_ms
@@ -477,6 +489,8 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     return err;
   }
   w->queue.internal_->internal = 1;
+  w->base.mblock.name = w->queue.internal_->mblock.name; /* metrics */
+  w->base.mblock.name_len = w->queue.internal_->mblock.name_len;
   fleet__handle_hold(&w->base); /* until the queue's close callback */
   w->base.error_cb = w->o.error_cb;
   w->channel = chan.base;

@@ -62,6 +62,7 @@ typedef struct fleet__wjob_s {
   int local_status; /* settles without a call, with this status */
   fleet_job_action_t action;
   uint64_t local_deadline; /* loop ms */
+  uint64_t claimed_ns;     /* uv_hrtime() at the claim, for the metrics */
   char *buf;               /* id, type, payload, error */
   size_t cap;
   const char *error;

@@ -8,6 +8,7 @@
 
 #include "queue_int.h"
 #include "worker_int.h"
+#include "log.h"
 
 /* ------------------------------------------------------------------------ */
 /* Slots and batches                                                        */
@@ -180,11 +181,15 @@ static void wjob_settle(struct fleet__worker_s *w, fleet__wjob_t *job,
   job->sending = job->queued = 0;
   if (!job->internal) {
     if (status == 0 || status == FLEET_EALREADY) {
-      if (job->action == FLEET_JOB_COMPLETE)
+      if (job->action == FLEET_JOB_COMPLETE) {
         w->stats.completed++;
-      else if (job->action == FLEET_JOB_FAIL)
+        fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_COMPLETED, 1);
+        fleet__metrics_observe(w->base.metrics, FLEET_METRIC_JOB_LATENCY,
+                               (uv_hrtime() - job->claimed_ns) / 1000);
+      } else if (job->action == FLEET_JOB_FAIL) {
         w->stats.failed++;
-      else
+        fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_FAILED, 1);
+      } else
         w->stats.released++;
     }
     if (w->o.done_cb != NULL)
@@ -211,6 +216,11 @@ static void wjob_lost(struct fleet__worker_s *w, fleet__wjob_t *job,
     return;
   job->lost_told = 1;
   w->stats.lost++;
+  fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_LOST, 1);
+  fleet__log(w->base.client, FLEET_LOG_WARN,
+             "queue %.*s: claim of job %s lost: %s",
+             (int)w->base.mblock.name_len, w->base.mblock.name, job->pub.id,
+             fleet_strerror(status));
   if (w->o.lost_cb != NULL)
     w->o.lost_cb(fleet__worker_pub(w), &job->pub, status);
 }
@@ -267,6 +277,8 @@ static void worker_on_failed(fleet_queue_t *q, int status, int dead,
   if (status == 0 || status == FLEET_ESTALE || status == FLEET_EALREADY ||
       status == FLEET_ENOTFOUND) {
     fleet__worker_online(w);
+    if (status == 0 && !dead && !b->jobs[0]->internal) /* metrics */
+      fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_RETRIED, 1);
     /* A retry is a delayed job: when it is the earliest one, the script
      * wakes the workers, whose claims then learn when it is due. */
     wjob_settle(w, b->jobs[0], status);
@@ -565,6 +577,8 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
     held_add(w, job);
     worker_hb_schedule(w, job, uv_now(w->base.loop));
     w->stats.claimed++;
+    job->claimed_ns = uv_hrtime(); /* metrics */
+    fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_CLAIMED, 1);
     if (w->state == FLEET__WORKER_RUNNING) {
       job->with_handler = 1;
       w->active++;

@@ -367,6 +367,23 @@ TEST_DECLARE(cli_errors)
 TEST_DECLARE(dash_api)
 TEST_DECLARE(dash_chromium)
 
+/* test_metrics.c */
+TEST_DECLARE(metrics_units)
+TEST_DECLARE(metrics_label_escape)
+TEST_DECLARE(metrics_series_grouping)
+CONFORMANCE_DECLARE(metrics_worker_counters)
+CONFORMANCE_DECLARE(metrics_worker_recovered)
+CONFORMANCE_DECLARE(metrics_lock_counters)
+CONFORMANCE_DECLARE(metrics_leader_counters)
+CONFORMANCE_DECLARE(metrics_cron_counters)
+
+/* test_log.c */
+TEST_DECLARE(log_redact)
+TEST_DECLARE(log_reconnect_redis)
+CONFORMANCE_DECLARE(log_lost_lease)
+CONFORMANCE_DECLARE(log_recovered_claim)
+CONFORMANCE_DECLARE(log_background_error)
+
 TEST_LIST_START
   /* test_errors.c */
   TEST_ENTRY(errors_noperm_detail)
@@ -692,6 +709,23 @@ TEST_LIST_START
   /* test_dash.c */
   TEST_ENTRY_TIMEOUT(dash_api, 60)
   TEST_ENTRY_TIMEOUT(dash_chromium, 120)
+
+  /* test_metrics.c */
+  TEST_ENTRY(metrics_units)
+  TEST_ENTRY(metrics_label_escape)
+  TEST_ENTRY(metrics_series_grouping)
+  CONFORMANCE_ENTRY(metrics_worker_counters)
+  CONFORMANCE_ENTRY(metrics_worker_recovered)
+  CONFORMANCE_ENTRY(metrics_lock_counters)
+  CONFORMANCE_ENTRY(metrics_leader_counters)
+  CONFORMANCE_ENTRY(metrics_cron_counters)
+
+  /* test_log.c */
+  TEST_ENTRY(log_redact)
+  TEST_ENTRY(log_reconnect_redis)
+  CONFORMANCE_ENTRY(log_lost_lease)
+  CONFORMANCE_ENTRY(log_recovered_claim)
+  CONFORMANCE_ENTRY(log_background_error)
 TEST_LIST_END
 
 /* clang-format on */

@@ -396,6 +396,17 @@ CONFORMANCE_IMPL(pool_dispatch_basic) {
   a.start_status = 0;
   ASSERT_OK(dispatch(&e, &c, "k2", ""));
 
+  /* Metrics: every admitted dispatch counts on the node that made it (the
+   * one whose start failed too); refused ones (FLEET_EEXIST) do not. */
+  {
+    fleet_metrics_t m;
+    ASSERT_OK(fleet_metrics_read((fleet_handle_t *)&c.node, &m));
+    ASSERT_UEQ(4, m.counters[FLEET_METRIC_POOL_DISPATCHES]);
+    ASSERT_MEM_EQ("p", m.name, m.name_len);
+    ASSERT_OK(fleet_metrics_read((fleet_handle_t *)&a.node, &m));
+    ASSERT_UEQ(0, m.counters[FLEET_METRIC_POOL_DISPATCHES]);
+  }
+
   rec_close(&e, &c);
   rec_close(&e, &a);
   ASSERT_EQ(0, a.running);

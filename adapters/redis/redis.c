@@ -150,6 +150,13 @@ static void redis_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *req, int status,
   const fleet__reply_t *r = NULL;
 
   if (status == 0 && req->script != NULL && fleet__redis_is_noscript(reply)) {
+    if (be->events->log != NULL) { /* the logging hook */
+      char msg[160];
+      snprintf(msg, sizeof(msg),
+               "script %s not in the server's cache (NOSCRIPT): reloading",
+               req->script->name);
+      be->events->log(be->owner, FLEET_LOG_INFO, msg);
+    }
     status = fleet__redis_req_to_eval(req);
     if (status == 0 && !be->closing) {
       fleet__rconn_send(c, req);

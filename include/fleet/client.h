@@ -3,6 +3,7 @@
 #define FLEET_CLIENT_H
 
 #include "fleet/common.h"
+#include "fleet/log.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -87,6 +88,11 @@ typedef struct {
   /* memory:// only: share the in-process store of this open client (on the
    * same loop) instead of creating a private one. NULL by default. */
   fleet_client_t *memory_peer;
+  /* Optional logging hook (see fleet/log.h): reconnects, script reloads,
+   * recovered claims, lost leases and background errors of the client and
+   * its handles, as one line each; `log_data` is passed back to it. */
+  fleet_log_cb log_cb;
+  void *log_data;
 } fleet_client_options_t;
 
 struct fleet_client_s {
