@@ -2,8 +2,14 @@
 # 12 packages fleet needs that are not installed yet.
 # With the argument "test", also what only the test suite needs: the cron
 # oracle (python3-croniter), the openssl command that makes the TLS tests'
-# CA, redis-sentinel, and chromium for the dashboard test.
+# CA, redis-sentinel, and chromium for the dashboard test. With "valkey",
+# valkey-server from Debian's bookworm-backports (the apt source is added
+# when missing).
 fleet_install_deps() {
+  if [ "${1:-}" = "valkey" ]; then
+    fleet_install_valkey
+    return
+  fi
   pkgs="cmake make gcc pkg-config libuv1-dev libhiredis-dev liblua5.1-0-dev
     libssl-dev libhttp-parser-dev redis-server"
   if [ "${1:-}" = "test" ]; then
@@ -21,4 +27,17 @@ fleet_install_deps() {
   $sudo apt-get update -qq
   # shellcheck disable=SC2086
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+}
+
+fleet_install_valkey() {
+  command -v valkey-server >/dev/null 2>&1 && return 0
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d; then
+    echo "deb http://deb.debian.org/debian bookworm-backports main" |
+      $sudo tee /etc/apt/sources.list.d/fleet-bookworm-backports.list >/dev/null
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    -t bookworm-backports valkey-server
 }

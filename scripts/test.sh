@@ -4,6 +4,8 @@
 # their own redis-server on free loopback ports.
 #   scripts/test.sh              build/ (RelWithDebInfo)
 #   scripts/test.sh --sanitize   build-asan/ (AddressSanitizer + UBSan)
+#   scripts/test.sh --valkey     build/, the tests on valkey-server 8
+#                                (installed from bookworm-backports)
 # Extra arguments go to the test runner (e.g. a test name substring).
 set -eu
 cd "$(dirname "$0")/.."
@@ -11,7 +13,12 @@ cd "$(dirname "$0")/.."
 fleet_install_deps test
 dir=build
 flags="-DCMAKE_BUILD_TYPE=RelWithDebInfo"
-if [ "${1:-}" = "--sanitize" ]; then
+if [ "${1:-}" = "--valkey" ]; then
+  shift
+  fleet_install_deps valkey
+  FLEET_REDIS_SERVER=$(command -v valkey-server)
+  export FLEET_REDIS_SERVER
+elif [ "${1:-}" = "--sanitize" ]; then
   shift
   dir=build-asan
   flags="-DCMAKE_BUILD_TYPE=Debug -DFLEET_SANITIZE=ON"
