@@ -25,7 +25,19 @@ typedef struct {
   TEST_DECLARE(name##_redis)
 
 /* clang-format off */
-#define TEST_LIST_START static const fleet_test_entry_t fleet_test_list[] = {
+#define /* test_redact.c */
+TEST_DECLARE(redact_userinfo)
+TEST_DECLARE(redact_query)
+TEST_DECLARE(redact_truncate)
+
+/* test_http_queue.c */
+TEST_DECLARE(http_queue_oversize)
+TEST_DECLARE(http_queue_type)
+TEST_DECLARE(http_queue_idle_timeout)
+TEST_DECLARE(http_queue_sigint)
+TEST_DECLARE(http_queue_backend_error_once)
+
+TEST_LIST_START static const fleet_test_entry_t fleet_test_list[] = {
 #define TEST_LIST_END };
 /* clang-format on */
 
@@ -609,6 +621,17 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cron_mp_aof_restart, 60)
   TEST_ENTRY_TIMEOUT(cron_mp_catch_up, 60)
   TEST_ENTRY(cron_mp_demo_input)
+  /* test_redact.c */
+  TEST_ENTRY(redact_userinfo)
+  TEST_ENTRY(redact_query)
+  TEST_ENTRY(redact_truncate)
+
+  /* test_http_queue.c */
+  TEST_ENTRY(http_queue_oversize)
+  TEST_ENTRY(http_queue_type)
+  TEST_ENTRY(http_queue_idle_timeout)
+  TEST_ENTRY(http_queue_sigint)
+  TEST_ENTRY(http_queue_backend_error_once)
 TEST_LIST_END
 
 /* clang-format on */
