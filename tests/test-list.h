@@ -25,19 +25,7 @@ typedef struct {
   TEST_DECLARE(name##_redis)
 
 /* clang-format off */
-#define /* test_redact.c */
-TEST_DECLARE(redact_userinfo)
-TEST_DECLARE(redact_query)
-TEST_DECLARE(redact_truncate)
-
-/* test_http_queue.c */
-TEST_DECLARE(http_queue_oversize)
-TEST_DECLARE(http_queue_type)
-TEST_DECLARE(http_queue_idle_timeout)
-TEST_DECLARE(http_queue_sigint)
-TEST_DECLARE(http_queue_backend_error_once)
-
-TEST_LIST_START static const fleet_test_entry_t fleet_test_list[] = {
+#define TEST_LIST_START static const fleet_test_entry_t fleet_test_list[] = {
 #define TEST_LIST_END };
 /* clang-format on */
 
@@ -337,6 +325,18 @@ TEST_DECLARE(cron_mp_aof_restart)
 TEST_DECLARE(cron_mp_catch_up)
 TEST_DECLARE(cron_mp_demo_input)
 
+/* test_redact.c */
+TEST_DECLARE(redact_userinfo)
+TEST_DECLARE(redact_query)
+TEST_DECLARE(redact_truncate)
+
+/* test_http_queue.c */
+TEST_DECLARE(http_queue_oversize)
+TEST_DECLARE(http_queue_type)
+TEST_DECLARE(http_queue_idle_timeout)
+TEST_DECLARE(http_queue_sigint)
+TEST_DECLARE(http_queue_backend_error_once)
+
 TEST_LIST_START
   /* test_errors.c */
   TEST_ENTRY(errors_noperm_detail)
@@ -631,7 +631,7 @@ TEST_LIST_START
   TEST_ENTRY(http_queue_type)
   TEST_ENTRY(http_queue_idle_timeout)
   TEST_ENTRY(http_queue_sigint)
-  TEST_ENTRY(http_queue_backend_error_once)
+  TEST_ENTRY_TIMEOUT(http_queue_backend_error_once, 90)
 TEST_LIST_END
 
 /* clang-format on */
