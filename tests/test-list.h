@@ -329,6 +329,7 @@ TEST_DECLARE(cron_mp_demo_input)
 TEST_DECLARE(redact_userinfo)
 TEST_DECLARE(redact_query)
 TEST_DECLARE(redact_truncate)
+TEST_DECLARE(redact_demo_bad_url)
 
 /* test_http_queue.c */
 TEST_DECLARE(http_queue_oversize)
@@ -625,6 +626,7 @@ TEST_LIST_START
   TEST_ENTRY(redact_userinfo)
   TEST_ENTRY(redact_query)
   TEST_ENTRY(redact_truncate)
+  TEST_ENTRY(redact_demo_bad_url)
 
   /* test_http_queue.c */
   TEST_ENTRY(http_queue_oversize)

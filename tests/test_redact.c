@@ -2,6 +2,8 @@
  * query options become "***", everything else is kept, and the output
  * follows snprintf()'s rules for size and truncation. */
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "test.h"
 
@@ -92,4 +94,40 @@ TEST_IMPL(redact_truncate) {
   ASSERT_UEQ(fleet_redact_url(NULL, out, sizeof(out)), 0);
   ASSERT_STR_EQ(out, "");
   return 0;
+}
+
+/* fleet-demo prints a URL it refuses with the password hidden. */
+TEST_IMPL(redact_demo_bad_url) {
+#ifdef FLEET_DEMO_PATH
+  char *argv[] = {"fleet-demo", "--url",   "redis://u:s3cret@host:notaport",
+                  "stats",      "--queue", "q",
+                  NULL};
+  char err[4096];
+  int fds[2], st;
+  ssize_t n, len = 0;
+  pid_t pid;
+
+  ASSERT_EQ(0, pipe(fds));
+  pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (dup2(fds[1], 2) < 0 || dup2(fds[1], 1) < 0)
+      _exit(127);
+    close(fds[0]);
+    execv(FLEET_DEMO_PATH, argv);
+    _exit(127);
+  }
+  close(fds[1]);
+  while ((n = read(fds[0], err + len, sizeof(err) - 1 - (size_t)len)) > 0)
+    len += n;
+  err[len] = '\0';
+  close(fds[0]);
+  ASSERT_EQ(pid, waitpid(pid, &st, 0));
+  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 127);
+  ASSERT_NOT_NULL(strstr(err, "redis://u:***@host:notaport"));
+  ASSERT_NULL(strstr(err, "s3cret"));
+  return 0;
+#else
+  fleet_test_skip("examples are not built");
+#endif
 }
