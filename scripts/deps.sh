@@ -2,7 +2,7 @@
 # 12 packages fleet needs that are not installed yet.
 fleet_install_deps() {
   pkgs="cmake make gcc pkg-config libuv1-dev libhiredis-dev liblua5.1-0-dev redis-server
-    libhttp-parser-dev python3-croniter"
+    libhttp-parser-dev python3-croniter dpkg-dev"
   missing=""
   for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
