@@ -79,6 +79,7 @@ struct hq_conn_s {
   int started; /* bytes of a request arrived */
   int routed;  /* the request is complete and being answered */
   int responded;
+  int eof; /* the client sent EOF after its request */
   int closed;
 };
 
@@ -158,7 +159,7 @@ static void hq_on_shutdown(uv_shutdown_t *req, int status) {
 
   /* The client now has the whole response; what it still sends is read
    * and dropped until it closes or the timeout ends the wait. */
-  if (status != 0)
+  if (status != 0 || c->eof)
     hq_conn_close(c);
   hq_conn_unref(c);
 }
@@ -468,7 +469,14 @@ static void hq_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   size_t used;
 
   if (nread < 0) {
-    hq_conn_close(c);
+    /* A client that half-closes after its request still gets the answer;
+     * the socket closes once it is written. */
+    if (nread == UV_EOF && c->routed && !c->responded) {
+      c->eof = 1;
+      uv_read_stop(s);
+    } else {
+      hq_conn_close(c);
+    }
   } else if (nread > 0 && !c->responded && !c->routed) {
     c->started = 1;
     hq_conn_arm(c);

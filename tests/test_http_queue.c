@@ -214,6 +214,20 @@ static int hq_post(const hq_proc_t *p, const char *query, size_t body_len) {
   return code;
 }
 
+/* POST /jobs, then shutdown(SHUT_WR) before reading: the status. */
+static int hq_post_half_closed(const hq_proc_t *p) {
+  static const char req[] = "POST /jobs HTTP/1.1\r\nHost: t\r\n"
+                            "Content-Length: 3\r\n\r\nabc";
+  char resp[4096];
+  int fd = hq_connect(p);
+
+  hq_send(fd, req, sizeof(req) - 1);
+  ASSERT_EQ(0, shutdown(fd, SHUT_WR));
+  ASSERT_GE(hq_read_all(fd, resp, sizeof(resp)), 0);
+  close(fd);
+  return hq_status(resp);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Limits and validation                                                    */
 
@@ -255,10 +269,12 @@ TEST_IMPL(http_queue_oversize) {
                        "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
                        "0\r\n\r\n");
   ASSERT_EQ(201, hq_request(&p, chunked, n, NULL, 0));
-  /* Only the two accepted jobs ran. */
-  ASSERT(hq_wait_text(p.out_path, "job 2: completed", fleet_test_ms(5000)));
+  /* A client that half-closes after its request still gets the answer. */
+  ASSERT_EQ(201, hq_post_half_closed(&p));
+  /* Only the three accepted jobs ran. */
+  ASSERT(hq_wait_text(p.out_path, "job 3: completed", fleet_test_ms(5000)));
   hq_read_file(p.out_path, resp, sizeof(resp));
-  ASSERT_NULL(strstr(resp, "job 3"));
+  ASSERT_NULL(strstr(resp, "job 4"));
   ASSERT_NOT_NULL(strstr(resp, "job 1 (http, 1000 bytes)"));
   ASSERT_NOT_NULL(strstr(resp, "job 2 (http, 5 bytes)"));
   hq_stop(&p);
@@ -434,6 +450,8 @@ TEST_IMPL(http_queue_backend_error_once) {
            fleet_test_redis_port(redis));
   hq_start(&p, "outage", args);
   ASSERT_EQ(3, hq_post_many(&p, 3, 201));
+  /* The answer comes from Redis after the client's EOF: still sent. */
+  ASSERT_EQ(201, hq_post_half_closed(&p));
   /* The backend goes away: every request fails with 503, and one line
    * says why. */
   ASSERT_EQ(0, fleet_test_redis_stop(redis));
