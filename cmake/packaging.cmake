@@ -55,10 +55,12 @@ set(CPACK_COMPONENT_LIB_DESCRIPTION
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libfleet-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
-# fleet.pc requires libuv; the static library and the CMake package also
-# want hiredis and Lua 5.1 (linked into libfleet, absent from its headers).
+# fleet.pc and fleet::fleet require libuv; linking libfleet.a (and
+# fleet::fleet_static) also wants hiredis and Lua 5.1, which are inside the
+# shared library and absent from the headers: recommended, not required.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-    "libfleet0 (= ${PROJECT_VERSION}-1), libuv1-dev (>= 1.44), libhiredis-dev, liblua5.1-0-dev")
+    "libfleet0 (= ${PROJECT_VERSION}-1), libuv1-dev (>= 1.44)")
+set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "libhiredis-dev, liblua5.1-0-dev")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
     "fleet: development files
  Headers, the static library, the pkg-config file (fleet.pc), the CMake

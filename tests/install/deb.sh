@@ -5,7 +5,9 @@
 # and would change the machine; `apt-get -s install ./*.deb` checks instead
 # that apt can resolve their dependencies), then, against that root only:
 # compiles and links a program with pkg-config, shared and static, and runs
-# it on the memory backend; runs the installed fleet-demo; renders the man
+# it on the memory backend; does the same for the shared library with
+# pkg-config and find_package(fleet) where hiredis's and Lua's .pc files
+# are hidden; runs the installed fleet-demo; renders the man
 # pages with groff warnings on. Called by check.sh; skipped (exit 0) where
 # cpack or dpkg-deb is missing.
 set -eu
@@ -47,6 +49,9 @@ depends_has "$lib" "libuv1 (>= 1.44)"
 depends_has "$lib" "libhiredis0.14 (>= 0.14.0)"
 depends_has "$dev" "libfleet0 (= $version)"
 depends_has "$dev" "libuv1-dev (>= 1.44)"
+if dpkg-deb -f "$dev" Depends | grep -q hiredis; then
+  fail "libfleet-dev requires hiredis: $(dpkg-deb -f "$dev" Depends)"
+fi
 dpkg-deb -e "$lib" "$tmp/lib-control"
 [ -f "$tmp/lib-control/shlibs" ] || fail "libfleet0 has no shlibs file"
 
@@ -106,6 +111,25 @@ cc "$here/consumer.c" $cflags -o "$tmp/consumer-static" \
   $(pkg-config --libs --static fleet | tr ' ' '\n' | grep -v '^-lfleet$' |
     grep -v "^-L")
 "$tmp/consumer-static"
+
+# Without hiredis's and Lua's .pc files (only libuv's and the scratch
+# root's are visible), pkg-config and find_package(fleet) still serve a
+# program linked with the shared library.
+mkdir "$tmp/pc-uv-only"
+cp "$(pkg-config --variable=pcfiledir libuv)/libuv.pc" "$tmp/pc-uv-only/"
+(
+  export PKG_CONFIG_LIBDIR="$tmp/pc-uv-only:$root/usr/lib/pkgconfig"
+  unset PKG_CONFIG_PATH
+  pkg-config --exists hiredis && fail "hiredis.pc still visible"
+  # shellcheck disable=SC2046
+  cc "$here/consumer.c" $(pkg-config --cflags --libs fleet) \
+    -o "$tmp/consumer-uv-only" || fail "pkg-config without hiredis.pc failed"
+  cmake -S "$here/shared" -B "$tmp/cmake-shared" \
+    -DCMAKE_PREFIX_PATH="$root/usr" >"$tmp/cmake-shared.log" 2>&1 ||
+    { cat "$tmp/cmake-shared.log" >&2; fail "find_package(fleet) without hiredis.pc failed"; }
+  cmake --build "$tmp/cmake-shared" >/dev/null
+  LD_LIBRARY_PATH="$root/usr/lib" "$tmp/cmake-shared/consumer_shared"
+)
 
 # The installed programs and man pages.
 "$root/usr/bin/fleet-demo" run --jobs 20 --concurrency 2 --work-ms 0 \
