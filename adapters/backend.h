@@ -172,6 +172,11 @@ typedef struct {
   uint64_t max_reply_bytes;
   /* memory:// only: the backend of a peer client whose store to share. */
   fleet__backend_t *memory_peer;
+  /* Redis: the job-state ops (enqueue, claim, complete, fail, release)
+   * are followed in the same pipeline by WAIT wait_replicas
+   * wait_timeout_ms; fewer replicas is FLEET_ETIMEDOUT. 0: no WAIT. */
+  uint32_t wait_replicas;
+  uint32_t wait_timeout_ms;
 } fleet__backend_config_t;
 
 typedef struct {
@@ -220,7 +225,16 @@ struct fleet__backend_s {
    * status was an error, "" when it was 0. A backend sets it right before
    * it calls a reply callback or reports a state change; NUL-terminated. */
   char detail[FLEET__DETAIL_MAX];
+  /* Set by a backend whose keys live on shards (Redis Cluster): the keys of
+   * one call must then share a hash slot (fleet__key_slot()), and the
+   * batcher splits its calls by the slot of each item's first key. */
+  int sharded;
 };
+
+/* The Redis Cluster hash slot (0..16383) of a key: CRC16 of its hash tag,
+ * the part between the first '{' and the next '}' when not empty, else of
+ * the whole key. */
+uint16_t fleet__key_slot(const void *key, size_t len);
 
 /* Sets the detail from a printf format, truncated to fit. */
 void fleet__backend_set_detail(fleet__backend_t *be, const char *fmt, ...)

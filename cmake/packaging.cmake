@@ -56,11 +56,13 @@ set(CPACK_COMPONENT_LIB_DESCRIPTION
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libfleet-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # fleet.pc and fleet::fleet require libuv; linking libfleet.a (and
-# fleet::fleet_static) also wants hiredis and Lua 5.1, which are inside the
-# shared library and absent from the headers: recommended, not required.
+# fleet::fleet_static) also wants hiredis, Lua 5.1 and OpenSSL, which are
+# inside the shared library and absent from the headers: recommended, not
+# required.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
     "libfleet0 (= ${PROJECT_VERSION}-1), libuv1-dev (>= 1.44)")
-set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "libhiredis-dev, liblua5.1-0-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS
+    "libhiredis-dev, liblua5.1-0-dev, libssl-dev")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
     "fleet: development files
  Headers, the static library, the pkg-config file (fleet.pc), the CMake

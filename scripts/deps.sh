@@ -1,8 +1,15 @@
 # deps.sh -- sourced by setup.sh and test.sh: installs, with apt, the Debian
 # 12 packages fleet needs that are not installed yet.
+# With the argument "test", also what only the test suite needs: the cron
+# oracle (python3-croniter), the openssl command that makes the TLS tests'
+# CA, redis-sentinel, chromium for the dashboard test, and dpkg-dev
+# (dpkg-shlibdeps) for the package check of tests/install/deb.sh.
 fleet_install_deps() {
-  pkgs="cmake make gcc pkg-config libuv1-dev libhiredis-dev liblua5.1-0-dev redis-server
-    libhttp-parser-dev python3-croniter dpkg-dev"
+  pkgs="cmake make gcc pkg-config libuv1-dev libhiredis-dev liblua5.1-0-dev
+    libssl-dev libhttp-parser-dev redis-server"
+  if [ "${1:-}" = "test" ]; then
+    pkgs="$pkgs python3-croniter openssl redis-sentinel chromium dpkg-dev"
+  fi
   missing=""
   for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -8,7 +8,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
-fleet_install_deps
+fleet_install_deps test
 dir=build
 flags="-DCMAKE_BUILD_TYPE=RelWithDebInfo"
 if [ "${1:-}" = "--sanitize" ]; then

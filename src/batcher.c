@@ -11,7 +11,8 @@ struct fleet__batch_call_s {
   struct fleet__batcher_s *b;
   const fleet__batch_kind_t *kind;
   const void *group;
-  uint64_t sent; /* loop ms */
+  uint32_t hslot; /* the hash slot of its items' keys, on a sharded backend */
+  uint64_t sent;  /* loop ms */
   size_t n;
   fleet__batch_item_t *items[FLEET__BATCH_MAX]; /* NULL: forgotten */
 };
@@ -171,7 +172,7 @@ void fleet__batch_stats(const struct fleet__client_s *c, uint64_t *calls,
 
 static fleet__batch_call_t *batcher_call_get(struct fleet__batcher_s *b,
                                              fleet__batch_item_t *first,
-                                             uint64_t now) {
+                                             uint32_t hslot, uint64_t now) {
   fleet__batch_call_t *call = b->pool;
 
   if (call != NULL)
@@ -182,6 +183,7 @@ static fleet__batch_call_t *batcher_call_get(struct fleet__batcher_s *b,
   call->b = b;
   call->kind = first->kind;
   call->group = first->group;
+  call->hslot = hslot;
   call->sent = now;
   call->n = 0;
   return call;
@@ -278,18 +280,39 @@ static void batcher_send(struct fleet__batcher_s *b,
   batcher_call_put(b, call);
 }
 
-/* Finds the call being built for `it`'s kind and group, or starts one.
- * NULL when out of memory. */
+/* The hash slot of `it`'s first key when the backend is sharded (Redis
+ * Cluster: the keys of one call must share a slot), else 0. Items whose
+ * keys are only the group's share the group's slot. */
+static int batcher_item_slot(struct fleet__batcher_s *b,
+                             fleet__batch_item_t *it, uint32_t *out) {
+  const fleet__batch_kind_t *k = it->kind;
+
+  *out = 0;
+  if (!b->client->be->sharded || k->item_keys == 0)
+    return 0;
+  if (batcher_reserve(b, k->item_keys, k->item_args) != 0)
+    return FLEET_ENOMEM;
+  k->fill(it, b->keys, b->args);
+  *out = fleet__key_slot(b->keys[0].base, b->keys[0].len);
+  return 0;
+}
+
+/* Finds the call being built for `it`'s kind, group and slot, or starts
+ * one. NULL when out of memory. */
 static fleet__batch_call_t *batcher_call_for(struct fleet__batcher_s *b,
                                              fleet__batch_call_t **open,
                                              fleet__batch_item_t *it,
                                              uint64_t now) {
   fleet__batch_call_t *call;
+  uint32_t hslot;
 
+  if (batcher_item_slot(b, it, &hslot) != 0)
+    return NULL;
   for (call = *open; call != NULL; call = call->next)
-    if (call->kind == it->kind && call->group == it->group)
+    if (call->kind == it->kind && call->group == it->group &&
+        call->hslot == hslot)
       return call;
-  call = batcher_call_get(b, it, now);
+  call = batcher_call_get(b, it, hslot, now);
   if (call != NULL) {
     call->next = *open;
     *open = call;

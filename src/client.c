@@ -1,5 +1,6 @@
 /* client.c -- the client handle: URL and options, the backend it drives,
  * its state machine, ping and time. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,6 +196,12 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
   c->config.reconnect_max_ms = o.reconnect_max_ms;
   c->config.reconnect_jitter_pct = o.reconnect_jitter_pct;
   c->config.max_reply_bytes = o.max_reply_bytes;
+  if (o.wait_replicas > 0 && vt == &fleet__memory_backend) {
+    client_free(c);
+    return FLEET_EINVAL; /* no replicas to wait for */
+  }
+  c->config.wait_replicas = o.wait_replicas;
+  c->config.wait_timeout_ms = o.wait_timeout_ms != 0 ? o.wait_timeout_ms : 1000;
   err = vt->open(loop, &c->url, &c->config, &client_backend_events, c, &c->be);
   if (err != 0) {
     client_free(c);
@@ -202,6 +209,16 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
   }
   client->internal_ = c;
   return 0;
+}
+
+int fleet_client_url_check(const char *url, char *why, size_t why_size) {
+  fleet__url_t u;
+  int err = fleet__url_parse(url, &u);
+
+  if (why != NULL && why_size > 0)
+    snprintf(why, why_size, "%s", err != 0 ? u.error : "");
+  fleet__url_free(&u);
+  return err;
 }
 
 int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb) {

@@ -62,27 +62,65 @@ int fleet_queue_claim(fleet_queue_t *pub, size_t max_jobs,
   return fleet__queue_send(q, FLEET__OP_QUEUE_CLAIM, req);
 }
 
-/* Reads one claimed job (six elements from `e`) into `job`, its strings
- * not yet copied. Returns 0 or FLEET_EPROTO. */
+/* Reads a decimal field of a job record, [p, end): `dflt` when empty.
+ * Returns 0 or FLEET_EPROTO. */
+static int queue_rec_u32(const char *p, const char *end, uint32_t dflt,
+                         uint32_t *out) {
+  uint64_t v = 0;
+
+  if (p == end) {
+    *out = dflt;
+    return 0;
+  }
+  for (; p < end; p++) {
+    if (*p < '0' || *p > '9' || v > UINT32_MAX)
+      return FLEET_EPROTO;
+    v = v * 10 + (uint64_t)(*p - '0');
+  }
+  if (v > UINT32_MAX)
+    return FLEET_EPROTO;
+  *out = (uint32_t)v;
+  return 0;
+}
+
+/* Reads one claimed job (id, record, token from `e`) into `job`, its
+ * strings not yet copied: the record is "<attempts>\0<max_attempts>\0
+ * <created_ms>\0<type>\0<payload>" (docs/queue.md), split here so that
+ * the script returns it as it is. Returns 0 or FLEET_EPROTO. */
 static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
                           fleet_bytes_t *id, fleet_bytes_t *type) {
-  uint64_t attempts, max_attempts;
+  const char *sep[4], *p, *end;
+  fleet_bytes_t rec;
+  uint32_t attempts;
+  int i;
 
   if (fleet__reply_bytes(&e[0], id) != 0 || id->len == 0 ||
-      fleet__reply_bytes(&e[1], type) != 0 ||
-      fleet__reply_bytes(&e[2], &job->payload) != 0 ||
-      fleet__reply_u64(&e[3], &attempts) != 0 ||
-      fleet__reply_u64(&e[4], &max_attempts) != 0 ||
-      fleet__reply_u64(&e[5], &job->token) != 0 || attempts == 0 ||
-      attempts > UINT32_MAX || max_attempts > UINT32_MAX || job->token == 0)
+      fleet__reply_bytes(&e[1], &rec) != 0 ||
+      fleet__reply_u64(&e[2], &job->token) != 0 || job->token == 0)
     return FLEET_EPROTO;
-  job->attempts = (uint32_t)attempts;
-  job->max_attempts = (uint32_t)max_attempts;
+  p = rec.base;
+  end = p + rec.len;
+  for (i = 0; i < 4; i++) {
+    sep[i] = p < end ? memchr(p, '\0', (size_t)(end - p)) : NULL;
+    if (sep[i] == NULL)
+      return FLEET_EPROTO;
+    p = sep[i] + 1;
+  }
+  if (queue_rec_u32(rec.base, sep[0], 0, &attempts) != 0 ||
+      attempts == UINT32_MAX ||
+      queue_rec_u32(sep[0] + 1, sep[1], 3, &job->max_attempts) != 0 ||
+      sep[3] == sep[2] + 1)
+    return FLEET_EPROTO;
+  job->attempts = attempts + 1;
+  type->base = sep[2] + 1;
+  type->len = (size_t)(sep[3] - (sep[2] + 1));
+  job->payload.base = sep[3] + 1;
+  job->payload.len = (size_t)(end - (sep[3] + 1));
   return 0;
 }
 
 /* Reads a claim reply, {now_ms, deadline_ms, next_run_at_ms, pending_left,
- * then six elements per job (at most `max` jobs)}, into `info` and
+ * then id, record, token per job (at most `max` jobs)}, into `info` and
  * `q->jobs` (`*n` of them, their strings copied). Returns 0, FLEET_EPROTO
  * or FLEET_ENOMEM. */
 static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
@@ -91,8 +129,8 @@ static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
   size_t i, bytes = 0;
   int rc = 0;
 
-  if (!fleet__reply_is_array(r, 4) || (r->nelem - 4) % 6 != 0 ||
-      (r->nelem - 4) / 6 > max ||
+  if (!fleet__reply_is_array(r, 4) || (r->nelem - 4) % 3 != 0 ||
+      (r->nelem - 4) / 3 > max ||
       fleet__reply_u64(&r->elem[0], &info->now_ms) != 0 ||
       fleet__reply_u64(&r->elem[1], &info->deadline_ms) != 0 ||
       r->elem[2].type != FLEET__REPLY_INT || r->elem[2].integer < -1 ||
@@ -100,13 +138,18 @@ static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
     return FLEET_EPROTO;
   info->next_run_at_ms =
       r->elem[2].integer < 0 ? 0 : (uint64_t)r->elem[2].integer;
-  *n = (r->nelem - 4) / 6;
+  *n = (r->nelem - 4) / 3;
   if (fleet__grow((void **)&q->jobs, &q->jobs_cap, *n + 1, sizeof(*q->jobs)) !=
       0)
     return FLEET_ENOMEM;
   for (i = 0; rc == 0 && i < *n; i++) {
     memset(&q->jobs[i], 0, sizeof(q->jobs[i]));
-    rc = queue_read_job(&r->elem[4 + 6 * i], &q->jobs[i], &id, &type);
+    rc = queue_read_job(&r->elem[4 + 3 * i], &q->jobs[i], &id, &type);
+    /* In the reply until copied below. */
+    q->jobs[i].id = id.base;
+    q->jobs[i].id_len = id.len;
+    q->jobs[i].type = type.base;
+    q->jobs[i].type_len = type.len;
     bytes += id.len + type.len + 2;
   }
   q->strs_len = 0;
@@ -116,12 +159,12 @@ static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
     return rc;
   for (i = 0; i < *n; i++) {
     fleet_job_t *job = &q->jobs[i];
-    fleet__reply_bytes(&r->elem[4 + 6 * i], &id);
-    fleet__reply_bytes(&r->elem[5 + 6 * i], &type);
+    id.base = job->id;
+    id.len = job->id_len;
+    type.base = job->type;
+    type.len = job->type_len;
     job->id = fleet__queue_strs_add(q, id);
-    job->id_len = id.len;
     job->type = fleet__queue_strs_add(q, type);
-    job->type_len = type.len;
     job->deadline_ms = info->deadline_ms;
   }
   return 0;

@@ -4,6 +4,8 @@
 #ifndef FLEET_SRC_QUEUE_INT_H
 #define FLEET_SRC_QUEUE_INT_H
 
+#include <string.h>
+
 #include "client.h"
 #include "handle.h"
 #include "fleet/queue.h"
@@ -178,5 +180,22 @@ int fleet__queue_complete_claim(fleet_queue_t *q, const fleet_claim_t *claims,
 /* Checks a batch of claims: n in range, each id valid. Returns 0,
  * FLEET_EINVAL or FLEET_E2BIG (an id too long). */
 int fleet__queue_claims_ok(const fleet_claim_t *claims, size_t n);
+
+/* Writes the decimal of `v` at `out` (at least 21 bytes), NUL-terminated;
+ * returns its length. On the per-job paths instead of snprintf, whose
+ * format parsing cost more than the rest of a job's token handling. */
+static inline size_t fleet__queue_dec(char *out, uint64_t v) {
+  char tmp[20], *p = tmp + sizeof(tmp);
+  size_t len;
+
+  do {
+    *--p = (char)('0' + v % 10);
+    v /= 10;
+  } while (v > 0);
+  len = (size_t)(tmp + sizeof(tmp) - p);
+  memcpy(out, p, len);
+  out[len] = '\0';
+  return len;
+}
 
 #endif /* FLEET_SRC_QUEUE_INT_H */

@@ -100,9 +100,15 @@ static void queue_enq_put(struct fleet__queue_s *q, const void *p, size_t len) {
 /* Formats and copies a number argument. */
 static void queue_enq_num(struct fleet__queue_s *q, long long v) {
   char num[24];
-  int len = snprintf(num, sizeof(num), "%lld", v);
+  size_t len;
 
-  queue_enq_put(q, num, len > 0 ? (size_t)len : 0);
+  if (v < 0) {
+    num[0] = '-';
+    len = 1 + fleet__queue_dec(num + 1, (uint64_t)0 - (uint64_t)v);
+  } else {
+    len = fleet__queue_dec(num, (uint64_t)v);
+  }
+  queue_enq_put(q, num, len);
 }
 
 /* The bytes one job's arguments take at most: its strings, six numbers
@@ -117,7 +123,7 @@ static size_t queue_spec_bytes(const fleet_job_spec_t *s) {
 static void queue_enq_spec(struct fleet__queue_s *q,
                            const fleet_job_spec_t *s) {
   char backoff[40];
-  int len;
+  size_t len;
 
   queue_enq_put(q, s->id != NULL ? s->id : "",
                 s->id != NULL ? strlen(s->id) : 0);
@@ -127,11 +133,17 @@ static void queue_enq_spec(struct fleet__queue_s *q,
   queue_enq_num(q, (long long)s->run_at_ms);
   queue_enq_num(q, (long long)s->delay_ms);
   queue_enq_num(q, (long long)s->max_attempts);
-  len = snprintf(backoff, sizeof(backoff), "%s:%u:%u:%u",
-                 s->backoff == FLEET_BACKOFF_FIXED ? "fixed" : "exp",
-                 (unsigned)s->backoff_ms, (unsigned)s->backoff_max_ms,
-                 (unsigned)s->backoff_jitter_pct);
-  queue_enq_put(q, backoff, len > 0 ? (size_t)len : 0);
+  if (s->backoff != FLEET_BACKOFF_FIXED && s->backoff_ms == 1000 &&
+      s->backoff_max_ms == 3600000 && s->backoff_jitter_pct == 20) {
+    /* The default, which the script stores as nothing. */
+    queue_enq_put(q, "exp:1000:3600000:20", 19);
+  } else {
+    len = (size_t)snprintf(backoff, sizeof(backoff), "%s:%u:%u:%u",
+                           s->backoff == FLEET_BACKOFF_FIXED ? "fixed" : "exp",
+                           (unsigned)s->backoff_ms, (unsigned)s->backoff_max_ms,
+                           (unsigned)s->backoff_jitter_pct);
+    queue_enq_put(q, backoff, len);
+  }
   queue_enq_put(q, s->unique_key != NULL ? s->unique_key : "",
                 s->unique_key != NULL ? strlen(s->unique_key) : 0);
   queue_enq_num(q, (long long)(s->unique_key != NULL ? s->unique_ttl_ms : 0));

@@ -57,8 +57,7 @@ static int wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
   job->pub = *src;
   job->pub.data = NULL;
   job->pub.internal_ = job;
-  job->token_len = (size_t)snprintf(job->token, sizeof(job->token), "%llu",
-                                    (unsigned long long)src->token);
+  job->token_len = fleet__queue_dec(job->token, src->token);
   memcpy(p, src->id, src->id_len + 1);
   job->pub.id = p;
   p += src->id_len + 1;
@@ -618,9 +617,12 @@ static void worker_send_claims(struct fleet__worker_s *w,
     room = w->o.concurrency - w->active - w->claiming;
     if (room > w->o.concurrency)
       room = 0;
-    /* Completions free room: a claim rides along, whether or not jobs
-     * are known to be pending, since it costs no round trip. */
-    if ((w->maybe_pending || *complete != NULL) && room > 0 &&
+    /* A claim rides along with completions when jobs may be pending
+     * (the last claim left some, or a wake-up came since): it costs no
+     * round trip. When none may be, the completions go alone, since a
+     * claim would find nothing and cost the server its reads; the
+     * enqueue that makes the pending set non-empty wakes the worker. */
+    if (w->maybe_pending && room > 0 &&
         (w->claims_in_flight == 0 || w->last_full))
       n = room < w->o.claim_batch ? room : w->o.claim_batch;
     else if (w->promote_due && w->claims_in_flight == 0)

@@ -1,5 +1,6 @@
 /* client_ctx.c -- a client on its own loop, with counters of what its
  * callbacks saw. */
+#include <stdio.h>
 #include "client_ctx.h"
 
 static void ctx_on_state(fleet_client_t *c, fleet_client_state_t state,
@@ -45,6 +46,8 @@ void ctx_on_ping(fleet_client_t *c, int status, void *arg) {
   if (t->in_call)
     t->ran_in_call = 1;
   t->last_ping_status = status;
+  snprintf(t->last_ping_detail, sizeof(t->last_ping_detail), "%s",
+           fleet_client_last_error(c));
   if (status == 0)
     t->pings_ok++;
   else if (status == FLEET_ECANCELED)

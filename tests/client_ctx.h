@@ -14,6 +14,8 @@ typedef struct {
   int closed;      /* close callbacks */
   int pings_ok, pings_err, pings_canceled;
   int last_ping_status;
+  /* fleet_client_last_error() as the last ping callback saw it. */
+  char last_ping_detail[256];
   int in_call;     /* set while a fleet call is on the stack */
   int ran_in_call; /* a callback ran inside its call */
   int close_in_cb; /* close the client from the next ping callback */

@@ -434,6 +434,11 @@ static int redis_fixture_copy_args(fleet_test_redis_t *r,
 
 int fleet_test_redis_start(fleet_test_redis_t **out,
                            const char *const *extra_args) {
+  return fleet_test_redis_start_below(out, extra_args, 65535);
+}
+
+int fleet_test_redis_start_below(fleet_test_redis_t **out,
+                                 const char *const *extra_args, int max_port) {
   fleet_test_redis_t *r;
   const char *tmp;
   const char *require;
@@ -477,7 +482,10 @@ int fleet_test_redis_start(fleet_test_redis_t **out,
    * process: try again on a fresh one. */
   rc = -ECHILD;
   for (tries = 0; tries < REDIS_FIXTURE_START_TRIES && rc == -ECHILD; tries++) {
-    rc = fleet_test_free_port();
+    int picks = 0;
+    do
+      rc = fleet_test_free_port();
+    while (rc > max_port && ++picks < 1000);
     if (rc < 0)
       break;
     r->port = rc;

@@ -35,6 +35,11 @@ typedef struct fleet_test_redis_s fleet_test_redis_t;
 int fleet_test_redis_start(fleet_test_redis_t **out,
                            const char *const *extra_args);
 
+/* As fleet_test_redis_start(), on a port no higher than `max_port` (a
+ * cluster node needs port + 10000 for its bus: 55535 at most). */
+int fleet_test_redis_start_below(fleet_test_redis_t **out,
+                                 const char *const *extra_args, int max_port);
+
 /* As fleet_test_redis_start(), for tests that need a server: skips the test
  * (fleet_test_skip) when none is installed and aborts on any other error. */
 fleet_test_redis_t *

@@ -2,6 +2,8 @@
  * check, skipping, the conformance harness, the slack factor and bounded
  * waits on a loop, and a recursive remove. */
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <ftw.h>
 #include <math.h>
 #include <stdarg.h>
@@ -9,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster_fixture.h"
 #include "test.h"
+#include "test_tls_util.h"
 
 /* The most bytes ASSERT_MEM_EQ shows of each side from the first
  * difference. */
@@ -229,7 +233,25 @@ int fleet_test_conformance_run(const char *kind,
     body(&b);
     return 0;
   }
+  if (strcmp(kind, "cluster") == 0) {
+    b.cluster = fleet_test_cluster_start_or_skip();
+    snprintf(b.url, sizeof(b.url), "%s", fleet_test_cluster_url(b.cluster));
+    body(&b);
+    fleet_test_cluster_free(b.cluster);
+    return 0;
+  }
   ASSERT_STR_EQ(kind, "redis");
+  if (fleet_test_tls_wanted()) {
+    /* The same bodies over TLS (tests/test_tls_util.c). */
+    char dir[PATH_MAX];
+    signal(SIGPIPE, SIG_IGN);
+    b.redis =
+        fleet_test_tls_redis_start(dir, sizeof(dir), b.url, sizeof(b.url));
+    body(&b);
+    fleet_test_redis_free(b.redis);
+    fleet_test_rmtree(dir);
+    return 0;
+  }
   b.redis = fleet_test_redis_start_or_skip(NULL);
   snprintf(b.url, sizeof(b.url), "%s", fleet_test_redis_url(b.redis));
   body(&b);

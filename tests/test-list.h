@@ -39,6 +39,11 @@ typedef struct {
 
 /* clang-format off */
 
+/* test_cluster*.c and the cluster variants (test-list-cluster.h) */
+#include "test-list-cluster.h"
+FLEET_CLUSTER_CONFORMANCE(FLEET_CLUSTER_DECLARE_C)
+FLEET_CLUSTER_TESTS(FLEET_CLUSTER_DECLARE_T)
+
 /* test_errors.c */
 TEST_DECLARE(errors_noperm_detail)
 TEST_DECLARE(errors_oom)
@@ -116,6 +121,8 @@ TEST_DECLARE(unit_errors_unknown)
 TEST_DECLARE(unit_url_parse_good)
 TEST_DECLARE(unit_url_parse_bad)
 TEST_DECLARE(unit_url_free_zeroed)
+TEST_DECLARE(unit_url_parse_topologies)
+TEST_DECLARE(unit_url_errors_explain)
 TEST_DECLARE(unit_backoff_bounds)
 TEST_DECLARE(unit_backoff_growth)
 TEST_DECLARE(unit_backoff_jitter_spread)
@@ -141,6 +148,8 @@ CONFORMANCE_DECLARE(queue_retention)
 CONFORMANCE_DECLARE(queue_close_cancels)
 CONFORMANCE_DECLARE(queue_foreign_data)
 TEST_DECLARE(queue_redis_enqueue_phase)
+/* test_queue_perf.c */
+TEST_DECLARE(queue_redis_claim_fast_paths)
 
 /* test_queue_claims.c */
 CONFORMANCE_DECLARE(queue_claim_tokens)
@@ -325,6 +334,39 @@ TEST_DECLARE(cron_mp_aof_restart)
 TEST_DECLARE(cron_mp_catch_up)
 TEST_DECLARE(cron_mp_demo_input)
 
+/* test_tls.c */
+TEST_DECLARE(tls_connect_and_ops)
+TEST_DECLARE(tls_verification_refusals)
+TEST_DECLARE(tls_client_certificate)
+TEST_DECLARE(tls_protocol_mismatch)
+
+/* test_sentinel.c */
+TEST_DECLARE(sentinel_failover_queue)
+TEST_DECLARE(sentinel_failover_durable)
+TEST_DECLARE(sentinel_unknown_master)
+TEST_DECLARE(sentinel_tls)
+
+/* test_durable.c */
+TEST_DECLARE(durable_wait_replicas)
+TEST_DECLARE(durable_memory_refused)
+
+/* test_cli_queue_admin.c */
+CONFORMANCE_DECLARE(queue_admin_jobs)
+CONFORMANCE_DECLARE(queue_admin_retry)
+CONFORMANCE_DECLARE(queue_admin_pause)
+CONFORMANCE_DECLARE(queue_admin_pause_worker)
+
+/* test_cli.c */
+TEST_DECLARE(cli_queue)
+TEST_DECLARE(cli_lock_leader)
+TEST_DECLARE(cli_pool_store)
+TEST_DECLARE(cli_watch)
+TEST_DECLARE(cli_errors)
+
+/* test_dash.c */
+TEST_DECLARE(dash_api)
+TEST_DECLARE(dash_chromium)
+
 /* test_redact.c */
 TEST_DECLARE(redact_userinfo)
 TEST_DECLARE(redact_query)
@@ -416,6 +458,8 @@ TEST_LIST_START
   TEST_ENTRY(unit_url_parse_good)
   TEST_ENTRY(unit_url_parse_bad)
   TEST_ENTRY(unit_url_free_zeroed)
+  TEST_ENTRY(unit_url_parse_topologies)
+  TEST_ENTRY(unit_url_errors_explain)
   TEST_ENTRY(unit_backoff_bounds)
   TEST_ENTRY(unit_backoff_growth)
   TEST_ENTRY(unit_backoff_jitter_spread)
@@ -441,6 +485,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_close_cancels)
   CONFORMANCE_ENTRY(queue_foreign_data)
   TEST_ENTRY(queue_redis_enqueue_phase)
+  TEST_ENTRY(queue_redis_claim_fast_paths)
 
   /* test_queue_claims.c */
   CONFORMANCE_ENTRY(queue_claim_tokens)
@@ -622,6 +667,45 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cron_mp_aof_restart, 60)
   TEST_ENTRY_TIMEOUT(cron_mp_catch_up, 60)
   TEST_ENTRY(cron_mp_demo_input)
+
+
+  /* test_cluster*.c and the cluster variants (test-list-cluster.h) */
+  FLEET_CLUSTER_CONFORMANCE(FLEET_CLUSTER_ENTRY_C)
+  FLEET_CLUSTER_TESTS(FLEET_CLUSTER_ENTRY_T)
+
+  /* test_tls.c */
+  TEST_ENTRY(tls_connect_and_ops)
+  TEST_ENTRY(tls_verification_refusals)
+  TEST_ENTRY(tls_client_certificate)
+  TEST_ENTRY(tls_protocol_mismatch)
+
+  /* test_sentinel.c */
+  TEST_ENTRY_TIMEOUT(sentinel_failover_queue, 120)
+  TEST_ENTRY_TIMEOUT(sentinel_failover_durable, 120)
+  TEST_ENTRY_TIMEOUT(sentinel_unknown_master, 60)
+  TEST_ENTRY_TIMEOUT(sentinel_tls, 90)
+
+  /* test_durable.c */
+  TEST_ENTRY(durable_wait_replicas)
+  TEST_ENTRY(durable_memory_refused)
+
+  /* test_cli_queue_admin.c */
+  CONFORMANCE_ENTRY(queue_admin_jobs)
+  CONFORMANCE_ENTRY(queue_admin_retry)
+  CONFORMANCE_ENTRY(queue_admin_pause)
+  CONFORMANCE_ENTRY(queue_admin_pause_worker)
+
+  /* test_cli.c */
+  TEST_ENTRY_TIMEOUT(cli_queue, 60)
+  TEST_ENTRY_TIMEOUT(cli_lock_leader, 60)
+  TEST_ENTRY_TIMEOUT(cli_pool_store, 60)
+  TEST_ENTRY_TIMEOUT(cli_watch, 60)
+  TEST_ENTRY_TIMEOUT(cli_errors, 60)
+
+  /* test_dash.c */
+  TEST_ENTRY_TIMEOUT(dash_api, 60)
+  TEST_ENTRY_TIMEOUT(dash_chromium, 120)
+
   /* test_redact.c */
   TEST_ENTRY(redact_userinfo)
   TEST_ENTRY(redact_query)

@@ -41,6 +41,8 @@ typedef struct {
   /* The private redis-server of this test, or NULL on memory. Owned by the
    * harness: the body may stop, restart or pause it but must not free it. */
   fleet_test_redis_t *redis;
+  /* The private cluster of a name_cluster variant, else NULL. */
+  struct fleet_test_cluster_s *cluster;
 } fleet_test_backend_t;
 
 /* Defines a conformance test: one body, run once per adapter as the two
@@ -60,9 +62,18 @@ typedef struct {
   TEST_IMPL(name##_redis) {                                                    \
     return fleet_test_conformance_run("redis", conformance_##name);            \
   }                                                                            \
+  TEST_IMPL(name##_cluster) {                                                  \
+    return fleet_test_conformance_run("cluster", conformance_##name);          \
+  }                                                                            \
   static void conformance_##name(fleet_test_backend_t *b)
 
-/* Runs `body` against the backend `kind` ("memory" or "redis"), setting up
+/* A third variant, name_cluster, runs the body on a private 3-master /
+ * 3-replica Redis Cluster (tests/cluster_fixture.h; b->redis is NULL,
+ * b->cluster set); it is listed only for the conformance tests that
+ * test-list.h names with CLUSTER_ENTRY. */
+
+/* Runs `body` against the backend `kind` ("memory", "redis" or "cluster"),
+ * setting up
  * and tearing down the backend around it. Returns 0; failures abort. */
 int fleet_test_conformance_run(const char *kind,
                                void (*body)(fleet_test_backend_t *b));

@@ -451,10 +451,10 @@ static const char *diff_job_id(diff_t *d, char *buf, size_t len) {
 static void diff_keep_claims(diff_t *d, const diff_reply_t *m) {
   size_t i;
 
-  /* "[n", now, deadline, next, left, then 6 per job. */
-  for (i = 5; i + 5 < m->n && d->nheld < 64; i += 6) {
+  /* "[n", now, deadline, next, left, then id, record, token per job. */
+  for (i = 5; i + 2 < m->n && d->nheld < 64; i += 3) {
     snprintf(d->held[d->nheld][0], 32, "%s", m->line[i] + 2);
-    snprintf(d->held[d->nheld][1], 32, "%s", m->line[i + 5] + 2);
+    snprintf(d->held[d->nheld][1], 32, "%s", m->line[i + 2] + 2);
     d->nheld++;
   }
 }

@@ -135,6 +135,24 @@ static const char *const unit_bad_urls[] = {
     "unix://relative",
     "memory://x",
     "redis://h/1?x",
+    "redis://h1,h2",
+    "rediss://h?tls_bogus=1",
+    "redis://h?tls_ca_file=/ca.pem",
+    "rediss://h?tls_verify=2",
+    "rediss://h?tls_cert=/c.pem",
+    "rediss://h?tls_ca_file=/a&tls_ca_file=/b",
+    "rediss://h?tls_ca_file=",
+    "rediss://h?&",
+    "redis+cluster://h:7000/1",
+    "redis+cluster://h:7000,",
+    "redis+cluster://h:7000,h:0",
+    "redis+sentinel://h:26379",
+    "redis+sentinel://h:26379/",
+    "redis+sentinel://h/m/x",
+    "redis://h?sentinel_password=x",
+    "redis://h#frag",
+    "redis+sentinel://h/m?sentinel_user=a&sentinel_user=b",
+    "redis+cluster+tls://h",
 };
 
 /* Parses `text`, which must be refused, into a struct full of garbage, and
@@ -170,6 +188,156 @@ TEST_IMPL(unit_url_parse_bad) {
   fprintf(stderr, "parsing a URL of %zu bytes\n", strlen(longest));
   unit_url_refused(longest);
   free(longest);
+  return 0;
+}
+
+/* The schemes of issue 15: host lists, TLS options, sentinel parts. */
+TEST_IMPL(unit_url_parse_topologies) {
+  fleet__url_t u, n;
+
+  ASSERT_OK(fleet__url_parse(
+      "rediss://app:s%3Fcret@db.example:6380/2?tls_ca_file=/etc/ca%20x.pem"
+      "&tls_cert=/c.pem&tls_key=/k.pem&tls_server_name=redis.internal"
+      "&tls_verify=0&tls_ca_dir=/etc/ssl/certs",
+      &u));
+  ASSERT_EQ(u.scheme, FLEET__URL_REDIS);
+  ASSERT_EQ(u.tls, 1);
+  ASSERT_EQ(u.nhosts, 1);
+  ASSERT_STR_EQ(u.host, "db.example");
+  ASSERT_EQ(u.port, 6380);
+  ASSERT_STR_EQ(u.user, "app");
+  ASSERT_STR_EQ(u.password, "s?cret");
+  ASSERT_EQ(u.db, 2);
+  ASSERT_STR_EQ(u.tls_opts.ca_file, "/etc/ca x.pem");
+  ASSERT_STR_EQ(u.tls_opts.ca_dir, "/etc/ssl/certs");
+  ASSERT_STR_EQ(u.tls_opts.cert, "/c.pem");
+  ASSERT_STR_EQ(u.tls_opts.key, "/k.pem");
+  ASSERT_STR_EQ(u.tls_opts.server_name, "redis.internal");
+  ASSERT_EQ(u.tls_opts.verify, 0);
+  ASSERT_STR_EQ(u.error, "");
+
+  /* A node met through this URL keeps TLS and the data credentials. */
+  ASSERT_OK(fleet__url_node(&u, "10.0.0.7", 7001, 0, &n));
+  ASSERT_EQ(n.scheme, FLEET__URL_REDIS);
+  ASSERT_EQ(n.tls, 1);
+  ASSERT_STR_EQ(n.host, "10.0.0.7");
+  ASSERT_EQ(n.port, 7001);
+  ASSERT_STR_EQ(n.password, "s?cret");
+  ASSERT_EQ(n.db, 2);
+  ASSERT_STR_EQ(n.tls_opts.server_name, "redis.internal");
+  ASSERT_EQ(n.tls_opts.verify, 0);
+  fleet__url_free(&n);
+  fleet__url_free(&u);
+
+  /* Verification is on unless turned off. */
+  ASSERT_OK(fleet__url_parse("rediss://h", &u));
+  ASSERT_EQ(u.tls, 1);
+  ASSERT_EQ(u.tls_opts.verify, 1);
+  ASSERT_EQ(u.port, 6379);
+  fleet__url_free(&u);
+
+  ASSERT_OK(fleet__url_parse("redis+cluster://:pw@a:7000,[::1]:7001,c", &u));
+  ASSERT_EQ(u.scheme, FLEET__URL_CLUSTER);
+  ASSERT_EQ(u.tls, 0);
+  ASSERT_EQ(u.nhosts, 3);
+  ASSERT_STR_EQ(u.hosts[0].host, "a");
+  ASSERT_EQ(u.hosts[0].port, 7000);
+  ASSERT_STR_EQ(u.hosts[1].host, "::1");
+  ASSERT_EQ(u.hosts[1].port, 7001);
+  ASSERT_STR_EQ(u.hosts[2].host, "c");
+  ASSERT_EQ(u.hosts[2].port, 6379);
+  ASSERT_STR_EQ(u.host, "a");
+  ASSERT_STR_EQ(u.password, "pw");
+  ASSERT_EQ(u.db, 0);
+  fleet__url_free(&u);
+
+  ASSERT_OK(fleet__url_parse("rediss+cluster://a:1/?tls_ca_file=/ca", &u));
+  ASSERT_EQ(u.scheme, FLEET__URL_CLUSTER);
+  ASSERT_EQ(u.tls, 1);
+  ASSERT_STR_EQ(u.tls_opts.ca_file, "/ca");
+  fleet__url_free(&u);
+
+  ASSERT_OK(
+      fleet__url_parse("redis+sentinel://u:p@s1,s2:26380,s3:26381/my%2Fmaster/3"
+                       "?sentinel_user=su&sentinel_password=sp",
+                       &u));
+  ASSERT_EQ(u.scheme, FLEET__URL_SENTINEL);
+  ASSERT_EQ(u.nhosts, 3);
+  ASSERT_EQ(u.hosts[0].port, 26379);
+  ASSERT_EQ(u.hosts[1].port, 26380);
+  ASSERT_STR_EQ(u.hosts[2].host, "s3");
+  ASSERT_STR_EQ(u.master_name, "my/master");
+  ASSERT_EQ(u.db, 3);
+  ASSERT_STR_EQ(u.user, "u");
+  ASSERT_STR_EQ(u.password, "p");
+  ASSERT_STR_EQ(u.sentinel_user, "su");
+  ASSERT_STR_EQ(u.sentinel_password, "sp");
+  /* A sentinel node gets the sentinel credentials and db 0. */
+  ASSERT_OK(fleet__url_node(&u, "s2", 26380, 1, &n));
+  ASSERT_STR_EQ(n.user, "su");
+  ASSERT_STR_EQ(n.password, "sp");
+  ASSERT_EQ(n.db, 0);
+  ASSERT_EQ(n.tls, 0);
+  fleet__url_free(&n);
+  fleet__url_free(&u);
+
+  ASSERT_OK(fleet__url_parse("redis+sentinel://s/m@x", &u));
+  ASSERT_STR_EQ(u.master_name, "m@x");
+  ASSERT_STR_EQ(u.host, "s");
+  ASSERT_NULL(u.password);
+  fleet__url_free(&u);
+
+  ASSERT_OK(fleet__url_parse("rediss+sentinel://s/m", &u));
+  ASSERT_EQ(u.scheme, FLEET__URL_SENTINEL);
+  ASSERT_EQ(u.tls, 1);
+  ASSERT_EQ(u.db, 0);
+  ASSERT_NULL(u.sentinel_password);
+  fleet__url_free(&u);
+  return 0;
+}
+
+/* Refusals say what is wrong, and never quote the password. */
+TEST_IMPL(unit_url_errors_explain) {
+  static const struct {
+    const char *text;
+    const char *words;
+  } cases[] = {
+      {"redis://:hunter2@h:99999", "port"},
+      {"rediss://:hunter2@h?tls_cert=/c", "tls_key"},
+      {"redis://:hunter2@h?tls_ca_file=/ca", "TLS scheme"},
+      {"redis+sentinel://:hunter2@h", "master"},
+      {"redis+cluster://:hunter2@h/2", "database"},
+      {"redis://:hunter2@a,b", "one host"},
+      {"redis://:hunter%zz@h", "password"},
+      {"redis://:hunter2@h?hunter2=hunter2", "unknown option"},
+      {"redis+sentinel://:x@h/m?sentinel_password=hunter%2", "sentinel_pass"},
+      {"foo://:hunter2@h", "unknown scheme"},
+      {"redis://:hunter2/x@h", "escaped"},
+  };
+  fleet__url_t u;
+  char why[FLEET__URL_ERROR_MAX];
+  size_t i;
+
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    ASSERT_ERR(FLEET_EBADURL, fleet__url_parse(cases[i].text, &u));
+    fprintf(stderr, "%s -> %s\n", cases[i].words, u.error);
+    ASSERT_NOT_NULL(strstr(u.error, cases[i].words));
+    if (strstr(cases[i].text, "hunter2=") == NULL)
+      ASSERT_NULL(strstr(u.error, "hunter"));
+    ASSERT_NULL(u.hosts);
+    ASSERT_NULL(u.password);
+    ASSERT_NULL(u.tls_opts.cert);
+    ASSERT_NULL(u.master_name);
+    fleet__url_free(&u);
+
+    /* The public check says the same. */
+    ASSERT_ERR(FLEET_EBADURL,
+               fleet_client_url_check(cases[i].text, why, sizeof(why)));
+    ASSERT_STR_EQ(why, u.error);
+  }
+  ASSERT_OK(fleet_client_url_check("rediss+cluster://a,b", why, sizeof(why)));
+  ASSERT_STR_EQ(why, "");
+  ASSERT_ERR(FLEET_EBADURL, fleet_client_url_check(NULL, NULL, 0));
   return 0;
 }
 

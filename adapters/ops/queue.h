@@ -32,7 +32,10 @@
  *         more attempt and the deadline now + claim_ttl_ms (the claims hash
  *         gets "<token>\0<attempt>\0<deadline>"). Reply: {now_ms,
  *         deadline_ms, next_run_at_ms (-1: no delayed job), pending_left,
- *         then id, type, payload, attempts, max_attempts, token per job}.
+ *         then id, record, token per job}: the job record as stored,
+ *         "<attempts>\0<max_attempts>\0<created_ms>\0<type>\0<payload>"
+ *         (empty numbers: 0 and 3), which the client splits; the claim's
+ *         attempt is the record's attempts + 1.
  *   QUEUE_REFRESH  ARGV: claim_ttl_ms, then id, token per claim. Moves the
  *         deadline of each claim still held to now + claim_ttl_ms. Reply:
  *         {now_ms, deadline_ms, then 1 (refreshed) or 0 (stale) per claim}.
@@ -76,6 +79,25 @@
  *         first. Reads every queued job (no per-type index).
  *   QUEUE_PURGE  ARGV: "completed" or "dead", limit. Deletes up to `limit`
  *         of those job records, oldest first. Reply: {removed, left}.
+ *
+ * Admin ops (tools: the fleet CLI, the dashboard):
+ *
+ *   QUEUE_ADMIN_JOBS  ARGV: state ("pending", "delayed", "running",
+ *         "completed", "dead"), cursor ("0" first), limit (1..1000), most
+ *         payload bytes per job. Reply: {total in the state, next cursor
+ *         ("0": no more), then id, type, attempts, max_attempts,
+ *         created_ms, time (delayed: run at; running: deadline; completed,
+ *         dead: finished; pending: 0), payload, last error ("": none) per
+ *         job}. Pending in claim order; completed and dead newest first.
+ *   QUEUE_ADMIN_RETRY  ARGV: id ("" for the oldest kept dead jobs), limit.
+ *         Puts dead jobs back in pending with their attempts reset to 0,
+ *         keeping their last error. Reply: {retried, dead kept left}.
+ *         Errors: FLEET_ENOTFOUND, FLEET_EBUSY (the job is not dead).
+ *   QUEUE_ADMIN_PAUSE  ARGV: "pause", "resume" or "status". While the key
+ *         T:paused exists QUEUE_CLAIM and QUEUE_COMPLETE_CLAIM claim and
+ *         promote nothing and answer pending_left 0 and no delayed job;
+ *         resuming publishes on the wake channel. Reply: {paused (1 or
+ *         0), changed (1 or 0)}.
  */
 #ifndef FLEET_OPS_QUEUE_H
 #define FLEET_OPS_QUEUE_H
@@ -93,6 +115,9 @@
   XX(QUEUE_CANCEL, "queue_cancel", NULL)                                       \
   XX(QUEUE_COUNTS, "queue_counts", NULL)                                       \
   XX(QUEUE_LIST, "queue_list", NULL)                                           \
-  XX(QUEUE_PURGE, "queue_purge", NULL)
+  XX(QUEUE_PURGE, "queue_purge", NULL)                                         \
+  XX(QUEUE_ADMIN_JOBS, "queue_admin_jobs", NULL)                               \
+  XX(QUEUE_ADMIN_RETRY, "queue_admin_retry", NULL)                             \
+  XX(QUEUE_ADMIN_PAUSE, "queue_admin_pause", NULL)
 
 #endif /* FLEET_OPS_QUEUE_H */

@@ -36,6 +36,11 @@ static void conn_fail(fleet__rconn_t *c, int status, int inflight_status,
 static void conn_fail_waiting(fleet__rconn_t *c, int status);
 static void conn_arm_flush(fleet__rconn_t *c);
 static void conn_flush(fleet__rconn_t *c);
+static void conn_write_failed(fleet__rconn_t *c, int uverr);
+static void conn_write_out(fleet__rconn_t *c, conn_write_t *w, size_t total);
+static void conn_tls_send(fleet__rconn_t *c);
+static conn_write_t *conn_write_get(fleet__rconn_t *c, size_t size);
+static const char *conn_target(const fleet__rconn_t *c, char *buf, size_t size);
 static void conn_arm_command_timer(fleet__rconn_t *c);
 static void conn_maybe_closed(fleet__rconn_t *c);
 
@@ -177,8 +182,15 @@ static void conn_req_put(fleet__rconn_t *c, fleet__rreq_t *req) {
   c->free_reqs = req;
 }
 
+static void conn_drop(fleet__rconn_t *c, int uverr);
+
 static void conn_became_ready(fleet__rconn_t *c) {
   fleet__rreq_t *req;
+
+  if (c->tls_write_error != 0) {
+    conn_drop(c, c->tls_write_error); /* see conn_write_failed() */
+    return;
+  }
 
   conn_set_state(c, FLEET__RCONN_READY);
   uv_timer_stop(&c->connect_timer);
@@ -206,6 +218,26 @@ static void conn_on_handshake(fleet__rconn_t *c, fleet__rreq_t *req, int status,
     conn_fail(c, fleet__reply_error_code(reply->str, reply->len),
               FLEET_ECONNLOST, "handshake %s: %.*s", command, (int)reply->len,
               reply->str);
+    return;
+  }
+  if (strcmp(command, "ROLE") == 0 &&
+      (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+       reply->element[0]->type != REDIS_REPLY_STRING ||
+       reply->element[0]->len != 6 ||
+       memcmp(reply->element[0]->str, "master", 6) != 0)) {
+    char target[FLEET__DETAIL_MAX / 2];
+    const redisReply *role =
+        reply->type == REDIS_REPLY_ARRAY && reply->elements > 0
+            ? reply->element[0]
+            : NULL;
+    conn_fail(c, FLEET_EREADONLY, FLEET_ECONNLOST,
+              "handshake ROLE: %s is a %.*s, not the master",
+              conn_target(c, target, sizeof(target)),
+              role != NULL && role->type == REDIS_REPLY_STRING
+                  ? (int)(role->len > 32 ? 32 : role->len)
+                  : 7,
+              role != NULL && role->type == REDIS_REPLY_STRING ? role->str
+                                                               : "replica");
     return;
   }
   if (--c->handshake_pending == 0)
@@ -252,6 +284,8 @@ static void conn_start_handshake(fleet__rconn_t *c) {
     int n = snprintf(db, sizeof(db), "%d", u->db);
     err = conn_handshake_cmd(c, "SELECT", db, (size_t)n, NULL, 0);
   }
+  if (err == 0 && c->check_master)
+    err = conn_handshake_cmd(c, "ROLE", NULL, 0, NULL, 0);
   for (i = 0; err == 0 && i < c->npreload; i++)
     err = conn_handshake_cmd(c, "SCRIPT", "LOAD", 4, c->preload[i].body,
                              c->preload[i].len);
@@ -274,16 +308,49 @@ static void conn_on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   buf->len = CONN_RBUF_SIZE;
 }
 
+static int conn_word_is(const redisReply *r, const char *word) {
+  size_t n = strlen(word);
+  return r->type == REDIS_REPLY_STRING && r->len == n &&
+         memcmp(r->str, word, n) == 0;
+}
+
+/* A published message: "message" (SUBSCRIBE) or "smessage" (SSUBSCRIBE),
+ * channel, payload. */
 static int conn_is_message(const redisReply *r) {
   return r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
-         r->element[0]->type == REDIS_REPLY_STRING && r->element[0]->len == 7 &&
-         memcmp(r->element[0]->str, "message", 7) == 0;
+         (conn_word_is(r->element[0], "message") ||
+          conn_word_is(r->element[0], "smessage"));
+}
+
+/* A "sunsubscribe" that no SUNSUBSCRIBE of ours asked for: a Redis Cluster
+ * node that lost the channel's slot (a resharding, a failover) tells its
+ * shard subscribers so. It answers our own SUNSUBSCRIBE only when the
+ * oldest request in flight is one for that very channel. */
+static int conn_is_slot_lost(const fleet__rconn_t *c, const redisReply *r) {
+  const fleet__rreq_t *head = c->inflight;
+  const redisReply *ch;
+  char want[64];
+  int n;
+
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+      !conn_word_is(r->element[0], "sunsubscribe") ||
+      r->element[1]->type != REDIS_REPLY_STRING)
+    return 0;
+  if (head == NULL)
+    return 1;
+  ch = r->element[1];
+  n = snprintf(want, sizeof(want), "*2\r\n$12\r\nSUNSUBSCRIBE\r\n$%zu\r\n",
+               ch->len);
+  return !(head->len == (size_t)n + ch->len + 2 &&
+           memcmp(head->buf, want, (size_t)n) == 0 &&
+           memcmp(head->buf + n, ch->str, ch->len) == 0);
 }
 
 static void conn_dispatch(fleet__rconn_t *c, redisReply *reply) {
   fleet__rreq_t *req;
 
-  if (c->subscriber && conn_is_message(reply)) {
+  if (c->subscriber &&
+      (conn_is_message(reply) || conn_is_slot_lost(c, reply))) {
     c->events->on_push(c, reply);
     return;
   }
@@ -309,7 +376,10 @@ static int conn_live(const fleet__rconn_t *c) {
  * FLEET_EUNAVAILABLE as they were never sent. */
 static void conn_drop(fleet__rconn_t *c, int uverr) {
   int handshake = c->state == FLEET__RCONN_HANDSHAKE;
-  const char *when = handshake ? " during the handshake" : "";
+  const char *when = !handshake ? ""
+                     : c->tls_handshaking
+                         ? " during the TLS handshake (is the port a TLS port?)"
+                         : " during the handshake";
 
   if (uverr == UV_EOF)
     conn_fail(c, FLEET_ECONNLOST, FLEET_ECONNLOST,
@@ -343,16 +413,10 @@ static int conn_check_reply_size(fleet__rconn_t *c) {
   return 0;
 }
 
-static void conn_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
-  fleet__rconn_t *c = s->data;
-
-  if (nread < 0) {
-    conn_drop(c, (int)nread);
-    return;
-  }
-  if (nread == 0 || !conn_live(c))
-    return;
-  if (redisReaderFeed(c->reader, buf->base, (size_t)nread) != REDIS_OK) {
+/* Parses `nread` bytes of plaintext from the server and dispatches the
+ * replies they complete. */
+static void conn_process(fleet__rconn_t *c, const char *data, size_t nread) {
+  if (redisReaderFeed(c->reader, data, nread) != REDIS_OK) {
     conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
     return;
   }
@@ -381,6 +445,40 @@ static void conn_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   c->read_depth--;
 }
 
+static void conn_tls_read(fleet__rconn_t *c, const char *data, size_t n);
+
+/* A write failed with the libuv error `uverr`. A TLS server that refuses
+ * the client (no client certificate, a certificate it does not trust)
+ * tells why in an alert and closes; our next write then fails (EPIPE)
+ * before the alert is read. So during the handshake of a TLS connection
+ * the failure waits for the read side, which either brings the alert (and
+ * FLEET_ETLS with the server's reason) or fails too; the connect timer
+ * bounds the wait. */
+static void conn_write_failed(fleet__rconn_t *c, int uverr) {
+  if (c->tls != NULL && c->state == FLEET__RCONN_HANDSHAKE) {
+    if (c->tls_write_error == 0)
+      c->tls_write_error = uverr;
+    return;
+  }
+  conn_drop(c, uverr);
+}
+
+static void conn_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  fleet__rconn_t *c = s->data;
+
+  if (nread < 0) {
+    conn_drop(c, c->tls_write_error != 0 && nread == UV_EOF ? c->tls_write_error
+                                                            : (int)nread);
+    return;
+  }
+  if (nread == 0 || !conn_live(c))
+    return;
+  if (c->tls != NULL)
+    conn_tls_read(c, buf->base, (size_t)nread);
+  else
+    conn_process(c, buf->base, (size_t)nread);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Writing                                                                  */
 
@@ -391,7 +489,7 @@ static void conn_on_write(uv_write_t *wr, int status) {
   w->next = c->free_writes;
   c->free_writes = w;
   if (status < 0 && status != UV_ECANCELED && conn_live(c))
-    conn_drop(c, status);
+    conn_write_failed(c, status);
 }
 
 /* Writes every unflushed request and moves them in flight. The bytes are
@@ -406,29 +504,14 @@ static void conn_flush(fleet__rconn_t *c) {
   conn_write_t *w;
   fleet__rreq_t *req;
   size_t total = 0, off = 0;
-  uv_buf_t b;
-  int n;
 
-  if (c->unflushed == NULL || !conn_live(c))
+  if (c->unflushed == NULL || !conn_live(c) || c->tls_handshaking)
     return;
   for (req = c->unflushed; req != NULL; req = req->next)
     total += req->len;
-  w = c->free_writes;
-  if (w != NULL)
-    c->free_writes = w->next;
-  else if ((w = calloc(1, sizeof(*w))) == NULL)
+  w = conn_write_get(c, total);
+  if (w == NULL)
     goto nomem;
-  w->conn = c;
-  if (w->cap < total) {
-    char *p = realloc(w->buf, total);
-    if (p == NULL) {
-      w->next = c->free_writes;
-      c->free_writes = w;
-      goto nomem;
-    }
-    w->buf = p;
-    w->cap = total;
-  }
   c->nunflushed = 0;
   while ((req = q_pop(&c->unflushed, &c->unflushed_tail)) != NULL) {
     memcpy(w->buf + off, req->buf, req->len);
@@ -436,6 +519,33 @@ static void conn_flush(fleet__rconn_t *c) {
     q_push(&c->inflight, &c->inflight_tail, req);
     c->ninflight++;
   }
+  if (c->tls != NULL) {
+    /* The plaintext gathered is encrypted; the ciphertext goes out. */
+    int err =
+        fleet__tls_write(c->tls, w->buf, total, c->detail, sizeof(c->detail));
+    w->next = c->free_writes;
+    c->free_writes = w;
+    if (err != 0) {
+      char why[FLEET__DETAIL_MAX];
+      memcpy(why, c->detail, sizeof(why));
+      conn_fail(c, err, FLEET_ECONNLOST, "TLS: %s", why);
+      return;
+    }
+    conn_tls_send(c);
+    return;
+  }
+  conn_write_out(c, w, total);
+  return;
+nomem:
+  conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
+}
+
+/* Writes `total` bytes of w->buf to the stream; `w` goes back to the pool
+ * when the write is done. */
+static void conn_write_out(fleet__rconn_t *c, conn_write_t *w, size_t total) {
+  uv_buf_t b;
+  int n;
+
   b = uv_buf_init(w->buf, (unsigned int)total);
   /* On UV_EAGAIN (the socket is full, or an earlier write still waits and
    * this one must follow it) or an error, uv_write takes all of it: it
@@ -452,10 +562,46 @@ static void conn_flush(fleet__rconn_t *c) {
   w->next = c->free_writes;
   c->free_writes = w;
   if (n < 0)
-    conn_drop(c, n);
-  return;
-nomem:
-  conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
+    conn_write_failed(c, n);
+}
+
+/* A write buffer of at least `size` bytes from the pool, or NULL. */
+static conn_write_t *conn_write_get(fleet__rconn_t *c, size_t size) {
+  conn_write_t *w = c->free_writes;
+
+  if (w != NULL)
+    c->free_writes = w->next;
+  else if ((w = calloc(1, sizeof(*w))) == NULL)
+    return NULL;
+  w->conn = c;
+  if (w->cap < size) {
+    char *p = realloc(w->buf, size);
+    if (p == NULL) {
+      w->next = c->free_writes;
+      c->free_writes = w;
+      return NULL;
+    }
+    w->buf = p;
+    w->cap = size;
+  }
+  return w;
+}
+
+/* Sends the ciphertext TLS has ready (handshake records, encrypted
+ * commands, alerts). */
+static void conn_tls_send(fleet__rconn_t *c) {
+  size_t n = fleet__tls_pending(c->tls);
+  conn_write_t *w;
+
+  if (n == 0 || c->tls_write_error != 0)
+    return;
+  w = conn_write_get(c, n);
+  if (w == NULL) {
+    conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
+    return;
+  }
+  n = fleet__tls_take(c->tls, w->buf, n);
+  conn_write_out(c, w, n);
 }
 
 static void conn_flush_handles_stop(fleet__rconn_t *c) {
@@ -663,6 +809,76 @@ static void conn_connect_failed(fleet__rconn_t *c, int uverr) {
             conn_target(c, target, sizeof(target)), uv_strerror(uverr));
 }
 
+/* The TCP connection is up: start the TLS handshake (the Redis handshake
+ * follows when it completes). */
+static void conn_tls_start(fleet__rconn_t *c) {
+  char target[FLEET__DETAIL_MAX / 2];
+  char why[FLEET__DETAIL_MAX];
+  int err;
+
+  conn_set_state(c, FLEET__RCONN_HANDSHAKE);
+  c->tls_handshaking = 1;
+  c->tls_write_error = 0;
+  err = fleet__tls_start(c->tls, why, sizeof(why));
+  if (err == 0)
+    err = fleet__tls_handshake(c->tls, why, sizeof(why));
+  if (err < 0) {
+    if (err == FLEET_ENOMEM)
+      snprintf(why, sizeof(why), "out of memory");
+    conn_fail(c, err, FLEET_ECONNLOST, "TLS with %s: %s",
+              conn_target(c, target, sizeof(target)), why);
+    return;
+  }
+  conn_tls_send(c);
+}
+
+/* Ciphertext from the server: drives the TLS handshake, then decrypts
+ * and parses what it carries. */
+static void conn_tls_read(fleet__rconn_t *c, const char *data, size_t n) {
+  char target[FLEET__DETAIL_MAX / 2];
+  char why[FLEET__DETAIL_MAX];
+  ssize_t got;
+  int r;
+
+  if (fleet__tls_feed(c->tls, data, n) != 0) {
+    conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
+    return;
+  }
+  if (c->tls_handshaking) {
+    r = fleet__tls_handshake(c->tls, why, sizeof(why));
+    conn_tls_send(c);
+    if (r < 0) {
+      conn_fail(c, r, FLEET_ECONNLOST, "TLS handshake with %s: %s",
+                conn_target(c, target, sizeof(target)), why);
+      return;
+    }
+    if (r == 0 || !conn_live(c))
+      return;
+    c->tls_handshaking = 0;
+    conn_start_handshake(c);
+  }
+  /* The read buffer was consumed by the feed above: it takes plaintext. */
+  c->read_depth++;
+  while (conn_live(c)) {
+    got = fleet__tls_read(c->tls, c->rbuf, CONN_RBUF_SIZE, why, sizeof(why));
+    if (got == 0)
+      break;
+    if (got == FLEET_ECONNLOST) {
+      conn_drop(c, UV_EOF);
+      break;
+    }
+    if (got < 0) {
+      conn_fail(c, (int)got, FLEET_ECONNLOST, "TLS with %s: %s",
+                conn_target(c, target, sizeof(target)), why);
+      break;
+    }
+    conn_process(c, c->rbuf, (size_t)got);
+  }
+  c->read_depth--;
+  if (conn_live(c))
+    conn_tls_send(c);
+}
+
 static void conn_on_connect(uv_connect_t *req, int status) {
   fleet__rconn_t *c = req->handle->data;
 
@@ -698,7 +914,10 @@ static void conn_on_connect(uv_connect_t *req, int status) {
               uv_strerror(status));
     return;
   }
-  conn_start_handshake(c);
+  if (c->url->tls)
+    conn_tls_start(c);
+  else
+    conn_start_handshake(c);
 }
 
 /* Records that the stream handle was initialized: it must be closed, and
@@ -775,7 +994,9 @@ static void conn_on_connect_timer(uv_timer_t *t) {
   }
   conn_fail(c, FLEET_ETIMEDOUT, FLEET_ECONNLOST,
             "%s %s: no answer within %u ms",
-            c->state == FLEET__RCONN_HANDSHAKE ? "handshake with" : "connect",
+            c->state != FLEET__RCONN_HANDSHAKE ? "connect"
+            : c->tls_handshaking               ? "TLS handshake with"
+                                               : "handshake with",
             conn_target(c, target, sizeof(target)),
             (unsigned)c->config->connect_timeout_ms);
 }
@@ -790,6 +1011,13 @@ static void conn_connect(fleet__rconn_t *c) {
   } addr;
   int err;
 
+  if (u->scheme != FLEET__URL_UNIX && u->host == NULL) {
+    /* No address yet (the sentinels have not named the master): wait for
+     * fleet__rconn_kick(). Requests wait until their deadline. */
+    if (c->cause[0] == '\0')
+      snprintf(c->cause, sizeof(c->cause), "no address to connect to yet");
+    return;
+  }
   uv_timer_start(&c->connect_timer, conn_on_connect_timer,
                  c->config->connect_timeout_ms, 0);
   if (u->scheme == FLEET__URL_UNIX) {
@@ -955,10 +1183,13 @@ int fleet__rconn_open(fleet__rconn_t *c, uv_loop_t *loop, void *owner,
   fleet__rng_seed(&c->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)c);
   c->reader = fleet__reader_create(&c->arena);
   c->rbuf = malloc(CONN_RBUF_SIZE);
-  if (c->reader == NULL || c->rbuf == NULL) {
+  if (url->tls)
+    c->tls = fleet__tls_new(url);
+  if (c->reader == NULL || c->rbuf == NULL || (url->tls && c->tls == NULL)) {
     if (c->reader != NULL)
       redisReaderFree(c->reader);
     free(c->rbuf);
+    fleet__tls_free(c->tls);
     return FLEET_ENOMEM;
   }
   uv_timer_init(loop, &c->connect_timer);
@@ -971,6 +1202,25 @@ int fleet__rconn_open(fleet__rconn_t *c, uv_loop_t *loop, void *owner,
   conn_set_state(c, FLEET__RCONN_BACKOFF);
   conn_connect(c);
   return 0;
+}
+
+void fleet__rconn_kick(fleet__rconn_t *c, const char *why) {
+  switch (c->state) {
+    case FLEET__RCONN_CLOSING:
+      return;
+    case FLEET__RCONN_BACKOFF:
+      /* Waiting for an address or a backoff delay: try now. */
+      uv_timer_start(&c->connect_timer, conn_on_connect_timer, 0, 0);
+      return;
+    default:
+      conn_fail(c, FLEET_ECONNLOST, FLEET_ECONNLOST, "%s", why);
+      return;
+  }
+}
+
+void fleet__rconn_note(fleet__rconn_t *c, const char *why) {
+  if (c->state == FLEET__RCONN_BACKOFF)
+    snprintf(c->cause, sizeof(c->cause), "%s", why);
 }
 
 static void conn_on_handle_closed(uv_handle_t *h) {
@@ -1011,6 +1261,8 @@ static void conn_maybe_closed(fleet__rconn_t *c) {
   fleet__rarena_free(&c->arena);
   free(c->rbuf);
   c->rbuf = NULL;
+  fleet__tls_free(c->tls);
+  c->tls = NULL;
   c->events->on_closed(c);
 }
 

@@ -12,6 +12,7 @@
 #include "redis/compat.h"
 #include "redis/reader.h"
 #include "redis/scripts.h"
+#include "redis/tls.h"
 
 typedef struct fleet__rconn_s fleet__rconn_t;
 typedef struct fleet__rreq_s fleet__rreq_t;
@@ -66,9 +67,11 @@ typedef struct {
   /* The connection became ready (status 0), or an attempt failed or an
    * established connection broke (status < 0; reconnect is scheduled). */
   void (*on_state)(fleet__rconn_t *c, int ready, int status);
-  /* Subscriber mode only: every published message (an array "message",
-   * channel, payload). Other replies (SUBSCRIBE and UNSUBSCRIBE
-   * confirmations) answer requests in order, as on any connection. */
+  /* Subscriber mode only: every published message (an array "message"
+   * or "smessage", channel, payload), and a "sunsubscribe" the server sent
+   * unasked (a cluster node lost the channel's slot). Other replies (SUBSCRIBE
+   * and UNSUBSCRIBE confirmations) answer requests in order, as on any
+   * connection. */
   void (*on_push)(fleet__rconn_t *c, redisReply *reply);
   /* The connection finished closing; its memory may be freed. */
   void (*on_closed)(fleet__rconn_t *c);
@@ -83,6 +86,9 @@ struct fleet__rconn_s {
   int subscriber;                 /* published messages go to events->on_push */
   const fleet__script_t *preload; /* SCRIPT LOAD these in the handshake */
   size_t npreload;
+  /* Set by the owner: the handshake checks with ROLE that the node is a
+   * master, else the attempt fails with FLEET_EREADONLY (Sentinel). */
+  int check_master;
 
   fleet__rconn_state_t state;
   int handles;      /* open uv handles; closing completes at 0 */
@@ -113,6 +119,12 @@ struct fleet__rconn_s {
   uv_check_t flush_check;     /* flush writes after I/O callbacks */
   uv_prepare_t flush_prepare; /* flush writes issued by timers */
   int flush_armed;
+
+  /* rediss: the TLS state (NULL for plain connections), and whether the
+   * TLS handshake of the current attempt is still going on. */
+  fleet__tls_t *tls;
+  int tls_handshaking;
+  int tls_write_error; /* a write failed during the handshake: see conn.c */
 
   redisReader *reader;
   fleet__rarena_t arena; /* the reader's replies */
@@ -157,6 +169,17 @@ void fleet__rconn_send(fleet__rconn_t *c, fleet__rreq_t *req);
 /* Writes the requests issued so far in this loop iteration now, instead
  * of when the iteration's check or prepare phase comes. */
 void fleet__rconn_flush(fleet__rconn_t *c);
+
+/* The address in the connection's url changed (a failover): an open or
+ * opening connection is dropped as lost (FLEET_ECONNLOST, with `why`) and
+ * reconnects after the backoff delay; one waiting to reconnect, or for an
+ * address (a TCP url whose host is NULL waits without connecting until
+ * kicked), tries at once. */
+void fleet__rconn_kick(fleet__rconn_t *c, const char *why);
+
+/* While not connected: sets the cause that requests failing for want of a
+ * connection report (why there is no address yet, say). */
+void fleet__rconn_note(fleet__rconn_t *c, const char *why);
 
 /* Starts closing: every request still queued gets its callback with
  * FLEET_ECANCELED once the handles are closed, then events->on_closed. */

@@ -4,8 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
+#include "redis/cluster.h"
 #include "redis/conn.h"
+#include "redis/durable.h"
 #include "redis/reply.h"
+#include "redis/sentinel.h"
 
 struct fleet__sub_s {
   fleet__sub_t *next;
@@ -27,6 +32,9 @@ typedef struct {
 
   fleet__rconn_t main;
   fleet__rconn_t *sub; /* NULL until the first subscribe */
+  /* redis[s]+sentinel://: finds the master, whose address is `url` then
+   * (sentinel.c); it counts among conns_open. NULL otherwise. */
+  fleet__sentinel_t *sentinel;
   int conns_open;
   int closing;
 
@@ -72,7 +80,7 @@ static void redis_req_put(redis_backend_t *be, fleet__rreq_t *req) {
 /* Rewrites an EVALSHA request as EVAL with the script body, keeping its
  * keys and args, after the server answered NOSCRIPT (a restart, a
  * SCRIPT FLUSH, a failover). EVAL also caches the script again. */
-static int redis_req_to_eval(fleet__rreq_t *req) {
+int fleet__redis_req_to_eval(fleet__rreq_t *req) {
   fleet__rreq_t tmp;
   size_t tail_len = req->len - req->script_tail;
   size_t argc = 0, i;
@@ -142,7 +150,7 @@ static void redis_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *req, int status,
   const fleet__reply_t *r = NULL;
 
   if (status == 0 && req->script != NULL && fleet__redis_is_noscript(reply)) {
-    status = redis_req_to_eval(req);
+    status = fleet__redis_req_to_eval(req);
     if (status == 0 && !be->closing) {
       fleet__rconn_send(c, req);
       return;
@@ -151,8 +159,160 @@ static void redis_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *req, int status,
   redis_req_put(be, req);
   if (status == 0)
     status = fleet__redis_reply_convert(&be->scratch, reply, &r);
+  if (status == FLEET_EREADONLY && be->sentinel != NULL && !be->closing)
+    fleet__sentinel_refresh(be->sentinel); /* the master moved? */
   redis_set_detail(be, c, status, reply);
   cb(arg, status, status == 0 ? r : NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Durability: WAIT after job-state ops (config.wait_replicas)              */
+
+/* An op whose callback waits for the WAIT that follows it. */
+typedef struct {
+  fleet__reply_cb cb;
+  void *arg;
+  int op_done;
+  int status;           /* the op's own outcome */
+  fleet__reply_t *copy; /* its reply, kept for the callback */
+  int skip_waits;       /* WAIT replies to ignore (the op was resent) */
+  int no_wait;          /* no WAIT follows the op (out of memory) */
+  char detail[FLEET__DETAIL_MAX];
+} redis_durable_t;
+
+static void redis_on_wait_reply(fleet__rconn_t *c, fleet__rreq_t *req,
+                                int status, redisReply *reply);
+
+/* Queues "WAIT <n> <timeout>" for `d`. */
+static int redis_send_wait(redis_backend_t *be, redis_durable_t *d) {
+  fleet__rreq_t *req = redis_req_get(be);
+  char n[16], ms[16];
+  int nl, ml;
+
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  nl = snprintf(n, sizeof(n), "%u", (unsigned)be->config.wait_replicas);
+  ml = snprintf(ms, sizeof(ms), "%u", (unsigned)be->config.wait_timeout_ms);
+  if (fleet__rreq_begin(req, 3) != 0 || fleet__rreq_arg(req, "WAIT", 4) != 0 ||
+      fleet__rreq_arg(req, n, (size_t)nl) != 0 ||
+      fleet__rreq_arg(req, ms, (size_t)ml) != 0) {
+    redis_req_put(be, req);
+    return FLEET_ENOMEM;
+  }
+  req->script = NULL;
+  req->arg = d;
+  req->on_reply = redis_on_wait_reply;
+  fleet__rconn_send(&be->main, req);
+  return 0;
+}
+
+/* Runs the op's callback with its outcome and frees `d`. */
+static void redis_durable_finish(redis_backend_t *be, redis_durable_t *d,
+                                 int status) {
+  if (status == 0)
+    be->base.detail[0] = '\0';
+  d->cb(d->arg, status, status == 0 ? d->copy : NULL);
+  free(d->copy);
+  free(d);
+}
+
+/* The op's reply: kept until its WAIT answers. */
+static void redis_on_durable_op(fleet__rconn_t *c, fleet__rreq_t *req,
+                                int status, redisReply *reply) {
+  redis_backend_t *be = c->owner;
+  redis_durable_t *d = req->arg;
+  const fleet__reply_t *r = NULL;
+
+  if (status == 0 && req->script != NULL && fleet__redis_is_noscript(reply) &&
+      !d->no_wait) {
+    status = fleet__redis_req_to_eval(req);
+    if (status == 0 && !be->closing) {
+      /* The WAIT queued already answers before the resent op: it is
+       * skipped, and a new one follows the op. */
+      fleet__rconn_send(c, req);
+      d->skip_waits++;
+      if (redis_send_wait(be, d) != 0)
+        d->no_wait = 1;
+      return;
+    }
+  }
+  redis_req_put(be, req);
+  if (status == 0)
+    status = fleet__redis_reply_convert(&be->scratch, reply, &r);
+  redis_set_detail(be, c, status, reply);
+  if (status == 0 && d->no_wait) {
+    /* No WAIT could be queued: the write is not known to be replicated. */
+    status = FLEET_ENOMEM;
+    fleet__backend_set_detail(&be->base, "out of memory for WAIT");
+  }
+  if (status == 0) {
+    d->copy = fleet__reply_clone(r);
+    if (d->copy == NULL) {
+      status = FLEET_ENOMEM;
+      fleet__backend_set_detail(&be->base, "out of memory");
+    }
+  }
+  if (d->no_wait && d->skip_waits == 0) {
+    redis_durable_finish(be, d, status);
+    return;
+  }
+  memcpy(d->detail, be->base.detail, sizeof(d->detail));
+  d->status = status;
+  d->op_done = 1;
+}
+
+static void redis_on_wait_reply(fleet__rconn_t *c, fleet__rreq_t *req,
+                                int status, redisReply *reply) {
+  redis_backend_t *be = c->owner;
+  redis_durable_t *d = req->arg;
+  int st;
+
+  redis_req_put(be, req);
+  if (d->skip_waits > 0) {
+    d->skip_waits--;
+    if (d->skip_waits == 0 && d->no_wait && d->op_done)
+      redis_durable_finish(be, d, d->status);
+    return;
+  }
+  st = d->op_done ? d->status : FLEET_EPROTO;
+  memcpy(be->base.detail, d->detail, sizeof(d->detail));
+  if (st == 0 && status != 0) {
+    st = status;
+    fleet__backend_set_detail(&be->base, "WAIT: %s", c->detail);
+  } else if (st == 0 && reply->type == REDIS_REPLY_ERROR) {
+    st = fleet__reply_error_code(reply->str, reply->len);
+    fleet__backend_set_detail(&be->base, "WAIT: %.*s", (int)reply->len,
+                              reply->str);
+  } else if (st == 0 && reply->type != REDIS_REPLY_INTEGER) {
+    st = FLEET_EPROTO;
+    fleet__backend_set_detail(&be->base, "WAIT: unexpected reply of type %d",
+                              reply->type);
+  } else if (st == 0 && reply->integer < (long long)be->config.wait_replicas) {
+    st = FLEET_ETIMEDOUT;
+    fleet__backend_set_detail(
+        &be->base,
+        "WAIT: %lld of %u replicas acknowledged the write within %u ms; it "
+        "is done on the master, but a failover may lose it",
+        (long long)reply->integer, (unsigned)be->config.wait_replicas,
+        (unsigned)be->config.wait_timeout_ms);
+  }
+  redis_durable_finish(be, d, st);
+}
+
+/* Sends `req` (built, with cb and arg) and its WAIT. */
+static int redis_send_durable(redis_backend_t *be, fleet__rreq_t *req) {
+  redis_durable_t *d = calloc(1, sizeof(*d));
+
+  if (d == NULL)
+    return FLEET_ENOMEM;
+  d->cb = req->cb;
+  d->arg = req->arg;
+  req->arg = d;
+  req->on_reply = redis_on_durable_op;
+  fleet__rconn_send(&be->main, req);
+  if (redis_send_wait(be, d) != 0)
+    d->no_wait = 1; /* the op is queued: it fails when its reply comes */
+  return 0;
 }
 
 static int redis_call(fleet__backend_t *base, fleet__op_t op,
@@ -205,6 +365,8 @@ static int redis_call(fleet__backend_t *base, fleet__op_t op,
   req->cb = cb;
   req->arg = arg;
   req->on_reply = redis_on_op_reply;
+  if (be->config.wait_replicas > 0 && fleet__op_durable(op))
+    return redis_send_durable(be, req);
   fleet__rconn_send(&be->main, req);
   return 0;
 }
@@ -320,6 +482,8 @@ static void redis_on_sub_state(fleet__rconn_t *c, int ready, int status) {
   redis_backend_t *be = c->owner;
   fleet__sub_t *s;
 
+  if (!ready && be->sentinel != NULL && !be->closing)
+    fleet__sentinel_refresh(be->sentinel);
   for (s = be->subs; s != NULL; s = s->next) {
     if (!ready)
       s->active = 0;
@@ -365,6 +529,7 @@ static int redis_subscribe(fleet__backend_t *base, const char *channel,
       free(s);
       return err;
     }
+    be->sub->check_master = be->sentinel != NULL;
     be->conns_open++;
   }
   s->next = be->subs;
@@ -404,6 +569,9 @@ static void redis_unsubscribe(fleet__backend_t *base, fleet__sub_t *s) {
 static void redis_on_main_state(fleet__rconn_t *c, int ready, int status) {
   redis_backend_t *be = c->owner;
 
+  if (!ready && be->sentinel != NULL && !be->closing)
+    fleet__sentinel_refresh(be->sentinel);
+
   fleet__backend_set_detail_bytes(&be->base, c->cause,
                                   status != 0 ? strlen(c->cause) : 0);
   be->events->state(be->owner,
@@ -411,11 +579,12 @@ static void redis_on_main_state(fleet__rconn_t *c, int ready, int status) {
                     status);
 }
 
-static void redis_on_conn_closed(fleet__rconn_t *c) {
-  redis_backend_t *be = c->owner;
-
+/* One of the connections (or the sentinel) finished closing. */
+static void redis_part_closed(redis_backend_t *be) {
   if (--be->conns_open > 0)
     return;
+  fleet__sentinel_free(be->sentinel);
+  be->sentinel = NULL;
   while (be->subs != NULL) {
     fleet__sub_t *s = be->subs;
     be->subs = s->next;
@@ -434,12 +603,46 @@ static void redis_on_conn_closed(fleet__rconn_t *c) {
   free(be);
 }
 
+static void redis_on_conn_closed(fleet__rconn_t *c) {
+  redis_part_closed(c->owner);
+}
+
+/* Sentinel: the master moved (or is known at last): the connections go
+ * there. */
+static void redis_on_master(void *owner) {
+  redis_backend_t *be = owner;
+
+  if (be->closing)
+    return;
+  fleet__rconn_kick(&be->main, "the sentinels named a new master");
+  if (be->sub != NULL)
+    fleet__rconn_kick(be->sub, "the sentinels named a new master");
+}
+
+/* Sentinel: no sentinel answers; the requests waiting say why. */
+static void redis_on_sentinel_trouble(void *owner, const char *why) {
+  redis_backend_t *be = owner;
+
+  if (be->closing)
+    return;
+  fleet__rconn_note(&be->main, why);
+  if (be->sub != NULL)
+    fleet__rconn_note(be->sub, why);
+}
+
+static void redis_on_sentinel_closed(void *owner) {
+  redis_part_closed(owner);
+}
+
+static const fleet__sentinel_events_t redis_sentinel_events = {
+    redis_on_master, redis_on_sentinel_trouble, redis_on_sentinel_closed};
+
 static const fleet__rconn_events_t redis_main_events = {
     redis_on_main_state, NULL, redis_on_conn_closed};
 static const fleet__rconn_events_t redis_sub_events = {
     redis_on_sub_state, redis_on_push, redis_on_conn_closed};
 
-static const fleet__script_t *redis_find_script(const char *name) {
+const fleet__script_t *fleet__redis_find_script(const char *name) {
   size_t i;
   for (i = 0; i < fleet__nscripts; i++)
     if (strcmp(fleet__scripts[i].name, name) == 0)
@@ -451,7 +654,7 @@ int fleet__redis_op_implemented(fleet__op_t op) {
   if ((unsigned)op >= FLEET__OP_COUNT)
     return 0;
   return fleet__op_command(op) != NULL ||
-         redis_find_script(fleet__op_name(op)) != NULL;
+         fleet__redis_find_script(fleet__op_name(op)) != NULL;
 }
 
 static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
@@ -462,7 +665,10 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
   size_t i;
   int err;
 
-  if (url->scheme != FLEET__URL_REDIS && url->scheme != FLEET__URL_UNIX)
+  if (url->scheme == FLEET__URL_CLUSTER)
+    return fleet__cluster_open(loop, url, config, events, owner, out);
+  if (url->scheme != FLEET__URL_REDIS && url->scheme != FLEET__URL_UNIX &&
+      url->scheme != FLEET__URL_SENTINEL)
     return FLEET_EINVAL;
   be = calloc(1, sizeof(*be));
   if (be == NULL)
@@ -475,15 +681,30 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
   be->owner = owner;
   for (i = 0; i < FLEET__OP_COUNT; i++)
     if (fleet__op_command((fleet__op_t)i) == NULL)
-      be->scripts[i] = redis_find_script(fleet__op_name((fleet__op_t)i));
+      be->scripts[i] = fleet__redis_find_script(fleet__op_name((fleet__op_t)i));
+  if (url->scheme == FLEET__URL_SENTINEL) {
+    err = fleet__sentinel_new(&be->sentinel, loop, url, &be->config,
+                              &redis_sentinel_events, be);
+    if (err != 0) {
+      free(be);
+      return err;
+    }
+    be->url = fleet__sentinel_node(be->sentinel);
+  }
   err =
-      fleet__rconn_open(&be->main, loop, be, url, &be->config,
+      fleet__rconn_open(&be->main, loop, be, be->url, &be->config,
                         &redis_main_events, 0, fleet__scripts, fleet__nscripts);
   if (err != 0) {
+    fleet__sentinel_free(be->sentinel);
     free(be);
     return err;
   }
   be->conns_open = 1;
+  if (be->sentinel != NULL) {
+    be->main.check_master = 1;
+    be->conns_open++;
+    fleet__sentinel_start(be->sentinel);
+  }
   *out = &be->base;
   return 0;
 }
@@ -494,6 +715,8 @@ static void redis_close(fleet__backend_t *base) {
   if (be->closing)
     return;
   be->closing = 1;
+  if (be->sentinel != NULL)
+    fleet__sentinel_close(be->sentinel);
   if (be->sub != NULL)
     fleet__rconn_close(be->sub);
   fleet__rconn_close(&be->main);

@@ -69,6 +69,19 @@ typedef struct {
    * buffered. Default (0): FLEET_CLIENT_MAX_REPLY_DEFAULT. Raise it for
    * stores whose value_max is above 64 MiB or for large batch reads. */
   uint64_t max_reply_bytes;
+  /* Durability (Redis with replicas; see docs/deploy.md). With
+   * wait_replicas N > 0, every queue call that changes a job's state
+   * (enqueue, claim, complete, fail, release, and a worker's own) is
+   * followed, in the same pipeline, by WAIT N wait_timeout_ms: its
+   * callback runs once N replicas have the write. Fewer within the timeout
+   * fails the call with FLEET_ETIMEDOUT (the write is done on the master
+   * but a failover may lose it; fleet_client_last_error() says how many
+   * replicas had it). wait_timeout_ms defaults to 1000 and should stay
+   * below command_timeout_ms. Default 0: no wait, as Redis replication is
+   * asynchronous. memory:// has no replicas and refuses N > 0 with
+   * FLEET_EINVAL. */
+  uint32_t wait_replicas;
+  uint32_t wait_timeout_ms;
   /* Optional state callback. */
   fleet_client_state_cb state_cb;
   /* memory:// only: share the in-process store of this open client (on the
@@ -88,10 +101,22 @@ FLEET_EXTERN void fleet_client_options_init(fleet_client_options_t *options);
 
 /* Initializes `client` on `loop` and starts connecting to `url`:
  *   redis://[[user]:password@]host[:port][/db]   (port 6379, db 0)
+ *   rediss://...                                  (the same, over TLS)
+ *   redis+cluster://[[user]:password@]host:port[,host:port...]
+ *   redis+sentinel://[[user]:password@]host:port[,host:port...]/master[/db]
+ *                                                 (sentinel port 26379)
+ *   rediss+cluster://..., rediss+sentinel://...   (TLS everywhere)
  *   unix:///path/to/redis.sock[?db=N]
  *   memory://
- * Host names are resolved on the loop; IPv6 literals go in brackets
- * ("redis://[::1]:6379"). `options` may be NULL for the defaults; it is
+ * Network URLs take query options after '?', joined by '&': for the TLS
+ * schemes tls_ca_file, tls_ca_dir, tls_cert, tls_key (cert and key
+ * together), tls_server_name and tls_verify=0|1 (default 1); for sentinel
+ * URLs sentinel_user and sentinel_password (the sentinels' own AUTH; the
+ * user info before '@' is for the data nodes). Values are %-decoded, and
+ * a password holding '/', '?' or '#' must escape them. docs/deploy.md
+ * shows each topology. Host names are resolved on the loop; IPv6 literals
+ * go in brackets ("redis://[::1]:6379"). fleet_client_url_check() says
+ * why a URL is refused. `options` may be NULL for the defaults; it is
  * copied. fleet does not take ownership of `url`.
  *
  * Returns 0, FLEET_EINVAL (NULL loop or client, bad options), FLEET_EBADURL
@@ -101,6 +126,13 @@ FLEET_EXTERN void fleet_client_options_init(fleet_client_options_t *options);
 FLEET_EXTERN int fleet_client_init(uv_loop_t *loop, fleet_client_t *client,
                                    const char *url,
                                    const fleet_client_options_t *options);
+
+/* Checks `url` as fleet_client_init() would, without connecting. Returns
+ * 0, FLEET_EBADURL or FLEET_ENOMEM; when `why` is not NULL it receives
+ * (truncated to `why_size` bytes, NUL included) what is wrong, in words that
+ * never quote a password ("" when the URL is good). */
+FLEET_EXTERN int fleet_client_url_check(const char *url, char *why,
+                                        size_t why_size);
 
 /* Closes `client`: every pending command's callback runs once with
  * FLEET_ECANCELED, then the state callback reports CLOSED, then `close_cb`

@@ -407,6 +407,73 @@ FLEET_EXTERN int fleet_queue_recover(fleet_queue_t *q,
                                      fleet_queue_recover_cb cb,
                                      void *user_data);
 
+/* ------------------------------------------------------------------------ */
+/* Administration (the fleet CLI and dashboard use these)                   */
+
+/* One job of a fleet_queue_jobs() page. Pointers are valid until the
+ * callback returns; strings are NUL-terminated. */
+typedef struct {
+  const char *id;
+  const char *type;
+  uint32_t attempts;
+  uint32_t max_attempts;
+  uint64_t created_ms;
+  /* By state: delayed, when it is due; running, its claim deadline;
+   * completed and dead, when it finished; pending, 0 (unix ms). */
+  uint64_t time_ms;
+  /* The payload, cut to the `payload_max` of the call. */
+  fleet_bytes_t payload;
+  /* The error of the last failed attempt ("" when none). */
+  const char *last_error;
+  size_t last_error_len;
+} fleet_job_summary_t;
+
+typedef void (*fleet_queue_jobs_cb)(fleet_queue_t *q, int status,
+                                    const fleet_job_summary_t *jobs, size_t n,
+                                    uint64_t total, uint64_t next_cursor,
+                                    void *user_data);
+typedef void (*fleet_queue_retry_cb)(fleet_queue_t *q, int status,
+                                     uint64_t retried, void *user_data);
+typedef void (*fleet_queue_paused_cb)(fleet_queue_t *q, int status, int paused,
+                                      void *user_data);
+
+/* A page of up to `limit` (1..FLEET_QUEUE_BATCH_MAX) jobs in `state`,
+ * starting at `cursor` (0 for the first page; then the `next_cursor` the
+ * callback got, which is 0 after the last page). Pending jobs come in
+ * claim order, delayed ones by due time, running ones by id, completed
+ * and dead ones newest first. `total` is how many jobs are in that state
+ * now (pages of a queue that changes may skip or repeat jobs). Payloads
+ * are cut to `payload_max` bytes. Returns 0, FLEET_EINVAL, FLEET_ECLOSING
+ * or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_queue_jobs(fleet_queue_t *q, fleet_job_state_t state,
+                                  uint64_t cursor, size_t limit,
+                                  size_t payload_max, fleet_queue_jobs_cb cb,
+                                  void *user_data);
+
+/* Runs a dead job again (`id`), or every kept dead job (`id` NULL, 1000
+ * per round trip): each goes back to pending with its attempts reset, so
+ * it gets max_attempts new attempts; its last error stays readable until
+ * its next attempt ends. The dead counter of fleet_queue_counts() keeps
+ * counting it. The callback gets how many went back, or FLEET_ENOTFOUND
+ * (no such job) or FLEET_EBUSY (the job is not dead). Returns 0,
+ * FLEET_EINVAL, FLEET_E2BIG (id too long), FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_queue_retry(fleet_queue_t *q, const char *id,
+                                   fleet_queue_retry_cb cb, void *user_data);
+
+/* Pauses the queue: until it is resumed, no claim (a worker's or
+ * fleet_queue_claim()) gets a job, and delayed jobs stay delayed; enqueues,
+ * cancels, retries and the claims already running go on as usual.
+ * Resuming wakes idle workers. fleet_queue_paused() only reads. The
+ * callback gets whether the queue is paused after the call. Returns 0,
+ * FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_queue_pause(fleet_queue_t *q, fleet_queue_paused_cb cb,
+                                   void *user_data);
+FLEET_EXTERN int fleet_queue_resume(fleet_queue_t *q, fleet_queue_paused_cb cb,
+                                    void *user_data);
+FLEET_EXTERN int fleet_queue_paused(fleet_queue_t *q, fleet_queue_paused_cb cb,
+                                    void *user_data);
+
 #ifdef __cplusplus
 }
 #endif

@@ -131,6 +131,37 @@ int bench_server_pid(const char *url) {
   return pid > 0 ? (int)pid : 0;
 }
 
+/* Sums the calls of INFO commandstats into `scripts` (evalsha, eval) and
+ * `commands` (the rest, but info and config); both -1 when unknown. Each
+ * line reads "cmdstat_<name>:calls=<n>,...". */
+static void bench_commandstats(int64_t *scripts, int64_t *commands) {
+  redisReply *r;
+  const char *p;
+  int64_t calls;
+
+  *scripts = *commands = -1;
+  if (bench_info_conn == NULL)
+    return;
+  r = redisCommand(bench_info_conn, "INFO commandstats");
+  if (r != NULL && r->type == REDIS_REPLY_STRING) {
+    *scripts = *commands = 0;
+    for (p = strstr(r->str, "cmdstat_"); p != NULL;
+         p = strstr(p + 1, "cmdstat_")) {
+      const char *name = p + 8, *c = strstr(name, ":calls=");
+      if (c == NULL)
+        break;
+      calls = atoll(c + 7);
+      if (strncmp(name, "evalsha:", 8) == 0 || strncmp(name, "eval:", 5) == 0)
+        *scripts += calls;
+      else if (strncmp(name, "info:", 5) != 0 &&
+               strncmp(name, "config|", 7) != 0)
+        *commands += calls;
+    }
+  }
+  if (r != NULL)
+    freeReplyObject(r);
+}
+
 void bench_cpu_sample(bench_cpu_t *s, int server_pid) {
   struct rusage ru;
   double sys, user;
@@ -144,6 +175,9 @@ void bench_cpu_sample(bench_cpu_t *s, int server_pid) {
     user = bench_info_field("cpu", "used_cpu_user");
     if (sys >= 0 && user >= 0)
       s->server_us = (int64_t)((sys + user) * 1e6 + 0.5);
+    bench_commandstats(&s->scripts, &s->commands);
+  } else {
+    s->scripts = s->commands = -1;
   }
   s->wall_ns = uv_hrtime();
 }
@@ -169,6 +203,14 @@ void bench_emit_rates(const char *bench, const char *label, uint64_t ops,
     snprintf(metric, sizeof(metric), "%s_server_cpu_us_per_op", label);
     bench_emit(bench, metric,
                (double)(b->server_us - a->server_us) / (double)ops, "us/op");
+  }
+  if (a->scripts >= 0 && b->scripts >= a->scripts) {
+    snprintf(metric, sizeof(metric), "%s_scripts_per_op", label);
+    bench_emit(bench, metric, (double)(b->scripts - a->scripts) / (double)ops,
+               "calls/op");
+    snprintf(metric, sizeof(metric), "%s_commands_per_op", label);
+    bench_emit(bench, metric, (double)(b->commands - a->commands) / (double)ops,
+               "calls/op");
   }
 }
 

@@ -39,6 +39,11 @@ typedef struct {
   int64_t self_us;
   int64_t server_us;
   uint64_t wall_ns;
+  /* From INFO commandstats, -1 when unknown: script calls (EVALSHA and
+   * EVAL), and the other commands, those the scripts ran included (INFO
+   * and CONFIG left out). Counts, so steadier than CPU on a busy machine. */
+  int64_t scripts;
+  int64_t commands;
 } bench_cpu_t;
 
 /* Connects, once per process, to the server behind `url` for the samples
@@ -51,7 +56,8 @@ void bench_cpu_sample(bench_cpu_t *s, int server_pid);
 int64_t bench_server_memory(int server_pid);
 
 /* Emits <label>_ops_per_s, <label>_client_cpu_us_per_op and (on Redis)
- * <label>_server_cpu_us_per_op for `ops` operations between two samples. */
+ * <label>_server_cpu_us_per_op, <label>_scripts_per_op and
+ * <label>_commands_per_op for `ops` operations between two samples. */
 void bench_emit_rates(const char *bench, const char *label, uint64_t ops,
                       const bench_cpu_t *start, const bench_cpu_t *end);
 

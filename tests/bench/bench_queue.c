@@ -4,7 +4,7 @@
  * fixed rate, with the CPU per job of this process and of redis-server.
  *
  *   fleet-bench queue [--url URL] [--seconds S] [--concurrency C]
- *                     [--rate R] [--jobs N] [--pending N]
+ *                     [--rate R] [--jobs N] [--pending N] [--keep-none]
  *
  * Metrics: enqueue_bulk_* (N jobs with an empty payload, default 100000),
  * pending_bytes_per_job (the server's used_memory delta over those N
@@ -16,7 +16,11 @@
  * then the worker processes for S seconds while the producer tops the
  * queue up in batches, so about N jobs stay pending throughout. Metrics:
  * process_c<C>_pending<N>_* (processed jobs; the CPU includes the
- * top-ups). */
+ * top-ups).
+ *
+ * With --keep-none, the worker keeps no record of completed jobs
+ * (FLEET_QUEUE_KEEP_NONE; the default keeps 1000 for an hour), which
+ * measures what keeping them costs: every label gets "_keepnone". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +54,8 @@ typedef struct {
   bench_lat_t lat;    /* enqueue call to accepted completion */
   bench_lat_t pickup; /* enqueue call to the handler */
   int worker_closed, queue_closed;
-  int shared; /* the worker uses the producer's client */
+  int shared;         /* the worker uses the producer's client */
+  const char *suffix; /* of every label: "" or "_keepnone" */
 } bq_t;
 
 /* ------------------------------------------------------------------------ */
@@ -234,6 +239,8 @@ static int bq_open(bq_t *b, const bench_opts_t *o, uint32_t concurrency) {
   fleet_worker_options_init(&wo);
   wo.concurrency = concurrency;
   wo.handler = bq_handler;
+  if (b->suffix[0] != '\0')
+    wo.queue.keep_completed = FLEET_QUEUE_KEEP_NONE;
   wo.done_cb = bq_done;
   b->w.data = b;
   err = fleet_queue_init(&b->producer, &b->q, "bench", NULL);
@@ -296,8 +303,8 @@ static int bq_pending(bq_t *b, const bench_opts_t *o, long concurrency,
             fleet_strerror(b->error));
     return b->error;
   }
-  snprintf(label, sizeof(label), "process_c%ld_pending%llu", concurrency,
-           (unsigned long long)b->fill);
+  snprintf(label, sizeof(label), "process_c%ld_pending%llu%s", concurrency,
+           (unsigned long long)b->fill, b->suffix);
   bench_emit_rates("queue", label, b->completed, &c0, &c1);
   return 0;
 }
@@ -307,7 +314,7 @@ static int bq_default(bq_t *b, const bench_opts_t *o, long concurrency,
                       long rate, int pid) {
   bench_cpu_t c0, c1;
   int64_t m0, m1;
-  char label[32];
+  char label[48];
   int err;
 
   m0 = bench_server_memory(pid);
@@ -336,7 +343,7 @@ static int bq_default(bq_t *b, const bench_opts_t *o, long concurrency,
             fleet_strerror(b->error));
     return b->error;
   }
-  snprintf(label, sizeof(label), "process_c%ld", concurrency);
+  snprintf(label, sizeof(label), "process_c%ld%s", concurrency, b->suffix);
   bench_emit_rates("queue", label, b->completed, &c0, &c1);
 
   /* End-to-end latency at a fixed rate, for --seconds. */
@@ -355,10 +362,10 @@ static int bq_default(bq_t *b, const bench_opts_t *o, long concurrency,
     fprintf(stderr, "fleet-bench queue: latency: %s\n", fleet_strerror(err));
     return err;
   }
-  snprintf(label, sizeof(label), "e2e_%ld", rate);
+  snprintf(label, sizeof(label), "e2e_%ld%s", rate, b->suffix);
   bench_emit_rates("queue", label, b->completed, &c0, &c1);
   bench_lat_emit("queue", label, &b->lat);
-  snprintf(label, sizeof(label), "pickup_%ld", rate);
+  snprintf(label, sizeof(label), "pickup_%ld%s", rate, b->suffix);
   bench_lat_emit("queue", label, &b->pickup);
   return 0;
 }
@@ -377,6 +384,8 @@ int bench_queue(const bench_opts_t *o) {
       jobs = bench_parse_long("--jobs", o->argv[++i]);
     else if (strcmp(o->argv[i], "--pending") == 0 && i + 1 < o->argc)
       pending = bench_parse_long("--pending", o->argv[++i]);
+    else if (strcmp(o->argv[i], "--keep-none") == 0)
+      b.suffix = "_keepnone";
     else {
       fprintf(stderr, "fleet-bench queue: unknown flag '%s'\n", o->argv[i]);
       return 2;
@@ -388,6 +397,8 @@ int bench_queue(const bench_opts_t *o) {
                     "--rate <= 1000000, --jobs and --pending <= 10000000\n");
     return 2;
   }
+  if (b.suffix == NULL)
+    b.suffix = "";
   uv_loop_init(&b.loop);
   uv_timer_init(&b.loop, &b.pacer);
   b.pacer.data = &b;

@@ -5,6 +5,7 @@
 -- nodes that send the same occurrence, exactly one gets it.
 --#include cron_int
 --#include cron_occ
+--#include queue_int
 --#include queue_add
 -- KEYS[1]: T, the occurrences' tag (cron_occ.lua), which for a queue
 --   definition is the queue's tag (queue parts as in queue_enqueue.lua).

@@ -9,6 +9,7 @@
 -- (the lease was marked as waited for); 1 released; 0 not held with that
 -- value (nothing changed); -1 the lease holds another type. Any other
 -- error is the error of the whole call.
+--#include wake
 local call = redis.call
 local r = {}
 for i = 1, #KEYS do
@@ -19,7 +20,7 @@ for i = 1, #KEYS do
     r[i] = 1
   elseif cur == '*' .. value then
     call('DEL', lease)
-    call('PUBLISH', KEYS[i] .. ':released', value)
+    publish_wake(KEYS[i] .. ':released', value)
     r[i] = 2
   elseif type(cur) == 'table' then
     if string.sub(cur.err, 1, 9) ~= 'WRONGTYPE' then

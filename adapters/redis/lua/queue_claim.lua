@@ -7,7 +7,9 @@
 -- ARGV[1]: n (0..1000; 0 only promotes due delayed jobs).
 -- ARGV[2]: claim_ttl_ms.
 -- Returns: {now_ms, deadline_ms, next_run_at_ms (-1: none), pending_left,
---   then id, type, payload, attempt, max_attempts, token per job}.
+--   then id, record, token per job}: the job record as it is stored
+--   (docs/queue.md), which the client splits; the attempt the claim makes
+--   is the record's attempts + 1.
 local call = redis.call
 local tag = KEYS[1]
 local t = call('TIME')

@@ -25,7 +25,8 @@ local stats = call('HMGET', tag .. ':stats', 'completed', 'dead')
 return {call('LLEN', tag .. ':pending') + call('ZCARD', tag .. ':pending:prio')
           + due,
         call('ZCARD', delayed) - due,
-        call('HLEN', tag .. ':claims'),
+        -- Less the field "" that keeps the hash a hash table (queue_claim).
+        call('HLEN', tag .. ':claims') - call('HEXISTS', tag .. ':claims', ''),
         int(stats[1]), int(stats[2]),
         call('LLEN', tag .. ':completed'),
         call('LLEN', tag .. ':dead')}

@@ -10,6 +10,7 @@
 --   unique key ('' for none), unique_ttl_ms.
 -- Returns: {status, id} per job, flattened: status 1 when added, 0 when the
 --   id exists already or the unique key is held (id: the holder).
+--#include queue_int
 --#include queue_add
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -82,6 +82,6 @@ local first = call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
 call('HSET', tag .. ':info', id, info .. '\0' .. ARGV[3])
 call('ZADD', delayed, run_at, id)
 if not first[2] or run_at < tonumber(first[2]) then
-  call('PUBLISH', tag .. ':jobs:wake', 'wake')
+  publish_wake(tag .. ':jobs:wake', 'wake')
 end
 return {1, run_at}

@@ -34,16 +34,21 @@ local limit = tonumber(ARGV[1])
 local ids, attempts, nxt = {}, {}, nil
 for x = 1, #all, 2 do
   local id, v = all[x], all[x + 1]
-  local p = find(v, '\0', 1, true)
+  local p = id ~= '' and find(v, '\0', 1, true)
   local q = p and find(v, '\0', p + 1, true)
-  if not q then return redis.error_reply('FLEET_EPROTO bad claim: ' .. id) end
-  local dl = int(sub(v, q + 1))
-  if dl <= now and #ids < limit then
-    ids[#ids + 1] = id
-    attempts[#ids] = int(sub(v, p + 1, q - 1))
-  elseif nxt == nil or dl < nxt then
-    -- The earliest deadline left (past already when the limit cut).
-    nxt = dl
+  if id == '' then
+    -- CLAIMS_MARK (queue_rec), not a claim.
+  elseif not q then
+    return redis.error_reply('FLEET_EPROTO bad claim: ' .. id)
+  else
+    local dl = int(sub(v, q + 1))
+    if dl <= now and #ids < limit then
+      ids[#ids + 1] = id
+      attempts[#ids] = int(sub(v, p + 1, q - 1))
+    elseif nxt == nil or dl < nxt then
+      -- The earliest deadline left (past already when the limit cut).
+      nxt = dl
+    end
   end
 end
 local requeued, dead = 0, 0
@@ -101,7 +106,7 @@ if #ids > 0 then
     trim(tag .. ':dead', tag .. ':info', tonumber(ARGV[2]), tonumber(ARGV[3]))
   end
   if requeued > 0 and was_empty then
-    call('PUBLISH', tag .. ':jobs:wake', 'wake')
+    publish_wake(tag .. ':jobs:wake', 'wake')
   end
 end
 if nxt then

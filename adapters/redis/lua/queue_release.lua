@@ -68,6 +68,6 @@ if #released > 0 then
   -- LPUSH puts each in turn at the head: the list was reversed above.
   if #list > 0 then call('LPUSH', pending, unpack(list)) end
   if #zp > 0 then call('ZADD', prio, unpack(zp)) end
-  if was_empty then call('PUBLISH', tag .. ':jobs:wake', 'wake') end
+  if was_empty then publish_wake(tag .. ':jobs:wake', 'wake') end
 end
 return out

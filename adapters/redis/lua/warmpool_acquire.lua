@@ -11,7 +11,7 @@ local ids = redis.call('ZRANGEBYSCORE', IDLE, '(' .. fmt(now + minrem), '+inf',
                        'LIMIT', 0, 1)
 if #ids == 0 then
   if reaped > 0 then
-    redis.call('PUBLISH', WAKE, 'a')
+    publish_wake(WAKE, 'a')
   end
   return {0, '', 0}
 end
@@ -22,5 +22,5 @@ local lease = tonumber(ARGV[2])
 redis.call('ZADD', BOR, lease > 0 and fmt(now + lease) or fmt(NEVER), id)
 redis.call('HSET', WHO, id, ARGV[3])
 -- The primary refills at once, not at its next interval.
-redis.call('PUBLISH', WAKE, 'a')
+publish_wake(WAKE, 'a')
 return {1, id, tonumber(exp)}

@@ -19,5 +19,5 @@ if ARGV[4] ~= '1' and exp > now + minrem and live(now, minrem) < target() then
   return 1
 end
 claim(id, now + tonumber(ARGV[5]))
-redis.call('PUBLISH', WAKE, 'r')
+publish_wake(WAKE, 'r')
 return 2

@@ -5,5 +5,5 @@
 --#include warmpool_int
 local old = redis.call('HGET', META, 'target')
 redis.call('HSET', META, 'target', ARGV[1])
-redis.call('PUBLISH', WAKE, 't')
+publish_wake(WAKE, 't')
 return tonumber(old or '-1')

@@ -3,6 +3,7 @@
 -- (adapters/ops/cron.h, docs/cron_scheduler.md).
 -- KEYS[1] is the registry's tag "{<prefix>:<namespace>}" for the registry
 -- ops, or the tag of a definition's occurrences for the occurrence ops.
+--#include wake
 local T = KEYS[1]
 local fmt = string.format
 
@@ -15,6 +16,6 @@ end
 -- Counts a change of the registry and tells the running schedulers.
 local function changed()
   local rev = redis.call('INCR', T .. ':cron:rev')
-  redis.call('PUBLISH', T .. ':cron:changed', rev)
+  publish_wake(T .. ':cron:changed', rev)
   return rev
 end

@@ -2,6 +2,7 @@
 -- server clock, event delivery to a node, the parsing of a job's owner
 -- record, and the removal of dead nodes (adapters/ops/pool.h).
 -- T is the pool being worked on; a script over several pools sets it.
+--#include wake
 local T = KEYS[1]
 
 -- The server's clock in ms: every liveness deadline is judged on it.
@@ -16,7 +17,7 @@ local function push(node, kind, key, worker, token, data, from)
   local ev = T .. ':ev:' .. node
   redis.call('RPUSH', ev, kind, key, worker, token, data, from)
   redis.call('PEXPIRE', ev, redis.call('GET', T .. ':life') or 600000)
-  redis.call('PUBLISH', T .. ':wake:' .. node, kind)
+  publish_wake(T .. ':wake:' .. node, kind)
 end
 
 -- A job's owner record "<token>:<state>:<worker>", split; nil when there

@@ -1,4 +1,4 @@
--- queue_add.lua -- included by scripts that add jobs to a queue (--#include
+-- queue_add.lua -- included, after queue_int, by scripts that add jobs to a queue (--#include
 -- queue_add): queue_enqueue.lua, and the cron scheduler's fire script, which
 -- enqueues the job of a queue-targeted definition in the same call that
 -- claims the occurrence (docs/cron_scheduler.md). One copy of the enqueue
@@ -20,7 +20,9 @@ local function queue_add(tag, now, n, A, base)
   local seq = call('INCRBY', tag .. ':seq', n) - n
   -- The "\0<created_ms>\0" middle of every record of this call.
   local created = '\0' .. fmt('%d', now) .. '\0'
-  local recs, opts, list, zp, zd = {}, {}, {}, {}, {}
+  -- recs starts with HASH_MARK (queue_int, which the script includes
+  -- before this file).
+  local recs, opts, list, zp, zd = {'', HASH_MARK}, {}, {}, {}, {}
   local seen = {}
   local earliest, wake
   local out = {}
@@ -73,11 +75,12 @@ local function queue_add(tag, now, n, A, base)
     out[#out + 1] = status
     out[#out + 1] = id
   end
-  if #recs == 0 then return out end
+  if #recs == 2 then return out end
   -- Wake the workers when jobs may be claimable that were not: the pending
   -- jobs were none, or a delayed job is now the earliest.
   if #list > 0 or #zp > 0 then
-    wake = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
+    -- (A list or zset exists only while it holds something.)
+    wake = call('EXISTS', pending, prio) == 0
   end
   if earliest and not wake then
     local first = call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
@@ -88,6 +91,6 @@ local function queue_add(tag, now, n, A, base)
   if #list > 0 then call('RPUSH', pending, unpack(list)) end
   if #zp > 0 then call('ZADD', prio, unpack(zp)) end
   if #zd > 0 then call('ZADD', delayed, unpack(zd)) end
-  if wake then call('PUBLISH', tag .. ':jobs:wake', 'wake') end
+  if wake then publish_wake(tag .. ':jobs:wake', 'wake') end
   return out
 end

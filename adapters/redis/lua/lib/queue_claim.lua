@@ -13,11 +13,23 @@
 -- come before claim() writes anything. An id whose record is gone is only
 -- a stale reference, dropped.
 local function claim(n, ttl)
+  -- A paused queue (queue_admin_pause.lua) claims and promotes nothing, and
+  -- tells that nothing is pending or delayed, so that workers go idle; the
+  -- resume publishes a wake-up.
+  if call('EXISTS', tag .. ':paused') == 1 then
+    return {now, now + ttl, -1, 0}
+  end
   local jobs = tag .. ':jobs'
   local pending = tag .. ':pending'
   local prio = tag .. ':pending:prio'
   local delayed = tag .. ':delayed'
-  local due = call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 1000)
+  -- The earliest delayed job first: the range of due ones only when one is.
+  local first = call('ZRANGE', delayed, '0', '0', 'WITHSCORES')
+  local due = {}
+  if first[2] and tonumber(first[2]) <= now then
+    due = call('ZRANGEBYSCORE', delayed, '-inf', dec(now), 'LIMIT', '0',
+               '1000')
+  end
   local list, zp = {}, {}
   local was_empty = true
   if #due > 0 then
@@ -27,7 +39,7 @@ local function claim(n, ttl)
     for i, id in ipairs(due) do
       if there[i] then prios[i] = opts_read(o[i], id) end
     end
-    local seq = call('INCRBY', tag .. ':seq', #due) - #due
+    local seq = call('INCRBY', tag .. ':seq', dec(#due)) - #due
     for i, id in ipairs(due) do
       local p = prios[i]
       if p == 0 then
@@ -45,68 +57,103 @@ local function claim(n, ttl)
 
   local deadline = now + ttl
   local out = {now, deadline, -1, 0}
+  local left -- pending jobs left, when known without asking
   if n > 0 then
     -- Higher priorities (scores below 1000 * 2^42), then the default
     -- priority's list, then lower priorities: read now, removed once every
     -- record has been checked.
-    local hi = call('ZRANGEBYSCORE', prio, '-inf', '(4398046511104000',
-                    'LIMIT', 0, n)
-    local mid, lo = {}, {}
-    if #hi < n then mid = call('LRANGE', pending, 0, n - #hi - 1) end
-    if #hi + #mid < n then
-      lo = call('ZRANGE', prio, #hi, n - #mid - 1)
+    -- (The zset is read only when it exists: most queues have none.)
+    local hi, mid, lo = {}, {}, {}
+    local has_prio = call('EXISTS', prio) == 1
+    if has_prio then
+      hi = call('ZRANGEBYSCORE', prio, '-inf', '(4398046511104000', 'LIMIT',
+                '0', dec(n))
     end
+    if #hi < n then mid = call('LRANGE', pending, '0', dec(n - #hi - 1)) end
+    if has_prio and #hi + #mid < n then
+      lo = call('ZRANGE', prio, dec(#hi), dec(n - #mid - 1))
+    end
+    -- The list gave fewer than asked and there is no zset: all taken.
+    if not has_prio and #mid < n then left = 0 end
     local nz = #hi + #lo
-    local ids = hi
-    for _, id in ipairs(mid) do ids[#ids + 1] = id end
-    for _, id in ipairs(lo) do ids[#ids + 1] = id end
+    local ids = mid
+    if nz > 0 then
+      ids = hi
+      for _, id in ipairs(mid) do ids[#ids + 1] = id end
+      for _, id in ipairs(lo) do ids[#ids + 1] = id end
+    end
     if #ids > 0 then
+      -- Every record is checked (rec_read) before anything is written;
+      -- the attempt the claim makes is kept as a string: "1" for a job
+      -- never tried, which is the common case and needs no formatting.
       local recs = call('HMGET', jobs, unpack(ids))
-      local parsed = {}
-      for i, id in ipairs(ids) do
+      local att = {}
+      for i = 1, #ids do
         local rec = recs[i]
         if rec then
-          local attempts, max, _, _, k, l = rec_read(rec, id)
-          parsed[i] = {attempts + 1, max, k, l}
+          -- (sep1, the first separator, is at 1: no attempts yet.)
+          local attempts, _, sep1 = rec_read(rec, ids[i])
+          att[i] = sep1 == 1 and '1' or dec(attempts + 1)
         end
       end
-      if #mid > 0 then call('LTRIM', pending, #mid, -1) end
-      if nz > 0 then call('ZREMRANGEBYRANK', prio, 0, nz - 1) end
-      local token = call('INCRBY', tag .. ':fence', #ids) - #ids
-      local tail = '\0' .. string.format('%d', deadline)
-      local claims, o, c = {}, 4, 0
+      if #mid > 0 then call('LTRIM', pending, dec(#mid), '-1') end
+      if nz > 0 then call('ZREMRANGEBYRANK', prio, '0', dec(nz - 1)) end
+      local token = call('INCRBY', tag .. ':fence', dec(#ids)) - #ids
+      local tail = '\0' .. dec(deadline)
+      -- The tokens' decimals without formatting a number per job: the
+      -- digits above the last three once per thousand tokens, the last
+      -- three digit by digit (tokens below 1000 are formatted as they are).
+      local top = math.floor(token / 1000)
+      local low = token - top * 1000
+      local d1, d2, d3 = math.floor(low / 100), math.floor(low / 10) % 10,
+                         low % 10
+      local ts = dec(top)
+      -- The mark goes with every write: see HASH_MARK (queue_int).
+      local claims, o, c = {'', HASH_MARK}, 4, 2
       for i, id in ipairs(ids) do
-        local p = parsed[i]
-        if p then
+        local a = att[i]
+        if a then
           token = token + 1
-          local rec, k, l = recs[i], p[3], p[4]
+          d3 = d3 + 1
+          if d3 == 10 then
+            d3, d2 = 0, d2 + 1
+            if d2 == 10 then
+              d2, d1 = 0, d1 + 1
+              if d1 == 10 then
+                d1, top = 0, top + 1
+                ts = dec(top)
+              end
+            end
+          end
           claims[c + 1] = id
-          claims[c + 2] = token .. '\0' .. p[1] .. tail
+          if top > 0 then
+            claims[c + 2] = ts .. DIGITS[d1 + 1] .. DIGITS[d2 + 1] ..
+                              DIGITS[d3 + 1] .. '\0' .. a .. tail
+          else
+            claims[c + 2] = dec(token) .. '\0' .. a .. tail
+          end
           c = c + 2
           out[o + 1] = id
-          out[o + 2] = sub(rec, k + 1, l - 1)
-          out[o + 3] = sub(rec, l + 1)
-          out[o + 4] = p[1]
-          out[o + 5] = p[2]
-          out[o + 6] = token
-          o = o + 6
+          out[o + 2] = recs[i]
+          out[o + 3] = token
+          o = o + 3
         end
       end
-      if c > 0 then
+      if c > 2 then
         call('HSET', tag .. ':claims', unpack(claims))
         local ra = call('GET', tag .. ':recover_at')
         if not ra or deadline < tonumber(ra) then
-          call('SET', tag .. ':recover_at', deadline)
+          call('SET', tag .. ':recover_at', dec(deadline))
         end
       end
     end
   end
-  local left = call('LLEN', pending) + call('ZCARD', prio)
+  if not left then left = call('LLEN', pending) + call('ZCARD', prio) end
   out[4] = left
-  local first = call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
+  if #due > 0 then first = call('ZRANGE', delayed, '0', '0', 'WITHSCORES') end
   if first[2] then out[3] = tonumber(first[2]) end
   if #due > 0 and was_empty and left > 0 then
-    call('PUBLISH', tag .. ':jobs:wake', 'wake')
+    publish_wake(tag .. ':jobs:wake', 'wake')
   end
   return out
 end

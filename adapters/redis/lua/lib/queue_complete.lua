@@ -14,19 +14,21 @@ local function complete(keep, keep_s, a)
   if #ids == 0 then return out end
   local claims = tag .. ':claims'
   local held = call('HMGET', claims, unpack(ids))
-  local done, marks, seen = {}, {}, {}
-  local prefix = string.format('%d', now) .. '\0'
+  local done, marks, seen, nd = {}, {'', HASH_MARK}, {}, 0
+  local prefix = dec(now) .. '\0'
+  local sfind = string.find
   for i, id in ipairs(ids) do
     local tok = ARGV[a + 2 * i - 1]
     local v = held[i]
     if seen[id] then
       -- Completed a moment ago by this batch.
       out[i + 1] = seen[id] == tok and 2 or 0
-    elseif v and sub(v, 1, #tok) == tok and byte(v, #tok + 1) == 0 then
+    elseif v and byte(v, #tok + 1) == 0 and sfind(v, tok, 1, true) == 1 then
       seen[id] = tok
-      done[#done + 1] = id
-      marks[#marks + 1] = id
-      marks[#marks + 1] = prefix .. v
+      nd = nd + 1
+      done[nd] = id
+      marks[2 * nd + 1] = id
+      marks[2 * nd + 2] = prefix .. v
       out[i + 1] = 1
     elseif v then
       out[i + 1] = 0 -- held by another claim
@@ -36,17 +38,15 @@ local function complete(keep, keep_s, a)
   end
   if #done > 0 then
     call('HDEL', claims, unpack(done))
-    call('HINCRBY', tag .. ':stats', 'completed', #done)
+    call('HINCRBY', tag .. ':stats', 'completed', dec(#done))
     if keep > 0 then
       call('HSET', tag .. ':done', unpack(marks))
-      call('RPUSH', tag .. ':completed', unpack(done))
-      trim(tag .. ':completed', tag .. ':done', keep, keep_s)
+      local len = call('RPUSH', tag .. ':completed', unpack(done))
+      trim(tag .. ':completed', tag .. ':done', keep, keep_s, len)
     else
       call('HDEL', tag .. ':jobs', unpack(done))
-      if call('EXISTS', tag .. ':opts') == 1 then
+      if call('EXISTS', tag .. ':opts', tag .. ':info') > 0 then
         call('HDEL', tag .. ':opts', unpack(done))
-      end
-      if call('EXISTS', tag .. ':info') == 1 then
         call('HDEL', tag .. ':info', unpack(done))
       end
     end

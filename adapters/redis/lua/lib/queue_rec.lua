@@ -7,6 +7,8 @@
 local find, sub = string.find, string.sub
 local DEFAULT_BACKOFF = 'exp:1000:3600000:20'
 local PRIO_UNIT = 4398046511104 -- 2^42: the pending order of a priority
+-- The decimal digits, by value + 1: numbers spelled without formatting.
+local DIGITS = {'0', '1', '2', '3', '4', '5', '6', '7', '8', '9'}
 
 -- Splits a job record: returns attempts, max_attempts and the positions of
 -- its four separators (max_attempts, created_ms, type and payload follow

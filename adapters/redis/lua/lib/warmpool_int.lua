@@ -1,6 +1,7 @@
 -- warmpool_int.lua -- included by the warm pool's scripts (--#include
 -- warmpool_int): the key names, the server clock, the primary's fence and
 -- the moves every script shares (adapters/ops/warmpool.h has the schema).
+--#include wake
 local T = KEYS[1]
 local META, IDLE, EXP = T .. ':wp:meta', T .. ':wp:idle', T .. ':wp:exp'
 local BOR, WHO, MK = T .. ':wp:bor', T .. ':wp:who', T .. ':wp:mk'

@@ -1,0 +1,1467 @@
+/* cluster.c -- the Redis Cluster backend.
+ *
+ * The client learns the slot map from any node (CLUSTER SLOTS), keeps one
+ * pipelined connection per master it talks to (opened on first use, a
+ * fleet__rconn_t each, scripts loaded in its handshake) and sends every op
+ * to the master of the slot of its KEYS[1], the object's hash tag. Ops
+ * without keys (PING, TIME) go to any master; PUBLISH goes by its channel.
+ *
+ * Redirections: MOVED updates that slot at once, asks for a new map and
+ * sends the op to the named node; ASK sends ASKING and then the op to the
+ * named node, once, without touching the map. An op is redirected at most
+ * CLUSTER_MAX_REDIRECTS times. TRYAGAIN, CLUSTERDOWN, LOADING, READONLY and
+ * MASTERDOWN (the command did not run) wait a little, the map is refreshed
+ * and the op goes again, until its deadline, which stays the one it got
+ * when first issued (the command timeout). An op is only ever handed to a
+ * connection that is ready; until then it waits here ("pending"), so that
+ * when a master dies the ops meant for it go to its successor once the new
+ * map names it. An op already written when a connection breaks may have
+ * run: it fails with FLEET_ECONNLOST as on a single server, and the map is
+ * refreshed for what comes next.
+ *
+ * Subscriptions are sharded (SSUBSCRIBE) on a subscriber connection to
+ * the master of the channel's slot (channels carry the object's tag, and
+ * scripts publish with SPUBLISH on a cluster: lib/wake.lua); when the
+ * node drops them (it lost the slot: a "sunsubscribe" it sends unasked),
+ * when their connection breaks, or when a new map moves the slot, they
+ * are subscribed where the slot now is, and their callbacks hear
+ * FLEET_ECONNLOST when live again, as on a single server. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redis/cluster.h"
+#include "redis/durable.h"
+#include "redis/reply.h"
+
+#define CLUSTER_MAX_REDIRECTS 8
+#define CLUSTER_TICK_MS 25
+#define CLUSTER_REFRESH_GAP_MS 100
+#define CLUSTER_REFRESH_TIMEOUT_MS 1000
+#define CLUSTER_SCAN_MAX 100 /* masters a SCAN goes over */
+
+typedef struct cluster_backend_s cluster_backend_t;
+typedef struct cluster_node_s cluster_node_t;
+
+struct cluster_node_s {
+  cluster_node_t *next;
+  cluster_backend_t *be;
+  char *host;
+  uint16_t port;
+  fleet__url_t url; /* fleet__url_node(): the seed URL's options, this node */
+  fleet__rconn_t *conn; /* NULL until first used */
+  fleet__rconn_t *sub;  /* NULL until a channel lives here */
+  int master;           /* owns slots in the last map */
+};
+
+typedef struct cluster_req_s {
+  fleet__rreq_t r; /* first: the connection hands this back */
+  struct cluster_req_s *next;
+  uint16_t slot;
+  int keyless;
+  int script_op; /* a script (EVALSHA, or EVAL after NOSCRIPT) */
+  int scan_idx;  /* a SCAN of master scan_idx (see cluster_scan()), or -1 */
+  fleet__op_t op;
+  int redirects;
+  int asking;             /* send ASKING first, to `target` */
+  cluster_node_t *target; /* set by MOVED or ASK; else the map decides */
+  int refresh;            /* a map request, not an op */
+  cluster_node_t *node;   /* where it was sent */
+} cluster_req_t;
+
+struct fleet__sub_s {
+  fleet__sub_t *next;
+  char *channel;
+  size_t len;
+  uint16_t slot;
+  cluster_node_t *node; /* where it is subscribed, or NULL */
+  fleet__message_cb cb; /* NULL: unsubscribed, waiting to be freed */
+  void *arg;
+  int active;
+};
+
+struct cluster_backend_s {
+  fleet__backend_t base;
+  uv_loop_t *loop;
+  const fleet__url_t *url;
+  fleet__backend_config_t config;
+  const fleet__backend_events_t *events;
+  void *owner;
+  const fleet__script_t *scripts[FLEET__OP_COUNT];
+
+  cluster_node_t *nodes;
+  cluster_node_t *slots[FLEET__CLUSTER_SLOTS];
+  int have_map;
+  int ready;        /* READY reported and not broken since */
+  int need_refresh; /* a new map is wanted */
+  int refreshing;   /* a map request is out */
+  uint64_t last_refresh;
+  unsigned refresh_turn; /* rotates the node asked */
+  uv_timer_t tick;
+  int tick_armed;
+
+  cluster_req_t *pending, *pending_tail; /* waiting for a ready master */
+  cluster_req_t *free_reqs;
+  int conns_open; /* rconns and the timer not yet closed */
+  int closing;
+
+  fleet__sub_t *subs;
+  int dispatching;
+  int subs_dead;
+  fleet__reply_scratch_t scratch;
+  char scan_cursor[32]; /* the cursor a SCAN reply is given (cluster_scan) */
+};
+
+static const fleet__rconn_events_t cluster_main_events;
+static const fleet__rconn_events_t cluster_sub_events;
+static void cluster_dispatch(cluster_backend_t *be, cluster_req_t *req);
+static void cluster_arm_tick(cluster_backend_t *be);
+static void cluster_subs_place(cluster_backend_t *be);
+static int cluster_masters(cluster_backend_t *be, cluster_node_t **out,
+                           int cap);
+static int cluster_scan_cursor(cluster_backend_t *be, int idx,
+                               fleet__reply_t *r);
+
+/* ------------------------------------------------------------------------ */
+/* Slots                                                                    */
+
+/* CRC16-CCITT (XMODEM: polynomial 0x1021, initial 0), bit by bit, which is
+ * the checksum Redis Cluster uses for slots. */
+static uint16_t cluster_crc16(const unsigned char *p, size_t len) {
+  uint16_t crc = 0;
+  size_t i;
+  int b;
+
+  for (i = 0; i < len; i++) {
+    crc ^= (uint16_t)(p[i] << 8);
+    for (b = 0; b < 8; b++)
+      crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021)
+                           : (uint16_t)(crc << 1);
+  }
+  return crc;
+}
+
+uint16_t fleet__key_slot(const void *key, size_t len) {
+  const unsigned char *k = key;
+  size_t open, close;
+
+  for (open = 0; open < len && k[open] != '{'; open++)
+    ;
+  if (open < len) {
+    for (close = open + 1; close < len && k[close] != '}'; close++)
+      ;
+    if (close < len && close > open + 1) {
+      k += open + 1;
+      len = close - open - 1;
+    }
+  }
+  return (uint16_t)(cluster_crc16(k, len) & (FLEET__CLUSTER_SLOTS - 1));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Nodes                                                                    */
+
+static cluster_node_t *cluster_node_find(cluster_backend_t *be,
+                                         const char *host, size_t hlen,
+                                         uint16_t port) {
+  cluster_node_t *n;
+
+  for (n = be->nodes; n != NULL; n = n->next)
+    if (n->port == port && strlen(n->host) == hlen &&
+        memcmp(n->host, host, hlen) == 0)
+      return n;
+  return NULL;
+}
+
+/* The node at host:port, created when new. NULL when out of memory. */
+static cluster_node_t *cluster_node_get(cluster_backend_t *be, const char *host,
+                                        size_t hlen, uint16_t port) {
+  cluster_node_t *n = cluster_node_find(be, host, hlen, port);
+
+  if (n != NULL)
+    return n;
+  n = calloc(1, sizeof(*n));
+  if (n == NULL || (n->host = fleet__memdup(host, hlen + 1)) == NULL) {
+    free(n);
+    return NULL;
+  }
+  n->host[hlen] = '\0';
+  if (fleet__url_node(be->url, n->host, port, 0, &n->url) != 0) {
+    free(n->host);
+    free(n);
+    return NULL;
+  }
+  n->be = be;
+  n->port = port;
+  n->next = be->nodes;
+  be->nodes = n;
+  return n;
+}
+
+/* Parses "host:port" (the last colon splits, for IPv6). A missing host
+ * means `deflt`'s host (Redis 7 may send ":port"). */
+static cluster_node_t *cluster_node_parse(cluster_backend_t *be, const char *s,
+                                          size_t len, cluster_node_t *deflt) {
+  size_t colon = len;
+  long port = 0;
+  size_t i;
+
+  for (i = len; i > 0; i--)
+    if (s[i - 1] == ':') {
+      colon = i - 1;
+      break;
+    }
+  if (colon == len || colon + 1 == len)
+    return NULL;
+  for (i = colon + 1; i < len; i++) {
+    if (s[i] < '0' || s[i] > '9' || port > 65535)
+      return NULL;
+    port = port * 10 + (s[i] - '0');
+  }
+  if (port == 0 || port > 65535)
+    return NULL;
+  if (colon == 0) {
+    if (deflt == NULL)
+      return NULL;
+    return cluster_node_get(be, deflt->host, strlen(deflt->host),
+                            (uint16_t)port);
+  }
+  return cluster_node_get(be, s, colon, (uint16_t)port);
+}
+
+/* The node's op connection, opened on first use; NULL when out of memory. */
+static fleet__rconn_t *cluster_node_conn(cluster_node_t *n) {
+  cluster_backend_t *be = n->be;
+
+  if (n->conn != NULL)
+    return n->conn;
+  n->conn = calloc(1, sizeof(*n->conn));
+  if (n->conn == NULL)
+    return NULL;
+  if (fleet__rconn_open(n->conn, be->loop, n, &n->url, &be->config,
+                        &cluster_main_events, 0, fleet__scripts,
+                        fleet__nscripts) != 0) {
+    free(n->conn);
+    n->conn = NULL;
+    return NULL;
+  }
+  be->conns_open++;
+  return n->conn;
+}
+
+static int cluster_node_ready(const cluster_node_t *n) {
+  return n->conn != NULL && n->conn->state == FLEET__RCONN_READY;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Requests                                                                 */
+
+static cluster_req_t *cluster_req_get(cluster_backend_t *be) {
+  cluster_req_t *req = be->free_reqs;
+
+  if (req != NULL) {
+    be->free_reqs = req->next;
+    req->next = NULL;
+  } else if ((req = calloc(1, sizeof(*req))) == NULL) {
+    return NULL;
+  }
+  req->r.next = NULL;
+  req->r.deadline = 0;
+  req->r.script = NULL;
+  req->redirects = 0;
+  req->asking = 0;
+  req->target = NULL;
+  req->refresh = 0;
+  req->keyless = 0;
+  req->script_op = 0;
+  req->scan_idx = -1;
+  req->node = NULL;
+  return req;
+}
+
+static void cluster_req_put(cluster_backend_t *be, cluster_req_t *req) {
+  if (req->r.cap > 64 * 1024) {
+    free(req->r.buf);
+    req->r.buf = NULL;
+    req->r.cap = req->r.len = 0;
+  }
+  req->next = be->free_reqs;
+  be->free_reqs = req;
+}
+
+static void cluster_pending_push(cluster_backend_t *be, cluster_req_t *req) {
+  req->next = NULL;
+  if (be->pending_tail != NULL)
+    be->pending_tail->next = req;
+  else
+    be->pending = req;
+  be->pending_tail = req;
+  cluster_arm_tick(be);
+}
+
+/* Sets the detail for a completion, as the single-server backend does. */
+static void cluster_set_detail(cluster_backend_t *be, const char *conn_detail,
+                               int status, const redisReply *reply) {
+  const redisReply *err;
+
+  if (status == 0) {
+    be->base.detail[0] = '\0';
+  } else if (reply == NULL) {
+    fleet__backend_set_detail_bytes(&be->base, conn_detail,
+                                    strlen(conn_detail));
+  } else if ((err = fleet__redis_reply_first_error(reply)) != NULL) {
+    fleet__backend_set_detail_bytes(&be->base, err->str, err->len);
+  } else {
+    fleet__backend_set_detail(&be->base, "%s", fleet_strerror(status));
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* SCAN over every master                                                   */
+
+/* The masters of the map in a stable order (port, then host); returns how
+ * many (at most `cap`). */
+static int cluster_masters(cluster_backend_t *be, cluster_node_t **out,
+                           int cap) {
+  cluster_node_t *n;
+  int count = 0, i, j;
+
+  for (n = be->nodes; n != NULL && count < cap; n = n->next)
+    if (n->master)
+      out[count++] = n;
+  for (i = 1; i < count; i++)
+    for (j = i; j > 0; j--) {
+      cluster_node_t *a = out[j - 1], *b = out[j];
+      if (a->port < b->port ||
+          (a->port == b->port && strcmp(a->host, b->host) <= 0))
+        break;
+      out[j - 1] = b;
+      out[j] = a;
+    }
+  return count;
+}
+
+/* A SCAN reply {cursor, keys} from master `idx`: its cursor becomes the
+ * cluster's, the node's cursor followed by two digits of the master's
+ * index, and "0" only after the last master's scan is complete. A cursor
+ * is thus all digits, as fleet's callers check, and the next SCAN with it
+ * continues on the same master (cluster_call()). */
+static int cluster_scan_cursor(cluster_backend_t *be, int idx,
+                               fleet__reply_t *r) {
+  cluster_node_t *masters[CLUSTER_SCAN_MAX];
+  int count = cluster_masters(be, masters, CLUSTER_SCAN_MAX);
+  fleet__reply_t *cur;
+  int n;
+
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 2 ||
+      r->elem[0].type != FLEET__REPLY_STR || r->elem[0].len > 20)
+    return FLEET_EPROTO;
+  cur = (fleet__reply_t *)&r->elem[0];
+  if (cur->len == 1 && cur->str[0] == '0') {
+    if (idx + 1 < count)
+      n = snprintf(be->scan_cursor, sizeof(be->scan_cursor), "0%02d", idx + 1);
+    else
+      n = snprintf(be->scan_cursor, sizeof(be->scan_cursor), "0");
+  } else {
+    n = snprintf(be->scan_cursor, sizeof(be->scan_cursor), "%.*s%02d",
+                 (int)cur->len, cur->str, idx);
+  }
+  cur->str = be->scan_cursor;
+  cur->len = (size_t)n;
+  return 0;
+}
+
+/* Splits a cluster SCAN cursor into the master's index and its own
+ * cursor ("0" is the start: master 0, cursor 0). Returns the index, or -1
+ * for a cursor that is not one of ours. */
+static int cluster_scan_split(const fleet_bytes_t *c, size_t *node_len) {
+  const char *p = c->base;
+  size_t i;
+
+  if (c->len == 1 && p[0] == '0') {
+    *node_len = 1;
+    return 0;
+  }
+  if (c->len < 3)
+    return -1;
+  for (i = 0; i < c->len; i++)
+    if (p[i] < '0' || p[i] > '9')
+      return -1;
+  *node_len = c->len - 2;
+  return (p[c->len - 2] - '0') * 10 + (p[c->len - 1] - '0');
+}
+
+/* Completes an op with `status` (and `reply` when 0). */
+static void cluster_req_finish(cluster_backend_t *be, cluster_req_t *req,
+                               const char *conn_detail, int status,
+                               const redisReply *reply) {
+  fleet__reply_cb cb = req->r.cb;
+  void *arg = req->r.arg;
+  const fleet__reply_t *r = NULL;
+
+  int scan_idx = req->scan_idx;
+
+  cluster_req_put(be, req);
+  if (status == 0)
+    status = fleet__redis_reply_convert(&be->scratch, reply, &r);
+  if (status == 0 && scan_idx >= 0)
+    status = cluster_scan_cursor(be, scan_idx, (fleet__reply_t *)r);
+  cluster_set_detail(be, conn_detail, status, reply);
+  cb(arg, status, status == 0 ? r : NULL);
+}
+
+static int cluster_err_is(const redisReply *r, const char *word) {
+  size_t n = strlen(word);
+  return r->type == REDIS_REPLY_ERROR && r->len >= n &&
+         memcmp(r->str, word, n) == 0 && (r->len == n || r->str[n] == ' ');
+}
+
+/* Asks for a new map soon (the tick sends the request). */
+static void cluster_want_map(cluster_backend_t *be) {
+  be->need_refresh = 1;
+  cluster_arm_tick(be);
+}
+
+static void cluster_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *rr,
+                                int status, redisReply *reply);
+
+static void cluster_on_asking(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
+                              redisReply *reply) {
+  cluster_req_put(((cluster_node_t *)c->owner)->be, (cluster_req_t *)rr);
+}
+
+/* Writes `req` on the ready connection of `n`, ASKING first if asked. */
+static void cluster_send_on(cluster_backend_t *be, cluster_node_t *n,
+                            cluster_req_t *req) {
+  if (req->asking) {
+    cluster_req_t *ask = cluster_req_get(be);
+    if (ask != NULL && fleet__rreq_begin(&ask->r, 1) == 0 &&
+        fleet__rreq_arg(&ask->r, "ASKING", 6) == 0) {
+      ask->r.on_reply = cluster_on_asking;
+      ask->r.deadline = req->r.deadline;
+      fleet__rconn_send(n->conn, &ask->r);
+    } else if (ask != NULL) {
+      cluster_req_put(be, ask);
+    }
+    req->asking = 0;
+  }
+  req->node = n;
+  req->r.on_reply = cluster_on_op_reply;
+  fleet__rconn_send(n->conn, &req->r);
+}
+
+/* The node an op goes to now, or NULL when the map does not say yet. */
+static cluster_node_t *cluster_route(cluster_backend_t *be,
+                                     const cluster_req_t *req) {
+  cluster_node_t *n;
+
+  if (req->target != NULL)
+    return req->target;
+  if (req->scan_idx >= 0) {
+    cluster_node_t *masters[CLUSTER_SCAN_MAX];
+    int count = cluster_masters(be, masters, CLUSTER_SCAN_MAX);
+    return req->scan_idx < count ? masters[req->scan_idx] : NULL;
+  }
+  if (!req->keyless)
+    return be->slots[req->slot];
+  for (n = be->nodes; n != NULL; n = n->next)
+    if (n->master && cluster_node_ready(n))
+      return n;
+  for (n = be->nodes; n != NULL; n = n->next)
+    if (n->master)
+      return n;
+  return NULL;
+}
+
+/* Sends `req` to its node if that node's connection is ready, else keeps
+ * it pending (and opens the connection). */
+static void cluster_dispatch(cluster_backend_t *be, cluster_req_t *req) {
+  cluster_node_t *n = cluster_route(be, req);
+
+  if (n == NULL) {
+    cluster_want_map(be);
+    cluster_pending_push(be, req);
+    return;
+  }
+  if (cluster_node_conn(n) == NULL) {
+    cluster_req_finish(be, req, "out of memory", FLEET_ENOMEM, NULL);
+    return;
+  }
+  if (n->conn->state != FLEET__RCONN_READY) {
+    cluster_pending_push(be, req);
+    return;
+  }
+  cluster_send_on(be, n, req);
+}
+
+/* Retries `req` later (after a new map), if its deadline allows. */
+static void cluster_retry_later(cluster_backend_t *be, cluster_req_t *req) {
+  req->target = NULL;
+  req->asking = 0;
+  cluster_want_map(be);
+  cluster_pending_push(be, req);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Durability: WAIT after job-state ops (config.wait_replicas)              */
+
+/* A job-state op that succeeded, waiting for its WAIT. */
+typedef struct {
+  fleet__reply_cb cb;
+  void *arg;
+  fleet__reply_t *copy; /* the op's reply */
+} cluster_durable_t;
+
+static void cluster_on_wait(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
+                            redisReply *reply) {
+  cluster_node_t *node = c->owner;
+  cluster_backend_t *be = node->be;
+  cluster_durable_t *d = rr->arg;
+  uint32_t want = be->config.wait_replicas;
+
+  cluster_req_put(be, (cluster_req_t *)rr);
+  if (status != 0) {
+    fleet__backend_set_detail_bytes(&be->base, c->detail, strlen(c->detail));
+  } else if (reply->type == REDIS_REPLY_ERROR) {
+    status = fleet__reply_error_code(reply->str, reply->len);
+    fleet__backend_set_detail_bytes(&be->base, reply->str, reply->len);
+  } else if (reply->type != REDIS_REPLY_INTEGER) {
+    status = FLEET_EPROTO;
+    fleet__backend_set_detail(&be->base, "WAIT: unexpected reply");
+  } else if (reply->integer < (long long)want) {
+    status = FLEET_ETIMEDOUT;
+    fleet__backend_set_detail(
+        &be->base, "WAIT: %lld of %u replicas acknowledged within %u ms",
+        reply->integer, (unsigned)want, (unsigned)be->config.wait_timeout_ms);
+  } else {
+    be->base.detail[0] = '\0';
+  }
+  d->cb(d->arg, status, status == 0 ? d->copy : NULL);
+  free(d->copy);
+  free(d);
+}
+
+/* The op of `req` succeeded on `c`'s node: its reply is kept, and WAIT
+ * follows on the same connection (it covers every write made there
+ * before it); the op's callback runs when WAIT answers. */
+static void cluster_wait_after(cluster_backend_t *be, fleet__rconn_t *c,
+                               cluster_req_t *req, const redisReply *reply) {
+  const fleet__reply_t *r = NULL;
+  cluster_durable_t *d = NULL;
+  cluster_req_t *w = NULL;
+  char n[16], ms[16];
+  int nl, ml, status;
+
+  status = fleet__redis_reply_convert(&be->scratch, reply, &r);
+  if (status != 0) {
+    cluster_req_finish(be, req, c->detail, 0, reply);
+    return;
+  }
+  nl = snprintf(n, sizeof(n), "%u", (unsigned)be->config.wait_replicas);
+  ml = snprintf(ms, sizeof(ms), "%u", (unsigned)be->config.wait_timeout_ms);
+  if ((d = calloc(1, sizeof(*d))) == NULL ||
+      (d->copy = fleet__reply_clone(r)) == NULL ||
+      (w = cluster_req_get(be)) == NULL || fleet__rreq_begin(&w->r, 3) != 0 ||
+      fleet__rreq_arg(&w->r, "WAIT", 4) != 0 ||
+      fleet__rreq_arg(&w->r, n, (size_t)nl) != 0 ||
+      fleet__rreq_arg(&w->r, ms, (size_t)ml) != 0) {
+    if (w != NULL)
+      cluster_req_put(be, w);
+    if (d != NULL)
+      free(d->copy);
+    free(d);
+    cluster_req_finish(be, req, "out of memory", FLEET_ENOMEM, NULL);
+    return;
+  }
+  d->cb = req->r.cb;
+  d->arg = req->r.arg;
+  cluster_req_put(be, req);
+  w->r.arg = d;
+  w->r.on_reply = cluster_on_wait;
+  /* WAIT blocks up to its timeout on the server. */
+  w->r.deadline = uv_now(be->loop) + be->config.wait_timeout_ms +
+                  be->config.command_timeout_ms;
+  fleet__rconn_send(c, &w->r);
+}
+
+static void cluster_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *rr,
+                                int status, redisReply *reply) {
+  cluster_node_t *node = c->owner;
+  cluster_backend_t *be = node->be;
+  cluster_req_t *req = (cluster_req_t *)rr;
+  uint64_t now = uv_now(be->loop);
+
+  if (be->closing) {
+    cluster_req_finish(be, req, c->detail,
+                       status != 0 ? status : FLEET_ECANCELED, NULL);
+    return;
+  }
+  if (status != 0) {
+    /* Never written (EUNAVAILABLE): it may go elsewhere. Written: it may
+     * have run; the caller decides, as on a single server. */
+    cluster_want_map(be);
+    if (status == FLEET_EUNAVAILABLE && rr->deadline > now) {
+      cluster_retry_later(be, req);
+      return;
+    }
+    cluster_req_finish(be, req, c->detail, status, NULL);
+    return;
+  }
+  if (reply->type == REDIS_REPLY_ERROR) {
+    int moved = cluster_err_is(reply, "MOVED");
+    int ask = cluster_err_is(reply, "ASK");
+
+    /* ASK for a script: the slot is being migrated. The server decides on
+     * the keys a call declares, and a script declares only its object's
+     * tag, which is never a key itself: the source always answers ASK
+     * while the slot migrates, whether the object's keys have moved or
+     * not. Running the script on the target then could see half of them
+     * (or none, and write keys a later MIGRATE overwrites). So a script
+     * waits for the migration to end (MOVED, or the source serving again)
+     * within its deadline; a plain command, whose keys are declared, follows
+     * the ASK. */
+    if (ask && req->script_op) {
+      if (rr->deadline > now + CLUSTER_TICK_MS) {
+        cluster_retry_later(be, req);
+        return;
+      }
+      ask = 0; /* out of time: the caller hears the redirect */
+    }
+    if ((moved || ask) && req->redirects < CLUSTER_MAX_REDIRECTS) {
+      /* "MOVED <slot> <host>:<port>" */
+      const char *p = reply->str, *end = reply->str + reply->len, *sp;
+      cluster_node_t *to = NULL;
+
+      sp = memchr(p, ' ', (size_t)(end - p));
+      if (sp != NULL)
+        sp = memchr(sp + 1, ' ', (size_t)(end - sp - 1));
+      if (sp != NULL)
+        to = cluster_node_parse(be, sp + 1, (size_t)(end - sp - 1), node);
+      if (to != NULL) {
+        req->redirects++;
+        if (moved) {
+          if (!req->keyless)
+            be->slots[req->slot] = to;
+          to->master = 1;
+          cluster_want_map(be);
+          req->target = NULL;
+        } else {
+          req->target = to;
+          req->asking = 1;
+        }
+        if (cluster_node_conn(to) == NULL) {
+          cluster_req_finish(be, req, "out of memory", FLEET_ENOMEM, NULL);
+          return;
+        }
+        if (ask && cluster_node_ready(to))
+          cluster_send_on(be, to, req);
+        else
+          cluster_dispatch(be, req);
+        return;
+      }
+    }
+    if (req->r.script != NULL && fleet__redis_is_noscript(reply)) {
+      status = fleet__redis_req_to_eval(rr);
+      if (status != 0) {
+        cluster_req_finish(be, req, "out of memory", status, NULL);
+        return;
+      }
+      req->target = node;
+      cluster_send_on(be, node, req);
+      return;
+    }
+    /* The command did not run; the cluster is changing under it. */
+    if ((cluster_err_is(reply, "TRYAGAIN") ||
+         cluster_err_is(reply, "CLUSTERDOWN") ||
+         cluster_err_is(reply, "LOADING") ||
+         cluster_err_is(reply, "READONLY") ||
+         cluster_err_is(reply, "MASTERDOWN")) &&
+        rr->deadline > now + CLUSTER_TICK_MS) {
+      cluster_retry_later(be, req);
+      return;
+    }
+  }
+  if (be->config.wait_replicas > 0 && fleet__op_durable(req->op) &&
+      reply->type != REDIS_REPLY_ERROR) {
+    cluster_wait_after(be, c, req, reply);
+    return;
+  }
+  cluster_req_finish(be, req, c->detail, 0, reply);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The slot map                                                             */
+
+static int cluster_reply_int(const redisReply *r, long long *out) {
+  if (r->type != REDIS_REPLY_INTEGER)
+    return -1;
+  *out = r->integer;
+  return 0;
+}
+
+/* Applies a CLUSTER SLOTS reply from `from`. Returns 0, or -1 when it is
+ * not one (then nothing changed). */
+static int cluster_apply_slots(cluster_backend_t *be, cluster_node_t *from,
+                               const redisReply *reply) {
+  cluster_node_t *n;
+  size_t i;
+
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0)
+    return -1;
+  for (i = 0; i < reply->elements; i++) {
+    const redisReply *e = reply->element[i];
+    long long lo, hi, port;
+    if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+        cluster_reply_int(e->element[0], &lo) != 0 ||
+        cluster_reply_int(e->element[1], &hi) != 0 || lo < 0 || hi < lo ||
+        hi >= FLEET__CLUSTER_SLOTS ||
+        e->element[2]->type != REDIS_REPLY_ARRAY ||
+        e->element[2]->elements < 2 ||
+        e->element[2]->element[0]->type != REDIS_REPLY_STRING ||
+        cluster_reply_int(e->element[2]->element[1], &port) != 0 || port <= 0 ||
+        port > 65535)
+      return -1;
+  }
+  for (n = be->nodes; n != NULL; n = n->next)
+    n->master = 0;
+  memset(be->slots, 0, sizeof(be->slots));
+  for (i = 0; i < reply->elements; i++) {
+    const redisReply *e = reply->element[i], *m = e->element[2];
+    const redisReply *host = m->element[0];
+    long long s;
+    if (host->len == 0 || (host->len == 1 && host->str[0] == '?'))
+      n = cluster_node_get(be, from->host, strlen(from->host),
+                           (uint16_t)m->element[1]->integer);
+    else
+      n = cluster_node_get(be, host->str, host->len,
+                           (uint16_t)m->element[1]->integer);
+    if (n == NULL)
+      continue; /* out of memory: those slots stay unknown */
+    n->master = 1;
+    for (s = e->element[0]->integer; s <= e->element[1]->integer; s++)
+      be->slots[s] = n;
+  }
+  return 0;
+}
+
+static void cluster_on_map(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
+                           redisReply *reply) {
+  cluster_node_t *node = c->owner;
+  cluster_backend_t *be = node->be;
+
+  cluster_req_put(be, (cluster_req_t *)rr);
+  be->refreshing = 0;
+  if (be->closing)
+    return;
+  if (status != 0 || cluster_apply_slots(be, node, reply) != 0) {
+    if (status == 0 && reply->type == REDIS_REPLY_ERROR)
+      snprintf(c->detail, sizeof(c->detail), "CLUSTER SLOTS: %.*s",
+               (int)reply->len, reply->str);
+    be->need_refresh = 1;
+    be->refresh_turn++;
+    if (!be->have_map) {
+      fleet__backend_set_detail_bytes(&be->base, c->detail, strlen(c->detail));
+      be->events->state(be->owner, FLEET__BACKEND_RECONNECTING,
+                        status != 0 ? status : FLEET_EBACKEND);
+    }
+    cluster_arm_tick(be);
+    return;
+  }
+  be->have_map = 1;
+  be->need_refresh = 0;
+  cluster_subs_place(be);
+  if (!be->ready) {
+    be->ready = 1;
+    be->base.detail[0] = '\0';
+    be->events->state(be->owner, FLEET__BACKEND_READY, 0);
+  }
+  cluster_arm_tick(be);
+}
+
+/* Sends CLUSTER SLOTS to a node: a ready master if there is one, else the
+ * next node in turn. */
+static void cluster_refresh(cluster_backend_t *be) {
+  cluster_node_t *n, *pick = NULL;
+  cluster_req_t *req;
+  unsigned count = 0, k;
+
+  for (n = be->nodes; n != NULL; n = n->next) {
+    count++;
+    if (pick == NULL && cluster_node_ready(n))
+      pick = n;
+  }
+  if (count == 0)
+    return;
+  if (pick == NULL || be->refresh_turn % 2 == 1) {
+    k = be->refresh_turn % count;
+    for (pick = be->nodes; k > 0; k--)
+      pick = pick->next;
+  }
+  if (cluster_node_conn(pick) == NULL || (req = cluster_req_get(be)) == NULL)
+    return;
+  if (fleet__rreq_begin(&req->r, 2) != 0 ||
+      fleet__rreq_arg(&req->r, "CLUSTER", 7) != 0 ||
+      fleet__rreq_arg(&req->r, "SLOTS", 5) != 0) {
+    cluster_req_put(be, req);
+    return;
+  }
+  req->refresh = 1;
+  req->r.on_reply = cluster_on_map;
+  req->r.deadline = uv_now(be->loop) + CLUSTER_REFRESH_TIMEOUT_MS;
+  be->refreshing = 1;
+  be->last_refresh = uv_now(be->loop);
+  fleet__rconn_send(pick->conn, &req->r);
+}
+
+/* The tick: expires pending ops past their deadline, asks for a map when
+ * one is wanted, and sends pending ops whose master is ready. */
+static void cluster_on_tick(uv_timer_t *t) {
+  cluster_backend_t *be = t->data;
+  uint64_t now = uv_now(be->loop);
+  cluster_req_t *list, *req;
+
+  be->tick_armed = 0;
+  if (be->closing)
+    return;
+  if (be->need_refresh && !be->refreshing &&
+      now >= be->last_refresh + CLUSTER_REFRESH_GAP_MS)
+    cluster_refresh(be);
+  list = be->pending;
+  be->pending = be->pending_tail = NULL;
+  while (list != NULL && !be->closing) {
+    req = list;
+    list = req->next;
+    req->next = NULL;
+    if (req->r.deadline != 0 && req->r.deadline <= now) {
+      char why[FLEET__DETAIL_MAX];
+      snprintf(why, sizeof(why), "no master ready for slot %u within %u ms",
+               (unsigned)req->slot, (unsigned)be->config.command_timeout_ms);
+      cluster_req_finish(be, req, why, FLEET_EUNAVAILABLE, NULL);
+      continue;
+    }
+    cluster_dispatch(be, req);
+  }
+  cluster_arm_tick(be);
+}
+
+static void cluster_arm_tick(cluster_backend_t *be) {
+  if (be->tick_armed || be->closing)
+    return;
+  if (be->pending == NULL && !(be->need_refresh && !be->refreshing))
+    return;
+  be->tick_armed = 1;
+  uv_timer_start(&be->tick, cluster_on_tick, CLUSTER_TICK_MS, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Ops                                                                      */
+
+/* Builds the request of an op (not sent yet). Returns 0 or an error. */
+static int cluster_req_build(cluster_backend_t *be, fleet__op_t op,
+                             const fleet_bytes_t *keys, size_t nkeys,
+                             const fleet_bytes_t *args, size_t nargs,
+                             fleet__reply_cb cb, void *arg,
+                             cluster_req_t **out) {
+  const fleet__script_t *script = be->scripts[op];
+  const char *command = fleet__op_command(op);
+  cluster_req_t *req;
+  char numkeys[24];
+  size_t i;
+  int err;
+
+  if (script == NULL && command == NULL)
+    return FLEET_EINVAL;
+  req = cluster_req_get(be);
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  if (script != NULL) {
+    int n = snprintf(numkeys, sizeof(numkeys), "%zu", nkeys);
+    err = fleet__rreq_begin(&req->r, 3 + nkeys + nargs);
+    if (err == 0)
+      err = fleet__rreq_arg(&req->r, "EVALSHA", 7);
+    if (err == 0)
+      err = fleet__rreq_arg(&req->r, script->sha1, 40);
+    req->r.script_tail = req->r.len;
+    if (err == 0)
+      err = fleet__rreq_arg(&req->r, numkeys, (size_t)n);
+  } else {
+    err = fleet__rreq_begin(&req->r, 1 + nkeys + nargs);
+    if (err == 0)
+      err = fleet__rreq_arg(&req->r, command, strlen(command));
+  }
+  for (i = 0; err == 0 && i < nkeys; i++)
+    err = fleet__rreq_arg(&req->r, keys[i].base, keys[i].len);
+  for (i = 0; err == 0 && i < nargs; i++)
+    err = fleet__rreq_arg(&req->r, args[i].base, args[i].len);
+  if (err != 0) {
+    cluster_req_put(be, req);
+    return err;
+  }
+  req->r.script = script;
+  req->script_op = script != NULL;
+  req->op = op;
+  req->r.cb = cb;
+  req->r.arg = arg;
+  req->r.deadline = uv_now(be->loop) + be->config.command_timeout_ms;
+  if (nkeys > 0) {
+    req->slot = fleet__key_slot(keys[0].base, keys[0].len);
+  } else if (op == FLEET__OP_PUBLISH && nargs > 0) {
+    req->slot = fleet__key_slot(args[0].base, args[0].len);
+  } else {
+    req->keyless = 1;
+    req->slot = 0;
+  }
+  *out = req;
+  return 0;
+}
+
+/* A command over keys of several slots (UNLINK of a store's clear), sent
+ * as one command per slot; the reply is the sum of theirs. */
+typedef struct {
+  cluster_backend_t *be;
+  fleet__reply_cb cb;
+  void *arg;
+  size_t left;
+  int status;
+  int64_t sum;
+  char detail[FLEET__DETAIL_MAX];
+} cluster_fan_t;
+
+static void cluster_fan_on_reply(void *arg, int status,
+                                 const fleet__reply_t *r) {
+  cluster_fan_t *f = arg;
+  fleet__reply_t out;
+
+  if (status == 0 && r->type != FLEET__REPLY_INT)
+    status = FLEET_EPROTO;
+  if (status != 0 && f->status == 0) {
+    f->status = status;
+    snprintf(f->detail, sizeof(f->detail), "%s", f->be->base.detail);
+  } else if (status == 0) {
+    f->sum += r->integer;
+  }
+  if (--f->left > 0)
+    return;
+  memset(&out, 0, sizeof(out));
+  out.type = FLEET__REPLY_INT;
+  out.integer = f->sum;
+  status = f->status;
+  snprintf(f->be->base.detail, sizeof(f->be->base.detail), "%s",
+           status != 0 ? f->detail : "");
+  f->cb(f->arg, status, status == 0 ? &out : NULL);
+  free(f);
+}
+
+static int cluster_fan_out(cluster_backend_t *be, fleet__op_t op,
+                           const fleet_bytes_t *keys, size_t nkeys,
+                           fleet__reply_cb cb, void *arg) {
+  cluster_req_t *reqs = NULL, *req;
+  cluster_fan_t *f = calloc(1, sizeof(*f));
+  fleet_bytes_t *group = malloc(nkeys * sizeof(*group));
+  uint16_t *slots = malloc(nkeys * sizeof(*slots));
+  unsigned char *taken = calloc(nkeys, 1);
+  size_t i, j, n;
+  int err = 0;
+
+  if (f == NULL || group == NULL || slots == NULL || taken == NULL)
+    err = FLEET_ENOMEM;
+  for (i = 0; err == 0 && i < nkeys; i++)
+    slots[i] = fleet__key_slot(keys[i].base, keys[i].len);
+  for (i = 0; err == 0 && i < nkeys; i++) {
+    if (taken[i])
+      continue;
+    for (j = i, n = 0; j < nkeys; j++)
+      if (!taken[j] && slots[j] == slots[i]) {
+        taken[j] = 1;
+        group[n++] = keys[j];
+      }
+    err = cluster_req_build(be, op, group, n, NULL, 0, cluster_fan_on_reply, f,
+                            &req);
+    if (err == 0) {
+      req->next = reqs;
+      reqs = req;
+      f->left++;
+    }
+  }
+  free(group);
+  free(slots);
+  free(taken);
+  if (err != 0) {
+    while ((req = reqs) != NULL) {
+      reqs = req->next;
+      cluster_req_put(be, req);
+    }
+    free(f);
+    return err;
+  }
+  f->be = be;
+  f->cb = cb;
+  f->arg = arg;
+  while ((req = reqs) != NULL) {
+    reqs = req->next;
+    req->next = NULL;
+    cluster_dispatch(be, req);
+  }
+  return 0;
+}
+
+/* Whether the keys do not all share the first one's slot. */
+static int cluster_keys_span(const fleet_bytes_t *keys, size_t nkeys) {
+  uint16_t first = fleet__key_slot(keys[0].base, keys[0].len);
+  size_t i;
+
+  for (i = 1; i < nkeys; i++)
+    if (fleet__key_slot(keys[i].base, keys[i].len) != first)
+      return 1;
+  return 0;
+}
+
+/* SCAN on a cluster: each master in turn (cluster_masters() order), with
+ * the cursor of cluster_scan_cursor(). */
+static int cluster_scan(cluster_backend_t *be, fleet__op_t op,
+                        const fleet_bytes_t *args, size_t nargs,
+                        fleet__reply_cb cb, void *arg) {
+  cluster_node_t *masters[CLUSTER_SCAN_MAX];
+  fleet_bytes_t a[8];
+  cluster_req_t *req;
+  size_t node_len;
+  int count, idx, err;
+
+  if (nargs == 0 || nargs > FLEET__ARRAY_SIZE(a))
+    return FLEET_EINVAL;
+  idx = cluster_scan_split(&args[0], &node_len);
+  if (idx < 0)
+    return FLEET_EINVAL;
+  count = cluster_masters(be, masters, CLUSTER_SCAN_MAX);
+  if (!be->have_map || idx >= count)
+    return FLEET_EUNAVAILABLE;
+  memcpy(a, args, nargs * sizeof(*a));
+  a[0].len = node_len;
+  err = cluster_req_build(be, op, NULL, 0, a, nargs, cb, arg, &req);
+  if (err != 0)
+    return err;
+  req->scan_idx = idx;
+  cluster_dispatch(be, req);
+  return 0;
+}
+
+static int cluster_call(fleet__backend_t *base, fleet__op_t op,
+                        const fleet_bytes_t *keys, size_t nkeys,
+                        const fleet_bytes_t *args, size_t nargs,
+                        fleet__reply_cb cb, void *arg) {
+  cluster_backend_t *be = (cluster_backend_t *)base;
+  cluster_req_t *req;
+  int err;
+
+  if (be->closing)
+    return FLEET_ECLOSING;
+  if ((unsigned)op >= FLEET__OP_COUNT || cb == NULL)
+    return FLEET_EINVAL;
+  if (op == FLEET__OP_STORE_SCAN)
+    return cluster_scan(be, op, args, nargs, cb, arg);
+  if (op == FLEET__OP_STORE_UNLINK && nkeys > 1 &&
+      cluster_keys_span(keys, nkeys))
+    return cluster_fan_out(be, op, keys, nkeys, cb, arg);
+  err = cluster_req_build(be, op, keys, nkeys, args, nargs, cb, arg, &req);
+  if (err != 0)
+    return err;
+  /* Never inside this call: the reply comes from a connection callback,
+   * or from the tick for an op that must wait. */
+  cluster_dispatch(be, req);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pub/sub                                                                  */
+
+static void cluster_sub_free_dead(cluster_backend_t *be) {
+  fleet__sub_t **pp = &be->subs;
+
+  if (be->dispatching > 0 || be->subs_dead == 0)
+    return;
+  while (*pp != NULL) {
+    fleet__sub_t *s = *pp;
+    if (s->cb == NULL) {
+      *pp = s->next;
+      free(s->channel);
+      free(s);
+    } else {
+      pp = &s->next;
+    }
+  }
+  be->subs_dead = 0;
+}
+
+static void cluster_on_subscribed(fleet__rconn_t *c, fleet__rreq_t *rr,
+                                  int status, redisReply *reply) {
+  cluster_node_t *node = c->owner;
+  cluster_backend_t *be = node->be;
+  const redisReply *ch;
+  fleet__sub_t *s;
+
+  uint16_t slot = ((cluster_req_t *)rr)->slot;
+
+  cluster_req_put(be, (cluster_req_t *)rr);
+  if (status == 0 && reply->type == REDIS_REPLY_ERROR) {
+    /* MOVED: the map was stale. Place the channel's subscribers again once
+     * a new map says where. */
+    for (s = be->subs; s != NULL; s = s->next)
+      if (s->node == node && s->slot == slot && !s->active)
+        s->node = NULL;
+    cluster_want_map(be);
+    return;
+  }
+  if (status != 0 || reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
+      reply->element[1]->type != REDIS_REPLY_STRING)
+    return;
+  ch = reply->element[1];
+  be->dispatching++;
+  for (s = be->subs; s != NULL && !be->closing; s = s->next) {
+    if (s->cb != NULL && !s->active && s->node == node && s->len == ch->len &&
+        memcmp(s->channel, ch->str, ch->len) == 0) {
+      s->active = 1;
+      s->cb(s->arg, FLEET_ECONNLOST, NULL, 0);
+    }
+  }
+  be->dispatching--;
+  cluster_sub_free_dead(be);
+}
+
+static void cluster_on_unsubscribed(fleet__rconn_t *c, fleet__rreq_t *rr,
+                                    int status, redisReply *reply) {
+  cluster_req_put(((cluster_node_t *)c->owner)->be, (cluster_req_t *)rr);
+}
+
+static void cluster_sub_send(cluster_backend_t *be, cluster_node_t *n,
+                             const char *verb, const fleet__sub_t *s,
+                             fleet__rreq_cb on_reply) {
+  cluster_req_t *req = cluster_req_get(be);
+
+  if (req == NULL)
+    return;
+  if (fleet__rreq_begin(&req->r, 2) != 0 ||
+      fleet__rreq_arg(&req->r, verb, strlen(verb)) != 0 ||
+      fleet__rreq_arg(&req->r, s->channel, s->len) != 0) {
+    cluster_req_put(be, req);
+    return;
+  }
+  req->r.on_reply = on_reply;
+  req->slot = s->slot;
+  fleet__rconn_send(n->sub, &req->r);
+}
+
+/* Whether another live subscription than `except` uses `s`'s channel on
+ * node `n`. */
+static int cluster_channel_used(cluster_backend_t *be, cluster_node_t *n,
+                                const fleet__sub_t *except) {
+  const fleet__sub_t *t;
+  for (t = be->subs; t != NULL; t = t->next)
+    if (t != except && t->cb != NULL && t->node == n && t->len == except->len &&
+        memcmp(t->channel, except->channel, t->len) == 0)
+      return 1;
+  return 0;
+}
+
+static int cluster_node_sub_open(cluster_backend_t *be, cluster_node_t *n) {
+  if (n->sub != NULL)
+    return 0;
+  n->sub = calloc(1, sizeof(*n->sub));
+  if (n->sub == NULL)
+    return FLEET_ENOMEM;
+  if (fleet__rconn_open(n->sub, be->loop, n, &n->url, &be->config,
+                        &cluster_sub_events, 1, NULL, 0) != 0) {
+    free(n->sub);
+    n->sub = NULL;
+    return FLEET_ENOMEM;
+  }
+  be->conns_open++;
+  return 0;
+}
+
+/* Puts `s` on the master of its slot (if the map names one): subscribes
+ * there now if that connection is ready, else when it becomes so. */
+static void cluster_sub_place(cluster_backend_t *be, fleet__sub_t *s) {
+  cluster_node_t *to = be->slots[s->slot];
+
+  if (s->cb == NULL || to == s->node)
+    return;
+  if (s->node != NULL) {
+    cluster_node_t *from = s->node;
+    s->node = NULL;
+    if (from->sub != NULL && from->sub->state == FLEET__RCONN_READY &&
+        !cluster_channel_used(be, from, s))
+      cluster_sub_send(be, from, "SUNSUBSCRIBE", s, cluster_on_unsubscribed);
+  }
+  s->active = 0;
+  if (to == NULL || cluster_node_sub_open(be, to) != 0)
+    return;
+  s->node = to;
+  if (to->sub->state == FLEET__RCONN_READY)
+    cluster_sub_send(be, to, "SSUBSCRIBE", s, cluster_on_subscribed);
+}
+
+/* After a new map: every subscription goes where its slot now is. */
+static void cluster_subs_place(cluster_backend_t *be) {
+  fleet__sub_t *s;
+  for (s = be->subs; s != NULL; s = s->next)
+    cluster_sub_place(be, s);
+}
+
+static void cluster_on_push(fleet__rconn_t *c, redisReply *reply) {
+  cluster_node_t *node = c->owner;
+  cluster_backend_t *be = node->be;
+  const redisReply *ch = reply->element[1], *msg = reply->element[2];
+  fleet__sub_t *s;
+
+  if (reply->element[0]->len == 12) {
+    /* "sunsubscribe": this node no longer serves the channel's slot. Its
+     * subscribers are placed again by the next map. */
+    for (s = be->subs; s != NULL; s = s->next)
+      if (s->node == node && s->len == ch->len &&
+          memcmp(s->channel, ch->str, ch->len) == 0) {
+        s->node = NULL;
+        s->active = 0;
+      }
+    cluster_want_map(be);
+    return;
+  }
+  if (ch->type != REDIS_REPLY_STRING || msg->type != REDIS_REPLY_STRING)
+    return;
+  be->dispatching++;
+  for (s = be->subs; s != NULL && !be->closing; s = s->next)
+    if (s->cb != NULL && s->active && s->node == node && s->len == ch->len &&
+        memcmp(s->channel, ch->str, ch->len) == 0)
+      s->cb(s->arg, 0, msg->str, msg->len);
+  be->dispatching--;
+  cluster_sub_free_dead(be);
+}
+
+/* A subscriber connection broke (its subscriptions are inactive until
+ * confirmed again, and the map may have changed) or became ready
+ * (subscribe what lives there). */
+static void cluster_on_sub_state(fleet__rconn_t *c, int ready, int status) {
+  cluster_node_t *node = c->owner;
+  cluster_backend_t *be = node->be;
+  fleet__sub_t *s;
+
+  for (s = be->subs; s != NULL; s = s->next) {
+    if (s->node != node)
+      continue;
+    if (!ready)
+      s->active = 0;
+    else if (s->cb != NULL)
+      cluster_sub_send(be, node, "SSUBSCRIBE", s, cluster_on_subscribed);
+  }
+  if (!ready)
+    cluster_want_map(be);
+}
+
+static int cluster_subscribe(fleet__backend_t *base, const char *channel,
+                             size_t len, fleet__message_cb cb, void *arg,
+                             fleet__sub_t **out) {
+  cluster_backend_t *be = (cluster_backend_t *)base;
+  fleet__sub_t *s;
+
+  if (be->closing)
+    return FLEET_ECLOSING;
+  if (channel == NULL || len == 0 || cb == NULL || out == NULL)
+    return FLEET_EINVAL;
+  s = calloc(1, sizeof(*s));
+  if (s == NULL || (s->channel = fleet__memdup(channel, len)) == NULL) {
+    free(s);
+    return FLEET_ENOMEM;
+  }
+  s->len = len;
+  s->cb = cb;
+  s->arg = arg;
+  s->slot = fleet__key_slot(channel, len);
+  s->next = be->subs;
+  be->subs = s;
+  /* Without a map yet, the first map places it. */
+  cluster_sub_place(be, s);
+  *out = s;
+  return 0;
+}
+
+static void cluster_unsubscribe(fleet__backend_t *base, fleet__sub_t *s) {
+  cluster_backend_t *be = (cluster_backend_t *)base;
+  cluster_node_t *n;
+
+  if (s == NULL || s->cb == NULL)
+    return;
+  s->cb = NULL;
+  be->subs_dead++;
+  n = s->node;
+  if (!be->closing && n != NULL && n->sub != NULL &&
+      n->sub->state == FLEET__RCONN_READY && !cluster_channel_used(be, n, s))
+    cluster_sub_send(be, n, "SUNSUBSCRIBE", s, cluster_on_unsubscribed);
+  cluster_sub_free_dead(be);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lifecycle                                                                */
+
+/* An op connection became ready (pending ops may go) or broke (the map
+ * may have changed: a failover, a resharding). */
+static void cluster_on_main_state(fleet__rconn_t *c, int ready, int status) {
+  cluster_node_t *node = c->owner;
+  cluster_backend_t *be = node->be;
+
+  if (ready) {
+    cluster_arm_tick(be);
+    if (be->pending != NULL && !be->tick_armed)
+      cluster_arm_tick(be);
+    return;
+  }
+  if (node->master && be->ready) {
+    be->ready = 0;
+    fleet__backend_set_detail_bytes(&be->base, c->cause, strlen(c->cause));
+    be->events->state(be->owner, FLEET__BACKEND_RECONNECTING, status);
+  }
+  cluster_want_map(be);
+}
+
+static void cluster_free(cluster_backend_t *be) {
+  while (be->nodes != NULL) {
+    cluster_node_t *n = be->nodes;
+    be->nodes = n->next;
+    free(n->conn);
+    free(n->sub);
+    fleet__url_free(&n->url);
+    free(n->host);
+    free(n);
+  }
+  while (be->subs != NULL) {
+    fleet__sub_t *s = be->subs;
+    be->subs = s->next;
+    free(s->channel);
+    free(s);
+  }
+  while (be->free_reqs != NULL) {
+    cluster_req_t *req = be->free_reqs;
+    be->free_reqs = req->next;
+    free(req->r.buf);
+    free(req);
+  }
+  fleet__reply_scratch_free(&be->scratch);
+  be->events->closed(be->owner);
+  free(be);
+}
+
+static void cluster_part_closed(cluster_backend_t *be) {
+  if (--be->conns_open == 0)
+    cluster_free(be);
+}
+
+static void cluster_on_conn_closed(fleet__rconn_t *c) {
+  cluster_part_closed(((cluster_node_t *)c->owner)->be);
+}
+
+/* The timer closed (after cluster_close() returned): ops that never
+ * reached a connection are cancelled now. */
+static void cluster_on_tick_closed(uv_handle_t *h) {
+  cluster_backend_t *be = h->data;
+  cluster_req_t *list = be->pending, *req;
+
+  be->pending = be->pending_tail = NULL;
+  while ((req = list) != NULL) {
+    list = req->next;
+    req->next = NULL;
+    cluster_req_finish(be, req, "canceled: the client is closing",
+                       FLEET_ECANCELED, NULL);
+  }
+  cluster_part_closed(be);
+}
+
+static const fleet__rconn_events_t cluster_main_events = {
+    cluster_on_main_state, NULL, cluster_on_conn_closed};
+static const fleet__rconn_events_t cluster_sub_events = {
+    cluster_on_sub_state, cluster_on_push, cluster_on_conn_closed};
+
+/* Adds the seed nodes of `url`. */
+static int cluster_add_seeds(cluster_backend_t *be, const fleet__url_t *url) {
+  size_t i;
+
+  for (i = 0; i < url->nhosts; i++)
+    if (cluster_node_get(be, url->hosts[i].host, strlen(url->hosts[i].host),
+                         url->hosts[i].port) == NULL)
+      return FLEET_ENOMEM;
+  return 0;
+}
+
+int fleet__cluster_open(uv_loop_t *loop, const fleet__url_t *url,
+                        const fleet__backend_config_t *config,
+                        const fleet__backend_events_t *events, void *owner,
+                        fleet__backend_t **out) {
+  cluster_backend_t *be;
+  size_t i;
+  int err;
+
+  be = calloc(1, sizeof(*be));
+  if (be == NULL)
+    return FLEET_ENOMEM;
+  be->base.vt = &fleet__cluster_backend;
+  be->base.sharded = 1;
+  be->loop = loop;
+  be->url = url;
+  be->config = *config;
+  be->events = events;
+  be->owner = owner;
+  for (i = 0; i < FLEET__OP_COUNT; i++)
+    if (fleet__op_command((fleet__op_t)i) == NULL)
+      be->scripts[i] = fleet__redis_find_script(fleet__op_name((fleet__op_t)i));
+  err = cluster_add_seeds(be, url);
+  if (err != 0) {
+    be->events = NULL;
+    while (be->nodes != NULL) {
+      cluster_node_t *n = be->nodes;
+      be->nodes = n->next;
+      fleet__url_free(&n->url);
+      free(n->host);
+      free(n);
+    }
+    free(be);
+    return err;
+  }
+  uv_timer_init(loop, &be->tick);
+  be->tick.data = be;
+  be->conns_open = 1; /* the timer */
+  be->need_refresh = 1;
+  cluster_refresh(be);
+  *out = &be->base;
+  return 0;
+}
+
+static void cluster_close(fleet__backend_t *base) {
+  cluster_backend_t *be = (cluster_backend_t *)base;
+  cluster_node_t *n;
+
+  if (be->closing)
+    return;
+  be->closing = 1;
+  /* Ops pending here never reached a connection: the timer's close
+   * callback cancels them, so never inside this call. */
+  uv_timer_stop(&be->tick);
+  for (n = be->nodes; n != NULL; n = n->next) {
+    if (n->conn != NULL)
+      fleet__rconn_close(n->conn);
+    if (n->sub != NULL)
+      fleet__rconn_close(n->sub);
+  }
+  uv_close((uv_handle_t *)&be->tick, cluster_on_tick_closed);
+}
+
+static void cluster_flush(fleet__backend_t *base) {
+  cluster_backend_t *be = (cluster_backend_t *)base;
+  cluster_node_t *n;
+
+  if (be->closing)
+    return;
+  for (n = be->nodes; n != NULL; n = n->next)
+    if (n->conn != NULL)
+      fleet__rconn_flush(n->conn);
+}
+
+const fleet__backend_vtable_t fleet__cluster_backend = {
+    fleet__cluster_open, cluster_call,  cluster_subscribe,
+    cluster_unsubscribe, cluster_close, cluster_flush};

@@ -1,0 +1,17 @@
+/* durable.h -- helpers of the durability option (WAIT after job-state
+ * writes): which ops wait, and a converted reply kept across the WAIT. */
+#ifndef FLEET_REDIS_DURABLE_H
+#define FLEET_REDIS_DURABLE_H
+
+#include "backend.h"
+
+/* Whether `op` changes a job's state and so is followed by WAIT when the
+ * client asks for replicas: enqueue, claim, complete (and a worker's
+ * complete+claim), fail, release. */
+int fleet__op_durable(fleet__op_t op);
+
+/* A deep copy of `r` (strings included) in one allocation; NULL when out
+ * of memory. Free with free(). */
+fleet__reply_t *fleet__reply_clone(const fleet__reply_t *r);
+
+#endif /* FLEET_REDIS_DURABLE_H */

@@ -1,0 +1,14 @@
+-- wake.lua -- publish_wake(channel, message), included (--#include wake)
+-- by every script that publishes a wake-up. The channel always carries
+-- the object's tag, so on a Redis Cluster the message goes over sharded
+-- pub/sub (SPUBLISH: it stays on the shard that owns the tag's slot, where
+-- fleet subscribes with SSUBSCRIBE); elsewhere (one Redis, the memory
+-- backend) it is a plain PUBLISH. Whether this is a cluster is asked once
+-- per script run, when it first publishes.
+local wake_sharded
+local function publish_wake(channel, message)
+  if wake_sharded == nil then
+    wake_sharded = type(redis.pcall('CLUSTER', 'MYID')) == 'string'
+  end
+  redis.call(wake_sharded and 'SPUBLISH' or 'PUBLISH', channel, message)
+end

@@ -1,0 +1,50 @@
+/* test-list-cluster.h -- the Redis Cluster tests, included by test-list.h:
+ * the conformance tests that also run on a 3-master / 3-replica cluster
+ * (as name_cluster; each starts its own cluster, so the set is chosen to
+ * keep the suite's time modest) and the tests of test_cluster*.c. */
+#ifndef FLEET_TEST_LIST_CLUSTER_H
+#define FLEET_TEST_LIST_CLUSTER_H
+
+/* clang-format off */
+#define FLEET_CLUSTER_CONFORMANCE(XX)                                          \
+  XX(client_ping_time)                                                         \
+  XX(client_pipeline_10000)                                                    \
+  XX(lock_acquire_release)                                                     \
+  XX(lock_wait_wakeup)                                                         \
+  XX(lock_auto_renew)                                                          \
+  XX(lock_batch)                                                               \
+  XX(leader_elect_resign)                                                      \
+  XX(queue_enqueue_get)                                                        \
+  XX(queue_priority_fifo)                                                      \
+  XX(queue_delayed)                                                            \
+  XX(queue_claim_tokens)                                                       \
+  XX(queue_recover)                                                            \
+  XX(worker_basic)                                                             \
+  XX(worker_wakeup)                                                            \
+  XX(worker_heartbeat)                                                         \
+  XX(store_list_pages)                                                         \
+  XX(store_clear_prefix)                                                       \
+  XX(store_clear_many)                                                         \
+  XX(store_scan_glob)                                                          \
+  XX(store_ttl_touch)                                                          \
+  XX(pool_dispatch_basic)                                                      \
+  XX(pool_rebalance)
+
+/* XX(name, timeout in seconds) */
+#define FLEET_CLUSTER_TESTS(XX)                                                \
+  XX(cluster_slot_unit, 10)                                                    \
+  XX(cluster_foreign_seed, 60)                                                 \
+  XX(cluster_locks_many_slots, 60)                                             \
+  XX(cluster_durable_wait, 60)                                                 \
+  XX(cluster_failover_mp, 300)                                                 \
+  XX(cluster_failover_durable_mp, 300)                                         \
+  XX(cluster_reshard_workers, 180)                                             \
+  XX(cluster_manual_failover_mp, 180)
+/* clang-format on */
+
+#define FLEET_CLUSTER_DECLARE_C(name) TEST_DECLARE(name##_cluster)
+#define FLEET_CLUSTER_ENTRY_C(name) TEST_ENTRY_TIMEOUT(name##_cluster, 90)
+#define FLEET_CLUSTER_DECLARE_T(name, seconds) TEST_DECLARE(name)
+#define FLEET_CLUSTER_ENTRY_T(name, seconds) TEST_ENTRY_TIMEOUT(name, seconds)
+
+#endif /* FLEET_TEST_LIST_CLUSTER_H */

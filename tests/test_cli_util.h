@@ -1,0 +1,45 @@
+/* test_cli_util.h -- running the built `fleet` CLI as a user does (its
+ * output and exit code), and a blocking HTTP client for the dashboard;
+ * shared by test_cli.c and test_dash.c. */
+#ifndef FLEET_TEST_CLI_UTIL_H
+#define FLEET_TEST_CLI_UTIL_H
+
+#include <sys/types.h>
+
+/* tests/CMakeLists.txt passes the CLI's path when tools are built. */
+#ifndef FLEET_CLI_PATH
+#define FLEET_CLI_PATH "/nonexistent"
+#endif
+
+typedef struct {
+  int status; /* exit code, or 128 + signal */
+  char out[65536];
+  char err[4096];
+} cli_run_t;
+
+/* Skips the test when the CLI is not built. */
+void cli_required(void);
+
+/* Starts `fleet` with `args` (NULL ended; argv[0] is added), FLEET_URL
+ * unset, its output going to files named after `tag`. */
+pid_t cli_spawn(const char *const *args, const char *tag);
+/* Waits for it and reads its output. */
+void cli_reap(pid_t pid, const char *tag, cli_run_t *r);
+/* Both: runs `fleet url... args` to its end. */
+void cli_run(cli_run_t *r, const char *const *args);
+/* The same with --url `url` --prefix `prefix` in front of `args`, and
+ * asserting the exit code. */
+void cli_run_ok(cli_run_t *r, const char *url, const char *prefix,
+                const char *const *args);
+/* What the spawned `tag` printed on stdout so far. */
+void cli_read_out(const char *tag, char *buf, size_t cap);
+/* Number of lines of `s`. */
+int cli_lines(const char *s);
+
+/* One HTTP request to 127.0.0.1:`port`; the full response (head and body)
+ * goes to `resp`. Returns the status code. `extra` is added to the
+ * headers (may be NULL). */
+int cli_http(int port, const char *method, const char *path, const char *extra,
+             char *resp, size_t cap);
+
+#endif /* FLEET_TEST_CLI_UTIL_H */

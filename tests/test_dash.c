@@ -1,0 +1,340 @@
+/* test_dash.c -- `fleet dash`, the web dashboard, against a real
+ * redis-server with known contents (a password-protected one: the banner
+ * and the page show the URL redacted): its JSON API and actions over HTTP,
+ * and the page in a real headless Chromium (Debian's `chromium`), whose
+ * DOM must show the queues, counts, locks and pools, and whose screenshot
+ * is kept as a test artifact. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "redis_fixture.h"
+#include "test.h"
+#include "test_cli_util.h"
+#include "test_queue_util.h"
+
+#ifndef FLEET_TEST_ARTIFACTS
+#define FLEET_TEST_ARTIFACTS "/tmp"
+#endif
+
+#define ARGS(...)                                                              \
+  (const char *const[]) {                                                      \
+    __VA_ARGS__, NULL                                                          \
+  }
+
+#define DASH_PASSWORD "dash-s3cret"
+
+typedef struct {
+  fleet_test_redis_t *redis;
+  char url[256]; /* with the password */
+  qt_t mail, later;
+  char dead[FLEET_JOB_ID_MAX + 1];
+  char pending[FLEET_JOB_ID_MAX + 1];
+  pid_t pid;
+  int port;
+  char banner[1024];
+} dash_env_t;
+
+static void redis_ok(fleet_test_redis_t *redis, const char *cmd) {
+  redisReply *r = fleet_test_redis_cmd(redis, cmd);
+
+  ASSERT_NOT_NULL(r);
+  ASSERT_NE(REDIS_REPLY_ERROR, r->type);
+  freeReplyObject(r);
+}
+
+/* Known contents: queue "mail" with 3 pending jobs and 1 dead one, queue
+ * "later" with 2 delayed, a held lock, a pool with one worker. Then the
+ * dashboard on a free port. */
+static void dash_setup(dash_env_t *e) {
+  static const char *const extra[] = {"--requirepass", DASH_PASSWORD, NULL};
+  char id[FLEET_JOB_ID_MAX + 1], out[1024];
+  fleet_job_spec_t s;
+  fleet_claim_t c;
+  qt_job_t job;
+  uint64_t t0;
+  const char *p;
+  int st;
+
+  memset(e, 0, sizeof(*e));
+  e->redis = fleet_test_redis_start_or_skip(extra);
+  snprintf(e->url, sizeof(e->url), "redis://:%s@127.0.0.1:%d", DASH_PASSWORD,
+           fleet_test_redis_port(e->redis));
+  qt_open(&e->mail, e->url, "mail", NULL);
+  fleet_job_spec_init(&s, "send", "to-dan", 6);
+  s.max_attempts = 1;
+  ASSERT_OK(qt_enqueue(&e->mail, &s, 1, &st, NULL));
+  ASSERT_EQ(1, qt_claim(&e->mail, 1, 60000, &job));
+  c = qt_claim_of(&job);
+  ASSERT_OK(qt_fail(&e->mail, &c, "mailbox full"));
+  strcpy(e->dead, job.id);
+  qt_add(&e->mail, "send", "to-ann", e->pending);
+  qt_add(&e->mail, "send", "to-bo", id);
+  qt_add(&e->mail, "send", "to-cy", id);
+  qt_open(&e->later, e->url, "later", NULL);
+  fleet_job_spec_init(&s, "report", "weekly", 6);
+  s.delay_ms = 3600000;
+  ASSERT_OK(qt_enqueue(&e->later, &s, 1, &st, NULL));
+  ASSERT_OK(qt_enqueue(&e->later, &s, 1, &st, NULL));
+  redis_ok(e->redis, "SET {qt:nightly-import}:lock 9:host-a PX 600000");
+  redis_ok(e->redis, "SET {qt:nightly-import}:fence 9");
+  redis_ok(e->redis, "ZADD {qt:render}:workers 1 n1/1");
+  redis_ok(e->redis, "HSET {qt:render}:wnode n1/1 n1");
+  redis_ok(e->redis, "SET {qt:render}:rev 2");
+  redis_ok(e->redis, "HSET {qt:render}:jobs frame-1 3:r:n1/1");
+
+  e->pid = cli_spawn(ARGS("--url", e->url, "--prefix", "qt", "dash", "--listen",
+                          "127.0.0.1:0", "--read-timeout-ms", "1000"),
+                     "dash");
+  t0 = uv_hrtime();
+  do {
+    usleep(20000);
+    cli_read_out("dash", out, sizeof(out));
+  } while (strchr(out, '\n') == NULL &&
+           uv_hrtime() - t0 < fleet_test_ms(5000) * 1000000ULL);
+  p = strstr(out, "fleet dash: http://127.0.0.1:");
+  ASSERT_NOT_NULL(p);
+  e->port = atoi(p + strlen("fleet dash: http://127.0.0.1:"));
+  ASSERT(e->port > 0);
+  snprintf(e->banner, sizeof(e->banner), "%s", out);
+}
+
+static void dash_teardown(dash_env_t *e) {
+  cli_run_t r;
+
+  ASSERT_OK(kill(e->pid, SIGINT));
+  cli_reap(e->pid, "dash", &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_NULL(strstr(r.out, DASH_PASSWORD));
+  ASSERT_NULL(strstr(r.err, DASH_PASSWORD));
+  qt_close(&e->later);
+  qt_close(&e->mail);
+  fleet_test_redis_stop(e->redis);
+}
+
+static const char *body_of(const char *resp) {
+  const char *p = strstr(resp, "\r\n\r\n");
+
+  ASSERT_NOT_NULL(p);
+  return p + 4;
+}
+
+/* A connection that sends nothing is closed by the server after its read
+ * timeout (1 s here): read() sees the end, well before our own bound. */
+static void idle_connection_closed(int port) {
+  struct timeval tv = {(time_t)(fleet_test_ms(10000) / 1000), 0};
+  struct sockaddr_in a;
+  uint64_t t0 = uv_hrtime();
+  char c;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+  ASSERT_GE(fd, 0);
+  memset(&a, 0, sizeof(a));
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_OK(connect(fd, (struct sockaddr *)&a, sizeof(a)));
+  ASSERT_OK(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+  ASSERT_EQ(0, read(fd, &c, 1));
+  ASSERT(uv_hrtime() - t0 >= 900 * 1000000ULL);
+  close(fd);
+}
+
+TEST_IMPL(dash_api) {
+  static char resp[262144];
+  fleet_job_info_t info;
+  char path[512];
+  qt_job_t job;
+  dash_env_t e;
+
+  cli_required();
+  dash_setup(&e);
+  /* The banner shows the URL without its password. */
+  ASSERT_NOT_NULL(strstr(e.banner, "redis://:***@127.0.0.1:"));
+  ASSERT_NULL(strstr(e.banner, DASH_PASSWORD));
+
+  ASSERT_EQ(200,
+            cli_http(e.port, "GET", "/api/queues", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "Content-Type: application/json"));
+  ASSERT_NOT_NULL(strstr(body_of(resp), "{\"queue\":\"later\",\"pending\":0,"
+                                        "\"delayed\":2,"));
+  ASSERT_NOT_NULL(strstr(body_of(resp), "{\"queue\":\"mail\",\"pending\":3,"
+                                        "\"delayed\":0,\"running\":0,"
+                                        "\"completed\":0,\"dead\":1,"));
+  ASSERT_EQ(200, cli_http(e.port, "GET", "/api/jobs?queue=mail&state=dead",
+                          NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"last_error\":\"mailbox full\""));
+  ASSERT_EQ(200,
+            cli_http(e.port, "GET", "/api/locks", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"name\":\"nightly-import\",\"held\":true,"
+                               "\"owner\":\"host-a\""));
+  /* The overview, with the server's first throughput sample (taken at
+   * start) of every queue's completed counter. */
+  ASSERT_EQ(200,
+            cli_http(e.port, "GET", "/api/overview", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"history\":[{\"t\":"));
+  ASSERT_NOT_NULL(strstr(resp, "\"c\":{\"later\":0,\"mail\":0}"));
+  ASSERT_EQ(200,
+            cli_http(e.port, "GET", "/api/pools", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"pool\":\"render\""));
+
+  /* The page: the embedded HTML with the overview inlined; assets. */
+  ASSERT_EQ(200, cli_http(e.port, "GET", "/", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "Content-Type: text/html"));
+  ASSERT_NOT_NULL(strstr(resp, "window.FLEET_INITIAL = {\"url\":"
+                               "\"redis://:***@127.0.0.1:"));
+  ASSERT_NULL(strstr(resp, DASH_PASSWORD));
+  ASSERT_EQ(200, cli_http(e.port, "GET", "/app.js", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "function drawChart"));
+  ASSERT_EQ(404, cli_http(e.port, "GET", "/nope", NULL, resp, sizeof(resp)));
+
+  /* Actions: POST only, with the dashboard's header. */
+  snprintf(path, sizeof(path), "/api/retry?queue=mail&id=%s", e.dead);
+  ASSERT_EQ(405, cli_http(e.port, "GET", path, NULL, resp, sizeof(resp)));
+  ASSERT_EQ(403, cli_http(e.port, "POST", path, NULL, resp, sizeof(resp)));
+  ASSERT_OK(qt_get(&e.mail, e.dead, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_DEAD, info.state);
+  ASSERT_EQ(200, cli_http(e.port, "POST", path, "X-Fleet-Dash: 1\r\n", resp,
+                          sizeof(resp)));
+  ASSERT_OK(qt_get(&e.mail, e.dead, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_PENDING, info.state);
+  ASSERT_EQ(409, cli_http(e.port, "POST", path, "X-Fleet-Dash: 1\r\n", resp,
+                          sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"error\":\"FLEET_EBUSY\""));
+  snprintf(path, sizeof(path), "/api/cancel?queue=mail&id=%s", e.pending);
+  ASSERT_EQ(200, cli_http(e.port, "POST", path, "X-Fleet-Dash: 1\r\n", resp,
+                          sizeof(resp)));
+  ASSERT_ERR(FLEET_ENOTFOUND,
+             qt_get(&e.mail, e.pending, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(404, cli_http(e.port, "POST", path, "X-Fleet-Dash: 1\r\n", resp,
+                          sizeof(resp)));
+  ASSERT_EQ(400, cli_http(e.port, "GET", "/api/jobs?queue=mail&state=x", NULL,
+                          resp, sizeof(resp)));
+  ASSERT_EQ(200, cli_http(e.port, "POST", "/api/pause?queue=mail",
+                          "X-Fleet-Dash: 1\r\n", resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"paused\":true"));
+  ASSERT_EQ(0, qt_claim(&e.mail, 1, 60000, &job));
+  ASSERT_EQ(200, cli_http(e.port, "POST", "/api/resume?queue=mail",
+                          "X-Fleet-Dash: 1\r\n", resp, sizeof(resp)));
+  idle_connection_closed(e.port);
+  dash_teardown(&e);
+  return 0;
+}
+
+/* The path of Debian's chromium, or NULL. */
+static const char *chromium_path(void) {
+  static const char *const paths[] = {"/usr/bin/chromium",
+                                      "/usr/bin/chromium-browser", NULL};
+  const char *env = getenv("FLEET_TEST_CHROMIUM");
+  int i;
+
+  if (env != NULL && access(env, X_OK) == 0)
+    return env;
+  for (i = 0; paths[i] != NULL; i++)
+    if (access(paths[i], X_OK) == 0)
+      return paths[i];
+  return NULL;
+}
+
+/* Runs chromium headless on the dashboard with `what` ("--dump-dom" or
+ * "--screenshot=FILE"); its stdout into `r`. */
+static void chromium_run(const char *chromium, int port, const char *what,
+                         cli_run_t *r) {
+  char url[128], profile[512];
+  const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+  char out[512];
+  pid_t pid;
+  int st, fd;
+
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
+  snprintf(profile, sizeof(profile), "--user-data-dir=%s/fleet-chromium-%d",
+           tmp, (int)getpid());
+  snprintf(out, sizeof(out), "%s/fleet-chromium-%d.out", tmp, (int)getpid());
+  pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = open("/dev/null", O_WRONLY);
+
+    if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+      _exit(127);
+    execl(chromium, chromium, "--headless", "--disable-gpu", "--no-sandbox",
+          "--no-first-run", "--disable-extensions", "--hide-scrollbars",
+          "--window-size=1280,1000", "--virtual-time-budget=3000", profile,
+          what, url, (char *)NULL);
+    _exit(127);
+  }
+  ASSERT_EQ(pid, waitpid(pid, &st, 0));
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  fd = open(out, O_RDONLY);
+  ASSERT_GE(fd, 0);
+  {
+    ssize_t n = read(fd, r->out, sizeof(r->out) - 1);
+
+    r->out[n > 0 ? n : 0] = '\0';
+  }
+  close(fd);
+  unlink(out);
+}
+
+TEST_IMPL(dash_chromium) {
+  const char *chromium = chromium_path();
+  char shot[1024], arg[1100];
+  unsigned char magic[8];
+  static cli_run_t r;
+  struct stat sb;
+  dash_env_t e;
+  FILE *f;
+  const char *row;
+
+  cli_required();
+  if (chromium == NULL)
+    fleet_test_skip("chromium is not installed (apt-get install chromium)");
+  dash_setup(&e);
+
+  /* The DOM after the page ran: queue names, their counts, the lock, the
+   * pool, the redacted URL. */
+  chromium_run(chromium, e.port, "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  row = strstr(r.out, "<tr data-queue=\"mail\"");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "<td class=\"q-name\">mail</td>"));
+  ASSERT_NOT_NULL(strstr(row, "data-state=\"pending\" data-count=\"3\""));
+  ASSERT_NOT_NULL(strstr(row, "data-state=\"dead\" data-count=\"1\""));
+  row = strstr(r.out, "<tr data-queue=\"later\"");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "data-state=\"delayed\" data-count=\"2\""));
+  ASSERT_NOT_NULL(strstr(r.out, "<tr data-lock=\"nightly-import\">"));
+  ASSERT_NOT_NULL(strstr(r.out, "host-a"));
+  ASSERT_NOT_NULL(strstr(r.out, "data-pool=\"render\""));
+  ASSERT_NOT_NULL(strstr(r.out, "redis://:***@127.0.0.1:"));
+  ASSERT_NULL(strstr(r.out, DASH_PASSWORD));
+  ASSERT_NOT_NULL(strstr(r.out, "<svg id=\"chart\""));
+
+  /* The screenshot, kept under the build directory. */
+  mkdir(FLEET_TEST_ARTIFACTS, 0755);
+  snprintf(shot, sizeof(shot), "%s/dash.png", FLEET_TEST_ARTIFACTS);
+  unlink(shot);
+  snprintf(arg, sizeof(arg), "--screenshot=%s", shot);
+  chromium_run(chromium, e.port, arg, &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_OK(stat(shot, &sb));
+  ASSERT(sb.st_size > 10000);
+  f = fopen(shot, "rb");
+  ASSERT_NOT_NULL(f);
+  ASSERT_EQ(8, fread(magic, 1, 8, f));
+  fclose(f);
+  ASSERT_EQ(0, memcmp(magic, "\x89PNG\r\n\x1a\n", 8));
+  fprintf(stderr, "# screenshot: %s\n", shot);
+  dash_teardown(&e);
+  return 0;
+}

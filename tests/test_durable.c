@@ -1,0 +1,131 @@
+/* test_durable.c -- the durability option (wait_replicas): job-state
+ * calls answer once the replicas have the write, and say so when they do
+ * not. A master and one replica, both started here. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_queue_util.h"
+
+/* qt_open() with the durability option. */
+static void dur_open(qt_t *t, const char *url, uint32_t replicas,
+                     uint32_t timeout_ms) {
+  fleet_client_options_t o;
+
+  memset(t, 0, sizeof(*t));
+  fleet_client_options_init(&o);
+  o.prefix = "dur";
+  o.reconnect_initial_ms = 20;
+  o.reconnect_max_ms = 200;
+  o.wait_replicas = replicas;
+  o.wait_timeout_ms = timeout_ms;
+  o.command_timeout_ms = (uint32_t)fleet_test_ms(5000);
+  ctx_init(&t->c, url, &o);
+  t->q.data = t;
+  ASSERT_OK(fleet_queue_init(&t->c.client, &t->q, "jobs", NULL));
+}
+
+/* Enqueues one job; returns the callback's status. */
+static int dur_add(qt_t *t, const char *payload) {
+  fleet_job_spec_t s;
+  int st = 1;
+  int status;
+
+  fleet_job_spec_init(&s, "t", payload, strlen(payload));
+  status = qt_enqueue(t, &s, 1, &st, NULL);
+  if (status == 0)
+    ASSERT_OK(st);
+  return status;
+}
+
+static void dur_wait_link_up(fleet_test_redis_t *replica) {
+  int i;
+
+  for (i = 0; i < 500; i++) {
+    redisReply *r = fleet_test_redis_cmd(replica, "INFO replication");
+    int up = r != NULL && r->type == REDIS_REPLY_STRING &&
+             strstr(r->str, "master_link_status:up") != NULL;
+    if (r != NULL)
+      freeReplyObject(r);
+    if (up)
+      return;
+    usleep(20000);
+  }
+  ASSERT(0 && "the replica never synced");
+}
+
+/* With one replica: enqueue, claim and complete succeed with
+ * wait_replicas 1 (also after SCRIPT FLUSH, when the op is resent as
+ * EVAL behind its first WAIT); a paused replica, or asking for two, gives
+ * FLEET_ETIMEDOUT with the count in the detail, and the write is on the
+ * master all the same. */
+TEST_IMPL(durable_wait_replicas) {
+  fleet_test_redis_t *master, *replica;
+  const char *args[] = {"--replicaof", "127.0.0.1", NULL, NULL};
+  char port[16];
+  qt_t t, two;
+  qt_job_t jobs[4];
+  fleet_claim_t claim;
+  int results[1];
+  const char *why;
+
+  master = fleet_test_redis_start_or_skip(NULL);
+  snprintf(port, sizeof(port), "%d", fleet_test_redis_port(master));
+  args[2] = port;
+  replica = fleet_test_redis_start_or_skip(args);
+  dur_wait_link_up(replica);
+
+  dur_open(&t, fleet_test_redis_url(master), 1, (uint32_t)fleet_test_ms(500));
+  ASSERT_OK(dur_add(&t, "a"));
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, jobs));
+  claim = qt_claim_of(&jobs[0]);
+  ASSERT_OK(qt_complete(&t, &claim, 1, results));
+  ASSERT_OK(results[0]);
+
+  /* NOSCRIPT: the EVALSHA is resent as EVAL; its first WAIT is skipped. */
+  fleet_test_redis_ok(master, "SCRIPT FLUSH");
+  ASSERT_OK(dur_add(&t, "b"));
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_EQ(1, t.counts.pending);
+  ASSERT_EQ(1, t.counts.completed);
+
+  /* Two replicas asked, one there. */
+  dur_open(&two, fleet_test_redis_url(master), 2, (uint32_t)fleet_test_ms(200));
+  ASSERT_ERR(FLEET_ETIMEDOUT, dur_add(&two, "c"));
+  why = fleet_client_last_error(&two.c.client);
+  fprintf(stderr, "%s\n", why);
+  ASSERT_NOT_NULL(strstr(why, "1 of 2 replicas"));
+  /* Calls that do not change a job's state do not wait. */
+  ASSERT_OK(qt_counts(&two));
+  ASSERT_EQ(2, two.counts.pending); /* "c" is on the master */
+  qt_close(&two);
+
+  /* The replica stops answering: nothing acknowledges. */
+  ASSERT_OK(fleet_test_redis_pause(replica));
+  ASSERT_ERR(FLEET_ETIMEDOUT, dur_add(&t, "d"));
+  why = fleet_client_last_error(&t.c.client);
+  fprintf(stderr, "%s\n", why);
+  ASSERT_NOT_NULL(strstr(why, "0 of 1 replicas"));
+  ASSERT_OK(fleet_test_redis_resume(replica));
+  ASSERT_OK(dur_add(&t, "e"));
+  ASSERT_STR_EQ("", fleet_client_last_error(&t.c.client));
+  qt_close(&t);
+  fleet_test_redis_free(replica);
+  fleet_test_redis_free(master);
+  return 0;
+}
+
+/* memory:// has no replicas to wait for. */
+TEST_IMPL(durable_memory_refused) {
+  uv_loop_t loop;
+  fleet_client_t c;
+  fleet_client_options_t o;
+
+  ASSERT_OK(uv_loop_init(&loop));
+  fleet_client_options_init(&o);
+  o.wait_replicas = 1;
+  ASSERT_ERR(FLEET_EINVAL, fleet_client_init(&loop, &c, "memory://", &o));
+  fleet_test_loop_close(&loop);
+  return 0;
+}

@@ -1,0 +1,246 @@
+// app.js -- the fleet dashboard: renders the overview (inlined in the page,
+// then fetched from /api/overview every 2 s), a chart of completed jobs per
+// second drawn in SVG from the counters it has seen, the jobs of a queue by
+// state (/api/jobs) with retry and cancel buttons (POST), locks and pools.
+// No external library.
+'use strict';
+
+const STATES = ['pending', 'delayed', 'running', 'completed', 'dead'];
+const COLORS = ['#1f6feb', '#d9480f', '#2f9e44', '#9c36b5', '#0c8599',
+                '#e8590c', '#5c940d', '#c2255c'];
+const HISTORY = 90; // the server keeps 90 samples, one per 2 s
+let selected = null; // {queue, state}
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids) e.append(k instanceof Node ? k : String(k));
+  return e;
+}
+
+function fmtTime(ms) {
+  if (!ms) return '';
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+}
+
+function showError(text) {
+  const p = document.getElementById('error');
+  p.textContent = text || '';
+  p.hidden = !text;
+}
+
+// The rate of `queue` (completed jobs per second) between each two of the
+// server's samples (the overview's history: {t: ms, c: {queue: completed}}).
+function rates(hist, queue) {
+  const out = [];
+  for (let k = 1; k < hist.length; k++) {
+    const a = hist[k - 1], b = hist[k];
+    if (a.c[queue] === undefined || b.c[queue] === undefined) continue;
+    out.push(Math.max(0, (b.c[queue] - a.c[queue]) * 1000 / Math.max(1, b.t - a.t)));
+  }
+  return out;
+}
+
+function drawChart(queues, hist) {
+  const svg = document.getElementById('chart');
+  const legend = document.getElementById('chart-legend');
+  const W = 800, H = 160, NS = 'http://www.w3.org/2000/svg';
+  svg.replaceChildren();
+  legend.replaceChildren();
+  const series = queues.map((q, i) => ({name: q.queue,
+    color: COLORS[i % COLORS.length], pts: rates(hist, q.queue)}));
+  let max = 1;
+  for (const s of series) for (const v of s.pts) max = Math.max(max, v);
+  for (let g = 0; g <= 4; g++) {
+    const y = H - 10 - (H - 20) * g / 4;
+    const line = document.createElementNS(NS, 'line');
+    line.setAttribute('x1', 40); line.setAttribute('x2', W);
+    line.setAttribute('y1', y); line.setAttribute('y2', y);
+    line.setAttribute('stroke', '#e3e5ea');
+    svg.append(line);
+    const t = document.createElementNS(NS, 'text');
+    t.setAttribute('x', 2); t.setAttribute('y', y + 4);
+    t.setAttribute('font-size', 11); t.setAttribute('fill', '#778');
+    t.textContent = (max * g / 4).toFixed(max < 4 ? 2 : 0);
+    svg.append(t);
+  }
+  for (const s of series) {
+    if (s.pts.length > 0) {
+      const step = (W - 40) / Math.max(1, HISTORY - 1);
+      const x0 = W - step * (s.pts.length - 1);
+      const d = s.pts.map((v, k) =>
+        (k ? 'L' : 'M') + (x0 + k * step).toFixed(1) + ' ' +
+        (H - 10 - (H - 20) * v / max).toFixed(1)).join(' ');
+      const path = document.createElementNS(NS, 'path');
+      path.setAttribute('d', d);
+      path.setAttribute('fill', 'none');
+      path.setAttribute('stroke', s.color);
+      path.setAttribute('stroke-width', 2);
+      path.setAttribute('data-series', s.name);
+      svg.append(path);
+    }
+    legend.append(el('span', {},
+      el('span', {class: 'swatch', style: 'background:' + s.color}), s.name));
+  }
+  legend.append(el('span', {class: 'muted'}, 'completed jobs per second'));
+}
+
+function renderQueues(queues, hist) {
+  const body = document.querySelector('#queues tbody');
+  body.replaceChildren();
+  if (queues.length === 0)
+    body.append(el('tr', {}, el('td', {colspan: 9, class: 'muted'},
+                                'no queue under this prefix')));
+  for (const q of queues) {
+    const tr = el('tr', {'data-queue': q.queue,
+                         class: selected && selected.queue === q.queue ? 'sel' : ''});
+    tr.append(el('td', {class: 'q-name'}, q.queue));
+    for (const s of STATES) {
+      const td = el('td', {class: 'num' + (s === 'dead' && q.dead_kept ? ' dead' : ''),
+                           'data-state': s, 'data-count': q[s]});
+      td.append(el('a', {href: '#', onclick: (e) => {
+        e.preventDefault(); selectQueue(q.queue, s);
+      }}, q[s]));
+      tr.append(td);
+    }
+    tr.append(el('td', {class: q.paused ? 'paused' : ''},
+                 q.paused ? 'paused' : 'active'));
+    const r = rates(hist, q.queue);
+    tr.append(el('td', {class: 'num'}, r.length ? r[r.length - 1].toFixed(1) : '-'));
+    tr.append(el('td', {}, el('button', {onclick: () =>
+      post((q.paused ? '/api/resume' : '/api/pause') + '?queue=' +
+           encodeURIComponent(q.queue))}, q.paused ? 'Resume' : 'Pause')));
+    body.append(tr);
+  }
+}
+
+function renderLocks(locks) {
+  const body = document.querySelector('#locks tbody');
+  body.replaceChildren();
+  if (locks.length === 0)
+    body.append(el('tr', {}, el('td', {colspan: 5, class: 'muted'}, 'no lock')));
+  for (const l of locks) {
+    body.append(el('tr', {'data-lock': l.name},
+      el('td', {}, l.name),
+      el('td', {}, l.held ? l.owner : el('span', {class: 'muted'}, 'free')),
+      el('td', {class: 'num'}, l.held ? l.token : ''),
+      el('td', {class: 'num'}, l.held ? (l.ttl_ms / 1000).toFixed(1) + ' s' : ''),
+      el('td', {class: 'num'}, l.fence)));
+  }
+}
+
+function renderPools(pools) {
+  const box = document.getElementById('pools');
+  box.replaceChildren();
+  if (pools.length === 0) box.append(el('p', {class: 'muted'}, 'no pool'));
+  for (const p of pools) {
+    const t = el('table', {},
+      el('thead', {}, el('tr', {}, el('th', {}, 'Worker'), el('th', {}, 'Node'),
+                         el('th', {}, 'Jobs'))));
+    const tb = el('tbody');
+    for (const w of p.workers)
+      tb.append(el('tr', {}, el('td', {}, w.worker), el('td', {}, w.node),
+                   el('td', {class: 'num'}, w.jobs)));
+    t.append(tb);
+    box.append(el('div', {class: 'pool', 'data-pool': p.pool},
+      el('strong', {}, p.pool), ' ',
+      el('span', {class: 'muted'}, `revision ${p.revision}, ${p.worker_count} ` +
+         `worker(s), ${p.job_count} job(s)`), t));
+  }
+}
+
+function render(ov) {
+  if (!ov) return;
+  document.getElementById('backend').textContent =
+    `${ov.url} \u00b7 prefix ${ov.prefix}`;
+  document.getElementById('updated').textContent =
+    'updated ' + new Date().toLocaleTimeString();
+  const hist = ov.history || [];
+  renderQueues(ov.queues, hist);
+  drawChart(ov.queues, hist);
+  renderLocks(ov.locks);
+  renderPools(ov.pools);
+  showError(ov.error ? 'some data could not be read: ' + ov.error : '');
+}
+
+async function refresh() {
+  try {
+    const r = await fetch('/api/overview');
+    render(await r.json());
+    if (selected) await loadJobs();
+  } catch (e) {
+    showError('cannot reach the dashboard server: ' + e);
+  }
+}
+
+async function post(url) {
+  try {
+    const r = await fetch(url, {method: 'POST', headers: {'X-Fleet-Dash': '1'}});
+    const j = await r.json();
+    if (!r.ok) showError(`${j.error}: ${j.detail}`);
+    else showError('');
+  } catch (e) {
+    showError(String(e));
+  }
+  refresh();
+}
+
+function selectQueue(queue, state) {
+  selected = {queue, state};
+  history.replaceState(null, '', `#queue=${encodeURIComponent(queue)}&state=${state}`);
+  document.querySelectorAll('#queues tr').forEach(tr =>
+    tr.classList.toggle('sel', tr.dataset.queue === queue));
+  loadJobs();
+}
+
+async function loadJobs() {
+  const {queue, state} = selected;
+  const sec = document.getElementById('jobs-section');
+  sec.hidden = false;
+  document.getElementById('jobs-queue').textContent = queue;
+  const nav = document.getElementById('states');
+  nav.replaceChildren(...STATES.map(s => el('button', {
+    class: s === state ? 'on' : '', onclick: () => selectQueue(queue, s)}, s)));
+  const actions = document.getElementById('jobs-actions');
+  actions.replaceChildren();
+  if (state === 'dead')
+    actions.append(el('button', {onclick: () =>
+      post('/api/retry?queue=' + encodeURIComponent(queue))}, 'Retry all dead'));
+  const r = await fetch(`/api/jobs?queue=${encodeURIComponent(queue)}&state=${state}`);
+  const page = await r.json();
+  const body = document.querySelector('#jobs tbody');
+  body.replaceChildren();
+  if (!r.ok) { showError(`${page.error}: ${page.detail}`); return; }
+  for (const j of page.jobs) {
+    const q = `queue=${encodeURIComponent(queue)}&id=${encodeURIComponent(j.id)}`;
+    const btn = state === 'dead'
+      ? el('button', {onclick: () => post('/api/retry?' + q)}, 'Retry')
+      : (state === 'pending' || state === 'delayed')
+        ? el('button', {onclick: () => post('/api/cancel?' + q)}, 'Cancel') : '';
+    body.append(el('tr', {'data-job': j.id},
+      el('td', {}, j.id), el('td', {}, j.type),
+      el('td', {class: 'num'}, `${j.attempts}/${j.max_attempts}`),
+      el('td', {}, fmtTime(j.time_ms)),
+      el('td', {class: 'data', title: j.payload}, j.payload),
+      el('td', {class: 'err', title: j.last_error}, j.last_error),
+      el('td', {}, btn)));
+  }
+  document.getElementById('jobs-more').textContent =
+    `${page.jobs.length} of ${page.total} ${state} job(s)`;
+}
+
+// A link may open a queue's jobs: #queue=NAME&state=STATE.
+function fromHash() {
+  const h = new URLSearchParams(location.hash.slice(1));
+  if (h.get('queue')) selectQueue(h.get('queue'), STATES.includes(h.get('state'))
+                                  ? h.get('state') : 'pending');
+}
+
+render(window.FLEET_INITIAL);
+fromHash();
+window.addEventListener('hashchange', fromHash);
+setInterval(refresh, 2000);

@@ -1,0 +1,208 @@
+/* cli.h -- what the files of the fleet CLI share: the program's context,
+ * a small JSON tree (every query builds one; the CLI prints it as JSON or
+ * as a table, the dashboard serves it), and the queries themselves, which
+ * are asynchronous so that the dashboard can run them on its loop.
+ *
+ * One file per noun: cmd_queue.c, cmd_lock.c (lock and leader),
+ * cmd_pool.c, cmd_store.c, cmd_watch.c, dash.c. A new noun (cron,
+ * warmpool) adds its cmd_<noun>.c and one line in main.c's table. */
+#ifndef FLEET_CLI_H
+#define FLEET_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fleet.h"
+
+/* ------------------------------------------------------------------------ */
+/* JSON                                                                     */
+
+typedef enum {
+  CLI_JNULL,
+  CLI_JBOOL,
+  CLI_JINT,
+  CLI_JSTR,
+  CLI_JARR,
+  CLI_JOBJ
+} cli_jtype_t;
+
+typedef struct cli_json_s {
+  cli_jtype_t type;
+  char *key; /* a member of an object: its name */
+  char *str; /* CLI_JSTR: NUL-terminated copy (may hold NULs: see len) */
+  size_t len;
+  int64_t num; /* CLI_JINT, CLI_JBOOL */
+  struct cli_json_s *first, *last, *next;
+  size_t n; /* children */
+} cli_json_t;
+
+/* Constructors; NULL only when out of memory (every add accepts NULL and
+ * then marks the tree as incomplete, which cli_json_write() reports). */
+cli_json_t *cli_jobj(void);
+cli_json_t *cli_jarr(void);
+cli_json_t *cli_jstr(const char *s);
+cli_json_t *cli_jbytes(const void *p, size_t len);
+cli_json_t *cli_jint(int64_t v);
+cli_json_t *cli_jbool(int v);
+cli_json_t *cli_jnull(void);
+/* Adds `child` to an object under `key` (copied), or to an array (key
+ * NULL). Returns `child`. */
+cli_json_t *cli_jadd(cli_json_t *parent, const char *key, cli_json_t *child);
+/* A deep copy of `j`, or NULL when out of memory. */
+cli_json_t *cli_jcopy(const cli_json_t *j);
+/* The member `key` of an object, or NULL. */
+cli_json_t *cli_jget(const cli_json_t *obj, const char *key);
+void cli_jfree(cli_json_t *j);
+
+/* A growing buffer. */
+typedef struct {
+  char *p;
+  size_t len, cap;
+  int oom;
+} cli_buf_t;
+
+void cli_buf_add(cli_buf_t *b, const void *p, size_t len);
+void cli_buf_str(cli_buf_t *b, const char *s);
+void cli_buf_printf(cli_buf_t *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void cli_buf_free(cli_buf_t *b);
+
+/* Appends `j` as JSON text (compact). */
+void cli_json_write(cli_buf_t *b, const cli_json_t *j);
+/* Appends `s` as a JSON string literal, quotes included. */
+void cli_json_quote(cli_buf_t *b, const char *s, size_t len);
+
+/* Prints an array of objects as a table with the given columns (NULL
+ * ended): a header of their names in capitals, then one row per element.
+ * Long values are cut, control characters escaped. */
+void cli_table(FILE *out, const cli_json_t *arr, const char *const *cols);
+/* Prints an object as "key: value" lines (nested values as JSON). */
+void cli_kv(FILE *out, const cli_json_t *obj);
+
+/* ------------------------------------------------------------------------ */
+/* The program                                                              */
+
+typedef struct cli_s cli_t;
+
+/* A query's end: status 0 and the result (which the callee owns and must
+ * free), or an error, a one-line detail (may be NULL) and no result. */
+typedef void (*cli_done_fn)(cli_t *cli, int status, const char *detail,
+                            cli_json_t *result, void *arg);
+
+struct cli_s {
+  uv_loop_t *loop;
+  fleet_client_t client;
+  int client_open;
+  const char *url;
+  char *url_shown; /* the URL with its password replaced by "***" */
+  const char *prefix;
+  const char *store_prefix; /* fleet store --store-prefix, or NULL */
+  char what[64];            /* "queue retry": errors name the command */
+  int json;
+  int exit_code;
+  /* Queries in flight (their handles close before they end). */
+  int inflight;
+};
+
+/* The URL with any password replaced by "***" (malloc'd; NULL when out of
+ * memory): "redis://user:***@host", "unix:///s?password=***". */
+char *cli_redact_url(const char *url);
+
+/* Prints "fleet: <what>: <error name> (<detail>)" on stderr, on one line;
+ * `detail` may be NULL. Never prints a URL unredacted. */
+void cli_error(cli_t *cli, const char *what, int status, const char *detail);
+
+/* Glob-escapes `s` ('*', '?', '[', ']', '\') into `b`. */
+void cli_glob_escape(cli_buf_t *b, const char *s, size_t len);
+
+/* A command: argv[0] is the noun. Returns 0 once it has started (it ends
+ * by calling cli_finish()), CLI_DONE when it is done without starting
+ * anything (--help), or an exit code (after printing why). */
+#define CLI_DONE (-1)
+typedef int (*cli_cmd_fn)(cli_t *cli, int argc, char **argv);
+
+/* Ends the command: prints `result` (or the error), sets the exit code
+ * and closes the client. Used as a cli_done_fn by the simple commands;
+ * `arg` is the columns (const char *const *) for a table, or NULL to print
+ * an object as key/value lines. */
+void cli_finish(cli_t *cli, int status, const char *detail, cli_json_t *result,
+                void *arg);
+
+/* Whether `s` is "--help" or "-h". */
+int cli_is_help(const char *s);
+/* Option parsing helpers for the verbs: finds "--name VALUE" (or
+ * "--name=VALUE") in argv, removes it, and returns VALUE (NULL if absent);
+ * cli_opt_flag() for a flag without value. */
+const char *cli_opt(int *argc, char **argv, const char *name);
+int cli_opt_flag(int *argc, char **argv, const char *name);
+/* Parses a decimal in [min, max]; returns 0 or -1. */
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* The nouns (one file each). */
+int cli_cmd_queue(cli_t *cli, int argc, char **argv);
+int cli_cmd_lock(cli_t *cli, int argc, char **argv);
+int cli_cmd_leader(cli_t *cli, int argc, char **argv);
+int cli_cmd_pool(cli_t *cli, int argc, char **argv);
+int cli_cmd_store(cli_t *cli, int argc, char **argv);
+int cli_cmd_watch(cli_t *cli, int argc, char **argv);
+int cli_cmd_dash(cli_t *cli, int argc, char **argv);
+
+/* ------------------------------------------------------------------------ */
+/* Queries (shared by the commands and the dashboard)                       */
+
+/* Every query returns 0 (then `done` runs once, later) or an error (then
+ * it never runs). */
+
+/* SCAN of every key of the client's prefix matching "{<prefix>:" +
+ * `name_glob` + "}:" + `suffix_glob`: `done` gets an array of the distinct
+ * names (the part between "{<prefix>:" and the "}:" before the suffix),
+ * sorted, at most `max` of them. `suffixes` (NULL ended) keeps only keys
+ * whose suffix is one of them. */
+int cli_scan_names(cli_t *cli, const char *name_glob, const char *suffix_glob,
+                   const char *const *suffixes, size_t max, cli_done_fn done,
+                   void *arg);
+
+/* Queue: ls (every queue with its counts and paused flag), stats (one),
+ * jobs (a page), get, retry (id NULL: all dead), cancel, purge, pause,
+ * resume. */
+int cli_q_queue_ls(cli_t *cli, cli_done_fn done, void *arg);
+int cli_q_queue_stats(cli_t *cli, const char *queue, cli_done_fn done,
+                      void *arg);
+int cli_q_queue_jobs(cli_t *cli, const char *queue, fleet_job_state_t state,
+                     uint64_t cursor, size_t limit, cli_done_fn done,
+                     void *arg);
+int cli_q_queue_get(cli_t *cli, const char *queue, const char *id,
+                    cli_done_fn done, void *arg);
+int cli_q_queue_retry(cli_t *cli, const char *queue, const char *id,
+                      cli_done_fn done, void *arg);
+int cli_q_queue_cancel(cli_t *cli, const char *queue, const char *id,
+                       cli_done_fn done, void *arg);
+int cli_q_queue_purge(cli_t *cli, const char *queue, fleet_job_state_t state,
+                      cli_done_fn done, void *arg);
+/* action: "pause" or "resume". */
+int cli_q_queue_pause(cli_t *cli, const char *queue, const char *action,
+                      cli_done_fn done, void *arg);
+
+/* Locks (a leader election is the lock of its name): one, or every lock
+ * whose name matches `glob` ("*" for all). */
+int cli_q_lock_get(cli_t *cli, const char *name, cli_done_fn done, void *arg);
+int cli_q_lock_ls(cli_t *cli, const char *glob, cli_done_fn done, void *arg);
+
+/* Pools: the workers and jobs of one; every pool with its counts. */
+int cli_q_pool_status(cli_t *cli, const char *pool, cli_done_fn done,
+                      void *arg);
+int cli_q_pool_ls(cli_t *cli, cli_done_fn done, void *arg);
+
+/* Store: one record; the records of an index value (first page of up to
+ * `limit`). */
+int cli_q_store_get(cli_t *cli, const char *coll, const char *id,
+                    cli_done_fn done, void *arg);
+int cli_q_store_ls(cli_t *cli, const char *coll, const char *index,
+                   const char *value, size_t limit, cli_done_fn done,
+                   void *arg);
+
+/* The state names of a queue ("pending", ...) back to the enum: 0 or -1. */
+int cli_job_state(const char *s, fleet_job_state_t *out);
+
+#endif /* FLEET_CLI_H */

@@ -1,0 +1,470 @@
+/* cmd_queue.c -- `fleet queue ...`: the queue queries (a queue handle per
+ * query, closed before the query ends) and the verbs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "map.h"
+
+/* Jobs a page shows by default, and payload bytes per job. */
+#define QUEUE_JOBS_LIMIT 20
+#define QUEUE_PAYLOAD_MAX 200
+/* Queues `queue ls` lists at most. */
+#define QUEUE_LS_MAX 10000
+
+static const char queue_usage[] =
+    "usage: fleet queue <verb>\n"
+    "  ls                              every queue with its counts\n"
+    "  stats Q                         the counts of Q and whether it is "
+    "paused\n"
+    "  jobs Q --state S [--limit N] [--cursor C]\n"
+    "                                  a page of the jobs in state S "
+    "(pending,\n"
+    "                                  delayed, running, completed, dead)\n"
+    "  get Q ID                        one job: state, attempts, data, last "
+    "error\n"
+    "  retry Q ID | retry Q --all-dead run dead jobs again\n"
+    "  cancel Q ID                     delete a pending or delayed job\n"
+    "  purge Q --state completed|dead  delete the kept finished records\n"
+    "  pause Q | resume Q              stop / restart claims (workers idle)\n";
+
+/* ------------------------------------------------------------------------ */
+/* A query on a queue handle                                                */
+
+typedef struct {
+  cli_t *cli;
+  cli_done_fn done;
+  void *arg;
+  fleet_queue_t q;
+  int status;
+  char *detail;
+  cli_json_t *res;
+  int calls;
+  char *name;
+} qctx_t;
+
+static void qctx_closed(fleet_handle_t *h) {
+  qctx_t *c = (qctx_t *)h->data;
+  cli_t *cli = c->cli;
+
+  cli->inflight--;
+  if (c->status != 0) {
+    cli_jfree(c->res);
+    c->res = NULL;
+  } else if (c->res == NULL || c->res->num == -1) {
+    cli_jfree(c->res);
+    c->res = NULL;
+    c->status = FLEET_ENOMEM;
+  }
+  c->done(cli, c->status, c->detail, c->res, c->arg);
+  free(c->detail);
+  free(c->name);
+  free(c);
+}
+
+/* One call of the query answered: records an error, and closes the queue
+ * after the last. */
+static void qctx_answer(qctx_t *c, int status) {
+  if (status != 0 && c->status == 0) {
+    const char *d = fleet_client_last_error(&c->cli->client);
+
+    c->status = status;
+    c->detail = d != NULL && d[0] != '\0' ? strdup(d) : NULL;
+  }
+  if (--c->calls == 0)
+    fleet_queue_close(&c->q, qctx_closed);
+}
+
+static qctx_t *qctx_open(cli_t *cli, const char *name, cli_done_fn done,
+                         void *arg, int *err) {
+  qctx_t *c = calloc(1, sizeof(*c));
+
+  if (c == NULL || (c->name = strdup(name)) == NULL) {
+    free(c);
+    *err = FLEET_ENOMEM;
+    return NULL;
+  }
+  *err = fleet_queue_init(&cli->client, &c->q, name, NULL);
+  if (*err != 0) {
+    free(c->name);
+    free(c);
+    return NULL;
+  }
+  c->q.data = c;
+  c->cli = cli;
+  c->done = done;
+  c->arg = arg;
+  c->res = cli_jobj();
+  cli_jadd(c->res, "queue", cli_jstr(name));
+  cli->inflight++;
+  return c;
+}
+
+/* After the first call failed to start: closes the queue; `done` runs
+ * with `err`. */
+static int qctx_abort(qctx_t *c, int err) {
+  if (c->calls == 0) {
+    c->status = err;
+    fleet_queue_close(&c->q, qctx_closed);
+    return 0;
+  }
+  c->calls++;
+  qctx_answer(c, err);
+  return 0;
+}
+
+static qctx_t *qctx_of(fleet_queue_t *q) {
+  return (qctx_t *)q->data;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stats (and ls)                                                           */
+
+static void on_counts(fleet_queue_t *q, int status,
+                      const fleet_queue_counts_t *n, void *ud) {
+  qctx_t *c = qctx_of(q);
+
+  (void)ud;
+  if (status == 0) {
+    cli_jadd(c->res, "pending", cli_jint((int64_t)n->pending));
+    cli_jadd(c->res, "delayed", cli_jint((int64_t)n->delayed));
+    cli_jadd(c->res, "running", cli_jint((int64_t)n->running));
+    cli_jadd(c->res, "completed", cli_jint((int64_t)n->completed));
+    cli_jadd(c->res, "dead", cli_jint((int64_t)n->dead));
+    cli_jadd(c->res, "completed_kept", cli_jint((int64_t)n->completed_kept));
+    cli_jadd(c->res, "dead_kept", cli_jint((int64_t)n->dead_kept));
+  }
+  qctx_answer(c, status);
+}
+
+static void on_paused(fleet_queue_t *q, int status, int paused, void *ud) {
+  qctx_t *c = qctx_of(q);
+
+  (void)ud;
+  if (status == 0)
+    cli_jadd(c->res, "paused", cli_jbool(paused));
+  qctx_answer(c, status);
+}
+
+int cli_q_queue_stats(cli_t *cli, const char *queue, cli_done_fn done,
+                      void *arg) {
+  qctx_t *c;
+  int err;
+
+  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
+    return err;
+  /* Counts first, then the paused flag: the reply order keeps the
+   * members in this order. */
+  err = fleet_queue_counts(&c->q, on_counts, NULL);
+  if (err != 0)
+    return qctx_abort(c, err);
+  c->calls++;
+  err = fleet_queue_paused(&c->q, on_paused, NULL);
+  if (err != 0)
+    return qctx_abort(c, err);
+  c->calls++;
+  return 0;
+}
+
+/* Keys only a queue has (a pool, a lock or a store have none of these). */
+static const char *const queue_suffixes[] = {
+    "pending",   "pending:prio", "delayed", "claims", "stats",
+    "completed", "dead",         "paused",  NULL};
+
+int cli_q_queue_ls(cli_t *cli, cli_done_fn done, void *arg) {
+  return cli_scan_map(cli, "*", "*", queue_suffixes, QUEUE_LS_MAX,
+                      cli_q_queue_stats, done, arg);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Jobs, get                                                                */
+
+static void on_jobs(fleet_queue_t *q, int status,
+                    const fleet_job_summary_t *jobs, size_t n, uint64_t total,
+                    uint64_t next, void *ud) {
+  qctx_t *c = qctx_of(q);
+  cli_json_t *arr, *o;
+  size_t i;
+
+  (void)ud;
+  if (status == 0) {
+    cli_jadd(c->res, "total", cli_jint((int64_t)total));
+    cli_jadd(c->res, "next_cursor", cli_jint((int64_t)next));
+    arr = cli_jadd(c->res, "jobs", cli_jarr());
+    for (i = 0; i < n; i++) {
+      o = cli_jadd(arr, NULL, cli_jobj());
+      cli_jadd(o, "id", cli_jstr(jobs[i].id));
+      cli_jadd(o, "type", cli_jstr(jobs[i].type));
+      cli_jadd(o, "attempts", cli_jint(jobs[i].attempts));
+      cli_jadd(o, "max_attempts", cli_jint(jobs[i].max_attempts));
+      cli_jadd(o, "created_ms", cli_jint((int64_t)jobs[i].created_ms));
+      cli_jadd(o, "time_ms", cli_jint((int64_t)jobs[i].time_ms));
+      cli_jadd(o, "payload",
+               cli_jbytes(jobs[i].payload.base, jobs[i].payload.len));
+      cli_jadd(o, "last_error",
+               cli_jbytes(jobs[i].last_error, jobs[i].last_error_len));
+    }
+  }
+  qctx_answer(c, status);
+}
+
+int cli_q_queue_jobs(cli_t *cli, const char *queue, fleet_job_state_t state,
+                     uint64_t cursor, size_t limit, cli_done_fn done,
+                     void *arg) {
+  qctx_t *c;
+  int err;
+
+  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
+    return err;
+  cli_jadd(c->res, "state", cli_jstr(fleet_job_state_name(state)));
+  err = fleet_queue_jobs(&c->q, state, cursor, limit, QUEUE_PAYLOAD_MAX,
+                         on_jobs, NULL);
+  if (err != 0)
+    return qctx_abort(c, err);
+  c->calls++;
+  return 0;
+}
+
+static void on_get(fleet_queue_t *q, int status, const fleet_job_info_t *i,
+                   void *ud) {
+  qctx_t *c = qctx_of(q);
+
+  (void)ud;
+  if (status == 0) {
+    cli_jadd(c->res, "state", cli_jstr(fleet_job_state_name(i->state)));
+    cli_jadd(c->res, "type", cli_jstr(i->type));
+    cli_jadd(c->res, "attempts", cli_jint(i->attempts));
+    cli_jadd(c->res, "max_attempts", cli_jint(i->max_attempts));
+    cli_jadd(c->res, "priority", cli_jint(i->priority));
+    cli_jadd(c->res, "payload", cli_jbytes(i->payload.base, i->payload.len));
+    cli_jadd(c->res, "last_error",
+             i->last_error != NULL
+                 ? cli_jbytes(i->last_error, i->last_error_len)
+                 : cli_jnull());
+    cli_jadd(c->res, "created_ms", cli_jint((int64_t)i->created_ms));
+    cli_jadd(c->res, "run_at_ms", cli_jint((int64_t)i->run_at_ms));
+    cli_jadd(c->res, "finished_ms", cli_jint((int64_t)i->finished_ms));
+    cli_jadd(c->res, "token", cli_jint((int64_t)i->token));
+  }
+  qctx_answer(c, status);
+}
+
+int cli_q_queue_get(cli_t *cli, const char *queue, const char *id,
+                    cli_done_fn done, void *arg) {
+  qctx_t *c;
+  int err;
+
+  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
+    return err;
+  cli_jadd(c->res, "id", cli_jstr(id));
+  err = fleet_queue_get(&c->q, id, on_get, NULL);
+  if (err != 0)
+    return qctx_abort(c, err);
+  c->calls++;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Changes                                                                  */
+
+static void on_retry(fleet_queue_t *q, int status, uint64_t n, void *ud) {
+  qctx_t *c = qctx_of(q);
+
+  (void)ud;
+  if (status == 0)
+    cli_jadd(c->res, "retried", cli_jint((int64_t)n));
+  qctx_answer(c, status);
+}
+
+int cli_q_queue_retry(cli_t *cli, const char *queue, const char *id,
+                      cli_done_fn done, void *arg) {
+  qctx_t *c;
+  int err;
+
+  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
+    return err;
+  cli_jadd(c->res, "id", id != NULL ? cli_jstr(id) : cli_jnull());
+  err = fleet_queue_retry(&c->q, id, on_retry, NULL);
+  if (err != 0)
+    return qctx_abort(c, err);
+  c->calls++;
+  return 0;
+}
+
+static void on_status(fleet_handle_t *h, int status, void *ud) {
+  qctx_t *c = qctx_of((fleet_queue_t *)h);
+
+  (void)ud;
+  if (status == 0)
+    cli_jadd(c->res, "cancelled", cli_jbool(1));
+  qctx_answer(c, status);
+}
+
+int cli_q_queue_cancel(cli_t *cli, const char *queue, const char *id,
+                       cli_done_fn done, void *arg) {
+  qctx_t *c;
+  int err;
+
+  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
+    return err;
+  cli_jadd(c->res, "id", cli_jstr(id));
+  err = fleet_queue_cancel(&c->q, id, on_status, NULL);
+  if (err != 0)
+    return qctx_abort(c, err);
+  c->calls++;
+  return 0;
+}
+
+static void on_purge(fleet_queue_t *q, int status, uint64_t removed, void *ud) {
+  qctx_t *c = qctx_of(q);
+
+  (void)ud;
+  if (status == 0)
+    cli_jadd(c->res, "removed", cli_jint((int64_t)removed));
+  qctx_answer(c, status);
+}
+
+int cli_q_queue_purge(cli_t *cli, const char *queue, fleet_job_state_t state,
+                      cli_done_fn done, void *arg) {
+  qctx_t *c;
+  int err;
+
+  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
+    return err;
+  cli_jadd(c->res, "state", cli_jstr(fleet_job_state_name(state)));
+  err = fleet_queue_purge(&c->q, state, on_purge, NULL);
+  if (err != 0)
+    return qctx_abort(c, err);
+  c->calls++;
+  return 0;
+}
+
+int cli_q_queue_pause(cli_t *cli, const char *queue, const char *action,
+                      cli_done_fn done, void *arg) {
+  qctx_t *c;
+  int err;
+
+  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
+    return err;
+  err = strcmp(action, "pause") == 0
+            ? fleet_queue_pause(&c->q, on_paused, NULL)
+            : fleet_queue_resume(&c->q, on_paused, NULL);
+  if (err != 0)
+    return qctx_abort(c, err);
+  c->calls++;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The verbs                                                                */
+
+static const char *const ls_cols[] = {"queue",   "pending",   "delayed",
+                                      "running", "completed", "dead",
+                                      "paused",  NULL};
+static const char *const jobs_cols[] = {
+    "id", "type", "attempts", "time_ms", "payload", "last_error", NULL};
+
+/* Prints a page of jobs: a table, then the total and the next cursor. */
+static void jobs_done(cli_t *cli, int status, const char *detail,
+                      cli_json_t *res, void *arg) {
+  cli_json_t *next;
+
+  (void)arg;
+  if (status != 0 || cli->json || res == NULL) {
+    cli_finish(cli, status, detail, res, NULL);
+    return;
+  }
+  cli_table(stdout, cli_jget(res, "jobs"), jobs_cols);
+  next = cli_jget(res, "next_cursor");
+  printf("%lld %s job(s) in %s", (long long)cli_jget(res, "total")->num,
+         cli_jget(res, "state")->str, cli_jget(res, "queue")->str);
+  if (next != NULL && next->num != 0)
+    printf("; next page: --cursor %lld", (long long)next->num);
+  printf("\n");
+  cli_finish(cli, 0, NULL, NULL, NULL);
+  cli_jfree(res);
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "fleet queue: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, " (see fleet queue --help)\n");
+  return 2;
+}
+
+int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
+  const char *verb = argc > 1 ? argv[1] : NULL;
+  const char *state_s, *limit_s, *cursor_s;
+  fleet_job_state_t state;
+  uint64_t limit = QUEUE_JOBS_LIMIT, cursor = 0;
+  int all_dead, err;
+
+  if (verb == NULL || cli_is_help(verb)) {
+    fputs(queue_usage, verb == NULL ? stderr : stdout);
+    return verb == NULL ? 2 : CLI_DONE;
+  }
+  argc--, argv++; /* argv[0] is now the verb */
+  if (argc > 1 && cli_is_help(argv[1])) {
+    fputs(queue_usage, stdout);
+    return CLI_DONE;
+  }
+  if (strcmp(verb, "ls") == 0) {
+    if (argc != 1)
+      return usage_error("ls takes no argument: %s", argv[1]);
+    err = cli_q_queue_ls(cli, cli_finish, (void *)ls_cols);
+  } else if (strcmp(verb, "stats") == 0) {
+    if (argc != 2)
+      return usage_error("%s takes a queue name", verb);
+    err = cli_q_queue_stats(cli, argv[1], cli_finish, NULL);
+  } else if (strcmp(verb, "jobs") == 0) {
+    state_s = cli_opt(&argc, argv, "--state");
+    limit_s = cli_opt(&argc, argv, "--limit");
+    cursor_s = cli_opt(&argc, argv, "--cursor");
+    if (argc != 2)
+      return usage_error("%s takes a queue name and --state", verb);
+    if (cli_job_state(state_s, &state) != 0)
+      return usage_error("--state: one of pending, delayed, running, "
+                         "completed, dead (got %s)",
+                         state_s != NULL ? state_s : "none");
+    if (limit_s != NULL && cli_parse_u64(limit_s, 1, 1000, &limit) != 0)
+      return usage_error("--limit: 1 to 1000 (got %s)", limit_s);
+    if (cursor_s != NULL &&
+        cli_parse_u64(cursor_s, 0, UINT32_MAX, &cursor) != 0)
+      return usage_error("--cursor: a number (got %s)", cursor_s);
+    err = cli_q_queue_jobs(cli, argv[1], state, cursor, (size_t)limit,
+                           jobs_done, NULL);
+  } else if (strcmp(verb, "get") == 0 || strcmp(verb, "cancel") == 0) {
+    if (argc != 3)
+      return usage_error("%s takes a queue name and a job id", verb);
+    err = verb[0] == 'g'
+              ? cli_q_queue_get(cli, argv[1], argv[2], cli_finish, NULL)
+              : cli_q_queue_cancel(cli, argv[1], argv[2], cli_finish, NULL);
+  } else if (strcmp(verb, "retry") == 0) {
+    all_dead = cli_opt_flag(&argc, argv, "--all-dead");
+    if (argc != (all_dead ? 2 : 3))
+      return usage_error("%s takes a queue name and a job id, or --all-dead",
+                         verb);
+    err = cli_q_queue_retry(cli, argv[1], all_dead ? NULL : argv[2], cli_finish,
+                            NULL);
+  } else if (strcmp(verb, "purge") == 0) {
+    state_s = cli_opt(&argc, argv, "--state");
+    if (argc != 2)
+      return usage_error("%s takes a queue name and --state", verb);
+    if (cli_job_state(state_s, &state) != 0 ||
+        (state != FLEET_JOB_COMPLETED && state != FLEET_JOB_DEAD))
+      return usage_error("--state: completed or dead (got %s)",
+                         state_s != NULL ? state_s : "none");
+    err = cli_q_queue_purge(cli, argv[1], state, cli_finish, NULL);
+  } else if (strcmp(verb, "pause") == 0 || strcmp(verb, "resume") == 0) {
+    if (argc != 2)
+      return usage_error("%s takes a queue name", verb);
+    err = cli_q_queue_pause(cli, argv[1], verb, cli_finish, NULL);
+  } else {
+    return usage_error("unknown verb %s", verb);
+  }
+  if (err != 0) {
+    cli_error(cli, verb, err, NULL);
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,331 @@
+/* main.c -- the fleet command-line tool: global options, the table of
+ * nouns, the client, and how a command ends.
+ *
+ *   fleet [--url U] [--prefix P] [--json] [--timeout-ms MS] <noun> <verb> ...
+ *
+ * The URL also comes from FLEET_URL (default redis://127.0.0.1:6379). A
+ * command runs on the libuv loop like any fleet program: it starts its
+ * query, the query's callback prints the result, and the client closes.
+ * Exit codes: 0 success, 1 the command failed (one line on stderr says
+ * why), 2 bad usage. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define CLI_DEFAULT_URL "redis://127.0.0.1:6379"
+
+static const char cli_usage[] =
+    "usage: fleet [--url URL] [--prefix P] [--json] [--timeout-ms MS] <noun> "
+    "<verb> [args]\n"
+    "\n"
+    "  queue   ls | stats Q | jobs Q --state S [--limit N] [--cursor C] |\n"
+    "          get Q ID | retry Q ID|--all-dead | cancel Q ID |\n"
+    "          purge Q --state completed|dead | pause Q | resume Q\n"
+    "  lock    get NAME | ls [--match PATTERN]\n"
+    "  leader  get NAME\n"
+    "  pool    status P | ls\n"
+    "  store   get COLLECTION ID | ls COLLECTION INDEX VALUE [--limit N]\n"
+    "  watch   queue Q | pool P  [--count N] [--interval-ms MS]\n"
+    "  dash    --listen 127.0.0.1:PORT\n"
+    "\n"
+    "Global options:\n"
+    "  --url URL        redis://[user:password@]host[:port][/db], "
+    "unix:///path\n"
+    "                   (default $FLEET_URL, else " CLI_DEFAULT_URL ")\n"
+    "  --prefix P       the key prefix of the fleet objects (default fleet)\n"
+    "  --json           print JSON instead of tables\n"
+    "  --timeout-ms MS  time allowed per backend call (default 5000)\n"
+    "  --help           this text; `fleet <noun> --help` for a noun's\n";
+
+typedef struct {
+  const char *noun;
+  cli_cmd_fn fn;
+} cli_noun_t;
+
+/* One line per noun; cron and warmpool add theirs as they land. */
+static const cli_noun_t cli_nouns[] = {
+    {"queue", cli_cmd_queue},   {"lock", cli_cmd_lock},
+    {"leader", cli_cmd_leader}, {"pool", cli_cmd_pool},
+    {"store", cli_cmd_store},   {"watch", cli_cmd_watch},
+    {"dash", cli_cmd_dash},     {NULL, NULL}};
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+
+char *cli_redact_url(const char *url) {
+  cli_buf_t b = {0};
+  const char *scheme = strstr(url, "://");
+  const char *auth = scheme != NULL ? scheme + 3 : url;
+  const char *end = auth + strcspn(auth, "/?#");
+  const char *at = NULL, *p, *colon, *q;
+
+  /* user:password@ in the authority: the last '@' ends the user info. */
+  for (p = auth; p < end; p++)
+    if (*p == '@')
+      at = p;
+  colon = at != NULL ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+  if (colon != NULL) {
+    cli_buf_add(&b, url, (size_t)(colon + 1 - url));
+    cli_buf_str(&b, "***");
+    p = at;
+  } else {
+    p = url;
+  }
+  /* password=... in the query. */
+  for (;;) {
+    q = strstr(p, "password=");
+    if (q == NULL || (q != url && q[-1] != '?' && q[-1] != '&')) {
+      if (q == NULL) {
+        cli_buf_str(&b, p);
+        break;
+      }
+      cli_buf_add(&b, p, (size_t)(q + 9 - p));
+      p = q + 9;
+      continue;
+    }
+    cli_buf_add(&b, p, (size_t)(q + 9 - p));
+    cli_buf_str(&b, "***");
+    p = q + 9 + strcspn(q + 9, "&#");
+  }
+  if (b.oom) {
+    cli_buf_free(&b);
+    return NULL;
+  }
+  return b.p != NULL ? b.p : strdup("");
+}
+
+void cli_error(cli_t *cli, const char *what, int status, const char *detail) {
+  const char *name = fleet_err_name(status);
+  size_t nl = strlen(name);
+
+  if (cli != NULL && cli->what[0] != '\0')
+    what = cli->what;
+  /* A script's error text starts with the code's name: said once. */
+  if (detail != NULL && strncmp(detail, name, nl) == 0 && detail[nl] == ' ')
+    detail += nl + 1;
+  if (detail != NULL && detail[0] != '\0')
+    fprintf(stderr, "fleet: %s: %s (%s)\n", what, fleet_err_name(status),
+            detail);
+  else
+    fprintf(stderr, "fleet: %s: %s (%s)\n", what, fleet_err_name(status),
+            fleet_strerror(status));
+}
+
+void cli_glob_escape(cli_buf_t *b, const char *s, size_t len) {
+  size_t i;
+
+  for (i = 0; i < len; i++) {
+    if (strchr("*?[]\\", s[i]) != NULL && s[i] != '\0')
+      cli_buf_add(b, "\\", 1);
+    cli_buf_add(b, &s[i], 1);
+  }
+}
+
+int cli_is_help(const char *s) {
+  return s != NULL && (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0);
+}
+
+static void cli_opt_remove(int *argc, char **argv, int i, int n) {
+  int k;
+
+  for (k = i; k + n <= *argc; k++)
+    argv[k] = argv[k + n];
+  *argc -= n;
+}
+
+const char *cli_opt(int *argc, char **argv, const char *name) {
+  size_t len = strlen(name);
+  const char *v;
+  int i;
+
+  for (i = 1; i < *argc; i++) {
+    if (strcmp(argv[i], "--") == 0)
+      return NULL;
+    if (strncmp(argv[i], name, len) != 0)
+      continue;
+    if (argv[i][len] == '=') {
+      v = argv[i] + len + 1;
+      cli_opt_remove(argc, argv, i, 1);
+      return v;
+    }
+    if (argv[i][len] == '\0' && i + 1 < *argc) {
+      v = argv[i + 1];
+      cli_opt_remove(argc, argv, i, 2);
+      return v;
+    }
+  }
+  return NULL;
+}
+
+int cli_opt_flag(int *argc, char **argv, const char *name) {
+  int i;
+
+  for (i = 1; i < *argc; i++) {
+    if (strcmp(argv[i], "--") == 0)
+      return 0;
+    if (strcmp(argv[i], name) == 0) {
+      cli_opt_remove(argc, argv, i, 1);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out) {
+  uint64_t v = 0;
+
+  if (s == NULL || *s == '\0')
+    return -1;
+  for (; *s != '\0'; s++) {
+    if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
+      return -1;
+    v = v * 10 + (uint64_t)(*s - '0');
+  }
+  if (v < min || v > max)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+int cli_job_state(const char *s, fleet_job_state_t *out) {
+  int i;
+
+  for (i = FLEET_JOB_PENDING; i <= FLEET_JOB_DEAD; i++)
+    if (s != NULL &&
+        strcmp(s, fleet_job_state_name((fleet_job_state_t)i)) == 0) {
+      *out = (fleet_job_state_t)i;
+      return 0;
+    }
+  return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Ending a command                                                         */
+
+static void cli_close_client(cli_t *cli) {
+  if (cli->client_open && cli->inflight == 0) {
+    cli->client_open = 0;
+    fleet_client_close(&cli->client, NULL);
+  }
+}
+
+void cli_finish(cli_t *cli, int status, const char *detail, cli_json_t *result,
+                void *arg) {
+  const char *const *cols = arg;
+  cli_buf_t b = {0};
+
+  if (status != 0) {
+    cli_error(cli, "error", status, detail);
+    cli->exit_code = 1;
+  } else if (result != NULL && (cli->json || result->num == -1 ||
+                                (cols == NULL && result->type != CLI_JOBJ))) {
+    cli_json_write(&b, result);
+    if (b.oom) {
+      fprintf(stderr, "fleet: out of memory\n");
+      cli->exit_code = 1;
+    } else {
+      printf("%s\n", b.p);
+    }
+    cli_buf_free(&b);
+  } else if (result != NULL && cols != NULL) {
+    cli_table(stdout, result, cols);
+  } else if (result != NULL) {
+    cli_kv(stdout, result);
+  }
+  cli_jfree(result);
+  fflush(stdout);
+  cli_close_client(cli);
+}
+
+/* ------------------------------------------------------------------------ */
+/* main                                                                     */
+
+int main(int argc, char **argv) {
+  fleet_client_options_t co;
+  const cli_noun_t *n;
+  uint64_t timeout = 5000;
+  cli_t cli;
+  int rc, i;
+
+  memset(&cli, 0, sizeof(cli));
+  cli.loop = uv_default_loop();
+  cli.url = getenv("FLEET_URL");
+  if (cli.url == NULL || cli.url[0] == '\0')
+    cli.url = CLI_DEFAULT_URL;
+  cli.prefix = "fleet";
+
+  /* Global options come before the noun. */
+  for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+    if (cli_is_help(argv[i])) {
+      fputs(cli_usage, stdout);
+      return 0;
+    } else if (strcmp(argv[i], "--json") == 0) {
+      cli.json = 1;
+    } else if (strcmp(argv[i], "--version") == 0) {
+      printf("fleet %s\n", fleet_version_string());
+      return 0;
+    } else if (i + 1 < argc && strcmp(argv[i], "--url") == 0) {
+      cli.url = argv[++i];
+    } else if (i + 1 < argc && strcmp(argv[i], "--prefix") == 0) {
+      cli.prefix = argv[++i];
+    } else if (i + 1 < argc && strcmp(argv[i], "--timeout-ms") == 0) {
+      if (cli_parse_u64(argv[++i], 1, 3600000, &timeout) != 0) {
+        fprintf(stderr, "fleet: --timeout-ms: not a number of ms: %s\n",
+                argv[i]);
+        return 2;
+      }
+    } else {
+      fprintf(stderr, "fleet: unknown option %s (see fleet --help)\n", argv[i]);
+      return 2;
+    }
+  }
+  if (i >= argc) {
+    fputs(cli_usage, stderr);
+    return 2;
+  }
+  for (n = cli_nouns; n->noun != NULL; n++)
+    if (strcmp(n->noun, argv[i]) == 0)
+      break;
+  if (n->noun == NULL) {
+    fprintf(stderr, "fleet: unknown command %s (see fleet --help)\n", argv[i]);
+    return 2;
+  }
+
+  snprintf(cli.what, sizeof(cli.what), "%s%s%s", argv[i],
+           i + 1 < argc && argv[i + 1][0] != '-' ? " " : "",
+           i + 1 < argc && argv[i + 1][0] != '-' ? argv[i + 1] : "");
+  cli.url_shown = cli_redact_url(cli.url);
+  if (cli.url_shown == NULL)
+    return 1;
+  fleet_client_options_init(&co);
+  co.prefix = cli.prefix;
+  co.command_timeout_ms = (uint32_t)timeout;
+  co.connect_timeout_ms = (uint32_t)timeout;
+  /* A --help of a noun or verb needs no client: the noun prints it before
+   * any query, and the client closes unused. */
+  rc = fleet_client_init(cli.loop, &cli.client, cli.url, &co);
+  if (rc != 0) {
+    fprintf(stderr, "fleet: cannot use %s: %s (%s)\n", cli.url_shown,
+            fleet_err_name(rc), fleet_strerror(rc));
+    free(cli.url_shown);
+    return 1;
+  }
+  cli.client_open = 1;
+  rc = n->fn(&cli, argc - i, argv + i);
+  if (rc != 0) {
+    cli.exit_code = rc == CLI_DONE ? 0 : rc;
+    cli_close_client(&cli);
+  }
+  uv_run(cli.loop, UV_RUN_DEFAULT);
+  if (cli.client_open) {
+    /* Every query ended without closing (cannot happen): close now. */
+    cli.inflight = 0;
+    cli_close_client(&cli);
+    uv_run(cli.loop, UV_RUN_DEFAULT);
+  }
+  uv_loop_close(cli.loop);
+  free(cli.url_shown);
+  return cli.exit_code;
+}
