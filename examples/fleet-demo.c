@@ -106,7 +106,9 @@ int demo_client_open(demo_client_t *c, const demo_args_t *a) {
   c->client.data = c;
   err = fleet_client_init(c->loop, &c->client, a->url, &opts);
   if (err != 0) {
-    demo_fail(a->url, err);
+    char shown[512]; /* the URL without its password */
+    fleet_redact_url(a->url, shown, sizeof(shown));
+    demo_fail(shown, err);
     return 1;
   }
   return 0;

@@ -5,15 +5,33 @@
  * completion callback.
  *
  *   http-queue [--url URL] [--prefix P] [--port N] [--queue Q]
- *              [--concurrency C] [--work-ms MS]
+ *              [--concurrency C] [--work-ms MS] [--body-max BYTES]
+ *              [--read-timeout-ms MS]
  *
  *   curl -d 'hello' 'http://127.0.0.1:8080/jobs?type=greet'
  *   curl http://127.0.0.1:8080/jobs/1
  *
  * One request per connection (the response closes it); requests are parsed
- * with http_parser. Stops on SIGINT or SIGTERM. */
+ * with http_parser. What a server facing a network needs:
+ *
+ *   - a body over --body-max (default 1 MiB) gets 413, as soon as its
+ *     Content-Length says so, and a URL over 2 KiB gets 414;
+ *   - the job type (?type=, default "http") is %-decoded ('+' is a space)
+ *     and must then be 1 to FLEET_JOB_TYPE_MAX letters, digits or "-_.:/",
+ *     else 400;
+ *   - a connection that sends nothing for --read-timeout-ms (default 10 s)
+ *     is closed (with 408 if it had begun a request); after the response
+ *     the rest of the request is read and dropped, for at most that long
+ *     again, so that the client reads the response rather than a reset;
+ *   - SIGINT or SIGTERM closes the listener and every connection, stops
+ *     the worker (running jobs get 5 s) and exits 0;
+ *   - a backend outage is printed once, when it starts, and once more when
+ *     the backend is back; the requests it fails get 503 and print nothing;
+ *   - the backend URL is printed with its password replaced by "***"
+ *     (fleet_redact_url()). */
 #include <http_parser.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +39,10 @@
 
 #include "fleet.h"
 
-/* Largest request body and URL kept, in bytes. */
-#define HQ_BODY_MAX (1024 * 1024)
+/* Longest request URL kept, in bytes. */
 #define HQ_URL_MAX 2048
+
+typedef struct hq_conn_s hq_conn_t;
 
 typedef struct {
   uv_loop_t *loop;
@@ -32,31 +51,70 @@ typedef struct {
   fleet_worker_t worker;
   uv_tcp_t server;
   uv_signal_t sigint, sigterm;
+  http_parser_settings settings;
   uint64_t work_ms;
+  uint64_t read_timeout_ms;
+  uint64_t body_max;
+  char url_shown[512]; /* the backend URL, redacted */
+  hq_conn_t *conns;    /* the open connections */
   int closing;
-  int ready;
+  int ready;        /* the backend was reached at least once */
+  int failed;       /* it was not reached before shutdown */
+  int backend_down; /* an outage was reported and has not ended */
 } hq_app_t;
 
-/* One connection, alive while the socket is open or a fleet call made for
- * it is pending. */
-typedef struct {
+/* One connection, alive while its socket or timer is open or a fleet call
+ * made for it is pending. */
+struct hq_conn_s {
   uv_tcp_t tcp;
+  uv_timer_t timer; /* the read timeout */
+  uv_shutdown_t shutdown;
   hq_app_t *app;
+  hq_conn_t *prev, *next; /* in app->conns while open */
   http_parser parser;
   char url[HQ_URL_MAX + 1];
   size_t url_len;
   char *body;
   size_t body_len;
-  int refs; /* the socket, and a pending fleet call */
+  int refs;    /* the socket, the timer, a pending fleet call */
+  int started; /* bytes of a request arrived */
+  int routed;  /* the request is complete and being answered */
   int responded;
-} hq_conn_t;
+  int eof; /* the client sent EOF after its request */
+  int closed;
+};
 
 typedef struct {
   uv_write_t req;
   char *buf;
 } hq_write_t;
 
-static http_parser_settings hq_settings;
+/* ------------------------------------------------------------------------ */
+/* Backend errors                                                           */
+
+/* Reports a backend error, once per outage: the requests and background
+ * calls that fail while it lasts print nothing. */
+static void hq_backend_error(hq_app_t *app, int status, const char *detail) {
+  if (app->backend_down)
+    return;
+  app->backend_down = 1;
+  fprintf(stderr, "http-queue: backend %s: %s%s%s (%s)\n", app->url_shown,
+          fleet_strerror(status), detail != NULL && *detail != '\0' ? ": " : "",
+          detail != NULL ? detail : "", fleet_err_name(status));
+}
+
+static void hq_backend_ok(hq_app_t *app) {
+  if (!app->backend_down)
+    return;
+  app->backend_down = 0;
+  fprintf(stderr, "http-queue: backend %s: reachable again\n", app->url_shown);
+}
+
+/* Whether `status`, the result of a request's fleet call, tells of the
+ * backend rather than of the request. */
+static int hq_backend_status(int status) {
+  return status != 0 && status != FLEET_ENOTFOUND && status != FLEET_EINVAL;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Connections                                                              */
@@ -68,13 +126,43 @@ static void hq_conn_unref(hq_conn_t *c) {
   free(c);
 }
 
-static void hq_on_conn_closed(uv_handle_t *h) {
+static void hq_on_conn_handle_closed(uv_handle_t *h) {
   hq_conn_unref(h->data);
 }
 
+/* Closes the socket and the timer; the connection is freed once they are
+ * closed and no fleet call made for it is pending. */
 static void hq_conn_close(hq_conn_t *c) {
-  if (!uv_is_closing((uv_handle_t *)&c->tcp))
-    uv_close((uv_handle_t *)&c->tcp, hq_on_conn_closed);
+  hq_app_t *app = c->app;
+
+  if (c->closed)
+    return;
+  c->closed = 1;
+  if (c->prev != NULL)
+    c->prev->next = c->next;
+  else
+    app->conns = c->next;
+  if (c->next != NULL)
+    c->next->prev = c->prev;
+  uv_close((uv_handle_t *)&c->tcp, hq_on_conn_handle_closed);
+  uv_close((uv_handle_t *)&c->timer, hq_on_conn_handle_closed);
+}
+
+static void hq_on_timeout(uv_timer_t *t);
+
+/* (Re)starts the read timeout. */
+static void hq_conn_arm(hq_conn_t *c) {
+  uv_timer_start(&c->timer, hq_on_timeout, c->app->read_timeout_ms, 0);
+}
+
+static void hq_on_shutdown(uv_shutdown_t *req, int status) {
+  hq_conn_t *c = req->data;
+
+  /* The client now has the whole response; what it still sends is read
+   * and dropped until it closes or the timeout ends the wait. */
+  if (status != 0 || c->eof)
+    hq_conn_close(c);
+  hq_conn_unref(c);
 }
 
 static void hq_on_written(uv_write_t *req, int status) {
@@ -83,77 +171,81 @@ static void hq_on_written(uv_write_t *req, int status) {
 
   free(w->buf);
   free(w);
-  hq_conn_close(c);
+  if (status != 0 || c->closed) {
+    hq_conn_close(c);
+  } else {
+    c->shutdown.data = c;
+    if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, hq_on_shutdown) == 0)
+      c->refs++;
+    else
+      hq_conn_close(c);
+  }
+  hq_conn_unref(c);
 }
 
-/* Sends a response with a JSON body and closes the connection. */
-static void hq_respond(hq_conn_t *c, int code, const char *reason,
-                       const char *json) {
+/* Sends a response: the head (code, reason, content type, length) and
+ * `body`; the connection closes after it. */
+static void hq_send(hq_conn_t *c, int code, const char *reason,
+                    const char *type, const char *body, size_t body_len) {
   static const char fmt[] = "HTTP/1.1 %d %s\r\n"
-                            "Content-Type: application/json\r\n"
+                            "Content-Type: %s\r\n"
                             "Content-Length: %zu\r\n"
-                            "Connection: close\r\n\r\n%s";
+                            "Connection: close\r\n\r\n";
   hq_write_t *w;
   uv_buf_t buf;
   int n;
 
-  if (c->responded || uv_is_closing((uv_handle_t *)&c->tcp))
+  if (c->responded || c->closed)
     return;
   c->responded = 1;
-  n = snprintf(NULL, 0, fmt, code, reason, strlen(json), json);
+  hq_conn_arm(c); /* bounds the write and the wait for the client's close */
+  n = snprintf(NULL, 0, fmt, code, reason, type, body_len);
   w = malloc(sizeof(*w));
-  if (w == NULL || (w->buf = malloc((size_t)n + 1)) == NULL) {
+  if (w == NULL || (w->buf = malloc((size_t)n + body_len + 1)) == NULL) {
     free(w);
     hq_conn_close(c);
     return;
   }
-  snprintf(w->buf, (size_t)n + 1, fmt, code, reason, strlen(json), json);
-  buf = uv_buf_init(w->buf, (unsigned)n);
+  snprintf(w->buf, (size_t)n + 1, fmt, code, reason, type, body_len);
+  memcpy(w->buf + n, body, body_len);
+  buf = uv_buf_init(w->buf, (unsigned)((size_t)n + body_len));
   w->req.data = c;
   if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, hq_on_written) != 0) {
     free(w->buf);
     free(w);
     hq_conn_close(c);
+    return;
   }
+  c->refs++; /* for the write */
+}
+
+/* Sends a response with a JSON body; the connection closes after it. */
+static void hq_respond(hq_conn_t *c, int code, const char *reason,
+                       const char *json) {
+  hq_send(c, code, reason, "application/json", json, strlen(json));
+}
+
+static void hq_on_timeout(uv_timer_t *t) {
+  hq_conn_t *c = t->data;
+
+  if (c->started && !c->responded)
+    hq_respond(c, 408, "Request Timeout", "{\"error\":\"request timeout\"}");
+  else
+    hq_conn_close(c);
 }
 
 /* GET /metrics: the client's handles in the Prometheus text format
- * (fleet_metrics_prometheus()), then close. (issue 16, metrics) */
+ * (fleet_metrics_prometheus()), then close. */
 static void hq_respond_metrics(hq_conn_t *c) {
-  static const char fmt[] = "HTTP/1.1 200 OK\r\n"
-                            "Content-Type: text/plain; version=0.0.4\r\n"
-                            "Content-Length: %zu\r\n"
-                            "Connection: close\r\n\r\n";
   char *text = NULL;
-  size_t len = 0, head;
-  hq_write_t *w;
-  uv_buf_t buf;
+  size_t len = 0;
 
-  if (c->responded || uv_is_closing((uv_handle_t *)&c->tcp))
-    return;
   if (fleet_metrics_prometheus(&c->app->client, &text, &len) != 0) {
     hq_respond(c, 503, "Service Unavailable", "{\"error\":\"metrics\"}");
     return;
   }
-  c->responded = 1;
-  head = (size_t)snprintf(NULL, 0, fmt, len);
-  w = malloc(sizeof(*w));
-  if (w == NULL || (w->buf = malloc(head + len + 1)) == NULL) {
-    free(w);
-    fleet_metrics_free(text);
-    hq_conn_close(c);
-    return;
-  }
-  snprintf(w->buf, head + 1, fmt, len);
-  memcpy(w->buf + head, text, len);
+  hq_send(c, 200, "OK", "text/plain; version=0.0.4", text, len);
   fleet_metrics_free(text);
-  buf = uv_buf_init(w->buf, (unsigned)(head + len));
-  w->req.data = c;
-  if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, hq_on_written) != 0) {
-    free(w->buf);
-    free(w);
-    hq_conn_close(c);
-  }
 }
 
 /* Writes `s` (len bytes) as a JSON string into `out` (cap bytes). */
@@ -185,9 +277,13 @@ static void hq_on_enqueued(fleet_queue_t *q, int status,
   hq_conn_t *c = arg;
   char id[2 * FLEET_JOB_ID_MAX + 8], json[sizeof(id) + 16];
 
-  if (status != 0 || r[0].status != 0) {
-    snprintf(json, sizeof(json), "{\"error\":\"%s\"}",
-             fleet_err_name(status != 0 ? status : r[0].status));
+  if (status == 0)
+    status = r[0].status;
+  if (status != 0) {
+    if (hq_backend_status(status) && status != FLEET_ECANCELED)
+      hq_backend_error(c->app, status,
+                       fleet_client_last_error(&c->app->client));
+    snprintf(json, sizeof(json), "{\"error\":\"%s\"}", fleet_err_name(status));
     hq_respond(c, 503, "Service Unavailable", json);
   } else {
     hq_json_str(id, sizeof(id), r[0].id, r[0].id_len);
@@ -205,6 +301,9 @@ static void hq_on_got(fleet_queue_t *q, int status,
   if (status == FLEET_ENOTFOUND) {
     hq_respond(c, 404, "Not Found", "{\"error\":\"FLEET_ENOTFOUND\"}");
   } else if (status != 0) {
+    if (status != FLEET_ECANCELED)
+      hq_backend_error(c->app, status,
+                       fleet_client_last_error(&c->app->client));
     snprintf(json, sizeof(json), "{\"error\":\"%s\"}", fleet_err_name(status));
     hq_respond(c, 503, "Service Unavailable", json);
   } else {
@@ -222,6 +321,55 @@ static void hq_on_got(fleet_queue_t *q, int status,
   hq_conn_unref(c);
 }
 
+static int hq_hex(char ch) {
+  if (ch >= '0' && ch <= '9')
+    return ch - '0';
+  if (ch >= 'a' && ch <= 'f')
+    return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F')
+    return ch - 'A' + 10;
+  return -1;
+}
+
+/* The job type from the query string [q, q+len): the value of "type=",
+ * %-decoded with '+' as a space, into `type` (FLEET_JOB_TYPE_MAX + 1
+ * bytes). Keeps `type` when the query has no type. Returns 0, or -1 when
+ * the value is badly escaped, empty, too long or holds a byte other than a
+ * letter, a digit or one of "-_.:/". */
+static int hq_query_type(const char *q, size_t len, char *type) {
+  const char *end = q + len, *amp, *v;
+  size_t n = 0;
+
+  for (; q < end; q = amp + 1) {
+    amp = memchr(q, '&', (size_t)(end - q));
+    if (amp == NULL)
+      amp = end;
+    if ((size_t)(amp - q) < 5 || memcmp(q, "type=", 5) != 0)
+      continue;
+    for (v = q + 5, n = 0; v < amp; v++, n++) {
+      char ch = *v;
+      if (ch == '+') {
+        ch = ' ';
+      } else if (ch == '%') {
+        if (amp - v < 3 || hq_hex(v[1]) < 0 || hq_hex(v[2]) < 0)
+          return -1;
+        ch = (char)(hq_hex(v[1]) * 16 + hq_hex(v[2]));
+        v += 2;
+      }
+      if (n == FLEET_JOB_TYPE_MAX ||
+          !((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+            (ch >= '0' && ch <= '9') || strchr("-_.:/", ch) != NULL) ||
+          ch == '\0')
+        return -1;
+      type[n] = ch;
+    }
+    if (n == 0)
+      return -1;
+    type[n] = '\0';
+  }
+  return 0;
+}
+
 /* Routes a complete request. */
 static void hq_route(hq_conn_t *c) {
   struct http_parser_url u;
@@ -231,6 +379,8 @@ static void hq_route(hq_conn_t *c) {
   fleet_job_spec_t spec;
   int err = FLEET_EINVAL;
 
+  c->routed = 1;
+  uv_timer_stop(&c->timer); /* the backend's turn: its timeouts apply */
   http_parser_url_init(&u);
   if (http_parser_parse_url(c->url, c->url_len, 0, &u) != 0 ||
       !(u.field_set & (1 << UF_PATH))) {
@@ -248,13 +398,13 @@ static void hq_route(hq_conn_t *c) {
     hq_respond_metrics(c);
     return;
   }
-  c->refs++; /* for the fleet call */
   if (c->parser.method == HTTP_POST && path_len == 5 &&
       memcmp(path, "/jobs", 5) == 0) {
-    if (query != NULL && query_len > 5 && query_len - 5 <= FLEET_JOB_TYPE_MAX &&
-        memcmp(query, "type=", 5) == 0) {
-      memcpy(type, query + 5, query_len - 5);
-      type[query_len - 5] = '\0';
+    if (query != NULL && hq_query_type(query, query_len, type) != 0) {
+      hq_respond(c, 400, "Bad Request",
+                 "{\"error\":\"bad type: 1 to 128 letters, digits or "
+                 "-_.:/ after %-decoding\"}");
+      return;
     }
     fleet_job_spec_init(&spec, type, c->body, c->body_len);
     err = fleet_queue_enqueue(&c->app->queue, &spec, 1, hq_on_enqueued, c);
@@ -265,13 +415,13 @@ static void hq_route(hq_conn_t *c) {
     id[path_len - 6] = '\0';
     err = fleet_queue_get(&c->app->queue, id, hq_on_got, c);
   } else {
-    c->refs--;
     hq_respond(c, 404, "Not Found", "{\"error\":\"no such route\"}");
     return;
   }
-  if (err != 0) {
+  if (err == 0) {
+    c->refs++; /* for the fleet call */
+  } else {
     char json[64];
-    c->refs--;
     snprintf(json, sizeof(json), "{\"error\":\"%s\"}", fleet_err_name(err));
     hq_respond(c, 400, "Bad Request", json);
   }
@@ -282,11 +432,34 @@ static void hq_route(hq_conn_t *c) {
 
 static int hq_on_url(http_parser *p, const char *at, size_t len) {
   hq_conn_t *c = p->data;
-  if (c->url_len + len > HQ_URL_MAX)
+  if (c->url_len + len > HQ_URL_MAX) {
+    hq_respond(c, 414, "URI Too Long", "{\"error\":\"URL too long\"}");
     return 1;
+  }
   memcpy(c->url + c->url_len, at, len);
   c->url_len += len;
   c->url[c->url_len] = '\0';
+  return 0;
+}
+
+static void hq_too_large(hq_conn_t *c) {
+  char json[96];
+
+  snprintf(json, sizeof(json), "{\"error\":\"body over %" PRIu64 " bytes\"}",
+           c->app->body_max);
+  hq_respond(c, 413, "Payload Too Large", json);
+}
+
+/* A declared Content-Length over the limit is refused before any of the
+ * body is read. */
+static int hq_on_headers_complete(http_parser *p) {
+  hq_conn_t *c = p->data;
+
+  if (!(p->flags & F_CHUNKED) && p->content_length != ULLONG_MAX &&
+      p->content_length > c->app->body_max) {
+    hq_too_large(c);
+    http_parser_pause(p, 1);
+  }
   return 0;
 }
 
@@ -294,11 +467,15 @@ static int hq_on_body(http_parser *p, const char *at, size_t len) {
   hq_conn_t *c = p->data;
   char *b;
 
-  if (c->body_len + len > HQ_BODY_MAX)
+  if (c->body_len + len > c->app->body_max) {
+    hq_too_large(c); /* a chunked body that grew too large */
     return 1;
+  }
   b = realloc(c->body, c->body_len + len + 1);
-  if (b == NULL)
+  if (b == NULL) {
+    hq_respond(c, 503, "Service Unavailable", "{\"error\":\"FLEET_ENOMEM\"}");
     return 1;
+  }
   memcpy(b + c->body_len, at, len);
   c->body = b;
   c->body_len += len;
@@ -319,18 +496,26 @@ static void hq_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   hq_conn_t *c = s->data;
   size_t used;
 
-  if (nread > 0 && !c->responded) {
-    used =
-        http_parser_execute(&c->parser, &hq_settings, buf->base, (size_t)nread);
+  if (nread < 0) {
+    /* A client that half-closes after its request still gets the answer;
+     * the socket closes once it is written. */
+    if (nread == UV_EOF && c->routed && !c->responded) {
+      c->eof = 1;
+      uv_read_stop(s);
+    } else {
+      hq_conn_close(c);
+    }
+  } else if (nread > 0 && !c->responded && !c->routed) {
+    c->started = 1;
+    hq_conn_arm(c);
+    used = http_parser_execute(&c->parser, &c->app->settings, buf->base,
+                               (size_t)nread);
     if (c->parser.http_errno != HPE_OK &&
         c->parser.http_errno != HPE_CB_message_complete) {
       hq_respond(c, 400, "Bad Request", "{\"error\":\"bad request\"}");
-    } else if (used < (size_t)nread && !c->responded &&
-               c->parser.http_errno == HPE_OK) {
+    } else if (used < (size_t)nread && !c->routed) {
       hq_respond(c, 400, "Bad Request", "{\"error\":\"bad request\"}");
     }
-  } else if (nread < 0) {
-    hq_conn_close(c);
   }
   free(buf->base);
 }
@@ -342,16 +527,23 @@ static void hq_on_connection(uv_stream_t *server, int status) {
   if (status != 0 || (c = calloc(1, sizeof(*c))) == NULL)
     return;
   c->app = app;
-  c->refs = 1;
+  c->refs = 2; /* the socket and the timer */
   uv_tcp_init(app->loop, &c->tcp);
-  c->tcp.data = c;
+  uv_timer_init(app->loop, &c->timer);
+  c->tcp.data = c->timer.data = c;
+  c->next = app->conns;
+  if (app->conns != NULL)
+    app->conns->prev = c;
+  app->conns = c;
   if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
     hq_conn_close(c);
     return;
   }
   http_parser_init(&c->parser, HTTP_REQUEST);
   c->parser.data = c;
-  uv_read_start((uv_stream_t *)&c->tcp, hq_on_alloc, hq_on_read);
+  hq_conn_arm(c);
+  if (uv_read_start((uv_stream_t *)&c->tcp, hq_on_alloc, hq_on_read) != 0)
+    hq_conn_close(c);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -398,6 +590,15 @@ static void hq_done(fleet_worker_t *w, fleet_job_t *job,
   fflush(stdout);
 }
 
+/* The worker's failed background calls: claims retried while the backend
+ * is away are part of the outage already reported. */
+static void hq_on_worker_error(fleet_handle_t *w, int status,
+                               const char *detail) {
+  hq_app_t *app = w->data;
+  if (!app->closing)
+    hq_backend_error(app, status, detail);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Start and stop                                                           */
 
@@ -416,89 +617,129 @@ static void hq_on_stopped(fleet_handle_t *w_h, int status, void *user_data) {
   fleet_worker_close(w, hq_on_worker_closed);
 }
 
+/* Closes the listener and every connection, then the worker, the queue and
+ * the client; uv_run() returns once all of them are closed. */
 static void hq_shutdown(hq_app_t *app) {
   if (app->closing++)
     return;
   uv_close((uv_handle_t *)&app->server, NULL);
   uv_close((uv_handle_t *)&app->sigint, NULL);
   uv_close((uv_handle_t *)&app->sigterm, NULL);
+  while (app->conns != NULL)
+    hq_conn_close(app->conns);
   if (fleet_worker_stop(&app->worker, 5000, hq_on_stopped, NULL) != 0)
     fleet_worker_close(&app->worker, hq_on_worker_closed);
 }
 
 static void hq_on_signal(uv_signal_t *s, int signum) {
-  hq_shutdown(s->data);
+  hq_app_t *app = s->data;
+  hq_conn_t *c;
+  size_t n = 0;
+
+  for (c = app->conns; c != NULL; c = c->next)
+    n++;
+  fprintf(stderr, "http-queue: %s: closing %zu connection(s) and exiting\n",
+          signum == SIGINT ? "SIGINT" : "SIGTERM", n);
+  hq_shutdown(app);
 }
 
 static void hq_on_state(fleet_client_t *client, fleet_client_state_t state,
                         int status) {
   hq_app_t *app = client->data;
-  if (state == FLEET_CLIENT_READY)
+
+  if (state == FLEET_CLIENT_READY) {
     app->ready = 1;
-  if (state == FLEET_CLIENT_RECONNECTING && !app->ready) {
-    fprintf(stderr, "http-queue: cannot reach the backend: %s: %s\n",
-            fleet_strerror(status), fleet_client_last_error(client));
-    hq_shutdown(app);
+    hq_backend_ok(app);
+  } else if (state == FLEET_CLIENT_RECONNECTING && status != 0 &&
+             !app->closing) {
+    hq_backend_error(app, status, fleet_client_last_error(client));
+    if (!app->ready) {
+      fprintf(stderr, "http-queue: cannot reach the backend; exiting\n");
+      app->failed = 1;
+      hq_shutdown(app);
+    }
   }
 }
 
 static int hq_usage(void) {
   fprintf(stderr, "usage: http-queue [--url URL] [--prefix P] [--port N] "
-                  "[--queue Q] [--concurrency C] [--work-ms MS]\n");
+                  "[--queue Q] [--concurrency C] [--work-ms MS] "
+                  "[--body-max BYTES] [--read-timeout-ms MS]\n");
   return 2;
+}
+
+/* Parses `s` as an integer in [min, max] into *out; 0 or -1. */
+static int hq_int(const char *s, long long min, long long max, long long *out) {
+  char *end;
+  long long v = strtoll(s, &end, 10);
+
+  if (end == s || *end != '\0' || v < min || v > max)
+    return -1;
+  *out = v;
+  return 0;
 }
 
 int main(int argc, char **argv) {
   const char *url = "memory://", *prefix = "fleet", *queue = "http";
-  long port = 8080, concurrency = 4, work_ms = 100;
+  long long port = 8080, concurrency = 4, work_ms = 100;
+  long long body_max = 1024 * 1024, read_timeout_ms = 10000;
   fleet_client_options_t co;
   fleet_worker_options_t wo;
   struct sockaddr_in addr;
   hq_app_t app;
-  int i, err;
+  int i, err, bad = 0;
 
-  for (i = 1; i < argc; i++) {
-    if (i + 1 >= argc)
-      return hq_usage();
-    if (strcmp(argv[i], "--url") == 0)
-      url = argv[++i];
-    else if (strcmp(argv[i], "--prefix") == 0)
-      prefix = argv[++i];
-    else if (strcmp(argv[i], "--queue") == 0)
-      queue = argv[++i];
-    else if (strcmp(argv[i], "--port") == 0)
-      port = strtol(argv[++i], NULL, 10);
-    else if (strcmp(argv[i], "--concurrency") == 0)
-      concurrency = strtol(argv[++i], NULL, 10);
-    else if (strcmp(argv[i], "--work-ms") == 0)
-      work_ms = strtol(argv[++i], NULL, 10);
+  for (i = 1; i < argc && !bad; i++) {
+    const char *flag = argv[i], *v = i + 1 < argc ? argv[++i] : NULL;
+    if (v == NULL)
+      bad = 1;
+    else if (strcmp(flag, "--url") == 0)
+      url = v;
+    else if (strcmp(flag, "--prefix") == 0)
+      prefix = v;
+    else if (strcmp(flag, "--queue") == 0)
+      queue = v;
+    else if (strcmp(flag, "--port") == 0)
+      bad = hq_int(v, 1, 65535, &port);
+    else if (strcmp(flag, "--concurrency") == 0)
+      bad = hq_int(v, 1, 10000, &concurrency);
+    else if (strcmp(flag, "--work-ms") == 0)
+      bad = hq_int(v, 0, 86400000, &work_ms);
+    else if (strcmp(flag, "--body-max") == 0)
+      bad = hq_int(v, 0, 64LL * 1024 * 1024, &body_max);
+    else if (strcmp(flag, "--read-timeout-ms") == 0)
+      bad = hq_int(v, 1, 86400000, &read_timeout_ms);
     else
-      return hq_usage();
+      bad = 1;
   }
-  if (port < 1 || port > 65535 || concurrency < 1 || concurrency > 10000 ||
-      work_ms < 0)
+  if (bad)
     return hq_usage();
 
   memset(&app, 0, sizeof(app));
   app.loop = uv_default_loop();
   app.work_ms = (uint64_t)work_ms;
-  http_parser_settings_init(&hq_settings);
-  hq_settings.on_url = hq_on_url;
-  hq_settings.on_body = hq_on_body;
-  hq_settings.on_message_complete = hq_on_message_complete;
+  app.body_max = (uint64_t)body_max;
+  app.read_timeout_ms = (uint64_t)read_timeout_ms;
+  fleet_redact_url(url, app.url_shown, sizeof(app.url_shown));
+  http_parser_settings_init(&app.settings);
+  app.settings.on_url = hq_on_url;
+  app.settings.on_headers_complete = hq_on_headers_complete;
+  app.settings.on_body = hq_on_body;
+  app.settings.on_message_complete = hq_on_message_complete;
 
   fleet_client_options_init(&co);
   co.prefix = prefix;
   co.state_cb = hq_on_state;
   app.client.data = &app;
   if ((err = fleet_client_init(app.loop, &app.client, url, &co)) != 0) {
-    fprintf(stderr, "http-queue: %s: %s\n", url, fleet_strerror(err));
+    fprintf(stderr, "http-queue: %s: %s\n", app.url_shown, fleet_strerror(err));
     return 1;
   }
   fleet_worker_options_init(&wo);
   wo.concurrency = (uint32_t)concurrency;
   wo.handler = hq_handler;
   wo.done_cb = hq_done;
+  wo.error_cb = hq_on_worker_error;
   app.queue.data = app.worker.data = &app;
   if ((err = fleet_queue_init(&app.client, &app.queue, queue, NULL)) != 0 ||
       (err = fleet_worker_init(&app.client, &app.worker, queue, &wo)) != 0 ||
@@ -514,7 +755,7 @@ int main(int argc, char **argv) {
           0 ||
       (err = uv_listen((uv_stream_t *)&app.server, 128, hq_on_connection)) !=
           0) {
-    fprintf(stderr, "http-queue: port %ld: %s\n", port, uv_strerror(err));
+    fprintf(stderr, "http-queue: port %lld: %s\n", port, uv_strerror(err));
     return 1;
   }
   uv_signal_init(app.loop, &app.sigint);
@@ -522,10 +763,10 @@ int main(int argc, char **argv) {
   app.sigint.data = app.sigterm.data = &app;
   uv_signal_start(&app.sigint, hq_on_signal, SIGINT);
   uv_signal_start(&app.sigterm, hq_on_signal, SIGTERM);
-  printf("http-queue: listening on http://127.0.0.1:%ld (queue %s on %s)\n",
-         port, queue, url);
+  printf("http-queue: listening on http://127.0.0.1:%lld (queue %s on %s)\n",
+         port, queue, app.url_shown);
   fflush(stdout);
   uv_run(app.loop, UV_RUN_DEFAULT);
   uv_loop_close(app.loop);
-  return app.ready ? 0 : 1;
+  return app.failed ? 1 : 0;
 }

@@ -2,9 +2,10 @@
 # 12 packages fleet needs that are not installed yet.
 # With the argument "test", also what only the test suite needs: the cron
 # oracle (python3-croniter), the openssl command that makes the TLS tests'
-# CA, redis-sentinel, and chromium for the dashboard test. With "valkey",
-# valkey-server from Debian's bookworm-backports (the apt source is added
-# when missing).
+# CA, redis-sentinel, chromium for the dashboard test, and dpkg-dev
+# (dpkg-shlibdeps) for the package check of tests/install/deb.sh. With
+# "valkey", valkey-server from Debian's bookworm-backports (the apt source
+# is added when missing).
 fleet_install_deps() {
   if [ "${1:-}" = "valkey" ]; then
     fleet_install_valkey
@@ -13,7 +14,7 @@ fleet_install_deps() {
   pkgs="cmake make gcc pkg-config libuv1-dev libhiredis-dev liblua5.1-0-dev
     libssl-dev libhttp-parser-dev redis-server"
   if [ "${1:-}" = "test" ]; then
-    pkgs="$pkgs python3-croniter openssl redis-sentinel chromium"
+    pkgs="$pkgs python3-croniter openssl redis-sentinel chromium dpkg-dev"
   fi
   missing=""
   for p in $pkgs; do

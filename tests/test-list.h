@@ -384,6 +384,20 @@ CONFORMANCE_DECLARE(log_lost_lease)
 CONFORMANCE_DECLARE(log_recovered_claim)
 CONFORMANCE_DECLARE(log_background_error)
 
+/* test_redact.c */
+TEST_DECLARE(redact_userinfo)
+TEST_DECLARE(redact_query)
+TEST_DECLARE(redact_truncate)
+TEST_DECLARE(redact_demo_bad_url)
+
+/* test_http_queue.c */
+TEST_DECLARE(http_queue_oversize)
+TEST_DECLARE(http_queue_type)
+TEST_DECLARE(http_queue_metrics)
+TEST_DECLARE(http_queue_idle_timeout)
+TEST_DECLARE(http_queue_sigint)
+TEST_DECLARE(http_queue_backend_error_once)
+
 TEST_LIST_START
   /* test_errors.c */
   TEST_ENTRY(errors_noperm_detail)
@@ -726,6 +740,20 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(log_lost_lease)
   CONFORMANCE_ENTRY(log_recovered_claim)
   CONFORMANCE_ENTRY(log_background_error)
+
+  /* test_redact.c */
+  TEST_ENTRY(redact_userinfo)
+  TEST_ENTRY(redact_query)
+  TEST_ENTRY(redact_truncate)
+  TEST_ENTRY(redact_demo_bad_url)
+
+  /* test_http_queue.c */
+  TEST_ENTRY(http_queue_oversize)
+  TEST_ENTRY(http_queue_type)
+  TEST_ENTRY(http_queue_metrics)
+  TEST_ENTRY(http_queue_idle_timeout)
+  TEST_ENTRY(http_queue_sigint)
+  TEST_ENTRY_TIMEOUT(http_queue_backend_error_once, 90)
 TEST_LIST_END
 
 /* clang-format on */

@@ -206,6 +206,23 @@ FLEET_EXTERN int fleet_client_ping(fleet_client_t *client,
 FLEET_EXTERN int fleet_client_time(fleet_client_t *client,
                                    fleet_client_time_cb cb, void *user_data);
 
+/* Copies `url` into `out` (at most `out_size` bytes, NUL included; nothing
+ * is written when `out_size` is 0) with every secret replaced by "***", for
+ * printing a backend URL in logs and error messages:
+ *   - the password of "user:password@" (all the user info when it has no
+ *     ':', as such a URL may hold a mistyped password), up to the last
+ *     '@' of the URL, so that a password holding '@', '/', '?' or ':' is
+ *     hidden whole;
+ *   - the value of every query option (after the first '?' that follows
+ *     the user info) named "password" or ending in "_password"
+ *     ("sentinel_password"), names compared without case and after
+ *     %-decoding.
+ * Any URL is accepted, valid or not; a NULL `url` gives "". Returns the
+ * length of the whole redacted URL (without the NUL), as snprintf() does:
+ * a value >= `out_size` means `out` was truncated. Never fails. */
+FLEET_EXTERN size_t fleet_redact_url(const char *url, char *out,
+                                     size_t out_size);
+
 #ifdef __cplusplus
 }
 #endif

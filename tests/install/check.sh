@@ -1,7 +1,8 @@
 #!/bin/sh
 # check.sh BUILD_DIR -- installs the build into a scratch prefix, checks
 # that the shared library exports the public API only, then builds and runs
-# a consumer with find_package(fleet) and with pkg-config.
+# a consumer with find_package(fleet) and with pkg-config; then deb.sh
+# checks the Debian packages (cpack -G DEB).
 set -eu
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,3 +32,4 @@ export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
 cc "$here/consumer.c" $(pkg-config --cflags --libs fleet) -o "$tmp/pc"
 LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/pc"
 echo "install check: find_package(fleet) and pkg-config consumers ran"
+sh "$here/deb.sh" "$build"
