@@ -152,6 +152,8 @@ static void worker_flush(struct fleet__worker_s *w) {
     w->handback_pending = 0;
     fleet__worker_hand_back(w);
   }
+  if (w->settleq != NULL)
+    w->cb_in_prepare |= w->in_prepare;
   fleet__worker_settle_local(w);
   fleet__worker_send(w,
                      w->online || w->probe ||
@@ -168,9 +170,26 @@ static void worker_on_flush_check(uv_check_t *handle) {
   worker_flush(FLEET__CONTAINER_OF(handle, struct fleet__worker_s, flush));
 }
 
+static void worker_on_poke(uv_timer_t *t) {
+  (void)t;
+}
+
+/* A flush before the poll. When it ran a user callback (a settled job, a
+ * completed stop), a 0 ms timer keeps libuv's coming poll from blocking:
+ * the callback may be what a UV_RUN_ONCE caller waits for, and it may
+ * have started work that needs another turn of the loop. */
 static void worker_on_flush_prepare(uv_prepare_t *handle) {
-  worker_flush(
-      FLEET__CONTAINER_OF(handle, struct fleet__worker_s, flush_prepare));
+  struct fleet__worker_s *w =
+      FLEET__CONTAINER_OF(handle, struct fleet__worker_s, flush_prepare);
+
+  w->in_prepare = 1;
+  worker_flush(w);
+  w->in_prepare = 0;
+  if (w->cb_in_prepare) {
+    w->cb_in_prepare = 0;
+    if (!uv_is_closing((uv_handle_t *)&w->poke_timer))
+      uv_timer_start(&w->poke_timer, worker_on_poke, 0, 0);
+  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -377,6 +396,7 @@ static void worker_set_state(struct fleet__worker_s *w,
         fleet__worker_kick(w);
       } else if ((stop_cb = w->stop_cb) != NULL) {
         w->stop_cb = NULL;
+        w->cb_in_prepare |= w->in_prepare;
         stop_cb(w->base.pub, w->stop_status, w->stop_data);
       }
       break;
@@ -417,6 +437,7 @@ static void worker_on_close(fleet__handle_t *h) {
   worker_close_handle(w, (uv_handle_t *)&w->recover_timer);
   worker_close_handle(w, (uv_handle_t *)&w->lease_timer);
   worker_close_handle(w, (uv_handle_t *)&w->stop_timer);
+  worker_close_handle(w, (uv_handle_t *)&w->poke_timer);
   fleet__handle_hold(h); /* the flush, released by its close callback */
   w->flush.data = h;
 }
@@ -510,6 +531,7 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
   uv_timer_init(w->base.loop, &w->recover_timer);
   uv_timer_init(w->base.loop, &w->lease_timer);
   uv_timer_init(w->base.loop, &w->stop_timer);
+  uv_timer_init(w->base.loop, &w->poke_timer);
   return 0;
 }
 

@@ -123,6 +123,10 @@ struct fleet__worker_s {
   uv_timer_t recover_timer; /* recovery of expired claims */
   uv_timer_t lease_timer;   /* the earliest local claim deadline */
   uv_timer_t stop_timer;    /* the stop deadline */
+  uv_timer_t poke_timer;    /* 0 ms: no blocking poll after a callback ran
+                               in the prepare flush */
+  int in_prepare;           /* the flush runs in the prepare phase */
+  int cb_in_prepare;        /* ... and ran a user callback */
 
   /* Jobs. */
   fleet__wjob_t *held;      /* claimed, not settled */
