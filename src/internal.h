@@ -114,6 +114,9 @@ uint32_t fleet__rng_next(fleet__rng_t *rng);
 char *fleet__strdup(const char *s);
 char *fleet__memdup(const void *p, size_t len);
 
+/* The value of the hex digit c (0-15), or -1 when c is not one. */
+int fleet__hex_digit(char c);
+
 int fleet__status_transient(int status); /* the rule is in src/errors.c */
 
 #define FLEET__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

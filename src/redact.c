@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fleet.h"
+#include "internal.h"
 
 /* The redacted URL as it is written: `len` counts every byte, `out` gets
  * those that fit. */
@@ -27,16 +28,6 @@ static void redact_put(redact_buf_t *b, const char *s, size_t n) {
   b->len += n;
 }
 
-static int redact_hex(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* Whether the query option name [s, s+n) names a secret: "password" or
  * "..._password", compared without case after %-decoding. */
 static int redact_secret_name(const char *s, size_t n) {
@@ -46,9 +37,9 @@ static int redact_secret_name(const char *s, size_t n) {
 
   for (i = 0; i < n; i++) {
     char c = s[i];
-    if (c == '%' && i + 2 < n && redact_hex(s[i + 1]) >= 0 &&
-        redact_hex(s[i + 2]) >= 0) {
-      c = (char)(redact_hex(s[i + 1]) * 16 + redact_hex(s[i + 2]));
+    if (c == '%' && i + 2 < n && fleet__hex_digit(s[i + 1]) >= 0 &&
+        fleet__hex_digit(s[i + 2]) >= 0) {
+      c = (char)(fleet__hex_digit(s[i + 1]) * 16 + fleet__hex_digit(s[i + 2]));
       i += 2;
     }
     if (len == sizeof(name))

@@ -10,16 +10,6 @@
 
 #include "internal.h"
 
-static int url_hex(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* Decodes %XX escapes of [s, s+len) into a new NUL-terminated string.
  * Returns 0, FLEET_EBADURL on a bad escape or an escaped NUL, or
  * FLEET_ENOMEM. */
@@ -31,8 +21,8 @@ static int url_decode(const char *s, size_t len, char **out) {
     return FLEET_ENOMEM;
   for (i = 0; i < len; i++) {
     if (s[i] == '%') {
-      int hi = i + 2 < len ? url_hex(s[i + 1]) : -1;
-      int lo = i + 2 < len ? url_hex(s[i + 2]) : -1;
+      int hi = i + 2 < len ? fleet__hex_digit(s[i + 1]) : -1;
+      int lo = i + 2 < len ? fleet__hex_digit(s[i + 2]) : -1;
       if (hi < 0 || lo < 0 || (hi | lo) == 0) {
         free(d);
         return FLEET_EBADURL;

@@ -10,6 +10,16 @@ char *fleet__strdup(const char *s) {
   return fleet__memdup(s, strlen(s));
 }
 
+int fleet__hex_digit(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
 char *fleet__memdup(const void *p, size_t len) {
   char *copy = malloc(len + 1);
   if (copy == NULL)
