@@ -572,8 +572,8 @@ TEST_IMPL(cli_cron_warmpool) {
   cli_run(&r, ARGS("--url", url, "--prefix", "qt", "cron", "history", "tick",
                    "--limit", "0"));
   ASSERT_EQ(2, r.status);
-  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "cron", "ls", "--ns",
-                   "a:b"));
+  cli_run(&r,
+          ARGS("--url", url, "--prefix", "qt", "cron", "ls", "--ns", "a:b"));
   ASSERT_EQ(1, r.status);
   ASSERT_NOT_NULL(strstr(r.err, "FLEET_EINVAL"));
   cli_run(&r, ARGS("cron", "--help"));

@@ -226,8 +226,8 @@ void cli_fixture_crons(const char *url, const char *prefix, int fires) {
   cli_fx_open(&f, url, prefix);
   fleet_cron_scheduler_options_init(&o);
   ASSERT_OK(fleet_cron_scheduler_init(&f.client, &s, "cron", "cli-node", &o));
-  ASSERT_OK(fleet_cron_scheduler_init(&f.client, &other, "other", "cli-node",
-                                      &o));
+  ASSERT_OK(
+      fleet_cron_scheduler_init(&f.client, &other, "other", "cli-node", &o));
   s.data = other.data = &f;
   cli_fx_define(&f, &s, "nightly", "30 2 * * *", "Europe/Berlin", "jobs", 1);
   cli_fx_define(&f, &other, "hourly", "@hourly", NULL, NULL, 0);
@@ -286,8 +286,8 @@ cli_wp_t *cli_fixture_warmpool(const char *url, const char *prefix,
   o.target_idle = target;
   o.primary_ttl_ms = 60000;
   o.reconcile_ms = 100;
-  ASSERT_OK(fleet_warmpool_init(&w->f.client, &w->pool, name, "wp-node", &cbs,
-                                &o));
+  ASSERT_OK(
+      fleet_warmpool_init(&w->f.client, &w->pool, name, "wp-node", &cbs, &o));
   w->pool.data = &w->f;
   ASSERT_OK(fleet_warmpool_start(&w->pool, cli_fx_status, &w->f));
   cli_fx_wait(&w->f);

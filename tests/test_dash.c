@@ -215,10 +215,11 @@ TEST_IMPL(dash_api) {
                           resp, sizeof(resp)));
   ASSERT_EQ(404, cli_http(e.port, "GET", "/api/cron-history?ns=cron&key=nope",
                           NULL, resp, sizeof(resp)));
-  ASSERT_EQ(200, cli_http(e.port, "GET", "/api/warmpools", NULL, resp,
-                          sizeof(resp)));
-  ASSERT_NOT_NULL(strstr(body_of(resp), "[{\"pool\":\"sandboxes\",\"state\":"
-                                        "\"healthy\",\"idle\":2,\"target\":2,"));
+  ASSERT_EQ(
+      200, cli_http(e.port, "GET", "/api/warmpools", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(body_of(resp),
+                         "[{\"pool\":\"sandboxes\",\"state\":"
+                         "\"healthy\",\"idle\":2,\"target\":2,"));
   ASSERT_NOT_NULL(strstr(resp, "\"primary\":\"wp-node\""));
   ASSERT_EQ(200,
             cli_http(e.port, "GET", "/api/overview", NULL, resp, sizeof(resp)));
@@ -379,7 +380,8 @@ TEST_IMPL(dash_chromium) {
   ASSERT_NULL(strstr(r.out, "<tr data-fire="));
   chromium_run(chromium, e.port, "#cron=cron&key=tick", "--dump-dom", &r);
   ASSERT_EQ(0, r.status);
-  ASSERT_NOT_NULL(strstr(r.out, "<span id=\"cron-history-key\">cron/tick</span>"));
+  ASSERT_NOT_NULL(
+      strstr(r.out, "<span id=\"cron-history-key\">cron/tick</span>"));
   row = strstr(r.out, "<tr data-fire=");
   ASSERT_NOT_NULL(row);
   ASSERT_NOT_NULL(strstr(row, "<td>cli-node</td><td class=\"num\">2</td>"));

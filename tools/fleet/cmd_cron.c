@@ -37,8 +37,8 @@ static cli_json_t *cron_jtime(int64_t ms) {
   if (gmtime_r(&t, &tm) == NULL)
     return cli_jnull();
   snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-           tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-           tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+           tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+           tm.tm_sec, (int)(ms % 1000));
   return cli_jstr(buf);
 }
 
@@ -95,8 +95,8 @@ static void cctx_end(cctx_t *c, int status) {
   fleet_cron_scheduler_close(&c->sched, cctx_closed);
 }
 
-static cctx_t *cctx_new(cli_t *cli, const char *ns, cli_done_fn done,
-                        void *arg, int *err) {
+static cctx_t *cctx_new(cli_t *cli, const char *ns, cli_done_fn done, void *arg,
+                        int *err) {
   fleet_cron_scheduler_options_t o;
   cctx_t *c = calloc(1, sizeof(*c));
 
@@ -108,8 +108,8 @@ static cctx_t *cctx_new(cli_t *cli, const char *ns, cli_done_fn done,
   c->done = done;
   c->arg = arg;
   fleet_cron_scheduler_options_init(&o);
-  *err = fleet_cron_scheduler_init(&cli->client, &c->sched, ns, CRON_NODE_ID,
-                                   &o);
+  *err =
+      fleet_cron_scheduler_init(&cli->client, &c->sched, ns, CRON_NODE_ID, &o);
   if (*err != 0) {
     free(c);
     return NULL;
@@ -143,8 +143,8 @@ static void on_list(fleet_cron_scheduler_t *sched, int status,
       o = cli_jadd(arr, NULL, cli_jobj());
       cli_jadd(o, "key", cli_jstr(d->key));
       cli_jadd(o, "expr", cli_jstr(d->expr));
-      cli_jadd(o, "tz", cli_jstr(d->tz != NULL && d->tz[0] != '\0' ? d->tz
-                                                                    : "UTC"));
+      cli_jadd(o, "tz",
+               cli_jstr(d->tz != NULL && d->tz[0] != '\0' ? d->tz : "UTC"));
       cli_jadd(o, "enabled", cli_jbool(!d->disabled));
       cli_jadd(o, "queue",
                d->queue != NULL && d->queue[0] != '\0' ? cli_jstr(d->queue)
@@ -189,8 +189,7 @@ int cli_q_cron_ls_all(cli_t *cli, cli_done_fn done, void *arg) {
 /* history ------------------------------------------------------------ */
 
 static void on_history(fleet_cron_scheduler_t *sched, int status,
-                       const fleet_cron_entry_t *e, size_t n,
-                       void *user_data) {
+                       const fleet_cron_entry_t *e, size_t n, void *user_data) {
   cctx_t *c = user_data;
   cli_json_t *arr, *o;
   size_t i;
@@ -202,9 +201,9 @@ static void on_history(fleet_cron_scheduler_t *sched, int status,
       o = cli_jadd(arr, NULL, cli_jobj());
       cli_jadd(o, "fire_time", cron_jtime(e[i].fire_ms));
       cli_jadd(o, "fire_ms", cli_jint(e[i].fire_ms));
-      cli_jadd(o, "node", e[i].node != NULL && e[i].node[0] != '\0'
-                              ? cli_jstr(e[i].node)
-                              : cli_jnull());
+      cli_jadd(o, "node",
+               e[i].node != NULL && e[i].node[0] != '\0' ? cli_jstr(e[i].node)
+                                                         : cli_jnull());
       cli_jadd(o, "token", cli_jint((int64_t)e[i].token));
       cli_jadd(o, "dispatched",
                e[i].dispatched_ms > 0 ? cron_jtime(e[i].dispatched_ms)
@@ -213,8 +212,8 @@ static void on_history(fleet_cron_scheduler_t *sched, int status,
       cli_jadd(o, "finished",
                e[i].finished_ms > 0 ? cron_jtime(e[i].finished_ms)
                                     : cli_jnull());
-      cli_jadd(o, "outcome", cli_jstr(e[i].outcome != NULL ? e[i].outcome
-                                                           : "unknown"));
+      cli_jadd(o, "outcome",
+               cli_jstr(e[i].outcome != NULL ? e[i].outcome : "unknown"));
     }
   }
   cctx_end(c, status);
@@ -241,14 +240,13 @@ int cli_q_cron_history(cli_t *cli, const char *ns, const char *key,
 
 /* The command ---------------------------------------------------------- */
 
-static const char *const ls_cols[] = {"key",        "expr",      "tz",
-                                      "enabled",    "next_due",  "last_fired",
-                                      "queue",      NULL};
-static const char *const hist_cols[] = {"fire_time", "node", "token",
+static const char *const ls_cols[] = {
+    "key", "expr", "tz", "enabled", "next_due", "last_fired", "queue", NULL};
+static const char *const hist_cols[] = {"fire_time",  "node",    "token",
                                         "dispatched", "outcome", NULL};
 
-static void ls_done(cli_t *cli, int status, const char *detail,
-                    cli_json_t *res, void *arg) {
+static void ls_done(cli_t *cli, int status, const char *detail, cli_json_t *res,
+                    void *arg) {
   cli_json_t *defs;
 
   (void)arg;

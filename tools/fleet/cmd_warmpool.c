@@ -66,19 +66,21 @@ static void on_snapshot(fleet_warmpool_t *pool, int status,
     cli_jadd(o, "borrowed", cli_jint((int64_t)s->borrowed));
     cli_jadd(o, "creating", cli_jint((int64_t)s->creating));
     cli_jadd(o, "destroying", cli_jint((int64_t)s->destroying));
-    cli_jadd(o, "primary", s->primary != NULL && s->primary[0] != '\0'
-                               ? cli_jstr(s->primary)
-                               : cli_jnull());
+    cli_jadd(o, "primary",
+             s->primary != NULL && s->primary[0] != '\0' ? cli_jstr(s->primary)
+                                                         : cli_jnull());
     cli_jadd(o, "primary_token", cli_jint((int64_t)s->primary_token));
     cli_jadd(o, "primary_ttl_ms", cli_jint(s->primary_ttl_ms));
     cli_jadd(o, "failures", cli_jint((int64_t)s->failures));
     cli_jadd(o, "backoff_ms", cli_jint((int64_t)s->backoff_ms));
-    cli_jadd(o, "last_error", s->last_error != NULL && s->last_error[0] != '\0'
-                                  ? cli_jstr(s->last_error)
-                                  : cli_jnull());
-    cli_jadd(o, "fingerprint", s->fingerprint != NULL && s->fingerprint[0]
-                                   ? cli_jstr(s->fingerprint)
-                                   : cli_jnull());
+    cli_jadd(o, "last_error",
+             s->last_error != NULL && s->last_error[0] != '\0'
+                 ? cli_jstr(s->last_error)
+                 : cli_jnull());
+    cli_jadd(o, "fingerprint",
+             s->fingerprint != NULL && s->fingerprint[0]
+                 ? cli_jstr(s->fingerprint)
+                 : cli_jnull());
     if (o == NULL || o->num == -1)
       status = FLEET_ENOMEM;
   } else {
@@ -110,8 +112,8 @@ int cli_q_warmpool_snapshot(cli_t *cli, const char *name, cli_done_fn done,
    * with at least min_remaining_ms left; a node's own count may be lower,
    * as it hands out only those with its min_remaining_ms left). */
   o.min_remaining_ms = 1;
-  err = fleet_warmpool_init(&cli->client, &w->pool, name, WARMPOOL_OWNER,
-                            &cbs, &o);
+  err = fleet_warmpool_init(&cli->client, &w->pool, name, WARMPOOL_OWNER, &cbs,
+                            &o);
   if (err != 0) {
     free(w);
     return err;

@@ -257,8 +257,8 @@ static void overview_send(dash_conn_t *c) {
   const char *mark;
   cli_json_t *o = cli_jobj();
   cli_buf_t b = {0};
-  static const char *const names[DASH_OV_PARTS] = {
-      "queues", "locks", "pools", "crons", "warmpools"};
+  static const char *const names[DASH_OV_PARTS] = {"queues", "locks", "pools",
+                                                   "crons", "warmpools"};
   int i;
 
   cli_jadd(o, "url", cli_jstr(c->d->cli->url_shown));
