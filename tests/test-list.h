@@ -362,6 +362,7 @@ TEST_DECLARE(cli_lock_leader)
 TEST_DECLARE(cli_pool_store)
 TEST_DECLARE(cli_watch)
 TEST_DECLARE(cli_errors)
+TEST_DECLARE(cli_cron_warmpool)
 
 /* test_dash.c */
 TEST_DECLARE(dash_api)
@@ -719,6 +720,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cli_pool_store, 60)
   TEST_ENTRY_TIMEOUT(cli_watch, 60)
   TEST_ENTRY_TIMEOUT(cli_errors, 60)
+  TEST_ENTRY_TIMEOUT(cli_cron_warmpool, 60)
 
   /* test_dash.c */
   TEST_ENTRY_TIMEOUT(dash_api, 60)

@@ -484,3 +484,130 @@ TEST_IMPL(cli_errors) {
   ASSERT_NULL(strstr(r.err, "hunter2"));
   return 0;
 }
+
+/* fleet cron ls|history and fleet warmpool snapshot, on crons defined and
+ * fired through the library and a warm pool run by a library node. */
+TEST_IMPL(cli_cron_warmpool) {
+  fleet_test_redis_t *redis;
+  cli_wp_t *wp;
+  cli_run_t r;
+  const char *url, *row;
+
+  cli_required();
+  redis = fleet_test_redis_start_or_skip(NULL);
+  url = fleet_test_redis_url(redis);
+  cli_fixture_crons(url, "qt", 3);
+
+  /* The definitions of the default namespace, "cron": a table. */
+  cli_run_ok(&r, url, "qt", ARGS("cron", "ls"));
+  ASSERT_NOT_NULL(strstr(r.out, "namespace cron: 2 definition(s)\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "KEY"));
+  ASSERT_NOT_NULL(strstr(r.out, "NEXT_DUE"));
+  ASSERT_NOT_NULL(strstr(r.out, "LAST_FIRED"));
+  row = strstr(r.out, "\nnightly ");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "30 2 * * *"));
+  ASSERT_NOT_NULL(strstr(row, "Europe/Berlin"));
+  ASSERT_NOT_NULL(strstr(row, "false"));
+  row = strstr(r.out, "\ntick ");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "* * * * * *  UTC"));
+  ASSERT_NOT_NULL(strstr(row, "true"));
+  ASSERT_NULL(strstr(r.out, "hourly"));
+  ASSERT_EQ(4, cli_lines(r.out));
+
+  /* --json: the disabled one has no next due and was never fired; tick was
+   * fired 3 times (tokens 1..3) and is due again. */
+  cli_run_ok(&r, url, "qt", ARGS("--json", "cron", "ls"));
+  ASSERT_NOT_NULL(strstr(r.out, "{\"namespace\":\"cron\",\"definitions\":["));
+  ASSERT_NOT_NULL(strstr(
+      r.out, "{\"key\":\"nightly\",\"expr\":\"30 2 * * *\",\"tz\":"
+             "\"Europe/Berlin\",\"enabled\":false,\"queue\":\"jobs\","
+             "\"catch_up\":\"skip\",\"next_due\":null,\"next_due_ms\":-1,"
+             "\"last_fired\":null,\"last_fire_ms\":-1,\"last_token\":0,"));
+  row = strstr(r.out, "{\"key\":\"tick\",\"expr\":\"* * * * * *\",\"tz\":"
+                      "\"UTC\",\"enabled\":true,\"queue\":null,");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "\"next_due\":\"20"));
+  ASSERT_NOT_NULL(strstr(row, "\"last_fired\":\"20"));
+  ASSERT_NOT_NULL(strstr(row, "\"last_token\":3,"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"count\":2}"));
+  cli_run_ok(&r, url, "qt", ARGS("--json", "cron", "ls", "--ns", "other"));
+  ASSERT_NOT_NULL(strstr(r.out, "{\"namespace\":\"other\",\"definitions\":[{"
+                                "\"key\":\"hourly\",\"expr\":\"@hourly\","));
+  ASSERT_NOT_NULL(strstr(r.out, "\"count\":1}"));
+  cli_run_ok(&r, url, "qt", ARGS("cron", "ls", "--ns", "empty"));
+  ASSERT_NOT_NULL(strstr(r.out, "namespace empty: 0 definition(s)\n"));
+  ASSERT_EQ(1, cli_lines(r.out));
+
+  /* History: newest first; the first fire failed. */
+  cli_run_ok(&r, url, "qt", ARGS("cron", "history", "tick"));
+  ASSERT_NOT_NULL(strstr(r.out, "cron tick in namespace cron: 3 entries\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "FIRE_TIME"));
+  ASSERT_NOT_NULL(strstr(r.out, "OUTCOME"));
+  ASSERT_EQ(5, cli_lines(r.out));
+  row = strstr(r.out, "cli-node  3 ");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "completed\n"));
+  row = strstr(r.out, "cli-node  1 ");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "failed: boom\n"));
+  ASSERT(strstr(r.out, "cli-node  3 ") < strstr(r.out, "cli-node  2 "));
+  cli_run_ok(&r, url, "qt",
+             ARGS("--json", "cron", "history", "tick", "--limit", "2"));
+  ASSERT_NOT_NULL(strstr(r.out, "{\"namespace\":\"cron\",\"key\":\"tick\","
+                                "\"entries\":[{\"fire_time\":\"20"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"node\":\"cli-node\",\"token\":3,"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"node\":\"cli-node\",\"token\":2,"));
+  ASSERT_NULL(strstr(r.out, "\"token\":1,"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"outcome\":\"completed\"}"));
+  cli_run_ok(&r, url, "qt", ARGS("--json", "cron", "history", "nightly"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"key\":\"nightly\",\"entries\":[]}"));
+
+  /* Errors: a missing definition, a bad limit, a bad namespace. */
+  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "cron", "history", "nope"));
+  ASSERT_EQ(1, r.status);
+  ASSERT_EQ(1, cli_lines(r.err));
+  ASSERT_NOT_NULL(strstr(r.err, "fleet: cron history: FLEET_ENOTFOUND"));
+  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "cron", "history", "tick",
+                   "--limit", "0"));
+  ASSERT_EQ(2, r.status);
+  cli_run(&r,
+          ARGS("--url", url, "--prefix", "qt", "cron", "ls", "--ns", "a:b"));
+  ASSERT_EQ(1, r.status);
+  ASSERT_NOT_NULL(strstr(r.err, "FLEET_EINVAL"));
+  cli_run(&r, ARGS("cron", "--help"));
+  ASSERT_EQ(0, r.status);
+  ASSERT_NOT_NULL(strstr(r.out, "usage: fleet cron"));
+
+  /* A warm pool with its primary alive, then without. */
+  wp = cli_fixture_warmpool(url, "qt", "sandboxes", 2);
+  cli_run_ok(&r, url, "qt", ARGS("warmpool", "snapshot", "sandboxes"));
+  ASSERT_NOT_NULL(strstr(r.out, "pool:           sandboxes\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "state:          healthy\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "idle:           2\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "target:         2\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "primary:        wp-node\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "primary_token:  1\n"));
+  cli_run_ok(&r, url, "qt",
+             ARGS("--json", "warmpool", "snapshot", "sandboxes"));
+  ASSERT_NOT_NULL(strstr(r.out, "{\"pool\":\"sandboxes\",\"state\":\"healthy\","
+                                "\"idle\":2,\"target\":2,\"borrowed\":0,"
+                                "\"creating\":0,\"destroying\":0,\"primary\":"
+                                "\"wp-node\",\"primary_token\":1,"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"failures\":0,\"backoff_ms\":0,"
+                                "\"last_error\":null,\"fingerprint\":\""));
+  cli_fixture_warmpool_close(wp);
+  cli_run_ok(&r, url, "qt",
+             ARGS("--json", "warmpool", "snapshot", "sandboxes"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"state\":\"stopped\","));
+  ASSERT_NOT_NULL(strstr(r.out, "\"primary\":null,"));
+  /* A pool nobody started: no target, no fingerprint. */
+  cli_run_ok(&r, url, "qt", ARGS("--json", "warmpool", "snapshot", "none"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"target\":null,"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"fingerprint\":null}"));
+  cli_run(&r, ARGS("--url", url, "warmpool", "snapshot"));
+  ASSERT_EQ(2, r.status);
+  fleet_test_redis_stop(redis);
+  return 0;
+}

@@ -144,3 +144,173 @@ int cli_http(int port, const char *method, const char *path, const char *extra,
   sscanf(resp, "HTTP/1.1 %d", &code);
   return code;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Known contents for the cron and warm pool verbs                          */
+
+typedef struct {
+  uv_loop_t loop;
+  fleet_client_t client;
+  int done, status, fires, want, closed;
+} cli_fx_t;
+
+static void cli_fx_open(cli_fx_t *f, const char *url, const char *prefix) {
+  fleet_client_options_t o;
+
+  memset(f, 0, sizeof(*f));
+  ASSERT_OK(uv_loop_init(&f->loop));
+  fleet_client_options_init(&o);
+  o.prefix = prefix;
+  ASSERT_OK(fleet_client_init(&f->loop, &f->client, url, &o));
+}
+
+static void cli_fx_on_closed(fleet_handle_t *h) {
+  cli_fx_t *f = h->data;
+
+  f->closed = 1;
+}
+
+static void cli_fx_close(cli_fx_t *f) {
+  ASSERT_OK(fleet_client_close(&f->client, NULL));
+  ASSERT_OK(uv_run(&f->loop, UV_RUN_DEFAULT));
+  ASSERT_OK(uv_loop_close(&f->loop));
+}
+
+static void cli_fx_status(fleet_handle_t *h, int status, void *ud) {
+  cli_fx_t *f = ud;
+
+  (void)h;
+  f->status = status;
+  f->done = 1;
+}
+
+static void cli_fx_wait(cli_fx_t *f) {
+  ASSERT(fleet_test_run_until(&f->loop, fleet_test_flag_set, &f->done,
+                              fleet_test_ms(10000)));
+  f->done = 0;
+}
+
+static void cli_fx_define(cli_fx_t *f, fleet_cron_scheduler_t *s,
+                          const char *key, const char *expr, const char *tz,
+                          const char *queue, int disabled) {
+  fleet_cron_def_t d;
+  char err[256];
+
+  memset(&d, 0, sizeof(d));
+  d.key = key;
+  d.expr = expr;
+  d.tz = tz;
+  d.queue = queue;
+  d.disabled = disabled;
+  ASSERT_OK(fleet_cron_define(s, &d, FLEET_CRON_UPSERT, err, sizeof(err),
+                              cli_fx_status, f));
+  cli_fx_wait(f);
+  ASSERT_OK(f->status);
+}
+
+static void cli_fx_fire(fleet_cron_scheduler_t *s, fleet_cron_fire_t *fire) {
+  cli_fx_t *f = s->data;
+
+  if (f->fires >= f->want) /* more than asked for: left "dispatched" */
+    return;
+  ASSERT_OK(fleet_cron_complete(fire, f->fires == 0 ? "boom" : NULL));
+  if (++f->fires == f->want)
+    f->done = 1;
+}
+
+void cli_fixture_crons(const char *url, const char *prefix, int fires) {
+  fleet_cron_scheduler_options_t o;
+  fleet_cron_scheduler_t s, other;
+  cli_fx_t f;
+
+  cli_fx_open(&f, url, prefix);
+  fleet_cron_scheduler_options_init(&o);
+  ASSERT_OK(fleet_cron_scheduler_init(&f.client, &s, "cron", "cli-node", &o));
+  ASSERT_OK(
+      fleet_cron_scheduler_init(&f.client, &other, "other", "cli-node", &o));
+  s.data = other.data = &f;
+  cli_fx_define(&f, &s, "nightly", "30 2 * * *", "Europe/Berlin", "jobs", 1);
+  cli_fx_define(&f, &other, "hourly", "@hourly", NULL, NULL, 0);
+  cli_fx_define(&f, &s, "tick", "* * * * * *", NULL, NULL, 0);
+  if (fires > 0) {
+    f.want = fires;
+    ASSERT_OK(fleet_cron_scheduler_start(&s, cli_fx_fire));
+    ASSERT(fleet_test_run_until(&f.loop, fleet_test_flag_set, &f.done,
+                                fleet_test_ms(5000 + 1000 * (uint64_t)fires)));
+    f.done = 0;
+  }
+  ASSERT_OK(fleet_cron_scheduler_close(&s, cli_fx_on_closed));
+  ASSERT(fleet_test_run_until(&f.loop, fleet_test_flag_set, &f.closed,
+                              fleet_test_ms(10000)));
+  f.closed = 0;
+  ASSERT_OK(fleet_cron_scheduler_close(&other, cli_fx_on_closed));
+  ASSERT(fleet_test_run_until(&f.loop, fleet_test_flag_set, &f.closed,
+                              fleet_test_ms(10000)));
+  cli_fx_close(&f);
+}
+
+struct cli_wp_s {
+  cli_fx_t f;
+  fleet_warmpool_t pool;
+  int idle;
+};
+
+static void cli_wp_work(fleet_warmpool_t *pool, fleet_warmpool_work_t *w) {
+  (void)pool;
+  ASSERT_OK(fleet_warmpool_work_done(w, 0, NULL));
+}
+
+static void cli_wp_snap(fleet_warmpool_t *pool, int status,
+                        const fleet_warmpool_snapshot_t *snap, void *ud) {
+  cli_wp_t *w = ud;
+
+  (void)pool;
+  w->f.status = status;
+  w->idle = status == 0 ? (int)snap->idle : -1;
+  w->f.done = 1;
+}
+
+cli_wp_t *cli_fixture_warmpool(const char *url, const char *prefix,
+                               const char *name, uint32_t target) {
+  fleet_warmpool_callbacks_t cbs;
+  fleet_warmpool_options_t o;
+  cli_wp_t *w = calloc(1, sizeof(*w));
+  uint64_t t0;
+
+  ASSERT_NOT_NULL(w);
+  cli_fx_open(&w->f, url, prefix);
+  memset(&cbs, 0, sizeof(cbs));
+  cbs.create = cli_wp_work;
+  cbs.destroy = cli_wp_work;
+  fleet_warmpool_options_init(&o);
+  o.target_idle = target;
+  o.primary_ttl_ms = 60000;
+  o.reconcile_ms = 100;
+  ASSERT_OK(
+      fleet_warmpool_init(&w->f.client, &w->pool, name, "wp-node", &cbs, &o));
+  w->pool.data = &w->f;
+  ASSERT_OK(fleet_warmpool_start(&w->pool, cli_fx_status, &w->f));
+  cli_fx_wait(&w->f);
+  ASSERT_OK(w->f.status);
+  /* Until the primary has made the target (bounded). */
+  t0 = uv_hrtime();
+  for (;;) {
+    ASSERT_OK(fleet_warmpool_snapshot(&w->pool, cli_wp_snap, w));
+    cli_fx_wait(&w->f);
+    ASSERT_OK(w->f.status);
+    if (w->idle >= (int)target && fleet_warmpool_is_primary(&w->pool))
+      break;
+    ASSERT(uv_hrtime() - t0 < fleet_test_ms(10000) * 1000000ULL);
+    uv_sleep(20);
+    uv_run(&w->f.loop, UV_RUN_NOWAIT);
+  }
+  return w;
+}
+
+void cli_fixture_warmpool_close(cli_wp_t *w) {
+  ASSERT_OK(fleet_warmpool_close(&w->pool, cli_fx_on_closed));
+  ASSERT(fleet_test_run_until(&w->f.loop, fleet_test_flag_set, &w->f.closed,
+                              fleet_test_ms(10000)));
+  cli_fx_close(&w->f);
+  free(w);
+}

@@ -4,6 +4,7 @@
 #ifndef FLEET_TEST_CLI_UTIL_H
 #define FLEET_TEST_CLI_UTIL_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 /* tests/CMakeLists.txt passes the CLI's path when tools are built. */
@@ -41,5 +42,24 @@ int cli_lines(const char *s);
  * headers (may be NULL). */
 int cli_http(int port, const char *method, const char *path, const char *extra,
              char *resp, size_t cap);
+
+/* Known cron contents, written and fired through the library (its own
+ * loop and client on `url`, key prefix `prefix`): namespace "cron" holds
+ * "tick" ("* * * * * *", UTC, a callback definition) fired `fires` times
+ * by the scheduler node "cli-node" (the first fire completed as failed
+ * with "boom", the others completed), and "nightly" ("30 2 * * *",
+ * Europe/Berlin, queue "jobs", disabled); namespace "other" holds "hourly"
+ * ("@hourly"). */
+void cli_fixture_crons(const char *url, const char *prefix, int fires);
+
+/* A warm pool node on its own loop and client: the node "wp-node" of pool
+ * `name` with idle target `target`, its resources made at once by its
+ * create callback. cli_fixture_warmpool() returns when `target` resources
+ * are idle; the node holds the primary lease (60 s) until
+ * cli_fixture_warmpool_close(), which gives it up. */
+typedef struct cli_wp_s cli_wp_t;
+cli_wp_t *cli_fixture_warmpool(const char *url, const char *prefix,
+                               const char *name, uint32_t target);
+void cli_fixture_warmpool_close(cli_wp_t *w);
 
 #endif /* FLEET_TEST_CLI_UTIL_H */

@@ -2,8 +2,9 @@
  * redis-server with known contents (a password-protected one: the banner
  * and the page show the URL redacted): its JSON API and actions over HTTP,
  * and the page in a real headless Chromium (Debian's `chromium`), whose
- * DOM must show the queues, counts, locks and pools, and whose screenshot
- * is kept as a test artifact. */
+ * DOM must show the queues, counts, locks, pools, crons (and a cron's
+ * history) and warm pools, and whose screenshot is kept as a test
+ * artifact. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@ typedef struct {
   pid_t pid;
   int port;
   char banner[1024];
+  cli_wp_t *wp;
 } dash_env_t;
 
 static void redis_ok(fleet_test_redis_t *redis, const char *cmd) {
@@ -53,8 +55,10 @@ static void redis_ok(fleet_test_redis_t *redis, const char *cmd) {
 }
 
 /* Known contents: queue "mail" with 3 pending jobs and 1 dead one, queue
- * "later" with 2 delayed, a held lock, a pool with one worker. Then the
- * dashboard on a free port. */
+ * "later" with 2 delayed, a held lock, a pool with one worker, the crons
+ * of cli_fixture_crons() ("tick" fired twice: a failure, then a success),
+ * the warm pool "sandboxes" with 2 idle and its primary "wp-node" alive.
+ * Then the dashboard on a free port. */
 static void dash_setup(dash_env_t *e) {
   static const char *const extra[] = {"--requirepass", DASH_PASSWORD, NULL};
   char id[FLEET_JOB_ID_MAX + 1], out[1024];
@@ -91,6 +95,8 @@ static void dash_setup(dash_env_t *e) {
   redis_ok(e->redis, "HSET {qt:render}:wnode n1/1 n1");
   redis_ok(e->redis, "SET {qt:render}:rev 2");
   redis_ok(e->redis, "HSET {qt:render}:jobs frame-1 3:r:n1/1");
+  cli_fixture_crons(e->url, "qt", 2);
+  e->wp = cli_fixture_warmpool(e->url, "qt", "sandboxes", 2);
 
   e->pid = cli_spawn(ARGS("--url", e->url, "--prefix", "qt", "dash", "--listen",
                           "127.0.0.1:0", "--read-timeout-ms", "1000"),
@@ -116,6 +122,7 @@ static void dash_teardown(dash_env_t *e) {
   ASSERT_EQ(0, r.status);
   ASSERT_NULL(strstr(r.out, DASH_PASSWORD));
   ASSERT_NULL(strstr(r.err, DASH_PASSWORD));
+  cli_fixture_warmpool_close(e->wp);
   qt_close(&e->later);
   qt_close(&e->mail);
   fleet_test_redis_stop(e->redis);
@@ -186,6 +193,38 @@ TEST_IMPL(dash_api) {
   ASSERT_EQ(200,
             cli_http(e.port, "GET", "/api/pools", NULL, resp, sizeof(resp)));
   ASSERT_NOT_NULL(strstr(resp, "\"pool\":\"render\""));
+  /* Crons, a cron's history, warm pools; the overview has them too. */
+  ASSERT_EQ(200,
+            cli_http(e.port, "GET", "/api/crons", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(body_of(resp), "{\"namespace\":\"cron\","
+                                        "\"definitions\":[{\"key\":"
+                                        "\"nightly\",\"expr\":\"30 2 * * *\""));
+  ASSERT_NOT_NULL(strstr(resp, "{\"key\":\"tick\",\"expr\":\"* * * * * *\""));
+  ASSERT_NOT_NULL(strstr(resp, "\"last_token\":2,"));
+  ASSERT_NOT_NULL(strstr(resp, "{\"namespace\":\"other\",\"definitions\":"
+                               "[{\"key\":\"hourly\""));
+  ASSERT_EQ(200, cli_http(e.port, "GET", "/api/cron-history?ns=cron&key=tick",
+                          NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"node\":\"cli-node\",\"token\":2,"));
+  ASSERT_NOT_NULL(strstr(resp, "\"outcome\":\"failed: boom\"}]}"));
+  ASSERT_EQ(200, cli_http(e.port, "GET",
+                          "/api/cron-history?ns=cron&key=tick&limit=1", NULL,
+                          resp, sizeof(resp)));
+  ASSERT_NULL(strstr(resp, "\"token\":1,"));
+  ASSERT_EQ(400, cli_http(e.port, "GET", "/api/cron-history?ns=cron", NULL,
+                          resp, sizeof(resp)));
+  ASSERT_EQ(404, cli_http(e.port, "GET", "/api/cron-history?ns=cron&key=nope",
+                          NULL, resp, sizeof(resp)));
+  ASSERT_EQ(
+      200, cli_http(e.port, "GET", "/api/warmpools", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(body_of(resp),
+                         "[{\"pool\":\"sandboxes\",\"state\":"
+                         "\"healthy\",\"idle\":2,\"target\":2,"));
+  ASSERT_NOT_NULL(strstr(resp, "\"primary\":\"wp-node\""));
+  ASSERT_EQ(200,
+            cli_http(e.port, "GET", "/api/overview", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"crons\":[{\"namespace\":\"cron\""));
+  ASSERT_NOT_NULL(strstr(resp, "\"warmpools\":[{\"pool\":\"sandboxes\""));
 
   /* The page: the embedded HTML with the overview inlined; assets. */
   ASSERT_EQ(200, cli_http(e.port, "GET", "/", NULL, resp, sizeof(resp)));
@@ -245,17 +284,18 @@ static const char *chromium_path(void) {
   return NULL;
 }
 
-/* Runs chromium headless on the dashboard with `what` ("--dump-dom" or
- * "--screenshot=FILE"); its stdout into `r`. */
-static void chromium_run(const char *chromium, int port, const char *what,
-                         cli_run_t *r) {
-  char url[128], profile[512];
+/* Runs chromium headless on the dashboard's page (with the fragment
+ * `frag`, "" for none) with `what` ("--dump-dom" or "--screenshot=FILE");
+ * its stdout into `r`. */
+static void chromium_run(const char *chromium, int port, const char *frag,
+                         const char *what, cli_run_t *r) {
+  char url[256], profile[512];
   const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
   char out[512];
   pid_t pid;
   int st, fd;
 
-  snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/%s", port, frag);
   snprintf(profile, sizeof(profile), "--user-data-dir=%s/fleet-chromium-%d",
            tmp, (int)getpid());
   snprintf(out, sizeof(out), "%s/fleet-chromium-%d.out", tmp, (int)getpid());
@@ -303,7 +343,7 @@ TEST_IMPL(dash_chromium) {
 
   /* The DOM after the page ran: queue names, their counts, the lock, the
    * pool, the redacted URL. */
-  chromium_run(chromium, e.port, "--dump-dom", &r);
+  chromium_run(chromium, e.port, "", "--dump-dom", &r);
   ASSERT_EQ(0, r.status);
   row = strstr(r.out, "<tr data-queue=\"mail\"");
   ASSERT_NOT_NULL(row);
@@ -319,13 +359,42 @@ TEST_IMPL(dash_chromium) {
   ASSERT_NOT_NULL(strstr(r.out, "redis://:***@127.0.0.1:"));
   ASSERT_NULL(strstr(r.out, DASH_PASSWORD));
   ASSERT_NOT_NULL(strstr(r.out, "<svg id=\"chart\""));
+  /* Crons with next due and last fired; the warm pool's snapshot. */
+  row = strstr(r.out, "<tr data-cron=\"cron/tick\"");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "<td class=\"expr\">* * * * * *</td>"));
+  ASSERT_NOT_NULL(strstr(row, "<td data-next=\"20"));
+  ASSERT_NOT_NULL(strstr(row, "<td data-last=\"20"));
+  row = strstr(r.out, "<tr data-cron=\"cron/nightly\"");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "<td>Europe/Berlin</td>"));
+  ASSERT_NOT_NULL(strstr(row, "<td class=\"paused\">disabled</td>"));
+  ASSERT_NOT_NULL(strstr(row, "<td data-next=\"\">-</td>"));
+  ASSERT_NOT_NULL(strstr(r.out, "<tr data-cron=\"other/hourly\""));
+  row = strstr(r.out, "<tr data-warmpool=\"sandboxes\">");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "<td class=\"\">healthy</td>"));
+  ASSERT_NOT_NULL(strstr(row, "data-idle=\"2\">2</td>"));
+  ASSERT_NOT_NULL(strstr(row, "<td>wp-node</td>"));
+  /* The history view of a definition, opened by its link. */
+  ASSERT_NULL(strstr(r.out, "<tr data-fire="));
+  chromium_run(chromium, e.port, "#cron=cron&key=tick", "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_NOT_NULL(
+      strstr(r.out, "<span id=\"cron-history-key\">cron/tick</span>"));
+  row = strstr(r.out, "<tr data-fire=");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "<td>cli-node</td><td class=\"num\">2</td>"));
+  ASSERT_NOT_NULL(strstr(row, "<td class=\"\">completed</td>"));
+  ASSERT_NOT_NULL(strstr(row, "<td class=\"err\">failed: boom</td>"));
+  ASSERT(strstr(row, "completed") < strstr(row, "failed: boom"));
 
   /* The screenshot, kept under the build directory. */
   mkdir(FLEET_TEST_ARTIFACTS, 0755);
   snprintf(shot, sizeof(shot), "%s/dash.png", FLEET_TEST_ARTIFACTS);
   unlink(shot);
   snprintf(arg, sizeof(arg), "--screenshot=%s", shot);
-  chromium_run(chromium, e.port, arg, &r);
+  chromium_run(chromium, e.port, "#cron=cron&key=tick", arg, &r);
   ASSERT_EQ(0, r.status);
   ASSERT_OK(stat(shot, &sb));
   ASSERT(sb.st_size > 10000);

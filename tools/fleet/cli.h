@@ -4,8 +4,9 @@
  * are asynchronous so that the dashboard can run them on its loop.
  *
  * One file per noun: cmd_queue.c, cmd_lock.c (lock and leader),
- * cmd_pool.c, cmd_store.c, cmd_watch.c, dash.c. A new noun (cron,
- * warmpool) adds its cmd_<noun>.c and one line in main.c's table. */
+ * cmd_pool.c, cmd_store.c, cmd_watch.c, cmd_cron.c, cmd_warmpool.c,
+ * dash.c. A new noun adds its cmd_<noun>.c and one line in main.c's
+ * table. */
 #ifndef FLEET_CLI_H
 #define FLEET_CLI_H
 
@@ -95,7 +96,7 @@ struct cli_s {
   fleet_client_t client;
   int client_open;
   const char *url;
-  char *url_shown; /* the URL with its password replaced by "***" */
+  char *url_shown; /* the URL as fleet_redact_url() shows it */
   const char *prefix;
   const char *store_prefix; /* fleet store --store-prefix, or NULL */
   char what[64];            /* "queue retry": errors name the command */
@@ -104,10 +105,6 @@ struct cli_s {
   /* Queries in flight (their handles close before they end). */
   int inflight;
 };
-
-/* The URL with any password replaced by "***" (malloc'd; NULL when out of
- * memory): "redis://user:***@host", "unix:///s?password=***". */
-char *cli_redact_url(const char *url);
 
 /* Prints "fleet: <what>: <error name> (<detail>)" on stderr, on one line;
  * `detail` may be NULL. Never prints a URL unredacted. */
@@ -146,6 +143,8 @@ int cli_cmd_leader(cli_t *cli, int argc, char **argv);
 int cli_cmd_pool(cli_t *cli, int argc, char **argv);
 int cli_cmd_store(cli_t *cli, int argc, char **argv);
 int cli_cmd_watch(cli_t *cli, int argc, char **argv);
+int cli_cmd_cron(cli_t *cli, int argc, char **argv);
+int cli_cmd_warmpool(cli_t *cli, int argc, char **argv);
 int cli_cmd_dash(cli_t *cli, int argc, char **argv);
 
 /* ------------------------------------------------------------------------ */
@@ -201,6 +200,19 @@ int cli_q_store_get(cli_t *cli, const char *coll, const char *id,
 int cli_q_store_ls(cli_t *cli, const char *coll, const char *index,
                    const char *value, size_t limit, cli_done_fn done,
                    void *arg);
+
+/* Cron (cmd_cron.c): the definitions of namespace `ns`; of every
+ * namespace (an array of the former); the newest `limit` entries of the
+ * dispatch log of definition `key`. */
+int cli_q_cron_ls(cli_t *cli, const char *ns, cli_done_fn done, void *arg);
+int cli_q_cron_ls_all(cli_t *cli, cli_done_fn done, void *arg);
+int cli_q_cron_history(cli_t *cli, const char *ns, const char *key,
+                       uint32_t limit, cli_done_fn done, void *arg);
+
+/* Warm pools (cmd_warmpool.c): one pool's snapshot; every pool's. */
+int cli_q_warmpool_snapshot(cli_t *cli, const char *name, cli_done_fn done,
+                            void *arg);
+int cli_q_warmpool_ls(cli_t *cli, cli_done_fn done, void *arg);
 
 /* The state names of a queue ("pending", ...) back to the enum: 0 or -1. */
 int cli_job_state(const char *s, fleet_job_state_t *out);

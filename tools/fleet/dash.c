@@ -2,7 +2,8 @@
  * HTTP/1.1 server on the loop (http_parser; one request per connection)
  * serves the embedded page (assets/) and a JSON API the page fetches:
  *
- *   GET  /api/overview                  queues (counts), locks, pools, and
+ *   GET  /api/overview                  queues (counts), locks, pools,
+ *                                       crons, warm pools, and
  *                                       the throughput samples the server
  *                                       took every 2 s (the last 3 min)
  *   GET  /api/queues                    every queue with its counts
@@ -10,6 +11,11 @@
  *   GET  /api/job?queue=Q&id=ID         one job
  *   GET  /api/locks[?match=GLOB]        every lock (and leader election)
  *   GET  /api/pools                     every pool with its workers, jobs
+ *   GET  /api/crons                     every cron namespace with its
+ *                                       definitions (next due, last fired)
+ *   GET  /api/cron-history?ns=NS&key=K[&limit=N]  a definition's dispatch
+ *                                       log, newest first (default 20)
+ *   GET  /api/warmpools                 every warm pool's snapshot
  *   POST /api/retry?queue=Q[&id=ID]     retry a dead job (no id: all dead)
  *   POST /api/cancel?queue=Q&id=ID      cancel a pending or delayed job
  *   POST /api/pause?queue=Q, /api/resume?queue=Q
@@ -28,6 +34,9 @@
 #include "cli.h"
 
 #define DASH_URL_MAX 4096
+/* The overview's parts: queues, locks, pools, crons, warm pools. */
+#define DASH_OV_PARTS 5
+#define DASH_CRON_HISTORY_LIMIT 20
 #define DASH_BODY_MAX 65536
 #define DASH_JOBS_LIMIT 50
 /* The throughput chart: the counters of every queue are sampled every
@@ -59,8 +68,8 @@ typedef struct {
   int responded;
   int complete;
   int on_list;
-  /* The overview of "/": the three parts, as they come. */
-  cli_json_t *ov[3];
+  /* The overview of "/": its parts, as they come. */
+  cli_json_t *ov[DASH_OV_PARTS];
   int ov_left, ov_status;
   int page;          /* the overview is for the page, not /api/overview */
   void *prev, *next; /* the dashboard's open connections */
@@ -248,12 +257,13 @@ static void overview_send(dash_conn_t *c) {
   const char *mark;
   cli_json_t *o = cli_jobj();
   cli_buf_t b = {0};
-  static const char *const names[] = {"queues", "locks", "pools"};
+  static const char *const names[DASH_OV_PARTS] = {"queues", "locks", "pools",
+                                                   "crons", "warmpools"};
   int i;
 
   cli_jadd(o, "url", cli_jstr(c->d->cli->url_shown));
   cli_jadd(o, "prefix", cli_jstr(c->d->cli->prefix));
-  for (i = 0; i < 3; i++) {
+  for (i = 0; i < DASH_OV_PARTS; i++) {
     cli_jadd(o, names[i], c->ov[i] != NULL ? c->ov[i] : cli_jarr());
     c->ov[i] = NULL;
   }
@@ -312,11 +322,23 @@ static void ov_pools(cli_t *cli, int status, const char *detail,
   overview_part(arg, 2, status, res);
 }
 
+static void ov_crons(cli_t *cli, int status, const char *detail,
+                     cli_json_t *res, void *arg) {
+  (void)cli, (void)detail;
+  overview_part(arg, 3, status, res);
+}
+
+static void ov_warmpools(cli_t *cli, int status, const char *detail,
+                         cli_json_t *res, void *arg) {
+  (void)cli, (void)detail;
+  overview_part(arg, 4, status, res);
+}
+
 static void overview(dash_conn_t *c, int page) {
   cli_t *cli = c->d->cli;
 
   c->page = page;
-  c->ov_left = 4; /* three parts and the start */
+  c->ov_left = DASH_OV_PARTS + 1; /* the parts and the start */
   c->refs++;
   if (cli_q_queue_ls(cli, ov_queues, c) != 0)
     overview_part(c, 0, FLEET_ENOMEM, NULL);
@@ -324,6 +346,10 @@ static void overview(dash_conn_t *c, int page) {
     overview_part(c, 1, FLEET_ENOMEM, NULL);
   if (cli_q_pool_ls(cli, ov_pools, c) != 0)
     overview_part(c, 2, FLEET_ENOMEM, NULL);
+  if (cli_q_cron_ls_all(cli, ov_crons, c) != 0)
+    overview_part(c, 3, FLEET_ENOMEM, NULL);
+  if (cli_q_warmpool_ls(cli, ov_warmpools, c) != 0)
+    overview_part(c, 4, FLEET_ENOMEM, NULL);
   if (--c->ov_left == 0) {
     overview_send(c);
     conn_unref(c);
@@ -386,7 +412,7 @@ static void route(dash_conn_t *c) {
   struct http_parser_url u;
   const char *path, *q = "";
   size_t plen, qlen = 0;
-  char queue[1024], id[1024], state_s[32], num[32], match[1024];
+  char queue[1024], id[1024], state_s[32], num[32], match[1024], ns[256];
   int post = c->parser.method == HTTP_POST;
   cli_t *cli = c->d->cli;
   const cli_asset_t *a;
@@ -421,6 +447,8 @@ static void route(dash_conn_t *c) {
     }
     if (!PATH_IS("/api/overview") && !PATH_IS("/api/queues") &&
         !PATH_IS("/api/locks") && !PATH_IS("/api/pools") &&
+        !PATH_IS("/api/crons") && !PATH_IS("/api/cron-history") &&
+        !PATH_IS("/api/warmpools") &&
         query_param(q, qlen, "queue", queue, sizeof(queue)) == NULL) {
       respond_error(c, FLEET_EINVAL, "the queue parameter is required");
       return;
@@ -440,6 +468,19 @@ static void route(dash_conn_t *c) {
           api_done, c);
     } else if (PATH_IS("/api/pools")) {
       err = cli_q_pool_ls(cli, api_done, c);
+    } else if (PATH_IS("/api/crons")) {
+      err = cli_q_cron_ls_all(cli, api_done, c);
+    } else if (PATH_IS("/api/warmpools")) {
+      err = cli_q_warmpool_ls(cli, api_done, c);
+    } else if (PATH_IS("/api/cron-history")) {
+      limit = DASH_CRON_HISTORY_LIMIT;
+      if (query_param(q, qlen, "ns", ns, sizeof(ns)) == NULL ||
+          query_param(q, qlen, "key", id, sizeof(id)) == NULL ||
+          (query_param(q, qlen, "limit", num, sizeof(num)) != NULL &&
+           cli_parse_u64(num, 1, 1000, &limit) != 0))
+        err = FLEET_EINVAL;
+      else
+        err = cli_q_cron_history(cli, ns, id, (uint32_t)limit, api_done, c);
     } else if (PATH_IS("/api/jobs")) {
       if (query_param(q, qlen, "state", state_s, sizeof(state_s)) == NULL ||
           cli_job_state(state_s, &state) != 0 ||

@@ -27,6 +27,8 @@ static const char cli_usage[] =
     "  leader  get NAME\n"
     "  pool    status P | ls\n"
     "  store   get COLLECTION ID | ls COLLECTION INDEX VALUE [--limit N]\n"
+    "  cron    ls [--ns NS] | history KEY [--ns NS] [--limit N]\n"
+    "  warmpool snapshot P\n"
     "  watch   queue Q | pool P  [--count N] [--interval-ms MS]\n"
     "  dash    --listen 127.0.0.1:PORT\n"
     "\n"
@@ -44,57 +46,16 @@ typedef struct {
   cli_cmd_fn fn;
 } cli_noun_t;
 
-/* One line per noun; cron and warmpool add theirs as they land. */
+/* One line per noun. */
 static const cli_noun_t cli_nouns[] = {
     {"queue", cli_cmd_queue},   {"lock", cli_cmd_lock},
     {"leader", cli_cmd_leader}, {"pool", cli_cmd_pool},
     {"store", cli_cmd_store},   {"watch", cli_cmd_watch},
+    {"cron", cli_cmd_cron},     {"warmpool", cli_cmd_warmpool},
     {"dash", cli_cmd_dash},     {NULL, NULL}};
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                  */
-
-char *cli_redact_url(const char *url) {
-  cli_buf_t b = {0};
-  const char *scheme = strstr(url, "://");
-  const char *auth = scheme != NULL ? scheme + 3 : url;
-  const char *end = auth + strcspn(auth, "/?#");
-  const char *at = NULL, *p, *colon, *q;
-
-  /* user:password@ in the authority: the last '@' ends the user info. */
-  for (p = auth; p < end; p++)
-    if (*p == '@')
-      at = p;
-  colon = at != NULL ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-  if (colon != NULL) {
-    cli_buf_add(&b, url, (size_t)(colon + 1 - url));
-    cli_buf_str(&b, "***");
-    p = at;
-  } else {
-    p = url;
-  }
-  /* password=... in the query. */
-  for (;;) {
-    q = strstr(p, "password=");
-    if (q == NULL || (q != url && q[-1] != '?' && q[-1] != '&')) {
-      if (q == NULL) {
-        cli_buf_str(&b, p);
-        break;
-      }
-      cli_buf_add(&b, p, (size_t)(q + 9 - p));
-      p = q + 9;
-      continue;
-    }
-    cli_buf_add(&b, p, (size_t)(q + 9 - p));
-    cli_buf_str(&b, "***");
-    p = q + 9 + strcspn(q + 9, "&#");
-  }
-  if (b.oom) {
-    cli_buf_free(&b);
-    return NULL;
-  }
-  return b.p != NULL ? b.p : strdup("");
-}
 
 void cli_error(cli_t *cli, const char *what, int status, const char *detail) {
   const char *name = fleet_err_name(status);
@@ -296,9 +257,13 @@ int main(int argc, char **argv) {
   snprintf(cli.what, sizeof(cli.what), "%s%s%s", argv[i],
            i + 1 < argc && argv[i + 1][0] != '-' ? " " : "",
            i + 1 < argc && argv[i + 1][0] != '-' ? argv[i + 1] : "");
-  cli.url_shown = cli_redact_url(cli.url);
-  if (cli.url_shown == NULL)
-    return 1;
+  {
+    size_t ulen = fleet_redact_url(cli.url, NULL, 0) + 1;
+
+    if ((cli.url_shown = malloc(ulen)) == NULL)
+      return 1;
+    fleet_redact_url(cli.url, cli.url_shown, ulen);
+  }
   fleet_client_options_init(&co);
   co.prefix = cli.prefix;
   co.command_timeout_ms = (uint32_t)timeout;

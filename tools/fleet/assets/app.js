@@ -1,7 +1,8 @@
 // app.js -- the fleet dashboard: renders the overview (inlined in the page,
 // then fetched from /api/overview every 2 s), a chart of completed jobs per
 // second drawn in SVG from the counters it has seen, the jobs of a queue by
-// state (/api/jobs) with retry and cancel buttons (POST), locks and pools.
+// state (/api/jobs) with retry and cancel buttons (POST), locks, pools,
+// crons (with the dispatch log of one, /api/cron-history) and warm pools.
 // No external library.
 'use strict';
 
@@ -10,6 +11,7 @@ const COLORS = ['#1f6feb', '#d9480f', '#2f9e44', '#9c36b5', '#0c8599',
                 '#e8590c', '#5c940d', '#c2255c'];
 const HISTORY = 90; // the server keeps 90 samples, one per 2 s
 let selected = null; // {queue, state}
+let cronSel = null;  // {ns, key}
 
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -153,6 +155,86 @@ function renderPools(pools) {
   }
 }
 
+// An ISO time from the API ("2026-...Z") shown as "2026-... " UTC, or '-'.
+function isoShort(s) {
+  return s ? s.replace('T', ' ').replace('Z', '') : '-';
+}
+
+function renderCrons(spaces) {
+  const body = document.querySelector('#crons tbody');
+  body.replaceChildren();
+  let n = 0;
+  for (const sp of spaces || []) {
+    for (const d of sp.definitions) {
+      n++;
+      body.append(el('tr', {'data-cron': sp.namespace + '/' + d.key,
+                            class: cronSel && cronSel.ns === sp.namespace &&
+                                   cronSel.key === d.key ? 'sel' : ''},
+        el('td', {}, sp.namespace), el('td', {}, d.key),
+        el('td', {class: 'expr'}, d.expr), el('td', {}, d.tz),
+        el('td', {class: d.enabled ? '' : 'paused'},
+           d.enabled ? 'yes' : 'disabled'),
+        el('td', {'data-next': d.next_due || ''}, isoShort(d.next_due)),
+        el('td', {'data-last': d.last_fired || ''}, isoShort(d.last_fired)),
+        el('td', {}, d.queue || ''),
+        el('td', {}, el('button', {onclick: () => selectCron(sp.namespace, d.key)},
+                        'History'))));
+    }
+  }
+  if (n === 0)
+    body.append(el('tr', {}, el('td', {colspan: 9, class: 'muted'}, 'no cron')));
+}
+
+function selectCron(ns, key) {
+  cronSel = {ns, key};
+  history.replaceState(null, '', `#cron=${encodeURIComponent(ns)}&key=${encodeURIComponent(key)}`);
+  document.querySelectorAll('#crons tr').forEach(tr =>
+    tr.classList.toggle('sel', tr.dataset.cron === ns + '/' + key));
+  loadCronHistory();
+}
+
+async function loadCronHistory() {
+  const {ns, key} = cronSel;
+  document.getElementById('cron-history-section').hidden = false;
+  document.getElementById('cron-history-key').textContent = ns + '/' + key;
+  const r = await fetch(`/api/cron-history?ns=${encodeURIComponent(ns)}&key=${encodeURIComponent(key)}`);
+  const h = await r.json();
+  const body = document.querySelector('#cron-history tbody');
+  body.replaceChildren();
+  if (!r.ok) { showError(`${h.error}: ${h.detail}`); return; }
+  if (h.entries.length === 0)
+    body.append(el('tr', {}, el('td', {colspan: 5, class: 'muted'},
+                                'no occurrence logged')));
+  for (const e of h.entries)
+    body.append(el('tr', {'data-fire': e.fire_ms},
+      el('td', {}, isoShort(e.fire_time)), el('td', {}, e.node || ''),
+      el('td', {class: 'num'}, e.token),
+      el('td', {}, isoShort(e.dispatched)),
+      el('td', {class: e.outcome.startsWith('failed') ? 'err' : ''}, e.outcome)));
+}
+
+function renderWarmpools(pools) {
+  const body = document.querySelector('#warmpools tbody');
+  body.replaceChildren();
+  if (!pools || pools.length === 0)
+    body.append(el('tr', {}, el('td', {colspan: 11, class: 'muted'},
+                                'no warm pool')));
+  for (const p of pools || []) {
+    body.append(el('tr', {'data-warmpool': p.pool},
+      el('td', {}, p.pool),
+      el('td', {class: p.state === 'healthy' ? '' : 'paused'}, p.state),
+      el('td', {class: 'num', 'data-idle': p.idle}, p.idle),
+      el('td', {class: 'num'}, p.target === null ? '-' : p.target),
+      el('td', {class: 'num'}, p.borrowed),
+      el('td', {class: 'num'}, p.creating),
+      el('td', {}, p.primary || el('span', {class: 'muted'}, 'none')),
+      el('td', {class: 'num'}, p.primary_token),
+      el('td', {class: 'num'}, p.failures),
+      el('td', {class: 'num'}, p.backoff_ms ? (p.backoff_ms / 1000).toFixed(1) + ' s' : ''),
+      el('td', {class: 'err', title: p.last_error || ''}, p.last_error || '')));
+  }
+}
+
 function render(ov) {
   if (!ov) return;
   document.getElementById('backend').textContent =
@@ -164,6 +246,8 @@ function render(ov) {
   drawChart(ov.queues, hist);
   renderLocks(ov.locks);
   renderPools(ov.pools);
+  renderCrons(ov.crons);
+  renderWarmpools(ov.warmpools);
   showError(ov.error ? 'some data could not be read: ' + ov.error : '');
 }
 
@@ -172,6 +256,7 @@ async function refresh() {
     const r = await fetch('/api/overview');
     render(await r.json());
     if (selected) await loadJobs();
+    if (cronSel) await loadCronHistory();
   } catch (e) {
     showError('cannot reach the dashboard server: ' + e);
   }
@@ -233,9 +318,11 @@ async function loadJobs() {
     `${page.jobs.length} of ${page.total} ${state} job(s)`;
 }
 
-// A link may open a queue's jobs: #queue=NAME&state=STATE.
+// A link may open a queue's jobs: #queue=NAME&state=STATE, or a cron's
+// history: #cron=NAMESPACE&key=KEY.
 function fromHash() {
   const h = new URLSearchParams(location.hash.slice(1));
+  if (h.get('cron') && h.get('key')) selectCron(h.get('cron'), h.get('key'));
   if (h.get('queue')) selectQueue(h.get('queue'), STATES.includes(h.get('state'))
                                   ? h.get('state') : 'pending');
 }
