@@ -439,8 +439,11 @@ static int byo_sub_open(byo_backend_t *be) {
     sub = redisAsyncConnectUnix(be->sub_path);
   else if (be->sub_host != NULL)
     sub = redisAsyncConnect(be->sub_host, be->sub_port);
-  else
-    return FLEET_EINVAL;
+  else {
+    fleet__backend_set_detail(&be->base,
+                              "the program's pub/sub connection is gone");
+    return FLEET_ECONNLOST; /* the program's sub_ac: fleet has no address */
+  }
   if (sub == NULL)
     return FLEET_ENOMEM;
   if (sub->err != 0) {
