@@ -559,12 +559,15 @@ static void byo_on_idle(uv_idle_t *t) {
     while (be->pending != NULL) {
       byo_op_t *op = be->pending;
       fleet__reply_cb cb = op->cb;
+      void *arg = op->arg;
       byo_op_unlink(be, op);
       op->cb = NULL;
-      fleet__backend_set_detail(&be->base, "the client was closed");
-      cb(op->arg, FLEET_ECANCELED, NULL);
+      /* Freed before the callback, which may free the program's context
+       * (and then hiredis frees the ops it still holds). */
       if (!op->in_hiredis)
         byo_op_free(op);
+      fleet__backend_set_detail(&be->base, "the client was closed");
+      cb(arg, FLEET_ECANCELED, NULL);
     }
     uv_close((uv_handle_t *)&be->idle, byo_on_idle_closed);
     return;
