@@ -355,6 +355,7 @@ TEST_DECLARE(byo_lock)
 TEST_DECLARE(byo_context_freed)
 TEST_DECLARE(byo_close_pending)
 TEST_DECLARE(byo_init_refused)
+TEST_DECLARE(byo_sub_killed)
 
 /* test_cli_queue_admin.c */
 CONFORMANCE_DECLARE(queue_admin_jobs)
@@ -718,6 +719,7 @@ TEST_LIST_START
   TEST_ENTRY(byo_context_freed)
   TEST_ENTRY(byo_close_pending)
   TEST_ENTRY(byo_init_refused)
+  TEST_ENTRY(byo_sub_killed)
 
   /* test_cli_queue_admin.c */
   CONFORMANCE_ENTRY(queue_admin_jobs)

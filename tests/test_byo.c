@@ -491,3 +491,60 @@ TEST_IMPL(byo_init_refused) {
   byo_finish(&b);
   return 0;
 }
+
+/* fleet's own pub/sub connection is killed by the server: fleet does not
+ * reopen it (no channel is subscribed afterwards), ops on the program's
+ * context go on, a worker still gets its jobs by its poll, and everything
+ * closes cleanly. */
+TEST_IMPL(byo_sub_killed) {
+  byo_t b;
+  qstate_t s;
+  fleet_queue_t q;
+  fleet_worker_t w;
+  fleet_worker_options_t wo;
+  fleet_job_spec_t spec;
+  pstate_t p;
+  redisReply *r;
+
+  byo_open(&b);
+  memset(&s, 0, sizeof(s));
+  s.b = &b;
+  fleet_worker_options_init(&wo);
+  wo.handler = q_handler;
+  wo.done_cb = q_done;
+  wo.poll_ms = 200;
+  w.data = &s;
+  ASSERT_OK(fleet_worker_init(&b.client, &w, "jobs", &wo));
+  ASSERT_OK(fleet_worker_start(&w));
+  q.data = &s;
+  ASSERT_OK(fleet_queue_init(&b.client, &q, "jobs", NULL));
+  ASSERT(fleet_test_run_until(&b.loop, q_channels_up, &b, fleet_test_ms(5000)));
+
+  r = fleet_test_redis_cmd(b.redis, "CLIENT KILL TYPE pubsub");
+  ASSERT_NOT_NULL(r);
+  ASSERT_EQ(REDIS_REPLY_INTEGER, r->type);
+  ASSERT_EQ(1, r->integer);
+  freeReplyObject(r);
+  fleet_test_sleep(&b.loop, 300);
+  ASSERT_EQ(0, server_channels(&b));
+
+  memset(&p, 0, sizeof(p));
+  ASSERT_OK(fleet_client_ping(&b.client, p_on_ping, &p));
+  ASSERT(fleet_test_run_until(&b.loop, fleet_test_flag_set, &p.done,
+                              fleet_test_ms(5000)));
+  ASSERT_OK(p.status);
+
+  fleet_job_spec_init(&spec, "t", "late", 4);
+  ASSERT_OK(fleet_queue_enqueue(&q, &spec, 1, q_on_enqueued, &s));
+  ASSERT(fleet_test_wait_count(&b.loop, &s.settled, 1, fleet_test_ms(10000)));
+  ASSERT_STR_EQ("late", s.seen[0]);
+  ASSERT_EQ(0, server_channels(&b)); /* not reopened */
+
+  ASSERT_OK(fleet_worker_close(&w, q_on_closed));
+  ASSERT_OK(fleet_queue_close(&q, q_on_closed));
+  ASSERT(fleet_test_wait_count(&b.loop, &s.closed, 2, fleet_test_ms(5000)));
+  byo_close_client(&b);
+  prog_ping(&b, b.ac);
+  byo_finish(&b);
+  return 0;
+}
