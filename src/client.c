@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "batcher.h"
+#include "fleet/hiredis.h"
+#include "redis/byo.h"
 #include "client.h"
 #include "handle.h"
 #include "log.h"
@@ -157,9 +159,67 @@ static int client_check_options(const fleet_client_options_t *o) {
   return 0;
 }
 
+/* Checks `options` (NULL for the defaults) into `o`, zeros meaning the
+ * defaults. */
+static int client_options(const fleet_client_options_t *options,
+                          fleet_client_options_t *o) {
+  fleet_client_options_t defaults;
+
+  fleet_client_options_init(&defaults);
+  *o = options != NULL ? *options : defaults;
+  /* Zero means "the default", so a zeroed options struct works. */
+  if (o->prefix == NULL)
+    o->prefix = defaults.prefix;
+  if (o->connect_timeout_ms == 0)
+    o->connect_timeout_ms = defaults.connect_timeout_ms;
+  if (o->command_timeout_ms == 0)
+    o->command_timeout_ms = defaults.command_timeout_ms;
+  if (o->reconnect_initial_ms == 0)
+    o->reconnect_initial_ms = defaults.reconnect_initial_ms;
+  if (o->reconnect_max_ms == 0)
+    o->reconnect_max_ms = o->reconnect_initial_ms > defaults.reconnect_max_ms
+                              ? o->reconnect_initial_ms
+                              : defaults.reconnect_max_ms;
+  return client_check_options(o);
+}
+
+/* Fills in what every client has from `o`; `log_url` is the URL as the
+ * logging hook shows it (redacted here). 0 or FLEET_ENOMEM. */
+static int client_setup(struct fleet__client_s *c, uv_loop_t *loop,
+                        fleet_client_t *client, const fleet_client_options_t *o,
+                        const char *log_url) {
+  c->prefix = fleet__strdup(o->prefix);
+  if (c->prefix == NULL)
+    return FLEET_ENOMEM;
+  c->prefix_len = strlen(c->prefix);
+  c->pub = client;
+  c->loop = loop;
+  c->state_cb = o->state_cb;
+  if (o->log_cb != NULL) {
+    size_t n = strlen(log_url) + 1;
+    if ((c->log_url = malloc(n)) == NULL)
+      return FLEET_ENOMEM;
+    memcpy(c->log_url, log_url, n);
+    fleet__redact(c->log_url, n, NULL);
+    c->log_cb = o->log_cb;
+    c->log_data = o->log_data;
+  }
+  c->state = FLEET_CLIENT_CONNECTING;
+  c->config.connect_timeout_ms = o->connect_timeout_ms;
+  c->config.command_timeout_ms = o->command_timeout_ms;
+  c->config.reconnect_initial_ms = o->reconnect_initial_ms;
+  c->config.reconnect_max_ms = o->reconnect_max_ms;
+  c->config.reconnect_jitter_pct = o->reconnect_jitter_pct;
+  c->config.max_reply_bytes = o->max_reply_bytes;
+  c->config.wait_replicas = o->wait_replicas;
+  c->config.wait_timeout_ms =
+      o->wait_timeout_ms != 0 ? o->wait_timeout_ms : 1000;
+  return 0;
+}
+
 int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
                       const fleet_client_options_t *options) {
-  fleet_client_options_t defaults, o;
+  fleet_client_options_t o;
   const fleet__backend_vtable_t *vt;
   struct fleet__client_s *c;
   int err;
@@ -169,22 +229,7 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
   client->internal_ = NULL;
   if (url == NULL)
     return FLEET_EBADURL;
-  fleet_client_options_init(&defaults);
-  o = options != NULL ? *options : defaults;
-  /* Zero means "the default", so a zeroed options struct works. */
-  if (o.prefix == NULL)
-    o.prefix = defaults.prefix;
-  if (o.connect_timeout_ms == 0)
-    o.connect_timeout_ms = defaults.connect_timeout_ms;
-  if (o.command_timeout_ms == 0)
-    o.command_timeout_ms = defaults.command_timeout_ms;
-  if (o.reconnect_initial_ms == 0)
-    o.reconnect_initial_ms = defaults.reconnect_initial_ms;
-  if (o.reconnect_max_ms == 0)
-    o.reconnect_max_ms = o.reconnect_initial_ms > defaults.reconnect_max_ms
-                             ? o.reconnect_initial_ms
-                             : defaults.reconnect_max_ms;
-  err = client_check_options(&o);
+  err = client_options(options, &o);
   if (err != 0)
     return err;
 
@@ -207,40 +252,47 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
     }
     c->config.memory_peer = peer->be;
   }
-  c->prefix = fleet__strdup(o.prefix);
-  if (c->prefix == NULL) {
-    client_free(c);
-    return FLEET_ENOMEM;
-  }
-  c->prefix_len = strlen(c->prefix);
-  c->pub = client;
-  c->loop = loop;
-  c->state_cb = o.state_cb;
-  if (o.log_cb != NULL) {
-    size_t n = strlen(url) + 1;
-    if ((c->log_url = malloc(n)) == NULL) {
-      client_free(c);
-      return FLEET_ENOMEM;
-    }
-    memcpy(c->log_url, url, n);
-    fleet__redact(c->log_url, n, NULL);
-    c->log_cb = o.log_cb;
-    c->log_data = o.log_data;
-  }
-  c->state = FLEET_CLIENT_CONNECTING;
-  c->config.connect_timeout_ms = o.connect_timeout_ms;
-  c->config.command_timeout_ms = o.command_timeout_ms;
-  c->config.reconnect_initial_ms = o.reconnect_initial_ms;
-  c->config.reconnect_max_ms = o.reconnect_max_ms;
-  c->config.reconnect_jitter_pct = o.reconnect_jitter_pct;
-  c->config.max_reply_bytes = o.max_reply_bytes;
   if (o.wait_replicas > 0 && vt == &fleet__memory_backend) {
     client_free(c);
     return FLEET_EINVAL; /* no replicas to wait for */
   }
-  c->config.wait_replicas = o.wait_replicas;
-  c->config.wait_timeout_ms = o.wait_timeout_ms != 0 ? o.wait_timeout_ms : 1000;
-  err = vt->open(loop, &c->url, &c->config, &client_backend_events, c, &c->be);
+  err = client_setup(c, loop, client, &o, url);
+  if (err == 0)
+    err =
+        vt->open(loop, &c->url, &c->config, &client_backend_events, c, &c->be);
+  if (err != 0) {
+    client_free(c);
+    return err;
+  }
+  client->internal_ = c;
+  return 0;
+}
+
+int fleet_client_init_hiredis(uv_loop_t *loop, fleet_client_t *client,
+                              struct redisAsyncContext *ac,
+                              struct redisAsyncContext *sub_ac,
+                              const fleet_client_options_t *options) {
+  fleet_client_options_t o;
+  struct fleet__client_s *c;
+  int err;
+
+  if (loop == NULL || client == NULL)
+    return FLEET_EINVAL;
+  client->internal_ = NULL;
+  if (ac == NULL)
+    return FLEET_EINVAL;
+  err = client_options(options, &o);
+  if (err != 0)
+    return err;
+  if (o.memory_peer != NULL || o.wait_replicas > 0)
+    return FLEET_EINVAL;
+  c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return FLEET_ENOMEM;
+  err = client_setup(c, loop, client, &o, "the program's hiredis connection");
+  if (err == 0)
+    err = fleet__byo_open(loop, ac, sub_ac, &c->config, &client_backend_events,
+                          c, &c->be);
   if (err != 0) {
     client_free(c);
     return err;

@@ -349,6 +349,13 @@ TEST_DECLARE(sentinel_tls)
 /* test_durable.c */
 TEST_DECLARE(durable_wait_replicas)
 TEST_DECLARE(durable_memory_refused)
+/* test_byo.c */
+TEST_DECLARE(byo_queue_worker)
+TEST_DECLARE(byo_lock)
+TEST_DECLARE(byo_context_freed)
+TEST_DECLARE(byo_close_pending)
+TEST_DECLARE(byo_init_refused)
+TEST_DECLARE(byo_sub_killed)
 
 /* test_cli_queue_admin.c */
 CONFORMANCE_DECLARE(queue_admin_jobs)
@@ -707,6 +714,13 @@ TEST_LIST_START
   /* test_durable.c */
   TEST_ENTRY(durable_wait_replicas)
   TEST_ENTRY(durable_memory_refused)
+  /* test_byo.c */
+  TEST_ENTRY(byo_queue_worker)
+  TEST_ENTRY(byo_lock)
+  TEST_ENTRY(byo_context_freed)
+  TEST_ENTRY(byo_close_pending)
+  TEST_ENTRY(byo_init_refused)
+  TEST_ENTRY(byo_sub_killed)
 
   /* test_cli_queue_admin.c */
   CONFORMANCE_ENTRY(queue_admin_jobs)

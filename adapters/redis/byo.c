@@ -1,0 +1,687 @@
+/* byo.c -- the backend over the program's own hiredis async context.
+ *
+ * Ops go out with redisAsyncCommandArgv on the program's context `ac`
+ * (EVALSHA, EVAL after NOSCRIPT); their replies come back through
+ * hiredis's callbacks and are converted as the Redis backend converts
+ * them (reply.c). Pub/sub runs on a second context in subscriber mode:
+ * the program's `sub_ac`, or one this backend opens to the address of
+ * `ac` on first subscribe.
+ *
+ * hiredis holds a pointer to a record of ours for every command it has not
+ * answered and for every channel it is subscribed to, and may call back
+ * long after the client closed (the program's context outlives it). So
+ * records outlive the client: the backend counts them (`refs`) and frees
+ * itself only once it reported closed and hiredis let go of all of them.
+ * A NULL reply means the context is going away (its connection broke or
+ * the program freed it): from then on the backend never touches it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdio.h>
+
+#include <hiredis/adapters/libuv.h>
+#include <hiredis/async.h>
+
+#include "internal.h"
+#include "redis/byo.h"
+#include "redis/cluster.h"
+#include "redis/reply.h"
+
+typedef struct byo_backend_s byo_backend_t;
+
+/* One op. Owned by hiredis while `in_hiredis`, by the caller's callback
+ * while `cb` is set; freed when neither holds it. */
+typedef struct byo_op_s {
+  struct byo_op_s *prev, *next; /* the pending list, while cb is set */
+  byo_backend_t *be;
+  const fleet__script_t *script;
+  fleet__reply_cb cb;
+  void *arg;
+  int in_hiredis;
+  int eval; /* resent as EVAL */
+  int argc;
+  const char **argv;
+  size_t *argvlen;
+  char *blob; /* the copied arguments */
+} byo_op_t;
+
+/* A channel subscribed on the subscriber context; it stays subscribed
+ * until the client closes. */
+typedef struct byo_chan_s {
+  struct byo_chan_s *next;
+  byo_backend_t *be;
+  char *name;
+  size_t len;
+  int registered; /* hiredis holds it (SUBSCRIBE sent, not yet let go) */
+  int live;       /* the server confirmed the subscription */
+} byo_chan_t;
+
+struct fleet__sub_s {
+  fleet__sub_t *next;
+  byo_chan_t *chan;
+  fleet__message_cb cb; /* NULL once unsubscribed */
+  void *arg;
+  int notified; /* heard that its channel is live */
+};
+
+struct byo_backend_s {
+  fleet__backend_t base;
+  uv_loop_t *loop;
+  fleet__backend_config_t config;
+  const fleet__backend_events_t *events;
+  void *owner;
+  const fleet__script_t *scripts[FLEET__OP_COUNT];
+
+  redisAsyncContext *ac;     /* NULL once gone */
+  redisAsyncContext *sub_ac; /* NULL until opened, or once gone */
+  int sub_own;               /* this backend opened sub_ac */
+  int sub_tried;             /* an own subscriber context was opened once */
+  /* Where an own subscriber context connects (copied from ac at open). */
+  char *sub_host;
+  int sub_port;
+  char *sub_path;
+
+  byo_op_t *pending; /* ops whose callback has not run */
+  byo_chan_t *chans;
+  fleet__sub_t *subs;
+  int dispatching;
+  int subs_dead;
+
+  uv_idle_t idle; /* deferred work: ready, live notices, close */
+  int ready_reported;
+  int closing;
+  int closed;  /* events->closed ran */
+  size_t refs; /* records hiredis holds */
+  fleet__reply_scratch_t scratch;
+};
+
+static void byo_maybe_free(byo_backend_t *be) {
+  if (!be->closed || be->refs > 0)
+    return;
+  while (be->chans != NULL) {
+    byo_chan_t *ch = be->chans;
+    be->chans = ch->next;
+    free(ch->name);
+    free(ch);
+  }
+  while (be->subs != NULL) {
+    fleet__sub_t *s = be->subs;
+    be->subs = s->next;
+    free(s);
+  }
+  fleet__reply_scratch_free(&be->scratch);
+  free(be->sub_host);
+  free(be->sub_path);
+  free(be);
+}
+
+static void byo_on_idle(uv_idle_t *t);
+
+static void byo_defer(byo_backend_t *be) {
+  if (!uv_is_closing((uv_handle_t *)&be->idle))
+    (void)uv_idle_start(&be->idle, byo_on_idle);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Ops                                                                      */
+
+static void byo_op_free(byo_op_t *op) {
+  free(op->blob);
+  free(op->argv);
+  free(op->argvlen);
+  free(op);
+}
+
+static void byo_op_unlink(byo_backend_t *be, byo_op_t *op) {
+  if (op->prev != NULL)
+    op->prev->next = op->next;
+  else
+    be->pending = op->next;
+  if (op->next != NULL)
+    op->next->prev = op->prev;
+  op->prev = op->next = NULL;
+}
+
+/* The program's context is gone (or going): never touch it again. */
+static void byo_ac_lost(byo_backend_t *be, const redisAsyncContext *ac) {
+  if (be->ac == NULL)
+    return;
+  be->ac = NULL;
+  if (be->closing)
+    return;
+  if (ac->err != 0)
+    fleet__backend_set_detail(
+        &be->base, "the program's hiredis connection broke: %s", ac->errstr);
+  else
+    fleet__backend_set_detail(&be->base,
+                              "the program's hiredis connection was closed");
+  be->events->state(be->owner, FLEET__BACKEND_RECONNECTING, FLEET_ECONNLOST);
+}
+
+static int byo_send(byo_backend_t *be, byo_op_t *op);
+
+static void byo_on_reply(redisAsyncContext *ac, void *r, void *priv) {
+  byo_op_t *op = priv;
+  byo_backend_t *be = op->be;
+  const redisReply *reply = r;
+  const fleet__reply_t *out = NULL;
+  fleet__reply_cb cb;
+  int status = 0;
+
+  op->in_hiredis = 0;
+  be->refs--;
+  if (reply == NULL)
+    byo_ac_lost(be, ac);
+  if (op->cb == NULL || be->closing) {
+    /* Cancelled by close: the close's idle callback runs its callback, if it
+     * has not yet, and frees it. */
+    if (op->cb == NULL)
+      byo_op_free(op);
+    byo_maybe_free(be);
+    return;
+  }
+  if (reply == NULL) {
+    status = FLEET_ECONNLOST;
+  } else if (op->script != NULL && !op->eval &&
+             fleet__redis_is_noscript(reply)) {
+    if (be->events->log != NULL) {
+      char msg[160];
+      snprintf(msg, sizeof(msg),
+               "script %s not in the server's cache (NOSCRIPT): reloading",
+               op->script->name);
+      be->events->log(be->owner, FLEET_LOG_INFO, msg);
+    }
+    op->eval = 1;
+    op->argv[0] = "EVAL";
+    op->argvlen[0] = 4;
+    op->argv[1] = op->script->body;
+    op->argvlen[1] = op->script->len;
+    status = byo_send(be, op);
+    if (status == 0)
+      return;
+  } else {
+    status = fleet__redis_reply_convert(&be->scratch, reply, &out);
+  }
+  byo_op_unlink(be, op);
+  cb = op->cb;
+  if (status == 0) {
+    be->base.detail[0] = '\0';
+  } else if (reply != NULL) {
+    const redisReply *err = fleet__redis_reply_first_error(reply);
+    if (err != NULL)
+      fleet__backend_set_detail_bytes(&be->base, err->str, err->len);
+    else
+      fleet__backend_set_detail(&be->base, "%s", fleet_strerror(status));
+  } else if (be->base.detail[0] == '\0') {
+    fleet__backend_set_detail(&be->base,
+                              "the program's hiredis connection is gone");
+  }
+  cb(op->arg, status, status == 0 ? out : NULL);
+  byo_op_free(op);
+  byo_maybe_free(be);
+}
+
+/* Hands `op` to hiredis. 0, or FLEET_ECONNLOST when the context is gone or
+ * refuses commands (disconnecting). */
+static int byo_send(byo_backend_t *be, byo_op_t *op) {
+  if (be->ac == NULL)
+    return FLEET_ECONNLOST;
+  if (redisAsyncCommandArgv(be->ac, byo_on_reply, op, op->argc, op->argv,
+                            op->argvlen) != REDIS_OK) {
+    fleet__backend_set_detail(&be->base,
+                              "the program's hiredis connection refused the "
+                              "command (closing or broken)");
+    return FLEET_ECONNLOST;
+  }
+  op->in_hiredis = 1;
+  be->refs++;
+  return 0;
+}
+
+static int byo_call(fleet__backend_t *base, fleet__op_t op,
+                    const fleet_bytes_t *keys, size_t nkeys,
+                    const fleet_bytes_t *args, size_t nargs, fleet__reply_cb cb,
+                    void *arg) {
+  byo_backend_t *be = (byo_backend_t *)base;
+  const fleet__script_t *script;
+  const char *command;
+  char numkeys[24];
+  size_t i, total = 0, head, n = 0;
+  byo_op_t *o;
+  char *p;
+  int err;
+
+  if (be->closing)
+    return FLEET_ECLOSING;
+  if ((unsigned)op >= FLEET__OP_COUNT || cb == NULL)
+    return FLEET_EINVAL;
+  script = be->scripts[op];
+  command = fleet__op_command(op);
+  if (script == NULL && command == NULL)
+    return FLEET_EINVAL;
+  if (be->ac == NULL) {
+    fleet__backend_set_detail(&be->base,
+                              "the program's hiredis connection is gone");
+    return FLEET_ECONNLOST;
+  }
+  head = script != NULL ? 3 : 1;
+  for (i = 0; i < nkeys; i++)
+    total += keys[i].len;
+  for (i = 0; i < nargs; i++)
+    total += args[i].len;
+  o = calloc(1, sizeof(*o));
+  if (o == NULL)
+    return FLEET_ENOMEM;
+  o->argc = (int)(head + nkeys + nargs);
+  o->argv = calloc((size_t)o->argc, sizeof(*o->argv));
+  o->argvlen = calloc((size_t)o->argc, sizeof(*o->argvlen));
+  o->blob = malloc(total + sizeof(numkeys));
+  if (o->argv == NULL || o->argvlen == NULL || o->blob == NULL) {
+    byo_op_free(o);
+    return FLEET_ENOMEM;
+  }
+  p = o->blob;
+  if (script != NULL) {
+    int len = snprintf(p, sizeof(numkeys), "%zu", nkeys);
+    o->argv[n] = "EVALSHA";
+    o->argvlen[n++] = 7;
+    o->argv[n] = script->sha1;
+    o->argvlen[n++] = 40;
+    o->argv[n] = p;
+    o->argvlen[n++] = (size_t)len;
+    p += len;
+  } else {
+    o->argv[n] = command;
+    o->argvlen[n++] = strlen(command);
+  }
+  for (i = 0; i < nkeys + nargs; i++) {
+    const fleet_bytes_t *b = i < nkeys ? &keys[i] : &args[i - nkeys];
+    if (b->len > 0)
+      memcpy(p, b->base, b->len);
+    o->argv[n] = p;
+    o->argvlen[n++] = b->len;
+    p += b->len;
+  }
+  o->be = be;
+  o->script = script;
+  o->cb = cb;
+  o->arg = arg;
+  err = byo_send(be, o);
+  if (err != 0) {
+    byo_op_free(o);
+    return err;
+  }
+  o->next = be->pending;
+  if (be->pending != NULL)
+    be->pending->prev = o;
+  be->pending = o;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pub/sub                                                                  */
+
+static void byo_subs_free_dead(byo_backend_t *be) {
+  fleet__sub_t **pp = &be->subs;
+
+  if (be->dispatching > 0 || be->subs_dead == 0)
+    return;
+  while (*pp != NULL) {
+    fleet__sub_t *s = *pp;
+    if (s->cb == NULL) {
+      *pp = s->next;
+      free(s);
+    } else {
+      pp = &s->next;
+    }
+  }
+  be->subs_dead = 0;
+}
+
+static void byo_sub_lost(byo_backend_t *be) {
+  byo_chan_t *ch;
+  fleet__sub_t *s;
+
+  be->sub_ac = NULL;
+  for (ch = be->chans; ch != NULL; ch = ch->next)
+    ch->live = 0;
+  for (s = be->subs; s != NULL; s = s->next)
+    s->notified = 0;
+}
+
+/* Every reply of a channel's subscription: its confirmation, each message,
+ * the confirmation of UNSUBSCRIBE (at close), or NULL when the context
+ * goes away. */
+static void byo_on_chan(redisAsyncContext *ac, void *r, void *priv) {
+  byo_chan_t *ch = priv;
+  byo_backend_t *be = ch->be;
+  const redisReply *reply = r, *kind, *payload;
+  fleet__sub_t *s;
+  int confirm;
+
+  if (reply == NULL) {
+    if (ch->registered) {
+      ch->registered = 0;
+      be->refs--;
+    }
+    if (be->sub_ac == ac)
+      byo_sub_lost(be);
+    byo_maybe_free(be);
+    return;
+  }
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 3 ||
+      reply->element[0]->type != REDIS_REPLY_STRING)
+    return;
+  kind = reply->element[0];
+  if (kind->len == 11 && strncasecmp(kind->str, "unsubscribe", 11) == 0) {
+    /* hiredis lets go of the channel after this call. */
+    if (ch->registered) {
+      ch->registered = 0;
+      be->refs--;
+    }
+    ch->live = 0;
+    byo_maybe_free(be);
+    return;
+  }
+  confirm = kind->len == 9 && strncasecmp(kind->str, "subscribe", 9) == 0;
+  if (confirm)
+    ch->live = 1;
+  else if (!(kind->len == 7 && strncasecmp(kind->str, "message", 7) == 0))
+    return;
+  payload = reply->element[2];
+  if (be->closing || (!confirm && payload->type != REDIS_REPLY_STRING))
+    return;
+  be->dispatching++;
+  for (s = be->subs; s != NULL && !be->closing; s = s->next) {
+    if (s->cb == NULL || s->chan != ch)
+      continue;
+    if (confirm || !s->notified) {
+      s->notified = 1;
+      s->cb(s->arg, FLEET_ECONNLOST, NULL, 0);
+    }
+    if (!confirm && s->cb != NULL)
+      s->cb(s->arg, 0, payload->str, payload->len);
+  }
+  be->dispatching--;
+  byo_subs_free_dead(be);
+}
+
+static void byo_on_sub_connect(const redisAsyncContext *ac, int status) {
+  byo_backend_t *be = ac->data;
+
+  if (status != REDIS_OK && be != NULL && be->sub_ac == ac) {
+    fleet__backend_set_detail(
+        &be->base, "pub/sub connection to the server failed: %s", ac->errstr);
+    byo_sub_lost(be); /* hiredis frees it */
+  }
+}
+
+static void byo_on_sub_disconnect(const redisAsyncContext *ac, int status) {
+  byo_backend_t *be = ac->data;
+
+  (void)status;
+  if (be != NULL && be->sub_ac == ac)
+    byo_sub_lost(be);
+}
+
+/* Opens the backend's own subscriber context, once. */
+static int byo_sub_open(byo_backend_t *be) {
+  redisAsyncContext *sub;
+
+  if (be->sub_tried) {
+    fleet__backend_set_detail(&be->base,
+                              "the pub/sub connection is gone (fleet does "
+                              "not reconnect it)");
+    return FLEET_ECONNLOST;
+  }
+  be->sub_tried = 1;
+  if (be->sub_path != NULL)
+    sub = redisAsyncConnectUnix(be->sub_path);
+  else if (be->sub_host != NULL)
+    sub = redisAsyncConnect(be->sub_host, be->sub_port);
+  else {
+    fleet__backend_set_detail(&be->base,
+                              "the program's pub/sub connection is gone");
+    return FLEET_ECONNLOST; /* the program's sub_ac: fleet has no address */
+  }
+  if (sub == NULL)
+    return FLEET_ENOMEM;
+  if (sub->err != 0) {
+    fleet__backend_set_detail(&be->base, "pub/sub connection: %s", sub->errstr);
+    redisAsyncFree(sub);
+    return FLEET_ECONNREFUSED;
+  }
+  if (redisLibuvAttach(sub, be->loop) != REDIS_OK) {
+    redisAsyncFree(sub);
+    return FLEET_ENOMEM;
+  }
+  sub->data = be;
+  redisAsyncSetConnectCallback(sub, byo_on_sub_connect);
+  redisAsyncSetDisconnectCallback(sub, byo_on_sub_disconnect);
+  be->sub_ac = sub;
+  be->sub_own = 1;
+  return 0;
+}
+
+static byo_chan_t *byo_chan_get(byo_backend_t *be, const char *name,
+                                size_t len) {
+  byo_chan_t *ch;
+
+  for (ch = be->chans; ch != NULL; ch = ch->next)
+    if (ch->len == len && memcmp(ch->name, name, len) == 0)
+      return ch;
+  ch = calloc(1, sizeof(*ch));
+  if (ch == NULL || (ch->name = fleet__memdup(name, len)) == NULL) {
+    free(ch);
+    return NULL;
+  }
+  ch->len = len;
+  ch->be = be;
+  ch->next = be->chans;
+  be->chans = ch;
+  return ch;
+}
+
+static int byo_subscribe(fleet__backend_t *base, const char *channel,
+                         size_t len, fleet__message_cb cb, void *arg,
+                         fleet__sub_t **out) {
+  byo_backend_t *be = (byo_backend_t *)base;
+  byo_chan_t *ch;
+  fleet__sub_t *s;
+  int err;
+
+  if (be->closing)
+    return FLEET_ECLOSING;
+  if (channel == NULL || len == 0 || cb == NULL || out == NULL)
+    return FLEET_EINVAL;
+  if (be->sub_ac == NULL) {
+    err = byo_sub_open(be);
+    if (err != 0)
+      return err;
+  }
+  ch = byo_chan_get(be, channel, len);
+  s = ch != NULL ? calloc(1, sizeof(*s)) : NULL;
+  if (s == NULL)
+    return FLEET_ENOMEM;
+  if (!ch->registered) {
+    const char *argv[2] = {"SUBSCRIBE", ch->name};
+    size_t argvlen[2] = {9, ch->len};
+    if (redisAsyncCommandArgv(be->sub_ac, byo_on_chan, ch, 2, argv, argvlen) !=
+        REDIS_OK) {
+      free(s);
+      fleet__backend_set_detail(&be->base,
+                                "the pub/sub connection refused SUBSCRIBE");
+      return FLEET_ECONNLOST;
+    }
+    ch->registered = 1;
+    be->refs++;
+  }
+  s->chan = ch;
+  s->cb = cb;
+  s->arg = arg;
+  s->next = be->subs;
+  be->subs = s;
+  if (ch->live)
+    byo_defer(be); /* tells it that the channel is live */
+  *out = s;
+  return 0;
+}
+
+static void byo_unsubscribe(fleet__backend_t *base, fleet__sub_t *s) {
+  byo_backend_t *be = (byo_backend_t *)base;
+
+  if (s == NULL || s->cb == NULL)
+    return;
+  s->cb = NULL;
+  be->subs_dead++;
+  byo_subs_free_dead(be);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lifecycle                                                                */
+
+static void byo_on_idle_closed(uv_handle_t *h) {
+  byo_backend_t *be = h->data;
+
+  be->closed = 1;
+  be->events->closed(be->owner);
+  byo_maybe_free(be);
+}
+
+static void byo_on_idle(uv_idle_t *t) {
+  byo_backend_t *be = t->data;
+  fleet__sub_t *s;
+  int ran = 0;
+
+  if (be->closing) {
+    /* Every op still pending hears that it was cancelled; hiredis keeps
+     * the records of those it has not answered and frees them later. */
+    while (be->pending != NULL) {
+      byo_op_t *op = be->pending;
+      fleet__reply_cb cb = op->cb;
+      void *arg = op->arg;
+      byo_op_unlink(be, op);
+      op->cb = NULL;
+      /* Freed before the callback, which may free the program's context
+       * (and then hiredis frees the ops it still holds). */
+      if (!op->in_hiredis)
+        byo_op_free(op);
+      fleet__backend_set_detail(&be->base, "the client was closed");
+      cb(arg, FLEET_ECANCELED, NULL);
+    }
+    uv_close((uv_handle_t *)&be->idle, byo_on_idle_closed);
+    return;
+  }
+  if (!be->ready_reported) {
+    be->ready_reported = 1;
+    if (be->ac != NULL) {
+      be->base.detail[0] = '\0';
+      be->events->state(be->owner, FLEET__BACKEND_READY, 0);
+      ran = 1;
+    }
+  }
+  be->dispatching++;
+  for (s = be->subs; s != NULL && !be->closing; s = s->next) {
+    if (s->cb != NULL && !s->notified && s->chan->live) {
+      s->notified = 1;
+      s->cb(s->arg, FLEET_ECONNLOST, NULL, 0);
+      ran = 1;
+    }
+  }
+  be->dispatching--;
+  byo_subs_free_dead(be);
+  /* When a callback ran, the handle stays active for one more round
+   * (which finds nothing to do): an active idle handle keeps this
+   * iteration's poll from blocking, so that a UV_RUN_ONCE caller gets
+   * control back after the callback. */
+  if (!ran && !be->closing)
+    uv_idle_stop(&be->idle);
+}
+
+static int byo_open_url(uv_loop_t *loop, const fleet__url_t *url,
+                        const fleet__backend_config_t *config,
+                        const fleet__backend_events_t *events, void *owner,
+                        fleet__backend_t **out) {
+  (void)loop;
+  (void)url;
+  (void)config;
+  (void)events;
+  (void)owner;
+  (void)out;
+  return FLEET_EINVAL; /* opened by fleet__byo_open() only */
+}
+
+static int byo_usable(const redisAsyncContext *ac) {
+  return ac->err == 0 && (ac->c.flags & (REDIS_DISCONNECTING | REDIS_FREEING |
+                                         REDIS_SUBSCRIBED)) == 0;
+}
+
+int fleet__byo_open(uv_loop_t *loop, redisAsyncContext *ac,
+                    redisAsyncContext *sub_ac,
+                    const fleet__backend_config_t *config,
+                    const fleet__backend_events_t *events, void *owner,
+                    fleet__backend_t **out) {
+  byo_backend_t *be;
+  size_t i;
+
+  if (loop == NULL || ac == NULL || ac == sub_ac || !byo_usable(ac) ||
+      (sub_ac != NULL && !byo_usable(sub_ac)) || config->wait_replicas > 0)
+    return FLEET_EINVAL;
+  be = calloc(1, sizeof(*be));
+  if (be == NULL)
+    return FLEET_ENOMEM;
+  be->base.vt = &fleet__byo_backend;
+  be->loop = loop;
+  be->config = *config;
+  be->events = events;
+  be->owner = owner;
+  be->ac = ac;
+  be->sub_ac = sub_ac;
+  if (sub_ac == NULL) {
+    if (ac->c.connection_type == REDIS_CONN_UNIX &&
+        ac->c.unix_sock.path != NULL)
+      be->sub_path = fleet__strdup(ac->c.unix_sock.path);
+    else if (ac->c.connection_type == REDIS_CONN_TCP && ac->c.tcp.host != NULL)
+      be->sub_host = fleet__strdup(ac->c.tcp.host);
+    be->sub_port = ac->c.tcp.port;
+    if (be->sub_path == NULL && be->sub_host == NULL) {
+      free(be);
+      return FLEET_ENOMEM;
+    }
+  }
+  for (i = 0; i < FLEET__OP_COUNT; i++)
+    if (fleet__op_command((fleet__op_t)i) == NULL)
+      be->scripts[i] = fleet__redis_find_script(fleet__op_name((fleet__op_t)i));
+  uv_idle_init(loop, &be->idle);
+  be->idle.data = be;
+  byo_defer(be); /* reports READY from the loop */
+  *out = &be->base;
+  return 0;
+}
+
+static void byo_close(fleet__backend_t *base) {
+  byo_backend_t *be = (byo_backend_t *)base;
+  byo_chan_t *ch;
+
+  if (be->closing)
+    return;
+  be->closing = 1;
+  if (be->sub_ac != NULL && be->sub_own) {
+    redisAsyncContext *sub = be->sub_ac;
+    be->sub_ac = NULL;
+    sub->data = NULL;
+    redisAsyncFree(sub); /* the channels' callbacks hear NULL */
+  } else if (be->sub_ac != NULL) {
+    /* The program's subscriber context: give its channels back. */
+    for (ch = be->chans; ch != NULL; ch = ch->next) {
+      const char *argv[2] = {"UNSUBSCRIBE", ch->name};
+      size_t argvlen[2] = {11, ch->len};
+      if (ch->registered)
+        redisAsyncCommandArgv(be->sub_ac, NULL, NULL, 2, argv, argvlen);
+    }
+  }
+  byo_defer(be);
+}
+
+const fleet__backend_vtable_t fleet__byo_backend = {
+    byo_open_url, byo_call, byo_subscribe, byo_unsubscribe, byo_close, NULL};
