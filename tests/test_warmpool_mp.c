@@ -447,8 +447,7 @@ TEST_IMPL(warmpool_mp_failover) {
    * the token check; a node that noticed first destroys what it made
    * without a put. Either way none of its puts is accepted. */
   if (late == 0 && wm_late_destroys == 0)
-    fprintf(stderr, "# no late refusal or destroy of n%d: see %s\n", q,
-            wm.dir);
+    fprintf(stderr, "# no late refusal or destroy of n%d: see %s\n", q, wm.dir);
   ASSERT_EQ(0, wm_late_puts);
   ASSERT_GT(late + wm_late_destroys, 0);
   wm_cont_ns = 0;
