@@ -33,6 +33,7 @@
 #include "redis/cluster.h"
 #include "redis/durable.h"
 #include "redis/reply.h"
+#include "redis/subs.h"
 
 #define CLUSTER_MAX_REDIRECTS 8
 #define CLUSTER_TICK_MS 25
@@ -68,17 +69,6 @@ typedef struct cluster_req_s {
   int refresh;            /* a map request, not an op */
   cluster_node_t *node;   /* where it was sent */
 } cluster_req_t;
-
-struct fleet__sub_s {
-  fleet__sub_t *next;
-  char *channel;
-  size_t len;
-  uint16_t slot;
-  cluster_node_t *node; /* where it is subscribed, or NULL */
-  fleet__message_cb cb; /* NULL: unsubscribed, waiting to be freed */
-  void *arg;
-  int active;
-};
 
 struct cluster_backend_s {
   fleet__backend_t base;
@@ -1075,21 +1065,7 @@ static int cluster_call(fleet__backend_t *base, fleet__op_t op,
 /* Pub/sub                                                                  */
 
 static void cluster_sub_free_dead(cluster_backend_t *be) {
-  fleet__sub_t **pp = &be->subs;
-
-  if (be->dispatching > 0 || be->subs_dead == 0)
-    return;
-  while (*pp != NULL) {
-    fleet__sub_t *s = *pp;
-    if (s->cb == NULL) {
-      *pp = s->next;
-      free(s->channel);
-      free(s);
-    } else {
-      pp = &s->next;
-    }
-  }
-  be->subs_dead = 0;
+  fleet__subs_free_dead(&be->subs, be->dispatching, &be->subs_dead);
 }
 
 static void cluster_on_subscribed(fleet__rconn_t *c, fleet__rreq_t *rr,

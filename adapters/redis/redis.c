@@ -10,16 +10,8 @@
 #include "redis/conn.h"
 #include "redis/durable.h"
 #include "redis/reply.h"
+#include "redis/subs.h"
 #include "redis/sentinel.h"
-
-struct fleet__sub_s {
-  fleet__sub_t *next;
-  char *channel;
-  size_t len;
-  fleet__message_cb cb; /* NULL once unsubscribed */
-  void *arg;
-  int active; /* the server confirmed the subscription */
-};
 
 typedef struct {
   fleet__backend_t base;
@@ -382,21 +374,7 @@ static int redis_call(fleet__backend_t *base, fleet__op_t op,
 /* Pub/sub                                                                  */
 
 static void redis_sub_free_dead(redis_backend_t *be) {
-  fleet__sub_t **pp = &be->subs;
-
-  if (be->dispatching > 0 || be->subs_dead == 0)
-    return;
-  while (*pp != NULL) {
-    fleet__sub_t *s = *pp;
-    if (s->cb == NULL) {
-      *pp = s->next;
-      free(s->channel);
-      free(s);
-    } else {
-      pp = &s->next;
-    }
-  }
-  be->subs_dead = 0;
+  fleet__subs_free_dead(&be->subs, be->dispatching, &be->subs_dead);
 }
 
 static int redis_channel_used(redis_backend_t *be, const char *ch, size_t len,
