@@ -441,15 +441,17 @@ TEST_IMPL(warmpool_mp_failover) {
   ASSERT(wm_wait_steady(20, 20, 15000));
   lock_env_sleep(&wm.e, 300);
   late = wm_read_ledgers(q, stop_ns);
-  /* The paused node's warm-ups finish after it lost the lease. Which
-   * comes first after SIGCONT, its put or its own notice of the lost
-   * lease, depends on the order its timers run in: a put is refused by
-   * the token check; a node that noticed first destroys what it made
-   * without a put. Either way none of its puts is accepted. */
-  if (late == 0 && wm_late_destroys == 0)
-    fprintf(stderr, "# no late refusal or destroy of n%d: see %s\n", q, wm.dir);
+  /* The paused node's warm-ups finish after it lost the lease. What
+   * happens to them depends on the order of its timers after SIGCONT and
+   * on the new primary: a put is refused by the token check; a node that
+   * noticed the lost lease first destroys what it made without a put; the
+   * new primary destroys the reservations of the old token by id. The
+   * guarantee, whatever the order: none of its puts is accepted (and, at
+   * the end, nothing leaked). How it went is printed for the record. */
+  fprintf(stderr,
+          "# n%d after the pause: %d puts refused, %d unput destroyed\n", q,
+          late, wm_late_destroys);
   ASSERT_EQ(0, wm_late_puts);
-  ASSERT_GT(late + wm_late_destroys, 0);
   wm_cont_ns = 0;
 
   /* Resize 10 -> 3 -> 0. */
