@@ -823,8 +823,8 @@ static uint64_t mp_plans(int *planned, int *started) {
 TEST_IMPL(pool_mp_schedule) {
   static int planned[MP_PLANS], started[MP_PLANS];
   fleet_test_redis_t *r;
-  uint64_t top, end, s;
-  int k, nplans, skipped;
+  uint64_t top, top0, end, s;
+  int k, nplans, skipped, abandoned;
 
   if (access(FLEET_DEMO_PATH, X_OK) != 0)
     fleet_test_skip("fleet-demo was not built");
@@ -840,6 +840,11 @@ TEST_IMPL(pool_mp_schedule) {
     ASSERT_ULT(lock_env_now(), end);
     lock_env_sleep(&mp.e, 20);
   }
+  /* A planner ended (SIGTERM: it closes) between logging its plan and
+   * the plan's dispatch reaching Redis leaves that key unstarted: the
+   * close cancels it. Only the last intervals before the end can have
+   * one, at most one per planner; every earlier planned key starts. */
+  top0 = mp_plans(planned, started);
   for (k = 3; k < 6; k++)
     mp_end(k);
   /* Every planned key starts, once. */
@@ -847,7 +852,7 @@ TEST_IMPL(pool_mp_schedule) {
   for (;;) {
     int pending = 0;
     top = mp_plans(planned, started);
-    for (s = 1; s <= top; s++)
+    for (s = 1; s + 3 <= top0; s++)
       pending += planned[s] == 1 && started[s] == 0;
     if (pending == 0)
       break;
@@ -856,12 +861,17 @@ TEST_IMPL(pool_mp_schedule) {
   }
   lock_env_sleep(&mp.e, (uint64_t)fleet_test_ms(200));
   top = mp_plans(planned, started);
-  for (nplans = skipped = 0, s = 1; s < MP_PLANS; s++) {
+  for (nplans = skipped = abandoned = 0, s = 1; s < MP_PLANS; s++) {
     ASSERT_LE(planned[s], 1);
-    ASSERT_EQ(planned[s], started[s]);
+    ASSERT_LE(started[s], planned[s]);
+    if (s + 3 <= top0)
+      ASSERT_EQ(planned[s], started[s]);
+    else
+      abandoned += planned[s] - started[s];
     nplans += planned[s];
     skipped += s <= top && planned[s] == 0;
   }
+  ASSERT_LE(abandoned, 3);
   ASSERT_GE(nplans, 30 - skipped);
   ASSERT_LE(skipped, (int)top / 4);
   mp_teardown(r);
