@@ -522,12 +522,9 @@ int fleet_warmpool_start(fleet_warmpool_t *pool, fleet_status_cb cb,
     return err;
   if (wp->state != FLEET__WP_IDLE)
     return FLEET_EALREADY;
-  if ((req = fleet__wp_req(wp, FLEET__WP_REQ_START, user_data)) == NULL ||
-      fleet__args_begin(&wp->args, 2, 1) != 0) {
-    if (req != NULL)
-      fleet__req_free(&req->base);
+  if ((req = fleet__wp_req_args(wp, FLEET__WP_REQ_START, user_data, 2, 1)) ==
+      NULL)
     return FLEET_ENOMEM;
-  }
   req->cb.status = cb;
   fleet__args_bytes(&wp->args, wp->fp, 16);
   fleet__args_u64(&wp->args, wp->opts.target_idle);

@@ -59,6 +59,17 @@ fleet__wp_req_t *fleet__wp_req(fleet__warmpool_t *wp, int kind,
   return req;
 }
 
+fleet__wp_req_t *fleet__wp_req_args(fleet__warmpool_t *wp, int kind,
+                                    void *user_data, size_t argc, size_t nint) {
+  fleet__wp_req_t *req = fleet__wp_req(wp, kind, user_data);
+
+  if (req != NULL && fleet__args_begin(&wp->args, argc, nint) != 0) {
+    fleet__req_free(&req->base);
+    req = NULL;
+  }
+  return req;
+}
+
 /* Finishes a request with an error. */
 static void wp_fail(fleet__warmpool_t *wp, fleet__wp_req_t *req, int status) {
   fleet__req_done(&req->base);
@@ -412,12 +423,9 @@ int fleet_warmpool_release(fleet_warmpool_t *pool, const char *id, int flags,
     return err;
   if ((err = fleet__handle_usable(&wp->base)) != 0)
     return err;
-  if ((req = fleet__wp_req(wp, FLEET__WP_REQ_RELEASE, user_data)) == NULL ||
-      fleet__args_begin(&wp->args, 5, 2) != 0) {
-    if (req != NULL)
-      fleet__req_free(&req->base);
+  if ((req = fleet__wp_req_args(wp, FLEET__WP_REQ_RELEASE, user_data, 5, 2)) ==
+      NULL)
     return FLEET_ENOMEM;
-  }
   req->cb.status = cb;
   memcpy(req->id, id, len + 1);
   fleet__args_bytes(&wp->args, id, len);
@@ -444,12 +452,9 @@ int fleet_warmpool_resize(fleet_warmpool_t *pool, uint32_t target,
     return FLEET_EINVAL;
   if ((err = fleet__handle_usable(&wp->base)) != 0)
     return err;
-  if ((req = fleet__wp_req(wp, FLEET__WP_REQ_RESIZE, user_data)) == NULL ||
-      fleet__args_begin(&wp->args, 1, 1) != 0) {
-    if (req != NULL)
-      fleet__req_free(&req->base);
+  if ((req = fleet__wp_req_args(wp, FLEET__WP_REQ_RESIZE, user_data, 1, 1)) ==
+      NULL)
     return FLEET_ENOMEM;
-  }
   req->cb.status = cb;
   fleet__args_u64(&wp->args, target);
   if ((err = fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_RESIZE)) != 0)
@@ -478,12 +483,9 @@ int fleet_warmpool_drain(fleet_warmpool_t *pool, fleet_warmpool_drain_cb cb,
     return FLEET_EINVAL;
   if ((err = fleet__handle_usable(&wp->base)) != 0)
     return err;
-  if ((req = fleet__wp_req(wp, FLEET__WP_REQ_DRAIN, user_data)) == NULL ||
-      fleet__args_begin(&wp->args, 2, 2) != 0) {
-    if (req != NULL)
-      fleet__req_free(&req->base);
+  if ((req = fleet__wp_req_args(wp, FLEET__WP_REQ_DRAIN, user_data, 2, 2)) ==
+      NULL)
     return FLEET_ENOMEM;
-  }
   req->cb.drain = cb;
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
   fleet__args_u64(&wp->args, WP_DRAIN_MAX);
@@ -521,12 +523,9 @@ int fleet_warmpool_snapshot(fleet_warmpool_t *pool,
     return FLEET_EINVAL;
   if ((err = fleet__handle_usable(&wp->base)) != 0)
     return err;
-  if ((req = fleet__wp_req(wp, FLEET__WP_REQ_SNAPSHOT, user_data)) == NULL ||
-      fleet__args_begin(&wp->args, 1, 1) != 0) {
-    if (req != NULL)
-      fleet__req_free(&req->base);
+  if ((req = fleet__wp_req_args(wp, FLEET__WP_REQ_SNAPSHOT, user_data, 1, 1)) ==
+      NULL)
     return FLEET_ENOMEM;
-  }
   req->cb.snapshot = cb;
   fleet__args_u64(&wp->args, wp->opts.min_remaining_ms);
   if ((err = fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_SNAPSHOT)) != 0)

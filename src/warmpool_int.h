@@ -149,6 +149,10 @@ void fleet__wp_reconcile(fleet__warmpool_t *wp);
  * hands a start's to fleet__wp_start_reply()); NULL when out of memory. */
 fleet__wp_req_t *fleet__wp_req(fleet__warmpool_t *wp, int kind,
                                void *user_data);
+/* The same, with wp->args begun for `argc` arguments of which `nint` are
+ * numbers (fleet__args_begin()); NULL when out of memory. */
+fleet__wp_req_t *fleet__wp_req_args(fleet__warmpool_t *wp, int kind,
+                                    void *user_data, size_t argc, size_t nint);
 void fleet__wp_start_reply(fleet__wp_req_t *req, int status,
                            const fleet__reply_t *reply);
 
