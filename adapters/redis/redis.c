@@ -490,14 +490,8 @@ static int redis_subscribe(fleet__backend_t *base, const char *channel,
     return FLEET_ECLOSING;
   if (channel == NULL || len == 0 || cb == NULL || out == NULL)
     return FLEET_EINVAL;
-  s = calloc(1, sizeof(*s));
-  if (s == NULL || (s->channel = fleet__memdup(channel, len)) == NULL) {
-    free(s);
+  if ((s = fleet__subs_new(channel, len, cb, arg)) == NULL)
     return FLEET_ENOMEM;
-  }
-  s->len = len;
-  s->cb = cb;
-  s->arg = arg;
   if (be->sub == NULL) {
     be->sub = calloc(1, sizeof(*be->sub));
     if (be->sub == NULL) {

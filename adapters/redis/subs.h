@@ -23,6 +23,11 @@ struct fleet__sub_s {
   int active; /* the server confirmed the subscription */
 };
 
+/* A new entry for `channel` (copied) and its callback, not yet in a list;
+ * NULL when out of memory. */
+fleet__sub_t *fleet__subs_new(const char *channel, size_t len,
+                              fleet__message_cb cb, void *arg);
+
 /* Frees the unsubscribed entries of the list at *head, unless message
  * callbacks run (`dispatching` > 0) or none is waiting (*dead == 0);
  * then *dead is 0. */
