@@ -321,7 +321,7 @@ static int queue_id_call(fleet_queue_t *pub, const char *id, fleet__op_t op,
 
 int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
                     void *user_data) {
-  fleet__qreq_t *req;
+  fleet__qreq_t *req = NULL;
   int err;
 
   if (cb == NULL)
@@ -335,7 +335,7 @@ int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
 
 int fleet_queue_cancel(fleet_queue_t *q, const char *id, fleet_status_cb cb,
                        void *user_data) {
-  fleet__qreq_t *req;
+  fleet__qreq_t *req = NULL;
   int err;
 
   if (cb == NULL)

@@ -29,7 +29,7 @@ static void on_op(void *arg, int status, const fleet__reply_t *r) {
 static int run_op(client_ctx_t *c, fleet__op_t op, const char *const *keys,
                   size_t nkeys, const char *const *args, size_t nargs,
                   op_seen_t *seen) {
-  fleet_bytes_t k[4], a[4];
+  fleet_bytes_t k[4], a[4] = {{0}};
   size_t i;
 
   for (i = 0; i < nkeys; i++)
