@@ -2,6 +2,7 @@
  * heartbeat), complete, release, fail and recover, with the checks of
  * their input and of their replies; and the worker's complete-and-claim
  * round trip, which reads its reply with the readers of both. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "queue_int.h"
@@ -51,12 +52,16 @@ int fleet_queue_claim(fleet_queue_t *pub, size_t max_jobs,
     return err;
   if (cb == NULL || max_jobs > FLEET_QUEUE_BATCH_MAX || claim_ttl_ms == 0)
     return FLEET_EINVAL;
-  if (fleet__args_begin(&q->args, 2, 2) != 0 ||
+  if (fleet__args_begin(&q->args, 4, 4) != 0 ||
       (req = fleet__qreq_new(q, FLEET__QREQ_CLAIM, queue_claim_cancel,
                              user_data)) == NULL)
     return FLEET_ENOMEM;
   fleet__args_u64(&q->args, max_jobs);
   fleet__args_u64(&q->args, claim_ttl_ms);
+  if (q->park_len > 0) {
+    fleet__args_bytes(&q->args, q->park_id, q->park_len);
+    fleet__args_u64(&q->args, q->park_ttl_ms);
+  }
   req->cb.claim = cb;
   req->n = max_jobs;
   return fleet__queue_send(q, FLEET__OP_QUEUE_CLAIM, req);
@@ -168,6 +173,98 @@ static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
     job->deadline_ms = info->deadline_ms;
   }
   return 0;
+}
+
+/* Reads a decimal number of a delivery at `*p` up to its NUL, which it
+ * skips. Returns 0 or FLEET_EPROTO. */
+static int queue_delivery_num(const char **p, const char *end, uint64_t *out) {
+  const char *s = *p;
+  uint64_t v = 0;
+
+  if (s == end || *s == '\0')
+    return FLEET_EPROTO;
+  for (; s < end && *s != '\0'; s++) {
+    unsigned d = (unsigned)(*s - '0');
+    if (d > 9 || v > (UINT64_MAX - d) / 10)
+      return FLEET_EPROTO;
+    v = v * 10 + d;
+  }
+  if (s == end)
+    return FLEET_EPROTO;
+  *p = s + 1;
+  *out = v;
+  return 0;
+}
+
+/* Reads a length-prefixed string of a delivery, "<len>\0<bytes>", into
+ * the reply element `e`. Returns 0 or FLEET_EPROTO. */
+static int queue_delivery_str(const char **p, const char *end,
+                              fleet__reply_t *e) {
+  uint64_t len;
+
+  if (queue_delivery_num(p, end, &len) != 0 || len > (uint64_t)(end - *p))
+    return FLEET_EPROTO;
+  e->type = FLEET__REPLY_STR;
+  e->str = *p;
+  e->len = (size_t)len;
+  *p += len;
+  return 0;
+}
+
+int fleet__queue_delivery_read(fleet_queue_t *pub, const char *msg, size_t len,
+                               fleet_claim_info_t *info, fleet_job_t **jobs,
+                               size_t *n) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)pub->internal_;
+  const char *p = msg, *end = msg + len;
+  fleet__reply_t *e = NULL, top;
+  size_t nelem = 4, cap = 0;
+  uint64_t v = 0;
+  int rc = 0;
+
+  /* The message as the reply of a claim: {now, deadline, -1, 0, then id,
+   * record, token per job}; the claim's reader checks and copies it. */
+  memset(&top, 0, sizeof(top));
+  if (fleet__grow((void **)&e, &cap, 4 + 3 * 4, sizeof(*e)) != 0)
+    return FLEET_ENOMEM;
+  memset(e, 0, 4 * sizeof(*e));
+  for (int i = 0; i < 4; i++)
+    e[i].type = FLEET__REPLY_INT;
+  if (queue_delivery_num(&p, end, &v) != 0 || v > INT64_MAX)
+    rc = FLEET_EPROTO;
+  e[0].integer = (int64_t)v;
+  if (rc == 0 && (queue_delivery_num(&p, end, &v) != 0 || v > INT64_MAX))
+    rc = FLEET_EPROTO;
+  e[1].integer = (int64_t)v;
+  e[2].integer = -1;
+  while (rc == 0 && p < end) {
+    if (nelem / 3 > FLEET_QUEUE_BATCH_MAX ||
+        fleet__grow((void **)&e, &cap, nelem + 3, sizeof(*e)) != 0) {
+      rc = nelem / 3 > FLEET_QUEUE_BATCH_MAX ? FLEET_EPROTO : FLEET_ENOMEM;
+      break;
+    }
+    memset(&e[nelem], 0, 3 * sizeof(*e));
+    e[nelem + 2].type = FLEET__REPLY_INT;
+    if (queue_delivery_str(&p, end, &e[nelem]) != 0 ||
+        queue_delivery_str(&p, end, &e[nelem + 1]) != 0 ||
+        queue_delivery_num(&p, end, &v) != 0 || v > INT64_MAX) {
+      rc = FLEET_EPROTO;
+      break;
+    }
+    e[nelem + 2].integer = (int64_t)v;
+    nelem += 3;
+  }
+  if (rc == 0 && nelem == 4)
+    rc = FLEET_EPROTO; /* a delivery has jobs */
+  if (rc == 0) {
+    top.type = FLEET__REPLY_ARRAY;
+    top.nelem = nelem;
+    top.elem = e;
+    rc = queue_claim_read(q, &top, FLEET_QUEUE_BATCH_MAX, info, n);
+  }
+  free(e);
+  if (rc == 0)
+    *jobs = q->jobs;
+  return rc;
 }
 
 static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
@@ -321,7 +418,7 @@ int fleet__queue_complete_claim(fleet_queue_t *pub, const fleet_claim_t *claims,
     return FLEET_EINVAL;
   if ((err = fleet__queue_claims_ok(claims, n)) != 0)
     return err;
-  if (fleet__args_begin(&q->args, 4 + 2 * n, 4 + n) != 0 ||
+  if (fleet__args_begin(&q->args, 6 + 2 * n, 6 + n) != 0 ||
       (req = fleet__qreq_new(q, FLEET__QREQ_COMPLETE_CLAIM,
                              queue_complete_claim_cancel, user_data)) == NULL)
     return FLEET_ENOMEM;
@@ -329,6 +426,8 @@ int fleet__queue_complete_claim(fleet_queue_t *pub, const fleet_claim_t *claims,
   fleet__args_u64(&q->args, claim_ttl_ms);
   fleet__args_u64(&q->args, q->opts.keep_completed);
   fleet__args_u64(&q->args, q->opts.keep_completed_s);
+  fleet__args_bytes(&q->args, q->park_id, q->park_len);
+  fleet__args_u64(&q->args, q->park_ttl_ms);
   for (i = 0; i < n; i++) {
     fleet__args_str(&q->args, claims[i].id);
     fleet__args_u64(&q->args, claims[i].token);

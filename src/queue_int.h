@@ -95,6 +95,13 @@ struct fleet__queue_s {
   size_t *enq_lens;
   size_t enq_nargs, enq_lens_cap;
 
+  /* A worker's internal queue parks its worker with each claim
+   * (docs/queue.md, "Delivery to idle workers"): the worker's id and the
+   * ms a job delivered to it is claimed for. park_len 0: no parking. */
+  char park_id[24];
+  size_t park_len;
+  uint32_t park_ttl_ms;
+
   /* What replies are turned into; reused, since reply callbacks never
    * nest. Strings handed out are NUL-terminated copies in `strs`. */
   int *results;
@@ -176,6 +183,15 @@ int fleet__queue_complete_claim(fleet_queue_t *q, const fleet_claim_t *claims,
 
 /* ------------------------------------------------------------------------ */
 /* Validation                                                               */
+
+/* Reads a delivery, the message a parked worker gets on its channel
+ * "<tag>:jobs:w:<id>" (lib/queue_add.lua: queue_deliver), into `info` and
+ * `*jobs` (`*n` of them, at most FLEET_QUEUE_BATCH_MAX), as a claim's
+ * reply is read: they stay valid until the queue's next reply. Returns 0,
+ * FLEET_EPROTO or FLEET_ENOMEM. */
+int fleet__queue_delivery_read(fleet_queue_t *q, const char *msg, size_t len,
+                               fleet_claim_info_t *info, fleet_job_t **jobs,
+                               size_t *n);
 
 /* Checks a batch of claims: n in range, each id valid. Returns 0,
  * FLEET_EINVAL or FLEET_E2BIG (an id too long). */

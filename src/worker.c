@@ -23,6 +23,13 @@
 #define WORKER_RETRY_MIN_MS 50
 #define WORKER_RETRY_MAX_MS 2000
 
+/* The longest a job delivered to a parked worker is claimed for before
+ * its first heartbeat, in ms (the claim TTL, or three heartbeat periods,
+ * if shorter): a delivery lost in transit (the worker's process died, its
+ * subscription broke) is recovered this soon, rather than after a whole
+ * claim TTL. */
+#define FLEET__WORKER_DELIVERY_TTL_MS 10000
+
 /* How long after a known claim deadline recovery runs, in ms. */
 #define WORKER_RECOVER_SLACK_MS 10
 
@@ -301,12 +308,34 @@ static void worker_on_wake(void *arg, int status, const char *payload,
   fleet__worker_kick(w);
 }
 
-static void worker_unsubscribe(struct fleet__worker_s *w) {
-  fleet__backend_t *be;
+/* A message on the worker's own channel: a delivery; or the notice that
+ * the subscription is live, from when an enqueue can deliver to the worker,
+ * so its claims may park it (docs/queue.md, "Delivery to idle workers"). */
+static void worker_on_delivery(void *arg, int status, const char *payload,
+                               size_t len) {
+  struct fleet__worker_s *w = arg;
+  struct fleet__queue_s *q = (struct fleet__queue_s *)w->queue.internal_;
 
+  if (payload != NULL) {
+    fleet__worker_delivered(w, payload, len);
+    return;
+  }
+  q->park_len = strlen(q->park_id);
+  worker_on_wake(arg, status, payload, len);
+}
+
+static void worker_unsubscribe(struct fleet__worker_s *w) {
+  fleet__backend_t *be = fleet__handle_backend(&w->base);
+
+  /* Claims park the worker no more; an enqueue that still finds it parked
+   * finds no subscriber, and unparks it. */
+  ((struct fleet__queue_s *)w->queue.internal_)->park_len = 0;
+  if (w->dsub != NULL) {
+    be->vt->unsubscribe(be, w->dsub);
+    w->dsub = NULL;
+  }
   if (w->sub == NULL)
     return;
-  be = fleet__handle_backend(&w->base);
   be->vt->unsubscribe(be, w->sub);
   w->sub = NULL;
 }
@@ -459,6 +488,7 @@ static void worker_free(fleet__handle_t *h) {
 
   fleet__worker_free_jobs(w);
   free(w->channel);
+  free(w->dchannel);
   free(w);
 }
 
@@ -478,9 +508,12 @@ static struct fleet__worker_s *worker_of(const fleet_worker_t *pub) {
 int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
                       const char *name, const fleet_worker_options_t *options) {
   struct fleet__worker_s *w;
-  fleet__key_t chan = {NULL, 0, 0};
+  struct fleet__queue_s *iq;
+  fleet__key_t chan = {NULL, 0, 0}, dchan = {NULL, 0, 0};
+  char dsuffix[24];
+  uint64_t wid;
   size_t len;
-  int err;
+  int err, i;
 
   if (pub == NULL)
     return FLEET_EINVAL;
@@ -498,17 +531,38 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     free(w);
     return err;
   }
+  /* The worker's id, which names its delivery channel: 16 random hex
+   * digits. */
+  fleet__rng_seed(&w->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)w);
+  wid = (uint64_t)fleet__rng_next(&w->rng) << 32;
+  wid |= fleet__rng_next(&w->rng);
+  memcpy(dsuffix, "jobs:w:", 7);
+  for (i = 0; i < 16; i++)
+    dsuffix[7 + i] = "0123456789abcdef"[(wid >> (60 - 4 * i)) & 15];
+  dsuffix[23] = '\0';
   if (fleet__key_build(&chan, w->base.client->prefix,
-                       w->base.client->prefix_len, name, len, "jobs:wake") != 0)
+                       w->base.client->prefix_len, name, len, "jobs:wake") != 0 ||
+      fleet__key_build(&dchan, w->base.client->prefix,
+                       w->base.client->prefix_len, name, len, dsuffix) != 0)
     err = FLEET_ENOMEM;
   else
     err = fleet_queue_init(client, &w->queue, name, &w->o.queue);
   if (err != 0) {
     fleet__key_free(&chan);
+    fleet__key_free(&dchan);
     fleet__handle_abort(&w->base);
     free(w);
     return err;
   }
+  iq = (struct fleet__queue_s *)w->queue.internal_;
+  memcpy(iq->park_id, dsuffix + 7, 17);
+  iq->park_ttl_ms = FLEET__WORKER_DELIVERY_TTL_MS;
+  if (iq->park_ttl_ms > w->o.claim_ttl_ms)
+    iq->park_ttl_ms = w->o.claim_ttl_ms;
+  if (iq->park_ttl_ms / 3 > w->o.heartbeat_ms)
+    iq->park_ttl_ms = 3 * w->o.heartbeat_ms;
+  w->dchannel = dchan.base;
+  w->dchannel_len = dchan.len;
   w->queue.internal_->internal = 1;
   w->base.mblock.name = w->queue.internal_->mblock.name; /* metrics */
   w->base.mblock.name_len = w->queue.internal_->mblock.name_len;
@@ -523,7 +577,6 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
   w->online = 1;
   w->stats.online = 1;
   w->state = FLEET__WORKER_IDLE;
-  fleet__rng_seed(&w->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)w);
   uv_check_init(w->base.loop, &w->flush);
   uv_prepare_init(w->base.loop, &w->flush_prepare);
   uv_timer_init(w->base.loop, &w->poll_timer);
@@ -556,6 +609,12 @@ int fleet_worker_start(fleet_worker_t *pub) {
   be = fleet__handle_backend(&w->base);
   err = be->vt->subscribe(be, w->channel, w->channel_len, worker_on_wake, w,
                           &w->sub);
+  if (err == 0) {
+    err = be->vt->subscribe(be, w->dchannel, w->dchannel_len,
+                            worker_on_delivery, w, &w->dsub);
+    if (err != 0)
+      worker_unsubscribe(w);
+  }
   if (err != 0)
     return err;
   worker_set_state(w, FLEET__WORKER_RUNNING);

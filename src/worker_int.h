@@ -111,6 +111,11 @@ struct fleet__worker_s {
   fleet__sub_t *sub;
   char *channel;
   size_t channel_len;
+  /* Deliveries (docs/queue.md): the worker's own channel
+   * "<tag>:jobs:w:<id>", its id in the queue's park_id. */
+  fleet__sub_t *dsub;
+  char *dchannel;
+  size_t dchannel_len;
 
   /* Handles: the flush (a check handle after I/O callbacks, a prepare
    * handle before the loop blocks: finishes and claims made during an
@@ -170,6 +175,11 @@ static inline fleet_worker_t *fleet__worker_pub(struct fleet__worker_s *w) {
 
 /* The name of a state ("running"), for logs; never NULL. */
 const char *fleet__worker_state_name(fleet__worker_state_t state);
+
+/* A delivery came on the worker's channel (docs/queue.md, "Delivery to
+ * idle workers"): jobs an enqueue claimed for it while it was parked. */
+void fleet__worker_delivered(struct fleet__worker_s *w, const char *msg,
+                             size_t len);
 
 /* Schedules a flush at the end of the current loop phase. */
 void fleet__worker_kick(struct fleet__worker_s *w);

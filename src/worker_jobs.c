@@ -488,20 +488,27 @@ static const fleet__batch_kind_t worker_hb_kind = {
     .done = worker_hb_done,
 };
 
-/* Schedules the next heartbeat of `job` one period after `from` (loop ms):
- * it may go a quarter period early to share a call with others. Out of
- * memory, the claim goes without: it is reported lost at its deadline. */
-static void worker_hb_schedule(struct fleet__worker_s *w, fleet__wjob_t *job,
-                               uint64_t from) {
+/* Schedules the next heartbeat of `job` `period` ms after `from` (loop
+ * ms): it may go a quarter period early to share a call with others. Out
+ * of memory, the claim goes without: it is reported lost at its deadline. */
+static void worker_hb_schedule_in(struct fleet__worker_s *w,
+                                  fleet__wjob_t *job, uint64_t from,
+                                  uint32_t period) {
   int err;
 
   /* A callback may have stopped or closed the worker meanwhile. */
   if (w->state == FLEET__WORKER_STOPPED || w->state == FLEET__WORKER_CLOSING)
     return;
   err = fleet__batch_add(w->base.client, &job->hb, &worker_hb_kind, w,
-                         from + w->o.heartbeat_ms, w->o.heartbeat_ms / 4);
+                         from + period, period / 4);
   if (err != 0)
     fleet__handle_error(&w->base, err);
+}
+
+/* The same, one heartbeat period after `from`. */
+static void worker_hb_schedule(struct fleet__worker_s *w, fleet__wjob_t *job,
+                               uint64_t from) {
+  worker_hb_schedule_in(w, job, from, w->o.heartbeat_ms);
 }
 
 static void worker_hb_done(fleet__batch_item_t *it, int status,
@@ -536,6 +543,84 @@ static void worker_hb_done(fleet__batch_item_t *it, int status,
 /* ------------------------------------------------------------------------ */
 /* Claims                                                                   */
 
+/* Holds the `n` jobs claimed for the worker, each until `deadline` (loop
+ * ms) with its first heartbeat `period` ms from now, and gives them to the
+ * handler; those it cannot run go straight back: claimed while stopping,
+ * or delivered (`delivered`) beyond the worker's room. */
+static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
+                        size_t n, uint64_t deadline, uint32_t period,
+                        int delivered) {
+  uint64_t now = uv_now(w->base.loop);
+  fleet__wjob_t *job;
+  size_t i;
+
+  for (i = 0; i < n; i++) {
+    job = wjob_get(w);
+    if (job == NULL || wjob_copy(job, &jobs[i]) != 0) {
+      /* Without a slot the claim cannot be held: it expires and is
+       * recovered. */
+      if (job != NULL)
+        wjob_put(w, job);
+      continue;
+    }
+    job->local_deadline = deadline;
+    held_add(w, job);
+    worker_hb_schedule_in(w, job, now, period);
+    w->stats.claimed++;
+    job->claimed_ns = uv_hrtime(); /* metrics */
+    fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_CLAIMED, 1);
+    if (w->state == FLEET__WORKER_RUNNING &&
+        (!delivered || w->active < w->o.concurrency)) {
+      job->with_handler = 1;
+      w->active++;
+      w->o.handler(fleet__worker_pub(w), &job->pub);
+    } else {
+      /* Claimed while stopping, or delivered beyond the room (a claim
+       * was in flight): hand it straight back. */
+      job->internal = 1;
+      job->action = FLEET_JOB_RELEASE;
+      sendq_push(w, job);
+    }
+  }
+  if (n > 0 && !uv_is_active((uv_handle_t *)&w->lease_timer))
+    worker_arm_lease(w, now);
+  fleet__worker_kick(w);
+}
+
+void fleet__worker_delivered(struct fleet__worker_s *w, const char *msg,
+                             size_t len) {
+  fleet_claim_info_t info;
+  fleet_job_t *jobs;
+  size_t n;
+  uint64_t ttl, now = uv_now(w->base.loop);
+  uint32_t period;
+  int err;
+
+  if (w->state == FLEET__WORKER_STOPPED || w->state == FLEET__WORKER_CLOSING)
+    return; /* (unsubscribed: not reached) */
+  err = fleet__queue_delivery_read(&w->queue, msg, len, &info, &jobs, &n);
+  if (err == 0 && info.deadline_ms <= info.now_ms)
+    err = FLEET_EPROTO;
+  if (err != 0) {
+    /* The claims expire and are recovered. */
+    fleet__handle_error(&w->base, err);
+    return;
+  }
+  fleet__worker_online(w);
+  /* The delivery parked this worker out: its next call claims, which
+   * parks it again when nothing is pending. */
+  w->maybe_pending = 1;
+  /* A delivered claim lasts `ttl` (at most the claim TTL), counted from
+   * now, less a tenth for the time the message took; its first heartbeat
+   * comes halfway, and gives it the claim TTL. */
+  ttl = info.deadline_ms - info.now_ms;
+  period = w->o.heartbeat_ms;
+  if (ttl / 2 < period)
+    period = (uint32_t)(ttl / 2);
+  worker_take(w, jobs, n, now + ttl - ttl / 10 - 1, period, 1);
+  fleet__worker_check_done(w);
+}
+
 static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
                               size_t n, const fleet_claim_info_t *info,
                               void *ud) {
@@ -543,8 +628,7 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
   struct fleet__worker_s *w = b->w;
   uint64_t deadline = b->sent_at + w->o.claim_ttl_ms - w->margin_ms;
   uint64_t wake_gen = b->wake_gen;
-  size_t asked = b->n, i;
-  fleet__wjob_t *job;
+  size_t asked = b->n;
 
   w->claims_in_flight--;
   w->claiming -= (uint32_t)asked;
@@ -564,35 +648,7 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
     fleet__worker_arm_delay(w, info->now_ms, info->next_run_at_ms);
   w->last_full = asked > 0 && n == asked;
   w->maybe_pending = info->pending > 0 || w->wake_gen != wake_gen;
-  for (i = 0; i < n; i++) {
-    job = wjob_get(w);
-    if (job == NULL || wjob_copy(job, &jobs[i]) != 0) {
-      /* Without a slot the claim cannot be held: it expires and is
-       * recovered. */
-      if (job != NULL)
-        wjob_put(w, job);
-      continue;
-    }
-    job->local_deadline = deadline;
-    held_add(w, job);
-    worker_hb_schedule(w, job, uv_now(w->base.loop));
-    w->stats.claimed++;
-    job->claimed_ns = uv_hrtime(); /* metrics */
-    fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_CLAIMED, 1);
-    if (w->state == FLEET__WORKER_RUNNING) {
-      job->with_handler = 1;
-      w->active++;
-      w->o.handler(fleet__worker_pub(w), &job->pub);
-    } else {
-      /* Claimed while stopping: hand it straight back. */
-      job->internal = 1;
-      job->action = FLEET_JOB_RELEASE;
-      sendq_push(w, job);
-    }
-  }
-  if (n > 0 && !uv_is_active((uv_handle_t *)&w->lease_timer))
-    worker_arm_lease(w, uv_now(w->base.loop));
-  fleet__worker_kick(w);
+  worker_take(w, jobs, n, deadline, w->o.heartbeat_ms, 0);
   fleet__worker_check_done(w);
 }
 

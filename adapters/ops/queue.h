@@ -24,9 +24,16 @@
  *         max(run_at_ms, now + delay_ms): delayed when that is in the
  *         future, else pending. Reply: {status, id} per job, flattened:
  *         status 1 added; 0 the id exists already, or the unique key is held
- *         (id is then the id it holds). Publishes on the wake channel when
- *         it adds to an empty pending set or adds the earliest delayed job.
- *   QUEUE_CLAIM  ARGV: n (0..1000), claim_ttl_ms. Moves up to 1000 due
+ *         (id is then the id it holds). Onto an empty queue, the new jobs
+ *         of priority 0 that are due go first to the parked workers
+ *         (T:parked, see QUEUE_CLAIM), claimed for them and published on
+ *         their channels (docs/queue.md: delivery to idle workers).
+ *         Publishes on the wake channel when it adds jobs nobody took to an
+ *         empty pending set, or adds the earliest delayed job.
+ *   QUEUE_CLAIM  ARGV: n (0..1000), claim_ttl_ms, and optionally a
+ *         worker id and its delivery TTL in ms: the worker is parked (T:parked
+ *         gets id -> "<n - claimed>:<ttl>") when fewer than n jobs were
+ *         pending, else unparked. Moves up to 1000 due
  *         delayed jobs to pending, then claims up to n pending jobs (highest
  *         priority, then oldest first): each gets a new fencing token, one
  *         more attempt and the deadline now + claim_ttl_ms (the claims hash
@@ -46,8 +53,9 @@
  *         at most keep_count completed job records, none older than keep_s
  *         seconds (0: no age bound), deleting up to 1000 older ones per
  *         call. Reply: {now_ms, then a result code per claim}.
- *   QUEUE_COMPLETE_CLAIM  ARGV: n, claim_ttl_ms, keep_count, keep_s, then
- *         id, token per claim. A worker's round trip: QUEUE_CLAIM of n
+ *   QUEUE_COMPLETE_CLAIM  ARGV: n, claim_ttl_ms, keep_count, keep_s,
+ *         worker id ("" for none) and delivery TTL (as for QUEUE_CLAIM),
+ *         then id, token per claim. A worker's round trip: QUEUE_CLAIM of n
  *         jobs, then QUEUE_COMPLETE of the claims, by the same code. The
  *         claim goes first and raises only before it writes: an error it
  *         raises leaves the claims not completed. Reply: {the QUEUE_CLAIM
@@ -95,7 +103,8 @@
  *         Errors: FLEET_ENOTFOUND, FLEET_EBUSY (the job is not dead).
  *   QUEUE_ADMIN_PAUSE  ARGV: "pause", "resume" or "status". While the key
  *         T:paused exists QUEUE_CLAIM and QUEUE_COMPLETE_CLAIM claim and
- *         promote nothing and answer pending_left 0 and no delayed job;
+ *         promote nothing and answer pending_left 0 and no delayed job
+ *         (and park no worker: pausing unparks them all);
  *         resuming publishes on the wake channel. Reply: {paused (1 or
  *         0), changed (1 or 0)}.
  */

@@ -3,9 +3,12 @@
 -- (lib/queue_claim.lua does it, shared with queue_complete_claim.lua).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: jobs, opts,
 --   pending, pending:prio, delayed, claims, recover_at, seq, fence,
---   jobs:wake.
+--   parked, jobs:wake.
 -- ARGV[1]: n (0..1000; 0 only promotes due delayed jobs).
 -- ARGV[2]: claim_ttl_ms.
+-- ARGV[3], ARGV[4] (optional): the worker id to park when fewer than n
+--   jobs are pending ('' or absent: none), and the ms a job delivered to
+--   it is claimed for (lib/queue_claim.lua: parking).
 -- Returns: {now_ms, deadline_ms, next_run_at_ms (-1: none), pending_left,
 --   then id, record, token per job}: the job record as it is stored
 --   (docs/queue.md), which the client splits; the attempt the claim makes
@@ -18,4 +21,4 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 --#include queue_rec
 --#include queue_claim
 
-return claim(tonumber(ARGV[1]), tonumber(ARGV[2]))
+return claim(tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4])

@@ -6,8 +6,9 @@
 -- included, and they can be sent again alone.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: those of both.
 -- ARGV[1]: n (0..1000); ARGV[2]: claim_ttl_ms; ARGV[3]: keep_count;
---   ARGV[4]: keep_s (0: no age bound); then id, token per claim to
---   complete.
+--   ARGV[4]: keep_s (0: no age bound); ARGV[5], ARGV[6]: the worker id to
+--   park ('' for none) and the ms a job delivered to it is claimed for, as
+--   for queue_claim.lua; then id, token per claim to complete.
 -- Returns: {the reply of queue_claim.lua, the reply of queue_complete.lua}.
 local call = redis.call
 local tag = KEYS[1]
@@ -20,5 +21,5 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 --#include queue_claim
 --#include queue_complete
 
-local claimed = claim(tonumber(ARGV[1]), tonumber(ARGV[2]))
-return {claimed, complete(tonumber(ARGV[3]), tonumber(ARGV[4]), 5)}
+local claimed = claim(tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[5], ARGV[6])
+return {claimed, complete(tonumber(ARGV[3]), tonumber(ARGV[4]), 7)}

@@ -8,6 +8,68 @@
 --   unique key, unique_ttl_ms) start at A[base], to the queue of hash tag
 --   `tag`, `now` being the server time in ms. Returns {status, id} per job,
 --   flattened, as QUEUE_ENQUEUE does.
+-- queue_deliver(tag, now, list, lrec): claims jobs of `list` (ids whose
+--   records are lrec[i], each new, pending at the default priority, added
+--   to an empty queue) for the parked workers (lib/queue_claim.lua:
+--   parking), first parked first, each up to its room, and publishes each
+--   worker's jobs on its channel "<tag>:jobs:w:<wid>" as one message:
+--   "<now>\0<deadline>\0", then per job "<#id>\0<id><#record>\0<record>
+--   <token>\0" (docs/queue.md). A job is claimed only when its message
+--   reached the worker (PUBLISH counted a subscriber): else it stays for
+--   pending. Every parked worker it meets is unparked: one delivery per
+--   park. Returns the index in `list` of the first job not delivered.
+local function queue_deliver(tag, now, list, lrec)
+  local call = redis.call
+  local parked = call('HGETALL', tag .. ':parked')
+  if #parked == 0 then return 1 end
+  -- Every entry is read first: one fleet cannot read raises before any
+  -- message goes out.
+  local rooms, ttls = {}, {}
+  for x = 1, #parked, 2 do
+    local v = parked[x + 1]
+    local c = string.find(v, ':', 1, true)
+    if not c then
+      error({err = 'FLEET_EPROTO bad parked worker: ' .. parked[x]})
+    end
+    rooms[x] = int(string.sub(v, 1, c - 1))
+    ttls[x] = int(string.sub(v, c + 1))
+  end
+  local n, given = #list, 0
+  local token = call('INCRBY', tag .. ':fence', dec(n)) - n
+  local claims, gone, first_deadline = {'', HASH_MARK}, {}, nil
+  for x = 1, #parked, 2 do
+    if given == n then break end
+    gone[#gone + 1] = parked[x]
+    local take = rooms[x]
+    if take > n - given then take = n - given end
+    local deadline = now + ttls[x]
+    local tail = '\0' .. '1' .. '\0' .. dec(deadline)
+    local msg = {dec(now), '\0', dec(deadline), '\0'}
+    local toks = {}
+    for i = given + 1, given + take do
+      local rec = lrec[i]
+      token = token + 1
+      toks[i] = dec(token)
+      msg[#msg + 1] = #list[i] .. '\0' .. list[i] .. #rec .. '\0' .. rec ..
+                        toks[i] .. '\0'
+    end
+    if take > 0 and
+        publish_wake(tag .. ':jobs:w:' .. parked[x], table.concat(msg)) > 0 then
+      for i = given + 1, given + take do
+        claims[#claims + 1] = list[i]
+        claims[#claims + 1] = toks[i] .. tail
+      end
+      given = given + take
+      if not first_deadline or deadline < first_deadline then
+        first_deadline = deadline
+      end
+    end
+  end
+  call('HDEL', tag .. ':parked', unpack(gone))
+  if given > 0 then claims_put(tag, claims, first_deadline) end
+  return given + 1
+end
+
 local function queue_add(tag, now, n, A, base)
   local call = redis.call
   local jobs = tag .. ':jobs'
@@ -23,6 +85,7 @@ local function queue_add(tag, now, n, A, base)
   -- recs starts with HASH_MARK (queue_int, which the script includes
   -- before this file).
   local recs, opts, list, zp, zd = {'', HASH_MARK}, {}, {}, {}, {}
+  local lrec = {} -- the record of each job of list
   local seen = {}
   local earliest, wake
   local out = {}
@@ -49,8 +112,9 @@ local function queue_add(tag, now, n, A, base)
       seen[id] = true
       local max = A[a + 6]
       if max == '3' then max = '' end
+      local rec = '\0' .. max .. created .. A[a + 1] .. '\0' .. A[a + 2]
       recs[#recs + 1] = id
-      recs[#recs + 1] = '\0' .. max .. created .. A[a + 1] .. '\0' .. A[a + 2]
+      recs[#recs + 1] = rec
       local p, backoff = A[a + 3], A[a + 7]
       if p == '0' then p = '' end
       if backoff == 'exp:1000:3600000:20' then backoff = '' end
@@ -67,6 +131,7 @@ local function queue_add(tag, now, n, A, base)
         if earliest == nil or run_at < earliest then earliest = run_at end
       elseif p == '' then
         list[#list + 1] = id
+        lrec[#list] = rec
       else
         zp[#zp + 1] = (1000 - tonumber(p)) * PRIO_UNIT + seq
         zp[#zp + 1] = id
@@ -86,9 +151,26 @@ local function queue_add(tag, now, n, A, base)
     local first = call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
     wake = not first[2] or earliest < tonumber(first[2])
   end
+  -- Onto an empty queue, jobs of the default priority go first to the
+  -- parked workers, claimed for them (queue_deliver): those no worker
+  -- takes are pending, and wake the workers.
+  local first = 1
+  if wake and #list > 0 and #zp == 0 then
+    first = queue_deliver(tag, now, list, lrec)
+    if first > #list then
+      -- All delivered: a wake-up only for a delayed job now the earliest.
+      wake = false
+      if earliest then
+        local f = call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
+        wake = not f[2] or earliest < tonumber(f[2])
+      end
+    end
+  end
   call('HSET', jobs, unpack(recs))
   if #opts > 0 then call('HSET', tag .. ':opts', unpack(opts)) end
-  if #list > 0 then call('RPUSH', pending, unpack(list)) end
+  if first <= #list then
+    call('RPUSH', pending, unpack(list, first))
+  end
   if #zp > 0 then call('ZADD', prio, unpack(zp)) end
   if #zd > 0 then call('ZADD', delayed, unpack(zd)) end
   if wake then publish_wake(tag .. ':jobs:wake', 'wake') end

@@ -1,7 +1,19 @@
 -- queue_claim.lua -- included by queue scripts (--#include queue_claim):
--- claim(n, ttl) moves due delayed jobs to pending, then claims up to n
--- pending jobs (highest priority first, oldest first within a priority)
--- with a claim_ttl of `ttl` ms, and returns the reply of queue_claim.lua.
+-- claim(n, ttl, wid, dttl) moves due delayed jobs to pending, then claims
+-- up to n pending jobs (highest priority first, oldest first within a
+-- priority) with a claim_ttl of `ttl` ms, and returns the reply of
+-- queue_claim.lua.
+--
+-- Parking (docs/queue.md, "Delivery to idle workers"): a worker that
+-- names itself (`wid`, not '') and asks for more jobs than are pending is
+-- parked: the parked hash gets wid -> "<room>:<dttl>", room being the jobs
+-- it asked for and did not get. The next enqueue onto an empty queue
+-- (lib/queue_add.lua) claims its jobs for a parked worker, with the
+-- deadline now + dttl, and publishes them on the worker's channel
+-- "<tag>:jobs:w:<wid>" instead of waking every worker to claim them: one
+-- call per job fewer at low rates. A claim that does not park its worker
+-- (the jobs filled it, or some are left) removes its entry: the worker
+-- has no room, or will claim again.
 -- Each claim gets a new fencing token and the deadline now + ttl, both in
 -- the claims hash (id -> "<token>\0<attempt>\0<deadline_ms>"); recover_at
 -- keeps a lower bound of the earliest deadline. Expects `call`, `tag`,
@@ -12,11 +24,12 @@
 -- stays where it is and the call answers FLEET_EPROTO; an error can only
 -- come before claim() writes anything. An id whose record is gone is only
 -- a stale reference, dropped.
-local function claim(n, ttl)
+local function claim(n, ttl, wid, dttl)
   -- A paused queue (queue_admin_pause.lua) claims and promotes nothing, and
   -- tells that nothing is pending or delayed, so that workers go idle; the
-  -- resume publishes a wake-up.
+  -- resume publishes a wake-up. It parks no worker.
   if call('EXISTS', tag .. ':paused') == 1 then
+    if wid and wid ~= '' then call('HDEL', tag .. ':parked', wid) end
     return {now, now + ttl, -1, 0}
   end
   local jobs = tag .. ':jobs'
@@ -139,17 +152,19 @@ local function claim(n, ttl)
           o = o + 3
         end
       end
-      if c > 2 then
-        call('HSET', tag .. ':claims', unpack(claims))
-        local ra = call('GET', tag .. ':recover_at')
-        if not ra or deadline < tonumber(ra) then
-          call('SET', tag .. ':recover_at', dec(deadline))
-        end
-      end
+      if c > 2 then claims_put(tag, claims, deadline) end
     end
   end
   if not left then left = call('LLEN', pending) + call('ZCARD', prio) end
   out[4] = left
+  if wid and wid ~= '' then
+    local got = (#out - 4) / 3
+    if left == 0 and got < n then
+      call('HSET', tag .. ':parked', wid, dec(n - got) .. ':' .. dttl)
+    else
+      call('HDEL', tag .. ':parked', wid)
+    end
+  end
   if #due > 0 then first = call('ZRANGE', delayed, '0', '0', 'WITHSCORES') end
   if first[2] then out[3] = tonumber(first[2]) end
   if #due > 0 and was_empty and left > 0 then

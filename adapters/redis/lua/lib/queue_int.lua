@@ -1,7 +1,7 @@
 -- queue_int.lua -- included by queue scripts (--#include queue_int): int(v)
 -- reads an integer field of a record fleet wrote, and refuses anything
--- else with FLEET_EPROTO rather than computing with garbage; HASH_MARK
--- and dec(n) below.
+-- else with FLEET_EPROTO rather than computing with garbage; HASH_MARK,
+-- dec(n) and claims_put() below.
 --#include wake
 local function int(v)
   local d = type(v) == 'string' and string.match(v, '^%-?(%d+)$')
@@ -26,3 +26,15 @@ local HASH_MARK =
 -- number argument with "%.17g", a floating-point formatting that costs
 -- several times an integer's, so the scripts' calls pass dec(n).
 local function dec(n) return string.format('%d', n) end
+
+-- Writes claims (`claims`: the mark, then id, value pairs) to T:claims of
+-- the queue `tag`, and lowers T:recover_at to `deadline`, the earliest
+-- deadline among them, when it is later: recovery reads T:claims only once
+-- recover_at has passed.
+local function claims_put(tag, claims, deadline)
+  redis.call('HSET', tag .. ':claims', unpack(claims))
+  local ra = redis.call('GET', tag .. ':recover_at')
+  if not ra or deadline < tonumber(ra) then
+    redis.call('SET', tag .. ':recover_at', dec(deadline))
+  end
+end

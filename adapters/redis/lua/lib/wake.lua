@@ -4,11 +4,13 @@
 -- pub/sub (SPUBLISH: it stays on the shard that owns the tag's slot, where
 -- fleet subscribes with SSUBSCRIBE); elsewhere (one Redis, the memory
 -- backend) it is a plain PUBLISH. Whether this is a cluster is asked once
--- per script run, when it first publishes.
+-- per script run, when it first publishes. Returns the number of clients
+-- that received the message (on a cluster: on that shard).
 local wake_sharded
 local function publish_wake(channel, message)
   if wake_sharded == nil then
     wake_sharded = type(redis.pcall('CLUSTER', 'MYID')) == 'string'
   end
-  redis.call(wake_sharded and 'SPUBLISH' or 'PUBLISH', channel, message)
+  return redis.call(wake_sharded and 'SPUBLISH' or 'PUBLISH', channel,
+                    message)
 end
