@@ -78,6 +78,39 @@ function waitUntil(done, seconds) {
   });
 }
 
+// Adds jobs at `rate` per second for `seconds` (a timer every ms adds the
+// ones due, one call each, as fleet-bench queue's e2e phase does) with
+// `add(sentNs)`, while `completedCount()` counts them done; resolves with
+// the number added once all are done or `seconds` + 10 s passed.
+async function paced(rate, seconds, add, completedCount) {
+  const total = Math.floor(rate * seconds);
+  const t0 = process.hrtime.bigint();
+  let sent = 0;
+  await new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      const due = Math.min(total,
+        Math.floor(Number(process.hrtime.bigint() - t0) * rate / 1e9));
+      while (sent < due) {
+        add(process.hrtime.bigint()).catch(reject);
+        sent++;
+      }
+      if (sent >= total) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 1);
+  });
+  await waitUntil(() => completedCount() >= total, 10);
+  return sent;
+}
+
+// The p-th percentile (0..100) of `values` (unsorted numbers).
+function percentile(values, p) {
+  if (values.length === 0) return 0;
+  const v = values.slice().sort((a, b) => a - b);
+  return v[Math.min(v.length - 1, Math.floor((p / 100) * v.length))];
+}
+
 // Runs `main(opts, redis)` with an INFO connection, exiting non-zero on
 // any error so that the script sees the anchor fail.
 function run(name, main) {
@@ -95,4 +128,7 @@ function run(name, main) {
   });
 }
 
-module.exports = { Redis, emit, emitRates, run, sample, usedMemory, waitUntil };
+module.exports = {
+  Redis, emit, emitRates, paced, percentile, run, sample, usedMemory,
+  waitUntil,
+};

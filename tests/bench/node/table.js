@@ -80,6 +80,15 @@ const rows = [
     (r) => get(r, 'bullmq process_c50_server_cpu_us_per_op'), num(2)],
   ['Bee-Queue redis-server CPU per processed job (us)', '', null,
     (r) => get(r, 'beequeue process_c50_server_cpu_us_per_op'), num(2)],
+  ['BullMQ server CPU per job at 2000 jobs/s (us)', '', null,
+    (r) => get(r, 'bullmq e2e_2000_server_cpu_us_per_op'), num(2)],
+  ['BullMQ e2e p99 at 2000 jobs/s (ms)', '', null,
+    (r) => {
+      const us = get(r, 'bullmq e2e_2000_p99_us');
+      return us === undefined ? undefined : us / 1000;
+    }, num(3)],
+  ['fleet client CPU per job at 2000 jobs/s (us)', '', null,
+    (r) => get(r, 'fleet-queue e2e_2000_client_cpu_us_per_op'), num(2)],
   ['fleet processed jobs/s, 1k pending', '', null, (r) => get(r, P1K),
     num(0)],
   ['fleet processed jobs/s, 1M pending', '', null, (r) => get(r, P1M),
@@ -94,6 +103,8 @@ const rows = [
     (r) => get(r, 'fleet-ping c1_ops_per_s'), num(0)],
   ['baseline: fleet-bench ping/s, 50 in flight', '', null,
     (r) => get(r, 'fleet-ping c50_ops_per_s'), num(0)],
+  ['baseline: server CPU per ping, 2000 paced pings/s (us)', '', null,
+    (r) => get(r, 'fleet-ping paced_2000_server_cpu_us_per_op'), num(2)],
 ];
 
 function median(values) {
