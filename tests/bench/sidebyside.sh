@@ -14,7 +14,7 @@
 # toolchain, redis-server, redis-cli, node >= 20 and npm.
 #
 # Environment: SIDEBYSIDE_SECONDS (default 8), the measurement time of each
-# phase; SIDEBYSIDE_ROUNDS (default 3). The defaults take about 7 minutes.
+# phase; SIDEBYSIDE_ROUNDS (default 3). The defaults take about 8 minutes.
 # Every run is bounded by its own counts and times, and by `timeout`.
 set -eu
 
