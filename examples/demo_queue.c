@@ -1,6 +1,9 @@
 /* demo_queue.c -- fleet-demo's queue subcommands: run (produce and process
  * in one process), worker (process until a signal), enqueue and stats. A
- * job's work is a timer on the loop, never a sleep. */
+ * job's work is a timer on the loop, never a sleep. The worker keeps the
+ * last 1000 completed jobs for an hour (keep_completed; the library keeps
+ * none by default), so that `fleet queue jobs Q --state completed` and the
+ * dashboard show recent completions. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -384,6 +387,7 @@ static int demo_worker_main(const demo_args_t *a, int run) {
   o.done_cb = demo_done;
   o.lost_cb = demo_lost;
   o.error_cb = demo_worker_error;
+  o.queue.keep_completed = 1000; /* for the CLI and dashboard (see top) */
   if (o.heartbeat_ms >= o.claim_ttl_ms - o.claim_ttl_ms / 10 - 1) {
     fprintf(stderr, "fleet-demo: worker: --heartbeat-ms must be below 90 %% "
                     "of --claim-ttl-ms\n");

@@ -223,7 +223,8 @@ static const struct {
 } demo_commands[] = {
     {"run", demo_run,
      "run --jobs N --concurrency C --work-ms MS [--queue Q]\n"
-     "      produce N jobs and process them in this process"},
+     "      produce N jobs and process them in this process (run and worker\n"
+     "      keep the last 1000 completed jobs for the CLI and dashboard)"},
     {"worker", demo_worker,
      "worker --queue Q --concurrency C --work-ms MS [--fail-every K]\n"
      "      [--ledger FILE] [--claim-ttl-ms MS] [--heartbeat-ms MS]\n"

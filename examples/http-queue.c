@@ -2,7 +2,9 @@
  * enqueues a job (the body is its payload), GET /jobs/<id> returns its
  * state, GET /metrics serves fleet_metrics_prometheus(), and a worker on
  * the same loop processes the jobs and logs each
- * completion callback.
+ * completion callback. The worker keeps the last 1000 completed jobs (for
+ * an hour; the library keeps none by default, see docs/queue.md), so that
+ * GET /jobs/<id> answers "completed" rather than 404 once a job is done.
  *
  *   http-queue [--url URL] [--prefix P] [--port N] [--queue Q]
  *              [--concurrency C] [--work-ms MS] [--body-max BYTES]
@@ -740,6 +742,7 @@ int main(int argc, char **argv) {
   wo.handler = hq_handler;
   wo.done_cb = hq_done;
   wo.error_cb = hq_on_worker_error;
+  wo.queue.keep_completed = 1000; /* GET /jobs/<id> shows completed jobs */
   app.queue.data = app.worker.data = &app;
   if ((err = fleet_queue_init(&app.client, &app.queue, queue, NULL)) != 0 ||
       (err = fleet_worker_init(&app.client, &app.worker, queue, &wo)) != 0 ||

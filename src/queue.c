@@ -33,29 +33,32 @@ void fleet_job_spec_init(fleet_job_spec_t *spec, const char *type,
 
 void fleet_queue_options_init(fleet_queue_options_t *o) {
   memset(o, 0, sizeof(*o));
-  o->keep_completed = 1000;
+  /* No completion history by default: a completion only drops the claim
+   * and the record and counts it (see docs/queue.md). */
+  o->keep_completed = FLEET_QUEUE_KEEP_NONE;
   o->keep_completed_s = 3600;
   o->keep_dead = 10000;
   o->keep_dead_s = 7 * 24 * 3600;
 }
 
-/* One retention field as the scripts take it: 0 is the default, `none`
- * (FLEET_QUEUE_KEEP_NONE or FLEET_QUEUE_NO_AGE_LIMIT) is the scripts' 0. */
+/* One retention field as the scripts take it: 0 takes the default, and
+ * `none` (FLEET_QUEUE_KEEP_NONE or FLEET_QUEUE_NO_AGE_LIMIT, given or
+ * default) is the scripts' 0. */
 static uint32_t queue_option(uint32_t given, uint32_t dflt) {
-  if (given == 0)
-    return dflt;
-  return given == UINT32_MAX ? 0 : given;
+  uint32_t v = given != 0 ? given : dflt;
+
+  return v == UINT32_MAX ? 0 : v;
 }
 
 /* The options as the scripts take them, from `given` (NULL: defaults). */
 static void queue_options_resolve(fleet_queue_options_t *o,
                                   const fleet_queue_options_t *given) {
-  fleet_queue_options_t d;
+  fleet_queue_options_t d, none;
 
   fleet_queue_options_init(&d);
   if (given == NULL) {
-    *o = d;
-    return;
+    memset(&none, 0, sizeof(none));
+    given = &none;
   }
   o->keep_completed = queue_option(given->keep_completed, d.keep_completed);
   o->keep_completed_s =

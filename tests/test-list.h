@@ -148,6 +148,8 @@ CONFORMANCE_DECLARE(queue_retention)
 CONFORMANCE_DECLARE(queue_close_cancels)
 CONFORMANCE_DECLARE(queue_foreign_data)
 TEST_DECLARE(queue_redis_enqueue_phase)
+/* test_queue_keep.c */
+CONFORMANCE_DECLARE(queue_keep_default)
 /* test_queue_perf.c */
 TEST_DECLARE(queue_redis_claim_fast_paths)
 
@@ -516,6 +518,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_close_cancels)
   CONFORMANCE_ENTRY(queue_foreign_data)
   TEST_ENTRY(queue_redis_enqueue_phase)
+  CONFORMANCE_ENTRY(queue_keep_default)
   TEST_ENTRY(queue_redis_claim_fast_paths)
 
   /* test_queue_claims.c */

@@ -55,6 +55,7 @@ TEST_IMPL(cli_queue) {
   char a[FLEET_JOB_ID_MAX + 1], b[FLEET_JOB_ID_MAX + 1];
   char dead[FLEET_JOB_ID_MAX + 1];
   char pat[512];
+  fleet_queue_options_t o;
   fleet_job_info_t info;
   fleet_job_spec_t s;
   qt_job_t jobs[4];
@@ -66,7 +67,10 @@ TEST_IMPL(cli_queue) {
   cli_required();
   redis = fleet_test_redis_start_or_skip(NULL);
   url = fleet_test_redis_url(redis);
-  qt_open(&t, url, "mail", NULL);
+  /* Completed jobs kept (none are by default), for purge below. */
+  fleet_queue_options_init(&o);
+  o.keep_completed = 1000;
+  qt_open(&t, url, "mail", &o);
   qt_add(&t, "send", "to-alice", a);
   qt_add(&t, "send", "to-carol", b);
   make_dead(&t, "smtp said no", dead);
@@ -186,6 +190,12 @@ TEST_IMPL(cli_queue) {
   ASSERT_OK(qt_counts(&t));
   ASSERT_UEQ(0, t.counts.completed_kept);
   ASSERT_UEQ(2, t.counts.completed);
+  /* An empty completed page says why it may be empty. */
+  cli_run_ok(&r, url, "qt",
+             ARGS("queue", "jobs", "mail", "--state", "completed"));
+  ASSERT_NOT_NULL(strstr(r.out, "0 completed job(s) in mail (completion "
+                                "history is off unless keep_completed is "
+                                "set)\n"));
 
   /* Usage errors: exit 2, one line. */
   cli_run(&r, ARGS("--url", url, "queue", "jobs", "mail", "--state", "x"));

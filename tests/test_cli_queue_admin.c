@@ -114,6 +114,7 @@ static void adm_make_dead(qt_t *t, const char *type, const char *err,
 
 CONFORMANCE_IMPL(queue_admin_jobs) {
   char id[6][FLEET_JOB_ID_MAX + 1], dead[FLEET_JOB_ID_MAX + 1];
+  fleet_queue_options_t o;
   fleet_job_spec_t s;
   fleet_claim_t c;
   qt_job_t job;
@@ -123,7 +124,10 @@ CONFORMANCE_IMPL(queue_admin_jobs) {
 
   memset(&a, 0, sizeof(a));
   a.t = &t;
-  qt_open(&t, b->url, "admin-jobs", NULL);
+  /* Completed jobs kept (none are by default), to be listed below. */
+  fleet_queue_options_init(&o);
+  o.keep_completed = 1000;
+  qt_open(&t, b->url, "admin-jobs", &o);
   /* Five pending jobs, one of priority 5 (listed first). */
   qt_add(&t, "a", "p0-long-payload", id[0]);
   qt_add(&t, "a", "p1", id[1]);

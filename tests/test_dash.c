@@ -388,6 +388,14 @@ TEST_IMPL(dash_chromium) {
   ASSERT_NOT_NULL(strstr(row, "<td class=\"\">completed</td>"));
   ASSERT_NOT_NULL(strstr(row, "<td class=\"err\">failed: boom</td>"));
   ASSERT(strstr(row, "completed") < strstr(row, "failed: boom"));
+  /* A queue's empty completed tab says why it may be empty (completed
+   * jobs are not kept by default). */
+  chromium_run(chromium, e.port, "#queue=mail&state=completed", "--dump-dom",
+               &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_NOT_NULL(strstr(r.out, "<span id=\"jobs-queue\">mail</span>"));
+  ASSERT_NOT_NULL(strstr(r.out, ">0 of 0 completed job(s) (completion history "
+                                "is off unless keep_completed is set)</p>"));
 
   /* The screenshot, kept under the build directory. */
   mkdir(FLEET_TEST_ARTIFACTS, 0755);

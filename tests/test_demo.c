@@ -200,6 +200,9 @@ TEST_IMPL(demo_worker_redis) {
   ASSERT_EQ(0, stats_field(r.out, "pending"));
   ASSERT_EQ(0, stats_field(r.out, "running"));
   ASSERT_EQ(0, stats_field(r.out, "dead"));
+  /* The demo's worker keeps completed jobs (the library keeps none by
+   * default). */
+  ASSERT_EQ(60, stats_field(r.out, "completed_kept"));
   ASSERT_OK(kill(pid, SIGTERM));
   demo_reap(pid, "worker", &r);
   ASSERT_EQ(0, r.status);

@@ -325,6 +325,7 @@ TEST_IMPL(http_queue_type) {
 TEST_IMPL(http_queue_metrics) {
   static const char *const args[] = {"--work-ms", "0", NULL};
   static const char get[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  static const char get_job[] = "GET /jobs/3 HTTP/1.1\r\nHost: x\r\n\r\n";
   char resp[16384];
   hq_proc_t p;
   int i;
@@ -340,6 +341,11 @@ TEST_IMPL(http_queue_metrics) {
   ASSERT_NOT_NULL(
       strstr(resp, "\nfleet_jobs_completed_total{queue=\"http\"} 3\n"));
   ASSERT_NOT_NULL(strstr(resp, "# TYPE fleet_jobs_completed_total counter\n"));
+  /* The program keeps completed jobs (the library keeps none by default):
+   * a done job reads as completed. */
+  ASSERT_EQ(200,
+            hq_request(&p, get_job, sizeof(get_job) - 1, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "{\"state\":\"completed\","));
   hq_stop(&p);
   return 0;
 }

@@ -249,6 +249,7 @@ CONFORMANCE_IMPL(queue_unique) {
 
 CONFORMANCE_IMPL(queue_cancel_list_purge) {
   char id[4][FLEET_JOB_ID_MAX + 1], listed[8][FLEET_JOB_ID_MAX + 1];
+  fleet_queue_options_t o;
   fleet_claim_t claims[2];
   fleet_job_info_t info;
   qt_job_t jobs[2];
@@ -256,7 +257,11 @@ CONFORMANCE_IMPL(queue_cancel_list_purge) {
   size_t n;
   qt_t t;
 
-  qt_open(&t, b->url, "misc", NULL);
+  /* Completed jobs kept (none are by default), for cancel and purge to
+   * find. */
+  fleet_queue_options_init(&o);
+  o.keep_completed = 1000;
+  qt_open(&t, b->url, "misc", &o);
   qt_add(&t, "a", "1", id[0]);
   qt_add(&t, "a", "2", id[1]);
   qt_add(&t, "a", "3", id[2]);
@@ -353,7 +358,8 @@ CONFORMANCE_IMPL(queue_retention) {
   ASSERT_UEQ(0, t.counts.completed_kept);
   qt_close(&t);
 
-  /* A zeroed struct is the defaults: the record is kept. */
+  /* A zeroed struct is the defaults: no completed record is kept (see
+   * test_queue_keep.c). */
   memset(&o, 0, sizeof(o));
   qt_open(&t, b->url, "keep00", &o);
   qt_add(&t, "t", "x", NULL);
@@ -361,10 +367,10 @@ CONFORMANCE_IMPL(queue_retention) {
   claims[0] = qt_claim_of(&jobs[0]);
   ASSERT_OK(qt_complete(&t, claims, 1, res));
   ASSERT_OK(res[0]);
-  ASSERT_OK(qt_get(&t, jobs[0].id, &info, NULL, 0, NULL, 0));
-  ASSERT_EQ(FLEET_JOB_COMPLETED, info.state);
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, jobs[0].id, &info, NULL, 0, NULL, 0));
   ASSERT_OK(qt_counts(&t));
-  ASSERT_UEQ(1, t.counts.completed_kept);
+  ASSERT_UEQ(1, t.counts.completed);
+  ASSERT_UEQ(0, t.counts.completed_kept);
   qt_close(&t);
 }
 

@@ -4,6 +4,7 @@
 #include "test_queue_util.h"
 
 CONFORMANCE_IMPL(queue_claim_tokens) {
+  fleet_queue_options_t o;
   fleet_claim_t claims[3], stale;
   fleet_job_info_t info;
   qt_job_t jobs[3], again[1];
@@ -11,7 +12,11 @@ CONFORMANCE_IMPL(queue_claim_tokens) {
   int res[3];
   qt_t t;
 
-  qt_open(&t, b->url, "tok", NULL);
+  /* A repeated completion is recognised (FLEET_EALREADY) by the kept
+   * record: keep completed jobs (none are by default). */
+  fleet_queue_options_init(&o);
+  o.keep_completed = 1000;
+  qt_open(&t, b->url, "tok", &o);
   qt_add(&t, "t", "a", NULL);
   qt_add(&t, "t", "b", NULL);
   qt_add(&t, "t", "c", NULL);

@@ -270,6 +270,7 @@ CONFORMANCE_IMPL(worker_fail_retry) {
   wt_t wt;
 
   wt_options(&o);
+  o.queue.keep_completed = 1000; /* the completed job is read below */
   wt_open(&wt, b, "retry", &o);
   wt.fail_first = 1;
   fleet_job_spec_init(&s, "t", "x", 1);
@@ -299,6 +300,7 @@ CONFORMANCE_IMPL(worker_heartbeat) {
   o.claim_ttl_ms = 300;
   o.heartbeat_ms = 100;
   o.recover_ms = 50;
+  o.queue.keep_completed = 1000; /* the completed job is read below */
   wt_open(&wt, b, "hb", &o);
   wt.work_ms = 1200;
   qt_add(&wt.t, "t", "x", id);

@@ -102,10 +102,12 @@ FLEET_EXTERN void fleet_job_spec_init(fleet_job_spec_t *spec, const char *type,
  * fleet_queue_counts() count every job ever finished, whatever is kept.
  * A field left 0 takes its default, so a zeroed struct is the defaults. */
 typedef struct {
-  /* Completed job records kept at most (default 1000;
-   * FLEET_QUEUE_KEEP_NONE: each one is deleted as it completes), and their
-   * largest age in seconds (default 3600; FLEET_QUEUE_NO_AGE_LIMIT: no
-   * age bound). */
+  /* Completed job records kept at most (default FLEET_QUEUE_KEEP_NONE:
+   * each one is deleted as it completes, the cheapest completion; set a
+   * count such as 1000 to keep recent completions for fleet_queue_get()
+   * and the tools), and their largest age in seconds (default 3600, which
+   * matters only with a keep_completed count; FLEET_QUEUE_NO_AGE_LIMIT:
+   * no age bound). */
   uint32_t keep_completed;
   uint32_t keep_completed_s;
   /* The same for dead jobs: default 10000 and 604800 (7 days). */

@@ -4,7 +4,7 @@
  * fixed rate, with the CPU per job of this process and of redis-server.
  *
  *   fleet-bench queue [--url URL] [--seconds S] [--concurrency C]
- *                     [--rate R] [--jobs N] [--pending N] [--keep-none]
+ *                     [--rate R] [--jobs N] [--pending N] [--keep K]
  *
  * Metrics: enqueue_bulk_* (N jobs with an empty payload, default 100000),
  * pending_bytes_per_job (the server's used_memory delta over those N
@@ -18,9 +18,10 @@
  * process_c<C>_pending<N>_* (processed jobs; the CPU includes the
  * top-ups).
  *
- * With --keep-none, the worker keeps no record of completed jobs
- * (FLEET_QUEUE_KEEP_NONE; the default keeps 1000 for an hour), which
- * measures what keeping them costs: every label gets "_keepnone". */
+ * The worker keeps no record of completed jobs (the default,
+ * FLEET_QUEUE_KEEP_NONE). With --keep K it keeps the last K for an hour
+ * (keep_completed = K), which measures what keeping them costs: the
+ * process, e2e and pickup labels get "_keep". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,8 @@ typedef struct {
   bench_lat_t pickup; /* enqueue call to the handler */
   int worker_closed, queue_closed;
   int shared;         /* the worker uses the producer's client */
-  const char *suffix; /* of every label: "" or "_keepnone" */
+  const char *suffix; /* of the process, e2e, pickup labels: "" or "_keep" */
+  uint32_t keep;      /* --keep: keep_completed, or 0 for the default */
 } bq_t;
 
 /* ------------------------------------------------------------------------ */
@@ -239,8 +241,8 @@ static int bq_open(bq_t *b, const bench_opts_t *o, uint32_t concurrency) {
   fleet_worker_options_init(&wo);
   wo.concurrency = concurrency;
   wo.handler = bq_handler;
-  if (b->suffix[0] != '\0')
-    wo.queue.keep_completed = FLEET_QUEUE_KEEP_NONE;
+  if (b->keep != 0)
+    wo.queue.keep_completed = b->keep;
   wo.done_cb = bq_done;
   b->w.data = b;
   err = fleet_queue_init(&b->producer, &b->q, "bench", NULL);
@@ -372,7 +374,7 @@ static int bq_default(bq_t *b, const bench_opts_t *o, long concurrency,
 
 int bench_queue(const bench_opts_t *o) {
   static bq_t b;
-  long concurrency = 50, rate = 2000, jobs = 100000, pending = 0;
+  long concurrency = 50, rate = 2000, jobs = 100000, pending = 0, keep = 0;
   int i, pid, err;
 
   for (i = 0; i < o->argc; i++) {
@@ -384,21 +386,22 @@ int bench_queue(const bench_opts_t *o) {
       jobs = bench_parse_long("--jobs", o->argv[++i]);
     else if (strcmp(o->argv[i], "--pending") == 0 && i + 1 < o->argc)
       pending = bench_parse_long("--pending", o->argv[++i]);
-    else if (strcmp(o->argv[i], "--keep-none") == 0)
-      b.suffix = "_keepnone";
+    else if (strcmp(o->argv[i], "--keep") == 0 && i + 1 < o->argc)
+      keep = bench_parse_long("--keep", o->argv[++i]);
     else {
       fprintf(stderr, "fleet-bench queue: unknown flag '%s'\n", o->argv[i]);
       return 2;
     }
   }
   if (concurrency > 10000 || rate > 1000000 || jobs > 10000000 ||
-      pending > 10000000) {
+      pending > 10000000 || keep > 10000000) {
     fprintf(stderr, "fleet-bench queue: --concurrency <= 10000, "
-                    "--rate <= 1000000, --jobs and --pending <= 10000000\n");
+                    "--rate <= 1000000, --jobs, --pending and --keep <= "
+                    "10000000\n");
     return 2;
   }
-  if (b.suffix == NULL)
-    b.suffix = "";
+  b.keep = (uint32_t)keep;
+  b.suffix = keep > 0 ? "_keep" : "";
   uv_loop_init(&b.loop);
   uv_timer_init(&b.loop, &b.pacer);
   b.pacer.data = &b;

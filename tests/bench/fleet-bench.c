@@ -20,7 +20,7 @@ static const struct {
     {"ping", bench_ping, "round trips with 1 and 50 in flight"},
     {"queue", bench_queue,
      "bulk enqueue, memory per job, process, e2e latency [--pending N] "
-     "[--keep-none]"},
+     "[--keep K]"},
     {"lock", bench_lock,
      "acquire + release, 1 and 50 in flight [--ttl MS] [--inflight N]"},
     {"store", bench_store, "put, get and event append, 50 in flight"},

@@ -14,7 +14,13 @@
 # toolchain, redis-server, redis-cli, node >= 20 and npm.
 #
 # Environment: SIDEBYSIDE_SECONDS (default 8), the measurement time of each
-# phase; SIDEBYSIDE_ROUNDS (default 3). The defaults take about 8 minutes.
+# phase; SIDEBYSIDE_ROUNDS (default 3). The defaults take about 9 minutes.
+#
+# `fleet-bench queue` measures the default, no completed-job history; a
+# second run with --keep 1000 measures what keeping history costs (only its
+# "_keep" figures are kept, so that its bulk enqueue and memory figures do
+# not replace the default run's).
+#
 # Every run is bounded by its own counts and times, and by `timeout`.
 set -eu
 
@@ -128,8 +134,10 @@ fi
 redis-cli -h 127.0.0.1 -p "$port" flushall >/dev/null
 
 # run ROUND LIMIT NAME COMMAND...: runs one program for at most LIMIT
-# seconds, tags its JSON lines with the round, and empties the server.
+# seconds, tags its JSON lines with the round (only those matching $only
+# when it is set), and empties the server.
 failures=0
+only=
 run() {
   r=$1
   limit=$2
@@ -141,7 +149,8 @@ run() {
     log "round $r: $name failed:"
     cat "$work/err" >&2
   fi
-  sed -n "s/^{/{\"round\":$r,/p" "$work/out" >>"$results"
+  sed -n "s/^{/{\"round\":$r,/p" "$work/out" | grep -e "${only:-^}" \
+    >>"$results" || true
   redis-cli -h 127.0.0.1 -p "$port" flushall >/dev/null
 }
 
@@ -153,6 +162,10 @@ while [ $r -le "$rounds" ]; do
   run $r "$limit" ping "$bench" ping --url "$url" --seconds "$secs"
   run $r "$limit" "fleet queue" "$bench" queue --url "$url" \
     --seconds "$secs"
+  only=_keep_
+  run $r "$limit" "fleet queue --keep 1000" "$bench" queue --url "$url" \
+    --seconds "$secs" --keep 1000
+  only=
   run $r "$limit" bullmq node "$node_dir/bullmq.js" --url "$url" \
     --seconds "$secs"
   run $r "$limit" bee-queue node "$node_dir/beequeue.js" --url "$url" \

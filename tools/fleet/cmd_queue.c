@@ -20,7 +20,11 @@ static const char queue_usage[] =
     "  jobs Q --state S [--limit N] [--cursor C]\n"
     "                                  a page of the jobs in state S "
     "(pending,\n"
-    "                                  delayed, running, completed, dead)\n"
+    "                                  delayed, running, completed, dead;\n"
+    "                                  completed ones only if the workers "
+    "set\n"
+    "                                  keep_completed: none are kept by "
+    "default)\n"
     "  get Q ID                        one job: state, attempts, data, last "
     "error\n"
     "  retry Q ID | retry Q --all-dead run dead jobs again\n"
@@ -380,6 +384,9 @@ static void jobs_done(cli_t *cli, int status, const char *detail,
          cli_jget(res, "state")->str, cli_jget(res, "queue")->str);
   if (next != NULL && next->num != 0)
     printf("; next page: --cursor %lld", (long long)next->num);
+  if (cli_jget(res, "total")->num == 0 &&
+      strcmp(cli_jget(res, "state")->str, "completed") == 0)
+    printf(" (completion history is off unless keep_completed is set)");
   printf("\n");
   cli_finish(cli, 0, NULL, NULL, NULL);
   cli_jfree(res);

@@ -26,6 +26,8 @@ const ratio = (a, b) => (a !== undefined && b ? a / b : undefined);
 const lock = (res, metric) => get(res, `fleet-lock c50_${metric}`);
 const P1M = 'fleet-queue process_c50_pending1000000_ops_per_s';
 const P1K = 'fleet-queue process_c50_pending1000_ops_per_s';
+// `fleet-bench queue --keep 1000`: keeping completed-job history.
+const KEEP = 'fleet-queue process_c50_keep';
 
 const num = (d) => (v) => v.toFixed(d);
 const times = (v) => `${v.toFixed(1)}x`;
@@ -89,6 +91,10 @@ const rows = [
     }, num(3)],
   ['fleet client CPU per job at 2000 jobs/s (us)', '', null,
     (r) => get(r, 'fleet-queue e2e_2000_client_cpu_us_per_op'), num(2)],
+  ['fleet processed jobs/s, keeping 1000 completed', '', null,
+    (r) => get(r, `${KEEP}_ops_per_s`), num(0)],
+  ['redis-server CPU per processed job, keeping 1000 completed (us)', '',
+    null, (r) => get(r, `${KEEP}_server_cpu_us_per_op`), num(2)],
   ['fleet processed jobs/s, 1k pending', '', null, (r) => get(r, P1K),
     num(0)],
   ['fleet processed jobs/s, 1M pending', '', null, (r) => get(r, P1M),

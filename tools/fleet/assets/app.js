@@ -315,7 +315,9 @@ async function loadJobs() {
       el('td', {}, btn)));
   }
   document.getElementById('jobs-more').textContent =
-    `${page.jobs.length} of ${page.total} ${state} job(s)`;
+    `${page.jobs.length} of ${page.total} ${state} job(s)` +
+    (state === 'completed' && page.total === 0
+      ? ' (completion history is off unless keep_completed is set)' : '');
 }
 
 // A link may open a queue's jobs: #queue=NAME&state=STATE, or a cron's
