@@ -59,6 +59,7 @@ typedef struct fleet__wjob_s {
   int sending;      /* its finish is in flight */
   int internal;     /* never given to the handler: no done callback */
   int lost_told;    /* the lost callback ran */
+  int resent;       /* its finish is being sent again after a failure */
   int local_status; /* settles without a call, with this status */
   fleet_job_action_t action;
   uint64_t local_deadline; /* loop ms */

@@ -27,7 +27,7 @@ static fleet__wjob_t *wjob_get(struct fleet__worker_s *w) {
   job->prev = job->next = job->qnext = NULL;
   job->claim = FLEET__WJOB_HELD;
   job->with_handler = job->queued = job->sending = job->internal = 0;
-  job->lost_told = 0;
+  job->lost_told = job->resent = 0;
   job->local_status = 0;
   job->error = NULL;
   job->error_len = 0;
@@ -179,6 +179,12 @@ static void wjob_settle(struct fleet__worker_s *w, fleet__wjob_t *job,
                         int status) {
   held_remove(w, job);
   job->sending = job->queued = 0;
+  /* A completion sent again whose first send landed finds the job gone
+   * when no history is kept (docs/queue.md): accepted, as
+   * FLEET_EALREADY says when it is. */
+  if (status == FLEET_ENOTFOUND && job->resent &&
+      job->action == FLEET_JOB_COMPLETE)
+    status = FLEET_EALREADY;
   if (!job->internal) {
     if (status == 0 || status == FLEET_EALREADY) {
       if (job->action == FLEET_JOB_COMPLETE) {
@@ -243,8 +249,10 @@ static void wbatch_failed(fleet__wbatch_t *b, int status) {
   for (i = 0; i < b->n; i++) {
     fleet__wjob_t *job = b->jobs[i];
     job->sending = 0;
-    if (retry && fleet__worker_may_retry(w))
+    if (retry && fleet__worker_may_retry(w)) {
+      job->resent = 1;
       sendq_push(w, job);
+    }
     else
       wjob_settle(w, job, status);
   }

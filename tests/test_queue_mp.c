@@ -22,9 +22,8 @@ typedef struct {
   uint32_t concurrency;
   uint32_t claim_ttl_ms;
   uint32_t heartbeat_ms;
-  uint64_t work_ms;        /* UINT64_MAX: never finish */
-  uint64_t start_after;    /* ms before the worker starts */
-  uint32_t keep_completed; /* the worker's queue option; 0: the default */
+  uint64_t work_ms;     /* UINT64_MAX: never finish */
+  uint64_t start_after; /* ms before the worker starts */
   char ledger[512];
   char claims[512];
 } mp_spec_t;
@@ -156,8 +155,6 @@ static _Noreturn void mp_child_main(const mp_spec_t *spec) {
   wo.heartbeat_ms = spec->heartbeat_ms;
   wo.handler = mp_handler;
   wo.done_cb = mp_done;
-  if (spec->keep_completed != 0)
-    wo.queue.keep_completed = spec->keep_completed;
   c.w.data = &c;
   if (fleet_worker_init(&c.client, &c.w, "work", &wo) != 0)
     _exit(12);
@@ -417,11 +414,6 @@ TEST_IMPL(queue_mp_restart) {
   spec.claim_ttl_ms = 2000;
   spec.heartbeat_ms = 500;
   spec.work_ms = 1;
-  /* A completion whose reply the restart cut off is sent again, and is
-   * recognised as done (FLEET_EALREADY) only while the job's record is
-   * kept: with the default (no completed history) it would answer
-   * FLEET_ENOTFOUND. */
-  spec.keep_completed = N;
   mp_paths(&spec, "restart");
   for (i = 0; i < KIDS; i++)
     pids[i] = mp_spawn(&spec);

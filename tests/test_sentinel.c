@@ -508,10 +508,6 @@ static void sen_failover(int replicas, uint32_t wait_replicas) {
   o.done_cb = sen_done;
   o.lost_cb = sen_lost;
   o.error_cb = sen_error;
-  /* A completion resent after the failover is recognised as done
-   * (FLEET_EALREADY) only while the job's record is kept: with the default
-   * (no completed history) it would answer FLEET_ENOTFOUND. */
-  o.queue.keep_completed = SEN_JOBS;
   w.data = loop;
   ASSERT_OK(fleet_worker_init(&t.c.client, &w, "jobs", &o));
   ASSERT_OK(fleet_worker_start(&w));

@@ -77,6 +77,7 @@ static void dt_open(dt_t *dt, fleet_test_backend_t *b, const char *name,
   o.concurrency = concurrency;
   o.claim_ttl_ms = claim_ttl_ms;
   o.heartbeat_ms = heartbeat_ms;
+  o.queue.keep_completed = 100; /* the tests read finished jobs */
   qt_open(&dt->t, b->url, name, NULL);
   dt->w.data = dt;
   ASSERT_OK(fleet_worker_init(&dt->t.c.client, &dt->w, name, &o));
