@@ -186,6 +186,7 @@ TEST_DECLARE(worker_error_cb_acl)
 TEST_DECLARE(queue_mp_race)
 TEST_DECLARE(queue_mp_kill)
 TEST_DECLARE(queue_mp_restart)
+TEST_DECLARE(queue_mp_delivery_stopped)
 
 /* test_diff.c */
 TEST_DECLARE(diff_lock_ops)
@@ -555,6 +556,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(queue_mp_race, 90)
   TEST_ENTRY_TIMEOUT(queue_mp_kill, 60)
   TEST_ENTRY_TIMEOUT(queue_mp_restart, 60)
+  TEST_ENTRY(queue_mp_delivery_stopped)
 
   /* test_diff.c */
   TEST_ENTRY_TIMEOUT(diff_lock_ops, 120)

@@ -1,7 +1,9 @@
 /* test_queue_mp.c -- the queue across processes, on Redis: worker processes
  * racing over 20 000 jobs (none claimed twice, none lost), a worker killed
  * mid-job (its jobs complete exactly once within the claim TTL and a
- * second), and Redis restarted mid-run with appendonly on (no job lost).
+ * second), a parked worker stopped with a delivery on its socket (its jobs
+ * are recovered at the delivery TTL), and Redis restarted mid-run with
+ * appendonly on (no job lost).
  *
  * Each worker is a forked child with its own loop and client. It appends
  * "<pid> <id> <token>" per claim to a claims file and "<id>" per completion
@@ -389,6 +391,61 @@ TEST_IMPL(queue_mp_kill) {
     ASSERT_LE(claims[i], 2);
   }
   ASSERT_EQ(10, taken);
+  fleet_test_redis_free(r);
+  return 0;
+}
+
+/* A parked worker that stops reading (SIGSTOP: its connections stay open,
+ * so the delivery reaches its socket): the jobs an enqueue delivered to it
+ * are recovered at the delivery TTL (three heartbeats here, 3 s), not the
+ * claim TTL (30 s), and another worker completes each once. */
+TEST_IMPL(queue_mp_delivery_stopped) {
+  enum { N = 10 };
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  static int ledger[N + 1], claims[N + 1];
+  mp_tally_t tl = {ledger, N, 0, NULL}, tc = {claims, N, 0, NULL};
+  mp_spec_t spec;
+  uint64_t enqueued_at, done_at;
+  pid_t pids[2];
+  int i, st;
+  qt_t t;
+
+  memset(&spec, 0, sizeof(spec));
+  spec.url = fleet_test_redis_url(r);
+  spec.concurrency = N;
+  spec.claim_ttl_ms = 30000;
+  spec.heartbeat_ms = 1000; /* delivery TTL: 3 heartbeats */
+  spec.work_ms = 5;
+  mp_paths(&spec, "dstop");
+  qt_open_prefix(&t, spec.url, "mp", "work", NULL);
+  /* The victim parks first (its first claim finds nothing), then stops. */
+  pids[0] = mp_spawn(&spec);
+  qt_sleep(&t, fleet_test_ms(1500));
+  ASSERT_OK(kill(pids[0], SIGSTOP));
+  pids[1] = mp_spawn(&spec);
+  qt_sleep(&t, fleet_test_ms(1000));
+  enqueued_at = uv_now(&t.c.loop);
+  mp_enqueue(&t, N);
+  done_at = mp_wait_completed(&t, N, 20000);
+  /* Held for the stopped victim until the delivery deadline... */
+  ASSERT_UGE(done_at - enqueued_at, 3000 - 20);
+  /* ...then recovered (recover_ms 1 s) and run, long before the claim
+   * TTL. */
+  ASSERT_ULT(done_at - enqueued_at, 3000 + 1000 + fleet_test_ms(3000));
+  ASSERT_OK(kill(pids[0], SIGKILL));
+  ASSERT_EQ(pids[0], waitpid(pids[0], &st, 0));
+  pids[0] = 0;
+  mp_stop_all(pids, 2);
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(N, t.counts.completed);
+  ASSERT_UEQ(0, t.counts.pending + t.counts.running + t.counts.dead);
+  qt_close(&t);
+  mp_read_lines(spec.ledger, mp_tally_ledger, &tl);
+  mp_read_lines(spec.claims, mp_tally_claims, &tc);
+  for (i = 1; i <= N; i++)
+    if (ledger[i] != 1 || claims[i] != 1)
+      fleet_test__fail(__FILE__, __LINE__, "job %d: %d completions, %d claims",
+                       i, ledger[i], claims[i]);
   fleet_test_redis_free(r);
   return 0;
 }
