@@ -324,6 +324,31 @@ static void worker_on_delivery(void *arg, int status, const char *payload,
   worker_on_wake(arg, status, payload, len);
 }
 
+static void worker_on_unparked(fleet_queue_t *q, int status, fleet_job_t *jobs,
+                               size_t n, const fleet_claim_info_t *info,
+                               void *user_data) {
+  struct fleet__worker_s *w = user_data;
+
+  w->calls_in_flight--;
+  if (status != 0 && status != FLEET_ECANCELED)
+    fleet__handle_error(&w->base, status);
+  fleet__worker_check_done(w);
+}
+
+/* A stopping worker takes no more deliveries: a claim of no job that names
+ * it unparks it, and its claims park it no more. A delivery that raced the
+ * unpark is handed back (fleet__worker_delivered). */
+static void worker_unpark(struct fleet__worker_s *w) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)w->queue.internal_;
+
+  if (q->park_len == 0)
+    return;
+  if (fleet_queue_claim(&w->queue, 0, w->o.claim_ttl_ms, worker_on_unparked,
+                        w) == 0)
+    w->calls_in_flight++;
+  q->park_len = 0;
+}
+
 static void worker_unsubscribe(struct fleet__worker_s *w) {
   fleet__backend_t *be = fleet__handle_backend(&w->base);
 
@@ -408,6 +433,7 @@ static void worker_set_state(struct fleet__worker_s *w,
     case FLEET__WORKER_STOPPING:
       uv_timer_stop(&w->delay_timer);
       uv_timer_stop(&w->recover_timer);
+      worker_unpark(w);
       worker_arm_poll(w);
       fleet__worker_kick(w);
       break;

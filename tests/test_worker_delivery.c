@@ -5,8 +5,11 @@
  * claim's short deadline and its first heartbeat, re-parking, the room of
  * a delivery, a delivery nobody reads (recovered at its deadline), a parked
  * worker without a subscriber (the job stays pending), a pause (it unparks
- * every worker), and the reading of a delivery message. */
+ * every worker), a stopping worker (it unparks itself; a delivery that
+ * reaches it anyway is handed back), and the reading of a delivery
+ * message. */
 #include "queue_int.h"
+#include "worker_int.h"
 #include "test_queue_util.h"
 
 /* What a test's worker saw. */
@@ -17,6 +20,7 @@ typedef struct {
   int hold; /* keep jobs until the test finishes them */
   fleet_job_t *held[8];
   uint64_t deadline[8], handled_at[8];
+  char payload[8][16]; /* of each job handled, NUL-terminated */
 } dt_t;
 
 /* The wall clock in unix ms: the backend's clock, to a few ms (the
@@ -36,6 +40,9 @@ static void dt_handler(fleet_worker_t *w, fleet_job_t *job) {
     dt->deadline[dt->handled] = job->deadline_ms;
     dt->handled_at[dt->handled] = dt_wall_ms();
     dt->held[dt->handled] = job;
+    ASSERT_LT(job->payload.len, sizeof(dt->payload[0]));
+    memcpy(dt->payload[dt->handled], job->payload.base, job->payload.len);
+    dt->payload[dt->handled][job->payload.len] = '\0';
   }
   dt->handled++;
   if (!dt->hold)
@@ -236,6 +243,78 @@ CONFORMANCE_IMPL(worker_delivery_room) {
   ASSERT_EQ(0, dt.other);
   ASSERT_OK(qt_counts(&dt.t));
   ASSERT_UEQ(0, dt.t.counts.pending + dt.t.counts.running);
+  dt_close(&dt);
+}
+
+static void dt_on_stop(fleet_handle_t *w, int status, void *user_data) {
+  int *stopped = user_data;
+  ASSERT_OK(status);
+  (*stopped)++;
+}
+
+/* A stopping worker unparks itself: an enqueue during the stop leaves its
+ * job pending. A delivery that still reaches it (here: the test parks it
+ * again) is handed back, never given to the handler, and runs once the
+ * worker starts again. */
+CONFORMANCE_IMPL(worker_delivery_stopping) {
+  struct fleet__queue_s *wq;
+  char wid[24];
+  int stopped = 0;
+  dsub_t s;
+  dt_t dt;
+
+  dt_open(&dt, b, "dstop", 4, 60000, 200);
+  dt.hold = 1;
+  ASSERT_OK(fleet_worker_start(&dt.w));
+  qt_sleep(&dt.t, 150);
+  qt_add(&dt.t, "t", "held", NULL); /* delivered: keeps the stop waiting */
+  dt_until(&dt, &dt.handled, 1);
+  wq = (struct fleet__queue_s *)((struct fleet__worker_s *)dt.w.internal_)
+           ->queue.internal_;
+  ASSERT_EQ(16, (int)strlen(wq->park_id));
+  strcpy(wid, wq->park_id);
+  dsub_open(&s, &dt.t, "dstop", wid); /* sees what is delivered to it */
+  ASSERT_OK(fleet_worker_stop(&dt.w, 60000, dt_on_stop, &stopped));
+  qt_sleep(&dt.t, 100);
+  qt_add(&dt.t, "t", "a", NULL);
+  qt_sleep(&dt.t, 100);
+  ASSERT_EQ(0, s.messages); /* unparked: nothing delivered */
+  ASSERT_EQ(1, dt.handled);
+  ASSERT_OK(qt_counts(&dt.t));
+  ASSERT_UEQ(1, dt.t.counts.pending);
+  ASSERT_UEQ(1, dt.t.counts.running);
+  /* Parked again behind its back, with the pending job claimed away so
+   * that the queue is empty: the next job is delivered to it, and handed
+   * back. */
+  {
+    qt_job_t jobs[1];
+    fleet_claim_t c;
+    int res[1];
+    ASSERT_EQ(1, qt_claim(&dt.t, 1, 60000, jobs));
+    park(&dt.t, wid, 5, 1000);
+    c = qt_claim_of(&jobs[0]);
+    ASSERT_OK(qt_complete(&dt.t, &c, 1, res));
+  }
+  qt_add(&dt.t, "t", "b", NULL);
+  qt_sleep(&dt.t, 200);
+  ASSERT_EQ(1, s.messages); /* delivered... */
+  ASSERT_EQ(1, dt.handled); /* ...and not run */
+  ASSERT_OK(qt_counts(&dt.t));
+  ASSERT_UEQ(1, dt.t.counts.pending); /* released: pending again */
+  ASSERT_UEQ(1, dt.t.counts.running); /* the held job */
+  ASSERT_EQ(0, stopped);
+  ASSERT_OK(fleet_job_complete(dt.held[0]));
+  dt_until(&dt, &stopped, 1);
+  /* Started again, it runs the handed-back job. */
+  dt.hold = 0;
+  ASSERT_OK(fleet_worker_start(&dt.w));
+  dt_until(&dt, &dt.handled, 2);
+  dt_until(&dt, &dt.completed, 2);
+  ASSERT_STR_EQ("b", dt.payload[1]);
+  ASSERT_OK(qt_counts(&dt.t));
+  ASSERT_UEQ(0, dt.t.counts.pending + dt.t.counts.running);
+  ASSERT_EQ(0, dt.other);
+  dsub_close(&s, &dt.t);
   dt_close(&dt);
 }
 
