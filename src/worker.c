@@ -567,7 +567,8 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     dsuffix[7 + i] = "0123456789abcdef"[(wid >> (60 - 4 * i)) & 15];
   dsuffix[23] = '\0';
   if (fleet__key_build(&chan, w->base.client->prefix,
-                       w->base.client->prefix_len, name, len, "jobs:wake") != 0 ||
+                       w->base.client->prefix_len, name, len,
+                       "jobs:wake") != 0 ||
       fleet__key_build(&dchan, w->base.client->prefix,
                        w->base.client->prefix_len, name, len, dsuffix) != 0)
     err = FLEET_ENOMEM;

@@ -252,8 +252,7 @@ static void wbatch_failed(fleet__wbatch_t *b, int status) {
     if (retry && fleet__worker_may_retry(w)) {
       job->resent = 1;
       sendq_push(w, job);
-    }
-    else
+    } else
       wjob_settle(w, job, status);
   }
 }
@@ -499,9 +498,8 @@ static const fleet__batch_kind_t worker_hb_kind = {
 /* Schedules the next heartbeat of `job` `period` ms after `from` (loop
  * ms): it may go a quarter period early to share a call with others. Out
  * of memory, the claim goes without: it is reported lost at its deadline. */
-static void worker_hb_schedule_in(struct fleet__worker_s *w,
-                                  fleet__wjob_t *job, uint64_t from,
-                                  uint32_t period) {
+static void worker_hb_schedule_in(struct fleet__worker_s *w, fleet__wjob_t *job,
+                                  uint64_t from, uint32_t period) {
   int err;
 
   /* A callback may have stopped or closed the worker meanwhile. */

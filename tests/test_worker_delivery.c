@@ -135,8 +135,8 @@ static void dsub_open(dsub_t *s, qt_t *t, const char *name, const char *wid) {
 
   memset(s, 0, sizeof(*s));
   dsub_channel(chan, sizeof(chan), name, wid);
-  ASSERT_OK(be->vt->subscribe(be, chan, strlen(chan), dsub_on_message, s,
-                              &s->sub));
+  ASSERT_OK(
+      be->vt->subscribe(be, chan, strlen(chan), dsub_on_message, s, &s->sub));
   ASSERT(fleet_test_wait_count(&t->c.loop, &s->live, 1,
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
 }
@@ -340,8 +340,8 @@ CONFORMANCE_IMPL(worker_delivery_lost) {
   ASSERT_UEQ(0, dt.t.counts.pending);
   ASSERT_UEQ(1, dt.t.counts.running);
   /* The message is the job, claimed for 300 ms. */
-  ASSERT_OK(fleet__queue_delivery_read(&dt.t.q, s.last, s.last_len, &ci,
-                                       &jobs, &n));
+  ASSERT_OK(
+      fleet__queue_delivery_read(&dt.t.q, s.last, s.last_len, &ci, &jobs, &n));
   ASSERT_EQ(1, (int)n);
   ASSERT_STR_EQ(id, jobs[0].id);
   ASSERT_EQ(1, (int)jobs[0].attempts);
@@ -437,10 +437,20 @@ static void msg_job(char *buf, size_t *len, const char *id, const char *rec,
  * FLEET_EPROTO for every malformed one. */
 TEST_IMPL(worker_delivery_message) {
   /* Records: "<attempts>\0<max>\0<created>\0<type>\0<payload>". */
-  static const char rec_a[] = "2\0" "4\0" "7\0" "t\0" "p";
-  static const char rec_b[] = "\0\0" "1\0" "u\0";
-  static const char rec_3parts[] = "\0\0" "1\0" "u";
-  static const char rec_notype[] = "\0\0" "1\0" "\0p";
+  static const char rec_a[] = "2\0"
+                              "4\0"
+                              "7\0"
+                              "t\0"
+                              "p";
+  static const char rec_b[] = "\0\0"
+                              "1\0"
+                              "u\0";
+  static const char rec_3parts[] = "\0\0"
+                                   "1\0"
+                                   "u";
+  static const char rec_notype[] = "\0\0"
+                                   "1\0"
+                                   "\0p";
   char buf[256];
   size_t len, i, n;
   fleet_claim_info_t ci;
@@ -453,20 +463,41 @@ TEST_IMPL(worker_delivery_message) {
     size_t rec_len;
     size_t cut; /* bytes cut off the end */
   } bad[] = {
-      {"5\0" "9\0", 4, NULL, NULL, 0, 0},          /* no job */
-      {"5\0" "9", 3, NULL, NULL, 0, 0},            /* deadline unended */
-      {"x\0" "9\0", 4, rec_a, "3", 9, 0},          /* now not a number */
-      {"5\0" "9\0", 4, rec_a, "x", 9, 0},          /* token not a number */
-      {"5\0" "9\0", 4, rec_a, "0", 9, 0},          /* token 0 */
-      {"5\0" "9\0", 4, rec_a, "3", 9, 1},          /* token unended */
-      {"5\0" "9\0", 4, rec_a, "3", 9, 3},          /* record cut short */
-      {"5\0" "9\0", 4, rec_3parts, "3", 5, 0},     /* 3 separators */
-      {"5\0" "9\0", 4, rec_notype, "3", 6, 0},     /* empty type */
+      {"5\0"
+       "9\0",
+       4, NULL, NULL, 0, 0}, /* no job */
+      {"5\0"
+       "9",
+       3, NULL, NULL, 0, 0}, /* deadline unended */
+      {"x\0"
+       "9\0",
+       4, rec_a, "3", 9, 0}, /* now not a number */
+      {"5\0"
+       "9\0",
+       4, rec_a, "x", 9, 0}, /* token not a number */
+      {"5\0"
+       "9\0",
+       4, rec_a, "0", 9, 0}, /* token 0 */
+      {"5\0"
+       "9\0",
+       4, rec_a, "3", 9, 1}, /* token unended */
+      {"5\0"
+       "9\0",
+       4, rec_a, "3", 9, 3}, /* record cut short */
+      {"5\0"
+       "9\0",
+       4, rec_3parts, "3", 5, 0}, /* 3 separators */
+      {"5\0"
+       "9\0",
+       4, rec_notype, "3", 6, 0}, /* empty type */
   };
 
   qt_open(&t, "memory://", "msg", NULL);
   len = 0;
-  msg_put(buf, &len, "5\0" "9\0", 4);
+  msg_put(buf, &len,
+          "5\0"
+          "9\0",
+          4);
   msg_job(buf, &len, "a", rec_a, sizeof(rec_a) - 1, "3");
   msg_job(buf, &len, "bc", rec_b, sizeof(rec_b) - 1, "4");
   ASSERT_OK(fleet__queue_delivery_read(&t.q, buf, len, &ci, &jobs, &n));
