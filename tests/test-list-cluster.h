@@ -22,6 +22,8 @@
   XX(worker_basic)                                                             \
   XX(worker_wakeup)                                                            \
   XX(worker_heartbeat)                                                         \
+  XX(worker_delivery)                                                          \
+  XX(worker_delivery_unheard)                                                  \
   XX(store_list_pages)                                                         \
   XX(store_clear_prefix)                                                       \
   XX(store_clear_many)                                                         \
