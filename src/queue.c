@@ -196,6 +196,7 @@ static void queue_free(fleet__handle_t *h) {
   free(q->name);
   free(q->results);
   free(q->jobs);
+  free(q->dl);
   free(q->enq);
   free(q->ids);
   free(q->strs);

@@ -2,7 +2,6 @@
  * heartbeat), complete, release, fail and recover, with the checks of
  * their input and of their replies; and the worker's complete-and-claim
  * round trip, which reads its reply with the readers of both. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "queue_int.h"
@@ -216,16 +215,18 @@ int fleet__queue_delivery_read(fleet_queue_t *pub, const char *msg, size_t len,
                                size_t *n) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)pub->internal_;
   const char *p = msg, *end = msg + len;
-  fleet__reply_t *e = NULL, top;
-  size_t nelem = 4, cap = 0;
+  fleet__reply_t *e, top;
+  size_t nelem = 4;
   uint64_t v = 0;
   int rc = 0;
 
   /* The message as the reply of a claim: {now, deadline, -1, 0, then id,
-   * record, token per job}; the claim's reader checks and copies it. */
+   * record, token per job}, in the queue's reused `dl` array; the claim's
+   * reader checks and copies it. */
   memset(&top, 0, sizeof(top));
-  if (fleet__grow((void **)&e, &cap, 4 + 3 * 4, sizeof(*e)) != 0)
+  if (fleet__grow((void **)&q->dl, &q->dl_cap, 4 + 3 * 4, sizeof(*q->dl)) != 0)
     return FLEET_ENOMEM;
+  e = q->dl;
   memset(e, 0, 4 * sizeof(*e));
   for (int i = 0; i < 4; i++)
     e[i].type = FLEET__REPLY_INT;
@@ -238,10 +239,11 @@ int fleet__queue_delivery_read(fleet_queue_t *pub, const char *msg, size_t len,
   e[2].integer = -1;
   while (rc == 0 && p < end) {
     if (nelem / 3 > FLEET_QUEUE_BATCH_MAX ||
-        fleet__grow((void **)&e, &cap, nelem + 3, sizeof(*e)) != 0) {
+        fleet__grow((void **)&q->dl, &q->dl_cap, nelem + 3, sizeof(*e)) != 0) {
       rc = nelem / 3 > FLEET_QUEUE_BATCH_MAX ? FLEET_EPROTO : FLEET_ENOMEM;
       break;
     }
+    e = q->dl;
     memset(&e[nelem], 0, 3 * sizeof(*e));
     e[nelem + 2].type = FLEET__REPLY_INT;
     if (queue_delivery_str(&p, end, &e[nelem]) != 0 ||
@@ -261,7 +263,6 @@ int fleet__queue_delivery_read(fleet_queue_t *pub, const char *msg, size_t len,
     top.elem = e;
     rc = queue_claim_read(q, &top, FLEET_QUEUE_BATCH_MAX, info, n);
   }
-  free(e);
   if (rc == 0)
     *jobs = q->jobs;
   return rc;

@@ -101,6 +101,9 @@ struct fleet__queue_s {
   char park_id[24];
   size_t park_len;
   uint32_t park_ttl_ms;
+  /* A delivery read as a claim's reply (fleet__queue_delivery_read). */
+  fleet__reply_t *dl;
+  size_t dl_cap;
 
   /* What replies are turned into; reused, since reply callbacks never
    * nest. Strings handed out are NUL-terminated copies in `strs`. */
