@@ -90,7 +90,9 @@ static void wt_done(fleet_worker_t *w, fleet_job_t *job,
   wt_t *wt = w->data;
 
   wt->last_done_status = status;
-  if (action == FLEET_JOB_COMPLETE && status == 0)
+  /* FLEET_EALREADY: a completion sent again after a failed send whose
+   * first send had arrived; the worker counts it as accepted. */
+  if (action == FLEET_JOB_COMPLETE && (status == 0 || status == FLEET_EALREADY))
     wt->completed++;
   else
     wt->done_other++;
