@@ -175,6 +175,7 @@ CONFORMANCE_DECLARE(worker_delivery_stopping)
 CONFORMANCE_DECLARE(worker_delivery_lost)
 CONFORMANCE_DECLARE(worker_delivery_unheard)
 TEST_DECLARE(worker_delivery_message)
+TEST_DECLARE(worker_delivery_no_error_replies)
 TEST_DECLARE(worker_redis_outage)
 TEST_DECLARE(worker_redis_lease_timeout)
 
@@ -546,6 +547,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(worker_delivery_lost)
   CONFORMANCE_ENTRY(worker_delivery_unheard)
   TEST_ENTRY(worker_delivery_message)
+  TEST_ENTRY(worker_delivery_no_error_replies)
   TEST_ENTRY(worker_redis_outage)
   TEST_ENTRY(worker_redis_lease_timeout)
 

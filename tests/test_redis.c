@@ -268,7 +268,9 @@ TEST_IMPL(redis_unix_and_hostname) {
 
 /* Every embedded script's SHA1 is the one Redis computes for its body (the
  * handshake loads each body), so EVALSHA never falls back to EVAL in
- * normal running; includes expanded at build time are hashed as sent. */
+ * normal running; includes expanded at build time are hashed as sent. The
+ * same holds for the cluster adapter's copies, which differ only in how
+ * they publish. */
 TEST_IMPL(redis_script_shas) {
   fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
   client_ctx_t t;
@@ -287,6 +289,29 @@ TEST_IMPL(redis_script_shas) {
                        fleet__scripts[i].name, fleet__scripts[i].sha1);
     freeReplyObject(reply);
     ASSERT_NULL(strstr(fleet__scripts[i].body, "\n--#include "));
+  }
+  /* The cluster adapter's copies, loaded by hand (this is one Redis): the
+   * same SHA1 as Redis computes, and each copy fixed to its way of
+   * publishing (lib/wake.lua), where the script publishes at all. */
+  for (i = 0; i < fleet__nscripts; i++) {
+    const fleet__script_t *p = &fleet__scripts[i];
+    const fleet__script_t *s = &fleet__scripts_sharded[i];
+    redisReply *reply =
+        fleet_test_redis_cmd(r, "SCRIPT LOAD %b", s->body, s->len);
+    ASSERT_NOT_NULL(reply);
+    ASSERT_EQ(REDIS_REPLY_STRING, reply->type);
+    ASSERT_STR_EQ(s->sha1, reply->str);
+    freeReplyObject(reply);
+    ASSERT_STR_EQ(p->name, s->name);
+    ASSERT_NULL(strstr(p->body, "local wake_sharded\n"));
+    ASSERT_NULL(strstr(s->body, "local wake_sharded\n"));
+    if (strstr(p->body, "publish_wake(") != NULL) {
+      ASSERT_NOT_NULL(strstr(p->body, "local wake_sharded = false\n"));
+      ASSERT_NOT_NULL(strstr(s->body, "local wake_sharded = true\n"));
+      ASSERT(strcmp(p->sha1, s->sha1) != 0);
+    } else {
+      ASSERT_STR_EQ(p->sha1, s->sha1);
+    }
   }
   ctx_close(&t);
   fleet_test_redis_free(r);

@@ -6,8 +6,8 @@
  * a delivery, a delivery nobody reads (recovered at its deadline), a parked
  * worker without a subscriber (the job stays pending), a pause (it unparks
  * every worker), a stopping worker (it unparks itself; a delivery that
- * reaches it anyway is handed back), and the reading of a delivery
- * message. */
+ * reaches it anyway is handed back), the reading of a delivery message,
+ * and (on one Redis) publishing without error replies. */
 #include "queue_int.h"
 #include "worker_int.h"
 #include "test_queue_util.h"
@@ -529,5 +529,66 @@ TEST_IMPL(worker_delivery_message) {
                fleet__queue_delivery_read(&t.q, buf, len, &ci, &jobs, &n));
   }
   qt_close(&t);
+  return 0;
+}
+
+/* The value of `field` ("name:value" lines) in an INFO reply of `r`: the
+ * number it starts with (0 for "calls=...", as in commandstats), or -1
+ * when the reply has no such field. */
+static long long info_field(fleet_test_redis_t *r, const char *section,
+                            const char *field) {
+  redisReply *reply = fleet_test_redis_cmd(r, "INFO %s", section);
+  const char *at;
+  long long v = -1;
+
+  ASSERT_NOT_NULL(reply);
+  ASSERT_EQ(REDIS_REPLY_STRING, reply->type);
+  at = strstr(reply->str, field);
+  if (at != NULL && at[strlen(field)] == ':')
+    v = strtoll(at + strlen(field) + 1, NULL, 10);
+  freeReplyObject(reply);
+  return v;
+}
+
+/* On one Redis, the scripts publish (a delivery, a wake-up, a pause) with
+ * PUBLISH without asking whether this is a cluster: the library's copies
+ * are fixed at build time (lib/wake.lua). Asking (CLUSTER MYID) was an
+ * error reply per publishing call, which an operator sees grow in Redis's
+ * error statistics. */
+TEST_IMPL(worker_delivery_no_error_replies) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  fleet_test_backend_t b;
+  long long errors0;
+  dt_t dt;
+  int i;
+
+  memset(&b, 0, sizeof(b));
+  snprintf(b.url, sizeof(b.url), "%s", fleet_test_redis_url(r));
+  b.redis = r;
+  dt_open(&dt, &b, "noerr", 2, 60000, 200);
+  ASSERT_OK(fleet_worker_start(&dt.w));
+  qt_sleep(&dt.t, 150);
+  errors0 = info_field(r, "stats", "total_error_replies");
+  ASSERT_GE(errors0, 0);
+  for (i = 0; i < 3; i++) {
+    qt_add(&dt.t, "t", "x", NULL);
+    dt_until(&dt, &dt.completed, i + 1);
+    qt_sleep(&dt.t, 50); /* parked again by the completion */
+  }
+  /* Paused (which unparks), a job added, resumed (which wakes). */
+  ASSERT_OK(fleet_queue_pause(&dt.t.q, dt_on_paused, NULL));
+  qt_sleep(&dt.t, 50);
+  qt_add(&dt.t, "t", "x", NULL);
+  qt_sleep(&dt.t, 50);
+  ASSERT_EQ(3, dt.completed);
+  ASSERT_OK(fleet_queue_resume(&dt.t.q, dt_on_paused, NULL));
+  dt_until(&dt, &dt.completed, 4);
+  ASSERT_EQ(0, dt.other);
+  /* The jobs went by delivery and wake-up: the scripts did publish. */
+  ASSERT_NE(-1, info_field(r, "commandstats", "cmdstat_publish"));
+  ASSERT_EQ(-1, info_field(r, "commandstats", "cmdstat_cluster|myid"));
+  ASSERT_EQ(errors0, info_field(r, "stats", "total_error_replies"));
+  dt_close(&dt);
+  fleet_test_redis_free(r);
   return 0;
 }

@@ -651,7 +651,8 @@ int fleet__byo_open(uv_loop_t *loop, redisAsyncContext *ac,
   }
   for (i = 0; i < FLEET__OP_COUNT; i++)
     if (fleet__op_command((fleet__op_t)i) == NULL)
-      be->scripts[i] = fleet__redis_find_script(fleet__op_name((fleet__op_t)i));
+      be->scripts[i] =
+          fleet__redis_find_script(fleet__op_name((fleet__op_t)i), 0);
   uv_idle_init(loop, &be->idle);
   be->idle.data = be;
   byo_defer(be); /* reports READY from the loop */

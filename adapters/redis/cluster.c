@@ -229,7 +229,7 @@ static fleet__rconn_t *cluster_node_conn(cluster_node_t *n) {
   if (n->conn == NULL)
     return NULL;
   if (fleet__rconn_open(n->conn, be->loop, n, &n->url, &be->config,
-                        &cluster_main_events, 0, fleet__scripts,
+                        &cluster_main_events, 0, fleet__scripts_sharded,
                         fleet__nscripts) != 0) {
     free(n->conn);
     n->conn = NULL;
@@ -1379,7 +1379,8 @@ int fleet__cluster_open(uv_loop_t *loop, const fleet__url_t *url,
   be->owner = owner;
   for (i = 0; i < FLEET__OP_COUNT; i++)
     if (fleet__op_command((fleet__op_t)i) == NULL)
-      be->scripts[i] = fleet__redis_find_script(fleet__op_name((fleet__op_t)i));
+      be->scripts[i] =
+          fleet__redis_find_script(fleet__op_name((fleet__op_t)i), 1);
   err = cluster_add_seeds(be, url);
   if (err != 0) {
     be->events = NULL;

@@ -18,9 +18,10 @@ int fleet__cluster_open(uv_loop_t *loop, const fleet__url_t *url,
 
 extern const fleet__backend_vtable_t fleet__cluster_backend;
 
-/* Shared with redis.c: the script of an op, and the EVALSHA -> EVAL
+/* Shared with redis.c: the script of an op (`sharded`: the copy the
+ * cluster adapter runs, scripts.h), and the EVALSHA -> EVAL
  * rewrite after NOSCRIPT (0 or FLEET_ENOMEM). */
-const fleet__script_t *fleet__redis_find_script(const char *name);
+const fleet__script_t *fleet__redis_find_script(const char *name, int sharded);
 int fleet__redis_req_to_eval(fleet__rreq_t *req);
 
 #endif /* FLEET_REDIS_CLUSTER_H */

@@ -621,11 +621,12 @@ static const fleet__rconn_events_t redis_main_events = {
 static const fleet__rconn_events_t redis_sub_events = {
     redis_on_sub_state, redis_on_push, redis_on_conn_closed};
 
-const fleet__script_t *fleet__redis_find_script(const char *name) {
+const fleet__script_t *fleet__redis_find_script(const char *name, int sharded) {
+  const fleet__script_t *t = sharded ? fleet__scripts_sharded : fleet__scripts;
   size_t i;
   for (i = 0; i < fleet__nscripts; i++)
-    if (strcmp(fleet__scripts[i].name, name) == 0)
-      return &fleet__scripts[i];
+    if (strcmp(t[i].name, name) == 0)
+      return &t[i];
   return NULL;
 }
 
@@ -633,7 +634,7 @@ int fleet__redis_op_implemented(fleet__op_t op) {
   if ((unsigned)op >= FLEET__OP_COUNT)
     return 0;
   return fleet__op_command(op) != NULL ||
-         fleet__redis_find_script(fleet__op_name(op)) != NULL;
+         fleet__redis_find_script(fleet__op_name(op), 0) != NULL;
 }
 
 static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
@@ -660,7 +661,8 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
   be->owner = owner;
   for (i = 0; i < FLEET__OP_COUNT; i++)
     if (fleet__op_command((fleet__op_t)i) == NULL)
-      be->scripts[i] = fleet__redis_find_script(fleet__op_name((fleet__op_t)i));
+      be->scripts[i] =
+          fleet__redis_find_script(fleet__op_name((fleet__op_t)i), 0);
   if (url->scheme == FLEET__URL_SENTINEL) {
     err = fleet__sentinel_new(&be->sentinel, loop, url, &be->config,
                               &redis_sentinel_events, be);

@@ -13,7 +13,12 @@ typedef struct {
   const char *sha1; /* 40 lowercase hex digits */
 } fleet__script_t;
 
+/* The scripts the Redis adapter (one Redis, Sentinel, a connection the
+ * user brings) and the memory backend run; and, in the same order, those
+ * the cluster adapter runs, which publish wake-ups with SPUBLISH where the
+ * first publish with PUBLISH (lib/wake.lua). Both hold fleet__nscripts. */
 extern const fleet__script_t fleet__scripts[];
+extern const fleet__script_t fleet__scripts_sharded[];
 extern const size_t fleet__nscripts;
 
 #endif /* FLEET_REDIS_SCRIPTS_H */

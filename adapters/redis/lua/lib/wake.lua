@@ -3,9 +3,14 @@
 -- the object's tag, so on a Redis Cluster the message goes over sharded
 -- pub/sub (SPUBLISH: it stays on the shard that owns the tag's slot, where
 -- fleet subscribes with SSUBSCRIBE); elsewhere (one Redis, the memory
--- backend) it is a plain PUBLISH. Whether this is a cluster is asked once
--- per script run, when it first publishes. Returns the number of clients
--- that received the message (on a cluster: on that shard).
+-- backend) it is a plain PUBLISH. The library's build sets wake_sharded
+-- below in each copy of a script (cmake/embed_lua.cmake): false in the one
+-- the Redis adapter and the memory backend run, true in the one the
+-- cluster adapter runs, so no call asks. This file as it stands (a script
+-- run by hand, or by another language) asks once per script run, when it
+-- first publishes, with CLUSTER MYID, an error on one Redis. Returns the
+-- number of clients that received the message (on a cluster: on that
+-- shard).
 local wake_sharded
 local function publish_wake(channel, message)
   if wake_sharded == nil then
