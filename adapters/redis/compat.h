@@ -1,5 +1,8 @@
 /* compat.h -- the one place that hides differences between hiredis 0.14
- * (Debian 12) and hiredis 1.x. fleet uses only the reply reader. */
+ * (Debian 12) and hiredis 1.x, or Redict's fork hiredict 1.x through its
+ * hiredis shims (tests/hiredis1/check.sh builds and tests fleet on that).
+ * fleet uses the reply reader, and the async context of a connection the
+ * user brings (adapters/redis/byo.c). */
 #ifndef FLEET_REDIS_COMPAT_H
 #define FLEET_REDIS_COMPAT_H
 
@@ -7,6 +10,18 @@
 
 #include <hiredis/hiredis.h>
 #include <hiredis/read.h>
+
+/* hiredict's shims (1.3) miss a few of hiredis's names: a flag (spelt
+ * REDIS_DICONNECTING there) and the connection types, an enum. */
+#ifdef HIREDICT_MAJOR
+#ifndef REDIS_DISCONNECTING
+#define REDIS_DISCONNECTING REDICT_DISCONNECTING
+#endif
+#ifndef REDIS_CONN_TCP
+#define REDIS_CONN_TCP REDICT_CONN_TCP
+#define REDIS_CONN_UNIX REDICT_CONN_UNIX
+#endif
+#endif
 
 /* hiredis 1.x knows RESP3 reply types; fleet speaks RESP2 and treats them,
  * should a server send them, like their RESP2 shapes or as unexpected. */
