@@ -271,6 +271,14 @@ static void mp_enqueue(qt_t *t, int n) {
 
 /* Polls the counts until `completed` reaches n (or `ms`, scaled, pass);
  * returns the loop time when it did. */
+/* The queue finished all `n` jobs: completed, none pending, running or
+ * dead. */
+static void mp_check_drained(qt_t *t, uint64_t n) {
+  ASSERT_OK(qt_counts(t));
+  ASSERT_UEQ(n, t->counts.completed);
+  ASSERT_UEQ(0, t->counts.pending + t->counts.running + t->counts.dead);
+}
+
 static uint64_t mp_wait_completed(qt_t *t, uint64_t n, uint64_t ms) {
   uint64_t t0 = uv_now(&t->c.loop);
 
@@ -311,9 +319,7 @@ TEST_IMPL(queue_mp_race) {
   mp_enqueue(&t, N);
   mp_wait_completed(&t, N, 60000);
   mp_stop_all(pids, KIDS);
-  ASSERT_OK(qt_counts(&t));
-  ASSERT_UEQ(N, t.counts.completed);
-  ASSERT_UEQ(0, t.counts.pending + t.counts.running + t.counts.dead);
+  mp_check_drained(&t, N);
   qt_close(&t);
 
   /* Every job claimed once (no claim ever expired, so twice would mean
@@ -436,9 +442,7 @@ TEST_IMPL(queue_mp_delivery_stopped) {
   ASSERT_EQ(pids[0], waitpid(pids[0], &st, 0));
   pids[0] = 0;
   mp_stop_all(pids, 2);
-  ASSERT_OK(qt_counts(&t));
-  ASSERT_UEQ(N, t.counts.completed);
-  ASSERT_UEQ(0, t.counts.pending + t.counts.running + t.counts.dead);
+  mp_check_drained(&t, N);
   qt_close(&t);
   mp_read_lines(spec.ledger, mp_tally_ledger, &tl);
   mp_read_lines(spec.claims, mp_tally_claims, &tc);
@@ -480,9 +484,7 @@ TEST_IMPL(queue_mp_restart) {
   ASSERT_OK(fleet_test_redis_restart(r));
   mp_wait_completed(&t, N, 30000);
   mp_stop_all(pids, KIDS);
-  ASSERT_OK(qt_counts(&t));
-  ASSERT_UEQ(N, t.counts.completed);
-  ASSERT_UEQ(0, t.counts.pending + t.counts.running + t.counts.dead);
+  mp_check_drained(&t, N);
   qt_close(&t);
   mp_read_lines(spec.ledger, mp_tally_ledger, &tl);
   for (i = 1; i <= N; i++)
