@@ -152,6 +152,7 @@ TEST_DECLARE(queue_redis_enqueue_phase)
 CONFORMANCE_DECLARE(queue_keep_default)
 /* test_queue_perf.c */
 TEST_DECLARE(queue_redis_claim_fast_paths)
+TEST_DECLARE(queue_redis_record_chunks)
 
 /* test_queue_claims.c */
 CONFORMANCE_DECLARE(queue_claim_tokens)
@@ -523,6 +524,7 @@ TEST_LIST_START
   TEST_ENTRY(queue_redis_enqueue_phase)
   CONFORMANCE_ENTRY(queue_keep_default)
   TEST_ENTRY(queue_redis_claim_fast_paths)
+  TEST_ENTRY(queue_redis_record_chunks)
 
   /* test_queue_claims.c */
   CONFORMANCE_ENTRY(queue_claim_tokens)

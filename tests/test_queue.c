@@ -431,11 +431,16 @@ static void queue_expect(fleet_test_redis_t *redis, const char *cmd) {
   freeReplyObject(r);
 }
 
-/* Writes `len` bytes at `rec` as the record of job `id` of queue "a". */
+/* Writes `len` bytes at `rec` as the record of job `id` of queue "a":
+ * in T:recs:0 for a generated id below 1000, else in T:jobs (docs/queue.md,
+ * "Keys"). */
 static void queue_put_record(fleet_test_redis_t *redis, const char *id,
                              const char *rec, size_t len) {
+  const char *hash = strspn(id, "0123456789") == strlen(id) && strlen(id) <= 3
+                         ? "{qt:a}:recs:0"
+                         : "{qt:a}:jobs";
   redisReply *r =
-      fleet_test_redis_cmd(redis, "HSET {qt:a}:jobs %s %b", id, rec, len);
+      fleet_test_redis_cmd(redis, "HSET %s %s %b", hash, id, rec, len);
   ASSERT_NOT_NULL(r);
   ASSERT_NE(REDIS_REPLY_ERROR, r->type);
   freeReplyObject(r);

@@ -3,6 +3,7 @@
  * (across every carry), returns the stored record for the client to
  * split, and keeps the per-job hashes hash tables with a mark that no
  * reader may count. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "test_queue_util.h"
@@ -70,8 +71,8 @@ TEST_IMPL(queue_redis_claim_fast_paths) {
   /* A record with attempts, max_attempts and a payload holding a NUL:
    * the client splits it, the claim's attempt is one more. */
   qt_add(&t, "t", "p", NULL);
-  reply =
-      fleet_test_redis_cmd(r, "HSET {qt:dg}:jobs 30 %b", rec, sizeof(rec) - 1);
+  reply = fleet_test_redis_cmd(r, "HSET {qt:dg}:recs:0 30 %b", rec,
+                               sizeof(rec) - 1);
   ASSERT_NOT_NULL(reply);
   ASSERT_NE(REDIS_REPLY_ERROR, reply->type);
   freeReplyObject(reply);
@@ -91,7 +92,7 @@ TEST_IMPL(queue_redis_claim_fast_paths) {
   reply = perf_cmd(r, "OBJECT ENCODING {qt:dg}:claims", NULL, NULL, 0);
   ASSERT_STR_EQ("hashtable", reply->str);
   freeReplyObject(reply);
-  reply = perf_cmd(r, "OBJECT ENCODING {qt:dg}:jobs", NULL, NULL, 0);
+  reply = perf_cmd(r, "OBJECT ENCODING {qt:dg}:recs:0", NULL, NULL, 0);
   ASSERT_STR_EQ("hashtable", reply->str);
   freeReplyObject(reply);
   ASSERT_OK(qt_counts(&t));
@@ -105,6 +106,100 @@ TEST_IMPL(queue_redis_claim_fast_paths) {
   ASSERT_OK(res[0]);
   ASSERT_OK(qt_counts(&t));
   ASSERT_UEQ(0, t.counts.running);
+  qt_close(&t);
+  fleet_test_redis_free(r);
+  return 0;
+}
+
+/* The integer reply of `cmd` (one %s argument). */
+static long long perf_int(fleet_test_redis_t *r, const char *cmd,
+                          const char *a) {
+  redisReply *reply = perf_cmd(r, cmd, a, NULL, 0);
+  long long v;
+  ASSERT_EQ(REDIS_REPLY_INTEGER, reply->type);
+  v = reply->integer;
+  freeReplyObject(reply);
+  return v;
+}
+
+/* Records of generated ids live in chunks of 1000 consecutive ids
+ * (T:recs:<id / 1000>), a given id's in T:jobs; a claim across two chunks
+ * reads both, and a chunk goes when its last job does. A generated id
+ * whose record is still in T:jobs (queued by a fleet before the chunks)
+ * is refused, not dropped. */
+TEST_IMPL(queue_redis_record_chunks) {
+  static const char good[] = "\0\0001\0t\0x";
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  fleet_job_spec_t given;
+  fleet_claim_t claims[21];
+  fleet_job_info_t info;
+  char payload[32], id[FLEET_JOB_ID_MAX + 1];
+  qt_job_t jobs[25];
+  int res[21], i, in0 = 0;
+  qt_t t;
+
+  qt_open(&t, fleet_test_redis_url(r), "ck", NULL);
+  freeReplyObject(perf_cmd(r, "SET {qt:ck}:seq %s", "990", NULL, 0));
+  for (i = 0; i < 20; i++) {
+    snprintf(payload, sizeof(payload), "p%d", 991 + i);
+    qt_add(&t, "t", payload, id);
+    ASSERT_EQ(991 + i, atoi(id));
+  }
+  fleet_job_spec_init(&given, "g", "given", 5);
+  given.id = "job-a";
+  ASSERT_OK(qt_enqueue(&t, &given, 1, NULL, NULL));
+  /* 991..999 and the mark; 1000..1010 and the mark; job-a and the mark. */
+  ASSERT_EQ(10, perf_int(r, "HLEN %s", "{qt:ck}:recs:0"));
+  ASSERT_EQ(12, perf_int(r, "HLEN %s", "{qt:ck}:recs:1"));
+  ASSERT_EQ(1, perf_int(r, "HEXISTS {qt:ck}:jobs %s", "job-a"));
+  ASSERT_EQ(0, perf_int(r, "HEXISTS {qt:ck}:jobs %s", "1005"));
+  ASSERT_OK(qt_get(&t, "1005", &info, payload, sizeof(payload), NULL, 0));
+  ASSERT_EQ(0, memcmp("p1005", payload, 5));
+
+  ASSERT_EQ(21, qt_claim(&t, 25, 60000, jobs));
+  for (i = 0; i < 21; i++) {
+    if (strcmp(jobs[i].id, "job-a") == 0) {
+      ASSERT_STR_EQ("g", jobs[i].type);
+    } else {
+      /* "p<id>" */
+      ASSERT_UEQ(1 + strlen(jobs[i].id), jobs[i].payload_len);
+      ASSERT_EQ('p', jobs[i].payload[0]);
+      ASSERT_EQ(
+          0, memcmp(jobs[i].id, jobs[i].payload + 1, jobs[i].payload_len - 1));
+    }
+    if (atoi(jobs[i].id) >= 991 && atoi(jobs[i].id) <= 999)
+      claims[in0++] = qt_claim_of(&jobs[i]);
+  }
+  ASSERT_EQ(9, in0);
+  /* Chunk 0's jobs done: it goes, chunk 1 stays. */
+  ASSERT_OK(qt_complete(&t, claims, 9, res));
+  for (i = 0; i < 9; i++)
+    ASSERT_OK(res[i]);
+  ASSERT_EQ(0, perf_int(r, "EXISTS %s", "{qt:ck}:recs:0"));
+  ASSERT_EQ(1, perf_int(r, "EXISTS %s", "{qt:ck}:recs:1"));
+  for (i = 0, in0 = 0; i < 21; i++)
+    if (atoi(jobs[i].id) < 991 || atoi(jobs[i].id) > 999)
+      claims[in0++] = qt_claim_of(&jobs[i]);
+  ASSERT_OK(qt_complete(&t, claims, 12, res));
+  for (i = 0; i < 12; i++)
+    ASSERT_OK(res[i]);
+  ASSERT_EQ(0, perf_int(r, "EXISTS %s", "{qt:ck}:recs:1"));
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(21, t.counts.completed);
+
+  /* A cancel takes its chunk along when it was the last job in it. */
+  qt_add(&t, "t", "c", id);
+  ASSERT_STR_EQ("1012", id); /* (job-a took 1011 of the sequence) */
+  ASSERT_EQ(1, perf_int(r, "EXISTS %s", "{qt:ck}:recs:1"));
+  ASSERT_OK(qt_cancel(&t, id));
+  ASSERT_EQ(0, perf_int(r, "EXISTS %s", "{qt:ck}:recs:1"));
+
+  /* A pending generated id with its record in T:jobs. */
+  freeReplyObject(
+      perf_cmd(r, "HSET {qt:ck}:jobs %s %b", "5", good, sizeof(good) - 1));
+  freeReplyObject(perf_cmd(r, "RPUSH {qt:ck}:pending %s", "5", NULL, 0));
+  ASSERT_ERR(FLEET_EPROTO, qt_claim(&t, 5, 60000, jobs));
+  ASSERT_EQ(0, perf_int(r, "LPOS {qt:ck}:pending %s", "5"));
   qt_close(&t);
   fleet_test_redis_free(r);
   return 0;

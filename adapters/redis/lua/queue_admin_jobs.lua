@@ -1,7 +1,7 @@
 -- queue_admin_jobs.lua -- a page of the jobs in one state, with what a tool
 -- shows of each (the CLI's and the dashboard's job lists).
--- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: jobs, info, done,
---   claims, pending, pending:prio, delayed, completed, dead.
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
+--   info, done, claims, pending, pending:prio, delayed, completed, dead.
 -- ARGV[1]: state: "pending", "delayed", "running", "completed" or "dead";
 --   ARGV[2]: cursor (the offset of the page: "0" first); ARGV[3]: limit
 --   (1..1000); ARGV[4]: the most payload bytes returned per job.
@@ -109,7 +109,7 @@ if from + #ids < total and #ids > 0 then
 end
 local out = {total, next_cursor}
 if #ids == 0 then return out end
-local recs = call('HMGET', tag .. ':jobs', unpack(ids))
+local recs = recs_get(tag, ids)
 local infos = call('HMGET', tag .. ':info', unpack(ids))
 local dones = {}
 if state == 'completed' then dones = call('HMGET', tag .. ':done', unpack(ids)) end

@@ -3,8 +3,8 @@
 -- gets max_attempts new attempts; its last error stays readable
 -- (queue_get.lua) until its next claim ends. The dead counter of
 -- queue_counts.lua keeps counting it (it counts every job that ever died).
--- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: jobs, opts, info,
---   dead, pending, pending:prio, seq, jobs:wake.
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
+--   opts, info, dead, pending, pending:prio, seq, jobs:wake.
 -- ARGV[1]: id, or "" for the oldest kept dead jobs; ARGV[2]: limit (jobs
 --   per call when ARGV[1] is "").
 -- Returns: {retried, dead jobs left in the kept list}.
@@ -15,7 +15,7 @@ local tag = KEYS[1]
 --#include queue_int
 --#include queue_rec
 
-local jobs, info, dead = tag .. ':jobs', tag .. ':info', tag .. ':dead'
+local info, dead = tag .. ':info', tag .. ':dead'
 local pending, prio = tag .. ':pending', tag .. ':pending:prio'
 
 -- Whether an info record "<finished>\0<token>\0<state>\0<error>" says dead;
@@ -31,7 +31,7 @@ end
 local ids
 if ARGV[1] ~= '' then
   local id = ARGV[1]
-  if call('HEXISTS', jobs, id) == 0 then
+  if call('HEXISTS', rec_key(tag, id), id) == 0 then
     return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
   end
   if not is_dead(call('HGET', info, id)) then
@@ -43,7 +43,7 @@ else
 end
 
 -- Read and check everything before writing anything.
-local recs = #ids > 0 and call('HMGET', jobs, unpack(ids)) or {}
+local recs = #ids > 0 and recs_get(tag, ids) or {}
 local infos = #ids > 0 and call('HMGET', info, unpack(ids)) or {}
 local opts = #ids > 0 and call('HMGET', tag .. ':opts', unpack(ids)) or {}
 local todo = {}
@@ -59,7 +59,7 @@ local was_empty = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
 local seq = #todo > 0 and call('INCRBY', tag .. ':seq', #todo) - #todo or 0
 for n, t in ipairs(todo) do
   local id, rec, i, p, k = t[1], t[2], t[3], t[4], t[5]
-  call('HSET', jobs, id, '0' .. sub(rec, i))
+  call('HSET', rec_key(tag, id), id, '0' .. sub(rec, i))
   -- Keeps the last error; the state and token are cleared.
   call('HSET', info, id, '\0\0\0' .. sub(t[6], k + 1))
   if p == 0 then

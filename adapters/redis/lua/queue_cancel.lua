@@ -1,7 +1,7 @@
 -- queue_cancel.lua -- deletes a job that is pending or delayed, with its
 -- unique key if it still holds it.
--- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: jobs, opts, info,
---   claims, done, pending, pending:prio, delayed, unique:<key>.
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
+--   opts, info, claims, done, pending, pending:prio, delayed, unique:<key>.
 -- ARGV[1]: id.
 -- Returns: 1.
 -- Errors: FLEET_ENOTFOUND, FLEET_EBUSY (claimed), FLEET_EALREADY (completed
@@ -12,7 +12,7 @@ local id = ARGV[1]
 --#include queue_int
 --#include queue_rec
 
-if call('HEXISTS', tag .. ':jobs', id) == 0 then
+if call('HEXISTS', rec_key(tag, id), id) == 0 then
   return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
 elseif call('HEXISTS', tag .. ':claims', id) == 1 then
   return redis.error_reply('FLEET_EBUSY job ' .. id .. ' is running')
@@ -32,7 +32,7 @@ if unique then
   local ukey = tag .. ':unique:' .. unique
   if call('GET', ukey) == id then call('DEL', ukey) end
 end
-call('HDEL', tag .. ':jobs', id)
+recs_del(tag, {id})
 call('HDEL', tag .. ':opts', id)
 call('HDEL', tag .. ':info', id)
 return 1

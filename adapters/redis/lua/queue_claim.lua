@@ -1,7 +1,7 @@
 -- queue_claim.lua -- moves due delayed jobs to pending, then claims up to n
 -- pending jobs: highest priority first, oldest first within a priority
 -- (lib/queue_claim.lua does it, shared with queue_complete_claim.lua).
--- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: jobs, opts,
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
 --   pending, pending:prio, delayed, claims, recover_at, seq, fence,
 --   parked, jobs:wake.
 -- ARGV[1]: n (0..1000; 0 only promotes due delayed jobs).

@@ -3,8 +3,8 @@
 -- and counted; with keep_count 0 the job's records go too, else the job
 -- is kept as completed and the kept ones are trimmed to a count and an
 -- age.
--- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, jobs,
---   opts, info, done, completed, stats.
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
+--   jobs, opts, info, done, completed, stats.
 -- ARGV[1]: keep_count; ARGV[2]: keep_s (0: no age bound); then id, token
 --   per claim.
 -- Returns: {now_ms, then per claim 1 completed, 2 that claim already ended,

@@ -2,7 +2,7 @@
 -- run-at time. Job ids and pending order come from one counter. A job
 -- with the default options is one field of the jobs hash and one element
 -- of the pending list; its other options go to the options hash.
--- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: jobs, opts,
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
 --   pending, pending:prio, delayed, seq, unique:<key>, jobs:wake.
 -- ARGV[1]: n, the number of jobs; then 10 per job: id ('' for a generated
 --   one), type, payload, priority (-1000..1000), run_at_ms (0: none),

@@ -1,8 +1,8 @@
 -- queue_fail.lua -- fails a claim still held: records the error, then
 -- schedules a retry after the job's backoff, or past max_attempts makes
 -- the job dead (and trims the kept dead jobs).
--- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, jobs,
---   opts, info, done, delayed, dead, stats, jobs:wake.
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
+--   jobs, opts, info, done, delayed, dead, stats, jobs:wake.
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,
 --   chooses the jitter); ARGV[5]: keep_count, ARGV[6]: keep_s for dead jobs.
 -- Returns: {1, run_at_ms} for a retry, {0, 0} when the job is dead.
@@ -19,7 +19,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local id, tok = ARGV[1], ARGV[2]
 local v = call('HGET', tag .. ':claims', id)
-local rec = call('HGET', tag .. ':jobs', id)
+local rec = call('HGET', rec_key(tag, id), id)
 if not has_token(v, tok) then
   local e = not v and ended(id, tok) or 0
   if e == -1 then
@@ -51,7 +51,7 @@ if (kind ~= 'fixed' and kind ~= 'exp') or #base > 18 or #cap > 18 or
 end
 
 call('HDEL', tag .. ':claims', id)
-call('HSET', tag .. ':jobs', id, attempt .. sub(rec, i))
+call('HSET', rec_key(tag, id), id, attempt .. sub(rec, i))
 if attempt >= max then
   call('HSET', tag .. ':info', id, now_s .. info .. 'dead\0' .. ARGV[3])
   call('RPUSH', tag .. ':dead', id)

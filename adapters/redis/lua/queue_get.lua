@@ -2,7 +2,7 @@
 -- claim is running, with the claim's attempt and token; one in the done
 -- hash is completed; one whose info says so is dead; one in the delayed
 -- zset is delayed until its run-at time, then reads as pending.
--- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: jobs, opts,
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
 --   info, claims, done, delayed.
 -- ARGV[1]: id.
 -- Returns: {state, attempts, max_attempts, priority, type, payload,
@@ -33,7 +33,7 @@ local function fields(v)
          sub(v, r + 1)
 end
 
-local rec = call('HGET', tag .. ':jobs', id)
+local rec = call('HGET', rec_key(tag, id), id)
 if not rec then return redis.error_reply('FLEET_ENOTFOUND no job ' .. id) end
 local attempts, max, _, j, k, l = rec_read(rec, id)
 local created = num(sub(rec, j + 1, k - 1))

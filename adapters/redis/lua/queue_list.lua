@@ -3,7 +3,7 @@
 -- this reads every queued job's record, 1000 at a time, so it takes time
 -- in proportion to the queued jobs; it is meant for tools, not hot paths.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: pending,
---   pending:prio, delayed, jobs.
+--   pending:prio, delayed, recs:<c>, jobs.
 -- ARGV[1]: type; ARGV[2]: limit.
 -- Returns: {total, then up to limit ids}, pending jobs first, each in
 --   their order.
@@ -20,7 +20,7 @@ local function scan(cmd, key)
   while true do
     local ids = call(cmd, key, from, from + 999)
     if #ids == 0 then return end
-    local recs = call('HMGET', tag .. ':jobs', unpack(ids))
+    local recs = recs_get(tag, ids)
     for i, id in ipairs(ids) do
       local rec = recs[i]
       if rec then

@@ -1,18 +1,19 @@
 -- queue_purge.lua -- deletes kept completed or dead jobs, oldest first
 -- (the counters of queue_counts stay).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: completed, dead,
---   jobs, opts, info, done.
+--   recs:<c>, jobs, opts, info, done.
 -- ARGV[1]: 'completed' or 'dead'; ARGV[2]: limit (jobs per call).
 -- Returns: {removed, left}.
 local call = redis.call
 local tag = KEYS[1]
+--#include queue_int
 if ARGV[1] ~= 'completed' and ARGV[1] ~= 'dead' then
   return redis.error_reply('FLEET_EINVAL cannot purge ' .. ARGV[1])
 end
 local l = tag .. ':' .. ARGV[1]
 local ids = call('LRANGE', l, 0, tonumber(ARGV[2]) - 1)
 if #ids > 0 then
-  call('HDEL', tag .. ':jobs', unpack(ids))
+  recs_del(tag, ids)
   call('HDEL', tag .. ':opts', unpack(ids))
   call('HDEL', tag .. ':info', unpack(ids))
   call('HDEL', tag .. ':done', unpack(ids))

@@ -6,8 +6,8 @@
 -- run from many processes at once: each expired claim is handled by one
 -- call.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims,
---   recover_at, jobs, opts, info, pending, pending:prio, dead, stats,
---   jobs:wake.
+--   recover_at, recs:<c>, jobs, opts, info, pending, pending:prio, dead,
+--   stats, jobs:wake.
 -- ARGV[1]: limit (claims per call); ARGV[2]: keep_count, ARGV[3]: keep_s
 --   for dead jobs.
 -- Returns: {now_ms, requeued, dead, next_deadline_ms (-1: none running)}.
@@ -58,7 +58,7 @@ if #ids > 0 then
   for x, id in ipairs(ids) do order[id] = attempts[x] end
   table.sort(ids)
   for x, id in ipairs(ids) do attempts[x] = order[id] end
-  local recs = call('HMGET', tag .. ':jobs', unpack(ids))
+  local recs = recs_get(tag, ids)
   local o = call('HMGET', tag .. ':opts', unpack(ids))
   local cuts, prios = {}, {}
   for x, id in ipairs(ids) do
@@ -71,7 +71,7 @@ if #ids > 0 then
   end
   local was_empty = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
   local now_s = string.format('%d', now)
-  local recw, info, list, zp, gone = {}, {}, {}, {}, {}
+  local recw, info, list, zp, gone = {'', HASH_MARK}, {}, {}, {}, {}
   for x, id in ipairs(ids) do
     if cuts[x] then
       recw[#recw + 1] = id
@@ -93,8 +93,8 @@ if #ids > 0 then
     end
   end
   call('HDEL', claims, unpack(ids))
-  if #recw > 0 then
-    call('HSET', tag .. ':jobs', unpack(recw))
+  if #recw > 2 then
+    recs_set(tag, recw)
     call('HSET', tag .. ':info', unpack(info))
   end
   if #list > 0 then call('LPUSH', pending, unpack(list)) end

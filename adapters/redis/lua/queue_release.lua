@@ -1,8 +1,8 @@
 -- queue_release.lua -- hands claims back: each job still held goes back to
 -- the front of its priority's pending jobs, and its attempt does not
 -- count.
--- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, jobs,
---   opts, info, done, pending, pending:prio, jobs:wake.
+-- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
+--   jobs, opts, info, done, pending, pending:prio, jobs:wake.
 -- ARGV: id, token per claim.
 -- Returns: {now_ms, then per claim 1 released, 2 that claim already ended,
 --   0 stale, -1 no such job}.
@@ -21,7 +21,7 @@ local ids = {}
 for i = 1, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
 if #ids == 0 then return out end
 local held = call('HMGET', tag .. ':claims', unpack(ids))
-local recs = call('HMGET', tag .. ':jobs', unpack(ids))
+local recs = recs_get(tag, ids)
 local o = call('HMGET', tag .. ':opts', unpack(ids))
 local infos = call('HMGET', tag .. ':info', unpack(ids))
 -- Read and checked first; written below.

@@ -72,7 +72,6 @@ end
 
 local function queue_add(tag, now, n, A, base)
   local call = redis.call
-  local jobs = tag .. ':jobs'
   local pending = tag .. ':pending'
   local prio = tag .. ':pending:prio'
   local delayed = tag .. ':delayed'
@@ -82,9 +81,12 @@ local function queue_add(tag, now, n, A, base)
   local seq = call('INCRBY', tag .. ':seq', n) - n
   -- The "\0<created_ms>\0" middle of every record of this call.
   local created = '\0' .. fmt('%d', now) .. '\0'
-  -- recs starts with HASH_MARK (queue_int, which the script includes
-  -- before this file).
-  local recs, opts, list, zp, zd = {'', HASH_MARK}, {}, {}, {}, {}
+  local opts, list, zp, zd = {}, {}, {}, {}
+  -- The records by the hash that holds them (queue_int: rec_key), each
+  -- list starting with HASH_MARK: a generated id's chunk follows from seq
+  -- (chunk_h, until seq reaches chunk_end), a given id's is looked up.
+  local hashes, by_hash = {}, {}
+  local chunk_h, chunk_end = nil, -1
   local lrec = {} -- the record of each job of list
   local seen = {}
   local earliest, wake
@@ -93,11 +95,16 @@ local function queue_add(tag, now, n, A, base)
     local a = base + i * 10
     local id = A[a]
     seq = seq + 1
-    local status = 1
+    local status, h = 1, nil
     if id == '' then
       -- Generated ids are digits, which given ids never are: always new.
       id = fmt('%d', seq)
-    elseif seen[id] or call('HEXISTS', jobs, id) == 1 then
+      if seq >= chunk_end then
+        chunk_end = seq - seq % 1000 + 1000
+        chunk_h = tag .. ':recs:' .. fmt('%d', chunk_end / 1000 - 1)
+      end
+      h = chunk_h
+    elseif seen[id] or call('HEXISTS', rec_key(tag, id), id) == 1 then
       status = 0
     end
     local unique = A[a + 8]
@@ -113,8 +120,15 @@ local function queue_add(tag, now, n, A, base)
       local max = A[a + 6]
       if max == '3' then max = '' end
       local rec = '\0' .. max .. created .. A[a + 1] .. '\0' .. A[a + 2]
-      recs[#recs + 1] = id
-      recs[#recs + 1] = rec
+      h = h or rec_key(tag, id)
+      local kv = by_hash[h]
+      if not kv then
+        kv = {'', HASH_MARK}
+        by_hash[h] = kv
+        hashes[#hashes + 1] = h
+      end
+      kv[#kv + 1] = id
+      kv[#kv + 1] = rec
       local p, backoff = A[a + 3], A[a + 7]
       if p == '0' then p = '' end
       if backoff == 'exp:1000:3600000:20' then backoff = '' end
@@ -140,7 +154,7 @@ local function queue_add(tag, now, n, A, base)
     out[#out + 1] = status
     out[#out + 1] = id
   end
-  if #recs == 2 then return out end
+  if #hashes == 0 then return out end
   -- Wake the workers when jobs may be claimable that were not: the pending
   -- jobs were none, or a delayed job is now the earliest.
   if #list > 0 or #zp > 0 then
@@ -166,7 +180,7 @@ local function queue_add(tag, now, n, A, base)
       end
     end
   end
-  call('HSET', jobs, unpack(recs))
+  for _, hh in ipairs(hashes) do call('HSET', hh, unpack(by_hash[hh])) end
   if #opts > 0 then call('HSET', tag .. ':opts', unpack(opts)) end
   if first <= #list then
     call('RPUSH', pending, unpack(list, first))

@@ -32,7 +32,6 @@ local function claim(n, ttl, wid, dttl)
     if wid and wid ~= '' then call('HDEL', tag .. ':parked', wid) end
     return {now, now + ttl, -1, 0}
   end
-  local jobs = tag .. ':jobs'
   local pending = tag .. ':pending'
   local prio = tag .. ':pending:prio'
   local delayed = tag .. ':delayed'
@@ -47,7 +46,7 @@ local function claim(n, ttl, wid, dttl)
   local was_empty = true
   if #due > 0 then
     local o = call('HMGET', tag .. ':opts', unpack(due))
-    local there = call('HMGET', jobs, unpack(due))
+    local there = recs_get(tag, due)
     local prios = {}
     for i, id in ipairs(due) do
       if there[i] then prios[i] = opts_read(o[i], id) end
@@ -99,7 +98,7 @@ local function claim(n, ttl, wid, dttl)
       -- Every record is checked (rec_read) before anything is written;
       -- the attempt the claim makes is kept as a string: "1" for a job
       -- never tried, which is the common case and needs no formatting.
-      local recs = call('HMGET', jobs, unpack(ids))
+      local recs = recs_get(tag, ids)
       local att = {}
       for i = 1, #ids do
         local rec = recs[i]
@@ -107,6 +106,12 @@ local function claim(n, ttl, wid, dttl)
           -- (sep1, the first separator, is at 1: no attempts yet.)
           local attempts, _, sep1 = rec_read(rec, ids[i])
           att[i] = sep1 == 1 and '1' or dec(attempts + 1)
+        elseif rec_chunk(ids[i]) and
+            call('HEXISTS', tag .. ':jobs', ids[i]) == 1 then
+          -- A generated id's record where fleet before the chunks kept it:
+          -- refused rather than dropped (docs/queue.md, "Migration").
+          error({err = 'FLEET_EPROTO job ' .. ids[i] ..
+                   ' has its record in T:jobs: queued by an older fleet'})
         end
       end
       if #mid > 0 then call('LTRIM', pending, dec(#mid), '-1') end

@@ -44,7 +44,7 @@ local function complete(keep, keep_s, a)
       local len = call('RPUSH', tag .. ':completed', unpack(done))
       trim(tag .. ':completed', tag .. ':done', keep, keep_s, len)
     else
-      call('HDEL', tag .. ':jobs', unpack(done))
+      recs_del(tag, done)
       if call('EXISTS', tag .. ':opts', tag .. ':info') > 0 then
         call('HDEL', tag .. ':opts', unpack(done))
         call('HDEL', tag .. ':info', unpack(done))

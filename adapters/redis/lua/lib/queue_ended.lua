@@ -9,7 +9,7 @@ local function has_token(v, tok)
 end
 
 local function ended(id, tok)
-  if call('HEXISTS', tag .. ':jobs', id) == 0 then return -1 end
+  if call('HEXISTS', rec_key(tag, id), id) == 0 then return -1 end
   -- Both records are "<finished_ms>\0<token>\0...".
   for _, part in ipairs({':info', ':done'}) do
     local v = call('HGET', tag .. part, id)

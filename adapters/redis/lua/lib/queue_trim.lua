@@ -47,7 +47,7 @@ local function trim(l, times, keep, keep_s, len)
   if n > 1000 then n = 1000 end
   if n <= 0 then return end
   for i = #ids, n + 1, -1 do ids[i] = nil end
-  call('HDEL', tag .. ':jobs', unpack(ids))
+  recs_del(tag, ids)
   if call('EXISTS', tag .. ':opts', tag .. ':info') > 0 then
     call('HDEL', tag .. ':opts', unpack(ids))
     call('HDEL', tag .. ':info', unpack(ids))
