@@ -273,10 +273,21 @@ static void mp_enqueue(qt_t *t, int n) {
  * returns the loop time when it did. */
 /* The queue finished all `n` jobs: completed, none pending, running or
  * dead. */
-static void mp_check_drained(qt_t *t, uint64_t n) {
+static void mp_check_drained(fleet_test_redis_t *r, qt_t *t, uint64_t n) {
+  redisReply *keys;
+
   ASSERT_OK(qt_counts(t));
   ASSERT_UEQ(n, t->counts.completed);
   ASSERT_UEQ(0, t->counts.pending + t->counts.running + t->counts.dead);
+  /* Completed jobs are not kept: every chunk of records went with its
+   * last job, whatever crashed or was recovered on the way. */
+  keys = fleet_test_redis_cmd(r, "KEYS {mp:work}:recs:*");
+  ASSERT_NOT_NULL(keys);
+  ASSERT_EQ(REDIS_REPLY_ARRAY, keys->type);
+  if (keys->elements > 0)
+    fleet_test__fail(__FILE__, __LINE__, "%zu chunks left, the first %s",
+                     keys->elements, keys->element[0]->str);
+  freeReplyObject(keys);
 }
 
 static uint64_t mp_wait_completed(qt_t *t, uint64_t n, uint64_t ms) {
@@ -319,7 +330,7 @@ TEST_IMPL(queue_mp_race) {
   mp_enqueue(&t, N);
   mp_wait_completed(&t, N, 60000);
   mp_stop_all(pids, KIDS);
-  mp_check_drained(&t, N);
+  mp_check_drained(r, &t, N);
   qt_close(&t);
 
   /* Every job claimed once (no claim ever expired, so twice would mean
@@ -442,7 +453,7 @@ TEST_IMPL(queue_mp_delivery_stopped) {
   ASSERT_EQ(pids[0], waitpid(pids[0], &st, 0));
   pids[0] = 0;
   mp_stop_all(pids, 2);
-  mp_check_drained(&t, N);
+  mp_check_drained(r, &t, N);
   qt_close(&t);
   mp_read_lines(spec.ledger, mp_tally_ledger, &tl);
   mp_read_lines(spec.claims, mp_tally_claims, &tc);
@@ -484,7 +495,7 @@ TEST_IMPL(queue_mp_restart) {
   ASSERT_OK(fleet_test_redis_restart(r));
   mp_wait_completed(&t, N, 30000);
   mp_stop_all(pids, KIDS);
-  mp_check_drained(&t, N);
+  mp_check_drained(r, &t, N);
   qt_close(&t);
   mp_read_lines(spec.ledger, mp_tally_ledger, &tl);
   for (i = 1; i <= N; i++)
