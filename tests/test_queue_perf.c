@@ -124,7 +124,8 @@ static long long perf_int(fleet_test_redis_t *r, const char *cmd,
 
 /* Records of generated ids live in chunks of 1000 consecutive ids
  * (T:recs:<id / 1000>), a given id's in T:jobs; a claim across two chunks
- * reads both, and a chunk goes when its last job does. A generated id
+ * reads both. A chunk goes with its last job once the sequence has left
+ * it, or when the sequence leaves it empty. A generated id
  * whose record is still in T:jobs (queued by a fleet before the chunks)
  * is refused, not dropped. */
 TEST_IMPL(queue_redis_record_chunks) {
@@ -171,28 +172,53 @@ TEST_IMPL(queue_redis_record_chunks) {
       claims[in0++] = qt_claim_of(&jobs[i]);
   }
   ASSERT_EQ(9, in0);
-  /* Chunk 0's jobs done: it goes, chunk 1 stays. */
+  /* Chunk 0's jobs done: it goes (the sequence is in chunk 1). */
   ASSERT_OK(qt_complete(&t, claims, 9, res));
   for (i = 0; i < 9; i++)
     ASSERT_OK(res[i]);
   ASSERT_EQ(0, perf_int(r, "EXISTS %s", "{qt:ck}:recs:0"));
-  ASSERT_EQ(1, perf_int(r, "EXISTS %s", "{qt:ck}:recs:1"));
+  ASSERT_EQ(12, perf_int(r, "HLEN %s", "{qt:ck}:recs:1"));
   for (i = 0, in0 = 0; i < 21; i++)
     if (atoi(jobs[i].id) < 991 || atoi(jobs[i].id) > 999)
       claims[in0++] = qt_claim_of(&jobs[i]);
   ASSERT_OK(qt_complete(&t, claims, 12, res));
   for (i = 0; i < 12; i++)
     ASSERT_OK(res[i]);
-  ASSERT_EQ(0, perf_int(r, "EXISTS %s", "{qt:ck}:recs:1"));
   ASSERT_OK(qt_counts(&t));
   ASSERT_UEQ(21, t.counts.completed);
-
-  /* A cancel takes its chunk along when it was the last job in it. */
+  /* Chunk 1, the one enqueues write, stays with its mark only. */
+  ASSERT_EQ(1, perf_int(r, "HLEN %s", "{qt:ck}:recs:1"));
+  ASSERT_EQ(0, perf_int(r, "HEXISTS {qt:ck}:jobs %s", "job-a"));
   qt_add(&t, "t", "c", id);
   ASSERT_STR_EQ("1012", id); /* (job-a took 1011 of the sequence) */
-  ASSERT_EQ(1, perf_int(r, "EXISTS %s", "{qt:ck}:recs:1"));
   ASSERT_OK(qt_cancel(&t, id));
+  ASSERT_EQ(1, perf_int(r, "HLEN %s", "{qt:ck}:recs:1"));
+
+  /* A job still running in chunk 1 when the sequence enters chunk 2:
+   * chunk 1 goes with it. */
+  qt_add(&t, "t", "a", id);
+  ASSERT_STR_EQ("1013", id);
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, jobs));
+  freeReplyObject(perf_cmd(r, "SET {qt:ck}:seq %s", "1999", NULL, 0));
+  qt_add(&t, "t", "b", id);
+  ASSERT_STR_EQ("2000", id);
+  ASSERT_EQ(2, perf_int(r, "HLEN %s", "{qt:ck}:recs:1"));
+  claims[0] = qt_claim_of(&jobs[0]);
+  ASSERT_OK(qt_complete(&t, claims, 1, res));
+  ASSERT_OK(res[0]);
   ASSERT_EQ(0, perf_int(r, "EXISTS %s", "{qt:ck}:recs:1"));
+  /* An empty chunk 2 goes when the sequence enters chunk 3. */
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, jobs));
+  claims[0] = qt_claim_of(&jobs[0]);
+  ASSERT_OK(qt_complete(&t, claims, 1, res));
+  ASSERT_OK(res[0]);
+  ASSERT_EQ(1, perf_int(r, "HLEN %s", "{qt:ck}:recs:2"));
+  freeReplyObject(perf_cmd(r, "SET {qt:ck}:seq %s", "2999", NULL, 0));
+  qt_add(&t, "t", "c", id);
+  ASSERT_STR_EQ("3000", id);
+  ASSERT_EQ(0, perf_int(r, "EXISTS %s", "{qt:ck}:recs:2"));
+  ASSERT_EQ(2, perf_int(r, "HLEN %s", "{qt:ck}:recs:3"));
+  ASSERT_OK(qt_cancel(&t, id));
 
   /* A pending generated id with its record in T:jobs. */
   freeReplyObject(

@@ -102,6 +102,11 @@ local function queue_add(tag, now, n, A, base)
       if seq >= chunk_end then
         chunk_end = seq - seq % 1000 + 1000
         chunk_h = tag .. ':recs:' .. fmt('%d', chunk_end / 1000 - 1)
+        -- The first id of a chunk: the chunk before is no longer written,
+        -- and goes if its jobs are all gone (recs_del kept it).
+        if seq % 1000 == 0 then
+          rec_drop_empty(tag .. ':recs:' .. fmt('%d', seq / 1000 - 1))
+        end
       end
       h = chunk_h
     elseif seen[id] or call('HEXISTS', rec_key(tag, id), id) == 1 then

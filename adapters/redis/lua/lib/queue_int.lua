@@ -96,6 +96,14 @@ local function recs_get(tag, ids)
   if #ids == 0 then return {} end
   local h = rec_key(tag, ids[1])
   local r = redis.call('HMGET', h, unpack(ids))
+  local all = true
+  for i = 2, #ids do
+    if not r[i] then
+      all = false
+      break
+    end
+  end
+  if all then return r end
   local rest, at = recs_elsewhere(tag, ids, h, r)
   if #rest > 0 then
     local more = recs_get(tag, rest)
@@ -116,16 +124,29 @@ local function recs_set(tag, kv)
   end)
 end
 
--- Deletes the records of ids, and a chunk left with no record (its mark
--- only): chunks come and go with their jobs. As recs_get, one HDEL for a
--- batch in one chunk (it deleted as many fields as there are ids).
+-- Deletes chunk h when it holds no record (its mark only). A hash
+-- without the mark (written by hand) is never deleted here.
+local function rec_drop_empty(h)
+  if redis.call('HLEN', h) == 1 and redis.call('HEXISTS', h, '') == 1 then
+    redis.call('DEL', h)
+  end
+end
+
+-- Deletes the records of ids, and a chunk left with no record once the
+-- sequence has moved past it. The chunk enqueues write (the one of T:seq)
+-- stays, even empty: a queue drained at each job at low rates would
+-- otherwise delete and create it at every job; the enqueue that starts
+-- the next chunk deletes it if it is still empty (queue_add). As
+-- recs_get, one HDEL for a batch in one chunk (it deleted as many fields
+-- as there are ids).
 local function recs_del(tag, ids)
   if #ids == 0 then return end
-  local h = rec_key(tag, ids[1])
+  local c = rec_chunk(ids[1])
+  local h = rec_hash(tag, c)
   local k = redis.call('HDEL', h, unpack(ids))
-  if redis.call('HLEN', h) == 1 and h ~= tag .. ':jobs' and
-      redis.call('HEXISTS', h, '') == 1 then
-    redis.call('DEL', h)
+  if c then
+    local seq = tonumber(redis.call('GET', tag .. ':seq') or '0') or 0
+    if tonumber(c) < (seq - seq % 1000) / 1000 then rec_drop_empty(h) end
   end
   if k < #ids then
     local rest = recs_elsewhere(tag, ids, h, {})
