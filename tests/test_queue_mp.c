@@ -269,8 +269,6 @@ static void mp_enqueue(qt_t *t, int n) {
   }
 }
 
-/* Polls the counts until `completed` reaches n (or `ms`, scaled, pass);
- * returns the loop time when it did. */
 /* The queue finished all `n` jobs: completed, none pending, running or
  * dead. */
 static void mp_check_drained(fleet_test_redis_t *r, qt_t *t, uint64_t n) {
@@ -297,6 +295,8 @@ static void mp_check_drained(fleet_test_redis_t *r, qt_t *t, uint64_t n) {
   freeReplyObject(keys);
 }
 
+/* Polls the counts until `completed` reaches n (or `ms`, scaled, pass);
+ * returns the loop time when it did. */
 static uint64_t mp_wait_completed(qt_t *t, uint64_t n, uint64_t ms) {
   uint64_t t0 = uv_now(&t->c.loop);
 

@@ -1,6 +1,7 @@
 /* compat.h -- the one place that hides differences between hiredis 0.14
  * (Debian 12) and hiredis 1.x, or Redict's fork hiredict 1.x through its
- * hiredis shims (tests/hiredis1/check.sh builds and tests fleet on that).
+ * hiredis shims (`sh scripts/test.sh --hiredis1` builds and tests fleet
+ * on that).
  * fleet uses the reply reader, and the async context of a connection the
  * user brings (adapters/redis/byo.c). */
 #ifndef FLEET_REDIS_COMPAT_H

@@ -71,7 +71,7 @@ if #ids > 0 then
   end
   local was_empty = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
   local now_s = string.format('%d', now)
-  local recw, info, list, zp, gone = {'', HASH_MARK}, {}, {}, {}, {}
+  local recw, info, list, zp, gone = {}, {}, {}, {}, {}
   for x, id in ipairs(ids) do
     if cuts[x] then
       recw[#recw + 1] = id
@@ -93,7 +93,7 @@ if #ids > 0 then
     end
   end
   call('HDEL', claims, unpack(ids))
-  if #recw > 2 then
+  if #recw > 0 then
     recs_set(tag, recw)
     call('HSET', tag .. ':info', unpack(info))
   end

@@ -100,12 +100,13 @@ local function queue_add(tag, now, n, A, base)
       -- Generated ids are digits, which given ids never are: always new.
       id = fmt('%d', seq)
       if seq >= chunk_end then
-        chunk_end = seq - seq % 1000 + 1000
-        chunk_h = tag .. ':recs:' .. fmt('%d', chunk_end / 1000 - 1)
+        local c = seq_chunk(seq)
+        chunk_end = (c + 1) * 1000
+        chunk_h = rec_hash(tag, fmt('%d', c))
         -- The first id of a chunk: the chunk before is no longer written,
         -- and goes if its jobs are all gone (recs_del kept it).
         if seq % 1000 == 0 then
-          rec_drop_empty(tag .. ':recs:' .. fmt('%d', seq / 1000 - 1))
+          rec_drop_empty(rec_hash(tag, fmt('%d', c - 1)))
         end
       end
       h = chunk_h

@@ -61,6 +61,9 @@ end
 
 local function rec_key(tag, id) return rec_hash(tag, rec_chunk(id)) end
 
+-- The number of the chunk of generated id (sequence number) seq.
+local function seq_chunk(seq) return (seq - seq % 1000) / 1000 end
+
 -- Calls fn(hash, i, j) for each run ids[i..j] of ids whose records are in
 -- the same hash.
 local function rec_runs(tag, ids, fn)
@@ -112,14 +115,14 @@ local function recs_get(tag, ids)
   return r
 end
 
--- Writes records: kv holds the mark ('', HASH_MARK), then id, record
--- pairs. The mark goes with every write (HASH_MARK).
+-- Writes records: kv holds id, record pairs. The mark goes with every
+-- write (HASH_MARK).
 local function recs_set(tag, kv)
   local ids = {}
-  for k = 3, #kv, 2 do ids[#ids + 1] = kv[k] end
+  for k = 1, #kv, 2 do ids[#ids + 1] = kv[k] end
   rec_runs(tag, ids, function(h, i, j)
     local w = {'', HASH_MARK}
-    for k = 2 * i + 1, 2 * j + 2 do w[#w + 1] = kv[k] end
+    for k = 2 * i - 1, 2 * j do w[#w + 1] = kv[k] end
     redis.call('HSET', h, unpack(w))
   end)
 end
@@ -146,7 +149,7 @@ local function recs_del(tag, ids)
   local k = redis.call('HDEL', h, unpack(ids))
   if c then
     local seq = tonumber(redis.call('GET', tag .. ':seq') or '0') or 0
-    if tonumber(c) < (seq - seq % 1000) / 1000 then rec_drop_empty(h) end
+    if tonumber(c) < seq_chunk(seq) then rec_drop_empty(h) end
   end
   if k < #ids then
     local rest = recs_elsewhere(tag, ids, h, {})
