@@ -205,7 +205,10 @@ CONFORMANCE_IMPL(log_lost_lease) {
   o.manual_renew = 1;
   o.lost_cb = on_lost;
   lock.data = &lost;
-  ASSERT_OK(fleet_lock_init(&c.client, &lock, "lease-x", "me", 200, &o));
+  /* Long enough for the grant to come back on a loaded machine: a grant
+   * that arrives after its lease ran out is given back (FLEET_ETIMEDOUT). */
+  ASSERT_OK(fleet_lock_init(&c.client, &lock, "lease-x", "me",
+                            fleet_test_ms(500), &o));
   ASSERT_OK(fleet_lock_acquire(&lock, 0, on_acquire, &acquired));
   ASSERT(fleet_test_wait_count(&c.loop, &acquired, 1,
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));

@@ -418,7 +418,8 @@ CONFORMANCE_IMPL(metrics_lock_counters) {
   o.manual_renew = 1;
   o.lost_cb = lt_on_lost;
   t.lock.data = &t;
-  ASSERT_OK(fleet_lock_init(&t.c.client, &t.lock, "ml", "me", 300, &o));
+  ASSERT_OK(fleet_lock_init(&t.c.client, &t.lock, "ml", "me",
+                            fleet_test_ms(500), &o));
   ASSERT_OK(fleet_lock_acquire(&t.lock, 0, lt_on_acquire, &t));
   ASSERT(fleet_test_wait_count(&t.c.loop, &t.acquired, 1,
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
