@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""floors.py -- what redis-server itself costs, below which fleet cannot go.
+
+    python3 tests/bench/floors.py [--seconds S]
+
+Starts its own redis-server on a free loopback port (no persistence) and
+measures, with the Python standard library only:
+
+  paced   server CPU per call at 2000 calls/s, one call per wake-up of the
+          server (PING, and EVALSHA of `return 1`): the price of waking an
+          idle redis-server, and of entering a script, at a low rate. At
+          2000 jobs/s fleet-bench queue makes two such calls per 2 jobs;
+  lock    the lock scripts fleet runs (adapters/redis/lua/lock_acquire.lua,
+          lock_release.lua), 50 locks per call as at 50 in flight, split
+          by INFO commandstats into the scripts as a whole, the four
+          commands inside them (INCR, SET, GET, DEL), a script taking the
+          same arguments that calls nothing, and one making four cheap calls
+          (EXISTS) per lock: what each redis.call() costs beyond its command;
+  model   when build/tests/bench/fleet-bench exists, `fleet-bench lock
+          --inflight 50`, and the rate its server and client CPU per pair
+          allow when the two run one after the other (1 / (server +
+          client)): one client's 50 locks move in step, so the server waits
+          for the client and the client for the server.
+
+Prints JSON lines ({"bench":"floors","metric":...}) and a summary. Every
+phase is bounded by --seconds (default 3) and a count; the server is
+killed at the end. Needs redis-server on PATH.
+"""
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+LUA = os.path.join(ROOT, 'adapters', 'redis', 'lua')
+BENCH = os.path.join(ROOT, 'build', 'tests', 'bench', 'fleet-bench')
+LOCKS = 50
+
+
+def emit(metric, value, unit):
+    print(json.dumps({'bench': 'floors', 'metric': metric,
+                      'value': round(value, 3), 'unit': unit}), flush=True)
+
+
+class Conn:
+    """A RESP2 connection that sends whole pipelines and reads replies."""
+
+    def __init__(self, port):
+        self.s = socket.create_connection(('127.0.0.1', port), timeout=10)
+        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.f = self.s.makefile('rb')
+
+    @staticmethod
+    def encode(args):
+        out = [b'*%d\r\n' % len(args)]
+        for a in args:
+            a = a if isinstance(a, bytes) else str(a).encode()
+            out.append(b'$%d\r\n%s\r\n' % (len(a), a))
+        return b''.join(out)
+
+    def reply(self):
+        line = self.f.readline()
+        kind, rest = line[:1], line[1:-2]
+        if kind == b'+':
+            return rest
+        if kind == b'-':
+            raise RuntimeError(rest.decode())
+        if kind == b':':
+            return int(rest)
+        if kind == b'$':
+            n = int(rest)
+            return None if n < 0 else self.f.read(n + 2)[:-2]
+        if kind == b'*':
+            n = int(rest)
+            return None if n < 0 else [self.reply() for _ in range(n)]
+        raise RuntimeError('unexpected reply %r' % line)
+
+    def pipeline(self, *cmds):
+        self.s.sendall(b''.join(self.encode(c) for c in cmds))
+        return [self.reply() for _ in cmds]
+
+    def call(self, *args):
+        return self.pipeline(args)[0]
+
+
+def start_server(work):
+    """redis-server on a free loopback port; retried if the port is taken."""
+    for _ in range(5):
+        probe = socket.socket()
+        probe.bind(('127.0.0.1', 0))
+        port = probe.getsockname()[1]
+        probe.close()
+        proc = subprocess.Popen(
+            ['redis-server', '--port', str(port), '--bind', '127.0.0.1',
+             '--save', '', '--appendonly', 'no', '--dir', work],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(50):
+            try:
+                c = Conn(port)
+                if c.call('PING') == b'PONG':
+                    return proc, port, c
+            except OSError:
+                pass
+            if proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        proc.kill()
+        proc.wait()
+    sys.exit('floors.py: redis-server did not start')
+
+
+def server_cpu(c):
+    """redis-server's CPU seconds so far (INFO cpu, as fleet-bench reads)."""
+    info = c.call('INFO', 'cpu').decode()
+    f = dict(re.findall(r'(used_cpu_\w+):([\d.]+)', info))
+    return float(f['used_cpu_sys']) + float(f['used_cpu_user'])
+
+
+def commandstats(c):
+    info = c.call('INFO', 'commandstats').decode()
+    return {m[0]: (int(m[1]), int(m[2])) for m in
+            re.findall(r'cmdstat_(\w+):calls=(\d+),usec=(\d+)', info)}
+
+
+def script(name):
+    """A lock script as fleet's build embeds it for one Redis: its
+    --#include lines expanded, wake_sharded false (lib/wake.lua)."""
+    with open(os.path.join(LUA, name + '.lua')) as f:
+        text = f.read()
+    for inc in re.findall(r'^--#include (\w+)$', text, re.M):
+        with open(os.path.join(LUA, 'lib', inc + '.lua')) as f:
+            text = text.replace('--#include %s\n' % inc, f.read())
+    return text.replace('local wake_sharded\n', 'local wake_sharded = false\n')
+
+
+def paced(c, args, seconds):
+    """Server CPU per call of `args`, one call every 0.5 ms (2000/s)."""
+    n = int(seconds * 2000)
+    c0 = server_cpu(c)
+    t0 = time.monotonic()
+    for i in range(n):
+        c.call(*args)
+        wait = t0 + (i + 1) / 2000.0 - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+    return (server_cpu(c) - c0) / n * 1e6
+
+
+def lock_round(c, acq, rel, seconds, tag):
+    """Acquire and release LOCKS locks per call until `seconds` pass (at
+    most 20000 rounds); returns the rounds made."""
+    keys = ['{fb:%s%d}' % (tag, i) for i in range(LOCKS)]
+    aargs = []
+    for _ in keys:
+        aargs += ['floors', '10000', '0']
+    end = time.monotonic() + seconds
+    rounds = 0
+    while time.monotonic() < end and rounds < 20000:
+        got = c.call('EVALSHA', acq, LOCKS, *keys, *aargs)
+        vals = ['%d:floors' % (got[2 * i] if isinstance(got[2 * i], int)
+                               else 0) for i in range(LOCKS)]
+        c.call('EVALSHA', rel, LOCKS, *keys, *vals)
+        rounds += 1
+    return rounds
+
+
+def lock_costs(c, seconds):
+    """µs per acquire+release pair, from INFO commandstats."""
+    noop_acq = ('local r = {} for i = 1, #KEYS do r[2 * i - 1] = i '
+                'r[2 * i] = 0 end return r')
+    noop_rel = 'local r = {} for i = 1, #KEYS do r[i] = 1 end return r'
+    calls_acq = ("local r = {} for i = 1, #KEYS do "
+                 "redis.call('EXISTS', 'x') redis.call('EXISTS', 'x') "
+                 "r[2 * i - 1] = i r[2 * i] = 0 end return r")
+    calls_rel = ("local r = {} for i = 1, #KEYS do "
+                 "redis.call('EXISTS', 'x') redis.call('EXISTS', 'x') "
+                 "r[i] = 1 end return r")
+    variants = [('fleet', script('lock_acquire'), script('lock_release')),
+                ('noop', noop_acq, noop_rel),
+                ('exists4', calls_acq, calls_rel)]
+    out = {}
+    for name, a, r in variants:
+        sa = c.call('SCRIPT', 'LOAD', a).decode()
+        sr = c.call('SCRIPT', 'LOAD', r).decode()
+        lock_round(c, sa, sr, min(0.5, seconds), name)  # warm up
+        s0 = commandstats(c)
+        rounds = lock_round(c, sa, sr, seconds, name)
+        s1 = commandstats(c)
+        pairs = rounds * LOCKS
+
+        def per_pair(cmd):
+            return (s1.get(cmd, (0, 0))[1] - s0.get(cmd, (0, 0))[1]) / pairs
+
+        out[name] = per_pair('evalsha')
+        if name == 'fleet':
+            out['commands'] = sum(per_pair(k)
+                                  for k in ('incr', 'set', 'get', 'del'))
+            calls = sum(s1.get(k, (0, 0))[0] - s0.get(k, (0, 0))[0]
+                        for k in ('incr', 'set', 'get', 'del'))
+            if calls != 4 * pairs:
+                sys.exit('floors.py: %d lock commands for %d pairs, not 4 '
+                         'each: the lock scripts changed' % (calls, pairs))
+        if name == 'exists4':
+            out['exists'] = per_pair('exists')
+    return out
+
+
+def bench_model(port, seconds):
+    """fleet-bench lock --inflight 50 and 1 / (server + client per pair)."""
+    if not os.access(BENCH, os.X_OK):
+        print('floors.py: no %s: model skipped (build fleet-bench first)'
+              % BENCH, file=sys.stderr)
+        return None
+    res = subprocess.run(
+        [BENCH, 'lock', '--url', 'redis://127.0.0.1:%d' % port, '--seconds',
+         str(seconds), '--inflight', str(LOCKS)],
+        capture_output=True, text=True, timeout=seconds + 60)
+    if res.returncode != 0:
+        sys.exit('floors.py: fleet-bench lock failed:\n' + res.stderr)
+    m = {}
+    for line in res.stdout.splitlines():
+        d = json.loads(line)
+        m[d['metric']] = d['value']
+    return (m['c50_ops_per_s'], m['c50_server_cpu_us_per_op'],
+            m['c50_client_cpu_us_per_op'])
+
+
+def main():
+    seconds = 3.0
+    argv = sys.argv[1:]
+    if argv[:1] in (['-h'], ['--help']):
+        print(__doc__.strip())
+        return
+    if len(argv) == 2 and argv[0] == '--seconds':
+        seconds = float(argv[1])
+    elif argv:
+        sys.exit('usage: python3 tests/bench/floors.py [--seconds S]')
+    if not 0 < seconds <= 60:
+        sys.exit('floors.py: --seconds wants a number in (0, 60]')
+
+    with tempfile.TemporaryDirectory(prefix='fleet-floors.') as work:
+        proc, port, c = start_server(work)
+        try:
+            tiny = c.call('SCRIPT', 'LOAD', 'return 1').decode()
+            ping = paced(c, ['PING'], seconds)
+            evalsha = paced(c, ['EVALSHA', tiny, 0], seconds)
+            emit('paced_2000_ping_server_cpu_us_per_call', ping, 'us/call')
+            emit('paced_2000_evalsha_server_cpu_us_per_call', evalsha,
+                 'us/call')
+            lk = lock_costs(c, seconds)
+            glue = (lk['exists4'] - lk['noop'] - lk['exists']) / 4
+            emit('lock_scripts_us_per_pair', lk['fleet'], 'us/pair')
+            emit('lock_commands_us_per_pair', lk['commands'], 'us/pair')
+            emit('lock_noop_script_us_per_pair', lk['noop'], 'us/pair')
+            emit('redis_call_glue_us', glue, 'us/call')
+            model = bench_model(port, seconds)
+            if model:
+                rate, srv, cli = model
+                emit('lock_c50_ops_per_s', rate, 'ops/s')
+                emit('lock_c50_server_cpu_us_per_op', srv, 'us/op')
+                emit('lock_c50_client_cpu_us_per_op', cli, 'us/op')
+                emit('lock_c50_serial_model_ops_per_s', 1e6 / (srv + cli),
+                     'ops/s')
+        finally:
+            proc.kill()
+            proc.wait()
+
+    print('\nAt 2000 calls/s, one call per wake-up, redis-server spends '
+          '%.1f us per PING and %.1f us per EVALSHA of `return 1`.'
+          % (ping, evalsha), file=sys.stderr)
+    print('fleet-bench queue\'s 2000 jobs/s phase enqueues 2 jobs every ms, '
+          'and each tick wakes the server twice to run a script (the '
+          'enqueue, which hands the jobs to the parked worker, and the '
+          'worker\'s completion): at least %.1f us per job before the '
+          'scripts do anything.' % evalsha, file=sys.stderr)
+    print('A lock pair\'s scripts (50 per call) take %.2f us: %.2f in their '
+          'four commands, %.2f for a script with the same arguments that '
+          'calls nothing, and about %.2f per redis.call() beyond its '
+          'command.' % (lk['fleet'], lk['commands'], lk['noop'], glue),
+          file=sys.stderr)
+    if model:
+        print('fleet-bench lock --inflight 50: %.0f pairs/s at %.2f us '
+              'server + %.2f us client per pair; one after the other they '
+              'allow %.0f pairs/s.' % (rate, srv, cli, 1e6 / (srv + cli)),
+              file=sys.stderr)
+
+
+if __name__ == '__main__':
+    main()
