@@ -48,7 +48,7 @@ def emit(metric, value, unit):
 
 
 class Conn:
-    """A RESP2 connection that sends whole pipelines and reads replies."""
+    """A RESP2 connection: one command, then its reply."""
 
     def __init__(self, port):
         self.s = socket.create_connection(('127.0.0.1', port), timeout=10)
@@ -80,12 +80,9 @@ class Conn:
             return None if n < 0 else [self.reply() for _ in range(n)]
         raise RuntimeError('unexpected reply %r' % line)
 
-    def pipeline(self, *cmds):
-        self.s.sendall(b''.join(self.encode(c) for c in cmds))
-        return [self.reply() for _ in cmds]
-
     def call(self, *args):
-        return self.pipeline(args)[0]
+        self.s.sendall(self.encode(args))
+        return self.reply()
 
 
 def start_server(work):
@@ -132,9 +129,11 @@ def script(name):
     --#include lines expanded, wake_sharded false (lib/wake.lua)."""
     with open(os.path.join(LUA, name + '.lua')) as f:
         text = f.read()
-    for inc in re.findall(r'^--#include (\w+)$', text, re.M):
-        with open(os.path.join(LUA, 'lib', inc + '.lua')) as f:
-            text = text.replace('--#include %s\n' % inc, f.read())
+    # Two passes, as cmake/embed_lua.cmake: a lib may include another.
+    for _ in range(2):
+        for inc in re.findall(r'^--#include (\w+)$', text, re.M):
+            with open(os.path.join(LUA, 'lib', inc + '.lua')) as f:
+                text = text.replace('--#include %s\n' % inc, f.read())
     return text.replace('local wake_sharded\n', 'local wake_sharded = false\n')
 
 
