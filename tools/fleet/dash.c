@@ -19,10 +19,23 @@
  *   POST /api/retry?queue=Q[&id=ID]     retry a dead job (no id: all dead)
  *   POST /api/cancel?queue=Q&id=ID      cancel a pending or delayed job
  *   POST /api/pause?queue=Q, /api/resume?queue=Q
+ *   GET  /api/routes                    this table: [{method, path}]
  *
- * A POST must carry the header "X-Fleet-Dash: 1" (a cross-site form cannot
- * set it). The page ("/") comes with the overview inlined, so that it
- * shows the data as soon as it loads; it then refreshes every 2 s.
+ * Who is answered (dash_access.c says why): a request whose Host is not
+ * a loopback name, the listen address or an --allow-host name gets 421
+ * (an HTTP/1.1 request without Host, 400; an HTTP/1.0 one is answered:
+ * browsers always send Host). With a token (--token or FLEET_DASH_TOKEN)
+ * every request must carry it, as "Authorization: Bearer T" or as the
+ * cookie that "GET /?token=T" sets (303 to "/"), else 401. A request other
+ * than GET is a change: refused (403) in --read-only mode, without the
+ * header "X-Fleet-Dash: 1" (a cross-site form cannot set it) or with an
+ * Origin other than the dashboard's own. Every response forbids framing
+ * and sniffing, and its Content-Security-Policy allows only the page's
+ * own script and stylesheet (the overview is inlined as JSON data, not as
+ * script).
+ *
+ * The page ("/") comes with the overview inlined, so that it shows the
+ * data as soon as it loads; it then refreshes every 2 s.
  * Stops on SIGINT or SIGTERM: closes the listener and every connection,
  * waits for the queries in flight, closes the client. */
 #include <http_parser.h>
@@ -32,6 +45,7 @@
 
 #include "assets.h"
 #include "cli.h"
+#include "dash_access.h"
 
 #define DASH_URL_MAX 4096
 /* The overview's parts: queues, locks, pools, crons, warm pools. */
@@ -45,12 +59,45 @@
 #define DASH_SAMPLES 90
 
 static const char dash_usage[] =
-    "usage: fleet dash [--listen HOST:PORT] [--read-timeout-ms MS]\n"
+    "usage: fleet dash [--listen HOST:PORT] [--read-timeout-ms MS] "
+    "[--read-only]\n"
+    "                  [--allow-host NAME[:PORT]]... [--token TOKEN]\n"
     "  serves the web dashboard (default 127.0.0.1:8080; port 0 picks a "
     "free one,\n"
     "  printed on the first line of output). A connection whose request "
     "does\n"
-    "  not arrive within MS (10000) is closed. Stops on Ctrl-C.\n";
+    "  not arrive within MS (10000) is closed. Stops on Ctrl-C.\n"
+    "  --read-only      no button changes anything; every change is "
+    "refused\n"
+    "  --allow-host N   also answer requests for the name N (besides "
+    "localhost,\n"
+    "                   127.0.0.1, [::1] and the listen address); "
+    "repeatable\n"
+    "  --token TOKEN    require TOKEN on every request (better: "
+    "FLEET_DASH_TOKEN,\n"
+    "                   which ps does not show); open /?token=TOKEN once "
+    "in the\n"
+    "                   browser, or send Authorization: Bearer TOKEN\n";
+
+/* The request headers the dashboard reads, and the longest value kept of
+ * each (a longer one is answered 431). */
+enum {
+  DASH_H_HOST,
+  DASH_H_ORIGIN,
+  DASH_H_AUTH,
+  DASH_H_COOKIE,
+  DASH_H_DASH,
+  DASH_H_COUNT
+};
+
+static const struct {
+  const char *name;
+  size_t max;
+} dash_headers[DASH_H_COUNT] = {{"Host", 300},
+                                {"Origin", 512},
+                                {"Authorization", 512},
+                                {"Cookie", 8192},
+                                {"X-Fleet-Dash", 16}};
 
 typedef struct dash_s dash_t;
 
@@ -62,9 +109,16 @@ typedef struct {
   char url[DASH_URL_MAX + 1];
   size_t url_len;
   size_t body_len;
-  int dash_header; /* the last header field was X-Fleet-Dash */
-  int post_ok;     /* X-Fleet-Dash: 1 was sent */
-  int refs;        /* the socket, the timer, and a query in flight */
+  /* The header field being read (its name, up to 15 bytes), and the
+   * values of those the dashboard reads (see dash_headers). */
+  char field[16];
+  size_t field_len;
+  int in_value; /* the field's value is being read */
+  int header;   /* the field read: DASH_H_*, or -1 */
+  cli_buf_t hv[DASH_H_COUNT];
+  int hn[DASH_H_COUNT]; /* how many times each came */
+  int header_too_long;
+  int refs; /* the socket, the timer, and a query in flight */
   int responded;
   int complete;
   int on_list;
@@ -78,6 +132,8 @@ typedef struct {
 struct dash_s {
   cli_t *cli;
   uint64_t read_timeout_ms;
+  dash_access_t access; /* allowed hosts and origins, the token */
+  int read_only;
   uv_tcp_t server;
   uv_timer_t sampler;
   int sampling;        /* a sample is in flight */
@@ -101,8 +157,10 @@ static void conn_unref(dash_conn_t *c) {
 
   if (--c->refs > 0)
     return;
-  for (i = 0; i < 3; i++)
+  for (i = 0; i < DASH_OV_PARTS; i++)
     cli_jfree(c->ov[i]);
+  for (i = 0; i < DASH_H_COUNT; i++)
+    cli_buf_free(&c->hv[i]);
   free(c);
 }
 
@@ -154,16 +212,34 @@ static void on_written(uv_write_t *req, int status) {
   conn_close(c);
 }
 
-/* Sends the response and closes the connection after it. */
-static void respond(dash_conn_t *c, int code, const char *type,
-                    const void *body, size_t len) {
+/* Sent with every response: no framing (clickjacking), no sniffing, no
+ * referrer (the first URL may hold the token), and a policy that lets
+ * the page load its own script, stylesheet and API and nothing else. */
+static const char dash_security_headers[] =
+    "X-Content-Type-Options: nosniff\r\n"
+    "X-Frame-Options: DENY\r\n"
+    "Content-Security-Policy: default-src 'self'; script-src 'self'; "
+    "style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'\r\n"
+    "Referrer-Policy: no-referrer\r\n"
+    "Cross-Origin-Resource-Policy: same-origin\r\n";
+
+/* Sends the response, with `extra` (header lines, each ended by CRLF; may
+ * be NULL) among its headers, and closes the connection after it. */
+static void respond_ex(dash_conn_t *c, int code, const char *type,
+                       const char *extra, const void *body, size_t len) {
   const char *reason = code == 200   ? "OK"
+                       : code == 303 ? "See Other"
                        : code == 400 ? "Bad Request"
+                       : code == 401 ? "Unauthorized"
                        : code == 403 ? "Forbidden"
                        : code == 404 ? "Not Found"
                        : code == 405 ? "Method Not Allowed"
                        : code == 409 ? "Conflict"
                        : code == 413 ? "Payload Too Large"
+                       : code == 421 ? "Misdirected Request"
+                       : code == 431 ? "Request Header Fields Too Large"
                        : code == 503 ? "Service Unavailable"
                                      : "Bad Gateway";
   cli_buf_t b = {0};
@@ -178,9 +254,12 @@ static void respond(dash_conn_t *c, int code, const char *type,
   cli_buf_printf(&b,
                  "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
                  "Content-Length: %zu\r\nCache-Control: no-store\r\n"
-                 "X-Content-Type-Options: nosniff\r\n"
-                 "Connection: close\r\n\r\n",
+                 "Connection: close\r\n",
                  code, reason, type, len);
+  cli_buf_str(&b, dash_security_headers);
+  if (extra != NULL)
+    cli_buf_str(&b, extra);
+  cli_buf_add(&b, "\r\n", 2);
   cli_buf_add(&b, body, len);
   w = malloc(sizeof(*w));
   if (b.oom || w == NULL) {
@@ -197,6 +276,21 @@ static void respond(dash_conn_t *c, int code, const char *type,
     free(w);
     conn_close(c);
   }
+}
+
+static void respond(dash_conn_t *c, int code, const char *type,
+                    const void *body, size_t len) {
+  respond_ex(c, code, type, NULL, body, len);
+}
+
+/* A short plain-text answer: `text` and a newline. */
+static void respond_text(dash_conn_t *c, int code, const char *extra,
+                         const char *text) {
+  char body[256];
+  int n = snprintf(body, sizeof(body), "%s\n", text);
+
+  respond_ex(c, code, "text/plain; charset=utf-8", extra, body,
+             n > 0 && (size_t)n < sizeof(body) ? (size_t)n : 0);
 }
 
 static void respond_json(dash_conn_t *c, int code, const cli_json_t *j) {
@@ -267,6 +361,7 @@ static void overview_send(dash_conn_t *c) {
     cli_jadd(o, names[i], c->ov[i] != NULL ? c->ov[i] : cli_jarr());
     c->ov[i] = NULL;
   }
+  cli_jadd(o, "read_only", cli_jbool(c->d->read_only));
   cli_jadd(o, "sample_ms", cli_jint(DASH_SAMPLE_MS));
   cli_jadd(o, "history", cli_jcopy(c->d->history));
   if (c->ov_status != 0)
@@ -334,12 +429,14 @@ static void ov_warmpools(cli_t *cli, int status, const char *detail,
   overview_part(arg, 4, status, res);
 }
 
+/* Starts the overview's queries: for the page (`page`) or for
+ * /api/overview. The caller holds a reference on `c` for it, which the
+ * last part to come gives up. */
 static void overview(dash_conn_t *c, int page) {
   cli_t *cli = c->d->cli;
 
   c->page = page;
   c->ov_left = DASH_OV_PARTS + 1; /* the parts and the start */
-  c->refs++;
   if (cli_q_queue_ls(cli, ov_queues, c) != 0)
     overview_part(c, 0, FLEET_ENOMEM, NULL);
   if (cli_q_lock_ls(cli, "*", ov_locks, c) != 0)
@@ -408,17 +505,260 @@ static const char *query_param(const char *q, size_t len, const char *name,
   return NULL;
 }
 
+/* One API route: its path, whether it is a change (POST) or a read
+ * (GET), whether it needs ?queue=Q (then `queue` holds it), and the call
+ * that starts its query: 0 when started (api_done() answers), else an
+ * error answered at once. */
+typedef int (*dash_api_fn)(dash_conn_t *c, const char *q, size_t qlen,
+                           const char *queue);
+
+typedef struct {
+  const char *path;
+  int post;
+  int queue;
+  dash_api_fn fn;
+} dash_route_t;
+
+static int api_overview(dash_conn_t *c, const char *q, size_t qlen,
+                        const char *queue) {
+  (void)q, (void)qlen, (void)queue;
+  overview(c, 0);
+  return 0;
+}
+
+static int api_queues(dash_conn_t *c, const char *q, size_t qlen,
+                      const char *queue) {
+  (void)q, (void)qlen, (void)queue;
+  return cli_q_queue_ls(c->d->cli, api_done, c);
+}
+
+static int api_locks(dash_conn_t *c, const char *q, size_t qlen,
+                     const char *queue) {
+  char match[1024];
+
+  (void)queue;
+  return cli_q_lock_ls(
+      c->d->cli,
+      query_param(q, qlen, "match", match, sizeof(match)) != NULL ? match : "*",
+      api_done, c);
+}
+
+static int api_pools(dash_conn_t *c, const char *q, size_t qlen,
+                     const char *queue) {
+  (void)q, (void)qlen, (void)queue;
+  return cli_q_pool_ls(c->d->cli, api_done, c);
+}
+
+static int api_crons(dash_conn_t *c, const char *q, size_t qlen,
+                     const char *queue) {
+  (void)q, (void)qlen, (void)queue;
+  return cli_q_cron_ls_all(c->d->cli, api_done, c);
+}
+
+static int api_warmpools(dash_conn_t *c, const char *q, size_t qlen,
+                         const char *queue) {
+  (void)q, (void)qlen, (void)queue;
+  return cli_q_warmpool_ls(c->d->cli, api_done, c);
+}
+
+static int api_cron_history(dash_conn_t *c, const char *q, size_t qlen,
+                            const char *queue) {
+  char ns[256], key[1024], num[32];
+  uint64_t limit = DASH_CRON_HISTORY_LIMIT;
+
+  (void)queue;
+  if (query_param(q, qlen, "ns", ns, sizeof(ns)) == NULL ||
+      query_param(q, qlen, "key", key, sizeof(key)) == NULL ||
+      (query_param(q, qlen, "limit", num, sizeof(num)) != NULL &&
+       cli_parse_u64(num, 1, 1000, &limit) != 0))
+    return FLEET_EINVAL;
+  return cli_q_cron_history(c->d->cli, ns, key, (uint32_t)limit, api_done, c);
+}
+
+static int api_jobs(dash_conn_t *c, const char *q, size_t qlen,
+                    const char *queue) {
+  char state_s[32], num[32];
+  fleet_job_state_t state;
+  uint64_t cursor = 0, limit = DASH_JOBS_LIMIT;
+
+  if (query_param(q, qlen, "state", state_s, sizeof(state_s)) == NULL ||
+      cli_job_state(state_s, &state) != 0 ||
+      (query_param(q, qlen, "cursor", num, sizeof(num)) != NULL &&
+       cli_parse_u64(num, 0, UINT32_MAX, &cursor) != 0) ||
+      (query_param(q, qlen, "limit", num, sizeof(num)) != NULL &&
+       cli_parse_u64(num, 1, 1000, &limit) != 0))
+    return FLEET_EINVAL;
+  return cli_q_queue_jobs(c->d->cli, queue, state, cursor, (size_t)limit,
+                          api_done, c);
+}
+
+static int api_job(dash_conn_t *c, const char *q, size_t qlen,
+                   const char *queue) {
+  char id[1024];
+
+  if (query_param(q, qlen, "id", id, sizeof(id)) == NULL)
+    return FLEET_EINVAL;
+  return cli_q_queue_get(c->d->cli, queue, id, api_done, c);
+}
+
+static int api_cancel(dash_conn_t *c, const char *q, size_t qlen,
+                      const char *queue) {
+  char id[1024];
+
+  if (query_param(q, qlen, "id", id, sizeof(id)) == NULL)
+    return FLEET_EINVAL;
+  return cli_q_queue_cancel(c->d->cli, queue, id, api_done, c);
+}
+
+static int api_retry(dash_conn_t *c, const char *q, size_t qlen,
+                     const char *queue) {
+  char id[1024];
+
+  return cli_q_queue_retry(
+      c->d->cli, queue,
+      query_param(q, qlen, "id", id, sizeof(id)) != NULL ? id : NULL, api_done,
+      c);
+}
+
+static int api_pause(dash_conn_t *c, const char *q, size_t qlen,
+                     const char *queue) {
+  (void)q, (void)qlen;
+  return cli_q_queue_pause(c->d->cli, queue, "pause", api_done, c);
+}
+
+static int api_resume(dash_conn_t *c, const char *q, size_t qlen,
+                      const char *queue) {
+  (void)q, (void)qlen;
+  return cli_q_queue_pause(c->d->cli, queue, "resume", api_done, c);
+}
+
+static int api_routes(dash_conn_t *c, const char *q, size_t qlen,
+                      const char *queue);
+
+/* Every API route. A change is a POST: route() refuses it in read-only
+ * mode and checks its header and Origin before it gets here. */
+static const dash_route_t dash_routes[] = {
+    {"/api/overview", 0, 0, api_overview},
+    {"/api/queues", 0, 0, api_queues},
+    {"/api/jobs", 0, 1, api_jobs},
+    {"/api/job", 0, 1, api_job},
+    {"/api/locks", 0, 0, api_locks},
+    {"/api/pools", 0, 0, api_pools},
+    {"/api/crons", 0, 0, api_crons},
+    {"/api/cron-history", 0, 0, api_cron_history},
+    {"/api/warmpools", 0, 0, api_warmpools},
+    {"/api/routes", 0, 0, api_routes},
+    {"/api/retry", 1, 1, api_retry},
+    {"/api/cancel", 1, 1, api_cancel},
+    {"/api/pause", 1, 1, api_pause},
+    {"/api/resume", 1, 1, api_resume},
+    {NULL, 0, 0, NULL}};
+
+static int api_routes(dash_conn_t *c, const char *q, size_t qlen,
+                      const char *queue) {
+  const dash_route_t *r;
+  cli_json_t *a = cli_jarr(), *o;
+
+  (void)q, (void)qlen, (void)queue;
+  for (r = dash_routes; r->path != NULL; r++) {
+    o = cli_jadd(a, NULL, cli_jobj());
+    cli_jadd(o, "method", cli_jstr(r->post ? "POST" : "GET"));
+    cli_jadd(o, "path", cli_jstr(r->path));
+  }
+  if (a == NULL)
+    return FLEET_ENOMEM;
+  api_done(c->d->cli, 0, NULL, a, c);
+  return 0;
+}
+
+/* The value of header `h` (NULL when it did not come). */
+static const char *header(const dash_conn_t *c, int h, size_t *len) {
+  *len = c->hv[h].len;
+  return c->hn[h] > 0 ? (c->hv[h].p != NULL ? c->hv[h].p : "") : NULL;
+}
+
+/* Whether the request is allowed to reach the routes; if not, answers it.
+ * `page` tells a GET of the page, which may carry ?token=. */
+static int access_check(dash_conn_t *c, int page, const char *q, size_t qlen) {
+  static const char need_token[] =
+      "WWW-Authenticate: Bearer realm=\"fleet dash\"\r\n";
+  dash_access_t *a = &c->d->access;
+  const char *v;
+  char token[DASH_TOKEN_MAX + 2], extra[DASH_TOKEN_MAX + 160];
+  size_t len;
+
+  if (c->header_too_long) {
+    respond_text(c, 431, NULL, "a header is too long");
+    return 0;
+  }
+  /* Host: the name the browser thinks it talks to. */
+  v = header(c, DASH_H_HOST, &len);
+  if (c->hn[DASH_H_HOST] > 1 ||
+      (v == NULL && (c->parser.http_major > 1 || c->parser.http_minor > 0))) {
+    respond_text(c, 400, NULL, "one Host header is required");
+    return 0;
+  }
+  if (v != NULL && !dash_host_allowed(a, v, len)) {
+    respond_text(c, 421, NULL,
+                 "this dashboard does not answer for this host name "
+                 "(see fleet dash --allow-host)");
+    return 0;
+  }
+  /* The token: a bearer header, the cookie, or the page's ?token=. */
+  if (a->token_len > 0) {
+    if (page && query_param(q, qlen, "token", token, sizeof(token)) != NULL) {
+      if (!dash_token_equal(a, token, strlen(token))) {
+        respond_text(c, 401, need_token, "wrong token");
+        return 0;
+      }
+      snprintf(extra, sizeof(extra),
+               "Location: /\r\nSet-Cookie: %s=%s; HttpOnly; SameSite=Strict; "
+               "Path=/\r\n",
+               a->cookie, a->token);
+      respond_text(c, 303, extra, "logged in: see /");
+      return 0;
+    }
+    v = header(c, DASH_H_AUTH, &len);
+    if (v == NULL || c->hn[DASH_H_AUTH] > 1 || !dash_bearer_ok(a, v, len)) {
+      v = header(c, DASH_H_COOKIE, &len);
+      if (v == NULL || !dash_cookie_ok(a, v, len)) {
+        respond_text(c, 401, need_token,
+                     "a token is required: open /?token=TOKEN once, or send "
+                     "Authorization: Bearer TOKEN");
+        return 0;
+      }
+    }
+  }
+  /* A change: not in read-only mode, only with the dashboard's header,
+   * and only from the dashboard's own origin. */
+  if (c->parser.method != HTTP_GET) {
+    if (c->d->read_only) {
+      respond_text(c, 403, NULL, "read-only dashboard: nothing is changed");
+      return 0;
+    }
+    v = header(c, DASH_H_DASH, &len);
+    if (v == NULL || len != 1 || v[0] != '1') {
+      respond_text(c, 403, NULL, "missing X-Fleet-Dash header");
+      return 0;
+    }
+    v = header(c, DASH_H_ORIGIN, &len);
+    if (v != NULL &&
+        (c->hn[DASH_H_ORIGIN] > 1 || !dash_origin_allowed(a, v, len))) {
+      respond_text(c, 403, NULL, "cross-origin request refused");
+      return 0;
+    }
+  }
+  return 1;
+}
+
 static void route(dash_conn_t *c) {
   struct http_parser_url u;
   const char *path, *q = "";
   size_t plen, qlen = 0;
-  char queue[1024], id[1024], state_s[32], num[32], match[1024], ns[256];
-  int post = c->parser.method == HTTP_POST;
-  cli_t *cli = c->d->cli;
+  char queue[1024];
+  int get = c->parser.method == HTTP_GET, page, err;
+  const dash_route_t *r;
   const cli_asset_t *a;
-  fleet_job_state_t state;
-  uint64_t cursor = 0, limit = DASH_JOBS_LIMIT;
-  int err = 0;
 
   http_parser_url_init(&u);
   if (http_parser_parse_url(c->url, c->url_len, 0, &u) != 0 ||
@@ -433,100 +773,43 @@ static void route(dash_conn_t *c) {
     qlen = u.field_data[UF_QUERY].len;
   }
 #define PATH_IS(s) (plen == sizeof(s) - 1 && memcmp(path, s, plen) == 0)
+  page = PATH_IS("/") || PATH_IS("/index.html");
+#undef PATH_IS
+  if (!access_check(c, get && page, q, qlen))
+    return;
   if (plen > 5 && memcmp(path, "/api/", 5) == 0) {
-    int mutating = PATH_IS("/api/retry") || PATH_IS("/api/cancel") ||
-                   PATH_IS("/api/pause") || PATH_IS("/api/resume");
-
-    if (mutating != post) {
+    for (r = dash_routes; r->path != NULL; r++)
+      if (strlen(r->path) == plen && memcmp(r->path, path, plen) == 0)
+        break;
+    if (r->path == NULL) {
+      respond(c, 404, "text/plain", "not found", 9);
+      return;
+    }
+    if (r->post ? c->parser.method != HTTP_POST : !get) {
       respond(c, 405, "text/plain", "method not allowed", 18);
       return;
     }
-    if (post && !c->post_ok) {
-      respond(c, 403, "text/plain", "missing X-Fleet-Dash header", 27);
-      return;
-    }
-    if (!PATH_IS("/api/overview") && !PATH_IS("/api/queues") &&
-        !PATH_IS("/api/locks") && !PATH_IS("/api/pools") &&
-        !PATH_IS("/api/crons") && !PATH_IS("/api/cron-history") &&
-        !PATH_IS("/api/warmpools") &&
+    if (r->queue &&
         query_param(q, qlen, "queue", queue, sizeof(queue)) == NULL) {
       respond_error(c, FLEET_EINVAL, "the queue parameter is required");
       return;
     }
-    c->refs++;
-    if (PATH_IS("/api/overview")) {
-      c->refs--;
-      overview(c, 0);
-      return;
-    } else if (PATH_IS("/api/queues")) {
-      err = cli_q_queue_ls(cli, api_done, c);
-    } else if (PATH_IS("/api/locks")) {
-      err = cli_q_lock_ls(
-          cli,
-          query_param(q, qlen, "match", match, sizeof(match)) != NULL ? match
-                                                                      : "*",
-          api_done, c);
-    } else if (PATH_IS("/api/pools")) {
-      err = cli_q_pool_ls(cli, api_done, c);
-    } else if (PATH_IS("/api/crons")) {
-      err = cli_q_cron_ls_all(cli, api_done, c);
-    } else if (PATH_IS("/api/warmpools")) {
-      err = cli_q_warmpool_ls(cli, api_done, c);
-    } else if (PATH_IS("/api/cron-history")) {
-      limit = DASH_CRON_HISTORY_LIMIT;
-      if (query_param(q, qlen, "ns", ns, sizeof(ns)) == NULL ||
-          query_param(q, qlen, "key", id, sizeof(id)) == NULL ||
-          (query_param(q, qlen, "limit", num, sizeof(num)) != NULL &&
-           cli_parse_u64(num, 1, 1000, &limit) != 0))
-        err = FLEET_EINVAL;
-      else
-        err = cli_q_cron_history(cli, ns, id, (uint32_t)limit, api_done, c);
-    } else if (PATH_IS("/api/jobs")) {
-      if (query_param(q, qlen, "state", state_s, sizeof(state_s)) == NULL ||
-          cli_job_state(state_s, &state) != 0 ||
-          (query_param(q, qlen, "cursor", num, sizeof(num)) != NULL &&
-           cli_parse_u64(num, 0, UINT32_MAX, &cursor) != 0) ||
-          (query_param(q, qlen, "limit", num, sizeof(num)) != NULL &&
-           cli_parse_u64(num, 1, 1000, &limit) != 0))
-        err = FLEET_EINVAL;
-      else
-        err = cli_q_queue_jobs(cli, queue, state, cursor, (size_t)limit,
-                               api_done, c);
-    } else if (PATH_IS("/api/job") || PATH_IS("/api/cancel")) {
-      if (query_param(q, qlen, "id", id, sizeof(id)) == NULL)
-        err = FLEET_EINVAL;
-      else if (path[5] == 'j')
-        err = cli_q_queue_get(cli, queue, id, api_done, c);
-      else
-        err = cli_q_queue_cancel(cli, queue, id, api_done, c);
-    } else if (PATH_IS("/api/retry")) {
-      err = cli_q_queue_retry(
-          cli, queue,
-          query_param(q, qlen, "id", id, sizeof(id)) != NULL ? id : NULL,
-          api_done, c);
-    } else if (PATH_IS("/api/pause") || PATH_IS("/api/resume")) {
-      err = cli_q_queue_pause(cli, queue, path[5] == 'p' ? "pause" : "resume",
-                              api_done, c);
-    } else {
-      c->refs--;
-      respond(c, 404, "text/plain", "not found", 9);
-      return;
-    }
-    if (err != 0) {
+    c->refs++; /* for the query */
+    if ((err = r->fn(c, q, qlen, queue)) != 0) {
       c->refs--;
       respond_error(c, err, NULL);
     }
     return;
   }
-  if (post) {
+  if (!get) {
     respond(c, 405, "text/plain", "method not allowed", 18);
     return;
   }
-  if (PATH_IS("/") || PATH_IS("/index.html")) {
+  if (page) {
+    c->refs++; /* for the overview */
     overview(c, 1);
     return;
   }
-#undef PATH_IS
   a = cli_asset_find(path, plen);
   if (a == NULL)
     respond(c, 404, "text/plain", "not found", 9);
@@ -557,18 +840,52 @@ static int on_url(http_parser *p, const char *at, size_t len) {
   return 0;
 }
 
+/* A header's name may come in pieces (a slow client): they are gathered
+ * until its value begins; a name longer than any the dashboard reads is
+ * kept cut, and matches none. */
 static int on_header_field(http_parser *p, const char *at, size_t len) {
   dash_conn_t *c = p->data;
+  size_t n;
 
-  c->dash_header = len == 12 && strncasecmp(at, "X-Fleet-Dash", 12) == 0;
+  if (c->in_value) {
+    c->in_value = 0;
+    c->field_len = 0;
+  }
+  n = sizeof(c->field) - c->field_len;
+  if (len < n)
+    n = len;
+  memcpy(c->field + c->field_len, at, n);
+  c->field_len += n;
   return 0;
 }
 
+/* A value of a header the dashboard reads is kept (in pieces, too); the
+ * values of a header sent twice are joined as HTTP joins them. */
 static int on_header_value(http_parser *p, const char *at, size_t len) {
   dash_conn_t *c = p->data;
+  int h;
 
-  if (c->dash_header && len == 1 && at[0] == '1')
-    c->post_ok = 1;
+  if (!c->in_value) {
+    c->in_value = 1;
+    c->header = -1;
+    for (h = 0; h < DASH_H_COUNT; h++)
+      if (c->field_len == strlen(dash_headers[h].name) &&
+          strncasecmp(c->field, dash_headers[h].name, c->field_len) == 0)
+        c->header = h;
+    if (c->header < 0)
+      return 0;
+    if (c->hn[c->header]++ > 0)
+      cli_buf_str(&c->hv[c->header], c->header == DASH_H_COOKIE ? "; " : ", ");
+  }
+  if (c->header < 0)
+    return 0;
+  if (c->hv[c->header].len + len > dash_headers[c->header].max) {
+    c->header_too_long = 1;
+    return 0;
+  }
+  cli_buf_add(&c->hv[c->header], at, len);
+  if (c->hv[c->header].oom)
+    c->header_too_long = 1;
   return 0;
 }
 
@@ -754,6 +1071,9 @@ static void dash_signal(uv_signal_t *s, int signum) {
 int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
   const char *listen = cli_opt(&argc, argv, "--listen");
   const char *timeout_s = cli_opt(&argc, argv, "--read-timeout-ms");
+  const char *token = cli_opt(&argc, argv, "--token");
+  const char *token_from = "--token", *allow[DASH_ALLOW_MAX + 1];
+  int read_only = cli_opt_flag(&argc, argv, "--read-only"), n_allow = 0, i;
   uint64_t read_timeout = 10000;
   const char *colon;
   struct sockaddr_storage ss;
@@ -764,6 +1084,9 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
   int len = sizeof(ss), err;
   dash_t *d;
 
+  while (n_allow <= DASH_ALLOW_MAX &&
+         (allow[n_allow] = cli_opt(&argc, argv, "--allow-host")) != NULL)
+    n_allow++;
   if (argc > 1 && cli_is_help(argv[1])) {
     fputs(dash_usage, stdout);
     return CLI_DONE;
@@ -803,6 +1126,35 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
     return 1;
   d->cli = cli;
   d->read_timeout_ms = read_timeout;
+  d->read_only = read_only;
+  /* The port is known once bound (port 0); the names are checked now. */
+  dash_access_init(&d->access, host, (int)port);
+  for (i = 0; i < n_allow; i++) {
+    if (i == DASH_ALLOW_MAX || dash_access_allow(&d->access, allow[i]) != 0) {
+      fprintf(stderr,
+              "fleet dash: --allow-host wants NAME or NAME:PORT, at most "
+              "%d of them (got %s)\n",
+              DASH_ALLOW_MAX, allow[i]);
+      free(d);
+      return 2;
+    }
+  }
+  if (token == NULL && (token = getenv("FLEET_DASH_TOKEN")) != NULL &&
+      token[0] != '\0')
+    token_from = "FLEET_DASH_TOKEN";
+  else if (token == NULL || token[0] == '\0')
+    token = NULL;
+  if (token != NULL && dash_access_set_token(&d->access, token) != 0) {
+    fprintf(stderr,
+            "fleet dash: %s: 1 to %d letters, digits or \"-._~\" (for "
+            "example: openssl rand -hex 32)\n",
+            token_from, DASH_TOKEN_MAX);
+    free(d);
+    return 2;
+  }
+  /* Hides the token from ps from now on (it was visible until now). */
+  if (token != NULL && strcmp(token_from, "--token") == 0)
+    memset((char *)token, 'x', strlen(token));
   uv_tcp_init(cli->loop, &d->server);
   d->server.data = d;
   d->handles = 1;
@@ -821,6 +1173,9 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
   }
   port =
       ss.ss_family == AF_INET6 ? ntohs(in6->sin6_port) : ntohs(in4->sin_port);
+  d->access.port = (int)port;
+  snprintf(d->access.cookie, sizeof(d->access.cookie), "fleet_dash_%u",
+           (unsigned)port);
   d->history = cli_jarr();
   if (d->history == NULL) {
     d->stopping = 1;
@@ -836,10 +1191,19 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
   uv_timer_start(&d->sampler, sample_tick, 0, 0);
   uv_signal_start(&d->sigint, dash_signal, SIGINT);
   uv_signal_start(&d->sigterm, dash_signal, SIGTERM);
-  printf("fleet dash: http://%s%s%s:%u/ (backend %s, prefix %s)\n",
+  if (!dash_addr_loopback((const struct sockaddr *)&ss) && token == NULL)
+    fprintf(stderr,
+            "fleet dash: warning: listening on %s beyond loopback without a "
+            "token: whoever reaches port %u can read every job%s (set "
+            "FLEET_DASH_TOKEN)\n",
+            host, (unsigned)port,
+            read_only ? "" : " and pause, retry or cancel queues and jobs");
+  printf("fleet dash: http://%s%s%s:%u/ (backend %s, prefix %s; %s, %s%s)\n",
          ss.ss_family == AF_INET6 ? "[" : "", host,
          ss.ss_family == AF_INET6 ? "]" : "", (unsigned)port, cli->url_shown,
-         cli->prefix);
+         cli->prefix, read_only ? "read-only" : "read-write",
+         token != NULL ? "token required, from " : "no token",
+         token != NULL ? token_from : "");
   fflush(stdout);
   return 0;
 }

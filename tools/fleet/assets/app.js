@@ -3,7 +3,11 @@
 // second drawn in SVG from the counters it has seen, the jobs of a queue by
 // state (/api/jobs) with retry and cancel buttons (POST), locks, pools,
 // crons (with the dispatch log of one, /api/cron-history) and warm pools.
-// No external library.
+// No external library, no inline script or style: the page's policy
+// (Content-Security-Policy) allows only this file and style.css, and the
+// first overview comes as JSON data (<script type="application/json">).
+// When the server is read-only (the overview's read_only), no control
+// that changes anything is drawn: each such button has a data-action.
 'use strict';
 
 const STATES = ['pending', 'delayed', 'running', 'completed', 'dead'];
@@ -12,6 +16,7 @@ const COLORS = ['#1f6feb', '#d9480f', '#2f9e44', '#9c36b5', '#0c8599',
 const HISTORY = 90; // the server keeps 90 samples, one per 2 s
 let selected = null; // {queue, state}
 let cronSel = null;  // {ns, key}
+let readOnly = true; // until the server says otherwise
 
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -85,8 +90,9 @@ function drawChart(queues, hist) {
       path.setAttribute('data-series', s.name);
       svg.append(path);
     }
-    legend.append(el('span', {},
-      el('span', {class: 'swatch', style: 'background:' + s.color}), s.name));
+    const swatch = el('span', {class: 'swatch'});
+    swatch.style.background = s.color; // CSSOM: allowed by the policy
+    legend.append(el('span', {}, swatch, s.name));
   }
   legend.append(el('span', {class: 'muted'}, 'completed jobs per second'));
 }
@@ -113,9 +119,11 @@ function renderQueues(queues, hist) {
                  q.paused ? 'paused' : 'active'));
     const r = rates(hist, q.queue);
     tr.append(el('td', {class: 'num'}, r.length ? r[r.length - 1].toFixed(1) : '-'));
-    tr.append(el('td', {}, el('button', {onclick: () =>
-      post((q.paused ? '/api/resume' : '/api/pause') + '?queue=' +
-           encodeURIComponent(q.queue))}, q.paused ? 'Resume' : 'Pause')));
+    const action = q.paused ? 'resume' : 'pause';
+    tr.append(el('td', {}, readOnly ? '' : el('button', {
+      'data-action': action,
+      onclick: () => post(`/api/${action}?queue=` + encodeURIComponent(q.queue))
+    }, q.paused ? 'Resume' : 'Pause')));
     body.append(tr);
   }
 }
@@ -237,6 +245,8 @@ function renderWarmpools(pools) {
 
 function render(ov) {
   if (!ov) return;
+  readOnly = ov.read_only !== false;
+  document.getElementById('mode').textContent = readOnly ? 'read-only' : '';
   document.getElementById('backend').textContent =
     `${ov.url} \u00b7 prefix ${ov.prefix}`;
   document.getElementById('updated').textContent =
@@ -254,6 +264,10 @@ function render(ov) {
 async function refresh() {
   try {
     const r = await fetch('/api/overview');
+    if (r.status === 401) {
+      showError('the dashboard asks for its token: open /?token=TOKEN');
+      return;
+    }
     render(await r.json());
     if (selected) await loadJobs();
     if (cronSel) await loadCronHistory();
@@ -292,8 +306,8 @@ async function loadJobs() {
     class: s === state ? 'on' : '', onclick: () => selectQueue(queue, s)}, s)));
   const actions = document.getElementById('jobs-actions');
   actions.replaceChildren();
-  if (state === 'dead')
-    actions.append(el('button', {onclick: () =>
+  if (state === 'dead' && !readOnly)
+    actions.append(el('button', {'data-action': 'retry', onclick: () =>
       post('/api/retry?queue=' + encodeURIComponent(queue))}, 'Retry all dead'));
   const r = await fetch(`/api/jobs?queue=${encodeURIComponent(queue)}&state=${state}`);
   const page = await r.json();
@@ -302,10 +316,14 @@ async function loadJobs() {
   if (!r.ok) { showError(`${page.error}: ${page.detail}`); return; }
   for (const j of page.jobs) {
     const q = `queue=${encodeURIComponent(queue)}&id=${encodeURIComponent(j.id)}`;
-    const btn = state === 'dead'
-      ? el('button', {onclick: () => post('/api/retry?' + q)}, 'Retry')
-      : (state === 'pending' || state === 'delayed')
-        ? el('button', {onclick: () => post('/api/cancel?' + q)}, 'Cancel') : '';
+    const btn = readOnly ? ''
+      : state === 'dead'
+        ? el('button', {'data-action': 'retry',
+                        onclick: () => post('/api/retry?' + q)}, 'Retry')
+        : (state === 'pending' || state === 'delayed')
+          ? el('button', {'data-action': 'cancel',
+                          onclick: () => post('/api/cancel?' + q)}, 'Cancel')
+          : '';
     body.append(el('tr', {'data-job': j.id},
       el('td', {}, j.id), el('td', {}, j.type),
       el('td', {class: 'num'}, `${j.attempts}/${j.max_attempts}`),
@@ -329,7 +347,7 @@ function fromHash() {
                                   ? h.get('state') : 'pending');
 }
 
-render(window.FLEET_INITIAL);
+render(JSON.parse(document.getElementById('fleet-initial').textContent));
 fromHash();
 window.addEventListener('hashchange', fromHash);
 setInterval(refresh, 2000);
