@@ -10,7 +10,8 @@
  *              [--concurrency C] [--work-ms MS] [--body-max BYTES]
  *              [--read-timeout-ms MS]
  *
- *   curl -d 'hello' 'http://127.0.0.1:8080/jobs?type=greet'
+ *   curl -H 'Content-Type: application/json' -d '{"to":"ann"}' \
+ *        'http://127.0.0.1:8080/jobs?type=greet'
  *   curl http://127.0.0.1:8080/jobs/1
  *
  * One request per connection (the response closes it); requests are parsed
@@ -30,7 +31,16 @@
  *   - a backend outage is printed once, when it starts, and once more when
  *     the backend is back; the requests it fails get 503 and print nothing;
  *   - the backend URL is printed with its password replaced by "***"
- *     (fleet_redact_url()). */
+ *     (fleet_redact_url());
+ *   - only a Host of 127.0.0.1, localhost or [::1] (with the port, or
+ *     none) is answered, else 421: a page whose DNS name was rebound to
+ *     127.0.0.1 cannot use the server (an HTTP/1.1 request without Host
+ *     gets 400);
+ *   - POST /jobs wants "Content-Type: application/json" (else 415), which
+ *     a page of another site cannot send without asking first (CORS
+ *     preflight, which this server never grants), and an Origin, when
+ *     sent, must be the server's own (else 403): no web page the
+ *     operator visits can enqueue jobs. */
 #include <http_parser.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -38,11 +48,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fleet.h"
 
 /* Longest request URL kept, in bytes. */
 #define HQ_URL_MAX 2048
+/* Longest value kept of the headers read (Host, Origin, Content-Type);
+ * a longer one is answered 431. */
+#define HQ_HEADER_MAX 255
 
 typedef struct hq_conn_s hq_conn_t;
 
@@ -57,6 +71,7 @@ typedef struct {
   uint64_t work_ms;
   uint64_t read_timeout_ms;
   uint64_t body_max;
+  int port;
   char url_shown[512]; /* the backend URL, redacted */
   hq_conn_t *conns;    /* the open connections */
   int closing;
@@ -78,6 +93,15 @@ struct hq_conn_s {
   size_t url_len;
   char *body;
   size_t body_len;
+  /* The headers read: the field's name while it comes (in pieces), and
+   * the values of Host, Origin and Content-Type. */
+  char field[16];
+  size_t field_len;
+  int in_value, header; /* header: HQ_H_*, or -1 */
+  char hv[3][HQ_HEADER_MAX + 1];
+  size_t hv_len[3];
+  int hn[3]; /* how many times each came */
+  int header_too_long;
   int refs;    /* the socket, the timer, a pending fleet call */
   int started; /* bytes of a request arrived */
   int routed;  /* the request is complete and being answered */
@@ -90,6 +114,9 @@ typedef struct {
   uv_write_t req;
   char *buf;
 } hq_write_t;
+
+enum { HQ_H_HOST, HQ_H_ORIGIN, HQ_H_TYPE };
+static const char *const hq_header_names[] = {"Host", "Origin", "Content-Type"};
 
 /* ------------------------------------------------------------------------ */
 /* Backend errors                                                           */
@@ -372,6 +399,34 @@ static int hq_query_type(const char *q, size_t len, char *type) {
   return 0;
 }
 
+/* Whether `s` (`len` bytes) is "NAME" or "NAME:PORT" with NAME 127.0.0.1,
+ * localhost or [::1] (in any case) and PORT the server's; `need_port`:
+ * the port must be there (an Origin, unless it is 80), else it may be
+ * left out (a Host). */
+static int hq_own_host(const hq_app_t *app, const char *s, size_t len,
+                       int need_port) {
+  static const char *const names[] = {"127.0.0.1", "localhost", "[::1]"};
+  char port[8];
+  size_t i, n, plen;
+
+  plen = (size_t)snprintf(port, sizeof(port), ":%d", app->port);
+  for (i = 0; i < 3; i++) {
+    n = strlen(names[i]);
+    if (len >= n && strncasecmp(s, names[i], n) == 0 &&
+        ((len == n && (!need_port || app->port == 80)) ||
+         (len == n + plen && memcmp(s + n, port, plen) == 0)))
+      return 1;
+  }
+  return 0;
+}
+
+/* Whether a Content-Type value is application/json, with or without
+ * parameters ("; charset=utf-8"). */
+static int hq_json_type(const char *s, size_t len) {
+  return len >= 16 && strncasecmp(s, "application/json", 16) == 0 &&
+         (len == 16 || s[16] == ';' || s[16] == ' ');
+}
+
 /* Routes a complete request. */
 static void hq_route(hq_conn_t *c) {
   struct http_parser_url u;
@@ -395,6 +450,23 @@ static void hq_route(hq_conn_t *c) {
     query = c->url + u.field_data[UF_QUERY].off;
     query_len = u.field_data[UF_QUERY].len;
   }
+  if (c->header_too_long) {
+    hq_respond(c, 431, "Request Header Fields Too Large",
+               "{\"error\":\"header too long\"}");
+    return;
+  }
+  if (c->hn[HQ_H_HOST] > 1 ||
+      (c->hn[HQ_H_HOST] == 0 &&
+       (c->parser.http_major > 1 || c->parser.http_minor > 0))) {
+    hq_respond(c, 400, "Bad Request", "{\"error\":\"one Host is required\"}");
+    return;
+  }
+  if (c->hn[HQ_H_HOST] == 1 &&
+      !hq_own_host(c->app, c->hv[HQ_H_HOST], c->hv_len[HQ_H_HOST], 0)) {
+    hq_respond(c, 421, "Misdirected Request",
+               "{\"error\":\"not a host name of this server\"}");
+    return;
+  }
   if (c->parser.method == HTTP_GET && path_len == 8 &&
       memcmp(path, "/metrics", 8) == 0) {
     hq_respond_metrics(c);
@@ -402,6 +474,20 @@ static void hq_route(hq_conn_t *c) {
   }
   if (c->parser.method == HTTP_POST && path_len == 5 &&
       memcmp(path, "/jobs", 5) == 0) {
+    if (c->hn[HQ_H_ORIGIN] > 0 &&
+        (c->hn[HQ_H_ORIGIN] > 1 || c->hv_len[HQ_H_ORIGIN] < 7 ||
+         strncasecmp(c->hv[HQ_H_ORIGIN], "http://", 7) != 0 ||
+         !hq_own_host(c->app, c->hv[HQ_H_ORIGIN] + 7,
+                      c->hv_len[HQ_H_ORIGIN] - 7, 1))) {
+      hq_respond(c, 403, "Forbidden",
+                 "{\"error\":\"cross-origin request refused\"}");
+      return;
+    }
+    if (!hq_json_type(c->hv[HQ_H_TYPE], c->hv_len[HQ_H_TYPE])) {
+      hq_respond(c, 415, "Unsupported Media Type",
+                 "{\"error\":\"Content-Type must be application/json\"}");
+      return;
+    }
     if (query != NULL && hq_query_type(query, query_len, type) != 0) {
       hq_respond(c, 400, "Bad Request",
                  "{\"error\":\"bad type: 1 to 128 letters, digits or "
@@ -441,6 +527,51 @@ static int hq_on_url(http_parser *p, const char *at, size_t len) {
   memcpy(c->url + c->url_len, at, len);
   c->url_len += len;
   c->url[c->url_len] = '\0';
+  return 0;
+}
+
+/* A header's name may come in pieces: gathered until its value begins
+ * (cut at 16 bytes, longer than any name read). */
+static int hq_on_header_field(http_parser *p, const char *at, size_t len) {
+  hq_conn_t *c = p->data;
+  size_t n;
+
+  if (c->in_value) {
+    c->in_value = 0;
+    c->field_len = 0;
+  }
+  n = sizeof(c->field) - c->field_len;
+  if (len < n)
+    n = len;
+  memcpy(c->field + c->field_len, at, n);
+  c->field_len += n;
+  return 0;
+}
+
+/* The value of Host, Origin or Content-Type is kept (in pieces too). */
+static int hq_on_header_value(http_parser *p, const char *at, size_t len) {
+  hq_conn_t *c = p->data;
+  int h;
+
+  if (!c->in_value) {
+    c->in_value = 1;
+    c->header = -1;
+    for (h = 0; h < 3; h++)
+      if (c->field_len == strlen(hq_header_names[h]) &&
+          strncasecmp(c->field, hq_header_names[h], c->field_len) == 0)
+        c->header = h;
+    if (c->header >= 0)
+      c->hn[c->header]++;
+  }
+  if (c->header < 0)
+    return 0;
+  if (c->hv_len[c->header] + len > HQ_HEADER_MAX) {
+    c->header_too_long = 1;
+    return 0;
+  }
+  memcpy(c->hv[c->header] + c->hv_len[c->header], at, len);
+  c->hv_len[c->header] += len;
+  c->hv[c->header][c->hv_len[c->header]] = '\0';
   return 0;
 }
 
@@ -722,9 +853,12 @@ int main(int argc, char **argv) {
   app.work_ms = (uint64_t)work_ms;
   app.body_max = (uint64_t)body_max;
   app.read_timeout_ms = (uint64_t)read_timeout_ms;
+  app.port = (int)port;
   fleet_redact_url(url, app.url_shown, sizeof(app.url_shown));
   http_parser_settings_init(&app.settings);
   app.settings.on_url = hq_on_url;
+  app.settings.on_header_field = hq_on_header_field;
+  app.settings.on_header_value = hq_on_header_value;
   app.settings.on_headers_complete = hq_on_headers_complete;
   app.settings.on_body = hq_on_body;
   app.settings.on_message_complete = hq_on_message_complete;

@@ -412,6 +412,7 @@ TEST_DECLARE(redact_demo_bad_url)
 /* test_http_queue.c */
 TEST_DECLARE(http_queue_oversize)
 TEST_DECLARE(http_queue_type)
+TEST_DECLARE(http_queue_cross_origin)
 TEST_DECLARE(http_queue_metrics)
 TEST_DECLARE(http_queue_idle_timeout)
 TEST_DECLARE(http_queue_sigint)
@@ -788,6 +789,7 @@ TEST_LIST_START
   /* test_http_queue.c */
   TEST_ENTRY(http_queue_oversize)
   TEST_ENTRY(http_queue_type)
+  TEST_ENTRY(http_queue_cross_origin)
   TEST_ENTRY(http_queue_metrics)
   TEST_ENTRY(http_queue_idle_timeout)
   TEST_ENTRY(http_queue_sigint)

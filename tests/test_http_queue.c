@@ -1,7 +1,8 @@
 /* test_http_queue.c -- examples/http-queue run as a user runs it, spoken to
  * over real sockets: 413 for a body over the limit, the job type validated
  * and %-decoded, idle connections closed after the read timeout, SIGINT and
- * SIGTERM closing open connections and exiting 0, and against a
+ * SIGTERM closing open connections and exiting 0, cross-origin requests
+ * and foreign Host names refused, and against a
  * redis-server with a password: one line per outage, the password never
  * printed. */
 #include <errno.h>
@@ -23,6 +24,10 @@
 #define FLEET_HTTP_QUEUE_PATH "/nonexistent"
 #define HQ_REQUIRED() fleet_test_skip("examples/http-queue is not built")
 #endif
+
+/* The headers of a POST /jobs the server takes: its own host, a JSON
+ * body. */
+#define HQ_JSON "Host: 127.0.0.1\r\nContent-Type: application/json\r\n"
 
 /* A running http-queue. */
 typedef struct {
@@ -202,7 +207,7 @@ static int hq_post(const hq_proc_t *p, const char *query, size_t body_len) {
   int code;
 
   n = (size_t)snprintf(head, sizeof(head),
-                       "POST /jobs%s HTTP/1.1\r\nHost: t\r\n"
+                       "POST /jobs%s HTTP/1.1\r\n" HQ_JSON
                        "Content-Length: %zu\r\n\r\n",
                        query, body_len);
   req = malloc(n + body_len);
@@ -216,8 +221,8 @@ static int hq_post(const hq_proc_t *p, const char *query, size_t body_len) {
 
 /* POST /jobs, then shutdown(SHUT_WR) before reading: the status. */
 static int hq_post_half_closed(const hq_proc_t *p) {
-  static const char req[] = "POST /jobs HTTP/1.1\r\nHost: t\r\n"
-                            "Content-Length: 3\r\n\r\nabc";
+  static const char req[] =
+      "POST /jobs HTTP/1.1\r\n" HQ_JSON "Content-Length: 3\r\n\r\nabc";
   char resp[4096];
   int fd = hq_connect(p);
 
@@ -234,8 +239,8 @@ static int hq_post_half_closed(const hq_proc_t *p) {
 TEST_IMPL(http_queue_oversize) {
   static const char *const args[] = {"--body-max", "1000", "--work-ms", "0",
                                      NULL};
-  static const char head_only[] = "POST /jobs HTTP/1.1\r\nHost: t\r\n"
-                                  "Content-Length: 100000000\r\n\r\n";
+  static const char head_only[] =
+      "POST /jobs HTTP/1.1\r\n" HQ_JSON "Content-Length: 100000000\r\n\r\n";
   char resp[4096], chunked[4096];
   hq_proc_t p;
   size_t n;
@@ -253,7 +258,7 @@ TEST_IMPL(http_queue_oversize) {
   ASSERT_NOT_NULL(strstr(resp, "body over 1000 bytes"));
   /* A chunked body without a length: refused once it grows past it. */
   n = (size_t)snprintf(chunked, sizeof(chunked),
-                       "POST /jobs HTTP/1.1\r\nHost: t\r\n"
+                       "POST /jobs HTTP/1.1\r\n" HQ_JSON
                        "Transfer-Encoding: chunked\r\n\r\n");
   for (i = 0; i < 3; i++) {
     n += (size_t)snprintf(chunked + n, sizeof(chunked) - n, "1f4\r\n");
@@ -265,7 +270,7 @@ TEST_IMPL(http_queue_oversize) {
   ASSERT_EQ(413, hq_request(&p, chunked, n, NULL, 0));
   /* A chunked body under the limit is fine. */
   n = (size_t)snprintf(chunked, sizeof(chunked),
-                       "POST /jobs HTTP/1.1\r\nHost: t\r\n"
+                       "POST /jobs HTTP/1.1\r\n" HQ_JSON
                        "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
                        "0\r\n\r\n");
   ASSERT_EQ(201, hq_request(&p, chunked, n, NULL, 0));
@@ -320,12 +325,103 @@ TEST_IMPL(http_queue_type) {
   return 0;
 }
 
+/* POST /jobs with `headers` (each ended by CRLF) and a body of 2 bytes:
+ * the status. */
+static int hq_post_with(const hq_proc_t *p, const char *headers) {
+  char req[1024];
+  int n =
+      snprintf(req, sizeof(req),
+               "POST /jobs HTTP/1.1\r\n%sContent-Length: 2\r\n\r\n{}", headers);
+
+  return hq_request(p, req, (size_t)n, NULL, 0);
+}
+
+/* What a web page of another site can send without a CORS preflight is
+ * refused: a body that is not declared JSON (415), an Origin other than
+ * the server's own (403), a Host that is not a name of this machine's
+ * loopback (421: DNS rebinding). Only the accepted requests make jobs. */
+TEST_IMPL(http_queue_cross_origin) {
+  static const char *const args[] = {"--work-ms", "0", NULL};
+  static const char *const simple[] = {"text/plain", "text/plain;charset=UTF-8",
+                                       "application/x-www-form-urlencoded",
+                                       "multipart/form-data; boundary=x",
+                                       "application/jsonx"};
+  char h[512], own[64], resp[4096], out[16384];
+  hq_proc_t p;
+  size_t i;
+  int jobs = 0;
+
+  hq_start(&p, "xorigin", args);
+  /* The simple requests a page can make: refused, and without a type. */
+  for (i = 0; i < sizeof(simple) / sizeof(simple[0]); i++) {
+    snprintf(h, sizeof(h), "Host: 127.0.0.1\r\nContent-Type: %s\r\n",
+             simple[i]);
+    ASSERT_EQ(415, hq_post_with(&p, h));
+  }
+  ASSERT_EQ(415, hq_post_with(&p, "Host: 127.0.0.1\r\n"));
+  /* JSON, with parameters or in another case: accepted. */
+  ASSERT_EQ(201, hq_post_with(&p, HQ_JSON));
+  ASSERT_EQ(201, hq_post_with(&p, "Host: 127.0.0.1\r\nContent-Type: "
+                                  "Application/JSON; charset=utf-8\r\n"));
+  jobs += 2;
+  /* Origin: the server's own (each loopback name with its port) is
+   * accepted; another site, another port, "null": 403. */
+  snprintf(own, sizeof(own), "127.0.0.1:%d", p.port);
+  snprintf(h, sizeof(h), HQ_JSON "Origin: http://%s\r\n", own);
+  ASSERT_EQ(201, hq_post_with(&p, h));
+  snprintf(h, sizeof(h), HQ_JSON "Origin: http://localhost:%d\r\n", p.port);
+  ASSERT_EQ(201, hq_post_with(&p, h));
+  jobs += 2;
+  ASSERT_EQ(403, hq_post_with(&p, HQ_JSON "Origin: http://evil.example\r\n"));
+  snprintf(h, sizeof(h), HQ_JSON "Origin: http://127.0.0.1:%d\r\n",
+           p.port == 65535 ? 1 : p.port + 1);
+  ASSERT_EQ(403, hq_post_with(&p, h));
+  ASSERT_EQ(403, hq_post_with(&p, HQ_JSON "Origin: null\r\n"));
+  snprintf(h, sizeof(h), HQ_JSON "Origin: https://%s.evil.example\r\n", own);
+  ASSERT_EQ(403, hq_post_with(&p, h));
+  /* Host: loopback names with the port or none; others 421, on every
+   * route; an HTTP/1.1 request without Host 400, an HTTP/1.0 one is
+   * answered. */
+  snprintf(h, sizeof(h), "Host: %s\r\nContent-Type: application/json\r\n", own);
+  ASSERT_EQ(201, hq_post_with(&p, h));
+  ASSERT_EQ(201, hq_post_with(&p, "Host: LOCALHOST\r\nContent-Type: "
+                                  "application/json\r\n"));
+  jobs += 2;
+  ASSERT_EQ(421, hq_post_with(&p, "Host: evil.example\r\nContent-Type: "
+                                  "application/json\r\n"));
+  snprintf(h, sizeof(h),
+           "Host: evil.example:%d\r\nContent-Type: application/json\r\n",
+           p.port);
+  ASSERT_EQ(421, hq_post_with(&p, h));
+  ASSERT_EQ(400, hq_post_with(&p, "Content-Type: application/json\r\n"));
+  ASSERT_EQ(400, hq_post_with(&p, "Host: 127.0.0.1\r\nHost: 127.0.0.1\r\n"
+                                  "Content-Type: application/json\r\n"));
+  snprintf(h, sizeof(h),
+           "GET /metrics HTTP/1.1\r\nHost: rebound.example:%d"
+           "\r\n\r\n",
+           p.port);
+  ASSERT_EQ(421, hq_request(&p, h, strlen(h), resp, sizeof(resp)));
+  ASSERT_NULL(strstr(resp, "fleet_jobs_enqueued_total"));
+  snprintf(h, sizeof(h), "GET /metrics HTTP/1.0\r\n\r\n");
+  ASSERT_EQ(200, hq_request(&p, h, strlen(h), resp, sizeof(resp)));
+  /* Exactly the accepted requests made jobs. */
+  snprintf(h, sizeof(h), "job %d: completed", jobs);
+  ASSERT(hq_wait_text(p.out_path, h, fleet_test_ms(5000)));
+  hq_nap(fleet_test_ms(100));
+  hq_read_file(p.out_path, out, sizeof(out));
+  snprintf(h, sizeof(h), "job %d ", jobs + 1);
+  ASSERT_NULL(strstr(out, h));
+  hq_stop(&p);
+  return 0;
+}
+
 /* GET /metrics: the Prometheus text of the program's handles, with the
  * jobs it enqueued and completed; the program still exits cleanly. */
 TEST_IMPL(http_queue_metrics) {
   static const char *const args[] = {"--work-ms", "0", NULL};
-  static const char get[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
-  static const char get_job[] = "GET /jobs/3 HTTP/1.1\r\nHost: x\r\n\r\n";
+  static const char get[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  static const char get_job[] =
+      "GET /jobs/3 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
   char resp[16384];
   hq_proc_t p;
   int i;
@@ -357,8 +453,8 @@ TEST_IMPL(http_queue_idle_timeout) {
   uint64_t timeout = fleet_test_ms(400), t0, waited;
   char arg[32], resp[4096];
   const char *args[] = {"--read-timeout-ms", arg, NULL};
-  static const char req[] = "POST /jobs HTTP/1.1\r\nHost: t\r\n"
-                            "Content-Length: 2\r\n\r\nhi";
+  static const char req[] =
+      "POST /jobs HTTP/1.1\r\n" HQ_JSON "Content-Length: 2\r\n\r\nhi";
   hq_proc_t p;
   size_t i;
   int fd;
@@ -450,8 +546,8 @@ static int hq_count(const char *s, const char *what) {
 
 /* Posts on `n` connections at once and returns how many got `code`. */
 static int hq_post_many(const hq_proc_t *p, int n, int code) {
-  static const char req[] = "POST /jobs HTTP/1.1\r\nHost: t\r\n"
-                            "Content-Length: 2\r\n\r\nhi";
+  static const char req[] =
+      "POST /jobs HTTP/1.1\r\n" HQ_JSON "Content-Length: 2\r\n\r\nhi";
   char resp[4096];
   int fd[8], i, got = 0;
 
