@@ -1,11 +1,13 @@
 /* test_cli_util.c -- see test_cli_util.h. */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -143,6 +145,81 @@ int cli_http(int port, const char *method, const char *path, const char *extra,
   close(fd);
   sscanf(resp, "HTTP/1.1 %d", &code);
   return code;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Headless Chromium                                                        */
+
+const char *cli_chromium_path(void) {
+  static const char *const paths[] = {"/usr/bin/chromium",
+                                      "/usr/bin/chromium-browser", NULL};
+  const char *env = getenv("FLEET_TEST_CHROMIUM");
+  int i;
+
+  if (env != NULL && access(env, X_OK) == 0)
+    return env;
+  for (i = 0; paths[i] != NULL; i++)
+    if (access(paths[i], X_OK) == 0)
+      return paths[i];
+  return NULL;
+}
+
+static int cli_rm_entry(const char *path, const struct stat *sb, int type,
+                        struct FTW *ftw) {
+  (void)sb, (void)type, (void)ftw;
+  remove(path);
+  return 0;
+}
+
+void cli_chromium_run(const char *chromium, const char *url, const char *what,
+                      cli_run_t *r) {
+  static int runs;
+  char dir[512], profile[600], out[600], log[600];
+  static char text[262144];
+  const char *line, *end;
+  size_t got = 0;
+  pid_t pid;
+  int st;
+
+  snprintf(dir, sizeof(dir), "%s/fleet-chromium-%d-%d", cli_tmp(),
+           (int)getpid(), runs++);
+  snprintf(profile, sizeof(profile), "--user-data-dir=%s", dir);
+  snprintf(out, sizeof(out), "%s.out", dir);
+  snprintf(log, sizeof(log), "%s.log", dir);
+  pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+    if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+      _exit(127);
+    execl(chromium, chromium, "--headless", "--disable-gpu", "--no-sandbox",
+          "--no-first-run", "--disable-extensions", "--hide-scrollbars",
+          "--window-size=1280,1000", "--virtual-time-budget=3000",
+          "--enable-logging=stderr", "--v=0", profile, what, url, (char *)NULL);
+    _exit(127);
+  }
+  ASSERT_EQ(pid, waitpid(pid, &st, 0));
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  cli_read_file(out, r->out, sizeof(r->out));
+  cli_read_file(log, text, sizeof(text));
+  r->err[0] = '\0';
+  for (line = text; *line != '\0'; line = *end != '\0' ? end + 1 : end) {
+    end = strchr(line, '\n');
+    if (end == NULL)
+      end = line + strlen(line);
+    if (memmem(line, (size_t)(end - line), ":CONSOLE", 8) != NULL &&
+        got + (size_t)(end - line) + 2 < sizeof(r->err)) {
+      memcpy(r->err + got, line, (size_t)(end - line));
+      got += (size_t)(end - line);
+      r->err[got++] = '\n';
+      r->err[got] = '\0';
+    }
+  }
+  unlink(out);
+  unlink(log);
+  nftw(dir, cli_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* ------------------------------------------------------------------------ */

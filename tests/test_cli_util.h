@@ -1,6 +1,7 @@
 /* test_cli_util.h -- running the built `fleet` CLI as a user does (its
- * output and exit code), and a blocking HTTP client for the dashboard;
- * shared by test_cli.c and test_dash.c. */
+ * output and exit code), a blocking HTTP client for the dashboard, and
+ * headless Chromium; shared by test_cli.c, test_dash.c and
+ * test_dash_access.c. */
 #ifndef FLEET_TEST_CLI_UTIL_H
 #define FLEET_TEST_CLI_UTIL_H
 
@@ -42,6 +43,17 @@ int cli_lines(const char *s);
  * headers (may be NULL). */
 int cli_http(int port, const char *method, const char *path, const char *extra,
              char *resp, size_t cap);
+
+/* The path of Debian's chromium ($FLEET_TEST_CHROMIUM first), or NULL. */
+const char *cli_chromium_path(void);
+
+/* Runs `chromium` headless on `url` with `what` ("--dump-dom" or
+ * "--screenshot=FILE"), in a fresh profile removed after it: its exit
+ * code into r->status, its stdout into r->out, and the lines of its log
+ * that report the page's console messages (a script error, a request
+ * refused by a Content-Security-Policy: ":CONSOLE" lines) into r->err. */
+void cli_chromium_run(const char *chromium, const char *url, const char *what,
+                      cli_run_t *r);
 
 /* Known cron contents, written and fired through the library (its own
  * loop and client on `url`, key prefix `prefix`): namespace "cron" holds
