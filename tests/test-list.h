@@ -385,6 +385,13 @@ TEST_DECLARE(cli_cron_warmpool)
 /* test_dash.c */
 TEST_DECLARE(dash_api)
 TEST_DECLARE(dash_chromium)
+/* test_dash_access.c */
+TEST_DECLARE(dash_host)
+TEST_DECLARE(dash_origin)
+TEST_DECLARE(dash_read_only)
+TEST_DECLARE(dash_token)
+TEST_DECLARE(dash_listen_warning)
+TEST_DECLARE(dash_chromium_access)
 
 /* test_metrics.c */
 TEST_DECLARE(metrics_units)
@@ -762,6 +769,13 @@ TEST_LIST_START
   /* test_dash.c */
   TEST_ENTRY_TIMEOUT(dash_api, 60)
   TEST_ENTRY_TIMEOUT(dash_chromium, 120)
+  /* test_dash_access.c */
+  TEST_ENTRY_TIMEOUT(dash_host, 60)
+  TEST_ENTRY_TIMEOUT(dash_origin, 60)
+  TEST_ENTRY_TIMEOUT(dash_read_only, 60)
+  TEST_ENTRY_TIMEOUT(dash_token, 60)
+  TEST_ENTRY_TIMEOUT(dash_listen_warning, 60)
+  TEST_ENTRY_TIMEOUT(dash_chromium_access, 120)
 
   /* test_metrics.c */
   TEST_ENTRY(metrics_units)
