@@ -109,7 +109,7 @@ typedef struct {
   char url[DASH_URL_MAX + 1];
   size_t url_len;
   size_t body_len;
-  /* The header field being read (its name, up to 15 bytes), and the
+  /* The header field being read (its name, cut at 16 bytes), and the
    * values of those the dashboard reads (see dash_headers). */
   char field[16];
   size_t field_len;
