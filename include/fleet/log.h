@@ -34,6 +34,25 @@ typedef void (*fleet_log_cb)(fleet_log_level_t level, const char *message,
 /* The name of a level ("warn"); never NULL. */
 FLEET_EXTERN const char *fleet_log_level_name(fleet_log_level_t level);
 
+/* Copies the `len` bytes at `text` into `out` as inert text, for printing
+ * names, ids, payloads and server messages that may come from anyone on
+ * a terminal or in a log: every control byte (0x00-0x1f, 0x7f), every
+ * byte of a C1 control (U+0080-U+009F in UTF-8) and every byte that is
+ * not part of valid UTF-8 becomes "\xNN" (two lowercase hex digits);
+ * the rest, valid UTF-8 included, is copied as it is (a '\' too, so the
+ * text stays readable as typed). The fleet tools print everything they
+ * did not write themselves through it, and the logging hook's messages
+ * are escaped by it as well.
+ *
+ * `out` gets at most `out_size` bytes, NUL included, and only whole units
+ * (an escape or a UTF-8 character is never cut); nothing is written when
+ * `out_size` is 0, and `out` may then be NULL. Returns the length of the
+ * whole escaped text (without the NUL), as snprintf() does: a value >=
+ * `out_size` means `out` was cut short. `text` may be NULL when `len` is
+ * 0. Never fails. */
+FLEET_EXTERN size_t fleet_escape_text(const void *text, size_t len, char *out,
+                                      size_t out_size);
+
 #ifdef __cplusplus
 }
 #endif
