@@ -185,8 +185,8 @@ static void dc_on_signal(uv_signal_t *s, int signum) {
 
 static void dc_on_error(fleet_handle_t *h, int status, const char *detail) {
   (void)h;
-  fprintf(stderr, "fleet-demo: cron run: %s (%s)\n", fleet_err_name(status),
-          detail);
+  demo_say(stderr, "fleet-demo: cron run: %s (%s)", fleet_err_name(status),
+           detail);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -281,7 +281,7 @@ static int dc_call(demo_cron_t *d) {
     rc = fleet_cron_define(&d->sched, &def, d->mode, err, sizeof(err),
                            dc_on_status, d);
     if (rc == FLEET_EINVAL && err[0] != '\0') {
-      fprintf(stderr, "fleet-demo: cron define: %s\n", err);
+      demo_say(stderr, "fleet-demo: cron define: %s", err);
       d->status = 2;
       return rc;
     }

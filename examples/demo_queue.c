@@ -194,12 +194,16 @@ static void demo_worker_error(fleet_handle_t *w, int status,
     d->errors_unprinted++;
     return;
   }
-  fprintf(stderr, "fleet-demo: worker: %s%s%s", fleet_err_name(status),
-          detail[0] != '\0' ? ": " : "", detail);
-  if (d->errors_unprinted > 0)
-    fprintf(stderr, " (and %" PRIu64 " more failures since the last line)",
-            d->errors_unprinted);
-  fputc('\n', stderr);
+  {
+    char more[80] = "";
+
+    if (d->errors_unprinted > 0)
+      snprintf(more, sizeof(more),
+               " (and %" PRIu64 " more failures since the last line)",
+               d->errors_unprinted);
+    demo_say(stderr, "fleet-demo: worker: %s%s%s%s", fleet_err_name(status),
+             detail[0] != '\0' ? ": " : "", detail, more);
+  }
   d->error_printed_ms = now;
   d->errors_unprinted = 0;
 }
