@@ -26,8 +26,11 @@ typedef enum {
  * trailing newline, valid until the callback returns; `data` is the
  * client option log_data. Passwords never appear in it: URLs are shown
  * as redis://user:***@host:port, and the client's own password is
- * replaced by *** wherever it would appear. The callback runs on the
- * loop; it must not close the client from inside. */
+ * replaced by *** wherever it would appear; control bytes are escaped by
+ * fleet_escape_text(). The callback runs on the loop; it must not close
+ * the client from inside. It may run inside fleet_client_init(), before
+ * that returns, to warn about the URL (tls_verify=0 turns certificate
+ * checks off). */
 typedef void (*fleet_log_cb)(fleet_log_level_t level, const char *message,
                              void *data);
 
