@@ -225,9 +225,9 @@ static int client_setup(struct fleet__client_s *c, uv_loop_t *loop,
 static void client_log_url_warnings(struct fleet__client_s *c) {
   if (c->url.tls && !c->url.tls_opts.verify)
     fleet__log(c, FLEET_LOG_WARN,
-               "%s: tls_verify=0: the server's certificate is not checked, "
-               "so anyone on the network path can pose as the server and "
-               "read the password and the data",
+               "TLS to %s is not verified (tls_verify=0): the server's "
+               "certificate is not checked, so anyone on the network path "
+               "can pose as the server and read the password and the data",
                c->log_url);
 }
 

@@ -333,8 +333,8 @@ TEST_IMPL(log_tls_verify_warning) {
                               &o));
   ASSERT_EQ(1, l.n);
   ASSERT_EQ(FLEET_LOG_WARN, l.level[0]);
-  ASSERT_NOT_NULL(strstr(l.msg[0], "tls_verify=0: the server's certificate "
-                                   "is not checked"));
+  ASSERT_NOT_NULL(strstr(l.msg[0], "(tls_verify=0): the server's "
+                                   "certificate is not checked"));
   ASSERT_NOT_NULL(strstr(l.msg[0], "sentinel_password=***"));
   ASSERT_OK(fleet_client_close(&client, NULL));
   ASSERT_OK(uv_run(&loop, UV_RUN_DEFAULT));

@@ -315,9 +315,10 @@ TEST_IMPL(tools_cli_one_line) {
             ARGV("fleet", "--url", url, "--timeout-ms", "300", "queue", "ls"));
   ASSERT_EQ(1, r.status);
   ASSERT_EQ(2, tools_lines(r.err));
-  ASSERT_EQ(0, strncmp(r.err, "fleet: warn: rediss://:***@127.0.0.1:", 37));
-  ASSERT_NOT_NULL(strstr(r.err, "tls_verify=0: the server's certificate is "
-                                "not checked"));
+  ASSERT_EQ(0,
+            strncmp(r.err, "fleet: warn: TLS to rediss://:***@127.0.0.1:", 44));
+  ASSERT_NOT_NULL(strstr(r.err, "(tls_verify=0): the server's certificate "
+                                "is not checked"));
   ASSERT_NULL(strstr(r.err, "wr0ng"));
   /* A '#' in the password: refused, one line, not printed. */
   tools_run(&r, FLEET_CLI_PATH, NULL, NULL,
