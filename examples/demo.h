@@ -42,6 +42,12 @@ void demo_say(FILE *out, const char *fmt, ...)
  * ...", once, however many calls fail with it. */
 void demo_fail(const char *what, int err);
 
+/* While the backend has never been reached, reports `err` (if it says
+ * so: refused, wrong password, no answer, ...) as the one line "cannot
+ * reach the backend at <URL>", once; returns 1 when that is what `err`
+ * is, and the caller prints nothing of its own. */
+int demo_unreachable(int err, const char *detail);
+
 /* As demo_fail(), for an error `client` reported: appends the backend's
  * own words (fleet_client_last_error()) when it has some. */
 void demo_fail_on(const fleet_client_t *client, const char *what, int err);

@@ -189,6 +189,8 @@ static void demo_worker_error(fleet_handle_t *w, int status,
   demo_worker_t *d = w->data;
   uint64_t now = uv_now(d->c.loop);
 
+  if (demo_unreachable(status, detail))
+    return; /* the one line about it is printed */
   if (d->error_printed_ms != 0 &&
       now - d->error_printed_ms < DEMO_ERROR_EVERY_MS) {
     d->errors_unprinted++;

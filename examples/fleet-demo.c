@@ -68,9 +68,7 @@ static int demo_connection_error(int err) {
          err == FLEET_ENOPERM || err == FLEET_EBADDB;
 }
 
-/* While the backend has never been reached, reports `err` (if it says
- * so) as the one line about it; returns 1 when that is what `err` is. */
-static int demo_unreachable(int err, const char *detail) {
+int demo_unreachable(int err, const char *detail) {
   demo_client_t *c = demo_open_client;
 
   if (c == NULL || c->ready || !demo_connection_error(err))

@@ -350,6 +350,19 @@ TEST_IMPL(tools_demo_one_line) {
   tools_run(&r, FLEET_DEMO_PATH, "FLEET_URL", bad,
             ARGV("fleet-demo", "stats", "--queue", "q"));
   tools_one_line(&r, "FLEET_EAUTH");
+  /* The long-running commands too: their handles' background errors are
+   * that same line, and the command ends. */
+  tools_run(&r, FLEET_DEMO_PATH, "FLEET_URL", bad,
+            ARGV("fleet-demo", "worker", "--queue", "q", "--concurrency", "1",
+                 "--work-ms", "1"));
+  tools_one_line(&r, "FLEET_EAUTH");
+  tools_run(&r, FLEET_DEMO_PATH, "FLEET_URL", bad,
+            ARGV("fleet-demo", "cron", "run"));
+  tools_one_line(&r, "FLEET_EAUTH");
+  tools_run(&r, FLEET_DEMO_PATH, "FLEET_URL", bad,
+            ARGV("fleet-demo", "pool", "ticker", "--pool", "p", "--name", "t",
+                 "--period-ms", "100"));
+  tools_one_line(&r, "FLEET_EAUTH");
   /* FLEET_URL is where the jobs go (not memory://). */
   snprintf(url, sizeof(url), "redis://:rightpw@127.0.0.1:%d",
            fleet_test_redis_port(redis));
