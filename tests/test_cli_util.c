@@ -30,9 +30,6 @@ void cli_required(void) {
     fleet_test_skip("the fleet CLI is not built");
 }
 
-/* The variable cli_run_env() sets in the next child, or NULL. */
-static const char *cli_env_name, *cli_env_value;
-
 pid_t cli_spawn(const char *const *args, const char *tag) {
   char out[512], err[512];
   const char *argv[64];
@@ -61,20 +58,10 @@ pid_t cli_spawn(const char *const *args, const char *tag) {
       _exit(127);
     unsetenv("FLEET_URL");
     unsetenv("REDIS_URL");
-    if (cli_env_name != NULL)
-      setenv(cli_env_name, cli_env_value, 1);
     execv(FLEET_CLI_PATH, (char *const *)argv);
     _exit(127);
   }
   return pid;
-}
-
-void cli_run_env(cli_run_t *r, const char *name, const char *value,
-                 const char *const *args) {
-  cli_env_name = name;
-  cli_env_value = value;
-  cli_run(r, args);
-  cli_env_name = cli_env_value = NULL;
 }
 
 void cli_read_out(const char *tag, char *buf, size_t cap) {

@@ -28,9 +28,6 @@ pid_t cli_spawn(const char *const *args, const char *tag);
 void cli_reap(pid_t pid, const char *tag, cli_run_t *r);
 /* Both: runs `fleet url... args` to its end. */
 void cli_run(cli_run_t *r, const char *const *args);
-/* cli_run() with the environment variable `name` set to `value`. */
-void cli_run_env(cli_run_t *r, const char *name, const char *value,
-                 const char *const *args);
 /* The same with --url `url` --prefix `prefix` in front of `args`, and
  * asserting the exit code. */
 void cli_run_ok(cli_run_t *r, const char *url, const char *prefix,
