@@ -1,6 +1,9 @@
 /* url.c -- parsing of backend URLs: redis://, rediss://, redis+cluster://,
  * redis+sentinel:// (each with a TLS twin "rediss+..."), unix://, memory://.
- * Refusals say in out->error what is wrong without quoting secrets. */
+ * Every scheme but memory:// takes query options from one table, each at
+ * most once; a '#' anywhere is refused (fleet takes no fragment, and a
+ * '#' in a password must be %23). Refusals say in out->error what is
+ * wrong without quoting secrets. */
 #include <limits.h>
 #include <stddef.h>
 #include <stdarg.h>
