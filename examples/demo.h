@@ -4,6 +4,7 @@
 #define FLEET_DEMO_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "fleet.h"
 
@@ -19,16 +20,33 @@ typedef struct {
 typedef struct {
   uv_loop_t *loop;
   fleet_client_t client;
-  int ready;  /* the client was ready at least once */
-  int failed; /* it could not reach the backend before that */
+  int ready;   /* the client was ready at least once */
+  int failed;  /* it could not reach the backend before that (said once) */
+  int gave_up; /* ... and the client was closed for it */
+  char url_shown[512]; /* the URL, redacted (fleet_redact_url()) */
   /* Called once if the backend cannot be reached at first; NULL to just
    * close the client. */
   void (*on_unreachable)(void *arg);
   void *arg;
 } demo_client_t;
 
-/* Prints "fleet-demo: <what>: <message> (<name>)" on stderr. */
+/* Prints one line on `out`: the formatted text made inert by
+ * fleet_escape_text() (control bytes as \xNN), then '\n'. Every line
+ * with a name, id, payload or message in it goes through here. */
+void demo_say(FILE *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Prints "fleet-demo: <what>: <message> (<name>)" on stderr. While the
+ * backend has never been reached, an error that says so is printed
+ * instead as the one line "fleet-demo: cannot reach the backend at <URL>:
+ * ...", once, however many calls fail with it. */
 void demo_fail(const char *what, int err);
+
+/* While the backend has never been reached, reports `err` (if it says
+ * so: refused, wrong password, no answer, ...) as the one line "cannot
+ * reach the backend at <URL>", once; returns 1 when that is what `err`
+ * is, and the caller prints nothing of its own. */
+int demo_unreachable(int err, const char *detail);
 
 /* As demo_fail(), for an error `client` reported: appends the backend's
  * own words (fleet_client_last_error()) when it has some. */

@@ -183,10 +183,18 @@ static void dc_on_signal(uv_signal_t *s, int signum) {
   dc_finish(s->data, 0);
 }
 
+/* The backend was never reached: the scheduler closes, then the client,
+ * and the command exits 1. */
+static void dc_unreachable(void *arg) {
+  dc_finish(arg, 1);
+}
+
 static void dc_on_error(fleet_handle_t *h, int status, const char *detail) {
   (void)h;
-  fprintf(stderr, "fleet-demo: cron run: %s (%s)\n", fleet_err_name(status),
-          detail);
+  if (demo_unreachable(status, detail))
+    return; /* the one line about it is printed; the client gives up */
+  demo_say(stderr, "fleet-demo: cron run: %s (%s)", fleet_err_name(status),
+           detail);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -281,7 +289,7 @@ static int dc_call(demo_cron_t *d) {
     rc = fleet_cron_define(&d->sched, &def, d->mode, err, sizeof(err),
                            dc_on_status, d);
     if (rc == FLEET_EINVAL && err[0] != '\0') {
-      fprintf(stderr, "fleet-demo: cron define: %s\n", err);
+      demo_say(stderr, "fleet-demo: cron define: %s", err);
       d->status = 2;
       return rc;
     }
@@ -353,6 +361,8 @@ int demo_cron_scheduler(const demo_args_t *a) {
   }
   if (demo_client_open(&d.c, a) != 0)
     return 1;
+  d.c.on_unreachable = dc_unreachable;
+  d.c.arg = &d;
   fleet_cron_scheduler_options_init(&o);
   if (d.grace_ms >= 0)
     o.grace_ms = (uint32_t)d.grace_ms;

@@ -275,8 +275,10 @@ static void demo_pool_on_signal(uv_signal_t *s, int signum) {
 
 static void demo_pool_on_error(fleet_handle_t *h, int status,
                                const char *detail) {
-  fprintf(stderr, "fleet-demo: pool: %s (%s)\n", fleet_err_name(status),
-          detail);
+  (void)h;
+  if (demo_unreachable(status, detail))
+    return; /* the one line about it is printed */
+  demo_say(stderr, "fleet-demo: pool: %s (%s)", fleet_err_name(status), detail);
 }
 
 /* Runs the loop to the end; returns the exit code. */

@@ -189,17 +189,23 @@ static void demo_worker_error(fleet_handle_t *w, int status,
   demo_worker_t *d = w->data;
   uint64_t now = uv_now(d->c.loop);
 
+  if (demo_unreachable(status, detail))
+    return; /* the one line about it is printed */
   if (d->error_printed_ms != 0 &&
       now - d->error_printed_ms < DEMO_ERROR_EVERY_MS) {
     d->errors_unprinted++;
     return;
   }
-  fprintf(stderr, "fleet-demo: worker: %s%s%s", fleet_err_name(status),
-          detail[0] != '\0' ? ": " : "", detail);
-  if (d->errors_unprinted > 0)
-    fprintf(stderr, " (and %" PRIu64 " more failures since the last line)",
-            d->errors_unprinted);
-  fputc('\n', stderr);
+  {
+    char more[80] = "";
+
+    if (d->errors_unprinted > 0)
+      snprintf(more, sizeof(more),
+               " (and %" PRIu64 " more failures since the last line)",
+               d->errors_unprinted);
+    demo_say(stderr, "fleet-demo: worker: %s%s%s%s", fleet_err_name(status),
+             detail[0] != '\0' ? ": " : "", detail, more);
+  }
   d->error_printed_ms = now;
   d->errors_unprinted = 0;
 }

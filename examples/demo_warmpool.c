@@ -156,15 +156,15 @@ static void demo_wp_primary(fleet_warmpool_t *pool, uint64_t token) {
 
   if (token != 0)
     d->token = token;
-  fprintf(stderr, "fleet-demo: warmpool: %s %s (token %" PRIu64 ")\n",
-          d->node_id, token != 0 ? "is primary" : "is no longer primary",
-          token != 0 ? token : d->token);
+  demo_say(stderr, "fleet-demo: warmpool: %s %s (token %" PRIu64 ")",
+           d->node_id, token != 0 ? "is primary" : "is no longer primary",
+           token != 0 ? token : d->token);
 }
 
 static void demo_wp_error(fleet_handle_t *h, int status, const char *detail) {
   (void)h;
-  fprintf(stderr, "fleet-demo: warmpool: %s (%s)\n", fleet_err_name(status),
-          detail);
+  demo_say(stderr, "fleet-demo: warmpool: %s (%s)", fleet_err_name(status),
+           detail);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -370,7 +370,7 @@ static void demo_wp_on_acquired(fleet_warmpool_t *pool, int status,
   }
   snprintf(d->held, sizeof(d->held), "%s", id);
   demo_wp_ledger(d, "acquire", id, 0);
-  printf("%s\n", id);
+  demo_say(stdout, "%s", id);
   fflush(stdout);
   uv_timer_init(d->c.loop, &d->hold);
   d->hold.data = d;

@@ -19,9 +19,12 @@
  *   warmpool node|acquire|resize|drain|snapshot ...
  *            (examples/demo_warmpool.c)
  *
- * Global options: --url (default memory://) and --prefix (default fleet).
+ * Global options: --url (default $FLEET_URL, else $REDIS_URL, else
+ * memory://; a --url shows in `ps` with its password, the environment
+ * does not) and --prefix (default fleet).
  * Exits non-zero with a one-line error on stderr for a bad URL, a backend
  * that cannot be reached within the connect timeout, or bad flags. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,20 +34,75 @@
 /* ------------------------------------------------------------------------ */
 /* Shared helpers                                                           */
 
+/* The client this process opened (one at most), for demo_fail(). */
+static demo_client_t *demo_open_client;
+
+void demo_say(FILE *out, const char *fmt, ...) {
+  char *raw, *esc;
+  size_t n;
+  va_list ap;
+  int len;
+
+  va_start(ap, fmt);
+  len = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (len < 0 || (raw = malloc((size_t)len + 1)) == NULL)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(raw, (size_t)len + 1, fmt, ap);
+  va_end(ap);
+  n = fleet_escape_text(raw, (size_t)len, NULL, 0);
+  if ((esc = malloc(n + 1)) != NULL) {
+    fleet_escape_text(raw, (size_t)len, esc, n + 1);
+    fprintf(out, "%s\n", esc);
+    free(esc);
+  }
+  free(raw);
+}
+
+/* Whether `err` says that no connection could be made. */
+static int demo_connection_error(int err) {
+  return err == FLEET_EAUTH || err == FLEET_EUNAVAILABLE ||
+         err == FLEET_ECONNREFUSED || err == FLEET_ECONNLOST ||
+         err == FLEET_ETIMEDOUT || err == FLEET_ERESOLVE || err == FLEET_ETLS ||
+         err == FLEET_ENOPERM || err == FLEET_EBADDB;
+}
+
+int demo_unreachable(int err, const char *detail) {
+  demo_client_t *c = demo_open_client;
+
+  if (c == NULL || c->ready || !demo_connection_error(err))
+    return 0;
+  if (!c->failed) {
+    c->failed = 1;
+    demo_say(stderr, "fleet-demo: cannot reach the backend at %s: %s (%s)%s%s",
+             c->url_shown, fleet_strerror(err), fleet_err_name(err),
+             detail[0] != '\0' ? ": " : "", detail);
+  }
+  return 1;
+}
+
 void demo_fail(const char *what, int err) {
-  fprintf(stderr, "fleet-demo: %s: %s (%s)\n", what, fleet_strerror(err),
-          fleet_err_name(err));
+  if (demo_unreachable(err,
+                       demo_open_client != NULL
+                           ? fleet_client_last_error(&demo_open_client->client)
+                           : ""))
+    return;
+  demo_say(stderr, "fleet-demo: %s: %s (%s)", what, fleet_strerror(err),
+           fleet_err_name(err));
 }
 
 void demo_fail_on(const fleet_client_t *client, const char *what, int err) {
   const char *detail = fleet_client_last_error(client);
 
+  if (demo_unreachable(err, detail))
+    return;
   if (detail[0] == '\0') {
     demo_fail(what, err);
     return;
   }
-  fprintf(stderr, "fleet-demo: %s: %s (%s): %s\n", what, fleet_strerror(err),
-          fleet_err_name(err), detail);
+  demo_say(stderr, "fleet-demo: %s: %s (%s): %s", what, fleet_strerror(err),
+           fleet_err_name(err), detail);
 }
 
 int demo_int(const char *flag, const char *value, int64_t min, int64_t max,
@@ -53,9 +111,9 @@ int demo_int(const char *flag, const char *value, int64_t min, int64_t max,
   long long v = strtoll(value, &end, 10);
 
   if (*value == '\0' || *end != '\0' || v < min || v > max) {
-    fprintf(stderr,
-            "fleet-demo: %s wants an integer from %lld to %lld, not '%s'\n",
-            flag, (long long)min, (long long)max, value);
+    demo_say(stderr,
+             "fleet-demo: %s wants an integer from %lld to %lld, not '%s'",
+             flag, (long long)min, (long long)max, value);
     return 0;
   }
   *out = v;
@@ -70,7 +128,7 @@ int demo_flag(const demo_args_t *a, int *i, const char *flag) {
 }
 
 int demo_bad_flag(const char *cmd, const char *arg) {
-  fprintf(stderr, "fleet-demo: %s: bad flag '%s'\n", cmd, arg);
+  demo_say(stderr, "fleet-demo: %s: bad flag '%s'", cmd, arg);
   return 2;
 }
 
@@ -82,9 +140,16 @@ static void demo_on_state(fleet_client_t *client, fleet_client_state_t state,
 
   if (state == FLEET_CLIENT_READY)
     c->ready = 1;
-  if (state == FLEET_CLIENT_RECONNECTING && !c->ready && !c->failed) {
-    c->failed = 1;
-    demo_fail_on(client, "cannot reach the backend", status);
+  if (state == FLEET_CLIENT_RECONNECTING && !c->ready && !c->gave_up) {
+    c->gave_up = 1;
+    if (!c->failed) {
+      c->failed = 1;
+      demo_say(stderr,
+               "fleet-demo: cannot reach the backend at %s: %s (%s)%s%s",
+               c->url_shown, fleet_strerror(status), fleet_err_name(status),
+               fleet_client_last_error(client)[0] != '\0' ? ": " : "",
+               fleet_client_last_error(client));
+    }
     if (c->on_unreachable != NULL)
       c->on_unreachable(c->arg);
     /* Closing the client cancels the calls that wait for a connection, so
@@ -94,23 +159,41 @@ static void demo_on_state(fleet_client_t *client, fleet_client_state_t state,
   }
 }
 
+/* The client's log while it opens (a tls_verify=0 warning), one line
+ * each; later messages are not printed, as the commands report what
+ * fails. */
+static int demo_opening;
+
+static void demo_on_log(fleet_log_level_t level, const char *msg, void *data) {
+  (void)data;
+  if (demo_opening && level <= FLEET_LOG_WARN)
+    demo_say(stderr, "fleet-demo: %s: %s", fleet_log_level_name(level), msg);
+}
+
 int demo_client_open(demo_client_t *c, const demo_args_t *a) {
   fleet_client_options_t opts;
   int err;
 
   c->loop = uv_default_loop();
-  c->ready = c->failed = 0;
+  c->ready = c->failed = c->gave_up = 0;
+  fleet_redact_url(a->url, c->url_shown, sizeof(c->url_shown));
   fleet_client_options_init(&opts);
   opts.prefix = a->prefix;
   opts.state_cb = demo_on_state;
+  opts.log_cb = demo_on_log;
   c->client.data = c;
+  demo_opening = 1;
   err = fleet_client_init(c->loop, &c->client, a->url, &opts);
+  demo_opening = 0;
   if (err != 0) {
-    char shown[512]; /* the URL without its password */
-    fleet_redact_url(a->url, shown, sizeof(shown));
-    demo_fail(shown, err);
+    char why[256] = "";
+
+    fleet_client_url_check(a->url, why, sizeof(why));
+    demo_say(stderr, "fleet-demo: %s: %s (%s)%s%s", c->url_shown,
+             fleet_strerror(err), fleet_err_name(err), why[0] ? ": " : "", why);
     return 1;
   }
+  demo_open_client = c;
   return 0;
 }
 
@@ -263,7 +346,10 @@ static const struct {
 
 static int demo_usage(void) {
   size_t i;
-  fprintf(stderr, "usage: fleet-demo [--url URL] [--prefix P] COMMAND ...\n");
+  fprintf(stderr,
+          "usage: fleet-demo [--url URL] [--prefix P] COMMAND ...\n"
+          "  (URL default $FLEET_URL, else $REDIS_URL, else memory://;"
+          "\n   --url shows in `ps`: prefer FLEET_URL for a password)\n");
   for (i = 0; i < sizeof(demo_commands) / sizeof(demo_commands[0]); i++)
     fprintf(stderr, "  %s\n", demo_commands[i].usage);
   return 2;
@@ -274,6 +360,9 @@ int main(int argc, char **argv) {
   size_t j;
   int i;
 
+  /* Without --url: FLEET_URL, then REDIS_URL, then memory://. */
+  if (fleet_url_from_env() != NULL)
+    a.url = fleet_url_from_env();
   for (i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--url") == 0 && i + 1 < argc)
       a.url = argv[++i];
@@ -291,6 +380,6 @@ int main(int argc, char **argv) {
       return demo_commands[j].run(&a);
     }
   }
-  fprintf(stderr, "fleet-demo: unknown command '%s'\n", argv[i]);
+  demo_say(stderr, "fleet-demo: unknown command '%s'", argv[i]);
   return demo_usage();
 }

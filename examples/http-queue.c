@@ -31,7 +31,11 @@
  *   - a backend outage is printed once, when it starts, and once more when
  *     the backend is back; the requests it fails get 503 and print nothing;
  *   - the backend URL is printed with its password replaced by "***"
- *     (fleet_redact_url());
+ *     (fleet_redact_url()); without --url it comes from FLEET_URL, then
+ *     REDIS_URL (fleet_url_from_env()), then memory://: a --url shows in
+ *     `ps` with its password, the environment does not;
+ *   - a backend never reached is one line on stderr, then exit 1; job ids,
+ *     types and server messages are printed inert (fleet_escape_text());
  *   - only a Host of 127.0.0.1, localhost or [::1] (with the port, or
  *     none) is answered, else 421: a page whose DNS name was rebound to
  *     127.0.0.1 cannot use the server (an HTTP/1.1 request without Host
@@ -45,6 +49,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +124,37 @@ enum { HQ_H_HOST, HQ_H_ORIGIN, HQ_H_TYPE };
 static const char *const hq_header_names[] = {"Host", "Origin", "Content-Type"};
 
 /* ------------------------------------------------------------------------ */
+/* Printing                                                                 */
+
+/* Prints one line on `out`: the formatted text made inert by
+ * fleet_escape_text() (control bytes as \xNN), then '\n'. Every line
+ * with a job id, type or server message in it goes through here. */
+static void hq_say(FILE *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void hq_say(FILE *out, const char *fmt, ...) {
+  char *raw, *esc;
+  size_t n;
+  va_list ap;
+  int len;
+
+  va_start(ap, fmt);
+  len = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (len < 0 || (raw = malloc((size_t)len + 1)) == NULL)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(raw, (size_t)len + 1, fmt, ap);
+  va_end(ap);
+  n = fleet_escape_text(raw, (size_t)len, NULL, 0);
+  if ((esc = malloc(n + 1)) != NULL) {
+    fleet_escape_text(raw, (size_t)len, esc, n + 1);
+    fprintf(out, "%s\n", esc);
+    free(esc);
+  }
+  free(raw);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Backend errors                                                           */
 
 /* Reports a backend error, once per outage: the requests and background
@@ -127,16 +163,18 @@ static void hq_backend_error(hq_app_t *app, int status, const char *detail) {
   if (app->backend_down)
     return;
   app->backend_down = 1;
-  fprintf(stderr, "http-queue: backend %s: %s%s%s (%s)\n", app->url_shown,
-          fleet_strerror(status), detail != NULL && *detail != '\0' ? ": " : "",
-          detail != NULL ? detail : "", fleet_err_name(status));
+  /* Never reached at all: the one line says so, and that it exits. */
+  hq_say(stderr, "http-queue: backend %s: %s%s%s (%s)%s", app->url_shown,
+         fleet_strerror(status), detail != NULL && *detail != '\0' ? ": " : "",
+         detail != NULL ? detail : "", fleet_err_name(status),
+         app->ready ? "" : "; cannot reach the backend, exiting");
 }
 
 static void hq_backend_ok(hq_app_t *app) {
   if (!app->backend_down)
     return;
   app->backend_down = 0;
-  fprintf(stderr, "http-queue: backend %s: reachable again\n", app->url_shown);
+  hq_say(stderr, "http-queue: backend %s: reachable again", app->url_shown);
 }
 
 /* Whether `status`, the result of a request's fleet call, tells of the
@@ -701,8 +739,8 @@ static void hq_handler(fleet_worker_t *w, fleet_job_t *job) {
   hq_app_t *app = w->data;
   hq_work_t *work = malloc(sizeof(*work));
 
-  printf("job %s (%s, %zu bytes): started, attempt %u\n", job->id, job->type,
-         job->payload.len, (unsigned)job->attempts);
+  hq_say(stdout, "job %s (%s, %zu bytes): started, attempt %u", job->id,
+         job->type, job->payload.len, (unsigned)job->attempts);
   if (work == NULL) {
     fleet_job_release(job);
     return;
@@ -715,7 +753,7 @@ static void hq_handler(fleet_worker_t *w, fleet_job_t *job) {
 
 static void hq_done(fleet_worker_t *w, fleet_job_t *job,
                     fleet_job_action_t action, int status) {
-  printf("job %s: %s %s\n", job->id,
+  hq_say(stdout, "job %s: %s %s", job->id,
          action == FLEET_JOB_COMPLETE ? "completed"
          : action == FLEET_JOB_FAIL   ? "failed"
                                       : "released",
@@ -787,7 +825,6 @@ static void hq_on_state(fleet_client_t *client, fleet_client_state_t state,
              !app->closing) {
     hq_backend_error(app, status, fleet_client_last_error(client));
     if (!app->ready) {
-      fprintf(stderr, "http-queue: cannot reach the backend; exiting\n");
       app->failed = 1;
       hq_shutdown(app);
     }
@@ -812,8 +849,18 @@ static int hq_int(const char *s, long long min, long long max, long long *out) {
   return 0;
 }
 
+/* The client's log while it opens (a tls_verify=0 warning), one line
+ * each; outages are printed by hq_backend_error(). */
+static int hq_opening;
+
+static void hq_on_log(fleet_log_level_t level, const char *msg, void *data) {
+  (void)data;
+  if (hq_opening && level <= FLEET_LOG_WARN)
+    hq_say(stderr, "http-queue: %s: %s", fleet_log_level_name(level), msg);
+}
+
 int main(int argc, char **argv) {
-  const char *url = "memory://", *prefix = "fleet", *queue = "http";
+  const char *url = NULL, *prefix = "fleet", *queue = "http";
   long long port = 8080, concurrency = 4, work_ms = 100;
   long long body_max = 1024 * 1024, read_timeout_ms = 10000;
   fleet_client_options_t co;
@@ -847,6 +894,11 @@ int main(int argc, char **argv) {
   }
   if (bad)
     return hq_usage();
+  /* Without --url: FLEET_URL, then REDIS_URL, then memory://. */
+  if (url == NULL)
+    url = fleet_url_from_env();
+  if (url == NULL)
+    url = "memory://";
 
   memset(&app, 0, sizeof(app));
   app.loop = uv_default_loop();
@@ -866,9 +918,17 @@ int main(int argc, char **argv) {
   fleet_client_options_init(&co);
   co.prefix = prefix;
   co.state_cb = hq_on_state;
+  co.log_cb = hq_on_log;
   app.client.data = &app;
-  if ((err = fleet_client_init(app.loop, &app.client, url, &co)) != 0) {
-    fprintf(stderr, "http-queue: %s: %s\n", app.url_shown, fleet_strerror(err));
+  hq_opening = 1;
+  err = fleet_client_init(app.loop, &app.client, url, &co);
+  hq_opening = 0;
+  if (err != 0) {
+    char why[256] = "";
+
+    fleet_client_url_check(url, why, sizeof(why));
+    hq_say(stderr, "http-queue: %s: %s%s%s", app.url_shown, fleet_strerror(err),
+           why[0] != '\0' ? ": " : "", why);
     return 1;
   }
   fleet_worker_options_init(&wo);
@@ -900,7 +960,8 @@ int main(int argc, char **argv) {
   app.sigint.data = app.sigterm.data = &app;
   uv_signal_start(&app.sigint, hq_on_signal, SIGINT);
   uv_signal_start(&app.sigterm, hq_on_signal, SIGTERM);
-  printf("http-queue: listening on http://127.0.0.1:%lld (queue %s on %s)\n",
+  hq_say(stdout,
+         "http-queue: listening on http://127.0.0.1:%lld (queue %s on %s)",
          port, queue, app.url_shown);
   fflush(stdout);
   uv_run(app.loop, UV_RUN_DEFAULT);

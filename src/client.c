@@ -196,11 +196,10 @@ static int client_setup(struct fleet__client_s *c, uv_loop_t *loop,
   c->loop = loop;
   c->state_cb = o->state_cb;
   if (o->log_cb != NULL) {
-    size_t n = strlen(log_url) + 1;
+    size_t n = fleet_redact_url(log_url, NULL, 0) + 1;
     if ((c->log_url = malloc(n)) == NULL)
       return FLEET_ENOMEM;
-    memcpy(c->log_url, log_url, n);
-    fleet__redact(c->log_url, n, NULL);
+    fleet_redact_url(log_url, c->log_url, n);
     c->log_cb = o->log_cb;
     c->log_data = o->log_data;
   }
@@ -211,10 +210,25 @@ static int client_setup(struct fleet__client_s *c, uv_loop_t *loop,
   c->config.reconnect_max_ms = o->reconnect_max_ms;
   c->config.reconnect_jitter_pct = o->reconnect_jitter_pct;
   c->config.max_reply_bytes = o->max_reply_bytes;
-  c->config.wait_replicas = o->wait_replicas;
-  c->config.wait_timeout_ms =
-      o->wait_timeout_ms != 0 ? o->wait_timeout_ms : 1000;
+  /* The options win over the URL's wait_replicas and wait_timeout_ms; a
+   * zero in the options means "as the URL says", and then the default. */
+  c->config.wait_replicas =
+      o->wait_replicas != 0 ? o->wait_replicas : c->url.wait_replicas;
+  c->config.wait_timeout_ms = o->wait_timeout_ms != 0 ? o->wait_timeout_ms
+                              : c->url.wait_timeout_ms != 0
+                                  ? c->url.wait_timeout_ms
+                                  : 1000;
   return 0;
+}
+
+/* Warnings about the URL, told to the logging hook as the client opens. */
+static void client_log_url_warnings(struct fleet__client_s *c) {
+  if (c->url.tls && !c->url.tls_opts.verify)
+    fleet__log(c, FLEET_LOG_WARN,
+               "TLS to %s is not verified (tls_verify=0): the server's "
+               "certificate is not checked, so anyone on the network path "
+               "can pose as the server and read the password and the data",
+               c->log_url);
 }
 
 int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
@@ -265,6 +279,7 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
     return err;
   }
   client->internal_ = c;
+  client_log_url_warnings(c);
   return 0;
 }
 
@@ -309,6 +324,18 @@ int fleet_client_url_check(const char *url, char *why, size_t why_size) {
     snprintf(why, why_size, "%s", err != 0 ? u.error : "");
   fleet__url_free(&u);
   return err;
+}
+
+const char *fleet_url_from_env(void) {
+  static const char *const names[] = {"FLEET_URL", "REDIS_URL"};
+  size_t i;
+
+  for (i = 0; i < FLEET__ARRAY_SIZE(names); i++) {
+    const char *v = getenv(names[i]);
+    if (v != NULL && v[0] != '\0')
+      return v;
+  }
+  return NULL;
 }
 
 int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb) {

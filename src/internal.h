@@ -13,7 +13,7 @@
 
 typedef enum {
   FLEET__URL_REDIS,   /* redis[s]://[[user]:pass@]host[:port][/db][?tls...] */
-  FLEET__URL_UNIX,    /* unix:///path[?db=N] */
+  FLEET__URL_UNIX,    /* unix:///path[?db=N&user=U&password=P] */
   FLEET__URL_MEMORY,  /* memory:// */
   FLEET__URL_CLUSTER, /* redis[s]+cluster://[auth@]h:p[,h:p...][?tls...] */
   FLEET__URL_SENTINEL /* redis[s]+sentinel://[auth@]h:p[,...]/name[/db][?..] */
@@ -25,6 +25,9 @@ typedef enum {
 #define FLEET__URL_ERROR_MAX 160
 /* Most hosts in one URL (cluster seeds, sentinels). */
 #define FLEET__URL_HOSTS_MAX 64
+/* Largest wait_replicas and wait_timeout_ms a URL may give. */
+#define FLEET__URL_WAIT_REPLICAS_MAX 1000
+#define FLEET__URL_WAIT_TIMEOUT_MAX 3600000
 
 typedef struct {
   char *host;    /* host name or IP literal, without brackets */
@@ -62,6 +65,10 @@ typedef struct fleet__url_s {
   /* rediss schemes: TLS on every connection (data nodes and sentinels). */
   int tls;
   fleet__url_tls_t tls_opts;
+  /* Durability (query wait_replicas and wait_timeout_ms; every scheme but
+   * memory://): 0 when not given. */
+  uint32_t wait_replicas;
+  uint32_t wait_timeout_ms;
   /* After a refusal: what is wrong, in words that never quote a password
    * or other secret ("" after success). */
   char error[FLEET__URL_ERROR_MAX];

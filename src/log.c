@@ -1,4 +1,5 @@
-/* log.c -- the client's logging hook and the redaction of its messages. */
+/* log.c -- the client's logging hook, the redaction of its messages, and
+ * fleet_escape_text(), which makes any text inert for printing. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,72 @@ const char *fleet_log_level_name(fleet_log_level_t level) {
   if ((size_t)level >= FLEET__ARRAY_SIZE(log_level_names))
     return "unknown";
   return log_level_names[level];
+}
+
+/* The length of the valid UTF-8 character at [s, s+n) that is not a C1
+ * control, or 0 when its first byte must be escaped. */
+static size_t escape_utf8_len(const unsigned char *s, size_t n) {
+  uint32_t cp;
+  size_t len, i;
+
+  if (s[0] < 0x80)
+    return s[0] >= 0x20 && s[0] != 0x7f ? 1 : 0;
+  if (s[0] >= 0xc2 && s[0] <= 0xdf)
+    len = 2, cp = s[0] & 0x1fu;
+  else if (s[0] >= 0xe0 && s[0] <= 0xef)
+    len = 3, cp = s[0] & 0x0fu;
+  else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+    len = 4, cp = s[0] & 0x07u;
+  else
+    return 0;
+  if (len > n)
+    return 0;
+  for (i = 1; i < len; i++) {
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+    cp = cp << 6 | (s[i] & 0x3fu);
+  }
+  /* Overlong forms, surrogates, beyond U+10FFFF, and the C1 controls. */
+  if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+      (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff || cp < 0xa0)
+    return 0;
+  return len;
+}
+
+size_t fleet_escape_text(const void *text, size_t len, char *out,
+                         size_t out_size) {
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *s = text;
+  size_t i = 0, total = 0, written = 0;
+  int full = 0; /* a unit did not fit: nothing more is written */
+
+  while (i < len) {
+    size_t n = escape_utf8_len(s + i, len - i);
+    char esc[4];
+    const char *unit = (const char *)s + i;
+    size_t ulen = n;
+
+    if (n == 0) {
+      esc[0] = '\\';
+      esc[1] = 'x';
+      esc[2] = hex[s[i] >> 4];
+      esc[3] = hex[s[i] & 15];
+      unit = esc;
+      ulen = 4;
+      n = 1;
+    }
+    if (!full && out_size > 0 && written + ulen < out_size) {
+      memcpy(out + written, unit, ulen);
+      written += ulen;
+    } else {
+      full = 1;
+    }
+    total += ulen;
+    i += n;
+  }
+  if (out_size > 0)
+    out[written] = '\0';
+  return total;
 }
 
 /* Appends `len` bytes to out[*at] within cap (one byte kept for the NUL). */
@@ -87,19 +154,17 @@ void fleet__redact(char *s, size_t cap, const char *secret) {
 
 void fleet__log(struct fleet__client_s *c, fleet_log_level_t level,
                 const char *fmt, ...) {
-  char msg[FLEET__LOG_MAX];
+  char raw[FLEET__LOG_MAX], msg[FLEET__LOG_MAX];
   va_list ap;
-  size_t i;
 
   if (c == NULL || c->log_cb == NULL)
     return;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
+  vsnprintf(raw, sizeof(raw), fmt, ap);
   va_end(ap);
-  /* One line: control characters (a server's text) become spaces. */
-  for (i = 0; msg[i] != '\0'; i++)
-    if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
-      msg[i] = ' ';
-  fleet__redact(msg, sizeof(msg), c->url.password);
+  fleet__redact(raw, sizeof(raw), c->url.password);
+  fleet__redact(raw, sizeof(raw), c->url.sentinel_password);
+  /* One inert line: control bytes (a server's text, a name) escaped. */
+  fleet_escape_text(raw, strlen(raw), msg, sizeof(msg));
   c->log_cb(level, msg, c->log_data);
 }

@@ -6,7 +6,8 @@
  * in a URL that is about to be refused, and that is exactly when it gets
  * printed), and user info without a ':' is hidden whole. Hiding part of a
  * host name in an odd URL costs a confusing log line; showing part of a
- * password costs the password. */
+ * password costs the password. A secret query option runs to the next
+ * '&' or the end of the URL, '#' included. */
 #include <string.h>
 
 #include "fleet.h"
@@ -52,11 +53,14 @@ static int redact_secret_name(const char *s, size_t n) {
                                              suffix, sizeof(suffix) - 1) == 0;
 }
 
-/* Writes the query string [q, end) with secret values hidden. */
+/* Writes the query string [q, end) with secret values hidden. An option
+ * runs to the next '&' or the end, whatever it holds: fleet refuses a
+ * '#' anywhere, so a '#' in a query is a password's byte, never the start
+ * of a fragment that could be shown. */
 static void redact_query(redact_buf_t *b, const char *q, const char *end) {
   while (q < end) {
-    size_t n = strcspn(q, "&#");
-    const char *opt_end = q + n < end ? q + n : end;
+    const char *amp = memchr(q, '&', (size_t)(end - q));
+    const char *opt_end = amp != NULL ? amp : end;
     const char *eq = memchr(q, '=', (size_t)(opt_end - q));
 
     if (eq != NULL && redact_secret_name(q, (size_t)(eq - q))) {
@@ -66,10 +70,6 @@ static void redact_query(redact_buf_t *b, const char *q, const char *end) {
       redact_put(b, q, (size_t)(opt_end - q));
     }
     q = opt_end;
-    if (q < end && *q == '#') {
-      redact_put(b, q, (size_t)(end - q)); /* a fragment holds no option */
-      return;
-    }
     if (q < end) {
       redact_put(b, q, 1); /* the '&' */
       q++;

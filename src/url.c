@@ -1,6 +1,9 @@
 /* url.c -- parsing of backend URLs: redis://, rediss://, redis+cluster://,
  * redis+sentinel:// (each with a TLS twin "rediss+..."), unix://, memory://.
- * Refusals say in out->error what is wrong without quoting secrets. */
+ * Every scheme but memory:// takes query options from one table, each at
+ * most once; a '#' anywhere is refused (fleet takes no fragment, and a
+ * '#' in a password must be %23). Refusals say in out->error what is
+ * wrong without quoting secrets. */
 #include <limits.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -183,56 +186,129 @@ static int url_hosts(const char *s, size_t len, uint16_t default_port,
   return 0;
 }
 
-/* One name=value query option of a network URL. */
+/* A database number path segment in [s, s+len). */
+static int url_db(const char *s, size_t len, fleet__url_t *u) {
+  long db;
+
+  if (url_number(s, len, 0, INT_MAX, &db))
+    return url_err(u, "the database must be a number in 0..%d", INT_MAX);
+  u->db = (int)db;
+  return 0;
+}
+
+/* Which schemes take a query option. */
+enum {
+  URL_ON_TLS = 1,      /* the TLS schemes (rediss://, rediss+...://) */
+  URL_ON_SENTINEL = 2, /* redis[s]+sentinel:// */
+  URL_ON_UNIX = 4,     /* unix:// */
+  URL_ON_REDIS = 8     /* every Redis scheme (all but memory://) */
+};
+
+/* How an option's value is read. */
+typedef enum {
+  URL_OPT_STRING, /* %-decoded into a char * */
+  URL_OPT_BOOL,   /* 0 or 1 into an int */
+  URL_OPT_DB,     /* a database number into an int */
+  URL_OPT_U32     /* a number in [min, max] into a uint32_t */
+} url_opt_kind_t;
+
+/* The query options, each at most once in a URL. */
+static const struct {
+  const char *name;
+  int on;               /* URL_ON_* */
+  const char *on_words; /* the schemes that take it, for refusals */
+  url_opt_kind_t kind;
+  size_t offset; /* of the field in fleet__url_t */
+  long min, max; /* URL_OPT_U32 */
+} url_options[] = {
+#define URL_TLS_WORDS                                                          \
+  "a TLS scheme (rediss://, rediss+cluster://, "                               \
+  "rediss+sentinel://)"
+#define URL_SEN_WORDS                                                          \
+  "a sentinel scheme (redis+sentinel:// or "                                   \
+  "rediss+sentinel://)"
+    {"tls_ca_file", URL_ON_TLS, URL_TLS_WORDS, URL_OPT_STRING,
+     offsetof(fleet__url_t, tls_opts.ca_file), 0, 0},
+    {"tls_ca_dir", URL_ON_TLS, URL_TLS_WORDS, URL_OPT_STRING,
+     offsetof(fleet__url_t, tls_opts.ca_dir), 0, 0},
+    {"tls_cert", URL_ON_TLS, URL_TLS_WORDS, URL_OPT_STRING,
+     offsetof(fleet__url_t, tls_opts.cert), 0, 0},
+    {"tls_key", URL_ON_TLS, URL_TLS_WORDS, URL_OPT_STRING,
+     offsetof(fleet__url_t, tls_opts.key), 0, 0},
+    {"tls_server_name", URL_ON_TLS, URL_TLS_WORDS, URL_OPT_STRING,
+     offsetof(fleet__url_t, tls_opts.server_name), 0, 0},
+    {"tls_verify", URL_ON_TLS, URL_TLS_WORDS, URL_OPT_BOOL,
+     offsetof(fleet__url_t, tls_opts.verify), 0, 1},
+    {"sentinel_user", URL_ON_SENTINEL, URL_SEN_WORDS, URL_OPT_STRING,
+     offsetof(fleet__url_t, sentinel_user), 0, 0},
+    {"sentinel_password", URL_ON_SENTINEL, URL_SEN_WORDS, URL_OPT_STRING,
+     offsetof(fleet__url_t, sentinel_password), 0, 0},
+    {"db", URL_ON_UNIX, "unix:// (other schemes take it as the path)",
+     URL_OPT_DB, offsetof(fleet__url_t, db), 0, 0},
+    {"user", URL_ON_UNIX, "unix:// (other schemes take it before '@')",
+     URL_OPT_STRING, offsetof(fleet__url_t, user), 0, 0},
+    {"password", URL_ON_UNIX, "unix:// (other schemes take it before '@')",
+     URL_OPT_STRING, offsetof(fleet__url_t, password), 0, 0},
+    {"wait_replicas", URL_ON_REDIS, "a Redis scheme", URL_OPT_U32,
+     offsetof(fleet__url_t, wait_replicas), 0, FLEET__URL_WAIT_REPLICAS_MAX},
+    {"wait_timeout_ms", URL_ON_REDIS, "a Redis scheme", URL_OPT_U32,
+     offsetof(fleet__url_t, wait_timeout_ms), 1, FLEET__URL_WAIT_TIMEOUT_MAX},
+#undef URL_TLS_WORDS
+#undef URL_SEN_WORDS
+};
+
+/* Which URL_ON_* bits the URL's scheme has. */
+static int url_on(const fleet__url_t *u) {
+  int on = URL_ON_REDIS;
+
+  if (u->tls)
+    on |= URL_ON_TLS;
+  if (u->scheme == FLEET__URL_SENTINEL)
+    on |= URL_ON_SENTINEL;
+  if (u->scheme == FLEET__URL_UNIX)
+    on |= URL_ON_UNIX;
+  return on;
+}
+
+/* One name=value query option; `seen` has a bit per url_options[] entry
+ * already given. */
 static int url_option(const char *name, size_t nlen, const char *value,
-                      size_t vlen, fleet__url_t *u) {
-  static const struct {
-    const char *name;
-    size_t offset; /* of the char * in fleet__url_t */
-    int sentinel;  /* 1: sentinel schemes only; 0: TLS schemes only */
-  } strings[] = {
-      {"tls_ca_file", offsetof(fleet__url_t, tls_opts.ca_file), 0},
-      {"tls_ca_dir", offsetof(fleet__url_t, tls_opts.ca_dir), 0},
-      {"tls_cert", offsetof(fleet__url_t, tls_opts.cert), 0},
-      {"tls_key", offsetof(fleet__url_t, tls_opts.key), 0},
-      {"tls_server_name", offsetof(fleet__url_t, tls_opts.server_name), 0},
-      {"sentinel_user", offsetof(fleet__url_t, sentinel_user), 1},
-      {"sentinel_password", offsetof(fleet__url_t, sentinel_password), 1},
-  };
+                      size_t vlen, uint32_t *seen, fleet__url_t *u) {
   char what[48];
   size_t i;
 
-  if (nlen == 10 && memcmp(name, "tls_verify", 10) == 0) {
-    if (!u->tls)
-      return url_err(u, "option tls_verify needs a TLS scheme (rediss://, "
-                        "rediss+cluster://, rediss+sentinel://)");
-    if (vlen != 1 || (value[0] != '0' && value[0] != '1'))
-      return url_err(u, "option tls_verify must be 0 or 1");
-    u->tls_opts.verify = value[0] - '0';
-    return 0;
-  }
-  for (i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
-    char **field;
-    if (strlen(strings[i].name) != nlen ||
-        memcmp(strings[i].name, name, nlen) != 0)
+  for (i = 0; i < FLEET__ARRAY_SIZE(url_options); i++) {
+    const char *oname = url_options[i].name;
+    void *field = (char *)u + url_options[i].offset;
+    long v;
+
+    if (strlen(oname) != nlen || memcmp(oname, name, nlen) != 0)
       continue;
-    if (strings[i].sentinel && u->scheme != FLEET__URL_SENTINEL)
-      return url_err(u,
-                     "option %s needs a sentinel scheme "
-                     "(redis+sentinel:// or rediss+sentinel://)",
-                     strings[i].name);
-    if (!strings[i].sentinel && !u->tls)
-      return url_err(u,
-                     "option %s needs a TLS scheme (rediss://, "
-                     "rediss+cluster://, rediss+sentinel://)",
-                     strings[i].name);
-    field = (char **)(void *)((char *)u + strings[i].offset);
-    if (*field != NULL)
-      return url_err(u, "option %s is given twice", strings[i].name);
-    if (vlen == 0)
-      return url_err(u, "option %s is empty", strings[i].name);
-    snprintf(what, sizeof(what), "option %s", strings[i].name);
-    return url_decode_named(u, value, vlen, what, field);
+    if (!(url_on(u) & url_options[i].on))
+      return url_err(u, "option %s needs %s", oname, url_options[i].on_words);
+    if (*seen & (1u << i))
+      return url_err(u, "option %s is given twice", oname);
+    *seen |= 1u << i;
+    switch (url_options[i].kind) {
+      case URL_OPT_STRING:
+        if (vlen == 0)
+          return url_err(u, "option %s is empty", oname);
+        snprintf(what, sizeof(what), "option %s", oname);
+        return url_decode_named(u, value, vlen, what, (char **)field);
+      case URL_OPT_BOOL:
+        if (vlen != 1 || (value[0] != '0' && value[0] != '1'))
+          return url_err(u, "option %s must be 0 or 1", oname);
+        *(int *)field = value[0] - '0';
+        return 0;
+      case URL_OPT_DB:
+        return url_db(value, vlen, u);
+      case URL_OPT_U32:
+        if (url_number(value, vlen, url_options[i].min, url_options[i].max, &v))
+          return url_err(u, "option %s must be a number in %ld..%ld", oname,
+                         url_options[i].min, url_options[i].max);
+        *(uint32_t *)field = (uint32_t)v;
+        return 0;
+    }
   }
   return url_err(u, "unknown option \"%.*s\"", (int)(nlen > 40 ? 40 : nlen),
                  name);
@@ -240,6 +316,8 @@ static int url_option(const char *name, size_t nlen, const char *value,
 
 /* The query after '?': name=value pairs joined by '&'. */
 static int url_query(const char *q, fleet__url_t *u) {
+  uint32_t seen = 0;
+
   while (*q != '\0') {
     size_t plen = strcspn(q, "&");
     const char *eq = memchr(q, '=', plen);
@@ -249,8 +327,8 @@ static int url_query(const char *q, fleet__url_t *u) {
       return url_err(u, "an empty query option");
     if (eq == NULL || eq == q)
       return url_err(u, "query options are name=value pairs");
-    err =
-        url_option(q, (size_t)(eq - q), eq + 1, plen - (size_t)(eq - q) - 1, u);
+    err = url_option(q, (size_t)(eq - q), eq + 1, plen - (size_t)(eq - q) - 1,
+                     &seen, u);
     if (err != 0)
       return err;
     q += plen;
@@ -262,31 +340,22 @@ static int url_query(const char *q, fleet__url_t *u) {
   return 0;
 }
 
-/* A database number path segment in [s, s+len). */
-static int url_db(const char *s, size_t len, fleet__url_t *u) {
-  long db;
-
-  if (url_number(s, len, 0, INT_MAX, &db))
-    return url_err(u, "the database must be a number in 0..%d", INT_MAX);
-  u->db = (int)db;
-  return 0;
-}
-
 /* Everything after "<scheme>://" of the network schemes. */
 static int url_parse_net(const char *s, fleet__url_t *u) {
-  size_t alen = strcspn(s, "/?#");
+  size_t alen = strcspn(s, "/?");
   const char *at = NULL, *p, *hosts, *path, *query;
   size_t plen;
   int err;
 
   /* The last '@' of the authority ends the user info, so that a password
-   * may contain a literal '@' (but '/', '?' and '#' must be escaped). */
+   * may contain a literal '@' (but '/', '?' and '#' must be escaped; a URL
+   * with a '#' never gets here). */
   for (p = s; p < s + alen; p++)
     if (*p == '@')
       at = p;
   hosts = s;
   if (at == NULL && u->scheme != FLEET__URL_SENTINEL && s[alen] == '/' &&
-      memchr(s, '@', strcspn(s, "?#")))
+      memchr(s, '@', strcspn(s, "?")))
     return url_err(u, "an '@' after the host: a password holding '/', '?' "
                       "or '#' must have them %%-escaped");
   if (at != NULL) {
@@ -295,17 +364,13 @@ static int url_parse_net(const char *s, fleet__url_t *u) {
       return err;
     hosts = at + 1;
   }
-  if (s[alen] == '#')
-    return url_err(u, "a URL fragment ('#') is not allowed");
   err = url_hosts(hosts, (size_t)(s + alen - hosts),
                   u->scheme == FLEET__URL_SENTINEL ? 26379 : 6379, u);
   if (err != 0)
     return err;
   path = s + alen;
-  plen = strcspn(path, "?#");
+  plen = strcspn(path, "?");
   query = path[plen] == '?' ? path + plen + 1 : NULL;
-  if (path[plen] == '#' || (query != NULL && strchr(query, '#') != NULL))
-    return url_err(u, "a URL fragment ('#') is not allowed");
   if (plen > 0) { /* skip the leading '/' */
     path++;
     plen--;
@@ -343,7 +408,7 @@ static int url_parse_net(const char *s, fleet__url_t *u) {
   return query != NULL ? url_query(query, u) : 0;
 }
 
-/* unix:///path[?db=N][&user=U][&password=P] */
+/* unix:///path[?db=N][&user=U][&password=P][&wait_...] */
 static int url_parse_unix(const char *s, fleet__url_t *u) {
   const char *q = strchr(s, '?');
   size_t plen = q != NULL ? (size_t)(q - s) : strlen(s);
@@ -355,32 +420,36 @@ static int url_parse_unix(const char *s, fleet__url_t *u) {
   err = url_decode_named(u, s, plen, "the socket path", &u->path);
   if (err != 0)
     return err;
-  while (q != NULL) {
-    const char *name = q + 1;
-    const char *amp = strchr(name, '&');
-    const char *eq = strchr(name, '=');
-    size_t vlen;
+  return q != NULL ? url_query(q + 1, u) : 0;
+}
 
-    if (eq == NULL || (amp != NULL && eq > amp))
-      return url_err(u, "query options are name=value pairs");
-    vlen = amp != NULL ? (size_t)(amp - eq - 1) : strlen(eq + 1);
-    if (eq - name == 2 && memcmp(name, "db", 2) == 0) {
-      err = url_db(eq + 1, vlen, u);
-    } else if (eq - name == 4 && memcmp(name, "user", 4) == 0 &&
-               u->user == NULL) {
-      err = url_decode_named(u, eq + 1, vlen, "the user name", &u->user);
-    } else if (eq - name == 8 && memcmp(name, "password", 8) == 0 &&
-               u->password == NULL) {
-      err = url_decode_named(u, eq + 1, vlen, "the password", &u->password);
-    } else {
-      return url_err(u, "unix:// takes the options db, user and password, "
-                        "each once");
-    }
-    if (err != 0)
-      return err;
-    q = amp;
+/* Refuses a URL holding a '#' (`s` is what follows "<scheme>://"): fleet
+ * takes no fragment, and a '#' in a password or another value must be
+ * written %23. The refusal says where the '#' is (the user info, or the
+ * name of the option whose value holds it) without quoting the value,
+ * which may be a secret. */
+static int url_hash_error(const char *s, fleet__url_t *u) {
+  const char *hash = strchr(s, '#');
+  const char *at = u->scheme != FLEET__URL_UNIX ? strrchr(s, '@') : NULL;
+  const char *q, *opt, *eq;
+
+  /* The user info runs to the last '@', as in fleet_redact_url(). */
+  if (at != NULL && hash < at)
+    return url_err(u, "an unescaped '#' in the user info (user:password@): "
+                      "write a '#' in a password as %%23");
+  q = memchr(at != NULL ? at : s, '?', (size_t)(hash - (at != NULL ? at : s)));
+  if (q != NULL) {
+    for (opt = hash; opt > q + 1 && opt[-1] != '&'; opt--)
+      ;
+    eq = memchr(opt, '=', (size_t)(hash - opt));
+    if (eq != NULL && eq > opt)
+      return url_err(u,
+                     "option %.*s holds an unescaped '#': write it as %%23 "
+                     "(a URL takes no fragment)",
+                     (int)(eq - opt > 40 ? 40 : eq - opt), opt);
   }
-  return 0;
+  return url_err(u, "a URL fragment ('#') is not allowed (write a '#' in a "
+                    "name or value as %%23)");
 }
 
 static const struct {
@@ -414,22 +483,27 @@ int fleet__url_parse(const char *text, fleet__url_t *out) {
     return 0;
   }
   err = -1;
-  for (i = 0; i < sizeof(url_schemes) / sizeof(url_schemes[0]); i++) {
+  for (i = 0; i < FLEET__ARRAY_SIZE(url_schemes); i++) {
     size_t plen = strlen(url_schemes[i].prefix);
     if (strncmp(text, url_schemes[i].prefix, plen) == 0) {
       out->scheme = url_schemes[i].scheme;
       out->tls = url_schemes[i].tls;
       out->tls_opts.verify = 1;
-      err = url_parse_net(text + plen, out);
+      err = strchr(text, '#') != NULL ? url_hash_error(text + plen, out)
+                                      : url_parse_net(text + plen, out);
       break;
     }
   }
   if (err == -1) {
     if (strncmp(text, "unix://", 7) == 0) {
       out->scheme = FLEET__URL_UNIX;
-      err = url_parse_unix(text + 7, out);
+      err = strchr(text, '#') != NULL ? url_hash_error(text + 7, out)
+                                      : url_parse_unix(text + 7, out);
     } else if (strncmp(text, "memory://", 9) == 0) {
-      err = url_err(out, "memory:// takes nothing after the scheme");
+      err = strstr(text, "wait_") != NULL
+                ? url_err(out, "memory:// takes no options: it has no "
+                               "replicas to wait for (wait_replicas)")
+                : url_err(out, "memory:// takes nothing after the scheme");
     } else {
       err = url_err(out, "unknown scheme (fleet takes redis://, rediss://, "
                          "redis[s]+cluster://, redis[s]+sentinel://, "

@@ -360,6 +360,8 @@ TEST_DECLARE(sentinel_tls)
 /* test_durable.c */
 TEST_DECLARE(durable_wait_replicas)
 TEST_DECLARE(durable_memory_refused)
+TEST_DECLARE(durable_url_options)
+TEST_DECLARE(durable_url_memory_refused)
 /* test_byo.c */
 TEST_DECLARE(byo_queue_worker)
 TEST_DECLARE(byo_lock)
@@ -405,6 +407,7 @@ CONFORMANCE_DECLARE(metrics_cron_counters)
 
 /* test_log.c */
 TEST_DECLARE(log_redact)
+TEST_DECLARE(log_tls_verify_warning)
 TEST_DECLARE(log_reconnect_redis)
 CONFORMANCE_DECLARE(log_lost_lease)
 CONFORMANCE_DECLARE(log_recovered_claim)
@@ -415,6 +418,15 @@ TEST_DECLARE(redact_userinfo)
 TEST_DECLARE(redact_query)
 TEST_DECLARE(redact_truncate)
 TEST_DECLARE(redact_demo_bad_url)
+
+/* test_tools_output.c */
+TEST_DECLARE(tools_escape_text)
+TEST_DECLARE(tools_url_from_env)
+TEST_DECLARE(tools_cli_hostile_name)
+TEST_DECLARE(tools_cli_one_line)
+TEST_DECLARE(tools_demo_one_line)
+TEST_DECLARE(tools_http_queue_one_line)
+TEST_DECLARE(tools_cli_wait_replicas)
 
 /* test_http_queue.c */
 TEST_DECLARE(http_queue_oversize)
@@ -744,6 +756,8 @@ TEST_LIST_START
   /* test_durable.c */
   TEST_ENTRY(durable_wait_replicas)
   TEST_ENTRY(durable_memory_refused)
+  TEST_ENTRY(durable_url_options)
+  TEST_ENTRY(durable_url_memory_refused)
   /* test_byo.c */
   TEST_ENTRY(byo_queue_worker)
   TEST_ENTRY(byo_lock)
@@ -789,6 +803,7 @@ TEST_LIST_START
 
   /* test_log.c */
   TEST_ENTRY(log_redact)
+  TEST_ENTRY(log_tls_verify_warning)
   TEST_ENTRY(log_reconnect_redis)
   CONFORMANCE_ENTRY(log_lost_lease)
   CONFORMANCE_ENTRY(log_recovered_claim)
@@ -799,6 +814,15 @@ TEST_LIST_START
   TEST_ENTRY(redact_query)
   TEST_ENTRY(redact_truncate)
   TEST_ENTRY(redact_demo_bad_url)
+
+  /* test_tools_output.c */
+  TEST_ENTRY(tools_escape_text)
+  TEST_ENTRY(tools_url_from_env)
+  TEST_ENTRY_TIMEOUT(tools_cli_hostile_name, 60)
+  TEST_ENTRY_TIMEOUT(tools_cli_one_line, 90)
+  TEST_ENTRY_TIMEOUT(tools_demo_one_line, 90)
+  TEST_ENTRY_TIMEOUT(tools_http_queue_one_line, 90)
+  TEST_ENTRY_TIMEOUT(tools_cli_wait_replicas, 60)
 
   /* test_http_queue.c */
   TEST_ENTRY(http_queue_oversize)

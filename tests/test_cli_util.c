@@ -59,6 +59,7 @@ pid_t cli_spawn(const char *const *args, const char *tag) {
         dup2(in, 0) < 0)
       _exit(127);
     unsetenv("FLEET_URL");
+    unsetenv("REDIS_URL");
     execv(FLEET_CLI_PATH, (char *const *)argv);
     _exit(127);
   }

@@ -23,7 +23,7 @@ typedef struct {
 void cli_required(void);
 
 /* Starts `fleet` with `args` (NULL ended; argv[0] is added), FLEET_URL
- * unset, its output going to files named after `tag`. */
+ * and REDIS_URL unset, its output going to files named after `tag`. */
 pid_t cli_spawn(const char *const *args, const char *tag);
 /* Waits for it and reads its output. */
 void cli_reap(pid_t pid, const char *tag, cli_run_t *r);

@@ -129,3 +129,58 @@ TEST_IMPL(durable_memory_refused) {
   fleet_test_loop_close(&loop);
   return 0;
 }
+
+/* The URL's wait_replicas and wait_timeout_ms, on a master without a
+ * replica: a job-state call fails with FLEET_ETIMEDOUT and is on the
+ * master all the same; wait_replicas=0 waits for nothing; a non-zero
+ * client option wins over the URL's. */
+TEST_IMPL(durable_url_options) {
+  fleet_test_redis_t *master;
+  char url[256];
+  qt_t t;
+
+  master = fleet_test_redis_start_or_skip(NULL);
+  snprintf(url, sizeof(url), "%s/0?wait_replicas=1&wait_timeout_ms=%llu",
+           fleet_test_redis_url(master),
+           (unsigned long long)fleet_test_ms(100));
+  dur_open(&t, url, 0, 0);
+  ASSERT_ERR(FLEET_ETIMEDOUT, dur_add(&t, "a"));
+  ASSERT_NOT_NULL(
+      strstr(fleet_client_last_error(&t.c.client), "0 of 1 replicas"));
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_EQ(1, t.counts.pending); /* applied: WAIT undoes nothing */
+  qt_close(&t);
+
+  snprintf(url, sizeof(url), "%s/0?wait_replicas=0",
+           fleet_test_redis_url(master));
+  dur_open(&t, url, 0, 0);
+  ASSERT_OK(dur_add(&t, "b"));
+  qt_close(&t);
+
+  /* The options win: 2 replicas asked, not the URL's 5. */
+  snprintf(url, sizeof(url), "%s/0?wait_replicas=5&wait_timeout_ms=60000",
+           fleet_test_redis_url(master));
+  dur_open(&t, url, 2, (uint32_t)fleet_test_ms(100));
+  ASSERT_ERR(FLEET_ETIMEDOUT, dur_add(&t, "c"));
+  ASSERT_NOT_NULL(
+      strstr(fleet_client_last_error(&t.c.client), "0 of 2 replicas"));
+  qt_close(&t);
+  fleet_test_redis_free(master);
+  return 0;
+}
+
+/* memory:// refuses the durability URL options. */
+TEST_IMPL(durable_url_memory_refused) {
+  uv_loop_t loop;
+  fleet_client_t c;
+  char why[160];
+
+  ASSERT_OK(uv_loop_init(&loop));
+  ASSERT_ERR(FLEET_EBADURL,
+             fleet_client_init(&loop, &c, "memory://?wait_replicas=1", NULL));
+  ASSERT_ERR(FLEET_EBADURL, fleet_client_url_check("memory://?wait_replicas=0",
+                                                   why, sizeof(why)));
+  ASSERT_NOT_NULL(strstr(why, "no replicas"));
+  fleet_test_loop_close(&loop);
+  return 0;
+}

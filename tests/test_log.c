@@ -310,3 +310,44 @@ CONFORMANCE_IMPL(log_background_error) {
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ctx_close(&c);
 }
+
+/* tls_verify=0 is warned about through the hook as the client opens
+ * (before fleet_client_init() returns), the URL's secrets hidden; a
+ * sentinel password in a query option is hidden in every message. */
+TEST_IMPL(log_tls_verify_warning) {
+  fleet_client_options_t o;
+  fleet_client_t client;
+  uv_loop_t loop;
+  lg_t l;
+  int i;
+
+  memset(&l, 0, sizeof(l));
+  ASSERT_OK(uv_loop_init(&loop));
+  fleet_client_options_init(&o);
+  o.log_cb = lg_cb;
+  o.log_data = &l;
+  o.connect_timeout_ms = 100;
+  ASSERT_OK(fleet_client_init(&loop, &client,
+                              "rediss+sentinel://:pw-Zq81xk@127.0.0.1:1/m?"
+                              "tls_verify=0&sentinel_password=spw-Qx77",
+                              &o));
+  ASSERT_EQ(1, l.n);
+  ASSERT_EQ(FLEET_LOG_WARN, l.level[0]);
+  ASSERT_NOT_NULL(strstr(l.msg[0], "(tls_verify=0): the server's "
+                                   "certificate is not checked"));
+  ASSERT_NOT_NULL(strstr(l.msg[0], "sentinel_password=***"));
+  ASSERT_OK(fleet_client_close(&client, NULL));
+  ASSERT_OK(uv_run(&loop, UV_RUN_DEFAULT));
+  for (i = 0; i < l.n; i++) {
+    ASSERT_NULL(strstr(l.msg[i], "Zq81"));
+    ASSERT_NULL(strstr(l.msg[i], "Qx77"));
+  }
+  /* With verification on: no warning. */
+  l.n = 0;
+  ASSERT_OK(fleet_client_init(&loop, &client, "rediss://127.0.0.1:1", &o));
+  ASSERT_EQ(0, l.n);
+  ASSERT_OK(fleet_client_close(&client, NULL));
+  ASSERT_OK(uv_run(&loop, UV_RUN_DEFAULT));
+  fleet_test_loop_close(&loop);
+  return 0;
+}

@@ -153,6 +153,31 @@ static const char *const unit_bad_urls[] = {
     "redis://h#frag",
     "redis+sentinel://h/m?sentinel_user=a&sentinel_user=b",
     "redis+cluster+tls://h",
+    /* A repeated option, of every kind. */
+    "rediss://h?tls_verify=1&tls_verify=0",
+    "unix:///s?db=1&db=2",
+    "unix:///s?password=a&password=b",
+    "redis://h?wait_replicas=1&wait_replicas=1",
+    /* Bad durability options. */
+    "redis://h?wait_replicas=-1",
+    "redis://h?wait_replicas=x",
+    "redis://h?wait_replicas=",
+    "redis://h?wait_replicas=1001",
+    "redis://h?wait_timeout_ms=0",
+    "redis://h?wait_timeout_ms=1.5",
+    "memory://?wait_replicas=1",
+    "memory://?wait_replicas=0",
+    /* Options of another scheme. */
+    "redis://h?db=1",
+    "redis://h?password=x",
+    "unix:///s?tls_verify=0",
+    /* A '#' anywhere. */
+    "unix:///s?password=ab#cd",
+    "unix:///s#x",
+    "redis://:ab#cd@h",
+    "rediss://u:ab#cd@h:6380/0",
+    "redis+sentinel://h/m?sentinel_password=ab#cd",
+    "rediss+cluster://:a#b@h1,h2",
 };
 
 /* Parses `text`, which must be refused, into a struct full of garbage, and
@@ -287,6 +312,37 @@ TEST_IMPL(unit_url_parse_topologies) {
   ASSERT_NULL(u.password);
   fleet__url_free(&u);
 
+  /* The durability options, on every Redis scheme; 0 when absent. */
+  ASSERT_OK(fleet__url_parse("redis://h:1/0?wait_replicas=1&"
+                             "wait_timeout_ms=200",
+                             &u));
+  ASSERT_EQ(u.wait_replicas, 1);
+  ASSERT_EQ(u.wait_timeout_ms, 200);
+  fleet__url_free(&u);
+  ASSERT_OK(fleet__url_parse("redis+cluster://a,b?wait_replicas=2", &u));
+  ASSERT_EQ(u.wait_replicas, 2);
+  ASSERT_EQ(u.wait_timeout_ms, 0);
+  fleet__url_free(&u);
+  ASSERT_OK(fleet__url_parse("rediss+sentinel://s/m/1?wait_timeout_ms=50&"
+                             "sentinel_password=x&wait_replicas=0",
+                             &u));
+  ASSERT_EQ(u.wait_replicas, 0);
+  ASSERT_EQ(u.wait_timeout_ms, 50);
+  ASSERT_STR_EQ(u.sentinel_password, "x");
+  fleet__url_free(&u);
+  ASSERT_OK(fleet__url_parse("unix:///r.sock?wait_replicas=3&db=2&user=u&"
+                             "password=p%23q",
+                             &u));
+  ASSERT_EQ(u.wait_replicas, 3);
+  ASSERT_EQ(u.db, 2);
+  ASSERT_STR_EQ(u.user, "u");
+  ASSERT_STR_EQ(u.password, "p#q"); /* '#' written %23 */
+  fleet__url_free(&u);
+  ASSERT_OK(fleet__url_parse("redis://h", &u));
+  ASSERT_EQ(u.wait_replicas, 0);
+  ASSERT_EQ(u.wait_timeout_ms, 0);
+  fleet__url_free(&u);
+
   ASSERT_OK(fleet__url_parse("rediss+sentinel://s/m", &u));
   ASSERT_EQ(u.scheme, FLEET__URL_SENTINEL);
   ASSERT_EQ(u.tls, 1);
@@ -313,6 +369,32 @@ TEST_IMPL(unit_url_errors_explain) {
       {"redis+sentinel://:x@h/m?sentinel_password=hunter%2", "sentinel_pass"},
       {"foo://:hunter2@h", "unknown scheme"},
       {"redis://:hunter2/x@h", "escaped"},
+      /* An unescaped '#' in a password, anywhere: refused, saying where,
+       * never quoting the password. */
+      {"redis://:hunter2#x@h", "user info"},
+      {"rediss://u:hunter#2@h/1?tls_verify=0", "%23"},
+      {"redis+sentinel://:x@h/m?sentinel_password=hunter#2", "option "
+                                                             "sentinel_"
+                                                             "password"},
+      {"rediss+sentinel://h/m?sentinel_password=hunter#2&sentinel_user=u",
+       "unescaped '#'"},
+      {"redis+cluster://:hunt#er2@h1,h2", "user info"},
+      {"unix:///run/r.sock?db=1&password=hunter#2", "option password"},
+      {"unix:///run/r.sock?password=hunter2&db=1#", "option db"},
+      {"redis://h/0#hunter2", "fragment"},
+      /* A repeated option is named. */
+      {"rediss://:hunter2@h?tls_verify=1&tls_verify=0", "option tls_verify "
+                                                        "is given twice"},
+      {"redis://:hunter2@h?wait_replicas=1&wait_replicas=2",
+       "option wait_replicas is given twice"},
+      {"unix:///s?password=hunter2&password=hunter2", "option password is "
+                                                      "given twice"},
+      /* Durability options: numbers in range, not on memory://. */
+      {"redis://:hunter2@h?wait_replicas=-1", "wait_replicas must be a "
+                                              "number in 0..1000"},
+      {"redis://:hunter2@h?wait_timeout_ms=soon", "wait_timeout_ms must be"},
+      {"memory://?wait_replicas=1", "no replicas"},
+      {"redis://:hunter2@h?db=2", "unix://"},
   };
   fleet__url_t u;
   char why[FLEET__URL_ERROR_MAX];

@@ -75,12 +75,16 @@ typedef struct {
    * (enqueue, claim, complete, fail, release, and a worker's own) is
    * followed, in the same pipeline, by WAIT N wait_timeout_ms: its
    * callback runs once N replicas have the write. Fewer within the timeout
-   * fails the call with FLEET_ETIMEDOUT (the write is done on the master
-   * but a failover may lose it; fleet_client_last_error() says how many
-   * replicas had it). wait_timeout_ms defaults to 1000 and should stay
+   * fails the call with FLEET_ETIMEDOUT, and the write may still have
+   * been applied: it is done on the master (WAIT undoes nothing), where a
+   * failover may lose it; fleet_client_last_error() says how many
+   * replicas had it. wait_timeout_ms defaults to 1000 and should stay
    * below command_timeout_ms. Default 0: no wait, as Redis replication is
-   * asynchronous. memory:// has no replicas and refuses N > 0 with
-   * FLEET_EINVAL. */
+   * asynchronous. The URL may give both as query options
+   * (?wait_replicas=N&wait_timeout_ms=MS); a non-zero value here wins over
+   * the URL's, and 0 here means "as the URL says". memory:// has no
+   * replicas and refuses N > 0 with FLEET_EINVAL (and the URL options
+   * with FLEET_EBADURL). */
   uint32_t wait_replicas;
   uint32_t wait_timeout_ms;
   /* Optional state callback. */
@@ -114,16 +118,23 @@ FLEET_EXTERN void fleet_client_options_init(fleet_client_options_t *options);
  *   rediss+cluster://..., rediss+sentinel://...   (TLS everywhere)
  *   unix:///path/to/redis.sock[?db=N]
  *   memory://
- * Network URLs take query options after '?', joined by '&': for the TLS
- * schemes tls_ca_file, tls_ca_dir, tls_cert, tls_key (cert and key
- * together), tls_server_name and tls_verify=0|1 (default 1); for sentinel
- * URLs sentinel_user and sentinel_password (the sentinels' own AUTH; the
- * user info before '@' is for the data nodes). Values are %-decoded, and
- * a password holding '/', '?' or '#' must escape them. docs/deploy.md
- * shows each topology. Host names are resolved on the loop; IPv6 literals
- * go in brackets ("redis://[::1]:6379"). fleet_client_url_check() says
- * why a URL is refused. `options` may be NULL for the defaults; it is
- * copied. fleet does not take ownership of `url`.
+ * Every URL but memory:// takes query options after '?', joined by '&',
+ * each at most once (a repeated option is refused): for the TLS schemes
+ * tls_ca_file, tls_ca_dir, tls_cert, tls_key (cert and key together),
+ * tls_server_name and tls_verify=0|1 (default 1; with 0 the client logs
+ * a warning through log_cb, before this call returns); for sentinel URLs
+ * sentinel_user and sentinel_password (the sentinels' own AUTH; the user
+ * info before '@' is for the data nodes); for unix:// db, user and
+ * password; for all of them wait_replicas=N (0..1000) and
+ * wait_timeout_ms=MS (1..3600000), the durability options below. Values
+ * are %-decoded; a password holding '/', '?' or '#' must escape them,
+ * and a URL with an unescaped '#' anywhere is refused (fleet takes no
+ * fragment) with an error that names where it is, never the password.
+ * docs/deploy.md shows each topology. Host names are resolved on the
+ * loop; IPv6 literals go in brackets ("redis://[::1]:6379").
+ * fleet_client_url_check() says why a URL is refused. `options` may be
+ * NULL for the defaults; it is copied. fleet does not take ownership of
+ * `url`.
  *
  * Returns 0, FLEET_EINVAL (NULL loop or client, bad options), FLEET_EBADURL
  * or FLEET_ENOMEM. On error nothing is left on the loop and the close
@@ -139,6 +150,15 @@ FLEET_EXTERN int fleet_client_init(uv_loop_t *loop, fleet_client_t *client,
  * never quote a password ("" when the URL is good). */
 FLEET_EXTERN int fleet_client_url_check(const char *url, char *why,
                                         size_t why_size);
+
+/* The backend URL the environment gives a program: $FLEET_URL, else
+ * $REDIS_URL (the name many hosts and tools set), else NULL; an empty
+ * variable counts as unset. fleet itself never reads the environment:
+ * a program calls this where it has no URL of its own (the fleet tools
+ * do when --url is absent). A URL in the environment stays out of `ps`,
+ * where a --url argument shows with its password. The string belongs to
+ * the environment: valid until the variable changes. */
+FLEET_EXTERN const char *fleet_url_from_env(void);
 
 /* Closes `client`: every pending command's callback runs once with
  * FLEET_ECANCELED, then the state callback reports CLOSED, then `close_cb`

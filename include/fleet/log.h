@@ -26,13 +26,35 @@ typedef enum {
  * trailing newline, valid until the callback returns; `data` is the
  * client option log_data. Passwords never appear in it: URLs are shown
  * as redis://user:***@host:port, and the client's own password is
- * replaced by *** wherever it would appear. The callback runs on the
- * loop; it must not close the client from inside. */
+ * replaced by *** wherever it would appear; control bytes are escaped by
+ * fleet_escape_text(). The callback runs on the loop; it must not close
+ * the client from inside. It may run inside fleet_client_init(), before
+ * that returns, to warn about the URL (tls_verify=0 turns certificate
+ * checks off). */
 typedef void (*fleet_log_cb)(fleet_log_level_t level, const char *message,
                              void *data);
 
 /* The name of a level ("warn"); never NULL. */
 FLEET_EXTERN const char *fleet_log_level_name(fleet_log_level_t level);
+
+/* Copies the `len` bytes at `text` into `out` as inert text, for printing
+ * names, ids, payloads and server messages that may come from anyone on
+ * a terminal or in a log: every control byte (0x00-0x1f, 0x7f), every
+ * byte of a C1 control (U+0080-U+009F in UTF-8) and every byte that is
+ * not part of valid UTF-8 becomes "\xNN" (two lowercase hex digits);
+ * the rest, valid UTF-8 included, is copied as it is (a '\' too, so the
+ * text stays readable as typed). The fleet tools print everything they
+ * did not write themselves through it, and the logging hook's messages
+ * are escaped by it as well.
+ *
+ * `out` gets at most `out_size` bytes, NUL included, and only whole units
+ * (an escape or a UTF-8 character is never cut); nothing is written when
+ * `out_size` is 0, and `out` may then be NULL. Returns the length of the
+ * whole escaped text (without the NUL), as snprintf() does: a value >=
+ * `out_size` means `out` was cut short. `text` may be NULL when `len` is
+ * 0. Never fails. */
+FLEET_EXTERN size_t fleet_escape_text(const void *text, size_t len, char *out,
+                                      size_t out_size);
 
 #ifdef __cplusplus
 }

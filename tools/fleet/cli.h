@@ -68,6 +68,15 @@ void cli_buf_str(cli_buf_t *b, const char *s);
 void cli_buf_printf(cli_buf_t *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void cli_buf_free(cli_buf_t *b);
+/* Appends `len` bytes of `s` made inert by fleet_escape_text() (control
+ * bytes as \xNN): how every name, id, payload and message the CLI did not
+ * write itself reaches a terminal. */
+void cli_buf_esc(cli_buf_t *b, const char *s, size_t len);
+/* Prints one line on `out`: the formatted text through cli_buf_esc(),
+ * then '\n'. Every line the CLI prints with a value in it goes through
+ * here (or through cli_table()/cli_kv(), which escape each cell). */
+void cli_say(FILE *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Appends `j` as JSON text (compact). */
 void cli_json_write(cli_buf_t *b, const cli_json_t *j);
@@ -97,6 +106,12 @@ struct cli_s {
   int client_open;
   const char *url;
   char *url_shown; /* the URL as fleet_redact_url() shows it */
+  /* The client was ready once; before that, the first connection failure
+   * (its status and the backend's words), which an error line reports
+   * instead of the command's own. */
+  int ready;
+  int conn_status;
+  char *conn_detail;
   const char *prefix;
   const char *store_prefix; /* fleet store --store-prefix, or NULL */
   char what[64];            /* "queue retry": errors name the command */
@@ -107,7 +122,10 @@ struct cli_s {
 };
 
 /* Prints "fleet: <what>: <error name> (<detail>)" on stderr, on one line;
- * `detail` may be NULL. Never prints a URL unredacted. */
+ * `detail` may be NULL. When the backend was never reached, the line says
+ * so instead, with the cause: "fleet: <what>: cannot reach the backend at
+ * <URL>: <error name> (<detail>)". Never prints a URL unredacted; the line
+ * is escaped (cli_say()). */
 void cli_error(cli_t *cli, const char *what, int status, const char *detail);
 
 /* Glob-escapes `s` ('*', '?', '[', ']', '\') into `b`. */
@@ -163,8 +181,8 @@ int cli_scan_names(cli_t *cli, const char *name_glob, const char *suffix_glob,
                    void *arg);
 
 /* Queue: ls (every queue with its counts and paused flag), stats (one),
- * jobs (a page), get, retry (id NULL: all dead), cancel, purge, pause,
- * resume. */
+ * jobs (a page), get, add, retry (id NULL: all dead), cancel, purge,
+ * pause, resume. */
 int cli_q_queue_ls(cli_t *cli, cli_done_fn done, void *arg);
 int cli_q_queue_stats(cli_t *cli, const char *queue, cli_done_fn done,
                       void *arg);
@@ -173,6 +191,9 @@ int cli_q_queue_jobs(cli_t *cli, const char *queue, fleet_job_state_t state,
                      void *arg);
 int cli_q_queue_get(cli_t *cli, const char *queue, const char *id,
                     cli_done_fn done, void *arg);
+/* add: one job of `type` with `payload`; the result holds its "id". */
+int cli_q_queue_add(cli_t *cli, const char *queue, const char *type,
+                    const char *payload, cli_done_fn done, void *arg);
 int cli_q_queue_retry(cli_t *cli, const char *queue, const char *id,
                       cli_done_fn done, void *arg);
 int cli_q_queue_cancel(cli_t *cli, const char *queue, const char *id,

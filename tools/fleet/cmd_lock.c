@@ -108,7 +108,7 @@ int cli_cmd_lock(cli_t *cli, int argc, char **argv) {
     err = cli_q_lock_ls(cli, match != NULL ? match : "*", cli_finish,
                         (void *)lock_cols);
   } else {
-    fprintf(stderr, "fleet lock: bad usage of %s (see fleet lock --help)\n",
+    cli_say(stderr, "fleet lock: bad usage of %s (see fleet lock --help)",
             verb);
     return 2;
   }

@@ -213,10 +213,10 @@ static void status_done(cli_t *cli, int status, const char *detail,
     cli_finish(cli, status, detail, res, NULL);
     return;
   }
-  printf("pool %s, revision %lld: %lld worker(s), %lld job(s)\n",
-         cli_jget(res, "pool")->str, (long long)cli_jget(res, "revision")->num,
-         (long long)cli_jget(res, "worker_count")->num,
-         (long long)cli_jget(res, "job_count")->num);
+  cli_say(stdout, "pool %s, revision %lld: %lld worker(s), %lld job(s)",
+          cli_jget(res, "pool")->str, (long long)cli_jget(res, "revision")->num,
+          (long long)cli_jget(res, "worker_count")->num,
+          (long long)cli_jget(res, "job_count")->num);
   cli_table(stdout, cli_jget(res, "workers"), worker_cols);
   if (cli_jget(res, "jobs")->n > 0) {
     printf("\n");
@@ -239,7 +239,7 @@ int cli_cmd_pool(cli_t *cli, int argc, char **argv) {
   } else if (strcmp(verb, "ls") == 0 && argc == 2) {
     err = cli_q_pool_ls(cli, cli_finish, (void *)ls_cols);
   } else {
-    fprintf(stderr, "fleet pool: bad usage of %s (see fleet pool --help)\n",
+    cli_say(stderr, "fleet pool: bad usage of %s (see fleet pool --help)",
             verb);
     return 2;
   }

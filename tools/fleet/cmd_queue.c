@@ -30,7 +30,10 @@ static const char queue_usage[] =
     "  retry Q ID | retry Q --all-dead run dead jobs again\n"
     "  cancel Q ID                     delete a pending or delayed job\n"
     "  purge Q --state completed|dead  delete the kept finished records\n"
-    "  pause Q | resume Q              stop / restart claims (workers idle)\n";
+    "  pause Q | resume Q              stop / restart claims (workers idle)\n"
+    "  add Q PAYLOAD [--type T]        enqueue one job (type default "
+    "\"cli\");\n"
+    "                                  prints its id\n";
 
 /* ------------------------------------------------------------------------ */
 /* A query on a queue handle                                                */
@@ -271,6 +274,34 @@ int cli_q_queue_get(cli_t *cli, const char *queue, const char *id,
 /* ------------------------------------------------------------------------ */
 /* Changes                                                                  */
 
+static void on_enqueued(fleet_queue_t *q, int status,
+                        const fleet_enqueue_result_t *r, size_t n, void *ud) {
+  qctx_t *c = qctx_of(q);
+
+  (void)ud;
+  if (status == 0 && n == 1 && r[0].status != 0)
+    status = r[0].status;
+  if (status == 0 && n == 1)
+    cli_jadd(c->res, "id", cli_jbytes(r[0].id, r[0].id_len));
+  qctx_answer(c, status);
+}
+
+int cli_q_queue_add(cli_t *cli, const char *queue, const char *type,
+                    const char *payload, cli_done_fn done, void *arg) {
+  fleet_job_spec_t spec;
+  qctx_t *c;
+  int err;
+
+  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
+    return err;
+  fleet_job_spec_init(&spec, type, payload, strlen(payload));
+  err = fleet_queue_enqueue(&c->q, &spec, 1, on_enqueued, NULL);
+  if (err != 0)
+    return qctx_abort(c, err);
+  c->calls++;
+  return 0;
+}
+
 static void on_retry(fleet_queue_t *q, int status, uint64_t n, void *ud) {
   qctx_t *c = qctx_of(q);
 
@@ -380,22 +411,29 @@ static void jobs_done(cli_t *cli, int status, const char *detail,
   }
   cli_table(stdout, cli_jget(res, "jobs"), jobs_cols);
   next = cli_jget(res, "next_cursor");
-  printf("%lld %s job(s) in %s", (long long)cli_jget(res, "total")->num,
-         cli_jget(res, "state")->str, cli_jget(res, "queue")->str);
-  if (next != NULL && next->num != 0)
-    printf("; next page: --cursor %lld", (long long)next->num);
-  if (cli_jget(res, "total")->num == 0 &&
-      strcmp(cli_jget(res, "state")->str, "completed") == 0)
-    printf(" (completion history is off unless keep_completed is set)");
-  printf("\n");
+  {
+    char more[64] = "";
+
+    if (next != NULL && next->num != 0)
+      snprintf(more, sizeof(more), "; next page: --cursor %lld",
+               (long long)next->num);
+    cli_say(stdout, "%lld %s job(s) in %s%s%s",
+            (long long)cli_jget(res, "total")->num, cli_jget(res, "state")->str,
+            cli_jget(res, "queue")->str, more,
+            cli_jget(res, "total")->num == 0 &&
+                    strcmp(cli_jget(res, "state")->str, "completed") == 0
+                ? " (completion history is off unless keep_completed is set)"
+                : "");
+  }
   cli_finish(cli, 0, NULL, NULL, NULL);
   cli_jfree(res);
 }
 
 static int usage_error(const char *fmt, const char *arg) {
-  fprintf(stderr, "fleet queue: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, " (see fleet queue --help)\n");
+  char msg[512];
+
+  snprintf(msg, sizeof(msg), fmt, arg);
+  cli_say(stderr, "fleet queue: %s (see fleet queue --help)", msg);
   return 2;
 }
 
@@ -462,6 +500,13 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
       return usage_error("--state: completed or dead (got %s)",
                          state_s != NULL ? state_s : "none");
     err = cli_q_queue_purge(cli, argv[1], state, cli_finish, NULL);
+  } else if (strcmp(verb, "add") == 0) {
+    const char *type = cli_opt(&argc, argv, "--type");
+
+    if (argc != 3)
+      return usage_error("%s takes a queue name and a payload", verb);
+    err = cli_q_queue_add(cli, argv[1], type != NULL ? type : "cli", argv[2],
+                          cli_finish, NULL);
   } else if (strcmp(verb, "pause") == 0 || strcmp(verb, "resume") == 0) {
     if (argc != 2)
       return usage_error("%s takes a queue name", verb);

@@ -154,8 +154,8 @@ int cli_cmd_warmpool(cli_t *cli, int argc, char **argv) {
   if (strcmp(verb, "snapshot") == 0 && argc == 3) {
     err = cli_q_warmpool_snapshot(cli, argv[2], cli_finish, NULL);
   } else {
-    fprintf(stderr,
-            "fleet warmpool: bad usage of %s (see fleet warmpool --help)\n",
+    cli_say(stderr,
+            "fleet warmpool: bad usage of %s (see fleet warmpool --help)",
             verb);
     return 2;
   }

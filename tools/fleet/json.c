@@ -172,6 +172,39 @@ void cli_buf_printf(cli_buf_t *b, const char *fmt, ...) {
     cli_buf_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
+void cli_buf_esc(cli_buf_t *b, const char *s, size_t len) {
+  size_t n = fleet_escape_text(s, len, NULL, 0);
+  char *tmp = malloc(n + 1);
+
+  if (tmp == NULL) {
+    b->oom = 1;
+    return;
+  }
+  fleet_escape_text(s, len, tmp, n + 1);
+  cli_buf_add(b, tmp, n);
+  free(tmp);
+}
+
+void cli_say(FILE *out, const char *fmt, ...) {
+  cli_buf_t b = {0};
+  char *raw;
+  va_list ap;
+  int n;
+
+  va_start(ap, fmt);
+  n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (raw = malloc((size_t)n + 1)) == NULL)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(raw, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  cli_buf_esc(&b, raw, (size_t)n);
+  free(raw);
+  fprintf(out, "%s\n", b.p != NULL ? b.p : "");
+  cli_buf_free(&b);
+}
+
 void cli_buf_free(cli_buf_t *b) {
   free(b->p);
   b->p = NULL;
@@ -231,7 +264,15 @@ void cli_json_quote(cli_buf_t *b, const char *s, size_t len) {
     } else if (c >= 0x80) {
       size_t n = utf8_len((const unsigned char *)s + i, len - i);
 
-      if (n > 0) {
+      if (n == 2 && c == 0xc2 && (unsigned char)s[i + 1] < 0xa0) {
+        /* A C1 control (U+0080-U+009F): escaped, as terminals may act
+         * on it. */
+        memcpy(esc, "\\u00", 4);
+        esc[4] = hex[(unsigned char)s[i + 1] >> 4];
+        esc[5] = hex[s[i + 1] & 15];
+        cli_buf_add(b, esc, 6);
+        i++;
+      } else if (n > 0) {
         cli_buf_add(b, &s[i], n);
         i += n - 1;
       } else {
@@ -282,11 +323,9 @@ void cli_json_write(cli_buf_t *b, const cli_json_t *j) {
   }
 }
 
-/* A value as a table cell or a key/value line: strings raw but with
- * control characters escaped, others as JSON. */
+/* A value as a table cell or a key/value line: strings made inert by
+ * cli_buf_esc(), others as JSON. */
 static void cell_text(cli_buf_t *b, const cli_json_t *j) {
-  size_t i;
-
   if (j == NULL) {
     cli_buf_str(b, "-");
     return;
@@ -295,14 +334,7 @@ static void cell_text(cli_buf_t *b, const cli_json_t *j) {
     cli_json_write(b, j);
     return;
   }
-  for (i = 0; i < j->len; i++) {
-    unsigned char c = (unsigned char)j->str[i];
-
-    if (c < 0x20 || c == 0x7f)
-      cli_buf_printf(b, "\\x%02x", c);
-    else
-      cli_buf_add(b, &j->str[i], 1);
-  }
+  cli_buf_esc(b, j->str, j->len);
 }
 
 void cli_table(FILE *out, const cli_json_t *arr, const char *const *cols) {

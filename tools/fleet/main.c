@@ -3,7 +3,9 @@
  *
  *   fleet [--url U] [--prefix P] [--json] [--timeout-ms MS] <noun> <verb> ...
  *
- * The URL also comes from FLEET_URL (default redis://127.0.0.1:6379). A
+ * Without --url the URL comes from the environment, FLEET_URL then
+ * REDIS_URL (fleet_url_from_env(); default redis://127.0.0.1:6379), which
+ * keeps a password out of `ps`. A
  * command runs on the libuv loop like any fleet program: it starts its
  * query, the query's callback prints the result, and the client closes.
  * Exit codes: 0 success, 1 the command failed (one line on stderr says
@@ -22,7 +24,8 @@ static const char cli_usage[] =
     "\n"
     "  queue   ls | stats Q | jobs Q --state S [--limit N] [--cursor C] |\n"
     "          get Q ID | retry Q ID|--all-dead | cancel Q ID |\n"
-    "          purge Q --state completed|dead | pause Q | resume Q\n"
+    "          purge Q --state completed|dead | pause Q | resume Q |\n"
+    "          add Q PAYLOAD [--type T]\n"
     "  lock    get NAME | ls [--match PATTERN]\n"
     "  leader  get NAME\n"
     "  pool    status P | ls\n"
@@ -36,7 +39,9 @@ static const char cli_usage[] =
     "Global options:\n"
     "  --url URL        redis://[user:password@]host[:port][/db], "
     "unix:///path\n"
-    "                   (default $FLEET_URL, else " CLI_DEFAULT_URL ")\n"
+    "                   (default $FLEET_URL, else $REDIS_URL, else\n"
+    "                   " CLI_DEFAULT_URL "); --url shows in `ps` with its\n"
+    "                   password: prefer FLEET_URL for a URL with one\n"
     "  --prefix P       the key prefix of the fleet objects (default fleet)\n"
     "  --json           print JSON instead of tables\n"
     "  --timeout-ms MS  time allowed per backend call (default 5000)\n"
@@ -58,21 +63,43 @@ static const cli_noun_t cli_nouns[] = {
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                  */
 
+/* Whether a command's `status` says that no connection could be made. */
+static int cli_connection_error(int status) {
+  return status == FLEET_EAUTH || status == FLEET_EUNAVAILABLE ||
+         status == FLEET_ECONNREFUSED || status == FLEET_ECONNLOST ||
+         status == FLEET_ETIMEDOUT || status == FLEET_ERESOLVE ||
+         status == FLEET_ETLS || status == FLEET_ENOPERM ||
+         status == FLEET_EBADDB;
+}
+
 void cli_error(cli_t *cli, const char *what, int status, const char *detail) {
-  const char *name = fleet_err_name(status);
-  size_t nl = strlen(name);
+  const char *name, *reach = "";
+  size_t nl;
 
   if (cli != NULL && cli->what[0] != '\0')
     what = cli->what;
+  /* The backend was never reached: that is the one thing to say, with
+   * the cause of the first failed attempt (a command that failed for
+   * want of a connection may tell it before the state callback does). */
+  if (cli != NULL && !cli->ready && cli_connection_error(status)) {
+    if (cli->conn_status != 0) {
+      status = cli->conn_status;
+      detail = cli->conn_detail;
+    }
+    reach = "cannot reach the backend at ";
+  }
+  name = fleet_err_name(status);
+  nl = strlen(name);
   /* A script's error text starts with the code's name: said once. */
   if (detail != NULL && strncmp(detail, name, nl) == 0 && detail[nl] == ' ')
     detail += nl + 1;
-  if (detail != NULL && detail[0] != '\0')
-    fprintf(stderr, "fleet: %s: %s (%s)\n", what, fleet_err_name(status),
-            detail);
+  if (detail == NULL || detail[0] == '\0')
+    detail = fleet_strerror(status);
+  if (reach[0] != '\0')
+    cli_say(stderr, "fleet: %s: %s%s: %s (%s)", what, reach, cli->url_shown,
+            name, detail);
   else
-    fprintf(stderr, "fleet: %s: %s (%s)\n", what, fleet_err_name(status),
-            fleet_strerror(status));
+    cli_say(stderr, "fleet: %s: %s (%s)", what, name, detail);
 }
 
 void cli_glob_escape(cli_buf_t *b, const char *s, size_t len) {
@@ -202,6 +229,34 @@ void cli_finish(cli_t *cli, int status, const char *detail, cli_json_t *result,
 }
 
 /* ------------------------------------------------------------------------ */
+/* The client                                                               */
+
+/* Remembers the first failure to reach the backend, for cli_error(). */
+static void cli_on_state(fleet_client_t *client, fleet_client_state_t state,
+                         int status) {
+  cli_t *cli = client->data;
+
+  if (state == FLEET_CLIENT_READY) {
+    cli->ready = 1;
+  } else if (state == FLEET_CLIENT_RECONNECTING && status != 0 && !cli->ready &&
+             cli->conn_status == 0) {
+    cli->conn_status = status;
+    cli->conn_detail = strdup(fleet_client_last_error(client));
+  }
+}
+
+/* The client's log while it opens (a tls_verify=0 warning): one line
+ * each on stderr. Later messages are not printed: what goes wrong after
+ * that reaches the command, which prints it once. */
+static int cli_opening;
+
+static void cli_on_log(fleet_log_level_t level, const char *msg, void *data) {
+  (void)data;
+  if (cli_opening && level <= FLEET_LOG_WARN)
+    cli_say(stderr, "fleet: %s: %s", fleet_log_level_name(level), msg);
+}
+
+/* ------------------------------------------------------------------------ */
 /* main                                                                     */
 
 int main(int argc, char **argv) {
@@ -213,8 +268,8 @@ int main(int argc, char **argv) {
 
   memset(&cli, 0, sizeof(cli));
   cli.loop = uv_default_loop();
-  cli.url = getenv("FLEET_URL");
-  if (cli.url == NULL || cli.url[0] == '\0')
+  cli.url = fleet_url_from_env();
+  if (cli.url == NULL)
     cli.url = CLI_DEFAULT_URL;
   cli.prefix = "fleet";
 
@@ -234,12 +289,11 @@ int main(int argc, char **argv) {
       cli.prefix = argv[++i];
     } else if (i + 1 < argc && strcmp(argv[i], "--timeout-ms") == 0) {
       if (cli_parse_u64(argv[++i], 1, 3600000, &timeout) != 0) {
-        fprintf(stderr, "fleet: --timeout-ms: not a number of ms: %s\n",
-                argv[i]);
+        cli_say(stderr, "fleet: --timeout-ms: not a number of ms: %s", argv[i]);
         return 2;
       }
     } else {
-      fprintf(stderr, "fleet: unknown option %s (see fleet --help)\n", argv[i]);
+      cli_say(stderr, "fleet: unknown option %s (see fleet --help)", argv[i]);
       return 2;
     }
   }
@@ -251,7 +305,7 @@ int main(int argc, char **argv) {
     if (strcmp(n->noun, argv[i]) == 0)
       break;
   if (n->noun == NULL) {
-    fprintf(stderr, "fleet: unknown command %s (see fleet --help)\n", argv[i]);
+    cli_say(stderr, "fleet: unknown command %s (see fleet --help)", argv[i]);
     return 2;
   }
 
@@ -269,12 +323,20 @@ int main(int argc, char **argv) {
   co.prefix = cli.prefix;
   co.command_timeout_ms = (uint32_t)timeout;
   co.connect_timeout_ms = (uint32_t)timeout;
+  co.state_cb = cli_on_state;
+  co.log_cb = cli_on_log;
+  cli.client.data = &cli;
   /* A --help of a noun or verb needs no client: the noun prints it before
    * any query, and the client closes unused. */
+  cli_opening = 1;
   rc = fleet_client_init(cli.loop, &cli.client, cli.url, &co);
+  cli_opening = 0;
   if (rc != 0) {
-    fprintf(stderr, "fleet: cannot use %s: %s (%s)\n", cli.url_shown,
-            fleet_err_name(rc), fleet_strerror(rc));
+    char why[256] = "";
+
+    fleet_client_url_check(cli.url, why, sizeof(why));
+    cli_say(stderr, "fleet: cannot use %s: %s (%s)", cli.url_shown,
+            fleet_err_name(rc), why[0] != '\0' ? why : fleet_strerror(rc));
     free(cli.url_shown);
     return 1;
   }
@@ -293,5 +355,6 @@ int main(int argc, char **argv) {
   }
   uv_loop_close(cli.loop);
   free(cli.url_shown);
+  free(cli.conn_detail);
   return cli.exit_code;
 }
