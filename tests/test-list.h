@@ -46,6 +46,7 @@ FLEET_CLUSTER_TESTS(FLEET_CLUSTER_DECLARE_T)
 
 /* test_errors.c */
 TEST_DECLARE(errors_noperm_detail)
+TEST_DECLARE(errors_noperm_script)
 TEST_DECLARE(errors_oom)
 TEST_DECLARE(errors_readonly)
 TEST_DECLARE(errors_script_busy)
@@ -420,6 +421,7 @@ TEST_DECLARE(http_queue_backend_error_once)
 TEST_LIST_START
   /* test_errors.c */
   TEST_ENTRY(errors_noperm_detail)
+  TEST_ENTRY(errors_noperm_script)
   TEST_ENTRY(errors_oom)
   TEST_ENTRY(errors_readonly)
   TEST_ENTRY(errors_script_busy)
