@@ -240,6 +240,15 @@ int fleet_test_conformance_run(const char *kind,
     fleet_test_cluster_free(b.cluster);
     return 0;
   }
+  if (strcmp(kind, "acl") == 0) {
+    b.kind = "redis";
+    b.redis = fleet_test_redis_start_or_skip(NULL);
+    fleet_test_redis_acl_user(b.redis, "fleet", fleet_test_acl_prefixes, NULL,
+                              b.url, sizeof(b.url));
+    body(&b);
+    fleet_test_redis_free(b.redis);
+    return 0;
+  }
   ASSERT_STR_EQ(kind, "redis");
   if (fleet_test_tls_wanted()) {
     /* The same bodies over TLS (tests/test_tls_util.c). */

@@ -44,6 +44,11 @@ typedef struct {
 FLEET_CLUSTER_CONFORMANCE(FLEET_CLUSTER_DECLARE_C)
 FLEET_CLUSTER_TESTS(FLEET_CLUSTER_DECLARE_T)
 
+/* test_acl.c and the least-privilege variants (test-list-acl.h) */
+#include "test-list-acl.h"
+FLEET_ACL_CONFORMANCE(FLEET_ACL_DECLARE_C)
+FLEET_ACL_TESTS(FLEET_ACL_DECLARE_T)
+
 /* test_errors.c */
 TEST_DECLARE(errors_noperm_detail)
 TEST_DECLARE(errors_noperm_script)
@@ -722,6 +727,10 @@ TEST_LIST_START
   /* test_cluster*.c and the cluster variants (test-list-cluster.h) */
   FLEET_CLUSTER_CONFORMANCE(FLEET_CLUSTER_ENTRY_C)
   FLEET_CLUSTER_TESTS(FLEET_CLUSTER_ENTRY_T)
+
+  /* test_acl.c and the least-privilege variants (test-list-acl.h) */
+  FLEET_ACL_CONFORMANCE(FLEET_ACL_ENTRY_C)
+  FLEET_ACL_TESTS(FLEET_ACL_ENTRY_T)
 
   /* test_tls.c */
   TEST_ENTRY(tls_connect_and_ops)
