@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet.h -- umbrella header: version, error map, common types. */
 #ifndef FLEET_H
 #define FLEET_H
