@@ -50,6 +50,14 @@
   XX(store_ttl_touch)                                                          \
   XX(store_clear_many)
 
+/* The same on a 3-master / 3-replica cluster (as name_acl_cluster; a
+ * cluster each, so few): sharded wake-ups, the slot map, a clear that
+ * scans every master. */
+#define FLEET_ACL_CLUSTER_CONFORMANCE(XX)                                      \
+  XX(lock_wait_wakeup)                                                         \
+  XX(worker_delivery)                                                          \
+  XX(store_clear_many)
+
 /* XX(name, timeout in seconds) */
 #define FLEET_ACL_TESTS(XX)                                                    \
   XX(acl_docs, 10)                                                             \
@@ -61,6 +69,8 @@
 
 #define FLEET_ACL_DECLARE_C(name) TEST_DECLARE(name##_acl)
 #define FLEET_ACL_ENTRY_C(name) TEST_ENTRY_TIMEOUT(name##_acl, 60)
+#define FLEET_ACL_DECLARE_CC(name) TEST_DECLARE(name##_acl_cluster)
+#define FLEET_ACL_ENTRY_CC(name) TEST_ENTRY_TIMEOUT(name##_acl_cluster, 90)
 #define FLEET_ACL_DECLARE_T(name, seconds) TEST_DECLARE(name)
 #define FLEET_ACL_ENTRY_T(name, seconds) TEST_ENTRY_TIMEOUT(name, seconds)
 

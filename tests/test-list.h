@@ -47,6 +47,7 @@ FLEET_CLUSTER_TESTS(FLEET_CLUSTER_DECLARE_T)
 /* test_acl.c and the least-privilege variants (test-list-acl.h) */
 #include "test-list-acl.h"
 FLEET_ACL_CONFORMANCE(FLEET_ACL_DECLARE_C)
+FLEET_ACL_CLUSTER_CONFORMANCE(FLEET_ACL_DECLARE_CC)
 FLEET_ACL_TESTS(FLEET_ACL_DECLARE_T)
 
 /* test_errors.c */
@@ -730,6 +731,7 @@ TEST_LIST_START
 
   /* test_acl.c and the least-privilege variants (test-list-acl.h) */
   FLEET_ACL_CONFORMANCE(FLEET_ACL_ENTRY_C)
+  FLEET_ACL_CLUSTER_CONFORMANCE(FLEET_ACL_ENTRY_CC)
   FLEET_ACL_TESTS(FLEET_ACL_ENTRY_T)
 
   /* test_tls.c */

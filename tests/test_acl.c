@@ -4,7 +4,8 @@
  * and the CLI, the page holds that very line, every command the scripts
  * call is in it, and what the user lacks comes back as FLEET_ENOPERM with
  * the server's text. The primitives themselves run as that user in the
- * _acl variants of their conformance tests (tests/test-list-acl.h). */
+ * _acl (one Redis) and _acl_cluster variants of their conformance tests
+ * (tests/test-list-acl.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
