@@ -108,17 +108,26 @@ typedef struct fleet__reply_s {
  *
  *   WRONGTYPE                            FLEET_EWRONGTYPE
  *   NOAUTH, WRONGPASS                    FLEET_EAUTH
- *   NOPERM                               FLEET_ENOPERM
+ *   NOPERM, a script's ACL denial        FLEET_ENOPERM
  *   MOVED, ASK                           FLEET_EREDIRECT
  *   CROSSSLOT, a script's non local key  FLEET_ECROSSSLOT
+ *   or keys in two slots
  *   OOM                                  FLEET_EOOM
  *   READONLY                             FLEET_EREADONLY
  *   BUSY (a script past its threshold)   FLEET_ESCRIPTBUSY
  *   SELECT of a missing database         FLEET_EBADDB
  *   LOADING, MASTERDOWN, TRYAGAIN,       FLEET_EUNAVAILABLE
- *   CLUSTERDOWN, NOREPLICAS, max clients
+ *   CLUSTERDOWN, NOREPLICAS, max clients,
+ *   a script's "cluster is down"
  *
- * and anything else gives FLEET_EBACKEND. The one place that maps backend
+ * and anything else gives FLEET_EBACKEND. A refusal of a command that a
+ * script called gives the same code as the command's own refusal,
+ * whether the server passes its code on first (Redis 7: "OOM ...
+ * script: <sha1>, ...") or behind the script's context (Redis 6: "ERR
+ * Error running script (call to f_<sha1>): @user_script:1: OOM ...");
+ * an ACL denial inside a script is FLEET_ENOPERM in either wording
+ * ("NOPERM ..." from Redis 7.2, "ERR The user executing the script
+ * can't ..." before). The one place that maps backend
  * error text to codes; the text itself reaches the user as the error
  * detail (fleet__backend_set_detail()). */
 int fleet__reply_error_code(const char *text, size_t len);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet.h -- umbrella header: version, error map, common types. */
 #ifndef FLEET_H
 #define FLEET_H
@@ -13,9 +14,9 @@ extern "C" {
 #endif
 
 #define FLEET_VERSION_MAJOR 0
-#define FLEET_VERSION_MINOR 1
+#define FLEET_VERSION_MINOR 2
 #define FLEET_VERSION_PATCH 0
-#define FLEET_VERSION_STRING "0.1.0"
+#define FLEET_VERSION_STRING "0.2.0"
 #define FLEET_VERSION_HEX                                                      \
   ((FLEET_VERSION_MAJOR << 16) | (FLEET_VERSION_MINOR << 8) |                  \
    FLEET_VERSION_PATCH)

@@ -3,7 +3,8 @@
 # With the argument "test", also what only the test suite needs: the cron
 # oracle (python3-croniter), the openssl command that makes the TLS tests'
 # CA, redis-sentinel, chromium for the dashboard test, and dpkg-dev
-# (dpkg-shlibdeps) for the package check of tests/install/deb.sh. With
+# (dpkg-shlibdeps) and lintian for the package check of
+# tests/install/deb.sh. With
 # "valkey", valkey-server from Debian's bookworm-backports (the apt source
 # is added when missing). With "hiredis1" DIR, the hiredis 1.x API (see
 # fleet_install_hiredis1 below).
@@ -19,7 +20,8 @@ fleet_install_deps() {
   pkgs="cmake make gcc pkg-config libuv1-dev libhiredis-dev liblua5.1-0-dev
     libssl-dev libhttp-parser-dev redis-server"
   if [ "${1:-}" = "test" ]; then
-    pkgs="$pkgs python3-croniter openssl redis-sentinel chromium dpkg-dev"
+    pkgs="$pkgs python3-croniter openssl redis-sentinel chromium dpkg-dev
+      lintian"
   fi
   missing=""
   for p in $pkgs; do

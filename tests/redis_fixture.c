@@ -651,6 +651,61 @@ void fleet_test_redis_ok(fleet_test_redis_t *r, const char *cmd) {
   freeReplyObject(reply);
 }
 
+const char *const fleet_test_acl_prefixes[] = {"fleet", "locktest", "qt", "t",
+                                               "many",  "other",    NULL};
+
+/* Appends the space-separated words of `text` (a copy in `buf`, cut in
+ * place) to argv; returns the new count. */
+static int redis_fixture_words(char *buf, const char **argv, int argc,
+                               int max) {
+  char *save = NULL, *w;
+
+  for (w = strtok_r(buf, " ", &save); w != NULL;
+       w = strtok_r(NULL, " ", &save)) {
+    ASSERT_LT(argc, max);
+    argv[argc++] = w;
+  }
+  return argc;
+}
+
+void fleet_test_redis_acl_user(fleet_test_redis_t *r, const char *user,
+                               const char *const *prefixes, const char *extra,
+                               char *url, size_t size) {
+  enum { MAX_ARGS = 128 };
+  const char *argv[MAX_ARGS];
+  char commands[] = FLEET_TEST_ACL_COMMANDS;
+  char patterns[1024], more[512];
+  redisReply *reply;
+  size_t used = 0, i;
+  int argc = 0;
+
+  patterns[0] = '\0';
+  for (i = 0; prefixes[i] != NULL; i++) {
+    int n =
+        snprintf(patterns + used, sizeof(patterns) - used, "%s~{%s:* &{%s:*",
+                 used > 0 ? " " : "", prefixes[i], prefixes[i]);
+    ASSERT(n > 0 && (size_t)n < sizeof(patterns) - used);
+    used += (size_t)n;
+  }
+  snprintf(more, sizeof(more), "%s", extra != NULL ? extra : "");
+  argv[argc++] = "ACL";
+  argv[argc++] = "SETUSER";
+  argv[argc++] = user;
+  argv[argc++] = "reset";
+  argv[argc++] = "on";
+  argv[argc++] = ">pw";
+  argc = redis_fixture_words(patterns, argv, argc, MAX_ARGS);
+  argc = redis_fixture_words(commands, argv, argc, MAX_ARGS);
+  argc = redis_fixture_words(more, argv, argc, MAX_ARGS);
+  reply = fleet_test_redis_cmd_argv(r, argc, argv, NULL);
+  ASSERT_NOT_NULL(reply);
+  if (reply->type == REDIS_REPLY_ERROR)
+    fleet_test__fail(__FILE__, __LINE__, "ACL SETUSER %s: %s", user,
+                     reply->str);
+  freeReplyObject(reply);
+  snprintf(url, size, "redis://%s:pw@127.0.0.1:%d", user, r->port);
+}
+
 redisReply *fleet_test_redis_cmd_argv(fleet_test_redis_t *r, int argc,
                                       const char **argv,
                                       const size_t *argvlen) {

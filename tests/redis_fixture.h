@@ -103,6 +103,37 @@ void fleet_test_redis_ok(fleet_test_redis_t *r, const char *cmd);
 redisReply *fleet_test_redis_cmd_argv(fleet_test_redis_t *r, int argc,
                                       const char **argv, const size_t *argvlen);
 
+/* The commands a least-privilege ACL user of fleet needs on one Redis, as
+ * docs/deploy.md lists them after the key and channel patterns (the test
+ * acl_docs checks that the page holds this text). */
+#define FLEET_TEST_ACL_COMMANDS                                                \
+  "+auth +select +ping +script|load +evalsha +eval +time +wait "               \
+  "+subscribe +unsubscribe +publish +scan +unlink +del +exists +type +get "    \
+  "+set +incr +incrby +pexpire +pexpireat +pttl +hget +hset +hdel "            \
+  "+hexists +hgetall +hincrby +hlen +hmget +lpush +rpush +llen +lrange "       \
+  "+lrem +ltrim +sadd +srem +smembers +zadd +zrem +zcard +zcount +zrange "     \
+  "+zrangebyscore +zrank +zremrangebyrank +zremrangebyscore +zscore"
+
+/* What a Redis Cluster needs on top of FLEET_TEST_ACL_COMMANDS, as
+ * docs/deploy.md lists it. */
+#define FLEET_TEST_ACL_COMMANDS_CLUSTER                                        \
+  "+cluster|slots +cluster|info +asking +ssubscribe +sunsubscribe +spublish"
+
+/* Creates (or resets) the ACL user `user` with the password "pw" as
+ * docs/deploy.md says: the commands FLEET_TEST_ACL_COMMANDS and, for each
+ * prefix P of the NULL-terminated `prefixes`, the keys ~{P:* and the
+ * channels &{P:*, then the space-separated rules of `extra` (may be NULL;
+ * "-hset" takes a command away). Writes "redis://<user>:pw@127.0.0.1:<port>"
+ * to `url`. Aborts the test on any error. */
+void fleet_test_redis_acl_user(fleet_test_redis_t *r, const char *user,
+                               const char *const *prefixes, const char *extra,
+                               char *url, size_t size);
+
+/* The prefixes the conformance bodies use ("fleet", the default, and those
+ * the test helpers choose), NULL-terminated: the `_acl` variants grant
+ * these. */
+extern const char *const fleet_test_acl_prefixes[];
+
 /* Kills the server if it is running, removes its directory recursively and
  * frees `r`. NULL is allowed. */
 void fleet_test_redis_free(fleet_test_redis_t *r);

@@ -233,11 +233,39 @@ int fleet_test_conformance_run(const char *kind,
     body(&b);
     return 0;
   }
+  if (strcmp(kind, "acl_cluster") == 0) {
+    const char *seeds;
+    char unused[128];
+    int i;
+
+    b.kind = "cluster";
+    b.cluster = fleet_test_cluster_start_or_skip();
+    for (i = 0; i < FLEET_TEST_CLUSTER_NODES; i++)
+      fleet_test_redis_acl_user(fleet_test_cluster_node(b.cluster, i), "fleet",
+                                fleet_test_acl_prefixes,
+                                FLEET_TEST_ACL_COMMANDS_CLUSTER, unused,
+                                sizeof(unused));
+    seeds = strstr(fleet_test_cluster_url(b.cluster), "://");
+    ASSERT_NOT_NULL(seeds);
+    snprintf(b.url, sizeof(b.url), "redis+cluster://fleet:pw@%s", seeds + 3);
+    body(&b);
+    fleet_test_cluster_free(b.cluster);
+    return 0;
+  }
   if (strcmp(kind, "cluster") == 0) {
     b.cluster = fleet_test_cluster_start_or_skip();
     snprintf(b.url, sizeof(b.url), "%s", fleet_test_cluster_url(b.cluster));
     body(&b);
     fleet_test_cluster_free(b.cluster);
+    return 0;
+  }
+  if (strcmp(kind, "acl") == 0) {
+    b.kind = "redis";
+    b.redis = fleet_test_redis_start_or_skip(NULL);
+    fleet_test_redis_acl_user(b.redis, "fleet", fleet_test_acl_prefixes, NULL,
+                              b.url, sizeof(b.url));
+    body(&b);
+    fleet_test_redis_free(b.redis);
     return 0;
   }
   ASSERT_STR_EQ(kind, "redis");

@@ -44,8 +44,15 @@ typedef struct {
 FLEET_CLUSTER_CONFORMANCE(FLEET_CLUSTER_DECLARE_C)
 FLEET_CLUSTER_TESTS(FLEET_CLUSTER_DECLARE_T)
 
+/* test_acl.c and the least-privilege variants (test-list-acl.h) */
+#include "test-list-acl.h"
+FLEET_ACL_CONFORMANCE(FLEET_ACL_DECLARE_C)
+FLEET_ACL_CLUSTER_CONFORMANCE(FLEET_ACL_DECLARE_CC)
+FLEET_ACL_TESTS(FLEET_ACL_DECLARE_T)
+
 /* test_errors.c */
 TEST_DECLARE(errors_noperm_detail)
+TEST_DECLARE(errors_noperm_script)
 TEST_DECLARE(errors_oom)
 TEST_DECLARE(errors_readonly)
 TEST_DECLARE(errors_script_busy)
@@ -440,6 +447,7 @@ TEST_DECLARE(http_queue_backend_error_once)
 TEST_LIST_START
   /* test_errors.c */
   TEST_ENTRY(errors_noperm_detail)
+  TEST_ENTRY(errors_noperm_script)
   TEST_ENTRY(errors_oom)
   TEST_ENTRY(errors_readonly)
   TEST_ENTRY(errors_script_busy)
@@ -740,6 +748,11 @@ TEST_LIST_START
   /* test_cluster*.c and the cluster variants (test-list-cluster.h) */
   FLEET_CLUSTER_CONFORMANCE(FLEET_CLUSTER_ENTRY_C)
   FLEET_CLUSTER_TESTS(FLEET_CLUSTER_ENTRY_T)
+
+  /* test_acl.c and the least-privilege variants (test-list-acl.h) */
+  FLEET_ACL_CONFORMANCE(FLEET_ACL_ENTRY_C)
+  FLEET_ACL_CLUSTER_CONFORMANCE(FLEET_ACL_ENTRY_CC)
+  FLEET_ACL_TESTS(FLEET_ACL_ENTRY_T)
 
   /* test_tls.c */
   TEST_ENTRY(tls_connect_and_ops)

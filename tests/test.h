@@ -65,6 +65,12 @@ typedef struct {
   TEST_IMPL(name##_cluster) {                                                  \
     return fleet_test_conformance_run("cluster", conformance_##name);          \
   }                                                                            \
+  TEST_IMPL(name##_acl) {                                                      \
+    return fleet_test_conformance_run("acl", conformance_##name);              \
+  }                                                                            \
+  TEST_IMPL(name##_acl_cluster) {                                              \
+    return fleet_test_conformance_run("acl_cluster", conformance_##name);      \
+  }                                                                            \
   static void conformance_##name(fleet_test_backend_t *b)
 
 /* A third variant, name_cluster, runs the body on a private 3-master /
@@ -72,7 +78,17 @@ typedef struct {
  * b->cluster set); it is listed only for the conformance tests that
  * test-list.h names with CLUSTER_ENTRY. */
 
-/* Runs `body` against the backend `kind` ("memory", "redis" or "cluster"),
+/* A fourth variant, name_acl, runs the body of the redis variant as the
+ * least-privilege ACL user of docs/deploy.md (fleet_test_redis_acl_user(),
+ * with the prefixes fleet_test_acl_prefixes; b->kind is "redis", b->redis
+ * the server, which the body's own commands reach as the default user);
+ * it is listed only for the tests that tests/test-list-acl.h names. The
+ * fifth, name_acl_cluster, runs the cluster body so, with the user made on
+ * every node with the cluster's additions (FLEET_TEST_ACL_COMMANDS_CLUSTER).
+ */
+
+/* Runs `body` against the backend `kind` ("memory", "redis", "cluster",
+ * "acl" or "acl_cluster"),
  * setting up
  * and tearing down the backend around it. Returns 0; failures abort. */
 int fleet_test_conformance_run(const char *kind,

@@ -83,6 +83,45 @@ TEST_IMPL(errors_noperm_detail) {
   return 0;
 }
 
+/* The ACL denies what a script does, not the call itself: the user may
+ * run EVALSHA on the lock's tag, but not touch the keys the script builds
+ * from it, or not run a command the script calls. Redis 7.0 words both
+ * as "ERR The user executing the script can't ...": FLEET_ENOPERM (it
+ * was FLEET_EBACKEND), with the server's text as the detail. */
+TEST_IMPL(errors_noperm_script) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  redisReply *reply;
+  client_ctx_t t;
+  char url[128], detail[300];
+
+  /* The tag is a key the user may name; {fleet:errors}:fence is not. */
+  fleet_test_redis_ok(r, "ACL SETUSER carol on >pw ~{fleet:errors} &* +@all");
+  snprintf(url, sizeof(url), "redis://carol:pw@127.0.0.1:%d",
+           fleet_test_redis_port(r));
+  ctx_init(&t, url, NULL);
+  ASSERT_OK(ctx_ping(&t));
+  ASSERT_ERR(FLEET_ENOPERM, errors_try_lock(&t, detail, sizeof(detail)));
+  ASSERT_NOT_NULL(strstr(detail, "can't access at least one of the keys"));
+
+  /* Every key, but not INCR, which the script calls. */
+  fleet_test_redis_ok(r, "ACL SETUSER carol resetkeys ~{fleet:* -incr");
+  ASSERT_ERR(FLEET_ENOPERM, errors_try_lock(&t, detail, sizeof(detail)));
+  ASSERT_NOT_NULL(strstr(detail, "can't run this command"));
+
+  /* Nothing was written, and with the rights back the lock is taken. */
+  reply = fleet_test_redis_cmd(r, "EXISTS {fleet:errors}:lock "
+                                  "{fleet:errors}:fence");
+  ASSERT_NOT_NULL(reply);
+  ASSERT_EQ(REDIS_REPLY_INTEGER, reply->type);
+  ASSERT_EQ(0, reply->integer);
+  freeReplyObject(reply);
+  fleet_test_redis_ok(r, "ACL SETUSER carol +incr");
+  ASSERT_OK(errors_try_lock(&t, detail, sizeof(detail)));
+  ctx_close(&t);
+  fleet_test_redis_free(r);
+  return 0;
+}
+
 /* maxmemory reached under noeviction: FLEET_EOOM, not FLEET_EBACKEND. */
 TEST_IMPL(errors_oom) {
   fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);

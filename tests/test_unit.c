@@ -759,6 +759,80 @@ TEST_IMPL(unit_reply_error_code) {
   ASSERT_ERR(FLEET_EBACKEND, unit_reply_code("ASKING is not an error"));
   ASSERT_ERR(FLEET_ESCRIPTBUSY, unit_reply_code("BUSY"));
 
+  /* Refusals of a command inside a script, as Redis 7.0 words them (these
+   * texts were read from a redis-server 7.0.15). */
+  ASSERT_ERR(FLEET_ENOPERM,
+             unit_reply_code("ERR The user executing the script can't run "
+                             "this command or subcommand script: 08ff1a5b, "
+                             "on @user_script:1."));
+  ASSERT_ERR(FLEET_ENOPERM,
+             unit_reply_code("ERR The user executing the script can't access "
+                             "at least one of the keys mentioned in the "
+                             "command arguments script: a2e69d92, on "
+                             "@user_script:1."));
+  ASSERT_ERR(FLEET_EWRONGTYPE,
+             unit_reply_code("WRONGTYPE Operation against a key holding the "
+                             "wrong kind of value script: 2f1a, on "
+                             "@user_script:1."));
+  ASSERT_ERR(FLEET_EOOM,
+             unit_reply_code("OOM command not allowed when used memory > "
+                             "'maxmemory'. script: e957f7af, on "
+                             "@user_script:1."));
+  ASSERT_ERR(FLEET_EUNAVAILABLE,
+             unit_reply_code("ERR Script attempted to execute a command while "
+                             "the cluster is down script: 1c2d, on "
+                             "@user_script:1."));
+  ASSERT_ERR(FLEET_EUNAVAILABLE,
+             unit_reply_code("ERR Script attempted to execute a write command "
+                             "while the cluster is down and readonly"));
+  ASSERT_ERR(FLEET_ECROSSSLOT,
+             unit_reply_code("ERR Script attempted to access keys that do not "
+                             "hash to the same slot script: 1c2d, on "
+                             "@user_script:1."));
+  /* As Redis 7.2 words an ACL denial inside a script. */
+  ASSERT_ERR(FLEET_ENOPERM,
+             unit_reply_code("NOPERM User u has no permissions to run the "
+                             "'hset' command script: 1c2d, on "
+                             "@user_script:1."));
+  /* As Redis 6 wraps them: the code behind the script's context. */
+  ASSERT_ERR(FLEET_ENOPERM,
+             unit_reply_code("ERR Error running script (call to f_1c2d): "
+                             "@user_script:1: @user_script: 1: The user "
+                             "executing the script can't run this command or "
+                             "subcommand"));
+  ASSERT_ERR(FLEET_EOOM,
+             unit_reply_code("ERR Error running script (call to f_1c2d): "
+                             "@user_script:1: @user_script: 1: -OOM command "
+                             "not allowed when used memory > 'maxmemory'."));
+  ASSERT_ERR(FLEET_EREADONLY,
+             unit_reply_code("ERR Error running script (call to f_1c2d): "
+                             "@user_script:1: @user_script: 1: -READONLY You "
+                             "can't write against a read only replica."));
+  ASSERT_ERR(FLEET_EWRONGTYPE,
+             unit_reply_code("ERR Error running script (call to f_1c2d): "
+                             "@user_script:1: WRONGTYPE Operation against a "
+                             "key holding the wrong kind of value"));
+  ASSERT_ERR(FLEET_ENOPERM,
+             unit_reply_code("ERR Error running script (call to f_1c2d): "
+                             "@user_script:1: NOPERM this user has no "
+                             "permissions"));
+  ASSERT_ERR(FLEET_ESTALE,
+             unit_reply_code("ERR Error running script (call to f_1c2d): "
+                             "@user_script:1: user_script:1: FLEET_ESTALE "
+                             "token 7"));
+  /* A script's own error() text stays unknown, and so does a wrapper
+   * without the context it should have. */
+  ASSERT_ERR(FLEET_EBACKEND,
+             unit_reply_code("ERR user_script:1: boom script: 8290, on "
+                             "@user_script:1."));
+  ASSERT_ERR(FLEET_EBACKEND,
+             unit_reply_code("ERR Error running script (call to f_1c2d): "
+                             "@user_script:1: boom"));
+  ASSERT_ERR(FLEET_EBACKEND, unit_reply_code("ERR Error running script"));
+  ASSERT_ERR(FLEET_EBACKEND,
+             unit_reply_code("ERR Error running script (call to f_1c2d): "
+                             "@user_script"));
+
   /* Every fleet error name, as the first word of a script error. */
   for (i = 0; i < UNIT_NERRORS; i++) {
     snprintf(text, sizeof(text), "%s from a script", unit_errors[i].name);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet/client.h -- the client handle: one connection to a backend. */
 #ifndef FLEET_CLIENT_H
 #define FLEET_CLIENT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet/common.h -- what every public header shares: the export marker,
  * byte strings, the client type and the handle base. Self-contained. */
 #ifndef FLEET_COMMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet/cron.h -- cron: expressions and time zones (pure, no client), and
  * a scheduler that fires every occurrence of a shared definition exactly
  * once across the nodes of a namespace. docs/cron.md has the syntax, the

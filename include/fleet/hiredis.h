@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet/hiredis.h -- a client over the program's own hiredis connection.
  *
  * Include this header only where it is used: it names hiredis's context

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet/leader.h -- leader election on top of a lease (fleet/lock.h). */
 #ifndef FLEET_LEADER_H
 #define FLEET_LEADER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet/lock.h -- leases: locks with fencing tokens, auto-renewal and a
  * lease-lost callback. */
 #ifndef FLEET_LOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet/log.h -- the logging hook of a client (fleet_client_options_t's
  * log_cb): what fleet does in the background, told as one line of text. */
 #ifndef FLEET_LOG_H

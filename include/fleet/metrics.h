@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet/metrics.h -- per-handle counters and latency histograms, and their
  * Prometheus text exposition.
  *

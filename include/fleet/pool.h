@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet/pool.h -- the worker pool: nodes host workers; a long-running job,
  * named by a key, lives on exactly one worker, chosen by jump consistent
  * hashing of the key over the pool's workers in creation order. When a

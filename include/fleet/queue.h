@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet/queue.h -- the durable job queue: producing jobs, claiming them with
  * fencing tokens, heartbeats, completion, retries and stale-claim recovery.
  * (fleet/worker.h builds a worker on top of it.) */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet/store.h -- the TTL record store: records in collections, indexes,
  * events lists, listing by index, clear and ping. */
 #ifndef FLEET_STORE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet/warmpool.h -- the warm resource pool: nodes of many processes share
  * one buffer of ready, idle resources (sandboxes, scratch directories,
  * connections) through the backend. The pool keeps an idle target; a

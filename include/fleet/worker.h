@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet/worker.h -- a worker: claims jobs of one queue up to a concurrency,
  * hands each to a handler that finishes it later, keeps the claims alive
  * with heartbeats, recovers expired claims and wakes up on new jobs
