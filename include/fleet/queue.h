@@ -113,6 +113,15 @@ typedef struct {
   /* The same for dead jobs: default 10000 and 604800 (7 days). */
   uint32_t keep_dead;
   uint32_t keep_dead_s;
+  /* Optional: hears each job that a claim or a recovery through this
+   * handle moved to dead because fleet could not read it (a pending,
+   * due or running job without a record, or whose record, options or
+   * claim is malformed; docs/queue.md, "Jobs fleet cannot read"), with
+   * FLEET_EPROTO and the detail "job <id> moved to dead: <reason>". It
+   * runs after the callback of the call that moved it, once per job; the
+   * handle passed is the queue. A worker ignores the one of its `queue`
+   * options and reports such jobs through its own error_cb. */
+  fleet_error_cb error_cb;
 } fleet_queue_options_t;
 
 /* keep_completed / keep_dead: keep no record. */
