@@ -162,10 +162,12 @@ static void queue_report_moved(struct fleet__queue_s *q,
 
 /* Reads a claim reply, {now_ms, deadline_ms, next_run_at_ms, pending_left,
  * then id, record, token per job (at most `max` jobs), then id, reason, 0
- * per job moved aside}, into `info` and `q->jobs` (`*n` of them, their
- * strings copied). Returns 0, FLEET_EPROTO or FLEET_ENOMEM. */
+ * per job moved aside (only when `moved` is set: a delivery has none)},
+ * into `info` and `q->jobs` (`*n` of them, their strings copied). Returns
+ * 0, FLEET_EPROTO or FLEET_ENOMEM. */
 static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
-                            size_t max, fleet_claim_info_t *info, size_t *n) {
+                            size_t max, int moved, fleet_claim_info_t *info,
+                            size_t *n) {
   fleet_bytes_t id, type;
   size_t i, ntrip, bytes = 0;
   int rc = 0;
@@ -187,7 +189,7 @@ static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
     const fleet__reply_t *e = &r->elem[4 + 3 * i];
     fleet_job_t *job = &q->jobs[*n];
     /* A job moved aside is reported by queue_report_moved(). */
-    if (queue_is_moved(e))
+    if (moved && queue_is_moved(e))
       continue;
     if (*n == max)
       return FLEET_EPROTO;
@@ -306,7 +308,7 @@ int fleet__queue_delivery_read(fleet_queue_t *pub, const char *msg, size_t len,
     top.type = FLEET__REPLY_ARRAY;
     top.nelem = nelem;
     top.elem = e;
-    rc = queue_claim_read(q, &top, FLEET_QUEUE_BATCH_MAX, info, n);
+    rc = queue_claim_read(q, &top, FLEET_QUEUE_BATCH_MAX, 0, info, n);
   }
   if (rc == 0)
     *jobs = q->jobs;
@@ -319,7 +321,7 @@ static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
   void *ud = req->base.user_data;
   fleet_claim_info_t info;
   size_t n;
-  int rc = queue_claim_read(q, r, req->n, &info, &n);
+  int rc = queue_claim_read(q, r, req->n, 1, &info, &n);
 
   if (rc != 0) {
     fleet__queue_deliver_error(req, rc);
@@ -496,7 +498,7 @@ static void queue_complete_claim_reply(fleet__qreq_t *req,
   int rc = FLEET_EPROTO;
 
   if (r->type == FLEET__REPLY_ARRAY && r->nelem == 2) {
-    rc = queue_claim_read(q, &r->elem[0], req->max_jobs, &info, &njobs);
+    rc = queue_claim_read(q, &r->elem[0], req->max_jobs, 1, &info, &njobs);
     if (rc == 0)
       rc = queue_batch_read(q, &r->elem[1], 1, req->n);
   }

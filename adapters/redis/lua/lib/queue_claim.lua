@@ -67,6 +67,9 @@ local function claim(n, ttl, wid, dttl)
         if not prios[i] then bad[#bad + 1] = {id, why, nil, false} end
       end
     end
+    -- (Read before the first write: a pending list or zset of another
+    -- type refuses the call here, with nothing written.)
+    was_empty = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
     local seq = call('INCRBY', tag .. ':seq', dec(#due)) - #due
     for i, id in ipairs(due) do
       local p = prios[i]
@@ -77,7 +80,6 @@ local function claim(n, ttl, wid, dttl)
         zp[#zp + 1] = id
       end
     end
-    was_empty = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
     call('ZREM', delayed, unpack(due))
     if #list > 0 then call('RPUSH', pending, unpack(list)) end
     if #zp > 0 then call('ZADD', prio, unpack(zp)) end
