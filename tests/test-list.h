@@ -186,6 +186,7 @@ TEST_DECLARE(worker_redis_lease_timeout)
 CONFORMANCE_DECLARE(queue_client_busy)
 CONFORMANCE_DECLARE(queue_close_orders)
 TEST_DECLARE(worker_error_cb_acl)
+TEST_DECLARE(docs_queue_recipes)
 
 /* test_queue_mp.c */
 TEST_DECLARE(queue_mp_race)
@@ -561,6 +562,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_client_busy)
   CONFORMANCE_ENTRY(queue_close_orders)
   TEST_ENTRY(worker_error_cb_acl)
+  TEST_ENTRY_TIMEOUT(docs_queue_recipes, 120)
 
   /* test_queue_mp.c */
   TEST_ENTRY_TIMEOUT(queue_mp_race, 90)
