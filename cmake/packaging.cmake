@@ -4,7 +4,8 @@
 #
 #   libfleet0     lib    the shared library (libfleet.so.0)
 #   libfleet-dev  dev    headers, libfleet.so, libfleet.a, fleet.pc, the CMake
-#                        package, fleet(3)
+#                        package, fleet(3), the Lua scripts expanded
+#                        (share/fleet/lua, for other languages)
 #   fleet-tools   tools  bin/fleet (the CLI, when built), bin/fleet-demo,
 #                        fleet(1), fleet-demo(1)
 #

@@ -57,7 +57,9 @@ dpkg-deb -e "$lib" "$tmp/lib-control"
 
 # Contents: each file in its package.
 contains() {
-  dpkg-deb -c "$1" | awk '{print $6}' | grep -qx "./usr/$2" ||
+  # (grep reads all: one that stops early makes dpkg-deb report a
+  # broken pipe.)
+  dpkg-deb -c "$1" | awk '{print $6}' | grep -x "./usr/$2" >/dev/null ||
     fail "$(basename "$1") does not hold /usr/$2"
 }
 contains "$lib" "lib/libfleet.so.0"
@@ -68,12 +70,15 @@ contains "$dev" "include/fleet/client.h"
 contains "$dev" "lib/pkgconfig/fleet.pc"
 contains "$dev" "lib/cmake/fleet/fleetConfig.cmake"
 contains "$dev" "share/man/man3/fleet.3"
+contains "$dev" "share/fleet/lua/queue_enqueue.lua"
+contains "$dev" "share/fleet/lua/queue_claim.lua"
 contains "$tools" "bin/fleet-demo"
 contains "$tools" "share/man/man1/fleet-demo.1"
-if dpkg-deb -c "$tools" | grep -q '\./usr/bin/fleet$'; then
+if dpkg-deb -c "$tools" | grep '\./usr/bin/fleet$' >/dev/null; then
   contains "$tools" "share/man/man1/fleet.1"
 fi
-if dpkg-deb -c "$lib" | awk '{print $6}' | grep -q '\.h$\|\.a$\|bin/'; then
+if dpkg-deb -c "$lib" | awk '{print $6}' |
+  grep '\.h$\|\.a$\|bin/' >/dev/null; then
   fail "libfleet0 holds more than the shared library"
 fi
 
