@@ -161,6 +161,8 @@ CONFORMANCE_DECLARE(queue_claim_tokens)
 CONFORMANCE_DECLARE(queue_fail_backoff)
 CONFORMANCE_DECLARE(queue_fail_jitter)
 CONFORMANCE_DECLARE(queue_recover)
+CONFORMANCE_DECLARE(queue_recover_mixed)
+CONFORMANCE_DECLARE(queue_token_after_recover)
 
 /* test_worker.c */
 CONFORMANCE_DECLARE(worker_basic)
@@ -537,6 +539,8 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_fail_backoff)
   CONFORMANCE_ENTRY(queue_fail_jitter)
   CONFORMANCE_ENTRY(queue_recover)
+  CONFORMANCE_ENTRY(queue_recover_mixed)
+  CONFORMANCE_ENTRY(queue_token_after_recover)
 
   /* test_worker.c */
   CONFORMANCE_ENTRY(worker_basic)
