@@ -159,10 +159,44 @@ static void pz_type(qt_t *t, const char *id, char *out, size_t cap) {
                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
 }
 
+/* What pz_listed() read. */
+typedef struct {
+  int done;
+  const char *id;
+  char *out;
+  size_t cap;
+} pz_jobs_t;
+
+static void pz_on_jobs(fleet_queue_t *q, int status,
+                       const fleet_job_summary_t *jobs, size_t n,
+                       uint64_t total, uint64_t next, void *ud) {
+  pz_jobs_t *j = ud;
+  size_t i;
+  (void)q, (void)total, (void)next;
+  ASSERT_OK(status);
+  for (i = 0; i < n; i++)
+    if (strcmp(jobs[i].id, j->id) == 0)
+      snprintf(j->out, j->cap, "%s", jobs[i].last_error);
+  j->done = 1;
+}
+
+/* The last error the list of jobs in `state` (the page the CLI's `fleet
+ * queue jobs` and the dashboard show) gives for job `id`, "" when it is
+ * not listed. */
+static void pz_listed(qt_t *t, fleet_job_state_t state, const char *id,
+                      char *out, size_t cap) {
+  pz_jobs_t j = {0, id, out, cap};
+  out[0] = '\0';
+  ASSERT_OK(fleet_queue_jobs(&t->q, state, 0, 100, 64, pz_on_jobs, &j));
+  ASSERT(fleet_test_run_until(&t->c.loop, fleet_test_flag_set, &j.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+}
+
 /* Claims one job at a time (up to three claims) until the good job
  * `good` comes, completes it, and checks what became of the job `id`
  * that sat before it: moved to dead with a reason holding `why`, heard
- * by the error callback, gone from pending and delayed. `type` is the
+ * by the error callback and listed with it among the dead jobs, gone
+ * from pending and delayed. `type` is the
  * type of its record afterwards ("" for none). */
 static void pz_check(fleet_test_backend_t *b, qt_t *t, const char *good,
                      const char *id, const char *why, const char *type) {
@@ -199,6 +233,8 @@ static void pz_check(fleet_test_backend_t *b, qt_t *t, const char *good,
   ASSERT_NOT_NULL(strstr(err, why));
   pz_type(t, id, err, sizeof(err));
   ASSERT_STR_EQ(type, err);
+  pz_listed(t, FLEET_JOB_DEAD, id, err, sizeof(err));
+  ASSERT_NOT_NULL(strstr(err, why));
   ASSERT_OK(qt_counts(t));
   ASSERT_UEQ(dead + 1, t->counts.dead);
   ASSERT_UEQ(0, t->counts.pending);
@@ -237,6 +273,9 @@ CONFORMANCE_IMPL(queue_poison) {
   pz_record(b, &t, "{qt:a}:jobs", "json-1", json, strlen(json));
   pz_cmd(b, &t, "RPUSH", "{qt:a}:pending", "json-1", NULL);
   qt_add(&t, "t", "x", good);
+  /* Listed while pending, with what is wrong as its error. */
+  pz_listed(&t, FLEET_JOB_PENDING, "json-1", payload, sizeof(payload));
+  ASSERT_NOT_NULL(strstr(payload, "malformed record"));
   pz_check(b, &t, good, "json-1", "malformed record: not the 5 fields",
            "fleet:malformed");
   ASSERT_OK(qt_get(&t, "json-1", &info, payload, sizeof(payload), NULL, 0));
