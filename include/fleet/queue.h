@@ -364,6 +364,9 @@ FLEET_EXTERN int fleet_queue_purge(fleet_queue_t *q, fleet_job_state_t which,
  * (fleet_queue_recover()). The callback gets the jobs (maybe none) and
  * what the backend told besides; after FLEET_ECONNLOST, jobs may have been
  * claimed that nobody will see: they are recovered after their deadline.
+ * A pending or due job fleet cannot read is moved to dead instead of
+ * claimed (docs/queue.md, "Jobs fleet cannot read"), and reported to the
+ * `error_cb` of the queue's options after the callback.
  *
  * Returns 0, FLEET_EINVAL (NULL argument, max_jobs too large, claim_ttl_ms
  * 0), FLEET_ECLOSING or FLEET_ENOMEM. */
@@ -413,7 +416,10 @@ FLEET_EXTERN int fleet_queue_fail(fleet_queue_t *q, const fleet_claim_t *claim,
 /* Re-queues up to 1000 jobs whose claim deadline has passed (dead past
  * max_attempts), clearing their token so that the former holder's calls
  * are stale. Safe to run from many processes at once: workers run it on a
- * timer. Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
+ * timer. A claimed job whose claim, record or options fleet cannot read
+ * is moved to dead (not counted in `dead`) and reported to the `error_cb`
+ * of the queue's options after the callback. Returns 0, FLEET_EINVAL,
+ * FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_recover(fleet_queue_t *q,
                                      fleet_queue_recover_cb cb,
                                      void *user_data);

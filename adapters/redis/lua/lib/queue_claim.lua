@@ -184,7 +184,9 @@ local function claim(n, ttl, wid, dttl)
   if not left then left = call('LLEN', pending) + call('ZCARD', prio) end
   out[4] = left
   local got = (#out - 4) / 3
-  for _, v in ipairs(move_aside(tag, now, bad)) do out[#out + 1] = v end
+  if #bad > 0 then
+    for _, v in ipairs(move_aside(tag, now, bad)) do out[#out + 1] = v end
+  end
   if wid and wid ~= '' then
     if left == 0 and got < n then
       call('HSET', tag .. ':parked', wid, dec(n - got) .. ':' .. dttl)
