@@ -5,7 +5,8 @@
  * expired claim whose record went bad, are each moved to dead with a
  * reason by the claim or recovery that meets them, reported through the
  * error callback, and never block the good job behind them; a refused
- * claim changes nothing. The foreign data is written with raw commands
+ * claim changes nothing; a parked worker's entry fleet cannot read does
+ * not fail an enqueue. The foreign data is written with raw commands
  * (on the memory backend through its command table). */
 #include "client.h"
 #include "memory/script.h"
@@ -361,6 +362,15 @@ CONFORMANCE_IMPL(queue_poison) {
   pz_cmd(b, &t, "DEL", "{qt:a}:pending", NULL);
   ASSERT_EQ(1, qt_claim(&t, 1, 60000, jobs));
   ASSERT_STR_EQ("due-4", jobs[0].id);
+
+  /* A parked worker's entry fleet cannot read: an enqueue onto the empty
+   * queue succeeds (its job stays pending) and drops the entry. */
+  pz_cmd(b, &t, "HSET", "{qt:a}:parked", "w1", "garbage", NULL);
+  qt_add(&t, "t", "x", good);
+  r = pz_cmd(b, &t, "HEXISTS", "{qt:a}:parked", "w1", NULL);
+  ASSERT_EQ(0, r.integer);
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, jobs));
+  ASSERT_STR_EQ(good, jobs[0].id);
   qt_close(&t);
 }
 
