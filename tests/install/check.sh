@@ -28,8 +28,10 @@ fi
 # and redis-cli (docs/queue.md, "Running the scripts yourself").
 lua="$tmp/prefix/share/fleet/lua"
 for f in "$build"/generated/lua/*.lua; do
-  cmp -s "$f" "$lua/$(basename "$f")" ||
-    { echo "install check: $lua/$(basename "$f") missing or stale" >&2; exit 1; }
+  if ! cmp -s "$f" "$lua/$(basename "$f")"; then
+    echo "install check: $lua/$(basename "$f") missing or stale" >&2
+    exit 1
+  fi
 done
 [ -f "$lua/queue_enqueue.lua" ] ||
   { echo "install check: no queue_enqueue.lua in $lua" >&2; exit 1; }
