@@ -5,7 +5,8 @@
 #   libfleet1     lib    the shared library (libfleet.so.1; the package is
 #                        named after the soname, FLEET_SOVERSION)
 #   libfleet-dev  dev    headers, libfleet.so, libfleet.a, fleet.pc, the CMake
-#                        package, fleet(3)
+#                        package, fleet(3), the Lua scripts expanded
+#                        (share/fleet/lua, for other languages)
 #   fleet-tools   tools  bin/fleet (the CLI, when built), bin/fleet-demo,
 #                        fleet(1), fleet-demo(1)
 #

@@ -65,6 +65,7 @@ static void queue_options_resolve(fleet_queue_options_t *o,
       queue_option(given->keep_completed_s, d.keep_completed_s);
   o->keep_dead = queue_option(given->keep_dead, d.keep_dead);
   o->keep_dead_s = queue_option(given->keep_dead_s, d.keep_dead_s);
+  o->error_cb = given->error_cb;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -277,6 +278,7 @@ int fleet_queue_init(fleet_client_t *client, fleet_queue_t *pub,
   uv_check_init(q->base.loop, &q->enq_check);
   uv_prepare_init(q->base.loop, &q->enq_prepare);
   queue_options_resolve(&q->opts, options);
+  q->base.error_cb = q->opts.error_cb;
   fleet__rng_seed(&q->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)q);
   return 0;
 }

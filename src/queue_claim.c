@@ -2,6 +2,7 @@
  * heartbeat), complete, release, fail and recover, with the checks of
  * their input and of their replies; and the worker's complete-and-claim
  * round trip, which reads its reply with the readers of both. */
+#include <stdio.h>
 #include <string.h>
 
 #include "queue_int.h"
@@ -123,18 +124,55 @@ static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
   return 0;
 }
 
+/* Whether the triple `e` of a claim or recovery reply is a job moved
+ * aside, {id, reason, 0}, rather than a claimed job (whose token is never
+ * 0). */
+static int queue_is_moved(const fleet__reply_t *e) {
+  return e[2].type == FLEET__REPLY_INT && e[2].integer == 0;
+}
+
+/* Reports each job a claim or a recovery moved aside (docs/queue.md,
+ * "Jobs fleet cannot read"), the triples {id, reason, 0} of `r` from
+ * element `from` on, through the queue's error callback: FLEET_EPROTO
+ * with the detail "job <id> moved to dead: <reason>". Runs after the
+ * user callback of the call; stops when the queue closes. */
+static void queue_report_moved(struct fleet__queue_s *q,
+                               const fleet__reply_t *r, size_t from) {
+  fleet__backend_t *be = fleet__handle_backend(&q->base);
+  char text[FLEET__DETAIL_MAX];
+  fleet_bytes_t id, why;
+  size_t i;
+  int len;
+
+  for (i = from; i + 3 <= r->nelem && !q->base.closing; i += 3) {
+    const fleet__reply_t *e = &r->elem[i];
+    if (!queue_is_moved(e) || fleet__reply_bytes(&e[0], &id) != 0 ||
+        fleet__reply_bytes(&e[1], &why) != 0)
+      continue;
+    len = snprintf(text, sizeof(text), "job %.*s moved to dead: %.*s",
+                   (int)(id.len > 128 ? 128 : id.len), (const char *)id.base,
+                   (int)why.len, (const char *)why.base);
+    if (len < 0)
+      continue;
+    fleet__backend_set_detail_bytes(
+        be, text, (size_t)len < sizeof(text) ? (size_t)len : sizeof(text) - 1);
+    fleet__handle_error(&q->base, FLEET_EPROTO);
+  }
+}
+
 /* Reads a claim reply, {now_ms, deadline_ms, next_run_at_ms, pending_left,
- * then id, record, token per job (at most `max` jobs)}, into `info` and
- * `q->jobs` (`*n` of them, their strings copied). Returns 0, FLEET_EPROTO
- * or FLEET_ENOMEM. */
+ * then id, record, token per job (at most `max` jobs), then id, reason, 0
+ * per job moved aside (only when `moved` is set: a delivery has none)},
+ * into `info` and `q->jobs` (`*n` of them, their strings copied). Returns
+ * 0, FLEET_EPROTO or FLEET_ENOMEM. */
 static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
-                            size_t max, fleet_claim_info_t *info, size_t *n) {
+                            size_t max, int moved, fleet_claim_info_t *info,
+                            size_t *n) {
   fleet_bytes_t id, type;
-  size_t i, bytes = 0;
+  size_t i, ntrip, bytes = 0;
   int rc = 0;
 
   if (!fleet__reply_is_array(r, 4) || (r->nelem - 4) % 3 != 0 ||
-      (r->nelem - 4) / 3 > max ||
       fleet__reply_u64(&r->elem[0], &info->now_ms) != 0 ||
       fleet__reply_u64(&r->elem[1], &info->deadline_ms) != 0 ||
       r->elem[2].type != FLEET__REPLY_INT || r->elem[2].integer < -1 ||
@@ -142,19 +180,28 @@ static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
     return FLEET_EPROTO;
   info->next_run_at_ms =
       r->elem[2].integer < 0 ? 0 : (uint64_t)r->elem[2].integer;
-  *n = (r->nelem - 4) / 3;
-  if (fleet__grow((void **)&q->jobs, &q->jobs_cap, *n + 1, sizeof(*q->jobs)) !=
-      0)
+  ntrip = (r->nelem - 4) / 3;
+  if (fleet__grow((void **)&q->jobs, &q->jobs_cap, ntrip + 1,
+                  sizeof(*q->jobs)) != 0)
     return FLEET_ENOMEM;
-  for (i = 0; rc == 0 && i < *n; i++) {
-    memset(&q->jobs[i], 0, sizeof(q->jobs[i]));
-    rc = queue_read_job(&r->elem[4 + 3 * i], &q->jobs[i], &id, &type);
+  *n = 0;
+  for (i = 0; rc == 0 && i < ntrip; i++) {
+    const fleet__reply_t *e = &r->elem[4 + 3 * i];
+    fleet_job_t *job = &q->jobs[*n];
+    /* A job moved aside is reported by queue_report_moved(). */
+    if (moved && queue_is_moved(e))
+      continue;
+    if (*n == max)
+      return FLEET_EPROTO;
+    memset(job, 0, sizeof(*job));
+    rc = queue_read_job(e, job, &id, &type);
     /* In the reply until copied below. */
-    q->jobs[i].id = id.base;
-    q->jobs[i].id_len = id.len;
-    q->jobs[i].type = type.base;
-    q->jobs[i].type_len = type.len;
+    job->id = id.base;
+    job->id_len = id.len;
+    job->type = type.base;
+    job->type_len = type.len;
     bytes += id.len + type.len + 2;
+    (*n)++;
   }
   q->strs_len = 0;
   if (rc == 0 && fleet__queue_strs_reserve(q, bytes) != 0)
@@ -261,7 +308,7 @@ int fleet__queue_delivery_read(fleet_queue_t *pub, const char *msg, size_t len,
     top.type = FLEET__REPLY_ARRAY;
     top.nelem = nelem;
     top.elem = e;
-    rc = queue_claim_read(q, &top, FLEET_QUEUE_BATCH_MAX, info, n);
+    rc = queue_claim_read(q, &top, FLEET_QUEUE_BATCH_MAX, 0, info, n);
   }
   if (rc == 0)
     *jobs = q->jobs;
@@ -274,7 +321,7 @@ static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
   void *ud = req->base.user_data;
   fleet_claim_info_t info;
   size_t n;
-  int rc = queue_claim_read(q, r, req->n, &info, &n);
+  int rc = queue_claim_read(q, r, req->n, 1, &info, &n);
 
   if (rc != 0) {
     fleet__queue_deliver_error(req, rc);
@@ -282,6 +329,7 @@ static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
   }
   fleet__req_done(&req->base);
   cb((fleet_queue_t *)q->base.pub, 0, n > 0 ? q->jobs : NULL, n, &info, ud);
+  queue_report_moved(q, r, 4);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -450,7 +498,7 @@ static void queue_complete_claim_reply(fleet__qreq_t *req,
   int rc = FLEET_EPROTO;
 
   if (r->type == FLEET__REPLY_ARRAY && r->nelem == 2) {
-    rc = queue_claim_read(q, &r->elem[0], req->max_jobs, &info, &njobs);
+    rc = queue_claim_read(q, &r->elem[0], req->max_jobs, 1, &info, &njobs);
     if (rc == 0)
       rc = queue_batch_read(q, &r->elem[1], 1, req->n);
   }
@@ -461,6 +509,7 @@ static void queue_complete_claim_reply(fleet__qreq_t *req,
   fleet__req_done(&req->base);
   cb((fleet_queue_t *)q->base.pub, 0, q->results, req->n,
      njobs > 0 ? q->jobs : NULL, njobs, &info, ud);
+  queue_report_moved(q, &r->elem[0], 4);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -533,14 +582,16 @@ int fleet_queue_recover(fleet_queue_t *pub, fleet_queue_recover_cb cb,
   return fleet__queue_send(q, FLEET__OP_QUEUE_RECOVER, req);
 }
 
-/* {now_ms, requeued, dead, next_deadline_ms}. */
+/* {now_ms, requeued, dead, next_deadline_ms, then id, reason, 0 per job
+ * moved aside}. */
 static void queue_recover_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
   fleet_queue_recover_cb cb = req->cb.recover;
   fleet_queue_t *pub = (fleet_queue_t *)req->base.handle->pub;
   void *ud = req->base.user_data;
   fleet_recover_info_t info;
 
-  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 4 ||
+  if (!fleet__reply_is_array(r, 4) || (r->nelem - 4) % 3 != 0 ||
       fleet__reply_u64(&r->elem[0], &info.now_ms) != 0 ||
       fleet__reply_u64(&r->elem[1], &info.requeued) != 0 ||
       fleet__reply_u64(&r->elem[2], &info.dead) != 0 ||
@@ -552,6 +603,7 @@ static void queue_recover_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
       r->elem[3].integer < 0 ? 0 : (uint64_t)r->elem[3].integer;
   fleet__req_done(&req->base);
   cb(pub, 0, &info, ud);
+  queue_report_moved(q, r, 4);
 }
 
 void fleet__queue_claims_reply(fleet__qreq_t *req,

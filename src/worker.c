@@ -531,6 +531,17 @@ static struct fleet__worker_s *worker_of(const fleet_worker_t *pub) {
   return (struct fleet__worker_s *)fleet__handle_of(pub, FLEET_HANDLE_WORKER);
 }
 
+/* The error callback of the worker's queue, which reports the jobs its
+ * claims and recoveries moved aside (docs/queue.md, "Jobs fleet cannot
+ * read"): the worker's error, the handle passed being the worker. */
+static void worker_queue_error(fleet_handle_t *h, int status,
+                               const char *detail) {
+  struct fleet__worker_s *w = h->data;
+
+  if (w->o.error_cb != NULL && !w->base.closing)
+    w->o.error_cb(w->base.pub, status, detail);
+}
+
 int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
                       const char *name, const fleet_worker_options_t *options) {
   struct fleet__worker_s *w;
@@ -595,6 +606,7 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
   w->base.mblock.name_len = w->queue.internal_->mblock.name_len;
   fleet__handle_hold(&w->base); /* until the queue's close callback */
   w->base.error_cb = w->o.error_cb;
+  w->queue.internal_->error_cb = worker_queue_error;
   w->channel = chan.base;
   w->channel_len = chan.len;
   w->queue.data = w;

@@ -154,6 +154,8 @@ CONFORMANCE_DECLARE(queue_cancel_list_purge)
 CONFORMANCE_DECLARE(queue_retention)
 CONFORMANCE_DECLARE(queue_close_cancels)
 CONFORMANCE_DECLARE(queue_foreign_data)
+CONFORMANCE_DECLARE(queue_poison)
+CONFORMANCE_DECLARE(worker_poison)
 TEST_DECLARE(queue_redis_enqueue_phase)
 /* test_queue_keep.c */
 CONFORMANCE_DECLARE(queue_keep_default)
@@ -166,6 +168,8 @@ CONFORMANCE_DECLARE(queue_claim_tokens)
 CONFORMANCE_DECLARE(queue_fail_backoff)
 CONFORMANCE_DECLARE(queue_fail_jitter)
 CONFORMANCE_DECLARE(queue_recover)
+CONFORMANCE_DECLARE(queue_recover_mixed)
+CONFORMANCE_DECLARE(queue_token_after_recover)
 
 /* test_worker.c */
 CONFORMANCE_DECLARE(worker_basic)
@@ -191,6 +195,7 @@ TEST_DECLARE(worker_redis_lease_timeout)
 CONFORMANCE_DECLARE(queue_client_busy)
 CONFORMANCE_DECLARE(queue_close_orders)
 TEST_DECLARE(worker_error_cb_acl)
+TEST_DECLARE(docs_queue_recipes)
 
 /* test_queue_mp.c */
 TEST_DECLARE(queue_mp_race)
@@ -314,6 +319,7 @@ CONFORMANCE_DECLARE(lock_wait_timeout)
 CONFORMANCE_DECLARE(lock_expiry_takeover)
 CONFORMANCE_DECLARE(lock_manual_renew)
 CONFORMANCE_DECLARE(lock_auto_renew)
+CONFORMANCE_DECLARE(lock_renew_waited)
 CONFORMANCE_DECLARE(lock_batch)
 CONFORMANCE_DECLARE(lock_close)
 CONFORMANCE_DECLARE(lock_callback_chain)
@@ -549,6 +555,8 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_retention)
   CONFORMANCE_ENTRY(queue_close_cancels)
   CONFORMANCE_ENTRY(queue_foreign_data)
+  CONFORMANCE_ENTRY(queue_poison)
+  CONFORMANCE_ENTRY(worker_poison)
   TEST_ENTRY(queue_redis_enqueue_phase)
   CONFORMANCE_ENTRY(queue_keep_default)
   TEST_ENTRY(queue_redis_claim_fast_paths)
@@ -559,6 +567,8 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_fail_backoff)
   CONFORMANCE_ENTRY(queue_fail_jitter)
   CONFORMANCE_ENTRY(queue_recover)
+  CONFORMANCE_ENTRY(queue_recover_mixed)
+  CONFORMANCE_ENTRY(queue_token_after_recover)
 
   /* test_worker.c */
   CONFORMANCE_ENTRY(worker_basic)
@@ -585,6 +595,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_client_busy)
   CONFORMANCE_ENTRY(queue_close_orders)
   TEST_ENTRY(worker_error_cb_acl)
+  TEST_ENTRY_TIMEOUT(docs_queue_recipes, 120)
 
   /* test_queue_mp.c */
   TEST_ENTRY_TIMEOUT(queue_mp_race, 90)
@@ -687,6 +698,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(lock_expiry_takeover)
   CONFORMANCE_ENTRY(lock_manual_renew)
   CONFORMANCE_ENTRY(lock_auto_renew)
+  CONFORMANCE_ENTRY(lock_renew_waited)
   CONFORMANCE_ENTRY(lock_batch)
   CONFORMANCE_ENTRY(lock_close)
   CONFORMANCE_ENTRY(lock_callback_chain)

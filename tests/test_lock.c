@@ -475,6 +475,40 @@ CONFORMANCE_IMPL(lock_auto_renew) {
   lock_env_close(&e);
 }
 
+/* A holder keeps renewing a lease that carries a waiter's mark ("*" in
+ * front: lock_acquire.lua writes it when another client waits): with a
+ * short TTL and auto-renew, A still holds after three TTLs while B waits,
+ * and B has not acquired; once A releases, B gets it. (lock_renew.lua
+ * that forgot the mark would let the lease run out under A.) */
+CONFORMANCE_IMPL(lock_renew_waited) {
+  const uint32_t ttl = (uint32_t)fleet_test_ms(300);
+  lock_rec_t a, waiter;
+  lock_env_t e;
+  lock_info_t info;
+
+  lock_env_init(&e, b->url);
+  ASSERT_OK(lock_rec_init(&a, &e.c1, "waited", "holder", ttl, NULL));
+  ASSERT_OK(lock_rec_init(&waiter, &e.c2, "waited", "waiter", ttl, NULL));
+  ASSERT_OK(lock_rec_acquire(&e, &a, 0, 5000));
+  ASSERT_OK(fleet_lock_acquire(&waiter.lock, FLEET_LOCK_WAIT_FOREVER,
+                               lock_rec_on_acquire, NULL));
+  lock_env_sleep(&e, 3 * ttl + ttl / 2);
+  ASSERT_EQ(0, a.lost);
+  ASSERT(fleet_lock_held(&a.lock));
+  ASSERT_EQ(0, waiter.acquired);
+  info = lock_env_query(&e, &e.c2, "waited");
+  ASSERT_EQ(1, info.held);
+  ASSERT_UEQ(a.token, info.token);
+  ASSERT_STR_EQ("holder", info.owner);
+  ASSERT_OK(lock_rec_release(&e, &a));
+  ASSERT(lock_env_wait(&e, &waiter.acquired, 1, 5000));
+  ASSERT_OK(waiter.acq_status);
+  ASSERT_UGT(waiter.token, a.token);
+  lock_rec_close(&e, &a);
+  lock_rec_close(&e, &waiter);
+  lock_env_close(&e);
+}
+
 /* Acquires issued in one loop iteration go out as one call, each lock
  * with its own result (granted, or busy within the same call), and so do
  * releases. Waiters woken by one batch of releases all get the lease. */

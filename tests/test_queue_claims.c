@@ -1,6 +1,7 @@
 /* test_queue_claims.c -- claims on both adapters: fencing tokens, stale and
  * repeated completions, heartbeats, release, failure with fixed and
- * exponential backoff, dead jobs and the recovery of expired claims. */
+ * exponential backoff, dead jobs and the recovery of expired claims (never
+ * a live one with them; tokens grow across it). */
 #include "test_queue_util.h"
 
 CONFORMANCE_IMPL(queue_claim_tokens) {
@@ -254,5 +255,84 @@ CONFORMANCE_IMPL(queue_recover) {
   ASSERT_OK(qt_counts(&t));
   ASSERT_UEQ(1, t.counts.completed);
   ASSERT_UEQ(1, t.counts.dead);
+  qt_close(&t);
+}
+
+/* Recovery never mixes an expired claim with a live one: A claimed for
+ * 100 ms and B for 60 s, 150 ms later (both scaled) the recovery requeues
+ * A alone, and B is still running with its claim, which completes. */
+CONFORMANCE_IMPL(queue_recover_mixed) {
+  char ids[2][FLEET_JOB_ID_MAX + 1];
+  fleet_job_info_t info;
+  fleet_claim_t c;
+  qt_job_t a, bj, again;
+  int res[1];
+  qt_t t;
+
+  qt_open(&t, b->url, "mix", NULL);
+  qt_add(&t, "t", "a", ids[0]);
+  qt_add(&t, "t", "b", ids[1]);
+  ASSERT_EQ(1, qt_claim(&t, 1, (uint32_t)fleet_test_ms(100), &a));
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, &bj));
+  ASSERT_STR_EQ(ids[0], a.id);
+  ASSERT_STR_EQ(ids[1], bj.id);
+  qt_sleep(&t, fleet_test_ms(150));
+  ASSERT_OK(qt_recover(&t));
+  ASSERT_UEQ(1, t.recover_info.requeued);
+  ASSERT_UEQ(0, t.recover_info.dead);
+  ASSERT_UEQ(bj.deadline_ms, t.recover_info.next_deadline_ms);
+  ASSERT_OK(qt_get(&t, ids[0], &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_PENDING, info.state);
+  ASSERT_OK(qt_get(&t, ids[1], &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_RUNNING, info.state);
+  ASSERT_UEQ(bj.token, info.token);
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(1, t.counts.pending);
+  ASSERT_UEQ(1, t.counts.running);
+  /* B's claim is intact: it refreshes and completes; A runs again. */
+  c = qt_claim_of(&bj);
+  ASSERT_OK(qt_refresh(&t, &c, 1, 60000, res));
+  ASSERT_OK(res[0]);
+  ASSERT_OK(qt_complete(&t, &c, 1, res));
+  ASSERT_OK(res[0]);
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, &again));
+  ASSERT_STR_EQ(ids[0], again.id);
+  qt_close(&t);
+}
+
+/* Tokens grow across a recovery: a claim that expired and was recovered,
+ * then claimed again, has a greater token, and the old one is stale on
+ * complete and on fail (nothing changes: the new claim completes). */
+CONFORMANCE_IMPL(queue_token_after_recover) {
+  char id[FLEET_JOB_ID_MAX + 1];
+  fleet_job_info_t info;
+  fleet_claim_t old, cur;
+  qt_job_t first, second;
+  int res[1];
+  qt_t t;
+
+  qt_open(&t, b->url, "mono", NULL);
+  qt_add(&t, "t", "x", id);
+  ASSERT_EQ(1, qt_claim(&t, 1, (uint32_t)fleet_test_ms(50), &first));
+  qt_sleep(&t, fleet_test_ms(100));
+  ASSERT_OK(qt_recover(&t));
+  ASSERT_UEQ(1, t.recover_info.requeued);
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, &second));
+  ASSERT_STR_EQ(id, second.id);
+  ASSERT_UGT(second.token, first.token);
+  old = qt_claim_of(&first);
+  ASSERT_OK(qt_complete(&t, &old, 1, res));
+  ASSERT_ERR(FLEET_ESTALE, res[0]);
+  ASSERT_ERR(FLEET_ESTALE, qt_fail(&t, &old, "zombie"));
+  ASSERT_OK(qt_get(&t, id, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_RUNNING, info.state);
+  ASSERT_UEQ(second.token, info.token);
+  ASSERT_EQ(2, info.attempts);
+  cur = qt_claim_of(&second);
+  ASSERT_OK(qt_complete(&t, &cur, 1, res));
+  ASSERT_OK(res[0]);
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(1, t.counts.completed);
+  ASSERT_UEQ(0, t.counts.dead);
   qt_close(&t);
 }

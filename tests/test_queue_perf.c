@@ -134,7 +134,7 @@ TEST_IMPL(queue_redis_record_chunks) {
   fleet_job_spec_t given;
   fleet_claim_t claims[21];
   fleet_job_info_t info;
-  char payload[32], id[FLEET_JOB_ID_MAX + 1];
+  char payload[32], err[256], id[FLEET_JOB_ID_MAX + 1];
   qt_job_t jobs[25];
   int res[21], i, in0 = 0;
   qt_t t;
@@ -220,12 +220,19 @@ TEST_IMPL(queue_redis_record_chunks) {
   ASSERT_EQ(2, perf_int(r, "HLEN %s", "{qt:ck}:recs:3"));
   ASSERT_OK(qt_cancel(&t, id));
 
-  /* A pending generated id with its record in T:jobs. */
+  /* A pending generated id with its record in T:jobs, where an older
+   * fleet kept it: moved aside (dead, with the reason), its record the
+   * payload of the one it gets in its chunk. */
   freeReplyObject(
       perf_cmd(r, "HSET {qt:ck}:jobs %s %b", "5", good, sizeof(good) - 1));
   freeReplyObject(perf_cmd(r, "RPUSH {qt:ck}:pending %s", "5", NULL, 0));
-  ASSERT_ERR(FLEET_EPROTO, qt_claim(&t, 5, 60000, jobs));
-  ASSERT_EQ(0, perf_int(r, "LPOS {qt:ck}:pending %s", "5"));
+  ASSERT_EQ(0, qt_claim(&t, 5, 60000, jobs));
+  ASSERT_EQ(0, perf_int(r, "LLEN %s", "{qt:ck}:pending"));
+  ASSERT_OK(qt_get(&t, "5", &info, payload, sizeof(payload), err, sizeof(err)));
+  ASSERT_EQ(FLEET_JOB_DEAD, info.state);
+  ASSERT_NOT_NULL(strstr(err, "{qt:ck}:jobs, where fleet before the chunks"));
+  ASSERT_EQ(sizeof(good) - 1, info.payload.len);
+  ASSERT_MEM_EQ(good, payload, sizeof(good) - 1);
   qt_close(&t);
   fleet_test_redis_free(r);
   return 0;

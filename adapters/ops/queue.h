@@ -15,7 +15,10 @@
  *
  * Job data that fleet did not write (a field that is not an integer, a
  * malformed backoff) gives the error FLEET_EPROTO; a key of the wrong type
- * gives WRONGTYPE, as Redis does.
+ * gives WRONGTYPE, as Redis does; either way the script wrote nothing.
+ * QUEUE_CLAIM and QUEUE_RECOVER do not refuse for one job they cannot
+ * read: they move it to dead (docs/queue.md, "Jobs fleet cannot read")
+ * and end their reply with id, reason, 0 for it.
  *
  *   QUEUE_ENQUEUE  ARGV: n, then 10 per job: id ("" to generate one), type,
  *         payload, priority (-1000..1000), run_at_ms (0: none), delay_ms,
@@ -42,7 +45,8 @@
  *         then id, record, token per job}: the job record as stored,
  *         "<attempts>\0<max_attempts>\0<created_ms>\0<type>\0<payload>"
  *         (empty numbers: 0 and 3), which the client splits; the claim's
- *         attempt is the record's attempts + 1.
+ *         attempt is the record's attempts + 1; then id, reason, 0 per
+ *         pending or due job moved to dead (a token is never 0).
  *   QUEUE_REFRESH  ARGV: claim_ttl_ms, then id, token per claim. Moves the
  *         deadline of each claim still held to now + claim_ttl_ms. Reply:
  *         {now_ms, deadline_ms, then 1 (refreshed) or 0 (stale) per claim}.
@@ -71,7 +75,8 @@
  *   QUEUE_RECOVER  ARGV: limit, keep_count, keep_s (dead jobs). Re-queues
  *         up to `limit` jobs whose claim deadline passed (dead past
  *         max_attempts), clearing their token. Reply: {now_ms, requeued,
- *         dead, next_deadline_ms (-1: nothing running)}.
+ *         dead, next_deadline_ms (-1: nothing running), then id, reason, 0
+ *         per claimed job moved to dead}.
  *   QUEUE_GET  ARGV: id. Reply: {state, attempts, max_attempts, priority,
  *         type, payload, last_error (nil: none), created_ms, run_at_ms,
  *         finished_ms, token} (0 for a time or token never set); a delayed

@@ -114,6 +114,15 @@ typedef struct {
   /* The same for dead jobs: default 10000 and 604800 (7 days). */
   uint32_t keep_dead;
   uint32_t keep_dead_s;
+  /* Optional: hears each job that a claim or a recovery through this
+   * handle moved to dead because fleet could not read it (a pending,
+   * due or running job without a record, or whose record, options or
+   * claim is malformed; docs/queue.md, "Jobs fleet cannot read"), with
+   * FLEET_EPROTO and the detail "job <id> moved to dead: <reason>". It
+   * runs after the callback of the call that moved it, once per job; the
+   * handle passed is the queue. A worker ignores the one of its `queue`
+   * options and reports such jobs through its own error_cb. */
+  fleet_error_cb error_cb;
 } fleet_queue_options_t;
 
 /* keep_completed / keep_dead: keep no record. */
@@ -356,6 +365,9 @@ FLEET_EXTERN int fleet_queue_purge(fleet_queue_t *q, fleet_job_state_t which,
  * (fleet_queue_recover()). The callback gets the jobs (maybe none) and
  * what the backend told besides; after FLEET_ECONNLOST, jobs may have been
  * claimed that nobody will see: they are recovered after their deadline.
+ * A pending or due job fleet cannot read is moved to dead instead of
+ * claimed (docs/queue.md, "Jobs fleet cannot read"), and reported to the
+ * `error_cb` of the queue's options after the callback.
  *
  * Returns 0, FLEET_EINVAL (NULL argument, max_jobs too large, claim_ttl_ms
  * 0), FLEET_ECLOSING or FLEET_ENOMEM. */
@@ -405,7 +417,10 @@ FLEET_EXTERN int fleet_queue_fail(fleet_queue_t *q, const fleet_claim_t *claim,
 /* Re-queues up to 1000 jobs whose claim deadline has passed (dead past
  * max_attempts), clearing their token so that the former holder's calls
  * are stale. Safe to run from many processes at once: workers run it on a
- * timer. Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
+ * timer. A claimed job whose claim, record or options fleet cannot read
+ * is moved to dead (not counted in `dead`) and reported to the `error_cb`
+ * of the queue's options after the callback. Returns 0, FLEET_EINVAL,
+ * FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_recover(fleet_queue_t *q,
                                      fleet_queue_recover_cb cb,
                                      void *user_data);

@@ -77,8 +77,11 @@ typedef struct {
   fleet_worker_lost_cb lost_cb;
   fleet_worker_done_cb done_cb;
   /* Optional: hears every failed background call (a claim, a heartbeat, a
-   * recovery, a finish) with its code and the backend's text; the handle
-   * passed is the worker. The worker goes on: it retries claims with
+   * recovery, a finish) with its code and the backend's text, and each
+   * job its claims and recoveries moved to dead because fleet could not
+   * read it (FLEET_EPROTO, "job <id> moved to dead: <reason>";
+   * docs/queue.md, "Jobs fleet cannot read"); the handle passed is the
+   * worker. The worker goes on: it retries claims with
    * backoff whatever the error (a refused claim, say for want of
    * permissions, may be fixed while it runs), and finishes while the
    * error is transient (FLEET_ECONNLOST, FLEET_EUNAVAILABLE,

@@ -3,9 +3,9 @@
 # that the shared library exports the public API only and carries the
 # version and soname docs/versioning.md gives (include/fleet.h's version,
 # CMakeLists.txt's FLEET_SOVERSION), that fleet.pc names the prefix with
-# plain paths, then builds and runs a consumer with find_package(fleet)
-# and with pkg-config; then deb.sh checks the Debian packages (cpack -G
-# DEB, lintian).
+# plain paths and that the expanded Lua scripts are installed, then builds
+# and runs a consumer with find_package(fleet) and with pkg-config; then
+# deb.sh checks the Debian packages (cpack -G DEB, lintian).
 set -eu
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,6 +48,21 @@ internal=$(nm -D --defined-only "$so" | awk '{print $3}' | grep '^fleet__' ||
 if [ -n "$leaked$internal" ]; then
   echo "install check: libfleet.so exports non-public symbols:" $leaked \
     $internal >&2
+  exit 1
+fi
+# The Lua scripts, expanded (no --#include line left), for other languages
+# and redis-cli (docs/queue.md, "Running the scripts yourself").
+lua="$tmp/prefix/share/fleet/lua"
+for f in "$build"/generated/lua/*.lua; do
+  if ! cmp -s "$f" "$lua/$(basename "$f")"; then
+    echo "install check: $lua/$(basename "$f") missing or stale" >&2
+    exit 1
+  fi
+done
+[ -f "$lua/queue_enqueue.lua" ] ||
+  { echo "install check: no queue_enqueue.lua in $lua" >&2; exit 1; }
+if grep -l '^--#include' "$lua"/*.lua >&2; then
+  echo "install check: scripts above still hold --#include lines" >&2
   exit 1
 fi
 cmake -S "$here" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null

@@ -107,7 +107,9 @@ lintian --fail-on error,warning "$lib" "$dev" "$tools" >"$tmp/lintian.log" 2>&1 
 
 # Contents: each file in its package.
 contains() {
-  dpkg-deb -c "$1" | awk '{print $6}' | grep -qx "./usr/$2" ||
+  # (grep reads all: one that stops early makes dpkg-deb report a
+  # broken pipe.)
+  dpkg-deb -c "$1" | awk '{print $6}' | grep -x "./usr/$2" >/dev/null ||
     fail "$(basename "$1") does not hold /usr/$2"
 }
 contains "$lib" "$libdir/libfleet.so.$soversion"
@@ -119,9 +121,11 @@ contains "$dev" "include/fleet/client.h"
 contains "$dev" "$libdir/pkgconfig/fleet.pc"
 contains "$dev" "$libdir/cmake/fleet/fleetConfig.cmake"
 contains "$dev" "share/man/man3/fleet.3.gz"
+contains "$dev" "share/fleet/lua/queue_enqueue.lua"
+contains "$dev" "share/fleet/lua/queue_claim.lua"
 contains "$tools" "bin/fleet-demo"
 contains "$tools" "share/man/man1/fleet-demo.1.gz"
-if dpkg-deb -c "$tools" | awk '{print $6}' | grep -qx './usr/bin/fleet'; then
+if dpkg-deb -c "$tools" | awk '{print $6}' | grep -x './usr/bin/fleet' >/dev/null; then
   contains "$tools" "share/man/man1/fleet.1.gz"
 fi
 for f in "$lib" "$dev" "$tools"; do
@@ -129,7 +133,7 @@ for f in "$lib" "$dev" "$tools"; do
   contains "$f" "share/doc/$p/copyright"
   contains "$f" "share/doc/$p/changelog.Debian.gz"
 done
-if dpkg-deb -c "$lib" | awk '{print $6}' | grep -q '\.h$\|\.a$\|bin/'; then
+if dpkg-deb -c "$lib" | awk '{print $6}' | grep '\.h$\|\.a$\|bin/' >/dev/null; then
   fail "libfleet$soversion holds more than the shared library"
 fi
 

@@ -13,7 +13,10 @@
 --   job: id, type, attempts (a running job's: this attempt), max_attempts, created_ms, time (delayed: run
 --   at; running: claim deadline; completed and dead: finished; pending:
 --   0), payload (cut to ARGV[4] bytes), last error ("" when none)}.
---   An id whose record is gone is skipped.
+--   An id whose record is gone is skipped, but for a dead job moved aside
+--   (docs/queue.md, "Jobs fleet cannot read"); a record fleet cannot read
+--   is listed with an empty type, its raw value as the payload and what is
+--   wrong as the error.
 local call = redis.call
 local tag = KEYS[1]
 --#include queue_int
@@ -124,8 +127,33 @@ end
 
 for n, id in ipairs(ids) do
   local rec = recs[n]
-  if rec then
-    local attempts, max, _, j, k, l = rec_read(rec, id)
+  local attempts, max, _, j, k, l
+  if rec then attempts, max, _, j, k, l = rec_split(rec) end
+  if rec and not attempts then
+    -- A record fleet cannot read (docs/queue.md, "Jobs fleet cannot
+    -- read"), not yet moved aside: its raw value as the payload, and
+    -- what is wrong as the error.
+    out[#out + 1] = id
+    out[#out + 1] = ''
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+    out[#out + 1] = times[id] or 0
+    out[#out + 1] = #rec > cut and sub(rec, 1, cut) or rec
+    out[#out + 1] = max
+  elseif not rec and state == 'dead' and infos[n] then
+    -- A job moved aside whose record is in a key of another type: no
+    -- record, the reason in its info.
+    local p = find(infos[n], '\0', 1, true)
+    out[#out + 1] = id
+    out[#out + 1] = ''
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+    out[#out + 1] = p and tonumber(sub(infos[n], 1, p - 1)) or 0
+    out[#out + 1] = ''
+    out[#out + 1] = last_error(infos[n])
+  elseif rec then
     local created = sub(rec, j + 1, k - 1)
     local inf = infos[n]
     local err = last_error(inf)

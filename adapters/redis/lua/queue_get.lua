@@ -33,8 +33,22 @@ local function fields(v)
          sub(v, r + 1)
 end
 
-local rec = call('HGET', rec_key(tag, id), id)
-if not rec then return redis.error_reply('FLEET_ENOTFOUND no job ' .. id) end
+local rec = redis.pcall('HGET', rec_key(tag, id), id)
+if type(rec) ~= 'string' then
+  -- A job moved aside whose record is in a key of another type
+  -- (docs/queue.md, "Jobs fleet cannot read") reads as dead, with its
+  -- reason and no data.
+  local info = call('HGET', tag .. ':info', id)
+  local fin, tok, st, err
+  if info then fin, tok, st, err = fields(info) end
+  if st == 'dead' then
+    return {'dead', 0, 0, 0, '', '', err ~= '' and err or false, 0, 0,
+            num(fin), num(tok)}
+  elseif rec then
+    return rec -- the server's error
+  end
+  return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
+end
 local attempts, max, _, j, k, l = rec_read(rec, id)
 local created = num(sub(rec, j + 1, k - 1))
 local prio = opts_read(call('HGET', tag .. ':opts', id), id)

@@ -10,7 +10,9 @@
 --   stats, jobs:wake.
 -- ARGV[1]: limit (claims per call); ARGV[2]: keep_count, ARGV[3]: keep_s
 --   for dead jobs.
--- Returns: {now_ms, requeued, dead, next_deadline_ms (-1: none running)}.
+-- Returns: {now_ms, requeued, dead, next_deadline_ms (-1: none running),
+--   then id, reason, 0 per job moved aside: one whose claim, record or
+--   options fleet cannot read (docs/queue.md, "Jobs fleet cannot read")}.
 local call = redis.call
 local tag = KEYS[1]
 local t = call('TIME')
@@ -23,35 +25,50 @@ local prio = tag .. ':pending:prio'
 --#include queue_rec
 --#include queue_trim
 
+-- "<digits>" of at most 18 digits, else nil.
+local function num(s)
+  return #s <= 18 and find(s, '^%d+$') and tonumber(s) or nil
+end
+
+-- (A recover_at fleet cannot read is no bound: the claims are read.)
 local ra = call('GET', ra_key)
-if ra and int(ra) > now then return {now, 0, 0, int(ra)} end
+ra = ra and num(ra)
+if ra and ra > now then return {now, 0, 0, ra} end
 
 -- Redis keeps what a script wrote before an error: every claim and job is
--- read and checked first, so that one fleet cannot read stays running and
--- the call answers FLEET_EPROTO.
+-- read and checked first. A claim, record or options fleet cannot read
+-- does not stop the recovery: its job is moved aside (move_aside,
+-- lib/queue_rec.lua: dead, with the reason), and the reply names it.
 local all = call('HGETALL', claims)
 local limit = tonumber(ARGV[1])
-local ids, attempts, nxt = {}, {}, nil
+local ids, attempts, nxt, bad = {}, {}, nil, {}
 for x = 1, #all, 2 do
   local id, v = all[x], all[x + 1]
   local p = id ~= '' and find(v, '\0', 1, true)
   local q = p and find(v, '\0', p + 1, true)
+  local dl = q and num(sub(v, q + 1))
+  local att = q and num(sub(v, p + 1, q - 1))
   if id == '' then
-    -- CLAIMS_MARK (queue_rec), not a claim.
-  elseif not q then
-    return redis.error_reply('FLEET_EPROTO bad claim: ' .. id)
-  else
-    local dl = int(sub(v, q + 1))
-    if dl <= now and #ids < limit then
-      ids[#ids + 1] = id
-      attempts[#ids] = int(sub(v, p + 1, q - 1))
-    elseif nxt == nil or dl < nxt then
-      -- The earliest deadline left (past already when the limit cut).
-      nxt = dl
+    -- HASH_MARK (queue_int), not a claim.
+  elseif not dl or not att then
+    if #bad < limit then
+      bad[#bad + 1] = {id, 'malformed claim: not <token>\0<attempt>\0' ..
+                         '<deadline_ms> with numbers', nil, false}
     end
+  elseif dl <= now and #ids < limit then
+    ids[#ids + 1] = id
+    attempts[#ids] = att
+  elseif nxt == nil or dl < nxt then
+    -- The earliest deadline left (past already when the limit cut).
+    nxt = dl
   end
 end
 local requeued, dead = 0, 0
+if #bad > 0 then
+  local gone = {}
+  for x, b in ipairs(bad) do gone[x] = b[1] end
+  call('HDEL', claims, unpack(gone))
+end
 if #ids > 0 then
   -- The claims hash has no order: sorted, every backend does the same.
   local order = {}
@@ -62,11 +79,23 @@ if #ids > 0 then
   local o = call('HMGET', tag .. ':opts', unpack(ids))
   local cuts, prios = {}, {}
   for x, id in ipairs(ids) do
-    if recs[x] then
-      local _, max, i = rec_read(recs[x], id)
-      cuts[x] = i
-      prios[x] = opts_read(o[x], id)
-      if attempts[x] >= max then prios[x] = nil end
+    local rec = recs[x]
+    local ok, max, i = rec, nil, nil
+    if rec then ok, max, i = rec_split(rec) end
+    if not rec then
+      local why, raw = rec_missing(tag, id)
+      bad[#bad + 1] = {id, why, raw, true}
+    elseif not ok then
+      bad[#bad + 1] = {id, max, rec, true}
+    else
+      local p, why = opts_split(o[x])
+      if p then
+        cuts[x] = i
+        prios[x] = p
+        if attempts[x] >= max then prios[x] = nil end
+      else
+        bad[#bad + 1] = {id, why, nil, false}
+      end
     end
   end
   local was_empty = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
@@ -114,4 +143,6 @@ if nxt then
 else
   call('DEL', ra_key)
 end
-return {now, requeued, dead, nxt or -1}
+local out = {now, requeued, dead, nxt or -1}
+for _, v in ipairs(move_aside(tag, now, bad)) do out[#out + 1] = v end
+return out

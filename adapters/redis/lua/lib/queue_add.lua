@@ -22,17 +22,19 @@ local function queue_deliver(tag, now, list, lrec)
   local call = redis.call
   local parked = call('HGETALL', tag .. ':parked')
   if #parked == 0 then return 1 end
-  -- Every entry is read first: one fleet cannot read raises before any
-  -- message goes out.
+  -- Every entry is read first. One fleet cannot read (a worker writes
+  -- "<room>:<ttl_ms>") gets no job and goes with the others met: its
+  -- worker parks itself again with its next claim. (An error here would
+  -- come after the enqueue wrote T:seq.)
   local rooms, ttls = {}, {}
   for x = 1, #parked, 2 do
     local v = parked[x + 1]
-    local c = string.find(v, ':', 1, true)
-    if not c then
-      error({err = 'FLEET_EPROTO bad parked worker: ' .. parked[x]})
+    local room, ttl = string.match(v, '^(%d+):(%d+)$')
+    if room and #room <= 9 and #ttl <= 9 then
+      rooms[x], ttls[x] = tonumber(room), tonumber(ttl)
+    else
+      rooms[x], ttls[x] = 0, 0
     end
-    rooms[x] = int(string.sub(v, 1, c - 1))
-    ttls[x] = int(string.sub(v, c + 1))
   end
   local n, given = #list, 0
   local token = call('INCRBY', tag .. ':fence', dec(n)) - n

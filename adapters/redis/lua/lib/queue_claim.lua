@@ -19,11 +19,14 @@
 -- keeps a lower bound of the earliest deadline. Expects `call`, `tag`,
 -- `now`, and queue_int and queue_rec included before it.
 --
--- Redis keeps what a script wrote before an error: every record is read
--- and checked before anything is written, so that one fleet cannot read
--- stays where it is and the call answers FLEET_EPROTO; an error can only
--- come before claim() writes anything. An id whose record is gone is only
--- a stale reference, dropped.
+-- Jobs fleet cannot read (docs/queue.md, "Jobs fleet cannot read"): a
+-- pending or due job without a record, or whose record or options fleet
+-- cannot split, is moved aside (move_aside, lib/queue_rec.lua: dead, with
+-- the reason) and the claim goes on, so that it never blocks the jobs
+-- behind it; the reply ends with {id, reason, 0} for each, which the
+-- client reports through the error callback. Redis keeps what a script
+-- wrote before an error: every record is read and checked before
+-- anything is written.
 local function claim(n, ttl, wid, dttl)
   -- A paused queue (queue_admin_pause.lua) claims and promotes nothing, and
   -- tells that nothing is pending or delayed, so that workers go idle; the
@@ -42,15 +45,31 @@ local function claim(n, ttl, wid, dttl)
     due = call('ZRANGEBYSCORE', delayed, '-inf', dec(now), 'LIMIT', '0',
                '1000')
   end
-  local list, zp = {}, {}
+  local list, zp, bad = {}, {}, {}
   local was_empty = true
   if #due > 0 then
     local o = call('HMGET', tag .. ':opts', unpack(due))
     local there = recs_get(tag, due)
     local prios = {}
     for i, id in ipairs(due) do
-      if there[i] then prios[i] = opts_read(o[i], id) end
+      local rec = there[i]
+      local ok, why = rec, nil
+      if rec then ok, why = rec_split(rec) end
+      if not rec then
+        local raw
+        why, raw = rec_missing(tag, id)
+        bad[#bad + 1] = {id, why, raw, true}
+      elseif not ok then
+        bad[#bad + 1] = {id, why, rec, true}
+      else
+        -- (A record fleet can read keeps its place; only the options go.)
+        prios[i], why = opts_split(o[i])
+        if not prios[i] then bad[#bad + 1] = {id, why, nil, false} end
+      end
     end
+    -- (Read before the first write: a pending list or zset of another
+    -- type refuses the call here, with nothing written.)
+    was_empty = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
     local seq = call('INCRBY', tag .. ':seq', dec(#due)) - #due
     for i, id in ipairs(due) do
       local p = prios[i]
@@ -61,7 +80,6 @@ local function claim(n, ttl, wid, dttl)
         zp[#zp + 1] = id
       end
     end
-    was_empty = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
     call('ZREM', delayed, unpack(due))
     if #list > 0 then call('RPUSH', pending, unpack(list)) end
     if #zp > 0 then call('ZADD', prio, unpack(zp)) end
@@ -104,14 +122,17 @@ local function claim(n, ttl, wid, dttl)
         local rec = recs[i]
         if rec then
           -- (sep1, the first separator, is at 1: no attempts yet.)
-          local attempts, _, sep1 = rec_read(rec, ids[i])
-          att[i] = sep1 == 1 and '1' or dec(attempts + 1)
-        elseif rec_chunk(ids[i]) and
-            call('HEXISTS', tag .. ':jobs', ids[i]) == 1 then
-          -- A generated id's record where fleet before the chunks kept it:
-          -- refused rather than dropped (docs/queue.md, "Migration").
-          error({err = 'FLEET_EPROTO job ' .. ids[i] ..
-                   ' has its record in T:jobs: queued by an older fleet'})
+          local attempts, why, sep1 = rec_split(rec)
+          if attempts then
+            att[i] = sep1 == 1 and '1' or dec(attempts + 1)
+          else
+            bad[#bad + 1] = {ids[i], why, rec, true}
+          end
+        else
+          -- No record: a generated id's may be in T:jobs, where fleet
+          -- before the chunks kept it (docs/queue.md, "Migration").
+          local why, raw = rec_missing(tag, ids[i])
+          bad[#bad + 1] = {ids[i], why, raw, true}
         end
       end
       if #mid > 0 then call('LTRIM', pending, dec(#mid), '-1') end
@@ -162,8 +183,11 @@ local function claim(n, ttl, wid, dttl)
   end
   if not left then left = call('LLEN', pending) + call('ZCARD', prio) end
   out[4] = left
+  local got = (#out - 4) / 3
+  if #bad > 0 then
+    for _, v in ipairs(move_aside(tag, now, bad)) do out[#out + 1] = v end
+  end
   if wid and wid ~= '' then
-    local got = (#out - 4) / 3
     if left == 0 and got < n then
       call('HSET', tag .. ':parked', wid, dec(n - got) .. ':' .. dttl)
     else

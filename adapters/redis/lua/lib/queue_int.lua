@@ -91,14 +91,17 @@ local function recs_elsewhere(tag, ids, h, found)
   return rest, at
 end
 
--- The records of ids (false where there is none), in their order. One
--- HMGET of the first id's hash reads a batch in one chunk; only the ids it
--- does not find are placed one by one (the batch crossed into another
--- chunk, holds given ids, or names jobs that are gone).
+-- The records of ids (false or nil where there is none), in their order.
+-- One HMGET of the first id's hash reads a batch in one chunk; only the ids
+-- it does not find are placed one by one (the batch crossed into another
+-- chunk, holds given ids, or names jobs that are gone). A hash of another
+-- type (written by hand) holds no record fleet can read: its ids read as
+-- missing, and a claim moves them aside (lib/queue_claim.lua).
 local function recs_get(tag, ids)
   if #ids == 0 then return {} end
   local h = rec_key(tag, ids[1])
-  local r = redis.call('HMGET', h, unpack(ids))
+  local r = redis.pcall('HMGET', h, unpack(ids))
+  if r.err then r = {} end
   local all = true
   for i = 2, #ids do
     if not r[i] then
@@ -128,9 +131,10 @@ local function recs_set(tag, kv)
 end
 
 -- Deletes chunk h when it holds no record (its mark only). A hash
--- without the mark (written by hand) is never deleted here.
+-- without the mark, or a key of another type (written by hand), is never
+-- deleted here.
 local function rec_drop_empty(h)
-  if redis.call('HLEN', h) == 1 and redis.call('HEXISTS', h, '') == 1 then
+  if redis.pcall('HLEN', h) == 1 and redis.call('HEXISTS', h, '') == 1 then
     redis.call('DEL', h)
   end
 end
@@ -141,13 +145,17 @@ end
 -- otherwise delete and create it at every job; the enqueue that starts
 -- the next chunk deletes it if it is still empty (queue_add). As
 -- recs_get, one HDEL for a batch in one chunk (it deleted as many fields
--- as there are ids).
+-- as there are ids). A key of another type holds none of them: it is
+-- left as it is, so that a script deleting records never fails after it
+-- wrote.
 local function recs_del(tag, ids)
   if #ids == 0 then return end
   local c = rec_chunk(ids[1])
   local h = rec_hash(tag, c)
-  local k = redis.call('HDEL', h, unpack(ids))
-  if c then
+  local k = redis.pcall('HDEL', h, unpack(ids))
+  if type(k) ~= 'number' then
+    k = 0
+  elseif c then
     local seq = tonumber(redis.call('GET', tag .. ':seq') or '0') or 0
     if tonumber(c) < seq_chunk(seq) then rec_drop_empty(h) end
   end

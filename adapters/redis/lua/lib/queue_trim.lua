@@ -1,6 +1,6 @@
 -- queue_trim.lua -- included by queue scripts (--#include queue_trim):
 -- retention of finished jobs. Expects `call` (redis.call), `now` (server
--- ms), `tag`, `int` and `dec` (queue_int) defined before it. The list `l`
+-- ms), `tag` and `dec` (queue_int) defined before it. The list `l`
 -- holds the ids of the kept jobs, oldest first; `times` is the hash whose
 -- value for an id starts with "<finished_ms>\0". Deletes the oldest: those
 -- beyond `keep`, then those finished more than keep_s seconds ago (when
@@ -30,9 +30,12 @@ local function trim(l, times, keep, keep_s, len)
     local v = call('HMGET', times, unpack(look))
     local young = false
     for i = 1, #look do
+      -- (A time fleet cannot read counts as old: trim runs after its
+      -- caller wrote, and must not fail.)
       local e = v[i]
       local p = e and string.find(e, '\0', 1, true)
-      if p and int(string.sub(e, 1, p - 1)) > cutoff then
+      local fin = p and p < 20 and string.match(e, '^%d+', 1)
+      if fin and #fin == p - 1 and tonumber(fin) > cutoff then
         young = true
         break
       end

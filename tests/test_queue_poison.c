@@ -1,0 +1,456 @@
+/* test_queue_poison.c -- jobs fleet cannot read, on both adapters
+ * (docs/queue.md, "Jobs fleet cannot read"): a pending or due job without
+ * a record, with a record of the wrong type, with garbage fields, with a
+ * record that is not fleet's encoding, or with garbage options, and an
+ * expired claim whose record went bad, are each moved to dead with a
+ * reason by the claim or recovery that meets them, reported through the
+ * error callback, and never block the good job behind them; a refused
+ * claim changes nothing; a parked worker's entry fleet cannot read does
+ * not fail an enqueue. The foreign data is written with raw commands
+ * (on the memory backend through its command table). */
+#include "client.h"
+#include "memory/script.h"
+#include "test_queue_util.h"
+
+/* ------------------------------------------------------------------------ */
+/* Raw commands on either backend                                           */
+
+#define PZ_STRS 32
+
+/* A raw command's reply: its type (FLEET__REPLY_*), its integer, and its
+ * strings (a string reply's, or an array's elements), NUL-terminated and
+ * cut to 255 bytes. */
+typedef struct {
+  int type;
+  long long integer;
+  size_t n;
+  char s[PZ_STRS][256];
+} pz_reply_t;
+
+/* Runs a command of `argc` arguments (`lens` their lengths, NULL for
+ * strlen) on the test's server, or on the memory store of `t`'s client. */
+static void pz_cmdv(fleet_test_backend_t *b, qt_t *t, pz_reply_t *out, int argc,
+                    const char **argv, const size_t *lens) {
+  size_t i;
+
+  memset(out, 0, sizeof(*out));
+  if (b->redis != NULL) {
+    redisReply *r = fleet_test_redis_cmd_argv(b->redis, argc, argv, lens);
+    ASSERT_NOT_NULL(r);
+    out->type = r->type == REDIS_REPLY_INTEGER ? FLEET__REPLY_INT
+                : r->type == REDIS_REPLY_NIL   ? FLEET__REPLY_NIL
+                : r->type == REDIS_REPLY_ARRAY ? FLEET__REPLY_ARRAY
+                : r->type == REDIS_REPLY_ERROR ? -1
+                                               : FLEET__REPLY_STR;
+    out->integer = r->integer;
+    if (r->type == REDIS_REPLY_ARRAY) {
+      for (i = 0; i < r->elements && i < PZ_STRS; i++)
+        snprintf(out->s[i], sizeof(out->s[i]), "%.*s", (int)r->element[i]->len,
+                 r->element[i]->str);
+      out->n = i;
+    } else if (r->str != NULL) {
+      snprintf(out->s[0], sizeof(out->s[0]), "%.*s", (int)r->len, r->str);
+      out->n = 1;
+    }
+    freeReplyObject(r);
+  } else {
+    fleet_bytes_t a[8];
+    const fleet__reply_t *tree;
+    fleet__rb_t rb;
+    ASSERT_LE(argc, 8);
+    for (i = 0; i < (size_t)argc; i++) {
+      a[i].base = argv[i];
+      a[i].len = lens != NULL ? lens[i] : strlen(argv[i]);
+    }
+    fleet__rb_init(&rb);
+    if (fleet__memory_command(fleet__client_backend(&t->c.client), a,
+                              (size_t)argc, &rb) != 0 ||
+        fleet__rb_build(&rb, &tree) != 0) {
+      out->type = -1;
+    } else {
+      out->type = (int)tree->type;
+      out->integer = tree->integer;
+      if (tree->type == FLEET__REPLY_ARRAY) {
+        for (i = 0; i < tree->nelem && i < PZ_STRS; i++)
+          snprintf(out->s[i], sizeof(out->s[i]), "%.*s", (int)tree->elem[i].len,
+                   tree->elem[i].str);
+        out->n = i;
+      } else if (tree->type == FLEET__REPLY_STR ||
+                 tree->type == FLEET__REPLY_STATUS) {
+        snprintf(out->s[0], sizeof(out->s[0]), "%.*s", (int)tree->len,
+                 tree->str);
+        out->n = 1;
+      }
+    }
+    fleet__rb_trim(&rb, 0);
+  }
+}
+
+/* The same with the NULL-terminated string arguments that follow. */
+static pz_reply_t pz_cmd(fleet_test_backend_t *b, qt_t *t, ...) {
+  const char *argv[8];
+  pz_reply_t out;
+  va_list ap;
+  int argc = 0;
+
+  va_start(ap, t);
+  while (argc < 8 && (argv[argc] = va_arg(ap, const char *)) != NULL)
+    argc++;
+  va_end(ap);
+  pz_cmdv(b, t, &out, argc, argv, NULL);
+  ASSERT_NE(-1, out.type);
+  return out;
+}
+
+/* Writes `len` bytes at `rec` as the record of job `id` in `hash`. */
+static void pz_record(fleet_test_backend_t *b, qt_t *t, const char *hash,
+                      const char *id, const char *rec, size_t len) {
+  const char *argv[] = {"HSET", hash, id, rec};
+  size_t lens[] = {4, strlen(hash), strlen(id), len};
+  pz_reply_t r;
+
+  pz_cmdv(b, t, &r, 4, argv, lens);
+  ASSERT_EQ(FLEET__REPLY_INT, r.type);
+}
+
+/* Whether the list or zset reply `r` holds `s`. */
+static int pz_has(const pz_reply_t *r, const char *s) {
+  size_t i;
+  for (i = 0; i < r->n; i++)
+    if (strcmp(r->s[i], s) == 0)
+      return 1;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* What the error callback heard                                            */
+
+static int pz_errors;
+static int pz_status;
+static char pz_detail[512];
+
+static void pz_on_error(fleet_handle_t *h, int status, const char *detail) {
+  ASSERT_NOT_NULL(h);
+  pz_errors++;
+  pz_status = status;
+  snprintf(pz_detail, sizeof(pz_detail), "%s", detail);
+}
+
+/* What pz_type() read. */
+typedef struct {
+  int done;
+  char *out;
+  size_t cap;
+} pz_get_t;
+
+static void pz_on_get(fleet_queue_t *q, int status,
+                      const fleet_job_info_t *info, void *ud) {
+  pz_get_t *g = ud;
+  (void)q;
+  ASSERT_OK(status);
+  snprintf(g->out, g->cap, "%s", info->type);
+  g->done = 1;
+}
+
+/* Reads the type of job `id` ("" for none) into `out`. */
+static void pz_type(qt_t *t, const char *id, char *out, size_t cap) {
+  pz_get_t g = {0, out, cap};
+  ASSERT_OK(fleet_queue_get(&t->q, id, pz_on_get, &g));
+  ASSERT(fleet_test_run_until(&t->c.loop, fleet_test_flag_set, &g.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+}
+
+/* What pz_listed() read. */
+typedef struct {
+  int done;
+  const char *id;
+  char *out;
+  size_t cap;
+} pz_jobs_t;
+
+static void pz_on_jobs(fleet_queue_t *q, int status,
+                       const fleet_job_summary_t *jobs, size_t n,
+                       uint64_t total, uint64_t next, void *ud) {
+  pz_jobs_t *j = ud;
+  size_t i;
+  (void)q, (void)total, (void)next;
+  ASSERT_OK(status);
+  for (i = 0; i < n; i++)
+    if (strcmp(jobs[i].id, j->id) == 0)
+      snprintf(j->out, j->cap, "%s", jobs[i].last_error);
+  j->done = 1;
+}
+
+/* The last error the list of jobs in `state` (the page the CLI's `fleet
+ * queue jobs` and the dashboard show) gives for job `id`, "" when it is
+ * not listed. */
+static void pz_listed(qt_t *t, fleet_job_state_t state, const char *id,
+                      char *out, size_t cap) {
+  pz_jobs_t j = {0, id, out, cap};
+  out[0] = '\0';
+  ASSERT_OK(fleet_queue_jobs(&t->q, state, 0, 100, 64, pz_on_jobs, &j));
+  ASSERT(fleet_test_run_until(&t->c.loop, fleet_test_flag_set, &j.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+}
+
+/* Claims one job at a time (up to three claims) until the good job
+ * `good` comes, completes it, and checks what became of the job `id`
+ * that sat before it: moved to dead with a reason holding `why`, heard
+ * by the error callback and listed with it among the dead jobs, gone
+ * from pending and delayed. `type` is the
+ * type of its record afterwards ("" for none). */
+static void pz_check(fleet_test_backend_t *b, qt_t *t, const char *good,
+                     const char *id, const char *why, const char *type) {
+  fleet_job_info_t info;
+  qt_job_t job;
+  fleet_claim_t c;
+  pz_reply_t r;
+  char err[256], want[300];
+  int errors = pz_errors, got = 0, tries;
+  uint64_t dead;
+
+  ASSERT_OK(qt_counts(t));
+  dead = t->counts.dead;
+  for (tries = 0; tries < 3 && !got; tries++) {
+    int n = qt_claim(t, 1, 60000, &job);
+    ASSERT_GE(n, 0);
+    if (n == 1) {
+      ASSERT_STR_EQ(good, job.id);
+      got = 1;
+    }
+  }
+  ASSERT(got);
+  c = qt_claim_of(&job);
+  ASSERT_OK(qt_complete(t, &c, 1, NULL));
+  /* Heard once, as FLEET_EPROTO naming the job and what is wrong. */
+  ASSERT_EQ(errors + 1, pz_errors);
+  ASSERT_ERR(FLEET_EPROTO, pz_status);
+  snprintf(want, sizeof(want), "job %s moved to dead: ", id);
+  ASSERT_EQ(0, strncmp(pz_detail, want, strlen(want)));
+  ASSERT_NOT_NULL(strstr(pz_detail, why));
+  /* Dead, with the reason as its last error. */
+  ASSERT_OK(qt_get(t, id, &info, NULL, 0, err, sizeof(err)));
+  ASSERT_EQ(FLEET_JOB_DEAD, info.state);
+  ASSERT_NOT_NULL(strstr(err, why));
+  pz_type(t, id, err, sizeof(err));
+  ASSERT_STR_EQ(type, err);
+  pz_listed(t, FLEET_JOB_DEAD, id, err, sizeof(err));
+  ASSERT_NOT_NULL(strstr(err, why));
+  ASSERT_OK(qt_counts(t));
+  ASSERT_UEQ(dead + 1, t->counts.dead);
+  ASSERT_UEQ(0, t->counts.pending);
+  ASSERT_UEQ(0, t->counts.delayed);
+  r = pz_cmd(b, t, "LRANGE", "{qt:a}:dead", "0", "-1", NULL);
+  ASSERT(pz_has(&r, id));
+  r = pz_cmd(b, t, "LRANGE", "{qt:a}:pending", "0", "-1", NULL);
+  ASSERT(!pz_has(&r, id));
+  r = pz_cmd(b, t, "ZRANGE", "{qt:a}:delayed", "0", "-1", NULL);
+  ASSERT(!pz_has(&r, id));
+}
+
+CONFORMANCE_IMPL(queue_poison) {
+  static const char good_rec[] = "\0\0001\0t\0x";
+  static const char json[] = "{\"type\":\"t\",\"payload\":\"x\"}";
+  fleet_queue_options_t o;
+  fleet_job_info_t info;
+  fleet_claim_t c;
+  qt_job_t jobs[2];
+  pz_reply_t r, seq;
+  char good[FLEET_JOB_ID_MAX + 1], payload[64];
+  qt_t t;
+
+  fleet_queue_options_init(&o);
+  o.error_cb = pz_on_error;
+  pz_errors = 0;
+  qt_open(&t, b->url, "a", &o);
+
+  /* A pending id without a record: its new record has the malformed
+   * type and no payload. */
+  pz_cmd(b, &t, "RPUSH", "{qt:a}:pending", "ghost", NULL);
+  qt_add(&t, "t", "x", good);
+  pz_check(b, &t, good, "ghost", "no record for id", "fleet:malformed");
+
+  /* A record that is not fleet's encoding (JSON): kept as the payload. */
+  pz_record(b, &t, "{qt:a}:jobs", "json-1", json, strlen(json));
+  pz_cmd(b, &t, "RPUSH", "{qt:a}:pending", "json-1", NULL);
+  qt_add(&t, "t", "x", good);
+  /* Listed while pending, with what is wrong as its error. */
+  pz_listed(&t, FLEET_JOB_PENDING, "json-1", payload, sizeof(payload));
+  ASSERT_NOT_NULL(strstr(payload, "malformed record"));
+  pz_check(b, &t, good, "json-1", "malformed record: not the 5 fields",
+           "fleet:malformed");
+  ASSERT_OK(qt_get(&t, "json-1", &info, payload, sizeof(payload), NULL, 0));
+  ASSERT_EQ(strlen(json), info.payload.len);
+  ASSERT_MEM_EQ(json, payload, strlen(json));
+
+  /* Garbage fields: attempts, max_attempts, an empty type. */
+  pz_record(b, &t, "{qt:a}:jobs", "garb-1", "zz\0\0001\0t\0x", 9);
+  pz_cmd(b, &t, "RPUSH", "{qt:a}:pending", "garb-1", NULL);
+  qt_add(&t, "t", "x", good);
+  pz_check(b, &t, good, "garb-1", "field attempts", "fleet:malformed");
+  pz_record(b, &t, "{qt:a}:jobs", "garb-2", "\0-1\0001\0t\0x", 9);
+  pz_cmd(b, &t, "RPUSH", "{qt:a}:pending", "garb-2", NULL);
+  qt_add(&t, "t", "x", good);
+  pz_check(b, &t, good, "garb-2", "field max_attempts", "fleet:malformed");
+  pz_record(b, &t, "{qt:a}:jobs", "garb-3", "\0\0001\0\0x", 6);
+  pz_cmd(b, &t, "RPUSH", "{qt:a}:pending", "garb-3", NULL);
+  qt_add(&t, "t", "x", good);
+  pz_check(b, &t, good, "garb-3", "field type is empty", "fleet:malformed");
+
+  /* A record in a key of the wrong type (a string where the chunk hash
+   * of generated id 999999 would be): it stays; the job has no record. */
+  pz_cmd(b, &t, "SET", "{qt:a}:recs:999", "not a hash", NULL);
+  pz_cmd(b, &t, "RPUSH", "{qt:a}:pending", "999999", NULL);
+  qt_add(&t, "t", "x", good);
+  pz_check(b, &t, good, "999999",
+           "malformed record: {qt:a}:recs:999 is a string, not a hash", "");
+  r = pz_cmd(b, &t, "GET", "{qt:a}:recs:999", NULL);
+  ASSERT_STR_EQ("not a hash", r.s[0]);
+
+  /* Due delayed jobs: a malformed record, no record, garbage options
+   * (the record, readable, keeps its type). */
+  pz_record(b, &t, "{qt:a}:jobs", "due-1", "\0\0001", 4);
+  pz_cmd(b, &t, "ZADD", "{qt:a}:delayed", "1", "due-1", NULL);
+  qt_add(&t, "t", "x", good);
+  pz_check(b, &t, good, "due-1", "malformed record", "fleet:malformed");
+  pz_cmd(b, &t, "ZADD", "{qt:a}:delayed", "1", "due-2", NULL);
+  qt_add(&t, "t", "x", good);
+  pz_check(b, &t, good, "due-2", "no record for id", "fleet:malformed");
+  pz_record(b, &t, "{qt:a}:jobs", "due-3", good_rec, sizeof(good_rec) - 1);
+  pz_cmd(b, &t, "HSET", "{qt:a}:opts", "due-3", "zz", NULL);
+  pz_cmd(b, &t, "ZADD", "{qt:a}:delayed", "1", "due-3", NULL);
+  qt_add(&t, "t", "x", good);
+  pz_check(b, &t, good, "due-3", "malformed options", "t");
+  r = pz_cmd(b, &t, "HEXISTS", "{qt:a}:opts", "due-3", NULL);
+  ASSERT_EQ(0, r.integer);
+
+  /* Recovery: two expired claims, one whose record went bad. The good one
+   * is requeued, the bad one moved aside, in the same call. */
+  qt_add(&t, "t", "x", good);
+  qt_add(&t, "t", "x", NULL);
+  ASSERT_EQ(2, qt_claim(&t, 2, 1, jobs));
+  ASSERT_STR_EQ(good, jobs[0].id);
+  pz_record(b, &t, "{qt:a}:recs:0", jobs[1].id, "zz", 2);
+  qt_sleep(&t, 20);
+  pz_errors = 0;
+  ASSERT_OK(qt_recover(&t));
+  ASSERT_UEQ(1, t.recover_info.requeued);
+  ASSERT_EQ(1, pz_errors);
+  ASSERT_ERR(FLEET_EPROTO, pz_status);
+  ASSERT_NOT_NULL(strstr(pz_detail, jobs[1].id));
+  ASSERT_NOT_NULL(strstr(pz_detail, "malformed record"));
+  ASSERT_OK(qt_get(&t, jobs[1].id, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_DEAD, info.state);
+  ASSERT_EQ(1, qt_claim(&t, 2, 60000, jobs));
+  ASSERT_STR_EQ(good, jobs[0].id);
+  c = qt_claim_of(&jobs[0]);
+  ASSERT_OK(qt_complete(&t, &c, 1, NULL));
+
+  /* A refused claim changes nothing: with the pending list of the wrong
+   * type, a due job stays delayed and the sequence stays. */
+  pz_record(b, &t, "{qt:a}:jobs", "due-4", good_rec, sizeof(good_rec) - 1);
+  pz_cmd(b, &t, "ZADD", "{qt:a}:delayed", "1", "due-4", NULL);
+  pz_cmd(b, &t, "SET", "{qt:a}:pending", "not a list", NULL);
+  seq = pz_cmd(b, &t, "GET", "{qt:a}:seq", NULL);
+  pz_errors = 0;
+  ASSERT_ERR(FLEET_EWRONGTYPE, qt_claim(&t, 1, 60000, jobs));
+  r = pz_cmd(b, &t, "ZSCORE", "{qt:a}:delayed", "due-4", NULL);
+  ASSERT_STR_EQ("1", r.s[0]);
+  r = pz_cmd(b, &t, "GET", "{qt:a}:seq", NULL);
+  ASSERT_STR_EQ(seq.s[0], r.s[0]);
+  ASSERT_EQ(0, pz_errors);
+  pz_cmd(b, &t, "DEL", "{qt:a}:pending", NULL);
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, jobs));
+  ASSERT_STR_EQ("due-4", jobs[0].id);
+
+  /* A parked worker's entry fleet cannot read: an enqueue onto the empty
+   * queue succeeds (its job stays pending) and drops the entry. */
+  pz_cmd(b, &t, "HSET", "{qt:a}:parked", "w1", "garbage", NULL);
+  qt_add(&t, "t", "x", good);
+  r = pz_cmd(b, &t, "HEXISTS", "{qt:a}:parked", "w1", NULL);
+  ASSERT_EQ(0, r.integer);
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, jobs));
+  ASSERT_STR_EQ(good, jobs[0].id);
+  qt_close(&t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* A worker goes on past a poison pill                                      */
+
+typedef struct {
+  qt_t t;
+  fleet_worker_t w;
+  int completed, errors, eproto;
+  char ids[4][FLEET_JOB_ID_MAX + 1];
+  char detail[512];
+} pzw_t;
+
+static void pzw_handler(fleet_worker_t *w, fleet_job_t *job) {
+  pzw_t *p = w->data;
+  ASSERT_STR_EQ("t", job->type);
+  if (p->completed < 4)
+    snprintf(p->ids[p->completed], sizeof(p->ids[0]), "%s", job->id);
+  ASSERT_OK(fleet_job_complete(job));
+}
+
+static void pzw_done(fleet_worker_t *w, fleet_job_t *job,
+                     fleet_job_action_t action, int status) {
+  pzw_t *p = w->data;
+  (void)job;
+  ASSERT_EQ(FLEET_JOB_COMPLETE, action);
+  ASSERT_OK(status);
+  p->completed++;
+}
+
+static void pzw_error(fleet_handle_t *h, int status, const char *detail) {
+  pzw_t *p = h->data;
+  ASSERT_EQ(FLEET_HANDLE_WORKER, h->type);
+  p->errors++;
+  if (status == FLEET_EPROTO) {
+    p->eproto++;
+    snprintf(p->detail, sizeof(p->detail), "%s", detail);
+  }
+}
+
+static void pzw_closed(fleet_handle_t *h) {
+  (void)h;
+}
+
+/* A worker of concurrency 1 with a job without a record at the head of
+ * the queue, and a delayed job with a malformed record due: it runs the
+ * two good jobs behind them, and its error callback hears both, with
+ * the handle of the worker. */
+CONFORMANCE_IMPL(worker_poison) {
+  fleet_worker_options_t wo;
+  char good[2][FLEET_JOB_ID_MAX + 1];
+  pzw_t p;
+
+  memset(&p, 0, sizeof(p));
+  qt_open(&p.t, b->url, "a", NULL);
+  pz_cmd(b, &p.t, "RPUSH", "{qt:a}:pending", "ghost", NULL);
+  pz_record(b, &p.t, "{qt:a}:jobs", "due-1", "x", 1);
+  pz_cmd(b, &p.t, "ZADD", "{qt:a}:delayed", "1", "due-1", NULL);
+  qt_add(&p.t, "t", "x", good[0]);
+  qt_add(&p.t, "t", "y", good[1]);
+  fleet_worker_options_init(&wo);
+  wo.concurrency = 1;
+  wo.handler = pzw_handler;
+  wo.done_cb = pzw_done;
+  wo.error_cb = pzw_error;
+  ASSERT_OK(fleet_worker_init(&p.t.c.client, &p.w, "a", &wo));
+  p.w.data = &p;
+  ASSERT_OK(fleet_worker_start(&p.w));
+  ASSERT(fleet_test_wait_count(&p.t.c.loop, &p.completed, 2,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT(fleet_test_wait_count(&p.t.c.loop, &p.eproto, 2,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_EQ(2, p.errors);
+  ASSERT_STR_EQ(good[0], p.ids[0]);
+  ASSERT_STR_EQ(good[1], p.ids[1]);
+  ASSERT_NOT_NULL(strstr(p.detail, "moved to dead"));
+  ASSERT_OK(qt_counts(&p.t));
+  ASSERT_UEQ(2, p.t.counts.dead);
+  ASSERT_UEQ(2, p.t.counts.completed);
+  ASSERT_OK(fleet_worker_close(&p.w, pzw_closed));
+  qt_close(&p.t);
+}
