@@ -164,6 +164,8 @@ int fleet_pool_worker_remove(fleet_pool_worker_t *worker,
     return err;
   if (p->state == FLEET__POOL_SHUTDOWN)
     return FLEET_ECLOSING;
+  if (p->state == FLEET__POOL_REFUSED)
+    return FLEET_ECONFLICT;
   if (w->removing)
     return FLEET_EALREADY;
   req = (fleet__pool_req_t *)fleet__req_new(&p->base, pool_on_remove,

@@ -278,7 +278,8 @@ CONFORMANCE_IMPL(pool_bad_input) {
   ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(NULL, &n, "p", "a", NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(&e.c1, NULL, "p", "a", NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(&e.c1, &n, "", "a", NULL));
-  ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(&e.c1, &n, "p", NULL, NULL));
+  /* A NULL or empty node id is made by fleet (pool_ident_generated). */
+  ASSERT_NULL(fleet_pool_node_id(NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(&e.c1, &n, "p", "a/b", NULL));
   ASSERT_ERR(FLEET_E2BIG, fleet_pool_node_init(&e.c1, &n, big, "a", NULL));
   ASSERT_ERR(FLEET_E2BIG, fleet_pool_node_init(&e.c1, &n, "p", big, NULL));
@@ -940,10 +941,11 @@ static raw_t raw_op(lock_env_t *e, node_rec_t *n, fleet__op_t op,
  * comes back (no payload left behind by a shutdown, pulse #52). A fresh
  * join re-asserts a job only where its key is absent. */
 CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
-  static const char *const join[] = {"x",  "60000", "60000", "0",  "1",   "x/1",
-                                     "j1", "x/1",   "p1",    "j2", "x/1", "p2"};
-  static const char *const rejoin[] = {"x",   "60000", "60000", "1", "1",
-                                       "x/1", "j1",    "x/1",   "p1"};
+  static const char *const join[] = {"x",  "i1",  "60000", "60000", "0",
+                                     "1",  "x/1", "j1",    "x/1",   "p1",
+                                     "j2", "x/1", "p2"};
+  static const char *const rejoin[] = {"x", "i1",  "60000", "60000", "1",
+                                       "1", "x/1", "j1",    "x/1",   "p1"};
   const char *dispatch_args[6] = {"j2", "p", "0", "x/1", "x", "0"};
   node_rec_t c;
   lock_env_t e;
@@ -953,13 +955,13 @@ CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
   lock_env_init(&e, b->url);
   rec_init(&c, &e.c1, "p", "c", 0, NULL);
   /* A first join that re-asserts j1 and j2: both absent, both admitted. */
-  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 12);
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 13);
   ASSERT_UEQ(3, r.nelem);
   ASSERT_GT(r.second, 0);
   snprintf(rev, sizeof(rev), "%" PRId64, r.first);
   ASSERT_UEQ(2, query(&e, &c, 'k', NULL).n);
   /* Another re-assertion of j1 is refused: the key is held. */
-  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 9);
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 10);
   ASSERT_UEQ(2, r.nelem);
   ASSERT_EQ(0, r.second);
   dispatch_args[2] = rev;
@@ -968,7 +970,7 @@ CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
 
   r = raw_op(&e, &c, FLEET__OP_POOL_SHUTDOWN, NULL, 0);
   ASSERT_EQ(1, r.first); /* told x */
-  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, rejoin, 9);
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, rejoin, 10);
   ASSERT_UEQ(1, r.nelem);
   ASSERT_EQ(-1, r.first);
   ASSERT_UEQ(0, query(&e, &c, 'k', NULL).n);
@@ -982,9 +984,9 @@ CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
  * it was asked to stop, which leaves the pool. A node that leaves (or is
  * reaped) treats its jobs the same way. */
 CONFORMANCE_IMPL(pool_worker_forget) {
-  static const char *const join[] = {"x",   "60000", "60000", "0",   "2",
-                                     "x/1", "x/2",   "j1",    "x/1", "p1",
-                                     "j2",  "x/1",   "p2"};
+  static const char *const join[] = {"x",  "i1",  "60000", "60000", "0",
+                                     "2",  "x/1", "x/2",   "j1",    "x/1",
+                                     "p1", "j2",  "x/1",   "p2"};
   const char *drain[3] = {"x", "x/1", "d"}, *forget[3] = {"x", "x/1", "f"};
   const char *stop[1] = {"j2"};
   node_rec_t c;
@@ -994,7 +996,7 @@ CONFORMANCE_IMPL(pool_worker_forget) {
 
   lock_env_init(&e, b->url);
   rec_init(&c, &e.c1, "p", "c", 0, NULL);
-  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 13);
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 14);
   ASSERT_UEQ(3, r.nelem);
   ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_STOP, stop, 1).first);
   ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, drain, 3).first);
@@ -1015,15 +1017,15 @@ CONFORMANCE_IMPL(pool_worker_forget) {
   /* The same when the node leaves (or dies): j1 stays, orphaned; j3,
    * being stopped, leaves the pool. */
   {
-    static const char *const join_y[] = {"y",  "60000", "60000", "0",
-                                         "1",  "y/1",   "j3",    "y/1",
-                                         "p3", "j4",    "y/1",   "p4"};
-    const char *stop3[1] = {"j3"}, *leave[1] = {"y"};
+    static const char *const join_y[] = {"y",  "i1",  "60000", "60000", "0",
+                                         "1",  "y/1", "j3",    "y/1",   "p3",
+                                         "j4", "y/1", "p4"};
+    const char *stop3[1] = {"j3"}, *leave[2] = {"y", "i1"};
 
-    r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join_y, 12);
+    r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join_y, 13);
     ASSERT_UEQ(3, r.nelem);
     ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_STOP, stop3, 1).first);
-    ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_LEAVE, leave, 1).first);
+    ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_LEAVE, leave, 2).first);
     q = query(&e, &c, 'k', NULL);
     ASSERT_UEQ(2, q.n); /* j1 and j4 */
     ASSERT_ERR(FLEET_ENOTFOUND, query(&e, &c, 'p', "j3").status);
