@@ -284,6 +284,8 @@ CONFORMANCE_DECLARE(warmpool_check)
 CONFORMANCE_DECLARE(warmpool_wake)
 CONFORMANCE_DECLARE(warmpool_states)
 CONFORMANCE_DECLARE(warmpool_destroy_retry)
+CONFORMANCE_DECLARE(warmpool_ident_conflict)
+CONFORMANCE_DECLARE(warmpool_ident_generated)
 
 /* test_warmpool_mp.c */
 TEST_DECLARE(warmpool_mp_failover)
@@ -636,6 +638,8 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(warmpool_wake)
   CONFORMANCE_ENTRY(warmpool_states)
   CONFORMANCE_ENTRY(warmpool_destroy_retry)
+  CONFORMANCE_ENTRY(warmpool_ident_conflict)
+  CONFORMANCE_ENTRY(warmpool_ident_generated)
 
   /* test_warmpool_mp.c */
   TEST_ENTRY_TIMEOUT(warmpool_mp_failover, 180)
