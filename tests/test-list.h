@@ -262,6 +262,9 @@ CONFORMANCE_DECLARE(pool_schedule_first)
 CONFORMANCE_DECLARE(pool_rejoin_after_shutdown)
 CONFORMANCE_DECLARE(pool_worker_forget)
 CONFORMANCE_DECLARE(pool_worker_remove)
+CONFORMANCE_DECLARE(pool_ident_conflict)
+CONFORMANCE_DECLARE(pool_ident_taken)
+CONFORMANCE_DECLARE(pool_ident_generated)
 TEST_DECLARE(pool_flushdb_redis)
 
 /* test_pool_ticker.c */
@@ -616,6 +619,9 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(pool_rejoin_after_shutdown)
   CONFORMANCE_ENTRY(pool_worker_forget)
   CONFORMANCE_ENTRY(pool_worker_remove)
+  CONFORMANCE_ENTRY(pool_ident_conflict)
+  CONFORMANCE_ENTRY(pool_ident_taken)
+  CONFORMANCE_ENTRY(pool_ident_generated)
   TEST_ENTRY(pool_flushdb_redis)
 
   /* test_pool_ticker.c */
