@@ -298,6 +298,10 @@ TEST_DECLARE(warmpool_mp_borrower_killed)
 TEST_DECLARE(warmpool_mp_redis_down)
 TEST_DECLARE(warmpool_mp_idle_ttl)
 
+/* test_ident_mp.c */
+TEST_DECLARE(pool_mp_ident_crash)
+TEST_DECLARE(warmpool_mp_ident_crash)
+
 /* test_pool_mp.c */
 TEST_DECLARE(pool_mp_chaos)
 TEST_DECLARE(pool_mp_ticker)
@@ -655,6 +659,10 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(warmpool_mp_borrower_killed, 60)
   TEST_ENTRY_TIMEOUT(warmpool_mp_redis_down, 60)
   TEST_ENTRY_TIMEOUT(warmpool_mp_idle_ttl, 60)
+
+  /* test_ident_mp.c */
+  TEST_ENTRY_TIMEOUT(pool_mp_ident_crash, 60)
+  TEST_ENTRY_TIMEOUT(warmpool_mp_ident_crash, 60)
 
   /* test_pool_mp.c */
   TEST_ENTRY_TIMEOUT(pool_mp_chaos, 120)
