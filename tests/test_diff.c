@@ -886,8 +886,9 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
       args[0] = nodes[n];
       args[1] = workers[2 * n + diff_rand(d, 2)];
       args[2] = diff_rand(d, 2) ? "d" : "f";
+      args[3] = nonce;
       if (diff_rand(d, 3) == 0)
-        diff_run(d, FLEET__OP_POOL_WORKER_REMOVE, &tag, 1, args, 3);
+        diff_run(d, FLEET__OP_POOL_WORKER_REMOVE, &tag, 1, args, 4);
       else if (diff_rand(d, 10) == 0)
         diff_run(d, FLEET__OP_POOL_SHUTDOWN, &tag, 1, NULL, 0);
       break;

@@ -998,7 +998,8 @@ CONFORMANCE_IMPL(pool_worker_forget) {
   static const char *const join[] = {"x",  "i1",  "60000", "60000", "0",
                                      "2",  "x/1", "x/2",   "j1",    "x/1",
                                      "p1", "j2",  "x/1",   "p2"};
-  const char *drain[3] = {"x", "x/1", "d"}, *forget[3] = {"x", "x/1", "f"};
+  const char *drain[4] = {"x", "x/1", "d", "i1"},
+             *forget[4] = {"x", "x/1", "f", "i1"};
   const char *stop[1] = {"j2"};
   node_rec_t c;
   lock_env_t e;
@@ -1010,20 +1011,20 @@ CONFORMANCE_IMPL(pool_worker_forget) {
   r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 14);
   ASSERT_UEQ(3, r.nelem);
   ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_STOP, stop, 1).first);
-  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, drain, 3).first);
-  ASSERT_EQ(0, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, drain, 3).first);
+  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, drain, 4).first);
+  ASSERT_EQ(0, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, drain, 4).first);
   q = query(&e, &c, 'w', NULL);
   ASSERT_STR_EQ("x/2@x", q.text);
   q = query(&e, &c, 'j', NULL);
   ASSERT_UEQ(2, q.n); /* still its jobs */
   ASSERT_NOT_NULL(strstr(q.text, "j1@x/1#"));
   /* The forget: j1 orphaned (no owner), j2 (being stopped) gone. */
-  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, forget, 3).first);
+  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, forget, 4).first);
   q = query(&e, &c, 'j', NULL);
   ASSERT_UEQ(1, q.n);
   ASSERT(strncmp(q.text, "j1@#", 4) == 0);
   ASSERT_ERR(FLEET_ENOTFOUND, query(&e, &c, 'p', "j2").status);
-  ASSERT_EQ(0, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, forget, 3).first);
+  ASSERT_EQ(0, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, forget, 4).first);
 
   /* The same when the node leaves (or dies): j1 stays, orphaned; j3,
    * being stopped, leaves the pool. */

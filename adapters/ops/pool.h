@@ -86,8 +86,9 @@
  *   POOL_WORKER_REMOVE  ARGV: node, worker, "d" (drain: the worker
  *         leaves the membership; rebalances move its jobs away) | "f"
  *         (forget: its remaining jobs are orphaned, one being stopped
- *         leaves the pool; the worker is gone).
- *         Reply: "d": 1 | 0 not a member; "f": jobs orphaned.
+ *         leaves the pool; the worker is gone), nonce.
+ *         Reply: "d": 1 | 0 not a member (or another instance holds the
+ *         id); "f": jobs orphaned.
  *   POOL_TICK_ACK  ARGV: ticker name, claimer, seqs. Ends the leases the
  *         claimer holds on them. Reply: how many.
  *   POOL_TICK_STOP  ARGV: ticker name, ms the stop marker stays. Reply: 1
