@@ -396,8 +396,7 @@ static void pool_on_join(fleet__req_t *r, int status,
     fleet__handle_error(&p->base, status);
     return;
   }
-  if (live > 0)
-    p->member = 1;
+  p->member = live > 0;
   pool_set_state(p, FLEET__POOL_ACTIVE, sent);
   if (p->join_again) {
     p->join_again = 0;

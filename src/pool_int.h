@@ -127,8 +127,8 @@ struct fleet__pool_s {
    * it up). */
   char nonce[FLEET__NONCE_LEN + 1];
   int claimed;
-  /* A join with workers succeeded: the node is a member of the pool, and
-   * its keep-alive expects to find it there. */
+  /* The last join registered workers: the node is a member of the pool,
+   * and its keep-alive expects to find it there. */
   int member;
   fleet__key_t tag;  /* "{prefix:pool}" */
   fleet__key_t wake; /* the node's wake-up channel */
