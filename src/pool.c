@@ -419,6 +419,16 @@ static void pool_on_lapse(uv_timer_t *t) {
     return;
   p->lapsed = 1;
   pool_lose_all(p);
+  /* Its id lease may run out too: the error callback hears it; the node
+   * claims the id again when it joins again, unless another node took it
+   * (then it is refused). */
+  if (!p->base.closing && p->state == FLEET__POOL_ACTIVE) {
+    fleet__backend_set_detail(pool_backend(p),
+                              "pool node %s: its keep-alive lapsed; its jobs "
+                              "stopped and it joins again",
+                              p->node_id);
+    fleet__handle_error(&p->base, FLEET_ESTALE);
+  }
 }
 
 static void pool_keepalive_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,

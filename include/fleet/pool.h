@@ -127,7 +127,8 @@ FLEET_EXTERN void fleet_pool_node_options_init(fleet_pool_node_options_t *o);
  * way, after its workers were told to stop each job (LOST) and its
  * waiting dispatches failed with FLEET_ECONFLICT. A lease that ran out
  * with nobody taking it is a lapse: the jobs stop (LOST) and the node
- * joins again, claiming its id anew.
+ * joins again, claiming its id anew; its error callback hears
+ * FLEET_ESTALE when its keep-alive lapses.
  *
  * Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING (the client is
  * closing) or FLEET_ENOMEM. */
