@@ -13,12 +13,15 @@
  *                 [--workers N] [--node-id ID]
  *
  * A node runs until SIGINT or SIGTERM, then closes (its jobs move to the
- * other nodes). Its ledger gets one line per event, each one write with
- * O_APPEND: "<monotonic_ns> <event> <key> <worker_id> <token>" for start,
- * stop, notify and lost; a ticker's: "<monotonic_ns> tick <name> <seq>
- * <node_id>", with " redelivered" appended when the tick is a redelivery
- * (its first claimer never acknowledged it); a schedule's, per interval it
- * plans: "<monotonic_ns> plan <name> <seq> <node_id>" (the plan starts the key
+ * other nodes). Without --node-id, fleet makes a unique id. A node whose
+ * id another live node holds exits 1 with one line on stderr naming the
+ * id; so does a node that loses its id to another node later. Its ledger gets
+ * one line per event, each one write with O_APPEND: "<monotonic_ns> <event>
+ * <key> <worker_id> <token>" for start, stop, notify and lost; a ticker's:
+ * "<monotonic_ns> tick <name> <seq> <node_id>", with " redelivered" appended
+ * when the tick is a redelivery (its first claimer never acknowledged it); a
+ * schedule's, per interval it plans: "<monotonic_ns> plan <name> <seq>
+ * <node_id>" (the plan starts the key
  * "<name>-<seq>"). The one-shot commands exit 0 on success, or 1 with one line
  * on stderr. */
 #include <fcntl.h>
@@ -42,7 +45,6 @@ typedef struct demo_pool_s {
   const char *pool, *key, *payload, *name, *ledger, *node_id;
   int64_t workers, work_ms, ttl_ms, grace_ms, period_ms, interval_ms;
   int ledger_fd;
-  char id[64];
   fleet_pool_node_t node;
   fleet_pool_worker_t w[DEMO_POOL_WORKERS_MAX];
   fleet_pool_ticker_t ticker;
@@ -210,6 +212,9 @@ static int demo_pool_flags(demo_pool_t *d, const demo_args_t *a,
   return 0;
 }
 
+static void demo_pool_node_error(fleet_handle_t *h, int status,
+                                 const char *detail);
+
 /* Opens the client, the ledger and a node (client-only without workers).
  * Returns 0, or prints why and returns 1. */
 static int demo_pool_open(demo_pool_t *d, const demo_args_t *a) {
@@ -222,23 +227,22 @@ static int demo_pool_open(demo_pool_t *d, const demo_args_t *a) {
     perror("fleet-demo: pool: --ledger");
     return 1;
   }
-  if (d->node_id == NULL) {
-    snprintf(d->id, sizeof(d->id), "n%ld", (long)getpid());
-    d->node_id = d->id;
-  }
   if (demo_client_open(&d->c, a) != 0)
     return 1;
   fleet_pool_node_options_init(&o);
   o.worker_ttl_ms = (uint32_t)d->ttl_ms;
   o.ack_grace_ms = (uint32_t)d->grace_ms;
   o.client_only = d->workers == 0;
+  o.error_cb = demo_pool_node_error;
   d->node.data = d;
+  /* Without --node-id, fleet makes one. */
   err = fleet_pool_node_init(&d->c.client, &d->node, d->pool, d->node_id, &o);
   if (err != 0) {
     demo_fail("pool node", err);
     demo_client_close(&d->c);
     return 1;
   }
+  d->node_id = fleet_pool_node_id(&d->node);
   return 0;
 }
 
@@ -279,6 +283,22 @@ static void demo_pool_on_error(fleet_handle_t *h, int status,
   if (demo_unreachable(status, detail))
     return; /* the one line about it is printed */
   demo_say(stderr, "fleet-demo: pool: %s (%s)", fleet_err_name(status), detail);
+}
+
+/* The node's background errors; another live node holding its id ends the
+ * program, with one line. */
+static void demo_pool_node_error(fleet_handle_t *h, int status,
+                                 const char *detail) {
+  demo_pool_t *d = h->data;
+
+  if (status != FLEET_ECONFLICT) {
+    demo_pool_on_error(h, status, detail);
+    return;
+  }
+  demo_say(stderr,
+           "fleet-demo: pool node id \"%s\" is already in use by a live node",
+           d->node_id);
+  demo_pool_finish(d, 1);
 }
 
 /* Runs the loop to the end; returns the exit code. */
@@ -554,7 +574,7 @@ int demo_pool(const demo_args_t *a) {
       strcmp(cmd, "notify") != 0 && strcmp(cmd, "stop-job") != 0 &&
       strcmp(cmd, "status") != 0 && strcmp(cmd, "shutdown") != 0 &&
       strcmp(cmd, "ticker") != 0 && !is_schedule) {
-    fprintf(stderr, "fleet-demo: pool: unknown command '%s'\n", cmd);
+    demo_say(stderr, "fleet-demo: pool: unknown command '%s'", cmd);
     return 2;
   }
   if ((rc = demo_pool_flags(&d, a, cmd)) != 0)

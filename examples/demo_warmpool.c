@@ -17,7 +17,9 @@
  * O_APPEND: "<monotonic_ns> <event> <resource_id> <node_id> <token>" for
  * create, put, refused, acquire, release and destroy (token 0 where there
  * is none). The one-shot commands exit 0 on success, or 1 with one line on
- * stderr. */
+ * stderr. Without --node-id, fleet makes a unique owner id. A node whose
+ * owner id another live node holds (at its start, or later) exits 1 with
+ * one line on stderr naming the id. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -38,7 +40,6 @@ typedef struct demo_wp_s {
   int64_t target, idle_ttl_ms, warmup_ms, reconcile_ms, primary_ttl_ms;
   int64_t warmup_timeout_ms, borrow_lease_ms, hold_ms;
   int ledger_fd;
-  char id[64];
   char held[FLEET_WARMPOOL_ID_MAX + 1];
   uint64_t token;
   fleet_warmpool_t wp;
@@ -161,8 +162,16 @@ static void demo_wp_primary(fleet_warmpool_t *pool, uint64_t token) {
            token != 0 ? token : d->token);
 }
 
+static void demo_wp_finish(demo_wp_t *d, int status);
+
+/* Background errors; another live node taking the owner id ends the
+ * program, with one line (the detail names the pool and the id). */
 static void demo_wp_error(fleet_handle_t *h, int status, const char *detail) {
-  (void)h;
+  if (status == FLEET_ECONFLICT) {
+    demo_say(stderr, "fleet-demo: %s", detail);
+    demo_wp_finish(h->data, 1);
+    return;
+  }
   demo_say(stderr, "fleet-demo: warmpool: %s (%s)", fleet_err_name(status),
            detail);
 }
@@ -279,10 +288,6 @@ static int demo_wp_open(demo_wp_t *d, const demo_args_t *a, int client_only) {
     perror("fleet-demo: warmpool: --ledger");
     return 1;
   }
-  if (d->node_id == NULL) {
-    snprintf(d->id, sizeof(d->id), "n%ld", (long)getpid());
-    d->node_id = d->id;
-  }
   if (demo_client_open(&d->c, a) != 0)
     return 1;
   fleet_warmpool_options_init(&o);
@@ -298,6 +303,7 @@ static int demo_wp_open(demo_wp_t *d, const demo_args_t *a, int client_only) {
   if (d->fingerprint != NULL)
     o.definition = (fleet_bytes_t){d->fingerprint, strlen(d->fingerprint)};
   d->wp.data = d;
+  /* Without --node-id, fleet makes one. */
   err =
       fleet_warmpool_init(&d->c.client, &d->wp, d->pool, d->node_id, &cbs, &o);
   if (err != 0) {
@@ -305,6 +311,7 @@ static int demo_wp_open(demo_wp_t *d, const demo_args_t *a, int client_only) {
     demo_client_close(&d->c);
     return 1;
   }
+  d->node_id = fleet_warmpool_owner(&d->wp);
   return 0;
 }
 
@@ -315,7 +322,11 @@ static void demo_wp_on_started(fleet_handle_t *h, int status, void *arg) {
   demo_wp_t *d = arg;
 
   (void)h;
-  if (status != 0) {
+  if (status == FLEET_ECONFLICT) {
+    /* The detail names the pool and the owner id, or both fingerprints. */
+    demo_say(stderr, "fleet-demo: %s", fleet_client_last_error(&d->c.client));
+    demo_wp_finish(d, 1);
+  } else if (status != 0) {
     demo_fail_on(&d->c.client, "warmpool start", status);
     demo_wp_finish(d, 1);
   }
@@ -451,7 +462,7 @@ int demo_warmpool(const demo_args_t *a) {
   d.warmup_timeout_ms = 10000;
   if (!is_node && strcmp(cmd, "acquire") != 0 && strcmp(cmd, "resize") != 0 &&
       strcmp(cmd, "drain") != 0 && strcmp(cmd, "snapshot") != 0) {
-    fprintf(stderr, "fleet-demo: warmpool: unknown command '%s'\n", cmd);
+    demo_say(stderr, "fleet-demo: warmpool: unknown command '%s'", cmd);
     return 2;
   }
   if ((rc = demo_wp_flags(&d, a, cmd)) != 0)

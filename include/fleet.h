@@ -59,7 +59,9 @@ FLEET_EXTERN const char *fleet_version_string(void);
   XX(ESCRIPTBUSY, -26, "the backend is busy running a script")                 \
   XX(EBADDB, -27, "the backend has no such database")                          \
   XX(EREPLY2BIG, -28, "reply larger than the client's max_reply_bytes")        \
-  XX(ECONFLICT, -29, "nodes disagree about a shared definition")               \
+  XX(ECONFLICT, -29,                                                           \
+     "the id is in use by a live node, or nodes disagree about a shared "      \
+     "definition")                                                             \
   XX(ETLS, -30, "TLS handshake or certificate verification failed")
 
 typedef enum {

@@ -114,6 +114,22 @@ void fleet__rng_seed(fleet__rng_t *rng, uint64_t seed);
 uint32_t fleet__rng_next(fleet__rng_t *rng);
 
 /* ------------------------------------------------------------------------ */
+/* Identities (ident.c)                                                     */
+
+/* The length of an instance nonce, in hex digits. */
+#define FLEET__NONCE_LEN 16
+
+/* Writes a random instance nonce (FLEET__NONCE_LEN hex digits and a NUL):
+ * what tells two instances of one node id apart. */
+void fleet__ident_nonce(char out[FLEET__NONCE_LEN + 1]);
+
+/* A new node id for a program that left the choice to fleet:
+ * "<host name>-<pid>-<8 random hex digits>", at most 64 + 30 bytes, never
+ * holding '/'. Returns it (owned by the caller), or NULL when out of
+ * memory. */
+char *fleet__ident_make(void);
+
+/* ------------------------------------------------------------------------ */
 /* Allocation                                                               */
 
 /* strdup/memdup that return NULL on failure (and on NULL input for

@@ -18,6 +18,21 @@
  * before the pool can give them to anyone else. A node that finds itself
  * lapsed or removed leaves for good and joins again with fresh workers.
  *
+ * Identity: a node id is a lease, T:id:<node>, holding the random nonce of
+ * the instance that claimed it, with the worker TTL. Every node claims it
+ * with its first join, sent on the loop iteration after the init (client-
+ * only nodes too: the id names the event list their dispatch results come
+ * through), renews it with each keep-alive and gives it up when it closes.
+ * The join, the keep-alive, the event read and the leave present the
+ * nonce; while another live instance holds the id, the join and the event
+ * read are refused with FLEET_ECONFLICT and the keep-alive and the leave
+ * touch nothing. A node refused so (at its join, or later, when another
+ * instance took the id after this one's lease ran out) enters REFUSED: its
+ * jobs stop (LOST), its waiting dispatches fail, its error callback hears
+ * FLEET_ECONFLICT once, and it takes no more calls. A lease that merely ran
+ * out (a node stopped past its TTL) is a lapse as above: the node joins
+ * again and claims its id anew.
+ *
  * Routing is computed here, not in Lua (Lua 5.1 has no 64-bit integers):
  * over the membership the node read last, which carries a revision; the
  * scripts that assign jobs refuse a stale revision, and the node reads the
@@ -106,6 +121,23 @@ static void pool_set_state(fleet__pool_t *p, fleet__pool_state_t state,
     p->valid_until = sent + p->opts.worker_ttl_ms - pool_margin(p);
     pool_keepalive_schedule(p, p->opts.worker_ttl_ms / 3);
   }
+}
+
+/* Another live instance holds this node's id: the node stops acting under
+ * it for good (see the top of the file). */
+static void pool_refuse(fleet__pool_t *p) {
+  if (p->base.closing || p->state == FLEET__POOL_REFUSED)
+    return;
+  pool_set_state(p, FLEET__POOL_REFUSED, 0);
+  fleet__backend_set_detail(pool_backend(p),
+                            "pool node id \"%s\" is already in use by a "
+                            "live node",
+                            p->node_id);
+  fleet__handle_error(&p->base, FLEET_ECONFLICT);
+  if (!p->base.closing)
+    fleet__pool_wait_fail(p, FLEET_ECONFLICT);
+  if (!p->base.closing)
+    fleet__pool_stop_all(p, FLEET_POOL_STOP_LOST);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -230,11 +262,12 @@ static void pool_send_join(fleet__pool_t *p) {
   for (w = p->workers; w != NULL; w = w->next)
     live += !w->removing;
   if (err == 0)
-    err = fleet__args_begin(&p->args, 5 + live + 3 * req->nclaims, 1);
+    err = fleet__args_begin(&p->args, 6 + live + 3 * req->nclaims, 1);
   if (err == 0) {
     size_t i;
 
     fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
+    fleet__args_str(&p->args, p->nonce);
     fleet__args_str(&p->args, p->ttl_str);
     fleet__args_str(&p->args, p->life_str);
     /* A node that was in the pool must not come back after a shutdown it
@@ -253,11 +286,14 @@ static void pool_send_join(fleet__pool_t *p) {
       fleet__args_bytes(&p->args, c->payload, c->payload_len);
     }
     req->deadline = uv_now(p->base.loop);
+    req->live = live;
     err = fleet__req_send(&req->base, FLEET__OP_POOL_JOIN, &key, 1,
                           p->args.argv, p->args.argc);
   }
-  if (err == 0)
+  if (err == 0) {
     p->reassert = 0;
+    p->claimed = 1;
+  }
   if (err != 0) {
     if (req != NULL) {
       pool_claims_free(req);
@@ -293,6 +329,7 @@ static void pool_on_join(fleet__req_t *r, int status,
   fleet__pool_req_t *req = (fleet__pool_req_t *)r;
   fleet__pool_t *p = (fleet__pool_t *)r->handle;
   uint64_t sent = req->deadline;
+  uint32_t live = req->live;
   fleet__pool_claim_t *claims = req->claims;
   size_t i, nclaims = req->nclaims;
   int64_t rev;
@@ -301,8 +338,15 @@ static void pool_on_join(fleet__req_t *r, int status,
   req->nclaims = 0;
   fleet__req_done(r);
   p->join_inflight = 0;
-  if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN) {
+  if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN ||
+      p->state == FLEET__POOL_REFUSED) {
     pool_claims_drop(claims, nclaims);
+    return;
+  }
+  if (status == FLEET_ECONFLICT) {
+    /* Another live instance holds the id: nothing joined. */
+    pool_claims_drop(claims, nclaims);
+    pool_refuse(p);
     return;
   }
   if (status == 0 && fleet__reply_is_array(reply, 1) &&
@@ -352,6 +396,7 @@ static void pool_on_join(fleet__req_t *r, int status,
     fleet__handle_error(&p->base, status);
     return;
   }
+  p->member = live > 0;
   pool_set_state(p, FLEET__POOL_ACTIVE, sent);
   if (p->join_again) {
     p->join_again = 0;
@@ -374,6 +419,16 @@ static void pool_on_lapse(uv_timer_t *t) {
     return;
   p->lapsed = 1;
   pool_lose_all(p);
+  /* Its id lease may run out too: the error callback hears it; the node
+   * claims the id again when it joins again, unless another node took it
+   * (then it is refused). */
+  if (!p->base.closing && p->state == FLEET__POOL_ACTIVE) {
+    fleet__backend_set_detail(pool_backend(p),
+                              "pool node %s: its keep-alive lapsed; its jobs "
+                              "stopped and it joins again",
+                              p->node_id);
+    fleet__handle_error(&p->base, FLEET_ESTALE);
+  }
 }
 
 static void pool_keepalive_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
@@ -382,8 +437,10 @@ static void pool_keepalive_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
 
   keys[0] = fleet__key_bytes(&p->tag);
   args[0] = (fleet_bytes_t){p->node_id, p->node_id_len};
-  args[1] = (fleet_bytes_t){p->ttl_str, strlen(p->ttl_str)};
-  args[2] = (fleet_bytes_t){p->lapsed ? "1" : "0", 1};
+  args[1] = (fleet_bytes_t){p->nonce, FLEET__NONCE_LEN};
+  args[2] = (fleet_bytes_t){p->ttl_str, strlen(p->ttl_str)};
+  args[3] = (fleet_bytes_t){p->lapsed ? "1" : "0", 1};
+  args[4] = (fleet_bytes_t){p->member ? "1" : "0", 1};
 }
 
 static void pool_keepalive_done(fleet__batch_item_t *it, int status,
@@ -402,6 +459,10 @@ static void pool_keepalive_done(fleet__batch_item_t *it, int status,
   if (status != 0) {
     pool_keepalive_schedule(p, POOL_RETRY_MS);
     fleet__handle_error(&p->base, status);
+    return;
+  }
+  if (alive == -2) {
+    pool_refuse(p);
     return;
   }
   if (alive != 1 && !p->lapsed) {
@@ -439,7 +500,7 @@ static void pool_keepalive_done(fleet__batch_item_t *it, int status,
 static const fleet__batch_kind_t pool_keepalive_kind = {
     .op = FLEET__OP_POOL_KEEPALIVE,
     .item_keys = 1,
-    .item_args = 3,
+    .item_args = 5,
     .max_items = FLEET__BATCH_MAX,
     .fill = pool_keepalive_fill,
     .done = pool_keepalive_done,
@@ -470,7 +531,8 @@ void fleet__pool_read_events(fleet__pool_t *p) {
   fleet_bytes_t key = fleet__key_bytes(&p->tag);
   int err;
 
-  if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN)
+  if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN ||
+      p->state == FLEET__POOL_REFUSED)
     return;
   if (p->ev_inflight) {
     p->ev_again = 1;
@@ -478,10 +540,11 @@ void fleet__pool_read_events(fleet__pool_t *p) {
   }
   req =
       (fleet__pool_req_t *)fleet__req_new(&p->base, pool_on_events, NULL, NULL);
-  err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&p->args, 2, 1);
+  err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&p->args, 3, 1);
   if (err == 0) {
     fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
     fleet__args_u64(&p->args, POOL_EVENTS_MAX);
+    fleet__args_str(&p->args, p->nonce);
     err = fleet__req_send(&req->base, FLEET__OP_POOL_EVENTS, &key, 1,
                           p->args.argv, p->args.argc);
   }
@@ -511,6 +574,10 @@ static void pool_on_events(fleet__req_t *r, int status,
   p->ev_inflight = 0;
   if (p->base.closing)
     return;
+  if (status == FLEET_ECONFLICT) {
+    pool_refuse(p);
+    return;
+  }
   if (status == 0 && (reply->type != FLEET__REPLY_ARRAY || reply->nelem % 6))
     status = FLEET_EPROTO;
   for (i = 0; status == 0 && i < reply->nelem; i++)
@@ -762,9 +829,10 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
                          const fleet_pool_node_options_t *options) {
   struct fleet__client_s *c;
   fleet_pool_node_options_t opts;
-  fleet__pool_t *p;
+  fleet__pool_t *p = NULL;
   size_t pool_len, id_len;
   char part[FLEET_POOL_NODE_ID_MAX + 8];
+  char *made = NULL;
   int err;
 
   if (node == NULL)
@@ -772,16 +840,25 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
   node->internal_ = NULL;
   if (client == NULL || client->internal_ == NULL)
     return FLEET_EINVAL;
-  if ((err = fleet__str_check(pool, FLEET__NAME_MAX, &pool_len)) != 0 ||
-      (err = fleet__str_check(node_id, FLEET_POOL_NODE_ID_MAX, &id_len)) != 0)
+  if ((err = fleet__str_check(pool, FLEET__NAME_MAX, &pool_len)) != 0)
     return err;
-  if (strchr(node_id, '/') != NULL || pool_options(options, &opts) != 0)
-    return FLEET_EINVAL;
-  if ((p = calloc(1, sizeof(*p))) == NULL)
-    return FLEET_ENOMEM;
-  err = fleet__handle_init(&p->base, &pool_vt, client, (fleet_handle_t *)node);
-  if (err != 0) {
+  if (node_id == NULL || node_id[0] == '\0') {
+    /* Left to fleet: a unique id. */
+    if ((made = fleet__ident_make()) == NULL)
+      return FLEET_ENOMEM;
+    node_id = made;
+  }
+  err = fleet__str_check(node_id, FLEET_POOL_NODE_ID_MAX, &id_len);
+  if (err == 0 &&
+      (strchr(node_id, '/') != NULL || pool_options(options, &opts) != 0))
+    err = FLEET_EINVAL;
+  if (err == 0 && (p = calloc(1, sizeof(*p))) == NULL)
+    err = FLEET_ENOMEM;
+  if (err == 0 && (err = fleet__handle_init(&p->base, &pool_vt, client,
+                                            (fleet_handle_t *)node)) != 0)
     free(p);
+  if (err != 0) {
+    free(made);
     return err;
   }
   c = p->base.client;
@@ -795,7 +872,8 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
   snprintf(p->life_str, sizeof(p->life_str), "%" PRIu64,
            (uint64_t)opts.worker_ttl_ms * 4 + opts.ack_grace_ms);
   snprintf(part, sizeof(part), "wake:%s", node_id);
-  p->node_id = fleet__strdup(node_id);
+  fleet__ident_nonce(p->nonce);
+  p->node_id = made != NULL ? made : fleet__strdup(node_id);
   if (p->node_id == NULL ||
       fleet__key_build(&p->tag, c->prefix, c->prefix_len, pool, pool_len,
                        NULL) != 0 ||
@@ -821,7 +899,16 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
     p->sub = NULL;
     fleet__handle_error(&p->base, err);
   }
+  /* Claims the id (and joins) on the next loop iteration, with the
+   * workers added meanwhile. */
+  fleet__pool_join(p);
   return 0;
+}
+
+const char *fleet_pool_node_id(const fleet_pool_node_t *node) {
+  const fleet__pool_t *p = fleet__pool_of(node);
+
+  return p != NULL ? p->node_id : NULL;
 }
 
 int fleet_pool_worker_add(fleet_pool_node_t *node, fleet_pool_worker_t *worker,
@@ -840,6 +927,8 @@ int fleet_pool_worker_add(fleet_pool_node_t *node, fleet_pool_worker_t *worker,
     return err;
   if (p->state == FLEET__POOL_SHUTDOWN)
     return FLEET_ECLOSING;
+  if (p->state == FLEET__POOL_REFUSED)
+    return FLEET_ECONFLICT;
   if ((w = calloc(1, sizeof(*w))) == NULL)
     return FLEET_ENOMEM;
   snprintf(id, sizeof(id), "%s/%" PRIu32, p->node_id, p->worker_seq + 1);
@@ -913,15 +1002,18 @@ static void pool_closing(fleet__handle_t *h) {
 
   pool_set_state(p, FLEET__POOL_CLOSING, 0);
   fleet__pool_stop_all(p, FLEET_POOL_STOP_CLOSE);
-  if (was != FLEET__POOL_ACTIVE && was != FLEET__POOL_JOINING)
+  /* A node that may hold its id gives it up (the script checks the
+   * nonce); a refused one has nothing to give up. */
+  if (!p->claimed || was == FLEET__POOL_REFUSED)
     return;
   req = fleet__req_new(&p->base, pool_on_leave, NULL, NULL);
-  if (req == NULL || fleet__args_begin(&p->args, 1, 0) != 0) {
+  if (req == NULL || fleet__args_begin(&p->args, 2, 0) != 0) {
     if (req != NULL)
       fleet__req_free(req);
     return;
   }
   fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
+  fleet__args_str(&p->args, p->nonce);
   if (fleet__req_send(req, FLEET__OP_POOL_LEAVE, &key, 1, p->args.argv,
                       p->args.argc) != 0)
     fleet__req_free(req);

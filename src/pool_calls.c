@@ -171,6 +171,8 @@ static int pool_req_make(fleet_pool_node_t *node, int kind, const char *key,
     return err;
   if (p->state == FLEET__POOL_SHUTDOWN)
     return FLEET_ECLOSING;
+  if (p->state == FLEET__POOL_REFUSED)
+    return FLEET_ECONFLICT;
   req = (fleet__pool_req_t *)fleet__req_new(&p->base, pool_on_reply,
                                             pool_cancel, user_data);
   if (req == NULL)
@@ -489,6 +491,11 @@ void fleet__pool_wait_check(fleet__pool_t *p) {
   if (p->waiting != NULL && p->timers_open)
     uv_timer_start(&p->wait_timer, pool_on_wait_timer,
                    p->waiting->deadline - now, 0);
+}
+
+void fleet__pool_wait_fail(fleet__pool_t *p, int status) {
+  while (p->waiting != NULL && !p->base.closing)
+    pool_finish(p, p->waiting, status);
 }
 
 /* ------------------------------------------------------------------------ */

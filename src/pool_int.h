@@ -13,10 +13,11 @@
 
 /* The states of a node. */
 #define FLEET__POOL_STATE_MAP(XX)                                              \
-  XX(IDLE, "idle")         /* no worker yet, or client-only */                 \
+  XX(IDLE, "idle")         /* not joined yet */                                \
   XX(JOINING, "joining")   /* a join is in flight */                           \
   XX(ACTIVE, "active")     /* in the pool, keeping itself alive */             \
   XX(SHUTDOWN, "shutdown") /* the pool shut down */                            \
+  XX(REFUSED, "refused")   /* another live node holds the node id */           \
   XX(CLOSING, "closing")
 
 typedef enum {
@@ -100,6 +101,8 @@ typedef struct fleet__pool_req_s {
   /* A join that re-asserts jobs: what it sent, in order. */
   struct fleet__pool_claim_s *claims;
   size_t nclaims;
+  /* A join: how many workers it registered (none: the id only). */
+  uint32_t live;
 } fleet__pool_req_t;
 
 /* A local job a join re-asserts: its worker, key (owned) and token. */
@@ -119,6 +122,14 @@ struct fleet__pool_s {
   fleet_pool_node_options_t opts;
   char *node_id;
   size_t node_id_len;
+  /* The instance nonce that the node's id lease (T:id:<node>) holds, and
+   * whether a join was sent (the node may hold the lease: the close gives
+   * it up). */
+  char nonce[FLEET__NONCE_LEN + 1];
+  int claimed;
+  /* The last join registered workers: the node is a member of the pool,
+   * and its keep-alive expects to find it there. */
+  int member;
   fleet__key_t tag;  /* "{prefix:pool}" */
   fleet__key_t wake; /* the node's wake-up channel */
   char ttl_str[16], life_str[16];
@@ -214,5 +225,7 @@ void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev);
 /* Fails the waiting dispatches whose deadline passed, and arms the timer
  * for the next one. */
 void fleet__pool_wait_check(fleet__pool_t *p);
+/* Fails every waiting dispatch with `status` (user callbacks run). */
+void fleet__pool_wait_fail(fleet__pool_t *p, int status);
 
 #endif /* FLEET_SRC_POOL_INT_H */

@@ -40,13 +40,14 @@ static void pool_on_remove(fleet__req_t *r, int status,
 static int pool_remove_send(fleet__pool_worker_t *w, const char *mode) {
   fleet__pool_t *p = w->pool;
   fleet_bytes_t key = fleet__key_bytes(&p->tag);
-  int err = fleet__args_begin(&p->args, 3, 0);
+  int err = fleet__args_begin(&p->args, 4, 0);
 
   if (err != 0)
     return err;
   fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
   fleet__args_str(&p->args, w->id);
   fleet__args_str(&p->args, mode);
+  fleet__args_str(&p->args, p->nonce);
   return fleet__req_send(&w->remove_req->base, FLEET__OP_POOL_WORKER_REMOVE,
                          &key, 1, p->args.argv, p->args.argc);
 }
@@ -164,6 +165,8 @@ int fleet_pool_worker_remove(fleet_pool_worker_t *worker,
     return err;
   if (p->state == FLEET__POOL_SHUTDOWN)
     return FLEET_ECLOSING;
+  if (p->state == FLEET__POOL_REFUSED)
+    return FLEET_ECONFLICT;
   if (w->removing)
     return FLEET_EALREADY;
   req = (fleet__pool_req_t *)fleet__req_new(&p->base, pool_on_remove,

@@ -7,7 +7,19 @@
  * creation is put as soon as it is ready, with the token it was reserved
  * under, and the next reconcile follows at once, so warm-ups roll instead
  * of waiting for the slowest of a batch. The lease is renewed by the
- * lock's batcher item, independent of how long the warm-ups take. */
+ * lock's batcher item, independent of how long the warm-ups take.
+ *
+ * Identity: the owner id is a lease, T:wp:own:<owner>, holding the random
+ * nonce of the node instance that started under it, with primary_ttl_ms.
+ * The start claims it (refused with FLEET_ECONFLICT while another live
+ * instance holds it), the borrow leases' batch kind renews it while the
+ * node is started, and the close gives it up. Every write under the owner
+ * id (acquire, release, creations on demand) presents the nonce and is
+ * refused while another instance holds the id; a borrow records the
+ * instance (T:wp:who holds "<owner>/<nonce>"), so only the instance that
+ * borrowed a resource releases or renews it. A started node that finds
+ * its id held by another instance (its lease ran out while it was
+ * stopped, and the other started) is refused for good: REFUSED. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -472,6 +484,41 @@ const char *fleet_warmpool_fingerprint(const fleet_warmpool_t *pool) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Identity                                                                 */
+
+static void wp_leader_closed(fleet_handle_t *h);
+
+void fleet__wp_refuse(fleet__warmpool_t *wp) {
+  fleet__wp_state_t was = wp->state;
+
+  if (wp->base.closing || wp->state == FLEET__WP_REFUSED)
+    return;
+  wp_set_state(wp, FLEET__WP_REFUSED);
+  wp->claimed = 0;
+  fleet__wp_own_stop(wp);
+  fleet__wp_borrow_clear(wp);
+  /* A candidate stops campaigning for good; a primary gives its lease up,
+   * which its fencing token guards (a newer primary's is left alone). */
+  if (wp->leader_open) {
+    wp->leader_open = 0;
+    fleet__handle_hold(&wp->base);
+    fleet_leader_close(&wp->leader, wp_leader_closed);
+  }
+  fleet__backend_set_detail(fleet__handle_backend(&wp->base),
+                            "warm pool %s: owner id \"%s\" is already in "
+                            "use by a live node",
+                            wp->name, wp->owner);
+  fleet__handle_error(&wp->base, FLEET_ECONFLICT);
+  if (was == FLEET__WP_PRIMARY && wp->cbs.primary != NULL && !wp->base.closing)
+    wp->cbs.primary(wp->pub, 0);
+}
+
+const char *fleet_warmpool_owner(const fleet_warmpool_t *pool) {
+  const fleet__warmpool_t *wp = fleet__warmpool_of(pool);
+  return wp != NULL ? wp->owner : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Start                                                                    */
 
 static void wp_start_reply(fleet__wp_req_t *req, int status,
@@ -487,6 +534,11 @@ static void wp_start_reply(fleet__wp_req_t *req, int status,
                       fleet__reply_i64(&reply->elem[0], &ok) != 0 ||
                       fleet__reply_bytes(&reply->elem[1], &stored) != 0))
     status = FLEET_EPROTO;
+  if (status == FLEET_ECONFLICT)
+    fleet__backend_set_detail(fleet__handle_backend(&wp->base),
+                              "warm pool %s: owner id \"%s\" is already in "
+                              "use by a live node",
+                              wp->name, wp->owner);
   if (status == 0 && ok != 1) {
     fleet__backend_set_detail(fleet__handle_backend(&wp->base),
                               "warm pool %s: this node's definition "
@@ -494,6 +546,11 @@ static void wp_start_reply(fleet__wp_req_t *req, int status,
                               wp->name, wp->fp, (int)stored.len,
                               (const char *)stored.base);
     status = FLEET_ECONFLICT;
+  }
+  if (status == 0) {
+    /* The owner id is this instance's while the node is started. */
+    wp->claimed = 1;
+    fleet__wp_own_start(wp);
   }
   if (status == 0 && wp->opts.client_only)
     wp_set_state(wp, FLEET__WP_CLIENT);
@@ -520,14 +577,19 @@ int fleet_warmpool_start(fleet_warmpool_t *pool, fleet_status_cb cb,
     return FLEET_EINVAL;
   if ((err = fleet__handle_usable(&wp->base)) != 0)
     return err;
+  if (wp->state == FLEET__WP_REFUSED)
+    return FLEET_ECONFLICT;
   if (wp->state != FLEET__WP_IDLE)
     return FLEET_EALREADY;
-  if ((req = fleet__wp_req_args(wp, FLEET__WP_REQ_START, user_data, 2, 1)) ==
+  if ((req = fleet__wp_req_args(wp, FLEET__WP_REQ_START, user_data, 5, 1)) ==
       NULL)
     return FLEET_ENOMEM;
   req->cb.status = cb;
   fleet__args_bytes(&wp->args, wp->fp, 16);
   fleet__args_u64(&wp->args, wp->opts.target_idle);
+  fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
+  fleet__args_str(&wp->args, wp->nonce);
+  fleet__args_str(&wp->args, wp->own_ttl_str);
   if ((err = fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_START)) != 0) {
     fleet__req_free(&req->base);
     return err;
@@ -663,6 +725,13 @@ static void wp_close(fleet__handle_t *h) {
     fleet_leader_close(&wp->leader, wp_leader_closed);
   }
   fleet__wp_borrow_clear(wp);
+  fleet__wp_own_stop(wp);
+  /* The owner id is free at once (the script checks the nonce). */
+  if (wp->claimed && fleet__args_begin(&wp->args, 2, 0) == 0) {
+    fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
+    fleet__args_str(&wp->args, wp->nonce);
+    wp_quiet(wp, FLEET__OP_WARMPOOL_LEAVE);
+  }
 }
 
 static const fleet__handle_vt_t wp_vt = {
@@ -673,8 +742,9 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
                         const fleet_warmpool_callbacks_t *cbs,
                         const fleet_warmpool_options_t *options) {
   struct fleet__client_s *c;
-  fleet__warmpool_t *wp;
+  fleet__warmpool_t *wp = NULL;
   size_t name_len, owner_len;
+  char *made = NULL;
   int err;
 
   if (pool == NULL)
@@ -683,33 +753,44 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
   if (client == NULL || client->internal_ == NULL || cbs == NULL ||
       cbs->create == NULL || cbs->destroy == NULL)
     return FLEET_EINVAL;
-  if ((err = fleet__str_check(name, FLEET__NAME_MAX, &name_len)) != 0 ||
-      (err = fleet__str_check(owner, FLEET_WARMPOOL_OWNER_MAX, &owner_len)) !=
-          0)
+  if ((err = fleet__str_check(name, FLEET__NAME_MAX, &name_len)) != 0)
     return err;
-  if (strchr(owner, '/') != NULL)
-    return FLEET_EINVAL;
-  if ((wp = calloc(1, sizeof(*wp))) == NULL)
-    return FLEET_ENOMEM;
-  if ((err = wp_options(options, &wp->opts)) != 0) {
+  if (owner == NULL || owner[0] == '\0') {
+    /* Left to fleet: a unique id. */
+    if ((made = fleet__ident_make()) == NULL)
+      return FLEET_ENOMEM;
+    owner = made;
+  }
+  err = fleet__str_check(owner, FLEET_WARMPOOL_OWNER_MAX, &owner_len);
+  if (err == 0 && strchr(owner, '/') != NULL)
+    err = FLEET_EINVAL;
+  if (err == 0 && (wp = calloc(1, sizeof(*wp))) == NULL)
+    err = FLEET_ENOMEM;
+  if (err == 0 && (err = wp_options(options, &wp->opts)) != 0)
     free(wp);
+  if (err != 0) {
+    free(made);
     return err;
   }
   wp->cbs = *cbs;
   wp->owner_len = owner_len;
   snprintf(wp->lease_str, sizeof(wp->lease_str), "%" PRIu32,
            wp->opts.borrow_lease_ms);
+  snprintf(wp->own_ttl_str, sizeof(wp->own_ttl_str), "%" PRIu32,
+           wp->opts.primary_ttl_ms);
+  fleet__ident_nonce(wp->nonce);
   wp_fingerprint(wp);
   err = fleet__handle_init(&wp->base, &wp_vt, client, (fleet_handle_t *)pool);
   if (err != 0) {
     free(wp);
+    free(made);
     return err;
   }
   c = wp->base.client;
   wp->pub = pool;
   wp->base.error_cb = cbs->error;
   wp->name = fleet__strdup(name);
-  wp->owner = fleet__strdup(owner);
+  wp->owner = made != NULL ? made : fleet__strdup(owner);
   if (wp->name == NULL || wp->owner == NULL ||
       fleet__key_build(&wp->tag, c->prefix, c->prefix_len, name, name_len,
                        NULL) != 0 ||

@@ -101,11 +101,38 @@ static void wp_renew_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
                           fleet_bytes_t *args) {
   fleet__wp_borrow_t *b = FLEET__CONTAINER_OF(it, fleet__wp_borrow_t, item);
   fleet__warmpool_t *wp = b->wp;
+  const char *lease = b == wp->own ? wp->own_ttl_str : wp->lease_str;
 
   keys[0] = fleet__key_bytes(&wp->tag);
   args[0] = (fleet_bytes_t){b->id, b->id_len};
   args[1] = (fleet_bytes_t){wp->owner, wp->owner_len};
-  args[2] = (fleet_bytes_t){wp->lease_str, strlen(wp->lease_str)};
+  args[2] = (fleet_bytes_t){lease, strlen(lease)};
+  args[3] = (fleet_bytes_t){wp->nonce, FLEET__NONCE_LEN};
+}
+
+static void wp_own_schedule(fleet__warmpool_t *wp, uint64_t delay);
+
+/* The owner lease's renewal came back: 1 renewed, 2 it had run out (the
+ * node was stopped past it) and was free, so it is this node's again,
+ * -1 another live instance holds the id. */
+static void wp_own_done(fleet__warmpool_t *wp, int status, int64_t res) {
+  if (status != 0) {
+    wp_own_schedule(wp, wp->opts.primary_ttl_ms / 10 + 1);
+    fleet__handle_error(&wp->base, status);
+    return;
+  }
+  if (res == -1) {
+    fleet__wp_refuse(wp);
+    return;
+  }
+  wp_own_schedule(wp, wp->opts.primary_ttl_ms / 3);
+  if (res == 2) {
+    fleet__backend_set_detail(fleet__handle_backend(&wp->base),
+                              "warm pool %s: the lease of owner id \"%s\" "
+                              "ran out; it was free and is held again",
+                              wp->name, wp->owner);
+    fleet__handle_error(&wp->base, FLEET_ESTALE);
+  }
 }
 
 static void wp_renew_done(fleet__batch_item_t *it, int status,
@@ -120,6 +147,16 @@ static void wp_renew_done(fleet__batch_item_t *it, int status,
   fleet__handle_unhold(&wp->base);
   if (status == 0 && fleet__reply_i64(elem, &res) != 0)
     status = FLEET_EPROTO;
+  if (b == wp->own) {
+    wp_own_done(wp, status, res);
+    return;
+  }
+  if (status == 0 && res == -1) {
+    /* Another live instance holds the owner id. */
+    wp_borrow_free(b);
+    fleet__wp_refuse(wp);
+    return;
+  }
   if (status != 0) {
     wp_borrow_schedule(b, wp->opts.borrow_lease_ms / 10 + 1);
     fleet__handle_error(&wp->base, status);
@@ -137,7 +174,7 @@ static void wp_renew_done(fleet__batch_item_t *it, int status,
 static const fleet__batch_kind_t wp_renew_kind = {
     .op = FLEET__OP_WARMPOOL_RENEW,
     .item_keys = 1,
-    .item_args = 3,
+    .item_args = 4,
     .max_items = FLEET__BATCH_MAX,
     .fill = wp_renew_fill,
     .done = wp_renew_done,
@@ -150,6 +187,40 @@ static void wp_borrow_schedule(fleet__wp_borrow_t *b, uint64_t delay) {
       fleet__batch_add(wp->base.client, &b->item, &wp_renew_kind, NULL,
                        uv_now(wp->base.loop) + delay, delay / 4) == 0)
     fleet__handle_hold(&wp->base);
+}
+
+static void wp_own_schedule(fleet__warmpool_t *wp, uint64_t delay) {
+  fleet__wp_borrow_t *b = wp->own;
+
+  if (b != NULL && !b->item.linked && b->item.call == NULL &&
+      fleet__batch_add(wp->base.client, &b->item, &wp_renew_kind, NULL,
+                       uv_now(wp->base.loop) + delay, delay / 4) == 0)
+    fleet__handle_hold(&wp->base);
+}
+
+void fleet__wp_own_start(fleet__warmpool_t *wp) {
+  if (wp->own != NULL || wp->base.closing)
+    return;
+  if ((wp->own = calloc(1, sizeof(*wp->own) + 1)) == NULL) {
+    fleet__handle_error(&wp->base, FLEET_ENOMEM);
+    return;
+  }
+  wp->own->wp = wp;
+  wp_own_schedule(wp, wp->opts.primary_ttl_ms / 3);
+}
+
+void fleet__wp_own_stop(fleet__warmpool_t *wp) {
+  fleet__wp_borrow_t *b = wp->own;
+  int had;
+
+  if (b == NULL)
+    return;
+  had = b->item.linked || b->item.call != NULL;
+  fleet__batch_remove(wp->base.client, &b->item);
+  wp->own = NULL;
+  free(b);
+  if (had)
+    fleet__handle_unhold(&wp->base);
 }
 
 void fleet__wp_borrow_add(fleet__warmpool_t *wp, const char *id, size_t len) {
@@ -190,12 +261,13 @@ void fleet__wp_borrow_clear(fleet__warmpool_t *wp) {
 /* Acquire                                                                  */
 
 static int wp_acquire_send(fleet__warmpool_t *wp, fleet__wp_req_t *req) {
-  if (fleet__args_begin(&wp->args, 3, 2) != 0)
+  if (fleet__args_begin(&wp->args, 4, 2) != 0)
     return FLEET_ENOMEM;
   req->kind = FLEET__WP_REQ_ACQUIRE;
   fleet__args_u64(&wp->args, wp->opts.min_remaining_ms);
   fleet__args_u64(&wp->args, wp->opts.borrow_lease_ms);
   fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
+  fleet__args_str(&wp->args, wp->nonce);
   return fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_ACQUIRE);
 }
 
@@ -233,13 +305,14 @@ static void wp_give_back(fleet__warmpool_t *wp, const char *id, int destroy) {
   int err = FLEET_ENOMEM;
 
   fleet__wp_borrow_drop(wp, id);
-  if (req != NULL && fleet__args_begin(&wp->args, 5, 2) == 0) {
+  if (req != NULL && fleet__args_begin(&wp->args, 6, 2) == 0) {
     snprintf(req->id, sizeof(req->id), "%s", id);
     fleet__args_str(&wp->args, id);
     fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
     fleet__args_u64(&wp->args, wp->opts.min_remaining_ms);
     fleet__args_str(&wp->args, destroy ? "1" : "0");
     fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
+    fleet__args_str(&wp->args, wp->nonce);
     err = fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_RELEASE);
     req = NULL;
   }
@@ -309,12 +382,13 @@ void fleet__wp_direct_done(fleet_warmpool_work_t *w, int status) {
     return;
   }
   bg = fleet__wp_bg(wp, wp_on_adopt, w);
-  if (bg != NULL && fleet__args_begin(&wp->args, 5, 3) == 0) {
+  if (bg != NULL && fleet__args_begin(&wp->args, 6, 3) == 0) {
     fleet__args_str(&wp->args, w->id);
     fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
     fleet__args_u64(&wp->args, wp->opts.borrow_lease_ms);
     fleet__args_u64(&wp->args, wp->opts.idle_ttl_ms);
     fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
+    fleet__args_str(&wp->args, wp->nonce);
     err = fleet__wp_send(wp, bg, FLEET__OP_WARMPOOL_ADOPT);
     bg = NULL;
   }
@@ -362,13 +436,14 @@ static void wp_reply_acquire(fleet__warmpool_t *wp, fleet__wp_req_t *req,
     wp_fail(wp, req, FLEET_ENOTFOUND);
     return;
   }
-  if (fleet__args_begin(&wp->args, 2, 1) != 0) {
+  if (fleet__args_begin(&wp->args, 3, 1) != 0) {
     wp_fail(wp, req, FLEET_ENOMEM);
     return;
   }
   req->kind = FLEET__WP_REQ_DIRECT;
   fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
+  fleet__args_str(&wp->args, wp->nonce);
   if ((err = fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_DIRECT)) != 0)
     wp_fail(wp, req, err);
 }
@@ -399,6 +474,8 @@ int fleet_warmpool_acquire(fleet_warmpool_t *pool, fleet_warmpool_acquire_cb cb,
     return FLEET_EINVAL;
   if ((err = fleet__handle_usable(&wp->base)) != 0)
     return err;
+  if (wp->state == FLEET__WP_REFUSED)
+    return FLEET_ECONFLICT;
   if ((req = fleet__wp_req(wp, FLEET__WP_REQ_ACQUIRE, user_data)) == NULL)
     return FLEET_ENOMEM;
   req->cb.acquire = cb;
@@ -423,7 +500,9 @@ int fleet_warmpool_release(fleet_warmpool_t *pool, const char *id, int flags,
     return err;
   if ((err = fleet__handle_usable(&wp->base)) != 0)
     return err;
-  if ((req = fleet__wp_req_args(wp, FLEET__WP_REQ_RELEASE, user_data, 5, 2)) ==
+  if (wp->state == FLEET__WP_REFUSED)
+    return FLEET_ECONFLICT;
+  if ((req = fleet__wp_req_args(wp, FLEET__WP_REQ_RELEASE, user_data, 6, 2)) ==
       NULL)
     return FLEET_ENOMEM;
   req->cb.status = cb;
@@ -434,6 +513,7 @@ int fleet_warmpool_release(fleet_warmpool_t *pool, const char *id, int flags,
   fleet__args_str(&wp->args,
                   (flags & FLEET_WARMPOOL_RELEASE_DESTROY) ? "1" : "0");
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
+  fleet__args_str(&wp->args, wp->nonce);
   if ((err = fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_RELEASE)) != 0) {
     fleet__req_free(&req->base);
     return err;

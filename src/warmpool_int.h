@@ -23,6 +23,7 @@ typedef struct fleet__warmpool_s fleet__warmpool_t;
   XX(CLIENT, "client")       /* started, client-only */                        \
   XX(CANDIDATE, "candidate") /* campaigning for primary */                     \
   XX(PRIMARY, "primary")     /* holds the lease, reconciles */                 \
+  XX(REFUSED, "refused")     /* another live node took the owner id */         \
   XX(CLOSING, "closing")
 
 typedef enum {
@@ -96,6 +97,14 @@ struct fleet__warmpool_s {
   char *name;
   char *owner;
   size_t owner_len;
+  /* The instance nonce that the owner id's lease (T:wp:own:<owner>) and
+   * this node's borrows (T:wp:who) hold, and the lease's TTL. */
+  char nonce[FLEET__NONCE_LEN + 1];
+  char own_ttl_str[16];
+  /* The owner lease's renewal while started: an item of the borrow
+   * leases' batch kind with the id "" (NULL when not renewed). */
+  struct fleet__wp_borrow_s *own;
+  int claimed;       /* started: the owner lease may be this instance's */
   fleet__key_t tag;  /* "{prefix:name}" */
   fleet__key_t wake; /* its wake-up channel */
   char fp[17];
@@ -160,6 +169,14 @@ void fleet__wp_start_reply(fleet__wp_req_t *req, int status,
 void fleet__wp_direct_done(fleet_warmpool_work_t *w, int status);
 void fleet__wp_check_done(fleet_warmpool_work_t *w, int status);
 void fleet__wp_drain_step(fleet__wp_req_t *req, int destroyed);
+
+/* The owner id's lease: renewed from a successful start until the node
+ * closes or is refused. */
+void fleet__wp_own_start(fleet__warmpool_t *wp);
+void fleet__wp_own_stop(fleet__warmpool_t *wp);
+/* Another live instance took this node's owner id (warmpool.c): the node
+ * stops acting under it for good. */
+void fleet__wp_refuse(fleet__warmpool_t *wp);
 
 /* Borrow leases. */
 void fleet__wp_borrow_add(fleet__warmpool_t *wp, const char *id, size_t len);

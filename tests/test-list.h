@@ -97,6 +97,7 @@ CONFORMANCE_DECLARE(client_two_clients)
 TEST_DECLARE(demo_errors)
 TEST_DECLARE(demo_run_memory)
 TEST_DECLARE(demo_worker_redis)
+TEST_DECLARE(demo_ident_redis)
 
 /* test_fixture.c */
 TEST_DECLARE(fixture_redis_basic)
@@ -274,6 +275,9 @@ CONFORMANCE_DECLARE(pool_schedule_first)
 CONFORMANCE_DECLARE(pool_rejoin_after_shutdown)
 CONFORMANCE_DECLARE(pool_worker_forget)
 CONFORMANCE_DECLARE(pool_worker_remove)
+CONFORMANCE_DECLARE(pool_ident_conflict)
+CONFORMANCE_DECLARE(pool_ident_taken)
+CONFORMANCE_DECLARE(pool_ident_generated)
 TEST_DECLARE(pool_flushdb_redis)
 
 /* test_pool_ticker.c */
@@ -296,6 +300,8 @@ CONFORMANCE_DECLARE(warmpool_check)
 CONFORMANCE_DECLARE(warmpool_wake)
 CONFORMANCE_DECLARE(warmpool_states)
 CONFORMANCE_DECLARE(warmpool_destroy_retry)
+CONFORMANCE_DECLARE(warmpool_ident_conflict)
+CONFORMANCE_DECLARE(warmpool_ident_generated)
 
 /* test_warmpool_mp.c */
 TEST_DECLARE(warmpool_mp_failover)
@@ -303,6 +309,10 @@ TEST_DECLARE(warmpool_mp_acquire)
 TEST_DECLARE(warmpool_mp_borrower_killed)
 TEST_DECLARE(warmpool_mp_redis_down)
 TEST_DECLARE(warmpool_mp_idle_ttl)
+
+/* test_ident_mp.c */
+TEST_DECLARE(pool_mp_ident_crash)
+TEST_DECLARE(warmpool_mp_ident_crash)
 
 /* test_pool_mp.c */
 TEST_DECLARE(pool_mp_chaos)
@@ -498,6 +508,7 @@ TEST_LIST_START
   TEST_ENTRY(demo_errors)
   TEST_ENTRY(demo_run_memory)
   TEST_ENTRY_TIMEOUT(demo_worker_redis, 60)
+  TEST_ENTRY_TIMEOUT(demo_ident_redis, 60)
 
   /* test_fixture.c */
   TEST_ENTRY(fixture_redis_basic)
@@ -653,6 +664,9 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(pool_rejoin_after_shutdown)
   CONFORMANCE_ENTRY(pool_worker_forget)
   CONFORMANCE_ENTRY(pool_worker_remove)
+  CONFORMANCE_ENTRY(pool_ident_conflict)
+  CONFORMANCE_ENTRY(pool_ident_taken)
+  CONFORMANCE_ENTRY(pool_ident_generated)
   TEST_ENTRY(pool_flushdb_redis)
 
   /* test_pool_ticker.c */
@@ -675,6 +689,8 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(warmpool_wake)
   CONFORMANCE_ENTRY(warmpool_states)
   CONFORMANCE_ENTRY(warmpool_destroy_retry)
+  CONFORMANCE_ENTRY(warmpool_ident_conflict)
+  CONFORMANCE_ENTRY(warmpool_ident_generated)
 
   /* test_warmpool_mp.c */
   TEST_ENTRY_TIMEOUT(warmpool_mp_failover, 180)
@@ -682,6 +698,10 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(warmpool_mp_borrower_killed, 60)
   TEST_ENTRY_TIMEOUT(warmpool_mp_redis_down, 60)
   TEST_ENTRY_TIMEOUT(warmpool_mp_idle_ttl, 60)
+
+  /* test_ident_mp.c */
+  TEST_ENTRY_TIMEOUT(pool_mp_ident_crash, 60)
+  TEST_ENTRY_TIMEOUT(warmpool_mp_ident_crash, 60)
 
   /* test_pool_mp.c */
   TEST_ENTRY_TIMEOUT(pool_mp_chaos, 120)

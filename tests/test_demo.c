@@ -1,7 +1,10 @@
 /* test_demo.c -- the demo program, run as a user runs it: exit codes,
- * one-line errors, run on memory, and enqueue/stats/worker on Redis. */
+ * one-line errors, run on memory, enqueue/stats/worker on Redis, and a
+ * pool node and a warm-pool node refused when their id is in use. */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -222,6 +225,85 @@ TEST_IMPL(demo_worker_redis) {
   ASSERT_EQ(60, n);
   for (i = 0; i < 60; i++)
     ASSERT_EQ(1, seen[i]);
+  fleet_test_redis_free(redis);
+  return 0;
+}
+
+/* Runs `argv` (a one-shot command) until its output holds `want`, a fresh
+ * process per try; bounded by the runner's timeout. */
+static void demo_wait_output(char *const argv[], const char *want) {
+  demo_run_t r;
+
+  for (;;) {
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    demo_run(&r, argv);
+    if (r.status == 0 && strstr(r.out, want) != NULL)
+      return;
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* A pool node and a warm-pool node started twice under one id on one
+ * Redis: the second exits 1 with one line on stderr naming the id in use;
+ * the first keeps running (the pool node still gets and runs a job) and
+ * stops on SIGTERM with exit 0. */
+TEST_IMPL(demo_ident_redis) {
+  fleet_test_redis_t *redis;
+  const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+  char url[128], ledger[512], root[512], buf[4096];
+  char *node[] = {"d",      "--url",    url,         "pool", "node",
+                  "--pool", "P",        "--workers", "1",    "--node-id",
+                  "X",      "--ledger", ledger,      NULL};
+  char *status[] = {"d", "--url", url, "pool", "status", "--pool", "P", NULL};
+  char *dispatch[] = {"d",      "--url", url,     "pool", "dispatch",
+                      "--pool", "P",     "--key", "k1",   NULL};
+  char *wnode[] = {"d",      "--url",     url,      "warmpool", "node",
+                   "--pool", "W",         "--root", root,       "--target",
+                   "0",      "--node-id", "Y",      NULL};
+  char *snapshot[] = {"d",        "--url",  url, "warmpool",
+                      "snapshot", "--pool", "W", NULL};
+  demo_run_t r;
+  pid_t pid;
+
+  DEMO_REQUIRED();
+  redis = fleet_test_redis_start_or_skip(NULL);
+  snprintf(url, sizeof(url), "%s", fleet_test_redis_url(redis));
+  snprintf(ledger, sizeof(ledger), "%s/ident-ledger-%ld", tmp, (long)getpid());
+  snprintf(root, sizeof(root), "%s/ident-root-%ld", tmp, (long)getpid());
+  unlink(ledger);
+  ASSERT(mkdir(root, 0755) == 0 || errno == EEXIST);
+
+  pid = demo_spawn(node, "ident-first");
+  demo_wait_output(status, "\"X/1\"");
+  demo_run(&r, node);
+  ASSERT_EQ(1, r.status);
+  ASSERT_EQ(1, count_lines(r.err));
+  ASSERT_NOT_NULL(
+      strstr(r.err, "pool node id \"X\" is already in use by a live node"));
+  ASSERT_EQ(0, waitpid(pid, NULL, WNOHANG));
+  demo_run(&r, dispatch);
+  ASSERT_EQ(0, r.status);
+  read_file(ledger, buf, sizeof(buf));
+  ASSERT_NOT_NULL(strstr(buf, " start k1 X/1 "));
+  ASSERT_OK(kill(pid, SIGTERM));
+  demo_reap(pid, "ident-first", &r);
+  ASSERT_EQ(0, r.status);
+
+  pid = demo_spawn(wnode, "ident-wfirst");
+  demo_wait_output(snapshot, "\"primary\":\"Y\"");
+  demo_run(&r, wnode);
+  ASSERT_EQ(1, r.status);
+  ASSERT_EQ(1, count_lines(r.err));
+  ASSERT_NOT_NULL(
+      strstr(r.err, "owner id \"Y\" is already in use by a live node"));
+  ASSERT_EQ(0, waitpid(pid, NULL, WNOHANG));
+  demo_run(&r, snapshot);
+  ASSERT_NOT_NULL(strstr(r.out, "\"primary\":\"Y\""));
+  ASSERT_OK(kill(pid, SIGTERM));
+  demo_reap(pid, "ident-wfirst", &r);
+  ASSERT_EQ(0, r.status);
+  unlink(ledger);
+  rmdir(root);
   fleet_test_redis_free(redis);
   return 0;
 }

@@ -735,6 +735,9 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
   static const char *const statuses[] = {"0", "0", "-12"};
   const char *const tag = P_TAG;
   uint32_t n = diff_rand(d, 3), w = diff_rand(d, 6);
+  /* Each node's instance nonce; now and then another instance's, which
+   * its id lease refuses. */
+  const char *nonce = diff_rand(d, 16) ? "i1" : "i2";
   char key[8], tok[16], tok2[16];
   const char *args[16];
   diff_reply_t m;
@@ -746,26 +749,29 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
     case 0:
       /* Its workers, and a job it re-asserts now and then. */
       args[0] = nodes[n];
-      args[1] = "900000";
+      args[1] = nonce;
       args[2] = "900000";
-      args[3] = diff_rand(d, 2) ? "0" : "1";
-      args[4] = "2";
-      args[5] = workers[2 * n];
-      args[6] = workers[2 * n + 1];
-      args[7] = key;
-      args[8] = workers[2 * n + diff_rand(d, 2)];
-      args[9] = "payload";
+      args[3] = "900000";
+      args[4] = diff_rand(d, 2) ? "0" : "1";
+      args[5] = "2";
+      args[6] = workers[2 * n];
+      args[7] = workers[2 * n + 1];
+      args[8] = key;
+      args[9] = workers[2 * n + diff_rand(d, 2)];
+      args[10] = "payload";
       m = diff_op(d, FLEET__OP_POOL_JOIN, &tag, 1, args,
-                  diff_rand(d, 4) ? 7 : 10, 0);
+                  diff_rand(d, 4) ? 8 : 11, 0);
       if (m.n >= 2 && m.line[1][0] == 'i')
         snprintf(rev, 16, "%s", m.line[1] + 2);
       free(m.line);
       break;
     case 1:
       args[0] = nodes[n];
-      args[1] = "900000";
-      args[2] = diff_rand(d, 8) ? "0" : "1";
-      diff_run(d, FLEET__OP_POOL_KEEPALIVE, &tag, 1, args, 3);
+      args[1] = nonce;
+      args[2] = "900000";
+      args[3] = diff_rand(d, 8) ? "0" : "1";
+      args[4] = diff_rand(d, 4) ? "1" : "0";
+      diff_run(d, FLEET__OP_POOL_KEEPALIVE, &tag, 1, args, 5);
       break;
     case 2:
       m = diff_op(d, FLEET__OP_POOL_MEMBERS, &tag, 1, NULL, 0, 0);
@@ -796,7 +802,8 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
     case 6:
       args[0] = nodes[n];
       args[1] = diff_rand(d, 2) ? "2" : "50";
-      diff_run(d, FLEET__OP_POOL_EVENTS, &tag, 1, args, 2);
+      args[2] = nonce;
+      diff_run(d, FLEET__OP_POOL_EVENTS, &tag, 1, args, 3);
       break;
     case 7:
       args[0] = key;
@@ -830,10 +837,14 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
       free(m.line);
       break;
     case 12:
-      args[0] = key;
-      diff_run(d,
-               diff_rand(d, 2) ? FLEET__OP_POOL_PAYLOAD : FLEET__OP_POOL_LEAVE,
-               &tag, 1, diff_rand(d, 2) ? args : &nodes[n], 1);
+      if (diff_rand(d, 2)) {
+        args[0] = key;
+        diff_run(d, FLEET__OP_POOL_PAYLOAD, &tag, 1, args, 1);
+      } else {
+        args[0] = nodes[n];
+        args[1] = nonce;
+        diff_run(d, FLEET__OP_POOL_LEAVE, &tag, 1, args, 2);
+      }
       break;
     case 13:
       /* A ticker whose period (over 5 digits, so within the tolerance)
@@ -875,8 +886,9 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
       args[0] = nodes[n];
       args[1] = workers[2 * n + diff_rand(d, 2)];
       args[2] = diff_rand(d, 2) ? "d" : "f";
+      args[3] = nonce;
       if (diff_rand(d, 3) == 0)
-        diff_run(d, FLEET__OP_POOL_WORKER_REMOVE, &tag, 1, args, 3);
+        diff_run(d, FLEET__OP_POOL_WORKER_REMOVE, &tag, 1, args, 4);
       else if (diff_rand(d, 10) == 0)
         diff_run(d, FLEET__OP_POOL_SHUTDOWN, &tag, 1, NULL, 0);
       break;

@@ -33,6 +33,10 @@ typedef struct node_rec_s {
   int close_in_start;
   ev_t *log; /* shared between the nodes of a test */
   int *nlog;
+  int errors;    /* error callbacks (with rec_on_error) */
+  int conflicts; /* of them FLEET_ECONFLICT */
+  int last_error;
+  char detail[256];
 } node_rec_t;
 
 static ev_t test_log[LOG_MAX];
@@ -97,6 +101,15 @@ static void rec_notify(fleet_pool_worker_t *w, fleet_pool_job_t *job,
 
 static const fleet_pool_handler_t rec_handler = {rec_start, rec_stop,
                                                  rec_notify};
+
+static void rec_on_error(fleet_handle_t *h, int status, const char *detail) {
+  node_rec_t *n = h->data;
+
+  n->errors++;
+  n->conflicts += status == FLEET_ECONFLICT;
+  n->last_error = status;
+  snprintf(n->detail, sizeof(n->detail), "%s", detail != NULL ? detail : "");
+}
 
 static void rec_on_close(fleet_handle_t *h) {
   node_rec_t *n = h->data;
@@ -278,7 +291,8 @@ CONFORMANCE_IMPL(pool_bad_input) {
   ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(NULL, &n, "p", "a", NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(&e.c1, NULL, "p", "a", NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(&e.c1, &n, "", "a", NULL));
-  ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(&e.c1, &n, "p", NULL, NULL));
+  /* A NULL or empty node id is made by fleet (pool_ident_generated). */
+  ASSERT_NULL(fleet_pool_node_id(NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_init(&e.c1, &n, "p", "a/b", NULL));
   ASSERT_ERR(FLEET_E2BIG, fleet_pool_node_init(&e.c1, &n, big, "a", NULL));
   ASSERT_ERR(FLEET_E2BIG, fleet_pool_node_init(&e.c1, &n, "p", big, NULL));
@@ -940,10 +954,11 @@ static raw_t raw_op(lock_env_t *e, node_rec_t *n, fleet__op_t op,
  * comes back (no payload left behind by a shutdown, pulse #52). A fresh
  * join re-asserts a job only where its key is absent. */
 CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
-  static const char *const join[] = {"x",  "60000", "60000", "0",  "1",   "x/1",
-                                     "j1", "x/1",   "p1",    "j2", "x/1", "p2"};
-  static const char *const rejoin[] = {"x",   "60000", "60000", "1", "1",
-                                       "x/1", "j1",    "x/1",   "p1"};
+  static const char *const join[] = {"x",  "i1",  "60000", "60000", "0",
+                                     "1",  "x/1", "j1",    "x/1",   "p1",
+                                     "j2", "x/1", "p2"};
+  static const char *const rejoin[] = {"x", "i1",  "60000", "60000", "1",
+                                       "1", "x/1", "j1",    "x/1",   "p1"};
   const char *dispatch_args[6] = {"j2", "p", "0", "x/1", "x", "0"};
   node_rec_t c;
   lock_env_t e;
@@ -953,13 +968,13 @@ CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
   lock_env_init(&e, b->url);
   rec_init(&c, &e.c1, "p", "c", 0, NULL);
   /* A first join that re-asserts j1 and j2: both absent, both admitted. */
-  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 12);
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 13);
   ASSERT_UEQ(3, r.nelem);
   ASSERT_GT(r.second, 0);
   snprintf(rev, sizeof(rev), "%" PRId64, r.first);
   ASSERT_UEQ(2, query(&e, &c, 'k', NULL).n);
   /* Another re-assertion of j1 is refused: the key is held. */
-  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 9);
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 10);
   ASSERT_UEQ(2, r.nelem);
   ASSERT_EQ(0, r.second);
   dispatch_args[2] = rev;
@@ -968,7 +983,7 @@ CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
 
   r = raw_op(&e, &c, FLEET__OP_POOL_SHUTDOWN, NULL, 0);
   ASSERT_EQ(1, r.first); /* told x */
-  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, rejoin, 9);
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, rejoin, 10);
   ASSERT_UEQ(1, r.nelem);
   ASSERT_EQ(-1, r.first);
   ASSERT_UEQ(0, query(&e, &c, 'k', NULL).n);
@@ -982,10 +997,11 @@ CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
  * it was asked to stop, which leaves the pool. A node that leaves (or is
  * reaped) treats its jobs the same way. */
 CONFORMANCE_IMPL(pool_worker_forget) {
-  static const char *const join[] = {"x",   "60000", "60000", "0",   "2",
-                                     "x/1", "x/2",   "j1",    "x/1", "p1",
-                                     "j2",  "x/1",   "p2"};
-  const char *drain[3] = {"x", "x/1", "d"}, *forget[3] = {"x", "x/1", "f"};
+  static const char *const join[] = {"x",  "i1",  "60000", "60000", "0",
+                                     "2",  "x/1", "x/2",   "j1",    "x/1",
+                                     "p1", "j2",  "x/1",   "p2"};
+  const char *drain[4] = {"x", "x/1", "d", "i1"},
+             *forget[4] = {"x", "x/1", "f", "i1"};
   const char *stop[1] = {"j2"};
   node_rec_t c;
   lock_env_t e;
@@ -994,36 +1010,36 @@ CONFORMANCE_IMPL(pool_worker_forget) {
 
   lock_env_init(&e, b->url);
   rec_init(&c, &e.c1, "p", "c", 0, NULL);
-  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 13);
+  r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 14);
   ASSERT_UEQ(3, r.nelem);
   ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_STOP, stop, 1).first);
-  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, drain, 3).first);
-  ASSERT_EQ(0, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, drain, 3).first);
+  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, drain, 4).first);
+  ASSERT_EQ(0, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, drain, 4).first);
   q = query(&e, &c, 'w', NULL);
   ASSERT_STR_EQ("x/2@x", q.text);
   q = query(&e, &c, 'j', NULL);
   ASSERT_UEQ(2, q.n); /* still its jobs */
   ASSERT_NOT_NULL(strstr(q.text, "j1@x/1#"));
   /* The forget: j1 orphaned (no owner), j2 (being stopped) gone. */
-  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, forget, 3).first);
+  ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, forget, 4).first);
   q = query(&e, &c, 'j', NULL);
   ASSERT_UEQ(1, q.n);
   ASSERT(strncmp(q.text, "j1@#", 4) == 0);
   ASSERT_ERR(FLEET_ENOTFOUND, query(&e, &c, 'p', "j2").status);
-  ASSERT_EQ(0, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, forget, 3).first);
+  ASSERT_EQ(0, raw_op(&e, &c, FLEET__OP_POOL_WORKER_REMOVE, forget, 4).first);
 
   /* The same when the node leaves (or dies): j1 stays, orphaned; j3,
    * being stopped, leaves the pool. */
   {
-    static const char *const join_y[] = {"y",  "60000", "60000", "0",
-                                         "1",  "y/1",   "j3",    "y/1",
-                                         "p3", "j4",    "y/1",   "p4"};
-    const char *stop3[1] = {"j3"}, *leave[1] = {"y"};
+    static const char *const join_y[] = {"y",  "i1",  "60000", "60000", "0",
+                                         "1",  "y/1", "j3",    "y/1",   "p3",
+                                         "j4", "y/1", "p4"};
+    const char *stop3[1] = {"j3"}, *leave[2] = {"y", "i1"};
 
-    r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join_y, 12);
+    r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join_y, 13);
     ASSERT_UEQ(3, r.nelem);
     ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_STOP, stop3, 1).first);
-    ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_LEAVE, leave, 1).first);
+    ASSERT_EQ(1, raw_op(&e, &c, FLEET__OP_POOL_LEAVE, leave, 2).first);
     q = query(&e, &c, 'k', NULL);
     ASSERT_UEQ(2, q.n); /* j1 and j4 */
     ASSERT_ERR(FLEET_ENOTFOUND, query(&e, &c, 'p', "j3").status);
@@ -1311,5 +1327,193 @@ CONFORMANCE_IMPL(pool_worker_remove) {
   ASSERT_ERR(FLEET_ECANCELED, removed_status);
   rec_close(&e, &c);
   rec_close(&e, &nb);
+  lock_env_close(&e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Node ids                                                                 */
+
+/* Options whose errors the node's record hears, with a worker TTL far
+ * longer than the waits of a test (`ttl_ms` unscaled; 0: 60 s). */
+static fleet_pool_node_options_t ident_opts(uint32_t ttl_ms) {
+  fleet_pool_node_options_t o = test_opts();
+
+  o.worker_ttl_ms = (uint32_t)fleet_test_ms(ttl_ms != 0 ? ttl_ms : 60000);
+  o.error_cb = rec_on_error;
+  return o;
+}
+
+/* Waits for `n`'s error callback to hear FLEET_ECONFLICT naming `id`. */
+static void wait_conflict(lock_env_t *e, node_rec_t *n, const char *id) {
+  char want[64];
+
+  ASSERT(lock_env_wait(e, &n->conflicts, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_ERR(FLEET_ECONFLICT, n->last_error);
+  snprintf(want, sizeof(want), "pool node id \"%s\" is already in use", id);
+  ASSERT_NOT_NULL(strstr(n->detail, want));
+  ASSERT_STR_EQ("refused",
+                fleet__pool_state_name(fleet__pool_of(&n->node)->state));
+}
+
+/* Two nodes with one id on one backend (on memory, two clients of one
+ * store): the second, with a worker or client-only, is refused with
+ * FLEET_ECONFLICT naming the id and takes no calls; the pool lists the
+ * first node's worker only, which still gets and runs every job, its
+ * dispatches answered. Closing a refused node leaves the id to the first;
+ * closing the first frees it at once, long before its TTL. */
+CONFORMANCE_IMPL(pool_ident_conflict) {
+  fleet_pool_node_options_t oa = ident_opts(0), ob = ident_opts(0),
+                            oc = ident_opts(0), od = ident_opts(0);
+  node_rec_t a, b2, c2, obs, d;
+  fleet_pool_worker_t w;
+  lock_env_t e;
+  answer_t q;
+  uint64_t closed_at;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "X", 1, &oa);
+  rec_init(&obs, &e.c1, "p", "obs", 0, NULL);
+  wait_workers(&e, &obs, 1);
+  ASSERT_STR_EQ("X", fleet_pool_node_id(&a.node));
+
+  rec_init(&b2, &e.c2, "p", "X", 1, &ob);
+  wait_conflict(&e, &b2, "X");
+  rec_init(&c2, &e.c2, "p", "X", 0, &oc);
+  wait_conflict(&e, &c2, "X");
+  ASSERT_EQ(1, b2.errors);
+  ASSERT_ERR(FLEET_ECONFLICT,
+             fleet_pool_dispatch(&c2.node, "k", (fleet_bytes_t){"p", 1},
+                                 never_status, NULL));
+  ASSERT_ERR(FLEET_ECONFLICT, fleet_pool_workers(&b2.node, on_workers, &q));
+  w.data = &b2;
+  ASSERT_ERR(FLEET_ECONFLICT,
+             fleet_pool_worker_add(&b2.node, &w, &rec_handler));
+  q = query(&e, &obs, 'w', NULL);
+  ASSERT_STR_EQ("X/1@X", q.text);
+
+  /* The first node gets and runs every job; its dispatches are answered
+   * (its event list is its own). */
+  ASSERT_OK(dispatch(&e, &a, "k1", "p1"));
+  ASSERT_OK(dispatch(&e, &obs, "k2", "p2"));
+  ASSERT_OK(dispatch(&e, &a, "k3", "p3"));
+  ASSERT_EQ(3, a.running);
+  ASSERT_EQ(3, log_count('s', NULL));
+  ASSERT_EQ(0, b2.running);
+  ASSERT_EQ(0, a.errors);
+
+  /* A refused node's close leaves the id alone. */
+  rec_close(&e, &b2);
+  rec_close(&e, &c2);
+  ASSERT_OK(dispatch(&e, &a, "k4", "p4"));
+  ASSERT_EQ(4, a.running);
+  rec_init(&d, &e.c2, "p", "X", 1, &od);
+  wait_conflict(&e, &d, "X");
+  rec_close(&e, &d);
+  ASSERT_EQ(0, a.errors);
+
+  /* Closed: the id is free at once; the new node takes the jobs. */
+  closed_at = lock_env_now();
+  rec_close(&e, &a);
+  od = ident_opts(0);
+  rec_init(&d, &e.c2, "p", "X", 1, &od);
+  wait_workers(&e, &obs, 1);
+  ASSERT_LT(lock_env_now() - closed_at, fleet_test_ms(30000));
+  ASSERT_OK(dispatch(&e, &d, "k5", "p5"));
+  ASSERT_EQ(0, d.errors);
+  ASSERT_EQ(5, d.running);
+  rec_close(&e, &d);
+  rec_close(&e, &obs);
+  lock_env_close(&e);
+}
+
+/* A node whose lease ran out while its loop was stalled, and whose id
+ * another instance took meanwhile, is refused when it wakes: its error
+ * callback hears FLEET_ECONFLICT once (after FLEET_ESTALE for the lapse),
+ * its job stops (LOST), it takes no more calls, and its close leaves the
+ * other's id alone. The other frees it by leaving with its own nonce. */
+CONFORMANCE_IMPL(pool_ident_taken) {
+  fleet_pool_node_options_t oa = ident_opts(300), od = ident_opts(0);
+  static const char *const take[] = {"X", "other", "60000", "60000", "0", "0"};
+  static const char *const give[] = {"X", "other"};
+  node_rec_t a, obs, d;
+  lock_env_t e;
+  raw_t r;
+  int i;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "X", 1, &oa);
+  rec_init(&obs, &e.c2, "p", "obs", 0, NULL);
+  wait_workers(&e, &obs, 1);
+  ASSERT_OK(dispatch(&e, &obs, "k1", "p1"));
+  ASSERT_EQ(1, a.running);
+  /* The whole loop stalls past the worker TTL: the lease runs out on the
+   * server's clock. Then, before the node runs again, another instance
+   * claims the id (the call goes out first). */
+  uv_sleep((unsigned)(oa.worker_ttl_ms + fleet_test_ms(200)));
+  r = raw_op(&e, &obs, FLEET__OP_POOL_JOIN, take, 6);
+  ASSERT_UEQ(1, r.nelem);
+  wait_conflict(&e, &a, "X");
+  ASSERT_EQ(1, a.conflicts);
+  ASSERT_LE(a.errors, 2);
+  ASSERT_EQ(0, a.running);
+  for (i = 0; i < test_nlog; i++)
+    if (test_log[i].kind == 'x')
+      ASSERT_EQ(FLEET_POOL_STOP_LOST, test_log[i].reason);
+  ASSERT_EQ(1, log_count('x', "k1"));
+  ASSERT_ERR(FLEET_ECONFLICT,
+             fleet_pool_dispatch(&a.node, "k2", (fleet_bytes_t){"p", 1},
+                                 never_status, NULL));
+  rec_close(&e, &a);
+  /* The id is still the other instance's. */
+  rec_init(&d, &e.c2, "p", "X", 1, &od);
+  wait_conflict(&e, &d, "X");
+  rec_close(&e, &d);
+  /* It held the id only (no worker): 0, not a member; -1 would be a
+   * refusal. */
+  ASSERT_EQ(0, raw_op(&e, &obs, FLEET__OP_POOL_LEAVE, give, 2).first);
+  od = ident_opts(0);
+  rec_init(&d, &e.c2, "p", "X", 1, &od);
+  wait_workers(&e, &obs, 1);
+  ASSERT_EQ(0, d.errors);
+  rec_close(&e, &d);
+  rec_close(&e, &obs);
+  lock_env_close(&e);
+}
+
+/* A NULL or empty node id is made by fleet: distinct for two nodes,
+ * without '/', readable, and the nodes work under them. */
+CONFORMANCE_IMPL(pool_ident_generated) {
+  fleet_pool_node_options_t oa = ident_opts(0), ob = ident_opts(0);
+  node_rec_t a, c;
+  lock_env_t e;
+  answer_t q;
+  char want[256];
+  const char *ida, *idc;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", NULL, 1, &oa);
+  rec_init(&c, &e.c2, "p", "", 1, &ob);
+  ida = fleet_pool_node_id(&a.node);
+  idc = fleet_pool_node_id(&c.node);
+  ASSERT_NOT_NULL(ida);
+  ASSERT_NOT_NULL(idc);
+  ASSERT_STR_NE(ida, idc);
+  ASSERT_NULL(strchr(ida, '/'));
+  ASSERT_GT(strlen(ida), 8);
+  wait_workers(&e, &a, 2);
+  q = query(&e, &a, 'w', NULL);
+  snprintf(want, sizeof(want), "%s/1@%s*", ida, ida);
+  ASSERT_NOT_NULL(strstr(q.text, want));
+  snprintf(want, sizeof(want), "%s/1@%s", idc, idc);
+  ASSERT_NOT_NULL(strstr(q.text, want));
+  ASSERT_OK(dispatch(&e, &a, "k1", "p1"));
+  ASSERT_OK(dispatch(&e, &c, "k2", "p2"));
+  ASSERT_EQ(2, a.running + c.running);
+  ASSERT_EQ(0, a.errors + c.errors);
+  rec_close(&e, &a);
+  rec_close(&e, &c);
   lock_env_close(&e);
 }

@@ -57,6 +57,8 @@ typedef struct {
   int started, start_status;
   int closed;
   int errors;
+  int last_error;   /* the status the error callback heard last */
+  char detail[256]; /* and its detail */
 } node_t;
 
 static void on_create(fleet_warmpool_t *pool, fleet_warmpool_work_t *w) {
@@ -153,8 +155,8 @@ static void on_primary(fleet_warmpool_t *pool, uint64_t token) {
 static void on_error(fleet_handle_t *h, int status, const char *detail) {
   node_t *n = h->data;
 
-  (void)status;
-  (void)detail;
+  n->last_error = status;
+  snprintf(n->detail, sizeof(n->detail), "%s", detail != NULL ? detail : "");
   n->errors++;
 }
 
@@ -362,8 +364,8 @@ CONFORMANCE_IMPL(warmpool_bad_input) {
              fleet_warmpool_init(&e.c1, NULL, "wp", "a", &cbs, NULL));
   ASSERT_ERR(FLEET_EINVAL,
              fleet_warmpool_init(&e.c1, &wp, "", "a", &cbs, NULL));
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_warmpool_init(&e.c1, &wp, "wp", NULL, &cbs, NULL));
+  /* A NULL or empty owner id is made by fleet (warmpool_ident_generated). */
+  ASSERT_NULL(fleet_warmpool_owner(NULL));
   ASSERT_ERR(FLEET_EINVAL,
              fleet_warmpool_init(&e.c1, &wp, "wp", "a/b", &cbs, NULL));
   ASSERT_ERR(FLEET_EINVAL,
@@ -933,5 +935,106 @@ CONFORMANCE_IMPL(warmpool_destroy_retry) {
   q = snap(&e, &a);
   ASSERT_EQ(0, q.s.destroying);
   node_close(&e, &a);
+  lock_env_close(&e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Owner ids                                                                */
+
+/* Two nodes under one owner id: the second start is refused with
+ * FLEET_ECONFLICT naming the id, and so are its acquires and releases,
+ * while the first keeps borrowing and releasing. A resource is the
+ * borrowing instance's: once the first closed (its id free at once, long
+ * before its lease's TTL), the second starts, but still cannot release
+ * what the first borrowed, and nothing changed. */
+CONFORMANCE_IMPL(warmpool_ident_conflict) {
+  fleet_warmpool_options_t o = test_opts(2);
+  lock_env_t e;
+  node_t a, x;
+  answer_t r1, r2, r3, q;
+  char want[64];
+  uint64_t closed_at;
+
+  test_begin();
+  /* A lease far longer than the waits below: an id free at once after a
+   * close is not one that ran out. */
+  o.primary_ttl_ms = (uint32_t)fleet_test_ms(60000);
+  lock_env_init(&e, b->url);
+  node_init(&a, &e.c1, "o", &o, 0);
+  ASSERT_OK(node_start(&e, &a));
+  ASSERT(wait_idle(&e, &a, 2, 2, 5000));
+  r1 = acquire(&e, &a);
+  ASSERT_OK(r1.status);
+  r2 = acquire(&e, &a);
+  ASSERT_OK(r2.status);
+
+  node_init(&x, &e.c2, "o", &o, 0);
+  ASSERT_STR_EQ("o", fleet_warmpool_owner(&x.wp));
+  ASSERT_ERR(FLEET_ECONFLICT, node_start(&e, &x));
+  snprintf(want, sizeof(want), "owner id \"o\" is already in use");
+  ASSERT_NOT_NULL(strstr(fleet_client_last_error(&e.c2), want));
+  ASSERT_EQ(0, x.elected);
+  /* Its release of the first node's resource is refused: nothing moved. */
+  ASSERT_ERR(FLEET_ECONFLICT, release(&e, &x, r1.id, 0));
+  q = snap(&e, &a);
+  ASSERT_EQ(2, q.s.borrowed);
+  /* So is an acquire (no start needed for one). */
+  memset(&r3, 0, sizeof(r3));
+  ASSERT_OK(fleet_warmpool_acquire(&x.wp, on_acquire, &r3));
+  ASSERT(lock_env_wait(&e, &r3.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_ERR(FLEET_ECONFLICT, r3.status);
+  ASSERT_EQ(0, x.created);
+
+  /* The first node goes on: it releases, acquires again and is primary. */
+  ASSERT_OK(release(&e, &a, r1.id, 0));
+  r3 = acquire(&e, &a);
+  ASSERT_OK(r3.status);
+  ASSERT_OK(release(&e, &a, r3.id, 0));
+  ASSERT(fleet_warmpool_is_primary(&a.wp));
+  ASSERT_EQ(0, a.errors);
+
+  /* Closed: the id is free at once, not after the lease's TTL. */
+  closed_at = lock_env_now();
+  node_close(&e, &a);
+  x.started = 0;
+  ASSERT_OK(node_start(&e, &x));
+  ASSERT_LT(lock_env_now() - closed_at, fleet_test_ms(30000));
+  /* Still not the first instance's borrower. */
+  ASSERT_ERR(FLEET_ESTALE, release(&e, &x, r2.id, 0));
+  q = snap(&e, &x);
+  ASSERT_EQ(1, q.s.borrowed);
+  ASSERT(res_find(r2.id)->alive);
+  node_close(&e, &x);
+  lock_env_close(&e);
+}
+
+/* A NULL or empty owner id is made by fleet: unique per node, readable,
+ * and a node started under it works. */
+CONFORMANCE_IMPL(warmpool_ident_generated) {
+  fleet_warmpool_options_t o = test_opts(0);
+  lock_env_t e;
+  node_t a, x;
+  answer_t r;
+
+  test_begin();
+  o.policy = FLEET_WARMPOOL_DIRECT_CREATE;
+  lock_env_init(&e, b->url);
+  node_init(&a, &e.c1, NULL, &o, 0);
+  node_init(&x, &e.c2, "", &o, 0);
+  ASSERT_NOT_NULL(fleet_warmpool_owner(&a.wp));
+  ASSERT_NOT_NULL(fleet_warmpool_owner(&x.wp));
+  ASSERT_STR_NE(fleet_warmpool_owner(&a.wp), fleet_warmpool_owner(&x.wp));
+  ASSERT_NULL(strchr(fleet_warmpool_owner(&a.wp), '/'));
+  ASSERT_GT(strlen(fleet_warmpool_owner(&a.wp)), 8);
+  ASSERT_OK(node_start(&e, &a));
+  ASSERT_OK(node_start(&e, &x));
+  /* A creation on demand is named after the made id. */
+  r = acquire(&e, &x);
+  ASSERT_OK(r.status);
+  ASSERT(strncmp(r.id, fleet_warmpool_owner(&x.wp),
+                 strlen(fleet_warmpool_owner(&x.wp))) == 0);
+  ASSERT_OK(release(&e, &x, r.id, 0));
+  node_close(&e, &a);
+  node_close(&e, &x);
   lock_env_close(&e);
 }

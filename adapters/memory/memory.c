@@ -300,8 +300,16 @@ static void mem_deliver(mem_backend_t *be, mem_rec_t *r) {
       status = be->state == MEM_OPEN ? r->status : FLEET_ECANCELED;
       if (status == 0)
         status = fleet__rb_build(&r->rb, &reply);
-      fleet__backend_set_detail(&be->base, "%s",
-                                status != 0 ? fleet_strerror(status) : "");
+      /* A script's error keeps its text, as Redis's error reply does. */
+      if (status != 0 && status == r->status && fleet__rb_check(&r->rb) == 0 &&
+          fleet__rb_build(&r->rb, &reply) == 0 &&
+          reply->type == FLEET__REPLY_STR)
+        fleet__backend_set_detail_bytes(&be->base, reply->str, reply->len);
+      else
+        fleet__backend_set_detail(&be->base, "%s",
+                                  status != 0 ? fleet_strerror(status) : "");
+      if (status != 0)
+        reply = NULL;
       r->u.reply.cb(r->u.reply.arg, status, status == 0 ? reply : NULL);
       break;
     case MEM_REC_MESSAGE:

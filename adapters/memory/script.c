@@ -171,8 +171,10 @@ static int host_reply(lua_State *L, int idx, int depth, fleet__rb_t *out) {
 
 /* The code of the error value on top of the stack: an {err = text} table
  * raised by redis.call or error(), or a runtime error message, which Redis
- * wraps as "ERR user_script:...". */
-static int host_error_code(lua_State *L, int lua_rc) {
+ * wraps as "ERR user_script:...". Its text becomes the reply in `out`, a
+ * single string, so that the caller can report it as Redis's error reply
+ * would be (the backend's detail). */
+static int host_error_code(lua_State *L, int lua_rc, fleet__rb_t *out) {
   const char *s = NULL;
   size_t len = 0;
 
@@ -184,7 +186,11 @@ static int host_error_code(lua_State *L, int lua_rc) {
   } else if (lua_type(L, -1) == LUA_TSTRING) {
     s = lua_tolstring(L, -1, &len);
   }
-  return s != NULL ? fleet__reply_error_code(s, len) : FLEET_EBACKEND;
+  if (s == NULL)
+    return FLEET_EBACKEND;
+  fleet__rb_reset(out);
+  (void)fleet__rb_str(out, s, len);
+  return fleet__reply_error_code(s, len);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -538,7 +544,7 @@ static int host_run(fleet__mem_host_t *h, uint64_t now_us, fleet__op_t op,
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->runner);
   rc = lua_pcall(L, 0, 0, 0);
   if (rc != 0)
-    h->status = host_error_code(L, rc);
+    h->status = host_error_code(L, rc, out);
   lua_settop(L, 0);
   return h->status != 0 ? h->status : fleet__rb_check(out);
 }

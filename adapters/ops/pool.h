@@ -4,7 +4,10 @@
  * Every op gets the pool's hash tag T = "{<prefix>:<pool>}" as KEYS[1] and
  * builds its keys from it (docs/pool.md has the schema):
  *
- *   T:nodes       zset   node id -> keep-alive deadline (server ms)
+ *   T:id:<node>   string the random nonce of the live node instance that
+ *                        holds the id (expires after the worker TTL)
+ *   T:nodes       zset   node id -> keep-alive deadline (server ms), for
+ *                        the nodes with workers
  *   T:workers     zset   worker id -> creation sequence (T:wseq)
  *   T:wnode       hash   worker id -> node id
  *   T:nw:<node>   set    the node's worker ids
@@ -33,24 +36,33 @@
  * Every deadline is computed from the server's TIME. Every op that changes
  * a job on behalf of its owner presents the owner's token.
  *
- *   POOL_JOIN  ARGV: node, worker ttl ms, event life ms, "1" when the
- *         node joins again (else "0"), n, n worker ids, then (job key,
+ * A node presents its instance nonce with its id; while another live
+ * instance holds the id (T:id:<node>), POOL_JOIN and POOL_EVENTS fail with
+ * FLEET_ECONFLICT naming the id, and POOL_KEEPALIVE and POOL_LEAVE change
+ * nothing.
+ *
+ *   POOL_JOIN  ARGV: node, nonce, worker ttl ms, event life ms, "1" when
+ *         the node joins again (else "0"), n, n worker ids, then (job key,
  *         worker, payload) per job the node re-asserts (its jobs after the
  *         pool's data was lost): each is admitted with a new token, state
  *         r, only when the key is absent. Reply: {revision, new token or 0
  *         (refused) per job} | {-1} when a node joining again has an
- *         unread shutdown in its event list (nothing changed).
+ *         unread shutdown in its event list (nothing changed). Claims the
+ *         id; a node with no worker (and not a member) holds the id only.
  *   POOL_KEEPALIVE  KEYS: the tags of n nodes' pools. ARGV: for each,
- *         node, worker ttl ms, "1" when lapsed on the node's clock (it
- *         leaves) else "0". Also removes lapsed nodes. Reply: per node,
- *         {1 alive | -1 not in the pool, revision}.
+ *         node, nonce, worker ttl ms, "1" when lapsed on the node's clock
+ *         (it leaves) else "0", "1" when the node joined with workers.
+ *         Also removes lapsed nodes. Reply: per node, {1 alive | -1 not in
+ *         the pool or the id lapsed | -2 another instance holds the id,
+ *         revision}.
  *   POOL_MEMBERS  ARGV: none. Reply: {revision, worker, node, creation
  *         sequence (a string), ...} in creation order.
  *   POOL_DISPATCH  ARGV: key, payload, revision, worker, dispatcher node,
  *         max jobs (0: none). Reply: {1, token} | {0, 0} exists | {-1, 0}
  *         revision stale | {-2, 0} full.
  *   POOL_STARTED  ARGV: key, worker, token, status. Reply: 1 | 0 stale.
- *   POOL_EVENTS  ARGV: node, max events. Reply: six strings per event.
+ *   POOL_EVENTS  ARGV: node, max events, nonce. Reply: six strings per
+ *         event.
  *   POOL_NOTIFY  ARGV: key, payload. Reply: 1 | 0 no job | -1 no owner.
  *   POOL_STOP  ARGV: key. Reply: 1 | 0 no job.
  *   POOL_STOPPED  ARGV: key, worker, token, status for a waiting
@@ -59,7 +71,8 @@
  *         Reply: jobs moved | -1 revision stale.
  *   POOL_JOBS  ARGV: none. Reply: {key, owner record, ...}.
  *   POOL_PAYLOAD  ARGV: key. Reply: payload | nil.
- *   POOL_LEAVE  ARGV: node. Reply: 1 | 0 not in the pool.
+ *   POOL_LEAVE  ARGV: node, nonce. Gives the id up. Reply: 1 | 0 not in
+ *         the pool | -1 another instance holds the id (nothing changed).
  *   POOL_SHUTDOWN  ARGV: none. Reply: the number of nodes told.
  *   POOL_TICK  ARGV: ticker name, period ms, claimer, lease ms, horizon
  *         ms, a seq the claimer acknowledges or "0". Claims the due tick
@@ -73,8 +86,9 @@
  *   POOL_WORKER_REMOVE  ARGV: node, worker, "d" (drain: the worker
  *         leaves the membership; rebalances move its jobs away) | "f"
  *         (forget: its remaining jobs are orphaned, one being stopped
- *         leaves the pool; the worker is gone).
- *         Reply: "d": 1 | 0 not a member; "f": jobs orphaned.
+ *         leaves the pool; the worker is gone), nonce.
+ *         Reply: "d": 1 | 0 not a member (or another instance holds the
+ *         id); "f": jobs orphaned.
  *   POOL_TICK_ACK  ARGV: ticker name, claimer, seqs. Ends the leases the
  *         claimer holds on them. Reply: how many.
  *   POOL_TICK_STOP  ARGV: ticker name, ms the stop marker stays. Reply: 1

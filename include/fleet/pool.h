@@ -97,7 +97,8 @@ typedef struct {
    * and queries only. */
   int client_only;
   /* Optional: background failures (keep-alives, event reads, rebalancing);
-   * the node retries them. */
+   * the node retries them, except FLEET_ECONFLICT: its id is held by
+   * another live node (see fleet_pool_node_init()). */
   fleet_error_cb error_cb;
 } fleet_pool_node_options_t;
 
@@ -107,15 +108,40 @@ typedef struct {
 FLEET_EXTERN void fleet_pool_node_options_init(fleet_pool_node_options_t *o);
 
 /* Initializes `node`, the node `node_id` of the pool `pool` on `client`,
- * and registers it with the client. Sends nothing: the node joins the
- * pool with its first worker. `pool` follows the name rule (1 to 512
- * bytes), `node_id` 1 to FLEET_POOL_NODE_ID_MAX bytes without '/', unique
- * in the pool. Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING (the
- * client is closing) or FLEET_ENOMEM. */
+ * and registers it with the client. `pool` follows the name rule (1 to 512
+ * bytes); `node_id` is 1 to FLEET_POOL_NODE_ID_MAX bytes without '/', or
+ * NULL or "" to let fleet make a unique one ("<host>-<pid>-<8 random hex
+ * digits>", read it with fleet_pool_node_id()). Sends nothing now.
+ *
+ * A node id is a lease in the pool, held by one live node at a time: on
+ * the next loop iteration the node claims it (with the workers added
+ * meanwhile, and client-only nodes too) under a random nonce of its own,
+ * renews it with each keep-alive (worker_ttl_ms) and gives it up when it
+ * closes. A node killed without closing holds it until worker_ttl_ms ran
+ * out. While another live node holds the id, the claim is refused: the
+ * node's error callback hears FLEET_ECONFLICT once, with
+ * fleet_client_last_error() naming the id, and the node is refused for
+ * good: it never joins, every call on it returns FLEET_ECONFLICT, and it
+ * should be closed (which leaves the other node's id alone). A node that
+ * finds later that another node took its id (its lease ran out while it
+ * was stopped, and the other claimed the free id) is refused the same
+ * way, after its workers were told to stop each job (LOST) and its
+ * waiting dispatches failed with FLEET_ECONFLICT. A lease that ran out
+ * with nobody taking it is a lapse: the jobs stop (LOST) and the node
+ * joins again, claiming its id anew; its error callback hears
+ * FLEET_ESTALE when its keep-alive lapses.
+ *
+ * Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING (the client is
+ * closing) or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_pool_node_init(fleet_client_t *client,
                                       fleet_pool_node_t *node, const char *pool,
                                       const char *node_id,
                                       const fleet_pool_node_options_t *options);
+
+/* The node's id (NUL-terminated, valid until the node has closed): the
+ * one given to fleet_pool_node_init(), or the one fleet made. NULL when
+ * `node` is NULL or not initialized. */
+FLEET_EXTERN const char *fleet_pool_node_id(const fleet_pool_node_t *node);
 
 /* Adds `worker` to `node` with the callbacks of `handler` (start and stop
  * required) and joins the pool with it on the next loop iteration, with

@@ -136,9 +136,29 @@ typedef struct {
 FLEET_EXTERN void fleet_warmpool_options_init(fleet_warmpool_options_t *o);
 
 /* Initializes `pool`, a node of the warm pool `name` of `client` under the
- * id `owner` (1 to FLEET_WARMPOOL_OWNER_MAX bytes, no '/'). The pool's
- * primary election is the leader `name` (its lease is the lock `name`).
- * Nothing is sent until fleet_warmpool_start().
+ * id `owner` (1 to FLEET_WARMPOOL_OWNER_MAX bytes, no '/'; NULL or "" to
+ * let fleet make a unique one, "<host>-<pid>-<8 random hex digits>", read
+ * it with fleet_warmpool_owner()). The pool's primary election is the
+ * leader `name` (its lease is the lock `name`). Nothing is sent until
+ * fleet_warmpool_start().
+ *
+ * An owner id is a lease in the pool, held by one live node at a time:
+ * fleet_warmpool_start() claims it under a random nonce of this node's,
+ * it is renewed every third of primary_ttl_ms while the node is started,
+ * and the close gives it up; a node killed without closing holds it until
+ * primary_ttl_ms ran out. While another live node holds the id, the start
+ * fails with FLEET_ECONFLICT (fleet_client_last_error() names the id), and
+ * so do the node's acquires, releases and creations on demand, started
+ * or not. A resource is borrowed by the node instance that acquired it:
+ * no other node, even under the same owner id, releases it or renews its
+ * lease. A started node that finds its id taken by another node (its
+ * lease ran out while it was stopped, and the other started) is refused
+ * for good: its error callback hears FLEET_ECONFLICT once, it stops
+ * campaigning (a primary gives its lease up and hears primary(0)), its
+ * borrow leases stop being renewed, and acquire, release and start return
+ * FLEET_ECONFLICT; it should be closed. A lease that ran out with nobody
+ * taking it is taken again at the next renewal, and the error callback
+ * hears FLEET_ESTALE.
  *
  * Returns 0; FLEET_EINVAL (NULL or empty argument, a missing required
  * callback, bad options); FLEET_E2BIG; FLEET_ECLOSING; FLEET_ENOMEM. */
@@ -152,12 +172,20 @@ FLEET_EXTERN int fleet_warmpool_init(fleet_client_t *client,
  * (stored by the first node that starts), then, unless client_only,
  * campaigns for primary. `cb` runs with 0, or FLEET_ECONFLICT when the
  * fingerprints differ (fleet_client_last_error() names both; the node does
- * not campaign), or the backend's error.
+ * not campaign) or when another live node holds the owner id (the detail
+ * names it), or the backend's error. After an error the node may be
+ * started again.
  *
- * Returns 0; FLEET_EINVAL; FLEET_EALREADY (started); FLEET_ECLOSING;
+ * Returns 0; FLEET_EINVAL; FLEET_EALREADY (started); FLEET_ECONFLICT (the
+ * node was refused: see fleet_warmpool_init()); FLEET_ECLOSING;
  * FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_warmpool_start(fleet_warmpool_t *pool,
                                       fleet_status_cb cb, void *user_data);
+
+/* The node's owner id (NUL-terminated, valid until the node has closed):
+ * the one given to fleet_warmpool_init(), or the one fleet made. NULL when
+ * `pool` is NULL or not initialized. */
+FLEET_EXTERN const char *fleet_warmpool_owner(const fleet_warmpool_t *pool);
 
 /* This node's definition fingerprint (16 hex digits). */
 FLEET_EXTERN const char *
@@ -175,9 +203,11 @@ typedef void (*fleet_warmpool_acquire_cb)(fleet_warmpool_t *pool, int status,
  * (no resource is handed out twice), and checks it if there is a check
  * callback. When none is ready: the policy (create here, or
  * FLEET_ENOTFOUND). With a borrow lease the node renews it until the
- * resource is released or the pool closes. Works without start.
+ * resource is released or the pool closes. Works without start. `cb`
+ * gets FLEET_ECONFLICT when another live node holds the owner id.
  *
- * Returns 0; FLEET_EINVAL; FLEET_ECLOSING; FLEET_ENOMEM. */
+ * Returns 0; FLEET_EINVAL; FLEET_ECONFLICT (the node was refused);
+ * FLEET_ECLOSING; FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_warmpool_acquire(fleet_warmpool_t *pool,
                                         fleet_warmpool_acquire_cb cb,
                                         void *user_data);
@@ -185,13 +215,16 @@ FLEET_EXTERN int fleet_warmpool_acquire(fleet_warmpool_t *pool,
 /* Release flags. */
 #define FLEET_WARMPOOL_RELEASE_DESTROY 1 /* destroy it, do not reuse */
 
-/* Gives a resource this node's owner borrowed back: to idle if it has at
- * least min_remaining_ms left and idle is under its target, else it is
- * destroyed here (the destroy callback runs). `cb` runs with 0, or
- * FLEET_ESTALE when it was not borrowed by this owner any more (its lease
- * ran out: the primary destroys it).
+/* Gives a resource this node borrowed back: to idle if it has at least
+ * min_remaining_ms left and idle is under its target, else it is destroyed
+ * here (the destroy callback runs). `cb` runs with 0, FLEET_ESTALE when it
+ * was not borrowed by this node any more (its lease ran out: the primary
+ * destroys it; or another node borrowed it, also one under the same owner
+ * id), or FLEET_ECONFLICT when another live node holds the owner id; in
+ * both cases nothing changed.
  *
- * Returns 0; FLEET_EINVAL; FLEET_E2BIG; FLEET_ECLOSING; FLEET_ENOMEM. */
+ * Returns 0; FLEET_EINVAL; FLEET_E2BIG; FLEET_ECONFLICT (the node was
+ * refused); FLEET_ECLOSING; FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_warmpool_release(fleet_warmpool_t *pool, const char *id,
                                         int flags, fleet_status_cb cb,
                                         void *user_data);

@@ -1,9 +1,17 @@
 -- pool_events.lua -- takes the oldest events from a node's event list
--- (adapters/ops/pool.h).
--- KEYS[1]: the pool's hash tag. Parts: ev:<node>.
--- ARGV[1]: node id. ARGV[2]: the most events to take.
+-- (adapters/ops/pool.h). Only the instance that holds the node's id, or
+-- one whose id lease is not taken, takes them.
+--#include pool_int
+-- KEYS[1]: the pool's hash tag. Parts: id:<node>, ev:<node>.
+-- ARGV[1]: node id. ARGV[2]: the most events to take. ARGV[3]: the
+--          node's instance nonce.
 -- Returns: six strings per event: kind, key, worker, token, data, from.
-local ev = KEYS[1] .. ':ev:' .. ARGV[1]
+-- Error FLEET_ECONFLICT, naming the id, when another live instance holds
+-- the node's id (nothing taken).
+if id_state(ARGV[1], ARGV[3]) == 'other' then
+  id_conflict(ARGV[1])
+end
+local ev = T .. ':ev:' .. ARGV[1]
 local n = 6 * tonumber(ARGV[2])
 local r = redis.call('LRANGE', ev, 0, n - 1)
 if #r > 0 then

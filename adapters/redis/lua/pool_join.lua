@@ -1,23 +1,29 @@
--- pool_join.lua -- a node joins its pool, or refreshes its workers there,
--- and may re-assert the jobs its workers run (after the pool's data was
--- lost: FLUSHDB, a failover to a replica that missed them)
+-- pool_join.lua -- a node claims its id and joins its pool (once it has
+-- workers), or refreshes its workers there, and may re-assert the jobs its workers run (after the
+-- pool's data was lost: FLUSHDB, a failover to a replica that missed them)
 -- (adapters/ops/pool.h).
 --#include pool_int
--- KEYS[1]: the pool's hash tag. Parts: nodes, workers, wnode, nw:<node>,
---          wseq, rev, life, jobs, pay, wj:<worker>, fence, ev:<node>
---          (and those of pool_int's reap).
--- ARGV[1]: node id. ARGV[2]: worker TTL in ms. ARGV[3]: how long an unread
---          event list lives, in ms. ARGV[4]: "1" when the node was in the
---          pool before (it joins again), else "0". ARGV[5]: n, the number
---          of worker ids that follow. ARGV[6..5+n]: the node's worker ids.
---          Then triples: job key, the local worker running it, its payload.
+-- KEYS[1]: the pool's hash tag. Parts: id:<node>, nodes, workers, wnode,
+--          nw:<node>, wseq, rev, life, jobs, pay, wj:<worker>, fence,
+--          ev:<node> (and those of pool_int's reap).
+-- ARGV[1]: node id. ARGV[2]: the node's instance nonce. ARGV[3]: worker
+--          TTL in ms. ARGV[4]: how long an unread event list lives, in ms.
+--          ARGV[5]: "1" when the node was in the pool before (it joins
+--          again), else "0". ARGV[6]: n, the number of worker ids that
+--          follow. ARGV[7..6+n]: the node's worker ids. Then triples: job
+--          key, the local worker running it, its payload.
 -- Returns: {revision after the join, then per job the new token it was
 -- admitted with, or 0 when the key is in the pool already (another owner
 -- holds it: the node must give it up)}; or {-1} when the node joins again
 -- but a shutdown it has not read yet waits in its event list (the pool
--- shut down: it must not come back; nothing changed).
-local node = ARGV[1]
-if ARGV[4] == '1' then
+-- shut down: it must not come back; nothing changed). Error
+-- FLEET_ECONFLICT, naming the id, when another live instance holds the
+-- node's id (nothing changed).
+local node, nonce = ARGV[1], ARGV[2]
+if id_state(node, nonce) == 'other' then
+  id_conflict(node)
+end
+if ARGV[5] == '1' then
   local ev = redis.call('LRANGE', T .. ':ev:' .. node, 0, -1)
   for i = 1, #ev, 6 do
     if ev[i] == 'S' then
@@ -26,12 +32,17 @@ if ARGV[4] == '1' then
   end
 end
 local now = now_ms()
-local n = tonumber(ARGV[5])
+local n = tonumber(ARGV[6])
 reap(now)
-redis.call('SET', T .. ':life', ARGV[3])
-redis.call('ZADD', T .. ':nodes', now + tonumber(ARGV[2]), node)
+redis.call('SET', T .. ':id:' .. node, nonce, 'PX', ARGV[3])
+redis.call('SET', T .. ':life', ARGV[4])
+-- A node without workers (client-only, or none added yet) holds its id
+-- only; it becomes a member with its first worker.
+if n > 0 or redis.call('ZSCORE', T .. ':nodes', node) then
+  redis.call('ZADD', T .. ':nodes', now + tonumber(ARGV[3]), node)
+end
 local added = false
-for i = 6, 5 + n do
+for i = 7, 6 + n do
   local w = ARGV[i]
   if not redis.call('ZSCORE', T .. ':workers', w) then
     redis.call('ZADD', T .. ':workers', redis.call('INCR', T .. ':wseq'), w)
@@ -41,7 +52,7 @@ for i = 6, 5 + n do
   end
 end
 local r = {0}
-for i = 6 + n, #ARGV, 3 do
+for i = 7 + n, #ARGV, 3 do
   local key, w = ARGV[i], ARGV[i + 1]
   if redis.call('HEXISTS', T .. ':jobs', key) == 1 or
       redis.call('HGET', T .. ':wnode', w) ~= node then

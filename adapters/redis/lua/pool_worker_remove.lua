@@ -7,13 +7,16 @@
 -- lose their owner and the nodes place them again; one it was asked to
 -- stop leaves the pool.
 --#include pool_int
--- KEYS[1]: the pool's hash tag. Parts: workers, wnode, nw:<node>,
+-- KEYS[1]: the pool's hash tag. Parts: id:<node>, workers, wnode, nw:<node>,
 --          wj:<worker>, jobs, next, rev, nodes, ev:<node>.
--- ARGV[1]: node id. ARGV[2]: worker id. ARGV[3]: "d" or "f".
+-- ARGV[1]: node id. ARGV[2]: worker id. ARGV[3]: "d" or "f". ARGV[4]: the
+--          node's instance nonce.
 -- Returns: "d": 1, or 0 when the worker was not a member; "f": the number
--- of jobs orphaned.
+-- of jobs orphaned. 0, with nothing changed, when another live instance
+-- holds the node's id (the worker ids are that instance's now).
 local node, worker = ARGV[1], ARGV[2]
-if redis.call('HGET', T .. ':wnode', worker) ~= node then
+if id_state(node, ARGV[4]) == 'other' or
+    redis.call('HGET', T .. ':wnode', worker) ~= node then
   return 0
 end
 if ARGV[3] == 'd' then

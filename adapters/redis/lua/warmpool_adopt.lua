@@ -1,10 +1,12 @@
 -- warmpool_adopt.lua -- a creation on demand is ready: it becomes borrowed
 -- by its creator (adapters/ops/warmpool.h).
 -- KEYS[1]: the pool's tag. ARGV: id, borrower, lease ms (0: none), idle
--- TTL ms, claim ms.
+-- TTL ms, claim ms, the borrower's instance nonce.
 -- Returns: 1 borrowed | 0 its reservation is gone (the creator destroys
--- it, claimed by it).
+-- it, claimed by it). Error FLEET_ECONFLICT when another live instance
+-- holds the borrower id (nothing changed).
 --#include warmpool_int
+owner_check(ARGV[2], ARGV[6])
 local id, now = ARGV[1], now_ms()
 if redis.call('ZREM', DMK, id) == 0 then
   claim(id, now + tonumber(ARGV[5]))
@@ -12,6 +14,6 @@ if redis.call('ZREM', DMK, id) == 0 then
 end
 local lease = tonumber(ARGV[3])
 redis.call('ZADD', BOR, lease > 0 and fmt(now + lease) or fmt(NEVER), id)
-redis.call('HSET', WHO, id, ARGV[2])
+redis.call('HSET', WHO, id, borrower(ARGV[2], ARGV[6]))
 redis.call('HSET', EXP, id, fmt(now + tonumber(ARGV[4])))
 return 1

@@ -2,12 +2,15 @@
 -- has more than the minimum remaining TTL and idle is under target, else
 -- to the destroy set, claimed by the caller (adapters/ops/warmpool.h).
 -- KEYS[1]: the pool's tag. ARGV: id, borrower, min remaining ms, "1" to
--- destroy it anyway, claim ms.
+-- destroy it anyway, claim ms, the borrower's instance nonce.
 -- Returns: 1 back to idle | 2 the caller destroys it | 0 not borrowed by
--- this borrower (its lease ran out: the primary destroys it).
+-- this borrower instance (its lease ran out: the primary destroys it; or
+-- another instance borrowed it). Error FLEET_ECONFLICT when another live
+-- instance holds the borrower id (nothing changed).
 --#include warmpool_int
 local id = ARGV[1]
-if redis.call('HGET', WHO, id) ~= ARGV[2] then
+owner_check(ARGV[2], ARGV[6])
+if redis.call('HGET', WHO, id) ~= borrower(ARGV[2], ARGV[6]) then
   return 0
 end
 redis.call('ZREM', BOR, id)

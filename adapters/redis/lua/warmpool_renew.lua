@@ -1,17 +1,35 @@
 -- warmpool_renew.lua -- extends the borrow leases of n borrowed resources,
--- each in its own pool (adapters/ops/warmpool.h).
--- KEYS[i]: the tag of the i-th resource's pool.
--- ARGV[3i-2]: its id; ARGV[3i-1]: its borrower; ARGV[3i]: the lease ms.
--- Returns: one integer per resource: 1 extended | 0 not borrowed by that
--- borrower any more.
+-- each in its own pool, and the owner id leases of started nodes
+-- (adapters/ops/warmpool.h).
+-- KEYS[i]: the tag of the i-th item's pool.
+-- ARGV[4i-3]: the resource id, or "" for the owner id's lease itself;
+-- ARGV[4i-2]: the borrower (owner) id; ARGV[4i-1]: the lease ms;
+-- ARGV[4i]: the instance nonce.
+-- Returns: one integer per item: 1 extended | 0 not borrowed by that
+-- instance any more | 2 (owner lease) it had run out and was free: taken
+-- again | -1 another live instance holds the owner id (nothing changed).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local r = {}
 for i = 1, #KEYS do
-  local id = ARGV[3 * i - 2]
-  if redis.call('HGET', KEYS[i] .. ':wp:who', id) == ARGV[3 * i - 1] then
+  local id, owner = ARGV[4 * i - 3], ARGV[4 * i - 2]
+  local lease, nonce = ARGV[4 * i - 1], ARGV[4 * i]
+  local own = KEYS[i] .. ':wp:own:' .. owner
+  local held = redis.call('GET', own)
+  if held and held ~= nonce then
+    r[i] = -1
+  elseif id == '' then
+    if held then
+      redis.call('PEXPIRE', own, lease)
+      r[i] = 1
+    else
+      redis.call('SET', own, nonce, 'PX', lease)
+      r[i] = 2
+    end
+  elseif redis.call('HGET', KEYS[i] .. ':wp:who', id) ==
+      owner .. '/' .. nonce then
     redis.call('ZADD', KEYS[i] .. ':wp:bor',
-               string.format('%d', now + tonumber(ARGV[3 * i])), id)
+               string.format('%d', now + tonumber(lease)), id)
     r[i] = 1
   else
     r[i] = 0

@@ -1,13 +1,18 @@
--- warmpool_start.lua -- the definition check of a node that starts: stores
--- the pool's fingerprint and first target when there are none, else
--- compares (adapters/ops/warmpool.h).
--- KEYS[1]: the pool's tag. ARGV: fingerprint, first target.
--- Returns: {1, fingerprint} agreed | {0, stored fingerprint} differs.
+-- warmpool_start.lua -- the start of a node: claims its owner id's lease
+-- and checks its definition: stores the pool's fingerprint and first
+-- target when there are none, else compares (adapters/ops/warmpool.h).
+-- KEYS[1]: the pool's tag. ARGV: fingerprint, first target, owner id,
+-- instance nonce, owner lease ms.
+-- Returns: {1, fingerprint} agreed (the lease is the caller's) | {0, stored
+-- fingerprint} differs (no lease taken). Error FLEET_ECONFLICT, naming the
+-- owner id, when another live instance holds it (nothing written).
 --#include warmpool_int
+owner_check(ARGV[3], ARGV[4])
 local fp = redis.call('HGET', META, 'fp')
 if fp and fp ~= ARGV[1] then
   return {0, fp}
 end
+redis.call('SET', T .. ':wp:own:' .. ARGV[3], ARGV[4], 'PX', ARGV[5])
 if not fp then
   redis.call('HSET', META, 'fp', ARGV[1])
 end

@@ -114,3 +114,21 @@ end
 local function rev()
   return tonumber(redis.call('GET', T .. ':rev') or '0')
 end
+
+-- A node's identity lease, T:id:<node>: the random nonce of the instance
+-- that holds the id, expiring with the node's worker TTL. Returns 'mine'
+-- when `nonce` holds it, 'free' when nobody does, 'other' when another
+-- live instance does.
+local function id_state(node, nonce)
+  local v = redis.call('GET', T .. ':id:' .. node)
+  if not v then
+    return 'free'
+  end
+  return v == nonce and 'mine' or 'other'
+end
+
+-- The refusal of a node whose id another live instance holds.
+local function id_conflict(node)
+  error({err = 'FLEET_ECONFLICT pool node id "' .. node ..
+    '" is already in use by a live node'})
+end

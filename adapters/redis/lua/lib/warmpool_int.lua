@@ -65,6 +65,34 @@ local function claim(id, until_ms)
   redis.call('ZADD', DEAD, fmt(until_ms), id)
 end
 
+-- An owner id's lease, T:wp:own:<owner>: the random nonce of the node
+-- instance that holds the id while it is started. Returns 'mine' when
+-- `nonce` holds it, 'free' when nobody does, 'other' when another live
+-- instance does.
+local function owner_state(owner, nonce)
+  local v = redis.call('GET', T .. ':wp:own:' .. owner)
+  if not v then
+    return 'free'
+  end
+  return v == nonce and 'mine' or 'other'
+end
+
+-- The refusal of a write by an instance whose owner id another live
+-- instance holds: nothing is written.
+local function owner_check(owner, nonce)
+  if owner_state(owner, nonce) == 'other' then
+    error({err = 'FLEET_ECONFLICT warm pool owner id "' .. owner ..
+      '" is already in use by a live node'})
+  end
+end
+
+-- The borrower of a resource as T:wp:who records it: the owner id and the
+-- nonce of the instance that borrowed it, so that only that instance
+-- releases or renews it.
+local function borrower(owner, nonce)
+  return owner .. '/' .. nonce
+end
+
 -- A new resource id: the creator's owner id and a sequence number.
 local function new_id(owner)
   return owner .. '-' .. fmt(redis.call('INCR', SEQ))
