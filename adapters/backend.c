@@ -25,6 +25,17 @@ const char *fleet__op_command(fleet__op_t op) {
   return (unsigned)op < FLEET__OP_COUNT ? backend_op_commands[op] : NULL;
 }
 
+int fleet__op_fenced(fleet__op_t op) {
+  switch (op) {
+#define XX(id) case FLEET__OP_##id:
+    FLEET__OPS_FENCED(XX)
+#undef XX
+    return 1;
+    default:
+      return 0;
+  }
+}
+
 void fleet__backend_set_detail(fleet__backend_t *be, const char *fmt, ...) {
   va_list ap;
 

@@ -505,6 +505,13 @@ static int host_runner(lua_State *L) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn[h->op]);
     host_set_array(L, "KEYS", h->keys, h->nkeys);
     host_set_array(L, "ARGV", h->args, h->nargs);
+    if (fleet__op_fenced(h->op)) {
+      /* The failover epoch of a fenced op: one store never fails over. */
+      lua_getglobal(L, "ARGV");
+      lua_pushliteral(L, "0");
+      lua_rawseti(L, -2, (int)h->nargs + 1);
+      lua_pop(L, 1);
+    }
     lua_call(L, 0, 1);
   }
   h->status = host_reply(L, lua_gettop(L), 0, h->out);
