@@ -354,6 +354,7 @@ TEST_DECLARE(tls_protocol_mismatch)
 /* test_sentinel.c */
 TEST_DECLARE(sentinel_failover_queue)
 TEST_DECLARE(sentinel_failover_durable)
+TEST_DECLARE(sentinel_fence_failover_mp)
 TEST_DECLARE(sentinel_unknown_master)
 TEST_DECLARE(sentinel_tls)
 
@@ -730,6 +731,7 @@ TEST_LIST_START
   /* test_sentinel.c */
   TEST_ENTRY_TIMEOUT(sentinel_failover_queue, 120)
   TEST_ENTRY_TIMEOUT(sentinel_failover_durable, 120)
+  TEST_ENTRY_TIMEOUT(sentinel_fence_failover_mp, 180)
   TEST_ENTRY_TIMEOUT(sentinel_unknown_master, 60)
   TEST_ENTRY_TIMEOUT(sentinel_tls, 90)
 
