@@ -36,6 +36,14 @@ int fleet__op_fenced(fleet__op_t op) {
   }
 }
 
+int fleet__backend_set_epoch(fleet__backend_t *be, const char *epoch) {
+  if (be->vt == &fleet__memory_backend)
+    return fleet__memory_set_epoch(be, epoch);
+  if (be->vt == &fleet__redis_backend)
+    return fleet__redis_set_epoch(be, epoch);
+  return FLEET_EINVAL;
+}
+
 void fleet__backend_set_detail(fleet__backend_t *be, const char *fmt, ...) {
   va_list ap;
 

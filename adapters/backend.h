@@ -283,6 +283,17 @@ void fleet__backend_set_detail_bytes(fleet__backend_t *be, const void *p,
 extern const fleet__backend_vtable_t fleet__redis_backend;
 extern const fleet__backend_vtable_t fleet__memory_backend;
 
+/* Tests only: sets the failover epoch that `be` appends to fenced ops from
+ * now on (see FLEET__OPS_FENCED), as a failover to a master of that epoch
+ * would, so that a test runs lib/fence.lua's rules on either backend: the
+ * memory backend (for every client of its store) and a single Redis (until
+ * a Sentinel discovery sets it again). `epoch` is 1 to 20 characters, and
+ * need not be a valid epoch. Returns 0, or FLEET_EINVAL for another
+ * backend or a bad length. */
+int fleet__backend_set_epoch(fleet__backend_t *be, const char *epoch);
+int fleet__memory_set_epoch(fleet__backend_t *be, const char *epoch);
+int fleet__redis_set_epoch(fleet__backend_t *be, const char *epoch);
+
 /* Whether a backend implements `op` (a test checks every op on both). */
 int fleet__redis_op_implemented(fleet__op_t op);
 int fleet__memory_op_implemented(fleet__op_t op);

@@ -302,6 +302,8 @@ TEST_DECLARE(pool_mp_schedule)
 CONFORMANCE_DECLARE(lock_bad_input)
 CONFORMANCE_DECLARE(lock_acquire_release)
 CONFORMANCE_DECLARE(lock_query)
+/* test_fence.c */
+CONFORMANCE_DECLARE(fence_epochs)
 CONFORMANCE_DECLARE(lock_wait_wakeup)
 CONFORMANCE_DECLARE(lock_wait_timeout)
 CONFORMANCE_DECLARE(lock_expiry_takeover)
@@ -655,6 +657,8 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(lock_bad_input)
   CONFORMANCE_ENTRY(lock_acquire_release)
   CONFORMANCE_ENTRY(lock_query)
+  /* test_fence.c */
+  CONFORMANCE_ENTRY(fence_epochs)
   CONFORMANCE_ENTRY(lock_wait_wakeup)
   CONFORMANCE_ENTRY(lock_wait_timeout)
   CONFORMANCE_ENTRY(lock_expiry_takeover)

@@ -373,6 +373,16 @@ static int redis_call(fleet__backend_t *base, fleet__op_t op,
   return 0;
 }
 
+int fleet__redis_set_epoch(fleet__backend_t *base, const char *epoch) {
+  redis_backend_t *be = (redis_backend_t *)base;
+  size_t len = strlen(epoch);
+
+  if (len == 0 || len > 20)
+    return FLEET_EINVAL;
+  fleet__rconn_set_fence(&be->main, epoch);
+  return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Pub/sub                                                                  */
 
