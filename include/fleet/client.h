@@ -72,8 +72,9 @@ typedef struct {
   uint64_t max_reply_bytes;
   /* Durability (Redis with replicas; see docs/deploy.md). With
    * wait_replicas N > 0, every queue call that changes a job's state
-   * (enqueue, claim, complete, fail, release, and a worker's own) is
-   * followed, in the same pipeline, by WAIT N wait_timeout_ms: its
+   * (enqueue, claim, complete, fail, release, and a worker's own), and
+   * every lock acquire (a leader's campaign included), is followed, in
+   * the same pipeline, by WAIT N wait_timeout_ms: its
    * callback runs once N replicas have the write. Fewer within the timeout
    * fails the call with FLEET_ETIMEDOUT (the write is done on the master
    * but a failover may lose it; fleet_client_last_error() says how many

@@ -13,17 +13,19 @@
 -- call on its first grant. A replica promoted by either has an epoch
 -- greater than its old master's.
 --
--- fence_next(key, n, floor) takes n tokens and returns the first of them.
---   Epoch 0 and no floor: INCRBY key n, as always. Else the counter is
---   first raised to max(fence_base(), floor), fence_base() being epoch *
---   2^32, then grows by n. A promoted replica whose counter missed its
---   old master's last grants thus starts above all of them (as long as an
---   epoch grants fewer than 2^32 tokens), and an older epoch never lowers
---   the counter. Tokens stay exact integers below 2^53: an epoch of 2^21
---   or more, or a token past 2^53, is refused (FLEET_E2BIG) and nothing is
---   written. A counter that holds another type or no integer raises the
---   error INCRBY would (WRONGTYPE, "ERR value is not an integer ..."),
---   so that a caller under pcall tells them apart as before.
+-- fence_next(key, n, floor) takes n tokens and returns the first of them:
+--   INCR key (n = 1) or INCRBY key n, as always; then, when the counter was
+--   below max(fence_base(), floor), fence_base() being epoch * 2^32, it is
+--   raised to that plus n (INCRBY by the difference). Epoch 0 without a
+--   floor, and any epoch after its first grant, cost one command. A
+--   promoted replica whose counter missed its old master's last grants
+--   thus starts above all of them (as long as an epoch grants fewer than
+--   2^32 tokens), and an older epoch never lowers the counter. Tokens stay
+--   exact integers below 2^53: an epoch of 2^21 or more, or a token past
+--   2^53, is refused (FLEET_E2BIG) and the counter is left as it was. A
+--   counter that holds another type or no integer raises INCR's error
+--   (WRONGTYPE, "ERR value is not an integer ..."), so that a caller under
+--   pcall tells them apart as before.
 -- fence_epoch() is the call's epoch; a malformed epoch argument raises
 --   FLEET_EPROTO.
 local fence_e
@@ -57,23 +59,26 @@ end
 
 local function fence_next(key, n, floor)
   local base = fence_base()
-  if base == 0 and not floor then
-    return redis.call('INCRBY', key, string.format('%d', n)) - n + 1
-  end
-  local cur = redis.call('GET', key)
-  local t = 0
-  if cur then
-    t = string.match(cur, '^%-?%d+$') and #cur <= 19 and tonumber(cur)
-    if not t then
-      error({err = 'ERR value is not an integer or out of range'})
-    end
-  end
-  local from = t
   if floor and floor > base then base = floor end
-  if t < base then t = base end
-  if t + n >= 9007199254740992 then
+  local v
+  if n == 1 then
+    v = redis.call('INCR', key)
+  else
+    v = redis.call('INCRBY', key, string.format('%d', n))
+  end
+  if v - n >= base then
+    if v >= 9007199254740992 then
+      redis.call('INCRBY', key, string.format('%d', -n))
+      error({err = 'FLEET_E2BIG fencing token past 2^53 at ' .. key})
+    end
+    return v - n + 1
+  end
+  -- The counter is below this epoch's base (the first grant since a
+  -- failover, or a floor above it): raise it to base + n.
+  if base + n >= 9007199254740992 then
+    redis.call('INCRBY', key, string.format('%d', -n))
     error({err = 'FLEET_E2BIG fencing token past 2^53 at ' .. key})
   end
-  redis.call('INCRBY', key, string.format('%d', t + n - from))
-  return t + 1
+  redis.call('INCRBY', key, string.format('%d', base + n - v))
+  return base + 1
 end
