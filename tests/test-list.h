@@ -362,6 +362,7 @@ TEST_DECLARE(sentinel_tls)
 
 /* test_durable.c */
 TEST_DECLARE(durable_wait_replicas)
+TEST_DECLARE(durable_lock_grant)
 TEST_DECLARE(durable_memory_refused)
 /* test_byo.c */
 TEST_DECLARE(byo_queue_worker)
@@ -741,6 +742,7 @@ TEST_LIST_START
 
   /* test_durable.c */
   TEST_ENTRY(durable_wait_replicas)
+  TEST_ENTRY_TIMEOUT(durable_lock_grant, 60)
   TEST_ENTRY(durable_memory_refused)
   /* test_byo.c */
   TEST_ENTRY(byo_queue_worker)
