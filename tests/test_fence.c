@@ -1,13 +1,14 @@
 /* test_fence.c -- the epoch rules of lib/fence.lua on both backends,
- * through the lock and a queue claim: epoch 0 counts as INCR always did,
- * an epoch jump gives a token above every earlier one, a lower epoch
- * never lowers the counter, and an epoch out of range or malformed is
+ * through the lock, a queue claim and a cron occurrence: epoch 0 counts as INCR
+ * always did, an epoch jump gives a token above every earlier one, a lower
+ * epoch never lowers the counter, and an epoch out of range or malformed is
  * refused with nothing written. The epoch a failover would bring is set
  * on the backend directly (fleet__backend_set_epoch()); the failovers
  * themselves are in test_fence_mp.c and test_sentinel.c. */
 #include <stdio.h>
 #include <string.h>
 
+#include "backend.h"
 #include "client.h"
 #include "test_lock_env.h"
 
@@ -69,6 +70,54 @@ static uint64_t fence_claim(lock_env_t *e, fleet_queue_t *q) {
   ASSERT(lock_env_wait(e, &f.done, 1, 5000));
   ASSERT_OK(f.status);
   ASSERT_UEQ(1, f.n);
+  return f.token;
+}
+
+typedef struct {
+  int done;
+  int status;
+  int64_t fired; /* the occurrence's status, 1 when fired */
+  int64_t token;
+} fence_cron_t;
+
+static void fence_on_cron_fire(void *arg, int status,
+                               const fleet__reply_t *reply) {
+  fence_cron_t *f = arg;
+
+  f->status = status;
+  if (status == 0) {
+    ASSERT_EQ(FLEET__REPLY_ARRAY, reply->type);
+    ASSERT_UEQ(3, reply->nelem);
+    f->fired = reply->elem[1].integer;
+    f->token = reply->elem[2].integer;
+  }
+  f->done = 1;
+}
+
+/* Fires the occurrence at `fire_ms` (long past) of a cron definition with
+ * the CRON_FIRE op itself, min_token `min`; returns its token. */
+static int64_t fence_cron_fire(lock_env_t *e, int fire_ms, const char *min) {
+  static const char tag[] = "{fence:cron}";
+  fleet_bytes_t key = {tag, sizeof(tag) - 1}, args[11];
+  const char *a[11] = {"ns", "k", "node", "100", "0", min,
+                       "",   "",  "1",    NULL,  "f"};
+  char at[24];
+  fence_cron_t f;
+  int i;
+
+  snprintf(at, sizeof(at), "%d", fire_ms);
+  a[9] = at;
+  for (i = 0; i < 11; i++) {
+    args[i].base = a[i];
+    args[i].len = strlen(a[i]);
+  }
+  memset(&f, 0, sizeof(f));
+  ASSERT_OK(fleet__backend_call(fleet__client_backend(&e->c1),
+                                FLEET__OP_CRON_FIRE, &key, 1, args, 11,
+                                fence_on_cron_fire, &f));
+  ASSERT(lock_env_wait(e, &f.done, 1, 5000));
+  ASSERT_OK(f.status);
+  ASSERT_EQ(1, f.fired);
   return f.token;
 }
 
@@ -146,6 +195,18 @@ CONFORMANCE_IMPL(fence_epochs) {
   ASSERT_UEQ(7 * FENCE_2_32 + 2, fence_claim(&e, &q));
   ASSERT_OK(fleet_queue_close(&q, fence_on_queue_closed));
   ASSERT(lock_env_wait(&e, &closed, 1, 5000));
+
+  /* And a cron definition's occurrences, whose min_token (the last token
+   * the node saw) is a floor that the epoch does not add to. */
+  fence_set(&e.c1, "0");
+  ASSERT_EQ(1, fence_cron_fire(&e, 1000, "0"));
+  ASSERT_EQ(10, fence_cron_fire(&e, 2000, "9"));
+  fence_set(&e.c1, "2");
+  ASSERT_EQ(2 * (int64_t)FENCE_2_32 + 1, fence_cron_fire(&e, 3000, "10"));
+  fence_set(&e.c1, "1");
+  ASSERT_EQ(2 * (int64_t)FENCE_2_32 + 2, fence_cron_fire(&e, 4000, "0"));
+  ASSERT_EQ(2 * (int64_t)FENCE_2_32 + 100,
+            fence_cron_fire(&e, 5000, "8589934691"));
 
   ASSERT_EQ(0, a.lost);
   lock_rec_close(&e, &a);
