@@ -1,10 +1,12 @@
 /* test_fence.c -- the epoch rules of lib/fence.lua on both backends,
- * through the lock, a queue claim and a cron occurrence: epoch 0 counts as INCR
+ * through the lock, a queue claim, a cron occurrence and a pool
+ * assignment: epoch 0 counts as INCR
  * always did, an epoch jump gives a token above every earlier one, a lower
  * epoch never lowers the counter, and an epoch out of range or malformed is
  * refused with nothing written. The epoch a failover would bring is set
  * on the backend directly (fleet__backend_set_epoch()); the failovers
  * themselves are in test_fence_mp.c and test_sentinel.c. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,52 +75,75 @@ static uint64_t fence_claim(lock_env_t *e, fleet_queue_t *q) {
   return f.token;
 }
 
+/* What a raw op answered: its status and its first three integers. */
 typedef struct {
   int done;
   int status;
-  int64_t fired; /* the occurrence's status, 1 when fired */
-  int64_t token;
-} fence_cron_t;
+  size_t n;
+  int64_t v[3];
+} fence_raw_t;
 
-static void fence_on_cron_fire(void *arg, int status,
-                               const fleet__reply_t *reply) {
-  fence_cron_t *f = arg;
+static void fence_on_raw(void *arg, int status, const fleet__reply_t *reply) {
+  fence_raw_t *f = arg;
+  size_t i;
 
   f->status = status;
   if (status == 0) {
     ASSERT_EQ(FLEET__REPLY_ARRAY, reply->type);
-    ASSERT_UEQ(3, reply->nelem);
-    f->fired = reply->elem[1].integer;
-    f->token = reply->elem[2].integer;
+    f->n = reply->nelem;
+    for (i = 0; i < reply->nelem && i < 3; i++)
+      f->v[i] = reply->elem[i].integer;
   }
   f->done = 1;
+}
+
+/* Runs `op` itself on `tag` with the `argc` strings `a`; asserts it
+ * succeeds. */
+static fence_raw_t fence_raw(lock_env_t *e, fleet__op_t op, const char *tag,
+                             const char *const *a, size_t argc) {
+  fleet_bytes_t key = {tag, strlen(tag)}, args[16];
+  fence_raw_t f;
+  size_t i;
+
+  ASSERT_ULE(argc, 16);
+  for (i = 0; i < argc; i++) {
+    args[i].base = a[i];
+    args[i].len = strlen(a[i]);
+  }
+  memset(&f, 0, sizeof(f));
+  ASSERT_OK(fleet__backend_call(fleet__client_backend(&e->c1), op, &key, 1,
+                                args, argc, fence_on_raw, &f));
+  ASSERT(lock_env_wait(e, &f.done, 1, 5000));
+  ASSERT_OK(f.status);
+  return f;
 }
 
 /* Fires the occurrence at `fire_ms` (long past) of a cron definition with
  * the CRON_FIRE op itself, min_token `min`; returns its token. */
 static int64_t fence_cron_fire(lock_env_t *e, int fire_ms, const char *min) {
-  static const char tag[] = "{fence:cron}";
-  fleet_bytes_t key = {tag, sizeof(tag) - 1}, args[11];
   const char *a[11] = {"ns", "k", "node", "100", "0", min,
                        "",   "",  "1",    NULL,  "f"};
   char at[24];
-  fence_cron_t f;
-  int i;
+  fence_raw_t f;
 
   snprintf(at, sizeof(at), "%d", fire_ms);
   a[9] = at;
-  for (i = 0; i < 11; i++) {
-    args[i].base = a[i];
-    args[i].len = strlen(a[i]);
-  }
-  memset(&f, 0, sizeof(f));
-  ASSERT_OK(fleet__backend_call(fleet__client_backend(&e->c1),
-                                FLEET__OP_CRON_FIRE, &key, 1, args, 11,
-                                fence_on_cron_fire, &f));
-  ASSERT(lock_env_wait(e, &f.done, 1, 5000));
-  ASSERT_OK(f.status);
-  ASSERT_EQ(1, f.fired);
-  return f.token;
+  f = fence_raw(e, FLEET__OP_CRON_FIRE, "{fence:cron}", a, 11);
+  ASSERT_UEQ(3, f.n);
+  ASSERT_EQ(1, f.v[1]); /* fired */
+  return f.v[2];
+}
+
+/* Dispatches job `key` to worker x/1 of pool {fence:pool} (membership
+ * revision `rev`); returns its token. */
+static int64_t fence_pool_dispatch(lock_env_t *e, const char *key,
+                                   const char *rev) {
+  const char *a[6] = {key, "p", rev, "x/1", "x", "0"};
+  fence_raw_t f = fence_raw(e, FLEET__OP_POOL_DISPATCH, "{fence:pool}", a, 6);
+
+  ASSERT_UEQ(2, f.n);
+  ASSERT_EQ(1, f.v[0]); /* admitted */
+  return f.v[1];
 }
 
 static void fence_on_queue_closed(fleet_handle_t *h) {
@@ -207,6 +232,31 @@ CONFORMANCE_IMPL(fence_epochs) {
   ASSERT_EQ(2 * (int64_t)FENCE_2_32 + 2, fence_cron_fire(&e, 4000, "0"));
   ASSERT_EQ(2 * (int64_t)FENCE_2_32 + 100,
             fence_cron_fire(&e, 5000, "8589934691"));
+
+  /* And a pool's assignments, whose first token is the server clock in ms
+   * (a pool that lost its data still grants above what it granted): after
+   * an epoch jump they start above epoch * 2^32 plus the clock, and a
+   * lower epoch never lowers them. */
+  {
+    static const char *const join[] = {"x", "60000", "60000", "0", "1", "x/1"};
+    int64_t p0, p1, p2, p3;
+    char rev[24];
+
+    fence_set(&e.c1, "0");
+    snprintf(rev, sizeof(rev), "%" PRId64,
+             fence_raw(&e, FLEET__OP_POOL_JOIN, "{fence:pool}", join, 6).v[0]);
+    p0 = fence_pool_dispatch(&e, "j0", rev);
+    ASSERT_GT(p0, 1000000000000LL); /* the clock seed, in ms since 1970 */
+    ASSERT_EQ(p0 + 1, fence_pool_dispatch(&e, "j1", rev));
+    fence_set(&e.c1, "3");
+    p1 = fence_pool_dispatch(&e, "j2", rev);
+    ASSERT_GT(p1, 3 * (int64_t)FENCE_2_32 + p0 - 1000);
+    p2 = fence_pool_dispatch(&e, "j3", rev);
+    ASSERT_GT(p2, p1);
+    fence_set(&e.c1, "2");
+    p3 = fence_pool_dispatch(&e, "j4", rev);
+    ASSERT_GT(p3, p2);
+  }
 
   ASSERT_EQ(0, a.lost);
   lock_rec_close(&e, &a);
