@@ -1,11 +1,11 @@
 /* test_fence.c -- the epoch rules of lib/fence.lua on both backends,
  * through the lock, a queue claim, a cron occurrence and a pool
- * assignment: epoch 0 counts as INCR
- * always did, an epoch jump gives a token above every earlier one, a lower
- * epoch never lowers the counter, and an epoch out of range or malformed is
- * refused with nothing written. The epoch a failover would bring is set
- * on the backend directly (fleet__backend_set_epoch()); the failovers
- * themselves are in test_fence_mp.c and test_sentinel.c. */
+ * assignment: epoch 0 counts as INCR always did, an epoch jump gives a
+ * token above every earlier one, a lower epoch never lowers the counter,
+ * and an epoch out of range or malformed is refused with nothing written.
+ * The epoch a failover would bring is set on the backend directly
+ * (fleet__backend_set_epoch()); the failovers themselves are in
+ * test_fence_mp.c and test_sentinel.c. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
