@@ -31,7 +31,7 @@ typedef struct {
 /* The check, in processes that record what they saw in a ledger (a pipe,
  * one line per event, with CLOCK_MONOTONIC times):
  *
- *   1. a process enqueues one job, and the replica gets it (WAIT 1);
+ *   1. a process enqueues one job, and the replica gets it;
  *   2. the replica's link is cut;
  *   3. process 1 takes the lock and claims the job: the grants reach the
  *      master only (the replica is checked not to have them);
