@@ -25,6 +25,25 @@ const char *fleet__op_command(fleet__op_t op) {
   return (unsigned)op < FLEET__OP_COUNT ? backend_op_commands[op] : NULL;
 }
 
+int fleet__op_fenced(fleet__op_t op) {
+  switch (op) {
+#define XX(id) case FLEET__OP_##id:
+    FLEET__OPS_FENCED(XX)
+#undef XX
+    return 1;
+    default:
+      return 0;
+  }
+}
+
+int fleet__backend_set_epoch(fleet__backend_t *be, const char *epoch) {
+  if (be->vt == &fleet__memory_backend)
+    return fleet__memory_set_epoch(be, epoch);
+  if (be->vt == &fleet__redis_backend)
+    return fleet__redis_set_epoch(be, epoch);
+  return FLEET_EINVAL;
+}
+
 void fleet__backend_set_detail(fleet__backend_t *be, const char *fmt, ...) {
   va_list ap;
 

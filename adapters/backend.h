@@ -64,6 +64,34 @@
   FLEET__OPS_STORE(XX)                                                         \
   FLEET__OPS_WARMPOOL(XX)
 
+/* Fenced ops: those that grant fencing tokens (lib/fence.lua). Each takes
+ * one ARGV more than its header lists, last: the failover epoch, which the
+ * adapter appends, never the primitive. The Redis adapters append it when
+ * the command is written to the socket, not when it is built, so that a
+ * call queued before a failover and sent after the master was found again
+ * carries the epoch of the master it reaches:
+ *
+ *   one Redis, the memory backend, a program's hiredis context: "0";
+ *   Sentinel: the master's config-epoch, from the SENTINEL MASTER answer
+ *     that gave the address the connection went to (sentinel.h);
+ *   Redis Cluster: "c": the script reads the node's config epoch
+ *     (cluster_my_epoch of CLUSTER INFO) itself, on its first grant.
+ *
+ * A promoted replica's epoch is greater than its old master's, and tokens
+ * start at epoch * 2^32: a grant after a failover carries a token greater
+ * than every token granted before it, even when the replica missed the
+ * last grants (docs/deploy.md, "What survives which failure"). */
+#define FLEET__OPS_FENCED(XX)                                                  \
+  XX(LOCK_ACQUIRE)                                                             \
+  XX(QUEUE_ENQUEUE)                                                            \
+  XX(QUEUE_CLAIM)                                                              \
+  XX(QUEUE_COMPLETE_CLAIM)                                                     \
+  XX(CRON_FIRE)                                                                \
+  XX(POOL_DISPATCH)                                                            \
+  XX(POOL_JOIN)                                                                \
+  XX(POOL_MOVE)                                                                \
+  XX(POOL_STOPPED)
+
 typedef enum {
 #define FLEET__OP_ENUM(id, name, command) FLEET__OP_##id,
   FLEET__OP_MAP(FLEET__OP_ENUM)
@@ -73,6 +101,10 @@ typedef enum {
 
 /* The op's name ("ping"), or NULL when out of range. */
 const char *fleet__op_name(fleet__op_t op);
+
+/* Whether `op` is a fenced op (FLEET__OPS_FENCED): its adapter appends
+ * the failover epoch to its ARGV. */
+int fleet__op_fenced(fleet__op_t op);
 
 /* The Redis command of a command op ("PING"), or NULL for a script op or
  * when out of range. */
@@ -259,6 +291,17 @@ void fleet__backend_set_detail_bytes(fleet__backend_t *be, const void *p,
 
 extern const fleet__backend_vtable_t fleet__redis_backend;
 extern const fleet__backend_vtable_t fleet__memory_backend;
+
+/* Tests only: sets the failover epoch that `be` appends to fenced ops from
+ * now on (see FLEET__OPS_FENCED), as a failover to a master of that epoch
+ * would, so that a test runs lib/fence.lua's rules on either backend: the
+ * memory backend (for every client of its store) and a single Redis (until
+ * a Sentinel discovery sets it again). `epoch` is 1 to 20 characters, and
+ * need not be a valid epoch. Returns 0, or FLEET_EINVAL for another
+ * backend or a bad length. */
+int fleet__backend_set_epoch(fleet__backend_t *be, const char *epoch);
+int fleet__memory_set_epoch(fleet__backend_t *be, const char *epoch);
+int fleet__redis_set_epoch(fleet__backend_t *be, const char *epoch);
 
 /* Whether a backend implements `op` (a test checks every op on both). */
 int fleet__redis_op_implemented(fleet__op_t op);

@@ -95,6 +95,7 @@ fleet_test_cluster_t *fleet_test_cluster_start_or_skip(void) {
                                      "1000",
                                      "--cluster-replica-validity-factor",
                                      "0",
+                                     FLEET_TEST_REPL_USER_ARGS,
                                      NULL};
   fleet_test_cluster_t *c = calloc(1, sizeof(*c));
   uint64_t deadline;

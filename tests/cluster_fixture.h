@@ -14,8 +14,11 @@ typedef struct fleet_test_cluster_s fleet_test_cluster_t;
  * 10923-16383), 3..5 as replicas of 0..2 in that order. */
 #define FLEET_TEST_CLUSTER_NODES 6
 
-/* Starts six redis-servers with --cluster-enabled yes and a node timeout
- * of 1 s, joins them (CLUSTER MEET), gives each master its slots
+/* Starts six redis-servers with --cluster-enabled yes, a node timeout
+ * of 1 s, a replica validity factor of 0 (a replica whose link is down
+ * may still be promoted) and replication through the "repl" user
+ * (FLEET_TEST_REPL_USER_ARGS: fleet_test_redis_cut_replicas() cuts a
+ * master's replica off), joins them (CLUSTER MEET), gives each master its slots
  * (CLUSTER ADDSLOTSRANGE) and each replica its master (CLUSTER REPLICATE),
  * and waits until every node reports cluster_state:ok and every replica's
  * link is up. Skips the test when no redis-server is installed (unless

@@ -729,3 +729,8 @@ void fleet_test_redis_free(fleet_test_redis_t *r) {
   redis_fixture_unlink_live(r);
   redis_fixture_release(r);
 }
+
+void fleet_test_redis_cut_replicas(fleet_test_redis_t *r) {
+  fleet_test_redis_ok(r, "ACL SETUSER repl off");
+  fleet_test_redis_ok(r, "CLIENT KILL USER repl");
+}

@@ -134,6 +134,21 @@ void fleet_test_redis_acl_user(fleet_test_redis_t *r, const char *user,
  * these. */
 extern const char *const fleet_test_acl_prefixes[];
 
+/* Server arguments that make replication go through an ACL user of its
+ * own, "repl" (password "pw"), so that a test can cut a replica's link
+ * with fleet_test_redis_cut_replicas(). Put them in the extra_args of
+ * every server of a replicated set (a replica may become the master). */
+#define FLEET_TEST_REPL_USER_ARGS                                              \
+  "--user", "repl", "on", ">pw", "~*", "&*", "+@all", "--masteruser", "repl",  \
+      "--masterauth", "pw"
+
+/* Cuts the links of the replicas of master `r`, deterministically: turns
+ * the "repl" user off (ACL SETUSER repl off) and kills its connections
+ * (CLIENT KILL USER repl), so the replicas cannot authenticate again and
+ * miss every write from now on, while the master keeps serving clients.
+ * Aborts the test on failure. */
+void fleet_test_redis_cut_replicas(fleet_test_redis_t *r);
+
 /* Kills the server if it is running, removes its directory recursively and
  * frees `r`. NULL is allowed. */
 void fleet_test_redis_free(fleet_test_redis_t *r);

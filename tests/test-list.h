@@ -324,6 +324,8 @@ TEST_DECLARE(pool_mp_schedule)
 CONFORMANCE_DECLARE(lock_bad_input)
 CONFORMANCE_DECLARE(lock_acquire_release)
 CONFORMANCE_DECLARE(lock_query)
+/* test_fence.c */
+CONFORMANCE_DECLARE(fence_epochs)
 CONFORMANCE_DECLARE(lock_wait_wakeup)
 CONFORMANCE_DECLARE(lock_wait_timeout)
 CONFORMANCE_DECLARE(lock_expiry_takeover)
@@ -377,11 +379,13 @@ TEST_DECLARE(tls_protocol_mismatch)
 /* test_sentinel.c */
 TEST_DECLARE(sentinel_failover_queue)
 TEST_DECLARE(sentinel_failover_durable)
+TEST_DECLARE(sentinel_fence_failover_mp)
 TEST_DECLARE(sentinel_unknown_master)
 TEST_DECLARE(sentinel_tls)
 
 /* test_durable.c */
 TEST_DECLARE(durable_wait_replicas)
+TEST_DECLARE(durable_lock_grant)
 TEST_DECLARE(durable_memory_refused)
 TEST_DECLARE(durable_url_options)
 TEST_DECLARE(durable_url_memory_refused)
@@ -713,6 +717,8 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(lock_bad_input)
   CONFORMANCE_ENTRY(lock_acquire_release)
   CONFORMANCE_ENTRY(lock_query)
+  /* test_fence.c */
+  CONFORMANCE_ENTRY(fence_epochs)
   CONFORMANCE_ENTRY(lock_wait_wakeup)
   CONFORMANCE_ENTRY(lock_wait_timeout)
   CONFORMANCE_ENTRY(lock_expiry_takeover)
@@ -795,11 +801,13 @@ TEST_LIST_START
   /* test_sentinel.c */
   TEST_ENTRY_TIMEOUT(sentinel_failover_queue, 120)
   TEST_ENTRY_TIMEOUT(sentinel_failover_durable, 120)
+  TEST_ENTRY_TIMEOUT(sentinel_fence_failover_mp, 180)
   TEST_ENTRY_TIMEOUT(sentinel_unknown_master, 60)
   TEST_ENTRY_TIMEOUT(sentinel_tls, 90)
 
   /* test_durable.c */
   TEST_ENTRY(durable_wait_replicas)
+  TEST_ENTRY_TIMEOUT(durable_lock_grant, 60)
   TEST_ENTRY(durable_memory_refused)
   TEST_ENTRY(durable_url_options)
   TEST_ENTRY(durable_url_memory_refused)

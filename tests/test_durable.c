@@ -1,6 +1,6 @@
 /* test_durable.c -- the durability option (wait_replicas): job-state
- * calls answer once the replicas have the write, and say so when they do
- * not. A master and one replica, both started here. */
+ * calls and lock grants answer once the replicas have the write, and say so
+ * when they do not. A master and one replica, both started here. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -111,6 +111,102 @@ TEST_IMPL(durable_wait_replicas) {
   ASSERT_OK(dur_add(&t, "e"));
   ASSERT_STR_EQ("", fleet_client_last_error(&t.c.client));
   qt_close(&t);
+  fleet_test_redis_free(replica);
+  fleet_test_redis_free(master);
+  return 0;
+}
+
+typedef struct {
+  int done;
+  int status;
+  uint64_t token;
+} dur_lock_t;
+
+static void dur_on_acquire(fleet_lock_t *lock, int status, uint64_t token,
+                           void *arg) {
+  dur_lock_t *d = arg;
+
+  (void)lock;
+  d->status = status;
+  d->token = token;
+  d->done = 1;
+}
+
+static void dur_on_lock_closed(fleet_handle_t *h) {
+  *(int *)h->data = 1;
+}
+
+/* Takes lock `name` once (try-once) on `t`'s client; returns the status
+ * and sets *token. */
+static int dur_lock(client_ctx_t *t, fleet_lock_t *lock, const char *name,
+                    uint64_t *token) {
+  dur_lock_t d;
+
+  memset(&d, 0, sizeof(d));
+  ASSERT_OK(fleet_lock_init(&t->client, lock, name, "me", 60000, NULL));
+  ASSERT_OK(fleet_lock_acquire(lock, 0, dur_on_acquire, &d));
+  ASSERT(fleet_test_run_until(&t->loop, fleet_test_flag_set, &d.done,
+                              fleet_test_ms(10000)));
+  *token = d.token;
+  return d.status;
+}
+
+static void dur_lock_close(client_ctx_t *t, fleet_lock_t *lock) {
+  int closed = 0;
+
+  lock->data = &closed;
+  ASSERT_OK(fleet_lock_close(lock, dur_on_lock_closed));
+  ASSERT(fleet_test_run_until(&t->loop, fleet_test_flag_set, &closed,
+                              fleet_test_ms(10000)));
+}
+
+/* Lock grants wait for the replicas too: with the replica in sync the
+ * grant succeeds and the replica has the lease when the callback runs;
+ * with its link cut the grant fails with FLEET_ETIMEDOUT ("0 of 1
+ * replicas"), and the lease is on the master all the same. */
+TEST_IMPL(durable_lock_grant) {
+  const char *margs[] = {FLEET_TEST_REPL_USER_ARGS, NULL};
+  const char *args[] = {FLEET_TEST_REPL_USER_ARGS, "--replicaof", "127.0.0.1",
+                        NULL, NULL};
+  fleet_test_redis_t *master, *replica;
+  fleet_client_options_t o;
+  fleet_lock_t a, b;
+  client_ctx_t t;
+  redisReply *r;
+  uint64_t token;
+  char port[16];
+
+  master = fleet_test_redis_start_or_skip(margs);
+  snprintf(port, sizeof(port), "%d", fleet_test_redis_port(master));
+  args[sizeof(args) / sizeof(args[0]) - 2] = port;
+  replica = fleet_test_redis_start_or_skip(args);
+  dur_wait_link_up(replica);
+  fleet_client_options_init(&o);
+  o.prefix = "dur";
+  o.wait_replicas = 1;
+  o.wait_timeout_ms = (uint32_t)fleet_test_ms(300);
+  o.command_timeout_ms = (uint32_t)fleet_test_ms(5000);
+  ctx_init(&t, fleet_test_redis_url(master), &o);
+
+  ASSERT_OK(dur_lock(&t, &a, "a", &token));
+  r = fleet_test_redis_cmd(replica, "GET {dur:a}:lock");
+  ASSERT_NOT_NULL(r);
+  ASSERT_EQ(REDIS_REPLY_STRING, r->type);
+  ASSERT_NOT_NULL(strstr(r->str, ":me"));
+  freeReplyObject(r);
+
+  fleet_test_redis_cut_replicas(master);
+  ASSERT_ERR(FLEET_ETIMEDOUT, dur_lock(&t, &b, "b", &token));
+  fprintf(stderr, "%s\n", fleet_client_last_error(&t.client));
+  ASSERT_NOT_NULL(
+      strstr(fleet_client_last_error(&t.client), "0 of 1 replicas"));
+  r = fleet_test_redis_cmd(master, "EXISTS {dur:b}:lock");
+  ASSERT_NOT_NULL(r);
+  ASSERT_EQ(1, r->integer);
+  freeReplyObject(r);
+  dur_lock_close(&t, &a);
+  dur_lock_close(&t, &b);
+  ctx_close(&t);
   fleet_test_redis_free(replica);
   fleet_test_redis_free(master);
   return 0;

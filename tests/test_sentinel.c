@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test_fence_mp.h"
 #include "test_queue_util.h"
 #include "test_tls_util.h"
 
@@ -214,12 +215,16 @@ static void sen_wait_link_up(fleet_test_redis_t *replica) {
 
 /* Master, one or two replicas (in sync), three sentinels that know them.
  * Full syncs start at once (no diskless delay), so that a node turned
- * into a replica after a failover catches up quickly. */
+ * into a replica after a failover catches up quickly. Replication goes
+ * through the "repl" user (FLEET_TEST_REPL_USER_ARGS), so that a test can
+ * cut a replica off (fleet_test_redis_cut_replicas()). */
 static void sen_env_init(sen_env_t *e, int replicas) {
   const char *tmp = getenv("TMPDIR");
-  const char *master_args[] = {"--repl-diskless-sync-delay", "0", NULL};
+  const char *master_args[] = {"--repl-diskless-sync-delay", "0",
+                               FLEET_TEST_REPL_USER_ARGS, NULL};
   const char *replica_args[] = {"--repl-diskless-sync-delay",
                                 "0",
+                                FLEET_TEST_REPL_USER_ARGS,
                                 "--replicaof",
                                 "127.0.0.1",
                                 NULL,
@@ -231,7 +236,7 @@ static void sen_env_init(sen_env_t *e, int replicas) {
   memset(e, 0, sizeof(*e));
   e->master = fleet_test_redis_start_or_skip(master_args);
   snprintf(port, sizeof(port), "%d", fleet_test_redis_port(e->master));
-  replica_args[4] = port;
+  replica_args[(sizeof(replica_args) / sizeof(replica_args[0])) - 2] = port;
   e->replica = fleet_test_redis_start_or_skip(replica_args);
   if (replicas > 1)
     e->replica2 = fleet_test_redis_start_or_skip(replica_args);
@@ -653,6 +658,58 @@ TEST_IMPL(sentinel_failover_queue) {
  * worker retries them. */
 TEST_IMPL(sentinel_failover_durable) {
   sen_failover(2, 2);
+  return 0;
+}
+
+/* Fencing across a Sentinel failover with replication lag
+ * (test_fence_mp.h): the replica's link is cut, then a lock grant and a
+ * job claim reach the master alone, the master is killed and the lagging
+ * replica promoted: the grants after it carry greater tokens (the epoch
+ * is Sentinel's config-epoch of the new master), and the first holder is
+ * told it lost its lease. */
+typedef struct {
+  sen_env_t *e;
+} sen_fence_t;
+
+static void sen_fence_kill(void *arg) {
+  sen_fence_t *f = arg;
+  int replica_port = fleet_test_redis_port(f->e->replica);
+  uint64_t deadline = sen_now_ms() + fleet_test_ms(30000);
+  int i, named;
+
+  ASSERT_OK(fleet_test_redis_kill(f->e->master));
+  /* Every sentinel names the replica as the master, and it is one. */
+  for (;;) {
+    redisReply *r = fleet_test_redis_cmd(f->e->replica, "ROLE");
+    named = r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+            strcmp(r->element[0]->str, "master") == 0;
+    if (r != NULL)
+      freeReplyObject(r);
+    for (i = 0; i < SEN_COUNT && named; i++)
+      named = sen_master_port(&f->e->sen[i]) == replica_port;
+    if (named)
+      return;
+    ASSERT_LT(sen_now_ms(), deadline);
+    sen_sleep_ms(50);
+  }
+}
+
+TEST_IMPL(sentinel_fence_failover_mp) {
+  fence_mp_env_t env;
+  sen_fence_t f;
+  sen_env_t e;
+
+  sen_env_init(&e, 1);
+  f.e = &e;
+  memset(&env, 0, sizeof(env));
+  env.url = e.url;
+  env.master = e.master;
+  env.replica = e.replica;
+  env.kill = sen_fence_kill;
+  env.arg = &f;
+  env.queue = "fq";
+  fence_mp_run(&env);
+  sen_env_free(&e);
   return 0;
 }
 

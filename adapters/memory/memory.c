@@ -483,6 +483,12 @@ static int mem_call(fleet__backend_t *base, fleet__op_t op,
   return 0;
 }
 
+int fleet__memory_set_epoch(fleet__backend_t *base, const char *epoch) {
+  mem_backend_t *be = (mem_backend_t *)base;
+
+  return fleet__mem_host_set_epoch(be->store->host, epoch);
+}
+
 int fleet__memory_command(fleet__backend_t *base, const fleet_bytes_t *argv,
                           size_t argc, fleet__rb_t *out) {
   mem_backend_t *be = (mem_backend_t *)base;

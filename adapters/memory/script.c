@@ -58,6 +58,8 @@ struct fleet__mem_host_s {
   fleet__mem_env_t env;
   int fn[FLEET__OP_COUNT]; /* Registry refs of the compiled scripts. */
   int runner;              /* Registry ref of host_runner. */
+  /* The failover epoch fenced ops get ("0": see fleet__mem_host_set_epoch). */
+  char epoch[24];
   /* redis.call's arguments, kept between calls. */
   fleet_bytes_t *argv;
   host_num_t *num;
@@ -435,6 +437,7 @@ int fleet__mem_host_new(fleet__ks_t *ks,
   if (h == NULL)
     return FLEET_ENOMEM;
   h->env.ks = ks;
+  strcpy(h->epoch, "0");
   h->env.publish = publish;
   h->env.publisher = publisher;
   h->pool = fleet__lua_pool_new();
@@ -511,9 +514,25 @@ static int host_runner(lua_State *L) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn[h->op]);
     host_set_array(L, "KEYS", h->keys, h->nkeys);
     host_set_array(L, "ARGV", h->args, h->nargs);
+    if (fleet__op_fenced(h->op)) {
+      /* The failover epoch of a fenced op (adapters/backend.h). */
+      lua_getglobal(L, "ARGV");
+      lua_pushstring(L, h->epoch);
+      lua_rawseti(L, -2, (int)h->nargs + 1);
+      lua_pop(L, 1);
+    }
     lua_call(L, 0, 1);
   }
   h->status = host_reply(L, lua_gettop(L), 0, h->out);
+  return 0;
+}
+
+int fleet__mem_host_set_epoch(fleet__mem_host_t *h, const char *epoch) {
+  size_t len = strlen(epoch);
+
+  if (len == 0 || len >= sizeof(h->epoch))
+    return FLEET_EINVAL;
+  memcpy(h->epoch, epoch, len + 1);
   return 0;
 }
 

@@ -51,6 +51,13 @@ int fleet__mem_host_command(fleet__mem_host_t *h, uint64_t now_us,
 int fleet__memory_command(fleet__backend_t *be, const fleet_bytes_t *argv,
                           size_t argc, fleet__rb_t *out);
 
+/* Sets the failover epoch that fenced ops get from now on (a decimal, or
+ * anything else to check how the scripts refuse it; 1 to 23 characters):
+ * "0" at first, since one store never fails over. For tests that run the
+ * epoch rules of lib/fence.lua on this backend as on Redis. Returns 0 or
+ * FLEET_EINVAL. */
+int fleet__mem_host_set_epoch(fleet__mem_host_t *h, const char *epoch);
+
 /* Whether the host has `op`: a script op whose script is embedded, or a
  * command op whose command is in the table. */
 int fleet__mem_host_has(const fleet__mem_host_t *h, fleet__op_t op);

@@ -14,6 +14,12 @@
  * :ent, :fence, :top and :floor (lib/cron_occ.lua). Times are ms on the
  * server clock (TIME).
  *
+ * CRON_FIRE is a fenced op: it takes one ARGV more than listed here, last,
+ * the failover epoch, which the adapter appends when it writes the command
+ * (adapters/backend.h, "Fenced ops"); its occurrence tokens come from
+ * :fence through lib/fence.lua, so that they never repeat or go back
+ * across a failover.
+ *
  *   CRON_DEFINE  KEYS: R. ARGV: key, mode ("create", "update", "upsert"),
  *       expr, tz, payload, queue ("" for none), catch_up ("skip",
  *       "latest", "all"), catch_up_max, catch_up_window_ms, metadata,

@@ -8,20 +8,23 @@
  * acquires, releases and renewals of many handles in one call. The lease is
  * "<tag>:lock", a string "<token>:<owner>" with a TTL (PX), which the
  * server expires on its own clock, with a "*" in front while some owner
- * waits for it; "<tag>:fence" holds the last token issued (INCR) and never
- * expires. Releases are published on "<tag>:released".
+ * waits for it; "<tag>:fence" holds the last token issued (INCR, raised to
+ * epoch * 2^32 after a failover: lib/fence.lua) and never expires.
+ * Releases are published on "<tag>:released".
  *
  *   LOCK_ACQUIRE  KEYS: the tags of n locks (n >= 1, any names). ARGV:
  *       for each, owner, ttl ms (a positive integer), "1" to mark a busy
- *       lease as waited for (else "0"). For each lock, takes a new token
- *       (INCR fence, also when the lease is busy) and sets the lease to
- *       "<token>:<owner>" if it is free (SET NX PX). Reply: an array of 2n
+ *       lease as waited for (else "0"); last, the failover epoch, which
+ *       the adapter appends (a fenced op: adapters/backend.h). For each
+ *       lock, takes a new token (fence_next(), also when the lease is
+ *       busy) and sets the lease to "<token>:<owner>" if it is free (SET
+ *       NX PX). Reply: an array of 2n
  *       integers, {r, pttl} per lock: r the token when taken (pttl 0); r 0
  *       when busy, pttl that of the lease; r -1 when the lease or the fence
  *       holds another type, r -2 when the fence is not an integer (nothing
  *       written; pttl 0). Any other error (FLEET_EOOM, FLEET_EREADONLY,
- *       ...) fails the whole call, possibly after earlier locks were
- *       taken.
+ *       FLEET_E2BIG for an epoch out of range, ...) fails the whole call,
+ *       possibly after earlier locks were taken.
  *   LOCK_RELEASE  KEYS: the tags of n locks (n >= 1, any names). ARGV: for
  *       each, "<token>:<owner>". Deletes each lease that holds its value
  *       (marked or not) and, if it was marked, publishes the value on its

@@ -96,7 +96,14 @@
  *   POOL_PLAN  ARGV: schedule name, "a" (stop all others) | "r" (reset) |
  *         "", n, n start keys, keys to stop. Keeps the set T:sk:<name> of
  *         the keys the schedule started. Reply: {{indexes of the start
- *         keys not in the pool}, {keys to stop}}. */
+ *         keys not in the pool}, {keys to stop}}.
+ *
+ * POOL_DISPATCH, POOL_JOIN, POOL_MOVE and POOL_STOPPED, which assign jobs
+ * with T:fence tokens, are fenced ops: each takes one ARGV more than listed
+ * here, last, the failover epoch, which the adapter appends when it writes
+ * the command (adapters/backend.h, "Fenced ops"); the tokens come from
+ * lib/fence.lua (lib/pool_int.lua: next_token), so that they never repeat
+ * or go back across a failover. */
 #ifndef FLEET_OPS_POOL_H
 #define FLEET_OPS_POOL_H
 

@@ -8,6 +8,13 @@
  * as decimal strings. An id, a type and a token are strings; a token is
  * the decimal fencing token the claim returned.
  *
+ * QUEUE_ENQUEUE (which claims jobs for parked workers), QUEUE_CLAIM and
+ * QUEUE_COMPLETE_CLAIM are fenced ops: each takes one ARGV more than
+ * listed here, last, the failover epoch, which the adapter appends when it
+ * writes the command (adapters/backend.h, "Fenced ops"); claim tokens come
+ * from T:fence through lib/fence.lua, so that they never repeat or go back
+ * across a failover.
+ *
  * Per-claim result codes of the batch ops: 1 done, 2 that claim already
  * ended (completed, failed or released with this token), 0 stale (the job
  * is not held with this token: recovered, re-claimed, or never claimed),

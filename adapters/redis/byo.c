@@ -249,7 +249,7 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
   size_t i, total = 0, head, n = 0;
   byo_op_t *o;
   char *p;
-  int err;
+  int err, fenced;
 
   if (be->closing)
     return FLEET_ECLOSING;
@@ -264,6 +264,9 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
                               "the program's hiredis connection is gone");
     return FLEET_ECONNLOST;
   }
+  /* A fenced op gets the epoch "0": fleet cannot know whether the
+   * program's connection follows a failover (adapters/backend.h). */
+  fenced = script != NULL && fleet__op_fenced(op);
   head = script != NULL ? 3 : 1;
   for (i = 0; i < nkeys; i++)
     total += keys[i].len;
@@ -272,7 +275,7 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
   o = calloc(1, sizeof(*o));
   if (o == NULL)
     return FLEET_ENOMEM;
-  o->argc = (int)(head + nkeys + nargs);
+  o->argc = (int)(head + nkeys + nargs + (size_t)fenced);
   o->argv = calloc((size_t)o->argc, sizeof(*o->argv));
   o->argvlen = calloc((size_t)o->argc, sizeof(*o->argvlen));
   o->blob = malloc(total + sizeof(numkeys));
@@ -301,6 +304,10 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
     o->argv[n] = p;
     o->argvlen[n++] = b->len;
     p += b->len;
+  }
+  if (fenced) {
+    o->argv[n] = "0";
+    o->argvlen[n++] = 1;
   }
   o->be = be;
   o->script = script;

@@ -235,6 +235,7 @@ static fleet__rconn_t *cluster_node_conn(cluster_node_t *n) {
     n->conn = NULL;
     return NULL;
   }
+  fleet__rconn_set_fence(n->conn, "c");
   be->conns_open++;
   return n->conn;
 }
@@ -866,7 +867,10 @@ static int cluster_req_build(cluster_backend_t *be, fleet__op_t op,
     return FLEET_ENOMEM;
   if (script != NULL) {
     int n = snprintf(numkeys, sizeof(numkeys), "%zu", nkeys);
-    err = fleet__rreq_begin(&req->r, 3 + nkeys + nargs);
+    /* A fenced op gets "c" from the node connection when written: the
+     * script reads the node's config epoch itself. */
+    err = fleet__rreq_begin(&req->r,
+                            3 + nkeys + nargs + (size_t)fleet__op_fenced(op));
     if (err == 0)
       err = fleet__rreq_arg(&req->r, "EVALSHA", 7);
     if (err == 0)
@@ -888,6 +892,7 @@ static int cluster_req_build(cluster_backend_t *be, fleet__op_t op,
     return err;
   }
   req->r.script = script;
+  req->r.fenced = script != NULL && fleet__op_fenced(op);
   req->script_op = script != NULL;
   req->op = op;
   req->r.cb = cb;

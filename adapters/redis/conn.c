@@ -103,6 +103,7 @@ static void rreq_put_len(fleet__rreq_t *req, char prefix, size_t n) {
 
 int fleet__rreq_begin(fleet__rreq_t *req, size_t argc) {
   req->len = 0;
+  req->fenced = 0;
   if (rreq_reserve(req, 32) != 0)
     return FLEET_ENOMEM;
   rreq_put_len(req, '*', argc);
@@ -508,7 +509,7 @@ static void conn_flush(fleet__rconn_t *c) {
   if (c->unflushed == NULL || !conn_live(c) || c->tls_handshaking)
     return;
   for (req = c->unflushed; req != NULL; req = req->next)
-    total += req->len;
+    total += req->len + (req->fenced ? c->fence_len : 0);
   w = conn_write_get(c, total);
   if (w == NULL)
     goto nomem;
@@ -516,6 +517,13 @@ static void conn_flush(fleet__rconn_t *c) {
   while ((req = q_pop(&c->unflushed, &c->unflushed_tail)) != NULL) {
     memcpy(w->buf + off, req->buf, req->len);
     off += req->len;
+    /* The epoch goes in now, not when the request was built: a grant
+     * queued before a failover carries the epoch of the master it
+     * reaches. */
+    if (req->fenced) {
+      memcpy(w->buf + off, c->fence, c->fence_len);
+      off += c->fence_len;
+    }
     q_push(&c->inflight, &c->inflight_tail, req);
     c->ninflight++;
   }
@@ -724,6 +732,16 @@ static void conn_arm_command_timer(fleet__rconn_t *c) {
   now = uv_now(c->loop);
   uv_timer_start(&c->command_timer, conn_on_command_timer,
                  deadline > now ? deadline - now : 0, 0);
+}
+
+void fleet__rconn_set_fence(fleet__rconn_t *c, const char *epoch) {
+  size_t len = strlen(epoch);
+  int n;
+
+  if (len == 0 || len > 20)
+    return;
+  n = snprintf(c->fence, sizeof(c->fence), "$%zu\r\n%s\r\n", len, epoch);
+  c->fence_len = (size_t)n;
 }
 
 void fleet__rconn_send(fleet__rconn_t *c, fleet__rreq_t *req) {
@@ -1178,6 +1196,7 @@ int fleet__rconn_open(fleet__rconn_t *c, uv_loop_t *loop, void *owner,
   c->subscriber = subscriber;
   c->preload = preload;
   c->npreload = npreload;
+  fleet__rconn_set_fence(c, "0");
   c->max_reply = config->max_reply_bytes != 0 ? config->max_reply_bytes
                                               : FLEET_CLIENT_MAX_REPLY_DEFAULT;
   fleet__rng_seed(&c->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)c);

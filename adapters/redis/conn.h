@@ -39,6 +39,11 @@ struct fleet__rreq_s {
   size_t script_tail; /* offset of the numkeys argument in buf */
   fleet__reply_cb cb;
   void *arg;
+  /* A fenced op (fleet__op_fenced()): the connection appends its fence
+   * argument (fleet__rconn_set_fence()) each time it writes the request;
+   * the argument count at the head of `buf` counts it. Cleared by
+   * fleet__rreq_begin(). */
+  int fenced;
 };
 
 /* Appends RESP encoding to a request's buffer. Both return 0 or
@@ -89,6 +94,10 @@ struct fleet__rconn_s {
   /* Set by the owner: the handshake checks with ROLE that the node is a
    * master, else the attempt fails with FLEET_EREADONLY (Sentinel). */
   int check_master;
+  /* The fence argument, RESP-encoded, that fenced requests get appended
+   * when written: "0" unless the owner set another. */
+  char fence[32];
+  size_t fence_len;
 
   fleet__rconn_state_t state;
   int handles;      /* open uv handles; closing completes at 0 */
@@ -165,6 +174,11 @@ int fleet__rconn_open(fleet__rconn_t *c, uv_loop_t *loop, void *owner,
  * connection during the handshake) fails the waiting requests at once.
  * Must not be called once closing began. */
 void fleet__rconn_send(fleet__rconn_t *c, fleet__rreq_t *req);
+
+/* Sets the failover epoch that the fenced requests written from now on
+ * carry (adapters/backend.h, "Fenced ops"): "0", a decimal epoch, or "c"
+ * on a cluster node; at most 20 characters (longer is ignored). */
+void fleet__rconn_set_fence(fleet__rconn_t *c, const char *epoch);
 
 /* Writes the requests issued so far in this loop iteration now, instead
  * of when the iteration's check or prepare phase comes. */

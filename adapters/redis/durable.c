@@ -12,6 +12,7 @@ int fleet__op_durable(fleet__op_t op) {
     case FLEET__OP_QUEUE_COMPLETE_CLAIM:
     case FLEET__OP_QUEUE_FAIL:
     case FLEET__OP_QUEUE_RELEASE:
+    case FLEET__OP_LOCK_ACQUIRE:
       return 1;
     default:
       return 0;

@@ -5,9 +5,11 @@
 
 #include "backend.h"
 
-/* Whether `op` changes a job's state and so is followed by WAIT when the
- * client asks for replicas: enqueue, claim, complete (and a worker's
- * complete+claim), fail, release. */
+/* Whether `op` is followed by WAIT when the client asks for replicas: it
+ * changes a job's state (enqueue, claim, complete and a worker's
+ * complete+claim, fail, release) or grants a lease (a lock's or a
+ * leader's acquire), so that a grant no replica has fails rather than
+ * being lost, unknown to its holder, in a failover. */
 int fleet__op_durable(fleet__op_t op);
 
 /* A deep copy of `r` (strings included) in one allocation; NULL when out

@@ -324,7 +324,7 @@ static int redis_call(fleet__backend_t *base, fleet__op_t op,
   fleet__rreq_t *req;
   char numkeys[24];
   size_t i;
-  int err;
+  int err, fenced;
 
   if (be->closing)
     return FLEET_ECLOSING;
@@ -337,9 +337,11 @@ static int redis_call(fleet__backend_t *base, fleet__op_t op,
   req = redis_req_get(be);
   if (req == NULL)
     return FLEET_ENOMEM;
+  /* A fenced op's epoch is appended by the connection when it writes it. */
+  fenced = script != NULL && fleet__op_fenced(op);
   if (script != NULL) {
     int n = snprintf(numkeys, sizeof(numkeys), "%zu", nkeys);
-    err = fleet__rreq_begin(req, 3 + nkeys + nargs);
+    err = fleet__rreq_begin(req, 3 + nkeys + nargs + (size_t)fenced);
     if (err == 0)
       err = fleet__rreq_arg(req, "EVALSHA", 7);
     if (err == 0)
@@ -361,12 +363,23 @@ static int redis_call(fleet__backend_t *base, fleet__op_t op,
     return err;
   }
   req->script = script;
+  req->fenced = fenced;
   req->cb = cb;
   req->arg = arg;
   req->on_reply = redis_on_op_reply;
   if (be->config.wait_replicas > 0 && fleet__op_durable(op))
     return redis_send_durable(be, req);
   fleet__rconn_send(&be->main, req);
+  return 0;
+}
+
+int fleet__redis_set_epoch(fleet__backend_t *base, const char *epoch) {
+  redis_backend_t *be = (redis_backend_t *)base;
+  size_t len = strlen(epoch);
+
+  if (len == 0 || len > 20)
+    return FLEET_EINVAL;
+  fleet__rconn_set_fence(&be->main, epoch);
   return 0;
 }
 
@@ -593,6 +606,9 @@ static void redis_on_master(void *owner) {
 
   if (be->closing)
     return;
+  /* Requests written from now on carry the new master's epoch, those
+   * queued before the change included. */
+  fleet__rconn_set_fence(&be->main, fleet__sentinel_epoch(be->sentinel));
   fleet__rconn_kick(&be->main, "the sentinels named a new master");
   if (be->sub != NULL)
     fleet__rconn_kick(be->sub, "the sentinels named a new master");

@@ -29,6 +29,7 @@ struct fleet__sentinel_s {
   const fleet__sentinel_events_t *events;
   void *owner;
   fleet__url_t node;      /* the master; host NULL until known */
+  char epoch[24];         /* its config-epoch, in decimal: the fencing epoch */
   sentinel_link_t *link;  /* the live link, or NULL */
   sentinel_link_t *links; /* every link not yet freed */
   size_t host;            /* the sentinel the next link goes to */
@@ -151,13 +152,16 @@ static void sentinel_failed(fleet__sentinel_t *s) {
   uv_timer_start(&s->retry, sentinel_on_retry, delay, 0);
 }
 
-/* Puts host:port into the node url; tells the owner when it changed. */
+/* Puts host:port into the node url and `epoch` (decimal, at most 20
+ * digits) beside it; tells the owner when either changed. */
 static void sentinel_set_master(fleet__sentinel_t *s, const char *host,
-                                size_t hlen, long port) {
+                                size_t hlen, long port, const char *epoch,
+                                size_t elen) {
   char *h;
 
   if (s->node.host != NULL && strlen(s->node.host) == hlen &&
-      memcmp(s->node.host, host, hlen) == 0 && s->node.port == port)
+      memcmp(s->node.host, host, hlen) == 0 && s->node.port == port &&
+      strlen(s->epoch) == elen && memcmp(s->epoch, epoch, elen) == 0)
     return;
   h = fleet__memdup(host, hlen);
   if (h == NULL)
@@ -165,6 +169,8 @@ static void sentinel_set_master(fleet__sentinel_t *s, const char *host,
   free(s->node.hosts[0].host);
   s->node.hosts[0].host = s->node.host = h;
   s->node.hosts[0].port = s->node.port = (uint16_t)port;
+  memcpy(s->epoch, epoch, elen);
+  s->epoch[elen] = '\0';
   s->events->on_master(s->owner);
 }
 
@@ -188,39 +194,107 @@ static void sentinel_req_free(fleet__rreq_t *req) {
   free(req);
 }
 
-/* The answer to SENTINEL GET-MASTER-ADDR-BY-NAME: [ip, port], nil for a
- * master the sentinel does not know, or an error. */
+/* The value of field `name` in the flat field, value array of a SENTINEL
+ * MASTER answer; NULL when absent or not a string. */
+static const redisReply *sentinel_field(const redisReply *r, const char *name) {
+  size_t i, len = strlen(name);
+
+  for (i = 0; i + 1 < r->elements; i += 2) {
+    const redisReply *k = r->element[i], *v = r->element[i + 1];
+    if (k->type == REDIS_REPLY_STRING && k->len == len &&
+        memcmp(k->str, name, len) == 0)
+      return v->type == REDIS_REPLY_STRING ? v : NULL;
+  }
+  return NULL;
+}
+
+/* Whether `r` is a decimal of 1 to 20 digits. */
+static int sentinel_decimal(const redisReply *r) {
+  size_t i;
+
+  if (r == NULL || r->len == 0 || r->len > 20)
+    return 0;
+  for (i = 0; i < r->len; i++)
+    if (r->str[i] < '0' || r->str[i] > '9')
+      return 0;
+  return 1;
+}
+
+/* Whether the comma-separated list [p, p+len) holds `flag`. */
+static int sentinel_has_flag(const char *p, size_t len, const char *flag) {
+  size_t fl = strlen(flag), i = 0;
+
+  while (i < len) {
+    size_t j = i;
+    while (j < len && p[j] != ',')
+      j++;
+    if (j - i == fl && memcmp(p + i, flag, fl) == 0)
+      return 1;
+    i = j + 1;
+  }
+  return 0;
+}
+
+/* How long to wait before asking again while a failover is in progress. */
+#define SENTINEL_FAILOVER_POLL_MS 100
+
+/* The answer to SENTINEL MASTER <name>: the master's fields as a flat
+ * array of name, value (ip, port, flags, config-epoch among them), or an
+ * error ("No such master" for a name the sentinel does not know).
+ *
+ * The address and its config-epoch come from one answer, so that the
+ * fencing epoch of a connection is the one Sentinel gave with the address
+ * it went to. While a failover is in progress the pair may be torn:
+ * Sentinel sets the config-epoch of the promoted replica as soon as it is
+ * promoted, but names it as the master only when the failover ends. Such
+ * an answer is not used: the sentinel is asked again a moment later, and
+ * the address and epoch in use stay those of the last complete answer. */
 static void sentinel_on_addr(fleet__rconn_t *c, fleet__rreq_t *req, int status,
                              redisReply *reply) {
   sentinel_link_t *l = c->owner;
   fleet__sentinel_t *s = l->s;
+  const redisReply *ip = NULL, *pt = NULL, *ep = NULL, *fl = NULL;
   char name[64];
-  long port;
+  long port = 0;
 
   sentinel_req_free(req);
   if (l != s->link || s->closing)
     return; /* an old link's query, cancelled or overtaken */
   s->asking = 0;
   sentinel_name(l, name, sizeof(name));
+  if (status == 0 && reply->type == REDIS_REPLY_ARRAY) {
+    ip = sentinel_field(reply, "ip");
+    pt = sentinel_field(reply, "port");
+    ep = sentinel_field(reply, "config-epoch");
+    fl = sentinel_field(reply, "flags");
+    if (pt != NULL)
+      port = sentinel_port(pt->str, pt->len);
+  }
   if (status != 0) {
     snprintf(s->why, sizeof(s->why), "sentinel %s: %.150s", name, c->detail);
-  } else if (reply->type == REDIS_REPLY_ERROR) {
+  } else if (reply->type == REDIS_REPLY_ERROR &&
+             (reply->len < 18 ||
+              memcmp(reply->str, "ERR No such master", 18))) {
     snprintf(s->why, sizeof(s->why), "sentinel %s: %.*s", name, (int)reply->len,
              reply->str);
-  } else if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
-             reply->element[0]->type != REDIS_REPLY_STRING ||
-             reply->element[1]->type != REDIS_REPLY_STRING ||
-             reply->element[0]->len == 0 ||
-             (port = sentinel_port(reply->element[1]->str,
-                                   reply->element[1]->len)) == 0) {
+  } else if (reply->type != REDIS_REPLY_ARRAY || ip == NULL || ip->len == 0 ||
+             port == 0) {
     snprintf(s->why, sizeof(s->why),
              "sentinel %s does not know a master named \"%s\"", name,
              s->url->master_name);
+  } else if (!sentinel_decimal(ep)) {
+    snprintf(s->why, sizeof(s->why),
+             "sentinel %s gave no config-epoch for \"%s\"", name,
+             s->url->master_name);
+  } else if (fl != NULL &&
+             sentinel_has_flag(fl->str, fl->len, "failover_in_progress")) {
+    s->failures = 0;
+    uv_timer_start(&s->retry, sentinel_on_retry, SENTINEL_FAILOVER_POLL_MS, 0);
+    return;
   } else {
     s->failures = 0;
     s->why[0] = '\0';
-    sentinel_set_master(s, reply->element[0]->str, reply->element[0]->len,
-                        port);
+    sentinel_set_master(s, ip->str, ip->len, port, ep->str, ep->len);
     if (s->again && !s->closing) {
       s->again = 0;
       sentinel_ask(s);
@@ -231,7 +305,7 @@ static void sentinel_on_addr(fleet__rconn_t *c, fleet__rreq_t *req, int status,
 }
 
 static void sentinel_ask(fleet__sentinel_t *s) {
-  static const char verb[] = "GET-MASTER-ADDR-BY-NAME";
+  static const char verb[] = "MASTER";
   const char *name = s->url->master_name;
   fleet__rreq_t *req;
 
@@ -321,16 +395,18 @@ static int sentinel_is(const char *p, size_t len, const char *word) {
 /* +switch-master "<name> <old-ip> <old-port> <new-ip> <new-port>", sent
  * when a failover ends; and +promoted-slave "slave <ip:port> <ip> <port> @
  * <name> <master-ip> <master-port>", sent as soon as the chosen replica
- * reports itself a master: following it at once shortens the time this
- * client keeps writing to the old master (writes a failover loses). The
- * ROLE check of the handshake confirms the new master either way. */
+ * reports itself a master. Either makes the sentinel be asked at once,
+ * and again every SENTINEL_FAILOVER_POLL_MS until the failover ended:
+ * the address these messages carry is never used alone, since the
+ * connection must go there with the config-epoch Sentinel gives with it
+ * (sentinel_on_addr()). The ROLE check of the handshake confirms the new
+ * master. */
 static void sentinel_on_push(fleet__rconn_t *c, redisReply *reply) {
   sentinel_link_t *l = c->owner;
   fleet__sentinel_t *s = l->s;
   const redisReply *ch = reply->element[1], *msg = reply->element[2];
   const char *f[8], *p, *end, *name = s->url->master_name;
   size_t flen[8], n = 0;
-  long port;
 
   if (l->dead || s->closing || msg->type != REDIS_REPLY_STRING ||
       ch->type != REDIS_REPLY_STRING)
@@ -347,16 +423,12 @@ static void sentinel_on_push(fleet__rconn_t *c, redisReply *reply) {
   if (sentinel_is(ch->str, ch->len, "+switch-master")) {
     if (n != 5 || !sentinel_is(f[0], flen[0], name))
       return;
-    port = sentinel_port(f[4], flen[4]);
-    if (port != 0 && flen[3] > 0)
-      sentinel_set_master(s, f[3], flen[3], port);
+    sentinel_ask(s);
   } else if (sentinel_is(ch->str, ch->len, "+promoted-slave")) {
     if (n != 8 || !sentinel_is(f[0], flen[0], "slave") ||
         !sentinel_is(f[4], flen[4], "@") || !sentinel_is(f[5], flen[5], name))
       return;
-    port = sentinel_port(f[3], flen[3]);
-    if (port != 0 && flen[2] > 0)
-      sentinel_set_master(s, f[2], flen[2], port);
+    sentinel_ask(s);
   }
 }
 
@@ -381,6 +453,7 @@ int fleet__sentinel_new(fleet__sentinel_t **out, uv_loop_t *loop,
   }
   free(s->node.hosts[0].host);
   s->node.hosts[0].host = s->node.host = NULL;
+  strcpy(s->epoch, "0");
   s->loop = loop;
   s->url = url;
   s->config = config;
@@ -401,6 +474,10 @@ void fleet__sentinel_start(fleet__sentinel_t *s) {
 
 const fleet__url_t *fleet__sentinel_node(const fleet__sentinel_t *s) {
   return &s->node;
+}
+
+const char *fleet__sentinel_epoch(const fleet__sentinel_t *s) {
+  return s->epoch;
 }
 
 void fleet__sentinel_refresh(fleet__sentinel_t *s) {

@@ -73,8 +73,9 @@ typedef struct {
   uint64_t max_reply_bytes;
   /* Durability (Redis with replicas; see docs/deploy.md). With
    * wait_replicas N > 0, every queue call that changes a job's state
-   * (enqueue, claim, complete, fail, release, and a worker's own) is
-   * followed, in the same pipeline, by WAIT N wait_timeout_ms: its
+   * (enqueue, claim, complete, fail, release, and a worker's own), and
+   * every lock acquire (a leader's campaign included), is followed, in
+   * the same pipeline, by WAIT N wait_timeout_ms: its
    * callback runs once N replicas have the write. Fewer within the timeout
    * fails the call with FLEET_ETIMEDOUT, and the write may still have
    * been applied: it is done on the master (WAIT undoes nothing), where a

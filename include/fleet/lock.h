@@ -23,8 +23,24 @@ typedef struct fleet_lock_s fleet_lock_t;
 #define FLEET_LOCK_WAIT_FOREVER UINT64_MAX
 
 /* Completion of fleet_lock_acquire(). `status` is 0 and `token` the fencing
- * token of the new lease (strictly greater than every token issued before
- * for this name), or:
+ * token of the new lease, strictly greater than every token issued before
+ * for this name:
+ *   - on one Redis and the memory backend, within one history of the data
+ *     (a Redis restart that loses the counter, as without appendonly and
+ *     appendfsync always, may hand out a token again);
+ *   - behind Sentinel and on a Redis Cluster, also across a failover,
+ *     even to a replica that missed the last grants: tokens then start at
+ *     epoch * 2^32, the epoch being the new master's Sentinel config-epoch
+ *     or Cluster config epoch, which a failover raises (tokens are exact
+ *     below 2^53; an epoch of 2^21 or more fails with FLEET_E2BIG).
+ * The lease itself may be granted twice across such a failover (the new
+ * master lacks the old holder's key): the newer holder's token is then
+ * the greater, so a resource that checks tokens refuses the older holder,
+ * who is told at its next renewal (the lost callback). With the client's
+ * wait_replicas option the grant also waits for that many replicas, and
+ * fails with FLEET_ETIMEDOUT when fewer acknowledge it in time (the lease
+ * then stays on the master until its TTL runs out; see docs/deploy.md,
+ * "What survives which failure"). Otherwise `status` is:
  *   FLEET_EBUSY         try-once (wait_ms 0) and another lease holds it;
  *   FLEET_ETIMEDOUT     it was still held when wait_ms ran out, or the
  *                       grant arrived after its own validity had run out
@@ -43,7 +59,12 @@ typedef void (*fleet_lock_acquire_cb)(fleet_lock_t *lock, int status,
 
 /* The lease-lost callback: the lease with `token` is no longer held. It runs
  * once per lost lease, before another owner can have taken the lease
- * (given the safety margin), with:
+ * (given the safety margin) as long as the backend keeps its data; after
+ * a failover to a replica that missed the grant or the last renewals (or a
+ * restart that lost them) another owner may hold the lease, with a greater
+ * token, before this runs: it runs at the holder's next renewal, which
+ * finds the lease gone or taken (FLEET_ESTALE), or when renewals fail past
+ * the local validity (FLEET_ETIMEDOUT). It runs with:
  *   FLEET_ETIMEDOUT   no renewal was confirmed before the local validity
  *                     (sent + ttl - safety margin, on the monotonic clock)
  *                     ran out: the backend was unreachable or slow, or the

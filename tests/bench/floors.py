@@ -157,6 +157,7 @@ def lock_round(c, acq, rel, seconds, tag):
     aargs = []
     for _ in keys:
         aargs += ['floors', '10000', '0']
+    aargs.append('0')  # the failover epoch (lib/fence.lua): one Redis
     end = time.monotonic() + seconds
     rounds = 0
     while time.monotonic() < end and rounds < 20000:

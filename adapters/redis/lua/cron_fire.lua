@@ -6,12 +6,14 @@
 --#include cron_int
 --#include cron_occ
 --#include queue_int
+--#include fence
 --#include queue_add
 -- KEYS[1]: T, the occurrences' tag (cron_occ.lua), which for a queue
 --   definition is the queue's tag (queue parts as in queue_enqueue.lua).
 -- ARGV: ns, key, node, keep_count, keep_age_ms, min_token, queue ('1' to
 --   enqueue, '' for none), payload, n, then n pairs (fire_ms, 'f' to fire
---   or 'm' to log as missed), in increasing fire time.
+--   or 'm' to log as missed), in increasing fire time; last,
+--   the failover epoch, which the adapter appends (lib/fence.lua).
 -- Per occurrence: at or before S:floor, or in the log: nothing (status 0);
 --   after now: nothing (-1, not due by the server clock); 'f' after S:top:
 --   fired (1, its token); else logged as missed (2).
@@ -36,10 +38,7 @@ for i = 0, n - 1 do
     out[#out + 1] = 0
     out[#out + 1] = 0
   elseif act == 'f' and tn > top then
-    local f = tonumber(redis.call('GET', S .. ':fence') or '0')
-    if f < mintok then f = mintok end
-    f = f + 1
-    redis.call('SET', S .. ':fence', fmt('%d', f))
+    local f = fence_next(S .. ':fence', 1, mintok)
     redis.call('SET', S .. ':top', t)
     top = tn
     redis.call('HSET', ENT, t, entry(f, node, now, 0, 'dispatched'))

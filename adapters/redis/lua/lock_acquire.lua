@@ -4,22 +4,30 @@
 -- KEYS[i]: the hash tag "{prefix:name}" of the i-th lock. Parts: ":lock",
 --          the lease, "<token>:<owner>" with a TTL, "*" in front while some
 --          owner waits for it; ":fence", the last token issued, which never
---          expires, so tokens grow across expiry and restarts.
+--          expires, so tokens grow across expiry and restarts
+--          (lib/fence.lua: and across a failover).
 -- ARGV[3i-2]: its owner id.
 -- ARGV[3i-1]: its TTL in ms, a positive integer (the server expires the
 --          lease on its own clock).
 -- ARGV[3i]: "1" to mark a busy lease as waited for, so that its release
 --          publishes a wake-up; else "0".
+-- ARGV[3n+1]: the failover epoch, which the adapter appends (lib/fence.lua:
+--          tokens never repeat or go back across a failover).
 -- Returns: two integers per lock, {r, pttl}: r the token when the lease
 -- was taken (pttl 0); r 0 when it is busy, pttl that of the holder's lease;
 -- r -1 when the lease or the fence holds another type, r -2 when the fence
 -- is not an integer (pttl 0; nothing written). Any other error (OOM,
 -- READONLY, ...) is the error of the whole call.
+--#include fence
+local lpcall = pcall -- Lua's, which catches the errors fence_next raises
 local call, pcall, format = redis.call, redis.pcall, string.format
 local r = {}
 for i = 1, #KEYS do
   local lease = KEYS[i] .. ':lock'
-  local token = pcall('INCR', KEYS[i] .. ':fence')
+  local ok, token = lpcall(fence_next, KEYS[i] .. ':fence', 1)
+  -- (Redis's pcall gives the error's text, the memory backend's the error
+  -- table.)
+  if not ok and type(token) ~= 'table' then token = {err = tostring(token)} end
   local res, pttl = token, 0
   if type(token) == 'table' then
     if string.sub(token.err, 1, 9) == 'WRONGTYPE' then

@@ -9,6 +9,7 @@
 --          choice was made on. ARGV[4]: the chosen worker. ARGV[5]: the
 --          dispatching node, which gets the start's result. ARGV[6]: the
 --          most jobs the pool holds (0: no limit).
+-- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
 -- Returns: {1, token} admitted; {0, 0} the key is in the pool already;
 -- {-1, 0} the membership changed (read it again and retry); {-2, 0} the
 -- pool holds its most jobs.

@@ -12,6 +12,7 @@
 --          again), else "0". ARGV[6]: n, the number of worker ids that
 --          follow. ARGV[7..6+n]: the node's worker ids. Then triples: job
 --          key, the local worker running it, its payload.
+-- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
 -- Returns: {revision after the join, then per job the new token it was
 -- admitted with, or 0 when the key is in the pool already (another owner
 -- holds it: the node must give it up)}; or {-1} when the node joins again
@@ -52,7 +53,7 @@ for i = 7, 6 + n do
   end
 end
 local r = {0}
-for i = 7 + n, #ARGV, 3 do
+for i = 7 + n, #ARGV - 1, 3 do
   local key, w = ARGV[i], ARGV[i + 1]
   if redis.call('HEXISTS', T .. ':jobs', key) == 1 or
       redis.call('HGET', T .. ':wnode', w) ~= node then

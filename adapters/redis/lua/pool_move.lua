@@ -7,13 +7,14 @@
 --          wj:<worker>, fence, rev, ev:<node>.
 -- ARGV[1]: the membership revision. ARGV[2..]: triples of job key, the
 --          token the node saw, the new owner.
+-- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
 -- Returns: the number of jobs moved, or -1 when the membership changed
 -- (nothing changed).
 if rev() ~= tonumber(ARGV[1]) then
   return -1
 end
 local n = 0
-for i = 2, #ARGV, 3 do
+for i = 2, #ARGV - 1, 3 do
   local key, tok, nw = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local t, s, w = job(key)
   local node = redis.call('HGET', T .. ':wnode', nw)

@@ -8,6 +8,7 @@
 -- ARGV[1]: job key. ARGV[2]: worker id. ARGV[3]: token. ARGV[4]: the
 --          status a dispatcher still waiting for the start gets when the
 --          job leaves the pool.
+-- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
 -- Returns: 1, or 0 when the token is stale (nothing changed).
 local key, worker, token = ARGV[1], ARGV[2], ARGV[3]
 local t, s, w = job(key)

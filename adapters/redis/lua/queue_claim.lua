@@ -9,6 +9,7 @@
 -- ARGV[3], ARGV[4] (optional): the worker id to park when fewer than n
 --   jobs are pending ('' or absent: none), and the ms a job delivered to
 --   it is claimed for (lib/queue_claim.lua: parking).
+-- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
 -- Returns: {now_ms, deadline_ms, next_run_at_ms (-1: none), pending_left,
 --   then id, record, token per job}: the job record as it is stored
 --   (docs/queue.md), which the client splits; the attempt the claim makes
@@ -18,7 +19,10 @@ local tag = KEYS[1]
 local t = call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 --#include queue_int
+--#include fence
 --#include queue_rec
 --#include queue_claim
 
-return claim(tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4])
+local wid, dttl
+if #ARGV >= 5 then wid, dttl = ARGV[3], ARGV[4] end
+return claim(tonumber(ARGV[1]), tonumber(ARGV[2]), wid, dttl)

@@ -3,6 +3,7 @@
 -- record, and the removal of dead nodes (adapters/ops/pool.h).
 -- T is the pool being worked on; a script over several pools sets it.
 --#include wake
+--#include fence
 local T = KEYS[1]
 
 -- The server's clock in ms: every liveness deadline is judged on it.
@@ -37,9 +38,15 @@ end
 -- The next fencing token. A missing fence (a new pool, or its data lost
 -- to FLUSHDB) starts at the server's clock in ms, so that tokens keep
 -- growing across a loss of data, as long as fewer than one assignment per
--- ms was made before it.
+-- ms was made before it. After a failover (epoch > 0, lib/fence.lua) the
+-- fence is raised to fence_base() + the clock at every grant: a promoted
+-- replica that missed the last assignments still grants above them, and
+-- above the clock-seeded tokens of the epochs before.
 local function next_token()
   local f = T .. ':fence'
+  if fence_epoch() > 0 then
+    return fence_next(f, 1, fence_base() + now_ms())
+  end
   if redis.call('EXISTS', f) == 0 then
     redis.call('SET', f, string.format('%d', now_ms()))
   end

@@ -37,7 +37,8 @@ local function queue_deliver(tag, now, list, lrec)
     end
   end
   local n, given = #list, 0
-  local token = call('INCRBY', tag .. ':fence', dec(n)) - n
+  -- fence_next: lib/fence.lua, which the script includes.
+  local token = fence_next(tag .. ':fence', n) - 1
   local claims, gone, first_deadline = {'', HASH_MARK}, {}, nil
   for x = 1, #parked, 2 do
     if given == n then break end

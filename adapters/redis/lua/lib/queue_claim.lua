@@ -137,7 +137,8 @@ local function claim(n, ttl, wid, dttl)
       end
       if #mid > 0 then call('LTRIM', pending, dec(#mid), '-1') end
       if nz > 0 then call('ZREMRANGEBYRANK', prio, '0', dec(nz - 1)) end
-      local token = call('INCRBY', tag .. ':fence', dec(#ids)) - #ids
+      -- fence_next: lib/fence.lua, which the script includes.
+      local token = fence_next(tag .. ':fence', #ids) - 1
       local tail = '\0' .. dec(deadline)
       -- The tokens' decimals without formatting a number per job: the
       -- digits above the last three once per thousand tokens, the last
