@@ -238,13 +238,14 @@ CONFORMANCE_IMPL(fence_epochs) {
    * an epoch jump they start above epoch * 2^32 plus the clock, and a
    * lower epoch never lowers them. */
   {
-    static const char *const join[] = {"x", "60000", "60000", "0", "1", "x/1"};
+    static const char *const join[] = {"x", "fence-nonce", "60000", "60000",
+                                       "0", "1",           "x/1"};
     int64_t p0, p1, p2, p3;
     char rev[24];
 
     fence_set(&e.c1, "0");
     snprintf(rev, sizeof(rev), "%" PRId64,
-             fence_raw(&e, FLEET__OP_POOL_JOIN, "{fence:pool}", join, 6).v[0]);
+             fence_raw(&e, FLEET__OP_POOL_JOIN, "{fence:pool}", join, 7).v[0]);
     p0 = fence_pool_dispatch(&e, "j0", rev);
     ASSERT_GT(p0, 1000000000000LL); /* the clock seed, in ms since 1970 */
     ASSERT_EQ(p0 + 1, fence_pool_dispatch(&e, "j1", rev));
