@@ -35,6 +35,7 @@ static void conn_fail(fleet__rconn_t *c, int status, int inflight_status,
     __attribute__((format(printf, 4, 5)));
 static void conn_fail_waiting(fleet__rconn_t *c, int status);
 static void conn_arm_flush(fleet__rconn_t *c);
+static int conn_handshake_preload(fleet__rconn_t *c);
 static void conn_flush(fleet__rconn_t *c);
 static void conn_write_failed(fleet__rconn_t *c, int uverr);
 static void conn_write_out(fleet__rconn_t *c, conn_write_t *w, size_t total);
@@ -241,6 +242,13 @@ static void conn_on_handshake(fleet__rconn_t *c, fleet__rreq_t *req, int status,
                                                                : "replica");
     return;
   }
+  if (strcmp(command, "AUTH") == 0 && c->npreload > 0) {
+    if (conn_handshake_preload(c) != 0) {
+      conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
+      return;
+    }
+    conn_arm_flush(c);
+  }
   if (--c->handshake_pending == 0)
     conn_became_ready(c);
 }
@@ -267,10 +275,20 @@ static int conn_handshake_cmd(fleet__rconn_t *c, const char *a0, const char *a1,
   return 0;
 }
 
+/* Queues the SCRIPT LOAD of every preloaded script. */
+static int conn_handshake_preload(fleet__rconn_t *c) {
+  size_t i;
+  int err = 0;
+
+  for (i = 0; err == 0 && i < c->npreload; i++)
+    err = conn_handshake_cmd(c, "SCRIPT", "LOAD", 4, c->preload[i].body,
+                             c->preload[i].len);
+  return err;
+}
+
 static void conn_start_handshake(fleet__rconn_t *c) {
   const fleet__url_t *u = c->url;
   char db[16];
-  size_t i;
   int err = 0;
 
   conn_set_state(c, FLEET__RCONN_HANDSHAKE);
@@ -287,9 +305,11 @@ static void conn_start_handshake(fleet__rconn_t *c) {
   }
   if (err == 0 && c->check_master)
     err = conn_handshake_cmd(c, "ROLE", NULL, 0, NULL, 0);
-  for (i = 0; err == 0 && i < c->npreload; i++)
-    err = conn_handshake_cmd(c, "SCRIPT", "LOAD", 4, c->preload[i].body,
-                             c->preload[i].len);
+  /* With a password the scripts wait for AUTH's reply: Redis closes an
+   * unauthenticated connection that sends a bulk string over 16 KB, so a
+   * wrong password would read as a lost connection. */
+  if (err == 0 && u->password == NULL)
+    err = conn_handshake_preload(c);
   if (err != 0) {
     conn_fail(c, err, FLEET_ECONNLOST, "out of memory");
     return;
