@@ -30,12 +30,6 @@ typedef struct {
   void *arg;
 } demo_client_t;
 
-/* Prints one line on `out`: the formatted text made inert by
- * fleet_escape_text() (control bytes as \xNN), then '\n'. Every line
- * with a name, id, payload or message in it goes through here. */
-void demo_say(FILE *out, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
 /* Prints "fleet-demo: <what>: <message> (<name>)" on stderr. While the
  * backend has never been reached, an error that says so is printed
  * instead as the one line "fleet-demo: cannot reach the backend at <URL>:

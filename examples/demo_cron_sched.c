@@ -193,8 +193,8 @@ static void dc_on_error(fleet_handle_t *h, int status, const char *detail) {
   (void)h;
   if (demo_unreachable(status, detail))
     return; /* the one line about it is printed; the client gives up */
-  demo_say(stderr, "fleet-demo: cron run: %s (%s)", fleet_err_name(status),
-           detail);
+  fleet_escape_print(stderr, "fleet-demo: cron run: %s (%s)",
+                     fleet_err_name(status), detail);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -289,7 +289,7 @@ static int dc_call(demo_cron_t *d) {
     rc = fleet_cron_define(&d->sched, &def, d->mode, err, sizeof(err),
                            dc_on_status, d);
     if (rc == FLEET_EINVAL && err[0] != '\0') {
-      demo_say(stderr, "fleet-demo: cron define: %s", err);
+      fleet_escape_print(stderr, "fleet-demo: cron define: %s", err);
       d->status = 2;
       return rc;
     }

@@ -282,7 +282,8 @@ static void demo_pool_on_error(fleet_handle_t *h, int status,
   (void)h;
   if (demo_unreachable(status, detail))
     return; /* the one line about it is printed */
-  demo_say(stderr, "fleet-demo: pool: %s (%s)", fleet_err_name(status), detail);
+  fleet_escape_print(stderr, "fleet-demo: pool: %s (%s)",
+                     fleet_err_name(status), detail);
 }
 
 /* The node's background errors; another live node holding its id ends the
@@ -295,9 +296,10 @@ static void demo_pool_node_error(fleet_handle_t *h, int status,
     demo_pool_on_error(h, status, detail);
     return;
   }
-  demo_say(stderr,
-           "fleet-demo: pool node id \"%s\" is already in use by a live node",
-           d->node_id);
+  fleet_escape_print(
+      stderr,
+      "fleet-demo: pool node id \"%s\" is already in use by a live node",
+      d->node_id);
   demo_pool_finish(d, 1);
 }
 
@@ -574,7 +576,7 @@ int demo_pool(const demo_args_t *a) {
       strcmp(cmd, "notify") != 0 && strcmp(cmd, "stop-job") != 0 &&
       strcmp(cmd, "status") != 0 && strcmp(cmd, "shutdown") != 0 &&
       strcmp(cmd, "ticker") != 0 && !is_schedule) {
-    demo_say(stderr, "fleet-demo: pool: unknown command '%s'", cmd);
+    fleet_escape_print(stderr, "fleet-demo: pool: unknown command '%s'", cmd);
     return 2;
   }
   if ((rc = demo_pool_flags(&d, a, cmd)) != 0)

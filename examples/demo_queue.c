@@ -203,8 +203,9 @@ static void demo_worker_error(fleet_handle_t *w, int status,
       snprintf(more, sizeof(more),
                " (and %" PRIu64 " more failures since the last line)",
                d->errors_unprinted);
-    demo_say(stderr, "fleet-demo: worker: %s%s%s%s", fleet_err_name(status),
-             detail[0] != '\0' ? ": " : "", detail, more);
+    fleet_escape_print(stderr, "fleet-demo: worker: %s%s%s%s",
+                       fleet_err_name(status), detail[0] != '\0' ? ": " : "",
+                       detail, more);
   }
   d->error_printed_ms = now;
   d->errors_unprinted = 0;

@@ -157,9 +157,10 @@ static void demo_wp_primary(fleet_warmpool_t *pool, uint64_t token) {
 
   if (token != 0)
     d->token = token;
-  demo_say(stderr, "fleet-demo: warmpool: %s %s (token %" PRIu64 ")",
-           d->node_id, token != 0 ? "is primary" : "is no longer primary",
-           token != 0 ? token : d->token);
+  fleet_escape_print(stderr, "fleet-demo: warmpool: %s %s (token %" PRIu64 ")",
+                     d->node_id,
+                     token != 0 ? "is primary" : "is no longer primary",
+                     token != 0 ? token : d->token);
 }
 
 static void demo_wp_finish(demo_wp_t *d, int status);
@@ -168,12 +169,12 @@ static void demo_wp_finish(demo_wp_t *d, int status);
  * program, with one line (the detail names the pool and the id). */
 static void demo_wp_error(fleet_handle_t *h, int status, const char *detail) {
   if (status == FLEET_ECONFLICT) {
-    demo_say(stderr, "fleet-demo: %s", detail);
+    fleet_escape_print(stderr, "fleet-demo: %s", detail);
     demo_wp_finish(h->data, 1);
     return;
   }
-  demo_say(stderr, "fleet-demo: warmpool: %s (%s)", fleet_err_name(status),
-           detail);
+  fleet_escape_print(stderr, "fleet-demo: warmpool: %s (%s)",
+                     fleet_err_name(status), detail);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -324,7 +325,8 @@ static void demo_wp_on_started(fleet_handle_t *h, int status, void *arg) {
   (void)h;
   if (status == FLEET_ECONFLICT) {
     /* The detail names the pool and the owner id, or both fingerprints. */
-    demo_say(stderr, "fleet-demo: %s", fleet_client_last_error(&d->c.client));
+    fleet_escape_print(stderr, "fleet-demo: %s",
+                       fleet_client_last_error(&d->c.client));
     demo_wp_finish(d, 1);
   } else if (status != 0) {
     demo_fail_on(&d->c.client, "warmpool start", status);
@@ -381,7 +383,7 @@ static void demo_wp_on_acquired(fleet_warmpool_t *pool, int status,
   }
   snprintf(d->held, sizeof(d->held), "%s", id);
   demo_wp_ledger(d, "acquire", id, 0);
-  demo_say(stdout, "%s", id);
+  fleet_escape_print(stdout, "%s", id);
   fflush(stdout);
   uv_timer_init(d->c.loop, &d->hold);
   d->hold.data = d;
@@ -462,7 +464,8 @@ int demo_warmpool(const demo_args_t *a) {
   d.warmup_timeout_ms = 10000;
   if (!is_node && strcmp(cmd, "acquire") != 0 && strcmp(cmd, "resize") != 0 &&
       strcmp(cmd, "drain") != 0 && strcmp(cmd, "snapshot") != 0) {
-    demo_say(stderr, "fleet-demo: warmpool: unknown command '%s'", cmd);
+    fleet_escape_print(stderr, "fleet-demo: warmpool: unknown command '%s'",
+                       cmd);
     return 2;
   }
   if ((rc = demo_wp_flags(&d, a, cmd)) != 0)

@@ -37,29 +37,6 @@
 /* The client this process opened (one at most), for demo_fail(). */
 static demo_client_t *demo_open_client;
 
-void demo_say(FILE *out, const char *fmt, ...) {
-  char *raw, *esc;
-  size_t n;
-  va_list ap;
-  int len;
-
-  va_start(ap, fmt);
-  len = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (len < 0 || (raw = malloc((size_t)len + 1)) == NULL)
-    return;
-  va_start(ap, fmt);
-  vsnprintf(raw, (size_t)len + 1, fmt, ap);
-  va_end(ap);
-  n = fleet_escape_text(raw, (size_t)len, NULL, 0);
-  if ((esc = malloc(n + 1)) != NULL) {
-    fleet_escape_text(raw, (size_t)len, esc, n + 1);
-    fprintf(out, "%s\n", esc);
-    free(esc);
-  }
-  free(raw);
-}
-
 /* Whether `err` says that no connection could be made. */
 static int demo_connection_error(int err) {
   return err == FLEET_EAUTH || err == FLEET_EUNAVAILABLE ||
@@ -75,9 +52,10 @@ int demo_unreachable(int err, const char *detail) {
     return 0;
   if (!c->failed) {
     c->failed = 1;
-    demo_say(stderr, "fleet-demo: cannot reach the backend at %s: %s (%s)%s%s",
-             c->url_shown, fleet_strerror(err), fleet_err_name(err),
-             detail[0] != '\0' ? ": " : "", detail);
+    fleet_escape_print(
+        stderr, "fleet-demo: cannot reach the backend at %s: %s (%s)%s%s",
+        c->url_shown, fleet_strerror(err), fleet_err_name(err),
+        detail[0] != '\0' ? ": " : "", detail);
   }
   return 1;
 }
@@ -88,8 +66,8 @@ void demo_fail(const char *what, int err) {
                            ? fleet_client_last_error(&demo_open_client->client)
                            : ""))
     return;
-  demo_say(stderr, "fleet-demo: %s: %s (%s)", what, fleet_strerror(err),
-           fleet_err_name(err));
+  fleet_escape_print(stderr, "fleet-demo: %s: %s (%s)", what,
+                     fleet_strerror(err), fleet_err_name(err));
 }
 
 void demo_fail_on(const fleet_client_t *client, const char *what, int err) {
@@ -101,8 +79,8 @@ void demo_fail_on(const fleet_client_t *client, const char *what, int err) {
     demo_fail(what, err);
     return;
   }
-  demo_say(stderr, "fleet-demo: %s: %s (%s): %s", what, fleet_strerror(err),
-           fleet_err_name(err), detail);
+  fleet_escape_print(stderr, "fleet-demo: %s: %s (%s): %s", what,
+                     fleet_strerror(err), fleet_err_name(err), detail);
 }
 
 int demo_int(const char *flag, const char *value, int64_t min, int64_t max,
@@ -111,9 +89,9 @@ int demo_int(const char *flag, const char *value, int64_t min, int64_t max,
   long long v = strtoll(value, &end, 10);
 
   if (*value == '\0' || *end != '\0' || v < min || v > max) {
-    demo_say(stderr,
-             "fleet-demo: %s wants an integer from %lld to %lld, not '%s'",
-             flag, (long long)min, (long long)max, value);
+    fleet_escape_print(
+        stderr, "fleet-demo: %s wants an integer from %lld to %lld, not '%s'",
+        flag, (long long)min, (long long)max, value);
     return 0;
   }
   *out = v;
@@ -128,7 +106,7 @@ int demo_flag(const demo_args_t *a, int *i, const char *flag) {
 }
 
 int demo_bad_flag(const char *cmd, const char *arg) {
-  demo_say(stderr, "fleet-demo: %s: bad flag '%s'", cmd, arg);
+  fleet_escape_print(stderr, "fleet-demo: %s: bad flag '%s'", cmd, arg);
   return 2;
 }
 
@@ -144,11 +122,11 @@ static void demo_on_state(fleet_client_t *client, fleet_client_state_t state,
     c->gave_up = 1;
     if (!c->failed) {
       c->failed = 1;
-      demo_say(stderr,
-               "fleet-demo: cannot reach the backend at %s: %s (%s)%s%s",
-               c->url_shown, fleet_strerror(status), fleet_err_name(status),
-               fleet_client_last_error(client)[0] != '\0' ? ": " : "",
-               fleet_client_last_error(client));
+      fleet_escape_print(
+          stderr, "fleet-demo: cannot reach the backend at %s: %s (%s)%s%s",
+          c->url_shown, fleet_strerror(status), fleet_err_name(status),
+          fleet_client_last_error(client)[0] != '\0' ? ": " : "",
+          fleet_client_last_error(client));
     }
     if (c->on_unreachable != NULL)
       c->on_unreachable(c->arg);
@@ -167,7 +145,8 @@ static int demo_opening;
 static void demo_on_log(fleet_log_level_t level, const char *msg, void *data) {
   (void)data;
   if (demo_opening && level <= FLEET_LOG_WARN)
-    demo_say(stderr, "fleet-demo: %s: %s", fleet_log_level_name(level), msg);
+    fleet_escape_print(stderr, "fleet-demo: %s: %s",
+                       fleet_log_level_name(level), msg);
 }
 
 int demo_client_open(demo_client_t *c, const demo_args_t *a) {
@@ -189,8 +168,9 @@ int demo_client_open(demo_client_t *c, const demo_args_t *a) {
     char why[256] = "";
 
     fleet_client_url_check(a->url, why, sizeof(why));
-    demo_say(stderr, "fleet-demo: %s: %s (%s)%s%s", c->url_shown,
-             fleet_strerror(err), fleet_err_name(err), why[0] ? ": " : "", why);
+    fleet_escape_print(stderr, "fleet-demo: %s: %s (%s)%s%s", c->url_shown,
+                       fleet_strerror(err), fleet_err_name(err),
+                       why[0] ? ": " : "", why);
     return 1;
   }
   demo_open_client = c;
@@ -380,6 +360,6 @@ int main(int argc, char **argv) {
       return demo_commands[j].run(&a);
     }
   }
-  demo_say(stderr, "fleet-demo: unknown command '%s'", argv[i]);
+  fleet_escape_print(stderr, "fleet-demo: unknown command '%s'", argv[i]);
   return demo_usage();
 }

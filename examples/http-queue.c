@@ -126,34 +126,6 @@ static const char *const hq_header_names[] = {"Host", "Origin", "Content-Type"};
 /* ------------------------------------------------------------------------ */
 /* Printing                                                                 */
 
-/* Prints one line on `out`: the formatted text made inert by
- * fleet_escape_text() (control bytes as \xNN), then '\n'. Every line
- * with a job id, type or server message in it goes through here. */
-static void hq_say(FILE *out, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void hq_say(FILE *out, const char *fmt, ...) {
-  char *raw, *esc;
-  size_t n;
-  va_list ap;
-  int len;
-
-  va_start(ap, fmt);
-  len = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (len < 0 || (raw = malloc((size_t)len + 1)) == NULL)
-    return;
-  va_start(ap, fmt);
-  vsnprintf(raw, (size_t)len + 1, fmt, ap);
-  va_end(ap);
-  n = fleet_escape_text(raw, (size_t)len, NULL, 0);
-  if ((esc = malloc(n + 1)) != NULL) {
-    fleet_escape_text(raw, (size_t)len, esc, n + 1);
-    fprintf(out, "%s\n", esc);
-    free(esc);
-  }
-  free(raw);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Backend errors                                                           */
 
@@ -164,17 +136,19 @@ static void hq_backend_error(hq_app_t *app, int status, const char *detail) {
     return;
   app->backend_down = 1;
   /* Never reached at all: the one line says so, and that it exits. */
-  hq_say(stderr, "http-queue: backend %s: %s%s%s (%s)%s", app->url_shown,
-         fleet_strerror(status), detail != NULL && *detail != '\0' ? ": " : "",
-         detail != NULL ? detail : "", fleet_err_name(status),
-         app->ready ? "" : "; cannot reach the backend, exiting");
+  fleet_escape_print(stderr, "http-queue: backend %s: %s%s%s (%s)%s",
+                     app->url_shown, fleet_strerror(status),
+                     detail != NULL && *detail != '\0' ? ": " : "",
+                     detail != NULL ? detail : "", fleet_err_name(status),
+                     app->ready ? "" : "; cannot reach the backend, exiting");
 }
 
 static void hq_backend_ok(hq_app_t *app) {
   if (!app->backend_down)
     return;
   app->backend_down = 0;
-  hq_say(stderr, "http-queue: backend %s: reachable again", app->url_shown);
+  fleet_escape_print(stderr, "http-queue: backend %s: reachable again",
+                     app->url_shown);
 }
 
 /* Whether `status`, the result of a request's fleet call, tells of the
@@ -739,8 +713,9 @@ static void hq_handler(fleet_worker_t *w, fleet_job_t *job) {
   hq_app_t *app = w->data;
   hq_work_t *work = malloc(sizeof(*work));
 
-  hq_say(stdout, "job %s (%s, %zu bytes): started, attempt %u", job->id,
-         job->type, job->payload.len, (unsigned)job->attempts);
+  fleet_escape_print(stdout, "job %s (%s, %zu bytes): started, attempt %u",
+                     job->id, job->type, job->payload.len,
+                     (unsigned)job->attempts);
   if (work == NULL) {
     fleet_job_release(job);
     return;
@@ -753,11 +728,11 @@ static void hq_handler(fleet_worker_t *w, fleet_job_t *job) {
 
 static void hq_done(fleet_worker_t *w, fleet_job_t *job,
                     fleet_job_action_t action, int status) {
-  hq_say(stdout, "job %s: %s %s", job->id,
-         action == FLEET_JOB_COMPLETE ? "completed"
-         : action == FLEET_JOB_FAIL   ? "failed"
-                                      : "released",
-         status == 0 ? "(accepted)" : fleet_err_name(status));
+  fleet_escape_print(stdout, "job %s: %s %s", job->id,
+                     action == FLEET_JOB_COMPLETE ? "completed"
+                     : action == FLEET_JOB_FAIL   ? "failed"
+                                                  : "released",
+                     status == 0 ? "(accepted)" : fleet_err_name(status));
   fflush(stdout);
 }
 
@@ -856,7 +831,8 @@ static int hq_opening;
 static void hq_on_log(fleet_log_level_t level, const char *msg, void *data) {
   (void)data;
   if (hq_opening && level <= FLEET_LOG_WARN)
-    hq_say(stderr, "http-queue: %s: %s", fleet_log_level_name(level), msg);
+    fleet_escape_print(stderr, "http-queue: %s: %s",
+                       fleet_log_level_name(level), msg);
 }
 
 int main(int argc, char **argv) {
@@ -927,8 +903,8 @@ int main(int argc, char **argv) {
     char why[256] = "";
 
     fleet_client_url_check(url, why, sizeof(why));
-    hq_say(stderr, "http-queue: %s: %s%s%s", app.url_shown, fleet_strerror(err),
-           why[0] != '\0' ? ": " : "", why);
+    fleet_escape_print(stderr, "http-queue: %s: %s%s%s", app.url_shown,
+                       fleet_strerror(err), why[0] != '\0' ? ": " : "", why);
     return 1;
   }
   fleet_worker_options_init(&wo);
@@ -960,9 +936,9 @@ int main(int argc, char **argv) {
   app.sigint.data = app.sigterm.data = &app;
   uv_signal_start(&app.sigint, hq_on_signal, SIGINT);
   uv_signal_start(&app.sigterm, hq_on_signal, SIGTERM);
-  hq_say(stdout,
-         "http-queue: listening on http://127.0.0.1:%lld (queue %s on %s)",
-         port, queue, app.url_shown);
+  fleet_escape_print(
+      stdout, "http-queue: listening on http://127.0.0.1:%lld (queue %s on %s)",
+      port, queue, app.url_shown);
   fflush(stdout);
   uv_run(app.loop, UV_RUN_DEFAULT);
   uv_loop_close(app.loop);

@@ -2,6 +2,7 @@
  * fleet_escape_text(), which makes any text inert for printing. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
@@ -83,6 +84,32 @@ size_t fleet_escape_text(const void *text, size_t len, char *out,
   if (out_size > 0)
     out[written] = '\0';
   return total;
+}
+
+int fleet_escape_print(FILE *out, const char *fmt, ...) {
+  char *raw, *esc;
+  size_t n;
+  va_list ap;
+  int len;
+
+  va_start(ap, fmt);
+  len = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (len < 0 || (raw = malloc((size_t)len + 1)) == NULL)
+    return FLEET_ENOMEM;
+  va_start(ap, fmt);
+  vsnprintf(raw, (size_t)len + 1, fmt, ap);
+  va_end(ap);
+  n = fleet_escape_text(raw, (size_t)len, NULL, 0);
+  if ((esc = malloc(n + 1)) == NULL) {
+    free(raw);
+    return FLEET_ENOMEM;
+  }
+  fleet_escape_text(raw, (size_t)len, esc, n + 1);
+  fprintf(out, "%s\n", esc);
+  free(esc);
+  free(raw);
+  return 0;
 }
 
 /* Appends `len` bytes to out[*at] within cap (one byte kept for the NUL). */

@@ -4,6 +4,8 @@
 #ifndef FLEET_LOG_H
 #define FLEET_LOG_H
 
+#include <stdio.h>
+
 #include "fleet/common.h"
 
 #ifdef __cplusplus
@@ -56,6 +58,14 @@ FLEET_EXTERN const char *fleet_log_level_name(fleet_log_level_t level);
  * 0. Never fails. */
 FLEET_EXTERN size_t fleet_escape_text(const void *text, size_t len, char *out,
                                       size_t out_size);
+
+/* Prints one line on `out`: the text of the printf-style `fmt` and its
+ * arguments made inert by fleet_escape_text(), then '\n'. For programs
+ * that print what they did not write themselves (the fleet tools print
+ * every such line through it). Returns 0, or FLEET_ENOMEM when no memory
+ * was left (then nothing is printed). */
+FLEET_EXTERN int fleet_escape_print(FILE *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 #ifdef __cplusplus
 }

@@ -72,12 +72,6 @@ void cli_buf_free(cli_buf_t *b);
  * bytes as \xNN): how every name, id, payload and message the CLI did not
  * write itself reaches a terminal. */
 void cli_buf_esc(cli_buf_t *b, const char *s, size_t len);
-/* Prints one line on `out`: the formatted text through cli_buf_esc(),
- * then '\n'. Every line the CLI prints with a value in it goes through
- * here (or through cli_table()/cli_kv(), which escape each cell). */
-void cli_say(FILE *out, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
 /* Appends `j` as JSON text (compact). */
 void cli_json_write(cli_buf_t *b, const cli_json_t *j);
 /* Appends `s` as a JSON string literal, quotes included. */
@@ -125,7 +119,7 @@ struct cli_s {
  * `detail` may be NULL. When the backend was never reached, the line says
  * so instead, with the cause: "fleet: <what>: cannot reach the backend at
  * <URL>: <error name> (<detail>)". Never prints a URL unredacted; the line
- * is escaped (cli_say()). */
+ * is escaped (fleet_escape_print()). */
 void cli_error(cli_t *cli, const char *what, int status, const char *detail);
 
 /* Glob-escapes `s` ('*', '?', '[', ']', '\') into `b`. */

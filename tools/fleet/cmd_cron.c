@@ -255,8 +255,8 @@ static void ls_done(cli_t *cli, int status, const char *detail, cli_json_t *res,
     return;
   }
   defs = cli_jget(res, "definitions");
-  cli_say(stdout, "namespace %s: %zu definition(s)",
-          cli_jget(res, "namespace")->str, defs->n);
+  fleet_escape_print(stdout, "namespace %s: %zu definition(s)",
+                     cli_jget(res, "namespace")->str, defs->n);
   if (defs->n > 0)
     cli_table(stdout, defs, ls_cols);
   cli_jfree(res);
@@ -273,9 +273,9 @@ static void history_done(cli_t *cli, int status, const char *detail,
     return;
   }
   ents = cli_jget(res, "entries");
-  cli_say(stdout, "cron %s in namespace %s: %zu entr%s",
-          cli_jget(res, "key")->str, cli_jget(res, "namespace")->str, ents->n,
-          ents->n == 1 ? "y" : "ies");
+  fleet_escape_print(stdout, "cron %s in namespace %s: %zu entr%s",
+                     cli_jget(res, "key")->str, cli_jget(res, "namespace")->str,
+                     ents->n, ents->n == 1 ? "y" : "ies");
   if (ents->n > 0)
     cli_table(stdout, ents, hist_cols);
   cli_jfree(res);
@@ -300,7 +300,8 @@ int cli_cmd_cron(cli_t *cli, int argc, char **argv) {
   } else if (strcmp(verb, "history") == 0) {
     lim = cli_opt(&argc, argv, "--limit");
     if (lim != NULL && cli_parse_u64(lim, 1, 1000, &limit) != 0) {
-      cli_say(stderr, "fleet cron: --limit: not in 1..1000: %s", lim);
+      fleet_escape_print(stderr, "fleet cron: --limit: not in 1..1000: %s",
+                         lim);
       return 2;
     }
     if (argc != 3) {
@@ -311,8 +312,8 @@ int cli_cmd_cron(cli_t *cli, int argc, char **argv) {
     err = cli_q_cron_history(cli, ns, argv[2], (uint32_t)limit, history_done,
                              NULL);
   } else {
-    cli_say(stderr, "fleet cron: bad usage of %s (see fleet cron --help)",
-            verb);
+    fleet_escape_print(
+        stderr, "fleet cron: bad usage of %s (see fleet cron --help)", verb);
     return 2;
   }
   if (err != 0) {

@@ -108,8 +108,8 @@ int cli_cmd_lock(cli_t *cli, int argc, char **argv) {
     err = cli_q_lock_ls(cli, match != NULL ? match : "*", cli_finish,
                         (void *)lock_cols);
   } else {
-    cli_say(stderr, "fleet lock: bad usage of %s (see fleet lock --help)",
-            verb);
+    fleet_escape_print(
+        stderr, "fleet lock: bad usage of %s (see fleet lock --help)", verb);
     return 2;
   }
   if (err != 0) {

@@ -213,10 +213,11 @@ static void status_done(cli_t *cli, int status, const char *detail,
     cli_finish(cli, status, detail, res, NULL);
     return;
   }
-  cli_say(stdout, "pool %s, revision %lld: %lld worker(s), %lld job(s)",
-          cli_jget(res, "pool")->str, (long long)cli_jget(res, "revision")->num,
-          (long long)cli_jget(res, "worker_count")->num,
-          (long long)cli_jget(res, "job_count")->num);
+  fleet_escape_print(
+      stdout, "pool %s, revision %lld: %lld worker(s), %lld job(s)",
+      cli_jget(res, "pool")->str, (long long)cli_jget(res, "revision")->num,
+      (long long)cli_jget(res, "worker_count")->num,
+      (long long)cli_jget(res, "job_count")->num);
   cli_table(stdout, cli_jget(res, "workers"), worker_cols);
   if (cli_jget(res, "jobs")->n > 0) {
     printf("\n");
@@ -239,8 +240,8 @@ int cli_cmd_pool(cli_t *cli, int argc, char **argv) {
   } else if (strcmp(verb, "ls") == 0 && argc == 2) {
     err = cli_q_pool_ls(cli, cli_finish, (void *)ls_cols);
   } else {
-    cli_say(stderr, "fleet pool: bad usage of %s (see fleet pool --help)",
-            verb);
+    fleet_escape_print(
+        stderr, "fleet pool: bad usage of %s (see fleet pool --help)", verb);
     return 2;
   }
   if (err != 0) {

@@ -417,13 +417,14 @@ static void jobs_done(cli_t *cli, int status, const char *detail,
     if (next != NULL && next->num != 0)
       snprintf(more, sizeof(more), "; next page: --cursor %lld",
                (long long)next->num);
-    cli_say(stdout, "%lld %s job(s) in %s%s%s",
-            (long long)cli_jget(res, "total")->num, cli_jget(res, "state")->str,
-            cli_jget(res, "queue")->str, more,
-            cli_jget(res, "total")->num == 0 &&
-                    strcmp(cli_jget(res, "state")->str, "completed") == 0
-                ? " (completion history is off unless keep_completed is set)"
-                : "");
+    fleet_escape_print(
+        stdout, "%lld %s job(s) in %s%s%s",
+        (long long)cli_jget(res, "total")->num, cli_jget(res, "state")->str,
+        cli_jget(res, "queue")->str, more,
+        cli_jget(res, "total")->num == 0 &&
+                strcmp(cli_jget(res, "state")->str, "completed") == 0
+            ? " (completion history is off unless keep_completed is set)"
+            : "");
   }
   cli_finish(cli, 0, NULL, NULL, NULL);
   cli_jfree(res);
@@ -433,7 +434,7 @@ static int usage_error(const char *fmt, const char *arg) {
   char msg[512];
 
   snprintf(msg, sizeof(msg), fmt, arg);
-  cli_say(stderr, "fleet queue: %s (see fleet queue --help)", msg);
+  fleet_escape_print(stderr, "fleet queue: %s (see fleet queue --help)", msg);
   return 2;
 }
 

@@ -174,7 +174,8 @@ int cli_cmd_store(cli_t *cli, int argc, char **argv) {
   cli->store_prefix = cli_opt(&argc, argv, "--store-prefix");
   limit_s = cli_opt(&argc, argv, "--limit");
   if (limit_s != NULL && cli_parse_u64(limit_s, 1, 1000, &limit) != 0) {
-    cli_say(stderr, "fleet store: --limit: 1 to 1000 (got %s)", limit_s);
+    fleet_escape_print(stderr, "fleet store: --limit: 1 to 1000 (got %s)",
+                       limit_s);
     return 2;
   }
   if (strcmp(verb, "get") == 0 && argc == 3) {
@@ -183,8 +184,8 @@ int cli_cmd_store(cli_t *cli, int argc, char **argv) {
     err = cli_q_store_ls(cli, argv[1], argv[2], argv[3], (size_t)limit, ls_done,
                          NULL);
   } else {
-    cli_say(stderr, "fleet store: bad usage of %s (see fleet store --help)",
-            verb);
+    fleet_escape_print(
+        stderr, "fleet store: bad usage of %s (see fleet store --help)", verb);
     return 2;
   }
   if (err != 0) {

@@ -154,9 +154,9 @@ int cli_cmd_warmpool(cli_t *cli, int argc, char **argv) {
   if (strcmp(verb, "snapshot") == 0 && argc == 3) {
     err = cli_q_warmpool_snapshot(cli, argv[2], cli_finish, NULL);
   } else {
-    cli_say(stderr,
-            "fleet warmpool: bad usage of %s (see fleet warmpool --help)",
-            verb);
+    fleet_escape_print(
+        stderr, "fleet warmpool: bad usage of %s (see fleet warmpool --help)",
+        verb);
     return 2;
   }
   if (err != 0) {

@@ -66,8 +66,8 @@ static void print_queue(watch_t *w, const cli_json_t *r) {
   uint64_t now = uv_now(w->cli->loop);
   size_t i;
 
-  cli_say(stdout, "queue %s%s", w->name,
-          cli_jget(r, "paused")->num ? "  (PAUSED)" : "");
+  fleet_escape_print(stdout, "queue %s%s", w->name,
+                     cli_jget(r, "paused")->num ? "  (PAUSED)" : "");
   for (i = 0; keys[i] != NULL; i++)
     printf("  %-10s %lld\n", keys[i], (long long)cli_jget(r, keys[i])->num);
   if (w->have_last && now > w->last_ms) {
@@ -88,10 +88,10 @@ static void print_queue(watch_t *w, const cli_json_t *r) {
 static void print_pool(watch_t *w, const cli_json_t *r) {
   static const char *const cols[] = {"worker", "node", "jobs", NULL};
 
-  cli_say(stdout, "pool %s  revision %lld  workers %lld  jobs %lld", w->name,
-          (long long)cli_jget(r, "revision")->num,
-          (long long)cli_jget(r, "worker_count")->num,
-          (long long)cli_jget(r, "job_count")->num);
+  fleet_escape_print(stdout, "pool %s  revision %lld  workers %lld  jobs %lld",
+                     w->name, (long long)cli_jget(r, "revision")->num,
+                     (long long)cli_jget(r, "worker_count")->num,
+                     (long long)cli_jget(r, "job_count")->num);
   cli_table(stdout, cli_jget(r, "workers"), cols);
 }
 

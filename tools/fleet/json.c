@@ -185,26 +185,6 @@ void cli_buf_esc(cli_buf_t *b, const char *s, size_t len) {
   free(tmp);
 }
 
-void cli_say(FILE *out, const char *fmt, ...) {
-  cli_buf_t b = {0};
-  char *raw;
-  va_list ap;
-  int n;
-
-  va_start(ap, fmt);
-  n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0 || (raw = malloc((size_t)n + 1)) == NULL)
-    return;
-  va_start(ap, fmt);
-  vsnprintf(raw, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  cli_buf_esc(&b, raw, (size_t)n);
-  free(raw);
-  fprintf(out, "%s\n", b.p != NULL ? b.p : "");
-  cli_buf_free(&b);
-}
-
 void cli_buf_free(cli_buf_t *b) {
   free(b->p);
   b->p = NULL;

@@ -96,10 +96,10 @@ void cli_error(cli_t *cli, const char *what, int status, const char *detail) {
   if (detail == NULL || detail[0] == '\0')
     detail = fleet_strerror(status);
   if (reach[0] != '\0')
-    cli_say(stderr, "fleet: %s: %s%s: %s (%s)", what, reach, cli->url_shown,
-            name, detail);
+    fleet_escape_print(stderr, "fleet: %s: %s%s: %s (%s)", what, reach,
+                       cli->url_shown, name, detail);
   else
-    cli_say(stderr, "fleet: %s: %s (%s)", what, name, detail);
+    fleet_escape_print(stderr, "fleet: %s: %s (%s)", what, name, detail);
 }
 
 void cli_glob_escape(cli_buf_t *b, const char *s, size_t len) {
@@ -253,7 +253,8 @@ static int cli_opening;
 static void cli_on_log(fleet_log_level_t level, const char *msg, void *data) {
   (void)data;
   if (cli_opening && level <= FLEET_LOG_WARN)
-    cli_say(stderr, "fleet: %s: %s", fleet_log_level_name(level), msg);
+    fleet_escape_print(stderr, "fleet: %s: %s", fleet_log_level_name(level),
+                       msg);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -289,11 +290,13 @@ int main(int argc, char **argv) {
       cli.prefix = argv[++i];
     } else if (i + 1 < argc && strcmp(argv[i], "--timeout-ms") == 0) {
       if (cli_parse_u64(argv[++i], 1, 3600000, &timeout) != 0) {
-        cli_say(stderr, "fleet: --timeout-ms: not a number of ms: %s", argv[i]);
+        fleet_escape_print(
+            stderr, "fleet: --timeout-ms: not a number of ms: %s", argv[i]);
         return 2;
       }
     } else {
-      cli_say(stderr, "fleet: unknown option %s (see fleet --help)", argv[i]);
+      fleet_escape_print(stderr, "fleet: unknown option %s (see fleet --help)",
+                         argv[i]);
       return 2;
     }
   }
@@ -305,7 +308,8 @@ int main(int argc, char **argv) {
     if (strcmp(n->noun, argv[i]) == 0)
       break;
   if (n->noun == NULL) {
-    cli_say(stderr, "fleet: unknown command %s (see fleet --help)", argv[i]);
+    fleet_escape_print(stderr, "fleet: unknown command %s (see fleet --help)",
+                       argv[i]);
     return 2;
   }
 
@@ -335,8 +339,9 @@ int main(int argc, char **argv) {
     char why[256] = "";
 
     fleet_client_url_check(cli.url, why, sizeof(why));
-    cli_say(stderr, "fleet: cannot use %s: %s (%s)", cli.url_shown,
-            fleet_err_name(rc), why[0] != '\0' ? why : fleet_strerror(rc));
+    fleet_escape_print(stderr, "fleet: cannot use %s: %s (%s)", cli.url_shown,
+                       fleet_err_name(rc),
+                       why[0] != '\0' ? why : fleet_strerror(rc));
     free(cli.url_shown);
     return 1;
   }
