@@ -167,6 +167,18 @@ TEST_IMPL(tools_escape_text) {
   ASSERT_UEQ(3, fleet_escape_text("abc", 3, NULL, 0));
   ASSERT_UEQ(0, fleet_escape_text(NULL, 0, out, sizeof(out)));
   ASSERT_STR_EQ(out, "");
+  /* fleet_escape_print(): the formatted line, escaped, then '\n'. */
+  {
+    FILE *f = tmpfile();
+
+    ASSERT_NOT_NULL(f);
+    ASSERT_OK(fleet_escape_print(f, "q %s: %d", "evil\x1b[2J\r\n", 7));
+    rewind(f);
+    n = fread(out, 1, sizeof(out) - 1, f);
+    out[n] = '\0';
+    ASSERT_STR_EQ(out, "q evil\\x1b[2J\\x0d\\x0a: 7\n");
+    fclose(f);
+  }
   return 0;
 }
 
