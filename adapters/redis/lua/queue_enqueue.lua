@@ -7,8 +7,9 @@
 -- ARGV[1]: n, the number of jobs; then 10 per job: id ('' for a generated
 --   one), type, payload, priority (-1000..1000), run_at_ms (0: none),
 --   delay_ms, max_attempts, backoff ('fixed|exp:<base>:<max>:<jitter>'),
---   unique key ('' for none), unique_ttl_ms. Last: the failover epoch, which the adapter appends (lib/fence.lua),
---   for the claims of jobs delivered to parked workers.
+--   unique key ('' for none), unique_ttl_ms. Last: the failover epoch,
+--   which the adapter appends (lib/fence.lua), for the claims of jobs
+--   delivered to parked workers.
 -- Returns: {status, id} per job, flattened: status 1 when added, 0 when the
 --   id exists already or the unique key is held (id: the holder).
 --#include queue_int
