@@ -11,9 +11,10 @@ with each failover epoch a grant can carry:
 
   0      one Redis, memory:// (and Sentinel before its first failover):
          INCR, as before the epoch existed;
-  5      Sentinel after failovers: GET, then INCRBY by the difference;
+  5      Sentinel after failovers: INCR, and on the epoch's first grant
+         an INCRBY by the difference up to 5 * 2^32;
   c      Redis Cluster: the script reads cluster_my_epoch from CLUSTER
-         INFO on its first grant, then as for 5.
+         INFO on its first grant of the call, then as for 5.
 
 each with 1 lock per call (the CLUSTER INFO read paid by every grant) and
 50 locks per call (paid once per call, as the batcher sends them). The
