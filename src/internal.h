@@ -1,117 +1,18 @@
-/* internal.h -- helpers shared by src/ and the adapters: URLs, backoff,
- * small allocation helpers. Nothing here is public. */
+/* internal.h -- what the core (src/) shares: the leaf helpers of
+ * src/common/ (URLs, backoff, allocation, the PRNG, the transient-error
+ * rule) and instance identities. Nothing here is public; the adapters
+ * include src/common/ headers, never this one. */
 #ifndef FLEET_INTERNAL_H
 #define FLEET_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/backoff.h"
+#include "common/errors.h"
+#include "common/url.h"
+#include "common/util.h"
 #include "fleet.h"
-
-/* ------------------------------------------------------------------------ */
-/* URLs                                                                     */
-
-typedef enum {
-  FLEET__URL_REDIS,   /* redis[s]://[[user]:pass@]host[:port][/db][?tls...] */
-  FLEET__URL_UNIX,    /* unix:///path[?db=N&user=U&password=P] */
-  FLEET__URL_MEMORY,  /* memory:// */
-  FLEET__URL_CLUSTER, /* redis[s]+cluster://[auth@]h:p[,h:p...][?tls...] */
-  FLEET__URL_SENTINEL /* redis[s]+sentinel://[auth@]h:p[,...]/name[/db][?..] */
-} fleet__url_scheme_t;
-
-/* Longest URL fleet accepts, in bytes. */
-#define FLEET__URL_MAX 4096
-/* Size of fleet__url_t.error, NUL included. */
-#define FLEET__URL_ERROR_MAX 160
-/* Most hosts in one URL (cluster seeds, sentinels). */
-#define FLEET__URL_HOSTS_MAX 64
-/* Largest wait_replicas and wait_timeout_ms a URL may give. */
-#define FLEET__URL_WAIT_REPLICAS_MAX 1000
-#define FLEET__URL_WAIT_TIMEOUT_MAX 3600000
-
-typedef struct {
-  char *host;    /* host name or IP literal, without brackets */
-  uint16_t port; /* default 6379 (26379 for sentinels) */
-} fleet__url_host_t;
-
-/* TLS settings (rediss schemes); every string NULL when not given. */
-typedef struct {
-  char *ca_file;     /* tls_ca_file: PEM bundle of trusted CAs */
-  char *ca_dir;      /* tls_ca_dir: OpenSSL hashed CA directory */
-  char *cert;        /* tls_cert: client certificate (PEM) */
-  char *key;         /* tls_key: its private key (PEM) */
-  char *server_name; /* tls_server_name: SNI and name checked; else host */
-  int verify;        /* tls_verify: 1 (default) checks the peer's chain */
-} fleet__url_tls_t;
-
-typedef struct fleet__url_s {
-  fleet__url_scheme_t scheme;
-  /* REDIS, CLUSTER, SENTINEL: the hosts in URL order (at least one; REDIS
-   * exactly one). `host` and `port` repeat hosts[0] (do not free `host`
-   * apart: it is hosts[0].host). */
-  fleet__url_host_t *hosts;
-  size_t nhosts;
-  char *host;
-  uint16_t port;
-  char *path;     /* UNIX: socket path */
-  char *user;     /* the data nodes' ACL user; NULL when absent */
-  char *password; /* NULL when absent; percent-decoded */
-  int db;         /* default 0; always 0 for CLUSTER */
-  /* SENTINEL: the monitored master's name, and the credentials for the
-   * sentinels themselves (query sentinel_user / sentinel_password). */
-  char *master_name;
-  char *sentinel_user;
-  char *sentinel_password;
-  /* rediss schemes: TLS on every connection (data nodes and sentinels). */
-  int tls;
-  fleet__url_tls_t tls_opts;
-  /* Durability (query wait_replicas and wait_timeout_ms; every scheme but
-   * memory://): 0 when not given. */
-  uint32_t wait_replicas;
-  uint32_t wait_timeout_ms;
-  /* After a refusal: what is wrong, in words that never quote a password
-   * or other secret ("" after success). */
-  char error[FLEET__URL_ERROR_MAX];
-} fleet__url_t;
-
-/* Parses `text` into `out` (zeroed first). Returns 0, FLEET_EBADURL with
- * nothing allocated and out->error set, or FLEET_ENOMEM. Release with
- * fleet__url_free(). */
-int fleet__url_parse(const char *text, fleet__url_t *out);
-
-/* Frees what fleet__url_parse() allocated; safe on a zeroed url. */
-void fleet__url_free(fleet__url_t *url);
-
-/* Builds in `out` a plain-REDIS url for one node `host`:`port` met through
- * `base` (a cluster node from the slot map, a master or sentinel named by a
- * sentinel): TLS settings copied; the data credentials and db copied, or
- * for `sentinel` != 0 the sentinel credentials and db 0. Returns 0 or
- * FLEET_ENOMEM (then `out` holds nothing). Free with fleet__url_free(). */
-int fleet__url_node(const fleet__url_t *base, const char *host, uint16_t port,
-                    int sentinel, fleet__url_t *out);
-
-/* ------------------------------------------------------------------------ */
-/* Backoff                                                                  */
-
-/* Exponential backoff with jitter: attempt 0 waits about `initial_ms`,
- * each next attempt twice as long, capped at `max_ms`; then a jitter of up
- * to `jitter_pct` percent of the delay is subtracted, chosen by `rnd` (any
- * 32-bit random value). With i = max(initial_ms, 1) and
- * m = max(max_ms, i), the result is always in
- * [base - base * jitter_pct / 100, base] where base = min(m, i * 2^attempt),
- * and at least 1 ms. */
-uint64_t fleet__backoff_delay(uint32_t initial_ms, uint32_t max_ms,
-                              uint32_t jitter_pct, uint32_t attempt,
-                              uint32_t rnd);
-
-/* A small, fast, non-cryptographic PRNG (xorshift64*), seeded per object so
- * that no global state is shared between clients. */
-typedef struct {
-  uint64_t s;
-} fleet__rng_t;
-
-void fleet__rng_seed(fleet__rng_t *rng, uint64_t seed);
-uint32_t fleet__rng_next(fleet__rng_t *rng);
 
 /* ------------------------------------------------------------------------ */
 /* Identities (ident.c)                                                     */
@@ -128,24 +29,5 @@ void fleet__ident_nonce(char out[FLEET__NONCE_LEN + 1]);
  * holding '/'. Returns it (owned by the caller), or NULL when out of
  * memory. */
 char *fleet__ident_make(void);
-
-/* ------------------------------------------------------------------------ */
-/* Allocation                                                               */
-
-/* strdup/memdup that return NULL on failure (and on NULL input for
- * fleet__strdup). fleet__memdup adds a NUL after the copy. */
-char *fleet__strdup(const char *s);
-char *fleet__memdup(const void *p, size_t len);
-
-/* The value of the hex digit c (0-15), or -1 when c is not one. */
-int fleet__hex_digit(char c);
-
-int fleet__status_transient(int status); /* the rule is in src/errors.c */
-
-#define FLEET__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-/* container_of, for intrusive structures. */
-#define FLEET__CONTAINER_OF(ptr, type, member)                                 \
-  ((type *)((char *)(ptr)-offsetof(type, member)))
 
 #endif /* FLEET_INTERNAL_H */

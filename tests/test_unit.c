@@ -447,8 +447,9 @@ static uint64_t unit_backoff_base(uint32_t initial_ms, uint32_t max_ms,
   return base < max_ms ? base : max_ms;
 }
 
-/* Checks one delay against the bounds that internal.h documents: with
- * i = max(initial_ms, 1) and m = max(max_ms, i), the delay lies in
+/* Checks one delay against the bounds that src/common/backoff.h
+ * documents: with i = max(initial_ms, 1) and m = max(max_ms, i), the
+ * delay lies in
  * [base - base * jitter_pct / 100, base], base = min(m, i * 2^attempt). */
 static void unit_backoff_check(uint32_t initial_ms, uint32_t max_ms,
                                uint32_t jitter_pct, uint32_t attempt,

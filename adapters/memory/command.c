@@ -15,7 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "common/util.h"
 #include "memory/command.h"
 #include "memory/glob.h"
 

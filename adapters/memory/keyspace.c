@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "common/util.h"
 #include "memory/keyspace_int.h"
 
 /* Buckets the sweep visits per op, and expired keys it deletes per bucket

@@ -18,7 +18,8 @@
 #include <string.h>
 
 #include "backend.h"
-#include "internal.h"
+#include "common/url.h"
+#include "common/util.h"
 #include "memory/dict.h"
 #include "memory/script.h"
 

@@ -40,7 +40,7 @@
 #include <lua.h>
 #include <lualib.h>
 
-#include "internal.h"
+#include "common/util.h"
 #include "memory/command.h"
 #include "memory/lua_pool.h"
 #include "memory/script.h"

@@ -6,7 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "common/util.h"
+#include "fleet.h"
 #include "memory/dict.h"
 
 typedef struct fleet__zset_node_s fleet__zset_node_t;

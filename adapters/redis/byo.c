@@ -22,7 +22,8 @@
 #include <hiredis/adapters/libuv.h>
 #include <hiredis/async.h>
 
-#include "internal.h"
+#include "common/url.h"
+#include "common/util.h"
 #include "redis/byo.h"
 #include "redis/cluster.h"
 #include "redis/reply.h"

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "redis/cluster.h"
 #include "redis/durable.h"
 #include "redis/reply.h"

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/backoff.h"
+#include "common/errors.h"
+#include "common/util.h"
 #include "redis/conn.h"
 
 #define CONN_RBUF_SIZE (64 * 1024)

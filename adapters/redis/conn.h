@@ -8,7 +8,8 @@
 #include <uv.h>
 
 #include "backend.h"
-#include "internal.h"
+#include "common/url.h"
+#include "common/util.h"
 #include "redis/compat.h"
 #include "redis/reader.h"
 #include "redis/scripts.h"

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/backoff.h"
+#include "common/util.h"
 #include "redis/conn.h"
 #include "redis/sentinel.h"
 

@@ -18,7 +18,7 @@
 #include <uv.h>
 
 #include "backend.h"
-#include "internal.h"
+#include "common/url.h"
 
 typedef struct fleet__sentinel_s fleet__sentinel_t;
 

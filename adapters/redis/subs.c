@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "internal.h"
+#include "common/util.h"
 
 fleet__sub_t *fleet__subs_new(const char *channel, size_t len,
                               fleet__message_cb cb, void *arg) {

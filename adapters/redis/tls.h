@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "internal.h"
+#include "common/url.h"
 
 typedef struct fleet__tls_s fleet__tls_t;
 

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "url.h"
+#include "util.h"
 
 /* Decodes %XX escapes of [s, s+len) into a new NUL-terminated string.
  * Returns 0, FLEET_EBADURL on a bad escape or an escaped NUL, or

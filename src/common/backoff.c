@@ -1,5 +1,5 @@
 /* backoff.c -- exponential reconnect backoff with jitter. */
-#include "internal.h"
+#include "backoff.h"
 
 uint64_t fleet__backoff_delay(uint32_t initial_ms, uint32_t max_ms,
                               uint32_t jitter_pct, uint32_t attempt,

@@ -24,7 +24,7 @@
  * the server sends), ECROSSSLOT and EWRONGTYPE (the keys), and the errors
  * of the primitives themselves. */
 #include "fleet.h"
-#include "internal.h"
+#include "errors.h"
 
 unsigned int fleet_version(void) {
   return FLEET_VERSION_HEX;

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "util.h"
 
 char *fleet__strdup(const char *s) {
   if (s == NULL)

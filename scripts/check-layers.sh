@@ -1,0 +1,105 @@
+#!/bin/sh
+# check-layers.sh -- checks that #include lines run one way, top to bottom
+# (docs/conventions.md, "Layers"). Each quoted include of src/, adapters/,
+# tools/ and examples/ is resolved as the compiler resolves it (the
+# including file's folder, then the repository root, src/, adapters/ and
+# include/), and these rules are checked:
+#
+#   1. an adapter (adapters/) includes nothing under src/ but src/common/;
+#   2. src/common/ includes only src/common/ and the public headers
+#      (include/);
+#   3. the core (src/ outside src/common/) includes no single adapter: of
+#      adapters/ only backend.h and ops/;
+#   4. a program (tools/, examples/) includes only the public headers and
+#      files of its own folder.
+#
+# Prints one line per violation ("file: includes "x" (path): rule") and
+# exits 1 when there is any, else prints nothing and exits 0. Angle-bracket
+# includes are system and third-party headers and are not checked. Run from
+# anywhere: sh scripts/check-layers.sh
+set -eu
+cd "$(dirname "$0")/.."
+
+# Files that still reach the library's internals, allowed for now (rule 4
+# only). Each one is a debt: the file goes from this list as soon as it
+# uses the public API alone; the list is meant to be empty.
+#   tools/fleet/cmd_pool.c, tools/fleet/scan.c: call backend ops directly
+#   (POOL_MEMBERS, POOL_JOBS, STORE_SCAN) through client.h and backend.h.
+exceptions='
+tools/fleet/cmd_pool.c
+tools/fleet/scan.c
+'
+
+# Where a quoted include of `file` resolves, as a path from the root;
+# empty when it is nowhere in the tree (a generated header).
+resolve() {
+  dir=${1%/*}
+  for base in "$dir" . src adapters include; do
+    if [ -f "$base/$2" ]; then
+      # Normalise "./x", "a/b/../c" and "a/./b" to a plain path.
+      printf '%s\n' "$base/$2" | awk -F/ '{
+        n = 0
+        for (i = 1; i <= NF; i++) {
+          if ($i == "." || $i == "") continue
+          if ($i == ".." && n > 0) { n--; continue }
+          p[++n] = $i
+        }
+        s = p[1]
+        for (i = 2; i <= n; i++) s = s "/" p[i]
+        print s
+      }'
+      return
+    fi
+  done
+}
+
+# The rule `file` breaks by including `path`, or nothing.
+rule() {
+  file=$1 path=$2
+  case $file in
+    adapters/*)
+      case $path in
+        src/common/*) ;;
+        src/*) echo "an adapter includes only src/common/ of src/" ;;
+      esac ;;
+    src/common/*)
+      case $path in
+        src/common/* | include/*) ;;
+        *) echo "src/common/ includes only src/common/ and include/" ;;
+      esac ;;
+    src/*)
+      case $path in
+        adapters/backend.h | adapters/ops/*) ;;
+        adapters/*) echo "the core opens adapters through adapters/backend.h" ;;
+      esac ;;
+    tools/* | examples/*)
+      own=${file%/*}
+      case $path in
+        include/* | "$own"/*) ;;
+        *)
+          case $exceptions in
+            *"
+$file
+"*) ;;
+            *) echo "a program includes only public headers and its own folder" ;;
+          esac ;;
+      esac ;;
+  esac
+}
+
+status=0
+files=$(find src adapters tools examples -type f \( -name '*.c' -o -name '*.h' \) |
+  LC_ALL=C sort)
+for file in $files; do
+  incs=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
+  for inc in $incs; do
+    path=$(resolve "$file" "$inc")
+    [ -n "$path" ] || continue
+    why=$(rule "$file" "$path")
+    if [ -n "$why" ]; then
+      echo "$file: includes \"$inc\" ($path): $why"
+      status=1
+    fi
+  done
+done
+exit $status
