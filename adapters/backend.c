@@ -1,9 +1,13 @@
-/* backend.c -- what the backend interface defines for every adapter. */
+/* backend.c -- what the backend interface defines for every adapter: the
+ * op table, the one place that opens a backend (from a URL's scheme or a
+ * program's hiredis context), and the slot hash. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "backend.h"
+#include "common/url.h"
+#include "redis/byo.h"
 
 static const char *const backend_op_names[FLEET__OP_COUNT] = {
 #define XX(id, name, command) name,
@@ -63,4 +67,65 @@ void fleet__backend_set_detail_bytes(fleet__backend_t *be, const void *p,
   for (i = 0; i < len; i++)
     be->detail[i] = s[i] < 0x20 || s[i] == 0x7f ? ' ' : (char)s[i];
   be->detail[len] = '\0';
+}
+
+int fleet__backend_open(uv_loop_t *loop, const struct fleet__url_s *url,
+                        const fleet__backend_config_t *config,
+                        const fleet__backend_events_t *events, void *owner,
+                        fleet__backend_t **out) {
+  const fleet__backend_vtable_t *vt;
+
+  switch (url->scheme) {
+    case FLEET__URL_MEMORY:
+      vt = &fleet__memory_backend;
+      break;
+    case FLEET__URL_CLUSTER:
+      vt = &fleet__cluster_backend;
+      break;
+    default: /* REDIS, UNIX, SENTINEL */
+      vt = &fleet__redis_backend;
+      break;
+  }
+  return vt->open(loop, url, config, events, owner, out);
+}
+
+int fleet__backend_open_hiredis(uv_loop_t *loop, struct redisAsyncContext *ac,
+                                struct redisAsyncContext *sub_ac,
+                                const fleet__backend_config_t *config,
+                                const fleet__backend_events_t *events,
+                                void *owner, fleet__backend_t **out) {
+  return fleet__byo_open(loop, ac, sub_ac, config, events, owner, out);
+}
+
+/* CRC16-CCITT (XMODEM: polynomial 0x1021, initial 0), bit by bit, which is
+ * the checksum Redis Cluster uses for slots. */
+static uint16_t backend_crc16(const unsigned char *p, size_t len) {
+  uint16_t crc = 0;
+  size_t i;
+  int b;
+
+  for (i = 0; i < len; i++) {
+    crc ^= (uint16_t)(p[i] << 8);
+    for (b = 0; b < 8; b++)
+      crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021)
+                           : (uint16_t)(crc << 1);
+  }
+  return crc;
+}
+
+uint16_t fleet__key_slot(const void *key, size_t len) {
+  const unsigned char *k = key;
+  size_t open, close;
+
+  for (open = 0; open < len && k[open] != '{'; open++)
+    ;
+  if (open < len) {
+    for (close = open + 1; close < len && k[close] != '}'; close++)
+      ;
+    if (close < len && close > open + 1) {
+      k += open + 1;
+      len = close - open - 1;
+    }
+  }
+  return (uint16_t)(backend_crc16(k, len) & (FLEET__CLUSTER_SLOTS - 1));
 }

@@ -275,6 +275,9 @@ struct fleet__backend_s {
   int sharded;
 };
 
+/* Number of hash slots of a Redis Cluster. */
+#define FLEET__CLUSTER_SLOTS 16384
+
 /* The Redis Cluster hash slot (0..16383) of a key: CRC16 of its hash tag,
  * the part between the first '{' and the next '}' when not empty, else of
  * the whole key. */
@@ -289,7 +292,33 @@ void fleet__backend_set_detail(fleet__backend_t *be, const char *fmt, ...)
 void fleet__backend_set_detail_bytes(fleet__backend_t *be, const void *p,
                                      size_t len);
 
+/* ------------------------------------------------------------------------ */
+/* Opening a backend                                                        */
+
+struct redisAsyncContext;
+
+/* Opens the backend that `url`'s scheme names (memory://, one Redis or
+ * Sentinel, Redis Cluster) and starts connecting; the one place that
+ * chooses an adapter. The arguments are those of the vtable's open. Returns
+ * 0 or a negative error, and then nothing is left on the loop. */
+int fleet__backend_open(uv_loop_t *loop, const struct fleet__url_s *url,
+                        const fleet__backend_config_t *config,
+                        const fleet__backend_events_t *events, void *owner,
+                        fleet__backend_t **out);
+
+/* Opens the backend over the program's hiredis context `ac` (and `sub_ac`
+ * for pub/sub, or NULL for a connection of its own made on first
+ * subscribe): fleet_client_init_hiredis(). Returns 0 or a negative error,
+ * and then nothing is left on the loop. */
+int fleet__backend_open_hiredis(uv_loop_t *loop, struct redisAsyncContext *ac,
+                                struct redisAsyncContext *sub_ac,
+                                const fleet__backend_config_t *config,
+                                const fleet__backend_events_t *events,
+                                void *owner, fleet__backend_t **out);
+
+/* The adapters, for fleet__backend_open() and the tests. */
 extern const fleet__backend_vtable_t fleet__redis_backend;
+extern const fleet__backend_vtable_t fleet__cluster_backend;
 extern const fleet__backend_vtable_t fleet__memory_backend;
 
 /* Tests only: sets the failover epoch that `be` appends to fenced ops from

@@ -6,7 +6,6 @@
 
 #include "batcher.h"
 #include "fleet/hiredis.h"
-#include "redis/byo.h"
 #include "client.h"
 #include "handle.h"
 #include "log.h"
@@ -234,9 +233,8 @@ static void client_log_url_warnings(struct fleet__client_s *c) {
 int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
                       const fleet_client_options_t *options) {
   fleet_client_options_t o;
-  const fleet__backend_vtable_t *vt;
   struct fleet__client_s *c;
-  int err;
+  int memory, err;
 
   if (loop == NULL || client == NULL)
     return FLEET_EINVAL;
@@ -255,25 +253,26 @@ int fleet_client_init(uv_loop_t *loop, fleet_client_t *client, const char *url,
     free(c);
     return err;
   }
-  vt = c->url.scheme == FLEET__URL_MEMORY ? &fleet__memory_backend
-                                          : &fleet__redis_backend;
+  memory = c->url.scheme == FLEET__URL_MEMORY;
   if (o.memory_peer != NULL) {
+    /* A peer whose URL is not memory:// has another backend (a client of
+     * fleet_client_init_hiredis() has a zeroed URL, scheme REDIS). */
     struct fleet__client_s *peer = o.memory_peer->internal_;
-    if (vt != &fleet__memory_backend || peer == NULL || peer->closing ||
-        peer->loop != loop || peer->be->vt != &fleet__memory_backend) {
+    if (!memory || peer == NULL || peer->closing || peer->loop != loop ||
+        peer->url.scheme != FLEET__URL_MEMORY) {
       client_free(c);
       return FLEET_EINVAL;
     }
     c->config.memory_peer = peer->be;
   }
-  if (o.wait_replicas > 0 && vt == &fleet__memory_backend) {
+  if (o.wait_replicas > 0 && memory) {
     client_free(c);
     return FLEET_EINVAL; /* no replicas to wait for */
   }
   err = client_setup(c, loop, client, &o, url);
   if (err == 0)
-    err =
-        vt->open(loop, &c->url, &c->config, &client_backend_events, c, &c->be);
+    err = fleet__backend_open(loop, &c->url, &c->config, &client_backend_events,
+                              c, &c->be);
   if (err != 0) {
     client_free(c);
     return err;
@@ -306,8 +305,8 @@ int fleet_client_init_hiredis(uv_loop_t *loop, fleet_client_t *client,
     return FLEET_ENOMEM;
   err = client_setup(c, loop, client, &o, "the program's hiredis connection");
   if (err == 0)
-    err = fleet__byo_open(loop, ac, sub_ac, &c->config, &client_backend_events,
-                          c, &c->be);
+    err = fleet__backend_open_hiredis(loop, ac, sub_ac, &c->config,
+                                      &client_backend_events, c, &c->be);
   if (err != 0) {
     client_free(c);
     return err;

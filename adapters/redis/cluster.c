@@ -114,42 +114,6 @@ static int cluster_scan_cursor(cluster_backend_t *be, int idx,
                                fleet__reply_t *r);
 
 /* ------------------------------------------------------------------------ */
-/* Slots                                                                    */
-
-/* CRC16-CCITT (XMODEM: polynomial 0x1021, initial 0), bit by bit, which is
- * the checksum Redis Cluster uses for slots. */
-static uint16_t cluster_crc16(const unsigned char *p, size_t len) {
-  uint16_t crc = 0;
-  size_t i;
-  int b;
-
-  for (i = 0; i < len; i++) {
-    crc ^= (uint16_t)(p[i] << 8);
-    for (b = 0; b < 8; b++)
-      crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021)
-                           : (uint16_t)(crc << 1);
-  }
-  return crc;
-}
-
-uint16_t fleet__key_slot(const void *key, size_t len) {
-  const unsigned char *k = key;
-  size_t open, close;
-
-  for (open = 0; open < len && k[open] != '{'; open++)
-    ;
-  if (open < len) {
-    for (close = open + 1; close < len && k[close] != '}'; close++)
-      ;
-    if (close < len && close > open + 1) {
-      k += open + 1;
-      len = close - open - 1;
-    }
-  }
-  return (uint16_t)(cluster_crc16(k, len) & (FLEET__CLUSTER_SLOTS - 1));
-}
-
-/* ------------------------------------------------------------------------ */
 /* Nodes                                                                    */
 
 static cluster_node_t *cluster_node_find(cluster_backend_t *be,

@@ -6,17 +6,12 @@
 #include "backend.h"
 #include "redis/conn.h"
 
-/* Number of hash slots of a Redis Cluster. */
-#define FLEET__CLUSTER_SLOTS 16384
-
 /* Opens the cluster backend on the seed nodes of `url`; the arguments are
  * those of the vtable's open. */
 int fleet__cluster_open(uv_loop_t *loop, const fleet__url_t *url,
                         const fleet__backend_config_t *config,
                         const fleet__backend_events_t *events, void *owner,
                         fleet__backend_t **out);
-
-extern const fleet__backend_vtable_t fleet__cluster_backend;
 
 /* Shared with redis.c: the script of an op (`sharded`: the copy the
  * cluster adapter runs, scripts.h), and the EVALSHA -> EVAL

@@ -661,8 +661,6 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
   size_t i;
   int err;
 
-  if (url->scheme == FLEET__URL_CLUSTER)
-    return fleet__cluster_open(loop, url, config, events, owner, out);
   if (url->scheme != FLEET__URL_REDIS && url->scheme != FLEET__URL_UNIX &&
       url->scheme != FLEET__URL_SENTINEL)
     return FLEET_EINVAL;
