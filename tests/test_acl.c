@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "redis/scripts.h"
+#include "scripts/scripts.h"
 #include "backend.h"
 #include "test_cli_util.h"
 #include "test_queue_util.h"

@@ -8,7 +8,7 @@
 #include "client.h"
 #include "client_ctx.h"
 #include "redis/reader.h"
-#include "redis/scripts.h"
+#include "scripts/scripts.h"
 
 static void redis_ok(fleet_test_redis_t *r, const char *cmd) {
   redisReply *reply = fleet_test_redis_cmd(r, cmd);

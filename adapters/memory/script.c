@@ -44,7 +44,7 @@
 #include "memory/command.h"
 #include "memory/lua_pool.h"
 #include "memory/script.h"
-#include "redis/scripts.h"
+#include "scripts/scripts.h"
 
 /* How deep a returned table may nest; Redis refuses deeper replies too. */
 #define HOST_MAX_DEPTH 32

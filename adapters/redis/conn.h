@@ -12,7 +12,7 @@
 #include "common/util.h"
 #include "redis/compat.h"
 #include "redis/reader.h"
-#include "redis/scripts.h"
+#include "scripts/scripts.h"
 #include "redis/tls.h"
 
 typedef struct fleet__rconn_s fleet__rconn_t;

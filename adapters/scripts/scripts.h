@@ -1,8 +1,8 @@
 /* scripts.h -- the Lua scripts embedded into the library at build time
  * (generated from the .lua files of adapters/redis/lua by
- * cmake/embed_lua.cmake). */
-#ifndef FLEET_REDIS_SCRIPTS_H
-#define FLEET_REDIS_SCRIPTS_H
+ * cmake/embed_lua.cmake): the one script table both backends run. */
+#ifndef FLEET_SCRIPTS_SCRIPTS_H
+#define FLEET_SCRIPTS_SCRIPTS_H
 
 #include <stddef.h>
 
@@ -21,4 +21,4 @@ extern const fleet__script_t fleet__scripts[];
 extern const fleet__script_t fleet__scripts_sharded[];
 extern const size_t fleet__nscripts;
 
-#endif /* FLEET_REDIS_SCRIPTS_H */
+#endif /* FLEET_SCRIPTS_SCRIPTS_H */
