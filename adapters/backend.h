@@ -3,7 +3,7 @@
  * A primitive in src/ builds its keys and arguments, then calls one
  * operation (an "op") through fleet__backend_call(). Each op has the same
  * KEYS/ARGV and the same reply shape on every backend: it is a Lua script
- * in adapters/redis/lua/<name>.lua (or a plain command), which Redis runs,
+ * in adapters/scripts/lua/<name>.lua (or a plain command), which Redis runs,
  * and which the memory backend runs in its own embedded Lua 5.1 whose
  * redis.call reaches a C keyspace (adapters/memory/command.c). Adding an op
  * is one line in FLEET__OP_MAP plus its script. */
@@ -20,7 +20,7 @@
 /* Ops                                                                      */
 
 /* XX(ID, name, command): the op FLEET__OP_<ID>. `name` appears in logs and
- * names the Lua script adapters/redis/lua/<name>.lua; `command` is NULL
+ * names the Lua script adapters/scripts/lua/<name>.lua; `command` is NULL
  * for a script op, or the Redis command that is the op (its KEYS then ARGV
  * follow it as arguments). Each primitive lists its ops in its own header
  * under adapters/ops/, documenting KEYS, ARGV and the reply of each.

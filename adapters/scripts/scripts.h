@@ -1,5 +1,5 @@
 /* scripts.h -- the Lua scripts embedded into the library at build time
- * (generated from the .lua files of adapters/redis/lua by
+ * (generated from the .lua files of adapters/scripts/lua by
  * cmake/embed_lua.cmake): the one script table both backends run. */
 #ifndef FLEET_SCRIPTS_SCRIPTS_H
 #define FLEET_SCRIPTS_SCRIPTS_H

@@ -6,7 +6,7 @@
 Starts its own redis-server with cluster mode on (one node that serves
 every slot, so that CLUSTER INFO answers as on a Redis Cluster) on a free
 loopback port, and runs fleet's lock acquire script
-(adapters/redis/lua/lock_acquire.lua, expanded as the build embeds it)
+(adapters/scripts/lua/lock_acquire.lua, expanded as the build embeds it)
 with each failover epoch a grant can carry:
 
   0      one Redis, memory:// (and Sentinel before its first failover):

@@ -10,7 +10,7 @@ measures, with the Python standard library only:
           server (PING, and EVALSHA of `return 1`): the price of waking an
           idle redis-server, and of entering a script, at a low rate. At
           2000 jobs/s fleet-bench queue makes two such calls per 2 jobs;
-  lock    the lock scripts fleet runs (adapters/redis/lua/lock_acquire.lua,
+  lock    the lock scripts fleet runs (adapters/scripts/lua/lock_acquire.lua,
           lock_release.lua), 50 locks per call as at 50 in flight, split
           by INFO commandstats into the scripts as a whole, the four
           commands inside them (INCR, SET, GET, DEL), a script taking the
