@@ -131,6 +131,20 @@ static inspect_answer_t scan(lock_env_t *e, fleet_object_kind_t kind,
   return a;
 }
 
+static void on_ping(fleet_client_t *c, int status, void *arg) {
+  ASSERT_OK(status);
+  (*(int *)arg)++;
+}
+
+/* Waits for a round trip on `c`: on a cluster, a walk needs the slot map,
+ * which the client reads once connected. */
+static void wait_ready(lock_env_t *e, fleet_client_t *c) {
+  int done = 0;
+
+  ASSERT_OK(fleet_client_ping(c, on_ping, &done));
+  ASSERT(lock_env_wait(e, &done, 1, FLEET_TEST_WAIT_MS));
+}
+
 /* A third client on the backend of `e`, closed by the test itself. */
 static void third_client(lock_env_t *e, const char *url, fleet_client_t *c) {
   fleet_client_options_t o;
@@ -364,6 +378,7 @@ CONFORMANCE_IMPL(client_scan_names) {
   ASSERT_STR_EQ("unknown", fleet_object_kind_name(99));
 
   /* Nothing yet. */
+  wait_ready(&e, &e.c2);
   a = scan(&e, FLEET_OBJECT_LOCK, NULL, 10);
   ASSERT_EQ(0, a.n);
 
@@ -423,6 +438,7 @@ CONFORMANCE_IMPL(client_scan_names) {
   /* A walk in flight when its client closes is cancelled. */
   third_client(&e, b->url, &third);
   third.data = &third_closed;
+  wait_ready(&e, &third);
   memset(&a, 0, sizeof(a));
   ASSERT_OK(fleet_client_scan_names(&third, FLEET_OBJECT_LOCK, NULL, 10,
                                     on_names, &a));
