@@ -29,6 +29,7 @@
   XX(store_clear_many)                                                         \
   XX(store_scan_glob)                                                          \
   XX(store_ttl_touch)                                                          \
+  XX(client_scan_names)                                                        \
   XX(pool_dispatch_basic)                                                      \
   XX(pool_rebalance)
 

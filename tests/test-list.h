@@ -280,6 +280,10 @@ CONFORMANCE_DECLARE(pool_ident_taken)
 CONFORMANCE_DECLARE(pool_ident_generated)
 TEST_DECLARE(pool_flushdb_redis)
 
+/* test_inspect.c */
+CONFORMANCE_DECLARE(pool_query)
+CONFORMANCE_DECLARE(client_scan_names)
+
 /* test_pool_ticker.c */
 CONFORMANCE_DECLARE(pool_ticker_basic)
 CONFORMANCE_DECLARE(pool_ticker_lease)
@@ -672,6 +676,8 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(pool_ident_taken)
   CONFORMANCE_ENTRY(pool_ident_generated)
   TEST_ENTRY(pool_flushdb_redis)
+  CONFORMANCE_ENTRY(pool_query)
+  CONFORMANCE_ENTRY(client_scan_names)
 
   /* test_pool_ticker.c */
   CONFORMANCE_ENTRY(pool_ticker_basic)

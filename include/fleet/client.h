@@ -228,6 +228,60 @@ FLEET_EXTERN int fleet_client_ping(fleet_client_t *client,
 FLEET_EXTERN int fleet_client_time(fleet_client_t *client,
                                    fleet_client_time_cb cb, void *user_data);
 
+/* The kinds of object fleet_client_scan_names() finds, with their names. */
+#define FLEET_OBJECT_KIND_MAP(XX)                                              \
+  XX(LOCK, "lock")         /* a lock or a leader election */                   \
+  XX(QUEUE, "queue")       /* a job queue */                                   \
+  XX(POOL, "pool")         /* a worker pool */                                 \
+  XX(CRON, "cron")         /* a cron registry */                               \
+  XX(WARMPOOL, "warmpool") /* a warm resource pool */
+
+typedef enum {
+#define FLEET__OBJECT_KIND_ENUM(name, str) FLEET_OBJECT_##name,
+  FLEET_OBJECT_KIND_MAP(FLEET__OBJECT_KIND_ENUM)
+#undef FLEET__OBJECT_KIND_ENUM
+} fleet_object_kind_t;
+
+/* The name of a kind ("queue"); "unknown" when out of range. */
+FLEET_EXTERN const char *fleet_object_kind_name(int kind);
+
+/* The longest name glob fleet_client_scan_names() takes, in bytes. */
+#define FLEET_SCAN_GLOB_MAX 1024
+
+/* Completion of fleet_client_scan_names(): `status` 0 and the `n` names
+ * found, sorted by their bytes, each once; or an error, NULL and 0. The
+ * names (NUL-terminated) are valid until the callback returns. */
+typedef void (*fleet_client_names_cb)(fleet_client_t *client, int status,
+                                      const char *const *names, size_t n,
+                                      void *user_data);
+
+/* Finds the names of the objects of `kind` under the client's prefix whose
+ * name matches `name_glob` (a Redis glob: '*', '?', '[...]', '\\' escapes;
+ * NULL for every name), by the keys each kind of object always has. It
+ * walks the keyspace with SCAN (never KEYS), on every master of a cluster,
+ * one batch at a time: an object present from the start to the end of the
+ * walk is found; one made or removed meanwhile may or may not be. The walk
+ * stops at `max` names (then which `max` is not defined) or after 100000
+ * SCAN calls. Read each object with its own calls afterwards (e.g.
+ * fleet_lock_query(), fleet_pool_query_workers()).
+ *
+ * `cb` runs once, never inside this call: 0 and the names; a backend error
+ * (FLEET_EUNAVAILABLE, FLEET_ETIMEDOUT, ... with fleet_client_last_error()
+ * telling more); FLEET_EPROTO for a reply fleet cannot read;
+ * FLEET_ECANCELED when the client closes first.
+ *
+ * Returns 0; FLEET_EINVAL (NULL client or callback, a kind out of range,
+ * an empty `name_glob`, `max` 0); FLEET_E2BIG (`name_glob` longer than
+ * FLEET_SCAN_GLOB_MAX); FLEET_ECLOSING (the client is closing);
+ * FLEET_EUNAVAILABLE (on a cluster whose slot map the client has not read
+ * yet: call again once the client is ready); FLEET_ENOMEM. On error
+ * nothing is sent and `cb` never runs. */
+FLEET_EXTERN int fleet_client_scan_names(fleet_client_t *client,
+                                         fleet_object_kind_t kind,
+                                         const char *name_glob, size_t max,
+                                         fleet_client_names_cb cb,
+                                         void *user_data);
+
 /* Copies `url` into `out` (at most `out_size` bytes, NUL included; nothing
  * is written when `out_size` is 0) with every secret replaced by "***", for
  * printing a backend URL in logs and error messages:

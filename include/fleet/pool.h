@@ -269,6 +269,79 @@ FLEET_EXTERN int fleet_pool_shutdown(fleet_pool_node_t *node,
                                      fleet_status_cb cb, void *user_data);
 
 /* ------------------------------------------------------------------------ */
+/* Reading a pool from a client                                             */
+
+/* The states of a job in a pool (docs/pool.md, the key schema). */
+#define FLEET_POOL_JOB_STATE_MAP(XX)                                           \
+  XX(STARTING, "starting") /* assigned: its owner's start has not reported */  \
+  XX(RUNNING, "running")   /* its owner's start reported success */            \
+  XX(MOVING, "moving")     /* its owner changed: stopping on the old one */    \
+  XX(STOPPING, "stopping") /* fleet_pool_stop_job() was asked for it */        \
+  XX(ORPHANED, "orphaned") /* no owner: the next rebalance places it */
+
+typedef enum {
+#define FLEET__POOL_JOB_STATE_ENUM(name, str) FLEET_POOL_JOB_##name,
+  FLEET_POOL_JOB_STATE_MAP(FLEET__POOL_JOB_STATE_ENUM)
+#undef FLEET__POOL_JOB_STATE_ENUM
+} fleet_pool_job_state_t;
+
+/* The name of a job state ("running"); "unknown" when out of range. */
+FLEET_EXTERN const char *fleet_pool_job_state_name(int state);
+
+/* A job of a pool as fleet_pool_query_jobs() reads it. */
+typedef struct {
+  /* Its key. */
+  fleet_bytes_t key;
+  /* Its owner's worker id, NUL-terminated; "" while it has none. */
+  const char *worker_id;
+  /* The token of its last assignment. */
+  uint64_t token;
+  fleet_pool_job_state_t state;
+} fleet_pool_job_status_t;
+
+/* Completion of fleet_pool_query_workers() on `client`: `status` 0, the
+ * pool's membership revision (0 for a pool that has never had a member)
+ * and its `n` workers in creation order (`local` is always 0); or an
+ * error, 0, NULL and 0. */
+typedef void (*fleet_pool_query_workers_cb)(
+    fleet_client_t *client, int status, uint64_t revision,
+    const fleet_pool_worker_info_t *workers, size_t n, void *user_data);
+
+/* Completion of fleet_pool_query_jobs() on `client`: `status` 0 and the
+ * pool's `n` jobs (in no set order); or an error, NULL and 0. */
+typedef void (*fleet_pool_query_jobs_cb)(fleet_client_t *client, int status,
+                                         const fleet_pool_job_status_t *jobs,
+                                         size_t n, void *user_data);
+
+/* Reads the workers of the pool `pool` (the name rule) from `client`
+ * without joining it: for tools and dashboards (a node reads its own pool
+ * with fleet_pool_workers()). A pool nobody has used has no worker. One
+ * round trip; the membership is read at one instant. The strings of
+ * `workers` are valid until the callback returns.
+ *
+ * `cb` runs once, never inside this call: 0 and the workers; a backend
+ * error (FLEET_EUNAVAILABLE, FLEET_ETIMEDOUT, ...); FLEET_EWRONGTYPE or
+ * FLEET_EPROTO for keys fleet did not write; FLEET_ECANCELED when the
+ * client closes first.
+ *
+ * Returns 0; FLEET_EINVAL (NULL client or callback, NULL or empty pool
+ * name); FLEET_E2BIG (a name longer than 512 bytes); FLEET_ECLOSING (the
+ * client is closing); FLEET_ENOMEM. On error nothing is sent and `cb`
+ * never runs. */
+FLEET_EXTERN int fleet_pool_query_workers(fleet_client_t *client,
+                                          const char *pool,
+                                          fleet_pool_query_workers_cb cb,
+                                          void *user_data);
+
+/* Reads the jobs of the pool `pool` from `client` without joining it, with
+ * each job's owner, token and state: as fleet_pool_query_workers() (same
+ * return codes and callback rules). The keys and worker ids of `jobs` are
+ * valid until the callback returns. */
+FLEET_EXTERN int fleet_pool_query_jobs(fleet_client_t *client, const char *pool,
+                                       fleet_pool_query_jobs_cb cb,
+                                       void *user_data);
+
+/* ------------------------------------------------------------------------ */
 /* Tickers                                                                  */
 
 /* A ticker of a pool: a handle. Every node that runs a ticker of one name

@@ -122,9 +122,6 @@ struct cli_s {
  * is escaped (fleet_escape_print()). */
 void cli_error(cli_t *cli, const char *what, int status, const char *detail);
 
-/* Glob-escapes `s` ('*', '?', '[', ']', '\') into `b`. */
-void cli_glob_escape(cli_buf_t *b, const char *s, size_t len);
-
 /* A command: argv[0] is the noun. Returns 0 once it has started (it ends
  * by calling cli_finish()), CLI_DONE when it is done without starting
  * anything (--help), or an exit code (after printing why). */
@@ -165,14 +162,11 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv);
 /* Every query returns 0 (then `done` runs once, later) or an error (then
  * it never runs). */
 
-/* SCAN of every key of the client's prefix matching "{<prefix>:" +
- * `name_glob` + "}:" + `suffix_glob`: `done` gets an array of the distinct
- * names (the part between "{<prefix>:" and the "}:" before the suffix),
- * sorted, at most `max` of them. `suffixes` (NULL ended) keeps only keys
- * whose suffix is one of them. */
-int cli_scan_names(cli_t *cli, const char *name_glob, const char *suffix_glob,
-                   const char *const *suffixes, size_t max, cli_done_fn done,
-                   void *arg);
+/* The names of the objects of `kind` under the client's prefix that match
+ * `name_glob` (fleet_client_scan_names()): `done` gets an array of them,
+ * sorted, at most `max`. */
+int cli_scan_names(cli_t *cli, fleet_object_kind_t kind, const char *name_glob,
+                   size_t max, cli_done_fn done, void *arg);
 
 /* Queue: ls (every queue with its counts and paused flag), stats (one),
  * jobs (a page), get, add, retry (id NULL: all dead), cancel, purge,

@@ -179,11 +179,9 @@ int cli_q_cron_ls(cli_t *cli, const char *ns, cli_done_fn done, void *arg) {
   return 0;
 }
 
-static const char *const cron_suffixes[] = {"cron:defs", NULL};
-
 int cli_q_cron_ls_all(cli_t *cli, cli_done_fn done, void *arg) {
-  return cli_scan_map(cli, "*", "cron:defs", cron_suffixes, CRON_LS_MAX,
-                      cli_q_cron_ls, done, arg);
+  return cli_scan_map(cli, FLEET_OBJECT_CRON, "*", CRON_LS_MAX, cli_q_cron_ls,
+                      done, arg);
 }
 
 /* history ------------------------------------------------------------ */

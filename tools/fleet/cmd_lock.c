@@ -76,11 +76,9 @@ int cli_q_lock_get(cli_t *cli, const char *name, cli_done_fn done, void *arg) {
   return 0;
 }
 
-static const char *const lock_suffixes[] = {"lock", NULL};
-
 int cli_q_lock_ls(cli_t *cli, const char *glob, cli_done_fn done, void *arg) {
-  return cli_scan_map(cli, glob, "lock", lock_suffixes, LOCK_LS_MAX,
-                      cli_q_lock_get, done, arg);
+  return cli_scan_map(cli, FLEET_OBJECT_LOCK, glob, LOCK_LS_MAX, cli_q_lock_get,
+                      done, arg);
 }
 
 static const char *const lock_cols[] = {"name",   "held",  "owner", "token",

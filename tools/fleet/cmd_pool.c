@@ -1,12 +1,10 @@
 /* cmd_pool.c -- `fleet pool status|ls`: a pool's workers (with their node)
- * and its jobs (with their owner and state), read with the pool's own ops
- * (POOL_MEMBERS, POOL_JOBS in adapters/ops/pool.h) without joining it. */
+ * and its jobs (with their owner and state), read without joining it
+ * (fleet_pool_query_workers(), fleet_pool_query_jobs()). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
 #include "cli.h"
-#include "client.h"
 #include "map.h"
 
 #define POOL_LS_MAX 10000
@@ -21,29 +19,11 @@ typedef struct {
   cli_t *cli;
   cli_done_fn done;
   void *arg;
-  cli_buf_t tag;
   cli_json_t *res, *workers, *jobs;
   int calls;
   int status;
   char *detail;
 } pctx_t;
-
-static const char *job_state_name(char c) {
-  switch (c) {
-    case 's':
-      return "starting";
-    case 'r':
-      return "running";
-    case 'm':
-      return "moving";
-    case 'x':
-      return "stopping";
-    case 'o':
-      return "orphaned";
-    default:
-      return "unknown";
-  }
-}
 
 static void pctx_answer(pctx_t *p, int status) {
   const cli_json_t *w, *j;
@@ -85,60 +65,43 @@ static void pctx_answer(pctx_t *p, int status) {
   }
   p->done(p->cli, p->status, p->detail, p->res, p->arg);
   free(p->detail);
-  cli_buf_free(&p->tag);
   free(p);
 }
 
-/* {revision, worker, node, created, ...} */
-static void on_members(void *arg, int status, const fleet__reply_t *r) {
+static void on_workers(fleet_client_t *client, int status, uint64_t revision,
+                       const fleet_pool_worker_info_t *workers, size_t n,
+                       void *arg) {
   pctx_t *p = arg;
   size_t i;
   cli_json_t *o;
 
-  if (status == 0 && (r->type != FLEET__REPLY_ARRAY || r->nelem % 3 != 1 ||
-                      r->elem[0].type != FLEET__REPLY_INT))
-    status = FLEET_EPROTO;
-  for (i = 1; status == 0 && i < r->nelem; i += 3)
-    if (r->elem[i].type != FLEET__REPLY_STR ||
-        r->elem[i + 1].type != FLEET__REPLY_STR)
-      status = FLEET_EPROTO;
+  (void)client;
   if (status == 0) {
-    cli_jadd(p->res, "revision", cli_jint(r->elem[0].integer));
-    for (i = 1; i < r->nelem; i += 3) {
+    cli_jadd(p->res, "revision", cli_jint((int64_t)revision));
+    for (i = 0; i < n; i++) {
       o = cli_jadd(p->workers, NULL, cli_jobj());
-      cli_jadd(o, "worker", cli_jbytes(r->elem[i].str, r->elem[i].len));
-      cli_jadd(o, "node", cli_jbytes(r->elem[i + 1].str, r->elem[i + 1].len));
+      cli_jadd(o, "worker", cli_jstr(workers[i].id));
+      cli_jadd(o, "node", cli_jstr(workers[i].node_id));
     }
   }
   pctx_answer(p, status);
 }
 
-/* {key, "<token>:<state>:<worker>", ...} */
-static void on_jobs(void *arg, int status, const fleet__reply_t *r) {
+static void on_jobs(fleet_client_t *client, int status,
+                    const fleet_pool_job_status_t *jobs, size_t n, void *arg) {
   pctx_t *p = arg;
+  char token[24];
   size_t i;
   cli_json_t *o;
 
-  if (status == 0 && (r->type != FLEET__REPLY_ARRAY || r->nelem % 2 != 0))
-    status = FLEET_EPROTO;
-  for (i = 0; status == 0 && i < r->nelem; i += 2) {
-    const fleet__reply_t *k = &r->elem[i], *v = &r->elem[i + 1];
-    const char *c1, *c2;
-
-    if (k->type != FLEET__REPLY_STR || v->type != FLEET__REPLY_STR ||
-        (c1 = memchr(v->str, ':', v->len)) == NULL ||
-        (c2 = memchr(c1 + 1, ':', v->len - (size_t)(c1 + 1 - v->str))) ==
-            NULL) {
-      status = FLEET_EPROTO;
-      break;
-    }
+  (void)client;
+  for (i = 0; status == 0 && i < n; i++) {
+    snprintf(token, sizeof(token), "%llu", (unsigned long long)jobs[i].token);
     o = cli_jadd(p->jobs, NULL, cli_jobj());
-    cli_jadd(o, "key", cli_jbytes(k->str, k->len));
-    cli_jadd(o, "token", cli_jbytes(v->str, (size_t)(c1 - v->str)));
-    cli_jadd(o, "state",
-             cli_jstr(c2 == c1 + 2 ? job_state_name(c1[1]) : "unknown"));
-    cli_jadd(o, "worker",
-             cli_jbytes(c2 + 1, v->len - (size_t)(c2 + 1 - v->str)));
+    cli_jadd(o, "key", cli_jbytes(jobs[i].key.base, jobs[i].key.len));
+    cli_jadd(o, "token", cli_jstr(token));
+    cli_jadd(o, "state", cli_jstr(fleet_pool_job_state_name(jobs[i].state)));
+    cli_jadd(o, "worker", cli_jstr(jobs[i].worker_id));
   }
   pctx_answer(p, status);
 }
@@ -146,8 +109,6 @@ static void on_jobs(void *arg, int status, const fleet__reply_t *r) {
 int cli_q_pool_status(cli_t *cli, const char *pool, cli_done_fn done,
                       void *arg) {
   pctx_t *p = calloc(1, sizeof(*p));
-  fleet__backend_t *be = fleet__client_backend(&cli->client);
-  fleet_bytes_t key;
   int err;
 
   if (p == NULL)
@@ -159,25 +120,19 @@ int cli_q_pool_status(cli_t *cli, const char *pool, cli_done_fn done,
   p->workers = cli_jarr();
   p->jobs = cli_jarr();
   cli_jadd(p->res, "pool", cli_jstr(pool));
-  cli_buf_printf(&p->tag, "{%s:%s}", cli->prefix, pool);
-  if (p->tag.oom || p->res == NULL || p->workers == NULL || p->jobs == NULL) {
+  if (p->res == NULL || p->workers == NULL || p->jobs == NULL) {
     cli_jfree(p->res);
     cli_jfree(p->workers);
     cli_jfree(p->jobs);
-    cli_buf_free(&p->tag);
     free(p);
     return FLEET_ENOMEM;
   }
-  key.base = p->tag.p;
-  key.len = p->tag.len;
   cli->inflight++;
   p->calls = 1; /* the start, answered last */
-  err = fleet__backend_call(be, FLEET__OP_POOL_MEMBERS, &key, 1, NULL, 0,
-                            on_members, p);
+  err = fleet_pool_query_workers(&cli->client, pool, on_workers, p);
   if (err == 0) {
     p->calls++;
-    err = fleet__backend_call(be, FLEET__OP_POOL_JOBS, &key, 1, NULL, 0,
-                              on_jobs, p);
+    err = fleet_pool_query_jobs(&cli->client, pool, on_jobs, p);
     if (err == 0)
       p->calls++;
   }
@@ -186,7 +141,6 @@ int cli_q_pool_status(cli_t *cli, const char *pool, cli_done_fn done,
     cli_jfree(p->res);
     cli_jfree(p->workers);
     cli_jfree(p->jobs);
-    cli_buf_free(&p->tag);
     free(p);
     return err;
   }
@@ -194,10 +148,8 @@ int cli_q_pool_status(cli_t *cli, const char *pool, cli_done_fn done,
   return 0;
 }
 
-static const char *const pool_suffixes[] = {"nodes", "workers", "rev", NULL};
-
 int cli_q_pool_ls(cli_t *cli, cli_done_fn done, void *arg) {
-  return cli_scan_map(cli, "*", "*", pool_suffixes, POOL_LS_MAX,
+  return cli_scan_map(cli, FLEET_OBJECT_POOL, "*", POOL_LS_MAX,
                       cli_q_pool_status, done, arg);
 }
 

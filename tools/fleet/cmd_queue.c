@@ -173,13 +173,8 @@ int cli_q_queue_stats(cli_t *cli, const char *queue, cli_done_fn done,
   return 0;
 }
 
-/* Keys only a queue has (a pool, a lock or a store have none of these). */
-static const char *const queue_suffixes[] = {
-    "pending",   "pending:prio", "delayed", "claims", "stats",
-    "completed", "dead",         "paused",  NULL};
-
 int cli_q_queue_ls(cli_t *cli, cli_done_fn done, void *arg) {
-  return cli_scan_map(cli, "*", "*", queue_suffixes, QUEUE_LS_MAX,
+  return cli_scan_map(cli, FLEET_OBJECT_QUEUE, "*", QUEUE_LS_MAX,
                       cli_q_queue_stats, done, arg);
 }
 

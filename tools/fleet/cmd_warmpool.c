@@ -136,10 +136,8 @@ int cli_q_warmpool_snapshot(cli_t *cli, const char *name, cli_done_fn done,
 
 /* Every pool: the names of the pools with a meta hash (written by the
  * first node that starts). */
-static const char *const warmpool_suffixes[] = {"wp:meta", NULL};
-
 int cli_q_warmpool_ls(cli_t *cli, cli_done_fn done, void *arg) {
-  return cli_scan_map(cli, "*", "wp:meta", warmpool_suffixes, WARMPOOL_LS_MAX,
+  return cli_scan_map(cli, FLEET_OBJECT_WARMPOOL, "*", WARMPOOL_LS_MAX,
                       cli_q_warmpool_snapshot, done, arg);
 }
 

@@ -102,16 +102,6 @@ void cli_error(cli_t *cli, const char *what, int status, const char *detail) {
     fleet_escape_print(stderr, "fleet: %s: %s (%s)", what, name, detail);
 }
 
-void cli_glob_escape(cli_buf_t *b, const char *s, size_t len) {
-  size_t i;
-
-  for (i = 0; i < len; i++) {
-    if (strchr("*?[]\\", s[i]) != NULL && s[i] != '\0')
-      cli_buf_add(b, "\\", 1);
-    cli_buf_add(b, &s[i], 1);
-  }
-}
-
 int cli_is_help(const char *s) {
   return s != NULL && (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0);
 }

@@ -134,9 +134,8 @@ static void scan_map_names(cli_t *cli, int status, const char *detail,
     sm.done(cli, err, NULL, NULL, sm.arg);
 }
 
-int cli_scan_map(cli_t *cli, const char *name_glob, const char *suffix_glob,
-                 const char *const *suffixes, size_t max, cli_map_fn fn,
-                 cli_done_fn done, void *arg) {
+int cli_scan_map(cli_t *cli, fleet_object_kind_t kind, const char *name_glob,
+                 size_t max, cli_map_fn fn, cli_done_fn done, void *arg) {
   scan_map_t *sm = malloc(sizeof(*sm));
   int err;
 
@@ -145,8 +144,7 @@ int cli_scan_map(cli_t *cli, const char *name_glob, const char *suffix_glob,
   sm->fn = fn;
   sm->done = done;
   sm->arg = arg;
-  err = cli_scan_names(cli, name_glob, suffix_glob, suffixes, max,
-                       scan_map_names, sm);
+  err = cli_scan_names(cli, kind, name_glob, max, scan_map_names, sm);
   if (err != 0)
     free(sm);
   return err;

@@ -16,8 +16,7 @@ int cli_map(cli_t *cli, cli_json_t *names, cli_map_fn fn, cli_done_fn done,
             void *arg);
 
 /* cli_scan_names(), then cli_map() of its names. */
-int cli_scan_map(cli_t *cli, const char *name_glob, const char *suffix_glob,
-                 const char *const *suffixes, size_t max, cli_map_fn fn,
-                 cli_done_fn done, void *arg);
+int cli_scan_map(cli_t *cli, fleet_object_kind_t kind, const char *name_glob,
+                 size_t max, cli_map_fn fn, cli_done_fn done, void *arg);
 
 #endif /* FLEET_CLI_MAP_H */

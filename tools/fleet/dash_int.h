@@ -1,0 +1,141 @@
+/* dash_int.h -- the parts of `fleet dash` and what they share: the
+ * dashboard and its connections. The calls run one way:
+ *
+ *   dash.c           the command: options, listening, signals, stop
+ *   dash_routes.c    the router: access checks, the route table, the API
+ *   dash_overview.c  the overview of every object, and the throughput
+ *                    sampler whose history it carries
+ *   dash_http.c      the HTTP server: connections, parsing and limits,
+ *                    responses; it hands each complete request to the
+ *                    router through dash_t.on_request
+ *   dash_access.c    Host, Origin and token checks on strings
+ *
+ * Each file calls only the ones below it. */
+#ifndef FLEET_CLI_DASH_INT_H
+#define FLEET_CLI_DASH_INT_H
+
+#include <http_parser.h>
+
+#include "cli.h"
+#include "dash_access.h"
+
+#define DASH_URL_MAX 4096
+/* The overview's parts: queues, locks, pools, crons, warm pools. */
+#define DASH_OV_PARTS 5
+#define DASH_CRON_HISTORY_LIMIT 20
+#define DASH_BODY_MAX 65536
+#define DASH_JOBS_LIMIT 50
+/* The throughput chart: the counters of every queue are sampled every
+ * DASH_SAMPLE_MS, and the last DASH_SAMPLES samples are kept. */
+#define DASH_SAMPLE_MS 2000
+#define DASH_SAMPLES 90
+
+/* The request headers the dashboard reads (dash_http.c has the longest
+ * value kept of each; a longer one is answered 431). */
+enum {
+  DASH_H_HOST,
+  DASH_H_ORIGIN,
+  DASH_H_AUTH,
+  DASH_H_COOKIE,
+  DASH_H_DASH,
+  DASH_H_COUNT
+};
+
+typedef struct dash_s dash_t;
+typedef struct dash_conn_s dash_conn_t;
+
+/* One connection: one request, one response. */
+struct dash_conn_s {
+  uv_tcp_t tcp;
+  uv_timer_t timer; /* closes a connection whose request does not come */
+  dash_t *d;
+  http_parser parser;
+  char url[DASH_URL_MAX + 1];
+  size_t url_len;
+  size_t body_len;
+  /* The header field being read (its name, cut at 16 bytes), and the
+   * values of those the dashboard reads (see dash_headers). */
+  char field[16];
+  size_t field_len;
+  int in_value; /* the field's value is being read */
+  int header;   /* the field read: DASH_H_*, or -1 */
+  cli_buf_t hv[DASH_H_COUNT];
+  int hn[DASH_H_COUNT]; /* how many times each came */
+  int header_too_long;
+  int refs; /* the socket, the timer, and a query in flight */
+  int responded;
+  int complete;
+  int on_list;
+  /* The overview of "/": its parts, as they come. */
+  cli_json_t *ov[DASH_OV_PARTS];
+  int ov_left, ov_status;
+  int page;          /* the overview is for the page, not /api/overview */
+  void *prev, *next; /* the dashboard's open connections */
+};
+
+/* The dashboard. */
+struct dash_s {
+  cli_t *cli;
+  uint64_t read_timeout_ms;
+  dash_access_t access; /* allowed hosts and origins, the token */
+  int read_only;
+  uv_tcp_t server;
+  uv_timer_t sampler;
+  int sampling;        /* a sample is in flight */
+  cli_json_t *history; /* [{"t": ms, "c": {queue: completed}, "d": {..}}] */
+  uv_signal_t sigint, sigterm;
+  dash_conn_t *conns;
+  int handles;
+  int stopping;
+  /* Answers a complete request (the router, dash_route()). */
+  void (*on_request)(dash_conn_t *c);
+  /* Frees the dashboard once it is stopping and nothing is left open or
+   * in flight (dash.c). */
+  void (*on_stopped)(dash_t *d);
+};
+
+/* dash_http.c ------------------------------------------------------------ */
+
+/* The listener's connection callback: accepts, starts the read timer and
+ * parses the request. */
+void dash_on_connection(uv_stream_t *server, int status);
+/* Drops a reference on `c` (the socket, the timer, a query in flight);
+ * the last one frees it. */
+void dash_conn_unref(dash_conn_t *c);
+/* Closes the connection's socket and timer. */
+void dash_conn_close(dash_conn_t *c);
+/* Calls d->on_stopped when the dashboard is stopping and no handle and no
+ * query is left. */
+void dash_maybe_done(dash_t *d);
+/* The value of header `h` (NULL when it did not come). */
+const char *dash_header(const dash_conn_t *c, int h, size_t *len);
+/* Sends the response, with `extra` (header lines, each ended by CRLF; may
+ * be NULL) among its headers, and closes the connection after it. Only the
+ * first response of a connection is sent. */
+void dash_respond_ex(dash_conn_t *c, int code, const char *type,
+                     const char *extra, const void *body, size_t len);
+void dash_respond(dash_conn_t *c, int code, const char *type, const void *body,
+                  size_t len);
+/* A short plain-text answer: `text` and a newline. */
+void dash_respond_text(dash_conn_t *c, int code, const char *extra,
+                       const char *text);
+void dash_respond_json(dash_conn_t *c, int code, const cli_json_t *j);
+/* A fleet error as JSON {error, detail}, with the HTTP code it maps to. */
+void dash_respond_error(dash_conn_t *c, int status, const char *detail);
+
+/* dash_overview.c -------------------------------------------------------- */
+
+/* Starts the overview's queries: for the page (`page`) or for
+ * /api/overview. The caller holds a reference on `c` for it, which the
+ * last part to come gives up. */
+void dash_overview(dash_conn_t *c, int page);
+/* The sampler's timer: samples every queue's counters into d->history. */
+void dash_sample_tick(uv_timer_t *t);
+
+/* dash_routes.c ---------------------------------------------------------- */
+
+/* Answers the complete request of `c`: access, then the API route, the
+ * page or an asset. */
+void dash_route(dash_conn_t *c);
+
+#endif /* FLEET_CLI_DASH_INT_H */

@@ -1,0 +1,173 @@
+/* dash_overview.c -- the dashboard's overview: every queue, lock, pool,
+ * cron and warm pool at once (five listings in parallel, one answer, or
+ * the page with the answer inlined), and the throughput sampler that keeps
+ * the last DASH_SAMPLES counters of every queue for its chart. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "assets.h"
+#include "dash_int.h"
+
+static const char page_marker[] = "/*FLEET_INITIAL*/null";
+
+static void overview_send(dash_conn_t *c) {
+  const cli_asset_t *a = cli_asset_find("/index.html", 11);
+  const char *mark;
+  cli_json_t *o = cli_jobj();
+  cli_buf_t b = {0};
+  static const char *const names[DASH_OV_PARTS] = {"queues", "locks", "pools",
+                                                   "crons", "warmpools"};
+  int i;
+
+  cli_jadd(o, "url", cli_jstr(c->d->cli->url_shown));
+  cli_jadd(o, "prefix", cli_jstr(c->d->cli->prefix));
+  for (i = 0; i < DASH_OV_PARTS; i++) {
+    cli_jadd(o, names[i], c->ov[i] != NULL ? c->ov[i] : cli_jarr());
+    c->ov[i] = NULL;
+  }
+  cli_jadd(o, "read_only", cli_jbool(c->d->read_only));
+  cli_jadd(o, "sample_ms", cli_jint(DASH_SAMPLE_MS));
+  cli_jadd(o, "history", cli_jcopy(c->d->history));
+  if (c->ov_status != 0)
+    cli_jadd(o, "error", cli_jstr(fleet_err_name(c->ov_status)));
+  if (!c->page) {
+    dash_respond_json(c, 200, o);
+  } else if (a != NULL && (mark = memmem(a->data, a->len, page_marker,
+                                         sizeof(page_marker) - 1)) != NULL) {
+    cli_buf_add(&b, a->data, (size_t)(mark - (const char *)a->data));
+    cli_json_write(&b, o);
+    cli_buf_add(&b, mark + sizeof(page_marker) - 1,
+                a->len - (size_t)(mark - (const char *)a->data) -
+                    (sizeof(page_marker) - 1));
+    if (b.oom)
+      dash_respond(c, 503, "text/plain", "out of memory", 13);
+    else
+      dash_respond(c, 200, a->type, b.p, b.len);
+  } else {
+    dash_respond(c, 404, "text/plain", "no page", 7);
+  }
+  cli_buf_free(&b);
+  cli_jfree(o);
+}
+
+static void overview_part(dash_conn_t *c, int i, int status, cli_json_t *res) {
+  c->ov[i] = res;
+  if (status != 0 && c->ov_status == 0)
+    c->ov_status = status;
+  if (--c->ov_left == 0) {
+    dash_t *d = c->d;
+
+    overview_send(c);
+    dash_conn_unref(c);
+    dash_maybe_done(d);
+  }
+}
+
+static void ov_queues(cli_t *cli, int status, const char *detail,
+                      cli_json_t *res, void *arg) {
+  (void)cli, (void)detail;
+  overview_part(arg, 0, status, res);
+}
+
+static void ov_locks(cli_t *cli, int status, const char *detail,
+                     cli_json_t *res, void *arg) {
+  (void)cli, (void)detail;
+  overview_part(arg, 1, status, res);
+}
+
+static void ov_pools(cli_t *cli, int status, const char *detail,
+                     cli_json_t *res, void *arg) {
+  (void)cli, (void)detail;
+  overview_part(arg, 2, status, res);
+}
+
+static void ov_crons(cli_t *cli, int status, const char *detail,
+                     cli_json_t *res, void *arg) {
+  (void)cli, (void)detail;
+  overview_part(arg, 3, status, res);
+}
+
+static void ov_warmpools(cli_t *cli, int status, const char *detail,
+                         cli_json_t *res, void *arg) {
+  (void)cli, (void)detail;
+  overview_part(arg, 4, status, res);
+}
+
+/* Starts the overview's queries: for the page (`page`) or for
+ * /api/overview. The caller holds a reference on `c` for it, which the
+ * last part to come gives up. */
+void dash_overview(dash_conn_t *c, int page) {
+  cli_t *cli = c->d->cli;
+
+  c->page = page;
+  c->ov_left = DASH_OV_PARTS + 1; /* the parts and the start */
+  if (cli_q_queue_ls(cli, ov_queues, c) != 0)
+    overview_part(c, 0, FLEET_ENOMEM, NULL);
+  if (cli_q_lock_ls(cli, "*", ov_locks, c) != 0)
+    overview_part(c, 1, FLEET_ENOMEM, NULL);
+  if (cli_q_pool_ls(cli, ov_pools, c) != 0)
+    overview_part(c, 2, FLEET_ENOMEM, NULL);
+  if (cli_q_cron_ls_all(cli, ov_crons, c) != 0)
+    overview_part(c, 3, FLEET_ENOMEM, NULL);
+  if (cli_q_warmpool_ls(cli, ov_warmpools, c) != 0)
+    overview_part(c, 4, FLEET_ENOMEM, NULL);
+  if (--c->ov_left == 0) {
+    overview_send(c);
+    dash_conn_unref(c);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Throughput samples                                                       */
+
+static void sample_done(cli_t *cli, int status, const char *detail,
+                        cli_json_t *queues, void *arg) {
+  dash_t *d = arg;
+  cli_json_t *s, *c, *dd, *old;
+  const cli_json_t *q;
+
+  (void)detail;
+  d->sampling = 0;
+  if (status == 0 && !d->stopping) {
+    s = cli_jobj();
+    cli_jadd(s, "t", cli_jint((int64_t)(uv_hrtime() / 1000000)));
+    c = cli_jadd(s, "c", cli_jobj());
+    dd = cli_jadd(s, "d", cli_jobj());
+    for (q = queues->first; q != NULL; q = q->next) {
+      cli_jadd(c, cli_jget(q, "queue")->str,
+               cli_jint(cli_jget(q, "completed")->num));
+      cli_jadd(dd, cli_jget(q, "queue")->str,
+               cli_jint(cli_jget(q, "dead")->num));
+    }
+    if (s != NULL && s->num != -1 && c != NULL && c->num != -1 && dd != NULL &&
+        dd->num != -1) {
+      cli_jadd(d->history, NULL, s);
+      if (d->history->n > DASH_SAMPLES) {
+        old = d->history->first;
+        d->history->first = old->next;
+        d->history->n--;
+        old->next = NULL;
+        cli_jfree(old);
+      }
+    } else {
+      cli_jfree(s);
+    }
+  }
+  cli_jfree(queues);
+  if (d->stopping)
+    dash_maybe_done(d);
+  else
+    uv_timer_start(&d->sampler, dash_sample_tick, DASH_SAMPLE_MS, 0);
+  (void)cli;
+}
+
+void dash_sample_tick(uv_timer_t *t) {
+  dash_t *d = t->data;
+
+  if (d->stopping || d->sampling)
+    return;
+  if (cli_q_queue_ls(d->cli, sample_done, d) == 0)
+    d->sampling = 1;
+  else
+    uv_timer_start(&d->sampler, dash_sample_tick, DASH_SAMPLE_MS, 0);
+}

@@ -1,0 +1,397 @@
+/* dash_routes.c -- the dashboard's router: who is answered (Host, token,
+ * the checks of a change; dash_access.c holds the rules), the API route
+ * table and its calls, the page and the embedded assets. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "assets.h"
+#include "dash_int.h"
+
+/* A query's end, for an API request. */
+static void api_done(cli_t *cli, int status, const char *detail,
+                     cli_json_t *res, void *arg) {
+  dash_conn_t *c = arg;
+
+  dash_t *d = c->d;
+
+  (void)cli;
+  if (status != 0)
+    dash_respond_error(c, status, detail);
+  else
+    dash_respond_json(c, 200, res);
+  cli_jfree(res);
+  dash_conn_unref(c);
+  dash_maybe_done(d);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The API                                                                  */
+
+static int hexval(char ch) {
+  if (ch >= '0' && ch <= '9')
+    return ch - '0';
+  if (ch >= 'a' && ch <= 'f')
+    return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F')
+    return ch - 'A' + 10;
+  return -1;
+}
+
+/* The URL-decoded value of `name` in the query string `q` (of length
+ * `len`) into `out` (cap bytes); NULL when absent, malformed or too long. */
+static const char *query_param(const char *q, size_t len, const char *name,
+                               char *out, size_t cap) {
+  size_t nl = strlen(name), i = 0, o;
+
+  while (i < len) {
+    size_t end = i;
+
+    while (end < len && q[end] != '&')
+      end++;
+    if (end - i > nl && memcmp(q + i, name, nl) == 0 && q[i + nl] == '=') {
+      for (i += nl + 1, o = 0; i < end; i++) {
+        int hi, lo;
+        char ch = q[i];
+
+        if (o + 1 >= cap)
+          return NULL;
+        if (ch == '+') {
+          ch = ' ';
+        } else if (ch == '%') {
+          if (i + 2 >= end + 0 + 1 || (hi = hexval(q[i + 1])) < 0 ||
+              (lo = hexval(q[i + 2])) < 0)
+            return NULL;
+          ch = (char)(hi * 16 + lo);
+          i += 2;
+        }
+        if (ch == '\0')
+          return NULL;
+        out[o++] = ch;
+      }
+      out[o] = '\0';
+      return out;
+    }
+    i = end + 1;
+  }
+  return NULL;
+}
+
+/* One API route: its path, whether it is a change (POST) or a read
+ * (GET), whether it needs ?queue=Q (then `queue` holds it), and the call
+ * that starts its query: 0 when started (api_done() answers), else an
+ * error answered at once. */
+typedef int (*dash_api_fn)(dash_conn_t *c, const char *q, size_t qlen,
+                           const char *queue);
+
+typedef struct {
+  const char *path;
+  int post;
+  int queue;
+  dash_api_fn fn;
+} dash_route_t;
+
+static int api_overview(dash_conn_t *c, const char *q, size_t qlen,
+                        const char *queue) {
+  (void)q, (void)qlen, (void)queue;
+  dash_overview(c, 0);
+  return 0;
+}
+
+static int api_queues(dash_conn_t *c, const char *q, size_t qlen,
+                      const char *queue) {
+  (void)q, (void)qlen, (void)queue;
+  return cli_q_queue_ls(c->d->cli, api_done, c);
+}
+
+static int api_locks(dash_conn_t *c, const char *q, size_t qlen,
+                     const char *queue) {
+  char match[1024];
+
+  (void)queue;
+  return cli_q_lock_ls(
+      c->d->cli,
+      query_param(q, qlen, "match", match, sizeof(match)) != NULL ? match : "*",
+      api_done, c);
+}
+
+static int api_pools(dash_conn_t *c, const char *q, size_t qlen,
+                     const char *queue) {
+  (void)q, (void)qlen, (void)queue;
+  return cli_q_pool_ls(c->d->cli, api_done, c);
+}
+
+static int api_crons(dash_conn_t *c, const char *q, size_t qlen,
+                     const char *queue) {
+  (void)q, (void)qlen, (void)queue;
+  return cli_q_cron_ls_all(c->d->cli, api_done, c);
+}
+
+static int api_warmpools(dash_conn_t *c, const char *q, size_t qlen,
+                         const char *queue) {
+  (void)q, (void)qlen, (void)queue;
+  return cli_q_warmpool_ls(c->d->cli, api_done, c);
+}
+
+static int api_cron_history(dash_conn_t *c, const char *q, size_t qlen,
+                            const char *queue) {
+  char ns[256], key[1024], num[32];
+  uint64_t limit = DASH_CRON_HISTORY_LIMIT;
+
+  (void)queue;
+  if (query_param(q, qlen, "ns", ns, sizeof(ns)) == NULL ||
+      query_param(q, qlen, "key", key, sizeof(key)) == NULL ||
+      (query_param(q, qlen, "limit", num, sizeof(num)) != NULL &&
+       cli_parse_u64(num, 1, 1000, &limit) != 0))
+    return FLEET_EINVAL;
+  return cli_q_cron_history(c->d->cli, ns, key, (uint32_t)limit, api_done, c);
+}
+
+static int api_jobs(dash_conn_t *c, const char *q, size_t qlen,
+                    const char *queue) {
+  char state_s[32], num[32];
+  fleet_job_state_t state;
+  uint64_t cursor = 0, limit = DASH_JOBS_LIMIT;
+
+  if (query_param(q, qlen, "state", state_s, sizeof(state_s)) == NULL ||
+      cli_job_state(state_s, &state) != 0 ||
+      (query_param(q, qlen, "cursor", num, sizeof(num)) != NULL &&
+       cli_parse_u64(num, 0, UINT32_MAX, &cursor) != 0) ||
+      (query_param(q, qlen, "limit", num, sizeof(num)) != NULL &&
+       cli_parse_u64(num, 1, 1000, &limit) != 0))
+    return FLEET_EINVAL;
+  return cli_q_queue_jobs(c->d->cli, queue, state, cursor, (size_t)limit,
+                          api_done, c);
+}
+
+static int api_job(dash_conn_t *c, const char *q, size_t qlen,
+                   const char *queue) {
+  char id[1024];
+
+  if (query_param(q, qlen, "id", id, sizeof(id)) == NULL)
+    return FLEET_EINVAL;
+  return cli_q_queue_get(c->d->cli, queue, id, api_done, c);
+}
+
+static int api_cancel(dash_conn_t *c, const char *q, size_t qlen,
+                      const char *queue) {
+  char id[1024];
+
+  if (query_param(q, qlen, "id", id, sizeof(id)) == NULL)
+    return FLEET_EINVAL;
+  return cli_q_queue_cancel(c->d->cli, queue, id, api_done, c);
+}
+
+static int api_retry(dash_conn_t *c, const char *q, size_t qlen,
+                     const char *queue) {
+  char id[1024];
+
+  return cli_q_queue_retry(
+      c->d->cli, queue,
+      query_param(q, qlen, "id", id, sizeof(id)) != NULL ? id : NULL, api_done,
+      c);
+}
+
+static int api_pause(dash_conn_t *c, const char *q, size_t qlen,
+                     const char *queue) {
+  (void)q, (void)qlen;
+  return cli_q_queue_pause(c->d->cli, queue, "pause", api_done, c);
+}
+
+static int api_resume(dash_conn_t *c, const char *q, size_t qlen,
+                      const char *queue) {
+  (void)q, (void)qlen;
+  return cli_q_queue_pause(c->d->cli, queue, "resume", api_done, c);
+}
+
+static int api_routes(dash_conn_t *c, const char *q, size_t qlen,
+                      const char *queue);
+
+/* Every API route. A change is a POST: route() refuses it in read-only
+ * mode and checks its header and Origin before it gets here. */
+static const dash_route_t dash_routes[] = {
+    {"/api/overview", 0, 0, api_overview},
+    {"/api/queues", 0, 0, api_queues},
+    {"/api/jobs", 0, 1, api_jobs},
+    {"/api/job", 0, 1, api_job},
+    {"/api/locks", 0, 0, api_locks},
+    {"/api/pools", 0, 0, api_pools},
+    {"/api/crons", 0, 0, api_crons},
+    {"/api/cron-history", 0, 0, api_cron_history},
+    {"/api/warmpools", 0, 0, api_warmpools},
+    {"/api/routes", 0, 0, api_routes},
+    {"/api/retry", 1, 1, api_retry},
+    {"/api/cancel", 1, 1, api_cancel},
+    {"/api/pause", 1, 1, api_pause},
+    {"/api/resume", 1, 1, api_resume},
+    {NULL, 0, 0, NULL}};
+
+static int api_routes(dash_conn_t *c, const char *q, size_t qlen,
+                      const char *queue) {
+  const dash_route_t *r;
+  cli_json_t *a = cli_jarr(), *o;
+
+  (void)q, (void)qlen, (void)queue;
+  for (r = dash_routes; r->path != NULL; r++) {
+    o = cli_jadd(a, NULL, cli_jobj());
+    cli_jadd(o, "method", cli_jstr(r->post ? "POST" : "GET"));
+    cli_jadd(o, "path", cli_jstr(r->path));
+  }
+  if (a == NULL)
+    return FLEET_ENOMEM;
+  api_done(c->d->cli, 0, NULL, a, c);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Access and routing                                                       */
+
+/* Whether the request is allowed to reach the routes; if not, answers it.
+ * `page` tells a GET of the page, which may carry ?token=. */
+static int access_check(dash_conn_t *c, int page, const char *q, size_t qlen) {
+  static const char need_token[] =
+      "WWW-Authenticate: Bearer realm=\"fleet dash\"\r\n";
+  dash_access_t *a = &c->d->access;
+  const char *v;
+  char token[DASH_TOKEN_MAX + 2], extra[DASH_TOKEN_MAX + 160];
+  size_t len;
+
+  if (c->header_too_long) {
+    dash_respond_text(c, 431, NULL, "a header is too long");
+    return 0;
+  }
+  /* Host: the name the browser thinks it talks to. */
+  v = dash_header(c, DASH_H_HOST, &len);
+  if (c->hn[DASH_H_HOST] > 1 ||
+      (v == NULL && (c->parser.http_major > 1 || c->parser.http_minor > 0))) {
+    dash_respond_text(c, 400, NULL, "one Host header is required");
+    return 0;
+  }
+  if (v != NULL && !dash_host_allowed(a, v, len)) {
+    dash_respond_text(c, 421, NULL,
+                      "this dashboard does not answer for this host name "
+                      "(see fleet dash --allow-host)");
+    return 0;
+  }
+  /* The token: a bearer header, the cookie, or the page's ?token=. */
+  if (a->token_len > 0) {
+    if (page && query_param(q, qlen, "token", token, sizeof(token)) != NULL) {
+      if (!dash_token_equal(a, token, strlen(token))) {
+        dash_respond_text(c, 401, need_token, "wrong token");
+        return 0;
+      }
+      snprintf(extra, sizeof(extra),
+               "Location: /\r\nSet-Cookie: %s=%s; HttpOnly; SameSite=Strict; "
+               "Path=/\r\n",
+               a->cookie, a->token);
+      dash_respond_text(c, 303, extra, "logged in: see /");
+      return 0;
+    }
+    v = dash_header(c, DASH_H_AUTH, &len);
+    if (v == NULL || c->hn[DASH_H_AUTH] > 1 || !dash_bearer_ok(a, v, len)) {
+      v = dash_header(c, DASH_H_COOKIE, &len);
+      if (v == NULL || !dash_cookie_ok(a, v, len)) {
+        dash_respond_text(
+            c, 401, need_token,
+            "a token is required: open /?token=TOKEN once, or send "
+            "Authorization: Bearer TOKEN");
+        return 0;
+      }
+    }
+  }
+  /* A change: not in read-only mode, only with the dashboard's header,
+   * and only from the dashboard's own origin. */
+  if (c->parser.method != HTTP_GET) {
+    if (c->d->read_only) {
+      dash_respond_text(c, 403, NULL,
+                        "read-only dashboard: nothing is changed");
+      return 0;
+    }
+    v = dash_header(c, DASH_H_DASH, &len);
+    if (v == NULL || len != 1 || v[0] != '1') {
+      dash_respond_text(c, 403, NULL, "missing X-Fleet-Dash header");
+      return 0;
+    }
+    v = dash_header(c, DASH_H_ORIGIN, &len);
+    if (v != NULL &&
+        (c->hn[DASH_H_ORIGIN] > 1 || !dash_origin_allowed(a, v, len))) {
+      dash_respond_text(c, 403, NULL, "cross-origin request refused");
+      return 0;
+    }
+  }
+  return 1;
+}
+
+void dash_route(dash_conn_t *c) {
+  struct http_parser_url u;
+  const char *path, *q = "";
+  size_t plen, qlen = 0;
+  char queue[1024];
+  int get = c->parser.method == HTTP_GET, page, err;
+  const dash_route_t *r;
+  const cli_asset_t *a;
+
+  http_parser_url_init(&u);
+  if (http_parser_parse_url(c->url, c->url_len, 0, &u) != 0 ||
+      !(u.field_set & (1 << UF_PATH))) {
+    dash_respond(c, 400, "text/plain", "bad url", 7);
+    return;
+  }
+  path = c->url + u.field_data[UF_PATH].off;
+  plen = u.field_data[UF_PATH].len;
+  if (u.field_set & (1 << UF_QUERY)) {
+    q = c->url + u.field_data[UF_QUERY].off;
+    qlen = u.field_data[UF_QUERY].len;
+  }
+#define PATH_IS(s) (plen == sizeof(s) - 1 && memcmp(path, s, plen) == 0)
+  page = PATH_IS("/") || PATH_IS("/index.html");
+#undef PATH_IS
+  if (!access_check(c, get && page, q, qlen))
+    return;
+  if (plen > 5 && memcmp(path, "/api/", 5) == 0) {
+    for (r = dash_routes; r->path != NULL; r++)
+      if (strlen(r->path) == plen && memcmp(r->path, path, plen) == 0)
+        break;
+    if (r->path == NULL) {
+      dash_respond(c, 404, "text/plain", "not found", 9);
+      return;
+    }
+    if (r->post ? c->parser.method != HTTP_POST : !get) {
+      dash_respond(c, 405, "text/plain", "method not allowed", 18);
+      return;
+    }
+    if (r->queue &&
+        query_param(q, qlen, "queue", queue, sizeof(queue)) == NULL) {
+      dash_respond_error(c, FLEET_EINVAL, "the queue parameter is required");
+      return;
+    }
+    c->refs++; /* for the query */
+    if ((err = r->fn(c, q, qlen, queue)) != 0) {
+      c->refs--;
+      dash_respond_error(c, err, NULL);
+    }
+    return;
+  }
+  if (!get) {
+    dash_respond(c, 405, "text/plain", "method not allowed", 18);
+    return;
+  }
+  if (page) {
+    c->refs++; /* for the overview */
+    dash_overview(c, 1);
+    return;
+  }
+  a = cli_asset_find(path, plen);
+  if (a == NULL)
+    dash_respond(c, 404, "text/plain", "not found", 9);
+  else
+    dash_respond(c, 200, a->type, a->data, a->len);
+}
+
+const cli_asset_t *cli_asset_find(const char *path, size_t len) {
+  const cli_asset_t *a;
+
+  for (a = cli_assets; a->path != NULL; a++)
+    if (strlen(a->path) == len && memcmp(a->path, path, len) == 0)
+      return a;
+  return NULL;
+}
