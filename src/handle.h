@@ -33,6 +33,7 @@
 #define FLEET_SRC_HANDLE_H
 
 #include "backend.h"
+#include "common/list.h"
 #include "internal.h"
 #include "metrics_int.h"
 
@@ -63,12 +64,12 @@ struct fleet__handle_s {
   fleet_handle_t *pub;
   struct fleet__client_s *client;
   uv_loop_t *loop;
-  fleet__handle_t *prev, *next; /* the client's handles */
-  fleet__req_t *live;           /* requests whose user waits */
-  fleet__req_t *pool;           /* requests to reuse */
-  size_t outstanding;           /* backend calls not answered yet */
-  size_t holds;                 /* other reasons to stay open */
-  int internal;                 /* made by another handle: not walked */
+  fleet__list_t node; /* on the client's handles */
+  fleet__list_t live; /* requests whose user waits */
+  fleet__list_t pool; /* requests to reuse */
+  size_t outstanding; /* backend calls not answered yet */
+  size_t holds;       /* other reasons to stay open */
+  int internal;       /* made by another handle: not walked */
   int closing;
   int cancelled; /* the deferred cancellation ran */
   fleet_close_cb close_cb;
@@ -94,7 +95,7 @@ typedef void (*fleet__req_reply_fn)(fleet__req_t *req, int status,
 typedef void (*fleet__req_cancel_fn)(fleet__req_t *req, int status);
 
 struct fleet__req_s {
-  fleet__req_t *prev, *next; /* the live list, or the pool */
+  fleet__list_t node; /* on the live list, or in the pool */
   fleet__handle_t *handle;
   fleet__req_reply_fn on_reply;
   fleet__req_cancel_fn cancel; /* NULL: nobody waits */
