@@ -26,8 +26,8 @@ struct fleet__batcher_s {
   uv_prepare_t now_prepare;
   int now_armed;
   int closes_left;
-  uint64_t due; /* loop ms the timer is armed for; 0 when stopped */
-  fleet__batch_item_t *head;
+  uint64_t due;        /* loop ms the timer is armed for; 0 when stopped */
+  fleet__list_t sched; /* the items scheduled */
   fleet__batch_call_t *pool;
   void (*closed)(struct fleet__client_s *c);
   /* Call arguments, reused: the backend copies them. */
@@ -49,6 +49,7 @@ static struct fleet__batcher_s *batcher_get(struct fleet__client_s *c) {
   if (b == NULL)
     return NULL;
   b->client = c;
+  fleet__list_init(&b->sched);
   uv_timer_init(c->loop, &b->timer);
   uv_check_init(c->loop, &b->now_check);
   uv_prepare_init(c->loop, &b->now_prepare);
@@ -76,12 +77,13 @@ static void batcher_arm_at(struct fleet__batcher_s *b, uint64_t at) {
 /* Arms the timer for the earliest item without a call in flight. O(items):
  * it runs once per tick and per reply, not per item. */
 static void batcher_arm(struct fleet__batcher_s *b) {
-  fleet__batch_item_t *it;
   uint64_t at = 0;
 
-  for (it = b->head; it != NULL; it = it->next)
+  FLEET__LIST_FOREACH (n, next, &b->sched) {
+    fleet__batch_item_t *it = FLEET__LIST_DATA(n, fleet__batch_item_t, node);
     if (it->call == NULL && !it->now && (at == 0 || it->due < at))
       at = it->due;
+  }
   batcher_arm_at(b, at);
 }
 
@@ -91,11 +93,7 @@ static void batcher_link(struct fleet__batcher_s *b, fleet__batch_item_t *it,
   it->kind = kind;
   it->group = group;
   if (!it->linked) {
-    it->prev = NULL;
-    it->next = b->head;
-    if (b->head != NULL)
-      b->head->prev = it;
-    b->head = it;
+    fleet__list_insert_head(&b->sched, &it->node);
     it->linked = 1;
   }
 }
@@ -137,17 +135,10 @@ int fleet__batch_add(struct fleet__client_s *c, fleet__batch_item_t *it,
 }
 
 /* Takes `it` off the schedule. */
-static void batcher_unlink(struct fleet__batcher_s *b,
-                           fleet__batch_item_t *it) {
+static void batcher_unlink(fleet__batch_item_t *it) {
   if (!it->linked)
     return;
-  if (it->prev != NULL)
-    it->prev->next = it->next;
-  else
-    b->head = it->next;
-  if (it->next != NULL)
-    it->next->prev = it->prev;
-  it->prev = it->next = NULL;
+  fleet__list_remove(&it->node);
   it->linked = 0;
 }
 
@@ -158,7 +149,7 @@ void fleet__batch_remove(struct fleet__client_s *c, fleet__batch_item_t *it) {
   }
   /* A timer left armed for this item finds nothing due and re-arms. */
   if (c->batcher != NULL)
-    batcher_unlink(c->batcher, it);
+    batcher_unlink(it);
 }
 
 void fleet__batch_stats(const struct fleet__client_s *c, uint64_t *calls,
@@ -213,7 +204,7 @@ static void batcher_call_results(fleet__batch_call_t *call, int status,
       continue;
     call->items[i] = NULL;
     it->call = NULL;
-    batcher_unlink(call->b, it);
+    batcher_unlink(it);
     kind->done(it, status, status == 0 ? reply->elem : NULL,
                status == 0 ? &reply->elem[kind->reply_head + i * per] : NULL,
                call->sent);
@@ -337,9 +328,8 @@ static void batcher_call_close(fleet__batch_call_t **open,
 static void batcher_tick(struct fleet__batcher_s *b) {
   uint64_t now = uv_now(b->client->loop);
   fleet__batch_call_t *open = NULL, *full = NULL, *call;
-  fleet__batch_item_t *it;
-
-  for (it = b->head; it != NULL; it = it->next) {
+  FLEET__LIST_FOREACH (n, next, &b->sched) {
+    fleet__batch_item_t *it = FLEET__LIST_DATA(n, fleet__batch_item_t, node);
     if (it->call != NULL || (!it->now && it->due > now + it->window))
       continue;
     if ((call = batcher_call_for(b, &open, it, now)) == NULL)

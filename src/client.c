@@ -348,7 +348,7 @@ int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb) {
   if (c->closing)
     return FLEET_ECLOSING;
   /* A handle's own handles (a worker's queue) close with it. */
-  FLEET__LIST_FOREACH(n, next, &c->handles) {
+  FLEET__LIST_FOREACH (n, next, &c->handles) {
     fleet__handle_t *h = FLEET__LIST_DATA(n, fleet__handle_t, node);
     if (!h->closing && !h->internal)
       return FLEET_EBUSY;
@@ -366,7 +366,7 @@ void fleet_client_walk(fleet_client_t *client, fleet_walk_cb cb, void *arg) {
     return;
   /* The callback may close the handle it is given (it stays on the list
    * until its close callback) or make new ones (at the head, not seen). */
-  FLEET__LIST_FOREACH(n, next, &client->internal_->handles) {
+  FLEET__LIST_FOREACH (n, next, &client->internal_->handles) {
     fleet__handle_t *h = FLEET__LIST_DATA(n, fleet__handle_t, node);
     if (!h->internal)
       cb(h->pub, arg);

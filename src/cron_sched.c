@@ -27,7 +27,7 @@
 
 struct fleet__cron_fire_s {
   fleet_cron_fire_t pub;
-  fleet__cron_fire_t *prev, *next;
+  fleet__list_t node; /* on the scheduler's fires */
   fleet__cron_sched_t *s;
   fleet__key_t tag;
   char *key, *queue;
@@ -141,17 +141,6 @@ static void fire_free(fleet__cron_fire_t *f) {
   free(f->queue);
   free(f->payload);
   free(f);
-}
-
-static void fire_unlink(fleet__cron_fire_t *f) {
-  fleet__cron_sched_t *s = f->s;
-
-  if (f->prev != NULL)
-    f->prev->next = f->next;
-  else
-    s->fires = f->next;
-  if (f->next != NULL)
-    f->next->prev = f->prev;
 }
 
 /* A small ring of the latest occurrences. */
@@ -381,10 +370,7 @@ static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   f->pub.payload.len = d->payload_len;
   f->pub.queue = f->queue;
   f->pub.internal_ = f;
-  f->next = s->fires;
-  if (s->fires != NULL)
-    s->fires->prev = f;
-  s->fires = f;
+  fleet__list_insert_head(&s->fires, &f->node);
   s->cb(s->pub, &f->pub);
 }
 
@@ -509,7 +495,7 @@ int fleet_cron_complete(fleet_cron_fire_t *fire, const char *error) {
     return err;
   }
   fire->internal_ = NULL;
-  fire_unlink(f);
+  fleet__list_remove(&f->node);
   fire_free(f);
   return 0;
 }
@@ -758,10 +744,8 @@ static void sched_free(fleet__handle_t *h) {
   fleet__cron_sched_t *s = (fleet__cron_sched_t *)h;
   size_t i;
 
-  while (s->fires != NULL) {
-    fleet__cron_fire_t *f = s->fires;
-
-    s->fires = f->next;
+  FLEET__LIST_FOREACH (n, next, &s->fires) {
+    fleet__cron_fire_t *f = FLEET__LIST_DATA(n, fleet__cron_fire_t, node);
     f->pub.internal_ = NULL;
     fire_free(f);
   }
@@ -806,6 +790,7 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
     return client == NULL ? FLEET_EINVAL : FLEET_ECLOSING;
   if ((s = calloc(1, sizeof(*s))) == NULL)
     return FLEET_ENOMEM;
+  fleet__list_init(&s->fires);
   err =
       fleet__handle_init(&s->base, &sched_vt, client, (fleet_handle_t *)sched);
   if (err != 0) {

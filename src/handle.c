@@ -106,8 +106,8 @@ static void handle_maybe_finish(fleet__handle_t *h) {
   if (!h->closing || !h->cancelled || h->outstanding > 0 || h->holds > 0)
     return;
   fleet__list_remove(&h->node);
-  FLEET__LIST_FOREACH(n, next, &h->pool)
-  free(FLEET__LIST_DATA(n, fleet__req_t, node));
+  FLEET__LIST_FOREACH (n, next, &h->pool)
+    free(FLEET__LIST_DATA(n, fleet__req_t, node));
   pub->internal_ = NULL;
   h->vt->free(h);
   if (cb != NULL)

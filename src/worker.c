@@ -561,6 +561,8 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     return err;
   if ((w = calloc(1, sizeof(*w))) == NULL)
     return FLEET_ENOMEM;
+  fleet__list_init(&w->held);
+  fleet__list_init(&w->free_jobs);
   w->o = *options;
   if ((err = worker_check_options(&w->o, &w->margin_ms)) != 0 ||
       (err = fleet__handle_init(&w->base, &worker_vt, client,

@@ -36,6 +36,15 @@ struct fleet__list_s {
   for (fleet__list_t *n = (head)->next, *tmp = n->next; n != (head);           \
        n = tmp, tmp = n->next)
 
+/* Walks the list `head` front to back with `var`, a `type *` declared by
+ * the caller, each element's node being its member `field`. As with
+ * FLEET__LIST_FOREACH, the body may remove (and free) `var`. */
+#define FLEET__LIST_FOREACH_DATA(var, head, type, field)                       \
+  for (fleet__list_t *var##_n_ = (head)->next, *var##_next_ = var##_n_->next;  \
+       var##_n_ != (head) &&                                                   \
+       ((var) = FLEET__LIST_DATA(var##_n_, type, field), 1);                   \
+       var##_n_ = var##_next_, var##_next_ = var##_n_->next)
+
 /* Makes `l` an empty list, or a node that is on no list. */
 static inline void fleet__list_init(fleet__list_t *l) {
   l->prev = l->next = l;
