@@ -715,12 +715,6 @@ void fleet_cron_scheduler_options_init(fleet_cron_scheduler_options_t *o) {
   o->check_ms = 1000;
 }
 
-static void sched_timer_closed(uv_handle_t *h) {
-  fleet__cron_sched_t *s = h->data;
-
-  fleet__handle_unhold(&s->base);
-}
-
 static void sched_close_hook(fleet__handle_t *h) {
   fleet__cron_sched_t *s = (fleet__cron_sched_t *)h;
   fleet__backend_t *be = fleet__handle_backend(h);
@@ -731,12 +725,8 @@ static void sched_close_hook(fleet__handle_t *h) {
   }
   if (s->timers_open) {
     s->timers_open = 0;
-    s->timer.data = s;
-    s->check.data = s;
-    fleet__handle_hold(h);
-    fleet__handle_hold(h);
-    uv_close((uv_handle_t *)&s->timer, sched_timer_closed);
-    uv_close((uv_handle_t *)&s->check, sched_timer_closed);
+    fleet__handle_uv_close(h, (uv_handle_t *)&s->timer);
+    fleet__handle_uv_close(h, (uv_handle_t *)&s->check);
   }
 }
 
@@ -824,8 +814,8 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
     return FLEET_ENOMEM;
   }
   s->armed_at = -1;
-  uv_timer_init(s->base.loop, &s->timer);
-  uv_timer_init(s->base.loop, &s->check);
+  fleet__handle_timer_init(&s->base, &s->timer);
+  fleet__handle_timer_init(&s->base, &s->check);
   s->timers_open = 1;
   return 0;
 }

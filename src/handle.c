@@ -169,6 +169,20 @@ void fleet__handle_unhold(fleet__handle_t *h) {
   handle_maybe_finish(h);
 }
 
+void fleet__handle_timer_init(fleet__handle_t *h, uv_timer_t *timer) {
+  uv_timer_init(h->loop, timer);
+}
+
+void fleet__handle_uv_closed(uv_handle_t *uvh) {
+  fleet__handle_unhold(uvh->data);
+}
+
+void fleet__handle_uv_close(fleet__handle_t *h, uv_handle_t *uvh) {
+  fleet__handle_hold(h);
+  uvh->data = h;
+  uv_close(uvh, fleet__handle_uv_closed);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Requests                                                                 */
 

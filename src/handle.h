@@ -136,6 +136,22 @@ int fleet__handle_close(fleet__handle_t *h, fleet_close_cb close_cb);
 void fleet__handle_hold(fleet__handle_t *h);
 void fleet__handle_unhold(fleet__handle_t *h);
 
+/* The libuv handles a primitive owns (timers, check and prepare handles)
+ * close through the base: each holds the handle until libuv has closed
+ * it, so that the primitive's `free` hook never runs before.
+ *
+ * fleet__handle_timer_init() initializes `timer` on the handle's loop.
+ * fleet__handle_uv_close() takes a hold, points `uvh->data` at `h` and
+ * closes `uvh`; the shared close callback releases the hold. Call it once
+ * per libuv handle, from the `close` hook or later. */
+void fleet__handle_timer_init(fleet__handle_t *h, uv_timer_t *timer);
+void fleet__handle_uv_close(fleet__handle_t *h, uv_handle_t *uvh);
+
+/* The shared close callback, for a libuv handle whose hold was taken
+ * before its close (uv_close(uvh, fleet__handle_uv_closed) with
+ * `uvh->data` pointing at the handle). */
+void fleet__handle_uv_closed(uv_handle_t *uvh);
+
 /* The backend the handle's client drives. */
 fleet__backend_t *fleet__handle_backend(const fleet__handle_t *h);
 

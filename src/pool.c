@@ -890,10 +890,10 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
   }
   fleet__metrics_name_from_tag(&p->base.mblock, p->tag.base, p->tag.len,
                                c->prefix_len);
-  uv_timer_init(p->base.loop, &p->lapse_timer);
-  uv_timer_init(p->base.loop, &p->wait_timer);
-  uv_timer_init(p->base.loop, &p->join_timer);
-  uv_timer_init(p->base.loop, &p->remove_timer);
+  fleet__handle_timer_init(&p->base, &p->lapse_timer);
+  fleet__handle_timer_init(&p->base, &p->wait_timer);
+  fleet__handle_timer_init(&p->base, &p->join_timer);
+  fleet__handle_timer_init(&p->base, &p->remove_timer);
   p->timers_open = 1;
   /* Results of dispatches come through the event list: every node,
    * client-only too, listens. The wake-up on subscription reads it. */
@@ -957,12 +957,6 @@ const char *fleet_pool_worker_id(const fleet_pool_worker_t *w) {
   return w != NULL && w->internal_ != NULL ? w->internal_->id : NULL;
 }
 
-static void pool_timer_closed(uv_handle_t *h) {
-  fleet__pool_t *p = h->data;
-
-  fleet__handle_unhold(&p->base);
-}
-
 /* The close hook: no user callback here. Background work stops; the
  * workers' jobs stop in pool_closing. */
 static void pool_close(fleet__handle_t *h) {
@@ -974,18 +968,10 @@ static void pool_close(fleet__handle_t *h) {
     p->sub = NULL;
   }
   if (p->timers_open) {
-    p->lapse_timer.data = p;
-    p->wait_timer.data = p;
-    p->join_timer.data = p;
-    p->remove_timer.data = p;
-    fleet__handle_hold(&p->base);
-    uv_close((uv_handle_t *)&p->join_timer, pool_timer_closed);
-    fleet__handle_hold(&p->base);
-    uv_close((uv_handle_t *)&p->remove_timer, pool_timer_closed);
-    fleet__handle_hold(&p->base);
-    fleet__handle_hold(&p->base);
-    uv_close((uv_handle_t *)&p->lapse_timer, pool_timer_closed);
-    uv_close((uv_handle_t *)&p->wait_timer, pool_timer_closed);
+    fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->join_timer);
+    fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->remove_timer);
+    fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->lapse_timer);
+    fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->wait_timer);
     p->timers_open = 0;
   }
 }

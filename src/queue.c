@@ -206,10 +206,6 @@ static void queue_free(fleet__handle_t *h) {
   free(q);
 }
 
-static void queue_on_handle_closed(uv_handle_t *h) {
-  fleet__handle_unhold(h->data);
-}
-
 /* The enqueues not sent yet stay on the live list, where the base cancels
  * them; the phase-end handles close. */
 static void queue_close(fleet__handle_t *h) {
@@ -218,12 +214,8 @@ static void queue_close(fleet__handle_t *h) {
   q->enq_first = q->enq_last = NULL;
   q->enq_jobs = q->enq_nargs = 0;
   q->enq_buf_len = 0;
-  fleet__handle_hold(h);
-  fleet__handle_hold(h);
-  q->enq_check.data = h;
-  q->enq_prepare.data = h;
-  uv_close((uv_handle_t *)&q->enq_check, queue_on_handle_closed);
-  uv_close((uv_handle_t *)&q->enq_prepare, queue_on_handle_closed);
+  fleet__handle_uv_close(h, (uv_handle_t *)&q->enq_check);
+  fleet__handle_uv_close(h, (uv_handle_t *)&q->enq_prepare);
 }
 
 static const fleet__handle_vt_t queue_vt = {

@@ -685,11 +685,6 @@ static void wp_free(fleet__handle_t *h) {
   free(wp);
 }
 
-static void wp_timer_closed(uv_handle_t *t) {
-  fleet__warmpool_t *wp = t->data;
-  fleet__handle_unhold(&wp->base);
-}
-
 static void wp_leader_closed(fleet_handle_t *h) {
   fleet__warmpool_t *wp = h->data;
   fleet__handle_unhold(&wp->base);
@@ -708,8 +703,7 @@ static void wp_close(fleet__handle_t *h) {
   }
   if (wp->timer_open) {
     wp->timer_open = 0;
-    fleet__handle_hold(h);
-    uv_close((uv_handle_t *)&wp->timer, wp_timer_closed);
+    fleet__handle_uv_close(h, (uv_handle_t *)&wp->timer);
   }
   if (wp->leader_open) {
     wp->leader_open = 0;
@@ -799,7 +793,7 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
   }
   wp->base.mblock.name = wp->name; /* metrics, log */
   wp->base.mblock.name_len = name_len;
-  uv_timer_init(wp->base.loop, &wp->timer);
+  fleet__handle_timer_init(&wp->base, &wp->timer);
   wp->timer.data = wp;
   wp->timer_open = 1;
   return 0;

@@ -368,17 +368,6 @@ static void worker_unsubscribe(struct fleet__worker_s *w) {
 /* ------------------------------------------------------------------------ */
 /* States                                                                   */
 
-/* Each libuv handle of a closing worker holds its base until closed. */
-static void worker_on_handle_closed(uv_handle_t *h) {
-  fleet__handle_unhold(h->data);
-}
-
-static void worker_close_handle(struct fleet__worker_s *w, uv_handle_t *h) {
-  fleet__handle_hold(&w->base);
-  h->data = &w->base;
-  uv_close(h, worker_on_handle_closed);
-}
-
 /* The internal queue has closed: every call of the worker is answered. */
 static void worker_on_queue_closed(fleet_handle_t *q) {
   struct fleet__worker_s *w = q->data;
@@ -410,8 +399,8 @@ void fleet__worker_check_done(struct fleet__worker_s *w) {
   /* The flush goes last: the handler may still finish jobs. */
   if (w->queue_open == -1 && w->active == 0 && w->settleq == NULL &&
       !uv_is_closing((uv_handle_t *)&w->flush)) {
-    uv_close((uv_handle_t *)&w->flush, worker_on_handle_closed);
-    worker_close_handle(w, (uv_handle_t *)&w->flush_prepare);
+    uv_close((uv_handle_t *)&w->flush, fleet__handle_uv_closed);
+    fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->flush_prepare);
   }
 }
 
@@ -487,12 +476,12 @@ static void worker_on_close(fleet__handle_t *h) {
   struct fleet__worker_s *w = (struct fleet__worker_s *)h;
 
   worker_set_state(w, FLEET__WORKER_CLOSING);
-  worker_close_handle(w, (uv_handle_t *)&w->poll_timer);
-  worker_close_handle(w, (uv_handle_t *)&w->delay_timer);
-  worker_close_handle(w, (uv_handle_t *)&w->recover_timer);
-  worker_close_handle(w, (uv_handle_t *)&w->lease_timer);
-  worker_close_handle(w, (uv_handle_t *)&w->stop_timer);
-  worker_close_handle(w, (uv_handle_t *)&w->poke_timer);
+  fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->poll_timer);
+  fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->delay_timer);
+  fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->recover_timer);
+  fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->lease_timer);
+  fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->stop_timer);
+  fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->poke_timer);
   fleet__handle_hold(h); /* the flush, released by its close callback */
   w->flush.data = h;
 }
@@ -620,12 +609,12 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
   w->state = FLEET__WORKER_IDLE;
   uv_check_init(w->base.loop, &w->flush);
   uv_prepare_init(w->base.loop, &w->flush_prepare);
-  uv_timer_init(w->base.loop, &w->poll_timer);
-  uv_timer_init(w->base.loop, &w->delay_timer);
-  uv_timer_init(w->base.loop, &w->recover_timer);
-  uv_timer_init(w->base.loop, &w->lease_timer);
-  uv_timer_init(w->base.loop, &w->stop_timer);
-  uv_timer_init(w->base.loop, &w->poke_timer);
+  fleet__handle_timer_init(&w->base, &w->poll_timer);
+  fleet__handle_timer_init(&w->base, &w->delay_timer);
+  fleet__handle_timer_init(&w->base, &w->recover_timer);
+  fleet__handle_timer_init(&w->base, &w->lease_timer);
+  fleet__handle_timer_init(&w->base, &w->stop_timer);
+  fleet__handle_timer_init(&w->base, &w->poke_timer);
   return 0;
 }
 
