@@ -44,6 +44,10 @@ int fleet__handle_init(fleet__handle_t *h, const fleet__handle_vt_t *vt,
   return 0;
 }
 
+void fleet__handle_set_internal(fleet__handle_t *h) {
+  h->internal = 1;
+}
+
 void fleet__handle_abort(fleet__handle_t *h) {
   fleet__list_remove(&h->node);
   h->pub->internal_ = NULL;

@@ -115,6 +115,11 @@ struct fleet__req_s {
 int fleet__handle_init(fleet__handle_t *h, const fleet__handle_vt_t *vt,
                        fleet_client_t *client, fleet_handle_t *pub);
 
+/* Marks `h` as made by another handle, its owner, which closes it: the
+ * client's close does not wait for it, and fleet_client_walk() never
+ * shows it. Call it right after the init of `h`. */
+void fleet__handle_set_internal(fleet__handle_t *h);
+
 /* Undoes fleet__handle_init() for a handle whose init failed later on;
  * nothing is called back. */
 void fleet__handle_abort(fleet__handle_t *h);

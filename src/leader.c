@@ -96,7 +96,7 @@ static int leader_open_lock(leader_t *ld) {
                         ld->ttl_ms, &ld->lock_options);
   if (err == 0) {
     /* The candidate's own: closed with it, never shown by a walk. */
-    ld->lock.internal_->internal = 1;
+    fleet__handle_set_internal(ld->lock.internal_);
     ld->lock.internal_->metrics = &ld->base.mblock; /* counts as the leader */
     ld->lock.data = ld;
     ld->lock_open = 1;

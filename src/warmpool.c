@@ -443,7 +443,7 @@ static int wp_campaign(fleet__warmpool_t *wp) {
                             wp->owner, wp->opts.primary_ttl_ms, &cbs, NULL);
     if (err != 0)
       return err;
-    wp->leader.internal_->internal = 1;
+    fleet__handle_set_internal(wp->leader.internal_);
     wp->leader.data = wp;
     wp->leader_open = 1;
   }

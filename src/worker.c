@@ -592,7 +592,7 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     iq->park_ttl_ms = 3 * w->o.heartbeat_ms;
   w->dchannel = dchan.base;
   w->dchannel_len = dchan.len;
-  w->queue.internal_->internal = 1;
+  fleet__handle_set_internal(w->queue.internal_);
   w->base.mblock.name = w->queue.internal_->mblock.name; /* metrics */
   w->base.mblock.name_len = w->queue.internal_->mblock.name_len;
   fleet__handle_hold(&w->base); /* until the queue's close callback */
