@@ -201,6 +201,10 @@ static void leader_cancel_resign(fleet__req_t *r, int status) {
   req->cb(ld->base.pub, status, r->user_data);
 }
 
+void fleet_leader_options_init(fleet_leader_options_t *options) {
+  memset(options, 0, sizeof(*options));
+}
+
 static const fleet__handle_vt_t leader_vt = {
     FLEET_HANDLE_LEADER, sizeof(leader_req_t), leader_close, NULL, leader_free};
 
