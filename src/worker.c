@@ -72,14 +72,10 @@ static void worker_options_defaults(fleet_worker_options_t *o) {
 /* ------------------------------------------------------------------------ */
 /* Flush, online, offline                                                   */
 
-static void worker_on_flush_check(uv_check_t *handle);
-static void worker_on_flush_prepare(uv_prepare_t *handle);
-
 void fleet__worker_kick(struct fleet__worker_s *w) {
-  if (uv_is_closing((uv_handle_t *)&w->flush))
+  if (fleet__phase_end_closing(&w->flush))
     return;
-  uv_check_start(&w->flush, worker_on_flush_check);
-  uv_prepare_start(&w->flush_prepare, worker_on_flush_prepare);
+  fleet__phase_end_arm(&w->flush);
 }
 
 int fleet__worker_may_retry(const struct fleet__worker_s *w) {
@@ -153,8 +149,7 @@ void fleet__worker_online(struct fleet__worker_s *w) {
 static void worker_flush(struct fleet__worker_s *w) {
   fleet__backend_t *be = w->base.client->be;
 
-  uv_check_stop(&w->flush);
-  uv_prepare_stop(&w->flush_prepare);
+  fleet__phase_end_disarm(&w->flush);
   if (w->handback_pending) {
     w->handback_pending = 0;
     fleet__worker_hand_back(w);
@@ -173,22 +168,23 @@ static void worker_flush(struct fleet__worker_s *w) {
   fleet__worker_check_done(w);
 }
 
-static void worker_on_flush_check(uv_check_t *handle) {
-  worker_flush(FLEET__CONTAINER_OF(handle, struct fleet__worker_s, flush));
-}
-
 static void worker_on_poke(uv_timer_t *t) {
   (void)t;
 }
 
-/* A flush before the poll. When it ran a user callback (a settled job, a
- * completed stop), a 0 ms timer keeps libuv's coming poll from blocking:
- * the callback may be what a UV_RUN_ONCE caller waits for, and it may
- * have started work that needs another turn of the loop. */
-static void worker_on_flush_prepare(uv_prepare_t *handle) {
+/* The flush at the end of a phase. One before the poll (in the prepare
+ * phase) that ran a user callback (a settled job, a completed stop)
+ * starts a 0 ms timer that keeps libuv's coming poll from blocking: the
+ * callback may be what a UV_RUN_ONCE caller waits for, and it may have
+ * started work that needs another turn of the loop. */
+static void worker_on_flush(fleet__phase_end_t *pe, int in_prepare) {
   struct fleet__worker_s *w =
-      FLEET__CONTAINER_OF(handle, struct fleet__worker_s, flush_prepare);
+      FLEET__CONTAINER_OF(pe, struct fleet__worker_s, flush);
 
+  if (!in_prepare) {
+    worker_flush(w);
+    return;
+  }
   w->in_prepare = 1;
   worker_flush(w);
   w->in_prepare = 0;
@@ -398,9 +394,9 @@ void fleet__worker_check_done(struct fleet__worker_s *w) {
   }
   /* The flush goes last: the handler may still finish jobs. */
   if (w->queue_open == -1 && w->active == 0 && w->settleq == NULL &&
-      !uv_is_closing((uv_handle_t *)&w->flush)) {
-    uv_close((uv_handle_t *)&w->flush, fleet__handle_uv_closed);
-    fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->flush_prepare);
+      !fleet__phase_end_closing(&w->flush)) {
+    fleet__handle_phase_end_close(&w->base, &w->flush);
+    fleet__handle_unhold(&w->base); /* the close's hold, now the flush's */
   }
 }
 
@@ -482,8 +478,7 @@ static void worker_on_close(fleet__handle_t *h) {
   fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->lease_timer);
   fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->stop_timer);
   fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->poke_timer);
-  fleet__handle_hold(h); /* the flush, released by its close callback */
-  w->flush.data = h;
+  fleet__handle_hold(h); /* the flush, released once it is closing */
 }
 
 /* The base's closing hook: a stop the close overtook hears it. */
@@ -607,8 +602,7 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
   w->online = 1;
   w->stats.online = 1;
   w->state = FLEET__WORKER_IDLE;
-  uv_check_init(w->base.loop, &w->flush);
-  uv_prepare_init(w->base.loop, &w->flush_prepare);
+  fleet__phase_end_init(&w->flush, w->base.loop, worker_on_flush);
   fleet__handle_timer_init(&w->base, &w->poll_timer);
   fleet__handle_timer_init(&w->base, &w->delay_timer);
   fleet__handle_timer_init(&w->base, &w->recover_timer);

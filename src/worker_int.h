@@ -122,8 +122,7 @@ struct fleet__worker_s {
    * handle before the loop blocks: finishes and claims made during an
    * iteration go out together, at the end of its phase), and the timers.
    * Heartbeats go through the client's batcher. */
-  uv_check_t flush;
-  uv_prepare_t flush_prepare;
+  fleet__phase_end_t flush;
   uv_timer_t poll_timer;    /* fallback poll, or the offline retry */
   uv_timer_t delay_timer;   /* the earliest delayed job comes due */
   uv_timer_t recover_timer; /* recovery of expired claims */
