@@ -6,7 +6,9 @@
  * through its head: an empty list's head points at itself, so insert and
  * remove never test for the ends. A node that is on no list is kept
  * initialized (pointing at itself): removing it again does nothing, and
- * fleet__list_linked() tells whether it is on a list.
+ * fleet__list_linked() tells whether it is on a list. A zeroed node (fresh
+ * from calloc) is on no list either, but must not be removed: its owner
+ * tracks whether it is linked, or initializes it.
  *
  *   fleet__list_t pending;
  *   fleet__list_init(&pending);
@@ -31,7 +33,8 @@ struct fleet__list_s {
   ((type *)(void *)((char *)(node)-offsetof(type, field)))
 
 /* Walks the list `head` front to back with `n` (a fleet__list_t *); `tmp`
- * holds the next node, so the body may remove (and free) `n`. */
+ * holds the next node, so the body may remove (and free) `n`, but not the
+ * node after it. */
 #define FLEET__LIST_FOREACH(n, tmp, head)                                      \
   for (fleet__list_t *n = (head)->next, *tmp = n->next; n != (head);           \
        n = tmp, tmp = n->next)
