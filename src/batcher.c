@@ -5,6 +5,7 @@
 
 #include "batcher.h"
 #include "client.h"
+#include "handle.h"
 
 struct fleet__batch_call_s {
   fleet__batch_call_t *next; /* the pool, or the calls being built */
@@ -20,14 +21,11 @@ struct fleet__batch_call_s {
 struct fleet__batcher_s {
   struct fleet__client_s *client;
   uv_timer_t timer;
-  /* The end of the loop phase, for items due now: the check handle after
-   * I/O callbacks, the prepare handle before the loop blocks. */
-  uv_check_t now_check;
-  uv_prepare_t now_prepare;
-  int now_armed;
+  /* The end of the loop phase, for items due now (handle.h). */
+  fleet__phase_end_t now;
   int closes_left;
-  uint64_t due; /* loop ms the timer is armed for; 0 when stopped */
-  fleet__batch_item_t *head;
+  uint64_t due;        /* loop ms the timer is armed for; 0 when stopped */
+  fleet__list_t sched; /* the items scheduled */
   fleet__batch_call_t *pool;
   void (*closed)(struct fleet__client_s *c);
   /* Call arguments, reused: the backend copies them. */
@@ -37,8 +35,7 @@ struct fleet__batcher_s {
 };
 
 static void batcher_on_timer(uv_timer_t *timer);
-static void batcher_on_now_check(uv_check_t *h);
-static void batcher_on_now_prepare(uv_prepare_t *h);
+static void batcher_on_now(fleet__phase_end_t *pe, int in_prepare);
 
 static struct fleet__batcher_s *batcher_get(struct fleet__client_s *c) {
   struct fleet__batcher_s *b = c->batcher;
@@ -49,9 +46,9 @@ static struct fleet__batcher_s *batcher_get(struct fleet__client_s *c) {
   if (b == NULL)
     return NULL;
   b->client = c;
+  fleet__list_init(&b->sched);
   uv_timer_init(c->loop, &b->timer);
-  uv_check_init(c->loop, &b->now_check);
-  uv_prepare_init(c->loop, &b->now_prepare);
+  fleet__phase_end_init(&b->now, c->loop, batcher_on_now);
   c->batcher = b;
   return b;
 }
@@ -76,12 +73,13 @@ static void batcher_arm_at(struct fleet__batcher_s *b, uint64_t at) {
 /* Arms the timer for the earliest item without a call in flight. O(items):
  * it runs once per tick and per reply, not per item. */
 static void batcher_arm(struct fleet__batcher_s *b) {
-  fleet__batch_item_t *it;
   uint64_t at = 0;
 
-  for (it = b->head; it != NULL; it = it->next)
+  FLEET__LIST_FOREACH (n, next, &b->sched) {
+    fleet__batch_item_t *it = FLEET__LIST_DATA(n, fleet__batch_item_t, node);
     if (it->call == NULL && !it->now && (at == 0 || it->due < at))
       at = it->due;
+  }
   batcher_arm_at(b, at);
 }
 
@@ -91,11 +89,7 @@ static void batcher_link(struct fleet__batcher_s *b, fleet__batch_item_t *it,
   it->kind = kind;
   it->group = group;
   if (!it->linked) {
-    it->prev = NULL;
-    it->next = b->head;
-    if (b->head != NULL)
-      b->head->prev = it;
-    b->head = it;
+    fleet__list_insert_head(&b->sched, &it->node);
     it->linked = 1;
   }
 }
@@ -110,11 +104,7 @@ int fleet__batch_now(struct fleet__client_s *c, fleet__batch_item_t *it,
   it->due = uv_now(c->loop);
   it->window = 0;
   it->now = 1;
-  if (!b->now_armed) {
-    uv_check_start(&b->now_check, batcher_on_now_check);
-    uv_prepare_start(&b->now_prepare, batcher_on_now_prepare);
-    b->now_armed = 1;
-  }
+  fleet__phase_end_arm(&b->now);
   return 0;
 }
 
@@ -137,17 +127,10 @@ int fleet__batch_add(struct fleet__client_s *c, fleet__batch_item_t *it,
 }
 
 /* Takes `it` off the schedule. */
-static void batcher_unlink(struct fleet__batcher_s *b,
-                           fleet__batch_item_t *it) {
+static void batcher_unlink(fleet__batch_item_t *it) {
   if (!it->linked)
     return;
-  if (it->prev != NULL)
-    it->prev->next = it->next;
-  else
-    b->head = it->next;
-  if (it->next != NULL)
-    it->next->prev = it->prev;
-  it->prev = it->next = NULL;
+  fleet__list_remove(&it->node);
   it->linked = 0;
 }
 
@@ -158,7 +141,7 @@ void fleet__batch_remove(struct fleet__client_s *c, fleet__batch_item_t *it) {
   }
   /* A timer left armed for this item finds nothing due and re-arms. */
   if (c->batcher != NULL)
-    batcher_unlink(c->batcher, it);
+    batcher_unlink(it);
 }
 
 void fleet__batch_stats(const struct fleet__client_s *c, uint64_t *calls,
@@ -213,7 +196,7 @@ static void batcher_call_results(fleet__batch_call_t *call, int status,
       continue;
     call->items[i] = NULL;
     it->call = NULL;
-    batcher_unlink(call->b, it);
+    batcher_unlink(it);
     kind->done(it, status, status == 0 ? reply->elem : NULL,
                status == 0 ? &reply->elem[kind->reply_head + i * per] : NULL,
                call->sent);
@@ -337,9 +320,8 @@ static void batcher_call_close(fleet__batch_call_t **open,
 static void batcher_tick(struct fleet__batcher_s *b) {
   uint64_t now = uv_now(b->client->loop);
   fleet__batch_call_t *open = NULL, *full = NULL, *call;
-  fleet__batch_item_t *it;
-
-  for (it = b->head; it != NULL; it = it->next) {
+  FLEET__LIST_FOREACH (n, next, &b->sched) {
+    fleet__batch_item_t *it = FLEET__LIST_DATA(n, fleet__batch_item_t, node);
     if (it->call != NULL || (!it->now && it->due > now + it->window))
       continue;
     if ((call = batcher_call_for(b, &open, it, now)) == NULL)
@@ -380,21 +362,16 @@ static void batcher_on_timer(uv_timer_t *timer) {
 static void batcher_now(struct fleet__batcher_s *b) {
   fleet__backend_t *be = b->client->be;
 
-  uv_check_stop(&b->now_check);
-  uv_prepare_stop(&b->now_prepare);
-  b->now_armed = 0;
+  fleet__phase_end_disarm(&b->now);
   batcher_tick(b);
   batcher_arm(b);
   if (be->vt->flush != NULL && !b->client->closing)
     be->vt->flush(be);
 }
 
-static void batcher_on_now_check(uv_check_t *h) {
-  batcher_now(FLEET__CONTAINER_OF(h, struct fleet__batcher_s, now_check));
-}
-
-static void batcher_on_now_prepare(uv_prepare_t *h) {
-  batcher_now(FLEET__CONTAINER_OF(h, struct fleet__batcher_s, now_prepare));
+static void batcher_on_now(fleet__phase_end_t *pe, int in_prepare) {
+  (void)in_prepare;
+  batcher_now(FLEET__CONTAINER_OF(pe, struct fleet__batcher_s, now));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -417,14 +394,14 @@ void fleet__batcher_close(struct fleet__client_s *c,
   }
   /* Items due now (a closing handle's release) hear FLEET_ECLOSING, so
    * that nothing waits for a phase end that will not come. */
-  if (b->now_armed)
+  if (fleet__phase_end_armed(&b->now))
     batcher_now(b);
   b->closed = closed;
   b->closes_left = 3;
-  b->timer.data = b->now_check.data = b->now_prepare.data = b;
+  b->timer.data = b->now.check.data = b->now.prepare.data = b;
   uv_close((uv_handle_t *)&b->timer, batcher_on_closed);
-  uv_close((uv_handle_t *)&b->now_check, batcher_on_closed);
-  uv_close((uv_handle_t *)&b->now_prepare, batcher_on_closed);
+  uv_close((uv_handle_t *)&b->now.check, batcher_on_closed);
+  uv_close((uv_handle_t *)&b->now.prepare, batcher_on_closed);
 }
 
 void fleet__batcher_free(struct fleet__client_s *c) {

@@ -19,6 +19,7 @@
 #define FLEET_SRC_BATCHER_H
 
 #include "backend.h"
+#include "common/list.h"
 #include "internal.h"
 
 typedef struct fleet__batch_item_s fleet__batch_item_t;
@@ -60,10 +61,10 @@ typedef struct {
 /* Embedded in what is refreshed; zero it before first use. */
 struct fleet__batch_item_s {
   const fleet__batch_kind_t *kind;
-  const void *group; /* items of one kind and group share calls */
-  uint64_t due;      /* loop ms */
-  uint64_t window;   /* ms: joins a tick this long before it is due */
-  fleet__batch_item_t *prev, *next;
+  const void *group;         /* items of one kind and group share calls */
+  uint64_t due;              /* loop ms */
+  uint64_t window;           /* ms: joins a tick this long before it is due */
+  fleet__list_t node;        /* on the schedule while linked */
   fleet__batch_call_t *call; /* the call in flight, or NULL */
   size_t slot;
   int linked;

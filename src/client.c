@@ -110,7 +110,7 @@ void fleet__client_maybe_closed(struct fleet__client_s *c) {
   fleet_client_t *pub = c->pub;
   fleet_client_close_cb close_cb = c->close_cb;
 
-  if (!c->closing || c->closes_left > 0 || c->handles != NULL)
+  if (!c->closing || c->closes_left > 0 || !fleet__list_empty(&c->handles))
     return;
   c->state = FLEET_CLIENT_CLOSED;
   if (c->state_cb != NULL)
@@ -187,6 +187,7 @@ static int client_options(const fleet_client_options_t *options,
 static int client_setup(struct fleet__client_s *c, uv_loop_t *loop,
                         fleet_client_t *client, const fleet_client_options_t *o,
                         const char *log_url) {
+  fleet__list_init(&c->handles);
   c->prefix = fleet__strdup(o->prefix);
   if (c->prefix == NULL)
     return FLEET_ENOMEM;
@@ -339,7 +340,6 @@ const char *fleet_url_from_env(void) {
 
 int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb) {
   struct fleet__client_s *c;
-  fleet__handle_t *h;
 
   if (client == NULL || client->internal_ == NULL)
     return FLEET_EINVAL;
@@ -347,9 +347,11 @@ int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb) {
   if (c->closing)
     return FLEET_ECLOSING;
   /* A handle's own handles (a worker's queue) close with it. */
-  for (h = c->handles; h != NULL; h = h->next)
+  FLEET__LIST_FOREACH (n, next, &c->handles) {
+    fleet__handle_t *h = FLEET__LIST_DATA(n, fleet__handle_t, node);
     if (!h->closing && !h->internal)
       return FLEET_EBUSY;
+  }
   c->closing = 1;
   c->close_cb = close_cb;
   c->closes_left = 2;
@@ -359,14 +361,12 @@ int fleet_client_close(fleet_client_t *client, fleet_client_close_cb close_cb) {
 }
 
 void fleet_client_walk(fleet_client_t *client, fleet_walk_cb cb, void *arg) {
-  fleet__handle_t *h, *next;
-
   if (client == NULL || client->internal_ == NULL || cb == NULL)
     return;
   /* The callback may close the handle it is given (it stays on the list
    * until its close callback) or make new ones (at the head, not seen). */
-  for (h = client->internal_->handles; h != NULL; h = next) {
-    next = h->next;
+  FLEET__LIST_FOREACH (n, next, &client->internal_->handles) {
+    fleet__handle_t *h = FLEET__LIST_DATA(n, fleet__handle_t, node);
     if (!h->internal)
       cb(h->pub, arg);
   }

@@ -3,6 +3,7 @@
 #define FLEET_SRC_CLIENT_H
 
 #include "backend.h"
+#include "common/list.h"
 #include "internal.h"
 
 /* Longest key prefix, in bytes. */
@@ -25,7 +26,7 @@ struct fleet__client_s {
   fleet__creq_t *free_reqs;
   /* The handles built on the client (src/handle.c): it refuses to close
    * while one is open, and finishes closing after the last has. */
-  struct fleet__handle_s *handles;
+  fleet__list_t handles;
   /* The periodic batcher (src/batcher.c); NULL until first used. */
   struct fleet__batcher_s *batcher;
   /* Closing: the backend and the batcher's timer still to close. */

@@ -27,7 +27,7 @@
 
 struct fleet__cron_fire_s {
   fleet_cron_fire_t pub;
-  fleet__cron_fire_t *prev, *next;
+  fleet__list_t node; /* on the scheduler's fires */
   fleet__cron_sched_t *s;
   fleet__key_t tag;
   char *key, *queue;
@@ -141,17 +141,6 @@ static void fire_free(fleet__cron_fire_t *f) {
   free(f->queue);
   free(f->payload);
   free(f);
-}
-
-static void fire_unlink(fleet__cron_fire_t *f) {
-  fleet__cron_sched_t *s = f->s;
-
-  if (f->prev != NULL)
-    f->prev->next = f->next;
-  else
-    s->fires = f->next;
-  if (f->next != NULL)
-    f->next->prev = f->prev;
 }
 
 /* A small ring of the latest occurrences. */
@@ -381,10 +370,7 @@ static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   f->pub.payload.len = d->payload_len;
   f->pub.queue = f->queue;
   f->pub.internal_ = f;
-  f->next = s->fires;
-  if (s->fires != NULL)
-    s->fires->prev = f;
-  s->fires = f;
+  fleet__list_insert_head(&s->fires, &f->node);
   s->cb(s->pub, &f->pub);
 }
 
@@ -509,7 +495,7 @@ int fleet_cron_complete(fleet_cron_fire_t *fire, const char *error) {
     return err;
   }
   fire->internal_ = NULL;
-  fire_unlink(f);
+  fleet__list_remove(&f->node);
   fire_free(f);
   return 0;
 }
@@ -729,12 +715,6 @@ void fleet_cron_scheduler_options_init(fleet_cron_scheduler_options_t *o) {
   o->check_ms = 1000;
 }
 
-static void sched_timer_closed(uv_handle_t *h) {
-  fleet__cron_sched_t *s = h->data;
-
-  fleet__handle_unhold(&s->base);
-}
-
 static void sched_close_hook(fleet__handle_t *h) {
   fleet__cron_sched_t *s = (fleet__cron_sched_t *)h;
   fleet__backend_t *be = fleet__handle_backend(h);
@@ -745,12 +725,8 @@ static void sched_close_hook(fleet__handle_t *h) {
   }
   if (s->timers_open) {
     s->timers_open = 0;
-    s->timer.data = s;
-    s->check.data = s;
-    fleet__handle_hold(h);
-    fleet__handle_hold(h);
-    uv_close((uv_handle_t *)&s->timer, sched_timer_closed);
-    uv_close((uv_handle_t *)&s->check, sched_timer_closed);
+    fleet__handle_uv_close(h, (uv_handle_t *)&s->timer);
+    fleet__handle_uv_close(h, (uv_handle_t *)&s->check);
   }
 }
 
@@ -758,10 +734,8 @@ static void sched_free(fleet__handle_t *h) {
   fleet__cron_sched_t *s = (fleet__cron_sched_t *)h;
   size_t i;
 
-  while (s->fires != NULL) {
-    fleet__cron_fire_t *f = s->fires;
-
-    s->fires = f->next;
+  FLEET__LIST_FOREACH (n, next, &s->fires) {
+    fleet__cron_fire_t *f = FLEET__LIST_DATA(n, fleet__cron_fire_t, node);
     f->pub.internal_ = NULL;
     fire_free(f);
   }
@@ -806,6 +780,7 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
     return client == NULL ? FLEET_EINVAL : FLEET_ECLOSING;
   if ((s = calloc(1, sizeof(*s))) == NULL)
     return FLEET_ENOMEM;
+  fleet__list_init(&s->fires);
   err =
       fleet__handle_init(&s->base, &sched_vt, client, (fleet_handle_t *)sched);
   if (err != 0) {
@@ -839,8 +814,8 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
     return FLEET_ENOMEM;
   }
   s->armed_at = -1;
-  uv_timer_init(s->base.loop, &s->timer);
-  uv_timer_init(s->base.loop, &s->check);
+  fleet__handle_timer_init(&s->base, &s->timer);
+  fleet__handle_timer_init(&s->base, &s->check);
   s->timers_open = 1;
   return 0;
 }

@@ -62,7 +62,7 @@ typedef struct fleet__cron_s {
   int64_t srv_ms;
   uint64_t srv_at;
   int have_clock;
-  fleet__cron_fire_t *fires; /* given to the user, not completed */
+  fleet__list_t fires; /* given to the user, not completed */
   fleet__rng_t rng;
 } fleet__cron_sched_t;
 

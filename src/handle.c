@@ -23,28 +23,6 @@ const char *fleet_handle_type_name(fleet_handle_type_t type) {
 /* ------------------------------------------------------------------------ */
 /* Registration                                                             */
 
-static void handle_link(fleet__handle_t *h) {
-  struct fleet__client_s *c = h->client;
-
-  h->prev = NULL;
-  h->next = c->handles;
-  if (c->handles != NULL)
-    c->handles->prev = h;
-  c->handles = h;
-}
-
-static void handle_unlink(fleet__handle_t *h) {
-  struct fleet__client_s *c = h->client;
-
-  if (h->prev != NULL)
-    h->prev->next = h->next;
-  else
-    c->handles = h->next;
-  if (h->next != NULL)
-    h->next->prev = h->prev;
-  h->prev = h->next = NULL;
-}
-
 int fleet__handle_init(fleet__handle_t *h, const fleet__handle_vt_t *vt,
                        fleet_client_t *client, fleet_handle_t *pub) {
   if (client == NULL || client->internal_ == NULL)
@@ -57,14 +35,21 @@ int fleet__handle_init(fleet__handle_t *h, const fleet__handle_vt_t *vt,
   h->client = client->internal_;
   h->loop = h->client->loop;
   h->metrics = &h->mblock;
-  handle_link(h);
+  fleet__list_init(&h->live);
+  fleet__list_init(&h->pool);
+  /* At the head: a walk that is under way does not see it. */
+  fleet__list_insert_head(&h->client->handles, &h->node);
   pub->type = vt->type;
   pub->internal_ = h;
   return 0;
 }
 
+void fleet__handle_set_internal(fleet__handle_t *h) {
+  h->internal = 1;
+}
+
 void fleet__handle_abort(fleet__handle_t *h) {
-  handle_unlink(h);
+  fleet__list_remove(&h->node);
   h->pub->internal_ = NULL;
   h->pub->type = FLEET_HANDLE_UNKNOWN;
 }
@@ -121,15 +106,12 @@ static void handle_maybe_finish(fleet__handle_t *h) {
   struct fleet__client_s *c = h->client;
   fleet_handle_t *pub = h->pub;
   fleet_close_cb cb = h->close_cb;
-  fleet__req_t *req;
 
   if (!h->closing || !h->cancelled || h->outstanding > 0 || h->holds > 0)
     return;
-  handle_unlink(h);
-  while ((req = h->pool) != NULL) {
-    h->pool = req->next;
-    free(req);
-  }
+  fleet__list_remove(&h->node);
+  FLEET__LIST_FOREACH (n, next, &h->pool)
+    free(FLEET__LIST_DATA(n, fleet__req_t, node));
   pub->internal_ = NULL;
   h->vt->free(h);
   if (cb != NULL)
@@ -144,14 +126,15 @@ static void handle_maybe_finish(fleet__handle_t *h) {
 static void handle_on_deferred(uv_handle_t *timer) {
   fleet__handle_t *h =
       FLEET__CONTAINER_OF((uv_timer_t *)timer, fleet__handle_t, defer);
-  fleet__req_t *req;
+  fleet__list_t *n;
 
   /* A callback run below may close other handles, never this one (it is
    * closing): `h` stays valid while the hold is on. */
   h->holds++;
   if (h->vt->closing != NULL)
     h->vt->closing(h);
-  while ((req = h->live) != NULL) {
+  while ((n = fleet__list_first(&h->live)) != NULL) {
+    fleet__req_t *req = FLEET__LIST_DATA(n, fleet__req_t, node);
     fleet__req_cancel_fn cancel = req->cancel;
     fleet__req_done(req);
     cancel(req, FLEET_ECANCELED);
@@ -190,59 +173,98 @@ void fleet__handle_unhold(fleet__handle_t *h) {
   handle_maybe_finish(h);
 }
 
+void fleet__handle_timer_init(fleet__handle_t *h, uv_timer_t *timer) {
+  uv_timer_init(h->loop, timer);
+}
+
+void fleet__handle_uv_closed(uv_handle_t *uvh) {
+  fleet__handle_unhold(uvh->data);
+}
+
+void fleet__handle_uv_close(fleet__handle_t *h, uv_handle_t *uvh) {
+  fleet__handle_hold(h);
+  uvh->data = h;
+  uv_close(uvh, fleet__handle_uv_closed);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The end of the loop phase                                                */
+
+static void phase_end_on_check(uv_check_t *check) {
+  fleet__phase_end_t *pe =
+      FLEET__CONTAINER_OF(check, fleet__phase_end_t, check);
+  pe->run(pe, 0);
+}
+
+static void phase_end_on_prepare(uv_prepare_t *prepare) {
+  fleet__phase_end_t *pe =
+      FLEET__CONTAINER_OF(prepare, fleet__phase_end_t, prepare);
+  pe->run(pe, 1);
+}
+
+void fleet__phase_end_init(fleet__phase_end_t *pe, uv_loop_t *loop,
+                           fleet__phase_end_fn run) {
+  uv_check_init(loop, &pe->check);
+  uv_prepare_init(loop, &pe->prepare);
+  pe->run = run;
+}
+
+void fleet__phase_end_arm(fleet__phase_end_t *pe) {
+  uv_check_start(&pe->check, phase_end_on_check);
+  uv_prepare_start(&pe->prepare, phase_end_on_prepare);
+}
+
+void fleet__phase_end_disarm(fleet__phase_end_t *pe) {
+  uv_check_stop(&pe->check);
+  uv_prepare_stop(&pe->prepare);
+}
+
+int fleet__phase_end_armed(const fleet__phase_end_t *pe) {
+  return uv_is_active((const uv_handle_t *)&pe->check);
+}
+
+int fleet__phase_end_closing(const fleet__phase_end_t *pe) {
+  return uv_is_closing((const uv_handle_t *)&pe->check);
+}
+
+void fleet__handle_phase_end_close(fleet__handle_t *h, fleet__phase_end_t *pe) {
+  fleet__handle_uv_close(h, (uv_handle_t *)&pe->check);
+  fleet__handle_uv_close(h, (uv_handle_t *)&pe->prepare);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Requests                                                                 */
 
-static void req_link(fleet__req_t *req) {
-  fleet__handle_t *h = req->handle;
-
-  req->prev = NULL;
-  req->next = h->live;
-  if (h->live != NULL)
-    h->live->prev = req;
-  h->live = req;
-}
-
-static void req_unlink(fleet__req_t *req) {
-  fleet__handle_t *h = req->handle;
-
-  if (req->prev != NULL)
-    req->prev->next = req->next;
-  else
-    h->live = req->next;
-  if (req->next != NULL)
-    req->next->prev = req->prev;
-  req->prev = req->next = NULL;
-}
-
+/* Puts a request that is on no list back in its handle's pool. */
 static void req_put(fleet__req_t *req) {
-  fleet__handle_t *h = req->handle;
-
-  req->next = h->pool;
-  h->pool = req;
+  fleet__list_insert_head(&req->handle->pool, &req->node);
 }
 
 fleet__req_t *fleet__req_new(fleet__handle_t *h, fleet__req_reply_fn on_reply,
                              fleet__req_cancel_fn cancel, void *user_data) {
-  fleet__req_t *req = h->pool;
+  fleet__list_t *n = fleet__list_first(&h->pool);
+  fleet__req_t *req;
 
-  if (req != NULL)
-    h->pool = req->next;
-  else if ((req = malloc(h->vt->req_size)) == NULL)
+  if (n != NULL) {
+    fleet__list_remove(n);
+    req = FLEET__LIST_DATA(n, fleet__req_t, node);
+  } else if ((req = malloc(h->vt->req_size)) == NULL) {
     return NULL;
+  }
   memset(req, 0, h->vt->req_size);
+  fleet__list_init(&req->node);
   req->handle = h;
   req->on_reply = on_reply;
   req->cancel = cancel;
   req->user_data = user_data;
   if (cancel != NULL)
-    req_link(req);
+    fleet__list_insert_head(&h->live, &req->node);
   return req;
 }
 
 void fleet__req_free(fleet__req_t *req) {
   if (req->cancel != NULL && !req->done)
-    req_unlink(req);
+    fleet__list_remove(&req->node);
   req_put(req);
 }
 
@@ -250,7 +272,7 @@ void fleet__req_done(fleet__req_t *req) {
   if (req->done)
     return;
   if (req->cancel != NULL)
-    req_unlink(req);
+    fleet__list_remove(&req->node);
   req->done = 1;
   if (!req->inflight)
     req_put(req);

@@ -33,6 +33,7 @@
 #define FLEET_SRC_HANDLE_H
 
 #include "backend.h"
+#include "common/list.h"
 #include "internal.h"
 #include "metrics_int.h"
 
@@ -63,12 +64,12 @@ struct fleet__handle_s {
   fleet_handle_t *pub;
   struct fleet__client_s *client;
   uv_loop_t *loop;
-  fleet__handle_t *prev, *next; /* the client's handles */
-  fleet__req_t *live;           /* requests whose user waits */
-  fleet__req_t *pool;           /* requests to reuse */
-  size_t outstanding;           /* backend calls not answered yet */
-  size_t holds;                 /* other reasons to stay open */
-  int internal;                 /* made by another handle: not walked */
+  fleet__list_t node; /* on the client's handles */
+  fleet__list_t live; /* requests whose user waits */
+  fleet__list_t pool; /* requests to reuse */
+  size_t outstanding; /* backend calls not answered yet */
+  size_t holds;       /* other reasons to stay open */
+  int internal;       /* made by another handle: not walked */
   int closing;
   int cancelled; /* the deferred cancellation ran */
   fleet_close_cb close_cb;
@@ -94,7 +95,7 @@ typedef void (*fleet__req_reply_fn)(fleet__req_t *req, int status,
 typedef void (*fleet__req_cancel_fn)(fleet__req_t *req, int status);
 
 struct fleet__req_s {
-  fleet__req_t *prev, *next; /* the live list, or the pool */
+  fleet__list_t node; /* on the live list, or in the pool */
   fleet__handle_t *handle;
   fleet__req_reply_fn on_reply;
   fleet__req_cancel_fn cancel; /* NULL: nobody waits */
@@ -113,6 +114,11 @@ struct fleet__req_s {
  * closing). Nothing is allocated. */
 int fleet__handle_init(fleet__handle_t *h, const fleet__handle_vt_t *vt,
                        fleet_client_t *client, fleet_handle_t *pub);
+
+/* Marks `h` as made by another handle, its owner, which closes it: the
+ * client's close does not wait for it, and fleet_client_walk() never
+ * shows it. Call it right after the init of `h`. */
+void fleet__handle_set_internal(fleet__handle_t *h);
 
 /* Undoes fleet__handle_init() for a handle whose init failed later on;
  * nothing is called back. */
@@ -134,6 +140,48 @@ int fleet__handle_close(fleet__handle_t *h, fleet_close_cb close_cb);
  * which finishes the close if it was the last thing. */
 void fleet__handle_hold(fleet__handle_t *h);
 void fleet__handle_unhold(fleet__handle_t *h);
+
+/* The libuv handles a primitive owns (timers, check and prepare handles)
+ * close through the base: each holds the handle until libuv has closed
+ * it, so that the primitive's `free` hook never runs before.
+ *
+ * fleet__handle_timer_init() initializes `timer` on the handle's loop.
+ * fleet__handle_uv_close() takes a hold, points `uvh->data` at `h` and
+ * closes `uvh`; the shared close callback releases the hold. Call it once
+ * per libuv handle, from the `close` hook or later. */
+void fleet__handle_timer_init(fleet__handle_t *h, uv_timer_t *timer);
+void fleet__handle_uv_close(fleet__handle_t *h, uv_handle_t *uvh);
+
+/* The shared close callback, for a libuv handle whose hold was taken
+ * before its close (uv_close(uvh, fleet__handle_uv_closed) with
+ * `uvh->data` pointing at the handle). */
+void fleet__handle_uv_closed(uv_handle_t *uvh);
+
+/* The end of the loop phase: work gathered during one phase of the loop
+ * (enqueues, finishes, items due now) goes out together at its end, from
+ * the check phase after the I/O callbacks or from the prepare phase
+ * before the loop blocks, whichever comes first. `run` is called with
+ * `in_prepare` 1 from the prepare phase; it disarms the pair (or leaves
+ * it armed for another round). Arming an armed pair does nothing. */
+typedef struct fleet__phase_end_s fleet__phase_end_t;
+typedef void (*fleet__phase_end_fn)(fleet__phase_end_t *pe, int in_prepare);
+struct fleet__phase_end_s {
+  uv_check_t check;
+  uv_prepare_t prepare;
+  fleet__phase_end_fn run;
+};
+
+void fleet__phase_end_init(fleet__phase_end_t *pe, uv_loop_t *loop,
+                           fleet__phase_end_fn run);
+void fleet__phase_end_arm(fleet__phase_end_t *pe);
+void fleet__phase_end_disarm(fleet__phase_end_t *pe);
+/* Whether the pair is armed. */
+int fleet__phase_end_armed(const fleet__phase_end_t *pe);
+/* Whether the pair is closing (or closed). */
+int fleet__phase_end_closing(const fleet__phase_end_t *pe);
+/* Closes the pair of the handle `h`, as fleet__handle_uv_close() does for
+ * each of the two. */
+void fleet__handle_phase_end_close(fleet__handle_t *h, fleet__phase_end_t *pe);
 
 /* The backend the handle's client drives. */
 fleet__backend_t *fleet__handle_backend(const fleet__handle_t *h);

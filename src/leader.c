@@ -96,7 +96,7 @@ static int leader_open_lock(leader_t *ld) {
                         ld->ttl_ms, &ld->lock_options);
   if (err == 0) {
     /* The candidate's own: closed with it, never shown by a walk. */
-    ld->lock.internal_->internal = 1;
+    fleet__handle_set_internal(ld->lock.internal_);
     ld->lock.internal_->metrics = &ld->base.mblock; /* counts as the leader */
     ld->lock.data = ld;
     ld->lock_open = 1;
@@ -173,11 +173,6 @@ static void leader_free(fleet__handle_t *h) {
 
 static void leader_on_lock_closed(fleet_handle_t *lock);
 
-static void leader_on_timer_closed(uv_handle_t *handle) {
-  leader_t *ld = FLEET__CONTAINER_OF((uv_timer_t *)handle, leader_t, timer);
-  fleet__handle_unhold(&ld->base);
-}
-
 /* Closes the lock handle if it is open; the candidate stays open until it
  * has closed. */
 static void leader_close_lock(leader_t *ld) {
@@ -195,8 +190,7 @@ static void leader_close(fleet__handle_t *h) {
 
   leader_set_state(ld, LEADER_CLOSING);
   leader_close_lock(ld);
-  fleet__handle_hold(h);
-  uv_close((uv_handle_t *)&ld->timer, leader_on_timer_closed);
+  fleet__handle_uv_close(h, (uv_handle_t *)&ld->timer);
 }
 
 static void leader_cancel_resign(fleet__req_t *r, int status) {
@@ -205,6 +199,10 @@ static void leader_cancel_resign(fleet__req_t *r, int status) {
 
   ld->resign = NULL;
   req->cb(ld->base.pub, status, r->user_data);
+}
+
+void fleet_leader_options_init(fleet_leader_options_t *options) {
+  memset(options, 0, sizeof(*options));
 }
 
 static const fleet__handle_vt_t leader_vt = {
@@ -262,7 +260,7 @@ int fleet_leader_init(fleet_client_t *client, fleet_leader_t *leader,
     leader_free(&ld->base);
     return err;
   }
-  uv_timer_init(fleet_client_loop(client), &ld->timer);
+  fleet__handle_timer_init(&ld->base, &ld->timer);
   return 0;
 }
 

@@ -824,12 +824,6 @@ static int lock_setup_options(fleet__lock_t *lk, uint32_t ttl_ms,
   return 0;
 }
 
-static void lock_on_timer_closed(uv_handle_t *handle) {
-  fleet__lock_t *lk =
-      FLEET__CONTAINER_OF((uv_timer_t *)handle, fleet__lock_t, timer);
-  fleet__handle_unhold(&lk->base);
-}
-
 /* The close, at once: no more renewals, waits or retries. A lease held or
  * lost may still be ours on the server: give it back so that others need
  * not wait for its TTL. An attempt in flight does the same when it turns
@@ -847,8 +841,7 @@ static void lock_close(fleet__handle_t *h) {
   }
   if (old == FLEET__LOCK_HELD || old == FLEET__LOCK_LOST)
     lock_release_quietly(lk);
-  fleet__handle_hold(h);
-  uv_close((uv_handle_t *)&lk->timer, lock_on_timer_closed);
+  fleet__handle_uv_close(h, (uv_handle_t *)&lk->timer);
 }
 
 static const fleet__handle_vt_t lock_vt = {
@@ -903,7 +896,7 @@ int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
   lk->loop = c->loop;
   lk->state = FLEET__LOCK_IDLE;
   fleet__rng_seed(&lk->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)lk);
-  uv_timer_init(c->loop, &lk->timer);
+  fleet__handle_timer_init(&lk->base, &lk->timer);
   return 0;
 }
 

@@ -218,20 +218,22 @@ static void pool_claims_free(fleet__pool_req_t *req) {
  * the call). */
 static int pool_join_claims(fleet__pool_t *p, fleet__pool_req_t *req) {
   fleet__pool_worker_t *w;
-  struct fleet_pool_job_s *j;
   size_t n = 0;
 
   if (!p->reassert)
     return 0;
   for (w = p->workers; w != NULL; w = w->next)
-    for (j = w->jobs; j != NULL; j = j->next)
+    FLEET__LIST_FOREACH (jn, jnext, &w->jobs) {
       n++;
+    }
   if (n == 0)
     return 0;
   if ((req->claims = calloc(n, sizeof(*req->claims))) == NULL)
     return FLEET_ENOMEM;
   for (w = p->workers; w != NULL; w = w->next)
-    for (j = w->jobs; j != NULL; j = j->next) {
+    FLEET__LIST_FOREACH (jn, jnext, &w->jobs) {
+      struct fleet_pool_job_s *j =
+          FLEET__LIST_DATA(jn, struct fleet_pool_job_s, node);
       fleet__pool_claim_t *c = &req->claims[req->nclaims++];
       c->worker = w;
       c->token = j->token;
@@ -854,6 +856,8 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
     err = FLEET_EINVAL;
   if (err == 0 && (p = calloc(1, sizeof(*p))) == NULL)
     err = FLEET_ENOMEM;
+  if (err == 0)
+    fleet__list_init(&p->waiting);
   if (err == 0 && (err = fleet__handle_init(&p->base, &pool_vt, client,
                                             (fleet_handle_t *)node)) != 0)
     free(p);
@@ -886,10 +890,10 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
   }
   fleet__metrics_name_from_tag(&p->base.mblock, p->tag.base, p->tag.len,
                                c->prefix_len);
-  uv_timer_init(p->base.loop, &p->lapse_timer);
-  uv_timer_init(p->base.loop, &p->wait_timer);
-  uv_timer_init(p->base.loop, &p->join_timer);
-  uv_timer_init(p->base.loop, &p->remove_timer);
+  fleet__handle_timer_init(&p->base, &p->lapse_timer);
+  fleet__handle_timer_init(&p->base, &p->wait_timer);
+  fleet__handle_timer_init(&p->base, &p->join_timer);
+  fleet__handle_timer_init(&p->base, &p->remove_timer);
   p->timers_open = 1;
   /* Results of dispatches come through the event list: every node,
    * client-only too, listens. The wake-up on subscription reads it. */
@@ -931,6 +935,7 @@ int fleet_pool_worker_add(fleet_pool_node_t *node, fleet_pool_worker_t *worker,
     return FLEET_ECONFLICT;
   if ((w = calloc(1, sizeof(*w))) == NULL)
     return FLEET_ENOMEM;
+  fleet__list_init(&w->jobs);
   snprintf(id, sizeof(id), "%s/%" PRIu32, p->node_id, p->worker_seq + 1);
   if ((w->id = fleet__strdup(id)) == NULL) {
     free(w);
@@ -952,12 +957,6 @@ const char *fleet_pool_worker_id(const fleet_pool_worker_t *w) {
   return w != NULL && w->internal_ != NULL ? w->internal_->id : NULL;
 }
 
-static void pool_timer_closed(uv_handle_t *h) {
-  fleet__pool_t *p = h->data;
-
-  fleet__handle_unhold(&p->base);
-}
-
 /* The close hook: no user callback here. Background work stops; the
  * workers' jobs stop in pool_closing. */
 static void pool_close(fleet__handle_t *h) {
@@ -969,18 +968,10 @@ static void pool_close(fleet__handle_t *h) {
     p->sub = NULL;
   }
   if (p->timers_open) {
-    p->lapse_timer.data = p;
-    p->wait_timer.data = p;
-    p->join_timer.data = p;
-    p->remove_timer.data = p;
-    fleet__handle_hold(&p->base);
-    uv_close((uv_handle_t *)&p->join_timer, pool_timer_closed);
-    fleet__handle_hold(&p->base);
-    uv_close((uv_handle_t *)&p->remove_timer, pool_timer_closed);
-    fleet__handle_hold(&p->base);
-    fleet__handle_hold(&p->base);
-    uv_close((uv_handle_t *)&p->lapse_timer, pool_timer_closed);
-    uv_close((uv_handle_t *)&p->wait_timer, pool_timer_closed);
+    fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->join_timer);
+    fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->remove_timer);
+    fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->lapse_timer);
+    fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->wait_timer);
     p->timers_open = 0;
   }
 }
@@ -1022,11 +1013,12 @@ static void pool_closing(fleet__handle_t *h) {
 static void pool_free(fleet__handle_t *h) {
   fleet__pool_t *p = (fleet__pool_t *)h;
   fleet__pool_worker_t *w, *next;
+  struct fleet_pool_job_s *job;
 
   for (w = p->workers; w != NULL; w = next) {
     next = w->next;
-    while (w->jobs != NULL)
-      fleet__pool_job_free(w->jobs);
+    while ((job = fleet__pool_first_job(w)) != NULL)
+      fleet__pool_job_free(job);
     w->pub->internal_ = NULL;
     free(w->id);
     free(w);

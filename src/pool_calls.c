@@ -35,18 +35,10 @@ static void pool_on_reply(fleet__req_t *r, int status,
 /* ------------------------------------------------------------------------ */
 /* Finishing                                                                */
 
-static void pool_waiting_unlink(fleet__pool_t *p, fleet__pool_req_t *req) {
+static void pool_waiting_unlink(fleet__pool_req_t *req) {
   if (!req->waiting)
     return;
-  if (req->wprev != NULL)
-    req->wprev->wnext = req->wnext;
-  else
-    p->waiting = req->wnext;
-  if (req->wnext != NULL)
-    req->wnext->wprev = req->wprev;
-  else
-    p->waiting_tail = req->wprev;
-  req->wprev = req->wnext = NULL;
+  fleet__list_remove(&req->wnode);
   req->waiting = 0;
 }
 
@@ -78,7 +70,7 @@ static void pool_call_back(fleet__pool_t *p, fleet__pool_req_t *req,
 }
 
 static void pool_req_release(fleet__pool_t *p, fleet__pool_req_t *req) {
-  pool_waiting_unlink(p, req);
+  pool_waiting_unlink(req);
   free(req->key);
   free(req->payload);
   req->key = req->payload = NULL;
@@ -238,12 +230,7 @@ static int pool_reply_dispatch(fleet__pool_t *p, fleet__pool_req_t *req,
       req->token = token;
       req->deadline = uv_now(p->base.loop) + 2 * (uint64_t)p->opts.ack_grace_ms;
       req->waiting = 1;
-      req->wprev = p->waiting_tail;
-      if (p->waiting_tail != NULL)
-        p->waiting_tail->wnext = req;
-      else
-        p->waiting = req;
-      p->waiting_tail = req;
+      fleet__list_insert_tail(&p->waiting, &req->wnode);
       fleet__pool_wait_check(p);
       return 0;
     case 0:
@@ -471,7 +458,7 @@ void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev) {
     return;
   /* A job that moved before its start reported is answered by its next
    * owner, with a larger token than the dispatch's. */
-  for (req = p->waiting; req != NULL; req = req->wnext)
+  FLEET__LIST_FOREACH_DATA (req, &p->waiting, fleet__pool_req_t, wnode)
     if (req->token <= token && req->key_len == ev[1].len &&
         memcmp(req->key, ev[1].str, ev[1].len) == 0) {
       pool_finish(p, req, status);
@@ -485,17 +472,20 @@ static void pool_on_wait_timer(uv_timer_t *t) {
 
 void fleet__pool_wait_check(fleet__pool_t *p) {
   uint64_t now = uv_now(p->base.loop);
+  fleet__pool_req_t *req;
 
-  while (p->waiting != NULL && p->waiting->deadline <= now && !p->base.closing)
-    pool_finish(p, p->waiting, FLEET_ETIMEDOUT);
-  if (p->waiting != NULL && p->timers_open)
-    uv_timer_start(&p->wait_timer, pool_on_wait_timer,
-                   p->waiting->deadline - now, 0);
+  while ((req = fleet__pool_first_waiting(p)) != NULL && req->deadline <= now &&
+         !p->base.closing)
+    pool_finish(p, req, FLEET_ETIMEDOUT);
+  if (req != NULL && p->timers_open)
+    uv_timer_start(&p->wait_timer, pool_on_wait_timer, req->deadline - now, 0);
 }
 
 void fleet__pool_wait_fail(fleet__pool_t *p, int status) {
-  while (p->waiting != NULL && !p->base.closing)
-    pool_finish(p, p->waiting, status);
+  fleet__pool_req_t *req;
+
+  while ((req = fleet__pool_first_waiting(p)) != NULL && !p->base.closing)
+    pool_finish(p, req, status);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -40,7 +40,7 @@ typedef struct fleet__pool_worker_s fleet__pool_worker_t;
 
 /* A job a local worker runs (the public fleet_pool_job_t). */
 struct fleet_pool_job_s {
-  struct fleet_pool_job_s *prev, *next; /* the worker's jobs */
+  fleet__list_t node; /* on the worker's jobs */
   fleet__pool_worker_t *worker;
   char *key; /* NUL-terminated copy */
   size_t key_len;
@@ -65,7 +65,7 @@ struct fleet__pool_worker_s {
   fleet_pool_worker_t *pub;
   fleet_pool_handler_t handler;
   char *id;
-  struct fleet_pool_job_s *jobs;
+  fleet__list_t jobs; /* the jobs it runs (struct fleet_pool_job_s) */
   /* Removal: its step, request and deadline (loop ms). */
   int removing;
   struct fleet__pool_req_s *remove_req;
@@ -94,7 +94,7 @@ typedef struct fleet__pool_req_s {
   uint64_t token;
   uint64_t deadline;
   unsigned tries;
-  struct fleet__pool_req_s *wprev, *wnext;
+  fleet__list_t wnode; /* on the node's waiting dispatches */
   int waiting;
   /* Background calls about a job: the worker and the token presented. */
   fleet__pool_worker_t *worker;
@@ -165,7 +165,7 @@ struct fleet__pool_s {
   int bal_inflight, bal_again;
 
   /* Dispatches waiting for their start result, in deadline order. */
-  fleet__pool_req_t *waiting, *waiting_tail;
+  fleet__list_t waiting; /* dispatches waiting, oldest first */
   uv_timer_t wait_timer;
   uv_timer_t join_timer; /* the workers added in one iteration join */
   int timers_open;
@@ -189,7 +189,20 @@ int fleet__pool_parse_owner(const fleet__reply_t *rec, fleet_bytes_t *token,
 const char *fleet__pool_route(const fleet__pool_t *p, const char *key,
                               size_t len);
 
+/* The oldest dispatch waiting for its start, or NULL. */
+static inline fleet__pool_req_t *fleet__pool_first_waiting(fleet__pool_t *p) {
+  fleet__list_t *n = fleet__list_first(&p->waiting);
+  return n != NULL ? FLEET__LIST_DATA(n, fleet__pool_req_t, wnode) : NULL;
+}
+
 /* pool_jobs.c */
+
+/* The first of the jobs `w` runs, or NULL when it runs none. */
+static inline struct fleet_pool_job_s *
+fleet__pool_first_job(const fleet__pool_worker_t *w) {
+  fleet__list_t *n = fleet__list_first(&w->jobs);
+  return n != NULL ? FLEET__LIST_DATA(n, struct fleet_pool_job_s, node) : NULL;
+}
 /* Handles one event for a local worker: s (start), x (stop), n
  * (notify). May run user callbacks. */
 void fleet__pool_job_event(fleet__pool_t *p, const fleet__reply_t *ev);

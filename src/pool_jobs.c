@@ -29,23 +29,17 @@ static fleet__pool_worker_t *pool_worker_find(fleet__pool_t *p,
 
 static struct fleet_pool_job_s *pool_job_find(fleet__pool_worker_t *w,
                                               const char *key, size_t len) {
-  struct fleet_pool_job_s *j;
-
-  for (j = w->jobs; j != NULL; j = j->next)
+  FLEET__LIST_FOREACH (n, next, &w->jobs) {
+    struct fleet_pool_job_s *j =
+        FLEET__LIST_DATA(n, struct fleet_pool_job_s, node);
     if (j->key_len == len && memcmp(j->key, key, len) == 0)
       return j;
+  }
   return NULL;
 }
 
 void fleet__pool_job_free(struct fleet_pool_job_s *job) {
-  fleet__pool_worker_t *w = job->worker;
-
-  if (job->prev != NULL)
-    job->prev->next = job->next;
-  else
-    w->jobs = job->next;
-  if (job->next != NULL)
-    job->next->prev = job->prev;
+  fleet__list_remove(&job->node);
   free(job->key);
   free(job->payload);
   free(job);
@@ -58,13 +52,7 @@ void fleet__pool_stop_job(struct fleet_pool_job_s *job,
 
   /* Unlinked first: the callback may close the node or start other
    * work, and must find this job gone. */
-  if (job->prev != NULL)
-    job->prev->next = job->next;
-  else
-    w->jobs = job->next;
-  if (job->next != NULL)
-    job->next->prev = job->prev;
-  job->prev = job->next = NULL;
+  fleet__list_remove(&job->node);
   w->handler.stop(w->pub, job, reason);
   free(job->key);
   free(job->payload);
@@ -73,10 +61,11 @@ void fleet__pool_stop_job(struct fleet_pool_job_s *job,
 
 void fleet__pool_stop_all(fleet__pool_t *p, fleet_pool_stop_reason_t reason) {
   fleet__pool_worker_t *w;
+  struct fleet_pool_job_s *job;
 
   for (w = p->workers; w != NULL; w = w->next)
-    while (w->jobs != NULL)
-      fleet__pool_stop_job(w->jobs, reason);
+    while ((job = fleet__pool_first_job(w)) != NULL)
+      fleet__pool_stop_job(job, reason);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -233,10 +222,7 @@ static void pool_ev_start(fleet__pool_t *p, fleet__pool_worker_t *w,
   job->key_len = ev[1].len;
   job->payload_len = ev[4].len;
   job->token = token;
-  job->next = w->jobs;
-  if (w->jobs != NULL)
-    w->jobs->prev = job;
-  w->jobs = job;
+  fleet__list_insert_head(&w->jobs, &job->node);
   w->handler.start(w->pub, job);
 }
 

@@ -379,7 +379,7 @@ int fleet_pool_schedule_init(fleet_pool_node_t *node,
   memcpy(sc->tag.base, p->tag.base, p->tag.len);
   sc->tag.len = sc->tag.cap = p->tag.len;
   /* The schedule's own: closed with it, never shown by a walk. */
-  sc->ticker.internal_->internal = 1;
+  fleet__handle_set_internal(sc->ticker.internal_);
   sc->ticker.data = sc;
   sc->ticker_open = 1;
   return 0;

@@ -302,18 +302,10 @@ int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker, fleet_status_cb cb,
 /* ------------------------------------------------------------------------ */
 /* Init, start, close                                                       */
 
-static void ticker_timer_closed(uv_handle_t *handle) {
-  ticker_t *tk = handle->data;
-
-  fleet__handle_unhold(&tk->base);
-}
-
 static void ticker_close_hook(fleet__handle_t *h) {
   ticker_t *tk = (ticker_t *)h;
 
-  tk->timer.data = tk;
-  fleet__handle_hold(h);
-  uv_close((uv_handle_t *)&tk->timer, ticker_timer_closed);
+  fleet__handle_uv_close(h, (uv_handle_t *)&tk->timer);
   /* A tick whose acknowledgement failed: once more, before leaving. */
   ticker_ack(tk);
 }
@@ -383,7 +375,7 @@ int fleet_pool_ticker_init(fleet_pool_node_t *node, fleet_pool_ticker_t *ticker,
   }
   memcpy(tk->tag.base, p->tag.base, p->tag.len);
   tk->tag.len = tk->tag.cap = p->tag.len;
-  uv_timer_init(tk->base.loop, &tk->timer);
+  fleet__handle_timer_init(&tk->base, &tk->timer);
   return 0;
 }
 

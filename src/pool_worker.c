@@ -59,6 +59,7 @@ static void pool_remove_done(fleet__pool_worker_t *w, int status) {
   fleet_pool_worker_cb cb = req->cb.worker;
   fleet_pool_worker_t *pub = w->pub;
   fleet__pool_worker_t **at;
+  struct fleet_pool_job_s *job;
 
   for (at = &p->workers; *at != w; at = &(*at)->next)
     ;
@@ -66,8 +67,8 @@ static void pool_remove_done(fleet__pool_worker_t *w, int status) {
   if (p->workers_tail == &w->next)
     p->workers_tail = at;
   p->nworkers--;
-  while (w->jobs != NULL)
-    fleet__pool_job_free(w->jobs);
+  while ((job = fleet__pool_first_job(w)) != NULL)
+    fleet__pool_job_free(job);
   pub->internal_ = NULL;
   free(w->id);
   free(w);
@@ -79,10 +80,11 @@ static void pool_remove_done(fleet__pool_worker_t *w, int status) {
  * pool hears it. */
 static void pool_remove_forget(fleet__pool_worker_t *w) {
   fleet__pool_t *p = w->pool;
+  struct fleet_pool_job_s *job;
   int err;
 
-  while (w->jobs != NULL) {
-    fleet__pool_stop_job(w->jobs, FLEET_POOL_STOP_MOVED);
+  while ((job = fleet__pool_first_job(w)) != NULL) {
+    fleet__pool_stop_job(job, FLEET_POOL_STOP_MOVED);
     if (p->base.closing)
       return;
   }
@@ -106,7 +108,7 @@ void fleet__pool_remove_check(fleet__pool_t *p) {
     next = w->next;
     if (w->removing == FLEET__POOL_WORKER_RETRY ||
         (w->removing == FLEET__POOL_WORKER_WAITING &&
-         (w->jobs == NULL || now >= w->remove_deadline)))
+         (fleet__list_empty(&w->jobs) || now >= w->remove_deadline)))
       pool_remove_forget(w);
     pending += w->removing != FLEET__POOL_WORKER_LIVE;
   }

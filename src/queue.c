@@ -206,10 +206,6 @@ static void queue_free(fleet__handle_t *h) {
   free(q);
 }
 
-static void queue_on_handle_closed(uv_handle_t *h) {
-  fleet__handle_unhold(h->data);
-}
-
 /* The enqueues not sent yet stay on the live list, where the base cancels
  * them; the phase-end handles close. */
 static void queue_close(fleet__handle_t *h) {
@@ -218,12 +214,7 @@ static void queue_close(fleet__handle_t *h) {
   q->enq_first = q->enq_last = NULL;
   q->enq_jobs = q->enq_nargs = 0;
   q->enq_buf_len = 0;
-  fleet__handle_hold(h);
-  fleet__handle_hold(h);
-  q->enq_check.data = h;
-  q->enq_prepare.data = h;
-  uv_close((uv_handle_t *)&q->enq_check, queue_on_handle_closed);
-  uv_close((uv_handle_t *)&q->enq_prepare, queue_on_handle_closed);
+  fleet__handle_phase_end_close(h, &q->enq_flush);
 }
 
 static const fleet__handle_vt_t queue_vt = {
@@ -275,8 +266,7 @@ int fleet_queue_init(fleet_client_t *client, fleet_queue_t *pub,
   }
   q->base.mblock.name = q->name; /* metrics */
   q->base.mblock.name_len = len;
-  uv_check_init(q->base.loop, &q->enq_check);
-  uv_prepare_init(q->base.loop, &q->enq_prepare);
+  fleet__phase_end_init(&q->enq_flush, q->base.loop, fleet__queue_on_enq_flush);
   queue_options_resolve(&q->opts, options);
   q->base.error_cb = q->opts.error_cb;
   fleet__rng_seed(&q->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)q);

@@ -86,8 +86,7 @@ struct fleet__queue_s {
    * loop blocks): their requests, chained by enq_next, the jobs they
    * hold, and copies of their arguments (bytes in `enq_buf`, the length
    * of each of the 10 arguments per job in `enq_lens`). */
-  uv_check_t enq_check;
-  uv_prepare_t enq_prepare;
+  fleet__phase_end_t enq_flush;
   fleet__qreq_t *enq_first, *enq_last;
   size_t enq_jobs;
   char *enq_buf;
@@ -157,6 +156,9 @@ const char *fleet__queue_strs_add(struct fleet__queue_s *q, fleet_bytes_t b);
 
 /* Sends the enqueues made during this loop phase, as one call. */
 void fleet__queue_enqueue_flush(struct fleet__queue_s *q);
+/* The enqueue flush at the end of a phase: queue.c makes the pair,
+ * fleet_queue_enqueue() arms it. */
+void fleet__queue_on_enq_flush(fleet__phase_end_t *pe, int in_prepare);
 
 /* Turn a successful reply into the user callback, for the claim ops
  * (queue_claim.c) and the producer ops (queue_produce.c). Each finishes

@@ -150,14 +150,10 @@ static void queue_enq_spec(struct fleet__queue_s *q,
   q->enq_jobs++;
 }
 
-static void queue_on_enq_check(uv_check_t *h) {
+void fleet__queue_on_enq_flush(fleet__phase_end_t *pe, int in_prepare) {
+  (void)in_prepare;
   fleet__queue_enqueue_flush(
-      FLEET__CONTAINER_OF(h, struct fleet__queue_s, enq_check));
-}
-
-static void queue_on_enq_prepare(uv_prepare_t *h) {
-  fleet__queue_enqueue_flush(
-      FLEET__CONTAINER_OF(h, struct fleet__queue_s, enq_prepare));
+      FLEET__CONTAINER_OF(pe, struct fleet__queue_s, enq_flush));
 }
 
 /* The enqueues of a loop phase share one call: the jobs are checked and
@@ -197,8 +193,7 @@ int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
     queue_enq_spec(q, &specs[i]);
   if (q->enq_first == NULL) {
     q->enq_first = req;
-    uv_check_start(&q->enq_check, queue_on_enq_check);
-    uv_prepare_start(&q->enq_prepare, queue_on_enq_prepare);
+    fleet__phase_end_arm(&q->enq_flush);
   } else {
     q->enq_last->enq_next = req;
   }
@@ -213,8 +208,7 @@ void fleet__queue_enqueue_flush(struct fleet__queue_s *q) {
   size_t i, off = 0;
   int err;
 
-  uv_check_stop(&q->enq_check);
-  uv_prepare_stop(&q->enq_prepare);
+  fleet__phase_end_disarm(&q->enq_flush);
   if (first == NULL)
     return;
   err = fleet__args_begin(&q->args, 1 + 10 * q->enq_jobs, 1);

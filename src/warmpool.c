@@ -106,12 +106,7 @@ const char *fleet_warmpool_work_id(const fleet_warmpool_work_t *w) {
 void fleet__wp_work_free(fleet_warmpool_work_t *w) {
   fleet__warmpool_t *wp = w->wp;
 
-  if (w->prev != NULL)
-    w->prev->next = w->next;
-  else
-    wp->works = w->next;
-  if (w->next != NULL)
-    w->next->prev = w->prev;
+  fleet__list_remove(&w->node);
   free(w);
   fleet__handle_unhold(&wp->base);
 }
@@ -127,10 +122,7 @@ int fleet__wp_work_start(fleet__warmpool_t *wp, int kind, const char *id,
   w->req = req;
   w->token = wp->token;
   memcpy(w->id, id, len);
-  w->next = wp->works;
-  if (wp->works != NULL)
-    wp->works->prev = w;
-  wp->works = w;
+  fleet__list_insert_head(&wp->works, &w->node);
   fleet__handle_hold(&wp->base);
   if (kind == FLEET__WP_CREATE)
     wp->creating++;
@@ -151,15 +143,15 @@ int fleet__wp_work_start(fleet__warmpool_t *wp, int kind, const char *id,
 
 void fleet__wp_destroy(fleet__warmpool_t *wp, const char *id, size_t len,
                        fleet__wp_req_t *req) {
-  fleet_warmpool_work_t *w;
-
-  for (w = wp->works; w != NULL; w = w->next)
+  FLEET__LIST_FOREACH (n, next, &wp->works) {
+    fleet_warmpool_work_t *w = FLEET__LIST_DATA(n, fleet_warmpool_work_t, node);
     if (w->kind == FLEET__WP_DESTROY && strlen(w->id) == len &&
         memcmp(w->id, id, len) == 0) {
       if (req != NULL)
         fleet__wp_drain_step(req, 0);
       return;
     }
+  }
   if (fleet__wp_work_start(wp, FLEET__WP_DESTROY, id, len, req) != 0) {
     fleet__handle_error(&wp->base, FLEET_ENOMEM);
     if (req != NULL)
@@ -451,7 +443,7 @@ static int wp_campaign(fleet__warmpool_t *wp) {
                             wp->owner, wp->opts.primary_ttl_ms, &cbs, NULL);
     if (err != 0)
       return err;
-    wp->leader.internal_->internal = 1;
+    fleet__handle_set_internal(wp->leader.internal_);
     wp->leader.data = wp;
     wp->leader_open = 1;
   }
@@ -693,11 +685,6 @@ static void wp_free(fleet__handle_t *h) {
   free(wp);
 }
 
-static void wp_timer_closed(uv_handle_t *t) {
-  fleet__warmpool_t *wp = t->data;
-  fleet__handle_unhold(&wp->base);
-}
-
 static void wp_leader_closed(fleet_handle_t *h) {
   fleet__warmpool_t *wp = h->data;
   fleet__handle_unhold(&wp->base);
@@ -716,8 +703,7 @@ static void wp_close(fleet__handle_t *h) {
   }
   if (wp->timer_open) {
     wp->timer_open = 0;
-    fleet__handle_hold(h);
-    uv_close((uv_handle_t *)&wp->timer, wp_timer_closed);
+    fleet__handle_uv_close(h, (uv_handle_t *)&wp->timer);
   }
   if (wp->leader_open) {
     wp->leader_open = 0;
@@ -766,6 +752,10 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
     err = FLEET_EINVAL;
   if (err == 0 && (wp = calloc(1, sizeof(*wp))) == NULL)
     err = FLEET_ENOMEM;
+  if (err == 0) {
+    fleet__list_init(&wp->works);
+    fleet__list_init(&wp->borrows);
+  }
   if (err == 0 && (err = wp_options(options, &wp->opts)) != 0)
     free(wp);
   if (err != 0) {
@@ -803,7 +793,7 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
   }
   wp->base.mblock.name = wp->name; /* metrics, log */
   wp->base.mblock.name_len = name_len;
-  uv_timer_init(wp->base.loop, &wp->timer);
+  fleet__handle_timer_init(&wp->base, &wp->timer);
   wp->timer.data = wp;
   wp->timer_open = 1;
   return 0;

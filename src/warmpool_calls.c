@@ -42,11 +42,11 @@ static void wp_call_back(fleet__warmpool_t *wp, fleet__wp_req_t *req,
 static void wp_cancel(fleet__req_t *r, int status) {
   fleet__wp_req_t *req = (fleet__wp_req_t *)r;
   fleet__warmpool_t *wp = (fleet__warmpool_t *)r->handle;
-  fleet_warmpool_work_t *w;
-
-  for (w = wp->works; w != NULL; w = w->next)
+  FLEET__LIST_FOREACH (n, next, &wp->works) {
+    fleet_warmpool_work_t *w = FLEET__LIST_DATA(n, fleet_warmpool_work_t, node);
     if (w->req == req)
       w->req = NULL;
+  }
   wp_call_back(wp, req, status);
 }
 
@@ -86,12 +86,7 @@ static void wp_borrow_free(fleet__wp_borrow_t *b) {
   int had = b->item.linked || b->item.call != NULL;
 
   fleet__batch_remove(wp->base.client, &b->item);
-  if (b->prev != NULL)
-    b->prev->next = b->next;
-  else
-    wp->borrows = b->next;
-  if (b->next != NULL)
-    b->next->prev = b->prev;
+  fleet__list_remove(&b->node);
   free(b);
   if (had)
     fleet__handle_unhold(&wp->base);
@@ -235,26 +230,25 @@ void fleet__wp_borrow_add(fleet__warmpool_t *wp, const char *id, size_t len) {
   b->wp = wp;
   b->id_len = len;
   memcpy(b->id, id, len);
-  b->next = wp->borrows;
-  if (wp->borrows != NULL)
-    wp->borrows->prev = b;
-  wp->borrows = b;
+  fleet__list_insert_head(&wp->borrows, &b->node);
   wp_borrow_schedule(b, wp->opts.borrow_lease_ms / 3);
 }
 
 void fleet__wp_borrow_drop(fleet__warmpool_t *wp, const char *id) {
-  fleet__wp_borrow_t *b;
-
-  for (b = wp->borrows; b != NULL; b = b->next)
+  FLEET__LIST_FOREACH (n, next, &wp->borrows) {
+    fleet__wp_borrow_t *b = FLEET__LIST_DATA(n, fleet__wp_borrow_t, node);
     if (strcmp(b->id, id) == 0) {
       wp_borrow_free(b);
       return;
     }
+  }
 }
 
 void fleet__wp_borrow_clear(fleet__warmpool_t *wp) {
-  while (wp->borrows != NULL)
-    wp_borrow_free(wp->borrows);
+  fleet__list_t *n;
+
+  while ((n = fleet__list_first(&wp->borrows)) != NULL)
+    wp_borrow_free(FLEET__LIST_DATA(n, fleet__wp_borrow_t, node));
 }
 
 /* ------------------------------------------------------------------------ */

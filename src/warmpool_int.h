@@ -55,7 +55,7 @@ enum {
 };
 
 struct fleet_warmpool_work_s {
-  struct fleet_warmpool_work_s *prev, *next; /* the node's works */
+  fleet__list_t node; /* on the node's works */
   fleet__warmpool_t *wp;
   int kind;
   int reported;
@@ -67,7 +67,7 @@ struct fleet_warmpool_work_s {
 
 /* A resource this node borrowed with a lease, renewed by the batcher. */
 typedef struct fleet__wp_borrow_s {
-  struct fleet__wp_borrow_s *prev, *next;
+  fleet__list_t node; /* on the node's borrows */
   fleet__warmpool_t *wp;
   fleet__batch_item_t item;
   size_t id_len;
@@ -121,9 +121,9 @@ struct fleet__warmpool_s {
   fleet__sub_t *sub;
   int rec_inflight, rec_again;
 
-  unsigned creating; /* local CREATE works not reported yet */
-  fleet_warmpool_work_t *works;
-  fleet__wp_borrow_t *borrows;
+  unsigned creating;     /* local CREATE works not reported yet */
+  fleet__list_t works;   /* fleet_warmpool_work_t */
+  fleet__list_t borrows; /* fleet__wp_borrow_t */
 };
 
 fleet__warmpool_t *fleet__warmpool_of(const fleet_warmpool_t *pool);

@@ -72,14 +72,10 @@ static void worker_options_defaults(fleet_worker_options_t *o) {
 /* ------------------------------------------------------------------------ */
 /* Flush, online, offline                                                   */
 
-static void worker_on_flush_check(uv_check_t *handle);
-static void worker_on_flush_prepare(uv_prepare_t *handle);
-
 void fleet__worker_kick(struct fleet__worker_s *w) {
-  if (uv_is_closing((uv_handle_t *)&w->flush))
+  if (fleet__phase_end_closing(&w->flush))
     return;
-  uv_check_start(&w->flush, worker_on_flush_check);
-  uv_prepare_start(&w->flush_prepare, worker_on_flush_prepare);
+  fleet__phase_end_arm(&w->flush);
 }
 
 int fleet__worker_may_retry(const struct fleet__worker_s *w) {
@@ -153,8 +149,7 @@ void fleet__worker_online(struct fleet__worker_s *w) {
 static void worker_flush(struct fleet__worker_s *w) {
   fleet__backend_t *be = w->base.client->be;
 
-  uv_check_stop(&w->flush);
-  uv_prepare_stop(&w->flush_prepare);
+  fleet__phase_end_disarm(&w->flush);
   if (w->handback_pending) {
     w->handback_pending = 0;
     fleet__worker_hand_back(w);
@@ -173,22 +168,23 @@ static void worker_flush(struct fleet__worker_s *w) {
   fleet__worker_check_done(w);
 }
 
-static void worker_on_flush_check(uv_check_t *handle) {
-  worker_flush(FLEET__CONTAINER_OF(handle, struct fleet__worker_s, flush));
-}
-
 static void worker_on_poke(uv_timer_t *t) {
   (void)t;
 }
 
-/* A flush before the poll. When it ran a user callback (a settled job, a
- * completed stop), a 0 ms timer keeps libuv's coming poll from blocking:
- * the callback may be what a UV_RUN_ONCE caller waits for, and it may
- * have started work that needs another turn of the loop. */
-static void worker_on_flush_prepare(uv_prepare_t *handle) {
+/* The flush at the end of a phase. One before the poll (in the prepare
+ * phase) that ran a user callback (a settled job, a completed stop)
+ * starts a 0 ms timer that keeps libuv's coming poll from blocking: the
+ * callback may be what a UV_RUN_ONCE caller waits for, and it may have
+ * started work that needs another turn of the loop. */
+static void worker_on_flush(fleet__phase_end_t *pe, int in_prepare) {
   struct fleet__worker_s *w =
-      FLEET__CONTAINER_OF(handle, struct fleet__worker_s, flush_prepare);
+      FLEET__CONTAINER_OF(pe, struct fleet__worker_s, flush);
 
+  if (!in_prepare) {
+    worker_flush(w);
+    return;
+  }
   w->in_prepare = 1;
   worker_flush(w);
   w->in_prepare = 0;
@@ -368,17 +364,6 @@ static void worker_unsubscribe(struct fleet__worker_s *w) {
 /* ------------------------------------------------------------------------ */
 /* States                                                                   */
 
-/* Each libuv handle of a closing worker holds its base until closed. */
-static void worker_on_handle_closed(uv_handle_t *h) {
-  fleet__handle_unhold(h->data);
-}
-
-static void worker_close_handle(struct fleet__worker_s *w, uv_handle_t *h) {
-  fleet__handle_hold(&w->base);
-  h->data = &w->base;
-  uv_close(h, worker_on_handle_closed);
-}
-
 /* The internal queue has closed: every call of the worker is answered. */
 static void worker_on_queue_closed(fleet_handle_t *q) {
   struct fleet__worker_s *w = q->data;
@@ -409,9 +394,9 @@ void fleet__worker_check_done(struct fleet__worker_s *w) {
   }
   /* The flush goes last: the handler may still finish jobs. */
   if (w->queue_open == -1 && w->active == 0 && w->settleq == NULL &&
-      !uv_is_closing((uv_handle_t *)&w->flush)) {
-    uv_close((uv_handle_t *)&w->flush, worker_on_handle_closed);
-    worker_close_handle(w, (uv_handle_t *)&w->flush_prepare);
+      !fleet__phase_end_closing(&w->flush)) {
+    fleet__handle_phase_end_close(&w->base, &w->flush);
+    fleet__handle_unhold(&w->base); /* the close's hold, now the flush's */
   }
 }
 
@@ -487,14 +472,13 @@ static void worker_on_close(fleet__handle_t *h) {
   struct fleet__worker_s *w = (struct fleet__worker_s *)h;
 
   worker_set_state(w, FLEET__WORKER_CLOSING);
-  worker_close_handle(w, (uv_handle_t *)&w->poll_timer);
-  worker_close_handle(w, (uv_handle_t *)&w->delay_timer);
-  worker_close_handle(w, (uv_handle_t *)&w->recover_timer);
-  worker_close_handle(w, (uv_handle_t *)&w->lease_timer);
-  worker_close_handle(w, (uv_handle_t *)&w->stop_timer);
-  worker_close_handle(w, (uv_handle_t *)&w->poke_timer);
-  fleet__handle_hold(h); /* the flush, released by its close callback */
-  w->flush.data = h;
+  fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->poll_timer);
+  fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->delay_timer);
+  fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->recover_timer);
+  fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->lease_timer);
+  fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->stop_timer);
+  fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->poke_timer);
+  fleet__handle_hold(h); /* the flush, released once it is closing */
 }
 
 /* The base's closing hook: a stop the close overtook hears it. */
@@ -561,6 +545,8 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     return err;
   if ((w = calloc(1, sizeof(*w))) == NULL)
     return FLEET_ENOMEM;
+  fleet__list_init(&w->held);
+  fleet__list_init(&w->free_jobs);
   w->o = *options;
   if ((err = worker_check_options(&w->o, &w->margin_ms)) != 0 ||
       (err = fleet__handle_init(&w->base, &worker_vt, client,
@@ -601,7 +587,7 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     iq->park_ttl_ms = 3 * w->o.heartbeat_ms;
   w->dchannel = dchan.base;
   w->dchannel_len = dchan.len;
-  w->queue.internal_->internal = 1;
+  fleet__handle_set_internal(w->queue.internal_);
   w->base.mblock.name = w->queue.internal_->mblock.name; /* metrics */
   w->base.mblock.name_len = w->queue.internal_->mblock.name_len;
   fleet__handle_hold(&w->base); /* until the queue's close callback */
@@ -616,14 +602,13 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
   w->online = 1;
   w->stats.online = 1;
   w->state = FLEET__WORKER_IDLE;
-  uv_check_init(w->base.loop, &w->flush);
-  uv_prepare_init(w->base.loop, &w->flush_prepare);
-  uv_timer_init(w->base.loop, &w->poll_timer);
-  uv_timer_init(w->base.loop, &w->delay_timer);
-  uv_timer_init(w->base.loop, &w->recover_timer);
-  uv_timer_init(w->base.loop, &w->lease_timer);
-  uv_timer_init(w->base.loop, &w->stop_timer);
-  uv_timer_init(w->base.loop, &w->poke_timer);
+  fleet__phase_end_init(&w->flush, w->base.loop, worker_on_flush);
+  fleet__handle_timer_init(&w->base, &w->poll_timer);
+  fleet__handle_timer_init(&w->base, &w->delay_timer);
+  fleet__handle_timer_init(&w->base, &w->recover_timer);
+  fleet__handle_timer_init(&w->base, &w->lease_timer);
+  fleet__handle_timer_init(&w->base, &w->stop_timer);
+  fleet__handle_timer_init(&w->base, &w->poke_timer);
   return 0;
 }
 

@@ -51,8 +51,8 @@ typedef struct fleet__wjob_s {
   fleet__batch_item_t hb; /* the heartbeat, in the client's batcher */
   char token[24];         /* pub.token in decimal, for the heartbeat */
   size_t token_len;
-  struct fleet__wjob_s *prev, *next; /* held list, or the free list */
-  struct fleet__wjob_s *qnext;       /* the queue of finishes to send */
+  fleet__list_t node;          /* on the held list, or the free list */
+  struct fleet__wjob_s *qnext; /* the queue of finishes to send */
   fleet__wjob_claim_t claim;
   int with_handler; /* given to the handler and not yet finished */
   int queued;       /* finished, waiting to be sent */
@@ -122,8 +122,7 @@ struct fleet__worker_s {
    * handle before the loop blocks: finishes and claims made during an
    * iteration go out together, at the end of its phase), and the timers.
    * Heartbeats go through the client's batcher. */
-  uv_check_t flush;
-  uv_prepare_t flush_prepare;
+  fleet__phase_end_t flush;
   uv_timer_t poll_timer;    /* fallback poll, or the offline retry */
   uv_timer_t delay_timer;   /* the earliest delayed job comes due */
   uv_timer_t recover_timer; /* recovery of expired claims */
@@ -135,8 +134,8 @@ struct fleet__worker_s {
   int cb_in_prepare;        /* ... and ran a user callback */
 
   /* Jobs. */
-  fleet__wjob_t *held;      /* claimed, not settled */
-  fleet__wjob_t *free_jobs; /* slots to reuse */
+  fleet__list_t held;      /* claimed, not settled (fleet__wjob_t) */
+  fleet__list_t free_jobs; /* slots to reuse */
   fleet__wjob_t *sendq, *sendq_tail;
   fleet__wjob_t *settleq, *settleq_tail; /* settle without a call */
   uint32_t active;                       /* with the handler */

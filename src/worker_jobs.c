@@ -14,17 +14,20 @@
 /* Slots and batches                                                        */
 
 static fleet__wjob_t *wjob_get(struct fleet__worker_s *w) {
-  fleet__wjob_t *job = w->free_jobs;
+  fleet__list_t *n = fleet__list_first(&w->free_jobs);
+  fleet__wjob_t *job;
 
-  if (job != NULL) {
-    w->free_jobs = job->next;
+  if (n != NULL) {
+    fleet__list_remove(n);
+    job = FLEET__LIST_DATA(n, fleet__wjob_t, node);
   } else {
     job = calloc(1, sizeof(*job));
     if (job == NULL)
       return NULL;
     job->w = w;
   }
-  job->prev = job->next = job->qnext = NULL;
+  fleet__list_init(&job->node);
+  job->qnext = NULL;
   job->claim = FLEET__WJOB_HELD;
   job->with_handler = job->queued = job->sending = job->internal = 0;
   job->lost_told = job->resent = 0;
@@ -38,8 +41,7 @@ static void wjob_put(struct fleet__worker_s *w, fleet__wjob_t *job) {
   fleet__batch_remove(w->base.client, &job->hb);
   free((char *)job->error);
   job->error = NULL;
-  job->next = w->free_jobs;
-  w->free_jobs = job;
+  fleet__list_insert_head(&w->free_jobs, &job->node);
 }
 
 /* Copies a claimed job into `job`'s buffer. Returns 0 or FLEET_ENOMEM. */
@@ -118,8 +120,8 @@ void fleet__worker_free_jobs(struct fleet__worker_s *w) {
   fleet__wjob_t *job;
   fleet__wbatch_t *b;
 
-  while ((job = w->free_jobs) != NULL) {
-    w->free_jobs = job->next;
+  FLEET__LIST_FOREACH (n, next, &w->free_jobs) {
+    job = FLEET__LIST_DATA(n, fleet__wjob_t, node);
     free(job->buf);
     free(job);
   }
@@ -135,21 +137,12 @@ void fleet__worker_free_jobs(struct fleet__worker_s *w) {
 /* Held jobs and settling                                                   */
 
 static void held_add(struct fleet__worker_s *w, fleet__wjob_t *job) {
-  job->prev = NULL;
-  job->next = w->held;
-  if (w->held != NULL)
-    w->held->prev = job;
-  w->held = job;
+  fleet__list_insert_head(&w->held, &job->node);
   w->held_count++;
 }
 
 static void held_remove(struct fleet__worker_s *w, fleet__wjob_t *job) {
-  if (job->prev != NULL)
-    job->prev->next = job->next;
-  else
-    w->held = job->next;
-  if (job->next != NULL)
-    job->next->prev = job->prev;
+  fleet__list_remove(&job->node);
   w->held_count--;
 }
 
@@ -427,7 +420,7 @@ static void worker_arm_lease(struct fleet__worker_s *w, uint64_t now) {
 
   if (uv_is_closing((uv_handle_t *)&w->lease_timer))
     return;
-  for (job = w->held; job != NULL; job = job->next)
+  FLEET__LIST_FOREACH_DATA (job, &w->held, fleet__wjob_t, node)
     if (job->claim == FLEET__WJOB_HELD && job->local_deadline < next)
       next = job->local_deadline;
   if (next == UINT64_MAX)
@@ -443,7 +436,7 @@ static void worker_on_lease(uv_timer_t *timer) {
   uint64_t now = uv_now(w->base.loop);
   fleet__wjob_t *job;
 
-  for (job = w->held; job != NULL; job = job->next) {
+  FLEET__LIST_FOREACH_DATA (job, &w->held, fleet__wjob_t, node) {
     if (job->claim == FLEET__WJOB_HELD && job->local_deadline <= now) {
       job->claim = FLEET__WJOB_EXPIRED;
       wjob_lost(w, job, FLEET_ETIMEDOUT);
@@ -753,7 +746,7 @@ void fleet__worker_send(struct fleet__worker_s *w, int finishes, int claims) {
 void fleet__worker_heartbeats_stop(struct fleet__worker_s *w) {
   fleet__wjob_t *job;
 
-  for (job = w->held; job != NULL; job = job->next)
+  FLEET__LIST_FOREACH_DATA (job, &w->held, fleet__wjob_t, node)
     fleet__batch_remove(w->base.client, &job->hb);
 }
 
@@ -773,7 +766,7 @@ void fleet__worker_hand_back(struct fleet__worker_s *w) {
   fleet__wbatch_t *b = NULL;
   fleet__wjob_t *job;
 
-  for (job = w->held; job != NULL; job = job->next) {
+  FLEET__LIST_FOREACH_DATA (job, &w->held, fleet__wjob_t, node) {
     if (!job->with_handler || job->claim == FLEET__WJOB_HANDED)
       continue;
     if (job->claim != FLEET__WJOB_STALE && b == NULL)
@@ -792,7 +785,7 @@ void fleet__worker_hand_back(struct fleet__worker_s *w) {
       wbatch_put(b);
   }
   /* Now tell the handlers; they may finish their jobs from the callback. */
-  for (job = w->held; job != NULL; job = job->next)
+  FLEET__LIST_FOREACH_DATA (job, &w->held, fleet__wjob_t, node)
     if (job->claim == FLEET__WJOB_HANDED)
       wjob_lost(w, job, FLEET_ECANCELED);
 }

@@ -124,7 +124,7 @@ TEST_IMPL(background_leader_campaign_error) {
 
   bg_init(&e, r);
   fleet_test_redis_ok(r, "ACL SETUSER bg resetkeys ~other:*");
-  memset(&o, 0, sizeof(o));
+  fleet_leader_options_init(&o);
   o.retry_max_ms = 50;
   ASSERT_OK(fleet_leader_init(&e.client, &leader, "bg", "me", 1000, &cbs, &o));
   leader.data = &e;

@@ -76,7 +76,7 @@ static int cand_init_retry(cand_t *c, fleet_client_t *client, const char *name,
 
   memset(c, 0, sizeof(*c));
   c->leader.data = c;
-  memset(&o, 0, sizeof(o));
+  fleet_leader_options_init(&o);
   o.retry_max_ms = retry_ms;
   return fleet_leader_init(client, &c->leader, name, owner, ttl_ms,
                            &cand_callbacks, &o);
@@ -102,7 +102,7 @@ CONFORMANCE_IMPL(leader_bad_input) {
   fleet_leader_options_t o;
   fleet_leader_t l;
   lock_env_t e;
-  cand_t c;
+  cand_t c, d;
 
   lock_env_init(&e, b->url);
   ASSERT_ERR(FLEET_EINVAL,
@@ -126,7 +126,18 @@ CONFORMANCE_IMPL(leader_bad_input) {
   ASSERT_ERR(FLEET_EINVAL,
              fleet_leader_init(&e.c1, &l, "n", "o", 1000, &cbs, NULL));
   /* The lease timing is checked as a lock's. */
-  memset(&o, 0, sizeof(o));
+  memset(&o, 0xff, sizeof(o));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_leader_init(&e.c1, &l, "n", "o", 1000, &cand_callbacks, &o));
+  fleet_leader_options_init(&o); /* every field back to its default */
+  ASSERT_EQ(0, o.renew_interval_ms);
+  ASSERT_EQ(0, o.safety_margin_ms);
+  ASSERT_EQ(0, o.retry_max_ms);
+  memset(&d, 0, sizeof(d));
+  d.leader.data = &d;
+  ASSERT_OK(
+      fleet_leader_init(&e.c1, &d.leader, "n", "o", 1000, &cand_callbacks, &o));
+  cand_close(&e, &d);
   o.safety_margin_ms = 1000;
   ASSERT_ERR(FLEET_EINVAL,
              fleet_leader_init(&e.c1, &l, "n", "o", 1000, &cand_callbacks, &o));

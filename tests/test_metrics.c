@@ -553,7 +553,7 @@ static int ldt_renewed(void *arg) {
 
 CONFORMANCE_IMPL(metrics_leader_counters) {
   fleet_leader_callbacks_t cbs = {ldt_elected, ldt_demoted, NULL};
-  fleet_leader_options_t o = {0};
+  fleet_leader_options_t o;
   fleet_metrics_t m;
   ldt_wait_t w;
   char *text;
@@ -561,6 +561,7 @@ CONFORMANCE_IMPL(metrics_leader_counters) {
 
   memset(&t, 0, sizeof(t));
   ctx_init(&t.c, b->url, NULL);
+  fleet_leader_options_init(&o);
   o.renew_interval_ms = 50;
   t.ld.data = &t;
   ASSERT_OK(

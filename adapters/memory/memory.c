@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "common/list.h"
 #include "common/url.h"
 #include "common/util.h"
 #include "memory/dict.h"
@@ -70,8 +71,7 @@ struct fleet__sub_s {
   fleet__dict_entry_t *channel; /* NULL once it no longer receives. */
   fleet__sub_t *chan_prev;
   fleet__sub_t *chan_next;
-  fleet__sub_t *be_prev;
-  fleet__sub_t *be_next;
+  fleet__list_t be_node; /* On the backend's subs. */
   fleet__message_cb cb;
   void *arg;
   unsigned refs;
@@ -93,7 +93,7 @@ struct mem_backend_s {
   mem_rec_t *tail;
   mem_rec_t *pool;
   size_t npool;
-  fleet__sub_t *subs; /* Every subscription not yet unsubscribed. */
+  fleet__list_t subs; /* Every subscription not yet unsubscribed. */
 };
 
 static void mem_on_idle(uv_idle_t *handle);
@@ -273,7 +273,7 @@ static void mem_set_state(mem_backend_t *be, mem_state_t state) {
     case MEM_CLOSING:
       /* Subscriptions stop receiving now but stay valid for
        * unsubscribe() until the backend is freed. */
-      for (sub = be->subs; sub != NULL; sub = sub->be_next)
+      FLEET__LIST_FOREACH_DATA (sub, &be->subs, fleet__sub_t, be_node)
         mem_sub_detach(sub);
       uv_idle_start(&be->idle, mem_on_idle);
       break;
@@ -367,10 +367,8 @@ static void mem_free(mem_backend_t *be) {
   mem_rec_t *r;
   fleet__sub_t *sub;
 
-  while ((sub = be->subs) != NULL) {
-    be->subs = sub->be_next;
+  FLEET__LIST_FOREACH_DATA (sub, &be->subs, fleet__sub_t, be_node)
     mem_sub_unref(sub);
-  }
   while ((r = be->pool) != NULL) {
     be->pool = r->next;
     fleet__rb_trim(&r->rb, 0);
@@ -416,6 +414,7 @@ static int mem_open(uv_loop_t *loop, const struct fleet__url_s *url,
   be = calloc(1, sizeof(*be));
   if (be == NULL)
     return FLEET_ENOMEM;
+  fleet__list_init(&be->subs);
   be->base.vt = &fleet__memory_backend;
   be->loop = loop;
   be->events = *events;
@@ -546,10 +545,7 @@ static int mem_subscribe(fleet__backend_t *base, const char *channel,
     tail->chan_next = sub;
     sub->chan_prev = tail;
   }
-  sub->be_next = be->subs;
-  if (be->subs != NULL)
-    be->subs->be_prev = sub;
-  be->subs = sub;
+  fleet__list_insert_head(&be->subs, &sub->be_node);
   *out = sub;
   return 0;
 }
@@ -562,12 +558,7 @@ static void mem_unsubscribe(fleet__backend_t *base, fleet__sub_t *sub) {
   if (be == NULL || sub == NULL)
     return;
   mem_sub_detach(sub);
-  if (sub->be_prev != NULL)
-    sub->be_prev->be_next = sub->be_next;
-  else
-    be->subs = sub->be_next;
-  if (sub->be_next != NULL)
-    sub->be_next->be_prev = sub->be_prev;
+  fleet__list_remove(&sub->be_node);
   mem_sub_unref(sub);
 }
 

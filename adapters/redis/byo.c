@@ -22,6 +22,7 @@
 #include <hiredis/adapters/libuv.h>
 #include <hiredis/async.h>
 
+#include "common/list.h"
 #include "common/url.h"
 #include "common/util.h"
 #include "redis/byo.h"
@@ -33,7 +34,7 @@ typedef struct byo_backend_s byo_backend_t;
 /* One op. Owned by hiredis while `in_hiredis`, by the caller's callback
  * while `cb` is set; freed when neither holds it. */
 typedef struct byo_op_s {
-  struct byo_op_s *prev, *next; /* the pending list, while cb is set */
+  fleet__list_t node; /* on the pending list, while cb is set */
   byo_backend_t *be;
   const fleet__script_t *script;
   fleet__reply_cb cb;
@@ -82,7 +83,7 @@ struct byo_backend_s {
   int sub_port;
   char *sub_path;
 
-  byo_op_t *pending; /* ops whose callback has not run */
+  fleet__list_t pending; /* ops whose callback has not run */
   byo_chan_t *chans;
   fleet__sub_t *subs;
   int dispatching;
@@ -131,16 +132,6 @@ static void byo_op_free(byo_op_t *op) {
   free(op->argv);
   free(op->argvlen);
   free(op);
-}
-
-static void byo_op_unlink(byo_backend_t *be, byo_op_t *op) {
-  if (op->prev != NULL)
-    op->prev->next = op->next;
-  else
-    be->pending = op->next;
-  if (op->next != NULL)
-    op->next->prev = op->prev;
-  op->prev = op->next = NULL;
 }
 
 /* The program's context is gone (or going): never touch it again. */
@@ -203,7 +194,7 @@ static void byo_on_reply(redisAsyncContext *ac, void *r, void *priv) {
   } else {
     status = fleet__redis_reply_convert(&be->scratch, reply, &out);
   }
-  byo_op_unlink(be, op);
+  fleet__list_remove(&op->node);
   cb = op->cb;
   if (status == 0) {
     be->base.detail[0] = '\0';
@@ -319,10 +310,7 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
     byo_op_free(o);
     return err;
   }
-  o->next = be->pending;
-  if (be->pending != NULL)
-    be->pending->prev = o;
-  be->pending = o;
+  fleet__list_insert_head(&be->pending, &o->node);
   return 0;
 }
 
@@ -564,11 +552,13 @@ static void byo_on_idle(uv_idle_t *t) {
   if (be->closing) {
     /* Every op still pending hears that it was cancelled; hiredis keeps
      * the records of those it has not answered and frees them later. */
-    while (be->pending != NULL) {
-      byo_op_t *op = be->pending;
+    fleet__list_t *n;
+
+    while ((n = fleet__list_first(&be->pending)) != NULL) {
+      byo_op_t *op = FLEET__LIST_DATA(n, byo_op_t, node);
       fleet__reply_cb cb = op->cb;
       void *arg = op->arg;
-      byo_op_unlink(be, op);
+      fleet__list_remove(&op->node);
       op->cb = NULL;
       /* Freed before the callback, which may free the program's context
        * (and then hiredis frees the ops it still holds). */
@@ -638,6 +628,7 @@ int fleet__byo_open(uv_loop_t *loop, redisAsyncContext *ac,
   be = calloc(1, sizeof(*be));
   if (be == NULL)
     return FLEET_ENOMEM;
+  fleet__list_init(&be->pending);
   be->base.vt = &fleet__byo_backend;
   be->loop = loop;
   be->config = *config;

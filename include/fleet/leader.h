@@ -40,6 +40,10 @@ typedef struct {
   uint32_t retry_max_ms;
 } fleet_leader_options_t;
 
+/* Fills `options` with the defaults (all zero: the lock's defaults, see
+ * fleet_lock_options_t). */
+FLEET_EXTERN void fleet_leader_options_init(fleet_leader_options_t *options);
+
 /* A candidate; a fleet_handle_t (see fleet/common.h). */
 struct fleet_leader_s {
   FLEET_HANDLE_FIELDS
