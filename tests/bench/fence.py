@@ -104,17 +104,9 @@ def measure(c, sha, epoch, per_call, seconds):
 
 
 def main():
-    seconds = 2.0
-    argv = sys.argv[1:]
-    if argv[:1] in (['-h'], ['--help']):
-        print(__doc__.strip())
+    seconds = floors.parse_seconds('fence.py', 2.0, __doc__)
+    if seconds is None:
         return
-    if len(argv) == 2 and argv[0] == '--seconds':
-        seconds = float(argv[1])
-    elif argv:
-        sys.exit('usage: python3 tests/bench/fence.py [--seconds S]')
-    if not 0 < seconds <= 60:
-        sys.exit('fence.py: --seconds wants a number in (0, 60]')
 
     res = {}
     with floors.tempfile.TemporaryDirectory(prefix='fleet-fence.') as work:

@@ -37,7 +37,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-LUA = os.path.join(ROOT, 'adapters', 'redis', 'lua')
+LUA = os.path.join(ROOT, 'adapters', 'scripts', 'lua')
 BENCH = os.path.join(ROOT, 'build', 'tests', 'bench', 'fleet-bench')
 LOCKS = 50
 
@@ -230,18 +230,30 @@ def bench_model(port, seconds):
             m['c50_client_cpu_us_per_op'])
 
 
-def main():
-    seconds = 3.0
+def parse_seconds(name, default, doc):
+    """The bench's one option, --seconds S (0 < S <= 60), from sys.argv;
+    prints `doc` and returns None for -h or --help; exits on bad usage."""
     argv = sys.argv[1:]
     if argv[:1] in (['-h'], ['--help']):
-        print(__doc__.strip())
-        return
+        print(doc.strip())
+        return None
+    seconds = default
     if len(argv) == 2 and argv[0] == '--seconds':
-        seconds = float(argv[1])
+        try:
+            seconds = float(argv[1])
+        except ValueError:
+            seconds = 0
     elif argv:
-        sys.exit('usage: python3 tests/bench/floors.py [--seconds S]')
+        sys.exit('usage: python3 tests/bench/%s [--seconds S]' % name)
     if not 0 < seconds <= 60:
-        sys.exit('floors.py: --seconds wants a number in (0, 60]')
+        sys.exit('%s: --seconds wants a number in (0, 60]' % name)
+    return seconds
+
+
+def main():
+    seconds = parse_seconds('floors.py', 3.0, __doc__)
+    if seconds is None:
+        return
 
     with tempfile.TemporaryDirectory(prefix='fleet-floors.') as work:
         proc, port, c = start_server(work)
