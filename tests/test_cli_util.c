@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include "test.h"
 #include "test_cli_util.h"
@@ -32,18 +34,12 @@ void cli_required(void) {
     fleet_test_skip("the fleet CLI is not built");
 }
 
-pid_t cli_spawn(const char *const *args, const char *tag) {
+pid_t cli_spawn_prog(const char *path, const char *const *argv,
+                     const char *env_name, const char *env_value,
+                     const char *tag) {
   char out[512], err[512];
-  const char *argv[64];
-  size_t n = 0;
   pid_t pid;
 
-  argv[n++] = "fleet";
-  while (args[n - 1] != NULL && n < 63) {
-    argv[n] = args[n - 1];
-    n++;
-  }
-  argv[n] = NULL;
   snprintf(out, sizeof(out), "%s/fleet-cli-%d-%s.out", cli_tmp(), (int)getpid(),
            tag);
   snprintf(err, sizeof(err), "%s/fleet-cli-%d-%s.err", cli_tmp(), (int)getpid(),
@@ -60,10 +56,25 @@ pid_t cli_spawn(const char *const *args, const char *tag) {
       _exit(127);
     unsetenv("FLEET_URL");
     unsetenv("REDIS_URL");
-    execv(FLEET_CLI_PATH, (char *const *)argv);
+    if (env_name != NULL)
+      setenv(env_name, env_value, 1);
+    execv(path, (char *const *)argv);
     _exit(127);
   }
   return pid;
+}
+
+pid_t cli_spawn(const char *const *args, const char *tag) {
+  const char *argv[64];
+  size_t n = 0;
+
+  argv[n++] = "fleet";
+  while (args[n - 1] != NULL && n < 63) {
+    argv[n] = args[n - 1];
+    n++;
+  }
+  argv[n] = NULL;
+  return cli_spawn_prog(FLEET_CLI_PATH, argv, NULL, NULL, tag);
 }
 
 void cli_read_out(const char *tag, char *buf, size_t cap) {
@@ -75,11 +86,36 @@ void cli_read_out(const char *tag, char *buf, size_t cap) {
 }
 
 void cli_reap(pid_t pid, const char *tag, cli_run_t *r) {
+  cli_reap_within(pid, tag, r, 0);
+}
+
+void cli_reap_within(pid_t pid, const char *tag, cli_run_t *r,
+                     uint64_t limit_ms) {
+  uint64_t end = uv_hrtime() + limit_ms * 1000000ull;
   char path[512];
   int st;
 
-  ASSERT_EQ(pid, waitpid(pid, &st, 0));
-  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  if (limit_ms == 0) {
+    ASSERT_EQ(pid, waitpid(pid, &st, 0));
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  } else {
+    for (;;) {
+      pid_t w = waitpid(pid, &st, WNOHANG);
+
+      ASSERT_GE(w, 0);
+      if (w == pid) {
+        r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        break;
+      }
+      if (uv_hrtime() > end) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        r->status = -1;
+        break;
+      }
+      usleep(10000);
+    }
+  }
   snprintf(path, sizeof(path), "%s/fleet-cli-%d-%s.out", cli_tmp(),
            (int)getpid(), tag);
   cli_read_file(path, r->out, sizeof(r->out));

@@ -22,11 +22,22 @@ typedef struct {
 /* Skips the test when the CLI is not built. */
 void cli_required(void);
 
-/* Starts `fleet` with `args` (NULL ended; argv[0] is added), FLEET_URL
- * and REDIS_URL unset, its output going to files named after `tag`. */
+/* Starts the program `path` with `argv` (argv[0] first, NULL ended),
+ * standard input from /dev/null, FLEET_URL and REDIS_URL unset and then
+ * `env_name` set to `env_value` (when not NULL), its output going to
+ * files named after `tag`. */
+pid_t cli_spawn_prog(const char *path, const char *const *argv,
+                     const char *env_name, const char *env_value,
+                     const char *tag);
+/* Starts `fleet` with `args` (NULL ended; argv[0] is added), as
+ * cli_spawn_prog() does. */
 pid_t cli_spawn(const char *const *args, const char *tag);
 /* Waits for it and reads its output. */
 void cli_reap(pid_t pid, const char *tag, cli_run_t *r);
+/* The same, but kills it (SIGKILL, status -1: it hung) once `limit_ms`
+ * have passed; 0 waits for ever. */
+void cli_reap_within(pid_t pid, const char *tag, cli_run_t *r,
+                     uint64_t limit_ms);
 /* Both: runs `fleet url... args` to its end. */
 void cli_run(cli_run_t *r, const char *const *args);
 /* The same with --url `url` --prefix `prefix` in front of `args`, and

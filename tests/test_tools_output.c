@@ -4,17 +4,15 @@
  * with its cause and the password hidden, the URL comes from FLEET_URL
  * (then REDIS_URL) without --url, tls_verify=0 is warned about, and the
  * URL's wait_replicas is honoured. */
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "redis_fixture.h"
 #include "test.h"
+#include "test_cli_util.h"
 
 /* tests/CMakeLists.txt passes the programs' paths when they are built. */
 #ifndef FLEET_CLI_PATH
@@ -31,22 +29,8 @@
  * the cursor, breaks the line and rings the bell when printed raw. */
 #define TOOLS_HOSTILE "evil\x1b[2J\r\n\x07q"
 
-/* What one run printed, and how it ended. */
-typedef struct {
-  int status; /* exit code, or 128 + signal, or -1 (killed: it hung) */
-  char out[16384];
-  char err[8192];
-} tools_run_t;
-
-static void tools_read(const char *path, char *buf, size_t cap) {
-  int fd = open(path, O_RDONLY);
-  ssize_t n = fd >= 0 ? read(fd, buf, cap - 1) : -1;
-
-  buf[n > 0 ? n : 0] = '\0';
-  if (fd >= 0)
-    close(fd);
-  unlink(path);
-}
+/* What one run printed, and how it ended (status -1: killed, it hung). */
+typedef cli_run_t tools_run_t;
 
 static void tools_skip_unless(const char *path) {
   if (access(path, X_OK) != 0)
@@ -58,49 +42,8 @@ static void tools_skip_unless(const char *path) {
  * killed if it runs for 20 s (scaled by the slack). */
 static void tools_run(tools_run_t *r, const char *path, const char *env_name,
                       const char *env_value, const char *const *args) {
-  const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
-  char out[512], err[512];
-  uint64_t end = uv_hrtime() + fleet_test_ms(20000) * 1000000ull;
-  pid_t pid;
-  int st;
-
-  snprintf(out, sizeof(out), "%s/tools-%d.out", tmp, (int)getpid());
-  snprintf(err, sizeof(err), "%s/tools-%d.err", tmp, (int)getpid());
-  pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int in = open("/dev/null", O_RDONLY);
-
-    if (o < 0 || e < 0 || in < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 ||
-        dup2(in, 0) < 0)
-      _exit(127);
-    unsetenv("FLEET_URL");
-    unsetenv("REDIS_URL");
-    if (env_name != NULL)
-      setenv(env_name, env_value, 1);
-    execv(path, (char *const *)args);
-    _exit(127);
-  }
-  r->status = -1;
-  for (;;) {
-    pid_t w = waitpid(pid, &st, WNOHANG);
-
-    ASSERT_GE(w, 0);
-    if (w == pid) {
-      r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-      break;
-    }
-    if (uv_hrtime() > end) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      break;
-    }
-    usleep(10000);
-  }
-  tools_read(out, r->out, sizeof(r->out));
-  tools_read(err, r->err, sizeof(r->err));
+  cli_reap_within(cli_spawn_prog(path, args, env_name, env_value, "tools"),
+                  "tools", r, fleet_test_ms(20000));
   fprintf(stderr, "%s -> %d\n  out: %.300s\n  err: %s", args[1], r->status,
           r->out, r->err);
 }
@@ -109,14 +52,6 @@ static void tools_run(tools_run_t *r, const char *path, const char *env_name,
   (const char *const[]) {                                                      \
     __VA_ARGS__, NULL                                                          \
   }
-
-static int tools_lines(const char *s) {
-  int n = 0;
-
-  for (; *s != '\0'; s++)
-    n += *s == '\n';
-  return n;
-}
 
 /* None of the hostile name's control bytes was printed raw. */
 static void tools_inert(const char *s) {
@@ -248,19 +183,19 @@ TEST_IMPL(tools_cli_hostile_name) {
             ARGV("fleet", "--url", url, "queue", "get", TOOLS_HOSTILE,
                  "no\x1b[2Jsuch"));
   ASSERT_EQ(1, r.status);
-  ASSERT_EQ(1, tools_lines(r.err));
+  ASSERT_EQ(1, cli_lines(r.err));
   tools_inert(r.err);
   tools_run(&r, FLEET_CLI_PATH, NULL, NULL,
             ARGV("fleet", "--url", url, "queue", TOOLS_HOSTILE, "x"));
   ASSERT_EQ(2, r.status);
-  ASSERT_EQ(1, tools_lines(r.err));
+  ASSERT_EQ(1, cli_lines(r.err));
   tools_inert(r.err);
   ASSERT_NOT_NULL(strstr(r.err, "\\x1b"));
   snprintf(badurl, sizeof(badurl), "%s/0?%s=1", url, TOOLS_HOSTILE);
   tools_run(&r, FLEET_CLI_PATH, NULL, NULL,
             ARGV("fleet", "--url", badurl, "queue", "ls"));
   ASSERT_EQ(1, r.status);
-  ASSERT_EQ(1, tools_lines(r.err));
+  ASSERT_EQ(1, cli_lines(r.err));
   tools_inert(r.err);
   ASSERT_NOT_NULL(strstr(r.err, "unknown option \"evil\\x1b[2J"));
   fleet_test_redis_stop(redis);
@@ -286,7 +221,7 @@ static fleet_test_redis_t *tools_auth_server(char *bad, char *refused,
  * cause, the URL shown, and no password. */
 static void tools_one_line(const tools_run_t *r, const char *cause) {
   ASSERT_EQ(1, r->status);
-  ASSERT_EQ(1, tools_lines(r->err));
+  ASSERT_EQ(1, cli_lines(r->err));
   ASSERT_NOT_NULL(strstr(r->err, "cannot reach the backend"));
   ASSERT_NOT_NULL(strstr(r->err, "redis://:***@127.0.0.1:"));
   ASSERT_NOT_NULL(strstr(r->err, cause));
@@ -326,7 +261,7 @@ TEST_IMPL(tools_cli_one_line) {
   tools_run(&r, FLEET_CLI_PATH, NULL, NULL,
             ARGV("fleet", "--url", url, "--timeout-ms", "300", "queue", "ls"));
   ASSERT_EQ(1, r.status);
-  ASSERT_EQ(2, tools_lines(r.err));
+  ASSERT_EQ(2, cli_lines(r.err));
   ASSERT_EQ(0,
             strncmp(r.err, "fleet: warn: TLS to rediss://:***@127.0.0.1:", 44));
   ASSERT_NOT_NULL(strstr(r.err, "(tls_verify=0): the server's certificate "
@@ -338,7 +273,7 @@ TEST_IMPL(tools_cli_one_line) {
                  "redis+sentinel://h/m?sentinel_password=ab#cd", "queue",
                  "ls"));
   ASSERT_EQ(1, r.status);
-  ASSERT_EQ(1, tools_lines(r.err));
+  ASSERT_EQ(1, cli_lines(r.err));
   ASSERT_NOT_NULL(strstr(r.err, "sentinel_password holds an unescaped '#'"));
   ASSERT_NULL(strstr(r.err, "cd"));
   fleet_test_redis_stop(redis);
@@ -426,7 +361,7 @@ TEST_IMPL(tools_cli_wait_replicas) {
   tools_run(&r, FLEET_CLI_PATH, NULL, NULL,
             ARGV("fleet", "--url", url, "queue", "add", "w", "x"));
   ASSERT_EQ(1, r.status);
-  ASSERT_EQ(1, tools_lines(r.err));
+  ASSERT_EQ(1, cli_lines(r.err));
   ASSERT_NOT_NULL(strstr(r.err, "FLEET_ETIMEDOUT"));
   ASSERT_NOT_NULL(strstr(r.err, "0 of 1 replicas"));
   snprintf(url, sizeof(url), "%s/0?wait_replicas=0",
@@ -451,7 +386,7 @@ TEST_IMPL(tools_cli_wait_replicas) {
       tools_run(&r, FLEET_CLI_PATH, NULL, NULL,
                 ARGV("fleet", "--url", url, "queue", "add", "w", "z"));
       ASSERT_EQ(1, r.status);
-      ASSERT_EQ(1, tools_lines(r.err));
+      ASSERT_EQ(1, cli_lines(r.err));
       ASSERT_NOT_NULL(strstr(r.err, "FLEET_EBADURL (option wait_"));
     }
   }
