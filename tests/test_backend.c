@@ -1,6 +1,6 @@
 /* test_backend.c -- the internal backend interface on both adapters: every
  * op implemented twice, pub/sub with its liveness notices. */
-#include "client.h"
+#include "core/client.h"
 #include "client_ctx.h"
 
 TEST_IMPL(backend_ops_complete) {

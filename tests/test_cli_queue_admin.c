@@ -1,5 +1,5 @@
 /* test_cli_queue_admin.c -- the queue's administration calls the fleet CLI
- * and dashboard are built on (src/queue_admin.c): pages of jobs by state,
+ * and dashboard are built on (src/queue/queue_admin.c): pages of jobs by state,
  * retrying dead jobs, pausing and resuming. On both backends. */
 #include <stdio.h>
 #include <string.h>

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "batcher.h"
+#include "core/batcher.h"
 #include "cluster_fixture.h"
 #include "test.h"
 #include "test_lock_env.h"

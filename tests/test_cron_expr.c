@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cron_expr.h"
+#include "cron/cron_expr.h"
 #include "test.h"
 
 /* ------------------------------------------------------------------------ */

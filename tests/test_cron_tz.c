@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cron_expr.h"
+#include "cron/cron_expr.h"
 #include "test.h"
 
 /* ------------------------------------------------------------------------ */

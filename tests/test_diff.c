@@ -9,7 +9,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "client.h"
+#include "core/client.h"
 #include "memory/script.h"
 #include "redis_fixture.h"
 #include "test_store_ctx.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "client.h"
+#include "core/client.h"
 #include "test_lock_env.h"
 
 #define FENCE_2_32 4294967296ULL

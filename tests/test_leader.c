@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "leader_int.h"
+#include "lock/leader_int.h"
 #include "test_lock_env.h"
 
 /* What one candidate saw. The handle's data points here. */

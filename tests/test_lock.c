@@ -2,7 +2,7 @@
  * release with fencing tokens, queries, waiting (wake-up on release, on
  * expiry, timeout), auto-renewal and its batching, loss and stale
  * releases, close, and calls from inside callbacks. */
-#include "lock_int.h"
+#include "lock/lock_int.h"
 #include "test_lock_env.h"
 
 /* The state of a recorded handle, by name. */

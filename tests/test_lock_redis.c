@@ -1,7 +1,7 @@
 /* test_lock_redis.c -- lock behaviour that needs a real redis-server in
  * this process: keys fleet did not write, renewals refused by the server,
  * and a server that restarts or goes away while leases are held. */
-#include "batcher.h"
+#include "core/batcher.h"
 #include "test_lock_env.h"
 
 /* Runs a command that must not fail. */

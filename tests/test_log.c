@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "core/log.h"
 #include "test_queue_util.h"
 
 #define LG_MAX 128

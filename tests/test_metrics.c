@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics_int.h"
+#include "core/metrics_int.h"
 #include "test_queue_util.h"
 
 /* ------------------------------------------------------------------------ */

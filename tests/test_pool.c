@@ -3,7 +3,7 @@
  * the queries, one admission among concurrent dispatches, client-only
  * nodes, a join that moves only the keys whose owner changed, close that
  * moves a node's jobs, shutdown, and calls from inside callbacks. */
-#include "pool_int.h"
+#include "pool/pool_int.h"
 #include "test_lock_env.h"
 
 #define NODE_WORKERS_MAX 8

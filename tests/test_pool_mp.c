@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pool_int.h"
+#include "pool/pool_int.h"
 #include "test_lock_env.h"
 
 #ifndef FLEET_DEMO_PATH

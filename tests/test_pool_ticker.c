@@ -2,7 +2,7 @@
  * tick to exactly one of three nodes in sequence, a node that closes
  * while the others go on, stop for every node, and (on Redis) ticks that
  * survive errors and report what they missed. */
-#include "pool_int.h"
+#include "pool/pool_int.h"
 #include "test_lock_env.h"
 
 #define TICKS_MAX 1024

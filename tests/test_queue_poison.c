@@ -8,7 +8,7 @@
  * claim changes nothing; a parked worker's entry fleet cannot read does
  * not fail an enqueue. The foreign data is written with raw commands
  * (on the memory backend through its command table). */
-#include "client.h"
+#include "core/client.h"
 #include "memory/script.h"
 #include "test_queue_util.h"
 

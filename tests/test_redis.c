@@ -5,7 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "core/client.h"
 #include "client_ctx.h"
 #include "redis/reader.h"
 #include "scripts/scripts.h"

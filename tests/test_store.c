@@ -1,6 +1,6 @@
 /* test_store.c -- the store's records on both adapters: put, get, delete,
  * exists, binary and large values, bad input, close, ping, sharing. */
-#include "client.h"
+#include "core/client.h"
 #include "test_store_ctx.h"
 
 /* Opens a client on `b` (short timeouts) and a store "t" on it. */

@@ -2,8 +2,8 @@
  * the prefix goes, in batches, and nothing else, even when the prefix holds
  * glob metacharacters), the SCAN op's glob matching on both adapters, and
  * the SCAN pattern the clear builds. */
-#include "client.h"
-#include "store_int.h"
+#include "core/client.h"
+#include "store/store_int.h"
 #include "test_store_ctx.h"
 
 /* The prefixes of the clear test. Each one's SCAN pattern, unescaped,

@@ -1,7 +1,7 @@
 /* test_store_events.c -- the store's events lists on both adapters: append
  * (one or many, binary), read with offset and limit, count, the cap, and
  * their life with the record. */
-#include "client.h"
+#include "core/client.h"
 #include "test_store_ctx.h"
 
 static void open_events(client_ctx_t *c, st_t *s, fleet_test_backend_t *b,

@@ -2,7 +2,7 @@
  * puts, replaces and deletes, expired and dangling entries are never
  * listed and are pruned, and pagination stays correct while records are
  * added, deleted and refreshed between pages. */
-#include "client.h"
+#include "core/client.h"
 #include "test_store_ctx.h"
 
 static void open_ix(client_ctx_t *c, st_t *s, fleet_test_backend_t *b) {

@@ -5,7 +5,7 @@
  * with a crafted tag, whose keys are also keys of collection "runs": the
  * events list of record "1" under the tag "{t:runs}:rec:w" is the record
  * key of record "w:ev:1". So the same test runs on both backends. */
-#include "client.h"
+#include "core/client.h"
 #include "test_store_ctx.h"
 
 typedef struct {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "core/client.h"
 #include "client_ctx.h"
 #include "test_tls_util.h"
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "backend.h"
-#include "internal.h"
-#include "keys.h"
+#include "core/internal.h"
+#include "core/keys.h"
 #include "test.h"
 
 /* ------------------------------------------------------------------------ */

@@ -7,7 +7,7 @@
  * shared by the nodes of a test (created, destroyed), so that a test can
  * count what exists against what the pool says. */
 #include "test_lock_env.h"
-#include "warmpool_int.h"
+#include "warmpool/warmpool_int.h"
 
 #define RES_MAX 512
 #define PENDING_MAX 64

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "test_lock_env.h"
-#include "warmpool_int.h"
+#include "warmpool/warmpool_int.h"
 
 #ifndef FLEET_DEMO_PATH
 #define FLEET_DEMO_PATH "/nonexistent"

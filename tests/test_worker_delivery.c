@@ -8,8 +8,8 @@
  * every worker), a stopping worker (it unparks itself; a delivery that
  * reaches it anyway is handed back), the reading of a delivery message,
  * and (on one Redis) publishing without error replies. */
-#include "queue_int.h"
-#include "worker_int.h"
+#include "queue/queue_int.h"
+#include "queue/worker_int.h"
 #include "test_queue_util.h"
 
 /* What a test's worker saw. */

@@ -7,7 +7,7 @@
 #include <hiredis/hiredis.h>
 
 #include "bench.h"
-#include "internal.h"
+#include "core/internal.h"
 
 void bench_emit(const char *bench, const char *metric, double value,
                 const char *unit) {

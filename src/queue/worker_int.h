@@ -5,9 +5,9 @@
 #ifndef FLEET_SRC_WORKER_INT_H
 #define FLEET_SRC_WORKER_INT_H
 
-#include "batcher.h"
-#include "client.h"
-#include "handle.h"
+#include "core/batcher.h"
+#include "core/client.h"
+#include "core/handle.h"
 #include "fleet/queue.h"
 #include "fleet/worker.h"
 

@@ -1,4 +1,4 @@
-/* leader_int.h -- what src/leader.c shows the tests: the candidate's state
+/* leader_int.h -- what src/lock/leader.c shows the tests: the candidate's state
  * by name. */
 #ifndef FLEET_SRC_LEADER_INT_H
 #define FLEET_SRC_LEADER_INT_H

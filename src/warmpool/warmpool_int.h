@@ -5,12 +5,12 @@
 #ifndef FLEET_SRC_WARMPOOL_INT_H
 #define FLEET_SRC_WARMPOOL_INT_H
 
-#include "args.h"
-#include "batcher.h"
-#include "client.h"
+#include "core/args.h"
+#include "core/batcher.h"
+#include "core/client.h"
 #include "fleet/warmpool.h"
-#include "handle.h"
-#include "keys.h"
+#include "core/handle.h"
+#include "core/keys.h"
 
 typedef struct fleet__warmpool_s fleet__warmpool_t;
 

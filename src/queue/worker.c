@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "keys.h"
+#include "core/keys.h"
 #include "queue_int.h"
 #include "worker_int.h"
-#include "log.h"
+#include "core/log.h"
 
 /* The offline retry backoff, in ms. */
 #define WORKER_RETRY_MIN_MS 50

@@ -8,7 +8,7 @@
 
 #include "queue_int.h"
 #include "worker_int.h"
-#include "log.h"
+#include "core/log.h"
 
 /* ------------------------------------------------------------------------ */
 /* Slots and batches                                                        */

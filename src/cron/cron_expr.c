@@ -22,7 +22,7 @@
 
 #include "cron_expr.h"
 #include "fleet.h"
-#include "internal.h"
+#include "core/internal.h"
 
 /* The last instant fleet_cron_next() returns: 9999-12-31T23:59:59Z. */
 #define CRON_MAX_SECONDS INT64_C(253402300799)

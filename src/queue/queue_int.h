@@ -6,11 +6,11 @@
 
 #include <string.h>
 
-#include "client.h"
-#include "handle.h"
+#include "core/client.h"
+#include "core/handle.h"
 #include "fleet/queue.h"
-#include "args.h"
-#include "keys.h"
+#include "core/args.h"
+#include "core/keys.h"
 
 /* Claims a queue op sends when it recovers, and records a purge deletes,
  * per round trip. */

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
-#include "handle.h"
+#include "core/client.h"
+#include "core/handle.h"
 #include "leader_int.h"
 
 /* The states of a candidate. */

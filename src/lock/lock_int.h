@@ -3,10 +3,10 @@
 #ifndef FLEET_SRC_LOCK_INT_H
 #define FLEET_SRC_LOCK_INT_H
 
-#include "batcher.h"
-#include "client.h"
-#include "handle.h"
-#include "keys.h"
+#include "core/batcher.h"
+#include "core/client.h"
+#include "core/handle.h"
+#include "core/keys.h"
 
 /* The states of a lock handle:
  *   IDLE       no lease (never acquired, released, or an acquire failed);

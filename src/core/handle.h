@@ -78,7 +78,7 @@ struct fleet__handle_s {
   /* The error callback of a handle that works in the background (NULL
    * when it has none): every failure that no request reports reaches it. */
   fleet_error_cb error_cb;
-  /* Where the handle's events are counted (src/metrics.c): &mblock, or
+  /* Where the handle's events are counted (src/core/metrics.c): &mblock, or
    * the block of the handle that made this one (a leader's lock). */
   fleet__metrics_t *metrics;
   fleet__metrics_t mblock;

@@ -3,9 +3,9 @@
 #ifndef FLEET_SRC_STORE_INT_H
 #define FLEET_SRC_STORE_INT_H
 
-#include "args.h"
-#include "handle.h"
-#include "keys.h"
+#include "core/args.h"
+#include "core/handle.h"
+#include "core/keys.h"
 
 /* The callback type a request completes with. */
 typedef enum {

@@ -1,14 +1,14 @@
 /* cron_sched_int.h -- the cron scheduler's internals, shared by
- * src/cron_sched.c (the handle, the registry copy, the timer and the
- * fires) and src/cron_registry.c (the registry calls the user makes). */
+ * src/cron/cron_sched.c (the handle, the registry copy, the timer and the
+ * fires) and src/cron/cron_registry.c (the registry calls the user makes). */
 #ifndef FLEET_SRC_CRON_SCHED_INT_H
 #define FLEET_SRC_CRON_SCHED_INT_H
 
-#include "args.h"
-#include "client.h"
+#include "core/args.h"
+#include "core/client.h"
 #include "fleet/cron.h"
-#include "handle.h"
-#include "keys.h"
+#include "core/handle.h"
+#include "core/keys.h"
 
 /* One definition of the scheduler's copy of the registry. */
 typedef struct fleet__cron_def_s {

@@ -5,11 +5,11 @@
 #ifndef FLEET_SRC_POOL_INT_H
 #define FLEET_SRC_POOL_INT_H
 
-#include "args.h"
-#include "batcher.h"
-#include "client.h"
-#include "handle.h"
-#include "keys.h"
+#include "core/args.h"
+#include "core/batcher.h"
+#include "core/client.h"
+#include "core/handle.h"
+#include "core/keys.h"
 
 /* The states of a node. */
 #define FLEET__POOL_STATE_MAP(XX)                                              \

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "lock_int.h"
-#include "log.h"
+#include "core/log.h"
 
 /* The first delay after a transient error while waiting, in ms. */
 #define LOCK_BACKOFF_MIN_MS 20

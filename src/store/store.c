@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "core/client.h"
 #include "store_int.h"
 
 /* ------------------------------------------------------------------------ */

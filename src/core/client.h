@@ -24,14 +24,14 @@ struct fleet__client_s {
   int closing;
   fleet_client_close_cb close_cb;
   fleet__creq_t *free_reqs;
-  /* The handles built on the client (src/handle.c): it refuses to close
+  /* The handles built on the client (src/core/handle.c): it refuses to close
    * while one is open, and finishes closing after the last has. */
   fleet__list_t handles;
-  /* The periodic batcher (src/batcher.c); NULL until first used. */
+  /* The periodic batcher (src/core/batcher.c); NULL until first used. */
   struct fleet__batcher_s *batcher;
   /* Closing: the backend and the batcher's timer still to close. */
   int closes_left;
-  /* The logging hook (src/log.c) and the URL as messages show it, with
+  /* The logging hook (src/core/log.c) and the URL as messages show it, with
    * its password redacted (NULL without a hook). */
   fleet_log_cb log_cb;
   void *log_data;

@@ -1,4 +1,4 @@
-/* metrics_int.h -- the metrics block of a handle (src/metrics.c). */
+/* metrics_int.h -- the metrics block of a handle (src/core/metrics.c). */
 #ifndef FLEET_SRC_METRICS_INT_H
 #define FLEET_SRC_METRICS_INT_H
 
