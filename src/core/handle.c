@@ -316,3 +316,59 @@ int fleet__req_send(fleet__req_t *req, fleet__op_t op,
   h->outstanding++;
   return 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Calls                                                                    */
+
+fleet__handle_t *fleet__call_enter(const void *pub, fleet_handle_type_t type,
+                                   int need_cb, int *err) {
+  fleet__handle_t *h = fleet__handle_of(pub, type);
+
+  *err = h == NULL || !need_cb ? FLEET_EINVAL : fleet__handle_usable(h);
+  return *err == 0 ? h : NULL;
+}
+
+fleet__req_t *fleet__call_new(fleet__handle_t *h, const fleet__call_t *call,
+                              fleet__fn_t cb, void *user_data) {
+  fleet__req_t *req = fleet__req_new(h, call->read, call->fail, user_data);
+
+  if (req != NULL) {
+    req->call = call;
+    req->cb = cb;
+  }
+  return req;
+}
+
+int fleet__call_send(fleet__req_t *req, const fleet_bytes_t *keys, size_t nkeys,
+                     const fleet_bytes_t *args, size_t nargs) {
+  int err = fleet__req_send(req, req->call->op, keys, nkeys, args, nargs);
+
+  if (err != 0)
+    fleet__req_free(req);
+  return err;
+}
+
+int fleet__call(fleet__handle_t *h, const fleet__call_t *call, fleet__fn_t cb,
+                void *user_data, const fleet_bytes_t *keys, size_t nkeys,
+                const fleet_bytes_t *args, size_t nargs) {
+  fleet__req_t *req = fleet__call_new(h, call, cb, user_data);
+
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  return fleet__call_send(req, keys, nkeys, args, nargs);
+}
+
+void fleet__call_finish(fleet__req_t *req, int status) {
+  fleet__req_cancel_fn fail = req->call->fail;
+
+  fleet__req_done(req);
+  if (fail != NULL)
+    fail(req, status);
+}
+
+void fleet__call_fail_status(fleet__req_t *req, int status) {
+  fleet_status_cb cb = (fleet_status_cb)req->cb;
+
+  if (cb != NULL)
+    cb(req->handle->pub, status, req->user_data);
+}

@@ -94,9 +94,41 @@ typedef void (*fleet__req_reply_fn)(fleet__req_t *req, int status,
  * results. The request is done already and must not be touched after. */
 typedef void (*fleet__req_cancel_fn)(fleet__req_t *req, int status);
 
+/* A user callback of any type: the hooks of its call cast it back. */
+typedef void (*fleet__fn_t)(void);
+
+/* A call (hiredis's one callback record, libuv's typed request): one
+ * static descriptor per public call, which says what its first backend
+ * call sends and how the call's answer is read and told. The request base
+ * does the rest (sending, routing the replies, the cancellation at close),
+ * so that a primitive writes no kind enum, callback union, hub switch or
+ * cancel hook of its own.
+ *
+ *   op    the op fleet__call_send() sends (a call made of several backend
+ *         calls sends the later ones with fleet__req_send()).
+ *   read  reads each reply: sends the request's next backend call, or
+ *         finishes the request (fleet__req_done()) and runs its callback.
+ *   fail  runs the user callback `req->cb` with an error and no results:
+ *         at close (FLEET_ECANCELED) and from fleet__call_finish(). It is
+ *         called after the request is done, so it copies what it needs
+ *         before the callback runs. NULL: nobody waits for the call (a
+ *         quiet release), which keeps its handle open until its reply but
+ *         is told nothing at close.
+ *
+ * fleet__call_fail_status() is the `fail` of every call whose callback is
+ * a fleet_status_cb. */
+typedef struct fleet__call_s {
+  const char *name; /* "queue.claim": for logs and tests */
+  fleet__op_t op;
+  fleet__req_reply_fn read;
+  fleet__req_cancel_fn fail;
+} fleet__call_t;
+
 struct fleet__req_s {
   fleet__list_t node; /* on the live list, or in the pool */
   fleet__handle_t *handle;
+  const fleet__call_t *call; /* NULL: a request of fleet__req_new() */
+  fleet__fn_t cb;            /* the user callback (of the call's type) */
   fleet__req_reply_fn on_reply;
   fleet__req_cancel_fn cancel; /* NULL: nobody waits */
   void *user_data;
@@ -214,5 +246,40 @@ void fleet__req_done(fleet__req_t *req);
 
 /* Gives back a request that never sent a call (a failed first send). */
 void fleet__req_free(fleet__req_t *req);
+
+/* ------------------------------------------------------------------------ */
+/* Calls                                                                    */
+
+/* The entry of a public call on the handle `pub` of type `type`: its base
+ * if it can take the call, else NULL and `*err` says why: FLEET_EINVAL
+ * (not an initialized handle of that type, or `need_cb` and no callback)
+ * or FLEET_ECLOSING (the handle or its client is closing). */
+fleet__handle_t *fleet__call_enter(const void *pub, fleet_handle_type_t type,
+                                   int need_cb, int *err);
+
+/* A request of `call` on `h`, whose answer goes to the user callback `cb`
+ * (cast to fleet__fn_t) with `user_data`; NULL when out of memory. */
+fleet__req_t *fleet__call_new(fleet__handle_t *h, const fleet__call_t *call,
+                              fleet__fn_t cb, void *user_data);
+
+/* Sends the call's op for `req` with `keys` and `args`. Returns 0 (the
+ * replies go to the call's `read`), or an error: then `req` is given back
+ * and no callback runs (the public call returns the error). */
+int fleet__call_send(fleet__req_t *req, const fleet_bytes_t *keys, size_t nkeys,
+                     const fleet_bytes_t *args, size_t nargs);
+
+/* fleet__call_new() and fleet__call_send() in one. Returns 0 or an error
+ * (FLEET_ENOMEM, the backend's), and nothing is left behind. */
+int fleet__call(fleet__handle_t *h, const fleet__call_t *call, fleet__fn_t cb,
+                void *user_data, const fleet_bytes_t *keys, size_t nkeys,
+                const fleet_bytes_t *args, size_t nargs);
+
+/* Finishes `req` with an error (or a status with no results): the request
+ * is done, then the call's `fail` runs the user callback. */
+void fleet__call_finish(fleet__req_t *req, int status);
+
+/* The `fail` of a call whose callback is a fleet_status_cb: runs it with
+ * the public handle, `status` and the user data, if there is one. */
+void fleet__call_fail_status(fleet__req_t *req, int status);
 
 #endif /* FLEET_SRC_HANDLE_H */
