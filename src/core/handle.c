@@ -151,6 +151,9 @@ int fleet__handle_close(fleet__handle_t *h, fleet_close_cb close_cb) {
   h->close_cb = close_cb;
   if (h->vt->close != NULL)
     h->vt->close(h);
+  for (size_t i = 0; i < FLEET__HANDLE_SUBS_MAX; i++)
+    if (h->subs[i] != NULL)
+      fleet__handle_unsubscribe(h, h->subs[i]);
   /* A timer that is never started: its close callback comes on the next
    * loop iteration, never inside this call. */
   uv_timer_init(h->loop, &h->defer);
@@ -230,6 +233,38 @@ int fleet__phase_end_closing(const fleet__phase_end_t *pe) {
 void fleet__handle_phase_end_close(fleet__handle_t *h, fleet__phase_end_t *pe) {
   fleet__handle_uv_close(h, (uv_handle_t *)&pe->check);
   fleet__handle_uv_close(h, (uv_handle_t *)&pe->prepare);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Subscriptions                                                            */
+
+int fleet__handle_subscribe(fleet__handle_t *h, const char *channel, size_t len,
+                            fleet__message_cb cb, void *arg,
+                            fleet__sub_t **slot) {
+  fleet__backend_t *be = fleet__handle_backend(h);
+  size_t i;
+  int err;
+
+  for (i = 0; i < FLEET__HANDLE_SUBS_MAX && h->subs[i] != NULL; i++)
+    ;
+  if (*slot != NULL || i == FLEET__HANDLE_SUBS_MAX)
+    return FLEET_EINVAL;
+  err = be->vt->subscribe(be, channel, len, cb, arg, slot);
+  if (err == 0)
+    h->subs[i] = slot;
+  return err;
+}
+
+void fleet__handle_unsubscribe(fleet__handle_t *h, fleet__sub_t **slot) {
+  fleet__backend_t *be = fleet__handle_backend(h);
+
+  for (size_t i = 0; i < FLEET__HANDLE_SUBS_MAX; i++)
+    if (h->subs[i] == slot)
+      h->subs[i] = NULL;
+  if (*slot != NULL) {
+    be->vt->unsubscribe(be, *slot);
+    *slot = NULL;
+  }
 }
 
 /* ------------------------------------------------------------------------ */

@@ -38,6 +38,9 @@
 #include "metrics_int.h"
 
 typedef struct fleet__handle_s fleet__handle_t;
+
+/* The most subscriptions one handle holds at once. */
+#define FLEET__HANDLE_SUBS_MAX 4
 typedef struct fleet__req_s fleet__req_t;
 
 /* What a primitive tells the base about its handles. */
@@ -82,6 +85,9 @@ struct fleet__handle_s {
    * the block of the handle that made this one (a leader's lock). */
   fleet__metrics_t *metrics;
   fleet__metrics_t mblock;
+  /* Where the primitive keeps its subscriptions (fleet__handle_subscribe):
+   * the base ends those still on at close. */
+  fleet__sub_t **subs[FLEET__HANDLE_SUBS_MAX];
 };
 
 /* How a request reads a reply: `status` 0 and the reply, or an error and
@@ -214,6 +220,23 @@ int fleet__phase_end_closing(const fleet__phase_end_t *pe);
 /* Closes the pair of the handle `h`, as fleet__handle_uv_close() does for
  * each of the two. */
 void fleet__handle_phase_end_close(fleet__handle_t *h, fleet__phase_end_t *pe);
+
+/* Subscribes the handle to `channel` (`len` bytes, copied): `cb` runs
+ * with `arg` for every message, and with FLEET_ECONNLOST and no payload
+ * each time the subscription is live (again): the one place where the
+ * primitive re-checks the state it waits on (backend.h). The subscription
+ * is kept in `*slot`, which the base remembers: it ends the subscription
+ * and sets `*slot` to NULL when the handle closes (after the `close`
+ * hook), so that no message comes after. Returns 0, FLEET_EINVAL (`*slot`
+ * holds one already, or the handle holds FLEET__HANDLE_SUBS_MAX) or the
+ * backend's error. */
+int fleet__handle_subscribe(fleet__handle_t *h, const char *channel, size_t len,
+                            fleet__message_cb cb, void *arg,
+                            fleet__sub_t **slot);
+
+/* Ends the subscription in `*slot` early, if there is one, and sets it to
+ * NULL; its callback never runs after this returns. */
+void fleet__handle_unsubscribe(fleet__handle_t *h, fleet__sub_t **slot);
 
 /* The backend the handle's client drives. */
 fleet__backend_t *fleet__handle_backend(const fleet__handle_t *h);
