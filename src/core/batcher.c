@@ -5,7 +5,7 @@
 
 #include "batcher.h"
 #include "client.h"
-#include "handle.h"
+#include "phase_end.h"
 
 struct fleet__batch_call_s {
   fleet__batch_call_t *next; /* the pool, or the calls being built */

@@ -33,6 +33,7 @@
 #define FLEET_SRC_HANDLE_H
 
 #include "backend.h"
+#include "phase_end.h"
 #include "common/list.h"
 #include "internal.h"
 #include "metrics_int.h"
@@ -195,28 +196,6 @@ void fleet__handle_uv_close(fleet__handle_t *h, uv_handle_t *uvh);
  * `uvh->data` pointing at the handle). */
 void fleet__handle_uv_closed(uv_handle_t *uvh);
 
-/* The end of the loop phase: work gathered during one phase of the loop
- * (enqueues, finishes, items due now) goes out together at its end, from
- * the check phase after the I/O callbacks or from the prepare phase
- * before the loop blocks, whichever comes first. `run` is called with
- * `in_prepare` 1 from the prepare phase; it disarms the pair (or leaves
- * it armed for another round). Arming an armed pair does nothing. */
-typedef struct fleet__phase_end_s fleet__phase_end_t;
-typedef void (*fleet__phase_end_fn)(fleet__phase_end_t *pe, int in_prepare);
-struct fleet__phase_end_s {
-  uv_check_t check;
-  uv_prepare_t prepare;
-  fleet__phase_end_fn run;
-};
-
-void fleet__phase_end_init(fleet__phase_end_t *pe, uv_loop_t *loop,
-                           fleet__phase_end_fn run);
-void fleet__phase_end_arm(fleet__phase_end_t *pe);
-void fleet__phase_end_disarm(fleet__phase_end_t *pe);
-/* Whether the pair is armed. */
-int fleet__phase_end_armed(const fleet__phase_end_t *pe);
-/* Whether the pair is closing (or closed). */
-int fleet__phase_end_closing(const fleet__phase_end_t *pe);
 /* Closes the pair of the handle `h`, as fleet__handle_uv_close() does for
  * each of the two. */
 void fleet__handle_phase_end_close(fleet__handle_t *h, fleet__phase_end_t *pe);
