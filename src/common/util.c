@@ -48,3 +48,7 @@ uint32_t fleet__rng_next(fleet__rng_t *rng) {
   rng->s = x;
   return (uint32_t)((x * 0x2545f4914f6cdd1dULL) >> 32);
 }
+
+const char *fleet__name_at(const char *const *names, size_t n, long long i) {
+  return i >= 0 && (unsigned long long)i < n ? names[i] : "unknown";
+}

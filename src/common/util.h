@@ -25,6 +25,22 @@ uint32_t fleet__rng_next(fleet__rng_t *rng);
 
 #define FLEET__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The name at `i` of the `n` names in `names`, or "unknown" when `i` is
+ * negative or out of range. */
+const char *fleet__name_at(const char *const *names, size_t n, long long i);
+
+/* Defines `const char *fn(type value)`, which names each value of an
+ * X-macro map of XX(NAME, "name") lines: the names in the map's order, from
+ * 0, and "unknown" for any other value. The one name table of every enum
+ * the library shows by name (states, levels, reasons). */
+#define FLEET__NAME_XX(name, str) str,
+#define FLEET__NAME_FN(fn, type, MAP)                                          \
+  const char *fn(type value) {                                                 \
+    static const char *const names_[] = {MAP(FLEET__NAME_XX)};                 \
+    return fleet__name_at(names_, FLEET__ARRAY_SIZE(names_),                   \
+                          (long long)value);                                   \
+  }
+
 /* container_of, for intrusive structures. */
 #define FLEET__CONTAINER_OF(ptr, type, member)                                 \
   ((type *)((char *)(ptr)-offsetof(type, member)))

@@ -14,24 +14,12 @@
 struct fleet__creq_s {
   fleet__creq_t *next;
   struct fleet__client_s *client;
-  union {
-    fleet_client_ping_cb ping;
-    fleet_client_time_cb time;
-  } cb;
+  fleet__fn_t cb; /* a fleet_client_ping_cb or fleet_client_time_cb */
   void *user_data;
 };
 
-static const char *const client_state_names[] = {
-#define XX(name, str) str,
-    FLEET_CLIENT_STATE_MAP(XX)
-#undef XX
-};
-
-const char *fleet_client_state_name(fleet_client_state_t state) {
-  if ((size_t)state >= FLEET__ARRAY_SIZE(client_state_names))
-    return "unknown";
-  return client_state_names[state];
-}
+FLEET__NAME_FN(fleet_client_state_name, fleet_client_state_t,
+               FLEET_CLIENT_STATE_MAP)
 
 void fleet_client_options_init(fleet_client_options_t *o) {
   memset(o, 0, sizeof(*o));
@@ -413,7 +401,7 @@ static void client_req_put(fleet__creq_t *r) {
 
 static void client_on_ping(void *arg, int status, const fleet__reply_t *reply) {
   fleet__creq_t *r = arg;
-  fleet_client_ping_cb cb = r->cb.ping;
+  fleet_client_ping_cb cb = (fleet_client_ping_cb)r->cb;
   void *user_data = r->user_data;
   fleet_client_t *pub = r->client->pub;
 
@@ -425,7 +413,7 @@ static void client_on_ping(void *arg, int status, const fleet__reply_t *reply) {
 
 static void client_on_time(void *arg, int status, const fleet__reply_t *reply) {
   fleet__creq_t *r = arg;
-  fleet_client_time_cb cb = r->cb.time;
+  fleet_client_time_cb cb = (fleet_client_time_cb)r->cb;
   void *user_data = r->user_data;
   fleet_client_t *pub = r->client->pub;
   uint64_t us = 0;
@@ -444,13 +432,15 @@ static void client_on_time(void *arg, int status, const fleet__reply_t *reply) {
   cb(pub, status, us, user_data);
 }
 
+/* Sends `op` (no keys, no arguments) for the client, whose reply goes to
+ * `done` with a request that holds `cb` and `user_data`. */
 static int client_call(fleet_client_t *client, fleet__op_t op,
-                       fleet__reply_cb done, fleet__creq_t **out) {
+                       fleet__reply_cb done, fleet__fn_t cb, void *user_data) {
   struct fleet__client_s *c;
   fleet__creq_t *r;
   int err;
 
-  if (client == NULL || client->internal_ == NULL)
+  if (client == NULL || client->internal_ == NULL || cb == NULL)
     return FLEET_EINVAL;
   c = client->internal_;
   if (c->closing)
@@ -459,41 +449,22 @@ static int client_call(fleet_client_t *client, fleet__op_t op,
   if (r == NULL)
     return FLEET_ENOMEM;
   r->client = c;
+  r->cb = cb;
+  r->user_data = user_data;
   err = fleet__backend_call(c->be, op, NULL, 0, NULL, 0, done, r);
-  if (err != 0) {
+  if (err != 0)
     client_req_put(r);
-    return err;
-  }
-  *out = r;
-  return 0;
+  return err;
 }
 
 int fleet_client_ping(fleet_client_t *client, fleet_client_ping_cb cb,
                       void *user_data) {
-  fleet__creq_t *r;
-  int err;
-
-  if (cb == NULL)
-    return FLEET_EINVAL;
-  err = client_call(client, FLEET__OP_PING, client_on_ping, &r);
-  if (err == 0) {
-    r->cb.ping = cb;
-    r->user_data = user_data;
-  }
-  return err;
+  return client_call(client, FLEET__OP_PING, client_on_ping, (fleet__fn_t)cb,
+                     user_data);
 }
 
 int fleet_client_time(fleet_client_t *client, fleet_client_time_cb cb,
                       void *user_data) {
-  fleet__creq_t *r;
-  int err;
-
-  if (cb == NULL)
-    return FLEET_EINVAL;
-  err = client_call(client, FLEET__OP_TIME, client_on_time, &r);
-  if (err == 0) {
-    r->cb.time = cb;
-    r->user_data = user_data;
-  }
-  return err;
+  return client_call(client, FLEET__OP_TIME, client_on_time, (fleet__fn_t)cb,
+                     user_data);
 }

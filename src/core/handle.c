@@ -8,17 +8,8 @@
 #include "handle.h"
 #include "log.h"
 
-static const char *const handle_type_names[] = {"unknown",
-#define XX(name, str) str,
-                                                FLEET_HANDLE_TYPE_MAP(XX)
-#undef XX
-};
-
-const char *fleet_handle_type_name(fleet_handle_type_t type) {
-  if ((size_t)type >= FLEET__ARRAY_SIZE(handle_type_names))
-    return "unknown";
-  return handle_type_names[type];
-}
+#define HANDLE_TYPE_NAMES(XX) XX(UNKNOWN, "unknown") FLEET_HANDLE_TYPE_MAP(XX)
+FLEET__NAME_FN(fleet_handle_type_name, fleet_handle_type_t, HANDLE_TYPE_NAMES)
 
 /* ------------------------------------------------------------------------ */
 /* Registration                                                             */

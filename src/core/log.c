@@ -8,17 +8,7 @@
 #include "client.h"
 #include "log.h"
 
-static const char *const log_level_names[] = {
-#define XX(name, str) str,
-    FLEET_LOG_LEVEL_MAP(XX)
-#undef XX
-};
-
-const char *fleet_log_level_name(fleet_log_level_t level) {
-  if ((size_t)level >= FLEET__ARRAY_SIZE(log_level_names))
-    return "unknown";
-  return log_level_names[level];
-}
+FLEET__NAME_FN(fleet_log_level_name, fleet_log_level_t, FLEET_LOG_LEVEL_MAP)
 
 /* The length of the valid UTF-8 character at [s, s+n) that is not a C1
  * control, or 0 when its first byte must be escaped. */
