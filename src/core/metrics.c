@@ -8,26 +8,18 @@
 #include "client.h"
 #include "handle.h"
 
-static const char *const counter_names[] = {
-#define XX(name, str, help) str,
-    FLEET_METRIC_COUNTER_MAP(XX)
-#undef XX
-};
-static const char *const counter_help[] = {
-#define XX(name, str, help) help,
-    FLEET_METRIC_COUNTER_MAP(XX)
-#undef XX
-};
-static const char *const histogram_names[] = {
-#define XX(name, str, help) str,
-    FLEET_METRIC_HISTOGRAM_MAP(XX)
-#undef XX
-};
-static const char *const histogram_help[] = {
-#define XX(name, str, help) help,
-    FLEET_METRIC_HISTOGRAM_MAP(XX)
-#undef XX
-};
+/* Each metric's name and help line, by the order of its map. */
+typedef struct {
+  const char *name;
+  const char *help;
+} metric_text_t;
+
+#define METRIC_TEXT(name, str, help) {str, help},
+static const metric_text_t counter_text[] = {
+    FLEET_METRIC_COUNTER_MAP(METRIC_TEXT)};
+static const metric_text_t histogram_text[] = {
+    FLEET_METRIC_HISTOGRAM_MAP(METRIC_TEXT)};
+#undef METRIC_TEXT
 
 #define TYPE_BIT(t) (1u << FLEET_HANDLE_##t)
 
@@ -71,11 +63,12 @@ static const char *type_label(fleet_handle_type_t t) {
 }
 
 const char *fleet_metric_counter_name(fleet_metric_counter_t m) {
-  return (unsigned)m < FLEET_METRIC_COUNTER_MAX ? counter_names[m] : "unknown";
+  return (unsigned)m < FLEET_METRIC_COUNTER_MAX ? counter_text[m].name
+                                                : "unknown";
 }
 
 const char *fleet_metric_histogram_name(fleet_metric_histogram_t m) {
-  return (unsigned)m < FLEET_METRIC_HISTOGRAM_MAX ? histogram_names[m]
+  return (unsigned)m < FLEET_METRIC_HISTOGRAM_MAX ? histogram_text[m].name
                                                   : "unknown";
 }
 
@@ -290,10 +283,11 @@ static void render_counter(buf_t *b, const hlist_t *l,
       v += l->h[j]->mblock.counters[c];
     if (!any) {
       buf_printf(b, "# HELP fleet_%s %s\n# TYPE fleet_%s counter\n",
-                 counter_names[c], counter_help[c], counter_names[c]);
+                 counter_text[c].name, counter_text[c].help,
+                 counter_text[c].name);
       any = 1;
     }
-    buf_printf(b, "fleet_%s", counter_names[c]);
+    buf_printf(b, "fleet_%s", counter_text[c].name);
     buf_label(b, &l->h[i]->mblock, l->h[i]->vt->type);
     buf_printf(b, "} %llu\n", (unsigned long long)v);
   }
@@ -302,7 +296,7 @@ static void render_counter(buf_t *b, const hlist_t *l,
 static void render_histogram(buf_t *b, const hlist_t *l,
                              fleet_metric_histogram_t hg) {
   unsigned types = histogram_types[hg];
-  const char *name = histogram_names[hg];
+  const char *name = histogram_text[hg].name;
   size_t i, j, k, end;
   int any = 0;
 
@@ -323,7 +317,7 @@ static void render_histogram(buf_t *b, const hlist_t *l,
     }
     if (!any) {
       buf_printf(b, "# HELP fleet_%s %s\n# TYPE fleet_%s histogram\n", name,
-                 histogram_help[hg], name);
+                 histogram_text[hg].help, name);
       any = 1;
     }
     for (k = 0; k <= FLEET_METRICS_BUCKETS; k++) {
