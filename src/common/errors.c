@@ -25,6 +25,7 @@
  * of the primitives themselves. */
 #include "fleet.h"
 #include "errors.h"
+#include "util.h"
 
 unsigned int fleet_version(void) {
   return FLEET_VERSION_HEX;
@@ -34,30 +35,35 @@ const char *fleet_version_string(void) {
   return FLEET_VERSION_STRING;
 }
 
-const char *fleet_strerror(int err) {
-  switch (err) {
-    case 0:
-      return "success";
-#define XX(name, value, msg)                                                   \
-  case FLEET_##name:                                                           \
-    return msg;
-      FLEET_ERRNO_MAP(XX)
+/* Every error's code, name and message, success first. */
+static const struct {
+  int code;
+  const char *name;
+  const char *msg;
+} errors[] = {{0, "FLEET_OK", "success"},
+#define XX(name, value, msg) {FLEET_##name, "FLEET_" #name, msg},
+              FLEET_ERRNO_MAP(XX)
 #undef XX
-  }
-  return "unknown error";
+};
+
+/* The entry of `err` in the table, or -1 when it is no fleet error. */
+static int error_index(int err) {
+  for (size_t i = 0; i < FLEET__ARRAY_SIZE(errors); i++)
+    if (errors[i].code == err)
+      return (int)i;
+  return -1;
+}
+
+const char *fleet_strerror(int err) {
+  int i = error_index(err);
+
+  return i >= 0 ? errors[i].msg : "unknown error";
 }
 
 const char *fleet_err_name(int err) {
-  switch (err) {
-    case 0:
-      return "FLEET_OK";
-#define XX(name, value, msg)                                                   \
-  case FLEET_##name:                                                           \
-    return "FLEET_" #name;
-      FLEET_ERRNO_MAP(XX)
-#undef XX
-  }
-  return "FLEET_EUNKNOWN";
+  int i = error_index(err);
+
+  return i >= 0 ? errors[i].name : "FLEET_EUNKNOWN";
 }
 
 int fleet__status_transient(int status) {

@@ -80,10 +80,8 @@ static inline void fleet__list_insert_head(fleet__list_t *head,
 /* Puts `n` last on `head`. */
 static inline void fleet__list_insert_tail(fleet__list_t *head,
                                            fleet__list_t *n) {
-  n->prev = head->prev;
-  n->next = head;
-  head->prev->next = n;
-  head->prev = n;
+  /* After the last node, which is first after the node before it. */
+  fleet__list_insert_head(head->prev, n);
 }
 
 /* Takes `n` off its list, if it is on one; `n` is then on no list. */
