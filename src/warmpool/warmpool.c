@@ -59,6 +59,7 @@ const char *fleet__wp_state_name(fleet__wp_state_t state) {
 }
 
 static void wp_on_timer(uv_timer_t *t);
+static void wp_reconcile(fleet__warmpool_t *wp);
 
 /* The one place a node changes state. */
 static void wp_set_state(fleet__warmpool_t *wp, fleet__wp_state_t state) {
@@ -75,25 +76,43 @@ static void wp_set_state(fleet__warmpool_t *wp, fleet__wp_state_t state) {
 /* ------------------------------------------------------------------------ */
 /* Calls                                                                    */
 
-int fleet__wp_send(fleet__warmpool_t *wp, fleet__wp_req_t *req,
-                   fleet__op_t op) {
-  fleet_bytes_t key = fleet__key_bytes(&wp->tag);
-  int err =
-      fleet__req_send(&req->base, op, &key, 1, wp->args.argv, wp->args.argc);
-  if (err != 0 && !req->base.inflight && req->kind == FLEET__WP_REQ_BG)
-    fleet__req_free(&req->base);
-  return err;
+fleet__warmpool_t *fleet__wp_enter(const fleet_warmpool_t *pool, fleet__fn_t cb,
+                                   int refused_too, size_t nargs, size_t nnums,
+                                   int *err) {
+  fleet__warmpool_t *wp = (fleet__warmpool_t *)fleet__call_enter(
+      pool, FLEET_HANDLE_WARMPOOL, cb != NULL, err);
+
+  if (wp == NULL)
+    return NULL;
+  if (refused_too && wp->state == FLEET__WP_REFUSED)
+    *err = FLEET_ECONFLICT;
+  else if (fleet__args_begin(&wp->args, nargs, nnums) != 0)
+    *err = FLEET_ENOMEM;
+  return *err == 0 ? wp : NULL;
 }
 
-fleet__wp_req_t *fleet__wp_bg(fleet__warmpool_t *wp, fleet__req_reply_fn fn,
-                              fleet_warmpool_work_t *work) {
-  fleet__wp_req_t *req =
-      (fleet__wp_req_t *)fleet__req_new(&wp->base, fn, NULL, NULL);
-  if (req != NULL) {
-    req->kind = FLEET__WP_REQ_BG;
-    req->work = work;
-  }
-  return req;
+static void wp_on_quiet(fleet__req_t *r, int status,
+                        const fleet__reply_t *reply) {
+  (void)reply;
+  fleet__req_done(r);
+  if (status != 0)
+    fleet__handle_error(r->handle, status);
+}
+
+/* The node's calls whose reply only matters when it fails. */
+static const fleet__call_t wp_destroyed_call = {
+    "warmpool.destroyed", FLEET__OP_WARMPOOL_DESTROYED, wp_on_quiet, NULL};
+static const fleet__call_t wp_fail_call = {
+    "warmpool.fail", FLEET__OP_WARMPOOL_FAIL, wp_on_quiet, NULL};
+static const fleet__call_t wp_leave_call = {
+    "warmpool.leave", FLEET__OP_WARMPOOL_LEAVE, wp_on_quiet, NULL};
+
+/* Sends `call`, one of those, with the arguments built in wp->args. */
+static void wp_quiet(fleet__warmpool_t *wp, const fleet__call_t *call) {
+  int err = fleet__wp_call(wp, call, NULL, NULL);
+
+  if (err != 0)
+    fleet__handle_error(&wp->base, err);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -111,7 +130,8 @@ void fleet__wp_work_free(fleet_warmpool_work_t *w) {
   fleet__handle_unhold(&wp->base);
 }
 
-int fleet__wp_work_start(fleet__warmpool_t *wp, int kind, const char *id,
+int fleet__wp_work_start(fleet__warmpool_t *wp, int kind,
+                         fleet__wp_work_done_fn done, const char *id,
                          size_t len, fleet__wp_req_t *req) {
   fleet_warmpool_work_t *w = calloc(1, sizeof(*w) + len + 1);
 
@@ -119,99 +139,108 @@ int fleet__wp_work_start(fleet__warmpool_t *wp, int kind, const char *id,
     return FLEET_ENOMEM;
   w->wp = wp;
   w->kind = kind;
+  w->done = done;
   w->req = req;
   w->token = wp->token;
   memcpy(w->id, id, len);
   fleet__list_insert_head(&wp->works, &w->node);
   fleet__handle_hold(&wp->base);
   if (kind == FLEET__WP_CREATE)
-    wp->creating++;
-  switch (kind) {
-    case FLEET__WP_CREATE:
-    case FLEET__WP_DIRECT:
-      wp->cbs.create(wp->pub, w);
-      break;
-    case FLEET__WP_DESTROY:
-      wp->cbs.destroy(wp->pub, w);
-      break;
-    default:
-      wp->cbs.check(wp->pub, w);
-      break;
-  }
+    wp->cbs.create(wp->pub, w);
+  else if (kind == FLEET__WP_DESTROY)
+    wp->cbs.destroy(wp->pub, w);
+  else
+    wp->cbs.check(wp->pub, w);
   return 0;
 }
 
-void fleet__wp_destroy(fleet__warmpool_t *wp, const char *id, size_t len,
-                       fleet__wp_req_t *req) {
-  FLEET__LIST_FOREACH (n, next, &wp->works) {
-    fleet_warmpool_work_t *w = FLEET__LIST_DATA(n, fleet_warmpool_work_t, node);
-    if (w->kind == FLEET__WP_DESTROY && strlen(w->id) == len &&
-        memcmp(w->id, id, len) == 0) {
-      if (req != NULL)
-        fleet__wp_drain_step(req, 0);
-      return;
-    }
-  }
-  if (fleet__wp_work_start(wp, FLEET__WP_DESTROY, id, len, req) != 0) {
-    fleet__handle_error(&wp->base, FLEET_ENOMEM);
-    if (req != NULL)
-      fleet__wp_drain_step(req, 0);
-  }
+int fleet_warmpool_work_done(fleet_warmpool_work_t *w, int status,
+                             const char *detail) {
+  if (w == NULL || w->reported)
+    return FLEET_EINVAL;
+  w->reported = 1;
+  w->done(w, status, detail);
+  return 0;
 }
 
-static void wp_on_quiet(fleet__req_t *r, int status,
-                        const fleet__reply_t *reply) {
-  fleet__warmpool_t *wp = (fleet__warmpool_t *)r->handle;
-
-  (void)reply;
-  fleet__req_done(r);
-  if (status != 0)
-    fleet__handle_error(&wp->base, status);
-}
-
-/* Sends a call whose reply only matters when it fails. */
-static void wp_quiet(fleet__warmpool_t *wp, fleet__op_t op) {
-  fleet__wp_req_t *req = fleet__wp_bg(wp, wp_on_quiet, NULL);
-  int err = req != NULL ? fleet__wp_send(wp, req, op) : FLEET_ENOMEM;
-
-  if (err != 0)
-    fleet__handle_error(&wp->base, err);
-}
-
+/* Tells the pool that `id` is gone: destroyed here, or a reservation
+ * given back. */
 static void wp_destroyed(fleet__warmpool_t *wp, const char *id) {
   if (fleet__args_begin(&wp->args, 1, 0) != 0)
     return;
   fleet__args_str(&wp->args, id);
-  wp_quiet(wp, FLEET__OP_WARMPOOL_DESTROYED);
+  wp_quiet(wp, &wp_destroyed_call);
 }
+
+void fleet__wp_destroy_done(fleet_warmpool_work_t *w, int status,
+                            const char *detail) {
+  fleet__warmpool_t *wp = w->wp;
+
+  (void)detail;
+  if (status == 0)
+    wp_destroyed(wp, w->id);
+  else
+    /* Left claimed: once its claim runs out the primary tries again. */
+    fleet__handle_error(&wp->base, status);
+  fleet__wp_work_free(w);
+}
+
+int fleet__wp_destroy(fleet__warmpool_t *wp, const char *id, size_t len,
+                      fleet__wp_work_done_fn done, fleet__wp_req_t *req) {
+  FLEET__LIST_FOREACH (n, next, &wp->works) {
+    fleet_warmpool_work_t *w = FLEET__LIST_DATA(n, fleet_warmpool_work_t, node);
+    if (w->kind == FLEET__WP_DESTROY && strlen(w->id) == len &&
+        memcmp(w->id, id, len) == 0)
+      return 0;
+  }
+  if (fleet__wp_work_start(wp, FLEET__WP_DESTROY,
+                           done != NULL ? done : fleet__wp_destroy_done, id,
+                           len, req) != 0) {
+    fleet__handle_error(&wp->base, FLEET_ENOMEM);
+    return 0;
+  }
+  return 1;
+}
+
+void fleet__wp_create_failed(fleet__warmpool_t *wp, const char *id, int status,
+                             const char *detail) {
+  if (fleet__args_begin(&wp->args, 4, 2) != 0)
+    return;
+  fleet__args_str(&wp->args, id);
+  fleet__args_str(&wp->args, detail != NULL ? detail : fleet_strerror(status));
+  fleet__args_u64(&wp->args, wp->opts.backoff_base_ms);
+  fleet__args_u64(&wp->args, wp->opts.backoff_max_ms);
+  wp_quiet(wp, &wp_fail_call);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The primary's creations                                                  */
 
 static void wp_on_put(fleet__req_t *r, int status, const fleet__reply_t *reply);
 
-/* Sends the put of a created resource with the token it was reserved
- * under. Returns 0 or the error of the send. */
-static int wp_put_send(fleet__warmpool_t *wp, fleet_warmpool_work_t *w) {
-  fleet__wp_req_t *req = fleet__wp_bg(wp, wp_on_put, w);
-  int err = req != NULL ? fleet__args_begin(&wp->args, 6, 4) : FLEET_ENOMEM;
+/* A created resource is put with the token it was reserved under; the
+ * call's user data is the creation's work. */
+static const fleet__call_t wp_put_call = {
+    "warmpool.put", FLEET__OP_WARMPOOL_PUT, wp_on_put, NULL};
 
-  if (err != 0) {
-    if (req != NULL)
-      fleet__req_free(&req->base);
-    return err;
-  }
+/* Sends the put of a created resource. Returns 0 or the error of the
+ * send. */
+static int wp_put_send(fleet__warmpool_t *wp, fleet_warmpool_work_t *w) {
+  if (fleet__args_begin(&wp->args, 6, 4) != 0)
+    return FLEET_ENOMEM;
   fleet__args_str(&wp->args, w->id);
   fleet__args_u64(&wp->args, w->token);
   fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
   fleet__args_u64(&wp->args, wp->opts.idle_ttl_ms);
   fleet__args_u64(&wp->args, wp->opts.min_remaining_ms);
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
-  return fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_PUT);
+  return fleet__wp_call(wp, &wp_put_call, NULL, w);
 }
 
 static void wp_on_put(fleet__req_t *r, int status,
                       const fleet__reply_t *reply) {
-  fleet__wp_req_t *req = (fleet__wp_req_t *)r;
   fleet__warmpool_t *wp = (fleet__warmpool_t *)r->handle;
-  fleet_warmpool_work_t *w = req->work;
+  fleet_warmpool_work_t *w = r->user_data;
   int64_t res = 0;
 
   fleet__req_done(r);
@@ -237,73 +266,46 @@ static void wp_on_put(fleet__req_t *r, int status,
     if (wp->cbs.put != NULL)
       wp->cbs.put(wp->pub, w->id, w->token, st);
     if (st != 0)
-      fleet__wp_destroy(wp, w->id, strlen(w->id), NULL);
+      fleet__wp_destroy(wp, w->id, strlen(w->id), NULL, NULL);
   }
   fleet__wp_work_free(w);
-  fleet__wp_reconcile(wp);
+  wp_reconcile(wp);
 }
 
-int fleet_warmpool_work_done(fleet_warmpool_work_t *w, int status,
-                             const char *detail) {
-  fleet__warmpool_t *wp;
-  fleet__wp_req_t *req;
+/* The report of one of the primary's creations: put when created (unless
+ * the node closes: then destroyed), recorded for the backoff when not. */
+static void wp_create_done(fleet_warmpool_work_t *w, int status,
+                           const char *detail) {
+  fleet__warmpool_t *wp = w->wp;
   int err;
 
-  if (w == NULL || w->reported)
-    return FLEET_EINVAL;
-  w->reported = 1;
-  wp = w->wp;
-  switch (w->kind) {
-    case FLEET__WP_CREATE:
-      wp->creating--;
-      if (status == 0 && !wp->base.closing) {
-        if ((err = wp_put_send(wp, w)) == 0)
-          return 0; /* the work ends with the put's reply */
-        fleet__handle_error(&wp->base, err);
-        fleet__wp_destroy(wp, w->id, strlen(w->id), NULL);
-      } else if (status == 0) {
-        /* Closing: what was created here and not put is destroyed. */
-        fleet__wp_destroy(wp, w->id, strlen(w->id), NULL);
-      } else if (fleet__args_begin(&wp->args, 4, 2) == 0) {
-        fleet__args_str(&wp->args, w->id);
-        fleet__args_str(&wp->args,
-                        detail != NULL ? detail : fleet_strerror(status));
-        fleet__args_u64(&wp->args, wp->opts.backoff_base_ms);
-        fleet__args_u64(&wp->args, wp->opts.backoff_max_ms);
-        wp_quiet(wp, FLEET__OP_WARMPOOL_FAIL);
-      }
-      fleet__wp_work_free(w);
-      fleet__wp_reconcile(wp);
-      return 0;
-    case FLEET__WP_DIRECT:
-      fleet__wp_direct_done(w, status);
-      if (status != 0 && fleet__args_begin(&wp->args, 4, 2) == 0) {
-        fleet__args_str(&wp->args, w->id);
-        fleet__args_str(&wp->args,
-                        detail != NULL ? detail : fleet_strerror(status));
-        fleet__args_u64(&wp->args, wp->opts.backoff_base_ms);
-        fleet__args_u64(&wp->args, wp->opts.backoff_max_ms);
-        wp_quiet(wp, FLEET__OP_WARMPOOL_FAIL);
-      }
-      if (status != 0)
-        fleet__wp_work_free(w);
-      return 0;
-    case FLEET__WP_DESTROY:
-      req = w->req;
-      if (status == 0)
-        wp_destroyed(wp, w->id);
-      else
-        /* Left claimed: once its claim runs out the primary tries again. */
-        fleet__handle_error(&wp->base, status);
-      fleet__wp_work_free(w);
-      if (req != NULL)
-        fleet__wp_drain_step(req, status == 0);
-      return 0;
-    default:
-      fleet__wp_check_done(w, status);
-      fleet__wp_work_free(w);
-      return 0;
+  wp->creating--;
+  if (status == 0 && !wp->base.closing) {
+    if ((err = wp_put_send(wp, w)) == 0)
+      return; /* the work ends with the put's reply */
+    fleet__handle_error(&wp->base, err);
+    fleet__wp_destroy(wp, w->id, strlen(w->id), NULL, NULL);
+  } else if (status == 0) {
+    /* Closing: what was created here and not put is destroyed. */
+    fleet__wp_destroy(wp, w->id, strlen(w->id), NULL, NULL);
+  } else {
+    fleet__wp_create_failed(wp, w->id, status, detail);
   }
+  fleet__wp_work_free(w);
+  wp_reconcile(wp);
+}
+
+/* Starts the primary's creation of `id`, counted in wp->creating until
+ * it is reported. Returns 0 or FLEET_ENOMEM. */
+static int wp_create_start(fleet__warmpool_t *wp, const char *id, size_t len) {
+  int err;
+
+  wp->creating++;
+  err =
+      fleet__wp_work_start(wp, FLEET__WP_CREATE, wp_create_done, id, len, NULL);
+  if (err != 0)
+    wp->creating--;
+  return err;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -334,7 +336,7 @@ static void wp_on_reconcile(fleet__req_t *r, int status,
   for (i = 0; i < (size_t)nd; i++) {
     const fleet__reply_t *e = &reply->elem[6 + i];
     if (e->type == FLEET__REPLY_STR && !wp->base.closing)
-      fleet__wp_destroy(wp, e->str, e->len, NULL);
+      fleet__wp_destroy(wp, e->str, e->len, NULL, NULL);
   }
   for (i = 0; i < (size_t)nc; i++) {
     const fleet__reply_t *e = &reply->elem[6 + (size_t)nd + i];
@@ -343,18 +345,19 @@ static void wp_on_reconcile(fleet__req_t *r, int status,
       continue;
     memcpy(id, e->str, e->len);
     id[e->len] = '\0';
-    if (wp->state != FLEET__WP_PRIMARY ||
-        fleet__wp_work_start(wp, FLEET__WP_CREATE, id, e->len, NULL) != 0)
+    if (wp->state != FLEET__WP_PRIMARY || wp_create_start(wp, id, e->len) != 0)
       wp_destroyed(wp, id); /* gives the reservation back */
   }
   if (wp->rec_again) {
     wp->rec_again = 0;
-    fleet__wp_reconcile(wp);
+    wp_reconcile(wp);
   }
 }
 
-void fleet__wp_reconcile(fleet__warmpool_t *wp) {
-  fleet__wp_req_t *req;
+static const fleet__call_t wp_reconcile_call = {
+    "warmpool.reconcile", FLEET__OP_WARMPOOL_RECONCILE, wp_on_reconcile, NULL};
+
+static void wp_reconcile(fleet__warmpool_t *wp) {
   uint32_t conc = wp->opts.warmup_concurrency;
   int err;
 
@@ -364,10 +367,7 @@ void fleet__wp_reconcile(fleet__warmpool_t *wp) {
     wp->rec_again = 1;
     return;
   }
-  if ((req = fleet__wp_bg(wp, wp_on_reconcile, NULL)) == NULL ||
-      fleet__args_begin(&wp->args, 7, 6) != 0) {
-    if (req != NULL)
-      fleet__req_free(&req->base);
+  if (fleet__args_begin(&wp->args, 7, 6) != 0) {
     fleet__handle_error(&wp->base, FLEET_ENOMEM);
     return;
   }
@@ -378,7 +378,7 @@ void fleet__wp_reconcile(fleet__warmpool_t *wp) {
   fleet__args_u64(&wp->args, WP_MAX_MOVED);
   fleet__args_u64(&wp->args, conc > wp->creating ? conc - wp->creating : 0);
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
-  err = fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_RECONCILE);
+  err = fleet__wp_call(wp, &wp_reconcile_call, NULL, NULL);
   if (err != 0) {
     fleet__handle_error(&wp->base, err);
     return;
@@ -388,14 +388,14 @@ void fleet__wp_reconcile(fleet__warmpool_t *wp) {
 }
 
 static void wp_on_timer(uv_timer_t *t) {
-  fleet__wp_reconcile(t->data);
+  wp_reconcile(t->data);
 }
 
 static void wp_on_wake(void *arg, int status, const char *payload, size_t len) {
   (void)status;
   (void)payload;
   (void)len;
-  fleet__wp_reconcile(arg);
+  wp_reconcile(arg);
 }
 
 static void wp_on_elected(fleet_leader_t *leader, uint64_t token) {
@@ -407,7 +407,7 @@ static void wp_on_elected(fleet_leader_t *leader, uint64_t token) {
   wp_set_state(wp, FLEET__WP_PRIMARY);
   if (wp->cbs.primary != NULL)
     wp->cbs.primary(wp->pub, token);
-  fleet__wp_reconcile(wp);
+  wp_reconcile(wp);
 }
 
 static void wp_on_demoted(fleet_leader_t *leader, int status) {
@@ -449,9 +449,8 @@ static int wp_campaign(fleet__warmpool_t *wp) {
   }
   /* Resizes, acquires and releases wake the primary at once. */
   if (wp->sub == NULL) {
-    fleet__backend_t *be = fleet__handle_backend(&wp->base);
-    err = be->vt->subscribe(be, wp->wake.base, wp->wake.len, wp_on_wake, wp,
-                            &wp->sub);
+    err = fleet__handle_subscribe(&wp->base, wp->wake.base, wp->wake.len,
+                                  wp_on_wake, wp, &wp->sub);
     if (err != 0) {
       wp->sub = NULL;
       fleet__handle_error(&wp->base, err);
@@ -476,19 +475,189 @@ const char *fleet_warmpool_fingerprint(const fleet_warmpool_t *pool) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Leases: the resources this node borrowed and its owner id              */
+
+static void wp_refuse(fleet__warmpool_t *wp);
+
+static void wp_borrow_schedule(fleet__wp_borrow_t *b, uint64_t delay);
+
+static void wp_borrow_free(fleet__wp_borrow_t *b) {
+  fleet__warmpool_t *wp = b->wp;
+  int had = b->item.linked || b->item.call != NULL;
+
+  fleet__batch_remove(wp->base.client, &b->item);
+  fleet__list_remove(&b->node);
+  free(b);
+  if (had)
+    fleet__handle_unhold(&wp->base);
+}
+
+static void wp_renew_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                          fleet_bytes_t *args) {
+  fleet__wp_borrow_t *b = FLEET__CONTAINER_OF(it, fleet__wp_borrow_t, item);
+  fleet__warmpool_t *wp = b->wp;
+  const char *lease = b == wp->own ? wp->own_ttl_str : wp->lease_str;
+
+  keys[0] = fleet__key_bytes(&wp->tag);
+  args[0] = (fleet_bytes_t){b->id, b->id_len};
+  args[1] = (fleet_bytes_t){wp->owner, wp->owner_len};
+  args[2] = (fleet_bytes_t){lease, strlen(lease)};
+  args[3] = (fleet_bytes_t){wp->nonce, FLEET__NONCE_LEN};
+}
+
+/* The owner lease's renewal (an item like the borrows', off their list),
+ * if the node holds one. */
+static void wp_own_schedule(fleet__warmpool_t *wp, uint64_t delay) {
+  if (wp->own != NULL)
+    wp_borrow_schedule(wp->own, delay);
+}
+
+/* The owner lease's renewal came back: 1 renewed, 2 it had run out (the
+ * node was stopped past it) and was free, so it is this node's again,
+ * -1 another live instance holds the id. */
+static void wp_own_done(fleet__warmpool_t *wp, int status, int64_t res) {
+  if (status != 0) {
+    wp_own_schedule(wp, wp->opts.primary_ttl_ms / 10 + 1);
+    fleet__handle_error(&wp->base, status);
+    return;
+  }
+  if (res == -1) {
+    wp_refuse(wp);
+    return;
+  }
+  wp_own_schedule(wp, wp->opts.primary_ttl_ms / 3);
+  if (res == 2) {
+    fleet__backend_set_detail(fleet__handle_backend(&wp->base),
+                              "warm pool %s: the lease of owner id \"%s\" "
+                              "ran out; it was free and is held again",
+                              wp->name, wp->owner);
+    fleet__handle_error(&wp->base, FLEET_ESTALE);
+  }
+}
+
+static void wp_renew_done(fleet__batch_item_t *it, int status,
+                          const fleet__reply_t *head,
+                          const fleet__reply_t *elem, uint64_t sent) {
+  fleet__wp_borrow_t *b = FLEET__CONTAINER_OF(it, fleet__wp_borrow_t, item);
+  fleet__warmpool_t *wp = b->wp;
+  int64_t res = 0;
+
+  (void)head;
+  (void)sent;
+  fleet__handle_unhold(&wp->base);
+  if (status == 0 && fleet__reply_i64(elem, &res) != 0)
+    status = FLEET_EPROTO;
+  if (b == wp->own) {
+    wp_own_done(wp, status, res);
+    return;
+  }
+  if (status == 0 && res == -1) {
+    /* Another live instance holds the owner id. */
+    wp_borrow_free(b);
+    wp_refuse(wp);
+    return;
+  }
+  if (status != 0) {
+    wp_borrow_schedule(b, wp->opts.borrow_lease_ms / 10 + 1);
+    fleet__handle_error(&wp->base, status);
+    return;
+  }
+  if (res != 1) {
+    /* No longer ours: the lease ran out and the primary destroys it. */
+    wp_borrow_free(b);
+    fleet__handle_error(&wp->base, FLEET_ESTALE);
+    return;
+  }
+  wp_borrow_schedule(b, wp->opts.borrow_lease_ms / 3);
+}
+
+static const fleet__batch_kind_t wp_renew_kind = {
+    .op = FLEET__OP_WARMPOOL_RENEW,
+    .item_keys = 1,
+    .item_args = 4,
+    .max_items = FLEET__BATCH_MAX,
+    .fill = wp_renew_fill,
+    .done = wp_renew_done,
+};
+
+static void wp_borrow_schedule(fleet__wp_borrow_t *b, uint64_t delay) {
+  fleet__warmpool_t *wp = b->wp;
+
+  if (!b->item.linked && b->item.call == NULL &&
+      fleet__batch_add(wp->base.client, &b->item, &wp_renew_kind, NULL,
+                       uv_now(wp->base.loop) + delay, delay / 4) == 0)
+    fleet__handle_hold(&wp->base);
+}
+
+static void wp_own_start(fleet__warmpool_t *wp) {
+  if (wp->own != NULL || wp->base.closing)
+    return;
+  if ((wp->own = calloc(1, sizeof(*wp->own) + 1)) == NULL) {
+    fleet__handle_error(&wp->base, FLEET_ENOMEM);
+    return;
+  }
+  wp->own->wp = wp;
+  fleet__list_init(&wp->own->node);
+  wp_own_schedule(wp, wp->opts.primary_ttl_ms / 3);
+}
+
+static void wp_own_stop(fleet__warmpool_t *wp) {
+  fleet__wp_borrow_t *b = wp->own;
+
+  wp->own = NULL;
+  if (b != NULL)
+    wp_borrow_free(b);
+}
+
+void fleet__wp_borrow_add(fleet__warmpool_t *wp, const char *id, size_t len) {
+  fleet__wp_borrow_t *b;
+
+  if (wp->opts.borrow_lease_ms == 0 || wp->base.closing)
+    return;
+  if ((b = calloc(1, sizeof(*b) + len + 1)) == NULL) {
+    fleet__handle_error(&wp->base, FLEET_ENOMEM);
+    return;
+  }
+  b->wp = wp;
+  b->id_len = len;
+  memcpy(b->id, id, len);
+  fleet__list_insert_head(&wp->borrows, &b->node);
+  wp_borrow_schedule(b, wp->opts.borrow_lease_ms / 3);
+}
+
+void fleet__wp_borrow_drop(fleet__warmpool_t *wp, const char *id) {
+  FLEET__LIST_FOREACH (n, next, &wp->borrows) {
+    fleet__wp_borrow_t *b = FLEET__LIST_DATA(n, fleet__wp_borrow_t, node);
+    if (strcmp(b->id, id) == 0) {
+      wp_borrow_free(b);
+      return;
+    }
+  }
+}
+
+static void wp_borrow_clear(fleet__warmpool_t *wp) {
+  fleet__list_t *n;
+
+  while ((n = fleet__list_first(&wp->borrows)) != NULL)
+    wp_borrow_free(FLEET__LIST_DATA(n, fleet__wp_borrow_t, node));
+}
+
+/* ------------------------------------------------------------------------ */
 /* Identity                                                                 */
 
 static void wp_leader_closed(fleet_handle_t *h);
 
-void fleet__wp_refuse(fleet__warmpool_t *wp) {
+/* Another live instance took this node's owner id: the node stops acting
+ * under it for good. */
+static void wp_refuse(fleet__warmpool_t *wp) {
   fleet__wp_state_t was = wp->state;
 
   if (wp->base.closing || wp->state == FLEET__WP_REFUSED)
     return;
   wp_set_state(wp, FLEET__WP_REFUSED);
   wp->claimed = 0;
-  fleet__wp_own_stop(wp);
-  fleet__wp_borrow_clear(wp);
+  wp_own_stop(wp);
+  wp_borrow_clear(wp);
   /* A candidate stops campaigning for good; a primary gives its lease up,
    * which its fencing token guards (a newer primary's is left alone). */
   if (wp->leader_open) {
@@ -513,15 +682,15 @@ const char *fleet_warmpool_owner(const fleet_warmpool_t *pool) {
 /* ------------------------------------------------------------------------ */
 /* Start                                                                    */
 
-static void wp_start_reply(fleet__wp_req_t *req, int status,
-                           const fleet__reply_t *reply) {
-  fleet__warmpool_t *wp = (fleet__warmpool_t *)req->base.handle;
+static void wp_on_start(fleet__req_t *req, int status,
+                        const fleet__reply_t *reply) {
+  fleet__warmpool_t *wp = (fleet__warmpool_t *)req->handle;
   int64_t ok = 0;
   fleet_bytes_t stored = {"", 0};
-  fleet_status_cb cb = req->cb.status;
-  void *data = req->base.user_data;
+  fleet_status_cb cb = (fleet_status_cb)req->cb;
+  void *data = req->user_data;
 
-  fleet__req_done(&req->base);
+  fleet__req_done(req);
   if (status == 0 && (reply == NULL || !fleet__reply_is_array(reply, 2) ||
                       fleet__reply_i64(&reply->elem[0], &ok) != 0 ||
                       fleet__reply_bytes(&reply->elem[1], &stored) != 0))
@@ -542,7 +711,7 @@ static void wp_start_reply(fleet__wp_req_t *req, int status,
   if (status == 0) {
     /* The owner id is this instance's while the node is started. */
     wp->claimed = 1;
-    fleet__wp_own_start(wp);
+    wp_own_start(wp);
   }
   if (status == 0 && wp->opts.client_only)
     wp_set_state(wp, FLEET__WP_CLIENT);
@@ -554,38 +723,27 @@ static void wp_start_reply(fleet__wp_req_t *req, int status,
   cb(wp->base.pub, status, data);
 }
 
-void fleet__wp_start_reply(fleet__wp_req_t *req, int status,
-                           const fleet__reply_t *reply) {
-  wp_start_reply(req, status, reply);
-}
+static const fleet__call_t wp_start_call = {
+    "warmpool.start", FLEET__OP_WARMPOOL_START, wp_on_start,
+    fleet__call_fail_status};
 
 int fleet_warmpool_start(fleet_warmpool_t *pool, fleet_status_cb cb,
                          void *user_data) {
-  fleet__warmpool_t *wp = fleet__warmpool_of(pool);
-  fleet__wp_req_t *req;
+  fleet__warmpool_t *wp;
   int err;
 
-  if (wp == NULL || cb == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&wp->base)) != 0)
+  if ((wp = fleet__wp_enter(pool, (fleet__fn_t)cb, 1, 5, 1, &err)) == NULL)
     return err;
-  if (wp->state == FLEET__WP_REFUSED)
-    return FLEET_ECONFLICT;
   if (wp->state != FLEET__WP_IDLE)
     return FLEET_EALREADY;
-  if ((req = fleet__wp_req_args(wp, FLEET__WP_REQ_START, user_data, 5, 1)) ==
-      NULL)
-    return FLEET_ENOMEM;
-  req->cb.status = cb;
   fleet__args_bytes(&wp->args, wp->fp, 16);
   fleet__args_u64(&wp->args, wp->opts.target_idle);
   fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
   fleet__args_str(&wp->args, wp->nonce);
   fleet__args_str(&wp->args, wp->own_ttl_str);
-  if ((err = fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_START)) != 0) {
-    fleet__req_free(&req->base);
+  if ((err = fleet__wp_call(wp, &wp_start_call, (fleet__fn_t)cb, user_data)) !=
+      0)
     return err;
-  }
   wp_set_state(wp, FLEET__WP_STARTING);
   return 0;
 }
@@ -691,16 +849,12 @@ static void wp_leader_closed(fleet_handle_t *h) {
 }
 
 /* The close: stop reconciling, give the lease up, stop renewing borrow
- * leases. Works still running end when the user reports them. */
+ * leases (the base ends the wake-up subscription). Works still running
+ * end when the user reports them. */
 static void wp_close(fleet__handle_t *h) {
   fleet__warmpool_t *wp = (fleet__warmpool_t *)h;
 
   wp_set_state(wp, FLEET__WP_CLOSING);
-  if (wp->sub != NULL) {
-    fleet__handle_backend(h)->vt->unsubscribe(fleet__handle_backend(h),
-                                              wp->sub);
-    wp->sub = NULL;
-  }
   if (wp->timer_open) {
     wp->timer_open = 0;
     fleet__handle_uv_close(h, (uv_handle_t *)&wp->timer);
@@ -710,13 +864,13 @@ static void wp_close(fleet__handle_t *h) {
     fleet__handle_hold(h);
     fleet_leader_close(&wp->leader, wp_leader_closed);
   }
-  fleet__wp_borrow_clear(wp);
-  fleet__wp_own_stop(wp);
+  wp_borrow_clear(wp);
+  wp_own_stop(wp);
   /* The owner id is free at once (the script checks the nonce). */
   if (wp->claimed && fleet__args_begin(&wp->args, 2, 0) == 0) {
     fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
     fleet__args_str(&wp->args, wp->nonce);
-    wp_quiet(wp, FLEET__OP_WARMPOOL_LEAVE);
+    wp_quiet(wp, &wp_leave_call);
   }
 }
 
