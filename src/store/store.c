@@ -67,10 +67,8 @@ int fleet_store_init(fleet_client_t *client, fleet_store_t *store,
   fleet__store_t *s;
   int err;
 
-  if (store == NULL)
-    return FLEET_EINVAL;
-  store->type = FLEET_HANDLE_UNKNOWN;
-  store->internal_ = NULL;
+  if ((err = fleet__handle_init_begin(store, client)) != 0)
+    return err;
   fleet_store_options_init(&o);
   if (options != NULL)
     o = *options;
@@ -117,11 +115,7 @@ int fleet_store_init(fleet_client_t *client, fleet_store_t *store,
 }
 
 int fleet_store_close(fleet_store_t *store, fleet_close_cb close_cb) {
-  fleet__handle_t *h = fleet__handle_of(store, FLEET_HANDLE_STORE);
-
-  if (h == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(h, close_cb);
+  return fleet__handle_close_of(store, FLEET_HANDLE_STORE, close_cb);
 }
 
 const char *fleet_store_prefix(const fleet_store_t *store) {

@@ -9,17 +9,8 @@
  * deletes per call. */
 #define STORE_SCAN_COUNT "1000"
 
-static const char *const store_clear_state_names[] = {
-#define XX(name, str) str,
-    FLEET__STORE_CLEAR_STATE_MAP(XX)
-#undef XX
-};
-
-const char *fleet__store_clear_state_name(fleet__store_clear_state_t state) {
-  if ((size_t)state >= FLEET__ARRAY_SIZE(store_clear_state_names))
-    return "unknown";
-  return store_clear_state_names[state];
-}
+FLEET__NAME_FN(fleet__store_clear_state_name, fleet__store_clear_state_t,
+               FLEET__STORE_CLEAR_STATE_MAP)
 
 /* Sends the next SCAN, from the request's cursor. Its MATCH pattern is not
  * a key: the one exception to the rule of backend.h. */

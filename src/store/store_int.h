@@ -80,10 +80,7 @@ static inline fleet__store_t *fleet__store_enter(fleet_store_t *store,
 static inline int fleet__store_call(fleet__store_t *s,
                                     const fleet__call_t *call, fleet__fn_t cb,
                                     void *user_data) {
-  fleet_bytes_t tag = fleet__key_bytes(&s->tag);
-
-  return fleet__call(&s->base, call, cb, user_data, &tag, 1, s->args.argv,
-                     s->args.argc);
+  return fleet__call_keyed(&s->base, call, cb, user_data, &s->tag, &s->args);
 }
 
 /* The store a request belongs to, and its public handle. */

@@ -39,24 +39,8 @@ fleet__warmpool_t *fleet__warmpool_of(const fleet_warmpool_t *pool) {
   return (fleet__warmpool_t *)fleet__handle_of(pool, FLEET_HANDLE_WARMPOOL);
 }
 
-const char *fleet_warmpool_state_name(int state) {
-  static const char *const names[] = {
-#define XX(name, str) str,
-      FLEET_WARMPOOL_STATE_MAP(XX)
-#undef XX
-  };
-  return state >= 0 && (size_t)state < FLEET__ARRAY_SIZE(names) ? names[state]
-                                                                : "unknown";
-}
-
-const char *fleet__wp_state_name(fleet__wp_state_t state) {
-  static const char *const names[] = {
-#define XX(name, str) str,
-      FLEET__WP_STATE_MAP(XX)
-#undef XX
-  };
-  return (size_t)state < FLEET__ARRAY_SIZE(names) ? names[state] : "unknown";
-}
+FLEET__NAME_FN(fleet_warmpool_state_name, int, FLEET_WARMPOOL_STATE_MAP)
+FLEET__NAME_FN(fleet__wp_state_name, fleet__wp_state_t, FLEET__WP_STATE_MAP)
 
 static void wp_on_timer(uv_timer_t *t);
 static void wp_reconcile(fleet__warmpool_t *wp);
@@ -751,50 +735,53 @@ int fleet_warmpool_start(fleet_warmpool_t *pool, fleet_status_cb cb,
 /* ------------------------------------------------------------------------ */
 /* Init and close                                                           */
 
+/* The options of fleet_warmpool_options_init(): the defaults of the
+ * fields left 0. */
+static const fleet_warmpool_options_t wp_defaults = {
+    .idle_ttl_ms = 24u * 3600u * 1000u,
+    .min_remaining_ms = 60000,
+    .warmup_concurrency = 4,
+    .warmup_timeout_ms = 60000,
+    .primary_ttl_ms = 10000,
+    .reconcile_ms = 1000,
+    .backoff_base_ms = 500,
+    .backoff_max_ms = 30000,
+};
+
 void fleet_warmpool_options_init(fleet_warmpool_options_t *o) {
-  if (o == NULL)
-    return;
-  memset(o, 0, sizeof(*o));
-  o->idle_ttl_ms = 24u * 3600u * 1000u;
-  o->min_remaining_ms = 60000;
-  o->warmup_concurrency = 4;
-  o->warmup_timeout_ms = 60000;
-  o->primary_ttl_ms = 10000;
-  o->reconcile_ms = 1000;
-  o->backoff_base_ms = 500;
-  o->backoff_max_ms = 30000;
+  if (o != NULL)
+    *o = wp_defaults;
 }
 
 /* The options with defaults filled in; FLEET_EINVAL when they do not
  * hold together. */
 static int wp_options(const fleet_warmpool_options_t *in,
                       fleet_warmpool_options_t *o) {
-  fleet_warmpool_options_t d;
+  const fleet_warmpool_options_t *d = &wp_defaults;
 
-  fleet_warmpool_options_init(&d);
   if (in == NULL) {
-    *o = d;
+    *o = *d;
     return 0;
   }
   *o = *in;
-  if (o->idle_ttl_ms == 0)
-    o->idle_ttl_ms = d.idle_ttl_ms;
+  /* A field left 0 takes its default. */
+#define WP_DEFAULT(field)                                                      \
+  do {                                                                         \
+    if (o->field == 0)                                                         \
+      o->field = d->field;                                                     \
+  } while (0)
+  WP_DEFAULT(idle_ttl_ms);
   if (o->min_remaining_ms == 0)
-    o->min_remaining_ms = o->idle_ttl_ms / 2 < d.min_remaining_ms
+    o->min_remaining_ms = o->idle_ttl_ms / 2 < d->min_remaining_ms
                               ? o->idle_ttl_ms / 2
-                              : d.min_remaining_ms;
-  if (o->warmup_concurrency == 0)
-    o->warmup_concurrency = d.warmup_concurrency;
-  if (o->warmup_timeout_ms == 0)
-    o->warmup_timeout_ms = d.warmup_timeout_ms;
-  if (o->primary_ttl_ms == 0)
-    o->primary_ttl_ms = d.primary_ttl_ms;
-  if (o->reconcile_ms == 0)
-    o->reconcile_ms = d.reconcile_ms;
-  if (o->backoff_base_ms == 0)
-    o->backoff_base_ms = d.backoff_base_ms;
-  if (o->backoff_max_ms == 0)
-    o->backoff_max_ms = d.backoff_max_ms;
+                              : d->min_remaining_ms;
+  WP_DEFAULT(warmup_concurrency);
+  WP_DEFAULT(warmup_timeout_ms);
+  WP_DEFAULT(primary_ttl_ms);
+  WP_DEFAULT(reconcile_ms);
+  WP_DEFAULT(backoff_base_ms);
+  WP_DEFAULT(backoff_max_ms);
+#undef WP_DEFAULT
   if (o->min_remaining_ms >= o->idle_ttl_ms || o->primary_ttl_ms < 100 ||
       (o->policy != FLEET_WARMPOOL_DIRECT_CREATE &&
        o->policy != FLEET_WARMPOOL_FAIL_FAST) ||
@@ -887,11 +874,9 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
   char *made = NULL;
   int err;
 
-  if (pool == NULL)
-    return FLEET_EINVAL;
-  pool->internal_ = NULL;
-  if (client == NULL || client->internal_ == NULL || cbs == NULL ||
-      cbs->create == NULL || cbs->destroy == NULL)
+  if ((err = fleet__handle_init_begin(pool, client)) != 0)
+    return err;
+  if (cbs == NULL || cbs->create == NULL || cbs->destroy == NULL)
     return FLEET_EINVAL;
   if ((err = fleet__str_check(name, FLEET__NAME_MAX, &name_len)) != 0)
     return err;
@@ -954,9 +939,5 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
 }
 
 int fleet_warmpool_close(fleet_warmpool_t *pool, fleet_close_cb close_cb) {
-  fleet__warmpool_t *wp = fleet__warmpool_of(pool);
-
-  if (wp == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(&wp->base, close_cb);
+  return fleet__handle_close_of(pool, FLEET_HANDLE_WARMPOOL, close_cb);
 }

@@ -139,10 +139,7 @@ fleet__warmpool_t *fleet__wp_enter(const fleet_warmpool_t *pool, fleet__fn_t cb,
 static inline int fleet__wp_call(fleet__warmpool_t *wp,
                                  const fleet__call_t *call, fleet__fn_t cb,
                                  void *user_data) {
-  fleet_bytes_t key = fleet__key_bytes(&wp->tag);
-
-  return fleet__call(&wp->base, call, cb, user_data, &key, 1, wp->args.argv,
-                     wp->args.argc);
+  return fleet__call_keyed(&wp->base, call, cb, user_data, &wp->tag, &wp->args);
 }
 
 /* Sends `op` for `req`, a request of fleet__call_new(), as fleet__wp_call()
