@@ -1,6 +1,7 @@
 /* warmpool.c -- a node of a warm pool: init, the definition check at
- * start, the primary (a leader election named after the pool) and its
- * reconcile, the works the user does (create, destroy, check), close.
+ * start, the primary (a leader election named after the pool), its
+ * reconcile and creations, the borrow and owner leases, close. The works
+ * it asks the user for are warmpool_works.c's.
  *
  * The primary reconciles in one fenced script (reap, shrink, claim what is
  * to be destroyed, reserve creations up to the free warm-up slots); each
@@ -57,145 +58,9 @@ static void wp_set_state(fleet__warmpool_t *wp, fleet__wp_state_t state) {
   wp->state = state;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Calls                                                                    */
-
-fleet__warmpool_t *fleet__wp_enter(const fleet_warmpool_t *pool, fleet__fn_t cb,
-                                   int refused_too, size_t nargs, size_t nnums,
-                                   int *err) {
-  fleet__warmpool_t *wp = (fleet__warmpool_t *)fleet__call_enter(
-      pool, FLEET_HANDLE_WARMPOOL, cb != NULL, err);
-
-  if (wp == NULL)
-    return NULL;
-  if (refused_too && wp->state == FLEET__WP_REFUSED)
-    *err = FLEET_ECONFLICT;
-  else if (fleet__args_begin(&wp->args, nargs, nnums) != 0)
-    *err = FLEET_ENOMEM;
-  return *err == 0 ? wp : NULL;
-}
-
-static void wp_on_quiet(fleet__req_t *r, int status,
-                        const fleet__reply_t *reply) {
-  (void)reply;
-  fleet__req_done(r);
-  if (status != 0)
-    fleet__handle_error(r->handle, status);
-}
-
-/* The node's calls whose reply only matters when it fails. */
-static const fleet__call_t wp_destroyed_call = {
-    "warmpool.destroyed", FLEET__OP_WARMPOOL_DESTROYED, wp_on_quiet, NULL};
-static const fleet__call_t wp_fail_call = {
-    "warmpool.fail", FLEET__OP_WARMPOOL_FAIL, wp_on_quiet, NULL};
+/* The node's lease on its owner id given up at close. */
 static const fleet__call_t wp_leave_call = {
-    "warmpool.leave", FLEET__OP_WARMPOOL_LEAVE, wp_on_quiet, NULL};
-
-/* Sends `call`, one of those, with the arguments built in wp->args. */
-static void wp_quiet(fleet__warmpool_t *wp, const fleet__call_t *call) {
-  int err = fleet__wp_call(wp, call, NULL, NULL);
-
-  if (err != 0)
-    fleet__handle_error(&wp->base, err);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Works                                                                    */
-
-const char *fleet_warmpool_work_id(const fleet_warmpool_work_t *w) {
-  return w != NULL ? w->id : NULL;
-}
-
-void fleet__wp_work_free(fleet_warmpool_work_t *w) {
-  fleet__warmpool_t *wp = w->wp;
-
-  fleet__list_remove(&w->node);
-  free(w);
-  fleet__handle_unhold(&wp->base);
-}
-
-int fleet__wp_work_start(fleet__warmpool_t *wp, int kind,
-                         fleet__wp_work_done_fn done, const char *id,
-                         size_t len, fleet__wp_req_t *req) {
-  fleet_warmpool_work_t *w = calloc(1, sizeof(*w) + len + 1);
-
-  if (w == NULL)
-    return FLEET_ENOMEM;
-  w->wp = wp;
-  w->kind = kind;
-  w->done = done;
-  w->req = req;
-  w->token = wp->token;
-  memcpy(w->id, id, len);
-  fleet__list_insert_head(&wp->works, &w->node);
-  fleet__handle_hold(&wp->base);
-  if (kind == FLEET__WP_CREATE)
-    wp->cbs.create(wp->pub, w);
-  else if (kind == FLEET__WP_DESTROY)
-    wp->cbs.destroy(wp->pub, w);
-  else
-    wp->cbs.check(wp->pub, w);
-  return 0;
-}
-
-int fleet_warmpool_work_done(fleet_warmpool_work_t *w, int status,
-                             const char *detail) {
-  if (w == NULL || w->reported)
-    return FLEET_EINVAL;
-  w->reported = 1;
-  w->done(w, status, detail);
-  return 0;
-}
-
-/* Tells the pool that `id` is gone: destroyed here, or a reservation
- * given back. */
-static void wp_destroyed(fleet__warmpool_t *wp, const char *id) {
-  if (fleet__args_begin(&wp->args, 1, 0) != 0)
-    return;
-  fleet__args_str(&wp->args, id);
-  wp_quiet(wp, &wp_destroyed_call);
-}
-
-void fleet__wp_destroy_done(fleet_warmpool_work_t *w, int status,
-                            const char *detail) {
-  fleet__warmpool_t *wp = w->wp;
-
-  (void)detail;
-  if (status == 0)
-    wp_destroyed(wp, w->id);
-  else
-    /* Left claimed: once its claim runs out the primary tries again. */
-    fleet__handle_error(&wp->base, status);
-  fleet__wp_work_free(w);
-}
-
-int fleet__wp_destroy(fleet__warmpool_t *wp, const char *id, size_t len,
-                      fleet__wp_work_done_fn done, fleet__wp_req_t *req) {
-  FLEET__LIST_FOREACH (n, next, &wp->works) {
-    fleet_warmpool_work_t *w = FLEET__LIST_DATA(n, fleet_warmpool_work_t, node);
-    if (w->kind == FLEET__WP_DESTROY && strlen(w->id) == len &&
-        memcmp(w->id, id, len) == 0)
-      return 0;
-  }
-  if (fleet__wp_work_start(wp, FLEET__WP_DESTROY,
-                           done != NULL ? done : fleet__wp_destroy_done, id,
-                           len, req) != 0) {
-    fleet__handle_error(&wp->base, FLEET_ENOMEM);
-    return 0;
-  }
-  return 1;
-}
-
-void fleet__wp_create_failed(fleet__warmpool_t *wp, const char *id, int status,
-                             const char *detail) {
-  if (fleet__args_begin(&wp->args, 4, 2) != 0)
-    return;
-  fleet__args_str(&wp->args, id);
-  fleet__args_str(&wp->args, detail != NULL ? detail : fleet_strerror(status));
-  fleet__args_u64(&wp->args, wp->opts.backoff_base_ms);
-  fleet__args_u64(&wp->args, wp->opts.backoff_max_ms);
-  wp_quiet(wp, &wp_fail_call);
-}
+    "warmpool.leave", FLEET__OP_WARMPOOL_LEAVE, fleet__wp_on_quiet, NULL};
 
 /* ------------------------------------------------------------------------ */
 /* The primary's creations                                                  */
@@ -330,7 +195,7 @@ static void wp_on_reconcile(fleet__req_t *r, int status,
     memcpy(id, e->str, e->len);
     id[e->len] = '\0';
     if (wp->state != FLEET__WP_PRIMARY || wp_create_start(wp, id, e->len) != 0)
-      wp_destroyed(wp, id); /* gives the reservation back */
+      fleet__wp_destroyed(wp, id); /* gives the reservation back */
   }
   if (wp->rec_again) {
     wp->rec_again = 0;
@@ -857,7 +722,7 @@ static void wp_close(fleet__handle_t *h) {
   if (wp->claimed && fleet__args_begin(&wp->args, 2, 0) == 0) {
     fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
     fleet__args_str(&wp->args, wp->nonce);
-    wp_quiet(wp, &wp_leave_call);
+    fleet__wp_quiet(wp, &wp_leave_call);
   }
 }
 

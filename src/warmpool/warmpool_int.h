@@ -1,7 +1,11 @@
-/* warmpool_int.h -- the warm pool's internals, shared by warmpool.c (the
- * node: start, the primary's reconcile, the works, the leases, close) and
- * warmpool_calls.c (acquire, release, resize, drain, snapshot), which
- * calls into warmpool.c and never the other way round. */
+/* warmpool_int.h -- the warm pool's internals, shared by its files, each
+ * of which calls only into those listed before it:
+ *
+ *   warmpool_works.c  the entry of the calls, the calls nobody waits for,
+ *                     the works the user does (create, destroy, check);
+ *   warmpool.c        the node: init, start, the primary's reconcile and
+ *                     creations, the borrow and owner leases, close;
+ *   warmpool_calls.c  acquire, release, resize, drain, snapshot. */
 #ifndef FLEET_SRC_WARMPOOL_INT_H
 #define FLEET_SRC_WARMPOOL_INT_H
 
@@ -121,8 +125,7 @@ struct fleet__warmpool_s {
 fleet__warmpool_t *fleet__warmpool_of(const fleet_warmpool_t *pool);
 
 /* ------------------------------------------------------------------------ */
-/* Calls (warmpool.c is the hub the calls of warmpool_calls.c use; it calls
- * none of them)                                                            */
+/* Calls (warmpool_works.c)                                                 */
 
 /* The node of `pool` if it can take a call with the callback `cb` (not
  * NULL) and, when `refused_too`, is not REFUSED, with wp->args begun for
@@ -155,8 +158,21 @@ static inline int fleet__wp_send(fleet__warmpool_t *wp, fleet__req_t *req,
   return fleet__call_send(req, &key, 1, wp->args.argv, wp->args.argc);
 }
 
+/* The reader of the node's calls whose reply only matters when it fails
+ * (they have no fail hook): an error goes to the error callback. */
+void fleet__wp_on_quiet(fleet__req_t *req, int status,
+                        const fleet__reply_t *reply);
+
+/* Sends `call`, one of those, with the arguments built in wp->args; an
+ * error of the send goes to the error callback. */
+void fleet__wp_quiet(fleet__warmpool_t *wp, const fleet__call_t *call);
+
+/* Tells the pool that `id` is gone: destroyed here, or a reservation given
+ * back. */
+void fleet__wp_destroyed(fleet__warmpool_t *wp, const char *id);
+
 /* ------------------------------------------------------------------------ */
-/* Works (warmpool.c)                                                       */
+/* Works (warmpool_works.c)                                                 */
 
 /* Starts a work of `kind` on `id` for `req` (may be NULL), followed by
  * `done`: calls the user's callback, which may report it done (and so
