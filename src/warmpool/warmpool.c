@@ -41,18 +41,20 @@ fleet__warmpool_t *fleet__warmpool_of(const fleet_warmpool_t *pool) {
 }
 
 FLEET__NAME_FN(fleet_warmpool_state_name, int, FLEET_WARMPOOL_STATE_MAP)
-FLEET__NAME_FN(fleet__wp_state_name, fleet__wp_state_t, FLEET__WP_STATE_MAP)
+FLEET__NAME_FN(fleet__warmpool_node_state_name, fleet__warmpool_node_state_t,
+               FLEET__WARMPOOL_NODE_STATE_MAP)
 
 static void wp_on_timer(uv_timer_t *t);
 static void wp_reconcile(fleet__warmpool_t *wp);
 
 /* The one place a node changes state. */
-static void wp_set_state(fleet__warmpool_t *wp, fleet__wp_state_t state) {
-  if (wp->state == FLEET__WP_PRIMARY && state != FLEET__WP_PRIMARY &&
-      wp->timer_open)
+static void wp_set_state(fleet__warmpool_t *wp,
+                         fleet__warmpool_node_state_t state) {
+  if (wp->state == FLEET__WARMPOOL_PRIMARY &&
+      state != FLEET__WARMPOOL_PRIMARY && wp->timer_open)
     uv_timer_stop(&wp->timer);
-  if (state == FLEET__WP_PRIMARY && wp->state != FLEET__WP_PRIMARY &&
-      wp->timer_open)
+  if (state == FLEET__WARMPOOL_PRIMARY &&
+      wp->state != FLEET__WARMPOOL_PRIMARY && wp->timer_open)
     uv_timer_start(&wp->timer, wp_on_timer, wp->opts.reconcile_ms,
                    wp->opts.reconcile_ms);
   wp->state = state;
@@ -60,7 +62,7 @@ static void wp_set_state(fleet__warmpool_t *wp, fleet__wp_state_t state) {
 
 /* The node's lease on its owner id given up at close. */
 static const fleet__call_t wp_leave_call = {
-    "warmpool.leave", FLEET__OP_WARMPOOL_LEAVE, fleet__wp_on_quiet, NULL};
+    "warmpool.leave", FLEET__OP_WARMPOOL_LEAVE, fleet__warmpool_on_quiet, NULL};
 
 /* ------------------------------------------------------------------------ */
 /* The primary's creations                                                  */
@@ -83,7 +85,7 @@ static int wp_put_send(fleet__warmpool_t *wp, fleet_warmpool_work_t *w) {
   fleet__args_u64(&wp->args, wp->opts.idle_ttl_ms);
   fleet__args_u64(&wp->args, wp->opts.min_remaining_ms);
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
-  return fleet__wp_call(wp, &wp_put_call, NULL, w);
+  return fleet__warmpool_call(wp, &wp_put_call, NULL, w);
 }
 
 static void wp_on_put(fleet__req_t *r, int status,
@@ -115,9 +117,9 @@ static void wp_on_put(fleet__req_t *r, int status,
     if (wp->cbs.put != NULL)
       wp->cbs.put(wp->pub, w->id, w->token, st);
     if (st != 0)
-      fleet__wp_destroy(wp, w->id, strlen(w->id), NULL, NULL);
+      fleet__warmpool_destroy(wp, w->id, strlen(w->id), NULL, NULL);
   }
-  fleet__wp_work_free(w);
+  fleet__warmpool_work_free(w);
   wp_reconcile(wp);
 }
 
@@ -133,14 +135,14 @@ static void wp_create_done(fleet_warmpool_work_t *w, int status,
     if ((err = wp_put_send(wp, w)) == 0)
       return; /* the work ends with the put's reply */
     fleet__handle_error(&wp->base, err);
-    fleet__wp_destroy(wp, w->id, strlen(w->id), NULL, NULL);
+    fleet__warmpool_destroy(wp, w->id, strlen(w->id), NULL, NULL);
   } else if (status == 0) {
     /* Closing: what was created here and not put is destroyed. */
-    fleet__wp_destroy(wp, w->id, strlen(w->id), NULL, NULL);
+    fleet__warmpool_destroy(wp, w->id, strlen(w->id), NULL, NULL);
   } else {
-    fleet__wp_create_failed(wp, w->id, status, detail);
+    fleet__warmpool_create_failed(wp, w->id, status, detail);
   }
-  fleet__wp_work_free(w);
+  fleet__warmpool_work_free(w);
   wp_reconcile(wp);
 }
 
@@ -150,8 +152,8 @@ static int wp_create_start(fleet__warmpool_t *wp, const char *id, size_t len) {
   int err;
 
   wp->creating++;
-  err =
-      fleet__wp_work_start(wp, FLEET__WP_CREATE, wp_create_done, id, len, NULL);
+  err = fleet__warmpool_work_start(wp, FLEET__WARMPOOL_CREATE, wp_create_done,
+                                   id, len, NULL);
   if (err != 0)
     wp->creating--;
   return err;
@@ -185,7 +187,7 @@ static void wp_on_reconcile(fleet__req_t *r, int status,
   for (i = 0; i < (size_t)nd; i++) {
     const fleet__reply_t *e = &reply->elem[6 + i];
     if (e->type == FLEET__REPLY_STR && !wp->base.closing)
-      fleet__wp_destroy(wp, e->str, e->len, NULL, NULL);
+      fleet__warmpool_destroy(wp, e->str, e->len, NULL, NULL);
   }
   for (i = 0; i < (size_t)nc; i++) {
     const fleet__reply_t *e = &reply->elem[6 + (size_t)nd + i];
@@ -194,8 +196,9 @@ static void wp_on_reconcile(fleet__req_t *r, int status,
       continue;
     memcpy(id, e->str, e->len);
     id[e->len] = '\0';
-    if (wp->state != FLEET__WP_PRIMARY || wp_create_start(wp, id, e->len) != 0)
-      fleet__wp_destroyed(wp, id); /* gives the reservation back */
+    if (wp->state != FLEET__WARMPOOL_PRIMARY ||
+        wp_create_start(wp, id, e->len) != 0)
+      fleet__warmpool_destroyed(wp, id); /* gives the reservation back */
   }
   if (wp->rec_again) {
     wp->rec_again = 0;
@@ -210,7 +213,7 @@ static void wp_reconcile(fleet__warmpool_t *wp) {
   uint32_t conc = wp->opts.warmup_concurrency;
   int err;
 
-  if (wp->state != FLEET__WP_PRIMARY)
+  if (wp->state != FLEET__WARMPOOL_PRIMARY)
     return;
   if (wp->rec_inflight) {
     wp->rec_again = 1;
@@ -227,7 +230,7 @@ static void wp_reconcile(fleet__warmpool_t *wp) {
   fleet__args_u64(&wp->args, WP_MAX_MOVED);
   fleet__args_u64(&wp->args, conc > wp->creating ? conc - wp->creating : 0);
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
-  err = fleet__wp_call(wp, &wp_reconcile_call, NULL, NULL);
+  err = fleet__warmpool_call(wp, &wp_reconcile_call, NULL, NULL);
   if (err != 0) {
     fleet__handle_error(&wp->base, err);
     return;
@@ -250,10 +253,10 @@ static void wp_on_wake(void *arg, int status, const char *payload, size_t len) {
 static void wp_on_elected(fleet_leader_t *leader, uint64_t token) {
   fleet__warmpool_t *wp = leader->data;
 
-  if (wp->state != FLEET__WP_CANDIDATE)
+  if (wp->state != FLEET__WARMPOOL_CANDIDATE)
     return;
   wp->token = token;
-  wp_set_state(wp, FLEET__WP_PRIMARY);
+  wp_set_state(wp, FLEET__WARMPOOL_PRIMARY);
   if (wp->cbs.primary != NULL)
     wp->cbs.primary(wp->pub, token);
   wp_reconcile(wp);
@@ -262,10 +265,10 @@ static void wp_on_elected(fleet_leader_t *leader, uint64_t token) {
 static void wp_on_demoted(fleet_leader_t *leader, int status) {
   fleet__warmpool_t *wp = leader->data;
 
-  if (wp->state != FLEET__WP_PRIMARY)
+  if (wp->state != FLEET__WARMPOOL_PRIMARY)
     return;
   /* The leader campaigns again by itself. */
-  wp_set_state(wp, FLEET__WP_CANDIDATE);
+  wp_set_state(wp, FLEET__WARMPOOL_CANDIDATE);
   if (status != 0)
     fleet__handle_error(&wp->base, status);
   if (wp->cbs.primary != NULL)
@@ -307,14 +310,15 @@ static int wp_campaign(fleet__warmpool_t *wp) {
   }
   err = fleet_leader_campaign(&wp->leader);
   if (err == 0)
-    wp_set_state(wp, FLEET__WP_CANDIDATE);
+    wp_set_state(wp, FLEET__WARMPOOL_CANDIDATE);
   return err;
 }
 
 int fleet_warmpool_is_primary(const fleet_warmpool_t *pool) {
   const fleet__warmpool_t *wp = fleet__warmpool_of(pool);
 
-  return wp != NULL && wp->leader_open && wp->state == FLEET__WP_PRIMARY &&
+  return wp != NULL && wp->leader_open &&
+         wp->state == FLEET__WARMPOOL_PRIMARY &&
          fleet_leader_is_leader(&wp->leader);
 }
 
@@ -328,9 +332,9 @@ const char *fleet_warmpool_fingerprint(const fleet_warmpool_t *pool) {
 
 static void wp_refuse(fleet__warmpool_t *wp);
 
-static void wp_borrow_schedule(fleet__wp_borrow_t *b, uint64_t delay);
+static void wp_borrow_schedule(fleet__warmpool_borrow_t *b, uint64_t delay);
 
-static void wp_borrow_free(fleet__wp_borrow_t *b) {
+static void wp_borrow_free(fleet__warmpool_borrow_t *b) {
   fleet__warmpool_t *wp = b->wp;
   int had = b->item.linked || b->item.call != NULL;
 
@@ -343,7 +347,8 @@ static void wp_borrow_free(fleet__wp_borrow_t *b) {
 
 static void wp_renew_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
                           fleet_bytes_t *args) {
-  fleet__wp_borrow_t *b = FLEET__CONTAINER_OF(it, fleet__wp_borrow_t, item);
+  fleet__warmpool_borrow_t *b =
+      FLEET__CONTAINER_OF(it, fleet__warmpool_borrow_t, item);
   fleet__warmpool_t *wp = b->wp;
   const char *lease = b == wp->own ? wp->own_ttl_str : wp->lease_str;
 
@@ -387,7 +392,8 @@ static void wp_own_done(fleet__warmpool_t *wp, int status, int64_t res) {
 static void wp_renew_done(fleet__batch_item_t *it, int status,
                           const fleet__reply_t *head,
                           const fleet__reply_t *elem, uint64_t sent) {
-  fleet__wp_borrow_t *b = FLEET__CONTAINER_OF(it, fleet__wp_borrow_t, item);
+  fleet__warmpool_borrow_t *b =
+      FLEET__CONTAINER_OF(it, fleet__warmpool_borrow_t, item);
   fleet__warmpool_t *wp = b->wp;
   int64_t res = 0;
 
@@ -429,7 +435,7 @@ static const fleet__batch_kind_t wp_renew_kind = {
     .done = wp_renew_done,
 };
 
-static void wp_borrow_schedule(fleet__wp_borrow_t *b, uint64_t delay) {
+static void wp_borrow_schedule(fleet__warmpool_borrow_t *b, uint64_t delay) {
   fleet__warmpool_t *wp = b->wp;
 
   if (!b->item.linked && b->item.call == NULL &&
@@ -451,15 +457,16 @@ static void wp_own_start(fleet__warmpool_t *wp) {
 }
 
 static void wp_own_stop(fleet__warmpool_t *wp) {
-  fleet__wp_borrow_t *b = wp->own;
+  fleet__warmpool_borrow_t *b = wp->own;
 
   wp->own = NULL;
   if (b != NULL)
     wp_borrow_free(b);
 }
 
-void fleet__wp_borrow_add(fleet__warmpool_t *wp, const char *id, size_t len) {
-  fleet__wp_borrow_t *b;
+void fleet__warmpool_borrow_add(fleet__warmpool_t *wp, const char *id,
+                                size_t len) {
+  fleet__warmpool_borrow_t *b;
 
   if (wp->opts.borrow_lease_ms == 0 || wp->base.closing)
     return;
@@ -474,9 +481,10 @@ void fleet__wp_borrow_add(fleet__warmpool_t *wp, const char *id, size_t len) {
   wp_borrow_schedule(b, wp->opts.borrow_lease_ms / 3);
 }
 
-void fleet__wp_borrow_drop(fleet__warmpool_t *wp, const char *id) {
+void fleet__warmpool_borrow_drop(fleet__warmpool_t *wp, const char *id) {
   FLEET__LIST_FOREACH (n, next, &wp->borrows) {
-    fleet__wp_borrow_t *b = FLEET__LIST_DATA(n, fleet__wp_borrow_t, node);
+    fleet__warmpool_borrow_t *b =
+        FLEET__LIST_DATA(n, fleet__warmpool_borrow_t, node);
     if (strcmp(b->id, id) == 0) {
       wp_borrow_free(b);
       return;
@@ -488,7 +496,7 @@ static void wp_borrow_clear(fleet__warmpool_t *wp) {
   fleet__list_t *n;
 
   while ((n = fleet__list_first(&wp->borrows)) != NULL)
-    wp_borrow_free(FLEET__LIST_DATA(n, fleet__wp_borrow_t, node));
+    wp_borrow_free(FLEET__LIST_DATA(n, fleet__warmpool_borrow_t, node));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -499,11 +507,11 @@ static void wp_leader_closed(fleet_handle_t *h);
 /* Another live instance took this node's owner id: the node stops acting
  * under it for good. */
 static void wp_refuse(fleet__warmpool_t *wp) {
-  fleet__wp_state_t was = wp->state;
+  fleet__warmpool_node_state_t was = wp->state;
 
-  if (wp->base.closing || wp->state == FLEET__WP_REFUSED)
+  if (wp->base.closing || wp->state == FLEET__WARMPOOL_REFUSED)
     return;
-  wp_set_state(wp, FLEET__WP_REFUSED);
+  wp_set_state(wp, FLEET__WARMPOOL_REFUSED);
   wp->claimed = 0;
   wp_own_stop(wp);
   wp_borrow_clear(wp);
@@ -519,7 +527,8 @@ static void wp_refuse(fleet__warmpool_t *wp) {
                             "use by a live node",
                             wp->name, wp->owner);
   fleet__handle_error(&wp->base, FLEET_ECONFLICT);
-  if (was == FLEET__WP_PRIMARY && wp->cbs.primary != NULL && !wp->base.closing)
+  if (was == FLEET__WARMPOOL_PRIMARY && wp->cbs.primary != NULL &&
+      !wp->base.closing)
     wp->cbs.primary(wp->pub, 0);
 }
 
@@ -563,12 +572,12 @@ static void wp_on_start(fleet__req_t *req, int status,
     wp_own_start(wp);
   }
   if (status == 0 && wp->opts.client_only)
-    wp_set_state(wp, FLEET__WP_CLIENT);
+    wp_set_state(wp, FLEET__WARMPOOL_CLIENT);
   else if (status == 0)
     status = wp_campaign(wp);
   if (status != 0)
     /* Not started: it may be started again. */
-    wp_set_state(wp, FLEET__WP_IDLE);
+    wp_set_state(wp, FLEET__WARMPOOL_IDLE);
   cb(wp->base.pub, status, data);
 }
 
@@ -581,19 +590,20 @@ int fleet_warmpool_start(fleet_warmpool_t *pool, fleet_status_cb cb,
   fleet__warmpool_t *wp;
   int err;
 
-  if ((wp = fleet__wp_enter(pool, (fleet__fn_t)cb, 1, 5, 1, &err)) == NULL)
+  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, 1, 5, 1, &err)) ==
+      NULL)
     return err;
-  if (wp->state != FLEET__WP_IDLE)
+  if (wp->state != FLEET__WARMPOOL_IDLE)
     return FLEET_EALREADY;
   fleet__args_bytes(&wp->args, wp->fp, 16);
   fleet__args_u64(&wp->args, wp->opts.target_idle);
   fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
   fleet__args_str(&wp->args, wp->nonce);
   fleet__args_str(&wp->args, wp->own_ttl_str);
-  if ((err = fleet__wp_call(wp, &wp_start_call, (fleet__fn_t)cb, user_data)) !=
-      0)
+  if ((err = fleet__warmpool_call(wp, &wp_start_call, (fleet__fn_t)cb,
+                                  user_data)) != 0)
     return err;
-  wp_set_state(wp, FLEET__WP_STARTING);
+  wp_set_state(wp, FLEET__WARMPOOL_STARTING);
   return 0;
 }
 
@@ -706,7 +716,7 @@ static void wp_leader_closed(fleet_handle_t *h) {
 static void wp_close(fleet__handle_t *h) {
   fleet__warmpool_t *wp = (fleet__warmpool_t *)h;
 
-  wp_set_state(wp, FLEET__WP_CLOSING);
+  wp_set_state(wp, FLEET__WARMPOOL_CLOSING);
   if (wp->timer_open) {
     wp->timer_open = 0;
     fleet__handle_uv_close(h, (uv_handle_t *)&wp->timer);
@@ -722,12 +732,13 @@ static void wp_close(fleet__handle_t *h) {
   if (wp->claimed && fleet__args_begin(&wp->args, 2, 0) == 0) {
     fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
     fleet__args_str(&wp->args, wp->nonce);
-    fleet__wp_quiet(wp, &wp_leave_call);
+    fleet__warmpool_quiet(wp, &wp_leave_call);
   }
 }
 
-static const fleet__handle_vt_t wp_vt = {
-    FLEET_HANDLE_WARMPOOL, sizeof(fleet__wp_req_t), wp_close, NULL, wp_free};
+static const fleet__handle_vt_t wp_vt = {FLEET_HANDLE_WARMPOOL,
+                                         sizeof(fleet__warmpool_req_t),
+                                         wp_close, NULL, wp_free};
 
 int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
                         const char *name, const char *owner,

@@ -40,7 +40,7 @@ static void wp_works_forget(const fleet__req_t *req) {
 static int wp_release_send(fleet__warmpool_t *wp, const fleet__call_t *call,
                            fleet__fn_t cb, void *user_data, const char *id,
                            size_t len, int destroy) {
-  fleet__wp_req_t *req;
+  fleet__warmpool_req_t *req;
 
   if (fleet__args_begin(&wp->args, 6, 2) != 0)
     return FLEET_ENOMEM;
@@ -50,12 +50,13 @@ static int wp_release_send(fleet__warmpool_t *wp, const fleet__call_t *call,
   fleet__args_str(&wp->args, destroy ? "1" : "0");
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
   fleet__args_str(&wp->args, wp->nonce);
-  req = (fleet__wp_req_t *)fleet__call_new(&wp->base, call, cb, user_data);
+  req =
+      (fleet__warmpool_req_t *)fleet__call_new(&wp->base, call, cb, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   memcpy(req->id, id, len);
   req->id[len] = '\0';
-  return fleet__wp_send(wp, &req->base, call->op, 0);
+  return fleet__warmpool_send(wp, &req->base, call->op, 0);
 }
 
 /* Reads the reply to a release: `*res` 1 released, 2 released and to be
@@ -63,14 +64,14 @@ static int wp_release_send(fleet__warmpool_t *wp, const fleet__call_t *call,
  * FLEET_EPROTO. */
 static int wp_release_read(fleet__req_t *r, int status,
                            const fleet__reply_t *reply, int64_t *res) {
-  fleet__wp_req_t *req = (fleet__wp_req_t *)r;
+  fleet__warmpool_req_t *req = (fleet__warmpool_req_t *)r;
 
   *res = 0;
   if (status == 0 && fleet__reply_i64(reply, res) != 0)
     status = FLEET_EPROTO;
   if (status == 0 && *res == 2)
-    fleet__wp_destroy((fleet__warmpool_t *)r->handle, req->id, strlen(req->id),
-                      NULL, NULL);
+    fleet__warmpool_destroy((fleet__warmpool_t *)r->handle, req->id,
+                            strlen(req->id), NULL, NULL);
   return status;
 }
 
@@ -105,7 +106,7 @@ static const fleet__call_t wp_give_back_call = {
 static void wp_give_back(fleet__warmpool_t *wp, const char *id, int destroy) {
   int err;
 
-  fleet__wp_borrow_drop(wp, id);
+  fleet__warmpool_borrow_drop(wp, id);
   err = wp_release_send(wp, &wp_give_back_call, NULL, NULL, id, strlen(id),
                         destroy);
   if (err != 0)
@@ -123,12 +124,13 @@ int fleet_warmpool_release(fleet_warmpool_t *pool, const char *id, int flags,
     return FLEET_EINVAL;
   if ((err = fleet__str_check(id, FLEET_WARMPOOL_ID_MAX, &len)) != 0)
     return err;
-  if ((wp = fleet__wp_enter(pool, (fleet__fn_t)cb, 1, 0, 0, &err)) == NULL)
+  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, 1, 0, 0, &err)) ==
+      NULL)
     return err;
   err = wp_release_send(wp, &wp_release_call, (fleet__fn_t)cb, user_data, id,
                         len, (flags & FLEET_WARMPOOL_RELEASE_DESTROY) != 0);
   if (err == 0)
-    fleet__wp_borrow_drop(wp, id);
+    fleet__warmpool_borrow_drop(wp, id);
   return err;
 }
 
@@ -157,10 +159,10 @@ static void wp_acquire_args(fleet__warmpool_t *wp) {
 
 /* The acquire got `id` (its lease renewed from now on when `lease`, else
  * already): the user hears it. */
-static void wp_acquired(fleet__warmpool_t *wp, fleet__wp_req_t *req,
+static void wp_acquired(fleet__warmpool_t *wp, fleet__warmpool_req_t *req,
                         const char *id, int lease) {
   if (lease)
-    fleet__wp_borrow_add(wp, id, strlen(id));
+    fleet__warmpool_borrow_add(wp, id, strlen(id));
   fleet__req_done(&req->base);
   wp_acquire_back(&req->base, 0, id);
 }
@@ -171,7 +173,7 @@ static void wp_acquired(fleet__warmpool_t *wp, fleet__wp_req_t *req,
 static void wp_check_done(fleet_warmpool_work_t *w, int status,
                           const char *detail) {
   fleet__warmpool_t *wp = w->wp;
-  fleet__wp_req_t *req = w->req;
+  fleet__warmpool_req_t *req = w->req;
   int err;
 
   (void)detail;
@@ -187,19 +189,19 @@ static void wp_check_done(fleet_warmpool_work_t *w, int status,
       fleet__call_finish(&req->base, FLEET_ENOMEM);
     } else {
       wp_acquire_args(wp);
-      err = fleet__wp_send(wp, &req->base, FLEET__OP_WARMPOOL_ACQUIRE, 1);
+      err = fleet__warmpool_send(wp, &req->base, FLEET__OP_WARMPOOL_ACQUIRE, 1);
       if (err != 0)
         fleet__call_finish(&req->base, err);
     }
   }
-  fleet__wp_work_free(w);
+  fleet__warmpool_work_free(w);
 }
 
 static void wp_on_adopt(fleet__req_t *r, int status,
                         const fleet__reply_t *reply) {
   fleet__warmpool_t *wp = (fleet__warmpool_t *)r->handle;
   fleet_warmpool_work_t *w = r->user_data;
-  fleet__wp_req_t *req = w->req;
+  fleet__warmpool_req_t *req = w->req;
   int64_t res = 0;
 
   fleet__req_done(r);
@@ -212,13 +214,13 @@ static void wp_on_adopt(fleet__req_t *r, int status,
       wp_give_back(wp, w->id, 1);
   } else {
     /* Too late (its deadline passed) or unknown: destroyed here. */
-    fleet__wp_destroy(wp, w->id, strlen(w->id), NULL, NULL);
+    fleet__warmpool_destroy(wp, w->id, strlen(w->id), NULL, NULL);
     if (status != 0)
       fleet__handle_error(&wp->base, status);
     if (req != NULL)
       fleet__call_finish(&req->base, status != 0 ? status : FLEET_ETIMEDOUT);
   }
-  fleet__wp_work_free(w);
+  fleet__warmpool_work_free(w);
 }
 
 /* A resource created on demand is adopted by the acquire that reserved
@@ -236,8 +238,8 @@ static void wp_direct_done(fleet_warmpool_work_t *w, int status,
   if (status != 0) {
     if (w->req != NULL)
       fleet__call_finish(&w->req->base, status);
-    fleet__wp_create_failed(wp, w->id, status, detail);
-    fleet__wp_work_free(w);
+    fleet__warmpool_create_failed(wp, w->id, status, detail);
+    fleet__warmpool_work_free(w);
     return;
   }
   if (fleet__args_begin(&wp->args, 6, 3) == 0) {
@@ -247,13 +249,13 @@ static void wp_direct_done(fleet_warmpool_work_t *w, int status,
     fleet__args_u64(&wp->args, wp->opts.idle_ttl_ms);
     fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
     fleet__args_str(&wp->args, wp->nonce);
-    err = fleet__wp_call(wp, &wp_adopt_call, NULL, w);
+    err = fleet__warmpool_call(wp, &wp_adopt_call, NULL, w);
   }
   if (err != 0) {
-    fleet__wp_destroy(wp, w->id, strlen(w->id), NULL, NULL);
+    fleet__warmpool_destroy(wp, w->id, strlen(w->id), NULL, NULL);
     if (w->req != NULL)
       fleet__call_finish(&w->req->base, err);
-    fleet__wp_work_free(w);
+    fleet__warmpool_work_free(w);
   }
 }
 
@@ -279,8 +281,9 @@ static void wp_on_direct(fleet__req_t *r, int status,
 
   if (len < 0)
     fleet__call_finish(r, status != 0 ? status : FLEET_EPROTO);
-  else if (fleet__wp_work_start(wp, FLEET__WP_CREATE, wp_direct_done, buf,
-                                (size_t)len, (fleet__wp_req_t *)r) != 0)
+  else if (fleet__warmpool_work_start(wp, FLEET__WARMPOOL_CREATE,
+                                      wp_direct_done, buf, (size_t)len,
+                                      (fleet__warmpool_req_t *)r) != 0)
     fleet__call_finish(r, FLEET_ENOMEM);
 }
 
@@ -301,14 +304,14 @@ static void wp_acquire_direct(fleet__warmpool_t *wp, fleet__req_t *r) {
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
   fleet__args_str(&wp->args, wp->nonce);
   r->on_reply = wp_on_direct;
-  if ((err = fleet__wp_send(wp, r, FLEET__OP_WARMPOOL_DIRECT, 1)) != 0)
+  if ((err = fleet__warmpool_send(wp, r, FLEET__OP_WARMPOOL_DIRECT, 1)) != 0)
     fleet__call_finish(r, err);
 }
 
 static void wp_on_acquire(fleet__req_t *r, int status,
                           const fleet__reply_t *reply) {
   fleet__warmpool_t *wp = (fleet__warmpool_t *)r->handle;
-  fleet__wp_req_t *req = (fleet__wp_req_t *)r;
+  fleet__warmpool_req_t *req = (fleet__warmpool_req_t *)r;
   char buf[FLEET_WARMPOOL_ID_MAX + 1];
   int64_t res = 0;
   int len = -1;
@@ -326,9 +329,9 @@ static void wp_on_acquire(fleet__req_t *r, int status,
   } else {
     /* Its lease is renewed while the check runs, so that the primary does
      * not take it back meanwhile. */
-    fleet__wp_borrow_add(wp, buf, (size_t)len);
-    if (fleet__wp_work_start(wp, FLEET__WP_CHECK, wp_check_done, buf,
-                             (size_t)len, req) != 0) {
+    fleet__warmpool_borrow_add(wp, buf, (size_t)len);
+    if (fleet__warmpool_work_start(wp, FLEET__WARMPOOL_CHECK, wp_check_done,
+                                   buf, (size_t)len, req) != 0) {
       wp_give_back(wp, buf, 0);
       fleet__call_finish(r, FLEET_ENOMEM);
     }
@@ -344,10 +347,11 @@ int fleet_warmpool_acquire(fleet_warmpool_t *pool, fleet_warmpool_acquire_cb cb,
   fleet__warmpool_t *wp;
   int err;
 
-  if ((wp = fleet__wp_enter(pool, (fleet__fn_t)cb, 1, 4, 2, &err)) == NULL)
+  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, 1, 4, 2, &err)) ==
+      NULL)
     return err;
   wp_acquire_args(wp);
-  return fleet__wp_call(wp, &wp_acquire_call, (fleet__fn_t)cb, user_data);
+  return fleet__warmpool_call(wp, &wp_acquire_call, (fleet__fn_t)cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -368,17 +372,18 @@ int fleet_warmpool_resize(fleet_warmpool_t *pool, uint32_t target,
   fleet__warmpool_t *wp;
   int err;
 
-  if ((wp = fleet__wp_enter(pool, (fleet__fn_t)cb, 0, 1, 1, &err)) == NULL)
+  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, 0, 1, 1, &err)) ==
+      NULL)
     return err;
   fleet__args_u64(&wp->args, target);
-  return fleet__wp_call(wp, &wp_resize_call, (fleet__fn_t)cb, user_data);
+  return fleet__warmpool_call(wp, &wp_resize_call, (fleet__fn_t)cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Drain                                                                    */
 
 static void wp_drain_back(fleet__req_t *r, int status) {
-  fleet__wp_req_t *req = (fleet__wp_req_t *)r;
+  fleet__warmpool_req_t *req = (fleet__warmpool_req_t *)r;
   fleet_warmpool_drain_cb cb = (fleet_warmpool_drain_cb)r->cb;
 
   cb(wp_pub(r), status, req->drained, r->user_data);
@@ -391,7 +396,7 @@ static void wp_fail_drain(fleet__req_t *req, int status) {
 
 /* One of the drain's destroys is over (`destroyed` when it succeeded);
  * the drain ends with its last. */
-static void wp_drain_step(fleet__wp_req_t *req, int destroyed) {
+static void wp_drain_step(fleet__warmpool_req_t *req, int destroyed) {
   req->drained += destroyed != 0;
   if (--req->pending > 0)
     return;
@@ -401,9 +406,9 @@ static void wp_drain_step(fleet__wp_req_t *req, int destroyed) {
 
 static void wp_drain_destroy_done(fleet_warmpool_work_t *w, int status,
                                   const char *detail) {
-  fleet__wp_req_t *req = w->req;
+  fleet__warmpool_req_t *req = w->req;
 
-  fleet__wp_destroy_done(w, status, detail);
+  fleet__warmpool_destroy_done(w, status, detail);
   if (req != NULL)
     wp_drain_step(req, status == 0);
 }
@@ -412,7 +417,7 @@ static void wp_drain_destroy_done(fleet_warmpool_work_t *w, int status,
 static void wp_on_drain(fleet__req_t *r, int status,
                         const fleet__reply_t *reply) {
   fleet__warmpool_t *wp = (fleet__warmpool_t *)r->handle;
-  fleet__wp_req_t *req = (fleet__wp_req_t *)r;
+  fleet__warmpool_req_t *req = (fleet__warmpool_req_t *)r;
   size_t i;
 
   if (status == 0 && !fleet__reply_is_array(reply, 0))
@@ -426,7 +431,8 @@ static void wp_on_drain(fleet__req_t *r, int status,
   for (i = 0; i < reply->nelem; i++) {
     const fleet__reply_t *e = &reply->elem[i];
     if (e->type != FLEET__REPLY_STR || e->len > FLEET_WARMPOOL_ID_MAX ||
-        !fleet__wp_destroy(wp, e->str, e->len, wp_drain_destroy_done, req))
+        !fleet__warmpool_destroy(wp, e->str, e->len, wp_drain_destroy_done,
+                                 req))
       req->pending--;
   }
   wp_drain_step(req, 0);
@@ -440,11 +446,12 @@ int fleet_warmpool_drain(fleet_warmpool_t *pool, fleet_warmpool_drain_cb cb,
   fleet__warmpool_t *wp;
   int err;
 
-  if ((wp = fleet__wp_enter(pool, (fleet__fn_t)cb, 0, 2, 2, &err)) == NULL)
+  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, 0, 2, 2, &err)) ==
+      NULL)
     return err;
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
   fleet__args_u64(&wp->args, WP_DRAIN_MAX);
-  return fleet__wp_call(wp, &wp_drain_call, (fleet__fn_t)cb, user_data);
+  return fleet__warmpool_call(wp, &wp_drain_call, (fleet__fn_t)cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -533,8 +540,10 @@ int fleet_warmpool_snapshot(fleet_warmpool_t *pool,
   fleet__warmpool_t *wp;
   int err;
 
-  if ((wp = fleet__wp_enter(pool, (fleet__fn_t)cb, 0, 1, 1, &err)) == NULL)
+  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, 0, 1, 1, &err)) ==
+      NULL)
     return err;
   fleet__args_u64(&wp->args, wp->opts.min_remaining_ms);
-  return fleet__wp_call(wp, &wp_snapshot_call, (fleet__fn_t)cb, user_data);
+  return fleet__warmpool_call(wp, &wp_snapshot_call, (fleet__fn_t)cb,
+                              user_data);
 }

@@ -21,7 +21,7 @@ typedef struct fleet__warmpool_s fleet__warmpool_t;
 /* The states of a node. Every change goes through wp_set_state()
  * (warmpool.c): entering PRIMARY starts the reconcile interval, leaving it
  * stops it. */
-#define FLEET__WP_STATE_MAP(XX)                                                \
+#define FLEET__WARMPOOL_NODE_STATE_MAP(XX)                                     \
   XX(IDLE, "idle")           /* not started: calls only */                     \
   XX(STARTING, "starting")   /* the definition check is in flight */           \
   XX(CLIENT, "client")       /* started, client-only */                        \
@@ -31,54 +31,54 @@ typedef struct fleet__warmpool_s fleet__warmpool_t;
   XX(CLOSING, "closing")
 
 typedef enum {
-#define XX(name, str) FLEET__WP_##name,
-  FLEET__WP_STATE_MAP(XX)
+#define XX(name, str) FLEET__WARMPOOL_##name,
+  FLEET__WARMPOOL_NODE_STATE_MAP(XX)
 #undef XX
-} fleet__wp_state_t;
+} fleet__warmpool_node_state_t;
 
-const char *fleet__wp_state_name(fleet__wp_state_t state);
-typedef struct fleet__wp_req_s fleet__wp_req_t;
+const char *fleet__warmpool_node_state_name(fleet__warmpool_node_state_t state);
+typedef struct fleet__warmpool_req_s fleet__warmpool_req_t;
 
 /* Which of the user's callbacks does a work. */
 enum {
-  FLEET__WP_CREATE,  /* create: the primary's creation, or one on demand */
-  FLEET__WP_DESTROY, /* destroy */
-  FLEET__WP_CHECK    /* check: a health check for an acquire */
+  FLEET__WARMPOOL_CREATE, /* create: the primary's creation, or one on demand */
+  FLEET__WARMPOOL_DESTROY, /* destroy */
+  FLEET__WARMPOOL_CHECK    /* check: a health check for an acquire */
 };
 
 /* What follows the user's report of a work (fleet_warmpool_work_done()):
- * each ends with fleet__wp_work_free(). */
-typedef void (*fleet__wp_work_done_fn)(fleet_warmpool_work_t *w, int status,
-                                       const char *detail);
+ * each ends with fleet__warmpool_work_free(). */
+typedef void (*fleet__warmpool_work_done_fn)(fleet_warmpool_work_t *w,
+                                             int status, const char *detail);
 
 struct fleet_warmpool_work_s {
   fleet__list_t node; /* on the node's works */
   fleet__warmpool_t *wp;
   int kind;
-  fleet__wp_work_done_fn done;
+  fleet__warmpool_work_done_fn done;
   int reported;
-  int tries;            /* the primary's creation: puts sent */
-  uint64_t token;       /* the primary's creation: the token it runs under */
-  fleet__wp_req_t *req; /* an acquire's creation or check; a drain's
+  int tries;      /* the primary's creation: puts sent */
+  uint64_t token; /* the primary's creation: the token it runs under */
+  fleet__warmpool_req_t *req; /* an acquire's creation or check; a drain's
                            destroy: the call waiting for it (NULL once the
                            call is over) */
   char id[];
 };
 
 /* A resource this node borrowed with a lease, renewed by the batcher. */
-typedef struct fleet__wp_borrow_s {
+typedef struct fleet__warmpool_borrow_s {
   fleet__list_t node; /* on the node's borrows */
   fleet__warmpool_t *wp;
   fleet__batch_item_t item;
   size_t id_len;
   char id[];
-} fleet__wp_borrow_t;
+} fleet__warmpool_borrow_t;
 
 /* A call of the node on the request base: each public call's descriptor,
  * reader and fail hook sit next to it; the node's own calls, which nobody
  * waits for, have no fail hook and take the work they are about as their
  * user data. */
-struct fleet__wp_req_s {
+struct fleet__warmpool_req_s {
   fleet__req_t base;
   int tries;                          /* acquire: checks failed */
   size_t pending, drained;            /* drain */
@@ -99,14 +99,14 @@ struct fleet__warmpool_s {
   char own_ttl_str[16];
   /* The owner lease's renewal while started: an item of the borrow
    * leases' batch kind with the id "" (NULL when not renewed). */
-  struct fleet__wp_borrow_s *own;
+  struct fleet__warmpool_borrow_s *own;
   int claimed;       /* started: the owner lease may be this instance's */
   fleet__key_t tag;  /* "{prefix:name}" */
   fleet__key_t wake; /* its wake-up channel */
   char fp[17];
   fleet__args_t args;
 
-  fleet__wp_state_t state;
+  fleet__warmpool_node_state_t state;
   fleet_leader_t leader;
   int leader_open;
   uint64_t token;     /* the last lease's, from its election */
@@ -119,7 +119,7 @@ struct fleet__warmpool_s {
 
   unsigned creating;     /* local CREATE works not reported yet */
   fleet__list_t works;   /* fleet_warmpool_work_t */
-  fleet__list_t borrows; /* fleet__wp_borrow_t */
+  fleet__list_t borrows; /* fleet__warmpool_borrow_t */
 };
 
 fleet__warmpool_t *fleet__warmpool_of(const fleet_warmpool_t *pool);
@@ -132,25 +132,25 @@ fleet__warmpool_t *fleet__warmpool_of(const fleet_warmpool_t *pool);
  * `nargs` arguments of which `nnums` are numbers; else NULL and `*err`:
  * FLEET_EINVAL, FLEET_ECLOSING, FLEET_ECONFLICT (refused) or
  * FLEET_ENOMEM. */
-fleet__warmpool_t *fleet__wp_enter(const fleet_warmpool_t *pool, fleet__fn_t cb,
-                                   int refused_too, size_t nargs, size_t nnums,
-                                   int *err);
+fleet__warmpool_t *fleet__warmpool_enter(const fleet_warmpool_t *pool,
+                                         fleet__fn_t cb, int refused_too,
+                                         size_t nargs, size_t nnums, int *err);
 
 /* Sends `call` with the arguments built in wp->args, KEYS[1] the pool's
  * tag; its answer goes to `cb` (NULL for the node's own calls). Returns 0,
  * or an error and nothing is left behind (fleet__call()). */
-static inline int fleet__wp_call(fleet__warmpool_t *wp,
-                                 const fleet__call_t *call, fleet__fn_t cb,
-                                 void *user_data) {
+static inline int fleet__warmpool_call(fleet__warmpool_t *wp,
+                                       const fleet__call_t *call,
+                                       fleet__fn_t cb, void *user_data) {
   return fleet__call_keyed(&wp->base, call, cb, user_data, &wp->tag, &wp->args);
 }
 
-/* Sends `op` for `req`, a request of fleet__call_new(), as fleet__wp_call()
- * does: its first call (fleet__call_send(), which gives `req` back on
- * error) or, `again`, a later one (fleet__req_send(): `req` unchanged on
- * error). */
-static inline int fleet__wp_send(fleet__warmpool_t *wp, fleet__req_t *req,
-                                 fleet__op_t op, int again) {
+/* Sends `op` for `req`, a request of fleet__call_new(), as
+ * fleet__warmpool_call() does: its first call (fleet__call_send(), which gives
+ * `req` back on error) or, `again`, a later one (fleet__req_send(): `req`
+ * unchanged on error). */
+static inline int fleet__warmpool_send(fleet__warmpool_t *wp, fleet__req_t *req,
+                                       fleet__op_t op, int again) {
   fleet_bytes_t key = fleet__key_bytes(&wp->tag);
 
   if (again)
@@ -160,16 +160,16 @@ static inline int fleet__wp_send(fleet__warmpool_t *wp, fleet__req_t *req,
 
 /* The reader of the node's calls whose reply only matters when it fails
  * (they have no fail hook): an error goes to the error callback. */
-void fleet__wp_on_quiet(fleet__req_t *req, int status,
-                        const fleet__reply_t *reply);
+void fleet__warmpool_on_quiet(fleet__req_t *req, int status,
+                              const fleet__reply_t *reply);
 
 /* Sends `call`, one of those, with the arguments built in wp->args; an
  * error of the send goes to the error callback. */
-void fleet__wp_quiet(fleet__warmpool_t *wp, const fleet__call_t *call);
+void fleet__warmpool_quiet(fleet__warmpool_t *wp, const fleet__call_t *call);
 
 /* Tells the pool that `id` is gone: destroyed here, or a reservation given
  * back. */
-void fleet__wp_destroyed(fleet__warmpool_t *wp, const char *id);
+void fleet__warmpool_destroyed(fleet__warmpool_t *wp, const char *id);
 
 /* ------------------------------------------------------------------------ */
 /* Works (warmpool_works.c)                                                 */
@@ -178,38 +178,41 @@ void fleet__wp_destroyed(fleet__warmpool_t *wp, const char *id);
  * `done`: calls the user's callback, which may report it done (and so
  * free it) before this returns. Returns 0, or FLEET_ENOMEM (nothing
  * called). */
-int fleet__wp_work_start(fleet__warmpool_t *wp, int kind,
-                         fleet__wp_work_done_fn done, const char *id,
-                         size_t len, fleet__wp_req_t *req);
+int fleet__warmpool_work_start(fleet__warmpool_t *wp, int kind,
+                               fleet__warmpool_work_done_fn done,
+                               const char *id, size_t len,
+                               fleet__warmpool_req_t *req);
 
 /* Ends a work: off the node's list, freed, its hold on the node gone. */
-void fleet__wp_work_free(fleet_warmpool_work_t *w);
+void fleet__warmpool_work_free(fleet_warmpool_work_t *w);
 
 /* Destroys `id` here, unless a destroy of it runs here already. A drain
  * gives its `req` and a `done` that counts the destroy (after
- * fleet__wp_destroy_done()); else both are NULL. Returns 1 when a destroy
+ * fleet__warmpool_destroy_done()); else both are NULL. Returns 1 when a destroy
  * started (its `done` runs once it is reported), 0 when not (one runs
  * already, or out of memory: reported to the error callback). */
-int fleet__wp_destroy(fleet__warmpool_t *wp, const char *id, size_t len,
-                      fleet__wp_work_done_fn done, fleet__wp_req_t *req);
+int fleet__warmpool_destroy(fleet__warmpool_t *wp, const char *id, size_t len,
+                            fleet__warmpool_work_done_fn done,
+                            fleet__warmpool_req_t *req);
 
 /* What follows the report of a destroy: the pool hears of it when it
  * succeeded (else the resource stays claimed and the primary tries again
  * once the claim runs out); the work is freed. */
-void fleet__wp_destroy_done(fleet_warmpool_work_t *w, int status,
-                            const char *detail);
+void fleet__warmpool_destroy_done(fleet_warmpool_work_t *w, int status,
+                                  const char *detail);
 
 /* Records a failed creation of `id` (`detail`, else the status's text)
  * for the pool's backoff; nobody waits for the answer. */
-void fleet__wp_create_failed(fleet__warmpool_t *wp, const char *id, int status,
-                             const char *detail);
+void fleet__warmpool_create_failed(fleet__warmpool_t *wp, const char *id,
+                                   int status, const char *detail);
 
 /* ------------------------------------------------------------------------ */
 /* Leases (warmpool.c)                                                      */
 
 /* The resources this node borrowed, each renewed until it is released:
  * added by an acquire, dropped by a release. */
-void fleet__wp_borrow_add(fleet__warmpool_t *wp, const char *id, size_t len);
-void fleet__wp_borrow_drop(fleet__warmpool_t *wp, const char *id);
+void fleet__warmpool_borrow_add(fleet__warmpool_t *wp, const char *id,
+                                size_t len);
+void fleet__warmpool_borrow_drop(fleet__warmpool_t *wp, const char *id);
 
 #endif /* FLEET_SRC_WARMPOOL_INT_H */
