@@ -21,12 +21,13 @@ static fleet_warmpool_t *wp_pub(const fleet__req_t *req) {
 
 /* The works that wait for `req` (an acquire's creation or check, a
  * drain's destroys) no longer do: the call is over. */
-static void wp_works_forget(const fleet__req_t *req) {
+static void wp_works_forget(fleet__req_t *req) {
   fleet__warmpool_t *wp = (fleet__warmpool_t *)req->handle;
+  fleet__warmpool_req_t *call = (fleet__warmpool_req_t *)req;
 
   FLEET__LIST_FOREACH (n, next, &wp->works) {
     fleet_warmpool_work_t *w = FLEET__LIST_DATA(n, fleet_warmpool_work_t, node);
-    if (&w->req->base == req)
+    if (w->req == call)
       w->req = NULL;
   }
 }
