@@ -1,10 +1,8 @@
 /* warmpool_calls.c -- the calls of any node of a warm pool: acquire (with
  * its check and its creation on demand), release, resize, drain and
  * snapshot, each with its descriptor, reader and fail hook. They are built
- * on the node of warmpool.c (its works, destroys and borrow leases), which
- * calls nothing here. */
-#include <inttypes.h>
-#include <stdio.h>
+ * on the works of warmpool_works.c and the borrow leases of warmpool.c,
+ * which call nothing here. */
 #include <stdlib.h>
 #include <string.h>
 
