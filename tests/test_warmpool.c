@@ -431,8 +431,8 @@ CONFORMANCE_IMPL(warmpool_acquire_release) {
   ASSERT_OK(node_start(&e, &a));
   ASSERT(wait_primary(&e, &a, 3000));
   ASSERT_EQ(1, a.elected);
-  ASSERT_STR_EQ("primary",
-                fleet__wp_state_name(fleet__warmpool_of(&a.wp)->state));
+  ASSERT_STR_EQ("primary", fleet__warmpool_node_state_name(
+                               fleet__warmpool_of(&a.wp)->state));
   ASSERT(wait_idle(&e, &a, 3, 3, 5000));
   q = snap(&e, &a);
   ASSERT_EQ(3, q.s.target);
@@ -444,10 +444,11 @@ CONFORMANCE_IMPL(warmpool_acquire_release) {
 
   oc.client_only = 1;
   node_init(&c, &e.c2, "c", &oc, 0);
-  ASSERT_STR_EQ("idle", fleet__wp_state_name(fleet__warmpool_of(&c.wp)->state));
+  ASSERT_STR_EQ("idle", fleet__warmpool_node_state_name(
+                            fleet__warmpool_of(&c.wp)->state));
   ASSERT_OK(node_start(&e, &c));
-  ASSERT_STR_EQ("client",
-                fleet__wp_state_name(fleet__warmpool_of(&c.wp)->state));
+  ASSERT_STR_EQ("client", fleet__warmpool_node_state_name(
+                              fleet__warmpool_of(&c.wp)->state));
   x = acquire(&e, &c);
   ASSERT_OK(x.status);
   y = acquire(&e, &c);
@@ -504,7 +505,8 @@ CONFORMANCE_IMPL(warmpool_fingerprint) {
   ASSERT(strstr(fleet_client_last_error(&e.c2), want) != NULL);
   ASSERT_EQ(0, x.elected);
   /* Not started: a second start checks again (and fails again). */
-  ASSERT_STR_EQ("idle", fleet__wp_state_name(fleet__warmpool_of(&x.wp)->state));
+  ASSERT_STR_EQ("idle", fleet__warmpool_node_state_name(
+                            fleet__warmpool_of(&x.wp)->state));
   x.started = 0;
   ASSERT_ERR(FLEET_ECONFLICT, node_start(&e, &x));
   /* An option in the fingerprint differs too. */

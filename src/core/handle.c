@@ -361,3 +361,31 @@ void fleet__call_fail_status(fleet__req_t *req, int status) {
   if (cb != NULL)
     cb(req->handle->pub, status, req->user_data);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Shared helpers of the primitives' calls and handles                      */
+
+int fleet__call_keyed(fleet__handle_t *h, const fleet__call_t *call,
+                      fleet__fn_t cb, void *user_data, const fleet__key_t *key,
+                      const fleet__args_t *args) {
+  fleet_bytes_t k = fleet__key_bytes(key);
+
+  return fleet__call(h, call, cb, user_data, &k, 1, args->argv, args->argc);
+}
+
+int fleet__handle_init_begin(void *pub, const fleet_client_t *client) {
+  fleet_handle_t *h = pub;
+
+  if (h == NULL)
+    return FLEET_EINVAL;
+  h->type = FLEET_HANDLE_UNKNOWN;
+  h->internal_ = NULL;
+  return client != NULL && client->internal_ != NULL ? 0 : FLEET_EINVAL;
+}
+
+int fleet__handle_close_of(const void *pub, fleet_handle_type_t type,
+                           fleet_close_cb close_cb) {
+  fleet__handle_t *h = fleet__handle_of(pub, type);
+
+  return h != NULL ? fleet__handle_close(h, close_cb) : FLEET_EINVAL;
+}

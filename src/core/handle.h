@@ -36,6 +36,7 @@
 #include "phase_end.h"
 #include "common/list.h"
 #include "internal.h"
+#include "keys.h"
 #include "metrics_int.h"
 
 typedef struct fleet__handle_s fleet__handle_t;
@@ -283,5 +284,36 @@ void fleet__call_finish(fleet__req_t *req, int status);
 /* The `fail` of a call whose callback is a fleet_status_cb: runs it with
  * the public handle, `status` and the user data, if there is one. */
 void fleet__call_fail_status(fleet__req_t *req, int status);
+
+/* ------------------------------------------------------------------------ */
+/* Shared helpers of the primitives' calls and handles                      */
+
+/* fleet__call() in the shape most calls have: one key, `key` (the
+ * primitive's hash tag), and the arguments built in `args`. */
+int fleet__call_keyed(fleet__handle_t *h, const fleet__call_t *call,
+                      fleet__fn_t cb, void *user_data, const fleet__key_t *key,
+                      const fleet__args_t *args);
+
+/* The first step of a primitive's init on the public handle `pub` (a
+ * struct that starts with FLEET_HANDLE_FIELDS): marks it uninitialized,
+ * as it stays if the init fails, and checks that `client` is an
+ * initialized client. Returns 0 or FLEET_EINVAL (`pub` NULL, no client). */
+int fleet__handle_init_begin(void *pub, const fleet_client_t *client);
+
+/* The typed close of a primitive (fleet_<type>_close()): closes `pub` if
+ * it is an initialized handle of type `type`. Returns 0, FLEET_EINVAL or
+ * FLEET_ECLOSING. */
+int fleet__handle_close_of(const void *pub, fleet_handle_type_t type,
+                           fleet_close_cb close_cb);
+
+/* Defines `const char *fn(type v)`, the name of `v` in the X-macro table
+ * `MAP` (entries XX(NAME, "name")), "unknown" when out of range: the name
+ * function of a state machine. */
+#define FLEET__NAME_FN(fn, type, MAP)                                          \
+  const char *fn(type v) {                                                     \
+    static const char *const names[] = {MAP(FLEET__NAME_STR)};                 \
+    return (size_t)v < FLEET__ARRAY_SIZE(names) ? names[v] : "unknown";        \
+  }
+#define FLEET__NAME_STR(name, str) str,
 
 #endif /* FLEET_SRC_HANDLE_H */

@@ -1,5 +1,6 @@
 /* store.c -- the store handle on the handle base: options, init and close,
- * its requests and their cancellation, names and keys, ping. */
+ * the count callback shape its calls share, names and keys, ping. The
+ * other store files call into this one, never the other way round. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,10 +67,8 @@ int fleet_store_init(fleet_client_t *client, fleet_store_t *store,
   fleet__store_t *s;
   int err;
 
-  if (store == NULL)
-    return FLEET_EINVAL;
-  store->type = FLEET_HANDLE_UNKNOWN;
-  store->internal_ = NULL;
+  if ((err = fleet__handle_init_begin(store, client)) != 0)
+    return err;
   fleet_store_options_init(&o);
   if (options != NULL)
     o = *options;
@@ -116,11 +115,7 @@ int fleet_store_init(fleet_client_t *client, fleet_store_t *store,
 }
 
 int fleet_store_close(fleet_store_t *store, fleet_close_cb close_cb) {
-  fleet__handle_t *h = fleet__handle_of(store, FLEET_HANDLE_STORE);
-
-  if (h == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(h, close_cb);
+  return fleet__handle_close_of(store, FLEET_HANDLE_STORE, close_cb);
 }
 
 const char *fleet_store_prefix(const fleet_store_t *store) {
@@ -130,89 +125,16 @@ const char *fleet_store_prefix(const fleet_store_t *store) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Requests                                                                 */
+/* The count shape                                                          */
 
-fleet__store_t *fleet__store_enter(fleet_store_t *store, int has_cb, int *err) {
-  fleet__handle_t *h = fleet__handle_of(store, FLEET_HANDLE_STORE);
+void fleet__store_count_back(fleet__req_t *req, int status, uint64_t n) {
+  fleet_store_count_cb cb = (fleet_store_count_cb)req->cb;
 
-  *err = h == NULL || !has_cb ? FLEET_EINVAL : fleet__handle_usable(h);
-  return *err == 0 ? (fleet__store_t *)h : NULL;
+  cb(fleet__store_pub(req), status, n, req->user_data);
 }
 
-/* Runs the callback of `req` with `status` and empty results. The request
- * is done: what the callback needs is copied first. */
-static void store_call_empty(fleet__store_req_t *req, int status) {
-  fleet_store_t *pub = fleet__store_pub(req);
-  fleet__store_req_t copy = *req;
-  fleet_bytes_t none = {NULL, 0};
-  void *ud = copy.base.user_data;
-
-  switch (copy.cb_type) {
-    case FLEET__STORE_CB_DONE:
-      copy.cb.done((fleet_handle_t *)pub, status, ud);
-      break;
-    case FLEET__STORE_CB_GET:
-      copy.cb.get(pub, status, none, 0, ud);
-      break;
-    case FLEET__STORE_CB_COUNT:
-      copy.cb.count(pub, status, 0, ud);
-      break;
-    case FLEET__STORE_CB_EVENTS:
-      copy.cb.events(pub, status, NULL, 0, ud);
-      break;
-    case FLEET__STORE_CB_LIST:
-      copy.cb.list(pub, status, NULL, 0, none, ud);
-      break;
-  }
-}
-
-/* The base's cancel hook: the store closed before the request's answer. */
-static void store_req_cancel(fleet__req_t *r, int status) {
-  store_call_empty((fleet__store_req_t *)r, status);
-}
-
-/* Every reply of a store request comes here first, to the reader of its
- * op. (A reply that comes after the close call never gets here: the base
- * answers FLEET_ECANCELED.) */
-static void store_on_reply(fleet__req_t *r, int status,
-                           const fleet__reply_t *reply) {
-  fleet__store_req_t *req = (fleet__store_req_t *)r;
-
-  req->on_reply(req, status, reply);
-}
-
-fleet__store_req_t *fleet__store_req_new(fleet__store_t *s,
-                                         fleet__store_cb_type_t type,
-                                         void *user_data,
-                                         fleet__store_reply_fn on_reply) {
-  fleet__store_req_t *req = (fleet__store_req_t *)fleet__req_new(
-      &s->base, store_on_reply, store_req_cancel, user_data);
-
-  if (req != NULL) {
-    req->on_reply = on_reply;
-    req->cb_type = type;
-  }
-  return req;
-}
-
-int fleet__store_send(fleet__store_req_t *req, fleet__op_t op) {
-  fleet__store_t *s = fleet__store_of(req);
-  fleet_bytes_t tag = fleet__key_bytes(&s->tag);
-
-  return fleet__req_send(&req->base, op, &tag, 1, s->args.argv, s->args.argc);
-}
-
-int fleet__store_start(fleet__store_req_t *req, fleet__op_t op) {
-  int err = fleet__store_send(req, op);
-
-  if (err != 0)
-    fleet__req_free(&req->base);
-  return err;
-}
-
-void fleet__store_finish(fleet__store_req_t *req, int status) {
-  fleet__req_done(&req->base);
-  store_call_empty(req, status);
+void fleet__store_fail_count(fleet__req_t *req, int status) {
+  fleet__store_count_back(req, status, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -260,30 +182,44 @@ int fleet__store_record_begin(fleet__store_t *s, const char *collection,
   return err;
 }
 
+int fleet__store_scan_pattern(fleet__key_t *out, const char *prefix,
+                              size_t len) {
+  size_t i;
+  int err;
+
+  out->len = 0;
+  err = fleet__store_buf_add(out, "{", 1);
+  for (i = 0; err == 0 && i < len; i++) {
+    if (strchr("*?[]\\", prefix[i]) != NULL)
+      err = fleet__store_buf_add(out, "\\", 1);
+    if (err == 0)
+      err = fleet__store_buf_add(out, &prefix[i], 1);
+  }
+  if (err == 0)
+    err = fleet__store_buf_add(out, ":*", 2);
+  return err;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Ping                                                                     */
 
-static void store_on_ping(fleet__store_req_t *req, int status,
+static void store_on_ping(fleet__req_t *req, int status,
                           const fleet__reply_t *reply) {
   if (status == 0 && reply->type != FLEET__REPLY_STATUS)
     status = FLEET_EPROTO;
-  fleet__store_finish(req, status);
+  fleet__call_finish(req, status);
 }
+
+static const fleet__call_t store_ping_call = {
+    "store.ping", FLEET__OP_PING, store_on_ping, fleet__call_fail_status};
 
 int fleet_store_ping(fleet_store_t *store, fleet_status_cb cb,
                      void *user_data) {
-  fleet__store_req_t *req;
   fleet__store_t *s;
   int err;
 
   if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
     return err;
-  req = fleet__store_req_new(s, FLEET__STORE_CB_DONE, user_data, store_on_ping);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->cb.done = cb;
-  err = fleet__req_send(&req->base, FLEET__OP_PING, NULL, 0, NULL, 0);
-  if (err != 0)
-    fleet__req_free(&req->base);
-  return err;
+  return fleet__call(&s->base, &store_ping_call, (fleet__fn_t)cb, user_data,
+                     NULL, 0, NULL, 0);
 }

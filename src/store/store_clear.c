@@ -9,40 +9,13 @@
  * deletes per call. */
 #define STORE_SCAN_COUNT "1000"
 
-static const char *const store_clear_state_names[] = {
-#define XX(name, str) str,
-    FLEET__STORE_CLEAR_STATE_MAP(XX)
-#undef XX
-};
-
-const char *fleet__store_clear_state_name(fleet__store_clear_state_t state) {
-  if ((size_t)state >= FLEET__ARRAY_SIZE(store_clear_state_names))
-    return "unknown";
-  return store_clear_state_names[state];
-}
-
-int fleet__store_scan_pattern(fleet__key_t *out, const char *prefix,
-                              size_t len) {
-  size_t i;
-  int err;
-
-  out->len = 0;
-  err = fleet__store_buf_add(out, "{", 1);
-  for (i = 0; err == 0 && i < len; i++) {
-    if (strchr("*?[]\\", prefix[i]) != NULL)
-      err = fleet__store_buf_add(out, "\\", 1);
-    if (err == 0)
-      err = fleet__store_buf_add(out, &prefix[i], 1);
-  }
-  if (err == 0)
-    err = fleet__store_buf_add(out, ":*", 2);
-  return err;
-}
+FLEET__NAME_FN(fleet__store_clear_state_name, fleet__store_clear_state_t,
+               FLEET__STORE_CLEAR_STATE_MAP)
 
 /* Sends the next SCAN, from the request's cursor. Its MATCH pattern is not
  * a key: the one exception to the rule of backend.h. */
 static int store_clear_scan(fleet__store_req_t *req) {
-  fleet__store_t *s = fleet__store_of(req);
+  fleet__store_t *s = fleet__store_of(&req->base);
   int err;
 
   if ((err = fleet__args_begin(&s->args, 5, 0)) != 0)
@@ -64,9 +37,7 @@ static int store_clear_scan(fleet__store_req_t *req) {
 static void store_clear_set_state(fleet__store_req_t *req,
                                   fleet__store_clear_state_t state,
                                   int status) {
-  fleet__store_t *s = fleet__store_of(req);
-  fleet_store_count_cb cb;
-  void *user_data;
+  fleet__store_t *s = fleet__store_of(&req->base);
 
   req->clear_state = state;
   if (state == FLEET__STORE_CLEAR_SCANNING)
@@ -77,14 +48,8 @@ static void store_clear_set_state(fleet__store_req_t *req,
   if (state != FLEET__STORE_CLEAR_DONE && status == 0)
     return;
   req->clear_state = FLEET__STORE_CLEAR_DONE;
-  if (status != 0) {
-    fleet__store_finish(req, status);
-    return;
-  }
-  cb = req->cb.count;
-  user_data = req->base.user_data;
   fleet__req_done(&req->base);
-  cb(fleet__store_pub(req), 0, req->cleared, user_data);
+  fleet__store_count_back(&req->base, status, status == 0 ? req->cleared : 0);
 }
 
 /* Takes the cursor and the keys of a SCAN reply {cursor, {key, ...}} into
@@ -92,7 +57,7 @@ static void store_clear_set_state(fleet__store_req_t *req,
  * FLEET_EPROTO for another shape or FLEET_ENOMEM. */
 static int64_t store_clear_take_scan(fleet__store_req_t *req,
                                      const fleet__reply_t *r) {
-  fleet__store_t *s = fleet__store_of(req);
+  fleet__store_t *s = fleet__store_of(&req->base);
   const fleet__reply_t *cur, *keys;
   fleet_bytes_t key;
   size_t i;
@@ -120,52 +85,46 @@ static int64_t store_clear_take_scan(fleet__store_req_t *req,
   return (int64_t)keys->nelem;
 }
 
-/* Whether the scan is complete: the last SCAN returned cursor "0". */
-static int store_clear_scan_done(const fleet__store_req_t *req) {
-  return req->scan_cursor_len == 1 && req->scan_cursor[0] == '0';
+/* The state after the keys of the last SCAN are gone: DONE once the scan
+ * is complete (the last SCAN returned cursor "0"), else SCANNING. */
+static fleet__store_clear_state_t
+store_clear_next(const fleet__store_req_t *req) {
+  return req->scan_cursor_len == 1 && req->scan_cursor[0] == '0'
+             ? FLEET__STORE_CLEAR_DONE
+             : FLEET__STORE_CLEAR_SCANNING;
 }
 
-/* A reply to the op the clear's state sent. */
-static void store_clear_on_reply(fleet__store_req_t *req, int status,
+/* A reply to the op the clear's state sent: SCANNING or UNLINKING (nothing
+ * is in flight once DONE). */
+static void store_clear_on_reply(fleet__req_t *r, int status,
                                  const fleet__reply_t *reply) {
+  fleet__store_req_t *req = (fleet__store_req_t *)r;
+  fleet__store_clear_state_t next = FLEET__STORE_CLEAR_DONE;
   uint64_t unlinked;
   int64_t n;
 
-  if (status != 0) {
-    store_clear_set_state(req, FLEET__STORE_CLEAR_DONE, status);
-    return;
-  }
-  switch (req->clear_state) {
-    case FLEET__STORE_CLEAR_SCANNING:
-      n = store_clear_take_scan(req, reply);
-      if (n < 0)
-        store_clear_set_state(req, FLEET__STORE_CLEAR_DONE, (int)n);
-      else if (n > 0)
-        store_clear_set_state(req, FLEET__STORE_CLEAR_UNLINKING, 0);
-      else
-        store_clear_set_state(req,
-                              store_clear_scan_done(req)
-                                  ? FLEET__STORE_CLEAR_DONE
-                                  : FLEET__STORE_CLEAR_SCANNING,
-                              0);
-      break;
-    case FLEET__STORE_CLEAR_UNLINKING:
-      if (fleet__reply_u64(reply, &unlinked) != 0) {
-        store_clear_set_state(req, FLEET__STORE_CLEAR_DONE, FLEET_EPROTO);
-        break;
-      }
+  if (status == 0 && req->clear_state == FLEET__STORE_CLEAR_SCANNING) {
+    n = store_clear_take_scan(req, reply);
+    if (n < 0)
+      status = (int)n;
+    else
+      next = n > 0 ? FLEET__STORE_CLEAR_UNLINKING : store_clear_next(req);
+  } else if (status == 0) {
+    if (fleet__reply_u64(reply, &unlinked) != 0) {
+      status = FLEET_EPROTO;
+    } else {
       req->cleared += unlinked;
-      store_clear_set_state(req,
-                            store_clear_scan_done(req)
-                                ? FLEET__STORE_CLEAR_DONE
-                                : FLEET__STORE_CLEAR_SCANNING,
-                            0);
-      break;
-    case FLEET__STORE_CLEAR_DONE:
-      /* Nothing is in flight once done: no reply can come here. */
-      break;
+      next = store_clear_next(req);
+    }
   }
+  store_clear_set_state(req, next, status);
 }
+
+/* A clear starts with a SCAN; its later SCANs and UNLINKs go out from
+ * store_clear_set_state(). */
+static const fleet__call_t store_clear_call = {
+    "store.clear", FLEET__OP_STORE_SCAN, store_clear_on_reply,
+    fleet__store_fail_count};
 
 int fleet_store_clear(fleet_store_t *store, fleet_store_count_cb cb,
                       void *user_data) {
@@ -175,11 +134,10 @@ int fleet_store_clear(fleet_store_t *store, fleet_store_count_cb cb,
 
   if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
     return err;
-  req = fleet__store_req_new(s, FLEET__STORE_CB_COUNT, user_data,
-                             store_clear_on_reply);
+  req = (fleet__store_req_t *)fleet__call_new(&s->base, &store_clear_call,
+                                              (fleet__fn_t)cb, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
-  req->cb.count = cb;
   req->clear_state = FLEET__STORE_CLEAR_SCANNING;
   req->scan_cursor[0] = '0';
   req->scan_cursor_len = 1;

@@ -1,33 +1,23 @@
 /* store_events.c -- the store's events calls: append, read and count. */
 #include "store_int.h"
 
-/* Completes a request whose op replies with a count. */
-static void store_on_count(fleet__store_req_t *req, int status,
+/* Completes a call whose op replies with a count. */
+static void store_on_count(fleet__req_t *req, int status,
                            const fleet__reply_t *reply) {
-  fleet_store_count_cb cb = req->cb.count;
-  void *user_data = req->base.user_data;
   uint64_t n;
 
   if (status == 0 && fleet__reply_u64(reply, &n) != 0)
     status = FLEET_EPROTO;
-  if (status != 0) {
-    fleet__store_finish(req, status);
-    return;
-  }
-  fleet__req_done(&req->base);
-  cb(fleet__store_pub(req), 0, n, user_data);
+  fleet__req_done(req);
+  fleet__store_count_back(req, status, status == 0 ? n : 0);
 }
 
-static int store_call_count(fleet__store_t *s, fleet__op_t op,
-                            fleet_store_count_cb cb, void *user_data) {
-  fleet__store_req_t *req =
-      fleet__store_req_new(s, FLEET__STORE_CB_COUNT, user_data, store_on_count);
-
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->cb.count = cb;
-  return fleet__store_start(req, op);
-}
+static const fleet__call_t store_append_call = {
+    "store.events_append", FLEET__OP_STORE_APPEND, store_on_count,
+    fleet__store_fail_count};
+static const fleet__call_t store_count_call = {
+    "store.events_count", FLEET__OP_STORE_COUNT, store_on_count,
+    fleet__store_fail_count};
 
 int fleet_store_events_append(fleet_store_t *store, const char *collection,
                               fleet_bytes_t id, const fleet_bytes_t *events,
@@ -51,7 +41,7 @@ int fleet_store_events_append(fleet_store_t *store, const char *collection,
   for (i = 0; i < n; i++)
     fleet__args_bytes(&s->args, events[i].len > 0 ? events[i].base : "",
                       events[i].len);
-  return store_call_count(s, FLEET__OP_STORE_APPEND, cb, user_data);
+  return fleet__store_call(s, &store_append_call, (fleet__fn_t)cb, user_data);
 }
 
 int fleet_store_events_count(fleet_store_t *store, const char *collection,
@@ -64,7 +54,7 @@ int fleet_store_events_count(fleet_store_t *store, const char *collection,
     return err;
   if ((err = fleet__store_record_begin(s, collection, id, 1, 0)) != 0)
     return err;
-  return store_call_count(s, FLEET__OP_STORE_COUNT, cb, user_data);
+  return fleet__store_call(s, &store_count_call, (fleet__fn_t)cb, user_data);
 }
 
 /* Takes the events of a READ reply, an array of strings, into
@@ -83,26 +73,39 @@ static int store_take_events(fleet__store_t *s, const fleet__reply_t *r) {
   return 0;
 }
 
-static void store_on_read(fleet__store_req_t *req, int status,
+/* Runs the fleet_store_events_cb of the done `req`. */
+static void store_events_back(fleet__req_t *req, int status,
+                              const fleet_bytes_t *events, size_t n) {
+  fleet_store_events_cb cb = (fleet_store_events_cb)req->cb;
+
+  cb(fleet__store_pub(req), status, events, n, req->user_data);
+}
+
+static void store_fail_events(fleet__req_t *req, int status) {
+  store_events_back(req, status, NULL, 0);
+}
+
+static void store_on_read(fleet__req_t *req, int status,
                           const fleet__reply_t *reply) {
   fleet__store_t *s = fleet__store_of(req);
-  fleet_store_events_cb cb = req->cb.events;
-  void *user_data = req->base.user_data;
 
   if (status == 0)
     status = store_take_events(s, reply);
   if (status != 0) {
-    fleet__store_finish(req, status);
+    fleet__call_finish(req, status);
     return;
   }
-  fleet__req_done(&req->base);
-  cb(fleet__store_pub(req), 0, s->events_out, reply->nelem, user_data);
+  fleet__req_done(req);
+  store_events_back(req, 0, s->events_out, reply->nelem);
 }
+
+static const fleet__call_t store_read_call = {"store.events_read",
+                                              FLEET__OP_STORE_READ,
+                                              store_on_read, store_fail_events};
 
 int fleet_store_events_read(fleet_store_t *store, const char *collection,
                             fleet_bytes_t id, uint64_t offset, size_t limit,
                             fleet_store_events_cb cb, void *user_data) {
-  fleet__store_req_t *req;
   fleet__store_t *s;
   int err;
 
@@ -115,10 +118,5 @@ int fleet_store_events_read(fleet_store_t *store, const char *collection,
     return err;
   fleet__args_u64(&s->args, offset);
   fleet__args_u64(&s->args, limit);
-  req =
-      fleet__store_req_new(s, FLEET__STORE_CB_EVENTS, user_data, store_on_read);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->cb.events = cb;
-  return fleet__store_start(req, FLEET__OP_STORE_READ);
+  return fleet__store_call(s, &store_read_call, (fleet__fn_t)cb, user_data);
 }

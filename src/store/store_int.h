@@ -1,20 +1,13 @@
-/* store_int.h -- the store's internals, shared by src/store*.c: the handle,
- * its requests, names and keys. */
+/* store_int.h -- the store's internals, shared by src/store/: the handle,
+ * its requests, names and keys. store.c is the hub the other files call
+ * (it calls none of them); each public call's descriptor, reader and fail
+ * hook sit next to it in the file that owns it. */
 #ifndef FLEET_SRC_STORE_INT_H
 #define FLEET_SRC_STORE_INT_H
 
 #include "core/args.h"
 #include "core/handle.h"
 #include "core/keys.h"
-
-/* The callback type a request completes with. */
-typedef enum {
-  FLEET__STORE_CB_DONE,   /* fleet_status_cb */
-  FLEET__STORE_CB_GET,    /* fleet_store_get_cb */
-  FLEET__STORE_CB_COUNT,  /* fleet_store_count_cb */
-  FLEET__STORE_CB_EVENTS, /* fleet_store_events_cb */
-  FLEET__STORE_CB_LIST    /* fleet_store_list_cb */
-} fleet__store_cb_type_t;
 
 /* The states of a clear: a SCAN is in flight, an UNLINK is in flight, or
  * the clear has finished (its callback ran or is about to). */
@@ -29,33 +22,18 @@ typedef enum {
 #undef FLEET__STORE_CLEAR_ENUM
 } fleet__store_clear_state_t;
 
-typedef struct fleet__store_req_s fleet__store_req_t;
-
-/* Interprets the reply of the op a request sent, and finishes the request
- * or sends its next op. `status` is 0 with a reply, or an error and NULL.
- * Runs only while the store is open. */
-typedef void (*fleet__store_reply_fn)(fleet__store_req_t *req, int status,
-                                      const fleet__reply_t *reply);
-
-/* One call the user waits for, on the request base. */
-struct fleet__store_req_s {
+/* One call the user waits for, on the request base: a call of the store
+ * (store_*_call, each next to its public function) stores its callback in
+ * base.cb. Only a clear keeps more. */
+typedef struct fleet__store_req_s {
   fleet__req_t base;
-  fleet__store_reply_fn on_reply;
-  fleet__store_cb_type_t cb_type;
-  union {
-    fleet_status_cb done;
-    fleet_store_get_cb get;
-    fleet_store_count_cb count;
-    fleet_store_events_cb events;
-    fleet_store_list_cb list;
-  } cb;
   /* A clear's progress: its state, the SCAN cursor to continue from and
    * the number of keys deleted so far. */
   fleet__store_clear_state_t clear_state;
   char scan_cursor[24];
   size_t scan_cursor_len;
   uint64_t cleared;
-};
+} fleet__store_req_t;
 
 typedef struct fleet__store_s {
   fleet__handle_t base;
@@ -84,43 +62,43 @@ typedef struct fleet__store_s {
 } fleet__store_t;
 
 /* ------------------------------------------------------------------------ */
-/* Requests (store.c)                                                       */
+/* Calls (store.c)                                                          */
 
 /* The store of the public `store` if it can take a call (`has_cb`: its
  * callback is not NULL); else NULL with `*err` set to FLEET_EINVAL (NULL
  * or uninitialized store, NULL callback) or FLEET_ECLOSING (the store or
  * its client is closing). */
-fleet__store_t *fleet__store_enter(fleet_store_t *store, int has_cb, int *err);
+static inline fleet__store_t *fleet__store_enter(fleet_store_t *store,
+                                                 int has_cb, int *err) {
+  return (fleet__store_t *)fleet__call_enter(store, FLEET_HANDLE_STORE, has_cb,
+                                             err);
+}
 
-/* A request of `s` completing with a callback of type `type` (the caller
- * sets that member of req->cb), whose replies go to `on_reply`; NULL when
- * out of memory. */
-fleet__store_req_t *fleet__store_req_new(fleet__store_t *s,
-                                         fleet__store_cb_type_t type,
-                                         void *user_data,
-                                         fleet__store_reply_fn on_reply);
-
-/* Sends the script op `op` for `req` with s->tag as its one key and the
- * arguments built in s->args. Returns 0 or the backend's error; the
- * request is unchanged on error. */
-int fleet__store_send(fleet__store_req_t *req, fleet__op_t op);
-
-/* The first send of a new request: as fleet__store_send(), but on error
- * the request is given back, so the call can return the error. */
-int fleet__store_start(fleet__store_req_t *req, fleet__op_t op);
-
-/* Finishes `req`, then runs its callback with `status` and empty results
- * (nothing found, zero counts). */
-void fleet__store_finish(fleet__store_req_t *req, int status);
+/* Sends `call` of `s` with s->tag as its one key and the arguments built
+ * in s->args; its answer goes to `cb` (a callback of the call's type).
+ * Returns 0, or an error and nothing is left behind (fleet__call()). */
+static inline int fleet__store_call(fleet__store_t *s,
+                                    const fleet__call_t *call, fleet__fn_t cb,
+                                    void *user_data) {
+  return fleet__call_keyed(&s->base, call, cb, user_data, &s->tag, &s->args);
+}
 
 /* The store a request belongs to, and its public handle. */
-static inline fleet__store_t *fleet__store_of(const fleet__store_req_t *req) {
-  return (fleet__store_t *)req->base.handle;
+static inline fleet__store_t *fleet__store_of(const fleet__req_t *req) {
+  return (fleet__store_t *)req->handle;
 }
 
-static inline fleet_store_t *fleet__store_pub(const fleet__store_req_t *req) {
-  return (fleet_store_t *)req->base.handle->pub;
+static inline fleet_store_t *fleet__store_pub(const fleet__req_t *req) {
+  return (fleet_store_t *)req->handle->pub;
 }
+
+/* Runs the fleet_store_count_cb of `req` with `status` and the count `n`
+ * (fleet__store_fail_count(): 0), the request being done: the one
+ * callback shape the events calls and the clear share. */
+void fleet__store_count_back(fleet__req_t *req, int status, uint64_t n);
+
+/* The `fail` of every call whose callback is a fleet_store_count_cb. */
+void fleet__store_fail_count(fleet__req_t *req, int status);
 
 /* ------------------------------------------------------------------------ */
 /* Names and keys (store.c)                                                 */
@@ -151,16 +129,17 @@ int fleet__store_record_begin(fleet__store_t *s, const char *collection,
  * 0, FLEET_EINVAL (NULL bytes with a length) or FLEET_E2BIG. */
 int fleet__store_value_check(const fleet__store_t *s, fleet_bytes_t v);
 
+/* Builds into `out` the SCAN MATCH pattern of every key under `prefix`:
+ * "{<prefix>:*" with each glob metacharacter of the prefix ('*', '?', '[',
+ * ']', '\') escaped by a backslash: a clear's (store_clear.c). Returns 0
+ * or FLEET_ENOMEM. */
+int fleet__store_scan_pattern(fleet__key_t *out, const char *prefix,
+                              size_t len);
+
 /* ------------------------------------------------------------------------ */
 /* Clear (store_clear.c)                                                    */
 
 /* The name of a clear state ("scanning"); never NULL. */
 const char *fleet__store_clear_state_name(fleet__store_clear_state_t state);
-
-/* Builds into `out` the SCAN MATCH pattern of every key under `prefix`:
- * "{<prefix>:*" with each glob metacharacter of the prefix ('*', '?', '[',
- * ']', '\') escaped by a backslash. Returns 0 or FLEET_ENOMEM. */
-int fleet__store_scan_pattern(fleet__key_t *out, const char *prefix,
-                              size_t len);
 
 #endif /* FLEET_SRC_STORE_INT_H */

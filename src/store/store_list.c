@@ -87,30 +87,43 @@ static int64_t store_take_list(fleet__store_t *s, const fleet__reply_t *r) {
   return (int64_t)n;
 }
 
-static void store_on_list(fleet__store_req_t *req, int status,
+/* Runs the fleet_store_list_cb of the done `req`. */
+static void store_list_back(fleet__req_t *req, int status,
+                            const fleet_store_item_t *items, size_t n,
+                            fleet_bytes_t cursor) {
+  fleet_store_list_cb cb = (fleet_store_list_cb)req->cb;
+
+  cb(fleet__store_pub(req), status, items, n, cursor, req->user_data);
+}
+
+static void store_fail_list(fleet__req_t *req, int status) {
+  store_list_back(req, status, NULL, 0, (fleet_bytes_t){NULL, 0});
+}
+
+static void store_on_list(fleet__req_t *req, int status,
                           const fleet__reply_t *reply) {
   fleet__store_t *s = fleet__store_of(req);
-  fleet_store_list_cb cb = req->cb.list;
-  void *user_data = req->base.user_data;
   int64_t n = status;
 
   if (status == 0)
     n = store_take_list(s, reply);
   if (n < 0) {
-    fleet__store_finish(req, (int)n);
+    fleet__call_finish(req, (int)n);
     return;
   }
-  fleet__req_done(&req->base);
-  cb(fleet__store_pub(req), 0, s->items_out, (size_t)n,
-     fleet__key_bytes(&s->cursor_out), user_data);
+  fleet__req_done(req);
+  store_list_back(req, 0, s->items_out, (size_t)n,
+                  fleet__key_bytes(&s->cursor_out));
 }
+
+static const fleet__call_t store_list_call = {
+    "store.list", FLEET__OP_STORE_LIST, store_on_list, store_fail_list};
 
 int fleet_store_list(fleet_store_t *store, const char *collection,
                      const char *index, fleet_bytes_t value,
                      fleet_bytes_t cursor, size_t limit, fleet_store_list_cb cb,
                      void *user_data) {
   fleet_bytes_t score = {"", 0}, cid = {"", 0};
-  fleet__store_req_t *req;
   fleet__store_t *s;
   int err;
 
@@ -130,9 +143,5 @@ int fleet_store_list(fleet_store_t *store, const char *collection,
   fleet__args_u64(&s->args, limit);
   fleet__args_bytes(&s->args, score.base, score.len);
   fleet__args_bytes(&s->args, cid.base, cid.len);
-  req = fleet__store_req_new(s, FLEET__STORE_CB_LIST, user_data, store_on_list);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->cb.list = cb;
-  return fleet__store_start(req, FLEET__OP_STORE_LIST);
+  return fleet__store_call(s, &store_list_call, (fleet__fn_t)cb, user_data);
 }

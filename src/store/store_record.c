@@ -13,43 +13,41 @@ int fleet__store_value_check(const fleet__store_t *s, fleet_bytes_t v) {
   return v.len > s->max_value ? FLEET_E2BIG : 0;
 }
 
-/* Completes a request whose op replies 1 (done) or 0 (no record). */
-static void store_on_flag(fleet__store_req_t *req, int status,
-                          const fleet__reply_t *reply) {
-  uint64_t flag;
+/* Get, delete, exists and touch: `call` on the record `id`, with `ttl_ms`
+ * as its one other argument when not NULL (a touch's). */
+static int store_record_call(fleet_store_t *store, const fleet__call_t *call,
+                             const char *collection, fleet_bytes_t id,
+                             const uint64_t *ttl_ms, fleet__fn_t cb,
+                             void *user_data) {
+  size_t nttl = ttl_ms != NULL;
+  fleet__store_t *s;
+  int err;
 
-  if (status == 0 && (fleet__reply_u64(reply, &flag) != 0 || flag > 1))
-    status = FLEET_EPROTO;
-  else if (status == 0 && flag == 0)
-    status = FLEET_ENOTFOUND;
-  fleet__store_finish(req, status);
-}
-
-/* Starts a request completed by `on_reply` with the status-only callback
- * `cb`, sending `op` with the keys and arguments built in the store. */
-static int store_call_done(fleet__store_t *s, fleet__op_t op,
-                           fleet__store_reply_fn on_reply, fleet_status_cb cb,
-                           void *user_data) {
-  fleet__store_req_t *req =
-      fleet__store_req_new(s, FLEET__STORE_CB_DONE, user_data, on_reply);
-
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->cb.done = cb;
-  return fleet__store_start(req, op);
+  if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
+    return err;
+  if (ttl_ms != NULL && *ttl_ms > FLEET_STORE_TTL_MAX_MS)
+    return FLEET_EINVAL;
+  if ((err = fleet__store_record_begin(s, collection, id, 1 + nttl, nttl)) != 0)
+    return err;
+  if (ttl_ms != NULL)
+    fleet__args_u64(&s->args, *ttl_ms);
+  return fleet__store_call(s, call, cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Put                                                                      */
 
-static void store_on_put(fleet__store_req_t *req, int status,
+static void store_on_put(fleet__req_t *req, int status,
                          const fleet__reply_t *reply) {
   int64_t n;
 
   if (status == 0 && fleet__reply_i64(reply, &n) != 0)
     status = FLEET_EPROTO;
-  fleet__store_finish(req, status);
+  fleet__call_finish(req, status);
 }
+
+static const fleet__call_t store_put_call = {
+    "store.put", FLEET__OP_STORE_PUT, store_on_put, fleet__call_fail_status};
 
 int fleet_store_put(fleet_store_t *store, const char *collection,
                     fleet_bytes_t id, fleet_bytes_t value,
@@ -86,16 +84,26 @@ int fleet_store_put(fleet_store_t *store, const char *collection,
     fleet__args_str(&s->args, ix[i].name);
     fleet__args_bytes(&s->args, ix[i].value.base, ix[i].value.len);
   }
-  return store_call_done(s, FLEET__OP_STORE_PUT, store_on_put, cb, user_data);
+  return fleet__store_call(s, &store_put_call, (fleet__fn_t)cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Get                                                                      */
 
-static void store_on_get(fleet__store_req_t *req, int status,
+/* Runs the fleet_store_get_cb of the done `req`. */
+static void store_get_back(fleet__req_t *req, int status, fleet_bytes_t value,
+                           uint64_t ttl_ms) {
+  fleet_store_get_cb cb = (fleet_store_get_cb)req->cb;
+
+  cb(fleet__store_pub(req), status, value, ttl_ms, req->user_data);
+}
+
+static void store_fail_get(fleet__req_t *req, int status) {
+  store_get_back(req, status, (fleet_bytes_t){NULL, 0}, 0);
+}
+
+static void store_on_get(fleet__req_t *req, int status,
                          const fleet__reply_t *reply) {
-  fleet_store_get_cb cb = req->cb.get;
-  void *user_data = req->base.user_data;
   fleet_bytes_t value;
   int64_t ttl;
 
@@ -107,73 +115,64 @@ static void store_on_get(fleet__store_req_t *req, int status,
             fleet__reply_i64(&reply->elem[1], &ttl) != 0))
     status = FLEET_EPROTO;
   if (status != 0) {
-    fleet__store_finish(req, status);
+    fleet__call_finish(req, status);
     return;
   }
-  fleet__req_done(&req->base);
+  fleet__req_done(req);
   /* A record without an expiry (PTTL -1) was changed by someone else:
    * report no time left rather than a huge one. */
-  cb(fleet__store_pub(req), 0, value, ttl > 0 ? (uint64_t)ttl : 0, user_data);
+  store_get_back(req, 0, value, ttl > 0 ? (uint64_t)ttl : 0);
 }
+
+static const fleet__call_t store_get_call = {"store.get", FLEET__OP_STORE_GET,
+                                             store_on_get, store_fail_get};
 
 int fleet_store_get(fleet_store_t *store, const char *collection,
                     fleet_bytes_t id, fleet_store_get_cb cb, void *user_data) {
-  fleet__store_req_t *req;
-  fleet__store_t *s;
-  int err;
-
-  if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
-    return err;
-  if ((err = fleet__store_record_begin(s, collection, id, 1, 0)) != 0)
-    return err;
-  req = fleet__store_req_new(s, FLEET__STORE_CB_GET, user_data, store_on_get);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->cb.get = cb;
-  return fleet__store_start(req, FLEET__OP_STORE_GET);
+  return store_record_call(store, &store_get_call, collection, id, NULL,
+                           (fleet__fn_t)cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Delete, exists, touch                                                    */
 
+/* Completes a call whose op replies 1 (done) or 0 (no record). */
+static void store_on_flag(fleet__req_t *req, int status,
+                          const fleet__reply_t *reply) {
+  uint64_t flag;
+
+  if (status == 0 && (fleet__reply_u64(reply, &flag) != 0 || flag > 1))
+    status = FLEET_EPROTO;
+  else if (status == 0 && flag == 0)
+    status = FLEET_ENOTFOUND;
+  fleet__call_finish(req, status);
+}
+
+static const fleet__call_t store_delete_call = {
+    "store.delete", FLEET__OP_STORE_DEL, store_on_flag,
+    fleet__call_fail_status};
+static const fleet__call_t store_exists_call = {
+    "store.exists", FLEET__OP_STORE_EXISTS, store_on_flag,
+    fleet__call_fail_status};
+static const fleet__call_t store_touch_call = {
+    "store.touch", FLEET__OP_STORE_TOUCH, store_on_flag,
+    fleet__call_fail_status};
+
 int fleet_store_delete(fleet_store_t *store, const char *collection,
                        fleet_bytes_t id, fleet_status_cb cb, void *user_data) {
-  fleet__store_t *s;
-  int err;
-
-  if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
-    return err;
-  if ((err = fleet__store_record_begin(s, collection, id, 1, 0)) != 0)
-    return err;
-  return store_call_done(s, FLEET__OP_STORE_DEL, store_on_flag, cb, user_data);
+  return store_record_call(store, &store_delete_call, collection, id, NULL,
+                           (fleet__fn_t)cb, user_data);
 }
 
 int fleet_store_exists(fleet_store_t *store, const char *collection,
                        fleet_bytes_t id, fleet_status_cb cb, void *user_data) {
-  fleet__store_t *s;
-  int err;
-
-  if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
-    return err;
-  if ((err = fleet__store_record_begin(s, collection, id, 1, 0)) != 0)
-    return err;
-  return store_call_done(s, FLEET__OP_STORE_EXISTS, store_on_flag, cb,
-                         user_data);
+  return store_record_call(store, &store_exists_call, collection, id, NULL,
+                           (fleet__fn_t)cb, user_data);
 }
 
 int fleet_store_touch(fleet_store_t *store, const char *collection,
                       fleet_bytes_t id, uint64_t ttl_ms, fleet_status_cb cb,
                       void *user_data) {
-  fleet__store_t *s;
-  int err;
-
-  if ((s = fleet__store_enter(store, cb != NULL, &err)) == NULL)
-    return err;
-  if (ttl_ms > FLEET_STORE_TTL_MAX_MS)
-    return FLEET_EINVAL;
-  if ((err = fleet__store_record_begin(s, collection, id, 2, 1)) != 0)
-    return err;
-  fleet__args_u64(&s->args, ttl_ms);
-  return store_call_done(s, FLEET__OP_STORE_TOUCH, store_on_flag, cb,
-                         user_data);
+  return store_record_call(store, &store_touch_call, collection, id, &ttl_ms,
+                           (fleet__fn_t)cb, user_data);
 }

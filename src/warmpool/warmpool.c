@@ -1,6 +1,7 @@
 /* warmpool.c -- a node of a warm pool: init, the definition check at
- * start, the primary (a leader election named after the pool) and its
- * reconcile, the works the user does (create, destroy, check), close.
+ * start, the primary (a leader election named after the pool), its
+ * reconcile and creations, the borrow and owner leases, close. The works
+ * it asks the user for are warmpool_works.c's.
  *
  * The primary reconciles in one fenced script (reap, shrink, claim what is
  * to be destroyed, reserve creations up to the free warm-up slots); each
@@ -39,179 +40,58 @@ fleet__warmpool_t *fleet__warmpool_of(const fleet_warmpool_t *pool) {
   return (fleet__warmpool_t *)fleet__handle_of(pool, FLEET_HANDLE_WARMPOOL);
 }
 
-const char *fleet_warmpool_state_name(int state) {
-  static const char *const names[] = {
-#define XX(name, str) str,
-      FLEET_WARMPOOL_STATE_MAP(XX)
-#undef XX
-  };
-  return state >= 0 && (size_t)state < FLEET__ARRAY_SIZE(names) ? names[state]
-                                                                : "unknown";
-}
-
-const char *fleet__wp_state_name(fleet__wp_state_t state) {
-  static const char *const names[] = {
-#define XX(name, str) str,
-      FLEET__WP_STATE_MAP(XX)
-#undef XX
-  };
-  return (size_t)state < FLEET__ARRAY_SIZE(names) ? names[state] : "unknown";
-}
+FLEET__NAME_FN(fleet_warmpool_state_name, int, FLEET_WARMPOOL_STATE_MAP)
+FLEET__NAME_FN(fleet__warmpool_node_state_name, fleet__warmpool_node_state_t,
+               FLEET__WARMPOOL_NODE_STATE_MAP)
 
 static void wp_on_timer(uv_timer_t *t);
+static void wp_reconcile(fleet__warmpool_t *wp);
 
 /* The one place a node changes state. */
-static void wp_set_state(fleet__warmpool_t *wp, fleet__wp_state_t state) {
-  if (wp->state == FLEET__WP_PRIMARY && state != FLEET__WP_PRIMARY &&
-      wp->timer_open)
+static void wp_set_state(fleet__warmpool_t *wp,
+                         fleet__warmpool_node_state_t state) {
+  if (wp->state == FLEET__WARMPOOL_PRIMARY &&
+      state != FLEET__WARMPOOL_PRIMARY && wp->timer_open)
     uv_timer_stop(&wp->timer);
-  if (state == FLEET__WP_PRIMARY && wp->state != FLEET__WP_PRIMARY &&
-      wp->timer_open)
+  if (state == FLEET__WARMPOOL_PRIMARY &&
+      wp->state != FLEET__WARMPOOL_PRIMARY && wp->timer_open)
     uv_timer_start(&wp->timer, wp_on_timer, wp->opts.reconcile_ms,
                    wp->opts.reconcile_ms);
   wp->state = state;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Calls                                                                    */
-
-int fleet__wp_send(fleet__warmpool_t *wp, fleet__wp_req_t *req,
-                   fleet__op_t op) {
-  fleet_bytes_t key = fleet__key_bytes(&wp->tag);
-  int err =
-      fleet__req_send(&req->base, op, &key, 1, wp->args.argv, wp->args.argc);
-  if (err != 0 && !req->base.inflight && req->kind == FLEET__WP_REQ_BG)
-    fleet__req_free(&req->base);
-  return err;
-}
-
-fleet__wp_req_t *fleet__wp_bg(fleet__warmpool_t *wp, fleet__req_reply_fn fn,
-                              fleet_warmpool_work_t *work) {
-  fleet__wp_req_t *req =
-      (fleet__wp_req_t *)fleet__req_new(&wp->base, fn, NULL, NULL);
-  if (req != NULL) {
-    req->kind = FLEET__WP_REQ_BG;
-    req->work = work;
-  }
-  return req;
-}
+/* The node's lease on its owner id given up at close. */
+static const fleet__call_t wp_leave_call = {
+    "warmpool.leave", FLEET__OP_WARMPOOL_LEAVE, fleet__warmpool_on_quiet, NULL};
 
 /* ------------------------------------------------------------------------ */
-/* Works                                                                    */
-
-const char *fleet_warmpool_work_id(const fleet_warmpool_work_t *w) {
-  return w != NULL ? w->id : NULL;
-}
-
-void fleet__wp_work_free(fleet_warmpool_work_t *w) {
-  fleet__warmpool_t *wp = w->wp;
-
-  fleet__list_remove(&w->node);
-  free(w);
-  fleet__handle_unhold(&wp->base);
-}
-
-int fleet__wp_work_start(fleet__warmpool_t *wp, int kind, const char *id,
-                         size_t len, fleet__wp_req_t *req) {
-  fleet_warmpool_work_t *w = calloc(1, sizeof(*w) + len + 1);
-
-  if (w == NULL)
-    return FLEET_ENOMEM;
-  w->wp = wp;
-  w->kind = kind;
-  w->req = req;
-  w->token = wp->token;
-  memcpy(w->id, id, len);
-  fleet__list_insert_head(&wp->works, &w->node);
-  fleet__handle_hold(&wp->base);
-  if (kind == FLEET__WP_CREATE)
-    wp->creating++;
-  switch (kind) {
-    case FLEET__WP_CREATE:
-    case FLEET__WP_DIRECT:
-      wp->cbs.create(wp->pub, w);
-      break;
-    case FLEET__WP_DESTROY:
-      wp->cbs.destroy(wp->pub, w);
-      break;
-    default:
-      wp->cbs.check(wp->pub, w);
-      break;
-  }
-  return 0;
-}
-
-void fleet__wp_destroy(fleet__warmpool_t *wp, const char *id, size_t len,
-                       fleet__wp_req_t *req) {
-  FLEET__LIST_FOREACH (n, next, &wp->works) {
-    fleet_warmpool_work_t *w = FLEET__LIST_DATA(n, fleet_warmpool_work_t, node);
-    if (w->kind == FLEET__WP_DESTROY && strlen(w->id) == len &&
-        memcmp(w->id, id, len) == 0) {
-      if (req != NULL)
-        fleet__wp_drain_step(req, 0);
-      return;
-    }
-  }
-  if (fleet__wp_work_start(wp, FLEET__WP_DESTROY, id, len, req) != 0) {
-    fleet__handle_error(&wp->base, FLEET_ENOMEM);
-    if (req != NULL)
-      fleet__wp_drain_step(req, 0);
-  }
-}
-
-static void wp_on_quiet(fleet__req_t *r, int status,
-                        const fleet__reply_t *reply) {
-  fleet__warmpool_t *wp = (fleet__warmpool_t *)r->handle;
-
-  (void)reply;
-  fleet__req_done(r);
-  if (status != 0)
-    fleet__handle_error(&wp->base, status);
-}
-
-/* Sends a call whose reply only matters when it fails. */
-static void wp_quiet(fleet__warmpool_t *wp, fleet__op_t op) {
-  fleet__wp_req_t *req = fleet__wp_bg(wp, wp_on_quiet, NULL);
-  int err = req != NULL ? fleet__wp_send(wp, req, op) : FLEET_ENOMEM;
-
-  if (err != 0)
-    fleet__handle_error(&wp->base, err);
-}
-
-static void wp_destroyed(fleet__warmpool_t *wp, const char *id) {
-  if (fleet__args_begin(&wp->args, 1, 0) != 0)
-    return;
-  fleet__args_str(&wp->args, id);
-  wp_quiet(wp, FLEET__OP_WARMPOOL_DESTROYED);
-}
+/* The primary's creations                                                  */
 
 static void wp_on_put(fleet__req_t *r, int status, const fleet__reply_t *reply);
 
-/* Sends the put of a created resource with the token it was reserved
- * under. Returns 0 or the error of the send. */
-static int wp_put_send(fleet__warmpool_t *wp, fleet_warmpool_work_t *w) {
-  fleet__wp_req_t *req = fleet__wp_bg(wp, wp_on_put, w);
-  int err = req != NULL ? fleet__args_begin(&wp->args, 6, 4) : FLEET_ENOMEM;
+/* A created resource is put with the token it was reserved under; the
+ * call's user data is the creation's work. */
+static const fleet__call_t wp_put_call = {
+    "warmpool.put", FLEET__OP_WARMPOOL_PUT, wp_on_put, NULL};
 
-  if (err != 0) {
-    if (req != NULL)
-      fleet__req_free(&req->base);
-    return err;
-  }
+/* Sends the put of a created resource. Returns 0 or the error of the
+ * send. */
+static int wp_put_send(fleet__warmpool_t *wp, fleet_warmpool_work_t *w) {
+  if (fleet__args_begin(&wp->args, 6, 4) != 0)
+    return FLEET_ENOMEM;
   fleet__args_str(&wp->args, w->id);
   fleet__args_u64(&wp->args, w->token);
   fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
   fleet__args_u64(&wp->args, wp->opts.idle_ttl_ms);
   fleet__args_u64(&wp->args, wp->opts.min_remaining_ms);
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
-  return fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_PUT);
+  return fleet__warmpool_call(wp, &wp_put_call, NULL, w);
 }
 
 static void wp_on_put(fleet__req_t *r, int status,
                       const fleet__reply_t *reply) {
-  fleet__wp_req_t *req = (fleet__wp_req_t *)r;
   fleet__warmpool_t *wp = (fleet__warmpool_t *)r->handle;
-  fleet_warmpool_work_t *w = req->work;
+  fleet_warmpool_work_t *w = r->user_data;
   int64_t res = 0;
 
   fleet__req_done(r);
@@ -237,73 +117,46 @@ static void wp_on_put(fleet__req_t *r, int status,
     if (wp->cbs.put != NULL)
       wp->cbs.put(wp->pub, w->id, w->token, st);
     if (st != 0)
-      fleet__wp_destroy(wp, w->id, strlen(w->id), NULL);
+      fleet__warmpool_destroy(wp, w->id, strlen(w->id), NULL, NULL);
   }
-  fleet__wp_work_free(w);
-  fleet__wp_reconcile(wp);
+  fleet__warmpool_work_free(w);
+  wp_reconcile(wp);
 }
 
-int fleet_warmpool_work_done(fleet_warmpool_work_t *w, int status,
-                             const char *detail) {
-  fleet__warmpool_t *wp;
-  fleet__wp_req_t *req;
+/* The report of one of the primary's creations: put when created (unless
+ * the node closes: then destroyed), recorded for the backoff when not. */
+static void wp_create_done(fleet_warmpool_work_t *w, int status,
+                           const char *detail) {
+  fleet__warmpool_t *wp = w->wp;
   int err;
 
-  if (w == NULL || w->reported)
-    return FLEET_EINVAL;
-  w->reported = 1;
-  wp = w->wp;
-  switch (w->kind) {
-    case FLEET__WP_CREATE:
-      wp->creating--;
-      if (status == 0 && !wp->base.closing) {
-        if ((err = wp_put_send(wp, w)) == 0)
-          return 0; /* the work ends with the put's reply */
-        fleet__handle_error(&wp->base, err);
-        fleet__wp_destroy(wp, w->id, strlen(w->id), NULL);
-      } else if (status == 0) {
-        /* Closing: what was created here and not put is destroyed. */
-        fleet__wp_destroy(wp, w->id, strlen(w->id), NULL);
-      } else if (fleet__args_begin(&wp->args, 4, 2) == 0) {
-        fleet__args_str(&wp->args, w->id);
-        fleet__args_str(&wp->args,
-                        detail != NULL ? detail : fleet_strerror(status));
-        fleet__args_u64(&wp->args, wp->opts.backoff_base_ms);
-        fleet__args_u64(&wp->args, wp->opts.backoff_max_ms);
-        wp_quiet(wp, FLEET__OP_WARMPOOL_FAIL);
-      }
-      fleet__wp_work_free(w);
-      fleet__wp_reconcile(wp);
-      return 0;
-    case FLEET__WP_DIRECT:
-      fleet__wp_direct_done(w, status);
-      if (status != 0 && fleet__args_begin(&wp->args, 4, 2) == 0) {
-        fleet__args_str(&wp->args, w->id);
-        fleet__args_str(&wp->args,
-                        detail != NULL ? detail : fleet_strerror(status));
-        fleet__args_u64(&wp->args, wp->opts.backoff_base_ms);
-        fleet__args_u64(&wp->args, wp->opts.backoff_max_ms);
-        wp_quiet(wp, FLEET__OP_WARMPOOL_FAIL);
-      }
-      if (status != 0)
-        fleet__wp_work_free(w);
-      return 0;
-    case FLEET__WP_DESTROY:
-      req = w->req;
-      if (status == 0)
-        wp_destroyed(wp, w->id);
-      else
-        /* Left claimed: once its claim runs out the primary tries again. */
-        fleet__handle_error(&wp->base, status);
-      fleet__wp_work_free(w);
-      if (req != NULL)
-        fleet__wp_drain_step(req, status == 0);
-      return 0;
-    default:
-      fleet__wp_check_done(w, status);
-      fleet__wp_work_free(w);
-      return 0;
+  wp->creating--;
+  if (status == 0 && !wp->base.closing) {
+    if ((err = wp_put_send(wp, w)) == 0)
+      return; /* the work ends with the put's reply */
+    fleet__handle_error(&wp->base, err);
+    fleet__warmpool_destroy(wp, w->id, strlen(w->id), NULL, NULL);
+  } else if (status == 0) {
+    /* Closing: what was created here and not put is destroyed. */
+    fleet__warmpool_destroy(wp, w->id, strlen(w->id), NULL, NULL);
+  } else {
+    fleet__warmpool_create_failed(wp, w->id, status, detail);
   }
+  fleet__warmpool_work_free(w);
+  wp_reconcile(wp);
+}
+
+/* Starts the primary's creation of `id`, counted in wp->creating until
+ * it is reported. Returns 0 or FLEET_ENOMEM. */
+static int wp_create_start(fleet__warmpool_t *wp, const char *id, size_t len) {
+  int err;
+
+  wp->creating++;
+  err = fleet__warmpool_work_start(wp, FLEET__WARMPOOL_CREATE, wp_create_done,
+                                   id, len, NULL);
+  if (err != 0)
+    wp->creating--;
+  return err;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -334,7 +187,7 @@ static void wp_on_reconcile(fleet__req_t *r, int status,
   for (i = 0; i < (size_t)nd; i++) {
     const fleet__reply_t *e = &reply->elem[6 + i];
     if (e->type == FLEET__REPLY_STR && !wp->base.closing)
-      fleet__wp_destroy(wp, e->str, e->len, NULL);
+      fleet__warmpool_destroy(wp, e->str, e->len, NULL, NULL);
   }
   for (i = 0; i < (size_t)nc; i++) {
     const fleet__reply_t *e = &reply->elem[6 + (size_t)nd + i];
@@ -343,31 +196,30 @@ static void wp_on_reconcile(fleet__req_t *r, int status,
       continue;
     memcpy(id, e->str, e->len);
     id[e->len] = '\0';
-    if (wp->state != FLEET__WP_PRIMARY ||
-        fleet__wp_work_start(wp, FLEET__WP_CREATE, id, e->len, NULL) != 0)
-      wp_destroyed(wp, id); /* gives the reservation back */
+    if (wp->state != FLEET__WARMPOOL_PRIMARY ||
+        wp_create_start(wp, id, e->len) != 0)
+      fleet__warmpool_destroyed(wp, id); /* gives the reservation back */
   }
   if (wp->rec_again) {
     wp->rec_again = 0;
-    fleet__wp_reconcile(wp);
+    wp_reconcile(wp);
   }
 }
 
-void fleet__wp_reconcile(fleet__warmpool_t *wp) {
-  fleet__wp_req_t *req;
+static const fleet__call_t wp_reconcile_call = {
+    "warmpool.reconcile", FLEET__OP_WARMPOOL_RECONCILE, wp_on_reconcile, NULL};
+
+static void wp_reconcile(fleet__warmpool_t *wp) {
   uint32_t conc = wp->opts.warmup_concurrency;
   int err;
 
-  if (wp->state != FLEET__WP_PRIMARY)
+  if (wp->state != FLEET__WARMPOOL_PRIMARY)
     return;
   if (wp->rec_inflight) {
     wp->rec_again = 1;
     return;
   }
-  if ((req = fleet__wp_bg(wp, wp_on_reconcile, NULL)) == NULL ||
-      fleet__args_begin(&wp->args, 7, 6) != 0) {
-    if (req != NULL)
-      fleet__req_free(&req->base);
+  if (fleet__args_begin(&wp->args, 7, 6) != 0) {
     fleet__handle_error(&wp->base, FLEET_ENOMEM);
     return;
   }
@@ -378,7 +230,7 @@ void fleet__wp_reconcile(fleet__warmpool_t *wp) {
   fleet__args_u64(&wp->args, WP_MAX_MOVED);
   fleet__args_u64(&wp->args, conc > wp->creating ? conc - wp->creating : 0);
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
-  err = fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_RECONCILE);
+  err = fleet__warmpool_call(wp, &wp_reconcile_call, NULL, NULL);
   if (err != 0) {
     fleet__handle_error(&wp->base, err);
     return;
@@ -388,35 +240,35 @@ void fleet__wp_reconcile(fleet__warmpool_t *wp) {
 }
 
 static void wp_on_timer(uv_timer_t *t) {
-  fleet__wp_reconcile(t->data);
+  wp_reconcile(t->data);
 }
 
 static void wp_on_wake(void *arg, int status, const char *payload, size_t len) {
   (void)status;
   (void)payload;
   (void)len;
-  fleet__wp_reconcile(arg);
+  wp_reconcile(arg);
 }
 
 static void wp_on_elected(fleet_leader_t *leader, uint64_t token) {
   fleet__warmpool_t *wp = leader->data;
 
-  if (wp->state != FLEET__WP_CANDIDATE)
+  if (wp->state != FLEET__WARMPOOL_CANDIDATE)
     return;
   wp->token = token;
-  wp_set_state(wp, FLEET__WP_PRIMARY);
+  wp_set_state(wp, FLEET__WARMPOOL_PRIMARY);
   if (wp->cbs.primary != NULL)
     wp->cbs.primary(wp->pub, token);
-  fleet__wp_reconcile(wp);
+  wp_reconcile(wp);
 }
 
 static void wp_on_demoted(fleet_leader_t *leader, int status) {
   fleet__warmpool_t *wp = leader->data;
 
-  if (wp->state != FLEET__WP_PRIMARY)
+  if (wp->state != FLEET__WARMPOOL_PRIMARY)
     return;
   /* The leader campaigns again by itself. */
-  wp_set_state(wp, FLEET__WP_CANDIDATE);
+  wp_set_state(wp, FLEET__WARMPOOL_CANDIDATE);
   if (status != 0)
     fleet__handle_error(&wp->base, status);
   if (wp->cbs.primary != NULL)
@@ -449,9 +301,8 @@ static int wp_campaign(fleet__warmpool_t *wp) {
   }
   /* Resizes, acquires and releases wake the primary at once. */
   if (wp->sub == NULL) {
-    fleet__backend_t *be = fleet__handle_backend(&wp->base);
-    err = be->vt->subscribe(be, wp->wake.base, wp->wake.len, wp_on_wake, wp,
-                            &wp->sub);
+    err = fleet__handle_subscribe(&wp->base, wp->wake.base, wp->wake.len,
+                                  wp_on_wake, wp, &wp->sub);
     if (err != 0) {
       wp->sub = NULL;
       fleet__handle_error(&wp->base, err);
@@ -459,14 +310,15 @@ static int wp_campaign(fleet__warmpool_t *wp) {
   }
   err = fleet_leader_campaign(&wp->leader);
   if (err == 0)
-    wp_set_state(wp, FLEET__WP_CANDIDATE);
+    wp_set_state(wp, FLEET__WARMPOOL_CANDIDATE);
   return err;
 }
 
 int fleet_warmpool_is_primary(const fleet_warmpool_t *pool) {
   const fleet__warmpool_t *wp = fleet__warmpool_of(pool);
 
-  return wp != NULL && wp->leader_open && wp->state == FLEET__WP_PRIMARY &&
+  return wp != NULL && wp->leader_open &&
+         wp->state == FLEET__WARMPOOL_PRIMARY &&
          fleet_leader_is_leader(&wp->leader);
 }
 
@@ -476,19 +328,193 @@ const char *fleet_warmpool_fingerprint(const fleet_warmpool_t *pool) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Leases: the resources this node borrowed and its owner id              */
+
+static void wp_refuse(fleet__warmpool_t *wp);
+
+static void wp_borrow_schedule(fleet__warmpool_borrow_t *b, uint64_t delay);
+
+static void wp_borrow_free(fleet__warmpool_borrow_t *b) {
+  fleet__warmpool_t *wp = b->wp;
+  int had = b->item.linked || b->item.call != NULL;
+
+  fleet__batch_remove(wp->base.client, &b->item);
+  fleet__list_remove(&b->node);
+  free(b);
+  if (had)
+    fleet__handle_unhold(&wp->base);
+}
+
+static void wp_renew_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                          fleet_bytes_t *args) {
+  fleet__warmpool_borrow_t *b =
+      FLEET__CONTAINER_OF(it, fleet__warmpool_borrow_t, item);
+  fleet__warmpool_t *wp = b->wp;
+  const char *lease = b == wp->own ? wp->own_ttl_str : wp->lease_str;
+
+  keys[0] = fleet__key_bytes(&wp->tag);
+  args[0] = (fleet_bytes_t){b->id, b->id_len};
+  args[1] = (fleet_bytes_t){wp->owner, wp->owner_len};
+  args[2] = (fleet_bytes_t){lease, strlen(lease)};
+  args[3] = (fleet_bytes_t){wp->nonce, FLEET__NONCE_LEN};
+}
+
+/* The owner lease's renewal (an item like the borrows', off their list),
+ * if the node holds one. */
+static void wp_own_schedule(fleet__warmpool_t *wp, uint64_t delay) {
+  if (wp->own != NULL)
+    wp_borrow_schedule(wp->own, delay);
+}
+
+/* The owner lease's renewal came back: 1 renewed, 2 it had run out (the
+ * node was stopped past it) and was free, so it is this node's again,
+ * -1 another live instance holds the id. */
+static void wp_own_done(fleet__warmpool_t *wp, int status, int64_t res) {
+  if (status != 0) {
+    wp_own_schedule(wp, wp->opts.primary_ttl_ms / 10 + 1);
+    fleet__handle_error(&wp->base, status);
+    return;
+  }
+  if (res == -1) {
+    wp_refuse(wp);
+    return;
+  }
+  wp_own_schedule(wp, wp->opts.primary_ttl_ms / 3);
+  if (res == 2) {
+    fleet__backend_set_detail(fleet__handle_backend(&wp->base),
+                              "warm pool %s: the lease of owner id \"%s\" "
+                              "ran out; it was free and is held again",
+                              wp->name, wp->owner);
+    fleet__handle_error(&wp->base, FLEET_ESTALE);
+  }
+}
+
+static void wp_renew_done(fleet__batch_item_t *it, int status,
+                          const fleet__reply_t *head,
+                          const fleet__reply_t *elem, uint64_t sent) {
+  fleet__warmpool_borrow_t *b =
+      FLEET__CONTAINER_OF(it, fleet__warmpool_borrow_t, item);
+  fleet__warmpool_t *wp = b->wp;
+  int64_t res = 0;
+
+  (void)head;
+  (void)sent;
+  fleet__handle_unhold(&wp->base);
+  if (status == 0 && fleet__reply_i64(elem, &res) != 0)
+    status = FLEET_EPROTO;
+  if (b == wp->own) {
+    wp_own_done(wp, status, res);
+    return;
+  }
+  if (status == 0 && res == -1) {
+    /* Another live instance holds the owner id. */
+    wp_borrow_free(b);
+    wp_refuse(wp);
+    return;
+  }
+  if (status != 0) {
+    wp_borrow_schedule(b, wp->opts.borrow_lease_ms / 10 + 1);
+    fleet__handle_error(&wp->base, status);
+    return;
+  }
+  if (res != 1) {
+    /* No longer ours: the lease ran out and the primary destroys it. */
+    wp_borrow_free(b);
+    fleet__handle_error(&wp->base, FLEET_ESTALE);
+    return;
+  }
+  wp_borrow_schedule(b, wp->opts.borrow_lease_ms / 3);
+}
+
+static const fleet__batch_kind_t wp_renew_kind = {
+    .op = FLEET__OP_WARMPOOL_RENEW,
+    .item_keys = 1,
+    .item_args = 4,
+    .max_items = FLEET__BATCH_MAX,
+    .fill = wp_renew_fill,
+    .done = wp_renew_done,
+};
+
+static void wp_borrow_schedule(fleet__warmpool_borrow_t *b, uint64_t delay) {
+  fleet__warmpool_t *wp = b->wp;
+
+  if (!b->item.linked && b->item.call == NULL &&
+      fleet__batch_add(wp->base.client, &b->item, &wp_renew_kind, NULL,
+                       uv_now(wp->base.loop) + delay, delay / 4) == 0)
+    fleet__handle_hold(&wp->base);
+}
+
+static void wp_own_start(fleet__warmpool_t *wp) {
+  if (wp->own != NULL || wp->base.closing)
+    return;
+  if ((wp->own = calloc(1, sizeof(*wp->own) + 1)) == NULL) {
+    fleet__handle_error(&wp->base, FLEET_ENOMEM);
+    return;
+  }
+  wp->own->wp = wp;
+  fleet__list_init(&wp->own->node);
+  wp_own_schedule(wp, wp->opts.primary_ttl_ms / 3);
+}
+
+static void wp_own_stop(fleet__warmpool_t *wp) {
+  fleet__warmpool_borrow_t *b = wp->own;
+
+  wp->own = NULL;
+  if (b != NULL)
+    wp_borrow_free(b);
+}
+
+void fleet__warmpool_borrow_add(fleet__warmpool_t *wp, const char *id,
+                                size_t len) {
+  fleet__warmpool_borrow_t *b;
+
+  if (wp->opts.borrow_lease_ms == 0 || wp->base.closing)
+    return;
+  if ((b = calloc(1, sizeof(*b) + len + 1)) == NULL) {
+    fleet__handle_error(&wp->base, FLEET_ENOMEM);
+    return;
+  }
+  b->wp = wp;
+  b->id_len = len;
+  memcpy(b->id, id, len);
+  fleet__list_insert_head(&wp->borrows, &b->node);
+  wp_borrow_schedule(b, wp->opts.borrow_lease_ms / 3);
+}
+
+void fleet__warmpool_borrow_drop(fleet__warmpool_t *wp, const char *id) {
+  FLEET__LIST_FOREACH (n, next, &wp->borrows) {
+    fleet__warmpool_borrow_t *b =
+        FLEET__LIST_DATA(n, fleet__warmpool_borrow_t, node);
+    if (strcmp(b->id, id) == 0) {
+      wp_borrow_free(b);
+      return;
+    }
+  }
+}
+
+static void wp_borrow_clear(fleet__warmpool_t *wp) {
+  fleet__list_t *n;
+
+  while ((n = fleet__list_first(&wp->borrows)) != NULL)
+    wp_borrow_free(FLEET__LIST_DATA(n, fleet__warmpool_borrow_t, node));
+}
+
+/* ------------------------------------------------------------------------ */
 /* Identity                                                                 */
 
 static void wp_leader_closed(fleet_handle_t *h);
 
-void fleet__wp_refuse(fleet__warmpool_t *wp) {
-  fleet__wp_state_t was = wp->state;
+/* Another live instance took this node's owner id: the node stops acting
+ * under it for good. */
+static void wp_refuse(fleet__warmpool_t *wp) {
+  fleet__warmpool_node_state_t was = wp->state;
 
-  if (wp->base.closing || wp->state == FLEET__WP_REFUSED)
+  if (wp->base.closing || wp->state == FLEET__WARMPOOL_REFUSED)
     return;
-  wp_set_state(wp, FLEET__WP_REFUSED);
+  wp_set_state(wp, FLEET__WARMPOOL_REFUSED);
   wp->claimed = 0;
-  fleet__wp_own_stop(wp);
-  fleet__wp_borrow_clear(wp);
+  wp_own_stop(wp);
+  wp_borrow_clear(wp);
   /* A candidate stops campaigning for good; a primary gives its lease up,
    * which its fencing token guards (a newer primary's is left alone). */
   if (wp->leader_open) {
@@ -501,7 +527,8 @@ void fleet__wp_refuse(fleet__warmpool_t *wp) {
                             "use by a live node",
                             wp->name, wp->owner);
   fleet__handle_error(&wp->base, FLEET_ECONFLICT);
-  if (was == FLEET__WP_PRIMARY && wp->cbs.primary != NULL && !wp->base.closing)
+  if (was == FLEET__WARMPOOL_PRIMARY && wp->cbs.primary != NULL &&
+      !wp->base.closing)
     wp->cbs.primary(wp->pub, 0);
 }
 
@@ -513,15 +540,15 @@ const char *fleet_warmpool_owner(const fleet_warmpool_t *pool) {
 /* ------------------------------------------------------------------------ */
 /* Start                                                                    */
 
-static void wp_start_reply(fleet__wp_req_t *req, int status,
-                           const fleet__reply_t *reply) {
-  fleet__warmpool_t *wp = (fleet__warmpool_t *)req->base.handle;
+static void wp_on_start(fleet__req_t *req, int status,
+                        const fleet__reply_t *reply) {
+  fleet__warmpool_t *wp = (fleet__warmpool_t *)req->handle;
   int64_t ok = 0;
   fleet_bytes_t stored = {"", 0};
-  fleet_status_cb cb = req->cb.status;
-  void *data = req->base.user_data;
+  fleet_status_cb cb = (fleet_status_cb)req->cb;
+  void *data = req->user_data;
 
-  fleet__req_done(&req->base);
+  fleet__req_done(req);
   if (status == 0 && (reply == NULL || !fleet__reply_is_array(reply, 2) ||
                       fleet__reply_i64(&reply->elem[0], &ok) != 0 ||
                       fleet__reply_bytes(&reply->elem[1], &stored) != 0))
@@ -542,101 +569,94 @@ static void wp_start_reply(fleet__wp_req_t *req, int status,
   if (status == 0) {
     /* The owner id is this instance's while the node is started. */
     wp->claimed = 1;
-    fleet__wp_own_start(wp);
+    wp_own_start(wp);
   }
   if (status == 0 && wp->opts.client_only)
-    wp_set_state(wp, FLEET__WP_CLIENT);
+    wp_set_state(wp, FLEET__WARMPOOL_CLIENT);
   else if (status == 0)
     status = wp_campaign(wp);
   if (status != 0)
     /* Not started: it may be started again. */
-    wp_set_state(wp, FLEET__WP_IDLE);
+    wp_set_state(wp, FLEET__WARMPOOL_IDLE);
   cb(wp->base.pub, status, data);
 }
 
-void fleet__wp_start_reply(fleet__wp_req_t *req, int status,
-                           const fleet__reply_t *reply) {
-  wp_start_reply(req, status, reply);
-}
+static const fleet__call_t wp_start_call = {
+    "warmpool.start", FLEET__OP_WARMPOOL_START, wp_on_start,
+    fleet__call_fail_status};
 
 int fleet_warmpool_start(fleet_warmpool_t *pool, fleet_status_cb cb,
                          void *user_data) {
-  fleet__warmpool_t *wp = fleet__warmpool_of(pool);
-  fleet__wp_req_t *req;
+  fleet__warmpool_t *wp;
   int err;
 
-  if (wp == NULL || cb == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&wp->base)) != 0)
-    return err;
-  if (wp->state == FLEET__WP_REFUSED)
-    return FLEET_ECONFLICT;
-  if (wp->state != FLEET__WP_IDLE)
-    return FLEET_EALREADY;
-  if ((req = fleet__wp_req_args(wp, FLEET__WP_REQ_START, user_data, 5, 1)) ==
+  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, 1, 5, 1, &err)) ==
       NULL)
-    return FLEET_ENOMEM;
-  req->cb.status = cb;
+    return err;
+  if (wp->state != FLEET__WARMPOOL_IDLE)
+    return FLEET_EALREADY;
   fleet__args_bytes(&wp->args, wp->fp, 16);
   fleet__args_u64(&wp->args, wp->opts.target_idle);
   fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
   fleet__args_str(&wp->args, wp->nonce);
   fleet__args_str(&wp->args, wp->own_ttl_str);
-  if ((err = fleet__wp_send(wp, req, FLEET__OP_WARMPOOL_START)) != 0) {
-    fleet__req_free(&req->base);
+  if ((err = fleet__warmpool_call(wp, &wp_start_call, (fleet__fn_t)cb,
+                                  user_data)) != 0)
     return err;
-  }
-  wp_set_state(wp, FLEET__WP_STARTING);
+  wp_set_state(wp, FLEET__WARMPOOL_STARTING);
   return 0;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Init and close                                                           */
 
+/* The options of fleet_warmpool_options_init(): the defaults of the
+ * fields left 0. */
+static const fleet_warmpool_options_t wp_defaults = {
+    .idle_ttl_ms = 24u * 3600u * 1000u,
+    .min_remaining_ms = 60000,
+    .warmup_concurrency = 4,
+    .warmup_timeout_ms = 60000,
+    .primary_ttl_ms = 10000,
+    .reconcile_ms = 1000,
+    .backoff_base_ms = 500,
+    .backoff_max_ms = 30000,
+};
+
 void fleet_warmpool_options_init(fleet_warmpool_options_t *o) {
-  if (o == NULL)
-    return;
-  memset(o, 0, sizeof(*o));
-  o->idle_ttl_ms = 24u * 3600u * 1000u;
-  o->min_remaining_ms = 60000;
-  o->warmup_concurrency = 4;
-  o->warmup_timeout_ms = 60000;
-  o->primary_ttl_ms = 10000;
-  o->reconcile_ms = 1000;
-  o->backoff_base_ms = 500;
-  o->backoff_max_ms = 30000;
+  if (o != NULL)
+    *o = wp_defaults;
 }
 
 /* The options with defaults filled in; FLEET_EINVAL when they do not
  * hold together. */
 static int wp_options(const fleet_warmpool_options_t *in,
                       fleet_warmpool_options_t *o) {
-  fleet_warmpool_options_t d;
+  const fleet_warmpool_options_t *d = &wp_defaults;
 
-  fleet_warmpool_options_init(&d);
   if (in == NULL) {
-    *o = d;
+    *o = *d;
     return 0;
   }
   *o = *in;
-  if (o->idle_ttl_ms == 0)
-    o->idle_ttl_ms = d.idle_ttl_ms;
+  /* A field left 0 takes its default. */
+#define WP_DEFAULT(field)                                                      \
+  do {                                                                         \
+    if (o->field == 0)                                                         \
+      o->field = d->field;                                                     \
+  } while (0)
+  WP_DEFAULT(idle_ttl_ms);
   if (o->min_remaining_ms == 0)
-    o->min_remaining_ms = o->idle_ttl_ms / 2 < d.min_remaining_ms
+    o->min_remaining_ms = o->idle_ttl_ms / 2 < d->min_remaining_ms
                               ? o->idle_ttl_ms / 2
-                              : d.min_remaining_ms;
-  if (o->warmup_concurrency == 0)
-    o->warmup_concurrency = d.warmup_concurrency;
-  if (o->warmup_timeout_ms == 0)
-    o->warmup_timeout_ms = d.warmup_timeout_ms;
-  if (o->primary_ttl_ms == 0)
-    o->primary_ttl_ms = d.primary_ttl_ms;
-  if (o->reconcile_ms == 0)
-    o->reconcile_ms = d.reconcile_ms;
-  if (o->backoff_base_ms == 0)
-    o->backoff_base_ms = d.backoff_base_ms;
-  if (o->backoff_max_ms == 0)
-    o->backoff_max_ms = d.backoff_max_ms;
+                              : d->min_remaining_ms;
+  WP_DEFAULT(warmup_concurrency);
+  WP_DEFAULT(warmup_timeout_ms);
+  WP_DEFAULT(primary_ttl_ms);
+  WP_DEFAULT(reconcile_ms);
+  WP_DEFAULT(backoff_base_ms);
+  WP_DEFAULT(backoff_max_ms);
+#undef WP_DEFAULT
   if (o->min_remaining_ms >= o->idle_ttl_ms || o->primary_ttl_ms < 100 ||
       (o->policy != FLEET_WARMPOOL_DIRECT_CREATE &&
        o->policy != FLEET_WARMPOOL_FAIL_FAST) ||
@@ -691,16 +711,12 @@ static void wp_leader_closed(fleet_handle_t *h) {
 }
 
 /* The close: stop reconciling, give the lease up, stop renewing borrow
- * leases. Works still running end when the user reports them. */
+ * leases (the base ends the wake-up subscription). Works still running
+ * end when the user reports them. */
 static void wp_close(fleet__handle_t *h) {
   fleet__warmpool_t *wp = (fleet__warmpool_t *)h;
 
-  wp_set_state(wp, FLEET__WP_CLOSING);
-  if (wp->sub != NULL) {
-    fleet__handle_backend(h)->vt->unsubscribe(fleet__handle_backend(h),
-                                              wp->sub);
-    wp->sub = NULL;
-  }
+  wp_set_state(wp, FLEET__WARMPOOL_CLOSING);
   if (wp->timer_open) {
     wp->timer_open = 0;
     fleet__handle_uv_close(h, (uv_handle_t *)&wp->timer);
@@ -710,18 +726,19 @@ static void wp_close(fleet__handle_t *h) {
     fleet__handle_hold(h);
     fleet_leader_close(&wp->leader, wp_leader_closed);
   }
-  fleet__wp_borrow_clear(wp);
-  fleet__wp_own_stop(wp);
+  wp_borrow_clear(wp);
+  wp_own_stop(wp);
   /* The owner id is free at once (the script checks the nonce). */
   if (wp->claimed && fleet__args_begin(&wp->args, 2, 0) == 0) {
     fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
     fleet__args_str(&wp->args, wp->nonce);
-    wp_quiet(wp, FLEET__OP_WARMPOOL_LEAVE);
+    fleet__warmpool_quiet(wp, &wp_leave_call);
   }
 }
 
-static const fleet__handle_vt_t wp_vt = {
-    FLEET_HANDLE_WARMPOOL, sizeof(fleet__wp_req_t), wp_close, NULL, wp_free};
+static const fleet__handle_vt_t wp_vt = {FLEET_HANDLE_WARMPOOL,
+                                         sizeof(fleet__warmpool_req_t),
+                                         wp_close, NULL, wp_free};
 
 int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
                         const char *name, const char *owner,
@@ -733,11 +750,9 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
   char *made = NULL;
   int err;
 
-  if (pool == NULL)
-    return FLEET_EINVAL;
-  pool->internal_ = NULL;
-  if (client == NULL || client->internal_ == NULL || cbs == NULL ||
-      cbs->create == NULL || cbs->destroy == NULL)
+  if ((err = fleet__handle_init_begin(pool, client)) != 0)
+    return err;
+  if (cbs == NULL || cbs->create == NULL || cbs->destroy == NULL)
     return FLEET_EINVAL;
   if ((err = fleet__str_check(name, FLEET__NAME_MAX, &name_len)) != 0)
     return err;
@@ -800,9 +815,5 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
 }
 
 int fleet_warmpool_close(fleet_warmpool_t *pool, fleet_close_cb close_cb) {
-  fleet__warmpool_t *wp = fleet__warmpool_of(pool);
-
-  if (wp == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(&wp->base, close_cb);
+  return fleet__handle_close_of(pool, FLEET_HANDLE_WARMPOOL, close_cb);
 }
