@@ -306,14 +306,4 @@ int fleet__handle_init_begin(void *pub, const fleet_client_t *client);
 int fleet__handle_close_of(const void *pub, fleet_handle_type_t type,
                            fleet_close_cb close_cb);
 
-/* Defines `const char *fn(type v)`, the name of `v` in the X-macro table
- * `MAP` (entries XX(NAME, "name")), "unknown" when out of range: the name
- * function of a state machine. */
-#define FLEET__NAME_FN(fn, type, MAP)                                          \
-  const char *fn(type v) {                                                     \
-    static const char *const names[] = {MAP(FLEET__NAME_STR)};                 \
-    return (size_t)v < FLEET__ARRAY_SIZE(names) ? names[v] : "unknown";        \
-  }
-#define FLEET__NAME_STR(name, str) str,
-
 #endif /* FLEET_SRC_HANDLE_H */
