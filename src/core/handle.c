@@ -407,3 +407,13 @@ void fleet__call_fail_status(fleet__req_t *req, int status) {
   if (cb != NULL)
     cb(req->handle->pub, status, req->user_data);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Calls: additions                                                         */
+
+int fleet__call_failed(fleet__req_t *req, int status) {
+  if (status == 0)
+    return 0;
+  fleet__call_finish(req, status);
+  return 1;
+}

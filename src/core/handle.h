@@ -305,4 +305,12 @@ void fleet__call_finish(fleet__req_t *req, int status);
  * the public handle, `status` and the user data, if there is one. */
 void fleet__call_fail_status(fleet__req_t *req, int status);
 
+/* ------------------------------------------------------------------------ */
+/* Calls: additions                                                         */
+
+/* The first line of a call's `read`: when `status` is an error, finishes
+ * `req` with it (fleet__call_finish()) and returns 1, the reply being
+ * read no further; else returns 0. */
+int fleet__call_failed(fleet__req_t *req, int status);
+
 #endif /* FLEET_SRC_HANDLE_H */
