@@ -154,7 +154,7 @@ static void worker_flush(struct fleet__worker_s *w) {
     w->handback_pending = 0;
     fleet__worker_hand_back(w);
   }
-  if (w->settleq != NULL)
+  if (!fleet__list_empty(&w->settleq))
     w->cb_in_prepare |= w->in_prepare;
   fleet__worker_settle_local(w);
   fleet__worker_send(w,
@@ -346,19 +346,11 @@ static void worker_unpark(struct fleet__worker_s *w) {
 }
 
 static void worker_unsubscribe(struct fleet__worker_s *w) {
-  fleet__backend_t *be = fleet__handle_backend(&w->base);
-
   /* Claims park the worker no more; an enqueue that still finds it parked
    * finds no subscriber, and unparks it. */
   ((struct fleet__queue_s *)w->queue.internal_)->park_len = 0;
-  if (w->dsub != NULL) {
-    be->vt->unsubscribe(be, w->dsub);
-    w->dsub = NULL;
-  }
-  if (w->sub == NULL)
-    return;
-  be->vt->unsubscribe(be, w->sub);
-  w->sub = NULL;
+  fleet__handle_unsubscribe(&w->base, &w->dsub);
+  fleet__handle_unsubscribe(&w->base, &w->sub);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -375,7 +367,7 @@ static void worker_on_queue_closed(fleet_handle_t *q) {
 
 void fleet__worker_check_done(struct fleet__worker_s *w) {
   int quiet = w->claims_in_flight == 0 && w->calls_in_flight == 0 &&
-              w->sendq == NULL && w->settleq == NULL;
+              fleet__list_empty(&w->sendq) && fleet__list_empty(&w->settleq);
 
   if (w->state == FLEET__WORKER_STOPPING && quiet &&
       (w->active == 0 || w->stop_expired) && !w->handback_pending) {
@@ -393,7 +385,7 @@ void fleet__worker_check_done(struct fleet__worker_s *w) {
     return;
   }
   /* The flush goes last: the handler may still finish jobs. */
-  if (w->queue_open == -1 && w->active == 0 && w->settleq == NULL &&
+  if (w->queue_open == -1 && w->active == 0 && fleet__list_empty(&w->settleq) &&
       !fleet__phase_end_closing(&w->flush)) {
     fleet__handle_phase_end_close(&w->base, &w->flush);
     fleet__handle_unhold(&w->base); /* the close's hold, now the flush's */
@@ -547,6 +539,9 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     return FLEET_ENOMEM;
   fleet__list_init(&w->held);
   fleet__list_init(&w->free_jobs);
+  fleet__list_init(&w->sendq);
+  fleet__list_init(&w->settleq);
+  fleet__list_init(&w->free_batches);
   w->o = *options;
   if ((err = worker_check_options(&w->o, &w->margin_ms)) != 0 ||
       (err = fleet__handle_init(&w->base, &worker_vt, client,
@@ -614,28 +609,24 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
 
 /* The worker of `pub` if it can take a call; else NULL and `*err` is
  * FLEET_EINVAL or FLEET_ECLOSING. */
-static struct fleet__worker_s *worker_usable(fleet_worker_t *pub, int *err) {
-  fleet__handle_t *h = fleet__handle_of(pub, FLEET_HANDLE_WORKER);
-
-  *err = fleet__handle_usable(h);
-  return *err == 0 ? (struct fleet__worker_s *)h : NULL;
+static struct fleet__worker_s *worker_enter(fleet_worker_t *pub, int *err) {
+  return (struct fleet__worker_s *)fleet__call_enter(pub, FLEET_HANDLE_WORKER,
+                                                     1, err);
 }
 
 int fleet_worker_start(fleet_worker_t *pub) {
   struct fleet__worker_s *w;
-  fleet__backend_t *be;
   int err;
 
-  if ((w = worker_usable(pub, &err)) == NULL)
+  if ((w = worker_enter(pub, &err)) == NULL)
     return err;
   if (w->state != FLEET__WORKER_IDLE && w->state != FLEET__WORKER_STOPPED)
     return FLEET_EALREADY;
-  be = fleet__handle_backend(&w->base);
-  err = be->vt->subscribe(be, w->channel, w->channel_len, worker_on_wake, w,
-                          &w->sub);
+  err = fleet__handle_subscribe(&w->base, w->channel, w->channel_len,
+                                worker_on_wake, w, &w->sub);
   if (err == 0) {
-    err = be->vt->subscribe(be, w->dchannel, w->dchannel_len,
-                            worker_on_delivery, w, &w->dsub);
+    err = fleet__handle_subscribe(&w->base, w->dchannel, w->dchannel_len,
+                                  worker_on_delivery, w, &w->dsub);
     if (err != 0)
       worker_unsubscribe(w);
   }
@@ -650,7 +641,7 @@ int fleet_worker_stop(fleet_worker_t *pub, uint32_t timeout_ms,
   struct fleet__worker_s *w;
   int err;
 
-  if ((w = worker_usable(pub, &err)) == NULL)
+  if ((w = worker_enter(pub, &err)) == NULL)
     return err;
   if (w->state != FLEET__WORKER_RUNNING)
     return FLEET_EALREADY;

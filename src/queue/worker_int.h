@@ -51,8 +51,8 @@ typedef struct fleet__wjob_s {
   fleet__batch_item_t hb; /* the heartbeat, in the client's batcher */
   char token[24];         /* pub.token in decimal, for the heartbeat */
   size_t token_len;
-  fleet__list_t node;          /* on the held list, or the free list */
-  struct fleet__wjob_s *qnext; /* the queue of finishes to send */
+  fleet__list_t node;  /* on the held list, or the free list */
+  fleet__list_t qnode; /* on the send queue or the settle queue */
   fleet__wjob_claim_t claim;
   int with_handler; /* given to the handler and not yet finished */
   int queued;       /* finished, waiting to be sent */
@@ -81,7 +81,7 @@ typedef enum {
 
 /* One call in flight and the jobs it is about. Pooled. */
 typedef struct fleet__wbatch_s {
-  struct fleet__wbatch_s *next;
+  fleet__list_t node; /* on the free list */
   struct fleet__worker_s *w;
   fleet__wbatch_kind_t kind;
   size_t n, cap;
@@ -136,13 +136,13 @@ struct fleet__worker_s {
   /* Jobs. */
   fleet__list_t held;      /* claimed, not settled (fleet__wjob_t) */
   fleet__list_t free_jobs; /* slots to reuse */
-  fleet__wjob_t *sendq, *sendq_tail;
-  fleet__wjob_t *settleq, *settleq_tail; /* settle without a call */
-  uint32_t active;                       /* with the handler */
+  fleet__list_t sendq;     /* finishes to send (fleet__wjob_t, qnode) */
+  fleet__list_t settleq;   /* settle without a call (the same) */
+  uint32_t active;         /* with the handler */
   uint32_t held_count;
 
   /* Calls in flight. */
-  fleet__wbatch_t *free_batches;
+  fleet__list_t free_batches; /* fleet__wbatch_t to reuse */
   int claims_in_flight;
   uint32_t claiming; /* jobs asked for by the claims in flight */
   int calls_in_flight;

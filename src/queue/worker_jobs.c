@@ -27,7 +27,7 @@ static fleet__wjob_t *wjob_get(struct fleet__worker_s *w) {
     job->w = w;
   }
   fleet__list_init(&job->node);
-  job->qnext = NULL;
+  fleet__list_init(&job->qnode);
   job->claim = FLEET__WJOB_HELD;
   job->with_handler = job->queued = job->sending = job->internal = 0;
   job->lost_told = job->resent = 0;
@@ -75,12 +75,15 @@ static int wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
 
 static fleet__wbatch_t *wbatch_get(struct fleet__worker_s *w,
                                    fleet__wbatch_kind_t kind) {
-  fleet__wbatch_t *b = w->free_batches;
+  fleet__list_t *n = fleet__list_first(&w->free_batches);
+  fleet__wbatch_t *b;
 
-  if (b != NULL)
-    w->free_batches = b->next;
-  else if ((b = calloc(1, sizeof(*b))) == NULL)
+  if (n != NULL) {
+    fleet__list_remove(n);
+    b = FLEET__LIST_DATA(n, fleet__wbatch_t, node);
+  } else if ((b = calloc(1, sizeof(*b))) == NULL) {
     return NULL;
+  }
   b->w = w;
   b->kind = kind;
   b->n = 0;
@@ -90,8 +93,7 @@ static fleet__wbatch_t *wbatch_get(struct fleet__worker_s *w,
 }
 
 static void wbatch_put(fleet__wbatch_t *b) {
-  b->next = b->w->free_batches;
-  b->w->free_batches = b;
+  fleet__list_insert_head(&b->w->free_batches, &b->node);
 }
 
 /* Adds a job (and its claim) to a batch. Returns 0 or FLEET_ENOMEM. */
@@ -125,8 +127,7 @@ void fleet__worker_free_jobs(struct fleet__worker_s *w) {
     free(job->buf);
     free(job);
   }
-  while ((b = w->free_batches) != NULL) {
-    w->free_batches = b->next;
+  FLEET__LIST_FOREACH_DATA (b, &w->free_batches, fleet__wbatch_t, node) {
     free(b->jobs);
     free(b->claims);
     free(b);
@@ -148,23 +149,13 @@ static void held_remove(struct fleet__worker_s *w, fleet__wjob_t *job) {
 
 static void sendq_push(struct fleet__worker_s *w, fleet__wjob_t *job) {
   job->queued = 1;
-  job->qnext = NULL;
-  if (w->sendq_tail != NULL)
-    w->sendq_tail->qnext = job;
-  else
-    w->sendq = job;
-  w->sendq_tail = job;
+  fleet__list_insert_tail(&w->sendq, &job->qnode);
 }
 
 static void settleq_push(struct fleet__worker_s *w, fleet__wjob_t *job,
                          int status) {
   job->local_status = status;
-  job->qnext = NULL;
-  if (w->settleq_tail != NULL)
-    w->settleq_tail->qnext = job;
-  else
-    w->settleq = job;
-  w->settleq_tail = job;
+  fleet__list_insert_tail(&w->settleq, &job->qnode);
 }
 
 /* The job's finish has its answer: tell the user, free the slot. */
@@ -200,10 +191,11 @@ static void wjob_settle(struct fleet__worker_s *w, fleet__wjob_t *job,
 void fleet__worker_settle_local(struct fleet__worker_s *w) {
   fleet__wjob_t *job;
 
-  while ((job = w->settleq) != NULL) {
-    w->settleq = job->qnext;
-    if (w->settleq == NULL)
-      w->settleq_tail = NULL;
+  fleet__list_t *n;
+
+  while ((n = fleet__list_first(&w->settleq)) != NULL) {
+    fleet__list_remove(n);
+    job = FLEET__LIST_DATA(n, fleet__wjob_t, qnode);
     wjob_settle(w, job, job->local_status);
   }
 }
@@ -315,11 +307,17 @@ static void wbatch_send(struct fleet__worker_s *w, fleet__wbatch_t *b) {
  * returns (NULL: none) for the claim to carry. */
 static fleet__wbatch_t *worker_send_finishes(struct fleet__worker_s *w) {
   fleet__wbatch_t *complete = NULL, *release = NULL, *one, **slot;
-  fleet__wjob_t *job, *list = w->sendq;
+  fleet__wjob_t *job;
+  fleet__list_t list;
 
-  w->sendq = w->sendq_tail = NULL;
-  while ((job = list) != NULL) {
-    list = job->qnext;
+  /* The jobs queued now: those put back below wait for the next flush. */
+  fleet__list_init(&list);
+  FLEET__LIST_FOREACH (n, next, &w->sendq) {
+    fleet__list_remove(n);
+    fleet__list_insert_tail(&list, n);
+  }
+  FLEET__LIST_FOREACH_DATA (job, &list, fleet__wjob_t, qnode) {
+    fleet__list_remove(&job->qnode);
     job->queued = 0;
     job->sending = 1;
     if (job->action == FLEET_JOB_FAIL) {
