@@ -417,3 +417,14 @@ int fleet__call_failed(fleet__req_t *req, int status) {
   fleet__call_finish(req, status);
   return 1;
 }
+
+int fleet__handle_close_of(void *pub, fleet_handle_type_t type,
+                           fleet_close_cb close_cb) {
+  fleet__handle_t *h = fleet__handle_of(pub, type);
+
+  return h != NULL ? fleet__handle_close(h, close_cb) : FLEET_EINVAL;
+}
+
+const char *fleet__name_at(const char *const *names, size_t n, size_t i) {
+  return i < n ? names[i] : "unknown";
+}

@@ -313,4 +313,17 @@ void fleet__call_fail_status(fleet__req_t *req, int status);
  * read no further; else returns 0. */
 int fleet__call_failed(fleet__req_t *req, int status);
 
+/* The public close of a primitive (fleet_<type>_close()): closes `pub`
+ * as fleet__handle_close() does if it is an initialized handle of type
+ * `type`, else returns FLEET_EINVAL. */
+int fleet__handle_close_of(void *pub, fleet_handle_type_t type,
+                           fleet_close_cb close_cb);
+
+/* The name of the value `i` in `names`, a table of `n` names made from an
+ * X-macro, or "unknown" when `i` is past its end (FLEET__NAME_AT takes
+ * the table's size from its type). */
+const char *fleet__name_at(const char *const *names, size_t n, size_t i);
+#define FLEET__NAME_AT(names, i)                                               \
+  fleet__name_at((names), FLEET__ARRAY_SIZE(names), (size_t)(i))
+
 #endif /* FLEET_SRC_HANDLE_H */

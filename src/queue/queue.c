@@ -15,9 +15,7 @@ static const char *const queue_state_names[] = {
 };
 
 const char *fleet_job_state_name(fleet_job_state_t state) {
-  if ((size_t)state >= FLEET__ARRAY_SIZE(queue_state_names))
-    return "unknown";
-  return queue_state_names[state];
+  return FLEET__NAME_AT(queue_state_names, state);
 }
 
 void fleet_job_spec_init(fleet_job_spec_t *spec, const char *type,
@@ -189,11 +187,7 @@ int fleet_queue_init(fleet_client_t *client, fleet_queue_t *pub,
 }
 
 int fleet_queue_close(fleet_queue_t *pub, fleet_close_cb close_cb) {
-  fleet__handle_t *h = fleet__handle_of(pub, FLEET_HANDLE_QUEUE);
-
-  if (h == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(h, close_cb);
+  return fleet__handle_close_of(pub, FLEET_HANDLE_QUEUE, close_cb);
 }
 
 const char *fleet_queue_name(const fleet_queue_t *pub) {

@@ -222,7 +222,7 @@ static void queue_claim_cb_fail(fleet__req_t *req, int status) {
 static void queue_claim_reply(fleet__req_t *base, int status,
                               const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
-  size_t max = ((fleet__qreq_t *)base)->n, n;
+  size_t max = ((fleet__qreq_t *)base)->max_jobs, n;
   fleet_queue_claim_cb cb = (fleet_queue_claim_cb)base->cb;
   void *ud = base->user_data;
   fleet_claim_info_t info;
@@ -239,9 +239,13 @@ static const fleet__call_t queue_claim_call = {
     "queue.claim", FLEET__OP_QUEUE_CLAIM, queue_claim_reply,
     queue_claim_cb_fail};
 
-int fleet_queue_claim(fleet_queue_t *pub, size_t max_jobs,
-                      uint32_t claim_ttl_ms, fleet_queue_claim_cb cb,
-                      void *user_data) {
+/* Sends a claim, or a complete-and-claim (`call`) of the `n` claims: the
+ * one entry of both, with the checks of both. */
+static int queue_claim_send(fleet_queue_t *pub, const fleet__call_t *call,
+                            const fleet_claim_t *claims, size_t n,
+                            size_t max_jobs, uint32_t claim_ttl_ms,
+                            fleet__fn_t cb, void *user_data) {
+  int completes = call->op == FLEET__OP_QUEUE_COMPLETE_CLAIM;
   struct fleet__queue_s *q;
   fleet__qreq_t *req;
   int err;
@@ -250,18 +254,33 @@ int fleet_queue_claim(fleet_queue_t *pub, size_t max_jobs,
     return err;
   if (max_jobs > FLEET_QUEUE_BATCH_MAX || claim_ttl_ms == 0)
     return FLEET_EINVAL;
-  if (fleet__args_begin(&q->args, 4, 4) != 0 ||
-      (req = fleet__queue_new(q, &queue_claim_call, (fleet__fn_t)cb,
-                              user_data)) == NULL)
+  if (completes && (err = queue_claims_ok(claims, n)) != 0)
+    return err;
+  if (fleet__args_begin(&q->args, 6 + 2 * n, 6 + n) != 0 ||
+      (req = fleet__queue_new(q, call, cb, user_data)) == NULL)
     return FLEET_ENOMEM;
   fleet__args_u64(&q->args, max_jobs);
   fleet__args_u64(&q->args, claim_ttl_ms);
-  if (q->park_len > 0) {
+  if (completes) {
+    fleet__args_u64(&q->args, q->opts.keep_completed);
+    fleet__args_u64(&q->args, q->opts.keep_completed_s);
+  }
+  /* A claim names its parked worker only if it has one. */
+  if (completes || q->park_len > 0) {
     fleet__args_bytes(&q->args, q->park_id, q->park_len);
     fleet__args_u64(&q->args, q->park_ttl_ms);
   }
-  req->n = max_jobs;
+  queue_claims_args(q, claims, n);
+  req->n = n;
+  req->max_jobs = max_jobs;
   return fleet__queue_send(q, req);
+}
+
+int fleet_queue_claim(fleet_queue_t *pub, size_t max_jobs,
+                      uint32_t claim_ttl_ms, fleet_queue_claim_cb cb,
+                      void *user_data) {
+  return queue_claim_send(pub, &queue_claim_call, NULL, 0, max_jobs,
+                          claim_ttl_ms, (fleet__fn_t)cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -439,30 +458,8 @@ int fleet__queue_complete_claim(fleet_queue_t *pub, const fleet_claim_t *claims,
                                 uint32_t claim_ttl_ms,
                                 fleet__queue_complete_claim_cb cb,
                                 void *user_data) {
-  struct fleet__queue_s *q;
-  fleet__qreq_t *req;
-  int err;
-
-  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
-    return err;
-  if (max_jobs > FLEET_QUEUE_BATCH_MAX || claim_ttl_ms == 0)
-    return FLEET_EINVAL;
-  if ((err = queue_claims_ok(claims, n)) != 0)
-    return err;
-  if (fleet__args_begin(&q->args, 6 + 2 * n, 6 + n) != 0 ||
-      (req = fleet__queue_new(q, &queue_complete_claim_call, (fleet__fn_t)cb,
-                              user_data)) == NULL)
-    return FLEET_ENOMEM;
-  fleet__args_u64(&q->args, max_jobs);
-  fleet__args_u64(&q->args, claim_ttl_ms);
-  fleet__args_u64(&q->args, q->opts.keep_completed);
-  fleet__args_u64(&q->args, q->opts.keep_completed_s);
-  fleet__args_bytes(&q->args, q->park_id, q->park_len);
-  fleet__args_u64(&q->args, q->park_ttl_ms);
-  queue_claims_args(q, claims, n);
-  req->n = n;
-  req->max_jobs = max_jobs;
-  return fleet__queue_send(q, req);
+  return queue_claim_send(pub, &queue_complete_claim_call, claims, n, max_jobs,
+                          claim_ttl_ms, (fleet__fn_t)cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */

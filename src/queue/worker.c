@@ -82,19 +82,21 @@ int fleet__worker_may_retry(const struct fleet__worker_s *w) {
   return w->state != FLEET__WORKER_CLOSING && !w->stop_expired;
 }
 
-static void worker_on_poll(uv_timer_t *t) {
-  struct fleet__worker_s *w =
-      FLEET__CONTAINER_OF(t, struct fleet__worker_s, poll_timer);
+/* A claim may find jobs: one goes out at the end of this phase. */
+static void worker_wake(struct fleet__worker_s *w) {
   w->maybe_pending = 1;
   fleet__worker_kick(w);
+}
+
+static void worker_on_poll(uv_timer_t *t) {
+  worker_wake(FLEET__CONTAINER_OF(t, struct fleet__worker_s, poll_timer));
 }
 
 static void worker_on_retry(uv_timer_t *t) {
   struct fleet__worker_s *w =
       FLEET__CONTAINER_OF(t, struct fleet__worker_s, poll_timer);
   w->probe = 1;
-  w->maybe_pending = 1;
-  fleet__worker_kick(w);
+  worker_wake(w);
 }
 
 /* Arms the poll timer as the fallback poll (online) or the retry of an
@@ -202,8 +204,7 @@ static void worker_on_delay(uv_timer_t *t) {
   struct fleet__worker_s *w =
       FLEET__CONTAINER_OF(t, struct fleet__worker_s, delay_timer);
   w->promote_due = 1;
-  w->maybe_pending = 1;
-  fleet__worker_kick(w);
+  worker_wake(w);
 }
 
 void fleet__worker_arm_delay(struct fleet__worker_s *w, uint64_t now_ms,
@@ -298,10 +299,9 @@ static void worker_on_wake(void *arg, int status, const char *payload,
   struct fleet__worker_s *w = arg;
 
   w->wake_gen++;
-  w->maybe_pending = 1;
   if (status == FLEET_ECONNLOST && !w->online)
     w->probe = 1;
-  fleet__worker_kick(w);
+  worker_wake(w);
 }
 
 /* A message on the worker's own channel: a delivery; or the notice that
@@ -653,11 +653,7 @@ int fleet_worker_stop(fleet_worker_t *pub, uint32_t timeout_ms,
 }
 
 int fleet_worker_close(fleet_worker_t *pub, fleet_close_cb close_cb) {
-  struct fleet__worker_s *w = worker_of(pub);
-
-  if (w == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(&w->base, close_cb);
+  return fleet__handle_close_of(pub, FLEET_HANDLE_WORKER, close_cb);
 }
 
 void fleet_worker_stats(const fleet_worker_t *pub, fleet_worker_stats_t *out) {
@@ -674,7 +670,5 @@ void fleet_worker_stats(const fleet_worker_t *pub, fleet_worker_stats_t *out) {
 }
 
 const char *fleet__worker_state_name(fleet__worker_state_t state) {
-  if ((size_t)state >= FLEET__ARRAY_SIZE(worker_state_names))
-    return "unknown";
-  return worker_state_names[state];
+  return FLEET__NAME_AT(worker_state_names, state);
 }

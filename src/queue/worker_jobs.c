@@ -49,13 +49,8 @@ static int wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
   size_t need = src->id_len + src->type_len + src->payload.len + 2;
   char *p;
 
-  if (need > job->cap) {
-    p = realloc(job->buf, need);
-    if (p == NULL)
-      return FLEET_ENOMEM;
-    job->buf = p;
-    job->cap = need;
-  }
+  if (fleet__grow((void **)&job->buf, &job->cap, need, 1) != 0)
+    return FLEET_ENOMEM;
   p = job->buf;
   job->pub = *src;
   job->pub.data = NULL;
@@ -98,19 +93,13 @@ static void wbatch_put(fleet__wbatch_t *b) {
 
 /* Adds a job (and its claim) to a batch. Returns 0 or FLEET_ENOMEM. */
 static int wbatch_add(fleet__wbatch_t *b, fleet__wjob_t *job) {
-  if (b->n == b->cap) {
-    size_t cap = b->cap > 0 ? b->cap * 2 : 64;
-    fleet__wjob_t **jobs = realloc(b->jobs, cap * sizeof(*jobs));
-    fleet_claim_t *claims;
-    if (jobs == NULL)
-      return FLEET_ENOMEM;
-    b->jobs = jobs;
-    claims = realloc(b->claims, cap * sizeof(*claims));
-    if (claims == NULL)
-      return FLEET_ENOMEM;
-    b->claims = claims;
-    b->cap = cap;
-  }
+  size_t cap = b->cap;
+
+  /* The two arrays grow alike: b->cap is that of both once both grew. */
+  if (fleet__grow((void **)&b->jobs, &cap, b->n + 1, sizeof(*b->jobs)) != 0 ||
+      fleet__grow((void **)&b->claims, &b->cap, b->n + 1, sizeof(*b->claims)) !=
+          0)
+    return FLEET_ENOMEM;
   b->jobs[b->n] = job;
   b->claims[b->n].id = job->pub.id;
   b->claims[b->n].token = job->pub.token;
