@@ -92,6 +92,14 @@ int fleet__queue_call(struct fleet__queue_s *q, const fleet__call_t *call,
                      q->args.argc);
 }
 
+int fleet__queue_read_pair(const fleet__reply_t *r, uint64_t *a, uint64_t *b) {
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 2 ||
+      fleet__reply_u64(&r->elem[0], a) != 0 ||
+      fleet__reply_u64(&r->elem[1], b) != 0)
+    return FLEET_EPROTO;
+  return 0;
+}
+
 int fleet__queue_strs_reserve(struct fleet__queue_s *q, size_t len) {
   return fleet__grow((void **)&q->strs, &q->strs_cap, q->strs_len + len, 1);
 }

@@ -161,14 +161,9 @@ static void admin_rounds_reply(fleet__req_t *base, int status,
   void *ud = base->user_data;
   uint64_t done, left;
 
-  if (fleet__call_failed(base, status))
+  if (fleet__call_failed(base, status) ||
+      fleet__call_failed(base, fleet__queue_read_pair(r, &done, &left)))
     return;
-  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 2 ||
-      fleet__reply_u64(&r->elem[0], &done) != 0 ||
-      fleet__reply_u64(&r->elem[1], &left) != 0) {
-    fleet__call_finish(base, FLEET_EPROTO);
-    return;
-  }
   req->total += done;
   if (req->rounds && left > 0 && done == ADMIN_ROUND_LIMIT) {
     if ((status = admin_round_send(q, req)) != 0)
@@ -250,9 +245,7 @@ static void admin_pause_reply(fleet__req_t *base, int status,
 
   if (fleet__call_failed(base, status))
     return;
-  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 2 ||
-      fleet__reply_u64(&r->elem[0], &paused) != 0 ||
-      fleet__reply_u64(&r->elem[1], &changed) != 0 || paused > 1) {
+  if (fleet__queue_read_pair(r, &paused, &changed) != 0 || paused > 1) {
     fleet__call_finish(base, FLEET_EPROTO);
     return;
   }

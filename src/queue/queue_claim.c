@@ -481,9 +481,7 @@ static void queue_fail_reply(fleet__req_t *base, int status,
 
   if (fleet__call_failed(base, status))
     return;
-  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 2 ||
-      fleet__reply_u64(&r->elem[0], &retry) != 0 || retry > 1 ||
-      fleet__reply_u64(&r->elem[1], &at) != 0) {
+  if (fleet__queue_read_pair(r, &retry, &at) != 0 || retry > 1) {
     fleet__call_finish(base, FLEET_EPROTO);
     return;
   }

@@ -135,6 +135,9 @@ int fleet__queue_strs_reserve(struct fleet__queue_s *q, size_t len);
 /* Copies `b` plus a NUL into `q->strs` (room reserved) and returns it. */
 const char *fleet__queue_strs_add(struct fleet__queue_s *q, fleet_bytes_t b);
 
+/* Reads a reply of two numbers, {a, b}. Returns 0 or FLEET_EPROTO. */
+int fleet__queue_read_pair(const fleet__reply_t *r, uint64_t *a, uint64_t *b);
+
 /* ------------------------------------------------------------------------ */
 /* The worker's round trip (queue_claim.c)                                  */
 

@@ -489,8 +489,8 @@ static void worker_free(fleet__handle_t *h) {
   struct fleet__worker_s *w = (struct fleet__worker_s *)h;
 
   fleet__worker_free_jobs(w);
-  free(w->channel);
-  free(w->dchannel);
+  fleet__key_free(&w->channel);
+  fleet__key_free(&w->dchannel);
   free(w);
 }
 
@@ -522,7 +522,6 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
                       const char *name, const fleet_worker_options_t *options) {
   struct fleet__worker_s *w;
   struct fleet__queue_s *iq;
-  fleet__key_t chan = {NULL, 0, 0}, dchan = {NULL, 0, 0};
   char dsuffix[24];
   uint64_t wid;
   size_t len;
@@ -558,17 +557,17 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
   for (i = 0; i < 16; i++)
     dsuffix[7 + i] = "0123456789abcdef"[(wid >> (60 - 4 * i)) & 15];
   dsuffix[23] = '\0';
-  if (fleet__key_build(&chan, w->base.client->prefix,
+  if (fleet__key_build(&w->channel, w->base.client->prefix,
                        w->base.client->prefix_len, name, len,
                        "jobs:wake") != 0 ||
-      fleet__key_build(&dchan, w->base.client->prefix,
+      fleet__key_build(&w->dchannel, w->base.client->prefix,
                        w->base.client->prefix_len, name, len, dsuffix) != 0)
     err = FLEET_ENOMEM;
   else
     err = fleet_queue_init(client, &w->queue, name, &w->o.queue);
   if (err != 0) {
-    fleet__key_free(&chan);
-    fleet__key_free(&dchan);
+    fleet__key_free(&w->channel);
+    fleet__key_free(&w->dchannel);
     fleet__handle_abort(&w->base);
     free(w);
     return err;
@@ -580,16 +579,12 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     iq->park_ttl_ms = w->o.claim_ttl_ms;
   if (iq->park_ttl_ms / 3 > w->o.heartbeat_ms)
     iq->park_ttl_ms = 3 * w->o.heartbeat_ms;
-  w->dchannel = dchan.base;
-  w->dchannel_len = dchan.len;
   fleet__handle_set_internal(w->queue.internal_);
   w->base.mblock.name = w->queue.internal_->mblock.name; /* metrics */
   w->base.mblock.name_len = w->queue.internal_->mblock.name_len;
   fleet__handle_hold(&w->base); /* until the queue's close callback */
   w->base.error_cb = w->o.error_cb;
   w->queue.internal_->error_cb = worker_queue_error;
-  w->channel = chan.base;
-  w->channel_len = chan.len;
   w->queue.data = w;
   w->queue_open = 1;
   w->ttl_len = (size_t)snprintf(w->ttl, sizeof(w->ttl), "%u",
@@ -622,10 +617,10 @@ int fleet_worker_start(fleet_worker_t *pub) {
     return err;
   if (w->state != FLEET__WORKER_IDLE && w->state != FLEET__WORKER_STOPPED)
     return FLEET_EALREADY;
-  err = fleet__handle_subscribe(&w->base, w->channel, w->channel_len,
+  err = fleet__handle_subscribe(&w->base, w->channel.base, w->channel.len,
                                 worker_on_wake, w, &w->sub);
   if (err == 0) {
-    err = fleet__handle_subscribe(&w->base, w->dchannel, w->dchannel_len,
+    err = fleet__handle_subscribe(&w->base, w->dchannel.base, w->dchannel.len,
                                   worker_on_delivery, w, &w->dsub);
     if (err != 0)
       worker_unsubscribe(w);

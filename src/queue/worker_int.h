@@ -8,6 +8,7 @@
 #include "core/batcher.h"
 #include "core/client.h"
 #include "core/handle.h"
+#include "core/keys.h"
 #include "fleet/queue.h"
 #include "fleet/worker.h"
 
@@ -110,13 +111,11 @@ struct fleet__worker_s {
   char ttl[16];   /* o.claim_ttl_ms in decimal, for the heartbeats */
   size_t ttl_len;
   fleet__sub_t *sub;
-  char *channel;
-  size_t channel_len;
+  fleet__key_t channel; /* "<tag>:jobs:wake" */
   /* Deliveries (docs/queue.md): the worker's own channel
    * "<tag>:jobs:w:<id>", its id in the queue's park_id. */
   fleet__sub_t *dsub;
-  char *dchannel;
-  size_t dchannel_len;
+  fleet__key_t dchannel;
 
   /* Handles: the flush (a check handle after I/O callbacks, a prepare
    * handle before the loop blocks: finishes and claims made during an
