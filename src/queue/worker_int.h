@@ -1,7 +1,8 @@
 /* worker_int.h -- what the worker's source files share: the worker state
  * machine, job slots, batches of claims in flight, and the functions the
  * lifecycle (worker.c) and the job side (worker_jobs.c) call in each
- * other. Only src/worker*.c include it. */
+ * other, and the pools of slots and batches (worker_slots.c). Only the
+ * worker's files include it (and tests of its internals). */
 #ifndef FLEET_SRC_WORKER_INT_H
 #define FLEET_SRC_WORKER_INT_H
 
@@ -221,6 +222,30 @@ void fleet__worker_heartbeats_stop(struct fleet__worker_s *w);
 /* Hands the claims of the jobs with the handler back (stop deadline or
  * close): each gets the lost callback with FLEET_ECANCELED. */
 void fleet__worker_hand_back(struct fleet__worker_s *w);
+
+/* ------------------------------------------------------------------------ */
+/* worker_slots.c                                                           */
+
+/* A job slot, from the pool or new (NULL when out of memory), reset and
+ * on no list. */
+fleet__wjob_t *fleet__wjob_get(struct fleet__worker_s *w);
+
+/* Puts a slot back in the pool: its heartbeat off the batcher. */
+void fleet__wjob_put(struct fleet__worker_s *w, fleet__wjob_t *job);
+
+/* Copies a claimed job into `job`'s buffer. Returns 0 or FLEET_ENOMEM. */
+int fleet__wjob_copy(fleet__wjob_t *job, const fleet_job_t *src);
+
+/* A batch of `kind`, from the pool or new (NULL when out of memory),
+ * empty, sent now. */
+fleet__wbatch_t *fleet__wbatch_get(struct fleet__worker_s *w,
+                                   fleet__wbatch_kind_t kind);
+
+/* Puts a batch back in the pool. */
+void fleet__wbatch_put(fleet__wbatch_t *b);
+
+/* Adds a job (and its claim) to a batch. Returns 0 or FLEET_ENOMEM. */
+int fleet__wbatch_add(fleet__wbatch_t *b, fleet__wjob_t *job);
 
 /* Frees every slot and batch (the worker is closed). */
 void fleet__worker_free_jobs(struct fleet__worker_s *w);
