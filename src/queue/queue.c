@@ -86,10 +86,26 @@ int fleet__queue_send(struct fleet__queue_s *q, fleet__qreq_t *req) {
 
 int fleet__queue_call(struct fleet__queue_s *q, const fleet__call_t *call,
                       fleet__fn_t cb, void *user_data) {
-  fleet_bytes_t key = fleet__key_bytes(&q->tag);
+  fleet__qreq_t *req = fleet__queue_new(q, call, cb, user_data);
 
-  return fleet__call(&q->base, call, cb, user_data, &key, 1, q->args.argv,
-                     q->args.argc);
+  return req != NULL ? fleet__queue_send(q, req) : FLEET_ENOMEM;
+}
+
+int fleet__queue_call_args(fleet_queue_t *pub, const fleet__call_t *call,
+                           fleet__fn_t cb, void *user_data, const char *str,
+                           const uint64_t *nums, size_t n) {
+  struct fleet__queue_s *q;
+  int err;
+
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
+    return err;
+  if (fleet__args_begin(&q->args, 1 + n, n) != 0)
+    return FLEET_ENOMEM;
+  if (str != NULL)
+    fleet__args_str(&q->args, str);
+  for (size_t i = 0; i < n; i++)
+    fleet__args_u64(&q->args, nums[i]);
+  return fleet__queue_call(q, call, cb, user_data);
 }
 
 int fleet__queue_read_pair(const fleet__reply_t *r, uint64_t *a, uint64_t *b) {

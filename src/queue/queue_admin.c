@@ -258,17 +258,10 @@ static const fleet__call_t admin_pause_call = {
     admin_paused_cb_fail};
 
 /* Sends QUEUE_ADMIN_PAUSE with `action`: pause, resume or status. */
-static int admin_pause(fleet_queue_t *pub, const char *action,
+static int admin_pause(fleet_queue_t *q, const char *action,
                        fleet_queue_paused_cb cb, void *user_data) {
-  struct fleet__queue_s *q;
-  int err;
-
-  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
-    return err;
-  if (fleet__args_begin(&q->args, 1, 0) != 0)
-    return FLEET_ENOMEM;
-  fleet__args_str(&q->args, action);
-  return fleet__queue_call(q, &admin_pause_call, (fleet__fn_t)cb, user_data);
+  return fleet__queue_call_args(q, &admin_pause_call, (fleet__fn_t)cb,
+                                user_data, action, NULL, 0);
 }
 
 int fleet_queue_pause(fleet_queue_t *q, fleet_queue_paused_cb cb,

@@ -125,6 +125,14 @@ int fleet__queue_send_next(struct fleet__queue_s *q, fleet__qreq_t *req);
 int fleet__queue_call(struct fleet__queue_s *q, const fleet__call_t *call,
                       fleet__fn_t cb, void *user_data);
 
+/* A whole call on `pub` whose arguments need no check: the entry, then
+ * the arguments `str` (left out when NULL) and the `n` numbers `nums`,
+ * then fleet__queue_call(). Returns 0 or an error, as the public call
+ * does. */
+int fleet__queue_call_args(fleet_queue_t *pub, const fleet__call_t *call,
+                           fleet__fn_t cb, void *user_data, const char *str,
+                           const uint64_t *nums, size_t n);
+
 /* ------------------------------------------------------------------------ */
 /* Replies                                                                  */
 

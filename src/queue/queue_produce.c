@@ -444,16 +444,10 @@ static const fleet__call_t queue_counts_call = {
     "queue.counts", FLEET__OP_QUEUE_COUNTS, queue_counts_reply,
     queue_counts_cb_fail};
 
-int fleet_queue_counts(fleet_queue_t *pub, fleet_queue_counts_cb cb,
+int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
                        void *user_data) {
-  struct fleet__queue_s *q;
-  int err;
-
-  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
-    return err;
-  if (fleet__args_begin(&q->args, 0, 0) != 0)
-    return FLEET_ENOMEM;
-  return fleet__queue_call(q, &queue_counts_call, (fleet__fn_t)cb, user_data);
+  return fleet__queue_call_args(q, &queue_counts_call, (fleet__fn_t)cb,
+                                user_data, NULL, NULL, 0);
 }
 
 /* The fail hook of a fleet_queue_list_cb. */
