@@ -23,8 +23,6 @@ static void admin_jobs_cb_fail(fleet__req_t *req, int status) {
  * buffer so that each is NUL-terminated, then runs the callback. */
 static void admin_jobs_reply(fleet__req_t *base, int status,
                              const fleet__reply_t *r) {
-  fleet_queue_jobs_cb cb = (fleet_queue_jobs_cb)base->cb;
-  void *ud = base->user_data;
   fleet_job_summary_t *jobs = NULL;
   uint64_t total, next, v;
   size_t n, i, k, bytes = 0;
@@ -93,7 +91,8 @@ static void admin_jobs_reply(fleet__req_t *base, int status,
     fleet__reply_u64(&e[5], &jobs[i].time_ms);
   }
   fleet__req_done(base);
-  cb((fleet_queue_t *)base->handle->pub, 0, jobs, n, total, next, ud);
+  ((fleet_queue_jobs_cb)base->cb)((fleet_queue_t *)base->handle->pub, 0, jobs,
+                                  n, total, next, base->user_data);
   free(jobs);
   free(buf);
 }
@@ -157,8 +156,6 @@ static void admin_rounds_reply(fleet__req_t *base, int status,
                                const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
   fleet__qreq_t *req = (fleet__qreq_t *)base;
-  fleet_queue_purge_cb cb = (fleet_queue_purge_cb)base->cb;
-  void *ud = base->user_data;
   uint64_t done, left;
 
   if (fleet__call_failed(base, status) ||
@@ -172,7 +169,8 @@ static void admin_rounds_reply(fleet__req_t *base, int status,
   }
   done = req->total;
   fleet__req_done(base);
-  cb((fleet_queue_t *)q->base.pub, 0, done, ud);
+  ((fleet_queue_purge_cb)base->cb)((fleet_queue_t *)q->base.pub, 0, done,
+                                   base->user_data);
 }
 
 static const fleet__call_t admin_purge_call = {
@@ -239,8 +237,6 @@ static void admin_paused_cb_fail(fleet__req_t *req, int status) {
 /* {paused, changed}. */
 static void admin_pause_reply(fleet__req_t *base, int status,
                               const fleet__reply_t *r) {
-  fleet_queue_paused_cb cb = (fleet_queue_paused_cb)base->cb;
-  void *ud = base->user_data;
   uint64_t paused, changed;
 
   if (fleet__call_failed(base, status))
@@ -250,7 +246,8 @@ static void admin_pause_reply(fleet__req_t *base, int status,
     return;
   }
   fleet__req_done(base);
-  cb((fleet_queue_t *)base->handle->pub, 0, (int)paused, ud);
+  ((fleet_queue_paused_cb)base->cb)((fleet_queue_t *)base->handle->pub, 0,
+                                    (int)paused, base->user_data);
 }
 
 static const fleet__call_t admin_pause_call = {

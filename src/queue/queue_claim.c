@@ -223,15 +223,15 @@ static void queue_claim_reply(fleet__req_t *base, int status,
                               const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
   size_t max = ((fleet__qreq_t *)base)->max_jobs, n;
-  fleet_queue_claim_cb cb = (fleet_queue_claim_cb)base->cb;
-  void *ud = base->user_data;
   fleet_claim_info_t info;
 
   if (fleet__call_failed(base, status) ||
       fleet__call_failed(base, queue_claim_read(q, r, max, 1, &info, &n)))
     return;
   fleet__req_done(base);
-  cb((fleet_queue_t *)q->base.pub, 0, n > 0 ? q->jobs : NULL, n, &info, ud);
+  ((fleet_queue_claim_cb)base->cb)((fleet_queue_t *)q->base.pub, 0,
+                                   n > 0 ? q->jobs : NULL, n, &info,
+                                   base->user_data);
   queue_report_moved(q, r, 4);
 }
 
@@ -428,8 +428,6 @@ static void queue_complete_claim_reply(fleet__req_t *base, int status,
                                        const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
   fleet__qreq_t *req = (fleet__qreq_t *)base;
-  fleet__queue_complete_claim_cb cb = (fleet__queue_complete_claim_cb)base->cb;
-  void *ud = base->user_data;
   fleet_claim_info_t info;
   size_t njobs = 0;
   int rc = FLEET_EPROTO;
@@ -444,8 +442,9 @@ static void queue_complete_claim_reply(fleet__req_t *base, int status,
   if (fleet__call_failed(base, rc))
     return;
   fleet__req_done(base);
-  cb((fleet_queue_t *)q->base.pub, 0, q->results, req->n,
-     njobs > 0 ? q->jobs : NULL, njobs, &info, ud);
+  ((fleet__queue_complete_claim_cb)base->cb)(
+      (fleet_queue_t *)q->base.pub, 0, q->results, req->n,
+      njobs > 0 ? q->jobs : NULL, njobs, &info, base->user_data);
   queue_report_moved(q, &r->elem[0], 4);
 }
 
@@ -474,9 +473,7 @@ static void queue_fail_cb_fail(fleet__req_t *req, int status) {
 /* {1, run_at_ms} or {0, 0}. */
 static void queue_fail_reply(fleet__req_t *base, int status,
                              const fleet__reply_t *r) {
-  fleet_queue_fail_cb cb = (fleet_queue_fail_cb)base->cb;
   fleet_queue_t *pub = (fleet_queue_t *)base->handle->pub;
-  void *ud = base->user_data;
   uint64_t retry, at;
 
   if (fleet__call_failed(base, status))
@@ -486,7 +483,7 @@ static void queue_fail_reply(fleet__req_t *base, int status,
     return;
   }
   fleet__req_done(base);
-  cb(pub, 0, retry == 0, at, ud);
+  ((fleet_queue_fail_cb)base->cb)(pub, 0, retry == 0, at, base->user_data);
 }
 
 static const fleet__call_t queue_fail_call = {
@@ -530,8 +527,6 @@ static void queue_recover_cb_fail(fleet__req_t *req, int status) {
 static void queue_recover_reply(fleet__req_t *base, int status,
                                 const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
-  fleet_queue_recover_cb cb = (fleet_queue_recover_cb)base->cb;
-  void *ud = base->user_data;
   fleet_recover_info_t info;
 
   if (fleet__call_failed(base, status))
@@ -547,7 +542,8 @@ static void queue_recover_reply(fleet__req_t *base, int status,
   info.next_deadline_ms =
       r->elem[3].integer < 0 ? 0 : (uint64_t)r->elem[3].integer;
   fleet__req_done(base);
-  cb((fleet_queue_t *)q->base.pub, 0, &info, ud);
+  ((fleet_queue_recover_cb)base->cb)((fleet_queue_t *)q->base.pub, 0, &info,
+                                     base->user_data);
   queue_report_moved(q, r, 4);
 }
 

@@ -25,7 +25,10 @@ typedef void (*fleet__queue_complete_claim_cb)(fleet_queue_t *q, int status,
 
 /* One call the user waits for (the request base first). Its descriptor
  * (base.call, a static fleet__call_t next to the public call) says which
- * op it sends and how its reply is read; its user callback is base.cb. */
+ * op it sends and how its reply is read; its user callback is base.cb.
+ * A reader runs base.cb as the call's fail hook does, right after
+ * fleet__req_done(): the request is then back in its handle's pool,
+ * untouched until the next call, which can only come from the callback. */
 typedef struct fleet__qreq_s {
   fleet__req_t base;
   /* Claims or jobs sent, for the batch replies; the limit of a list. */

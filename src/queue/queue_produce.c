@@ -320,8 +320,6 @@ static void queue_get_cb_fail(fleet__req_t *req, int status) {
 static void queue_get_reply(fleet__req_t *base, int status,
                             const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
-  fleet_queue_get_cb cb = (fleet_queue_get_cb)base->cb;
-  void *ud = base->user_data;
   fleet_job_info_t info;
   fleet_bytes_t state, type, err = {NULL, 0};
   uint64_t v[3];
@@ -366,7 +364,8 @@ static void queue_get_reply(fleet__req_t *base, int status,
   }
   info.token = v[2];
   fleet__req_done(base);
-  cb((fleet_queue_t *)q->base.pub, 0, &info, ud);
+  ((fleet_queue_get_cb)base->cb)((fleet_queue_t *)q->base.pub, 0, &info,
+                                 base->user_data);
 }
 
 static const fleet__call_t queue_get_call = {
@@ -380,8 +379,6 @@ int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
 /* 1. */
 static void queue_cancel_reply(fleet__req_t *base, int status,
                                const fleet__reply_t *r) {
-  fleet_status_cb cb = (fleet_status_cb)base->cb;
-  void *ud = base->user_data;
 
   if (fleet__call_failed(base, status) ||
       fleet__call_failed(base, r->type != FLEET__REPLY_INT || r->integer != 1
@@ -389,7 +386,7 @@ static void queue_cancel_reply(fleet__req_t *base, int status,
                                    : 0))
     return;
   fleet__req_done(base);
-  cb(base->handle->pub, 0, ud);
+  ((fleet_status_cb)base->cb)(base->handle->pub, 0, base->user_data);
 }
 
 static const fleet__call_t queue_cancel_call = {
@@ -414,8 +411,6 @@ static void queue_counts_cb_fail(fleet__req_t *req, int status) {
  * dead_kept}. */
 static void queue_counts_reply(fleet__req_t *base, int status,
                                const fleet__reply_t *r) {
-  fleet_queue_counts_cb cb = (fleet_queue_counts_cb)base->cb;
-  void *ud = base->user_data;
   fleet_queue_counts_t c;
   uint64_t *v[7];
   size_t i;
@@ -437,7 +432,8 @@ static void queue_counts_reply(fleet__req_t *base, int status,
   if (fleet__call_failed(base, status))
     return;
   fleet__req_done(base);
-  cb((fleet_queue_t *)base->handle->pub, 0, &c, ud);
+  ((fleet_queue_counts_cb)base->cb)((fleet_queue_t *)base->handle->pub, 0, &c,
+                                    base->user_data);
 }
 
 static const fleet__call_t queue_counts_call = {
@@ -460,8 +456,6 @@ static void queue_list_cb_fail(fleet__req_t *req, int status) {
 static void queue_list_reply(fleet__req_t *base, int status,
                              const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
-  fleet_queue_list_cb cb = (fleet_queue_list_cb)base->cb;
-  void *ud = base->user_data;
   uint64_t total;
   fleet_bytes_t id;
   size_t i, n = 0, bytes = 0;
@@ -492,7 +486,8 @@ static void queue_list_reply(fleet__req_t *base, int status,
     q->ids[i] = fleet__queue_strs_add(q, id);
   }
   fleet__req_done(base);
-  cb((fleet_queue_t *)q->base.pub, 0, q->ids, n, total, ud);
+  ((fleet_queue_list_cb)base->cb)((fleet_queue_t *)q->base.pub, 0, q->ids, n,
+                                  total, base->user_data);
 }
 
 static const fleet__call_t queue_list_call = {
