@@ -87,12 +87,12 @@ void fleet__wbatch_put(fleet__wbatch_t *b) {
 
 /* Adds a job (and its claim) to a batch. Returns 0 or FLEET_ENOMEM. */
 int fleet__wbatch_add(fleet__wbatch_t *b, fleet__wjob_t *job) {
-  size_t cap = b->cap;
+  size_t cap = b->cap, n = b->n + 1;
 
   /* The two arrays grow alike: b->cap is that of both once both grew. */
-  if (fleet__grow((void **)&b->jobs, &cap, b->n + 1, sizeof(*b->jobs)) != 0 ||
-      fleet__grow((void **)&b->claims, &b->cap, b->n + 1, sizeof(*b->claims)) !=
-          0)
+  if (n > b->cap &&
+      (fleet__grow((void **)&b->jobs, &cap, n, sizeof(*b->jobs)) != 0 ||
+       fleet__grow((void **)&b->claims, &b->cap, n, sizeof(*b->claims)) != 0))
     return FLEET_ENOMEM;
   b->jobs[b->n] = job;
   b->claims[b->n].id = job->pub.id;
