@@ -53,10 +53,10 @@ struct fleet__queue_s {
 
   /* Enqueues made during one loop phase go out as one call at its end
    * (the check handle after I/O callbacks, the prepare handle before the
-   * loop blocks; made by the first enqueue): their requests, chained by
-   * enq_next, the jobs they hold, and copies of their arguments (bytes in
-   * `enq_buf`, the length of each of the 10 arguments per job in `enq_lens`).
-   */
+   * loop blocks; both made by the first enqueue): their requests, chained
+   * by enq_next, the jobs they hold, and copies of their arguments (bytes
+   * in `enq_buf`, the length of each of the 10 arguments per job in
+   * `enq_lens`). */
   fleet__phase_end_t enq_flush;
   fleet__qreq_t *enq_first, *enq_last;
   size_t enq_jobs;

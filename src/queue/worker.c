@@ -1,8 +1,9 @@
 /* worker.c -- the worker's lifecycle on the handle base: options, the
  * state machine (idle, running, stopping, stopped, closing), its timers,
- * the wake-up subscription, the flush that sends what an iteration
- * produced, and online/offline tracking. Jobs and calls are in
- * worker_jobs.c.
+ * the wake-up and delivery subscriptions (the base's, which ends them at
+ * close), the flush that sends what an iteration produced, and
+ * online/offline tracking. Jobs and calls are in worker_jobs.c, their
+ * pooled slots and batches in worker_slots.c.
  *
  * Close: the base's `close` hook moves to CLOSING (timers stop and start
  * closing, the claims of the handler's jobs are handed back by the next
