@@ -28,6 +28,9 @@ uint32_t fleet__rng_next(fleet__rng_t *rng);
 /* The name at `i` of the `n` names in `names`, or "unknown" when `i` is
  * negative or out of range. */
 const char *fleet__name_at(const char *const *names, size_t n, long long i);
+/* fleet__name_at() on a table whose size its type gives. */
+#define FLEET__NAME_AT(names, i)                                               \
+  fleet__name_at((names), FLEET__ARRAY_SIZE(names), (long long)(i))
 
 /* Defines `const char *fn(type value)`, which names each value of an
  * X-macro map of XX(NAME, "name") lines: the names in the map's order, from

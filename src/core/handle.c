@@ -365,6 +365,13 @@ void fleet__call_fail_status(fleet__req_t *req, int status) {
 /* ------------------------------------------------------------------------ */
 /* Shared helpers of the primitives' calls and handles                      */
 
+int fleet__call_failed(fleet__req_t *req, int status) {
+  if (status == 0)
+    return 0;
+  fleet__call_finish(req, status);
+  return 1;
+}
+
 int fleet__call_keyed(fleet__handle_t *h, const fleet__call_t *call,
                       fleet__fn_t cb, void *user_data, const fleet__key_t *key,
                       const fleet__args_t *args) {

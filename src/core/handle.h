@@ -306,4 +306,9 @@ int fleet__handle_init_begin(void *pub, const fleet_client_t *client);
 int fleet__handle_close_of(const void *pub, fleet_handle_type_t type,
                            fleet_close_cb close_cb);
 
+/* The first line of a call's `read`: when `status` is an error, finishes
+ * `req` with it (fleet__call_finish()) and returns 1, the reply being
+ * read no further; else returns 0. */
+int fleet__call_failed(fleet__req_t *req, int status);
+
 #endif /* FLEET_SRC_HANDLE_H */

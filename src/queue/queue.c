@@ -1,6 +1,8 @@
-/* queue.c -- the queue handle on the handle base: init and close, its
- * requests, the reply dispatcher and the helpers the queue's calls share.
- * The calls themselves are in queue_produce.c and queue_claim.c. */
+/* queue.c -- the queue handle on the handle base: init and close, and the
+ * helpers the queue's calls share (sending with the tag, the copies of
+ * reply strings). Each call, with its descriptor, its reply reader and
+ * its fail hook, is in queue_produce.c, queue_claim.c or queue_admin.c;
+ * this file calls none of them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,9 +15,7 @@ static const char *const queue_state_names[] = {
 };
 
 const char *fleet_job_state_name(fleet_job_state_t state) {
-  if ((size_t)state >= FLEET__ARRAY_SIZE(queue_state_names))
-    return "unknown";
-  return queue_state_names[state];
+  return FLEET__NAME_AT(queue_state_names, state);
 }
 
 void fleet_job_spec_init(fleet_job_spec_t *spec, const char *type,
@@ -69,20 +69,50 @@ static void queue_options_resolve(fleet_queue_options_t *o,
 }
 
 /* ------------------------------------------------------------------------ */
-/* Validation and scratch helpers                                           */
+/* Calls and replies                                                        */
 
-int fleet__queue_claims_ok(const fleet_claim_t *claims, size_t n) {
-  size_t i;
+int fleet__queue_send_next(struct fleet__queue_s *q, fleet__qreq_t *req) {
+  fleet_bytes_t key = fleet__key_bytes(&q->tag);
+
+  return fleet__req_send(&req->base, req->base.call->op, &key, 1, q->args.argv,
+                         q->args.argc);
+}
+
+int fleet__queue_send(struct fleet__queue_s *q, fleet__qreq_t *req) {
+  fleet_bytes_t key = fleet__key_bytes(&q->tag);
+
+  return fleet__call_send(&req->base, &key, 1, q->args.argv, q->args.argc);
+}
+
+int fleet__queue_call(struct fleet__queue_s *q, const fleet__call_t *call,
+                      fleet__fn_t cb, void *user_data) {
+  fleet__qreq_t *req = fleet__queue_new(q, call, cb, user_data);
+
+  return req != NULL ? fleet__queue_send(q, req) : FLEET_ENOMEM;
+}
+
+int fleet__queue_call_args(fleet_queue_t *pub, const fleet__call_t *call,
+                           fleet__fn_t cb, void *user_data, const char *str,
+                           const uint64_t *nums, size_t n) {
+  struct fleet__queue_s *q;
   int err;
 
-  if (claims == NULL || n == 0 || n > FLEET_QUEUE_BATCH_MAX)
-    return FLEET_EINVAL;
-  for (i = 0; i < n; i++) {
-    if ((err = fleet__str_check(claims[i].id, FLEET_JOB_ID_MAX, NULL)) != 0)
-      return err;
-    if (claims[i].token == 0)
-      return FLEET_EINVAL;
-  }
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
+    return err;
+  if (fleet__args_begin(&q->args, 1 + n, n) != 0)
+    return FLEET_ENOMEM;
+  if (str != NULL)
+    fleet__args_str(&q->args, str);
+  for (size_t i = 0; i < n; i++)
+    fleet__args_u64(&q->args, nums[i]);
+  return fleet__queue_call(q, call, cb, user_data);
+}
+
+int fleet__queue_read_pair(const fleet__reply_t *r, uint64_t *a, uint64_t *b) {
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 2 ||
+      fleet__reply_u64(&r->elem[0], a) != 0 ||
+      fleet__reply_u64(&r->elem[1], b) != 0)
+    return FLEET_EPROTO;
   return 0;
 }
 
@@ -98,92 +128,6 @@ const char *fleet__queue_strs_add(struct fleet__queue_s *q, fleet_bytes_t b) {
   p[b.len] = '\0';
   q->strs_len += b.len + 1;
   return p;
-}
-
-int fleet__queue_batch_code(const fleet__reply_t *r) {
-  if (r->type != FLEET__REPLY_INT)
-    return FLEET_EPROTO;
-  switch (r->integer) {
-    case 1:
-      return 0;
-    case 2:
-      return FLEET_EALREADY;
-    case 0:
-      return FLEET_ESTALE;
-    case -1:
-      return FLEET_ENOTFOUND;
-    default:
-      return FLEET_EPROTO;
-  }
-}
-
-/* ------------------------------------------------------------------------ */
-/* Requests                                                                 */
-
-/* Every reply of a request comes here: errors go to the request's cancel
- * hook, results to the reader of their side. A reply that comes after the
- * close was asked for (before the base cancels what is pending) is
- * cancelled too, so that every call pending at the close hears
- * FLEET_ECANCELED whichever comes first. */
-static void queue_on_reply(fleet__req_t *base, int status,
-                           const fleet__reply_t *reply) {
-  fleet__qreq_t *req = (fleet__qreq_t *)base;
-
-  if (base->handle->closing)
-    status = FLEET_ECANCELED;
-  if (status != 0) {
-    fleet__queue_deliver_error(req, status);
-    return;
-  }
-  switch (req->kind) {
-    case FLEET__QREQ_CLAIM:
-    case FLEET__QREQ_REFRESH:
-    case FLEET__QREQ_COMPLETE:
-    case FLEET__QREQ_COMPLETE_CLAIM:
-    case FLEET__QREQ_RELEASE:
-    case FLEET__QREQ_FAIL:
-    case FLEET__QREQ_RECOVER:
-      fleet__queue_claims_reply(req, reply);
-      break;
-    default:
-      fleet__queue_produce_reply(req, reply);
-      break;
-  }
-}
-
-fleet__qreq_t *fleet__qreq_new(struct fleet__queue_s *q,
-                               fleet__qreq_kind_t kind,
-                               fleet__req_cancel_fn cancel, void *user_data) {
-  fleet__qreq_t *req = (fleet__qreq_t *)fleet__req_new(&q->base, queue_on_reply,
-                                                       cancel, user_data);
-
-  if (req != NULL)
-    req->kind = kind;
-  return req;
-}
-
-int fleet__queue_send(struct fleet__queue_s *q, fleet__op_t op,
-                      fleet__qreq_t *req) {
-  fleet_bytes_t key = fleet__key_bytes(&q->tag);
-  int err =
-      fleet__req_send(&req->base, op, &key, 1, q->args.argv, q->args.argc);
-
-  if (err != 0)
-    fleet__req_free(&req->base);
-  return err;
-}
-
-void fleet__queue_deliver_error(fleet__qreq_t *req, int status) {
-  fleet__req_cancel_fn cancel;
-  fleet__qreq_t *next;
-
-  for (; req != NULL; req = next) {
-    next = req->enq_next;
-    req->enq_next = NULL;
-    cancel = req->base.cancel;
-    fleet__req_done(&req->base);
-    cancel(&req->base, status);
-  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -207,14 +151,15 @@ static void queue_free(fleet__handle_t *h) {
 }
 
 /* The enqueues not sent yet stay on the live list, where the base cancels
- * them; the phase-end handles close. */
+ * them; the phase-end handles close, if the first enqueue made them. */
 static void queue_close(fleet__handle_t *h) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)h;
 
   q->enq_first = q->enq_last = NULL;
   q->enq_jobs = q->enq_nargs = 0;
   q->enq_buf_len = 0;
-  fleet__handle_phase_end_close(h, &q->enq_flush);
+  if (q->enq_flush.run != NULL)
+    fleet__handle_phase_end_close(h, &q->enq_flush);
 }
 
 static const fleet__handle_vt_t queue_vt = {
@@ -223,13 +168,6 @@ static const fleet__handle_vt_t queue_vt = {
     .close = queue_close,
     .free = queue_free,
 };
-
-struct fleet__queue_s *fleet__queue_usable(fleet_queue_t *pub, int *err) {
-  fleet__handle_t *h = fleet__handle_of(pub, FLEET_HANDLE_QUEUE);
-
-  *err = fleet__handle_usable(h);
-  return *err == 0 ? (struct fleet__queue_s *)h : NULL;
-}
 
 fleet_bytes_t fleet__queue_tag(const fleet_queue_t *pub) {
   const struct fleet__queue_s *q =
@@ -266,7 +204,6 @@ int fleet_queue_init(fleet_client_t *client, fleet_queue_t *pub,
   }
   q->base.mblock.name = q->name; /* metrics */
   q->base.mblock.name_len = len;
-  fleet__phase_end_init(&q->enq_flush, q->base.loop, fleet__queue_on_enq_flush);
   queue_options_resolve(&q->opts, options);
   q->base.error_cb = q->opts.error_cb;
   fleet__rng_seed(&q->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)q);
@@ -274,11 +211,7 @@ int fleet_queue_init(fleet_client_t *client, fleet_queue_t *pub,
 }
 
 int fleet_queue_close(fleet_queue_t *pub, fleet_close_cb close_cb) {
-  fleet__handle_t *h = fleet__handle_of(pub, FLEET_HANDLE_QUEUE);
-
-  if (h == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(h, close_cb);
+  return fleet__handle_close_of(pub, FLEET_HANDLE_QUEUE, close_cb);
 }
 
 const char *fleet_queue_name(const fleet_queue_t *pub) {

@@ -1,71 +1,63 @@
 /* queue_claim.c -- the claim side of the queue: claim, refresh (the
- * heartbeat), complete, release, fail and recover, with the checks of
- * their input and of their replies; and the worker's complete-and-claim
- * round trip, which reads its reply with the readers of both. */
+ * heartbeat), complete, release, fail and recover, each with its
+ * descriptor, reply reader and fail hook, and the checks of their input
+ * and of their replies; the worker's complete-and-claim round trip, which
+ * reads its reply with the readers of both; deliveries, read as claims. */
 #include <stdio.h>
 #include <string.h>
 
 #include "queue_int.h"
 
-/* ------------------------------------------------------------------------ */
-/* Cancel hooks: the user callback of each kind with an error alone         */
+/* Claims a recovery moves per round trip, at most. */
+#define QUEUE_RECOVER_LIMIT 1000
 
-static void queue_claim_cancel(fleet__req_t *base, int status) {
-  fleet__qreq_t *req = (fleet__qreq_t *)base;
+/* Checks a batch of claims: n in range, each id valid. Returns 0,
+ * FLEET_EINVAL or FLEET_E2BIG (an id too long). */
+static int queue_claims_ok(const fleet_claim_t *claims, size_t n) {
+  size_t i;
+  int err;
 
-  req->cb.claim((fleet_queue_t *)base->handle->pub, status, NULL, 0, NULL,
-                base->user_data);
+  if (claims == NULL || n == 0 || n > FLEET_QUEUE_BATCH_MAX)
+    return FLEET_EINVAL;
+  for (i = 0; i < n; i++) {
+    if ((err = fleet__str_check(claims[i].id, FLEET_JOB_ID_MAX, NULL)) != 0)
+      return err;
+    if (claims[i].token == 0)
+      return FLEET_EINVAL;
+  }
+  return 0;
 }
 
-static void queue_batch_cancel(fleet__req_t *base, int status) {
-  fleet__qreq_t *req = (fleet__qreq_t *)base;
-
-  req->cb.batch((fleet_queue_t *)base->handle->pub, status, NULL, 0,
-                base->user_data);
+/* Builds the claims of a batch op: id, token per claim. */
+static void queue_claims_args(struct fleet__queue_s *q,
+                              const fleet_claim_t *claims, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    fleet__args_str(&q->args, claims[i].id);
+    fleet__args_u64(&q->args, claims[i].token);
+  }
 }
 
-static void queue_fail_cancel(fleet__req_t *base, int status) {
-  fleet__qreq_t *req = (fleet__qreq_t *)base;
-
-  req->cb.fail((fleet_queue_t *)base->handle->pub, status, 0, 0,
-               base->user_data);
-}
-
-static void queue_recover_cancel(fleet__req_t *base, int status) {
-  fleet__qreq_t *req = (fleet__qreq_t *)base;
-
-  req->cb.recover((fleet_queue_t *)base->handle->pub, status, NULL,
-                  base->user_data);
+/* The result code of the batch ops (1, 2, 0, -1) as a fleet status, or
+ * FLEET_EPROTO for anything else. */
+static int queue_batch_code(const fleet__reply_t *r) {
+  if (r->type != FLEET__REPLY_INT)
+    return FLEET_EPROTO;
+  switch (r->integer) {
+    case 1:
+      return 0;
+    case 2:
+      return FLEET_EALREADY;
+    case 0:
+      return FLEET_ESTALE;
+    case -1:
+      return FLEET_ENOTFOUND;
+    default:
+      return FLEET_EPROTO;
+  }
 }
 
 /* ------------------------------------------------------------------------ */
 /* Claim                                                                    */
-
-int fleet_queue_claim(fleet_queue_t *pub, size_t max_jobs,
-                      uint32_t claim_ttl_ms, fleet_queue_claim_cb cb,
-                      void *user_data) {
-  struct fleet__queue_s *q;
-  fleet__qreq_t *req;
-  int err;
-
-  if ((q = fleet__queue_usable(pub, &err)) == NULL)
-    return err;
-  if (cb == NULL || max_jobs > FLEET_QUEUE_BATCH_MAX || claim_ttl_ms == 0)
-    return FLEET_EINVAL;
-  if (fleet__args_begin(&q->args, 4, 4) != 0 ||
-      (req = fleet__qreq_new(q, FLEET__QREQ_CLAIM, queue_claim_cancel,
-                             user_data)) == NULL)
-    return FLEET_ENOMEM;
-  fleet__args_u64(&q->args, max_jobs);
-  fleet__args_u64(&q->args, claim_ttl_ms);
-  if (q->park_len > 0) {
-    fleet__args_bytes(&q->args, q->park_id, q->park_len);
-    fleet__args_u64(&q->args, q->park_ttl_ms);
-  }
-  req->cb.claim = cb;
-  req->n = max_jobs;
-  return fleet__queue_send(q, FLEET__OP_QUEUE_CLAIM, req);
-}
 
 /* Reads a decimal field of a job record, [p, end): `dflt` when empty.
  * Returns 0 or FLEET_EPROTO. */
@@ -221,6 +213,362 @@ static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
   return 0;
 }
 
+/* The fail hook of a fleet_queue_claim_cb. */
+static void queue_claim_cb_fail(fleet__req_t *req, int status) {
+  ((fleet_queue_claim_cb)req->cb)((fleet_queue_t *)req->handle->pub, status,
+                                  NULL, 0, NULL, req->user_data);
+}
+
+static void queue_claim_reply(fleet__req_t *base, int status,
+                              const fleet__reply_t *r) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
+  size_t max = ((fleet__qreq_t *)base)->max_jobs, n;
+  fleet_claim_info_t info;
+
+  if (fleet__call_failed(base, status) ||
+      fleet__call_failed(base, queue_claim_read(q, r, max, 1, &info, &n)))
+    return;
+  fleet__req_done(base);
+  ((fleet_queue_claim_cb)base->cb)((fleet_queue_t *)q->base.pub, 0,
+                                   n > 0 ? q->jobs : NULL, n, &info,
+                                   base->user_data);
+  queue_report_moved(q, r, 4);
+}
+
+static const fleet__call_t queue_claim_call = {
+    "queue.claim", FLEET__OP_QUEUE_CLAIM, queue_claim_reply,
+    queue_claim_cb_fail};
+
+/* Sends a claim, or a complete-and-claim (`call`) of the `n` claims: the
+ * one entry of both, with the checks of both. */
+static int queue_claim_send(fleet_queue_t *pub, const fleet__call_t *call,
+                            const fleet_claim_t *claims, size_t n,
+                            size_t max_jobs, uint32_t claim_ttl_ms,
+                            fleet__fn_t cb, void *user_data) {
+  int completes = call->op == FLEET__OP_QUEUE_COMPLETE_CLAIM;
+  struct fleet__queue_s *q;
+  fleet__qreq_t *req;
+  int err;
+
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
+    return err;
+  if (max_jobs > FLEET_QUEUE_BATCH_MAX || claim_ttl_ms == 0)
+    return FLEET_EINVAL;
+  if (completes && (err = queue_claims_ok(claims, n)) != 0)
+    return err;
+  if (fleet__args_begin(&q->args, 6 + 2 * n, 6 + n) != 0 ||
+      (req = fleet__queue_new(q, call, cb, user_data)) == NULL)
+    return FLEET_ENOMEM;
+  fleet__args_u64(&q->args, max_jobs);
+  fleet__args_u64(&q->args, claim_ttl_ms);
+  if (completes) {
+    fleet__args_u64(&q->args, q->opts.keep_completed);
+    fleet__args_u64(&q->args, q->opts.keep_completed_s);
+  }
+  /* A claim names its parked worker only if it has one. */
+  if (completes || q->park_len > 0) {
+    fleet__args_bytes(&q->args, q->park_id, q->park_len);
+    fleet__args_u64(&q->args, q->park_ttl_ms);
+  }
+  queue_claims_args(q, claims, n);
+  req->n = n;
+  req->max_jobs = max_jobs;
+  return fleet__queue_send(q, req);
+}
+
+int fleet_queue_claim(fleet_queue_t *pub, size_t max_jobs,
+                      uint32_t claim_ttl_ms, fleet_queue_claim_cb cb,
+                      void *user_data) {
+  return queue_claim_send(pub, &queue_claim_call, NULL, 0, max_jobs,
+                          claim_ttl_ms, (fleet__fn_t)cb, user_data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Refresh, complete, release                                               */
+
+/* Reads the reply of a batch op into `q->results`: refresh (`head` 2):
+ * {now_ms, deadline_ms, then 1 or 0 per claim}; complete and release
+ * (`head` 1): {now_ms, then a result code per claim}. Returns 0,
+ * FLEET_EPROTO or FLEET_ENOMEM. */
+static int queue_batch_read(struct fleet__queue_s *q, const fleet__reply_t *r,
+                            size_t head, size_t n) {
+  size_t i;
+  int code;
+
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != head + n)
+    return FLEET_EPROTO;
+  if (fleet__grow((void **)&q->results, &q->results_cap, n,
+                  sizeof(*q->results)) != 0)
+    return FLEET_ENOMEM;
+  for (i = 0; i < n; i++) {
+    const fleet__reply_t *e = &r->elem[head + i];
+    code = queue_batch_code(e);
+    /* A refresh answers 1 or 0 only. */
+    if (code == FLEET_EPROTO ||
+        (head == 2 && e->integer != 0 && e->integer != 1))
+      return FLEET_EPROTO;
+    q->results[i] = code;
+  }
+  return 0;
+}
+
+/* The fail hook of a fleet_queue_batch_cb. */
+static void queue_batch_cb_fail(fleet__req_t *req, int status) {
+  ((fleet_queue_batch_cb)req->cb)((fleet_queue_t *)req->handle->pub, status,
+                                  NULL, 0, req->user_data);
+}
+
+/* Reads the reply of a batch op whose head is `head` numbers long. */
+static void queue_batch_reply(fleet__req_t *base, int status,
+                              const fleet__reply_t *r, size_t head) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
+  fleet_queue_batch_cb cb = (fleet_queue_batch_cb)base->cb;
+  void *ud = base->user_data;
+  size_t n = ((fleet__qreq_t *)base)->n;
+
+  if (fleet__call_failed(base, status) ||
+      fleet__call_failed(base, queue_batch_read(q, r, head, n)))
+    return;
+  fleet__req_done(base);
+  cb((fleet_queue_t *)q->base.pub, 0, q->results, n, ud);
+}
+
+static void queue_refresh_reply(fleet__req_t *base, int status,
+                                const fleet__reply_t *r) {
+  queue_batch_reply(base, status, r, 2);
+}
+
+static void queue_finish_reply(fleet__req_t *base, int status,
+                               const fleet__reply_t *r) {
+  queue_batch_reply(base, status, r, 1);
+}
+
+static const fleet__call_t queue_refresh_call = {
+    "queue.refresh", FLEET__OP_QUEUE_REFRESH, queue_refresh_reply,
+    queue_batch_cb_fail};
+static const fleet__call_t queue_complete_call = {
+    "queue.complete", FLEET__OP_QUEUE_COMPLETE, queue_finish_reply,
+    queue_batch_cb_fail};
+static const fleet__call_t queue_release_call = {
+    "queue.release", FLEET__OP_QUEUE_RELEASE, queue_finish_reply,
+    queue_batch_cb_fail};
+
+/* Sends a batch call: `head` numbers first, then id, token per claim. */
+static int queue_batch_call(struct fleet__queue_s *q, const fleet__call_t *call,
+                            const fleet_claim_t *claims, size_t n,
+                            const uint64_t *head, size_t nhead,
+                            fleet_queue_batch_cb cb, void *user_data) {
+  fleet__qreq_t *req;
+  size_t i;
+  int err;
+
+  if ((err = queue_claims_ok(claims, n)) != 0)
+    return err;
+  if (fleet__args_begin(&q->args, nhead + 2 * n, nhead + n) != 0 ||
+      (req = fleet__queue_new(q, call, (fleet__fn_t)cb, user_data)) == NULL)
+    return FLEET_ENOMEM;
+  for (i = 0; i < nhead; i++)
+    fleet__args_u64(&q->args, head[i]);
+  queue_claims_args(q, claims, n);
+  req->n = n;
+  return fleet__queue_send(q, req);
+}
+
+int fleet_queue_refresh(fleet_queue_t *pub, const fleet_claim_t *claims,
+                        size_t n, uint32_t claim_ttl_ms,
+                        fleet_queue_batch_cb cb, void *user_data) {
+  struct fleet__queue_s *q;
+  uint64_t ttl = claim_ttl_ms;
+  int err;
+
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
+    return err;
+  if (claim_ttl_ms == 0)
+    return FLEET_EINVAL;
+  return queue_batch_call(q, &queue_refresh_call, claims, n, &ttl, 1, cb,
+                          user_data);
+}
+
+int fleet_queue_complete(fleet_queue_t *pub, const fleet_claim_t *claims,
+                         size_t n, fleet_queue_batch_cb cb, void *user_data) {
+  struct fleet__queue_s *q;
+  uint64_t head[2];
+  int err;
+
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
+    return err;
+  head[0] = q->opts.keep_completed;
+  head[1] = q->opts.keep_completed_s;
+  return queue_batch_call(q, &queue_complete_call, claims, n, head, 2, cb,
+                          user_data);
+}
+
+int fleet_queue_release(fleet_queue_t *pub, const fleet_claim_t *claims,
+                        size_t n, fleet_queue_batch_cb cb, void *user_data) {
+  struct fleet__queue_s *q;
+  int err;
+
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
+    return err;
+  return queue_batch_call(q, &queue_release_call, claims, n, NULL, 0, cb,
+                          user_data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Complete and claim in one call                                           */
+
+static void queue_complete_claim_fail(fleet__req_t *req, int status) {
+  ((fleet__queue_complete_claim_cb)req->cb)((fleet_queue_t *)req->handle->pub,
+                                            status, NULL, 0, NULL, 0, NULL,
+                                            req->user_data);
+}
+
+/* {claim reply, complete reply}. */
+static void queue_complete_claim_reply(fleet__req_t *base, int status,
+                                       const fleet__reply_t *r) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
+  fleet__qreq_t *req = (fleet__qreq_t *)base;
+  fleet_claim_info_t info;
+  size_t njobs = 0;
+  int rc = FLEET_EPROTO;
+
+  if (fleet__call_failed(base, status))
+    return;
+  if (r->type == FLEET__REPLY_ARRAY && r->nelem == 2) {
+    rc = queue_claim_read(q, &r->elem[0], req->max_jobs, 1, &info, &njobs);
+    if (rc == 0)
+      rc = queue_batch_read(q, &r->elem[1], 1, req->n);
+  }
+  if (fleet__call_failed(base, rc))
+    return;
+  fleet__req_done(base);
+  ((fleet__queue_complete_claim_cb)base->cb)(
+      (fleet_queue_t *)q->base.pub, 0, q->results, req->n,
+      njobs > 0 ? q->jobs : NULL, njobs, &info, base->user_data);
+  queue_report_moved(q, &r->elem[0], 4);
+}
+
+static const fleet__call_t queue_complete_claim_call = {
+    "queue.complete_claim", FLEET__OP_QUEUE_COMPLETE_CLAIM,
+    queue_complete_claim_reply, queue_complete_claim_fail};
+
+int fleet__queue_complete_claim(fleet_queue_t *pub, const fleet_claim_t *claims,
+                                size_t n, size_t max_jobs,
+                                uint32_t claim_ttl_ms,
+                                fleet__queue_complete_claim_cb cb,
+                                void *user_data) {
+  return queue_claim_send(pub, &queue_complete_claim_call, claims, n, max_jobs,
+                          claim_ttl_ms, (fleet__fn_t)cb, user_data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Fail                                                                     */
+
+/* The fail hook of a fleet_queue_fail_cb. */
+static void queue_fail_cb_fail(fleet__req_t *req, int status) {
+  ((fleet_queue_fail_cb)req->cb)((fleet_queue_t *)req->handle->pub, status, 0,
+                                 0, req->user_data);
+}
+
+/* {1, run_at_ms} or {0, 0}. */
+static void queue_fail_reply(fleet__req_t *base, int status,
+                             const fleet__reply_t *r) {
+  fleet_queue_t *pub = (fleet_queue_t *)base->handle->pub;
+  uint64_t retry, at;
+
+  if (fleet__call_failed(base, status))
+    return;
+  if (fleet__queue_read_pair(r, &retry, &at) != 0 || retry > 1) {
+    fleet__call_finish(base, FLEET_EPROTO);
+    return;
+  }
+  fleet__req_done(base);
+  ((fleet_queue_fail_cb)base->cb)(pub, 0, retry == 0, at, base->user_data);
+}
+
+static const fleet__call_t queue_fail_call = {
+    "queue.fail", FLEET__OP_QUEUE_FAIL, queue_fail_reply, queue_fail_cb_fail};
+
+int fleet_queue_fail(fleet_queue_t *pub, const fleet_claim_t *claim,
+                     const void *error, size_t error_len,
+                     fleet_queue_fail_cb cb, void *user_data) {
+  struct fleet__queue_s *q;
+  int err;
+
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
+    return err;
+  if (error == NULL && error_len > 0)
+    return FLEET_EINVAL;
+  if ((err = queue_claims_ok(claim, 1)) != 0)
+    return err;
+  if (error_len > FLEET_JOB_ERROR_MAX)
+    return FLEET_E2BIG;
+  if (fleet__args_begin(&q->args, 6, 4) != 0)
+    return FLEET_ENOMEM;
+  queue_claims_args(q, claim, 1);
+  fleet__args_bytes(&q->args, error_len > 0 ? error : "", error_len);
+  fleet__args_u64(&q->args, fleet__rng_next(&q->rng));
+  fleet__args_u64(&q->args, q->opts.keep_dead);
+  fleet__args_u64(&q->args, q->opts.keep_dead_s);
+  return fleet__queue_call(q, &queue_fail_call, (fleet__fn_t)cb, user_data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Recover                                                                  */
+
+/* The fail hook of a fleet_queue_recover_cb. */
+static void queue_recover_cb_fail(fleet__req_t *req, int status) {
+  ((fleet_queue_recover_cb)req->cb)((fleet_queue_t *)req->handle->pub, status,
+                                    NULL, req->user_data);
+}
+
+/* {now_ms, requeued, dead, next_deadline_ms, then id, reason, 0 per job
+ * moved aside}. */
+static void queue_recover_reply(fleet__req_t *base, int status,
+                                const fleet__reply_t *r) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
+  fleet_recover_info_t info;
+
+  if (fleet__call_failed(base, status))
+    return;
+  if (!fleet__reply_is_array(r, 4) || (r->nelem - 4) % 3 != 0 ||
+      fleet__reply_u64(&r->elem[0], &info.now_ms) != 0 ||
+      fleet__reply_u64(&r->elem[1], &info.requeued) != 0 ||
+      fleet__reply_u64(&r->elem[2], &info.dead) != 0 ||
+      r->elem[3].type != FLEET__REPLY_INT || r->elem[3].integer < -1) {
+    fleet__call_finish(base, FLEET_EPROTO);
+    return;
+  }
+  info.next_deadline_ms =
+      r->elem[3].integer < 0 ? 0 : (uint64_t)r->elem[3].integer;
+  fleet__req_done(base);
+  ((fleet_queue_recover_cb)base->cb)((fleet_queue_t *)q->base.pub, 0, &info,
+                                     base->user_data);
+  queue_report_moved(q, r, 4);
+}
+
+static const fleet__call_t queue_recover_call = {
+    "queue.recover", FLEET__OP_QUEUE_RECOVER, queue_recover_reply,
+    queue_recover_cb_fail};
+
+int fleet_queue_recover(fleet_queue_t *pub, fleet_queue_recover_cb cb,
+                        void *user_data) {
+  struct fleet__queue_s *q;
+  int err;
+
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
+    return err;
+  if (fleet__args_begin(&q->args, 3, 3) != 0)
+    return FLEET_ENOMEM;
+  fleet__args_u64(&q->args, QUEUE_RECOVER_LIMIT);
+  fleet__args_u64(&q->args, q->opts.keep_dead);
+  fleet__args_u64(&q->args, q->opts.keep_dead_s);
+  return fleet__queue_call(q, &queue_recover_call, (fleet__fn_t)cb, user_data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Deliveries                                                               */
+
 /* Reads a decimal number of a delivery at `*p` up to its NUL, which it
  * skips. Returns 0 or FLEET_EPROTO. */
 static int queue_delivery_num(const char **p, const char *end, uint64_t *out) {
@@ -313,321 +661,4 @@ int fleet__queue_delivery_read(fleet_queue_t *pub, const char *msg, size_t len,
   if (rc == 0)
     *jobs = q->jobs;
   return rc;
-}
-
-static void queue_claim_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
-  fleet_queue_claim_cb cb = req->cb.claim;
-  void *ud = req->base.user_data;
-  fleet_claim_info_t info;
-  size_t n;
-  int rc = queue_claim_read(q, r, req->n, 1, &info, &n);
-
-  if (rc != 0) {
-    fleet__queue_deliver_error(req, rc);
-    return;
-  }
-  fleet__req_done(&req->base);
-  cb((fleet_queue_t *)q->base.pub, 0, n > 0 ? q->jobs : NULL, n, &info, ud);
-  queue_report_moved(q, r, 4);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Refresh, complete, release                                               */
-
-/* Sends a batch op: `head` numbers first, then id, token per claim. */
-static int queue_batch_call(fleet_queue_t *pub, fleet__op_t op,
-                            fleet__qreq_kind_t kind,
-                            const fleet_claim_t *claims, size_t n,
-                            const uint64_t *head, size_t nhead,
-                            fleet_queue_batch_cb cb, void *user_data) {
-  struct fleet__queue_s *q;
-  fleet__qreq_t *req;
-  size_t i;
-  int err;
-
-  if ((q = fleet__queue_usable(pub, &err)) == NULL)
-    return err;
-  if (cb == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__queue_claims_ok(claims, n)) != 0)
-    return err;
-  if (fleet__args_begin(&q->args, nhead + 2 * n, nhead + n) != 0 ||
-      (req = fleet__qreq_new(q, kind, queue_batch_cancel, user_data)) == NULL)
-    return FLEET_ENOMEM;
-  for (i = 0; i < nhead; i++)
-    fleet__args_u64(&q->args, head[i]);
-  for (i = 0; i < n; i++) {
-    fleet__args_str(&q->args, claims[i].id);
-    fleet__args_u64(&q->args, claims[i].token);
-  }
-  req->cb.batch = cb;
-  req->n = n;
-  return fleet__queue_send(q, op, req);
-}
-
-int fleet_queue_refresh(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
-                        uint32_t claim_ttl_ms, fleet_queue_batch_cb cb,
-                        void *user_data) {
-  uint64_t ttl = claim_ttl_ms;
-  int err;
-
-  if (fleet__queue_usable(q, &err) == NULL)
-    return err;
-  if (claim_ttl_ms == 0)
-    return FLEET_EINVAL;
-  return queue_batch_call(q, FLEET__OP_QUEUE_REFRESH, FLEET__QREQ_REFRESH,
-                          claims, n, &ttl, 1, cb, user_data);
-}
-
-int fleet_queue_complete(fleet_queue_t *q, const fleet_claim_t *claims,
-                         size_t n, fleet_queue_batch_cb cb, void *user_data) {
-  struct fleet__queue_s *iq;
-  uint64_t head[2];
-  int err;
-
-  if ((iq = fleet__queue_usable(q, &err)) == NULL)
-    return err;
-  head[0] = iq->opts.keep_completed;
-  head[1] = iq->opts.keep_completed_s;
-  return queue_batch_call(q, FLEET__OP_QUEUE_COMPLETE, FLEET__QREQ_COMPLETE,
-                          claims, n, head, 2, cb, user_data);
-}
-
-int fleet_queue_release(fleet_queue_t *q, const fleet_claim_t *claims, size_t n,
-                        fleet_queue_batch_cb cb, void *user_data) {
-  return queue_batch_call(q, FLEET__OP_QUEUE_RELEASE, FLEET__QREQ_RELEASE,
-                          claims, n, NULL, 0, cb, user_data);
-}
-
-/* Reads the reply of a batch op into `q->results`: refresh (`head` 2):
- * {now_ms, deadline_ms, then 1 or 0 per claim}; complete and release
- * (`head` 1): {now_ms, then a result code per claim}. Returns 0,
- * FLEET_EPROTO or FLEET_ENOMEM. */
-static int queue_batch_read(struct fleet__queue_s *q, const fleet__reply_t *r,
-                            size_t head, size_t n) {
-  size_t i;
-  int code;
-
-  if (r->type != FLEET__REPLY_ARRAY || r->nelem != head + n)
-    return FLEET_EPROTO;
-  if (fleet__grow((void **)&q->results, &q->results_cap, n,
-                  sizeof(*q->results)) != 0)
-    return FLEET_ENOMEM;
-  for (i = 0; i < n; i++) {
-    const fleet__reply_t *e = &r->elem[head + i];
-    code = fleet__queue_batch_code(e);
-    /* A refresh answers 1 or 0 only. */
-    if (code == FLEET_EPROTO ||
-        (head == 2 && e->integer != 0 && e->integer != 1))
-      return FLEET_EPROTO;
-    q->results[i] = code;
-  }
-  return 0;
-}
-
-static void queue_batch_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
-  fleet_queue_batch_cb cb = req->cb.batch;
-  void *ud = req->base.user_data;
-  size_t head = req->kind == FLEET__QREQ_REFRESH ? 2 : 1;
-  int rc = queue_batch_read(q, r, head, req->n);
-
-  if (rc != 0) {
-    fleet__queue_deliver_error(req, rc);
-    return;
-  }
-  fleet__req_done(&req->base);
-  cb((fleet_queue_t *)q->base.pub, 0, q->results, req->n, ud);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Complete and claim in one call                                           */
-
-static void queue_complete_claim_cancel(fleet__req_t *base, int status) {
-  fleet__qreq_t *req = (fleet__qreq_t *)base;
-
-  req->cb.complete_claim((fleet_queue_t *)base->handle->pub, status, NULL, 0,
-                         NULL, 0, NULL, base->user_data);
-}
-
-int fleet__queue_complete_claim(fleet_queue_t *pub, const fleet_claim_t *claims,
-                                size_t n, size_t max_jobs,
-                                uint32_t claim_ttl_ms,
-                                fleet__queue_complete_claim_cb cb,
-                                void *user_data) {
-  struct fleet__queue_s *q;
-  fleet__qreq_t *req;
-  size_t i;
-  int err;
-
-  if ((q = fleet__queue_usable(pub, &err)) == NULL)
-    return err;
-  if (cb == NULL || max_jobs > FLEET_QUEUE_BATCH_MAX || claim_ttl_ms == 0)
-    return FLEET_EINVAL;
-  if ((err = fleet__queue_claims_ok(claims, n)) != 0)
-    return err;
-  if (fleet__args_begin(&q->args, 6 + 2 * n, 6 + n) != 0 ||
-      (req = fleet__qreq_new(q, FLEET__QREQ_COMPLETE_CLAIM,
-                             queue_complete_claim_cancel, user_data)) == NULL)
-    return FLEET_ENOMEM;
-  fleet__args_u64(&q->args, max_jobs);
-  fleet__args_u64(&q->args, claim_ttl_ms);
-  fleet__args_u64(&q->args, q->opts.keep_completed);
-  fleet__args_u64(&q->args, q->opts.keep_completed_s);
-  fleet__args_bytes(&q->args, q->park_id, q->park_len);
-  fleet__args_u64(&q->args, q->park_ttl_ms);
-  for (i = 0; i < n; i++) {
-    fleet__args_str(&q->args, claims[i].id);
-    fleet__args_u64(&q->args, claims[i].token);
-  }
-  req->cb.complete_claim = cb;
-  req->n = n;
-  req->max_jobs = max_jobs;
-  return fleet__queue_send(q, FLEET__OP_QUEUE_COMPLETE_CLAIM, req);
-}
-
-/* {claim reply, complete reply}. */
-static void queue_complete_claim_reply(fleet__qreq_t *req,
-                                       const fleet__reply_t *r) {
-  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
-  fleet__queue_complete_claim_cb cb = req->cb.complete_claim;
-  void *ud = req->base.user_data;
-  fleet_claim_info_t info;
-  size_t njobs = 0;
-  int rc = FLEET_EPROTO;
-
-  if (r->type == FLEET__REPLY_ARRAY && r->nelem == 2) {
-    rc = queue_claim_read(q, &r->elem[0], req->max_jobs, 1, &info, &njobs);
-    if (rc == 0)
-      rc = queue_batch_read(q, &r->elem[1], 1, req->n);
-  }
-  if (rc != 0) {
-    fleet__queue_deliver_error(req, rc);
-    return;
-  }
-  fleet__req_done(&req->base);
-  cb((fleet_queue_t *)q->base.pub, 0, q->results, req->n,
-     njobs > 0 ? q->jobs : NULL, njobs, &info, ud);
-  queue_report_moved(q, &r->elem[0], 4);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Fail, recover                                                            */
-
-int fleet_queue_fail(fleet_queue_t *pub, const fleet_claim_t *claim,
-                     const void *error, size_t error_len,
-                     fleet_queue_fail_cb cb, void *user_data) {
-  struct fleet__queue_s *q;
-  fleet__qreq_t *req;
-  int err;
-
-  if ((q = fleet__queue_usable(pub, &err)) == NULL)
-    return err;
-  if (cb == NULL || (error == NULL && error_len > 0))
-    return FLEET_EINVAL;
-  if ((err = fleet__queue_claims_ok(claim, 1)) != 0)
-    return err;
-  if (error_len > FLEET_JOB_ERROR_MAX)
-    return FLEET_E2BIG;
-  if (fleet__args_begin(&q->args, 6, 4) != 0 ||
-      (req = fleet__qreq_new(q, FLEET__QREQ_FAIL, queue_fail_cancel,
-                             user_data)) == NULL)
-    return FLEET_ENOMEM;
-  fleet__args_str(&q->args, claim->id);
-  fleet__args_u64(&q->args, claim->token);
-  fleet__args_bytes(&q->args, error_len > 0 ? error : "", error_len);
-  fleet__args_u64(&q->args, fleet__rng_next(&q->rng));
-  fleet__args_u64(&q->args, q->opts.keep_dead);
-  fleet__args_u64(&q->args, q->opts.keep_dead_s);
-  req->cb.fail = cb;
-  return fleet__queue_send(q, FLEET__OP_QUEUE_FAIL, req);
-}
-
-/* {1, run_at_ms} or {0, 0}. */
-static void queue_fail_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  fleet_queue_fail_cb cb = req->cb.fail;
-  fleet_queue_t *pub = (fleet_queue_t *)req->base.handle->pub;
-  void *ud = req->base.user_data;
-  uint64_t retry, at;
-
-  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 2 ||
-      fleet__reply_u64(&r->elem[0], &retry) != 0 || retry > 1 ||
-      fleet__reply_u64(&r->elem[1], &at) != 0) {
-    fleet__queue_deliver_error(req, FLEET_EPROTO);
-    return;
-  }
-  fleet__req_done(&req->base);
-  cb(pub, 0, retry == 0, at, ud);
-}
-
-int fleet_queue_recover(fleet_queue_t *pub, fleet_queue_recover_cb cb,
-                        void *user_data) {
-  struct fleet__queue_s *q;
-  fleet__qreq_t *req;
-  int err;
-
-  if ((q = fleet__queue_usable(pub, &err)) == NULL)
-    return err;
-  if (cb == NULL)
-    return FLEET_EINVAL;
-  if (fleet__args_begin(&q->args, 3, 3) != 0 ||
-      (req = fleet__qreq_new(q, FLEET__QREQ_RECOVER, queue_recover_cancel,
-                             user_data)) == NULL)
-    return FLEET_ENOMEM;
-  fleet__args_u64(&q->args, FLEET__QUEUE_RECOVER_LIMIT);
-  fleet__args_u64(&q->args, q->opts.keep_dead);
-  fleet__args_u64(&q->args, q->opts.keep_dead_s);
-  req->cb.recover = cb;
-  return fleet__queue_send(q, FLEET__OP_QUEUE_RECOVER, req);
-}
-
-/* {now_ms, requeued, dead, next_deadline_ms, then id, reason, 0 per job
- * moved aside}. */
-static void queue_recover_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
-  fleet_queue_recover_cb cb = req->cb.recover;
-  fleet_queue_t *pub = (fleet_queue_t *)req->base.handle->pub;
-  void *ud = req->base.user_data;
-  fleet_recover_info_t info;
-
-  if (!fleet__reply_is_array(r, 4) || (r->nelem - 4) % 3 != 0 ||
-      fleet__reply_u64(&r->elem[0], &info.now_ms) != 0 ||
-      fleet__reply_u64(&r->elem[1], &info.requeued) != 0 ||
-      fleet__reply_u64(&r->elem[2], &info.dead) != 0 ||
-      r->elem[3].type != FLEET__REPLY_INT || r->elem[3].integer < -1) {
-    fleet__queue_deliver_error(req, FLEET_EPROTO);
-    return;
-  }
-  info.next_deadline_ms =
-      r->elem[3].integer < 0 ? 0 : (uint64_t)r->elem[3].integer;
-  fleet__req_done(&req->base);
-  cb(pub, 0, &info, ud);
-  queue_report_moved(q, r, 4);
-}
-
-void fleet__queue_claims_reply(fleet__qreq_t *req,
-                               const fleet__reply_t *reply) {
-  switch (req->kind) {
-    case FLEET__QREQ_CLAIM:
-      queue_claim_reply(req, reply);
-      break;
-    case FLEET__QREQ_REFRESH:
-    case FLEET__QREQ_COMPLETE:
-    case FLEET__QREQ_RELEASE:
-      queue_batch_reply(req, reply);
-      break;
-    case FLEET__QREQ_COMPLETE_CLAIM:
-      queue_complete_claim_reply(req, reply);
-      break;
-    case FLEET__QREQ_FAIL:
-      queue_fail_reply(req, reply);
-      break;
-    case FLEET__QREQ_RECOVER:
-      queue_recover_reply(req, reply);
-      break;
-    default:
-      fleet__queue_deliver_error(req, FLEET_EPROTO);
-      break;
-  }
 }

@@ -1,6 +1,8 @@
 /* queue_int.h -- what the queue's source files share: the handle's
- * internals, its requests, reply checks and input validation. The queue's
- * files include it, and the worker's (for the tag of its queue). */
+ * internals, its requests and the helpers of its calls (queue.c), and
+ * what the worker uses of its queue (the tag, parking, the complete-and-
+ * claim round trip, deliveries). The queue's files include it, and the
+ * worker's. */
 #ifndef FLEET_SRC_QUEUE_INT_H
 #define FLEET_SRC_QUEUE_INT_H
 
@@ -12,28 +14,6 @@
 #include "core/args.h"
 #include "core/keys.h"
 
-/* Claims a queue op sends when it recovers, and records a purge deletes,
- * per round trip. */
-#define FLEET__QUEUE_RECOVER_LIMIT 1000
-#define FLEET__QUEUE_PURGE_LIMIT 1000
-
-/* What a request is for; it decides how its reply is read. */
-typedef enum {
-  FLEET__QREQ_ENQUEUE,
-  FLEET__QREQ_CLAIM,
-  FLEET__QREQ_REFRESH,
-  FLEET__QREQ_COMPLETE,
-  FLEET__QREQ_COMPLETE_CLAIM,
-  FLEET__QREQ_RELEASE,
-  FLEET__QREQ_FAIL,
-  FLEET__QREQ_RECOVER,
-  FLEET__QREQ_GET,
-  FLEET__QREQ_CANCEL,
-  FLEET__QREQ_COUNTS,
-  FLEET__QREQ_LIST,
-  FLEET__QREQ_PURGE
-} fleet__qreq_kind_t;
-
 /* The callback of fleet__queue_complete_claim(): the results of the
  * completions (as fleet_queue_batch_cb) and the claimed jobs (as
  * fleet_queue_claim_cb); with an error, NULLs and zeros. */
@@ -43,34 +23,24 @@ typedef void (*fleet__queue_complete_claim_cb)(fleet_queue_t *q, int status,
                                                const fleet_claim_info_t *info,
                                                void *user_data);
 
-/* The user callback of a request, by kind. */
-typedef union {
-  fleet_queue_enqueue_cb enqueue;
-  fleet_queue_claim_cb claim;
-  fleet_queue_batch_cb batch;
-  fleet__queue_complete_claim_cb complete_claim;
-  fleet_queue_fail_cb fail;
-  fleet_queue_recover_cb recover;
-  fleet_queue_get_cb get;
-  fleet_status_cb status;
-  fleet_queue_counts_cb counts;
-  fleet_queue_list_cb list;
-  fleet_queue_purge_cb purge;
-} fleet__qreq_cb_t;
-
-/* One call the user waits for (the request base first). */
+/* One call the user waits for (the request base first). Its descriptor
+ * (base.call, a static fleet__call_t next to the public call) says which
+ * op it sends and how its reply is read; its user callback is base.cb.
+ * A reader runs base.cb as the call's fail hook does, right after
+ * fleet__req_done(): the request is then back in its handle's pool,
+ * untouched until the next call, which can only come from the callback. */
 typedef struct fleet__qreq_s {
   fleet__req_t base;
-  fleet__qreq_kind_t kind;
   /* Claims or jobs sent, for the batch replies; the limit of a list. */
   size_t n;
   size_t max_jobs; /* a claim's, with the completions of complete_claim */
   /* Enqueues sent in one call: the next request of the call. */
   struct fleet__qreq_s *enq_next;
-  /* Purge: which zset, and how many records were removed so far. */
-  const char *purge_which;
-  uint64_t purged;
-  fleet__qreq_cb_t cb;
+  /* A call of rounds (purge, retry): its string argument, whether it
+   * goes on while a round does a full batch, and the total so far. */
+  const char *round_arg;
+  int rounds;
+  uint64_t total;
 } fleet__qreq_t;
 
 struct fleet__queue_s {
@@ -83,9 +53,10 @@ struct fleet__queue_s {
 
   /* Enqueues made during one loop phase go out as one call at its end
    * (the check handle after I/O callbacks, the prepare handle before the
-   * loop blocks): their requests, chained by enq_next, the jobs they
-   * hold, and copies of their arguments (bytes in `enq_buf`, the length
-   * of each of the 10 arguments per job in `enq_lens`). */
+   * loop blocks; both made by the first enqueue): their requests, chained
+   * by enq_next, the jobs they hold, and copies of their arguments (bytes
+   * in `enq_buf`, the length of each of the 10 arguments per job in
+   * `enq_lens`). */
   fleet__phase_end_t enq_flush;
   fleet__qreq_t *enq_first, *enq_last;
   size_t enq_jobs;
@@ -119,30 +90,51 @@ struct fleet__queue_s {
 };
 
 /* ------------------------------------------------------------------------ */
-/* Requests and calls (queue.c)                                             */
+/* Calls (queue.c)                                                          */
 
-/* The internals of `pub` if it can take a call; else NULL and `*err` is
- * FLEET_EINVAL (not an initialized queue) or FLEET_ECLOSING. */
-struct fleet__queue_s *fleet__queue_usable(fleet_queue_t *pub, int *err);
+/* The entry of a public queue call (fleet__call_enter()): the internals
+ * of `pub` if it can take a call, else NULL and `*err` is FLEET_EINVAL
+ * (not an initialized queue, or `need_cb` and no callback) or
+ * FLEET_ECLOSING. */
+static inline struct fleet__queue_s *fleet__queue_enter(fleet_queue_t *pub,
+                                                        int need_cb, int *err) {
+  return (struct fleet__queue_s *)fleet__call_enter(pub, FLEET_HANDLE_QUEUE,
+                                                    need_cb, err);
+}
 
 /* The queue's tag, "{prefix:name}": KEYS[1] of every op. */
 fleet_bytes_t fleet__queue_tag(const fleet_queue_t *pub);
 
-/* A request of `kind` whose user callback `cancel` runs with an error and
- * nothing else; NULL when out of memory. */
-fleet__qreq_t *fleet__qreq_new(struct fleet__queue_s *q,
-                               fleet__qreq_kind_t kind,
-                               fleet__req_cancel_fn cancel, void *user_data);
+/* A request of `call` whose answer goes to `cb` (cast to fleet__fn_t)
+ * with `user_data`; NULL when out of memory. */
+static inline fleet__qreq_t *fleet__queue_new(struct fleet__queue_s *q,
+                                              const fleet__call_t *call,
+                                              fleet__fn_t cb, void *user_data) {
+  return (fleet__qreq_t *)fleet__call_new(&q->base, call, cb, user_data);
+}
 
-/* Sends `op` with KEYS[1] = the tag and the arguments built in `q->args`,
- * for `req`. Returns 0 (the reply comes to fleet__queue_claims_reply() or
- * fleet__queue_produce_reply()), or an error and `req` is given back. */
-int fleet__queue_send(struct fleet__queue_s *q, fleet__op_t op,
-                      fleet__qreq_t *req);
+/* Sends the op of `req`'s call with KEYS[1] = the tag and the arguments
+ * built in `q->args`. Returns 0 (the reply goes to the call's `read`), or
+ * an error: then `req` is given back and no callback runs. */
+int fleet__queue_send(struct fleet__queue_s *q, fleet__qreq_t *req);
 
-/* Finishes `req` and runs its user callback with `status` and nothing
- * else (its cancel hook); so for every enqueue that shared its call. */
-void fleet__queue_deliver_error(fleet__qreq_t *req, int status);
+/* The same for a later round of a call (or the first of a shared call,
+ * which has others to tell): on error `req` is left as it was, for the
+ * caller to finish. */
+int fleet__queue_send_next(struct fleet__queue_s *q, fleet__qreq_t *req);
+
+/* fleet__queue_new() and fleet__queue_send() in one: returns 0 or an
+ * error, and then nothing is left behind and no callback runs. */
+int fleet__queue_call(struct fleet__queue_s *q, const fleet__call_t *call,
+                      fleet__fn_t cb, void *user_data);
+
+/* A whole call on `pub` whose arguments need no check: the entry, then
+ * the arguments `str` (left out when NULL) and the `n` numbers `nums`,
+ * then fleet__queue_call(). Returns 0 or an error, as the public call
+ * does. */
+int fleet__queue_call_args(fleet_queue_t *pub, const fleet__call_t *call,
+                           fleet__fn_t cb, void *user_data, const char *str,
+                           const uint64_t *nums, size_t n);
 
 /* ------------------------------------------------------------------------ */
 /* Replies                                                                  */
@@ -154,22 +146,8 @@ int fleet__queue_strs_reserve(struct fleet__queue_s *q, size_t len);
 /* Copies `b` plus a NUL into `q->strs` (room reserved) and returns it. */
 const char *fleet__queue_strs_add(struct fleet__queue_s *q, fleet_bytes_t b);
 
-/* Sends the enqueues made during this loop phase, as one call. */
-void fleet__queue_enqueue_flush(struct fleet__queue_s *q);
-/* The enqueue flush at the end of a phase: queue.c makes the pair,
- * fleet_queue_enqueue() arms it. */
-void fleet__queue_on_enq_flush(fleet__phase_end_t *pe, int in_prepare);
-
-/* Turn a successful reply into the user callback, for the claim ops
- * (queue_claim.c) and the producer ops (queue_produce.c). Each finishes
- * the request before it runs the callback (or re-sends it). */
-void fleet__queue_claims_reply(fleet__qreq_t *req, const fleet__reply_t *reply);
-void fleet__queue_produce_reply(fleet__qreq_t *req,
-                                const fleet__reply_t *reply);
-
-/* The result code of the batch ops (1, 2, 0, -1) as a fleet status, or
- * FLEET_EPROTO for anything else. */
-int fleet__queue_batch_code(const fleet__reply_t *r);
+/* Reads a reply of two numbers, {a, b}. Returns 0 or FLEET_EPROTO. */
+int fleet__queue_read_pair(const fleet__reply_t *r, uint64_t *a, uint64_t *b);
 
 /* ------------------------------------------------------------------------ */
 /* The worker's round trip (queue_claim.c)                                  */
@@ -187,7 +165,7 @@ int fleet__queue_complete_claim(fleet_queue_t *q, const fleet_claim_t *claims,
                                 void *user_data);
 
 /* ------------------------------------------------------------------------ */
-/* Validation                                                               */
+/* Deliveries (queue_claim.c)                                              */
 
 /* Reads a delivery, the message a parked worker gets on its channel
  * "<tag>:jobs:w:<id>" (lib/queue_add.lua: queue_deliver), into `info` and
@@ -198,9 +176,8 @@ int fleet__queue_delivery_read(fleet_queue_t *q, const char *msg, size_t len,
                                fleet_claim_info_t *info, fleet_job_t **jobs,
                                size_t *n);
 
-/* Checks a batch of claims: n in range, each id valid. Returns 0,
- * FLEET_EINVAL or FLEET_E2BIG (an id too long). */
-int fleet__queue_claims_ok(const fleet_claim_t *claims, size_t n);
+/* ------------------------------------------------------------------------ */
+/* Numbers                                                                  */
 
 /* Writes the decimal of `v` at `out` (at least 21 bytes), NUL-terminated;
  * returns its length. On the per-job paths instead of snprintf, whose

@@ -1,6 +1,7 @@
 /* queue_produce.c -- the producer side of the queue: enqueue (one or many
- * jobs per round trip), get, cancel, counts, list and purge, with the
- * checks of their input and of their replies. */
+ * jobs per round trip), get, cancel, counts and list, each with its
+ * descriptor, reply reader and fail hook, and the checks of their input
+ * and of their replies. */
 #include <string.h>
 
 #include "queue_int.h"
@@ -8,45 +9,6 @@
 /* Times beyond this (about 35 000 years of ms) are refused, so that every
  * sum the scripts make stays exact in a Lua number. */
 #define QUEUE_TIME_MAX (1ULL << 50)
-
-/* ------------------------------------------------------------------------ */
-/* Cancel hooks: the user callback of each kind with an error alone         */
-
-static fleet_queue_t *queue_pub(fleet__req_t *base) {
-  return (fleet_queue_t *)base->handle->pub;
-}
-
-static void queue_enqueue_cancel(fleet__req_t *base, int status) {
-  ((fleet__qreq_t *)base)
-      ->cb.enqueue(queue_pub(base), status, NULL, 0, base->user_data);
-}
-
-static void queue_get_cancel(fleet__req_t *base, int status) {
-  ((fleet__qreq_t *)base)
-      ->cb.get(queue_pub(base), status, NULL, base->user_data);
-}
-
-static void queue_status_cancel(fleet__req_t *base, int status) {
-  ((fleet__qreq_t *)base)
-      ->cb.status(base->handle->pub, status, base->user_data);
-}
-
-static void queue_counts_cancel(fleet__req_t *base, int status) {
-  ((fleet__qreq_t *)base)
-      ->cb.counts(queue_pub(base), status, NULL, base->user_data);
-}
-
-static void queue_list_cancel(fleet__req_t *base, int status) {
-  ((fleet__qreq_t *)base)
-      ->cb.list(queue_pub(base), status, NULL, 0, 0, base->user_data);
-}
-
-/* A purge tells how many records it removed before the error. */
-static void queue_purge_cancel(fleet__req_t *base, int status) {
-  fleet__qreq_t *req = (fleet__qreq_t *)base;
-
-  req->cb.purge(queue_pub(base), status, req->purged, base->user_data);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Enqueue                                                                  */
@@ -150,114 +112,50 @@ static void queue_enq_spec(struct fleet__queue_s *q,
   q->enq_jobs++;
 }
 
-void fleet__queue_on_enq_flush(fleet__phase_end_t *pe, int in_prepare) {
-  (void)in_prepare;
-  fleet__queue_enqueue_flush(
-      FLEET__CONTAINER_OF(pe, struct fleet__queue_s, enq_flush));
+/* The fail hook of a fleet_queue_enqueue_cb. */
+static void queue_enqueue_cb_fail(fleet__req_t *req, int status) {
+  ((fleet_queue_enqueue_cb)req->cb)((fleet_queue_t *)req->handle->pub, status,
+                                    NULL, 0, req->user_data);
 }
 
-/* The enqueues of a loop phase share one call: the jobs are checked and
- * their arguments copied now, and the call goes out at the end of the
- * phase (or at once when the jobs waiting would pass the limit of one
- * call). A failure to send reaches every callback of the call. */
-int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
-                        size_t n, fleet_queue_enqueue_cb cb, void *user_data) {
-  struct fleet__queue_s *q;
-  fleet__qreq_t *req;
-  size_t i, bytes = 0;
-  int err;
+/* Finishes `req` and every enqueue after it in its call with `status`. */
+static void queue_enqueue_fail(fleet__qreq_t *req, int status) {
+  fleet__qreq_t *next;
 
-  if ((q = fleet__queue_usable(pub, &err)) == NULL)
-    return err;
-  if (specs == NULL || cb == NULL || n == 0 || n > FLEET_QUEUE_BATCH_MAX)
-    return FLEET_EINVAL;
-  for (i = 0; i < n; i++) {
-    if ((err = queue_spec_ok(&specs[i])) != 0)
-      return err;
-    bytes += queue_spec_bytes(&specs[i]);
+  for (; req != NULL; req = next) {
+    next = req->enq_next;
+    req->enq_next = NULL;
+    fleet__call_finish(&req->base, status);
   }
-  if (q->enq_jobs + n > FLEET_QUEUE_BATCH_MAX)
-    fleet__queue_enqueue_flush(q);
-  if (fleet__grow((void **)&q->enq_buf, &q->enq_buf_cap, q->enq_buf_len + bytes,
-                  1) != 0 ||
-      fleet__grow((void **)&q->enq_lens, &q->enq_lens_cap,
-                  (q->enq_jobs + n) * 10, sizeof(*q->enq_lens)) != 0)
-    return FLEET_ENOMEM;
-  req =
-      fleet__qreq_new(q, FLEET__QREQ_ENQUEUE, queue_enqueue_cancel, user_data);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->cb.enqueue = cb;
-  req->n = n;
-  for (i = 0; i < n; i++)
-    queue_enq_spec(q, &specs[i]);
-  if (q->enq_first == NULL) {
-    q->enq_first = req;
-    fleet__phase_end_arm(&q->enq_flush);
-  } else {
-    q->enq_last->enq_next = req;
-  }
-  q->enq_last = req;
-  return 0;
-}
-
-void fleet__queue_enqueue_flush(struct fleet__queue_s *q) {
-  fleet__backend_t *be = fleet__handle_backend(&q->base);
-  fleet__qreq_t *first = q->enq_first;
-  fleet_bytes_t key = fleet__key_bytes(&q->tag);
-  size_t i, off = 0;
-  int err;
-
-  fleet__phase_end_disarm(&q->enq_flush);
-  if (first == NULL)
-    return;
-  err = fleet__args_begin(&q->args, 1 + 10 * q->enq_jobs, 1);
-  if (err == 0) {
-    fleet__args_u64(&q->args, q->enq_jobs);
-    for (i = 0; i < q->enq_nargs; i++) {
-      fleet__args_bytes(&q->args, q->enq_buf + off, q->enq_lens[i]);
-      off += q->enq_lens[i];
-    }
-    err = fleet__req_send(&first->base, FLEET__OP_QUEUE_ENQUEUE, &key, 1,
-                          q->args.argv, q->args.argc);
-  }
-  q->enq_first = q->enq_last = NULL;
-  q->enq_jobs = q->enq_nargs = 0;
-  q->enq_buf_len = 0;
-  if (err != 0) {
-    fleet__queue_deliver_error(first, err);
-    return;
-  }
-  if (be->vt->flush != NULL && !q->base.client->closing)
-    be->vt->flush(be);
 }
 
 /* {status, id} per job of every enqueue of the call, in order: each
  * callback gets its own jobs' results. */
-static void queue_enqueue_reply(fleet__qreq_t *first,
+static void queue_enqueue_reply(fleet__req_t *base, int status,
                                 const fleet__reply_t *reply) {
-  struct fleet__queue_s *q = (struct fleet__queue_s *)first->base.handle;
-  fleet__qreq_t *req, *next;
+  struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
+  fleet__qreq_t *first = (fleet__qreq_t *)base, *req, *next;
   size_t total = 0, at = 0, i, n, bytes;
   fleet_bytes_t id;
 
   for (req = first; req != NULL; req = req->enq_next)
     total += req->n;
-  if (reply->type != FLEET__REPLY_ARRAY || reply->nelem != 2 * total) {
-    fleet__queue_deliver_error(first, FLEET_EPROTO);
-    return;
-  }
-  for (i = 0; i < total; i++) {
+  if (status == 0 &&
+      (reply->type != FLEET__REPLY_ARRAY || reply->nelem != 2 * total))
+    status = FLEET_EPROTO;
+  for (i = 0; status == 0 && i < total; i++) {
     const fleet__reply_t *st = &reply->elem[2 * i];
     if (st->type != FLEET__REPLY_INT ||
         (st->integer != 0 && st->integer != 1) ||
-        fleet__reply_bytes(&reply->elem[2 * i + 1], &id) != 0) {
-      fleet__queue_deliver_error(first, FLEET_EPROTO);
-      return;
-    }
+        fleet__reply_bytes(&reply->elem[2 * i + 1], &id) != 0)
+      status = FLEET_EPROTO;
+  }
+  if (status != 0) {
+    queue_enqueue_fail(first, status);
+    return;
   }
   for (req = first; req != NULL; req = next, at += n) {
-    fleet_queue_enqueue_cb cb = req->cb.enqueue;
+    fleet_queue_enqueue_cb cb = (fleet_queue_enqueue_cb)req->base.cb;
     void *ud = req->base.user_data;
     const fleet__reply_t *e = &reply->elem[2 * at];
 
@@ -273,7 +171,7 @@ static void queue_enqueue_reply(fleet__qreq_t *first,
     if (fleet__grow((void **)&q->enq, &q->enq_cap, n, sizeof(*q->enq)) != 0 ||
         fleet__queue_strs_reserve(q, bytes) != 0) {
       req->enq_next = next;
-      fleet__queue_deliver_error(req, FLEET_ENOMEM);
+      queue_enqueue_fail(req, FLEET_ENOMEM);
       return;
     }
     for (i = 0; i < n; i++) {
@@ -289,56 +187,111 @@ static void queue_enqueue_reply(fleet__qreq_t *first,
   }
 }
 
+static const fleet__call_t queue_enqueue_call = {
+    "queue.enqueue", FLEET__OP_QUEUE_ENQUEUE, queue_enqueue_reply,
+    queue_enqueue_cb_fail};
+
+/* Sends the enqueues made during this loop phase, as one call: the
+ * request of the first carries it. */
+static void queue_enqueue_flush(struct fleet__queue_s *q) {
+  fleet__backend_t *be = fleet__handle_backend(&q->base);
+  fleet__qreq_t *first = q->enq_first;
+  size_t i, off = 0;
+  int err;
+
+  fleet__phase_end_disarm(&q->enq_flush);
+  if (first == NULL)
+    return;
+  err = fleet__args_begin(&q->args, 1 + 10 * q->enq_jobs, 1);
+  if (err == 0) {
+    fleet__args_u64(&q->args, q->enq_jobs);
+    for (i = 0; i < q->enq_nargs; i++) {
+      fleet__args_bytes(&q->args, q->enq_buf + off, q->enq_lens[i]);
+      off += q->enq_lens[i];
+    }
+    err = fleet__queue_send_next(q, first);
+  }
+  q->enq_first = q->enq_last = NULL;
+  q->enq_jobs = q->enq_nargs = 0;
+  q->enq_buf_len = 0;
+  if (err != 0) {
+    queue_enqueue_fail(first, err);
+    return;
+  }
+  if (be->vt->flush != NULL && !q->base.client->closing)
+    be->vt->flush(be);
+}
+
+static void queue_on_enq_flush(fleet__phase_end_t *pe, int in_prepare) {
+  (void)in_prepare;
+  queue_enqueue_flush(
+      FLEET__CONTAINER_OF(pe, struct fleet__queue_s, enq_flush));
+}
+
+/* The enqueues of a loop phase share one call: the jobs are checked and
+ * their arguments copied now, and the call goes out at the end of the
+ * phase (or at once when the jobs waiting would pass the limit of one
+ * call). A failure to send reaches every callback of the call. */
+int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
+                        size_t n, fleet_queue_enqueue_cb cb, void *user_data) {
+  struct fleet__queue_s *q;
+  fleet__qreq_t *req;
+  size_t i, bytes = 0;
+  int err;
+
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
+    return err;
+  if (specs == NULL || n == 0 || n > FLEET_QUEUE_BATCH_MAX)
+    return FLEET_EINVAL;
+  for (i = 0; i < n; i++) {
+    if ((err = queue_spec_ok(&specs[i])) != 0)
+      return err;
+    bytes += queue_spec_bytes(&specs[i]);
+  }
+  if (q->enq_jobs + n > FLEET_QUEUE_BATCH_MAX)
+    queue_enqueue_flush(q);
+  if (fleet__grow((void **)&q->enq_buf, &q->enq_buf_cap, q->enq_buf_len + bytes,
+                  1) != 0 ||
+      fleet__grow((void **)&q->enq_lens, &q->enq_lens_cap,
+                  (q->enq_jobs + n) * 10, sizeof(*q->enq_lens)) != 0)
+    return FLEET_ENOMEM;
+  req = fleet__queue_new(q, &queue_enqueue_call, (fleet__fn_t)cb, user_data);
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  req->n = n;
+  for (i = 0; i < n; i++)
+    queue_enq_spec(q, &specs[i]);
+  if (q->enq_flush.run == NULL) /* the queue's first enqueue */
+    fleet__phase_end_init(&q->enq_flush, q->base.loop, queue_on_enq_flush);
+  if (q->enq_first == NULL) {
+    q->enq_first = req;
+    fleet__phase_end_arm(&q->enq_flush);
+  } else {
+    q->enq_last->enq_next = req;
+  }
+  q->enq_last = req;
+  return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Get, cancel                                                              */
 
-/* Sends an op whose only argument is a job id. */
-static int queue_id_call(fleet_queue_t *pub, const char *id, fleet__op_t op,
-                         fleet__qreq_kind_t kind, fleet__req_cancel_fn cancel,
-                         fleet__qreq_t **out, void *user_data) {
+/* Sends `call`, whose only argument is a job id. */
+static int queue_id_call(fleet_queue_t *pub, const char *id,
+                         const fleet__call_t *call, fleet__fn_t cb,
+                         void *user_data) {
   struct fleet__queue_s *q;
-  fleet__qreq_t *req;
   size_t len;
   int err;
 
-  if ((q = fleet__queue_usable(pub, &err)) == NULL)
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
     return err;
   if ((err = fleet__str_check(id, FLEET_JOB_ID_MAX, &len)) != 0)
     return err;
-  if (fleet__args_begin(&q->args, 1, 0) != 0 ||
-      (req = fleet__qreq_new(q, kind, cancel, user_data)) == NULL)
+  if (fleet__args_begin(&q->args, 1, 0) != 0)
     return FLEET_ENOMEM;
   fleet__args_bytes(&q->args, id, len);
-  *out = req;
-  return fleet__queue_send(q, op, req);
-}
-
-int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
-                    void *user_data) {
-  fleet__qreq_t *req = NULL;
-  int err;
-
-  if (cb == NULL)
-    return FLEET_EINVAL;
-  err = queue_id_call(q, id, FLEET__OP_QUEUE_GET, FLEET__QREQ_GET,
-                      queue_get_cancel, &req, user_data);
-  if (err == 0)
-    req->cb.get = cb;
-  return err;
-}
-
-int fleet_queue_cancel(fleet_queue_t *q, const char *id, fleet_status_cb cb,
-                       void *user_data) {
-  fleet__qreq_t *req = NULL;
-  int err;
-
-  if (cb == NULL)
-    return FLEET_EINVAL;
-  err = queue_id_call(q, id, FLEET__OP_QUEUE_CANCEL, FLEET__QREQ_CANCEL,
-                      queue_status_cancel, &req, user_data);
-  if (err == 0)
-    req->cb.status = cb;
-  return err;
+  return fleet__queue_call(q, call, cb, user_data);
 }
 
 /* The state name the scripts write, as an enum. Returns 0 or
@@ -356,18 +309,25 @@ static int queue_parse_state(fleet_bytes_t b, fleet_job_state_t *out) {
   return FLEET_EPROTO;
 }
 
+/* The fail hook of a fleet_queue_get_cb. */
+static void queue_get_cb_fail(fleet__req_t *req, int status) {
+  ((fleet_queue_get_cb)req->cb)((fleet_queue_t *)req->handle->pub, status, NULL,
+                                req->user_data);
+}
+
 /* {state, attempts, max_attempts, priority, type, payload, last_error,
  * created_ms, run_at_ms, finished_ms, token}. */
-static void queue_get_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
-  fleet_queue_get_cb cb = req->cb.get;
-  void *ud = req->base.user_data;
+static void queue_get_reply(fleet__req_t *base, int status,
+                            const fleet__reply_t *r) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
   fleet_job_info_t info;
   fleet_bytes_t state, type, err = {NULL, 0};
   uint64_t v[3];
   const fleet__reply_t *e;
   int rc = FLEET_EPROTO;
 
+  if (fleet__call_failed(base, status))
+    return;
   memset(&info, 0, sizeof(info));
   if (r->type == FLEET__REPLY_ARRAY && r->nelem == 11) {
     e = r->elem;
@@ -392,10 +352,8 @@ static void queue_get_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
   q->strs_len = 0;
   if (rc == 0 && fleet__queue_strs_reserve(q, type.len + err.len + 2) != 0)
     rc = FLEET_ENOMEM;
-  if (rc != 0) {
-    fleet__queue_deliver_error(req, rc);
+  if (fleet__call_failed(base, rc))
     return;
-  }
   info.attempts = (uint32_t)v[0];
   info.max_attempts = (uint32_t)v[1];
   info.priority = (int)r->elem[3].integer;
@@ -405,52 +363,60 @@ static void queue_get_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
     info.last_error_len = err.len;
   }
   info.token = v[2];
-  fleet__req_done(&req->base);
-  cb((fleet_queue_t *)q->base.pub, 0, &info, ud);
+  fleet__req_done(base);
+  ((fleet_queue_get_cb)base->cb)((fleet_queue_t *)q->base.pub, 0, &info,
+                                 base->user_data);
 }
 
-static void queue_cancel_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  fleet_status_cb cb = req->cb.status;
-  fleet_queue_t *pub = (fleet_queue_t *)req->base.handle->pub;
-  void *ud = req->base.user_data;
+static const fleet__call_t queue_get_call = {
+    "queue.get", FLEET__OP_QUEUE_GET, queue_get_reply, queue_get_cb_fail};
 
-  if (r->type != FLEET__REPLY_INT || r->integer != 1) {
-    fleet__queue_deliver_error(req, FLEET_EPROTO);
+int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
+                    void *user_data) {
+  return queue_id_call(q, id, &queue_get_call, (fleet__fn_t)cb, user_data);
+}
+
+/* 1. */
+static void queue_cancel_reply(fleet__req_t *base, int status,
+                               const fleet__reply_t *r) {
+
+  if (fleet__call_failed(base, status) ||
+      fleet__call_failed(base, r->type != FLEET__REPLY_INT || r->integer != 1
+                                   ? FLEET_EPROTO
+                                   : 0))
     return;
-  }
-  fleet__req_done(&req->base);
-  cb((fleet_handle_t *)pub, 0, ud);
+  fleet__req_done(base);
+  ((fleet_status_cb)base->cb)(base->handle->pub, 0, base->user_data);
+}
+
+static const fleet__call_t queue_cancel_call = {
+    "queue.cancel", FLEET__OP_QUEUE_CANCEL, queue_cancel_reply,
+    fleet__call_fail_status};
+
+int fleet_queue_cancel(fleet_queue_t *q, const char *id, fleet_status_cb cb,
+                       void *user_data) {
+  return queue_id_call(q, id, &queue_cancel_call, (fleet__fn_t)cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
-/* Counts, list, purge                                                      */
+/* Counts, list                                                             */
 
-int fleet_queue_counts(fleet_queue_t *pub, fleet_queue_counts_cb cb,
-                       void *user_data) {
-  struct fleet__queue_s *q;
-  fleet__qreq_t *req;
-  int err;
-
-  if ((q = fleet__queue_usable(pub, &err)) == NULL)
-    return err;
-  if (cb == NULL)
-    return FLEET_EINVAL;
-  if (fleet__args_begin(&q->args, 0, 0) != 0 ||
-      (req = fleet__qreq_new(q, FLEET__QREQ_COUNTS, queue_counts_cancel,
-                             user_data)) == NULL)
-    return FLEET_ENOMEM;
-  req->cb.counts = cb;
-  return fleet__queue_send(q, FLEET__OP_QUEUE_COUNTS, req);
+/* The fail hook of a fleet_queue_counts_cb. */
+static void queue_counts_cb_fail(fleet__req_t *req, int status) {
+  ((fleet_queue_counts_cb)req->cb)((fleet_queue_t *)req->handle->pub, status,
+                                   NULL, req->user_data);
 }
 
-static void queue_counts_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  fleet_queue_counts_cb cb = req->cb.counts;
-  fleet_queue_t *pub = (fleet_queue_t *)req->base.handle->pub;
-  void *ud = req->base.user_data;
+/* {pending, delayed, running, completed, dead, completed_kept,
+ * dead_kept}. */
+static void queue_counts_reply(fleet__req_t *base, int status,
+                               const fleet__reply_t *r) {
   fleet_queue_counts_t c;
   uint64_t *v[7];
   size_t i;
 
+  if (fleet__call_failed(base, status))
+    return;
   v[0] = &c.pending;
   v[1] = &c.delayed;
   v[2] = &c.running;
@@ -458,19 +424,74 @@ static void queue_counts_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
   v[4] = &c.dead;
   v[5] = &c.completed_kept;
   v[6] = &c.dead_kept;
-  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 7) {
-    fleet__queue_deliver_error(req, FLEET_EPROTO);
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 7)
+    status = FLEET_EPROTO;
+  for (i = 0; status == 0 && i < 7; i++)
+    if (fleet__reply_u64(&r->elem[i], v[i]) != 0)
+      status = FLEET_EPROTO;
+  if (fleet__call_failed(base, status))
     return;
-  }
-  for (i = 0; i < 7; i++) {
-    if (fleet__reply_u64(&r->elem[i], v[i]) != 0) {
-      fleet__queue_deliver_error(req, FLEET_EPROTO);
-      return;
-    }
-  }
-  fleet__req_done(&req->base);
-  cb(pub, 0, &c, ud);
+  fleet__req_done(base);
+  ((fleet_queue_counts_cb)base->cb)((fleet_queue_t *)base->handle->pub, 0, &c,
+                                    base->user_data);
 }
+
+static const fleet__call_t queue_counts_call = {
+    "queue.counts", FLEET__OP_QUEUE_COUNTS, queue_counts_reply,
+    queue_counts_cb_fail};
+
+int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
+                       void *user_data) {
+  return fleet__queue_call_args(q, &queue_counts_call, (fleet__fn_t)cb,
+                                user_data, NULL, NULL, 0);
+}
+
+/* The fail hook of a fleet_queue_list_cb. */
+static void queue_list_cb_fail(fleet__req_t *req, int status) {
+  ((fleet_queue_list_cb)req->cb)((fleet_queue_t *)req->handle->pub, status,
+                                 NULL, 0, 0, req->user_data);
+}
+
+/* {total, then one id per job, at most the limit}. */
+static void queue_list_reply(fleet__req_t *base, int status,
+                             const fleet__reply_t *r) {
+  struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
+  uint64_t total;
+  fleet_bytes_t id;
+  size_t i, n = 0, bytes = 0;
+
+  if (fleet__call_failed(base, status))
+    return;
+  if (!fleet__reply_is_array(r, 1) ||
+      r->nelem - 1 > ((fleet__qreq_t *)base)->n ||
+      fleet__reply_u64(&r->elem[0], &total) != 0 || total < r->nelem - 1)
+    status = FLEET_EPROTO;
+  else
+    n = r->nelem - 1;
+  for (i = 0; status == 0 && i < n; i++) {
+    if (fleet__reply_bytes(&r->elem[1 + i], &id) != 0)
+      status = FLEET_EPROTO;
+    else
+      bytes += id.len + 1;
+  }
+  q->strs_len = 0;
+  if (status == 0 && (fleet__grow((void **)&q->ids, &q->ids_cap, n + 1,
+                                  sizeof(*q->ids)) != 0 ||
+                      fleet__queue_strs_reserve(q, bytes) != 0))
+    status = FLEET_ENOMEM;
+  if (fleet__call_failed(base, status))
+    return;
+  for (i = 0; i < n; i++) {
+    fleet__reply_bytes(&r->elem[1 + i], &id);
+    q->ids[i] = fleet__queue_strs_add(q, id);
+  }
+  fleet__req_done(base);
+  ((fleet_queue_list_cb)base->cb)((fleet_queue_t *)q->base.pub, 0, q->ids, n,
+                                  total, base->user_data);
+}
+
+static const fleet__call_t queue_list_call = {
+    "queue.list", FLEET__OP_QUEUE_LIST, queue_list_reply, queue_list_cb_fail};
 
 int fleet_queue_list(fleet_queue_t *pub, const char *type, size_t limit,
                      fleet_queue_list_cb cb, void *user_data) {
@@ -479,139 +500,18 @@ int fleet_queue_list(fleet_queue_t *pub, const char *type, size_t limit,
   size_t len;
   int err;
 
-  if ((q = fleet__queue_usable(pub, &err)) == NULL)
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
     return err;
-  if (cb == NULL || limit == 0 || limit > FLEET_QUEUE_BATCH_MAX)
+  if (limit == 0 || limit > FLEET_QUEUE_BATCH_MAX)
     return FLEET_EINVAL;
   if ((err = fleet__str_check(type, FLEET_JOB_TYPE_MAX, &len)) != 0)
     return err;
   if (fleet__args_begin(&q->args, 2, 1) != 0 ||
-      (req = fleet__qreq_new(q, FLEET__QREQ_LIST, queue_list_cancel,
-                             user_data)) == NULL)
+      (req = fleet__queue_new(q, &queue_list_call, (fleet__fn_t)cb,
+                              user_data)) == NULL)
     return FLEET_ENOMEM;
   fleet__args_bytes(&q->args, type, len);
   fleet__args_u64(&q->args, limit);
-  req->cb.list = cb;
   req->n = limit;
-  return fleet__queue_send(q, FLEET__OP_QUEUE_LIST, req);
-}
-
-static void queue_list_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
-  fleet_queue_list_cb cb = req->cb.list;
-  void *ud = req->base.user_data;
-  uint64_t total;
-  fleet_bytes_t id;
-  size_t i, n, bytes = 0;
-
-  if (!fleet__reply_is_array(r, 1) || r->nelem - 1 > req->n ||
-      fleet__reply_u64(&r->elem[0], &total) != 0 || total < r->nelem - 1) {
-    fleet__queue_deliver_error(req, FLEET_EPROTO);
-    return;
-  }
-  n = r->nelem - 1;
-  for (i = 0; i < n; i++) {
-    if (fleet__reply_bytes(&r->elem[1 + i], &id) != 0) {
-      fleet__queue_deliver_error(req, FLEET_EPROTO);
-      return;
-    }
-    bytes += id.len + 1;
-  }
-  q->strs_len = 0;
-  if (fleet__grow((void **)&q->ids, &q->ids_cap, n + 1, sizeof(*q->ids)) != 0 ||
-      fleet__queue_strs_reserve(q, bytes) != 0) {
-    fleet__queue_deliver_error(req, FLEET_ENOMEM);
-    return;
-  }
-  for (i = 0; i < n; i++) {
-    fleet__reply_bytes(&r->elem[1 + i], &id);
-    q->ids[i] = fleet__queue_strs_add(q, id);
-  }
-  fleet__req_done(&req->base);
-  cb((fleet_queue_t *)q->base.pub, 0, q->ids, n, total, ud);
-}
-
-/* Sends one purge round trip for `req`; on error `req` is given back. */
-static int queue_purge_send(struct fleet__queue_s *q, fleet__qreq_t *req) {
-  if (fleet__args_begin(&q->args, 2, 1) != 0) {
-    fleet__req_free(&req->base);
-    return FLEET_ENOMEM;
-  }
-  fleet__args_str(&q->args, req->purge_which);
-  fleet__args_u64(&q->args, FLEET__QUEUE_PURGE_LIMIT);
-  return fleet__queue_send(q, FLEET__OP_QUEUE_PURGE, req);
-}
-
-int fleet_queue_purge(fleet_queue_t *pub, fleet_job_state_t which,
-                      fleet_queue_purge_cb cb, void *user_data) {
-  struct fleet__queue_s *q;
-  fleet__qreq_t *req;
-  int err;
-
-  if ((q = fleet__queue_usable(pub, &err)) == NULL)
-    return err;
-  if (cb == NULL || (which != FLEET_JOB_COMPLETED && which != FLEET_JOB_DEAD))
-    return FLEET_EINVAL;
-  req = fleet__qreq_new(q, FLEET__QREQ_PURGE, queue_purge_cancel, user_data);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->cb.purge = cb;
-  req->purge_which = fleet_job_state_name(which);
-  return queue_purge_send(q, req);
-}
-
-/* {removed, left}: goes on while records are left and each round removes
- * some, so that it ends even if another process keeps finishing jobs. */
-static void queue_purge_reply(fleet__qreq_t *req, const fleet__reply_t *r) {
-  struct fleet__queue_s *q = (struct fleet__queue_s *)req->base.handle;
-  fleet_queue_purge_cb cb = req->cb.purge;
-  void *ud = req->base.user_data;
-  uint64_t removed, left;
-  int err;
-
-  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 2 ||
-      fleet__reply_u64(&r->elem[0], &removed) != 0 ||
-      fleet__reply_u64(&r->elem[1], &left) != 0) {
-    fleet__queue_deliver_error(req, FLEET_EPROTO);
-    return;
-  }
-  req->purged += removed;
-  if (left > 0 && removed == FLEET__QUEUE_PURGE_LIMIT && !q->base.closing) {
-    removed = req->purged;
-    /* On error the request went back to the pool. */
-    err = queue_purge_send(q, req);
-    if (err != 0)
-      cb((fleet_queue_t *)q->base.pub, err, removed, ud);
-    return;
-  }
-  removed = req->purged;
-  fleet__req_done(&req->base);
-  cb((fleet_queue_t *)q->base.pub, 0, removed, ud);
-}
-
-void fleet__queue_produce_reply(fleet__qreq_t *req,
-                                const fleet__reply_t *reply) {
-  switch (req->kind) {
-    case FLEET__QREQ_ENQUEUE:
-      queue_enqueue_reply(req, reply);
-      break;
-    case FLEET__QREQ_GET:
-      queue_get_reply(req, reply);
-      break;
-    case FLEET__QREQ_CANCEL:
-      queue_cancel_reply(req, reply);
-      break;
-    case FLEET__QREQ_COUNTS:
-      queue_counts_reply(req, reply);
-      break;
-    case FLEET__QREQ_LIST:
-      queue_list_reply(req, reply);
-      break;
-    case FLEET__QREQ_PURGE:
-      queue_purge_reply(req, reply);
-      break;
-    default:
-      fleet__queue_deliver_error(req, FLEET_EPROTO);
-      break;
-  }
+  return fleet__queue_send(q, req);
 }

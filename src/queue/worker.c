@@ -1,8 +1,9 @@
 /* worker.c -- the worker's lifecycle on the handle base: options, the
  * state machine (idle, running, stopping, stopped, closing), its timers,
- * the wake-up subscription, the flush that sends what an iteration
- * produced, and online/offline tracking. Jobs and calls are in
- * worker_jobs.c.
+ * the wake-up and delivery subscriptions (the base's, which ends them at
+ * close), the flush that sends what an iteration produced, and
+ * online/offline tracking. Jobs and calls are in worker_jobs.c, their
+ * pooled slots and batches in worker_slots.c.
  *
  * Close: the base's `close` hook moves to CLOSING (timers stop and start
  * closing, the claims of the handler's jobs are handed back by the next
@@ -82,19 +83,21 @@ int fleet__worker_may_retry(const struct fleet__worker_s *w) {
   return w->state != FLEET__WORKER_CLOSING && !w->stop_expired;
 }
 
-static void worker_on_poll(uv_timer_t *t) {
-  struct fleet__worker_s *w =
-      FLEET__CONTAINER_OF(t, struct fleet__worker_s, poll_timer);
+/* A claim may find jobs: one goes out at the end of this phase. */
+static void worker_wake(struct fleet__worker_s *w) {
   w->maybe_pending = 1;
   fleet__worker_kick(w);
+}
+
+static void worker_on_poll(uv_timer_t *t) {
+  worker_wake(FLEET__CONTAINER_OF(t, struct fleet__worker_s, poll_timer));
 }
 
 static void worker_on_retry(uv_timer_t *t) {
   struct fleet__worker_s *w =
       FLEET__CONTAINER_OF(t, struct fleet__worker_s, poll_timer);
   w->probe = 1;
-  w->maybe_pending = 1;
-  fleet__worker_kick(w);
+  worker_wake(w);
 }
 
 /* Arms the poll timer as the fallback poll (online) or the retry of an
@@ -154,7 +157,7 @@ static void worker_flush(struct fleet__worker_s *w) {
     w->handback_pending = 0;
     fleet__worker_hand_back(w);
   }
-  if (w->settleq != NULL)
+  if (!fleet__list_empty(&w->settleq))
     w->cb_in_prepare |= w->in_prepare;
   fleet__worker_settle_local(w);
   fleet__worker_send(w,
@@ -202,8 +205,7 @@ static void worker_on_delay(uv_timer_t *t) {
   struct fleet__worker_s *w =
       FLEET__CONTAINER_OF(t, struct fleet__worker_s, delay_timer);
   w->promote_due = 1;
-  w->maybe_pending = 1;
-  fleet__worker_kick(w);
+  worker_wake(w);
 }
 
 void fleet__worker_arm_delay(struct fleet__worker_s *w, uint64_t now_ms,
@@ -298,10 +300,9 @@ static void worker_on_wake(void *arg, int status, const char *payload,
   struct fleet__worker_s *w = arg;
 
   w->wake_gen++;
-  w->maybe_pending = 1;
   if (status == FLEET_ECONNLOST && !w->online)
     w->probe = 1;
-  fleet__worker_kick(w);
+  worker_wake(w);
 }
 
 /* A message on the worker's own channel: a delivery; or the notice that
@@ -346,19 +347,11 @@ static void worker_unpark(struct fleet__worker_s *w) {
 }
 
 static void worker_unsubscribe(struct fleet__worker_s *w) {
-  fleet__backend_t *be = fleet__handle_backend(&w->base);
-
   /* Claims park the worker no more; an enqueue that still finds it parked
    * finds no subscriber, and unparks it. */
   ((struct fleet__queue_s *)w->queue.internal_)->park_len = 0;
-  if (w->dsub != NULL) {
-    be->vt->unsubscribe(be, w->dsub);
-    w->dsub = NULL;
-  }
-  if (w->sub == NULL)
-    return;
-  be->vt->unsubscribe(be, w->sub);
-  w->sub = NULL;
+  fleet__handle_unsubscribe(&w->base, &w->dsub);
+  fleet__handle_unsubscribe(&w->base, &w->sub);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -375,7 +368,7 @@ static void worker_on_queue_closed(fleet_handle_t *q) {
 
 void fleet__worker_check_done(struct fleet__worker_s *w) {
   int quiet = w->claims_in_flight == 0 && w->calls_in_flight == 0 &&
-              w->sendq == NULL && w->settleq == NULL;
+              fleet__list_empty(&w->sendq) && fleet__list_empty(&w->settleq);
 
   if (w->state == FLEET__WORKER_STOPPING && quiet &&
       (w->active == 0 || w->stop_expired) && !w->handback_pending) {
@@ -393,7 +386,7 @@ void fleet__worker_check_done(struct fleet__worker_s *w) {
     return;
   }
   /* The flush goes last: the handler may still finish jobs. */
-  if (w->queue_open == -1 && w->active == 0 && w->settleq == NULL &&
+  if (w->queue_open == -1 && w->active == 0 && fleet__list_empty(&w->settleq) &&
       !fleet__phase_end_closing(&w->flush)) {
     fleet__handle_phase_end_close(&w->base, &w->flush);
     fleet__handle_unhold(&w->base); /* the close's hold, now the flush's */
@@ -497,8 +490,8 @@ static void worker_free(fleet__handle_t *h) {
   struct fleet__worker_s *w = (struct fleet__worker_s *)h;
 
   fleet__worker_free_jobs(w);
-  free(w->channel);
-  free(w->dchannel);
+  fleet__key_free(&w->channel);
+  fleet__key_free(&w->dchannel);
   free(w);
 }
 
@@ -530,7 +523,6 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
                       const char *name, const fleet_worker_options_t *options) {
   struct fleet__worker_s *w;
   struct fleet__queue_s *iq;
-  fleet__key_t chan = {NULL, 0, 0}, dchan = {NULL, 0, 0};
   char dsuffix[24];
   uint64_t wid;
   size_t len;
@@ -547,6 +539,9 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     return FLEET_ENOMEM;
   fleet__list_init(&w->held);
   fleet__list_init(&w->free_jobs);
+  fleet__list_init(&w->sendq);
+  fleet__list_init(&w->settleq);
+  fleet__list_init(&w->free_batches);
   w->o = *options;
   if ((err = worker_check_options(&w->o, &w->margin_ms)) != 0 ||
       (err = fleet__handle_init(&w->base, &worker_vt, client,
@@ -563,17 +558,17 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
   for (i = 0; i < 16; i++)
     dsuffix[7 + i] = "0123456789abcdef"[(wid >> (60 - 4 * i)) & 15];
   dsuffix[23] = '\0';
-  if (fleet__key_build(&chan, w->base.client->prefix,
+  if (fleet__key_build(&w->channel, w->base.client->prefix,
                        w->base.client->prefix_len, name, len,
                        "jobs:wake") != 0 ||
-      fleet__key_build(&dchan, w->base.client->prefix,
+      fleet__key_build(&w->dchannel, w->base.client->prefix,
                        w->base.client->prefix_len, name, len, dsuffix) != 0)
     err = FLEET_ENOMEM;
   else
     err = fleet_queue_init(client, &w->queue, name, &w->o.queue);
   if (err != 0) {
-    fleet__key_free(&chan);
-    fleet__key_free(&dchan);
+    fleet__key_free(&w->channel);
+    fleet__key_free(&w->dchannel);
     fleet__handle_abort(&w->base);
     free(w);
     return err;
@@ -585,16 +580,12 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     iq->park_ttl_ms = w->o.claim_ttl_ms;
   if (iq->park_ttl_ms / 3 > w->o.heartbeat_ms)
     iq->park_ttl_ms = 3 * w->o.heartbeat_ms;
-  w->dchannel = dchan.base;
-  w->dchannel_len = dchan.len;
   fleet__handle_set_internal(w->queue.internal_);
   w->base.mblock.name = w->queue.internal_->mblock.name; /* metrics */
   w->base.mblock.name_len = w->queue.internal_->mblock.name_len;
   fleet__handle_hold(&w->base); /* until the queue's close callback */
   w->base.error_cb = w->o.error_cb;
   w->queue.internal_->error_cb = worker_queue_error;
-  w->channel = chan.base;
-  w->channel_len = chan.len;
   w->queue.data = w;
   w->queue_open = 1;
   w->ttl_len = (size_t)snprintf(w->ttl, sizeof(w->ttl), "%u",
@@ -614,28 +605,24 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
 
 /* The worker of `pub` if it can take a call; else NULL and `*err` is
  * FLEET_EINVAL or FLEET_ECLOSING. */
-static struct fleet__worker_s *worker_usable(fleet_worker_t *pub, int *err) {
-  fleet__handle_t *h = fleet__handle_of(pub, FLEET_HANDLE_WORKER);
-
-  *err = fleet__handle_usable(h);
-  return *err == 0 ? (struct fleet__worker_s *)h : NULL;
+static struct fleet__worker_s *worker_enter(fleet_worker_t *pub, int *err) {
+  return (struct fleet__worker_s *)fleet__call_enter(pub, FLEET_HANDLE_WORKER,
+                                                     1, err);
 }
 
 int fleet_worker_start(fleet_worker_t *pub) {
   struct fleet__worker_s *w;
-  fleet__backend_t *be;
   int err;
 
-  if ((w = worker_usable(pub, &err)) == NULL)
+  if ((w = worker_enter(pub, &err)) == NULL)
     return err;
   if (w->state != FLEET__WORKER_IDLE && w->state != FLEET__WORKER_STOPPED)
     return FLEET_EALREADY;
-  be = fleet__handle_backend(&w->base);
-  err = be->vt->subscribe(be, w->channel, w->channel_len, worker_on_wake, w,
-                          &w->sub);
+  err = fleet__handle_subscribe(&w->base, w->channel.base, w->channel.len,
+                                worker_on_wake, w, &w->sub);
   if (err == 0) {
-    err = be->vt->subscribe(be, w->dchannel, w->dchannel_len,
-                            worker_on_delivery, w, &w->dsub);
+    err = fleet__handle_subscribe(&w->base, w->dchannel.base, w->dchannel.len,
+                                  worker_on_delivery, w, &w->dsub);
     if (err != 0)
       worker_unsubscribe(w);
   }
@@ -650,7 +637,7 @@ int fleet_worker_stop(fleet_worker_t *pub, uint32_t timeout_ms,
   struct fleet__worker_s *w;
   int err;
 
-  if ((w = worker_usable(pub, &err)) == NULL)
+  if ((w = worker_enter(pub, &err)) == NULL)
     return err;
   if (w->state != FLEET__WORKER_RUNNING)
     return FLEET_EALREADY;
@@ -662,11 +649,7 @@ int fleet_worker_stop(fleet_worker_t *pub, uint32_t timeout_ms,
 }
 
 int fleet_worker_close(fleet_worker_t *pub, fleet_close_cb close_cb) {
-  struct fleet__worker_s *w = worker_of(pub);
-
-  if (w == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(&w->base, close_cb);
+  return fleet__handle_close_of(pub, FLEET_HANDLE_WORKER, close_cb);
 }
 
 void fleet_worker_stats(const fleet_worker_t *pub, fleet_worker_stats_t *out) {
@@ -683,7 +666,5 @@ void fleet_worker_stats(const fleet_worker_t *pub, fleet_worker_stats_t *out) {
 }
 
 const char *fleet__worker_state_name(fleet__worker_state_t state) {
-  if ((size_t)state >= FLEET__ARRAY_SIZE(worker_state_names))
-    return "unknown";
-  return worker_state_names[state];
+  return FLEET__NAME_AT(worker_state_names, state);
 }

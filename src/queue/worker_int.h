@@ -1,13 +1,15 @@
 /* worker_int.h -- what the worker's source files share: the worker state
  * machine, job slots, batches of claims in flight, and the functions the
  * lifecycle (worker.c) and the job side (worker_jobs.c) call in each
- * other. Only src/worker*.c include it. */
+ * other, and the pools of slots and batches (worker_slots.c). Only the
+ * worker's files include it (and tests of its internals). */
 #ifndef FLEET_SRC_WORKER_INT_H
 #define FLEET_SRC_WORKER_INT_H
 
 #include "core/batcher.h"
 #include "core/client.h"
 #include "core/handle.h"
+#include "core/keys.h"
 #include "fleet/queue.h"
 #include "fleet/worker.h"
 
@@ -51,8 +53,8 @@ typedef struct fleet__wjob_s {
   fleet__batch_item_t hb; /* the heartbeat, in the client's batcher */
   char token[24];         /* pub.token in decimal, for the heartbeat */
   size_t token_len;
-  fleet__list_t node;          /* on the held list, or the free list */
-  struct fleet__wjob_s *qnext; /* the queue of finishes to send */
+  fleet__list_t node;  /* on the held list, or the free list */
+  fleet__list_t qnode; /* on the send queue or the settle queue */
   fleet__wjob_claim_t claim;
   int with_handler; /* given to the handler and not yet finished */
   int queued;       /* finished, waiting to be sent */
@@ -81,7 +83,7 @@ typedef enum {
 
 /* One call in flight and the jobs it is about. Pooled. */
 typedef struct fleet__wbatch_s {
-  struct fleet__wbatch_s *next;
+  fleet__list_t node; /* on the free list */
   struct fleet__worker_s *w;
   fleet__wbatch_kind_t kind;
   size_t n, cap;
@@ -110,13 +112,11 @@ struct fleet__worker_s {
   char ttl[16];   /* o.claim_ttl_ms in decimal, for the heartbeats */
   size_t ttl_len;
   fleet__sub_t *sub;
-  char *channel;
-  size_t channel_len;
+  fleet__key_t channel; /* "<tag>:jobs:wake" */
   /* Deliveries (docs/queue.md): the worker's own channel
    * "<tag>:jobs:w:<id>", its id in the queue's park_id. */
   fleet__sub_t *dsub;
-  char *dchannel;
-  size_t dchannel_len;
+  fleet__key_t dchannel;
 
   /* Handles: the flush (a check handle after I/O callbacks, a prepare
    * handle before the loop blocks: finishes and claims made during an
@@ -136,13 +136,13 @@ struct fleet__worker_s {
   /* Jobs. */
   fleet__list_t held;      /* claimed, not settled (fleet__wjob_t) */
   fleet__list_t free_jobs; /* slots to reuse */
-  fleet__wjob_t *sendq, *sendq_tail;
-  fleet__wjob_t *settleq, *settleq_tail; /* settle without a call */
-  uint32_t active;                       /* with the handler */
+  fleet__list_t sendq;     /* finishes to send (fleet__wjob_t, qnode) */
+  fleet__list_t settleq;   /* settle without a call (the same) */
+  uint32_t active;         /* with the handler */
   uint32_t held_count;
 
   /* Calls in flight. */
-  fleet__wbatch_t *free_batches;
+  fleet__list_t free_batches; /* fleet__wbatch_t to reuse */
   int claims_in_flight;
   uint32_t claiming; /* jobs asked for by the claims in flight */
   int calls_in_flight;
@@ -222,6 +222,30 @@ void fleet__worker_heartbeats_stop(struct fleet__worker_s *w);
 /* Hands the claims of the jobs with the handler back (stop deadline or
  * close): each gets the lost callback with FLEET_ECANCELED. */
 void fleet__worker_hand_back(struct fleet__worker_s *w);
+
+/* ------------------------------------------------------------------------ */
+/* worker_slots.c                                                           */
+
+/* A job slot, from the pool or new (NULL when out of memory), reset and
+ * on no list. */
+fleet__wjob_t *fleet__wjob_get(struct fleet__worker_s *w);
+
+/* Puts a slot back in the pool: its heartbeat off the batcher. */
+void fleet__wjob_put(struct fleet__worker_s *w, fleet__wjob_t *job);
+
+/* Copies a claimed job into `job`'s buffer. Returns 0 or FLEET_ENOMEM. */
+int fleet__wjob_copy(fleet__wjob_t *job, const fleet_job_t *src);
+
+/* A batch of `kind`, from the pool or new (NULL when out of memory),
+ * empty, sent now. */
+fleet__wbatch_t *fleet__wbatch_get(struct fleet__worker_s *w,
+                                   fleet__wbatch_kind_t kind);
+
+/* Puts a batch back in the pool. */
+void fleet__wbatch_put(fleet__wbatch_t *b);
+
+/* Adds a job (and its claim) to a batch. Returns 0 or FLEET_ENOMEM. */
+int fleet__wbatch_add(fleet__wbatch_t *b, fleet__wjob_t *job);
 
 /* Frees every slot and batch (the worker is closed). */
 void fleet__worker_free_jobs(struct fleet__worker_s *w);

@@ -1,7 +1,8 @@
-/* worker_jobs.c -- the worker's jobs: pooled slots, claims and the handler,
- * finishing (complete, fail, release) in batches, settling with the done
- * callback, heartbeats (through the client's batcher), local lease
- * deadlines and handing claims back. */
+/* worker_jobs.c -- the worker's jobs: claims and the handler, finishing
+ * (complete, fail, release) in batches, settling with the done callback,
+ * heartbeats (through the client's batcher), local lease deadlines and
+ * handing claims back. The slots and batches they use are pooled in
+ * worker_slots.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,129 +10,6 @@
 #include "queue_int.h"
 #include "worker_int.h"
 #include "core/log.h"
-
-/* ------------------------------------------------------------------------ */
-/* Slots and batches                                                        */
-
-static fleet__wjob_t *wjob_get(struct fleet__worker_s *w) {
-  fleet__list_t *n = fleet__list_first(&w->free_jobs);
-  fleet__wjob_t *job;
-
-  if (n != NULL) {
-    fleet__list_remove(n);
-    job = FLEET__LIST_DATA(n, fleet__wjob_t, node);
-  } else {
-    job = calloc(1, sizeof(*job));
-    if (job == NULL)
-      return NULL;
-    job->w = w;
-  }
-  fleet__list_init(&job->node);
-  job->qnext = NULL;
-  job->claim = FLEET__WJOB_HELD;
-  job->with_handler = job->queued = job->sending = job->internal = 0;
-  job->lost_told = job->resent = 0;
-  job->local_status = 0;
-  job->error = NULL;
-  job->error_len = 0;
-  return job;
-}
-
-static void wjob_put(struct fleet__worker_s *w, fleet__wjob_t *job) {
-  fleet__batch_remove(w->base.client, &job->hb);
-  free((char *)job->error);
-  job->error = NULL;
-  fleet__list_insert_head(&w->free_jobs, &job->node);
-}
-
-/* Copies a claimed job into `job`'s buffer. Returns 0 or FLEET_ENOMEM. */
-static int wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
-  size_t need = src->id_len + src->type_len + src->payload.len + 2;
-  char *p;
-
-  if (need > job->cap) {
-    p = realloc(job->buf, need);
-    if (p == NULL)
-      return FLEET_ENOMEM;
-    job->buf = p;
-    job->cap = need;
-  }
-  p = job->buf;
-  job->pub = *src;
-  job->pub.data = NULL;
-  job->pub.internal_ = job;
-  job->token_len = fleet__queue_dec(job->token, src->token);
-  memcpy(p, src->id, src->id_len + 1);
-  job->pub.id = p;
-  p += src->id_len + 1;
-  memcpy(p, src->type, src->type_len + 1);
-  job->pub.type = p;
-  p += src->type_len + 1;
-  if (src->payload.len > 0)
-    memcpy(p, src->payload.base, src->payload.len);
-  job->pub.payload.base = p;
-  return 0;
-}
-
-static fleet__wbatch_t *wbatch_get(struct fleet__worker_s *w,
-                                   fleet__wbatch_kind_t kind) {
-  fleet__wbatch_t *b = w->free_batches;
-
-  if (b != NULL)
-    w->free_batches = b->next;
-  else if ((b = calloc(1, sizeof(*b))) == NULL)
-    return NULL;
-  b->w = w;
-  b->kind = kind;
-  b->n = 0;
-  b->sent_at = uv_now(w->base.loop);
-  b->with = NULL;
-  return b;
-}
-
-static void wbatch_put(fleet__wbatch_t *b) {
-  b->next = b->w->free_batches;
-  b->w->free_batches = b;
-}
-
-/* Adds a job (and its claim) to a batch. Returns 0 or FLEET_ENOMEM. */
-static int wbatch_add(fleet__wbatch_t *b, fleet__wjob_t *job) {
-  if (b->n == b->cap) {
-    size_t cap = b->cap > 0 ? b->cap * 2 : 64;
-    fleet__wjob_t **jobs = realloc(b->jobs, cap * sizeof(*jobs));
-    fleet_claim_t *claims;
-    if (jobs == NULL)
-      return FLEET_ENOMEM;
-    b->jobs = jobs;
-    claims = realloc(b->claims, cap * sizeof(*claims));
-    if (claims == NULL)
-      return FLEET_ENOMEM;
-    b->claims = claims;
-    b->cap = cap;
-  }
-  b->jobs[b->n] = job;
-  b->claims[b->n].id = job->pub.id;
-  b->claims[b->n].token = job->pub.token;
-  b->n++;
-  return 0;
-}
-
-void fleet__worker_free_jobs(struct fleet__worker_s *w) {
-  fleet__wjob_t *job;
-  fleet__wbatch_t *b;
-
-  FLEET__LIST_FOREACH (n, next, &w->free_jobs) {
-    job = FLEET__LIST_DATA(n, fleet__wjob_t, node);
-    free(job->buf);
-    free(job);
-  }
-  while ((b = w->free_batches) != NULL) {
-    w->free_batches = b->next;
-    free(b->jobs);
-    free(b->claims);
-    free(b);
-  }
-}
 
 /* ------------------------------------------------------------------------ */
 /* Held jobs and settling                                                   */
@@ -148,23 +26,13 @@ static void held_remove(struct fleet__worker_s *w, fleet__wjob_t *job) {
 
 static void sendq_push(struct fleet__worker_s *w, fleet__wjob_t *job) {
   job->queued = 1;
-  job->qnext = NULL;
-  if (w->sendq_tail != NULL)
-    w->sendq_tail->qnext = job;
-  else
-    w->sendq = job;
-  w->sendq_tail = job;
+  fleet__list_insert_tail(&w->sendq, &job->qnode);
 }
 
 static void settleq_push(struct fleet__worker_s *w, fleet__wjob_t *job,
                          int status) {
   job->local_status = status;
-  job->qnext = NULL;
-  if (w->settleq_tail != NULL)
-    w->settleq_tail->qnext = job;
-  else
-    w->settleq = job;
-  w->settleq_tail = job;
+  fleet__list_insert_tail(&w->settleq, &job->qnode);
 }
 
 /* The job's finish has its answer: tell the user, free the slot. */
@@ -194,16 +62,17 @@ static void wjob_settle(struct fleet__worker_s *w, fleet__wjob_t *job,
     if (w->o.done_cb != NULL)
       w->o.done_cb(fleet__worker_pub(w), &job->pub, job->action, status);
   }
-  wjob_put(w, job);
+  fleet__wjob_put(w, job);
 }
 
 void fleet__worker_settle_local(struct fleet__worker_s *w) {
   fleet__wjob_t *job;
 
-  while ((job = w->settleq) != NULL) {
-    w->settleq = job->qnext;
-    if (w->settleq == NULL)
-      w->settleq_tail = NULL;
+  fleet__list_t *n;
+
+  while ((n = fleet__list_first(&w->settleq)) != NULL) {
+    fleet__list_remove(n);
+    job = FLEET__LIST_DATA(n, fleet__wjob_t, qnode);
     wjob_settle(w, job, job->local_status);
   }
 }
@@ -264,7 +133,7 @@ static void worker_on_finished(fleet_queue_t *q, int status, const int *results,
     for (i = 0; i < n; i++)
       wjob_settle(w, b->jobs[i], results[i]);
   }
-  wbatch_put(b);
+  fleet__wbatch_put(b);
   fleet__worker_check_done(w);
 }
 
@@ -285,7 +154,7 @@ static void worker_on_failed(fleet_queue_t *q, int status, int dead,
   } else {
     wbatch_failed(b, status);
   }
-  wbatch_put(b);
+  fleet__wbatch_put(b);
   fleet__worker_check_done(w);
 }
 
@@ -308,25 +177,31 @@ static void wbatch_send(struct fleet__worker_s *w, fleet__wbatch_t *b) {
     return;
   }
   wbatch_failed(b, err == FLEET_ECLOSING ? FLEET_ECANCELED : err);
-  wbatch_put(b);
+  fleet__wbatch_put(b);
 }
 
 /* Sends the finishes queued, but the last batch of completions, which it
  * returns (NULL: none) for the claim to carry. */
 static fleet__wbatch_t *worker_send_finishes(struct fleet__worker_s *w) {
   fleet__wbatch_t *complete = NULL, *release = NULL, *one, **slot;
-  fleet__wjob_t *job, *list = w->sendq;
+  fleet__wjob_t *job;
+  fleet__list_t list;
 
-  w->sendq = w->sendq_tail = NULL;
-  while ((job = list) != NULL) {
-    list = job->qnext;
+  /* The jobs queued now: those put back below wait for the next flush. */
+  fleet__list_init(&list);
+  FLEET__LIST_FOREACH (n, next, &w->sendq) {
+    fleet__list_remove(n);
+    fleet__list_insert_tail(&list, n);
+  }
+  FLEET__LIST_FOREACH_DATA (job, &list, fleet__wjob_t, qnode) {
+    fleet__list_remove(&job->qnode);
     job->queued = 0;
     job->sending = 1;
     if (job->action == FLEET_JOB_FAIL) {
-      one = wbatch_get(w, FLEET__WBATCH_FAIL);
-      if (one == NULL || wbatch_add(one, job) != 0) {
+      one = fleet__wbatch_get(w, FLEET__WBATCH_FAIL);
+      if (one == NULL || fleet__wbatch_add(one, job) != 0) {
         if (one != NULL)
-          wbatch_put(one);
+          fleet__wbatch_put(one);
         job->sending = 0;
         sendq_push(w, job);
         fleet__worker_offline(w, FLEET_ENOMEM);
@@ -337,10 +212,10 @@ static fleet__wbatch_t *worker_send_finishes(struct fleet__worker_s *w) {
     }
     slot = job->action == FLEET_JOB_COMPLETE ? &complete : &release;
     if (*slot == NULL)
-      *slot = wbatch_get(w, job->action == FLEET_JOB_COMPLETE
-                                ? FLEET__WBATCH_COMPLETE
-                                : FLEET__WBATCH_RELEASE);
-    if (*slot == NULL || wbatch_add(*slot, job) != 0) {
+      *slot = fleet__wbatch_get(w, job->action == FLEET_JOB_COMPLETE
+                                       ? FLEET__WBATCH_COMPLETE
+                                       : FLEET__WBATCH_RELEASE);
+    if (*slot == NULL || fleet__wbatch_add(*slot, job) != 0) {
       job->sending = 0;
       sendq_push(w, job);
       fleet__worker_offline(w, FLEET_ENOMEM);
@@ -554,12 +429,12 @@ static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
   size_t i;
 
   for (i = 0; i < n; i++) {
-    job = wjob_get(w);
-    if (job == NULL || wjob_copy(job, &jobs[i]) != 0) {
+    job = fleet__wjob_get(w);
+    if (job == NULL || fleet__wjob_copy(job, &jobs[i]) != 0) {
       /* Without a slot the claim cannot be held: it expires and is
        * recovered. */
       if (job != NULL)
-        wjob_put(w, job);
+        fleet__wjob_put(w, job);
       continue;
     }
     job->local_deadline = deadline;
@@ -631,7 +506,7 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
 
   w->claims_in_flight--;
   w->claiming -= (uint32_t)asked;
-  wbatch_put(b);
+  fleet__wbatch_put(b);
   if (status != 0) {
     /* Whatever the error, claiming goes on after a backoff: a refusal
      * (permissions, a slot moved) may be fixed while the worker runs. */
@@ -698,7 +573,7 @@ static void worker_send_claims(struct fleet__worker_s *w,
       n = 0; /* no room, but a delayed job is due: just move it */
     else
       return;
-    b = wbatch_get(w, FLEET__WBATCH_CLAIM);
+    b = fleet__wbatch_get(w, FLEET__WBATCH_CLAIM);
     if (b == NULL) {
       fleet__worker_offline(w, FLEET_ENOMEM);
       return;
@@ -715,7 +590,7 @@ static void worker_send_claims(struct fleet__worker_s *w,
                               worker_on_claimed, b);
     }
     if (err != 0) {
-      wbatch_put(b);
+      fleet__wbatch_put(b);
       fleet__handle_error(&w->base, err);
       return;
     }
@@ -758,7 +633,7 @@ static void worker_on_handed(fleet_queue_t *q, int status, const int *results,
   w->calls_in_flight--;
   if (status != 0 && status != FLEET_ECANCELED)
     fleet__handle_error(&w->base, status);
-  wbatch_put(b);
+  fleet__wbatch_put(b);
   fleet__worker_check_done(w);
 }
 
@@ -770,10 +645,10 @@ void fleet__worker_hand_back(struct fleet__worker_s *w) {
     if (!job->with_handler || job->claim == FLEET__WJOB_HANDED)
       continue;
     if (job->claim != FLEET__WJOB_STALE && b == NULL)
-      b = wbatch_get(w, FLEET__WBATCH_HANDBACK);
+      b = fleet__wbatch_get(w, FLEET__WBATCH_HANDBACK);
     if (job->claim != FLEET__WJOB_STALE && b != NULL &&
         b->n < FLEET_QUEUE_BATCH_MAX)
-      wbatch_add(b, job);
+      fleet__wbatch_add(b, job);
     job->claim = FLEET__WJOB_HANDED;
     fleet__batch_remove(w->base.client, &job->hb);
   }
@@ -782,7 +657,7 @@ void fleet__worker_hand_back(struct fleet__worker_s *w) {
                                         worker_on_handed, b) == 0)
       w->calls_in_flight++;
     else
-      wbatch_put(b);
+      fleet__wbatch_put(b);
   }
   /* Now tell the handlers; they may finish their jobs from the callback. */
   FLEET__LIST_FOREACH_DATA (job, &w->held, fleet__wjob_t, node)

@@ -1,0 +1,118 @@
+/* worker_slots.c -- the worker's pools: job slots (a claimed job, copied,
+ * from its claim until it settles) and batches (one call in flight and
+ * the jobs it is about). Neither is freed before the worker. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue_int.h"
+#include "worker_int.h"
+
+fleet__wjob_t *fleet__wjob_get(struct fleet__worker_s *w) {
+  fleet__list_t *n = fleet__list_first(&w->free_jobs);
+  fleet__wjob_t *job;
+
+  if (n != NULL) {
+    fleet__list_remove(n);
+    job = FLEET__LIST_DATA(n, fleet__wjob_t, node);
+  } else {
+    job = calloc(1, sizeof(*job));
+    if (job == NULL)
+      return NULL;
+    job->w = w;
+  }
+  fleet__list_init(&job->node);
+  fleet__list_init(&job->qnode);
+  job->claim = FLEET__WJOB_HELD;
+  job->with_handler = job->queued = job->sending = job->internal = 0;
+  job->lost_told = job->resent = 0;
+  job->local_status = 0;
+  job->error = NULL;
+  job->error_len = 0;
+  return job;
+}
+
+void fleet__wjob_put(struct fleet__worker_s *w, fleet__wjob_t *job) {
+  fleet__batch_remove(w->base.client, &job->hb);
+  free((char *)job->error);
+  job->error = NULL;
+  fleet__list_insert_head(&w->free_jobs, &job->node);
+}
+
+/* Copies a claimed job into `job`'s buffer. Returns 0 or FLEET_ENOMEM. */
+int fleet__wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
+  size_t need = src->id_len + src->type_len + src->payload.len + 2;
+  char *p;
+
+  if (fleet__grow((void **)&job->buf, &job->cap, need, 1) != 0)
+    return FLEET_ENOMEM;
+  p = job->buf;
+  job->pub = *src;
+  job->pub.data = NULL;
+  job->pub.internal_ = job;
+  job->token_len = fleet__queue_dec(job->token, src->token);
+  memcpy(p, src->id, src->id_len + 1);
+  job->pub.id = p;
+  p += src->id_len + 1;
+  memcpy(p, src->type, src->type_len + 1);
+  job->pub.type = p;
+  p += src->type_len + 1;
+  if (src->payload.len > 0)
+    memcpy(p, src->payload.base, src->payload.len);
+  job->pub.payload.base = p;
+  return 0;
+}
+
+fleet__wbatch_t *fleet__wbatch_get(struct fleet__worker_s *w,
+                                   fleet__wbatch_kind_t kind) {
+  fleet__list_t *n = fleet__list_first(&w->free_batches);
+  fleet__wbatch_t *b;
+
+  if (n != NULL) {
+    fleet__list_remove(n);
+    b = FLEET__LIST_DATA(n, fleet__wbatch_t, node);
+  } else if ((b = calloc(1, sizeof(*b))) == NULL) {
+    return NULL;
+  }
+  b->w = w;
+  b->kind = kind;
+  b->n = 0;
+  b->sent_at = uv_now(w->base.loop);
+  b->with = NULL;
+  return b;
+}
+
+void fleet__wbatch_put(fleet__wbatch_t *b) {
+  fleet__list_insert_head(&b->w->free_batches, &b->node);
+}
+
+/* Adds a job (and its claim) to a batch. Returns 0 or FLEET_ENOMEM. */
+int fleet__wbatch_add(fleet__wbatch_t *b, fleet__wjob_t *job) {
+  size_t cap = b->cap, n = b->n + 1;
+
+  /* The two arrays grow alike: b->cap is that of both once both grew. */
+  if (n > b->cap &&
+      (fleet__grow((void **)&b->jobs, &cap, n, sizeof(*b->jobs)) != 0 ||
+       fleet__grow((void **)&b->claims, &b->cap, n, sizeof(*b->claims)) != 0))
+    return FLEET_ENOMEM;
+  b->jobs[b->n] = job;
+  b->claims[b->n].id = job->pub.id;
+  b->claims[b->n].token = job->pub.token;
+  b->n++;
+  return 0;
+}
+
+void fleet__worker_free_jobs(struct fleet__worker_s *w) {
+  fleet__wjob_t *job;
+  fleet__wbatch_t *b;
+
+  FLEET__LIST_FOREACH (n, next, &w->free_jobs) {
+    job = FLEET__LIST_DATA(n, fleet__wjob_t, node);
+    free(job->buf);
+    free(job);
+  }
+  FLEET__LIST_FOREACH_DATA (b, &w->free_batches, fleet__wbatch_t, node) {
+    free(b->jobs);
+    free(b->claims);
+    free(b);
+  }
+}
