@@ -78,10 +78,6 @@ const char *fleet_pool_stop_reason_name(int reason) {
   return pool_stop_names[reason];
 }
 
-fleet__pool_t *fleet__pool_of(const fleet_pool_node_t *node) {
-  return (fleet__pool_t *)fleet__handle_of(node, FLEET_HANDLE_POOL_NODE);
-}
-
 static fleet__backend_t *pool_backend(const fleet__pool_t *p) {
   return fleet__handle_backend(&p->base);
 }
@@ -141,59 +137,6 @@ static void pool_refuse(fleet__pool_t *p) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Membership                                                               */
-
-static void pool_members_clear(fleet__pool_t *p) {
-  size_t i;
-
-  for (i = 0; i < p->nmembers; i++) {
-    free(p->member_ids[i]);
-    free(p->member_nodes[i]);
-  }
-  p->nmembers = 0;
-}
-
-int fleet__pool_set_members(fleet__pool_t *p, const fleet__reply_t *r) {
-  size_t i, n, cap = p->members_cap, cap2 = p->members_cap;
-  int64_t rev;
-
-  if (!fleet__reply_is_array(r, 1) || r->nelem % 3 != 1 ||
-      fleet__reply_i64(&r->elem[0], &rev) != 0)
-    return FLEET_EPROTO;
-  for (i = 1; i < r->nelem; i++)
-    if (r->elem[i].type != FLEET__REPLY_STR)
-      return FLEET_EPROTO;
-  n = r->nelem / 3;
-  if (fleet__grow((void **)&p->member_ids, &cap, n, sizeof(char *)) != 0 ||
-      fleet__grow((void **)&p->member_created, &cap2, n, sizeof(uint64_t)) !=
-          0 ||
-      fleet__grow((void **)&p->member_nodes, &p->members_cap, n,
-                  sizeof(char *)) != 0)
-    return FLEET_ENOMEM;
-  pool_members_clear(p);
-  for (i = 0; i < n; i++) {
-    const fleet__reply_t *w = &r->elem[1 + 3 * i], *nd = &r->elem[2 + 3 * i];
-    if (fleet__reply_u64_str(&r->elem[3 + 3 * i], &p->member_created[i]) != 0)
-      return FLEET_EPROTO;
-    p->member_ids[i] = fleet__memdup(w->str, w->len);
-    p->member_nodes[i] = fleet__memdup(nd->str, nd->len);
-    p->nmembers = i + 1;
-    if (p->member_ids[i] == NULL || p->member_nodes[i] == NULL)
-      return FLEET_ENOMEM;
-  }
-  p->rev = rev;
-  return 0;
-}
-
-const char *fleet__pool_route(const fleet__pool_t *p, const char *key,
-                              size_t len) {
-  if (p->nmembers == 0)
-    return NULL;
-  return p->member_ids[fleet__jump_hash(fleet__pool_hash(key, len),
-                                        (uint32_t)p->nmembers)];
-}
-
-/* ------------------------------------------------------------------------ */
 /* Joining and keep-alives                                                  */
 
 static void pool_on_join(fleet__req_t *r, int status,
@@ -207,19 +150,16 @@ static void pool_claims_drop(fleet__pool_claim_t *claims, size_t n) {
   free(claims);
 }
 
-static void pool_claims_free(fleet__pool_req_t *req) {
-  pool_claims_drop(req->claims, req->nclaims);
-  req->claims = NULL;
-  req->nclaims = 0;
-}
-
-/* When the join re-asserts the local jobs: lists them in req->claims
- * (the keys are copies; the payloads are the jobs', used only to build
- * the call). */
-static int pool_join_claims(fleet__pool_t *p, fleet__pool_req_t *req) {
+/* When the join re-asserts the local jobs: lists them in `*out` (the keys
+ * are copies; the payloads are the jobs', used only to build the call). */
+static int pool_join_claims(fleet__pool_t *p, fleet__pool_claim_t **out,
+                            size_t *nout) {
+  fleet__pool_claim_t *claims;
   fleet__pool_worker_t *w;
   size_t n = 0;
 
+  *out = NULL;
+  *nout = 0;
   if (!p->reassert)
     return 0;
   for (w = p->workers; w != NULL; w = w->next)
@@ -228,13 +168,13 @@ static int pool_join_claims(fleet__pool_t *p, fleet__pool_req_t *req) {
     }
   if (n == 0)
     return 0;
-  if ((req->claims = calloc(n, sizeof(*req->claims))) == NULL)
+  if ((*out = claims = calloc(n, sizeof(*claims))) == NULL)
     return FLEET_ENOMEM;
   for (w = p->workers; w != NULL; w = w->next)
     FLEET__LIST_FOREACH (jn, jnext, &w->jobs) {
       struct fleet_pool_job_s *j =
           FLEET__LIST_DATA(jn, struct fleet_pool_job_s, node);
-      fleet__pool_claim_t *c = &req->claims[req->nclaims++];
+      fleet__pool_claim_t *c = &claims[(*nout)++];
       c->worker = w;
       c->token = j->token;
       c->key_len = j->key_len;
@@ -246,28 +186,29 @@ static int pool_join_claims(fleet__pool_t *p, fleet__pool_req_t *req) {
   return 0;
 }
 
+static const fleet__call_t pool_join_call = {"pool.join", FLEET__OP_POOL_JOIN,
+                                             pool_on_join, NULL};
+
 /* Sends the join with every local worker (and, after the pool forgot the
  * node, its jobs); a join asked for while one is in flight follows it. */
 static void pool_send_join(fleet__pool_t *p) {
   fleet__pool_worker_t *w;
+  fleet__pool_claim_t *claims;
   uint32_t live = 0;
   fleet__pool_req_t *req;
-  fleet_bytes_t key = fleet__key_bytes(&p->tag);
+  size_t i, nclaims;
   int err;
 
   if (p->join_inflight) {
     p->join_again = 1;
     return;
   }
-  req = (fleet__pool_req_t *)fleet__req_new(&p->base, pool_on_join, NULL, NULL);
-  err = req == NULL ? FLEET_ENOMEM : pool_join_claims(p, req);
+  err = pool_join_claims(p, &claims, &nclaims);
   for (w = p->workers; w != NULL; w = w->next)
     live += !w->removing;
   if (err == 0)
-    err = fleet__args_begin(&p->args, 6 + live + 3 * req->nclaims, 1);
+    err = fleet__args_begin(&p->args, 6 + live + 3 * nclaims, 1);
   if (err == 0) {
-    size_t i;
-
     fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
     fleet__args_str(&p->args, p->nonce);
     fleet__args_str(&p->args, p->ttl_str);
@@ -280,30 +221,32 @@ static void pool_send_join(fleet__pool_t *p) {
     for (w = p->workers; w != NULL; w = w->next)
       if (!w->removing)
         fleet__args_str(&p->args, w->id);
-    for (i = 0; i < req->nclaims; i++) {
-      const fleet__pool_claim_t *c = &req->claims[i];
-
-      fleet__args_bytes(&p->args, c->key, c->key_len);
-      fleet__args_str(&p->args, c->worker->id);
-      fleet__args_bytes(&p->args, c->payload, c->payload_len);
+    for (i = 0; i < nclaims; i++) {
+      fleet__args_bytes(&p->args, claims[i].key, claims[i].key_len);
+      fleet__args_str(&p->args, claims[i].worker->id);
+      fleet__args_bytes(&p->args, claims[i].payload, claims[i].payload_len);
     }
-    req->deadline = uv_now(p->base.loop);
-    req->live = live;
-    err = fleet__req_send(&req->base, FLEET__OP_POOL_JOIN, &key, 1,
-                          p->args.argv, p->args.argc);
-  }
-  if (err == 0) {
-    p->reassert = 0;
-    p->claimed = 1;
+    req = (fleet__pool_req_t *)fleet__call_new(&p->base, &pool_join_call, NULL,
+                                               NULL);
+    if (req == NULL) {
+      err = FLEET_ENOMEM;
+    } else {
+      fleet_bytes_t tag = fleet__key_bytes(&p->tag);
+
+      req->claims = claims;
+      req->nclaims = nclaims;
+      req->deadline = uv_now(p->base.loop);
+      req->live = live;
+      err = fleet__call_send(&req->base, &tag, 1, p->args.argv, p->args.argc);
+    }
   }
   if (err != 0) {
-    if (req != NULL) {
-      pool_claims_free(req);
-      fleet__req_free(&req->base);
-    }
+    pool_claims_drop(claims, nclaims);
     fleet__handle_error(&p->base, err);
     return;
   }
+  p->reassert = 0;
+  p->claimed = 1;
   p->join_inflight = 1;
   if (p->state == FLEET__POOL_IDLE)
     pool_set_state(p, FLEET__POOL_JOINING, 0);
@@ -528,9 +471,10 @@ static void pool_keepalive_schedule(fleet__pool_t *p, uint64_t delay) {
 static void pool_on_events(fleet__req_t *r, int status,
                            const fleet__reply_t *reply);
 
+static const fleet__call_t pool_events_call = {
+    "pool.events", FLEET__OP_POOL_EVENTS, pool_on_events, NULL};
+
 void fleet__pool_read_events(fleet__pool_t *p) {
-  fleet__pool_req_t *req;
-  fleet_bytes_t key = fleet__key_bytes(&p->tag);
   int err;
 
   if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN ||
@@ -540,19 +484,14 @@ void fleet__pool_read_events(fleet__pool_t *p) {
     p->ev_again = 1;
     return;
   }
-  req =
-      (fleet__pool_req_t *)fleet__req_new(&p->base, pool_on_events, NULL, NULL);
-  err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&p->args, 3, 1);
+  err = fleet__args_begin(&p->args, 3, 1);
   if (err == 0) {
     fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
     fleet__args_u64(&p->args, POOL_EVENTS_MAX);
     fleet__args_str(&p->args, p->nonce);
-    err = fleet__req_send(&req->base, FLEET__OP_POOL_EVENTS, &key, 1,
-                          p->args.argv, p->args.argc);
+    err = fleet__pool_call(p, &pool_events_call, NULL, NULL);
   }
   if (err != 0) {
-    if (req != NULL)
-      fleet__req_free(&req->base);
     fleet__handle_error(&p->base, err);
     return;
   }
@@ -640,20 +579,13 @@ static void pool_on_bal_jobs(fleet__req_t *r, int status,
 static void pool_on_bal_move(fleet__req_t *r, int status,
                              const fleet__reply_t *reply);
 
-/* Sends one step of a rebalance: `op` with the args built in p->args. */
-static int pool_bal_send(fleet__pool_t *p, fleet__op_t op,
-                         fleet__req_reply_fn fn) {
-  fleet_bytes_t key = fleet__key_bytes(&p->tag);
-  fleet__req_t *req = fleet__req_new(&p->base, fn, NULL, NULL);
-  int err;
-
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  err = fleet__req_send(req, op, &key, 1, p->args.argv, p->args.argc);
-  if (err != 0)
-    fleet__req_free(req);
-  return err;
-}
+static const fleet__call_t pool_bal_members_call = {"pool.rebalance.members",
+                                                    FLEET__OP_POOL_MEMBERS,
+                                                    pool_on_bal_members, NULL};
+static const fleet__call_t pool_bal_jobs_call = {
+    "pool.rebalance.jobs", FLEET__OP_POOL_JOBS, pool_on_bal_jobs, NULL};
+static const fleet__call_t pool_bal_move_call = {
+    "pool.rebalance.move", FLEET__OP_POOL_MOVE, pool_on_bal_move, NULL};
 
 /* Ends a rebalance step: with an error, the error callback hears it; a
  * rebalance asked for meanwhile starts now. */
@@ -678,7 +610,7 @@ static void pool_rebalance(fleet__pool_t *p) {
   p->bal_again = 0;
   err = fleet__args_begin(&p->args, 0, 0);
   if (err == 0)
-    err = pool_bal_send(p, FLEET__OP_POOL_MEMBERS, pool_on_bal_members);
+    err = fleet__pool_call(p, &pool_bal_members_call, NULL, NULL);
   if (err != 0) {
     fleet__handle_error(&p->base, err);
     return;
@@ -698,22 +630,9 @@ static void pool_on_bal_members(fleet__req_t *r, int status,
   if (status == 0)
     status = fleet__args_begin(&p->args, 0, 0);
   if (status == 0)
-    status = pool_bal_send(p, FLEET__OP_POOL_JOBS, pool_on_bal_jobs);
+    status = fleet__pool_call(p, &pool_bal_jobs_call, NULL, NULL);
   if (status != 0)
     pool_bal_end(p, status);
-}
-
-int fleet__pool_parse_owner(const fleet__reply_t *rec, fleet_bytes_t *token,
-                            char *state, fleet_bytes_t *worker) {
-  const char *s = rec->str, *end = rec->str + rec->len, *c;
-
-  c = memchr(s, ':', rec->len);
-  if (c == NULL || c == s || end - c < 3 || c[2] != ':')
-    return -1;
-  *token = (fleet_bytes_t){s, (size_t)(c - s)};
-  *state = c[1];
-  *worker = (fleet_bytes_t){c + 3, (size_t)(end - c - 3)};
-  return 0;
 }
 
 static void pool_on_bal_jobs(fleet__req_t *r, int status,
@@ -755,7 +674,7 @@ static void pool_on_bal_jobs(fleet__req_t *r, int status,
     moves++;
   }
   if (moves > 0) {
-    int err = pool_bal_send(p, FLEET__OP_POOL_MOVE, pool_on_bal_move);
+    int err = fleet__pool_call(p, &pool_bal_move_call, NULL, NULL);
     if (err == 0) {
       if (status != 0)
         fleet__handle_error(&p->base, status);
@@ -927,12 +846,8 @@ int fleet_pool_worker_add(fleet_pool_node_t *node, fleet_pool_worker_t *worker,
   if (p == NULL || worker == NULL || handler == NULL ||
       handler->start == NULL || handler->stop == NULL || p->opts.client_only)
     return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&p->base)) != 0)
+  if ((err = fleet__pool_usable(p)) != 0)
     return err;
-  if (p->state == FLEET__POOL_SHUTDOWN)
-    return FLEET_ECLOSING;
-  if (p->state == FLEET__POOL_REFUSED)
-    return FLEET_ECONFLICT;
   if ((w = calloc(1, sizeof(*w))) == NULL)
     return FLEET_ENOMEM;
   fleet__list_init(&w->jobs);
@@ -983,31 +898,25 @@ static void pool_on_leave(fleet__req_t *r, int status,
   fleet__req_done(r);
 }
 
+static const fleet__call_t pool_leave_call = {
+    "pool.leave", FLEET__OP_POOL_LEAVE, pool_on_leave, NULL};
+
 /* The loop iteration after the close: every local job stops (CLOSE), then
  * the node leaves the pool so that the others start its jobs. */
 static void pool_closing(fleet__handle_t *h) {
   fleet__pool_t *p = (fleet__pool_t *)h;
   fleet__pool_state_t was = p->state;
-  fleet_bytes_t key = fleet__key_bytes(&p->tag);
-  fleet__req_t *req;
 
   pool_set_state(p, FLEET__POOL_CLOSING, 0);
   fleet__pool_stop_all(p, FLEET_POOL_STOP_CLOSE);
   /* A node that may hold its id gives it up (the script checks the
    * nonce); a refused one has nothing to give up. */
-  if (!p->claimed || was == FLEET__POOL_REFUSED)
+  if (!p->claimed || was == FLEET__POOL_REFUSED ||
+      fleet__args_begin(&p->args, 2, 0) != 0)
     return;
-  req = fleet__req_new(&p->base, pool_on_leave, NULL, NULL);
-  if (req == NULL || fleet__args_begin(&p->args, 2, 0) != 0) {
-    if (req != NULL)
-      fleet__req_free(req);
-    return;
-  }
   fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
   fleet__args_str(&p->args, p->nonce);
-  if (fleet__req_send(req, FLEET__OP_POOL_LEAVE, &key, 1, p->args.argv,
-                      p->args.argc) != 0)
-    fleet__req_free(req);
+  (void)fleet__pool_call(p, &pool_leave_call, NULL, NULL);
 }
 
 static void pool_free(fleet__handle_t *h) {
@@ -1023,7 +932,7 @@ static void pool_free(fleet__handle_t *h) {
     free(w->id);
     free(w);
   }
-  pool_members_clear(p);
+  fleet__pool_members_clear(p);
   free(p->member_ids);
   free(p->member_nodes);
   free(p->member_created);

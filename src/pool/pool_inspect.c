@@ -23,13 +23,11 @@ const char *fleet_pool_job_state_name(int state) {
   return pool_job_state_names[state];
 }
 
-/* A query in flight: the caller's callback and its data. */
+/* A query in flight: the caller's callback (of the query's type, cast
+ * back by its reader) and its data. */
 typedef struct {
   fleet_client_t *client;
-  union {
-    fleet_pool_query_workers_cb workers;
-    fleet_pool_query_jobs_cb jobs;
-  } cb;
+  fleet__fn_t cb;
   void *data;
 } pool_query_t;
 
@@ -126,7 +124,7 @@ static void pool_on_query_workers(void *arg, int status,
                                   const fleet__reply_t *reply) {
   pool_query_t *q = arg;
   fleet_client_t *client = q->client;
-  fleet_pool_query_workers_cb cb = q->cb.workers;
+  fleet_pool_query_workers_cb cb = (fleet_pool_query_workers_cb)q->cb;
   void *data = q->data;
   fleet_pool_worker_info_t *w = NULL;
   char *ids = NULL;
@@ -152,7 +150,7 @@ int fleet_pool_query_workers(fleet_client_t *client, const char *pool,
   err = pool_query_send(client, pool, cb != NULL, FLEET__OP_POOL_MEMBERS,
                         pool_on_query_workers, &q);
   if (err == 0) {
-    q->cb.workers = cb;
+    q->cb = (fleet__fn_t)cb;
     q->data = user_data;
   }
   return err;
@@ -221,7 +219,7 @@ static void pool_on_query_jobs(void *arg, int status,
                                const fleet__reply_t *reply) {
   pool_query_t *q = arg;
   fleet_client_t *client = q->client;
-  fleet_pool_query_jobs_cb cb = q->cb.jobs;
+  fleet_pool_query_jobs_cb cb = (fleet_pool_query_jobs_cb)q->cb;
   void *data = q->data;
   fleet_pool_job_status_t *jobs = NULL;
   char *ids = NULL;
@@ -246,7 +244,7 @@ int fleet_pool_query_jobs(fleet_client_t *client, const char *pool,
   err = pool_query_send(client, pool, cb != NULL, FLEET__OP_POOL_JOBS,
                         pool_on_query_jobs, &q);
   if (err == 0) {
-    q->cb.jobs = cb;
+    q->cb = (fleet__fn_t)cb;
     q->data = user_data;
   }
   return err;

@@ -28,10 +28,10 @@ typedef enum {
 
 const char *fleet__pool_state_name(fleet__pool_state_t state);
 
-/* The hash of a job key that routing uses (FNV-1a, then a 64-bit mixer),
- * and the jump consistent hash of Lamping and Veach: the bucket in
- * [0, n) of `key` (n >= 1). Growing n by one moves about 1/n of the keys,
- * each to the new bucket. */
+/* pool_route.c: the hash of a job key that routing uses (FNV-1a, then a 64-bit
+ * mixer), and the jump consistent hash of Lamping and Veach: the bucket in [0,
+ * n) of `key` (n >= 1). Growing n by one moves about 1/n of the keys, each to
+ * the new bucket. */
 uint64_t fleet__pool_hash(const void *key, size_t len);
 uint32_t fleet__jump_hash(uint64_t key, uint32_t n);
 
@@ -73,20 +73,14 @@ struct fleet__pool_worker_s {
 };
 
 /* A request of the node: a call the user waits for (dispatch, notify,
- * stop, queries, shutdown), or the node's own background call. */
+ * stop, queries, shutdown, a worker's removal), or the node's own
+ * background call. What it is and how its replies are read is its call
+ * (req->base.call, a fleet__call_t next to the code that sends it). */
 typedef struct fleet__pool_req_s {
   fleet__req_t base;
-  int kind;
-  union {
-    fleet_status_cb status;
-    fleet_pool_keys_cb keys;
-    fleet_pool_payload_cb payload;
-    fleet_pool_workers_cb workers;
-    fleet_pool_jobs_cb jobs;
-    fleet_pool_worker_cb worker;
-  } cb;
   /* Dispatch: its key and payload (owned), token, deadline, retries, and
-   * its place among the dispatches waiting for a start result. */
+   * its place among the dispatches waiting for a start result. `members`:
+   * the backend call in flight reads the membership first. */
   char *key;
   size_t key_len;
   char *payload;
@@ -94,6 +88,7 @@ typedef struct fleet__pool_req_s {
   uint64_t token;
   uint64_t deadline;
   unsigned tries;
+  int members;
   fleet__list_t wnode; /* on the node's waiting dispatches */
   int waiting;
   /* Background calls about a job: the worker and the token presented. */
@@ -171,16 +166,49 @@ struct fleet__pool_s {
   int timers_open;
 };
 
+/* The node of the public handle `node`, or NULL when it is not an
+ * initialized node. */
+static inline fleet__pool_t *fleet__pool_of(const fleet_pool_node_t *node) {
+  return (fleet__pool_t *)fleet__handle_of(node, FLEET_HANDLE_POOL_NODE);
+}
+
+/* Whether the node takes a call: 0, FLEET_ECLOSING (the node or its
+ * client is closing, or the pool shut down) or FLEET_ECONFLICT (another
+ * live node holds its id). */
+static inline int fleet__pool_usable(const fleet__pool_t *p) {
+  int err = fleet__handle_usable(&p->base);
+
+  if (err == 0 && p->state == FLEET__POOL_SHUTDOWN)
+    err = FLEET_ECLOSING;
+  if (err == 0 && p->state == FLEET__POOL_REFUSED)
+    err = FLEET_ECONFLICT;
+  return err;
+}
+
+/* Sends `call` on the node's tag with the args built in p->args, for the
+ * user callback `cb` (NULL for a background call). Returns 0 or an error
+ * (nothing is sent, no callback runs). */
+static inline int fleet__pool_call(fleet__pool_t *p, const fleet__call_t *call,
+                                   fleet__fn_t cb, void *user_data) {
+  fleet_bytes_t tag = fleet__key_bytes(&p->tag);
+
+  return fleet__call(&p->base, call, cb, user_data, &tag, 1, p->args.argv,
+                     p->args.argc);
+}
+
 /* pool.c */
-fleet__pool_t *fleet__pool_of(const fleet_pool_node_t *node);
 /* Asks for the node's events to be read (now, or after the read in
  * flight). */
 void fleet__pool_read_events(fleet__pool_t *p);
 /* Asks for a join with every local worker. */
 void fleet__pool_join(fleet__pool_t *p);
+
+/* pool_route.c */
 /* Reads the membership from a POOL_MEMBERS reply. Returns 0, FLEET_EPROTO
  * or FLEET_ENOMEM. */
 int fleet__pool_set_members(fleet__pool_t *p, const fleet__reply_t *r);
+/* Forgets the membership read last (the arrays stay for the next read). */
+void fleet__pool_members_clear(fleet__pool_t *p);
 /* Splits an owner record "<token>:<state>:<worker>". Returns 0 or -1. */
 int fleet__pool_parse_owner(const fleet__reply_t *rec, fleet_bytes_t *token,
                             char *state, fleet_bytes_t *worker);

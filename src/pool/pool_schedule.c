@@ -210,32 +210,28 @@ static void sched_on_plan(fleet__req_t *r, int status,
   plan_clear(plan);
 }
 
+static const fleet__call_t sched_plan_call = {
+    "pool.schedule.plan", FLEET__OP_POOL_PLAN, sched_on_plan, NULL};
+
 /* Sends POOL_PLAN for the plan written ("r": reset the keys). */
 static int sched_send_plan(sched_t *sc, const char *mode) {
   struct fleet_pool_plan_s *plan = &sc->plan;
   fleet_bytes_t key = fleet__key_bytes(&sc->tag);
-  fleet__req_t *req;
   size_t i;
   int err;
 
-  req = fleet__req_new(&sc->base, sched_on_plan, NULL, NULL);
-  if (req == NULL)
-    return FLEET_ENOMEM;
   err = fleet__args_begin(&sc->args, 3 + plan->n + plan->nstop, 1);
-  if (err == 0) {
-    fleet__args_bytes(&sc->args, sc->name, sc->name_len);
-    fleet__args_str(&sc->args, mode);
-    fleet__args_u64(&sc->args, plan->n);
-    for (i = 0; i < plan->n; i++)
-      fleet__args_str(&sc->args, plan->keys[i]);
-    for (i = 0; i < plan->nstop; i++)
-      fleet__args_str(&sc->args, plan->stops[i]);
-    err = fleet__req_send(req, FLEET__OP_POOL_PLAN, &key, 1, sc->args.argv,
-                          sc->args.argc);
-  }
   if (err != 0)
-    fleet__req_free(req);
-  return err;
+    return err;
+  fleet__args_bytes(&sc->args, sc->name, sc->name_len);
+  fleet__args_str(&sc->args, mode);
+  fleet__args_u64(&sc->args, plan->n);
+  for (i = 0; i < plan->n; i++)
+    fleet__args_str(&sc->args, plan->keys[i]);
+  for (i = 0; i < plan->nstop; i++)
+    fleet__args_str(&sc->args, plan->stops[i]);
+  return fleet__call(&sc->base, &sched_plan_call, NULL, NULL, &key, 1,
+                     sc->args.argv, sc->args.argc);
 }
 
 static void sched_on_ticker_stopped(fleet_handle_t *h, int status, void *arg) {

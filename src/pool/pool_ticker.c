@@ -51,11 +51,6 @@ static const char *const ticker_state_names[] = {
 };
 
 typedef struct {
-  fleet__req_t base;
-  fleet_status_cb cb; /* NULL for a claim */
-} ticker_req_t;
-
-typedef struct {
   fleet__handle_t base;
   fleet_pool_ticker_t *pub;
   ticker_state_t state;
@@ -116,6 +111,14 @@ static void ticker_stopped(ticker_t *tk) {
 
 static void ticker_on_claim(fleet__req_t *r, int status,
                             const fleet__reply_t *reply);
+static void ticker_on_ack(fleet__req_t *r, int status,
+                          const fleet__reply_t *reply);
+
+/* The ticker's background calls: nobody waits for them. */
+static const fleet__call_t ticker_claim_call = {
+    "pool.ticker.claim", FLEET__OP_POOL_TICK, ticker_on_claim, NULL};
+static const fleet__call_t ticker_ack_call = {
+    "pool.ticker.ack", FLEET__OP_POOL_TICK_ACK, ticker_on_ack, NULL};
 
 static void ticker_on_ack(fleet__req_t *r, int status,
                           const fleet__reply_t *reply) {
@@ -136,35 +139,30 @@ static void ticker_on_ack(fleet__req_t *r, int status,
  * from a closing ticker too. A failure leaves it to the next claim. */
 static void ticker_ack(ticker_t *tk) {
   fleet_bytes_t key = fleet__key_bytes(&tk->tag);
-  fleet__req_t *req;
   int err;
 
   if (tk->unacked == 0 || tk->ack_inflight)
     return;
-  req = fleet__req_new(&tk->base, ticker_on_ack, NULL,
-                       (void *)(uintptr_t)tk->unacked);
-  err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&tk->ack_args, 3, 1);
+  err = fleet__args_begin(&tk->ack_args, 3, 1);
   if (err == 0) {
     fleet__args_bytes(&tk->ack_args, tk->name, tk->name_len);
     fleet__args_bytes(&tk->ack_args, tk->claimer, tk->claimer_len);
     fleet__args_u64(&tk->ack_args, tk->unacked);
-    err = fleet__req_send(req, FLEET__OP_POOL_TICK_ACK, &key, 1,
-                          tk->ack_args.argv, tk->ack_args.argc);
+    err = fleet__call(&tk->base, &ticker_ack_call, NULL,
+                      (void *)(uintptr_t)tk->unacked, &key, 1,
+                      tk->ack_args.argv, tk->ack_args.argc);
   }
   if (err == 0) {
     tk->ack_inflight = 1;
     return;
   }
-  if (req != NULL)
-    fleet__req_free(req);
   fleet__handle_error(&tk->base, err);
 }
 
 /* Sends one claim; on failure, backs off. */
 static void ticker_claim(ticker_t *tk) {
   fleet_bytes_t key = fleet__key_bytes(&tk->tag);
-  fleet__req_t *req = fleet__req_new(&tk->base, ticker_on_claim, NULL, NULL);
-  int err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&tk->args, 6, 4);
+  int err = fleet__args_begin(&tk->args, 6, 4);
 
   if (err == 0) {
     fleet__args_bytes(&tk->args, tk->name, tk->name_len);
@@ -175,16 +173,14 @@ static void ticker_claim(ticker_t *tk) {
     fleet__args_u64(&tk->args, tk->unacked);
     /* The claim carries the acknowledgement again: it is confirmed with
      * the claim's reply. */
-    req->user_data = (void *)(uintptr_t)tk->unacked;
-    err = fleet__req_send(req, FLEET__OP_POOL_TICK, &key, 1, tk->args.argv,
-                          tk->args.argc);
+    err = fleet__call(&tk->base, &ticker_claim_call, NULL,
+                      (void *)(uintptr_t)tk->unacked, &key, 1, tk->args.argv,
+                      tk->args.argc);
   }
   if (err == 0) {
     ticker_set_state(tk, TICKER_CLAIMING, 0);
     return;
   }
-  if (req != NULL)
-    fleet__req_free(req);
   ticker_set_state(tk, TICKER_WAITING,
                    fleet__backoff_delay(TICKER_BACKOFF_MIN_MS, tk->period_ms,
                                         20, tk->failures++,
@@ -246,57 +242,40 @@ static void ticker_on_claim(fleet__req_t *r, int status,
 
 static void ticker_on_stop(fleet__req_t *r, int status,
                            const fleet__reply_t *reply) {
-  ticker_req_t *req = (ticker_req_t *)r;
   ticker_t *tk = (ticker_t *)r->handle;
-  fleet_status_cb cb = req->cb;
-  void *data = r->user_data;
 
   (void)reply;
-  fleet__req_done(r);
   if (status == 0 && tk->state != TICKER_IDLE)
     ticker_stopped(tk);
   else if (status == 0)
     ticker_set_state(tk, TICKER_STOPPED, 0);
-  cb(tk->base.pub, status, data);
+  fleet__call_finish(r, status);
 }
 
-static void ticker_cancel_stop(fleet__req_t *r, int status) {
-  ticker_req_t *req = (ticker_req_t *)r;
-
-  req->cb(r->handle->pub, status, r->user_data);
-}
+static const fleet__call_t ticker_stop_call = {
+    "pool.ticker.stop", FLEET__OP_POOL_TICK_STOP, ticker_on_stop,
+    fleet__call_fail_status};
 
 int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker, fleet_status_cb cb,
                            void *user_data) {
-  ticker_t *tk = ticker_of(ticker);
-  fleet_bytes_t key;
-  ticker_req_t *req;
-  uint64_t keep;
   int err;
+  ticker_t *tk = (ticker_t *)fleet__call_enter(ticker, FLEET_HANDLE_POOL_TICKER,
+                                               cb != NULL, &err);
+  fleet_bytes_t key;
+  uint64_t keep;
 
-  if (tk == NULL || cb == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&tk->base)) != 0)
+  if (tk == NULL)
     return err;
   if (tk->state == TICKER_STOPPED)
     return FLEET_EALREADY;
-  req = (ticker_req_t *)fleet__req_new(&tk->base, ticker_on_stop,
-                                       ticker_cancel_stop, user_data);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->cb = cb;
   keep = 10 * (uint64_t)tk->period_ms;
-  err = fleet__args_begin(&tk->args, 2, 1);
-  if (err == 0) {
-    key = fleet__key_bytes(&tk->tag);
-    fleet__args_bytes(&tk->args, tk->name, tk->name_len);
-    fleet__args_u64(&tk->args, keep < 1000 ? 1000 : keep);
-    err = fleet__req_send(&req->base, FLEET__OP_POOL_TICK_STOP, &key, 1,
-                          tk->args.argv, tk->args.argc);
-  }
-  if (err != 0)
-    fleet__req_free(&req->base);
-  return err;
+  if ((err = fleet__args_begin(&tk->args, 2, 1)) != 0)
+    return err;
+  key = fleet__key_bytes(&tk->tag);
+  fleet__args_bytes(&tk->args, tk->name, tk->name_len);
+  fleet__args_u64(&tk->args, keep < 1000 ? 1000 : keep);
+  return fleet__call(&tk->base, &ticker_stop_call, (fleet__fn_t)cb, user_data,
+                     &key, 1, tk->args.argv, tk->args.argc);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -323,7 +302,7 @@ static void ticker_free(fleet__handle_t *h) {
 
 static const fleet__handle_vt_t ticker_vt = {
     .type = FLEET_HANDLE_POOL_TICKER,
-    .req_size = sizeof(ticker_req_t),
+    .req_size = sizeof(fleet__req_t),
     .close = ticker_close_hook,
     .free = ticker_free,
 };
