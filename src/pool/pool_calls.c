@@ -1,8 +1,8 @@
 /* pool_calls.c -- the calls a user makes on a pool node: dispatch (admit,
- * assign, then wait for the owner's start result), notify, stop, the
- * queries and shutdown. Each is one static call (a fleet__call_t: its op,
- * its reply reader, the fail hook of its callback's shape) on the request
- * base.
+ * assign, then wait for the owner's start result), notify, stop and
+ * shutdown; the queries are in pool_inspect.c. Each is one static call (a
+ * fleet__call_t: its op, its reply reader, the fail hook of its callback's
+ * shape) on the request base.
  *
  * A dispatch is a request in three phases: read the membership when the
  * node has none (or its revision was refused), send POOL_DISPATCH with
@@ -37,31 +37,6 @@ static void pool_req_release(fleet__pool_req_t *req) {
 static void pool_fail_status(fleet__req_t *r, int status) {
   pool_req_release((fleet__pool_req_t *)r);
   fleet__call_fail_status(r, status);
-}
-
-static void pool_fail_keys(fleet__req_t *r, int status) {
-  fleet_pool_keys_cb cb = (fleet_pool_keys_cb)r->cb;
-
-  cb((fleet_pool_node_t *)r->handle->pub, status, NULL, 0, r->user_data);
-}
-
-static void pool_fail_payload(fleet__req_t *r, int status) {
-  fleet_pool_payload_cb cb = (fleet_pool_payload_cb)r->cb;
-  fleet_bytes_t none = {NULL, 0};
-
-  cb((fleet_pool_node_t *)r->handle->pub, status, none, r->user_data);
-}
-
-static void pool_fail_workers(fleet__req_t *r, int status) {
-  fleet_pool_workers_cb cb = (fleet_pool_workers_cb)r->cb;
-
-  cb((fleet_pool_node_t *)r->handle->pub, status, NULL, 0, r->user_data);
-}
-
-static void pool_fail_jobs(fleet__req_t *r, int status) {
-  fleet_pool_jobs_cb cb = (fleet_pool_jobs_cb)r->cb;
-
-  cb((fleet_pool_node_t *)r->handle->pub, status, NULL, 0, r->user_data);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -220,7 +195,7 @@ void fleet__pool_wait_fail(fleet__pool_t *p, int status) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Replies of the other calls                                               */
+/* Notify, stop, shutdown                                                   */
 
 /* Notify and stop: 1 done, 0 no such job, else the job is between
  * owners. */
@@ -242,148 +217,6 @@ static void pool_shutdown_read(fleet__req_t *r, int status,
   fleet__call_finish(r, status);
 }
 
-static void pool_keys_read(fleet__req_t *r, int status,
-                           const fleet__reply_t *reply) {
-  fleet_pool_keys_cb cb = (fleet_pool_keys_cb)r->cb;
-  fleet__pool_t *p = (fleet__pool_t *)r->handle;
-  void *data = r->user_data;
-  fleet_bytes_t *keys = NULL;
-  size_t i, n = 0;
-
-  if (status == 0 && (reply->type != FLEET__REPLY_ARRAY || reply->nelem % 2))
-    status = FLEET_EPROTO;
-  if (status == 0) {
-    n = reply->nelem / 2;
-    if ((keys = malloc((n > 0 ? n : 1) * sizeof(*keys))) == NULL)
-      status = FLEET_ENOMEM;
-  }
-  if (status != 0) {
-    fleet__call_finish(r, status);
-    return;
-  }
-  for (i = 0; i < n; i++) {
-    keys[i].base = reply->elem[2 * i].str;
-    keys[i].len = reply->elem[2 * i].len;
-  }
-  fleet__req_done(r);
-  cb(p->pub, 0, keys, n, data);
-  free(keys);
-}
-
-static void pool_payload_read(fleet__req_t *r, int status,
-                              const fleet__reply_t *reply) {
-  fleet_pool_payload_cb cb = (fleet_pool_payload_cb)r->cb;
-  fleet__pool_t *p = (fleet__pool_t *)r->handle;
-  void *data = r->user_data;
-
-  if (status == 0 && reply->type == FLEET__REPLY_NIL)
-    status = FLEET_ENOTFOUND;
-  else if (status == 0 && reply->type != FLEET__REPLY_STR)
-    status = FLEET_EPROTO;
-  if (status != 0) {
-    fleet__call_finish(r, status);
-    return;
-  }
-  fleet__req_done(r);
-  cb(p->pub, 0, (fleet_bytes_t){reply->str, reply->len}, data);
-}
-
-static void pool_workers_read(fleet__req_t *r, int status,
-                              const fleet__reply_t *reply) {
-  fleet_pool_workers_cb cb = (fleet_pool_workers_cb)r->cb;
-  fleet__pool_t *p = (fleet__pool_t *)r->handle;
-  void *data = r->user_data;
-  fleet_pool_worker_info_t *info = NULL;
-  size_t i, n = 0;
-
-  if (status == 0)
-    status = fleet__pool_set_members(p, reply);
-  if (status == 0) {
-    n = p->nmembers;
-    if ((info = malloc((n > 0 ? n : 1) * sizeof(*info))) == NULL)
-      status = FLEET_ENOMEM;
-  }
-  if (status != 0) {
-    fleet__call_finish(r, status);
-    return;
-  }
-  for (i = 0; i < n; i++) {
-    info[i].id = p->member_ids[i];
-    info[i].node_id = p->member_nodes[i];
-    info[i].created = p->member_created[i];
-    info[i].local = strcmp(p->member_nodes[i], p->node_id) == 0;
-  }
-  fleet__req_done(r);
-  cb(p->pub, 0, info, n, data);
-  free(info);
-}
-
-/* Reads a token from its decimal digits. Returns 0 or -1. */
-static int pool_token(fleet_bytes_t b, uint64_t *out) {
-  const char *s = b.base;
-  uint64_t v = 0;
-  size_t i;
-
-  if (b.len == 0 || b.len > 19)
-    return -1;
-  for (i = 0; i < b.len; i++) {
-    if (s[i] < '0' || s[i] > '9')
-      return -1;
-    v = v * 10 + (uint64_t)(s[i] - '0');
-  }
-  *out = v;
-  return 0;
-}
-
-static void pool_jobs_read(fleet__req_t *r, int status,
-                           const fleet__reply_t *reply) {
-  fleet_pool_jobs_cb cb = (fleet_pool_jobs_cb)r->cb;
-  fleet__pool_t *p = (fleet__pool_t *)r->handle;
-  void *data = r->user_data;
-  fleet_pool_job_info_t *jobs = NULL;
-  size_t i = 0, n = 0, room = 0, used = 0;
-  char *ids = NULL;
-
-  if (status == 0 && (reply->type != FLEET__REPLY_ARRAY || reply->nelem % 2))
-    status = FLEET_EPROTO;
-  if (status == 0) {
-    n = reply->nelem / 2;
-    for (i = 0; i < n; i++)
-      room += reply->elem[2 * i + 1].len + 1;
-    jobs = malloc((n > 0 ? n : 1) * sizeof(*jobs));
-    ids = malloc(room > 0 ? room : 1);
-    if (jobs == NULL || ids == NULL)
-      status = FLEET_ENOMEM;
-  }
-  for (i = 0; status == 0 && i < n; i++) {
-    const fleet__reply_t *k = &reply->elem[2 * i],
-                         *rec = &reply->elem[2 * i + 1];
-    fleet_bytes_t token, worker;
-    char state;
-
-    if (k->type != FLEET__REPLY_STR || rec->type != FLEET__REPLY_STR ||
-        fleet__pool_parse_owner(rec, &token, &state, &worker) != 0 ||
-        pool_token(token, &jobs[i].token) != 0) {
-      status = FLEET_EPROTO;
-      break;
-    }
-    jobs[i].key.base = k->str;
-    jobs[i].key.len = k->len;
-    memcpy(ids + used, worker.base, worker.len);
-    ids[used + worker.len] = '\0';
-    jobs[i].worker_id = ids + used;
-    used += worker.len + 1;
-  }
-  if (status != 0) {
-    fleet__call_finish(r, status);
-  } else {
-    fleet__req_done(r);
-    cb(p->pub, 0, jobs, n, data);
-  }
-  free(jobs);
-  free(ids);
-}
-
 static const fleet__call_t pool_notify_call = {
     "pool.notify", FLEET__OP_POOL_NOTIFY, pool_count_read, pool_fail_status};
 static const fleet__call_t pool_stop_call = {
@@ -391,17 +224,6 @@ static const fleet__call_t pool_stop_call = {
 static const fleet__call_t pool_shutdown_call = {
     "pool.shutdown", FLEET__OP_POOL_SHUTDOWN, pool_shutdown_read,
     pool_fail_status};
-static const fleet__call_t pool_keys_call = {
-    "pool.job_keys", FLEET__OP_POOL_JOBS, pool_keys_read, pool_fail_keys};
-static const fleet__call_t pool_payload_call = {
-    "pool.get_payload", FLEET__OP_POOL_PAYLOAD, pool_payload_read,
-    pool_fail_payload};
-static const fleet__call_t pool_workers_call = {
-    "pool.workers", FLEET__OP_POOL_MEMBERS, pool_workers_read,
-    pool_fail_workers};
-static const fleet__call_t pool_jobs_call = {"pool.jobs", FLEET__OP_POOL_JOBS,
-                                             pool_jobs_read, pool_fail_jobs};
-
 /* ------------------------------------------------------------------------ */
 /* The calls                                                                */
 
@@ -430,8 +252,7 @@ static fleet__pool_t *pool_enter(fleet_pool_node_t *node, int has_cb,
   return *err == 0 ? p : NULL;
 }
 
-/* A call whose args are the job key `key`, then `payload` if not NULL. */
-static int pool_key_call(fleet_pool_node_t *node, const fleet__call_t *call,
+int fleet__pool_key_call(fleet_pool_node_t *node, const fleet__call_t *call,
                          const char *key, const fleet_bytes_t *payload,
                          fleet__fn_t cb, void *user_data) {
   size_t len = 0;
@@ -447,8 +268,7 @@ static int pool_key_call(fleet_pool_node_t *node, const fleet__call_t *call,
   return fleet__pool_call(p, call, cb, user_data);
 }
 
-/* A call without args. */
-static int pool_plain_call(fleet_pool_node_t *node, const fleet__call_t *call,
+int fleet__pool_plain_call(fleet_pool_node_t *node, const fleet__call_t *call,
                            fleet__fn_t cb, void *user_data) {
   int err;
   fleet__pool_t *p = pool_enter(node, cb != NULL, 0, NULL, NULL, NULL, &err);
@@ -488,38 +308,18 @@ int fleet_pool_dispatch(fleet_pool_node_t *node, const char *key,
 int fleet_pool_notify(fleet_pool_node_t *node, const char *key,
                       fleet_bytes_t payload, fleet_status_cb cb,
                       void *user_data) {
-  return pool_key_call(node, &pool_notify_call, key, &payload, (fleet__fn_t)cb,
-                       user_data);
+  return fleet__pool_key_call(node, &pool_notify_call, key, &payload,
+                              (fleet__fn_t)cb, user_data);
 }
 
 int fleet_pool_stop_job(fleet_pool_node_t *node, const char *key,
                         fleet_status_cb cb, void *user_data) {
-  return pool_key_call(node, &pool_stop_call, key, NULL, (fleet__fn_t)cb,
-                       user_data);
-}
-
-int fleet_pool_get_payload(fleet_pool_node_t *node, const char *key,
-                           fleet_pool_payload_cb cb, void *user_data) {
-  return pool_key_call(node, &pool_payload_call, key, NULL, (fleet__fn_t)cb,
-                       user_data);
-}
-
-int fleet_pool_job_keys(fleet_pool_node_t *node, fleet_pool_keys_cb cb,
-                        void *user_data) {
-  return pool_plain_call(node, &pool_keys_call, (fleet__fn_t)cb, user_data);
-}
-
-int fleet_pool_workers(fleet_pool_node_t *node, fleet_pool_workers_cb cb,
-                       void *user_data) {
-  return pool_plain_call(node, &pool_workers_call, (fleet__fn_t)cb, user_data);
-}
-
-int fleet_pool_jobs(fleet_pool_node_t *node, fleet_pool_jobs_cb cb,
-                    void *user_data) {
-  return pool_plain_call(node, &pool_jobs_call, (fleet__fn_t)cb, user_data);
+  return fleet__pool_key_call(node, &pool_stop_call, key, NULL, (fleet__fn_t)cb,
+                              user_data);
 }
 
 int fleet_pool_shutdown(fleet_pool_node_t *node, fleet_status_cb cb,
                         void *user_data) {
-  return pool_plain_call(node, &pool_shutdown_call, (fleet__fn_t)cb, user_data);
+  return fleet__pool_plain_call(node, &pool_shutdown_call, (fleet__fn_t)cb,
+                                user_data);
 }

@@ -1,7 +1,11 @@
-/* pool_int.h -- the worker pool's internals, shared by pool.c (the node:
- * membership, keep-alives, events, rebalancing, close), pool_jobs.c (the
- * jobs a node's workers run) and pool_calls.c (dispatch, notify, stop,
- * queries, shutdown). */
+/* pool_int.h -- the worker pool's internals, shared by its files. Calls
+ * between them run one way, from the top: pool.c (the node's life: init,
+ * workers, close), pool_member.c (join, keep-alives), pool_events.c (the
+ * event list, the state), pool_calls.c (dispatch, notify, stop, queries,
+ * shutdown), pool_rebalance.c, pool_worker.c (a worker's removal),
+ * pool_jobs.c (the jobs a node's workers run), pool_route.c (membership,
+ * routing). The ticker, the schedule (on the ticker and the node's public
+ * calls) and the queries from a client stand beside them. */
 #ifndef FLEET_SRC_POOL_INT_H
 #define FLEET_SRC_POOL_INT_H
 
@@ -196,12 +200,29 @@ static inline int fleet__pool_call(fleet__pool_t *p, const fleet__call_t *call,
                      p->args.argc);
 }
 
-/* pool.c */
+/* pool_member.c */
+/* Asks for a join with every local worker (on the next loop iteration). */
+void fleet__pool_join(fleet__pool_t *p);
+
+/* pool_events.c */
+/* The one place a node changes state. Leaving ACTIVE stops the keep-alive
+ * and the lapse timer (entering it is pool_member.c's). */
+void fleet__pool_set_state(fleet__pool_t *p, fleet__pool_state_t state);
+/* Takes the keep-alive off the batcher; its hold goes with it. */
+void fleet__pool_keepalive_stop(fleet__pool_t *p);
+/* Another live instance holds this node's id: the node stops acting under
+ * it for good (REFUSED). May run user callbacks. */
+void fleet__pool_refuse(fleet__pool_t *p);
 /* Asks for the node's events to be read (now, or after the read in
  * flight). */
 void fleet__pool_read_events(fleet__pool_t *p);
-/* Asks for a join with every local worker. */
-void fleet__pool_join(fleet__pool_t *p);
+/* The message callback of the node's wake-up channel: reads the events. */
+void fleet__pool_on_wake(void *arg, int status, const char *payload,
+                         size_t len);
+
+/* pool_rebalance.c */
+/* Asks for a rebalance (now, or after the one in flight). */
+void fleet__pool_rebalance(fleet__pool_t *p);
 
 /* pool_route.c */
 /* Reads the membership from a POOL_MEMBERS reply. Returns 0, FLEET_EPROTO
@@ -261,6 +282,15 @@ const char *fleet__pool_ticker_state_name(const fleet_pool_ticker_t *t);
 const char *fleet__pool_schedule_state_name(const fleet_pool_schedule_t *s);
 
 /* pool_calls.c */
+/* The call `call` on `node` for the callback `cb`, after the checks of
+ * every call on a node (the node, the callback, the key, the payload, the
+ * node's state): with the args `key` (the name rule) and then `payload`
+ * when not NULL, or with no args. Returns 0 or an error (nothing sent). */
+int fleet__pool_key_call(fleet_pool_node_t *node, const fleet__call_t *call,
+                         const char *key, const fleet_bytes_t *payload,
+                         fleet__fn_t cb, void *user_data);
+int fleet__pool_plain_call(fleet_pool_node_t *node, const fleet__call_t *call,
+                           fleet__fn_t cb, void *user_data);
 /* A start result (r event) for a waiting dispatch. */
 void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev);
 /* Fails the waiting dispatches whose deadline passed, and arms the timer
