@@ -156,9 +156,8 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
   p->timers_open = 1;
   /* Results of dispatches come through the event list: every node,
    * client-only too, listens. The wake-up on subscription reads it. */
-  err = fleet__handle_backend(&p->base)->vt->subscribe(
-      fleet__handle_backend(&p->base), p->wake.base, p->wake.len,
-      fleet__pool_on_wake, p, &p->sub);
+  err = fleet__handle_subscribe(&p->base, p->wake.base, p->wake.len,
+                                fleet__pool_on_wake, p, &p->sub);
   if (err != 0) {
     p->sub = NULL;
     fleet__handle_error(&p->base, err);
@@ -219,11 +218,6 @@ static void pool_close(fleet__handle_t *h) {
   fleet__pool_t *p = (fleet__pool_t *)h;
 
   fleet__pool_keepalive_stop(p);
-  if (p->sub != NULL) {
-    fleet__handle_backend(&p->base)->vt->unsubscribe(
-        fleet__handle_backend(&p->base), p->sub);
-    p->sub = NULL;
-  }
   if (p->timers_open) {
     fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->join_timer);
     fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->remove_timer);

@@ -139,7 +139,7 @@ struct fleet__pool_s {
   uint32_t worker_seq;     /* the last worker number given */
   uv_timer_t remove_timer; /* watches the workers being removed */
 
-  fleet__sub_t *sub;
+  fleet__sub_t *sub; /* the wake-up channel, owned by the base */
 
   /* Membership as last read: revision and workers in creation order. */
   int64_t rev; /* -1: never read */
