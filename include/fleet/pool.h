@@ -372,8 +372,8 @@ typedef struct {
 } fleet_pool_tick_t;
 
 /* Called with status 0 and a tick (valid until the callback returns), or
- * once with FLEET_ECANCELED and NULL when the ticker was stopped (by any
- * node): then no tick follows. */
+ * once with FLEET_ECANCELED and NULL when the ticker was ended (by
+ * fleet_pool_ticker_end() on any node): then no tick follows. */
 typedef void (*fleet_pool_tick_cb)(fleet_pool_ticker_t *ticker, int status,
                                    const fleet_pool_tick_t *tick);
 
@@ -397,10 +397,20 @@ FLEET_EXTERN int fleet_pool_ticker_init(fleet_pool_node_t *node,
 FLEET_EXTERN int fleet_pool_ticker_start(fleet_pool_ticker_t *ticker,
                                          fleet_pool_tick_cb cb);
 
-/* Stops the ticker for every node: each one's tick callback gets
- * FLEET_ECANCELED at its next claim (within one period), this one's before
- * `cb` runs. For 10 periods (at least 1 s), a ticker of that name started
- * anew finds itself stopped. `cb`: 0, or the backend's error. */
+/* Ends the ticker for every node, in shared state (unlike the close,
+ * which is local): each node's tick callback gets FLEET_ECANCELED at its
+ * next claim (within one period), this one's before `cb` runs. For 10
+ * periods (at least 1 s), a ticker of that name started anew finds itself
+ * ended. `cb` runs once, never inside this call: 0, the backend's error,
+ * or FLEET_ECANCELED when the ticker closes first. Returns 0, FLEET_EINVAL
+ * (NULL ticker or callback), FLEET_EALREADY (ended already), FLEET_ECLOSING
+ * or FLEET_ENOMEM; on error `cb` never runs. */
+FLEET_EXTERN int fleet_pool_ticker_end(fleet_pool_ticker_t *ticker,
+                                       fleet_status_cb cb, void *user_data);
+
+/* Deprecated: the old name of fleet_pool_ticker_end(), kept so that
+ * existing programs build and run; it ends the ticker for every node, as
+ * fleet_pool_ticker_end() does. New code calls fleet_pool_ticker_end(). */
 FLEET_EXTERN int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker,
                                         fleet_status_cb cb, void *user_data);
 

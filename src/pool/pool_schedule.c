@@ -6,7 +6,7 @@
  * started, so a running key is never dispatched again) and which keys to
  * stop; the node then dispatches and stops them with fleet_pool_dispatch()
  * and fleet_pool_stop_job(). A plan that asks to stop the schedule resets
- * its keys and stops the ticker, which ends the schedule on every node.
+ * its keys and ends the ticker, which ends the schedule on every node.
  *
  * States: IDLE (not started), RUNNING (waiting for its intervals),
  * APPLYING (a plan's POOL_PLAN is in flight: an interval that comes
@@ -266,7 +266,7 @@ static void sched_on_tick(fleet_pool_ticker_t *t, int status,
     err = sched_send_plan(sc, "r");
     if (err != 0)
       fleet__handle_error(&sc->base, err);
-    err = fleet_pool_ticker_stop(&sc->ticker, sched_on_ticker_stopped, sc);
+    err = fleet_pool_ticker_end(&sc->ticker, sched_on_ticker_stopped, sc);
     if (err == 0)
       fleet__handle_hold(&sc->base);
     else

@@ -20,8 +20,8 @@
  * ticker runs: one Redis error never ends it.
  *
  * States: IDLE (not started), WAITING (the timer runs until the next
- * claim), CLAIMING (a claim is in flight), STOPPED (the ticker was stopped
- * for every node). */
+ * claim), CLAIMING (a claim is in flight), STOPPED (the ticker was ended
+ * for every node, by fleet_pool_ticker_end() on any node). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,7 +238,7 @@ static void ticker_on_claim(fleet__req_t *r, int status,
 }
 
 /* ------------------------------------------------------------------------ */
-/* Stop                                                                     */
+/* End                                                                      */
 
 static void ticker_on_stop(fleet__req_t *r, int status,
                            const fleet__reply_t *reply) {
@@ -253,11 +253,11 @@ static void ticker_on_stop(fleet__req_t *r, int status,
 }
 
 static const fleet__call_t ticker_stop_call = {
-    "pool.ticker.stop", FLEET__OP_POOL_TICK_STOP, ticker_on_stop,
+    "pool.ticker.end", FLEET__OP_POOL_TICK_STOP, ticker_on_stop,
     fleet__call_fail_status};
 
-int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker, fleet_status_cb cb,
-                           void *user_data) {
+int fleet_pool_ticker_end(fleet_pool_ticker_t *ticker, fleet_status_cb cb,
+                          void *user_data) {
   int err;
   ticker_t *tk = (ticker_t *)fleet__call_enter(ticker, FLEET_HANDLE_POOL_TICKER,
                                                cb != NULL, &err);
@@ -276,6 +276,11 @@ int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker, fleet_status_cb cb,
   fleet__args_u64(&tk->args, keep < 1000 ? 1000 : keep);
   return fleet__call(&tk->base, &ticker_stop_call, (fleet__fn_t)cb, user_data,
                      &key, 1, tk->args.argv, tk->args.argc);
+}
+
+int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker, fleet_status_cb cb,
+                           void *user_data) {
+  return fleet_pool_ticker_end(ticker, cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
