@@ -34,11 +34,11 @@ typedef struct {
 } pool_query_t;
 
 /* Checks the arguments, then sends `op` on the tag of `pool`, with a
- * query that `on_reply` answers. Returns 0 or the call's error (nothing
- * sent). */
+ * query for `cb` that `on_reply` answers. Returns 0 or the call's error
+ * (nothing sent, `cb` never runs). */
 static int pool_query_send(fleet_client_t *client, const char *pool,
-                           int have_cb, fleet__op_t op,
-                           fleet__reply_cb on_reply, pool_query_t **out) {
+                           fleet__op_t op, fleet__reply_cb on_reply,
+                           fleet__fn_t cb, void *user_data) {
   struct fleet__client_s *c;
   fleet__key_t tag = {0};
   fleet_bytes_t tag_bytes;
@@ -46,7 +46,7 @@ static int pool_query_send(fleet_client_t *client, const char *pool,
   size_t len;
   int err;
 
-  if (client == NULL || client->internal_ == NULL || !have_cb)
+  if (client == NULL || client->internal_ == NULL || cb == NULL)
     return FLEET_EINVAL;
   c = client->internal_;
   err = fleet__str_check(pool, FLEET__NAME_MAX, &len);
@@ -60,151 +60,126 @@ static int pool_query_send(fleet_client_t *client, const char *pool,
     err = FLEET_ENOMEM;
   } else {
     q->client = client;
+    q->cb = cb;
+    q->data = user_data;
     tag_bytes = fleet__key_bytes(&tag);
     err = fleet__backend_call(c->be, op, &tag_bytes, 1, NULL, 0, on_reply, q);
   }
   fleet__key_free(&tag);
-  if (err != 0) {
+  if (err != 0)
     free(q);
-    return err;
-  }
-  *out = q;
-  return 0;
+  return err;
 }
 
-/* Reads {revision, worker, node, created, ...} into `w` (strings copied
- * into `ids`). Returns 0, FLEET_EPROTO or FLEET_ENOMEM. */
+/* ------------------------------------------------------------------------ */
+/* Reading the replies                                                      */
+
+/* Makes room for what a reply is read into: `n` + 1 zeroed items of `size`
+ * in `*items`, and in `*buf` room for a NUL-terminated copy of each string
+ * of the reply from element `from` on. Returns 0, FLEET_EPROTO (an element
+ * that is no string) or FLEET_ENOMEM (then both are NULL). */
+static int pool_room(const fleet__reply_t *r, size_t from, size_t n,
+                     size_t size, void **items, char **buf) {
+  size_t i, room = 1;
+
+  *items = NULL;
+  *buf = NULL;
+  for (i = from; i < r->nelem; i++) {
+    if (r->elem[i].type != FLEET__REPLY_STR)
+      return FLEET_EPROTO;
+    room += r->elem[i].len + 1;
+  }
+  *items = calloc(n + 1, size);
+  *buf = malloc(room);
+  if (*items != NULL && *buf != NULL)
+    return 0;
+  free(*items);
+  free(*buf);
+  *items = NULL;
+  *buf = NULL;
+  return FLEET_ENOMEM;
+}
+
+/* Copies the string `e` into `buf` at `*used`, NUL-terminated. Returns the
+ * copy. */
+static char *pool_copy(char *buf, size_t *used, const fleet__reply_t *e) {
+  char *d = buf + *used;
+
+  memcpy(d, e->str, e->len);
+  d[e->len] = '\0';
+  *used += e->len + 1;
+  return d;
+}
+
+/* Reads {revision, worker, node, created, ...} into `*out` (the strings
+ * copied into `*buf`). Returns 0, FLEET_EPROTO or FLEET_ENOMEM; on error
+ * nothing is set. */
 static int pool_read_members(const fleet__reply_t *r, uint64_t *rev,
-                             fleet_pool_worker_info_t **out, char **ids,
+                             fleet_pool_worker_info_t **out, char **buf,
                              size_t *n) {
   fleet_pool_worker_info_t *w;
-  size_t i, size = 0, used = 0, count;
+  size_t i, used = 0, count = r->nelem / 3;
   int64_t v;
   char *s;
+  int err;
 
   if (!fleet__reply_is_array(r, 1) || r->nelem % 3 != 1 ||
       fleet__reply_i64(&r->elem[0], &v) != 0 || v < 0)
     return FLEET_EPROTO;
-  for (i = 1; i < r->nelem; i++) {
-    if (r->elem[i].type != FLEET__REPLY_STR)
-      return FLEET_EPROTO;
-    size += r->elem[i].len + 1;
-  }
-  count = r->nelem / 3;
-  w = calloc(count + 1, sizeof(*w));
-  s = malloc(size + 1);
-  if (w == NULL || s == NULL) {
-    free(w);
-    free(s);
-    return FLEET_ENOMEM;
-  }
+  if ((err = pool_room(r, 1, count, sizeof(*w), (void **)&w, &s)) != 0)
+    return err;
   for (i = 0; i < count; i++) {
-    const fleet__reply_t *id = &r->elem[1 + 3 * i], *node = &r->elem[2 + 3 * i];
-
     if (fleet__reply_u64_str(&r->elem[3 + 3 * i], &w[i].created) != 0) {
       free(w);
       free(s);
       return FLEET_EPROTO;
     }
-    memcpy(s + used, id->str, id->len);
-    s[used + id->len] = '\0';
-    w[i].id = s + used;
-    used += id->len + 1;
-    memcpy(s + used, node->str, node->len);
-    s[used + node->len] = '\0';
-    w[i].node_id = s + used;
-    used += node->len + 1;
+    w[i].id = pool_copy(s, &used, &r->elem[1 + 3 * i]);
+    w[i].node_id = pool_copy(s, &used, &r->elem[2 + 3 * i]);
   }
   *rev = (uint64_t)v;
   *out = w;
-  *ids = s;
+  *buf = s;
   *n = count;
   return 0;
 }
 
-static void pool_on_query_workers(void *arg, int status,
-                                  const fleet__reply_t *reply) {
-  pool_query_t *q = arg;
-  fleet_client_t *client = q->client;
-  fleet_pool_query_workers_cb cb = (fleet_pool_query_workers_cb)q->cb;
-  void *data = q->data;
-  fleet_pool_worker_info_t *w = NULL;
-  char *ids = NULL;
-  uint64_t rev = 0;
-  size_t n = 0;
-
-  free(q);
-  if (status == 0)
-    status = pool_read_members(reply, &rev, &w, &ids, &n);
-  if (status != 0)
-    cb(client, status, 0, NULL, 0, data);
-  else
-    cb(client, 0, rev, w, n, data);
-  free(w);
-  free(ids);
-}
-
-int fleet_pool_query_workers(fleet_client_t *client, const char *pool,
-                             fleet_pool_query_workers_cb cb, void *user_data) {
-  pool_query_t *q;
-  int err;
-
-  err = pool_query_send(client, pool, cb != NULL, FLEET__OP_POOL_MEMBERS,
-                        pool_on_query_workers, &q);
-  if (err == 0) {
-    q->cb = (fleet__fn_t)cb;
-    q->data = user_data;
-  }
-  return err;
-}
-
-/* Reads {key, "<token>:<state>:<worker>", ...} into `out` (the worker ids
- * copied into `ids`; the keys point into the reply). Returns 0,
- * FLEET_EPROTO or FLEET_ENOMEM. */
+/* Reads {key, "<token>:<state>:<worker>", ...} into `*out` (the keys and
+ * worker ids copied into `*buf`, NUL-terminated). Returns 0, FLEET_EPROTO
+ * or FLEET_ENOMEM; on error nothing is set. */
 static int pool_read_jobs(const fleet__reply_t *r,
-                          fleet_pool_job_status_t **out, char **ids,
+                          fleet_pool_job_status_t **out, char **buf,
                           size_t *n) {
   fleet_pool_job_status_t *jobs;
-  size_t i, size = 0, used = 0, count;
+  size_t i, used = 0, count = r->nelem / 2;
   char *s;
+  int err;
 
   if (!fleet__reply_is_array(r, 0) || r->nelem % 2 != 0)
     return FLEET_EPROTO;
-  for (i = 0; i < r->nelem; i++) {
-    if (r->elem[i].type != FLEET__REPLY_STR)
-      return FLEET_EPROTO;
-    size += r->elem[i].len + 1;
-  }
-  count = r->nelem / 2;
-  jobs = calloc(count + 1, sizeof(*jobs));
-  s = malloc(size + 1);
-  if (jobs == NULL || s == NULL) {
-    free(jobs);
-    free(s);
-    return FLEET_ENOMEM;
-  }
+  if ((err = pool_room(r, 0, count, sizeof(*jobs), (void **)&jobs, &s)) != 0)
+    return err;
   for (i = 0; i < count; i++) {
-    const fleet__reply_t *k = &r->elem[2 * i], *rec = &r->elem[2 * i + 1];
-    fleet__reply_t token_str = {0};
+    fleet__reply_t token_str = {0}, worker_str = {0};
     fleet_bytes_t token, worker;
     const char *code;
     char state;
 
-    if (fleet__pool_parse_owner(rec, &token, &state, &worker) != 0)
+    if (fleet__pool_parse_owner(&r->elem[2 * i + 1], &token, &state, &worker) !=
+        0)
       break;
-    token_str.type = FLEET__REPLY_STR;
+    token_str.type = worker_str.type = FLEET__REPLY_STR;
     token_str.str = token.base;
     token_str.len = token.len;
+    worker_str.str = worker.base;
+    worker_str.len = worker.len;
     code = state != '\0' ? strchr(pool_job_state_codes, state) : NULL;
     if (code == NULL || fleet__reply_u64_str(&token_str, &jobs[i].token) != 0)
       break;
-    jobs[i].key.base = k->str;
-    jobs[i].key.len = k->len;
+    jobs[i].key.base = pool_copy(s, &used, &r->elem[2 * i]);
+    jobs[i].key.len = r->elem[2 * i].len;
     jobs[i].state = (fleet_pool_job_state_t)(code - pool_job_state_codes);
-    memcpy(s + used, worker.base, worker.len);
-    s[used + worker.len] = '\0';
-    jobs[i].worker_id = s + used;
-    used += worker.len + 1;
+    jobs[i].worker_id = pool_copy(s, &used, &worker_str);
   }
   if (i < count) {
     free(jobs);
@@ -212,100 +187,111 @@ static int pool_read_jobs(const fleet__reply_t *r,
     return FLEET_EPROTO;
   }
   *out = jobs;
-  *ids = s;
+  *buf = s;
   *n = count;
   return 0;
 }
 
-static void pool_on_query_jobs(void *arg, int status,
-                               const fleet__reply_t *reply) {
-  pool_query_t *q = arg;
-  fleet_client_t *client = q->client;
-  fleet_pool_query_jobs_cb cb = (fleet_pool_query_jobs_cb)q->cb;
-  void *data = q->data;
-  fleet_pool_job_status_t *jobs = NULL;
-  char *ids = NULL;
+/* ------------------------------------------------------------------------ */
+/* The queries of a client                                                  */
+
+static void pool_on_query_workers(void *arg, int status,
+                                  const fleet__reply_t *reply) {
+  pool_query_t q = *(pool_query_t *)arg;
+  fleet_pool_worker_info_t *w = NULL;
+  char *buf = NULL;
+  uint64_t rev = 0;
   size_t n = 0;
 
-  free(q);
+  free(arg);
   if (status == 0)
-    status = pool_read_jobs(reply, &jobs, &ids, &n);
-  if (status != 0)
-    cb(client, status, NULL, 0, data);
-  else
-    cb(client, 0, jobs, n, data);
+    status = pool_read_members(reply, &rev, &w, &buf, &n);
+  ((fleet_pool_query_workers_cb)q.cb)(q.client, status, rev, w, n, q.data);
+  free(w);
+  free(buf);
+}
+
+int fleet_pool_query_workers(fleet_client_t *client, const char *pool,
+                             fleet_pool_query_workers_cb cb, void *user_data) {
+  return pool_query_send(client, pool, FLEET__OP_POOL_MEMBERS,
+                         pool_on_query_workers, (fleet__fn_t)cb, user_data);
+}
+
+static void pool_on_query_jobs(void *arg, int status,
+                               const fleet__reply_t *reply) {
+  pool_query_t q = *(pool_query_t *)arg;
+  fleet_pool_job_status_t *jobs = NULL;
+  char *buf = NULL;
+  size_t n = 0;
+
+  free(arg);
+  if (status == 0)
+    status = pool_read_jobs(reply, &jobs, &buf, &n);
+  ((fleet_pool_query_jobs_cb)q.cb)(q.client, status, jobs, n, q.data);
   free(jobs);
-  free(ids);
+  free(buf);
 }
 
 int fleet_pool_query_jobs(fleet_client_t *client, const char *pool,
                           fleet_pool_query_jobs_cb cb, void *user_data) {
-  pool_query_t *q;
-  int err;
-
-  err = pool_query_send(client, pool, cb != NULL, FLEET__OP_POOL_JOBS,
-                        pool_on_query_jobs, &q);
-  if (err == 0) {
-    q->cb = (fleet__fn_t)cb;
-    q->data = user_data;
-  }
-  return err;
+  return pool_query_send(client, pool, FLEET__OP_POOL_JOBS, pool_on_query_jobs,
+                         (fleet__fn_t)cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
 /* The queries of a node                                                    */
 
+/* The fail hooks, one per callback shape. */
 static void pool_fail_keys(fleet__req_t *r, int status) {
-  fleet_pool_keys_cb cb = (fleet_pool_keys_cb)r->cb;
-
-  cb((fleet_pool_node_t *)r->handle->pub, status, NULL, 0, r->user_data);
+  ((fleet_pool_keys_cb)r->cb)((fleet_pool_node_t *)r->handle->pub, status, NULL,
+                              0, r->user_data);
 }
 
 static void pool_fail_payload(fleet__req_t *r, int status) {
-  fleet_pool_payload_cb cb = (fleet_pool_payload_cb)r->cb;
   fleet_bytes_t none = {NULL, 0};
 
-  cb((fleet_pool_node_t *)r->handle->pub, status, none, r->user_data);
+  ((fleet_pool_payload_cb)r->cb)((fleet_pool_node_t *)r->handle->pub, status,
+                                 none, r->user_data);
 }
 
 static void pool_fail_workers(fleet__req_t *r, int status) {
-  fleet_pool_workers_cb cb = (fleet_pool_workers_cb)r->cb;
-
-  cb((fleet_pool_node_t *)r->handle->pub, status, NULL, 0, r->user_data);
+  ((fleet_pool_workers_cb)r->cb)((fleet_pool_node_t *)r->handle->pub, status,
+                                 NULL, 0, r->user_data);
 }
 
 static void pool_fail_jobs(fleet__req_t *r, int status) {
-  fleet_pool_jobs_cb cb = (fleet_pool_jobs_cb)r->cb;
-
-  cb((fleet_pool_node_t *)r->handle->pub, status, NULL, 0, r->user_data);
+  ((fleet_pool_jobs_cb)r->cb)((fleet_pool_node_t *)r->handle->pub, status, NULL,
+                              0, r->user_data);
 }
 
+/* The keys of POOL_JOBS's {key, owner record, ...}, NUL-terminated. */
 static void pool_keys_read(fleet__req_t *r, int status,
                            const fleet__reply_t *reply) {
   fleet_pool_keys_cb cb = (fleet_pool_keys_cb)r->cb;
   fleet__pool_t *p = (fleet__pool_t *)r->handle;
   void *data = r->user_data;
   fleet_bytes_t *keys = NULL;
-  size_t i, n = 0;
+  size_t i, used = 0, n = 0;
+  char *buf = NULL;
 
   if (status == 0 && (reply->type != FLEET__REPLY_ARRAY || reply->nelem % 2))
     status = FLEET_EPROTO;
   if (status == 0) {
     n = reply->nelem / 2;
-    if ((keys = malloc((n > 0 ? n : 1) * sizeof(*keys))) == NULL)
-      status = FLEET_ENOMEM;
+    status = pool_room(reply, 0, n, sizeof(*keys), (void **)&keys, &buf);
   }
   if (status != 0) {
     fleet__call_finish(r, status);
     return;
   }
   for (i = 0; i < n; i++) {
-    keys[i].base = reply->elem[2 * i].str;
+    keys[i].base = pool_copy(buf, &used, &reply->elem[2 * i]);
     keys[i].len = reply->elem[2 * i].len;
   }
   fleet__req_done(r);
   cb(p->pub, 0, keys, n, data);
   free(keys);
+  free(buf);
 }
 
 static void pool_payload_read(fleet__req_t *r, int status,
@@ -356,70 +342,34 @@ static void pool_workers_read(fleet__req_t *r, int status,
   free(info);
 }
 
-/* Reads a token from its decimal digits. Returns 0 or -1. */
-static int pool_token(fleet_bytes_t b, uint64_t *out) {
-  const char *s = b.base;
-  uint64_t v = 0;
-  size_t i;
-
-  if (b.len == 0 || b.len > 19)
-    return -1;
-  for (i = 0; i < b.len; i++) {
-    if (s[i] < '0' || s[i] > '9')
-      return -1;
-    v = v * 10 + (uint64_t)(s[i] - '0');
-  }
-  *out = v;
-  return 0;
-}
-
 static void pool_jobs_read(fleet__req_t *r, int status,
                            const fleet__reply_t *reply) {
   fleet_pool_jobs_cb cb = (fleet_pool_jobs_cb)r->cb;
   fleet__pool_t *p = (fleet__pool_t *)r->handle;
   void *data = r->user_data;
-  fleet_pool_job_info_t *jobs = NULL;
-  size_t i = 0, n = 0, room = 0, used = 0;
-  char *ids = NULL;
+  fleet_pool_job_status_t *jobs = NULL;
+  fleet_pool_job_info_t *info = NULL;
+  size_t i, n = 0;
+  char *buf = NULL;
 
-  if (status == 0 && (reply->type != FLEET__REPLY_ARRAY || reply->nelem % 2))
-    status = FLEET_EPROTO;
-  if (status == 0) {
-    n = reply->nelem / 2;
-    for (i = 0; i < n; i++)
-      room += reply->elem[2 * i + 1].len + 1;
-    jobs = malloc((n > 0 ? n : 1) * sizeof(*jobs));
-    ids = malloc(room > 0 ? room : 1);
-    if (jobs == NULL || ids == NULL)
-      status = FLEET_ENOMEM;
-  }
-  for (i = 0; status == 0 && i < n; i++) {
-    const fleet__reply_t *k = &reply->elem[2 * i],
-                         *rec = &reply->elem[2 * i + 1];
-    fleet_bytes_t token, worker;
-    char state;
-
-    if (k->type != FLEET__REPLY_STR || rec->type != FLEET__REPLY_STR ||
-        fleet__pool_parse_owner(rec, &token, &state, &worker) != 0 ||
-        pool_token(token, &jobs[i].token) != 0) {
-      status = FLEET_EPROTO;
-      break;
-    }
-    jobs[i].key.base = k->str;
-    jobs[i].key.len = k->len;
-    memcpy(ids + used, worker.base, worker.len);
-    ids[used + worker.len] = '\0';
-    jobs[i].worker_id = ids + used;
-    used += worker.len + 1;
-  }
+  if (status == 0)
+    status = pool_read_jobs(reply, &jobs, &buf, &n);
+  if (status == 0 && (info = calloc(n + 1, sizeof(*info))) == NULL)
+    status = FLEET_ENOMEM;
   if (status != 0) {
     fleet__call_finish(r, status);
   } else {
+    for (i = 0; i < n; i++) {
+      info[i].key = jobs[i].key;
+      info[i].worker_id = jobs[i].worker_id;
+      info[i].token = jobs[i].token;
+    }
     fleet__req_done(r);
-    cb(p->pub, 0, jobs, n, data);
+    cb(p->pub, 0, info, n, data);
   }
+  free(info);
   free(jobs);
-  free(ids);
+  free(buf);
 }
 
 static const fleet__call_t pool_keys_call = {

@@ -288,6 +288,10 @@ fleet_bytes_t fleet_pool_job_key(const fleet_pool_job_t *job) {
   return b;
 }
 
+const char *fleet_pool_job_key_str(const fleet_pool_job_t *job) {
+  return job != NULL ? job->key : NULL;
+}
+
 fleet_bytes_t fleet_pool_job_payload(const fleet_pool_job_t *job) {
   fleet_bytes_t b = {NULL, 0};
 
