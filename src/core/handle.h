@@ -305,4 +305,42 @@ void fleet__call_finish(fleet__req_t *req, int status);
  * the public handle, `status` and the user data, if there is one. */
 void fleet__call_fail_status(fleet__req_t *req, int status);
 
+/* ------------------------------------------------------------------------ */
+/* Generic helpers (added with the pool's redesign; any primitive may use   */
+/* them)                                                                    */
+
+/* The entry of an X-macro name table: `XX(name, str)` gives `str,`, so
+ * that a table is `{MAP(FLEET__NAME_ENTRY)}`. */
+#define FLEET__NAME_ENTRY(name, str) str,
+
+/* The name at `i` of the table `names` of `n` names, or "unknown" when `i`
+ * is out of range. FLEET__NAME_OF() takes the table's size from the
+ * array. */
+const char *fleet__name_of(const char *const *names, size_t n, long i);
+#define FLEET__NAME_OF(names, i)                                               \
+  fleet__name_of((names), FLEET__ARRAY_SIZE(names), (long)(i))
+
+/* The end of a call's reader: with an error `status`, finishes `req`
+ * (fleet__call_finish(): the fail hook tells the user) and returns 0;
+ * with 0, the request is done and 1 says that the reader runs the user
+ * callback with its results now (having copied the callback and its data
+ * from `req` first). */
+int fleet__call_done(fleet__req_t *req, int status);
+
+/* The close of a public handle of type `type`: FLEET_EINVAL when `pub` is
+ * not an initialized handle of that type, else fleet__handle_close(). */
+int fleet__handle_close_of(const void *pub, fleet_handle_type_t type,
+                           fleet_close_cb close_cb);
+
+/* A call made on a client rather than a handle (a query that reads an
+ * object without opening it): checks `client` and the object's `name`
+ * (the name rule), then sends `op` on the object's tag "{prefix:name}"
+ * with no args. `on_reply` runs once with `arg`, never inside this call
+ * (FLEET_ECANCELED when the client closes first). Returns 0, or
+ * FLEET_EINVAL (no client), the name's error, FLEET_ECLOSING (the client
+ * is closing), FLEET_ENOMEM or the backend's error: then nothing is sent
+ * and `on_reply` never runs. */
+int fleet__client_tag_call(fleet_client_t *client, const char *name,
+                           fleet__op_t op, fleet__reply_cb on_reply, void *arg);
+
 #endif /* FLEET_SRC_HANDLE_H */

@@ -17,27 +17,16 @@
 #define POOL_TTL_MIN_MS 100
 
 static const char *const pool_state_names[] = {
-#define XX(name, str) str,
-    FLEET__POOL_STATE_MAP(XX)
-#undef XX
-};
+    FLEET__POOL_STATE_MAP(FLEET__NAME_ENTRY)};
+static const char *const pool_stop_names[] = {
+    FLEET_POOL_STOP_REASON_MAP(FLEET__NAME_ENTRY)};
 
 const char *fleet__pool_state_name(fleet__pool_state_t state) {
-  if ((size_t)state >= FLEET__ARRAY_SIZE(pool_state_names))
-    return "unknown";
-  return pool_state_names[state];
+  return FLEET__NAME_OF(pool_state_names, state);
 }
 
-static const char *const pool_stop_names[] = {
-#define XX(name, str) str,
-    FLEET_POOL_STOP_REASON_MAP(XX)
-#undef XX
-};
-
 const char *fleet_pool_stop_reason_name(int reason) {
-  if (reason < 0 || (size_t)reason >= FLEET__ARRAY_SIZE(pool_stop_names))
-    return "unknown";
-  return pool_stop_names[reason];
+  return FLEET__NAME_OF(pool_stop_names, reason);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -280,9 +269,56 @@ static void pool_free(fleet__handle_t *h) {
 }
 
 int fleet_pool_node_close(fleet_pool_node_t *node, fleet_close_cb cb) {
-  fleet__pool_t *p = fleet__pool_of(node);
+  return fleet__handle_close_of(node, FLEET_HANDLE_POOL_NODE, cb);
+}
 
-  if (p == NULL)
+/* ------------------------------------------------------------------------ */
+/* The handles made on a node                                               */
+
+int fleet__pool_child_init(fleet_pool_node_t *node, fleet_handle_t *pub,
+                           const fleet__handle_vt_t *vt, size_t size,
+                           const char *name, size_t max, uint32_t ms,
+                           fleet_error_cb error_cb, fleet__pool_child_t **out) {
+  fleet__pool_t *p = fleet__pool_of(node);
+  fleet__pool_child_t *c;
+  size_t len;
+  int err;
+
+  if (pub == NULL)
     return FLEET_EINVAL;
-  return fleet__handle_close(&p->base, cb);
+  pub->internal_ = NULL;
+  if (p == NULL || ms < FLEET_POOL_TICK_MIN_MS)
+    return FLEET_EINVAL;
+  if ((err = fleet__str_check(name, max, &len)) != 0 ||
+      (err = fleet__handle_usable(&p->base)) != 0)
+    return err;
+  if ((c = calloc(1, size)) == NULL)
+    return FLEET_ENOMEM;
+  if ((err = fleet__handle_init(&c->base, vt, p->base.client->pub, pub)) != 0) {
+    free(c);
+    return err;
+  }
+  c->base.error_cb = error_cb;
+  c->name_len = len;
+  c->name = fleet__memdup(name, len);
+  c->tag.base = fleet__memdup(p->tag.base, p->tag.len);
+  if (c->name == NULL || c->tag.base == NULL) {
+    fleet__pool_child_abort(c);
+    return FLEET_ENOMEM;
+  }
+  c->tag.len = c->tag.cap = p->tag.len;
+  *out = c;
+  return 0;
+}
+
+void fleet__pool_child_abort(fleet__pool_child_t *c) {
+  fleet__handle_abort(&c->base);
+  c->base.vt->free(&c->base);
+}
+
+void fleet__pool_child_free(fleet__pool_child_t *c) {
+  fleet__key_free(&c->tag);
+  fleet__args_free(&c->args);
+  free(c->name);
+  free(c);
 }

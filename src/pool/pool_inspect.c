@@ -11,18 +11,13 @@
 #include "pool_int.h"
 
 static const char *const pool_job_state_names[] = {
-#define XX(name, str) str,
-    FLEET_POOL_JOB_STATE_MAP(XX)
-#undef XX
-};
+    FLEET_POOL_JOB_STATE_MAP(FLEET__NAME_ENTRY)};
 
 /* The state letters of the owner records, in the order of the enum. */
 static const char pool_job_state_codes[] = "srmxo";
 
 const char *fleet_pool_job_state_name(int state) {
-  if (state < 0 || (size_t)state >= FLEET__ARRAY_SIZE(pool_job_state_names))
-    return "unknown";
-  return pool_job_state_names[state];
+  return FLEET__NAME_OF(pool_job_state_names, state);
 }
 
 /* A query in flight: the caller's callback (of the query's type, cast
@@ -33,40 +28,21 @@ typedef struct {
   void *data;
 } pool_query_t;
 
-/* Checks the arguments, then sends `op` on the tag of `pool`, with a
- * query for `cb` that `on_reply` answers. Returns 0 or the call's error
- * (nothing sent, `cb` never runs). */
+/* Sends `op` on the tag of `pool` from `client`, with a query for `cb`
+ * that `on_reply` answers. Returns 0 or the call's error (nothing sent,
+ * `cb` never runs). */
 static int pool_query_send(fleet_client_t *client, const char *pool,
                            fleet__op_t op, fleet__reply_cb on_reply,
                            fleet__fn_t cb, void *user_data) {
-  struct fleet__client_s *c;
-  fleet__key_t tag = {0};
-  fleet_bytes_t tag_bytes;
   pool_query_t *q;
-  size_t len;
   int err;
 
-  if (client == NULL || client->internal_ == NULL || cb == NULL)
+  if (cb == NULL)
     return FLEET_EINVAL;
-  c = client->internal_;
-  err = fleet__str_check(pool, FLEET__NAME_MAX, &len);
-  if (err != 0)
-    return err;
-  if (c->closing)
-    return FLEET_ECLOSING;
-  q = calloc(1, sizeof(*q));
-  if (q == NULL ||
-      fleet__key_build(&tag, c->prefix, c->prefix_len, pool, len, NULL) != 0) {
-    err = FLEET_ENOMEM;
-  } else {
-    q->client = client;
-    q->cb = cb;
-    q->data = user_data;
-    tag_bytes = fleet__key_bytes(&tag);
-    err = fleet__backend_call(c->be, op, &tag_bytes, 1, NULL, 0, on_reply, q);
-  }
-  fleet__key_free(&tag);
-  if (err != 0)
+  if ((q = malloc(sizeof(*q))) == NULL)
+    return FLEET_ENOMEM;
+  *q = (pool_query_t){client, cb, user_data};
+  if ((err = fleet__client_tag_call(client, pool, op, on_reply, q)) != 0)
     free(q);
   return err;
 }
@@ -280,16 +256,12 @@ static void pool_keys_read(fleet__req_t *r, int status,
     n = reply->nelem / 2;
     status = pool_room(reply, 0, n, sizeof(*keys), (void **)&keys, &buf);
   }
-  if (status != 0) {
-    fleet__call_finish(r, status);
-    return;
-  }
-  for (i = 0; i < n; i++) {
+  for (i = 0; status == 0 && i < n; i++) {
     keys[i].base = pool_copy(buf, &used, &reply->elem[2 * i]);
     keys[i].len = reply->elem[2 * i].len;
   }
-  fleet__req_done(r);
-  cb(p->pub, 0, keys, n, data);
+  if (fleet__call_done(r, status))
+    cb(p->pub, 0, keys, n, data);
   free(keys);
   free(buf);
 }
@@ -304,12 +276,8 @@ static void pool_payload_read(fleet__req_t *r, int status,
     status = FLEET_ENOTFOUND;
   else if (status == 0 && reply->type != FLEET__REPLY_STR)
     status = FLEET_EPROTO;
-  if (status != 0) {
-    fleet__call_finish(r, status);
-    return;
-  }
-  fleet__req_done(r);
-  cb(p->pub, 0, (fleet_bytes_t){reply->str, reply->len}, data);
+  if (fleet__call_done(r, status))
+    cb(p->pub, 0, (fleet_bytes_t){reply->str, reply->len}, data);
 }
 
 static void pool_workers_read(fleet__req_t *r, int status,
@@ -322,23 +290,17 @@ static void pool_workers_read(fleet__req_t *r, int status,
 
   if (status == 0)
     status = fleet__pool_set_members(p, reply);
-  if (status == 0) {
-    n = p->nmembers;
-    if ((info = malloc((n > 0 ? n : 1) * sizeof(*info))) == NULL)
-      status = FLEET_ENOMEM;
-  }
-  if (status != 0) {
-    fleet__call_finish(r, status);
-    return;
-  }
-  for (i = 0; i < n; i++) {
+  if (status == 0 &&
+      (info = calloc((n = p->nmembers) + 1, sizeof(*info))) == NULL)
+    status = FLEET_ENOMEM;
+  for (i = 0; status == 0 && i < n; i++) {
     info[i].id = p->member_ids[i];
     info[i].node_id = p->member_nodes[i];
     info[i].created = p->member_created[i];
     info[i].local = strcmp(p->member_nodes[i], p->node_id) == 0;
   }
-  fleet__req_done(r);
-  cb(p->pub, 0, info, n, data);
+  if (fleet__call_done(r, status))
+    cb(p->pub, 0, info, n, data);
   free(info);
 }
 
@@ -356,17 +318,13 @@ static void pool_jobs_read(fleet__req_t *r, int status,
     status = pool_read_jobs(reply, &jobs, &buf, &n);
   if (status == 0 && (info = calloc(n + 1, sizeof(*info))) == NULL)
     status = FLEET_ENOMEM;
-  if (status != 0) {
-    fleet__call_finish(r, status);
-  } else {
-    for (i = 0; i < n; i++) {
-      info[i].key = jobs[i].key;
-      info[i].worker_id = jobs[i].worker_id;
-      info[i].token = jobs[i].token;
-    }
-    fleet__req_done(r);
-    cb(p->pub, 0, info, n, data);
+  for (i = 0; status == 0 && i < n; i++) {
+    info[i].key = jobs[i].key;
+    info[i].worker_id = jobs[i].worker_id;
+    info[i].token = jobs[i].token;
   }
+  if (fleet__call_done(r, status))
+    cb(p->pub, 0, info, n, data);
   free(info);
   free(jobs);
   free(buf);

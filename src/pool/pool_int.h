@@ -200,6 +200,35 @@ static inline int fleet__pool_call(fleet__pool_t *p, const fleet__call_t *call,
                      p->args.argc);
 }
 
+/* What a ticker and a schedule, the handles made on a node, start with:
+ * the base, the name, the node's tag and the args of their calls. */
+typedef struct {
+  fleet__handle_t base;
+  char *name;
+  size_t name_len;
+  fleet__key_t tag;
+  fleet__args_t args;
+} fleet__pool_child_t;
+
+/* pool.c */
+/* Makes a handle on `node` (a ticker, a schedule): checks the node, `ms`
+ * (at least FLEET_POOL_TICK_MIN_MS) and `name` (the name rule, at most
+ * `max` bytes), then allocates `size` zeroed bytes that start with a
+ * fleet__pool_child_t, registers its base (`vt`, `pub`, `error_cb`) on
+ * the node's client and copies the name and the node's tag. Returns 0 and
+ * the handle in `*out`, or FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or
+ * FLEET_ENOMEM (nothing left; pub's internal_ NULL). */
+int fleet__pool_child_init(fleet_pool_node_t *node, fleet_handle_t *pub,
+                           const fleet__handle_vt_t *vt, size_t size,
+                           const char *name, size_t max, uint32_t ms,
+                           fleet_error_cb error_cb, fleet__pool_child_t **out);
+/* Undoes fleet__pool_child_init() for a handle whose init failed later
+ * on: its `free` hook runs, nothing is called back. */
+void fleet__pool_child_abort(fleet__pool_child_t *c);
+/* Frees what fleet__pool_child_init() made, the struct too: the end of
+ * the `free` hook of a child. */
+void fleet__pool_child_free(fleet__pool_child_t *c);
+
 /* pool_member.c */
 /* Asks for a join with every local worker (on the next loop iteration). */
 void fleet__pool_join(fleet__pool_t *p);

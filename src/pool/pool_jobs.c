@@ -279,13 +279,8 @@ void fleet__pool_job_event(fleet__pool_t *p, const fleet__reply_t *ev) {
 /* Accessors                                                                */
 
 fleet_bytes_t fleet_pool_job_key(const fleet_pool_job_t *job) {
-  fleet_bytes_t b = {NULL, 0};
-
-  if (job != NULL) {
-    b.base = job->key;
-    b.len = job->key_len;
-  }
-  return b;
+  return job != NULL ? (fleet_bytes_t){job->key, job->key_len}
+                     : (fleet_bytes_t){NULL, 0};
 }
 
 const char *fleet_pool_job_key_str(const fleet_pool_job_t *job) {
@@ -293,13 +288,8 @@ const char *fleet_pool_job_key_str(const fleet_pool_job_t *job) {
 }
 
 fleet_bytes_t fleet_pool_job_payload(const fleet_pool_job_t *job) {
-  fleet_bytes_t b = {NULL, 0};
-
-  if (job != NULL) {
-    b.base = job->payload;
-    b.len = job->payload_len;
-  }
-  return b;
+  return job != NULL ? (fleet_bytes_t){job->payload, job->payload_len}
+                     : (fleet_bytes_t){NULL, 0};
 }
 
 uint64_t fleet_pool_job_token(const fleet_pool_job_t *job) {
