@@ -416,6 +416,13 @@ const char *fleet__name_of(const char *const *names, size_t n, long i) {
   return i >= 0 && (size_t)i < n ? names[i] : "unknown";
 }
 
+int fleet__handle_init_begin(void *pub, const fleet_client_t *client) {
+  if (pub == NULL)
+    return FLEET_EINVAL;
+  ((fleet_handle_t *)pub)->internal_ = NULL;
+  return client == NULL || client->internal_ == NULL ? FLEET_EINVAL : 0;
+}
+
 int fleet__call_done(fleet__req_t *req, int status) {
   if (status != 0) {
     fleet__call_finish(req, status);

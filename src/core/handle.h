@@ -320,11 +320,18 @@ const char *fleet__name_of(const char *const *names, size_t n, long i);
 #define FLEET__NAME_OF(names, i)                                               \
   fleet__name_of((names), FLEET__ARRAY_SIZE(names), (long)(i))
 
+/* The first step of a primitive's init: FLEET_EINVAL when `pub` (its
+ * public handle) is NULL; else marks it uninitialized (internal_ NULL, so
+ * that a failed init leaves it so), then returns FLEET_EINVAL when
+ * `client` is not an initialized client, else 0. */
+int fleet__handle_init_begin(void *pub, const fleet_client_t *client);
+
 /* The end of a call's reader: with an error `status`, finishes `req`
  * (fleet__call_finish(): the fail hook tells the user) and returns 0;
  * with 0, the request is done and 1 says that the reader runs the user
- * callback with its results now (having copied the callback and its data
- * from `req` first). */
+ * callback with its results now. As in a fail hook, the reader may take
+ * the callback, its handle and its data from `req` for that call: the
+ * request is not reused before the callback runs. */
 int fleet__call_done(fleet__req_t *req, int status);
 
 /* The close of a public handle of type `type`: FLEET_EINVAL when `pub` is

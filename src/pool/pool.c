@@ -85,12 +85,8 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
   char *made = NULL;
   int err;
 
-  if (node == NULL)
-    return FLEET_EINVAL;
-  node->internal_ = NULL;
-  if (client == NULL || client->internal_ == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__str_check(pool, FLEET__NAME_MAX, &pool_len)) != 0)
+  if ((err = fleet__handle_init_begin(node, client)) != 0 ||
+      (err = fleet__str_check(pool, FLEET__NAME_MAX, &pool_len)) != 0)
     return err;
   if (node_id == NULL || node_id[0] == '\0') {
     /* Left to fleet: a unique id. */
@@ -284,10 +280,10 @@ int fleet__pool_child_init(fleet_pool_node_t *node, fleet_handle_t *pub,
   size_t len;
   int err;
 
-  if (pub == NULL)
-    return FLEET_EINVAL;
-  pub->internal_ = NULL;
-  if (p == NULL || ms < FLEET_POOL_TICK_MIN_MS)
+  if ((err = fleet__handle_init_begin(pub, p != NULL ? p->base.client->pub
+                                                     : NULL)) != 0)
+    return err;
+  if (ms < FLEET_POOL_TICK_MIN_MS)
     return FLEET_EINVAL;
   if ((err = fleet__str_check(name, max, &len)) != 0 ||
       (err = fleet__handle_usable(&p->base)) != 0)

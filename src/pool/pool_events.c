@@ -73,10 +73,8 @@ void fleet__pool_read_events(fleet__pool_t *p) {
   if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN ||
       p->state == FLEET__POOL_REFUSED)
     return;
-  if (p->ev_inflight) {
-    p->ev_again = 1;
+  if (!fleet__pool_once_begin(&p->ev))
     return;
-  }
   err = fleet__args_begin(&p->args, 3, 1);
   if (err == 0) {
     fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
@@ -84,12 +82,7 @@ void fleet__pool_read_events(fleet__pool_t *p) {
     fleet__args_str(&p->args, p->nonce);
     err = fleet__pool_call(p, &pool_events_call, NULL, NULL);
   }
-  if (err != 0) {
-    fleet__handle_error(&p->base, err);
-    return;
-  }
-  p->ev_inflight = 1;
-  p->ev_again = 0;
+  fleet__pool_once_sent(p, &p->ev, err);
 }
 
 /* The pool shut down: every local job stops, and the node takes no more
@@ -105,7 +98,7 @@ static void pool_on_events(fleet__req_t *r, int status,
   size_t i, n;
 
   fleet__req_done(r);
-  p->ev_inflight = 0;
+  p->ev.inflight = 0;
   if (p->base.closing)
     return;
   if (status == FLEET_ECONFLICT) {
@@ -150,7 +143,7 @@ static void pool_on_events(fleet__req_t *r, int status,
         break;
     }
   }
-  if (n == POOL_EVENTS_MAX || p->ev_again)
+  if (n == POOL_EVENTS_MAX || p->ev.again)
     fleet__pool_read_events(p);
 }
 

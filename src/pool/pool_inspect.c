@@ -20,29 +20,39 @@ const char *fleet_pool_job_state_name(int state) {
   return FLEET__NAME_OF(pool_job_state_names, state);
 }
 
-/* A query in flight: the caller's callback (of the query's type, cast
- * back by its reader) and its data. */
-typedef struct {
+/* A client's query in flight: how its reply is read and told (`answer`),
+ * the caller's callback (of the query's type, cast back by `answer`) and
+ * its data. */
+typedef struct pool_query_s pool_query_t;
+struct pool_query_s {
+  void (*answer)(const pool_query_t *q, int status,
+                 const fleet__reply_t *reply);
   fleet_client_t *client;
   fleet__fn_t cb;
   void *data;
-} pool_query_t;
+};
+
+static void pool_on_query(void *arg, int status, const fleet__reply_t *reply) {
+  pool_query_t q = *(pool_query_t *)arg;
+
+  free(arg);
+  q.answer(&q, status, reply);
+}
 
 /* Sends `op` on the tag of `pool` from `client`, with a query for `cb`
- * that `on_reply` answers. Returns 0 or the call's error (nothing sent,
+ * whose reply `answer` reads. Returns 0 or the call's error (nothing sent,
  * `cb` never runs). */
 static int pool_query_send(fleet_client_t *client, const char *pool,
-                           fleet__op_t op, fleet__reply_cb on_reply,
-                           fleet__fn_t cb, void *user_data) {
+                           fleet__op_t op, const pool_query_t *query) {
   pool_query_t *q;
   int err;
 
-  if (cb == NULL)
+  if (query->cb == NULL)
     return FLEET_EINVAL;
   if ((q = malloc(sizeof(*q))) == NULL)
     return FLEET_ENOMEM;
-  *q = (pool_query_t){client, cb, user_data};
-  if ((err = fleet__client_tag_call(client, pool, op, on_reply, q)) != 0)
+  *q = *query;
+  if ((err = fleet__client_tag_call(client, pool, op, pool_on_query, q)) != 0)
     free(q);
   return err;
 }
@@ -50,30 +60,29 @@ static int pool_query_send(fleet_client_t *client, const char *pool,
 /* ------------------------------------------------------------------------ */
 /* Reading the replies                                                      */
 
-/* Makes room for what a reply is read into: `n` + 1 zeroed items of `size`
- * in `*items`, and in `*buf` room for a NUL-terminated copy of each string
- * of the reply from element `from` on. Returns 0, FLEET_EPROTO (an element
- * that is no string) or FLEET_ENOMEM (then both are NULL). */
-static int pool_room(const fleet__reply_t *r, size_t from, size_t n,
-                     size_t size, void **items, char **buf) {
+/* Makes room, in one block, for what a reply is read into: `n` + 1 zeroed
+ * items of `size`, then (`*buf`) a NUL-terminated copy of each string of
+ * the reply from element `from` on. Returns the block (one free() frees
+ * it all), or NULL and `*err`: FLEET_EPROTO (an element that is no
+ * string) or FLEET_ENOMEM. */
+static void *pool_room(const fleet__reply_t *r, size_t from, size_t n,
+                       size_t size, char **buf, int *err) {
   size_t i, room = 1;
+  char *items;
 
-  *items = NULL;
-  *buf = NULL;
   for (i = from; i < r->nelem; i++) {
-    if (r->elem[i].type != FLEET__REPLY_STR)
-      return FLEET_EPROTO;
+    if (r->elem[i].type != FLEET__REPLY_STR) {
+      *err = FLEET_EPROTO;
+      return NULL;
+    }
     room += r->elem[i].len + 1;
   }
-  *items = calloc(n + 1, size);
-  *buf = malloc(room);
-  if (*items != NULL && *buf != NULL)
-    return 0;
-  free(*items);
-  free(*buf);
-  *items = NULL;
-  *buf = NULL;
-  return FLEET_ENOMEM;
+  if ((items = calloc(1, (n + 1) * size + room)) == NULL) {
+    *err = FLEET_ENOMEM;
+    return NULL;
+  }
+  *buf = items + (n + 1) * size;
+  return items;
 }
 
 /* Copies the string `e` into `buf` at `*used`, NUL-terminated. Returns the
@@ -87,12 +96,11 @@ static char *pool_copy(char *buf, size_t *used, const fleet__reply_t *e) {
   return d;
 }
 
-/* Reads {revision, worker, node, created, ...} into `*out` (the strings
- * copied into `*buf`). Returns 0, FLEET_EPROTO or FLEET_ENOMEM; on error
+/* Reads {revision, worker, node, created, ...} into `*out`, one block
+ * with its strings. Returns 0, FLEET_EPROTO or FLEET_ENOMEM; on error
  * nothing is set. */
 static int pool_read_members(const fleet__reply_t *r, uint64_t *rev,
-                             fleet_pool_worker_info_t **out, char **buf,
-                             size_t *n) {
+                             fleet_pool_worker_info_t **out, size_t *n) {
   fleet_pool_worker_info_t *w;
   size_t i, used = 0, count = r->nelem / 3;
   int64_t v;
@@ -102,12 +110,11 @@ static int pool_read_members(const fleet__reply_t *r, uint64_t *rev,
   if (!fleet__reply_is_array(r, 1) || r->nelem % 3 != 1 ||
       fleet__reply_i64(&r->elem[0], &v) != 0 || v < 0)
     return FLEET_EPROTO;
-  if ((err = pool_room(r, 1, count, sizeof(*w), (void **)&w, &s)) != 0)
+  if ((w = pool_room(r, 1, count, sizeof(*w), &s, &err)) == NULL)
     return err;
   for (i = 0; i < count; i++) {
     if (fleet__reply_u64_str(&r->elem[3 + 3 * i], &w[i].created) != 0) {
       free(w);
-      free(s);
       return FLEET_EPROTO;
     }
     w[i].id = pool_copy(s, &used, &r->elem[1 + 3 * i]);
@@ -115,17 +122,15 @@ static int pool_read_members(const fleet__reply_t *r, uint64_t *rev,
   }
   *rev = (uint64_t)v;
   *out = w;
-  *buf = s;
   *n = count;
   return 0;
 }
 
-/* Reads {key, "<token>:<state>:<worker>", ...} into `*out` (the keys and
- * worker ids copied into `*buf`, NUL-terminated). Returns 0, FLEET_EPROTO
- * or FLEET_ENOMEM; on error nothing is set. */
+/* Reads {key, "<token>:<state>:<worker>", ...} into `*out`, one block
+ * with NUL-terminated copies of the keys and worker ids. Returns 0,
+ * FLEET_EPROTO or FLEET_ENOMEM; on error nothing is set. */
 static int pool_read_jobs(const fleet__reply_t *r,
-                          fleet_pool_job_status_t **out, char **buf,
-                          size_t *n) {
+                          fleet_pool_job_status_t **out, size_t *n) {
   fleet_pool_job_status_t *jobs;
   size_t i, used = 0, count = r->nelem / 2;
   char *s;
@@ -133,7 +138,7 @@ static int pool_read_jobs(const fleet__reply_t *r,
 
   if (!fleet__reply_is_array(r, 0) || r->nelem % 2 != 0)
     return FLEET_EPROTO;
-  if ((err = pool_room(r, 0, count, sizeof(*jobs), (void **)&jobs, &s)) != 0)
+  if ((jobs = pool_room(r, 0, count, sizeof(*jobs), &s, &err)) == NULL)
     return err;
   for (i = 0; i < count; i++) {
     fleet__reply_t token_str = {0}, worker_str = {0};
@@ -159,11 +164,9 @@ static int pool_read_jobs(const fleet__reply_t *r,
   }
   if (i < count) {
     free(jobs);
-    free(s);
     return FLEET_EPROTO;
   }
   *out = jobs;
-  *buf = s;
   *n = count;
   return 0;
 }
@@ -171,120 +174,109 @@ static int pool_read_jobs(const fleet__reply_t *r,
 /* ------------------------------------------------------------------------ */
 /* The queries of a client                                                  */
 
-static void pool_on_query_workers(void *arg, int status,
-                                  const fleet__reply_t *reply) {
-  pool_query_t q = *(pool_query_t *)arg;
+static void pool_answer_workers(const pool_query_t *q, int status,
+                                const fleet__reply_t *reply) {
   fleet_pool_worker_info_t *w = NULL;
-  char *buf = NULL;
   uint64_t rev = 0;
   size_t n = 0;
 
-  free(arg);
   if (status == 0)
-    status = pool_read_members(reply, &rev, &w, &buf, &n);
-  ((fleet_pool_query_workers_cb)q.cb)(q.client, status, rev, w, n, q.data);
+    status = pool_read_members(reply, &rev, &w, &n);
+  ((fleet_pool_query_workers_cb)q->cb)(q->client, status, rev, w, n, q->data);
   free(w);
-  free(buf);
 }
 
 int fleet_pool_query_workers(fleet_client_t *client, const char *pool,
                              fleet_pool_query_workers_cb cb, void *user_data) {
-  return pool_query_send(client, pool, FLEET__OP_POOL_MEMBERS,
-                         pool_on_query_workers, (fleet__fn_t)cb, user_data);
+  pool_query_t q = {pool_answer_workers, client, (fleet__fn_t)cb, user_data};
+
+  return pool_query_send(client, pool, FLEET__OP_POOL_MEMBERS, &q);
 }
 
-static void pool_on_query_jobs(void *arg, int status,
-                               const fleet__reply_t *reply) {
-  pool_query_t q = *(pool_query_t *)arg;
+static void pool_answer_jobs(const pool_query_t *q, int status,
+                             const fleet__reply_t *reply) {
   fleet_pool_job_status_t *jobs = NULL;
-  char *buf = NULL;
   size_t n = 0;
 
-  free(arg);
   if (status == 0)
-    status = pool_read_jobs(reply, &jobs, &buf, &n);
-  ((fleet_pool_query_jobs_cb)q.cb)(q.client, status, jobs, n, q.data);
+    status = pool_read_jobs(reply, &jobs, &n);
+  ((fleet_pool_query_jobs_cb)q->cb)(q->client, status, jobs, n, q->data);
   free(jobs);
-  free(buf);
 }
 
 int fleet_pool_query_jobs(fleet_client_t *client, const char *pool,
                           fleet_pool_query_jobs_cb cb, void *user_data) {
-  return pool_query_send(client, pool, FLEET__OP_POOL_JOBS, pool_on_query_jobs,
-                         (fleet__fn_t)cb, user_data);
+  pool_query_t q = {pool_answer_jobs, client, (fleet__fn_t)cb, user_data};
+
+  return pool_query_send(client, pool, FLEET__OP_POOL_JOBS, &q);
 }
 
 /* ------------------------------------------------------------------------ */
 /* The queries of a node                                                    */
 
+/* The node a query was made on. The readers run the user callback with
+ * what they read from the request after fleet__call_done(): the request
+ * is not reused before the callback runs. */
+static fleet_pool_node_t *pool_node(const fleet__req_t *r) {
+  return (fleet_pool_node_t *)r->handle->pub;
+}
+
 /* The fail hooks, one per callback shape. */
 static void pool_fail_keys(fleet__req_t *r, int status) {
-  ((fleet_pool_keys_cb)r->cb)((fleet_pool_node_t *)r->handle->pub, status, NULL,
-                              0, r->user_data);
+  ((fleet_pool_keys_cb)r->cb)(pool_node(r), status, NULL, 0, r->user_data);
 }
 
 static void pool_fail_payload(fleet__req_t *r, int status) {
   fleet_bytes_t none = {NULL, 0};
 
-  ((fleet_pool_payload_cb)r->cb)((fleet_pool_node_t *)r->handle->pub, status,
-                                 none, r->user_data);
+  ((fleet_pool_payload_cb)r->cb)(pool_node(r), status, none, r->user_data);
 }
 
 static void pool_fail_workers(fleet__req_t *r, int status) {
-  ((fleet_pool_workers_cb)r->cb)((fleet_pool_node_t *)r->handle->pub, status,
-                                 NULL, 0, r->user_data);
+  ((fleet_pool_workers_cb)r->cb)(pool_node(r), status, NULL, 0, r->user_data);
 }
 
 static void pool_fail_jobs(fleet__req_t *r, int status) {
-  ((fleet_pool_jobs_cb)r->cb)((fleet_pool_node_t *)r->handle->pub, status, NULL,
-                              0, r->user_data);
+  ((fleet_pool_jobs_cb)r->cb)(pool_node(r), status, NULL, 0, r->user_data);
 }
 
 /* The keys of POOL_JOBS's {key, owner record, ...}, NUL-terminated. */
 static void pool_keys_read(fleet__req_t *r, int status,
                            const fleet__reply_t *reply) {
-  fleet_pool_keys_cb cb = (fleet_pool_keys_cb)r->cb;
-  fleet__pool_t *p = (fleet__pool_t *)r->handle;
-  void *data = r->user_data;
   fleet_bytes_t *keys = NULL;
   size_t i, used = 0, n = 0;
-  char *buf = NULL;
+  char *buf;
 
   if (status == 0 && (reply->type != FLEET__REPLY_ARRAY || reply->nelem % 2))
     status = FLEET_EPROTO;
   if (status == 0) {
     n = reply->nelem / 2;
-    status = pool_room(reply, 0, n, sizeof(*keys), (void **)&keys, &buf);
+    keys = pool_room(reply, 0, n, sizeof(*keys), &buf, &status);
   }
   for (i = 0; status == 0 && i < n; i++) {
     keys[i].base = pool_copy(buf, &used, &reply->elem[2 * i]);
     keys[i].len = reply->elem[2 * i].len;
   }
   if (fleet__call_done(r, status))
-    cb(p->pub, 0, keys, n, data);
+    ((fleet_pool_keys_cb)r->cb)(pool_node(r), 0, keys, n, r->user_data);
   free(keys);
-  free(buf);
 }
 
 static void pool_payload_read(fleet__req_t *r, int status,
                               const fleet__reply_t *reply) {
-  fleet_pool_payload_cb cb = (fleet_pool_payload_cb)r->cb;
-  fleet__pool_t *p = (fleet__pool_t *)r->handle;
-  void *data = r->user_data;
 
   if (status == 0 && reply->type == FLEET__REPLY_NIL)
     status = FLEET_ENOTFOUND;
   else if (status == 0 && reply->type != FLEET__REPLY_STR)
     status = FLEET_EPROTO;
   if (fleet__call_done(r, status))
-    cb(p->pub, 0, (fleet_bytes_t){reply->str, reply->len}, data);
+    ((fleet_pool_payload_cb)r->cb)(
+        pool_node(r), 0, (fleet_bytes_t){reply->str, reply->len}, r->user_data);
 }
 
 static void pool_workers_read(fleet__req_t *r, int status,
                               const fleet__reply_t *reply) {
-  fleet_pool_workers_cb cb = (fleet_pool_workers_cb)r->cb;
   fleet__pool_t *p = (fleet__pool_t *)r->handle;
-  void *data = r->user_data;
   fleet_pool_worker_info_t *info = NULL;
   size_t i, n = 0;
 
@@ -300,22 +292,18 @@ static void pool_workers_read(fleet__req_t *r, int status,
     info[i].local = strcmp(p->member_nodes[i], p->node_id) == 0;
   }
   if (fleet__call_done(r, status))
-    cb(p->pub, 0, info, n, data);
+    ((fleet_pool_workers_cb)r->cb)(pool_node(r), 0, info, n, r->user_data);
   free(info);
 }
 
 static void pool_jobs_read(fleet__req_t *r, int status,
                            const fleet__reply_t *reply) {
-  fleet_pool_jobs_cb cb = (fleet_pool_jobs_cb)r->cb;
-  fleet__pool_t *p = (fleet__pool_t *)r->handle;
-  void *data = r->user_data;
   fleet_pool_job_status_t *jobs = NULL;
   fleet_pool_job_info_t *info = NULL;
   size_t i, n = 0;
-  char *buf = NULL;
 
   if (status == 0)
-    status = pool_read_jobs(reply, &jobs, &buf, &n);
+    status = pool_read_jobs(reply, &jobs, &n);
   if (status == 0 && (info = calloc(n + 1, sizeof(*info))) == NULL)
     status = FLEET_ENOMEM;
   for (i = 0; status == 0 && i < n; i++) {
@@ -324,10 +312,9 @@ static void pool_jobs_read(fleet__req_t *r, int status,
     info[i].token = jobs[i].token;
   }
   if (fleet__call_done(r, status))
-    cb(p->pub, 0, info, n, data);
+    ((fleet_pool_jobs_cb)r->cb)(pool_node(r), 0, info, n, r->user_data);
   free(info);
   free(jobs);
-  free(buf);
 }
 
 static const fleet__call_t pool_keys_call = {

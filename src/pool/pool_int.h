@@ -40,6 +40,21 @@ uint64_t fleet__pool_hash(const void *key, size_t len);
 uint32_t fleet__jump_hash(uint64_t key, uint32_t n);
 
 typedef struct fleet__pool_s fleet__pool_t;
+
+/* A background call of which one is in flight at a time, and one more
+ * follows when it was asked for meanwhile (joins, event reads,
+ * rebalances). */
+typedef struct {
+  int inflight;
+  int again; /* asked for while one was in flight */
+} fleet__pool_once_t;
+
+/* Whether the call may go now; while one is in flight, it is asked for
+ * again instead. */
+static inline int fleet__pool_once_begin(fleet__pool_once_t *o) {
+  o->again |= o->inflight;
+  return !o->inflight;
+}
 typedef struct fleet__pool_worker_s fleet__pool_worker_t;
 
 /* A job a local worker runs (the public fleet_pool_job_t). */
@@ -156,12 +171,11 @@ struct fleet__pool_s {
 
   /* Joins, event reads and rebalances: one call at a time each, and one
    * more when asked for again meanwhile. */
-  int join_inflight, join_again;
+  fleet__pool_once_t join;
   /* The next join re-asserts the local jobs: the pool forgot this node
    * while it was valid by its own clock (its data was lost). */
   int reassert;
-  int ev_inflight, ev_again;
-  int bal_inflight, bal_again;
+  fleet__pool_once_t ev, bal;
 
   /* Dispatches waiting for their start result, in deadline order. */
   fleet__list_t waiting; /* dispatches waiting, oldest first */
@@ -169,6 +183,18 @@ struct fleet__pool_s {
   uv_timer_t join_timer; /* the workers added in one iteration join */
   int timers_open;
 };
+
+/* After the send of a call of `o`, which returned `err`: the call is in
+ * flight, or the node's error callback hears `err`. */
+static inline void fleet__pool_once_sent(fleet__pool_t *p,
+                                         fleet__pool_once_t *o, int err) {
+  if (err != 0) {
+    fleet__handle_error(&p->base, err);
+    return;
+  }
+  o->inflight = 1;
+  o->again = 0;
+}
 
 /* The node of the public handle `node`, or NULL when it is not an
  * initialized node. */

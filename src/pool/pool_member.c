@@ -109,10 +109,8 @@ static void pool_send_join(fleet__pool_t *p) {
   size_t i, nclaims;
   int err;
 
-  if (p->join_inflight) {
-    p->join_again = 1;
+  if (!fleet__pool_once_begin(&p->join))
     return;
-  }
   err = pool_join_claims(p, &claims, &nclaims);
   for (w = p->workers; w != NULL; w = w->next)
     live += !w->removing;
@@ -157,7 +155,7 @@ static void pool_send_join(fleet__pool_t *p) {
   }
   p->reassert = 0;
   p->claimed = 1;
-  p->join_inflight = 1;
+  p->join.inflight = 1;
   if (p->state == FLEET__POOL_IDLE)
     fleet__pool_set_state(p, FLEET__POOL_JOINING);
 }
@@ -192,7 +190,7 @@ static void pool_on_join(fleet__req_t *r, int status,
   req->claims = NULL;
   req->nclaims = 0;
   fleet__req_done(r);
-  p->join_inflight = 0;
+  p->join.inflight = 0;
   if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN ||
       p->state == FLEET__POOL_REFUSED) {
     pool_claims_drop(claims, nclaims);
@@ -253,8 +251,8 @@ static void pool_on_join(fleet__req_t *r, int status,
   }
   p->member = live > 0;
   pool_activate(p, sent);
-  if (p->join_again) {
-    p->join_again = 0;
+  if (p->join.again) {
+    p->join.again = 0;
     pool_send_join(p);
   }
   fleet__pool_read_events(p);

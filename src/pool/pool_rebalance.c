@@ -28,10 +28,10 @@ static const fleet__call_t pool_bal_move_call = {
 /* Ends a rebalance step: with an error, the error callback hears it; a
  * rebalance asked for meanwhile starts now. */
 static void pool_bal_end(fleet__pool_t *p, int status) {
-  p->bal_inflight = 0;
+  p->bal.inflight = 0;
   if (status != 0)
     fleet__handle_error(&p->base, status);
-  if (p->bal_again && !p->base.closing)
+  if (p->bal.again && !p->base.closing)
     fleet__pool_rebalance(p);
 }
 
@@ -41,19 +41,12 @@ void fleet__pool_rebalance(fleet__pool_t *p) {
   if (p->base.closing || p->state != FLEET__POOL_ACTIVE || p->lapsed ||
       p->nworkers == 0)
     return;
-  if (p->bal_inflight) {
-    p->bal_again = 1;
+  if (!fleet__pool_once_begin(&p->bal))
     return;
-  }
-  p->bal_again = 0;
   err = fleet__args_begin(&p->args, 0, 0);
   if (err == 0)
     err = fleet__pool_call(p, &pool_bal_members_call, NULL, NULL);
-  if (err != 0) {
-    fleet__handle_error(&p->base, err);
-    return;
-  }
-  p->bal_inflight = 1;
+  fleet__pool_once_sent(p, &p->bal, err);
 }
 
 static void pool_on_bal_members(fleet__req_t *r, int status,
@@ -134,6 +127,6 @@ static void pool_on_bal_move(fleet__req_t *r, int status,
   if (status == 0 && fleet__reply_i64(reply, &n) != 0)
     status = FLEET_EPROTO;
   if (status == 0 && n < 0)
-    p->bal_again = 1; /* the membership changed meanwhile */
+    p->bal.again = 1; /* the membership changed meanwhile */
   pool_bal_end(p, status);
 }

@@ -53,12 +53,9 @@ typedef struct {
   struct fleet_pool_plan_s plan;
 } sched_t;
 
-static sched_t *sched_of(const fleet_pool_schedule_t *s) {
-  return (sched_t *)fleet__handle_of(s, FLEET_HANDLE_POOL_SCHEDULE);
-}
-
 const char *fleet__pool_schedule_state_name(const fleet_pool_schedule_t *s) {
-  const sched_t *sc = sched_of(s);
+  const sched_t *sc =
+      (const sched_t *)fleet__handle_of(s, FLEET_HANDLE_POOL_SCHEDULE);
 
   return sc == NULL ? "closed" : sched_state_names[sc->state];
 }

@@ -69,12 +69,9 @@ typedef struct {
   fleet__args_t ack_args;
 } ticker_t;
 
-static ticker_t *ticker_of(const fleet_pool_ticker_t *t) {
-  return (ticker_t *)fleet__handle_of(t, FLEET_HANDLE_POOL_TICKER);
-}
-
 const char *fleet__pool_ticker_state_name(const fleet_pool_ticker_t *t) {
-  const ticker_t *tk = ticker_of(t);
+  const ticker_t *tk =
+      (const ticker_t *)fleet__handle_of(t, FLEET_HANDLE_POOL_TICKER);
 
   return tk == NULL ? "closed" : ticker_state_names[tk->state];
 }
