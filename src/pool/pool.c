@@ -100,8 +100,6 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
     err = FLEET_EINVAL;
   if (err == 0 && (p = calloc(1, sizeof(*p))) == NULL)
     err = FLEET_ENOMEM;
-  if (err == 0)
-    fleet__list_init(&p->waiting);
   if (err == 0 && (err = fleet__handle_init(&p->base, &pool_vt, client,
                                             (fleet_handle_t *)node)) != 0)
     free(p);
@@ -109,12 +107,13 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
     free(made);
     return err;
   }
+  fleet__list_init(&p->waiting);
+  fleet__list_init(&p->workers);
   c = p->base.client;
   p->pub = node;
   p->opts = opts;
   p->base.error_cb = opts.error_cb;
   p->rev = -1;
-  p->workers_tail = &p->workers;
   p->node_id_len = id_len;
   snprintf(p->ttl_str, sizeof(p->ttl_str), "%" PRIu32, opts.worker_ttl_ms);
   snprintf(p->life_str, sizeof(p->life_str), "%" PRIu64,
@@ -185,8 +184,7 @@ int fleet_pool_worker_add(fleet_pool_node_t *node, fleet_pool_worker_t *worker,
   w->pub = worker;
   w->handler = *handler;
   worker->internal_ = w;
-  *p->workers_tail = w;
-  p->workers_tail = &w->next;
+  fleet__list_insert_tail(&p->workers, &w->node);
   p->nworkers++;
   p->worker_seq++;
   fleet__pool_join(p);
@@ -242,11 +240,10 @@ static void pool_closing(fleet__handle_t *h) {
 
 static void pool_free(fleet__handle_t *h) {
   fleet__pool_t *p = (fleet__pool_t *)h;
-  fleet__pool_worker_t *w, *next;
+  fleet__pool_worker_t *w;
   struct fleet_pool_job_s *job;
 
-  for (w = p->workers; w != NULL; w = next) {
-    next = w->next;
+  FLEET__LIST_FOREACH_DATA (w, &p->workers, fleet__pool_worker_t, node) {
     while ((job = fleet__pool_first_job(w)) != NULL)
       fleet__pool_job_free(job);
     w->pub->internal_ = NULL;

@@ -79,7 +79,7 @@ enum {
 };
 
 struct fleet__pool_worker_s {
-  fleet__pool_worker_t *next; /* the node's workers, in creation order */
+  fleet__list_t node; /* on the node's workers, in creation order */
   fleet__pool_t *pool;
   fleet_pool_worker_t *pub;
   fleet_pool_handler_t handler;
@@ -149,7 +149,7 @@ struct fleet__pool_s {
   char ttl_str[16], life_str[16];
   fleet__args_t args;
 
-  fleet__pool_worker_t *workers, **workers_tail;
+  fleet__list_t workers;   /* fleet__pool_worker_t, in creation order */
   uint32_t nworkers;       /* in the list, removing ones too */
   uint32_t worker_seq;     /* the last worker number given */
   uv_timer_t remove_timer; /* watches the workers being removed */

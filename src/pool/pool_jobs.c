@@ -19,7 +19,7 @@ static fleet__pool_worker_t *pool_worker_find(fleet__pool_t *p,
                                               const fleet__reply_t *id) {
   fleet__pool_worker_t *w;
 
-  for (w = p->workers; w != NULL; w = w->next)
+  FLEET__LIST_FOREACH_DATA (w, &p->workers, fleet__pool_worker_t, node)
     if (strlen(w->id) == id->len && memcmp(w->id, id->str, id->len) == 0)
       return w;
   return NULL;
@@ -61,7 +61,7 @@ void fleet__pool_stop_all(fleet__pool_t *p, fleet_pool_stop_reason_t reason) {
   fleet__pool_worker_t *w;
   struct fleet_pool_job_s *job;
 
-  for (w = p->workers; w != NULL; w = w->next)
+  FLEET__LIST_FOREACH_DATA (w, &p->workers, fleet__pool_worker_t, node)
     while ((job = fleet__pool_first_job(w)) != NULL)
       fleet__pool_stop_job(job, reason);
 }

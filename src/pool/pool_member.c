@@ -72,7 +72,7 @@ static int pool_join_claims(fleet__pool_t *p, fleet__pool_claim_t **out,
   *nout = 0;
   if (!p->reassert)
     return 0;
-  for (w = p->workers; w != NULL; w = w->next)
+  FLEET__LIST_FOREACH_DATA (w, &p->workers, fleet__pool_worker_t, node)
     FLEET__LIST_FOREACH (jn, jnext, &w->jobs) {
       n++;
     }
@@ -80,7 +80,7 @@ static int pool_join_claims(fleet__pool_t *p, fleet__pool_claim_t **out,
     return 0;
   if ((*out = claims = calloc(n, sizeof(*claims))) == NULL)
     return FLEET_ENOMEM;
-  for (w = p->workers; w != NULL; w = w->next)
+  FLEET__LIST_FOREACH_DATA (w, &p->workers, fleet__pool_worker_t, node)
     FLEET__LIST_FOREACH (jn, jnext, &w->jobs) {
       struct fleet_pool_job_s *j =
           FLEET__LIST_DATA(jn, struct fleet_pool_job_s, node);
@@ -112,7 +112,7 @@ static void pool_send_join(fleet__pool_t *p) {
   if (!fleet__pool_once_begin(&p->join))
     return;
   err = pool_join_claims(p, &claims, &nclaims);
-  for (w = p->workers; w != NULL; w = w->next)
+  FLEET__LIST_FOREACH_DATA (w, &p->workers, fleet__pool_worker_t, node)
     live += !w->removing;
   if (err == 0)
     err = fleet__args_begin(&p->args, 6 + live + 3 * nclaims, 1);
@@ -126,7 +126,7 @@ static void pool_send_join(fleet__pool_t *p) {
     fleet__args_str(&p->args, p->state == FLEET__POOL_ACTIVE ? "1" : "0");
     fleet__args_u64(&p->args, live);
     /* A worker being removed is not registered again. */
-    for (w = p->workers; w != NULL; w = w->next)
+    FLEET__LIST_FOREACH_DATA (w, &p->workers, fleet__pool_worker_t, node)
       if (!w->removing)
         fleet__args_str(&p->args, w->id);
     for (i = 0; i < nclaims; i++) {

@@ -56,14 +56,9 @@ static void pool_remove_done(fleet__pool_worker_t *w, int status) {
   fleet__pool_req_t *req = w->remove_req;
   fleet_pool_worker_cb cb = (fleet_pool_worker_cb)req->base.cb;
   fleet_pool_worker_t *pub = w->pub;
-  fleet__pool_worker_t **at;
   struct fleet_pool_job_s *job;
 
-  for (at = &p->workers; *at != w; at = &(*at)->next)
-    ;
-  *at = w->next;
-  if (p->workers_tail == &w->next)
-    p->workers_tail = at;
+  fleet__list_remove(&w->node);
   p->nworkers--;
   while ((job = fleet__pool_first_job(w)) != NULL)
     fleet__pool_job_free(job);
@@ -97,13 +92,14 @@ static void pool_on_remove_timer(uv_timer_t *t);
 
 void fleet__pool_remove_check(fleet__pool_t *p) {
   uint64_t now = uv_now(p->base.loop);
-  fleet__pool_worker_t *w, *next;
+  fleet__pool_worker_t *w;
   int pending = 0;
 
   if (p->base.closing)
     return;
-  for (w = p->workers; w != NULL && !p->base.closing; w = next) {
-    next = w->next;
+  FLEET__LIST_FOREACH_DATA (w, &p->workers, fleet__pool_worker_t, node) {
+    if (p->base.closing)
+      break;
     if (w->removing == FLEET__POOL_WORKER_RETRY ||
         (w->removing == FLEET__POOL_WORKER_WAITING &&
          (fleet__list_empty(&w->jobs) || now >= w->remove_deadline)))
