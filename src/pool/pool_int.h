@@ -293,12 +293,6 @@ int fleet__pool_parse_owner(const fleet__reply_t *rec, fleet_bytes_t *token,
 const char *fleet__pool_route(const fleet__pool_t *p, const char *key,
                               size_t len);
 
-/* The oldest dispatch waiting for its start, or NULL. */
-static inline fleet__pool_req_t *fleet__pool_first_waiting(fleet__pool_t *p) {
-  fleet__list_t *n = fleet__list_first(&p->waiting);
-  return n != NULL ? FLEET__LIST_DATA(n, fleet__pool_req_t, wnode) : NULL;
-}
-
 /* pool_jobs.c */
 
 /* The first of the jobs `w` runs, or NULL when it runs none. */
@@ -324,11 +318,6 @@ void fleet__pool_job_free(struct fleet_pool_job_s *job);
 void fleet__pool_reasserted(fleet__pool_t *p, const fleet__pool_claim_t *c,
                             uint64_t token);
 
-/* pool_worker.c */
-/* Moves the removals of workers on: called by the remove timer. May run
- * user callbacks. */
-void fleet__pool_remove_check(fleet__pool_t *p);
-
 /* pool_ticker.c: the state of a ticker, for logs and tests ("closed" once
  * it has closed). */
 const char *fleet__pool_ticker_state_name(const fleet_pool_ticker_t *t);
@@ -346,6 +335,12 @@ int fleet__pool_key_call(fleet_pool_node_t *node, const fleet__call_t *call,
                          fleet__fn_t cb, void *user_data);
 int fleet__pool_plain_call(fleet_pool_node_t *node, const fleet__call_t *call,
                            fleet__fn_t cb, void *user_data);
+/* The oldest dispatch waiting for its start, or NULL. */
+static inline fleet__pool_req_t *fleet__pool_first_waiting(fleet__pool_t *p) {
+  fleet__list_t *n = fleet__list_first(&p->waiting);
+  return n != NULL ? FLEET__LIST_DATA(n, fleet__pool_req_t, wnode) : NULL;
+}
+
 /* A start result (r event) for a waiting dispatch. */
 void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev);
 /* Fails the waiting dispatches whose deadline passed, and arms the timer

@@ -22,8 +22,10 @@
 
 #define POOL_REMOVE_POLL_MS 20
 
+static void pool_remove_check(fleet__pool_t *p);
+
 static void pool_on_remove_timer(uv_timer_t *t) {
-  fleet__pool_remove_check(FLEET__CONTAINER_OF(t, fleet__pool_t, remove_timer));
+  pool_remove_check(FLEET__CONTAINER_OF(t, fleet__pool_t, remove_timer));
 }
 
 static void pool_remove_arm(fleet__pool_t *p) {
@@ -88,9 +90,9 @@ static void pool_remove_forget(fleet__pool_worker_t *w) {
   }
 }
 
-static void pool_on_remove_timer(uv_timer_t *t);
-
-void fleet__pool_remove_check(fleet__pool_t *p) {
+/* Moves the removals of workers on: called by the remove timer. May run
+ * user callbacks. */
+static void pool_remove_check(fleet__pool_t *p) {
   uint64_t now = uv_now(p->base.loop);
   fleet__pool_worker_t *w;
   int pending = 0;
