@@ -455,31 +455,28 @@ static void on_keys_back(fleet_pool_node_t *node, int status,
   ASSERT_OK(fleet_pool_stop_job(node, keys[0].base, on_status, &k->stop));
 }
 
-static void on_jobs_cstr(fleet_pool_node_t *node, int status,
-                         const fleet_pool_job_info_t *j, size_t n, void *arg) {
-  answer_t *a = arg;
-
+/* Records an answer whose first key is `key` (none when `n` is 0), and
+ * checks that the key is a C string of its length. */
+static void answer_key(answer_t *a, int status, size_t n,
+                       const fleet_bytes_t *key) {
   a->done++;
   a->status = status;
   a->n = n;
   if (n > 0) {
-    ASSERT_EQ(j[0].key.len, strlen(j[0].key.base));
-    snprintf(a->text, sizeof(a->text), "%s", (const char *)j[0].key.base);
+    ASSERT_EQ(key->len, strlen(key->base));
+    snprintf(a->text, sizeof(a->text), "%s", (const char *)key->base);
   }
+}
+
+static void on_jobs_cstr(fleet_pool_node_t *node, int status,
+                         const fleet_pool_job_info_t *j, size_t n, void *arg) {
+  answer_key(arg, status, n, n > 0 ? &j[0].key : NULL);
 }
 
 static void on_query_jobs_cstr(fleet_client_t *c, int status,
                                const fleet_pool_job_status_t *j, size_t n,
                                void *arg) {
-  answer_t *a = arg;
-
-  a->done++;
-  a->status = status;
-  a->n = n;
-  if (n > 0) {
-    ASSERT_EQ(j[0].key.len, strlen(j[0].key.base));
-    snprintf(a->text, sizeof(a->text), "%s", (const char *)j[0].key.base);
-  }
+  answer_key(arg, status, n, n > 0 ? &j[0].key : NULL);
 }
 
 /* A key goes in as a C string and comes out as the same C string: from the
