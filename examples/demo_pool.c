@@ -89,10 +89,8 @@ static void demo_pool_ledger(demo_pool_t *d, const char *fmt, ...) {
 
 static void demo_pool_event(fleet_pool_worker_t *w, fleet_pool_job_t *job,
                             const char *event) {
-  fleet_bytes_t key = fleet_pool_job_key(job);
-
-  demo_pool_ledger(w->data, "%s %.*s %s %" PRIu64, event, (int)key.len,
-                   (const char *)key.base, fleet_pool_worker_id(w),
+  demo_pool_ledger(w->data, "%s %s %s %" PRIu64, event,
+                   fleet_pool_job_key_str(job), fleet_pool_worker_id(w),
                    fleet_pool_job_token(job));
 }
 

@@ -47,6 +47,9 @@ static void rec_log(node_rec_t *n, fleet_pool_worker_t *w, char kind,
   ev_t *e;
   fleet_bytes_t key = fleet_pool_job_key(job);
 
+  /* The key comes out as the C string it went in as. */
+  ASSERT_PTR_EQ(fleet_pool_job_key_str(job), key.base);
+  ASSERT_EQ(key.len, strlen(fleet_pool_job_key_str(job)));
   ASSERT_LT(*n->nlog, LOG_MAX);
   e = &n->log[(*n->nlog)++];
   e->kind = kind;
@@ -424,6 +427,103 @@ CONFORMANCE_IMPL(pool_dispatch_basic) {
   rec_close(&e, &c);
   rec_close(&e, &a);
   ASSERT_EQ(0, a.running);
+  lock_env_close(&e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Keys in and out                                                          */
+
+/* What a keys callback did: each key it was given went back in as it is
+ * (fleet_pool_stop_job() of the first one). */
+typedef struct {
+  int done;
+  int status;
+  size_t n;
+  answer_t stop;
+} keys_back_t;
+
+static void on_keys_back(fleet_pool_node_t *node, int status,
+                         const fleet_bytes_t *keys, size_t n, void *arg) {
+  keys_back_t *k = arg;
+
+  k->done++;
+  k->status = status;
+  k->n = n;
+  if (status != 0 || n == 0)
+    return;
+  ASSERT_EQ(keys[0].len, strlen(keys[0].base));
+  ASSERT_OK(fleet_pool_stop_job(node, keys[0].base, on_status, &k->stop));
+}
+
+/* Records an answer whose first key is `key` (none when `n` is 0), and
+ * checks that the key is a C string of its length. */
+static void answer_key(answer_t *a, int status, size_t n,
+                       const fleet_bytes_t *key) {
+  a->done++;
+  a->status = status;
+  a->n = n;
+  if (n > 0) {
+    ASSERT_EQ(key->len, strlen(key->base));
+    snprintf(a->text, sizeof(a->text), "%s", (const char *)key->base);
+  }
+}
+
+static void on_jobs_cstr(fleet_pool_node_t *node, int status,
+                         const fleet_pool_job_info_t *j, size_t n, void *arg) {
+  answer_key(arg, status, n, n > 0 ? &j[0].key : NULL);
+}
+
+static void on_query_jobs_cstr(fleet_client_t *c, int status,
+                               const fleet_pool_job_status_t *j, size_t n,
+                               void *arg) {
+  answer_key(arg, status, n, n > 0 ? &j[0].key : NULL);
+}
+
+/* A key goes in as a C string and comes out as the same C string: from the
+ * job (fleet_pool_job_key_str(), and fleet_pool_job_key()'s base, checked
+ * by rec_log), from the node's keys and jobs, from a client's query; and
+ * a key given back goes in again as it is. */
+CONFORMANCE_IMPL(pool_key_types) {
+  static const char key[] = "job:\xc3\xa9t\xc3\xa9/42";
+  keys_back_t k;
+  answer_t q, qc;
+  node_rec_t a;
+  lock_env_t e;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  ASSERT_NULL(fleet_pool_job_key_str(NULL));
+  rec_init(&a, &e.c1, "p", "a", 1, NULL);
+  wait_workers(&e, &a, 1);
+  ASSERT_OK(dispatch(&e, &a, key, "pay"));
+  ASSERT_EQ(1, log_count('s', key));
+
+  memset(&q, 0, sizeof(q));
+  ASSERT_OK(fleet_pool_jobs(&a.node, on_jobs_cstr, &q));
+  ASSERT(lock_env_wait(&e, &q.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(q.status);
+  ASSERT_EQ(1, q.n);
+  ASSERT_STR_EQ(key, q.text);
+  memset(&qc, 0, sizeof(qc));
+  ASSERT_OK(fleet_pool_query_jobs(&e.c2, "p", on_query_jobs_cstr, &qc));
+  ASSERT(lock_env_wait(&e, &qc.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(qc.status);
+  ASSERT_EQ(1, qc.n);
+  ASSERT_STR_EQ(key, qc.text);
+
+  memset(&k, 0, sizeof(k));
+  ASSERT_OK(fleet_pool_job_keys(&a.node, on_keys_back, &k));
+  ASSERT(lock_env_wait(&e, &k.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(k.status);
+  ASSERT_EQ(1, k.n);
+  ASSERT(lock_env_wait(&e, &k.stop.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(k.stop.status);
+  ASSERT(lock_env_wait(&e, &test_nlog, 2, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ('x', test_log[1].kind);
+  ASSERT_EQ(FLEET_POOL_STOP_REQUESTED, test_log[1].reason);
+  ASSERT_STR_EQ(key, test_log[1].key);
+
+  rec_close(&e, &a);
   lock_env_close(&e);
 }
 

@@ -117,8 +117,8 @@ CONFORMANCE_IMPL(pool_ticker_basic) {
   ASSERT_EQ(i, k.per[2]);
   check_seqs(&k, 1, 30);
 
-  /* Stop from one: both hear it, the stopper before its callback. */
-  ASSERT_OK(fleet_pool_ticker_stop(&k.t[0], status_cb, &stopped));
+  /* End from one: both hear it, the ender before its callback. */
+  ASSERT_OK(fleet_pool_ticker_end(&k.t[0], status_cb, &stopped));
   ASSERT(lock_env_wait(&e, &stopped, 1, FLEET_TEST_WAIT_MS));
   ASSERT_EQ(1, k.stopped[0]);
   ASSERT(lock_env_wait(&e, &k.stopped[1], 1, FLEET_TEST_WAIT_MS));
@@ -127,7 +127,10 @@ CONFORMANCE_IMPL(pool_ticker_basic) {
   ASSERT_EQ(1, k.stopped[1]);
   ASSERT_EQ(0, k.after_stop);
   ASSERT_STR_EQ("stopped", fleet__pool_ticker_state_name(&k.t[0]));
+  ASSERT_ERR(FLEET_EALREADY, fleet_pool_ticker_end(&k.t[0], status_cb, 0));
+  /* The deprecated name is the same call. */
   ASSERT_ERR(FLEET_EALREADY, fleet_pool_ticker_stop(&k.t[0], status_cb, 0));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_ticker_end(&k.t[1], NULL, 0));
   check_seqs(&k, 1, 30);
   ASSERT_EQ(0, k.errors);
 

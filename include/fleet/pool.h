@@ -171,9 +171,20 @@ FLEET_EXTERN int fleet_pool_worker_remove(fleet_pool_worker_t *worker,
 /* The worker's id (NUL-terminated), or NULL before it was added. */
 FLEET_EXTERN const char *fleet_pool_worker_id(const fleet_pool_worker_t *w);
 
+/* Job keys go in as C strings (the name rule: 1 to FLEET_POOL_KEY_MAX
+ * bytes, no NUL) and come out as C strings too: every key fleet gives
+ * back, as a `const char *` or as the `base` of a fleet_bytes_t (whose
+ * `len` is its strlen), is NUL-terminated, so it may be passed as it is
+ * wherever a key goes in (fleet_pool_stop_job(), fleet_pool_notify(),
+ * ...) while it is valid. */
+
+/* The job's key, as the C string it was dispatched with (valid as long as
+ * the job); NULL when `job` is NULL. */
+FLEET_EXTERN const char *fleet_pool_job_key_str(const fleet_pool_job_t *job);
+
 /* The job's key and payload (valid as long as the job) and its fencing
  * token: every assignment of a job to an owner has a larger token than
- * the one before. */
+ * the one before. The key's `base` is fleet_pool_job_key_str(). */
 FLEET_EXTERN fleet_bytes_t fleet_pool_job_key(const fleet_pool_job_t *job);
 FLEET_EXTERN fleet_bytes_t fleet_pool_job_payload(const fleet_pool_job_t *job);
 FLEET_EXTERN uint64_t fleet_pool_job_token(const fleet_pool_job_t *job);
@@ -215,15 +226,16 @@ FLEET_EXTERN int fleet_pool_notify(fleet_pool_node_t *node, const char *key,
 FLEET_EXTERN int fleet_pool_stop_job(fleet_pool_node_t *node, const char *key,
                                      fleet_status_cb cb, void *user_data);
 
-/* The pool's job keys (valid until the callback returns). */
+/* The pool's job keys (valid until the callback returns; each
+ * NUL-terminated, see above). */
 typedef void (*fleet_pool_keys_cb)(fleet_pool_node_t *node, int status,
                                    const fleet_bytes_t *keys, size_t n,
                                    void *user_data);
 FLEET_EXTERN int fleet_pool_job_keys(fleet_pool_node_t *node,
                                      fleet_pool_keys_cb cb, void *user_data);
 
-/* A job of the pool: its key, its owner ("" while it has none) and the
- * token of its assignment. */
+/* A job of the pool: its key (NUL-terminated), its owner ("" while it has
+ * none) and the token of its assignment. */
 typedef struct {
   fleet_bytes_t key;
   const char *worker_id;
@@ -290,7 +302,7 @@ FLEET_EXTERN const char *fleet_pool_job_state_name(int state);
 
 /* A job of a pool as fleet_pool_query_jobs() reads it. */
 typedef struct {
-  /* Its key. */
+  /* Its key (NUL-terminated). */
   fleet_bytes_t key;
   /* Its owner's worker id, NUL-terminated; "" while it has none. */
   const char *worker_id;
@@ -372,8 +384,8 @@ typedef struct {
 } fleet_pool_tick_t;
 
 /* Called with status 0 and a tick (valid until the callback returns), or
- * once with FLEET_ECANCELED and NULL when the ticker was stopped (by any
- * node): then no tick follows. */
+ * once with FLEET_ECANCELED and NULL when the ticker was ended (by
+ * fleet_pool_ticker_end() on any node): then no tick follows. */
 typedef void (*fleet_pool_tick_cb)(fleet_pool_ticker_t *ticker, int status,
                                    const fleet_pool_tick_t *tick);
 
@@ -397,10 +409,20 @@ FLEET_EXTERN int fleet_pool_ticker_init(fleet_pool_node_t *node,
 FLEET_EXTERN int fleet_pool_ticker_start(fleet_pool_ticker_t *ticker,
                                          fleet_pool_tick_cb cb);
 
-/* Stops the ticker for every node: each one's tick callback gets
- * FLEET_ECANCELED at its next claim (within one period), this one's before
- * `cb` runs. For 10 periods (at least 1 s), a ticker of that name started
- * anew finds itself stopped. `cb`: 0, or the backend's error. */
+/* Ends the ticker for every node, in shared state (unlike the close,
+ * which is local): each node's tick callback gets FLEET_ECANCELED at its
+ * next claim (within one period), this one's before `cb` runs. For 10
+ * periods (at least 1 s), a ticker of that name started anew finds itself
+ * ended. `cb` runs once, never inside this call: 0, the backend's error,
+ * or FLEET_ECANCELED when the ticker closes first. Returns 0, FLEET_EINVAL
+ * (NULL ticker or callback), FLEET_EALREADY (ended already), FLEET_ECLOSING
+ * or FLEET_ENOMEM; on error `cb` never runs. */
+FLEET_EXTERN int fleet_pool_ticker_end(fleet_pool_ticker_t *ticker,
+                                       fleet_status_cb cb, void *user_data);
+
+/* Deprecated: the old name of fleet_pool_ticker_end(), kept so that
+ * existing programs build and run; it ends the ticker for every node, as
+ * fleet_pool_ticker_end() does. New code calls fleet_pool_ticker_end(). */
 FLEET_EXTERN int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker,
                                         fleet_status_cb cb, void *user_data);
 

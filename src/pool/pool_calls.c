@@ -1,6 +1,8 @@
 /* pool_calls.c -- the calls a user makes on a pool node: dispatch (admit,
- * assign, then wait for the owner's start result), notify, stop, the
- * queries and shutdown.
+ * assign, then wait for the owner's start result), notify, stop and
+ * shutdown; the queries are in pool_inspect.c. Each is one static call (a
+ * fleet__call_t: its op, its reply reader, the fail hook of its callback's
+ * shape) on the request base.
  *
  * A dispatch is a request in three phases: read the membership when the
  * node has none (or its revision was refused), send POOL_DISPATCH with
@@ -17,206 +19,74 @@
  * was refused, before it gives up with FLEET_EUNAVAILABLE. */
 #define POOL_DISPATCH_TRIES 16
 
-enum {
-  POOL_CALL_MEMBERS, /* a dispatch reading the membership */
-  POOL_CALL_DISPATCH,
-  POOL_CALL_NOTIFY,
-  POOL_CALL_STOP,
-  POOL_CALL_KEYS,
-  POOL_CALL_PAYLOAD,
-  POOL_CALL_WORKERS,
-  POOL_CALL_SHUTDOWN,
-  POOL_CALL_JOBS
-};
-
-static void pool_on_reply(fleet__req_t *r, int status,
-                          const fleet__reply_t *reply);
-
 /* ------------------------------------------------------------------------ */
-/* Finishing                                                                */
+/* Fail hooks, one per callback shape                                       */
 
-static void pool_waiting_unlink(fleet__pool_req_t *req) {
-  if (!req->waiting)
-    return;
-  fleet__list_remove(&req->wnode);
-  req->waiting = 0;
-}
-
-/* Runs the callback of a finished request with `status` and no results
- * (the request is done already). */
-static void pool_call_back(fleet__pool_t *p, fleet__pool_req_t *req,
-                           int status) {
-  fleet_pool_node_t *node = p->pub;
-  void *data = req->base.user_data;
-  fleet_bytes_t none = {NULL, 0};
-
-  switch (req->kind) {
-    case POOL_CALL_KEYS:
-      req->cb.keys(node, status, NULL, 0, data);
-      break;
-    case POOL_CALL_PAYLOAD:
-      req->cb.payload(node, status, none, data);
-      break;
-    case POOL_CALL_WORKERS:
-      req->cb.workers(node, status, NULL, 0, data);
-      break;
-    case POOL_CALL_JOBS:
-      req->cb.jobs(node, status, NULL, 0, data);
-      break;
-    default:
-      req->cb.status((fleet_handle_t *)node, status, data);
-      break;
+/* Gives back what a dispatch owns: its copies, its place among the
+ * waiting dispatches. Nothing for the other calls. */
+static void pool_req_release(fleet__pool_req_t *req) {
+  if (req->waiting) {
+    fleet__list_remove(&req->wnode);
+    req->waiting = 0;
   }
-}
-
-static void pool_req_release(fleet__pool_t *p, fleet__pool_req_t *req) {
-  pool_waiting_unlink(req);
   free(req->key);
   free(req->payload);
   req->key = req->payload = NULL;
 }
 
-static void pool_finish(fleet__pool_t *p, fleet__pool_req_t *req, int status) {
-  pool_req_release(p, req);
-  fleet__req_done(&req->base);
-  pool_call_back(p, req, status);
-}
-
-static void pool_cancel(fleet__req_t *r, int status) {
-  fleet__pool_req_t *req = (fleet__pool_req_t *)r;
-  fleet__pool_t *p = (fleet__pool_t *)r->handle;
-
-  pool_req_release(p, req);
-  pool_call_back(p, req, status);
+static void pool_fail_status(fleet__req_t *r, int status) {
+  pool_req_release((fleet__pool_req_t *)r);
+  fleet__call_fail_status(r, status);
 }
 
 /* ------------------------------------------------------------------------ */
-/* Sending                                                                  */
+/* Dispatch                                                                 */
 
-/* Sends the call of `req` for its kind, with the args in p->args. */
-static int pool_send(fleet__pool_t *p, fleet__pool_req_t *req) {
-  static const fleet__op_t ops[] = {
-      FLEET__OP_POOL_MEMBERS, FLEET__OP_POOL_DISPATCH, FLEET__OP_POOL_NOTIFY,
-      FLEET__OP_POOL_STOP,    FLEET__OP_POOL_JOBS,     FLEET__OP_POOL_PAYLOAD,
-      FLEET__OP_POOL_MEMBERS, FLEET__OP_POOL_SHUTDOWN, FLEET__OP_POOL_JOBS};
-  fleet_bytes_t tag = fleet__key_bytes(&p->tag);
+static void pool_dispatch_read(fleet__req_t *r, int status,
+                               const fleet__reply_t *reply);
 
-  return fleet__req_send(&req->base, ops[req->kind], &tag, 1, p->args.argv,
-                         p->args.argc);
-}
+static const fleet__call_t pool_dispatch_call = {
+    "pool.dispatch", FLEET__OP_POOL_DISPATCH, pool_dispatch_read,
+    pool_fail_status};
 
-/* Builds the call of the dispatch `req` for its phase and sends it. */
+/* Sends the backend call of the dispatch `req` for its phase: the
+ * membership first when the node has none (or none with a worker). */
 static int pool_dispatch_send(fleet__pool_t *p, fleet__pool_req_t *req) {
-  const char *owner;
+  fleet_bytes_t tag = fleet__key_bytes(&p->tag);
+  fleet__op_t op = FLEET__OP_POOL_MEMBERS;
+  const char *owner = NULL;
   int err;
 
-  if (p->rev < 0) {
-    req->kind = POOL_CALL_MEMBERS;
+  if (p->rev >= 0) {
+    owner = fleet__pool_route(p, req->key, req->key_len);
+    if (owner == NULL && req->members)
+      return FLEET_ENOTFOUND;
+    if (owner == NULL)
+      p->rev = -1; /* no worker as far as the node knows: read again */
+  }
+  req->members = owner == NULL;
+  if (owner == NULL) {
     err = fleet__args_begin(&p->args, 0, 0);
-    return err != 0 ? err : pool_send(p, req);
+  } else if ((err = fleet__args_begin(&p->args, 6, 2)) == 0) {
+    op = req->base.call->op;
+    fleet__args_bytes(&p->args, req->key, req->key_len);
+    fleet__args_bytes(&p->args, req->payload, req->payload_len);
+    fleet__args_i64(&p->args, p->rev);
+    fleet__args_str(&p->args, owner);
+    fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
+    fleet__args_u64(&p->args, p->opts.max_queued_jobs == FLEET_POOL_UNLIMITED
+                                  ? 0
+                                  : p->opts.max_queued_jobs);
   }
-  owner = fleet__pool_route(p, req->key, req->key_len);
-  if (owner == NULL && req->kind != POOL_CALL_MEMBERS) {
-    /* No worker as far as the node knows: read the membership first. */
-    p->rev = -1;
-    return pool_dispatch_send(p, req);
-  }
-  if (owner == NULL)
-    return FLEET_ENOTFOUND;
-  req->kind = POOL_CALL_DISPATCH;
-  if ((err = fleet__args_begin(&p->args, 6, 2)) != 0)
-    return err;
-  fleet__args_bytes(&p->args, req->key, req->key_len);
-  fleet__args_bytes(&p->args, req->payload, req->payload_len);
-  fleet__args_i64(&p->args, p->rev);
-  fleet__args_str(&p->args, owner);
-  fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
-  fleet__args_u64(&p->args, p->opts.max_queued_jobs == FLEET_POOL_UNLIMITED
-                                ? 0
-                                : p->opts.max_queued_jobs);
-  return pool_send(p, req);
+  return err != 0 ? err
+                  : fleet__req_send(&req->base, op, &tag, 1, p->args.argv,
+                                    p->args.argc);
 }
 
-/* Checks a node for a call and makes its request; `key` (may be NULL) and
- * `payload` are copied. Returns 0 and the request, or an error. */
-static int pool_req_make(fleet_pool_node_t *node, int kind, const char *key,
-                         const fleet_bytes_t *payload, int has_cb,
-                         void *user_data, fleet__pool_req_t **out) {
-  fleet__pool_t *p = fleet__pool_of(node);
-  fleet__pool_req_t *req;
-  size_t key_len = 0;
-  int err;
-
-  if (p == NULL || !has_cb)
-    return FLEET_EINVAL;
-  if (key != NULL || kind == POOL_CALL_DISPATCH || kind == POOL_CALL_NOTIFY ||
-      kind == POOL_CALL_STOP || kind == POOL_CALL_PAYLOAD)
-    if ((err = fleet__str_check(key, FLEET_POOL_KEY_MAX, &key_len)) != 0)
-      return err;
-  if (payload != NULL) {
-    if (payload->len > 0 && payload->base == NULL)
-      return FLEET_EINVAL;
-    if (payload->len > FLEET_POOL_PAYLOAD_MAX)
-      return FLEET_E2BIG;
-  }
-  if ((err = fleet__handle_usable(&p->base)) != 0)
-    return err;
-  if (p->state == FLEET__POOL_SHUTDOWN)
-    return FLEET_ECLOSING;
-  if (p->state == FLEET__POOL_REFUSED)
-    return FLEET_ECONFLICT;
-  req = (fleet__pool_req_t *)fleet__req_new(&p->base, pool_on_reply,
-                                            pool_cancel, user_data);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->kind = kind;
-  if (key != NULL) {
-    req->key = fleet__memdup(key, key_len);
-    req->key_len = key_len;
-  }
-  if (payload != NULL) {
-    req->payload = fleet__memdup(payload->base, payload->len);
-    req->payload_len = payload->len;
-  }
-  if ((key != NULL && req->key == NULL) ||
-      (payload != NULL && req->payload == NULL)) {
-    pool_req_release(p, req);
-    fleet__req_free(&req->base);
-    return FLEET_ENOMEM;
-  }
-  *out = req;
-  return 0;
-}
-
-/* Sends the first call of a request made by pool_req_make(), or gives the
- * request back. */
-static int pool_req_start(fleet__pool_t *p, fleet__pool_req_t *req) {
-  int err;
-
-  if (req->kind == POOL_CALL_DISPATCH) {
-    err = pool_dispatch_send(p, req);
-  } else {
-    err = fleet__args_begin(&p->args, req->key != NULL ? 2 : 0, 0);
-    if (err == 0 && req->key != NULL) {
-      fleet__args_bytes(&p->args, req->key, req->key_len);
-      if (req->kind == POOL_CALL_NOTIFY)
-        fleet__args_bytes(&p->args, req->payload, req->payload_len);
-    }
-    if (err == 0)
-      err = pool_send(p, req);
-  }
-  if (err != 0) {
-    pool_req_release(p, req);
-    fleet__req_free(&req->base);
-  }
-  return err;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Replies                                                                  */
-
-static int pool_reply_dispatch(fleet__pool_t *p, fleet__pool_req_t *req,
-                               const fleet__reply_t *reply) {
+/* The reply of POOL_DISPATCH: admitted (the dispatch waits for its start
+ * result), or why not. Returns 0 or the dispatch's error. */
+static int pool_dispatch_admitted(fleet__pool_t *p, fleet__pool_req_t *req,
+                                  const fleet__reply_t *reply) {
   int64_t code;
   uint64_t token;
 
@@ -247,184 +117,20 @@ static int pool_reply_dispatch(fleet__pool_t *p, fleet__pool_req_t *req,
   }
 }
 
-static void pool_reply_keys(fleet__pool_t *p, fleet__pool_req_t *req,
-                            const fleet__reply_t *reply) {
-  fleet_pool_keys_cb cb = req->cb.keys;
-  void *data = req->base.user_data;
-  fleet_bytes_t *keys;
-  size_t i, n;
-
-  if (reply->type != FLEET__REPLY_ARRAY || reply->nelem % 2 != 0) {
-    pool_finish(p, req, FLEET_EPROTO);
-    return;
-  }
-  n = reply->nelem / 2;
-  keys = malloc((n > 0 ? n : 1) * sizeof(*keys));
-  if (keys == NULL) {
-    pool_finish(p, req, FLEET_ENOMEM);
-    return;
-  }
-  for (i = 0; i < n; i++) {
-    keys[i].base = reply->elem[2 * i].str;
-    keys[i].len = reply->elem[2 * i].len;
-  }
-  pool_req_release(p, req);
-  fleet__req_done(&req->base);
-  cb(p->pub, 0, keys, n, data);
-  free(keys);
-}
-
-static void pool_reply_workers(fleet__pool_t *p, fleet__pool_req_t *req,
+static void pool_dispatch_read(fleet__req_t *r, int status,
                                const fleet__reply_t *reply) {
-  fleet_pool_workers_cb cb = req->cb.workers;
-  void *data = req->base.user_data;
-  fleet_pool_worker_info_t *info;
-  size_t i, n;
-  int err = fleet__pool_set_members(p, reply);
-
-  if (err != 0) {
-    pool_finish(p, req, err);
-    return;
-  }
-  n = p->nmembers;
-  if ((info = malloc((n > 0 ? n : 1) * sizeof(*info))) == NULL) {
-    pool_finish(p, req, FLEET_ENOMEM);
-    return;
-  }
-  for (i = 0; i < n; i++) {
-    info[i].id = p->member_ids[i];
-    info[i].node_id = p->member_nodes[i];
-    info[i].created = p->member_created[i];
-    info[i].local = strcmp(p->member_nodes[i], p->node_id) == 0;
-  }
-  pool_req_release(p, req);
-  fleet__req_done(&req->base);
-  cb(p->pub, 0, info, n, data);
-  free(info);
-}
-
-/* Reads a token from its decimal digits. Returns 0 or -1. */
-static int pool_token(fleet_bytes_t b, uint64_t *out) {
-  const char *s = b.base;
-  uint64_t v = 0;
-  size_t i;
-
-  if (b.len == 0 || b.len > 19)
-    return -1;
-  for (i = 0; i < b.len; i++) {
-    if (s[i] < '0' || s[i] > '9')
-      return -1;
-    v = v * 10 + (uint64_t)(s[i] - '0');
-  }
-  *out = v;
-  return 0;
-}
-
-static void pool_reply_jobs(fleet__pool_t *p, fleet__pool_req_t *req,
-                            const fleet__reply_t *reply) {
-  fleet_pool_jobs_cb cb = req->cb.jobs;
-  void *data = req->base.user_data;
-  fleet_pool_job_info_t *jobs;
-  size_t i, n, room = 0, used = 0;
-  char *ids;
-
-  if (reply->type != FLEET__REPLY_ARRAY || reply->nelem % 2 != 0) {
-    pool_finish(p, req, FLEET_EPROTO);
-    return;
-  }
-  n = reply->nelem / 2;
-  for (i = 0; i < n; i++)
-    room += reply->elem[2 * i + 1].len + 1;
-  jobs = malloc((n > 0 ? n : 1) * sizeof(*jobs));
-  ids = malloc(room > 0 ? room : 1);
-  for (i = 0; jobs != NULL && ids != NULL && i < n; i++) {
-    const fleet__reply_t *k = &reply->elem[2 * i],
-                         *rec = &reply->elem[2 * i + 1];
-    fleet_bytes_t token, worker;
-    char state;
-
-    if (k->type != FLEET__REPLY_STR || rec->type != FLEET__REPLY_STR ||
-        fleet__pool_parse_owner(rec, &token, &state, &worker) != 0 ||
-        pool_token(token, &jobs[i].token) != 0)
-      break;
-    jobs[i].key.base = k->str;
-    jobs[i].key.len = k->len;
-    memcpy(ids + used, worker.base, worker.len);
-    ids[used + worker.len] = '\0';
-    jobs[i].worker_id = ids + used;
-    used += worker.len + 1;
-  }
-  if (jobs == NULL || ids == NULL || i < n) {
-    free(jobs);
-    free(ids);
-    pool_finish(p, req,
-                jobs == NULL || ids == NULL ? FLEET_ENOMEM : FLEET_EPROTO);
-    return;
-  }
-  pool_req_release(p, req);
-  fleet__req_done(&req->base);
-  cb(p->pub, 0, jobs, n, data);
-  free(jobs);
-  free(ids);
-}
-
-static void pool_on_reply(fleet__req_t *r, int status,
-                          const fleet__reply_t *reply) {
   fleet__pool_req_t *req = (fleet__pool_req_t *)r;
   fleet__pool_t *p = (fleet__pool_t *)r->handle;
-  int64_t n = 0;
 
-  if (status != 0) {
-    pool_finish(p, req, status);
-    return;
-  }
-  switch (req->kind) {
-    case POOL_CALL_MEMBERS:
-      status = fleet__pool_set_members(p, reply);
-      if (status == 0)
-        status = pool_dispatch_send(p, req);
-      break;
-    case POOL_CALL_DISPATCH:
-      status = pool_reply_dispatch(p, req, reply);
-      break;
-    case POOL_CALL_NOTIFY:
-    case POOL_CALL_STOP:
-      if (fleet__reply_i64(reply, &n) != 0)
-        status = FLEET_EPROTO;
-      else
-        status = n == 1 ? 0 : n == 0 ? FLEET_ENOTFOUND : FLEET_EBUSY;
-      pool_finish(p, req, status);
-      return;
-    case POOL_CALL_KEYS:
-      pool_reply_keys(p, req, reply);
-      return;
-    case POOL_CALL_PAYLOAD:
-      if (reply->type == FLEET__REPLY_NIL) {
-        pool_finish(p, req, FLEET_ENOTFOUND);
-      } else if (reply->type != FLEET__REPLY_STR) {
-        pool_finish(p, req, FLEET_EPROTO);
-      } else {
-        fleet_pool_payload_cb cb = req->cb.payload;
-        fleet_bytes_t b = {reply->str, reply->len};
-        void *data = req->base.user_data;
-
-        pool_req_release(p, req);
-        fleet__req_done(r);
-        cb(p->pub, 0, b, data);
-      }
-      return;
-    case POOL_CALL_WORKERS:
-      pool_reply_workers(p, req, reply);
-      return;
-    case POOL_CALL_JOBS:
-      pool_reply_jobs(p, req, reply);
-      return;
-    default:
-      pool_finish(p, req, reply->type == FLEET__REPLY_INT ? 0 : FLEET_EPROTO);
-      return;
+  if (status == 0 && req->members) {
+    status = fleet__pool_set_members(p, reply);
+    if (status == 0)
+      status = pool_dispatch_send(p, req);
+  } else if (status == 0) {
+    status = pool_dispatch_admitted(p, req, reply);
   }
   if (status != 0)
-    pool_finish(p, req, status);
+    fleet__call_finish(r, status);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -461,7 +167,7 @@ void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev) {
   FLEET__LIST_FOREACH_DATA (req, &p->waiting, fleet__pool_req_t, wnode)
     if (req->token <= token && req->key_len == ev[1].len &&
         memcmp(req->key, ev[1].str, ev[1].len) == 0) {
-      pool_finish(p, req, status);
+      fleet__call_finish(&req->base, status);
       return;
     }
 }
@@ -476,7 +182,7 @@ void fleet__pool_wait_check(fleet__pool_t *p) {
 
   while ((req = fleet__pool_first_waiting(p)) != NULL && req->deadline <= now &&
          !p->base.closing)
-    pool_finish(p, req, FLEET_ETIMEDOUT);
+    fleet__call_finish(&req->base, FLEET_ETIMEDOUT);
   if (req != NULL && p->timers_open)
     uv_timer_start(&p->wait_timer, pool_on_wait_timer, req->deadline - now, 0);
 }
@@ -485,98 +191,135 @@ void fleet__pool_wait_fail(fleet__pool_t *p, int status) {
   fleet__pool_req_t *req;
 
   while ((req = fleet__pool_first_waiting(p)) != NULL && !p->base.closing)
-    pool_finish(p, req, status);
+    fleet__call_finish(&req->base, status);
 }
 
 /* ------------------------------------------------------------------------ */
+/* Notify, stop, shutdown                                                   */
+
+/* Notify and stop: 1 done, 0 no such job, else the job is between
+ * owners. */
+static void pool_count_read(fleet__req_t *r, int status,
+                            const fleet__reply_t *reply) {
+  int64_t n = 0;
+
+  if (status == 0 && fleet__reply_i64(reply, &n) != 0)
+    status = FLEET_EPROTO;
+  else if (status == 0)
+    status = n == 1 ? 0 : n == 0 ? FLEET_ENOTFOUND : FLEET_EBUSY;
+  fleet__call_finish(r, status);
+}
+
+static void pool_shutdown_read(fleet__req_t *r, int status,
+                               const fleet__reply_t *reply) {
+  if (status == 0 && reply->type != FLEET__REPLY_INT)
+    status = FLEET_EPROTO;
+  fleet__call_finish(r, status);
+}
+
+static const fleet__call_t pool_notify_call = {
+    "pool.notify", FLEET__OP_POOL_NOTIFY, pool_count_read, pool_fail_status};
+static const fleet__call_t pool_stop_call = {
+    "pool.stop_job", FLEET__OP_POOL_STOP, pool_count_read, pool_fail_status};
+static const fleet__call_t pool_shutdown_call = {
+    "pool.shutdown", FLEET__OP_POOL_SHUTDOWN, pool_shutdown_read,
+    pool_fail_status};
+/* ------------------------------------------------------------------------ */
 /* The calls                                                                */
+
+/* The entry of a call on `node`: checks the node, the callback, the key
+ * (when `need_key`: the name rule, its length in `*key_len`) and the
+ * payload (when not NULL), then that the node takes calls. Returns the
+ * node, or NULL and the error in `*err`; nothing is sent. */
+static fleet__pool_t *pool_enter(fleet_pool_node_t *node, int has_cb,
+                                 int need_key, const char *key, size_t *key_len,
+                                 const fleet_bytes_t *payload, int *err) {
+  fleet__pool_t *p = fleet__pool_of(node);
+
+  *err = 0;
+  if (p == NULL || !has_cb)
+    *err = FLEET_EINVAL;
+  else if (need_key)
+    *err = fleet__str_check(key, FLEET_POOL_KEY_MAX, key_len);
+  if (*err == 0 && payload != NULL) {
+    if (payload->len > 0 && payload->base == NULL)
+      *err = FLEET_EINVAL;
+    else if (payload->len > FLEET_POOL_PAYLOAD_MAX)
+      *err = FLEET_E2BIG;
+  }
+  if (*err == 0)
+    *err = fleet__pool_usable(p);
+  return *err == 0 ? p : NULL;
+}
+
+int fleet__pool_key_call(fleet_pool_node_t *node, const fleet__call_t *call,
+                         const char *key, const fleet_bytes_t *payload,
+                         fleet__fn_t cb, void *user_data) {
+  size_t len = 0;
+  int err;
+  fleet__pool_t *p = pool_enter(node, cb != NULL, 1, key, &len, payload, &err);
+
+  if (p == NULL ||
+      (err = fleet__args_begin(&p->args, payload != NULL ? 2 : 1, 0)) != 0)
+    return err;
+  fleet__args_bytes(&p->args, key, len);
+  if (payload != NULL)
+    fleet__args_bytes(&p->args, payload->base, payload->len);
+  return fleet__pool_call(p, call, cb, user_data);
+}
+
+int fleet__pool_plain_call(fleet_pool_node_t *node, const fleet__call_t *call,
+                           fleet__fn_t cb, void *user_data) {
+  int err;
+  fleet__pool_t *p = pool_enter(node, cb != NULL, 0, NULL, NULL, NULL, &err);
+
+  if (p == NULL || (err = fleet__args_begin(&p->args, 0, 0)) != 0)
+    return err;
+  return fleet__pool_call(p, call, cb, user_data);
+}
 
 int fleet_pool_dispatch(fleet_pool_node_t *node, const char *key,
                         fleet_bytes_t payload, fleet_status_cb cb,
                         void *user_data) {
   fleet__pool_req_t *req;
-  int err = pool_req_make(node, POOL_CALL_DISPATCH, key, &payload, cb != NULL,
-                          user_data, &req);
+  size_t len = 0;
+  int err;
+  fleet__pool_t *p = pool_enter(node, cb != NULL, 1, key, &len, &payload, &err);
 
-  if (err == 0)
-    req->cb.status = cb;
-  return err != 0 ? err : pool_req_start(fleet__pool_of(node), req);
+  if (p == NULL)
+    return err;
+  req = (fleet__pool_req_t *)fleet__call_new(&p->base, &pool_dispatch_call,
+                                             (fleet__fn_t)cb, user_data);
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  req->key = fleet__memdup(key, len);
+  req->key_len = len;
+  req->payload = fleet__memdup(payload.base, payload.len);
+  req->payload_len = payload.len;
+  err = req->key == NULL || req->payload == NULL ? FLEET_ENOMEM
+                                                 : pool_dispatch_send(p, req);
+  if (err != 0) {
+    pool_req_release(req);
+    fleet__req_free(&req->base);
+  }
+  return err;
 }
 
 int fleet_pool_notify(fleet_pool_node_t *node, const char *key,
                       fleet_bytes_t payload, fleet_status_cb cb,
                       void *user_data) {
-  fleet__pool_req_t *req;
-  int err = pool_req_make(node, POOL_CALL_NOTIFY, key, &payload, cb != NULL,
-                          user_data, &req);
-
-  if (err == 0)
-    req->cb.status = cb;
-  return err != 0 ? err : pool_req_start(fleet__pool_of(node), req);
+  return fleet__pool_key_call(node, &pool_notify_call, key, &payload,
+                              (fleet__fn_t)cb, user_data);
 }
 
 int fleet_pool_stop_job(fleet_pool_node_t *node, const char *key,
                         fleet_status_cb cb, void *user_data) {
-  fleet__pool_req_t *req;
-  int err = pool_req_make(node, POOL_CALL_STOP, key, NULL, cb != NULL,
-                          user_data, &req);
-
-  if (err == 0)
-    req->cb.status = cb;
-  return err != 0 ? err : pool_req_start(fleet__pool_of(node), req);
-}
-
-int fleet_pool_job_keys(fleet_pool_node_t *node, fleet_pool_keys_cb cb,
-                        void *user_data) {
-  fleet__pool_req_t *req;
-  int err = pool_req_make(node, POOL_CALL_KEYS, NULL, NULL, cb != NULL,
-                          user_data, &req);
-
-  if (err == 0)
-    req->cb.keys = cb;
-  return err != 0 ? err : pool_req_start(fleet__pool_of(node), req);
-}
-
-int fleet_pool_get_payload(fleet_pool_node_t *node, const char *key,
-                           fleet_pool_payload_cb cb, void *user_data) {
-  fleet__pool_req_t *req;
-  int err = pool_req_make(node, POOL_CALL_PAYLOAD, key, NULL, cb != NULL,
-                          user_data, &req);
-
-  if (err == 0)
-    req->cb.payload = cb;
-  return err != 0 ? err : pool_req_start(fleet__pool_of(node), req);
-}
-
-int fleet_pool_workers(fleet_pool_node_t *node, fleet_pool_workers_cb cb,
-                       void *user_data) {
-  fleet__pool_req_t *req;
-  int err = pool_req_make(node, POOL_CALL_WORKERS, NULL, NULL, cb != NULL,
-                          user_data, &req);
-
-  if (err == 0)
-    req->cb.workers = cb;
-  return err != 0 ? err : pool_req_start(fleet__pool_of(node), req);
-}
-
-int fleet_pool_jobs(fleet_pool_node_t *node, fleet_pool_jobs_cb cb,
-                    void *user_data) {
-  fleet__pool_req_t *req;
-  int err = pool_req_make(node, POOL_CALL_JOBS, NULL, NULL, cb != NULL,
-                          user_data, &req);
-
-  if (err == 0)
-    req->cb.jobs = cb;
-  return err != 0 ? err : pool_req_start(fleet__pool_of(node), req);
+  return fleet__pool_key_call(node, &pool_stop_call, key, NULL, (fleet__fn_t)cb,
+                              user_data);
 }
 
 int fleet_pool_shutdown(fleet_pool_node_t *node, fleet_status_cb cb,
                         void *user_data) {
-  fleet__pool_req_t *req;
-  int err = pool_req_make(node, POOL_CALL_SHUTDOWN, NULL, NULL, cb != NULL,
-                          user_data, &req);
-
-  if (err == 0)
-    req->cb.status = cb;
-  return err != 0 ? err : pool_req_start(fleet__pool_of(node), req);
+  return fleet__pool_plain_call(node, &pool_shutdown_call, (fleet__fn_t)cb,
+                                user_data);
 }

@@ -1,7 +1,11 @@
-/* pool_int.h -- the worker pool's internals, shared by pool.c (the node:
- * membership, keep-alives, events, rebalancing, close), pool_jobs.c (the
- * jobs a node's workers run) and pool_calls.c (dispatch, notify, stop,
- * queries, shutdown). */
+/* pool_int.h -- the worker pool's internals, shared by its files. Calls
+ * between them run one way, from the top: pool.c (the node's life: init,
+ * workers, close), pool_member.c (join, keep-alives), pool_events.c (the
+ * event list, the state), pool_calls.c (dispatch, notify, stop, queries,
+ * shutdown), pool_rebalance.c, pool_worker.c (a worker's removal),
+ * pool_jobs.c (the jobs a node's workers run), pool_route.c (membership,
+ * routing). The ticker, the schedule (on the ticker and the node's public
+ * calls) and the queries from a client stand beside them. */
 #ifndef FLEET_SRC_POOL_INT_H
 #define FLEET_SRC_POOL_INT_H
 
@@ -28,14 +32,29 @@ typedef enum {
 
 const char *fleet__pool_state_name(fleet__pool_state_t state);
 
-/* The hash of a job key that routing uses (FNV-1a, then a 64-bit mixer),
- * and the jump consistent hash of Lamping and Veach: the bucket in
- * [0, n) of `key` (n >= 1). Growing n by one moves about 1/n of the keys,
- * each to the new bucket. */
+/* pool_route.c: the hash of a job key that routing uses (FNV-1a, then a 64-bit
+ * mixer), and the jump consistent hash of Lamping and Veach: the bucket in [0,
+ * n) of `key` (n >= 1). Growing n by one moves about 1/n of the keys, each to
+ * the new bucket. */
 uint64_t fleet__pool_hash(const void *key, size_t len);
 uint32_t fleet__jump_hash(uint64_t key, uint32_t n);
 
 typedef struct fleet__pool_s fleet__pool_t;
+
+/* A background call of which one is in flight at a time, and one more
+ * follows when it was asked for meanwhile (joins, event reads,
+ * rebalances). */
+typedef struct {
+  int inflight;
+  int again; /* asked for while one was in flight */
+} fleet__pool_once_t;
+
+/* Whether the call may go now; while one is in flight, it is asked for
+ * again instead. */
+static inline int fleet__pool_once_begin(fleet__pool_once_t *o) {
+  o->again |= o->inflight;
+  return !o->inflight;
+}
 typedef struct fleet__pool_worker_s fleet__pool_worker_t;
 
 /* A job a local worker runs (the public fleet_pool_job_t). */
@@ -60,7 +79,7 @@ enum {
 };
 
 struct fleet__pool_worker_s {
-  fleet__pool_worker_t *next; /* the node's workers, in creation order */
+  fleet__list_t node; /* on the node's workers, in creation order */
   fleet__pool_t *pool;
   fleet_pool_worker_t *pub;
   fleet_pool_handler_t handler;
@@ -73,20 +92,14 @@ struct fleet__pool_worker_s {
 };
 
 /* A request of the node: a call the user waits for (dispatch, notify,
- * stop, queries, shutdown), or the node's own background call. */
+ * stop, queries, shutdown, a worker's removal), or the node's own
+ * background call. What it is and how its replies are read is its call
+ * (req->base.call, a fleet__call_t next to the code that sends it). */
 typedef struct fleet__pool_req_s {
   fleet__req_t base;
-  int kind;
-  union {
-    fleet_status_cb status;
-    fleet_pool_keys_cb keys;
-    fleet_pool_payload_cb payload;
-    fleet_pool_workers_cb workers;
-    fleet_pool_jobs_cb jobs;
-    fleet_pool_worker_cb worker;
-  } cb;
   /* Dispatch: its key and payload (owned), token, deadline, retries, and
-   * its place among the dispatches waiting for a start result. */
+   * its place among the dispatches waiting for a start result. `members`:
+   * the backend call in flight reads the membership first. */
   char *key;
   size_t key_len;
   char *payload;
@@ -94,6 +107,7 @@ typedef struct fleet__pool_req_s {
   uint64_t token;
   uint64_t deadline;
   unsigned tries;
+  int members;
   fleet__list_t wnode; /* on the node's waiting dispatches */
   int waiting;
   /* Background calls about a job: the worker and the token presented. */
@@ -135,12 +149,12 @@ struct fleet__pool_s {
   char ttl_str[16], life_str[16];
   fleet__args_t args;
 
-  fleet__pool_worker_t *workers, **workers_tail;
+  fleet__list_t workers;   /* fleet__pool_worker_t, in creation order */
   uint32_t nworkers;       /* in the list, removing ones too */
   uint32_t worker_seq;     /* the last worker number given */
   uv_timer_t remove_timer; /* watches the workers being removed */
 
-  fleet__sub_t *sub;
+  fleet__sub_t *sub; /* the wake-up channel, owned by the base */
 
   /* Membership as last read: revision and workers in creation order. */
   int64_t rev; /* -1: never read */
@@ -157,12 +171,11 @@ struct fleet__pool_s {
 
   /* Joins, event reads and rebalances: one call at a time each, and one
    * more when asked for again meanwhile. */
-  int join_inflight, join_again;
+  fleet__pool_once_t join;
   /* The next join re-asserts the local jobs: the pool forgot this node
    * while it was valid by its own clock (its data was lost). */
   int reassert;
-  int ev_inflight, ev_again;
-  int bal_inflight, bal_again;
+  fleet__pool_once_t ev, bal;
 
   /* Dispatches waiting for their start result, in deadline order. */
   fleet__list_t waiting; /* dispatches waiting, oldest first */
@@ -171,16 +184,107 @@ struct fleet__pool_s {
   int timers_open;
 };
 
+/* After the send of a call of `o`, which returned `err`: the call is in
+ * flight, or the node's error callback hears `err`. */
+static inline void fleet__pool_once_sent(fleet__pool_t *p,
+                                         fleet__pool_once_t *o, int err) {
+  if (err != 0) {
+    fleet__handle_error(&p->base, err);
+    return;
+  }
+  o->inflight = 1;
+  o->again = 0;
+}
+
+/* The node of the public handle `node`, or NULL when it is not an
+ * initialized node. */
+static inline fleet__pool_t *fleet__pool_of(const fleet_pool_node_t *node) {
+  return (fleet__pool_t *)fleet__handle_of(node, FLEET_HANDLE_POOL_NODE);
+}
+
+/* Whether the node takes a call: 0, FLEET_ECLOSING (the node or its
+ * client is closing, or the pool shut down) or FLEET_ECONFLICT (another
+ * live node holds its id). */
+static inline int fleet__pool_usable(const fleet__pool_t *p) {
+  int err = fleet__handle_usable(&p->base);
+
+  if (err == 0 && p->state == FLEET__POOL_SHUTDOWN)
+    err = FLEET_ECLOSING;
+  if (err == 0 && p->state == FLEET__POOL_REFUSED)
+    err = FLEET_ECONFLICT;
+  return err;
+}
+
+/* Sends `call` on the node's tag with the args built in p->args, for the
+ * user callback `cb` (NULL for a background call). Returns 0 or an error
+ * (nothing is sent, no callback runs). */
+static inline int fleet__pool_call(fleet__pool_t *p, const fleet__call_t *call,
+                                   fleet__fn_t cb, void *user_data) {
+  fleet_bytes_t tag = fleet__key_bytes(&p->tag);
+
+  return fleet__call(&p->base, call, cb, user_data, &tag, 1, p->args.argv,
+                     p->args.argc);
+}
+
+/* What a ticker and a schedule, the handles made on a node, start with:
+ * the base, the name, the node's tag and the args of their calls. */
+typedef struct {
+  fleet__handle_t base;
+  char *name;
+  size_t name_len;
+  fleet__key_t tag;
+  fleet__args_t args;
+} fleet__pool_child_t;
+
 /* pool.c */
-fleet__pool_t *fleet__pool_of(const fleet_pool_node_t *node);
+/* Makes a handle on `node` (a ticker, a schedule): checks the node, `ms`
+ * (at least FLEET_POOL_TICK_MIN_MS) and `name` (the name rule, at most
+ * `max` bytes), then allocates `size` zeroed bytes that start with a
+ * fleet__pool_child_t, registers its base (`vt`, `pub`, `error_cb`) on
+ * the node's client and copies the name and the node's tag. Returns 0 and
+ * the handle in `*out`, or FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or
+ * FLEET_ENOMEM (nothing left; pub's internal_ NULL). */
+int fleet__pool_child_init(fleet_pool_node_t *node, fleet_handle_t *pub,
+                           const fleet__handle_vt_t *vt, size_t size,
+                           const char *name, size_t max, uint32_t ms,
+                           fleet_error_cb error_cb, fleet__pool_child_t **out);
+/* Undoes fleet__pool_child_init() for a handle whose init failed later
+ * on: its `free` hook runs, nothing is called back. */
+void fleet__pool_child_abort(fleet__pool_child_t *c);
+/* Frees what fleet__pool_child_init() made, the struct too: the end of
+ * the `free` hook of a child. */
+void fleet__pool_child_free(fleet__pool_child_t *c);
+
+/* pool_member.c */
+/* Asks for a join with every local worker (on the next loop iteration). */
+void fleet__pool_join(fleet__pool_t *p);
+
+/* pool_events.c */
+/* The one place a node changes state. Leaving ACTIVE stops the keep-alive
+ * and the lapse timer (entering it is pool_member.c's). */
+void fleet__pool_set_state(fleet__pool_t *p, fleet__pool_state_t state);
+/* Takes the keep-alive off the batcher; its hold goes with it. */
+void fleet__pool_keepalive_stop(fleet__pool_t *p);
+/* Another live instance holds this node's id: the node stops acting under
+ * it for good (REFUSED). May run user callbacks. */
+void fleet__pool_refuse(fleet__pool_t *p);
 /* Asks for the node's events to be read (now, or after the read in
  * flight). */
 void fleet__pool_read_events(fleet__pool_t *p);
-/* Asks for a join with every local worker. */
-void fleet__pool_join(fleet__pool_t *p);
+/* The message callback of the node's wake-up channel: reads the events. */
+void fleet__pool_on_wake(void *arg, int status, const char *payload,
+                         size_t len);
+
+/* pool_rebalance.c */
+/* Asks for a rebalance (now, or after the one in flight). */
+void fleet__pool_rebalance(fleet__pool_t *p);
+
+/* pool_route.c */
 /* Reads the membership from a POOL_MEMBERS reply. Returns 0, FLEET_EPROTO
  * or FLEET_ENOMEM. */
 int fleet__pool_set_members(fleet__pool_t *p, const fleet__reply_t *r);
+/* Forgets the membership read last (the arrays stay for the next read). */
+void fleet__pool_members_clear(fleet__pool_t *p);
 /* Splits an owner record "<token>:<state>:<worker>". Returns 0 or -1. */
 int fleet__pool_parse_owner(const fleet__reply_t *rec, fleet_bytes_t *token,
                             char *state, fleet_bytes_t *worker);
@@ -188,12 +292,6 @@ int fleet__pool_parse_owner(const fleet__reply_t *rec, fleet_bytes_t *token,
  * when the pool has no worker. */
 const char *fleet__pool_route(const fleet__pool_t *p, const char *key,
                               size_t len);
-
-/* The oldest dispatch waiting for its start, or NULL. */
-static inline fleet__pool_req_t *fleet__pool_first_waiting(fleet__pool_t *p) {
-  fleet__list_t *n = fleet__list_first(&p->waiting);
-  return n != NULL ? FLEET__LIST_DATA(n, fleet__pool_req_t, wnode) : NULL;
-}
 
 /* pool_jobs.c */
 
@@ -220,11 +318,6 @@ void fleet__pool_job_free(struct fleet_pool_job_s *job);
 void fleet__pool_reasserted(fleet__pool_t *p, const fleet__pool_claim_t *c,
                             uint64_t token);
 
-/* pool_worker.c */
-/* Moves the removals of workers on: called by the remove timer. May run
- * user callbacks. */
-void fleet__pool_remove_check(fleet__pool_t *p);
-
 /* pool_ticker.c: the state of a ticker, for logs and tests ("closed" once
  * it has closed). */
 const char *fleet__pool_ticker_state_name(const fleet_pool_ticker_t *t);
@@ -233,6 +326,21 @@ const char *fleet__pool_ticker_state_name(const fleet_pool_ticker_t *t);
 const char *fleet__pool_schedule_state_name(const fleet_pool_schedule_t *s);
 
 /* pool_calls.c */
+/* The call `call` on `node` for the callback `cb`, after the checks of
+ * every call on a node (the node, the callback, the key, the payload, the
+ * node's state): with the args `key` (the name rule) and then `payload`
+ * when not NULL, or with no args. Returns 0 or an error (nothing sent). */
+int fleet__pool_key_call(fleet_pool_node_t *node, const fleet__call_t *call,
+                         const char *key, const fleet_bytes_t *payload,
+                         fleet__fn_t cb, void *user_data);
+int fleet__pool_plain_call(fleet_pool_node_t *node, const fleet__call_t *call,
+                           fleet__fn_t cb, void *user_data);
+/* The oldest dispatch waiting for its start, or NULL. */
+static inline fleet__pool_req_t *fleet__pool_first_waiting(fleet__pool_t *p) {
+  fleet__list_t *n = fleet__list_first(&p->waiting);
+  return n != NULL ? FLEET__LIST_DATA(n, fleet__pool_req_t, wnode) : NULL;
+}
+
 /* A start result (r event) for a waiting dispatch. */
 void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev);
 /* Fails the waiting dispatches whose deadline passed, and arms the timer

@@ -15,13 +15,11 @@
 
 #include "pool_int.h"
 
-enum { POOL_REQ_STARTED = 200, POOL_REQ_STOPPED };
-
 static fleet__pool_worker_t *pool_worker_find(fleet__pool_t *p,
                                               const fleet__reply_t *id) {
   fleet__pool_worker_t *w;
 
-  for (w = p->workers; w != NULL; w = w->next)
+  FLEET__LIST_FOREACH_DATA (w, &p->workers, fleet__pool_worker_t, node)
     if (strlen(w->id) == id->len && memcmp(w->id, id->str, id->len) == 0)
       return w;
   return NULL;
@@ -63,7 +61,7 @@ void fleet__pool_stop_all(fleet__pool_t *p, fleet_pool_stop_reason_t reason) {
   fleet__pool_worker_t *w;
   struct fleet_pool_job_s *job;
 
-  for (w = p->workers; w != NULL; w = w->next)
+  FLEET__LIST_FOREACH_DATA (w, &p->workers, fleet__pool_worker_t, node)
     while ((job = fleet__pool_first_job(w)) != NULL)
       fleet__pool_stop_job(job, reason);
 }
@@ -71,59 +69,20 @@ void fleet__pool_stop_all(fleet__pool_t *p, fleet_pool_stop_reason_t reason) {
 /* ------------------------------------------------------------------------ */
 /* Confirmations                                                            */
 
-static void pool_on_confirm(fleet__req_t *r, int status,
-                            const fleet__reply_t *reply);
-
-/* Sends POOL_STARTED or POOL_STOPPED for (worker, key, token) with
- * `code`; the reply is checked by pool_on_confirm. */
-static void pool_confirm(fleet__pool_t *p, int kind, fleet__pool_worker_t *w,
-                         const char *key, size_t key_len, uint64_t token,
-                         int code) {
-  fleet_bytes_t tag = fleet__key_bytes(&p->tag);
-  fleet__pool_req_t *req;
-  int err;
-
-  req = (fleet__pool_req_t *)fleet__req_new(&p->base, pool_on_confirm, NULL,
-                                            NULL);
-  if (req == NULL) {
-    fleet__handle_error(&p->base, FLEET_ENOMEM);
-    return;
-  }
-  req->kind = kind;
-  req->worker = w;
-  req->token = token;
-  req->key = fleet__memdup(key, key_len);
-  req->key_len = key_len;
-  err = req->key == NULL ? FLEET_ENOMEM : fleet__args_begin(&p->args, 4, 2);
-  if (err == 0) {
-    fleet__args_bytes(&p->args, key, key_len);
-    fleet__args_str(&p->args, w->id);
-    fleet__args_u64(&p->args, token);
-    fleet__args_i64(&p->args, code);
-    err = fleet__req_send(&req->base,
-                          kind == POOL_REQ_STARTED ? FLEET__OP_POOL_STARTED
-                                                   : FLEET__OP_POOL_STOPPED,
-                          &tag, 1, p->args.argv, p->args.argc);
-  }
-  if (err != 0) {
-    free(req->key);
-    fleet__req_free(&req->base);
-    fleet__handle_error(&p->base, err);
-  }
-}
-
-/* A start report refused as stale: the job was given to another owner
- * meanwhile. The worker, if it still runs it, is told LOST. */
-static void pool_on_confirm(fleet__req_t *r, int status,
-                            const fleet__reply_t *reply) {
+/* Reads the reply of a confirmation: reported to the error callback if
+ * it failed. Returns the stale job the confirmation named (a start report
+ * refused: the job was given to another owner meanwhile) when `stale` and
+ * the worker still runs it, else NULL. */
+static struct fleet_pool_job_s *pool_confirmed(fleet__req_t *r, int status,
+                                               const fleet__reply_t *reply,
+                                               int stale) {
   fleet__pool_req_t *req = (fleet__pool_req_t *)r;
   fleet__pool_t *p = (fleet__pool_t *)r->handle;
-  struct fleet_pool_job_s *job;
+  fleet__pool_worker_t *w = req->worker;
   char *key = req->key;
   size_t key_len = req->key_len;
-  fleet__pool_worker_t *w = req->worker;
   uint64_t token = req->token;
-  int kind = req->kind;
+  struct fleet_pool_job_s *job = NULL;
   int64_t ok = 1;
 
   fleet__req_done(r);
@@ -131,10 +90,62 @@ static void pool_on_confirm(fleet__req_t *r, int status,
     status = FLEET_EPROTO;
   if (!p->base.closing && status != 0)
     fleet__handle_error(&p->base, status);
-  if (!p->base.closing && status == 0 && ok == 0 && kind == POOL_REQ_STARTED &&
-      (job = pool_job_find(w, key, key_len)) != NULL && job->token == token)
-    fleet__pool_stop_job(job, FLEET_POOL_STOP_LOST);
+  if (stale && !p->base.closing && status == 0 && ok == 0 &&
+      (job = pool_job_find(w, key, key_len)) != NULL && job->token != token)
+    job = NULL;
   free(key);
+  return job;
+}
+
+/* The worker, if it still runs a job whose start report was refused, is
+ * told LOST. */
+static void pool_on_started(fleet__req_t *r, int status,
+                            const fleet__reply_t *reply) {
+  struct fleet_pool_job_s *job = pool_confirmed(r, status, reply, 1);
+
+  if (job != NULL)
+    fleet__pool_stop_job(job, FLEET_POOL_STOP_LOST);
+}
+
+static void pool_on_stopped(fleet__req_t *r, int status,
+                            const fleet__reply_t *reply) {
+  (void)pool_confirmed(r, status, reply, 0);
+}
+
+static const fleet__call_t pool_started_call = {
+    "pool.started", FLEET__OP_POOL_STARTED, pool_on_started, NULL};
+static const fleet__call_t pool_stopped_call = {
+    "pool.stopped", FLEET__OP_POOL_STOPPED, pool_on_stopped, NULL};
+
+/* Sends `call` (POOL_STARTED or POOL_STOPPED) for (worker, key, token)
+ * with `code`. */
+static void pool_confirm(fleet__pool_t *p, const fleet__call_t *call,
+                         fleet__pool_worker_t *w, const char *key,
+                         size_t key_len, uint64_t token, int code) {
+  fleet_bytes_t tag = fleet__key_bytes(&p->tag);
+  char *copy = fleet__memdup(key, key_len);
+  fleet__pool_req_t *req = NULL;
+  int err = copy == NULL ? FLEET_ENOMEM : fleet__args_begin(&p->args, 4, 2);
+
+  if (err == 0) {
+    fleet__args_bytes(&p->args, key, key_len);
+    fleet__args_str(&p->args, w->id);
+    fleet__args_u64(&p->args, token);
+    fleet__args_i64(&p->args, code);
+    req = (fleet__pool_req_t *)fleet__call_new(&p->base, call, NULL, NULL);
+    err = req == NULL ? FLEET_ENOMEM : 0;
+  }
+  if (err == 0) {
+    req->worker = w;
+    req->token = token;
+    req->key = copy;
+    req->key_len = key_len;
+    err = fleet__call_send(&req->base, &tag, 1, p->args.argv, p->args.argc);
+  }
+  if (err != 0) {
+    free(copy);
+    fleet__handle_error(&p->base, err);
+  }
 }
 
 void fleet__pool_reasserted(fleet__pool_t *p, const fleet__pool_claim_t *c,
@@ -150,7 +161,7 @@ void fleet__pool_reasserted(fleet__pool_t *p, const fleet__pool_claim_t *c,
     job->token = token;
   } else {
     /* It stopped here meanwhile: the pool places it again (orphaned). */
-    pool_confirm(p, POOL_REQ_STOPPED, c->worker, c->key, c->key_len, token,
+    pool_confirm(p, &pool_stopped_call, c->worker, c->key, c->key_len, token,
                  FLEET_ECANCELED);
   }
 }
@@ -168,7 +179,7 @@ int fleet_pool_job_started(fleet_pool_job_t *job, int status) {
   p = w->pool;
   if (p->base.closing)
     return 0;
-  pool_confirm(p, POOL_REQ_STARTED, w, job->key, job->key_len, job->token,
+  pool_confirm(p, &pool_started_call, w, job->key, job->key_len, job->token,
                status);
   if (status != 0)
     fleet__pool_job_free(job);
@@ -193,7 +204,7 @@ static void pool_ev_start(fleet__pool_t *p, fleet__pool_worker_t *w,
     if (job != NULL)
       fleet__pool_stop_job(job, FLEET_POOL_STOP_LOST);
     if (!p->base.closing)
-      pool_confirm(p, POOL_REQ_STOPPED, w, ev[1].str, ev[1].len, token,
+      pool_confirm(p, &pool_stopped_call, w, ev[1].str, ev[1].len, token,
                    FLEET_ECANCELED);
     return;
   }
@@ -214,7 +225,7 @@ static void pool_ev_start(fleet__pool_t *p, fleet__pool_worker_t *w,
     }
     /* The job cannot run here: report the failure so it leaves the pool
      * and its dispatcher hears it. */
-    pool_confirm(p, POOL_REQ_STARTED, w, ev[1].str, ev[1].len, token,
+    pool_confirm(p, &pool_started_call, w, ev[1].str, ev[1].len, token,
                  FLEET_ENOMEM);
     return;
   }
@@ -249,7 +260,7 @@ void fleet__pool_job_event(fleet__pool_t *p, const fleet__reply_t *ev) {
                                       ? FLEET_POOL_STOP_MOVED
                                       : FLEET_POOL_STOP_REQUESTED);
       if (confirm)
-        pool_confirm(p, POOL_REQ_STOPPED, w, ev[1].str, ev[1].len, token,
+        pool_confirm(p, &pool_stopped_call, w, ev[1].str, ev[1].len, token,
                      FLEET_ECANCELED);
       break;
     }
@@ -268,23 +279,17 @@ void fleet__pool_job_event(fleet__pool_t *p, const fleet__reply_t *ev) {
 /* Accessors                                                                */
 
 fleet_bytes_t fleet_pool_job_key(const fleet_pool_job_t *job) {
-  fleet_bytes_t b = {NULL, 0};
+  return job != NULL ? (fleet_bytes_t){job->key, job->key_len}
+                     : (fleet_bytes_t){NULL, 0};
+}
 
-  if (job != NULL) {
-    b.base = job->key;
-    b.len = job->key_len;
-  }
-  return b;
+const char *fleet_pool_job_key_str(const fleet_pool_job_t *job) {
+  return job != NULL ? job->key : NULL;
 }
 
 fleet_bytes_t fleet_pool_job_payload(const fleet_pool_job_t *job) {
-  fleet_bytes_t b = {NULL, 0};
-
-  if (job != NULL) {
-    b.base = job->payload;
-    b.len = job->payload_len;
-  }
-  return b;
+  return job != NULL ? (fleet_bytes_t){job->payload, job->payload_len}
+                     : (fleet_bytes_t){NULL, 0};
 }
 
 uint64_t fleet_pool_job_token(const fleet_pool_job_t *job) {

@@ -6,7 +6,7 @@
  * started, so a running key is never dispatched again) and which keys to
  * stop; the node then dispatches and stops them with fleet_pool_dispatch()
  * and fleet_pool_stop_job(). A plan that asks to stop the schedule resets
- * its keys and stops the ticker, which ends the schedule on every node.
+ * its keys and ends the ticker, which ends the schedule on every node.
  *
  * States: IDLE (not started), RUNNING (waiting for its intervals),
  * APPLYING (a plan's POOL_PLAN is in flight: an interval that comes
@@ -31,10 +31,7 @@ typedef enum {
 } sched_state_t;
 
 static const char *const sched_state_names[] = {
-#define XX(name, str) str,
-    SCHED_STATE_MAP(XX)
-#undef XX
-};
+    SCHED_STATE_MAP(FLEET__NAME_XX)};
 
 struct fleet_pool_plan_s {
   char **keys; /* start keys */
@@ -46,26 +43,19 @@ struct fleet_pool_plan_s {
 };
 
 typedef struct {
-  fleet__handle_t base;
+  fleet__pool_child_t c; /* base, name, tag, args */
   fleet_pool_schedule_t *pub;
   sched_state_t state;
   fleet_pool_node_t *node;
-  char *name;
-  size_t name_len;
-  fleet__key_t tag;
   fleet_pool_ticker_t ticker;
   int ticker_open;
   fleet_pool_plan_cb cb;
   struct fleet_pool_plan_s plan;
-  fleet__args_t args;
 } sched_t;
 
-static sched_t *sched_of(const fleet_pool_schedule_t *s) {
-  return (sched_t *)fleet__handle_of(s, FLEET_HANDLE_POOL_SCHEDULE);
-}
-
 const char *fleet__pool_schedule_state_name(const fleet_pool_schedule_t *s) {
-  const sched_t *sc = sched_of(s);
+  const sched_t *sc =
+      (const sched_t *)fleet__handle_of(s, FLEET_HANDLE_POOL_SCHEDULE);
 
   return sc == NULL ? "closed" : sched_state_names[sc->state];
 }
@@ -156,16 +146,16 @@ static void sched_on_call(fleet_handle_t *node, int status, void *arg) {
   (void)node;
   if (status != 0 && status != FLEET_EEXIST && status != FLEET_ENOTFOUND &&
       status != FLEET_ECANCELED)
-    fleet__handle_error(&sc->base, status);
-  fleet__handle_unhold(&sc->base);
+    fleet__handle_error(&sc->c.base, status);
+  fleet__handle_unhold(&sc->c.base);
 }
 
 /* Issues one dispatch or stop; the schedule stays open until it answers. */
 static void sched_issue(sched_t *sc, int err) {
   if (err == 0)
-    fleet__handle_hold(&sc->base);
+    fleet__handle_hold(&sc->c.base);
   else
-    fleet__handle_error(&sc->base, err);
+    fleet__handle_error(&sc->c.base, err);
 }
 
 static void sched_on_plan(fleet__req_t *r, int status,
@@ -182,9 +172,9 @@ static void sched_on_plan(fleet__req_t *r, int status,
                       reply->elem[0].type != FLEET__REPLY_ARRAY ||
                       reply->elem[1].type != FLEET__REPLY_ARRAY))
     status = FLEET_EPROTO;
-  if (status != 0 || sc->base.closing) {
+  if (status != 0 || sc->c.base.closing) {
     if (status != 0)
-      fleet__handle_error(&sc->base, status);
+      fleet__handle_error(&sc->c.base, status);
     plan_clear(plan);
     return;
   }
@@ -210,32 +200,28 @@ static void sched_on_plan(fleet__req_t *r, int status,
   plan_clear(plan);
 }
 
+static const fleet__call_t sched_plan_call = {
+    "pool.schedule.plan", FLEET__OP_POOL_PLAN, sched_on_plan, NULL};
+
 /* Sends POOL_PLAN for the plan written ("r": reset the keys). */
 static int sched_send_plan(sched_t *sc, const char *mode) {
   struct fleet_pool_plan_s *plan = &sc->plan;
-  fleet_bytes_t key = fleet__key_bytes(&sc->tag);
-  fleet__req_t *req;
+  fleet_bytes_t key = fleet__key_bytes(&sc->c.tag);
   size_t i;
   int err;
 
-  req = fleet__req_new(&sc->base, sched_on_plan, NULL, NULL);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  err = fleet__args_begin(&sc->args, 3 + plan->n + plan->nstop, 1);
-  if (err == 0) {
-    fleet__args_bytes(&sc->args, sc->name, sc->name_len);
-    fleet__args_str(&sc->args, mode);
-    fleet__args_u64(&sc->args, plan->n);
-    for (i = 0; i < plan->n; i++)
-      fleet__args_str(&sc->args, plan->keys[i]);
-    for (i = 0; i < plan->nstop; i++)
-      fleet__args_str(&sc->args, plan->stops[i]);
-    err = fleet__req_send(req, FLEET__OP_POOL_PLAN, &key, 1, sc->args.argv,
-                          sc->args.argc);
-  }
+  err = fleet__args_begin(&sc->c.args, 3 + plan->n + plan->nstop, 1);
   if (err != 0)
-    fleet__req_free(req);
-  return err;
+    return err;
+  fleet__args_bytes(&sc->c.args, sc->c.name, sc->c.name_len);
+  fleet__args_str(&sc->c.args, mode);
+  fleet__args_u64(&sc->c.args, plan->n);
+  for (i = 0; i < plan->n; i++)
+    fleet__args_str(&sc->c.args, plan->keys[i]);
+  for (i = 0; i < plan->nstop; i++)
+    fleet__args_str(&sc->c.args, plan->stops[i]);
+  return fleet__call(&sc->c.base, &sched_plan_call, NULL, NULL, &key, 1,
+                     sc->c.args.argv, sc->c.args.argc);
 }
 
 static void sched_on_ticker_stopped(fleet_handle_t *h, int status, void *arg) {
@@ -243,8 +229,8 @@ static void sched_on_ticker_stopped(fleet_handle_t *h, int status, void *arg) {
 
   (void)h;
   if (status != 0)
-    fleet__handle_error(&sc->base, status);
-  fleet__handle_unhold(&sc->base);
+    fleet__handle_error(&sc->c.base, status);
+  fleet__handle_unhold(&sc->c.base);
 }
 
 /* An interval of the schedule came to this node (or it was stopped). */
@@ -261,7 +247,7 @@ static void sched_on_tick(fleet_pool_ticker_t *t, int status,
     return; /* the last plan is still being applied */
   plan_clear(&sc->plan);
   rc = sc->cb(sc->pub, &sc->plan, tick);
-  if (sc->base.closing) {
+  if (sc->c.base.closing) {
     plan_clear(&sc->plan);
     return;
   }
@@ -269,18 +255,18 @@ static void sched_on_tick(fleet_pool_ticker_t *t, int status,
     plan_clear(&sc->plan);
     err = sched_send_plan(sc, "r");
     if (err != 0)
-      fleet__handle_error(&sc->base, err);
-    err = fleet_pool_ticker_stop(&sc->ticker, sched_on_ticker_stopped, sc);
+      fleet__handle_error(&sc->c.base, err);
+    err = fleet_pool_ticker_end(&sc->ticker, sched_on_ticker_stopped, sc);
     if (err == 0)
-      fleet__handle_hold(&sc->base);
+      fleet__handle_hold(&sc->c.base);
     else
-      fleet__handle_error(&sc->base, err);
+      fleet__handle_error(&sc->c.base, err);
     return;
   }
   err = sched_send_plan(sc, sc->plan.stop_all ? "a" : "");
   if (err != 0) {
     plan_clear(&sc->plan);
-    fleet__handle_error(&sc->base, err);
+    fleet__handle_error(&sc->c.base, err);
     return;
   }
   sched_set_state(sc, SCHEDULE_APPLYING);
@@ -291,7 +277,7 @@ static void sched_on_ticker_error(fleet_handle_t *h, int status,
   sched_t *sc = h->data;
 
   (void)detail;
-  fleet__handle_error(&sc->base, status);
+  fleet__handle_error(&sc->c.base, status);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -300,7 +286,7 @@ static void sched_on_ticker_error(fleet_handle_t *h, int status,
 static void sched_ticker_closed(fleet_handle_t *h) {
   sched_t *sc = h->data;
 
-  fleet__handle_unhold(&sc->base);
+  fleet__handle_unhold(&sc->c.base);
 }
 
 static void sched_close(fleet__handle_t *h) {
@@ -319,10 +305,7 @@ static void sched_free(fleet__handle_t *h) {
   free(sc->plan.keys);
   free(sc->plan.payloads);
   free(sc->plan.stops);
-  fleet__args_free(&sc->args);
-  fleet__key_free(&sc->tag);
-  free(sc->name);
-  free(sc);
+  fleet__pool_child_free(&sc->c);
 }
 
 static const fleet__handle_vt_t sched_vt = {
@@ -335,49 +318,25 @@ static const fleet__handle_vt_t sched_vt = {
 int fleet_pool_schedule_init(fleet_pool_node_t *node,
                              fleet_pool_schedule_t *schedule, const char *name,
                              uint32_t interval_ms, fleet_error_cb error_cb) {
-  fleet__pool_t *p = fleet__pool_of(node);
   char tname[FLEET__NAME_MAX + 1];
+  fleet__pool_child_t *c;
   sched_t *sc;
-  size_t len;
-  int err;
+  int err = fleet__pool_child_init(
+      node, (fleet_handle_t *)schedule, &sched_vt, sizeof(*sc), name,
+      FLEET__NAME_MAX - strlen(SCHED_PREFIX), interval_ms, error_cb, &c);
 
-  if (schedule == NULL)
-    return FLEET_EINVAL;
-  schedule->internal_ = NULL;
-  if (p == NULL || interval_ms < FLEET_POOL_TICK_MIN_MS)
-    return FLEET_EINVAL;
-  if ((err = fleet__str_check(name, FLEET__NAME_MAX - strlen(SCHED_PREFIX),
-                              &len)) != 0)
+  if (err != 0)
     return err;
-  if ((err = fleet__handle_usable(&p->base)) != 0)
-    return err;
-  if ((sc = calloc(1, sizeof(*sc))) == NULL)
-    return FLEET_ENOMEM;
-  err = fleet__handle_init(&sc->base, &sched_vt, p->base.client->pub,
-                           (fleet_handle_t *)schedule);
-  if (err != 0) {
-    free(sc);
-    return err;
-  }
+  sc = (sched_t *)c;
   sc->pub = schedule;
   sc->node = node;
-  sc->base.error_cb = error_cb;
-  sc->name_len = len;
-  sc->name = fleet__memdup(name, len);
-  sc->tag.base = malloc(p->tag.len);
   snprintf(tname, sizeof(tname), SCHED_PREFIX "%s", name);
-  err = sc->name == NULL || sc->tag.base == NULL
-            ? FLEET_ENOMEM
-            : fleet_pool_ticker_init(node, &sc->ticker, tname, interval_ms,
-                                     sched_on_ticker_error);
+  err = fleet_pool_ticker_init(node, &sc->ticker, tname, interval_ms,
+                               sched_on_ticker_error);
   if (err != 0) {
-    fleet__handle_abort(&sc->base);
-    sched_free(&sc->base);
-    schedule->internal_ = NULL;
+    fleet__pool_child_abort(&sc->c);
     return err;
   }
-  memcpy(sc->tag.base, p->tag.base, p->tag.len);
-  sc->tag.len = sc->tag.cap = p->tag.len;
   /* The schedule's own: closed with it, never shown by a walk. */
   fleet__handle_set_internal(sc->ticker.internal_);
   sc->ticker.data = sc;
@@ -387,12 +346,11 @@ int fleet_pool_schedule_init(fleet_pool_node_t *node,
 
 int fleet_pool_schedule_start(fleet_pool_schedule_t *schedule,
                               fleet_pool_plan_cb cb) {
-  sched_t *sc = sched_of(schedule);
   int err;
+  sched_t *sc = (sched_t *)fleet__call_enter(
+      schedule, FLEET_HANDLE_POOL_SCHEDULE, cb != NULL, &err);
 
-  if (sc == NULL || cb == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&sc->base)) != 0)
+  if (sc == NULL)
     return err;
   if (sc->state != SCHEDULE_IDLE)
     return FLEET_EALREADY;
@@ -405,9 +363,5 @@ int fleet_pool_schedule_start(fleet_pool_schedule_t *schedule,
 
 int fleet_pool_schedule_close(fleet_pool_schedule_t *schedule,
                               fleet_close_cb cb) {
-  sched_t *sc = sched_of(schedule);
-
-  if (sc == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(&sc->base, cb);
+  return fleet__handle_close_of(schedule, FLEET_HANDLE_POOL_SCHEDULE, cb);
 }

@@ -20,8 +20,8 @@
  * ticker runs: one Redis error never ends it.
  *
  * States: IDLE (not started), WAITING (the timer runs until the next
- * claim), CLAIMING (a claim is in flight), STOPPED (the ticker was stopped
- * for every node). */
+ * claim), CLAIMING (a claim is in flight), STOPPED (the ticker was ended
+ * for every node, by fleet_pool_ticker_end() on any node). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,29 +45,17 @@ typedef enum {
 } ticker_state_t;
 
 static const char *const ticker_state_names[] = {
-#define XX(name, str) str,
-    TICKER_STATE_MAP(XX)
-#undef XX
-};
+    TICKER_STATE_MAP(FLEET__NAME_XX)};
 
 typedef struct {
-  fleet__req_t base;
-  fleet_status_cb cb; /* NULL for a claim */
-} ticker_req_t;
-
-typedef struct {
-  fleet__handle_t base;
+  fleet__pool_child_t c; /* base, name, tag, args */
   fleet_pool_ticker_t *pub;
   ticker_state_t state;
-  char *name;
-  size_t name_len;
   uint32_t period_ms;
-  fleet__key_t tag;
   fleet_pool_tick_cb cb;
   uv_timer_t timer;
   uint32_t failures;
   fleet__rng_t rng;
-  fleet__args_t args;
   /* The delivery lease: who claims ("<node id>:<random>"), for how long,
    * and how old an unacknowledged tick may be to be delivered again. */
   char *claimer;
@@ -81,12 +69,9 @@ typedef struct {
   fleet__args_t ack_args;
 } ticker_t;
 
-static ticker_t *ticker_of(const fleet_pool_ticker_t *t) {
-  return (ticker_t *)fleet__handle_of(t, FLEET_HANDLE_POOL_TICKER);
-}
-
 const char *fleet__pool_ticker_state_name(const fleet_pool_ticker_t *t) {
-  const ticker_t *tk = ticker_of(t);
+  const ticker_t *tk =
+      (const ticker_t *)fleet__handle_of(t, FLEET_HANDLE_POOL_TICKER);
 
   return tk == NULL ? "closed" : ticker_state_names[tk->state];
 }
@@ -116,6 +101,14 @@ static void ticker_stopped(ticker_t *tk) {
 
 static void ticker_on_claim(fleet__req_t *r, int status,
                             const fleet__reply_t *reply);
+static void ticker_on_ack(fleet__req_t *r, int status,
+                          const fleet__reply_t *reply);
+
+/* The ticker's background calls: nobody waits for them. */
+static const fleet__call_t ticker_claim_call = {
+    "pool.ticker.claim", FLEET__OP_POOL_TICK, ticker_on_claim, NULL};
+static const fleet__call_t ticker_ack_call = {
+    "pool.ticker.ack", FLEET__OP_POOL_TICK_ACK, ticker_on_ack, NULL};
 
 static void ticker_on_ack(fleet__req_t *r, int status,
                           const fleet__reply_t *reply) {
@@ -128,74 +121,67 @@ static void ticker_on_ack(fleet__req_t *r, int status,
   if (status == 0 && tk->unacked == seq)
     tk->unacked = 0;
   else if (status != 0)
-    fleet__handle_error(&tk->base, status);
+    fleet__handle_error(&tk->c.base, status);
 }
 
 /* Acknowledges the tick delivered last (tk->unacked), if it is not in
  * flight already: a request without a cancel hook, so that it goes out
  * from a closing ticker too. A failure leaves it to the next claim. */
 static void ticker_ack(ticker_t *tk) {
-  fleet_bytes_t key = fleet__key_bytes(&tk->tag);
-  fleet__req_t *req;
+  fleet_bytes_t key = fleet__key_bytes(&tk->c.tag);
   int err;
 
   if (tk->unacked == 0 || tk->ack_inflight)
     return;
-  req = fleet__req_new(&tk->base, ticker_on_ack, NULL,
-                       (void *)(uintptr_t)tk->unacked);
-  err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&tk->ack_args, 3, 1);
+  err = fleet__args_begin(&tk->ack_args, 3, 1);
   if (err == 0) {
-    fleet__args_bytes(&tk->ack_args, tk->name, tk->name_len);
+    fleet__args_bytes(&tk->ack_args, tk->c.name, tk->c.name_len);
     fleet__args_bytes(&tk->ack_args, tk->claimer, tk->claimer_len);
     fleet__args_u64(&tk->ack_args, tk->unacked);
-    err = fleet__req_send(req, FLEET__OP_POOL_TICK_ACK, &key, 1,
-                          tk->ack_args.argv, tk->ack_args.argc);
+    err = fleet__call(&tk->c.base, &ticker_ack_call, NULL,
+                      (void *)(uintptr_t)tk->unacked, &key, 1,
+                      tk->ack_args.argv, tk->ack_args.argc);
   }
   if (err == 0) {
     tk->ack_inflight = 1;
     return;
   }
-  if (req != NULL)
-    fleet__req_free(req);
-  fleet__handle_error(&tk->base, err);
+  fleet__handle_error(&tk->c.base, err);
 }
 
 /* Sends one claim; on failure, backs off. */
 static void ticker_claim(ticker_t *tk) {
-  fleet_bytes_t key = fleet__key_bytes(&tk->tag);
-  fleet__req_t *req = fleet__req_new(&tk->base, ticker_on_claim, NULL, NULL);
-  int err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&tk->args, 6, 4);
+  fleet_bytes_t key = fleet__key_bytes(&tk->c.tag);
+  int err = fleet__args_begin(&tk->c.args, 6, 4);
 
   if (err == 0) {
-    fleet__args_bytes(&tk->args, tk->name, tk->name_len);
-    fleet__args_u64(&tk->args, tk->period_ms);
-    fleet__args_bytes(&tk->args, tk->claimer, tk->claimer_len);
-    fleet__args_u64(&tk->args, tk->lease_ms);
-    fleet__args_u64(&tk->args, tk->horizon_ms);
-    fleet__args_u64(&tk->args, tk->unacked);
+    fleet__args_bytes(&tk->c.args, tk->c.name, tk->c.name_len);
+    fleet__args_u64(&tk->c.args, tk->period_ms);
+    fleet__args_bytes(&tk->c.args, tk->claimer, tk->claimer_len);
+    fleet__args_u64(&tk->c.args, tk->lease_ms);
+    fleet__args_u64(&tk->c.args, tk->horizon_ms);
+    fleet__args_u64(&tk->c.args, tk->unacked);
     /* The claim carries the acknowledgement again: it is confirmed with
      * the claim's reply. */
-    req->user_data = (void *)(uintptr_t)tk->unacked;
-    err = fleet__req_send(req, FLEET__OP_POOL_TICK, &key, 1, tk->args.argv,
-                          tk->args.argc);
+    err = fleet__call(&tk->c.base, &ticker_claim_call, NULL,
+                      (void *)(uintptr_t)tk->unacked, &key, 1, tk->c.args.argv,
+                      tk->c.args.argc);
   }
   if (err == 0) {
     ticker_set_state(tk, TICKER_CLAIMING, 0);
     return;
   }
-  if (req != NULL)
-    fleet__req_free(req);
   ticker_set_state(tk, TICKER_WAITING,
                    fleet__backoff_delay(TICKER_BACKOFF_MIN_MS, tk->period_ms,
                                         20, tk->failures++,
                                         fleet__rng_next(&tk->rng)));
-  fleet__handle_error(&tk->base, err);
+  fleet__handle_error(&tk->c.base, err);
 }
 
 static void ticker_on_timer(uv_timer_t *timer) {
   ticker_t *tk = FLEET__CONTAINER_OF(timer, ticker_t, timer);
 
-  if (tk->state == TICKER_WAITING && !tk->base.closing)
+  if (tk->state == TICKER_WAITING && !tk->c.base.closing)
     ticker_claim(tk);
 }
 
@@ -209,7 +195,7 @@ static void ticker_on_claim(fleet__req_t *r, int status,
   fleet__req_done(r);
   if (status == 0 && acked != 0 && tk->unacked == acked)
     tk->unacked = 0;
-  if (tk->base.closing || tk->state != TICKER_CLAIMING)
+  if (tk->c.base.closing || tk->state != TICKER_CLAIMING)
     return;
   if (status == 0 && !fleet__reply_is_array(reply, 6))
     status = FLEET_EPROTO;
@@ -221,7 +207,7 @@ static void ticker_on_claim(fleet__req_t *r, int status,
                      fleet__backoff_delay(TICKER_BACKOFF_MIN_MS, tk->period_ms,
                                           20, tk->failures++,
                                           fleet__rng_next(&tk->rng)));
-    fleet__handle_error(&tk->base, status);
+    fleet__handle_error(&tk->c.base, status);
     return;
   }
   tk->failures = 0;
@@ -242,61 +228,49 @@ static void ticker_on_claim(fleet__req_t *r, int status,
 }
 
 /* ------------------------------------------------------------------------ */
-/* Stop                                                                     */
+/* End                                                                      */
 
 static void ticker_on_stop(fleet__req_t *r, int status,
                            const fleet__reply_t *reply) {
-  ticker_req_t *req = (ticker_req_t *)r;
   ticker_t *tk = (ticker_t *)r->handle;
-  fleet_status_cb cb = req->cb;
-  void *data = r->user_data;
 
   (void)reply;
-  fleet__req_done(r);
   if (status == 0 && tk->state != TICKER_IDLE)
     ticker_stopped(tk);
   else if (status == 0)
     ticker_set_state(tk, TICKER_STOPPED, 0);
-  cb(tk->base.pub, status, data);
+  fleet__call_finish(r, status);
 }
 
-static void ticker_cancel_stop(fleet__req_t *r, int status) {
-  ticker_req_t *req = (ticker_req_t *)r;
+static const fleet__call_t ticker_stop_call = {
+    "pool.ticker.end", FLEET__OP_POOL_TICK_STOP, ticker_on_stop,
+    fleet__call_fail_status};
 
-  req->cb(r->handle->pub, status, r->user_data);
+int fleet_pool_ticker_end(fleet_pool_ticker_t *ticker, fleet_status_cb cb,
+                          void *user_data) {
+  int err;
+  ticker_t *tk = (ticker_t *)fleet__call_enter(ticker, FLEET_HANDLE_POOL_TICKER,
+                                               cb != NULL, &err);
+  fleet_bytes_t key;
+  uint64_t keep;
+
+  if (tk == NULL)
+    return err;
+  if (tk->state == TICKER_STOPPED)
+    return FLEET_EALREADY;
+  keep = 10 * (uint64_t)tk->period_ms;
+  if ((err = fleet__args_begin(&tk->c.args, 2, 1)) != 0)
+    return err;
+  key = fleet__key_bytes(&tk->c.tag);
+  fleet__args_bytes(&tk->c.args, tk->c.name, tk->c.name_len);
+  fleet__args_u64(&tk->c.args, keep < 1000 ? 1000 : keep);
+  return fleet__call(&tk->c.base, &ticker_stop_call, (fleet__fn_t)cb, user_data,
+                     &key, 1, tk->c.args.argv, tk->c.args.argc);
 }
 
 int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker, fleet_status_cb cb,
                            void *user_data) {
-  ticker_t *tk = ticker_of(ticker);
-  fleet_bytes_t key;
-  ticker_req_t *req;
-  uint64_t keep;
-  int err;
-
-  if (tk == NULL || cb == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&tk->base)) != 0)
-    return err;
-  if (tk->state == TICKER_STOPPED)
-    return FLEET_EALREADY;
-  req = (ticker_req_t *)fleet__req_new(&tk->base, ticker_on_stop,
-                                       ticker_cancel_stop, user_data);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->cb = cb;
-  keep = 10 * (uint64_t)tk->period_ms;
-  err = fleet__args_begin(&tk->args, 2, 1);
-  if (err == 0) {
-    key = fleet__key_bytes(&tk->tag);
-    fleet__args_bytes(&tk->args, tk->name, tk->name_len);
-    fleet__args_u64(&tk->args, keep < 1000 ? 1000 : keep);
-    err = fleet__req_send(&req->base, FLEET__OP_POOL_TICK_STOP, &key, 1,
-                          tk->args.argv, tk->args.argc);
-  }
-  if (err != 0)
-    fleet__req_free(&req->base);
-  return err;
+  return fleet_pool_ticker_end(ticker, cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -313,17 +287,14 @@ static void ticker_close_hook(fleet__handle_t *h) {
 static void ticker_free(fleet__handle_t *h) {
   ticker_t *tk = (ticker_t *)h;
 
-  fleet__key_free(&tk->tag);
-  fleet__args_free(&tk->args);
   fleet__args_free(&tk->ack_args);
   free(tk->claimer);
-  free(tk->name);
-  free(tk);
+  fleet__pool_child_free(&tk->c);
 }
 
 static const fleet__handle_vt_t ticker_vt = {
     .type = FLEET_HANDLE_POOL_TICKER,
-    .req_size = sizeof(ticker_req_t),
+    .req_size = sizeof(fleet__req_t),
     .close = ticker_close_hook,
     .free = ticker_free,
 };
@@ -332,61 +303,39 @@ int fleet_pool_ticker_init(fleet_pool_node_t *node, fleet_pool_ticker_t *ticker,
                            const char *name, uint32_t period_ms,
                            fleet_error_cb error_cb) {
   fleet__pool_t *p = fleet__pool_of(node);
+  fleet__pool_child_t *c;
   ticker_t *tk;
-  size_t len;
-  int err;
+  int err = fleet__pool_child_init(node, (fleet_handle_t *)ticker, &ticker_vt,
+                                   sizeof(*tk), name, FLEET__NAME_MAX,
+                                   period_ms, error_cb, &c);
 
-  if (ticker == NULL)
-    return FLEET_EINVAL;
-  ticker->internal_ = NULL;
-  if (p == NULL || period_ms < FLEET_POOL_TICK_MIN_MS)
-    return FLEET_EINVAL;
-  if ((err = fleet__str_check(name, FLEET__NAME_MAX, &len)) != 0)
+  if (err != 0)
     return err;
-  if ((err = fleet__handle_usable(&p->base)) != 0)
-    return err;
-  if ((tk = calloc(1, sizeof(*tk))) == NULL)
-    return FLEET_ENOMEM;
-  err = fleet__handle_init(&tk->base, &ticker_vt, p->base.client->pub,
-                           (fleet_handle_t *)ticker);
-  if (err != 0) {
-    free(tk);
-    return err;
-  }
+  tk = (ticker_t *)c;
   tk->pub = ticker;
-  tk->base.error_cb = error_cb;
   tk->period_ms = period_ms;
-  tk->name_len = len;
   fleet__rng_seed(&tk->rng, (uint64_t)(uintptr_t)tk ^ uv_hrtime());
   tk->lease_ms = p->opts.worker_ttl_ms;
   tk->horizon_ms = 2 * (uint64_t)tk->lease_ms + 10 * (uint64_t)period_ms;
-  tk->name = fleet__memdup(name, len);
-  tk->tag.base = malloc(p->tag.len);
   tk->claimer = malloc(p->node_id_len + 18);
-  if (tk->claimer != NULL)
-    tk->claimer_len = (size_t)snprintf(
-        tk->claimer, p->node_id_len + 18, "%s:%08" PRIx32 "%08" PRIx32,
-        p->node_id, fleet__rng_next(&tk->rng), fleet__rng_next(&tk->rng));
-  if (tk->name == NULL || tk->tag.base == NULL || tk->claimer == NULL) {
-    fleet__handle_abort(&tk->base);
-    ticker_free(&tk->base);
-    ticker->internal_ = NULL;
+  if (tk->claimer == NULL) {
+    fleet__pool_child_abort(&tk->c);
     return FLEET_ENOMEM;
   }
-  memcpy(tk->tag.base, p->tag.base, p->tag.len);
-  tk->tag.len = tk->tag.cap = p->tag.len;
-  fleet__handle_timer_init(&tk->base, &tk->timer);
+  tk->claimer_len = (size_t)snprintf(
+      tk->claimer, p->node_id_len + 18, "%s:%08" PRIx32 "%08" PRIx32,
+      p->node_id, fleet__rng_next(&tk->rng), fleet__rng_next(&tk->rng));
+  fleet__handle_timer_init(&tk->c.base, &tk->timer);
   return 0;
 }
 
 int fleet_pool_ticker_start(fleet_pool_ticker_t *ticker,
                             fleet_pool_tick_cb cb) {
-  ticker_t *tk = ticker_of(ticker);
   int err;
+  ticker_t *tk = (ticker_t *)fleet__call_enter(ticker, FLEET_HANDLE_POOL_TICKER,
+                                               cb != NULL, &err);
 
-  if (tk == NULL || cb == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&tk->base)) != 0)
+  if (tk == NULL)
     return err;
   if (tk->state != TICKER_IDLE)
     return FLEET_EALREADY;
@@ -397,9 +346,5 @@ int fleet_pool_ticker_start(fleet_pool_ticker_t *ticker,
 }
 
 int fleet_pool_ticker_close(fleet_pool_ticker_t *ticker, fleet_close_cb cb) {
-  ticker_t *tk = ticker_of(ticker);
-
-  if (tk == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(&tk->base, cb);
+  return fleet__handle_close_of(ticker, FLEET_HANDLE_POOL_TICKER, cb);
 }

@@ -22,10 +22,10 @@
 
 #define POOL_REMOVE_POLL_MS 20
 
-enum { POOL_REQ_REMOVE = 300 };
+static void pool_remove_check(fleet__pool_t *p);
 
 static void pool_on_remove_timer(uv_timer_t *t) {
-  fleet__pool_remove_check(FLEET__CONTAINER_OF(t, fleet__pool_t, remove_timer));
+  pool_remove_check(FLEET__CONTAINER_OF(t, fleet__pool_t, remove_timer));
 }
 
 static void pool_remove_arm(fleet__pool_t *p) {
@@ -48,7 +48,7 @@ static int pool_remove_send(fleet__pool_worker_t *w, const char *mode) {
   fleet__args_str(&p->args, w->id);
   fleet__args_str(&p->args, mode);
   fleet__args_str(&p->args, p->nonce);
-  return fleet__req_send(&w->remove_req->base, FLEET__OP_POOL_WORKER_REMOVE,
+  return fleet__req_send(&w->remove_req->base, w->remove_req->base.call->op,
                          &key, 1, p->args.argv, p->args.argc);
 }
 
@@ -56,16 +56,11 @@ static int pool_remove_send(fleet__pool_worker_t *w, const char *mode) {
 static void pool_remove_done(fleet__pool_worker_t *w, int status) {
   fleet__pool_t *p = w->pool;
   fleet__pool_req_t *req = w->remove_req;
-  fleet_pool_worker_cb cb = req->cb.worker;
+  fleet_pool_worker_cb cb = (fleet_pool_worker_cb)req->base.cb;
   fleet_pool_worker_t *pub = w->pub;
-  fleet__pool_worker_t **at;
   struct fleet_pool_job_s *job;
 
-  for (at = &p->workers; *at != w; at = &(*at)->next)
-    ;
-  *at = w->next;
-  if (p->workers_tail == &w->next)
-    p->workers_tail = at;
+  fleet__list_remove(&w->node);
   p->nworkers--;
   while ((job = fleet__pool_first_job(w)) != NULL)
     fleet__pool_job_free(job);
@@ -95,17 +90,18 @@ static void pool_remove_forget(fleet__pool_worker_t *w) {
   }
 }
 
-static void pool_on_remove_timer(uv_timer_t *t);
-
-void fleet__pool_remove_check(fleet__pool_t *p) {
+/* Moves the removals of workers on: called by the remove timer. May run
+ * user callbacks. */
+static void pool_remove_check(fleet__pool_t *p) {
   uint64_t now = uv_now(p->base.loop);
-  fleet__pool_worker_t *w, *next;
+  fleet__pool_worker_t *w;
   int pending = 0;
 
   if (p->base.closing)
     return;
-  for (w = p->workers; w != NULL && !p->base.closing; w = next) {
-    next = w->next;
+  FLEET__LIST_FOREACH_DATA (w, &p->workers, fleet__pool_worker_t, node) {
+    if (p->base.closing)
+      break;
     if (w->removing == FLEET__POOL_WORKER_RETRY ||
         (w->removing == FLEET__POOL_WORKER_WAITING &&
          (fleet__list_empty(&w->jobs) || now >= w->remove_deadline)))
@@ -144,13 +140,18 @@ static void pool_on_remove(fleet__req_t *r, int status,
   pool_remove_done(w, 0);
 }
 
-static void pool_cancel_remove(fleet__req_t *r, int status) {
-  fleet__pool_req_t *req = (fleet__pool_req_t *)r;
-  fleet__pool_worker_t *w = req->worker;
+/* The fail hook of a call whose callback is a fleet_pool_worker_cb: the
+ * removal of the worker in `user_data` ends with `status`. */
+static void pool_fail_worker(fleet__req_t *r, int status) {
+  fleet_pool_worker_t *worker = r->user_data;
 
-  w->remove_req = NULL;
-  req->cb.worker(w->pub, status);
+  worker->internal_->remove_req = NULL;
+  ((fleet_pool_worker_cb)r->cb)(worker, status);
 }
+
+static const fleet__call_t pool_remove_call = {
+    "pool.worker_remove", FLEET__OP_POOL_WORKER_REMOVE, pool_on_remove,
+    pool_fail_worker};
 
 int fleet_pool_worker_remove(fleet_pool_worker_t *worker,
                              fleet_pool_worker_cb cb) {
@@ -163,21 +164,15 @@ int fleet_pool_worker_remove(fleet_pool_worker_t *worker,
     return FLEET_EINVAL;
   w = worker->internal_;
   p = w->pool;
-  if ((err = fleet__handle_usable(&p->base)) != 0)
+  if ((err = fleet__pool_usable(p)) != 0)
     return err;
-  if (p->state == FLEET__POOL_SHUTDOWN)
-    return FLEET_ECLOSING;
-  if (p->state == FLEET__POOL_REFUSED)
-    return FLEET_ECONFLICT;
   if (w->removing)
     return FLEET_EALREADY;
-  req = (fleet__pool_req_t *)fleet__req_new(&p->base, pool_on_remove,
-                                            pool_cancel_remove, worker);
+  req = (fleet__pool_req_t *)fleet__call_new(&p->base, &pool_remove_call,
+                                             (fleet__fn_t)cb, worker);
   if (req == NULL)
     return FLEET_ENOMEM;
-  req->kind = POOL_REQ_REMOVE;
   req->worker = w;
-  req->cb.worker = cb;
   w->remove_req = req;
   w->removing = FLEET__POOL_WORKER_DRAINING;
   w->remove_deadline = uv_now(p->base.loop) + p->opts.worker_shutdown_ttl_ms;
