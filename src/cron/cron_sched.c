@@ -36,9 +36,40 @@ struct fleet__cron_fire_s {
 
 typedef fleet__cron_req_t cron_req_t;
 
+/* The scheduler's own calls, which nobody waits for: the fires, the
+ * "last fired" hint, the completions, the registry's loads and the
+ * revision checks. */
+static void sched_on_fire(fleet__req_t *r, int status,
+                          const fleet__reply_t *reply);
+static void sched_on_quiet(fleet__req_t *r, int status,
+                           const fleet__reply_t *reply);
+static void sched_on_list(fleet__req_t *r, int status,
+                          const fleet__reply_t *reply);
+static void sched_on_rev(fleet__req_t *r, int status,
+                         const fleet__reply_t *reply);
+
+static const fleet__call_t sched_fire_call = {"cron.fire", FLEET__OP_CRON_FIRE,
+                                              sched_on_fire, NULL};
+static const fleet__call_t sched_mark_call = {"cron.mark", FLEET__OP_CRON_MARK,
+                                              sched_on_quiet, NULL};
+static const fleet__call_t sched_complete_call = {
+    "cron.complete", FLEET__OP_CRON_COMPLETE, sched_on_quiet, NULL};
+static const fleet__call_t sched_load_call = {"cron.load", FLEET__OP_CRON_LIST,
+                                              sched_on_list, NULL};
+static const fleet__call_t sched_rev_call = {"cron.rev", FLEET__OP_CRON_REV,
+                                             sched_on_rev, NULL};
+
 fleet__cron_sched_t *fleet__cron_of(const fleet_cron_scheduler_t *s) {
   return (fleet__cron_sched_t *)fleet__handle_of(s,
                                                  FLEET_HANDLE_CRON_SCHEDULER);
+}
+
+int fleet__cron_call(fleet__cron_sched_t *s, const fleet__call_t *call,
+                     const fleet__key_t *tag, fleet__fn_t cb, void *user_data) {
+  fleet_bytes_t key = fleet__key_bytes(tag);
+
+  return fleet__call(&s->base, call, cb, user_data, &key, 1, s->args.argv,
+                     s->args.argc);
 }
 
 int64_t fleet__cron_now(const fleet__cron_sched_t *s) {
@@ -132,9 +163,6 @@ static void sched_arm_def(fleet__cron_sched_t *s, const fleet__cron_def_t *d) {
 /* ------------------------------------------------------------------------ */
 /* Fires                                                                    */
 
-static void sched_on_fire(fleet__req_t *r, int status,
-                          const fleet__reply_t *reply);
-
 static void fire_free(fleet__cron_fire_t *f) {
   fleet__key_free(&f->tag);
   free(f->key);
@@ -227,9 +255,9 @@ static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   }
   times = malloc(n * sizeof(*times));
   acts = malloc(n);
-  req = times && acts
-            ? (cron_req_t *)fleet__req_new(&s->base, sched_on_fire, NULL, NULL)
-            : NULL;
+  req = times && acts ? (cron_req_t *)fleet__call_new(
+                            &s->base, &sched_fire_call, NULL, NULL)
+                      : NULL;
   if (req == NULL) {
     free(times);
     free(acts);
@@ -269,12 +297,12 @@ static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
       fleet__args_bytes(&s->args, &acts[i], 1);
     }
     tag = fleet__key_bytes(&d->tag);
-    err = fleet__req_send(&req->base, FLEET__OP_CRON_FIRE, &tag, 1,
-                          s->args.argv, s->args.argc);
+    err = fleet__call_send(&req->base, &tag, 1, s->args.argv, s->args.argc);
+  } else {
+    fleet__req_free(&req->base);
   }
   free(acts);
   if (err != 0) {
-    fleet__req_free(&req->base);
     free(times);
     def_backoff(s, d, now, err);
     return;
@@ -316,23 +344,17 @@ static void sched_on_quiet(fleet__req_t *r, int status,
 /* Records the registry's "last fired" hint; nobody waits for it. */
 static void def_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
                      int64_t fire_ms, uint64_t token) {
-  fleet__req_t *req = fleet__req_new(&s->base, sched_on_quiet, NULL, NULL);
-  fleet_bytes_t key = fleet__key_bytes(&s->reg);
-  int err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&s->args, 4, 2);
+  int err = fleet__args_begin(&s->args, 4, 2);
 
   if (err == 0) {
     fleet__args_bytes(&s->args, d->key, d->key_len);
     fleet__args_i64(&s->args, fire_ms);
     fleet__args_u64(&s->args, token);
     fleet__args_bytes(&s->args, s->node, s->node_len);
-    err = fleet__req_send(req, FLEET__OP_CRON_MARK, &key, 1, s->args.argv,
-                          s->args.argc);
+    err = fleet__cron_call(s, &sched_mark_call, &s->reg, NULL, NULL);
   }
-  if (err != 0) {
-    if (req != NULL)
-      fleet__req_free(req);
+  if (err != 0)
     fleet__handle_error(&s->base, err);
-  }
 }
 
 /* Hands one fired occurrence to the user. */
@@ -456,8 +478,6 @@ out:
 int fleet_cron_complete(fleet_cron_fire_t *fire, const char *error) {
   fleet__cron_fire_t *f;
   fleet__cron_sched_t *s;
-  fleet__req_t *req;
-  fleet_bytes_t key;
   char *outcome;
   size_t len;
   int err;
@@ -476,24 +496,18 @@ int fleet_cron_complete(fleet_cron_fire_t *fire, const char *error) {
     snprintf(outcome, len + 1, "failed: %s", error);
   else
     snprintf(outcome, len + 1, "completed");
-  req = fleet__req_new(&s->base, sched_on_quiet, NULL, NULL);
-  err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&s->args, 5, 2);
+  err = fleet__args_begin(&s->args, 5, 2);
   if (err == 0) {
     fleet__args_bytes(&s->args, s->ns, s->ns_len);
     fleet__args_str(&s->args, f->key);
     fleet__args_i64(&s->args, f->pub.fire_ms);
     fleet__args_u64(&s->args, f->pub.token);
     fleet__args_str(&s->args, outcome);
-    key = fleet__key_bytes(&f->tag);
-    err = fleet__req_send(req, FLEET__OP_CRON_COMPLETE, &key, 1, s->args.argv,
-                          s->args.argc);
+    err = fleet__cron_call(s, &sched_complete_call, &f->tag, NULL, NULL);
   }
   free(outcome);
-  if (err != 0) {
-    if (req != NULL)
-      fleet__req_free(req);
+  if (err != 0)
     return err;
-  }
   fire->internal_ = NULL;
   fleet__list_remove(&f->node);
   fire_free(f);
@@ -615,8 +629,6 @@ static void sched_on_list(fleet__req_t *r, int status,
 }
 
 static void sched_reload(fleet__cron_sched_t *s) {
-  fleet__req_t *req;
-  fleet_bytes_t key = fleet__key_bytes(&s->reg);
   int err;
 
   if (s->base.closing)
@@ -625,16 +637,12 @@ static void sched_reload(fleet__cron_sched_t *s) {
     s->reload_again = 1;
     return;
   }
-  req = fleet__req_new(&s->base, sched_on_list, NULL, NULL);
-  err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&s->args, 1, 0);
+  err = fleet__args_begin(&s->args, 1, 0);
   if (err == 0) {
     fleet__args_str(&s->args, "");
-    err = fleet__req_send(req, FLEET__OP_CRON_LIST, &key, 1, s->args.argv,
-                          s->args.argc);
+    err = fleet__cron_call(s, &sched_load_call, &s->reg, NULL, NULL);
   }
   if (err != 0) {
-    if (req != NULL)
-      fleet__req_free(req);
     fleet__handle_error(&s->base, err);
     return;
   }
@@ -666,22 +674,15 @@ static void sched_on_rev(fleet__req_t *r, int status,
 
 static void sched_on_check(uv_timer_t *t) {
   fleet__cron_sched_t *s = FLEET__CONTAINER_OF(t, fleet__cron_sched_t, check);
-  fleet_bytes_t key = fleet__key_bytes(&s->reg);
-  fleet__req_t *req;
   int err;
 
   if (s->base.closing || s->loading)
     return;
-  req = fleet__req_new(&s->base, sched_on_rev, NULL, NULL);
-  if (req == NULL) {
-    fleet__handle_error(&s->base, FLEET_ENOMEM);
-    return;
-  }
-  err = fleet__req_send(req, FLEET__OP_CRON_REV, &key, 1, NULL, 0);
-  if (err != 0) {
-    fleet__req_free(req);
+  err = fleet__args_begin(&s->args, 0, 0);
+  if (err == 0)
+    err = fleet__cron_call(s, &sched_rev_call, &s->reg, NULL, NULL);
+  if (err != 0)
     fleet__handle_error(&s->base, err);
-  }
 }
 
 static void sched_on_message(void *arg, int status, const char *payload,

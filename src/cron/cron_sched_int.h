@@ -66,21 +66,23 @@ typedef struct fleet__cron_s {
   fleet__rng_t rng;
 } fleet__cron_sched_t;
 
-/* Every request of a scheduler: a fire call (def, times), or a call the
- * user waits for (one of the callbacks). */
+/* Every request of a scheduler: a fire call (def, times), a history
+ * (limit), or another call (nothing beyond the base). */
 typedef struct {
   fleet__req_t base;
   fleet__cron_def_t *def;
   int64_t *times; /* the occurrences of a fire call, increasing */
   size_t ntimes;
-  fleet_status_cb status_cb;
-  fleet_cron_list_cb list_cb;
-  fleet_cron_history_cb history_cb;
-  uint32_t limit;
-  char *key; /* history: the key, until its second call */
+  uint32_t limit; /* history: the most entries */
 } fleet__cron_req_t;
 
 fleet__cron_sched_t *fleet__cron_of(const fleet_cron_scheduler_t *s);
+
+/* Sends `call` on the tag `tag` with the arguments built in s->args; its
+ * answer goes to `cb` (NULL: nobody waits). Returns 0 or an error
+ * (fleet__call()). */
+int fleet__cron_call(fleet__cron_sched_t *s, const fleet__call_t *call,
+                     const fleet__key_t *tag, fleet__fn_t cb, void *user_data);
 
 /* Builds the occurrences' tag of a definition into `tag`. */
 int fleet__cron_def_tag(fleet__cron_sched_t *s, const char *key, size_t key_len,

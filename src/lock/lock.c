@@ -71,43 +71,37 @@ static fleet__lock_t *lock_of(const fleet_lock_t *lock) {
   return (fleet__lock_t *)fleet__handle_of(lock, FLEET_HANDLE_LOCK);
 }
 
-/* Runs the user callback of a finished acquire, release or renew. */
-static void lock_answer_acquire(fleet__lock_t *lk, fleet__lock_req_t *req,
-                                int status, uint64_t token) {
-  fleet_lock_acquire_cb cb = req->cb.acquire;
+/* The calls the user waits on. An acquire lives until it is granted or
+ * fails, over any number of attempts, each an item of the client's batcher
+ * (LOCK_ACQUIRE); a release is an item too (LOCK_RELEASE): neither sends
+ * a call of its own, so neither has a reader. A manual renew is one
+ * LOCK_RENEW call. */
+static void lock_fail_acquire(fleet__req_t *req, int status);
+static void lock_on_renew_reply(fleet__req_t *req, int status,
+                                const fleet__reply_t *reply);
+
+static const fleet__call_t lock_acquire_call = {
+    "lock.acquire", FLEET__OP_LOCK_ACQUIRE, NULL, lock_fail_acquire};
+static const fleet__call_t lock_release_call = {
+    "lock.release", FLEET__OP_LOCK_RELEASE, NULL, fleet__call_fail_status};
+static const fleet__call_t lock_renew_call = {
+    "lock.renew", FLEET__OP_LOCK_RENEW, lock_on_renew_reply,
+    fleet__call_fail_status};
+
+/* The `fail` of an acquire: its callback with `status` and no token. */
+static void lock_fail_acquire(fleet__req_t *req, int status) {
+  fleet_lock_acquire_cb cb = (fleet_lock_acquire_cb)req->cb;
+
+  cb((fleet_lock_t *)req->handle->pub, status, 0, req->user_data);
+}
+
+/* Runs the user callback of a granted acquire. */
+static void lock_answer_granted(fleet__lock_t *lk, fleet__lock_req_t *req) {
+  fleet_lock_acquire_cb cb = (fleet_lock_acquire_cb)req->base.cb;
   void *data = req->base.user_data;
 
   fleet__req_done(&req->base);
-  cb(lk->pub, status, token, data);
-}
-
-static void lock_answer_done(fleet__lock_t *lk, fleet__lock_req_t *req,
-                             int status) {
-  fleet_status_cb cb = req->cb.done;
-  void *data = req->base.user_data;
-
-  fleet__req_done(&req->base);
-  cb(lk->base.pub, status, data);
-}
-
-/* The cancel hooks: the handle closed while the user waited. */
-static void lock_cancel_acquire(fleet__req_t *r, int status) {
-  fleet__lock_req_t *req = (fleet__lock_req_t *)r;
-  fleet__lock_t *lk = (fleet__lock_t *)r->handle;
-
-  lk->acquire = NULL;
-  req->cb.acquire(lk->pub, status, 0, r->user_data);
-}
-
-static void lock_cancel_done(fleet__req_t *r, int status) {
-  fleet__lock_req_t *req = (fleet__lock_req_t *)r;
-  fleet__lock_t *lk = (fleet__lock_t *)r->handle;
-
-  if (lk->release == req)
-    lk->release = NULL;
-  if (lk->renew == req)
-    lk->renew = NULL;
-  req->cb.done(lk->base.pub, status, r->user_data);
+  cb(lk->pub, 0, lk->token, data);
 }
 
 /* Puts `it` on the client's batcher for the end of this loop phase, to
@@ -178,7 +172,7 @@ static void lock_acquire_fail(fleet__lock_t *lk, int status) {
 
   lk->acquire = NULL;
   lock_set_state(lk, FLEET__LOCK_IDLE, 0);
-  lock_answer_acquire(lk, req, status, 0);
+  fleet__call_finish(&req->base, status);
 }
 
 /* A waiting acquire failed to reach the backend: WAITING again, for a
@@ -500,7 +494,7 @@ static void lock_on_attempt(fleet__lock_t *lk, int status,
     lk->acquire = NULL;
     lock_set_state(lk, FLEET__LOCK_HELD, 0);
     fleet__metrics_add(lk->base.metrics, FLEET_METRIC_LOCK_ACQUISITIONS, 1);
-    lock_answer_acquire(lk, acq, 0, lk->token);
+    lock_answer_granted(lk, acq);
     return;
   }
   if (!lk->waiting) {
@@ -571,26 +565,11 @@ static void lock_on_timer(uv_timer_t *timer) {
   }
 }
 
-/* Checks that `lock` can take a call with callback `cb`: returns the
+/* The entry of a public call on `lock` with the callback `cb`: the
  * handle, or NULL with `*err` set. */
 static fleet__lock_t *lock_enter(fleet_lock_t *lock, const void *cb, int *err) {
-  fleet__lock_t *lk = lock_of(lock);
-
-  if (lk == NULL || cb == NULL) {
-    *err = FLEET_EINVAL;
-    return NULL;
-  }
-  *err = fleet__handle_usable(&lk->base);
-  return *err == 0 ? lk : NULL;
-}
-
-/* A request the user waits on, with its callback set by the caller. */
-static fleet__lock_req_t *lock_req_new(fleet__lock_t *lk,
-                                       fleet__req_reply_fn on_reply,
-                                       fleet__req_cancel_fn cancel,
-                                       void *user_data) {
-  return (fleet__lock_req_t *)fleet__req_new(&lk->base, on_reply, cancel,
-                                             user_data);
+  return (fleet__lock_t *)fleet__call_enter(lock, FLEET_HANDLE_LOCK, cb != NULL,
+                                            err);
 }
 
 int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
@@ -604,7 +583,8 @@ int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
     return err;
   if (lk->state != FLEET__LOCK_IDLE && lk->state != FLEET__LOCK_LOST)
     return FLEET_EALREADY;
-  req = lock_req_new(lk, NULL, lock_cancel_acquire, user_data);
+  req = (fleet__lock_req_t *)fleet__call_new(&lk->base, &lock_acquire_call,
+                                             (fleet__fn_t)cb, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   now = lock_now(lk);
@@ -617,7 +597,6 @@ int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
     fleet__req_free(&req->base);
     return err;
   }
-  req->cb.acquire = cb;
   lk->acquire = req;
   lock_set_state(lk, FLEET__LOCK_ACQUIRING, 0);
   return 0;
@@ -654,7 +633,7 @@ static void lock_release_done(fleet__batch_item_t *it, int status,
                    status == 0 || status == FLEET_ESTALE ? FLEET__LOCK_IDLE
                                                          : FLEET__LOCK_LOST,
                    0);
-    lock_answer_done(lk, req, status);
+    fleet__call_finish(&req->base, status);
   } else if (!rel->user && status != 0 && status != FLEET_ESTALE &&
              status != FLEET_ECANCELED) {
     fleet__handle_error(&lk->base, status);
@@ -676,7 +655,8 @@ int fleet_lock_release(fleet_lock_t *lock, fleet_status_cb cb,
     return FLEET_ESTALE;
   if (lk->state != FLEET__LOCK_HELD && lk->state != FLEET__LOCK_LOST)
     return FLEET_EALREADY;
-  req = lock_req_new(lk, NULL, lock_cancel_done, user_data);
+  req = (fleet__lock_req_t *)fleet__call_new(&lk->base, &lock_release_call,
+                                             (fleet__fn_t)cb, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   err = lock_send_release(lk, 1);
@@ -684,7 +664,6 @@ int fleet_lock_release(fleet_lock_t *lock, fleet_status_cb cb,
     fleet__req_free(&req->base);
     return err;
   }
-  req->cb.done = cb;
   lk->release = req;
   lock_set_state(lk, FLEET__LOCK_RELEASING, 0);
   return 0;
@@ -719,7 +698,7 @@ static void lock_on_renew_reply(fleet__req_t *rq, int status,
     } else if (status == FLEET_ESTALE || status == FLEET_EWRONGTYPE)
       lock_lose(lk, status);
   }
-  lock_answer_done(lk, req, status);
+  fleet__call_finish(&req->base, status);
 }
 
 int fleet_lock_renew(fleet_lock_t *lock, fleet_status_cb cb, void *user_data) {
@@ -739,16 +718,13 @@ int fleet_lock_renew(fleet_lock_t *lock, fleet_status_cb cb, void *user_data) {
   args[0].len = lk->value_len;
   args[1].base = lk->ttl_str;
   args[1].len = lk->ttl_len;
-  req = lock_req_new(lk, lock_on_renew_reply, lock_cancel_done, user_data);
+  req = (fleet__lock_req_t *)fleet__call_new(&lk->base, &lock_renew_call,
+                                             (fleet__fn_t)cb, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   req->sent = lock_now(lk);
-  err = fleet__req_send(&req->base, FLEET__OP_LOCK_RENEW, &tag, 1, args, 2);
-  if (err != 0) {
-    fleet__req_free(&req->base);
+  if ((err = fleet__call_send(&req->base, &tag, 1, args, 2)) != 0)
     return err;
-  }
-  req->cb.done = cb;
   req->token = lk->token;
   lk->renew = req;
   return 0;
@@ -835,6 +811,9 @@ static void lock_close(fleet__handle_t *h) {
   fleet__lock_state_t old = lk->state;
 
   lock_set_state(lk, FLEET__LOCK_CLOSING, 0);
+  /* The base cancels the calls the user waits on: their fail hooks tell
+   * the user. */
+  lk->acquire = lk->release = lk->renew = NULL;
   if (old == FLEET__LOCK_ACQUIRING && lk->attempt.call == NULL) {
     fleet__batch_remove(lk->base.client, &lk->attempt);
     fleet__handle_unhold(h);
