@@ -132,7 +132,7 @@ static void sched_arm(fleet__cron_sched_t *s) {
   int64_t first = -1;
   size_t i;
 
-  if (!s->started || s->base.closing || !s->have_clock || !s->timers_open)
+  if (!s->started || s->base.closing || !s->have_clock)
     return;
   for (i = 0; i < s->ndefs; i++) {
     fleet__cron_def_t *d = s->defs[i];
@@ -153,8 +153,8 @@ static void sched_arm(fleet__cron_sched_t *s) {
  * armed no later than the earliest live definition, so no scan is needed
  * (10 000 definitions due at once answer 10 000 times). */
 static void sched_arm_def(fleet__cron_sched_t *s, const fleet__cron_def_t *d) {
-  if (!s->started || s->base.closing || !s->have_clock || !s->timers_open ||
-      d == NULL || !def_live(d))
+  if (!s->started || s->base.closing || !s->have_clock || d == NULL ||
+      !def_live(d))
     return;
   if (s->armed_at < 0 || def_due(d) < s->armed_at)
     sched_arm_at(s, def_due(d));
@@ -716,19 +716,13 @@ void fleet_cron_scheduler_options_init(fleet_cron_scheduler_options_t *o) {
   o->check_ms = 1000;
 }
 
+/* The close, at once: the timers close (the base ends the subscription
+ * after this). */
 static void sched_close_hook(fleet__handle_t *h) {
   fleet__cron_sched_t *s = (fleet__cron_sched_t *)h;
-  fleet__backend_t *be = fleet__handle_backend(h);
 
-  if (s->sub != NULL) {
-    be->vt->unsubscribe(be, s->sub);
-    s->sub = NULL;
-  }
-  if (s->timers_open) {
-    s->timers_open = 0;
-    fleet__handle_uv_close(h, (uv_handle_t *)&s->timer);
-    fleet__handle_uv_close(h, (uv_handle_t *)&s->check);
-  }
+  fleet__handle_uv_close(h, (uv_handle_t *)&s->timer);
+  fleet__handle_uv_close(h, (uv_handle_t *)&s->check);
 }
 
 static void sched_free(fleet__handle_t *h) {
@@ -817,14 +811,12 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
   s->armed_at = -1;
   fleet__handle_timer_init(&s->base, &s->timer);
   fleet__handle_timer_init(&s->base, &s->check);
-  s->timers_open = 1;
   return 0;
 }
 
 int fleet_cron_scheduler_start(fleet_cron_scheduler_t *sched,
                                fleet_cron_fire_cb cb) {
   fleet__cron_sched_t *s = fleet__cron_of(sched);
-  fleet__backend_t *be;
   int err;
 
   if (s == NULL || cb == NULL)
@@ -835,15 +827,12 @@ int fleet_cron_scheduler_start(fleet_cron_scheduler_t *sched,
     return FLEET_EALREADY;
   s->started = 1;
   s->cb = cb;
-  be = fleet__handle_backend(&s->base);
   /* The subscription's first "live" notice loads the registry; the check
    * timer loads it too when that does not come. */
-  err = be->vt->subscribe(be, s->chan.base, s->chan.len, sched_on_message, s,
-                          &s->sub);
-  if (err != 0) {
-    s->sub = NULL;
+  err = fleet__handle_subscribe(&s->base, s->chan.base, s->chan.len,
+                                sched_on_message, s, &s->sub);
+  if (err != 0)
     fleet__handle_error(&s->base, err);
-  }
   uv_timer_start(&s->check, sched_on_check, 0, s->opts.check_ms);
   return 0;
 }

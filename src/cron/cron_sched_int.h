@@ -54,10 +54,9 @@ typedef struct fleet__cron_s {
   int loading, reload_again;
   int started;
   fleet_cron_fire_cb cb;
-  uv_timer_t timer, check;
-  int timers_open;
-  int64_t armed_at; /* server ms the timer is armed for, -1: not */
-  fleet__sub_t *sub;
+  uv_timer_t timer, check; /* closed by the base */
+  int64_t armed_at;        /* server ms the timer is armed for, -1: not */
+  fleet__sub_t *sub;       /* the change channel (fleet__handle_subscribe) */
   /* The server clock: srv_ms read when the loop time was srv_at. */
   int64_t srv_ms;
   uint64_t srv_at;

@@ -63,10 +63,6 @@ static void lock_timer_at(fleet__lock_t *lk, uint64_t at) {
   uv_timer_start(&lk->timer, lock_on_timer, at > now ? at - now : 0, 0);
 }
 
-static fleet__backend_t *lock_backend(const fleet__lock_t *lk) {
-  return fleet__handle_backend(&lk->base);
-}
-
 static fleet__lock_t *lock_of(const fleet_lock_t *lock) {
   return (fleet__lock_t *)fleet__handle_of(lock, FLEET_HANDLE_LOCK);
 }
@@ -137,10 +133,8 @@ static void lock_set_state(fleet__lock_t *lk, fleet__lock_state_t state,
 
   if (old == FLEET__LOCK_HELD)
     fleet__batch_remove(lk->base.client, &lk->renewal);
-  if (!waiting && lk->sub != NULL) {
-    lock_backend(lk)->vt->unsubscribe(lock_backend(lk), lk->sub);
-    lk->sub = NULL;
-  }
+  if (!waiting && lk->sub != NULL)
+    fleet__handle_unsubscribe(&lk->base, &lk->sub);
   if (!uv_is_closing((uv_handle_t *)&lk->timer))
     uv_timer_stop(&lk->timer);
   lk->state = state;
@@ -422,13 +416,9 @@ static void lock_granted(fleet__lock_t *lk, uint64_t token) {
  * a release published before that is not missed. A failure is left to
  * the retry timer. */
 static void lock_subscribe(fleet__lock_t *lk) {
-  fleet__backend_t *be = lock_backend(lk);
-
-  if (lk->sub != NULL)
-    return;
-  if (be->vt->subscribe(be, lk->channel.base, lk->channel.len, lock_on_message,
-                        lk, &lk->sub) != 0)
-    lk->sub = NULL;
+  if (lk->sub == NULL)
+    (void)fleet__handle_subscribe(&lk->base, lk->channel.base, lk->channel.len,
+                                  lock_on_message, lk, &lk->sub);
 }
 
 /* The lease is busy and the acquire waits: the next attempt comes on a
