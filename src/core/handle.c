@@ -407,3 +407,13 @@ void fleet__call_fail_status(fleet__req_t *req, int status) {
   if (cb != NULL)
     cb(req->handle->pub, status, req->user_data);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Small generic helpers (added with the lock and cron steps)               */
+
+int fleet__handle_close_of(const void *pub, fleet_handle_type_t type,
+                           fleet_close_cb close_cb) {
+  fleet__handle_t *h = fleet__handle_of(pub, type);
+
+  return h != NULL ? fleet__handle_close(h, close_cb) : FLEET_EINVAL;
+}

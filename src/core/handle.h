@@ -305,4 +305,24 @@ void fleet__call_finish(fleet__req_t *req, int status);
  * the public handle, `status` and the user data, if there is one. */
 void fleet__call_fail_status(fleet__req_t *req, int status);
 
+/* ------------------------------------------------------------------------ */
+/* Small generic helpers (added with the lock and cron steps)               */
+
+/* The public close of a primitive: closes the handle `pub` if it is an
+ * initialized handle of type `type` (else FLEET_EINVAL), as
+ * fleet__handle_close() does. */
+int fleet__handle_close_of(const void *pub, fleet_handle_type_t type,
+                           fleet_close_cb close_cb);
+
+/* Defines `const char *fn(type v)`, which gives the name of `v` from the
+ * X-macro `MAP` (entries XX(ID, "name") in the order of the enum made from
+ * it), or `other` for a value outside it: the one lookup every name table
+ * of states and policies uses. Put `static` before it for a file's own. */
+#define FLEET__NAME_STR_(id, str) str,
+#define FLEET__NAME_FN(fn, type, MAP, other)                                   \
+  const char *fn(type v) {                                                     \
+    static const char *const names_[] = {MAP(FLEET__NAME_STR_)};               \
+    return (size_t)v < FLEET__ARRAY_SIZE(names_) ? names_[v] : (other);        \
+  }
+
 #endif /* FLEET_SRC_HANDLE_H */

@@ -14,34 +14,6 @@ void fleet_cron_def_init(fleet_cron_def_t *def) {
   }
 }
 
-/* The calls. Define, enable and remove answer a status. List reads every
- * definition, or one ("get": FLEET_ENOTFOUND when it is not there). History
- * reads the definition first, for the tag of its occurrences, and then
- * their log with a second call. */
-static void reg_on_status(fleet__req_t *r, int status,
-                          const fleet__reply_t *reply);
-static void reg_on_list(fleet__req_t *r, int status,
-                        const fleet__reply_t *reply);
-static void reg_on_history_def(fleet__req_t *r, int status,
-                               const fleet__reply_t *reply);
-static void reg_fail_list(fleet__req_t *r, int status);
-static void reg_fail_history(fleet__req_t *r, int status);
-
-static const fleet__call_t cron_define_call = {
-    "cron.define", FLEET__OP_CRON_DEFINE, reg_on_status,
-    fleet__call_fail_status};
-static const fleet__call_t cron_enable_call = {
-    "cron.enable", FLEET__OP_CRON_SET, reg_on_status, fleet__call_fail_status};
-static const fleet__call_t cron_remove_call = {
-    "cron.remove", FLEET__OP_CRON_REMOVE, reg_on_status,
-    fleet__call_fail_status};
-static const fleet__call_t cron_list_call = {"cron.list", FLEET__OP_CRON_LIST,
-                                             reg_on_list, reg_fail_list};
-static const fleet__call_t cron_get_call = {"cron.get", FLEET__OP_CRON_LIST,
-                                            reg_on_list, reg_fail_list};
-static const fleet__call_t cron_history_call = {
-    "cron.history", FLEET__OP_CRON_LIST, reg_on_history_def, reg_fail_history};
-
 /* The entry of a registry call on `sched`; `ok` 0 refuses it with
  * FLEET_EINVAL (a callback or an argument missing). */
 static fleet__cron_sched_t *reg_enter(fleet_cron_scheduler_t *sched, int ok,
@@ -57,11 +29,21 @@ static int check_key(const char *key, size_t *len) {
 /* ------------------------------------------------------------------------ */
 /* Status calls: define, enable, remove                                     */
 
+/* Define, enable and remove answer a status. */
 static void reg_on_status(fleet__req_t *r, int status,
                           const fleet__reply_t *reply) {
   (void)reply;
   fleet__call_finish(r, status);
 }
+
+static const fleet__call_t cron_define_call = {
+    "cron.define", FLEET__OP_CRON_DEFINE, reg_on_status,
+    fleet__call_fail_status};
+static const fleet__call_t cron_enable_call = {
+    "cron.enable", FLEET__OP_CRON_SET, reg_on_status, fleet__call_fail_status};
+static const fleet__call_t cron_remove_call = {
+    "cron.remove", FLEET__OP_CRON_REMOVE, reg_on_status,
+    fleet__call_fail_status};
 
 int fleet_cron_define(fleet_cron_scheduler_t *sched,
                       const fleet_cron_def_t *def, fleet_cron_mode_t mode,
@@ -186,11 +168,24 @@ static int list_read(const fleet__reply_t *reply, fleet__cron_def_t ***out,
   return 0;
 }
 
-static void reg_on_list(fleet__req_t *r, int status,
-                        const fleet__reply_t *reply) {
-  fleet_cron_list_cb cb = (fleet_cron_list_cb)r->cb;
-  void *data = r->user_data;
-  fleet__handle_t *h = r->handle;
+/* Ends a list call: its callback with `status` and the `n` definitions
+ * `views` (none on error). The request is done first. */
+static void reg_tell_list(fleet__req_t *r, int status,
+                          const fleet_cron_def_t *views, size_t n) {
+  fleet__req_done(r);
+  ((fleet_cron_list_cb)r->cb)((fleet_cron_scheduler_t *)r->handle->pub, status,
+                              status == 0 ? views : NULL, status == 0 ? n : 0,
+                              r->user_data);
+}
+
+static void reg_fail_list(fleet__req_t *r, int status) {
+  reg_tell_list(r, status, NULL, 0);
+}
+
+/* The answer to a list: every definition, or the one asked for (`one`:
+ * FLEET_ENOTFOUND when it is not there). */
+static void reg_answer_list(fleet__req_t *r, int status,
+                            const fleet__reply_t *reply, int one) {
   fleet__cron_def_t **defs = NULL;
   fleet_cron_def_t *views = NULL;
   size_t n = 0, i;
@@ -198,29 +193,33 @@ static void reg_on_list(fleet__req_t *r, int status,
 
   if (status == 0)
     status = list_read(reply, &defs, &n, &now);
-  if (status == 0 && r->call == &cron_get_call && n == 0)
+  if (status == 0 && one && n == 0)
     status = FLEET_ENOTFOUND;
   if (status == 0 && n > 0 && (views = calloc(n, sizeof(*views))) == NULL)
     status = FLEET_ENOMEM;
   for (i = 0; status == 0 && i < n; i++)
     fleet__cron_def_view(defs[i], now, &views[i]);
-  if (status != 0) {
-    fleet__call_finish(r, status);
-  } else {
-    fleet__req_done(r);
-    cb((fleet_cron_scheduler_t *)h->pub, 0, views, n, data);
-  }
+  reg_tell_list(r, status, views, n);
   for (i = 0; i < n; i++)
     fleet__cron_def_unref(defs[i]);
   free(defs);
   free(views);
 }
 
-static void reg_fail_list(fleet__req_t *r, int status) {
-  fleet_cron_list_cb cb = (fleet_cron_list_cb)r->cb;
-
-  cb((fleet_cron_scheduler_t *)r->handle->pub, status, NULL, 0, r->user_data);
+static void reg_on_list(fleet__req_t *r, int status,
+                        const fleet__reply_t *reply) {
+  reg_answer_list(r, status, reply, 0);
 }
+
+static void reg_on_get(fleet__req_t *r, int status,
+                       const fleet__reply_t *reply) {
+  reg_answer_list(r, status, reply, 1);
+}
+
+static const fleet__call_t cron_list_call = {"cron.list", FLEET__OP_CRON_LIST,
+                                             reg_on_list, reg_fail_list};
+static const fleet__call_t cron_get_call = {"cron.get", FLEET__OP_CRON_LIST,
+                                            reg_on_get, reg_fail_list};
 
 int fleet_cron_list(fleet_cron_scheduler_t *sched, const char *key,
                     fleet_cron_list_cb cb, void *user_data) {
@@ -242,9 +241,65 @@ int fleet_cron_list(fleet_cron_scheduler_t *sched, const char *key,
 /* ------------------------------------------------------------------------ */
 /* History: the definition (for its target), then its log                   */
 
-static void reg_on_history_log(fleet__req_t *r, int status,
-                               const fleet__reply_t *reply);
+/* Ends a history call: its callback with `status` and the `n` entries
+ * `e` (none on error). The request is done first. */
+static void reg_tell_history(fleet__req_t *r, int status,
+                             const fleet_cron_entry_t *e, size_t n) {
+  fleet__req_done(r);
+  ((fleet_cron_history_cb)r->cb)((fleet_cron_scheduler_t *)r->handle->pub,
+                                 status, status == 0 ? e : NULL,
+                                 status == 0 ? n : 0, r->user_data);
+}
 
+static void reg_fail_history(fleet__req_t *r, int status) {
+  reg_tell_history(r, status, NULL, 0);
+}
+
+/* The second answer: the log. */
+static void reg_on_history_log(fleet__req_t *r, int status,
+                               const fleet__reply_t *reply) {
+  fleet_cron_entry_t *e = NULL;
+  char **strs = NULL;
+  size_t n = 0, i;
+
+  if (status == 0 &&
+      (!fleet__reply_is_array(reply, 1) || (reply->nelem - 1) % 6 != 0))
+    status = FLEET_EPROTO;
+  if (status == 0)
+    n = (reply->nelem - 1) / 6;
+  if (status == 0 && n > 0 &&
+      ((e = calloc(n, sizeof(*e))) == NULL ||
+       (strs = calloc(2 * n, sizeof(*strs))) == NULL))
+    status = FLEET_ENOMEM;
+  for (i = 0; status == 0 && i < n; i++) {
+    const fleet__reply_t *x = &reply->elem[1 + 6 * i];
+    int64_t tok;
+
+    if (fleet__reply_i64(&x[0], &e[i].fire_ms) != 0 ||
+        fleet__reply_i64(&x[1], &tok) != 0 || x[2].type != FLEET__REPLY_STR ||
+        fleet__reply_i64(&x[3], &e[i].dispatched_ms) != 0 ||
+        fleet__reply_i64(&x[4], &e[i].finished_ms) != 0 ||
+        x[5].type != FLEET__REPLY_STR) {
+      status = FLEET_EPROTO;
+      break;
+    }
+    e[i].token = (uint64_t)tok;
+    strs[2 * i] = fleet__memdup(x[2].str, x[2].len);
+    strs[2 * i + 1] = fleet__memdup(x[5].str, x[5].len);
+    if (strs[2 * i] == NULL || strs[2 * i + 1] == NULL)
+      status = FLEET_ENOMEM;
+    e[i].node = strs[2 * i];
+    e[i].outcome = strs[2 * i + 1];
+  }
+  reg_tell_history(r, status, e, n);
+  for (i = 0; strs != NULL && i < 2 * n; i++)
+    free(strs[i]);
+  free(strs);
+  free(e);
+}
+
+/* The first answer: the definition, whose target gives the tag of the
+ * log; the same request then reads the log. */
 static void reg_on_history_def(fleet__req_t *r, int status,
                                const fleet__reply_t *reply) {
   fleet__cron_req_t *req = (fleet__cron_req_t *)r;
@@ -284,61 +339,8 @@ static void reg_on_history_def(fleet__req_t *r, int status,
     fleet__call_finish(r, status);
 }
 
-static void reg_on_history_log(fleet__req_t *r, int status,
-                               const fleet__reply_t *reply) {
-  fleet_cron_history_cb cb = (fleet_cron_history_cb)r->cb;
-  void *data = r->user_data;
-  fleet__handle_t *h = r->handle;
-  fleet_cron_entry_t *e = NULL;
-  char **strs = NULL;
-  size_t n = 0, i;
-
-  if (status == 0 &&
-      (!fleet__reply_is_array(reply, 1) || (reply->nelem - 1) % 6 != 0))
-    status = FLEET_EPROTO;
-  if (status == 0)
-    n = (reply->nelem - 1) / 6;
-  if (status == 0 && n > 0 &&
-      ((e = calloc(n, sizeof(*e))) == NULL ||
-       (strs = calloc(2 * n, sizeof(*strs))) == NULL))
-    status = FLEET_ENOMEM;
-  for (i = 0; status == 0 && i < n; i++) {
-    const fleet__reply_t *x = &reply->elem[1 + 6 * i];
-    int64_t tok;
-
-    if (fleet__reply_i64(&x[0], &e[i].fire_ms) != 0 ||
-        fleet__reply_i64(&x[1], &tok) != 0 || x[2].type != FLEET__REPLY_STR ||
-        fleet__reply_i64(&x[3], &e[i].dispatched_ms) != 0 ||
-        fleet__reply_i64(&x[4], &e[i].finished_ms) != 0 ||
-        x[5].type != FLEET__REPLY_STR) {
-      status = FLEET_EPROTO;
-      break;
-    }
-    e[i].token = (uint64_t)tok;
-    strs[2 * i] = fleet__memdup(x[2].str, x[2].len);
-    strs[2 * i + 1] = fleet__memdup(x[5].str, x[5].len);
-    if (strs[2 * i] == NULL || strs[2 * i + 1] == NULL)
-      status = FLEET_ENOMEM;
-    e[i].node = strs[2 * i];
-    e[i].outcome = strs[2 * i + 1];
-  }
-  if (status != 0) {
-    fleet__call_finish(r, status);
-  } else {
-    fleet__req_done(r);
-    cb((fleet_cron_scheduler_t *)h->pub, 0, e, n, data);
-  }
-  for (i = 0; strs != NULL && i < 2 * n; i++)
-    free(strs[i]);
-  free(strs);
-  free(e);
-}
-
-static void reg_fail_history(fleet__req_t *r, int status) {
-  fleet_cron_history_cb cb = (fleet_cron_history_cb)r->cb;
-
-  cb((fleet_cron_scheduler_t *)r->handle->pub, status, NULL, 0, r->user_data);
-}
+static const fleet__call_t cron_history_call = {
+    "cron.history", FLEET__OP_CRON_LIST, reg_on_history_def, reg_fail_history};
 
 int fleet_cron_history(fleet_cron_scheduler_t *sched, const char *key,
                        uint32_t limit, fleet_cron_history_cb cb,

@@ -36,29 +36,6 @@ struct fleet__cron_fire_s {
 
 typedef fleet__cron_req_t cron_req_t;
 
-/* The scheduler's own calls, which nobody waits for: the fires, the
- * "last fired" hint, the completions, the registry's loads and the
- * revision checks. */
-static void sched_on_fire(fleet__req_t *r, int status,
-                          const fleet__reply_t *reply);
-static void sched_on_quiet(fleet__req_t *r, int status,
-                           const fleet__reply_t *reply);
-static void sched_on_list(fleet__req_t *r, int status,
-                          const fleet__reply_t *reply);
-static void sched_on_rev(fleet__req_t *r, int status,
-                         const fleet__reply_t *reply);
-
-static const fleet__call_t sched_fire_call = {"cron.fire", FLEET__OP_CRON_FIRE,
-                                              sched_on_fire, NULL};
-static const fleet__call_t sched_mark_call = {"cron.mark", FLEET__OP_CRON_MARK,
-                                              sched_on_quiet, NULL};
-static const fleet__call_t sched_complete_call = {
-    "cron.complete", FLEET__OP_CRON_COMPLETE, sched_on_quiet, NULL};
-static const fleet__call_t sched_load_call = {"cron.load", FLEET__OP_CRON_LIST,
-                                              sched_on_list, NULL};
-static const fleet__call_t sched_rev_call = {"cron.rev", FLEET__OP_CRON_REV,
-                                             sched_on_rev, NULL};
-
 fleet__cron_sched_t *fleet__cron_of(const fleet_cron_scheduler_t *s) {
   return (fleet__cron_sched_t *)fleet__handle_of(s,
                                                  FLEET_HANDLE_CRON_SCHEDULER);
@@ -211,6 +188,207 @@ static void def_backoff(fleet__cron_sched_t *s, fleet__cron_def_t *d,
                           d->failures++, fleet__rng_next(&s->rng));
   fleet__handle_error(&s->base, err);
 }
+
+/* The scheduler's own calls that nobody waits for (the "last fired" hint,
+ * the completions) answer here: a failure reaches the error callback. */
+static void sched_on_quiet(fleet__req_t *r, int status,
+                           const fleet__reply_t *reply) {
+  fleet__handle_t *h = r->handle;
+
+  (void)reply;
+  fleet__req_done(r);
+  if (status != 0 && status != FLEET_ECANCELED)
+    fleet__handle_error(h, status);
+}
+
+static const fleet__call_t sched_mark_call = {"cron.mark", FLEET__OP_CRON_MARK,
+                                              sched_on_quiet, NULL};
+static const fleet__call_t sched_complete_call = {
+    "cron.complete", FLEET__OP_CRON_COMPLETE, sched_on_quiet, NULL};
+
+/* Sends a call of the scheduler's own on the registry, with the arguments
+ * built in s->args (`err`: the error building them gave, if any); nobody
+ * waits for it, and a failure to send reaches the error callback. Returns
+ * 0 or the error. */
+static int sched_send(fleet__cron_sched_t *s, const fleet__call_t *call,
+                      int err) {
+  if (err == 0)
+    err = fleet__cron_call(s, call, &s->reg, NULL, NULL);
+  if (err != 0)
+    fleet__handle_error(&s->base, err);
+  return err;
+}
+
+/* Records the registry's "last fired" hint. */
+static void def_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                     int64_t fire_ms, uint64_t token) {
+  int err = fleet__args_begin(&s->args, 4, 2);
+
+  if (err == 0) {
+    fleet__args_bytes(&s->args, d->key, d->key_len);
+    fleet__args_i64(&s->args, fire_ms);
+    fleet__args_u64(&s->args, token);
+    fleet__args_bytes(&s->args, s->node, s->node_len);
+  }
+  (void)sched_send(s, &sched_mark_call, err);
+}
+
+/* Hands one fired occurrence to the user. */
+static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                        int64_t fire_ms, int64_t dispatched, uint64_t token) {
+  fleet__cron_fire_t *f = calloc(1, sizeof(*f));
+
+  fleet__metrics_add(s->base.metrics, FLEET_METRIC_CRON_FIRES, 1); /* metrics */
+  fleet__metrics_observe(
+      s->base.metrics, FLEET_METRIC_CRON_LATENESS,
+      dispatched > fire_ms ? (uint64_t)(dispatched - fire_ms) * 1000 : 0);
+  if (f == NULL) {
+    fleet__handle_error(&s->base, FLEET_ENOMEM);
+    return;
+  }
+  f->s = s;
+  f->key = fleet__memdup(d->key, d->key_len);
+  f->queue = d->queue[0] != '\0' ? fleet__strdup(d->queue) : NULL;
+  f->payload =
+      fleet__memdup(d->payload != NULL ? d->payload : "", d->payload_len);
+  f->tag.base = malloc(d->tag.len);
+  if (f->key == NULL || f->payload == NULL || f->tag.base == NULL ||
+      (d->queue[0] != '\0' && f->queue == NULL)) {
+    fire_free(f);
+    fleet__handle_error(&s->base, FLEET_ENOMEM);
+    return;
+  }
+  memcpy(f->tag.base, d->tag.base, d->tag.len);
+  f->tag.len = f->tag.cap = d->tag.len;
+  f->pub.key = f->key;
+  f->pub.fire_ms = fire_ms;
+  f->pub.dispatched_ms = dispatched;
+  f->pub.token = token;
+  f->pub.payload.base = f->payload;
+  f->pub.payload.len = d->payload_len;
+  f->pub.queue = f->queue;
+  f->pub.internal_ = f;
+  fleet__list_insert_head(&s->fires, &f->node);
+  s->cb(s->pub, &f->pub);
+}
+
+/* What a CRON_FIRE answered: the server's time, how many occurrences it
+ * settled (`done`: it answers each in order and stops at the first that
+ * is not due by its clock), and those it fired with their tokens. */
+typedef struct {
+  int64_t now;
+  size_t done;
+  int64_t *fired;
+  uint64_t *tokens;
+  size_t nfired;
+} fire_result_t;
+
+/* Reads the answer to a fire call for the `n` occurrences `times` into
+ * `res` (free res->fired and res->tokens after). Returns 0, FLEET_EPROTO
+ * or FLEET_ENOMEM. */
+static int fire_read(const fleet__reply_t *reply, const int64_t *times,
+                     size_t n, fire_result_t *res) {
+  int64_t v[2];
+  size_t i;
+
+  if (!fleet__reply_is_array(reply, 1 + 2 * n) ||
+      fleet__reply_i64(&reply->elem[0], &res->now) != 0)
+    return FLEET_EPROTO;
+  if (n > 0 && ((res->fired = malloc(n * sizeof(*res->fired))) == NULL ||
+                (res->tokens = malloc(n * sizeof(*res->tokens))) == NULL))
+    return FLEET_ENOMEM;
+  for (i = 0; i < n; i++) {
+    if (fleet__reply_i64(&reply->elem[1 + 2 * i], &v[0]) != 0 ||
+        fleet__reply_i64(&reply->elem[2 + 2 * i], &v[1]) != 0)
+      break;
+    if (v[0] < 0)
+      break; /* not due by the server clock: this and the later ones */
+    res->done = i + 1;
+    if (v[0] == 1) {
+      res->fired[res->nfired] = times[i];
+      res->tokens[res->nfired++] = (uint64_t)v[1];
+    }
+  }
+  return 0;
+}
+
+/* The definition that the answer to a fire call of `d` settles: `d` while
+ * it is in the copy. After a reload, the definition's new object waited
+ * for this call (def_adopt) and takes over what it settles if its target
+ * is the same; NULL when there is none. */
+static fleet__cron_def_t *fire_target(fleet__cron_sched_t *s,
+                                      fleet__cron_def_t *d) {
+  fleet__cron_def_t *cur;
+
+  if (!d->gone)
+    return d;
+  if (s->base.closing || (cur = def_find(s, d->key, d->key_len)) == NULL ||
+      !cur->busy)
+    return NULL;
+  cur->busy = 0;
+  return strcmp(cur->queue, d->queue) == 0 ? cur : NULL;
+}
+
+/* A fire call of `tgt` for `times` was answered with `res`: its cursor
+ * moves past what was settled, and it remembers the latest fire. */
+static void def_settle(fleet__cron_def_t *tgt, const int64_t *times,
+                       const fire_result_t *res) {
+  tgt->failures = 0;
+  tgt->retry_at = 0;
+  if (res->done > 0 && times[res->done - 1] > tgt->cursor)
+    tgt->cursor = times[res->done - 1];
+  def_next(tgt);
+  if (res->nfired > 0 && res->tokens[res->nfired - 1] > tgt->last_token) {
+    tgt->last_token = res->tokens[res->nfired - 1];
+    tgt->last_fire_ms = res->fired[res->nfired - 1];
+  }
+}
+
+/* Tells what a fire call of `d` fired: the registry's "last fired" hint,
+ * then each occurrence to the user, unless the handle closes meanwhile. */
+static void fire_tell(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                      const fire_result_t *res) {
+  size_t i;
+
+  if (res->nfired > 0 && !s->base.closing)
+    def_mark(s, d, res->fired[res->nfired - 1], res->tokens[res->nfired - 1]);
+  for (i = 0; i < res->nfired && !s->base.closing; i++)
+    def_deliver(s, d, res->fired[i], res->now, res->tokens[i]);
+}
+
+/* The answer to a fire call: the state is settled first, then the fired
+ * occurrences are delivered (a fire callback may close the handle). */
+static void sched_on_fire(fleet__req_t *r, int status,
+                          const fleet__reply_t *reply) {
+  cron_req_t *req = (cron_req_t *)r;
+  fleet__cron_sched_t *s = (fleet__cron_sched_t *)r->handle;
+  fleet__cron_def_t *d = req->def, *tgt;
+  int64_t *times = req->times;
+  size_t n = req->ntimes;
+  fire_result_t res = {0};
+
+  fleet__req_done(r);
+  d->busy = 0;
+  tgt = fire_target(s, d);
+  if (status == 0)
+    status = fire_read(reply, times, n, &res);
+  if (status == 0) {
+    fleet__cron_set_clock(s, res.now);
+    if (tgt != NULL)
+      def_settle(tgt, times, &res);
+    fire_tell(s, d, &res);
+  } else if (!s->base.closing && tgt != NULL && status != FLEET_ECANCELED) {
+    def_backoff(s, tgt, fleet__cron_now(s), status);
+  }
+  free(res.fired);
+  free(res.tokens);
+  free(times);
+  sched_arm_def(s, tgt);
+  fleet__cron_def_unref(d);
+}
+
+static const fleet__call_t sched_fire_call = {"cron.fire", FLEET__OP_CRON_FIRE,
+                                              sched_on_fire, NULL};
 
 /* The occurrences of a definition that came due, oldest first: those
  * later than the grace (`late`: the latest catch_up_max of them) and
@@ -372,186 +550,6 @@ static void sched_on_timer(uv_timer_t *t) {
   sched_arm(s);
 }
 
-static void sched_on_quiet(fleet__req_t *r, int status,
-                           const fleet__reply_t *reply) {
-  fleet__handle_t *h = r->handle;
-
-  (void)reply;
-  fleet__req_done(r);
-  if (status != 0 && status != FLEET_ECANCELED)
-    fleet__handle_error(h, status);
-}
-
-/* Records the registry's "last fired" hint; nobody waits for it. */
-static void def_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
-                     int64_t fire_ms, uint64_t token) {
-  int err = fleet__args_begin(&s->args, 4, 2);
-
-  if (err == 0) {
-    fleet__args_bytes(&s->args, d->key, d->key_len);
-    fleet__args_i64(&s->args, fire_ms);
-    fleet__args_u64(&s->args, token);
-    fleet__args_bytes(&s->args, s->node, s->node_len);
-    err = fleet__cron_call(s, &sched_mark_call, &s->reg, NULL, NULL);
-  }
-  if (err != 0)
-    fleet__handle_error(&s->base, err);
-}
-
-/* Hands one fired occurrence to the user. */
-static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
-                        int64_t fire_ms, int64_t dispatched, uint64_t token) {
-  fleet__cron_fire_t *f = calloc(1, sizeof(*f));
-
-  fleet__metrics_add(s->base.metrics, FLEET_METRIC_CRON_FIRES, 1); /* metrics */
-  fleet__metrics_observe(
-      s->base.metrics, FLEET_METRIC_CRON_LATENESS,
-      dispatched > fire_ms ? (uint64_t)(dispatched - fire_ms) * 1000 : 0);
-  if (f == NULL) {
-    fleet__handle_error(&s->base, FLEET_ENOMEM);
-    return;
-  }
-  f->s = s;
-  f->key = fleet__memdup(d->key, d->key_len);
-  f->queue = d->queue[0] != '\0' ? fleet__strdup(d->queue) : NULL;
-  f->payload =
-      fleet__memdup(d->payload != NULL ? d->payload : "", d->payload_len);
-  f->tag.base = malloc(d->tag.len);
-  if (f->key == NULL || f->payload == NULL || f->tag.base == NULL ||
-      (d->queue[0] != '\0' && f->queue == NULL)) {
-    fire_free(f);
-    fleet__handle_error(&s->base, FLEET_ENOMEM);
-    return;
-  }
-  memcpy(f->tag.base, d->tag.base, d->tag.len);
-  f->tag.len = f->tag.cap = d->tag.len;
-  f->pub.key = f->key;
-  f->pub.fire_ms = fire_ms;
-  f->pub.dispatched_ms = dispatched;
-  f->pub.token = token;
-  f->pub.payload.base = f->payload;
-  f->pub.payload.len = d->payload_len;
-  f->pub.queue = f->queue;
-  f->pub.internal_ = f;
-  fleet__list_insert_head(&s->fires, &f->node);
-  s->cb(s->pub, &f->pub);
-}
-
-/* What a CRON_FIRE answered: the server's time, how many occurrences it
- * settled (`done`: it answers each in order and stops at the first that
- * is not due by its clock), and those it fired with their tokens. */
-typedef struct {
-  int64_t now;
-  size_t done;
-  int64_t *fired;
-  uint64_t *tokens;
-  size_t nfired;
-} fire_result_t;
-
-/* Reads the answer to a fire call for the `n` occurrences `times` into
- * `res` (free res->fired and res->tokens after). Returns 0, FLEET_EPROTO
- * or FLEET_ENOMEM. */
-static int fire_read(const fleet__reply_t *reply, const int64_t *times,
-                     size_t n, fire_result_t *res) {
-  int64_t v[2];
-  size_t i;
-
-  if (!fleet__reply_is_array(reply, 1 + 2 * n) ||
-      fleet__reply_i64(&reply->elem[0], &res->now) != 0)
-    return FLEET_EPROTO;
-  if (n > 0 && ((res->fired = malloc(n * sizeof(*res->fired))) == NULL ||
-                (res->tokens = malloc(n * sizeof(*res->tokens))) == NULL))
-    return FLEET_ENOMEM;
-  for (i = 0; i < n; i++) {
-    if (fleet__reply_i64(&reply->elem[1 + 2 * i], &v[0]) != 0 ||
-        fleet__reply_i64(&reply->elem[2 + 2 * i], &v[1]) != 0)
-      break;
-    if (v[0] < 0)
-      break; /* not due by the server clock: this and the later ones */
-    res->done = i + 1;
-    if (v[0] == 1) {
-      res->fired[res->nfired] = times[i];
-      res->tokens[res->nfired++] = (uint64_t)v[1];
-    }
-  }
-  return 0;
-}
-
-/* The definition that the answer to a fire call of `d` settles: `d` while
- * it is in the copy. After a reload, the definition's new object waited
- * for this call (def_adopt) and takes over what it settles if its target
- * is the same; NULL when there is none. */
-static fleet__cron_def_t *fire_target(fleet__cron_sched_t *s,
-                                      fleet__cron_def_t *d) {
-  fleet__cron_def_t *cur;
-
-  if (!d->gone)
-    return d;
-  if (s->base.closing || (cur = def_find(s, d->key, d->key_len)) == NULL ||
-      !cur->busy)
-    return NULL;
-  cur->busy = 0;
-  return strcmp(cur->queue, d->queue) == 0 ? cur : NULL;
-}
-
-/* A fire call of `tgt` for `times` was answered with `res`: its cursor
- * moves past what was settled, and it remembers the latest fire. */
-static void def_settle(fleet__cron_def_t *tgt, const int64_t *times,
-                       const fire_result_t *res) {
-  tgt->failures = 0;
-  tgt->retry_at = 0;
-  if (res->done > 0 && times[res->done - 1] > tgt->cursor)
-    tgt->cursor = times[res->done - 1];
-  def_next(tgt);
-  if (res->nfired > 0 && res->tokens[res->nfired - 1] > tgt->last_token) {
-    tgt->last_token = res->tokens[res->nfired - 1];
-    tgt->last_fire_ms = res->fired[res->nfired - 1];
-  }
-}
-
-/* Tells what a fire call of `d` fired: the registry's "last fired" hint,
- * then each occurrence to the user, unless the handle closes meanwhile. */
-static void fire_tell(fleet__cron_sched_t *s, fleet__cron_def_t *d,
-                      const fire_result_t *res) {
-  size_t i;
-
-  if (res->nfired > 0 && !s->base.closing)
-    def_mark(s, d, res->fired[res->nfired - 1], res->tokens[res->nfired - 1]);
-  for (i = 0; i < res->nfired && !s->base.closing; i++)
-    def_deliver(s, d, res->fired[i], res->now, res->tokens[i]);
-}
-
-/* The answer to a fire call: the state is settled first, then the fired
- * occurrences are delivered (a fire callback may close the handle). */
-static void sched_on_fire(fleet__req_t *r, int status,
-                          const fleet__reply_t *reply) {
-  cron_req_t *req = (cron_req_t *)r;
-  fleet__cron_sched_t *s = (fleet__cron_sched_t *)r->handle;
-  fleet__cron_def_t *d = req->def, *tgt;
-  int64_t *times = req->times;
-  size_t n = req->ntimes;
-  fire_result_t res = {0};
-
-  fleet__req_done(r);
-  d->busy = 0;
-  tgt = fire_target(s, d);
-  if (status == 0)
-    status = fire_read(reply, times, n, &res);
-  if (status == 0) {
-    fleet__cron_set_clock(s, res.now);
-    if (tgt != NULL)
-      def_settle(tgt, times, &res);
-    fire_tell(s, d, &res);
-  } else if (!s->base.closing && tgt != NULL && status != FLEET_ECANCELED) {
-    def_backoff(s, tgt, fleet__cron_now(s), status);
-  }
-  free(res.fired);
-  free(res.tokens);
-  free(times);
-  sched_arm_def(s, tgt);
-  fleet__cron_def_unref(d);
-}
-
 int fleet_cron_complete(fleet_cron_fire_t *fire, const char *error) {
   fleet__cron_fire_t *f;
   fleet__cron_sched_t *s;
@@ -703,6 +701,9 @@ static void sched_on_list(fleet__req_t *r, int status,
   sched_arm(s);
 }
 
+static const fleet__call_t sched_load_call = {"cron.load", FLEET__OP_CRON_LIST,
+                                              sched_on_list, NULL};
+
 static void sched_reload(fleet__cron_sched_t *s) {
   int err;
 
@@ -713,15 +714,10 @@ static void sched_reload(fleet__cron_sched_t *s) {
     return;
   }
   err = fleet__args_begin(&s->args, 1, 0);
-  if (err == 0) {
+  if (err == 0)
     fleet__args_str(&s->args, "");
-    err = fleet__cron_call(s, &sched_load_call, &s->reg, NULL, NULL);
-  }
-  if (err != 0) {
-    fleet__handle_error(&s->base, err);
-    return;
-  }
-  s->loading = 1;
+  if (sched_send(s, &sched_load_call, err) == 0)
+    s->loading = 1;
 }
 
 static void sched_on_rev(fleet__req_t *r, int status,
@@ -747,17 +743,14 @@ static void sched_on_rev(fleet__req_t *r, int status,
     sched_arm(s);
 }
 
+static const fleet__call_t sched_rev_call = {"cron.rev", FLEET__OP_CRON_REV,
+                                             sched_on_rev, NULL};
+
 static void sched_on_check(uv_timer_t *t) {
   fleet__cron_sched_t *s = FLEET__CONTAINER_OF(t, fleet__cron_sched_t, check);
-  int err;
 
-  if (s->base.closing || s->loading)
-    return;
-  err = fleet__args_begin(&s->args, 0, 0);
-  if (err == 0)
-    err = fleet__cron_call(s, &sched_rev_call, &s->reg, NULL, NULL);
-  if (err != 0)
-    fleet__handle_error(&s->base, err);
+  if (!s->base.closing && !s->loading)
+    (void)sched_send(s, &sched_rev_call, fleet__args_begin(&s->args, 0, 0));
 }
 
 static void sched_on_message(void *arg, int status, const char *payload,
@@ -914,9 +907,5 @@ int fleet_cron_scheduler_start(fleet_cron_scheduler_t *sched,
 
 int fleet_cron_scheduler_close(fleet_cron_scheduler_t *sched,
                                fleet_close_cb cb) {
-  fleet__cron_sched_t *s = fleet__cron_of(sched);
-
-  if (s == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(&s->base, cb);
+  return fleet__handle_close_of(sched, FLEET_HANDLE_CRON_SCHEDULER, cb);
 }

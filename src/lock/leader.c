@@ -28,13 +28,10 @@ typedef enum {
 #undef XX
 } leader_state_t;
 
-static const char *const leader_state_names[] = {
-#define XX(name, str) str,
-    LEADER_STATE_MAP(XX)
-#undef XX
-};
+static FLEET__NAME_FN(leader_state_str, leader_state_t, LEADER_STATE_MAP,
+                      "unknown")
 
-typedef struct fleet__leader_s {
+    typedef struct fleet__leader_s {
   fleet__handle_t base;
   fleet_leader_t *pub;
   leader_state_t state;
@@ -59,11 +56,7 @@ static leader_t *leader_of(const fleet_leader_t *leader) {
 const char *fleet__leader_state_name(const fleet_leader_t *leader) {
   const leader_t *ld = leader_of(leader);
 
-  if (ld == NULL)
-    return "closed";
-  return (size_t)ld->state < FLEET__ARRAY_SIZE(leader_state_names)
-             ? leader_state_names[ld->state]
-             : "unknown";
+  return ld != NULL ? leader_state_str(ld->state) : "closed";
 }
 
 static void leader_on_acquired(fleet_lock_t *lock, int status, uint64_t token,
@@ -346,9 +339,5 @@ int fleet_leader_query(fleet_leader_t *leader, fleet_lock_query_cb cb,
 }
 
 int fleet_leader_close(fleet_leader_t *leader, fleet_close_cb close_cb) {
-  leader_t *ld = leader_of(leader);
-
-  if (ld == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(&ld->base, close_cb);
+  return fleet__handle_close_of(leader, FLEET_HANDLE_LEADER, close_cb);
 }

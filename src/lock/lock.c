@@ -27,17 +27,8 @@
 /* The first delay after a transient error while waiting, in ms. */
 #define LOCK_BACKOFF_MIN_MS 20
 
-static const char *const lock_state_names[] = {
-#define XX(name, str) str,
-    FLEET__LOCK_STATE_MAP(XX)
-#undef XX
-};
-
-const char *fleet__lock_state_name(fleet__lock_state_t state) {
-  if ((size_t)state >= FLEET__ARRAY_SIZE(lock_state_names))
-    return "unknown";
-  return lock_state_names[state];
-}
+FLEET__NAME_FN(fleet__lock_state_name, fleet__lock_state_t,
+               FLEET__LOCK_STATE_MAP, "unknown")
 
 static void lock_on_timer(uv_timer_t *timer);
 static void lock_on_message(void *arg, int status, const char *payload,
@@ -870,9 +861,5 @@ int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
 }
 
 int fleet_lock_close(fleet_lock_t *lock, fleet_close_cb close_cb) {
-  fleet__lock_t *lk = lock_of(lock);
-
-  if (lk == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(&lk->base, close_cb);
+  return fleet__handle_close_of(lock, FLEET_HANDLE_LOCK, close_cb);
 }
