@@ -417,3 +417,10 @@ int fleet__handle_close_of(const void *pub, fleet_handle_type_t type,
 
   return h != NULL ? fleet__handle_close(h, close_cb) : FLEET_EINVAL;
 }
+
+int fleet__handle_init_check(void *pub, const fleet_client_t *client) {
+  if (pub == NULL)
+    return FLEET_EINVAL;
+  ((fleet_handle_t *)pub)->internal_ = NULL;
+  return client != NULL && client->internal_ != NULL ? 0 : FLEET_EINVAL;
+}

@@ -314,6 +314,12 @@ void fleet__call_fail_status(fleet__req_t *req, int status);
 int fleet__handle_close_of(const void *pub, fleet_handle_type_t type,
                            fleet_close_cb close_cb);
 
+/* The first step of a primitive's init: marks the public handle `pub` as
+ * not initialized (internal_ NULL), so that a failed init leaves it so.
+ * Returns 0, or FLEET_EINVAL when `pub` is NULL or `client` is not an
+ * initialized client. */
+int fleet__handle_init_check(void *pub, const fleet_client_t *client);
+
 /* Defines `const char *fn(type v)`, which gives the name of `v` from the
  * X-macro `MAP` (entries XX(ID, "name") in the order of the enum made from
  * it), or `other` for a value outside it: the one lookup every name table

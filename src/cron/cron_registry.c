@@ -26,6 +26,20 @@ static int check_key(const char *key, size_t *len) {
   return fleet__str_check(key, FLEET_CRON_KEY_MAX, len);
 }
 
+/* The entry of a call on the definition `key` (as reg_enter()), with the
+ * scheduler's arguments begun for `nargs` and the key in as the first. */
+static fleet__cron_sched_t *reg_enter_key(fleet_cron_scheduler_t *sched, int ok,
+                                          const char *key, size_t nargs,
+                                          int *err) {
+  fleet__cron_sched_t *s = reg_enter(sched, ok, err);
+  size_t len;
+
+  if (s != NULL && (*err = check_key(key, &len)) == 0 &&
+      (*err = fleet__args_begin(&s->args, nargs, 0)) == 0)
+    fleet__args_bytes(&s->args, key, len);
+  return *err == 0 ? s : NULL;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Status calls: define, enable, remove                                     */
 
@@ -106,16 +120,10 @@ static int key_call(fleet_cron_scheduler_t *sched, const char *key,
                     const fleet__call_t *call, const char *arg,
                     fleet_status_cb cb, void *user_data) {
   fleet__cron_sched_t *s;
-  size_t len;
   int err;
 
-  if ((s = reg_enter(sched, cb != NULL, &err)) == NULL)
+  if ((s = reg_enter_key(sched, cb != NULL, key, 2, &err)) == NULL)
     return err;
-  if ((err = check_key(key, &len)) != 0)
-    return err;
-  if ((err = fleet__args_begin(&s->args, 2, 0)) != 0)
-    return err;
-  fleet__args_bytes(&s->args, key, len);
   if (arg != NULL)
     fleet__args_str(&s->args, arg);
   return fleet__cron_call(s, call, &s->reg, (fleet__fn_t)cb, user_data);
@@ -255,11 +263,11 @@ static void reg_fail_history(fleet__req_t *r, int status) {
   reg_tell_history(r, status, NULL, 0);
 }
 
-/* The second answer: the log. */
+/* The second answer: the log, six fields an entry. The entries' strings
+ * are copies, freed once the callback has returned. */
 static void reg_on_history_log(fleet__req_t *r, int status,
                                const fleet__reply_t *reply) {
   fleet_cron_entry_t *e = NULL;
-  char **strs = NULL;
   size_t n = 0, i;
 
   if (status == 0 &&
@@ -267,9 +275,7 @@ static void reg_on_history_log(fleet__req_t *r, int status,
     status = FLEET_EPROTO;
   if (status == 0)
     n = (reply->nelem - 1) / 6;
-  if (status == 0 && n > 0 &&
-      ((e = calloc(n, sizeof(*e))) == NULL ||
-       (strs = calloc(2 * n, sizeof(*strs))) == NULL))
+  if (status == 0 && n > 0 && (e = calloc(n, sizeof(*e))) == NULL)
     status = FLEET_ENOMEM;
   for (i = 0; status == 0 && i < n; i++) {
     const fleet__reply_t *x = &reply->elem[1 + 6 * i];
@@ -284,17 +290,16 @@ static void reg_on_history_log(fleet__req_t *r, int status,
       break;
     }
     e[i].token = (uint64_t)tok;
-    strs[2 * i] = fleet__memdup(x[2].str, x[2].len);
-    strs[2 * i + 1] = fleet__memdup(x[5].str, x[5].len);
-    if (strs[2 * i] == NULL || strs[2 * i + 1] == NULL)
+    e[i].node = fleet__memdup(x[2].str, x[2].len);
+    e[i].outcome = fleet__memdup(x[5].str, x[5].len);
+    if (e[i].node == NULL || e[i].outcome == NULL)
       status = FLEET_ENOMEM;
-    e[i].node = strs[2 * i];
-    e[i].outcome = strs[2 * i + 1];
   }
   reg_tell_history(r, status, e, n);
-  for (i = 0; strs != NULL && i < 2 * n; i++)
-    free(strs[i]);
-  free(strs);
+  for (i = 0; e != NULL && i < n; i++) {
+    free((char *)e[i].node);
+    free((char *)e[i].outcome);
+  }
   free(e);
 }
 
@@ -348,17 +353,12 @@ int fleet_cron_history(fleet_cron_scheduler_t *sched, const char *key,
   fleet__cron_sched_t *s;
   fleet__req_t *req;
   fleet_bytes_t tag;
-  size_t len;
   int err;
 
-  s = reg_enter(sched, cb != NULL && limit > 0 && limit <= 1000, &err);
+  s = reg_enter_key(sched, cb != NULL && limit > 0 && limit <= 1000, key, 1,
+                    &err);
   if (s == NULL)
     return err;
-  if ((err = check_key(key, &len)) != 0)
-    return err;
-  if ((err = fleet__args_begin(&s->args, 1, 0)) != 0)
-    return err;
-  fleet__args_bytes(&s->args, key, len);
   req =
       fleet__call_new(&s->base, &cron_history_call, (fleet__fn_t)cb, user_data);
   if (req == NULL)

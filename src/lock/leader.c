@@ -194,10 +194,22 @@ static const fleet__handle_vt_t leader_vt = {
 static const fleet__call_t leader_resign_call = {
     "leader.resign", FLEET__OP_LOCK_RELEASE, NULL, fleet__call_fail_status};
 
-/* The entry of a public call on `leader`; `ok` 0 refuses it with
- * FLEET_EINVAL (a callback missing). */
-static leader_t *leader_enter(fleet_leader_t *leader, int ok, int *err) {
-  return (leader_t *)fleet__call_enter(leader, FLEET_HANDLE_LEADER, ok, err);
+/* The bit of `state` in a set of states. */
+#define LEADER_IN(state) (1u << LEADER_##state)
+
+/* The entry of a public call on `leader`, which it takes in the states
+ * `states` (LEADER_IN bits): `ok` 0 refuses it with FLEET_EINVAL (a
+ * callback missing), another state with FLEET_EALREADY. */
+static leader_t *leader_enter(fleet_leader_t *leader, int ok, unsigned states,
+                              int *err) {
+  leader_t *ld =
+      (leader_t *)fleet__call_enter(leader, FLEET_HANDLE_LEADER, ok, err);
+
+  if (ld != NULL && (states & (1u << ld->state)) == 0) {
+    *err = FLEET_EALREADY;
+    return NULL;
+  }
+  return ld;
 }
 
 int fleet_leader_init(fleet_client_t *client, fleet_leader_t *leader,
@@ -207,11 +219,10 @@ int fleet_leader_init(fleet_client_t *client, fleet_leader_t *leader,
   leader_t *ld;
   int err;
 
-  if (leader == NULL)
-    return FLEET_EINVAL;
-  leader->internal_ = NULL;
-  if (client == NULL || client->internal_ == NULL || callbacks == NULL ||
-      callbacks->elected == NULL || callbacks->demoted == NULL)
+  if ((err = fleet__handle_init_check(leader, client)) != 0)
+    return err;
+  if (callbacks == NULL || callbacks->elected == NULL ||
+      callbacks->demoted == NULL)
     return FLEET_EINVAL;
   ld = calloc(1, sizeof(*ld));
   if (ld == NULL)
@@ -260,10 +271,8 @@ int fleet_leader_campaign(fleet_leader_t *leader) {
   leader_t *ld;
   int err;
 
-  if ((ld = leader_enter(leader, 1, &err)) == NULL)
+  if ((ld = leader_enter(leader, 1, LEADER_IN(IDLE), &err)) == NULL)
     return err;
-  if (ld->state != LEADER_IDLE)
-    return FLEET_EALREADY;
   err = leader_open_lock(ld);
   if (err == 0)
     err = fleet_lock_acquire(&ld->lock, FLEET_LOCK_WAIT_FOREVER,
@@ -294,19 +303,16 @@ static void leader_on_lock_closed(fleet_handle_t *lock) {
 
 int fleet_leader_resign(fleet_leader_t *leader, fleet_status_cb cb,
                         void *user_data) {
-  fleet__req_t *req;
+  unsigned states = LEADER_IN(CAMPAIGNING) | LEADER_IN(LEADER);
   leader_t *ld;
   int err;
 
-  if ((ld = leader_enter(leader, cb != NULL, &err)) == NULL)
+  if ((ld = leader_enter(leader, cb != NULL, states, &err)) == NULL)
     return err;
-  if (ld->state != LEADER_CAMPAIGNING && ld->state != LEADER_LEADER)
-    return FLEET_EALREADY;
-  req = fleet__call_new(&ld->base, &leader_resign_call, (fleet__fn_t)cb,
-                        user_data);
-  if (req == NULL)
+  ld->resign = fleet__call_new(&ld->base, &leader_resign_call, (fleet__fn_t)cb,
+                               user_data);
+  if (ld->resign == NULL)
     return FLEET_ENOMEM;
-  ld->resign = req;
   ld->was_leader = ld->state == LEADER_LEADER;
   leader_set_state(ld, LEADER_RESIGNING);
   leader_close_lock(ld);
@@ -332,8 +338,8 @@ int fleet_leader_query(fleet_leader_t *leader, fleet_lock_query_cb cb,
   leader_t *ld;
   int err;
 
-  /* fleet_lock_query() checks the callback. */
-  if ((ld = leader_enter(leader, 1, &err)) == NULL)
+  /* Any state; fleet_lock_query() checks the callback. */
+  if ((ld = leader_enter(leader, 1, ~0u, &err)) == NULL)
     return err;
   return fleet_lock_query(ld->base.client->pub, ld->name, cb, user_data);
 }

@@ -553,6 +553,29 @@ static fleet__lock_t *lock_enter(fleet_lock_t *lock, const void *cb, int *err) {
                                             err);
 }
 
+/* A request of `call` for the user's callback `cb`; NULL when out of
+ * memory. */
+static fleet__lock_req_t *lock_req_new(fleet__lock_t *lk,
+                                       const fleet__call_t *call,
+                                       fleet__fn_t cb, void *user_data) {
+  return (fleet__lock_req_t *)fleet__call_new(&lk->base, call, cb, user_data);
+}
+
+/* The end of starting an acquire or a release, whose item was queued on
+ * the batcher with the result `err`: on success the handle waits in
+ * `state` with `req` in `*slot`; on error the request is given back.
+ * Returns `err`. */
+static int lock_started(fleet__lock_t *lk, fleet__lock_req_t *req, int err,
+                        fleet__lock_req_t **slot, fleet__lock_state_t state) {
+  if (err != 0) {
+    fleet__req_free(&req->base);
+    return err;
+  }
+  *slot = req;
+  lock_set_state(lk, state, 0);
+  return 0;
+}
+
 int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
                        fleet_lock_acquire_cb cb, void *user_data) {
   fleet__lock_req_t *req;
@@ -564,8 +587,7 @@ int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
     return err;
   if (lk->state != FLEET__LOCK_IDLE && lk->state != FLEET__LOCK_LOST)
     return FLEET_EALREADY;
-  req = (fleet__lock_req_t *)fleet__call_new(&lk->base, &lock_acquire_call,
-                                             (fleet__fn_t)cb, user_data);
+  req = lock_req_new(lk, &lock_acquire_call, (fleet__fn_t)cb, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   now = lock_now(lk);
@@ -573,14 +595,8 @@ int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
   lk->wait_until = wait_ms > UINT64_MAX - now ? UINT64_MAX : now + wait_ms;
   lk->expired = 0;
   lk->failures = 0;
-  err = lock_send_attempt(lk);
-  if (err != 0) {
-    fleet__req_free(&req->base);
-    return err;
-  }
-  lk->acquire = req;
-  lock_set_state(lk, FLEET__LOCK_ACQUIRING, 0);
-  return 0;
+  return lock_started(lk, req, lock_send_attempt(lk), &lk->acquire,
+                      FLEET__LOCK_ACQUIRING);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -636,18 +652,11 @@ int fleet_lock_release(fleet_lock_t *lock, fleet_status_cb cb,
     return FLEET_ESTALE;
   if (lk->state != FLEET__LOCK_HELD && lk->state != FLEET__LOCK_LOST)
     return FLEET_EALREADY;
-  req = (fleet__lock_req_t *)fleet__call_new(&lk->base, &lock_release_call,
-                                             (fleet__fn_t)cb, user_data);
+  req = lock_req_new(lk, &lock_release_call, (fleet__fn_t)cb, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
-  err = lock_send_release(lk, 1);
-  if (err != 0) {
-    fleet__req_free(&req->base);
-    return err;
-  }
-  lk->release = req;
-  lock_set_state(lk, FLEET__LOCK_RELEASING, 0);
-  return 0;
+  return lock_started(lk, req, lock_send_release(lk, 1), &lk->release,
+                      FLEET__LOCK_RELEASING);
 }
 
 /* The reply to fleet_lock_renew(): one result, as for a batch. */
@@ -699,14 +708,13 @@ int fleet_lock_renew(fleet_lock_t *lock, fleet_status_cb cb, void *user_data) {
   args[0].len = lk->value_len;
   args[1].base = lk->ttl_str;
   args[1].len = lk->ttl_len;
-  req = (fleet__lock_req_t *)fleet__call_new(&lk->base, &lock_renew_call,
-                                             (fleet__fn_t)cb, user_data);
+  req = lock_req_new(lk, &lock_renew_call, (fleet__fn_t)cb, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   req->sent = lock_now(lk);
+  req->token = lk->token;
   if ((err = fleet__call_send(&req->base, &tag, 1, args, 2)) != 0)
     return err;
-  req->token = lk->token;
   lk->renew = req;
   return 0;
 }
@@ -815,11 +823,8 @@ int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
   fleet__lock_t *lk;
   int err;
 
-  if (lock == NULL)
-    return FLEET_EINVAL;
-  lock->internal_ = NULL;
-  if (client == NULL || client->internal_ == NULL)
-    return FLEET_EINVAL;
+  if ((err = fleet__handle_init_check(lock, client)) != 0)
+    return err;
   c = client->internal_;
   if ((err = fleet__str_check(name, FLEET__NAME_MAX, &name_len)) != 0 ||
       (err = fleet__str_check(owner, FLEET_LOCK_OWNER_MAX, &owner_len)) != 0)
