@@ -36,7 +36,7 @@ struct fleet__cron_fire_s {
 
 typedef fleet__cron_req_t cron_req_t;
 
-fleet__cron_sched_t *fleet__cron_of(const fleet_cron_scheduler_t *s) {
+static fleet__cron_sched_t *sched_of(const fleet_cron_scheduler_t *s) {
   return (fleet__cron_sched_t *)fleet__handle_of(s,
                                                  FLEET_HANDLE_CRON_SCHEDULER);
 }
@@ -49,11 +49,13 @@ int fleet__cron_call(fleet__cron_sched_t *s, const fleet__call_t *call,
                      s->args.argc);
 }
 
-int64_t fleet__cron_now(const fleet__cron_sched_t *s) {
+/* The server time now, as the scheduler estimates it. */
+static int64_t sched_now(const fleet__cron_sched_t *s) {
   return s->srv_ms + (int64_t)(uv_now(s->base.loop) - s->srv_at);
 }
 
-void fleet__cron_set_clock(fleet__cron_sched_t *s, int64_t server_ms) {
+/* A server reading: `server_ms` now. */
+static void sched_set_clock(fleet__cron_sched_t *s, int64_t server_ms) {
   s->srv_ms = server_ms;
   s->srv_at = uv_now(s->base.loop);
   s->have_clock = 1;
@@ -103,7 +105,7 @@ static int64_t def_due(const fleet__cron_def_t *d) {
 
 /* Arms the one timer for `at` (server ms). */
 static void sched_arm_at(fleet__cron_sched_t *s, int64_t at) {
-  int64_t now = fleet__cron_now(s);
+  int64_t now = sched_now(s);
 
   s->armed_at = at;
   uv_timer_start(&s->timer, sched_on_timer, (uint64_t)(at > now ? at - now : 0),
@@ -373,12 +375,12 @@ static void sched_on_fire(fleet__req_t *r, int status,
   if (status == 0)
     status = fire_read(reply, times, n, &res);
   if (status == 0) {
-    fleet__cron_set_clock(s, res.now);
+    sched_set_clock(s, res.now);
     if (tgt != NULL)
       def_settle(tgt, times, &res);
     fire_tell(s, d, &res);
   } else if (!s->base.closing && tgt != NULL && status != FLEET_ECANCELED) {
-    def_backoff(s, tgt, fleet__cron_now(s), status);
+    def_backoff(s, tgt, sched_now(s), status);
   }
   free(res.fired);
   free(res.tokens);
@@ -535,7 +537,7 @@ static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
 
 static void sched_on_timer(uv_timer_t *t) {
   fleet__cron_sched_t *s = FLEET__CONTAINER_OF(t, fleet__cron_sched_t, timer);
-  int64_t now = fleet__cron_now(s);
+  int64_t now = sched_now(s);
   size_t i;
 
   s->armed_at = -1;
@@ -681,7 +683,7 @@ static void sched_on_list(fleet__req_t *r, int status,
     s->have_rev = 0;
     return;
   }
-  fleet__cron_set_clock(s, now);
+  sched_set_clock(s, now);
   if (n > 1)
     qsort(defs, n, sizeof(*defs), fleet__cron_def_cmp);
   for (i = 0; i < n; i++)
@@ -736,7 +738,7 @@ static void sched_on_rev(fleet__req_t *r, int status,
     fleet__handle_error(&s->base, status);
     return;
   }
-  fleet__cron_set_clock(s, now);
+  sched_set_clock(s, now);
   if (!s->have_rev || (uint64_t)rev != s->rev)
     sched_reload(s);
   else if (s->armed_at < 0)
@@ -884,7 +886,7 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
 
 int fleet_cron_scheduler_start(fleet_cron_scheduler_t *sched,
                                fleet_cron_fire_cb cb) {
-  fleet__cron_sched_t *s = fleet__cron_of(sched);
+  fleet__cron_sched_t *s = sched_of(sched);
   int err;
 
   if (s == NULL || cb == NULL)

@@ -75,8 +75,6 @@ typedef struct {
   uint32_t limit; /* history: the most entries */
 } fleet__cron_req_t;
 
-fleet__cron_sched_t *fleet__cron_of(const fleet_cron_scheduler_t *s);
-
 /* Sends `call` on the tag `tag` with the arguments built in s->args; its
  * answer goes to `cb` (NULL: nobody waits). Returns 0 or an error
  * (fleet__call()). */
@@ -102,9 +100,5 @@ int fleet__cron_def_cmp(const void *a, const void *b);
  * `now_ms`, parsing the expression when `d` has none parsed. */
 void fleet__cron_def_view(const fleet__cron_def_t *d, int64_t now_ms,
                           fleet_cron_def_t *out);
-
-/* The server time now, as the scheduler estimates it. */
-int64_t fleet__cron_now(const fleet__cron_sched_t *s);
-void fleet__cron_set_clock(fleet__cron_sched_t *s, int64_t server_ms);
 
 #endif /* FLEET_SRC_CRON_SCHED_INT_H */
