@@ -320,15 +320,17 @@ int fleet__handle_close_of(const void *pub, fleet_handle_type_t type,
  * initialized client. */
 int fleet__handle_init_check(void *pub, const fleet_client_t *client);
 
-/* Defines `const char *fn(type v)`, which gives the name of `v` from the
- * X-macro `MAP` (entries XX(ID, "name") in the order of the enum made from
- * it), or `other` for a value outside it: the one lookup every name table
- * of states and policies uses. Put `static` before it for a file's own. */
+/* Name tables of states and policies: FLEET__NAMES(MAP) initializes an
+ * array of names from the X-macro `MAP` (entries XX(ID, "name"), in the
+ * order of the enum made from it); FLEET__NAME_AT(names, v, other) is the
+ * name of `v` in it, or `other` for a value outside it:
+ *
+ *   static const char *const state_names[] = FLEET__NAMES(STATE_MAP);
+ *   ... FLEET__NAME_AT(state_names, state, "unknown") ... */
 #define FLEET__NAME_STR_(id, str) str,
-#define FLEET__NAME_FN(fn, type, MAP, other)                                   \
-  const char *fn(type v) {                                                     \
-    static const char *const names_[] = {MAP(FLEET__NAME_STR_)};               \
-    return (size_t)v < FLEET__ARRAY_SIZE(names_) ? names_[v] : (other);        \
-  }
+#define FLEET__NAMES(MAP)                                                      \
+  { MAP(FLEET__NAME_STR_) }
+#define FLEET__NAME_AT(names, v, other)                                        \
+  ((size_t)(v) < FLEET__ARRAY_SIZE(names) ? (names)[v] : (other))
 
 #endif /* FLEET_SRC_HANDLE_H */

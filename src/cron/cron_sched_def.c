@@ -6,7 +6,12 @@
 
 #include "cron_sched_int.h"
 
-FLEET__NAME_FN(fleet_cron_catch_up_name, int, FLEET_CRON_CATCH_UP_MAP, NULL)
+static const char *const catch_up_names[] =
+    FLEET__NAMES(FLEET_CRON_CATCH_UP_MAP);
+
+const char *fleet_cron_catch_up_name(int policy) {
+  return FLEET__NAME_AT(catch_up_names, policy, NULL);
+}
 
 int fleet_cron_catch_up_parse(const char *name) {
   const char *n;

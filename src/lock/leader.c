@@ -28,10 +28,9 @@ typedef enum {
 #undef XX
 } leader_state_t;
 
-static FLEET__NAME_FN(leader_state_str, leader_state_t, LEADER_STATE_MAP,
-                      "unknown")
+static const char *const leader_state_names[] = FLEET__NAMES(LEADER_STATE_MAP);
 
-    typedef struct fleet__leader_s {
+typedef struct fleet__leader_s {
   fleet__handle_t base;
   fleet_leader_t *pub;
   leader_state_t state;
@@ -56,7 +55,8 @@ static leader_t *leader_of(const fleet_leader_t *leader) {
 const char *fleet__leader_state_name(const fleet_leader_t *leader) {
   const leader_t *ld = leader_of(leader);
 
-  return ld != NULL ? leader_state_str(ld->state) : "closed";
+  return ld != NULL ? FLEET__NAME_AT(leader_state_names, ld->state, "unknown")
+                    : "closed";
 }
 
 static void leader_on_acquired(fleet_lock_t *lock, int status, uint64_t token,

@@ -27,8 +27,12 @@
 /* The first delay after a transient error while waiting, in ms. */
 #define LOCK_BACKOFF_MIN_MS 20
 
-FLEET__NAME_FN(fleet__lock_state_name, fleet__lock_state_t,
-               FLEET__LOCK_STATE_MAP, "unknown")
+static const char *const lock_state_names[] =
+    FLEET__NAMES(FLEET__LOCK_STATE_MAP);
+
+const char *fleet__lock_state_name(fleet__lock_state_t state) {
+  return FLEET__NAME_AT(lock_state_names, state, "unknown");
+}
 
 static void lock_on_timer(uv_timer_t *timer);
 static void lock_on_message(void *arg, int status, const char *payload,
