@@ -37,6 +37,10 @@ const char *fleet__name_at(const char *const *names, size_t n, long long i);
  * 0, and "unknown" for any other value. The one name table of every enum
  * the library shows by name (states, levels, reasons). */
 #define FLEET__NAME_XX(name, str) str,
+/* The initializer of a name table from an X-macro map:
+ * `static const char *const names[] = FLEET__NAMES(MAP);`. */
+#define FLEET__NAMES(MAP)                                                      \
+  { MAP(FLEET__NAME_XX) }
 #define FLEET__NAME_FN(fn, type, MAP)                                          \
   const char *fn(type value) {                                                 \
     static const char *const names_[] = {MAP(FLEET__NAME_XX)};                 \

@@ -14,52 +14,57 @@ void fleet_cron_def_init(fleet_cron_def_t *def) {
   }
 }
 
-/* A new request the user waits for. */
-static fleet__cron_req_t *req_new(fleet__cron_sched_t *s,
-                                  fleet__req_reply_fn fn,
-                                  fleet__req_cancel_fn cancel, void *data) {
-  return (fleet__cron_req_t *)fleet__req_new(&s->base, fn, cancel, data);
-}
-
-static int req_send(fleet__cron_sched_t *s, fleet__cron_req_t *req,
-                    fleet__op_t op, const fleet__key_t *tag) {
-  fleet_bytes_t key = fleet__key_bytes(tag);
-
-  return fleet__req_send(&req->base, op, &key, 1, s->args.argv, s->args.argc);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Status calls: define, enable, remove                                     */
-
-static void on_status(fleet__req_t *r, int status,
-                      const fleet__reply_t *reply) {
-  fleet__cron_req_t *req = (fleet__cron_req_t *)r;
-  fleet_status_cb cb = req->status_cb;
-  void *data = r->user_data;
-  fleet__handle_t *h = r->handle;
-
-  (void)reply;
-  fleet__req_done(r);
-  cb(h->pub, status, data);
-}
-
-static void cancel_status(fleet__req_t *r, int status) {
-  fleet__cron_req_t *req = (fleet__cron_req_t *)r;
-
-  req->status_cb(r->handle->pub, status, r->user_data);
+/* The entry of a registry call on `sched`; `ok` 0 refuses it with
+ * FLEET_EINVAL (a callback or an argument missing). */
+static fleet__cron_sched_t *reg_enter(fleet_cron_scheduler_t *sched, int ok,
+                                      int *err) {
+  return (fleet__cron_sched_t *)fleet__call_enter(
+      sched, FLEET_HANDLE_CRON_SCHEDULER, ok, err);
 }
 
 static int check_key(const char *key, size_t *len) {
   return fleet__str_check(key, FLEET_CRON_KEY_MAX, len);
 }
 
+/* The entry of a call on the definition `key` (as reg_enter()), with the
+ * scheduler's arguments begun for `nargs` and the key in as the first. */
+static fleet__cron_sched_t *reg_enter_key(fleet_cron_scheduler_t *sched, int ok,
+                                          const char *key, size_t nargs,
+                                          int *err) {
+  fleet__cron_sched_t *s = reg_enter(sched, ok, err);
+  size_t len;
+
+  if (s != NULL && (*err = check_key(key, &len)) == 0 &&
+      (*err = fleet__args_begin(&s->args, nargs, 0)) == 0)
+    fleet__args_bytes(&s->args, key, len);
+  return *err == 0 ? s : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Status calls: define, enable, remove                                     */
+
+/* Define, enable and remove answer a status. */
+static void reg_on_status(fleet__req_t *r, int status,
+                          const fleet__reply_t *reply) {
+  (void)reply;
+  fleet__call_finish(r, status);
+}
+
+static const fleet__call_t cron_define_call = {
+    "cron.define", FLEET__OP_CRON_DEFINE, reg_on_status,
+    fleet__call_fail_status};
+static const fleet__call_t cron_enable_call = {
+    "cron.enable", FLEET__OP_CRON_SET, reg_on_status, fleet__call_fail_status};
+static const fleet__call_t cron_remove_call = {
+    "cron.remove", FLEET__OP_CRON_REMOVE, reg_on_status,
+    fleet__call_fail_status};
+
 int fleet_cron_define(fleet_cron_scheduler_t *sched,
                       const fleet_cron_def_t *def, fleet_cron_mode_t mode,
                       char *err_buf, size_t err_len, fleet_status_cb cb,
                       void *user_data) {
   static const char *const modes[] = {"upsert", "create", "update"};
-  fleet__cron_sched_t *s = fleet__cron_of(sched);
-  fleet__cron_req_t *req;
+  fleet__cron_sched_t *s;
   fleet_cron_t *cron = NULL;
   const char *tz, *queue;
   size_t len;
@@ -67,9 +72,8 @@ int fleet_cron_define(fleet_cron_scheduler_t *sched,
 
   if (err_buf != NULL && err_len > 0)
     err_buf[0] = '\0';
-  if (s == NULL || def == NULL || cb == NULL || (unsigned)mode > 2)
-    return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&s->base)) != 0)
+  s = reg_enter(sched, def != NULL && cb != NULL && (unsigned)mode <= 2, &err);
+  if (s == NULL)
     return err;
   if ((err = check_key(def->key, &len)) != 0)
     return err;
@@ -93,70 +97,47 @@ int fleet_cron_define(fleet_cron_scheduler_t *sched,
   fleet_cron_free(cron);
   if (err != 0)
     return err;
-  req = req_new(s, on_status, cancel_status, user_data);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->status_cb = cb;
-  err = fleet__args_begin(&s->args, 11, 2);
-  if (err == 0) {
-    fleet__args_bytes(&s->args, def->key, len);
-    fleet__args_str(&s->args, modes[mode]);
-    fleet__args_str(&s->args, def->expr);
-    fleet__args_str(&s->args, tz);
-    fleet__args_bytes(&s->args, def->payload.base, def->payload.len);
-    fleet__args_str(&s->args, queue);
-    fleet__args_str(&s->args, fleet_cron_catch_up_name((int)def->catch_up));
-    fleet__args_u64(&s->args, def->catch_up_max ? def->catch_up_max : 10);
-    fleet__args_u64(&s->args, def->catch_up_window_ms ? def->catch_up_window_ms
-                                                      : 3600000);
-    fleet__args_bytes(&s->args, def->metadata.base, def->metadata.len);
-    fleet__args_str(&s->args, def->disabled ? "0" : "1");
-    err = req_send(s, req, FLEET__OP_CRON_DEFINE, &s->reg);
-  }
-  if (err != 0)
-    fleet__req_free(&req->base);
-  return err;
+  if ((err = fleet__args_begin(&s->args, 11, 2)) != 0)
+    return err;
+  fleet__args_bytes(&s->args, def->key, len);
+  fleet__args_str(&s->args, modes[mode]);
+  fleet__args_str(&s->args, def->expr);
+  fleet__args_str(&s->args, tz);
+  fleet__args_bytes(&s->args, def->payload.base, def->payload.len);
+  fleet__args_str(&s->args, queue);
+  fleet__args_str(&s->args, fleet_cron_catch_up_name((int)def->catch_up));
+  fleet__args_u64(&s->args, def->catch_up_max ? def->catch_up_max : 10);
+  fleet__args_u64(&s->args,
+                  def->catch_up_window_ms ? def->catch_up_window_ms : 3600000);
+  fleet__args_bytes(&s->args, def->metadata.base, def->metadata.len);
+  fleet__args_str(&s->args, def->disabled ? "0" : "1");
+  return fleet__cron_call(s, &cron_define_call, &s->reg, (fleet__fn_t)cb,
+                          user_data);
 }
 
+/* A call on one definition: its key, then `arg` if not NULL. */
 static int key_call(fleet_cron_scheduler_t *sched, const char *key,
-                    fleet__op_t op, const char *arg, fleet_status_cb cb,
-                    void *user_data) {
-  fleet__cron_sched_t *s = fleet__cron_of(sched);
-  fleet__cron_req_t *req;
-  size_t len;
+                    const fleet__call_t *call, const char *arg,
+                    fleet_status_cb cb, void *user_data) {
+  fleet__cron_sched_t *s;
   int err;
 
-  if (s == NULL || cb == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&s->base)) != 0)
+  if ((s = reg_enter_key(sched, cb != NULL, key, 2, &err)) == NULL)
     return err;
-  if ((err = check_key(key, &len)) != 0)
-    return err;
-  req = req_new(s, on_status, cancel_status, user_data);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->status_cb = cb;
-  err = fleet__args_begin(&s->args, 2, 0);
-  if (err == 0) {
-    fleet__args_bytes(&s->args, key, len);
-    if (arg != NULL)
-      fleet__args_str(&s->args, arg);
-    err = req_send(s, req, op, &s->reg);
-  }
-  if (err != 0)
-    fleet__req_free(&req->base);
-  return err;
+  if (arg != NULL)
+    fleet__args_str(&s->args, arg);
+  return fleet__cron_call(s, call, &s->reg, (fleet__fn_t)cb, user_data);
 }
 
 int fleet_cron_enable(fleet_cron_scheduler_t *sched, const char *key,
                       int enabled, fleet_status_cb cb, void *user_data) {
-  return key_call(sched, key, FLEET__OP_CRON_SET, enabled ? "1" : "0", cb,
+  return key_call(sched, key, &cron_enable_call, enabled ? "1" : "0", cb,
                   user_data);
 }
 
 int fleet_cron_remove(fleet_cron_scheduler_t *sched, const char *key,
                       fleet_status_cb cb, void *user_data) {
-  return key_call(sched, key, FLEET__OP_CRON_REMOVE, NULL, cb, user_data);
+  return key_call(sched, key, &cron_remove_call, NULL, cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -195,138 +176,98 @@ static int list_read(const fleet__reply_t *reply, fleet__cron_def_t ***out,
   return 0;
 }
 
-static void on_list(fleet__req_t *r, int status, const fleet__reply_t *reply) {
-  fleet__cron_req_t *req = (fleet__cron_req_t *)r;
-  fleet_cron_list_cb cb = req->list_cb;
-  void *data = r->user_data;
-  fleet__handle_t *h = r->handle;
-  int want_one = req->key != NULL;
+/* Ends a list call: its callback with `status` and the `n` definitions
+ * `views` (none on error). The request is done first. */
+static void reg_tell_list(fleet__req_t *r, int status,
+                          const fleet_cron_def_t *views, size_t n) {
+  fleet__req_done(r);
+  ((fleet_cron_list_cb)r->cb)((fleet_cron_scheduler_t *)r->handle->pub, status,
+                              status == 0 ? views : NULL, status == 0 ? n : 0,
+                              r->user_data);
+}
+
+static void reg_fail_list(fleet__req_t *r, int status) {
+  reg_tell_list(r, status, NULL, 0);
+}
+
+/* The answer to a list: every definition, or the one asked for (`one`:
+ * FLEET_ENOTFOUND when it is not there). */
+static void reg_answer_list(fleet__req_t *r, int status,
+                            const fleet__reply_t *reply, int one) {
   fleet__cron_def_t **defs = NULL;
   fleet_cron_def_t *views = NULL;
   size_t n = 0, i;
   int64_t now = 0;
 
-  free(req->key);
-  req->key = NULL;
-  fleet__req_done(r);
   if (status == 0)
     status = list_read(reply, &defs, &n, &now);
-  if (status == 0 && want_one && n == 0)
+  if (status == 0 && one && n == 0)
     status = FLEET_ENOTFOUND;
   if (status == 0 && n > 0 && (views = calloc(n, sizeof(*views))) == NULL)
     status = FLEET_ENOMEM;
   for (i = 0; status == 0 && i < n; i++)
     fleet__cron_def_view(defs[i], now, &views[i]);
-  if (status != 0)
-    cb((fleet_cron_scheduler_t *)h->pub, status, NULL, 0, data);
-  else
-    cb((fleet_cron_scheduler_t *)h->pub, 0, views, n, data);
+  reg_tell_list(r, status, views, n);
   for (i = 0; i < n; i++)
     fleet__cron_def_unref(defs[i]);
   free(defs);
   free(views);
 }
 
-static void cancel_list(fleet__req_t *r, int status) {
-  fleet__cron_req_t *req = (fleet__cron_req_t *)r;
-
-  free(req->key);
-  req->key = NULL;
-  req->list_cb((fleet_cron_scheduler_t *)r->handle->pub, status, NULL, 0,
-               r->user_data);
+static void reg_on_list(fleet__req_t *r, int status,
+                        const fleet__reply_t *reply) {
+  reg_answer_list(r, status, reply, 0);
 }
+
+static void reg_on_get(fleet__req_t *r, int status,
+                       const fleet__reply_t *reply) {
+  reg_answer_list(r, status, reply, 1);
+}
+
+static const fleet__call_t cron_list_call = {"cron.list", FLEET__OP_CRON_LIST,
+                                             reg_on_list, reg_fail_list};
+static const fleet__call_t cron_get_call = {"cron.get", FLEET__OP_CRON_LIST,
+                                            reg_on_get, reg_fail_list};
 
 int fleet_cron_list(fleet_cron_scheduler_t *sched, const char *key,
                     fleet_cron_list_cb cb, void *user_data) {
-  fleet__cron_sched_t *s = fleet__cron_of(sched);
-  fleet__cron_req_t *req;
+  fleet__cron_sched_t *s;
   size_t len = 0;
   int err;
 
-  if (s == NULL || cb == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&s->base)) != 0)
+  if ((s = reg_enter(sched, cb != NULL, &err)) == NULL)
     return err;
   if (key != NULL && (err = check_key(key, &len)) != 0)
     return err;
-  req = req_new(s, on_list, cancel_list, user_data);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  req->list_cb = cb;
-  if (key != NULL && (req->key = fleet__memdup(key, len)) == NULL) {
-    fleet__req_free(&req->base);
-    return FLEET_ENOMEM;
-  }
-  err = fleet__args_begin(&s->args, 1, 0);
-  if (err == 0) {
-    fleet__args_bytes(&s->args, key != NULL ? key : "", len);
-    err = req_send(s, req, FLEET__OP_CRON_LIST, &s->reg);
-  }
-  if (err != 0) {
-    free(req->key);
-    req->key = NULL;
-    fleet__req_free(&req->base);
-  }
-  return err;
+  if ((err = fleet__args_begin(&s->args, 1, 0)) != 0)
+    return err;
+  fleet__args_bytes(&s->args, key != NULL ? key : "", len);
+  return fleet__cron_call(s, key != NULL ? &cron_get_call : &cron_list_call,
+                          &s->reg, (fleet__fn_t)cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
 /* History: the definition (for its target), then its log                   */
 
-static void on_history_log(fleet__req_t *r, int status,
-                           const fleet__reply_t *reply);
-
-static void history_fail(fleet__cron_req_t *req, int status) {
-  fleet_cron_history_cb cb = req->history_cb;
-  void *data = req->base.user_data;
-  fleet__handle_t *h = req->base.handle;
-
-  free(req->key);
-  req->key = NULL;
-  fleet__req_done(&req->base);
-  cb((fleet_cron_scheduler_t *)h->pub, status, NULL, 0, data);
+/* Ends a history call: its callback with `status` and the `n` entries
+ * `e` (none on error). The request is done first. */
+static void reg_tell_history(fleet__req_t *r, int status,
+                             const fleet_cron_entry_t *e, size_t n) {
+  fleet__req_done(r);
+  ((fleet_cron_history_cb)r->cb)((fleet_cron_scheduler_t *)r->handle->pub,
+                                 status, status == 0 ? e : NULL,
+                                 status == 0 ? n : 0, r->user_data);
 }
 
-static void on_history_def(fleet__req_t *r, int status,
-                           const fleet__reply_t *reply) {
-  fleet__cron_req_t *req = (fleet__cron_req_t *)r;
-  fleet__cron_sched_t *s = (fleet__cron_sched_t *)r->handle;
-  fleet__cron_def_t **defs = NULL;
-  fleet__key_t tag = {0};
-  size_t n = 0, i;
-  int64_t now;
-
-  if (status == 0)
-    status = list_read(reply, &defs, &n, &now);
-  if (status == 0 && n == 0)
-    status = FLEET_ENOTFOUND;
-  if (status == 0)
-    status = fleet__cron_def_tag(s, defs[0]->key, defs[0]->key_len,
-                                 defs[0]->queue, &tag);
-  for (i = 0; i < n; i++)
-    fleet__cron_def_unref(defs[i]);
-  free(defs);
-  if (status == 0 && s->base.closing)
-    status = FLEET_ECANCELED;
-  if (status == 0)
-    status = fleet__args_begin(&s->args, 3, 1);
-  if (status == 0) {
-    r->on_reply = on_history_log;
-    fleet__args_bytes(&s->args, s->ns, s->ns_len);
-    fleet__args_str(&s->args, req->key);
-    fleet__args_u64(&s->args, req->limit);
-    status = req_send(s, req, FLEET__OP_CRON_HISTORY, &tag);
-  }
-  fleet__key_free(&tag);
-  if (status != 0)
-    history_fail(req, status);
+static void reg_fail_history(fleet__req_t *r, int status) {
+  reg_tell_history(r, status, NULL, 0);
 }
 
-static void on_history_log(fleet__req_t *r, int status,
-                           const fleet__reply_t *reply) {
-  fleet__cron_req_t *req = (fleet__cron_req_t *)r;
+/* The second answer: the log, six fields an entry. The entries' strings
+ * are copies, freed once the callback has returned. */
+static void reg_on_history_log(fleet__req_t *r, int status,
+                               const fleet__reply_t *reply) {
   fleet_cron_entry_t *e = NULL;
-  char **strs = NULL;
   size_t n = 0, i;
 
   if (status == 0 &&
@@ -334,9 +275,7 @@ static void on_history_log(fleet__req_t *r, int status,
     status = FLEET_EPROTO;
   if (status == 0)
     n = (reply->nelem - 1) / 6;
-  if (status == 0 && n > 0 &&
-      ((e = calloc(n, sizeof(*e))) == NULL ||
-       (strs = calloc(2 * n, sizeof(*strs))) == NULL))
+  if (status == 0 && n > 0 && (e = calloc(n, sizeof(*e))) == NULL)
     status = FLEET_ENOMEM;
   for (i = 0; status == 0 && i < n; i++) {
     const fleet__reply_t *x = &reply->elem[1 + 6 * i];
@@ -351,72 +290,80 @@ static void on_history_log(fleet__req_t *r, int status,
       break;
     }
     e[i].token = (uint64_t)tok;
-    strs[2 * i] = fleet__memdup(x[2].str, x[2].len);
-    strs[2 * i + 1] = fleet__memdup(x[5].str, x[5].len);
-    if (strs[2 * i] == NULL || strs[2 * i + 1] == NULL)
+    e[i].node = fleet__memdup(x[2].str, x[2].len);
+    e[i].outcome = fleet__memdup(x[5].str, x[5].len);
+    if (e[i].node == NULL || e[i].outcome == NULL)
       status = FLEET_ENOMEM;
-    e[i].node = strs[2 * i];
-    e[i].outcome = strs[2 * i + 1];
   }
-  if (status != 0) {
-    history_fail(req, status);
-  } else {
-    fleet_cron_history_cb cb = req->history_cb;
-    void *data = r->user_data;
-    fleet__handle_t *h = r->handle;
-
-    free(req->key);
-    req->key = NULL;
-    fleet__req_done(r);
-    cb((fleet_cron_scheduler_t *)h->pub, 0, e, n, data);
+  reg_tell_history(r, status, e, n);
+  for (i = 0; e != NULL && i < n; i++) {
+    free((char *)e[i].node);
+    free((char *)e[i].outcome);
   }
-  for (i = 0; strs != NULL && i < 2 * n; i++)
-    free(strs[i]);
-  free(strs);
   free(e);
 }
 
-static void cancel_history(fleet__req_t *r, int status) {
+/* The first answer: the definition, whose target gives the tag of the
+ * log; the same request then reads the log. */
+static void reg_on_history_def(fleet__req_t *r, int status,
+                               const fleet__reply_t *reply) {
   fleet__cron_req_t *req = (fleet__cron_req_t *)r;
+  fleet__cron_sched_t *s = (fleet__cron_sched_t *)r->handle;
+  fleet__cron_def_t **defs = NULL;
+  fleet__key_t tag = {0};
+  fleet_bytes_t key;
+  size_t n = 0, i;
+  int64_t now;
 
-  free(req->key);
-  req->key = NULL;
-  req->history_cb((fleet_cron_scheduler_t *)r->handle->pub, status, NULL, 0,
-                  r->user_data);
+  if (status == 0)
+    status = list_read(reply, &defs, &n, &now);
+  if (status == 0 && n == 0)
+    status = FLEET_ENOTFOUND;
+  if (status == 0)
+    status = fleet__cron_def_tag(s, defs[0]->key, defs[0]->key_len,
+                                 defs[0]->queue, &tag);
+  if (status == 0 && s->base.closing)
+    status = FLEET_ECANCELED;
+  if (status == 0)
+    status = fleet__args_begin(&s->args, 3, 1);
+  if (status == 0) {
+    /* The key asked for: the only one read. */
+    r->on_reply = reg_on_history_log;
+    fleet__args_bytes(&s->args, s->ns, s->ns_len);
+    fleet__args_bytes(&s->args, defs[0]->key, defs[0]->key_len);
+    fleet__args_u64(&s->args, req->limit);
+    key = fleet__key_bytes(&tag);
+    status = fleet__req_send(r, FLEET__OP_CRON_HISTORY, &key, 1, s->args.argv,
+                             s->args.argc);
+  }
+  for (i = 0; i < n; i++)
+    fleet__cron_def_unref(defs[i]);
+  free(defs);
+  fleet__key_free(&tag);
+  if (status != 0)
+    fleet__call_finish(r, status);
 }
+
+static const fleet__call_t cron_history_call = {
+    "cron.history", FLEET__OP_CRON_LIST, reg_on_history_def, reg_fail_history};
 
 int fleet_cron_history(fleet_cron_scheduler_t *sched, const char *key,
                        uint32_t limit, fleet_cron_history_cb cb,
                        void *user_data) {
-  fleet__cron_sched_t *s = fleet__cron_of(sched);
-  fleet__cron_req_t *req;
-  size_t len;
+  fleet__cron_sched_t *s;
+  fleet__req_t *req;
+  fleet_bytes_t tag;
   int err;
 
-  if (s == NULL || cb == NULL || limit == 0 || limit > 1000)
-    return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&s->base)) != 0)
+  s = reg_enter_key(sched, cb != NULL && limit > 0 && limit <= 1000, key, 1,
+                    &err);
+  if (s == NULL)
     return err;
-  if ((err = check_key(key, &len)) != 0)
-    return err;
-  req = req_new(s, on_history_def, cancel_history, user_data);
+  req =
+      fleet__call_new(&s->base, &cron_history_call, (fleet__fn_t)cb, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
-  req->history_cb = cb;
-  req->limit = limit;
-  if ((req->key = fleet__memdup(key, len)) == NULL) {
-    fleet__req_free(&req->base);
-    return FLEET_ENOMEM;
-  }
-  err = fleet__args_begin(&s->args, 1, 0);
-  if (err == 0) {
-    fleet__args_bytes(&s->args, key, len);
-    err = req_send(s, req, FLEET__OP_CRON_LIST, &s->reg);
-  }
-  if (err != 0) {
-    free(req->key);
-    req->key = NULL;
-    fleet__req_free(&req->base);
-  }
-  return err;
+  ((fleet__cron_req_t *)req)->limit = limit;
+  tag = fleet__key_bytes(&s->reg);
+  return fleet__call_send(req, &tag, 1, s->args.argv, s->args.argc);
 }

@@ -36,16 +36,26 @@ struct fleet__cron_fire_s {
 
 typedef fleet__cron_req_t cron_req_t;
 
-fleet__cron_sched_t *fleet__cron_of(const fleet_cron_scheduler_t *s) {
+static fleet__cron_sched_t *sched_of(const fleet_cron_scheduler_t *s) {
   return (fleet__cron_sched_t *)fleet__handle_of(s,
                                                  FLEET_HANDLE_CRON_SCHEDULER);
 }
 
-int64_t fleet__cron_now(const fleet__cron_sched_t *s) {
+int fleet__cron_call(fleet__cron_sched_t *s, const fleet__call_t *call,
+                     const fleet__key_t *tag, fleet__fn_t cb, void *user_data) {
+  fleet_bytes_t key = fleet__key_bytes(tag);
+
+  return fleet__call(&s->base, call, cb, user_data, &key, 1, s->args.argv,
+                     s->args.argc);
+}
+
+/* The server time now, as the scheduler estimates it. */
+static int64_t sched_now(const fleet__cron_sched_t *s) {
   return s->srv_ms + (int64_t)(uv_now(s->base.loop) - s->srv_at);
 }
 
-void fleet__cron_set_clock(fleet__cron_sched_t *s, int64_t server_ms) {
+/* A server reading: `server_ms` now. */
+static void sched_set_clock(fleet__cron_sched_t *s, int64_t server_ms) {
   s->srv_ms = server_ms;
   s->srv_at = uv_now(s->base.loop);
   s->have_clock = 1;
@@ -72,6 +82,13 @@ static void def_drop(fleet__cron_def_t *d) {
   fleet__cron_def_unref(d);
 }
 
+/* The next occurrence of `d` after its cursor, or -1 (none, or its
+ * expression does not parse here). */
+static void def_next(fleet__cron_def_t *d) {
+  if (d->cron == NULL || fleet_cron_next(d->cron, d->cursor, &d->next) != 0)
+    d->next = -1;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The timer                                                                */
 
@@ -88,7 +105,7 @@ static int64_t def_due(const fleet__cron_def_t *d) {
 
 /* Arms the one timer for `at` (server ms). */
 static void sched_arm_at(fleet__cron_sched_t *s, int64_t at) {
-  int64_t now = fleet__cron_now(s);
+  int64_t now = sched_now(s);
 
   s->armed_at = at;
   uv_timer_start(&s->timer, sched_on_timer, (uint64_t)(at > now ? at - now : 0),
@@ -101,7 +118,7 @@ static void sched_arm(fleet__cron_sched_t *s) {
   int64_t first = -1;
   size_t i;
 
-  if (!s->started || s->base.closing || !s->have_clock || !s->timers_open)
+  if (!s->started || s->base.closing || !s->have_clock)
     return;
   for (i = 0; i < s->ndefs; i++) {
     fleet__cron_def_t *d = s->defs[i];
@@ -122,8 +139,8 @@ static void sched_arm(fleet__cron_sched_t *s) {
  * armed no later than the earliest live definition, so no scan is needed
  * (10 000 definitions due at once answer 10 000 times). */
 static void sched_arm_def(fleet__cron_sched_t *s, const fleet__cron_def_t *d) {
-  if (!s->started || s->base.closing || !s->have_clock || !s->timers_open ||
-      d == NULL || !def_live(d))
+  if (!s->started || s->base.closing || !s->have_clock || d == NULL ||
+      !def_live(d))
     return;
   if (s->armed_at < 0 || def_due(d) < s->armed_at)
     sched_arm_at(s, def_due(d));
@@ -131,9 +148,6 @@ static void sched_arm_def(fleet__cron_sched_t *s, const fleet__cron_def_t *d) {
 
 /* ------------------------------------------------------------------------ */
 /* Fires                                                                    */
-
-static void sched_on_fire(fleet__req_t *r, int status,
-                          const fleet__reply_t *reply);
 
 static void fire_free(fleet__cron_fire_t *f) {
   fleet__key_free(&f->tag);
@@ -177,132 +191,8 @@ static void def_backoff(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   fleet__handle_error(&s->base, err);
 }
 
-/* Sends the occurrences of `d` that came due by `now`: those within the
- * grace to fire, the later-than-grace ones by the catch-up policy. */
-static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
-                     int64_t now) {
-  int64_t late_bound = now - (int64_t)s->opts.grace_ms;
-  int64_t t, from = d->cursor, win_lo;
-  int64_t due[CRON_DUE_MAX];
-  size_t ndue = 0, i, n, k;
-  ring_t late = {0};
-  cron_req_t *req;
-  fleet_bytes_t tag;
-  char *acts = NULL;
-  int64_t *times = NULL;
-  uint32_t scans = 0;
-  int err;
-
-  /* The catch-up window: nothing older is fired or logged. */
-  win_lo = late_bound - (int64_t)d->catch_up_window_ms;
-  if (from < win_lo)
-    from = win_lo;
-  late.cap = d->catch_up_max;
-  late.t = calloc(late.cap > 0 ? late.cap : 1, sizeof(int64_t));
-  if (late.t == NULL) {
-    def_backoff(s, d, now, FLEET_ENOMEM);
-    return;
-  }
-  t = from;
-  while (scans++ < CRON_SCAN_MAX && ndue < CRON_DUE_MAX) {
-    if (fleet_cron_next(d->cron, t, &t) != 0 || t > now)
-      break;
-    if (t < late_bound)
-      ring_push(&late, t);
-    else
-      due[ndue++] = t;
-  }
-  /* Which late ones fire: SKIP none, LATEST the latest when nothing is
-   * due within the grace, ALL every one kept. */
-  n = late.n + ndue;
-  if (n == 0) {
-    /* Nothing came due in the window: what is older than it is passed
-     * over for good. */
-    free(late.t);
-    if (from > d->cursor)
-      d->cursor = from;
-    if (fleet_cron_next(d->cron, d->cursor, &d->next) != 0)
-      d->next = -1;
-    return;
-  }
-  times = malloc(n * sizeof(*times));
-  acts = malloc(n);
-  req = times && acts
-            ? (cron_req_t *)fleet__req_new(&s->base, sched_on_fire, NULL, NULL)
-            : NULL;
-  if (req == NULL) {
-    free(times);
-    free(acts);
-    free(late.t);
-    def_backoff(s, d, now, FLEET_ENOMEM);
-    return;
-  }
-  for (i = 0; i < late.n; i++) {
-    times[i] = ring_at(&late, i);
-    if (d->catch_up == FLEET_CRON_CATCH_UP_ALL)
-      acts[i] = 'f';
-    else if (d->catch_up == FLEET_CRON_CATCH_UP_LATEST && ndue == 0 &&
-             i + 1 == late.n)
-      acts[i] = 'f';
-    else
-      acts[i] = 'm';
-  }
-  for (k = 0; k < ndue; k++) {
-    times[late.n + k] = due[k];
-    acts[late.n + k] = 'f';
-  }
-  free(late.t);
-  err = fleet__args_begin(&s->args, 9 + 2 * n, 4 + n);
-  if (err == 0) {
-    fleet__args_bytes(&s->args, s->ns, s->ns_len);
-    fleet__args_bytes(&s->args, d->key, d->key_len);
-    fleet__args_bytes(&s->args, s->node, s->node_len);
-    fleet__args_u64(&s->args, s->opts.keep_count);
-    fleet__args_u64(&s->args, s->opts.keep_age_ms);
-    fleet__args_u64(&s->args, d->last_token);
-    fleet__args_str(&s->args, d->queue[0] != '\0' ? "1" : "");
-    fleet__args_bytes(&s->args, d->payload != NULL ? d->payload : "",
-                      d->payload_len);
-    fleet__args_u64(&s->args, n);
-    for (i = 0; i < n; i++) {
-      fleet__args_i64(&s->args, times[i]);
-      fleet__args_bytes(&s->args, &acts[i], 1);
-    }
-    tag = fleet__key_bytes(&d->tag);
-    err = fleet__req_send(&req->base, FLEET__OP_CRON_FIRE, &tag, 1,
-                          s->args.argv, s->args.argc);
-  }
-  free(acts);
-  if (err != 0) {
-    fleet__req_free(&req->base);
-    free(times);
-    def_backoff(s, d, now, err);
-    return;
-  }
-  req->def = d;
-  req->times = times;
-  req->ntimes = n;
-  d->refs++;
-  d->busy = 1;
-}
-
-static void sched_on_timer(uv_timer_t *t) {
-  fleet__cron_sched_t *s = FLEET__CONTAINER_OF(t, fleet__cron_sched_t, timer);
-  int64_t now = fleet__cron_now(s);
-  size_t i;
-
-  s->armed_at = -1;
-  if (s->base.closing)
-    return;
-  for (i = 0; i < s->ndefs; i++) {
-    fleet__cron_def_t *d = s->defs[i];
-
-    if (def_live(d) && def_due(d) <= now)
-      def_fire(s, d, now);
-  }
-  sched_arm(s);
-}
-
+/* The scheduler's own calls that nobody waits for (the "last fired" hint,
+ * the completions) answer here: a failure reaches the error callback. */
 static void sched_on_quiet(fleet__req_t *r, int status,
                            const fleet__reply_t *reply) {
   fleet__handle_t *h = r->handle;
@@ -313,26 +203,36 @@ static void sched_on_quiet(fleet__req_t *r, int status,
     fleet__handle_error(h, status);
 }
 
-/* Records the registry's "last fired" hint; nobody waits for it. */
+static const fleet__call_t sched_mark_call = {"cron.mark", FLEET__OP_CRON_MARK,
+                                              sched_on_quiet, NULL};
+static const fleet__call_t sched_complete_call = {
+    "cron.complete", FLEET__OP_CRON_COMPLETE, sched_on_quiet, NULL};
+
+/* Sends a call of the scheduler's own on the registry, with the arguments
+ * built in s->args (`err`: the error building them gave, if any); nobody
+ * waits for it, and a failure to send reaches the error callback. Returns
+ * 0 or the error. */
+static int sched_send(fleet__cron_sched_t *s, const fleet__call_t *call,
+                      int err) {
+  if (err == 0)
+    err = fleet__cron_call(s, call, &s->reg, NULL, NULL);
+  if (err != 0)
+    fleet__handle_error(&s->base, err);
+  return err;
+}
+
+/* Records the registry's "last fired" hint. */
 static void def_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
                      int64_t fire_ms, uint64_t token) {
-  fleet__req_t *req = fleet__req_new(&s->base, sched_on_quiet, NULL, NULL);
-  fleet_bytes_t key = fleet__key_bytes(&s->reg);
-  int err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&s->args, 4, 2);
+  int err = fleet__args_begin(&s->args, 4, 2);
 
   if (err == 0) {
     fleet__args_bytes(&s->args, d->key, d->key_len);
     fleet__args_i64(&s->args, fire_ms);
     fleet__args_u64(&s->args, token);
     fleet__args_bytes(&s->args, s->node, s->node_len);
-    err = fleet__req_send(req, FLEET__OP_CRON_MARK, &key, 1, s->args.argv,
-                          s->args.argc);
   }
-  if (err != 0) {
-    if (req != NULL)
-      fleet__req_free(req);
-    fleet__handle_error(&s->base, err);
-  }
+  (void)sched_send(s, &sched_mark_call, err);
 }
 
 /* Hands one fired occurrence to the user. */
@@ -374,90 +274,287 @@ static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   s->cb(s->pub, &f->pub);
 }
 
-static void sched_on_fire(fleet__req_t *r, int status,
-                          const fleet__reply_t *reply) {
-  cron_req_t *req = (cron_req_t *)r;
-  fleet__cron_sched_t *s = (fleet__cron_sched_t *)r->handle;
-  fleet__cron_def_t *d = req->def, *tgt = NULL;
-  int64_t *times = req->times, now = 0, v[2];
-  size_t n = req->ntimes, i, done = 0;
-  /* Fired occurrences, delivered after the state is settled. */
-  int64_t *fired = NULL;
-  uint64_t *tokens = NULL;
-  size_t nfired = 0;
+/* What a CRON_FIRE answered: the server's time, how many occurrences it
+ * settled (`done`: it answers each in order and stops at the first that
+ * is not due by its clock), and those it fired with their tokens. */
+typedef struct {
+  int64_t now;
+  size_t done;
+  int64_t *fired;
+  uint64_t *tokens;
+  size_t nfired;
+} fire_result_t;
 
-  fleet__req_done(r);
-  d->busy = 0;
-  /* The registry was reloaded meanwhile: the definition's new object
-   * waited for this call (def_adopt), and takes over what it settles. */
-  if (d->gone && !s->base.closing) {
-    fleet__cron_def_t *cur = def_find(s, d->key, d->key_len);
+/* Reads the answer to a fire call for the `n` occurrences `times` into
+ * `res` (free res->fired and res->tokens after). Returns 0, FLEET_EPROTO
+ * or FLEET_ENOMEM. */
+static int fire_read(const fleet__reply_t *reply, const int64_t *times,
+                     size_t n, fire_result_t *res) {
+  int64_t v[2];
+  size_t i;
 
-    if (cur != NULL && cur->busy) {
-      cur->busy = 0;
-      if (strcmp(cur->queue, d->queue) == 0)
-        tgt = cur;
-    }
-  } else if (!d->gone) {
-    tgt = d;
-  }
-  if (status == 0 && (!fleet__reply_is_array(reply, 1 + 2 * n) ||
-                      fleet__reply_i64(&reply->elem[0], &now) != 0))
-    status = FLEET_EPROTO;
-  if (status == 0 && n > 0) {
-    fired = malloc(n * sizeof(*fired));
-    tokens = malloc(n * sizeof(*tokens));
-    if (fired == NULL || tokens == NULL)
-      status = FLEET_ENOMEM;
-  }
-  if (status != 0) {
-    if (!s->base.closing && tgt != NULL && status != FLEET_ECANCELED)
-      def_backoff(s, tgt, fleet__cron_now(s), status);
-    goto out;
-  }
-  fleet__cron_set_clock(s, now);
+  if (!fleet__reply_is_array(reply, 1 + 2 * n) ||
+      fleet__reply_i64(&reply->elem[0], &res->now) != 0)
+    return FLEET_EPROTO;
+  if (n > 0 && ((res->fired = malloc(n * sizeof(*res->fired))) == NULL ||
+                (res->tokens = malloc(n * sizeof(*res->tokens))) == NULL))
+    return FLEET_ENOMEM;
   for (i = 0; i < n; i++) {
     if (fleet__reply_i64(&reply->elem[1 + 2 * i], &v[0]) != 0 ||
         fleet__reply_i64(&reply->elem[2 + 2 * i], &v[1]) != 0)
       break;
     if (v[0] < 0)
       break; /* not due by the server clock: this and the later ones */
-    done = i + 1;
+    res->done = i + 1;
     if (v[0] == 1) {
-      fired[nfired] = times[i];
-      tokens[nfired++] = (uint64_t)v[1];
+      res->fired[res->nfired] = times[i];
+      res->tokens[res->nfired++] = (uint64_t)v[1];
     }
   }
-  if (tgt != NULL) {
-    tgt->failures = 0;
-    tgt->retry_at = 0;
-    if (done > 0 && times[done - 1] > tgt->cursor)
-      tgt->cursor = times[done - 1];
-    if (tgt->cron == NULL ||
-        fleet_cron_next(tgt->cron, tgt->cursor, &tgt->next) != 0)
-      tgt->next = -1;
-    if (nfired > 0 && tokens[nfired - 1] > tgt->last_token) {
-      tgt->last_token = tokens[nfired - 1];
-      tgt->last_fire_ms = fired[nfired - 1];
-    }
+  return 0;
+}
+
+/* The definition that the answer to a fire call of `d` settles: `d` while
+ * it is in the copy. After a reload, the definition's new object waited
+ * for this call (def_adopt) and takes over what it settles if its target
+ * is the same; NULL when there is none. */
+static fleet__cron_def_t *fire_target(fleet__cron_sched_t *s,
+                                      fleet__cron_def_t *d) {
+  fleet__cron_def_t *cur;
+
+  if (!d->gone)
+    return d;
+  if (s->base.closing || (cur = def_find(s, d->key, d->key_len)) == NULL ||
+      !cur->busy)
+    return NULL;
+  cur->busy = 0;
+  return strcmp(cur->queue, d->queue) == 0 ? cur : NULL;
+}
+
+/* A fire call of `tgt` for `times` was answered with `res`: its cursor
+ * moves past what was settled, and it remembers the latest fire. */
+static void def_settle(fleet__cron_def_t *tgt, const int64_t *times,
+                       const fire_result_t *res) {
+  tgt->failures = 0;
+  tgt->retry_at = 0;
+  if (res->done > 0 && times[res->done - 1] > tgt->cursor)
+    tgt->cursor = times[res->done - 1];
+  def_next(tgt);
+  if (res->nfired > 0 && res->tokens[res->nfired - 1] > tgt->last_token) {
+    tgt->last_token = res->tokens[res->nfired - 1];
+    tgt->last_fire_ms = res->fired[res->nfired - 1];
   }
-  if (nfired > 0 && !s->base.closing)
-    def_mark(s, d, fired[nfired - 1], tokens[nfired - 1]);
-  for (i = 0; i < nfired && !s->base.closing; i++)
-    def_deliver(s, d, fired[i], now, tokens[i]);
-out:
-  free(fired);
-  free(tokens);
+}
+
+/* Tells what a fire call of `d` fired: the registry's "last fired" hint,
+ * then each occurrence to the user, unless the handle closes meanwhile. */
+static void fire_tell(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                      const fire_result_t *res) {
+  size_t i;
+
+  if (res->nfired > 0 && !s->base.closing)
+    def_mark(s, d, res->fired[res->nfired - 1], res->tokens[res->nfired - 1]);
+  for (i = 0; i < res->nfired && !s->base.closing; i++)
+    def_deliver(s, d, res->fired[i], res->now, res->tokens[i]);
+}
+
+/* The answer to a fire call: the state is settled first, then the fired
+ * occurrences are delivered (a fire callback may close the handle). */
+static void sched_on_fire(fleet__req_t *r, int status,
+                          const fleet__reply_t *reply) {
+  cron_req_t *req = (cron_req_t *)r;
+  fleet__cron_sched_t *s = (fleet__cron_sched_t *)r->handle;
+  fleet__cron_def_t *d = req->def, *tgt;
+  int64_t *times = req->times;
+  size_t n = req->ntimes;
+  fire_result_t res = {0};
+
+  fleet__req_done(r);
+  d->busy = 0;
+  tgt = fire_target(s, d);
+  if (status == 0)
+    status = fire_read(reply, times, n, &res);
+  if (status == 0) {
+    sched_set_clock(s, res.now);
+    if (tgt != NULL)
+      def_settle(tgt, times, &res);
+    fire_tell(s, d, &res);
+  } else if (!s->base.closing && tgt != NULL && status != FLEET_ECANCELED) {
+    def_backoff(s, tgt, sched_now(s), status);
+  }
+  free(res.fired);
+  free(res.tokens);
   free(times);
   sched_arm_def(s, tgt);
   fleet__cron_def_unref(d);
 }
 
+static const fleet__call_t sched_fire_call = {"cron.fire", FLEET__OP_CRON_FIRE,
+                                              sched_on_fire, NULL};
+
+/* The occurrences of a definition that came due, oldest first: those
+ * later than the grace (`late`: the latest catch_up_max of them) and
+ * those within it (`due`). */
+typedef struct {
+  int64_t from; /* where the scan started: the cursor or the window */
+  ring_t late;
+  int64_t due[CRON_DUE_MAX];
+  size_t ndue;
+} fire_scan_t;
+
+/* Enumerates the occurrences of `d` after its cursor up to `now`, within
+ * the catch-up window: nothing older than it is fired or logged. Returns
+ * 0 or FLEET_ENOMEM; free sc->late.t after. */
+static int def_scan(const fleet__cron_sched_t *s, const fleet__cron_def_t *d,
+                    int64_t now, fire_scan_t *sc) {
+  int64_t late_bound = now - (int64_t)s->opts.grace_ms;
+  int64_t win_lo = late_bound - (int64_t)d->catch_up_window_ms;
+  uint32_t scans = 0;
+  int64_t t;
+
+  memset(&sc->late, 0, sizeof(sc->late));
+  sc->ndue = 0;
+  sc->from = d->cursor > win_lo ? d->cursor : win_lo;
+  sc->late.cap = d->catch_up_max;
+  sc->late.t = calloc(sc->late.cap > 0 ? sc->late.cap : 1, sizeof(int64_t));
+  if (sc->late.t == NULL)
+    return FLEET_ENOMEM;
+  t = sc->from;
+  while (scans++ < CRON_SCAN_MAX && sc->ndue < CRON_DUE_MAX) {
+    if (fleet_cron_next(d->cron, t, &t) != 0 || t > now)
+      break;
+    if (t < late_bound)
+      ring_push(&sc->late, t);
+    else
+      sc->due[sc->ndue++] = t;
+  }
+  return 0;
+}
+
+/* Lays a scan out as the occurrences of one call, oldest first, with what
+ * the script does with each: 'f' fire, 'm' log as missed. Which late ones
+ * fire: SKIP none, LATEST the latest when nothing is due within the
+ * grace, ALL every one kept. */
+static void fire_plan(const fleet__cron_def_t *d, const fire_scan_t *sc,
+                      int64_t *times, char *acts) {
+  size_t nlate = sc->late.n, i;
+
+  for (i = 0; i < nlate; i++) {
+    times[i] = ring_at(&sc->late, i);
+    if (d->catch_up == FLEET_CRON_CATCH_UP_ALL)
+      acts[i] = 'f';
+    else if (d->catch_up == FLEET_CRON_CATCH_UP_LATEST && sc->ndue == 0 &&
+             i + 1 == nlate)
+      acts[i] = 'f';
+    else
+      acts[i] = 'm';
+  }
+  for (i = 0; i < sc->ndue; i++) {
+    times[nlate + i] = sc->due[i];
+    acts[nlate + i] = 'f';
+  }
+}
+
+/* Sends one CRON_FIRE of `d` for the `n` occurrences `times` with their
+ * `acts`. On success the call owns `times` and `d` is busy until its
+ * answer. Returns 0 or an error. */
+static int def_send_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                         int64_t *times, const char *acts, size_t n) {
+  cron_req_t *req;
+  fleet_bytes_t tag = fleet__key_bytes(&d->tag);
+  size_t i;
+  int err;
+
+  if ((err = fleet__args_begin(&s->args, 9 + 2 * n, 4 + n)) != 0)
+    return err;
+  fleet__args_bytes(&s->args, s->ns, s->ns_len);
+  fleet__args_bytes(&s->args, d->key, d->key_len);
+  fleet__args_bytes(&s->args, s->node, s->node_len);
+  fleet__args_u64(&s->args, s->opts.keep_count);
+  fleet__args_u64(&s->args, s->opts.keep_age_ms);
+  fleet__args_u64(&s->args, d->last_token);
+  fleet__args_str(&s->args, d->queue[0] != '\0' ? "1" : "");
+  fleet__args_bytes(&s->args, d->payload != NULL ? d->payload : "",
+                    d->payload_len);
+  fleet__args_u64(&s->args, n);
+  for (i = 0; i < n; i++) {
+    fleet__args_i64(&s->args, times[i]);
+    fleet__args_bytes(&s->args, &acts[i], 1);
+  }
+  req = (cron_req_t *)fleet__call_new(&s->base, &sched_fire_call, NULL, NULL);
+  if (req == NULL)
+    return FLEET_ENOMEM;
+  req->def = d;
+  req->times = times;
+  req->ntimes = n;
+  if ((err = fleet__call_send(&req->base, &tag, 1, s->args.argv,
+                              s->args.argc)) != 0)
+    return err;
+  d->refs++;
+  d->busy = 1;
+  return 0;
+}
+
+/* Sends the occurrences of `d` that came due by `now`: those within the
+ * grace to fire, the later-than-grace ones by the catch-up policy. A
+ * failure to send waits for a backoff. */
+static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                     int64_t now) {
+  int64_t *times = NULL;
+  char *acts = NULL;
+  fire_scan_t sc;
+  size_t n;
+  int err;
+
+  if ((err = def_scan(s, d, now, &sc)) != 0) {
+    def_backoff(s, d, now, err);
+    return;
+  }
+  n = sc.late.n + sc.ndue;
+  if (n == 0) {
+    /* Nothing came due in the window: what is older than it is passed
+     * over for good. */
+    free(sc.late.t);
+    if (sc.from > d->cursor)
+      d->cursor = sc.from;
+    def_next(d);
+    return;
+  }
+  times = malloc(n * sizeof(*times));
+  acts = malloc(n);
+  err = times != NULL && acts != NULL ? 0 : FLEET_ENOMEM;
+  if (err == 0) {
+    fire_plan(d, &sc, times, acts);
+    err = def_send_fire(s, d, times, acts, n);
+  }
+  free(sc.late.t);
+  free(acts);
+  if (err != 0) {
+    free(times);
+    def_backoff(s, d, now, err);
+  }
+}
+
+static void sched_on_timer(uv_timer_t *t) {
+  fleet__cron_sched_t *s = FLEET__CONTAINER_OF(t, fleet__cron_sched_t, timer);
+  int64_t now = sched_now(s);
+  size_t i;
+
+  s->armed_at = -1;
+  if (s->base.closing)
+    return;
+  for (i = 0; i < s->ndefs; i++) {
+    fleet__cron_def_t *d = s->defs[i];
+
+    if (def_live(d) && def_due(d) <= now)
+      def_fire(s, d, now);
+  }
+  sched_arm(s);
+}
+
 int fleet_cron_complete(fleet_cron_fire_t *fire, const char *error) {
   fleet__cron_fire_t *f;
   fleet__cron_sched_t *s;
-  fleet__req_t *req;
-  fleet_bytes_t key;
   char *outcome;
   size_t len;
   int err;
@@ -476,24 +573,18 @@ int fleet_cron_complete(fleet_cron_fire_t *fire, const char *error) {
     snprintf(outcome, len + 1, "failed: %s", error);
   else
     snprintf(outcome, len + 1, "completed");
-  req = fleet__req_new(&s->base, sched_on_quiet, NULL, NULL);
-  err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&s->args, 5, 2);
+  err = fleet__args_begin(&s->args, 5, 2);
   if (err == 0) {
     fleet__args_bytes(&s->args, s->ns, s->ns_len);
     fleet__args_str(&s->args, f->key);
     fleet__args_i64(&s->args, f->pub.fire_ms);
     fleet__args_u64(&s->args, f->pub.token);
     fleet__args_str(&s->args, outcome);
-    key = fleet__key_bytes(&f->tag);
-    err = fleet__req_send(req, FLEET__OP_CRON_COMPLETE, &key, 1, s->args.argv,
-                          s->args.argc);
+    err = fleet__cron_call(s, &sched_complete_call, &f->tag, NULL, NULL);
   }
   free(outcome);
-  if (err != 0) {
-    if (req != NULL)
-      fleet__req_free(req);
+  if (err != 0)
     return err;
-  }
   fire->internal_ = NULL;
   fleet__list_remove(&f->node);
   fire_free(f);
@@ -545,9 +636,7 @@ static void def_adopt(fleet__cron_sched_t *s, fleet__cron_def_t *d,
     d->busy = old->busy;
   }
   (void)now;
-  d->next = -1;
-  if (d->cron != NULL && fleet_cron_next(d->cron, d->cursor, &d->next) != 0)
-    d->next = -1;
+  def_next(d);
 }
 
 /* A loaded registry replaces the copy. A definition whose fire call is
@@ -594,7 +683,7 @@ static void sched_on_list(fleet__req_t *r, int status,
     s->have_rev = 0;
     return;
   }
-  fleet__cron_set_clock(s, now);
+  sched_set_clock(s, now);
   if (n > 1)
     qsort(defs, n, sizeof(*defs), fleet__cron_def_cmp);
   for (i = 0; i < n; i++)
@@ -614,9 +703,10 @@ static void sched_on_list(fleet__req_t *r, int status,
   sched_arm(s);
 }
 
+static const fleet__call_t sched_load_call = {"cron.load", FLEET__OP_CRON_LIST,
+                                              sched_on_list, NULL};
+
 static void sched_reload(fleet__cron_sched_t *s) {
-  fleet__req_t *req;
-  fleet_bytes_t key = fleet__key_bytes(&s->reg);
   int err;
 
   if (s->base.closing)
@@ -625,20 +715,11 @@ static void sched_reload(fleet__cron_sched_t *s) {
     s->reload_again = 1;
     return;
   }
-  req = fleet__req_new(&s->base, sched_on_list, NULL, NULL);
-  err = req == NULL ? FLEET_ENOMEM : fleet__args_begin(&s->args, 1, 0);
-  if (err == 0) {
+  err = fleet__args_begin(&s->args, 1, 0);
+  if (err == 0)
     fleet__args_str(&s->args, "");
-    err = fleet__req_send(req, FLEET__OP_CRON_LIST, &key, 1, s->args.argv,
-                          s->args.argc);
-  }
-  if (err != 0) {
-    if (req != NULL)
-      fleet__req_free(req);
-    fleet__handle_error(&s->base, err);
-    return;
-  }
-  s->loading = 1;
+  if (sched_send(s, &sched_load_call, err) == 0)
+    s->loading = 1;
 }
 
 static void sched_on_rev(fleet__req_t *r, int status,
@@ -657,31 +738,21 @@ static void sched_on_rev(fleet__req_t *r, int status,
     fleet__handle_error(&s->base, status);
     return;
   }
-  fleet__cron_set_clock(s, now);
+  sched_set_clock(s, now);
   if (!s->have_rev || (uint64_t)rev != s->rev)
     sched_reload(s);
   else if (s->armed_at < 0)
     sched_arm(s);
 }
 
+static const fleet__call_t sched_rev_call = {"cron.rev", FLEET__OP_CRON_REV,
+                                             sched_on_rev, NULL};
+
 static void sched_on_check(uv_timer_t *t) {
   fleet__cron_sched_t *s = FLEET__CONTAINER_OF(t, fleet__cron_sched_t, check);
-  fleet_bytes_t key = fleet__key_bytes(&s->reg);
-  fleet__req_t *req;
-  int err;
 
-  if (s->base.closing || s->loading)
-    return;
-  req = fleet__req_new(&s->base, sched_on_rev, NULL, NULL);
-  if (req == NULL) {
-    fleet__handle_error(&s->base, FLEET_ENOMEM);
-    return;
-  }
-  err = fleet__req_send(req, FLEET__OP_CRON_REV, &key, 1, NULL, 0);
-  if (err != 0) {
-    fleet__req_free(req);
-    fleet__handle_error(&s->base, err);
-  }
+  if (!s->base.closing && !s->loading)
+    (void)sched_send(s, &sched_rev_call, fleet__args_begin(&s->args, 0, 0));
 }
 
 static void sched_on_message(void *arg, int status, const char *payload,
@@ -715,19 +786,13 @@ void fleet_cron_scheduler_options_init(fleet_cron_scheduler_options_t *o) {
   o->check_ms = 1000;
 }
 
+/* The close, at once: the timers close (the base ends the subscription
+ * after this). */
 static void sched_close_hook(fleet__handle_t *h) {
   fleet__cron_sched_t *s = (fleet__cron_sched_t *)h;
-  fleet__backend_t *be = fleet__handle_backend(h);
 
-  if (s->sub != NULL) {
-    be->vt->unsubscribe(be, s->sub);
-    s->sub = NULL;
-  }
-  if (s->timers_open) {
-    s->timers_open = 0;
-    fleet__handle_uv_close(h, (uv_handle_t *)&s->timer);
-    fleet__handle_uv_close(h, (uv_handle_t *)&s->check);
-  }
+  fleet__handle_uv_close(h, (uv_handle_t *)&s->timer);
+  fleet__handle_uv_close(h, (uv_handle_t *)&s->check);
 }
 
 static void sched_free(fleet__handle_t *h) {
@@ -816,14 +881,12 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
   s->armed_at = -1;
   fleet__handle_timer_init(&s->base, &s->timer);
   fleet__handle_timer_init(&s->base, &s->check);
-  s->timers_open = 1;
   return 0;
 }
 
 int fleet_cron_scheduler_start(fleet_cron_scheduler_t *sched,
                                fleet_cron_fire_cb cb) {
-  fleet__cron_sched_t *s = fleet__cron_of(sched);
-  fleet__backend_t *be;
+  fleet__cron_sched_t *s = sched_of(sched);
   int err;
 
   if (s == NULL || cb == NULL)
@@ -834,24 +897,17 @@ int fleet_cron_scheduler_start(fleet_cron_scheduler_t *sched,
     return FLEET_EALREADY;
   s->started = 1;
   s->cb = cb;
-  be = fleet__handle_backend(&s->base);
   /* The subscription's first "live" notice loads the registry; the check
    * timer loads it too when that does not come. */
-  err = be->vt->subscribe(be, s->chan.base, s->chan.len, sched_on_message, s,
-                          &s->sub);
-  if (err != 0) {
-    s->sub = NULL;
+  err = fleet__handle_subscribe(&s->base, s->chan.base, s->chan.len,
+                                sched_on_message, s, &s->sub);
+  if (err != 0)
     fleet__handle_error(&s->base, err);
-  }
   uv_timer_start(&s->check, sched_on_check, 0, s->opts.check_ms);
   return 0;
 }
 
 int fleet_cron_scheduler_close(fleet_cron_scheduler_t *sched,
                                fleet_close_cb cb) {
-  fleet__cron_sched_t *s = fleet__cron_of(sched);
-
-  if (s == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(&s->base, cb);
+  return fleet__handle_close_of(sched, FLEET_HANDLE_CRON_SCHEDULER, cb);
 }

@@ -6,24 +6,22 @@
 
 #include "cron_sched_int.h"
 
-static const char *const catch_up_names[] = {
-#define XX(name, str) str,
-    FLEET_CRON_CATCH_UP_MAP(XX)
-#undef XX
-};
+static const char *const catch_up_names[] =
+    FLEET__NAMES(FLEET_CRON_CATCH_UP_MAP);
 
 const char *fleet_cron_catch_up_name(int policy) {
-  if (policy < 0 || (size_t)policy >= FLEET__ARRAY_SIZE(catch_up_names))
-    return NULL;
-  return catch_up_names[policy];
+  return policy >= 0 && (size_t)policy < FLEET__ARRAY_SIZE(catch_up_names)
+             ? catch_up_names[policy]
+             : NULL;
 }
 
 int fleet_cron_catch_up_parse(const char *name) {
-  size_t i;
+  const char *n;
+  int i;
 
-  for (i = 0; name != NULL && i < FLEET__ARRAY_SIZE(catch_up_names); i++)
-    if (strcmp(name, catch_up_names[i]) == 0)
-      return (int)i;
+  for (i = 0; name != NULL && (n = fleet_cron_catch_up_name(i)) != NULL; i++)
+    if (strcmp(name, n) == 0)
+      return i;
   return -1;
 }
 

@@ -54,10 +54,9 @@ typedef struct fleet__cron_s {
   int loading, reload_again;
   int started;
   fleet_cron_fire_cb cb;
-  uv_timer_t timer, check;
-  int timers_open;
-  int64_t armed_at; /* server ms the timer is armed for, -1: not */
-  fleet__sub_t *sub;
+  uv_timer_t timer, check; /* closed by the base */
+  int64_t armed_at;        /* server ms the timer is armed for, -1: not */
+  fleet__sub_t *sub;       /* the change channel (fleet__handle_subscribe) */
   /* The server clock: srv_ms read when the loop time was srv_at. */
   int64_t srv_ms;
   uint64_t srv_at;
@@ -66,21 +65,21 @@ typedef struct fleet__cron_s {
   fleet__rng_t rng;
 } fleet__cron_sched_t;
 
-/* Every request of a scheduler: a fire call (def, times), or a call the
- * user waits for (one of the callbacks). */
+/* Every request of a scheduler: a fire call (def, times), a history
+ * (limit), or another call (nothing beyond the base). */
 typedef struct {
   fleet__req_t base;
   fleet__cron_def_t *def;
   int64_t *times; /* the occurrences of a fire call, increasing */
   size_t ntimes;
-  fleet_status_cb status_cb;
-  fleet_cron_list_cb list_cb;
-  fleet_cron_history_cb history_cb;
-  uint32_t limit;
-  char *key; /* history: the key, until its second call */
+  uint32_t limit; /* history: the most entries */
 } fleet__cron_req_t;
 
-fleet__cron_sched_t *fleet__cron_of(const fleet_cron_scheduler_t *s);
+/* Sends `call` on the tag `tag` with the arguments built in s->args; its
+ * answer goes to `cb` (NULL: nobody waits). Returns 0 or an error
+ * (fleet__call()). */
+int fleet__cron_call(fleet__cron_sched_t *s, const fleet__call_t *call,
+                     const fleet__key_t *tag, fleet__fn_t cb, void *user_data);
 
 /* Builds the occurrences' tag of a definition into `tag`. */
 int fleet__cron_def_tag(fleet__cron_sched_t *s, const char *key, size_t key_len,
@@ -101,9 +100,5 @@ int fleet__cron_def_cmp(const void *a, const void *b);
  * `now_ms`, parsing the expression when `d` has none parsed. */
 void fleet__cron_def_view(const fleet__cron_def_t *d, int64_t now_ms,
                           fleet_cron_def_t *out);
-
-/* The server time now, as the scheduler estimates it. */
-int64_t fleet__cron_now(const fleet__cron_sched_t *s);
-void fleet__cron_set_clock(fleet__cron_sched_t *s, int64_t server_ms);
 
 #endif /* FLEET_SRC_CRON_SCHED_INT_H */

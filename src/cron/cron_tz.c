@@ -178,19 +178,11 @@ static int32_t cron_tz_rule_offset(const fleet__tz_t *tz, int64_t t) {
   return dst ? tz->dst_off : tz->std_off;
 }
 
-int32_t fleet__tz_offset(const fleet__tz_t *tz, int64_t t) {
-  size_t lo, hi;
+/* The last transition at or before `t`, for at[0] <= t < at[n - 1]: the
+ * `lo` of at[lo] <= t < at[lo + 1]. */
+static size_t cron_tz_find(const fleet__tz_t *tz, int64_t t) {
+  size_t lo = 0, hi = tz->n - 1;
 
-  if (tz->n == 0 || t >= tz->at[tz->n - 1]) {
-    if (tz->has_rule)
-      return cron_tz_rule_offset(tz, t);
-    return tz->n == 0 ? tz->off0 : tz->off[tz->n - 1];
-  }
-  if (t < tz->at[0])
-    return tz->off0;
-  /* The last transition at or before t: at[lo] <= t < at[hi]. */
-  lo = 0;
-  hi = tz->n - 1;
   while (hi - lo > 1) {
     size_t mid = lo + (hi - lo) / 2;
     if (tz->at[mid] <= t)
@@ -198,7 +190,18 @@ int32_t fleet__tz_offset(const fleet__tz_t *tz, int64_t t) {
     else
       hi = mid;
   }
-  return tz->off[lo];
+  return lo;
+}
+
+int32_t fleet__tz_offset(const fleet__tz_t *tz, int64_t t) {
+  if (tz->n == 0 || t >= tz->at[tz->n - 1]) {
+    if (tz->has_rule)
+      return cron_tz_rule_offset(tz, t);
+    return tz->n == 0 ? tz->off0 : tz->off[tz->n - 1];
+  }
+  if (t < tz->at[0])
+    return tz->off0;
+  return tz->off[cron_tz_find(tz, t)];
 }
 
 int64_t fleet__tz_next_change(const fleet__tz_t *tz, int64_t t) {
@@ -206,19 +209,10 @@ int64_t fleet__tz_next_change(const fleet__tz_t *tz, int64_t t) {
   int k;
 
   if (tz->n > 0 && t < tz->at[tz->n - 1]) {
-    size_t lo = 0, hi = tz->n - 1;
-    /* The first transition after t: at[hi] > t, and at[lo] <= t unless
-     * lo == 0. */
+    /* The first transition after t. */
     if (tz->at[0] > t)
       return tz->at[0];
-    while (hi - lo > 1) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (tz->at[mid] <= t)
-        lo = mid;
-      else
-        hi = mid;
-    }
-    return tz->at[hi];
+    return tz->at[cron_tz_find(tz, t) + 1];
   }
   if (!tz->has_rule || !tz->has_dst)
     return INT64_MAX;

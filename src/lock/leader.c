@@ -28,17 +28,7 @@ typedef enum {
 #undef XX
 } leader_state_t;
 
-static const char *const leader_state_names[] = {
-#define XX(name, str) str,
-    LEADER_STATE_MAP(XX)
-#undef XX
-};
-
-/* A pending resign: the user waits for its callback. */
-typedef struct {
-  fleet__req_t base;
-  fleet_status_cb cb;
-} leader_req_t;
+static const char *const leader_state_names[] = FLEET__NAMES(LEADER_STATE_MAP);
 
 typedef struct fleet__leader_s {
   fleet__handle_t base;
@@ -54,7 +44,7 @@ typedef struct fleet__leader_s {
   int lock_open; /* `lock` is initialized and not closing */
   uint64_t token;
   int was_leader;       /* RESIGNING: it led when resign was called */
-  leader_req_t *resign; /* the resign in progress */
+  fleet__req_t *resign; /* the resign in progress */
   uv_timer_t timer;     /* CAMPAIGNING: the retry after a failed attempt */
 } leader_t;
 
@@ -65,11 +55,7 @@ static leader_t *leader_of(const fleet_leader_t *leader) {
 const char *fleet__leader_state_name(const fleet_leader_t *leader) {
   const leader_t *ld = leader_of(leader);
 
-  if (ld == NULL)
-    return "closed";
-  return (size_t)ld->state < FLEET__ARRAY_SIZE(leader_state_names)
-             ? leader_state_names[ld->state]
-             : "unknown";
+  return ld != NULL ? FLEET__NAME_AT(leader_state_names, ld->state) : "closed";
 }
 
 static void leader_on_acquired(fleet_lock_t *lock, int status, uint64_t token,
@@ -189,16 +175,9 @@ static void leader_close(fleet__handle_t *h) {
   leader_t *ld = (leader_t *)h;
 
   leader_set_state(ld, LEADER_CLOSING);
+  ld->resign = NULL; /* the base cancels it */
   leader_close_lock(ld);
   fleet__handle_uv_close(h, (uv_handle_t *)&ld->timer);
-}
-
-static void leader_cancel_resign(fleet__req_t *r, int status) {
-  leader_req_t *req = (leader_req_t *)r;
-  leader_t *ld = (leader_t *)r->handle;
-
-  ld->resign = NULL;
-  req->cb(ld->base.pub, status, r->user_data);
 }
 
 void fleet_leader_options_init(fleet_leader_options_t *options) {
@@ -206,7 +185,31 @@ void fleet_leader_options_init(fleet_leader_options_t *options) {
 }
 
 static const fleet__handle_vt_t leader_vt = {
-    FLEET_HANDLE_LEADER, sizeof(leader_req_t), leader_close, NULL, leader_free};
+    FLEET_HANDLE_LEADER, sizeof(fleet__req_t), leader_close, NULL, leader_free};
+
+/* A resign: the user waits until the lock handle has closed, which gives
+ * the lease back (LOCK_RELEASE) or ends the wait; it sends no call of its
+ * own. */
+static const fleet__call_t leader_resign_call = {
+    "leader.resign", FLEET__OP_LOCK_RELEASE, NULL, fleet__call_fail_status};
+
+/* The bit of `state` in a set of states. */
+#define LEADER_IN(state) (1u << LEADER_##state)
+
+/* The entry of a public call on `leader`, which it takes in the states
+ * `states` (LEADER_IN bits): `ok` 0 refuses it with FLEET_EINVAL (a
+ * callback missing), another state with FLEET_EALREADY. */
+static leader_t *leader_enter(fleet_leader_t *leader, int ok, unsigned states,
+                              int *err) {
+  leader_t *ld =
+      (leader_t *)fleet__call_enter(leader, FLEET_HANDLE_LEADER, ok, err);
+
+  if (ld != NULL && (states & (1u << ld->state)) == 0) {
+    *err = FLEET_EALREADY;
+    return NULL;
+  }
+  return ld;
+}
 
 int fleet_leader_init(fleet_client_t *client, fleet_leader_t *leader,
                       const char *name, const char *owner, uint32_t ttl_ms,
@@ -215,11 +218,10 @@ int fleet_leader_init(fleet_client_t *client, fleet_leader_t *leader,
   leader_t *ld;
   int err;
 
-  if (leader == NULL)
-    return FLEET_EINVAL;
-  leader->internal_ = NULL;
-  if (client == NULL || client->internal_ == NULL || callbacks == NULL ||
-      callbacks->elected == NULL || callbacks->demoted == NULL)
+  if ((err = fleet__handle_init_begin(leader, client)) != 0)
+    return err;
+  if (callbacks == NULL || callbacks->elected == NULL ||
+      callbacks->demoted == NULL)
     return FLEET_EINVAL;
   ld = calloc(1, sizeof(*ld));
   if (ld == NULL)
@@ -265,15 +267,11 @@ int fleet_leader_init(fleet_client_t *client, fleet_leader_t *leader,
 }
 
 int fleet_leader_campaign(fleet_leader_t *leader) {
-  leader_t *ld = leader_of(leader);
+  leader_t *ld;
   int err;
 
-  if (ld == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&ld->base)) != 0)
+  if ((ld = leader_enter(leader, 1, LEADER_IN(IDLE), &err)) == NULL)
     return err;
-  if (ld->state != LEADER_IDLE)
-    return FLEET_EALREADY;
   err = leader_open_lock(ld);
   if (err == 0)
     err = fleet_lock_acquire(&ld->lock, FLEET_LOCK_WAIT_FOREVER,
@@ -287,7 +285,7 @@ int fleet_leader_campaign(fleet_leader_t *leader) {
  * the resign callback), or a step of closing. */
 static void leader_on_lock_closed(fleet_handle_t *lock) {
   leader_t *ld = lock->data;
-  leader_req_t *req = ld->resign;
+  fleet__req_t *req = ld->resign;
 
   if (ld->state == LEADER_RESIGNING) {
     leader_set_state(ld, LEADER_IDLE);
@@ -296,36 +294,24 @@ static void leader_on_lock_closed(fleet_handle_t *lock) {
       ld->cbs.demoted(ld->pub, 0);
     /* The demoted callback may have closed the handle: then the close
      * completes the resign with FLEET_ECANCELED. */
-    if (ld->state != LEADER_CLOSING) {
-      fleet_status_cb cb = req->cb;
-      void *data = req->base.user_data;
-      fleet__req_done(&req->base);
-      cb(ld->base.pub, 0, data);
-    } else {
-      ld->resign = req;
-    }
+    if (ld->state != LEADER_CLOSING)
+      fleet__call_finish(req, 0);
   }
   fleet__handle_unhold(&ld->base);
 }
 
 int fleet_leader_resign(fleet_leader_t *leader, fleet_status_cb cb,
                         void *user_data) {
-  leader_t *ld = leader_of(leader);
-  leader_req_t *req;
+  unsigned states = LEADER_IN(CAMPAIGNING) | LEADER_IN(LEADER);
+  leader_t *ld;
   int err;
 
-  if (ld == NULL || cb == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&ld->base)) != 0)
+  if ((ld = leader_enter(leader, cb != NULL, states, &err)) == NULL)
     return err;
-  if (ld->state != LEADER_CAMPAIGNING && ld->state != LEADER_LEADER)
-    return FLEET_EALREADY;
-  req = (leader_req_t *)fleet__req_new(&ld->base, NULL, leader_cancel_resign,
-                                       user_data);
-  if (req == NULL)
+  ld->resign = fleet__call_new(&ld->base, &leader_resign_call, (fleet__fn_t)cb,
+                               user_data);
+  if (ld->resign == NULL)
     return FLEET_ENOMEM;
-  req->cb = cb;
-  ld->resign = req;
   ld->was_leader = ld->state == LEADER_LEADER;
   leader_set_state(ld, LEADER_RESIGNING);
   leader_close_lock(ld);
@@ -348,20 +334,15 @@ uint64_t fleet_leader_token(const fleet_leader_t *leader) {
 
 int fleet_leader_query(fleet_leader_t *leader, fleet_lock_query_cb cb,
                        void *user_data) {
-  leader_t *ld = leader_of(leader);
+  leader_t *ld;
   int err;
 
-  if (ld == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__handle_usable(&ld->base)) != 0)
+  /* Any state; fleet_lock_query() checks the callback. */
+  if ((ld = leader_enter(leader, 1, ~0u, &err)) == NULL)
     return err;
   return fleet_lock_query(ld->base.client->pub, ld->name, cb, user_data);
 }
 
 int fleet_leader_close(fleet_leader_t *leader, fleet_close_cb close_cb) {
-  leader_t *ld = leader_of(leader);
-
-  if (ld == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(&ld->base, close_cb);
+  return fleet__handle_close_of(leader, FLEET_HANDLE_LEADER, close_cb);
 }

@@ -27,16 +27,11 @@
 /* The first delay after a transient error while waiting, in ms. */
 #define LOCK_BACKOFF_MIN_MS 20
 
-static const char *const lock_state_names[] = {
-#define XX(name, str) str,
-    FLEET__LOCK_STATE_MAP(XX)
-#undef XX
-};
+static const char *const lock_state_names[] =
+    FLEET__NAMES(FLEET__LOCK_STATE_MAP);
 
 const char *fleet__lock_state_name(fleet__lock_state_t state) {
-  if ((size_t)state >= FLEET__ARRAY_SIZE(lock_state_names))
-    return "unknown";
-  return lock_state_names[state];
+  return FLEET__NAME_AT(lock_state_names, state);
 }
 
 static void lock_on_timer(uv_timer_t *timer);
@@ -63,51 +58,41 @@ static void lock_timer_at(fleet__lock_t *lk, uint64_t at) {
   uv_timer_start(&lk->timer, lock_on_timer, at > now ? at - now : 0, 0);
 }
 
-static fleet__backend_t *lock_backend(const fleet__lock_t *lk) {
-  return fleet__handle_backend(&lk->base);
-}
-
 static fleet__lock_t *lock_of(const fleet_lock_t *lock) {
   return (fleet__lock_t *)fleet__handle_of(lock, FLEET_HANDLE_LOCK);
 }
 
-/* Runs the user callback of a finished acquire, release or renew. */
-static void lock_answer_acquire(fleet__lock_t *lk, fleet__lock_req_t *req,
-                                int status, uint64_t token) {
-  fleet_lock_acquire_cb cb = req->cb.acquire;
+/* The calls the user waits on. An acquire lives until it is granted or
+ * fails, over any number of attempts, each an item of the client's batcher
+ * (LOCK_ACQUIRE); a release is an item too (LOCK_RELEASE): neither sends
+ * a call of its own, so neither has a reader. A manual renew is one
+ * LOCK_RENEW call. */
+static void lock_fail_acquire(fleet__req_t *req, int status);
+static void lock_on_renew_reply(fleet__req_t *req, int status,
+                                const fleet__reply_t *reply);
+
+static const fleet__call_t lock_acquire_call = {
+    "lock.acquire", FLEET__OP_LOCK_ACQUIRE, NULL, lock_fail_acquire};
+static const fleet__call_t lock_release_call = {
+    "lock.release", FLEET__OP_LOCK_RELEASE, NULL, fleet__call_fail_status};
+static const fleet__call_t lock_renew_call = {
+    "lock.renew", FLEET__OP_LOCK_RENEW, lock_on_renew_reply,
+    fleet__call_fail_status};
+
+/* The `fail` of an acquire: its callback with `status` and no token. */
+static void lock_fail_acquire(fleet__req_t *req, int status) {
+  fleet_lock_acquire_cb cb = (fleet_lock_acquire_cb)req->cb;
+
+  cb((fleet_lock_t *)req->handle->pub, status, 0, req->user_data);
+}
+
+/* Runs the user callback of a granted acquire. */
+static void lock_answer_granted(fleet__lock_t *lk, fleet__lock_req_t *req) {
+  fleet_lock_acquire_cb cb = (fleet_lock_acquire_cb)req->base.cb;
   void *data = req->base.user_data;
 
   fleet__req_done(&req->base);
-  cb(lk->pub, status, token, data);
-}
-
-static void lock_answer_done(fleet__lock_t *lk, fleet__lock_req_t *req,
-                             int status) {
-  fleet_status_cb cb = req->cb.done;
-  void *data = req->base.user_data;
-
-  fleet__req_done(&req->base);
-  cb(lk->base.pub, status, data);
-}
-
-/* The cancel hooks: the handle closed while the user waited. */
-static void lock_cancel_acquire(fleet__req_t *r, int status) {
-  fleet__lock_req_t *req = (fleet__lock_req_t *)r;
-  fleet__lock_t *lk = (fleet__lock_t *)r->handle;
-
-  lk->acquire = NULL;
-  req->cb.acquire(lk->pub, status, 0, r->user_data);
-}
-
-static void lock_cancel_done(fleet__req_t *r, int status) {
-  fleet__lock_req_t *req = (fleet__lock_req_t *)r;
-  fleet__lock_t *lk = (fleet__lock_t *)r->handle;
-
-  if (lk->release == req)
-    lk->release = NULL;
-  if (lk->renew == req)
-    lk->renew = NULL;
-  req->cb.done(lk->base.pub, status, r->user_data);
+  cb(lk->pub, 0, lk->token, data);
 }
 
 /* Puts `it` on the client's batcher for the end of this loop phase, to
@@ -143,10 +128,8 @@ static void lock_set_state(fleet__lock_t *lk, fleet__lock_state_t state,
 
   if (old == FLEET__LOCK_HELD)
     fleet__batch_remove(lk->base.client, &lk->renewal);
-  if (!waiting && lk->sub != NULL) {
-    lock_backend(lk)->vt->unsubscribe(lock_backend(lk), lk->sub);
-    lk->sub = NULL;
-  }
+  if (!waiting && lk->sub != NULL)
+    fleet__handle_unsubscribe(&lk->base, &lk->sub);
   if (!uv_is_closing((uv_handle_t *)&lk->timer))
     uv_timer_stop(&lk->timer);
   lk->state = state;
@@ -178,7 +161,7 @@ static void lock_acquire_fail(fleet__lock_t *lk, int status) {
 
   lk->acquire = NULL;
   lock_set_state(lk, FLEET__LOCK_IDLE, 0);
-  lock_answer_acquire(lk, req, status, 0);
+  fleet__call_finish(&req->base, status);
 }
 
 /* A waiting acquire failed to reach the backend: WAITING again, for a
@@ -428,13 +411,9 @@ static void lock_granted(fleet__lock_t *lk, uint64_t token) {
  * a release published before that is not missed. A failure is left to
  * the retry timer. */
 static void lock_subscribe(fleet__lock_t *lk) {
-  fleet__backend_t *be = lock_backend(lk);
-
-  if (lk->sub != NULL)
-    return;
-  if (be->vt->subscribe(be, lk->channel.base, lk->channel.len, lock_on_message,
-                        lk, &lk->sub) != 0)
-    lk->sub = NULL;
+  if (lk->sub == NULL)
+    (void)fleet__handle_subscribe(&lk->base, lk->channel.base, lk->channel.len,
+                                  lock_on_message, lk, &lk->sub);
 }
 
 /* The lease is busy and the acquire waits: the next attempt comes on a
@@ -500,7 +479,7 @@ static void lock_on_attempt(fleet__lock_t *lk, int status,
     lk->acquire = NULL;
     lock_set_state(lk, FLEET__LOCK_HELD, 0);
     fleet__metrics_add(lk->base.metrics, FLEET_METRIC_LOCK_ACQUISITIONS, 1);
-    lock_answer_acquire(lk, acq, 0, lk->token);
+    lock_answer_granted(lk, acq);
     return;
   }
   if (!lk->waiting) {
@@ -571,26 +550,34 @@ static void lock_on_timer(uv_timer_t *timer) {
   }
 }
 
-/* Checks that `lock` can take a call with callback `cb`: returns the
+/* The entry of a public call on `lock` with the callback `cb`: the
  * handle, or NULL with `*err` set. */
 static fleet__lock_t *lock_enter(fleet_lock_t *lock, const void *cb, int *err) {
-  fleet__lock_t *lk = lock_of(lock);
-
-  if (lk == NULL || cb == NULL) {
-    *err = FLEET_EINVAL;
-    return NULL;
-  }
-  *err = fleet__handle_usable(&lk->base);
-  return *err == 0 ? lk : NULL;
+  return (fleet__lock_t *)fleet__call_enter(lock, FLEET_HANDLE_LOCK, cb != NULL,
+                                            err);
 }
 
-/* A request the user waits on, with its callback set by the caller. */
+/* A request of `call` for the user's callback `cb`; NULL when out of
+ * memory. */
 static fleet__lock_req_t *lock_req_new(fleet__lock_t *lk,
-                                       fleet__req_reply_fn on_reply,
-                                       fleet__req_cancel_fn cancel,
-                                       void *user_data) {
-  return (fleet__lock_req_t *)fleet__req_new(&lk->base, on_reply, cancel,
-                                             user_data);
+                                       const fleet__call_t *call,
+                                       fleet__fn_t cb, void *user_data) {
+  return (fleet__lock_req_t *)fleet__call_new(&lk->base, call, cb, user_data);
+}
+
+/* The end of starting an acquire or a release, whose item was queued on
+ * the batcher with the result `err`: on success the handle waits in
+ * `state` with `req` in `*slot`; on error the request is given back.
+ * Returns `err`. */
+static int lock_started(fleet__lock_t *lk, fleet__lock_req_t *req, int err,
+                        fleet__lock_req_t **slot, fleet__lock_state_t state) {
+  if (err != 0) {
+    fleet__req_free(&req->base);
+    return err;
+  }
+  *slot = req;
+  lock_set_state(lk, state, 0);
+  return 0;
 }
 
 int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
@@ -604,7 +591,7 @@ int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
     return err;
   if (lk->state != FLEET__LOCK_IDLE && lk->state != FLEET__LOCK_LOST)
     return FLEET_EALREADY;
-  req = lock_req_new(lk, NULL, lock_cancel_acquire, user_data);
+  req = lock_req_new(lk, &lock_acquire_call, (fleet__fn_t)cb, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   now = lock_now(lk);
@@ -612,15 +599,8 @@ int fleet_lock_acquire(fleet_lock_t *lock, uint64_t wait_ms,
   lk->wait_until = wait_ms > UINT64_MAX - now ? UINT64_MAX : now + wait_ms;
   lk->expired = 0;
   lk->failures = 0;
-  err = lock_send_attempt(lk);
-  if (err != 0) {
-    fleet__req_free(&req->base);
-    return err;
-  }
-  req->cb.acquire = cb;
-  lk->acquire = req;
-  lock_set_state(lk, FLEET__LOCK_ACQUIRING, 0);
-  return 0;
+  return lock_started(lk, req, lock_send_attempt(lk), &lk->acquire,
+                      FLEET__LOCK_ACQUIRING);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -654,7 +634,7 @@ static void lock_release_done(fleet__batch_item_t *it, int status,
                    status == 0 || status == FLEET_ESTALE ? FLEET__LOCK_IDLE
                                                          : FLEET__LOCK_LOST,
                    0);
-    lock_answer_done(lk, req, status);
+    fleet__call_finish(&req->base, status);
   } else if (!rel->user && status != 0 && status != FLEET_ESTALE &&
              status != FLEET_ECANCELED) {
     fleet__handle_error(&lk->base, status);
@@ -676,18 +656,11 @@ int fleet_lock_release(fleet_lock_t *lock, fleet_status_cb cb,
     return FLEET_ESTALE;
   if (lk->state != FLEET__LOCK_HELD && lk->state != FLEET__LOCK_LOST)
     return FLEET_EALREADY;
-  req = lock_req_new(lk, NULL, lock_cancel_done, user_data);
+  req = lock_req_new(lk, &lock_release_call, (fleet__fn_t)cb, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
-  err = lock_send_release(lk, 1);
-  if (err != 0) {
-    fleet__req_free(&req->base);
-    return err;
-  }
-  req->cb.done = cb;
-  lk->release = req;
-  lock_set_state(lk, FLEET__LOCK_RELEASING, 0);
-  return 0;
+  return lock_started(lk, req, lock_send_release(lk, 1), &lk->release,
+                      FLEET__LOCK_RELEASING);
 }
 
 /* The reply to fleet_lock_renew(): one result, as for a batch. */
@@ -719,7 +692,7 @@ static void lock_on_renew_reply(fleet__req_t *rq, int status,
     } else if (status == FLEET_ESTALE || status == FLEET_EWRONGTYPE)
       lock_lose(lk, status);
   }
-  lock_answer_done(lk, req, status);
+  fleet__call_finish(&req->base, status);
 }
 
 int fleet_lock_renew(fleet_lock_t *lock, fleet_status_cb cb, void *user_data) {
@@ -739,17 +712,13 @@ int fleet_lock_renew(fleet_lock_t *lock, fleet_status_cb cb, void *user_data) {
   args[0].len = lk->value_len;
   args[1].base = lk->ttl_str;
   args[1].len = lk->ttl_len;
-  req = lock_req_new(lk, lock_on_renew_reply, lock_cancel_done, user_data);
+  req = lock_req_new(lk, &lock_renew_call, (fleet__fn_t)cb, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   req->sent = lock_now(lk);
-  err = fleet__req_send(&req->base, FLEET__OP_LOCK_RENEW, &tag, 1, args, 2);
-  if (err != 0) {
-    fleet__req_free(&req->base);
-    return err;
-  }
-  req->cb.done = cb;
   req->token = lk->token;
+  if ((err = fleet__call_send(&req->base, &tag, 1, args, 2)) != 0)
+    return err;
   lk->renew = req;
   return 0;
 }
@@ -835,6 +804,9 @@ static void lock_close(fleet__handle_t *h) {
   fleet__lock_state_t old = lk->state;
 
   lock_set_state(lk, FLEET__LOCK_CLOSING, 0);
+  /* The base cancels the calls the user waits on: their fail hooks tell
+   * the user. */
+  lk->acquire = lk->release = lk->renew = NULL;
   if (old == FLEET__LOCK_ACQUIRING && lk->attempt.call == NULL) {
     fleet__batch_remove(lk->base.client, &lk->attempt);
     fleet__handle_unhold(h);
@@ -855,11 +827,8 @@ int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
   fleet__lock_t *lk;
   int err;
 
-  if (lock == NULL)
-    return FLEET_EINVAL;
-  lock->internal_ = NULL;
-  if (client == NULL || client->internal_ == NULL)
-    return FLEET_EINVAL;
+  if ((err = fleet__handle_init_begin(lock, client)) != 0)
+    return err;
   c = client->internal_;
   if ((err = fleet__str_check(name, FLEET__NAME_MAX, &name_len)) != 0 ||
       (err = fleet__str_check(owner, FLEET_LOCK_OWNER_MAX, &owner_len)) != 0)
@@ -901,9 +870,5 @@ int fleet_lock_init(fleet_client_t *client, fleet_lock_t *lock,
 }
 
 int fleet_lock_close(fleet_lock_t *lock, fleet_close_cb close_cb) {
-  fleet__lock_t *lk = lock_of(lock);
-
-  if (lk == NULL)
-    return FLEET_EINVAL;
-  return fleet__handle_close(&lk->base, close_cb);
+  return fleet__handle_close_of(lock, FLEET_HANDLE_LOCK, close_cb);
 }

@@ -42,13 +42,9 @@ const char *fleet__lock_state_name(fleet__lock_state_t state);
 
 /* A call of a lock handle that the user waits on: an acquire (which lives
  * until it is granted or fails, over any number of attempts), a release,
- * or a manual renew. */
+ * or a manual renew (lock.c describes each). */
 typedef struct {
   fleet__req_t base;
-  union {
-    fleet_lock_acquire_cb acquire;
-    fleet_status_cb done;
-  } cb;
   uint64_t sent;  /* renew: loop ms the call was issued */
   uint64_t token; /* renew: the lease it was sent for */
 } fleet__lock_req_t;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/args.h"
 #include "lock_int.h"
 
 /* A query in flight: the caller's callback and its data. */
@@ -36,22 +37,6 @@ static int lock_parse_value(const char *s, size_t len, uint64_t *token,
   return 0;
 }
 
-/* Parses the fence: a decimal integer. Returns 0 or FLEET_EPROTO. */
-static int lock_parse_fence(const char *s, size_t len, uint64_t *out) {
-  uint64_t v = 0;
-  size_t i;
-
-  if (len == 0 || len > 19)
-    return FLEET_EPROTO;
-  for (i = 0; i < len; i++) {
-    if (s[i] < '0' || s[i] > '9')
-      return FLEET_EPROTO;
-    v = v * 10 + (uint64_t)(s[i] - '0');
-  }
-  *out = v;
-  return 0;
-}
-
 static void lock_on_query_reply(void *arg, int status,
                                 const fleet__reply_t *reply) {
   lock_query_t *q = arg;
@@ -71,7 +56,7 @@ static void lock_on_query_reply(void *arg, int status,
     status = FLEET_EPROTO;
   if (status == 0) {
     e = reply->elem;
-    status = lock_parse_fence(e[2].str, e[2].len, &info.fence);
+    status = fleet__reply_u64_str(&e[2], &info.fence); /* the fence */
     if (status == 0 && e[0].len > 0) {
       info.held = 1;
       info.ttl_ms = e[1].integer;
