@@ -13,7 +13,11 @@
  * records outlive the client: the backend counts them (`refs`) and frees
  * itself only once it reported closed and hiredis let go of all of them.
  * A NULL reply means the context is going away (its connection broke or
- * the program freed it): from then on the backend never touches it. */
+ * the program freed it): from then on the backend never touches it.
+ *
+ * Like the other front-ends it only routes: the command head of an op,
+ * NOSCRIPT, reply conversion and the subscriber list are the Redis
+ * core's (script_call.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,8 +30,7 @@
 #include "common/url.h"
 #include "common/util.h"
 #include "redis/byo.h"
-#include "redis/cluster.h"
-#include "redis/reply.h"
+#include "redis/script_call.h"
 
 typedef struct byo_backend_s byo_backend_t;
 
@@ -47,8 +50,8 @@ typedef struct byo_op_s {
   char *blob; /* the copied arguments */
 } byo_op_t;
 
-/* A channel subscribed on the subscriber context; it stays subscribed
- * until the client closes. */
+/* A channel subscribed on the subscriber context (the `where` of its
+ * subscribers); it stays subscribed until the client closes. */
 typedef struct byo_chan_s {
   struct byo_chan_s *next;
   byo_backend_t *be;
@@ -58,21 +61,13 @@ typedef struct byo_chan_s {
   int live;       /* the server confirmed the subscription */
 } byo_chan_t;
 
-struct fleet__sub_s {
-  fleet__sub_t *next;
-  byo_chan_t *chan;
-  fleet__message_cb cb; /* NULL once unsubscribed */
-  void *arg;
-  int notified; /* heard that its channel is live */
-};
-
 struct byo_backend_s {
   fleet__backend_t base;
   uv_loop_t *loop;
   fleet__backend_config_t config;
   const fleet__backend_events_t *events;
   void *owner;
-  const fleet__script_t *scripts[FLEET__OP_COUNT];
+  fleet__rcore_t core;
 
   redisAsyncContext *ac;     /* NULL once gone */
   redisAsyncContext *sub_ac; /* NULL until opened, or once gone */
@@ -85,16 +80,12 @@ struct byo_backend_s {
 
   fleet__list_t pending; /* ops whose callback has not run */
   byo_chan_t *chans;
-  fleet__sub_t *subs;
-  int dispatching;
-  int subs_dead;
 
   uv_idle_t idle; /* deferred work: ready, live notices, close */
   int ready_reported;
   int closing;
   int closed;  /* events->closed ran */
   size_t refs; /* records hiredis holds */
-  fleet__reply_scratch_t scratch;
 };
 
 static void byo_maybe_free(byo_backend_t *be) {
@@ -106,12 +97,7 @@ static void byo_maybe_free(byo_backend_t *be) {
     free(ch->name);
     free(ch);
   }
-  while (be->subs != NULL) {
-    fleet__sub_t *s = be->subs;
-    be->subs = s->next;
-    free(s);
-  }
-  fleet__reply_scratch_free(&be->scratch);
+  fleet__rcore_free(&be->core);
   free(be->sub_host);
   free(be->sub_path);
   free(be);
@@ -174,15 +160,7 @@ static void byo_on_reply(redisAsyncContext *ac, void *r, void *priv) {
   }
   if (reply == NULL) {
     status = FLEET_ECONNLOST;
-  } else if (op->script != NULL && !op->eval &&
-             fleet__redis_is_noscript(reply)) {
-    if (be->events->log != NULL) {
-      char msg[160];
-      snprintf(msg, sizeof(msg),
-               "script %s not in the server's cache (NOSCRIPT): reloading",
-               op->script->name);
-      be->events->log(be->owner, FLEET_LOG_INFO, msg);
-    }
+  } else if (!op->eval && fleet__rcore_noscript(&be->core, op->script, reply)) {
     op->eval = 1;
     op->argv[0] = "EVAL";
     op->argvlen[0] = 4;
@@ -192,18 +170,12 @@ static void byo_on_reply(redisAsyncContext *ac, void *r, void *priv) {
     if (status == 0)
       return;
   } else {
-    status = fleet__redis_reply_convert(&be->scratch, reply, &out);
+    status = fleet__redis_reply_convert(&be->core.scratch, reply, &out);
   }
   fleet__list_remove(&op->node);
   cb = op->cb;
-  if (status == 0) {
-    be->base.detail[0] = '\0';
-  } else if (reply != NULL) {
-    const redisReply *err = fleet__redis_reply_first_error(reply);
-    if (err != NULL)
-      fleet__backend_set_detail_bytes(&be->base, err->str, err->len);
-    else
-      fleet__backend_set_detail(&be->base, "%s", fleet_strerror(status));
+  if (status == 0 || reply != NULL) {
+    fleet__rcore_set_detail(&be->core, "", status, reply);
   } else if (be->base.detail[0] == '\0') {
     fleet__backend_set_detail(&be->base,
                               "the program's hiredis connection is gone");
@@ -235,21 +207,15 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
                     const fleet_bytes_t *args, size_t nargs, fleet__reply_cb cb,
                     void *arg) {
   byo_backend_t *be = (byo_backend_t *)base;
-  const fleet__script_t *script;
-  const char *command;
-  char numkeys[24];
-  size_t i, total = 0, head, n = 0;
+  fleet__rcall_head_t h;
+  size_t i, total = 0, n = 0;
   byo_op_t *o;
   char *p;
-  int err, fenced;
+  int err;
 
   if (be->closing)
     return FLEET_ECLOSING;
-  if ((unsigned)op >= FLEET__OP_COUNT || cb == NULL)
-    return FLEET_EINVAL;
-  script = be->scripts[op];
-  command = fleet__op_command(op);
-  if (script == NULL && command == NULL)
+  if (cb == NULL || fleet__rcore_head(&be->core, op, nkeys, &h) != 0)
     return FLEET_EINVAL;
   if (be->ac == NULL) {
     fleet__backend_set_detail(&be->base,
@@ -258,8 +224,8 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
   }
   /* A fenced op gets the epoch "0": fleet cannot know whether the
    * program's connection follows a failover (adapters/backend.h). */
-  fenced = script != NULL && fleet__op_fenced(op);
-  head = script != NULL ? 3 : 1;
+  for (i = 0; i < h.argc; i++)
+    total += h.argv[i].len; /* the head too: numkeys lives in `h` */
   for (i = 0; i < nkeys; i++)
     total += keys[i].len;
   for (i = 0; i < nargs; i++)
@@ -267,42 +233,31 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
   o = calloc(1, sizeof(*o));
   if (o == NULL)
     return FLEET_ENOMEM;
-  o->argc = (int)(head + nkeys + nargs + (size_t)fenced);
+  o->argc = (int)(h.argc + nkeys + nargs + (size_t)h.fenced);
   o->argv = calloc((size_t)o->argc, sizeof(*o->argv));
   o->argvlen = calloc((size_t)o->argc, sizeof(*o->argvlen));
-  o->blob = malloc(total + sizeof(numkeys));
+  o->blob = malloc(total + 1);
   if (o->argv == NULL || o->argvlen == NULL || o->blob == NULL) {
     byo_op_free(o);
     return FLEET_ENOMEM;
   }
   p = o->blob;
-  if (script != NULL) {
-    int len = snprintf(p, sizeof(numkeys), "%zu", nkeys);
-    o->argv[n] = "EVALSHA";
-    o->argvlen[n++] = 7;
-    o->argv[n] = script->sha1;
-    o->argvlen[n++] = 40;
-    o->argv[n] = p;
-    o->argvlen[n++] = (size_t)len;
-    p += len;
-  } else {
-    o->argv[n] = command;
-    o->argvlen[n++] = strlen(command);
-  }
-  for (i = 0; i < nkeys + nargs; i++) {
-    const fleet_bytes_t *b = i < nkeys ? &keys[i] : &args[i - nkeys];
+  for (i = 0; i < h.argc + nkeys + nargs; i++) {
+    const fleet_bytes_t *b = i < h.argc           ? &h.argv[i]
+                             : i < h.argc + nkeys ? &keys[i - h.argc]
+                                                  : &args[i - h.argc - nkeys];
     if (b->len > 0)
       memcpy(p, b->base, b->len);
     o->argv[n] = p;
     o->argvlen[n++] = b->len;
     p += b->len;
   }
-  if (fenced) {
+  if (h.fenced) {
     o->argv[n] = "0";
     o->argvlen[n++] = 1;
   }
   o->be = be;
-  o->script = script;
+  o->script = h.script;
   o->cb = cb;
   o->arg = arg;
   err = byo_send(be, o);
@@ -317,23 +272,6 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
 /* ------------------------------------------------------------------------ */
 /* Pub/sub                                                                  */
 
-static void byo_subs_free_dead(byo_backend_t *be) {
-  fleet__sub_t **pp = &be->subs;
-
-  if (be->dispatching > 0 || be->subs_dead == 0)
-    return;
-  while (*pp != NULL) {
-    fleet__sub_t *s = *pp;
-    if (s->cb == NULL) {
-      *pp = s->next;
-      free(s);
-    } else {
-      pp = &s->next;
-    }
-  }
-  be->subs_dead = 0;
-}
-
 static void byo_sub_lost(byo_backend_t *be) {
   byo_chan_t *ch;
   fleet__sub_t *s;
@@ -341,8 +279,9 @@ static void byo_sub_lost(byo_backend_t *be) {
   be->sub_ac = NULL;
   for (ch = be->chans; ch != NULL; ch = ch->next)
     ch->live = 0;
-  for (s = be->subs; s != NULL; s = s->next)
-    s->notified = 0;
+  FLEET__SUBS_FOREACH(s, &be->core.subs) {
+    s->live = 0;
+  }
 }
 
 /* Every reply of a channel's subscription: its confirmation, each message,
@@ -387,19 +326,18 @@ static void byo_on_chan(redisAsyncContext *ac, void *r, void *priv) {
   payload = reply->element[2];
   if (be->closing || (!confirm && payload->type != REDIS_REPLY_STRING))
     return;
-  be->dispatching++;
-  for (s = be->subs; s != NULL && !be->closing; s = s->next) {
-    if (s->cb == NULL || s->chan != ch)
-      continue;
-    if (confirm || !s->notified) {
-      s->notified = 1;
-      s->cb(s->arg, FLEET_ECONNLOST, NULL, 0);
+  /* A confirmation tells every subscriber of the channel that it is live
+   * (again); a message first tells those that have not heard it yet. */
+  if (confirm) {
+    FLEET__SUBS_FOREACH(s, &be->core.subs) {
+      if (s->where == ch)
+        s->live = 0;
     }
-    if (!confirm && s->cb != NULL)
-      s->cb(s->arg, 0, payload->str, payload->len);
   }
-  be->dispatching--;
-  byo_subs_free_dead(be);
+  fleet__subs_live(&be->core.subs, ch, ch->name, ch->len);
+  if (!confirm)
+    fleet__subs_message(&be->core.subs, ch, ch->name, ch->len, payload->str,
+                        payload->len);
 }
 
 static void byo_on_sub_connect(const redisAsyncContext *ac, int status) {
@@ -496,7 +434,8 @@ static int byo_subscribe(fleet__backend_t *base, const char *channel,
       return err;
   }
   ch = byo_chan_get(be, channel, len);
-  s = ch != NULL ? calloc(1, sizeof(*s)) : NULL;
+  s = ch != NULL ? fleet__subs_add(&be->core.subs, channel, len, cb, arg)
+                 : NULL;
   if (s == NULL)
     return FLEET_ENOMEM;
   if (!ch->registered) {
@@ -504,7 +443,7 @@ static int byo_subscribe(fleet__backend_t *base, const char *channel,
     size_t argvlen[2] = {9, ch->len};
     if (redisAsyncCommandArgv(be->sub_ac, byo_on_chan, ch, 2, argv, argvlen) !=
         REDIS_OK) {
-      free(s);
+      fleet__subs_drop(&be->core.subs, s);
       fleet__backend_set_detail(&be->base,
                                 "the pub/sub connection refused SUBSCRIBE");
       return FLEET_ECONNLOST;
@@ -512,11 +451,7 @@ static int byo_subscribe(fleet__backend_t *base, const char *channel,
     ch->registered = 1;
     be->refs++;
   }
-  s->chan = ch;
-  s->cb = cb;
-  s->arg = arg;
-  s->next = be->subs;
-  be->subs = s;
+  s->where = ch;
   if (ch->live)
     byo_defer(be); /* tells it that the channel is live */
   *out = s;
@@ -526,11 +461,7 @@ static int byo_subscribe(fleet__backend_t *base, const char *channel,
 static void byo_unsubscribe(fleet__backend_t *base, fleet__sub_t *s) {
   byo_backend_t *be = (byo_backend_t *)base;
 
-  if (s == NULL || s->cb == NULL)
-    return;
-  s->cb = NULL;
-  be->subs_dead++;
-  byo_subs_free_dead(be);
+  fleet__subs_drop(&be->core.subs, s);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -578,16 +509,18 @@ static void byo_on_idle(uv_idle_t *t) {
       ran = 1;
     }
   }
-  be->dispatching++;
-  for (s = be->subs; s != NULL && !be->closing; s = s->next) {
-    if (s->cb != NULL && !s->notified && s->chan->live) {
-      s->notified = 1;
+  fleet__subs_enter(&be->core.subs);
+  FLEET__SUBS_FOREACH(s, &be->core.subs) {
+    const byo_chan_t *ch = s->where;
+    if (be->closing)
+      break;
+    if (s->cb != NULL && !s->live && ch != NULL && ch->live) {
+      s->live = 1;
       s->cb(s->arg, FLEET_ECONNLOST, NULL, 0);
       ran = 1;
     }
   }
-  be->dispatching--;
-  byo_subs_free_dead(be);
+  fleet__subs_leave(&be->core.subs);
   /* When a callback ran, the handle stays active for one more round
    * (which finds nothing to do): an active idle handle keeps this
    * iteration's poll from blocking, so that a UV_RUN_ONCE caller gets
@@ -620,7 +553,6 @@ int fleet__byo_open(uv_loop_t *loop, redisAsyncContext *ac,
                     const fleet__backend_events_t *events, void *owner,
                     fleet__backend_t **out) {
   byo_backend_t *be;
-  size_t i;
 
   if (loop == NULL || ac == NULL || ac == sub_ac || !byo_usable(ac) ||
       (sub_ac != NULL && !byo_usable(sub_ac)) || config->wait_replicas > 0)
@@ -634,6 +566,8 @@ int fleet__byo_open(uv_loop_t *loop, redisAsyncContext *ac,
   be->config = *config;
   be->events = events;
   be->owner = owner;
+  fleet__rcore_init(&be->core, &be->base, &be->config, events, owner, 0,
+                    sizeof(fleet__rreq_t));
   be->ac = ac;
   be->sub_ac = sub_ac;
   if (sub_ac == NULL) {
@@ -648,10 +582,6 @@ int fleet__byo_open(uv_loop_t *loop, redisAsyncContext *ac,
       return FLEET_ENOMEM;
     }
   }
-  for (i = 0; i < FLEET__OP_COUNT; i++)
-    if (fleet__op_command((fleet__op_t)i) == NULL)
-      be->scripts[i] =
-          fleet__redis_find_script(fleet__op_name((fleet__op_t)i), 0);
   uv_idle_init(loop, &be->idle);
   be->idle.data = be;
   byo_defer(be); /* reports READY from the loop */
@@ -666,6 +596,7 @@ static void byo_close(fleet__backend_t *base) {
   if (be->closing)
     return;
   be->closing = 1;
+  be->core.subs.closing = 1;
   if (be->sub_ac != NULL && be->sub_own) {
     redisAsyncContext *sub = be->sub_ac;
     be->sub_ac = NULL;

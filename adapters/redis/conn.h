@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "backend.h"
+#include "common/freelist.h"
 #include "common/url.h"
 #include "common/util.h"
 #include "redis/compat.h"
@@ -30,6 +31,7 @@ typedef void (*fleet__rreq_cb)(fleet__rconn_t *c, fleet__rreq_t *req,
  * reuses so that the hot path does not allocate. */
 struct fleet__rreq_s {
   fleet__rreq_t *next;
+  fleet__free_t free_node; /* on its owner's pool while unused */
   char *buf;
   size_t len;
   size_t cap;
