@@ -35,9 +35,11 @@
 typedef struct byo_backend_s byo_backend_t;
 
 /* One op. Owned by hiredis while `in_hiredis`, by the caller's callback
- * while `cb` is set; freed when neither holds it. */
+ * while `cb` is set; back to the backend's pool when neither holds it
+ * (with its arrays and buffer, reused by the next op). */
 typedef struct byo_op_s {
-  fleet__list_t node; /* on the pending list, while cb is set */
+  fleet__list_t node;      /* on the pending list, while cb is set */
+  fleet__free_t free_node; /* on the backend's pool while unused */
   byo_backend_t *be;
   const fleet__script_t *script;
   fleet__reply_cb cb;
@@ -47,7 +49,9 @@ typedef struct byo_op_s {
   int argc;
   const char **argv;
   size_t *argvlen;
-  char *blob; /* the copied arguments */
+  size_t argv_cap; /* entries argv and argvlen hold */
+  char *blob;      /* the copied arguments */
+  size_t blob_cap;
 } byo_op_t;
 
 /* A channel subscribed on the subscriber context (the `where` of its
@@ -79,6 +83,7 @@ struct byo_backend_s {
   char *sub_path;
 
   fleet__list_t pending; /* ops whose callback has not run */
+  fleet__freelist_t free_ops;
   byo_chan_t *chans;
 
   uv_idle_t idle; /* deferred work: ready, live notices, close */
@@ -88,9 +93,21 @@ struct byo_backend_s {
   size_t refs; /* records hiredis holds */
 };
 
+static void byo_op_free(byo_op_t *op) {
+  free(op->blob);
+  free((void *)op->argv);
+  free(op->argvlen);
+  free(op);
+}
+
 static void byo_maybe_free(byo_backend_t *be) {
+  byo_op_t *op;
+
   if (!be->closed || be->refs > 0)
     return;
+  while ((op = FLEET__FREELIST_TAKE(&be->free_ops, byo_op_t, free_node)) !=
+         NULL)
+    byo_op_free(op);
   while (be->chans != NULL) {
     byo_chan_t *ch = be->chans;
     be->chans = ch->next;
@@ -113,11 +130,54 @@ static void byo_defer(byo_backend_t *be) {
 /* ------------------------------------------------------------------------ */
 /* Ops                                                                      */
 
-static void byo_op_free(byo_op_t *op) {
-  free(op->blob);
-  free(op->argv);
-  free(op->argvlen);
-  free(op);
+/* Largest argument buffer a pooled op keeps. */
+#define BYO_OP_KEEP (64 * 1024)
+
+/* An op from the pool (or new) with room for `argc` arguments and `size`
+ * bytes of them; NULL when out of memory. */
+static byo_op_t *byo_op_get(byo_backend_t *be, size_t argc, size_t size) {
+  byo_op_t *op = FLEET__FREELIST_TAKE(&be->free_ops, byo_op_t, free_node);
+
+  if (op == NULL && (op = calloc(1, sizeof(*op))) == NULL)
+    return NULL;
+  op->be = be;
+  op->in_hiredis = 0;
+  op->eval = 0;
+  op->cb = NULL;
+  if (op->argv_cap < argc) {
+    const char **argv = realloc((void *)op->argv, argc * sizeof(*argv));
+    size_t *lens =
+        argv != NULL ? realloc(op->argvlen, argc * sizeof(*lens)) : NULL;
+    if (argv != NULL)
+      op->argv = argv;
+    if (lens != NULL) {
+      op->argvlen = lens;
+      op->argv_cap = argc;
+    }
+  }
+  if (op->argv_cap >= argc && op->blob_cap < size) {
+    char *blob = realloc(op->blob, size);
+    if (blob != NULL) {
+      op->blob = blob;
+      op->blob_cap = size;
+    }
+  }
+  if (op->argv_cap < argc || op->blob_cap < size) {
+    byo_op_free(op);
+    return NULL;
+  }
+  op->argc = (int)argc;
+  return op;
+}
+
+/* Gives `op` back to its backend's pool. */
+static void byo_op_put(byo_op_t *op) {
+  if (op->blob_cap > BYO_OP_KEEP) {
+    free(op->blob);
+    op->blob = NULL;
+    op->blob_cap = 0;
+  }
+  (void)fleet__freelist_put(&op->be->free_ops, &op->free_node);
 }
 
 /* The program's context is gone (or going): never touch it again. */
@@ -154,7 +214,7 @@ static void byo_on_reply(redisAsyncContext *ac, void *r, void *priv) {
     /* Cancelled by close: the close's idle callback runs its callback, if it
      * has not yet, and frees it. */
     if (op->cb == NULL)
-      byo_op_free(op);
+      byo_op_put(op);
     byo_maybe_free(be);
     return;
   }
@@ -181,7 +241,7 @@ static void byo_on_reply(redisAsyncContext *ac, void *r, void *priv) {
                               "the program's hiredis connection is gone");
   }
   cb(op->arg, status, status == 0 ? out : NULL);
-  byo_op_free(op);
+  byo_op_put(op);
   byo_maybe_free(be);
 }
 
@@ -230,17 +290,9 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
     total += keys[i].len;
   for (i = 0; i < nargs; i++)
     total += args[i].len;
-  o = calloc(1, sizeof(*o));
+  o = byo_op_get(be, h.argc + nkeys + nargs + (size_t)h.fenced, total + 1);
   if (o == NULL)
     return FLEET_ENOMEM;
-  o->argc = (int)(h.argc + nkeys + nargs + (size_t)h.fenced);
-  o->argv = calloc((size_t)o->argc, sizeof(*o->argv));
-  o->argvlen = calloc((size_t)o->argc, sizeof(*o->argvlen));
-  o->blob = malloc(total + 1);
-  if (o->argv == NULL || o->argvlen == NULL || o->blob == NULL) {
-    byo_op_free(o);
-    return FLEET_ENOMEM;
-  }
   p = o->blob;
   for (i = 0; i < h.argc + nkeys + nargs; i++) {
     const fleet_bytes_t *b = i < h.argc           ? &h.argv[i]
@@ -256,13 +308,12 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
     o->argv[n] = "0";
     o->argvlen[n++] = 1;
   }
-  o->be = be;
   o->script = h.script;
   o->cb = cb;
   o->arg = arg;
   err = byo_send(be, o);
   if (err != 0) {
-    byo_op_free(o);
+    byo_op_put(o);
     return err;
   }
   fleet__list_insert_head(&be->pending, &o->node);
@@ -494,7 +545,7 @@ static void byo_on_idle(uv_idle_t *t) {
       /* Freed before the callback, which may free the program's context
        * (and then hiredis frees the ops it still holds). */
       if (!op->in_hiredis)
-        byo_op_free(op);
+        byo_op_put(op);
       fleet__backend_set_detail(&be->base, "the client was closed");
       cb(arg, FLEET_ECANCELED, NULL);
     }

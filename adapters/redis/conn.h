@@ -154,9 +154,9 @@ struct fleet__rconn_s {
   size_t nunflushed;     /* user requests queued since the last flush */
   int handshake_pending; /* handshake replies still expected */
 
-  fleet__rreq_t *free_reqs;            /* handshake request pool */
-  struct fleet__rwrite_s *free_writes; /* write request pool */
-  int after_teardown; /* what to do once the stream is closed */
+  fleet__freelist_t free_reqs;   /* handshake request pool */
+  fleet__freelist_t free_writes; /* write request pool */
+  int after_teardown;            /* what to do once the stream is closed */
 };
 
 /* Initializes `c` and starts connecting. Returns 0 or a negative error (and
