@@ -111,33 +111,34 @@ int fleet__subs_first(const fleet__subs_t *l, const fleet__sub_t *s) {
   return 1;
 }
 
-void fleet__subs_live(fleet__subs_t *l, const void *where, const char *channel,
-                      size_t len) {
+/* The dispatch loop: without a message (`live` 0) it tells the entries of
+ * the channel that are not yet live that they are (status
+ * FLEET_ECONNLOST), else the live ones hear the message. It stops when the
+ * backend starts closing. */
+static void subs_dispatch(fleet__subs_t *l, const void *where,
+                          const char *channel, size_t len, int live,
+                          const char *msg, size_t msg_len) {
   fleet__sub_t *s;
 
   fleet__subs_enter(l);
   FLEET__SUBS_FOREACH(s, l) {
     if (l->closing)
       break;
-    if (!s->live && fleet__sub_is(s, where, channel, len)) {
-      s->live = 1;
-      s->cb(s->arg, FLEET_ECONNLOST, NULL, 0);
-    }
+    if (s->live != live || !fleet__sub_is(s, where, channel, len))
+      continue;
+    s->live = 1;
+    s->cb(s->arg, live ? 0 : FLEET_ECONNLOST, msg, msg_len);
   }
   fleet__subs_leave(l);
+}
+
+void fleet__subs_live(fleet__subs_t *l, const void *where, const char *channel,
+                      size_t len) {
+  subs_dispatch(l, where, channel, len, 0, NULL, 0);
 }
 
 void fleet__subs_message(fleet__subs_t *l, const void *where,
                          const char *channel, size_t len, const char *msg,
                          size_t msg_len) {
-  fleet__sub_t *s;
-
-  fleet__subs_enter(l);
-  FLEET__SUBS_FOREACH(s, l) {
-    if (l->closing)
-      break;
-    if (s->live && fleet__sub_is(s, where, channel, len))
-      s->cb(s->arg, 0, msg, msg_len);
-  }
-  fleet__subs_leave(l);
+  subs_dispatch(l, where, channel, len, 1, msg, msg_len);
 }

@@ -30,10 +30,12 @@
  * This file routes only: building ops, NOSCRIPT, the request pool, reply
  * conversion and the subscriber list are the Redis core's
  * (script_call.h), as for the other front-ends. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/list.h"
 #include "common/util.h"
 #include "redis/cluster.h"
 #include "redis/durable.h"
@@ -61,7 +63,9 @@ struct cluster_node_s {
 
 typedef struct cluster_req_s {
   fleet__rreq_t r; /* first: the connection and the core's pool use it */
-  struct cluster_req_s *next;
+  /* The routing part, zeroed for each use (cluster_req_init()). */
+  fleet__list_t pending_node; /* on the backend's pending, while there */
+  struct cluster_req_s *next; /* in a fan-out's list */
   uint16_t slot;
   int keyless;
   int script_op; /* a script (EVALSHA, or EVAL after NOSCRIPT) */
@@ -94,8 +98,8 @@ struct cluster_backend_s {
   uv_timer_t tick;
   int tick_armed;
 
-  cluster_req_t *pending, *pending_tail; /* waiting for a ready master */
-  int conns_open; /* rconns and the timer not yet closed */
+  fleet__list_t pending; /* ops waiting for a ready master, oldest first */
+  int conns_open;        /* rconns and the timer not yet closed */
   int closing;
   char scan_cursor[32]; /* the cursor a SCAN reply is given (cluster_scan) */
 };
@@ -215,15 +219,9 @@ static cluster_req_t *cluster_req_init(fleet__rreq_t *rr) {
 
   if (req == NULL)
     return NULL;
-  req->next = NULL;
-  req->redirects = 0;
-  req->asking = 0;
-  req->target = NULL;
-  req->refresh = 0;
-  req->keyless = 0;
-  req->script_op = 0;
+  memset((char *)req + offsetof(cluster_req_t, pending_node), 0,
+         sizeof(*req) - offsetof(cluster_req_t, pending_node));
   req->scan_idx = -1;
-  req->node = NULL;
   return req;
 }
 
@@ -238,13 +236,26 @@ static void cluster_req_put(cluster_backend_t *be, cluster_req_t *req) {
 }
 
 static void cluster_pending_push(cluster_backend_t *be, cluster_req_t *req) {
-  req->next = NULL;
-  if (be->pending_tail != NULL)
-    be->pending_tail->next = req;
-  else
-    be->pending = req;
-  be->pending_tail = req;
+  fleet__list_insert_tail(&be->pending, &req->pending_node);
   cluster_arm_tick(be);
+}
+
+/* Takes the oldest pending op off the list `l`, or NULL. */
+static cluster_req_t *cluster_pending_pop(fleet__list_t *l) {
+  fleet__list_t *n = fleet__list_first(l);
+
+  if (n == NULL)
+    return NULL;
+  fleet__list_remove(n);
+  return FLEET__LIST_DATA(n, cluster_req_t, pending_node);
+}
+
+/* Moves every op of the list `from` to the end of `to`. */
+static void cluster_pending_move(fleet__list_t *from, fleet__list_t *to) {
+  cluster_req_t *req;
+
+  while ((req = cluster_pending_pop(from)) != NULL)
+    fleet__list_insert_tail(to, &req->pending_node);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -718,7 +729,8 @@ static void cluster_refresh(cluster_backend_t *be) {
 static void cluster_on_tick(uv_timer_t *t) {
   cluster_backend_t *be = t->data;
   uint64_t now = uv_now(be->loop);
-  cluster_req_t *list, *req;
+  fleet__list_t list;
+  cluster_req_t *req;
 
   be->tick_armed = 0;
   if (be->closing)
@@ -726,12 +738,9 @@ static void cluster_on_tick(uv_timer_t *t) {
   if (be->need_refresh && !be->refreshing &&
       now >= be->last_refresh + CLUSTER_REFRESH_GAP_MS)
     cluster_refresh(be);
-  list = be->pending;
-  be->pending = be->pending_tail = NULL;
-  while (list != NULL && !be->closing) {
-    req = list;
-    list = req->next;
-    req->next = NULL;
+  fleet__list_init(&list);
+  cluster_pending_move(&be->pending, &list);
+  while (!be->closing && (req = cluster_pending_pop(&list)) != NULL) {
     if (req->r.deadline != 0 && req->r.deadline <= now) {
       char why[FLEET__DETAIL_MAX];
       snprintf(why, sizeof(why), "no master ready for slot %u within %u ms",
@@ -741,13 +750,15 @@ static void cluster_on_tick(uv_timer_t *t) {
     }
     cluster_dispatch(be, req);
   }
+  /* Closed by a callback: what is left is cancelled with the rest. */
+  cluster_pending_move(&list, &be->pending);
   cluster_arm_tick(be);
 }
 
 static void cluster_arm_tick(cluster_backend_t *be) {
   if (be->tick_armed || be->closing)
     return;
-  if (be->pending == NULL && !(be->need_refresh && !be->refreshing))
+  if (fleet__list_empty(&be->pending) && !(be->need_refresh && !be->refreshing))
     return;
   be->tick_armed = 1;
   uv_timer_start(&be->tick, cluster_on_tick, CLUSTER_TICK_MS, 0);
@@ -1128,7 +1139,7 @@ static void cluster_on_main_state(fleet__rconn_t *c, int ready, int status) {
 
   if (ready) {
     cluster_arm_tick(be);
-    if (be->pending != NULL && !be->tick_armed)
+    if (!fleet__list_empty(&be->pending) && !be->tick_armed)
       cluster_arm_tick(be);
     return;
   }
@@ -1168,12 +1179,9 @@ static void cluster_on_conn_closed(fleet__rconn_t *c) {
  * reached a connection are cancelled now. */
 static void cluster_on_tick_closed(uv_handle_t *h) {
   cluster_backend_t *be = h->data;
-  cluster_req_t *list = be->pending, *req;
+  cluster_req_t *req;
 
-  be->pending = be->pending_tail = NULL;
-  while ((req = list) != NULL) {
-    list = req->next;
-    req->next = NULL;
+  while ((req = cluster_pending_pop(&be->pending)) != NULL) {
     cluster_req_finish(be, req, "canceled: the client is closing",
                        FLEET_ECANCELED, NULL);
   }
@@ -1206,6 +1214,7 @@ int fleet__cluster_open(uv_loop_t *loop, const fleet__url_t *url,
   be = calloc(1, sizeof(*be));
   if (be == NULL)
     return FLEET_ENOMEM;
+  fleet__list_init(&be->pending);
   be->base.vt = &fleet__cluster_backend;
   be->base.sharded = 1;
   be->loop = loop;

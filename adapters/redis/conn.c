@@ -54,15 +54,10 @@ static void conn_arm_command_timer(fleet__rconn_t *c);
 static void conn_maybe_closed(fleet__rconn_t *c);
 
 static const char *const conn_state_names[] = {
-#define XX(name, str) str,
-    FLEET__RCONN_STATE_MAP(XX)
-#undef XX
-};
+    FLEET__RCONN_STATE_MAP(FLEET__NAME_ENTRY)};
 
 const char *fleet__rconn_state_name(fleet__rconn_state_t state) {
-  if ((size_t)state >= FLEET__ARRAY_SIZE(conn_state_names))
-    return "unknown";
-  return conn_state_names[state];
+  return FLEET__NAME_OF(conn_state_names, state);
 }
 
 /* Every state change goes through here. */

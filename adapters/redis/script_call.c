@@ -32,12 +32,11 @@ void fleet__rcore_init(fleet__rcore_t *core, fleet__backend_t *base,
                        int sharded, size_t req_size) {
   size_t i;
 
-  memset(core, 0, sizeof(*core));
-  core->base = base;
-  core->config = config;
-  core->events = events;
-  core->owner = owner;
-  core->req_size = req_size;
+  *core = (fleet__rcore_t){.base = base,
+                           .config = config,
+                           .events = events,
+                           .owner = owner,
+                           .req_size = req_size};
   for (i = 0; i < FLEET__OP_COUNT; i++)
     if (fleet__op_command((fleet__op_t)i) == NULL)
       core->scripts[i] =

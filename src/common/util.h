@@ -25,6 +25,14 @@ uint32_t fleet__rng_next(fleet__rng_t *rng);
 
 #define FLEET__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Name tables over an X-macro map whose entries are XX(id, "name"): the
+ * table is { MAP(FLEET__NAME_ENTRY) }, indexed by the enum the same map
+ * makes, and FLEET__NAME_OF(table, i) is entry i, or "unknown" when i is
+ * not one of its values. */
+#define FLEET__NAME_ENTRY(id, name) name,
+#define FLEET__NAME_OF(table, i)                                               \
+  ((size_t)(i) < FLEET__ARRAY_SIZE(table) ? (table)[(size_t)(i)] : "unknown")
+
 /* container_of, for intrusive structures. */
 #define FLEET__CONTAINER_OF(ptr, type, member)                                 \
   ((type *)((char *)(ptr)-offsetof(type, member)))
