@@ -66,12 +66,7 @@ typedef struct byo_chan_s {
 } byo_chan_t;
 
 struct byo_backend_s {
-  fleet__backend_t base;
-  uv_loop_t *loop;
-  fleet__backend_config_t config;
-  const fleet__backend_events_t *events;
-  void *owner;
-  fleet__rcore_t core;
+  fleet__rcore_t core; /* first: its base is the backend */
 
   redisAsyncContext *ac;     /* NULL once gone */
   redisAsyncContext *sub_ac; /* NULL until opened, or once gone */
@@ -185,15 +180,17 @@ static void byo_ac_lost(byo_backend_t *be, const redisAsyncContext *ac) {
   if (be->ac == NULL)
     return;
   be->ac = NULL;
-  if (be->closing)
+  if (be->core.closing)
     return;
   if (ac->err != 0)
-    fleet__backend_set_detail(
-        &be->base, "the program's hiredis connection broke: %s", ac->errstr);
+    fleet__backend_set_detail(&be->core.base,
+                              "the program's hiredis connection broke: %s",
+                              ac->errstr);
   else
-    fleet__backend_set_detail(&be->base,
+    fleet__backend_set_detail(&be->core.base,
                               "the program's hiredis connection was closed");
-  be->events->state(be->owner, FLEET__BACKEND_RECONNECTING, FLEET_ECONNLOST);
+  be->core.events->state(be->core.owner, FLEET__BACKEND_RECONNECTING,
+                         FLEET_ECONNLOST);
 }
 
 static int byo_send(byo_backend_t *be, byo_op_t *op);
@@ -210,7 +207,7 @@ static void byo_on_reply(redisAsyncContext *ac, void *r, void *priv) {
   be->refs--;
   if (reply == NULL)
     byo_ac_lost(be, ac);
-  if (op->cb == NULL || be->closing) {
+  if (op->cb == NULL || be->core.closing) {
     /* Cancelled by close: the close's idle callback runs its callback, if it
      * has not yet, and frees it. */
     if (op->cb == NULL)
@@ -236,8 +233,8 @@ static void byo_on_reply(redisAsyncContext *ac, void *r, void *priv) {
   cb = op->cb;
   if (status == 0 || reply != NULL) {
     fleet__rcore_set_detail(&be->core, "", status, reply);
-  } else if (be->base.detail[0] == '\0') {
-    fleet__backend_set_detail(&be->base,
+  } else if (be->core.base.detail[0] == '\0') {
+    fleet__backend_set_detail(&be->core.base,
                               "the program's hiredis connection is gone");
   }
   cb(op->arg, status, status == 0 ? out : NULL);
@@ -252,7 +249,7 @@ static int byo_send(byo_backend_t *be, byo_op_t *op) {
     return FLEET_ECONNLOST;
   if (redisAsyncCommandArgv(be->ac, byo_on_reply, op, op->argc, op->argv,
                             op->argvlen) != REDIS_OK) {
-    fleet__backend_set_detail(&be->base,
+    fleet__backend_set_detail(&be->core.base,
                               "the program's hiredis connection refused the "
                               "command (closing or broken)");
     return FLEET_ECONNLOST;
@@ -273,12 +270,12 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
   char *p;
   int err;
 
-  if (be->closing)
-    return FLEET_ECLOSING;
-  if (cb == NULL || fleet__rcore_head(&be->core, op, nkeys, &h) != 0)
+  if ((err = fleet__rcore_call_check(&be->core, cb)) != 0)
+    return err;
+  if (fleet__rcore_head(&be->core, op, nkeys, &h) != 0)
     return FLEET_EINVAL;
   if (be->ac == NULL) {
-    fleet__backend_set_detail(&be->base,
+    fleet__backend_set_detail(&be->core.base,
                               "the program's hiredis connection is gone");
     return FLEET_ECONNLOST;
   }
@@ -375,7 +372,7 @@ static void byo_on_chan(redisAsyncContext *ac, void *r, void *priv) {
   else if (!(kind->len == 7 && strncasecmp(kind->str, "message", 7) == 0))
     return;
   payload = reply->element[2];
-  if (be->closing || (!confirm && payload->type != REDIS_REPLY_STRING))
+  if (be->core.closing || (!confirm && payload->type != REDIS_REPLY_STRING))
     return;
   /* A confirmation tells every subscriber of the channel that it is live
    * (again); a message first tells those that have not heard it yet. */
@@ -395,8 +392,9 @@ static void byo_on_sub_connect(const redisAsyncContext *ac, int status) {
   byo_backend_t *be = ac->data;
 
   if (status != REDIS_OK && be != NULL && be->sub_ac == ac) {
-    fleet__backend_set_detail(
-        &be->base, "pub/sub connection to the server failed: %s", ac->errstr);
+    fleet__backend_set_detail(&be->core.base,
+                              "pub/sub connection to the server failed: %s",
+                              ac->errstr);
     byo_sub_lost(be); /* hiredis frees it */
   }
 }
@@ -414,7 +412,7 @@ static int byo_sub_open(byo_backend_t *be) {
   redisAsyncContext *sub;
 
   if (be->sub_tried) {
-    fleet__backend_set_detail(&be->base,
+    fleet__backend_set_detail(&be->core.base,
                               "the pub/sub connection is gone (fleet does "
                               "not reconnect it)");
     return FLEET_ECONNLOST;
@@ -425,18 +423,19 @@ static int byo_sub_open(byo_backend_t *be) {
   else if (be->sub_host != NULL)
     sub = redisAsyncConnect(be->sub_host, be->sub_port);
   else {
-    fleet__backend_set_detail(&be->base,
+    fleet__backend_set_detail(&be->core.base,
                               "the program's pub/sub connection is gone");
     return FLEET_ECONNLOST; /* the program's sub_ac: fleet has no address */
   }
   if (sub == NULL)
     return FLEET_ENOMEM;
   if (sub->err != 0) {
-    fleet__backend_set_detail(&be->base, "pub/sub connection: %s", sub->errstr);
+    fleet__backend_set_detail(&be->core.base, "pub/sub connection: %s",
+                              sub->errstr);
     redisAsyncFree(sub);
     return FLEET_ECONNREFUSED;
   }
-  if (redisLibuvAttach(sub, be->loop) != REDIS_OK) {
+  if (redisLibuvAttach(sub, be->core.loop) != REDIS_OK) {
     redisAsyncFree(sub);
     return FLEET_ENOMEM;
   }
@@ -473,12 +472,10 @@ static int byo_subscribe(fleet__backend_t *base, const char *channel,
   byo_backend_t *be = (byo_backend_t *)base;
   byo_chan_t *ch;
   fleet__sub_t *s;
-  int err;
+  int err = fleet__rcore_subscribe_check(&be->core, channel, len, cb, out);
 
-  if (be->closing)
-    return FLEET_ECLOSING;
-  if (channel == NULL || len == 0 || cb == NULL || out == NULL)
-    return FLEET_EINVAL;
+  if (err != 0)
+    return err;
   if (be->sub_ac == NULL) {
     err = byo_sub_open(be);
     if (err != 0)
@@ -495,7 +492,7 @@ static int byo_subscribe(fleet__backend_t *base, const char *channel,
     if (redisAsyncCommandArgv(be->sub_ac, byo_on_chan, ch, 2, argv, argvlen) !=
         REDIS_OK) {
       fleet__subs_drop(&be->core.subs, s);
-      fleet__backend_set_detail(&be->base,
+      fleet__backend_set_detail(&be->core.base,
                                 "the pub/sub connection refused SUBSCRIBE");
       return FLEET_ECONNLOST;
     }
@@ -522,7 +519,7 @@ static void byo_on_idle_closed(uv_handle_t *h) {
   byo_backend_t *be = h->data;
 
   be->closed = 1;
-  be->events->closed(be->owner);
+  be->core.events->closed(be->core.owner);
   byo_maybe_free(be);
 }
 
@@ -531,7 +528,7 @@ static void byo_on_idle(uv_idle_t *t) {
   fleet__sub_t *s;
   int ran = 0;
 
-  if (be->closing) {
+  if (be->core.closing) {
     /* Every op still pending hears that it was cancelled; hiredis keeps
      * the records of those it has not answered and frees them later. */
     fleet__list_t *n;
@@ -546,7 +543,7 @@ static void byo_on_idle(uv_idle_t *t) {
        * (and then hiredis frees the ops it still holds). */
       if (!op->in_hiredis)
         byo_op_put(op);
-      fleet__backend_set_detail(&be->base, "the client was closed");
+      fleet__backend_set_detail(&be->core.base, "the client was closed");
       cb(arg, FLEET_ECANCELED, NULL);
     }
     uv_close((uv_handle_t *)&be->idle, byo_on_idle_closed);
@@ -555,15 +552,15 @@ static void byo_on_idle(uv_idle_t *t) {
   if (!be->ready_reported) {
     be->ready_reported = 1;
     if (be->ac != NULL) {
-      be->base.detail[0] = '\0';
-      be->events->state(be->owner, FLEET__BACKEND_READY, 0);
+      be->core.base.detail[0] = '\0';
+      be->core.events->state(be->core.owner, FLEET__BACKEND_READY, 0);
       ran = 1;
     }
   }
   fleet__subs_enter(&be->core.subs);
   FLEET__SUBS_FOREACH(s, &be->core.subs) {
     const byo_chan_t *ch = s->where;
-    if (be->closing)
+    if (be->core.closing)
       break;
     if (s->cb != NULL && !s->live && ch != NULL && ch->live) {
       s->live = 1;
@@ -576,7 +573,7 @@ static void byo_on_idle(uv_idle_t *t) {
    * (which finds nothing to do): an active idle handle keeps this
    * iteration's poll from blocking, so that a UV_RUN_ONCE caller gets
    * control back after the callback. */
-  if (!ran && !be->closing)
+  if (!ran && !be->core.closing)
     uv_idle_stop(&be->idle);
 }
 
@@ -612,13 +609,8 @@ int fleet__byo_open(uv_loop_t *loop, redisAsyncContext *ac,
   if (be == NULL)
     return FLEET_ENOMEM;
   fleet__list_init(&be->pending);
-  be->base.vt = &fleet__byo_backend;
-  be->loop = loop;
-  be->config = *config;
-  be->events = events;
-  be->owner = owner;
-  fleet__rcore_init(&be->core, &be->base, &be->config, events, owner, 0,
-                    sizeof(fleet__rreq_t));
+  fleet__rcore_init(&be->core, &fleet__byo_backend, loop, config, events, owner,
+                    0, sizeof(fleet__rreq_t));
   be->ac = ac;
   be->sub_ac = sub_ac;
   if (sub_ac == NULL) {
@@ -636,7 +628,7 @@ int fleet__byo_open(uv_loop_t *loop, redisAsyncContext *ac,
   uv_idle_init(loop, &be->idle);
   be->idle.data = be;
   byo_defer(be); /* reports READY from the loop */
-  *out = &be->base;
+  *out = &be->core.base;
   return 0;
 }
 
@@ -644,10 +636,8 @@ static void byo_close(fleet__backend_t *base) {
   byo_backend_t *be = (byo_backend_t *)base;
   byo_chan_t *ch;
 
-  if (be->closing)
+  if (!fleet__rcore_close(&be->core))
     return;
-  be->closing = 1;
-  be->core.subs.closing = 1;
   if (be->sub_ac != NULL && be->sub_own) {
     redisAsyncContext *sub = be->sub_ac;
     be->sub_ac = NULL;

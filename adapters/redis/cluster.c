@@ -79,13 +79,8 @@ typedef struct cluster_req_s {
 } cluster_req_t;
 
 struct cluster_backend_s {
-  fleet__backend_t base;
-  uv_loop_t *loop;
+  fleet__rcore_t core; /* first: its base is the backend */
   const fleet__url_t *url;
-  fleet__backend_config_t config;
-  const fleet__backend_events_t *events;
-  void *owner;
-  fleet__rcore_t core;
 
   cluster_node_t *nodes;
   cluster_node_t *slots[FLEET__CLUSTER_SLOTS];
@@ -194,7 +189,7 @@ static fleet__rconn_t *cluster_node_conn(cluster_node_t *n) {
   n->conn = calloc(1, sizeof(*n->conn));
   if (n->conn == NULL)
     return NULL;
-  if (fleet__rconn_open(n->conn, be->loop, n, &n->url, &be->config,
+  if (fleet__rconn_open(n->conn, be->core.loop, n, &n->url, &be->core.config,
                         &cluster_main_events, 0, fleet__scripts_sharded,
                         fleet__nscripts) != 0) {
     free(n->conn);
@@ -494,8 +489,8 @@ static void cluster_wait_after(cluster_backend_t *be, fleet__rconn_t *c,
   w->r.arg = d;
   w->r.on_reply = cluster_on_wait;
   /* WAIT blocks up to its timeout on the server. */
-  w->r.deadline = uv_now(be->loop) + be->config.wait_timeout_ms +
-                  be->config.command_timeout_ms;
+  w->r.deadline = uv_now(be->core.loop) + be->core.config.wait_timeout_ms +
+                  be->core.config.command_timeout_ms;
   fleet__rconn_send(c, &w->r);
 }
 
@@ -504,9 +499,9 @@ static void cluster_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *rr,
   cluster_node_t *node = c->owner;
   cluster_backend_t *be = node->be;
   cluster_req_t *req = (cluster_req_t *)rr;
-  uint64_t now = uv_now(be->loop);
+  uint64_t now = uv_now(be->core.loop);
 
-  if (be->closing) {
+  if (be->core.closing) {
     cluster_req_finish(be, req, c->detail,
                        status != 0 ? status : FLEET_ECANCELED, NULL);
     return;
@@ -596,7 +591,7 @@ static void cluster_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *rr,
       return;
     }
   }
-  if (be->config.wait_replicas > 0 && fleet__op_durable(req->op) &&
+  if (be->core.config.wait_replicas > 0 && fleet__op_durable(req->op) &&
       reply->type != REDIS_REPLY_ERROR) {
     cluster_wait_after(be, c, req, reply);
     return;
@@ -666,7 +661,7 @@ static void cluster_on_map(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
 
   cluster_req_put(be, (cluster_req_t *)rr);
   be->refreshing = 0;
-  if (be->closing)
+  if (be->core.closing)
     return;
   if (status != 0 || cluster_apply_slots(be, node, reply) != 0) {
     if (status == 0 && reply->type == REDIS_REPLY_ERROR)
@@ -675,9 +670,10 @@ static void cluster_on_map(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
     be->need_refresh = 1;
     be->refresh_turn++;
     if (!be->have_map) {
-      fleet__backend_set_detail_bytes(&be->base, c->detail, strlen(c->detail));
-      be->events->state(be->owner, FLEET__BACKEND_RECONNECTING,
-                        status != 0 ? status : FLEET_EBACKEND);
+      fleet__backend_set_detail_bytes(&be->core.base, c->detail,
+                                      strlen(c->detail));
+      be->core.events->state(be->core.owner, FLEET__BACKEND_RECONNECTING,
+                             status != 0 ? status : FLEET_EBACKEND);
     }
     cluster_arm_tick(be);
     return;
@@ -687,8 +683,8 @@ static void cluster_on_map(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
   cluster_subs_place(be);
   if (!be->ready) {
     be->ready = 1;
-    be->base.detail[0] = '\0';
-    be->events->state(be->owner, FLEET__BACKEND_READY, 0);
+    be->core.base.detail[0] = '\0';
+    be->core.events->state(be->core.owner, FLEET__BACKEND_READY, 0);
   }
   cluster_arm_tick(be);
 }
@@ -718,9 +714,9 @@ static void cluster_refresh(cluster_backend_t *be) {
     return;
   req->refresh = 1;
   req->r.on_reply = cluster_on_map;
-  req->r.deadline = uv_now(be->loop) + CLUSTER_REFRESH_TIMEOUT_MS;
+  req->r.deadline = uv_now(be->core.loop) + CLUSTER_REFRESH_TIMEOUT_MS;
   be->refreshing = 1;
-  be->last_refresh = uv_now(be->loop);
+  be->last_refresh = uv_now(be->core.loop);
   fleet__rconn_send(pick->conn, &req->r);
 }
 
@@ -728,23 +724,24 @@ static void cluster_refresh(cluster_backend_t *be) {
  * one is wanted, and sends pending ops whose master is ready. */
 static void cluster_on_tick(uv_timer_t *t) {
   cluster_backend_t *be = t->data;
-  uint64_t now = uv_now(be->loop);
+  uint64_t now = uv_now(be->core.loop);
   fleet__list_t list;
   cluster_req_t *req;
 
   be->tick_armed = 0;
-  if (be->closing)
+  if (be->core.closing)
     return;
   if (be->need_refresh && !be->refreshing &&
       now >= be->last_refresh + CLUSTER_REFRESH_GAP_MS)
     cluster_refresh(be);
   fleet__list_init(&list);
   cluster_pending_move(&be->pending, &list);
-  while (!be->closing && (req = cluster_pending_pop(&list)) != NULL) {
+  while (!be->core.closing && (req = cluster_pending_pop(&list)) != NULL) {
     if (req->r.deadline != 0 && req->r.deadline <= now) {
       char why[FLEET__DETAIL_MAX];
       snprintf(why, sizeof(why), "no master ready for slot %u within %u ms",
-               (unsigned)req->slot, (unsigned)be->config.command_timeout_ms);
+               (unsigned)req->slot,
+               (unsigned)be->core.config.command_timeout_ms);
       cluster_req_finish(be, req, why, FLEET_EUNAVAILABLE, NULL);
       continue;
     }
@@ -756,7 +753,7 @@ static void cluster_on_tick(uv_timer_t *t) {
 }
 
 static void cluster_arm_tick(cluster_backend_t *be) {
-  if (be->tick_armed || be->closing)
+  if (be->tick_armed || be->core.closing)
     return;
   if (fleet__list_empty(&be->pending) && !(be->need_refresh && !be->refreshing))
     return;
@@ -784,7 +781,7 @@ static int cluster_req_build(cluster_backend_t *be, fleet__op_t op,
   req = cluster_req_init(rr);
   req->script_op = rr->script != NULL;
   req->op = op;
-  req->r.deadline = uv_now(be->loop) + be->config.command_timeout_ms;
+  req->r.deadline = uv_now(be->core.loop) + be->core.config.command_timeout_ms;
   if (nkeys > 0) {
     req->slot = fleet__key_slot(keys[0].base, keys[0].len);
   } else if (op == FLEET__OP_PUBLISH && nargs > 0) {
@@ -818,7 +815,7 @@ static void cluster_fan_on_reply(void *arg, int status,
     status = FLEET_EPROTO;
   if (status != 0 && f->status == 0) {
     f->status = status;
-    snprintf(f->detail, sizeof(f->detail), "%s", f->be->base.detail);
+    snprintf(f->detail, sizeof(f->detail), "%s", f->be->core.base.detail);
   } else if (status == 0) {
     f->sum += r->integer;
   }
@@ -828,7 +825,7 @@ static void cluster_fan_on_reply(void *arg, int status,
   out.type = FLEET__REPLY_INT;
   out.integer = f->sum;
   status = f->status;
-  snprintf(f->be->base.detail, sizeof(f->be->base.detail), "%s",
+  snprintf(f->be->core.base.detail, sizeof(f->be->core.base.detail), "%s",
            status != 0 ? f->detail : "");
   f->cb(f->arg, status, status == 0 ? &out : NULL);
   free(f);
@@ -933,12 +930,10 @@ static int cluster_call(fleet__backend_t *base, fleet__op_t op,
                         fleet__reply_cb cb, void *arg) {
   cluster_backend_t *be = (cluster_backend_t *)base;
   cluster_req_t *req;
-  int err;
+  int err = fleet__rcore_call_check(&be->core, cb);
 
-  if (be->closing)
-    return FLEET_ECLOSING;
-  if ((unsigned)op >= FLEET__OP_COUNT || cb == NULL)
-    return FLEET_EINVAL;
+  if (err != 0)
+    return err;
   if (op == FLEET__OP_STORE_SCAN)
     return cluster_scan(be, op, args, nargs, cb, arg);
   if (op == FLEET__OP_STORE_UNLINK && nkeys > 1 &&
@@ -960,7 +955,6 @@ static void cluster_on_subscribed(fleet__rconn_t *c, fleet__rreq_t *rr,
                                   int status, redisReply *reply) {
   cluster_node_t *node = c->owner;
   cluster_backend_t *be = node->be;
-  const redisReply *ch;
   fleet__sub_t *s;
   uint16_t slot = ((cluster_req_t *)rr)->slot;
 
@@ -975,11 +969,7 @@ static void cluster_on_subscribed(fleet__rconn_t *c, fleet__rreq_t *rr,
     cluster_want_map(be);
     return;
   }
-  if (status != 0 || reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
-      reply->element[1]->type != REDIS_REPLY_STRING)
-    return;
-  ch = reply->element[1];
-  fleet__subs_live(&be->core.subs, node, ch->str, ch->len);
+  fleet__rcore_subscribed(&be->core, node, status, reply);
 }
 
 static void cluster_on_unsubscribed(fleet__rconn_t *c, fleet__rreq_t *rr,
@@ -1010,7 +1000,7 @@ static int cluster_node_sub_open(cluster_backend_t *be, cluster_node_t *n) {
   n->sub = calloc(1, sizeof(*n->sub));
   if (n->sub == NULL)
     return FLEET_ENOMEM;
-  if (fleet__rconn_open(n->sub, be->loop, n, &n->url, &be->config,
+  if (fleet__rconn_open(n->sub, be->core.loop, n, &n->url, &be->core.config,
                         &cluster_sub_events, 1, NULL, 0) != 0) {
     free(n->sub);
     n->sub = NULL;
@@ -1053,7 +1043,7 @@ static void cluster_subs_place(cluster_backend_t *be) {
 static void cluster_on_push(fleet__rconn_t *c, redisReply *reply) {
   cluster_node_t *node = c->owner;
   cluster_backend_t *be = node->be;
-  const redisReply *ch = reply->element[1], *msg = reply->element[2];
+  const redisReply *ch = reply->element[1];
   fleet__sub_t *s;
 
   if (reply->element[0]->len == 12) {
@@ -1069,10 +1059,7 @@ static void cluster_on_push(fleet__rconn_t *c, redisReply *reply) {
     cluster_want_map(be);
     return;
   }
-  if (ch->type != REDIS_REPLY_STRING || msg->type != REDIS_REPLY_STRING)
-    return;
-  fleet__subs_message(&be->core.subs, node, ch->str, ch->len, msg->str,
-                      msg->len);
+  fleet__rcore_message(&be->core, node, reply);
 }
 
 /* A subscriber connection broke (its subscriptions are inactive until
@@ -1100,11 +1087,10 @@ static int cluster_subscribe(fleet__backend_t *base, const char *channel,
                              fleet__sub_t **out) {
   cluster_backend_t *be = (cluster_backend_t *)base;
   fleet__sub_t *s;
+  int err = fleet__rcore_subscribe_check(&be->core, channel, len, cb, out);
 
-  if (be->closing)
-    return FLEET_ECLOSING;
-  if (channel == NULL || len == 0 || cb == NULL || out == NULL)
-    return FLEET_EINVAL;
+  if (err != 0)
+    return err;
   if ((s = fleet__subs_add(&be->core.subs, channel, len, cb, arg)) == NULL)
     return FLEET_ENOMEM;
   s->slot = fleet__key_slot(channel, len);
@@ -1121,7 +1107,7 @@ static void cluster_unsubscribe(fleet__backend_t *base, fleet__sub_t *s) {
   if (s == NULL || s->cb == NULL)
     return;
   n = s->where;
-  if (!be->closing && n != NULL && n->sub != NULL &&
+  if (!be->core.closing && n != NULL && n->sub != NULL &&
       n->sub->state == FLEET__RCONN_READY &&
       !fleet__subs_used(&be->core.subs, n, s))
     cluster_sub_send(be, n, "SUNSUBSCRIBE", s, cluster_on_unsubscribed);
@@ -1145,8 +1131,8 @@ static void cluster_on_main_state(fleet__rconn_t *c, int ready, int status) {
   }
   if (node->master && be->ready) {
     be->ready = 0;
-    fleet__backend_set_detail_bytes(&be->base, c->cause, strlen(c->cause));
-    be->events->state(be->owner, FLEET__BACKEND_RECONNECTING, status);
+    fleet__backend_set_detail_bytes(&be->core.base, c->cause, strlen(c->cause));
+    be->core.events->state(be->core.owner, FLEET__BACKEND_RECONNECTING, status);
   }
   cluster_want_map(be);
 }
@@ -1162,7 +1148,7 @@ static void cluster_free(cluster_backend_t *be) {
     free(n);
   }
   fleet__rcore_free(&be->core);
-  be->events->closed(be->owner);
+  be->core.events->closed(be->core.owner);
   free(be);
 }
 
@@ -1215,18 +1201,12 @@ int fleet__cluster_open(uv_loop_t *loop, const fleet__url_t *url,
   if (be == NULL)
     return FLEET_ENOMEM;
   fleet__list_init(&be->pending);
-  be->base.vt = &fleet__cluster_backend;
-  be->base.sharded = 1;
-  be->loop = loop;
+  fleet__rcore_init(&be->core, &fleet__cluster_backend, loop, config, events,
+                    owner, 1, sizeof(cluster_req_t));
+  be->core.base.sharded = 1;
   be->url = url;
-  be->config = *config;
-  be->events = events;
-  be->owner = owner;
-  fleet__rcore_init(&be->core, &be->base, &be->config, events, owner, 1,
-                    sizeof(cluster_req_t));
   err = cluster_add_seeds(be, url);
   if (err != 0) {
-    be->events = NULL;
     while (be->nodes != NULL) {
       cluster_node_t *n = be->nodes;
       be->nodes = n->next;
@@ -1242,7 +1222,7 @@ int fleet__cluster_open(uv_loop_t *loop, const fleet__url_t *url,
   be->conns_open = 1; /* the timer */
   be->need_refresh = 1;
   cluster_refresh(be);
-  *out = &be->base;
+  *out = &be->core.base;
   return 0;
 }
 
@@ -1250,10 +1230,8 @@ static void cluster_close(fleet__backend_t *base) {
   cluster_backend_t *be = (cluster_backend_t *)base;
   cluster_node_t *n;
 
-  if (be->closing)
+  if (!fleet__rcore_close(&be->core))
     return;
-  be->closing = 1;
-  be->core.subs.closing = 1;
   /* Ops pending here never reached a connection: the timer's close
    * callback cancels them, so never inside this call. */
   uv_timer_stop(&be->tick);
@@ -1270,7 +1248,7 @@ static void cluster_flush(fleet__backend_t *base) {
   cluster_backend_t *be = (cluster_backend_t *)base;
   cluster_node_t *n;
 
-  if (be->closing)
+  if (be->core.closing)
     return;
   for (n = be->nodes; n != NULL; n = n->next)
     if (n->conn != NULL)

@@ -13,13 +13,8 @@
 #include "redis/sentinel.h"
 
 typedef struct {
-  fleet__backend_t base;
-  uv_loop_t *loop;
+  fleet__rcore_t core; /* first: its base is the backend */
   const fleet__url_t *url;
-  fleet__backend_config_t config;
-  const fleet__backend_events_t *events;
-  void *owner;
-  fleet__rcore_t core;
 
   fleet__rconn_t main;
   fleet__rconn_t *sub; /* NULL until the first subscribe */
@@ -45,14 +40,14 @@ static void redis_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *req, int status,
 
   if (status == 0 && fleet__rcore_noscript(&be->core, req->script, reply)) {
     status = fleet__rcore_to_eval(req);
-    if (status == 0 && !be->closing) {
+    if (status == 0 && !be->core.closing) {
       fleet__rconn_send(c, req);
       return;
     }
   }
   fleet__rcore_req_put(&be->core, req);
   status = fleet__rcore_outcome(&be->core, c->detail, status, reply, &r);
-  if (status == FLEET_EREADONLY && be->sentinel != NULL && !be->closing)
+  if (status == FLEET_EREADONLY && be->sentinel != NULL && !be->core.closing)
     fleet__sentinel_refresh(be->sentinel); /* the master moved? */
   cb(arg, status, status == 0 ? r : NULL);
 }
@@ -91,7 +86,7 @@ static int redis_send_wait(redis_backend_t *be, redis_durable_t *d) {
 static void redis_durable_finish(redis_backend_t *be, redis_durable_t *d,
                                  int status) {
   if (status == 0)
-    be->base.detail[0] = '\0';
+    be->core.base.detail[0] = '\0';
   d->cb(d->arg, status, status == 0 ? d->copy : NULL);
   free(d->copy);
   free(d);
@@ -107,7 +102,7 @@ static void redis_on_durable_op(fleet__rconn_t *c, fleet__rreq_t *req,
   if (status == 0 && !d->no_wait &&
       fleet__rcore_noscript(&be->core, req->script, reply)) {
     status = fleet__rcore_to_eval(req);
-    if (status == 0 && !be->closing) {
+    if (status == 0 && !be->core.closing) {
       /* The WAIT queued already answers before the resent op: it is
        * skipped, and a new one follows the op. */
       fleet__rconn_send(c, req);
@@ -122,20 +117,20 @@ static void redis_on_durable_op(fleet__rconn_t *c, fleet__rreq_t *req,
   if (status == 0 && d->no_wait) {
     /* No WAIT could be queued: the write is not known to be replicated. */
     status = FLEET_ENOMEM;
-    fleet__backend_set_detail(&be->base, "out of memory for WAIT");
+    fleet__backend_set_detail(&be->core.base, "out of memory for WAIT");
   }
   if (status == 0) {
     d->copy = fleet__reply_clone(r);
     if (d->copy == NULL) {
       status = FLEET_ENOMEM;
-      fleet__backend_set_detail(&be->base, "out of memory");
+      fleet__backend_set_detail(&be->core.base, "out of memory");
     }
   }
   if (d->no_wait && d->skip_waits == 0) {
     redis_durable_finish(be, d, status);
     return;
   }
-  memcpy(d->detail, be->base.detail, sizeof(d->detail));
+  memcpy(d->detail, be->core.base.detail, sizeof(d->detail));
   d->status = status;
   d->op_done = 1;
 }
@@ -154,7 +149,7 @@ static void redis_on_wait_reply(fleet__rconn_t *c, fleet__rreq_t *req,
     return;
   }
   st = d->op_done ? d->status : FLEET_EPROTO;
-  memcpy(be->base.detail, d->detail, sizeof(d->detail));
+  memcpy(be->core.base.detail, d->detail, sizeof(d->detail));
   if (st == 0)
     st = fleet__rcore_wait_outcome(&be->core, c->detail, status, reply);
   redis_durable_finish(be, d, st);
@@ -182,18 +177,15 @@ static int redis_call(fleet__backend_t *base, fleet__op_t op,
                       fleet__reply_cb cb, void *arg) {
   redis_backend_t *be = (redis_backend_t *)base;
   fleet__rreq_t *req;
-  int err;
+  int err = fleet__rcore_call_check(&be->core, cb);
 
-  if (be->closing)
-    return FLEET_ECLOSING;
-  if (cb == NULL)
-    return FLEET_EINVAL;
-  err = fleet__rcore_build(&be->core, op, keys, nkeys, args, nargs, cb, arg,
-                           &req);
+  if (err == 0)
+    err = fleet__rcore_build(&be->core, op, keys, nkeys, args, nargs, cb, arg,
+                             &req);
   if (err != 0)
     return err;
   req->on_reply = redis_on_op_reply;
-  if (be->config.wait_replicas > 0 && fleet__op_durable(op))
+  if (be->core.config.wait_replicas > 0 && fleet__op_durable(op))
     return redis_send_durable(be, req);
   fleet__rconn_send(&be->main, req);
   return 0;
@@ -217,14 +209,9 @@ int fleet__redis_set_epoch(fleet__backend_t *base, const char *epoch) {
 static void redis_on_subscribed(fleet__rconn_t *c, fleet__rreq_t *req,
                                 int status, redisReply *reply) {
   redis_backend_t *be = c->owner;
-  const redisReply *ch;
 
   fleet__rcore_req_put(&be->core, req);
-  if (status != 0 || reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
-      reply->element[1]->type != REDIS_REPLY_STRING)
-    return;
-  ch = reply->element[1];
-  fleet__subs_live(&be->core.subs, NULL, ch->str, ch->len);
+  fleet__rcore_subscribed(&be->core, NULL, status, reply);
 }
 
 static void redis_on_unsubscribed(fleet__rconn_t *c, fleet__rreq_t *req,
@@ -252,12 +239,8 @@ static int redis_sub_send(redis_backend_t *be, const char *verb,
 
 static void redis_on_push(fleet__rconn_t *c, redisReply *reply) {
   redis_backend_t *be = c->owner;
-  const redisReply *ch = reply->element[1], *msg = reply->element[2];
 
-  if (ch->type != REDIS_REPLY_STRING || msg->type != REDIS_REPLY_STRING)
-    return;
-  fleet__subs_message(&be->core.subs, NULL, ch->str, ch->len, msg->str,
-                      msg->len);
+  fleet__rcore_message(&be->core, NULL, reply);
 }
 
 /* The subscriber connection broke (every subscription is inactive until
@@ -266,7 +249,7 @@ static void redis_on_sub_state(fleet__rconn_t *c, int ready, int status) {
   redis_backend_t *be = c->owner;
   fleet__sub_t *s;
 
-  if (!ready && be->sentinel != NULL && !be->closing)
+  if (!ready && be->sentinel != NULL && !be->core.closing)
     fleet__sentinel_refresh(be->sentinel);
   FLEET__SUBS_FOREACH(s, &be->core.subs) {
     if (!ready)
@@ -283,18 +266,16 @@ static int redis_subscribe(fleet__backend_t *base, const char *channel,
                            fleet__sub_t **out) {
   redis_backend_t *be = (redis_backend_t *)base;
   fleet__sub_t *s;
-  int err;
+  int err = fleet__rcore_subscribe_check(&be->core, channel, len, cb, out);
 
-  if (be->closing)
-    return FLEET_ECLOSING;
-  if (channel == NULL || len == 0 || cb == NULL || out == NULL)
-    return FLEET_EINVAL;
+  if (err != 0)
+    return err;
   if (be->sub == NULL) {
     be->sub = calloc(1, sizeof(*be->sub));
     if (be->sub == NULL)
       return FLEET_ENOMEM;
-    err = fleet__rconn_open(be->sub, be->loop, be, be->url, &be->config,
-                            &redis_sub_events, 1, NULL, 0);
+    err = fleet__rconn_open(be->sub, be->core.loop, be, be->url,
+                            &be->core.config, &redis_sub_events, 1, NULL, 0);
     if (err != 0) {
       free(be->sub);
       be->sub = NULL;
@@ -323,7 +304,8 @@ static void redis_unsubscribe(fleet__backend_t *base, fleet__sub_t *s) {
 
   if (s == NULL || s->cb == NULL)
     return;
-  if (!be->closing && be->sub != NULL && be->sub->state == FLEET__RCONN_READY &&
+  if (!be->core.closing && be->sub != NULL &&
+      be->sub->state == FLEET__RCONN_READY &&
       !fleet__subs_used(&be->core.subs, NULL, s))
     redis_sub_send(be, "UNSUBSCRIBE", s, redis_on_unsubscribed);
   fleet__subs_drop(&be->core.subs, s);
@@ -335,14 +317,14 @@ static void redis_unsubscribe(fleet__backend_t *base, fleet__sub_t *s) {
 static void redis_on_main_state(fleet__rconn_t *c, int ready, int status) {
   redis_backend_t *be = c->owner;
 
-  if (!ready && be->sentinel != NULL && !be->closing)
+  if (!ready && be->sentinel != NULL && !be->core.closing)
     fleet__sentinel_refresh(be->sentinel);
 
-  fleet__backend_set_detail_bytes(&be->base, c->cause,
+  fleet__backend_set_detail_bytes(&be->core.base, c->cause,
                                   status != 0 ? strlen(c->cause) : 0);
-  be->events->state(be->owner,
-                    ready ? FLEET__BACKEND_READY : FLEET__BACKEND_RECONNECTING,
-                    status);
+  be->core.events->state(
+      be->core.owner,
+      ready ? FLEET__BACKEND_READY : FLEET__BACKEND_RECONNECTING, status);
 }
 
 /* One of the connections (or the sentinel) finished closing. */
@@ -353,7 +335,7 @@ static void redis_part_closed(redis_backend_t *be) {
   be->sentinel = NULL;
   fleet__rcore_free(&be->core);
   free(be->sub);
-  be->events->closed(be->owner);
+  be->core.events->closed(be->core.owner);
   free(be);
 }
 
@@ -366,7 +348,7 @@ static void redis_on_conn_closed(fleet__rconn_t *c) {
 static void redis_on_master(void *owner) {
   redis_backend_t *be = owner;
 
-  if (be->closing)
+  if (be->core.closing)
     return;
   /* Requests written from now on carry the new master's epoch, those
    * queued before the change included. */
@@ -380,7 +362,7 @@ static void redis_on_master(void *owner) {
 static void redis_on_sentinel_trouble(void *owner, const char *why) {
   redis_backend_t *be = owner;
 
-  if (be->closing)
+  if (be->core.closing)
     return;
   fleet__rconn_note(&be->main, why);
   if (be->sub != NULL)
@@ -412,16 +394,11 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
   be = calloc(1, sizeof(*be));
   if (be == NULL)
     return FLEET_ENOMEM;
-  be->base.vt = &fleet__redis_backend;
-  be->loop = loop;
+  fleet__rcore_init(&be->core, &fleet__redis_backend, loop, config, events,
+                    owner, 0, sizeof(fleet__rreq_t));
   be->url = url;
-  be->config = *config;
-  be->events = events;
-  be->owner = owner;
-  fleet__rcore_init(&be->core, &be->base, &be->config, events, owner, 0,
-                    sizeof(fleet__rreq_t));
   if (url->scheme == FLEET__URL_SENTINEL) {
-    err = fleet__sentinel_new(&be->sentinel, loop, url, &be->config,
+    err = fleet__sentinel_new(&be->sentinel, loop, url, &be->core.config,
                               &redis_sentinel_events, be);
     if (err != 0) {
       free(be);
@@ -430,7 +407,7 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
     be->url = fleet__sentinel_node(be->sentinel);
   }
   err =
-      fleet__rconn_open(&be->main, loop, be, be->url, &be->config,
+      fleet__rconn_open(&be->main, loop, be, be->url, &be->core.config,
                         &redis_main_events, 0, fleet__scripts, fleet__nscripts);
   if (err != 0) {
     fleet__sentinel_free(be->sentinel);
@@ -443,17 +420,15 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
     be->conns_open++;
     fleet__sentinel_start(be->sentinel);
   }
-  *out = &be->base;
+  *out = &be->core.base;
   return 0;
 }
 
 static void redis_close(fleet__backend_t *base) {
   redis_backend_t *be = (redis_backend_t *)base;
 
-  if (be->closing)
+  if (!fleet__rcore_close(&be->core))
     return;
-  be->closing = 1;
-  be->core.subs.closing = 1;
   if (be->sentinel != NULL)
     fleet__sentinel_close(be->sentinel);
   if (be->sub != NULL)
@@ -464,7 +439,7 @@ static void redis_close(fleet__backend_t *base) {
 static void redis_flush(fleet__backend_t *base) {
   redis_backend_t *be = (redis_backend_t *)base;
 
-  if (!be->closing)
+  if (!be->core.closing)
     fleet__rconn_flush(&be->main);
 }
 

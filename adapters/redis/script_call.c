@@ -26,14 +26,15 @@ int fleet__redis_op_implemented(fleet__op_t op) {
          fleet__rcall_find_script(fleet__op_name(op), 0) != NULL;
 }
 
-void fleet__rcore_init(fleet__rcore_t *core, fleet__backend_t *base,
-                       const fleet__backend_config_t *config,
+void fleet__rcore_init(fleet__rcore_t *core, const fleet__backend_vtable_t *vt,
+                       uv_loop_t *loop, const fleet__backend_config_t *config,
                        const fleet__backend_events_t *events, void *owner,
                        int sharded, size_t req_size) {
   size_t i;
 
-  *core = (fleet__rcore_t){.base = base,
-                           .config = config,
+  *core = (fleet__rcore_t){.base.vt = vt,
+                           .loop = loop,
+                           .config = *config,
                            .events = events,
                            .owner = owner,
                            .req_size = req_size};
@@ -42,7 +43,51 @@ void fleet__rcore_init(fleet__rcore_t *core, fleet__backend_t *base,
       core->scripts[i] =
           fleet__rcall_find_script(fleet__op_name((fleet__op_t)i), sharded);
   fleet__freelist_init(&core->free_reqs, 0);
-  fleet__subs_init(&core->subs, base);
+  fleet__subs_init(&core->subs, core);
+}
+
+int fleet__rcore_close(fleet__rcore_t *core) {
+  if (core->closing)
+    return 0;
+  core->closing = 1;
+  core->subs.closing = 1;
+  return 1;
+}
+
+int fleet__rcore_call_check(const fleet__rcore_t *core, fleet__reply_cb cb) {
+  if (core->closing)
+    return FLEET_ECLOSING;
+  return cb == NULL ? FLEET_EINVAL : 0;
+}
+
+int fleet__rcore_subscribe_check(const fleet__rcore_t *core,
+                                 const char *channel, size_t len,
+                                 fleet__message_cb cb, fleet__sub_t **out) {
+  if (core->closing)
+    return FLEET_ECLOSING;
+  if (channel == NULL || len == 0 || cb == NULL || out == NULL)
+    return FLEET_EINVAL;
+  return 0;
+}
+
+void fleet__rcore_subscribed(fleet__rcore_t *core, const void *where,
+                             int status, const redisReply *reply) {
+  const redisReply *ch;
+
+  if (status != 0 || reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
+      reply->element[1]->type != REDIS_REPLY_STRING)
+    return;
+  ch = reply->element[1];
+  fleet__subs_live(&core->subs, where, ch->str, ch->len);
+}
+
+void fleet__rcore_message(fleet__rcore_t *core, const void *where,
+                          const redisReply *reply) {
+  const redisReply *ch = reply->element[1], *msg = reply->element[2];
+
+  if (ch->type != REDIS_REPLY_STRING || msg->type != REDIS_REPLY_STRING)
+    return;
+  fleet__subs_message(&core->subs, where, ch->str, ch->len, msg->str, msg->len);
 }
 
 void fleet__rcore_free(fleet__rcore_t *core) {
@@ -175,10 +220,10 @@ fleet__rreq_t *fleet__rcore_wait(fleet__rcore_t *core) {
   argv[0].len = 4;
   argv[1].base = n;
   argv[1].len = (size_t)snprintf(n, sizeof(n), "%u",
-                                 (unsigned)core->config->wait_replicas);
+                                 (unsigned)core->config.wait_replicas);
   argv[2].base = ms;
   argv[2].len = (size_t)snprintf(ms, sizeof(ms), "%u",
-                                 (unsigned)core->config->wait_timeout_ms);
+                                 (unsigned)core->config.wait_timeout_ms);
   return fleet__rcore_command(core, 3, argv);
 }
 
@@ -236,7 +281,7 @@ int fleet__rcore_to_eval(fleet__rreq_t *req) {
 
 void fleet__rcore_set_detail(fleet__rcore_t *core, const char *conn_detail,
                              int status, const redisReply *reply) {
-  fleet__backend_t *base = core->base;
+  fleet__backend_t *base = &core->base;
   const redisReply *err;
 
   if (status == 0)
@@ -263,8 +308,8 @@ int fleet__rcore_outcome(fleet__rcore_t *core, const char *conn_detail,
 
 int fleet__rcore_wait_outcome(fleet__rcore_t *core, const char *conn_detail,
                               int status, const redisReply *reply) {
-  fleet__backend_t *base = core->base;
-  unsigned want = (unsigned)core->config->wait_replicas;
+  fleet__backend_t *base = &core->base;
+  unsigned want = (unsigned)core->config.wait_replicas;
 
   if (status != 0) {
     fleet__backend_set_detail(base, "WAIT: %s", conn_detail);
@@ -285,7 +330,7 @@ int fleet__rcore_wait_outcome(fleet__rcore_t *core, const char *conn_detail,
         "WAIT: %lld of %u replicas acknowledged the write within %u ms; it "
         "is done on the master, but a failover may lose it",
         (long long)reply->integer, want,
-        (unsigned)core->config->wait_timeout_ms);
+        (unsigned)core->config.wait_timeout_ms);
     return FLEET_ETIMEDOUT;
   }
   base->detail[0] = '\0';

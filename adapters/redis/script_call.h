@@ -25,11 +25,15 @@
 #include "redis/reply.h"
 #include "subs.h"
 
+/* The core's part of a front-end's backend, its first member: a
+ * front-end's backend is a fleet__rcore_t followed by its routing state. */
 typedef struct {
-  fleet__backend_t *base; /* the front-end's backend; its detail is set */
-  const fleet__backend_config_t *config; /* the front-end's copy */
+  fleet__backend_t base; /* first: what the vtable's calls get */
+  uv_loop_t *loop;
+  fleet__backend_config_t config;
   const fleet__backend_events_t *events;
   void *owner;
+  int closing; /* close() was called */
   /* Each op's script (the sharded copies on a cluster), NULL for an op
    * that is a plain command. */
   const fleet__script_t *scripts[FLEET__OP_COUNT];
@@ -53,14 +57,40 @@ typedef struct {
  * runs), or NULL. */
 const fleet__script_t *fleet__rcall_find_script(const char *name, int sharded);
 
-/* Sets up `core` for the backend `base` of `owner`: the op scripts
- * (`sharded` on a cluster), an empty request pool of `req_size`-byte
- * records and an empty subscriber list. `config` and `events` must outlive
- * it. */
-void fleet__rcore_init(fleet__rcore_t *core, fleet__backend_t *base,
-                       const fleet__backend_config_t *config,
+/* Sets up `core` as the backend of vtable `vt` on `loop` for `owner`, with
+ * a copy of `config`: the op scripts (`sharded` on a cluster), an empty
+ * request pool of `req_size`-byte records and an empty subscriber list.
+ * `events` must outlive it. */
+void fleet__rcore_init(fleet__rcore_t *core, const fleet__backend_vtable_t *vt,
+                       uv_loop_t *loop, const fleet__backend_config_t *config,
                        const fleet__backend_events_t *events, void *owner,
                        int sharded, size_t req_size);
+
+/* Starts closing: from now on the subscriber list calls no one back.
+ * Returns 1, or 0 when it had already started (nothing to do then). */
+int fleet__rcore_close(fleet__rcore_t *core);
+
+/* The checks of the vtable's call() before any routing: FLEET_ECLOSING
+ * once closing, FLEET_EINVAL without a callback; else 0. */
+int fleet__rcore_call_check(const fleet__rcore_t *core, fleet__reply_cb cb);
+
+/* The checks of the vtable's subscribe(): FLEET_ECLOSING once closing,
+ * FLEET_EINVAL for an empty channel, no callback or no `out`; else 0. */
+int fleet__rcore_subscribe_check(const fleet__rcore_t *core,
+                                 const char *channel, size_t len,
+                                 fleet__message_cb cb, fleet__sub_t **out);
+
+/* A (S)SUBSCRIBE answered with `status` and `reply` on the subscriber
+ * connection at `where`: the subscribers of the channel it names hear
+ * that it is live (fleet__subs_live()). */
+void fleet__rcore_subscribed(fleet__rcore_t *core, const void *where,
+                             int status, const redisReply *reply);
+
+/* A published message (an array "message" or "smessage", channel,
+ * payload) on the subscriber connection at `where`: its subscribers hear
+ * it (fleet__subs_message()). */
+void fleet__rcore_message(fleet__rcore_t *core, const void *where,
+                          const redisReply *reply);
 
 /* Frees what `core` holds: the pooled requests, the subscriber entries,
  * the reply storage. */
