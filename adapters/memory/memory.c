@@ -478,7 +478,8 @@ static int mem_call(fleet__backend_t *base, fleet__op_t op,
   return 0;
 }
 
-int fleet__memory_set_epoch(fleet__backend_t *base, const char *epoch) {
+/* Tests only (fleet__backend_set_epoch()). */
+static int mem_set_epoch(fleet__backend_t *base, const char *epoch) {
   mem_backend_t *be = (mem_backend_t *)base;
 
   return fleet__mem_host_set_epoch(be->store->host, epoch);
@@ -556,4 +557,5 @@ const fleet__backend_vtable_t fleet__memory_backend = {
     .subscribe = mem_subscribe,
     .unsubscribe = mem_unsubscribe,
     .close = mem_close,
+    .set_epoch = mem_set_epoch,
 };

@@ -29,7 +29,6 @@
 #include "common/list.h"
 #include "common/url.h"
 #include "common/util.h"
-#include "redis/byo.h"
 #include "redis/script_call.h"
 
 typedef struct byo_backend_s byo_backend_t;
@@ -577,33 +576,24 @@ static void byo_on_idle(uv_idle_t *t) {
     uv_idle_stop(&be->idle);
 }
 
-static int byo_open_url(uv_loop_t *loop, const fleet__url_t *url,
-                        const fleet__backend_config_t *config,
-                        const fleet__backend_events_t *events, void *owner,
-                        fleet__backend_t **out) {
-  (void)loop;
-  (void)url;
-  (void)config;
-  (void)events;
-  (void)owner;
-  (void)out;
-  return FLEET_EINVAL; /* opened by fleet__byo_open() only */
-}
-
 static int byo_usable(const redisAsyncContext *ac) {
   return ac->err == 0 && (ac->c.flags & (REDIS_DISCONNECTING | REDIS_FREEING |
                                          REDIS_SUBSCRIBED)) == 0;
 }
 
-int fleet__byo_open(uv_loop_t *loop, redisAsyncContext *ac,
-                    redisAsyncContext *sub_ac,
+/* The vtable's open: over config->hiredis_ac (and hiredis_sub_ac for
+ * pub/sub, or NULL for a connection of its own made on first subscribe);
+ * there is no URL. */
+static int byo_open(uv_loop_t *loop, const fleet__url_t *url,
                     const fleet__backend_config_t *config,
                     const fleet__backend_events_t *events, void *owner,
                     fleet__backend_t **out) {
+  redisAsyncContext *ac = config->hiredis_ac, *sub_ac = config->hiredis_sub_ac;
   byo_backend_t *be;
 
-  if (loop == NULL || ac == NULL || ac == sub_ac || !byo_usable(ac) ||
-      (sub_ac != NULL && !byo_usable(sub_ac)) || config->wait_replicas > 0)
+  if (url != NULL || loop == NULL || ac == NULL || ac == sub_ac ||
+      !byo_usable(ac) || (sub_ac != NULL && !byo_usable(sub_ac)) ||
+      config->wait_replicas > 0)
     return FLEET_EINVAL;
   be = calloc(1, sizeof(*be));
   if (be == NULL)
@@ -656,4 +646,9 @@ static void byo_close(fleet__backend_t *base) {
 }
 
 const fleet__backend_vtable_t fleet__byo_backend = {
-    byo_open_url, byo_call, byo_subscribe, byo_unsubscribe, byo_close, NULL};
+    .open = byo_open,
+    .call = byo_call,
+    .subscribe = byo_subscribe,
+    .unsubscribe = byo_unsubscribe,
+    .close = byo_close,
+};

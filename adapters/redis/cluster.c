@@ -37,7 +37,6 @@
 
 #include "common/list.h"
 #include "common/util.h"
-#include "redis/cluster.h"
 #include "redis/durable.h"
 #include "redis/script_call.h"
 
@@ -1190,7 +1189,8 @@ static int cluster_add_seeds(cluster_backend_t *be, const fleet__url_t *url) {
   return 0;
 }
 
-int fleet__cluster_open(uv_loop_t *loop, const fleet__url_t *url,
+/* The vtable's open: the seed nodes of `url`. */
+static int cluster_open(uv_loop_t *loop, const fleet__url_t *url,
                         const fleet__backend_config_t *config,
                         const fleet__backend_events_t *events, void *owner,
                         fleet__backend_t **out) {
@@ -1256,5 +1256,10 @@ static void cluster_flush(fleet__backend_t *base) {
 }
 
 const fleet__backend_vtable_t fleet__cluster_backend = {
-    fleet__cluster_open, cluster_call,  cluster_subscribe,
-    cluster_unsubscribe, cluster_close, cluster_flush};
+    .open = cluster_open,
+    .call = cluster_call,
+    .subscribe = cluster_subscribe,
+    .unsubscribe = cluster_unsubscribe,
+    .close = cluster_close,
+    .flush = cluster_flush,
+};

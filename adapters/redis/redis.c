@@ -191,7 +191,8 @@ static int redis_call(fleet__backend_t *base, fleet__op_t op,
   return 0;
 }
 
-int fleet__redis_set_epoch(fleet__backend_t *base, const char *epoch) {
+/* Tests only (fleet__backend_set_epoch()). */
+static int redis_set_epoch(fleet__backend_t *base, const char *epoch) {
   redis_backend_t *be = (redis_backend_t *)base;
   size_t len = strlen(epoch);
 
@@ -444,5 +445,11 @@ static void redis_flush(fleet__backend_t *base) {
 }
 
 const fleet__backend_vtable_t fleet__redis_backend = {
-    redis_open,        redis_call,  redis_subscribe,
-    redis_unsubscribe, redis_close, redis_flush};
+    .open = redis_open,
+    .call = redis_call,
+    .subscribe = redis_subscribe,
+    .unsubscribe = redis_unsubscribe,
+    .close = redis_close,
+    .flush = redis_flush,
+    .set_epoch = redis_set_epoch,
+};
