@@ -445,11 +445,5 @@ static void redis_flush(fleet__backend_t *base) {
 }
 
 const fleet__backend_vtable_t fleet__redis_backend = {
-    .open = redis_open,
-    .call = redis_call,
-    .subscribe = redis_subscribe,
-    .unsubscribe = redis_unsubscribe,
-    .close = redis_close,
-    .flush = redis_flush,
-    .set_epoch = redis_set_epoch,
-};
+    redis_open,  redis_call,  redis_subscribe, redis_unsubscribe,
+    redis_close, redis_flush, redis_set_epoch};
