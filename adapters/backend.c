@@ -7,7 +7,6 @@
 
 #include "backend.h"
 #include "common/url.h"
-#include "redis/byo.h"
 
 static const char *const backend_op_names[FLEET__OP_COUNT] = {
 #define XX(id, name, command) name,
@@ -41,11 +40,9 @@ int fleet__op_fenced(fleet__op_t op) {
 }
 
 int fleet__backend_set_epoch(fleet__backend_t *be, const char *epoch) {
-  if (be->vt == &fleet__memory_backend)
-    return fleet__memory_set_epoch(be, epoch);
-  if (be->vt == &fleet__redis_backend)
-    return fleet__redis_set_epoch(be, epoch);
-  return FLEET_EINVAL;
+  if (be->vt->set_epoch == NULL)
+    return FLEET_EINVAL;
+  return be->vt->set_epoch(be, epoch);
 }
 
 void fleet__backend_set_detail(fleet__backend_t *be, const char *fmt, ...) {
@@ -94,7 +91,11 @@ int fleet__backend_open_hiredis(uv_loop_t *loop, struct redisAsyncContext *ac,
                                 const fleet__backend_config_t *config,
                                 const fleet__backend_events_t *events,
                                 void *owner, fleet__backend_t **out) {
-  return fleet__byo_open(loop, ac, sub_ac, config, events, owner, out);
+  fleet__backend_config_t cfg = *config;
+
+  cfg.hiredis_ac = ac;
+  cfg.hiredis_sub_ac = sub_ac;
+  return fleet__byo_backend.open(loop, NULL, &cfg, events, owner, out);
 }
 
 /* CRC16-CCITT (XMODEM: polynomial 0x1021, initial 0), bit by bit, which is

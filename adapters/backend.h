@@ -181,6 +181,8 @@ typedef void (*fleet__message_cb)(void *arg, int status, const char *payload,
 /* The backend object                                                       */
 
 typedef struct fleet__backend_s fleet__backend_t;
+/* A subscription, opaque to callers: every adapter keeps its entries in
+ * the one subscriber list of adapters/subs.h. */
 typedef struct fleet__sub_s fleet__sub_t;
 struct fleet__url_s;
 
@@ -205,6 +207,8 @@ typedef struct {
   void (*log)(void *owner, int level, const char *message);
 } fleet__backend_events_t;
 
+struct redisAsyncContext;
+
 /* Settings a backend gets from the client; copied at open. */
 typedef struct {
   uint32_t connect_timeout_ms;
@@ -221,6 +225,10 @@ typedef struct {
    * wait_timeout_ms; fewer replicas is FLEET_ETIMEDOUT. 0: no WAIT. */
   uint32_t wait_replicas;
   uint32_t wait_timeout_ms;
+  /* fleet__backend_open_hiredis() only: the program's hiredis context,
+   * and its subscriber context or NULL. */
+  struct redisAsyncContext *hiredis_ac;
+  struct redisAsyncContext *hiredis_sub_ac;
 } fleet__backend_config_t;
 
 typedef struct {
@@ -256,6 +264,10 @@ typedef struct {
    * prepare handle) and must not wait for the next one. NULL when calls
    * never wait (memory). */
   void (*flush)(fleet__backend_t *be);
+
+  /* Optional, tests only: fleet__backend_set_epoch(). NULL when the
+   * backend has no such setting. */
+  int (*set_epoch)(fleet__backend_t *be, const char *epoch);
 } fleet__backend_vtable_t;
 
 /* Size of the error detail buffer, NUL included. */
@@ -295,8 +307,6 @@ void fleet__backend_set_detail_bytes(fleet__backend_t *be, const void *p,
 /* ------------------------------------------------------------------------ */
 /* Opening a backend                                                        */
 
-struct redisAsyncContext;
-
 /* Opens the backend that `url`'s scheme names (memory://, one Redis or
  * Sentinel, Redis Cluster) and starts connecting; the one place that
  * chooses an adapter. The arguments are those of the vtable's open. Returns
@@ -320,6 +330,9 @@ int fleet__backend_open_hiredis(uv_loop_t *loop, struct redisAsyncContext *ac,
 extern const fleet__backend_vtable_t fleet__redis_backend;
 extern const fleet__backend_vtable_t fleet__cluster_backend;
 extern const fleet__backend_vtable_t fleet__memory_backend;
+/* Over the program's hiredis context: opened by
+ * fleet__backend_open_hiredis() (its open reads config->hiredis_ac). */
+extern const fleet__backend_vtable_t fleet__byo_backend;
 
 /* Tests only: sets the failover epoch that `be` appends to fenced ops from
  * now on (see FLEET__OPS_FENCED), as a failover to a master of that epoch
@@ -329,8 +342,6 @@ extern const fleet__backend_vtable_t fleet__memory_backend;
  * need not be a valid epoch. Returns 0, or FLEET_EINVAL for another
  * backend or a bad length. */
 int fleet__backend_set_epoch(fleet__backend_t *be, const char *epoch);
-int fleet__memory_set_epoch(fleet__backend_t *be, const char *epoch);
-int fleet__redis_set_epoch(fleet__backend_t *be, const char *epoch);
 
 /* Whether a backend implements `op` (a test checks every op on both). */
 int fleet__redis_op_implemented(fleet__op_t op);

@@ -29,22 +29,36 @@
 
 /* One call: the environment, the Lua stack replies go to, the arguments
  * (argv[0] is the command name). */
+typedef struct cmd_s cmd_t;
+
 typedef struct {
   fleet__mem_env_t *env;
   fleet__ks_t *ks;
   lua_State *L;
   const fleet_bytes_t *argv;
   size_t argc;
+  const cmd_t *cmd; /* the command's row */
 } cmd_call_t;
 
 /* A command: pushes one reply and returns NULL, or returns an error. */
 typedef const char *cmd_fn(cmd_call_t *c);
 
-typedef struct {
+/* What the keyspace does for a command over "key item..." (HDEL, SADD,
+ * ...) and one over "key..." (DEL, EXISTS): a count, or a negative error. */
+typedef int64_t cmd_key_items_fn(fleet__ks_t *ks, fleet_bytes_t key,
+                                 const fleet_bytes_t *items, size_t n);
+typedef int64_t cmd_keys_fn(fleet__ks_t *ks, const fleet_bytes_t *keys,
+                            size_t n);
+
+struct cmd_s {
   const char *name;
   int arity; /* As Redis: argc exactly, or at least -arity when negative. */
   cmd_fn *fn;
-} cmd_t;
+  /* For the commands run by cmd_key_items() and cmd_keys(): what they
+   * call. */
+  cmd_key_items_fn *key_items;
+  cmd_keys_fn *keys;
+};
 
 /* ------------------------------------------------------------------------ */
 /* Replies and arguments                                                    */
@@ -194,13 +208,15 @@ static const char *cmd_publish(cmd_call_t *c) {
   return n < 0 ? CMD_ERR_OOM : cmd_int(c, n);
 }
 
-static const char *cmd_del(cmd_call_t *c) {
-  int64_t n = fleet__ks_del(c->ks, c->argv + 1, c->argc - 1);
+/* "key...": the row's keyspace call, whose count is the reply. */
+static const char *cmd_keys(cmd_call_t *c) {
+  int64_t n = c->cmd->keys(c->ks, c->argv + 1, c->argc - 1);
   return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
 }
 
-static const char *cmd_exists(cmd_call_t *c) {
-  int64_t n = fleet__ks_exists(c->ks, c->argv + 1, c->argc - 1);
+/* "key item...": the row's keyspace call, whose count is the reply. */
+static const char *cmd_key_items(cmd_call_t *c) {
+  int64_t n = c->cmd->key_items(c->ks, c->argv[1], c->argv + 2, c->argc - 2);
   return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
 }
 
@@ -387,11 +403,6 @@ static const char *cmd_hget(cmd_call_t *c) {
   return NULL;
 }
 
-static const char *cmd_hdel(cmd_call_t *c) {
-  int64_t n = fleet__ks_hdel(c->ks, c->argv[1], c->argv + 2, c->argc - 2);
-  return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
-}
-
 static const char *cmd_hexists(cmd_call_t *c) {
   int rc = fleet__ks_hexists(c->ks, c->argv[1], c->argv[2]);
   return rc < 0 ? cmd_ks_err(rc, CMD_ERR_SYNTAX) : cmd_int(c, rc);
@@ -428,16 +439,6 @@ static const char *cmd_hincrby(cmd_call_t *c) {
 
 /* ------------------------------------------------------------------------ */
 /* Lists and sets                                                           */
-
-static const char *cmd_rpush(cmd_call_t *c) {
-  int64_t n = fleet__ks_rpush(c->ks, c->argv[1], c->argv + 2, c->argc - 2);
-  return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
-}
-
-static const char *cmd_lpush(cmd_call_t *c) {
-  int64_t n = fleet__ks_lpush(c->ks, c->argv[1], c->argv + 2, c->argc - 2);
-  return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
-}
 
 static const char *cmd_lrem(cmd_call_t *c) {
   int64_t count, n;
@@ -489,16 +490,6 @@ static const char *cmd_lindex(cmd_call_t *c) {
   return NULL;
 }
 
-static const char *cmd_sadd(cmd_call_t *c) {
-  int64_t n = fleet__ks_sadd(c->ks, c->argv[1], c->argv + 2, c->argc - 2);
-  return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
-}
-
-static const char *cmd_srem(cmd_call_t *c) {
-  int64_t n = fleet__ks_srem(c->ks, c->argv[1], c->argv + 2, c->argc - 2);
-  return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
-}
-
 static const char *cmd_smembers(cmd_call_t *c) {
   fleet_bytes_t *items;
   int64_t n = fleet__ks_smembers(c->ks, c->argv[1], &items);
@@ -535,11 +526,6 @@ static const char *cmd_zadd(cmd_call_t *c) {
     added += rc;
   }
   return cmd_int(c, added);
-}
-
-static const char *cmd_zrem(cmd_call_t *c) {
-  int64_t n = fleet__ks_zrem(c->ks, c->argv[1], c->argv + 2, c->argc - 2);
-  return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
 }
 
 static const char *cmd_zcard(cmd_call_t *c) {
@@ -651,50 +637,59 @@ static const char *cmd_zremrangebyscore(cmd_call_t *c) {
 /* The table                                                                */
 
 /* Sorted by name, for the binary search. */
+/* A row: a command of its own handler, one over "key item..." and one
+ * over "key..." run by the keyspace call `ks`. */
+#define CMD(name, arity, fn)                                                   \
+  { name, arity, fn, NULL, NULL }
+#define CMD_KEY_ITEMS(name, arity, ks)                                         \
+  { name, arity, cmd_key_items, ks, NULL }
+#define CMD_KEYS(name, arity, ks)                                              \
+  { name, arity, cmd_keys, NULL, ks }
+
 static const cmd_t command_table[] = {
-    {"DEL", -2, cmd_del},
-    {"EXISTS", -2, cmd_exists},
-    {"GET", 2, cmd_get},
-    {"HDEL", -3, cmd_hdel},
-    {"HEXISTS", 3, cmd_hexists},
-    {"HGET", 3, cmd_hget},
-    {"HGETALL", 2, cmd_hgetall},
-    {"HINCRBY", 4, cmd_hincrby},
-    {"HLEN", 2, cmd_hlen},
-    {"HMGET", -3, cmd_hmget},
-    {"HSET", -4, cmd_hset},
-    {"INCR", 2, cmd_incr},
-    {"INCRBY", 3, cmd_incrby},
-    {"LINDEX", 3, cmd_lindex},
-    {"LLEN", 2, cmd_llen},
-    {"LPUSH", -3, cmd_lpush},
-    {"LRANGE", 4, cmd_lrange},
-    {"LREM", 4, cmd_lrem},
-    {"LTRIM", 4, cmd_ltrim},
-    {"PEXPIRE", -3, cmd_pexpire},
-    {"PEXPIREAT", -3, cmd_pexpireat},
-    {"PING", -1, cmd_ping},
-    {"PTTL", 2, cmd_pttl},
-    {"PUBLISH", 3, cmd_publish},
-    {"RPUSH", -3, cmd_rpush},
-    {"SADD", -3, cmd_sadd},
-    {"SCAN", -2, cmd_scan},
-    {"SET", -3, cmd_set},
-    {"SMEMBERS", 2, cmd_smembers},
-    {"SREM", -3, cmd_srem},
-    {"TIME", 1, cmd_time},
-    {"TYPE", 2, cmd_type},
-    {"UNLINK", -2, cmd_del},
-    {"ZADD", -4, cmd_zadd},
-    {"ZCARD", 2, cmd_zcard},
-    {"ZCOUNT", 4, cmd_zcount},
-    {"ZRANGE", -4, cmd_zrange},
-    {"ZRANGEBYSCORE", -4, cmd_zrangebyscore},
-    {"ZRANK", 3, cmd_zrank},
-    {"ZREM", -3, cmd_zrem},
-    {"ZREMRANGEBYRANK", 4, cmd_zremrangebyrank},
-    {"ZREMRANGEBYSCORE", 4, cmd_zremrangebyscore},
-    {"ZSCORE", 3, cmd_zscore},
+    CMD_KEYS("DEL", -2, fleet__ks_del),
+    CMD_KEYS("EXISTS", -2, fleet__ks_exists),
+    CMD("GET", 2, cmd_get),
+    CMD_KEY_ITEMS("HDEL", -3, fleet__ks_hdel),
+    CMD("HEXISTS", 3, cmd_hexists),
+    CMD("HGET", 3, cmd_hget),
+    CMD("HGETALL", 2, cmd_hgetall),
+    CMD("HINCRBY", 4, cmd_hincrby),
+    CMD("HLEN", 2, cmd_hlen),
+    CMD("HMGET", -3, cmd_hmget),
+    CMD("HSET", -4, cmd_hset),
+    CMD("INCR", 2, cmd_incr),
+    CMD("INCRBY", 3, cmd_incrby),
+    CMD("LINDEX", 3, cmd_lindex),
+    CMD("LLEN", 2, cmd_llen),
+    CMD_KEY_ITEMS("LPUSH", -3, fleet__ks_lpush),
+    CMD("LRANGE", 4, cmd_lrange),
+    CMD("LREM", 4, cmd_lrem),
+    CMD("LTRIM", 4, cmd_ltrim),
+    CMD("PEXPIRE", -3, cmd_pexpire),
+    CMD("PEXPIREAT", -3, cmd_pexpireat),
+    CMD("PING", -1, cmd_ping),
+    CMD("PTTL", 2, cmd_pttl),
+    CMD("PUBLISH", 3, cmd_publish),
+    CMD_KEY_ITEMS("RPUSH", -3, fleet__ks_rpush),
+    CMD_KEY_ITEMS("SADD", -3, fleet__ks_sadd),
+    CMD("SCAN", -2, cmd_scan),
+    CMD("SET", -3, cmd_set),
+    CMD("SMEMBERS", 2, cmd_smembers),
+    CMD_KEY_ITEMS("SREM", -3, fleet__ks_srem),
+    CMD("TIME", 1, cmd_time),
+    CMD("TYPE", 2, cmd_type),
+    CMD_KEYS("UNLINK", -2, fleet__ks_del),
+    CMD("ZADD", -4, cmd_zadd),
+    CMD("ZCARD", 2, cmd_zcard),
+    CMD("ZCOUNT", 4, cmd_zcount),
+    CMD("ZRANGE", -4, cmd_zrange),
+    CMD("ZRANGEBYSCORE", -4, cmd_zrangebyscore),
+    CMD("ZRANK", 3, cmd_zrank),
+    CMD_KEY_ITEMS("ZREM", -3, fleet__ks_zrem),
+    CMD("ZREMRANGEBYRANK", 4, cmd_zremrangebyrank),
+    CMD("ZREMRANGEBYSCORE", 4, cmd_zremrangebyscore),
+    CMD("ZSCORE", 3, cmd_zscore),
 };
 
 /* The command named by `p` (any case), or NULL. */
@@ -748,5 +743,6 @@ const char *fleet__mem_command(fleet__mem_env_t *env, lua_State *L,
   c.L = L;
   c.argv = argv;
   c.argc = argc;
+  c.cmd = cmd;
   return cmd->fn(&c);
 }

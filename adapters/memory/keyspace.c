@@ -183,29 +183,35 @@ void fleet__ks_remove(fleet__ks_t *ks, fleet__dict_entry_t *e) {
   fleet__dict_delete(&ks->keys, e);
 }
 
-void fleet__ks_drop_if_empty(fleet__ks_t *ks, fleet__dict_entry_t *e) {
-  fleet__ks_obj_t *o = fleet__ks_obj(e);
-  size_t n;
-
+/* The number of elements of `o` (a string counts as one). */
+static size_t ks_obj_len(const fleet__ks_obj_t *o) {
   switch (o->type) {
     case FLEET__KS_HASH:
-      n = o->u.hash.used;
-      break;
+      return o->u.hash.used;
     case FLEET__KS_SET:
-      n = o->u.set.used;
-      break;
+      return o->u.set.used;
     case FLEET__KS_LIST:
-      n = o->u.list.len;
-      break;
+      return o->u.list.len;
     case FLEET__KS_ZSET:
-      n = o->u.zset.length;
-      break;
+      return o->u.zset.length;
     default:
-      n = o->u.str != NULL;
-      break;
+      return o->u.str != NULL;
   }
-  if (n == 0)
+}
+
+void fleet__ks_drop_if_empty(fleet__ks_t *ks, fleet__dict_entry_t *e) {
+  if (ks_obj_len(fleet__ks_obj(e)) == 0)
     fleet__ks_remove(ks, e);
+}
+
+int64_t fleet__ks_len(fleet__ks_t *ks, fleet_bytes_t key,
+                      fleet__ks_type_t type) {
+  fleet__dict_entry_t *e;
+  int rc = fleet__ks_find(ks, key, type, &e);
+
+  if (rc <= 0)
+    return rc;
+  return (int64_t)ks_obj_len(fleet__ks_obj(e));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -568,4 +574,40 @@ int64_t fleet__ks_scan(fleet__ks_t *ks, uint64_t cursor, fleet_bytes_t prefix,
   *next = cursor;
   *keys = s.keys;
   return (int64_t)s.n;
+}
+
+size_t fleet__ks_range(size_t len, int64_t start, int64_t stop, size_t *first) {
+  int64_t n = (int64_t)len;
+
+  if (start < 0)
+    start = start < -n ? 0 : start + n;
+  if (stop < 0)
+    stop += n;
+  if (stop >= n)
+    stop = n - 1;
+  if (start > stop || start >= n)
+    return 0;
+  *first = (size_t)start;
+  return (size_t)(stop - start + 1);
+}
+
+int64_t fleet__ks_remove_items(fleet__ks_t *ks, fleet_bytes_t key,
+                               fleet__ks_type_t type,
+                               const fleet_bytes_t *items, size_t n,
+                               int (*remove_one)(fleet__ks_obj_t *o,
+                                                 fleet_bytes_t item)) {
+  fleet__dict_entry_t *e;
+  int64_t count = 0;
+  size_t i;
+  int rc;
+
+  if (n == 0)
+    return FLEET_EBACKEND;
+  rc = fleet__ks_find(ks, key, type, &e);
+  if (rc <= 0)
+    return rc;
+  for (i = 0; i < n; i++)
+    count += remove_one(fleet__ks_obj(e), items[i]);
+  fleet__ks_drop_if_empty(ks, e);
+  return count;
 }

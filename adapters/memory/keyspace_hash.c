@@ -26,13 +26,25 @@ static void ks_collect_visit(fleet__dict_entry_t *e, void *arg) {
     c->err = fleet__ks_copy_out(c->ks, b->data, b->len, &c->out[c->n++]);
 }
 
-/* Copies every key of `d` (followed by its value when `with_values`) into
- * a scratch array. Returns the number of items or FLEET_ENOMEM. */
-static int64_t ks_collect(fleet__ks_t *ks, const fleet__dict_t *d,
-                          int with_values, fleet_bytes_t **out) {
+/* Copies every key of the hash or set at `key` (a hash's followed by its
+ * value) into a scratch array. Returns the number of items, or a negative
+ * error. */
+static int64_t ks_collect(fleet__ks_t *ks, fleet_bytes_t key,
+                          fleet__ks_type_t type, fleet_bytes_t **out) {
+  int with_values = type == FLEET__KS_HASH;
+  fleet__dict_entry_t *e;
+  const fleet__dict_t *d = NULL;
   ks_collect_t c;
   uint64_t cursor = 0;
-  size_t n = d != NULL ? d->used * (with_values ? 2 : 1) : 0;
+  size_t n;
+  int rc = fleet__ks_find(ks, key, type, &e);
+
+  if (rc < 0)
+    return rc;
+  if (rc > 0)
+    d = type == FLEET__KS_HASH ? &fleet__ks_obj(e)->u.hash
+                               : &fleet__ks_obj(e)->u.set;
+  n = d != NULL ? d->used * (with_values ? 2 : 1) : 0;
 
   c.ks = ks;
   c.out = fleet__ks_scratch_array(ks, n, sizeof(*c.out));
@@ -100,52 +112,30 @@ int fleet__ks_hget(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field,
   return rc < 0 ? rc : 1;
 }
 
-/* HDEL and SREM: removes `n` fields of the hash or members of the set at
- * `key` (of `type`), freeing each removed value with `free_val` (NULL for
- * sets, whose entries hold none), and drops the key once it is empty.
- * Returns how many were there, or a negative error. */
-static int64_t ks_dict_remove(fleet__ks_t *ks, fleet_bytes_t key,
-                              fleet__ks_type_t type, const fleet_bytes_t *items,
-                              size_t n, void (*free_val)(void *)) {
-  fleet__dict_entry_t *e, *f;
-  fleet__dict_t *d;
-  int64_t count = 0;
-  size_t i;
-  int rc;
+/* HDEL and SREM: removes one field of a hash (and frees its value) or one
+ * member of a set. Returns 1 when it was there, else 0. */
+static int ks_dict_remove_one(fleet__ks_obj_t *o, fleet_bytes_t item) {
+  int hash = o->type == FLEET__KS_HASH;
+  fleet__dict_t *d = hash ? &o->u.hash : &o->u.set;
+  fleet__dict_entry_t *f = fleet__dict_find(d, item.base, item.len);
 
-  if (n == 0)
-    return FLEET_EBACKEND;
-  rc = fleet__ks_find(ks, key, type, &e);
-  if (rc <= 0)
-    return rc;
-  d = type == FLEET__KS_HASH ? &fleet__ks_obj(e)->u.hash
-                             : &fleet__ks_obj(e)->u.set;
-  for (i = 0; i < n; i++) {
-    f = fleet__dict_find(d, items[i].base, items[i].len);
-    if (f != NULL) {
-      if (free_val != NULL)
-        free_val(f->val);
-      fleet__dict_delete(d, f);
-      count++;
-    }
-  }
-  fleet__ks_drop_if_empty(ks, e);
-  return count;
+  if (f == NULL)
+    return 0;
+  if (hash)
+    free(f->val);
+  fleet__dict_delete(d, f);
+  return 1;
 }
 
 int64_t fleet__ks_hdel(fleet__ks_t *ks, fleet_bytes_t key,
                        const fleet_bytes_t *fields, size_t n) {
-  return ks_dict_remove(ks, key, FLEET__KS_HASH, fields, n, free);
+  return fleet__ks_remove_items(ks, key, FLEET__KS_HASH, fields, n,
+                                ks_dict_remove_one);
 }
 
 int64_t fleet__ks_hgetall(fleet__ks_t *ks, fleet_bytes_t key,
                           fleet_bytes_t **out) {
-  fleet__dict_entry_t *e;
-  int rc = fleet__ks_find(ks, key, FLEET__KS_HASH, &e);
-
-  if (rc < 0)
-    return rc;
-  return ks_collect(ks, rc > 0 ? &fleet__ks_obj(e)->u.hash : NULL, 1, out);
+  return ks_collect(ks, key, FLEET__KS_HASH, out);
 }
 
 int fleet__ks_hincrby(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field,
@@ -191,12 +181,7 @@ int fleet__ks_hincrby(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field,
 }
 
 int64_t fleet__ks_hlen(fleet__ks_t *ks, fleet_bytes_t key) {
-  fleet__dict_entry_t *e;
-  int rc = fleet__ks_find(ks, key, FLEET__KS_HASH, &e);
-
-  if (rc <= 0)
-    return rc;
-  return (int64_t)fleet__ks_obj(e)->u.hash.used;
+  return fleet__ks_len(ks, key, FLEET__KS_HASH);
 }
 
 int fleet__ks_hexists(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t field) {
@@ -270,15 +255,11 @@ int64_t fleet__ks_sadd(fleet__ks_t *ks, fleet_bytes_t key,
 
 int64_t fleet__ks_srem(fleet__ks_t *ks, fleet_bytes_t key,
                        const fleet_bytes_t *members, size_t n) {
-  return ks_dict_remove(ks, key, FLEET__KS_SET, members, n, NULL);
+  return fleet__ks_remove_items(ks, key, FLEET__KS_SET, members, n,
+                                ks_dict_remove_one);
 }
 
 int64_t fleet__ks_smembers(fleet__ks_t *ks, fleet_bytes_t key,
                            fleet_bytes_t **out) {
-  fleet__dict_entry_t *e;
-  int rc = fleet__ks_find(ks, key, FLEET__KS_SET, &e);
-
-  if (rc < 0)
-    return rc;
-  return ks_collect(ks, rc > 0 ? &fleet__ks_obj(e)->u.set : NULL, 0, out);
+  return ks_collect(ks, key, FLEET__KS_SET, out);
 }

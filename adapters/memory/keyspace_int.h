@@ -56,6 +56,26 @@ int fleet__ks_find(fleet__ks_t *ks, fleet_bytes_t key, fleet__ks_type_t type,
 int fleet__ks_find_or_create(fleet__ks_t *ks, fleet_bytes_t key,
                              fleet__ks_type_t type, fleet__dict_entry_t **out);
 
+/* HLEN, LLEN and ZCARD: the number of elements of the value of `type` at
+ * `key` (0 when there is none), or FLEET_EWRONGTYPE. */
+int64_t fleet__ks_len(fleet__ks_t *ks, fleet_bytes_t key,
+                      fleet__ks_type_t type);
+
+/* HDEL, SREM and ZREM: removes each of the `n` items from the value of
+ * `type` at `key` with `remove_one` (which returns 1 when the item was
+ * there), and drops the key once it is empty. Returns how many were there,
+ * or a negative error (FLEET_EBACKEND for no item). */
+int64_t fleet__ks_remove_items(fleet__ks_t *ks, fleet_bytes_t key,
+                               fleet__ks_type_t type,
+                               const fleet_bytes_t *items, size_t n,
+                               int (*remove_one)(fleet__ks_obj_t *o,
+                                                 fleet_bytes_t item));
+
+/* Clamps Redis's inclusive [start, stop] (negative from the end) to `len`
+ * elements, as LRANGE, LTRIM, ZRANGE and ZREMRANGEBYRANK do. Returns the
+ * number of elements in range, and the first in `*first`. */
+size_t fleet__ks_range(size_t len, int64_t start, int64_t stop, size_t *first);
+
 /* Sets the expiry of `o` to `at_ms`, or clears it when `at_ms` is -1. */
 void fleet__ks_set_expire(fleet__ks_t *ks, fleet__ks_obj_t *o, int64_t at_ms);
 

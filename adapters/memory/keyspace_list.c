@@ -37,25 +37,6 @@ static int ks_list_reserve(fleet__ks_list_t *l, size_t extra) {
   return 0;
 }
 
-/* Clamps Redis's inclusive [start, stop] (negative from the end) to the
- * list. Returns the number of elements in range, and the first in
- * `*first`. */
-static size_t ks_list_range(size_t len, int64_t start, int64_t stop,
-                            size_t *first) {
-  int64_t n = (int64_t)len;
-
-  if (start < 0)
-    start = start < -n ? 0 : start + n;
-  if (stop < 0)
-    stop += n;
-  if (stop >= n)
-    stop = n - 1;
-  if (start > stop || start >= n)
-    return 0;
-  *first = (size_t)start;
-  return (size_t)(stop - start + 1);
-}
-
 /* Pushes `n` values to the tail (or the head, each in turn, when
  * `head`). */
 static int64_t ks_push(fleet__ks_t *ks, fleet_bytes_t key,
@@ -114,7 +95,7 @@ int64_t fleet__ks_lrange(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
     return rc;
   if (rc > 0) {
     l = &fleet__ks_obj(e)->u.list;
-    n = ks_list_range(l->len, start, stop, &first);
+    n = fleet__ks_range(l->len, start, stop, &first);
   }
   items = fleet__ks_scratch_array(ks, n, sizeof(*items));
   if (items == NULL)
@@ -129,12 +110,7 @@ int64_t fleet__ks_lrange(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
 }
 
 int64_t fleet__ks_llen(fleet__ks_t *ks, fleet_bytes_t key) {
-  fleet__dict_entry_t *e;
-  int rc = fleet__ks_find(ks, key, FLEET__KS_LIST, &e);
-
-  if (rc <= 0)
-    return rc;
-  return (int64_t)fleet__ks_obj(e)->u.list.len;
+  return fleet__ks_len(ks, key, FLEET__KS_LIST);
 }
 
 int fleet__ks_ltrim(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
@@ -147,7 +123,7 @@ int fleet__ks_ltrim(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
   if (rc <= 0)
     return rc;
   l = &fleet__ks_obj(e)->u.list;
-  keep = ks_list_range(l->len, start, stop, &first);
+  keep = fleet__ks_range(l->len, start, stop, &first);
   for (i = 0; i < l->len; i++) {
     if (i < first || i >= first + keep)
       free(*ks_list_slot(l, i));

@@ -49,23 +49,15 @@ int fleet__ks_zadd(fleet__ks_t *ks, fleet_bytes_t key, double score,
   return rc;
 }
 
+/* ZREM: removes one member. Returns 1 when it was there, else 0. */
+static int ks_zset_remove_one(fleet__ks_obj_t *o, fleet_bytes_t member) {
+  return fleet__zset_remove(&o->u.zset, member.base, member.len);
+}
+
 int64_t fleet__ks_zrem(fleet__ks_t *ks, fleet_bytes_t key,
                        const fleet_bytes_t *members, size_t n) {
-  fleet__dict_entry_t *e;
-  int64_t count = 0;
-  size_t i;
-  int rc;
-
-  if (n == 0)
-    return FLEET_EBACKEND;
-  rc = fleet__ks_find(ks, key, FLEET__KS_ZSET, &e);
-  if (rc <= 0)
-    return rc;
-  for (i = 0; i < n; i++)
-    count += fleet__zset_remove(&fleet__ks_obj(e)->u.zset, members[i].base,
-                                members[i].len);
-  fleet__ks_drop_if_empty(ks, e);
-  return count;
+  return fleet__ks_remove_items(ks, key, FLEET__KS_ZSET, members, n,
+                                ks_zset_remove_one);
 }
 
 int fleet__ks_zscore(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t member,
@@ -84,12 +76,7 @@ int fleet__ks_zscore(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t member,
 }
 
 int64_t fleet__ks_zcard(fleet__ks_t *ks, fleet_bytes_t key) {
-  fleet__dict_entry_t *e;
-  int rc = fleet__ks_find(ks, key, FLEET__KS_ZSET, &e);
-
-  if (rc <= 0)
-    return rc;
-  return (int64_t)fleet__ks_obj(e)->u.zset.length;
+  return fleet__ks_len(ks, key, FLEET__KS_ZSET);
 }
 
 int64_t fleet__ks_zrangebyscore(fleet__ks_t *ks, fleet_bytes_t key, double min,
@@ -122,26 +109,16 @@ int64_t fleet__ks_zrange(fleet__ks_t *ks, fleet_bytes_t key, int64_t start,
                          int64_t stop, fleet__ks_zitem_t **out) {
   fleet__dict_entry_t *e;
   const fleet__zset_t *z = NULL;
-  int64_t len = 0;
+  size_t first = 0, n = 0;
   int rc = fleet__ks_find(ks, key, FLEET__KS_ZSET, &e);
 
   if (rc < 0)
     return rc;
   if (rc > 0) {
     z = &fleet__ks_obj(e)->u.zset;
-    len = (int64_t)z->length;
+    n = fleet__ks_range(z->length, start, stop, &first);
   }
-  /* The same clamping as LRANGE. */
-  if (start < 0)
-    start = start < -len ? 0 : start + len;
-  if (stop < 0)
-    stop += len;
-  if (stop >= len)
-    stop = len - 1;
-  if (start > stop || start >= len)
-    return ks_zcopy(ks, NULL, 0, out);
-  return ks_zcopy(ks, fleet__zset_at(z, (size_t)start),
-                  (size_t)(stop - start + 1), out);
+  return ks_zcopy(ks, n > 0 ? fleet__zset_at(z, first) : NULL, n, out);
 }
 
 int64_t fleet__ks_zremrangebyscore(fleet__ks_t *ks, fleet_bytes_t key,
@@ -205,27 +182,20 @@ int64_t fleet__ks_zremrangebyrank(fleet__ks_t *ks, fleet_bytes_t key,
   fleet__dict_entry_t *e;
   fleet__zset_t *z;
   const fleet__zset_node_t *node, *next;
-  int64_t len, i;
+  size_t first = 0, n, i;
   int rc = fleet__ks_find(ks, key, FLEET__KS_ZSET, &e);
 
   if (rc <= 0)
     return rc;
   z = &fleet__ks_obj(e)->u.zset;
-  len = (int64_t)z->length;
-  /* The same clamping as ZRANGE. */
-  if (start < 0)
-    start = start < -len ? 0 : start + len;
-  if (stop < 0)
-    stop += len;
-  if (stop >= len)
-    stop = len - 1;
-  if (start > stop || start >= len)
+  n = fleet__ks_range(z->length, start, stop, &first);
+  if (n == 0)
     return 0;
-  node = fleet__zset_at(z, (size_t)start);
-  for (i = start; i <= stop; i++, node = next) {
+  node = fleet__zset_at(z, first);
+  for (i = 0; i < n; i++, node = next) {
     next = fleet__zset_next(node);
     fleet__zset_remove(z, node->ele, node->len);
   }
   fleet__ks_drop_if_empty(ks, e);
-  return stop - start + 1;
+  return (int64_t)n;
 }

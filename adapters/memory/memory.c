@@ -18,11 +18,13 @@
 #include <string.h>
 
 #include "backend.h"
+#include "common/freelist.h"
 #include "common/list.h"
 #include "common/url.h"
 #include "common/util.h"
 #include "memory/dict.h"
 #include "memory/script.h"
+#include "subs.h"
 
 /* Records kept for reuse per backend, and the largest builder buffers a
  * pooled record keeps. */
@@ -38,7 +40,9 @@ typedef struct {
   fleet__mem_host_t *host; /* Runs the ops over `ks`. */
   uint64_t wall0_us;       /* uv_gettimeofday() at creation. */
   uint64_t hr0_ns;         /* uv_hrtime() at creation. */
-  fleet__dict_t channels;  /* Channel -> first fleet__sub_t. */
+  /* Channel -> its subscribers (a fleet__list_t of fleet__sub_t, by their
+   * `peers` node, oldest first), each peer backend's. */
+  fleet__dict_t channels;
 } mem_store_t;
 
 typedef enum {
@@ -51,6 +55,7 @@ typedef enum {
 /* Something to deliver on a later loop iteration. */
 typedef struct mem_rec_s {
   struct mem_rec_s *next;
+  fleet__free_t free_node; /* on the backend's pool while unused */
   mem_rec_kind_t kind;
   int status; /* REPLY: the op's result. */
   union {
@@ -63,19 +68,6 @@ typedef struct mem_rec_s {
   } u;
   fleet__rb_t rb; /* REPLY: the reply. MESSAGE: the payload, one string. */
 } mem_rec_t;
-
-/* A subscription. It lives while the backend holds it (until unsubscribe
- * or the backend is freed) and while messages for it are queued. */
-struct fleet__sub_s {
-  mem_backend_t *be;
-  fleet__dict_entry_t *channel; /* NULL once it no longer receives. */
-  fleet__sub_t *chan_prev;
-  fleet__sub_t *chan_next;
-  fleet__list_t be_node; /* On the backend's subs. */
-  fleet__message_cb cb;
-  void *arg;
-  unsigned refs;
-};
 
 /* OPEN -> CLOSING (close() was called; the queue is being cancelled) ->
  * FINISHING (the handle is closing). */
@@ -91,9 +83,12 @@ struct mem_backend_s {
   uv_idle_t idle;
   mem_rec_t *head; /* The queue, oldest first. */
   mem_rec_t *tail;
-  mem_rec_t *pool;
-  size_t npool;
-  fleet__list_t subs; /* Every subscription not yet unsubscribed. */
+  fleet__freelist_t pool; /* Records kept for reuse. */
+  /* Every subscription not yet unsubscribed (adapters/subs.h). One lives
+   * while the backend holds it and while messages for it are queued (a
+   * reference each); its `where` is its channel's entry in the store, NULL
+   * once it no longer receives. */
+  fleet__subs_t subs;
 };
 
 static void mem_on_idle(uv_idle_t *handle);
@@ -157,12 +152,9 @@ static uint64_t mem_store_now_us(const mem_store_t *s) {
 
 /* A record from the pool or new, or NULL when out of memory. */
 static mem_rec_t *mem_rec_get(mem_backend_t *be) {
-  mem_rec_t *r = be->pool;
+  mem_rec_t *r = FLEET__FREELIST_TAKE(&be->pool, mem_rec_t, free_node);
 
-  if (r != NULL) {
-    be->pool = r->next;
-    be->npool--;
-  } else {
+  if (r == NULL) {
     r = malloc(sizeof(*r));
     if (r == NULL)
       return NULL;
@@ -174,13 +166,9 @@ static mem_rec_t *mem_rec_get(mem_backend_t *be) {
 }
 
 static void mem_rec_put(mem_backend_t *be, mem_rec_t *r) {
-  if (be->npool < MEM_POOL_MAX) {
-    fleet__rb_trim(&r->rb, MEM_POOL_RB_MAX);
-    r->next = be->pool;
-    be->pool = r;
-    be->npool++;
+  fleet__rb_trim(&r->rb, MEM_POOL_RB_MAX);
+  if (fleet__freelist_put(&be->pool, &r->free_node))
     return;
-  }
   fleet__rb_trim(&r->rb, 0);
   free(r);
 }
@@ -197,37 +185,42 @@ static void mem_enqueue(mem_backend_t *be, mem_rec_t *r) {
 /* ------------------------------------------------------------------------ */
 /* Subscriptions                                                            */
 
-static void mem_sub_unref(fleet__sub_t *sub) {
-  if (--sub->refs == 0)
-    free(sub);
+/* The backend of `sub`. */
+static mem_backend_t *mem_sub_backend(const fleet__sub_t *sub) {
+  return sub->list->owner;
+}
+
+/* Takes the channel entry `e` off the store when no one subscribes to it
+ * any more. */
+static void mem_channel_prune(mem_store_t *store, fleet__dict_entry_t *e) {
+  fleet__list_t *subs = e->val;
+
+  if (subs != NULL && !fleet__list_empty(subs))
+    return;
+  free(subs);
+  fleet__dict_delete(&store->channels, e);
 }
 
 /* Takes `sub` off its channel, so that it receives nothing more; the
  * channel goes when its last subscriber does. */
 static void mem_sub_detach(fleet__sub_t *sub) {
-  fleet__dict_entry_t *e = sub->channel;
+  fleet__dict_entry_t *e = sub->where;
 
   if (e == NULL)
     return;
-  if (sub->chan_prev != NULL)
-    sub->chan_prev->chan_next = sub->chan_next;
-  else
-    e->val = sub->chan_next;
-  if (sub->chan_next != NULL)
-    sub->chan_next->chan_prev = sub->chan_prev;
-  if (e->val == NULL)
-    fleet__dict_delete(&sub->be->store->channels, e);
-  sub->channel = NULL;
+  fleet__list_remove(&sub->peers);
+  mem_channel_prune(mem_sub_backend(sub)->store, e);
+  sub->where = NULL;
 }
 
-/* Whether `sub` is the first subscriber of its backend in the channel list
- * starting at `head`: PUBLISH counts clients, as Redis counts
- * connections. */
-static int mem_first_of_backend(const fleet__sub_t *head,
+/* Whether `sub` is the first subscriber of its backend on its channel's
+ * list `subs`: PUBLISH counts clients, as Redis counts connections. */
+static int mem_first_of_backend(const fleet__list_t *subs,
                                 const fleet__sub_t *sub) {
-  const fleet__sub_t *t;
-  for (t = head; t != sub; t = t->chan_next)
-    if (t->be == sub->be)
+  const fleet__list_t *n;
+
+  for (n = subs->next; n != &sub->peers; n = n->next)
+    if (FLEET__LIST_DATA(n, fleet__sub_t, peers)->list == sub->list)
       return 0;
   return 1;
 }
@@ -243,19 +236,22 @@ static int64_t mem_publish(void *publisher, fleet_bytes_t channel,
   int64_t n = 0;
 
   e = fleet__dict_find(&store->channels, channel.base, channel.len);
-  for (sub = e != NULL ? e->val : NULL; sub != NULL; sub = sub->chan_next) {
-    r = mem_rec_get(sub->be);
+  if (e == NULL)
+    return 0;
+  FLEET__LIST_FOREACH_DATA (sub, (fleet__list_t *)e->val, fleet__sub_t, peers) {
+    mem_backend_t *be = mem_sub_backend(sub);
+    r = mem_rec_get(be);
     if (r == NULL)
       return FLEET_ENOMEM;
     fleet__rb_reset(&r->rb);
     if (fleet__rb_str(&r->rb, payload.base, payload.len) != 0) {
-      mem_rec_put(sub->be, r);
+      mem_rec_put(be, r);
       return FLEET_ENOMEM;
     }
     r->kind = MEM_REC_MESSAGE;
     r->u.sub = sub;
-    sub->refs++;
-    mem_enqueue(sub->be, r);
+    fleet__sub_ref(sub);
+    mem_enqueue(be, r);
     n += mem_first_of_backend(e->val, sub);
   }
   return n;
@@ -273,8 +269,9 @@ static void mem_set_state(mem_backend_t *be, mem_state_t state) {
     case MEM_CLOSING:
       /* Subscriptions stop receiving now but stay valid for
        * unsubscribe() until the backend is freed. */
-      FLEET__LIST_FOREACH_DATA (sub, &be->subs, fleet__sub_t, be_node)
+      FLEET__SUBS_FOREACH(sub, &be->subs) {
         mem_sub_detach(sub);
+      }
       uv_idle_start(&be->idle, mem_on_idle);
       break;
     case MEM_FINISHING:
@@ -315,7 +312,7 @@ static void mem_deliver(mem_backend_t *be, mem_rec_t *r) {
       break;
     case MEM_REC_MESSAGE:
       sub = r->u.sub;
-      if (sub->channel != NULL) {
+      if (sub->where != NULL) {
         /* A message that cannot be delivered is reported as possibly
          * missed, which is what the subscriber must handle anyway. */
         if (fleet__rb_build(&r->rb, &reply) == 0)
@@ -323,15 +320,15 @@ static void mem_deliver(mem_backend_t *be, mem_rec_t *r) {
         else
           sub->cb(sub->arg, FLEET_ECONNLOST, NULL, 0);
       }
-      mem_sub_unref(sub);
+      fleet__sub_unref(sub);
       break;
     case MEM_REC_ACTIVE:
       /* As on Redis, a subscriber hears when its subscription is live and
        * re-checks what it waits on. */
       sub = r->u.sub;
-      if (sub->channel != NULL)
+      if (sub->where != NULL)
         sub->cb(sub->arg, FLEET_ECONNLOST, NULL, 0);
-      mem_sub_unref(sub);
+      fleet__sub_unref(sub);
       break;
   }
 }
@@ -365,12 +362,9 @@ static void mem_on_idle(uv_idle_t *handle) {
  * store. The queue is empty by now. */
 static void mem_free(mem_backend_t *be) {
   mem_rec_t *r;
-  fleet__sub_t *sub;
 
-  FLEET__LIST_FOREACH_DATA (sub, &be->subs, fleet__sub_t, be_node)
-    mem_sub_unref(sub);
-  while ((r = be->pool) != NULL) {
-    be->pool = r->next;
+  fleet__subs_free(&be->subs);
+  while ((r = FLEET__FREELIST_TAKE(&be->pool, mem_rec_t, free_node)) != NULL) {
     fleet__rb_trim(&r->rb, 0);
     free(r);
   }
@@ -414,7 +408,8 @@ static int mem_open(uv_loop_t *loop, const struct fleet__url_s *url,
   be = calloc(1, sizeof(*be));
   if (be == NULL)
     return FLEET_ENOMEM;
-  fleet__list_init(&be->subs);
+  fleet__subs_init(&be->subs, be);
+  fleet__freelist_init(&be->pool, MEM_POOL_MAX);
   be->base.vt = &fleet__memory_backend;
   be->loop = loop;
   be->events = *events;
@@ -483,7 +478,8 @@ static int mem_call(fleet__backend_t *base, fleet__op_t op,
   return 0;
 }
 
-int fleet__memory_set_epoch(fleet__backend_t *base, const char *epoch) {
+/* Tests only (fleet__backend_set_epoch()). */
+static int mem_set_epoch(fleet__backend_t *base, const char *epoch) {
   mem_backend_t *be = (mem_backend_t *)base;
 
   return fleet__mem_host_set_epoch(be->store->host, epoch);
@@ -506,46 +502,33 @@ static int mem_subscribe(fleet__backend_t *base, const char *channel,
                          fleet__sub_t **out) {
   mem_backend_t *be = (mem_backend_t *)base;
   fleet__dict_entry_t *e;
-  fleet__sub_t *sub, *tail;
+  fleet__sub_t *sub;
   mem_rec_t *r;
 
   if (be == NULL || (channel == NULL && len > 0) || cb == NULL || out == NULL)
     return FLEET_EINVAL;
   if (be->state != MEM_OPEN)
     return FLEET_ECLOSING;
-  sub = calloc(1, sizeof(*sub));
-  if (sub == NULL)
-    return FLEET_ENOMEM;
   e = fleet__dict_add(&be->store->channels, channel, len, NULL);
-  if (e == NULL) {
-    free(sub);
+  if (e == NULL)
     return FLEET_ENOMEM;
-  }
-  r = mem_rec_get(be);
+  if (e->val == NULL && (e->val = malloc(sizeof(fleet__list_t))) != NULL)
+    fleet__list_init(e->val);
+  sub =
+      e->val != NULL ? fleet__subs_add(&be->subs, channel, len, cb, arg) : NULL;
+  r = sub != NULL ? mem_rec_get(be) : NULL;
   if (r == NULL) {
-    if (e->val == NULL)
-      fleet__dict_delete(&be->store->channels, e);
-    free(sub);
+    fleet__subs_drop(&be->subs, sub);
+    mem_channel_prune(be->store, e);
     return FLEET_ENOMEM;
   }
-  sub->be = be;
-  sub->channel = e;
-  sub->cb = cb;
-  sub->arg = arg;
-  sub->refs = 2; /* the backend's, and the activation record's */
+  fleet__sub_ref(sub); /* the activation record's */
+  sub->where = e;
   r->kind = MEM_REC_ACTIVE;
   r->u.sub = sub;
   mem_enqueue(be, r);
   /* Subscribers hear a message in the order they subscribed. */
-  if (e->val == NULL) {
-    e->val = sub;
-  } else {
-    for (tail = e->val; tail->chan_next != NULL; tail = tail->chan_next)
-      ;
-    tail->chan_next = sub;
-    sub->chan_prev = tail;
-  }
-  fleet__list_insert_head(&be->subs, &sub->be_node);
+  fleet__list_insert_tail(e->val, &sub->peers);
   *out = sub;
   return 0;
 }
@@ -558,8 +541,7 @@ static void mem_unsubscribe(fleet__backend_t *base, fleet__sub_t *sub) {
   if (be == NULL || sub == NULL)
     return;
   mem_sub_detach(sub);
-  fleet__list_remove(&sub->be_node);
-  mem_sub_unref(sub);
+  fleet__subs_drop(&be->subs, sub);
 }
 
 static void mem_close(fleet__backend_t *base) {
@@ -575,4 +557,5 @@ const fleet__backend_vtable_t fleet__memory_backend = {
     .subscribe = mem_subscribe,
     .unsubscribe = mem_unsubscribe,
     .close = mem_close,
+    .set_epoch = mem_set_epoch,
 };

@@ -13,7 +13,11 @@
  * records outlive the client: the backend counts them (`refs`) and frees
  * itself only once it reported closed and hiredis let go of all of them.
  * A NULL reply means the context is going away (its connection broke or
- * the program freed it): from then on the backend never touches it. */
+ * the program freed it): from then on the backend never touches it.
+ *
+ * Like the other front-ends it only routes: the command head of an op,
+ * NOSCRIPT, reply conversion and the subscriber list are the Redis
+ * core's (script_call.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,16 +29,16 @@
 #include "common/list.h"
 #include "common/url.h"
 #include "common/util.h"
-#include "redis/byo.h"
-#include "redis/cluster.h"
-#include "redis/reply.h"
+#include "redis/script_call.h"
 
 typedef struct byo_backend_s byo_backend_t;
 
 /* One op. Owned by hiredis while `in_hiredis`, by the caller's callback
- * while `cb` is set; freed when neither holds it. */
+ * while `cb` is set; back to the backend's pool when neither holds it
+ * (with its arrays and buffer, reused by the next op). */
 typedef struct byo_op_s {
-  fleet__list_t node; /* on the pending list, while cb is set */
+  fleet__list_t node;      /* on the pending list, while cb is set */
+  fleet__free_t free_node; /* on the backend's pool while unused */
   byo_backend_t *be;
   const fleet__script_t *script;
   fleet__reply_cb cb;
@@ -44,11 +48,13 @@ typedef struct byo_op_s {
   int argc;
   const char **argv;
   size_t *argvlen;
-  char *blob; /* the copied arguments */
+  size_t argv_cap; /* entries argv and argvlen hold */
+  char *blob;      /* the copied arguments */
+  size_t blob_cap;
 } byo_op_t;
 
-/* A channel subscribed on the subscriber context; it stays subscribed
- * until the client closes. */
+/* A channel subscribed on the subscriber context (the `where` of its
+ * subscribers); it stays subscribed until the client closes. */
 typedef struct byo_chan_s {
   struct byo_chan_s *next;
   byo_backend_t *be;
@@ -58,21 +64,8 @@ typedef struct byo_chan_s {
   int live;       /* the server confirmed the subscription */
 } byo_chan_t;
 
-struct fleet__sub_s {
-  fleet__sub_t *next;
-  byo_chan_t *chan;
-  fleet__message_cb cb; /* NULL once unsubscribed */
-  void *arg;
-  int notified; /* heard that its channel is live */
-};
-
 struct byo_backend_s {
-  fleet__backend_t base;
-  uv_loop_t *loop;
-  fleet__backend_config_t config;
-  const fleet__backend_events_t *events;
-  void *owner;
-  const fleet__script_t *scripts[FLEET__OP_COUNT];
+  fleet__rcore_t core; /* first: its base is the backend */
 
   redisAsyncContext *ac;     /* NULL once gone */
   redisAsyncContext *sub_ac; /* NULL until opened, or once gone */
@@ -84,34 +77,38 @@ struct byo_backend_s {
   char *sub_path;
 
   fleet__list_t pending; /* ops whose callback has not run */
+  fleet__freelist_t free_ops;
   byo_chan_t *chans;
-  fleet__sub_t *subs;
-  int dispatching;
-  int subs_dead;
 
   uv_idle_t idle; /* deferred work: ready, live notices, close */
   int ready_reported;
   int closing;
   int closed;  /* events->closed ran */
   size_t refs; /* records hiredis holds */
-  fleet__reply_scratch_t scratch;
 };
 
+static void byo_op_free(byo_op_t *op) {
+  free(op->blob);
+  free((void *)op->argv);
+  free(op->argvlen);
+  free(op);
+}
+
 static void byo_maybe_free(byo_backend_t *be) {
+  byo_op_t *op;
+
   if (!be->closed || be->refs > 0)
     return;
+  while ((op = FLEET__FREELIST_TAKE(&be->free_ops, byo_op_t, free_node)) !=
+         NULL)
+    byo_op_free(op);
   while (be->chans != NULL) {
     byo_chan_t *ch = be->chans;
     be->chans = ch->next;
     free(ch->name);
     free(ch);
   }
-  while (be->subs != NULL) {
-    fleet__sub_t *s = be->subs;
-    be->subs = s->next;
-    free(s);
-  }
-  fleet__reply_scratch_free(&be->scratch);
+  fleet__rcore_free(&be->core);
   free(be->sub_host);
   free(be->sub_path);
   free(be);
@@ -127,11 +124,54 @@ static void byo_defer(byo_backend_t *be) {
 /* ------------------------------------------------------------------------ */
 /* Ops                                                                      */
 
-static void byo_op_free(byo_op_t *op) {
-  free(op->blob);
-  free(op->argv);
-  free(op->argvlen);
-  free(op);
+/* Largest argument buffer a pooled op keeps. */
+#define BYO_OP_KEEP (64 * 1024)
+
+/* An op from the pool (or new) with room for `argc` arguments and `size`
+ * bytes of them; NULL when out of memory. */
+static byo_op_t *byo_op_get(byo_backend_t *be, size_t argc, size_t size) {
+  byo_op_t *op = FLEET__FREELIST_TAKE(&be->free_ops, byo_op_t, free_node);
+
+  if (op == NULL && (op = calloc(1, sizeof(*op))) == NULL)
+    return NULL;
+  op->be = be;
+  op->in_hiredis = 0;
+  op->eval = 0;
+  op->cb = NULL;
+  if (op->argv_cap < argc) {
+    const char **argv = realloc((void *)op->argv, argc * sizeof(*argv));
+    size_t *lens =
+        argv != NULL ? realloc(op->argvlen, argc * sizeof(*lens)) : NULL;
+    if (argv != NULL)
+      op->argv = argv;
+    if (lens != NULL) {
+      op->argvlen = lens;
+      op->argv_cap = argc;
+    }
+  }
+  if (op->argv_cap >= argc && op->blob_cap < size) {
+    char *blob = realloc(op->blob, size);
+    if (blob != NULL) {
+      op->blob = blob;
+      op->blob_cap = size;
+    }
+  }
+  if (op->argv_cap < argc || op->blob_cap < size) {
+    byo_op_free(op);
+    return NULL;
+  }
+  op->argc = (int)argc;
+  return op;
+}
+
+/* Gives `op` back to its backend's pool. */
+static void byo_op_put(byo_op_t *op) {
+  if (op->blob_cap > BYO_OP_KEEP) {
+    free(op->blob);
+    op->blob = NULL;
+    op->blob_cap = 0;
+  }
+  (void)fleet__freelist_put(&op->be->free_ops, &op->free_node);
 }
 
 /* The program's context is gone (or going): never touch it again. */
@@ -139,15 +179,17 @@ static void byo_ac_lost(byo_backend_t *be, const redisAsyncContext *ac) {
   if (be->ac == NULL)
     return;
   be->ac = NULL;
-  if (be->closing)
+  if (be->core.closing)
     return;
   if (ac->err != 0)
-    fleet__backend_set_detail(
-        &be->base, "the program's hiredis connection broke: %s", ac->errstr);
+    fleet__backend_set_detail(&be->core.base,
+                              "the program's hiredis connection broke: %s",
+                              ac->errstr);
   else
-    fleet__backend_set_detail(&be->base,
+    fleet__backend_set_detail(&be->core.base,
                               "the program's hiredis connection was closed");
-  be->events->state(be->owner, FLEET__BACKEND_RECONNECTING, FLEET_ECONNLOST);
+  be->core.events->state(be->core.owner, FLEET__BACKEND_RECONNECTING,
+                         FLEET_ECONNLOST);
 }
 
 static int byo_send(byo_backend_t *be, byo_op_t *op);
@@ -164,25 +206,17 @@ static void byo_on_reply(redisAsyncContext *ac, void *r, void *priv) {
   be->refs--;
   if (reply == NULL)
     byo_ac_lost(be, ac);
-  if (op->cb == NULL || be->closing) {
+  if (op->cb == NULL || be->core.closing) {
     /* Cancelled by close: the close's idle callback runs its callback, if it
      * has not yet, and frees it. */
     if (op->cb == NULL)
-      byo_op_free(op);
+      byo_op_put(op);
     byo_maybe_free(be);
     return;
   }
   if (reply == NULL) {
     status = FLEET_ECONNLOST;
-  } else if (op->script != NULL && !op->eval &&
-             fleet__redis_is_noscript(reply)) {
-    if (be->events->log != NULL) {
-      char msg[160];
-      snprintf(msg, sizeof(msg),
-               "script %s not in the server's cache (NOSCRIPT): reloading",
-               op->script->name);
-      be->events->log(be->owner, FLEET_LOG_INFO, msg);
-    }
+  } else if (!op->eval && fleet__rcore_noscript(&be->core, op->script, reply)) {
     op->eval = 1;
     op->argv[0] = "EVAL";
     op->argvlen[0] = 4;
@@ -192,24 +226,18 @@ static void byo_on_reply(redisAsyncContext *ac, void *r, void *priv) {
     if (status == 0)
       return;
   } else {
-    status = fleet__redis_reply_convert(&be->scratch, reply, &out);
+    status = fleet__redis_reply_convert(&be->core.scratch, reply, &out);
   }
   fleet__list_remove(&op->node);
   cb = op->cb;
-  if (status == 0) {
-    be->base.detail[0] = '\0';
-  } else if (reply != NULL) {
-    const redisReply *err = fleet__redis_reply_first_error(reply);
-    if (err != NULL)
-      fleet__backend_set_detail_bytes(&be->base, err->str, err->len);
-    else
-      fleet__backend_set_detail(&be->base, "%s", fleet_strerror(status));
-  } else if (be->base.detail[0] == '\0') {
-    fleet__backend_set_detail(&be->base,
+  if (status == 0 || reply != NULL) {
+    fleet__rcore_set_detail(&be->core, "", status, reply);
+  } else if (be->core.base.detail[0] == '\0') {
+    fleet__backend_set_detail(&be->core.base,
                               "the program's hiredis connection is gone");
   }
   cb(op->arg, status, status == 0 ? out : NULL);
-  byo_op_free(op);
+  byo_op_put(op);
   byo_maybe_free(be);
 }
 
@@ -220,7 +248,7 @@ static int byo_send(byo_backend_t *be, byo_op_t *op) {
     return FLEET_ECONNLOST;
   if (redisAsyncCommandArgv(be->ac, byo_on_reply, op, op->argc, op->argv,
                             op->argvlen) != REDIS_OK) {
-    fleet__backend_set_detail(&be->base,
+    fleet__backend_set_detail(&be->core.base,
                               "the program's hiredis connection refused the "
                               "command (closing or broken)");
     return FLEET_ECONNLOST;
@@ -235,79 +263,53 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
                     const fleet_bytes_t *args, size_t nargs, fleet__reply_cb cb,
                     void *arg) {
   byo_backend_t *be = (byo_backend_t *)base;
-  const fleet__script_t *script;
-  const char *command;
-  char numkeys[24];
-  size_t i, total = 0, head, n = 0;
+  fleet__rcall_head_t h;
+  size_t i, total = 0, n = 0;
   byo_op_t *o;
   char *p;
-  int err, fenced;
+  int err;
 
-  if (be->closing)
-    return FLEET_ECLOSING;
-  if ((unsigned)op >= FLEET__OP_COUNT || cb == NULL)
-    return FLEET_EINVAL;
-  script = be->scripts[op];
-  command = fleet__op_command(op);
-  if (script == NULL && command == NULL)
+  if ((err = fleet__rcore_call_check(&be->core, cb)) != 0)
+    return err;
+  if (fleet__rcore_head(&be->core, op, nkeys, &h) != 0)
     return FLEET_EINVAL;
   if (be->ac == NULL) {
-    fleet__backend_set_detail(&be->base,
+    fleet__backend_set_detail(&be->core.base,
                               "the program's hiredis connection is gone");
     return FLEET_ECONNLOST;
   }
   /* A fenced op gets the epoch "0": fleet cannot know whether the
    * program's connection follows a failover (adapters/backend.h). */
-  fenced = script != NULL && fleet__op_fenced(op);
-  head = script != NULL ? 3 : 1;
+  for (i = 0; i < h.argc; i++)
+    total += h.argv[i].len; /* the head too: numkeys lives in `h` */
   for (i = 0; i < nkeys; i++)
     total += keys[i].len;
   for (i = 0; i < nargs; i++)
     total += args[i].len;
-  o = calloc(1, sizeof(*o));
+  o = byo_op_get(be, h.argc + nkeys + nargs + (size_t)h.fenced, total + 1);
   if (o == NULL)
     return FLEET_ENOMEM;
-  o->argc = (int)(head + nkeys + nargs + (size_t)fenced);
-  o->argv = calloc((size_t)o->argc, sizeof(*o->argv));
-  o->argvlen = calloc((size_t)o->argc, sizeof(*o->argvlen));
-  o->blob = malloc(total + sizeof(numkeys));
-  if (o->argv == NULL || o->argvlen == NULL || o->blob == NULL) {
-    byo_op_free(o);
-    return FLEET_ENOMEM;
-  }
   p = o->blob;
-  if (script != NULL) {
-    int len = snprintf(p, sizeof(numkeys), "%zu", nkeys);
-    o->argv[n] = "EVALSHA";
-    o->argvlen[n++] = 7;
-    o->argv[n] = script->sha1;
-    o->argvlen[n++] = 40;
-    o->argv[n] = p;
-    o->argvlen[n++] = (size_t)len;
-    p += len;
-  } else {
-    o->argv[n] = command;
-    o->argvlen[n++] = strlen(command);
-  }
-  for (i = 0; i < nkeys + nargs; i++) {
-    const fleet_bytes_t *b = i < nkeys ? &keys[i] : &args[i - nkeys];
+  for (i = 0; i < h.argc + nkeys + nargs; i++) {
+    const fleet_bytes_t *b = i < h.argc           ? &h.argv[i]
+                             : i < h.argc + nkeys ? &keys[i - h.argc]
+                                                  : &args[i - h.argc - nkeys];
     if (b->len > 0)
       memcpy(p, b->base, b->len);
     o->argv[n] = p;
     o->argvlen[n++] = b->len;
     p += b->len;
   }
-  if (fenced) {
+  if (h.fenced) {
     o->argv[n] = "0";
     o->argvlen[n++] = 1;
   }
-  o->be = be;
-  o->script = script;
+  o->script = h.script;
   o->cb = cb;
   o->arg = arg;
   err = byo_send(be, o);
   if (err != 0) {
-    byo_op_free(o);
+    byo_op_put(o);
     return err;
   }
   fleet__list_insert_head(&be->pending, &o->node);
@@ -317,23 +319,6 @@ static int byo_call(fleet__backend_t *base, fleet__op_t op,
 /* ------------------------------------------------------------------------ */
 /* Pub/sub                                                                  */
 
-static void byo_subs_free_dead(byo_backend_t *be) {
-  fleet__sub_t **pp = &be->subs;
-
-  if (be->dispatching > 0 || be->subs_dead == 0)
-    return;
-  while (*pp != NULL) {
-    fleet__sub_t *s = *pp;
-    if (s->cb == NULL) {
-      *pp = s->next;
-      free(s);
-    } else {
-      pp = &s->next;
-    }
-  }
-  be->subs_dead = 0;
-}
-
 static void byo_sub_lost(byo_backend_t *be) {
   byo_chan_t *ch;
   fleet__sub_t *s;
@@ -341,8 +326,9 @@ static void byo_sub_lost(byo_backend_t *be) {
   be->sub_ac = NULL;
   for (ch = be->chans; ch != NULL; ch = ch->next)
     ch->live = 0;
-  for (s = be->subs; s != NULL; s = s->next)
-    s->notified = 0;
+  FLEET__SUBS_FOREACH(s, &be->core.subs) {
+    s->live = 0;
+  }
 }
 
 /* Every reply of a channel's subscription: its confirmation, each message,
@@ -385,29 +371,29 @@ static void byo_on_chan(redisAsyncContext *ac, void *r, void *priv) {
   else if (!(kind->len == 7 && strncasecmp(kind->str, "message", 7) == 0))
     return;
   payload = reply->element[2];
-  if (be->closing || (!confirm && payload->type != REDIS_REPLY_STRING))
+  if (be->core.closing || (!confirm && payload->type != REDIS_REPLY_STRING))
     return;
-  be->dispatching++;
-  for (s = be->subs; s != NULL && !be->closing; s = s->next) {
-    if (s->cb == NULL || s->chan != ch)
-      continue;
-    if (confirm || !s->notified) {
-      s->notified = 1;
-      s->cb(s->arg, FLEET_ECONNLOST, NULL, 0);
+  /* A confirmation tells every subscriber of the channel that it is live
+   * (again); a message first tells those that have not heard it yet. */
+  if (confirm) {
+    FLEET__SUBS_FOREACH(s, &be->core.subs) {
+      if (s->where == ch)
+        s->live = 0;
     }
-    if (!confirm && s->cb != NULL)
-      s->cb(s->arg, 0, payload->str, payload->len);
   }
-  be->dispatching--;
-  byo_subs_free_dead(be);
+  fleet__subs_live(&be->core.subs, ch, ch->name, ch->len);
+  if (!confirm)
+    fleet__subs_message(&be->core.subs, ch, ch->name, ch->len, payload->str,
+                        payload->len);
 }
 
 static void byo_on_sub_connect(const redisAsyncContext *ac, int status) {
   byo_backend_t *be = ac->data;
 
   if (status != REDIS_OK && be != NULL && be->sub_ac == ac) {
-    fleet__backend_set_detail(
-        &be->base, "pub/sub connection to the server failed: %s", ac->errstr);
+    fleet__backend_set_detail(&be->core.base,
+                              "pub/sub connection to the server failed: %s",
+                              ac->errstr);
     byo_sub_lost(be); /* hiredis frees it */
   }
 }
@@ -425,7 +411,7 @@ static int byo_sub_open(byo_backend_t *be) {
   redisAsyncContext *sub;
 
   if (be->sub_tried) {
-    fleet__backend_set_detail(&be->base,
+    fleet__backend_set_detail(&be->core.base,
                               "the pub/sub connection is gone (fleet does "
                               "not reconnect it)");
     return FLEET_ECONNLOST;
@@ -436,18 +422,19 @@ static int byo_sub_open(byo_backend_t *be) {
   else if (be->sub_host != NULL)
     sub = redisAsyncConnect(be->sub_host, be->sub_port);
   else {
-    fleet__backend_set_detail(&be->base,
+    fleet__backend_set_detail(&be->core.base,
                               "the program's pub/sub connection is gone");
     return FLEET_ECONNLOST; /* the program's sub_ac: fleet has no address */
   }
   if (sub == NULL)
     return FLEET_ENOMEM;
   if (sub->err != 0) {
-    fleet__backend_set_detail(&be->base, "pub/sub connection: %s", sub->errstr);
+    fleet__backend_set_detail(&be->core.base, "pub/sub connection: %s",
+                              sub->errstr);
     redisAsyncFree(sub);
     return FLEET_ECONNREFUSED;
   }
-  if (redisLibuvAttach(sub, be->loop) != REDIS_OK) {
+  if (redisLibuvAttach(sub, be->core.loop) != REDIS_OK) {
     redisAsyncFree(sub);
     return FLEET_ENOMEM;
   }
@@ -484,19 +471,18 @@ static int byo_subscribe(fleet__backend_t *base, const char *channel,
   byo_backend_t *be = (byo_backend_t *)base;
   byo_chan_t *ch;
   fleet__sub_t *s;
-  int err;
+  int err = fleet__rcore_subscribe_check(&be->core, channel, len, cb, out);
 
-  if (be->closing)
-    return FLEET_ECLOSING;
-  if (channel == NULL || len == 0 || cb == NULL || out == NULL)
-    return FLEET_EINVAL;
+  if (err != 0)
+    return err;
   if (be->sub_ac == NULL) {
     err = byo_sub_open(be);
     if (err != 0)
       return err;
   }
   ch = byo_chan_get(be, channel, len);
-  s = ch != NULL ? calloc(1, sizeof(*s)) : NULL;
+  s = ch != NULL ? fleet__subs_add(&be->core.subs, channel, len, cb, arg)
+                 : NULL;
   if (s == NULL)
     return FLEET_ENOMEM;
   if (!ch->registered) {
@@ -504,19 +490,15 @@ static int byo_subscribe(fleet__backend_t *base, const char *channel,
     size_t argvlen[2] = {9, ch->len};
     if (redisAsyncCommandArgv(be->sub_ac, byo_on_chan, ch, 2, argv, argvlen) !=
         REDIS_OK) {
-      free(s);
-      fleet__backend_set_detail(&be->base,
+      fleet__subs_drop(&be->core.subs, s);
+      fleet__backend_set_detail(&be->core.base,
                                 "the pub/sub connection refused SUBSCRIBE");
       return FLEET_ECONNLOST;
     }
     ch->registered = 1;
     be->refs++;
   }
-  s->chan = ch;
-  s->cb = cb;
-  s->arg = arg;
-  s->next = be->subs;
-  be->subs = s;
+  s->where = ch;
   if (ch->live)
     byo_defer(be); /* tells it that the channel is live */
   *out = s;
@@ -526,11 +508,7 @@ static int byo_subscribe(fleet__backend_t *base, const char *channel,
 static void byo_unsubscribe(fleet__backend_t *base, fleet__sub_t *s) {
   byo_backend_t *be = (byo_backend_t *)base;
 
-  if (s == NULL || s->cb == NULL)
-    return;
-  s->cb = NULL;
-  be->subs_dead++;
-  byo_subs_free_dead(be);
+  fleet__subs_drop(&be->core.subs, s);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -540,7 +518,7 @@ static void byo_on_idle_closed(uv_handle_t *h) {
   byo_backend_t *be = h->data;
 
   be->closed = 1;
-  be->events->closed(be->owner);
+  be->core.events->closed(be->core.owner);
   byo_maybe_free(be);
 }
 
@@ -549,7 +527,7 @@ static void byo_on_idle(uv_idle_t *t) {
   fleet__sub_t *s;
   int ran = 0;
 
-  if (be->closing) {
+  if (be->core.closing) {
     /* Every op still pending hears that it was cancelled; hiredis keeps
      * the records of those it has not answered and frees them later. */
     fleet__list_t *n;
@@ -563,8 +541,8 @@ static void byo_on_idle(uv_idle_t *t) {
       /* Freed before the callback, which may free the program's context
        * (and then hiredis frees the ops it still holds). */
       if (!op->in_hiredis)
-        byo_op_free(op);
-      fleet__backend_set_detail(&be->base, "the client was closed");
+        byo_op_put(op);
+      fleet__backend_set_detail(&be->core.base, "the client was closed");
       cb(arg, FLEET_ECANCELED, NULL);
     }
     uv_close((uv_handle_t *)&be->idle, byo_on_idle_closed);
@@ -573,40 +551,29 @@ static void byo_on_idle(uv_idle_t *t) {
   if (!be->ready_reported) {
     be->ready_reported = 1;
     if (be->ac != NULL) {
-      be->base.detail[0] = '\0';
-      be->events->state(be->owner, FLEET__BACKEND_READY, 0);
+      be->core.base.detail[0] = '\0';
+      be->core.events->state(be->core.owner, FLEET__BACKEND_READY, 0);
       ran = 1;
     }
   }
-  be->dispatching++;
-  for (s = be->subs; s != NULL && !be->closing; s = s->next) {
-    if (s->cb != NULL && !s->notified && s->chan->live) {
-      s->notified = 1;
+  fleet__subs_enter(&be->core.subs);
+  FLEET__SUBS_FOREACH(s, &be->core.subs) {
+    const byo_chan_t *ch = s->where;
+    if (be->core.closing)
+      break;
+    if (s->cb != NULL && !s->live && ch != NULL && ch->live) {
+      s->live = 1;
       s->cb(s->arg, FLEET_ECONNLOST, NULL, 0);
       ran = 1;
     }
   }
-  be->dispatching--;
-  byo_subs_free_dead(be);
+  fleet__subs_leave(&be->core.subs);
   /* When a callback ran, the handle stays active for one more round
    * (which finds nothing to do): an active idle handle keeps this
    * iteration's poll from blocking, so that a UV_RUN_ONCE caller gets
    * control back after the callback. */
-  if (!ran && !be->closing)
+  if (!ran && !be->core.closing)
     uv_idle_stop(&be->idle);
-}
-
-static int byo_open_url(uv_loop_t *loop, const fleet__url_t *url,
-                        const fleet__backend_config_t *config,
-                        const fleet__backend_events_t *events, void *owner,
-                        fleet__backend_t **out) {
-  (void)loop;
-  (void)url;
-  (void)config;
-  (void)events;
-  (void)owner;
-  (void)out;
-  return FLEET_EINVAL; /* opened by fleet__byo_open() only */
 }
 
 static int byo_usable(const redisAsyncContext *ac) {
@@ -614,26 +581,26 @@ static int byo_usable(const redisAsyncContext *ac) {
                                          REDIS_SUBSCRIBED)) == 0;
 }
 
-int fleet__byo_open(uv_loop_t *loop, redisAsyncContext *ac,
-                    redisAsyncContext *sub_ac,
+/* The vtable's open: over config->hiredis_ac (and hiredis_sub_ac for
+ * pub/sub, or NULL for a connection of its own made on first subscribe);
+ * there is no URL. */
+static int byo_open(uv_loop_t *loop, const fleet__url_t *url,
                     const fleet__backend_config_t *config,
                     const fleet__backend_events_t *events, void *owner,
                     fleet__backend_t **out) {
+  redisAsyncContext *ac = config->hiredis_ac, *sub_ac = config->hiredis_sub_ac;
   byo_backend_t *be;
-  size_t i;
 
-  if (loop == NULL || ac == NULL || ac == sub_ac || !byo_usable(ac) ||
-      (sub_ac != NULL && !byo_usable(sub_ac)) || config->wait_replicas > 0)
+  if (url != NULL || loop == NULL || ac == NULL || ac == sub_ac ||
+      !byo_usable(ac) || (sub_ac != NULL && !byo_usable(sub_ac)) ||
+      config->wait_replicas > 0)
     return FLEET_EINVAL;
   be = calloc(1, sizeof(*be));
   if (be == NULL)
     return FLEET_ENOMEM;
   fleet__list_init(&be->pending);
-  be->base.vt = &fleet__byo_backend;
-  be->loop = loop;
-  be->config = *config;
-  be->events = events;
-  be->owner = owner;
+  fleet__rcore_init(&be->core, &fleet__byo_backend, loop, config, events, owner,
+                    0, sizeof(fleet__rreq_t));
   be->ac = ac;
   be->sub_ac = sub_ac;
   if (sub_ac == NULL) {
@@ -648,14 +615,10 @@ int fleet__byo_open(uv_loop_t *loop, redisAsyncContext *ac,
       return FLEET_ENOMEM;
     }
   }
-  for (i = 0; i < FLEET__OP_COUNT; i++)
-    if (fleet__op_command((fleet__op_t)i) == NULL)
-      be->scripts[i] =
-          fleet__redis_find_script(fleet__op_name((fleet__op_t)i), 0);
   uv_idle_init(loop, &be->idle);
   be->idle.data = be;
   byo_defer(be); /* reports READY from the loop */
-  *out = &be->base;
+  *out = &be->core.base;
   return 0;
 }
 
@@ -663,9 +626,8 @@ static void byo_close(fleet__backend_t *base) {
   byo_backend_t *be = (byo_backend_t *)base;
   byo_chan_t *ch;
 
-  if (be->closing)
+  if (!fleet__rcore_close(&be->core))
     return;
-  be->closing = 1;
   if (be->sub_ac != NULL && be->sub_own) {
     redisAsyncContext *sub = be->sub_ac;
     be->sub_ac = NULL;
@@ -684,4 +646,9 @@ static void byo_close(fleet__backend_t *base) {
 }
 
 const fleet__backend_vtable_t fleet__byo_backend = {
-    byo_open_url, byo_call, byo_subscribe, byo_unsubscribe, byo_close, NULL};
+    .open = byo_open,
+    .call = byo_call,
+    .subscribe = byo_subscribe,
+    .unsubscribe = byo_unsubscribe,
+    .close = byo_close,
+};

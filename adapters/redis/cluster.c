@@ -25,16 +25,20 @@
  * node drops them (it lost the slot: a "sunsubscribe" it sends unasked),
  * when their connection breaks, or when a new map moves the slot, they
  * are subscribed where the slot now is, and their callbacks hear
- * FLEET_ECONNLOST when live again, as on a single server. */
+ * FLEET_ECONNLOST when live again, as on a single server.
+ *
+ * This file routes only: building ops, NOSCRIPT, the request pool, reply
+ * conversion and the subscriber list are the Redis core's
+ * (script_call.h), as for the other front-ends. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/list.h"
 #include "common/util.h"
-#include "redis/cluster.h"
 #include "redis/durable.h"
-#include "redis/reply.h"
-#include "redis/subs.h"
+#include "redis/script_call.h"
 
 #define CLUSTER_MAX_REDIRECTS 8
 #define CLUSTER_TICK_MS 25
@@ -57,8 +61,10 @@ struct cluster_node_s {
 };
 
 typedef struct cluster_req_s {
-  fleet__rreq_t r; /* first: the connection hands this back */
-  struct cluster_req_s *next;
+  fleet__rreq_t r; /* first: the connection and the core's pool use it */
+  /* The routing part, zeroed for each use (cluster_req_init()). */
+  fleet__list_t pending_node; /* on the backend's pending, while there */
+  struct cluster_req_s *next; /* in a fan-out's list */
   uint16_t slot;
   int keyless;
   int script_op; /* a script (EVALSHA, or EVAL after NOSCRIPT) */
@@ -72,13 +78,8 @@ typedef struct cluster_req_s {
 } cluster_req_t;
 
 struct cluster_backend_s {
-  fleet__backend_t base;
-  uv_loop_t *loop;
+  fleet__rcore_t core; /* first: its base is the backend */
   const fleet__url_t *url;
-  fleet__backend_config_t config;
-  const fleet__backend_events_t *events;
-  void *owner;
-  const fleet__script_t *scripts[FLEET__OP_COUNT];
 
   cluster_node_t *nodes;
   cluster_node_t *slots[FLEET__CLUSTER_SLOTS];
@@ -91,15 +92,9 @@ struct cluster_backend_s {
   uv_timer_t tick;
   int tick_armed;
 
-  cluster_req_t *pending, *pending_tail; /* waiting for a ready master */
-  cluster_req_t *free_reqs;
-  int conns_open; /* rconns and the timer not yet closed */
+  fleet__list_t pending; /* ops waiting for a ready master, oldest first */
+  int conns_open;        /* rconns and the timer not yet closed */
   int closing;
-
-  fleet__sub_t *subs;
-  int dispatching;
-  int subs_dead;
-  fleet__reply_scratch_t scratch;
   char scan_cursor[32]; /* the cursor a SCAN reply is given (cluster_scan) */
 };
 
@@ -193,7 +188,7 @@ static fleet__rconn_t *cluster_node_conn(cluster_node_t *n) {
   n->conn = calloc(1, sizeof(*n->conn));
   if (n->conn == NULL)
     return NULL;
-  if (fleet__rconn_open(n->conn, be->loop, n, &n->url, &be->config,
+  if (fleet__rconn_open(n->conn, be->core.loop, n, &n->url, &be->core.config,
                         &cluster_main_events, 0, fleet__scripts_sharded,
                         fleet__nscripts) != 0) {
     free(n->conn);
@@ -212,64 +207,49 @@ static int cluster_node_ready(const cluster_node_t *n) {
 /* ------------------------------------------------------------------------ */
 /* Requests                                                                 */
 
-static cluster_req_t *cluster_req_get(cluster_backend_t *be) {
-  cluster_req_t *req = be->free_reqs;
+/* Sets the routing fields of a request from the core's pool. */
+static cluster_req_t *cluster_req_init(fleet__rreq_t *rr) {
+  cluster_req_t *req = (cluster_req_t *)rr;
 
-  if (req != NULL) {
-    be->free_reqs = req->next;
-    req->next = NULL;
-  } else if ((req = calloc(1, sizeof(*req))) == NULL) {
+  if (req == NULL)
     return NULL;
-  }
-  req->r.next = NULL;
-  req->r.deadline = 0;
-  req->r.script = NULL;
-  req->redirects = 0;
-  req->asking = 0;
-  req->target = NULL;
-  req->refresh = 0;
-  req->keyless = 0;
-  req->script_op = 0;
+  memset((char *)req + offsetof(cluster_req_t, pending_node), 0,
+         sizeof(*req) - offsetof(cluster_req_t, pending_node));
   req->scan_idx = -1;
-  req->node = NULL;
   return req;
 }
 
+/* A pooled request holding the command `argv` (fleet__rcore_command()). */
+static cluster_req_t *cluster_command(cluster_backend_t *be, size_t argc,
+                                      const fleet_bytes_t *argv) {
+  return cluster_req_init(fleet__rcore_command(&be->core, argc, argv));
+}
+
 static void cluster_req_put(cluster_backend_t *be, cluster_req_t *req) {
-  if (req->r.cap > 64 * 1024) {
-    free(req->r.buf);
-    req->r.buf = NULL;
-    req->r.cap = req->r.len = 0;
-  }
-  req->next = be->free_reqs;
-  be->free_reqs = req;
+  fleet__rcore_req_put(&be->core, &req->r);
 }
 
 static void cluster_pending_push(cluster_backend_t *be, cluster_req_t *req) {
-  req->next = NULL;
-  if (be->pending_tail != NULL)
-    be->pending_tail->next = req;
-  else
-    be->pending = req;
-  be->pending_tail = req;
+  fleet__list_insert_tail(&be->pending, &req->pending_node);
   cluster_arm_tick(be);
 }
 
-/* Sets the detail for a completion, as the single-server backend does. */
-static void cluster_set_detail(cluster_backend_t *be, const char *conn_detail,
-                               int status, const redisReply *reply) {
-  const redisReply *err;
+/* Takes the oldest pending op off the list `l`, or NULL. */
+static cluster_req_t *cluster_pending_pop(fleet__list_t *l) {
+  fleet__list_t *n = fleet__list_first(l);
 
-  if (status == 0) {
-    be->base.detail[0] = '\0';
-  } else if (reply == NULL) {
-    fleet__backend_set_detail_bytes(&be->base, conn_detail,
-                                    strlen(conn_detail));
-  } else if ((err = fleet__redis_reply_first_error(reply)) != NULL) {
-    fleet__backend_set_detail_bytes(&be->base, err->str, err->len);
-  } else {
-    fleet__backend_set_detail(&be->base, "%s", fleet_strerror(status));
-  }
+  if (n == NULL)
+    return NULL;
+  fleet__list_remove(n);
+  return FLEET__LIST_DATA(n, cluster_req_t, pending_node);
+}
+
+/* Moves every op of the list `from` to the end of `to`. */
+static void cluster_pending_move(fleet__list_t *from, fleet__list_t *to) {
+  cluster_req_t *req;
+
+  while ((req = cluster_pending_pop(from)) != NULL)
+    fleet__list_insert_tail(to, &req->pending_node);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -353,16 +333,15 @@ static void cluster_req_finish(cluster_backend_t *be, cluster_req_t *req,
                                const redisReply *reply) {
   fleet__reply_cb cb = req->r.cb;
   void *arg = req->r.arg;
-  const fleet__reply_t *r = NULL;
-
+  const fleet__reply_t *r;
   int scan_idx = req->scan_idx;
 
   cluster_req_put(be, req);
-  if (status == 0)
-    status = fleet__redis_reply_convert(&be->scratch, reply, &r);
-  if (status == 0 && scan_idx >= 0)
+  status = fleet__rcore_outcome(&be->core, conn_detail, status, reply, &r);
+  if (status == 0 && scan_idx >= 0) {
     status = cluster_scan_cursor(be, scan_idx, (fleet__reply_t *)r);
-  cluster_set_detail(be, conn_detail, status, reply);
+    fleet__rcore_set_detail(&be->core, conn_detail, status, reply);
+  }
   cb(arg, status, status == 0 ? r : NULL);
 }
 
@@ -390,14 +369,12 @@ static void cluster_on_asking(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
 static void cluster_send_on(cluster_backend_t *be, cluster_node_t *n,
                             cluster_req_t *req) {
   if (req->asking) {
-    cluster_req_t *ask = cluster_req_get(be);
-    if (ask != NULL && fleet__rreq_begin(&ask->r, 1) == 0 &&
-        fleet__rreq_arg(&ask->r, "ASKING", 6) == 0) {
+    static const fleet_bytes_t asking = {"ASKING", 6};
+    cluster_req_t *ask = cluster_command(be, 1, &asking);
+    if (ask != NULL) {
       ask->r.on_reply = cluster_on_asking;
       ask->r.deadline = req->r.deadline;
       fleet__rconn_send(n->conn, &ask->r);
-    } else if (ask != NULL) {
-      cluster_req_put(be, ask);
     }
     req->asking = 0;
   }
@@ -473,25 +450,9 @@ static void cluster_on_wait(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
   cluster_node_t *node = c->owner;
   cluster_backend_t *be = node->be;
   cluster_durable_t *d = rr->arg;
-  uint32_t want = be->config.wait_replicas;
 
   cluster_req_put(be, (cluster_req_t *)rr);
-  if (status != 0) {
-    fleet__backend_set_detail_bytes(&be->base, c->detail, strlen(c->detail));
-  } else if (reply->type == REDIS_REPLY_ERROR) {
-    status = fleet__reply_error_code(reply->str, reply->len);
-    fleet__backend_set_detail_bytes(&be->base, reply->str, reply->len);
-  } else if (reply->type != REDIS_REPLY_INTEGER) {
-    status = FLEET_EPROTO;
-    fleet__backend_set_detail(&be->base, "WAIT: unexpected reply");
-  } else if (reply->integer < (long long)want) {
-    status = FLEET_ETIMEDOUT;
-    fleet__backend_set_detail(
-        &be->base, "WAIT: %lld of %u replicas acknowledged within %u ms",
-        reply->integer, (unsigned)want, (unsigned)be->config.wait_timeout_ms);
-  } else {
-    be->base.detail[0] = '\0';
-  }
+  status = fleet__rcore_wait_outcome(&be->core, c->detail, status, reply);
   d->cb(d->arg, status, status == 0 ? d->copy : NULL);
   free(d->copy);
   free(d);
@@ -505,24 +466,16 @@ static void cluster_wait_after(cluster_backend_t *be, fleet__rconn_t *c,
   const fleet__reply_t *r = NULL;
   cluster_durable_t *d = NULL;
   cluster_req_t *w = NULL;
-  char n[16], ms[16];
-  int nl, ml, status;
+  int status;
 
-  status = fleet__redis_reply_convert(&be->scratch, reply, &r);
+  status = fleet__redis_reply_convert(&be->core.scratch, reply, &r);
   if (status != 0) {
     cluster_req_finish(be, req, c->detail, 0, reply);
     return;
   }
-  nl = snprintf(n, sizeof(n), "%u", (unsigned)be->config.wait_replicas);
-  ml = snprintf(ms, sizeof(ms), "%u", (unsigned)be->config.wait_timeout_ms);
   if ((d = calloc(1, sizeof(*d))) == NULL ||
       (d->copy = fleet__reply_clone(r)) == NULL ||
-      (w = cluster_req_get(be)) == NULL || fleet__rreq_begin(&w->r, 3) != 0 ||
-      fleet__rreq_arg(&w->r, "WAIT", 4) != 0 ||
-      fleet__rreq_arg(&w->r, n, (size_t)nl) != 0 ||
-      fleet__rreq_arg(&w->r, ms, (size_t)ml) != 0) {
-    if (w != NULL)
-      cluster_req_put(be, w);
+      (w = cluster_req_init(fleet__rcore_wait(&be->core))) == NULL) {
     if (d != NULL)
       free(d->copy);
     free(d);
@@ -535,8 +488,8 @@ static void cluster_wait_after(cluster_backend_t *be, fleet__rconn_t *c,
   w->r.arg = d;
   w->r.on_reply = cluster_on_wait;
   /* WAIT blocks up to its timeout on the server. */
-  w->r.deadline = uv_now(be->loop) + be->config.wait_timeout_ms +
-                  be->config.command_timeout_ms;
+  w->r.deadline = uv_now(be->core.loop) + be->core.config.wait_timeout_ms +
+                  be->core.config.command_timeout_ms;
   fleet__rconn_send(c, &w->r);
 }
 
@@ -545,9 +498,9 @@ static void cluster_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *rr,
   cluster_node_t *node = c->owner;
   cluster_backend_t *be = node->be;
   cluster_req_t *req = (cluster_req_t *)rr;
-  uint64_t now = uv_now(be->loop);
+  uint64_t now = uv_now(be->core.loop);
 
-  if (be->closing) {
+  if (be->core.closing) {
     cluster_req_finish(be, req, c->detail,
                        status != 0 ? status : FLEET_ECANCELED, NULL);
     return;
@@ -616,8 +569,8 @@ static void cluster_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *rr,
         return;
       }
     }
-    if (req->r.script != NULL && fleet__redis_is_noscript(reply)) {
-      status = fleet__redis_req_to_eval(rr);
+    if (fleet__rcore_noscript(&be->core, rr->script, reply)) {
+      status = fleet__rcore_to_eval(rr);
       if (status != 0) {
         cluster_req_finish(be, req, "out of memory", status, NULL);
         return;
@@ -637,7 +590,7 @@ static void cluster_on_op_reply(fleet__rconn_t *c, fleet__rreq_t *rr,
       return;
     }
   }
-  if (be->config.wait_replicas > 0 && fleet__op_durable(req->op) &&
+  if (be->core.config.wait_replicas > 0 && fleet__op_durable(req->op) &&
       reply->type != REDIS_REPLY_ERROR) {
     cluster_wait_after(be, c, req, reply);
     return;
@@ -707,7 +660,7 @@ static void cluster_on_map(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
 
   cluster_req_put(be, (cluster_req_t *)rr);
   be->refreshing = 0;
-  if (be->closing)
+  if (be->core.closing)
     return;
   if (status != 0 || cluster_apply_slots(be, node, reply) != 0) {
     if (status == 0 && reply->type == REDIS_REPLY_ERROR)
@@ -716,9 +669,10 @@ static void cluster_on_map(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
     be->need_refresh = 1;
     be->refresh_turn++;
     if (!be->have_map) {
-      fleet__backend_set_detail_bytes(&be->base, c->detail, strlen(c->detail));
-      be->events->state(be->owner, FLEET__BACKEND_RECONNECTING,
-                        status != 0 ? status : FLEET_EBACKEND);
+      fleet__backend_set_detail_bytes(&be->core.base, c->detail,
+                                      strlen(c->detail));
+      be->core.events->state(be->core.owner, FLEET__BACKEND_RECONNECTING,
+                             status != 0 ? status : FLEET_EBACKEND);
     }
     cluster_arm_tick(be);
     return;
@@ -728,8 +682,8 @@ static void cluster_on_map(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
   cluster_subs_place(be);
   if (!be->ready) {
     be->ready = 1;
-    be->base.detail[0] = '\0';
-    be->events->state(be->owner, FLEET__BACKEND_READY, 0);
+    be->core.base.detail[0] = '\0';
+    be->core.events->state(be->core.owner, FLEET__BACKEND_READY, 0);
   }
   cluster_arm_tick(be);
 }
@@ -737,6 +691,7 @@ static void cluster_on_map(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
 /* Sends CLUSTER SLOTS to a node: a ready master if there is one, else the
  * next node in turn. */
 static void cluster_refresh(cluster_backend_t *be) {
+  static const fleet_bytes_t slots_argv[2] = {{"CLUSTER", 7}, {"SLOTS", 5}};
   cluster_node_t *n, *pick = NULL;
   cluster_req_t *req;
   unsigned count = 0, k;
@@ -753,19 +708,14 @@ static void cluster_refresh(cluster_backend_t *be) {
     for (pick = be->nodes; k > 0; k--)
       pick = pick->next;
   }
-  if (cluster_node_conn(pick) == NULL || (req = cluster_req_get(be)) == NULL)
+  if (cluster_node_conn(pick) == NULL ||
+      (req = cluster_command(be, 2, slots_argv)) == NULL)
     return;
-  if (fleet__rreq_begin(&req->r, 2) != 0 ||
-      fleet__rreq_arg(&req->r, "CLUSTER", 7) != 0 ||
-      fleet__rreq_arg(&req->r, "SLOTS", 5) != 0) {
-    cluster_req_put(be, req);
-    return;
-  }
   req->refresh = 1;
   req->r.on_reply = cluster_on_map;
-  req->r.deadline = uv_now(be->loop) + CLUSTER_REFRESH_TIMEOUT_MS;
+  req->r.deadline = uv_now(be->core.loop) + CLUSTER_REFRESH_TIMEOUT_MS;
   be->refreshing = 1;
-  be->last_refresh = uv_now(be->loop);
+  be->last_refresh = uv_now(be->core.loop);
   fleet__rconn_send(pick->conn, &req->r);
 }
 
@@ -773,37 +723,38 @@ static void cluster_refresh(cluster_backend_t *be) {
  * one is wanted, and sends pending ops whose master is ready. */
 static void cluster_on_tick(uv_timer_t *t) {
   cluster_backend_t *be = t->data;
-  uint64_t now = uv_now(be->loop);
-  cluster_req_t *list, *req;
+  uint64_t now = uv_now(be->core.loop);
+  fleet__list_t list;
+  cluster_req_t *req;
 
   be->tick_armed = 0;
-  if (be->closing)
+  if (be->core.closing)
     return;
   if (be->need_refresh && !be->refreshing &&
       now >= be->last_refresh + CLUSTER_REFRESH_GAP_MS)
     cluster_refresh(be);
-  list = be->pending;
-  be->pending = be->pending_tail = NULL;
-  while (list != NULL && !be->closing) {
-    req = list;
-    list = req->next;
-    req->next = NULL;
+  fleet__list_init(&list);
+  cluster_pending_move(&be->pending, &list);
+  while (!be->core.closing && (req = cluster_pending_pop(&list)) != NULL) {
     if (req->r.deadline != 0 && req->r.deadline <= now) {
       char why[FLEET__DETAIL_MAX];
       snprintf(why, sizeof(why), "no master ready for slot %u within %u ms",
-               (unsigned)req->slot, (unsigned)be->config.command_timeout_ms);
+               (unsigned)req->slot,
+               (unsigned)be->core.config.command_timeout_ms);
       cluster_req_finish(be, req, why, FLEET_EUNAVAILABLE, NULL);
       continue;
     }
     cluster_dispatch(be, req);
   }
+  /* Closed by a callback: what is left is cancelled with the rest. */
+  cluster_pending_move(&list, &be->pending);
   cluster_arm_tick(be);
 }
 
 static void cluster_arm_tick(cluster_backend_t *be) {
-  if (be->tick_armed || be->closing)
+  if (be->tick_armed || be->core.closing)
     return;
-  if (be->pending == NULL && !(be->need_refresh && !be->refreshing))
+  if (fleet__list_empty(&be->pending) && !(be->need_refresh && !be->refreshing))
     return;
   be->tick_armed = 1;
   uv_timer_start(&be->tick, cluster_on_tick, CLUSTER_TICK_MS, 0);
@@ -818,51 +769,18 @@ static int cluster_req_build(cluster_backend_t *be, fleet__op_t op,
                              const fleet_bytes_t *args, size_t nargs,
                              fleet__reply_cb cb, void *arg,
                              cluster_req_t **out) {
-  const fleet__script_t *script = be->scripts[op];
-  const char *command = fleet__op_command(op);
+  fleet__rreq_t *rr;
   cluster_req_t *req;
-  char numkeys[24];
-  size_t i;
   int err;
 
-  if (script == NULL && command == NULL)
-    return FLEET_EINVAL;
-  req = cluster_req_get(be);
-  if (req == NULL)
-    return FLEET_ENOMEM;
-  if (script != NULL) {
-    int n = snprintf(numkeys, sizeof(numkeys), "%zu", nkeys);
-    /* A fenced op gets "c" from the node connection when written: the
-     * script reads the node's config epoch itself. */
-    err = fleet__rreq_begin(&req->r,
-                            3 + nkeys + nargs + (size_t)fleet__op_fenced(op));
-    if (err == 0)
-      err = fleet__rreq_arg(&req->r, "EVALSHA", 7);
-    if (err == 0)
-      err = fleet__rreq_arg(&req->r, script->sha1, 40);
-    req->r.script_tail = req->r.len;
-    if (err == 0)
-      err = fleet__rreq_arg(&req->r, numkeys, (size_t)n);
-  } else {
-    err = fleet__rreq_begin(&req->r, 1 + nkeys + nargs);
-    if (err == 0)
-      err = fleet__rreq_arg(&req->r, command, strlen(command));
-  }
-  for (i = 0; err == 0 && i < nkeys; i++)
-    err = fleet__rreq_arg(&req->r, keys[i].base, keys[i].len);
-  for (i = 0; err == 0 && i < nargs; i++)
-    err = fleet__rreq_arg(&req->r, args[i].base, args[i].len);
-  if (err != 0) {
-    cluster_req_put(be, req);
+  err =
+      fleet__rcore_build(&be->core, op, keys, nkeys, args, nargs, cb, arg, &rr);
+  if (err != 0)
     return err;
-  }
-  req->r.script = script;
-  req->r.fenced = script != NULL && fleet__op_fenced(op);
-  req->script_op = script != NULL;
+  req = cluster_req_init(rr);
+  req->script_op = rr->script != NULL;
   req->op = op;
-  req->r.cb = cb;
-  req->r.arg = arg;
-  req->r.deadline = uv_now(be->loop) + be->config.command_timeout_ms;
+  req->r.deadline = uv_now(be->core.loop) + be->core.config.command_timeout_ms;
   if (nkeys > 0) {
     req->slot = fleet__key_slot(keys[0].base, keys[0].len);
   } else if (op == FLEET__OP_PUBLISH && nargs > 0) {
@@ -896,7 +814,7 @@ static void cluster_fan_on_reply(void *arg, int status,
     status = FLEET_EPROTO;
   if (status != 0 && f->status == 0) {
     f->status = status;
-    snprintf(f->detail, sizeof(f->detail), "%s", f->be->base.detail);
+    snprintf(f->detail, sizeof(f->detail), "%s", f->be->core.base.detail);
   } else if (status == 0) {
     f->sum += r->integer;
   }
@@ -906,7 +824,7 @@ static void cluster_fan_on_reply(void *arg, int status,
   out.type = FLEET__REPLY_INT;
   out.integer = f->sum;
   status = f->status;
-  snprintf(f->be->base.detail, sizeof(f->be->base.detail), "%s",
+  snprintf(f->be->core.base.detail, sizeof(f->be->core.base.detail), "%s",
            status != 0 ? f->detail : "");
   f->cb(f->arg, status, status == 0 ? &out : NULL);
   free(f);
@@ -1011,12 +929,10 @@ static int cluster_call(fleet__backend_t *base, fleet__op_t op,
                         fleet__reply_cb cb, void *arg) {
   cluster_backend_t *be = (cluster_backend_t *)base;
   cluster_req_t *req;
-  int err;
+  int err = fleet__rcore_call_check(&be->core, cb);
 
-  if (be->closing)
-    return FLEET_ECLOSING;
-  if ((unsigned)op >= FLEET__OP_COUNT || cb == NULL)
-    return FLEET_EINVAL;
+  if (err != 0)
+    return err;
   if (op == FLEET__OP_STORE_SCAN)
     return cluster_scan(be, op, args, nargs, cb, arg);
   if (op == FLEET__OP_STORE_UNLINK && nkeys > 1 &&
@@ -1034,43 +950,25 @@ static int cluster_call(fleet__backend_t *base, fleet__op_t op,
 /* ------------------------------------------------------------------------ */
 /* Pub/sub                                                                  */
 
-static void cluster_sub_free_dead(cluster_backend_t *be) {
-  fleet__subs_free_dead(&be->subs, be->dispatching, &be->subs_dead);
-}
-
 static void cluster_on_subscribed(fleet__rconn_t *c, fleet__rreq_t *rr,
                                   int status, redisReply *reply) {
   cluster_node_t *node = c->owner;
   cluster_backend_t *be = node->be;
-  const redisReply *ch;
   fleet__sub_t *s;
-
   uint16_t slot = ((cluster_req_t *)rr)->slot;
 
   cluster_req_put(be, (cluster_req_t *)rr);
   if (status == 0 && reply->type == REDIS_REPLY_ERROR) {
     /* MOVED: the map was stale. Place the channel's subscribers again once
      * a new map says where. */
-    for (s = be->subs; s != NULL; s = s->next)
-      if (s->node == node && s->slot == slot && !s->active)
-        s->node = NULL;
+    FLEET__SUBS_FOREACH(s, &be->core.subs) {
+      if (s->where == node && s->slot == slot && !s->live)
+        s->where = NULL;
+    }
     cluster_want_map(be);
     return;
   }
-  if (status != 0 || reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
-      reply->element[1]->type != REDIS_REPLY_STRING)
-    return;
-  ch = reply->element[1];
-  be->dispatching++;
-  for (s = be->subs; s != NULL && !be->closing; s = s->next) {
-    if (s->cb != NULL && !s->active && s->node == node && s->len == ch->len &&
-        memcmp(s->channel, ch->str, ch->len) == 0) {
-      s->active = 1;
-      s->cb(s->arg, FLEET_ECONNLOST, NULL, 0);
-    }
-  }
-  be->dispatching--;
-  cluster_sub_free_dead(be);
+  fleet__rcore_subscribed(&be->core, node, status, reply);
 }
 
 static void cluster_on_unsubscribed(fleet__rconn_t *c, fleet__rreq_t *rr,
@@ -1081,31 +979,18 @@ static void cluster_on_unsubscribed(fleet__rconn_t *c, fleet__rreq_t *rr,
 static void cluster_sub_send(cluster_backend_t *be, cluster_node_t *n,
                              const char *verb, const fleet__sub_t *s,
                              fleet__rreq_cb on_reply) {
-  cluster_req_t *req = cluster_req_get(be);
+  fleet_bytes_t argv[2];
+  cluster_req_t *req;
 
-  if (req == NULL)
+  argv[0].base = verb;
+  argv[0].len = strlen(verb);
+  argv[1].base = s->channel;
+  argv[1].len = s->len;
+  if ((req = cluster_command(be, 2, argv)) == NULL)
     return;
-  if (fleet__rreq_begin(&req->r, 2) != 0 ||
-      fleet__rreq_arg(&req->r, verb, strlen(verb)) != 0 ||
-      fleet__rreq_arg(&req->r, s->channel, s->len) != 0) {
-    cluster_req_put(be, req);
-    return;
-  }
   req->r.on_reply = on_reply;
   req->slot = s->slot;
   fleet__rconn_send(n->sub, &req->r);
-}
-
-/* Whether another live subscription than `except` uses `s`'s channel on
- * node `n`. */
-static int cluster_channel_used(cluster_backend_t *be, cluster_node_t *n,
-                                const fleet__sub_t *except) {
-  const fleet__sub_t *t;
-  for (t = be->subs; t != NULL; t = t->next)
-    if (t != except && t->cb != NULL && t->node == n && t->len == except->len &&
-        memcmp(t->channel, except->channel, t->len) == 0)
-      return 1;
-  return 0;
 }
 
 static int cluster_node_sub_open(cluster_backend_t *be, cluster_node_t *n) {
@@ -1114,7 +999,7 @@ static int cluster_node_sub_open(cluster_backend_t *be, cluster_node_t *n) {
   n->sub = calloc(1, sizeof(*n->sub));
   if (n->sub == NULL)
     return FLEET_ENOMEM;
-  if (fleet__rconn_open(n->sub, be->loop, n, &n->url, &be->config,
+  if (fleet__rconn_open(n->sub, be->core.loop, n, &n->url, &be->core.config,
                         &cluster_sub_events, 1, NULL, 0) != 0) {
     free(n->sub);
     n->sub = NULL;
@@ -1129,19 +1014,19 @@ static int cluster_node_sub_open(cluster_backend_t *be, cluster_node_t *n) {
 static void cluster_sub_place(cluster_backend_t *be, fleet__sub_t *s) {
   cluster_node_t *to = be->slots[s->slot];
 
-  if (s->cb == NULL || to == s->node)
+  if (s->cb == NULL || to == s->where)
     return;
-  if (s->node != NULL) {
-    cluster_node_t *from = s->node;
-    s->node = NULL;
+  if (s->where != NULL) {
+    cluster_node_t *from = s->where;
+    s->where = NULL;
     if (from->sub != NULL && from->sub->state == FLEET__RCONN_READY &&
-        !cluster_channel_used(be, from, s))
+        !fleet__subs_used(&be->core.subs, from, s))
       cluster_sub_send(be, from, "SUNSUBSCRIBE", s, cluster_on_unsubscribed);
   }
-  s->active = 0;
+  s->live = 0;
   if (to == NULL || cluster_node_sub_open(be, to) != 0)
     return;
-  s->node = to;
+  s->where = to;
   if (to->sub->state == FLEET__RCONN_READY)
     cluster_sub_send(be, to, "SSUBSCRIBE", s, cluster_on_subscribed);
 }
@@ -1149,37 +1034,31 @@ static void cluster_sub_place(cluster_backend_t *be, fleet__sub_t *s) {
 /* After a new map: every subscription goes where its slot now is. */
 static void cluster_subs_place(cluster_backend_t *be) {
   fleet__sub_t *s;
-  for (s = be->subs; s != NULL; s = s->next)
+  FLEET__SUBS_FOREACH(s, &be->core.subs) {
     cluster_sub_place(be, s);
+  }
 }
 
 static void cluster_on_push(fleet__rconn_t *c, redisReply *reply) {
   cluster_node_t *node = c->owner;
   cluster_backend_t *be = node->be;
-  const redisReply *ch = reply->element[1], *msg = reply->element[2];
+  const redisReply *ch = reply->element[1];
   fleet__sub_t *s;
 
   if (reply->element[0]->len == 12) {
     /* "sunsubscribe": this node no longer serves the channel's slot. Its
      * subscribers are placed again by the next map. */
-    for (s = be->subs; s != NULL; s = s->next)
-      if (s->node == node && s->len == ch->len &&
+    FLEET__SUBS_FOREACH(s, &be->core.subs) {
+      if (s->where == node && s->len == ch->len &&
           memcmp(s->channel, ch->str, ch->len) == 0) {
-        s->node = NULL;
-        s->active = 0;
+        s->where = NULL;
+        s->live = 0;
       }
+    }
     cluster_want_map(be);
     return;
   }
-  if (ch->type != REDIS_REPLY_STRING || msg->type != REDIS_REPLY_STRING)
-    return;
-  be->dispatching++;
-  for (s = be->subs; s != NULL && !be->closing; s = s->next)
-    if (s->cb != NULL && s->active && s->node == node && s->len == ch->len &&
-        memcmp(s->channel, ch->str, ch->len) == 0)
-      s->cb(s->arg, 0, msg->str, msg->len);
-  be->dispatching--;
-  cluster_sub_free_dead(be);
+  fleet__rcore_message(&be->core, node, reply);
 }
 
 /* A subscriber connection broke (its subscriptions are inactive until
@@ -1190,11 +1069,11 @@ static void cluster_on_sub_state(fleet__rconn_t *c, int ready, int status) {
   cluster_backend_t *be = node->be;
   fleet__sub_t *s;
 
-  for (s = be->subs; s != NULL; s = s->next) {
-    if (s->node != node)
+  FLEET__SUBS_FOREACH(s, &be->core.subs) {
+    if (s->where != node)
       continue;
     if (!ready)
-      s->active = 0;
+      s->live = 0;
     else if (s->cb != NULL)
       cluster_sub_send(be, node, "SSUBSCRIBE", s, cluster_on_subscribed);
   }
@@ -1207,16 +1086,13 @@ static int cluster_subscribe(fleet__backend_t *base, const char *channel,
                              fleet__sub_t **out) {
   cluster_backend_t *be = (cluster_backend_t *)base;
   fleet__sub_t *s;
+  int err = fleet__rcore_subscribe_check(&be->core, channel, len, cb, out);
 
-  if (be->closing)
-    return FLEET_ECLOSING;
-  if (channel == NULL || len == 0 || cb == NULL || out == NULL)
-    return FLEET_EINVAL;
-  if ((s = fleet__subs_new(channel, len, cb, arg)) == NULL)
+  if (err != 0)
+    return err;
+  if ((s = fleet__subs_add(&be->core.subs, channel, len, cb, arg)) == NULL)
     return FLEET_ENOMEM;
   s->slot = fleet__key_slot(channel, len);
-  s->next = be->subs;
-  be->subs = s;
   /* Without a map yet, the first map places it. */
   cluster_sub_place(be, s);
   *out = s;
@@ -1229,13 +1105,12 @@ static void cluster_unsubscribe(fleet__backend_t *base, fleet__sub_t *s) {
 
   if (s == NULL || s->cb == NULL)
     return;
-  s->cb = NULL;
-  be->subs_dead++;
-  n = s->node;
-  if (!be->closing && n != NULL && n->sub != NULL &&
-      n->sub->state == FLEET__RCONN_READY && !cluster_channel_used(be, n, s))
+  n = s->where;
+  if (!be->core.closing && n != NULL && n->sub != NULL &&
+      n->sub->state == FLEET__RCONN_READY &&
+      !fleet__subs_used(&be->core.subs, n, s))
     cluster_sub_send(be, n, "SUNSUBSCRIBE", s, cluster_on_unsubscribed);
-  cluster_sub_free_dead(be);
+  fleet__subs_drop(&be->core.subs, s);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1249,14 +1124,14 @@ static void cluster_on_main_state(fleet__rconn_t *c, int ready, int status) {
 
   if (ready) {
     cluster_arm_tick(be);
-    if (be->pending != NULL && !be->tick_armed)
+    if (!fleet__list_empty(&be->pending) && !be->tick_armed)
       cluster_arm_tick(be);
     return;
   }
   if (node->master && be->ready) {
     be->ready = 0;
-    fleet__backend_set_detail_bytes(&be->base, c->cause, strlen(c->cause));
-    be->events->state(be->owner, FLEET__BACKEND_RECONNECTING, status);
+    fleet__backend_set_detail_bytes(&be->core.base, c->cause, strlen(c->cause));
+    be->core.events->state(be->core.owner, FLEET__BACKEND_RECONNECTING, status);
   }
   cluster_want_map(be);
 }
@@ -1271,20 +1146,8 @@ static void cluster_free(cluster_backend_t *be) {
     free(n->host);
     free(n);
   }
-  while (be->subs != NULL) {
-    fleet__sub_t *s = be->subs;
-    be->subs = s->next;
-    free(s->channel);
-    free(s);
-  }
-  while (be->free_reqs != NULL) {
-    cluster_req_t *req = be->free_reqs;
-    be->free_reqs = req->next;
-    free(req->r.buf);
-    free(req);
-  }
-  fleet__reply_scratch_free(&be->scratch);
-  be->events->closed(be->owner);
+  fleet__rcore_free(&be->core);
+  be->core.events->closed(be->core.owner);
   free(be);
 }
 
@@ -1301,12 +1164,9 @@ static void cluster_on_conn_closed(fleet__rconn_t *c) {
  * reached a connection are cancelled now. */
 static void cluster_on_tick_closed(uv_handle_t *h) {
   cluster_backend_t *be = h->data;
-  cluster_req_t *list = be->pending, *req;
+  cluster_req_t *req;
 
-  be->pending = be->pending_tail = NULL;
-  while ((req = list) != NULL) {
-    list = req->next;
-    req->next = NULL;
+  while ((req = cluster_pending_pop(&be->pending)) != NULL) {
     cluster_req_finish(be, req, "canceled: the client is closing",
                        FLEET_ECANCELED, NULL);
   }
@@ -1329,31 +1189,24 @@ static int cluster_add_seeds(cluster_backend_t *be, const fleet__url_t *url) {
   return 0;
 }
 
-int fleet__cluster_open(uv_loop_t *loop, const fleet__url_t *url,
+/* The vtable's open: the seed nodes of `url`. */
+static int cluster_open(uv_loop_t *loop, const fleet__url_t *url,
                         const fleet__backend_config_t *config,
                         const fleet__backend_events_t *events, void *owner,
                         fleet__backend_t **out) {
   cluster_backend_t *be;
-  size_t i;
   int err;
 
   be = calloc(1, sizeof(*be));
   if (be == NULL)
     return FLEET_ENOMEM;
-  be->base.vt = &fleet__cluster_backend;
-  be->base.sharded = 1;
-  be->loop = loop;
+  fleet__list_init(&be->pending);
+  fleet__rcore_init(&be->core, &fleet__cluster_backend, loop, config, events,
+                    owner, 1, sizeof(cluster_req_t));
+  be->core.base.sharded = 1;
   be->url = url;
-  be->config = *config;
-  be->events = events;
-  be->owner = owner;
-  for (i = 0; i < FLEET__OP_COUNT; i++)
-    if (fleet__op_command((fleet__op_t)i) == NULL)
-      be->scripts[i] =
-          fleet__redis_find_script(fleet__op_name((fleet__op_t)i), 1);
   err = cluster_add_seeds(be, url);
   if (err != 0) {
-    be->events = NULL;
     while (be->nodes != NULL) {
       cluster_node_t *n = be->nodes;
       be->nodes = n->next;
@@ -1369,7 +1222,7 @@ int fleet__cluster_open(uv_loop_t *loop, const fleet__url_t *url,
   be->conns_open = 1; /* the timer */
   be->need_refresh = 1;
   cluster_refresh(be);
-  *out = &be->base;
+  *out = &be->core.base;
   return 0;
 }
 
@@ -1377,9 +1230,8 @@ static void cluster_close(fleet__backend_t *base) {
   cluster_backend_t *be = (cluster_backend_t *)base;
   cluster_node_t *n;
 
-  if (be->closing)
+  if (!fleet__rcore_close(&be->core))
     return;
-  be->closing = 1;
   /* Ops pending here never reached a connection: the timer's close
    * callback cancels them, so never inside this call. */
   uv_timer_stop(&be->tick);
@@ -1396,7 +1248,7 @@ static void cluster_flush(fleet__backend_t *base) {
   cluster_backend_t *be = (cluster_backend_t *)base;
   cluster_node_t *n;
 
-  if (be->closing)
+  if (be->core.closing)
     return;
   for (n = be->nodes; n != NULL; n = n->next)
     if (n->conn != NULL)
@@ -1404,5 +1256,10 @@ static void cluster_flush(fleet__backend_t *base) {
 }
 
 const fleet__backend_vtable_t fleet__cluster_backend = {
-    fleet__cluster_open, cluster_call,  cluster_subscribe,
-    cluster_unsubscribe, cluster_close, cluster_flush};
+    .open = cluster_open,
+    .call = cluster_call,
+    .subscribe = cluster_subscribe,
+    .unsubscribe = cluster_unsubscribe,
+    .close = cluster_close,
+    .flush = cluster_flush,
+};

@@ -22,7 +22,7 @@
 
 typedef struct fleet__rwrite_s {
   uv_write_t req;
-  struct fleet__rwrite_s *next;
+  fleet__free_t free_node; /* on the connection's pool while unused */
   fleet__rconn_t *conn;
   char *buf;
   size_t cap;
@@ -30,6 +30,11 @@ typedef struct fleet__rwrite_s {
 
 /* What to do once the stream handle (and any resolve) has finished. */
 enum { CONN_AFTER_NOTHING, CONN_AFTER_NEXT_ADDR, CONN_AFTER_BACKOFF };
+
+/* Gives `w` back to the connection's pool of write buffers. */
+static void conn_write_put(fleet__rconn_t *c, conn_write_t *w) {
+  (void)fleet__freelist_put(&c->free_writes, &w->free_node);
+}
 
 static void conn_connect(fleet__rconn_t *c);
 static void conn_try_next_addr(fleet__rconn_t *c);
@@ -49,15 +54,10 @@ static void conn_arm_command_timer(fleet__rconn_t *c);
 static void conn_maybe_closed(fleet__rconn_t *c);
 
 static const char *const conn_state_names[] = {
-#define XX(name, str) str,
-    FLEET__RCONN_STATE_MAP(XX)
-#undef XX
-};
+    FLEET__RCONN_STATE_MAP(FLEET__NAME_XX)};
 
 const char *fleet__rconn_state_name(fleet__rconn_state_t state) {
-  if ((size_t)state >= FLEET__ARRAY_SIZE(conn_state_names))
-    return "unknown";
-  return conn_state_names[state];
+  return FLEET__NAME_AT(conn_state_names, state);
 }
 
 /* Every state change goes through here. */
@@ -173,9 +173,9 @@ static void conn_fail_list(fleet__rconn_t *c, fleet__rreq_t *list, int status) {
 /* Handshake                                                                */
 
 static fleet__rreq_t *conn_req_get(fleet__rconn_t *c) {
-  fleet__rreq_t *req = c->free_reqs;
+  fleet__rreq_t *req =
+      FLEET__FREELIST_TAKE(&c->free_reqs, fleet__rreq_t, free_node);
   if (req != NULL) {
-    c->free_reqs = req->next;
     req->next = NULL;
     return req;
   }
@@ -183,8 +183,7 @@ static fleet__rreq_t *conn_req_get(fleet__rconn_t *c) {
 }
 
 static void conn_req_put(fleet__rconn_t *c, fleet__rreq_t *req) {
-  req->next = c->free_reqs;
-  c->free_reqs = req;
+  (void)fleet__freelist_put(&c->free_reqs, &req->free_node);
 }
 
 static void conn_drop(fleet__rconn_t *c, int uverr);
@@ -510,8 +509,7 @@ static void conn_on_write(uv_write_t *wr, int status) {
   conn_write_t *w = FLEET__CONTAINER_OF(wr, conn_write_t, req);
   fleet__rconn_t *c = w->conn;
 
-  w->next = c->free_writes;
-  c->free_writes = w;
+  conn_write_put(c, w);
   if (status < 0 && status != UV_ECANCELED && conn_live(c))
     conn_write_failed(c, status);
 }
@@ -554,8 +552,7 @@ static void conn_flush(fleet__rconn_t *c) {
     /* The plaintext gathered is encrypted; the ciphertext goes out. */
     int err =
         fleet__tls_write(c->tls, w->buf, total, c->detail, sizeof(c->detail));
-    w->next = c->free_writes;
-    c->free_writes = w;
+    conn_write_put(c, w);
     if (err != 0) {
       char why[FLEET__DETAIL_MAX];
       memcpy(why, c->detail, sizeof(why));
@@ -590,26 +587,23 @@ static void conn_write_out(fleet__rconn_t *c, conn_write_t *w, size_t total) {
     if (n == 0)
       return;
   }
-  w->next = c->free_writes;
-  c->free_writes = w;
+  conn_write_put(c, w);
   if (n < 0)
     conn_write_failed(c, n);
 }
 
 /* A write buffer of at least `size` bytes from the pool, or NULL. */
 static conn_write_t *conn_write_get(fleet__rconn_t *c, size_t size) {
-  conn_write_t *w = c->free_writes;
+  conn_write_t *w =
+      FLEET__FREELIST_TAKE(&c->free_writes, conn_write_t, free_node);
 
-  if (w != NULL)
-    c->free_writes = w->next;
-  else if ((w = calloc(1, sizeof(*w))) == NULL)
+  if (w == NULL && (w = calloc(1, sizeof(*w))) == NULL)
     return NULL;
   w->conn = c;
   if (w->cap < size) {
     char *p = realloc(w->buf, size);
     if (p == NULL) {
-      w->next = c->free_writes;
-      c->free_writes = w;
+      conn_write_put(c, w);
       return NULL;
     }
     w->buf = p;
@@ -1274,7 +1268,8 @@ static void conn_on_handle_closed(uv_handle_t *h) {
 /* Finishes closing once every handle and the resolver are done: cancels
  * what is left, frees the pools and tells the owner. */
 static void conn_maybe_closed(fleet__rconn_t *c) {
-  fleet__rreq_t *list;
+  fleet__rreq_t *list, *req;
+  conn_write_t *w;
 
   if (c->handles > 0 || c->gai_active || c->read_depth > 0)
     return;
@@ -1283,15 +1278,13 @@ static void conn_maybe_closed(fleet__rconn_t *c) {
   conn_fail_list(c, list, FLEET_ECANCELED);
   conn_fail_list(c, q_take(&c->unflushed, &c->unflushed_tail), FLEET_ECANCELED);
   conn_fail_list(c, q_take(&c->waiting, &c->waiting_tail), FLEET_ECANCELED);
-  while (c->free_reqs != NULL) {
-    fleet__rreq_t *req = c->free_reqs;
-    c->free_reqs = req->next;
+  while ((req = FLEET__FREELIST_TAKE(&c->free_reqs, fleet__rreq_t,
+                                     free_node)) != NULL) {
     free(req->buf);
     free(req);
   }
-  while (c->free_writes != NULL) {
-    conn_write_t *w = c->free_writes;
-    c->free_writes = w->next;
+  while ((w = FLEET__FREELIST_TAKE(&c->free_writes, conn_write_t, free_node)) !=
+         NULL) {
     free(w->buf);
     free(w);
   }

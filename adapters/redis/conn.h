@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "backend.h"
+#include "common/freelist.h"
 #include "common/url.h"
 #include "common/util.h"
 #include "redis/compat.h"
@@ -30,6 +31,7 @@ typedef void (*fleet__rreq_cb)(fleet__rconn_t *c, fleet__rreq_t *req,
  * reuses so that the hot path does not allocate. */
 struct fleet__rreq_s {
   fleet__rreq_t *next;
+  fleet__free_t free_node; /* on its owner's pool while unused */
   char *buf;
   size_t len;
   size_t cap;
@@ -152,9 +154,9 @@ struct fleet__rconn_s {
   size_t nunflushed;     /* user requests queued since the last flush */
   int handshake_pending; /* handshake replies still expected */
 
-  fleet__rreq_t *free_reqs;            /* handshake request pool */
-  struct fleet__rwrite_s *free_writes; /* write request pool */
-  int after_teardown; /* what to do once the stream is closed */
+  fleet__freelist_t free_reqs;   /* handshake request pool */
+  fleet__freelist_t free_writes; /* write request pool */
+  int after_teardown;            /* what to do once the stream is closed */
 };
 
 /* Initializes `c` and starts connecting. Returns 0 or a negative error (and
