@@ -1,6 +1,6 @@
 -- queue_fail.lua -- fails a claim still held: records the error, then
--- schedules a retry after the job's backoff, or past max_attempts makes
--- the job dead (and trims the kept dead jobs).
+-- schedules a retry after the job's backoff, or past max_attempts makes the
+-- job dead (and trims the kept dead jobs).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
 --   jobs, opts, info, done, delayed, dead, stats, jobs:wake.
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,

@@ -1,10 +1,9 @@
 -- queue_recover.lua -- re-queues jobs whose claim deadline passed without
 -- completion (at the front of their priority), or makes them dead past
--- max_attempts (the expired attempt counts); clears their token so that
--- the former holder's calls are stale. Reads the claims hash only when
--- recover_at (a lower bound of the earliest deadline) has passed. Safe to
--- run from many processes at once: each expired claim is handled by one
--- call.
+-- max_attempts (the expired attempt counts); clears their token so that the
+-- former holder's calls are stale. Reads the claims hash only when recover_at
+-- (a lower bound of the earliest deadline) has passed. Safe to run from many
+-- processes at once: each expired claim is handled by one call.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims,
 --   recover_at, recs:<c>, jobs, opts, info, pending, pending:prio, dead,
 --   stats, jobs:wake.

@@ -1,5 +1,5 @@
--- queue_refresh.lua -- the heartbeat: moves the deadline of every claim
--- still held (its token in the claims hash) to now + claim_ttl_ms.
+-- queue_refresh.lua -- the heartbeat: moves the deadline of every claim still
+-- held (its token in the claims hash) to now + claim_ttl_ms.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims.
 -- ARGV[1]: claim_ttl_ms; then id, token per claim.
 -- Returns: {now_ms, deadline_ms, then 1 (refreshed) or 0 (stale) per claim}.

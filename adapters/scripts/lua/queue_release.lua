@@ -1,6 +1,5 @@
 -- queue_release.lua -- hands claims back: each job still held goes back to
--- the front of its priority's pending jobs, and its attempt does not
--- count.
+-- the front of its priority's pending jobs, and its attempt does not count.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
 --   jobs, opts, info, done, pending, pending:prio, jobs:wake.
 -- ARGV: id, token per claim.

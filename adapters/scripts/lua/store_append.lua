@@ -1,10 +1,12 @@
--- store_append.lua -- appends events to a store record's events list and
--- refreshes the expiry of all its keys (adapters/ops/store.h).
--- KEYS[1]: the collection's hash tag "{prefix:collection}". Parts:
---          ":rec:<id>", ":ev:<id>", ":idx:<index>:<value>".
+-- store_append.lua -- appends events to a store record's events list, keeps
+-- the newest `cap`, and refreshes the expiry of all its keys as
+-- store_touch.lua with ttl_ms 0 does.
+-- KEYS[1]: the collection's hash tag "{prefix:collection}" (the record
+--          layout: adapters/ops/store.h). Parts: ":rec:<id>",
+--          ":ev:<id>", ":idx:<index>:<value>".
 -- ARGV: id, cap (0: no cap), event_1 .. event_n.
 -- Returns: the new length of the events list; error FLEET_ENOTFOUND when
--- there is no record.
+--   there is no record, FLEET_EPROTO when it has no valid TTL.
 local id, cap = ARGV[1], tonumber(ARGV[2])
 local rec, ev = KEYS[1] .. ':rec:' .. id, KEYS[1] .. ':ev:' .. id
 local ipre = KEYS[1] .. ':idx:'

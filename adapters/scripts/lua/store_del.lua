@@ -1,7 +1,7 @@
--- store_del.lua -- deletes a store record, its events and its index
--- entries (adapters/ops/store.h).
--- KEYS[1]: the collection's hash tag "{prefix:collection}". Parts:
---          ":rec:<id>", ":ev:<id>", ":idx:<index>:<value>".
+-- store_del.lua -- deletes a store record, its events and its index entries.
+-- KEYS[1]: the collection's hash tag "{prefix:collection}" (the record
+--          layout: adapters/ops/store.h). Parts: ":rec:<id>",
+--          ":ev:<id>", ":idx:<index>:<value>".
 -- ARGV: id.
 -- Returns: 1, or 0 when there was no record.
 local id = ARGV[1]

@@ -1,9 +1,12 @@
 -- store_touch.lua -- sets the expiry of a store record, its events and its
--- index entries to now + TTL (adapters/ops/store.h).
--- KEYS[1]: the collection's hash tag "{prefix:collection}". Parts:
---          ":rec:<id>", ":ev:<id>", ":idx:<index>:<value>".
+-- index entries to now + TTL, and stores a non-zero ttl_ms as the record's
+-- TTL.
+-- KEYS[1]: the collection's hash tag "{prefix:collection}" (the record
+--          layout: adapters/ops/store.h). Parts: ":rec:<id>",
+--          ":ev:<id>", ":idx:<index>:<value>".
 -- ARGV: id, ttl_ms (0: the record's own TTL, its field "t").
--- Returns: 1, or 0 when there is no record.
+-- Returns: 1, or 0 when there is no record; FLEET_EPROTO for ttl_ms 0 and
+--   a record without a valid TTL.
 local id, ttl = ARGV[1], tonumber(ARGV[2])
 local rec, ev = KEYS[1] .. ':rec:' .. id, KEYS[1] .. ':ev:' .. id
 local ipre = KEYS[1] .. ':idx:'
