@@ -73,8 +73,12 @@ def parse(path):
 
 
 def cell(text):
-    """`text` as a Markdown table cell."""
-    return text.replace("|", "\\|")
+    """`text` as a Markdown table cell: a "|" would end the cell, a "<"
+    open an HTML tag ("<token>") and a "*" or "_" an emphasis."""
+    for c, e in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"),
+                 ("|", "\\|"), ("*", "\\*"), ("_", "\\_")):
+        text = text.replace(c, e)
+    return text
 
 
 def table(headers):
