@@ -23,8 +23,8 @@
 --   pending or due job moved to dead (a token is never 0).
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 --#include queue_int
 --#include fence
 --#include queue_rec

@@ -13,8 +13,8 @@
 -- Returns: {the reply of queue_claim.lua, the reply of queue_complete.lua}.
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 --#include queue_int
 --#include fence
 --#include queue_rec

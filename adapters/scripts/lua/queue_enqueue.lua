@@ -22,6 +22,6 @@
 --#include queue_int
 --#include fence
 --#include queue_add
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 return queue_add(KEYS[1], now, tonumber(ARGV[1]), ARGV, 2)

@@ -10,8 +10,8 @@
 --   FLEET_EALREADY (that claim already ended), FLEET_EPROTO.
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 --#include queue_int
 --#include queue_rec
 --#include queue_trim

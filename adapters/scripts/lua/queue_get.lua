@@ -11,8 +11,8 @@
 -- Errors: FLEET_ENOTFOUND, FLEET_EPROTO.
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 local id = ARGV[1]
 --#include queue_int
 --#include queue_rec

@@ -14,8 +14,8 @@
 --   options fleet cannot read (docs/queue.md, "Jobs fleet cannot read")}.
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 local claims = tag .. ':claims'
 local ra_key = tag .. ':recover_at'
 local pending = tag .. ':pending'

@@ -7,8 +7,8 @@
 --   0 stale, -1 no such job}.
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 local pending = tag .. ':pending'
 local prio = tag .. ':pending:prio'
 --#include queue_int

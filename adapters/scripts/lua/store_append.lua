@@ -33,8 +33,8 @@ if cap > 0 and n > cap then
   redis.call('LTRIM', ev, -cap, -1)
   n = cap
 end
-local t = redis.call('TIME')
-local exp = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
+--#include time
+local exp = now_ms() + ttl
 redis.call('PEXPIREAT', rec, exp)
 redis.call('PEXPIREAT', ev, exp)
 for i = 1, #idx do

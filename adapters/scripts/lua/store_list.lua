@@ -13,8 +13,8 @@
 --   the last entry taken when more entries follow, else -1 and ''.
 local idx = KEYS[1] .. ':idx:' .. ARGV[1] .. ':' .. ARGV[2]
 local rpre, limit = KEYS[1] .. ':rec:', tonumber(ARGV[3])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 redis.call('ZREMRANGEBYSCORE', idx, '-inf', '(' .. now)
 
 -- The page starts after every entry that sorts at or before the cursor

@@ -53,8 +53,8 @@ for i = 1, #old, 2 do
   end
 end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 local exp = now + ttl
 for i = 1, #drop do
   redis.call('ZREM', drop[i], id)

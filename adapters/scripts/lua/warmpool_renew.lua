@@ -7,8 +7,8 @@
 -- Returns: one integer per item: 1 extended | 0 not borrowed by that instance
 --   any more | 2 (owner lease) it had run out and was free: taken again | -1
 --   another live instance holds the owner id (nothing changed).
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 local r = {}
 for i = 1, #KEYS do
   local id, owner = ARGV[4 * i - 3], ARGV[4 * i - 2]

@@ -1,16 +1,11 @@
 -- pool_int.lua -- included by pool scripts (--#include pool_int): the
--- server clock, event delivery to a node, the parsing of a job's owner
+-- server clock (lib/time.lua), event delivery to a node, the parsing of a job's owner
 -- record, and the removal of dead nodes (adapters/ops/pool.h).
 -- T is the pool being worked on; a script over several pools sets it.
+--#include time
 --#include wake
 --#include fence
 local T = KEYS[1]
-
--- The server's clock in ms: every liveness deadline is judged on it.
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
 
 -- Appends one event of six fields to the node's event list and wakes the
 -- node. The list expires if nobody reads it for `life` ms (a dead node).

@@ -1,6 +1,7 @@
 -- warmpool_int.lua -- included by the warm pool's scripts (--#include
--- warmpool_int): the key names, the server clock, the primary's fence and
+-- warmpool_int): the key names, the server clock (lib/time.lua), the primary's fence and
 -- the moves every script shares (adapters/ops/warmpool.h has the schema).
+--#include time
 --#include wake
 local T = KEYS[1]
 local META, IDLE, EXP = T .. ':wp:meta', T .. ':wp:idle', T .. ':wp:exp'
@@ -13,12 +14,6 @@ local NEVER = 4000000000000000
 -- A number as Redis takes it (integers only, no exponent).
 local function fmt(n)
   return string.format('%d', n)
-end
-
--- The server's clock in ms: every deadline is judged on it.
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
 -- Whether the primary's lease (the leader's lock "<T>:lock", value
