@@ -50,6 +50,16 @@
   FLEET__OPS_COMMANDS(XX)                                                      \
   FLEET__OPS_SCRIPTS(XX)
 
+typedef enum {
+#define FLEET__OP_ENUM(id, name, command) FLEET__OP_##id,
+  FLEET__OP_MAP(FLEET__OP_ENUM)
+#undef FLEET__OP_ENUM
+      FLEET__OP_COUNT
+} fleet__op_t;
+
+/* The op's name ("ping"), or NULL when out of range. */
+const char *fleet__op_name(fleet__op_t op);
+
 /* Fenced ops: those that grant fencing tokens (lib/fence.lua). Each takes
  * one ARGV more than the primitive passes, last (its script's header lists
  * it): the failover epoch, which the adapter appends, never the primitive. The
@@ -66,30 +76,12 @@
  * A promoted replica's epoch is greater than its old master's, and tokens
  * start at epoch * 2^32: a grant after a failover carries a token greater
  * than every token granted before it, even when the replica missed the
- * last grants (docs/deploy.md, "What survives which failure"). */
-#define FLEET__OPS_FENCED(XX)                                                  \
-  XX(LOCK_ACQUIRE)                                                             \
-  XX(QUEUE_ENQUEUE)                                                            \
-  XX(QUEUE_CLAIM)                                                              \
-  XX(QUEUE_COMPLETE_CLAIM)                                                     \
-  XX(CRON_FIRE)                                                                \
-  XX(POOL_DISPATCH)                                                            \
-  XX(POOL_JOIN)                                                                \
-  XX(POOL_MOVE)                                                                \
-  XX(POOL_STOPPED)
-
-typedef enum {
-#define FLEET__OP_ENUM(id, name, command) FLEET__OP_##id,
-  FLEET__OP_MAP(FLEET__OP_ENUM)
-#undef FLEET__OP_ENUM
-      FLEET__OP_COUNT
-} fleet__op_t;
-
-/* The op's name ("ping"), or NULL when out of range. */
-const char *fleet__op_name(fleet__op_t op);
-
-/* Whether `op` is a fenced op (FLEET__OPS_FENCED): its adapter appends
- * the failover epoch to its ARGV. */
+ * last grants (docs/deploy.md, "What survives which failure").
+ *
+ * A script is a fenced op when its header says "A fenced op": the build
+ * lists those in FLEET__OPS_FENCED(XX), XX(ID) each, in fleet_ops.h.
+ *
+ * fleet__op_fenced() tells whether `op` is one. */
 int fleet__op_fenced(fleet__op_t op);
 
 /* The Redis command of a command op ("PING"), or NULL for a script op or

@@ -14,6 +14,8 @@
 # primitive the name's first word (STORE; CORE for a name of one word),
 # and FLEET__OPS_SCRIPTS(XX), all of them; adapters/backend.h makes the
 # op enum of it and of adapters/ops/commands.h (the plain-command ops).
+# FLEET__OPS_FENCED(XX), XX(ID) per fenced op, lists the scripts whose
+# header says "A fenced op".
 #
 # Redis scripts cannot call each other, so code several scripts share lives
 # in lib/<name>.lua beside them, and a line "--#include <name>" in a script
@@ -92,6 +94,7 @@ set(table_sharded "")
 set(count 0)
 set(wake_line "local wake_sharded\n")
 set(primitives "")
+set(fenced "")
 foreach(path IN LISTS SCRIPTS)
   get_filename_component(name "${path}" NAME_WE)
   get_filename_component(dir "${path}" DIRECTORY)
@@ -120,6 +123,10 @@ foreach(path IN LISTS SCRIPTS)
     set(ops_${prim} "")
   endif()
   string(APPEND ops_${prim} " \\\n  XX(${id}, \"${name}\", NULL)")
+  # A fenced op says so in its header (adapters/backend.h, "Fenced ops").
+  if(header MATCHES "A[ \n-]+fenced[ \n-]+op")
+    string(APPEND fenced " \\\n  XX(${id})")
+  endif()
   set_property(GLOBAL PROPERTY embed_seen "")
   embed_expand("${path}" "${dir}" "${text}" 0 text)
   if(DEFINED EXPANDED)
@@ -175,6 +182,7 @@ if(DEFINED OPS)
     string(APPEND ops "\n#define FLEET__OPS_${prim}(XX)${ops_${prim}}\n")
     string(APPEND all " \\\n  FLEET__OPS_${prim}(XX)")
   endforeach()
+  string(APPEND ops "\n#define FLEET__OPS_FENCED(XX)${fenced}\n")
   string(APPEND ops "\n#define FLEET__OPS_SCRIPTS(XX)${all}\n"
                     "\n#endif /* FLEET_OPS_GENERATED_H */\n")
   embed_write("${OPS}" "${ops}")

@@ -5,7 +5,8 @@
 -- nodes that send the same occurrence, exactly one gets it. The tokens come
 -- from S:fence through lib/fence.lua, so that they never repeat or go back
 -- across a failover. The log keeps at most keep_count entries, none older
--- than keep_age_ms (0: no age bound), trimming up to 1000 per call.
+-- than keep_age_ms (0: no age bound), trimming up to 1000 per call. A fenced
+-- op (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: T, the occurrences' tag (cron_occ.lua), which for a queue
 --   definition is the queue's tag (queue parts as in queue_enqueue.lua).
 -- ARGV: ns, key, node, keep_count, keep_age_ms, min_token, queue ('1' to

@@ -3,7 +3,8 @@
 -- (fence_next()), also when its lease is busy. The locks are independent: one
 -- lock's result never changes another's, and the reply has a fixed number of
 -- elements per lock, so that the client's batcher carries the acquires of
--- many handles in one call.
+-- many handles in one call. A fenced op (adapters/backend.h): its last ARGV
+-- is the failover epoch.
 -- KEYS[i]: the hash tag "{prefix:name}" of the i-th lock (n >= 1, any
 --          names). Parts: ":lock", the lease, "<token>:<owner>" with a
 --          TTL, "*" in front while some owner waits for it; ":fence", the

@@ -1,6 +1,7 @@
 -- pool_dispatch.lua -- admits a job and assigns it to the worker the caller
 -- chose by consistent hashing over the membership it read, in one step: of
--- two dispatches of one key, exactly one passes.
+-- two dispatches of one key, exactly one passes. A fenced op
+-- (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, wj:<worker>,
 --          fence, wnode, nodes, rev, ev:<node>.
 -- ARGV[1]: job key. ARGV[2]: payload. ARGV[3]: the membership revision the

@@ -3,7 +3,8 @@
 -- workers run (after the pool's data was lost: FLUSHDB, a failover to a
 -- replica that missed them): each is admitted with a new token, state r, only
 -- when its key is absent. A node with no worker (and not a member) holds the
--- id only.
+-- id only. A fenced op (adapters/backend.h): its last ARGV is the failover
+-- epoch.
 -- KEYS[1]: the pool's hash tag. Parts: id:<node>, nodes, workers, wnode,
 --          nw:<node>, wseq, rev, life, jobs, pay, wj:<worker>, fence,
 --          ev:<node> (and those of pool_int's reap).

@@ -1,7 +1,8 @@
 -- pool_move.lua -- applies a rebalance computed by a node over the membership
 -- revision it read: an orphaned job starts on its new owner; a job whose
 -- owner changed is asked to stop, and starts on the new owner once the old
--- one confirms (pool_stopped).
+-- one confirms (pool_stopped). A fenced op (adapters/backend.h): its last
+-- ARGV is the failover epoch.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, next, wnode, workers,
 --          wj:<worker>, fence, rev, ev:<node>.
 -- ARGV[1]: the membership revision. ARGV[2..]: triples of job key, the

@@ -1,6 +1,7 @@
 -- pool_stopped.lua -- the owner of a job confirms it stopped it, presenting
 -- its token. A job being stopped leaves the pool; a job being moved starts on
--- its next owner; any other job is orphaned for the pool to place again.
+-- its next owner; any other job is orphaned for the pool to place again. A
+-- fenced op (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, next, wnode,
 --          workers, wj:<worker>, fence, nodes, ev:<node>.
 -- ARGV[1]: job key. ARGV[2]: worker id. ARGV[3]: token. ARGV[4]: the

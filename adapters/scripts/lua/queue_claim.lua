@@ -4,7 +4,8 @@
 -- up to 1000 due delayed jobs; each claimed job gets a new fencing token, one
 -- more attempt and the deadline now + claim_ttl_ms (the claims hash gets
 -- "<token>\0<attempt>\0<deadline>"). While the queue is paused
--- (queue_admin_pause.lua) it claims and promotes nothing.
+-- (queue_admin_pause.lua) it claims and promotes nothing. A fenced op
+-- (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
 --   pending, pending:prio, delayed, claims, recover_at, seq, fence,
 --   parked, jobs:wake.

@@ -3,7 +3,8 @@
 -- sharing their code (lib/queue_claim.lua, lib/queue_complete.lua). The claim
 -- goes first: it raises only before it writes, so a job fleet cannot read
 -- (FLEET_EPROTO) leaves nothing written, the completions included, and they
--- can be sent again alone.
+-- can be sent again alone. A fenced op (adapters/backend.h): its last ARGV is
+-- the failover epoch.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: those of both.
 -- ARGV[1]: n (0..1000); ARGV[2]: claim_ttl_ms; ARGV[3]: keep_count;
 --   ARGV[4]: keep_s (0: no age bound); ARGV[5], ARGV[6]: the worker id to

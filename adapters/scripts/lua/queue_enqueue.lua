@@ -7,7 +7,8 @@
 -- first to the parked workers (parked, see queue_claim.lua), claimed for them
 -- and published on their channels (docs/queue.md: delivery to idle workers).
 -- Publishes on the wake channel when it adds jobs nobody took to an empty
--- pending set, or adds the earliest delayed job.
+-- pending set, or adds the earliest delayed job. A fenced op
+-- (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
 --   pending, pending:prio, delayed, seq, unique:<key>, jobs:wake, parked,
 --   jobs:w:<worker>, claims, recover_at, fence.
