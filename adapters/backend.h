@@ -5,8 +5,8 @@
  * KEYS/ARGV and the same reply shape on every backend: it is a Lua script
  * in adapters/scripts/lua/<name>.lua (or a plain command), which Redis runs,
  * and which the memory backend runs in its own embedded Lua 5.1 whose
- * redis.call reaches a C keyspace (adapters/memory/command.c). Adding an op
- * is one line in FLEET__OP_MAP plus its script. */
+ * redis.call reaches a C keyspace (adapters/memory/command.c). Adding a
+ * script op is adding its file (see FLEET__OP_MAP). */
 #ifndef FLEET_BACKEND_H
 #define FLEET_BACKEND_H
 
@@ -22,8 +22,15 @@
 /* XX(ID, name, command): the op FLEET__OP_<ID>. `name` appears in logs and
  * names the Lua script adapters/scripts/lua/<name>.lua; `command` is NULL
  * for a script op, or the Redis command that is the op (its KEYS then ARGV
- * follow it as arguments). Each primitive lists its ops in its own header
- * under adapters/ops/, documenting KEYS, ARGV and the reply of each.
+ * follow it as arguments).
+ *
+ * One source per op: a script op is its file. The build lists every
+ * script of adapters/scripts/lua in the generated header fleet_ops.h
+ * (FLEET__OPS_SCRIPTS, written by cmake/embed_lua.cmake: store_put.lua is
+ * FLEET__OP_STORE_PUT), and the script's header states its KEYS, ARGV and
+ * reply, which docs/<primitive>.md shows (scripts/gen-op-docs.py). The
+ * few ops that are a plain command are listed by hand in ops/commands.h,
+ * with their contracts. Adding a script op is adding its file.
  *
  * How a script op receives its keys, one rule for every script: KEYS[1]
  * is the hash tag of the object the op works on, "{<prefix>:<name>}". The
@@ -34,63 +41,14 @@
  * leases) gets one tag per object as KEYS[1..n]. Nothing that names a key
  * travels in ARGV, with one exception: a SCAN MATCH pattern, which matches
  * keys but is not one. A command op takes its keys as its Redis command
- * does (UNLINK's in KEYS).
- *
- *   PING  KEYS: none. ARGV: none. Reply: status "PONG".
- *   TIME  KEYS: none. ARGV: none. Reply: array [seconds, microseconds] of
- *         the backend clock, as integers.
- *   PUBLISH  KEYS: none. ARGV: channel, payload. Reply: integer, the number
- *         of clients with a subscriber of the channel (each client counts
- *         once, however many subscribers it has there).
- */
-#define FLEET__OPS_CORE(XX)                                                    \
-  XX(PING, "ping", "PING")                                                     \
-  XX(TIME, "time", NULL)                                                       \
-  XX(PUBLISH, "publish", "PUBLISH")
-
-#include "ops/cron.h"
-#include "ops/lock.h"
-#include "ops/pool.h"
-#include "ops/queue.h"
-#include "ops/store.h"
-#include "ops/warmpool.h"
+ * does (UNLINK's in KEYS). What the scripts of one primitive share (its
+ * key layout) is told in adapters/ops/<primitive>.h. */
+#include "fleet_ops.h"
+#include "ops/commands.h"
 
 #define FLEET__OP_MAP(XX)                                                      \
-  FLEET__OPS_CORE(XX)                                                          \
-  FLEET__OPS_CRON(XX)                                                          \
-  FLEET__OPS_LOCK(XX)                                                          \
-  FLEET__OPS_POOL(XX)                                                          \
-  FLEET__OPS_QUEUE(XX)                                                         \
-  FLEET__OPS_STORE(XX)                                                         \
-  FLEET__OPS_WARMPOOL(XX)
-
-/* Fenced ops: those that grant fencing tokens (lib/fence.lua). Each takes
- * one ARGV more than its header lists, last: the failover epoch, which the
- * adapter appends, never the primitive. The Redis adapters append it when
- * the command is written to the socket, not when it is built, so that a
- * call queued before a failover and sent after the master was found again
- * carries the epoch of the master it reaches:
- *
- *   one Redis, the memory backend, a program's hiredis context: "0";
- *   Sentinel: the master's config-epoch, from the SENTINEL MASTER answer
- *     that gave the address the connection went to (sentinel.h);
- *   Redis Cluster: "c": the script reads the node's config epoch
- *     (cluster_my_epoch of CLUSTER INFO) itself, on its first grant.
- *
- * A promoted replica's epoch is greater than its old master's, and tokens
- * start at epoch * 2^32: a grant after a failover carries a token greater
- * than every token granted before it, even when the replica missed the
- * last grants (docs/deploy.md, "What survives which failure"). */
-#define FLEET__OPS_FENCED(XX)                                                  \
-  XX(LOCK_ACQUIRE)                                                             \
-  XX(QUEUE_ENQUEUE)                                                            \
-  XX(QUEUE_CLAIM)                                                              \
-  XX(QUEUE_COMPLETE_CLAIM)                                                     \
-  XX(CRON_FIRE)                                                                \
-  XX(POOL_DISPATCH)                                                            \
-  XX(POOL_JOIN)                                                                \
-  XX(POOL_MOVE)                                                                \
-  XX(POOL_STOPPED)
+  FLEET__OPS_COMMANDS(XX)                                                      \
+  FLEET__OPS_SCRIPTS(XX)
 
 typedef enum {
 #define FLEET__OP_ENUM(id, name, command) FLEET__OP_##id,
@@ -102,8 +60,28 @@ typedef enum {
 /* The op's name ("ping"), or NULL when out of range. */
 const char *fleet__op_name(fleet__op_t op);
 
-/* Whether `op` is a fenced op (FLEET__OPS_FENCED): its adapter appends
- * the failover epoch to its ARGV. */
+/* Fenced ops: those that grant fencing tokens (lib/fence.lua). Each takes
+ * one ARGV more than the primitive passes, last (its script's header lists
+ * it): the failover epoch, which the adapter appends, never the primitive. The
+ * Redis adapters append it when the command is written to the socket, not when
+ * it is built, so that a call queued before a failover and sent after the
+ * master was found again carries the epoch of the master it reaches:
+ *
+ *   one Redis, the memory backend, a program's hiredis context: "0";
+ *   Sentinel: the master's config-epoch, from the SENTINEL MASTER answer
+ *     that gave the address the connection went to (sentinel.h);
+ *   Redis Cluster: "c": the script reads the node's config epoch
+ *     (cluster_my_epoch of CLUSTER INFO) itself, on its first grant.
+ *
+ * A promoted replica's epoch is greater than its old master's, and tokens
+ * start at epoch * 2^32: a grant after a failover carries a token greater
+ * than every token granted before it, even when the replica missed the
+ * last grants (docs/deploy.md, "What survives which failure").
+ *
+ * A script is a fenced op when its header says "A fenced op": the build
+ * lists those in FLEET__OPS_FENCED(XX), XX(ID) each, in fleet_ops.h.
+ *
+ * fleet__op_fenced() tells whether `op` is one. */
 int fleet__op_fenced(fleet__op_t op);
 
 /* The Redis command of a command op ("PING"), or NULL for a script op or

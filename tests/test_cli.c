@@ -222,7 +222,7 @@ TEST_IMPL(cli_lock_leader) {
   cli_required();
   redis = fleet_test_redis_start_or_skip(NULL);
   url = fleet_test_redis_url(redis);
-  /* Leases as ops/lock.h documents them: "<token>:<owner>" with a TTL. */
+  /* Leases as docs/lock.md documents them: "<token>:<owner>" with a TTL. */
   redis_ok(redis, "SET {qt:jobs-lock}:lock 7:worker-a PX 60000");
   redis_ok(redis, "SET {qt:jobs-lock}:fence 7");
   redis_ok(redis, "SET {qt:jobs-free}:fence 3");

@@ -693,6 +693,27 @@ TEST_IMPL(unit_op_name) {
   return 0;
 }
 
+/* The fenced ops, which the build lists from the scripts whose header says
+ * "A fenced op": exactly those that grant fencing tokens. */
+TEST_IMPL(unit_op_fenced) {
+  static const fleet__op_t fenced[] = {
+      FLEET__OP_LOCK_ACQUIRE, FLEET__OP_QUEUE_ENQUEUE,
+      FLEET__OP_QUEUE_CLAIM,  FLEET__OP_QUEUE_COMPLETE_CLAIM,
+      FLEET__OP_CRON_FIRE,    FLEET__OP_POOL_DISPATCH,
+      FLEET__OP_POOL_JOIN,    FLEET__OP_POOL_MOVE,
+      FLEET__OP_POOL_STOPPED};
+  size_t i, n = 0;
+  int op;
+
+  for (i = 0; i < sizeof(fenced) / sizeof(fenced[0]); i++)
+    ASSERT(fleet__op_fenced(fenced[i]));
+  for (op = 0; op < FLEET__OP_COUNT; op++)
+    n += (size_t)fleet__op_fenced((fleet__op_t)op);
+  ASSERT_EQ(n, sizeof(fenced) / sizeof(fenced[0]));
+  ASSERT(!fleet__op_fenced(FLEET__OP_COUNT));
+  return 0;
+}
+
 /* fleet__reply_error_code() on a NUL-terminated text. */
 static int unit_reply_code(const char *text) {
   return fleet__reply_error_code(text, strlen(text));

@@ -1,13 +1,13 @@
-/* ops/warmpool.h -- the backend ops of the warm resource pool, XX(ID,
- * name, command) as in FLEET__OP_MAP (adapters/backend.h), with KEYS, ARGV
- * and reply.
+/* ops/warmpool.h -- what the warm resource pool's scripts share (the
+ * scripts adapters/scripts/lua/warmpool_*.lua: each one's header states
+ * its KEYS, ARGV and reply).
  *
  * Every op but WARMPOOL_RENEW gets the pool's hash tag T =
  * "{<prefix>:<pool>}" as KEYS[1] and builds its keys from it
  * (docs/warmpool.md has the schema):
  *
  *   T:lock, T:fence  the primary's lease and fence: the leader election
- *                    named <pool> (adapters/ops/lock.h)
+ *                    named <pool> (docs/lock.md)
  *   T:wp:meta   hash  fp (definition fingerprint), target, fails (creation
  *                     failures in a row), backoff (server ms until which
  *                     no creation starts), err (the last failure's text)
@@ -30,56 +30,4 @@
  *
  * Every write under an owner id presents the node's instance nonce and
  * fails with FLEET_ECONFLICT (naming the id) while another live instance
- * holds the id.
- *
- *   WARMPOOL_START  ARGV: fingerprint, first target, owner, nonce, owner
- *         lease ms. Reply: {1, fp} (the owner lease taken) | {0, stored
- *         fp} (differs).
- *   WARMPOOL_ACQUIRE  ARGV: min remaining ms, lease ms (0 none), borrower,
- *         nonce. Reply: {1, id, expiry} | {0, "", 0} none idle.
- *   WARMPOOL_RELEASE  ARGV: id, borrower, min remaining ms, "1" destroy,
- *         claim ms, nonce. Reply: 1 idle | 2 caller destroys | 0 not
- *         borrowed by this instance.
- *   WARMPOOL_RENEW  KEYS: the tags of n items' pools. ARGV: id ("" for
- *         the owner lease), borrower, lease ms, nonce per item. Reply: n
- *         integers, 1 | 0 not borrowed | 2 owner lease taken again | -1
- *         owner id held by another instance.
- *   WARMPOOL_RECONCILE  ARGV: token, owner, min remaining ms, claim ms,
- *         max moved, creations wanted, warm-up deadline ms. Reply: {-1}
- *         stale | {1, nd, nc, backoff left, live idle, target, nd ids to
- *         destroy, nc ids to create}.
- *   WARMPOOL_PUT  ARGV: id, token, owner, idle ttl ms, min remaining ms,
- *         claim ms. Reply: 1 | 0 reservation gone | -1 stale | -2 full.
- *   WARMPOOL_FAIL  ARGV: id, text, backoff base ms, max ms. Reply:
- *         {failures, backoff ms}.
- *   WARMPOOL_DIRECT  ARGV: owner, deadline ms, nonce. Reply: the new id.
- *   WARMPOOL_ADOPT  ARGV: id, borrower, lease ms, idle ttl ms, claim ms,
- *         nonce. Reply: 1 | 0 reservation gone.
- *   WARMPOOL_DESTROYED  ARGV: ids. Reply: how many were to destroy.
- *   WARMPOOL_RESIZE  ARGV: target. Reply: the previous one (-1 none).
- *   WARMPOOL_DRAIN  ARGV: claim ms, max. Reply: the ids taken.
- *   WARMPOOL_SNAPSHOT  ARGV: min remaining ms. Reply: {target, live idle,
- *         idle, borrowed, creating, to destroy, failures, backoff left,
- *         last error, lease value, lease pttl, fingerprint}.
- *   WARMPOOL_LEAVE  ARGV: owner, nonce. Gives the owner lease up if this
- *         instance holds it. Reply: 1 | 0. */
-#ifndef FLEET_OPS_WARMPOOL_H
-#define FLEET_OPS_WARMPOOL_H
-
-#define FLEET__OPS_WARMPOOL(XX)                                                \
-  XX(WARMPOOL_START, "warmpool_start", NULL)                                   \
-  XX(WARMPOOL_ACQUIRE, "warmpool_acquire", NULL)                               \
-  XX(WARMPOOL_RELEASE, "warmpool_release", NULL)                               \
-  XX(WARMPOOL_RENEW, "warmpool_renew", NULL)                                   \
-  XX(WARMPOOL_RECONCILE, "warmpool_reconcile", NULL)                           \
-  XX(WARMPOOL_PUT, "warmpool_put", NULL)                                       \
-  XX(WARMPOOL_FAIL, "warmpool_fail", NULL)                                     \
-  XX(WARMPOOL_DIRECT, "warmpool_direct", NULL)                                 \
-  XX(WARMPOOL_ADOPT, "warmpool_adopt", NULL)                                   \
-  XX(WARMPOOL_DESTROYED, "warmpool_destroyed", NULL)                           \
-  XX(WARMPOOL_RESIZE, "warmpool_resize", NULL)                                 \
-  XX(WARMPOOL_DRAIN, "warmpool_drain", NULL)                                   \
-  XX(WARMPOOL_SNAPSHOT, "warmpool_snapshot", NULL)                             \
-  XX(WARMPOOL_LEAVE, "warmpool_leave", NULL)
-
-#endif /* FLEET_OPS_WARMPOOL_H */
+ * holds the id. */

@@ -1,11 +1,11 @@
--- cron_complete.lua -- records the outcome of a fired occurrence in its
--- log entry, fenced by its token.
---#include cron_int
---#include cron_occ
+-- cron_complete.lua -- records the outcome of a fired occurrence in its log
+-- entry, fenced by its token.
 -- KEYS[1]: T, the occurrences' tag (cron_occ.lua).
 -- ARGV: ns, key, fire_ms, token, outcome ('completed' or 'failed: <why>').
--- Returns 1 recorded; 2 an outcome was recorded already; 0 stale (the
--- entry holds another token); -1 no such entry (never fired, or trimmed).
+-- Returns: 1 recorded; 2 an outcome was recorded already; 0 stale (the entry
+--   holds another token); -1 no such entry (never fired, or trimmed).
+--#include cron_int
+--#include cron_occ
 local v = redis.call('HGET', ENT, ARGV[3])
 if not v then return -1 end
 local tok, node, disp, _, outcome = entry_read(v)

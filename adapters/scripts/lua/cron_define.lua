@@ -1,15 +1,16 @@
--- cron_define.lua -- creates or updates a definition in the registry.
---#include cron_int
+-- cron_define.lua -- creates or updates a definition in the registry. The
+-- definition's "from" time (no occurrence at or before it is fired or caught
+-- up) is the creation time, and moves to now when the expression, the zone or
+-- the target change, or when it is enabled again.
 -- KEYS[1]: the registry's tag. Parts: cron:defs (hash key -> created ms),
 --   cron:def:<key> (hash of the definition), cron:rev, cron:changed.
 -- ARGV: key, mode ('create', 'update' or 'upsert'), expr, tz, payload,
 --   queue ('' for a callback definition), catch_up ('skip', 'latest',
 --   'all'), catch_up_max, catch_up_window_ms, metadata, enabled ('1'/'0').
--- The definition's "from" time (no occurrence at or before it is fired or
--- caught up) is the creation time, and moves to now when the expression,
--- the zone or the target change, or when it is enabled again.
--- Returns {1 created or 0 updated, the new revision}. Errors: FLEET_EEXIST
--- (create of an existing key), FLEET_ENOTFOUND (update of a missing one).
+-- Returns: {1 created or 0 updated, the new revision}. Errors:
+--   FLEET_EEXIST (create of an existing key), FLEET_ENOTFOUND (update of a
+--   missing one).
+--#include cron_int
 local key, mode = ARGV[1], ARGV[2]
 local def = T .. ':cron:def:' .. key
 local now = fmt('%d', now_ms())

@@ -1,25 +1,27 @@
--- cron_fire.lua -- claims occurrences of one definition, by the server
--- clock: for each one not logged yet, writes its dispatch-log entry with a
--- new fencing token and, for a queue-targeted definition, enqueues its job
+-- cron_fire.lua -- claims occurrences of one definition, by the server clock:
+-- for each one not logged yet, writes its dispatch-log entry with a new
+-- fencing token and, for a queue-targeted definition, enqueues its job
 -- "<key>@<fire_ms>" in the same call (the queue is the tag T). Of all the
--- nodes that send the same occurrence, exactly one gets it.
---#include cron_int
---#include cron_occ
---#include queue_int
---#include fence
---#include queue_add
+-- nodes that send the same occurrence, exactly one gets it. The tokens come
+-- from S:fence through lib/fence.lua, so that they never repeat or go back
+-- across a failover. The log keeps at most keep_count entries, none older
+-- than keep_age_ms (0: no age bound), trimming up to 1000 per call. A fenced
+-- op (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: T, the occurrences' tag (cron_occ.lua), which for a queue
 --   definition is the queue's tag (queue parts as in queue_enqueue.lua).
 -- ARGV: ns, key, node, keep_count, keep_age_ms, min_token, queue ('1' to
 --   enqueue, '' for none), payload, n, then n pairs (fire_ms, 'f' to fire
 --   or 'm' to log as missed), in increasing fire time; last,
 --   the failover epoch, which the adapter appends (lib/fence.lua).
--- Per occurrence: at or before S:floor, or in the log: nothing (status 0);
---   after now: nothing (-1, not due by the server clock); 'f' after S:top:
---   fired (1, its token); else logged as missed (2).
--- Returns {now_ms, then status, token per occurrence}. The log keeps at
--- most keep_count entries, none older than keep_age_ms (0: no age bound),
--- trimming up to 1000 per call.
+-- Returns: {now_ms, then status, token per occurrence}. Per occurrence: at
+--   or before S:floor, or in the log: nothing (status 0); after now:
+--   nothing (-1, not due by the server clock); 'f' after S:top: fired (1,
+--   its token); else logged as missed (2).
+--#include cron_int
+--#include cron_occ
+--#include queue_int
+--#include fence
+--#include queue_add
 local node, keep, age = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local mintok, queue, payload = tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local n = tonumber(ARGV[9])

@@ -1,10 +1,10 @@
 -- cron_history.lua -- reads a definition's dispatch log, newest first.
---#include cron_int
---#include cron_occ
 -- KEYS[1]: T, the occurrences' tag (cron_occ.lua).
 -- ARGV: ns, key, limit (1..1000).
--- Returns {top (the latest fire ms fired, -1: none), then per entry:
--- fire_ms, token, node, dispatched_ms, finished_ms (0: not yet), outcome}.
+-- Returns: {top (the latest fire ms fired, -1: none), then per entry:
+--   fire_ms, token, node, dispatched_ms, finished_ms (0: not yet), outcome}.
+--#include cron_int
+--#include cron_occ
 local lim = tonumber(ARGV[3])
 local ids = redis.call('ZRANGE', OCC, -lim, -1)
 local out = {tonumber(redis.call('GET', S .. ':top') or '-1')}

@@ -1,11 +1,11 @@
 -- cron_list.lua -- reads the registry: every definition, or one.
---#include cron_int
 -- KEYS[1]: the registry's tag (parts as in cron_define.lua, and
 --   cron:last, hash key -> "<fire_ms>:<token>:<node>").
 -- ARGV: key, or '' for every definition.
--- Returns {revision, now_ms, then per definition: key, {field, value, ...}
--- (HGETALL of cron:def:<key>), the last-fired record or ''}. A key that is
--- not defined is absent from the reply.
+-- Returns: {revision, now_ms, then per definition: key, {field, value, ...}
+--   (HGETALL of cron:def:<key>), the last-fired record or ''}. A key that is
+--   not defined is absent from the reply.
+--#include cron_int
 local rev = tonumber(redis.call('GET', T .. ':cron:rev') or '0')
 local out = {rev, now_ms()}
 local keys

@@ -1,10 +1,10 @@
--- cron_set.lua -- enables or disables a definition.
---#include cron_int
+-- cron_set.lua -- enables or disables a definition. Enabling moves "from" to
+-- now: the occurrences while it was disabled are neither fired nor caught up.
 -- KEYS[1]: the registry's tag (parts as in cron_define.lua).
--- ARGV: key, enabled ('1' or '0'). Enabling moves "from" to now: the
--- occurrences while it was disabled are neither fired nor caught up.
--- Returns {1 changed or 0 it was so already, the revision}. Error:
--- FLEET_ENOTFOUND.
+-- ARGV: key, enabled ('1' or '0').
+-- Returns: {1 changed or 0 it was so already, the revision}. Error:
+--   FLEET_ENOTFOUND.
+--#include cron_int
 local key = ARGV[1]
 local def = T .. ':cron:def:' .. key
 local cur = redis.call('HGET', def, 'enabled')

@@ -1,11 +1,15 @@
 -- lock_acquire.lua -- takes the lease of each of n lock names with a new
--- fencing token where it is free (adapters/ops/lock.h). The locks are
--- independent: one lock's result never changes another's.
--- KEYS[i]: the hash tag "{prefix:name}" of the i-th lock. Parts: ":lock",
---          the lease, "<token>:<owner>" with a TTL, "*" in front while some
---          owner waits for it; ":fence", the last token issued, which never
---          expires, so tokens grow across expiry and restarts
---          (lib/fence.lua: and across a failover).
+-- fencing token where it is free (SET NX PX). Each lock takes a new token
+-- (fence_next()), also when its lease is busy. The locks are independent: one
+-- lock's result never changes another's, and the reply has a fixed number of
+-- elements per lock, so that the client's batcher carries the acquires of
+-- many handles in one call. A fenced op (adapters/backend.h): its last ARGV
+-- is the failover epoch.
+-- KEYS[i]: the hash tag "{prefix:name}" of the i-th lock (n >= 1, any
+--          names). Parts: ":lock", the lease, "<token>:<owner>" with a
+--          TTL, "*" in front while some owner waits for it; ":fence", the
+--          last token issued, which never expires, so tokens grow across
+--          expiry and restarts (lib/fence.lua: and across a failover).
 -- ARGV[3i-2]: its owner id.
 -- ARGV[3i-1]: its TTL in ms, a positive integer (the server expires the
 --          lease on its own clock).
@@ -14,10 +18,12 @@
 -- ARGV[3n+1]: the failover epoch, which the adapter appends (lib/fence.lua:
 --          tokens never repeat or go back across a failover).
 -- Returns: two integers per lock, {r, pttl}: r the token when the lease
--- was taken (pttl 0); r 0 when it is busy, pttl that of the holder's lease;
--- r -1 when the lease or the fence holds another type, r -2 when the fence
--- is not an integer (pttl 0; nothing written). Any other error (OOM,
--- READONLY, ...) is the error of the whole call.
+--   was taken (pttl 0); r 0 when it is busy, pttl that of the holder's
+--   lease; r -1 when the lease or the fence holds another type, r -2 when
+--   the fence is not an integer (pttl 0; nothing written). Any other error
+--   (FLEET_EOOM, FLEET_EREADONLY, FLEET_E2BIG for an epoch out of range,
+--   ...) is the error of the whole call, possibly after earlier locks were
+--   taken.
 --#include fence
 local lpcall = pcall -- Lua's, which catches the errors fence_next raises
 local call, pcall, format = redis.call, redis.pcall, string.format

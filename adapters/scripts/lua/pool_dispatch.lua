@@ -1,8 +1,7 @@
--- pool_dispatch.lua -- admits a job and assigns it to the worker the
--- caller chose by consistent hashing over the membership it read, in one
--- step: of two dispatches of one key, exactly one passes
--- (adapters/ops/pool.h).
---#include pool_int
+-- pool_dispatch.lua -- admits a job and assigns it to the worker the caller
+-- chose by consistent hashing over the membership it read, in one step: of
+-- two dispatches of one key, exactly one passes. A fenced op
+-- (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, wj:<worker>,
 --          fence, wnode, nodes, rev, ev:<node>.
 -- ARGV[1]: job key. ARGV[2]: payload. ARGV[3]: the membership revision the
@@ -10,9 +9,10 @@
 --          dispatching node, which gets the start's result. ARGV[6]: the
 --          most jobs the pool holds (0: no limit).
 -- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
--- Returns: {1, token} admitted; {0, 0} the key is in the pool already;
--- {-1, 0} the membership changed (read it again and retry); {-2, 0} the
--- pool holds its most jobs.
+-- Returns: {1, token} admitted; {0, 0} the key is in the pool already; {-1,
+--   0} the membership changed (read it again and retry); {-2, 0} the pool
+--   holds its most jobs.
+--#include pool_int
 local key, worker = ARGV[1], ARGV[4]
 local now = now_ms()
 if rev() ~= tonumber(ARGV[3]) then

@@ -1,13 +1,13 @@
--- pool_events.lua -- takes the oldest events from a node's event list
--- (adapters/ops/pool.h). Only the instance that holds the node's id, or
--- one whose id lease is not taken, takes them.
---#include pool_int
+-- pool_events.lua -- takes the oldest events from a node's event list. Only
+-- the instance that holds the node's id, or one whose id lease is not taken,
+-- takes them.
 -- KEYS[1]: the pool's hash tag. Parts: id:<node>, ev:<node>.
 -- ARGV[1]: node id. ARGV[2]: the most events to take. ARGV[3]: the
 --          node's instance nonce.
 -- Returns: six strings per event: kind, key, worker, token, data, from.
--- Error FLEET_ECONFLICT, naming the id, when another live instance holds
--- the node's id (nothing taken).
+--   Error FLEET_ECONFLICT, naming the id, when another live instance holds
+--   the node's id (nothing taken).
+--#include pool_int
 if id_state(ARGV[1], ARGV[3]) == 'other' then
   id_conflict(ARGV[1])
 end

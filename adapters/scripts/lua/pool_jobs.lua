@@ -1,5 +1,4 @@
--- pool_jobs.lua -- every job of the pool with its owner record
--- (adapters/ops/pool.h).
+-- pool_jobs.lua -- every job of the pool with its owner record.
 -- KEYS[1]: the pool's hash tag. Parts: jobs.
 -- ARGV: none.
 -- Returns: {key_1, "<token>:<state>:<worker>", key_2, ...}.

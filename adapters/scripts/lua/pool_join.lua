@@ -1,8 +1,10 @@
 -- pool_join.lua -- a node claims its id and joins its pool (once it has
--- workers), or refreshes its workers there, and may re-assert the jobs its workers run (after the
--- pool's data was lost: FLUSHDB, a failover to a replica that missed them)
--- (adapters/ops/pool.h).
---#include pool_int
+-- workers), or refreshes its workers there, and may re-assert the jobs its
+-- workers run (after the pool's data was lost: FLUSHDB, a failover to a
+-- replica that missed them): each is admitted with a new token, state r, only
+-- when its key is absent. A node with no worker (and not a member) holds the
+-- id only. A fenced op (adapters/backend.h): its last ARGV is the failover
+-- epoch.
 -- KEYS[1]: the pool's hash tag. Parts: id:<node>, nodes, workers, wnode,
 --          nw:<node>, wseq, rev, life, jobs, pay, wj:<worker>, fence,
 --          ev:<node> (and those of pool_int's reap).
@@ -14,12 +16,13 @@
 --          key, the local worker running it, its payload.
 -- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
 -- Returns: {revision after the join, then per job the new token it was
--- admitted with, or 0 when the key is in the pool already (another owner
--- holds it: the node must give it up)}; or {-1} when the node joins again
--- but a shutdown it has not read yet waits in its event list (the pool
--- shut down: it must not come back; nothing changed). Error
--- FLEET_ECONFLICT, naming the id, when another live instance holds the
--- node's id (nothing changed).
+--   admitted with, or 0 when the key is in the pool already (another owner
+--   holds it: the node must give it up)}; or {-1} when the node joins again
+--   but a shutdown it has not read yet waits in its event list (the pool
+--   shut down: it must not come back; nothing changed). Error
+--   FLEET_ECONFLICT, naming the id, when another live instance holds the
+--   node's id (nothing changed).
+--#include pool_int
 local node, nonce = ARGV[1], ARGV[2]
 if id_state(node, nonce) == 'other' then
   id_conflict(node)

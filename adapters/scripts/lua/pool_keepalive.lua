@@ -1,8 +1,7 @@
 -- pool_keepalive.lua -- keeps nodes, their ids and their workers alive for
 -- another worker TTL, by the server clock, and removes the nodes whose
--- keep-alive lapsed (adapters/ops/pool.h). The client's batcher sends the
--- keep-alives of several nodes in one call; each is independent.
---#include pool_int
+-- keep-alive lapsed. The client's batcher sends the keep-alives of several
+-- nodes in one call; each is independent.
 -- KEYS[i]: the hash tag of the i-th node's pool. Parts: id:<node>, nodes,
 --          rev (and those of reap).
 -- ARGV[5i-4]: its node id. ARGV[5i-3]: its instance nonce. ARGV[5i-2]:
@@ -11,11 +10,12 @@
 --          orphaned) and must join again. ARGV[5i]: "1" when the node
 --          joined with workers (it must be a member), "0" when it holds
 --          its id only (client-only, or no worker yet).
--- Returns: one {status, revision} per node: status 1 when kept alive, -1
--- when the node is not in the pool or its id lease lapsed (lapsed,
--- removed, or the data was lost): it must join again, and every job it
--- ran was moved or lost; -2 when another live instance holds the node's
--- id: nothing was touched, and the node must stop acting under it.
+-- Returns: one {status, revision} per node: status 1 when kept alive, -1 when
+--   the node is not in the pool or its id lease lapsed (lapsed, removed, or
+--   the data was lost): it must join again, and every job it ran was moved or
+--   lost; -2 when another live instance holds the node's id: nothing was
+--   touched, and the node must stop acting under it.
+--#include pool_int
 local r = {}
 local now = now_ms()
 for i = 1, #KEYS do

@@ -1,15 +1,16 @@
--- pool_move.lua -- applies a rebalance computed by a node over the
--- membership revision it read: an orphaned job starts on its new owner;
--- a job whose owner changed is asked to stop, and starts on the new owner
--- once the old one confirms (pool_stopped) (adapters/ops/pool.h).
---#include pool_int
+-- pool_move.lua -- applies a rebalance computed by a node over the membership
+-- revision it read: an orphaned job starts on its new owner; a job whose
+-- owner changed is asked to stop, and starts on the new owner once the old
+-- one confirms (pool_stopped). A fenced op (adapters/backend.h): its last
+-- ARGV is the failover epoch.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, next, wnode, workers,
 --          wj:<worker>, fence, rev, ev:<node>.
 -- ARGV[1]: the membership revision. ARGV[2..]: triples of job key, the
 --          token the node saw, the new owner.
 -- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
 -- Returns: the number of jobs moved, or -1 when the membership changed
--- (nothing changed).
+--   (nothing changed).
+--#include pool_int
 if rev() ~= tonumber(ARGV[1]) then
   return -1
 end

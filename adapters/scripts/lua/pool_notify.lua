@@ -1,9 +1,8 @@
--- pool_notify.lua -- sends a notification to the current owner of a job
--- (adapters/ops/pool.h).
---#include pool_int
+-- pool_notify.lua -- sends a notification to the current owner of a job.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, wnode, ev:<node>.
 -- ARGV[1]: job key. ARGV[2]: payload.
 -- Returns: 1 sent; 0 no such job; -1 the job has no owner right now.
+--#include pool_int
 local t, s, w = job(ARGV[1])
 if not t then
   return 0

@@ -1,4 +1,4 @@
--- pool_payload.lua -- a job's payload (adapters/ops/pool.h).
+-- pool_payload.lua -- a job's payload.
 -- KEYS[1]: the pool's hash tag. Parts: pay.
 -- ARGV[1]: job key.
 -- Returns: the payload, or nil when there is no such job.

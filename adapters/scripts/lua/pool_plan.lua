@@ -1,7 +1,6 @@
--- pool_plan.lua -- the bookkeeping of one plan of a pool's schedule: which
--- of its start keys are not in the pool yet (to dispatch; a key in the
--- pool already counts as started), and which keys to stop
--- (adapters/ops/pool.h).
+-- pool_plan.lua -- the bookkeeping of one plan of a pool's schedule: which of
+-- its start keys are not in the pool yet (to dispatch; a key in the pool
+-- already counts as started), and which keys to stop.
 -- KEYS[1]: the pool's hash tag. Parts: jobs; sk:<name>, the set of the
 --          keys the schedule started.
 -- ARGV[1]: schedule name. ARGV[2]: "a" to stop every key the schedule
@@ -9,8 +8,8 @@
 --          the schedule's keys (it stopped), else "". ARGV[3]: n, the
 --          number of start keys. ARGV[4 .. 3+n]: start keys. ARGV[4+n ..]:
 --          keys to stop.
--- Returns: {{indexes (1-based, into the start keys) to dispatch},
--- {keys to stop}}.
+-- Returns: {{indexes (1-based, into the start keys) to dispatch}, {keys to
+--   stop}}.
 local T = KEYS[1]
 local sk = T .. ':sk:' .. ARGV[1]
 if ARGV[2] == 'r' then

@@ -1,11 +1,11 @@
--- pool_shutdown.lua -- shuts the whole pool down: every node is told to
--- stop all its jobs, and every key of the pool that holds a job, a
--- payload or a member is removed (adapters/ops/pool.h). The counters
--- (fence, rev, wseq) stay, so tokens and revisions keep growing.
---#include pool_int
+-- pool_shutdown.lua -- shuts the whole pool down: every node is told to stop
+-- all its jobs, and every key of the pool that holds a job, a payload or a
+-- member is removed. The counters (fence, rev, wseq) stay, so tokens and
+-- revisions keep growing.
 -- KEYS[1]: the pool's hash tag. Parts: every part of the pool.
 -- ARGV: none.
 -- Returns: the number of nodes told.
+--#include pool_int
 local nodes = redis.call('ZRANGE', T .. ':nodes', 0, -1)
 local workers = redis.call('ZRANGE', T .. ':workers', 0, -1)
 for i = 1, #workers do

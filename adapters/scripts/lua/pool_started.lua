@@ -1,12 +1,12 @@
 -- pool_started.lua -- the owner of a job reports its start's result,
--- presenting its token; the dispatcher is told (adapters/ops/pool.h).
---#include pool_int
+-- presenting its token; the dispatcher is told.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, next,
 --          wj:<worker>, ev:<dispatcher>.
 -- ARGV[1]: job key. ARGV[2]: worker id. ARGV[3]: token. ARGV[4]: the
 --          start's status, "0" for success or a negative fleet error;
 --          a failed start removes the job.
 -- Returns: 1, or 0 when the token is stale (nothing changed).
+--#include pool_int
 local key, worker, token = ARGV[1], ARGV[2], ARGV[3]
 local t, s, w = job(key)
 if not t or t ~= token or w ~= worker then

@@ -1,11 +1,11 @@
 -- pool_stop.lua -- asks the owner of a job to stop it; the job leaves the
 -- pool when the owner confirms (pool_stopped), or at once when it has no
--- owner (adapters/ops/pool.h).
---#include pool_int
+-- owner.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, next, wnode,
 --          ev:<node>.
 -- ARGV[1]: job key.
 -- Returns: 1, or 0 when there is no such job.
+--#include pool_int
 local key = ARGV[1]
 local t, s, w = job(key)
 if not t then

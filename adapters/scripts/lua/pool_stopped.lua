@@ -1,8 +1,7 @@
--- pool_stopped.lua -- the owner of a job confirms it stopped it,
--- presenting its token. A job being stopped leaves the pool; a job being
--- moved starts on its next owner; any other job is orphaned for the pool
--- to place again (adapters/ops/pool.h).
---#include pool_int
+-- pool_stopped.lua -- the owner of a job confirms it stopped it, presenting
+-- its token. A job being stopped leaves the pool; a job being moved starts on
+-- its next owner; any other job is orphaned for the pool to place again. A
+-- fenced op (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, next, wnode,
 --          workers, wj:<worker>, fence, nodes, ev:<node>.
 -- ARGV[1]: job key. ARGV[2]: worker id. ARGV[3]: token. ARGV[4]: the
@@ -10,6 +9,7 @@
 --          job leaves the pool.
 -- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
 -- Returns: 1, or 0 when the token is stale (nothing changed).
+--#include pool_int
 local key, worker, token = ARGV[1], ARGV[2], ARGV[3]
 local t, s, w = job(key)
 if not t or t ~= token or w ~= worker then

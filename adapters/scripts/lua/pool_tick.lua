@@ -1,11 +1,9 @@
--- pool_tick.lua -- claims the next tick of a pool's ticker, if it is due
--- by the server clock: of all the nodes that try, exactly one gets each
--- tick (adapters/ops/pool.h). A claimed tick carries a delivery lease
--- (claimer, deadline by the server clock) until its claimer acknowledges
--- it; a claim found unacknowledged past its deadline is given again, as a
--- redelivery, to the next claimer, or counted as missed when it is older
--- than the redelivery horizon.
---#include pool_int
+-- pool_tick.lua -- claims the next tick of a pool's ticker, if it is due by
+-- the server clock: of all the nodes that try, exactly one gets each tick. A
+-- claimed tick carries a delivery lease (claimer, deadline by the server
+-- clock) until its claimer acknowledges it; a claim found unacknowledged past
+-- its deadline is given again, as a redelivery, to the next claimer, or
+-- counted as missed when it is older than the redelivery horizon.
 -- KEYS[1]: the pool's hash tag. Parts: tk:<name>, a hash with "period"
 --          (ms), "next" (server ms of the next tick), "seq" (the last tick
 --          given), "lost" (ticks given up since the last claim), one field
@@ -17,8 +15,9 @@
 --          scheduled longer ago than this is missed, not redelivered).
 --          ARGV[6]: a seq this claimer acknowledges, or "0".
 -- Returns: {1, seq, scheduled ms, missed, ms to the next tick, redelivered
--- 0|1} when this caller gets a tick; {0, 0, 0, 0, ms to the next tick, 0}
--- when none is due; {-1, 0, 0, 0, 0, 0} when the ticker was stopped.
+--   0|1} when this caller gets a tick; {0, 0, 0, 0, ms to the next tick, 0}
+--   when none is due; {-1, 0, 0, 0, 0, 0} when the ticker was stopped.
+--#include pool_int
 local tk = T .. ':tk:' .. ARGV[1]
 local me = ARGV[3]
 local now = now_ms()

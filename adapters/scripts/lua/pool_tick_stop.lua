@@ -1,5 +1,5 @@
--- pool_tick_stop.lua -- stops a pool's ticker for every node: each finds
--- it stopped at its next claim (adapters/ops/pool.h).
+-- pool_tick_stop.lua -- stops a pool's ticker for every node: each finds it
+-- stopped at its next claim.
 -- KEYS[1]: the pool's hash tag. Parts: tk:<name>.
 -- ARGV[1]: ticker name. ARGV[2]: how long the stop marker stays, in ms
 --          (a ticker of that name made meanwhile finds itself stopped).

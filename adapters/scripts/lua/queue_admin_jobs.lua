@@ -1,22 +1,21 @@
 -- queue_admin_jobs.lua -- a page of the jobs in one state, with what a tool
--- shows of each (the CLI's and the dashboard's job lists).
+-- shows of each (the CLI's and the dashboard's job lists). Order: pending in
+-- claim order (higher priorities, the default priority's list, lower
+-- priorities); delayed by run-at time (a due one still in the delayed set is
+-- listed here); running by id; completed and dead newest first.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
 --   info, done, claims, pending, pending:prio, delayed, completed, dead.
 -- ARGV[1]: state: "pending", "delayed", "running", "completed" or "dead";
 --   ARGV[2]: cursor (the offset of the page: "0" first); ARGV[3]: limit
 --   (1..1000); ARGV[4]: the most payload bytes returned per job.
--- Order: pending in claim order (higher priorities, the default priority's
---   list, lower priorities); delayed by run-at time (a due one still in
---   the delayed set is listed here); running by id; completed and dead
---   newest first.
 -- Returns: {total in that state, next cursor ("0": no more), then 8 per
---   job: id, type, attempts (a running job's: this attempt), max_attempts, created_ms, time (delayed: run
---   at; running: claim deadline; completed and dead: finished; pending:
---   0), payload (cut to ARGV[4] bytes), last error ("" when none)}.
---   An id whose record is gone is skipped, but for a dead job moved aside
---   (docs/queue.md, "Jobs fleet cannot read"); a record fleet cannot read
---   is listed with an empty type, its raw value as the payload and what is
---   wrong as the error.
+--   job: id, type, attempts (a running job's: this attempt), max_attempts,
+--   created_ms, time (delayed: run at; running: claim deadline; completed
+--   and dead: finished; pending: 0), payload (cut to ARGV[4] bytes), last
+--   error ("" when none)}. An id whose record is gone is skipped, but for
+--   a dead job moved aside (docs/queue.md, "Jobs fleet cannot read"); a
+--   record fleet cannot read is listed with an empty type, its raw value as
+--   the payload and what is wrong as the error.
 local call = redis.call
 local tag = KEYS[1]
 --#include queue_int

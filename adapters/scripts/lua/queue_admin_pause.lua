@@ -1,14 +1,15 @@
--- queue_admin_pause.lua -- pauses or resumes a queue, or tells whether it
--- is paused. While "<tag>:paused" exists the claim scripts
--- (lib/queue_claim.lua) claim nothing and promote nothing; jobs can still
--- be enqueued, cancelled and retried, and running claims finish as usual.
+-- queue_admin_pause.lua -- pauses or resumes a queue, or tells whether it is
+-- paused. While "<tag>:paused" exists the claim scripts (lib/queue_claim.lua)
+-- claim nothing and promote nothing, and answer pending_left 0 and no delayed
+-- job; jobs can still be enqueued, cancelled and retried, and running claims
+-- finish as usual. Resuming publishes on the wake channel, so that idle
+-- workers claim at once. Pausing forgets the parked workers
+-- (lib/queue_claim.lua), so that no enqueue delivers to them; their next
+-- claims find the pause.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: paused, parked,
 --   jobs:wake.
 -- ARGV[1]: "pause", "resume" or "status".
 -- Returns: {paused after the call (1 or 0), 1 if it changed, else 0}.
--- Resuming publishes on the wake channel, so that idle workers claim at
--- once. Pausing forgets the parked workers (lib/queue_claim.lua), so that
--- no enqueue delivers to them; their next claims find the pause.
 --#include wake
 local call = redis.call
 local key = KEYS[1] .. ':paused'

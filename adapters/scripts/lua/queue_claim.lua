@@ -1,6 +1,11 @@
 -- queue_claim.lua -- moves due delayed jobs to pending, then claims up to n
 -- pending jobs: highest priority first, oldest first within a priority
--- (lib/queue_claim.lua does it, shared with queue_complete_claim.lua).
+-- (lib/queue_claim.lua does it, shared with queue_complete_claim.lua). Moves
+-- up to 1000 due delayed jobs; each claimed job gets a new fencing token, one
+-- more attempt and the deadline now + claim_ttl_ms (the claims hash gets
+-- "<token>\0<attempt>\0<deadline>"). While the queue is paused
+-- (queue_admin_pause.lua) it claims and promotes nothing. A fenced op
+-- (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
 --   pending, pending:prio, delayed, claims, recover_at, seq, fence,
 --   parked, jobs:wake.
@@ -8,16 +13,19 @@
 -- ARGV[2]: claim_ttl_ms.
 -- ARGV[3], ARGV[4] (optional): the worker id to park when fewer than n
 --   jobs are pending ('' or absent: none), and the ms a job delivered to
---   it is claimed for (lib/queue_claim.lua: parking).
+--   it is claimed for (lib/queue_claim.lua: parking): parked gets
+--   id -> "<n - claimed>:<ttl>"; with n jobs claimed it is unparked.
 -- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
 -- Returns: {now_ms, deadline_ms, next_run_at_ms (-1: none), pending_left,
---   then id, record, token per job}: the job record as it is stored
---   (docs/queue.md), which the client splits; the attempt the claim makes
---   is the record's attempts + 1.
+--   then id, record, token per job}: the job record as it is stored,
+--   "<attempts>\0<max_attempts>\0<created_ms>\0<type>\0<payload>" (empty
+--   numbers: 0 and 3; docs/queue.md), which the client splits; the attempt
+--   the claim makes is the record's attempts + 1; then id, reason, 0 per
+--   pending or due job moved to dead (a token is never 0).
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 --#include queue_int
 --#include fence
 --#include queue_rec

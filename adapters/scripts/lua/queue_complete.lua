@@ -1,8 +1,8 @@
 -- queue_complete.lua -- completes claims still held (lib/queue_complete.lua
--- does it, shared with queue_complete_claim.lua): each claim is dropped
--- and counted; with keep_count 0 the job's records go too, else the job
--- is kept as completed and the kept ones are trimmed to a count and an
--- age.
+-- does it, shared with queue_complete_claim.lua): each claim is dropped and
+-- counted; with keep_count 0 the job's records go too, else the done hash
+-- gets "<now>\0<claim>" and the completed list the id, and the kept ones are
+-- trimmed to keep_count and keep_s, up to 1000 older ones per call.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
 --   jobs, opts, info, done, completed, stats.
 -- ARGV[1]: keep_count; ARGV[2]: keep_s (0: no age bound); then id, token
@@ -11,8 +11,8 @@
 --   0 stale, -1 no such job}.
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 --#include queue_int
 --#include queue_trim
 --#include queue_ended

@@ -1,9 +1,10 @@
--- queue_complete_claim.lua -- a worker's round trip: claims up to n jobs
--- as queue_claim.lua does, then completes claims as queue_complete.lua
--- does, sharing their code (lib/queue_claim.lua, lib/queue_complete.lua).
--- The claim goes first: it raises only before it writes, so a job fleet
--- cannot read (FLEET_EPROTO) leaves nothing written, the completions
--- included, and they can be sent again alone.
+-- queue_complete_claim.lua -- a worker's round trip: claims up to n jobs as
+-- queue_claim.lua does, then completes claims as queue_complete.lua does,
+-- sharing their code (lib/queue_claim.lua, lib/queue_complete.lua). The claim
+-- goes first: it raises only before it writes, so a job fleet cannot read
+-- (FLEET_EPROTO) leaves nothing written, the completions included, and they
+-- can be sent again alone. A fenced op (adapters/backend.h): its last ARGV is
+-- the failover epoch.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: those of both.
 -- ARGV[1]: n (0..1000); ARGV[2]: claim_ttl_ms; ARGV[3]: keep_count;
 --   ARGV[4]: keep_s (0: no age bound); ARGV[5], ARGV[6]: the worker id to
@@ -13,8 +14,8 @@
 -- Returns: {the reply of queue_claim.lua, the reply of queue_complete.lua}.
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 --#include queue_int
 --#include fence
 --#include queue_rec

@@ -8,15 +8,13 @@
 --   dead_kept}.
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local function int(v)
+--#include time
+local now = now_ms()
+--#include queue_int
+-- A counter of the stats hash: 0 when absent; a sign is refused.
+local function count(v)
   if v == false then return 0 end
-  local d = string.match(v, '^(%d+)$')
-  if not d or #d > 18 then
-    error({err = 'FLEET_EPROTO counter is not an integer'})
-  end
-  return tonumber(v)
+  return int(v, 'counter', '^(%d+)$')
 end
 
 local delayed = tag .. ':delayed'
@@ -27,6 +25,6 @@ return {call('LLEN', tag .. ':pending') + call('ZCARD', tag .. ':pending:prio')
         call('ZCARD', delayed) - due,
         -- Less the field "" that keeps the hash a hash table (queue_claim).
         call('HLEN', tag .. ':claims') - call('HEXISTS', tag .. ':claims', ''),
-        int(stats[1]), int(stats[2]),
+        count(stats[1]), count(stats[2]),
         call('LLEN', tag .. ':completed'),
         call('LLEN', tag .. ':dead')}

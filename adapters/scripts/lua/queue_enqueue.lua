@@ -1,9 +1,17 @@
 -- queue_enqueue.lua -- adds jobs to a queue: pending, or delayed until a
--- run-at time. Job ids and pending order come from one counter. A job
--- with the default options is one field of the jobs hash and one element
--- of the pending list; its other options go to the options hash.
+-- run-at time. Job ids and pending order come from one counter. A job with
+-- the default options is one field of the jobs hash and one element of the
+-- pending list; its other options go to the options hash. A job runs at
+-- max(run_at_ms, now + delay_ms): delayed when that is in the future, else
+-- pending. Onto an empty queue, the new jobs of priority 0 that are due go
+-- first to the parked workers (parked, see queue_claim.lua), claimed for them
+-- and published on their channels (docs/queue.md: delivery to idle workers).
+-- Publishes on the wake channel when it adds jobs nobody took to an empty
+-- pending set, or adds the earliest delayed job. A fenced op
+-- (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
---   pending, pending:prio, delayed, seq, unique:<key>, jobs:wake.
+--   pending, pending:prio, delayed, seq, unique:<key>, jobs:wake, parked,
+--   jobs:w:<worker>, claims, recover_at, fence.
 -- ARGV[1]: n, the number of jobs; then 10 per job: id ('' for a generated
 --   one), type, payload, priority (-1000..1000), run_at_ms (0: none),
 --   delay_ms, max_attempts, backoff ('fixed|exp:<base>:<max>:<jitter>'),
@@ -15,6 +23,6 @@
 --#include queue_int
 --#include fence
 --#include queue_add
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 return queue_add(KEYS[1], now, tonumber(ARGV[1]), ARGV, 2)

@@ -1,6 +1,6 @@
 -- queue_fail.lua -- fails a claim still held: records the error, then
--- schedules a retry after the job's backoff, or past max_attempts makes
--- the job dead (and trims the kept dead jobs).
+-- schedules a retry after the job's backoff, or past max_attempts makes the
+-- job dead (and trims the kept dead jobs).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
 --   jobs, opts, info, done, delayed, dead, stats, jobs:wake.
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,
@@ -10,8 +10,8 @@
 --   FLEET_EALREADY (that claim already ended), FLEET_EPROTO.
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 --#include queue_int
 --#include queue_rec
 --#include queue_trim
@@ -21,7 +21,7 @@ local id, tok = ARGV[1], ARGV[2]
 local v = call('HGET', tag .. ':claims', id)
 local rec = call('HGET', rec_key(tag, id), id)
 if not has_token(v, tok) then
-  local e = not v and ended(id, tok) or 0
+  local e = ended(id, tok, v)
   if e == -1 then
     return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
   elseif e == 2 then

@@ -1,7 +1,7 @@
 -- queue_get.lua -- reads a job: its state, attempts and data. A job with a
--- claim is running, with the claim's attempt and token; one in the done
--- hash is completed; one whose info says so is dead; one in the delayed
--- zset is delayed until its run-at time, then reads as pending.
+-- claim is running, with the claim's attempt and token; one in the done hash
+-- is completed; one whose info says so is dead; one in the delayed zset is
+-- delayed until its run-at time, then reads as pending.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
 --   info, claims, done, delayed.
 -- ARGV[1]: id.
@@ -11,8 +11,8 @@
 -- Errors: FLEET_ENOTFOUND, FLEET_EPROTO.
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 local id = ARGV[1]
 --#include queue_int
 --#include queue_rec

@@ -1,5 +1,5 @@
--- queue_purge.lua -- deletes kept completed or dead jobs, oldest first
--- (the counters of queue_counts stay).
+-- queue_purge.lua -- deletes kept completed or dead jobs, oldest first (the
+-- counters of queue_counts stay).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: completed, dead,
 --   recs:<c>, jobs, opts, info, done.
 -- ARGV[1]: 'completed' or 'dead'; ARGV[2]: limit (jobs per call).

@@ -1,10 +1,9 @@
 -- queue_recover.lua -- re-queues jobs whose claim deadline passed without
 -- completion (at the front of their priority), or makes them dead past
--- max_attempts (the expired attempt counts); clears their token so that
--- the former holder's calls are stale. Reads the claims hash only when
--- recover_at (a lower bound of the earliest deadline) has passed. Safe to
--- run from many processes at once: each expired claim is handled by one
--- call.
+-- max_attempts (the expired attempt counts); clears their token so that the
+-- former holder's calls are stale. Reads the claims hash only when recover_at
+-- (a lower bound of the earliest deadline) has passed. Safe to run from many
+-- processes at once: each expired claim is handled by one call.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims,
 --   recover_at, recs:<c>, jobs, opts, info, pending, pending:prio, dead,
 --   stats, jobs:wake.
@@ -15,8 +14,8 @@
 --   options fleet cannot read (docs/queue.md, "Jobs fleet cannot read")}.
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 local claims = tag .. ':claims'
 local ra_key = tag .. ':recover_at'
 local pending = tag .. ':pending'

@@ -1,12 +1,12 @@
--- queue_refresh.lua -- the heartbeat: moves the deadline of every claim
--- still held (its token in the claims hash) to now + claim_ttl_ms.
+-- queue_refresh.lua -- the heartbeat: moves the deadline of every claim still
+-- held (its token in the claims hash) to now + claim_ttl_ms.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims.
 -- ARGV[1]: claim_ttl_ms; then id, token per claim.
 -- Returns: {now_ms, deadline_ms, then 1 (refreshed) or 0 (stale) per claim}.
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 local find, sub, byte = string.find, string.sub, string.byte
 local deadline = now + tonumber(ARGV[1])
 local dl = string.format('%d', deadline)

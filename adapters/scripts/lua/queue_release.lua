@@ -1,6 +1,5 @@
 -- queue_release.lua -- hands claims back: each job still held goes back to
--- the front of its priority's pending jobs, and its attempt does not
--- count.
+-- the front of its priority's pending jobs, and its attempt does not count.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
 --   jobs, opts, info, done, pending, pending:prio, jobs:wake.
 -- ARGV: id, token per claim.
@@ -8,8 +7,8 @@
 --   0 stale, -1 no such job}.
 local call = redis.call
 local tag = KEYS[1]
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 local pending = tag .. ':pending'
 local prio = tag .. ':pending:prio'
 --#include queue_int
@@ -17,10 +16,8 @@ local prio = tag .. ':pending:prio'
 --#include queue_ended
 
 local out = {now}
-local ids = {}
-for i = 1, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
+local ids, held = claims_held(1)
 if #ids == 0 then return out end
-local held = call('HMGET', tag .. ':claims', unpack(ids))
 local recs = recs_get(tag, ids)
 local o = call('HMGET', tag .. ':opts', unpack(ids))
 local infos = call('HMGET', tag .. ':info', unpack(ids))
@@ -55,10 +52,8 @@ for i, id in ipairs(ids) do
       zp[#zp + 1] = id
     end
     out[i + 1] = 1
-  elseif v then
-    out[i + 1] = 0 -- held by another claim
   else
-    out[i + 1] = ended(id, tok)
+    out[i + 1] = ended(id, tok, v)
   end
 end
 if #released > 0 then

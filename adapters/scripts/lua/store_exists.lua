@@ -1,6 +1,6 @@
--- store_exists.lua -- whether a store record exists (adapters/ops/store.h).
--- KEYS[1]: the collection's hash tag "{prefix:collection}". Part:
---          ":rec:<id>".
+-- store_exists.lua -- whether a store record exists.
+-- KEYS[1]: the collection's hash tag "{prefix:collection}" (the record
+--          layout: adapters/ops/store.h). Parts: ":rec:<id>".
 -- ARGV: id.
 -- Returns: 1 or 0.
 local t = redis.call('TYPE', KEYS[1] .. ':rec:' .. ARGV[1])['ok']

@@ -1,15 +1,20 @@
 -- store_list.lua -- one page of the records under an index value, pruning
--- entries of expired and deleted records (adapters/ops/store.h).
--- KEYS[1]: the collection's hash tag "{prefix:collection}". Parts:
---          ":idx:<index>:<value>", ":rec:<id>" of each listed id.
+-- entries of expired and deleted records. In the index set of (index, value),
+-- removes the entries that expired (score < now), then skips every entry that
+-- sorts (by score, then member bytes) at or before (cursor score, cursor id),
+-- takes the next `limit` entries, and removes those whose record has no value
+-- (the record is gone).
+-- KEYS[1]: the collection's hash tag "{prefix:collection}" (the record
+--          layout: adapters/ops/store.h). Parts: ":idx:<index>:<value>",
+--          ":rec:<id>" of each listed id.
 -- ARGV: index, value, limit, cursor score ('' for the first page), cursor
 --       id.
 -- Returns: {next score, next id, {id_1, value_1, ...}}: the score and id of
--- the last entry taken when more entries follow, else -1 and ''.
+--   the last entry taken when more entries follow, else -1 and ''.
 local idx = KEYS[1] .. ':idx:' .. ARGV[1] .. ':' .. ARGV[2]
 local rpre, limit = KEYS[1] .. ':rec:', tonumber(ARGV[3])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 redis.call('ZREMRANGEBYSCORE', idx, '-inf', '(' .. now)
 
 -- The page starts after every entry that sorts at or before the cursor

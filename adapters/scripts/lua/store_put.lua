@@ -1,7 +1,13 @@
--- store_put.lua -- creates or replaces a store record with its index
--- entries, and sets the expiry of all its keys (adapters/ops/store.h).
--- KEYS[1]: the collection's hash tag "{prefix:collection}". Parts:
---          ":rec:<id>", ":ev:<id>", ":idx:<index>:<value>".
+-- store_put.lua -- creates or replaces a store record with its index entries,
+-- and sets the expiry of all its keys. Writes the fields v, t and
+-- i:<index>:<value> for each entry, removes the old version's "i:" fields
+-- that the new one lacks and <id> from their index sets, deletes the events
+-- list of a new record, sets every expiry to now + ttl_ms and adds <id> to
+-- each entry's index set with that score, after removing entries that expired
+-- there.
+-- KEYS[1]: the collection's hash tag "{prefix:collection}" (the record
+--          layout: adapters/ops/store.h). Parts: ":rec:<id>",
+--          ":ev:<id>", ":idx:<index>:<value>".
 -- ARGV: id, ttl_ms, value, then index_1, value_1 .. index_n, value_n (the
 --       new version's index entries).
 -- Returns: 1 when the record was created, 0 when it was replaced.
@@ -47,8 +53,8 @@ for i = 1, #old, 2 do
   end
 end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--#include time
+local now = now_ms()
 local exp = now + ttl
 for i = 1, #drop do
   redis.call('ZREM', drop[i], id)

@@ -1,4 +1,5 @@
--- time.lua -- the server clock, the one every fleet deadline is computed from.
+-- time.lua -- the server clock, the one every fleet deadline is computed
+-- from.
 -- KEYS: none.
 -- ARGV: none.
 -- Returns: {seconds, microseconds} as integers.

@@ -1,10 +1,11 @@
 -- warmpool_acquire.lua -- takes one idle entry with more than the minimum
--- remaining TTL, atomically; entries below it are moved to the destroy set
--- on the way, never handed out (adapters/ops/warmpool.h).
--- KEYS[1]: the pool's tag. ARGV: min remaining ms, borrow lease ms (0:
--- none), borrower id, its instance nonce.
+-- remaining TTL, atomically; entries below it are moved to the destroy set on
+-- the way, never handed out.
+-- KEYS[1]: the pool's tag T "{prefix:pool}" (parts: adapters/ops/warmpool.h).
+-- ARGV: min remaining ms, borrow lease ms (0: none), borrower id, its
+--   instance nonce.
 -- Returns: {1, id, expiry ms} | {0, "", 0} no idle entry. Error
--- FLEET_ECONFLICT when another live instance holds the borrower id.
+--   FLEET_ECONFLICT when another live instance holds the borrower id.
 --#include warmpool_int
 owner_check(ARGV[3], ARGV[4])
 local now, minrem = now_ms(), tonumber(ARGV[1])

@@ -1,10 +1,11 @@
--- warmpool_adopt.lua -- a creation on demand is ready: it becomes borrowed
--- by its creator (adapters/ops/warmpool.h).
--- KEYS[1]: the pool's tag. ARGV: id, borrower, lease ms (0: none), idle
--- TTL ms, claim ms, the borrower's instance nonce.
--- Returns: 1 borrowed | 0 its reservation is gone (the creator destroys
--- it, claimed by it). Error FLEET_ECONFLICT when another live instance
--- holds the borrower id (nothing changed).
+-- warmpool_adopt.lua -- a creation on demand is ready: it becomes borrowed by
+-- its creator.
+-- KEYS[1]: the pool's tag T "{prefix:pool}" (parts: adapters/ops/warmpool.h).
+-- ARGV: id, borrower, lease ms (0: none), idle TTL ms, claim ms, the
+--   borrower's instance nonce.
+-- Returns: 1 borrowed | 0 its reservation is gone (the creator destroys it,
+--   claimed by it). Error FLEET_ECONFLICT when another live instance holds
+--   the borrower id (nothing changed).
 --#include warmpool_int
 owner_check(ARGV[2], ARGV[6])
 local id, now = ARGV[1], now_ms()

@@ -1,6 +1,6 @@
--- warmpool_destroyed.lua -- resources are gone: forget them everywhere
--- (adapters/ops/warmpool.h).
--- KEYS[1]: the pool's tag. ARGV: ids.
+-- warmpool_destroyed.lua -- resources are gone: forget them everywhere.
+-- KEYS[1]: the pool's tag T "{prefix:pool}" (parts: adapters/ops/warmpool.h).
+-- ARGV: ids.
 -- Returns: how many were in the destroy set.
 --#include warmpool_int
 local n = 0

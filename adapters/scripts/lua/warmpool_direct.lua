@@ -1,9 +1,9 @@
--- warmpool_direct.lua -- reserves a resource id for a creation on demand
--- by an acquiring node, when the pool had no idle entry
--- (adapters/ops/warmpool.h).
--- KEYS[1]: the pool's tag. ARGV: owner, deadline ms, its instance nonce.
--- Returns: the new id. Error FLEET_ECONFLICT when another live instance
--- holds the owner id (nothing changed).
+-- warmpool_direct.lua -- reserves a resource id for a creation on demand by
+-- an acquiring node, when the pool had no idle entry.
+-- KEYS[1]: the pool's tag T "{prefix:pool}" (parts: adapters/ops/warmpool.h).
+-- ARGV: owner, deadline ms, its instance nonce.
+-- Returns: the new id. Error FLEET_ECONFLICT when another live instance holds
+--   the owner id (nothing changed).
 --#include warmpool_int
 owner_check(ARGV[1], ARGV[3])
 local id = new_id(ARGV[1])

@@ -1,7 +1,7 @@
--- warmpool_fail.lua -- a creation failed: its reservation ends and the
--- pool's shared failure count and backoff grow (adapters/ops/warmpool.h).
--- KEYS[1]: the pool's tag. ARGV: id, error text, backoff base ms, backoff
--- max ms.
+-- warmpool_fail.lua -- a creation failed: its reservation ends and the pool's
+-- shared failure count and backoff grow.
+-- KEYS[1]: the pool's tag T "{prefix:pool}" (parts: adapters/ops/warmpool.h).
+-- ARGV: id, error text, backoff base ms, backoff max ms.
 -- Returns: {failures in a row, backoff ms}.
 --#include warmpool_int
 redis.call('ZREM', MK, ARGV[1])

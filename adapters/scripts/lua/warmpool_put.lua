@@ -1,10 +1,10 @@
 -- warmpool_put.lua -- puts a resource the primary created into idle, fenced
--- by the primary's token (adapters/ops/warmpool.h).
--- KEYS[1]: the pool's tag. ARGV: id, token, owner, idle TTL ms, min
--- remaining ms, claim ms.
--- Returns: 1 put (or it was already) | 0 its reservation is gone (abandoned past its
--- deadline) | -1 the token is stale | -2 idle is at its target. On 0, -1
--- and -2 the creator destroys the resource (claimed by it).
+-- by the primary's token.
+-- KEYS[1]: the pool's tag T "{prefix:pool}" (parts: adapters/ops/warmpool.h).
+-- ARGV: id, token, owner, idle TTL ms, min remaining ms, claim ms.
+-- Returns: 1 put (or it was already) | 0 its reservation is gone (abandoned
+--   past its deadline) | -1 the token is stale | -2 idle is at its target. On
+--   0, -1 and -2 the creator destroys the resource (claimed by it).
 --#include warmpool_int
 local id = ARGV[1]
 -- A repeat of a put that ran (its answer was lost) answers the same.

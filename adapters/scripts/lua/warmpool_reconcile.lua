@@ -1,11 +1,11 @@
 -- warmpool_reconcile.lua -- one step of the primary, fenced by its lease:
--- reaps, shrinks to the target, claims what is to be destroyed and
--- reserves the creations to start (adapters/ops/warmpool.h).
--- KEYS[1]: the pool's tag. ARGV: token, owner, min remaining ms, claim
--- ms, max entries moved per kind, creations wanted (free warm-up slots),
--- warm-up deadline ms.
--- Returns: {-1} the lease does not hold this token | {1, nd, nc, backoff
--- ms left, live idle, target, nd ids to destroy, nc ids to create}.
+-- reaps, shrinks to the target, claims what is to be destroyed and reserves
+-- the creations to start.
+-- KEYS[1]: the pool's tag T "{prefix:pool}" (parts: adapters/ops/warmpool.h).
+-- ARGV: token, owner, min remaining ms, claim ms, max entries moved per kind,
+--   creations wanted (free warm-up slots), warm-up deadline ms.
+-- Returns: {-1} the lease does not hold this token | {1, nd, nc, backoff ms
+--   left, live idle, target, nd ids to destroy, nc ids to create}.
 --#include warmpool_int
 if not is_primary(ARGV[1], ARGV[2]) then
   return {-1}

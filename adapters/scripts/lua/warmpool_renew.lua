@@ -1,15 +1,14 @@
 -- warmpool_renew.lua -- extends the borrow leases of n borrowed resources,
--- each in its own pool, and the owner id leases of started nodes
--- (adapters/ops/warmpool.h).
+-- each in its own pool, and the owner id leases of started nodes.
 -- KEYS[i]: the tag of the i-th item's pool.
 -- ARGV[4i-3]: the resource id, or "" for the owner id's lease itself;
--- ARGV[4i-2]: the borrower (owner) id; ARGV[4i-1]: the lease ms;
--- ARGV[4i]: the instance nonce.
--- Returns: one integer per item: 1 extended | 0 not borrowed by that
--- instance any more | 2 (owner lease) it had run out and was free: taken
--- again | -1 another live instance holds the owner id (nothing changed).
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--   ARGV[4i-2]: the borrower (owner) id; ARGV[4i-1]: the lease ms; ARGV[4i]:
+--   the instance nonce.
+-- Returns: one integer per item: 1 extended | 0 not borrowed by that instance
+--   any more | 2 (owner lease) it had run out and was free: taken again | -1
+--   another live instance holds the owner id (nothing changed).
+--#include time
+local now = now_ms()
 local r = {}
 for i = 1, #KEYS do
   local id, owner = ARGV[4 * i - 3], ARGV[4 * i - 2]

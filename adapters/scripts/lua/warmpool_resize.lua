@@ -1,6 +1,6 @@
--- warmpool_resize.lua -- writes the idle target and wakes the primary
--- (adapters/ops/warmpool.h).
--- KEYS[1]: the pool's tag. ARGV: target.
+-- warmpool_resize.lua -- writes the idle target and wakes the primary.
+-- KEYS[1]: the pool's tag T "{prefix:pool}" (parts: adapters/ops/warmpool.h).
+-- ARGV: target.
 -- Returns: the previous target (-1 when there was none).
 --#include warmpool_int
 local old = redis.call('HGET', META, 'target')

@@ -1,9 +1,9 @@
--- warmpool_snapshot.lua -- the pool's shared state and counts
--- (adapters/ops/warmpool.h).
--- KEYS[1]: the pool's tag. ARGV: min remaining ms.
--- Returns: {target (-1: none), live idle, idle entries, borrowed,
--- creating, to destroy, failures, backoff ms left, last error, primary
--- lease value ("" when none), its pttl, fingerprint}.
+-- warmpool_snapshot.lua -- the pool's shared state and counts.
+-- KEYS[1]: the pool's tag T "{prefix:pool}" (parts: adapters/ops/warmpool.h).
+-- ARGV: min remaining ms.
+-- Returns: {target (-1: none), live idle, idle entries, borrowed, creating,
+--   to destroy, failures, backoff ms left, last error, primary lease value
+--   ("" when none), its pttl, fingerprint}.
 --#include warmpool_int
 local now = now_ms()
 local m = redis.call('HMGET', META, 'target', 'fails', 'backoff', 'err', 'fp')

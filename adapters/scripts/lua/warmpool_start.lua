@@ -1,11 +1,11 @@
--- warmpool_start.lua -- the start of a node: claims its owner id's lease
--- and checks its definition: stores the pool's fingerprint and first
--- target when there are none, else compares (adapters/ops/warmpool.h).
--- KEYS[1]: the pool's tag. ARGV: fingerprint, first target, owner id,
--- instance nonce, owner lease ms.
+-- warmpool_start.lua -- the start of a node: claims its owner id's lease and
+-- checks its definition: stores the pool's fingerprint and first target when
+-- there are none, else compares.
+-- KEYS[1]: the pool's tag T "{prefix:pool}" (parts: adapters/ops/warmpool.h).
+-- ARGV: fingerprint, first target, owner id, instance nonce, owner lease ms.
 -- Returns: {1, fingerprint} agreed (the lease is the caller's) | {0, stored
--- fingerprint} differs (no lease taken). Error FLEET_ECONFLICT, naming the
--- owner id, when another live instance holds it (nothing written).
+--   fingerprint} differs (no lease taken). Error FLEET_ECONFLICT, naming the
+--   owner id, when another live instance holds it (nothing written).
 --#include warmpool_int
 owner_check(ARGV[3], ARGV[4])
 local fp = redis.call('HGET', META, 'fp')

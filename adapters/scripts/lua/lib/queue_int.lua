@@ -3,10 +3,15 @@
 -- else with FLEET_EPROTO rather than computing with garbage; HASH_MARK,
 -- dec(n) and claims_put() below.
 --#include wake
-local function int(v)
-  local d = type(v) == 'string' and string.match(v, '^%-?(%d+)$')
+-- int(v [, what, pat]): the integer the string v holds, when its digits
+-- (the capture of `pat`: by default an optional sign, then the digits) are
+-- 1 to 18; else the error "FLEET_EPROTO <what> is not an integer" (what:
+-- "job field" by default).
+local function int(v, what, pat)
+  local d = type(v) == 'string' and string.match(v, pat or '^%-?(%d+)$')
   if not d or #d > 18 then
-    error({err = 'FLEET_EPROTO job field is not an integer'})
+    error({err = 'FLEET_EPROTO ' .. (what or 'job field') ..
+                 ' is not an integer'})
   end
   return tonumber(v)
 end

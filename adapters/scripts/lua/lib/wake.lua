@@ -4,7 +4,8 @@
 -- pub/sub (SPUBLISH: it stays on the shard that owns the tag's slot, where
 -- fleet subscribes with SSUBSCRIBE); elsewhere (one Redis, the memory
 -- backend) it is a plain PUBLISH. The library's build sets wake_sharded
--- below in each copy of a script (cmake/embed_lua.cmake): false in the one
+-- below in each copy of a script by rewriting the text of its line, which
+-- must stay as it is (cmake/embed_lua.cmake, lib/README): false in the one
 -- the Redis adapter and the memory backend run, true in the one the
 -- cluster adapter runs, so no call asks. This file as it stands (a script
 -- run by hand, or by another language) asks once per script run, when it

@@ -1,7 +1,9 @@
 -- warmpool_int.lua -- included by the warm pool's scripts (--#include
--- warmpool_int): the key names, the server clock, the primary's fence and
+-- warmpool_int): the key names, the server clock (lib/time.lua), the primary's fence and
 -- the moves every script shares (adapters/ops/warmpool.h has the schema).
+--#include time
 --#include wake
+--#include instance
 local T = KEYS[1]
 local META, IDLE, EXP = T .. ':wp:meta', T .. ':wp:idle', T .. ':wp:exp'
 local BOR, WHO, MK = T .. ':wp:bor', T .. ':wp:who', T .. ':wp:mk'
@@ -13,12 +15,6 @@ local NEVER = 4000000000000000
 -- A number as Redis takes it (integers only, no exponent).
 local function fmt(n)
   return string.format('%d', n)
-end
-
--- The server's clock in ms: every deadline is judged on it.
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
 -- Whether the primary's lease (the leader's lock "<T>:lock", value
@@ -65,16 +61,10 @@ local function claim(id, until_ms)
   redis.call('ZADD', DEAD, fmt(until_ms), id)
 end
 
--- An owner id's lease, T:wp:own:<owner>: the random nonce of the node
--- instance that holds the id while it is started. Returns 'mine' when
--- `nonce` holds it, 'free' when nobody does, 'other' when another live
--- instance does.
+-- An owner id's lease, T:wp:own:<owner>, held while the node is started:
+-- instance_state() of the id.
 local function owner_state(owner, nonce)
-  local v = redis.call('GET', T .. ':wp:own:' .. owner)
-  if not v then
-    return 'free'
-  end
-  return v == nonce and 'mine' or 'other'
+  return instance_state(T .. ':wp:own:' .. owner, nonce)
 end
 
 -- The refusal of a write by an instance whose owner id another live
