@@ -1,5 +1,5 @@
 /* cron_registry.c -- the registry calls of the cron scheduler: define,
- * enable, remove, list and history (adapters/ops/cron.h). They work on an
+ * enable, remove, list and history (the cron_*.lua scripts; docs/cron.md has their table). They work on an
  * initialized scheduler whether it was started or not. */
 #include <stdlib.h>
 #include <string.h>

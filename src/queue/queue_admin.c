@@ -1,8 +1,8 @@
 /* queue_admin.c -- the queue's administration calls, for tools: a page of
  * the jobs in one state, purging the kept records of finished jobs,
- * retrying dead jobs, pausing and resuming (ops QUEUE_PURGE and
- * QUEUE_ADMIN_* in adapters/ops/queue.h), each with its descriptor,
- * reply reader and fail hook. */
+ * retrying dead jobs, pausing and resuming (the ops QUEUE_PURGE and
+ * QUEUE_ADMIN_*: queue_purge.lua and queue_admin_*.lua, whose table is in
+ * docs/queue.md), each with its descriptor, reply reader and fail hook. */
 #include <stdlib.h>
 #include <string.h>
 
