@@ -44,6 +44,13 @@ enum {
 typedef struct dash_s dash_t;
 typedef struct dash_conn_s dash_conn_t;
 
+/* One part of a connection's overview: the `arg` of the query that
+ * makes it. */
+typedef struct {
+  dash_conn_t *c;
+  int i;
+} dash_ov_part_t;
+
 /* One connection: one request, one response. */
 struct dash_conn_s {
   uv_tcp_t tcp;
@@ -68,6 +75,7 @@ struct dash_conn_s {
   int on_list;
   /* The overview of "/": its parts, as they come. */
   cli_json_t *ov[DASH_OV_PARTS];
+  dash_ov_part_t ov_part[DASH_OV_PARTS];
   int ov_left, ov_status;
   int page;          /* the overview is for the page, not /api/overview */
   void *prev, *next; /* the dashboard's open connections */

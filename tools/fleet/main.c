@@ -106,6 +106,34 @@ int cli_is_help(const char *s) {
   return s != NULL && (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0);
 }
 
+int cli_noun_help(int argc, char **argv, const char *usage) {
+  if (argc < 2) {
+    fputs(usage, stderr);
+    return 2;
+  }
+  if (cli_is_help(argv[1]) || (argc > 2 && cli_is_help(argv[2]))) {
+    fputs(usage, stdout);
+    return CLI_DONE;
+  }
+  return 0;
+}
+
+int cli_usage_error(const char *noun, const char *fmt, const char *arg) {
+  char msg[512];
+
+  snprintf(msg, sizeof(msg), fmt, arg);
+  fleet_escape_print(stderr, "fleet %s: %s (see fleet %s --help)", noun, msg,
+                     noun);
+  return 2;
+}
+
+int cli_started(cli_t *cli, const char *verb, int err) {
+  if (err == 0)
+    return 0;
+  cli_error(cli, verb, err, NULL);
+  return 1;
+}
+
 static void cli_opt_remove(int *argc, char **argv, int i, int n) {
   int k;
 
@@ -192,14 +220,14 @@ static void cli_close_client(cli_t *cli) {
 
 void cli_finish(cli_t *cli, int status, const char *detail, cli_json_t *result,
                 void *arg) {
-  const char *const *cols = arg;
+  const cli_view_t *view = arg;
   cli_buf_t b = {0};
 
   if (status != 0) {
     cli_error(cli, "error", status, detail);
     cli->exit_code = 1;
   } else if (result != NULL && (cli->json || result->num == -1 ||
-                                (cols == NULL && result->type != CLI_JOBJ))) {
+                                (view == NULL && result->type != CLI_JOBJ))) {
     cli_json_write(&b, result);
     if (b.oom) {
       fprintf(stderr, "fleet: out of memory\n");
@@ -208,8 +236,10 @@ void cli_finish(cli_t *cli, int status, const char *detail, cli_json_t *result,
       printf("%s\n", b.p);
     }
     cli_buf_free(&b);
-  } else if (result != NULL && cols != NULL) {
-    cli_table(stdout, result, cols);
+  } else if (result != NULL && view != NULL && view->print != NULL) {
+    view->print(result);
+  } else if (result != NULL && view != NULL) {
+    cli_table(stdout, result, view->cols);
   } else if (result != NULL) {
     cli_kv(stdout, result);
   }

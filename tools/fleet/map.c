@@ -1,5 +1,5 @@
 /* map.c -- cli_map(): runs one query per name of an array (as
- * cli_scan_names() gives) at once, and ends with the array of their
+ * cli_scan_map() finds them) at once, and ends with the array of their
  * results in the names' order. A name whose query fails is left out
  * (another process may have deleted it meanwhile) unless every query
  * fails, when the first error is the result. */
@@ -110,42 +110,4 @@ int cli_map(cli_t *cli, cli_json_t *names, cli_map_fn fn, cli_done_fn done,
   if (--m->left == 0)
     map_end(m);
   return 0;
-}
-
-/* The end of cli_scan_map()'s scan: maps the names. */
-typedef struct {
-  cli_map_fn fn;
-  cli_done_fn done;
-  void *arg;
-} scan_map_t;
-
-static void scan_map_names(cli_t *cli, int status, const char *detail,
-                           cli_json_t *names, void *arg) {
-  scan_map_t sm = *(scan_map_t *)arg;
-  int err;
-
-  free(arg);
-  if (status != 0) {
-    sm.done(cli, status, detail, NULL, sm.arg);
-    return;
-  }
-  err = cli_map(cli, names, sm.fn, sm.done, sm.arg);
-  if (err != 0)
-    sm.done(cli, err, NULL, NULL, sm.arg);
-}
-
-int cli_scan_map(cli_t *cli, fleet_object_kind_t kind, const char *name_glob,
-                 size_t max, cli_map_fn fn, cli_done_fn done, void *arg) {
-  scan_map_t *sm = malloc(sizeof(*sm));
-  int err;
-
-  if (sm == NULL)
-    return FLEET_ENOMEM;
-  sm->fn = fn;
-  sm->done = done;
-  sm->arg = arg;
-  err = cli_scan_names(cli, kind, name_glob, max, scan_map_names, sm);
-  if (err != 0)
-    free(sm);
-  return err;
 }
