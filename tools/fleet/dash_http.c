@@ -99,9 +99,10 @@ static const char dash_security_headers[] =
     "Cross-Origin-Resource-Policy: same-origin\r\n";
 
 /* Sends the response, with `extra` (header lines, each ended by CRLF; may
- * be NULL) among its headers, and closes the connection after it. */
-void dash_respond_ex(dash_conn_t *c, int code, const char *type,
-                     const char *extra, const void *body, size_t len) {
+ * be NULL) among its headers, and closes the connection after it. Only the
+ * first response of a connection is sent. */
+static void respond_ex(dash_conn_t *c, int code, const char *type,
+                       const char *extra, const void *body, size_t len) {
   const char *reason = code == 200   ? "OK"
                        : code == 303 ? "See Other"
                        : code == 400 ? "Bad Request"
@@ -153,7 +154,7 @@ void dash_respond_ex(dash_conn_t *c, int code, const char *type,
 
 void dash_respond(dash_conn_t *c, int code, const char *type, const void *body,
                   size_t len) {
-  dash_respond_ex(c, code, type, NULL, body, len);
+  respond_ex(c, code, type, NULL, body, len);
 }
 
 /* A short plain-text answer: `text` and a newline. */
@@ -162,8 +163,8 @@ void dash_respond_text(dash_conn_t *c, int code, const char *extra,
   char body[256];
   int n = snprintf(body, sizeof(body), "%s\n", text);
 
-  dash_respond_ex(c, code, "text/plain; charset=utf-8", extra, body,
-                  n > 0 && (size_t)n < sizeof(body) ? (size_t)n : 0);
+  respond_ex(c, code, "text/plain; charset=utf-8", extra, body,
+             n > 0 && (size_t)n < sizeof(body) ? (size_t)n : 0);
 }
 
 void dash_respond_json(dash_conn_t *c, int code, const cli_json_t *j) {
@@ -175,26 +176,6 @@ void dash_respond_json(dash_conn_t *c, int code, const cli_json_t *j) {
   else
     dash_respond(c, code, "application/json", b.p, b.len);
   cli_buf_free(&b);
-}
-
-void dash_respond_error(dash_conn_t *c, int status, const char *detail) {
-  int code = status == FLEET_ENOTFOUND                           ? 404
-             : status == FLEET_EBUSY || status == FLEET_EALREADY ? 409
-             : status == FLEET_EINVAL || status == FLEET_E2BIG   ? 400
-             : status == FLEET_ETIMEDOUT || status == FLEET_EUNAVAILABLE ||
-                     status == FLEET_ECONNLOST
-                 ? 503
-                 : 502;
-  cli_json_t *o = cli_jobj();
-
-  cli_jadd(o, "error", cli_jstr(fleet_err_name(status)));
-  cli_jadd(o, "detail",
-           cli_jstr(detail != NULL ? detail : fleet_strerror(status)));
-  if (o == NULL)
-    dash_respond(c, code, "text/plain", "error", 5);
-  else
-    dash_respond_json(c, code, o);
-  cli_jfree(o);
 }
 
 void dash_maybe_done(dash_t *d) {

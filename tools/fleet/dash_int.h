@@ -9,8 +9,11 @@
  *                    responses; it hands each complete request to the
  *                    router through dash_t.on_request
  *   dash_access.c    Host, Origin and token checks on strings
+ *   assets.c         the embedded page, script and stylesheet, found
+ *                    by their path
  *
- * Each file calls only the ones below it. */
+ * Each file calls only the ones below it (dash_http.c reaches the router
+ * and dash.c only through the hooks of dash_t). */
 #ifndef FLEET_CLI_DASH_INT_H
 #define FLEET_CLI_DASH_INT_H
 
@@ -117,19 +120,15 @@ void dash_conn_close(dash_conn_t *c);
 void dash_maybe_done(dash_t *d);
 /* The value of header `h` (NULL when it did not come). */
 const char *dash_header(const dash_conn_t *c, int h, size_t *len);
-/* Sends the response, with `extra` (header lines, each ended by CRLF; may
- * be NULL) among its headers, and closes the connection after it. Only the
- * first response of a connection is sent. */
-void dash_respond_ex(dash_conn_t *c, int code, const char *type,
-                     const char *extra, const void *body, size_t len);
+/* Sends the response, and closes the connection after it. Only the first
+ * response of a connection is sent. */
 void dash_respond(dash_conn_t *c, int code, const char *type, const void *body,
                   size_t len);
-/* A short plain-text answer: `text` and a newline. */
+/* A short plain-text answer: `text` and a newline, with `extra` (header
+ * lines, each ended by CRLF; may be NULL) among its headers. */
 void dash_respond_text(dash_conn_t *c, int code, const char *extra,
                        const char *text);
 void dash_respond_json(dash_conn_t *c, int code, const cli_json_t *j);
-/* A fleet error as JSON {error, detail}, with the HTTP code it maps to. */
-void dash_respond_error(dash_conn_t *c, int status, const char *detail);
 
 /* dash_overview.c -------------------------------------------------------- */
 

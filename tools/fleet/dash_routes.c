@@ -1,12 +1,37 @@
 /* dash_routes.c -- the dashboard's router: who is answered (Host, token,
  * the checks of a change; dash_access.c holds the rules), the API route
- * table and its calls, the page and the embedded assets. */
+ * table, its calls and the HTTP code of each fleet error, the page and
+ * the embedded assets. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "assets.h"
 #include "dash_int.h"
+
+/* ------------------------------------------------------------------------ */
+/* The API                                                                  */
+
+/* A fleet error as JSON {error, detail}, with the HTTP code it maps to. */
+static void api_error(dash_conn_t *c, int status, const char *detail) {
+  int code = status == FLEET_ENOTFOUND                           ? 404
+             : status == FLEET_EBUSY || status == FLEET_EALREADY ? 409
+             : status == FLEET_EINVAL || status == FLEET_E2BIG   ? 400
+             : status == FLEET_ETIMEDOUT || status == FLEET_EUNAVAILABLE ||
+                     status == FLEET_ECONNLOST
+                 ? 503
+                 : 502;
+  cli_json_t *o = cli_jobj();
+
+  cli_jadd(o, "error", cli_jstr(fleet_err_name(status)));
+  cli_jadd(o, "detail",
+           cli_jstr(detail != NULL ? detail : fleet_strerror(status)));
+  if (o == NULL)
+    dash_respond(c, code, "text/plain", "error", 5);
+  else
+    dash_respond_json(c, code, o);
+  cli_jfree(o);
+}
 
 /* A query's end, for an API request. */
 static void api_done(cli_t *cli, int status, const char *detail,
@@ -16,16 +41,13 @@ static void api_done(cli_t *cli, int status, const char *detail,
 
   (void)cli;
   if (status != 0)
-    dash_respond_error(c, status, detail);
+    api_error(c, status, detail);
   else
     dash_respond_json(c, 200, res);
   cli_jfree(res);
   dash_conn_unref(c);
   dash_maybe_done(d);
 }
-
-/* ------------------------------------------------------------------------ */
-/* The API                                                                  */
 
 /* The URL-decoded value of `name` in the query string `q` (of length
  * `len`) into `out` (cap bytes); NULL when absent, malformed or too long. */
@@ -335,13 +357,13 @@ void dash_route(dash_conn_t *c) {
     }
     if (r->queue &&
         query_param(q, qlen, "queue", queue, sizeof(queue)) == NULL) {
-      dash_respond_error(c, FLEET_EINVAL, "the queue parameter is required");
+      api_error(c, FLEET_EINVAL, "the queue parameter is required");
       return;
     }
     c->refs++; /* for the query */
     if ((err = r->fn(c, r, q, qlen, queue)) != 0) {
       c->refs--;
-      dash_respond_error(c, err, NULL);
+      api_error(c, err, NULL);
     }
     return;
   }
@@ -359,13 +381,4 @@ void dash_route(dash_conn_t *c) {
     dash_respond(c, 404, "text/plain", "not found", 9);
   else
     dash_respond(c, 200, a->type, a->data, a->len);
-}
-
-const cli_asset_t *cli_asset_find(const char *path, size_t len) {
-  const cli_asset_t *a;
-
-  for (a = cli_assets; a->path != NULL; a++)
-    if (strlen(a->path) == len && memcmp(a->path, path, len) == 0)
-      return a;
-  return NULL;
 }
