@@ -1,13 +1,14 @@
-/* cli.h -- what the files of the fleet CLI share: the program's context,
- * a small JSON tree (every query builds one; the CLI prints it as JSON or
- * as a table, the dashboard serves it), and the queries themselves, which
- * are asynchronous so that the dashboard can run them on its loop.
+/* cli.h -- what the files of the fleet CLI share: the program's context
+ * and what every command does with it (cli_util.c), a small JSON tree
+ * (every query builds one; the CLI prints it as JSON or as a table, the
+ * dashboard serves it), and the queries themselves, which are
+ * asynchronous so that the dashboard can run them on its loop.
  *
  * One file per noun: cmd_queue.c, cmd_lock.c (lock and leader),
  * cmd_pool.c, cmd_store.c, cmd_watch.c, cmd_cron.c, cmd_warmpool.c,
  * dash.c. A new noun adds its cmd_<noun>.c and one line in main.c's
  * table; its queries keep their state in a cli_query_t (query.c), its
- * verb uses the helpers of main.c (cli_noun_help(), cli_started(),
+ * verb uses the helpers of cli_util.c (cli_noun_help(), cli_started(),
  * cli_finish() with a cli_view_t). */
 #ifndef FLEET_CLI_H
 #define FLEET_CLI_H
@@ -138,6 +139,9 @@ typedef struct {
   void (*print)(const cli_json_t *result);
 } cli_view_t;
 
+/* Closes the client, unless a query is still in flight (the last one to
+ * end calls cli_finish(), which closes it). */
+void cli_close_client(cli_t *cli);
 /* Ends the command: prints `result` (or the error), sets the exit code
  * and closes the client. Used as a cli_done_fn by the commands; `arg` is
  * the view (const cli_view_t *) of the result, or NULL to print an object
