@@ -2,7 +2,8 @@
  * one request per connection): connections and their read timeout, the
  * parsing of the request with its limits (URL, headers, body), and the
  * responses with the security headers every one carries. A complete
- * request goes to d->on_request (the router). */
+ * request, its URL split into path and query, goes to d->on_request (the
+ * router). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -274,6 +275,26 @@ static http_parser_settings dash_settings = {.on_url = on_url,
                                              .on_message_complete =
                                                  on_message_complete};
 
+/* The complete request's URL into its path and query string; -1 when it
+ * is malformed or has no path. */
+static int conn_split_url(dash_conn_t *c) {
+  struct http_parser_url u;
+
+  http_parser_url_init(&u);
+  if (http_parser_parse_url(c->url, c->url_len, 0, &u) != 0 ||
+      !(u.field_set & (1 << UF_PATH)))
+    return -1;
+  c->path = c->url + u.field_data[UF_PATH].off;
+  c->path_len = u.field_data[UF_PATH].len;
+  c->query = "";
+  c->query_len = 0;
+  if (u.field_set & (1 << UF_QUERY)) {
+    c->query = c->url + u.field_data[UF_QUERY].off;
+    c->query_len = u.field_data[UF_QUERY].len;
+  }
+  return 0;
+}
+
 static void conn_alloc(uv_handle_t *h, size_t size, uv_buf_t *buf) {
   (void)h;
   buf->base = malloc(size);
@@ -295,7 +316,10 @@ static void conn_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     if (c->complete) {
       uv_read_stop(s);
       uv_timer_stop(&c->timer);
-      c->d->on_request(c);
+      if (conn_split_url(c) != 0)
+        dash_respond(c, 400, "text/plain", "bad url", 7);
+      else
+        c->d->on_request(c);
     } else if (parsed != (size_t)n || HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
       uv_read_stop(s);
       if (c->body_len > DASH_BODY_MAX)

@@ -62,6 +62,10 @@ struct dash_conn_s {
   http_parser parser;
   char url[DASH_URL_MAX + 1];
   size_t url_len;
+  /* The URL's path and query string (without "?"; "" when none), in
+   * `url`: set when the request is complete. */
+  const char *path, *query;
+  size_t path_len, query_len;
   size_t body_len;
   /* The header field being read (its name, cut at 16 bytes), and the
    * values of those the dashboard reads (see dash_headers). */
@@ -98,7 +102,8 @@ struct dash_s {
   dash_conn_t *conns;
   int handles;
   int stopping;
-  /* Answers a complete request (the router, dash_route()). */
+  /* Answers a complete request whose URL has a path (the router,
+   * dash_route()). */
   void (*on_request)(dash_conn_t *c);
   /* Frees the dashboard once it is stopping and nothing is left open or
    * in flight (dash.c). */

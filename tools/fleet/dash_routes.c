@@ -318,26 +318,13 @@ static int access_check(dash_conn_t *c, int page, const char *q, size_t qlen) {
 }
 
 void dash_route(dash_conn_t *c) {
-  struct http_parser_url u;
-  const char *path, *q = "";
-  size_t plen, qlen = 0;
+  const char *path = c->path, *q = c->query;
+  size_t plen = c->path_len, qlen = c->query_len;
   char queue[1024];
   int get = c->parser.method == HTTP_GET, page, err;
   const dash_route_t *r;
   const cli_asset_t *a;
 
-  http_parser_url_init(&u);
-  if (http_parser_parse_url(c->url, c->url_len, 0, &u) != 0 ||
-      !(u.field_set & (1 << UF_PATH))) {
-    dash_respond(c, 400, "text/plain", "bad url", 7);
-    return;
-  }
-  path = c->url + u.field_data[UF_PATH].off;
-  plen = u.field_data[UF_PATH].len;
-  if (u.field_set & (1 << UF_QUERY)) {
-    q = c->url + u.field_data[UF_QUERY].off;
-    qlen = u.field_data[UF_QUERY].len;
-  }
 #define PATH_IS(s) (plen == sizeof(s) - 1 && memcmp(path, s, plen) == 0)
   page = PATH_IS("/") || PATH_IS("/index.html");
 #undef PATH_IS
