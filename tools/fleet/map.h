@@ -3,8 +3,6 @@
 #ifndef FLEET_CLI_MAP_H
 #define FLEET_CLI_MAP_H
 
-#include <string.h>
-
 #include "cli.h"
 
 /* A query on one name (cli_q_queue_stats, cli_q_lock_get, ...). */
