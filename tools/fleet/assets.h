@@ -1,5 +1,6 @@
 /* assets.h -- the dashboard's static files, embedded at build time by
- * embed_assets.cmake from tools/fleet/assets/. */
+ * embed_assets.cmake from tools/fleet/assets/ (the table, in the build's
+ * generated/assets_data.c), and finding one by its path (assets.c). */
 #ifndef FLEET_CLI_ASSETS_H
 #define FLEET_CLI_ASSETS_H
 

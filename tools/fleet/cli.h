@@ -1,12 +1,15 @@
-/* cli.h -- what the files of the fleet CLI share: the program's context,
- * a small JSON tree (every query builds one; the CLI prints it as JSON or
- * as a table, the dashboard serves it), and the queries themselves, which
- * are asynchronous so that the dashboard can run them on its loop.
+/* cli.h -- what the files of the fleet CLI share: the program's context
+ * and what every command does with it (cli_util.c), a small JSON tree
+ * (every query builds one; the CLI prints it as JSON or as a table, the
+ * dashboard serves it), and the queries themselves, which are
+ * asynchronous so that the dashboard can run them on its loop.
  *
  * One file per noun: cmd_queue.c, cmd_lock.c (lock and leader),
  * cmd_pool.c, cmd_store.c, cmd_watch.c, cmd_cron.c, cmd_warmpool.c,
  * dash.c. A new noun adds its cmd_<noun>.c and one line in main.c's
- * table. */
+ * table; its queries keep their state in a cli_query_t (query.c), its
+ * verb uses the helpers of cli_util.c (cli_noun_help(), cli_started(),
+ * cli_finish() with a cli_view_t). */
 #ifndef FLEET_CLI_H
 #define FLEET_CLI_H
 
@@ -128,15 +131,39 @@ void cli_error(cli_t *cli, const char *what, int status, const char *detail);
 #define CLI_DONE (-1)
 typedef int (*cli_cmd_fn)(cli_t *cli, int argc, char **argv);
 
+/* How cli_finish() prints a result that is not printed as JSON: a table
+ * of the array with the columns `cols` (NULL ended), or else the lines
+ * `print` writes on stdout. */
+typedef struct {
+  const char *const *cols;
+  void (*print)(const cli_json_t *result);
+} cli_view_t;
+
+/* Closes the client, unless a query is still in flight (the last one to
+ * end calls cli_finish(), which closes it). */
+void cli_close_client(cli_t *cli);
 /* Ends the command: prints `result` (or the error), sets the exit code
- * and closes the client. Used as a cli_done_fn by the simple commands;
- * `arg` is the columns (const char *const *) for a table, or NULL to print
- * an object as key/value lines. */
+ * and closes the client. Used as a cli_done_fn by the commands; `arg` is
+ * the view (const cli_view_t *) of the result, or NULL to print an object
+ * as key/value lines. With --json, the result is printed as JSON
+ * whatever the view. Takes `result`. */
 void cli_finish(cli_t *cli, int status, const char *detail, cli_json_t *result,
                 void *arg);
 
 /* Whether `s` is "--help" or "-h". */
 int cli_is_help(const char *s);
+/* A noun's usage when it is asked for: for `fleet <noun>` alone it is
+ * printed on stderr and the return is 2 (bad usage); for a --help or -h
+ * as the verb or the word after it, on stdout and the return is
+ * CLI_DONE. Returns 0 otherwise (the verb is argv[1]). */
+int cli_noun_help(int argc, char **argv, const char *usage);
+/* Prints "fleet <noun>: <fmt with arg> (see fleet <noun> --help)" on
+ * stderr, escaped, on one line; returns 2, the exit code of bad usage. */
+int cli_usage_error(const char *noun, const char *fmt, const char *arg);
+/* What a noun returns once its query was asked to start: 0 when it
+ * started (err 0: it ends by calling its done function), else 1 after
+ * cli_error() said why for `verb`. */
+int cli_started(cli_t *cli, const char *verb, int err);
 /* Option parsing helpers for the verbs: finds "--name VALUE" (or
  * "--name=VALUE") in argv, removes it, and returns VALUE (NULL if absent);
  * cli_opt_flag() for a flag without value. */
@@ -157,16 +184,72 @@ int cli_cmd_warmpool(cli_t *cli, int argc, char **argv);
 int cli_cmd_dash(cli_t *cli, int argc, char **argv);
 
 /* ------------------------------------------------------------------------ */
+/* A query's bookkeeping (query.c)                                          */
+
+typedef struct cli_query_s cli_query_t;
+
+/* What every query keeps from its start to its end. The context of each
+ * query begins with one, so that the context is freed as its query. */
+struct cli_query_s {
+  cli_t *cli;
+  cli_done_fn done;
+  void *arg;
+  cli_json_t *res; /* the result being built (NULL: none, out of memory) */
+  int status;      /* the first error, or 0 */
+  char *detail;    /* its one-line detail, or NULL */
+  int calls;       /* the calls sent and not answered yet */
+  /* The handle the query made for itself (NULL: none): it is closed once
+   * no call is pending, and the query ends when it is closed. */
+  fleet_handle_t *handle;
+  /* Runs once before the context is freed, whether the query answers or
+   * not (NULL: nothing to do): puts the last touches on `res`, or frees
+   * what was kept for them when `status` says the query failed. */
+  void (*finish)(cli_query_t *q);
+};
+
+/* A zeroed context of `size` bytes (a struct that begins with a
+ * cli_query_t) that will answer done(..., arg), counted in cli->inflight;
+ * NULL when out of memory. */
+void *cli_query_new(size_t size, cli_t *cli, cli_done_fn done, void *arg);
+/* After the init of the handle `h` that the query makes for itself
+ * (`err`: what the init returned). Returns 0: the query runs on `h`
+ * (h->data is `q`) and its result begins as {key: name}; or `err`: the
+ * query is freed (cli_query_free()). */
+int cli_query_open(cli_query_t *q, fleet_handle_t *h, int err, const char *key,
+                   const char *name);
+/* Records `status` when it is the query's first error, with `detail`
+ * (copied; NULL or "" for none). Does nothing for status 0. */
+void cli_query_fail(cli_query_t *q, int status, const char *detail);
+/* After a call of the query was sent (err 0: counted as pending) or could
+ * not be (err: recorded, without detail). Returns what the query's start
+ * returns: 0 when the query will answer (a call is pending, or its handle
+ * closes first), or `err` when nothing was sent and it has no handle: then
+ * it is freed and `done` never runs. */
+int cli_query_sent(cli_query_t *q, int err);
+/* A call's answer: records its error, with `detail` (NULL: the client's
+ * fleet_client_last_error(), which is valid only in the call's callback),
+ * and after the last pending call ends the query (see cli_query_end()),
+ * once its handle is closed when it has one. */
+void cli_query_answered(cli_query_t *q, int status, const char *detail);
+/* Ends the query: `finish` runs; then `done`, with the result, which is
+ * FLEET_ENOMEM when it is incomplete, or with the first error; then the
+ * context is freed. */
+void cli_query_end(cli_query_t *q);
+/* The close callback of a query's handle: ends the query h->data. */
+void cli_query_closed(fleet_handle_t *h);
+/* Frees a query without answering: one that did not start, because of
+ * `err`, or one whose answer another query gives (err 0). `finish` runs
+ * (with `status` err), `done` never does. */
+void cli_query_free(cli_query_t *q, int err);
+
+/* ------------------------------------------------------------------------ */
 /* Queries (shared by the commands and the dashboard)                       */
 
 /* Every query returns 0 (then `done` runs once, later) or an error (then
  * it never runs). */
 
-/* The names of the objects of `kind` under the client's prefix that match
- * `name_glob` (fleet_client_scan_names()): `done` gets an array of them,
- * sorted, at most `max`. */
-int cli_scan_names(cli_t *cli, fleet_object_kind_t kind, const char *name_glob,
-                   size_t max, cli_done_fn done, void *arg);
+/* A listing of every object of a kind (cli_q_queue_ls, ...). */
+typedef int (*cli_list_fn)(cli_t *cli, cli_done_fn done, void *arg);
 
 /* Queue: ls (every queue with its counts and paused flag), stats (one),
  * jobs (a page), get, add, retry (id NULL: all dead), cancel, purge,
@@ -192,10 +275,11 @@ int cli_q_queue_purge(cli_t *cli, const char *queue, fleet_job_state_t state,
 int cli_q_queue_pause(cli_t *cli, const char *queue, const char *action,
                       cli_done_fn done, void *arg);
 
-/* Locks (a leader election is the lock of its name): one, or every lock
- * whose name matches `glob` ("*" for all). */
+/* Locks (a leader election is the lock of its name): one, every lock
+ * whose name matches `glob`, every lock. */
 int cli_q_lock_get(cli_t *cli, const char *name, cli_done_fn done, void *arg);
 int cli_q_lock_ls(cli_t *cli, const char *glob, cli_done_fn done, void *arg);
+int cli_q_lock_ls_all(cli_t *cli, cli_done_fn done, void *arg);
 
 /* Pools: the workers and jobs of one; every pool with its counts. */
 int cli_q_pool_status(cli_t *cli, const char *pool, cli_done_fn done,

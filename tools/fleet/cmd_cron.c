@@ -54,75 +54,28 @@ static const char *catch_up_name(fleet_cron_catch_up_t c) {
   }
 }
 
-/* One query on a scheduler handle of its own. */
+/* A query on a scheduler handle of its own (closed before the query
+ * ends). */
 typedef struct {
-  cli_t *cli;
-  cli_done_fn done;
-  void *arg;
+  cli_query_t base;
   fleet_cron_scheduler_t sched;
-  cli_json_t *res;
-  int status;
-  char *detail;
-  int answer; /* whether `done` runs (not when the call failed at once) */
 } cctx_t;
 
-static void cctx_closed(fleet_handle_t *h) {
-  cctx_t *c = h->data;
-
-  if (c->answer) {
-    c->cli->inflight--;
-    c->done(c->cli, c->status, c->detail, c->status == 0 ? c->res : NULL,
-            c->arg);
-    if (c->status != 0)
-      cli_jfree(c->res);
-  } else {
-    cli_jfree(c->res);
-  }
-  free(c->detail);
-  free(c);
-}
-
-static void cctx_end(cctx_t *c, int status) {
-  const char *d;
-
-  if (status != 0 && c->status == 0) {
-    d = fleet_client_last_error(&c->cli->client);
-    c->status = status;
-    c->detail = d != NULL && d[0] != '\0' ? strdup(d) : NULL;
-  }
-  if (c->status == 0 && (c->res == NULL || c->res->num == -1))
-    c->status = FLEET_ENOMEM;
-  fleet_cron_scheduler_close(&c->sched, cctx_closed);
-}
-
-static cctx_t *cctx_new(cli_t *cli, const char *ns, cli_done_fn done, void *arg,
-                        int *err) {
+/* Opens a scheduler of namespace `ns` for a query whose result begins
+ * with {"namespace": ns}. NULL (with *err) when it cannot. */
+static cctx_t *cctx_open(cli_t *cli, const char *ns, cli_done_fn done,
+                         void *arg, int *err) {
   fleet_cron_scheduler_options_t o;
-  cctx_t *c = calloc(1, sizeof(*c));
+  cctx_t *c = cli_query_new(sizeof(*c), cli, done, arg);
 
-  if (c == NULL) {
-    *err = FLEET_ENOMEM;
-    return NULL;
-  }
-  c->cli = cli;
-  c->done = done;
-  c->arg = arg;
   fleet_cron_scheduler_options_init(&o);
-  *err =
-      fleet_cron_scheduler_init(&cli->client, &c->sched, ns, CRON_NODE_ID, &o);
-  if (*err != 0) {
-    free(c);
-    return NULL;
-  }
-  c->sched.data = c;
-  return c;
-}
-
-/* A call that failed at once: the handle still closes, without answer. */
-static int cctx_fail(cctx_t *c, int err) {
-  c->answer = 0;
-  fleet_cron_scheduler_close(&c->sched, cctx_closed);
-  return err;
+  *err = c == NULL
+             ? FLEET_ENOMEM
+             : cli_query_open(&c->base, (fleet_handle_t *)&c->sched,
+                              fleet_cron_scheduler_init(&cli->client, &c->sched,
+                                                        ns, CRON_NODE_ID, &o),
+                              "namespace", ns);
+  return *err == 0 ? c : NULL;
 }
 
 /* ls ----------------------------------------------------------------- */
@@ -135,8 +88,8 @@ static void on_list(fleet_cron_scheduler_t *sched, int status,
 
   (void)sched;
   if (status == 0) {
-    arr = cli_jadd(c->res, "definitions", cli_jarr());
-    cli_jadd(c->res, "count", cli_jint((int64_t)n));
+    arr = cli_jadd(c->base.res, "definitions", cli_jarr());
+    cli_jadd(c->base.res, "count", cli_jint((int64_t)n));
     for (i = 0; i < n; i++) {
       const fleet_cron_def_t *d = &defs[i];
 
@@ -159,24 +112,17 @@ static void on_list(fleet_cron_scheduler_t *sched, int status,
       cli_jadd(o, "updated", cron_jtime(d->updated_ms));
     }
   }
-  cctx_end(c, status);
+  cli_query_answered(&c->base, status, NULL);
 }
 
 int cli_q_cron_ls(cli_t *cli, const char *ns, cli_done_fn done, void *arg) {
-  cctx_t *c;
   int err;
+  cctx_t *c = cctx_open(cli, ns, done, arg, &err);
 
-  if ((c = cctx_new(cli, ns, done, arg, &err)) == NULL)
-    return err;
-  c->res = cli_jobj();
-  cli_jadd(c->res, "namespace", cli_jstr(ns));
-  if (c->res == NULL)
-    return cctx_fail(c, FLEET_ENOMEM);
-  if ((err = fleet_cron_list(&c->sched, NULL, on_list, c)) != 0)
-    return cctx_fail(c, err);
-  c->answer = 1;
-  cli->inflight++;
-  return 0;
+  if (c != NULL)
+    err =
+        cli_query_sent(&c->base, fleet_cron_list(&c->sched, NULL, on_list, c));
+  return err;
 }
 
 int cli_q_cron_ls_all(cli_t *cli, cli_done_fn done, void *arg) {
@@ -194,7 +140,7 @@ static void on_history(fleet_cron_scheduler_t *sched, int status,
 
   (void)sched;
   if (status == 0) {
-    arr = cli_jadd(c->res, "entries", cli_jarr());
+    arr = cli_jadd(c->base.res, "entries", cli_jarr());
     for (i = 0; i < n; i++) {
       o = cli_jadd(arr, NULL, cli_jobj());
       cli_jadd(o, "fire_time", cron_jtime(e[i].fire_ms));
@@ -214,26 +160,19 @@ static void on_history(fleet_cron_scheduler_t *sched, int status,
                cli_jstr(e[i].outcome != NULL ? e[i].outcome : "unknown"));
     }
   }
-  cctx_end(c, status);
+  cli_query_answered(&c->base, status, NULL);
 }
 
 int cli_q_cron_history(cli_t *cli, const char *ns, const char *key,
                        uint32_t limit, cli_done_fn done, void *arg) {
-  cctx_t *c;
   int err;
+  cctx_t *c = cctx_open(cli, ns, done, arg, &err);
 
-  if ((c = cctx_new(cli, ns, done, arg, &err)) == NULL)
+  if (c == NULL)
     return err;
-  c->res = cli_jobj();
-  cli_jadd(c->res, "namespace", cli_jstr(ns));
-  cli_jadd(c->res, "key", cli_jstr(key));
-  if (c->res == NULL)
-    return cctx_fail(c, FLEET_ENOMEM);
-  if ((err = fleet_cron_history(&c->sched, key, limit, on_history, c)) != 0)
-    return cctx_fail(c, err);
-  c->answer = 1;
-  cli->inflight++;
-  return 0;
+  cli_jadd(c->base.res, "key", cli_jstr(key));
+  return cli_query_sent(
+      &c->base, fleet_cron_history(&c->sched, key, limit, on_history, c));
 }
 
 /* The command ---------------------------------------------------------- */
@@ -243,42 +182,29 @@ static const char *const ls_cols[] = {
 static const char *const hist_cols[] = {"fire_time",  "node",    "token",
                                         "dispatched", "outcome", NULL};
 
-static void ls_done(cli_t *cli, int status, const char *detail, cli_json_t *res,
-                    void *arg) {
-  cli_json_t *defs;
+/* Prints the definitions of a namespace: a count, then a table. */
+static void print_defs(const cli_json_t *res) {
+  const cli_json_t *defs = cli_jget(res, "definitions");
 
-  (void)arg;
-  if (status != 0 || cli->json) {
-    cli_finish(cli, status, detail, res, NULL);
-    return;
-  }
-  defs = cli_jget(res, "definitions");
   fleet_escape_print(stdout, "namespace %s: %zu definition(s)",
                      cli_jget(res, "namespace")->str, defs->n);
   if (defs->n > 0)
     cli_table(stdout, defs, ls_cols);
-  cli_jfree(res);
-  cli_finish(cli, 0, NULL, NULL, NULL);
 }
 
-static void history_done(cli_t *cli, int status, const char *detail,
-                         cli_json_t *res, void *arg) {
-  cli_json_t *ents;
+/* Prints a dispatch log: a count, then a table. */
+static void print_history(const cli_json_t *res) {
+  const cli_json_t *ents = cli_jget(res, "entries");
 
-  (void)arg;
-  if (status != 0 || cli->json) {
-    cli_finish(cli, status, detail, res, NULL);
-    return;
-  }
-  ents = cli_jget(res, "entries");
   fleet_escape_print(stdout, "cron %s in namespace %s: %zu entr%s",
                      cli_jget(res, "key")->str, cli_jget(res, "namespace")->str,
                      ents->n, ents->n == 1 ? "y" : "ies");
   if (ents->n > 0)
     cli_table(stdout, ents, hist_cols);
-  cli_jfree(res);
-  cli_finish(cli, 0, NULL, NULL, NULL);
 }
+
+static const cli_view_t ls_view = {NULL, print_defs};
+static const cli_view_t history_view = {NULL, print_history};
 
 int cli_cmd_cron(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
@@ -286,15 +212,13 @@ int cli_cmd_cron(cli_t *cli, int argc, char **argv) {
   uint64_t limit = 20;
   int err;
 
-  if (verb == NULL || cli_is_help(verb) || (argc > 2 && cli_is_help(argv[2]))) {
-    fputs(cron_usage, verb == NULL ? stderr : stdout);
-    return verb == NULL ? 2 : CLI_DONE;
-  }
+  if ((err = cli_noun_help(argc, argv, cron_usage)) != 0)
+    return err;
   ns = cli_opt(&argc, argv, "--ns");
   if (ns == NULL)
     ns = CRON_DEFAULT_NS;
   if (strcmp(verb, "ls") == 0 && argc == 2) {
-    err = cli_q_cron_ls(cli, ns, ls_done, NULL);
+    err = cli_q_cron_ls(cli, ns, cli_finish, (void *)&ls_view);
   } else if (strcmp(verb, "history") == 0) {
     lim = cli_opt(&argc, argv, "--limit");
     if (lim != NULL && cli_parse_u64(lim, 1, 1000, &limit) != 0) {
@@ -302,21 +226,12 @@ int cli_cmd_cron(cli_t *cli, int argc, char **argv) {
                          lim);
       return 2;
     }
-    if (argc != 3) {
-      fprintf(stderr, "fleet cron: bad usage of history (see fleet cron "
-                      "--help)\n");
-      return 2;
-    }
-    err = cli_q_cron_history(cli, ns, argv[2], (uint32_t)limit, history_done,
-                             NULL);
+    if (argc != 3)
+      return cli_usage_error("cron", "bad usage of %s", verb);
+    err = cli_q_cron_history(cli, ns, argv[2], (uint32_t)limit, cli_finish,
+                             (void *)&history_view);
   } else {
-    fleet_escape_print(
-        stderr, "fleet cron: bad usage of %s (see fleet cron --help)", verb);
-    return 2;
+    return cli_usage_error("cron", "bad usage of %s", verb);
   }
-  if (err != 0) {
-    cli_error(cli, verb, err, NULL);
-    return 1;
-  }
-  return 0;
+  return cli_started(cli, verb, err);
 }

@@ -1,6 +1,5 @@
 /* cmd_lock.c -- `fleet lock get|ls` and `fleet leader get`: the server's
  * view of leases (a leader election is the lock of its name). */
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -17,24 +16,13 @@ static const char lock_usage[] =
 static const char leader_usage[] =
     "usage: fleet leader get NAME   who leads the election NAME\n";
 
-typedef struct {
-  cli_t *cli;
-  cli_done_fn done;
-  void *arg;
-  char *name;
-} lctx_t;
-
 static void on_query(fleet_client_t *client, int status,
                      const fleet_lock_info_t *info, void *ud) {
-  lctx_t *l = ud;
-  cli_json_t *o = NULL;
-  const char *detail = NULL;
+  cli_query_t *q = ud;
+  cli_json_t *o = q->res;
 
   (void)client;
-  l->cli->inflight--;
   if (status == 0) {
-    o = cli_jobj();
-    cli_jadd(o, "name", cli_jstr(l->name));
     cli_jadd(o, "held", cli_jbool(info->held));
     cli_jadd(o, "owner",
              info->held ? cli_jbytes(info->owner, info->owner_len)
@@ -42,38 +30,18 @@ static void on_query(fleet_client_t *client, int status,
     cli_jadd(o, "token", cli_jint((int64_t)info->token));
     cli_jadd(o, "ttl_ms", cli_jint(info->ttl_ms));
     cli_jadd(o, "fence", cli_jint((int64_t)info->fence));
-    if (o == NULL || o->num == -1) {
-      cli_jfree(o);
-      o = NULL;
-      status = FLEET_ENOMEM;
-    }
-  } else {
-    detail = fleet_client_last_error(&l->cli->client);
   }
-  l->done(l->cli, status, detail, o, l->arg);
-  free(l->name);
-  free(l);
+  cli_query_answered(q, status, NULL);
 }
 
 int cli_q_lock_get(cli_t *cli, const char *name, cli_done_fn done, void *arg) {
-  lctx_t *l = calloc(1, sizeof(*l));
-  int err;
+  cli_query_t *q = cli_query_new(sizeof(*q), cli, done, arg);
 
-  if (l == NULL || (l->name = strdup(name)) == NULL) {
-    free(l);
+  if (q == NULL)
     return FLEET_ENOMEM;
-  }
-  l->cli = cli;
-  l->done = done;
-  l->arg = arg;
-  err = fleet_lock_query(&cli->client, name, on_query, l);
-  if (err != 0) {
-    free(l->name);
-    free(l);
-    return err;
-  }
-  cli->inflight++;
-  return 0;
+  q->res = cli_jobj();
+  cli_jadd(q->res, "name", cli_jstr(name));
+  return cli_query_sent(q, fleet_lock_query(&cli->client, name, on_query, q));
 }
 
 int cli_q_lock_ls(cli_t *cli, const char *glob, cli_done_fn done, void *arg) {
@@ -81,40 +49,34 @@ int cli_q_lock_ls(cli_t *cli, const char *glob, cli_done_fn done, void *arg) {
                       done, arg);
 }
 
+int cli_q_lock_ls_all(cli_t *cli, cli_done_fn done, void *arg) {
+  return cli_q_lock_ls(cli, "*", done, arg);
+}
+
 static const char *const lock_cols[] = {"name",   "held",  "owner", "token",
                                         "ttl_ms", "fence", NULL};
+static const cli_view_t lock_view = {lock_cols, NULL};
 
 int cli_cmd_lock(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
   const char *match;
   int err;
 
-  if (verb == NULL || cli_is_help(verb) || (argc > 2 && cli_is_help(argv[2]))) {
-    fputs(lock_usage, verb == NULL ? stderr : stdout);
-    return verb == NULL ? 2 : CLI_DONE;
-  }
+  if ((err = cli_noun_help(argc, argv, lock_usage)) != 0)
+    return err;
   argc--, argv++;
   if (strcmp(verb, "get") == 0 && argc == 2) {
     err = cli_q_lock_get(cli, argv[1], cli_finish, NULL);
   } else if (strcmp(verb, "ls") == 0) {
     match = cli_opt(&argc, argv, "--match");
-    if (argc != 1) {
-      fprintf(stderr, "fleet lock: ls takes only --match (see fleet lock "
-                      "--help)\n");
-      return 2;
-    }
+    if (argc != 1)
+      return cli_usage_error("lock", "%s takes only --match", verb);
     err = cli_q_lock_ls(cli, match != NULL ? match : "*", cli_finish,
-                        (void *)lock_cols);
+                        (void *)&lock_view);
   } else {
-    fleet_escape_print(
-        stderr, "fleet lock: bad usage of %s (see fleet lock --help)", verb);
-    return 2;
+    return cli_usage_error("lock", "bad usage of %s", verb);
   }
-  if (err != 0) {
-    cli_error(cli, verb, err, NULL);
-    return 1;
-  }
-  return 0;
+  return cli_started(cli, verb, err);
 }
 
 /* `leader get`: the lock's view, named for an election. */
@@ -140,19 +102,12 @@ static void leader_done(cli_t *cli, int status, const char *detail,
 int cli_cmd_leader(cli_t *cli, int argc, char **argv) {
   int err;
 
-  if (argc > 1 &&
-      (cli_is_help(argv[1]) || (argc > 2 && cli_is_help(argv[2])))) {
-    fputs(leader_usage, stdout);
-    return CLI_DONE;
-  }
+  if ((err = cli_noun_help(argc, argv, leader_usage)) != 0)
+    return err;
   if (argc != 3 || strcmp(argv[1], "get") != 0) {
     fputs(leader_usage, stderr);
     return 2;
   }
-  err = cli_q_lock_get(cli, argv[2], leader_done, NULL);
-  if (err != 0) {
-    cli_error(cli, "get", err, NULL);
-    return 1;
-  }
-  return 0;
+  return cli_started(cli, "get",
+                     cli_q_lock_get(cli, argv[2], leader_done, NULL));
 }

@@ -15,57 +15,40 @@ static const char pool_usage[] =
     "state)\n"
     "  ls         every pool with its worker and job counts\n";
 
+/* A query of a pool's workers and jobs: two calls, joined at the end. */
 typedef struct {
-  cli_t *cli;
-  cli_done_fn done;
-  void *arg;
-  cli_json_t *res, *workers, *jobs;
-  int calls;
-  int status;
-  char *detail;
+  cli_query_t base;
+  cli_json_t *workers, *jobs;
 } pctx_t;
 
-static void pctx_answer(pctx_t *p, int status) {
+/* Both calls answered: each worker's job count, then the workers and
+ * the jobs go into the result. */
+static void pctx_join(cli_query_t *q) {
+  pctx_t *p = (pctx_t *)q;
   const cli_json_t *w, *j;
   int64_t n;
 
-  if (status != 0 && p->status == 0) {
-    const char *d = status == FLEET_EPROTO
-                        ? "unexpected reply"
-                        : fleet_client_last_error(&p->cli->client);
-
-    p->status = status;
-    p->detail = d != NULL && d[0] != '\0' ? strdup(d) : NULL;
-  }
-  if (--p->calls > 0)
-    return;
-  p->cli->inflight--;
-  if (p->status == 0) {
-    /* Each worker's job count. */
-    for (w = p->workers->first; w != NULL; w = w->next) {
-      n = 0;
-      for (j = p->jobs->first; j != NULL; j = j->next)
-        if (strcmp(cli_jget(j, "worker")->str, cli_jget(w, "worker")->str) == 0)
-          n++;
-      cli_jadd((cli_json_t *)w, "jobs", cli_jint(n));
-    }
-    cli_jadd(p->res, "worker_count", cli_jint((int64_t)p->workers->n));
-    cli_jadd(p->res, "job_count", cli_jint((int64_t)p->jobs->n));
-    cli_jadd(p->res, "workers", p->workers);
-    cli_jadd(p->res, "jobs", p->jobs);
-    if (p->res == NULL || p->res->num == -1)
-      p->status = FLEET_ENOMEM;
-  } else {
+  if (q->status != 0) {
     cli_jfree(p->workers);
     cli_jfree(p->jobs);
+    return;
   }
-  if (p->status != 0) {
-    cli_jfree(p->res);
-    p->res = NULL;
+  for (w = p->workers->first; w != NULL; w = w->next) {
+    n = 0;
+    for (j = p->jobs->first; j != NULL; j = j->next)
+      if (strcmp(cli_jget(j, "worker")->str, cli_jget(w, "worker")->str) == 0)
+        n++;
+    cli_jadd((cli_json_t *)w, "jobs", cli_jint(n));
   }
-  p->done(p->cli, p->status, p->detail, p->res, p->arg);
-  free(p->detail);
-  free(p);
+  cli_jadd(q->res, "worker_count", cli_jint((int64_t)p->workers->n));
+  cli_jadd(q->res, "job_count", cli_jint((int64_t)p->jobs->n));
+  cli_jadd(q->res, "workers", p->workers);
+  cli_jadd(q->res, "jobs", p->jobs);
+}
+
+static void pctx_answer(pctx_t *p, int status) {
+  cli_query_answered(&p->base, status,
+                     status == FLEET_EPROTO ? "unexpected reply" : NULL);
 }
 
 static void on_workers(fleet_client_t *client, int status, uint64_t revision,
@@ -77,7 +60,7 @@ static void on_workers(fleet_client_t *client, int status, uint64_t revision,
 
   (void)client;
   if (status == 0) {
-    cli_jadd(p->res, "revision", cli_jint((int64_t)revision));
+    cli_jadd(p->base.res, "revision", cli_jint((int64_t)revision));
     for (i = 0; i < n; i++) {
       o = cli_jadd(p->workers, NULL, cli_jobj());
       cli_jadd(o, "worker", cli_jstr(workers[i].id));
@@ -108,44 +91,26 @@ static void on_jobs(fleet_client_t *client, int status,
 
 int cli_q_pool_status(cli_t *cli, const char *pool, cli_done_fn done,
                       void *arg) {
-  pctx_t *p = calloc(1, sizeof(*p));
+  pctx_t *p = cli_query_new(sizeof(*p), cli, done, arg);
   int err;
 
   if (p == NULL)
     return FLEET_ENOMEM;
-  p->cli = cli;
-  p->done = done;
-  p->arg = arg;
-  p->res = cli_jobj();
+  p->base.finish = pctx_join;
+  p->base.res = cli_jobj();
   p->workers = cli_jarr();
   p->jobs = cli_jarr();
-  cli_jadd(p->res, "pool", cli_jstr(pool));
-  if (p->res == NULL || p->workers == NULL || p->jobs == NULL) {
-    cli_jfree(p->res);
-    cli_jfree(p->workers);
-    cli_jfree(p->jobs);
-    free(p);
+  cli_jadd(p->base.res, "pool", cli_jstr(pool));
+  if (p->base.res == NULL || p->workers == NULL || p->jobs == NULL) {
+    cli_query_free(&p->base, FLEET_ENOMEM);
     return FLEET_ENOMEM;
   }
-  cli->inflight++;
-  p->calls = 1; /* the start, answered last */
   err = fleet_pool_query_workers(&cli->client, pool, on_workers, p);
   if (err == 0) {
-    p->calls++;
+    cli_query_sent(&p->base, 0);
     err = fleet_pool_query_jobs(&cli->client, pool, on_jobs, p);
-    if (err == 0)
-      p->calls++;
   }
-  if (p->calls == 1) { /* nothing was sent */
-    cli->inflight--;
-    cli_jfree(p->res);
-    cli_jfree(p->workers);
-    cli_jfree(p->jobs);
-    free(p);
-    return err;
-  }
-  pctx_answer(p, err);
-  return 0;
+  return cli_query_sent(&p->base, err);
 }
 
 int cli_q_pool_ls(cli_t *cli, cli_done_fn done, void *arg) {
@@ -158,13 +123,8 @@ static const char *const ls_cols[] = {"pool", "revision", "worker_count",
 static const char *const worker_cols[] = {"worker", "node", "jobs", NULL};
 static const char *const job_cols[] = {"key", "state", "worker", "token", NULL};
 
-static void status_done(cli_t *cli, int status, const char *detail,
-                        cli_json_t *res, void *arg) {
-  (void)arg;
-  if (status != 0 || cli->json) {
-    cli_finish(cli, status, detail, res, NULL);
-    return;
-  }
+/* Prints a pool: a line of counts, its workers, then its jobs. */
+static void print_status(const cli_json_t *res) {
   fleet_escape_print(
       stdout, "pool %s, revision %lld: %lld worker(s), %lld job(s)",
       cli_jget(res, "pool")->str, (long long)cli_jget(res, "revision")->num,
@@ -175,30 +135,22 @@ static void status_done(cli_t *cli, int status, const char *detail,
     printf("\n");
     cli_table(stdout, cli_jget(res, "jobs"), job_cols);
   }
-  cli_jfree(res);
-  cli_finish(cli, 0, NULL, NULL, NULL);
 }
+
+static const cli_view_t ls_view = {ls_cols, NULL};
+static const cli_view_t status_view = {NULL, print_status};
 
 int cli_cmd_pool(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
   int err;
 
-  if (verb == NULL || cli_is_help(verb) || (argc > 2 && cli_is_help(argv[2]))) {
-    fputs(pool_usage, verb == NULL ? stderr : stdout);
-    return verb == NULL ? 2 : CLI_DONE;
-  }
-  if (strcmp(verb, "status") == 0 && argc == 3) {
-    err = cli_q_pool_status(cli, argv[2], status_done, NULL);
-  } else if (strcmp(verb, "ls") == 0 && argc == 2) {
-    err = cli_q_pool_ls(cli, cli_finish, (void *)ls_cols);
-  } else {
-    fleet_escape_print(
-        stderr, "fleet pool: bad usage of %s (see fleet pool --help)", verb);
-    return 2;
-  }
-  if (err != 0) {
-    cli_error(cli, verb, err, NULL);
-    return 1;
-  }
-  return 0;
+  if ((err = cli_noun_help(argc, argv, pool_usage)) != 0)
+    return err;
+  if (strcmp(verb, "status") == 0 && argc == 3)
+    err = cli_q_pool_status(cli, argv[2], cli_finish, (void *)&status_view);
+  else if (strcmp(verb, "ls") == 0 && argc == 2)
+    err = cli_q_pool_ls(cli, cli_finish, (void *)&ls_view);
+  else
+    return cli_usage_error("pool", "bad usage of %s", verb);
+  return cli_started(cli, verb, err);
 }

@@ -38,86 +38,30 @@ static const char queue_usage[] =
 /* ------------------------------------------------------------------------ */
 /* A query on a queue handle                                                */
 
+/* A query on a queue handle of its own (closed before the query ends). */
 typedef struct {
-  cli_t *cli;
-  cli_done_fn done;
-  void *arg;
+  cli_query_t base;
   fleet_queue_t q;
-  int status;
-  char *detail;
-  cli_json_t *res;
-  int calls;
-  char *name;
 } qctx_t;
 
-static void qctx_closed(fleet_handle_t *h) {
-  qctx_t *c = (qctx_t *)h->data;
-  cli_t *cli = c->cli;
+/* Opens the queue `name` for a query whose result begins with
+ * {"queue": name} and, when `key` is not NULL, {key: val} (val NULL:
+ * null). NULL (with *err) when it cannot. */
+static qctx_t *qctx_open(cli_t *cli, const char *name, const char *key,
+                         const char *val, cli_done_fn done, void *arg,
+                         int *err) {
+  qctx_t *c = cli_query_new(sizeof(*c), cli, done, arg);
 
-  cli->inflight--;
-  if (c->status != 0) {
-    cli_jfree(c->res);
-    c->res = NULL;
-  } else if (c->res == NULL || c->res->num == -1) {
-    cli_jfree(c->res);
-    c->res = NULL;
-    c->status = FLEET_ENOMEM;
-  }
-  c->done(cli, c->status, c->detail, c->res, c->arg);
-  free(c->detail);
-  free(c->name);
-  free(c);
-}
-
-/* One call of the query answered: records an error, and closes the queue
- * after the last. */
-static void qctx_answer(qctx_t *c, int status) {
-  if (status != 0 && c->status == 0) {
-    const char *d = fleet_client_last_error(&c->cli->client);
-
-    c->status = status;
-    c->detail = d != NULL && d[0] != '\0' ? strdup(d) : NULL;
-  }
-  if (--c->calls == 0)
-    fleet_queue_close(&c->q, qctx_closed);
-}
-
-static qctx_t *qctx_open(cli_t *cli, const char *name, cli_done_fn done,
-                         void *arg, int *err) {
-  qctx_t *c = calloc(1, sizeof(*c));
-
-  if (c == NULL || (c->name = strdup(name)) == NULL) {
-    free(c);
-    *err = FLEET_ENOMEM;
+  *err = c == NULL
+             ? FLEET_ENOMEM
+             : cli_query_open(&c->base, (fleet_handle_t *)&c->q,
+                              fleet_queue_init(&cli->client, &c->q, name, NULL),
+                              "queue", name);
+  if (*err != 0)
     return NULL;
-  }
-  *err = fleet_queue_init(&cli->client, &c->q, name, NULL);
-  if (*err != 0) {
-    free(c->name);
-    free(c);
-    return NULL;
-  }
-  c->q.data = c;
-  c->cli = cli;
-  c->done = done;
-  c->arg = arg;
-  c->res = cli_jobj();
-  cli_jadd(c->res, "queue", cli_jstr(name));
-  cli->inflight++;
+  if (key != NULL)
+    cli_jadd(c->base.res, key, val != NULL ? cli_jstr(val) : cli_jnull());
   return c;
-}
-
-/* After the first call failed to start: closes the queue; `done` runs
- * with `err`. */
-static int qctx_abort(qctx_t *c, int err) {
-  if (c->calls == 0) {
-    c->status = err;
-    fleet_queue_close(&c->q, qctx_closed);
-    return 0;
-  }
-  c->calls++;
-  qctx_answer(c, err);
-  return 0;
 }
 
 static qctx_t *qctx_of(fleet_queue_t *q) {
@@ -133,15 +77,16 @@ static void on_counts(fleet_queue_t *q, int status,
 
   (void)ud;
   if (status == 0) {
-    cli_jadd(c->res, "pending", cli_jint((int64_t)n->pending));
-    cli_jadd(c->res, "delayed", cli_jint((int64_t)n->delayed));
-    cli_jadd(c->res, "running", cli_jint((int64_t)n->running));
-    cli_jadd(c->res, "completed", cli_jint((int64_t)n->completed));
-    cli_jadd(c->res, "dead", cli_jint((int64_t)n->dead));
-    cli_jadd(c->res, "completed_kept", cli_jint((int64_t)n->completed_kept));
-    cli_jadd(c->res, "dead_kept", cli_jint((int64_t)n->dead_kept));
+    cli_jadd(c->base.res, "pending", cli_jint((int64_t)n->pending));
+    cli_jadd(c->base.res, "delayed", cli_jint((int64_t)n->delayed));
+    cli_jadd(c->base.res, "running", cli_jint((int64_t)n->running));
+    cli_jadd(c->base.res, "completed", cli_jint((int64_t)n->completed));
+    cli_jadd(c->base.res, "dead", cli_jint((int64_t)n->dead));
+    cli_jadd(c->base.res, "completed_kept",
+             cli_jint((int64_t)n->completed_kept));
+    cli_jadd(c->base.res, "dead_kept", cli_jint((int64_t)n->dead_kept));
   }
-  qctx_answer(c, status);
+  cli_query_answered(&c->base, status, NULL);
 }
 
 static void on_paused(fleet_queue_t *q, int status, int paused, void *ud) {
@@ -149,28 +94,25 @@ static void on_paused(fleet_queue_t *q, int status, int paused, void *ud) {
 
   (void)ud;
   if (status == 0)
-    cli_jadd(c->res, "paused", cli_jbool(paused));
-  qctx_answer(c, status);
+    cli_jadd(c->base.res, "paused", cli_jbool(paused));
+  cli_query_answered(&c->base, status, NULL);
 }
 
 int cli_q_queue_stats(cli_t *cli, const char *queue, cli_done_fn done,
                       void *arg) {
-  qctx_t *c;
   int err;
+  qctx_t *c = qctx_open(cli, queue, NULL, NULL, done, arg, &err);
 
-  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
+  if (c == NULL)
     return err;
   /* Counts first, then the paused flag: the reply order keeps the
    * members in this order. */
   err = fleet_queue_counts(&c->q, on_counts, NULL);
-  if (err != 0)
-    return qctx_abort(c, err);
-  c->calls++;
-  err = fleet_queue_paused(&c->q, on_paused, NULL);
-  if (err != 0)
-    return qctx_abort(c, err);
-  c->calls++;
-  return 0;
+  if (err == 0) {
+    cli_query_sent(&c->base, 0);
+    err = fleet_queue_paused(&c->q, on_paused, NULL);
+  }
+  return cli_query_sent(&c->base, err);
 }
 
 int cli_q_queue_ls(cli_t *cli, cli_done_fn done, void *arg) {
@@ -190,9 +132,9 @@ static void on_jobs(fleet_queue_t *q, int status,
 
   (void)ud;
   if (status == 0) {
-    cli_jadd(c->res, "total", cli_jint((int64_t)total));
-    cli_jadd(c->res, "next_cursor", cli_jint((int64_t)next));
-    arr = cli_jadd(c->res, "jobs", cli_jarr());
+    cli_jadd(c->base.res, "total", cli_jint((int64_t)total));
+    cli_jadd(c->base.res, "next_cursor", cli_jint((int64_t)next));
+    arr = cli_jadd(c->base.res, "jobs", cli_jarr());
     for (i = 0; i < n; i++) {
       o = cli_jadd(arr, NULL, cli_jobj());
       cli_jadd(o, "id", cli_jstr(jobs[i].id));
@@ -207,24 +149,21 @@ static void on_jobs(fleet_queue_t *q, int status,
                cli_jbytes(jobs[i].last_error, jobs[i].last_error_len));
     }
   }
-  qctx_answer(c, status);
+  cli_query_answered(&c->base, status, NULL);
 }
 
 int cli_q_queue_jobs(cli_t *cli, const char *queue, fleet_job_state_t state,
                      uint64_t cursor, size_t limit, cli_done_fn done,
                      void *arg) {
-  qctx_t *c;
   int err;
+  qctx_t *c = qctx_open(cli, queue, "state", fleet_job_state_name(state), done,
+                        arg, &err);
 
-  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
-    return err;
-  cli_jadd(c->res, "state", cli_jstr(fleet_job_state_name(state)));
-  err = fleet_queue_jobs(&c->q, state, cursor, limit, QUEUE_PAYLOAD_MAX,
-                         on_jobs, NULL);
-  if (err != 0)
-    return qctx_abort(c, err);
-  c->calls++;
-  return 0;
+  if (c != NULL)
+    err = cli_query_sent(&c->base,
+                         fleet_queue_jobs(&c->q, state, cursor, limit,
+                                          QUEUE_PAYLOAD_MAX, on_jobs, NULL));
+  return err;
 }
 
 static void on_get(fleet_queue_t *q, int status, const fleet_job_info_t *i,
@@ -233,41 +172,47 @@ static void on_get(fleet_queue_t *q, int status, const fleet_job_info_t *i,
 
   (void)ud;
   if (status == 0) {
-    cli_jadd(c->res, "state", cli_jstr(fleet_job_state_name(i->state)));
-    cli_jadd(c->res, "type", cli_jstr(i->type));
-    cli_jadd(c->res, "attempts", cli_jint(i->attempts));
-    cli_jadd(c->res, "max_attempts", cli_jint(i->max_attempts));
-    cli_jadd(c->res, "priority", cli_jint(i->priority));
-    cli_jadd(c->res, "payload", cli_jbytes(i->payload.base, i->payload.len));
-    cli_jadd(c->res, "last_error",
+    cli_jadd(c->base.res, "state", cli_jstr(fleet_job_state_name(i->state)));
+    cli_jadd(c->base.res, "type", cli_jstr(i->type));
+    cli_jadd(c->base.res, "attempts", cli_jint(i->attempts));
+    cli_jadd(c->base.res, "max_attempts", cli_jint(i->max_attempts));
+    cli_jadd(c->base.res, "priority", cli_jint(i->priority));
+    cli_jadd(c->base.res, "payload",
+             cli_jbytes(i->payload.base, i->payload.len));
+    cli_jadd(c->base.res, "last_error",
              i->last_error != NULL
                  ? cli_jbytes(i->last_error, i->last_error_len)
                  : cli_jnull());
-    cli_jadd(c->res, "created_ms", cli_jint((int64_t)i->created_ms));
-    cli_jadd(c->res, "run_at_ms", cli_jint((int64_t)i->run_at_ms));
-    cli_jadd(c->res, "finished_ms", cli_jint((int64_t)i->finished_ms));
-    cli_jadd(c->res, "token", cli_jint((int64_t)i->token));
+    cli_jadd(c->base.res, "created_ms", cli_jint((int64_t)i->created_ms));
+    cli_jadd(c->base.res, "run_at_ms", cli_jint((int64_t)i->run_at_ms));
+    cli_jadd(c->base.res, "finished_ms", cli_jint((int64_t)i->finished_ms));
+    cli_jadd(c->base.res, "token", cli_jint((int64_t)i->token));
   }
-  qctx_answer(c, status);
+  cli_query_answered(&c->base, status, NULL);
 }
 
 int cli_q_queue_get(cli_t *cli, const char *queue, const char *id,
                     cli_done_fn done, void *arg) {
-  qctx_t *c;
   int err;
+  qctx_t *c = qctx_open(cli, queue, "id", id, done, arg, &err);
 
-  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
-    return err;
-  cli_jadd(c->res, "id", cli_jstr(id));
-  err = fleet_queue_get(&c->q, id, on_get, NULL);
-  if (err != 0)
-    return qctx_abort(c, err);
-  c->calls++;
-  return 0;
+  if (c != NULL)
+    err = cli_query_sent(&c->base, fleet_queue_get(&c->q, id, on_get, NULL));
+  return err;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Changes                                                                  */
+
+/* A count of jobs changed (retried, removed): the member `name` (the
+ * call's user data) of the result. */
+static void on_count(fleet_queue_t *q, int status, uint64_t n, void *name) {
+  qctx_t *c = qctx_of(q);
+
+  if (status == 0)
+    cli_jadd(c->base.res, name, cli_jint((int64_t)n));
+  cli_query_answered(&c->base, status, NULL);
+}
 
 static void on_enqueued(fleet_queue_t *q, int status,
                         const fleet_enqueue_result_t *r, size_t n, void *ud) {
@@ -277,48 +222,32 @@ static void on_enqueued(fleet_queue_t *q, int status,
   if (status == 0 && n == 1 && r[0].status != 0)
     status = r[0].status;
   if (status == 0 && n == 1)
-    cli_jadd(c->res, "id", cli_jbytes(r[0].id, r[0].id_len));
-  qctx_answer(c, status);
+    cli_jadd(c->base.res, "id", cli_jbytes(r[0].id, r[0].id_len));
+  cli_query_answered(&c->base, status, NULL);
 }
 
 int cli_q_queue_add(cli_t *cli, const char *queue, const char *type,
                     const char *payload, cli_done_fn done, void *arg) {
   fleet_job_spec_t spec;
-  qctx_t *c;
   int err;
+  qctx_t *c = qctx_open(cli, queue, NULL, NULL, done, arg, &err);
 
-  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
-    return err;
   fleet_job_spec_init(&spec, type, payload, strlen(payload));
-  err = fleet_queue_enqueue(&c->q, &spec, 1, on_enqueued, NULL);
-  if (err != 0)
-    return qctx_abort(c, err);
-  c->calls++;
-  return 0;
-}
-
-static void on_retry(fleet_queue_t *q, int status, uint64_t n, void *ud) {
-  qctx_t *c = qctx_of(q);
-
-  (void)ud;
-  if (status == 0)
-    cli_jadd(c->res, "retried", cli_jint((int64_t)n));
-  qctx_answer(c, status);
+  if (c != NULL)
+    err = cli_query_sent(
+        &c->base, fleet_queue_enqueue(&c->q, &spec, 1, on_enqueued, NULL));
+  return err;
 }
 
 int cli_q_queue_retry(cli_t *cli, const char *queue, const char *id,
                       cli_done_fn done, void *arg) {
-  qctx_t *c;
   int err;
+  qctx_t *c = qctx_open(cli, queue, "id", id, done, arg, &err);
 
-  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
-    return err;
-  cli_jadd(c->res, "id", id != NULL ? cli_jstr(id) : cli_jnull());
-  err = fleet_queue_retry(&c->q, id, on_retry, NULL);
-  if (err != 0)
-    return qctx_abort(c, err);
-  c->calls++;
-  return 0;
+  if (c != NULL)
+    err = cli_query_sent(&c->base,
+                         fleet_queue_retry(&c->q, id, on_count, "retried"));
+  return err;
 }
 
 static void on_status(fleet_handle_t *h, int status, void *ud) {
@@ -326,63 +255,44 @@ static void on_status(fleet_handle_t *h, int status, void *ud) {
 
   (void)ud;
   if (status == 0)
-    cli_jadd(c->res, "cancelled", cli_jbool(1));
-  qctx_answer(c, status);
+    cli_jadd(c->base.res, "cancelled", cli_jbool(1));
+  cli_query_answered(&c->base, status, NULL);
 }
 
 int cli_q_queue_cancel(cli_t *cli, const char *queue, const char *id,
                        cli_done_fn done, void *arg) {
-  qctx_t *c;
   int err;
+  qctx_t *c = qctx_open(cli, queue, "id", id, done, arg, &err);
 
-  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
-    return err;
-  cli_jadd(c->res, "id", cli_jstr(id));
-  err = fleet_queue_cancel(&c->q, id, on_status, NULL);
-  if (err != 0)
-    return qctx_abort(c, err);
-  c->calls++;
-  return 0;
-}
-
-static void on_purge(fleet_queue_t *q, int status, uint64_t removed, void *ud) {
-  qctx_t *c = qctx_of(q);
-
-  (void)ud;
-  if (status == 0)
-    cli_jadd(c->res, "removed", cli_jint((int64_t)removed));
-  qctx_answer(c, status);
+  if (c != NULL)
+    err = cli_query_sent(&c->base,
+                         fleet_queue_cancel(&c->q, id, on_status, NULL));
+  return err;
 }
 
 int cli_q_queue_purge(cli_t *cli, const char *queue, fleet_job_state_t state,
                       cli_done_fn done, void *arg) {
-  qctx_t *c;
   int err;
+  qctx_t *c = qctx_open(cli, queue, "state", fleet_job_state_name(state), done,
+                        arg, &err);
 
-  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
-    return err;
-  cli_jadd(c->res, "state", cli_jstr(fleet_job_state_name(state)));
-  err = fleet_queue_purge(&c->q, state, on_purge, NULL);
-  if (err != 0)
-    return qctx_abort(c, err);
-  c->calls++;
-  return 0;
+  if (c != NULL)
+    err = cli_query_sent(&c->base,
+                         fleet_queue_purge(&c->q, state, on_count, "removed"));
+  return err;
 }
 
 int cli_q_queue_pause(cli_t *cli, const char *queue, const char *action,
                       cli_done_fn done, void *arg) {
-  qctx_t *c;
   int err;
+  qctx_t *c = qctx_open(cli, queue, NULL, NULL, done, arg, &err);
 
-  if ((c = qctx_open(cli, queue, done, arg, &err)) == NULL)
-    return err;
-  err = strcmp(action, "pause") == 0
-            ? fleet_queue_pause(&c->q, on_paused, NULL)
-            : fleet_queue_resume(&c->q, on_paused, NULL);
-  if (err != 0)
-    return qctx_abort(c, err);
-  c->calls++;
-  return 0;
+  if (c != NULL)
+    err = cli_query_sent(&c->base,
+                         strcmp(action, "pause") == 0
+                             ? fleet_queue_pause(&c->q, on_paused, NULL)
+                             : fleet_queue_resume(&c->q, on_paused, NULL));
+  return err;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -395,42 +305,29 @@ static const char *const jobs_cols[] = {
     "id", "type", "attempts", "time_ms", "payload", "last_error", NULL};
 
 /* Prints a page of jobs: a table, then the total and the next cursor. */
-static void jobs_done(cli_t *cli, int status, const char *detail,
-                      cli_json_t *res, void *arg) {
-  cli_json_t *next;
+static void print_jobs(const cli_json_t *res) {
+  cli_json_t *next = cli_jget(res, "next_cursor");
+  char more[64] = "";
 
-  (void)arg;
-  if (status != 0 || cli->json || res == NULL) {
-    cli_finish(cli, status, detail, res, NULL);
-    return;
-  }
   cli_table(stdout, cli_jget(res, "jobs"), jobs_cols);
-  next = cli_jget(res, "next_cursor");
-  {
-    char more[64] = "";
-
-    if (next != NULL && next->num != 0)
-      snprintf(more, sizeof(more), "; next page: --cursor %lld",
-               (long long)next->num);
-    fleet_escape_print(
-        stdout, "%lld %s job(s) in %s%s%s",
-        (long long)cli_jget(res, "total")->num, cli_jget(res, "state")->str,
-        cli_jget(res, "queue")->str, more,
-        cli_jget(res, "total")->num == 0 &&
-                strcmp(cli_jget(res, "state")->str, "completed") == 0
-            ? " (completion history is off unless keep_completed is set)"
-            : "");
-  }
-  cli_finish(cli, 0, NULL, NULL, NULL);
-  cli_jfree(res);
+  if (next != NULL && next->num != 0)
+    snprintf(more, sizeof(more), "; next page: --cursor %lld",
+             (long long)next->num);
+  fleet_escape_print(
+      stdout, "%lld %s job(s) in %s%s%s",
+      (long long)cli_jget(res, "total")->num, cli_jget(res, "state")->str,
+      cli_jget(res, "queue")->str, more,
+      cli_jget(res, "total")->num == 0 &&
+              strcmp(cli_jget(res, "state")->str, "completed") == 0
+          ? " (completion history is off unless keep_completed is set)"
+          : "");
 }
 
-static int usage_error(const char *fmt, const char *arg) {
-  char msg[512];
+static const cli_view_t ls_view = {ls_cols, NULL};
+static const cli_view_t jobs_view = {NULL, print_jobs};
 
-  snprintf(msg, sizeof(msg), fmt, arg);
-  fleet_escape_print(stderr, "fleet queue: %s (see fleet queue --help)", msg);
-  return 2;
+static int usage_error(const char *fmt, const char *arg) {
+  return cli_usage_error("queue", fmt, arg);
 }
 
 int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
@@ -440,19 +337,13 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
   uint64_t limit = QUEUE_JOBS_LIMIT, cursor = 0;
   int all_dead, err;
 
-  if (verb == NULL || cli_is_help(verb)) {
-    fputs(queue_usage, verb == NULL ? stderr : stdout);
-    return verb == NULL ? 2 : CLI_DONE;
-  }
+  if ((err = cli_noun_help(argc, argv, queue_usage)) != 0)
+    return err;
   argc--, argv++; /* argv[0] is now the verb */
-  if (argc > 1 && cli_is_help(argv[1])) {
-    fputs(queue_usage, stdout);
-    return CLI_DONE;
-  }
   if (strcmp(verb, "ls") == 0) {
     if (argc != 1)
       return usage_error("ls takes no argument: %s", argv[1]);
-    err = cli_q_queue_ls(cli, cli_finish, (void *)ls_cols);
+    err = cli_q_queue_ls(cli, cli_finish, (void *)&ls_view);
   } else if (strcmp(verb, "stats") == 0) {
     if (argc != 2)
       return usage_error("%s takes a queue name", verb);
@@ -473,7 +364,7 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
         cli_parse_u64(cursor_s, 0, UINT32_MAX, &cursor) != 0)
       return usage_error("--cursor: a number (got %s)", cursor_s);
     err = cli_q_queue_jobs(cli, argv[1], state, cursor, (size_t)limit,
-                           jobs_done, NULL);
+                           cli_finish, (void *)&jobs_view);
   } else if (strcmp(verb, "get") == 0 || strcmp(verb, "cancel") == 0) {
     if (argc != 3)
       return usage_error("%s takes a queue name and a job id", verb);
@@ -510,9 +401,5 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
   } else {
     return usage_error("unknown verb %s", verb);
   }
-  if (err != 0) {
-    cli_error(cli, verb, err, NULL);
-    return 1;
-  }
-  return 0;
+  return cli_started(cli, verb, err);
 }

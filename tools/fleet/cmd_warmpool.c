@@ -19,15 +19,11 @@ static const char warmpool_usage[] =
     "               creating, primary and its token, failures, backoff,\n"
     "               last error\n";
 
+/* A query on a warm pool handle of its own (closed before the query
+ * ends). */
 typedef struct {
-  cli_t *cli;
-  cli_done_fn done;
-  void *arg;
+  cli_query_t base;
   fleet_warmpool_t pool;
-  cli_json_t *res;
-  int status;
-  char *detail;
-  int answer;
 } wctx_t;
 
 /* Never called: the node is not started and acquires nothing. */
@@ -36,27 +32,10 @@ static void wp_unused(fleet_warmpool_t *pool, fleet_warmpool_work_t *work) {
   (void)pool;
 }
 
-static void wctx_closed(fleet_handle_t *h) {
-  wctx_t *w = h->data;
-
-  if (w->answer) {
-    w->cli->inflight--;
-    w->done(w->cli, w->status, w->detail, w->status == 0 ? w->res : NULL,
-            w->arg);
-    if (w->status != 0)
-      cli_jfree(w->res);
-  } else {
-    cli_jfree(w->res);
-  }
-  free(w->detail);
-  free(w);
-}
-
 static void on_snapshot(fleet_warmpool_t *pool, int status,
                         const fleet_warmpool_snapshot_t *s, void *user_data) {
   wctx_t *w = user_data;
-  cli_json_t *o = w->res;
-  const char *d;
+  cli_json_t *o = w->base.res;
 
   (void)pool;
   if (status == 0) {
@@ -81,28 +60,17 @@ static void on_snapshot(fleet_warmpool_t *pool, int status,
              s->fingerprint != NULL && s->fingerprint[0]
                  ? cli_jstr(s->fingerprint)
                  : cli_jnull());
-    if (o == NULL || o->num == -1)
-      status = FLEET_ENOMEM;
-  } else {
-    d = fleet_client_last_error(&w->cli->client);
-    w->detail = d != NULL && d[0] != '\0' ? strdup(d) : NULL;
   }
-  w->status = status;
-  fleet_warmpool_close(&w->pool, wctx_closed);
+  cli_query_answered(&w->base, status, NULL);
 }
 
 int cli_q_warmpool_snapshot(cli_t *cli, const char *name, cli_done_fn done,
                             void *arg) {
   fleet_warmpool_callbacks_t cbs;
   fleet_warmpool_options_t o;
-  wctx_t *w = calloc(1, sizeof(*w));
+  wctx_t *w = cli_query_new(sizeof(*w), cli, done, arg);
   int err;
 
-  if (w == NULL)
-    return FLEET_ENOMEM;
-  w->cli = cli;
-  w->done = done;
-  w->arg = arg;
   memset(&cbs, 0, sizeof(cbs));
   cbs.create = wp_unused;
   cbs.destroy = wp_unused;
@@ -112,26 +80,16 @@ int cli_q_warmpool_snapshot(cli_t *cli, const char *name, cli_done_fn done,
    * with at least min_remaining_ms left; a node's own count may be lower,
    * as it hands out only those with its min_remaining_ms left). */
   o.min_remaining_ms = 1;
-  err = fleet_warmpool_init(&cli->client, &w->pool, name, WARMPOOL_OWNER, &cbs,
-                            &o);
-  if (err != 0) {
-    free(w);
+  err = w == NULL
+            ? FLEET_ENOMEM
+            : cli_query_open(&w->base, (fleet_handle_t *)&w->pool,
+                             fleet_warmpool_init(&cli->client, &w->pool, name,
+                                                 WARMPOOL_OWNER, &cbs, &o),
+                             "pool", name);
+  if (err != 0)
     return err;
-  }
-  w->pool.data = w;
-  w->res = cli_jobj();
-  cli_jadd(w->res, "pool", cli_jstr(name));
-  if (w->res == NULL || w->res->num == -1)
-    err = FLEET_ENOMEM;
-  else
-    err = fleet_warmpool_snapshot(&w->pool, on_snapshot, w);
-  if (err != 0) {
-    fleet_warmpool_close(&w->pool, wctx_closed);
-    return err;
-  }
-  w->answer = 1;
-  cli->inflight++;
-  return 0;
+  return cli_query_sent(&w->base,
+                        fleet_warmpool_snapshot(&w->pool, on_snapshot, w));
 }
 
 /* Every pool: the names of the pools with a meta hash (written by the
@@ -145,21 +103,10 @@ int cli_cmd_warmpool(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
   int err;
 
-  if (verb == NULL || cli_is_help(verb) || (argc > 2 && cli_is_help(argv[2]))) {
-    fputs(warmpool_usage, verb == NULL ? stderr : stdout);
-    return verb == NULL ? 2 : CLI_DONE;
-  }
-  if (strcmp(verb, "snapshot") == 0 && argc == 3) {
-    err = cli_q_warmpool_snapshot(cli, argv[2], cli_finish, NULL);
-  } else {
-    fleet_escape_print(
-        stderr, "fleet warmpool: bad usage of %s (see fleet warmpool --help)",
-        verb);
-    return 2;
-  }
-  if (err != 0) {
-    cli_error(cli, verb, err, NULL);
-    return 1;
-  }
-  return 0;
+  if ((err = cli_noun_help(argc, argv, warmpool_usage)) != 0)
+    return err;
+  if (strcmp(verb, "snapshot") != 0 || argc != 3)
+    return cli_usage_error("warmpool", "bad usage of %s", verb);
+  return cli_started(cli, verb,
+                     cli_q_warmpool_snapshot(cli, argv[2], cli_finish, NULL));
 }

@@ -177,12 +177,10 @@ static void watch_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
 int cli_cmd_watch(cli_t *cli, int argc, char **argv) {
   const char *count_s, *interval_s;
   watch_t *w;
+  int rc;
 
-  if (argc > 1 &&
-      (cli_is_help(argv[1]) || (argc > 2 && cli_is_help(argv[2])))) {
-    fputs(watch_usage, stdout);
-    return CLI_DONE;
-  }
+  if ((rc = cli_noun_help(argc, argv, watch_usage)) != 0)
+    return rc;
   w = calloc(1, sizeof(*w));
   if (w == NULL)
     return 1;

@@ -2,7 +2,8 @@
  * one request per connection): connections and their read timeout, the
  * parsing of the request with its limits (URL, headers, body), and the
  * responses with the security headers every one carries. A complete
- * request goes to d->on_request (the router). */
+ * request, its URL split into path and query, goes to d->on_request (the
+ * router). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,9 +100,10 @@ static const char dash_security_headers[] =
     "Cross-Origin-Resource-Policy: same-origin\r\n";
 
 /* Sends the response, with `extra` (header lines, each ended by CRLF; may
- * be NULL) among its headers, and closes the connection after it. */
-void dash_respond_ex(dash_conn_t *c, int code, const char *type,
-                     const char *extra, const void *body, size_t len) {
+ * be NULL) among its headers, and closes the connection after it. Only the
+ * first response of a connection is sent. */
+static void respond_ex(dash_conn_t *c, int code, const char *type,
+                       const char *extra, const void *body, size_t len) {
   const char *reason = code == 200   ? "OK"
                        : code == 303 ? "See Other"
                        : code == 400 ? "Bad Request"
@@ -153,7 +155,7 @@ void dash_respond_ex(dash_conn_t *c, int code, const char *type,
 
 void dash_respond(dash_conn_t *c, int code, const char *type, const void *body,
                   size_t len) {
-  dash_respond_ex(c, code, type, NULL, body, len);
+  respond_ex(c, code, type, NULL, body, len);
 }
 
 /* A short plain-text answer: `text` and a newline. */
@@ -162,8 +164,8 @@ void dash_respond_text(dash_conn_t *c, int code, const char *extra,
   char body[256];
   int n = snprintf(body, sizeof(body), "%s\n", text);
 
-  dash_respond_ex(c, code, "text/plain; charset=utf-8", extra, body,
-                  n > 0 && (size_t)n < sizeof(body) ? (size_t)n : 0);
+  respond_ex(c, code, "text/plain; charset=utf-8", extra, body,
+             n > 0 && (size_t)n < sizeof(body) ? (size_t)n : 0);
 }
 
 void dash_respond_json(dash_conn_t *c, int code, const cli_json_t *j) {
@@ -175,26 +177,6 @@ void dash_respond_json(dash_conn_t *c, int code, const cli_json_t *j) {
   else
     dash_respond(c, code, "application/json", b.p, b.len);
   cli_buf_free(&b);
-}
-
-void dash_respond_error(dash_conn_t *c, int status, const char *detail) {
-  int code = status == FLEET_ENOTFOUND                           ? 404
-             : status == FLEET_EBUSY || status == FLEET_EALREADY ? 409
-             : status == FLEET_EINVAL || status == FLEET_E2BIG   ? 400
-             : status == FLEET_ETIMEDOUT || status == FLEET_EUNAVAILABLE ||
-                     status == FLEET_ECONNLOST
-                 ? 503
-                 : 502;
-  cli_json_t *o = cli_jobj();
-
-  cli_jadd(o, "error", cli_jstr(fleet_err_name(status)));
-  cli_jadd(o, "detail",
-           cli_jstr(detail != NULL ? detail : fleet_strerror(status)));
-  if (o == NULL)
-    dash_respond(c, code, "text/plain", "error", 5);
-  else
-    dash_respond_json(c, code, o);
-  cli_jfree(o);
 }
 
 void dash_maybe_done(dash_t *d) {
@@ -293,6 +275,26 @@ static http_parser_settings dash_settings = {.on_url = on_url,
                                              .on_message_complete =
                                                  on_message_complete};
 
+/* The complete request's URL into its path and query string; -1 when it
+ * is malformed or has no path. */
+static int conn_split_url(dash_conn_t *c) {
+  struct http_parser_url u;
+
+  http_parser_url_init(&u);
+  if (http_parser_parse_url(c->url, c->url_len, 0, &u) != 0 ||
+      !(u.field_set & (1 << UF_PATH)))
+    return -1;
+  c->path = c->url + u.field_data[UF_PATH].off;
+  c->path_len = u.field_data[UF_PATH].len;
+  c->query = "";
+  c->query_len = 0;
+  if (u.field_set & (1 << UF_QUERY)) {
+    c->query = c->url + u.field_data[UF_QUERY].off;
+    c->query_len = u.field_data[UF_QUERY].len;
+  }
+  return 0;
+}
+
 static void conn_alloc(uv_handle_t *h, size_t size, uv_buf_t *buf) {
   (void)h;
   buf->base = malloc(size);
@@ -314,7 +316,10 @@ static void conn_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     if (c->complete) {
       uv_read_stop(s);
       uv_timer_stop(&c->timer);
-      c->d->on_request(c);
+      if (conn_split_url(c) != 0)
+        dash_respond(c, 400, "text/plain", "bad url", 7);
+      else
+        c->d->on_request(c);
     } else if (parsed != (size_t)n || HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
       uv_read_stop(s);
       if (c->body_len > DASH_BODY_MAX)

@@ -9,8 +9,11 @@
  *                    responses; it hands each complete request to the
  *                    router through dash_t.on_request
  *   dash_access.c    Host, Origin and token checks on strings
+ *   assets.c         the embedded page, script and stylesheet, found
+ *                    by their path
  *
- * Each file calls only the ones below it. */
+ * Each file calls only the ones below it (dash_http.c reaches the router
+ * and dash.c only through the hooks of dash_t). */
 #ifndef FLEET_CLI_DASH_INT_H
 #define FLEET_CLI_DASH_INT_H
 
@@ -44,6 +47,13 @@ enum {
 typedef struct dash_s dash_t;
 typedef struct dash_conn_s dash_conn_t;
 
+/* One part of a connection's overview: the `arg` of the query that
+ * makes it. */
+typedef struct {
+  dash_conn_t *c;
+  int i;
+} dash_ov_part_t;
+
 /* One connection: one request, one response. */
 struct dash_conn_s {
   uv_tcp_t tcp;
@@ -52,6 +62,10 @@ struct dash_conn_s {
   http_parser parser;
   char url[DASH_URL_MAX + 1];
   size_t url_len;
+  /* The URL's path and query string (without "?"; "" when none), in
+   * `url`: set when the request is complete. */
+  const char *path, *query;
+  size_t path_len, query_len;
   size_t body_len;
   /* The header field being read (its name, cut at 16 bytes), and the
    * values of those the dashboard reads (see dash_headers). */
@@ -68,6 +82,7 @@ struct dash_conn_s {
   int on_list;
   /* The overview of "/": its parts, as they come. */
   cli_json_t *ov[DASH_OV_PARTS];
+  dash_ov_part_t ov_part[DASH_OV_PARTS];
   int ov_left, ov_status;
   int page;          /* the overview is for the page, not /api/overview */
   void *prev, *next; /* the dashboard's open connections */
@@ -87,7 +102,8 @@ struct dash_s {
   dash_conn_t *conns;
   int handles;
   int stopping;
-  /* Answers a complete request (the router, dash_route()). */
+  /* Answers a complete request whose URL has a path (the router,
+   * dash_route()). */
   void (*on_request)(dash_conn_t *c);
   /* Frees the dashboard once it is stopping and nothing is left open or
    * in flight (dash.c). */
@@ -109,19 +125,15 @@ void dash_conn_close(dash_conn_t *c);
 void dash_maybe_done(dash_t *d);
 /* The value of header `h` (NULL when it did not come). */
 const char *dash_header(const dash_conn_t *c, int h, size_t *len);
-/* Sends the response, with `extra` (header lines, each ended by CRLF; may
- * be NULL) among its headers, and closes the connection after it. Only the
- * first response of a connection is sent. */
-void dash_respond_ex(dash_conn_t *c, int code, const char *type,
-                     const char *extra, const void *body, size_t len);
+/* Sends the response, and closes the connection after it. Only the first
+ * response of a connection is sent. */
 void dash_respond(dash_conn_t *c, int code, const char *type, const void *body,
                   size_t len);
-/* A short plain-text answer: `text` and a newline. */
+/* A short plain-text answer: `text` and a newline, with `extra` (header
+ * lines, each ended by CRLF; may be NULL) among its headers. */
 void dash_respond_text(dash_conn_t *c, int code, const char *extra,
                        const char *text);
 void dash_respond_json(dash_conn_t *c, int code, const cli_json_t *j);
-/* A fleet error as JSON {error, detail}, with the HTTP code it maps to. */
-void dash_respond_error(dash_conn_t *c, int status, const char *detail);
 
 /* dash_overview.c -------------------------------------------------------- */
 

@@ -10,19 +10,28 @@
 
 static const char page_marker[] = "/*FLEET_INITIAL*/null";
 
+/* The overview's parts: their names in it, and the listings that make
+ * them (dash_ov_part_t.i is the index). */
+static const struct {
+  const char *name;
+  cli_list_fn list;
+} ov_parts[DASH_OV_PARTS] = {{"queues", cli_q_queue_ls},
+                             {"locks", cli_q_lock_ls_all},
+                             {"pools", cli_q_pool_ls},
+                             {"crons", cli_q_cron_ls_all},
+                             {"warmpools", cli_q_warmpool_ls}};
+
 static void overview_send(dash_conn_t *c) {
   const cli_asset_t *a = cli_asset_find("/index.html", 11);
   const char *mark;
   cli_json_t *o = cli_jobj();
   cli_buf_t b = {0};
-  static const char *const names[DASH_OV_PARTS] = {"queues", "locks", "pools",
-                                                   "crons", "warmpools"};
   int i;
 
   cli_jadd(o, "url", cli_jstr(c->d->cli->url_shown));
   cli_jadd(o, "prefix", cli_jstr(c->d->cli->prefix));
   for (i = 0; i < DASH_OV_PARTS; i++) {
-    cli_jadd(o, names[i], c->ov[i] != NULL ? c->ov[i] : cli_jarr());
+    cli_jadd(o, ov_parts[i].name, c->ov[i] != NULL ? c->ov[i] : cli_jarr());
     c->ov[i] = NULL;
   }
   cli_jadd(o, "read_only", cli_jbool(c->d->read_only));
@@ -50,71 +59,43 @@ static void overview_send(dash_conn_t *c) {
   cli_jfree(o);
 }
 
-static void overview_part(dash_conn_t *c, int i, int status, cli_json_t *res) {
-  c->ov[i] = res;
+/* One part fewer to wait for (a part, or the start): after the last, the
+ * overview is sent and the start's reference on `c` is given up. */
+static void overview_less(dash_conn_t *c) {
+  dash_t *d = c->d;
+
+  if (--c->ov_left > 0)
+    return;
+  overview_send(c);
+  dash_conn_unref(c);
+  dash_maybe_done(d);
+}
+
+/* A part's query ended (`arg` is its dash_ov_part_t). */
+static void overview_part(cli_t *cli, int status, const char *detail,
+                          cli_json_t *res, void *arg) {
+  dash_ov_part_t *part = arg;
+  dash_conn_t *c = part->c;
+
+  (void)cli, (void)detail;
+  c->ov[part->i] = res;
   if (status != 0 && c->ov_status == 0)
     c->ov_status = status;
-  if (--c->ov_left == 0) {
-    dash_t *d = c->d;
-
-    overview_send(c);
-    dash_conn_unref(c);
-    dash_maybe_done(d);
-  }
+  overview_less(c);
 }
 
-static void ov_queues(cli_t *cli, int status, const char *detail,
-                      cli_json_t *res, void *arg) {
-  (void)cli, (void)detail;
-  overview_part(arg, 0, status, res);
-}
-
-static void ov_locks(cli_t *cli, int status, const char *detail,
-                     cli_json_t *res, void *arg) {
-  (void)cli, (void)detail;
-  overview_part(arg, 1, status, res);
-}
-
-static void ov_pools(cli_t *cli, int status, const char *detail,
-                     cli_json_t *res, void *arg) {
-  (void)cli, (void)detail;
-  overview_part(arg, 2, status, res);
-}
-
-static void ov_crons(cli_t *cli, int status, const char *detail,
-                     cli_json_t *res, void *arg) {
-  (void)cli, (void)detail;
-  overview_part(arg, 3, status, res);
-}
-
-static void ov_warmpools(cli_t *cli, int status, const char *detail,
-                         cli_json_t *res, void *arg) {
-  (void)cli, (void)detail;
-  overview_part(arg, 4, status, res);
-}
-
-/* Starts the overview's queries: for the page (`page`) or for
- * /api/overview. The caller holds a reference on `c` for it, which the
- * last part to come gives up. */
 void dash_overview(dash_conn_t *c, int page) {
-  cli_t *cli = c->d->cli;
+  int i;
 
   c->page = page;
   c->ov_left = DASH_OV_PARTS + 1; /* the parts and the start */
-  if (cli_q_queue_ls(cli, ov_queues, c) != 0)
-    overview_part(c, 0, FLEET_ENOMEM, NULL);
-  if (cli_q_lock_ls(cli, "*", ov_locks, c) != 0)
-    overview_part(c, 1, FLEET_ENOMEM, NULL);
-  if (cli_q_pool_ls(cli, ov_pools, c) != 0)
-    overview_part(c, 2, FLEET_ENOMEM, NULL);
-  if (cli_q_cron_ls_all(cli, ov_crons, c) != 0)
-    overview_part(c, 3, FLEET_ENOMEM, NULL);
-  if (cli_q_warmpool_ls(cli, ov_warmpools, c) != 0)
-    overview_part(c, 4, FLEET_ENOMEM, NULL);
-  if (--c->ov_left == 0) {
-    overview_send(c);
-    dash_conn_unref(c);
+  for (i = 0; i < DASH_OV_PARTS; i++) {
+    c->ov_part[i].c = c;
+    c->ov_part[i].i = i;
+    if (ov_parts[i].list(c->d->cli, overview_part, &c->ov_part[i]) != 0)
+      overview_part(c->d->cli, FLEET_ENOMEM, NULL, NULL, &c->ov_part[i]);
   }
+  overview_less(c);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -1,40 +1,52 @@
 /* dash_routes.c -- the dashboard's router: who is answered (Host, token,
  * the checks of a change; dash_access.c holds the rules), the API route
- * table and its calls, the page and the embedded assets. */
+ * table, its calls and the HTTP code of each fleet error, the page and
+ * the embedded assets. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "assets.h"
 #include "dash_int.h"
 
+/* ------------------------------------------------------------------------ */
+/* The API                                                                  */
+
+/* A fleet error as JSON {error, detail}, with the HTTP code it maps to. */
+static void api_error(dash_conn_t *c, int status, const char *detail) {
+  int code = status == FLEET_ENOTFOUND                           ? 404
+             : status == FLEET_EBUSY || status == FLEET_EALREADY ? 409
+             : status == FLEET_EINVAL || status == FLEET_E2BIG   ? 400
+             : status == FLEET_ETIMEDOUT || status == FLEET_EUNAVAILABLE ||
+                     status == FLEET_ECONNLOST
+                 ? 503
+                 : 502;
+  cli_json_t *o = cli_jobj();
+
+  cli_jadd(o, "error", cli_jstr(fleet_err_name(status)));
+  cli_jadd(o, "detail",
+           cli_jstr(detail != NULL ? detail : fleet_strerror(status)));
+  if (o == NULL)
+    dash_respond(c, code, "text/plain", "error", 5);
+  else
+    dash_respond_json(c, code, o);
+  cli_jfree(o);
+}
+
 /* A query's end, for an API request. */
 static void api_done(cli_t *cli, int status, const char *detail,
                      cli_json_t *res, void *arg) {
   dash_conn_t *c = arg;
-
   dash_t *d = c->d;
 
   (void)cli;
   if (status != 0)
-    dash_respond_error(c, status, detail);
+    api_error(c, status, detail);
   else
     dash_respond_json(c, 200, res);
   cli_jfree(res);
   dash_conn_unref(c);
   dash_maybe_done(d);
-}
-
-/* ------------------------------------------------------------------------ */
-/* The API                                                                  */
-
-static int hexval(char ch) {
-  if (ch >= '0' && ch <= '9')
-    return ch - '0';
-  if (ch >= 'a' && ch <= 'f')
-    return ch - 'a' + 10;
-  if (ch >= 'A' && ch <= 'F')
-    return ch - 'A' + 10;
-  return -1;
 }
 
 /* The URL-decoded value of `name` in the query string `q` (of length
@@ -50,18 +62,19 @@ static const char *query_param(const char *q, size_t len, const char *name,
       end++;
     if (end - i > nl && memcmp(q + i, name, nl) == 0 && q[i + nl] == '=') {
       for (i += nl + 1, o = 0; i < end; i++) {
-        int hi, lo;
-        char ch = q[i];
+        char ch = q[i], hex[3];
 
         if (o + 1 >= cap)
           return NULL;
         if (ch == '+') {
           ch = ' ';
         } else if (ch == '%') {
-          if (i + 2 >= end + 0 + 1 || (hi = hexval(q[i + 1])) < 0 ||
-              (lo = hexval(q[i + 2])) < 0)
+          if (i + 2 >= end || !isxdigit((unsigned char)q[i + 1]) ||
+              !isxdigit((unsigned char)q[i + 2]))
             return NULL;
-          ch = (char)(hi * 16 + lo);
+          memcpy(hex, q + i + 1, 2);
+          hex[2] = '\0';
+          ch = (char)strtol(hex, NULL, 16);
           i += 2;
         }
         if (ch == '\0')
@@ -76,68 +89,63 @@ static const char *query_param(const char *q, size_t len, const char *name,
   return NULL;
 }
 
-/* One API route: its path, whether it is a change (POST) or a read
- * (GET), whether it needs ?queue=Q (then `queue` holds it), and the call
- * that starts its query: 0 when started (api_done() answers), else an
- * error answered at once. */
-typedef int (*dash_api_fn)(dash_conn_t *c, const char *q, size_t qlen,
-                           const char *queue);
+typedef struct dash_route_s dash_route_t;
 
-typedef struct {
+/* The call that starts the query of route `r`: 0 when started
+ * (api_done() answers), else an error answered at once. `q` is the query
+ * string (`qlen` bytes), `queue` its ?queue=Q when the route needs one. */
+typedef int (*dash_api_fn)(dash_conn_t *c, const dash_route_t *r, const char *q,
+                           size_t qlen, const char *queue);
+
+/* A call on one job of a queue (cli_q_queue_get, cli_q_queue_cancel). */
+typedef int (*dash_job_fn)(cli_t *cli, const char *queue, const char *id,
+                           cli_done_fn done, void *arg);
+
+/* One API route: its path, whether it is a change (POST) or a read
+ * (GET), whether it needs ?queue=Q, the call that starts its query, and
+ * what that call uses: the listing of api_list(), the call on ?id=ID of
+ * api_job(), the action of api_pause(). */
+struct dash_route_s {
   const char *path;
   int post;
   int queue;
   dash_api_fn fn;
-} dash_route_t;
+  cli_list_fn list;
+  dash_job_fn job;
+  const char *action;
+};
 
-static int api_overview(dash_conn_t *c, const char *q, size_t qlen,
-                        const char *queue) {
-  (void)q, (void)qlen, (void)queue;
+static int api_overview(dash_conn_t *c, const dash_route_t *r, const char *q,
+                        size_t qlen, const char *queue) {
+  (void)r, (void)q, (void)qlen, (void)queue;
   dash_overview(c, 0);
   return 0;
 }
 
-static int api_queues(dash_conn_t *c, const char *q, size_t qlen,
-                      const char *queue) {
+/* Every object of a kind. */
+static int api_list(dash_conn_t *c, const dash_route_t *r, const char *q,
+                    size_t qlen, const char *queue) {
   (void)q, (void)qlen, (void)queue;
-  return cli_q_queue_ls(c->d->cli, api_done, c);
+  return r->list(c->d->cli, api_done, c);
 }
 
-static int api_locks(dash_conn_t *c, const char *q, size_t qlen,
-                     const char *queue) {
+static int api_locks(dash_conn_t *c, const dash_route_t *r, const char *q,
+                     size_t qlen, const char *queue) {
   char match[1024];
 
-  (void)queue;
+  (void)r, (void)queue;
   return cli_q_lock_ls(
       c->d->cli,
       query_param(q, qlen, "match", match, sizeof(match)) != NULL ? match : "*",
       api_done, c);
 }
 
-static int api_pools(dash_conn_t *c, const char *q, size_t qlen,
-                     const char *queue) {
-  (void)q, (void)qlen, (void)queue;
-  return cli_q_pool_ls(c->d->cli, api_done, c);
-}
-
-static int api_crons(dash_conn_t *c, const char *q, size_t qlen,
-                     const char *queue) {
-  (void)q, (void)qlen, (void)queue;
-  return cli_q_cron_ls_all(c->d->cli, api_done, c);
-}
-
-static int api_warmpools(dash_conn_t *c, const char *q, size_t qlen,
-                         const char *queue) {
-  (void)q, (void)qlen, (void)queue;
-  return cli_q_warmpool_ls(c->d->cli, api_done, c);
-}
-
-static int api_cron_history(dash_conn_t *c, const char *q, size_t qlen,
-                            const char *queue) {
+static int api_cron_history(dash_conn_t *c, const dash_route_t *r,
+                            const char *q, size_t qlen, const char *queue) {
   char ns[256], key[1024], num[32];
   uint64_t limit = DASH_CRON_HISTORY_LIMIT;
 
-  (void)queue;
+  (void)r, (void)queue;
   if (query_param(q, qlen, "ns", ns, sizeof(ns)) == NULL ||
       query_param(q, qlen, "key", key, sizeof(key)) == NULL ||
       (query_param(q, qlen, "limit", num, sizeof(num)) != NULL &&
@@ -146,12 +154,13 @@ static int api_cron_history(dash_conn_t *c, const char *q, size_t qlen,
   return cli_q_cron_history(c->d->cli, ns, key, (uint32_t)limit, api_done, c);
 }
 
-static int api_jobs(dash_conn_t *c, const char *q, size_t qlen,
-                    const char *queue) {
+static int api_jobs(dash_conn_t *c, const dash_route_t *r, const char *q,
+                    size_t qlen, const char *queue) {
   char state_s[32], num[32];
   fleet_job_state_t state;
   uint64_t cursor = 0, limit = DASH_JOBS_LIMIT;
 
+  (void)r;
   if (query_param(q, qlen, "state", state_s, sizeof(state_s)) == NULL ||
       cli_job_state(state_s, &state) != 0 ||
       (query_param(q, qlen, "cursor", num, sizeof(num)) != NULL &&
@@ -163,71 +172,58 @@ static int api_jobs(dash_conn_t *c, const char *q, size_t qlen,
                           api_done, c);
 }
 
-static int api_job(dash_conn_t *c, const char *q, size_t qlen,
-                   const char *queue) {
+/* A call on one job: ?id=ID is required. */
+static int api_job(dash_conn_t *c, const dash_route_t *r, const char *q,
+                   size_t qlen, const char *queue) {
   char id[1024];
 
   if (query_param(q, qlen, "id", id, sizeof(id)) == NULL)
     return FLEET_EINVAL;
-  return cli_q_queue_get(c->d->cli, queue, id, api_done, c);
+  return r->job(c->d->cli, queue, id, api_done, c);
 }
 
-static int api_cancel(dash_conn_t *c, const char *q, size_t qlen,
-                      const char *queue) {
+static int api_retry(dash_conn_t *c, const dash_route_t *r, const char *q,
+                     size_t qlen, const char *queue) {
   char id[1024];
 
-  if (query_param(q, qlen, "id", id, sizeof(id)) == NULL)
-    return FLEET_EINVAL;
-  return cli_q_queue_cancel(c->d->cli, queue, id, api_done, c);
-}
-
-static int api_retry(dash_conn_t *c, const char *q, size_t qlen,
-                     const char *queue) {
-  char id[1024];
-
+  (void)r;
   return cli_q_queue_retry(
       c->d->cli, queue,
       query_param(q, qlen, "id", id, sizeof(id)) != NULL ? id : NULL, api_done,
       c);
 }
 
-static int api_pause(dash_conn_t *c, const char *q, size_t qlen,
-                     const char *queue) {
+static int api_pause(dash_conn_t *c, const dash_route_t *r, const char *q,
+                     size_t qlen, const char *queue) {
   (void)q, (void)qlen;
-  return cli_q_queue_pause(c->d->cli, queue, "pause", api_done, c);
+  return cli_q_queue_pause(c->d->cli, queue, r->action, api_done, c);
 }
 
-static int api_resume(dash_conn_t *c, const char *q, size_t qlen,
-                      const char *queue) {
-  (void)q, (void)qlen;
-  return cli_q_queue_pause(c->d->cli, queue, "resume", api_done, c);
-}
-
-static int api_routes(dash_conn_t *c, const char *q, size_t qlen,
-                      const char *queue);
+static int api_routes(dash_conn_t *c, const dash_route_t *r, const char *q,
+                      size_t qlen, const char *queue);
 
 /* Every API route. A change is a POST: route() refuses it in read-only
  * mode and checks its header and Origin before it gets here. */
 static const dash_route_t dash_routes[] = {
-    {"/api/overview", 0, 0, api_overview},
-    {"/api/queues", 0, 0, api_queues},
-    {"/api/jobs", 0, 1, api_jobs},
-    {"/api/job", 0, 1, api_job},
-    {"/api/locks", 0, 0, api_locks},
-    {"/api/pools", 0, 0, api_pools},
-    {"/api/crons", 0, 0, api_crons},
-    {"/api/cron-history", 0, 0, api_cron_history},
-    {"/api/warmpools", 0, 0, api_warmpools},
-    {"/api/routes", 0, 0, api_routes},
-    {"/api/retry", 1, 1, api_retry},
-    {"/api/cancel", 1, 1, api_cancel},
-    {"/api/pause", 1, 1, api_pause},
-    {"/api/resume", 1, 1, api_resume},
-    {NULL, 0, 0, NULL}};
+    {"/api/overview", .fn = api_overview},
+    {"/api/queues", .fn = api_list, .list = cli_q_queue_ls},
+    {"/api/jobs", .queue = 1, .fn = api_jobs},
+    {"/api/job", .queue = 1, .fn = api_job, .job = cli_q_queue_get},
+    {"/api/locks", .fn = api_locks},
+    {"/api/pools", .fn = api_list, .list = cli_q_pool_ls},
+    {"/api/crons", .fn = api_list, .list = cli_q_cron_ls_all},
+    {"/api/cron-history", .fn = api_cron_history},
+    {"/api/warmpools", .fn = api_list, .list = cli_q_warmpool_ls},
+    {"/api/routes", .fn = api_routes},
+    {"/api/retry", .post = 1, .queue = 1, .fn = api_retry},
+    {"/api/cancel", .post = 1, .queue = 1, .fn = api_job,
+     .job = cli_q_queue_cancel},
+    {"/api/pause", .post = 1, .queue = 1, .fn = api_pause, .action = "pause"},
+    {"/api/resume", .post = 1, .queue = 1, .fn = api_pause, .action = "resume"},
+    {NULL}};
 
-static int api_routes(dash_conn_t *c, const char *q, size_t qlen,
-                      const char *queue) {
-  const dash_route_t *r;
+static int api_routes(dash_conn_t *c, const dash_route_t *r, const char *q,
+                      size_t qlen, const char *queue) {
   cli_json_t *a = cli_jarr(), *o;
 
   (void)q, (void)qlen, (void)queue;
@@ -322,26 +318,13 @@ static int access_check(dash_conn_t *c, int page, const char *q, size_t qlen) {
 }
 
 void dash_route(dash_conn_t *c) {
-  struct http_parser_url u;
-  const char *path, *q = "";
-  size_t plen, qlen = 0;
+  const char *path = c->path, *q = c->query;
+  size_t plen = c->path_len, qlen = c->query_len;
   char queue[1024];
   int get = c->parser.method == HTTP_GET, page, err;
   const dash_route_t *r;
   const cli_asset_t *a;
 
-  http_parser_url_init(&u);
-  if (http_parser_parse_url(c->url, c->url_len, 0, &u) != 0 ||
-      !(u.field_set & (1 << UF_PATH))) {
-    dash_respond(c, 400, "text/plain", "bad url", 7);
-    return;
-  }
-  path = c->url + u.field_data[UF_PATH].off;
-  plen = u.field_data[UF_PATH].len;
-  if (u.field_set & (1 << UF_QUERY)) {
-    q = c->url + u.field_data[UF_QUERY].off;
-    qlen = u.field_data[UF_QUERY].len;
-  }
 #define PATH_IS(s) (plen == sizeof(s) - 1 && memcmp(path, s, plen) == 0)
   page = PATH_IS("/") || PATH_IS("/index.html");
 #undef PATH_IS
@@ -361,13 +344,13 @@ void dash_route(dash_conn_t *c) {
     }
     if (r->queue &&
         query_param(q, qlen, "queue", queue, sizeof(queue)) == NULL) {
-      dash_respond_error(c, FLEET_EINVAL, "the queue parameter is required");
+      api_error(c, FLEET_EINVAL, "the queue parameter is required");
       return;
     }
     c->refs++; /* for the query */
-    if ((err = r->fn(c, q, qlen, queue)) != 0) {
+    if ((err = r->fn(c, r, q, qlen, queue)) != 0) {
       c->refs--;
-      dash_respond_error(c, err, NULL);
+      api_error(c, err, NULL);
     }
     return;
   }
@@ -385,13 +368,4 @@ void dash_route(dash_conn_t *c) {
     dash_respond(c, 404, "text/plain", "not found", 9);
   else
     dash_respond(c, 200, a->type, a->data, a->len);
-}
-
-const cli_asset_t *cli_asset_find(const char *path, size_t len) {
-  const cli_asset_t *a;
-
-  for (a = cli_assets; a->path != NULL; a++)
-    if (strlen(a->path) == len && memcmp(a->path, path, len) == 0)
-      return a;
-  return NULL;
 }

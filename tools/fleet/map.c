@@ -1,5 +1,5 @@
 /* map.c -- cli_map(): runs one query per name of an array (as
- * cli_scan_names() gives) at once, and ends with the array of their
+ * cli_scan_map() finds them) at once, and ends with the array of their
  * results in the names' order. A name whose query fails is left out
  * (another process may have deleted it meanwhile) unless every query
  * fails, when the first error is the result. */
@@ -9,46 +9,38 @@
 
 typedef struct map_s map_t;
 
+/* The `arg` of one name's query: where its result goes. */
 typedef struct {
   map_t *m;
   size_t i;
 } map_slot_t;
 
+/* The map is a query whose calls are the names' queries. */
 struct map_s {
-  cli_t *cli;
-  cli_done_fn done;
-  void *arg;
+  cli_query_t base;
   cli_json_t **results;
   map_slot_t *slots;
-  size_t n, left, failed;
-  int status;
-  char *detail;
+  size_t n, failed;
 };
 
-static void map_end(map_t *m) {
-  cli_json_t *arr = NULL;
+/* Every query ended: the array of their results, unless every one
+ * failed (then the first error stays the map's). */
+static void map_finish(cli_query_t *q) {
+  map_t *m = (map_t *)q;
   size_t i;
-  int status = m->status;
 
   if (m->failed < m->n || m->n == 0) {
-    status = 0;
-    arr = cli_jarr();
-    for (i = 0; i < m->n; i++) {
-      if (m->results[i] != NULL)
-        cli_jadd(arr, NULL, m->results[i]);
-    }
-    if (arr == NULL)
-      status = FLEET_ENOMEM;
-  } else {
-    for (i = 0; i < m->n; i++)
+    q->status = 0;
+    q->res = cli_jarr();
+  }
+  for (i = 0; i < m->n; i++) {
+    if (q->status == 0 && m->results[i] != NULL)
+      cli_jadd(q->res, NULL, m->results[i]);
+    else
       cli_jfree(m->results[i]);
   }
-  m->cli->inflight--;
-  m->done(m->cli, status, m->detail, arr, m->arg);
-  free(m->detail);
   free(m->results);
   free(m->slots);
-  free(m);
 }
 
 static void map_one_done(cli_t *cli, int status, const char *detail,
@@ -57,95 +49,46 @@ static void map_one_done(cli_t *cli, int status, const char *detail,
   map_t *m = slot->m;
 
   (void)cli;
-  if (status != 0) {
+  if (status != 0)
     m->failed++;
-    if (m->status == 0) {
-      m->status = status;
-      m->detail = detail != NULL ? strdup(detail) : NULL;
-    }
-  }
   m->results[slot->i] = result;
-  if (--m->left == 0)
-    map_end(m);
+  /* The query's own detail ("": none, not the client's last error). */
+  cli_query_answered(&m->base, status, detail != NULL ? detail : "");
 }
 
 int cli_map(cli_t *cli, cli_json_t *names, cli_map_fn fn, cli_done_fn done,
             void *arg) {
-  map_t *m = calloc(1, sizeof(*m));
+  map_t *m = cli_query_new(sizeof(*m), cli, done, arg);
   const cli_json_t *c;
   size_t i;
   int err;
 
-  if (m == NULL) {
+  if (m != NULL) {
+    m->n = names->n;
+    m->results = calloc(m->n + 1, sizeof(*m->results));
+    m->slots = calloc(m->n + 1, sizeof(*m->slots));
+  }
+  if (m == NULL || m->results == NULL || m->slots == NULL) {
+    if (m != NULL) {
+      free(m->results);
+      free(m->slots);
+      cli_query_free(&m->base, FLEET_ENOMEM);
+    }
     cli_jfree(names);
     return FLEET_ENOMEM;
   }
-  m->cli = cli;
-  m->done = done;
-  m->arg = arg;
-  m->n = names->n;
-  m->results = calloc(m->n + 1, sizeof(*m->results));
-  m->slots = calloc(m->n + 1, sizeof(*m->slots));
-  if (m->results == NULL || m->slots == NULL) {
-    free(m->results);
-    free(m->slots);
-    free(m);
-    cli_jfree(names);
-    return FLEET_ENOMEM;
-  }
-  cli->inflight++;
-  /* Counts the starts as one more pending, so that an answer during the
-   * loop cannot end the map early. */
-  m->left = m->n + 1;
+  m->base.finish = map_finish;
+  /* Every name's query, and the start, answered after the loop, so that
+   * an answer during the loop cannot end the map early. */
+  m->base.calls = (int)m->n + 1;
   for (i = 0, c = names->first; c != NULL; c = c->next, i++) {
     m->slots[i].m = m;
     m->slots[i].i = i;
     err = fn(cli, c->str, map_one_done, &m->slots[i]);
-    if (err != 0) {
-      m->slots[i].m = m;
+    if (err != 0)
       map_one_done(cli, err, NULL, NULL, &m->slots[i]);
-    }
   }
   cli_jfree(names);
-  if (--m->left == 0)
-    map_end(m);
+  cli_query_answered(&m->base, 0, NULL);
   return 0;
-}
-
-/* The end of cli_scan_map()'s scan: maps the names. */
-typedef struct {
-  cli_map_fn fn;
-  cli_done_fn done;
-  void *arg;
-} scan_map_t;
-
-static void scan_map_names(cli_t *cli, int status, const char *detail,
-                           cli_json_t *names, void *arg) {
-  scan_map_t sm = *(scan_map_t *)arg;
-  int err;
-
-  free(arg);
-  if (status != 0) {
-    sm.done(cli, status, detail, NULL, sm.arg);
-    return;
-  }
-  err = cli_map(cli, names, sm.fn, sm.done, sm.arg);
-  if (err != 0)
-    sm.done(cli, err, NULL, NULL, sm.arg);
-}
-
-int cli_scan_map(cli_t *cli, fleet_object_kind_t kind, const char *name_glob,
-                 size_t max, cli_map_fn fn, cli_done_fn done, void *arg) {
-  scan_map_t *sm = malloc(sizeof(*sm));
-  int err;
-
-  if (sm == NULL)
-    return FLEET_ENOMEM;
-  sm->fn = fn;
-  sm->done = done;
-  sm->arg = arg;
-  err = cli_scan_names(cli, kind, name_glob, max, scan_map_names, sm);
-  if (err != 0)
-    free(sm);
-  return err;
 }

@@ -1,8 +1,7 @@
-/* map.h -- one query per name, results gathered in order (map.c). */
+/* map.h -- one query per name, results gathered in order (map.c), and
+ * the names of the objects of a kind to run it on (scan.c). */
 #ifndef FLEET_CLI_MAP_H
 #define FLEET_CLI_MAP_H
-
-#include <string.h>
 
 #include "cli.h"
 
@@ -15,7 +14,9 @@ typedef int (*cli_map_fn)(cli_t *cli, const char *name, cli_done_fn done,
 int cli_map(cli_t *cli, cli_json_t *names, cli_map_fn fn, cli_done_fn done,
             void *arg);
 
-/* cli_scan_names(), then cli_map() of its names. */
+/* The names of the objects of `kind` under the client's prefix that match
+ * `name_glob` (fleet_client_scan_names(): sorted, at most `max`), then
+ * cli_map() of `fn` on them. */
 int cli_scan_map(cli_t *cli, fleet_object_kind_t kind, const char *name_glob,
                  size_t max, cli_map_fn fn, cli_done_fn done, void *arg);
 
