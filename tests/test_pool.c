@@ -677,7 +677,7 @@ CONFORMANCE_IMPL(pool_move_before_start) {
   /* A key that leaves bucket 0 (a's worker) when 3 workers join. */
   for (i = 0;; i++) {
     snprintf(key, sizeof(key), "m%d", i);
-    if (fleet__jump_hash(fleet__pool_hash(key, strlen(key)), 4) != 0)
+    if (fleet__jump_hash(fleet__key_hash(key, strlen(key)), 4) != 0)
       break;
   }
   rec_init(&a, &e.c1, "p", "a", 1, NULL);
@@ -1157,7 +1157,7 @@ TEST_IMPL(pool_jump_hash) {
 
   ASSERT_EQ(0, fleet__jump_hash(0, 1));
   ASSERT_EQ(0, fleet__jump_hash(12345, 1));
-  ASSERT_UNE(fleet__pool_hash("k1", 2), fleet__pool_hash("k2", 2));
+  ASSERT_UNE(fleet__key_hash("k1", 2), fleet__key_hash("k2", 2));
   for (n = 1; n < 10; n++) {
     uint32_t moved = 0;
     memset(count, 0, sizeof(count));
@@ -1165,7 +1165,7 @@ TEST_IMPL(pool_jump_hash) {
       uint64_t h;
       uint32_t a, b;
       snprintf(key, sizeof(key), "job-%u", i);
-      h = fleet__pool_hash(key, strlen(key));
+      h = fleet__key_hash(key, strlen(key));
       a = fleet__jump_hash(h, n);
       b = fleet__jump_hash(h, n + 1);
       ASSERT_ULT(a, n);

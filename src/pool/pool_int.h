@@ -9,6 +9,7 @@
 #ifndef FLEET_SRC_POOL_INT_H
 #define FLEET_SRC_POOL_INT_H
 
+#include "common/hash.h"
 #include "core/args.h"
 #include "core/batcher.h"
 #include "core/client.h"
@@ -31,13 +32,6 @@ typedef enum {
 } fleet__pool_state_t;
 
 const char *fleet__pool_state_name(fleet__pool_state_t state);
-
-/* pool_route.c: the hash of a job key that routing uses (FNV-1a, then a 64-bit
- * mixer), and the jump consistent hash of Lamping and Veach: the bucket in [0,
- * n) of `key` (n >= 1). Growing n by one moves about 1/n of the keys, each to
- * the new bucket. */
-uint64_t fleet__pool_hash(const void *key, size_t len);
-uint32_t fleet__jump_hash(uint64_t key, uint32_t n);
 
 typedef struct fleet__pool_s fleet__pool_t;
 

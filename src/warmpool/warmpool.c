@@ -26,9 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "warmpool_int.h"
-
-uint64_t fleet__pool_hash(const void *key, size_t len);
 
 /* Entries moved per kind by one reconcile. */
 #define WP_MAX_MOVED 100
@@ -681,12 +680,12 @@ static void wp_fingerprint(fleet__warmpool_t *wp) {
   uint64_t h;
 
   if (buf == NULL) {
-    h = fleet__pool_hash(head, (size_t)n);
+    h = fleet__key_hash(head, (size_t)n);
   } else {
     memcpy(buf, head, (size_t)n);
     if (wp->opts.definition.len > 0)
       memcpy(buf + n, wp->opts.definition.base, wp->opts.definition.len);
-    h = fleet__pool_hash(buf, len);
+    h = fleet__key_hash(buf, len);
     free(buf);
   }
   snprintf(wp->fp, sizeof(wp->fp), "%016" PRIx64, h);
