@@ -1,9 +1,11 @@
 /* worker.c -- the worker's lifecycle on the handle base: options, the
  * state machine (idle, running, stopping, stopped, closing), its timers,
  * the wake-up and delivery subscriptions (the base's, which ends them at
- * close), the flush that sends what an iteration produced, and
- * online/offline tracking. Jobs and calls are in worker_jobs.c, their
- * pooled slots and batches in worker_slots.c.
+ * close) and the flush that sends what an iteration produced. Jobs and
+ * calls are in worker_jobs.c, their pooled slots and batches in
+ * worker_slots.c, the poll, retry and delay timers and online/offline
+ * tracking in worker_poll.c. The files below call this one back only
+ * through the check_done hook (worker_int.h).
  *
  * Close: the base's `close` hook moves to CLOSING (timers stop and start
  * closing, the claims of the handler's jobs are handed back by the next
@@ -21,8 +23,6 @@
 #include "core/log.h"
 
 /* The offline retry backoff, in ms. */
-#define WORKER_RETRY_MIN_MS 50
-#define WORKER_RETRY_MAX_MS 2000
 
 /* The longest a job delivered to a parked worker is claimed for before
  * its first heartbeat, in ms (the claim TTL, or three heartbeat periods,
@@ -71,79 +71,7 @@ static void worker_options_defaults(fleet_worker_options_t *o) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Flush, online, offline                                                   */
-
-void fleet__worker_kick(struct fleet__worker_s *w) {
-  if (fleet__phase_end_closing(&w->flush))
-    return;
-  fleet__phase_end_arm(&w->flush);
-}
-
-int fleet__worker_may_retry(const struct fleet__worker_s *w) {
-  return w->state != FLEET__WORKER_CLOSING && !w->stop_expired;
-}
-
-/* A claim may find jobs: one goes out at the end of this phase. */
-static void worker_wake(struct fleet__worker_s *w) {
-  w->maybe_pending = 1;
-  fleet__worker_kick(w);
-}
-
-static void worker_on_poll(uv_timer_t *t) {
-  worker_wake(FLEET__CONTAINER_OF(t, struct fleet__worker_s, poll_timer));
-}
-
-static void worker_on_retry(uv_timer_t *t) {
-  struct fleet__worker_s *w =
-      FLEET__CONTAINER_OF(t, struct fleet__worker_s, poll_timer);
-  w->probe = 1;
-  worker_wake(w);
-}
-
-/* Arms the poll timer as the fallback poll (online) or the retry of an
- * offline worker. */
-static void worker_arm_poll(struct fleet__worker_s *w) {
-  uint64_t d;
-
-  if (w->state == FLEET__WORKER_CLOSING || w->state == FLEET__WORKER_STOPPED ||
-      w->state == FLEET__WORKER_IDLE) {
-    uv_timer_stop(&w->poll_timer);
-    return;
-  }
-  if (w->online) {
-    if (w->state == FLEET__WORKER_RUNNING)
-      uv_timer_start(&w->poll_timer, worker_on_poll, w->o.poll_ms,
-                     w->o.poll_ms);
-    else
-      uv_timer_stop(&w->poll_timer);
-    return;
-  }
-  d = fleet__backoff_delay(WORKER_RETRY_MIN_MS, WORKER_RETRY_MAX_MS, 20,
-                           w->retry_attempt, fleet__rng_next(&w->rng));
-  uv_timer_start(&w->poll_timer, worker_on_retry, d, 0);
-}
-
-void fleet__worker_offline(struct fleet__worker_s *w, int status) {
-  w->stats.last_error = status;
-  if (w->online) {
-    w->online = 0;
-    w->retry_attempt = 0;
-    worker_arm_poll(w);
-  } else if (!uv_is_active((uv_handle_t *)&w->poll_timer)) {
-    w->retry_attempt++;
-    worker_arm_poll(w);
-  }
-}
-
-void fleet__worker_online(struct fleet__worker_s *w) {
-  if (w->online)
-    return;
-  w->online = 1;
-  w->retry_attempt = 0;
-  w->maybe_pending = 1;
-  worker_arm_poll(w);
-  fleet__worker_kick(w);
-}
+/* The flush                                                                */
 
 /* The flush: everything finished, handed back or claimed during one loop
  * phase goes out together, at its end (the check phase after I/O
@@ -200,25 +128,6 @@ static void worker_on_flush(fleet__phase_end_t *pe, int in_prepare) {
 
 /* ------------------------------------------------------------------------ */
 /* Timers                                                                   */
-
-static void worker_on_delay(uv_timer_t *t) {
-  struct fleet__worker_s *w =
-      FLEET__CONTAINER_OF(t, struct fleet__worker_s, delay_timer);
-  w->promote_due = 1;
-  worker_wake(w);
-}
-
-void fleet__worker_arm_delay(struct fleet__worker_s *w, uint64_t now_ms,
-                             uint64_t at_ms) {
-  uint64_t d = (at_ms > now_ms ? at_ms - now_ms : 0) + 1;
-
-  if (w->state != FLEET__WORKER_RUNNING)
-    return;
-  if (uv_is_active((uv_handle_t *)&w->delay_timer) &&
-      uv_timer_get_due_in(&w->delay_timer) <= d)
-    return;
-  uv_timer_start(&w->delay_timer, worker_on_delay, d, 0);
-}
 
 static void worker_on_recover_timer(uv_timer_t *t);
 
@@ -302,7 +211,7 @@ static void worker_on_wake(void *arg, int status, const char *payload,
   w->wake_gen++;
   if (status == FLEET_ECONNLOST && !w->online)
     w->probe = 1;
-  worker_wake(w);
+  fleet__worker_wake(w);
 }
 
 /* A message on the worker's own channel: a delivery; or the notice that
@@ -366,7 +275,8 @@ static void worker_on_queue_closed(fleet_handle_t *q) {
   fleet__handle_unhold(&w->base);
 }
 
-void fleet__worker_check_done(struct fleet__worker_s *w) {
+/* The worker's check_done hook (fleet__worker_check_done()). */
+static void worker_check_done(struct fleet__worker_s *w) {
   int quiet = w->claims_in_flight == 0 && w->calls_in_flight == 0 &&
               fleet__list_empty(&w->sendq) && fleet__list_empty(&w->settleq);
 
@@ -404,7 +314,7 @@ static void worker_set_state(struct fleet__worker_s *w,
       w->stop_expired = 0;
       w->stop_status = 0;
       w->maybe_pending = 1;
-      worker_arm_poll(w);
+      fleet__worker_arm_poll(w);
       uv_timer_start(&w->recover_timer, worker_on_recover_timer, 0, 0);
       fleet__worker_kick(w);
       break;
@@ -412,7 +322,7 @@ static void worker_set_state(struct fleet__worker_s *w,
       uv_timer_stop(&w->delay_timer);
       uv_timer_stop(&w->recover_timer);
       worker_unpark(w);
-      worker_arm_poll(w);
+      fleet__worker_arm_poll(w);
       fleet__worker_kick(w);
       break;
     case FLEET__WORKER_STOPPED:
@@ -537,6 +447,7 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     return err;
   if ((w = calloc(1, sizeof(*w))) == NULL)
     return FLEET_ENOMEM;
+  w->check_done = worker_check_done;
   fleet__list_init(&w->held);
   fleet__list_init(&w->free_jobs);
   fleet__list_init(&w->sendq);

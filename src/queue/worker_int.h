@@ -163,26 +163,54 @@ struct fleet__worker_s {
   int handback_pending; /* hand the handler's claims back */
 
   fleet_worker_stats_t stats;
+  /* worker.c's check that a stop or a close can go on
+   * (fleet__worker_check_done()). */
+  void (*check_done)(struct fleet__worker_s *w);
 };
 
 /* ------------------------------------------------------------------------ */
-/* worker.c                                                                 */
+/* Everywhere                                                               */
 
 /* The public handle of `w`. */
 static inline fleet_worker_t *fleet__worker_pub(struct fleet__worker_s *w) {
   return (fleet_worker_t *)w->base.pub;
 }
 
+/* Schedules a flush at the end of the current loop phase. */
+static inline void fleet__worker_kick(struct fleet__worker_s *w) {
+  if (!fleet__phase_end_closing(&w->flush))
+    fleet__phase_end_arm(&w->flush);
+}
+
+/* A claim may find jobs: one goes out at the end of this phase. */
+static inline void fleet__worker_wake(struct fleet__worker_s *w) {
+  w->maybe_pending = 1;
+  fleet__worker_kick(w);
+}
+
+/* Whether a transient error may be retried now: not once the stop deadline
+ * passed or the worker is closing. */
+static inline int fleet__worker_may_retry(const struct fleet__worker_s *w) {
+  return w->state != FLEET__WORKER_CLOSING && !w->stop_expired;
+}
+
+/* Tells worker.c that the worker may have gone quiet (a call answered, a
+ * job settled): a stop or a close that waited for it goes on. The job
+ * code below calls up through the hook worker.c set at init, as a libuv
+ * handle calls its owner back, so that no file of the worker calls one
+ * that calls it. */
+static inline void fleet__worker_check_done(struct fleet__worker_s *w) {
+  w->check_done(w);
+}
+
+/* ------------------------------------------------------------------------ */
+/* worker.c                                                                 */
+
 /* The name of a state ("running"), for logs; never NULL. */
 const char *fleet__worker_state_name(fleet__worker_state_t state);
 
-/* A delivery came on the worker's channel (docs/queue.md, "Delivery to
- * idle workers"): jobs an enqueue claimed for it while it was parked. */
-void fleet__worker_delivered(struct fleet__worker_s *w, const char *msg,
-                             size_t len);
-
-/* Schedules a flush at the end of the current loop phase. */
-void fleet__worker_kick(struct fleet__worker_s *w);
+/* ------------------------------------------------------------------------ */
+/* worker_poll.c                                                            */
 
 /* A call failed with `status` (not FLEET_ECANCELED): the backend is taken
  * as unreachable; a retry comes after a backoff. A call that succeeded
@@ -191,12 +219,9 @@ void fleet__worker_kick(struct fleet__worker_s *w);
 void fleet__worker_offline(struct fleet__worker_s *w, int status);
 void fleet__worker_online(struct fleet__worker_s *w);
 
-/* Whether a transient error may be retried now: not once the stop deadline
- * passed or the worker is closing. */
-int fleet__worker_may_retry(const struct fleet__worker_s *w);
-
-/* Checks whether a stop or a close can finish, and finishes it. */
-void fleet__worker_check_done(struct fleet__worker_s *w);
+/* Arms the poll timer as the fallback poll (online) or the retry of an
+ * offline worker, or stops it (a worker neither running nor stopping). */
+void fleet__worker_arm_poll(struct fleet__worker_s *w);
 
 /* Arms the delay timer for a delayed job due at `at_ms` on the backend
  * clock, read when it was `now_ms`. */
@@ -205,6 +230,11 @@ void fleet__worker_arm_delay(struct fleet__worker_s *w, uint64_t now_ms,
 
 /* ------------------------------------------------------------------------ */
 /* worker_jobs.c                                                            */
+
+/* A delivery came on the worker's channel (docs/queue.md, "Delivery to
+ * idle workers"): jobs an enqueue claimed for it while it was parked. */
+void fleet__worker_delivered(struct fleet__worker_s *w, const char *msg,
+                             size_t len);
 
 /* Sends what the flush has: the finishes (when `finishes`), then the
  * claims (when `claims`). The first claim carries the completions, so
