@@ -53,4 +53,15 @@ static inline int fleet__client_usable(const fleet_client_t *c) {
   return c != NULL && c->internal_ != NULL && !c->internal_->closing;
 }
 
+/* A call made on a client rather than a handle (a query that reads an
+ * object without opening it): checks `client` and the object's `name`
+ * (the name rule), then sends `op` on the object's tag "{prefix:name}"
+ * with no args. `on_reply` runs once with `arg`, never inside this call
+ * (FLEET_ECANCELED when the client closes first). Returns 0, or
+ * FLEET_EINVAL (no client), the name's error, FLEET_ECLOSING (the client
+ * is closing), FLEET_ENOMEM or the backend's error: then nothing is sent
+ * and `on_reply` never runs. */
+int fleet__client_tag_call(fleet_client_t *client, const char *name,
+                           fleet__op_t op, fleet__reply_cb on_reply, void *arg);
+
 #endif /* FLEET_SRC_CLIENT_H */

@@ -406,26 +406,3 @@ int fleet__handle_close_of(const void *pub, fleet_handle_type_t type,
 
   return h != NULL ? fleet__handle_close(h, close_cb) : FLEET_EINVAL;
 }
-
-int fleet__client_tag_call(fleet_client_t *client, const char *name,
-                           fleet__op_t op, fleet__reply_cb on_reply,
-                           void *arg) {
-  struct fleet__client_s *c;
-  fleet__key_t tag = {0};
-  fleet_bytes_t key;
-  size_t len;
-  int err;
-
-  if (client == NULL || (c = client->internal_) == NULL)
-    return FLEET_EINVAL;
-  if ((err = fleet__str_check(name, FLEET__NAME_MAX, &len)) != 0)
-    return err;
-  if (c->closing)
-    return FLEET_ECLOSING;
-  if (fleet__key_build(&tag, c->prefix, c->prefix_len, name, len, NULL) != 0)
-    return FLEET_ENOMEM;
-  key = fleet__key_bytes(&tag);
-  err = fleet__backend_call(c->be, op, &key, 1, NULL, 0, on_reply, arg);
-  fleet__key_free(&tag);
-  return err;
-}

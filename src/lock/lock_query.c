@@ -75,34 +75,18 @@ static void lock_on_query_reply(void *arg, int status,
 
 int fleet_lock_query(fleet_client_t *client, const char *name,
                      fleet_lock_query_cb cb, void *user_data) {
-  struct fleet__client_s *c;
-  fleet__key_t tag = {0};
-  fleet_bytes_t tag_bytes;
   lock_query_t *q;
-  size_t name_len;
   int err;
 
-  if (client == NULL || client->internal_ == NULL || cb == NULL)
+  if (cb == NULL)
     return FLEET_EINVAL;
-  c = client->internal_;
-  err = fleet__str_check(name, FLEET__NAME_MAX, &name_len);
-  if (err != 0)
-    return err;
-  if (c->closing)
-    return FLEET_ECLOSING;
-  q = malloc(sizeof(*q));
-  if (q == NULL || fleet__key_build(&tag, c->prefix, c->prefix_len, name,
-                                    name_len, NULL) != 0) {
-    err = FLEET_ENOMEM;
-  } else {
-    q->client = client;
-    q->cb = cb;
-    q->data = user_data;
-    tag_bytes = fleet__key_bytes(&tag);
-    err = fleet__backend_call(c->be, FLEET__OP_LOCK_QUERY, &tag_bytes, 1, NULL,
-                              0, lock_on_query_reply, q);
-  }
-  fleet__key_free(&tag);
+  if ((q = malloc(sizeof(*q))) == NULL)
+    return FLEET_ENOMEM;
+  q->client = client;
+  q->cb = cb;
+  q->data = user_data;
+  err = fleet__client_tag_call(client, name, FLEET__OP_LOCK_QUERY,
+                               lock_on_query_reply, q);
   if (err != 0)
     free(q);
   return err;
