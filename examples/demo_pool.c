@@ -156,7 +156,9 @@ static void demo_pool_notify(fleet_pool_worker_t *w, fleet_pool_job_t *job,
 }
 
 static const fleet_pool_handler_t demo_pool_handler = {
-    demo_pool_start, demo_pool_stop, demo_pool_notify};
+    .start_cb = demo_pool_start,
+    .stop_cb = demo_pool_stop,
+    .notify_cb = demo_pool_notify};
 
 /* ------------------------------------------------------------------------ */
 /* Flags, setup, teardown                                                   */
@@ -352,12 +354,15 @@ static void demo_pool_on_tick(fleet_pool_ticker_t *t, int status,
 }
 
 static int demo_pool_ticker(demo_pool_t *d) {
+  fleet_pool_ticker_options_t o;
   int err;
 
   demo_pool_signals(d);
   d->ticker.data = d;
+  fleet_pool_ticker_options_init(&o);
+  o.error_cb = demo_pool_on_error;
   err = fleet_pool_ticker_init(&d->node, &d->ticker, d->name,
-                               (uint32_t)d->period_ms, demo_pool_on_error);
+                               (uint32_t)d->period_ms, &o);
   if (err == 0)
     err = fleet_pool_ticker_start(&d->ticker, demo_pool_on_tick);
   if (err != 0) {
@@ -381,11 +386,14 @@ static int demo_pool_plan(fleet_pool_schedule_t *s, fleet_pool_plan_t *plan,
 /* A node with --workers workers (none by default) that takes part in the
  * schedule --name. */
 static int demo_pool_schedule(demo_pool_t *d) {
+  fleet_pool_schedule_options_t o;
   int err;
 
   d->schedule.data = d;
+  fleet_pool_schedule_options_init(&o);
+  o.error_cb = demo_pool_on_error;
   err = fleet_pool_schedule_init(&d->node, &d->schedule, d->name,
-                                 (uint32_t)d->interval_ms, demo_pool_on_error);
+                                 (uint32_t)d->interval_ms, &o);
   if (err == 0)
     err = fleet_pool_schedule_start(&d->schedule, demo_pool_plan);
   if (err != 0) {

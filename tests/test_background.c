@@ -115,8 +115,6 @@ static void bg_on_demoted(fleet_leader_t *leader, int status) {}
  * reaches the error callback, and the campaign goes on: once the rights
  * come back, the candidate is elected without being told to again. */
 TEST_IMPL(background_leader_campaign_error) {
-  static const fleet_leader_callbacks_t cbs = {bg_on_elected, bg_on_demoted,
-                                               bg_on_error};
   fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
   fleet_leader_options_t o;
   fleet_leader_t leader;
@@ -126,7 +124,10 @@ TEST_IMPL(background_leader_campaign_error) {
   fleet_test_redis_ok(r, "ACL SETUSER bg resetkeys ~other:*");
   fleet_leader_options_init(&o);
   o.retry_max_ms = 50;
-  ASSERT_OK(fleet_leader_init(&e.client, &leader, "bg", "me", 1000, &cbs, &o));
+  o.elected_cb = bg_on_elected;
+  o.demoted_cb = bg_on_demoted;
+  o.error_cb = bg_on_error;
+  ASSERT_OK(fleet_leader_init(&e.client, &leader, "bg", "me", 1000, &o));
   leader.data = &e;
   ASSERT_OK(fleet_leader_campaign(&leader));
   ASSERT(fleet_test_wait_count(&e.loop, &e.errors, 3,

@@ -149,18 +149,18 @@ static void leader_on_demoted(fleet_leader_t *leader, int status) {}
  * acquire hears FLEET_ECANCELED and the client closes from the last close
  * callback. */
 CONFORMANCE_IMPL(close_walk_all) {
-  static const fleet_leader_callbacks_t cbs = {leader_on_elected,
-                                               leader_on_demoted, NULL};
+  fleet_leader_options_t lo;
   close_env_t e;
 
   env_init(&e, b->url);
+  fleet_leader_options_init(&lo);
+  lo.elected_cb = leader_on_elected;
+  lo.demoted_cb = leader_on_demoted;
   ASSERT_OK(fleet_lock_init(&e.client, &e.a, "walk", "a", 1000, NULL));
   ASSERT_OK(fleet_lock_init(&e.client, &e.b, "walk", "b", 1000, NULL));
   e.a.data = e.b.data = &e;
-  ASSERT_OK(
-      fleet_leader_init(&e.client, &e.la, "walk-lead", "a", 1000, &cbs, NULL));
-  ASSERT_OK(
-      fleet_leader_init(&e.client, &e.lb, "walk-lead", "b", 1000, &cbs, NULL));
+  ASSERT_OK(fleet_leader_init(&e.client, &e.la, "walk-lead", "a", 1000, &lo));
+  ASSERT_OK(fleet_leader_init(&e.client, &e.lb, "walk-lead", "b", 1000, &lo));
   e.la.data = e.lb.data = &e;
   ASSERT_EQ(FLEET_HANDLE_LOCK, e.a.type);
   ASSERT_EQ(FLEET_HANDLE_LEADER, e.la.type);

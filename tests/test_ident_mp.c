@@ -160,7 +160,8 @@ static void ident_stop(fleet_pool_worker_t *w, fleet_pool_job_t *job,
  * `node`. */
 static int ident_pool_try(fleet_pool_node_t *node, fleet_pool_worker_t *w,
                           uint32_t ttl) {
-  static const fleet_pool_handler_t h = {ident_start, ident_stop, NULL};
+  static const fleet_pool_handler_t h = {.start_cb = ident_start,
+                                         .stop_cb = ident_stop};
   fleet_pool_node_options_t o;
   ident_try_t *t;
   uint64_t end;

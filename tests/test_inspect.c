@@ -190,7 +190,8 @@ static void node_stop(fleet_pool_worker_t *w, fleet_pool_job_t *job,
       n->pending[i] = n->pending[--n->npending];
 }
 
-static const fleet_pool_handler_t node_handler = {node_start, node_stop, NULL};
+static const fleet_pool_handler_t node_handler = {.start_cb = node_start,
+                                                  .stop_cb = node_stop};
 
 static void node_on_close(fleet_handle_t *h) {
   inspect_node_t *n = h->data;

@@ -63,8 +63,13 @@ static void cand_on_close(fleet_handle_t *leader) {
   ASSERT_NULL(leader->internal_);
 }
 
-static const fleet_leader_callbacks_t cand_callbacks = {
-    cand_on_elected, cand_on_demoted, cand_on_error};
+/* Fills `o` with the defaults and the candidate's callbacks. */
+static void cand_options(fleet_leader_options_t *o) {
+  fleet_leader_options_init(o);
+  o->elected_cb = cand_on_elected;
+  o->demoted_cb = cand_on_demoted;
+  o->error_cb = cand_on_error;
+}
 
 /* A candidate with a fallback retry of `retry_ms`. With 20 s, far longer
  * than any wait the tests allow, a quick hand-over proves the wake-up on
@@ -76,10 +81,9 @@ static int cand_init_retry(cand_t *c, fleet_client_t *client, const char *name,
 
   memset(c, 0, sizeof(*c));
   c->leader.data = c;
-  fleet_leader_options_init(&o);
+  cand_options(&o);
   o.retry_max_ms = retry_ms;
-  return fleet_leader_init(client, &c->leader, name, owner, ttl_ms,
-                           &cand_callbacks, &o);
+  return fleet_leader_init(client, &c->leader, name, owner, ttl_ms, &o);
 }
 
 static int cand_init(cand_t *c, fleet_client_t *client, const char *name,
@@ -98,53 +102,57 @@ static void cand_close(lock_env_t *e, cand_t *c) {
 /* Conformance                                                              */
 
 CONFORMANCE_IMPL(leader_bad_input) {
-  fleet_leader_callbacks_t cbs = cand_callbacks;
   fleet_leader_options_t o;
   fleet_leader_t l;
   lock_env_t e;
   cand_t c, d;
 
   lock_env_init(&e, b->url);
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_leader_init(NULL, &l, "n", "o", 1000, &cbs, NULL));
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_leader_init(&e.c1, NULL, "n", "o", 1000, &cbs, NULL));
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_leader_init(&e.c1, &l, "", "o", 1000, &cbs, NULL));
+  cand_options(&o);
+  ASSERT_ERR(FLEET_EINVAL, fleet_leader_init(NULL, &l, "n", "o", 1000, &o));
+  ASSERT_ERR(FLEET_EINVAL, fleet_leader_init(&e.c1, NULL, "n", "o", 1000, &o));
+  ASSERT_ERR(FLEET_EINVAL, fleet_leader_init(&e.c1, &l, "", "o", 1000, &o));
   ASSERT_NULL(l.internal_);
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_leader_init(&e.c1, &l, "n", NULL, 1000, &cbs, NULL));
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_leader_init(&e.c1, &l, "n", "o", 0, &cbs, NULL));
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_leader_init(&e.c1, &l, "n", "o", 1000, NULL, NULL));
-  cbs.elected = NULL;
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_leader_init(&e.c1, &l, "n", "o", 1000, &cbs, NULL));
-  cbs = cand_callbacks;
-  cbs.demoted = NULL;
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_leader_init(&e.c1, &l, "n", "o", 1000, &cbs, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_leader_init(&e.c1, &l, "n", NULL, 1000, &o));
+  ASSERT_ERR(FLEET_EINVAL, fleet_leader_init(&e.c1, &l, "n", "o", 0, &o));
+  /* The options carry the required callbacks: NULL options, or options
+   * without either required callback, are refused. */
+  ASSERT_ERR(FLEET_EINVAL, fleet_leader_init(&e.c1, &l, "n", "o", 1000, NULL));
+  fleet_leader_options_init(&o); /* no callbacks at all */
+  ASSERT_NULL(o.elected_cb);
+  ASSERT_NULL(o.demoted_cb);
+  ASSERT_NULL(o.error_cb);
+  ASSERT_ERR(FLEET_EINVAL, fleet_leader_init(&e.c1, &l, "n", "o", 1000, &o));
+  cand_options(&o);
+  o.elected_cb = NULL;
+  ASSERT_ERR(FLEET_EINVAL, fleet_leader_init(&e.c1, &l, "n", "o", 1000, &o));
+  cand_options(&o);
+  o.demoted_cb = NULL;
+  ASSERT_ERR(FLEET_EINVAL, fleet_leader_init(&e.c1, &l, "n", "o", 1000, &o));
+  ASSERT_NULL(l.internal_);
   /* The lease timing is checked as a lock's. */
   memset(&o, 0xff, sizeof(o));
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_leader_init(&e.c1, &l, "n", "o", 1000, &cand_callbacks, &o));
+  o.elected_cb = cand_on_elected;
+  o.demoted_cb = cand_on_demoted;
+  o.error_cb = cand_on_error;
+  ASSERT_ERR(FLEET_EINVAL, fleet_leader_init(&e.c1, &l, "n", "o", 1000, &o));
   fleet_leader_options_init(&o); /* every field back to its default */
   ASSERT_EQ(0, o.renew_interval_ms);
   ASSERT_EQ(0, o.safety_margin_ms);
   ASSERT_EQ(0, o.retry_max_ms);
+  /* Only the required callbacks: no error callback is fine. */
+  o.elected_cb = cand_on_elected;
+  o.demoted_cb = cand_on_demoted;
   memset(&d, 0, sizeof(d));
   d.leader.data = &d;
-  ASSERT_OK(
-      fleet_leader_init(&e.c1, &d.leader, "n", "o", 1000, &cand_callbacks, &o));
+  ASSERT_OK(fleet_leader_init(&e.c1, &d.leader, "n", "o", 1000, &o));
   cand_close(&e, &d);
+  cand_options(&o);
   o.safety_margin_ms = 1000;
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_leader_init(&e.c1, &l, "n", "o", 1000, &cand_callbacks, &o));
+  ASSERT_ERR(FLEET_EINVAL, fleet_leader_init(&e.c1, &l, "n", "o", 1000, &o));
   o.safety_margin_ms = 0;
   o.renew_interval_ms = 5000;
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_leader_init(&e.c1, &l, "n", "o", 1000, &cand_callbacks, &o));
+  ASSERT_ERR(FLEET_EINVAL, fleet_leader_init(&e.c1, &l, "n", "o", 1000, &o));
   ASSERT_NULL(l.internal_);
 
   ASSERT_OK(cand_init(&c, &e.c1, "n", "o", 1000));
@@ -241,16 +249,17 @@ static void close_in_demoted(fleet_leader_t *leader, int status) {
 /* Resign and close from inside the callbacks, and close while a resign is
  * still in progress (it completes with FLEET_ECANCELED). */
 CONFORMANCE_IMPL(leader_callbacks) {
-  fleet_leader_callbacks_t cbs = cand_callbacks;
+  fleet_leader_options_t o;
   lock_env_t e;
   cand_t x;
 
   lock_env_init(&e, b->url);
   memset(&x, 0, sizeof(x));
   x.leader.data = &x;
-  cbs.elected = resign_in_elected;
-  cbs.demoted = close_in_demoted;
-  ASSERT_OK(fleet_leader_init(&e.c1, &x.leader, "cb", "x", 1000, &cbs, NULL));
+  cand_options(&o);
+  o.elected_cb = resign_in_elected;
+  o.demoted_cb = close_in_demoted;
+  ASSERT_OK(fleet_leader_init(&e.c1, &x.leader, "cb", "x", 1000, &o));
   ASSERT_OK(fleet_leader_campaign(&x.leader));
   ASSERT(lock_env_wait(&e, &x.closed, 1, 5000));
   ASSERT_EQ(1, x.elected);
@@ -389,9 +398,8 @@ static void voter_on_control(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
 }
 
 static void voter_main(void *arg) {
-  static const fleet_leader_callbacks_t cbs = {voter_on_elected,
-                                               voter_on_demoted, NULL};
   voter_t *v = arg;
+  fleet_leader_options_t lo;
   fleet_client_options_t o;
   char owner[32];
   int i;
@@ -406,8 +414,11 @@ static void voter_main(void *arg) {
   ASSERT_OK(fleet_client_init(&v->loop, &v->client, v->url, &o));
   snprintf(owner, sizeof(owner), "voter-%d", v->index);
   v->leader.data = v;
+  fleet_leader_options_init(&lo);
+  lo.elected_cb = voter_on_elected;
+  lo.demoted_cb = voter_on_demoted;
   ASSERT_OK(fleet_leader_init(&v->client, &v->leader, "primary", owner,
-                              FAILOVER_TTL, &cbs, NULL));
+                              FAILOVER_TTL, &lo));
   ASSERT_OK(uv_pipe_init(&v->loop, &v->ctl, 0));
   ASSERT_OK(uv_pipe_open(&v->ctl, v->control));
   v->ctl.data = v;

@@ -552,7 +552,6 @@ static int ldt_renewed(void *arg) {
 }
 
 CONFORMANCE_IMPL(metrics_leader_counters) {
-  fleet_leader_callbacks_t cbs = {ldt_elected, ldt_demoted, NULL};
   fleet_leader_options_t o;
   fleet_metrics_t m;
   ldt_wait_t w;
@@ -563,9 +562,10 @@ CONFORMANCE_IMPL(metrics_leader_counters) {
   ctx_init(&t.c, b->url, NULL);
   fleet_leader_options_init(&o);
   o.renew_interval_ms = 50;
+  o.elected_cb = ldt_elected;
+  o.demoted_cb = ldt_demoted;
   t.ld.data = &t;
-  ASSERT_OK(
-      fleet_leader_init(&t.c.client, &t.ld, "boss", "me", 5000, &cbs, &o));
+  ASSERT_OK(fleet_leader_init(&t.c.client, &t.ld, "boss", "me", 5000, &o));
   ASSERT_OK(fleet_leader_campaign(&t.ld));
   ASSERT(fleet_test_wait_count(&t.c.loop, &t.elected, 1,
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));

@@ -102,8 +102,8 @@ static void rec_notify(fleet_pool_worker_t *w, fleet_pool_job_t *job,
   rec_log(n, w, 'n', job, 0);
 }
 
-static const fleet_pool_handler_t rec_handler = {rec_start, rec_stop,
-                                                 rec_notify};
+static const fleet_pool_handler_t rec_handler = {
+    .start_cb = rec_start, .stop_cb = rec_stop, .notify_cb = rec_notify};
 
 static void rec_on_error(fleet_handle_t *h, int status, const char *detail) {
   node_rec_t *n = h->data;
@@ -284,7 +284,7 @@ CONFORMANCE_IMPL(pool_bad_input) {
   fleet_pool_node_t n;
   fleet_pool_worker_t w;
   fleet_pool_handler_t h = {0};
-  node_rec_t cn;
+  node_rec_t cn, wn;
   lock_env_t e;
   answer_t a;
 
@@ -335,6 +335,24 @@ CONFORMANCE_IMPL(pool_bad_input) {
   ASSERT_ERR(FLEET_ENOTFOUND, a.status);
   a = query(&e, &cn, 'n', "k");
   ASSERT_ERR(FLEET_ENOTFOUND, a.status);
+
+  /* A node that hosts workers refuses a worker without its required
+   * handlers (start_cb, stop_cb); notify_cb is optional. */
+  rec_init(&wn, &e.c1, "p", "w", 1, NULL);
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_worker_add(&wn.node, &w, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_worker_add(&wn.node, &w, &h));
+  h.start_cb = rec_start;
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_worker_add(&wn.node, &w, &h));
+  ASSERT_NULL(w.internal_);
+  h.start_cb = NULL;
+  h.stop_cb = rec_stop;
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_worker_add(&wn.node, &w, &h));
+  ASSERT_NULL(w.internal_);
+  h.start_cb = rec_start;
+  w.data = &wn;
+  ASSERT_OK(fleet_pool_worker_add(&wn.node, &w, &h));
+  ASSERT_STR_EQ("w/2", fleet_pool_worker_id(&w));
+  rec_close(&e, &wn);
   rec_close(&e, &cn);
   ASSERT_ERR(FLEET_EINVAL, fleet_pool_node_close(&cn.node, NULL));
   lock_env_close(&e);
@@ -857,11 +875,15 @@ typedef struct {
   int plans[16]; /* plan calls per interval */
   int total;
   int errors;
+  int last_error;
   int closed;
 } sched_rec_t;
 
 static void sched_error(fleet_handle_t *h, int status, const char *detail) {
-  ((sched_rec_t *)h->data)->errors++;
+  sched_rec_t *r = h->data;
+
+  r->errors++;
+  r->last_error = status;
 }
 
 static void sched_closed(fleet_handle_t *h) {
@@ -898,6 +920,7 @@ static int sched_plan(fleet_pool_schedule_t *s, fleet_pool_plan_t *plan,
 }
 
 CONFORMANCE_IMPL(pool_schedule) {
+  fleet_pool_schedule_options_t so;
   node_rec_t a, c, d;
   node_rec_t *nodes[3] = {&a, &c, &d};
   sched_rec_t r;
@@ -907,14 +930,17 @@ CONFORMANCE_IMPL(pool_schedule) {
   test_nlog = 0;
   memset(&r, 0, sizeof(r));
   lock_env_init(&e, b->url);
+  fleet_pool_schedule_options_init(&so);
+  ASSERT_NULL(so.error_cb);
+  so.error_cb = sched_error;
   rec_init(&a, &e.c1, "p", "a", 2, NULL);
   rec_init(&c, &e.c2, "p", "c", 0, NULL);
   rec_init(&d, &e.c1, "p", "d", 0, NULL);
   wait_workers(&e, &c, 2);
   for (i = 0; i < 3; i++) {
     r.s[i].data = &r;
-    ASSERT_OK(fleet_pool_schedule_init(&nodes[i]->node, &r.s[i], "plan", 60,
-                                       sched_error));
+    ASSERT_OK(
+        fleet_pool_schedule_init(&nodes[i]->node, &r.s[i], "plan", 60, &so));
   }
   ASSERT_ERR(FLEET_EINVAL, fleet_pool_schedule_start(&r.s[0], NULL));
   for (i = 0; i < 3; i++)
@@ -967,6 +993,7 @@ static int sched_first_plan(fleet_pool_schedule_t *s, fleet_pool_plan_t *plan,
  * first interval, not only one interval later (here an hour); a node
  * that starts it later plans nothing until the next interval is due. */
 CONFORMANCE_IMPL(pool_schedule_first) {
+  fleet_pool_schedule_options_t so;
   node_rec_t a, c;
   sched_rec_t r;
   lock_env_t e;
@@ -978,10 +1005,10 @@ CONFORMANCE_IMPL(pool_schedule_first) {
   rec_init(&c, &e.c2, "p", "c", 0, NULL);
   wait_workers(&e, &c, 1);
   r.s[0].data = r.s[1].data = &r;
-  ASSERT_OK(fleet_pool_schedule_init(&c.node, &r.s[0], "hourly", 3600000,
-                                     sched_error));
-  ASSERT_OK(fleet_pool_schedule_init(&a.node, &r.s[1], "hourly", 3600000,
-                                     sched_error));
+  fleet_pool_schedule_options_init(&so);
+  so.error_cb = sched_error;
+  ASSERT_OK(fleet_pool_schedule_init(&c.node, &r.s[0], "hourly", 3600000, &so));
+  ASSERT_OK(fleet_pool_schedule_init(&a.node, &r.s[1], "hourly", 3600000, &so));
   ASSERT_OK(fleet_pool_schedule_start(&r.s[0], sched_first_plan));
   ASSERT_EQ(0, r.total); /* never inside the call */
   /* Within the wait (at most 10 s x slack), far less than the interval. */
@@ -999,6 +1026,60 @@ CONFORMANCE_IMPL(pool_schedule_first) {
   ASSERT_OK(fleet_pool_schedule_close(&r.s[0], sched_closed));
   ASSERT_OK(fleet_pool_schedule_close(&r.s[1], sched_closed));
   ASSERT(lock_env_wait(&e, &r.closed, 2, FLEET_TEST_WAIT_MS));
+  rec_close(&e, &c);
+  rec_close(&e, &a);
+  lock_env_close(&e);
+}
+
+static int sched_busy_plan(fleet_pool_schedule_t *s, fleet_pool_plan_t *plan,
+                           const fleet_pool_tick_t *tick) {
+  sched_rec_t *r = s->data;
+  fleet_bytes_t none = {NULL, 0};
+
+  ASSERT_ULT(tick->seq, 16);
+  r->plans[tick->seq]++;
+  r->total++;
+  if (tick->seq > 1)
+    return FLEET_POOL_PLAN_STOP;
+  ASSERT_OK(fleet_pool_plan_start(plan, "b1", none));
+  ASSERT_OK(fleet_pool_plan_start(plan, "b2", none));
+  return 0;
+}
+
+/* The error callback given in a schedule's options hears a dispatch of
+ * its plan that failed: the planning node admits one job at most, so the
+ * plan's second start is refused with FLEET_EBUSY. A schedule without
+ * options (NULL) takes the defaults. */
+CONFORMANCE_IMPL(pool_schedule_error) {
+  fleet_pool_node_options_t no = test_opts();
+  fleet_pool_schedule_options_t so;
+  node_rec_t a, c;
+  sched_rec_t r;
+  lock_env_t e;
+
+  test_nlog = 0;
+  memset(&r, 0, sizeof(r));
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "a", 1, NULL);
+  no.max_queued_jobs = 1;
+  rec_init(&c, &e.c2, "p", "c", 0, &no);
+  wait_workers(&e, &c, 1);
+  r.s[0].data = r.s[1].data = &r;
+  fleet_pool_schedule_options_init(&so);
+  so.error_cb = sched_error;
+  ASSERT_OK(fleet_pool_schedule_init(&c.node, &r.s[0], "busy", 60, &so));
+  ASSERT_OK(fleet_pool_schedule_init(&a.node, &r.s[1], "idle", 60, NULL));
+  ASSERT_OK(fleet_pool_schedule_start(&r.s[0], sched_busy_plan));
+  ASSERT(lock_env_wait(&e, &r.errors, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_ERR(FLEET_EBUSY, r.last_error);
+  ASSERT_EQ(1, r.plans[1]);
+  /* One of the two starts ran; the other was refused. */
+  ASSERT(lock_env_wait(&e, &test_nlog, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(1, log_count('s', "b1") + log_count('s', "b2"));
+  ASSERT_OK(fleet_pool_schedule_close(&r.s[0], sched_closed));
+  ASSERT_OK(fleet_pool_schedule_close(&r.s[1], sched_closed));
+  ASSERT(lock_env_wait(&e, &r.closed, 2, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(1, r.errors);
   rec_close(&e, &c);
   rec_close(&e, &a);
   lock_env_close(&e);

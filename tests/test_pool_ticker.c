@@ -73,6 +73,7 @@ static void status_cb(fleet_handle_t *h, int status, void *arg) {
 }
 
 CONFORMANCE_IMPL(pool_ticker_basic) {
+  fleet_pool_ticker_options_t to;
   fleet_pool_node_t n1, n2;
   fleet_pool_node_options_t o;
   ticks_t k;
@@ -86,9 +87,13 @@ CONFORMANCE_IMPL(pool_ticker_basic) {
   ASSERT_OK(fleet_pool_node_init(&e.c1, &n1, "p", "a", &o));
   ASSERT_OK(fleet_pool_node_init(&e.c2, &n2, "p", "b", &o));
 
-  ASSERT_ERR(FLEET_EINVAL, fleet_pool_ticker_init(NULL, &k.t[0], "t", 50, 0));
-  ASSERT_ERR(FLEET_EINVAL, fleet_pool_ticker_init(&n1, NULL, "t", 50, 0));
-  ASSERT_ERR(FLEET_EINVAL, fleet_pool_ticker_init(&n1, &k.t[0], "", 50, 0));
+  fleet_pool_ticker_options_init(&to);
+  ASSERT_NULL(to.error_cb);
+  to.error_cb = on_tick_error;
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_pool_ticker_init(NULL, &k.t[0], "t", 50, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_ticker_init(&n1, NULL, "t", 50, &to));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_ticker_init(&n1, &k.t[0], "", 50, &to));
   ASSERT_ERR(FLEET_EINVAL,
              fleet_pool_ticker_init(&n1, &k.t[0], "t",
                                     FLEET_POOL_TICK_MIN_MS - 1, NULL));
@@ -96,8 +101,8 @@ CONFORMANCE_IMPL(pool_ticker_basic) {
 
   for (i = 0; i < 3; i++) {
     k.t[i].data = &k;
-    ASSERT_OK(fleet_pool_ticker_init(i == 1 ? &n2 : &n1, &k.t[i], "t", 30,
-                                     on_tick_error));
+    ASSERT_OK(
+        fleet_pool_ticker_init(i == 1 ? &n2 : &n1, &k.t[i], "t", 30, &to));
     ASSERT_STR_EQ("idle", fleet__pool_ticker_state_name(&k.t[i]));
   }
   ASSERT_ERR(FLEET_EINVAL, fleet_pool_ticker_start(&k.t[0], NULL));
@@ -147,6 +152,7 @@ CONFORMANCE_IMPL(pool_ticker_basic) {
  * the ticks it missed; sequence numbers go on without a gap. */
 TEST_IMPL(pool_ticker_errors_redis) {
   fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  fleet_pool_ticker_options_t to;
   fleet_pool_node_options_t o;
   fleet_pool_node_t n;
   ticks_t k;
@@ -159,7 +165,9 @@ TEST_IMPL(pool_ticker_errors_redis) {
   o.client_only = 1;
   ASSERT_OK(fleet_pool_node_init(&e.c1, &n, "p", "a", &o));
   k.t[0].data = &k;
-  ASSERT_OK(fleet_pool_ticker_init(&n, &k.t[0], "t", 20, on_tick_error));
+  fleet_pool_ticker_options_init(&to);
+  to.error_cb = on_tick_error; /* the options' error callback hears claims */
+  ASSERT_OK(fleet_pool_ticker_init(&n, &k.t[0], "t", 20, &to));
   ASSERT_OK(fleet_pool_ticker_start(&k.t[0], on_tick));
   ASSERT(lock_env_wait(&e, &k.total, 3, FLEET_TEST_WAIT_MS));
 

@@ -57,23 +57,32 @@ typedef enum {
 /* The name of a stop reason ("moved"); "unknown" when out of range. */
 FLEET_EXTERN const char *fleet_pool_stop_reason_name(int reason);
 
-/* A worker's callbacks, copied by fleet_pool_worker_add().
- *
- *   start   a job was assigned to the worker: start it, then report with
- *           fleet_pool_job_started() (inside the callback or later).
- *   stop    the worker must stop the job now, for `reason`: the job is
- *           invalid once this returns, and a start still in progress must
- *           not report any more (cancel it here). After LOST, MOVED and
- *           CLOSE the job may already run elsewhere: the worker must no
- *           longer act on it. Its token is refused by the pool from then on.
- *   notify  optional: a notification for a running job (payload valid
- *           until the callback returns). */
+/* A job was assigned to the worker: start it, then report with
+ * fleet_pool_job_started() (inside the callback or later). */
+typedef void (*fleet_pool_start_cb)(fleet_pool_worker_t *worker,
+                                    fleet_pool_job_t *job);
+
+/* The worker must stop the job now, for `reason`: the job is invalid once
+ * this returns, and a start still in progress must not report any more
+ * (cancel it here). After LOST, MOVED and CLOSE the job may already run
+ * elsewhere: the worker must no longer act on it. Its token is refused by
+ * the pool from then on. */
+typedef void (*fleet_pool_stop_cb)(fleet_pool_worker_t *worker,
+                                   fleet_pool_job_t *job,
+                                   fleet_pool_stop_reason_t reason);
+
+/* A notification for a running job (fleet_pool_notify()); `payload` is
+ * valid until the callback returns. */
+typedef void (*fleet_pool_notify_cb)(fleet_pool_worker_t *worker,
+                                     fleet_pool_job_t *job,
+                                     fleet_bytes_t payload);
+
+/* A worker's handlers, copied by fleet_pool_worker_add(): the functions
+ * that run its jobs. */
 typedef struct {
-  void (*start)(fleet_pool_worker_t *worker, fleet_pool_job_t *job);
-  void (*stop)(fleet_pool_worker_t *worker, fleet_pool_job_t *job,
-               fleet_pool_stop_reason_t reason);
-  void (*notify)(fleet_pool_worker_t *worker, fleet_pool_job_t *job,
-                 fleet_bytes_t payload);
+  fleet_pool_start_cb start_cb;   /* required */
+  fleet_pool_stop_cb stop_cb;     /* required */
+  fleet_pool_notify_cb notify_cb; /* optional */
 } fleet_pool_handler_t;
 
 typedef struct {
@@ -143,12 +152,13 @@ FLEET_EXTERN int fleet_pool_node_init(fleet_client_t *client,
  * `node` is NULL or not initialized. */
 FLEET_EXTERN const char *fleet_pool_node_id(const fleet_pool_node_t *node);
 
-/* Adds `worker` to `node` with the callbacks of `handler` (start and stop
- * required) and joins the pool with it on the next loop iteration, with
- * every worker added meanwhile (jobs move once for all of them). Its id is
- * "<node_id>/<n>", n counting from 1. Returns 0 (the worker's internal_ is
- * set), or, with internal_ NULL, FLEET_EINVAL (client-only node, missing
- * callbacks), FLEET_ECLOSING or FLEET_ENOMEM. */
+/* Adds `worker` to `node` with the handlers of `handler` (`start_cb` and
+ * `stop_cb` required) and joins the pool with it on the next loop
+ * iteration, with every worker added meanwhile (jobs move once for all of
+ * them). Its id is "<node_id>/<n>", n counting from 1. Returns 0 (the
+ * worker's internal_ is set), or, with internal_ NULL, FLEET_EINVAL
+ * (client-only node, NULL handler, a NULL `start_cb` or `stop_cb`),
+ * FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_pool_worker_add(fleet_pool_node_t *node,
                                        fleet_pool_worker_t *worker,
                                        const fleet_pool_handler_t *handler);
@@ -392,17 +402,27 @@ typedef void (*fleet_pool_tick_cb)(fleet_pool_ticker_t *ticker, int status,
 /* The shortest period, in ms. */
 #define FLEET_POOL_TICK_MIN_MS 10
 
+/* The options of a ticker. */
+typedef struct {
+  /* Optional: hears each failure of a claim; the ticker retries, with
+   * backoff, forever. */
+  fleet_error_cb error_cb;
+} fleet_pool_ticker_options_t;
+
+/* Fills `options` with the defaults (no error callback). */
+FLEET_EXTERN void
+fleet_pool_ticker_options_init(fleet_pool_ticker_options_t *options);
+
 /* Initializes `ticker`, the ticker `name` (the name rule) of the pool of
  * `node`, ticking every `period_ms` (at least FLEET_POOL_TICK_MIN_MS; the
  * period of the first node that ticks rules), on the node's client. The
- * ticker does not need the node afterwards. `error_cb` (may be NULL) hears
- * each failure of a claim; the ticker retries, with backoff, forever.
- * Sends nothing. Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or
- * FLEET_ENOMEM. */
-FLEET_EXTERN int fleet_pool_ticker_init(fleet_pool_node_t *node,
-                                        fleet_pool_ticker_t *ticker,
-                                        const char *name, uint32_t period_ms,
-                                        fleet_error_cb error_cb);
+ * ticker does not need the node afterwards. `options` may be NULL for the
+ * defaults; it is copied. Sends nothing. Returns 0, FLEET_EINVAL,
+ * FLEET_E2BIG, FLEET_ECLOSING or FLEET_ENOMEM. */
+FLEET_EXTERN int
+fleet_pool_ticker_init(fleet_pool_node_t *node, fleet_pool_ticker_t *ticker,
+                       const char *name, uint32_t period_ms,
+                       const fleet_pool_ticker_options_t *options);
 
 /* Starts taking part: `cb` gets each tick this node claims. Returns 0,
  * FLEET_EINVAL, FLEET_EALREADY (started already) or FLEET_ECLOSING. */
@@ -464,18 +484,26 @@ FLEET_EXTERN int fleet_pool_plan_stop(fleet_pool_plan_t *plan, const char *key);
 /* The plan stops every job the schedule started that it does not start. */
 FLEET_EXTERN int fleet_pool_plan_stop_all(fleet_pool_plan_t *plan);
 
+/* The options of a schedule. */
+typedef struct {
+  /* Optional: hears failed plans, dispatches (other than FLEET_EEXIST) and
+   * stops. */
+  fleet_error_cb error_cb;
+} fleet_pool_schedule_options_t;
+
+/* Fills `options` with the defaults (no error callback). */
+FLEET_EXTERN void
+fleet_pool_schedule_options_init(fleet_pool_schedule_options_t *options);
+
 /* Initializes `schedule`, the schedule `name` (the name rule) of the pool
  * of `node`, planning every `interval_ms` (at least
  * FLEET_POOL_TICK_MIN_MS). Its dispatches and stops go through `node`,
- * which must stay open while the schedule is. `error_cb` (may be NULL)
- * hears failed plans, dispatches (other than FLEET_EEXIST) and stops.
- * Sends nothing. Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or
- * FLEET_ENOMEM. */
-FLEET_EXTERN int fleet_pool_schedule_init(fleet_pool_node_t *node,
-                                          fleet_pool_schedule_t *schedule,
-                                          const char *name,
-                                          uint32_t interval_ms,
-                                          fleet_error_cb error_cb);
+ * which must stay open while the schedule is. `options` may be NULL for
+ * the defaults; it is copied. Sends nothing. Returns 0, FLEET_EINVAL,
+ * FLEET_E2BIG, FLEET_ECLOSING or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_pool_schedule_init(
+    fleet_pool_node_t *node, fleet_pool_schedule_t *schedule, const char *name,
+    uint32_t interval_ms, const fleet_pool_schedule_options_t *options);
 
 /* Starts taking part: `cb` plans the intervals this node gets. Returns 0,
  * FLEET_EINVAL, FLEET_EALREADY or FLEET_ECLOSING. */

@@ -34,7 +34,8 @@ typedef struct fleet__leader_s {
   fleet__handle_t base;
   fleet_leader_t *pub;
   leader_state_t state;
-  fleet_leader_callbacks_t cbs;
+  fleet_leader_elected_cb elected_cb;
+  fleet_leader_demoted_cb demoted_cb;
   char *name;
   char *owner;
   uint32_t ttl_ms;
@@ -118,7 +119,7 @@ static void leader_on_acquired(fleet_lock_t *lock, int status, uint64_t token,
   if (status == 0) {
     ld->token = token;
     leader_set_state(ld, LEADER_LEADER);
-    ld->cbs.elected(ld->pub, token);
+    ld->elected_cb(ld->pub, token);
     return;
   }
   uv_timer_start(&ld->timer, leader_on_timer, ld->retry_ms, 0);
@@ -141,7 +142,7 @@ static void leader_on_lost(fleet_lock_t *lock, int status, uint64_t token) {
   if (ld->state != LEADER_LEADER)
     return;
   leader_set_state(ld, LEADER_CAMPAIGNING);
-  ld->cbs.demoted(ld->pub, status);
+  ld->demoted_cb(ld->pub, status);
   if (ld->state == LEADER_CAMPAIGNING)
     leader_try(ld);
 }
@@ -170,7 +171,7 @@ static void leader_close_lock(leader_t *ld) {
 }
 
 /* The close, at once: stop campaigning, give up a lease held (without
- * `demoted`). A pending resign is cancelled by the base. */
+ * `demoted_cb`). A pending resign is cancelled by the base. */
 static void leader_close(fleet__handle_t *h) {
   leader_t *ld = (leader_t *)h;
 
@@ -213,26 +214,24 @@ static leader_t *leader_enter(fleet_leader_t *leader, int ok, unsigned states,
 
 int fleet_leader_init(fleet_client_t *client, fleet_leader_t *leader,
                       const char *name, const char *owner, uint32_t ttl_ms,
-                      const fleet_leader_callbacks_t *callbacks,
                       const fleet_leader_options_t *options) {
   leader_t *ld;
   int err;
 
   if ((err = fleet__handle_init_begin(leader, client)) != 0)
     return err;
-  if (callbacks == NULL || callbacks->elected == NULL ||
-      callbacks->demoted == NULL)
+  if (options == NULL || options->elected_cb == NULL ||
+      options->demoted_cb == NULL)
     return FLEET_EINVAL;
   ld = calloc(1, sizeof(*ld));
   if (ld == NULL)
     return FLEET_ENOMEM;
-  ld->cbs = *callbacks;
+  ld->elected_cb = options->elected_cb;
+  ld->demoted_cb = options->demoted_cb;
   ld->ttl_ms = ttl_ms;
-  if (options != NULL) {
-    ld->lock_options.renew_interval_ms = options->renew_interval_ms;
-    ld->lock_options.safety_margin_ms = options->safety_margin_ms;
-    ld->lock_options.retry_max_ms = options->retry_max_ms;
-  }
+  ld->lock_options.renew_interval_ms = options->renew_interval_ms;
+  ld->lock_options.safety_margin_ms = options->safety_margin_ms;
+  ld->lock_options.retry_max_ms = options->retry_max_ms;
   ld->lock_options.lost_cb = leader_on_lost;
   ld->lock_options.error_cb = leader_on_lock_error;
   ld->retry_ms =
@@ -252,7 +251,7 @@ int fleet_leader_init(fleet_client_t *client, fleet_leader_t *leader,
     return err;
   }
   ld->pub = leader;
-  ld->base.error_cb = callbacks->error;
+  ld->base.error_cb = options->error_cb;
   ld->base.mblock.name = ld->name; /* metrics */
   ld->base.mblock.name_len = ld->name != NULL ? strlen(ld->name) : 0;
   /* The lock handle checks the name, the owner and the timing. */
@@ -291,7 +290,7 @@ static void leader_on_lock_closed(fleet_handle_t *lock) {
     leader_set_state(ld, LEADER_IDLE);
     ld->resign = NULL;
     if (ld->was_leader)
-      ld->cbs.demoted(ld->pub, 0);
+      ld->demoted_cb(ld->pub, 0);
     /* The demoted callback may have closed the handle: then the close
      * completes the resign with FLEET_ECANCELED. */
     if (ld->state != LEADER_CLOSING)

@@ -168,7 +168,8 @@ int fleet_pool_worker_add(fleet_pool_node_t *node, fleet_pool_worker_t *worker,
   if (worker != NULL)
     worker->internal_ = NULL;
   if (p == NULL || worker == NULL || handler == NULL ||
-      handler->start == NULL || handler->stop == NULL || p->opts.client_only)
+      handler->start_cb == NULL || handler->stop_cb == NULL ||
+      p->opts.client_only)
     return FLEET_EINVAL;
   if ((err = fleet__pool_usable(p)) != 0)
     return err;

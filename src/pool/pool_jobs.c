@@ -51,7 +51,7 @@ void fleet__pool_stop_job(struct fleet_pool_job_s *job,
   /* Unlinked first: the callback may close the node or start other
    * work, and must find this job gone. */
   fleet__list_remove(&job->node);
-  w->handler.stop(w->pub, job, reason);
+  w->handler.stop_cb(w->pub, job, reason);
   free(job->key);
   free(job->payload);
   free(job);
@@ -234,7 +234,7 @@ static void pool_ev_start(fleet__pool_t *p, fleet__pool_worker_t *w,
   job->payload_len = ev[4].len;
   job->token = token;
   fleet__list_insert_head(&w->jobs, &job->node);
-  w->handler.start(w->pub, job);
+  w->handler.start_cb(w->pub, job);
 }
 
 void fleet__pool_job_event(fleet__pool_t *p, const fleet__reply_t *ev) {
@@ -265,9 +265,9 @@ void fleet__pool_job_event(fleet__pool_t *p, const fleet__reply_t *ev) {
       break;
     }
     case 'n':
-      if (job != NULL && job->token == token && w->handler.notify != NULL) {
+      if (job != NULL && job->token == token && w->handler.notify_cb != NULL) {
         fleet_bytes_t payload = {ev[4].str, ev[4].len};
-        w->handler.notify(w->pub, job, payload);
+        w->handler.notify_cb(w->pub, job, payload);
       }
       break;
     default:

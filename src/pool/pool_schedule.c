@@ -315,15 +315,22 @@ static const fleet__handle_vt_t sched_vt = {
     .free = sched_free,
 };
 
+void fleet_pool_schedule_options_init(fleet_pool_schedule_options_t *options) {
+  memset(options, 0, sizeof(*options));
+}
+
 int fleet_pool_schedule_init(fleet_pool_node_t *node,
                              fleet_pool_schedule_t *schedule, const char *name,
-                             uint32_t interval_ms, fleet_error_cb error_cb) {
+                             uint32_t interval_ms,
+                             const fleet_pool_schedule_options_t *options) {
   char tname[FLEET__NAME_MAX + 1];
+  fleet_pool_ticker_options_t to;
   fleet__pool_child_t *c;
   sched_t *sc;
   int err = fleet__pool_child_init(
       node, (fleet_handle_t *)schedule, &sched_vt, sizeof(*sc), name,
-      FLEET__NAME_MAX - strlen(SCHED_PREFIX), interval_ms, error_cb, &c);
+      FLEET__NAME_MAX - strlen(SCHED_PREFIX), interval_ms,
+      options != NULL ? options->error_cb : NULL, &c);
 
   if (err != 0)
     return err;
@@ -331,8 +338,9 @@ int fleet_pool_schedule_init(fleet_pool_node_t *node,
   sc->pub = schedule;
   sc->node = node;
   snprintf(tname, sizeof(tname), SCHED_PREFIX "%s", name);
-  err = fleet_pool_ticker_init(node, &sc->ticker, tname, interval_ms,
-                               sched_on_ticker_error);
+  fleet_pool_ticker_options_init(&to);
+  to.error_cb = sched_on_ticker_error;
+  err = fleet_pool_ticker_init(node, &sc->ticker, tname, interval_ms, &to);
   if (err != 0) {
     fleet__pool_child_abort(&sc->c);
     return err;

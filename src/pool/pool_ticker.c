@@ -299,15 +299,20 @@ static const fleet__handle_vt_t ticker_vt = {
     .free = ticker_free,
 };
 
+void fleet_pool_ticker_options_init(fleet_pool_ticker_options_t *options) {
+  memset(options, 0, sizeof(*options));
+}
+
 int fleet_pool_ticker_init(fleet_pool_node_t *node, fleet_pool_ticker_t *ticker,
                            const char *name, uint32_t period_ms,
-                           fleet_error_cb error_cb) {
+                           const fleet_pool_ticker_options_t *options) {
   fleet__pool_t *p = fleet__pool_of(node);
   fleet__pool_child_t *c;
   ticker_t *tk;
-  int err = fleet__pool_child_init(node, (fleet_handle_t *)ticker, &ticker_vt,
-                                   sizeof(*tk), name, FLEET__NAME_MAX,
-                                   period_ms, error_cb, &c);
+  int err =
+      fleet__pool_child_init(node, (fleet_handle_t *)ticker, &ticker_vt,
+                             sizeof(*tk), name, FLEET__NAME_MAX, period_ms,
+                             options != NULL ? options->error_cb : NULL, &c);
 
   if (err != 0)
     return err;

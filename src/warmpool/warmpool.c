@@ -285,13 +285,16 @@ static void wp_on_leader_error(fleet_handle_t *h, int status,
 /* Campaigns for primary: the candidate is made once (a start that failed
  * to campaign keeps it for the next start) and closes with the node. */
 static int wp_campaign(fleet__warmpool_t *wp) {
-  fleet_leader_callbacks_t cbs = {wp_on_elected, wp_on_demoted,
-                                  wp_on_leader_error};
+  fleet_leader_options_t lo;
   int err;
 
   if (!wp->leader_open) {
+    fleet_leader_options_init(&lo);
+    lo.elected_cb = wp_on_elected;
+    lo.demoted_cb = wp_on_demoted;
+    lo.error_cb = wp_on_leader_error;
     err = fleet_leader_init(wp->base.client->pub, &wp->leader, wp->name,
-                            wp->owner, wp->opts.primary_ttl_ms, &cbs, NULL);
+                            wp->owner, wp->opts.primary_ttl_ms, &lo);
     if (err != 0)
       return err;
     fleet__handle_set_internal(wp->leader.internal_);

@@ -44,7 +44,8 @@ static void pool_stop(fleet_pool_worker_t *w, fleet_pool_job_t *job,
   (void)reason;
 }
 
-static const fleet_pool_handler_t pool_handler = {pool_start, pool_stop, NULL};
+static const fleet_pool_handler_t pool_handler = {.start_cb = pool_start,
+                                                  .stop_cb = pool_stop};
 
 static void pool_dispatched(fleet_handle_t *h, int status, void *arg) {
   (void)h;
