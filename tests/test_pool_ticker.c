@@ -133,8 +133,6 @@ CONFORMANCE_IMPL(pool_ticker_basic) {
   ASSERT_EQ(0, k.after_stop);
   ASSERT_STR_EQ("stopped", fleet__pool_ticker_state_name(&k.t[0]));
   ASSERT_ERR(FLEET_EALREADY, fleet_pool_ticker_end(&k.t[0], status_cb, 0));
-  /* The deprecated name is the same call. */
-  ASSERT_ERR(FLEET_EALREADY, fleet_pool_ticker_stop(&k.t[0], status_cb, 0));
   ASSERT_ERR(FLEET_EINVAL, fleet_pool_ticker_end(&k.t[1], NULL, 0));
   check_seqs(&k, 1, 30);
   ASSERT_EQ(0, k.errors);

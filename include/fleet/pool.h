@@ -440,12 +440,6 @@ FLEET_EXTERN int fleet_pool_ticker_start(fleet_pool_ticker_t *ticker,
 FLEET_EXTERN int fleet_pool_ticker_end(fleet_pool_ticker_t *ticker,
                                        fleet_status_cb cb, void *user_data);
 
-/* Deprecated: the old name of fleet_pool_ticker_end(), kept so that
- * existing programs build and run; it ends the ticker for every node, as
- * fleet_pool_ticker_end() does. New code calls fleet_pool_ticker_end(). */
-FLEET_EXTERN int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker,
-                                        fleet_status_cb cb, void *user_data);
-
 /* Closes the ticker on this node only: the others go on ticking. */
 FLEET_EXTERN int fleet_pool_ticker_close(fleet_pool_ticker_t *ticker,
                                          fleet_close_cb cb);

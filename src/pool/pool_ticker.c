@@ -268,11 +268,6 @@ int fleet_pool_ticker_end(fleet_pool_ticker_t *ticker, fleet_status_cb cb,
                      &key, 1, tk->c.args.argv, tk->c.args.argc);
 }
 
-int fleet_pool_ticker_stop(fleet_pool_ticker_t *ticker, fleet_status_cb cb,
-                           void *user_data) {
-  return fleet_pool_ticker_end(ticker, cb, user_data);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Init, start, close                                                       */
 
