@@ -40,6 +40,11 @@ void fleet__handle_set_internal(fleet__handle_t *h) {
   h->internal = 1;
 }
 
+void fleet__handle_adopt(fleet__handle_t *parent, fleet__handle_t *child) {
+  child->internal = 1;
+  child->parent = parent;
+}
+
 void fleet__handle_abort(fleet__handle_t *h) {
   fleet__list_remove(&h->node);
   h->pub->internal_ = NULL;
@@ -98,6 +103,7 @@ static void handle_maybe_finish(fleet__handle_t *h) {
   struct fleet__client_s *c = h->client;
   fleet_handle_t *pub = h->pub;
   fleet_close_cb cb = h->close_cb;
+  fleet__handle_t *parent = h->parent;
 
   if (!h->closing || !h->cancelled || h->outstanding > 0 || h->holds > 0)
     return;
@@ -108,8 +114,12 @@ static void handle_maybe_finish(fleet__handle_t *h) {
   h->vt->free(h);
   if (cb != NULL)
     cb(pub);
-  /* A client closed while this handle was closing finishes now. */
+  /* A client closed while this handle was closing finishes now (not while
+   * a parent is still open: the parent is on the client's list). */
   fleet__client_maybe_closed(c);
+  /* The parent held since this child's close began may finish now. */
+  if (parent != NULL)
+    fleet__handle_unhold(parent);
 }
 
 /* The close's deferred step, on the loop iteration after the close call:
@@ -141,6 +151,8 @@ int fleet__handle_close(fleet__handle_t *h, fleet_close_cb close_cb) {
     return FLEET_ECLOSING;
   h->closing = 1;
   h->close_cb = close_cb;
+  if (h->parent != NULL)
+    fleet__handle_hold(h->parent);
   if (h->vt->close != NULL)
     h->vt->close(h);
   for (size_t i = 0; i < FLEET__HANDLE_SUBS_MAX; i++)

@@ -75,6 +75,9 @@ struct fleet__handle_s {
   size_t outstanding; /* backend calls not answered yet */
   size_t holds;       /* other reasons to stay open */
   int internal;       /* made by another handle: not walked */
+  /* The handle that made this one (fleet__handle_adopt()), held open
+   * while this one closes; NULL for the user's handles. */
+  struct fleet__handle_s *parent;
   int closing;
   int cancelled; /* the deferred cancellation ran */
   fleet_close_cb close_cb;
@@ -159,6 +162,15 @@ int fleet__handle_init(fleet__handle_t *h, const fleet__handle_vt_t *vt,
  * client's close does not wait for it, and fleet_client_walk() never
  * shows it. Call it right after the init of `h`. */
 void fleet__handle_set_internal(fleet__handle_t *h);
+
+/* Makes `child`, a handle `parent` made for itself (a worker's queue, a
+ * leader's lock, a schedule's ticker, a warm pool's leader), internal
+ * (fleet__handle_set_internal()) and a child of `parent`: once the child's
+ * close starts, whoever starts it, `parent` stays open until the child
+ * has closed and its close callback has run. A parent closes its children
+ * from its `close` hook, with no close callback of its own to write. Call
+ * it right after the init of `child`. */
+void fleet__handle_adopt(fleet__handle_t *parent, fleet__handle_t *child);
 
 /* Undoes fleet__handle_init() for a handle whose init failed later on;
  * nothing is called back. */

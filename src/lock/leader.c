@@ -83,7 +83,7 @@ static int leader_open_lock(leader_t *ld) {
                         ld->ttl_ms, &ld->lock_options);
   if (err == 0) {
     /* The candidate's own: closed with it, never shown by a walk. */
-    fleet__handle_set_internal(ld->lock.internal_);
+    fleet__handle_adopt(&ld->base, ld->lock.internal_);
     ld->lock.internal_->metrics = &ld->base.mblock; /* counts as the leader */
     ld->lock.data = ld;
     ld->lock_open = 1;
@@ -160,13 +160,12 @@ static void leader_free(fleet__handle_t *h) {
 
 static void leader_on_lock_closed(fleet_handle_t *lock);
 
-/* Closes the lock handle if it is open; the candidate stays open until it
- * has closed. */
+/* Closes the lock handle if it is open; the candidate, its parent, stays
+ * open until it has closed (fleet__handle_adopt()). */
 static void leader_close_lock(leader_t *ld) {
   if (!ld->lock_open)
     return;
   ld->lock_open = 0;
-  fleet__handle_hold(&ld->base);
   fleet_lock_close(&ld->lock, leader_on_lock_closed);
 }
 
@@ -296,7 +295,6 @@ static void leader_on_lock_closed(fleet_handle_t *lock) {
     if (ld->state != LEADER_CLOSING)
       fleet__call_finish(req, 0);
   }
-  fleet__handle_unhold(&ld->base);
 }
 
 int fleet_leader_resign(fleet_leader_t *leader, fleet_status_cb cb,

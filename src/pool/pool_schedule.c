@@ -283,18 +283,13 @@ static void sched_on_ticker_error(fleet_handle_t *h, int status,
 /* ------------------------------------------------------------------------ */
 /* Init, start, close                                                       */
 
-static void sched_ticker_closed(fleet_handle_t *h) {
-  sched_t *sc = h->data;
-
-  fleet__handle_unhold(&sc->c.base);
-}
-
+/* The schedule, the ticker's parent, stays open until the ticker has
+ * closed (fleet__handle_adopt()). */
 static void sched_close(fleet__handle_t *h) {
   sched_t *sc = (sched_t *)h;
 
-  if (sc->ticker_open &&
-      fleet_pool_ticker_close(&sc->ticker, sched_ticker_closed) == 0)
-    fleet__handle_hold(h);
+  if (sc->ticker_open)
+    fleet_pool_ticker_close(&sc->ticker, NULL);
   sc->ticker_open = 0;
 }
 
@@ -346,7 +341,7 @@ int fleet_pool_schedule_init(fleet_pool_node_t *node,
     return err;
   }
   /* The schedule's own: closed with it, never shown by a walk. */
-  fleet__handle_set_internal(sc->ticker.internal_);
+  fleet__handle_adopt(&sc->c.base, sc->ticker.internal_);
   sc->ticker.data = sc;
   sc->ticker_open = 1;
   return 0;

@@ -491,7 +491,7 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     iq->park_ttl_ms = w->o.claim_ttl_ms;
   if (iq->park_ttl_ms / 3 > w->o.heartbeat_ms)
     iq->park_ttl_ms = 3 * w->o.heartbeat_ms;
-  fleet__handle_set_internal(w->queue.internal_);
+  fleet__handle_adopt(&w->base, w->queue.internal_);
   w->base.mblock.name = w->queue.internal_->mblock.name; /* metrics */
   w->base.mblock.name_len = w->queue.internal_->mblock.name_len;
   fleet__handle_hold(&w->base); /* until the queue's close callback */
