@@ -154,10 +154,11 @@ FLEET_EXTERN void fleet_warmpool_options_init(fleet_warmpool_options_t *o);
  * primary_ttl_ms ran out. While another live node holds the id, the start
  * fails with FLEET_ECONFLICT (fleet_client_last_error() names the id), and
  * so do the node's acquires, releases and creations on demand, whether
- * its start succeeded or not. A resource is borrowed by the node instance that
- * acquired it: no other node, even under the same owner id, releases it or
- * renews its lease. A started node that finds its id taken by another node (its
- * lease ran out while it was stopped, and the other started) is refused
+ * its start succeeded or not. A resource is borrowed by the node instance
+ * that acquired it: no other node, even under the same owner id, releases
+ * it or renews its lease. A started node that finds its id taken by
+ * another node (its lease ran out while it was stopped, and the other
+ * started) is refused
  * for good: its error callback hears FLEET_ECONFLICT once, it stops
  * campaigning (a primary gives its lease up and hears primary(0)), its
  * borrow leases stop being renewed, and acquire, release and start return
