@@ -161,9 +161,9 @@ FLEET_EXTERN void fleet_warmpool_options_init(fleet_warmpool_options_t *o);
  * started) is refused for good: its error_cb hears FLEET_ECONFLICT once,
  * it stops campaigning (a primary gives its lease up and its primary_cb
  * hears 0), its borrow leases stop being renewed, and acquire, release and
- * start return FLEET_ECONFLICT; it should be closed. A lease that ran out with nobody
- * taking it is taken again at the next renewal, and the error_cb hears
- * FLEET_ESTALE.
+ * start return FLEET_ECONFLICT; it should be closed. A lease that ran out
+ * with nobody taking it is taken again at the next renewal, and the
+ * error_cb hears FLEET_ESTALE.
  *
  * `options` (NULL for the defaults) is copied. A node that is never
  * started may take snapshots and resize the pool; acquire, release and
