@@ -372,6 +372,7 @@ static void test_begin(void) {
 CONFORMANCE_IMPL(warmpool_bad_input) {
   fleet_warmpool_handlers_t no_create = {NULL, on_destroy, on_check};
   fleet_warmpool_handlers_t no_destroy = {on_create, NULL, on_check};
+  fleet_warmpool_handlers_t all = {on_create, on_destroy, on_check};
   fleet_warmpool_options_t o;
   answer_t q;
   fleet_warmpool_t wp;
@@ -437,8 +438,7 @@ CONFORMANCE_IMPL(warmpool_bad_input) {
   ASSERT_OK(q.status);
   ASSERT_EQ(0, a.started);
   ASSERT_OK(node_start(&e, &a));
-  ASSERT_ERR(FLEET_EALREADY,
-             fleet_warmpool_start(&a.wp, &no_destroy, on_start, NULL));
+  ASSERT_ERR(FLEET_EALREADY, fleet_warmpool_start(&a.wp, &all, on_start, NULL));
   ASSERT_STR_EQ("healthy", fleet_warmpool_state_name(FLEET_WARMPOOL_HEALTHY));
   ASSERT_STR_EQ("unknown", fleet_warmpool_state_name(42));
   node_close(&e, &a);
