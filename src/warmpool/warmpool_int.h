@@ -39,7 +39,7 @@ typedef enum {
 const char *fleet__warmpool_node_state_name(fleet__warmpool_node_state_t state);
 typedef struct fleet__warmpool_req_s fleet__warmpool_req_t;
 
-/* Which of the user's callbacks does a work. */
+/* Which of the user's handlers (given at start) does a work. */
 enum {
   FLEET__WARMPOOL_CREATE, /* create: the primary's creation, or one on demand */
   FLEET__WARMPOOL_DESTROY, /* destroy */
