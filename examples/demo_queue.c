@@ -390,7 +390,6 @@ static int demo_worker_main(const demo_args_t *a, int run) {
   o.concurrency = (uint32_t)d.concurrency;
   o.claim_ttl_ms = (uint32_t)d.claim_ttl_ms;
   o.heartbeat_ms = (uint32_t)d.heartbeat_ms;
-  o.handler = demo_handler;
   o.done_cb = demo_done;
   o.lost_cb = demo_lost;
   o.error_cb = demo_worker_error;
@@ -436,7 +435,7 @@ static int demo_worker_main(const demo_args_t *a, int run) {
   err = fleet_worker_init(&d.c.client, &d.w, d.queue, &o);
   if (err == 0) {
     d.worker_open = 1;
-    err = fleet_worker_start(&d.w);
+    err = fleet_worker_start(&d.w, demo_handler);
   }
   if (err == 0 && run) {
     err = fleet_queue_init(&d.c.client, &d.q, d.queue, NULL);

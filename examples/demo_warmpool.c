@@ -276,10 +276,11 @@ static int demo_wp_flags(demo_wp_t *d, const demo_args_t *a, const char *cmd) {
   return 0;
 }
 
+/* The node's handlers, given at its start. */
+static const fleet_warmpool_handlers_t demo_wp_handlers = {
+    demo_wp_create, demo_wp_destroy, NULL};
+
 static int demo_wp_open(demo_wp_t *d, const demo_args_t *a, int client_only) {
-  fleet_warmpool_callbacks_t cbs = {
-      demo_wp_create, demo_wp_destroy, NULL,
-      demo_wp_put,    demo_wp_primary, demo_wp_error};
   fleet_warmpool_options_t o;
   int err;
 
@@ -301,12 +302,14 @@ static int demo_wp_open(demo_wp_t *d, const demo_args_t *a, int client_only) {
   o.borrow_lease_ms = (uint32_t)d->borrow_lease_ms;
   o.client_only = client_only;
   o.backoff_max_ms = 2000;
+  o.put_cb = demo_wp_put;
+  o.primary_cb = demo_wp_primary;
+  o.error_cb = demo_wp_error;
   if (d->fingerprint != NULL)
     o.definition = (fleet_bytes_t){d->fingerprint, strlen(d->fingerprint)};
   d->wp.data = d;
   /* Without --node-id, fleet makes one. */
-  err =
-      fleet_warmpool_init(&d->c.client, &d->wp, d->pool, d->node_id, &cbs, &o);
+  err = fleet_warmpool_init(&d->c.client, &d->wp, d->pool, d->node_id, &o);
   if (err != 0) {
     demo_fail("warmpool", err);
     demo_client_close(&d->c);
@@ -343,11 +346,27 @@ static int demo_wp_node(demo_wp_t *d) {
   uv_signal_start(&d->sigint, demo_wp_on_signal, SIGINT);
   uv_signal_start(&d->sigterm, demo_wp_on_signal, SIGTERM);
   d->signals_open = 1;
-  if ((err = fleet_warmpool_start(&d->wp, demo_wp_on_started, d)) != 0) {
+  if ((err = fleet_warmpool_start(&d->wp, &demo_wp_handlers, demo_wp_on_started,
+                                  d)) != 0) {
     demo_fail("warmpool start", err);
     demo_wp_finish(d, 1);
   }
   return demo_wp_loop(d);
+}
+
+/* The start of a one-shot acquire or drain, a client-only node: the call
+ * goes out at once with the handlers the start gave, and its own answer
+ * ends the command. A failed start is only a warning: the call does not
+ * depend on it (with other definition flags than the nodes', say, the
+ * fingerprints differ, and an acquire or drain still works). */
+static void demo_wp_on_client_started(fleet_handle_t *h, int status,
+                                      void *arg) {
+  demo_wp_t *d = arg;
+
+  (void)h;
+  if (status != 0)
+    fleet_escape_print(stderr, "fleet-demo: warning: %s",
+                       fleet_client_last_error(&d->c.client));
 }
 
 static void demo_wp_on_released(fleet_handle_t *h, int status, void *arg) {
@@ -486,7 +505,12 @@ int demo_warmpool(const demo_args_t *a) {
     return 1;
   if (is_node)
     return demo_wp_node(&d);
-  if (strcmp(cmd, "acquire") == 0)
+  if (strcmp(cmd, "acquire") == 0 || strcmp(cmd, "drain") == 0)
+    err = fleet_warmpool_start(&d.wp, &demo_wp_handlers,
+                               demo_wp_on_client_started, &d);
+  if (err != 0)
+    ;
+  else if (strcmp(cmd, "acquire") == 0)
     err = fleet_warmpool_acquire(&d.wp, demo_wp_on_acquired, &d);
   else if (strcmp(cmd, "resize") == 0)
     err = fleet_warmpool_resize(&d.wp, (uint32_t)d.target, demo_wp_on_resized,

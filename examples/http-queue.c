@@ -909,14 +909,13 @@ int main(int argc, char **argv) {
   }
   fleet_worker_options_init(&wo);
   wo.concurrency = (uint32_t)concurrency;
-  wo.handler = hq_handler;
   wo.done_cb = hq_done;
   wo.error_cb = hq_on_worker_error;
   wo.queue.keep_completed = 1000; /* GET /jobs/<id> shows completed jobs */
   app.queue.data = app.worker.data = &app;
   if ((err = fleet_queue_init(&app.client, &app.queue, queue, NULL)) != 0 ||
       (err = fleet_worker_init(&app.client, &app.worker, queue, &wo)) != 0 ||
-      (err = fleet_worker_start(&app.worker)) != 0) {
+      (err = fleet_worker_start(&app.worker, hq_handler)) != 0) {
     fprintf(stderr, "http-queue: %s\n", fleet_strerror(err));
     return 1;
   }

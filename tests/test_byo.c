@@ -214,12 +214,11 @@ TEST_IMPL(byo_queue_worker) {
                               fleet_test_ms(5000)));
 
   fleet_worker_options_init(&wo);
-  wo.handler = q_handler;
   wo.done_cb = q_done;
   wo.poll_ms = 600000;
   w.data = &s;
   ASSERT_OK(fleet_worker_init(&b.client, &w, "jobs", &wo));
-  ASSERT_OK(fleet_worker_start(&w));
+  ASSERT_OK(fleet_worker_start(&w, q_handler));
   q.data = &s;
   ASSERT_OK(fleet_queue_init(&b.client, &q, "jobs", NULL));
 
@@ -510,12 +509,11 @@ TEST_IMPL(byo_sub_killed) {
   memset(&s, 0, sizeof(s));
   s.b = &b;
   fleet_worker_options_init(&wo);
-  wo.handler = q_handler;
   wo.done_cb = q_done;
   wo.poll_ms = 200;
   w.data = &s;
   ASSERT_OK(fleet_worker_init(&b.client, &w, "jobs", &wo));
-  ASSERT_OK(fleet_worker_start(&w));
+  ASSERT_OK(fleet_worker_start(&w, q_handler));
   q.data = &s;
   ASSERT_OK(fleet_queue_init(&b.client, &q, "jobs", NULL));
   ASSERT(fleet_test_run_until(&b.loop, q_channels_up, &b, fleet_test_ms(5000)));

@@ -335,11 +335,10 @@ CONFORMANCE_IMPL(queue_admin_pause_worker) {
   qt_open(&t, b->url, "admin-pause-worker", NULL);
   ASSERT_OK(adm_pause(&a, fleet_queue_pause));
   fleet_worker_options_init(&o);
-  o.handler = pw_handler;
   o.poll_ms = 60000;
   ASSERT_OK(fleet_worker_init(&t.c.client, &w, "admin-pause-worker", &o));
   w.data = &p;
-  ASSERT_OK(fleet_worker_start(&w));
+  ASSERT_OK(fleet_worker_start(&w, pw_handler));
   qt_add(&t, "a", "1", id);
   qt_sleep(&t, 300);
   ASSERT_EQ(0, p.handled);

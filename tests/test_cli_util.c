@@ -386,24 +386,21 @@ static void cli_wp_snap(fleet_warmpool_t *pool, int status,
 
 cli_wp_t *cli_fixture_warmpool(const char *url, const char *prefix,
                                const char *name, uint32_t target) {
-  fleet_warmpool_callbacks_t cbs;
+  static const fleet_warmpool_handlers_t handlers = {cli_wp_work, cli_wp_work,
+                                                     NULL};
   fleet_warmpool_options_t o;
   cli_wp_t *w = calloc(1, sizeof(*w));
   uint64_t t0;
 
   ASSERT_NOT_NULL(w);
   cli_fx_open(&w->f, url, prefix);
-  memset(&cbs, 0, sizeof(cbs));
-  cbs.create = cli_wp_work;
-  cbs.destroy = cli_wp_work;
   fleet_warmpool_options_init(&o);
   o.target_idle = target;
   o.primary_ttl_ms = 60000;
   o.reconcile_ms = 100;
-  ASSERT_OK(
-      fleet_warmpool_init(&w->f.client, &w->pool, name, "wp-node", &cbs, &o));
+  ASSERT_OK(fleet_warmpool_init(&w->f.client, &w->pool, name, "wp-node", &o));
   w->pool.data = &w->f;
-  ASSERT_OK(fleet_warmpool_start(&w->pool, cli_fx_status, &w->f));
+  ASSERT_OK(fleet_warmpool_start(&w->pool, &handlers, cli_fx_status, &w->f));
   cli_fx_wait(&w->f);
   ASSERT_OK(w->f.status);
   /* Until the primary has made the target (bounded). */

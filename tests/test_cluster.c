@@ -100,11 +100,10 @@ TEST_IMPL(cluster_foreign_seed) {
   memset(&n, 0, sizeof(n));
   fleet_worker_options_init(&wo);
   wo.concurrency = 16;
-  wo.handler = seed_handler;
   wo.done_cb = seed_done;
   w.data = &n;
   ASSERT_OK(fleet_worker_init(&t.c.client, &w, "jobs", &wo));
-  ASSERT_OK(fleet_worker_start(&w));
+  ASSERT_OK(fleet_worker_start(&w, seed_handler));
   ASSERT(
       fleet_test_wait_count(&t.c.loop, &n.completed, N, fleet_test_ms(20000)));
   ASSERT_EQ(N, n.handled);

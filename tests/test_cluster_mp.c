@@ -142,7 +142,6 @@ static _Noreturn void cmp_child_main(const cmp_spec_t *spec) {
   wo.concurrency = spec->concurrency;
   wo.claim_ttl_ms = spec->claim_ttl_ms;
   wo.heartbeat_ms = spec->heartbeat_ms;
-  wo.handler = cmp_handler;
   wo.done_cb = cmp_done;
   wo.error_cb = cmp_on_error;
   c.w.data = &c;
@@ -151,7 +150,7 @@ static _Noreturn void cmp_child_main(const cmp_spec_t *spec) {
   uv_signal_init(&c.loop, &c.sigterm);
   c.sigterm.data = &c;
   uv_signal_start(&c.sigterm, cmp_on_sigterm, SIGTERM);
-  if (fleet_worker_start(&c.w) != 0)
+  if (fleet_worker_start(&c.w, cmp_handler) != 0)
     _exit(14);
   uv_run(&c.loop, UV_RUN_DEFAULT);
   _exit(c.failed ? 13 : 0);

@@ -285,18 +285,18 @@ static fleet_warmpool_options_t ident_wp_opts(uint32_t ttl) {
 /* One try: a start under the owner id "Y". Returns its result; an
  * accepted node is left open in `wp`. */
 static int ident_wp_try(fleet_warmpool_t *wp, uint32_t ttl) {
-  fleet_warmpool_callbacks_t cbs = {ident_wp_work, ident_wp_work, NULL,
-                                    NULL,          NULL,          NULL};
+  static const fleet_warmpool_handlers_t handlers = {ident_wp_work,
+                                                     ident_wp_work, NULL};
   fleet_warmpool_options_t o = ident_wp_opts(ttl);
   ident_try_t *t;
   int want;
 
   ASSERT_LT(ident.ntries, IDENT_TRIES);
   t = &ident.tries[ident.ntries++];
-  ASSERT_OK(fleet_warmpool_init(&ident.e.c2, wp, "W", "Y", &cbs, &o));
+  ASSERT_OK(fleet_warmpool_init(&ident.e.c2, wp, "W", "Y", &o));
   want = ident.done + 1;
   t->sent = lock_env_now();
-  ASSERT_OK(fleet_warmpool_start(wp, ident_wp_started, NULL));
+  ASSERT_OK(fleet_warmpool_start(wp, &handlers, ident_wp_started, NULL));
   ASSERT(lock_env_wait(&ident.e, &ident.done, want, FLEET_TEST_WAIT_MS));
   t->answered = lock_env_now();
   t->status = ident.status;
@@ -312,8 +312,6 @@ static int ident_wp_try(fleet_warmpool_t *wp, uint32_t ttl) {
 
 TEST_IMPL(warmpool_mp_ident_crash) {
   fleet_test_redis_t *r;
-  fleet_warmpool_callbacks_t cbs = {ident_wp_work, ident_wp_work, NULL,
-                                    NULL,          NULL,          NULL};
   fleet_warmpool_options_t o;
   fleet_warmpool_t obs, wp;
   char ttl[16], root[300];
@@ -337,7 +335,7 @@ TEST_IMPL(warmpool_mp_ident_crash) {
   /* An observer that never starts: its snapshot shows the primary. */
   o = ident_wp_opts(ttl_ms);
   o.client_only = 0;
-  ASSERT_OK(fleet_warmpool_init(&ident.e.c1, &obs, "W", NULL, &cbs, &o));
+  ASSERT_OK(fleet_warmpool_init(&ident.e.c1, &obs, "W", NULL, &o));
   end = lock_env_now() + fleet_test_ms(FLEET_TEST_WAIT_MS);
   while (!primary) {
     want = ident.done + 1;

@@ -255,12 +255,11 @@ CONFORMANCE_IMPL(log_recovered_claim) {
   ASSERT(fleet_test_wait_count(&c.loop, &claimed, 1,
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
   fleet_worker_options_init(&o);
-  o.handler = w_handler;
   o.poll_ms = 60000;
   o.recover_ms = 50;
   w.data = &handled;
   ASSERT_OK(fleet_worker_init(&c.client, &w, "recq", &o));
-  ASSERT_OK(fleet_worker_start(&w));
+  ASSERT_OK(fleet_worker_start(&w, w_handler));
   ASSERT(fleet_test_wait_count(&c.loop, &handled, 1,
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_LE(0, lg_find(&l, 0, FLEET_LOG_WARN,

@@ -241,7 +241,6 @@ static void mt_open(mt_t *m, const char *url, const char *name) {
   memset(m, 0, sizeof(*m));
   qt_open(&m->t, url, name, NULL);
   fleet_worker_options_init(&o);
-  o.handler = mt_handler;
   o.done_cb = mt_done;
   o.poll_ms = 60000;
   m->w.data = m;
@@ -291,7 +290,7 @@ CONFORMANCE_IMPL(metrics_worker_counters) {
   ASSERT_UEQ(5, qm.counters[FLEET_METRIC_JOBS_ENQUEUED]);
   ASSERT_UEQ(0, qm.counters[FLEET_METRIC_JOBS_CLAIMED]);
 
-  ASSERT_OK(fleet_worker_start(&m.w));
+  ASSERT_OK(fleet_worker_start(&m.w, mt_handler));
   /* 3 ok + 1 dead + 2 attempts of "once". */
   ASSERT(fleet_test_wait_count(&m.t.c.loop, &m.settled, 6,
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
@@ -342,13 +341,12 @@ CONFORMANCE_IMPL(metrics_worker_recovered) {
   /* Claimed by hand with a short TTL and never refreshed. */
   ASSERT_EQ(1, qt_claim(&m.t, 1, 200, &job));
   fleet_worker_options_init(&o);
-  o.handler = mt_handler;
   o.done_cb = mt_done;
   o.poll_ms = 60000;
   o.recover_ms = 50;
   w2.data = &m;
   ASSERT_OK(fleet_worker_init(&m.t.c.client, &w2, "rq", &o));
-  ASSERT_OK(fleet_worker_start(&w2));
+  ASSERT_OK(fleet_worker_start(&w2, mt_handler));
   ASSERT(fleet_test_wait_count(&m.t.c.loop, &m.settled, 1,
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_OK(fleet_metrics_read((fleet_handle_t *)&w2, &wm));

@@ -104,10 +104,9 @@ static void cl_open(cl_t *t, const char *url, const char *prefix,
     t->queue_closed = 1;
   /* Zeroed options: every default. */
   memset(&o, 0, sizeof(o));
-  o.handler = cl_handler;
   o.error_cb = cl_on_error;
   ASSERT_OK(fleet_worker_init(&t->c.client, &t->w, "cq", &o));
-  ASSERT_OK(fleet_worker_start(&t->w));
+  ASSERT_OK(fleet_worker_start(&t->w, cl_handler));
 }
 
 /* Enqueues one job; with `wait`, runs the loop until the worker had it. */

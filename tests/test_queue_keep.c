@@ -68,14 +68,13 @@ static void keep_worker_run(keep_worker_t *kw, fleet_test_backend_t *b,
                             const char *name, fleet_worker_options_t *o,
                             char *id) {
   memset(kw, 0, sizeof(*kw));
-  o->handler = keep_handler;
   o->done_cb = keep_done;
   o->poll_ms = 60000; /* woken by the enqueue, not by polling */
   qt_open(&kw->t, b->url, name, NULL);
   kw->w.data = kw;
   ASSERT_OK(fleet_worker_init(&kw->t.c.client, &kw->w, name, o));
   qt_add(&kw->t, "t", "x", id);
-  ASSERT_OK(fleet_worker_start(&kw->w));
+  ASSERT_OK(fleet_worker_start(&kw->w, keep_handler));
   ASSERT(fleet_test_wait_count(&kw->t.c.loop, &kw->completed, 1,
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_EQ(0, kw->other);

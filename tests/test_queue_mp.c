@@ -128,7 +128,7 @@ static void mp_on_sigterm(uv_signal_t *s, int signum) {
 
 static void mp_on_start(uv_timer_t *t) {
   mp_child_t *c = t->data;
-  if (fleet_worker_start(&c->w) != 0)
+  if (fleet_worker_start(&c->w, mp_handler) != 0)
     abort();
 }
 
@@ -155,7 +155,6 @@ static _Noreturn void mp_child_main(const mp_spec_t *spec) {
   wo.concurrency = spec->concurrency;
   wo.claim_ttl_ms = spec->claim_ttl_ms;
   wo.heartbeat_ms = spec->heartbeat_ms;
-  wo.handler = mp_handler;
   wo.done_cb = mp_done;
   c.w.data = &c;
   if (fleet_worker_init(&c.client, &c.w, "work", &wo) != 0)

@@ -434,12 +434,11 @@ CONFORMANCE_IMPL(worker_poison) {
   qt_add(&p.t, "t", "y", good[1]);
   fleet_worker_options_init(&wo);
   wo.concurrency = 1;
-  wo.handler = pzw_handler;
   wo.done_cb = pzw_done;
   wo.error_cb = pzw_error;
   ASSERT_OK(fleet_worker_init(&p.t.c.client, &p.w, "a", &wo));
   p.w.data = &p;
-  ASSERT_OK(fleet_worker_start(&p.w));
+  ASSERT_OK(fleet_worker_start(&p.w, pzw_handler));
   ASSERT(fleet_test_wait_count(&p.t.c.loop, &p.completed, 2,
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT(fleet_test_wait_count(&p.t.c.loop, &p.eproto, 2,

@@ -175,13 +175,12 @@ static int recipes_check(recipe_t *rs, size_t n, const char *where,
   memset(&r, 0, sizeof(r));
   qt_open_prefix(&r.t, url, "fleet", "emails", NULL);
   fleet_worker_options_init(&wo);
-  wo.handler = rw_handler;
   wo.done_cb = rw_done;
   wo.error_cb = rw_error;
   wo.poll_ms = 60000;
   ASSERT_OK(fleet_worker_init(&r.t.c.client, &r.w, "emails", &wo));
   r.w.data = &r;
-  ASSERT_OK(fleet_worker_start(&r.w));
+  ASSERT_OK(fleet_worker_start(&r.w, rw_handler));
   ASSERT(fleet_test_run_until(&r.t.c.loop, subs_ready, subs,
                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   /* The worker's first claim has run (and parked it). */

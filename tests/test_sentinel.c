@@ -509,13 +509,12 @@ static void sen_failover(int replicas, uint32_t wait_replicas) {
   o.heartbeat_ms = 500;
   o.recover_ms = 500;
   o.poll_ms = 500;
-  o.handler = sen_handler;
   o.done_cb = sen_done;
   o.lost_cb = sen_lost;
   o.error_cb = sen_error;
   w.data = loop;
   ASSERT_OK(fleet_worker_init(&t.c.client, &w, "jobs", &o));
-  ASSERT_OK(fleet_worker_start(&w));
+  ASSERT_OK(fleet_worker_start(&w, sen_handler));
 
   start = sen_now_ms();
   deadline = start + fleet_test_ms(30000);

@@ -55,6 +55,7 @@ typedef struct {
   int elected, demoted;
   uint64_t token;
   int started, start_status;
+  int with_check; /* its start gives a check handler */
   int closed;
   int errors;
   int last_error;   /* the status the error callback heard last */
@@ -189,20 +190,41 @@ static fleet_warmpool_options_t test_opts(uint32_t target) {
 
 static void node_init(node_t *n, fleet_client_t *c, const char *owner,
                       const fleet_warmpool_options_t *o, int with_check) {
-  fleet_warmpool_callbacks_t cbs = {on_create, on_destroy, NULL,
-                                    on_put,    on_primary, on_error};
+  fleet_warmpool_options_t oo;
 
+  if (o != NULL)
+    oo = *o;
+  else
+    fleet_warmpool_options_init(&oo);
+  oo.put_cb = on_put;
+  oo.primary_cb = on_primary;
+  oo.error_cb = on_error;
   memset(n, 0, sizeof(*n));
-  if (with_check)
-    cbs.check = on_check;
+  n->with_check = with_check;
   n->wp.data = n;
-  ASSERT_OK(fleet_warmpool_init(c, &n->wp, "wp", owner, &cbs, o));
+  ASSERT_OK(fleet_warmpool_init(c, &n->wp, "wp", owner, &oo));
 }
 
 static int node_start(lock_env_t *e, node_t *n) {
-  ASSERT_OK(fleet_warmpool_start(&n->wp, on_start, NULL));
+  fleet_warmpool_handlers_t h = {on_create, on_destroy, NULL};
+
+  if (n->with_check)
+    h.check_cb = on_check;
+  ASSERT_OK(fleet_warmpool_start(&n->wp, &h, on_start, NULL));
   ASSERT(lock_env_wait(e, &n->started, 1, FLEET_TEST_WAIT_MS));
   return n->start_status;
+}
+
+/* A client-only node with options `o` otherwise, started: it acquires,
+ * releases and drains (with the handlers its start gave) and never
+ * campaigns. */
+static void client_init(lock_env_t *e, node_t *n, fleet_client_t *c,
+                        const char *owner, const fleet_warmpool_options_t *o) {
+  fleet_warmpool_options_t oc = *o;
+
+  oc.client_only = 1;
+  node_init(n, c, owner, &oc, 0);
+  ASSERT_OK(node_start(e, n));
 }
 
 static void node_close(lock_env_t *e, node_t *n) {
@@ -348,50 +370,41 @@ static void test_begin(void) {
 /* ------------------------------------------------------------------------ */
 
 CONFORMANCE_IMPL(warmpool_bad_input) {
-  fleet_warmpool_callbacks_t cbs = {on_create, on_destroy, NULL,
-                                    NULL,      NULL,       NULL};
-  fleet_warmpool_callbacks_t none = {NULL, on_destroy, NULL, NULL, NULL, NULL};
+  fleet_warmpool_handlers_t no_create = {NULL, on_destroy, on_check};
+  fleet_warmpool_handlers_t no_destroy = {on_create, NULL, on_check};
+  fleet_warmpool_handlers_t all = {on_create, on_destroy, on_check};
   fleet_warmpool_options_t o;
+  answer_t q;
   fleet_warmpool_t wp;
   lock_env_t e;
   node_t a;
   char big[600];
 
   lock_env_init(&e, b->url);
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_warmpool_init(NULL, &wp, "wp", "a", &cbs, NULL));
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_warmpool_init(&e.c1, NULL, "wp", "a", &cbs, NULL));
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_warmpool_init(&e.c1, &wp, "", "a", &cbs, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_warmpool_init(NULL, &wp, "wp", "a", NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_warmpool_init(&e.c1, NULL, "wp", "a", NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_warmpool_init(&e.c1, &wp, "", "a", NULL));
   /* A NULL or empty owner id is made by fleet (warmpool_ident_generated). */
   ASSERT_NULL(fleet_warmpool_owner(NULL));
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_warmpool_init(&e.c1, &wp, "wp", "a/b", &cbs, NULL));
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_warmpool_init(&e.c1, &wp, "wp", "a", &none, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_warmpool_init(&e.c1, &wp, "wp", "a/b", NULL));
   memset(big, 'x', sizeof(big) - 1);
   big[sizeof(big) - 1] = '\0';
-  ASSERT_ERR(FLEET_E2BIG,
-             fleet_warmpool_init(&e.c1, &wp, "wp", big, &cbs, NULL));
+  ASSERT_ERR(FLEET_E2BIG, fleet_warmpool_init(&e.c1, &wp, "wp", big, NULL));
   fleet_warmpool_options_init(&o);
   o.idle_ttl_ms = 1000;
   o.min_remaining_ms = 1000;
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_warmpool_init(&e.c1, &wp, "wp", "a", &cbs, &o));
+  ASSERT_ERR(FLEET_EINVAL, fleet_warmpool_init(&e.c1, &wp, "wp", "a", &o));
   fleet_warmpool_options_init(&o);
   o.primary_ttl_ms = 50;
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_warmpool_init(&e.c1, &wp, "wp", "a", &cbs, &o));
+  ASSERT_ERR(FLEET_EINVAL, fleet_warmpool_init(&e.c1, &wp, "wp", "a", &o));
   fleet_warmpool_options_init(&o);
   o.policy = (fleet_warmpool_policy_t)7;
-  ASSERT_ERR(FLEET_EINVAL,
-             fleet_warmpool_init(&e.c1, &wp, "wp", "a", &cbs, &o));
+  ASSERT_ERR(FLEET_EINVAL, fleet_warmpool_init(&e.c1, &wp, "wp", "a", &o));
   /* Defaults: min remaining is half a short idle TTL. */
   fleet_warmpool_options_init(&o);
   o.idle_ttl_ms = 1000;
   o.min_remaining_ms = 0;
-  ASSERT_OK(fleet_warmpool_init(&e.c1, &wp, "wp", "a", &cbs, &o));
+  ASSERT_OK(fleet_warmpool_init(&e.c1, &wp, "wp", "a", &o));
   ASSERT_EQ(500, fleet__warmpool_of(&wp)->opts.min_remaining_ms);
   ASSERT_EQ(16, strlen(fleet_warmpool_fingerprint(&wp)));
   ASSERT_STR_EQ("warmpool", fleet_handle_type_name(wp.type));
@@ -407,8 +420,25 @@ CONFORMANCE_IMPL(warmpool_bad_input) {
   ASSERT_ERR(FLEET_EINVAL, fleet_warmpool_drain(&a.wp, NULL, NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_warmpool_snapshot(&a.wp, NULL, NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_warmpool_work_done(NULL, 0, NULL));
+  /* A start without a required handler is refused and starts nothing. */
+  ASSERT_ERR(FLEET_EINVAL, fleet_warmpool_start(&a.wp, NULL, on_start, NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_warmpool_start(&a.wp, &no_create, on_start, NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_warmpool_start(&a.wp, &no_destroy, on_start, NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_warmpool_start(NULL, &no_create, on_start, NULL));
+  /* Before a start gave the handlers: no acquire, release or drain, which
+   * run them; a snapshot works. */
+  ASSERT_ERR(FLEET_EINVAL, fleet_warmpool_acquire(&a.wp, on_acquire, NULL));
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_warmpool_release(&a.wp, "x", 0, on_status, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_warmpool_drain(&a.wp, on_drain, NULL));
+  q = snap(&e, &a);
+  ASSERT_OK(q.status);
+  ASSERT_EQ(0, a.started);
   ASSERT_OK(node_start(&e, &a));
-  ASSERT_ERR(FLEET_EALREADY, fleet_warmpool_start(&a.wp, on_start, NULL));
+  ASSERT_ERR(FLEET_EALREADY, fleet_warmpool_start(&a.wp, &all, on_start, NULL));
   ASSERT_STR_EQ("healthy", fleet_warmpool_state_name(FLEET_WARMPOOL_HEALTHY));
   ASSERT_STR_EQ("unknown", fleet_warmpool_state_name(42));
   node_close(&e, &a);
@@ -539,7 +569,7 @@ CONFORMANCE_IMPL(warmpool_resize_drain) {
   node_init(&a, &e.c1, "a", &o, 0);
   ASSERT_OK(node_start(&e, &a));
   ASSERT(wait_idle(&e, &a, 4, 4, 5000));
-  node_init(&c, &e.c2, "c", &o, 0);
+  client_init(&e, &c, &e.c2, "c", &o);
   ASSERT_OK(resize(&e, &c, 1));
   ASSERT(wait_idle(&e, &a, 1, 1, 5000));
   ASSERT_EQ(3, a.destroyed);
@@ -716,7 +746,7 @@ CONFORMANCE_IMPL(warmpool_borrow_lease) {
   node_init(&a, &e.c1, "a", &o, 0);
   ASSERT_OK(node_start(&e, &a));
   ASSERT(wait_idle(&e, &a, 2, 2, 5000));
-  node_init(&c, &e.c2, "c", &oc, 0);
+  client_init(&e, &c, &e.c2, "c", &oc);
   x = acquire(&e, &c);
   ASSERT_OK(x.status);
   lock_env_sleep(&e, fleet_test_ms(900));
@@ -747,7 +777,7 @@ CONFORMANCE_IMPL(warmpool_direct_create) {
   test_begin();
   o.client_only = 1;
   lock_env_init(&e, b->url);
-  node_init(&c, &e.c1, "c", &o, 0);
+  client_init(&e, &c, &e.c1, "c", &o);
   x = acquire(&e, &c);
   ASSERT_OK(x.status);
   ASSERT_EQ(1, c.created);
@@ -763,7 +793,7 @@ CONFORMANCE_IMPL(warmpool_direct_create) {
   x = acquire(&e, &c);
   ASSERT_ERR(FLEET_EBACKEND, x.status);
   o.policy = FLEET_WARMPOOL_FAIL_FAST;
-  node_init(&f, &e.c2, "f", &o, 0);
+  client_init(&e, &f, &e.c2, "f", &o);
   x = acquire(&e, &f);
   ASSERT_ERR(FLEET_ENOTFOUND, x.status);
   ASSERT_EQ(0, f.created);
@@ -849,7 +879,7 @@ CONFORMANCE_IMPL(warmpool_wake) {
   node_init(&a, &e.c1, "a", &o, 0);
   ASSERT_OK(node_start(&e, &a));
   ASSERT(wait_primary(&e, &a, 3000));
-  node_init(&c, &e.c2, "c", &o, 0);
+  client_init(&e, &c, &e.c2, "c", &o);
   ASSERT_OK(resize(&e, &c, 3));
   ASSERT(wait_idle(&e, &a, 3, 3, 3000));
   ASSERT_EQ(3, a.puts);

@@ -118,10 +118,33 @@ static void wm_rm_tree(void) {
   rmdir(wm.dir);
 }
 
+/* The answer of a start (wm_start()). */
+typedef struct {
+  int done, status;
+} wm_started_t;
+
+static void wm_on_start(fleet_handle_t *h, int status, void *arg) {
+  wm_started_t *st = arg;
+
+  (void)h;
+  st->status = status;
+  st->done++;
+}
+
+/* Starts `wp` with the test's handlers and returns the start's answer: a
+ * node acquires and releases with the handlers its start gives. */
+static int wm_start(lock_env_t *e, fleet_warmpool_t *wp) {
+  static const fleet_warmpool_handlers_t handlers = {wm_create, wm_destroy,
+                                                     NULL};
+  wm_started_t st = {0, 0};
+
+  ASSERT_OK(fleet_warmpool_start(wp, &handlers, wm_on_start, &st));
+  ASSERT(lock_env_wait(e, &st.done, 1, FLEET_TEST_WAIT_MS));
+  return st.status;
+}
+
 static void wm_setup(fleet_test_redis_t *r, const char *name,
                      uint32_t lease_ms) {
-  fleet_warmpool_callbacks_t cbs = {wm_create, wm_destroy, NULL,
-                                    NULL,      NULL,       NULL};
   fleet_warmpool_options_t o;
   const char *tmp = getenv("TMPDIR");
 
@@ -140,7 +163,7 @@ static void wm_setup(fleet_test_redis_t *r, const char *name,
   /* As the demo's nodes (their defaults), so that live idle counts agree. */
   o.idle_ttl_ms = 60000;
   o.min_remaining_ms = 15000;
-  ASSERT_OK(fleet_warmpool_init(&wm.e.c1, &wm.wp, "wm", "t", &cbs, &o));
+  ASSERT_OK(fleet_warmpool_init(&wm.e.c1, &wm.wp, "wm", "t", &o));
 }
 
 static void wm_teardown(fleet_test_redis_t *r) {
@@ -517,8 +540,6 @@ static void wm_acq_done(fleet_warmpool_t *pool, int status, const char *id,
 }
 
 static void wm_acq_child(int k) {
-  fleet_warmpool_callbacks_t cbs = {wm_create, wm_destroy, NULL,
-                                    NULL,      NULL,       NULL};
   fleet_warmpool_options_t o;
   char path[300], owner[16];
   lock_env_t e;
@@ -532,11 +553,15 @@ static void wm_acq_child(int k) {
   lock_env_init(&e, wm.url);
   fleet_warmpool_options_init(&o);
   o.client_only = 1;
+  /* The demo nodes' definition: the start agrees with it. */
   o.idle_ttl_ms = 60000;
   o.min_remaining_ms = 15000;
+  o.warmup_timeout_ms = 10000;
+  o.primary_ttl_ms = WM_PRIMARY_TTL_MS;
   snprintf(owner, sizeof(owner), "c%d", k);
   a.wp.data = &a;
-  ASSERT_OK(fleet_warmpool_init(&e.c1, &a.wp, "wm", owner, &cbs, &o));
+  ASSERT_OK(fleet_warmpool_init(&e.c1, &a.wp, "wm", owner, &o));
+  ASSERT_OK(wm_start(&e, &a.wp));
   for (i = 0; i < WM_ACQ; i++)
     ASSERT_OK(fleet_warmpool_acquire(&a.wp, wm_acq_done, NULL));
   ASSERT(lock_env_wait(&e, &a.got, WM_ACQ, 30000));
@@ -675,6 +700,7 @@ TEST_IMPL(warmpool_mp_redis_down) {
 
   r = fleet_test_redis_start_or_skip(NULL);
   wm_setup(r, "fleet-warmpool-down", 0);
+  ASSERT_OK(wm_start(&wm.e, &wm.wp));
   ASSERT_OK(wm_resize(1));
   ASSERT_OK(fleet_test_redis_stop(r));
   /* Once the client knows the server is gone (a call in flight at the

@@ -8,7 +8,7 @@
 typedef struct {
   qt_t t; /* the client, and a producer queue on it */
   fleet_worker_t w;
-  int handled, completed, done_other, lost, stopped, closed;
+  int handled, handled_again, completed, done_other, lost, stopped, closed;
   int last_done_status, last_lost_status, stop_status;
   int max_active;
   /* Handler behaviour. */
@@ -63,7 +63,7 @@ static void wt_handler(fleet_worker_t *w, fleet_job_t *job) {
   if (wt->close_in_handler) {
     ASSERT_OK(fleet_worker_close(w, NULL));
     ASSERT_ERR(FLEET_ECLOSING, fleet_worker_close(w, NULL));
-    ASSERT_ERR(FLEET_ECLOSING, fleet_worker_start(w));
+    ASSERT_ERR(FLEET_ECLOSING, fleet_worker_start(w, wt_handler));
     ASSERT_ERR(FLEET_ECLOSING, fleet_worker_stop(w, 10, wt_on_stop, NULL));
     return;
   }
@@ -83,6 +83,14 @@ static void wt_handler(fleet_worker_t *w, fleet_job_t *job) {
   work->timer.data = work;
   ASSERT_OK(uv_timer_init(&wt->t.c.loop, &work->timer));
   ASSERT_OK(uv_timer_start(&work->timer, wt_on_work, wt->work_ms, 0));
+}
+
+/* The handler a second start gives: counts, then works as wt_handler. */
+static void wt_handler_again(fleet_worker_t *w, fleet_job_t *job) {
+  wt_t *wt = w->data;
+
+  wt->handled_again++;
+  wt_handler(w, job);
 }
 
 static void wt_done(fleet_worker_t *w, fleet_job_t *job,
@@ -127,7 +135,6 @@ static void wt_on_close(fleet_handle_t *w) {
 
 static void wt_options(fleet_worker_options_t *o) {
   fleet_worker_options_init(o);
-  o->handler = wt_handler;
   o->done_cb = wt_done;
   o->lost_cb = wt_lost;
   o->poll_ms = 60000; /* the tests must not depend on polling */
@@ -176,8 +183,8 @@ CONFORMANCE_IMPL(worker_basic) {
   for (i = 0; i < 200; i++)
     fleet_job_spec_init(&specs[i], "t", "x", 1);
   ASSERT_OK(qt_enqueue(&wt.t, specs, 200, NULL, NULL));
-  ASSERT_OK(fleet_worker_start(&wt.w));
-  ASSERT_ERR(FLEET_EALREADY, fleet_worker_start(&wt.w));
+  ASSERT_OK(fleet_worker_start(&wt.w, wt_handler));
+  ASSERT_ERR(FLEET_EALREADY, fleet_worker_start(&wt.w, wt_handler));
   wt_until(&wt, &wt.completed, 200);
   ASSERT_LE(wt.max_active, 8);
   ASSERT_GT(wt.max_active, 1);
@@ -199,10 +206,15 @@ CONFORMANCE_IMPL(worker_basic) {
   ASSERT_OK(qt_counts(&wt.t));
   ASSERT_UEQ(200, wt.t.counts.completed);
   ASSERT_UEQ(0, wt.t.counts.running + wt.t.counts.pending);
-  /* A stopped worker starts again. */
-  ASSERT_OK(fleet_worker_start(&wt.w));
+  /* A stopped worker starts again, with the handler this start gives. */
+  ASSERT_ERR(FLEET_EINVAL, fleet_worker_start(&wt.w, NULL));
+  fleet_worker_stats(&wt.w, &st);
+  ASSERT_STR_EQ("stopped", st.state);
+  ASSERT_OK(fleet_worker_start(&wt.w, wt_handler_again));
   qt_add(&wt.t, "t", "y", NULL);
   wt_until(&wt, &wt.completed, 201);
+  ASSERT_EQ(1, wt.handled_again);
+  ASSERT_EQ(201, wt.handled);
   wt_close(&wt);
 }
 
@@ -214,7 +226,7 @@ CONFORMANCE_IMPL(worker_wakeup) {
 
   wt_options(&o);
   wt_open(&wt, b, "wake", &o);
-  ASSERT_OK(fleet_worker_start(&wt.w));
+  ASSERT_OK(fleet_worker_start(&wt.w, wt_handler));
   qt_sleep(&wt.t, 100);
   t0 = uv_now(&wt.t.c.loop);
   qt_add(&wt.t, "t", "x", NULL);
@@ -247,11 +259,10 @@ CONFORMANCE_IMPL(worker_delayed_on_time) {
   wt_t wt;
 
   wt_options(&o);
-  o.handler = delayed_handler;
   o.claim_ttl_ms = 60000;
   o.heartbeat_ms = 20000;
   wt_open(&wt, b, "delay", &o);
-  ASSERT_OK(fleet_worker_start(&wt.w));
+  ASSERT_OK(fleet_worker_start(&wt.w, delayed_handler));
   qt_sleep(&wt.t, 50);
   fleet_job_spec_init(&s, "t", "x", 1);
   s.delay_ms = 400;
@@ -279,7 +290,7 @@ CONFORMANCE_IMPL(worker_fail_retry) {
   s.backoff = FLEET_BACKOFF_FIXED;
   s.backoff_ms = 200;
   ASSERT_OK(qt_enqueue(&wt.t, &s, 1, NULL, id));
-  ASSERT_OK(fleet_worker_start(&wt.w));
+  ASSERT_OK(fleet_worker_start(&wt.w, wt_handler));
   wt_until(&wt, &wt.completed, 1);
   ASSERT_EQ(2, wt.handled);
   ASSERT_EQ(1, wt.done_other); /* the accepted failure */
@@ -306,7 +317,7 @@ CONFORMANCE_IMPL(worker_heartbeat) {
   wt_open(&wt, b, "hb", &o);
   wt.work_ms = 1200;
   qt_add(&wt.t, "t", "x", id);
-  ASSERT_OK(fleet_worker_start(&wt.w));
+  ASSERT_OK(fleet_worker_start(&wt.w, wt_handler));
   wt_until(&wt, &wt.completed, 1);
   ASSERT_EQ(0, wt.lost);
   ASSERT_EQ(1, wt.handled);
@@ -331,7 +342,7 @@ CONFORMANCE_IMPL(worker_lost_stale) {
   wt_open(&wt, b, "stale", &o);
   wt.hold = 1;
   qt_add(&wt.t, "t", "x", NULL);
-  ASSERT_OK(fleet_worker_start(&wt.w));
+  ASSERT_OK(fleet_worker_start(&wt.w, wt_handler));
   wt_until(&wt, &wt.handled, 1);
   c.id = wt.held[0]->id;
   c.token = wt.held[0]->token;
@@ -363,7 +374,7 @@ CONFORMANCE_IMPL(worker_stop_graceful) {
   wt.hold = 1;
   for (i = 0; i < 3; i++)
     qt_add(&wt.t, "t", "x", NULL);
-  ASSERT_OK(fleet_worker_start(&wt.w));
+  ASSERT_OK(fleet_worker_start(&wt.w, wt_handler));
   wt_until(&wt, &wt.handled, 3);
   ASSERT_OK(fleet_worker_stop(&wt.w, 300, wt_on_stop, NULL));
   /* One finishes in time. */
@@ -402,7 +413,7 @@ CONFORMANCE_IMPL(worker_close_in_handler) {
   wt.close_in_handler = 1;
   wt.complete_in_lost = 1;
   qt_add(&wt.t, "t", "x", NULL);
-  ASSERT_OK(fleet_worker_start(&wt.w));
+  ASSERT_OK(fleet_worker_start(&wt.w, wt_handler));
   wt_until(&wt, &wt.handled, 1);
   /* The close callback was given NULL: wait for the lost callback and the
    * handles. */
@@ -418,16 +429,14 @@ CONFORMANCE_IMPL(worker_close_in_handler) {
 }
 
 CONFORMANCE_IMPL(worker_bad_input) {
-  fleet_worker_handler_cb handler;
   fleet_worker_options_t o;
+  fleet_worker_stats_t st;
   char big_name[600];
   fleet_worker_t w2;
   wt_t wt;
 
   wt_options(&o);
   wt_open(&wt, b, "badw", &o);
-  fleet_worker_options_init(&o);
-  ASSERT_ERR(FLEET_EINVAL, fleet_worker_init(&wt.t.c.client, &w2, "q", &o));
   wt_options(&o);
   ASSERT_ERR(FLEET_EINVAL, fleet_worker_init(&wt.t.c.client, &w2, "q", NULL));
   ASSERT_ERR(FLEET_EINVAL, fleet_worker_init(&wt.t.c.client, &w2, "", &o));
@@ -438,10 +447,8 @@ CONFORMANCE_IMPL(worker_bad_input) {
   big_name[sizeof(big_name) - 1] = '\0';
   wt_options(&o);
   ASSERT_ERR(FLEET_E2BIG, fleet_worker_init(&wt.t.c.client, &w2, big_name, &o));
-  /* Zeroed options but the handler are the defaults. */
-  handler = o.handler;
+  /* Zeroed options are the defaults: the handler is given at start. */
   memset(&o, 0, sizeof(o));
-  o.handler = handler;
   ASSERT_OK(fleet_worker_init(&wt.t.c.client, &w2, "q", &o));
   ASSERT_OK(fleet_worker_close(&w2, NULL));
   wt_options(&o);
@@ -453,7 +460,12 @@ CONFORMANCE_IMPL(worker_bad_input) {
   ASSERT_ERR(FLEET_EINVAL, fleet_job_complete(NULL));
   /* A call in the wrong state. */
   ASSERT_ERR(FLEET_EALREADY, fleet_worker_stop(&wt.w, 10, NULL, NULL));
-  ASSERT_ERR(FLEET_EINVAL, fleet_worker_start(NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_worker_start(NULL, wt_handler));
+  /* A start without a handler is refused and starts nothing. */
+  ASSERT_ERR(FLEET_EINVAL, fleet_worker_start(&wt.w, NULL));
+  fleet_worker_stats(&wt.w, &st);
+  ASSERT_STR_EQ("idle", st.state);
+  ASSERT_ERR(FLEET_EALREADY, fleet_worker_stop(&wt.w, 10, NULL, NULL));
   /* Closing an idle worker. */
   wt_close(&wt);
 }
@@ -485,7 +497,7 @@ TEST_IMPL(worker_redis_outage) {
   for (i = 0; i < 30; i++)
     fleet_job_spec_init(&specs[i], "t", "x", 1);
   ASSERT_OK(qt_enqueue(&wt.t, specs, 30, NULL, NULL));
-  ASSERT_OK(fleet_worker_start(&wt.w));
+  ASSERT_OK(fleet_worker_start(&wt.w, wt_handler));
   wt_until(&wt, &wt.completed, 5);
   ASSERT_OK(fleet_test_redis_stop(r));
   /* Jobs finish meanwhile; their completions cannot be sent. */
@@ -533,7 +545,7 @@ TEST_IMPL(worker_redis_lease_timeout) {
   wt_open(&wt, &b, "lease", &o);
   wt.hold = 1;
   qt_add(&wt.t, "t", "x", NULL);
-  ASSERT_OK(fleet_worker_start(&wt.w));
+  ASSERT_OK(fleet_worker_start(&wt.w, wt_handler));
   wt_until(&wt, &wt.handled, 1);
   ASSERT_OK(fleet_test_redis_pause(r));
   paused_at = uv_now(&wt.t.c.loop);

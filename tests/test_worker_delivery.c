@@ -76,7 +76,6 @@ static void dt_open(dt_t *dt, fleet_test_backend_t *b, const char *name,
 
   memset(dt, 0, sizeof(*dt));
   fleet_worker_options_init(&o);
-  o.handler = dt_handler;
   o.done_cb = dt_done;
   o.lost_cb = dt_lost;
   o.poll_ms = 60000; /* nothing may depend on polling */
@@ -177,7 +176,7 @@ CONFORMANCE_IMPL(worker_delivery) {
    * heartbeats) until its first heartbeat, at 200 ms. */
   dt_open(&dt, b, "dlv", 4, 60000, 200);
   dt.hold = 1;
-  ASSERT_OK(fleet_worker_start(&dt.w));
+  ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
   qt_sleep(&dt.t, 150); /* its first claim, which parks it */
   t0 = qt_now_ms(&dt.t);
   qt_add(&dt.t, "t", "x", id);
@@ -222,7 +221,7 @@ CONFORMANCE_IMPL(worker_delivery_room) {
 
   dt_open(&dt, b, "room", 2, 60000, 200);
   dt.hold = 1;
-  ASSERT_OK(fleet_worker_start(&dt.w));
+  ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
   qt_sleep(&dt.t, 150);
   for (i = 0; i < 6; i++)
     fleet_job_spec_init(&specs[i], "t", "x", 1);
@@ -265,7 +264,7 @@ CONFORMANCE_IMPL(worker_delivery_stopping) {
 
   dt_open(&dt, b, "dstop", 4, 60000, 200);
   dt.hold = 1;
-  ASSERT_OK(fleet_worker_start(&dt.w));
+  ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
   qt_sleep(&dt.t, 150);
   qt_add(&dt.t, "t", "held", NULL); /* delivered: keeps the stop waiting */
   dt_until(&dt, &dt.handled, 1);
@@ -307,7 +306,7 @@ CONFORMANCE_IMPL(worker_delivery_stopping) {
   dt_until(&dt, &stopped, 1);
   /* Started again, it runs the handed-back job. */
   dt.hold = 0;
-  ASSERT_OK(fleet_worker_start(&dt.w));
+  ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
   dt_until(&dt, &dt.handled, 2);
   dt_until(&dt, &dt.completed, 2);
   ASSERT_STR_EQ("b", dt.payload[1]);
@@ -350,7 +349,7 @@ CONFORMANCE_IMPL(worker_delivery_lost) {
   ASSERT_UEQ(300, ci.deadline_ms - ci.now_ms);
   ASSERT_UGT(jobs[0].token, 0);
   /* Nobody takes it: recovered after 300 ms, run by the worker. */
-  ASSERT_OK(fleet_worker_start(&dt.w));
+  ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
   dt_until(&dt, &dt.completed, 1);
   ASSERT_OK(qt_get(&dt.t, id, &info, NULL, 0, NULL, 0));
   ASSERT_EQ(2, info.attempts); /* the lost delivery counted */
@@ -566,7 +565,7 @@ TEST_IMPL(worker_delivery_no_error_replies) {
   snprintf(b.url, sizeof(b.url), "%s", fleet_test_redis_url(r));
   b.redis = r;
   dt_open(&dt, &b, "noerr", 2, 60000, 200);
-  ASSERT_OK(fleet_worker_start(&dt.w));
+  ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
   qt_sleep(&dt.t, 150);
   errors0 = info_field(r, "stats", "total_error_replies");
   ASSERT_GE(errors0, 0);

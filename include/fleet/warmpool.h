@@ -21,9 +21,9 @@ typedef struct fleet_warmpool_s {
   FLEET_HANDLE_FIELDS
 } fleet_warmpool_t;
 
-/* One piece of work fleet asks the user to do on a resource: create it,
- * destroy it, or check it before it is handed out. Owned by fleet, valid
- * until fleet_warmpool_work_done() is called on it (exactly once, inside
+/* One piece of work fleet asks the user's handlers to do on a resource:
+ * create it, destroy it, or check it before it is handed out. Owned by fleet,
+ * valid until fleet_warmpool_work_done() is called on it (exactly once, inside
  * the callback or later, also after the pool started closing: a pool does
  * not finish closing while a work is pending). */
 typedef struct fleet_warmpool_work_s fleet_warmpool_work_t;
@@ -46,44 +46,43 @@ FLEET_EXTERN const char *fleet_warmpool_work_id(const fleet_warmpool_work_t *w);
 FLEET_EXTERN int fleet_warmpool_work_done(fleet_warmpool_work_t *w, int status,
                                           const char *detail);
 
+/* A handler: does `work` (create, destroy or check the resource named
+ * fleet_warmpool_work_id()) and reports it with fleet_warmpool_work_done(),
+ * now or later. */
 typedef void (*fleet_warmpool_work_cb)(fleet_warmpool_t *pool,
                                        fleet_warmpool_work_t *work);
 
-/* What the put of a resource this node created came to: 0 it is idle,
+/* The handlers of a node, given at fleet_warmpool_start() (copied).
+ *
+ *   create_cb   required: make the resource named fleet_warmpool_work_id().
+ *   destroy_cb  required: remove the resource of that id. It must succeed
+ *               on a resource that is gone or was never made (a creation
+ *               abandoned by a dead node is destroyed by id).
+ *   check_cb    optional: a health check of an idle resource before it is
+ *               handed out; a failure destroys it and takes another. */
+typedef struct {
+  fleet_warmpool_work_cb create_cb;
+  fleet_warmpool_work_cb destroy_cb;
+  fleet_warmpool_work_cb check_cb;
+} fleet_warmpool_handlers_t;
+
+/* An event callback (an option): what the put of a resource this node
+ * created came to: 0 it is idle,
  * FLEET_ESTALE refused because the token it was created under is no longer
  * the primary's, FLEET_ETIMEDOUT refused because its warm-up outlived its
  * deadline, FLEET_EALREADY refused because idle is at its target. A
- * refused resource is destroyed at once (the destroy callback runs). */
+ * refused resource is destroyed at once (destroy_cb runs). */
 typedef void (*fleet_warmpool_put_cb)(fleet_warmpool_t *pool, const char *id,
                                       uint64_t token, int status);
 
-/* This node became the primary (`token` its fencing token) or stopped
- * being it (`token` 0). */
+/* An event callback (an option): this node became the primary (`token` its
+ * fencing token) or stopped being it (`token` 0). */
 typedef void (*fleet_warmpool_primary_cb)(fleet_warmpool_t *pool,
                                           uint64_t token);
 
-/* The callbacks of a node; copied at init.
- *
- *   create   required: make the resource named fleet_warmpool_work_id().
- *   destroy  required: remove the resource of that id. It must succeed on
- *            a resource that is gone or was never made (a creation
- *            abandoned by a dead node is destroyed by id).
- *   check    optional: a health check of an idle resource before it is
- *            handed out; a failure destroys it and takes another.
- *   put, primary, error  optional: see above; error hears the failures of
- *            the background work (reconciles, lease renewals). */
-typedef struct {
-  fleet_warmpool_work_cb create;
-  fleet_warmpool_work_cb destroy;
-  fleet_warmpool_work_cb check;
-  fleet_warmpool_put_cb put;
-  fleet_warmpool_primary_cb primary;
-  fleet_error_cb error;
-} fleet_warmpool_callbacks_t;
-
 /* What acquire does when no idle resource is ready. */
 typedef enum {
-  /* Create one on this node (the create callback runs here) and hand it
+  /* Create one on this node (create_cb runs here) and hand it
    * out when it is ready. */
   FLEET_WARMPOOL_DIRECT_CREATE = 0,
   /* Fail at once with FLEET_ENOTFOUND. */
@@ -94,9 +93,9 @@ typedef enum {
  * pool's definition fingerprint with `definition`: every node of a pool
  * must agree on them. */
 typedef struct {
-  /* The idle target written when the pool is first started (later ones
-   * keep the stored target; change it with fleet_warmpool_resize()).
-   * Default 0. */
+  /* The idle target written when the pool is first started by a node
+   * that campaigns (not client_only; later ones keep the stored target;
+   * change it with fleet_warmpool_resize()). Default 0. */
   uint32_t target_idle;
   /* (fp) How long a resource lives from its put, by the server's clock;
    * it is not handed out once less than min_remaining_ms is left, and is
@@ -130,9 +129,15 @@ typedef struct {
   int client_only;
   /* (fp) The pool's definition (what a resource is), any bytes; copied. */
   fleet_bytes_t definition;
+  /* Optional event callbacks: see fleet_warmpool_put_cb and
+   * fleet_warmpool_primary_cb above; error_cb hears the failures of the
+   * background work (reconciles, lease renewals). */
+  fleet_warmpool_put_cb put_cb;
+  fleet_warmpool_primary_cb primary_cb;
+  fleet_error_cb error_cb;
 } fleet_warmpool_options_t;
 
-/* Fills `options` with the defaults. */
+/* Fills `options` with the defaults (no callbacks). */
 FLEET_EXTERN void fleet_warmpool_options_init(fleet_warmpool_options_t *o);
 
 /* Initializes `pool`, a node of the warm pool `name` of `client` under the
@@ -148,38 +153,49 @@ FLEET_EXTERN void fleet_warmpool_options_init(fleet_warmpool_options_t *o);
  * and the close gives it up; a node killed without closing holds it until
  * primary_ttl_ms ran out. While another live node holds the id, the start
  * fails with FLEET_ECONFLICT (fleet_client_last_error() names the id), and
- * so do the node's acquires, releases and creations on demand, started
- * or not. A resource is borrowed by the node instance that acquired it:
- * no other node, even under the same owner id, releases it or renews its
- * lease. A started node that finds its id taken by another node (its
- * lease ran out while it was stopped, and the other started) is refused
- * for good: its error callback hears FLEET_ECONFLICT once, it stops
- * campaigning (a primary gives its lease up and hears primary(0)), its
- * borrow leases stop being renewed, and acquire, release and start return
- * FLEET_ECONFLICT; it should be closed. A lease that ran out with nobody
- * taking it is taken again at the next renewal, and the error callback
- * hears FLEET_ESTALE.
+ * so do the node's acquires, releases and creations on demand, whether
+ * its start succeeded or not. A resource is borrowed by the node instance
+ * that acquired it: no other node, even under the same owner id, releases
+ * it or renews its lease. A started node that finds its id taken by
+ * another node (its lease ran out while it was stopped, and the other
+ * started) is refused for good: its error_cb hears FLEET_ECONFLICT once,
+ * it stops campaigning (a primary gives its lease up and its primary_cb
+ * hears 0), its borrow leases stop being renewed, and acquire, release and
+ * start return FLEET_ECONFLICT; it should be closed. A lease that ran out
+ * with nobody taking it is taken again at the next renewal, and the
+ * error_cb hears FLEET_ESTALE.
  *
- * Returns 0; FLEET_EINVAL (NULL or empty argument, a missing required
- * callback, bad options); FLEET_E2BIG; FLEET_ECLOSING; FLEET_ENOMEM. */
+ * `options` (NULL for the defaults) is copied. A node that is never
+ * started may take snapshots and resize the pool; acquire, release and
+ * drain run the handlers, which fleet_warmpool_start() gives.
+ *
+ * Returns 0; FLEET_EINVAL (NULL or empty argument, bad options);
+ * FLEET_E2BIG; FLEET_ECLOSING; FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_warmpool_init(fleet_client_t *client,
                                      fleet_warmpool_t *pool, const char *name,
                                      const char *owner,
-                                     const fleet_warmpool_callbacks_t *cbs,
                                      const fleet_warmpool_options_t *options);
 
-/* Starts the node: checks its definition fingerprint against the pool's
- * (stored by the first node that starts), then, unless client_only,
- * campaigns for primary. `cb` runs with 0, or FLEET_ECONFLICT when the
- * fingerprints differ (fleet_client_last_error() names both; the node does
- * not campaign) or when another live node holds the owner id (the detail
- * names it), or the backend's error. After an error the node may be
- * started again.
+/* Starts the node with `handlers` (copied; create_cb and destroy_cb
+ * required): checks its definition fingerprint against the pool's (stored
+ * by the first node that starts; the first that campaigns also stores its
+ * target_idle), then, unless client_only, campaigns for primary. `cb` runs
+ * with 0, or FLEET_ECONFLICT when the fingerprints differ
+ * (fleet_client_last_error() names both; the node does not campaign) or
+ * when another live node holds the owner id (the detail names it), or the
+ * backend's error.
  *
- * Returns 0; FLEET_EINVAL; FLEET_EALREADY (started); FLEET_ECONFLICT (the
- * node was refused: see fleet_warmpool_init()); FLEET_ECLOSING;
- * FLEET_ENOMEM. */
+ * The handlers are the node's from the moment this returns 0, also while
+ * the start is answered and after a start that failed: a client-only node
+ * may acquire, release and drain right after it. After an error the node
+ * may be started again, and each start gives the handlers again; the works
+ * asked for from then on go to the new ones.
+ *
+ * Returns 0; FLEET_EINVAL (NULL, or a required handler missing: nothing
+ * changes); FLEET_EALREADY (started); FLEET_ECONFLICT (the node was
+ * refused: see fleet_warmpool_init()); FLEET_ECLOSING; FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_warmpool_start(fleet_warmpool_t *pool,
+                                      const fleet_warmpool_handlers_t *handlers,
                                       fleet_status_cb cb, void *user_data);
 
 /* The node's owner id (NUL-terminated, valid until the node has closed):
@@ -200,13 +216,15 @@ typedef void (*fleet_warmpool_acquire_cb)(fleet_warmpool_t *pool, int status,
                                           const char *id, void *user_data);
 
 /* Takes an idle resource with at least min_remaining_ms left, atomically
- * (no resource is handed out twice), and checks it if there is a check
- * callback. When none is ready: the policy (create here, or
+ * (no resource is handed out twice), and checks it if the node has a
+ * check_cb. When none is ready: the policy (create here, or
  * FLEET_ENOTFOUND). With a borrow lease the node renews it until the
- * resource is released or the pool closes. Works without start. `cb`
- * gets FLEET_ECONFLICT when another live node holds the owner id.
+ * resource is released or the pool closes. Needs the handlers of a start
+ * (its answer need not have come, nor been 0). `cb` gets FLEET_ECONFLICT
+ * when another live node holds the owner id.
  *
- * Returns 0; FLEET_EINVAL; FLEET_ECONFLICT (the node was refused);
+ * Returns 0; FLEET_EINVAL (also: never started, so no handlers);
+ * FLEET_ECONFLICT (the node was refused);
  * FLEET_ECLOSING; FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_warmpool_acquire(fleet_warmpool_t *pool,
                                         fleet_warmpool_acquire_cb cb,
@@ -217,14 +235,14 @@ FLEET_EXTERN int fleet_warmpool_acquire(fleet_warmpool_t *pool,
 
 /* Gives a resource this node borrowed back: to idle if it has at least
  * min_remaining_ms left and idle is under its target, else it is destroyed
- * here (the destroy callback runs). `cb` runs with 0, FLEET_ESTALE when it
+ * here (destroy_cb runs). `cb` runs with 0, FLEET_ESTALE when it
  * was not borrowed by this node any more (its lease ran out: the primary
  * destroys it; or another node borrowed it, also one under the same owner
  * id), or FLEET_ECONFLICT when another live node holds the owner id; in
- * both cases nothing changed.
+ * both cases nothing changed. Needs the handlers of a start, as acquire.
  *
- * Returns 0; FLEET_EINVAL; FLEET_E2BIG; FLEET_ECONFLICT (the node was
- * refused); FLEET_ECLOSING; FLEET_ENOMEM. */
+ * Returns 0; FLEET_EINVAL (also: never started); FLEET_E2BIG; FLEET_ECONFLICT
+ * (the node was refused); FLEET_ECLOSING; FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_warmpool_release(fleet_warmpool_t *pool, const char *id,
                                         int flags, fleet_status_cb cb,
                                         void *user_data);
@@ -241,7 +259,8 @@ typedef void (*fleet_warmpool_drain_cb)(fleet_warmpool_t *pool, int status,
 /* Takes every idle resource visible now out of the pool (atomically per
  * call) and destroys them here; `cb` runs when they are destroyed, with
  * their number. A primary may put new ones meanwhile unless the target was
- * lowered first: resize(0), then drain, empties the pool. */
+ * lowered first: resize(0), then drain, empties the pool. Needs the
+ * handlers of a start, as acquire (FLEET_EINVAL before one). */
 FLEET_EXTERN int fleet_warmpool_drain(fleet_warmpool_t *pool,
                                       fleet_warmpool_drain_cb cb,
                                       void *user_data);

@@ -20,9 +20,9 @@ typedef enum {
   FLEET_JOB_RELEASE
 } fleet_job_action_t;
 
-/* The handler: `job` is claimed for you. Finish it exactly once, now or
- * later (after your own asynchronous work on the loop), with
- * fleet_job_complete(), fleet_job_fail() or fleet_job_release(). `job` and
+/* The handler, given at fleet_worker_start(): `job` is claimed for you. Finish
+ * it exactly once, now or later (after your own asynchronous work on the loop),
+ * with fleet_job_complete(), fleet_job_fail() or fleet_job_release(). `job` and
  * what it points to stay valid until its done callback returns (or, with
  * no done callback, until it is finished); `job->data` is yours. */
 typedef void (*fleet_worker_handler_cb)(fleet_worker_t *w, fleet_job_t *job);
@@ -50,8 +50,9 @@ typedef void (*fleet_worker_lost_cb)(fleet_worker_t *w, fleet_job_t *job,
 typedef void (*fleet_worker_done_cb)(fleet_worker_t *w, fleet_job_t *job,
                                      fleet_job_action_t action, int status);
 
-/* A field left 0 takes its default, so a zeroed struct with a handler is
- * a valid configuration. */
+/* A field left 0 takes its default, so a zeroed struct is a valid
+ * configuration. The handler is not an option: fleet_worker_start() takes
+ * it. */
 typedef struct {
   /* Jobs with the handler at once, up to 10000. Default 10. */
   uint32_t concurrency;
@@ -71,9 +72,7 @@ typedef struct {
   /* Jobs per claim call, at most; two claims may be in flight. Default
    * (concurrency + 1) / 2, at most 1000. */
   uint32_t claim_batch;
-  /* Required. */
-  fleet_worker_handler_cb handler;
-  /* Optional. */
+  /* Optional event callbacks (see their types above). */
   fleet_worker_lost_cb lost_cb;
   fleet_worker_done_cb done_cb;
   /* Optional: hears every failed background call (a claim, a heartbeat, a
@@ -111,7 +110,7 @@ struct fleet_worker_s {
   FLEET_HANDLE_FIELDS
 };
 
-/* Fills `options` with the defaults (handler NULL). */
+/* Fills `options` with the defaults (no callbacks). */
 FLEET_EXTERN void fleet_worker_options_init(fleet_worker_options_t *options);
 
 /* Initializes `w` for the queue `name` (1 to 512 bytes) on `client` and
@@ -119,21 +118,29 @@ FLEET_EXTERN void fleet_worker_options_init(fleet_worker_options_t *options);
  * while `w` is open; `options` is copied. Nothing happens before
  * fleet_worker_start().
  *
- * Returns 0, FLEET_EINVAL (NULL argument, empty name, no handler, options
- * out of range), FLEET_E2BIG (name too long), FLEET_ECLOSING (the client
+ * Returns 0, FLEET_EINVAL (NULL argument, empty name, options out of
+ * range), FLEET_E2BIG (name too long), FLEET_ECLOSING (the client
  * is closing) or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_worker_init(fleet_client_t *client, fleet_worker_t *w,
                                    const char *name,
                                    const fleet_worker_options_t *options);
 
-/* Starts claiming: at once, then whenever jobs may be pending (a wake-up
- * published by an enqueue, a delayed job coming due, a job finishing, the
- * fallback poll). While the backend is unreachable it stops claiming,
- * keeps its jobs, retries their completions with backoff and resumes
- * when the backend answers again. Returns 0, FLEET_EINVAL (not
- * initialized), FLEET_EALREADY (running or stopping), FLEET_ECLOSING or
- * FLEET_ENOMEM. */
-FLEET_EXTERN int fleet_worker_start(fleet_worker_t *w);
+/* Starts claiming and gives each job claimed to `handler` (required):
+ * at once, then whenever jobs may be pending (a wake-up published by an
+ * enqueue, a delayed job coming due, a job finishing, the fallback poll).
+ * While the backend is unreachable it stops claiming, keeps its jobs,
+ * retries their completions with backoff and resumes when the backend
+ * answers again.
+ *
+ * Each start gives the handler: a worker started again after
+ * fleet_worker_stop() takes it again (it may be another one), and the jobs
+ * claimed from then on go to that one. Jobs given to a handler before
+ * stay with it until they are finished.
+ *
+ * Returns 0, FLEET_EINVAL (not initialized, or `handler` NULL),
+ * FLEET_EALREADY (running or stopping), FLEET_ECLOSING or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_worker_start(fleet_worker_t *w,
+                                    fleet_worker_handler_cb handler);
 
 /* Stops gracefully: claims nothing more, waits up to `timeout_ms` for the
  * jobs with the handler to be finished and their completions accepted,

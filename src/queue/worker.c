@@ -355,7 +355,7 @@ static void worker_set_state(struct fleet__worker_s *w,
  * Returns 0 or FLEET_EINVAL. */
 static int worker_check_options(fleet_worker_options_t *o, uint32_t *margin) {
   worker_options_defaults(o);
-  if (o->handler == NULL || o->concurrency > 10000 || o->claim_ttl_ms < 10 ||
+  if (o->concurrency > 10000 || o->claim_ttl_ms < 10 ||
       o->claim_batch > FLEET_QUEUE_BATCH_MAX)
     return FLEET_EINVAL;
   *margin = o->claim_ttl_ms / 10 + 1;
@@ -521,12 +521,14 @@ static struct fleet__worker_s *worker_enter(fleet_worker_t *pub, int *err) {
                                                      1, err);
 }
 
-int fleet_worker_start(fleet_worker_t *pub) {
+int fleet_worker_start(fleet_worker_t *pub, fleet_worker_handler_cb handler) {
   struct fleet__worker_s *w;
   int err;
 
   if ((w = worker_enter(pub, &err)) == NULL)
     return err;
+  if (handler == NULL)
+    return FLEET_EINVAL;
   if (w->state != FLEET__WORKER_IDLE && w->state != FLEET__WORKER_STOPPED)
     return FLEET_EALREADY;
   err = fleet__handle_subscribe(&w->base, w->channel.base, w->channel.len,
@@ -539,6 +541,7 @@ int fleet_worker_start(fleet_worker_t *pub) {
   }
   if (err != 0)
     return err;
+  w->handler = handler;
   worker_set_state(w, FLEET__WORKER_RUNNING);
   return 0;
 }

@@ -98,6 +98,7 @@ typedef struct fleet__wbatch_s {
 struct fleet__worker_s {
   fleet__handle_t base;
   fleet_worker_options_t o;
+  fleet_worker_handler_cb handler; /* given at start */
   uint32_t margin_ms; /* a claim counts as lost this long before its TTL */
   fleet__worker_state_t state;
   int online;

@@ -447,7 +447,7 @@ static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
         (!delivered || w->active < w->o.concurrency)) {
       job->with_handler = 1;
       w->active++;
-      w->o.handler(fleet__worker_pub(w), &job->pub);
+      w->handler(fleet__worker_pub(w), &job->pub);
     } else {
       /* Claimed while stopping, or delivered beyond the room (a claim
        * was in flight): hand it straight back. */

@@ -113,8 +113,8 @@ static void wp_on_put(fleet__req_t *r, int status,
              : res == 0  ? FLEET_ETIMEDOUT
              : res == -1 ? FLEET_ESTALE
                          : FLEET_EALREADY;
-    if (wp->cbs.put != NULL)
-      wp->cbs.put(wp->pub, w->id, w->token, st);
+    if (wp->opts.put_cb != NULL)
+      wp->opts.put_cb(wp->pub, w->id, w->token, st);
     if (st != 0)
       fleet__warmpool_destroy(wp, w->id, strlen(w->id), NULL, NULL);
   }
@@ -256,8 +256,8 @@ static void wp_on_elected(fleet_leader_t *leader, uint64_t token) {
     return;
   wp->token = token;
   wp_set_state(wp, FLEET__WARMPOOL_PRIMARY);
-  if (wp->cbs.primary != NULL)
-    wp->cbs.primary(wp->pub, token);
+  if (wp->opts.primary_cb != NULL)
+    wp->opts.primary_cb(wp->pub, token);
   wp_reconcile(wp);
 }
 
@@ -270,8 +270,8 @@ static void wp_on_demoted(fleet_leader_t *leader, int status) {
   wp_set_state(wp, FLEET__WARMPOOL_CANDIDATE);
   if (status != 0)
     fleet__handle_error(&wp->base, status);
-  if (wp->cbs.primary != NULL)
-    wp->cbs.primary(wp->pub, 0);
+  if (wp->opts.primary_cb != NULL)
+    wp->opts.primary_cb(wp->pub, 0);
 }
 
 static void wp_on_leader_error(fleet_handle_t *h, int status,
@@ -529,9 +529,9 @@ static void wp_refuse(fleet__warmpool_t *wp) {
                             "use by a live node",
                             wp->name, wp->owner);
   fleet__handle_error(&wp->base, FLEET_ECONFLICT);
-  if (was == FLEET__WARMPOOL_PRIMARY && wp->cbs.primary != NULL &&
+  if (was == FLEET__WARMPOOL_PRIMARY && wp->opts.primary_cb != NULL &&
       !wp->base.closing)
-    wp->cbs.primary(wp->pub, 0);
+    wp->opts.primary_cb(wp->pub, 0);
 }
 
 const char *fleet_warmpool_owner(const fleet_warmpool_t *pool) {
@@ -587,24 +587,35 @@ static const fleet__call_t wp_start_call = {
     "warmpool.start", FLEET__OP_WARMPOOL_START, wp_on_start,
     fleet__call_fail_status};
 
-int fleet_warmpool_start(fleet_warmpool_t *pool, fleet_status_cb cb,
-                         void *user_data) {
+int fleet_warmpool_start(fleet_warmpool_t *pool,
+                         const fleet_warmpool_handlers_t *handlers,
+                         fleet_status_cb cb, void *user_data) {
   fleet__warmpool_t *wp;
   int err;
 
-  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, 1, 5, 1, &err)) ==
-      NULL)
+  if (handlers == NULL || handlers->create_cb == NULL ||
+      handlers->destroy_cb == NULL)
+    return FLEET_EINVAL;
+  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, FLEET__WP_NOT_REFUSED,
+                                  5, 1, &err)) == NULL)
     return err;
   if (wp->state != FLEET__WARMPOOL_IDLE)
     return FLEET_EALREADY;
   fleet__args_bytes(&wp->args, wp->fp, 16);
-  fleet__args_u64(&wp->args, wp->opts.target_idle);
+  /* A client-only node writes no first target: the nodes that campaign
+   * set it. */
+  if (wp->opts.client_only)
+    fleet__args_str(&wp->args, "");
+  else
+    fleet__args_u64(&wp->args, wp->opts.target_idle);
   fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
   fleet__args_str(&wp->args, wp->nonce);
   fleet__args_str(&wp->args, wp->own_ttl_str);
   if ((err = fleet__warmpool_call(wp, &wp_start_call, (fleet__fn_t)cb,
                                   user_data)) != 0)
     return err;
+  /* The works asked for from now on go to these handlers. */
+  wp->h = *handlers;
   wp_set_state(wp, FLEET__WARMPOOL_STARTING);
   return 0;
 }
@@ -744,7 +755,6 @@ static const fleet__handle_vt_t wp_vt = {FLEET_HANDLE_WARMPOOL,
 
 int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
                         const char *name, const char *owner,
-                        const fleet_warmpool_callbacks_t *cbs,
                         const fleet_warmpool_options_t *options) {
   struct fleet__client_s *c;
   fleet__warmpool_t *wp = NULL;
@@ -754,8 +764,6 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
 
   if ((err = fleet__handle_init_begin(pool, client)) != 0)
     return err;
-  if (cbs == NULL || cbs->create == NULL || cbs->destroy == NULL)
-    return FLEET_EINVAL;
   if ((err = fleet__str_check(name, FLEET__NAME_MAX, &name_len)) != 0)
     return err;
   if (owner == NULL || owner[0] == '\0') {
@@ -779,7 +787,6 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
     free(made);
     return err;
   }
-  wp->cbs = *cbs;
   wp->owner_len = owner_len;
   snprintf(wp->lease_str, sizeof(wp->lease_str), "%" PRIu32,
            wp->opts.borrow_lease_ms);
@@ -795,7 +802,7 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
   }
   c = wp->base.client;
   wp->pub = pool;
-  wp->base.error_cb = cbs->error;
+  wp->base.error_cb = wp->opts.error_cb;
   wp->name = fleet__strdup(name);
   wp->owner = made != NULL ? made : fleet__strdup(owner);
   if (wp->name == NULL || wp->owner == NULL ||

@@ -12,6 +12,8 @@
 #define WP_CHECK_TRIES 3
 /* Ids one drain call takes. */
 #define WP_DRAIN_MAX 1000
+/* What acquire and release need of the node: not refused, handlers. */
+#define WP_NEEDS_ALL (FLEET__WP_NOT_REFUSED | FLEET__WP_HANDLERS)
 
 static fleet_warmpool_t *wp_pub(const fleet__req_t *req) {
   return (fleet_warmpool_t *)req->handle->pub;
@@ -123,8 +125,8 @@ int fleet_warmpool_release(fleet_warmpool_t *pool, const char *id, int flags,
     return FLEET_EINVAL;
   if ((err = fleet__str_check(id, FLEET_WARMPOOL_ID_MAX, &len)) != 0)
     return err;
-  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, 1, 0, 0, &err)) ==
-      NULL)
+  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, WP_NEEDS_ALL, 0, 0,
+                                  &err)) == NULL)
     return err;
   err = wp_release_send(wp, &wp_release_call, (fleet__fn_t)cb, user_data, id,
                         len, (flags & FLEET_WARMPOOL_RELEASE_DESTROY) != 0);
@@ -323,7 +325,7 @@ static void wp_on_acquire(fleet__req_t *r, int status,
     fleet__call_finish(r, status);
   } else if (res != 1) {
     wp_acquire_direct(wp, r);
-  } else if (wp->cbs.check == NULL) {
+  } else if (wp->h.check_cb == NULL) {
     wp_acquired(wp, req, buf, 1);
   } else {
     /* Its lease is renewed while the check runs, so that the primary does
@@ -346,8 +348,8 @@ int fleet_warmpool_acquire(fleet_warmpool_t *pool, fleet_warmpool_acquire_cb cb,
   fleet__warmpool_t *wp;
   int err;
 
-  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, 1, 4, 2, &err)) ==
-      NULL)
+  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, WP_NEEDS_ALL, 4, 2,
+                                  &err)) == NULL)
     return err;
   wp_acquire_args(wp);
   return fleet__warmpool_call(wp, &wp_acquire_call, (fleet__fn_t)cb, user_data);
@@ -445,8 +447,8 @@ int fleet_warmpool_drain(fleet_warmpool_t *pool, fleet_warmpool_drain_cb cb,
   fleet__warmpool_t *wp;
   int err;
 
-  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, 0, 2, 2, &err)) ==
-      NULL)
+  if ((wp = fleet__warmpool_enter(pool, (fleet__fn_t)cb, FLEET__WP_HANDLERS, 2,
+                                  2, &err)) == NULL)
     return err;
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
   fleet__args_u64(&wp->args, WP_DRAIN_MAX);

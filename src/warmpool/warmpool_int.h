@@ -39,7 +39,7 @@ typedef enum {
 const char *fleet__warmpool_node_state_name(fleet__warmpool_node_state_t state);
 typedef struct fleet__warmpool_req_s fleet__warmpool_req_t;
 
-/* Which of the user's callbacks does a work. */
+/* Which of the user's handlers (given at start) does a work. */
 enum {
   FLEET__WARMPOOL_CREATE, /* create: the primary's creation, or one on demand */
   FLEET__WARMPOOL_DESTROY, /* destroy */
@@ -88,7 +88,7 @@ struct fleet__warmpool_req_s {
 struct fleet__warmpool_s {
   fleet__handle_t base;
   fleet_warmpool_t *pub;
-  fleet_warmpool_callbacks_t cbs;
+  fleet_warmpool_handlers_t h; /* the last start's; zeros before one */
   fleet_warmpool_options_t opts;
   char *name;
   char *owner;
@@ -127,13 +127,17 @@ fleet__warmpool_t *fleet__warmpool_of(const fleet_warmpool_t *pool);
 /* ------------------------------------------------------------------------ */
 /* Calls (warmpool_works.c)                                                 */
 
+/* What a call needs of its node (fleet__warmpool_enter()'s `needs`). */
+#define FLEET__WP_NOT_REFUSED 1 /* not REFUSED (else FLEET_ECONFLICT) */
+#define FLEET__WP_HANDLERS 2    /* handlers given by a start (else EINVAL) */
+
 /* The node of `pool` if it can take a call with the callback `cb` (not
- * NULL) and, when `refused_too`, is not REFUSED, with wp->args begun for
- * `nargs` arguments of which `nnums` are numbers; else NULL and `*err`:
- * FLEET_EINVAL, FLEET_ECLOSING, FLEET_ECONFLICT (refused) or
+ * NULL) and has what `needs` names (FLEET__WP_* flags), with wp->args
+ * begun for `nargs` arguments of which `nnums` are numbers; else NULL and
+ * `*err`: FLEET_EINVAL, FLEET_ECLOSING, FLEET_ECONFLICT (refused) or
  * FLEET_ENOMEM. */
 fleet__warmpool_t *fleet__warmpool_enter(const fleet_warmpool_t *pool,
-                                         fleet__fn_t cb, int refused_too,
+                                         fleet__fn_t cb, int needs,
                                          size_t nargs, size_t nnums, int *err);
 
 /* Sends `call` with the arguments built in wp->args, KEYS[1] the pool's

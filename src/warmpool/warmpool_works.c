@@ -12,15 +12,17 @@
 /* Calls                                                                    */
 
 fleet__warmpool_t *fleet__warmpool_enter(const fleet_warmpool_t *pool,
-                                         fleet__fn_t cb, int refused_too,
+                                         fleet__fn_t cb, int needs,
                                          size_t nargs, size_t nnums, int *err) {
   fleet__warmpool_t *wp = (fleet__warmpool_t *)fleet__call_enter(
       pool, FLEET_HANDLE_WARMPOOL, cb != NULL, err);
 
   if (wp == NULL)
     return NULL;
-  if (refused_too && wp->state == FLEET__WARMPOOL_REFUSED)
+  if ((needs & FLEET__WP_NOT_REFUSED) && wp->state == FLEET__WARMPOOL_REFUSED)
     *err = FLEET_ECONFLICT;
+  else if ((needs & FLEET__WP_HANDLERS) && wp->h.create_cb == NULL)
+    *err = FLEET_EINVAL;
   else if (fleet__args_begin(&wp->args, nargs, nnums) != 0)
     *err = FLEET_ENOMEM;
   return *err == 0 ? wp : NULL;
@@ -80,11 +82,11 @@ int fleet__warmpool_work_start(fleet__warmpool_t *wp, int kind,
   fleet__list_insert_head(&wp->works, &w->node);
   fleet__handle_hold(&wp->base);
   if (kind == FLEET__WARMPOOL_CREATE)
-    wp->cbs.create(wp->pub, w);
+    wp->h.create_cb(wp->pub, w);
   else if (kind == FLEET__WARMPOOL_DESTROY)
-    wp->cbs.destroy(wp->pub, w);
+    wp->h.destroy_cb(wp->pub, w);
   else
-    wp->cbs.check(wp->pub, w);
+    wp->h.check_cb(wp->pub, w);
   return 0;
 }
 

@@ -240,7 +240,6 @@ static int bq_open(bq_t *b, const bench_opts_t *o, uint32_t concurrency) {
   b->q.data = b;
   fleet_worker_options_init(&wo);
   wo.concurrency = concurrency;
-  wo.handler = bq_handler;
   if (b->keep != 0)
     wo.queue.keep_completed = b->keep;
   wo.done_cb = bq_done;
@@ -292,7 +291,7 @@ static int bq_pending(bq_t *b, const bench_opts_t *o, long concurrency,
   if (b->topup_batch == 0)
     b->topup_batch = 1;
   bench_cpu_sample(&c0, pid);
-  err = fleet_worker_start(&b->w);
+  err = fleet_worker_start(&b->w, bq_handler);
   if (err != 0) {
     fprintf(stderr, "fleet-bench queue: start: %s\n", fleet_strerror(err));
     return err;
@@ -333,7 +332,7 @@ static int bq_default(bq_t *b, const bench_opts_t *o, long concurrency,
 
   /* Processing: one worker on what was enqueued. */
   bench_cpu_sample(&c0, pid);
-  err = fleet_worker_start(&b->w);
+  err = fleet_worker_start(&b->w, bq_handler);
   if (err != 0) {
     fprintf(stderr, "fleet-bench queue: start: %s\n", fleet_strerror(err));
     return err;

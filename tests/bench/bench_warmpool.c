@@ -38,8 +38,6 @@ static void wpb_closed(fleet_handle_t *h) {
 
 static int wpb_open(fleet_client_t *c, wp_side_t *s, const char *owner,
                     int client_only, uint32_t idle) {
-  fleet_warmpool_callbacks_t cbs = {wpb_create, wpb_destroy, NULL,
-                                    NULL,       NULL,        NULL};
   fleet_warmpool_options_t o;
 
   memset(s, 0, sizeof(*s));
@@ -50,7 +48,7 @@ static int wpb_open(fleet_client_t *c, wp_side_t *s, const char *owner,
   o.idle_ttl_ms = 3600000;
   o.reconcile_ms = 200;
   s->wp.data = s;
-  return fleet_warmpool_init(c, &s->wp, "bench", owner, &cbs, &o);
+  return fleet_warmpool_init(c, &s->wp, "bench", owner, &o);
 }
 
 static void wpb_close(uv_loop_t *loop, wp_side_t *s) {
@@ -85,13 +83,21 @@ static int wpb_wait(uv_loop_t *loop, wp_side_t *s) {
   return s->status;
 }
 
-/* Starts `s` (its fingerprint check and campaign) and waits until the
- * pool has `idle` idle entries. */
+/* Starts `s` with the handlers (its fingerprint check and, unless client
+ * only, its campaign) and waits for the answer. */
+static int wpb_start(uv_loop_t *loop, wp_side_t *s) {
+  static const fleet_warmpool_handlers_t handlers = {wpb_create, wpb_destroy,
+                                                     NULL};
+  int err = fleet_warmpool_start(&s->wp, &handlers, wpb_status, s);
+
+  return err != 0 ? err : wpb_wait(loop, s);
+}
+
+/* Starts `s` and waits until the pool has `idle` idle entries. */
 static int wpb_prewarm(uv_loop_t *loop, wp_side_t *s, uint64_t idle) {
   int err;
 
-  if ((err = fleet_warmpool_start(&s->wp, wpb_status, s)) != 0 ||
-      (err = wpb_wait(loop, s)) != 0)
+  if ((err = wpb_start(loop, s)) != 0)
     return err;
   do {
     if ((err = fleet_warmpool_snapshot(&s->wp, wpb_snap, s)) != 0 ||
@@ -170,7 +176,8 @@ int bench_warmpool(const bench_opts_t *o) {
   pid = bench_server_pid(o->url);
   if ((err = wpb_open(&client, &primary, "primary", 0, (uint32_t)idle)) == 0 &&
       (err = wpb_open(&client, &user, "user", 1, (uint32_t)idle)) == 0 &&
-      (err = wpb_prewarm(&loop, &primary, (uint64_t)idle)) == 0) {
+      (err = wpb_prewarm(&loop, &primary, (uint64_t)idle)) == 0 &&
+      (err = wpb_start(&loop, &user)) == 0) {
     /* The hand-out path alone: the primary closes (its idle stays). */
     wpb_close(&loop, &primary);
     err = wpb_run(&loop, &user, 1, "c1", pid, o);

@@ -26,12 +26,6 @@ typedef struct {
   fleet_warmpool_t pool;
 } wctx_t;
 
-/* Never called: the node is not started and acquires nothing. */
-static void wp_unused(fleet_warmpool_t *pool, fleet_warmpool_work_t *work) {
-  fleet_warmpool_work_done(work, FLEET_ECANCELED, "fleet-cli reads only");
-  (void)pool;
-}
-
 static void on_snapshot(fleet_warmpool_t *pool, int status,
                         const fleet_warmpool_snapshot_t *s, void *user_data) {
   wctx_t *w = user_data;
@@ -66,14 +60,10 @@ static void on_snapshot(fleet_warmpool_t *pool, int status,
 
 int cli_q_warmpool_snapshot(cli_t *cli, const char *name, cli_done_fn done,
                             void *arg) {
-  fleet_warmpool_callbacks_t cbs;
   fleet_warmpool_options_t o;
   wctx_t *w = cli_query_new(sizeof(*w), cli, done, arg);
   int err;
 
-  memset(&cbs, 0, sizeof(cbs));
-  cbs.create = wp_unused;
-  cbs.destroy = wp_unused;
   fleet_warmpool_options_init(&o);
   o.client_only = 1;
   /* `idle` counts the entries not expired yet (the snapshot counts those
@@ -84,7 +74,7 @@ int cli_q_warmpool_snapshot(cli_t *cli, const char *name, cli_done_fn done,
             ? FLEET_ENOMEM
             : cli_query_open(&w->base, (fleet_handle_t *)&w->pool,
                              fleet_warmpool_init(&cli->client, &w->pool, name,
-                                                 WARMPOOL_OWNER, &cbs, &o),
+                                                 WARMPOOL_OWNER, &o),
                              "pool", name);
   if (err != 0)
     return err;

@@ -1,8 +1,10 @@
 -- warmpool_start.lua -- the start of a node: claims its owner id's lease and
 -- checks its definition: stores the pool's fingerprint and first target when
--- there are none, else compares.
+-- there are none (a client-only node's start gives no target and writes
+-- none), else compares.
 -- KEYS[1]: the pool's tag T "{prefix:pool}" (parts: adapters/ops/warmpool.h).
--- ARGV: fingerprint, first target, owner id, instance nonce, owner lease ms.
+-- ARGV: fingerprint, first target ('' for none), owner id, instance nonce,
+--   owner lease ms.
 -- Returns: {1, fingerprint} agreed (the lease is the caller's) | {0, stored
 --   fingerprint} differs (no lease taken). Error FLEET_ECONFLICT, naming the
 --   owner id, when another live instance holds it (nothing written).
@@ -16,7 +18,7 @@ redis.call('SET', T .. ':wp:own:' .. ARGV[3], ARGV[4], 'PX', ARGV[5])
 if not fp then
   redis.call('HSET', META, 'fp', ARGV[1])
 end
-if not redis.call('HGET', META, 'target') then
+if ARGV[2] ~= '' and not redis.call('HGET', META, 'target') then
   redis.call('HSET', META, 'target', ARGV[2])
 end
 return {1, ARGV[1]}
