@@ -36,10 +36,6 @@ int fleet__handle_init(fleet__handle_t *h, const fleet__handle_vt_t *vt,
   return 0;
 }
 
-void fleet__handle_set_internal(fleet__handle_t *h) {
-  h->internal = 1;
-}
-
 void fleet__handle_adopt(fleet__handle_t *parent, fleet__handle_t *child) {
   child->internal = 1;
   child->parent = parent;

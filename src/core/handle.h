@@ -158,14 +158,10 @@ struct fleet__req_s {
 int fleet__handle_init(fleet__handle_t *h, const fleet__handle_vt_t *vt,
                        fleet_client_t *client, fleet_handle_t *pub);
 
-/* Marks `h` as made by another handle, its owner, which closes it: the
- * client's close does not wait for it, and fleet_client_walk() never
- * shows it. Call it right after the init of `h`. */
-void fleet__handle_set_internal(fleet__handle_t *h);
-
 /* Makes `child`, a handle `parent` made for itself (a worker's queue, a
- * leader's lock, a schedule's ticker, a warm pool's leader), internal
- * (fleet__handle_set_internal()) and a child of `parent`: once the child's
+ * leader's lock, a schedule's ticker, a warm pool's leader), internal (the
+ * client's close does not wait for it, and fleet_client_walk() never shows
+ * it) and a child of `parent`: once the child's
  * close starts, whoever starts it, `parent` stays open until the child
  * has closed and its close callback has run. A parent closes its children
  * from its `close` hook, with no close callback of its own to write. Call

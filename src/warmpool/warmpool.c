@@ -297,7 +297,7 @@ static int wp_campaign(fleet__warmpool_t *wp) {
                             wp->owner, wp->opts.primary_ttl_ms, &lo);
     if (err != 0)
       return err;
-    fleet__handle_set_internal(wp->leader.internal_);
+    fleet__handle_adopt(&wp->base, wp->leader.internal_);
     wp->leader.data = wp;
     wp->leader_open = 1;
   }
@@ -504,8 +504,6 @@ static void wp_borrow_clear(fleet__warmpool_t *wp) {
 /* ------------------------------------------------------------------------ */
 /* Identity                                                                 */
 
-static void wp_leader_closed(fleet_handle_t *h);
-
 /* Another live instance took this node's owner id: the node stops acting
  * under it for good. */
 static void wp_refuse(fleet__warmpool_t *wp) {
@@ -521,8 +519,7 @@ static void wp_refuse(fleet__warmpool_t *wp) {
    * which its fencing token guards (a newer primary's is left alone). */
   if (wp->leader_open) {
     wp->leader_open = 0;
-    fleet__handle_hold(&wp->base);
-    fleet_leader_close(&wp->leader, wp_leader_closed);
+    fleet_leader_close(&wp->leader, NULL);
   }
   fleet__backend_set_detail(fleet__handle_backend(&wp->base),
                             "warm pool %s: owner id \"%s\" is already in "
@@ -718,11 +715,6 @@ static void wp_free(fleet__handle_t *h) {
   free(wp);
 }
 
-static void wp_leader_closed(fleet_handle_t *h) {
-  fleet__warmpool_t *wp = h->data;
-  fleet__handle_unhold(&wp->base);
-}
-
 /* The close: stop reconciling, give the lease up, stop renewing borrow
  * leases (the base ends the wake-up subscription). Works still running
  * end when the user reports them. */
@@ -736,8 +728,7 @@ static void wp_close(fleet__handle_t *h) {
   }
   if (wp->leader_open) {
     wp->leader_open = 0;
-    fleet__handle_hold(h);
-    fleet_leader_close(&wp->leader, wp_leader_closed);
+    fleet_leader_close(&wp->leader, NULL); /* held open: an adopted child */
   }
   wp_borrow_clear(wp);
   wp_own_stop(wp);
