@@ -2,7 +2,7 @@
 # Debian packages. In the build directory, `cpack -G DEB` makes three
 # packages from the install components:
 #
-#   libfleet1     lib    the shared library (libfleet.so.1; the package is
+#   libfleet2     lib    the shared library (libfleet.so.2; the package is
 #                        named after the soname, FLEET_SOVERSION)
 #   libfleet-dev  dev    headers, libfleet.so, libfleet.a, fleet.pc, the CMake
 #                        package, fleet(3), the Lua scripts expanded
@@ -28,7 +28,7 @@ set(FLEET_DEB_MAINTAINER
 set(FLEET_HOMEPAGE "" CACHE STRING
     "The project's home page (Homepage of the Debian packages)")
 # The date of this release, for the packages' changelog (RFC 5322).
-set(FLEET_RELEASE_DATE "Fri, 27 Nov 2026 00:00:00 +0000")
+set(FLEET_RELEASE_DATE "Fri, 27 Nov 2026 06:00:00 +0000")
 
 set(FLEET_DEB_LIB libfleet${FLEET_SOVERSION})
 set(FLEET_DEB_RELEASE 1)

@@ -14,9 +14,9 @@ extern "C" {
 #endif
 
 #define FLEET_VERSION_MAJOR 0
-#define FLEET_VERSION_MINOR 2
+#define FLEET_VERSION_MINOR 3
 #define FLEET_VERSION_PATCH 0
-#define FLEET_VERSION_STRING "0.2.0"
+#define FLEET_VERSION_STRING "0.3.0"
 #define FLEET_VERSION_HEX                                                      \
   ((FLEET_VERSION_MAJOR << 16) | (FLEET_VERSION_MINOR << 8) |                  \
    FLEET_VERSION_PATCH)
