@@ -12,22 +12,25 @@
 --   value (nothing changed); -1 the lease holds another type. Any other
 --   error is the error of the whole call.
 --#include wake
---#include lock_lease
 local call = redis.call
 local r = {}
 for i = 1, #KEYS do
   local lease, value = KEYS[i] .. ':lock', ARGV[i]
   local cur = redis.pcall('GET', lease)
-  local m = lease_match(cur, value)
-  if m == -1 and string.sub(cur.err, 1, 9) ~= 'WRONGTYPE' then
-    return cur
-  end
-  if m > 0 then
+  if cur == value then
     call('DEL', lease)
-  end
-  if m == 2 then
+    r[i] = 1
+  elseif cur == '*' .. value then
+    call('DEL', lease)
     publish_wake(KEYS[i] .. ':released', value)
+    r[i] = 2
+  elseif type(cur) == 'table' then
+    if string.sub(cur.err, 1, 9) ~= 'WRONGTYPE' then
+      return cur
+    end
+    r[i] = -1
+  else
+    r[i] = 0
   end
-  r[i] = m
 end
 return r

@@ -5,15 +5,18 @@
 -- ARGV[2i-1]: its "<token>:<owner>"; ARGV[2i]: its TTL in ms.
 -- Returns: one integer per lock: 1 extended, 0 not held with that value,
 --   -1 the lease holds another type.
---#include lock_lease
 local r = {}
 for i = 1, #KEYS do
   local lease = KEYS[i] .. ':lock'
-  local m = lease_match(redis.pcall('GET', lease), ARGV[2 * i - 1])
-  if m > 0 then
+  local cur = redis.pcall('GET', lease)
+  local value = ARGV[2 * i - 1]
+  if cur == value or cur == '*' .. value then
     redis.call('PEXPIRE', lease, ARGV[2 * i])
-    m = 1
+    r[i] = 1
+  elseif type(cur) == 'table' then
+    r[i] = -1
+  else
+    r[i] = 0
   end
-  r[i] = m
 end
 return r

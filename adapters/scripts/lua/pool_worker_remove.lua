@@ -32,10 +32,22 @@ local n = 0
 for i = 1, #keys do
   local key = keys[i]
   local t, s, w = job(key)
-  if t and w == worker then
+  if t and w == worker and s == 'x' then
     -- A job being stopped on request leaves the pool, as its stop
-    -- confirmation would have made it.
-    n = n + unown(key, t, s, w)
+    -- confirmation would have made it; a waiting dispatcher hears
+    -- FLEET_ECANCELED (-5).
+    local from = redis.call('HGET', T .. ':disp', key)
+    if from and from ~= '' then
+      push(from, 'r', key, w, t, '-5', '')
+    end
+    redis.call('HDEL', T .. ':jobs', key)
+    redis.call('HDEL', T .. ':pay', key)
+    redis.call('HDEL', T .. ':disp', key)
+    redis.call('HDEL', T .. ':next', key)
+  elseif t and w == worker then
+    set_job(key, t, 'o', '')
+    redis.call('HDEL', T .. ':next', key)
+    n = n + 1
   end
 end
 redis.call('DEL', wj)

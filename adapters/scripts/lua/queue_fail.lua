@@ -21,7 +21,7 @@ local id, tok = ARGV[1], ARGV[2]
 local v = call('HGET', tag .. ':claims', id)
 local rec = call('HGET', rec_key(tag, id), id)
 if not has_token(v, tok) then
-  local e = ended(id, tok, v)
+  local e = not v and ended(id, tok) or 0
   if e == -1 then
     return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
   elseif e == 2 then

@@ -16,8 +16,10 @@ local prio = tag .. ':pending:prio'
 --#include queue_ended
 
 local out = {now}
-local ids, held = claims_held(1)
+local ids = {}
+for i = 1, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
 if #ids == 0 then return out end
+local held = call('HMGET', tag .. ':claims', unpack(ids))
 local recs = recs_get(tag, ids)
 local o = call('HMGET', tag .. ':opts', unpack(ids))
 local infos = call('HMGET', tag .. ':info', unpack(ids))
@@ -52,8 +54,10 @@ for i, id in ipairs(ids) do
       zp[#zp + 1] = id
     end
     out[i + 1] = 1
+  elseif v then
+    out[i + 1] = 0 -- held by another claim
   else
-    out[i + 1] = ended(id, tok, v)
+    out[i + 1] = ended(id, tok)
   end
 end
 if #released > 0 then

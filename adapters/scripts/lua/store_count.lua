@@ -5,9 +5,11 @@
 -- ARGV: id.
 -- Returns: the length of the events list; error FLEET_ENOTFOUND when
 --   there is no record.
---#include store_record
-local err = record_hash()
-if err then
-  return err
+local t = redis.call('TYPE', KEYS[1] .. ':rec:' .. ARGV[1])['ok']
+if t == 'none' then
+  return redis.error_reply('FLEET_ENOTFOUND no such store record')
 end
-return redis.call('LLEN', ev)
+if t ~= 'hash' then
+  return redis.error_reply('FLEET_EWRONGTYPE a store key holds another type')
+end
+return redis.call('LLEN', KEYS[1] .. ':ev:' .. ARGV[1])

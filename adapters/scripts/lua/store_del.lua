@@ -4,12 +4,16 @@
 --          ":ev:<id>", ":idx:<index>:<value>".
 -- ARGV: id.
 -- Returns: 1, or 0 when there was no record.
+local id = ARGV[1]
+local rec, ev = KEYS[1] .. ':rec:' .. id, KEYS[1] .. ':ev:' .. id
+local ipre = KEYS[1] .. ':idx:'
+local wrongtype = 'FLEET_EWRONGTYPE a store key holds another type'
 --#include store_record
 local old = redis.call('HGETALL', rec)
 if #old == 0 then
   return 0
 end
-local idx = record_indexes(old)
+local idx = record_indexes(old, ipre)
 if not idx then
   return redis.error_reply(wrongtype)
 end

@@ -5,10 +5,13 @@
 -- ARGV: id, offset, limit.
 -- Returns: the events from index `offset`, at most `limit`, oldest first;
 --   error FLEET_ENOTFOUND when there is no record.
---#include store_record
-local err = record_hash()
-if err then
-  return err
+local t = redis.call('TYPE', KEYS[1] .. ':rec:' .. ARGV[1])['ok']
+if t == 'none' then
+  return redis.error_reply('FLEET_ENOTFOUND no such store record')
+end
+if t ~= 'hash' then
+  return redis.error_reply('FLEET_EWRONGTYPE a store key holds another type')
 end
 local offset = tonumber(ARGV[2])
-return redis.call('LRANGE', ev, offset, offset + tonumber(ARGV[3]) - 1)
+return redis.call('LRANGE', KEYS[1] .. ':ev:' .. ARGV[1], offset,
+                  offset + tonumber(ARGV[3]) - 1)

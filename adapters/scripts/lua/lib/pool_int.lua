@@ -5,7 +5,6 @@
 --#include time
 --#include wake
 --#include fence
---#include instance
 local T = KEYS[1]
 
 -- Appends one event of six fields to the node's event list and wakes the
@@ -53,28 +52,6 @@ local function set_job(key, token, state, worker)
   redis.call('HSET', T .. ':jobs', key, token .. ':' .. state .. ':' .. worker)
 end
 
--- The job `key` (token t, state s) of worker w loses its owner: it is
--- orphaned (state "o") until a node rebalances, except a job being stopped
--- on request (s "x"): it leaves the pool (its owner is gone, so it is
--- stopped), and a waiting dispatcher hears FLEET_ECANCELED (-5). Returns 1
--- when orphaned, 0 when it left.
-local function unown(key, t, s, w)
-  if s == 'x' then
-    local from = redis.call('HGET', T .. ':disp', key)
-    if from and from ~= '' then
-      push(from, 'r', key, w, t, '-5', '')
-    end
-    redis.call('HDEL', T .. ':jobs', key)
-    redis.call('HDEL', T .. ':pay', key)
-    redis.call('HDEL', T .. ':disp', key)
-    redis.call('HDEL', T .. ':next', key)
-    return 0
-  end
-  set_job(key, t, 'o', '')
-  redis.call('HDEL', T .. ':next', key)
-  return 1
-end
-
 -- Tells every live node that the membership or the jobs needing an owner
 -- changed: each rebalances.
 local function broadcast()
@@ -85,7 +62,10 @@ local function broadcast()
 end
 
 -- Removes the workers of `node` from the pool and the node itself; their
--- jobs lose their owner (unown()).
+-- jobs lose their owner (state "o", orphaned) until a node rebalances,
+-- except a job being stopped on request: it leaves the pool (its owner
+-- is gone, so it is stopped), and a waiting dispatcher hears
+-- FLEET_ECANCELED (-5).
 local function drop_node(node)
   local nw = T .. ':nw:' .. node
   local workers = redis.call('SMEMBERS', nw)
@@ -96,8 +76,18 @@ local function drop_node(node)
     for j = 1, #keys do
       local key = keys[j]
       local t, s = job(key)
-      if t then
-        unown(key, t, s, w)
+      if t and s == 'x' then
+        local from = redis.call('HGET', T .. ':disp', key)
+        if from and from ~= '' then
+          push(from, 'r', key, w, t, '-5', '')
+        end
+        redis.call('HDEL', T .. ':jobs', key)
+        redis.call('HDEL', T .. ':pay', key)
+        redis.call('HDEL', T .. ':disp', key)
+        redis.call('HDEL', T .. ':next', key)
+      elseif t then
+        set_job(key, t, 'o', '')
+        redis.call('HDEL', T .. ':next', key)
       end
     end
     redis.call('DEL', wj)
@@ -127,10 +117,16 @@ local function rev()
   return tonumber(redis.call('GET', T .. ':rev') or '0')
 end
 
--- A node's identity lease, T:id:<node>, expiring with the node's worker
--- TTL: instance_state() of the id.
+-- A node's identity lease, T:id:<node>: the random nonce of the instance
+-- that holds the id, expiring with the node's worker TTL. Returns 'mine'
+-- when `nonce` holds it, 'free' when nobody does, 'other' when another
+-- live instance does.
 local function id_state(node, nonce)
-  return instance_state(T .. ':id:' .. node, nonce)
+  local v = redis.call('GET', T .. ':id:' .. node)
+  if not v then
+    return 'free'
+  end
+  return v == nonce and 'mine' or 'other'
 end
 
 -- The refusal of a node whose id another live instance holds.

@@ -9,9 +9,11 @@
 -- queue_int, queue_trim and queue_ended included before it.
 local function complete(keep, keep_s, a)
   local out = {now}
-  local ids, held = claims_held(a)
+  local ids = {}
+  for i = a, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
   if #ids == 0 then return out end
   local claims = tag .. ':claims'
+  local held = call('HMGET', claims, unpack(ids))
   local done, marks, seen, nd = {}, {'', HASH_MARK}, {}, 0
   local prefix = dec(now) .. '\0'
   local sfind = string.find
@@ -28,8 +30,10 @@ local function complete(keep, keep_s, a)
       marks[2 * nd + 1] = id
       marks[2 * nd + 2] = prefix .. v
       out[i + 1] = 1
+    elseif v then
+      out[i + 1] = 0 -- held by another claim
     else
-      out[i + 1] = ended(id, tok, v)
+      out[i + 1] = ended(id, tok)
     end
   end
   if #done > 0 then

@@ -3,7 +3,6 @@
 -- the moves every script shares (adapters/ops/warmpool.h has the schema).
 --#include time
 --#include wake
---#include instance
 local T = KEYS[1]
 local META, IDLE, EXP = T .. ':wp:meta', T .. ':wp:idle', T .. ':wp:exp'
 local BOR, WHO, MK = T .. ':wp:bor', T .. ':wp:who', T .. ':wp:mk'
@@ -61,10 +60,16 @@ local function claim(id, until_ms)
   redis.call('ZADD', DEAD, fmt(until_ms), id)
 end
 
--- An owner id's lease, T:wp:own:<owner>, held while the node is started:
--- instance_state() of the id.
+-- An owner id's lease, T:wp:own:<owner>: the random nonce of the node
+-- instance that holds the id while it is started. Returns 'mine' when
+-- `nonce` holds it, 'free' when nobody does, 'other' when another live
+-- instance does.
 local function owner_state(owner, nonce)
-  return instance_state(T .. ':wp:own:' .. owner, nonce)
+  local v = redis.call('GET', T .. ':wp:own:' .. owner)
+  if not v then
+    return 'free'
+  end
+  return v == nonce and 'mine' or 'other'
 end
 
 -- The refusal of a write by an instance whose owner id another live
