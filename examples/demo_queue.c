@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "demo.h"
@@ -46,6 +47,9 @@ typedef struct {
   int64_t heartbeat_ms;
   const char *ledger;
   int ledger_fd;
+  /* --ledger-times: one line per completed job, with its times. */
+  const char *ledger_times;
+  int ledger_times_fd;
 
   fleet_worker_t w;
   int worker_open;
@@ -164,9 +168,23 @@ static void demo_on_work(uv_timer_t *t) {
     demo_fail("finish", err);
 }
 
+/* The wall clock, in ms since the Unix epoch: the times of
+ * --ledger-times, comparable across the processes of one machine. */
+static uint64_t demo_unix_ms(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static void demo_handler(fleet_worker_t *w, fleet_job_t *job) {
   demo_worker_t *d = w->data;
   demo_work_t *work = d->free_works;
+
+  /* The start of the job, kept in the job's user field until it is
+   * settled (demo_done()). */
+  if (d->ledger_times_fd >= 0)
+    job->data = (void *)(uintptr_t)demo_unix_ms();
 
   d->handled++;
   d->free_works = work->next;
@@ -211,17 +229,33 @@ static void demo_worker_error(fleet_handle_t *w, int status,
   d->errors_unprinted = 0;
 }
 
-/* Appends "<id>\n" to the ledger in one write: with O_APPEND, lines of
- * several processes stay whole. */
-static void demo_ledger_write(demo_worker_t *d, const fleet_job_t *job) {
-  char line[FLEET_JOB_ID_MAX + 2];
-  size_t len = job->id_len + 1;
-
-  memcpy(line, job->id, job->id_len);
-  line[job->id_len] = '\n';
-  if (write(d->ledger_fd, line, len) != (ssize_t)len) {
+/* Appends `len` bytes of `line` to `fd` in one write: with O_APPEND,
+ * lines of several processes stay whole. */
+static void demo_ledger_append(demo_worker_t *d, int fd, const char *line,
+                               size_t len) {
+  if (write(fd, line, len) != (ssize_t)len) {
     demo_fail("ledger write", FLEET_EBACKEND);
     d->status = 1;
+  }
+}
+
+/* The ledgers of a completed job: "<id>" in --ledger's, and "<id> <group>
+ * <start_unix_ms> <end_unix_ms>" in --ledger-times' (the group is "-":
+ * jobs carry none yet), the end being when the completion was accepted. */
+static void demo_ledger_write(demo_worker_t *d, const fleet_job_t *job) {
+  char line[FLEET_JOB_ID_MAX + 64];
+  int n;
+
+  if (d->ledger_fd >= 0) {
+    memcpy(line, job->id, job->id_len);
+    line[job->id_len] = '\n';
+    demo_ledger_append(d, d->ledger_fd, line, job->id_len + 1);
+  }
+  if (d->ledger_times_fd >= 0) {
+    n = snprintf(line, sizeof(line), "%.*s - %" PRIu64 " %" PRIu64 "\n",
+                 (int)job->id_len, job->id, (uint64_t)(uintptr_t)job->data,
+                 demo_unix_ms());
+    demo_ledger_append(d, d->ledger_times_fd, line, (size_t)n);
   }
 }
 
@@ -232,8 +266,7 @@ static void demo_done(fleet_worker_t *w, fleet_job_t *job,
 
   if (action == FLEET_JOB_COMPLETE && accepted) {
     d->completed++;
-    if (d->ledger_fd >= 0)
-      demo_ledger_write(d, job);
+    demo_ledger_write(d, job);
   } else if (action == FLEET_JOB_FAIL && accepted) {
     d->failed++;
   } else if (status != FLEET_ECANCELED) {
@@ -352,6 +385,8 @@ static int demo_worker_flags(demo_worker_t *d, const demo_args_t *a, int run) {
         return 2;
     } else if (!run && demo_flag(a, &i, "--ledger")) {
       d->ledger = a->argv[i];
+    } else if (!run && demo_flag(a, &i, "--ledger-times")) {
+      d->ledger_times = a->argv[i];
     } else if (!run && demo_flag(a, &i, "--claim-ttl-ms")) {
       if (!demo_int(f, a->argv[i], 10, UINT32_MAX, &d->claim_ttl_ms))
         return 2;
@@ -382,6 +417,7 @@ static int demo_worker_main(const demo_args_t *a, int run) {
   d.cmd = run ? "run" : "worker";
   d.queue = "demo";
   d.ledger_fd = -1;
+  d.ledger_times_fd = -1;
   fleet_worker_options_init(&o);
   d.claim_ttl_ms = o.claim_ttl_ms;
   d.heartbeat_ms = o.heartbeat_ms;
@@ -403,6 +439,15 @@ static int demo_worker_main(const demo_args_t *a, int run) {
       (d.ledger_fd = open(d.ledger, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
                           0644)) < 0) {
     perror("fleet-demo: worker: --ledger");
+    return 1;
+  }
+  if (d.ledger_times != NULL &&
+      (d.ledger_times_fd =
+           open(d.ledger_times, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                0644)) < 0) {
+    perror("fleet-demo: worker: --ledger-times");
+    if (d.ledger_fd >= 0)
+      close(d.ledger_fd);
     return 1;
   }
   d.works = calloc((size_t)d.concurrency, sizeof(*d.works));
@@ -457,6 +502,8 @@ static int demo_worker_main(const demo_args_t *a, int run) {
   free(d.works);
   if (d.ledger_fd >= 0)
     close(d.ledger_fd);
+  if (d.ledger_times_fd >= 0)
+    close(d.ledger_times_fd);
   return d.status;
 }
 

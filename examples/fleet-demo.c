@@ -5,7 +5,8 @@
  *
  *   run      --jobs N --concurrency C --work-ms MS [--queue Q]
  *   worker   --queue Q --concurrency C --work-ms MS [--fail-every K]
- *            [--ledger FILE] [--claim-ttl-ms MS] [--heartbeat-ms MS]
+ *            [--ledger FILE] [--ledger-times FILE] [--claim-ttl-ms MS]
+ *            [--heartbeat-ms MS]
  *   enqueue  --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]
  *            [--priority P] [--max-attempts A]
  *   stats    --queue Q
@@ -290,7 +291,8 @@ static const struct {
      "      keep the last 1000 completed jobs for the CLI and dashboard)"},
     {"worker", demo_worker,
      "worker --queue Q --concurrency C --work-ms MS [--fail-every K]\n"
-     "      [--ledger FILE] [--claim-ttl-ms MS] [--heartbeat-ms MS]\n"
+     "      [--ledger FILE] [--ledger-times FILE] [--claim-ttl-ms MS]\n"
+     "      [--heartbeat-ms MS]\n"
      "      process jobs until SIGINT or SIGTERM"},
     {"enqueue", demo_enqueue,
      "enqueue --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]\n"

@@ -147,12 +147,22 @@ TEST_IMPL(demo_run_memory) {
   return 0;
 }
 
-/* enqueue, stats, and a worker with a ledger and --fail-every on Redis:
- * every job completes once, the worker stops on SIGTERM with exit 0. */
+/* The wall clock in ms since the Unix epoch, as --ledger-times writes it. */
+static uint64_t demo_test_unix_ms(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* enqueue, stats, and a worker with both ledgers and --fail-every on
+ * Redis: every job completes once, the worker stops on SIGTERM with exit
+ * 0, and --ledger-times has one line per job, "<id> - <start> <end>", its
+ * times within the test's and in order. */
 TEST_IMPL(demo_worker_redis) {
   fleet_test_redis_t *redis;
   const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
-  char url[128], ledger[512], seen[64];
+  char url[128], ledger[512], times[512], seen[64];
   /* Enough attempts that a retried job never runs out of them. */
   char *enq[] = {"d",    "--url",   url,  "enqueue",        "--queue",
                  "jobs", "--count", "60", "--max-attempts", "10",
@@ -172,17 +182,23 @@ TEST_IMPL(demo_worker_redis) {
                     "7",
                     "--ledger",
                     ledger,
+                    "--ledger-times",
+                    times,
                     NULL};
   char buf[4096], *line;
   demo_run_t r;
   pid_t pid;
   long completed = 0;
   int i, n = 0;
+  uint64_t t0, t1;
 
   DEMO_REQUIRED();
   redis = fleet_test_redis_start_or_skip(NULL);
   snprintf(url, sizeof(url), "%s", fleet_test_redis_url(redis));
   snprintf(ledger, sizeof(ledger), "%s/ledger", tmp);
+  snprintf(times, sizeof(times), "%s/ledger-times.%d", tmp, (int)getpid());
+  unlink(times);
+  t0 = demo_test_unix_ms();
   demo_run(&r, enq);
   ASSERT_EQ(0, r.status);
   ASSERT_STR_EQ("60\n", r.out);
@@ -225,6 +241,30 @@ TEST_IMPL(demo_worker_redis) {
   ASSERT_EQ(60, n);
   for (i = 0; i < 60; i++)
     ASSERT_EQ(1, seen[i]);
+
+  /* --ledger-times: the same jobs once each, with their times. */
+  t1 = demo_test_unix_ms();
+  read_file(times, buf, sizeof(buf));
+  unlink(times);
+  memset(seen, 0, sizeof(seen));
+  n = 0;
+  for (line = strtok(buf, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+    unsigned long long start, end;
+    long id;
+    char group[8];
+
+    ASSERT_EQ(4, sscanf(line, "%ld %7s %llu %llu", &id, group, &start, &end));
+    ASSERT_GE(id, 1);
+    ASSERT_LE(id, 60);
+    ASSERT_EQ(0, seen[id - 1]);
+    seen[id - 1] = 1;
+    ASSERT_STR_EQ("-", group);
+    ASSERT_LE(t0, start);
+    ASSERT_LE(start, end);
+    ASSERT_LE(end, t1);
+    n++;
+  }
+  ASSERT_EQ(60, n);
   fleet_test_redis_free(redis);
   return 0;
 }
