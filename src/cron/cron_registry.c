@@ -1,6 +1,7 @@
 /* cron_registry.c -- the registry calls of the cron scheduler: define,
- * enable, remove, list and history (the cron_*.lua scripts; docs/cron.md has their table). They work on an
- * initialized scheduler whether it was started or not. */
+ * enable, remove, list and history (the cron_*.lua scripts; docs/cron.md
+ * has their table). They work on an initialized scheduler whether it was
+ * started or not. */
 #include <stdlib.h>
 #include <string.h>
 
