@@ -400,10 +400,8 @@ int fleet__handle_init_begin(void *pub, const fleet_client_t *client) {
 }
 
 int fleet__call_done(fleet__req_t *req, int status) {
-  if (status != 0) {
-    fleet__call_finish(req, status);
+  if (fleet__call_failed(req, status))
     return 0;
-  }
   fleet__req_done(req);
   return 1;
 }

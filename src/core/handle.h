@@ -119,6 +119,9 @@ typedef void (*fleet__fn_t)(void);
  *         calls sends the later ones with fleet__req_send()).
  *   read  reads each reply: sends the request's next backend call, or
  *         finishes the request (fleet__req_done()) and runs its callback.
+ *         A call whose later step replies in another shape points
+ *         `req->on_reply` at that step's reader before sending it (the
+ *         cron history's log read, the warm pool's create on demand).
  *   fail  runs the user callback `req->cb` with an error and no results:
  *         at close (FLEET_ECANCELED) and from fleet__call_finish(). It is
  *         called after the request is done, so it copies what it needs
