@@ -24,6 +24,10 @@ typedef struct fleet_worker_s fleet_worker_t;
 #define FLEET_JOB_ERROR_MAX (64u * 1024)
 #define FLEET_JOB_PRIORITY_MIN (-1000)
 #define FLEET_JOB_PRIORITY_MAX 1000
+/* A job's group (fleet_job_spec_t.group): 1 to this many bytes. */
+#define FLEET_JOB_GROUP_MAX 128
+/* A group's weight in the claims' rotation (fleet_queue_set_group_weight). */
+#define FLEET_GROUP_WEIGHT_MAX 1000
 /* Jobs per enqueue call, claims per claim, refresh, complete or release
  * call. */
 #define FLEET_QUEUE_BATCH_MAX 1000
@@ -92,6 +96,13 @@ typedef struct {
    * unique_ttl_ms must then be at least 1. */
   const char *unique_key;
   uint64_t unique_ttl_ms;
+  /* NULL, or the job's group (a tenant, a customer, an account): 1 to
+   * FLEET_JOB_GROUP_MAX bytes. Claims rotate between the groups that have
+   * pending jobs, so that one group's backlog does not hold back another's
+   * jobs, and the group limits of fleet_queue_limits_t bind each group
+   * (docs/queue.md, "Flow control"). Priorities order the jobs of one
+   * group. */
+  const char *group;
 } fleet_job_spec_t;
 
 /* Fills `spec` with the defaults above and the given type and payload
@@ -157,6 +168,9 @@ typedef struct fleet_job_s {
   uint64_t token;
   /* The claim deadline on the backend clock (unix ms), as of the claim. */
   uint64_t deadline_ms;
+  /* The job's group, NULL when it has none. */
+  const char *group;
+  size_t group_len;
   /* Private (see fleet_job_worker()). */
   struct fleet__wjob_s *internal_;
 } fleet_job_t;
@@ -177,9 +191,20 @@ typedef struct {
   /* When the earliest delayed job becomes due (unix ms), or 0 when no job
    * is delayed. */
   uint64_t next_run_at_ms;
-  /* Pending jobs left after the claim. */
+  /* Pending jobs left after the claim. With groups, the jobs of the
+   * default set plus one per group that may still hold some: 0 only when
+   * none is pending. */
   uint64_t pending;
+  /* 0, or the claim was held back by a flow limit (fleet_queue_limits_t,
+   * fleet_queue_hold()) while jobs were pending: a claim gets jobs again
+   * at this time (unix ms, backend clock), or, when it is
+   * FLEET_CLAIM_WAIT_SLOT, once a running job of the queue finishes (a
+   * concurrency limit: the finish publishes a wake-up). */
+  uint64_t retry_at_ms;
 } fleet_claim_info_t;
+
+/* fleet_claim_info_t.retry_at_ms: wait for a running job to finish. */
+#define FLEET_CLAIM_WAIT_SLOT UINT64_MAX
 
 /* The result of one job of an enqueue call. */
 typedef struct {
@@ -210,6 +235,8 @@ typedef struct {
   uint64_t finished_ms;
   /* The token of the current or last claim; 0 when none is valid. */
   uint64_t token;
+  /* The job's group, NULL when it has none. */
+  const char *group;
 } fleet_job_info_t;
 
 /* Job counts. `completed` and `dead` count every job that ever got there;
@@ -490,6 +517,113 @@ FLEET_EXTERN int fleet_queue_pause(fleet_queue_t *q, fleet_queue_paused_cb cb,
 FLEET_EXTERN int fleet_queue_resume(fleet_queue_t *q, fleet_queue_paused_cb cb,
                                     void *user_data);
 FLEET_EXTERN int fleet_queue_paused(fleet_queue_t *q, fleet_queue_paused_cb cb,
+                                    void *user_data);
+
+/* ------------------------------------------------------------------------ */
+/* Flow control (docs/queue.md, "Flow control")                             */
+
+/* The flow limits of a queue. They live in the backend with the queue, bind
+ * every claim of every process (workers, fleet_queue_claim()) and are
+ * checked inside the claim script on the backend clock. A field 0 is no
+ * limit.
+ *
+ * - Rate: at most rate_max claims in any window of rate_ms ms (a sliding
+ *   window: exact on the backend clock, whatever the bursts), and at most
+ *   group_rate_max claims of each group in any window of group_rate_ms.
+ *   Both fields of a pair are set, or neither.
+ * - Concurrency: at most `concurrency` jobs of the queue claimed at once
+ *   (running), and at most `group_concurrency` of each group; counted by
+ *   claims, so a crashed worker's slots come back when its claims are
+ *   recovered. */
+typedef struct {
+  uint32_t rate_max;
+  uint32_t rate_ms;
+  uint32_t group_rate_max;
+  uint32_t group_rate_ms;
+  uint32_t concurrency;
+  uint32_t group_concurrency;
+} fleet_queue_limits_t;
+
+/* Limits on a window, at most. */
+#define FLEET_LIMIT_RATE_MAX 1000000u
+#define FLEET_LIMIT_WINDOW_MAX_MS (24u * 3600 * 1000)
+
+/* What flow control holds now, as fleet_queue_limits() reads it. */
+typedef struct {
+  /* Claims in the current rate window (0 without a rate limit). */
+  uint64_t rate_used;
+  /* Jobs running (claimed). */
+  uint64_t running;
+  /* Groups with pending jobs (in the claims' rotation). */
+  uint64_t groups;
+  /* Claims of the queue are held until this time (fleet_queue_hold();
+   * unix ms, backend clock), 0 when they are not. */
+  uint64_t held_until_ms;
+} fleet_queue_flow_t;
+
+/* One group, as fleet_queue_groups() lists it. */
+typedef struct {
+  const char *name;
+  uint64_t pending;
+  uint64_t running;
+  /* Claims of the group's rate window (0 without a group rate limit). */
+  uint64_t rate_used;
+  /* 1 to FLEET_GROUP_WEIGHT_MAX (1 unless set). */
+  uint32_t weight;
+  /* Claims of the group are held until then (unix ms), 0 when not. */
+  uint64_t held_until_ms;
+} fleet_queue_group_t;
+
+typedef void (*fleet_queue_limits_cb)(fleet_queue_t *q, int status,
+                                      const fleet_queue_limits_t *limits,
+                                      const fleet_queue_flow_t *flow,
+                                      void *user_data);
+/* `groups` in name order, starting after the `after` of the call. */
+typedef void (*fleet_queue_groups_cb)(fleet_queue_t *q, int status,
+                                      const fleet_queue_group_t *groups,
+                                      size_t n, uint64_t total,
+                                      void *user_data);
+
+/* Sets the queue's limits to `*limits` (every field: a 0 clears that
+ * limit), or clears them all with `limits` NULL. Claims held back by a
+ * limit that went away are woken. Returns 0, FLEET_EINVAL (a rate with a
+ * max but no window or a window but no max, a max or window out of
+ * range), FLEET_ECLOSING or FLEET_ENOMEM; on error nothing is written. */
+FLEET_EXTERN int fleet_queue_set_limits(fleet_queue_t *q,
+                                        const fleet_queue_limits_t *limits,
+                                        fleet_status_cb cb, void *user_data);
+
+/* Reads the limits and what flow control holds now. */
+FLEET_EXTERN int fleet_queue_limits(fleet_queue_t *q, fleet_queue_limits_cb cb,
+                                    void *user_data);
+
+/* Holds the claims of the queue (`group` NULL), or of one group, for
+ * `wait_ms` ms from now on the backend clock (1 to
+ * FLEET_LIMIT_WINDOW_MAX_MS; a later hold extends it, an earlier one does
+ * not shorten it): what to do when an upstream says "wait N ms". A
+ * worker's handler uses fleet_job_rate_limit(). Returns 0, FLEET_EINVAL,
+ * FLEET_E2BIG (group too long), FLEET_ECLOSING or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_queue_hold(fleet_queue_t *q, const char *group,
+                                  uint32_t wait_ms, fleet_status_cb cb,
+                                  void *user_data);
+
+/* Sets the weight of `group` in the claims' rotation: each turn of the
+ * rotation claims up to `weight` of its jobs (1, the default, is plain
+ * round-robin). Returns 0, FLEET_EINVAL (weight 0 or over
+ * FLEET_GROUP_WEIGHT_MAX, empty group), FLEET_E2BIG, FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_queue_set_group_weight(fleet_queue_t *q,
+                                              const char *group,
+                                              uint32_t weight,
+                                              fleet_status_cb cb,
+                                              void *user_data);
+
+/* Lists up to `limit` (1..FLEET_QUEUE_BATCH_MAX) groups in name order,
+ * after `after` (NULL or "" for the first page): those with pending or
+ * running jobs, a weight or a hold. `total` counts them all. Returns 0,
+ * FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_queue_groups(fleet_queue_t *q, const char *after,
+                                    size_t limit, fleet_queue_groups_cb cb,
                                     void *user_data);
 
 #ifdef __cplusplus

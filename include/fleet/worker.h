@@ -190,6 +190,21 @@ FLEET_EXTERN int fleet_job_fail(fleet_job_t *job, const void *error,
                                 size_t error_len);
 FLEET_EXTERN int fleet_job_release(fleet_job_t *job);
 
+/* fleet_job_rate_limit() flags: hold the job's group only (the queue when
+ * the job has no group). */
+#define FLEET_RATE_LIMIT_GROUP 1u
+
+/* Finishes a job given to the handler because the upstream said "wait":
+ * hands it back to pending without counting the attempt (as
+ * fleet_job_release()) and, in the same call, holds the claims of the
+ * queue, or with FLEET_RATE_LIMIT_GROUP of the job's group, for `wait_ms`
+ * ms (1 to FLEET_LIMIT_WINDOW_MAX_MS) on the backend clock. Every worker
+ * of every process waits, and claims again when the hold ends. The done
+ * callback reports FLEET_JOB_RELEASE. Returns 0, FLEET_EINVAL (as
+ * fleet_job_release(), a wait out of range or an unknown flag). */
+FLEET_EXTERN int fleet_job_rate_limit(fleet_job_t *job, uint32_t wait_ms,
+                                      unsigned flags);
+
 #ifdef __cplusplus
 }
 #endif

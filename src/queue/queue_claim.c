@@ -80,12 +80,13 @@ static int queue_rec_u32(const char *p, const char *end, uint32_t dflt,
   return 0;
 }
 
-/* Reads one claimed job (id, record, token from `e`) into `job`, its
- * strings not yet copied: the record is "<attempts>\0<max_attempts>\0
+/* Reads one claimed job (id, record, token, group from `e`) into `job`, its
+ * strings not yet copied (the group's too, in `group`): the record is "<attempts>\0<max_attempts>\0
  * <created_ms>\0<type>\0<payload>" (docs/queue.md), split here so that
  * the script returns it as it is. Returns 0 or FLEET_EPROTO. */
 static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
-                          fleet_bytes_t *id, fleet_bytes_t *type) {
+                          fleet_bytes_t *id, fleet_bytes_t *type,
+                          fleet_bytes_t *group) {
   const char *sep[4], *p, *end;
   fleet_bytes_t rec;
   uint32_t attempts;
@@ -93,7 +94,9 @@ static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
 
   if (fleet__reply_bytes(&e[0], id) != 0 || id->len == 0 ||
       fleet__reply_bytes(&e[1], &rec) != 0 ||
-      fleet__reply_u64(&e[2], &job->token) != 0 || job->token == 0)
+      fleet__reply_u64(&e[2], &job->token) != 0 || job->token == 0 ||
+      fleet__reply_bytes(&e[3], group) != 0 ||
+      group->len > FLEET_JOB_GROUP_MAX)
     return FLEET_EPROTO;
   p = rec.base;
   end = p + rec.len;
@@ -116,27 +119,29 @@ static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
   return 0;
 }
 
-/* Whether the triple `e` of a claim or recovery reply is a job moved
- * aside, {id, reason, 0}, rather than a claimed job (whose token is never
- * 0). */
+/* Whether the entry `e` of a claim or recovery reply is a job moved
+ * aside, {id, reason, 0[, '']}, rather than a claimed job (whose token is
+ * never 0). */
 static int queue_is_moved(const fleet__reply_t *e) {
   return e[2].type == FLEET__REPLY_INT && e[2].integer == 0;
 }
 
 /* Reports each job a claim or a recovery moved aside (docs/queue.md,
- * "Jobs fleet cannot read"), the triples {id, reason, 0} of `r` from
- * element `from` on, through the queue's error callback: FLEET_EPROTO
- * with the detail "job <id> moved to dead: <reason>". Runs after the
- * user callback of the call; stops when the queue closes. */
+ * "Jobs fleet cannot read"), the entries {id, reason, 0} (`stride` 3, a
+ * recovery's) or {id, reason, 0, ''} (4, a claim's) of `r` from element
+ * `from` on, through the queue's error callback: FLEET_EPROTO with the
+ * detail "job <id> moved to dead: <reason>". Runs after the user callback
+ * of the call; stops when the queue closes. */
 static void queue_report_moved(struct fleet__queue_s *q,
-                               const fleet__reply_t *r, size_t from) {
+                               const fleet__reply_t *r, size_t from,
+                               size_t stride) {
   fleet__backend_t *be = fleet__handle_backend(&q->base);
   char text[FLEET__DETAIL_MAX];
   fleet_bytes_t id, why;
   size_t i;
   int len;
 
-  for (i = from; i + 3 <= r->nelem && !q->base.closing; i += 3) {
+  for (i = from; i + stride <= r->nelem && !q->base.closing; i += stride) {
     const fleet__reply_t *e = &r->elem[i];
     if (!queue_is_moved(e) || fleet__reply_bytes(&e[0], &id) != 0 ||
         fleet__reply_bytes(&e[1], &why) != 0)
@@ -153,32 +158,36 @@ static void queue_report_moved(struct fleet__queue_s *q,
 }
 
 /* Reads a claim reply, {now_ms, deadline_ms, next_run_at_ms, pending_left,
- * then id, record, token per job (at most `max` jobs), then id, reason, 0
- * per job moved aside (only when `moved` is set: a delivery has none)},
- * into `info` and `q->jobs` (`*n` of them, their strings copied). Returns
- * 0, FLEET_EPROTO or FLEET_ENOMEM. */
+ * retry_at (0, -1 or a time), then id, record, token, group per job (at
+ * most `max` jobs), then id, reason, 0, '' per job moved aside (only when
+ * `moved` is set: a delivery has none)}, into `info` and `q->jobs` (`*n`
+ * of them, their strings copied). Returns 0, FLEET_EPROTO or
+ * FLEET_ENOMEM. */
 static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
                             size_t max, int moved, fleet_claim_info_t *info,
                             size_t *n) {
-  fleet_bytes_t id, type;
+  fleet_bytes_t id, type, group;
   size_t i, ntrip, bytes = 0;
   int rc = 0;
 
-  if (!fleet__reply_is_array(r, 4) || (r->nelem - 4) % 3 != 0 ||
+  if (!fleet__reply_is_array(r, 5) || (r->nelem - 5) % 4 != 0 ||
       fleet__reply_u64(&r->elem[0], &info->now_ms) != 0 ||
       fleet__reply_u64(&r->elem[1], &info->deadline_ms) != 0 ||
       r->elem[2].type != FLEET__REPLY_INT || r->elem[2].integer < -1 ||
-      fleet__reply_u64(&r->elem[3], &info->pending) != 0)
+      fleet__reply_u64(&r->elem[3], &info->pending) != 0 ||
+      r->elem[4].type != FLEET__REPLY_INT || r->elem[4].integer < -1)
     return FLEET_EPROTO;
   info->next_run_at_ms =
       r->elem[2].integer < 0 ? 0 : (uint64_t)r->elem[2].integer;
-  ntrip = (r->nelem - 4) / 3;
+  info->retry_at_ms = r->elem[4].integer < 0 ? FLEET_CLAIM_WAIT_SLOT
+                                             : (uint64_t)r->elem[4].integer;
+  ntrip = (r->nelem - 5) / 4;
   if (fleet__grow((void **)&q->jobs, &q->jobs_cap, ntrip + 1,
                   sizeof(*q->jobs)) != 0)
     return FLEET_ENOMEM;
   *n = 0;
   for (i = 0; rc == 0 && i < ntrip; i++) {
-    const fleet__reply_t *e = &r->elem[4 + 3 * i];
+    const fleet__reply_t *e = &r->elem[5 + 4 * i];
     fleet_job_t *job = &q->jobs[*n];
     /* A job moved aside is reported by queue_report_moved(). */
     if (moved && queue_is_moved(e))
@@ -186,13 +195,15 @@ static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
     if (*n == max)
       return FLEET_EPROTO;
     memset(job, 0, sizeof(*job));
-    rc = queue_read_job(e, job, &id, &type);
+    rc = queue_read_job(e, job, &id, &type, &group);
     /* In the reply until copied below. */
     job->id = id.base;
     job->id_len = id.len;
     job->type = type.base;
     job->type_len = type.len;
-    bytes += id.len + type.len + 2;
+    job->group = group.len > 0 ? group.base : NULL;
+    job->group_len = group.len;
+    bytes += id.len + type.len + group.len + 3;
     (*n)++;
   }
   q->strs_len = 0;
@@ -208,6 +219,11 @@ static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
     type.len = job->type_len;
     job->id = fleet__queue_strs_add(q, id);
     job->type = fleet__queue_strs_add(q, type);
+    if (job->group != NULL) {
+      group.base = job->group;
+      group.len = job->group_len;
+      job->group = fleet__queue_strs_add(q, group);
+    }
     job->deadline_ms = info->deadline_ms;
   }
   return 0;
@@ -232,7 +248,7 @@ static void queue_claim_reply(fleet__req_t *base, int status,
   ((fleet_queue_claim_cb)base->cb)((fleet_queue_t *)q->base.pub, 0,
                                    n > 0 ? q->jobs : NULL, n, &info,
                                    base->user_data);
-  queue_report_moved(q, r, 4);
+  queue_report_moved(q, r, 5, 4);
 }
 
 static const fleet__call_t queue_claim_call = {
@@ -405,12 +421,21 @@ int fleet_queue_complete(fleet_queue_t *pub, const fleet_claim_t *claims,
 
 int fleet_queue_release(fleet_queue_t *pub, const fleet_claim_t *claims,
                         size_t n, fleet_queue_batch_cb cb, void *user_data) {
+  return fleet__queue_release_hold(pub, claims, n, 0, 0, cb, user_data);
+}
+
+int fleet__queue_release_hold(fleet_queue_t *pub, const fleet_claim_t *claims,
+                              size_t n, uint32_t hold_ms, int group,
+                              fleet_queue_batch_cb cb, void *user_data) {
   struct fleet__queue_s *q;
+  uint64_t head[2];
   int err;
 
   if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
     return err;
-  return queue_batch_call(q, &queue_release_call, claims, n, NULL, 0, cb,
+  head[0] = hold_ms;
+  head[1] = group != 0;
+  return queue_batch_call(q, &queue_release_call, claims, n, head, 2, cb,
                           user_data);
 }
 
@@ -445,7 +470,7 @@ static void queue_complete_claim_reply(fleet__req_t *base, int status,
   ((fleet__queue_complete_claim_cb)base->cb)(
       (fleet_queue_t *)q->base.pub, 0, q->results, req->n,
       njobs > 0 ? q->jobs : NULL, njobs, &info, base->user_data);
-  queue_report_moved(q, &r->elem[0], 4);
+  queue_report_moved(q, &r->elem[0], 5, 4);
 }
 
 static const fleet__call_t queue_complete_claim_call = {
@@ -544,7 +569,7 @@ static void queue_recover_reply(fleet__req_t *base, int status,
   fleet__req_done(base);
   ((fleet_queue_recover_cb)base->cb)((fleet_queue_t *)q->base.pub, 0, &info,
                                      base->user_data);
-  queue_report_moved(q, r, 4);
+  queue_report_moved(q, r, 4, 3);
 }
 
 static const fleet__call_t queue_recover_call = {
@@ -611,19 +636,19 @@ int fleet__queue_delivery_read(fleet_queue_t *pub, const char *msg, size_t len,
   struct fleet__queue_s *q = (struct fleet__queue_s *)pub->internal_;
   const char *p = msg, *end = msg + len;
   fleet__reply_t *e, top;
-  size_t nelem = 4;
+  size_t nelem = 5;
   uint64_t v = 0;
   int rc = 0;
 
-  /* The message as the reply of a claim: {now, deadline, -1, 0, then id,
-   * record, token per job}, in the queue's reused `dl` array; the claim's
-   * reader checks and copies it. */
+  /* The message as the reply of a claim: {now, deadline, -1, 0, 0, then
+   * id, record, token, '' per job (a delivered job has no group)}, in the
+   * queue's reused `dl` array; the claim's reader checks and copies it. */
   memset(&top, 0, sizeof(top));
-  if (fleet__grow((void **)&q->dl, &q->dl_cap, 4 + 3 * 4, sizeof(*q->dl)) != 0)
+  if (fleet__grow((void **)&q->dl, &q->dl_cap, 5 + 4 * 4, sizeof(*q->dl)) != 0)
     return FLEET_ENOMEM;
   e = q->dl;
-  memset(e, 0, 4 * sizeof(*e));
-  for (int i = 0; i < 4; i++)
+  memset(e, 0, 5 * sizeof(*e));
+  for (int i = 0; i < 5; i++)
     e[i].type = FLEET__REPLY_INT;
   if (queue_delivery_num(&p, end, &v) != 0 || v > INT64_MAX)
     rc = FLEET_EPROTO;
@@ -633,14 +658,16 @@ int fleet__queue_delivery_read(fleet_queue_t *pub, const char *msg, size_t len,
   e[1].integer = (int64_t)v;
   e[2].integer = -1;
   while (rc == 0 && p < end) {
-    if (nelem / 3 > FLEET_QUEUE_BATCH_MAX ||
-        fleet__grow((void **)&q->dl, &q->dl_cap, nelem + 3, sizeof(*e)) != 0) {
-      rc = nelem / 3 > FLEET_QUEUE_BATCH_MAX ? FLEET_EPROTO : FLEET_ENOMEM;
+    if (nelem / 4 > FLEET_QUEUE_BATCH_MAX ||
+        fleet__grow((void **)&q->dl, &q->dl_cap, nelem + 4, sizeof(*e)) != 0) {
+      rc = nelem / 4 > FLEET_QUEUE_BATCH_MAX ? FLEET_EPROTO : FLEET_ENOMEM;
       break;
     }
     e = q->dl;
-    memset(&e[nelem], 0, 3 * sizeof(*e));
+    memset(&e[nelem], 0, 4 * sizeof(*e));
     e[nelem + 2].type = FLEET__REPLY_INT;
+    e[nelem + 3].type = FLEET__REPLY_STR;
+    e[nelem + 3].str = "";
     if (queue_delivery_str(&p, end, &e[nelem]) != 0 ||
         queue_delivery_str(&p, end, &e[nelem + 1]) != 0 ||
         queue_delivery_num(&p, end, &v) != 0 || v > INT64_MAX) {
@@ -648,9 +675,9 @@ int fleet__queue_delivery_read(fleet_queue_t *pub, const char *msg, size_t len,
       break;
     }
     e[nelem + 2].integer = (int64_t)v;
-    nelem += 3;
+    nelem += 4;
   }
-  if (rc == 0 && nelem == 4)
+  if (rc == 0 && nelem == 5)
     rc = FLEET_EPROTO; /* a delivery has jobs */
   if (rc == 0) {
     top.type = FLEET__REPLY_ARRAY;

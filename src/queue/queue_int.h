@@ -164,6 +164,13 @@ int fleet__queue_complete_claim(fleet_queue_t *q, const fleet_claim_t *claims,
                                 fleet__queue_complete_claim_cb cb,
                                 void *user_data);
 
+/* fleet_queue_release(), and in the same call holds the claims of the
+ * queue (`group` 0) or of each released job's group (1) for `hold_ms` (0:
+ * no hold): fleet_job_rate_limit(). */
+int fleet__queue_release_hold(fleet_queue_t *q, const fleet_claim_t *claims,
+                              size_t n, uint32_t hold_ms, int group,
+                              fleet_queue_batch_cb cb, void *user_data);
+
 /* ------------------------------------------------------------------------ */
 /* Deliveries (queue_claim.c)                                              */
 

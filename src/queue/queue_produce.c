@@ -47,8 +47,14 @@ static int queue_spec_ok(const fleet_job_spec_t *s) {
     if (s->unique_ttl_ms == 0 || s->unique_ttl_ms > QUEUE_TIME_MAX)
       return FLEET_EINVAL;
   }
+  if (s->group != NULL &&
+      (err = fleet__str_check(s->group, FLEET_JOB_GROUP_MAX, NULL)) != 0)
+    return err;
   return 0;
 }
+
+/* The arguments of one job in QUEUE_ENQUEUE (queue_enqueue.lua). */
+#define QUEUE_ENQ_ARGS 11
 
 /* Copies one argument of an enqueue to the arguments waiting for the end
  * of the phase (room reserved). */
@@ -78,7 +84,7 @@ static void queue_enq_num(struct fleet__queue_s *q, long long v) {
 static size_t queue_spec_bytes(const fleet_job_spec_t *s) {
   return (s->id != NULL ? strlen(s->id) : 0) + strlen(s->type) +
          s->payload.len + (s->unique_key != NULL ? strlen(s->unique_key) : 0) +
-         6 * 24 + 40;
+         (s->group != NULL ? strlen(s->group) : 0) + 6 * 24 + 40;
 }
 
 /* Copies the arguments of one job. */
@@ -109,6 +115,8 @@ static void queue_enq_spec(struct fleet__queue_s *q,
   queue_enq_put(q, s->unique_key != NULL ? s->unique_key : "",
                 s->unique_key != NULL ? strlen(s->unique_key) : 0);
   queue_enq_num(q, (long long)(s->unique_key != NULL ? s->unique_ttl_ms : 0));
+  queue_enq_put(q, s->group != NULL ? s->group : "",
+                s->group != NULL ? strlen(s->group) : 0);
   q->enq_jobs++;
 }
 
@@ -202,7 +210,7 @@ static void queue_enqueue_flush(struct fleet__queue_s *q) {
   fleet__phase_end_disarm(&q->enq_flush);
   if (first == NULL)
     return;
-  err = fleet__args_begin(&q->args, 1 + 10 * q->enq_jobs, 1);
+  err = fleet__args_begin(&q->args, 1 + QUEUE_ENQ_ARGS * q->enq_jobs, 1);
   if (err == 0) {
     fleet__args_u64(&q->args, q->enq_jobs);
     for (i = 0; i < q->enq_nargs; i++) {
@@ -253,7 +261,8 @@ int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
   if (fleet__grow((void **)&q->enq_buf, &q->enq_buf_cap, q->enq_buf_len + bytes,
                   1) != 0 ||
       fleet__grow((void **)&q->enq_lens, &q->enq_lens_cap,
-                  (q->enq_jobs + n) * 10, sizeof(*q->enq_lens)) != 0)
+                  (q->enq_jobs + n) * QUEUE_ENQ_ARGS,
+                  sizeof(*q->enq_lens)) != 0)
     return FLEET_ENOMEM;
   req = fleet__queue_new(q, &queue_enqueue_call, (fleet__fn_t)cb, user_data);
   if (req == NULL)
@@ -316,12 +325,12 @@ static void queue_get_cb_fail(fleet__req_t *req, int status) {
 }
 
 /* {state, attempts, max_attempts, priority, type, payload, last_error,
- * created_ms, run_at_ms, finished_ms, token}. */
+ * created_ms, run_at_ms, finished_ms, token, group}. */
 static void queue_get_reply(fleet__req_t *base, int status,
                             const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
   fleet_job_info_t info;
-  fleet_bytes_t state, type, err = {NULL, 0};
+  fleet_bytes_t state, type, err = {NULL, 0}, group = {NULL, 0};
   uint64_t v[3];
   const fleet__reply_t *e;
   int rc = FLEET_EPROTO;
@@ -329,7 +338,7 @@ static void queue_get_reply(fleet__req_t *base, int status,
   if (fleet__call_failed(base, status))
     return;
   memset(&info, 0, sizeof(info));
-  if (r->type == FLEET__REPLY_ARRAY && r->nelem == 11) {
+  if (r->type == FLEET__REPLY_ARRAY && r->nelem == 12) {
     e = r->elem;
     rc = fleet__reply_bytes(&e[0], &state);
     if (rc == 0)
@@ -346,11 +355,13 @@ static void queue_get_reply(fleet__req_t *base, int status,
                     fleet__reply_u64(&e[7], &info.created_ms) != 0 ||
                     fleet__reply_u64(&e[8], &info.run_at_ms) != 0 ||
                     fleet__reply_u64(&e[9], &info.finished_ms) != 0 ||
-                    fleet__reply_u64(&e[10], &v[2]) != 0))
+                    fleet__reply_u64(&e[10], &v[2]) != 0 ||
+                    fleet__reply_bytes(&e[11], &group) != 0))
       rc = FLEET_EPROTO;
   }
   q->strs_len = 0;
-  if (rc == 0 && fleet__queue_strs_reserve(q, type.len + err.len + 2) != 0)
+  if (rc == 0 &&
+      fleet__queue_strs_reserve(q, type.len + err.len + group.len + 3) != 0)
     rc = FLEET_ENOMEM;
   if (fleet__call_failed(base, rc))
     return;
@@ -363,6 +374,8 @@ static void queue_get_reply(fleet__req_t *base, int status,
     info.last_error_len = err.len;
   }
   info.token = v[2];
+  if (group.len > 0)
+    info.group = fleet__queue_strs_add(q, group);
   fleet__req_done(base);
   ((fleet_queue_get_cb)base->cb)((fleet_queue_t *)q->base.pub, 0, &info,
                                  base->user_data);

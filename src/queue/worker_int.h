@@ -64,6 +64,8 @@ typedef struct fleet__wjob_s {
   int resent;       /* its finish is being sent again after a failure */
   int local_status; /* settles without a call, with this status */
   fleet_job_action_t action;
+  uint32_t hold_ms; /* a release that holds claims (fleet_job_rate_limit) */
+  int hold_group;   /* ... of the job's group */
   uint64_t local_deadline; /* loop ms */
   uint64_t claimed_ns;     /* uv_hrtime() at the claim, for the metrics */
   char *buf;               /* id, type, payload, error */

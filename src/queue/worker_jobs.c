@@ -170,8 +170,11 @@ static void wbatch_send(struct fleet__worker_s *w, fleet__wbatch_t *b) {
     err = fleet_queue_fail(&w->queue, b->claims, b->jobs[0]->error,
                            b->jobs[0]->error_len, worker_on_failed, b);
   else
-    err =
-        fleet_queue_release(&w->queue, b->claims, b->n, worker_on_finished, b);
+    /* (A release that holds claims goes in a batch of its own.) */
+    err = fleet__queue_release_hold(&w->queue, b->claims, b->n,
+                                    b->jobs[0]->hold_ms,
+                                    b->jobs[0]->hold_group, worker_on_finished,
+                                    b);
   if (err == 0) {
     w->calls_in_flight++;
     return;
@@ -197,8 +200,10 @@ static fleet__wbatch_t *worker_send_finishes(struct fleet__worker_s *w) {
     fleet__list_remove(&job->qnode);
     job->queued = 0;
     job->sending = 1;
-    if (job->action == FLEET_JOB_FAIL) {
-      one = fleet__wbatch_get(w, FLEET__WBATCH_FAIL);
+    if (job->action == FLEET_JOB_FAIL || job->hold_ms > 0) {
+      one = fleet__wbatch_get(w, job->action == FLEET_JOB_FAIL
+                                     ? FLEET__WBATCH_FAIL
+                                     : FLEET__WBATCH_RELEASE);
       if (one == NULL || fleet__wbatch_add(one, job) != 0) {
         if (one != NULL)
           fleet__wbatch_put(one);
@@ -270,16 +275,42 @@ static int wjob_finish(fleet_job_t *pub, fleet_job_action_t action,
   return 0;
 }
 
+/* Finishes a job given to the handler with `action`, a release holding
+ * the claims for `hold_ms` (0: none) of the queue or the job's group. */
+static int wjob_finish_hold(fleet_job_t *pub, fleet_job_action_t action,
+                            const void *error, size_t error_len,
+                            uint32_t hold_ms, int hold_group) {
+  fleet__wjob_t *job = pub != NULL ? pub->internal_ : NULL;
+  int err;
+
+  if (job == NULL || !job->with_handler)
+    return FLEET_EINVAL;
+  err = wjob_finish(pub, action, error, error_len);
+  if (err == 0) {
+    job->hold_ms = hold_ms;
+    job->hold_group = hold_group;
+  }
+  return err;
+}
+
 int fleet_job_complete(fleet_job_t *job) {
-  return wjob_finish(job, FLEET_JOB_COMPLETE, NULL, 0);
+  return wjob_finish_hold(job, FLEET_JOB_COMPLETE, NULL, 0, 0, 0);
 }
 
 int fleet_job_fail(fleet_job_t *job, const void *error, size_t error_len) {
-  return wjob_finish(job, FLEET_JOB_FAIL, error, error_len);
+  return wjob_finish_hold(job, FLEET_JOB_FAIL, error, error_len, 0, 0);
 }
 
 int fleet_job_release(fleet_job_t *job) {
-  return wjob_finish(job, FLEET_JOB_RELEASE, NULL, 0);
+  return wjob_finish_hold(job, FLEET_JOB_RELEASE, NULL, 0, 0, 0);
+}
+
+int fleet_job_rate_limit(fleet_job_t *job, uint32_t wait_ms, unsigned flags) {
+  if (wait_ms == 0 || wait_ms > FLEET_LIMIT_WINDOW_MAX_MS ||
+      (flags & ~FLEET_RATE_LIMIT_GROUP) != 0)
+    return FLEET_EINVAL;
+  return wjob_finish_hold(job, FLEET_JOB_RELEASE, NULL, 0, wait_ms,
+                          (flags & FLEET_RATE_LIMIT_GROUP) != 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -522,6 +553,14 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
     fleet__worker_arm_delay(w, info->now_ms, info->next_run_at_ms);
   w->last_full = asked > 0 && n == asked;
   w->maybe_pending = info->pending > 0 || w->wake_gen != wake_gen;
+  /* Held back by a flow limit (docs/queue.md, "Flow control"): the next
+   * claim goes when the hold ends (the delay timer) or, for a concurrency
+   * limit, when a finish publishes a wake-up. */
+  if (info->retry_at_ms != 0) {
+    w->maybe_pending = w->wake_gen != wake_gen;
+    if (info->retry_at_ms != FLEET_CLAIM_WAIT_SLOT)
+      fleet__worker_arm_delay(w, info->now_ms, info->retry_at_ms);
+  }
   worker_take(w, jobs, n, deadline, w->o.heartbeat_ms, 0);
   fleet__worker_check_done(w);
 }

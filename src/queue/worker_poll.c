@@ -66,7 +66,9 @@ void fleet__worker_online(struct fleet__worker_s *w) {
 static void worker_on_delay(uv_timer_t *t) {
   struct fleet__worker_s *w =
       FLEET__CONTAINER_OF(t, struct fleet__worker_s, delay_timer);
+  /* A delayed job came due, or a flow limit's hold ended: claim. */
   w->promote_due = 1;
+  w->maybe_pending = 1;
   fleet__worker_wake(w);
 }
 

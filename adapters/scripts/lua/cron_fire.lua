@@ -21,6 +21,9 @@
 --#include cron_occ
 --#include queue_int
 --#include fence
+local call = redis.call
+local tag = T
+--#include queue_flow
 --#include queue_add
 local node, keep, age = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local mintok, queue, payload = tonumber(ARGV[6]), ARGV[7], ARGV[8]
@@ -47,7 +50,7 @@ for i = 0, n - 1 do
     redis.call('ZADD', OCC, t, t)
     if queue == '1' then
       queue_add(T, now, 1, {ARGV[2] .. '@' .. t, ARGV[2], payload, '0', '0',
-                            '0', '3', 'exp:1000:3600000:20', '', '0'}, 1)
+                            '0', '3', 'exp:1000:3600000:20', '', '0', ''}, 1)
     end
     logged = true
     out[#out + 1] = 1

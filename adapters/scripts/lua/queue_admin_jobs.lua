@@ -61,10 +61,29 @@ if state == 'pending' then
   local hi = call('ZCOUNT', prio, '-inf', HI)
   local all = call('ZCARD', prio)
   local list = tag .. ':pending'
-  ids, total = page({
+  local parts = {
     {hi, function(a, b) return call('ZRANGE', prio, a, b) end},
     {call('LLEN', list), function(a, b) return call('LRANGE', list, a, b) end},
-    {all - hi, function(a, b) return call('ZRANGE', prio, hi + a, hi + b) end}})
+    {all - hi, function(a, b) return call('ZRANGE', prio, hi + a, hi + b) end}}
+  -- Then the jobs of each group (lib/queue_flow.lua), in the rotation's
+  -- order, each in its claim order.
+  for _, g in ipairs(call('LRANGE', tag .. ':groups', 0, -1)) do
+    if g ~= '' then
+      local gz, gp = tag .. ':gz:' .. g, tag .. ':gp:' .. g
+      local ghi = call('ZCOUNT', gz, '-inf', HI)
+      local gall = call('ZCARD', gz)
+      parts[#parts + 1] = {ghi, function(a, b)
+        return call('ZRANGE', gz, a, b)
+      end}
+      parts[#parts + 1] = {call('LLEN', gp), function(a, b)
+        return call('LRANGE', gp, a, b)
+      end}
+      parts[#parts + 1] = {gall - ghi, function(a, b)
+        return call('ZRANGE', gz, ghi + a, ghi + b)
+      end}
+    end
+  end
+  ids, total = page(parts)
 elseif state == 'delayed' then
   local d = tag .. ':delayed'
   ids, total = page({{call('ZCARD', d), function(a, b)
@@ -83,11 +102,12 @@ elseif state == 'running' then
     -- (The field "" is the hash-table mark, HASH_MARK: not a job.)
     if all[i] ~= '' then
       sorted[#sorted + 1] = all[i]
-      -- "<token>\0<attempt>\0<deadline_ms>"
+      -- "<token>\0<attempt>\0<deadline_ms>[\0<group>]"
       local v = all[i + 1]
       local p = find(v, '\0', 1, true)
       local q = p and find(v, '\0', p + 1, true)
-      times[all[i]] = q and tonumber(sub(v, q + 1)) or 0
+      local r = q and find(v, '\0', q + 1, true)
+      times[all[i]] = q and tonumber(sub(v, q + 1, r and r - 1 or -1)) or 0
       tries[all[i]] = q and tonumber(sub(v, p + 1, q - 1))
     end
   end

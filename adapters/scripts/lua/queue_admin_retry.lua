@@ -4,7 +4,8 @@
 -- (queue_get.lua) until its next claim ends. The dead counter of
 -- queue_counts.lua keeps counting it (it counts every job that ever died).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
---   opts, info, dead, pending, pending:prio, seq, jobs:wake.
+--   opts, info, dead, pending, pending:prio, seq, jobs:wake, groups,
+--   gp:<g>, gz:<g>.
 -- ARGV[1]: id, or "" for the oldest kept dead jobs; ARGV[2]: limit (jobs
 --   per call when ARGV[1] is "").
 -- Returns: {retried, dead jobs left in the kept list}.
@@ -14,9 +15,9 @@ local call = redis.call
 local tag = KEYS[1]
 --#include queue_int
 --#include queue_rec
+--#include queue_flow
 
 local info, dead = tag .. ':info', tag .. ':dead'
-local pending, prio = tag .. ':pending', tag .. ':pending:prio'
 
 -- Whether an info record "<finished>\0<token>\0<state>\0<error>" says dead;
 -- also returns the position of its error.
@@ -51,22 +52,25 @@ for n, id in ipairs(ids) do
   local ok, k = is_dead(infos[n])
   if recs[n] and ok then
     local _, _, i = rec_read(recs[n], id)
-    todo[#todo + 1] = {id, recs[n], i, (opts_read(opts[n], id)), k, infos[n]}
+    local p, _, _, g = opts_read(opts[n], id)
+    todo[#todo + 1] = {id, recs[n], i, p, k, infos[n], g}
   end
 end
 
-local was_empty = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
+local was_empty = false
 local seq = #todo > 0 and call('INCRBY', tag .. ':seq', #todo) - #todo or 0
 for n, t in ipairs(todo) do
   local id, rec, i, p, k = t[1], t[2], t[3], t[4], t[5]
   call('HSET', rec_key(tag, id), id, '0' .. sub(rec, i))
   -- Keeps the last error; the state and token are cleared.
   call('HSET', info, id, '\0\0\0' .. sub(t[6], k + 1))
+  local added
   if p == 0 then
-    call('RPUSH', pending, id)
+    added = pend_add(t[7], {id}, {})
   else
-    call('ZADD', prio, (1000 - p) * PRIO_UNIT + seq + n, id)
+    added = pend_add(t[7], {}, {(1000 - p) * PRIO_UNIT + seq + n, id})
   end
+  if added then was_empty = true end
 end
 -- The list of kept dead jobs: those of the batch go from its head; a single
 -- id wherever it is.
@@ -76,6 +80,6 @@ else
   call('LREM', dead, 1, ARGV[1])
 end
 if #todo > 0 and was_empty then
-  call('PUBLISH', tag .. ':jobs:wake', 'wake')
+  publish_wake(tag .. ':jobs:wake', 'wake')
 end
 return {#todo, call('LLEN', dead)}

@@ -1,7 +1,8 @@
 -- queue_cancel.lua -- deletes a job that is pending or delayed, with its
 -- unique key if it still holds it.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
---   opts, info, claims, done, pending, pending:prio, delayed, unique:<key>.
+--   opts, info, claims, done, pending, pending:prio, delayed, unique:<key>,
+--   groups, gp:<g>, gz:<g>.
 -- ARGV[1]: id.
 -- Returns: 1.
 -- Errors: FLEET_ENOTFOUND, FLEET_EBUSY (claimed), FLEET_EALREADY (completed
@@ -11,6 +12,7 @@ local tag = KEYS[1]
 local id = ARGV[1]
 --#include queue_int
 --#include queue_rec
+--#include queue_flow
 
 if call('HEXISTS', rec_key(tag, id), id) == 0 then
   return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
@@ -23,10 +25,12 @@ local p = info and find(info, '\0', 1, true)
 if call('HEXISTS', tag .. ':done', id) == 1 or (p and p > 1) then
   return redis.error_reply('FLEET_EALREADY job ' .. id .. ' is finished')
 end
-local _, _, unique = opts_read(call('HGET', tag .. ':opts', id), id)
-if call('ZREM', tag .. ':delayed', id) == 0 and
-    call('ZREM', tag .. ':pending:prio', id) == 0 then
-  call('LREM', tag .. ':pending', 1, id)
+local _, _, unique, g = opts_read(call('HGET', tag .. ':opts', id), id)
+if call('ZREM', tag .. ':delayed', id) == 0 then
+  local l, z = pend_keys(g)
+  if call('ZREM', z, id) == 0 then call('LREM', l, 1, id) end
+  -- (An emptied set leaves the rotation.)
+  if g ~= '' or call('EXISTS', tag .. ':groups') == 1 then pend_left(g) end
 end
 if unique then
   local ukey = tag .. ':unique:' .. unique

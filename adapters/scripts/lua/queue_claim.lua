@@ -8,7 +8,8 @@
 -- (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
 --   pending, pending:prio, delayed, claims, recover_at, seq, fence,
---   parked, jobs:wake.
+--   parked, jobs:wake, limits, rl, groups, gp:<g>, gz:<g>, gweight, ghold,
+--   grun, grl:<g>, grn.
 -- ARGV[1]: n (0..1000; 0 only promotes due delayed jobs).
 -- ARGV[2]: claim_ttl_ms.
 -- ARGV[3], ARGV[4] (optional): the worker id to park when fewer than n
@@ -17,11 +18,13 @@
 --   id -> "<n - claimed>:<ttl>"; with n jobs claimed it is unparked.
 -- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
 -- Returns: {now_ms, deadline_ms, next_run_at_ms (-1: none), pending_left,
---   then id, record, token per job}: the job record as it is stored,
+--   retry_at (0: none; -1: when a running job finishes; else unix ms: a
+--   flow limit held the claim back, lib/queue_claim.lua),
+--   then id, record, token, group ('': none) per job}: the job record as it is stored,
 --   "<attempts>\0<max_attempts>\0<created_ms>\0<type>\0<payload>" (empty
 --   numbers: 0 and 3; docs/queue.md), which the client splits; the attempt
---   the claim makes is the record's attempts + 1; then id, reason, 0 per
---   pending or due job moved to dead (a token is never 0).
+--   the claim makes is the record's attempts + 1; then id, reason, 0, ''
+--   per pending or due job moved to dead (a token is never 0).
 local call = redis.call
 local tag = KEYS[1]
 --#include time
@@ -29,6 +32,7 @@ local now = now_ms()
 --#include queue_int
 --#include fence
 --#include queue_rec
+--#include queue_flow
 --#include queue_claim
 
 local wid, dttl

@@ -19,10 +19,12 @@ local now = now_ms()
 --#include queue_int
 --#include fence
 --#include queue_rec
+--#include queue_flow
 --#include queue_trim
 --#include queue_ended
 --#include queue_claim
 --#include queue_complete
 
-local claimed = claim(tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[5], ARGV[6])
+local claimed = claim(tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[5], ARGV[6],
+                      7)
 return {claimed, complete(tonumber(ARGV[3]), tonumber(ARGV[4]), 7)}

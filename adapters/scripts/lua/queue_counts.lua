@@ -2,7 +2,8 @@
 -- count every job that ever got there, whatever is still kept of them; a
 -- delayed job whose run-at time has come counts as pending.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: pending,
---   pending:prio, delayed, claims, stats, completed, dead.
+--   pending:prio, delayed, claims, stats, completed, dead, groups,
+--   gp:<g>, gz:<g>.
 -- ARGV: none.
 -- Returns: {pending, delayed, running, completed, dead, completed_kept,
 --   dead_kept}.
@@ -19,9 +20,17 @@ end
 
 local delayed = tag .. ':delayed'
 local due = call('ZCOUNT', delayed, '-inf', now)
+-- The jobs of groups wait in their own sets (lib/queue_flow.lua).
+local grouped = 0
+for _, g in ipairs(call('LRANGE', tag .. ':groups', 0, -1)) do
+  if g ~= '' then
+    grouped = grouped + call('LLEN', tag .. ':gp:' .. g) +
+                call('ZCARD', tag .. ':gz:' .. g)
+  end
+end
 local stats = call('HMGET', tag .. ':stats', 'completed', 'dead')
 return {call('LLEN', tag .. ':pending') + call('ZCARD', tag .. ':pending:prio')
-          + due,
+          + due + grouped,
         call('ZCARD', delayed) - due,
         -- Less the field "" that keeps the hash a hash table (queue_claim).
         call('HLEN', tag .. ':claims') - call('HEXISTS', tag .. ':claims', ''),

@@ -11,17 +11,22 @@
 -- (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
 --   pending, pending:prio, delayed, seq, unique:<key>, jobs:wake, parked,
---   jobs:w:<worker>, claims, recover_at, fence.
--- ARGV[1]: n, the number of jobs; then 10 per job: id ('' for a generated
+--   jobs:w:<worker>, claims, recover_at, fence, limits, groups, gp:<g>,
+--   gz:<g>.
+-- ARGV[1]: n, the number of jobs; then 11 per job: id ('' for a generated
 --   one), type, payload, priority (-1000..1000), run_at_ms (0: none),
 --   delay_ms, max_attempts, backoff ('fixed|exp:<base>:<max>:<jitter>'),
---   unique key ('' for none), unique_ttl_ms. Last: the failover epoch,
+--   unique key ('' for none), unique_ttl_ms, group ('' for none: a group's
+--   jobs wait in its own set, lib/queue_flow.lua). Last: the failover epoch,
 --   which the adapter appends (lib/fence.lua), for the claims of jobs
 --   delivered to parked workers.
 -- Returns: {status, id} per job, flattened: status 1 when added, 0 when the
 --   id exists already or the unique key is held (id: the holder).
+local call = redis.call
+local tag = KEYS[1]
 --#include queue_int
 --#include fence
+--#include queue_flow
 --#include queue_add
 --#include time
 local now = now_ms()

@@ -2,7 +2,7 @@
 -- schedules a retry after the job's backoff, or past max_attempts makes the
 -- job dead (and trims the kept dead jobs).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
---   jobs, opts, info, done, delayed, dead, stats, jobs:wake.
+--   jobs, opts, info, done, delayed, dead, stats, jobs:wake, grun, limits.
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,
 --   chooses the jitter); ARGV[5]: keep_count, ARGV[6]: keep_s for dead jobs.
 -- Returns: {1, run_at_ms} for a retry, {0, 0} when the job is dead.
@@ -16,6 +16,7 @@ local now = now_ms()
 --#include queue_rec
 --#include queue_trim
 --#include queue_ended
+--#include queue_flow
 
 local id, tok = ARGV[1], ARGV[2]
 local v = call('HGET', tag .. ':claims', id)
@@ -51,6 +52,7 @@ if (kind ~= 'fixed' and kind ~= 'exp') or #base > 18 or #cap > 18 or
 end
 
 call('HDEL', tag .. ':claims', id)
+flow_ended({v})
 call('HSET', rec_key(tag, id), id, attempt .. sub(rec, i))
 if attempt >= max then
   call('HSET', tag .. ':info', id, now_s .. info .. 'dead\0' .. ARGV[3])

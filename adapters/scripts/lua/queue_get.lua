@@ -6,8 +6,8 @@
 --   info, claims, done, delayed.
 -- ARGV[1]: id.
 -- Returns: {state, attempts, max_attempts, priority, type, payload,
---   last_error (nil: none), created_ms, run_at_ms, finished_ms, token},
---   with 0 for a time or token never set.
+--   last_error (nil: none), created_ms, run_at_ms, finished_ms, token,
+--   group ('': none)}, with 0 for a time or token never set.
 -- Errors: FLEET_ENOTFOUND, FLEET_EPROTO.
 local call = redis.call
 local tag = KEYS[1]
@@ -43,7 +43,7 @@ if type(rec) ~= 'string' then
   if info then fin, tok, st, err = fields(info) end
   if st == 'dead' then
     return {'dead', 0, 0, 0, '', '', err ~= '' and err or false, 0, 0,
-            num(fin), num(tok)}
+            num(fin), num(tok), ''}
   elseif rec then
     return rec -- the server's error
   end
@@ -51,7 +51,7 @@ if type(rec) ~= 'string' then
 end
 local attempts, max, _, j, k, l = rec_read(rec, id)
 local created = num(sub(rec, j + 1, k - 1))
-local prio = opts_read(call('HGET', tag .. ':opts', id), id)
+local prio, _, _, group = opts_read(call('HGET', tag .. ':opts', id), id)
 local state, finished, token, last_error = 'pending', 0, 0, false
 local info = call('HGET', tag .. ':info', id)
 if info then
@@ -74,4 +74,4 @@ elseif done then
                                      num(fin)
 end
 return {state, attempts, max, prio, sub(rec, k + 1, l - 1), sub(rec, l + 1),
-        last_error, created, run_at, finished, token}
+        last_error, created, run_at, finished, token, group}

@@ -36,5 +36,12 @@ local function scan(cmd, key)
 end
 scan('ZRANGE', tag .. ':pending:prio')
 scan('LRANGE', tag .. ':pending')
+-- The jobs of groups, group by group in the rotation's order.
+for _, g in ipairs(call('LRANGE', tag .. ':groups', 0, -1)) do
+  if g ~= '' then
+    scan('ZRANGE', tag .. ':gz:' .. g)
+    scan('LRANGE', tag .. ':gp:' .. g)
+  end
+end
 scan('ZRANGE', tag .. ':delayed')
 return out

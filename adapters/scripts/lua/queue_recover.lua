@@ -6,7 +6,7 @@
 -- processes at once: each expired claim is handled by one call.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims,
 --   recover_at, recs:<c>, jobs, opts, info, pending, pending:prio, dead,
---   stats, jobs:wake.
+--   stats, jobs:wake, groups, gp:<g>, gz:<g>, grun, limits.
 -- ARGV[1]: limit (claims per call); ARGV[2]: keep_count, ARGV[3]: keep_s
 --   for dead jobs.
 -- Returns: {now_ms, requeued, dead, next_deadline_ms (-1: none running),
@@ -18,11 +18,10 @@ local tag = KEYS[1]
 local now = now_ms()
 local claims = tag .. ':claims'
 local ra_key = tag .. ':recover_at'
-local pending = tag .. ':pending'
-local prio = tag .. ':pending:prio'
 --#include queue_int
 --#include queue_rec
 --#include queue_trim
+--#include queue_flow
 
 -- "<digits>" of at most 18 digits, else nil.
 local function num(s)
@@ -40,12 +39,14 @@ if ra and ra > now then return {now, 0, 0, ra} end
 -- lib/queue_rec.lua: dead, with the reason), and the reply names it.
 local all = call('HGETALL', claims)
 local limit = tonumber(ARGV[1])
-local ids, attempts, nxt, bad = {}, {}, nil, {}
+local ids, attempts, nxt, bad, vals = {}, {}, nil, {}, {}
 for x = 1, #all, 2 do
   local id, v = all[x], all[x + 1]
   local p = id ~= '' and find(v, '\0', 1, true)
   local q = p and find(v, '\0', p + 1, true)
-  local dl = q and num(sub(v, q + 1))
+  -- (A group's claim has a fourth field.)
+  local r = q and find(v, '\0', q + 1, true)
+  local dl = q and num(sub(v, q + 1, r and r - 1 or -1))
   local att = q and num(sub(v, p + 1, q - 1))
   if id == '' then
     -- HASH_MARK (queue_int), not a claim.
@@ -57,6 +58,7 @@ for x = 1, #all, 2 do
   elseif dl <= now and #ids < limit then
     ids[#ids + 1] = id
     attempts[#ids] = att
+    vals[#ids] = v
   elseif nxt == nil or dl < nxt then
     -- The earliest deadline left (past already when the limit cut).
     nxt = dl
@@ -70,13 +72,13 @@ if #bad > 0 then
 end
 if #ids > 0 then
   -- The claims hash has no order: sorted, every backend does the same.
-  local order = {}
-  for x, id in ipairs(ids) do order[id] = attempts[x] end
+  local order, ov = {}, {}
+  for x, id in ipairs(ids) do order[id], ov[id] = attempts[x], vals[x] end
   table.sort(ids)
-  for x, id in ipairs(ids) do attempts[x] = order[id] end
+  for x, id in ipairs(ids) do attempts[x], vals[x] = order[id], ov[id] end
   local recs = recs_get(tag, ids)
   local o = call('HMGET', tag .. ':opts', unpack(ids))
-  local cuts, prios = {}, {}
+  local cuts, prios, grps = {}, {}, {}
   for x, id in ipairs(ids) do
     local rec = recs[x]
     local ok, max, i = rec, nil, nil
@@ -87,19 +89,21 @@ if #ids > 0 then
     elseif not ok then
       bad[#bad + 1] = {id, max, rec, true}
     else
-      local p, why = opts_split(o[x])
+      local p, why, _, g = opts_split(o[x])
       if p then
         cuts[x] = i
         prios[x] = p
+        grps[x] = g
         if attempts[x] >= max then prios[x] = nil end
       else
         bad[#bad + 1] = {id, why, nil, false}
       end
     end
   end
-  local was_empty = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
+  local was_empty = false
   local now_s = string.format('%d', now)
-  local recw, info, list, zp, gone = {}, {}, {}, {}, {}
+  local recw, info, gone = {}, {}, {}
+  local sets, gorder = {}, {} -- by group: {list, zp}
   for x, id in ipairs(ids) do
     if cuts[x] then
       recw[#recw + 1] = id
@@ -110,6 +114,13 @@ if #ids > 0 then
         gone[#gone + 1] = id
       else
         info[#info + 1] = '\0\0\0claim expired'
+        local st = sets[grps[x]]
+        if not st then
+          st = {{}, {}}
+          sets[grps[x]] = st
+          gorder[#gorder + 1] = grps[x]
+        end
+        local list, zp = st[1], st[2]
         if prios[x] == 0 then
           table.insert(list, 1, id)
         else
@@ -125,8 +136,10 @@ if #ids > 0 then
     recs_set(tag, recw)
     call('HSET', tag .. ':info', unpack(info))
   end
-  if #list > 0 then call('LPUSH', pending, unpack(list)) end
-  if #zp > 0 then call('ZADD', prio, unpack(zp)) end
+  for _, g in ipairs(gorder) do
+    if pend_add(g, sets[g][1], sets[g][2], true) then was_empty = true end
+  end
+  flow_ended(vals)
   dead = #gone
   if dead > 0 then
     call('RPUSH', tag .. ':dead', unpack(gone))

@@ -24,7 +24,9 @@ for i, id in ipairs(ids) do
                 find(v, '\0', #tok + 2, true)
   if p then
     w[#w + 1] = id
-    w[#w + 1] = sub(v, 1, p) .. dl
+    -- (A group's claim keeps its fourth field.)
+    local q = find(v, '\0', p + 1, true)
+    w[#w + 1] = q and sub(v, 1, p) .. dl .. sub(v, q) or sub(v, 1, p) .. dl
     out[#out + 1] = 1
   else
     out[#out + 1] = 0

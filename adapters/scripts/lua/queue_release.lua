@@ -1,32 +1,39 @@
 -- queue_release.lua -- hands claims back: each job still held goes back to
--- the front of its priority's pending jobs, and its attempt does not count.
+-- the front of its priority's pending jobs (in its group's set), and its
+-- attempt does not count. With a hold ("the upstream said wait"), the
+-- claims of the queue, or of each released job's group, are held that
+-- long (lib/queue_flow.lua: flow_hold).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
---   jobs, opts, info, done, pending, pending:prio, jobs:wake.
--- ARGV: id, token per claim.
+--   jobs, opts, info, done, pending, pending:prio, jobs:wake, groups,
+--   gp:<g>, gz:<g>, grun, limits.
+-- ARGV[1]: hold_ms (0: none); ARGV[2]: 0 to hold the queue, 1 each
+--   released job's group (the queue for a job without one); then id,
+--   token per claim.
 -- Returns: {now_ms, then per claim 1 released, 2 that claim already ended,
 --   0 stale, -1 no such job}.
 local call = redis.call
 local tag = KEYS[1]
 --#include time
 local now = now_ms()
-local pending = tag .. ':pending'
-local prio = tag .. ':pending:prio'
 --#include queue_int
 --#include queue_rec
 --#include queue_ended
+--#include queue_flow
 
 local out = {now}
 local ids = {}
-for i = 1, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
+for i = 3, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
 if #ids == 0 then return out end
 local held = call('HMGET', tag .. ':claims', unpack(ids))
 local recs = recs_get(tag, ids)
 local o = call('HMGET', tag .. ':opts', unpack(ids))
 local infos = call('HMGET', tag .. ':info', unpack(ids))
 -- Read and checked first; written below.
-local released, list, zp, info, seen = {}, {}, {}, {}, {}
+-- The jobs go back to their groups' sets: sets[g] = {list, zp}.
+local released, info, seen, vals = {}, {}, {}, {}
+local sets, order = {}, {}
 for i, id in ipairs(ids) do
-  local tok = ARGV[2 * i]
+  local tok = ARGV[2 * i + 2]
   local v = held[i]
   if seen[id] then
     -- Released a moment ago by this batch.
@@ -36,7 +43,15 @@ for i, id in ipairs(ids) do
   elseif has_token(v, tok) then
     seen[id] = tok
     rec_read(recs[i], id)
-    local p = opts_read(o[i], id)
+    local p, _, _, g = opts_read(o[i], id)
+    local st = sets[g]
+    if not st then
+      st = {{}, {}}
+      sets[g] = st
+      order[#order + 1] = g
+    end
+    local list, zp = st[1], st[2]
+    vals[#vals + 1] = v
     -- The last error stays: it follows the third separator of the info.
     local err = ''
     local e = infos[i]
@@ -61,12 +76,22 @@ for i, id in ipairs(ids) do
   end
 end
 if #released > 0 then
-  local was_empty = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
+  local was_empty = false
   call('HDEL', tag .. ':claims', unpack(released))
   call('HSET', tag .. ':info', unpack(info))
-  -- LPUSH puts each in turn at the head: the list was reversed above.
-  if #list > 0 then call('LPUSH', pending, unpack(list)) end
-  if #zp > 0 then call('ZADD', prio, unpack(zp)) end
+  -- LPUSH puts each in turn at the head: the lists were reversed above.
+  for _, g in ipairs(order) do
+    if pend_add(g, sets[g][1], sets[g][2], true) then was_empty = true end
+  end
+  local hold = tonumber(ARGV[1])
+  if hold > 0 then
+    if ARGV[2] == '1' then
+      for _, g in ipairs(order) do flow_hold(g, now + hold) end
+    else
+      flow_hold('', now + hold)
+    end
+  end
+  flow_ended(vals)
   if was_empty then publish_wake(tag .. ':jobs:wake', 'wake') end
 end
 return out

@@ -3,11 +3,13 @@
 -- enqueues the job of a queue-targeted definition in the same call that
 -- claims the occurrence (docs/cron_scheduler.md). One copy of the enqueue
 -- rules (docs/queue.md, adapters/ops/queue.h: QUEUE_ENQUEUE).
--- queue_add(tag, now, n, A, base): adds the n jobs whose 10 fields each
+-- queue_add(tag, now, n, A, base): adds the n jobs whose 11 fields each
 --   (id, type, payload, priority, run_at_ms, delay_ms, max_attempts, backoff,
---   unique key, unique_ttl_ms) start at A[base], to the queue of hash tag
---   `tag`, `now` being the server time in ms. Returns {status, id} per job,
---   flattened, as QUEUE_ENQUEUE does.
+--   unique key, unique_ttl_ms, group) start at A[base], to the queue of
+--   hash tag `tag`, `now` being the server time in ms. Returns {status, id}
+--   per job, flattened, as QUEUE_ENQUEUE does. A job of a group goes to
+--   its group's pending set (lib/queue_flow.lua, which the script includes
+--   with `tag` the queue's). Expects queue_int, fence and queue_flow.
 -- queue_deliver(tag, now, list, lrec): claims jobs of `list` (ids whose
 --   records are lrec[i], each new, pending at the default priority, added
 --   to an empty queue) for the parked workers (lib/queue_claim.lua:
@@ -92,10 +94,11 @@ local function queue_add(tag, now, n, A, base)
   local chunk_h, chunk_end = nil, -1
   local lrec = {} -- the record of each job of list
   local seen = {}
-  local earliest, wake
+  local earliest, wake, main_empty
   local out = {}
+  local sets, order = {}, {} -- by group: {list, zp}
   for i = 0, n - 1 do
-    local a = base + i * 10
+    local a = base + i * 11
     local id = A[a]
     seq = seq + 1
     local status, h = 1, nil
@@ -138,10 +141,13 @@ local function queue_add(tag, now, n, A, base)
       end
       kv[#kv + 1] = id
       kv[#kv + 1] = rec
-      local p, backoff = A[a + 3], A[a + 7]
+      local p, backoff, g = A[a + 3], A[a + 7], A[a + 10]
       if p == '0' then p = '' end
       if backoff == 'exp:1000:3600000:20' then backoff = '' end
-      if p ~= '' or backoff ~= '' or unique ~= '' then
+      if g ~= '' then
+        opts[#opts + 1] = id
+        opts[#opts + 1] = p .. '\0' .. backoff .. '\0' .. unique .. '\0' .. g
+      elseif p ~= '' or backoff ~= '' or unique ~= '' then
         opts[#opts + 1] = id
         opts[#opts + 1] = p .. '\0' .. backoff .. '\0' .. unique
       end
@@ -152,6 +158,19 @@ local function queue_add(tag, now, n, A, base)
         zd[#zd + 1] = run_at
         zd[#zd + 1] = id
         if earliest == nil or run_at < earliest then earliest = run_at end
+      elseif g ~= '' then
+        local st = sets[g]
+        if not st then
+          st = {{}, {}}
+          sets[g] = st
+          order[#order + 1] = g
+        end
+        if p == '' then
+          st[1][#st[1] + 1] = id
+        else
+          st[2][#st[2] + 1] = (1000 - tonumber(p)) * PRIO_UNIT + seq
+          st[2][#st[2] + 1] = id
+        end
       elseif p == '' then
         list[#list + 1] = id
         lrec[#list] = rec
@@ -169,6 +188,7 @@ local function queue_add(tag, now, n, A, base)
   if #list > 0 or #zp > 0 then
     -- (A list or zset exists only while it holds something.)
     wake = call('EXISTS', pending, prio) == 0
+    main_empty = wake
   end
   if earliest and not wake then
     local first = call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
@@ -178,7 +198,9 @@ local function queue_add(tag, now, n, A, base)
   -- parked workers, claimed for them (queue_deliver): those no worker
   -- takes are pending, and wake the workers.
   local first = 1
-  if wake and #list > 0 and #zp == 0 then
+  if wake and #list > 0 and #zp == 0 and
+      call('EXISTS', tag .. ':limits', tag .. ':groups') == 0 then
+    -- (Not under flow control: the claim script applies the limits.)
     first = queue_deliver(tag, now, list, lrec)
     if first > #list then
       -- All delivered: a wake-up only for a delayed job now the earliest.
@@ -195,6 +217,14 @@ local function queue_add(tag, now, n, A, base)
     call('RPUSH', pending, unpack(list, first))
   end
   if #zp > 0 then call('ZADD', prio, unpack(zp)) end
+  -- The jobs without a group join the rotation when groups are in it.
+  if main_empty and (first <= #list or #zp > 0) and
+      call('EXISTS', tag .. ':groups') == 1 then
+    call('RPUSH', tag .. ':groups', '')
+  end
+  for _, g in ipairs(order) do
+    if pend_add(g, sets[g][1], sets[g][2]) then wake = true end
+  end
   if #zd > 0 then call('ZADD', delayed, unpack(zd)) end
   if wake then publish_wake(tag .. ':jobs:wake', 'wake') end
   return out

@@ -17,7 +17,16 @@
 -- Each claim gets a new fencing token and the deadline now + ttl, both in
 -- the claims hash (id -> "<token>\0<attempt>\0<deadline_ms>"); recover_at
 -- keeps a lower bound of the earliest deadline. Expects `call`, `tag`,
--- `now`, and queue_int and queue_rec included before it.
+-- `now`, and queue_int, queue_rec and queue_flow included before it.
+--
+-- Flow control (docs/queue.md, "Flow control"; lib/queue_flow.lua): a
+-- hold, the queue's concurrency and rate limits cut the jobs a claim may
+-- take; with groups, the claim takes from the sets of the rotation in
+-- turn, each up to its weight and its group's limits. A claim held back
+-- while jobs are pending says when to claim again (the reply's fifth
+-- number: a time, or -1 for when a running job finishes). `ca`, when
+-- given, is where the completions of queue_complete_claim.lua start in
+-- ARGV: the claims they end count as free for the concurrency limit.
 --
 -- Jobs fleet cannot read (docs/queue.md, "Jobs fleet cannot read"): a
 -- pending or due job without a record, or whose record or options fleet
@@ -27,14 +36,135 @@
 -- client reports through the error callback. Redis keeps what a script
 -- wrote before an error: every record is read and checked before
 -- anything is written.
-local function claim(n, ttl, wid, dttl)
+-- Takes up to `take` jobs from the pending set of list l and zset z
+-- (has_z: z exists): higher priorities, the default priority, lower
+-- priorities. Returns their ids and whether the set is empty after.
+local function pend_take(l, z, has_z, take)
+  local hi, mid, lo = {}, {}, {}
+  if has_z then
+    hi = call('ZRANGEBYSCORE', z, '-inf', '(4398046511104000', 'LIMIT', '0',
+              dec(take))
+  end
+  local empty = false
+  if #hi < take then
+    -- One more than taken: whether the list is left empty.
+    mid = call('LRANGE', l, '0', dec(take - #hi))
+    if #mid > take - #hi then
+      mid[#mid] = nil
+    elseif not has_z then
+      empty = true
+    end
+  end
+  if has_z and #hi + #mid < take then
+    lo = call('ZRANGE', z, dec(#hi), dec(take - #mid - 1))
+  end
+  if #mid > 0 then call('LTRIM', l, dec(#mid), '-1') end
+  local nz = #hi + #lo
+  if nz > 0 then call('ZREMRANGEBYRANK', z, '0', dec(nz - 1)) end
+  if has_z then empty = call('EXISTS', l, z) == 0 end
+  local ids = hi
+  for _, id in ipairs(mid) do ids[#ids + 1] = id end
+  for _, id in ipairs(lo) do ids[#ids + 1] = id end
+  return ids, empty
+end
+
+-- The claim's turn of the rotation (lib/queue_flow.lua): takes up to n
+-- jobs from the sets at the head of T:groups (nrot of them), each up to
+-- its weight and its group's hold, concurrency and rate limits (L: the
+-- limits' fields as claim() read them), and moves the sets it visited to
+-- the tail (those it emptied go). Returns the ids, their groups ('': none),
+-- the jobs taken per group, the window counts of the groups whose window
+-- it read, and `retry` made the earliest time a held group may claim
+-- again (-1: when a running job finishes) if no job was taken.
+local function claim_rotation(n, nrot, L, retry)
+  local rot = tag .. ':groups'
+  local gmax, gms, gconc = tonumber(L[3]), tonumber(L[4]), tonumber(L[6])
+  local holds = call('EXISTS', tag .. ':ghold') == 1
+  local ids, gof, gn, gcount = {}, {}, {}, {}
+  local held -- the earliest time a held group frees; -1 for a slot
+  local slot -- a group waits for a slot
+  while #ids < n and nrot > 0 do
+    local k = nrot
+    if k > n - #ids then k = n - #ids end
+    local win = call('LRANGE', rot, '0', dec(k - 1))
+    if #win == 0 then break end
+    k = #win
+    nrot = nrot - k
+    local zk = {}
+    for x, g in ipairs(win) do
+      local _, z = pend_keys(g)
+      zk[x] = z
+    end
+    local anyz = call('EXISTS', unpack(zk)) > 0
+    local W = L[9] and call('HMGET', tag .. ':gweight', unpack(win))
+    local H = holds and call('HMGET', tag .. ':ghold', unpack(win))
+    local R = gconc and call('HMGET', tag .. ':grun', unpack(win))
+    local C = gmax and gms and call('HMGET', tag .. ':grn', unpack(win))
+    local back = {}
+    for x, g in ipairs(win) do
+      local take = W and tonumber(W[x]) or 1
+      if take > n - #ids then take = n - #ids end
+      local wait
+      if g ~= '' then
+        local h = H and tonumber(H[x])
+        if h and h > now then take, wait = 0, h end
+        if R then
+          local r = tonumber(R[x]) or 0
+          if r >= gconc then
+            take, wait = 0, wait or -1
+          elseif gconc - r < take then
+            take = gconc - r
+          end
+        end
+        if C and take > 0 then
+          local c, old = window_trim(tag .. ':grl:' .. g, tonumber(C[x]) or 0,
+                                     gms, now)
+          gcount[g] = c
+          if c >= gmax then
+            take, wait = 0, (old or now) + gms
+          elseif gmax - c < take then
+            take = gmax - c
+          end
+        end
+      end
+      local empty = false
+      if take > 0 then
+        local l, z = pend_keys(g)
+        local got
+        got, empty = pend_take(l, z, anyz and call('EXISTS', z) == 1, take)
+        for _, id in ipairs(got) do
+          ids[#ids + 1] = id
+          gof[#ids] = g
+        end
+        if g ~= '' then gn[g] = (gn[g] or 0) + #got end
+      end
+      if wait == -1 then
+        slot = true
+        held = held or -1
+      elseif wait and (not held or held == -1 or wait < held) then
+        held = wait
+      end
+      if not empty then back[#back + 1] = g end
+    end
+    call('LTRIM', rot, dec(k), '-1')
+    if #back > 0 then call('RPUSH', rot, unpack(back)) end
+  end
+  if #ids == 0 and held and retry == 0 then retry = held end
+  if slot then call('HSET', tag .. ':limits', 'slotwait', '1') end
+  return ids, gof, gn, gcount, retry
+end
+
+local function claim(n, ttl, wid, dttl, ca)
   -- A paused queue (queue_admin_pause.lua) claims and promotes nothing, and
   -- tells that nothing is pending or delayed, so that workers go idle; the
   -- resume publishes a wake-up. It parks no worker.
   if call('EXISTS', tag .. ':paused') == 1 then
     if wid and wid ~= '' then call('HDEL', tag .. ':parked', wid) end
-    return {now, now + ttl, -1, 0}
+    return {now, now + ttl, -1, 0, 0}
   end
+  local L = call('HMGET', tag .. ':limits', 'rate_max', 'rate_ms',
+                 'grate_max', 'grate_ms', 'conc', 'gconc', 'hold', 'rl_n',
+                 'weighted')
   local pending = tag .. ':pending'
   local prio = tag .. ':pending:prio'
   local delayed = tag .. ':delayed'
@@ -45,12 +175,12 @@ local function claim(n, ttl, wid, dttl)
     due = call('ZRANGEBYSCORE', delayed, '-inf', dec(now), 'LIMIT', '0',
                '1000')
   end
-  local list, zp, bad = {}, {}, {}
+  local bad = {}
   local was_empty = true
   if #due > 0 then
     local o = call('HMGET', tag .. ':opts', unpack(due))
     local there = recs_get(tag, due)
-    local prios = {}
+    local prios, grps = {}, {}
     for i, id in ipairs(due) do
       local rec = there[i]
       local ok, why = rec, nil
@@ -63,32 +193,103 @@ local function claim(n, ttl, wid, dttl)
         bad[#bad + 1] = {id, why, rec, true}
       else
         -- (A record fleet can read keeps its place; only the options go.)
-        prios[i], why = opts_split(o[i])
+        local _
+        prios[i], why, _, grps[i] = opts_split(o[i])
         if not prios[i] then bad[#bad + 1] = {id, why, nil, false} end
       end
     end
     -- (Read before the first write: a pending list or zset of another
     -- type refuses the call here, with nothing written.)
-    was_empty = call('LLEN', pending) == 0 and call('ZCARD', prio) == 0
+    local chk = {}
+    for i = 1, #due do
+      local g = grps[i]
+      if prios[i] and not chk[g] then
+        chk[g] = true
+        local l, z = pend_keys(g)
+        call('LLEN', l)
+        call('ZCARD', z)
+      end
+    end
     local seq = call('INCRBY', tag .. ':seq', dec(#due)) - #due
+    -- By set: the jobs of each group go to its own (lib/queue_flow.lua).
+    local sets, order = {}, {}
     for i, id in ipairs(due) do
       local p = prios[i]
-      if p == 0 then
-        list[#list + 1] = id
-      elseif p then
-        zp[#zp + 1] = (1000 - p) * PRIO_UNIT + seq + i
-        zp[#zp + 1] = id
+      if p then
+        local g = grps[i]
+        local st = sets[g]
+        if not st then
+          st = {{}, {}}
+          sets[g] = st
+          order[#order + 1] = g
+        end
+        if p == 0 then
+          st[1][#st[1] + 1] = id
+        else
+          st[2][#st[2] + 1] = (1000 - p) * PRIO_UNIT + seq + i
+          st[2][#st[2] + 1] = id
+        end
       end
     end
     call('ZREM', delayed, unpack(due))
-    if #list > 0 then call('RPUSH', pending, unpack(list)) end
-    if #zp > 0 then call('ZADD', prio, unpack(zp)) end
+    was_empty = false
+    for _, g in ipairs(order) do
+      if pend_add(g, sets[g][1], sets[g][2]) then was_empty = true end
+    end
   end
 
+  -- Flow control: what the claim may take, and when to claim again
+  -- (retry: 0, none; -1, when a running job finishes; else a time).
+  local retry = 0
+  local hold = tonumber(L[7])
+  if n > 0 and hold and hold > now then
+    n, retry = 0, hold
+  end
+  local conc = tonumber(L[5])
+  if n > 0 and conc then
+    local h = call('HLEN', tag .. ':claims')
+    local running = h > 0 and h - 1 or 0
+    if ca and ca <= #ARGV - 2 then
+      -- The claims the completions of this call end are free.
+      local cids = {}
+      for i = ca, #ARGV - 1, 2 do cids[#cids + 1] = ARGV[i] end
+      local held = call('HMGET', tag .. ':claims', unpack(cids))
+      for i = 1, #cids do
+        local v, tok = held[i], ARGV[ca + 2 * i - 1]
+        if v and string.sub(v, 1, #tok) == tok and
+            string.byte(v, #tok + 1) == 0 then
+          running = running - 1
+        end
+      end
+    end
+    if running >= conc then
+      n, retry = 0, -1
+    elseif conc - running < n then
+      n = conc - running
+    end
+  end
+  local rmax, rms = tonumber(L[1]), tonumber(L[2])
+  local rcount, roldest, rwas
+  if n > 0 and rmax and rms then
+    rwas = tonumber(L[8]) or 0
+    rcount, roldest = window_trim(tag .. ':rl', rwas, rms, now)
+    if rcount >= rmax then
+      n, retry = 0, (roldest or now) + rms
+    elseif rmax - rcount < n then
+      n = rmax - rcount
+    end
+  end
+  local rot = tag .. ':groups'
+  local nrot = n > 0 and call('LLEN', rot) or 0
+
   local deadline = now + ttl
-  local out = {now, deadline, -1, 0}
+  local out = {now, deadline, -1, 0, 0}
   local left -- pending jobs left, when known without asking
-  if n > 0 then
+  local ids, gof -- the jobs taken, and their groups (nil: none)
+  local gn, gcount -- jobs taken per group; window counts per group
+  if nrot > 0 then
+    ids, gof, gn, gcount, retry = claim_rotation(n, nrot, L, retry)
+  elseif n > 0 then
     -- Higher priorities (scores below 1000 * 2^42), then the default
     -- priority's list, then lower priorities: read now, removed once every
     -- record has been checked.
@@ -106,13 +307,17 @@ local function claim(n, ttl, wid, dttl)
     -- The list gave fewer than asked and there is no zset: all taken.
     if not has_prio and #mid < n then left = 0 end
     local nz = #hi + #lo
-    local ids = mid
+    ids = mid
     if nz > 0 then
       ids = hi
       for _, id in ipairs(mid) do ids[#ids + 1] = id end
       for _, id in ipairs(lo) do ids[#ids + 1] = id end
     end
-    if #ids > 0 then
+    if #mid > 0 then call('LTRIM', pending, dec(#mid), '-1') end
+    if nz > 0 then call('ZREMRANGEBYRANK', prio, '0', dec(nz - 1)) end
+  end
+  if ids and #ids > 0 then
+    do
       -- Every record is checked (rec_read) before anything is written;
       -- the attempt the claim makes is kept as a string: "1" for a job
       -- never tried, which is the common case and needs no formatting.
@@ -135,8 +340,6 @@ local function claim(n, ttl, wid, dttl)
           bad[#bad + 1] = {ids[i], why, raw, true}
         end
       end
-      if #mid > 0 then call('LTRIM', pending, dec(#mid), '-1') end
-      if nz > 0 then call('ZREMRANGEBYRANK', prio, '0', dec(nz - 1)) end
       -- fence_next: lib/fence.lua, which the script includes.
       local token = fence_next(tag .. ':fence', #ids) - 1
       local tail = '\0' .. dec(deadline)
@@ -149,7 +352,7 @@ local function claim(n, ttl, wid, dttl)
                          low % 10
       local ts = dec(top)
       -- The mark goes with every write: see HASH_MARK (queue_int).
-      local claims, o, c = {'', HASH_MARK}, 4, 2
+      local claims, o, c = {'', HASH_MARK}, 5, 2
       for i, id in ipairs(ids) do
         local a = att[i]
         if a then
@@ -166,30 +369,76 @@ local function claim(n, ttl, wid, dttl)
             end
           end
           claims[c + 1] = id
+          local g = gof and gof[i] or ''
+          local gt = g ~= '' and '\0' .. g or ''
           if top > 0 then
             claims[c + 2] = ts .. DIGITS[d1 + 1] .. DIGITS[d2 + 1] ..
-                              DIGITS[d3 + 1] .. '\0' .. a .. tail
+                              DIGITS[d3 + 1] .. '\0' .. a .. tail .. gt
           else
-            claims[c + 2] = dec(token) .. '\0' .. a .. tail
+            claims[c + 2] = dec(token) .. '\0' .. a .. tail .. gt
           end
           c = c + 2
           out[o + 1] = id
           out[o + 2] = recs[i]
           out[o + 3] = token
-          o = o + 3
+          out[o + 4] = g
+          o = o + 4
+        elseif gn and gof[i] ~= '' then
+          -- Moved aside: it does not count against its group.
+          gn[gof[i]] = gn[gof[i]] - 1
         end
       end
       if c > 2 then claims_put(tag, claims, deadline) end
     end
   end
-  if not left then left = call('LLEN', pending) + call('ZCARD', prio) end
+  if not left then
+    left = call('LLEN', rot)
+    if left == 0 then left = call('LLEN', pending) + call('ZCARD', prio) end
+  end
   out[4] = left
-  local got = (#out - 4) / 3
+  local got = (#out - 5) / 4
+  -- What the claims take of the windows and the running counts.
+  if rcount then
+    if got > 0 then
+      call('LPUSH', tag .. ':rl', dec(now) .. ':' .. dec(got))
+      rcount = rcount + got
+      roldest = roldest or now
+    end
+    if rcount ~= rwas then call('HSET', tag .. ':limits', 'rl_n', rcount) end
+    if rcount >= rmax and left > 0 and retry == 0 then
+      retry = roldest + rms
+    end
+  end
+  if gn then
+    local grun = tonumber(L[6]) and tag .. ':grun'
+    for g, k in pairs(gn) do
+      if k > 0 then
+        if grun then call('HINCRBY', grun, g, k) end
+        if gcount[g] then
+          call('LPUSH', tag .. ':grl:' .. g, dec(now) .. ':' .. dec(k))
+          gcount[g] = gcount[g] + k
+        end
+      end
+    end
+    for g, c in pairs(gcount) do
+      if c > 0 then
+        call('HSET', tag .. ':grn', g, c)
+      else
+        call('HDEL', tag .. ':grn', g)
+      end
+    end
+  end
+  if left == 0 then retry = 0 end
+  if retry == -1 then call('HSET', tag .. ':limits', 'slotwait', '1') end
+  out[5] = retry
   if #bad > 0 then
-    for _, v in ipairs(move_aside(tag, now, bad)) do out[#out + 1] = v end
+    for _, v in ipairs(move_aside(tag, now, bad)) do
+      out[#out + 1] = v
+      if #out % 4 == 0 then out[#out + 1] = '' end
+    end
   end
   if wid and wid ~= '' then
-    if left == 0 and got < n then
+    if left == 0 and got < n and retry == 0 then
       call('HSET', tag .. ':parked', wid, dec(n - got) .. ':' .. dttl)
     else
       call('HDEL', tag .. ':parked', wid)

@@ -6,7 +6,7 @@
 -- completed (the done hash gets its finish time and claim, the completed
 -- list its id) and the kept ones are trimmed to `keep` jobs and an age of
 -- keep_s seconds (0: no age bound). Expects `call`, `tag`, `now`, and
--- queue_int, queue_trim and queue_ended included before it.
+-- queue_int, queue_trim, queue_ended and queue_flow included before it.
 local function complete(keep, keep_s, a)
   local out = {now}
   local ids = {}
@@ -14,7 +14,7 @@ local function complete(keep, keep_s, a)
   if #ids == 0 then return out end
   local claims = tag .. ':claims'
   local held = call('HMGET', claims, unpack(ids))
-  local done, marks, seen, nd = {}, {'', HASH_MARK}, {}, 0
+  local done, marks, seen, nd, vals = {}, {'', HASH_MARK}, {}, 0, {}
   local prefix = dec(now) .. '\0'
   local sfind = string.find
   for i, id in ipairs(ids) do
@@ -29,6 +29,7 @@ local function complete(keep, keep_s, a)
       done[nd] = id
       marks[2 * nd + 1] = id
       marks[2 * nd + 2] = prefix .. v
+      vals[nd] = v
       out[i + 1] = 1
     elseif v then
       out[i + 1] = 0 -- held by another claim
@@ -50,6 +51,7 @@ local function complete(keep, keep_s, a)
         call('HDEL', tag .. ':info', unpack(done))
       end
     end
+    flow_ended(vals)
   end
   return out
 end

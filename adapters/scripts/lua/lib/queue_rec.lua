@@ -68,17 +68,19 @@ local function rec_read(rec, id)
   return attempts, max, i, j, k, l
 end
 
--- Splits an options record (nil: none): returns the priority, backoff and
--- unique key (nil: none); or nil and what is wrong when fleet cannot read
--- it.
+-- Splits an options record (nil: none): returns the priority, backoff,
+-- unique key (nil: none) and group ('': none); or nil and what is wrong
+-- when fleet cannot read it. The group is a fourth field, "\0<group>",
+-- only in the options of a job that has one.
 local function opts_split(v)
-  if not v then return 0, DEFAULT_BACKOFF, nil end
+  if not v then return 0, DEFAULT_BACKOFF, nil, '' end
   local i = find(v, '\0', 1, true)
   local j = i and find(v, '\0', i + 1, true)
   if not j then
     return nil, 'malformed options: not the 3 fields <priority>, ' ..
              '<backoff>, <unique> separated by NUL bytes'
   end
+  local k = find(v, '\0', j + 1, true)
   local prio, backoff, unique = 0, DEFAULT_BACKOFF, nil
   if i > 1 then
     local s = sub(v, 1, i - 1)
@@ -89,18 +91,19 @@ local function opts_split(v)
     end
   end
   if j > i + 1 then backoff = sub(v, i + 1, j - 1) end
-  if j < #v then unique = sub(v, j + 1) end
-  return prio, backoff, unique
+  local e = k and k - 1 or #v
+  if j < e then unique = sub(v, j + 1, e) end
+  return prio, backoff, unique, k and sub(v, k + 1) or ''
 end
 
 -- opts_split(v), raising FLEET_EPROTO naming the job when fleet cannot
 -- read it.
 local function opts_read(v, id)
-  local prio, backoff, unique = opts_split(v)
+  local prio, backoff, unique, group = opts_split(v)
   if not prio then
     error({err = 'FLEET_EPROTO bad job options ' .. id .. ': ' .. backoff})
   end
-  return prio, backoff, unique
+  return prio, backoff, unique, group
 end
 
 -- ---------------------------------------------------------------------
