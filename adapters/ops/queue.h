@@ -25,4 +25,11 @@
  * gives WRONGTYPE, as Redis does; either way the script wrote nothing.
  * QUEUE_CLAIM and QUEUE_RECOVER do not refuse for one job they cannot
  * read: they move it to dead (docs/queue.md, "Jobs fleet cannot read")
- * and end their reply with id, reason, 0 for it. */
+ * and end their reply with id, reason, 0 for it (and '' in a claim's,
+ * whose entries are four long: id, record, token, group).
+ *
+ * Flow control (docs/queue.md, "Flow control"; lib/queue_flow.lua): the
+ * claim scripts apply the limits of T:limits, take the jobs of groups
+ * from their own pending sets in the rotation T:groups, and say in their
+ * reply's fifth number when a held claim may claim again; QUEUE_LIMITS
+ * sets and reads the limits, QUEUE_GROUPS lists the groups. */
