@@ -81,9 +81,10 @@ static int queue_rec_u32(const char *p, const char *end, uint32_t dflt,
 }
 
 /* Reads one claimed job (id, record, token, group from `e`) into `job`, its
- * strings not yet copied (the group's too, in `group`): the record is "<attempts>\0<max_attempts>\0
- * <created_ms>\0<type>\0<payload>" (docs/queue.md), split here so that
- * the script returns it as it is. Returns 0 or FLEET_EPROTO. */
+ * strings not yet copied (the group's too, in `group`): the record is
+ * "<attempts>\0<max_attempts>\0 <created_ms>\0<type>\0<payload>"
+ * (docs/queue.md), split here so that the script returns it as it is. Returns 0
+ * or FLEET_EPROTO. */
 static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
                           fleet_bytes_t *id, fleet_bytes_t *type,
                           fleet_bytes_t *group) {
@@ -95,8 +96,7 @@ static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
   if (fleet__reply_bytes(&e[0], id) != 0 || id->len == 0 ||
       fleet__reply_bytes(&e[1], &rec) != 0 ||
       fleet__reply_u64(&e[2], &job->token) != 0 || job->token == 0 ||
-      fleet__reply_bytes(&e[3], group) != 0 ||
-      group->len > FLEET_JOB_GROUP_MAX)
+      fleet__reply_bytes(&e[3], group) != 0 || group->len > FLEET_JOB_GROUP_MAX)
     return FLEET_EPROTO;
   p = rec.base;
   end = p + rec.len;

@@ -24,10 +24,9 @@ static void flow_status_reply(fleet__req_t *base, int status,
   ((fleet_status_cb)base->cb)(base->handle->pub, 0, base->user_data);
 }
 
-static const fleet__call_t flow_set_call = {"queue.set_limits",
-                                            FLEET__OP_QUEUE_LIMITS,
-                                            flow_status_reply,
-                                            fleet__call_fail_status};
+static const fleet__call_t flow_set_call = {
+    "queue.set_limits", FLEET__OP_QUEUE_LIMITS, flow_status_reply,
+    fleet__call_fail_status};
 
 /* Whether a rate pair (max per window) is one fleet takes: both 0, or a
  * max and a window in range. */

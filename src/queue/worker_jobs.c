@@ -172,9 +172,8 @@ static void wbatch_send(struct fleet__worker_s *w, fleet__wbatch_t *b) {
   else
     /* (A release that holds claims goes in a batch of its own.) */
     err = fleet__queue_release_hold(&w->queue, b->claims, b->n,
-                                    b->jobs[0]->hold_ms,
-                                    b->jobs[0]->hold_group, worker_on_finished,
-                                    b);
+                                    b->jobs[0]->hold_ms, b->jobs[0]->hold_group,
+                                    worker_on_finished, b);
   if (err == 0) {
     w->calls_in_flight++;
     return;
