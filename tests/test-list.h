@@ -173,6 +173,10 @@ CONFORMANCE_DECLARE(queue_recover)
 CONFORMANCE_DECLARE(queue_recover_mixed)
 CONFORMANCE_DECLARE(queue_token_after_recover)
 
+/* test_worker_share.c */
+CONFORMANCE_DECLARE(worker_share_weighted)
+CONFORMANCE_DECLARE(worker_share_strict)
+CONFORMANCE_DECLARE(worker_share_bad_input)
 /* test_worker.c */
 CONFORMANCE_DECLARE(worker_basic)
 CONFORMANCE_DECLARE(worker_wakeup)
@@ -594,6 +598,9 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_token_after_recover)
 
   /* test_worker.c */
+  CONFORMANCE_ENTRY(worker_share_weighted)
+  CONFORMANCE_ENTRY(worker_share_strict)
+  CONFORMANCE_ENTRY(worker_share_bad_input)
   CONFORMANCE_ENTRY(worker_basic)
   CONFORMANCE_ENTRY(worker_wakeup)
   CONFORMANCE_ENTRY(worker_delayed_on_time)

@@ -50,6 +50,24 @@ typedef void (*fleet_worker_lost_cb)(fleet_worker_t *w, fleet_job_t *job,
 typedef void (*fleet_worker_done_cb)(fleet_worker_t *w, fleet_job_t *job,
                                      fleet_job_action_t action, int status);
 
+/* A concurrency budget shared by the workers of several queues: one
+ * worker per queue, each given the share in its options with a weight,
+ * as asynq's Queues{"critical": 6, "default": 3, "low": 1}
+ * (docs/queue.md, "Several queues, one budget"). Made by
+ * fleet_worker_share_new(). */
+typedef struct fleet_worker_share_s fleet_worker_share_t;
+
+/* How a share divides its slots between the workers whose queues have
+ * jobs pending. */
+typedef enum {
+  /* Each gets a part of the budget in proportion to its weight (a worker
+   * whose queue has nothing pending leaves its part to the others). */
+  FLEET_SHARE_WEIGHTED,
+  /* The highest weight first: a worker claims only while no worker of a
+   * higher weight has jobs pending. */
+  FLEET_SHARE_STRICT
+} fleet_share_mode_t;
+
 /* A field left 0 takes its default, so a zeroed struct is a valid
  * configuration. The handler is not an option: fleet_worker_start() takes
  * it. */
@@ -88,6 +106,12 @@ typedef struct {
   fleet_error_cb error_cb;
   /* Retention of finished jobs, as for a queue handle. */
   fleet_queue_options_t queue;
+  /* Optional: the share whose budget this worker's jobs count against
+   * (the worker's `concurrency` still bounds it; 0 there means the
+   * share's), and the worker's weight in it, 1 to FLEET_GROUP_WEIGHT_MAX
+   * (default 1). The share must outlive the worker. */
+  fleet_worker_share_t *share;
+  uint32_t weight;
 } fleet_worker_options_t;
 
 /* What a worker has done so far (see fleet_worker_stats()). */
@@ -112,6 +136,17 @@ struct fleet_worker_s {
 
 /* Fills `options` with the defaults (no callbacks). */
 FLEET_EXTERN void fleet_worker_options_init(fleet_worker_options_t *options);
+
+/* Makes a share of `concurrency` jobs at once (1 to 10000) divided as
+ * `mode` says, in `*out`. Returns 0, FLEET_EINVAL or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_worker_share_new(uint32_t concurrency,
+                                        fleet_share_mode_t mode,
+                                        fleet_worker_share_t **out);
+
+/* Frees a share no open worker uses (close them first: a worker leaves
+ * its share when it is closed). Returns 0, FLEET_EINVAL (NULL) or
+ * FLEET_EBUSY (a worker still uses it; nothing is freed). */
+FLEET_EXTERN int fleet_worker_share_free(fleet_worker_share_t *share);
 
 /* Initializes `w` for the queue `name` (1 to 512 bytes) on `client` and
  * registers it with the client, which refuses to close (FLEET_EBUSY)

@@ -375,6 +375,7 @@ static void worker_on_close(fleet__handle_t *h) {
   struct fleet__worker_s *w = (struct fleet__worker_s *)h;
 
   worker_set_state(w, FLEET__WORKER_CLOSING);
+  fleet__share_leave(w);
   fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->poll_timer);
   fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->delay_timer);
   fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->recover_timer);
@@ -454,6 +455,18 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
   fleet__list_init(&w->settleq);
   fleet__list_init(&w->free_batches);
   w->o = *options;
+  fleet__list_init(&w->share_node);
+  if (w->o.share != NULL) {
+    /* A worker of a share: its budget by default, weight 1. */
+    if (w->o.concurrency == 0)
+      w->o.concurrency = fleet__share_concurrency(w->o.share);
+    if (w->o.weight == 0)
+      w->o.weight = 1;
+  }
+  if (w->o.weight > FLEET_GROUP_WEIGHT_MAX) {
+    free(w);
+    return FLEET_EINVAL;
+  }
   if ((err = worker_check_options(&w->o, &w->margin_ms)) != 0 ||
       (err = fleet__handle_init(&w->base, &worker_vt, client,
                                 (fleet_handle_t *)pub)) != 0) {
@@ -499,6 +512,8 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
   w->queue.internal_->error_cb = worker_queue_error;
   w->queue.data = w;
   w->queue_open = 1;
+  if (w->o.share != NULL)
+    fleet__share_join(w);
   w->ttl_len = (size_t)snprintf(w->ttl, sizeof(w->ttl), "%u",
                                 (unsigned)w->o.claim_ttl_ms);
   w->online = 1;

@@ -99,6 +99,7 @@ typedef struct fleet__wbatch_s {
 
 struct fleet__worker_s {
   fleet__handle_t base;
+  fleet__list_t share_node; /* on its share's members, while open */
   fleet_worker_options_t o;
   fleet_worker_handler_cb handler; /* given at start */
   uint32_t margin_ms; /* a claim counts as lost this long before its TTL */
@@ -190,6 +191,26 @@ static inline void fleet__worker_wake(struct fleet__worker_s *w) {
   w->maybe_pending = 1;
   fleet__worker_kick(w);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Shares (worker_share.c)                                                  */
+
+/* The budget of share `s`. */
+uint32_t fleet__share_concurrency(const fleet_worker_share_t *s);
+
+/* Joins the share of w->o.share (set), as init does. */
+void fleet__share_join(struct fleet__worker_s *w);
+
+/* Leaves it (no share: nothing), as close does. */
+void fleet__share_leave(struct fleet__worker_s *w);
+
+/* The jobs `w` may claim now under its share: all of `room` without a
+ * share. */
+uint32_t fleet__share_room(struct fleet__worker_s *w, uint32_t room);
+
+/* Slots may have come free, or `w`'s queue may have run out of jobs: the
+ * other workers of its share claim again if they may. */
+void fleet__share_kick(struct fleet__worker_s *w);
 
 /* Whether a transient error may be retried now: not once the stop deadline
  * passed or the worker is closing. */

@@ -263,6 +263,7 @@ static int wjob_finish(fleet_job_t *pub, fleet_job_action_t action,
   }
   job->with_handler = 0;
   w->active--;
+  fleet__share_kick(w); /* a slot of the share came free */
   job->action = action;
   if (job->claim == FLEET__WJOB_STALE)
     settleq_push(w, job, FLEET_ESTALE);
@@ -561,6 +562,10 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
       fleet__worker_arm_delay(w, info->now_ms, info->retry_at_ms);
   }
   worker_take(w, jobs, n, deadline, w->o.heartbeat_ms, 0);
+  /* Slots asked for and not filled, or a queue that ran dry: the share's
+   * other workers may claim them. */
+  if (n < asked || !w->maybe_pending)
+    fleet__share_kick(w);
   fleet__worker_check_done(w);
 }
 
@@ -599,6 +604,7 @@ static void worker_send_claims(struct fleet__worker_s *w,
     room = w->o.concurrency - w->active - w->claiming;
     if (room > w->o.concurrency)
       room = 0;
+    room = fleet__share_room(w, room);
     /* A claim rides along with completions when jobs may be pending
      * (the last claim left some, or a wake-up came since): it costs no
      * round trip. When none may be, the completions go alone, since a

@@ -1,0 +1,120 @@
+/* worker_share.c -- a concurrency budget shared by the workers of several
+ * queues (fleet_worker_share_t; docs/queue.md, "Several queues, one
+ * budget"). Nothing is counted twice: a worker's slots in use are its jobs
+ * with the handler and the jobs its claims in flight asked for, the
+ * numbers its own room comes from (worker_jobs.c), and the share only
+ * narrows that room. On a Redis Cluster each queue is its own slot, so
+ * each worker claims from its own shard; the share decides how many jobs
+ * each asks for. */
+#include <stdlib.h>
+
+#include "worker_int.h"
+
+struct fleet_worker_share_s {
+  uint32_t concurrency;
+  fleet_share_mode_t mode;
+  fleet__list_t members; /* fleet__worker_s, share_node */
+};
+
+int fleet_worker_share_new(uint32_t concurrency, fleet_share_mode_t mode,
+                           fleet_worker_share_t **out) {
+  fleet_worker_share_t *s;
+
+  if (out == NULL)
+    return FLEET_EINVAL;
+  *out = NULL;
+  if (concurrency == 0 || concurrency > 10000 ||
+      (mode != FLEET_SHARE_WEIGHTED && mode != FLEET_SHARE_STRICT))
+    return FLEET_EINVAL;
+  if ((s = calloc(1, sizeof(*s))) == NULL)
+    return FLEET_ENOMEM;
+  s->concurrency = concurrency;
+  s->mode = mode;
+  fleet__list_init(&s->members);
+  *out = s;
+  return 0;
+}
+
+int fleet_worker_share_free(fleet_worker_share_t *s) {
+  if (s == NULL)
+    return FLEET_EINVAL;
+  if (!fleet__list_empty(&s->members))
+    return FLEET_EBUSY;
+  free(s);
+  return 0;
+}
+
+uint32_t fleet__share_concurrency(const fleet_worker_share_t *s) {
+  return s->concurrency;
+}
+
+void fleet__share_join(struct fleet__worker_s *w) {
+  fleet__list_insert_tail(&w->o.share->members, &w->share_node);
+}
+
+void fleet__share_leave(struct fleet__worker_s *w) {
+  if (w->o.share == NULL || fleet__list_empty(&w->share_node))
+    return;
+  fleet__list_remove(&w->share_node);
+  fleet__list_init(&w->share_node);
+  w->o.share = NULL;
+}
+
+/* The slots `w` holds: jobs with the handler, and asked for by claims in
+ * flight. */
+static uint32_t share_used(const struct fleet__worker_s *w) {
+  return w->active + w->claiming;
+}
+
+/* Whether `w` would claim now if it had room: running, and its queue may
+ * have jobs pending. (A worker whose backend is unreachable still counts:
+ * in strict mode its queue keeps its place.) */
+static int share_wants(const struct fleet__worker_s *w) {
+  return w->state == FLEET__WORKER_RUNNING && w->maybe_pending;
+}
+
+uint32_t fleet__share_room(struct fleet__worker_s *w, uint32_t room) {
+  fleet_worker_share_t *s = w->o.share;
+  struct fleet__worker_s *m;
+  uint64_t used = 0, weights = 0, cap;
+  uint32_t free_slots, mine = share_used(w);
+
+  if (s == NULL)
+    return room;
+  FLEET__LIST_FOREACH_DATA (m, &s->members, struct fleet__worker_s,
+                            share_node) {
+    used += share_used(m);
+    if (m != w && share_wants(m)) {
+      /* Strict: a higher weight with jobs pending goes first. */
+      if (s->mode == FLEET_SHARE_STRICT && m->o.weight > w->o.weight)
+        return 0;
+      weights += m->o.weight;
+    }
+  }
+  free_slots = used >= s->concurrency ? 0 : (uint32_t)(s->concurrency - used);
+  if (s->mode == FLEET_SHARE_WEIGHTED) {
+    /* Its part of the budget among the workers with jobs pending, at
+     * least one slot. */
+    weights += w->o.weight;
+    cap = (uint64_t)s->concurrency * w->o.weight / weights;
+    if (cap == 0)
+      cap = 1;
+    if (cap <= mine)
+      return 0;
+    if (cap - mine < free_slots)
+      free_slots = (uint32_t)(cap - mine);
+  }
+  return room < free_slots ? room : free_slots;
+}
+
+void fleet__share_kick(struct fleet__worker_s *w) {
+  struct fleet__worker_s *m;
+
+  if (w->o.share == NULL)
+    return;
+  FLEET__LIST_FOREACH_DATA (m, &w->o.share->members, struct fleet__worker_s,
+                            share_node) {
+    if (m != w && m->state == FLEET__WORKER_RUNNING)
+      fleet__worker_kick(m);
+  }
+}
