@@ -449,6 +449,19 @@ static const char *cmd_lrem(cmd_call_t *c) {
   return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
 }
 
+/* LPOS key element: the index, or nil. */
+static const char *cmd_lpos(cmd_call_t *c) {
+  int64_t n = fleet__ks_lpos(c->ks, c->argv[1], c->argv[2]);
+
+  if (n < -1)
+    return cmd_ks_err(n, CMD_ERR_SYNTAX);
+  if (n == -1) {
+    cmd_push_bulk(c->L, (fleet_bytes_t){NULL, 0});
+    return NULL;
+  }
+  return cmd_int(c, n);
+}
+
 static const char *cmd_llen(cmd_call_t *c) {
   int64_t n = fleet__ks_llen(c->ks, c->argv[1]);
   return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
@@ -662,6 +675,7 @@ static const cmd_t command_table[] = {
     CMD("INCRBY", 3, cmd_incrby),
     CMD("LINDEX", 3, cmd_lindex),
     CMD("LLEN", 2, cmd_llen),
+    CMD("LPOS", 3, cmd_lpos),
     CMD_KEY_ITEMS("LPUSH", -3, fleet__ks_lpush),
     CMD("LRANGE", 4, cmd_lrange),
     CMD("LREM", 4, cmd_lrem),

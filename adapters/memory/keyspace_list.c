@@ -154,6 +154,28 @@ int fleet__ks_lindex(fleet__ks_t *ks, fleet_bytes_t key, int64_t index,
   return rc < 0 ? rc : 1;
 }
 
+int64_t fleet__ks_lpos(fleet__ks_t *ks, fleet_bytes_t key,
+                       fleet_bytes_t value) {
+  fleet__dict_entry_t *e;
+  fleet__ks_list_t *l;
+  fleet__ks_blob_t *b;
+  size_t i;
+  int rc = fleet__ks_find(ks, key, FLEET__KS_LIST, &e);
+
+  if (rc < 0)
+    return rc;
+  if (rc == 0)
+    return -1;
+  l = &fleet__ks_obj(e)->u.list;
+  for (i = 0; i < l->len; i++) {
+    b = *ks_list_slot(l, i);
+    if (b->len == value.len &&
+        (value.len == 0 || memcmp(b->data, value.base, value.len) == 0))
+      return (int64_t)i;
+  }
+  return -1;
+}
+
 int64_t fleet__ks_lrem(fleet__ks_t *ks, fleet_bytes_t key, int64_t count,
                        fleet_bytes_t value) {
   fleet__dict_entry_t *e;

@@ -23,7 +23,7 @@
 --#include fence
 local call = redis.call
 local tag = T
---#include queue_flow
+--#include queue_pend
 --#include queue_add
 local node, keep, age = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local mintok, queue, payload = tonumber(ARGV[6]), ARGV[7], ARGV[8]

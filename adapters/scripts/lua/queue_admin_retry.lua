@@ -15,7 +15,7 @@ local call = redis.call
 local tag = KEYS[1]
 --#include queue_int
 --#include queue_rec
---#include queue_flow
+--#include queue_pend
 
 local info, dead = tag .. ':info', tag .. ':dead'
 

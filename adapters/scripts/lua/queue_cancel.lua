@@ -12,7 +12,7 @@ local tag = KEYS[1]
 local id = ARGV[1]
 --#include queue_int
 --#include queue_rec
---#include queue_flow
+--#include queue_pend
 
 if call('HEXISTS', rec_key(tag, id), id) == 0 then
   return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
@@ -28,9 +28,23 @@ end
 local _, _, unique, g = opts_read(call('HGET', tag .. ':opts', id), id)
 if call('ZREM', tag .. ':delayed', id) == 0 then
   local l, z = pend_keys(g)
-  if call('ZREM', z, id) == 0 then call('LREM', l, 1, id) end
+  if call('ZREM', z, id) == 0 and call('LREM', l, 1, id) == 0 and g == '' then
+    -- A pending job of a group whose options do not name it: the sets of
+    -- the rotation are searched.
+    for _, rg in ipairs(call('LRANGE', tag .. ':groups', 0, -1)) do
+      l, z = pend_keys(rg)
+      if rg ~= '' and
+          (call('ZREM', z, id) == 1 or call('LREM', l, 1, id) == 1) then
+        g = rg
+        break
+      end
+    end
+  end
   -- (An emptied set leaves the rotation.)
-  if g ~= '' or call('EXISTS', tag .. ':groups') == 1 then pend_left(g) end
+  if g ~= '' or call('EXISTS', tag .. ':groups') == 1 then
+    local l2, z2 = pend_keys(g)
+    if call('EXISTS', l2, z2) == 0 then call('LREM', tag .. ':groups', 1, g) end
+  end
 end
 if unique then
   local ukey = tag .. ':unique:' .. unique

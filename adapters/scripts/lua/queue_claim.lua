@@ -32,7 +32,7 @@ local now = now_ms()
 --#include queue_int
 --#include fence
 --#include queue_rec
---#include queue_flow
+--#include queue_pend
 --#include queue_claim
 
 local wid, dttl

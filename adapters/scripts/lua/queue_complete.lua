@@ -16,7 +16,7 @@ local now = now_ms()
 --#include queue_int
 --#include queue_trim
 --#include queue_ended
---#include queue_flow
+--#include queue_freed
 --#include queue_complete
 
 return complete(tonumber(ARGV[1]), tonumber(ARGV[2]), 3)

@@ -19,7 +19,8 @@ local now = now_ms()
 --#include queue_int
 --#include fence
 --#include queue_rec
---#include queue_flow
+--#include queue_pend
+--#include queue_freed
 --#include queue_trim
 --#include queue_ended
 --#include queue_claim

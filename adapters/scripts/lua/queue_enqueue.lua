@@ -26,7 +26,7 @@ local call = redis.call
 local tag = KEYS[1]
 --#include queue_int
 --#include fence
---#include queue_flow
+--#include queue_pend
 --#include queue_add
 --#include time
 local now = now_ms()

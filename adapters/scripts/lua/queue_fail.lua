@@ -36,7 +36,8 @@ local p = find(v, '\0', #tok + 2, true)
 if not p then return redis.error_reply('FLEET_EPROTO bad claim: ' .. id) end
 local attempt = int(sub(v, #tok + 2, p - 1))
 local _, max, i = rec_read(rec, id)
-local _, backoff = opts_read(call('HGET', tag .. ':opts', id), id)
+local o = call('HGET', tag .. ':opts', id)
+local _, backoff = opts_read(o, id)
 local now_s = string.format('%d', now)
 local info = '\0' .. tok .. '\0'
 
@@ -53,6 +54,8 @@ end
 
 call('HDEL', tag .. ':claims', id)
 flow_ended({v})
+-- Delayed for its retry or dead, the job keeps its group in its options.
+opts_group(id, o, claim_group(v))
 call('HSET', rec_key(tag, id), id, attempt .. sub(rec, i))
 if attempt >= max then
   call('HSET', tag .. ':info', id, now_s .. info .. 'dead\0' .. ARGV[3])

@@ -3,7 +3,7 @@
 -- is completed; one whose info says so is dead; one in the delayed zset is
 -- delayed until its run-at time, then reads as pending.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
---   info, claims, done, delayed.
+--   info, claims, done, delayed, groups, gp:<g>, gz:<g>.
 -- ARGV[1]: id.
 -- Returns: {state, attempts, max_attempts, priority, type, payload,
 --   last_error (nil: none), created_ms, run_at_ms, finished_ms, token,
@@ -72,6 +72,18 @@ elseif done then
   local fin, tok, attempt = fields(done)
   state, attempts, token, finished = 'completed', num(attempt), num(tok),
                                      num(fin)
+end
+if state == 'pending' and group == '' then
+  -- A pending job of a group is known by the set it waits in (its
+  -- options hold the group only when it has other options): the sets of
+  -- the rotation are searched (lib/queue_flow.lua).
+  for _, g in ipairs(call('LRANGE', tag .. ':groups', 0, -1)) do
+    if g ~= '' and (call('LPOS', tag .. ':gp:' .. g, id) or
+        call('ZSCORE', tag .. ':gz:' .. g, id)) then
+      group = g
+      break
+    end
+  end
 end
 return {state, attempts, max, prio, sub(rec, k + 1, l - 1), sub(rec, l + 1),
         last_error, created, run_at, finished, token, group}

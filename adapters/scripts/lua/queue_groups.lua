@@ -14,7 +14,7 @@ local tag = KEYS[1]
 --#include time
 local now = now_ms()
 --#include queue_int
---#include queue_flow
+--#include queue_freed
 
 local info, names = {}, {}
 local function get(g)

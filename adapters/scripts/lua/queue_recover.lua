@@ -21,6 +21,7 @@ local ra_key = tag .. ':recover_at'
 --#include queue_int
 --#include queue_rec
 --#include queue_trim
+--#include queue_pend
 --#include queue_flow
 
 -- "<digits>" of at most 18 digits, else nil.
@@ -89,11 +90,12 @@ if #ids > 0 then
     elseif not ok then
       bad[#bad + 1] = {id, max, rec, true}
     else
-      local p, why, _, g = opts_split(o[x])
+      local p, why = opts_split(o[x])
       if p then
         cuts[x] = i
         prios[x] = p
-        grps[x] = g
+        -- The group is the claim's (the options may not hold it).
+        grps[x] = claim_group(vals[x])
         if attempts[x] >= max then prios[x] = nil end
       else
         bad[#bad + 1] = {id, why, nil, false}
@@ -112,6 +114,8 @@ if #ids > 0 then
       if prios[x] == nil then
         info[#info + 1] = now_s .. '\0\0dead\0claim expired'
         gone[#gone + 1] = id
+        -- A dead job of a group keeps it, for a retry.
+        opts_group(id, o[x], grps[x])
       else
         info[#info + 1] = '\0\0\0claim expired'
         local st = sets[grps[x]]

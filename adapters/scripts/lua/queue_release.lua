@@ -18,6 +18,7 @@ local now = now_ms()
 --#include queue_int
 --#include queue_rec
 --#include queue_ended
+--#include queue_pend
 --#include queue_flow
 
 local out = {now}
@@ -43,7 +44,9 @@ for i, id in ipairs(ids) do
   elseif has_token(v, tok) then
     seen[id] = tok
     rec_read(recs[i], id)
-    local p, _, _, g = opts_read(o[i], id)
+    local p = opts_read(o[i], id)
+    -- The group is the claim's (the options may not hold it).
+    local g = claim_group(v)
     local st = sets[g]
     if not st then
       st = {{}, {}}

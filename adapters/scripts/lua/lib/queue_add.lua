@@ -144,16 +144,20 @@ local function queue_add(tag, now, n, A, base)
       local p, backoff, g = A[a + 3], A[a + 7], A[a + 10]
       if p == '0' then p = '' end
       if backoff == 'exp:1000:3600000:20' then backoff = '' end
-      if g ~= '' then
-        opts[#opts + 1] = id
-        opts[#opts + 1] = p .. '\0' .. backoff .. '\0' .. unique .. '\0' .. g
-      elseif p ~= '' or backoff ~= '' or unique ~= '' then
-        opts[#opts + 1] = id
-        opts[#opts + 1] = p .. '\0' .. backoff .. '\0' .. unique
-      end
       local run_at = tonumber(A[a + 4])
       local due = now + tonumber(A[a + 5])
       if due > run_at then run_at = due end
+      -- A pending job's group is the set it waits in: the options keep it
+      -- only for a job that has options anyway, or is delayed (its
+      -- promotion needs it). (lib/queue_flow.lua: what each job costs.)
+      local other = p ~= '' or backoff ~= '' or unique ~= ''
+      if g ~= '' and (other or run_at > now) then
+        opts[#opts + 1] = id
+        opts[#opts + 1] = p .. '\0' .. backoff .. '\0' .. unique .. '\0' .. g
+      elseif other then
+        opts[#opts + 1] = id
+        opts[#opts + 1] = p .. '\0' .. backoff .. '\0' .. unique
+      end
       if run_at > now then
         zd[#zd + 1] = run_at
         zd[#zd + 1] = id

@@ -17,9 +17,10 @@
 -- Each claim gets a new fencing token and the deadline now + ttl, both in
 -- the claims hash (id -> "<token>\0<attempt>\0<deadline_ms>"); recover_at
 -- keeps a lower bound of the earliest deadline. Expects `call`, `tag`,
--- `now`, and queue_int, queue_rec and queue_flow included before it.
+-- `now`, and queue_int, queue_rec and queue_pend included before it.
 --
--- Flow control (docs/queue.md, "Flow control"; lib/queue_flow.lua): a
+-- Flow control (docs/queue.md, "Flow control"; lib/queue_flow.lua has the
+-- keys): a
 -- hold, the queue's concurrency and rate limits cut the jobs a claim may
 -- take; with groups, the claim takes from the sets of the rotation in
 -- turn, each up to its weight and its group's limits. A claim held back
@@ -36,6 +37,33 @@
 -- client reports through the error callback. Redis keeps what a script
 -- wrote before an error: every record is read and checked before
 -- anything is written.
+-- The claims a rate window holds at `now`: drops from window `key` (a
+-- list of "<ms>:<n>", newest first) the entries older than `ms`, given
+-- `count`, what it held. Returns what it holds now and the time of its
+-- oldest entry left (nil: none).
+local function window_trim(key, count, ms, now)
+  local cut = now - ms
+  while count > 0 do
+    local tail = call('LRANGE', key, -8, -1)
+    if #tail == 0 then return 0, nil end
+    local drop = 0
+    for x = #tail, 1, -1 do
+      local t, k = string.match(tail[x], '^(%d+):(%d+)$')
+      t = tonumber(t)
+      if t and t > cut then
+        if drop > 0 then call('LTRIM', key, 0, -drop - 1) end
+        return count, t
+      end
+      drop = drop + 1
+      count = count - (tonumber(k) or 0)
+    end
+    call('LTRIM', key, 0, -drop - 1)
+    if count < 0 then count = 0 end
+  end
+  call('DEL', key)
+  return 0, nil
+end
+
 -- Takes up to `take` jobs from the pending set of list l and zset z
 -- (has_z: z exists): higher priorities, the default priority, lower
 -- priorities. Returns their ids and whether the set is empty after.

@@ -6,7 +6,7 @@
 -- completed (the done hash gets its finish time and claim, the completed
 -- list its id) and the kept ones are trimmed to `keep` jobs and an age of
 -- keep_s seconds (0: no age bound). Expects `call`, `tag`, `now`, and
--- queue_int, queue_trim, queue_ended and queue_flow included before it.
+-- queue_int, queue_trim, queue_ended and queue_freed included before it.
 local function complete(keep, keep_s, a)
   local out = {now}
   local ids = {}

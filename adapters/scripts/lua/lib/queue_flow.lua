@@ -1,6 +1,8 @@
 -- queue_flow.lua -- included by queue scripts (--#include queue_flow), after
--- queue_int: the pending sets of groups, their rotation and the flow
--- limits (docs/queue.md, "Flow control"). Expects `call` and `tag`.
+-- queue_int: flow_hold() and opts_group(), and the keys of flow control
+-- (docs/queue.md, "Flow control"): what lib/queue_pend.lua (the pending
+-- sets), lib/queue_freed.lua (claims that end) and lib/queue_claim.lua
+-- (the checks, the rotation) share. Expects `call` and `tag`.
 --
 -- Pending sets: the jobs without a group wait in T:pending (a list, the
 -- default priority) and T:pending:prio (a zset, the others); the jobs of
@@ -8,7 +10,14 @@
 -- is a list that holds each group whose set is not empty once, and "" for
 -- the jobs without a group while it holds a group: a claim takes from the
 -- sets at its head and moves them to its tail (lib/queue_claim.lua).
--- A set leaves the rotation when a claim, a cancel or a purge empties it.
+-- A set leaves the rotation when a claim or a cancel empties it. A pending
+-- job's group is the set it waits in: no record per job names it (a
+-- pending job of a group costs what one without does, one list element
+-- more in its group's list rather than T:pending). T:opts names it
+-- ("<prio>\0<backoff>\0<unique>\0<group>") only for a job that has
+-- options anyway, is delayed (its promotion needs the group) or went
+-- back to wait for a retry or died (opts_group): a claim's value names
+-- it while it runs.
 --
 -- Limits and flow state: the hash T:limits holds the limits (rate_max,
 -- rate_ms, grate_max, grate_ms, conc, gconc), the hold of the whole queue
@@ -20,72 +29,7 @@
 -- T:ghold holds groups' holds (group -> unix ms) and T:grun, while a
 -- group concurrency limit is set, each group's running jobs.
 
--- The pending list and zset of group g ('' for the jobs without a group).
-local function pend_keys(g)
-  if g == '' then return tag .. ':pending', tag .. ':pending:prio' end
-  return tag .. ':gp:' .. g, tag .. ':gz:' .. g
-end
-
--- Adds jobs to the pending set of group g: `list` to its list (at its head
--- in the order given when `front`; LPUSH reverses, so pass them
--- reversed), `zp` (score, id pairs) to its zset. A set that was empty
--- joins the rotation: a group's always, the set without a group while a
--- group is in it (with the first group, a set without a group that holds
--- jobs joins too). Returns whether the set was empty.
-local function pend_add(g, list, zp, front)
-  local l, z = pend_keys(g)
-  local was_empty = call('EXISTS', l, z) == 0
-  if #list > 0 then call(front and 'LPUSH' or 'RPUSH', l, unpack(list)) end
-  if #zp > 0 then call('ZADD', z, unpack(zp)) end
-  if was_empty and (#list > 0 or #zp > 0) then
-    local rot = tag .. ':groups'
-    if g ~= '' then
-      if call('EXISTS', rot) == 0 and
-          call('EXISTS', tag .. ':pending', tag .. ':pending:prio') > 0 then
-        call('RPUSH', rot, '', g)
-      else
-        call('RPUSH', rot, g)
-      end
-    elseif call('EXISTS', rot) == 1 then
-      call('RPUSH', rot, '')
-    end
-  end
-  return was_empty
-end
-
--- After jobs left group g's set other than by a claim (a cancel, a
--- purge): takes the set out of the rotation when it is empty.
-local function pend_left(g)
-  local l, z = pend_keys(g)
-  if call('EXISTS', l, z) == 0 then call('LREM', tag .. ':groups', 1, g) end
-end
-
--- The claims a rate window holds at `now`: drops from window `key` (a
--- list of "<ms>:<n>", newest first) the entries older than `ms`, given
--- `count`, what it held. Returns what it holds now and the time of its
--- oldest entry left (nil: none).
-local function window_trim(key, count, ms, now)
-  local cut = now - ms
-  while count > 0 do
-    local tail = call('LRANGE', key, -8, -1)
-    if #tail == 0 then return 0, nil end
-    local drop = 0
-    for x = #tail, 1, -1 do
-      local t, k = string.match(tail[x], '^(%d+):(%d+)$')
-      t = tonumber(t)
-      if t and t > cut then
-        if drop > 0 then call('LTRIM', key, 0, -drop - 1) end
-        return count, t
-      end
-      drop = drop + 1
-      count = count - (tonumber(k) or 0)
-    end
-    call('LTRIM', key, 0, -drop - 1)
-    if count < 0 then count = 0 end
-  end
-  call('DEL', key)
-  return 0, nil
-end
+--#include queue_freed
 
 -- Holds the claims of group g ('': the queue) until `until_ms`, unless a
 -- later hold is set.
@@ -98,33 +42,19 @@ local function flow_hold(g, until_ms)
   end
 end
 
--- The group of a claim value "<token>\0<attempt>\0<deadline>[\0<group>]",
--- '' for none.
-local function claim_group(v)
-  local p = string.find(v, '\0', 1, true)
-  p = p and string.find(v, '\0', p + 1, true)
-  p = p and string.find(v, '\0', p + 1, true)
-  return p and string.sub(v, p + 1) or ''
-end
-
--- Claims of groups that ended (claim values `vals`, a list): counts them
--- down in T:grun while it is kept (a group concurrency limit), and wakes
--- the workers when a claim waits for a slot. Call it after the claims went.
-local function flow_ended(vals)
-  if #vals == 0 then return end
-  if call('EXISTS', tag .. ':grun') == 1 then
-    local by = {}
-    for _, v in ipairs(vals) do
-      local g = claim_group(v)
-      if g ~= '' then by[g] = (by[g] or 0) + 1 end
-    end
-    for g, k in pairs(by) do
-      if call('HINCRBY', tag .. ':grun', g, -k) <= 0 then
-        call('HDEL', tag .. ':grun', g)
-      end
-    end
+-- Writes group g ('': none, nothing to do) into the options of job `id`,
+-- whose options record is `o` (nil: none), unless they hold it: a job
+-- leaving its group's pending set other than by a claim (delayed for a
+-- retry, dead) keeps its group there.
+local function opts_group(id, o, g)
+  if g == '' then return end
+  if not o then
+    call('HSET', tag .. ':opts', id, '\0\0\0' .. g)
+    return
   end
-  if call('HDEL', tag .. ':limits', 'slotwait') == 1 then
-    publish_wake(tag .. ':jobs:wake', 'wake')
+  local i = string.find(o, '\0', 1, true)
+  local j = i and string.find(o, '\0', i + 1, true)
+  if j and not string.find(o, '\0', j + 1, true) then
+    call('HSET', tag .. ':opts', id, o .. '\0' .. g)
   end
 end

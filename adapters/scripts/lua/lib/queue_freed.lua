@@ -1,0 +1,36 @@
+-- queue_freed.lua -- included by the scripts that end claims (complete,
+-- fail, release, recover; --#include queue_freed): claim_group(v) and
+-- flow_ended(vals), what flow control does when claims end
+-- (lib/queue_flow.lua). Expects `call`, `tag` and publish_wake
+-- (lib/wake.lua, through queue_int).
+
+-- The group of a claim value "<token>\0<attempt>\0<deadline>[\0<group>]",
+-- '' for none.
+local function claim_group(v)
+  local p = string.find(v, '\0', 1, true)
+  p = p and string.find(v, '\0', p + 1, true)
+  p = p and string.find(v, '\0', p + 1, true)
+  return p and string.sub(v, p + 1) or ''
+end
+
+-- Claims of groups that ended (claim values `vals`, a list): counts them
+-- down in T:grun while it is kept (a group concurrency limit), and wakes
+-- the workers when a claim waits for a slot. Call it after the claims went.
+local function flow_ended(vals)
+  if #vals == 0 then return end
+  if call('EXISTS', tag .. ':grun') == 1 then
+    local by = {}
+    for _, v in ipairs(vals) do
+      local g = claim_group(v)
+      if g ~= '' then by[g] = (by[g] or 0) + 1 end
+    end
+    for g, k in pairs(by) do
+      if call('HINCRBY', tag .. ':grun', g, -k) <= 0 then
+        call('HDEL', tag .. ':grun', g)
+      end
+    end
+  end
+  if call('HDEL', tag .. ':limits', 'slotwait') == 1 then
+    publish_wake(tag .. ':jobs:wake', 'wake')
+  end
+end
