@@ -417,6 +417,8 @@ TEST_DECLARE(cli_pool_store)
 TEST_DECLARE(cli_watch)
 TEST_DECLARE(cli_errors)
 TEST_DECLARE(cli_cron_warmpool)
+/* test_cli_flow.c */
+TEST_DECLARE(cli_queue_flow)
 
 /* test_dash.c */
 TEST_DECLARE(dash_api)
@@ -844,6 +846,8 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cli_watch, 60)
   TEST_ENTRY_TIMEOUT(cli_errors, 60)
   TEST_ENTRY_TIMEOUT(cli_cron_warmpool, 60)
+  /* test_cli_flow.c */
+  TEST_ENTRY_TIMEOUT(cli_queue_flow, 60)
 
   /* test_dash.c */
   TEST_ENTRY_TIMEOUT(dash_api, 60)
