@@ -230,7 +230,7 @@ TEST_IMPL(cli_queue_flow) {
   ASSERT_NOT_NULL(strstr(r.out, "\"paused\":false,\"limits\":{\"rate_max\":"
                                 "7,\"rate_ms\":120000,"));
   ASSERT_NOT_NULL(strstr(r.out, "\"flow\":{\"rate_used\":1,\"running\":1,"));
-  ASSERT_NOT_NULL(strstr(r.out, "\"groups_total\":3,\"groups_cut\":false,"
+  ASSERT_NOT_NULL(strstr(r.out, "\"groups_total\":3,\"groups_read\":3,"
                                 "\"groups\":[{\"group\":\"\\u003cb>\\\"&\","));
   ASSERT_NOT_NULL(strstr(r.out, "{\"group\":\"esc\\u001b[2J\","));
 

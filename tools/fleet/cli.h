@@ -333,9 +333,9 @@ void cli_q_on_paused(fleet_queue_t *q, int status, int paused, void *ud);
 /* Flow control (cmd_queue_flow.c). info: what `queue stats` shows: the
  * counts, the paused flag, "limits" and "flow" (fleet_queue_limits()),
  * "groups_total" and "groups": up to `groups_max` groups read in name
- * order (fleet_queue_groups(), page after page), and of those the `top`
- * with the most pending jobs, most first (0: all of them, in name order);
- * "groups_cut" is true when some are not shown. limits: "limits" and
+ * order (fleet_queue_groups(), page after page; "groups_read" counts
+ * them), and of those the `top` with the most pending jobs, most first
+ * (0: all of them, in name order). limits: "limits" and
  * "flow" alone. set_limits: sets them (`l` NULL: clears them), then reads
  * them back as `limits` does. hold: holds the claims of the queue
  * (`group` NULL) or of a group for `ms`. weight: a group's weight. */

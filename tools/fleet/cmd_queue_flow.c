@@ -209,7 +209,7 @@ static void info_finish(cli_query_t *q) {
     if (c->top > 0)
       info_keep_top(c->groups, c->top);
     cli_jadd(q->res, "groups_total", cli_jint((int64_t)c->total));
-    cli_jadd(q->res, "groups_cut", cli_jbool(c->groups->n < c->total));
+    cli_jadd(q->res, "groups_read", cli_jint((int64_t)c->read));
     cli_jadd(q->res, "groups", c->groups);
     c->groups = NULL;
   } else if (q->res != NULL && c->groups == NULL) {
@@ -337,7 +337,7 @@ static const char *const group_cols[] = {
 
 /* `queue stats`: the counts, the limits, then the groups. */
 static void print_info(const cli_json_t *res) {
-  const cli_json_t *m, *groups = cli_jget(res, "groups"), *g;
+  const cli_json_t *m, *groups = cli_jget(res, "groups");
   cli_json_t *kv = cli_jobj(), *rows = cli_jcopy(groups), *row;
   char when[64];
 
@@ -358,11 +358,12 @@ static void print_info(const cli_json_t *res) {
     if (flow_num(res, "groups_total") > 0) {
       fputc('\n', stdout);
       cli_table(stdout, rows, group_cols);
-      g = cli_jget(res, "groups_cut");
-      if (g != NULL && g->num)
-        fleet_escape_print(stdout, "%lld group(s); the first %d by name shown",
+      if (flow_num(res, "groups_read") < flow_num(res, "groups_total"))
+        fleet_escape_print(stdout,
+                           "%lld group(s); the first %lld by name "
+                           "shown",
                            (long long)flow_num(res, "groups_total"),
-                           FLOW_GROUPS_MAX);
+                           (long long)flow_num(res, "groups_read"));
       else
         fleet_escape_print(stdout, "%lld group(s)",
                            (long long)flow_num(res, "groups_total"));
