@@ -175,6 +175,7 @@ CONFORMANCE_DECLARE(queue_token_after_recover)
 
 /* test_worker.c */
 CONFORMANCE_DECLARE(worker_basic)
+CONFORMANCE_DECLARE(worker_job_group)
 CONFORMANCE_DECLARE(worker_wakeup)
 CONFORMANCE_DECLARE(worker_delayed_on_time)
 CONFORMANCE_DECLARE(worker_fail_retry)
@@ -597,6 +598,7 @@ TEST_LIST_START
 
   /* test_worker.c */
   CONFORMANCE_ENTRY(worker_basic)
+  CONFORMANCE_ENTRY(worker_job_group)
   CONFORMANCE_ENTRY(worker_wakeup)
   CONFORMANCE_ENTRY(worker_delayed_on_time)
   CONFORMANCE_ENTRY(worker_fail_retry)
