@@ -4,7 +4,8 @@
  * dashboard serves it), and the queries themselves, which are
  * asynchronous so that the dashboard can run them on its loop.
  *
- * One file per noun: cmd_queue.c, cmd_lock.c (lock and leader),
+ * One file per noun: cmd_queue.c (its flow control in
+ * cmd_queue_flow.c), cmd_lock.c (lock and leader),
  * cmd_pool.c, cmd_store.c, cmd_watch.c, cmd_cron.c, cmd_warmpool.c,
  * dash.c. A new noun adds its cmd_<noun>.c and one line in main.c's
  * table; its queries keep their state in a cli_query_t (query.c), its
