@@ -239,11 +239,44 @@ static void demo_ledger_append(demo_worker_t *d, int fd, const char *line,
   }
 }
 
+/* The group of `job` as one word of a --ledger-times line, into `out`
+ * (4 * FLEET_JOB_GROUP_MAX + 1 bytes hold any: a byte of the name takes
+ * at most 4): "-" when the job has none;
+ * else the name with every space, control byte and byte that is not
+ * UTF-8 as \xNN (fleet_escape_text(), and spaces too), and a group named
+ * "-" as "\x2d", so that the line splits on spaces and "-" means no
+ * group. */
+static void demo_ledger_group(const fleet_job_t *job, char *out, size_t cap) {
+  char esc[4 * FLEET_JOB_GROUP_MAX + 1];
+  size_t i, o = 0;
+
+  if (job->group == NULL) {
+    snprintf(out, cap, "-");
+    return;
+  }
+  if (job->group_len == 1 && job->group[0] == '-') {
+    snprintf(out, cap, "\\x2d");
+    return;
+  }
+  fleet_escape_text(job->group, job->group_len, esc, sizeof(esc));
+  for (i = 0; esc[i] != '\0' && o + 5 < cap; i++) {
+    if (esc[i] == ' ') {
+      memcpy(out + o, "\\x20", 4);
+      o += 4;
+    } else {
+      out[o++] = esc[i];
+    }
+  }
+  out[o] = '\0';
+}
+
 /* The ledgers of a completed job: "<id>" in --ledger's, and "<id> <group>
- * <start_unix_ms> <end_unix_ms>" in --ledger-times' (the group is "-":
- * jobs carry none yet), the end being when the completion was accepted. */
+ * <start_unix_ms> <end_unix_ms>" in --ledger-times' (the group as
+ * demo_ledger_group() writes it), the end being when the completion was
+ * accepted. */
 static void demo_ledger_write(demo_worker_t *d, const fleet_job_t *job) {
-  char line[FLEET_JOB_ID_MAX + 64];
+  char line[FLEET_JOB_ID_MAX + 4 * FLEET_JOB_GROUP_MAX + 64];
+  char group[4 * FLEET_JOB_GROUP_MAX + 1];
   int n;
 
   if (d->ledger_fd >= 0) {
@@ -252,9 +285,10 @@ static void demo_ledger_write(demo_worker_t *d, const fleet_job_t *job) {
     demo_ledger_append(d, d->ledger_fd, line, job->id_len + 1);
   }
   if (d->ledger_times_fd >= 0) {
-    n = snprintf(line, sizeof(line), "%.*s - %" PRIu64 " %" PRIu64 "\n",
-                 (int)job->id_len, job->id, (uint64_t)(uintptr_t)job->data,
-                 demo_unix_ms());
+    demo_ledger_group(job, group, sizeof(group));
+    n = snprintf(line, sizeof(line), "%.*s %s %" PRIu64 " %" PRIu64 "\n",
+                 (int)job->id_len, job->id, group,
+                 (uint64_t)(uintptr_t)job->data, demo_unix_ms());
     demo_ledger_append(d, d->ledger_times_fd, line, (size_t)n);
   }
 }
@@ -647,6 +681,15 @@ int demo_enqueue(const demo_args_t *a) {
       if (!demo_int(f, a->argv[i], 1, UINT32_MAX, &v))
         return 2;
       p.spec.max_attempts = (uint32_t)v;
+    } else if (demo_flag(a, &i, "--group")) {
+      p.spec.group = a->argv[i];
+      if (p.spec.group[0] == '\0' ||
+          strlen(p.spec.group) > FLEET_JOB_GROUP_MAX) {
+        fprintf(stderr,
+                "fleet-demo: enqueue: --group: 1 to %d bytes (got %zu)\n",
+                FLEET_JOB_GROUP_MAX, strlen(p.spec.group));
+        return 2;
+      }
     } else
       return demo_bad_flag("enqueue", f);
   }

@@ -8,7 +8,7 @@
  *            [--ledger FILE] [--ledger-times FILE] [--claim-ttl-ms MS]
  *            [--heartbeat-ms MS]
  *   enqueue  --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]
- *            [--priority P] [--max-attempts A]
+ *            [--priority P] [--max-attempts A] [--group G]
  *   stats    --queue Q
  *   ping     [--count N]
  *   pool     node|dispatch|notify|stop-job|status|shutdown|ticker|
@@ -296,7 +296,7 @@ static const struct {
      "      process jobs until SIGINT or SIGTERM"},
     {"enqueue", demo_enqueue,
      "enqueue --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]\n"
-     "      [--priority P] [--max-attempts A]"},
+     "      [--priority P] [--max-attempts A] [--group G]"},
     {"stats", demo_stats, "stats --queue Q      job counts as JSON"},
     {"ping", demo_ping, "ping [--count N]     round trips to the backend"},
     {"pool", demo_pool,

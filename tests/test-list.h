@@ -179,6 +179,7 @@ CONFORMANCE_DECLARE(worker_share_strict)
 CONFORMANCE_DECLARE(worker_share_bad_input)
 /* test_worker.c */
 CONFORMANCE_DECLARE(worker_basic)
+CONFORMANCE_DECLARE(worker_job_group)
 CONFORMANCE_DECLARE(worker_wakeup)
 CONFORMANCE_DECLARE(worker_delayed_on_time)
 CONFORMANCE_DECLARE(worker_fail_retry)
@@ -421,6 +422,8 @@ TEST_DECLARE(cli_pool_store)
 TEST_DECLARE(cli_watch)
 TEST_DECLARE(cli_errors)
 TEST_DECLARE(cli_cron_warmpool)
+/* test_cli_flow.c */
+TEST_DECLARE(cli_queue_flow)
 
 /* test_dash.c */
 TEST_DECLARE(dash_api)
@@ -602,6 +605,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(worker_share_strict)
   CONFORMANCE_ENTRY(worker_share_bad_input)
   CONFORMANCE_ENTRY(worker_basic)
+  CONFORMANCE_ENTRY(worker_job_group)
   CONFORMANCE_ENTRY(worker_wakeup)
   CONFORMANCE_ENTRY(worker_delayed_on_time)
   CONFORMANCE_ENTRY(worker_fail_retry)
@@ -851,6 +855,8 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cli_watch, 60)
   TEST_ENTRY_TIMEOUT(cli_errors, 60)
   TEST_ENTRY_TIMEOUT(cli_cron_warmpool, 60)
+  /* test_cli_flow.c */
+  TEST_ENTRY_TIMEOUT(cli_queue_flow, 60)
 
   /* test_dash.c */
   TEST_ENTRY_TIMEOUT(dash_api, 60)

@@ -33,6 +33,7 @@
   }
 
 #define DASH_PASSWORD "dash-s3cret"
+#define DASH_HOSTILE_GROUP "<img src=x onerror=alert(1)>"
 
 typedef struct {
   fleet_test_redis_t *redis;
@@ -54,7 +55,9 @@ static void redis_ok(fleet_test_redis_t *redis, const char *cmd) {
   freeReplyObject(r);
 }
 
-/* Known contents: queue "mail" with 3 pending jobs and 1 dead one, queue
+/* Known contents: queue "mail" with 3 pending jobs (1 in group
+ * DASH_HOSTILE_GROUP, 2 in "acme"), 1 dead one and flow limits (100/1s,
+ * concurrency 5), queue
  * "later" with 2 delayed, a held lock, a pool with one worker, the crons
  * of cli_fixture_crons() ("tick" fired twice: a failure, then a success),
  * the warm pool "sandboxes" with 2 idle and its primary "wp-node" alive.
@@ -63,6 +66,7 @@ static void dash_setup(dash_env_t *e) {
   static const char *const extra[] = {"--requirepass", DASH_PASSWORD, NULL};
   char id[FLEET_JOB_ID_MAX + 1], out[1024];
   fleet_job_spec_t s;
+  cli_run_t r;
   fleet_claim_t c;
   qt_job_t job;
   uint64_t t0;
@@ -81,9 +85,20 @@ static void dash_setup(dash_env_t *e) {
   c = qt_claim_of(&job);
   ASSERT_OK(qt_fail(&e->mail, &c, "mailbox full"));
   strcpy(e->dead, job.id);
-  qt_add(&e->mail, "send", "to-ann", e->pending);
-  qt_add(&e->mail, "send", "to-bo", id);
-  qt_add(&e->mail, "send", "to-cy", id);
+  /* The pending ones in groups: to-ann in one whose name is markup (the
+   * page must show it as text), to-bo and to-cy in "acme". */
+  fleet_job_spec_init(&s, "send", "to-ann", 6);
+  s.group = DASH_HOSTILE_GROUP;
+  ASSERT_OK(qt_enqueue(&e->mail, &s, 1, &st, &e->pending));
+  fleet_job_spec_init(&s, "send", "to-bo", 5);
+  s.group = "acme";
+  ASSERT_OK(qt_enqueue(&e->mail, &s, 1, &st, &id));
+  fleet_job_spec_init(&s, "send", "to-cy", 5);
+  s.group = "acme";
+  ASSERT_OK(qt_enqueue(&e->mail, &s, 1, &st, &id));
+  cli_run_ok(
+      &r, e->url, "qt",
+      ARGS("queue", "limit", "mail", "--rate", "100/1s", "--concurrency", "5"));
   qt_open(&e->later, e->url, "later", NULL);
   fleet_job_spec_init(&s, "report", "weekly", 6);
   s.delay_ms = 3600000;
@@ -177,6 +192,22 @@ TEST_IMPL(dash_api) {
   ASSERT_NOT_NULL(strstr(body_of(resp), "{\"queue\":\"mail\",\"pending\":3,"
                                         "\"delayed\":0,\"running\":0,"
                                         "\"completed\":0,\"dead\":1,"));
+  /* A queue's flow: limits, state and groups, most pending first. */
+  ASSERT_EQ(200, cli_http(e.port, "GET", "/api/queue?queue=mail", NULL, resp,
+                          sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(body_of(resp), "{\"queue\":\"mail\",\"pending\":3,"));
+  ASSERT_NOT_NULL(strstr(resp,
+                         "\"limits\":{\"rate_max\":100,\"rate_ms\":1000,"
+                         "\"group_rate_max\":0,\"group_rate_ms\":0,"
+                         "\"concurrency\":5,\"group_concurrency\":0},"
+                         "\"flow\":{\"rate_used\":0,\"running\":0,"
+                         "\"groups\":2,\"held_until_ms\":0},"
+                         "\"groups_total\":2,\"groups_read\":2,"
+                         "\"groups\":[{\"group\":\"acme\",\"pending\":2,"));
+  ASSERT_NOT_NULL(strstr(resp, "},{\"group\":\"\\u003cimg src=x "
+                               "onerror=alert(1)>\",\"pending\":1,"));
+  ASSERT_EQ(400,
+            cli_http(e.port, "GET", "/api/queue", NULL, resp, sizeof(resp)));
   ASSERT_EQ(200, cli_http(e.port, "GET", "/api/jobs?queue=mail&state=dead",
                           NULL, resp, sizeof(resp)));
   ASSERT_NOT_NULL(strstr(resp, "\"last_error\":\"mailbox full\""));
@@ -358,6 +389,20 @@ TEST_IMPL(dash_chromium) {
   ASSERT_NOT_NULL(strstr(r.out, "<span id=\"jobs-queue\">mail</span>"));
   ASSERT_NOT_NULL(strstr(r.out, ">0 of 0 completed job(s) (completion history "
                                 "is off unless keep_completed is set)</p>"));
+  /* The queue's flow above its jobs: the limits, and the groups most
+   * pending first, the markup group's name as text. */
+  chromium_run(chromium, e.port, "#queue=mail&state=pending", "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_EQ(0, strlen(r.err));
+  ASSERT_NOT_NULL(strstr(r.out, "<span data-limit=\"rate\">Rate <strong>"
+                                "100/1s (0 in the window)</strong></span>"));
+  ASSERT_NOT_NULL(strstr(r.out, "<span data-limit=\"concurrency\">"
+                                "Concurrency <strong>5 (0 running)</strong>"));
+  row = strstr(r.out, "<tr data-group=\"acme\">");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "<td class=\"num\" data-pending=\"2\">2</td>"));
+  ASSERT_NOT_NULL(strstr(row, "<td>&lt;img src=x onerror=alert(1)&gt;</td>"));
+  ASSERT_NULL(strstr(r.out, "<img src=\"x\""));
   /* The dead tab: the job with its Retry button, and Retry all. */
   chromium_run(chromium, e.port, "#queue=mail&state=dead", "--dump-dom", &r);
   ASSERT_EQ(0, r.status);

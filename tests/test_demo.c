@@ -163,10 +163,18 @@ TEST_IMPL(demo_worker_redis) {
   fleet_test_redis_t *redis;
   const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
   char url[128], ledger[512], times[512], seen[64];
-  /* Enough attempts that a retried job never runs out of them. */
+  /* Enough attempts that a retried job never runs out of them: jobs 1 to
+   * 40 in group "a b" (a space, which the ledger escapes), 41 to 60 in
+   * none. */
+  char *enq_group[] = {"d",       "--url",   url,  "enqueue",        "--queue",
+                       "jobs",    "--count", "40", "--max-attempts", "10",
+                       "--group", "a b",     NULL};
   char *enq[] = {"d",    "--url",   url,  "enqueue",        "--queue",
-                 "jobs", "--count", "60", "--max-attempts", "10",
+                 "jobs", "--count", "20", "--max-attempts", "10",
                  NULL};
+  char *bad_group[] = {"d",       "--url", url,       "enqueue",
+                       "--queue", "jobs",  "--count", "1",
+                       "--group", "",      NULL};
   char *stats[] = {"d", "--url", url, "stats", "--queue", "jobs", NULL};
   char *worker[] = {"d",
                     "--url",
@@ -199,9 +207,15 @@ TEST_IMPL(demo_worker_redis) {
   snprintf(times, sizeof(times), "%s/ledger-times.%d", tmp, (int)getpid());
   unlink(times);
   t0 = demo_test_unix_ms();
+  demo_run(&r, bad_group);
+  ASSERT_EQ(2, r.status);
+  ASSERT_NOT_NULL(strstr(r.err, "--group: 1 to 128 bytes"));
+  demo_run(&r, enq_group);
+  ASSERT_EQ(0, r.status);
+  ASSERT_STR_EQ("40\n", r.out);
   demo_run(&r, enq);
   ASSERT_EQ(0, r.status);
-  ASSERT_STR_EQ("60\n", r.out);
+  ASSERT_STR_EQ("20\n", r.out);
   demo_run(&r, stats);
   ASSERT_EQ(0, r.status);
   ASSERT_EQ(60, stats_field(r.out, "pending"));
@@ -242,7 +256,8 @@ TEST_IMPL(demo_worker_redis) {
   for (i = 0; i < 60; i++)
     ASSERT_EQ(1, seen[i]);
 
-  /* --ledger-times: the same jobs once each, with their times. */
+  /* --ledger-times: the same jobs once each, with their group and
+   * times. */
   t1 = demo_test_unix_ms();
   read_file(times, buf, sizeof(buf));
   unlink(times);
@@ -251,14 +266,14 @@ TEST_IMPL(demo_worker_redis) {
   for (line = strtok(buf, "\n"); line != NULL; line = strtok(NULL, "\n")) {
     unsigned long long start, end;
     long id;
-    char group[8];
+    char group[16];
 
-    ASSERT_EQ(4, sscanf(line, "%ld %7s %llu %llu", &id, group, &start, &end));
+    ASSERT_EQ(4, sscanf(line, "%ld %15s %llu %llu", &id, group, &start, &end));
     ASSERT_GE(id, 1);
     ASSERT_LE(id, 60);
     ASSERT_EQ(0, seen[id - 1]);
     seen[id - 1] = 1;
-    ASSERT_STR_EQ("-", group);
+    ASSERT_STR_EQ(id <= 40 ? "a\\x20b" : "-", group);
     ASSERT_LE(t0, start);
     ASSERT_LE(start, end);
     ASSERT_LE(end, t1);

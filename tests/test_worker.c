@@ -17,6 +17,10 @@ typedef struct {
   int fail_first;   /* fail the first attempt of each job */
   int close_in_handler;
   int complete_in_lost;
+  /* Check at the finish each job's group against its payload (see
+   * worker_job_group), counted in groups_checked. */
+  int check_group;
+  int groups_checked;
   fleet_job_t *held[16];
   int nheld;
   int active;
@@ -33,8 +37,28 @@ static void wt_on_work_closed(uv_handle_t *h) {
   free(h->data);
 }
 
+/* A job of worker_job_group: payload "-" has no group, payload K is in
+ * group "grp-K". */
+static void wt_check_group(wt_t *wt, const fleet_job_t *job) {
+  char want[32];
+
+  snprintf(want, sizeof(want), "grp-%.*s", (int)job->payload.len,
+           (const char *)job->payload.base);
+  if (strcmp(want, "grp--") == 0) {
+    ASSERT_NULL(job->group);
+    ASSERT_EQ(0, job->group_len);
+  } else {
+    ASSERT_NOT_NULL(job->group);
+    ASSERT_STR_EQ(want, job->group);
+    ASSERT_EQ(strlen(want), job->group_len);
+  }
+  wt->groups_checked++;
+}
+
 static void wt_finish(wt_t *wt, fleet_job_t *job) {
   wt->active--;
+  if (wt->check_group)
+    wt_check_group(wt, job);
   if (wt->fail_first && job->attempts == 1)
     ASSERT_OK(fleet_job_fail(job, "first attempt fails", 19));
   else
@@ -215,6 +239,36 @@ CONFORMANCE_IMPL(worker_basic) {
   wt_until(&wt, &wt.completed, 201);
   ASSERT_EQ(1, wt.handled_again);
   ASSERT_EQ(201, wt.handled);
+  wt_close(&wt);
+}
+
+/* A job's group stays readable until the job is finished, while other
+ * claims come and go (the worker copies it with the job). */
+CONFORMANCE_IMPL(worker_job_group) {
+  static const char *const payloads[] = {"0", "1", "2", "3", "4",
+                                         "5", "6", "7", "8", "-"};
+  static const char *const groups[] = {"grp-0", "grp-1", "grp-2", "grp-3",
+                                       "grp-4", "grp-5", "grp-6", "grp-7",
+                                       "grp-8", NULL};
+  fleet_worker_options_t o;
+  fleet_job_spec_t specs[50];
+  wt_t wt;
+  int i;
+
+  wt_options(&o);
+  o.concurrency = 8;
+  wt_open(&wt, b, "job-group", &o);
+  wt.work_ms = 2;
+  wt.check_group = 1;
+  for (i = 0; i < 50; i++) {
+    fleet_job_spec_init(&specs[i], "t", payloads[i % 10], 1);
+    specs[i].group = groups[i % 10];
+  }
+  ASSERT_OK(qt_enqueue(&wt.t, specs, 50, NULL, NULL));
+  ASSERT_OK(fleet_worker_start(&wt.w, wt_handler));
+  wt_until(&wt, &wt.completed, 50);
+  ASSERT_EQ(50, wt.groups_checked);
+  ASSERT_GT(wt.max_active, 1);
   wt_close(&wt);
 }
 

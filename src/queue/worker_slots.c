@@ -38,9 +38,11 @@ void fleet__wjob_put(struct fleet__worker_s *w, fleet__wjob_t *job) {
   fleet__list_insert_head(&w->free_jobs, &job->node);
 }
 
-/* Copies a claimed job into `job`'s buffer. Returns 0 or FLEET_ENOMEM. */
+/* Copies a claimed job into `job`'s buffer: id, type and group (each
+ * NUL-terminated), then the payload. Returns 0 or FLEET_ENOMEM. */
 int fleet__wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
-  size_t need = src->id_len + src->type_len + src->payload.len + 2;
+  size_t need =
+      src->id_len + src->type_len + src->group_len + src->payload.len + 3;
   char *p;
 
   if (fleet__grow((void **)&job->buf, &job->cap, need, 1) != 0)
@@ -56,6 +58,12 @@ int fleet__wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
   memcpy(p, src->type, src->type_len + 1);
   job->pub.type = p;
   p += src->type_len + 1;
+  if (src->group != NULL) {
+    memcpy(p, src->group, src->group_len);
+    p[src->group_len] = '\0';
+    job->pub.group = p;
+    p += src->group_len + 1;
+  }
   if (src->payload.len > 0)
     memcpy(p, src->payload.base, src->payload.len);
   job->pub.payload.base = p;

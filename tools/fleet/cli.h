@@ -4,7 +4,8 @@
  * dashboard serves it), and the queries themselves, which are
  * asynchronous so that the dashboard can run them on its loop.
  *
- * One file per noun: cmd_queue.c, cmd_lock.c (lock and leader),
+ * One file per noun: cmd_queue.c (its flow control in
+ * cmd_queue_flow.c), cmd_lock.c (lock and leader),
  * cmd_pool.c, cmd_store.c, cmd_watch.c, cmd_cron.c, cmd_warmpool.c,
  * dash.c. A new noun adds its cmd_<noun>.c and one line in main.c's
  * table; its queries keep their state in a cli_query_t (query.c), its
@@ -306,6 +307,53 @@ int cli_q_cron_history(cli_t *cli, const char *ns, const char *key,
 int cli_q_warmpool_snapshot(cli_t *cli, const char *name, cli_done_fn done,
                             void *arg);
 int cli_q_warmpool_ls(cli_t *cli, cli_done_fn done, void *arg);
+
+/* ------------------------------------------------------------------------ */
+/* Queries on a queue handle (cmd_queue.c; flow control: cmd_queue_flow.c)  */
+
+/* The context of a query on a queue handle of its own (closed before the
+ * query ends); a query that keeps more begins its context with one. */
+typedef struct {
+  cli_query_t base;
+  fleet_queue_t q;
+} cli_qctx_t;
+
+/* A zeroed context of `size` bytes (a struct that begins with a
+ * cli_qctx_t) for a query on the queue `name`, whose result begins with
+ * {"queue": name} and, when `key` is not NULL, {key: val} (val NULL:
+ * null). NULL (with *err) when it cannot. */
+cli_qctx_t *cli_qctx_open(cli_t *cli, size_t size, const char *name,
+                          const char *key, const char *val, cli_done_fn done,
+                          void *arg, int *err);
+/* Replies of a query's queue handle: the counts ("pending", ...,
+ * "dead_kept") and the paused flag ("paused") added to its result. */
+void cli_q_on_counts(fleet_queue_t *q, int status,
+                     const fleet_queue_counts_t *n, void *ud);
+void cli_q_on_paused(fleet_queue_t *q, int status, int paused, void *ud);
+
+/* Flow control (cmd_queue_flow.c). info: what `queue stats` shows: the
+ * counts, the paused flag, "limits" and "flow" (fleet_queue_limits()),
+ * "groups_total" and "groups": up to `groups_max` groups read in name
+ * order (fleet_queue_groups(), page after page; "groups_read" counts
+ * them), and of those the `top` with the most pending jobs, most first
+ * (0: all of them, in name order). limits: "limits" and
+ * "flow" alone. set_limits: sets them (`l` NULL: clears them), then reads
+ * them back as `limits` does. hold: holds the claims of the queue
+ * (`group` NULL) or of a group for `ms`. weight: a group's weight. */
+int cli_q_queue_info(cli_t *cli, const char *queue, size_t groups_max,
+                     size_t top, cli_done_fn done, void *arg);
+int cli_q_queue_limits(cli_t *cli, const char *queue, cli_done_fn done,
+                       void *arg);
+int cli_q_queue_set_limits(cli_t *cli, const char *queue,
+                           const fleet_queue_limits_t *l, cli_done_fn done,
+                           void *arg);
+int cli_q_queue_hold(cli_t *cli, const char *queue, const char *group,
+                     uint32_t ms, cli_done_fn done, void *arg);
+int cli_q_queue_weight(cli_t *cli, const char *queue, const char *group,
+                       uint32_t weight, cli_done_fn done, void *arg);
+/* The verbs stats, limit, hold and weight of `fleet queue` (argv[0] is
+ * the verb); a cli_cmd_fn. */
+int cli_cmd_queue_flow(cli_t *cli, int argc, char **argv);
 
 /* The state names of a queue ("pending", ...) back to the enum: 0 or -1. */
 int cli_job_state(const char *s, fleet_job_state_t *out);

@@ -15,8 +15,10 @@
 static const char queue_usage[] =
     "usage: fleet queue <verb>\n"
     "  ls                              every queue with its counts\n"
-    "  stats Q                         the counts of Q and whether it is "
-    "paused\n"
+    "  stats Q                         the counts of Q, whether it is "
+    "paused,\n"
+    "                                  its flow limits and state, and its "
+    "groups\n"
     "  jobs Q --state S [--limit N] [--cursor C]\n"
     "                                  a page of the jobs in state S "
     "(pending,\n"
@@ -33,24 +35,26 @@ static const char queue_usage[] =
     "  pause Q | resume Q              stop / restart claims (workers idle)\n"
     "  add Q PAYLOAD [--type T]        enqueue one job (type default "
     "\"cli\");\n"
-    "                                  prints its id\n";
+    "                                  prints its id\n"
+    "  limit Q [--rate MAX/DUR] [--group-rate MAX/DUR] [--concurrency N]\n"
+    "          [--group-concurrency N]\n"
+    "                                  set the flow limits (an option left "
+    "out:\n"
+    "                                  no such limit); DUR like 500ms, 1s, "
+    "2m, 1h\n"
+    "  limit Q --clear | limit Q       clear them | show them\n"
+    "  hold Q --for DUR [--group G]    hold the claims of Q or of a group\n"
+    "  weight Q G N                    the weight of group G in the "
+    "rotation\n"
+    "                                  (1 to 1000; 1: plain round-robin)\n";
 
 /* ------------------------------------------------------------------------ */
 /* A query on a queue handle                                                */
 
-/* A query on a queue handle of its own (closed before the query ends). */
-typedef struct {
-  cli_query_t base;
-  fleet_queue_t q;
-} qctx_t;
-
-/* Opens the queue `name` for a query whose result begins with
- * {"queue": name} and, when `key` is not NULL, {key: val} (val NULL:
- * null). NULL (with *err) when it cannot. */
-static qctx_t *qctx_open(cli_t *cli, const char *name, const char *key,
-                         const char *val, cli_done_fn done, void *arg,
-                         int *err) {
-  qctx_t *c = cli_query_new(sizeof(*c), cli, done, arg);
+cli_qctx_t *cli_qctx_open(cli_t *cli, size_t size, const char *name,
+                          const char *key, const char *val, cli_done_fn done,
+                          void *arg, int *err) {
+  cli_qctx_t *c = cli_query_new(size, cli, done, arg);
 
   *err = c == NULL
              ? FLEET_ENOMEM
@@ -64,6 +68,14 @@ static qctx_t *qctx_open(cli_t *cli, const char *name, const char *key,
   return c;
 }
 
+typedef cli_qctx_t qctx_t;
+
+static qctx_t *qctx_open(cli_t *cli, const char *name, const char *key,
+                         const char *val, cli_done_fn done, void *arg,
+                         int *err) {
+  return cli_qctx_open(cli, sizeof(qctx_t), name, key, val, done, arg, err);
+}
+
 static qctx_t *qctx_of(fleet_queue_t *q) {
   return (qctx_t *)q->data;
 }
@@ -71,8 +83,8 @@ static qctx_t *qctx_of(fleet_queue_t *q) {
 /* ------------------------------------------------------------------------ */
 /* Stats (and ls)                                                           */
 
-static void on_counts(fleet_queue_t *q, int status,
-                      const fleet_queue_counts_t *n, void *ud) {
+void cli_q_on_counts(fleet_queue_t *q, int status,
+                     const fleet_queue_counts_t *n, void *ud) {
   qctx_t *c = qctx_of(q);
 
   (void)ud;
@@ -89,7 +101,7 @@ static void on_counts(fleet_queue_t *q, int status,
   cli_query_answered(&c->base, status, NULL);
 }
 
-static void on_paused(fleet_queue_t *q, int status, int paused, void *ud) {
+void cli_q_on_paused(fleet_queue_t *q, int status, int paused, void *ud) {
   qctx_t *c = qctx_of(q);
 
   (void)ud;
@@ -107,10 +119,10 @@ int cli_q_queue_stats(cli_t *cli, const char *queue, cli_done_fn done,
     return err;
   /* Counts first, then the paused flag: the reply order keeps the
    * members in this order. */
-  err = fleet_queue_counts(&c->q, on_counts, NULL);
+  err = fleet_queue_counts(&c->q, cli_q_on_counts, NULL);
   if (err == 0) {
     cli_query_sent(&c->base, 0);
-    err = fleet_queue_paused(&c->q, on_paused, NULL);
+    err = fleet_queue_paused(&c->q, cli_q_on_paused, NULL);
   }
   return cli_query_sent(&c->base, err);
 }
@@ -288,10 +300,10 @@ int cli_q_queue_pause(cli_t *cli, const char *queue, const char *action,
   qctx_t *c = qctx_open(cli, queue, NULL, NULL, done, arg, &err);
 
   if (c != NULL)
-    err = cli_query_sent(&c->base,
-                         strcmp(action, "pause") == 0
-                             ? fleet_queue_pause(&c->q, on_paused, NULL)
-                             : fleet_queue_resume(&c->q, on_paused, NULL));
+    err = cli_query_sent(
+        &c->base, strcmp(action, "pause") == 0
+                      ? fleet_queue_pause(&c->q, cli_q_on_paused, NULL)
+                      : fleet_queue_resume(&c->q, cli_q_on_paused, NULL));
   return err;
 }
 
@@ -344,10 +356,9 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
     if (argc != 1)
       return usage_error("ls takes no argument: %s", argv[1]);
     err = cli_q_queue_ls(cli, cli_finish, (void *)&ls_view);
-  } else if (strcmp(verb, "stats") == 0) {
-    if (argc != 2)
-      return usage_error("%s takes a queue name", verb);
-    err = cli_q_queue_stats(cli, argv[1], cli_finish, NULL);
+  } else if (strcmp(verb, "stats") == 0 || strcmp(verb, "limit") == 0 ||
+             strcmp(verb, "hold") == 0 || strcmp(verb, "weight") == 0) {
+    return cli_cmd_queue_flow(cli, argc, argv);
   } else if (strcmp(verb, "jobs") == 0) {
     state_s = cli_opt(&argc, argv, "--state");
     limit_s = cli_opt(&argc, argv, "--limit");

@@ -28,6 +28,10 @@
 #define DASH_CRON_HISTORY_LIMIT 20
 #define DASH_BODY_MAX 65536
 #define DASH_JOBS_LIMIT 50
+/* A queue's flow (/api/queue): the groups read at most, in name order, and
+ * of those the ones shown, most pending first. */
+#define DASH_GROUPS_READ 2000
+#define DASH_GROUPS_TOP 20
 /* The throughput chart: the counters of every queue are sampled every
  * DASH_SAMPLE_MS, and the last DASH_SAMPLES samples are kept. */
 #define DASH_SAMPLE_MS 2000

@@ -172,6 +172,14 @@ static int api_jobs(dash_conn_t *c, const dash_route_t *r, const char *q,
                           api_done, c);
 }
 
+/* A queue's counts, limits, flow state and top groups. */
+static int api_queue(dash_conn_t *c, const dash_route_t *r, const char *q,
+                     size_t qlen, const char *queue) {
+  (void)r, (void)q, (void)qlen;
+  return cli_q_queue_info(c->d->cli, queue, DASH_GROUPS_READ, DASH_GROUPS_TOP,
+                          api_done, c);
+}
+
 /* A call on one job: ?id=ID is required. */
 static int api_job(dash_conn_t *c, const dash_route_t *r, const char *q,
                    size_t qlen, const char *queue) {
@@ -207,6 +215,7 @@ static int api_routes(dash_conn_t *c, const dash_route_t *r, const char *q,
 static const dash_route_t dash_routes[] = {
     {"/api/overview", .fn = api_overview},
     {"/api/queues", .fn = api_list, .list = cli_q_queue_ls},
+    {"/api/queue", .queue = 1, .fn = api_queue},
     {"/api/jobs", .queue = 1, .fn = api_jobs},
     {"/api/job", .queue = 1, .fn = api_job, .job = cli_q_queue_get},
     {"/api/locks", .fn = api_locks},

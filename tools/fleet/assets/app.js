@@ -1,7 +1,8 @@
 // app.js -- the fleet dashboard: renders the overview (inlined in the page,
 // then fetched from /api/overview every 2 s), a chart of completed jobs per
 // second drawn in SVG from the counters it has seen, the jobs of a queue by
-// state (/api/jobs) with retry and cancel buttons (POST), locks, pools,
+// state (/api/jobs) with retry and cancel buttons (POST) and its flow
+// limits and groups (/api/queue), locks, pools,
 // crons (with the dispatch log of one, /api/cron-history) and warm pools.
 // No external library, no inline script or style: the page's policy
 // (Content-Security-Policy) allows only this file and style.css, and the
@@ -296,11 +297,64 @@ function selectQueue(queue, state) {
   loadJobs();
 }
 
+// A duration in ms as its largest whole unit: 2m, 1s, 500ms.
+function fmtDur(ms) {
+  for (const [u, n] of [['h', 3600000], ['m', 60000], ['s', 1000]])
+    if (ms > 0 && ms % n === 0) return (ms / n) + u;
+  return ms + 'ms';
+}
+
+// The queue's flow limits, what they hold now, and its groups with the
+// most pending jobs (/api/queue: fleet queue stats).
+async function loadFlow(queue) {
+  const r = await fetch(`/api/queue?queue=${encodeURIComponent(queue)}`);
+  const s = await r.json();
+  const p = document.getElementById('flow-limits');
+  const table = document.getElementById('groups');
+  const body = table.querySelector('tbody');
+  const more = document.getElementById('groups-more');
+  p.replaceChildren();
+  body.replaceChildren();
+  more.textContent = '';
+  if (!r.ok) { showError(`${s.error}: ${s.detail}`); return; }
+  const l = s.limits, f = s.flow;
+  const item = (name, label, text) => {
+    if (p.childNodes.length) p.append(' \u00b7 ');
+    p.append(el('span', {'data-limit': name}, label + ' ',
+                el('strong', {}, text)));
+  };
+  item('rate', 'Rate', l.rate_max
+    ? `${l.rate_max}/${fmtDur(l.rate_ms)} (${f.rate_used} in the window)` : 'none');
+  item('group-rate', 'Group rate', l.group_rate_max
+    ? `${l.group_rate_max}/${fmtDur(l.group_rate_ms)}` : 'none');
+  item('concurrency', 'Concurrency',
+       (l.concurrency ? l.concurrency : 'none') + ` (${f.running} running)`);
+  item('group-concurrency', 'Group concurrency',
+       l.group_concurrency ? l.group_concurrency : 'none');
+  item('held', 'Held until', f.held_until_ms ? fmtTime(f.held_until_ms) : 'not held');
+  item('groups', 'Groups with pending jobs', f.groups);
+  table.hidden = s.groups.length === 0;
+  for (const g of s.groups)
+    body.append(el('tr', {'data-group': g.group},
+      el('td', {}, g.group),
+      el('td', {class: 'num', 'data-pending': g.pending}, g.pending),
+      el('td', {class: 'num'}, g.running),
+      el('td', {class: 'num'}, g.rate_used),
+      el('td', {class: 'num'}, g.weight),
+      el('td', {}, fmtTime(g.held_until_ms))));
+  if (s.groups_total > s.groups.length)
+    more.textContent = `the ${s.groups.length} of ${s.groups_total} groups ` +
+      'with the most pending jobs' +
+      (s.groups_read < s.groups_total
+        ? ` (of the first ${s.groups_read} by name)` : '');
+}
+
 async function loadJobs() {
   const {queue, state} = selected;
   const sec = document.getElementById('jobs-section');
   sec.hidden = false;
   document.getElementById('jobs-queue').textContent = queue;
+  await loadFlow(queue);
   const nav = document.getElementById('states');
   nav.replaceChildren(...STATES.map(s => el('button', {
     class: s === state ? 'on' : '', onclick: () => selectQueue(queue, s)}, s)));

@@ -1,0 +1,566 @@
+/* cmd_queue_flow.c -- flow control in `fleet queue`: stats (the counts
+ * with the limits, what flow control holds now and the groups), limit,
+ * hold and weight; their queries, which the dashboard shares (cli.h), on
+ * fleet_queue_limits(), fleet_queue_set_limits(), fleet_queue_hold(),
+ * fleet_queue_set_group_weight() and fleet_queue_groups(). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+/* Groups `queue stats` reads at most, FLEET_QUEUE_BATCH_MAX a page. */
+#define FLOW_GROUPS_MAX 10000
+
+/* ------------------------------------------------------------------------ */
+/* Limits and flow                                                          */
+
+/* Adds {"limits": {...}, "flow": {...}} to `res`. */
+static void flow_add(cli_json_t *res, const fleet_queue_limits_t *l,
+                     const fleet_queue_flow_t *f) {
+  cli_json_t *o = cli_jadd(res, "limits", cli_jobj());
+
+  cli_jadd(o, "rate_max", cli_jint(l->rate_max));
+  cli_jadd(o, "rate_ms", cli_jint(l->rate_ms));
+  cli_jadd(o, "group_rate_max", cli_jint(l->group_rate_max));
+  cli_jadd(o, "group_rate_ms", cli_jint(l->group_rate_ms));
+  cli_jadd(o, "concurrency", cli_jint(l->concurrency));
+  cli_jadd(o, "group_concurrency", cli_jint(l->group_concurrency));
+  o = cli_jadd(res, "flow", cli_jobj());
+  cli_jadd(o, "rate_used", cli_jint((int64_t)f->rate_used));
+  cli_jadd(o, "running", cli_jint((int64_t)f->running));
+  cli_jadd(o, "groups", cli_jint((int64_t)f->groups));
+  cli_jadd(o, "held_until_ms", cli_jint((int64_t)f->held_until_ms));
+}
+
+static void on_limits(fleet_queue_t *q, int status,
+                      const fleet_queue_limits_t *l,
+                      const fleet_queue_flow_t *f, void *ud) {
+  cli_qctx_t *c = q->data;
+
+  (void)ud;
+  if (status == 0)
+    flow_add(c->base.res, l, f);
+  cli_query_answered(&c->base, status, NULL);
+}
+
+/* A change's status: nothing to add to the result. */
+static void on_changed(fleet_handle_t *h, int status, void *ud) {
+  cli_qctx_t *c = h->data;
+
+  (void)ud;
+  cli_query_answered(&c->base, status, NULL);
+}
+
+int cli_q_queue_limits(cli_t *cli, const char *queue, cli_done_fn done,
+                       void *arg) {
+  int err;
+  cli_qctx_t *c =
+      cli_qctx_open(cli, sizeof(*c), queue, NULL, NULL, done, arg, &err);
+
+  if (c != NULL)
+    err = cli_query_sent(&c->base, fleet_queue_limits(&c->q, on_limits, NULL));
+  return err;
+}
+
+int cli_q_queue_set_limits(cli_t *cli, const char *queue,
+                           const fleet_queue_limits_t *l, cli_done_fn done,
+                           void *arg) {
+  int err;
+  cli_qctx_t *c =
+      cli_qctx_open(cli, sizeof(*c), queue, NULL, NULL, done, arg, &err);
+
+  if (c == NULL)
+    return err;
+  /* The change, then the limits read back: one connection answers them
+   * in this order. */
+  err = fleet_queue_set_limits(&c->q, l, on_changed, NULL);
+  if (err == 0) {
+    cli_query_sent(&c->base, 0);
+    err = fleet_queue_limits(&c->q, on_limits, NULL);
+  }
+  return cli_query_sent(&c->base, err);
+}
+
+int cli_q_queue_hold(cli_t *cli, const char *queue, const char *group,
+                     uint32_t ms, cli_done_fn done, void *arg) {
+  int err;
+  cli_qctx_t *c =
+      cli_qctx_open(cli, sizeof(*c), queue, "group", group, done, arg, &err);
+
+  if (c == NULL)
+    return err;
+  cli_jadd(c->base.res, "held_ms", cli_jint(ms));
+  return cli_query_sent(&c->base,
+                        fleet_queue_hold(&c->q, group, ms, on_changed, NULL));
+}
+
+int cli_q_queue_weight(cli_t *cli, const char *queue, const char *group,
+                       uint32_t weight, cli_done_fn done, void *arg) {
+  int err;
+  cli_qctx_t *c =
+      cli_qctx_open(cli, sizeof(*c), queue, "group", group, done, arg, &err);
+
+  if (c == NULL)
+    return err;
+  cli_jadd(c->base.res, "weight", cli_jint(weight));
+  return cli_query_sent(&c->base, fleet_queue_set_group_weight(
+                                      &c->q, group, weight, on_changed, NULL));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Info: counts, limits, groups                                             */
+
+typedef struct {
+  cli_qctx_t qc;
+  cli_json_t *groups; /* the groups read so far */
+  uint64_t total;
+  size_t max, top, read, asked;
+  char after[FLEET_JOB_GROUP_MAX + 1];
+} info_ctx_t;
+
+/* Asks for the next page of groups, after c->after. */
+static int info_page(info_ctx_t *c);
+
+static void on_groups(fleet_queue_t *q, int status,
+                      const fleet_queue_group_t *g, size_t n, uint64_t total,
+                      void *ud) {
+  info_ctx_t *c = q->data;
+  cli_json_t *o;
+  size_t i;
+
+  (void)ud;
+  if (status == 0) {
+    c->total = total;
+    for (i = 0; i < n && c->read < c->max; i++, c->read++) {
+      o = cli_jadd(c->groups, NULL, cli_jobj());
+      cli_jadd(o, "group", cli_jstr(g[i].name));
+      cli_jadd(o, "pending", cli_jint((int64_t)g[i].pending));
+      cli_jadd(o, "running", cli_jint((int64_t)g[i].running));
+      cli_jadd(o, "rate_used", cli_jint((int64_t)g[i].rate_used));
+      cli_jadd(o, "weight", cli_jint(g[i].weight));
+      cli_jadd(o, "held_until_ms", cli_jint((int64_t)g[i].held_until_ms));
+    }
+    /* A full page may have a next one; sent before this answer counts,
+     * so that the query does not end in between. */
+    if (n > 0 && n == c->asked && c->read < c->max && c->read < total) {
+      snprintf(c->after, sizeof(c->after), "%s", g[n - 1].name);
+      cli_query_sent(&c->qc.base, info_page(c));
+    }
+  }
+  cli_query_answered(&c->qc.base, status, NULL);
+}
+
+static int info_page(info_ctx_t *c) {
+  c->asked = c->max - c->read < FLEET_QUEUE_BATCH_MAX ? c->max - c->read
+                                                      : FLEET_QUEUE_BATCH_MAX;
+  return fleet_queue_groups(&c->qc.q, c->after, c->asked, on_groups, NULL);
+}
+
+/* Most pending first, then by name. */
+static int info_cmp(const void *a, const void *b) {
+  const cli_json_t *x = *(cli_json_t *const *)a, *y = *(cli_json_t *const *)b;
+  int64_t px = cli_jget(x, "pending")->num, py = cli_jget(y, "pending")->num;
+
+  if (px != py)
+    return px > py ? -1 : 1;
+  return strcmp(cli_jget(x, "group")->str, cli_jget(y, "group")->str);
+}
+
+/* Keeps the `top` elements of `arr` with the most pending jobs, most
+ * first. */
+static void info_keep_top(cli_json_t *arr, size_t top) {
+  cli_json_t **v, *e;
+  size_t i, n = arr->n;
+
+  if (n == 0 || (v = malloc(n * sizeof(*v))) == NULL) {
+    if (n > 0)
+      arr->num = -1;
+    return;
+  }
+  for (i = 0, e = arr->first; e != NULL; e = e->next)
+    v[i++] = e;
+  qsort(v, n, sizeof(*v), info_cmp);
+  arr->first = arr->last = NULL;
+  arr->n = 0;
+  for (i = 0; i < n; i++) {
+    v[i]->next = NULL;
+    if (i >= top) {
+      cli_jfree(v[i]);
+      continue;
+    }
+    if (arr->last != NULL)
+      arr->last->next = v[i];
+    else
+      arr->first = v[i];
+    arr->last = v[i];
+    arr->n++;
+  }
+  free(v);
+}
+
+/* The groups join the result once every page is in. */
+static void info_finish(cli_query_t *q) {
+  info_ctx_t *c = (info_ctx_t *)q;
+
+  if (q->status == 0 && q->res != NULL && c->groups != NULL) {
+    if (c->groups->num == -1)
+      q->res->num = -1;
+    if (c->top > 0)
+      info_keep_top(c->groups, c->top);
+    cli_jadd(q->res, "groups_total", cli_jint((int64_t)c->total));
+    cli_jadd(q->res, "groups_read", cli_jint((int64_t)c->read));
+    cli_jadd(q->res, "groups", c->groups);
+    c->groups = NULL;
+  } else if (q->res != NULL && c->groups == NULL) {
+    q->res->num = -1;
+  }
+  cli_jfree(c->groups);
+  c->groups = NULL;
+}
+
+int cli_q_queue_info(cli_t *cli, const char *queue, size_t groups_max,
+                     size_t top, cli_done_fn done, void *arg) {
+  int err;
+  info_ctx_t *c = (info_ctx_t *)cli_qctx_open(cli, sizeof(*c), queue, NULL,
+                                              NULL, done, arg, &err);
+
+  if (c == NULL)
+    return err;
+  c->qc.base.finish = info_finish;
+  c->groups = cli_jarr();
+  c->max = groups_max;
+  c->top = top;
+  /* Counts, paused, limits, groups: the replies come in this order, and
+   * the members with them. */
+  err = fleet_queue_counts(&c->qc.q, cli_q_on_counts, NULL);
+  if (err == 0) {
+    cli_query_sent(&c->qc.base, 0);
+    err = fleet_queue_paused(&c->qc.q, cli_q_on_paused, NULL);
+  }
+  if (err == 0) {
+    cli_query_sent(&c->qc.base, 0);
+    err = fleet_queue_limits(&c->qc.q, on_limits, NULL);
+  }
+  if (err == 0 && groups_max > 0) {
+    cli_query_sent(&c->qc.base, 0);
+    err = info_page(c);
+  }
+  return cli_query_sent(&c->qc.base, err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Printing                                                                 */
+
+/* A duration in ms as the largest unit that holds it whole: "2m", "1s",
+ * "500ms". */
+static void flow_dur(char *buf, size_t cap, int64_t ms) {
+  if (ms > 0 && ms % 3600000 == 0)
+    snprintf(buf, cap, "%lldh", (long long)(ms / 3600000));
+  else if (ms > 0 && ms % 60000 == 0)
+    snprintf(buf, cap, "%lldm", (long long)(ms / 60000));
+  else if (ms > 0 && ms % 1000 == 0)
+    snprintf(buf, cap, "%llds", (long long)(ms / 1000));
+  else
+    snprintf(buf, cap, "%lldms", (long long)ms);
+}
+
+/* A Unix ms time as "YYYY-MM-DDTHH:MM:SS.mmmZ" into `buf`, "" for 0. */
+static void flow_time(char *buf, size_t cap, int64_t ms) {
+  struct tm tm;
+  time_t t = (time_t)(ms / 1000);
+
+  buf[0] = '\0';
+  if (ms > 0 && gmtime_r(&t, &tm) != NULL)
+    snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (int)(ms % 1000));
+}
+
+static int64_t flow_num(const cli_json_t *o, const char *key) {
+  const cli_json_t *v = cli_jget(o, key);
+
+  return v != NULL ? v->num : 0;
+}
+
+/* The limits and the flow of `res` as "key: value" lines. */
+static void print_limits(const cli_json_t *res) {
+  const cli_json_t *l = cli_jget(res, "limits"), *f = cli_jget(res, "flow");
+  cli_json_t *kv = cli_jobj();
+  char line[160], dur[32];
+
+  if (flow_num(l, "rate_max") > 0) {
+    flow_dur(dur, sizeof(dur), flow_num(l, "rate_ms"));
+    snprintf(line, sizeof(line), "%lld/%s (%lld in the window)",
+             (long long)flow_num(l, "rate_max"), dur,
+             (long long)flow_num(f, "rate_used"));
+  } else {
+    snprintf(line, sizeof(line), "none");
+  }
+  cli_jadd(kv, "rate", cli_jstr(line));
+  if (flow_num(l, "group_rate_max") > 0) {
+    flow_dur(dur, sizeof(dur), flow_num(l, "group_rate_ms"));
+    snprintf(line, sizeof(line), "%lld/%s per group",
+             (long long)flow_num(l, "group_rate_max"), dur);
+  } else {
+    snprintf(line, sizeof(line), "none");
+  }
+  cli_jadd(kv, "group rate", cli_jstr(line));
+  if (flow_num(l, "concurrency") > 0)
+    snprintf(line, sizeof(line), "%lld (%lld running)",
+             (long long)flow_num(l, "concurrency"),
+             (long long)flow_num(f, "running"));
+  else
+    snprintf(line, sizeof(line), "none (%lld running)",
+             (long long)flow_num(f, "running"));
+  cli_jadd(kv, "concurrency", cli_jstr(line));
+  if (flow_num(l, "group_concurrency") > 0)
+    snprintf(line, sizeof(line), "%lld per group",
+             (long long)flow_num(l, "group_concurrency"));
+  else
+    snprintf(line, sizeof(line), "none");
+  cli_jadd(kv, "group concurrency", cli_jstr(line));
+  flow_time(line, sizeof(line), flow_num(f, "held_until_ms"));
+  cli_jadd(kv, "held until", cli_jstr(line[0] != '\0' ? line : "not held"));
+  snprintf(line, sizeof(line), "%lld with pending jobs",
+           (long long)flow_num(f, "groups"));
+  cli_jadd(kv, "groups", cli_jstr(line));
+  if (kv != NULL && kv->num != -1)
+    cli_kv(stdout, kv);
+  else
+    fprintf(stderr, "fleet: out of memory\n");
+  cli_jfree(kv);
+}
+
+static const char *const group_cols[] = {
+    "group", "pending", "running", "rate_used", "weight", "held_until", NULL};
+
+/* `queue stats`: the counts, the limits, then the groups. */
+static void print_info(const cli_json_t *res) {
+  const cli_json_t *m, *groups = cli_jget(res, "groups");
+  cli_json_t *kv = cli_jobj(), *rows = cli_jcopy(groups), *row;
+  char when[64];
+
+  for (m = res->first; m != NULL; m = m->next)
+    if (m->type != CLI_JOBJ && m->type != CLI_JARR &&
+        strncmp(m->key, "groups_", 7) != 0)
+      cli_jadd(kv, m->key, cli_jcopy(m));
+  for (row = rows != NULL ? rows->first : NULL; row != NULL; row = row->next) {
+    flow_time(when, sizeof(when), flow_num(row, "held_until_ms"));
+    cli_jadd(row, "held_until", cli_jstr(when));
+  }
+  if (kv == NULL || kv->num == -1 || rows == NULL || rows->num == -1) {
+    fprintf(stderr, "fleet: out of memory\n");
+  } else {
+    cli_kv(stdout, kv);
+    fputc('\n', stdout);
+    print_limits(res);
+    if (flow_num(res, "groups_total") > 0) {
+      fputc('\n', stdout);
+      cli_table(stdout, rows, group_cols);
+      if (flow_num(res, "groups_read") < flow_num(res, "groups_total"))
+        fleet_escape_print(stdout,
+                           "%lld group(s); the first %lld by name "
+                           "shown",
+                           (long long)flow_num(res, "groups_total"),
+                           (long long)flow_num(res, "groups_read"));
+      else
+        fleet_escape_print(stdout, "%lld group(s)",
+                           (long long)flow_num(res, "groups_total"));
+    }
+  }
+  cli_jfree(kv);
+  cli_jfree(rows);
+}
+
+static const cli_view_t info_view = {NULL, print_info};
+static const cli_view_t limits_view = {NULL, print_limits};
+
+/* ------------------------------------------------------------------------ */
+/* The verbs                                                                */
+
+static int usage_error(const char *fmt, const char *arg) {
+  return cli_usage_error("queue", fmt, arg);
+}
+
+/* An option's usage error: "<opt>: <what> (got <arg>)". */
+static int opt_error(const char *opt, const char *what, const char *arg) {
+  char fmt[256];
+
+  snprintf(fmt, sizeof(fmt), "%s: %s (got %%s)", opt, what);
+  return usage_error(fmt, arg);
+}
+
+/* A duration: a whole number and a unit, ms, s, m or h, from 1 ms to
+ * FLEET_LIMIT_WINDOW_MAX_MS (24 h). Returns 0 or -1. */
+static int parse_ms(const char *s, uint32_t *out) {
+  static const struct {
+    const char *unit;
+    uint64_t ms;
+  } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+  uint64_t v = 0;
+  size_t i;
+
+  if (*s < '0' || *s > '9')
+    return -1;
+  for (; *s >= '0' && *s <= '9'; s++) {
+    if (v > FLEET_LIMIT_WINDOW_MAX_MS)
+      return -1;
+    v = v * 10 + (uint64_t)(*s - '0');
+  }
+  for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+    if (strcmp(s, units[i].unit) == 0) {
+      v *= units[i].ms;
+      if (v == 0 || v > FLEET_LIMIT_WINDOW_MAX_MS)
+        return -1;
+      *out = (uint32_t)v;
+      return 0;
+    }
+  return -1;
+}
+
+#define DUR_WHAT "a duration from 1ms to 24h: a whole number and ms, s, m or h"
+
+/* A rate of `opt`, "MAX/DURATION". Returns 0, or 2 after a usage error. */
+static int parse_rate(const char *opt, const char *s, uint32_t *max,
+                      uint32_t *ms) {
+  const char *slash = strchr(s, '/');
+  char num[24];
+  uint64_t v;
+
+  if (slash == NULL)
+    return opt_error(opt, "MAX/DURATION, e.g. 100/1s", s);
+  if ((size_t)(slash - s) >= sizeof(num))
+    return opt_error(opt, "the max is a whole number from 1 to 1000000", s);
+  memcpy(num, s, (size_t)(slash - s));
+  num[slash - s] = '\0';
+  if (cli_parse_u64(num, 1, FLEET_LIMIT_RATE_MAX, &v) != 0)
+    return opt_error(opt, "the max is a whole number from 1 to 1000000", s);
+  if (parse_ms(slash + 1, ms) != 0)
+    return opt_error(opt, "after the '/', " DUR_WHAT, s);
+  *max = (uint32_t)v;
+  return 0;
+}
+
+/* A concurrency limit of `opt`. Returns 0, or 2 after a usage error. */
+static int parse_count(const char *opt, const char *s, uint32_t *out) {
+  uint64_t v;
+
+  if (cli_parse_u64(s, 1, FLEET_LIMIT_RATE_MAX, &v) != 0)
+    return opt_error(opt,
+                     "a whole number from 1 to 1000000 (leave the option "
+                     "out for no limit)",
+                     s);
+  *out = (uint32_t)v;
+  return 0;
+}
+
+/* A group name: 1 to FLEET_JOB_GROUP_MAX bytes. Returns 0, or 2 after a
+ * usage error. */
+static int check_group(const char *g) {
+  if (g[0] == '\0' || strlen(g) > FLEET_JOB_GROUP_MAX)
+    return usage_error("a group name is 1 to 128 bytes (got \"%s\")", g);
+  return 0;
+}
+
+/* What is left of argv[2..] after the options were taken out: an option
+ * given twice or without its value, an unknown one, or an extra word. */
+static int leftover_error(const char *verb, int argc, char **argv,
+                          const char *const *known) {
+  size_t i;
+
+  if (argc > 2 && strncmp(argv[2], "--", 2) == 0) {
+    for (i = 0; known[i] != NULL; i++)
+      if (strcmp(argv[2], known[i]) == 0)
+        return usage_error("%s: given twice or without a value", argv[2]);
+    return usage_error("unknown option %s", argv[2]);
+  }
+  if (argc > 2)
+    return usage_error("unexpected argument %s", argv[2]);
+  return usage_error("%s takes a queue name", verb);
+}
+
+static int cmd_limit(cli_t *cli, int argc, char **argv) {
+  static const char *const known[] = {"--rate",        "--group-rate",
+                                      "--concurrency", "--group-concurrency",
+                                      "--clear",       NULL};
+  const char *rate = cli_opt(&argc, argv, "--rate");
+  const char *grate = cli_opt(&argc, argv, "--group-rate");
+  const char *conc = cli_opt(&argc, argv, "--concurrency");
+  const char *gconc = cli_opt(&argc, argv, "--group-concurrency");
+  int clear = cli_opt_flag(&argc, argv, "--clear");
+  int any = rate != NULL || grate != NULL || conc != NULL || gconc != NULL;
+  fleet_queue_limits_t l;
+  int rc;
+
+  if (argc != 2)
+    return leftover_error("limit", argc, argv, known);
+  if (clear && any)
+    return usage_error("%s: --clear takes no other option", "limit");
+  memset(&l, 0, sizeof(l));
+  if ((rate != NULL &&
+       (rc = parse_rate("--rate", rate, &l.rate_max, &l.rate_ms)) != 0) ||
+      (grate != NULL &&
+       (rc = parse_rate("--group-rate", grate, &l.group_rate_max,
+                        &l.group_rate_ms)) != 0) ||
+      (conc != NULL &&
+       (rc = parse_count("--concurrency", conc, &l.concurrency)) != 0) ||
+      (gconc != NULL && (rc = parse_count("--group-concurrency", gconc,
+                                          &l.group_concurrency)) != 0))
+    return rc;
+  if (clear || any)
+    rc = cli_q_queue_set_limits(cli, argv[1], clear ? NULL : &l, cli_finish,
+                                (void *)&limits_view);
+  else
+    rc = cli_q_queue_limits(cli, argv[1], cli_finish, (void *)&limits_view);
+  return cli_started(cli, "limit", rc);
+}
+
+static int cmd_hold(cli_t *cli, int argc, char **argv) {
+  static const char *const known[] = {"--for", "--group", NULL};
+  const char *dur = cli_opt(&argc, argv, "--for");
+  const char *group = cli_opt(&argc, argv, "--group");
+  uint32_t ms;
+  int rc;
+
+  if (argc != 2)
+    return leftover_error("hold", argc, argv, known);
+  if (dur == NULL)
+    return usage_error("%s takes --for DURATION, e.g. --for 5s", "hold");
+  if (parse_ms(dur, &ms) != 0)
+    return opt_error("--for", DUR_WHAT, dur);
+  if (group != NULL && (rc = check_group(group)) != 0)
+    return rc;
+  return cli_started(
+      cli, "hold", cli_q_queue_hold(cli, argv[1], group, ms, cli_finish, NULL));
+}
+
+static int cmd_weight(cli_t *cli, int argc, char **argv) {
+  uint64_t w;
+  int rc;
+
+  if (argc != 4)
+    return usage_error("%s takes a queue name, a group and a weight", "weight");
+  if ((rc = check_group(argv[2])) != 0)
+    return rc;
+  if (cli_parse_u64(argv[3], 1, FLEET_GROUP_WEIGHT_MAX, &w) != 0)
+    return usage_error("weight: a whole number from 1 to 1000 (got %s)",
+                       argv[3]);
+  return cli_started(
+      cli, "weight",
+      cli_q_queue_weight(cli, argv[1], argv[2], (uint32_t)w, cli_finish, NULL));
+}
+
+int cli_cmd_queue_flow(cli_t *cli, int argc, char **argv) {
+  if (strcmp(argv[0], "limit") == 0)
+    return cmd_limit(cli, argc, argv);
+  if (strcmp(argv[0], "hold") == 0)
+    return cmd_hold(cli, argc, argv);
+  if (strcmp(argv[0], "weight") == 0)
+    return cmd_weight(cli, argc, argv);
+  if (argc != 2)
+    return usage_error("%s takes a queue name", argv[0]);
+  return cli_started(cli, argv[0],
+                     cli_q_queue_info(cli, argv[1], FLOW_GROUPS_MAX, 0,
+                                      cli_finish, (void *)&info_view));
+}
