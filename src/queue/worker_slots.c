@@ -51,6 +51,8 @@ int fleet__wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
   job->pub = *src;
   job->pub.data = NULL;
   job->pub.internal_ = job;
+  job->hold_ms = 0; /* (a slot reused: no hold from its last job) */
+  job->hold_group = 0;
   job->token_len = fleet__queue_dec(job->token, src->token);
   memcpy(p, src->id, src->id_len + 1);
   job->pub.id = p;
