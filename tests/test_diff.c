@@ -451,8 +451,9 @@ static const char *diff_job_id(diff_t *d, char *buf, size_t len) {
 static void diff_keep_claims(diff_t *d, const diff_reply_t *m) {
   size_t i;
 
-  /* "[n", now, deadline, next, left, then id, record, token per job. */
-  for (i = 5; i + 2 < m->n && d->nheld < 64; i += 3) {
+  /* "[n", now, deadline, next, left, retry, then id, record, token, group
+   * per job. */
+  for (i = 6; i + 3 < m->n && d->nheld < 64; i += 4) {
     snprintf(d->held[d->nheld][0], 32, "%s", m->line[i] + 2);
     snprintf(d->held[d->nheld][1], 32, "%s", m->line[i + 2] + 2);
     d->nheld++;
@@ -476,14 +477,15 @@ static void diff_enqueue(diff_t *d) {
   static const char *const types[] = {"a", "b", "c"};
   static const char *const prios[] = {"-2", "0", "0", "3"};
   static const char *const uniques[] = {"", "", "", "", "u1", "u2"};
+  static const char *const groups[] = {"", "", "g1", "g2", "g3"};
   char nbuf[8], ids[4][16], pay[4][16], att[4][4];
-  const char *keys[1] = {Q_TAG}, *args[1 + 40];
+  const char *keys[1] = {Q_TAG}, *args[1 + 44];
   uint32_t n = 1 + diff_rand(d, 4), i;
 
   snprintf(nbuf, sizeof(nbuf), "%u", n);
   args[0] = nbuf;
   for (i = 0; i < n; i++) {
-    const char **a = args + 1 + 10 * i;
+    const char **a = args + 1 + 11 * i;
     snprintf(ids[i], sizeof(ids[i]), "u%u", diff_rand(d, 30));
     snprintf(pay[i], sizeof(pay[i]), "p%u", diff_rand(d, 1000));
     snprintf(att[i], sizeof(att[i]), "%u", 1 + diff_rand(d, 3));
@@ -497,8 +499,9 @@ static void diff_enqueue(diff_t *d) {
     a[7] = diff_rand(d, 2) ? "fixed:60000:60000:0" : "exp:100000:900000:50";
     a[8] = uniques[diff_rand(d, 6)];
     a[9] = "600000";
+    a[10] = groups[diff_rand(d, 5)];
   }
-  diff_run(d, FLEET__OP_QUEUE_ENQUEUE, keys, 1, args, 1 + 10 * n);
+  diff_run(d, FLEET__OP_QUEUE_ENQUEUE, keys, 1, args, 1 + 11 * n);
 }
 
 static void diff_queue_step(diff_t *d) {
@@ -508,7 +511,7 @@ static void diff_queue_step(diff_t *d) {
   diff_reply_t m;
   size_t n;
 
-  switch (diff_rand(d, 14)) {
+  switch (diff_rand(d, 16)) {
     case 0:
     case 1:
     case 2:
@@ -536,7 +539,10 @@ static void diff_queue_step(diff_t *d) {
       break;
     case 7:
       if (diff_rand(d, 2)) {
-        n = diff_pairs(d, args, 0);
+        /* Sometimes with a hold of the queue or of the jobs' groups. */
+        args[0] = diff_rand(d, 4) == 0 ? "600000" : "0";
+        args[1] = diff_rand(d, 2) ? "1" : "0";
+        n = diff_pairs(d, args, 2);
         diff_run(d, FLEET__OP_QUEUE_RELEASE, keys, 1, args, n);
         break;
       }
@@ -582,6 +588,47 @@ static void diff_queue_step(diff_t *d) {
       args[1] = "1000";
       m = diff_op(d, FLEET__OP_QUEUE_LIST, keys, 1, args, 2, 3);
       free(m.line);
+      break;
+    case 13:
+      /* Flow limits: small enough to bind, wide windows so that both
+       * sides see the same. */
+      switch (diff_rand(d, 6)) {
+        case 0:
+          args[0] = "set";
+          args[1] = diff_rand(d, 2) ? "5" : "0";
+          args[2] = args[1][0] == '0' ? "0" : "600000";
+          args[3] = diff_rand(d, 2) ? "2" : "0";
+          args[4] = args[3][0] == '0' ? "0" : "600000";
+          args[5] = diff_rand(d, 2) ? "6" : "0";
+          args[6] = diff_rand(d, 2) ? "2" : "0";
+          diff_run(d, FLEET__OP_QUEUE_LIMITS, keys, 1, args, 7);
+          break;
+        case 1:
+          args[0] = "clear";
+          diff_run(d, FLEET__OP_QUEUE_LIMITS, keys, 1, args, 1);
+          break;
+        case 2:
+          args[0] = "hold";
+          args[1] = diff_rand(d, 2) ? "1" : "600000";
+          args[2] = diff_rand(d, 2) ? "" : "g2";
+          diff_run(d, FLEET__OP_QUEUE_LIMITS, keys, 1, args, 3);
+          break;
+        case 3:
+          args[0] = "weight";
+          args[1] = diff_rand(d, 2) ? "g1" : "g3";
+          args[2] = diff_rand(d, 2) ? "1" : "3";
+          diff_run(d, FLEET__OP_QUEUE_LIMITS, keys, 1, args, 3);
+          break;
+        default:
+          args[0] = "get";
+          diff_run(d, FLEET__OP_QUEUE_LIMITS, keys, 1, args, 1);
+          break;
+      }
+      break;
+    case 14:
+      args[0] = diff_rand(d, 2) ? "" : "g1";
+      args[1] = "10";
+      diff_run(d, FLEET__OP_QUEUE_GROUPS, keys, 1, args, 2);
       break;
     default:
       args[0] = diff_rand(d, 5) == 0 ? "bogus"

@@ -393,6 +393,19 @@ static const char *cmd_hset(cmd_call_t *c) {
   return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, n);
 }
 
+/* HSETNX key field value: 1 when it set the field, 0 when it was there. */
+static const char *cmd_hsetnx(cmd_call_t *c) {
+  int64_t n;
+  int rc = fleet__ks_hexists(c->ks, c->argv[1], c->argv[2]);
+
+  if (rc < 0)
+    return cmd_ks_err(rc, CMD_ERR_SYNTAX);
+  if (rc > 0)
+    return cmd_int(c, 0);
+  n = fleet__ks_hset(c->ks, c->argv[1], c->argv + 2, 2);
+  return n < 0 ? cmd_ks_err(n, CMD_ERR_SYNTAX) : cmd_int(c, 1);
+}
+
 static const char *cmd_hget(cmd_call_t *c) {
   fleet_bytes_t v;
   int rc = fleet__ks_hget(c->ks, c->argv[1], c->argv[2], &v);
@@ -460,6 +473,41 @@ static const char *cmd_lpos(cmd_call_t *c) {
     return NULL;
   }
   return cmd_int(c, n);
+}
+
+/* LPOP key [count]: the head element (nil for no list), or with a count
+ * up to that many as an array (nil for no list), as Redis 7.0. */
+static const char *cmd_lpop(cmd_call_t *c) {
+  fleet_bytes_t *items;
+  int64_t count = 1, n;
+  int rc;
+
+  if (c->argc > 3)
+    return CMD_ERR_SYNTAX;
+  if (c->argc == 3 &&
+      (fleet__ks_parse_int(c->argv[2], &count) != 0 || count < 0))
+    return CMD_ERR_INT;
+  n = fleet__ks_llen(c->ks, c->argv[1]);
+  if (n < 0)
+    return cmd_ks_err(n, CMD_ERR_SYNTAX);
+  if (n == 0) {
+    cmd_push_bulk(c->L, (fleet_bytes_t){NULL, 0});
+    return NULL;
+  }
+  n = count == 0 ? 0
+                 : fleet__ks_lrange(c->ks, c->argv[1], 0, count - 1, &items);
+  if (n < 0)
+    return cmd_ks_err(n, CMD_ERR_SYNTAX);
+  if (c->argc == 2) {
+    cmd_push_bulk(c->L, items[0]);
+  } else {
+    cmd_array(c, items, n);
+  }
+  if (n > 0 && (rc = fleet__ks_ltrim(c->ks, c->argv[1], n, -1)) < 0) {
+    lua_pop(c->L, 1);
+    return cmd_ks_err(rc, CMD_ERR_SYNTAX);
+  }
+  return NULL;
 }
 
 static const char *cmd_llen(cmd_call_t *c) {
@@ -671,10 +719,12 @@ static const cmd_t command_table[] = {
     CMD("HLEN", 2, cmd_hlen),
     CMD("HMGET", -3, cmd_hmget),
     CMD("HSET", -4, cmd_hset),
+    CMD("HSETNX", 4, cmd_hsetnx),
     CMD("INCR", 2, cmd_incr),
     CMD("INCRBY", 3, cmd_incrby),
     CMD("LINDEX", 3, cmd_lindex),
     CMD("LLEN", 2, cmd_llen),
+    CMD("LPOP", -2, cmd_lpop),
     CMD("LPOS", 3, cmd_lpos),
     CMD_KEY_ITEMS("LPUSH", -3, fleet__ks_lpush),
     CMD("LRANGE", 4, cmd_lrange),

@@ -198,8 +198,7 @@ int fleet__ks_lindex(fleet__ks_t *ks, fleet_bytes_t key, int64_t index,
 /* The index of the first element equal to `value`, from the head; -1 when
  * there is none (or no list), a negative error for a key of another
  * type. (LPOS without options.) */
-int64_t fleet__ks_lpos(fleet__ks_t *ks, fleet_bytes_t key,
-                       fleet_bytes_t value);
+int64_t fleet__ks_lpos(fleet__ks_t *ks, fleet_bytes_t key, fleet_bytes_t value);
 
 /* ------------------------------------------------------------------------ */
 /* Sets                                                                     */

@@ -40,11 +40,8 @@ if call('ZREM', tag .. ':delayed', id) == 0 then
       end
     end
   end
-  -- (An emptied set leaves the rotation.)
-  if g ~= '' or call('EXISTS', tag .. ':groups') == 1 then
-    local l2, z2 = pend_keys(g)
-    if call('EXISTS', l2, z2) == 0 then call('LREM', tag .. ':groups', 1, g) end
-  end
+  -- (An emptied set stays in the rotation until a claim's turn finds it
+  -- empty: lib/queue_claim.lua.)
 end
 if unique then
   local ukey = tag .. ':unique:' .. unique

@@ -28,8 +28,11 @@ local function get(g)
 end
 for _, g in ipairs(call('LRANGE', tag .. ':groups', 0, -1)) do
   if g ~= '' then
-    get(g).pending = call('LLEN', tag .. ':gp:' .. g) +
-                       call('ZCARD', tag .. ':gz:' .. g)
+    -- (A set the rotation holds may have emptied: listed if it holds
+    -- jobs, or for what follows.)
+    local n = call('LLEN', tag .. ':gp:' .. g) +
+                call('ZCARD', tag .. ':gz:' .. g)
+    if n > 0 then get(g).pending = n end
   end
 end
 local claims = call('HGETALL', tag .. ':claims')

@@ -223,7 +223,8 @@ local function queue_add(tag, now, n, A, base)
   if #zp > 0 then call('ZADD', prio, unpack(zp)) end
   -- The jobs without a group join the rotation when groups are in it.
   if main_empty and (first <= #list or #zp > 0) and
-      call('EXISTS', tag .. ':groups') == 1 then
+      call('EXISTS', tag .. ':groups') == 1 and
+      call('HSETNX', tag .. ':grot', '', '1') == 1 then
     call('RPUSH', tag .. ':groups', '')
   end
   for _, g in ipairs(order) do

@@ -118,17 +118,21 @@ local function claim_rotation(n, nrot, L, retry)
     if #win == 0 then break end
     k = #win
     nrot = nrot - k
-    local zk = {}
-    for x, g in ipairs(win) do
-      local _, z = pend_keys(g)
-      zk[x] = z
+    -- The zsets of groups are looked for only once a group had one.
+    local anyz = false
+    if L[10] then
+      local zk = {}
+      for x, g in ipairs(win) do
+        local _, z = pend_keys(g)
+        zk[x] = z
+      end
+      anyz = call('EXISTS', unpack(zk)) > 0
     end
-    local anyz = call('EXISTS', unpack(zk)) > 0
     local W = L[9] and call('HMGET', tag .. ':gweight', unpack(win))
     local H = holds and call('HMGET', tag .. ':ghold', unpack(win))
     local R = gconc and call('HMGET', tag .. ':grun', unpack(win))
     local C = gmax and gms and call('HMGET', tag .. ':grn', unpack(win))
-    local back = {}
+    local back, gone = {}, {}
     for x, g in ipairs(win) do
       local take = W and tonumber(W[x]) or 1
       if take > n - #ids then take = n - #ids end
@@ -159,7 +163,14 @@ local function claim_rotation(n, nrot, L, retry)
       if take > 0 then
         local l, z = pend_keys(g)
         local got
-        got, empty = pend_take(l, z, anyz and call('EXISTS', z) == 1, take)
+        if g == '' or anyz then
+          got, empty = pend_take(l, z, call('EXISTS', z) == 1, take)
+        else
+          -- A group's list alone: one LPOP. Taking fewer than asked, it
+          -- is empty; taking all, it may be, and its next turn finds it.
+          got = call('LPOP', l, dec(take)) or {}
+          empty = #got < take
+        end
         for _, id in ipairs(got) do
           ids[#ids + 1] = id
           gof[#ids] = g
@@ -172,10 +183,15 @@ local function claim_rotation(n, nrot, L, retry)
       elseif wait and (not held or held == -1 or wait < held) then
         held = wait
       end
-      if not empty then back[#back + 1] = g end
+      if empty then
+        gone[#gone + 1] = g
+      else
+        back[#back + 1] = g
+      end
     end
     call('LTRIM', rot, dec(k), '-1')
     if #back > 0 then call('RPUSH', rot, unpack(back)) end
+    if #gone > 0 then call('HDEL', tag .. ':grot', unpack(gone)) end
   end
   if #ids == 0 and held and retry == 0 then retry = held end
   if slot then call('HSET', tag .. ':limits', 'slotwait', '1') end
@@ -192,7 +208,7 @@ local function claim(n, ttl, wid, dttl, ca)
   end
   local L = call('HMGET', tag .. ':limits', 'rate_max', 'rate_ms',
                  'grate_max', 'grate_ms', 'conc', 'gconc', 'hold', 'rl_n',
-                 'weighted')
+                 'weighted', 'gprio')
   local pending = tag .. ':pending'
   local prio = tag .. ':pending:prio'
   local delayed = tag .. ':delayed'

@@ -10,7 +10,11 @@
 -- is a list that holds each group whose set is not empty once, and "" for
 -- the jobs without a group while it holds a group: a claim takes from the
 -- sets at its head and moves them to its tail (lib/queue_claim.lua).
--- A set leaves the rotation when a claim or a cancel empties it. A pending
+-- T:grot (set -> 1) tells the rotation's members, so that a set joins it
+-- once. A set leaves it when a claim's turn finds it empty: a claim that
+-- takes a group's last job with one LPOP cannot tell (lib/queue_claim.lua),
+-- nor can a cancel, so an emptied set may stay until its next turn. A
+-- pending
 -- job's group is the set it waits in: no record per job names it (a
 -- pending job of a group costs what one without does, one list element
 -- more in its group's list rather than T:pending). T:opts names it
@@ -21,7 +25,9 @@
 --
 -- Limits and flow state: the hash T:limits holds the limits (rate_max,
 -- rate_ms, grate_max, grate_ms, conc, gconc), the hold of the whole queue
--- (hold: unix ms), "weighted" while a group has a weight (T:gweight:
+-- (hold: unix ms), "gprio" once a group had jobs of a priority (claims
+-- then look for groups' zsets), "weighted" while a group has a weight
+-- (T:gweight:
 -- group -> weight), "slotwait" while a claim waits for a running job to
 -- finish, and rl_n, the claims in T:rl, the rate window: a list of
 -- "<ms>:<claims>", one per claim call that got jobs, newest first. A
