@@ -94,6 +94,8 @@ TEST_IMPL(cli_queue_flow) {
       {"--group-rate", "5/1.5s"},
       {"--concurrency", "0"},
       {"--group-concurrency", "-1"},
+      {"--group-turn", "0"},
+      {"--group-turn", "1001"},
       {"--frob", "1"},
       {"--clear", "--rate", "1/1s"},
       {"--rate", "1/1s", "--rate", "2/1s"},
@@ -144,14 +146,23 @@ TEST_IMPL(cli_queue_flow) {
   ASSERT_EQ(500, lim.l.group_rate_ms);
   ASSERT_EQ(5, lim.l.concurrency);
   ASSERT_EQ(1, lim.l.group_concurrency);
+  ASSERT_EQ(0, lim.l.group_turn); /* the default */
   cli_run_ok(&r, url, "qt", ARGS("--json", "queue", "limit", "tenants"));
   ASSERT_NOT_NULL(strstr(r.out, "{\"queue\":\"tenants\",\"limits\":{"
                                 "\"rate_max\":100,\"rate_ms\":1000,"
                                 "\"group_rate_max\":10,\"group_rate_ms\":500,"
-                                "\"concurrency\":5,\"group_concurrency\":1},"
+                                "\"concurrency\":5,\"group_concurrency\":1,"
+                                "\"group_turn\":10},"
                                 "\"flow\":{\"rate_used\":0,\"running\":0,"
                                 "\"groups\":3,\"held_until_ms\":0}}"));
   /* Other units; an option left out is no limit. */
+  /* A group's turn. */
+  cli_run_ok(&r, url, "qt",
+             ARGS("queue", "limit", "tenants", "--group-turn", "3"));
+  ASSERT_NOT_NULL(strstr(r.out, "group turn:        3 jobs per group\n"));
+  lim_read(&t, &lim);
+  ASSERT_EQ(3, lim.l.group_turn);
+  ASSERT_EQ(0, lim.l.rate_max);
   cli_run_ok(&r, url, "qt",
              ARGS("queue", "limit", "tenants", "--rate", "7/2m",
                   "--concurrency", "5"));
@@ -285,7 +296,7 @@ TEST_IMPL(cli_queue_flow) {
   ASSERT_OK(group_row(r.out, "g1000", &pending, &running, &weight));
   ASSERT_EQ(1, pending);
   ASSERT_NOT_NULL(strstr(r.out, "\n1001 group(s)\n"));
-  ASSERT_EQ(9 + 1 + 6 + 1 + 1 + 1001 + 1, cli_lines(r.out));
+  ASSERT_EQ(9 + 1 + 7 + 1 + 1 + 1001 + 1, cli_lines(r.out));
 
   qt_close(&many);
   qt_close(&t);

@@ -199,7 +199,8 @@ TEST_IMPL(dash_api) {
   ASSERT_NOT_NULL(strstr(resp,
                          "\"limits\":{\"rate_max\":100,\"rate_ms\":1000,"
                          "\"group_rate_max\":0,\"group_rate_ms\":0,"
-                         "\"concurrency\":5,\"group_concurrency\":0},"
+                         "\"concurrency\":5,\"group_concurrency\":0,"
+                         "\"group_turn\":10},"
                          "\"flow\":{\"rate_used\":0,\"running\":0,"
                          "\"groups\":2,\"held_until_ms\":0},"
                          "\"groups_total\":2,\"groups_read\":2,"

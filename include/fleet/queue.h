@@ -542,9 +542,17 @@ typedef struct {
   uint32_t group_rate_ms;
   uint32_t concurrency;
   uint32_t group_concurrency;
+  /* Not a limit: the jobs a group gives per turn of the rotation, times
+   * its weight (docs/queue.md, "Groups and fairness"); 0 is the default,
+   * FLEET_GROUP_TURN_DEFAULT. 1 makes turns job by job, the finest
+   * fairness; each turn costs the claim one command. */
+  uint32_t group_turn;
 } fleet_queue_limits_t;
 
-/* Limits on a window, at most. */
+/* fleet_queue_limits_t.group_turn when it is 0. */
+#define FLEET_GROUP_TURN_DEFAULT 10
+
+/* Limits on a window, at most (and on concurrency and a group's turn). */
 #define FLEET_LIMIT_RATE_MAX 1000000u
 #define FLEET_LIMIT_WINDOW_MAX_MS (24u * 3600 * 1000)
 

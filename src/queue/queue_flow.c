@@ -51,14 +51,16 @@ int fleet_queue_set_limits(fleet_queue_t *pub,
   if (!flow_rate_ok(limits->rate_max, limits->rate_ms) ||
       !flow_rate_ok(limits->group_rate_max, limits->group_rate_ms) ||
       limits->concurrency > FLEET_LIMIT_RATE_MAX ||
-      limits->group_concurrency > FLEET_LIMIT_RATE_MAX)
+      limits->group_concurrency > FLEET_LIMIT_RATE_MAX ||
+      limits->group_turn > FLEET_QUEUE_BATCH_MAX)
     return FLEET_EINVAL;
   {
-    uint64_t v[6] = {limits->rate_max,       limits->rate_ms,
+    uint64_t v[7] = {limits->rate_max,       limits->rate_ms,
                      limits->group_rate_max, limits->group_rate_ms,
-                     limits->concurrency,    limits->group_concurrency};
+                     limits->concurrency,    limits->group_concurrency,
+                     limits->group_turn};
     return fleet__queue_call_args(pub, &flow_set_call, (fleet__fn_t)cb,
-                                  user_data, "set", v, 6);
+                                  user_data, "set", v, 7);
   }
 }
 
@@ -120,23 +122,23 @@ static void flow_limits_cb_fail(fleet__req_t *req, int status) {
                                    NULL, NULL, req->user_data);
 }
 
-/* {rate_max, rate_ms, grate_max, grate_ms, conc, gconc, rate_used,
+/* {rate_max, rate_ms, grate_max, grate_ms, conc, gconc, gturn, rate_used,
  * running, groups, held_until_ms}. */
 static void flow_limits_reply(fleet__req_t *base, int status,
                               const fleet__reply_t *r) {
   fleet_queue_limits_t limits;
   fleet_queue_flow_t flow;
-  uint64_t v[10];
+  uint64_t v[11];
   size_t i;
   int rc = 0;
 
   if (fleet__call_failed(base, status))
     return;
-  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 10)
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 11)
     rc = FLEET_EPROTO;
-  for (i = 0; rc == 0 && i < 10; i++)
+  for (i = 0; rc == 0 && i < 11; i++)
     if (fleet__reply_u64(&r->elem[i], &v[i]) != 0 ||
-        (i < 6 && v[i] > UINT32_MAX))
+        (i < 7 && v[i] > UINT32_MAX))
       rc = FLEET_EPROTO;
   if (!fleet__call_done(base, rc))
     return;
@@ -146,10 +148,11 @@ static void flow_limits_reply(fleet__req_t *base, int status,
   limits.group_rate_ms = (uint32_t)v[3];
   limits.concurrency = (uint32_t)v[4];
   limits.group_concurrency = (uint32_t)v[5];
-  flow.rate_used = v[6];
-  flow.running = v[7];
-  flow.groups = v[8];
-  flow.held_until_ms = v[9];
+  limits.group_turn = (uint32_t)v[6];
+  flow.rate_used = v[7];
+  flow.running = v[8];
+  flow.groups = v[9];
+  flow.held_until_ms = v[10];
   ((fleet_queue_limits_cb)base->cb)((fleet_queue_t *)base->handle->pub, 0,
                                     &limits, &flow, base->user_data);
 }

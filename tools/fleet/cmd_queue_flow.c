@@ -26,6 +26,9 @@ static void flow_add(cli_json_t *res, const fleet_queue_limits_t *l,
   cli_jadd(o, "group_rate_ms", cli_jint(l->group_rate_ms));
   cli_jadd(o, "concurrency", cli_jint(l->concurrency));
   cli_jadd(o, "group_concurrency", cli_jint(l->group_concurrency));
+  cli_jadd(
+      o, "group_turn",
+      cli_jint(l->group_turn != 0 ? l->group_turn : FLEET_GROUP_TURN_DEFAULT));
   o = cli_jadd(res, "flow", cli_jobj());
   cli_jadd(o, "rate_used", cli_jint((int64_t)f->rate_used));
   cli_jadd(o, "running", cli_jint((int64_t)f->running));
@@ -320,6 +323,9 @@ static void print_limits(const cli_json_t *res) {
   else
     snprintf(line, sizeof(line), "none");
   cli_jadd(kv, "group concurrency", cli_jstr(line));
+  snprintf(line, sizeof(line), "%lld jobs per group",
+           (long long)flow_num(l, "group_turn"));
+  cli_jadd(kv, "group turn", cli_jstr(line));
   flow_time(line, sizeof(line), flow_num(f, "held_until_ms"));
   cli_jadd(kv, "held until", cli_jstr(line[0] != '\0' ? line : "not held"));
   snprintf(line, sizeof(line), "%lld with pending jobs",
@@ -455,6 +461,18 @@ static int parse_count(const char *opt, const char *s, uint32_t *out) {
   return 0;
 }
 
+/* --group-turn: 1 to FLEET_QUEUE_BATCH_MAX jobs. Returns 0, or 2 after
+ * a usage error. */
+static int parse_turn(const char *s, uint32_t *out) {
+  uint64_t v;
+
+  if (cli_parse_u64(s, 1, FLEET_QUEUE_BATCH_MAX, &v) != 0)
+    return opt_error("--group-turn", "a whole number of jobs from 1 to 1000",
+                     s);
+  *out = (uint32_t)v;
+  return 0;
+}
+
 /* A group name: 1 to FLEET_JOB_GROUP_MAX bytes. Returns 0, or 2 after a
  * usage error. */
 static int check_group(const char *g) {
@@ -481,15 +499,21 @@ static int leftover_error(const char *verb, int argc, char **argv,
 }
 
 static int cmd_limit(cli_t *cli, int argc, char **argv) {
-  static const char *const known[] = {"--rate",        "--group-rate",
-                                      "--concurrency", "--group-concurrency",
-                                      "--clear",       NULL};
+  static const char *const known[] = {"--rate",
+                                      "--group-rate",
+                                      "--concurrency",
+                                      "--group-concurrency",
+                                      "--clear",
+                                      "--group-turn",
+                                      NULL};
   const char *rate = cli_opt(&argc, argv, "--rate");
   const char *grate = cli_opt(&argc, argv, "--group-rate");
   const char *conc = cli_opt(&argc, argv, "--concurrency");
   const char *gconc = cli_opt(&argc, argv, "--group-concurrency");
+  const char *gturn = cli_opt(&argc, argv, "--group-turn");
   int clear = cli_opt_flag(&argc, argv, "--clear");
-  int any = rate != NULL || grate != NULL || conc != NULL || gconc != NULL;
+  int any = rate != NULL || grate != NULL || conc != NULL || gconc != NULL ||
+            gturn != NULL;
   fleet_queue_limits_t l;
   int rc;
 
@@ -506,7 +530,8 @@ static int cmd_limit(cli_t *cli, int argc, char **argv) {
       (conc != NULL &&
        (rc = parse_count("--concurrency", conc, &l.concurrency)) != 0) ||
       (gconc != NULL && (rc = parse_count("--group-concurrency", gconc,
-                                          &l.group_concurrency)) != 0))
+                                          &l.group_concurrency)) != 0) ||
+      (gturn != NULL && (rc = parse_turn(gturn, &l.group_turn)) != 0))
     return rc;
   if (clear || any)
     rc = cli_q_queue_set_limits(cli, argv[1], clear ? NULL : &l, cli_finish,

@@ -6,11 +6,13 @@
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: limits, rl,
 --   grl:<g>, grn, grun, ghold, gweight, groups, claims, jobs:wake.
 -- ARGV[1]: "set", then rate_max, rate_ms, grate_max, grate_ms, conc,
---   gconc (each "0": no such limit); "clear"; "get"; "hold", then wait_ms
+--   gconc (each "0": no such limit), gturn (the jobs a group gives per turn
+--   of the rotation, "0": 10); "clear"; "get"; "hold", then wait_ms
 --   and the group ("": the queue); "weight", then the group and its
 --   weight (1..1000; 1: the default, no entry).
 -- Returns: "get": {rate_max, rate_ms, grate_max, grate_ms, conc, gconc,
---   rate_used, running, groups, held_until_ms} (0: none); the others: 1.
+--   gturn, rate_used, running, groups, held_until_ms} (0: none or the
+--   default); the others: 1.
 local call = redis.call
 local tag = KEYS[1]
 --#include time
@@ -20,7 +22,7 @@ local now = now_ms()
 
 local limits = tag .. ':limits'
 local FIELDS = {'rate_max', 'rate_ms', 'grate_max', 'grate_ms', 'conc',
-                'gconc'}
+                'gconc', 'gturn'}
 
 -- The claims of window `key` ("<ms>:<n>", newest first) newer than ms,
 -- read without trimming it.
@@ -43,25 +45,25 @@ end
 local what = ARGV[1]
 if what == 'get' then
   local L = call('HMGET', limits, 'rate_max', 'rate_ms', 'grate_max',
-                 'grate_ms', 'conc', 'gconc', 'hold')
+                 'grate_ms', 'conc', 'gconc', 'gturn', 'hold')
   local out = {}
-  for x = 1, 6 do out[x] = tonumber(L[x]) or 0 end
-  out[7] = out[1] > 0 and window_used(tag .. ':rl', out[2]) or 0
+  for x = 1, 7 do out[x] = tonumber(L[x]) or 0 end
+  out[8] = out[1] > 0 and window_used(tag .. ':rl', out[2]) or 0
   local h = call('HLEN', tag .. ':claims')
-  out[8] = h > 0 and h - 1 or 0
+  out[9] = h > 0 and h - 1 or 0
   local groups = 0
   for _, g in ipairs(call('LRANGE', tag .. ':groups', 0, -1)) do
     if g ~= '' then groups = groups + 1 end
   end
-  out[9] = groups
-  local hold = tonumber(L[7]) or 0
-  out[10] = hold > now and hold or 0
+  out[10] = groups
+  local hold = tonumber(L[8]) or 0
+  out[11] = hold > now and hold or 0
   return out
 elseif what == 'set' or what == 'clear' then
   local old = call('HMGET', limits, unpack(FIELDS))
   local new = {}
-  for x = 1, 6 do new[x] = what == 'set' and tonumber(ARGV[x + 1]) or 0 end
-  for x = 1, 6 do
+  for x = 1, 7 do new[x] = what == 'set' and tonumber(ARGV[x + 1]) or 0 end
+  for x = 1, 7 do
     if new[x] > 0 then
       call('HSET', limits, FIELDS[x], dec(new[x]))
     else

@@ -98,7 +98,10 @@ end
 
 -- The claim's turn of the rotation (lib/queue_flow.lua): takes up to n
 -- jobs from the sets at the head of T:groups (nrot of them), each up to
--- its weight and its group's hold, concurrency and rate limits (L: the
+-- its turn (its weight times T:limits gturn, 10 by default: each group
+-- visited costs a command, so a turn of several jobs keeps a claim's cost
+-- near one without groups) and its group's hold, concurrency and rate
+-- limits (L: the
 -- limits' fields as claim() read them), and moves the sets it visited to
 -- the tail (those it emptied go). Returns the ids, their groups ('': none),
 -- the jobs taken per group, the window counts of the groups whose window
@@ -134,7 +137,8 @@ local function claim_rotation(n, nrot, L, retry)
     local C = gmax and gms and call('HMGET', tag .. ':grn', unpack(win))
     local back, gone = {}, {}
     for x, g in ipairs(win) do
-      local take = W and tonumber(W[x]) or 1
+      -- A turn gives the group's weight times gturn (default 10).
+      local take = (W and tonumber(W[x]) or 1) * (tonumber(L[11]) or 10)
       if take > n - #ids then take = n - #ids end
       local wait
       if g ~= '' then
@@ -208,7 +212,7 @@ local function claim(n, ttl, wid, dttl, ca)
   end
   local L = call('HMGET', tag .. ':limits', 'rate_max', 'rate_ms',
                  'grate_max', 'grate_ms', 'conc', 'gconc', 'hold', 'rl_n',
-                 'weighted', 'gprio')
+                 'weighted', 'gprio', 'gturn')
   local pending = tag .. ':pending'
   local prio = tag .. ':pending:prio'
   local delayed = tag .. ':delayed'
