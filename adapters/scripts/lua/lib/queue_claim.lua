@@ -143,7 +143,11 @@ local function claim_rotation(n, nrot, L, retry)
       local wait
       if g ~= '' then
         local h = H and tonumber(H[x])
-        if h and h > now then take, wait = 0, h end
+        if h and h > now then
+          take, wait = 0, h
+        elseif h then
+          call('HDEL', tag .. ':ghold', g) -- (a hold that ended)
+        end
         if R then
           local r = tonumber(R[x]) or 0
           if r >= gconc then
@@ -448,7 +452,9 @@ local function claim(n, ttl, wid, dttl, ca)
   -- What the claims take of the windows and the running counts.
   if rcount then
     if got > 0 then
+      -- (The window expires with its last entry: no claim, no key.)
       call('LPUSH', tag .. ':rl', dec(now) .. ':' .. dec(got))
+      call('PEXPIRE', tag .. ':rl', dec(rms))
       rcount = rcount + got
       roldest = roldest or now
     end
@@ -463,7 +469,9 @@ local function claim(n, ttl, wid, dttl, ca)
       if k > 0 then
         if grun then call('HINCRBY', grun, g, k) end
         if gcount[g] then
-          call('LPUSH', tag .. ':grl:' .. g, dec(now) .. ':' .. dec(k))
+          local key = tag .. ':grl:' .. g
+          call('LPUSH', key, dec(now) .. ':' .. dec(k))
+          call('PEXPIRE', key, dec(tonumber(L[4])))
           gcount[g] = gcount[g] + k
         end
       end
