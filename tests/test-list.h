@@ -173,6 +173,8 @@ CONFORMANCE_DECLARE(queue_recover)
 CONFORMANCE_DECLARE(queue_recover_mixed)
 CONFORMANCE_DECLARE(queue_token_after_recover)
 
+/* test_queue_groups.c */
+CONFORMANCE_DECLARE(queue_group_states)
 /* test_worker_share.c */
 CONFORMANCE_DECLARE(worker_share_weighted)
 CONFORMANCE_DECLARE(worker_share_strict)
@@ -601,6 +603,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_token_after_recover)
 
   /* test_worker.c */
+  CONFORMANCE_ENTRY(queue_group_states)
   CONFORMANCE_ENTRY(worker_share_weighted)
   CONFORMANCE_ENTRY(worker_share_strict)
   CONFORMANCE_ENTRY(worker_share_bad_input)

@@ -237,6 +237,19 @@ TEST_IMPL(cli_queue_flow) {
     /* Claims rotate: the first one took a grouped job or a plain one. */
     ASSERT_EQ(5 - (run == 1 ? 1 : 0), left);
   }
+  /* One group's pending jobs; every page tells each job's group. */
+  cli_run_ok(&r, url, "qt",
+             ARGS("--json", "queue", "jobs", "tenants", "--group", "acme"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"group\":\"acme\""));
+  ASSERT_NULL(strstr(r.out, "\"group\":null"));
+  cli_run_ok(&r, url, "qt",
+             ARGS("--json", "queue", "jobs", "tenants", "--state", "pending"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"group\":\"acme\""));
+  ASSERT_NOT_NULL(strstr(r.out, "\"group\":null"));
+  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "queue", "jobs", "tenants",
+                   "--group", "acme", "--state", "running"));
+  ASSERT_EQ(2, r.status);
+  ASSERT_NOT_NULL(strstr(r.err, "--group lists pending jobs only"));
   cli_run_ok(&r, url, "qt", ARGS("--json", "queue", "stats", "tenants"));
   ASSERT_NOT_NULL(strstr(r.out, "\"paused\":false,\"limits\":{\"rate_max\":"
                                 "7,\"rate_ms\":120000,"));

@@ -471,6 +471,8 @@ typedef struct {
   /* The error of the last failed attempt ("" when none). */
   const char *last_error;
   size_t last_error_len;
+  /* The job's group, NULL when it has none. */
+  const char *group;
 } fleet_job_summary_t;
 
 typedef void (*fleet_queue_jobs_cb)(fleet_queue_t *q, int status,
@@ -494,6 +496,16 @@ FLEET_EXTERN int fleet_queue_jobs(fleet_queue_t *q, fleet_job_state_t state,
                                   uint64_t cursor, size_t limit,
                                   size_t payload_max, fleet_queue_jobs_cb cb,
                                   void *user_data);
+
+/* fleet_queue_jobs() of the pending jobs of one group (1 to
+ * FLEET_JOB_GROUP_MAX bytes), in its claim order; `total` counts the
+ * group's. Returns 0, FLEET_EINVAL, FLEET_E2BIG (group too long),
+ * FLEET_ECLOSING or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_queue_group_jobs(fleet_queue_t *q, const char *group,
+                                        uint64_t cursor, size_t limit,
+                                        size_t payload_max,
+                                        fleet_queue_jobs_cb cb,
+                                        void *user_data);
 
 /* Runs a dead job again (`id`), or every kept dead job (`id` NULL, 1000
  * per round trip): each goes back to pending with its attempts reset, so

@@ -17,9 +17,9 @@ static void admin_jobs_cb_fail(fleet__req_t *req, int status) {
                                  NULL, 0, 0, 0, req->user_data);
 }
 
-#define ADMIN_JOB_FIELDS 8
+#define ADMIN_JOB_FIELDS 9
 
-/* {total, next cursor, then 8 per job}: copies the strings into one
+/* {total, next cursor, then 9 per job}: copies the strings into one
  * buffer so that each is NUL-terminated, then runs the callback. */
 static void admin_jobs_reply(fleet__req_t *base, int status,
                              const fleet__reply_t *r) {
@@ -43,7 +43,7 @@ static void admin_jobs_reply(fleet__req_t *base, int status,
   for (i = 0; i < n && err == 0; i++) {
     e = &r->elem[2 + i * ADMIN_JOB_FIELDS];
     for (k = 0; k < ADMIN_JOB_FIELDS; k++) {
-      if (k == 0 || k == 1 || k == 6 || k == 7) {
+      if (k == 0 || k == 1 || k == 6 || k == 7 || k == 8) {
         if (e[k].type != FLEET__REPLY_STR)
           err = FLEET_EPROTO;
         else
@@ -67,20 +67,23 @@ static void admin_jobs_reply(fleet__req_t *base, int status,
   }
   p = buf;
   for (i = 0; i < n; i++) {
-    const char **strs[4];
-    size_t idx[4] = {0, 1, 6, 7};
+    const char **strs[5];
+    size_t idx[5] = {0, 1, 6, 7, 8};
 
     e = &r->elem[2 + i * ADMIN_JOB_FIELDS];
     strs[0] = &jobs[i].id;
     strs[1] = &jobs[i].type;
     strs[2] = (const char **)&jobs[i].payload.base;
     strs[3] = &jobs[i].last_error;
-    for (k = 0; k < 4; k++) {
+    strs[4] = &jobs[i].group;
+    for (k = 0; k < 5; k++) {
       memcpy(p, e[idx[k]].str, e[idx[k]].len);
       p[e[idx[k]].len] = '\0';
       *strs[k] = p;
       p += e[idx[k]].len + 1;
     }
+    if (e[8].len == 0)
+      jobs[i].group = NULL;
     jobs[i].payload.len = e[6].len;
     jobs[i].last_error_len = e[7].len;
     fleet__reply_u64(&e[2], &v);
@@ -101,9 +104,11 @@ static const fleet__call_t admin_jobs_call = {
     "queue.jobs", FLEET__OP_QUEUE_ADMIN_JOBS, admin_jobs_reply,
     admin_jobs_cb_fail};
 
-int fleet_queue_jobs(fleet_queue_t *pub, fleet_job_state_t state,
-                     uint64_t cursor, size_t limit, size_t payload_max,
-                     fleet_queue_jobs_cb cb, void *user_data) {
+/* A page of jobs in `state`, of `group` only (pending; NULL: all). */
+static int admin_jobs(fleet_queue_t *pub, fleet_job_state_t state,
+                      const char *group, uint64_t cursor, size_t limit,
+                      size_t payload_max, fleet_queue_jobs_cb cb,
+                      void *user_data) {
   struct fleet__queue_s *q;
   int err;
 
@@ -112,15 +117,36 @@ int fleet_queue_jobs(fleet_queue_t *pub, fleet_job_state_t state,
   if (limit == 0 || limit > FLEET_QUEUE_BATCH_MAX || (int)state < 0 ||
       state > FLEET_JOB_DEAD)
     return FLEET_EINVAL;
+  if (group != NULL &&
+      (err = fleet__str_check(group, FLEET_JOB_GROUP_MAX, NULL)) != 0)
+    return err;
   if (payload_max > FLEET_JOB_PAYLOAD_MAX)
     payload_max = FLEET_JOB_PAYLOAD_MAX;
-  if (fleet__args_begin(&q->args, 4, 3) != 0)
+  if (fleet__args_begin(&q->args, 5, 3) != 0)
     return FLEET_ENOMEM;
   fleet__args_str(&q->args, fleet_job_state_name(state));
   fleet__args_u64(&q->args, cursor);
   fleet__args_u64(&q->args, limit);
   fleet__args_u64(&q->args, payload_max);
+  if (group != NULL)
+    fleet__args_str(&q->args, group);
   return fleet__queue_call(q, &admin_jobs_call, (fleet__fn_t)cb, user_data);
+}
+
+int fleet_queue_jobs(fleet_queue_t *pub, fleet_job_state_t state,
+                     uint64_t cursor, size_t limit, size_t payload_max,
+                     fleet_queue_jobs_cb cb, void *user_data) {
+  return admin_jobs(pub, state, NULL, cursor, limit, payload_max, cb,
+                    user_data);
+}
+
+int fleet_queue_group_jobs(fleet_queue_t *pub, const char *group,
+                           uint64_t cursor, size_t limit, size_t payload_max,
+                           fleet_queue_jobs_cb cb, void *user_data) {
+  if (group == NULL)
+    return FLEET_EINVAL;
+  return admin_jobs(pub, FLEET_JOB_PENDING, group, cursor, limit, payload_max,
+                    cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */

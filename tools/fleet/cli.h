@@ -259,8 +259,8 @@ int cli_q_queue_ls(cli_t *cli, cli_done_fn done, void *arg);
 int cli_q_queue_stats(cli_t *cli, const char *queue, cli_done_fn done,
                       void *arg);
 int cli_q_queue_jobs(cli_t *cli, const char *queue, fleet_job_state_t state,
-                     uint64_t cursor, size_t limit, cli_done_fn done,
-                     void *arg);
+                     const char *group, uint64_t cursor, size_t limit,
+                     cli_done_fn done, void *arg);
 int cli_q_queue_get(cli_t *cli, const char *queue, const char *id,
                     cli_done_fn done, void *arg);
 /* add: one job of `type` with `payload`; the result holds its "id". */

@@ -19,14 +19,15 @@ static const char queue_usage[] =
     "paused,\n"
     "                                  its flow limits and state, and its "
     "groups\n"
-    "  jobs Q --state S [--limit N] [--cursor C]\n"
+    "  jobs Q --state S [--limit N] [--cursor C] [--group G]\n"
     "                                  a page of the jobs in state S "
     "(pending,\n"
     "                                  delayed, running, completed, dead;\n"
     "                                  completed ones only if the workers "
     "set\n"
     "                                  keep_completed: none are kept by "
-    "default)\n"
+    "default);\n"
+    "                                  --group G: the pending jobs of G\n"
     "  get Q ID                        one job: state, attempts, data, last "
     "error\n"
     "  retry Q ID | retry Q --all-dead run dead jobs again\n"
@@ -159,23 +160,30 @@ static void on_jobs(fleet_queue_t *q, int status,
                cli_jbytes(jobs[i].payload.base, jobs[i].payload.len));
       cli_jadd(o, "last_error",
                cli_jbytes(jobs[i].last_error, jobs[i].last_error_len));
+      cli_jadd(o, "group",
+               jobs[i].group != NULL ? cli_jstr(jobs[i].group) : cli_jnull());
     }
   }
   cli_query_answered(&c->base, status, NULL);
 }
 
 int cli_q_queue_jobs(cli_t *cli, const char *queue, fleet_job_state_t state,
-                     uint64_t cursor, size_t limit, cli_done_fn done,
-                     void *arg) {
+                     const char *group, uint64_t cursor, size_t limit,
+                     cli_done_fn done, void *arg) {
   int err;
   qctx_t *c = qctx_open(cli, queue, "state", fleet_job_state_name(state), done,
                         arg, &err);
 
-  if (c != NULL)
-    err = cli_query_sent(&c->base,
-                         fleet_queue_jobs(&c->q, state, cursor, limit,
-                                          QUEUE_PAYLOAD_MAX, on_jobs, NULL));
-  return err;
+  if (c == NULL)
+    return err;
+  if (group != NULL)
+    cli_jadd(c->base.res, "group", cli_jstr(group));
+  return cli_query_sent(
+      &c->base, group != NULL
+                    ? fleet_queue_group_jobs(&c->q, group, cursor, limit,
+                                             QUEUE_PAYLOAD_MAX, on_jobs, NULL)
+                    : fleet_queue_jobs(&c->q, state, cursor, limit,
+                                       QUEUE_PAYLOAD_MAX, on_jobs, NULL));
 }
 
 static void on_get(fleet_queue_t *q, int status, const fleet_job_info_t *i,
@@ -199,6 +207,8 @@ static void on_get(fleet_queue_t *q, int status, const fleet_job_info_t *i,
     cli_jadd(c->base.res, "run_at_ms", cli_jint((int64_t)i->run_at_ms));
     cli_jadd(c->base.res, "finished_ms", cli_jint((int64_t)i->finished_ms));
     cli_jadd(c->base.res, "token", cli_jint((int64_t)i->token));
+    cli_jadd(c->base.res, "group",
+             i->group != NULL ? cli_jstr(i->group) : cli_jnull());
   }
   cli_query_answered(&c->base, status, NULL);
 }
@@ -313,8 +323,9 @@ int cli_q_queue_pause(cli_t *cli, const char *queue, const char *action,
 static const char *const ls_cols[] = {"queue",   "pending",   "delayed",
                                       "running", "completed", "dead",
                                       "paused",  NULL};
-static const char *const jobs_cols[] = {
-    "id", "type", "attempts", "time_ms", "payload", "last_error", NULL};
+static const char *const jobs_cols[] = {"id",         "type",    "group",
+                                        "attempts",   "time_ms", "payload",
+                                        "last_error", NULL};
 
 /* Prints a page of jobs: a table, then the total and the next cursor. */
 static void print_jobs(const cli_json_t *res) {
@@ -344,7 +355,7 @@ static int usage_error(const char *fmt, const char *arg) {
 
 int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
-  const char *state_s, *limit_s, *cursor_s;
+  const char *state_s, *limit_s, *cursor_s, *group;
   fleet_job_state_t state;
   uint64_t limit = QUEUE_JOBS_LIMIT, cursor = 0;
   int all_dead, err;
@@ -363,8 +374,11 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
     state_s = cli_opt(&argc, argv, "--state");
     limit_s = cli_opt(&argc, argv, "--limit");
     cursor_s = cli_opt(&argc, argv, "--cursor");
+    group = cli_opt(&argc, argv, "--group");
     if (argc != 2)
       return usage_error("%s takes a queue name and --state", verb);
+    if (group != NULL && state_s == NULL)
+      state_s = "pending";
     if (cli_job_state(state_s, &state) != 0)
       return usage_error("--state: one of pending, delayed, running, "
                          "completed, dead (got %s)",
@@ -374,7 +388,14 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
     if (cursor_s != NULL &&
         cli_parse_u64(cursor_s, 0, UINT32_MAX, &cursor) != 0)
       return usage_error("--cursor: a number (got %s)", cursor_s);
-    err = cli_q_queue_jobs(cli, argv[1], state, cursor, (size_t)limit,
+    if (group != NULL && state != FLEET_JOB_PENDING)
+      return usage_error("--group lists pending jobs only (got --state %s)",
+                         state_s);
+    if (group != NULL &&
+        (group[0] == '\0' || strlen(group) > FLEET_JOB_GROUP_MAX))
+      return usage_error("--group: a name of 1 to 128 bytes (got \"%s\")",
+                         group);
+    err = cli_q_queue_jobs(cli, argv[1], state, group, cursor, (size_t)limit,
                            cli_finish, (void *)&jobs_view);
   } else if (strcmp(verb, "get") == 0 || strcmp(verb, "cancel") == 0) {
     if (argc != 3)

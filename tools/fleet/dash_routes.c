@@ -168,7 +168,7 @@ static int api_jobs(dash_conn_t *c, const dash_route_t *r, const char *q,
       (query_param(q, qlen, "limit", num, sizeof(num)) != NULL &&
        cli_parse_u64(num, 1, 1000, &limit) != 0))
     return FLEET_EINVAL;
-  return cli_q_queue_jobs(c->d->cli, queue, state, cursor, (size_t)limit,
+  return cli_q_queue_jobs(c->d->cli, queue, state, NULL, cursor, (size_t)limit,
                           api_done, c);
 }
 

@@ -4,15 +4,17 @@
 -- priorities); delayed by run-at time (a due one still in the delayed set is
 -- listed here); running by id; completed and dead newest first.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
---   info, done, claims, pending, pending:prio, delayed, completed, dead.
+--   info, done, claims, pending, pending:prio, delayed, completed, dead,
+--   opts, groups, gp:<g>, gz:<g>.
 -- ARGV[1]: state: "pending", "delayed", "running", "completed" or "dead";
 --   ARGV[2]: cursor (the offset of the page: "0" first); ARGV[3]: limit
---   (1..1000); ARGV[4]: the most payload bytes returned per job.
--- Returns: {total in that state, next cursor ("0": no more), then 8 per
---   job: id, type, attempts (a running job's: this attempt), max_attempts,
---   created_ms, time (delayed: run at; running: claim deadline; completed
---   and dead: finished; pending: 0), payload (cut to ARGV[4] bytes), last
---   error ("" when none)}. An id whose record is gone is skipped, but for
+--   (1..1000); ARGV[4]: the most payload bytes returned per job; ARGV[5]
+--   (optional; pending only): a group, to list only its pending jobs.
+-- Returns: {total in that state (of the group), next cursor ("0": no
+--   more), then 9 per job: id, type, attempts (a running job's: this
+--   attempt), max_attempts, created_ms, time (delayed: run at; running:
+--   claim deadline; completed and dead: finished; pending: 0), payload
+--   (cut to ARGV[4] bytes), last error ("" when none), group ("": none)}. An id whose record is gone is skipped, but for
 --   a dead job moved aside (docs/queue.md, "Jobs fleet cannot read"); a
 --   record fleet cannot read is listed with an empty type, its raw value as
 --   the payload and what is wrong as the error.
@@ -56,31 +58,39 @@ local function newest(key)
   end}
 end
 
-local ids, total, times, tries = {}, 0, {}, {}
+local ids, total, times, tries, grp = {}, 0, {}, {}, {}
+local only = ARGV[5] or ''
 if state == 'pending' then
-  local hi = call('ZCOUNT', prio, '-inf', HI)
-  local all = call('ZCARD', prio)
-  local list = tag .. ':pending'
-  local parts = {
-    {hi, function(a, b) return call('ZRANGE', prio, a, b) end},
-    {call('LLEN', list), function(a, b) return call('LRANGE', list, a, b) end},
-    {all - hi, function(a, b) return call('ZRANGE', prio, hi + a, hi + b) end}}
-  -- Then the jobs of each group (lib/queue_flow.lua), in the rotation's
-  -- order, each in its claim order.
-  for _, g in ipairs(call('LRANGE', tag .. ':groups', 0, -1)) do
-    if g ~= '' then
-      local gz, gp = tag .. ':gz:' .. g, tag .. ':gp:' .. g
-      local ghi = call('ZCOUNT', gz, '-inf', HI)
-      local gall = call('ZCARD', gz)
-      parts[#parts + 1] = {ghi, function(a, b)
-        return call('ZRANGE', gz, a, b)
-      end}
-      parts[#parts + 1] = {call('LLEN', gp), function(a, b)
-        return call('LRANGE', gp, a, b)
-      end}
-      parts[#parts + 1] = {gall - ghi, function(a, b)
-        return call('ZRANGE', gz, ghi + a, ghi + b)
-      end}
+  local parts = {}
+  -- The segments of set g: higher priorities, the list, lower ones; each
+  -- id read is marked with its group.
+  local function segs(g)
+    local z, l = tag .. ':pending:prio', tag .. ':pending'
+    if g ~= '' then z, l = tag .. ':gz:' .. g, tag .. ':gp:' .. g end
+    local function mark(got)
+      for _, id in ipairs(got) do grp[id] = g end
+      return got
+    end
+    local hi = call('ZCOUNT', z, '-inf', HI)
+    local all = call('ZCARD', z)
+    parts[#parts + 1] = {hi, function(a, b)
+      return mark(call('ZRANGE', z, a, b))
+    end}
+    parts[#parts + 1] = {call('LLEN', l), function(a, b)
+      return mark(call('LRANGE', l, a, b))
+    end}
+    parts[#parts + 1] = {all - hi, function(a, b)
+      return mark(call('ZRANGE', z, hi + a, hi + b))
+    end}
+  end
+  if only ~= '' then
+    segs(only)
+  else
+    segs('')
+    -- Then the jobs of each group (lib/queue_flow.lua), in the
+    -- rotation's order, each in its claim order.
+    for _, g in ipairs(call('LRANGE', tag .. ':groups', 0, -1)) do
+      if g ~= '' then segs(g) end
     end
   end
   ids, total = page(parts)
@@ -109,6 +119,7 @@ elseif state == 'running' then
       local r = q and find(v, '\0', q + 1, true)
       times[all[i]] = q and tonumber(sub(v, q + 1, r and r - 1 or -1)) or 0
       tries[all[i]] = q and tonumber(sub(v, p + 1, q - 1))
+      grp[all[i]] = r and sub(v, r + 1) or ''
     end
   end
   table.sort(sorted)
@@ -135,6 +146,29 @@ local recs = recs_get(tag, ids)
 local infos = call('HMGET', tag .. ':info', unpack(ids))
 local dones = {}
 if state == 'completed' then dones = call('HMGET', tag .. ':done', unpack(ids)) end
+-- The groups not known yet: a completed job's claim (its done record's
+-- fifth field), else its options (a delayed or dead job's).
+local opts = {}
+if state == 'delayed' or state == 'dead' or state == 'completed' then
+  opts = call('HMGET', tag .. ':opts', unpack(ids))
+end
+local function group_of(n, id)
+  if grp[id] then return grp[id] end
+  local d = dones[n]
+  if d then
+    local p = 0
+    for _ = 1, 4 do
+      p = p and find(d, '\0', p + 1, true)
+    end
+    if p then return sub(d, p + 1) end
+  end
+  local o = opts[n]
+  if o then
+    local _, _, _, g = opts_split(o)
+    return g or ''
+  end
+  return ''
+end
 
 -- The last error of an info record "<finished>\0<token>\0<state>\0<error>".
 local function last_error(v)
@@ -160,6 +194,7 @@ for n, id in ipairs(ids) do
     out[#out + 1] = times[id] or 0
     out[#out + 1] = #rec > cut and sub(rec, 1, cut) or rec
     out[#out + 1] = max
+    out[#out + 1] = group_of(n, id)
   elseif not rec and state == 'dead' and infos[n] then
     -- A job moved aside whose record is in a key of another type: no
     -- record, the reason in its info.
@@ -172,6 +207,7 @@ for n, id in ipairs(ids) do
     out[#out + 1] = p and tonumber(sub(infos[n], 1, p - 1)) or 0
     out[#out + 1] = ''
     out[#out + 1] = last_error(infos[n])
+    out[#out + 1] = group_of(n, id)
   elseif rec then
     local created = sub(rec, j + 1, k - 1)
     local inf = infos[n]
@@ -195,6 +231,7 @@ for n, id in ipairs(ids) do
     out[#out + 1] = t or 0
     out[#out + 1] = payload
     out[#out + 1] = err
+    out[#out + 1] = group_of(n, id)
   end
 end
 return out

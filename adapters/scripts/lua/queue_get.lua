@@ -66,10 +66,15 @@ if state ~= 'dead' and run_at > now then state = 'delayed' end
 local claim = call('HGET', tag .. ':claims', id)
 local done = not claim and call('HGET', tag .. ':done', id)
 if claim then
-  local tok, attempt = fields(claim)
+  local tok, attempt, _, g = fields(claim)
   state, attempts, token = 'running', num(attempt), num(tok)
+  -- (A running job of a group: its claim's fourth field.)
+  if g and group == '' then group = g end
 elseif done then
-  local fin, tok, attempt = fields(done)
+  local fin, tok, attempt, rest = fields(done)
+  -- (The kept claim: "<deadline>[\0<group>]" after the attempt.)
+  local p = rest and find(rest, '\0', 1, true)
+  if p and group == '' then group = sub(rest, p + 1) end
   state, attempts, token, finished = 'completed', num(attempt), num(tok),
                                      num(fin)
 end
