@@ -173,6 +173,16 @@ CONFORMANCE_DECLARE(queue_recover)
 CONFORMANCE_DECLARE(queue_recover_mixed)
 CONFORMANCE_DECLARE(queue_token_after_recover)
 
+/* test_queue_flow.c */
+CONFORMANCE_DECLARE(queue_flow_rate)
+CONFORMANCE_DECLARE(queue_flow_concurrency)
+CONFORMANCE_DECLARE(queue_flow_groups)
+CONFORMANCE_DECLARE(queue_flow_group_limits)
+CONFORMANCE_DECLARE(queue_flow_hold)
+CONFORMANCE_DECLARE(queue_flow_rate_limit_job)
+CONFORMANCE_DECLARE(queue_flow_worker)
+CONFORMANCE_DECLARE(queue_flow_bad_input)
+
 /* test_worker.c */
 CONFORMANCE_DECLARE(worker_basic)
 CONFORMANCE_DECLARE(worker_wakeup)
@@ -592,6 +602,16 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_recover)
   CONFORMANCE_ENTRY(queue_recover_mixed)
   CONFORMANCE_ENTRY(queue_token_after_recover)
+
+  /* test_queue_flow.c */
+  CONFORMANCE_ENTRY(queue_flow_rate)
+  CONFORMANCE_ENTRY(queue_flow_concurrency)
+  CONFORMANCE_ENTRY(queue_flow_groups)
+  CONFORMANCE_ENTRY(queue_flow_group_limits)
+  CONFORMANCE_ENTRY(queue_flow_hold)
+  CONFORMANCE_ENTRY(queue_flow_rate_limit_job)
+  CONFORMANCE_ENTRY(queue_flow_worker)
+  CONFORMANCE_ENTRY(queue_flow_bad_input)
 
   /* test_worker.c */
   CONFORMANCE_ENTRY(worker_basic)

@@ -16,6 +16,8 @@ typedef struct {
   uint32_t max_attempts;
   uint64_t token;
   uint64_t deadline_ms;
+  /* The job's group, "" when it has none. */
+  char group[FLEET_JOB_GROUP_MAX + 1];
 } qt_job_t;
 
 /* A client on its own loop and a queue handle on it. */
@@ -32,6 +34,8 @@ typedef struct {
   int dead;
   uint64_t retry_at;
   uint64_t removed;
+  /* The group of the job qt_get() read (its info's group points here). */
+  char get_group[FLEET_JOB_GROUP_MAX + 1];
 } qt_t;
 
 /* Opens the client (on `url`, prefix "qt") and the queue `name` with
