@@ -214,6 +214,10 @@ TEST_DECLARE(queue_mp_race)
 TEST_DECLARE(queue_mp_kill)
 TEST_DECLARE(queue_mp_restart)
 TEST_DECLARE(queue_mp_delivery_stopped)
+/* test_queue_flow_mp.c */
+TEST_DECLARE(queue_flow_mp_rate)
+TEST_DECLARE(queue_flow_mp_concurrency)
+TEST_DECLARE(queue_flow_mp_fair)
 
 /* test_diff.c */
 TEST_DECLARE(diff_lock_ops)
@@ -645,6 +649,10 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(queue_mp_kill, 60)
   TEST_ENTRY_TIMEOUT(queue_mp_restart, 60)
   TEST_ENTRY(queue_mp_delivery_stopped)
+  /* test_queue_flow_mp.c */
+  TEST_ENTRY_TIMEOUT(queue_flow_mp_rate, 60)
+  TEST_ENTRY_TIMEOUT(queue_flow_mp_concurrency, 60)
+  TEST_ENTRY_TIMEOUT(queue_flow_mp_fair, 60)
 
   /* test_diff.c */
   TEST_ENTRY_TIMEOUT(diff_lock_ops, 120)

@@ -67,11 +67,6 @@ static void qf_on_status(fleet_handle_t *h, int status, void *ud) {
   qf_enter(ud, status);
 }
 
-static int qf_set_limits(qt_t *t, const fleet_queue_limits_t *l) {
-  qf_begin(t);
-  return qf_finish(t, fleet_queue_set_limits(&t->q, l, qf_on_status, t));
-}
-
 static int qf_hold(qt_t *t, const char *group, uint32_t ms) {
   qf_begin(t);
   return qf_finish(t, fleet_queue_hold(&t->q, group, ms, qf_on_status, t));
@@ -235,7 +230,7 @@ CONFORMANCE_IMPL(queue_flow_rate) {
   memset(&l, 0, sizeof(l));
   l.rate_max = 5;
   l.rate_ms = 2000;
-  ASSERT_OK(qf_set_limits(&t, &l));
+  ASSERT_OK(qt_set_limits(&t, &l));
   qf_add(&t, NULL, 20, 0, NULL);
 
   n = qt_claim(&t, 10, 60000, jobs);
@@ -302,7 +297,7 @@ CONFORMANCE_IMPL(queue_flow_concurrency) {
   qt_open(&t, b->url, "conc", NULL);
   memset(&l, 0, sizeof(l));
   l.concurrency = 3;
-  ASSERT_OK(qf_set_limits(&t, &l));
+  ASSERT_OK(qt_set_limits(&t, &l));
   qf_add(&t, NULL, 10, 0, NULL);
 
   ASSERT_EQ(2, qt_claim(&t, 2, 60000, jobs));
@@ -337,7 +332,7 @@ CONFORMANCE_IMPL(queue_flow_concurrency) {
   ASSERT_UEQ(6, t.counts.pending);
 
   /* Cleared, the limit binds no more. */
-  ASSERT_OK(qf_set_limits(&t, NULL));
+  ASSERT_OK(qt_set_limits(&t, NULL));
   ASSERT_EQ(6, qt_claim(&t, 10, 60000, more + 2));
   ASSERT_UEQ(0, t.claim_info.retry_at_ms);
   qt_close(&t);
@@ -485,7 +480,7 @@ CONFORMANCE_IMPL(queue_flow_group_limits) {
   qt_open(&t, b->url, "gconc", NULL);
   memset(&l, 0, sizeof(l));
   l.group_concurrency = 1;
-  ASSERT_OK(qf_set_limits(&t, &l));
+  ASSERT_OK(qt_set_limits(&t, &l));
   qf_add(&t, "a", 5, 0, NULL);
   qf_add(&t, "b", 5, 0, NULL);
   n = qt_claim(&t, 10, 60000, jobs);
@@ -526,7 +521,7 @@ CONFORMANCE_IMPL(queue_flow_group_limits) {
   memset(&l, 0, sizeof(l));
   l.group_rate_max = 2;
   l.group_rate_ms = 1000;
-  ASSERT_OK(qf_set_limits(&t, &l));
+  ASSERT_OK(qt_set_limits(&t, &l));
   qf_add(&t, "a", 5, 0, NULL);
   qf_add(&t, "b", 5, 0, NULL);
   first = 0;
@@ -853,7 +848,7 @@ CONFORMANCE_IMPL(queue_flow_worker) {
   l.concurrency = 2;
   l.rate_max = 8;
   l.rate_ms = 400;
-  ASSERT_OK(qf_set_limits(&qw.t, &l));
+  ASSERT_OK(qt_set_limits(&qw.t, &l));
   qf_add(&qw.t, NULL, 30, 0, NULL);
   ASSERT_OK(fleet_worker_start(&qw.w, qf_handler));
   ASSERT(fleet_test_wait_count(&qw.t.c.loop, &qw.completed, 30,
@@ -902,40 +897,40 @@ CONFORMANCE_IMPL(queue_flow_bad_input) {
   l.rate_max = 10;
   l.rate_ms = 1000;
   l.concurrency = 4;
-  ASSERT_OK(qf_set_limits(&t, &l));
+  ASSERT_OK(qt_set_limits(&t, &l));
 
   bad = l;
   bad.rate_ms = 0; /* a max without a window */
-  ASSERT_ERR(FLEET_EINVAL, qf_set_limits(&t, &bad));
+  ASSERT_ERR(FLEET_EINVAL, qt_set_limits(&t, &bad));
   bad = l;
   bad.rate_max = 0; /* a window without a max */
-  ASSERT_ERR(FLEET_EINVAL, qf_set_limits(&t, &bad));
+  ASSERT_ERR(FLEET_EINVAL, qt_set_limits(&t, &bad));
   bad = l;
   bad.rate_max = FLEET_LIMIT_RATE_MAX + 1;
-  ASSERT_ERR(FLEET_EINVAL, qf_set_limits(&t, &bad));
+  ASSERT_ERR(FLEET_EINVAL, qt_set_limits(&t, &bad));
   bad = l;
   bad.rate_ms = FLEET_LIMIT_WINDOW_MAX_MS + 1;
-  ASSERT_ERR(FLEET_EINVAL, qf_set_limits(&t, &bad));
+  ASSERT_ERR(FLEET_EINVAL, qt_set_limits(&t, &bad));
   bad = l;
   bad.group_rate_max = 3;
-  ASSERT_ERR(FLEET_EINVAL, qf_set_limits(&t, &bad));
+  ASSERT_ERR(FLEET_EINVAL, qt_set_limits(&t, &bad));
   bad = l;
   bad.group_rate_ms = 100;
-  ASSERT_ERR(FLEET_EINVAL, qf_set_limits(&t, &bad));
+  ASSERT_ERR(FLEET_EINVAL, qt_set_limits(&t, &bad));
   bad = l;
   bad.concurrency = FLEET_LIMIT_RATE_MAX + 1;
-  ASSERT_ERR(FLEET_EINVAL, qf_set_limits(&t, &bad));
+  ASSERT_ERR(FLEET_EINVAL, qt_set_limits(&t, &bad));
   ASSERT_ERR(FLEET_EINVAL, fleet_queue_set_limits(&t.q, &l, NULL, NULL));
 
   /* The largest values are taken. */
   bad = l;
   bad.group_rate_max = FLEET_LIMIT_RATE_MAX;
   bad.group_rate_ms = FLEET_LIMIT_WINDOW_MAX_MS;
-  ASSERT_OK(qf_set_limits(&t, &bad));
+  ASSERT_OK(qt_set_limits(&t, &bad));
   ASSERT_OK(qf_limits(&t, &rl, &f));
   ASSERT_EQ(FLEET_LIMIT_RATE_MAX, rl.group_rate_max);
   ASSERT_EQ(FLEET_LIMIT_WINDOW_MAX_MS, rl.group_rate_ms);
-  ASSERT_OK(qf_set_limits(&t, &l));
+  ASSERT_OK(qt_set_limits(&t, &l));
 
   /* Groups: too long, empty; weights; holds. */
   ASSERT_ERR(FLEET_E2BIG, qf_hold(&t, big, 1000));
@@ -976,7 +971,7 @@ CONFORMANCE_IMPL(queue_flow_bad_input) {
   ASSERT_UEQ(0, t.counts.pending);
 
   /* NULL clears every limit. */
-  ASSERT_OK(qf_set_limits(&t, NULL));
+  ASSERT_OK(qt_set_limits(&t, NULL));
   ASSERT_OK(qf_limits(&t, &rl, &f));
   ASSERT_EQ(0, rl.rate_max);
   ASSERT_EQ(0, rl.rate_ms);
