@@ -397,12 +397,16 @@ local function claim(n, ttl, wid, dttl, ca)
   end
   out[4] = left
   local got = (#out - 5) / 4
-  -- What the claims take of the windows and the running counts.
+  -- What the claims take of the windows and the running counts. A
+  -- window entry is stamped with the end of the ms the claim ran in (now
+  -- + 1): TIME is finer than the ms, and a claim late in ms T and one
+  -- early in ms T + rate_ms would be less than rate_ms apart.
+  local stamp = dec(now + 1) .. ':'
   if rcount then
     if got > 0 then
-      call('LPUSH', tag .. ':rl', dec(now) .. ':' .. dec(got))
+      call('LPUSH', tag .. ':rl', stamp .. dec(got))
       rcount = rcount + got
-      roldest = roldest or now
+      roldest = roldest or now + 1
     end
     if rcount ~= rwas then call('HSET', tag .. ':limits', 'rl_n', rcount) end
     if rcount >= rmax and left > 0 and retry == 0 then
@@ -415,7 +419,7 @@ local function claim(n, ttl, wid, dttl, ca)
       if k > 0 then
         if grun then call('HINCRBY', grun, g, k) end
         if gcount[g] then
-          call('LPUSH', tag .. ':grl:' .. g, dec(now) .. ':' .. dec(k))
+          call('LPUSH', tag .. ':grl:' .. g, stamp .. dec(k))
           gcount[g] = gcount[g] + k
         end
       end
