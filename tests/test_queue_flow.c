@@ -492,6 +492,14 @@ CONFORMANCE_IMPL(queue_flow_group_limits) {
   ASSERT_UEQ(FLEET_CLAIM_WAIT_SLOT, t.claim_info.retry_at_ms);
   cl = qt_claim_of(strcmp(jobs[0].group, "a") == 0 ? &jobs[0] : &jobs[1]);
   ASSERT_OK(qt_complete(&t, &cl, 1, NULL));
+  /* (A short claim: its recovery frees the group's slot too.) */
+  ASSERT_EQ(1, qt_claim(&t, 10, 200, more));
+  ASSERT_STR_EQ("a", more[0].group);
+  ASSERT_EQ(0, qt_claim(&t, 10, 60000, more + 1));
+  ASSERT_UEQ(FLEET_CLAIM_WAIT_SLOT, t.claim_info.retry_at_ms);
+  qf_sleep_until(&t, more[0].deadline_ms);
+  ASSERT_OK(qt_recover(&t));
+  ASSERT_UEQ(1, t.recover_info.requeued);
   ASSERT_EQ(1, qt_claim(&t, 10, 60000, more));
   ASSERT_STR_EQ("a", more[0].group);
   ASSERT_EQ(0, qt_claim(&t, 10, 60000, more + 1));
@@ -669,6 +677,7 @@ CONFORMANCE_IMPL(queue_flow_hold) {
  * us), its attempt and its claim's backend time. */
 typedef struct {
   char id[FLEET_JOB_ID_MAX + 1];
+  char group[FLEET_JOB_GROUP_MAX + 1];
   uint32_t attempts;
   uint64_t start_us, end_us;
   uint64_t claimed_ms;
@@ -683,6 +692,7 @@ typedef struct {
   uint64_t work_ms;
   /* fleet_job_rate_limit() the first job handled for this long (0: no). */
   uint32_t rate_limit_ms;
+  unsigned rate_limit_flags;
   qf_entry_t led[QF_LEDGER_MAX];
   int n;
   int completed, released, other, closed;
@@ -720,11 +730,14 @@ static void qf_handler(fleet_worker_t *w, fleet_job_t *job) {
   job->data = (void *)(intptr_t)qw->n++;
   e->start_us = qf_unix_us();
   snprintf(e->id, sizeof(e->id), "%s", job->id);
+  snprintf(e->group, sizeof(e->group), "%s",
+           job->group != NULL ? job->group : "");
   e->attempts = job->attempts;
   e->claimed_ms = job->deadline_ms - qw->claim_ttl_ms;
   if (qw->rate_limit_ms > 0 && qw->n == 1) {
     e->end_us = e->start_us;
-    ASSERT_OK(fleet_job_rate_limit(job, qw->rate_limit_ms, 0));
+    ASSERT_OK(
+        fleet_job_rate_limit(job, qw->rate_limit_ms, qw->rate_limit_flags));
     return;
   }
   work = malloc(sizeof(*work));
@@ -746,6 +759,21 @@ static void qf_on_flow(fleet_queue_t *q, int status,
   qw->flow_read = 1;
 }
 
+/* The same for a group's hold: the group of the first job handled. */
+static void qf_on_flow_groups(fleet_queue_t *q, int status,
+                              const fleet_queue_group_t *groups, size_t n,
+                              uint64_t total, void *ud) {
+  qf_worker_t *qw = ud;
+  size_t i;
+
+  ASSERT_OK(status);
+  memset(&qw->flow, 0, sizeof(qw->flow));
+  for (i = 0; i < n; i++)
+    if (strcmp(groups[i].name, qw->led[0].group) == 0)
+      qw->flow.held_until_ms = groups[i].held_until_ms;
+  qw->flow_read = 1;
+}
+
 static void qf_done(fleet_worker_t *w, fleet_job_t *job,
                     fleet_job_action_t action, int status) {
   qf_worker_t *qw = w->data;
@@ -755,7 +783,10 @@ static void qf_done(fleet_worker_t *w, fleet_job_t *job,
   else if (action == FLEET_JOB_RELEASE && status == 0) {
     qw->released++;
     /* What the release held, read at once. */
-    ASSERT_OK(fleet_queue_limits(&qw->t.q, qf_on_flow, qw));
+    if (qw->rate_limit_flags & FLEET_RATE_LIMIT_GROUP)
+      ASSERT_OK(fleet_queue_groups(&qw->t.q, NULL, 10, qf_on_flow_groups, qw));
+    else
+      ASSERT_OK(fleet_queue_limits(&qw->t.q, qf_on_flow, qw));
   } else
     qw->other++;
 }
@@ -828,6 +859,33 @@ CONFORMANCE_IMPL(queue_flow_rate_limit_job) {
   ASSERT_OK(qt_counts(&qw.t));
   ASSERT_UEQ(3, qw.t.counts.completed);
   ASSERT_UEQ(0, qw.t.counts.pending);
+  qf_worker_close(&qw);
+
+  /* With FLEET_RATE_LIMIT_GROUP, only the job's group waits: the other
+   * group's jobs are claimed during the hold, the held group's after. */
+  qf_worker_open(&qw, b, "ratelimitg", 1);
+  qw.work_ms = 1;
+  qw.rate_limit_ms = wait_ms;
+  qw.rate_limit_flags = FLEET_RATE_LIMIT_GROUP;
+  qf_add(&qw.t, "a", 2, 0, NULL);
+  qf_add(&qw.t, "b", 2, 0, NULL);
+  ASSERT_OK(fleet_worker_start(&qw.w, qf_handler));
+  ASSERT(fleet_test_wait_count(&qw.t.c.loop, &qw.completed, 4,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS) + wait_ms));
+  ASSERT(fleet_test_run_until(&qw.t.c.loop, fleet_test_flag_set, &qw.flow_read,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_EQ(1, qw.released);
+  ASSERT_EQ(5, qw.n);
+  ASSERT_STR_EQ("a", qw.led[0].group);
+  ASSERT_UGE(qw.flow.held_until_ms, qw.led[0].claimed_ms + wait_ms);
+  for (i = 1; i < qw.n; i++) {
+    if (strcmp(qw.led[i].group, "a") == 0)
+      ASSERT_UGE(qw.led[i].claimed_ms, qw.flow.held_until_ms);
+    else
+      ASSERT_ULT(qw.led[i].claimed_ms, qw.flow.held_until_ms);
+  }
+  ASSERT_OK(qf_limits(&qw.t, &rl, &f));
+  ASSERT_UEQ(0, f.held_until_ms);
   qf_worker_close(&qw);
 }
 
