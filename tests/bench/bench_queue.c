@@ -23,8 +23,9 @@
  * job) and pending_grouped_extra_bytes_per_job (that less the ungrouped
  * figure); and rate_held_* (a limit of 1000 jobs per second, 4 workers on
  * their own connections, for --held-seconds, default 10: the jobs per
- * second achieved, as a percentage of the limit, and the most handled in
- * any 1000 ms).
+ * second achieved, as a percentage of the limit, and the most claimed in
+ * any 1000 ms of the backend clock and handled in any 1000 ms of this
+ * process's).
  *
  * With --pending N, only one measurement instead: N jobs are queued first,
  * then the worker processes for S seconds while the producer tops the
@@ -484,7 +485,9 @@ typedef struct {
   fleet_client_t clients[BQ_HELD_WORKERS];
   fleet_worker_t w[BQ_HELD_WORKERS];
   fleet_queue_t q;
-  uint64_t *at; /* handler times, uv_hrtime() */
+  uint64_t *at;      /* handler times, uv_hrtime() */
+  uint64_t *claimed; /* the claims' backend times, in ms */
+  uint32_t claim_ttl_ms;
   size_t n, cap;
   uint64_t t0, t1; /* the run: handler times counted in [t0, t1) */
   int closed;
@@ -494,8 +497,11 @@ static void bq_held_handler(fleet_worker_t *w, fleet_job_t *job) {
   bq_held_t *h = w->data;
   uint64_t now = uv_hrtime();
 
-  if (now >= h->t0 && now < h->t1 && h->n < h->cap)
+  if (now >= h->t0 && now < h->t1 && h->n < h->cap) {
+    /* (A claim's deadline is its backend time plus the claim TTL.) */
+    h->claimed[h->n] = job->deadline_ms - h->claim_ttl_ms;
     h->at[h->n++] = now;
+  }
   fleet_job_complete(job);
 }
 
@@ -562,8 +568,12 @@ static int bq_rate_held(bq_t *b, const bench_opts_t *o, double seconds) {
   memset(&h, 0, sizeof(h));
   h.cap = (size_t)(seconds * BQ_HELD_RATE * 1.5) + BQ_HELD_RATE;
   h.at = calloc(h.cap, sizeof(*h.at));
-  if (h.at == NULL)
+  h.claimed = calloc(h.cap, sizeof(*h.claimed));
+  if (h.at == NULL || h.claimed == NULL) {
+    free(h.at);
+    free(h.claimed);
     return FLEET_ENOMEM;
+  }
   h.q.data = &h;
   err = fleet_queue_init(&b->producer, &h.q, "bench-held", NULL);
   if (err == 0)
@@ -582,6 +592,7 @@ static int bq_rate_held(bq_t *b, const bench_opts_t *o, double seconds) {
   for (i = 0; err == 0 && i < BQ_HELD_WORKERS; i++) {
     fleet_worker_options_init(&wo);
     wo.concurrency = 50;
+    h.claim_ttl_ms = wo.claim_ttl_ms;
     h.w[i].data = &h;
     err = fleet_worker_init(b->shared ? &b->producer : &h.clients[i], &h.w[i],
                             "bench-held", &wo);
@@ -599,8 +610,14 @@ static int bq_rate_held(bq_t *b, const bench_opts_t *o, double seconds) {
                "jobs/s");
     bench_emit("queue", "rate_held_1000_pct",
                100.0 * (double)h.n / seconds / BQ_HELD_RATE, "%");
+    /* The most in any 1000 ms: of the claims on the backend clock (what
+     * the limit holds), and of the handler calls on this process's (the
+     * first window's include the start's latency, the script loads). */
+    qsort(h.claimed, h.n, sizeof(*h.claimed), bq_cmp_u64);
+    bench_emit("queue", "rate_held_1000_max_claimed_per_1s",
+               (double)bq_most_in(h.claimed, h.n, 1000), "jobs");
     qsort(h.at, h.n, sizeof(*h.at), bq_cmp_u64);
-    bench_emit("queue", "rate_held_1000_max_per_1s",
+    bench_emit("queue", "rate_held_1000_max_handled_per_1s",
                (double)bq_most_in(h.at, h.n, 1000000000u), "jobs");
   }
   if (err != 0)
@@ -622,6 +639,7 @@ static int bq_rate_held(bq_t *b, const bench_opts_t *o, double seconds) {
   while (h.closed < opened)
     uv_run(&b->loop, UV_RUN_ONCE);
   free(h.at);
+  free(h.claimed);
   return err;
 }
 
