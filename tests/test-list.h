@@ -177,10 +177,12 @@ CONFORMANCE_DECLARE(queue_token_after_recover)
 CONFORMANCE_DECLARE(queue_flow_rate)
 CONFORMANCE_DECLARE(queue_flow_concurrency)
 CONFORMANCE_DECLARE(queue_flow_groups)
+CONFORMANCE_DECLARE(queue_flow_group_lifecycle)
 CONFORMANCE_DECLARE(queue_flow_group_limits)
 CONFORMANCE_DECLARE(queue_flow_hold)
 CONFORMANCE_DECLARE(queue_flow_rate_limit_job)
 CONFORMANCE_DECLARE(queue_flow_worker)
+CONFORMANCE_DECLARE(queue_flow_clear_wakes)
 CONFORMANCE_DECLARE(queue_flow_bad_input)
 
 /* test_worker.c */
@@ -611,10 +613,12 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_flow_rate)
   CONFORMANCE_ENTRY(queue_flow_concurrency)
   CONFORMANCE_ENTRY(queue_flow_groups)
+  CONFORMANCE_ENTRY(queue_flow_group_lifecycle)
   CONFORMANCE_ENTRY(queue_flow_group_limits)
   CONFORMANCE_ENTRY(queue_flow_hold)
   CONFORMANCE_ENTRY(queue_flow_rate_limit_job)
   CONFORMANCE_ENTRY(queue_flow_worker)
+  CONFORMANCE_ENTRY(queue_flow_clear_wakes)
   CONFORMANCE_ENTRY(queue_flow_bad_input)
 
   /* test_worker.c */

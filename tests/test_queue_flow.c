@@ -449,6 +449,136 @@ CONFORMANCE_IMPL(queue_flow_groups) {
   qt_close(&t);
 }
 
+/* Where fleet_queue_jobs() copies its page. */
+static char (*qf_out_ids)[FLEET_JOB_ID_MAX + 1];
+
+static void qf_on_jobs(fleet_queue_t *q, int status,
+                       const fleet_job_summary_t *jobs, size_t n,
+                       uint64_t total, uint64_t next_cursor, void *ud) {
+  size_t i;
+
+  qf_enter(ud, status);
+  ASSERT_LE(n, qf_out_cap);
+  *qf_out_n = n;
+  *qf_out_total = total;
+  for (i = 0; i < n; i++)
+    snprintf(qf_out_ids[i], sizeof(qf_out_ids[i]), "%s", jobs[i].id);
+}
+
+/* A page of up to `cap` jobs in `state`, from the first. */
+static int qf_jobs(qt_t *t, fleet_job_state_t state,
+                   char (*ids)[FLEET_JOB_ID_MAX + 1], size_t cap, size_t *n,
+                   uint64_t *total) {
+  qf_out_ids = ids;
+  qf_out_cap = cap;
+  qf_out_n = n;
+  qf_out_total = total;
+  qf_begin(t);
+  return qf_finish(t,
+                   fleet_queue_jobs(&t->q, state, 0, cap, 64, qf_on_jobs, t));
+}
+
+static void qf_on_retry(fleet_queue_t *q, int status, uint64_t retried,
+                        void *ud) {
+  qf_enter(ud, status);
+  ((qt_t *)ud)->removed = retried;
+}
+
+/* fleet_queue_retry(); `t->removed` gets how many went back. */
+static int qf_retry(qt_t *t, const char *id) {
+  qf_begin(t);
+  return qf_finish(t, fleet_queue_retry(&t->q, id, qf_on_retry, t));
+}
+
+/* A grouped job keeps its group through its life: delayed, then due; a
+ * release and a failed attempt put it back in its group; dead, a retry
+ * puts it back there too. Listings and counts see grouped jobs. */
+CONFORMANCE_IMPL(queue_flow_group_lifecycle) {
+  char ids[8][FLEET_JOB_ID_MAX + 1], ida[1][FLEET_JOB_ID_MAX + 1];
+  fleet_job_spec_t s;
+  fleet_job_info_t info;
+  fleet_claim_t cl;
+  qf_group_t g[4];
+  qt_job_t job[4];
+  size_t n, ng;
+  uint64_t total;
+  qt_t t;
+
+  qt_open(&t, b->url, "glife", NULL);
+  fleet_job_spec_init(&s, "t", "x", 1);
+  s.group = "a";
+  s.delay_ms = 300;
+  s.max_attempts = 2;
+  s.backoff = FLEET_BACKOFF_FIXED;
+  s.backoff_ms = 100;
+  s.backoff_jitter_pct = 0;
+  ASSERT_OK(qt_enqueue(&t, &s, 1, NULL, ida));
+  qf_add(&t, "b", 1, 0, NULL);
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(1, t.counts.delayed);
+  ASSERT_UEQ(1, t.counts.pending);
+  ASSERT_OK(qf_jobs(&t, FLEET_JOB_DELAYED, ids, 8, &n, &total));
+  ASSERT_EQ(1, n);
+  ASSERT_STR_EQ(ida[0], ids[0]);
+
+  /* Delayed, then due: claimed in its group. */
+  ASSERT_EQ(1, qt_claim(&t, 10, 60000, job));
+  ASSERT_STR_EQ("b", job[0].group);
+  ASSERT_UGT(t.claim_info.next_run_at_ms, 0);
+  qf_sleep_until(&t, t.claim_info.next_run_at_ms);
+  ASSERT_EQ(1, qt_claim(&t, 10, 60000, job));
+  ASSERT_STR_EQ(ida[0], job[0].id);
+  ASSERT_STR_EQ("a", job[0].group);
+  ASSERT_EQ(1, job[0].attempts);
+
+  /* Released: back in its group, the attempt not counted. */
+  cl = qt_claim_of(&job[0]);
+  ASSERT_OK(qt_release(&t, &cl, 1, NULL));
+  ASSERT_OK(qf_groups(&t, NULL, 4, g, 4, &ng, &total));
+  ASSERT_NOT_NULL(qf_group_find(g, ng, "a"));
+  ASSERT_UEQ(1, qf_group_find(g, ng, "a")->pending);
+  ASSERT_OK(qf_jobs(&t, FLEET_JOB_PENDING, ids, 8, &n, &total));
+  ASSERT_EQ(1, n);
+  ASSERT_STR_EQ(ida[0], ids[0]);
+  ASSERT_EQ(1, qt_claim(&t, 10, 60000, job));
+  ASSERT_STR_EQ("a", job[0].group);
+  ASSERT_EQ(1, job[0].attempts);
+
+  /* A failed attempt: retried in its group after the backoff. */
+  cl = qt_claim_of(&job[0]);
+  ASSERT_OK(qt_fail(&t, &cl, "boom"));
+  ASSERT_EQ(0, t.dead);
+  qf_sleep_until(&t, t.retry_at);
+  ASSERT_EQ(1, qt_claim(&t, 10, 60000, job));
+  ASSERT_STR_EQ("a", job[0].group);
+  ASSERT_EQ(2, job[0].attempts);
+
+  /* Dead, then retried by hand: pending in its group again. */
+  cl = qt_claim_of(&job[0]);
+  ASSERT_OK(qt_fail(&t, &cl, "boom"));
+  ASSERT_EQ(1, t.dead);
+  ASSERT_OK(qf_retry(&t, ida[0]));
+  ASSERT_UEQ(1, t.removed);
+  ASSERT_OK(qt_get(&t, ida[0], &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_PENDING, info.state);
+  ASSERT_STR_EQ("a", info.group);
+  ASSERT_EQ(1, qt_claim(&t, 10, 60000, job));
+  ASSERT_STR_EQ(ida[0], job[0].id);
+  ASSERT_STR_EQ("a", job[0].group);
+  ASSERT_EQ(1, job[0].attempts);
+
+  /* fleet_queue_list() and the pending page see grouped jobs. */
+  qf_add(&t, "c", 3, 0, NULL);
+  qf_add(&t, NULL, 1, 0, NULL);
+  ASSERT_OK(qt_list(&t, "t", 8, ids, &n, &total));
+  ASSERT_EQ(4, n);
+  ASSERT_UEQ(4, total);
+  ASSERT_OK(qf_jobs(&t, FLEET_JOB_PENDING, ids, 8, &n, &total));
+  ASSERT_EQ(4, n);
+  ASSERT_UEQ(4, total);
+  qt_close(&t);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Group limits and weights                                                 */
 
@@ -931,6 +1061,33 @@ CONFORMANCE_IMPL(queue_flow_worker) {
   qf_claims_check(&c, 400, 8);
   ASSERT_OK(qt_counts(&qw.t));
   ASSERT_UEQ(30, qw.t.counts.completed);
+  qf_worker_close(&qw);
+}
+
+/* A worker held back by a long rate window wakes when the limits are
+ * cleared (the change publishes a wake-up), long before the window's
+ * end, and takes the rest. */
+CONFORMANCE_IMPL(queue_flow_clear_wakes) {
+  fleet_queue_limits_t l;
+  qf_worker_t qw;
+
+  qf_worker_open(&qw, b, "clearwake", 5);
+  qw.work_ms = 1;
+  memset(&l, 0, sizeof(l));
+  l.rate_max = 1;
+  l.rate_ms = 600000;
+  ASSERT_OK(qt_set_limits(&qw.t, &l));
+  qf_add(&qw.t, NULL, 5, 0, NULL);
+  ASSERT_OK(fleet_worker_start(&qw.w, qf_handler));
+  ASSERT(fleet_test_wait_count(&qw.t.c.loop, &qw.completed, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  qt_sleep(&qw.t, 200);
+  ASSERT_EQ(1, qw.completed);
+  ASSERT_EQ(1, qw.n);
+  ASSERT_OK(qt_set_limits(&qw.t, NULL));
+  ASSERT(fleet_test_wait_count(&qw.t.c.loop, &qw.completed, 5,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_EQ(5, qw.n);
   qf_worker_close(&qw);
 }
 
