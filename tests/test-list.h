@@ -183,6 +183,7 @@ CONFORMANCE_DECLARE(queue_flow_hold)
 CONFORMANCE_DECLARE(queue_flow_rate_limit_job)
 CONFORMANCE_DECLARE(queue_flow_worker)
 CONFORMANCE_DECLARE(queue_flow_clear_wakes)
+CONFORMANCE_DECLARE(queue_flow_group_heartbeat)
 CONFORMANCE_DECLARE(queue_flow_bad_input)
 
 /* test_worker.c */
@@ -619,6 +620,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_flow_rate_limit_job)
   CONFORMANCE_ENTRY(queue_flow_worker)
   CONFORMANCE_ENTRY(queue_flow_clear_wakes)
+  CONFORMANCE_ENTRY(queue_flow_group_heartbeat)
   CONFORMANCE_ENTRY(queue_flow_bad_input)
 
   /* test_worker.c */

@@ -926,19 +926,32 @@ static void qf_on_worker_closed(fleet_handle_t *w) {
   qw->closed++;
 }
 
-static void qf_worker_open(qf_worker_t *qw, fleet_test_backend_t *b,
-                           const char *name, uint32_t concurrency) {
+/* Opens a worker of `concurrency` on queue `name`, with a claim TTL of
+ * `claim_ttl_ms` and heartbeats every `heartbeat_ms` (0, 0: the
+ * defaults). */
+static void qf_worker_open_ttl(qf_worker_t *qw, fleet_test_backend_t *b,
+                               const char *name, uint32_t concurrency,
+                               uint32_t claim_ttl_ms, uint32_t heartbeat_ms) {
   fleet_worker_options_t o;
 
   memset(qw, 0, sizeof(*qw));
   fleet_worker_options_init(&o);
   o.concurrency = concurrency;
+  if (claim_ttl_ms != 0) {
+    o.claim_ttl_ms = claim_ttl_ms;
+    o.heartbeat_ms = heartbeat_ms;
+  }
   o.done_cb = qf_done;
   o.poll_ms = 60000; /* the tests must not depend on polling */
   qw->claim_ttl_ms = o.claim_ttl_ms;
   qt_open(&qw->t, b->url, name, NULL);
   qw->w.data = qw;
   ASSERT_OK(fleet_worker_init(&qw->t.c.client, &qw->w, name, &o));
+}
+
+static void qf_worker_open(qf_worker_t *qw, fleet_test_backend_t *b,
+                           const char *name, uint32_t concurrency) {
+  qf_worker_open_ttl(qw, b, name, concurrency, 0, 0);
 }
 
 static void qf_worker_close(qf_worker_t *qw) {
@@ -1088,6 +1101,40 @@ CONFORMANCE_IMPL(queue_flow_clear_wakes) {
   ASSERT(fleet_test_wait_count(&qw.t.c.loop, &qw.completed, 5,
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_EQ(5, qw.n);
+  qf_worker_close(&qw);
+}
+
+/* Heartbeats keep a grouped claim's group: under a group concurrency of
+ * 1, jobs that outlive their claim TTL on heartbeats run one at a time,
+ * and each completion frees the group's slot for the next (a claim that
+ * lost its group would hold the slot for ever). */
+CONFORMANCE_IMPL(queue_flow_group_heartbeat) {
+  fleet_queue_limits_t l;
+  qf_worker_t qw;
+  int i, j, running, most = 0;
+
+  qf_worker_open_ttl(&qw, b, "ghb", 3, (uint32_t)fleet_test_ms(300),
+                     (uint32_t)fleet_test_ms(100));
+  qw.work_ms = fleet_test_ms(500);
+  memset(&l, 0, sizeof(l));
+  l.group_concurrency = 1;
+  ASSERT_OK(qt_set_limits(&qw.t, &l));
+  qf_add(&qw.t, "a", 3, 0, NULL);
+  ASSERT_OK(fleet_worker_start(&qw.w, qf_handler));
+  ASSERT(fleet_test_wait_count(&qw.t.c.loop, &qw.completed, 3,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_EQ(3, qw.n);
+  ASSERT_EQ(0, qw.other);
+  for (i = 0; i < qw.n; i++) {
+    ASSERT_EQ(1, qw.led[i].attempts);
+    running = 0;
+    for (j = 0; j < qw.n; j++)
+      running += qw.led[j].start_us <= qw.led[i].start_us &&
+                 qw.led[j].end_us > qw.led[i].start_us;
+    if (running > most)
+      most = running;
+  }
+  ASSERT_EQ(1, most);
   qf_worker_close(&qw);
 }
 
