@@ -447,6 +447,19 @@ CONFORMANCE_IMPL(queue_flow_groups) {
   ASSERT_UEQ(194, t.counts.pending);
   ASSERT_UEQ(10, t.counts.running);
   qt_close(&t);
+
+  /* A backlog without a group, then a group: the group's jobs come
+   * within the first claims too. */
+  qt_open(&t, b->url, "groups2", NULL);
+  qf_add(&t, NULL, 200, 0, NULL);
+  qf_add(&t, "small", 3, 0, NULL);
+  nsmall = 0;
+  for (i = 0; i < 6; i++) {
+    ASSERT_EQ(1, qt_claim(&t, 1, 60000, job));
+    nsmall += strcmp(job[0].group, "small") == 0;
+  }
+  ASSERT_EQ(3, nsmall);
+  qt_close(&t);
 }
 
 /* Where fleet_queue_jobs() copies its page. */
@@ -651,6 +664,23 @@ CONFORMANCE_IMPL(queue_flow_group_limits) {
   ASSERT_EQ(1, rl.group_concurrency);
   ASSERT_UEQ(4, f.running);
   ASSERT_UEQ(2, f.groups);
+  qt_close(&t);
+
+  /* Set while jobs run: the group's running jobs are counted from the
+   * claims. */
+  qt_open(&t, b->url, "gconc2", NULL);
+  qf_add(&t, "a", 4, 0, NULL);
+  ASSERT_EQ(1, qt_claim(&t, 10, 60000, jobs));
+  ASSERT_EQ(1, qt_claim(&t, 10, 60000, jobs + 1));
+  memset(&l, 0, sizeof(l));
+  l.group_concurrency = 2;
+  ASSERT_OK(qt_set_limits(&t, &l));
+  ASSERT_EQ(0, qt_claim(&t, 10, 60000, more));
+  ASSERT_UEQ(FLEET_CLAIM_WAIT_SLOT, t.claim_info.retry_at_ms);
+  cl = qt_claim_of(&jobs[0]);
+  ASSERT_OK(qt_complete(&t, &cl, 1, NULL));
+  ASSERT_EQ(1, qt_claim(&t, 10, 60000, more));
+  ASSERT_EQ(0, qt_claim(&t, 10, 60000, more + 1));
   qt_close(&t);
 
   /* Group rate. */
