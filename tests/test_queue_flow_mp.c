@@ -217,10 +217,12 @@ static int qf_mp_most_in(const uint64_t *starts, int n, uint64_t ms,
 
 /* 200 jobs at 50 per 1000 ms on 4 workers of concurrency 8: from the start
  * times, no 1000 - D ms holds more than 50 jobs (D: QF_MP_LATENCY_MS,
- * scaled), and the run took three windows. */
+ * scaled), nor from the end times with D the latency and QF_MP_ACK_MS,
+ * and the run took three windows. */
 TEST_IMPL(queue_flow_mp_rate) {
   fleet_queue_limits_t l;
-  uint64_t starts[QF_MP_JOBS_MAX], at = 0, d = fleet_test_ms(QF_MP_LATENCY_MS);
+  uint64_t starts[QF_MP_JOBS_MAX], ends[QF_MP_JOBS_MAX], at = 0;
+  uint64_t d = fleet_test_ms(QF_MP_LATENCY_MS);
   qf_mp_t *m = calloc(1, sizeof(*m));
   int i, most;
 
@@ -239,16 +241,30 @@ TEST_IMPL(queue_flow_mp_rate) {
   for (i = 0; i < m->n; i++)
     starts[i] = m->e[i].start;
   qsort(starts, (size_t)m->n, sizeof(starts[0]), qf_mp_cmp_u64);
+  /* What the ledger shows over whole windows, for the log: starts, and
+   * ends (completions). */
+  for (i = 0; i < m->n; i++)
+    ends[i] = m->e[i].end;
+  qsort(ends, (size_t)m->n, sizeof(ends[0]), qf_mp_cmp_u64);
   most = qf_mp_most_in(starts, m->n, 1000, &at);
   fprintf(stderr,
-          "# rate: at most %d jobs started in 1000 ms (from %" PRIu64 ")\n",
-          most, at);
+          "# rate: at most %d jobs started and %d completed in 1000 ms\n", most,
+          qf_mp_most_in(ends, m->n, 1000, &at));
   most = qf_mp_most_in(starts, m->n, 1000 - d, &at);
   if (most > 50)
     fleet_test__fail(__FILE__, __LINE__,
                      "%d jobs started in the %" PRIu64 " ms from %" PRIu64
                      ", limit 50",
                      most, 1000 - d, at);
+  /* Completions: their latency adds the work's timer and the
+   * completion's round trip. */
+  most = qf_mp_most_in(
+      ends, m->n, 1000 - fleet_test_ms(QF_MP_LATENCY_MS + QF_MP_ACK_MS), &at);
+  if (most > 50)
+    fleet_test__fail(
+        __FILE__, __LINE__,
+        "%d jobs completed in the %" PRIu64 " ms from %" PRIu64 ", limit 50",
+        most, 1000 - fleet_test_ms(QF_MP_LATENCY_MS + QF_MP_ACK_MS), at);
   /* 200 jobs at 50 a window: the last was claimed 3 windows after the
    * first. */
   ASSERT_UGE(starts[m->n - 1] + d, starts[0] + 3000);
