@@ -1,10 +1,12 @@
 /* test_queue_flow.c -- flow control on both adapters (docs/queue.md, "Flow
  * control"): the queue's rate limit (a sliding window on the backend
  * clock), its concurrency limit (counted by claims, freed by a completion
- * or a recovery), groups claimed in rotation with priorities inside each,
- * group limits and weights, holds of the queue and of a group, a handler's
- * fleet_job_rate_limit(), a worker under both limits, and bad input.
- *
+ * or a recovery), groups claimed in rotation with priorities inside each
+ * and a grouped job's life (delayed, released, retried), group limits and
+ * weights, holds of the queue and of a group, a handler's
+ * fleet_job_rate_limit(), a worker under both limits, a worker woken when
+ * the limits are cleared, heartbeats under a group concurrency limit, and
+ * bad input. *
  * Every limit is checked from what the claims returned (their backend
  * time, their jobs and retry_at_ms) or from a worker's ledger of start and
  * end times, never from how long the test took. */
