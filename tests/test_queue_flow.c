@@ -6,7 +6,8 @@
  * weights, holds of the queue and of a group, a handler's
  * fleet_job_rate_limit(), a worker under both limits, a worker woken when
  * the limits are cleared, heartbeats under a group concurrency limit, and
- * bad input. *
+ * bad input.
+ *
  * Every limit is checked from what the claims returned (their backend
  * time, their jobs and retry_at_ms) or from a worker's ledger of start and
  * end times, never from how long the test took. */
