@@ -23,6 +23,8 @@
   XX(queue_admin_jobs)                                                         \
   XX(queue_admin_retry)                                                        \
   XX(queue_admin_pause)                                                        \
+  XX(queue_flow_groups)                                                        \
+  XX(queue_flow_worker)                                                        \
   XX(worker_basic)                                                             \
   XX(worker_wakeup)                                                            \
   XX(worker_fail_retry)                                                        \

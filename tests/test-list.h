@@ -173,12 +173,26 @@ CONFORMANCE_DECLARE(queue_recover)
 CONFORMANCE_DECLARE(queue_recover_mixed)
 CONFORMANCE_DECLARE(queue_token_after_recover)
 
+/* test_queue_flow.c */
+CONFORMANCE_DECLARE(queue_flow_rate)
+CONFORMANCE_DECLARE(queue_flow_concurrency)
+CONFORMANCE_DECLARE(queue_flow_groups)
+CONFORMANCE_DECLARE(queue_flow_group_lifecycle)
+CONFORMANCE_DECLARE(queue_flow_group_limits)
+CONFORMANCE_DECLARE(queue_flow_hold)
+CONFORMANCE_DECLARE(queue_flow_rate_limit_job)
+CONFORMANCE_DECLARE(queue_flow_worker)
+CONFORMANCE_DECLARE(queue_flow_clear_wakes)
+CONFORMANCE_DECLARE(queue_flow_group_heartbeat)
+CONFORMANCE_DECLARE(queue_flow_bad_input)
+
 /* test_queue_groups.c */
 CONFORMANCE_DECLARE(queue_group_states)
 /* test_worker_share.c */
 CONFORMANCE_DECLARE(worker_share_weighted)
 CONFORMANCE_DECLARE(worker_share_strict)
 CONFORMANCE_DECLARE(worker_share_bad_input)
+
 /* test_worker.c */
 CONFORMANCE_DECLARE(worker_basic)
 CONFORMANCE_DECLARE(worker_job_group)
@@ -211,6 +225,10 @@ TEST_DECLARE(queue_mp_race)
 TEST_DECLARE(queue_mp_kill)
 TEST_DECLARE(queue_mp_restart)
 TEST_DECLARE(queue_mp_delivery_stopped)
+/* test_queue_flow_mp.c */
+TEST_DECLARE(queue_flow_mp_rate)
+TEST_DECLARE(queue_flow_mp_concurrency)
+TEST_DECLARE(queue_flow_mp_fair)
 
 /* test_diff.c */
 TEST_DECLARE(diff_lock_ops)
@@ -602,6 +620,19 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_recover_mixed)
   CONFORMANCE_ENTRY(queue_token_after_recover)
 
+  /* test_queue_flow.c */
+  CONFORMANCE_ENTRY(queue_flow_rate)
+  CONFORMANCE_ENTRY(queue_flow_concurrency)
+  CONFORMANCE_ENTRY(queue_flow_groups)
+  CONFORMANCE_ENTRY(queue_flow_group_lifecycle)
+  CONFORMANCE_ENTRY(queue_flow_group_limits)
+  CONFORMANCE_ENTRY(queue_flow_hold)
+  CONFORMANCE_ENTRY(queue_flow_rate_limit_job)
+  CONFORMANCE_ENTRY(queue_flow_worker)
+  CONFORMANCE_ENTRY(queue_flow_clear_wakes)
+  CONFORMANCE_ENTRY(queue_flow_group_heartbeat)
+  CONFORMANCE_ENTRY(queue_flow_bad_input)
+
   /* test_worker.c */
   CONFORMANCE_ENTRY(queue_group_states)
   CONFORMANCE_ENTRY(worker_share_weighted)
@@ -639,6 +670,10 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(queue_mp_kill, 60)
   TEST_ENTRY_TIMEOUT(queue_mp_restart, 60)
   TEST_ENTRY(queue_mp_delivery_stopped)
+  /* test_queue_flow_mp.c */
+  TEST_ENTRY_TIMEOUT(queue_flow_mp_rate, 60)
+  TEST_ENTRY_TIMEOUT(queue_flow_mp_concurrency, 60)
+  TEST_ENTRY_TIMEOUT(queue_flow_mp_fair, 60)
 
   /* test_diff.c */
   TEST_ENTRY_TIMEOUT(diff_lock_ops, 120)

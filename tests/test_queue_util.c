@@ -145,6 +145,10 @@ static void qt_on_claim(fleet_queue_t *q, int status, fleet_job_t *jobs,
     j->max_attempts = jobs[i].max_attempts;
     j->token = jobs[i].token;
     j->deadline_ms = jobs[i].deadline_ms;
+    ASSERT_EQ(jobs[i].group != NULL ? strlen(jobs[i].group) : 0,
+              jobs[i].group_len);
+    snprintf(j->group, sizeof(j->group), "%s",
+             jobs[i].group != NULL ? jobs[i].group : "");
     ASSERT_UEQ(info->deadline_ms, j->deadline_ms);
   }
 }
@@ -220,7 +224,8 @@ int qt_recover(qt_t *t) {
 
 static void qt_on_get(fleet_queue_t *q, int status,
                       const fleet_job_info_t *info, void *ud) {
-  qt_enter(q, status);
+  qt_t *t = qt_enter(q, status);
+
   if (status != 0) {
     ASSERT_NULL(info);
     return;
@@ -241,6 +246,11 @@ static void qt_on_get(fleet_queue_t *q, int status,
   qt_out_info->type = NULL;
   qt_out_info->payload.base = NULL;
   qt_out_info->last_error = info->last_error != NULL ? "" : NULL;
+  if (info->group != NULL) {
+    ASSERT_LE(strlen(info->group), FLEET_JOB_GROUP_MAX);
+    snprintf(t->get_group, sizeof(t->get_group), "%s", info->group);
+    qt_out_info->group = t->get_group;
+  }
 }
 
 int qt_get(qt_t *t, const char *id, fleet_job_info_t *info, char *payload_out,
@@ -305,6 +315,11 @@ static void qt_on_purge(fleet_queue_t *q, int status, uint64_t removed,
 int qt_purge(qt_t *t, fleet_job_state_t which) {
   qt_begin(t);
   return qt_finish(t, fleet_queue_purge(&t->q, which, qt_on_purge, t));
+}
+
+int qt_set_limits(qt_t *t, const fleet_queue_limits_t *limits) {
+  qt_begin(t);
+  return qt_finish(t, fleet_queue_set_limits(&t->q, limits, qt_on_status, t));
 }
 
 void qt_sleep(qt_t *t, uint64_t ms) {

@@ -16,6 +16,8 @@ typedef struct {
   uint32_t max_attempts;
   uint64_t token;
   uint64_t deadline_ms;
+  /* The job's group, "" when it has none. */
+  char group[FLEET_JOB_GROUP_MAX + 1];
 } qt_job_t;
 
 /* A client on its own loop and a queue handle on it. */
@@ -32,6 +34,8 @@ typedef struct {
   int dead;
   uint64_t retry_at;
   uint64_t removed;
+  /* The group of the job qt_get() read (its info's group points here). */
+  char get_group[FLEET_JOB_GROUP_MAX + 1];
 } qt_t;
 
 /* Opens the client (on `url`, prefix "qt") and the queue `name` with
@@ -90,6 +94,8 @@ int qt_counts(qt_t *t);
 int qt_list(qt_t *t, const char *type, size_t limit,
             char (*ids)[FLEET_JOB_ID_MAX + 1], size_t *n, uint64_t *total);
 int qt_purge(qt_t *t, fleet_job_state_t which);
+/* fleet_queue_set_limits(); `limits` NULL clears them. */
+int qt_set_limits(qt_t *t, const fleet_queue_limits_t *limits);
 
 /* Sleeps on the loop for `ms` (not scaled), running whatever else is
  * due. */

@@ -5,12 +5,27 @@
  *
  *   fleet-bench queue [--url URL] [--seconds S] [--concurrency C]
  *                     [--rate R] [--jobs N] [--pending N] [--keep K]
+ *                     [--held-seconds S]
  *
  * Metrics: enqueue_bulk_* (N jobs with an empty payload, default 100000),
  * pending_bytes_per_job (the server's used_memory delta over those N
  * pending jobs, over N), process_c<C>_* (processing them), e2e_<R>_*
  * (rates, and p50/p99 from the enqueue call to the accepted completion),
  * pickup_<R>_* (p50/p99 from the enqueue call to the handler).
+ *
+ * Flow control (docs/queue.md, "Flow control"), side by side with the
+ * unlimited processing above and on the same number of jobs:
+ * process_c<C>_limit_* (a rate limit of FLEET_LIMIT_RATE_MAX per second and
+ * a concurrency limit of as many, both far above the rate reached) and
+ * process_c<C>_groups1000_* (the jobs spread over 1000 groups, round-robin),
+ * each with *_ops_ratio and *_server_cpu_ratio against the unlimited run;
+ * pending_grouped_bytes_per_job (used_memory over the N grouped jobs, per
+ * job) and pending_grouped_extra_bytes_per_job (that less the ungrouped
+ * figure); and rate_held_* (a limit of 1000 jobs per second, 4 workers on
+ * their own connections, for --held-seconds, default 10: the jobs per
+ * second achieved, as a percentage of the limit, and the most claimed in
+ * any 1000 ms of the backend clock and handled in any 1000 ms of this
+ * process's).
  *
  * With --pending N, only one measurement instead: N jobs are queued first,
  * then the worker processes for S seconds while the producer tops the
@@ -34,6 +49,11 @@
 /* The bound on queueing the jobs of --jobs or --pending, whatever --seconds
  * says: a million jobs take about 15 s. */
 #define BQ_FILL_SECONDS 120
+/* The groups of the groups run, and the rate-held run's limit and
+ * workers. */
+#define BQ_GROUPS 1000
+#define BQ_HELD_RATE 1000
+#define BQ_HELD_WORKERS 4
 
 typedef struct {
   uv_loop_t loop;
@@ -58,7 +78,16 @@ typedef struct {
   int shared;         /* the worker uses the producer's client */
   const char *suffix; /* of the process, e2e, pickup labels: "" or "_keep" */
   uint32_t keep;      /* --keep: keep_completed, or 0 for the default */
+  int stopped;        /* the worker's stop callback ran */
+  int limits_set;     /* the set-limits callback ran (its status + 1) */
+  char groups[BQ_GROUPS][8];
 } bq_t;
+
+/* What one processing run measured. */
+typedef struct {
+  double ops_per_s;
+  double server_us_per_op; /* -1: unknown */
+} bq_result_t;
 
 /* ------------------------------------------------------------------------ */
 /* Bulk enqueue                                                             */
@@ -310,10 +339,315 @@ static int bq_pending(bq_t *b, const bench_opts_t *o, long concurrency,
   return 0;
 }
 
+static void bq_on_stop_done(fleet_handle_t *w, int status, void *arg) {
+  bq_t *b = arg;
+  b->stopped = 1;
+}
+
+/* Starts the worker, runs until it processed what was enqueued, stops it,
+ * and emits the rates under `label`; `res` gets them. */
+static int bq_process(bq_t *b, const bench_opts_t *o, const char *label,
+                      int pid, bq_result_t *res) {
+  bench_cpu_t c0, c1;
+  double secs;
+  int err;
+
+  b->completed = 0;
+  bench_cpu_sample(&c0, pid);
+  err = fleet_worker_start(&b->w, bq_handler);
+  if (err != 0) {
+    fprintf(stderr, "fleet-bench queue: start: %s\n", fleet_strerror(err));
+    return err;
+  }
+  bq_run_until(b, b->enqueued, o->seconds * 5);
+  bench_cpu_sample(&c1, pid);
+  b->stopped = 0;
+  if (fleet_worker_stop(&b->w, 5000, bq_on_stop_done, b) == 0)
+    while (!b->stopped)
+      uv_run(&b->loop, UV_RUN_ONCE);
+  if (b->error != 0) {
+    fprintf(stderr, "fleet-bench queue: %s: %s\n", label,
+            fleet_strerror(b->error));
+    return b->error;
+  }
+  bench_emit_rates("queue", label, b->completed, &c0, &c1);
+  secs = (double)(c1.wall_ns - c0.wall_ns) / 1e9;
+  res->ops_per_s = secs > 0 ? (double)b->completed / secs : 0;
+  res->server_us_per_op =
+      c0.server_us >= 0 && c1.server_us >= 0 && b->completed > 0
+          ? (double)(c1.server_us - c0.server_us) / (double)b->completed
+          : -1;
+  return 0;
+}
+
+/* Emits <label>_ops_ratio and <label>_server_cpu_ratio: `r` against the
+ * unlimited run `base`. */
+static void bq_emit_ratios(const char *label, const bq_result_t *r,
+                           const bq_result_t *base) {
+  char metric[96];
+
+  if (base->ops_per_s > 0) {
+    snprintf(metric, sizeof(metric), "%s_ops_ratio", label);
+    bench_emit("queue", metric, r->ops_per_s / base->ops_per_s, "x");
+  }
+  if (r->server_us_per_op >= 0 && base->server_us_per_op > 0) {
+    snprintf(metric, sizeof(metric), "%s_server_cpu_ratio", label);
+    bench_emit("queue", metric, r->server_us_per_op / base->server_us_per_op,
+               "x");
+  }
+}
+
+static void bq_on_limits(fleet_handle_t *q, int status, void *arg) {
+  bq_t *b = arg;
+  b->limits_set = status + 1;
+}
+
+/* Sets the limits of queue `q` (NULL: clears them) and waits for it. */
+static int bq_set_limits(bq_t *b, fleet_queue_t *q,
+                         const fleet_queue_limits_t *l) {
+  int err;
+
+  b->limits_set = 0;
+  err = fleet_queue_set_limits(q, l, bq_on_limits, b);
+  if (err == 0) {
+    while (b->limits_set == 0)
+      uv_run(&b->loop, UV_RUN_ONCE);
+    err = b->limits_set - 1;
+  }
+  if (err != 0)
+    fprintf(stderr, "fleet-bench queue: set limits: %s\n", fleet_strerror(err));
+  return err;
+}
+
+/* The flow-control runs, after the unlimited one (`base`, on `jobs` jobs
+ * that used `plain_bytes` of server memory each, or -1): a queue-wide
+ * rate and concurrency limit far above the rate reached, then the jobs
+ * spread over BQ_GROUPS groups. */
+static int bq_flow(bq_t *b, const bench_opts_t *o, long concurrency, int pid,
+                   uint64_t jobs, double plain_bytes, const bq_result_t *base) {
+  fleet_queue_limits_t l;
+  bq_result_t r;
+  int64_t m0, m1;
+  char label[64];
+  int err, i;
+
+  memset(&l, 0, sizeof(l));
+  l.rate_max = FLEET_LIMIT_RATE_MAX;
+  l.rate_ms = 1000;
+  l.concurrency = FLEET_LIMIT_RATE_MAX;
+  if ((err = bq_set_limits(b, &b->q, &l)) != 0)
+    return err;
+  b->enqueued = 0;
+  b->fill = jobs;
+  if ((err = bq_fill(b)) != 0)
+    return err;
+  snprintf(label, sizeof(label), "process_c%ld_limit%s", concurrency,
+           b->suffix);
+  if ((err = bq_process(b, o, label, pid, &r)) != 0)
+    return err;
+  bq_emit_ratios(label, &r, base);
+  if ((err = bq_set_limits(b, &b->q, NULL)) != 0)
+    return err;
+
+  /* Job i of each batch in group i: round-robin over the groups. */
+  for (i = 0; i < BQ_BATCH; i++)
+    b->specs[i].group = b->groups[i % BQ_GROUPS];
+  b->enqueued = 0;
+  m0 = bench_server_memory(pid);
+  err = bq_fill(b);
+  m1 = bench_server_memory(pid);
+  for (i = 0; i < BQ_BATCH; i++)
+    b->specs[i].group = NULL;
+  if (err != 0)
+    return err;
+  if (m0 >= 0 && m1 >= 0) {
+    double per = (double)(m1 - m0) / (double)b->enqueued;
+    bench_emit("queue", "pending_grouped_bytes_per_job", per, "B/job");
+    if (plain_bytes >= 0)
+      bench_emit("queue", "pending_grouped_extra_bytes_per_job",
+                 per - plain_bytes, "B/job");
+  }
+  snprintf(label, sizeof(label), "process_c%ld_groups%d%s", concurrency,
+           BQ_GROUPS, b->suffix);
+  if ((err = bq_process(b, o, label, pid, &r)) != 0)
+    return err;
+  bq_emit_ratios(label, &r, base);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A rate limit held                                                        */
+
+/* The rate-held run: BQ_HELD_WORKERS workers, each on a connection of its
+ * own (on memory://, the producer's), under a limit of BQ_HELD_RATE jobs
+ * per 1000 ms, with a backlog that outlasts the run. */
+typedef struct {
+  fleet_client_t clients[BQ_HELD_WORKERS];
+  fleet_worker_t w[BQ_HELD_WORKERS];
+  fleet_queue_t q;
+  uint64_t *at;      /* handler times, uv_hrtime() */
+  uint64_t *claimed; /* the claims' backend times, in ms */
+  uint32_t claim_ttl_ms;
+  size_t n, cap;
+  uint64_t t0, t1; /* the run: handler times counted in [t0, t1) */
+  int closed;
+} bq_held_t;
+
+static void bq_held_handler(fleet_worker_t *w, fleet_job_t *job) {
+  bq_held_t *h = w->data;
+  uint64_t now = uv_hrtime();
+
+  if (now >= h->t0 && now < h->t1 && h->n < h->cap) {
+    /* (A claim's deadline is its backend time plus the claim TTL.) */
+    h->claimed[h->n] = job->deadline_ms - h->claim_ttl_ms;
+    h->at[h->n++] = now;
+  }
+  fleet_job_complete(job);
+}
+
+static void bq_held_closed(fleet_handle_t *x) {
+  bq_held_t *h = x->data;
+  h->closed++;
+}
+
+static void bq_held_client_closed(fleet_client_t *c) {
+  bq_held_t *h = c->data;
+  h->closed++;
+}
+
+/* The most entries of the sorted `at` in any `ns`. */
+static size_t bq_most_in(const uint64_t *at, size_t n, uint64_t ns) {
+  size_t i, j = 0, most = 0;
+
+  for (i = 0; i < n; i++) {
+    while (j < n && at[j] < at[i] + ns)
+      j++;
+    if (j - i > most)
+      most = j - i;
+  }
+  return most;
+}
+
+static void bq_held_on_enqueued(fleet_queue_t *q, int status,
+                                const fleet_enqueue_result_t *r, size_t n,
+                                void *arg) {
+  bq_t *b = arg;
+  b->limits_set = status + 1;
+}
+
+static int bq_cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Enqueues `n` jobs of empty payloads to `q`, one batch at a time. */
+static int bq_held_fill(bq_t *b, fleet_queue_t *q, uint64_t n) {
+  uint64_t done = 0;
+  size_t k;
+  int err = 0;
+
+  while (done < n && err == 0) {
+    k = n - done < BQ_BATCH ? (size_t)(n - done) : BQ_BATCH;
+    b->limits_set = 0;
+    err = fleet_queue_enqueue(q, b->specs, k, bq_held_on_enqueued, b);
+    while (err == 0 && b->limits_set == 0)
+      uv_run(&b->loop, UV_RUN_ONCE);
+    if (err == 0)
+      err = b->limits_set - 1;
+    done += k;
+  }
+  return err;
+}
+
+static int bq_rate_held(bq_t *b, const bench_opts_t *o, double seconds) {
+  static bq_held_t h;
+  fleet_worker_options_t wo;
+  fleet_queue_limits_t l;
+  int i, err, opened = 0, handles = 0;
+
+  memset(&h, 0, sizeof(h));
+  h.cap = (size_t)(seconds * BQ_HELD_RATE * 1.5) + BQ_HELD_RATE;
+  h.at = calloc(h.cap, sizeof(*h.at));
+  h.claimed = calloc(h.cap, sizeof(*h.claimed));
+  if (h.at == NULL || h.claimed == NULL) {
+    free(h.at);
+    free(h.claimed);
+    return FLEET_ENOMEM;
+  }
+  h.q.data = &h;
+  err = fleet_queue_init(&b->producer, &h.q, "bench-held", NULL);
+  if (err == 0)
+    handles++;
+  memset(&l, 0, sizeof(l));
+  l.rate_max = BQ_HELD_RATE;
+  l.rate_ms = 1000;
+  if (err == 0)
+    err = bq_set_limits(b, &h.q, &l);
+  /* The backlog: what the run can take, and a second more. */
+  if (err == 0)
+    err = bq_held_fill(b, &h.q, (uint64_t)((seconds + 1) * BQ_HELD_RATE));
+  for (; err == 0 && !b->shared && opened < BQ_HELD_WORKERS; opened++)
+    if (bench_client_open(&b->loop, &h.clients[opened], o) != 0)
+      err = FLEET_EUNAVAILABLE;
+  for (i = 0; err == 0 && i < BQ_HELD_WORKERS; i++) {
+    fleet_worker_options_init(&wo);
+    wo.concurrency = 50;
+    h.claim_ttl_ms = wo.claim_ttl_ms;
+    h.w[i].data = &h;
+    err = fleet_worker_init(b->shared ? &b->producer : &h.clients[i], &h.w[i],
+                            "bench-held", &wo);
+    if (err == 0)
+      handles++;
+  }
+  h.t0 = uv_hrtime();
+  h.t1 = h.t0 + (uint64_t)(seconds * 1e9);
+  for (i = 0; err == 0 && i < BQ_HELD_WORKERS; i++)
+    err = fleet_worker_start(&h.w[i], bq_held_handler);
+  while (err == 0 && uv_hrtime() < h.t1)
+    uv_run(&b->loop, UV_RUN_ONCE);
+  if (err == 0 && h.n > 0) {
+    bench_emit("queue", "rate_held_1000_jobs_per_s", (double)h.n / seconds,
+               "jobs/s");
+    bench_emit("queue", "rate_held_1000_pct",
+               100.0 * (double)h.n / seconds / BQ_HELD_RATE, "%");
+    /* The most in any 1000 ms: of the claims on the backend clock (what
+     * the limit holds), and of the handler calls on this process's (the
+     * first window's include the start's latency, the script loads). */
+    qsort(h.claimed, h.n, sizeof(*h.claimed), bq_cmp_u64);
+    bench_emit("queue", "rate_held_1000_max_claimed_per_1s",
+               (double)bq_most_in(h.claimed, h.n, 1000), "jobs");
+    qsort(h.at, h.n, sizeof(*h.at), bq_cmp_u64);
+    bench_emit("queue", "rate_held_1000_max_handled_per_1s",
+               (double)bq_most_in(h.at, h.n, 1000000000u), "jobs");
+  }
+  if (err != 0)
+    fprintf(stderr, "fleet-bench queue: rate held: %s\n", fleet_strerror(err));
+  /* The workers (those initialized), then the queue handle. */
+  for (i = 0; i < handles - 1; i++)
+    fleet_worker_close(&h.w[i], bq_held_closed);
+  if (handles > 0)
+    fleet_queue_close(&h.q, bq_held_closed);
+  while (h.closed < handles)
+    uv_run(&b->loop, UV_RUN_ONCE);
+  /* (bench_client_close() runs the loop to its end: not while the
+   * producer's client is open.) */
+  h.closed = 0;
+  for (i = 0; i < opened; i++) {
+    h.clients[i].data = &h;
+    fleet_client_close(&h.clients[i], bq_held_client_closed);
+  }
+  while (h.closed < opened)
+    uv_run(&b->loop, UV_RUN_ONCE);
+  free(h.at);
+  free(h.claimed);
+  return err;
+}
+
 /* The default run: bulk enqueue and its memory, processing, latency. */
 static int bq_default(bq_t *b, const bench_opts_t *o, long concurrency,
                       long rate, int pid) {
   bench_cpu_t c0, c1;
+  bq_result_t base;
   int64_t m0, m1;
   char label[48];
   int err;
@@ -330,22 +664,22 @@ static int bq_default(bq_t *b, const bench_opts_t *o, long concurrency,
     bench_emit("queue", "pending_bytes_per_job",
                (double)(m1 - m0) / (double)b->enqueued, "B/job");
 
-  /* Processing: one worker on what was enqueued. */
-  bench_cpu_sample(&c0, pid);
+  /* Processing: one worker on what was enqueued; then, with no --keep,
+   * the same under flow control. */
+  snprintf(label, sizeof(label), "process_c%ld%s", concurrency, b->suffix);
+  if ((err = bq_process(b, o, label, pid, &base)) != 0)
+    return err;
+  if (b->keep == 0 &&
+      (err = bq_flow(b, o, concurrency, pid, b->fill,
+                     m0 >= 0 && m1 >= 0 ? (double)(m1 - m0) / (double)b->fill
+                                        : -1,
+                     &base)) != 0)
+    return err;
   err = fleet_worker_start(&b->w, bq_handler);
   if (err != 0) {
     fprintf(stderr, "fleet-bench queue: start: %s\n", fleet_strerror(err));
     return err;
   }
-  bq_run_until(b, b->enqueued, o->seconds * 5);
-  bench_cpu_sample(&c1, pid);
-  if (b->error != 0) {
-    fprintf(stderr, "fleet-bench queue: process: %s\n",
-            fleet_strerror(b->error));
-    return b->error;
-  }
-  snprintf(label, sizeof(label), "process_c%ld%s", concurrency, b->suffix);
-  bench_emit_rates("queue", label, b->completed, &c0, &c1);
 
   /* End-to-end latency at a fixed rate, for --seconds. */
   b->completed = 0;
@@ -374,6 +708,7 @@ static int bq_default(bq_t *b, const bench_opts_t *o, long concurrency,
 int bench_queue(const bench_opts_t *o) {
   static bq_t b;
   long concurrency = 50, rate = 2000, jobs = 100000, pending = 0, keep = 0;
+  long held = 10;
   int i, pid, err;
 
   for (i = 0; i < o->argc; i++) {
@@ -387,16 +722,18 @@ int bench_queue(const bench_opts_t *o) {
       pending = bench_parse_long("--pending", o->argv[++i]);
     else if (strcmp(o->argv[i], "--keep") == 0 && i + 1 < o->argc)
       keep = bench_parse_long("--keep", o->argv[++i]);
+    else if (strcmp(o->argv[i], "--held-seconds") == 0 && i + 1 < o->argc)
+      held = bench_parse_long("--held-seconds", o->argv[++i]);
     else {
       fprintf(stderr, "fleet-bench queue: unknown flag '%s'\n", o->argv[i]);
       return 2;
     }
   }
   if (concurrency > 10000 || rate > 1000000 || jobs > 10000000 ||
-      pending > 10000000 || keep > 10000000) {
+      pending > 10000000 || keep > 10000000 || held > 60) {
     fprintf(stderr, "fleet-bench queue: --concurrency <= 10000, "
                     "--rate <= 1000000, --jobs, --pending and --keep <= "
-                    "10000000\n");
+                    "10000000, --held-seconds <= 60\n");
     return 2;
   }
   b.keep = (uint32_t)keep;
@@ -409,10 +746,14 @@ int bench_queue(const bench_opts_t *o) {
   pid = bench_server_pid(o->url);
   for (i = 0; i < BQ_BATCH; i++)
     fleet_job_spec_init(&b.specs[i], "bench", NULL, 0);
+  for (i = 0; i < BQ_GROUPS; i++)
+    snprintf(b.groups[i], sizeof(b.groups[i]), "g%d", i);
   b.fill = (uint64_t)jobs;
   b.pending = (uint64_t)pending;
   err = pending > 0 ? bq_pending(&b, o, concurrency, pid)
                     : bq_default(&b, o, concurrency, rate, pid);
+  if (err == 0 && pending == 0 && keep == 0)
+    err = bq_rate_held(&b, o, (double)held);
   bench_lat_free(&b.lat);
   bench_lat_free(&b.pickup);
   bq_close(&b);

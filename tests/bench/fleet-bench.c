@@ -19,8 +19,9 @@ static const struct {
 } bench_commands[] = {
     {"ping", bench_ping, "round trips with 1 and 50 in flight"},
     {"queue", bench_queue,
-     "bulk enqueue, memory per job, process, e2e latency [--pending N] "
-     "[--keep K]"},
+     "bulk enqueue, memory per job, process (unlimited, limited, 1000 "
+     "groups), e2e latency, a rate limit held [--pending N] [--keep K] "
+     "[--held-seconds S]"},
     {"lock", bench_lock,
      "acquire + release, 1 and 50 in flight [--ttl MS] [--inflight N]"},
     {"store", bench_store, "put, get and event append, 50 in flight"},

@@ -1,8 +1,8 @@
 #!/bin/sh
 # sidebyside.sh -- fleet-bench beside its Node anchors (BullMQ, Bee-Queue,
-# Redlock) on one private redis-server, round-robin, and the table of issue
-# 11: fleet's figures per round, their ratios to the anchors, the medians,
-# and the machine's ping baseline of each round.
+# Redlock) on one private redis-server, round-robin, and the table of issues
+# 11 and 25: fleet's figures per round, their ratios to the anchors, the
+# medians, and the machine's ping baseline of each round.
 #
 #   sh tests/bench/sidebyside.sh
 #
@@ -14,9 +14,11 @@
 # toolchain, redis-server, redis-cli, node >= 20 and npm.
 #
 # Environment: SIDEBYSIDE_SECONDS (default 8), the measurement time of each
-# phase; SIDEBYSIDE_ROUNDS (default 3). The defaults take about 9 minutes.
+# phase; SIDEBYSIDE_ROUNDS (default 3). The defaults take about 10 minutes.
 #
-# `fleet-bench queue` measures the default, no completed-job history; a
+# `fleet-bench queue` measures the default, no completed-job history, and
+# the same processing under flow control (a limit far above the rate
+# reached, 1000 groups) and a limit of 1000 jobs/s held for 10 s; a
 # second run with --keep 1000 measures what keeping history costs (only its
 # "_keep" figures are kept, so that its bulk enqueue and memory figures do
 # not replace the default run's).

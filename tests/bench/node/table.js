@@ -1,7 +1,7 @@
 // table.js -- prints the table of sidebyside.sh from the JSON lines its
 // runs produced, each tagged with its round: fleet's figures and their
 // ratios to the anchors per round, their medians, and whether each median
-// meets issue 11's target.
+// meets its target (issue 11's, and issue 25's for flow control).
 //
 //   node table.js RESULTS
 'use strict';
@@ -28,6 +28,10 @@ const P1M = 'fleet-queue process_c50_pending1000000_ops_per_s';
 const P1K = 'fleet-queue process_c50_pending1000_ops_per_s';
 // `fleet-bench queue --keep 1000`: keeping completed-job history.
 const KEEP = 'fleet-queue process_c50_keep';
+// Processing under flow control (issue 25): a queue-wide rate and
+// concurrency limit far above the rate reached, and 1000 groups.
+const LIMIT = 'fleet-queue process_c50_limit';
+const GROUPS = 'fleet-queue process_c50_groups1000';
 
 const num = (d) => (v) => v.toFixed(d);
 const times = (v) => `${v.toFixed(1)}x`;
@@ -65,6 +69,33 @@ const rows = [
     times],
   ['redis-server CPU per acquire+release (us)', '<= 3.5', (v) => v <= 3.5,
     (r) => lock(r, 'server_cpu_us_per_op'), num(2)],
+  ['server CPU per job, queue-wide limit vs none', '<= +15%',
+    (v) => v <= 0.15,
+    (r) => {
+      const q = get(r, `${LIMIT}_server_cpu_ratio`);
+      return q === undefined ? undefined : q - 1;
+    }, pct],
+  ['server CPU per job, 1000 groups vs none', '<= +15%', (v) => v <= 0.15,
+    (r) => {
+      const q = get(r, `${GROUPS}_server_cpu_ratio`);
+      return q === undefined ? undefined : q - 1;
+    }, pct],
+  ['jobs/s with a queue-wide limit vs BullMQ unlimited', '>= 8x',
+    (v) => v >= 8,
+    (r) => ratio(get(r, `${LIMIT}_ops_per_s`),
+      get(r, 'bullmq process_c50_ops_per_s')), times],
+  ['jobs/s with 1000 groups vs BullMQ unlimited', '>= 8x', (v) => v >= 8,
+    (r) => ratio(get(r, `${GROUPS}_ops_per_s`),
+      get(r, 'bullmq process_c50_ops_per_s')), times],
+  ['a limit of 1000 jobs/s held over 10 s, 4 workers', 'within 2%',
+    (v) => Math.abs(v) <= 0.02,
+    (r) => {
+      const p = get(r, 'fleet-queue rate_held_1000_pct');
+      return p === undefined ? undefined : p / 100 - 1;
+    }, pct],
+  ['Redis memory per pending grouped job, empty payload (B)', '<= 100',
+    (v) => v <= 100,
+    (r) => get(r, 'fleet-queue pending_grouped_bytes_per_job'), num(0)],
   ['processed jobs/s vs Bee-Queue, same run', '', null,
     (r) => ratio(get(r, 'fleet-queue process_c50_ops_per_s'),
       get(r, 'beequeue process_c50_ops_per_s')), times],

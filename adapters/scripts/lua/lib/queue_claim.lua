@@ -135,11 +135,21 @@ local function claim_rotation(n, nrot, L, retry)
     local H = holds and call('HMGET', tag .. ':ghold', unpack(win))
     local R = gconc and call('HMGET', tag .. ':grun', unpack(win))
     local C = gmax and gms and call('HMGET', tag .. ':grn', unpack(win))
-    local back, gone = {}, {}
+    -- What is left of the turns that a claim cut (T:gleft).
+    local T = call('HMGET', tag .. ':gleft', unpack(win))
+    local back, gone, ended = {}, {}, {}
+    local v = 0 -- the sets visited: those after stay at the head
     for x, g in ipairs(win) do
-      -- A turn gives the group's weight times gturn (default 10).
-      local take = (W and tonumber(W[x]) or 1) * (tonumber(L[11]) or 10)
+      if #ids >= n then break end
+      v = x
+      -- A turn gives the group's weight times gturn (default 10); a turn
+      -- a claim cut goes on at the next claim.
+      local full = (W and tonumber(W[x]) or 1) * (tonumber(L[11]) or 10)
+      local left = tonumber(T[x]) or full
+      if left > full then left = full end
+      local take = left
       if take > n - #ids then take = n - #ids end
+      local cut = take < left -- (by the claim's size)
       local wait
       if g ~= '' then
         local h = H and tonumber(H[x])
@@ -184,6 +194,13 @@ local function claim_rotation(n, nrot, L, retry)
           gof[#ids] = g
         end
         if g ~= '' then gn[g] = (gn[g] or 0) + #got end
+        -- The claim is full in the middle of the turn: the set stays at
+        -- the head with what is left of its turn.
+        if cut and not wait and not empty and #got == take then
+          call('HSET', tag .. ':gleft', g, dec(left - take))
+          v = x - 1
+          break
+        end
       end
       if wait == -1 then
         slot = true
@@ -191,13 +208,15 @@ local function claim_rotation(n, nrot, L, retry)
       elseif wait and (not held or held == -1 or wait < held) then
         held = wait
       end
+      if T[x] then ended[#ended + 1] = g end
       if empty then
         gone[#gone + 1] = g
       else
         back[#back + 1] = g
       end
     end
-    call('LTRIM', rot, dec(k), '-1')
+    if #ended > 0 then call('HDEL', tag .. ':gleft', unpack(ended)) end
+    call('LTRIM', rot, dec(v), '-1')
     if #back > 0 then call('RPUSH', rot, unpack(back)) end
     if #gone > 0 then call('HDEL', tag .. ':grot', unpack(gone)) end
   end
@@ -449,14 +468,18 @@ local function claim(n, ttl, wid, dttl, ca)
   end
   out[4] = left
   local got = (#out - 5) / 4
-  -- What the claims take of the windows and the running counts.
+  -- What the claims take of the windows and the running counts. A
+  -- window entry is stamped with the end of the ms the claim ran in (now
+  -- + 1): TIME is finer than the ms, and a claim late in ms T and one
+  -- early in ms T + rate_ms would be less than rate_ms apart.
+  local stamp = dec(now + 1) .. ':'
   if rcount then
     if got > 0 then
       -- (The window expires with its last entry: no claim, no key.)
-      call('LPUSH', tag .. ':rl', dec(now) .. ':' .. dec(got))
-      call('PEXPIRE', tag .. ':rl', dec(rms))
+      call('LPUSH', tag .. ':rl', stamp .. dec(got))
+      call('PEXPIRE', tag .. ':rl', dec(rms + 1))
       rcount = rcount + got
-      roldest = roldest or now
+      roldest = roldest or now + 1
     end
     if rcount ~= rwas then call('HSET', tag .. ':limits', 'rl_n', rcount) end
     if rcount >= rmax and left > 0 and retry == 0 then
@@ -470,8 +493,8 @@ local function claim(n, ttl, wid, dttl, ca)
         if grun then call('HINCRBY', grun, g, k) end
         if gcount[g] then
           local key = tag .. ':grl:' .. g
-          call('LPUSH', key, dec(now) .. ':' .. dec(k))
-          call('PEXPIRE', key, dec(tonumber(L[4])))
+          call('LPUSH', key, stamp .. dec(k))
+          call('PEXPIRE', key, dec(tonumber(L[4]) + 1))
           gcount[g] = gcount[g] + k
         end
       end

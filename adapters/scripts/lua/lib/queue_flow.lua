@@ -30,10 +30,14 @@
 -- (T:gweight:
 -- group -> weight), "slotwait" while a claim waits for a running job to
 -- finish, and rl_n, the claims in T:rl, the rate window: a list of
--- "<ms>:<claims>", one per claim call that got jobs, newest first. A
+-- "<ms>:<claims>", one per claim call that got jobs, newest first, <ms>
+-- being the end of the ms the claim ran in (so that claims rate_ms apart
+-- in whole ms are at least rate_ms apart on the finer clock). A
 -- group's window is T:grl:<g> and its count in T:grn (group -> n);
 -- T:ghold holds groups' holds (group -> unix ms) and T:grun, while a
--- group concurrency limit is set, each group's running jobs.
+-- group concurrency limit is set, each group's running jobs; T:gleft,
+-- group -> the jobs left of a turn a full claim cut (the group stays at
+-- the rotation's head for the next claim).
 
 --#include queue_freed
 
