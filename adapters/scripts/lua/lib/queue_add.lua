@@ -83,7 +83,56 @@ local function queue_add(tag, now, n, A, base)
   local PRIO_UNIT = 4398046511104 -- 2^42
   local fmt = string.format
 
-  local seq = call('INCRBY', tag .. ':seq', n) - n
+  -- The generated ids of a group's jobs come from blocks of GROUP_BLOCK
+  -- consecutive ids it holds (T:gids: group -> "<next>:<end>"), so that a
+  -- group's jobs, claimed a turn at a time, have their records in one or
+  -- two chunks (queue_int: rec_key) rather than one chunk each when many
+  -- groups' jobs interleave: a claim reads, and a completion deletes, the
+  -- records of a chunk with one command. The blocks come from T:seq, with
+  -- the batch's own numbers, in one INCRBY.
+  local GROUP_BLOCK = 100
+  local need, gl = {}, {}
+  for i = 0, n - 1 do
+    local a = base + i * 11
+    local g = A[a + 10]
+    if A[a] == '' and g ~= '' then
+      if not need[g] then
+        need[g] = 0
+        gl[#gl + 1] = g
+      end
+      need[g] = need[g] + 1
+    end
+  end
+  local blocks, extra = {}, 0
+  if #gl > 0 then
+    local cur = call('HMGET', tag .. ':gids', unpack(gl))
+    for x, g in ipairs(gl) do
+      local nx, en = string.match(cur[x] or '', '^(%d+):(%d+)$')
+      nx, en = tonumber(nx), tonumber(en)
+      if nx and en and en - nx >= need[g] then
+        blocks[g] = {nx, en}
+      else
+        -- A new run of whole blocks, after the batch's numbers.
+        local k = math.ceil(need[g] / GROUP_BLOCK) * GROUP_BLOCK
+        blocks[g] = {-(extra + 1), k} -- (placed below)
+        extra = extra + k
+      end
+    end
+  end
+  local seq = call('INCRBY', tag .. ':seq', n + extra) - n - extra
+  if #gl > 0 then
+    local w = {}
+    for _, g in ipairs(gl) do
+      local bk = blocks[g]
+      if bk[1] < 0 then
+        local first = seq + n - bk[1] -- seq + n + offset + 1
+        bk[1], bk[2] = first, first + bk[2]
+      end
+      w[#w + 1] = g
+      w[#w + 1] = fmt('%d', bk[1] + need[g]) .. ':' .. fmt('%d', bk[2])
+    end
+    call('HSET', tag .. ':gids', unpack(w))
+  end
   -- The "\0<created_ms>\0" middle of every record of this call.
   local created = '\0' .. fmt('%d', now) .. '\0'
   local opts, list, zp, zd = {}, {}, {}, {}
@@ -102,7 +151,13 @@ local function queue_add(tag, now, n, A, base)
     local id = A[a]
     seq = seq + 1
     local status, h = 1, nil
-    if id == '' then
+    local gb = id == '' and blocks[A[a + 10]]
+    if gb then
+      -- A group's generated id, from its block.
+      id = fmt('%d', gb[1])
+      gb[1] = gb[1] + 1
+      h = rec_key(tag, id)
+    elseif id == '' then
       -- Generated ids are digits, which given ids never are: always new.
       id = fmt('%d', seq)
       if seq >= chunk_end then

@@ -114,9 +114,13 @@ local function claim_rotation(n, nrot, L, retry)
   local ids, gof, gn, gcount = {}, {}, {}, {}
   local held -- the earliest time a held group frees; -1 for a slot
   local slot -- a group waits for a slot
+  local turn = tonumber(L[11]) or 10
   while #ids < n and nrot > 0 do
-    local k = nrot
+    -- The sets a claim of the jobs still wanted visits at most, if each
+    -- gives a whole turn, and one more.
+    local k = math.floor((n - #ids - 1) / turn) + 2
     if k > n - #ids then k = n - #ids end
+    if k > nrot then k = nrot end
     local win = call('LRANGE', rot, '0', dec(k - 1))
     if #win == 0 then break end
     k = #win
@@ -144,7 +148,7 @@ local function claim_rotation(n, nrot, L, retry)
       v = x
       -- A turn gives the group's weight times gturn (default 10); a turn
       -- a claim cut goes on at the next claim.
-      local full = (W and tonumber(W[x]) or 1) * (tonumber(L[11]) or 10)
+      local full = (W and tonumber(W[x]) or 1) * turn
       local left = tonumber(T[x]) or full
       if left > full then left = full end
       local take = left
@@ -320,7 +324,8 @@ local function claim(n, ttl, wid, dttl, ca)
   if n > 0 and conc then
     local h = call('HLEN', tag .. ':claims')
     local running = h > 0 and h - 1 or 0
-    if ca and ca <= #ARGV - 2 then
+    -- (Read only when the limit is near: most claims are far from it.)
+    if ca and ca <= #ARGV - 2 and running + n > conc then
       -- The claims the completions of this call end are free.
       local cids = {}
       for i = ca, #ARGV - 1, 2 do cids[#cids + 1] = ARGV[i] end

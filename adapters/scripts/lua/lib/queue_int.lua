@@ -82,20 +82,6 @@ local function rec_runs(tag, ids, fn)
   end
 end
 
--- The ids of ids[2..] whose records are not in h, the hash of ids[1]'s,
--- and their places in ids, skipping those with a record in found (a
--- record found in h is one of h's).
-local function recs_elsewhere(tag, ids, h, found)
-  local rest, at = {}, {}
-  for i = 2, #ids do
-    if not found[i] and rec_key(tag, ids[i]) ~= h then
-      rest[#rest + 1] = ids[i]
-      at[#at + 1] = i
-    end
-  end
-  return rest, at
-end
-
 -- The records of ids (false or nil where there is none), in their order.
 -- One HMGET of the first id's hash reads a batch in one chunk; only the ids
 -- it does not find are placed one by one (the batch crossed into another
@@ -115,10 +101,30 @@ local function recs_get(tag, ids)
     end
   end
   if all then return r end
-  local rest, at = recs_elsewhere(tag, ids, h, r)
-  if #rest > 0 then
-    local more = recs_get(tag, rest)
-    for k = 1, #rest do r[at[k]] = more[k] end
+  -- The others by the hash that holds them: one HMGET each (a claim of
+  -- jobs of several groups meets a chunk per group, lib/queue_add.lua).
+  local by, hs = {}, {}
+  for i = 2, #ids do
+    if not r[i] then
+      local k = rec_key(tag, ids[i])
+      if k ~= h then
+        local b = by[k]
+        if not b then
+          b = {}
+          by[k] = b
+          hs[#hs + 1] = k
+        end
+        b[#b + 1] = i
+      end
+    end
+  end
+  for _, k in ipairs(hs) do
+    local b, want = by[k], {}
+    for x = 1, #b do want[x] = ids[b[x]] end
+    local got = redis.pcall('HMGET', k, unpack(want))
+    if not got.err then
+      for x = 1, #b do r[b[x]] = got[x] end
+    end
   end
   return r
 end
@@ -158,14 +164,36 @@ local function recs_del(tag, ids)
   local c = rec_chunk(ids[1])
   local h = rec_hash(tag, c)
   local k = redis.pcall('HDEL', h, unpack(ids))
+  local top -- the chunk of T:seq, read once
   if type(k) ~= 'number' then
     k = 0
   elseif c then
-    local seq = tonumber(redis.call('GET', tag .. ':seq') or '0') or 0
-    if tonumber(c) < seq_chunk(seq) then rec_drop_empty(h) end
+    top = seq_chunk(tonumber(redis.call('GET', tag .. ':seq') or '0') or 0)
+    if tonumber(c) < top then rec_drop_empty(h) end
   end
-  if k < #ids then
-    local rest = recs_elsewhere(tag, ids, h, {})
-    if #rest > 0 then recs_del(tag, rest) end
+  if k == #ids then return end
+  -- The others by the chunk that holds them: one HDEL each.
+  local by, cs = {}, {}
+  for i = 2, #ids do
+    local ci = rec_chunk(ids[i])
+    if ci ~= c then
+      local key = ci or ''
+      local b = by[key]
+      if not b then
+        b = {}
+        by[key] = b
+        cs[#cs + 1] = ci or false
+      end
+      b[#b + 1] = ids[i]
+    end
+  end
+  for _, ci in ipairs(cs) do
+    local hh = rec_hash(tag, ci)
+    local n = redis.pcall('HDEL', hh, unpack(by[ci or '']))
+    if type(n) == 'number' and ci then
+      top = top or
+              seq_chunk(tonumber(redis.call('GET', tag .. ':seq') or '0') or 0)
+      if tonumber(ci) < top then rec_drop_empty(hh) end
+    end
   end
 end
