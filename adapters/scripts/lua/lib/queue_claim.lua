@@ -480,9 +480,10 @@ local function claim(n, ttl, wid, dttl, ca)
   local stamp = dec(now + 1) .. ':'
   if rcount then
     if got > 0 then
-      -- (The window expires with its last entry: no claim, no key.)
+      -- (The queue's window holds at most rate_max entries: left to the
+      -- next claim's trim, it needs no expiry; a group's, below, one of
+      -- many, expires with its last entry.)
       call('LPUSH', tag .. ':rl', stamp .. dec(got))
-      call('PEXPIRE', tag .. ':rl', dec(rms + 1))
       rcount = rcount + got
       roldest = roldest or now + 1
     end
