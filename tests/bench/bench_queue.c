@@ -18,7 +18,8 @@
  * process_c<C>_limit_* (a rate limit of FLEET_LIMIT_RATE_MAX per second and
  * a concurrency limit of as many, both far above the rate reached) and
  * process_c<C>_groups1000_* (the jobs spread over 1000 groups, round-robin),
- * each with *_ops_ratio and *_server_cpu_ratio against the unlimited run;
+ * each with *_ops_ratio and *_server_cpu_ratio against the unlimited run
+ * (the medians of BQ_ROUNDS rounds of the three, in turn: bq_flow);
  * pending_grouped_bytes_per_job (used_memory over the N grouped jobs, per
  * job) and pending_grouped_extra_bytes_per_job (that less the ungrouped
  * figure); and rate_held_* (a limit of 1000 jobs per second, 4 workers on
@@ -52,6 +53,8 @@
 /* The groups of the groups run, and the rate-held run's limit and
  * workers. */
 #define BQ_GROUPS 1000
+/* Rounds of the flow runs (bq_flow): the ratios are their medians. */
+#define BQ_ROUNDS 3
 #define BQ_HELD_RATE 1000
 #define BQ_HELD_WORKERS 4
 
@@ -79,6 +82,7 @@ typedef struct {
   const char *suffix; /* of the process, e2e, pickup labels: "" or "_keep" */
   uint32_t keep;      /* --keep: keep_completed, or 0 for the default */
   int stopped;        /* the worker's stop callback ran */
+  int quiet;          /* bq_process emits nothing (the flow's rounds) */
   int limits_set;     /* the set-limits callback ran (its status + 1) */
   char groups[BQ_GROUPS][8];
 } bq_t;
@@ -370,7 +374,8 @@ static int bq_process(bq_t *b, const bench_opts_t *o, const char *label,
             fleet_strerror(b->error));
     return b->error;
   }
-  bench_emit_rates("queue", label, b->completed, &c0, &c1);
+  if (!b->quiet)
+    bench_emit_rates("queue", label, b->completed, &c0, &c1);
   secs = (double)(c1.wall_ns - c0.wall_ns) / 1e9;
   res->ops_per_s = secs > 0 ? (double)b->completed / secs : 0;
   res->server_us_per_op =
@@ -378,23 +383,6 @@ static int bq_process(bq_t *b, const bench_opts_t *o, const char *label,
           ? (double)(c1.server_us - c0.server_us) / (double)b->completed
           : -1;
   return 0;
-}
-
-/* Emits <label>_ops_ratio and <label>_server_cpu_ratio: `r` against the
- * unlimited run `base`. */
-static void bq_emit_ratios(const char *label, const bq_result_t *r,
-                           const bq_result_t *base) {
-  char metric[96];
-
-  if (base->ops_per_s > 0) {
-    snprintf(metric, sizeof(metric), "%s_ops_ratio", label);
-    bench_emit("queue", metric, r->ops_per_s / base->ops_per_s, "x");
-  }
-  if (r->server_us_per_op >= 0 && base->server_us_per_op > 0) {
-    snprintf(metric, sizeof(metric), "%s_server_cpu_ratio", label);
-    bench_emit("queue", metric, r->server_us_per_op / base->server_us_per_op,
-               "x");
-  }
 }
 
 static void bq_on_limits(fleet_handle_t *q, int status, void *arg) {
@@ -419,40 +407,34 @@ static int bq_set_limits(bq_t *b, fleet_queue_t *q,
   return err;
 }
 
-/* The flow-control runs, after the unlimited one (`base`, on `jobs` jobs
- * that used `plain_bytes` of server memory each, or -1): a queue-wide
- * rate and concurrency limit far above the rate reached, then the jobs
- * spread over BQ_GROUPS groups. */
-static int bq_flow(bq_t *b, const bench_opts_t *o, long concurrency, int pid,
-                   uint64_t jobs, double plain_bytes, const bq_result_t *base) {
-  fleet_queue_limits_t l;
-  bq_result_t r;
+/* The median of n values (n <= BQ_ROUNDS). */
+static double bq_median(double *v, int n) {
+  int i, j;
+
+  for (i = 1; i < n; i++)
+    for (j = i; j > 0 && v[j] < v[j - 1]; j--) {
+      double t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One flow run: the limits `l` (NULL: none), the jobs in groups or not,
+ * `label` for its rates (emitted in the first round only). */
+static int bq_flow_run(bq_t *b, const bench_opts_t *o, int pid,
+                       const fleet_queue_limits_t *l, int grouped,
+                       uint64_t jobs, const char *label, double *per_job_bytes,
+                       bq_result_t *r) {
   int64_t m0, m1;
-  char label[64];
   int err, i;
 
-  memset(&l, 0, sizeof(l));
-  l.rate_max = FLEET_LIMIT_RATE_MAX;
-  l.rate_ms = 1000;
-  l.concurrency = FLEET_LIMIT_RATE_MAX;
-  if ((err = bq_set_limits(b, &b->q, &l)) != 0)
+  if (l != NULL && (err = bq_set_limits(b, &b->q, l)) != 0)
     return err;
+  for (i = 0; i < BQ_BATCH; i++)
+    b->specs[i].group = grouped ? b->groups[i % BQ_GROUPS] : NULL;
   b->enqueued = 0;
   b->fill = jobs;
-  if ((err = bq_fill(b)) != 0)
-    return err;
-  snprintf(label, sizeof(label), "process_c%ld_limit%s", concurrency,
-           b->suffix);
-  if ((err = bq_process(b, o, label, pid, &r)) != 0)
-    return err;
-  bq_emit_ratios(label, &r, base);
-  if ((err = bq_set_limits(b, &b->q, NULL)) != 0)
-    return err;
-
-  /* Job i of each batch in group i: round-robin over the groups. */
-  for (i = 0; i < BQ_BATCH; i++)
-    b->specs[i].group = b->groups[i % BQ_GROUPS];
-  b->enqueued = 0;
   m0 = bench_server_memory(pid);
   err = bq_fill(b);
   m1 = bench_server_memory(pid);
@@ -460,18 +442,83 @@ static int bq_flow(bq_t *b, const bench_opts_t *o, long concurrency, int pid,
     b->specs[i].group = NULL;
   if (err != 0)
     return err;
-  if (m0 >= 0 && m1 >= 0) {
-    double per = (double)(m1 - m0) / (double)b->enqueued;
-    bench_emit("queue", "pending_grouped_bytes_per_job", per, "B/job");
+  if (per_job_bytes != NULL)
+    *per_job_bytes = m0 >= 0 && m1 >= 0 && b->enqueued > 0
+                         ? (double)(m1 - m0) / (double)b->enqueued
+                         : -1;
+  if ((err = bq_process(b, o, label, pid, r)) != 0)
+    return err;
+  if (l != NULL && (err = bq_set_limits(b, &b->q, NULL)) != 0)
+    return err;
+  return 0;
+}
+
+/* The flow-control runs, after the unlimited one (`base`, on `jobs` jobs
+ * that used `plain_bytes` of server memory each, or -1): a queue-wide
+ * rate and concurrency limit far above the rate reached, then the jobs
+ * spread over BQ_GROUPS groups. The server's CPU per job drifts between
+ * runs by more than the differences measured (on a shared machine, by a
+ * quarter), so the three are run BQ_ROUNDS times in turn, unlimited,
+ * limited, grouped, and each ratio is the median of the rounds' ratios
+ * to the unlimited run of the same round. The rates of the first round
+ * are emitted as measured. */
+static int bq_flow(bq_t *b, const bench_opts_t *o, long concurrency, int pid,
+                   uint64_t jobs, double plain_bytes, const bq_result_t *base) {
+  double lim_cpu[BQ_ROUNDS], lim_ops[BQ_ROUNDS], grp_cpu[BQ_ROUNDS],
+      grp_ops[BQ_ROUNDS], bytes = -1;
+  fleet_queue_limits_t l;
+  bq_result_t r0, rl, rg;
+  char llabel[64], glabel[64], metric[96];
+  int err, k, n = 0;
+
+  memset(&l, 0, sizeof(l));
+  l.rate_max = FLEET_LIMIT_RATE_MAX;
+  l.rate_ms = 1000;
+  l.concurrency = FLEET_LIMIT_RATE_MAX;
+  snprintf(llabel, sizeof(llabel), "process_c%ld_limit%s", concurrency,
+           b->suffix);
+  snprintf(glabel, sizeof(glabel), "process_c%ld_groups%d%s", concurrency,
+           BQ_GROUPS, b->suffix);
+  r0 = *base;
+  for (k = 0; k < BQ_ROUNDS; k++) {
+    if (k > 0) {
+      b->quiet = 1;
+      if ((err = bq_flow_run(b, o, pid, NULL, 0, jobs, "", NULL, &r0)) != 0)
+        break;
+    }
+    if ((err = bq_flow_run(b, o, pid, &l, 0, jobs, llabel, NULL, &rl)) != 0 ||
+        (err = bq_flow_run(b, o, pid, NULL, 1, jobs, glabel,
+                           k == 0 ? &bytes : NULL, &rg)) != 0)
+      break;
+    b->quiet = 1;
+    if (r0.ops_per_s <= 0 || r0.server_us_per_op <= 0 ||
+        rl.server_us_per_op < 0 || rg.server_us_per_op < 0)
+      continue;
+    lim_ops[n] = rl.ops_per_s / r0.ops_per_s;
+    lim_cpu[n] = rl.server_us_per_op / r0.server_us_per_op;
+    grp_ops[n] = rg.ops_per_s / r0.ops_per_s;
+    grp_cpu[n] = rg.server_us_per_op / r0.server_us_per_op;
+    n++;
+  }
+  b->quiet = 0;
+  if (err != 0)
+    return err;
+  if (bytes >= 0) {
+    bench_emit("queue", "pending_grouped_bytes_per_job", bytes, "B/job");
     if (plain_bytes >= 0)
       bench_emit("queue", "pending_grouped_extra_bytes_per_job",
-                 per - plain_bytes, "B/job");
+                 bytes - plain_bytes, "B/job");
   }
-  snprintf(label, sizeof(label), "process_c%ld_groups%d%s", concurrency,
-           BQ_GROUPS, b->suffix);
-  if ((err = bq_process(b, o, label, pid, &r)) != 0)
-    return err;
-  bq_emit_ratios(label, &r, base);
+  if (n == 0)
+    return 0;
+  snprintf(metric, sizeof(metric), "%s_ops_ratio", llabel);
+  bench_emit("queue", metric, bq_median(lim_ops, n), "x");
+  snprintf(metric, sizeof(metric), "%s_server_cpu_ratio", llabel);
+  bench_emit("queue", metric, bq_median(lim_cpu, n), "x");
+  snprintf(metric, sizeof(metric), "%s_ops_ratio", glabel);
+  bench_emit("queue", metric, bq_median(grp_ops, n), "x");
+  snprintf(metric, sizeof(metric), "%s_server_cpu_ratio", glabel);
+  bench_emit("queue", metric, bq_median(grp_cpu, n), "x");
   return 0;
 }
 
