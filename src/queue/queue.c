@@ -108,6 +108,17 @@ int fleet__queue_call_args(fleet_queue_t *pub, const fleet__call_t *call,
   return fleet__queue_call(q, call, cb, user_data);
 }
 
+void fleet__queue_status_reply(fleet__req_t *base, int status,
+                               const fleet__reply_t *r) {
+  if (fleet__call_failed(base, status) ||
+      fleet__call_failed(base, r->type != FLEET__REPLY_INT || r->integer != 1
+                                   ? FLEET_EPROTO
+                                   : 0))
+    return;
+  fleet__req_done(base);
+  ((fleet_status_cb)base->cb)(base->handle->pub, 0, base->user_data);
+}
+
 int fleet__queue_read_pair(const fleet__reply_t *r, uint64_t *a, uint64_t *b) {
   if (r->type != FLEET__REPLY_ARRAY || r->nelem != 2 ||
       fleet__reply_u64(&r->elem[0], a) != 0 ||

@@ -12,20 +12,8 @@
 /* ------------------------------------------------------------------------ */
 /* Set, hold, weight: a status                                              */
 
-/* 1. */
-static void flow_status_reply(fleet__req_t *base, int status,
-                              const fleet__reply_t *r) {
-  if (fleet__call_failed(base, status) ||
-      fleet__call_failed(base, r->type != FLEET__REPLY_INT || r->integer != 1
-                                   ? FLEET_EPROTO
-                                   : 0))
-    return;
-  fleet__req_done(base);
-  ((fleet_status_cb)base->cb)(base->handle->pub, 0, base->user_data);
-}
-
 static const fleet__call_t flow_set_call = {
-    "queue.set_limits", FLEET__OP_QUEUE_LIMITS, flow_status_reply,
+    "queue.set_limits", FLEET__OP_QUEUE_LIMITS, fleet__queue_status_reply,
     fleet__call_fail_status};
 
 /* Whether a rate pair (max per window) is one fleet takes: both 0, or a

@@ -146,6 +146,11 @@ int fleet__queue_strs_reserve(struct fleet__queue_s *q, size_t len);
 /* Copies `b` plus a NUL into `q->strs` (room reserved) and returns it. */
 const char *fleet__queue_strs_add(struct fleet__queue_s *q, fleet_bytes_t b);
 
+/* The reader of a call whose reply is 1 and whose callback is a
+ * fleet_status_cb (cancel, the flow limits' set, hold and weight). */
+void fleet__queue_status_reply(fleet__req_t *base, int status,
+                               const fleet__reply_t *r);
+
 /* Reads a reply of two numbers, {a, b}. Returns 0 or FLEET_EPROTO. */
 int fleet__queue_read_pair(const fleet__reply_t *r, uint64_t *a, uint64_t *b);
 

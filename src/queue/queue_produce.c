@@ -389,21 +389,8 @@ int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
   return queue_id_call(q, id, &queue_get_call, (fleet__fn_t)cb, user_data);
 }
 
-/* 1. */
-static void queue_cancel_reply(fleet__req_t *base, int status,
-                               const fleet__reply_t *r) {
-
-  if (fleet__call_failed(base, status) ||
-      fleet__call_failed(base, r->type != FLEET__REPLY_INT || r->integer != 1
-                                   ? FLEET_EPROTO
-                                   : 0))
-    return;
-  fleet__req_done(base);
-  ((fleet_status_cb)base->cb)(base->handle->pub, 0, base->user_data);
-}
-
 static const fleet__call_t queue_cancel_call = {
-    "queue.cancel", FLEET__OP_QUEUE_CANCEL, queue_cancel_reply,
+    "queue.cancel", FLEET__OP_QUEUE_CANCEL, fleet__queue_status_reply,
     fleet__call_fail_status};
 
 int fleet_queue_cancel(fleet_queue_t *q, const char *id, fleet_status_cb cb,
