@@ -110,7 +110,7 @@ redisReply *fleet_test_redis_cmd_argv(fleet_test_redis_t *r, int argc,
   "+auth +select +ping +script|load +evalsha +eval +time +wait "               \
   "+subscribe +unsubscribe +publish +scan +unlink +del +exists +type +get "    \
   "+set +incr +incrby +pexpire +pexpireat +pttl +hget +hset +hdel "            \
-  "+hexists +hgetall +hincrby +hlen +hmget +hsetnx +lpush +rpush +lpop "      \
+  "+hexists +hgetall +hincrby +hlen +hmget +hsetnx +lpush +rpush +lpop "       \
   "+lpos +llen +lrange +lrem +ltrim +sadd +srem +smembers +zadd +zrem +zcard " \
   "+zcount +zrange +zrangebyscore +zrank +zremrangebyrank +zremrangebyscore "  \
   "+zscore"
