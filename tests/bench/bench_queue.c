@@ -54,7 +54,7 @@
  * workers. */
 #define BQ_GROUPS 1000
 /* Rounds of the flow runs (bq_flow): the ratios are their medians. */
-#define BQ_ROUNDS 3
+#define BQ_ROUNDS 5
 #define BQ_HELD_RATE 1000
 #define BQ_HELD_WORKERS 4
 
