@@ -18,7 +18,10 @@ end
 -- the workers when a claim waits for a slot. Call it after the claims went.
 local function flow_ended(vals)
   if #vals == 0 then return end
-  if call('EXISTS', tag .. ':grun') == 1 then
+  -- One read of T:limits tells both: a group concurrency limit (T:grun is
+  -- kept only then) and a claim waiting for a slot.
+  local f = call('HMGET', tag .. ':limits', 'gconc', 'slotwait')
+  if f[1] and call('EXISTS', tag .. ':grun') == 1 then
     local by = {}
     for _, v in ipairs(vals) do
       local g = claim_group(v)
@@ -30,7 +33,8 @@ local function flow_ended(vals)
       end
     end
   end
-  if call('HDEL', tag .. ':limits', 'slotwait') == 1 then
+  if f[2] then
+    call('HDEL', tag .. ':limits', 'slotwait')
     publish_wake(tag .. ':jobs:wake', 'wake')
   end
 end
