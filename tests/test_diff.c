@@ -18,7 +18,7 @@
  * DIFF_TOLERANCE (ms, or us for TIME's second item). */
 #define DIFF_TIME_DIGITS 5
 #define DIFF_TOLERANCE 5000
-#define DIFF_MAX_ARGS 48
+#define DIFF_MAX_ARGS 64
 #define DIFF_MAX_ITEMS 4096
 #define DIFF_LINE 512
 
@@ -479,13 +479,13 @@ static void diff_enqueue(diff_t *d) {
   static const char *const uniques[] = {"", "", "", "", "u1", "u2"};
   static const char *const groups[] = {"", "", "g1", "g2", "g3"};
   char nbuf[8], ids[4][16], pay[4][16], att[4][4];
-  const char *keys[1] = {Q_TAG}, *args[1 + 44];
+  const char *keys[1] = {Q_TAG}, *args[1 + 48];
   uint32_t n = 1 + diff_rand(d, 4), i;
 
   snprintf(nbuf, sizeof(nbuf), "%u", n);
   args[0] = nbuf;
   for (i = 0; i < n; i++) {
-    const char **a = args + 1 + 11 * i;
+    const char **a = args + 1 + 12 * i;
     snprintf(ids[i], sizeof(ids[i]), "u%u", diff_rand(d, 30));
     snprintf(pay[i], sizeof(pay[i]), "p%u", diff_rand(d, 1000));
     snprintf(att[i], sizeof(att[i]), "%u", 1 + diff_rand(d, 3));
@@ -500,8 +500,9 @@ static void diff_enqueue(diff_t *d) {
     a[8] = uniques[diff_rand(d, 6)];
     a[9] = "600000";
     a[10] = groups[diff_rand(d, 5)];
+    a[11] = "";
   }
-  diff_run(d, FLEET__OP_QUEUE_ENQUEUE, keys, 1, args, 1 + 11 * n);
+  diff_run(d, FLEET__OP_QUEUE_ENQUEUE, keys, 1, args, 1 + 12 * n);
 }
 
 static void diff_queue_step(diff_t *d) {

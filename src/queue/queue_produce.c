@@ -54,7 +54,7 @@ static int queue_spec_ok(const fleet_job_spec_t *s) {
 }
 
 /* The arguments of one job in QUEUE_ENQUEUE (queue_enqueue.lua). */
-#define QUEUE_ENQ_ARGS 11
+#define QUEUE_ENQ_ARGS 12
 
 /* Copies one argument of an enqueue to the arguments waiting for the end
  * of the phase (room reserved). */
@@ -117,6 +117,9 @@ static void queue_enq_spec(struct fleet__queue_s *q,
   queue_enq_num(q, (long long)(s->unique_key != NULL ? s->unique_ttl_ms : 0));
   queue_enq_put(q, s->group != NULL ? s->group : "",
                 s->group != NULL ? strlen(s->group) : 0);
+  /* ext: the job's other options, "<key>=<value>" items separated by
+   * "\n" (lib/queue_add.lua); none yet. */
+  queue_enq_put(q, "", 0);
   q->enq_jobs++;
 }
 

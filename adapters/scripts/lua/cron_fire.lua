@@ -50,7 +50,8 @@ for i = 0, n - 1 do
     redis.call('ZADD', OCC, t, t)
     if queue == '1' then
       queue_add(T, now, 1, {ARGV[2] .. '@' .. t, ARGV[2], payload, '0', '0',
-                            '0', '3', 'exp:1000:3600000:20', '', '0', ''}, 1)
+                            '0', '3', 'exp:1000:3600000:20', '', '0', '', ''},
+                1)
     end
     logged = true
     out[#out + 1] = 1

@@ -13,11 +13,13 @@
 --   pending, pending:prio, delayed, seq, unique:<key>, jobs:wake, parked,
 --   jobs:w:<worker>, claims, recover_at, fence, limits, groups, gp:<g>,
 --   gz:<g>.
--- ARGV[1]: n, the number of jobs; then 11 per job: id ('' for a generated
+-- ARGV[1]: n, the number of jobs; then 12 per job: id ('' for a generated
 --   one), type, payload, priority (-1000..1000), run_at_ms (0: none),
 --   delay_ms, max_attempts, backoff ('fixed|exp:<base>:<max>:<jitter>'),
 --   unique key ('' for none), unique_ttl_ms, group ('' for none: a group's
---   jobs wait in its own set, lib/queue_flow.lua). Last: the failover epoch,
+--   jobs wait in its own set, lib/queue_flow.lua), ext (the job's other
+--   options: '' for none, else items "<key>=<value>" separated by "\n",
+--   lib/queue_add.lua). Last: the failover epoch,
 --   which the adapter appends (lib/fence.lua), for the claims of jobs
 --   delivered to parked workers.
 -- Returns: {status, id} per job, flattened: status 1 when added, 0 when the

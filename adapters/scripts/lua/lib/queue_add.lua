@@ -3,13 +3,15 @@
 -- enqueues the job of a queue-targeted definition in the same call that
 -- claims the occurrence (docs/cron_scheduler.md). One copy of the enqueue
 -- rules (docs/queue.md, adapters/ops/queue.h: QUEUE_ENQUEUE).
--- queue_add(tag, now, n, A, base): adds the n jobs whose 11 fields each
+-- queue_add(tag, now, n, A, base): adds the n jobs whose 12 fields each
 --   (id, type, payload, priority, run_at_ms, delay_ms, max_attempts, backoff,
---   unique key, unique_ttl_ms, group) start at A[base], to the queue of
+--   unique key, unique_ttl_ms, group, ext) start at A[base], to the queue of
 --   hash tag `tag`, `now` being the server time in ms. Returns {status, id}
 --   per job, flattened, as QUEUE_ENQUEUE does. A job of a group goes to
 --   its group's pending set (lib/queue_flow.lua, which the script includes
---   with `tag` the queue's). Expects queue_int, fence and queue_flow.
+--   with `tag` the queue's). `ext` holds the job's other options, '' when
+--   it has none: items "<key>=<value>" separated by "\n" (ext_get below).
+--   Expects queue_int, fence and queue_flow.
 -- queue_deliver(tag, now, list, lrec): claims jobs of `list` (ids whose
 --   records are lrec[i], each new, pending at the default priority, added
 --   to an empty queue) for the parked workers (lib/queue_claim.lua:
@@ -75,6 +77,13 @@ local function queue_deliver(tag, now, list, lrec)
   return given + 1
 end
 
+-- The value of item `key` of a job's ext field (queue_add), nil when the
+-- field has none.
+local function ext_get(ext, key)
+  if ext == '' then return nil end
+  return string.match('\n' .. ext, '\n' .. key .. '=([^\n]*)')
+end
+
 local function queue_add(tag, now, n, A, base)
   local call = redis.call
   local pending = tag .. ':pending'
@@ -93,7 +102,7 @@ local function queue_add(tag, now, n, A, base)
   local GROUP_BLOCK = 100
   local need, gl = {}, {}
   for i = 0, n - 1 do
-    local a = base + i * 11
+    local a = base + i * 12
     local g = A[a + 10]
     if A[a] == '' and g ~= '' then
       if not need[g] then
@@ -147,7 +156,7 @@ local function queue_add(tag, now, n, A, base)
   local out = {}
   local sets, order = {}, {} -- by group: {list, zp}
   for i = 0, n - 1 do
-    local a = base + i * 11
+    local a = base + i * 12
     local id = A[a]
     seq = seq + 1
     local status, h = 1, nil
