@@ -780,11 +780,46 @@ CONFORMANCE_IMPL(pool_failover) {
   lock_env_close(&e);
 }
 
+static void on_reset(fleet_client_t *c, int status, void *arg) {
+  answer_t *a = arg;
+
+  (void)c;
+  a->done++;
+  a->status = status;
+}
+
+/* Resets the pool "p" from `c`. Returns the status. */
+static int reset(lock_env_t *e, fleet_client_t *c) {
+  answer_t a = {0};
+
+  ASSERT_OK(fleet_pool_reset(c, "p", on_reset, &a));
+  ASSERT_EQ(0, a.done); /* never inside the call */
+  ASSERT(lock_env_wait(e, &a.done, 1, FLEET_TEST_WAIT_MS));
+  return a.status;
+}
+
+static void on_query_workers(fleet_client_t *c, int status, uint64_t rev,
+                             const fleet_pool_worker_info_t *w, size_t n,
+                             void *arg) {
+  answer_t *a = arg;
+
+  (void)c;
+  (void)rev;
+  (void)w;
+  a->done++;
+  a->status = status;
+  a->n = n;
+}
+
 /* Shutdown from a client-only node: every job stops on every node, the
- * pool's keys are gone, and the old keys can be dispatched again to a new
- * node. */
+ * pool's keys are gone, and the pool stays shut (pulse forbids reuse): a
+ * node that joins later is refused with FLEET_ESHUTDOWN, its error
+ * callback told once, and takes no call, until fleet_pool_reset() opens
+ * the pool; then the old keys can be dispatched again to a new node. */
 CONFORMANCE_IMPL(pool_shutdown) {
-  node_rec_t a, nb, c, d;
+  node_rec_t a, nb, c, d, late;
+  fleet_pool_node_options_t o = test_opts();
+  fleet_pool_worker_t extra;
   lock_env_t e;
   answer_t q = {0};
   char key[16];
@@ -809,9 +844,11 @@ CONFORMANCE_IMPL(pool_shutdown) {
   for (i = 0; i < test_nlog; i++)
     if (test_log[i].kind == 'x')
       ASSERT_EQ(FLEET_POOL_STOP_SHUTDOWN, test_log[i].reason);
-  ASSERT_ERR(FLEET_ECLOSING,
+  ASSERT_ERR(FLEET_ESHUTDOWN,
              fleet_pool_dispatch(&a.node, "k0", (fleet_bytes_t){0},
                                  never_status, NULL));
+  ASSERT_ERR(FLEET_ESHUTDOWN,
+             fleet_pool_worker_add(&a.node, &extra, &rec_handler));
   q = query(&e, &c, 'k', NULL);
   ASSERT_EQ(0, q.n);
   q = query(&e, &c, 'p', "k0");
@@ -819,6 +856,31 @@ CONFORMANCE_IMPL(pool_shutdown) {
   rec_close(&e, &a);
   rec_close(&e, &nb);
 
+  /* A new node is refused: it never becomes a member. */
+  o.error_cb = rec_on_error;
+  rec_init(&late, &e.c1, "p", "late", 1, &o);
+  ASSERT(lock_env_wait(&e, &late.errors, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(FLEET_ESHUTDOWN, late.last_error);
+  ASSERT_NOT_NULL(strstr(late.detail, "shut down"));
+  ASSERT_ERR(FLEET_ESHUTDOWN,
+             fleet_pool_worker_add(&late.node, &extra, &rec_handler));
+  ASSERT_ERR(FLEET_ESHUTDOWN,
+             fleet_pool_dispatch(&late.node, "k0", (fleet_bytes_t){0},
+                                 never_status, NULL));
+  memset(&q, 0, sizeof(q));
+  ASSERT_OK(fleet_pool_query_workers(&e.c2, "p", on_query_workers, &q));
+  ASSERT(lock_env_wait(&e, &q.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(q.status);
+  ASSERT_UEQ(0, q.n);
+  lock_env_sleep(&e, 50);
+  ASSERT_EQ(1, late.errors); /* told once */
+  rec_close(&e, &late);
+
+  /* Reset opens it again; a second reset finds it open. */
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_reset(&e.c1, "p", NULL, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_reset(&e.c1, "", on_reset, &q));
+  ASSERT_OK(reset(&e, &e.c1));
+  ASSERT_ERR(FLEET_EALREADY, reset(&e, &e.c2));
   rec_init(&d, &e.c1, "p", "d", 1, NULL);
   ASSERT_OK(dispatch(&e, &c, "k0", "again"));
   ASSERT_EQ(1, d.running);

@@ -289,6 +289,11 @@ static void mp_on_shutdown(fleet_handle_t *h, int status, void *arg) {
   *(int *)arg = 1;
 }
 
+static void mp_on_reset(fleet_client_t *c, int status, void *arg) {
+  (void)c;
+  *(int *)arg = status == 0 ? 1 : status;
+}
+
 static int mp_none(void) {
   return mp.njobs == 0;
 }
@@ -405,8 +410,8 @@ TEST_IMPL(pool_mp_chaos) {
   mp_check_overlap(dead_ns);
   mp_excluded2 = -1;
 
-  /* Shutdown: every job stops everywhere; an old key can be dispatched
-   * again, to a new node. */
+  /* Shutdown: every job stops everywhere; once the pool is reset, an old
+   * key can be dispatched again, to a new node. */
   mp_wait_jobs(mp_all_placed, FLEET_TEST_WAIT_MS);
   {
     int done = 0;
@@ -426,6 +431,12 @@ TEST_IMPL(pool_mp_chaos) {
         last[mp.ev[i].key] = mp.ev[i].kind;
     for (i = 0; i < MP_KEYS; i++)
       ASSERT(last[i] == 'x' || last[i] == 'l');
+  }
+  {
+    int done = 0;
+    ASSERT_OK(fleet_pool_reset(&mp.e.c1, "mp", mp_on_reset, &done));
+    ASSERT(lock_env_wait(&mp.e, &done, 1, FLEET_TEST_WAIT_MS));
+    ASSERT_EQ(1, done);
   }
   mp.pid[4] = mp_spawn(4);
   mp_wait_workers(4);
