@@ -353,6 +353,7 @@ TEST_DECLARE(pool_mp_chaos)
 TEST_DECLARE(pool_mp_ticker)
 TEST_DECLARE(pool_mp_flushdb)
 TEST_DECLARE(pool_mp_schedule)
+TEST_DECLARE(pool_mp_requeue)
 
 /* test_lock.c */
 CONFORMANCE_DECLARE(lock_bad_input)
@@ -777,6 +778,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(pool_mp_ticker, 60)
   TEST_ENTRY_TIMEOUT(pool_mp_flushdb, 60)
   TEST_ENTRY_TIMEOUT(pool_mp_schedule, 60)
+  TEST_ENTRY_TIMEOUT(pool_mp_requeue, 60)
 
   /* test_lock.c */
   CONFORMANCE_ENTRY(lock_bad_input)
