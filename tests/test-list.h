@@ -98,6 +98,7 @@ TEST_DECLARE(demo_errors)
 TEST_DECLARE(demo_run_memory)
 TEST_DECLARE(demo_worker_redis)
 TEST_DECLARE(demo_ident_redis)
+TEST_DECLARE(demo_pool_requeue_redis)
 
 /* test_fixture.c */
 TEST_DECLARE(fixture_redis_basic)
@@ -550,6 +551,7 @@ TEST_LIST_START
   TEST_ENTRY(demo_run_memory)
   TEST_ENTRY_TIMEOUT(demo_worker_redis, 60)
   TEST_ENTRY_TIMEOUT(demo_ident_redis, 60)
+  TEST_ENTRY_TIMEOUT(demo_pool_requeue_redis, 60)
 
   /* test_fixture.c */
   TEST_ENTRY(fixture_redis_basic)
