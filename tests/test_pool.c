@@ -1918,6 +1918,21 @@ CONFORMANCE_IMPL(pool_requeue) {
   lock_env_sleep(&e, 50);
   ASSERT_EQ(-1, job_state(&e, "k1", NULL));
 
+  /* A requeued job asked to stop leaves the pool at once (it has no
+   * owner) and is not placed when its backoff ends. */
+  n = test_nlog;
+  a.requeue_left = 1;
+  memset(&d, 0, sizeof(d));
+  ASSERT_OK(fleet_pool_dispatch(&c.node, "k3", (fleet_bytes_t){"p3", 2},
+                                on_status, &d));
+  ASSERT(lock_env_wait(&e, &test_nlog, n + 2, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(FLEET_POOL_JOB_REQUEUED, job_state(&e, "k3", NULL));
+  ASSERT_OK(query(&e, &c, 'x', "k3").status);
+  ASSERT_EQ(-1, job_state(&e, "k3", NULL));
+  ASSERT(lock_env_wait(&e, &d.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_ERR(FLEET_ECANCELED, d.status); /* stopped before any start */
+  ASSERT_EQ(1, log_of('s', "k3", s, 8));
+
   /* A stop at the node's close cannot be handed back (rec_stop checks
    * FLEET_EINVAL). */
   a.requeue_in_stop = 1;

@@ -1,6 +1,7 @@
 -- pool_stop.lua -- asks the owner of a job to stop it; the job leaves the
 -- pool when the owner confirms (pool_stopped), or at once when it has no
--- owner.
+-- owner (orphaned, or requeued): then a dispatcher still waiting for its
+-- start hears FLEET_ECANCELED (-5).
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, next, wnode, rq,
 --          rqd, ev:<node>.
 -- ARGV[1]: job key.
@@ -14,6 +15,10 @@ end
 redis.call('HDEL', T .. ':next', key)
 local node = w ~= '' and redis.call('HGET', T .. ':wnode', w)
 if not node then
+  local from = redis.call('HGET', T .. ':disp', key)
+  if from and from ~= '' then
+    push(from, 'r', key, w, t, '-5', '')
+  end
   redis.call('HDEL', T .. ':jobs', key)
   redis.call('HDEL', T .. ':pay', key)
   redis.call('HDEL', T .. ':disp', key)
