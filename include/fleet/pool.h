@@ -150,7 +150,10 @@ FLEET_EXTERN void fleet_pool_node_options_init(fleet_pool_node_options_t *o);
  * waiting dispatches failed with FLEET_ECONFLICT. A lease that ran out
  * with nobody taking it is a lapse: the jobs stop (LOST) and the node
  * joins again, claiming its id anew; its error callback hears
- * FLEET_ESTALE when its keep-alive lapses.
+ * FLEET_ESTALE when its keep-alive lapses. In a pool that was shut down
+ * and not reset since (fleet_pool_shutdown(), fleet_pool_reset()), the
+ * claim is refused too: the error callback hears FLEET_ESHUTDOWN once,
+ * and every call on the node returns FLEET_ESHUTDOWN.
  *
  * Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING (the client is
  * closing) or FLEET_ENOMEM. */
@@ -170,7 +173,8 @@ FLEET_EXTERN const char *fleet_pool_node_id(const fleet_pool_node_t *node);
  * them). Its id is "<node_id>/<n>", n counting from 1. Returns 0 (the
  * worker's internal_ is set), or, with internal_ NULL, FLEET_EINVAL
  * (client-only node, NULL handler, a NULL `start_cb` or `stop_cb`),
- * FLEET_ECLOSING or FLEET_ENOMEM. */
+ * FLEET_ECLOSING, FLEET_ESHUTDOWN (the pool shut down), FLEET_ECONFLICT
+ * (the node was refused its id) or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_pool_worker_add(fleet_pool_node_t *node,
                                        fleet_pool_worker_t *worker,
                                        const fleet_pool_handler_t *handler);
@@ -258,10 +262,14 @@ FLEET_EXTERN int fleet_pool_job_requeue(fleet_pool_job_t *job);
  * already; FLEET_EBUSY when the pool holds max_queued_jobs; FLEET_ENOTFOUND
  * when the pool has no worker; FLEET_ECANCELED when the job was stopped
  * before any start reported; FLEET_ETIMEDOUT when no start result came
- * within 2 x ack_grace_ms (the job stays admitted and may still start). A
- * job that moves before its start reported is answered by its next
- * owner's start.
- * Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or FLEET_ENOMEM. */
+ * within 2 x ack_grace_ms (the job stays admitted and may still start);
+ * FLEET_EATTEMPTS when its owners requeued it more than their
+ * max_requeues in a row (fleet_pool_job_requeue(): it was dropped);
+ * FLEET_ESHUTDOWN when this node saw the pool shut down first. A job that
+ * moves, or is requeued, before its start reported is answered by its
+ * next owner's start.
+ * Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING, FLEET_ESHUTDOWN,
+ * FLEET_ECONFLICT or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_pool_dispatch(fleet_pool_node_t *node, const char *key,
                                      fleet_bytes_t payload, fleet_status_cb cb,
                                      void *user_data);
