@@ -2,6 +2,8 @@
  *
  *   pool node --pool P --workers N [--node-id ID] [--ledger FILE]
  *             [--work-ms MS] [--worker-ttl-ms MS] [--ack-grace-ms MS]
+ *             [--requeue-starts N] [--requeue-backoff-ms MS]
+ *             [--max-requeues N]
  *   pool dispatch --pool P --key K [--payload S]
  *   pool notify --pool P --key K --payload S
  *   pool stop-job --pool P --key K
@@ -15,9 +17,13 @@
  * A node runs until SIGINT or SIGTERM, then closes (its jobs move to the
  * other nodes). Without --node-id, fleet makes a unique id. A node whose
  * id another live node holds exits 1 with one line on stderr naming the
- * id; so does a node that loses its id to another node later. Its ledger gets
+ * id; so does a node that loses its id to another node later, and a node
+ * refused by a pool that was shut down (and not reset). With
+ * --requeue-starts N, the node's first N starts hand their job back
+ * (fleet_pool_job_requeue) instead of starting it. Its ledger gets
  * one line per event, each one write with O_APPEND: "<monotonic_ns> <event>
- * <key> <worker_id> <token>" for start, stop, notify and lost; a ticker's:
+ * <key> <worker_id> <token>" for start, stop, notify, lost and requeue
+ * (logged after the start line of the start it ends); a ticker's:
  * "<monotonic_ns> tick <name> <seq> <node_id>", with " redelivered" appended
  * when the tick is a redelivery (its first claimer never acknowledged it); a
  * schedule's, per interval it plans: "<monotonic_ns> plan <name> <seq>
@@ -44,6 +50,7 @@ typedef struct demo_pool_s {
   demo_client_t c;
   const char *pool, *key, *payload, *name, *ledger, *node_id;
   int64_t workers, work_ms, ttl_ms, grace_ms, period_ms, interval_ms;
+  int64_t requeue_starts, requeue_backoff_ms, max_requeues;
   int ledger_fd;
   fleet_pool_node_t node;
   fleet_pool_worker_t w[DEMO_POOL_WORKERS_MAX];
@@ -121,6 +128,12 @@ static void demo_pool_start(fleet_pool_worker_t *w, fleet_pool_job_t *job) {
   demo_job_t *j;
 
   demo_pool_event(w, job, "start");
+  if (d->requeue_starts > 0) {
+    d->requeue_starts--;
+    demo_pool_event(w, job, "requeue");
+    fleet_pool_job_requeue(job);
+    return;
+  }
   if (d->work_ms == 0 || (j = calloc(1, sizeof(*j))) == NULL) {
     fleet_pool_job_started(job, 0);
     return;
@@ -190,6 +203,17 @@ static int demo_pool_flags(demo_pool_t *d, const demo_args_t *a,
     } else if (demo_flag(a, &i, "--worker-ttl-ms")) {
       if (!demo_int("--worker-ttl-ms", a->argv[i], 100, 3600000, &d->ttl_ms))
         return 2;
+    } else if (demo_flag(a, &i, "--requeue-starts")) {
+      if (!demo_int("--requeue-starts", a->argv[i], 0, 1000000,
+                    &d->requeue_starts))
+        return 1;
+    } else if (demo_flag(a, &i, "--requeue-backoff-ms")) {
+      if (!demo_int("--requeue-backoff-ms", a->argv[i], 1, 3600000,
+                    &d->requeue_backoff_ms))
+        return 1;
+    } else if (demo_flag(a, &i, "--max-requeues")) {
+      if (!demo_int("--max-requeues", a->argv[i], 1, 1000000, &d->max_requeues))
+        return 1;
     } else if (demo_flag(a, &i, "--ack-grace-ms")) {
       if (!demo_int("--ack-grace-ms", a->argv[i], 1, 3600000, &d->grace_ms))
         return 2;
@@ -232,6 +256,8 @@ static int demo_pool_open(demo_pool_t *d, const demo_args_t *a) {
   fleet_pool_node_options_init(&o);
   o.worker_ttl_ms = (uint32_t)d->ttl_ms;
   o.ack_grace_ms = (uint32_t)d->grace_ms;
+  o.requeue_backoff_ms = (uint32_t)d->requeue_backoff_ms; /* 0: default */
+  o.max_requeues = (uint32_t)d->max_requeues;
   o.client_only = d->workers == 0;
   o.error_cb = demo_pool_node_error;
   d->node.data = d;
@@ -286,12 +312,20 @@ static void demo_pool_on_error(fleet_handle_t *h, int status,
                      fleet_err_name(status), detail);
 }
 
-/* The node's background errors; another live node holding its id ends the
- * program, with one line. */
+/* The node's background errors; another live node holding its id, or a
+ * pool shut down, ends the program, with one line. */
 static void demo_pool_node_error(fleet_handle_t *h, int status,
                                  const char *detail) {
   demo_pool_t *d = h->data;
 
+  if (status == FLEET_ESHUTDOWN) {
+    fleet_escape_print(stderr,
+                       "fleet-demo: pool \"%s\" was shut down and not reset "
+                       "(fleet pool reset %s)",
+                       d->pool, d->pool);
+    demo_pool_finish(d, 1);
+    return;
+  }
   if (status != FLEET_ECONFLICT) {
     demo_pool_on_error(h, status, detail);
     return;

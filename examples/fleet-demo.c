@@ -302,6 +302,7 @@ static const struct {
     {"pool", demo_pool,
      "pool node --pool P --workers N [--node-id ID] [--ledger FILE]\n"
      "      [--work-ms MS] [--worker-ttl-ms MS] [--ack-grace-ms MS]\n"
+     "      [--requeue-starts N] [--requeue-backoff-ms MS] [--max-requeues N]\n"
      "  pool dispatch --pool P --key K [--payload S]\n"
      "  pool notify --pool P --key K --payload S\n"
      "  pool stop-job --pool P --key K\n"

@@ -62,7 +62,9 @@ FLEET_EXTERN const char *fleet_version_string(void);
   XX(ECONFLICT, -29,                                                           \
      "the id is in use by a live node, or nodes disagree about a shared "      \
      "definition")                                                             \
-  XX(ETLS, -30, "TLS handshake or certificate verification failed")
+  XX(ETLS, -30, "TLS handshake or certificate verification failed")            \
+  XX(ESHUTDOWN, -31, "the pool was shut down and has not been reset")          \
+  XX(EATTEMPTS, -32, "given up after the most attempts allowed")
 
 typedef enum {
 #define FLEET__ERRNO_ENUM(name, value, msg) FLEET_##name = (value),

@@ -98,6 +98,7 @@ TEST_DECLARE(demo_errors)
 TEST_DECLARE(demo_run_memory)
 TEST_DECLARE(demo_worker_redis)
 TEST_DECLARE(demo_ident_redis)
+TEST_DECLARE(demo_pool_requeue_redis)
 
 /* test_fixture.c */
 TEST_DECLARE(fixture_redis_basic)
@@ -296,6 +297,8 @@ CONFORMANCE_DECLARE(pool_rebalance)
 CONFORMANCE_DECLARE(pool_move_before_start)
 CONFORMANCE_DECLARE(pool_failover)
 CONFORMANCE_DECLARE(pool_shutdown)
+CONFORMANCE_DECLARE(pool_requeue)
+CONFORMANCE_DECLARE(pool_worker_jobs)
 CONFORMANCE_DECLARE(pool_close_in_callback)
 CONFORMANCE_DECLARE(pool_schedule)
 CONFORMANCE_DECLARE(pool_schedule_first)
@@ -351,6 +354,7 @@ TEST_DECLARE(pool_mp_chaos)
 TEST_DECLARE(pool_mp_ticker)
 TEST_DECLARE(pool_mp_flushdb)
 TEST_DECLARE(pool_mp_schedule)
+TEST_DECLARE(pool_mp_requeue)
 
 /* test_lock.c */
 CONFORMANCE_DECLARE(lock_bad_input)
@@ -547,6 +551,7 @@ TEST_LIST_START
   TEST_ENTRY(demo_run_memory)
   TEST_ENTRY_TIMEOUT(demo_worker_redis, 60)
   TEST_ENTRY_TIMEOUT(demo_ident_redis, 60)
+  TEST_ENTRY_TIMEOUT(demo_pool_requeue_redis, 60)
 
   /* test_fixture.c */
   TEST_ENTRY(fixture_redis_basic)
@@ -720,6 +725,8 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(pool_move_before_start)
   CONFORMANCE_ENTRY(pool_failover)
   CONFORMANCE_ENTRY(pool_shutdown)
+  CONFORMANCE_ENTRY(pool_requeue)
+  CONFORMANCE_ENTRY(pool_worker_jobs)
   CONFORMANCE_ENTRY(pool_close_in_callback)
   CONFORMANCE_ENTRY(pool_schedule)
   CONFORMANCE_ENTRY(pool_schedule_first)
@@ -773,6 +780,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(pool_mp_ticker, 60)
   TEST_ENTRY_TIMEOUT(pool_mp_flushdb, 60)
   TEST_ENTRY_TIMEOUT(pool_mp_schedule, 60)
+  TEST_ENTRY_TIMEOUT(pool_mp_requeue, 60)
 
   /* test_lock.c */
   CONFORMANCE_ENTRY(lock_bad_input)

@@ -330,6 +330,37 @@ TEST_IMPL(cli_pool_store) {
   ASSERT_NOT_NULL(strstr(r.out, "[{\"pool\":\"render\",\"revision\":5,"));
   ASSERT_NOT_NULL(strstr(r.out, "\"worker_count\":2,\"job_count\":2"));
 
+  /* One worker's jobs, read from its set (T:wj:<worker>), and a requeued
+   * job without owner in the whole list. */
+  redis_ok(redis, "SADD {qt:render}:wj:n1/1 frame-1 frame-2");
+  redis_ok(redis, "HSET {qt:render}:jobs frame-3 5:q:");
+  cli_run_ok(&r, url, "qt",
+             ARGS("--json", "pool", "jobs", "render", "--worker", "n1/1"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"key\":\"frame-1\""));
+  ASSERT_NOT_NULL(strstr(r.out, "\"key\":\"frame-2\""));
+  ASSERT_NULL(strstr(r.out, "frame-3"));
+  cli_run_ok(&r, url, "qt", ARGS("pool", "jobs", "render", "--worker", "n2/1"));
+  ASSERT_NULL(strstr(r.out, "frame-"));
+  cli_run_ok(&r, url, "qt", ARGS("pool", "jobs", "render"));
+  ASSERT_NOT_NULL(strstr(r.out, "frame-3  requeued"));
+  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "pool", "jobs", "render",
+                   "extra"));
+  ASSERT_EQ(2, r.status);
+
+  /* A shut-down pool stays shut until a reset; a reset of an open pool
+   * says so and changes nothing. */
+  redis_ok(redis, "SET {qt:render}:down 1");
+  cli_run_ok(&r, url, "qt", ARGS("--json", "pool", "reset", "render"));
+  ASSERT_NOT_NULL(strstr(r.out, "{\"pool\":\"render\",\"reset\":true}"));
+  {
+    redisReply *x = fleet_test_redis_cmd(redis, "EXISTS {qt:render}:down");
+    ASSERT_NOT_NULL(x);
+    ASSERT_EQ(0, x->integer);
+    freeReplyObject(x);
+  }
+  cli_run_ok(&r, url, "qt", ARGS("pool", "reset", "render"));
+  ASSERT_NOT_NULL(strstr(r.out, "reset: false"));
+
   /* Store records, through the library. */
   qt_open(&t, url, "unused", NULL);
   ASSERT_OK(fleet_store_init(&t.c.client, &store, NULL));

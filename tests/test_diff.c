@@ -860,7 +860,18 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
       break;
     case 8:
       args[0] = key;
-      diff_run(d, FLEET__OP_POOL_STOP, &tag, 1, args, 1);
+      if (diff_rand(d, 3) == 0) {
+        /* A requeue from a start or a stop; its backoff (over 5 digits)
+         * keeps the due times within the tolerance. */
+        args[1] = workers[w];
+        args[2] = tok;
+        args[3] = diff_rand(d, 2) ? "s" : "x";
+        args[4] = "2";
+        args[5] = "900000";
+        diff_run(d, FLEET__OP_POOL_REQUEUE, &tag, 1, args, 6);
+      } else {
+        diff_run(d, FLEET__OP_POOL_STOP, &tag, 1, args, 1);
+      }
       break;
     case 9:
       args[0] = key;
@@ -881,7 +892,11 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
       diff_run(d, FLEET__OP_POOL_MOVE, &tag, 1, args, 7);
       break;
     case 11:
-      m = diff_op(d, FLEET__OP_POOL_JOBS, &tag, 1, NULL, 0, 2);
+      /* Every job, or one worker's (a set: in no particular order). */
+      args[0] = workers[w];
+      m = diff_rand(d, 2)
+              ? diff_op(d, FLEET__OP_POOL_JOBS, &tag, 1, NULL, 0, 2)
+              : diff_op(d, FLEET__OP_POOL_WORKER_JOBS, &tag, 1, args, 1, 2);
       free(m.line);
       break;
     case 12:
@@ -939,6 +954,8 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
         diff_run(d, FLEET__OP_POOL_WORKER_REMOVE, &tag, 1, args, 4);
       else if (diff_rand(d, 10) == 0)
         diff_run(d, FLEET__OP_POOL_SHUTDOWN, &tag, 1, NULL, 0);
+      else if (diff_rand(d, 3) == 0)
+        diff_run(d, FLEET__OP_POOL_RESET, &tag, 1, NULL, 0);
       break;
     default:
       break;

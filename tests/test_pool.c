@@ -17,6 +17,7 @@ typedef struct {
   int worker;
   int reason;
   uint64_t token;
+  uint64_t at; /* lock_env_now() */
 } ev_t;
 
 /* A node with workers that record what they see. */
@@ -31,7 +32,9 @@ typedef struct node_rec_s {
   int running; /* jobs started and not stopped */
   int closed;
   int close_in_start;
-  ev_t *log; /* shared between the nodes of a test */
+  int requeue_left;    /* starts that requeue the job */
+  int requeue_in_stop; /* stops that requeue the job (when allowed) */
+  ev_t *log;           /* shared between the nodes of a test */
   int *nlog;
   int errors;    /* error callbacks (with rec_on_error) */
   int conflicts; /* of them FLEET_ECONFLICT */
@@ -59,6 +62,7 @@ static void rec_log(node_rec_t *n, fleet_pool_worker_t *w, char kind,
   e->worker = (int)(w - n->w);
   e->reason = reason;
   e->token = fleet_pool_job_token(job);
+  e->at = lock_env_now();
 }
 
 static void rec_start(fleet_pool_worker_t *w, fleet_pool_job_t *job) {
@@ -67,6 +71,12 @@ static void rec_start(fleet_pool_worker_t *w, fleet_pool_job_t *job) {
   rec_log(n, w, 's', job, 0);
   if (n->close_in_start) {
     ASSERT_OK(fleet_pool_node_close(&n->node, NULL));
+    return;
+  }
+  if (n->requeue_left > 0) {
+    n->requeue_left--;
+    rec_log(n, w, 'q', job, 0);
+    ASSERT_OK(fleet_pool_job_requeue(job));
     return;
   }
   if (n->async) {
@@ -85,6 +95,17 @@ static void rec_stop(fleet_pool_worker_t *w, fleet_pool_job_t *job,
   int i;
 
   rec_log(n, w, 'x', job, reason);
+  if (n->requeue_in_stop > 0) {
+    if (reason == FLEET_POOL_STOP_REQUESTED ||
+        reason == FLEET_POOL_STOP_MOVED) {
+      n->requeue_in_stop--;
+      ASSERT_OK(fleet_pool_job_requeue(job));
+      ASSERT_ERR(FLEET_EALREADY, fleet_pool_job_requeue(job));
+    } else {
+      /* Not the node's to hand back. */
+      ASSERT_ERR(FLEET_EINVAL, fleet_pool_job_requeue(job));
+    }
+  }
   for (i = 0; i < n->npending; i++)
     if (n->pending[i] == job) {
       n->pending[i] = n->pending[--n->npending];
@@ -780,11 +801,46 @@ CONFORMANCE_IMPL(pool_failover) {
   lock_env_close(&e);
 }
 
+static void on_reset(fleet_client_t *c, int status, void *arg) {
+  answer_t *a = arg;
+
+  (void)c;
+  a->done++;
+  a->status = status;
+}
+
+/* Resets the pool "p" from `c`. Returns the status. */
+static int reset(lock_env_t *e, fleet_client_t *c) {
+  answer_t a = {0};
+
+  ASSERT_OK(fleet_pool_reset(c, "p", on_reset, &a));
+  ASSERT_EQ(0, a.done); /* never inside the call */
+  ASSERT(lock_env_wait(e, &a.done, 1, FLEET_TEST_WAIT_MS));
+  return a.status;
+}
+
+static void on_query_workers(fleet_client_t *c, int status, uint64_t rev,
+                             const fleet_pool_worker_info_t *w, size_t n,
+                             void *arg) {
+  answer_t *a = arg;
+
+  (void)c;
+  (void)rev;
+  (void)w;
+  a->done++;
+  a->status = status;
+  a->n = n;
+}
+
 /* Shutdown from a client-only node: every job stops on every node, the
- * pool's keys are gone, and the old keys can be dispatched again to a new
- * node. */
+ * pool's keys are gone, and the pool stays shut (pulse forbids reuse): a
+ * node that joins later is refused with FLEET_ESHUTDOWN, its error
+ * callback told once, and takes no call, until fleet_pool_reset() opens
+ * the pool; then the old keys can be dispatched again to a new node. */
 CONFORMANCE_IMPL(pool_shutdown) {
-  node_rec_t a, nb, c, d;
+  node_rec_t a, nb, c, d, late;
+  fleet_pool_node_options_t o = test_opts();
+  fleet_pool_worker_t extra;
   lock_env_t e;
   answer_t q = {0};
   char key[16];
@@ -809,9 +865,11 @@ CONFORMANCE_IMPL(pool_shutdown) {
   for (i = 0; i < test_nlog; i++)
     if (test_log[i].kind == 'x')
       ASSERT_EQ(FLEET_POOL_STOP_SHUTDOWN, test_log[i].reason);
-  ASSERT_ERR(FLEET_ECLOSING,
+  ASSERT_ERR(FLEET_ESHUTDOWN,
              fleet_pool_dispatch(&a.node, "k0", (fleet_bytes_t){0},
                                  never_status, NULL));
+  ASSERT_ERR(FLEET_ESHUTDOWN,
+             fleet_pool_worker_add(&a.node, &extra, &rec_handler));
   q = query(&e, &c, 'k', NULL);
   ASSERT_EQ(0, q.n);
   q = query(&e, &c, 'p', "k0");
@@ -819,6 +877,31 @@ CONFORMANCE_IMPL(pool_shutdown) {
   rec_close(&e, &a);
   rec_close(&e, &nb);
 
+  /* A new node is refused: it never becomes a member. */
+  o.error_cb = rec_on_error;
+  rec_init(&late, &e.c1, "p", "late", 1, &o);
+  ASSERT(lock_env_wait(&e, &late.errors, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(FLEET_ESHUTDOWN, late.last_error);
+  ASSERT_NOT_NULL(strstr(late.detail, "shut down"));
+  ASSERT_ERR(FLEET_ESHUTDOWN,
+             fleet_pool_worker_add(&late.node, &extra, &rec_handler));
+  ASSERT_ERR(FLEET_ESHUTDOWN,
+             fleet_pool_dispatch(&late.node, "k0", (fleet_bytes_t){0},
+                                 never_status, NULL));
+  memset(&q, 0, sizeof(q));
+  ASSERT_OK(fleet_pool_query_workers(&e.c2, "p", on_query_workers, &q));
+  ASSERT(lock_env_wait(&e, &q.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(q.status);
+  ASSERT_UEQ(0, q.n);
+  lock_env_sleep(&e, 50);
+  ASSERT_EQ(1, late.errors); /* told once */
+  rec_close(&e, &late);
+
+  /* Reset opens it again; a second reset finds it open. */
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_reset(&e.c1, "p", NULL, NULL));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_reset(&e.c1, "", on_reset, &q));
+  ASSERT_OK(reset(&e, &e.c1));
+  ASSERT_ERR(FLEET_EALREADY, reset(&e, &e.c2));
   rec_init(&d, &e.c1, "p", "d", 1, NULL);
   ASSERT_OK(dispatch(&e, &c, "k0", "again"));
   ASSERT_EQ(1, d.running);
@@ -1695,6 +1778,263 @@ CONFORMANCE_IMPL(pool_ident_generated) {
   ASSERT_EQ(2, a.running + c.running);
   ASSERT_EQ(0, a.errors + c.errors);
   rec_close(&e, &a);
+  rec_close(&e, &c);
+  lock_env_close(&e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Requeues (pulse's ErrRequeue) and one worker's jobs                       */
+
+/* The log entries of `kind` for `key`, in order, into `out` (at most
+ * `max`). Returns how many. */
+static int log_of(char kind, const char *key, ev_t *out, int max) {
+  int i, n = 0;
+
+  for (i = 0; i < test_nlog && n < max; i++)
+    if (test_log[i].kind == kind && !strcmp(key, test_log[i].key))
+      out[n++] = test_log[i];
+  return n;
+}
+
+/* The state of `key` as fleet_pool_query_jobs() reads it, or -1 when it
+ * is not in the pool. */
+typedef struct {
+  int done;
+  int state;
+  char worker[64];
+  const char *key;
+} state_answer_t;
+
+static void on_state(fleet_client_t *c, int status,
+                     const fleet_pool_job_status_t *jobs, size_t n, void *arg) {
+  state_answer_t *a = arg;
+  size_t i;
+
+  (void)c;
+  ASSERT_OK(status);
+  a->state = -1;
+  for (i = 0; i < n; i++)
+    if (!strcmp(jobs[i].key.base, a->key)) {
+      a->state = (int)jobs[i].state;
+      snprintf(a->worker, sizeof(a->worker), "%s", jobs[i].worker_id);
+    }
+  a->done++;
+}
+
+static int job_state(lock_env_t *e, const char *key, char *worker) {
+  state_answer_t a = {0};
+
+  a.key = key;
+  ASSERT_OK(fleet_pool_query_jobs(&e->c2, "p", on_state, &a));
+  ASSERT(lock_env_wait(e, &a.done, 1, FLEET_TEST_WAIT_MS));
+  if (worker != NULL)
+    strcpy(worker, a.worker);
+  return a.state;
+}
+
+/* A start handler requeues: the job waits without an owner (REQUEUED)
+ * for the backoff, doubled per requeue in a row, and starts again with a
+ * new token; the dispatcher waits on and hears the start that reported.
+ * Past max_requeues in a row the job is dropped: the dispatcher and the
+ * requeuing node's error callback hear FLEET_EATTEMPTS. A stop handler
+ * requeues a stop the pool asked for: the job starts again after the
+ * backoff instead of leaving the pool; a stop for any other reason cannot
+ * be handed back. */
+CONFORMANCE_IMPL(pool_requeue) {
+  fleet_pool_node_options_t o = test_opts();
+  uint64_t backoff = (uint64_t)fleet_test_ms(100);
+  node_rec_t a, c;
+  lock_env_t e;
+  answer_t d = {0};
+  ev_t s[8], q[8];
+  char worker[64];
+  int i, n;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  o.requeue_backoff_ms = (uint32_t)backoff;
+  o.max_requeues = 2;
+  o.ack_grace_ms = (uint32_t)fleet_test_ms(1000);
+  o.error_cb = rec_on_error;
+  rec_init(&a, &e.c1, "p", "a", 1, &o);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  wait_workers(&e, &c, 1);
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_job_requeue(NULL));
+
+  /* Two requeues, then a start that reports. */
+  a.requeue_left = 2;
+  ASSERT_OK(fleet_pool_dispatch(&c.node, "k1", (fleet_bytes_t){"p1", 2},
+                                on_status, &d));
+  ASSERT(lock_env_wait(&e, &test_nlog, 2, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(FLEET_POOL_JOB_REQUEUED, job_state(&e, "k1", worker));
+  ASSERT_STR_EQ("", worker);
+  ASSERT(lock_env_wait(&e, &d.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(d.status);
+  ASSERT_EQ(3, log_of('s', "k1", s, 8));
+  ASSERT_EQ(2, log_of('q', "k1", q, 8));
+  for (i = 1; i < 3; i++) {
+    ASSERT_UGT(s[i].token, s[i - 1].token);
+    /* The backoff, doubled for the second requeue (server clock; a ms
+     * of rounding between the clocks allowed). */
+    ASSERT_UGE(s[i].at - q[i - 1].at, (backoff << (i - 1)) - 2);
+  }
+  ASSERT_EQ(1, a.running);
+  ASSERT_EQ(FLEET_POOL_JOB_RUNNING, job_state(&e, "k1", worker));
+  ASSERT_STR_EQ(fleet_pool_worker_id(&a.w[0]), worker);
+  ASSERT_EQ(0, a.errors);
+
+  /* A start that reported ended the row: two more requeues are allowed
+   * after it. Here every start requeues: the third requeue drops it. */
+  a.requeue_left = 100;
+  memset(&d, 0, sizeof(d));
+  ASSERT_OK(fleet_pool_dispatch(&c.node, "k2", (fleet_bytes_t){"p2", 2},
+                                on_status, &d));
+  ASSERT(lock_env_wait(&e, &d.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_ERR(FLEET_EATTEMPTS, d.status);
+  ASSERT_EQ(3, log_of('s', "k2", s, 8));
+  ASSERT(lock_env_wait(&e, &a.errors, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(FLEET_EATTEMPTS, a.last_error);
+  ASSERT_NOT_NULL(strstr(a.detail, "\"k2\""));
+  ASSERT_EQ(-1, job_state(&e, "k2", NULL));
+  a.requeue_left = 0;
+  ASSERT_OK(dispatch(&e, &c, "k2", "p2")); /* the key is free again */
+  ASSERT_EQ(2, a.running);
+
+  /* A requested stop handed back: the job starts again. */
+  n = test_nlog;
+  a.requeue_in_stop = 1;
+  ASSERT_OK(query(&e, &c, 'x', "k1").status);
+  ASSERT(lock_env_wait(&e, &test_nlog, n + 1, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(FLEET_POOL_STOP_REQUESTED, test_log[n].reason);
+  ASSERT(lock_env_wait(&e, &test_nlog, n + 2, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ('s', test_log[n + 1].kind);
+  ASSERT_STR_EQ("k1", test_log[n + 1].key);
+  ASSERT_UGE(test_log[n + 1].at - test_log[n].at, backoff - 2);
+  ASSERT_UGT(test_log[n + 1].token, test_log[n].token);
+  ASSERT_EQ(2, a.running);
+  /* The next requested stop is not handed back: the job leaves. */
+  ASSERT_OK(query(&e, &c, 'x', "k1").status);
+  ASSERT(lock_env_wait(&e, &test_nlog, n + 3, FLEET_TEST_WAIT_MS));
+  lock_env_sleep(&e, 50);
+  ASSERT_EQ(-1, job_state(&e, "k1", NULL));
+
+  /* A requeued job asked to stop leaves the pool at once (it has no
+   * owner) and is not placed when its backoff ends. */
+  n = test_nlog;
+  a.requeue_left = 1;
+  memset(&d, 0, sizeof(d));
+  ASSERT_OK(fleet_pool_dispatch(&c.node, "k3", (fleet_bytes_t){"p3", 2},
+                                on_status, &d));
+  ASSERT(lock_env_wait(&e, &test_nlog, n + 2, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(FLEET_POOL_JOB_REQUEUED, job_state(&e, "k3", NULL));
+  ASSERT_OK(query(&e, &c, 'x', "k3").status);
+  ASSERT_EQ(-1, job_state(&e, "k3", NULL));
+  ASSERT(lock_env_wait(&e, &d.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_ERR(FLEET_ECANCELED, d.status); /* stopped before any start */
+  ASSERT_EQ(1, log_of('s', "k3", s, 8));
+
+  /* A stop at the node's close cannot be handed back (rec_stop checks
+   * FLEET_EINVAL). */
+  a.requeue_in_stop = 1;
+  rec_close(&e, &a);
+  rec_close(&e, &c);
+  lock_env_close(&e);
+}
+
+static void on_query_jobs(fleet_client_t *cl, int status,
+                          const fleet_pool_job_status_t *j, size_t n,
+                          void *arg) {
+  answer_t *a = arg;
+  size_t i;
+
+  (void)cl;
+  a->done++;
+  a->status = status;
+  a->n = n;
+  a->text[0] = '\0';
+  for (i = 0; i < n; i++)
+    snprintf(a->text + strlen(a->text), sizeof(a->text) - strlen(a->text),
+             "%s%s@%s", i ? " " : "", (const char *)j[i].key.base,
+             j[i].worker_id);
+}
+
+/* One worker's jobs (pulse's Worker.Jobs()), from a node and from a
+ * client: exactly the jobs the pool's routing gave it, each with it as
+ * owner; none for a worker that owns none or is not in the pool. */
+CONFORMANCE_IMPL(pool_worker_jobs) {
+  char big[FLEET__NAME_MAX + 2], key[16];
+  node_rec_t a, nb, c;
+  lock_env_t e;
+  answer_t all, one;
+  size_t total = 0;
+  int i, k;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  memset(big, 'w', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  rec_init(&a, &e.c1, "p", "a", 2, NULL);
+  rec_init(&nb, &e.c2, "p", "b", 1, NULL);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  wait_workers(&e, &c, 3);
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_pool_worker_jobs(&c.node, NULL, on_jobs, &one));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_worker_jobs(&c.node, "", on_jobs, &one));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_worker_jobs(&c.node, "a/1", NULL, NULL));
+  ASSERT_ERR(FLEET_E2BIG, fleet_pool_worker_jobs(&c.node, big, on_jobs, &one));
+  ASSERT_ERR(FLEET_EINVAL, fleet_pool_query_worker_jobs(&e.c1, "p", NULL,
+                                                        on_query_jobs, &one));
+  ASSERT_ERR(FLEET_E2BIG, fleet_pool_query_worker_jobs(&e.c1, "p", big,
+                                                       on_query_jobs, &one));
+  for (i = 0; i < 12; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(dispatch(&e, &c, key, "x"));
+  }
+  all = query(&e, &c, 'j', NULL);
+  ASSERT_UEQ(12, all.n);
+  for (k = 0; k < 3; k++) {
+    fleet_pool_worker_t *w = k < 2 ? &a.w[k] : &nb.w[0];
+    const char *id = fleet_pool_worker_id(w);
+    char *at, *p;
+    size_t mine = 0;
+
+    memset(&one, 0, sizeof(one));
+    ASSERT_OK(fleet_pool_worker_jobs(&c.node, id, on_jobs, &one));
+    ASSERT(lock_env_wait(&e, &one.done, 1, FLEET_TEST_WAIT_MS));
+    ASSERT_OK(one.status);
+    /* Every job listed is owned by the worker, per the whole pool's list,
+     * and the count matches the worker's own start count. */
+    for (p = one.text; (at = strchr(p, '@')) != NULL; p = at + 1) {
+      char *end = strchr(at, '#');
+      ASSERT_NOT_NULL(end);
+      ASSERT_EQ(0, strncmp(at + 1, id, (size_t)(end - at - 1)));
+      ASSERT_UEQ(strlen(id), (size_t)(end - at - 1));
+      mine++;
+    }
+    ASSERT_UEQ(one.n, mine);
+    for (i = 0; i < test_nlog; i++)
+      if (test_log[i].kind == 's' &&
+          w == &test_log[i].node->w[0] + test_log[i].worker)
+        mine--;
+    ASSERT_UEQ(0, mine);
+    total += one.n;
+
+    memset(&one, 0, sizeof(one));
+    ASSERT_OK(
+        fleet_pool_query_worker_jobs(&e.c1, "p", id, on_query_jobs, &one));
+    ASSERT(lock_env_wait(&e, &one.done, 1, FLEET_TEST_WAIT_MS));
+    ASSERT_OK(one.status);
+    for (p = one.text; (at = strchr(p, '@')) != NULL; p = at + 1)
+      ASSERT_EQ(0, strncmp(at + 1, id, strlen(id)));
+  }
+  ASSERT_UEQ(12, total);
+  memset(&one, 0, sizeof(one));
+  ASSERT_OK(fleet_pool_worker_jobs(&c.node, "nobody/1", on_jobs, &one));
+  ASSERT(lock_env_wait(&e, &one.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(one.status);
+  ASSERT_UEQ(0, one.n);
+  rec_close(&e, &a);
+  rec_close(&e, &nb);
   rec_close(&e, &c);
   lock_env_close(&e);
 }

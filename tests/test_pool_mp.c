@@ -58,15 +58,21 @@ static void mp_ledger_path(int k, char *out, size_t len) {
   snprintf(out, len, "%s/ledger-%d", mp.dir, k);
 }
 
-static pid_t mp_spawn(int k) {
+/* Spawns the node n<k> with 4 workers, and the flags `extra` (NULL
+ * ended; NULL for none) after the usual ones. */
+static pid_t mp_spawn_with(int k, char *const *extra) {
   char id[8], ledger[300];
-  char *argv[] = {"fleet-demo", "--url",          mp.url, "--prefix",
-                  "locktest",   "pool",           "node", "--pool",
-                  "mp",         "--workers",      "4",    "--node-id",
-                  id,           "--ledger",       ledger, "--worker-ttl-ms",
-                  "1000",       "--ack-grace-ms", "1000", NULL};
+  char *argv[32] = {"fleet-demo", "--url",          mp.url, "--prefix",
+                    "locktest",   "pool",           "node", "--pool",
+                    "mp",         "--workers",      "4",    "--node-id",
+                    id,           "--ledger",       ledger, "--worker-ttl-ms",
+                    "1000",       "--ack-grace-ms", "1000", NULL};
   pid_t pid;
+  int i = 19;
 
+  while (extra != NULL && *extra != NULL && i < 31)
+    argv[i++] = *extra++;
+  argv[i] = NULL;
   snprintf(id, sizeof(id), "n%d", k);
   mp_ledger_path(k, ledger, sizeof(ledger));
   pid = fork();
@@ -79,6 +85,10 @@ static pid_t mp_spawn(int k) {
     _exit(127);
   }
   return pid;
+}
+
+static pid_t mp_spawn(int k) {
+  return mp_spawn_with(k, NULL);
 }
 
 /* Reads every ledger into mp.ev, sorted by time. */
@@ -289,6 +299,11 @@ static void mp_on_shutdown(fleet_handle_t *h, int status, void *arg) {
   *(int *)arg = 1;
 }
 
+static void mp_on_reset(fleet_client_t *c, int status, void *arg) {
+  (void)c;
+  *(int *)arg = status == 0 ? 1 : status;
+}
+
 static int mp_none(void) {
   return mp.njobs == 0;
 }
@@ -405,8 +420,8 @@ TEST_IMPL(pool_mp_chaos) {
   mp_check_overlap(dead_ns);
   mp_excluded2 = -1;
 
-  /* Shutdown: every job stops everywhere; an old key can be dispatched
-   * again, to a new node. */
+  /* Shutdown: every job stops everywhere; once the pool is reset, an old
+   * key can be dispatched again, to a new node. */
   mp_wait_jobs(mp_all_placed, FLEET_TEST_WAIT_MS);
   {
     int done = 0;
@@ -426,6 +441,12 @@ TEST_IMPL(pool_mp_chaos) {
         last[mp.ev[i].key] = mp.ev[i].kind;
     for (i = 0; i < MP_KEYS; i++)
       ASSERT(last[i] == 'x' || last[i] == 'l');
+  }
+  {
+    int done = 0;
+    ASSERT_OK(fleet_pool_reset(&mp.e.c1, "mp", mp_on_reset, &done));
+    ASSERT(lock_env_wait(&mp.e, &done, 1, FLEET_TEST_WAIT_MS));
+    ASSERT_EQ(1, done);
   }
   mp.pid[4] = mp_spawn(4);
   mp_wait_workers(4);
@@ -874,6 +895,150 @@ TEST_IMPL(pool_mp_schedule) {
   ASSERT_LE(abandoned, 3);
   ASSERT_GE(nplans, 30 - skipped);
   ASSERT_LE(skipped, (int)top / 4);
+  mp_teardown(r);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A start handler's requeue, picked up by another node                     */
+
+#define MP_RQ_KEYS 20
+
+static int mp_rq_answered, mp_rq_ok;
+
+static void mp_rq_on_dispatch(fleet_handle_t *h, int status, void *arg) {
+  (void)h;
+  (void)arg;
+  mp_rq_answered++;
+  mp_rq_ok += status == 0;
+}
+
+/* The ledger lines of node `node` of `kind` for key `key`, in time order,
+ * into `out` (at most `max`). Returns how many. */
+static int mp_rq_lines(int node, char kind, int key, const mp_ev_t **out,
+                       int max) {
+  int i, n = 0;
+
+  for (i = 0; i < mp.nev && n < max; i++)
+    if (mp.ev[i].node == node && mp.ev[i].kind == kind && mp.ev[i].key == key)
+      out[n++] = &mp.ev[i];
+  return n;
+}
+
+static int mp_rq_requeued;
+
+static void mp_rq_on_states(fleet_client_t *c, int status,
+                            const fleet_pool_job_status_t *jobs, size_t n,
+                            void *arg) {
+  size_t i;
+
+  (void)c;
+  ASSERT_OK(status);
+  mp_rq_requeued = 0;
+  for (i = 0; i < n; i++)
+    mp_rq_requeued += jobs[i].state == FLEET_POOL_JOB_REQUEUED &&
+                      jobs[i].worker_id[0] == '\0';
+  (*(int *)arg)++;
+}
+
+/* Every job runs on node n1, each with one owner. */
+static int mp_rq_on_n1(void) {
+  int i;
+
+  if (mp.njobs != MP_RQ_KEYS)
+    return 0;
+  for (i = 0; i < MP_RQ_KEYS; i++)
+    if (mp.owner[i] < 0 || mp.owner[i] / 16 != 1)
+      return 0;
+  return 1;
+}
+
+/* Node n0's start handler hands every job back (fleet_pool_job_requeue,
+ * fleet-demo --requeue-starts) and n0 leaves while they wait out their
+ * backoff; node n1, which joins after, picks them up. From the ledgers
+ * (monotonic times of one machine) and the pool: every job n0 was given
+ * was requeued and never reported started there; while nobody owns them
+ * the pool shows them requeued; n1 starts each exactly once, with a newer
+ * token, no sooner than the backoff (doubled per requeue in a row, server
+ * clock) after n0's last requeue of it; every dispatch hears n1's start. */
+TEST_IMPL(pool_mp_requeue) {
+  char backoff_str[16];
+  char *requeue[] = {"--requeue-starts",
+                     "1000000",
+                     "--requeue-backoff-ms",
+                     backoff_str,
+                     "--max-requeues",
+                     "8",
+                     NULL};
+  uint64_t backoff = (uint64_t)fleet_test_ms(500);
+  fleet_pool_node_options_t o;
+  fleet_pool_node_t disp;
+  fleet_test_redis_t *r;
+  uint64_t end;
+  int i, n, done = 0;
+
+  if (access(FLEET_DEMO_PATH, X_OK) != 0)
+    fleet_test_skip("fleet-demo was not built");
+  r = fleet_test_redis_start_or_skip(NULL);
+  mp_setup(r, "fleet-pool-requeue");
+  snprintf(backoff_str, sizeof(backoff_str), "%llu",
+           (unsigned long long)backoff);
+  /* The dispatches wait for the start after the backoff. */
+  fleet_pool_node_options_init(&o);
+  o.client_only = 1;
+  o.ack_grace_ms = (uint32_t)(backoff + (uint64_t)fleet_test_ms(2000));
+  ASSERT_OK(fleet_pool_node_init(&mp.e.c2, &disp, "mp", "d", &o));
+
+  mp.pid[0] = mp_spawn_with(0, requeue);
+  mp_wait_workers(4);
+  for (i = 0; i < MP_RQ_KEYS; i++) {
+    char key[16];
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(fleet_pool_dispatch(&disp, key, (fleet_bytes_t){key, 2},
+                                  mp_rq_on_dispatch, NULL));
+  }
+  /* Every job requeued once by n0; then n0 leaves. */
+  end = lock_env_now() + fleet_test_ms(FLEET_TEST_WAIT_MS);
+  for (n = 0; n < MP_RQ_KEYS;) {
+    ASSERT_LT(lock_env_now(), end);
+    lock_env_sleep(&mp.e, 10);
+    mp_read_ledgers();
+    for (i = n = 0; i < mp.nev; i++)
+      n += mp.ev[i].kind == 'r';
+  }
+  mp_end(0);
+  ASSERT_OK(fleet_pool_query_jobs(&mp.e.c1, "mp", mp_rq_on_states, &done));
+  ASSERT(lock_env_wait(&mp.e, &done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(MP_RQ_KEYS, mp_rq_requeued);
+
+  mp.pid[1] = mp_spawn(1);
+  mp_wait_jobs(mp_rq_on_n1, FLEET_TEST_WAIT_MS);
+  ASSERT(lock_env_wait(&mp.e, &mp_rq_answered, MP_RQ_KEYS, FLEET_TEST_WAIT_MS));
+  ASSERT_EQ(MP_RQ_KEYS, mp_rq_ok);
+  mp_read_ledgers();
+  for (i = 0; i < MP_RQ_KEYS; i++) {
+    const mp_ev_t *s0[16], *q0[16], *s1[4];
+    int ns0 = mp_rq_lines(0, 's', i, s0, 16),
+        nq0 = mp_rq_lines(0, 'r', i, q0, 16);
+    int j;
+
+    /* n0 handed back every start it got, each with its own token. */
+    ASSERT_GE(nq0, 1);
+    ASSERT_EQ(ns0, nq0);
+    for (j = 0; j < nq0; j++) {
+      ASSERT_EQ(s0[j]->token, q0[j]->token);
+      ASSERT_GE(q0[j]->ns, s0[j]->ns);
+    }
+    ASSERT_EQ(0,
+              mp_rq_lines(0, 'x', i, s0, 16) + mp_rq_lines(0, 'l', i, s0, 16));
+    /* n1 started it once, later than the backoff of n0's last requeue
+     * (a ms between the clocks allowed), with a newer token. */
+    ASSERT_EQ(1, mp_rq_lines(1, 's', i, s1, 4));
+    ASSERT_GT(s1[0]->token, q0[nq0 - 1]->token);
+    ASSERT_GE(s1[0]->ns + 1000000,
+              q0[nq0 - 1]->ns + (backoff << (nq0 - 1)) * 1000000);
+  }
+  fleet_pool_node_close(&disp, NULL);
   mp_teardown(r);
   return 0;
 }

@@ -16,7 +16,8 @@
  *   T:jobs        hash   job key -> "<token>:<state>:<worker>"; state s
  *                        (starting), r (running), m (moving: stop sent,
  *                        next owner in T:next), x (stopping), o (orphaned:
- *                        no owner, worker "")
+ *                        no owner, worker ""), q (requeued by its owner:
+ *                        no owner until its due time in T:rqd)
  *   T:pay         hash   job key -> payload
  *   T:disp        hash   job key -> the node waiting for its start result
  *   T:next        hash   job key -> the owner a moving job goes to
@@ -33,6 +34,12 @@
  *                        c<seq> per claimed tick not acknowledged; or
  *                        stopped, for a while after a stop
  *   T:sk:<name>   set    the keys a schedule started
+ *   T:rq          hash   job key -> its requeues in a row (pool_requeue),
+ *                        until a start reports
+ *   T:rqd         zset   job key -> the server ms a requeued job is due
+ *   T:down        string the server ms of the pool's shutdown; while it is
+ *                        there, POOL_JOIN fails with FLEET_ESHUTDOWN (until
+ *                        POOL_RESET)
  *
  * Every deadline is computed from the server's TIME. Every op that changes
  * a job on behalf of its owner presents the owner's token.

@@ -107,8 +107,20 @@ typedef struct {
   int client_only;
   /* Optional: background failures (keep-alives, event reads, rebalancing);
    * the node retries them, except FLEET_ECONFLICT: its id is held by
-   * another live node (see fleet_pool_node_init()). */
+   * another live node (see fleet_pool_node_init()), and FLEET_ESHUTDOWN:
+   * the pool was shut down (see fleet_pool_shutdown()). It also hears
+   * FLEET_EATTEMPTS when a job one of its workers requeued was dropped
+   * (see fleet_pool_job_requeue()). */
   fleet_error_cb error_cb;
+  /* How many times in a row a job may be requeued by the handlers of this
+   * node's workers (fleet_pool_job_requeue()) before the next requeue
+   * drops it; a start that reports ends the row. Default 5. */
+  uint32_t max_requeues;
+  /* How long a requeued job waits before it is started again, by the
+   * server's clock: this for the first requeue in a row, doubled for
+   * each one after it, at most 60000 ms (or this, when larger). Default
+   * 1000 ms; at most 3600000. */
+  uint32_t requeue_backoff_ms;
 } fleet_pool_node_options_t;
 
 #define FLEET_POOL_UNLIMITED UINT32_MAX
@@ -138,7 +150,10 @@ FLEET_EXTERN void fleet_pool_node_options_init(fleet_pool_node_options_t *o);
  * waiting dispatches failed with FLEET_ECONFLICT. A lease that ran out
  * with nobody taking it is a lapse: the jobs stop (LOST) and the node
  * joins again, claiming its id anew; its error callback hears
- * FLEET_ESTALE when its keep-alive lapses.
+ * FLEET_ESTALE when its keep-alive lapses. In a pool that was shut down
+ * and not reset since (fleet_pool_shutdown(), fleet_pool_reset()), the
+ * claim is refused too: the error callback hears FLEET_ESHUTDOWN once,
+ * and every call on the node returns FLEET_ESHUTDOWN.
  *
  * Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING (the client is
  * closing) or FLEET_ENOMEM. */
@@ -158,7 +173,8 @@ FLEET_EXTERN const char *fleet_pool_node_id(const fleet_pool_node_t *node);
  * them). Its id is "<node_id>/<n>", n counting from 1. Returns 0 (the
  * worker's internal_ is set), or, with internal_ NULL, FLEET_EINVAL
  * (client-only node, NULL handler, a NULL `start_cb` or `stop_cb`),
- * FLEET_ECLOSING or FLEET_ENOMEM. */
+ * FLEET_ECLOSING, FLEET_ESHUTDOWN (the pool shut down), FLEET_ECONFLICT
+ * (the node was refused its id) or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_pool_worker_add(fleet_pool_node_t *node,
                                        fleet_pool_worker_t *worker,
                                        const fleet_pool_handler_t *handler);
@@ -208,6 +224,37 @@ FLEET_EXTERN uint64_t fleet_pool_job_token(const fleet_pool_job_t *job);
  * meantime, the stop callback follows with FLEET_POOL_STOP_LOST. */
 FLEET_EXTERN int fleet_pool_job_started(fleet_pool_job_t *job, int status);
 
+/* Hands the job back to the pool to be started again later (pulse's
+ * ErrRequeue), from one of the worker's handlers:
+ *
+ * - in its start, in place of fleet_pool_job_started() (inside the start
+ *   callback or later, before any report): the start did not happen and
+ *   should be tried again;
+ * - inside its stop callback, when the reason is FLEET_POOL_STOP_REQUESTED
+ *   or FLEET_POOL_STOP_MOVED: the job is stopped here as usual, but instead
+ *   of leaving the pool (REQUESTED) or starting at once on its new owner
+ *   (MOVED), it is started again later.
+ *
+ * The job then waits in the pool without an owner (state
+ * FLEET_POOL_JOB_REQUEUED) for the node's requeue_backoff_ms, doubled for
+ * each requeue in a row, by the server's clock; then it is placed like any
+ * job without an owner: on the worker its key routes to, which is this
+ * one again unless the membership changed. A dispatcher still waiting
+ * for the job's start waits on (up to its 2 x ack_grace_ms). The
+ * requeues of a job are counted until one of its starts reports (either
+ * way); the requeue after max_requeues in a row drops the job instead: it
+ * leaves the pool, a waiting dispatcher gets FLEET_EATTEMPTS, and so does
+ * this node's error callback, with fleet_client_last_error() naming the
+ * key. A requeue that finds the job given to another owner meanwhile
+ * changes nothing.
+ *
+ * After a requeue from the start, the job is invalid once this returns
+ * (no stop callback follows); from a stop callback it is invalid once the
+ * callback returns, as always. Returns 0, FLEET_EINVAL (NULL; a stop for
+ * another reason: the job is not this node's to hand back) or
+ * FLEET_EALREADY (its start reported already, or requeued already). */
+FLEET_EXTERN int fleet_pool_job_requeue(fleet_pool_job_t *job);
+
 /* Dispatches the job `key` (the name rule) with `payload` (up to
  * FLEET_POOL_PAYLOAD_MAX bytes, may be empty): admits it in one atomic
  * step and assigns it to its owner. `cb` runs once the owner's start has
@@ -215,10 +262,14 @@ FLEET_EXTERN int fleet_pool_job_started(fleet_pool_job_t *job, int status);
  * already; FLEET_EBUSY when the pool holds max_queued_jobs; FLEET_ENOTFOUND
  * when the pool has no worker; FLEET_ECANCELED when the job was stopped
  * before any start reported; FLEET_ETIMEDOUT when no start result came
- * within 2 x ack_grace_ms (the job stays admitted and may still start). A
- * job that moves before its start reported is answered by its next
- * owner's start.
- * Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or FLEET_ENOMEM. */
+ * within 2 x ack_grace_ms (the job stays admitted and may still start);
+ * FLEET_EATTEMPTS when its owners requeued it more than their
+ * max_requeues in a row (fleet_pool_job_requeue(): it was dropped);
+ * FLEET_ESHUTDOWN when this node saw the pool shut down first. A job that
+ * moves, or is requeued, before its start reported is answered by its
+ * next owner's start.
+ * Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING, FLEET_ESHUTDOWN,
+ * FLEET_ECONFLICT or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_pool_dispatch(fleet_pool_node_t *node, const char *key,
                                      fleet_bytes_t payload, fleet_status_cb cb,
                                      void *user_data);
@@ -259,6 +310,19 @@ typedef void (*fleet_pool_jobs_cb)(fleet_pool_node_t *node, int status,
 FLEET_EXTERN int fleet_pool_jobs(fleet_pool_node_t *node, fleet_pool_jobs_cb cb,
                                  void *user_data);
 
+/* The jobs the worker `worker_id` owns (pulse's Worker.Jobs()), any worker
+ * of the pool, local or not (fleet_pool_worker_id() gives a local
+ * worker's id): each with its key, owner and token, valid until the
+ * callback returns; none when the worker owns no job or is not in the
+ * pool. One round trip, reading the worker's own set of jobs (not every
+ * job of the pool). Returns 0, FLEET_EINVAL (NULL node, callback or
+ * worker id), FLEET_E2BIG (an id longer than FLEET_POOL_KEY_MAX),
+ * FLEET_ECLOSING, FLEET_ESHUTDOWN, FLEET_ECONFLICT or FLEET_ENOMEM; `cb`
+ * then never runs. */
+FLEET_EXTERN int fleet_pool_worker_jobs(fleet_pool_node_t *node,
+                                        const char *worker_id,
+                                        fleet_pool_jobs_cb cb, void *user_data);
+
 /* A job's payload; FLEET_ENOTFOUND when there is no such job. */
 typedef void (*fleet_pool_payload_cb)(fleet_pool_node_t *node, int status,
                                       fleet_bytes_t payload, void *user_data);
@@ -282,11 +346,16 @@ typedef void (*fleet_pool_workers_cb)(fleet_pool_node_t *node, int status,
 FLEET_EXTERN int fleet_pool_workers(fleet_pool_node_t *node,
                                     fleet_pool_workers_cb cb, void *user_data);
 
-/* Shuts the whole pool down: every node is told to stop all its jobs
- * (FLEET_POOL_STOP_SHUTDOWN), after which it takes no more calls
- * (FLEET_ECLOSING) and should be closed; every key holding a job, a
- * payload or a member is removed. `cb` runs once that is done. The pool
- * may be used again by new nodes. */
+/* Shuts the whole pool down (pulse's Shutdown): every node is told to stop
+ * all its jobs (FLEET_POOL_STOP_SHUTDOWN), after which it takes no more
+ * calls (FLEET_ESHUTDOWN) and should be closed; every key holding a job,
+ * a payload or a member is removed. `cb` runs once that is done.
+ *
+ * The pool stays shut: a node that joins it afterwards (a new one, or a
+ * node that joins again) is refused: its error callback hears
+ * FLEET_ESHUTDOWN once, it takes no more calls (FLEET_ESHUTDOWN) and
+ * should be closed. fleet_pool_reset() (or `fleet pool reset P`) opens the
+ * pool again. */
 FLEET_EXTERN int fleet_pool_shutdown(fleet_pool_node_t *node,
                                      fleet_status_cb cb, void *user_data);
 
@@ -299,7 +368,8 @@ FLEET_EXTERN int fleet_pool_shutdown(fleet_pool_node_t *node,
   XX(RUNNING, "running")   /* its owner's start reported success */            \
   XX(MOVING, "moving")     /* its owner changed: stopping on the old one */    \
   XX(STOPPING, "stopping") /* fleet_pool_stop_job() was asked for it */        \
-  XX(ORPHANED, "orphaned") /* no owner: the next rebalance places it */
+  XX(ORPHANED, "orphaned") /* no owner: the next rebalance places it */        \
+  XX(REQUEUED, "requeued") /* requeued by its owner: placed after backoff */
 
 typedef enum {
 #define FLEET__POOL_JOB_STATE_ENUM(name, str) FLEET_POOL_JOB_##name,
@@ -362,6 +432,33 @@ FLEET_EXTERN int fleet_pool_query_workers(fleet_client_t *client,
 FLEET_EXTERN int fleet_pool_query_jobs(fleet_client_t *client, const char *pool,
                                        fleet_pool_query_jobs_cb cb,
                                        void *user_data);
+
+/* Reads the jobs that one worker of the pool `pool` owns, `worker_id`
+ * (as fleet_pool_worker_jobs(), from a client): as fleet_pool_query_jobs()
+ * (same callback rules), reading the worker's set of jobs only. Returns
+ * 0, FLEET_EINVAL (also a NULL or empty worker id), FLEET_E2BIG (a name
+ * or an id longer than 512 bytes), FLEET_ECLOSING or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_pool_query_worker_jobs(fleet_client_t *client,
+                                              const char *pool,
+                                              const char *worker_id,
+                                              fleet_pool_query_jobs_cb cb,
+                                              void *user_data);
+
+/* Completion of fleet_pool_reset(): 0 when the pool was shut down and is
+ * open again, FLEET_EALREADY when it was not shut down (nothing changed),
+ * or a backend error (FLEET_ECANCELED when the client closes first). */
+typedef void (*fleet_pool_reset_cb)(fleet_client_t *client, int status,
+                                    void *user_data);
+
+/* Opens the pool `pool`, shut down by fleet_pool_shutdown(), to nodes
+ * again: new nodes (and old ones, joining again) are admitted from then
+ * on. Nothing else changes: the shutdown removed every job and member
+ * already. One round trip; `cb` runs once, never inside this call.
+ * Returns 0, FLEET_EINVAL (NULL client or callback, NULL or empty name),
+ * FLEET_E2BIG, FLEET_ECLOSING or FLEET_ENOMEM; on error nothing is sent
+ * and `cb` never runs. */
+FLEET_EXTERN int fleet_pool_reset(fleet_client_t *client, const char *pool,
+                                  fleet_pool_reset_cb cb, void *user_data);
 
 /* ------------------------------------------------------------------------ */
 /* Tickers                                                                  */

@@ -473,6 +473,13 @@ int fleet_client_time(fleet_client_t *client, fleet_client_time_cb cb,
 int fleet__client_tag_call(fleet_client_t *client, const char *name,
                            fleet__op_t op, fleet__reply_cb on_reply,
                            void *arg) {
+  return fleet__client_tag_call_args(client, name, op, NULL, 0, on_reply, arg);
+}
+
+int fleet__client_tag_call_args(fleet_client_t *client, const char *name,
+                                fleet__op_t op, const fleet_bytes_t *args,
+                                size_t nargs, fleet__reply_cb on_reply,
+                                void *arg) {
   struct fleet__client_s *c;
   fleet__key_t tag = {0};
   fleet_bytes_t key;
@@ -488,7 +495,7 @@ int fleet__client_tag_call(fleet_client_t *client, const char *name,
   if (fleet__key_build(&tag, c->prefix, c->prefix_len, name, len, NULL) != 0)
     return FLEET_ENOMEM;
   key = fleet__key_bytes(&tag);
-  err = fleet__backend_call(c->be, op, &key, 1, NULL, 0, on_reply, arg);
+  err = fleet__backend_call(c->be, op, &key, 1, args, nargs, on_reply, arg);
   fleet__key_free(&tag);
   return err;
 }

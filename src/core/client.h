@@ -63,5 +63,11 @@ static inline int fleet__client_usable(const fleet_client_t *c) {
  * and `on_reply` never runs. */
 int fleet__client_tag_call(fleet_client_t *client, const char *name,
                            fleet__op_t op, fleet__reply_cb on_reply, void *arg);
+/* As fleet__client_tag_call(), with the `nargs` args `args` (copied by the
+ * backend before this returns). */
+int fleet__client_tag_call_args(fleet_client_t *client, const char *name,
+                                fleet__op_t op, const fleet_bytes_t *args,
+                                size_t nargs, fleet__reply_cb on_reply,
+                                void *arg);
 
 #endif /* FLEET_SRC_CLIENT_H */

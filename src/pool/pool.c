@@ -15,6 +15,8 @@
 
 /* The smallest worker TTL, in ms. */
 #define POOL_TTL_MIN_MS 100
+/* The longest first requeue backoff, in ms. */
+#define POOL_REQUEUE_BACKOFF_MAX_MS 3600000
 
 static const char *const pool_state_names[] = {
     FLEET__POOL_STATE_MAP(FLEET__NAME_XX)};
@@ -52,6 +54,8 @@ void fleet_pool_node_options_init(fleet_pool_node_options_t *o) {
   o->ack_grace_ms = 20000;
   o->max_queued_jobs = 1000;
   o->worker_shutdown_ttl_ms = 120000;
+  o->max_requeues = 5;
+  o->requeue_backoff_ms = 1000;
 }
 
 static int pool_options(const fleet_pool_node_options_t *in,
@@ -68,8 +72,14 @@ static int pool_options(const fleet_pool_node_options_t *in,
     out->max_queued_jobs = d.max_queued_jobs;
   if (out->worker_shutdown_ttl_ms == 0)
     out->worker_shutdown_ttl_ms = d.worker_shutdown_ttl_ms;
+  if (out->max_requeues == 0)
+    out->max_requeues = d.max_requeues;
+  if (out->requeue_backoff_ms == 0)
+    out->requeue_backoff_ms = d.requeue_backoff_ms;
   if (out->worker_ttl_ms < POOL_TTL_MIN_MS ||
-      out->worker_ttl_ms > UINT32_MAX / 8 || out->ack_grace_ms > UINT32_MAX / 4)
+      out->worker_ttl_ms > UINT32_MAX / 8 ||
+      out->ack_grace_ms > UINT32_MAX / 4 ||
+      out->requeue_backoff_ms > POOL_REQUEUE_BACKOFF_MAX_MS)
     return FLEET_EINVAL;
   return 0;
 }
@@ -137,6 +147,7 @@ int fleet_pool_node_init(fleet_client_t *client, fleet_pool_node_t *node,
   fleet__handle_timer_init(&p->base, &p->wait_timer);
   fleet__handle_timer_init(&p->base, &p->join_timer);
   fleet__handle_timer_init(&p->base, &p->remove_timer);
+  fleet__handle_timer_init(&p->base, &p->requeue_timer);
   p->timers_open = 1;
   /* Results of dispatches come through the event list: every node,
    * client-only too, listens. The wake-up on subscription reads it. */
@@ -207,6 +218,7 @@ static void pool_close(fleet__handle_t *h) {
     fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->remove_timer);
     fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->lapse_timer);
     fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->wait_timer);
+    fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->requeue_timer);
     p->timers_open = 0;
   }
 }

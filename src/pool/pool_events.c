@@ -85,11 +85,15 @@ void fleet__pool_read_events(fleet__pool_t *p) {
   fleet__pool_once_sent(p, &p->ev, err);
 }
 
-/* The pool shut down: every local job stops, and the node takes no more
- * calls. */
-static void pool_on_shutdown(fleet__pool_t *p) {
+void fleet__pool_shut(fleet__pool_t *p) {
+  if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN)
+    return;
   fleet__pool_set_state(p, FLEET__POOL_SHUTDOWN);
-  fleet__pool_stop_all(p, FLEET_POOL_STOP_SHUTDOWN);
+  if (p->timers_open)
+    uv_timer_stop(&p->requeue_timer);
+  fleet__pool_wait_fail(p, FLEET_ESHUTDOWN);
+  if (!p->base.closing)
+    fleet__pool_stop_all(p, FLEET_POOL_STOP_SHUTDOWN);
 }
 
 static void pool_on_events(fleet__req_t *r, int status,
@@ -137,7 +141,7 @@ static void pool_on_events(fleet__req_t *r, int status,
         fleet__pool_rebalance(p);
         break;
       case 'S':
-        pool_on_shutdown(p);
+        fleet__pool_shut(p);
         break;
       default:
         break;

@@ -14,7 +14,7 @@ static const char *const pool_job_state_names[] = {
     FLEET_POOL_JOB_STATE_MAP(FLEET__NAME_XX)};
 
 /* The state letters of the owner records, in the order of the enum. */
-static const char pool_job_state_codes[] = "srmxo";
+static const char pool_job_state_codes[] = "srmxoq";
 
 const char *fleet_pool_job_state_name(int state) {
   return FLEET__NAME_AT(pool_job_state_names, state);
@@ -39,11 +39,12 @@ static void pool_on_query(void *arg, int status, const fleet__reply_t *reply) {
   q.answer(&q, status, reply);
 }
 
-/* Sends `op` on the tag of `pool` from `client`, with a query for `cb`
- * whose reply `answer` reads. Returns 0 or the call's error (nothing sent,
- * `cb` never runs). */
+/* Sends `op` with the `nargs` args `args` on the tag of `pool` from
+ * `client`, with a query for `cb` whose reply `answer` reads. Returns 0 or
+ * the call's error (nothing sent, `cb` never runs). */
 static int pool_query_send(fleet_client_t *client, const char *pool,
-                           fleet__op_t op, const pool_query_t *query) {
+                           fleet__op_t op, const fleet_bytes_t *args,
+                           size_t nargs, const pool_query_t *query) {
   pool_query_t *q;
   int err;
 
@@ -52,7 +53,8 @@ static int pool_query_send(fleet_client_t *client, const char *pool,
   if ((q = malloc(sizeof(*q))) == NULL)
     return FLEET_ENOMEM;
   *q = *query;
-  if ((err = fleet__client_tag_call(client, pool, op, pool_on_query, q)) != 0)
+  if ((err = fleet__client_tag_call_args(client, pool, op, args, nargs,
+                                         pool_on_query, q)) != 0)
     free(q);
   return err;
 }
@@ -190,7 +192,7 @@ int fleet_pool_query_workers(fleet_client_t *client, const char *pool,
                              fleet_pool_query_workers_cb cb, void *user_data) {
   pool_query_t q = {pool_answer_workers, client, (fleet__fn_t)cb, user_data};
 
-  return pool_query_send(client, pool, FLEET__OP_POOL_MEMBERS, &q);
+  return pool_query_send(client, pool, FLEET__OP_POOL_MEMBERS, NULL, 0, &q);
 }
 
 static void pool_answer_jobs(const pool_query_t *q, int status,
@@ -208,7 +210,38 @@ int fleet_pool_query_jobs(fleet_client_t *client, const char *pool,
                           fleet_pool_query_jobs_cb cb, void *user_data) {
   pool_query_t q = {pool_answer_jobs, client, (fleet__fn_t)cb, user_data};
 
-  return pool_query_send(client, pool, FLEET__OP_POOL_JOBS, &q);
+  return pool_query_send(client, pool, FLEET__OP_POOL_JOBS, NULL, 0, &q);
+}
+
+int fleet_pool_query_worker_jobs(fleet_client_t *client, const char *pool,
+                                 const char *worker_id,
+                                 fleet_pool_query_jobs_cb cb, void *user_data) {
+  pool_query_t q = {pool_answer_jobs, client, (fleet__fn_t)cb, user_data};
+  fleet_bytes_t arg;
+  int err;
+
+  if ((err = fleet__str_check(worker_id, FLEET__NAME_MAX, &arg.len)) != 0)
+    return err;
+  arg.base = worker_id;
+  return pool_query_send(client, pool, FLEET__OP_POOL_WORKER_JOBS, &arg, 1, &q);
+}
+
+static void pool_answer_reset(const pool_query_t *q, int status,
+                              const fleet__reply_t *reply) {
+  int64_t n = 0;
+
+  if (status == 0 && fleet__reply_i64(reply, &n) != 0)
+    status = FLEET_EPROTO;
+  if (status == 0 && n == 0)
+    status = FLEET_EALREADY;
+  ((fleet_pool_reset_cb)q->cb)(q->client, status, q->data);
+}
+
+int fleet_pool_reset(fleet_client_t *client, const char *pool,
+                     fleet_pool_reset_cb cb, void *user_data) {
+  pool_query_t q = {pool_answer_reset, client, (fleet__fn_t)cb, user_data};
+
+  return pool_query_send(client, pool, FLEET__OP_POOL_RESET, NULL, 0, &q);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -327,6 +360,9 @@ static const fleet__call_t pool_workers_call = {
     pool_fail_workers};
 static const fleet__call_t pool_jobs_call = {"pool.jobs", FLEET__OP_POOL_JOBS,
                                              pool_jobs_read, pool_fail_jobs};
+static const fleet__call_t pool_worker_jobs_call = {
+    "pool.worker_jobs", FLEET__OP_POOL_WORKER_JOBS, pool_jobs_read,
+    pool_fail_jobs};
 
 int fleet_pool_get_payload(fleet_pool_node_t *node, const char *key,
                            fleet_pool_payload_cb cb, void *user_data) {
@@ -350,4 +386,10 @@ int fleet_pool_jobs(fleet_pool_node_t *node, fleet_pool_jobs_cb cb,
                     void *user_data) {
   return fleet__pool_plain_call(node, &pool_jobs_call, (fleet__fn_t)cb,
                                 user_data);
+}
+
+int fleet_pool_worker_jobs(fleet_pool_node_t *node, const char *worker_id,
+                           fleet_pool_jobs_cb cb, void *user_data) {
+  return fleet__pool_key_call(node, &pool_worker_jobs_call, worker_id, NULL,
+                              (fleet__fn_t)cb, user_data);
 }

@@ -61,6 +61,11 @@ struct fleet_pool_job_s {
   size_t payload_len;
   uint64_t token;
   int reported; /* fleet_pool_job_started() was called */
+  /* In its stop callback: 1, or 2 for a stop the pool asked for
+   * (requested, moved), where fleet_pool_job_requeue() may hand the job
+   * back; `requeued`: it did. */
+  int stopping;
+  int requeued;
 };
 
 /* The steps of a worker's removal (pool_worker.c). */
@@ -175,6 +180,9 @@ struct fleet__pool_s {
   fleet__list_t waiting; /* dispatches waiting, oldest first */
   uv_timer_t wait_timer;
   uv_timer_t join_timer; /* the workers added in one iteration join */
+  /* Rebalances when the first requeued job this node knows of is due. */
+  uv_timer_t requeue_timer;
+  uint64_t requeue_at; /* loop ms it is armed for; 0: not armed */
   int timers_open;
 };
 
@@ -197,13 +205,13 @@ static inline fleet__pool_t *fleet__pool_of(const fleet_pool_node_t *node) {
 }
 
 /* Whether the node takes a call: 0, FLEET_ECLOSING (the node or its
- * client is closing, or the pool shut down) or FLEET_ECONFLICT (another
- * live node holds its id). */
+ * client is closing), FLEET_ESHUTDOWN (the pool shut down) or
+ * FLEET_ECONFLICT (another live node holds its id). */
 static inline int fleet__pool_usable(const fleet__pool_t *p) {
   int err = fleet__handle_usable(&p->base);
 
   if (err == 0 && p->state == FLEET__POOL_SHUTDOWN)
-    err = FLEET_ECLOSING;
+    err = FLEET_ESHUTDOWN;
   if (err == 0 && p->state == FLEET__POOL_REFUSED)
     err = FLEET_ECONFLICT;
   return err;
@@ -272,6 +280,9 @@ void fleet__pool_on_wake(void *arg, int status, const char *payload,
 /* pool_rebalance.c */
 /* Asks for a rebalance (now, or after the one in flight). */
 void fleet__pool_rebalance(fleet__pool_t *p);
+/* Asks for a rebalance in `ms` (loop clock), when a requeued job is due,
+ * unless one is asked for sooner already. */
+void fleet__pool_requeue_wait(fleet__pool_t *p, uint64_t ms);
 
 /* pool_route.c */
 /* Reads the membership from a POOL_MEMBERS reply. Returns 0, FLEET_EPROTO
@@ -304,6 +315,11 @@ void fleet__pool_stop_all(fleet__pool_t *p, fleet_pool_stop_reason_t reason);
  * it. */
 void fleet__pool_stop_job(struct fleet_pool_job_s *job,
                           fleet_pool_stop_reason_t reason);
+/* The pool shut down (the node's join was refused FLEET_ESHUTDOWN, or it
+ * read the shutdown): every local job stops, waiting dispatches fail with
+ * FLEET_ESHUTDOWN, and the node takes no more calls. May run user
+ * callbacks. */
+void fleet__pool_shut(fleet__pool_t *p);
 void fleet__pool_job_free(struct fleet_pool_job_s *job);
 /* The answer to a re-assertion of the local job `c`: `token` is its new
  * token, or 0 when another owner holds the key (the worker is told LOST).

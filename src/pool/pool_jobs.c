@@ -43,18 +43,29 @@ void fleet__pool_job_free(struct fleet_pool_job_s *job) {
   free(job);
 }
 
-/* Tells the worker to stop `job`, then forgets it. */
-void fleet__pool_stop_job(struct fleet_pool_job_s *job,
-                          fleet_pool_stop_reason_t reason) {
+/* Tells the worker to stop `job`, then forgets it. With `requeueable`,
+ * the stop callback may hand the job back (fleet_pool_job_requeue()).
+ * Returns whether it did. */
+static int pool_stop(struct fleet_pool_job_s *job,
+                     fleet_pool_stop_reason_t reason, int requeueable) {
   fleet__pool_worker_t *w = job->worker;
+  int requeued;
 
   /* Unlinked first: the callback may close the node or start other
    * work, and must find this job gone. */
   fleet__list_remove(&job->node);
+  job->stopping = requeueable ? 2 : 1;
   w->handler.stop_cb(w->pub, job, reason);
+  requeued = job->requeued;
   free(job->key);
   free(job->payload);
   free(job);
+  return requeued;
+}
+
+void fleet__pool_stop_job(struct fleet_pool_job_s *job,
+                          fleet_pool_stop_reason_t reason) {
+  (void)pool_stop(job, reason, 0);
 }
 
 void fleet__pool_stop_all(fleet__pool_t *p, fleet_pool_stop_reason_t reason) {
@@ -68,6 +79,39 @@ void fleet__pool_stop_all(fleet__pool_t *p, fleet_pool_stop_reason_t reason) {
 
 /* ------------------------------------------------------------------------ */
 /* Confirmations                                                            */
+
+/* Reads the reply of a requeue: {1, requeues, delay}: the job is due in
+ * `delay` ms, when this node rebalances; {2, requeues, 0}: it was dropped,
+ * which the error callback hears (FLEET_EATTEMPTS, naming the key); {0,
+ * 0, 0}: stale, nothing changed. */
+static void pool_on_requeued(fleet__req_t *r, int status,
+                             const fleet__reply_t *reply) {
+  fleet__pool_req_t *req = (fleet__pool_req_t *)r;
+  fleet__pool_t *p = (fleet__pool_t *)r->handle;
+  char *key = req->key;
+  int64_t code = 0, n = 0, delay = 0;
+
+  fleet__req_done(r);
+  if (status == 0 && (!fleet__reply_is_array(reply, 3) ||
+                      fleet__reply_i64(&reply->elem[0], &code) != 0 ||
+                      fleet__reply_i64(&reply->elem[1], &n) != 0 ||
+                      fleet__reply_i64(&reply->elem[2], &delay) != 0))
+    status = FLEET_EPROTO;
+  if (p->base.closing) {
+    /* Nothing to tell. */
+  } else if (status != 0) {
+    fleet__handle_error(&p->base, status);
+  } else if (code == 1 && delay >= 0) {
+    fleet__pool_requeue_wait(p, (uint64_t)delay);
+  } else if (code == 2) {
+    fleet__backend_set_detail(fleet__handle_backend(&p->base),
+                              "pool job \"%s\" dropped after %lld requeues "
+                              "in a row",
+                              key, (long long)n);
+    fleet__handle_error(&p->base, FLEET_EATTEMPTS);
+  }
+  free(key);
+}
 
 /* Reads the reply of a confirmation: reported to the error callback if
  * it failed. Returns the stale job the confirmation named (a start report
@@ -116,22 +160,33 @@ static const fleet__call_t pool_started_call = {
     "pool.started", FLEET__OP_POOL_STARTED, pool_on_started, NULL};
 static const fleet__call_t pool_stopped_call = {
     "pool.stopped", FLEET__OP_POOL_STOPPED, pool_on_stopped, NULL};
+static const fleet__call_t pool_requeue_call = {
+    "pool.requeue", FLEET__OP_POOL_REQUEUE, pool_on_requeued, NULL};
 
-/* Sends `call` (POOL_STARTED or POOL_STOPPED) for (worker, key, token)
- * with `code`. */
+/* Sends `call` (POOL_STARTED, POOL_STOPPED or POOL_REQUEUE) for (worker,
+ * key, token) with `code`: the status, or for a requeue 's' (from the
+ * start) or 'x' (from a stop), with the node's bound and backoff. */
 static void pool_confirm(fleet__pool_t *p, const fleet__call_t *call,
                          fleet__pool_worker_t *w, const char *key,
                          size_t key_len, uint64_t token, int code) {
   fleet_bytes_t tag = fleet__key_bytes(&p->tag);
   char *copy = fleet__memdup(key, key_len);
   fleet__pool_req_t *req = NULL;
-  int err = copy == NULL ? FLEET_ENOMEM : fleet__args_begin(&p->args, 4, 2);
+  int requeue = call == &pool_requeue_call;
+  int err = copy == NULL ? FLEET_ENOMEM
+                         : fleet__args_begin(&p->args, requeue ? 6 : 4, 2);
 
   if (err == 0) {
     fleet__args_bytes(&p->args, key, key_len);
     fleet__args_str(&p->args, w->id);
     fleet__args_u64(&p->args, token);
-    fleet__args_i64(&p->args, code);
+    if (requeue) {
+      fleet__args_str(&p->args, code == 's' ? "s" : "x");
+      fleet__args_u64(&p->args, p->opts.max_requeues);
+      fleet__args_u64(&p->args, p->opts.requeue_backoff_ms);
+    } else {
+      fleet__args_i64(&p->args, code);
+    }
     req = (fleet__pool_req_t *)fleet__call_new(&p->base, call, NULL, NULL);
     err = req == NULL ? FLEET_ENOMEM : 0;
   }
@@ -183,6 +238,34 @@ int fleet_pool_job_started(fleet_pool_job_t *job, int status) {
                status);
   if (status != 0)
     fleet__pool_job_free(job);
+  return 0;
+}
+
+int fleet_pool_job_requeue(fleet_pool_job_t *job) {
+  fleet__pool_worker_t *w;
+  fleet__pool_t *p;
+
+  if (job == NULL)
+    return FLEET_EINVAL;
+  if (job->requeued)
+    return FLEET_EALREADY;
+  if (job->stopping != 0) {
+    /* In the stop callback: the job goes back once it returns. */
+    if (job->stopping != 2)
+      return FLEET_EINVAL;
+    job->requeued = 1;
+    return 0;
+  }
+  if (job->reported)
+    return FLEET_EALREADY;
+  job->reported = job->requeued = 1;
+  w = job->worker;
+  p = w->pool;
+  if (p->base.closing)
+    return 0;
+  pool_confirm(p, &pool_requeue_call, w, job->key, job->key_len, job->token,
+               's');
+  fleet__pool_job_free(job);
   return 0;
 }
 
@@ -250,18 +333,23 @@ void fleet__pool_job_event(fleet__pool_t *p, const fleet__reply_t *ev) {
       pool_ev_start(p, w, ev, token);
       break;
     case 'x': {
-      /* An older local job than the stop names is stale: it goes too. */
-      int confirm = job == NULL || job->token <= token;
+      /* An older local job than the stop names is stale: it goes too. A
+       * stop of the job's own assignment may be handed back instead of
+       * confirmed (fleet_pool_job_requeue()). */
+      int confirm = job == NULL || job->token <= token, requeued = 0;
 
-      if (job != NULL && job->token <= token)
-        fleet__pool_stop_job(job, job->token < token ? FLEET_POOL_STOP_LOST
-                                  : ev[4].len == 4 &&
-                                          memcmp(ev[4].str, "move", 4) == 0
-                                      ? FLEET_POOL_STOP_MOVED
-                                      : FLEET_POOL_STOP_REQUESTED);
+      if (job != NULL && job->token < token)
+        fleet__pool_stop_job(job, FLEET_POOL_STOP_LOST);
+      else if (job != NULL && job->token == token)
+        requeued = pool_stop(job,
+                             ev[4].len == 4 && memcmp(ev[4].str, "move", 4) == 0
+                                 ? FLEET_POOL_STOP_MOVED
+                                 : FLEET_POOL_STOP_REQUESTED,
+                             1);
       if (confirm)
-        pool_confirm(p, &pool_stopped_call, w, ev[1].str, ev[1].len, token,
-                     FLEET_ECANCELED);
+        pool_confirm(p, requeued ? &pool_requeue_call : &pool_stopped_call, w,
+                     ev[1].str, ev[1].len, token,
+                     requeued ? 'x' : FLEET_ECANCELED);
       break;
     }
     case 'n':

@@ -202,6 +202,17 @@ static void pool_on_join(fleet__req_t *r, int status,
     fleet__pool_refuse(p);
     return;
   }
+  if (status == FLEET_ESHUTDOWN) {
+    /* The pool was shut down and not reset: it takes no node. */
+    pool_claims_drop(claims, nclaims);
+    fleet__backend_set_detail(fleet__handle_backend(&p->base),
+                              "pool node \"%s\" refused: the pool was shut "
+                              "down and not reset since (fleet_pool_reset)",
+                              p->node_id);
+    fleet__handle_error(&p->base, FLEET_ESHUTDOWN);
+    fleet__pool_shut(p);
+    return;
+  }
   if (status == 0 && fleet__reply_is_array(reply, 1) &&
       fleet__reply_i64(&reply->elem[0], &rev) == 0 && rev < 0) {
     /* The pool shut down: the event read delivers it. Nothing joined. */

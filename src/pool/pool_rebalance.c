@@ -5,7 +5,14 @@
  * the concurrent moves of two nodes harmless; a move computed over a stale
  * membership is refused by the script, and the node rebalances again. One
  * rebalance is in flight at a time, and one more follows when one was
- * asked for meanwhile. */
+ * asked for meanwhile.
+ *
+ * A requeued job (fleet_pool_job_requeue()) is placed like an orphan once
+ * its due time passed by the server clock; POOL_MOVE says how long until
+ * the first one it skipped is due, and the node rebalances again then
+ * (the requeue timer). The node that requeued the job arms it from the
+ * requeue's reply; every node that rebalances meanwhile (a membership
+ * change: the requeuing node may have died) arms its own. */
 #include <string.h>
 
 #include "pool_int.h"
@@ -95,9 +102,10 @@ static void pool_on_bal_jobs(fleet__req_t *r, int status,
       continue;
     }
     want = fleet__pool_route(p, k->str, k->len);
-    if (state != 'o' && ((state != 's' && state != 'r') ||
-                         (worker.len == strlen(want) &&
-                          memcmp(worker.base, want, worker.len) == 0)))
+    if (state != 'o' && state != 'q' &&
+        ((state != 's' && state != 'r') ||
+         (worker.len == strlen(want) &&
+          memcmp(worker.base, want, worker.len) == 0)))
       continue;
     fleet__args_bytes(&p->args, k->str, k->len);
     fleet__args_bytes(&p->args, token.base, token.len);
@@ -119,14 +127,37 @@ static void pool_on_bal_jobs(fleet__req_t *r, int status,
 static void pool_on_bal_move(fleet__req_t *r, int status,
                              const fleet__reply_t *reply) {
   fleet__pool_t *p = (fleet__pool_t *)r->handle;
-  int64_t n;
+  int64_t n, wait;
 
   fleet__req_done(r);
   if (p->base.closing)
     return;
-  if (status == 0 && fleet__reply_i64(reply, &n) != 0)
+  if (status == 0 && (!fleet__reply_is_array(reply, 2) ||
+                      fleet__reply_i64(&reply->elem[0], &n) != 0 ||
+                      fleet__reply_i64(&reply->elem[1], &wait) != 0))
     status = FLEET_EPROTO;
   if (status == 0 && n < 0)
     p->bal.again = 1; /* the membership changed meanwhile */
+  else if (status == 0 && wait > 0)
+    fleet__pool_requeue_wait(p, (uint64_t)wait);
   pool_bal_end(p, status);
+}
+
+static void pool_on_requeue_timer(uv_timer_t *t) {
+  fleet__pool_t *p = FLEET__CONTAINER_OF(t, fleet__pool_t, requeue_timer);
+
+  p->requeue_at = 0;
+  fleet__pool_rebalance(p);
+}
+
+void fleet__pool_requeue_wait(fleet__pool_t *p, uint64_t ms) {
+  uint64_t at = uv_now(p->base.loop) + ms;
+
+  if (p->base.closing || !p->timers_open || p->state == FLEET__POOL_SHUTDOWN)
+    return;
+  if (p->requeue_at != 0 && p->requeue_at <= at &&
+      uv_is_active((uv_handle_t *)&p->requeue_timer))
+    return;
+  p->requeue_at = at;
+  uv_timer_start(&p->requeue_timer, pool_on_requeue_timer, ms, 0);
 }

@@ -1,6 +1,8 @@
-/* cmd_pool.c -- `fleet pool status|ls`: a pool's workers (with their node)
- * and its jobs (with their owner and state), read without joining it
- * (fleet_pool_query_workers(), fleet_pool_query_jobs()). */
+/* cmd_pool.c -- `fleet pool status|ls|jobs|reset`: a pool's workers (with
+ * their node) and its jobs (with their owner and state), or one worker's
+ * jobs, read without joining it (fleet_pool_query_workers(),
+ * fleet_pool_query_jobs(), fleet_pool_query_worker_jobs()); and the reset
+ * that opens a shut-down pool again (fleet_pool_reset()). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +15,11 @@ static const char pool_usage[] =
     "usage: fleet pool <verb>\n"
     "  status P   the workers of pool P (node, jobs) and its jobs (owner, "
     "state)\n"
-    "  ls         every pool with its worker and job counts\n";
+    "  ls         every pool with its worker and job counts\n"
+    "  jobs P [--worker ID]\n"
+    "             the jobs of pool P (key, state, owner, token), or only\n"
+    "             those worker ID owns\n"
+    "  reset P    open pool P, shut down, to nodes again\n";
 
 /* A query of a pool's workers and jobs: two calls, joined at the end. */
 typedef struct {
@@ -113,6 +119,59 @@ int cli_q_pool_status(cli_t *cli, const char *pool, cli_done_fn done,
   return cli_query_sent(&p->base, err);
 }
 
+/* `pool jobs P [--worker ID]`: the jobs alone, as an array. */
+static void jobs_finish(cli_query_t *q) {
+  pctx_t *p = (pctx_t *)q;
+
+  cli_jfree(q->res);
+  q->res = q->status == 0 ? p->jobs : NULL;
+  if (q->status != 0)
+    cli_jfree(p->jobs);
+}
+
+static int cli_q_pool_jobs(cli_t *cli, const char *pool, const char *worker,
+                           cli_done_fn done, void *arg) {
+  pctx_t *p = cli_query_new(sizeof(*p), cli, done, arg);
+
+  if (p == NULL)
+    return FLEET_ENOMEM;
+  p->base.finish = jobs_finish;
+  p->base.res = cli_jobj();
+  p->jobs = cli_jarr();
+  if (p->base.res == NULL || p->jobs == NULL) {
+    cli_jfree(p->jobs);
+    cli_query_free(&p->base, FLEET_ENOMEM);
+    return FLEET_ENOMEM;
+  }
+  return cli_query_sent(
+      &p->base,
+      worker != NULL
+          ? fleet_pool_query_worker_jobs(&cli->client, pool, worker, on_jobs, p)
+          : fleet_pool_query_jobs(&cli->client, pool, on_jobs, p));
+}
+
+static void on_reset(fleet_client_t *client, int status, void *arg) {
+  cli_query_t *q = arg;
+
+  (void)client;
+  if (status == 0 || status == FLEET_EALREADY)
+    cli_jadd(q->res, "reset", cli_jbool(status == 0));
+  cli_query_answered(q, status == FLEET_EALREADY ? 0 : status, NULL);
+}
+
+/* `pool reset P`: {"pool": P, "reset": true}, or false when the pool was
+ * not shut down (nothing changed; exit 0 all the same). */
+static int cli_q_pool_reset(cli_t *cli, const char *pool, cli_done_fn done,
+                            void *arg) {
+  cli_query_t *q = cli_query_new(sizeof(*q), cli, done, arg);
+
+  if (q == NULL)
+    return FLEET_ENOMEM;
+  q->res = cli_jobj();
+  cli_jadd(q->res, "pool", cli_jstr(pool));
+  return cli_query_sent(q, fleet_pool_reset(&cli->client, pool, on_reset, q));
+}
+
 int cli_q_pool_ls(cli_t *cli, cli_done_fn done, void *arg) {
   return cli_scan_map(cli, FLEET_OBJECT_POOL, "*", POOL_LS_MAX,
                       cli_q_pool_status, done, arg);
@@ -138,6 +197,7 @@ static void print_status(const cli_json_t *res) {
 }
 
 static const cli_view_t ls_view = {ls_cols, NULL};
+static const cli_view_t jobs_view = {job_cols, NULL};
 static const cli_view_t status_view = {NULL, print_status};
 
 int cli_cmd_pool(cli_t *cli, int argc, char **argv) {
@@ -150,7 +210,15 @@ int cli_cmd_pool(cli_t *cli, int argc, char **argv) {
     err = cli_q_pool_status(cli, argv[2], cli_finish, (void *)&status_view);
   else if (strcmp(verb, "ls") == 0 && argc == 2)
     err = cli_q_pool_ls(cli, cli_finish, (void *)&ls_view);
-  else
+  else if (strcmp(verb, "reset") == 0 && argc == 3)
+    err = cli_q_pool_reset(cli, argv[2], cli_finish, NULL);
+  else if (strcmp(verb, "jobs") == 0 && argc >= 3) {
+    const char *worker = cli_opt(&argc, argv, "--worker");
+
+    if (argc != 3)
+      return cli_usage_error("pool", "bad usage of %s", verb);
+    err = cli_q_pool_jobs(cli, argv[2], worker, cli_finish, (void *)&jobs_view);
+  } else
     return cli_usage_error("pool", "bad usage of %s", verb);
   return cli_started(cli, verb, err);
 }

@@ -7,7 +7,7 @@
 -- epoch.
 -- KEYS[1]: the pool's hash tag. Parts: id:<node>, nodes, workers, wnode,
 --          nw:<node>, wseq, rev, life, jobs, pay, wj:<worker>, fence,
---          ev:<node> (and those of pool_int's reap).
+--          ev:<node>, down (and those of pool_int's reap).
 -- ARGV[1]: node id. ARGV[2]: the node's instance nonce. ARGV[3]: worker
 --          TTL in ms. ARGV[4]: how long an unread event list lives, in ms.
 --          ARGV[5]: "1" when the node was in the pool before (it joins
@@ -21,7 +21,8 @@
 --   but a shutdown it has not read yet waits in its event list (the pool
 --   shut down: it must not come back; nothing changed). Error
 --   FLEET_ECONFLICT, naming the id, when another live instance holds the
---   node's id (nothing changed).
+--   node's id (nothing changed); error FLEET_ESHUTDOWN when the pool was
+--   shut down and not reset since (pool_reset; nothing changed).
 --#include pool_int
 local node, nonce = ARGV[1], ARGV[2]
 if id_state(node, nonce) == 'other' then
@@ -34,6 +35,10 @@ if ARGV[5] == '1' then
       return {-1}
     end
   end
+end
+if redis.call('EXISTS', T .. ':down') == 1 then
+  error({err = 'FLEET_ESHUTDOWN pool was shut down: it takes no node ' ..
+    'until it is reset (fleet_pool_reset, fleet pool reset)'})
 end
 local now = now_ms()
 local n = tonumber(ARGV[6])

@@ -3,7 +3,7 @@
 -- its next owner; any other job is orphaned for the pool to place again. A
 -- fenced op (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, next, wnode,
---          workers, wj:<worker>, fence, nodes, ev:<node>.
+--          workers, wj:<worker>, fence, nodes, rq, ev:<node>.
 -- ARGV[1]: job key. ARGV[2]: worker id. ARGV[3]: token. ARGV[4]: the
 --          status a dispatcher still waiting for the start gets when the
 --          job leaves the pool.
@@ -25,6 +25,7 @@ if s == 'x' then
   redis.call('HDEL', T .. ':disp', key)
   redis.call('HDEL', T .. ':jobs', key)
   redis.call('HDEL', T .. ':pay', key)
+  redis.call('HDEL', T .. ':rq', key)
   return 1
 end
 -- A moved or orphaned job keeps its dispatcher: the next owner's start

@@ -44,6 +44,7 @@ for i = 1, #keys do
     redis.call('HDEL', T .. ':pay', key)
     redis.call('HDEL', T .. ':disp', key)
     redis.call('HDEL', T .. ':next', key)
+    redis.call('HDEL', T .. ':rq', key)
   elseif t and w == worker then
     set_job(key, t, 'o', '')
     redis.call('HDEL', T .. ':next', key)

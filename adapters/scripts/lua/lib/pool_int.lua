@@ -85,6 +85,7 @@ local function drop_node(node)
         redis.call('HDEL', T .. ':pay', key)
         redis.call('HDEL', T .. ':disp', key)
         redis.call('HDEL', T .. ':next', key)
+        redis.call('HDEL', T .. ':rq', key)
       elseif t then
         set_job(key, t, 'o', '')
         redis.call('HDEL', T .. ':next', key)
