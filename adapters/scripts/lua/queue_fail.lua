@@ -53,7 +53,7 @@ if (kind ~= 'fixed' and kind ~= 'exp') or #base > 18 or #cap > 18 or
 end
 
 call('HDEL', tag .. ':claims', id)
-flow_ended({v})
+local deps = flow_ended({v})
 -- Delayed for its retry or dead, the job keeps its group in its options.
 opts_group(id, o, claim_group(v))
 call('HSET', rec_key(tag, id), id, attempt .. sub(rec, i))
@@ -62,6 +62,7 @@ if attempt >= max then
   call('RPUSH', tag .. ':dead', id)
   call('HINCRBY', tag .. ':stats', 'dead', 1)
   trim(tag .. ':dead', tag .. ':info', tonumber(ARGV[5]), tonumber(ARGV[6]))
+  if deps then deps_ended({id}, 'd') end
   return {0, 0}
 end
 
