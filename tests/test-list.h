@@ -161,6 +161,11 @@ CONFORMANCE_DECLARE(worker_poison)
 TEST_DECLARE(queue_redis_enqueue_phase)
 /* test_queue_keep.c */
 CONFORMANCE_DECLARE(queue_keep_default)
+/* test_queue_deps.c */
+CONFORMANCE_DECLARE(queue_deps_run_after_children)
+CONFORMANCE_DECLARE(queue_deps_child_dies)
+CONFORMANCE_DECLARE(queue_deps_refused)
+CONFORMANCE_DECLARE(queue_deps_slots)
 /* test_queue_perf.c */
 TEST_DECLARE(queue_redis_claim_fast_paths)
 TEST_DECLARE(queue_redis_record_chunks)
@@ -609,6 +614,10 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(worker_poison)
   TEST_ENTRY(queue_redis_enqueue_phase)
   CONFORMANCE_ENTRY(queue_keep_default)
+  CONFORMANCE_ENTRY(queue_deps_run_after_children)
+  CONFORMANCE_ENTRY(queue_deps_child_dies)
+  CONFORMANCE_ENTRY(queue_deps_refused)
+  CONFORMANCE_ENTRY(queue_deps_slots)
   TEST_ENTRY(queue_redis_claim_fast_paths)
   TEST_ENTRY(queue_redis_record_chunks)
 

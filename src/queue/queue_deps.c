@@ -259,8 +259,8 @@ int fleet_queue_add_flow(fleet_queue_t *pub, const fleet_flow_spec_t *f,
 
 /* The fail hook of a fleet_queue_children_cb. */
 static void deps_children_cb_fail(fleet__req_t *req, int status) {
-  ((fleet_queue_children_cb)req->cb)((fleet_queue_t *)req->handle->pub,
-                                     status, NULL, 0, 0, 0, req->user_data);
+  ((fleet_queue_children_cb)req->cb)((fleet_queue_t *)req->handle->pub, status,
+                                     NULL, 0, 0, 0, req->user_data);
 }
 
 /* The queue's name in tag "{<prefix>:<name>}" of client `cl`, or
