@@ -98,6 +98,7 @@ TEST_DECLARE(demo_errors)
 TEST_DECLARE(demo_run_memory)
 TEST_DECLARE(demo_worker_redis)
 TEST_DECLARE(demo_ident_redis)
+TEST_DECLARE(demo_flow_mp_redis)
 
 /* test_fixture.c */
 TEST_DECLARE(fixture_redis_basic)
@@ -552,6 +553,7 @@ TEST_LIST_START
   TEST_ENTRY(demo_run_memory)
   TEST_ENTRY_TIMEOUT(demo_worker_redis, 60)
   TEST_ENTRY_TIMEOUT(demo_ident_redis, 60)
+  TEST_ENTRY_TIMEOUT(demo_flow_mp_redis, 60)
 
   /* test_fixture.c */
   TEST_ENTRY(fixture_redis_basic)
