@@ -52,48 +52,86 @@ local function deps_release(ptag, pid)
   end
 end
 
--- Child `cid` of this queue, linked by `link`, ended as `how` ("c" or
--- "d") with `result` (nil: none). Counted once: its entry in the parent's
--- T:kids must still be waiting (a parent that ended has none).
-local function deps_child(link, cid, how, result)
-  local p = string.find(link, '\0', 1, true)
-  local q = p and string.find(link, '\0', p + 1, true)
-  if not q then return end
-  local ptag, pid = string.sub(link, 1, p - 1), string.sub(link, p + 1, q - 1)
-  local kids, ix = ptag .. ':kids:' .. pid, string.sub(link, q + 1)
-  local r = call('HMGET', kids, '', ix)
-  local v = r[2]
-  if not v or string.sub(v, 1, 1) ~= 'w' then return end
-  call('HSET', kids, ix, how .. string.sub(v, 2) .. (result or ''))
-  if how == 'd' and r[1] == 'f' then
-    deps_parent_dead(ptag, pid, 'child ' .. cid .. ' died')
-  elseif call('HINCRBY', ptag .. ':deps', pid, -1) == 0 then
-    deps_release(ptag, pid)
+-- Children of this queue that ended as `how` ("c" or "d"), all of one
+-- parent: g = {ptag, pid, ix (their indexes in the parent's T:kids), ids,
+-- res (their results, '' for none)}. Each is counted once: its entry in
+-- the parent's T:kids must still be waiting (a parent that ended has
+-- none).
+local function deps_children(g, how)
+  local kids = g.ptag .. ':kids:' .. g.pid
+  local r = call('HMGET', kids, '', unpack(g.ix))
+  local w, k, died = {}, 0, nil
+  for i, ix in ipairs(g.ix) do
+    local v = r[i + 1]
+    if v and string.sub(v, 1, 1) == 'w' then
+      w[#w + 1] = ix
+      w[#w + 1] = how .. string.sub(v, 2) .. g.res[i]
+      k = k + 1
+      died = died or (how == 'd' and g.ids[i])
+    end
+  end
+  if k == 0 then return end
+  if died and r[1] == 'f' then
+    deps_parent_dead(g.ptag, g.pid, 'child ' .. died .. ' died')
+    return
+  end
+  call('HSET', kids, unpack(w))
+  if call('HINCRBY', g.ptag .. ':deps', g.pid, dec(-k)) == 0 then
+    deps_release(g.ptag, g.pid)
   end
 end
 
 -- Jobs `ids` of this queue ended for good: completed (how "c", with
 -- results[i] or nil) or dead (how "d"), or were cancelled ("d"). As
--- parents, their flow's state goes; as children, they count for their
--- parent. Call it only when T:limits has "deps".
+-- children, they count for their parent (grouped by parent: a few
+-- commands per parent, not per child); as parents, their flow's state
+-- goes. Call it only when T:limits has "deps".
 local function deps_ended(ids, how, results)
   if #ids == 0 then return end
   local links = call('HMGET', tag .. ':parent', unpack(ids))
-  call('HDEL', tag .. ':deps', unpack(ids))
-  local kk = {}
-  for x, id in ipairs(ids) do kk[x] = tag .. ':kids:' .. id end
-  call('DEL', unpack(kk))
-  local linked = {}
+  local linked, others, byp, order = {}, {}, {}, {}
   for x, l in ipairs(links) do
-    if l then linked[#linked + 1] = ids[x] end
+    local p = l and string.find(l, '\0', 1, true)
+    local q = p and string.find(l, '\0', p + 1, true)
+    if q then
+      linked[#linked + 1] = ids[x]
+      local key = string.sub(l, 1, q - 1)
+      local g = byp[key]
+      if not g then
+        g = {ptag = string.sub(l, 1, p - 1), pid = string.sub(l, p + 1, q - 1),
+             ix = {}, ids = {}, res = {}}
+        byp[key] = g
+        order[#order + 1] = key
+      end
+      g.ix[#g.ix + 1] = string.sub(l, q + 1)
+      g.ids[#g.ids + 1] = ids[x]
+      g.res[#g.res + 1] = results and results[x] or ''
+    elseif l then
+      linked[#linked + 1] = ids[x] -- a link fleet cannot read: dropped
+    else
+      others[#others + 1] = ids[x]
+    end
+  end
+  -- (A flow's parent is never a child: only the others may be parents.)
+  local parents = {}
+  if #others > 0 then
+    local left = call('HMGET', tag .. ':deps', unpack(others))
+    for x, v in ipairs(left) do
+      if v then parents[#parents + 1] = others[x] end
+    end
+  end
+  if #parents > 0 then
+    call('HDEL', tag .. ':deps', unpack(parents))
+    local kk = {}
+    for x, id in ipairs(parents) do kk[x] = tag .. ':kids:' .. id end
+    call('DEL', unpack(kk))
   end
   if #linked > 0 then
     call('HDEL', tag .. ':parent', unpack(linked))
-    for x, l in ipairs(links) do
-      if l then deps_child(l, ids[x], how, results and results[x]) end
-    end
+    for _, key in ipairs(order) do deps_children(byp[key], how) end
   end
-  if call('EXISTS', tag .. ':parent', tag .. ':deps') == 0 then
+  if (#parents > 0 or #linked > 0) and
+      call('EXISTS', tag .. ':parent', tag .. ':deps') == 0 then
     call('HDEL', tag .. ':limits', 'deps')
   end
 end
