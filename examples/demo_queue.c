@@ -192,8 +192,8 @@ static void demo_on_children(fleet_queue_t *q, int status,
                              const fleet_flow_child_info_t *kids, size_t n,
                              size_t waiting, int fail, void *arg) {
   demo_work_t *work = arg;
-  demo_worker_t *d = q->data;
   fleet_job_t *job = work->job;
+  demo_worker_t *d = fleet_job_worker(job)->data;
   char *line, esc[4 * 256 + 1];
   size_t cap = 128 + FLEET_JOB_ID_MAX, len, i, k;
 
@@ -242,7 +242,7 @@ static void demo_handler(fleet_worker_t *w, fleet_job_t *job) {
    * it ends). */
   if (d->ledger_flows_fd >= 0 && job->type_len == 11 &&
       memcmp(job->type, "flow-parent", 11) == 0 &&
-      fleet_queue_children(&d->q, job->id, demo_on_children, work) == 0)
+      fleet_job_children(job, demo_on_children, work) == 0)
     return;
   uv_timer_start(&work->timer, demo_on_work, (uint64_t)d->work_ms, 0);
 }
@@ -584,7 +584,7 @@ static int demo_worker_main(const demo_args_t *a, int run) {
     d.worker_open = 1;
     err = fleet_worker_start(&d.w, demo_handler);
   }
-  if (err == 0 && (run || d.ledger_flows_fd >= 0)) {
+  if (err == 0 && run) {
     err = fleet_queue_init(&d.c.client, &d.q, d.queue, NULL);
     d.queue_open = err == 0;
   }

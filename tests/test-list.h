@@ -167,6 +167,7 @@ CONFORMANCE_DECLARE(queue_deps_run_after_children)
 CONFORMANCE_DECLARE(queue_deps_child_dies)
 CONFORMANCE_DECLARE(queue_deps_refused)
 CONFORMANCE_DECLARE(queue_deps_slots)
+CONFORMANCE_DECLARE(queue_deps_worker)
 /* test_queue_perf.c */
 TEST_DECLARE(queue_redis_claim_fast_paths)
 TEST_DECLARE(queue_redis_record_chunks)
@@ -620,6 +621,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_deps_child_dies)
   CONFORMANCE_ENTRY(queue_deps_refused)
   CONFORMANCE_ENTRY(queue_deps_slots)
+  CONFORMANCE_ENTRY(queue_deps_worker)
   TEST_ENTRY(queue_redis_claim_fast_paths)
   TEST_ENTRY(queue_redis_record_chunks)
 

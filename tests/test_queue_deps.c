@@ -267,8 +267,14 @@ CONFORMANCE_IMPL(queue_deps_run_after_children) {
   ASSERT_EQ(2, deps_claim_all(&t, jobs));
   ASSERT_STR_EQ("child", jobs[0].type);
   ASSERT_STR_EQ("child", jobs[1].type);
-  deps_complete(&t, &jobs[0]);
-  deps_complete(&t, &jobs[1]);
+  {
+    /* Both in one call: counted together for their parent. */
+    fleet_claim_t two[2] = {qt_claim_of(&jobs[0]), qt_claim_of(&jobs[1])};
+    int res[2];
+    ASSERT_OK(qt_complete(&t, two, 2, res));
+    ASSERT_OK(res[0]);
+    ASSERT_OK(res[1]);
+  }
   ASSERT_EQ(0, deps_claim_all(&t, jobs));
   ASSERT_EQ(FLEET_JOB_WAITING_CHILDREN, deps_state(&t, o.parent));
   ASSERT_OK(deps_children(&t, o.parent, &c));
@@ -516,4 +522,95 @@ CONFORMANCE_IMPL(queue_deps_slots) {
   kid.queue = other;
   ASSERT_OK(deps_add(&t, &f, &o));
   qt_close(&t);
+}
+
+/* A worker runs the children, then the parent, whose handler reads them
+ * with fleet_job_children(). */
+typedef struct {
+  qt_t t;
+  fleet_worker_t w;
+  int closed, kids_done, parent_done, kids_at_parent;
+  deps_out_t seen;
+} deps_worker_t;
+
+static void deps_on_job_children(fleet_queue_t *q, int status,
+                                 const fleet_flow_child_info_t *kids, size_t n,
+                                 size_t waiting, int fail, void *ud) {
+  fleet_job_t *job = ud;
+  deps_worker_t *dw = fleet_job_worker(job)->data;
+
+  deps_on_children(q, status, kids, n, waiting, fail, &dw->seen);
+  ASSERT_OK(fleet_job_complete(job));
+}
+
+static void deps_handler(fleet_worker_t *w, fleet_job_t *job) {
+  deps_worker_t *dw = w->data;
+
+  if (strcmp(job->type, "parent") == 0) {
+    dw->kids_at_parent = dw->kids_done;
+    ASSERT_OK(fleet_job_children(job, deps_on_job_children, job));
+    return;
+  }
+  ASSERT_ERR(FLEET_EINVAL, fleet_job_children(NULL, deps_on_job_children, job));
+  ASSERT_OK(fleet_job_complete(job));
+}
+
+static void deps_job_done(fleet_worker_t *w, fleet_job_t *job,
+                          fleet_job_action_t action, int status) {
+  deps_worker_t *dw = w->data;
+
+  ASSERT_EQ(FLEET_JOB_COMPLETE, action);
+  ASSERT_OK(status);
+  if (strcmp(job->type, "parent") == 0)
+    dw->parent_done++;
+  else
+    dw->kids_done++;
+}
+
+static void deps_worker_closed(fleet_handle_t *h) {
+  deps_worker_t *dw = h->data;
+  dw->closed = 1;
+}
+
+CONFORMANCE_IMPL(queue_deps_worker) {
+  fleet_worker_options_t wo;
+  fleet_flow_child_t kids[3];
+  fleet_flow_spec_t f;
+  deps_worker_t dw;
+  deps_out_t o;
+  int i;
+
+  memset(&dw, 0, sizeof(dw));
+  qt_open(&dw.t, b->url, "dw", NULL);
+  fleet_worker_options_init(&wo);
+  wo.concurrency = 4;
+  wo.done_cb = deps_job_done;
+  wo.poll_ms = 60000; /* woken, not polling */
+  dw.w.data = &dw;
+  ASSERT_OK(fleet_worker_init(&dw.t.c.client, &dw.w, "dw", &wo));
+  ASSERT_OK(fleet_worker_start(&dw.w, deps_handler));
+  fleet_flow_spec_init(&f, "parent", "p", 1);
+  for (i = 0; i < 3; i++) {
+    memset(&kids[i], 0, sizeof(kids[i]));
+    fleet_job_spec_init(&kids[i].spec, "child", "c", 1);
+  }
+  f.children = kids;
+  f.n_children = 3;
+  ASSERT_OK(deps_add(&dw.t, &f, &o));
+  ASSERT(fleet_test_wait_count(&dw.t.c.loop, &dw.parent_done, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_EQ(3, dw.kids_done);
+  ASSERT_EQ(3, dw.kids_at_parent);
+  ASSERT_OK(dw.seen.status);
+  ASSERT_UEQ(3, dw.seen.n);
+  ASSERT_UEQ(0, dw.seen.waiting);
+  for (i = 0; i < 3; i++) {
+    ASSERT_STR_EQ(o.kids[i], dw.seen.kids[i]);
+    ASSERT_EQ(FLEET_JOB_COMPLETED, dw.seen.state[i]);
+    ASSERT_STR_EQ("dw", dw.seen.queue[i]);
+  }
+  ASSERT_OK(fleet_worker_close(&dw.w, deps_worker_closed));
+  ASSERT(fleet_test_wait_count(&dw.t.c.loop, &dw.closed, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  qt_close(&dw.t);
 }

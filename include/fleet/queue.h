@@ -491,8 +491,9 @@ typedef void (*fleet_queue_paused_cb)(fleet_queue_t *q, int status, int paused,
  * claim order, delayed ones by due time, running ones by id, completed
  * and dead ones newest first. `total` is how many jobs are in that state
  * now (pages of a queue that changes may skip or repeat jobs). Payloads
- * are cut to `payload_max` bytes. Returns 0, FLEET_EINVAL, FLEET_ECLOSING
- * or FLEET_ENOMEM. */
+ * are cut to `payload_max` bytes. Flow parents waiting for their
+ * children are not listed (FLEET_JOB_WAITING_CHILDREN: FLEET_EINVAL).
+ * Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_jobs(fleet_queue_t *q, fleet_job_state_t state,
                                   uint64_t cursor, size_t limit,
                                   size_t payload_max, fleet_queue_jobs_cb cb,

@@ -2,13 +2,15 @@
  * (docs/queue.md, "Flows"). fleet_queue_add_flow() checks the flow and
  * sends it as one QUEUE_ADD_FLOW call (queue_add_flow.lua), whose keys
  * are the parent's queue's tag and those of the children's other queues;
- * fleet_queue_children() reads a parent's children (queue_children.lua).
+ * fleet_queue_children() reads a parent's children (queue_children.lua),
+ * and fleet_job_children() a worker's job's, on the worker's queue.
  * What a child's end does to its parent is the scripts' (lib/queue_deps.lua).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "queue_int.h"
+#include "worker_int.h"
 
 void fleet_flow_spec_init(fleet_flow_spec_t *flow, const char *type,
                           const void *payload, size_t len) {
@@ -365,4 +367,12 @@ int fleet_queue_children(fleet_queue_t *pub, const char *id,
     return FLEET_ENOMEM;
   fleet__args_bytes(&q->args, id, len);
   return fleet__queue_call(q, &deps_children_call, (fleet__fn_t)cb, user_data);
+}
+
+int fleet_job_children(fleet_job_t *job, fleet_queue_children_cb cb,
+                       void *user_data) {
+  if (job == NULL || job->internal_ == NULL)
+    return FLEET_EINVAL;
+  return fleet_queue_children(&job->internal_->w->queue, job->id, cb,
+                              user_data);
 }
