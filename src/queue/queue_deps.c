@@ -149,13 +149,13 @@ typedef struct {
   fleet_bytes_t *keys;
   size_t *kidx;
   const char **names;
-  size_t nkeys;
+  size_t nkeys, ntags;
 } deps_build_t;
 
 static void deps_build_free(deps_build_t *b) {
   size_t i;
 
-  for (i = 1; i < b->nkeys; i++)
+  for (i = 0; b->tags != NULL && i < b->ntags; i++)
     fleet__key_free(&b->tags[i]);
   free(b->specs);
   free(b->tags);
@@ -183,6 +183,7 @@ static int deps_build(struct fleet__queue_s *q, const fleet_flow_spec_t *f,
   if (b->specs == NULL || b->tags == NULL || b->keys == NULL ||
       b->kidx == NULL || b->names == NULL)
     return FLEET_ENOMEM;
+  b->ntags = n + 1; /* zeroed: tags[0] stays unused (the queue's own) */
   b->keys[0] = fleet__key_bytes(&q->tag);
   b->names[0] = q->name;
   b->nkeys = 1;
