@@ -444,6 +444,7 @@ CONFORMANCE_DECLARE(queue_admin_pause_worker)
 
 /* test_cli.c */
 TEST_DECLARE(cli_queue)
+TEST_DECLARE(cli_queue_deps)
 TEST_DECLARE(cli_lock_leader)
 TEST_DECLARE(cli_pool_store)
 TEST_DECLARE(cli_watch)
@@ -901,6 +902,7 @@ TEST_LIST_START
 
   /* test_cli.c */
   TEST_ENTRY_TIMEOUT(cli_queue, 60)
+  TEST_ENTRY_TIMEOUT(cli_queue_deps, 60)
   TEST_ENTRY_TIMEOUT(cli_lock_leader, 60)
   TEST_ENTRY_TIMEOUT(cli_pool_store, 60)
   TEST_ENTRY_TIMEOUT(cli_watch, 60)
