@@ -39,4 +39,8 @@
  * children's other queues' tags (one Redis Cluster slot: the caller
  * checks); QUEUE_CHILDREN reads a parent's children. The scripts that end
  * a job (complete, fail, recover, cancel) count a child for its parent,
- * in the parent's queue, when T:limits has "deps". */
+ * in the parent's queue, when T:limits has "deps". For a child in another
+ * queue, that touches keys of a tag the op was not given (the parent's,
+ * read from T:parent): a departure from the rule of adapters/backend.h,
+ * safe because both queues share one slot (on a Redis Cluster,
+ * fleet_queue_add_flow() refuses children of another slot). */
