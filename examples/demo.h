@@ -71,6 +71,9 @@ int demo_worker(const demo_args_t *a);
 int demo_enqueue(const demo_args_t *a);
 int demo_stats(const demo_args_t *a);
 
+/* fleet-demo flow (demo_flow.c): one flow, a parent and its children. */
+int demo_flow(const demo_args_t *a);
+
 /* The pool commands of demo_pool.c: argv[0] names the subcommand. */
 int demo_pool(const demo_args_t *a);
 

@@ -50,6 +50,10 @@ typedef struct {
   /* --ledger-times: one line per completed job, with its times. */
   const char *ledger_times;
   int ledger_times_fd;
+  /* --ledger-flows: one line per flow parent started, with its children
+   * (demo_flow.c makes flows). */
+  const char *ledger_flows;
+  int ledger_flows_fd;
 
   fleet_worker_t w;
   int worker_open;
@@ -177,19 +181,69 @@ static uint64_t demo_unix_ms(void) {
   return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+static void demo_ledger_append(demo_worker_t *d, int fd, const char *line,
+                               size_t len);
+
+/* The children of a flow parent that starts (--ledger-flows): the line
+ * "<parent id> <start_unix_ms> <waiting> <queue>/<id>:<state>:<result>
+ * ..." (the result escaped as fleet_escape_text() does, spaces too), then
+ * the job's work. */
+static void demo_on_children(fleet_queue_t *q, int status,
+                             const fleet_flow_child_info_t *kids, size_t n,
+                             size_t waiting, int fail, void *arg) {
+  demo_work_t *work = arg;
+  fleet_job_t *job = work->job;
+  demo_worker_t *d = fleet_job_worker(job)->data;
+  char *line, esc[4 * 256 + 1];
+  size_t cap = 128 + FLEET_JOB_ID_MAX, len, i, k;
+
+  if (status == FLEET_ECANCELED)
+    return;
+  for (i = 0; i < n; i++)
+    cap += strlen(kids[i].queue) + strlen(kids[i].id) + sizeof(esc) + 32;
+  if ((line = malloc(cap)) != NULL) {
+    len =
+        (size_t)snprintf(line, cap, "%.*s %" PRIu64 " %s%zu", (int)job->id_len,
+                         job->id, (uint64_t)(uintptr_t)job->data,
+                         status != 0 ? fleet_err_name(status) : "", waiting);
+    for (i = 0; i < n; i++) {
+      fleet_escape_text(kids[i].result.base,
+                        kids[i].result.len > 256 ? 256 : kids[i].result.len,
+                        esc, sizeof(esc));
+      for (k = 0; esc[k] != '\0'; k++)
+        if (esc[k] == ' ')
+          esc[k] = '_';
+      len += (size_t)snprintf(line + len, cap - len, " %s/%s:%s:%s",
+                              kids[i].queue, kids[i].id,
+                              fleet_job_state_name(kids[i].state), esc);
+    }
+    line[len++] = '\n';
+    demo_ledger_append(d, d->ledger_flows_fd, line, len);
+    free(line);
+  }
+  (void)fail;
+  uv_timer_start(&work->timer, demo_on_work, (uint64_t)d->work_ms, 0);
+}
+
 static void demo_handler(fleet_worker_t *w, fleet_job_t *job) {
   demo_worker_t *d = w->data;
   demo_work_t *work = d->free_works;
 
   /* The start of the job, kept in the job's user field until it is
    * settled (demo_done()). */
-  if (d->ledger_times_fd >= 0)
+  if (d->ledger_times_fd >= 0 || d->ledger_flows_fd >= 0)
     job->data = (void *)(uintptr_t)demo_unix_ms();
 
   d->handled++;
   d->free_works = work->next;
   work->job = job;
   work->fail = d->fail_every > 0 && d->handled % (uint64_t)d->fail_every == 0;
+  /* A flow's parent reads its children first (they stay readable until
+   * it ends). */
+  if (d->ledger_flows_fd >= 0 && job->type_len == 11 &&
+      memcmp(job->type, "flow-parent", 11) == 0 &&
+      fleet_job_children(job, demo_on_children, work) == 0)
+    return;
   uv_timer_start(&work->timer, demo_on_work, (uint64_t)d->work_ms, 0);
 }
 
@@ -421,6 +475,8 @@ static int demo_worker_flags(demo_worker_t *d, const demo_args_t *a, int run) {
       d->ledger = a->argv[i];
     } else if (!run && demo_flag(a, &i, "--ledger-times")) {
       d->ledger_times = a->argv[i];
+    } else if (!run && demo_flag(a, &i, "--ledger-flows")) {
+      d->ledger_flows = a->argv[i];
     } else if (!run && demo_flag(a, &i, "--claim-ttl-ms")) {
       if (!demo_int(f, a->argv[i], 10, UINT32_MAX, &d->claim_ttl_ms))
         return 2;
@@ -452,6 +508,7 @@ static int demo_worker_main(const demo_args_t *a, int run) {
   d.queue = "demo";
   d.ledger_fd = -1;
   d.ledger_times_fd = -1;
+  d.ledger_flows_fd = -1;
   fleet_worker_options_init(&o);
   d.claim_ttl_ms = o.claim_ttl_ms;
   d.heartbeat_ms = o.heartbeat_ms;
@@ -482,6 +539,17 @@ static int demo_worker_main(const demo_args_t *a, int run) {
     perror("fleet-demo: worker: --ledger-times");
     if (d.ledger_fd >= 0)
       close(d.ledger_fd);
+    return 1;
+  }
+  if (d.ledger_flows != NULL &&
+      (d.ledger_flows_fd =
+           open(d.ledger_flows, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                0644)) < 0) {
+    perror("fleet-demo: worker: --ledger-flows");
+    if (d.ledger_fd >= 0)
+      close(d.ledger_fd);
+    if (d.ledger_times_fd >= 0)
+      close(d.ledger_times_fd);
     return 1;
   }
   d.works = calloc((size_t)d.concurrency, sizeof(*d.works));
@@ -538,6 +606,8 @@ static int demo_worker_main(const demo_args_t *a, int run) {
     close(d.ledger_fd);
   if (d.ledger_times_fd >= 0)
     close(d.ledger_times_fd);
+  if (d.ledger_flows_fd >= 0)
+    close(d.ledger_flows_fd);
   return d.status;
 }
 

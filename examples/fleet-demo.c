@@ -6,10 +6,12 @@
  *   run      --jobs N --concurrency C --work-ms MS [--queue Q]
  *   worker   --queue Q --concurrency C --work-ms MS [--fail-every K]
  *            [--ledger FILE] [--ledger-times FILE] [--claim-ttl-ms MS]
- *            [--heartbeat-ms MS]
+ *            [--heartbeat-ms MS] [--ledger-flows FILE]
  *   enqueue  --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]
  *            [--priority P] [--max-attempts A] [--group G]
  *   stats    --queue Q
+ *   flow     --queue Q --children N [--child-queue Q2] [--max-attempts A]
+ *            [--priority P] [--ignore-child-death] (examples/demo_flow.c)
  *   ping     [--count N]
  *   pool     node|dispatch|notify|stop-job|status|shutdown|ticker|
  *            schedule ...
@@ -292,12 +294,17 @@ static const struct {
     {"worker", demo_worker,
      "worker --queue Q --concurrency C --work-ms MS [--fail-every K]\n"
      "      [--ledger FILE] [--ledger-times FILE] [--claim-ttl-ms MS]\n"
-     "      [--heartbeat-ms MS]\n"
+     "      [--heartbeat-ms MS] [--ledger-flows FILE]\n"
      "      process jobs until SIGINT or SIGTERM"},
     {"enqueue", demo_enqueue,
      "enqueue --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]\n"
      "      [--priority P] [--max-attempts A] [--group G]"},
     {"stats", demo_stats, "stats --queue Q      job counts as JSON"},
+    {"flow", demo_flow,
+     "flow --queue Q --children N [--child-queue Q2] [--max-attempts A]\n"
+     "      [--priority P] [--ignore-child-death]\n"
+     "      enqueue one parent that runs after its N children; prints the\n"
+     "      parent's id, then the children's"},
     {"ping", demo_ping, "ping [--count N]     round trips to the backend"},
     {"pool", demo_pool,
      "pool node --pool P --workers N [--node-id ID] [--ledger FILE]\n"

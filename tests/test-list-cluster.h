@@ -21,6 +21,8 @@
   XX(queue_recover)                                                            \
   XX(queue_flow_group_limits)                                                  \
   XX(queue_flow_worker)                                                        \
+  XX(queue_deps_run_after_children)                                            \
+  XX(queue_deps_slots)                                                         \
   XX(worker_basic)                                                             \
   XX(worker_wakeup)                                                            \
   XX(worker_heartbeat)                                                         \

@@ -98,7 +98,11 @@ TEST_DECLARE(demo_errors)
 TEST_DECLARE(demo_run_memory)
 TEST_DECLARE(demo_worker_redis)
 TEST_DECLARE(demo_ident_redis)
+<<<<<<< HEAD
 TEST_DECLARE(demo_pool_requeue_redis)
+=======
+TEST_DECLARE(demo_flow_mp_redis)
+>>>>>>> life-d
 
 /* test_fixture.c */
 TEST_DECLARE(fixture_redis_basic)
@@ -162,6 +166,12 @@ CONFORMANCE_DECLARE(worker_poison)
 TEST_DECLARE(queue_redis_enqueue_phase)
 /* test_queue_keep.c */
 CONFORMANCE_DECLARE(queue_keep_default)
+/* test_queue_deps.c */
+CONFORMANCE_DECLARE(queue_deps_run_after_children)
+CONFORMANCE_DECLARE(queue_deps_child_dies)
+CONFORMANCE_DECLARE(queue_deps_refused)
+CONFORMANCE_DECLARE(queue_deps_slots)
+CONFORMANCE_DECLARE(queue_deps_worker)
 /* test_queue_perf.c */
 TEST_DECLARE(queue_redis_claim_fast_paths)
 TEST_DECLARE(queue_redis_record_chunks)
@@ -441,6 +451,7 @@ CONFORMANCE_DECLARE(queue_admin_pause_worker)
 
 /* test_cli.c */
 TEST_DECLARE(cli_queue)
+TEST_DECLARE(cli_queue_deps)
 TEST_DECLARE(cli_lock_leader)
 TEST_DECLARE(cli_pool_store)
 TEST_DECLARE(cli_watch)
@@ -551,7 +562,11 @@ TEST_LIST_START
   TEST_ENTRY(demo_run_memory)
   TEST_ENTRY_TIMEOUT(demo_worker_redis, 60)
   TEST_ENTRY_TIMEOUT(demo_ident_redis, 60)
+<<<<<<< HEAD
   TEST_ENTRY_TIMEOUT(demo_pool_requeue_redis, 60)
+=======
+  TEST_ENTRY_TIMEOUT(demo_flow_mp_redis, 60)
+>>>>>>> life-d
 
   /* test_fixture.c */
   TEST_ENTRY(fixture_redis_basic)
@@ -614,6 +629,11 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(worker_poison)
   TEST_ENTRY(queue_redis_enqueue_phase)
   CONFORMANCE_ENTRY(queue_keep_default)
+  CONFORMANCE_ENTRY(queue_deps_run_after_children)
+  CONFORMANCE_ENTRY(queue_deps_child_dies)
+  CONFORMANCE_ENTRY(queue_deps_refused)
+  CONFORMANCE_ENTRY(queue_deps_slots)
+  CONFORMANCE_ENTRY(queue_deps_worker)
   TEST_ENTRY(queue_redis_claim_fast_paths)
   TEST_ENTRY(queue_redis_record_chunks)
 
@@ -896,6 +916,7 @@ TEST_LIST_START
 
   /* test_cli.c */
   TEST_ENTRY_TIMEOUT(cli_queue, 60)
+  TEST_ENTRY_TIMEOUT(cli_queue_deps, 60)
   TEST_ENTRY_TIMEOUT(cli_lock_leader, 60)
   TEST_ENTRY_TIMEOUT(cli_pool_store, 60)
   TEST_ENTRY_TIMEOUT(cli_watch, 60)

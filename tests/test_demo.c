@@ -397,6 +397,85 @@ TEST_IMPL(demo_pool_requeue_redis) {
   const char *s1, *q, *s2;
   demo_run_t r;
   pid_t pid;
+/* The server time (unix ms) at which job `id` of queue `queue` (prefix
+ * "fleet", the demo's) completed, read with the library. */
+static uint64_t demo_finished_ms(const char *url, const char *queue,
+                                 const char *id);
+
+/* A flow across processes (docs/queue.md, "Flows"): `fleet-demo flow`
+ * makes a parent in queue "fp" and 6 children in "fc"; worker A takes 3
+ * children and is killed (SIGKILL) mid-job; worker B takes the others and,
+ * once A's claims expired, A's; worker P runs the parent. From the
+ * ledgers: every child completed once (in B's), the parent ran once,
+ * after every child's completion (its start is not before any child's
+ * finish on the server clock, the same machine's), and it read its 6
+ * children, all completed. */
+TEST_IMPL(demo_flow_mp_redis) {
+  fleet_test_redis_t *redis;
+  const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+  char url[128], ta[512], tb[512], tp[512], fp[512];
+  char *flow[] = {"d",  "--url",      url, "flow",          "--queue",
+                  "fp", "--children", "6", "--child-queue", "fc",
+                  NULL};
+  char *bad[] = {"d",  "--url",      url, "flow", "--queue",
+                 "fp", "--children", "0", NULL};
+  char *stats_c[] = {"d", "--url", url, "stats", "--queue", "fc", NULL};
+  char *stats_p[] = {"d", "--url", url, "stats", "--queue", "fp", NULL};
+  char *wa[] = {"d",
+                "--url",
+                url,
+                "worker",
+                "--queue",
+                "fc",
+                "--concurrency",
+                "3",
+                "--work-ms",
+                "60000",
+                "--claim-ttl-ms",
+                "1000",
+                "--heartbeat-ms",
+                "200",
+                "--ledger-times",
+                ta,
+                NULL};
+  char *wb[] = {"d",
+                "--url",
+                url,
+                "worker",
+                "--queue",
+                "fc",
+                "--concurrency",
+                "3",
+                "--work-ms",
+                "100",
+                "--claim-ttl-ms",
+                "1000",
+                "--heartbeat-ms",
+                "200",
+                "--ledger-times",
+                tb,
+                NULL};
+  char *wp[] = {"d",
+                "--url",
+                url,
+                "worker",
+                "--queue",
+                "fp",
+                "--concurrency",
+                "2",
+                "--work-ms",
+                "1",
+                "--ledger-times",
+                tp,
+                "--ledger-flows",
+                fp,
+                NULL};
+  char buf[4096], kids[6][32], parent[32], *line, *save;
+  demo_run_t r;
+  pid_t pa, pb, pp;
+  unsigned long long start, end, pstart = 0;
+  uint64_t fin;
+  int i, n, seen[6];
 
   DEMO_REQUIRED();
   redis = fleet_test_redis_start_or_skip(NULL);
@@ -426,4 +505,153 @@ TEST_IMPL(demo_pool_requeue_redis) {
   unlink(ledger);
   fleet_test_redis_free(redis);
   return 0;
+}
+  snprintf(ta, sizeof(ta), "%s/flow-a.%d", tmp, (int)getpid());
+  snprintf(tb, sizeof(tb), "%s/flow-b.%d", tmp, (int)getpid());
+  snprintf(tp, sizeof(tp), "%s/flow-p.%d", tmp, (int)getpid());
+  snprintf(fp, sizeof(fp), "%s/flow-f.%d", tmp, (int)getpid());
+  unlink(ta), unlink(tb), unlink(tp), unlink(fp);
+
+  demo_run(&r, bad);
+  ASSERT_EQ(2, r.status);
+  ASSERT_EQ(1, count_lines(r.err));
+  pa = demo_spawn(wa, "flow-a");
+  pp = demo_spawn(wp, "flow-p");
+  demo_run(&r, flow);
+  ASSERT_EQ(0, r.status);
+  ASSERT_EQ(7, count_lines(r.out));
+  line = strtok_r(r.out, "\n", &save);
+  snprintf(parent, sizeof(parent), "%s", line);
+  for (i = 0; i < 6; i++)
+    snprintf(kids[i], sizeof(kids[i]), "%s", strtok_r(NULL, "\n", &save));
+
+  /* A holds 3 children (its work never ends), then dies mid-job. */
+  do {
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    demo_run(&r, stats_c);
+    ASSERT_EQ(0, r.status);
+  } while (stats_field(r.out, "running") < 3);
+  pb = demo_spawn(wb, "flow-b");
+  ASSERT_OK(kill(pa, SIGKILL));
+  demo_reap(pa, "flow-a", &r);
+  ASSERT_EQ(128 + SIGKILL, r.status);
+  /* Bounded by the runner's timeout. */
+  do {
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    demo_run(&r, stats_p);
+    ASSERT_EQ(0, r.status);
+  } while (stats_field(r.out, "completed") < 1);
+  ASSERT_OK(kill(pb, SIGTERM));
+  ASSERT_OK(kill(pp, SIGTERM));
+  demo_reap(pb, "flow-b", &r);
+  ASSERT_EQ(0, r.status);
+  demo_reap(pp, "flow-p", &r);
+  ASSERT_EQ(0, r.status);
+
+  /* A completed nothing. */
+  read_file(ta, buf, sizeof(buf));
+  ASSERT_STR_EQ("", buf);
+  /* The parent ran once. */
+  read_file(tp, buf, sizeof(buf));
+  ASSERT_EQ(1, count_lines(buf));
+  ASSERT_EQ(2, sscanf(buf, "%*s %*s %llu %llu", &pstart, &end));
+  ASSERT_EQ(0, strncmp(buf, parent, strlen(parent)));
+  /* Each child completed once, in B's ledger, before the parent
+   * started. */
+  memset(seen, 0, sizeof(seen));
+  read_file(tb, buf, sizeof(buf));
+  n = 0;
+  for (line = strtok_r(buf, "\n", &save); line != NULL;
+       line = strtok_r(NULL, "\n", &save)) {
+    char id[32];
+    ASSERT_EQ(3, sscanf(line, "%31s %*s %llu %llu", id, &start, &end));
+    for (i = 0; i < 6 && strcmp(kids[i], id) != 0; i++)
+      ;
+    ASSERT_LT(i, 6);
+    ASSERT_EQ(0, seen[i]);
+    seen[i] = 1;
+    fin = demo_finished_ms(url, "fc", id);
+    ASSERT_UGT(fin, 0);
+    ASSERT_ULE(fin, pstart);
+    ASSERT_ULE(start, pstart);
+    n++;
+  }
+  ASSERT_EQ(6, n);
+  /* The parent read its children: none waiting, all 6 completed. */
+  read_file(fp, buf, sizeof(buf));
+  ASSERT_EQ(1, count_lines(buf));
+  {
+    char want[256];
+    snprintf(want, sizeof(want), "%s %llu 0 ", parent, pstart);
+    ASSERT_EQ(0, strncmp(buf, want, strlen(want)));
+  }
+  for (i = 0; i < 6; i++) {
+    char want[256];
+    snprintf(want, sizeof(want), " fc/%s:completed:", kids[i]);
+    ASSERT_NOT_NULL(strstr(buf, want));
+  }
+  unlink(ta), unlink(tb), unlink(tp), unlink(fp);
+  fleet_test_redis_free(redis);
+  return 0;
+}
+
+/* demo_finished_ms()'s state: a client on a loop of its own. */
+typedef struct {
+  int done, status;
+  uint64_t finished_ms;
+  fleet_job_state_t state;
+} demo_get_t;
+
+static void demo_on_get(fleet_queue_t *q, int status,
+                        const fleet_job_info_t *info, void *ud) {
+  demo_get_t *g = ud;
+
+  g->done = 1;
+  g->status = status;
+  if (status == 0) {
+    g->finished_ms = info->finished_ms;
+    g->state = info->state;
+  }
+}
+
+static void demo_on_closed(fleet_handle_t *h) {
+  *(int *)h->data = 1;
+}
+
+static void demo_on_client_closed(fleet_client_t *c) {
+  *(int *)c->data = 1;
+}
+
+static uint64_t demo_finished_ms(const char *url, const char *queue,
+                                 const char *id) {
+  fleet_client_options_t o;
+  fleet_client_t c;
+  fleet_queue_t q;
+  demo_get_t g;
+  uv_loop_t loop;
+  int closed = 0, cclosed = 0;
+
+  memset(&g, 0, sizeof(g));
+  ASSERT_OK(uv_loop_init(&loop));
+  fleet_client_options_init(&o);
+  o.prefix = "fleet";
+  ASSERT_OK(fleet_client_init(&loop, &c, url, &o));
+  c.data = &cclosed;
+  q.data = &closed;
+  ASSERT_OK(fleet_queue_init(&c, &q, queue, NULL));
+  ASSERT_OK(fleet_queue_get(&q, id, demo_on_get, &g));
+  ASSERT(fleet_test_run_until(&loop, fleet_test_flag_set, &g.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(g.status);
+  ASSERT_EQ(FLEET_JOB_COMPLETED, g.state);
+  ASSERT_OK(fleet_queue_close(&q, demo_on_closed));
+  ASSERT(fleet_test_run_until(&loop, fleet_test_flag_set, &closed,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(fleet_client_close(&c, demo_on_client_closed));
+  ASSERT(fleet_test_run_until(&loop, fleet_test_flag_set, &cclosed,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  fleet_test_loop_close(&loop);
+  return g.finished_ms;
 }

@@ -32,4 +32,15 @@
  * claim scripts apply the limits of T:limits, take the jobs of groups
  * from their own pending sets in the rotation T:groups, and say in their
  * reply's fifth number when a held claim may claim again; QUEUE_LIMITS
- * sets and reads the limits, QUEUE_GROUPS lists the groups. */
+ * sets and reads the limits, QUEUE_GROUPS lists the groups.
+ *
+ * Flows (docs/queue.md, "Flows"; lib/queue_deps.lua): QUEUE_ADD_FLOW adds
+ * a parent and its children, its KEYS the parent queue's tag, then the
+ * children's other queues' tags (one Redis Cluster slot: the caller
+ * checks); QUEUE_CHILDREN reads a parent's children. The scripts that end
+ * a job (complete, fail, recover, cancel) count a child for its parent,
+ * in the parent's queue, when T:limits has "deps". For a child in another
+ * queue, that touches keys of a tag the op was not given (the parent's,
+ * read from T:parent): a departure from the rule of adapters/backend.h,
+ * safe because both queues share one slot (on a Redis Cluster,
+ * fleet_queue_add_flow() refuses children of another slot). */

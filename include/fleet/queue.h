@@ -39,7 +39,8 @@ typedef struct fleet_worker_s fleet_worker_t;
   XX(DELAYED, "delayed")                                                       \
   XX(RUNNING, "running")                                                       \
   XX(COMPLETED, "completed")                                                   \
-  XX(DEAD, "dead")
+  XX(DEAD, "dead")                                                             \
+  XX(WAITING_CHILDREN, "waiting-children")
 
 typedef enum {
 #define FLEET__JOB_STATE_ENUM(name, str) FLEET_JOB_##name,
@@ -490,8 +491,9 @@ typedef void (*fleet_queue_paused_cb)(fleet_queue_t *q, int status, int paused,
  * claim order, delayed ones by due time, running ones by id, completed
  * and dead ones newest first. `total` is how many jobs are in that state
  * now (pages of a queue that changes may skip or repeat jobs). Payloads
- * are cut to `payload_max` bytes. Returns 0, FLEET_EINVAL, FLEET_ECLOSING
- * or FLEET_ENOMEM. */
+ * are cut to `payload_max` bytes. Flow parents waiting for their
+ * children are not listed (FLEET_JOB_WAITING_CHILDREN: FLEET_EINVAL).
+ * Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_jobs(fleet_queue_t *q, fleet_job_state_t state,
                                   uint64_t cursor, size_t limit,
                                   size_t payload_max, fleet_queue_jobs_cb cb,
@@ -645,6 +647,118 @@ FLEET_EXTERN int fleet_queue_set_group_weight(fleet_queue_t *q,
 FLEET_EXTERN int fleet_queue_groups(fleet_queue_t *q, const char *after,
                                     size_t limit, fleet_queue_groups_cb cb,
                                     void *user_data);
+
+/* ------------------------------------------------------------------------ */
+/* Flows (docs/queue.md, "Flows")                                           */
+
+/* Children per flow, at most. */
+#define FLEET_FLOW_CHILDREN_MAX 1000
+
+/* One child of a flow: a job enqueued at once, in `queue` (NULL: the
+ * parent's queue; else the name of a queue of the same client, whose keys
+ * the flow's call must reach: any queue on one Redis, Sentinel or the
+ * memory backend, one whose name hashes to the parent queue's slot on a
+ * Redis Cluster). */
+typedef struct {
+  const char *queue;
+  fleet_job_spec_t spec;
+} fleet_flow_child_t;
+
+/* A flow: a parent job that runs once all its children ended, and the
+ * children. Fill with fleet_flow_spec_init(). fleet does not take
+ * ownership of anything it points to; it is only read during the call. */
+typedef struct {
+  /* The parent. It waits in the state FLEET_JOB_WAITING_CHILDREN (no
+   * claim sees it) until its children ended, then is pending at its
+   * priority. It may not be delayed (delay_ms, run_at_ms 0) nor have a
+   * unique key or a group. */
+  fleet_job_spec_t parent;
+  /* 1 to FLEET_FLOW_CHILDREN_MAX children. Their specs follow the rules of
+   * fleet_queue_enqueue(), without a unique key. Given ids must differ
+   * from each other and from the parent's within one queue. */
+  const fleet_flow_child_t *children;
+  size_t n_children;
+  /* 0 (default): a child that dies (dead after its attempts, or
+   * cancelled) makes the parent dead at once, with the error "child <id>
+   * died". 1: a dead child counts as ended, and the parent runs once the
+   * others ended too (fleet_queue_children() tells which died). */
+  int ignore_child_death;
+} fleet_flow_spec_t;
+
+/* Fills `flow` with the defaults: a parent spec of fleet_job_spec_init()
+ * with the given type and payload (neither is copied), no children, a
+ * child's death fails the parent. */
+FLEET_EXTERN void fleet_flow_spec_init(fleet_flow_spec_t *flow,
+                                       const char *type, const void *payload,
+                                       size_t len);
+
+/* What fleet_queue_add_flow() made. Pointers are valid until the callback
+ * returns. */
+typedef struct {
+  /* The parent's id. */
+  const char *parent_id;
+  /* The children's ids, in the order of the spec's children. */
+  const char *const *child_ids;
+  size_t n_children;
+  /* With FLEET_EEXIST: the given id of a job that exists already. */
+  const char *existing_id;
+} fleet_flow_result_t;
+
+/* One child as fleet_queue_children() reads it. Pointers are valid until
+ * the callback returns. */
+typedef struct {
+  /* The child's queue's name, and its id. */
+  const char *queue;
+  const char *id;
+  /* FLEET_JOB_PENDING while it has not ended (pending, delayed or
+   * running: fleet_queue_get() on its queue tells which),
+   * FLEET_JOB_COMPLETED or FLEET_JOB_DEAD (dead or cancelled). */
+  fleet_job_state_t state;
+  /* The result its completion handed over (empty when none). */
+  fleet_bytes_t result;
+} fleet_flow_child_info_t;
+
+/* `result` is NULL unless status is 0 or FLEET_EEXIST. */
+typedef void (*fleet_queue_flow_cb)(fleet_queue_t *q, int status,
+                                    const fleet_flow_result_t *result,
+                                    void *user_data);
+/* `waiting`: the children not ended yet; `fail_on_death`: 1 unless the
+ * flow ignores its children's deaths. */
+typedef void (*fleet_queue_children_cb)(fleet_queue_t *q, int status,
+                                        const fleet_flow_child_info_t *kids,
+                                        size_t n, size_t waiting,
+                                        int fail_on_death, void *user_data);
+
+/* Adds a flow in one round trip, atomically: the parent (in `q`) and all
+ * its children, or nothing. Each child is enqueued as
+ * fleet_queue_enqueue() enqueues a job (it wakes its queue's workers) and
+ * linked to the parent; when a child completes, its result (none yet: an
+ * empty one) is kept for the parent, and when the last one ended the
+ * parent becomes pending and wakes the workers of `q`. The parent's
+ * handler reads its children's results with fleet_queue_children().
+ *
+ * Returns 0, FLEET_EINVAL (NULL argument, no children or more than
+ * FLEET_FLOW_CHILDREN_MAX, a bad spec, a parent delayed or with a unique
+ * key or group, a child with a unique key, a bad queue name, a given id
+ * repeated in one queue: a flow has no cycle), FLEET_E2BIG, FLEET_ECROSSSLOT
+ * (on a Redis Cluster, a child's queue in another slot than `q`'s: see
+ * docs/queue.md, "Flows"), FLEET_ECLOSING or FLEET_ENOMEM; then nothing is
+ * written. The callback gets 0, FLEET_EEXIST (a given id exists already in
+ * its queue: `result->existing_id`; nothing was written) or a backend
+ * error. */
+FLEET_EXTERN int fleet_queue_add_flow(fleet_queue_t *q,
+                                      const fleet_flow_spec_t *flow,
+                                      fleet_queue_flow_cb cb, void *user_data);
+
+/* Reads the children of the flow whose parent is job `id` of `q`: their
+ * queues, ids, states and results, in the order the flow gave them. They
+ * are kept until the parent ends (completed, dead or cancelled). The
+ * callback gets 0, FLEET_ENOTFOUND (no such parent, or it ended) or a
+ * backend error. Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_queue_children(fleet_queue_t *q, const char *id,
+                                      fleet_queue_children_cb cb,
+                                      void *user_data);
 
 #ifdef __cplusplus
 }

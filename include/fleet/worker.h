@@ -240,6 +240,17 @@ FLEET_EXTERN int fleet_job_release(fleet_job_t *job);
 FLEET_EXTERN int fleet_job_rate_limit(fleet_job_t *job, uint32_t wait_ms,
                                       unsigned flags);
 
+/* For a flow's parent given to the handler (docs/queue.md, "Flows"):
+ * reads its children, their states and results, as
+ * fleet_queue_children() does on the worker's queue (the callback's `q`
+ * is the worker's internal queue handle: use `user_data`). Call it while
+ * the job is held (before it is finished). Returns 0, FLEET_EINVAL (NULL,
+ * or not a job of a handler), FLEET_ECLOSING or FLEET_ENOMEM; the callback
+ * gets FLEET_ENOTFOUND for a job that is no flow's parent. */
+FLEET_EXTERN int fleet_job_children(fleet_job_t *job,
+                                    fleet_queue_children_cb cb,
+                                    void *user_data);
+
 #ifdef __cplusplus
 }
 #endif

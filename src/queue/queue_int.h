@@ -139,6 +139,19 @@ int fleet__queue_call_args(fleet_queue_t *pub, const fleet__call_t *call,
 /* ------------------------------------------------------------------------ */
 /* Replies                                                                  */
 
+/* Checks one job spec by fleet_queue_enqueue()'s rules. Returns 0,
+ * FLEET_EINVAL or FLEET_E2BIG. */
+int fleet__queue_spec_ok(const fleet_job_spec_t *s);
+
+/* Encodes `n` checked specs as QUEUE_ENQUEUE takes them (12 arguments
+ * each) into the enqueue buffers, after sending the enqueues waiting in
+ * them: argument i is q->enq_lens[i] bytes, one after the other from
+ * q->enq_buf. Returns 0 or FLEET_ENOMEM. Call fleet__queue_specs_reset()
+ * once the arguments were sent (or on error). */
+int fleet__queue_specs_encode(struct fleet__queue_s *q,
+                              const fleet_job_spec_t *const *specs, size_t n);
+void fleet__queue_specs_reset(struct fleet__queue_s *q);
+
 /* Makes room for `len` more bytes of NUL-terminated copies in `q->strs`
  * (which may move). Returns 0 or FLEET_ENOMEM. */
 int fleet__queue_strs_reserve(struct fleet__queue_s *q, size_t len);

@@ -13,8 +13,7 @@
 /* ------------------------------------------------------------------------ */
 /* Enqueue                                                                  */
 
-/* Checks one job spec. Returns 0, FLEET_EINVAL or FLEET_E2BIG. */
-static int queue_spec_ok(const fleet_job_spec_t *s) {
+int fleet__queue_spec_ok(const fleet_job_spec_t *s) {
   size_t len, i;
   int err;
 
@@ -255,7 +254,7 @@ int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
   if (specs == NULL || n == 0 || n > FLEET_QUEUE_BATCH_MAX)
     return FLEET_EINVAL;
   for (i = 0; i < n; i++) {
-    if ((err = queue_spec_ok(&specs[i])) != 0)
+    if ((err = fleet__queue_spec_ok(&specs[i])) != 0)
       return err;
     bytes += queue_spec_bytes(&specs[i]);
   }
@@ -285,6 +284,27 @@ int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
   return 0;
 }
 
+int fleet__queue_specs_encode(struct fleet__queue_s *q,
+                              const fleet_job_spec_t *const *specs, size_t n) {
+  size_t i, bytes = 0;
+
+  queue_enqueue_flush(q);
+  for (i = 0; i < n; i++)
+    bytes += queue_spec_bytes(specs[i]);
+  if (fleet__grow((void **)&q->enq_buf, &q->enq_buf_cap, bytes, 1) != 0 ||
+      fleet__grow((void **)&q->enq_lens, &q->enq_lens_cap, n * QUEUE_ENQ_ARGS,
+                  sizeof(*q->enq_lens)) != 0)
+    return FLEET_ENOMEM;
+  for (i = 0; i < n; i++)
+    queue_enq_spec(q, specs[i]);
+  return 0;
+}
+
+void fleet__queue_specs_reset(struct fleet__queue_s *q) {
+  q->enq_jobs = q->enq_nargs = 0;
+  q->enq_buf_len = 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Get, cancel                                                              */
 
@@ -311,7 +331,7 @@ static int queue_id_call(fleet_queue_t *pub, const char *id,
 static int queue_parse_state(fleet_bytes_t b, fleet_job_state_t *out) {
   size_t i;
 
-  for (i = 0; i <= FLEET_JOB_DEAD; i++) {
+  for (i = 0; i <= FLEET_JOB_WAITING_CHILDREN; i++) {
     const char *name = fleet_job_state_name((fleet_job_state_t)i);
     if (b.len == strlen(name) && memcmp(b.base, name, b.len) == 0) {
       *out = (fleet_job_state_t)i;

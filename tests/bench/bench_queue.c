@@ -28,6 +28,13 @@
  * any 1000 ms of the backend clock and handled in any 1000 ms of this
  * process's).
  *
+ * Flows (docs/queue.md, "Flows"): deps10_server_cpu_ratio, the server CPU
+ * of BQ_DEPS_FLOWS flows of 10 children each (added one call per flow,
+ * each child and parent processed) over that of 10 times as many plain
+ * jobs (enqueued in batches, processed), enqueue included in both; the
+ * median of BQ_ROUNDS rounds of the two, in turn; deps10_plain_* and
+ * deps10_flows_* give the rates of the first round (per job processed).
+ *
  * With --pending N, only one measurement instead: N jobs are queued first,
  * then the worker processes for S seconds while the producer tops the
  * queue up in batches, so about N jobs stay pending throughout. Metrics:
@@ -56,6 +63,11 @@
 /* Rounds of the flow runs (bq_flow): the ratios are their medians. */
 #define BQ_ROUNDS 5
 #define BQ_HELD_RATE 1000
+/* The flows of the flows' run, and their children each, and flow calls
+ * in flight. */
+#define BQ_DEPS_FLOWS 2000
+#define BQ_DEPS_KIDS 10
+#define BQ_DEPS_INFLIGHT 64
 #define BQ_HELD_WORKERS 4
 
 typedef struct {
@@ -85,6 +97,9 @@ typedef struct {
   int quiet;          /* bq_process emits nothing (the flow's rounds) */
   int limits_set;     /* the set-limits callback ran (its status + 1) */
   char groups[BQ_GROUPS][8];
+  /* The flows' run: flows added, their calls in flight. */
+  uint64_t flows_added;
+  int flows_inflight;
 } bq_t;
 
 /* What one processing run measured. */
@@ -523,6 +538,106 @@ static int bq_flow(bq_t *b, const bench_opts_t *o, long concurrency, int pid,
 }
 
 /* ------------------------------------------------------------------------ */
+/* Flows                                                                    */
+
+static void bq_on_flow(fleet_queue_t *q, int status,
+                       const fleet_flow_result_t *r, void *arg) {
+  bq_t *b = q->data;
+
+  b->flows_inflight--;
+  if (status != 0 && b->error == 0)
+    b->error = status;
+  else if (status == 0)
+    b->flows_added++;
+}
+
+/* Adds `flows` flows of BQ_DEPS_KIDS children, BQ_DEPS_INFLIGHT calls at
+ * a time. Returns 0 or the first error. */
+static int bq_deps_add(bq_t *b, uint64_t flows) {
+  fleet_flow_child_t kids[BQ_DEPS_KIDS];
+  fleet_flow_spec_t f;
+  uint64_t sent = 0;
+  int i, err;
+
+  fleet_flow_spec_init(&f, "bench-parent", NULL, 0);
+  for (i = 0; i < BQ_DEPS_KIDS; i++) {
+    memset(&kids[i], 0, sizeof(kids[i]));
+    fleet_job_spec_init(&kids[i].spec, "bench", NULL, 0);
+  }
+  f.children = kids;
+  f.n_children = BQ_DEPS_KIDS;
+  b->flows_added = 0;
+  while (b->error == 0 && b->flows_added < flows) {
+    while (sent < flows && b->flows_inflight < BQ_DEPS_INFLIGHT) {
+      if ((err = fleet_queue_add_flow(&b->q, &f, bq_on_flow, NULL)) != 0) {
+        b->error = err;
+        break;
+      }
+      sent++;
+      b->flows_inflight++;
+    }
+    uv_run(&b->loop, UV_RUN_ONCE);
+  }
+  while (b->flows_inflight > 0)
+    uv_run(&b->loop, UV_RUN_ONCE);
+  return b->error;
+}
+
+/* One side of the flows' run: BQ_DEPS_FLOWS flows (`flows` 1) or 10
+ * times as many plain jobs, added then processed; `server_us` gets the
+ * server's CPU for both (-1: unknown), `label` the rates (when not
+ * quiet). */
+static int bq_deps_run(bq_t *b, const bench_opts_t *o, int pid, int flows,
+                       const char *label, double *server_us) {
+  bench_cpu_t c0, c1;
+  bq_result_t r;
+  int err;
+
+  bench_cpu_sample(&c0, pid);
+  if (flows) {
+    err = bq_deps_add(b, BQ_DEPS_FLOWS);
+    b->enqueued = BQ_DEPS_FLOWS * (BQ_DEPS_KIDS + 1);
+  } else {
+    b->enqueued = 0;
+    b->fill = BQ_DEPS_FLOWS * BQ_DEPS_KIDS;
+    err = bq_fill(b);
+  }
+  if (err != 0) {
+    fprintf(stderr, "fleet-bench queue: %s: %s\n", label, fleet_strerror(err));
+    return err;
+  }
+  if ((err = bq_process(b, o, label, pid, &r)) != 0)
+    return err;
+  bench_cpu_sample(&c1, pid);
+  *server_us = c0.server_us >= 0 && c1.server_us >= 0
+                   ? (double)(c1.server_us - c0.server_us)
+                   : -1;
+  return 0;
+}
+
+/* The flows' run: plain jobs and flows in turn, BQ_ROUNDS rounds; the
+ * ratio of their server CPU, the median of the rounds'. */
+static int bq_deps(bq_t *b, const bench_opts_t *o, int pid) {
+  double ratio[BQ_ROUNDS], plain, flows;
+  uint64_t fill = b->fill;
+  int err = 0, k, n = 0;
+
+  for (k = 0; k < BQ_ROUNDS; k++) {
+    b->quiet = k > 0;
+    if ((err = bq_deps_run(b, o, pid, 0, "deps10_plain", &plain)) != 0 ||
+        (err = bq_deps_run(b, o, pid, 1, "deps10_flows", &flows)) != 0)
+      break;
+    if (plain > 0 && flows >= 0)
+      ratio[n++] = flows / plain;
+  }
+  b->quiet = 0;
+  b->fill = fill;
+  if (err == 0 && n > 0)
+    bench_emit("queue", "deps10_server_cpu_ratio", bq_median(ratio, n), "x");
+  return err;
+}
+
+/* ------------------------------------------------------------------------ */
 /* A rate limit held                                                        */
 
 /* The rate-held run: BQ_HELD_WORKERS workers, each on a connection of its
@@ -721,6 +836,8 @@ static int bq_default(bq_t *b, const bench_opts_t *o, long concurrency,
                      m0 >= 0 && m1 >= 0 ? (double)(m1 - m0) / (double)b->fill
                                         : -1,
                      &base)) != 0)
+    return err;
+  if (b->keep == 0 && (err = bq_deps(b, o, pid)) != 0)
     return err;
   err = fleet_worker_start(&b->w, bq_handler);
   if (err != 0) {

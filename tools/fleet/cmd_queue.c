@@ -29,7 +29,8 @@ static const char queue_usage[] =
     "default);\n"
     "                                  --group G: the pending jobs of G\n"
     "  get Q ID                        one job: state, attempts, data, last "
-    "error\n"
+    "error,\n"
+    "                                  a flow parent's children\n"
     "  retry Q ID | retry Q --all-dead run dead jobs again\n"
     "  cancel Q ID                     delete a pending or delayed job\n"
     "  purge Q --state completed|dead  delete the kept finished records\n"
@@ -213,14 +214,54 @@ static void on_get(fleet_queue_t *q, int status, const fleet_job_info_t *i,
   cli_query_answered(&c->base, status, NULL);
 }
 
+/* A flow parent's children (docs/queue.md, "Flows"): "children", an
+ * array of {queue, id, state, result}, "children_waiting" and
+ * "fail_on_child_death"; nothing for a job that is no flow parent (or
+ * whose flow ended with it). */
+static void on_children(fleet_queue_t *q, int status,
+                        const fleet_flow_child_info_t *kids, size_t n,
+                        size_t waiting, int fail_on_death, void *ud) {
+  qctx_t *c = qctx_of(q);
+  cli_json_t *arr, *o;
+  size_t i;
+
+  (void)ud;
+  if (status == FLEET_ENOTFOUND) {
+    status = 0;
+  } else if (status == 0) {
+    arr = cli_jadd(c->base.res, "children", cli_jarr());
+    for (i = 0; i < n; i++) {
+      o = cli_jadd(arr, NULL, cli_jobj());
+      cli_jadd(o, "queue", cli_jstr(kids[i].queue));
+      cli_jadd(o, "id", cli_jstr(kids[i].id));
+      cli_jadd(o, "state",
+               cli_jstr(kids[i].state == FLEET_JOB_PENDING
+                            ? "waiting"
+                            : fleet_job_state_name(kids[i].state)));
+      cli_jadd(o, "result",
+               cli_jbytes(kids[i].result.base, kids[i].result.len));
+    }
+    cli_jadd(c->base.res, "children_waiting", cli_jint((int64_t)waiting));
+    cli_jadd(c->base.res, "fail_on_child_death", cli_jbool(fail_on_death));
+  }
+  cli_query_answered(&c->base, status, NULL);
+}
+
 int cli_q_queue_get(cli_t *cli, const char *queue, const char *id,
                     cli_done_fn done, void *arg) {
   int err;
   qctx_t *c = qctx_open(cli, queue, "id", id, done, arg, &err);
 
-  if (c != NULL)
-    err = cli_query_sent(&c->base, fleet_queue_get(&c->q, id, on_get, NULL));
-  return err;
+  if (c == NULL)
+    return err;
+  /* The job, then its children when it is a flow's parent: the reply
+   * order keeps the members in this order. */
+  err = fleet_queue_get(&c->q, id, on_get, NULL);
+  if (err == 0) {
+    cli_query_sent(&c->base, 0);
+    err = fleet_queue_children(&c->q, id, on_children, NULL);
+  }
+  return cli_query_sent(&c->base, err);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -2,7 +2,8 @@
 -- unique key if it still holds it.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
 --   opts, info, claims, done, pending, pending:prio, delayed, unique:<key>,
---   groups, gp:<g>, gz:<g>.
+--   groups, gp:<g>, gz:<g>, limits; with flows (lib/queue_deps.lua):
+--   parent, deps, kids:<id>, and the parent's queue's.
 -- ARGV[1]: id.
 -- Returns: 1.
 -- Errors: FLEET_ENOTFOUND, FLEET_EBUSY (claimed), FLEET_EALREADY (completed
@@ -13,6 +14,7 @@ local id = ARGV[1]
 --#include queue_int
 --#include queue_rec
 --#include queue_pend
+--#include queue_deps
 
 if call('HEXISTS', rec_key(tag, id), id) == 0 then
   return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
@@ -50,4 +52,6 @@ end
 recs_del(tag, {id})
 call('HDEL', tag .. ':opts', id)
 call('HDEL', tag .. ':info', id)
+-- A cancelled child counts as dead for its parent (docs/queue.md, "Flows").
+if call('HEXISTS', tag .. ':limits', 'deps') == 1 then deps_ended({id}, 'd') end
 return 1

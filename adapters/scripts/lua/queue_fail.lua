@@ -2,7 +2,9 @@
 -- schedules a retry after the job's backoff, or past max_attempts makes the
 -- job dead (and trims the kept dead jobs).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
---   jobs, opts, info, done, delayed, dead, stats, jobs:wake, grun, limits.
+--   jobs, opts, info, done, delayed, dead, stats, jobs:wake, grun, limits;
+--   with flows (lib/queue_deps.lua): parent, deps, kids:<id>, and the
+--   parent's queue's.
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,
 --   chooses the jitter); ARGV[5]: keep_count, ARGV[6]: keep_s for dead jobs.
 -- Returns: {1, run_at_ms} for a retry, {0, 0} when the job is dead.
@@ -53,7 +55,7 @@ if (kind ~= 'fixed' and kind ~= 'exp') or #base > 18 or #cap > 18 or
 end
 
 call('HDEL', tag .. ':claims', id)
-flow_ended({v})
+local deps = flow_ended({v})
 -- Delayed for its retry or dead, the job keeps its group in its options.
 opts_group(id, o, claim_group(v))
 call('HSET', rec_key(tag, id), id, attempt .. sub(rec, i))
@@ -62,6 +64,7 @@ if attempt >= max then
   call('RPUSH', tag .. ':dead', id)
   call('HINCRBY', tag .. ':stats', 'dead', 1)
   trim(tag .. ':dead', tag .. ':info', tonumber(ARGV[5]), tonumber(ARGV[6]))
+  if deps then deps_ended({id}, 'd') end
   return {0, 0}
 end
 

@@ -1,9 +1,10 @@
 -- queue_get.lua -- reads a job: its state, attempts and data. A job with a
 -- claim is running, with the claim's attempt and token; one in the done hash
 -- is completed; one whose info says so is dead; one in the delayed zset is
--- delayed until its run-at time, then reads as pending.
+-- delayed until its run-at time, then reads as pending; a flow's parent
+-- whose children have not all ended is waiting-children.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
---   info, claims, done, delayed, groups, gp:<g>, gz:<g>.
+--   info, claims, done, delayed, groups, gp:<g>, gz:<g>, deps.
 -- ARGV[1]: id.
 -- Returns: {state, attempts, max_attempts, priority, type, payload,
 --   last_error (nil: none), created_ms, run_at_ms, finished_ms, token,
@@ -78,6 +79,9 @@ elseif done then
   state, attempts, token, finished = 'completed', num(attempt), num(tok),
                                      num(fin)
 end
+-- A flow's parent waits for its children (lib/queue_deps.lua).
+local left = state == 'pending' and call('HGET', tag .. ':deps', id)
+if left and left ~= '0' then state = 'waiting-children' end
 if state == 'pending' and group == '' then
   -- A pending job of a group is known by the set it waits in (its
   -- options hold the group only when it has other options): the sets of

@@ -1,7 +1,8 @@
 // app.js -- the fleet dashboard: renders the overview (inlined in the page,
 // then fetched from /api/overview every 2 s), a chart of completed jobs per
 // second drawn in SVG from the counters it has seen, the jobs of a queue by
-// state (/api/jobs) with retry and cancel buttons (POST) and its flow
+// state (/api/jobs) with retry and cancel buttons (POST), one job
+// (/api/job: a flow parent with its children, docs/queue.md "Flows"), and its flow
 // limits and groups (/api/queue), locks, pools,
 // crons (with the dispatch log of one, /api/cron-history) and warm pools.
 // No external library, no inline script or style: the page's policy
@@ -291,6 +292,7 @@ async function post(url) {
 
 function selectQueue(queue, state) {
   selected = {queue, state};
+  document.getElementById('job-view').hidden = true;
   history.replaceState(null, '', `#queue=${encodeURIComponent(queue)}&state=${state}`);
   document.querySelectorAll('#queues tr').forEach(tr =>
     tr.classList.toggle('sel', tr.dataset.queue === queue));
@@ -379,7 +381,10 @@ async function loadJobs() {
                           onclick: () => post('/api/cancel?' + q)}, 'Cancel')
           : '';
     body.append(el('tr', {'data-job': j.id},
-      el('td', {}, j.id), el('td', {}, j.type),
+      el('td', {}, el('a', {href: `#queue=${encodeURIComponent(queue)}` +
+                              `&state=${state}&job=${encodeURIComponent(j.id)}`},
+                      j.id)),
+      el('td', {}, j.type),
       el('td', {class: 'num'}, `${j.attempts}/${j.max_attempts}`),
       el('td', {}, fmtTime(j.time_ms)),
       el('td', {class: 'data', title: j.payload}, j.payload),
@@ -392,13 +397,41 @@ async function loadJobs() {
       ? ' (completion history is off unless keep_completed is set)' : '');
 }
 
-// A link may open a queue's jobs: #queue=NAME&state=STATE, or a cron's
-// history: #cron=NAMESPACE&key=KEY.
+// One job (/api/job: fleet queue get): its state, type and attempts, and,
+// for a flow's parent, its children with their states and results.
+async function loadJob(queue, id) {
+  const view = document.getElementById('job-view');
+  const info = document.getElementById('job-info');
+  const table = document.getElementById('children');
+  const body = table.querySelector('tbody');
+  view.hidden = false;
+  document.getElementById('job-id').textContent = id;
+  info.replaceChildren();
+  body.replaceChildren();
+  const r = await fetch(`/api/job?queue=${encodeURIComponent(queue)}` +
+                        `&id=${encodeURIComponent(id)}`);
+  const j = await r.json();
+  if (!r.ok) { showError(`${j.error}: ${j.detail}`); return; }
+  info.append(el('span', {'data-state': j.state}, j.state),
+              ` \u00b7 ${j.type} \u00b7 attempts ${j.attempts}/${j.max_attempts}`);
+  table.hidden = !j.children;
+  if (!j.children) return;
+  info.append(` \u00b7 children waiting: ${j.children_waiting}`);
+  for (const k of j.children)
+    body.append(el('tr', {'data-child': k.id},
+      el('td', {}, k.queue), el('td', {}, k.id),
+      el('td', {'data-state': k.state}, k.state),
+      el('td', {class: 'data', title: k.result}, k.result)));
+}
+
+// A link may open a queue's jobs: #queue=NAME&state=STATE (and one job:
+// &job=ID), or a cron's history: #cron=NAMESPACE&key=KEY.
 function fromHash() {
   const h = new URLSearchParams(location.hash.slice(1));
   if (h.get('cron') && h.get('key')) selectCron(h.get('cron'), h.get('key'));
   if (h.get('queue')) selectQueue(h.get('queue'), STATES.includes(h.get('state'))
                                   ? h.get('state') : 'pending');
+  if (h.get('queue') && h.get('job')) loadJob(h.get('queue'), h.get('job'));
 }
 
 render(JSON.parse(document.getElementById('fleet-initial').textContent));

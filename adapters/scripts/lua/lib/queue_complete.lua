@@ -51,7 +51,7 @@ local function complete(keep, keep_s, a)
         call('HDEL', tag .. ':info', unpack(done))
       end
     end
-    flow_ended(vals)
+    if flow_ended(vals) then deps_ended(done, 'c') end
   end
   return out
 end

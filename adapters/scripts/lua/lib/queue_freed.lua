@@ -2,7 +2,9 @@
 -- fail, release, recover; --#include queue_freed): claim_group(v) and
 -- flow_ended(vals), what flow control does when claims end
 -- (lib/queue_flow.lua). Expects `call`, `tag` and publish_wake
--- (lib/wake.lua, through queue_int).
+-- (lib/wake.lua, through queue_int). Includes queue_deps, the flows'
+-- deps_ended(), gated on what flow_ended() returns.
+--#include queue_deps
 
 -- The group of a claim value "<token>\0<attempt>\0<deadline>[\0<group>]",
 -- '' for none.
@@ -16,11 +18,13 @@ end
 -- Claims of groups that ended (claim values `vals`, a list): counts them
 -- down in T:grun while it is kept (a group concurrency limit), and wakes
 -- the workers when a claim waits for a slot. Call it after the claims went.
+-- Returns whether the queue takes part in flows (T:limits "deps": call
+-- deps_ended() for the jobs that ended for good).
 local function flow_ended(vals)
-  if #vals == 0 then return end
-  -- One read of T:limits tells both: a group concurrency limit (T:grun is
-  -- kept only then) and a claim waiting for a slot.
-  local f = call('HMGET', tag .. ':limits', 'gconc', 'slotwait')
+  if #vals == 0 then return false end
+  -- One read of T:limits tells all: a group concurrency limit (T:grun is
+  -- kept only then), a claim waiting for a slot, and flows.
+  local f = call('HMGET', tag .. ':limits', 'gconc', 'slotwait', 'deps')
   if f[1] and call('EXISTS', tag .. ':grun') == 1 then
     local by = {}
     for _, v in ipairs(vals) do
@@ -37,4 +41,5 @@ local function flow_ended(vals)
     call('HDEL', tag .. ':limits', 'slotwait')
     publish_wake(tag .. ':jobs:wake', 'wake')
   end
+  return f[3] ~= false
 end
