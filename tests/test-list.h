@@ -98,11 +98,8 @@ TEST_DECLARE(demo_errors)
 TEST_DECLARE(demo_run_memory)
 TEST_DECLARE(demo_worker_redis)
 TEST_DECLARE(demo_ident_redis)
-<<<<<<< HEAD
 TEST_DECLARE(demo_pool_requeue_redis)
-=======
 TEST_DECLARE(demo_flow_mp_redis)
->>>>>>> life-d
 
 /* test_fixture.c */
 TEST_DECLARE(fixture_redis_basic)
@@ -562,11 +559,8 @@ TEST_LIST_START
   TEST_ENTRY(demo_run_memory)
   TEST_ENTRY_TIMEOUT(demo_worker_redis, 60)
   TEST_ENTRY_TIMEOUT(demo_ident_redis, 60)
-<<<<<<< HEAD
   TEST_ENTRY_TIMEOUT(demo_pool_requeue_redis, 60)
-=======
   TEST_ENTRY_TIMEOUT(demo_flow_mp_redis, 60)
->>>>>>> life-d
 
   /* test_fixture.c */
   TEST_ENTRY(fixture_redis_basic)
