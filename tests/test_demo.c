@@ -370,33 +370,6 @@ TEST_IMPL(demo_ident_redis) {
   return 0;
 }
 
-/* fleet-demo pool node --requeue-starts: the node's first start hands the
- * job back; the dispatch is answered by the start after the backoff, and
- * the ledger shows start, requeue, start. After `pool shutdown`, a new
- * node is refused: exit 1, one line. */
-TEST_IMPL(demo_pool_requeue_redis) {
-  fleet_test_redis_t *redis;
-  const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
-  char url[128], ledger[512], buf[4096];
-  char *node[] = {"d",    "--url",
-                  url,    "pool",
-                  "node", "--pool",
-                  "P",    "--workers",
-                  "1",    "--node-id",
-                  "R",    "--ledger",
-                  ledger, "--requeue-starts",
-                  "1",    "--requeue-backoff-ms",
-                  "200",  NULL};
-  char *late[] = {"d",      "--url", url,         "pool", "node",
-                  "--pool", "P",     "--workers", "1",    NULL};
-  char *status[] = {"d", "--url", url, "pool", "status", "--pool", "P", NULL};
-  char *dispatch[] = {"d",      "--url", url,     "pool", "dispatch",
-                      "--pool", "P",     "--key", "k1",   NULL};
-  char *shutdown[] = {"d",        "--url",  url, "pool",
-                      "shutdown", "--pool", "P", NULL};
-  const char *s1, *q, *s2;
-  demo_run_t r;
-  pid_t pid;
 /* The server time (unix ms) at which job `id` of queue `queue` (prefix
  * "fleet", the demo's) completed, read with the library. */
 static uint64_t demo_finished_ms(const char *url, const char *queue,
@@ -480,32 +453,6 @@ TEST_IMPL(demo_flow_mp_redis) {
   DEMO_REQUIRED();
   redis = fleet_test_redis_start_or_skip(NULL);
   snprintf(url, sizeof(url), "%s", fleet_test_redis_url(redis));
-  snprintf(ledger, sizeof(ledger), "%s/requeue-ledger-%ld", tmp,
-           (long)getpid());
-  unlink(ledger);
-
-  pid = demo_spawn(node, "requeue-node");
-  demo_wait_output(status, "\"R/1\"");
-  demo_run(&r, dispatch);
-  ASSERT_EQ(0, r.status);
-  read_file(ledger, buf, sizeof(buf));
-  ASSERT_NOT_NULL(s1 = strstr(buf, " start k1 R/1 "));
-  ASSERT_NOT_NULL(q = strstr(s1, " requeue k1 R/1 "));
-  ASSERT_NOT_NULL(s2 = strstr(q, " start k1 R/1 "));
-
-  demo_run(&r, shutdown);
-  ASSERT_EQ(0, r.status);
-  demo_run(&r, late);
-  ASSERT_EQ(1, r.status);
-  ASSERT_EQ(1, count_lines(r.err));
-  ASSERT_NOT_NULL(strstr(r.err, "pool \"P\" was shut down and not reset"));
-  ASSERT_OK(kill(pid, SIGTERM));
-  demo_reap(pid, "requeue-node", &r);
-  ASSERT_EQ(0, r.status);
-  unlink(ledger);
-  fleet_test_redis_free(redis);
-  return 0;
-}
   snprintf(ta, sizeof(ta), "%s/flow-a.%d", tmp, (int)getpid());
   snprintf(tb, sizeof(tb), "%s/flow-b.%d", tmp, (int)getpid());
   snprintf(tp, sizeof(tp), "%s/flow-p.%d", tmp, (int)getpid());
@@ -654,4 +601,62 @@ static uint64_t demo_finished_ms(const char *url, const char *queue,
                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   fleet_test_loop_close(&loop);
   return g.finished_ms;
+}
+
+/* fleet-demo pool node --requeue-starts: the node's first start hands the
+ * job back; the dispatch is answered by the start after the backoff, and
+ * the ledger shows start, requeue, start. After `pool shutdown`, a new
+ * node is refused: exit 1, one line. */
+TEST_IMPL(demo_pool_requeue_redis) {
+  fleet_test_redis_t *redis;
+  const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+  char url[128], ledger[512], buf[4096];
+  char *node[] = {"d",    "--url",
+                  url,    "pool",
+                  "node", "--pool",
+                  "P",    "--workers",
+                  "1",    "--node-id",
+                  "R",    "--ledger",
+                  ledger, "--requeue-starts",
+                  "1",    "--requeue-backoff-ms",
+                  "200",  NULL};
+  char *late[] = {"d",      "--url", url,         "pool", "node",
+                  "--pool", "P",     "--workers", "1",    NULL};
+  char *status[] = {"d", "--url", url, "pool", "status", "--pool", "P", NULL};
+  char *dispatch[] = {"d",      "--url", url,     "pool", "dispatch",
+                      "--pool", "P",     "--key", "k1",   NULL};
+  char *shutdown[] = {"d",        "--url",  url, "pool",
+                      "shutdown", "--pool", "P", NULL};
+  const char *s1, *q, *s2;
+  demo_run_t r;
+  pid_t pid;
+
+  DEMO_REQUIRED();
+  redis = fleet_test_redis_start_or_skip(NULL);
+  snprintf(url, sizeof(url), "%s", fleet_test_redis_url(redis));
+  snprintf(ledger, sizeof(ledger), "%s/requeue-ledger-%ld", tmp,
+           (long)getpid());
+  unlink(ledger);
+
+  pid = demo_spawn(node, "requeue-node");
+  demo_wait_output(status, "\"R/1\"");
+  demo_run(&r, dispatch);
+  ASSERT_EQ(0, r.status);
+  read_file(ledger, buf, sizeof(buf));
+  ASSERT_NOT_NULL(s1 = strstr(buf, " start k1 R/1 "));
+  ASSERT_NOT_NULL(q = strstr(s1, " requeue k1 R/1 "));
+  ASSERT_NOT_NULL(s2 = strstr(q, " start k1 R/1 "));
+
+  demo_run(&r, shutdown);
+  ASSERT_EQ(0, r.status);
+  demo_run(&r, late);
+  ASSERT_EQ(1, r.status);
+  ASSERT_EQ(1, count_lines(r.err));
+  ASSERT_NOT_NULL(strstr(r.err, "pool \"P\" was shut down and not reset"));
+  ASSERT_OK(kill(pid, SIGTERM));
+  demo_reap(pid, "requeue-node", &r);
+  ASSERT_EQ(0, r.status);
+  unlink(ledger);
+  fleet_test_redis_free(redis);
+  return 0;
 }
