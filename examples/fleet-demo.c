@@ -9,6 +9,7 @@
  *            [--heartbeat-ms MS]
  *   enqueue  --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]
  *            [--priority P] [--max-attempts A] [--group G]
+ *            [--unique-key K [--unique-until-done] [--unique-ttl-ms MS]]
  *   stats    --queue Q
  *   ping     [--count N]
  *   pool     node|dispatch|notify|stop-job|status|shutdown|ticker|
@@ -296,7 +297,10 @@ static const struct {
      "      process jobs until SIGINT or SIGTERM"},
     {"enqueue", demo_enqueue,
      "enqueue --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]\n"
-     "      [--priority P] [--max-attempts A] [--group G]"},
+     "      [--priority P] [--max-attempts A] [--group G]\n"
+     "      [--unique-key K [--unique-until-done] [--unique-ttl-ms MS]]\n"
+     "      a job whose unique key is held is refused: one line naming\n"
+     "      the key and its holder, exit 1 (--count defaults to 1 with a key)"},
     {"stats", demo_stats, "stats --queue Q      job counts as JSON"},
     {"ping", demo_ping, "ping [--count N]     round trips to the backend"},
     {"pool", demo_pool,

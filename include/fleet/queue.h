@@ -92,8 +92,9 @@ typedef struct {
   uint32_t backoff_jitter_pct;
   /* NULL, or a uniqueness key of 1 to FLEET_JOB_UNIQUE_MAX bytes: while a
    * key is held (unique_ttl_ms from the enqueue, or until the job is
-   * cancelled), another job with it is refused with FLEET_EEXIST.
-   * unique_ttl_ms must then be at least 1. */
+   * cancelled; with unique_until_done, until the job ends), another job
+   * with it is refused with FLEET_EEXIST. unique_ttl_ms must then be at
+   * least 1, unless unique_until_done is set. */
   const char *unique_key;
   uint64_t unique_ttl_ms;
   /* NULL, or the job's group (a tenant, a customer, an account): 1 to
@@ -103,6 +104,14 @@ typedef struct {
    * (docs/queue.md, "Flow control"). Priorities order the jobs of one
    * group. */
   const char *group;
+  /* 0 (the default), or 1: the job holds its unique_key (required) until
+   * it ends: until it completes, dies (its last attempt failed or
+   * expired, or fleet moved it aside as unreadable) or is cancelled. Its
+   * unique_ttl_ms is then optional: 0, no time bound; else a safety
+   * bound, the key going at that TTL even while the job still runs. A
+   * dead job that fleet_queue_retry() runs again does not take its key
+   * again (docs/queue.md, "Unique jobs"). */
+  int unique_until_done;
 } fleet_job_spec_t;
 
 /* Fills `spec` with the defaults above and the given type and payload

@@ -46,6 +46,7 @@ end
 if unique then
   local ukey = tag .. ':unique:' .. unique
   if call('GET', ukey) == id then call('DEL', ukey) end
+  unique_ended(tag, {id})
 end
 recs_del(tag, {id})
 call('HDEL', tag .. ':opts', id)

@@ -37,7 +37,7 @@ if not p then return redis.error_reply('FLEET_EPROTO bad claim: ' .. id) end
 local attempt = int(sub(v, #tok + 2, p - 1))
 local _, max, i = rec_read(rec, id)
 local o = call('HGET', tag .. ':opts', id)
-local _, backoff = opts_read(o, id)
+local _, backoff, unique = opts_read(o, id)
 local now_s = string.format('%d', now)
 local info = '\0' .. tok .. '\0'
 
@@ -53,7 +53,7 @@ if (kind ~= 'fixed' and kind ~= 'exp') or #base > 18 or #cap > 18 or
 end
 
 call('HDEL', tag .. ':claims', id)
-flow_ended({v})
+local uq = flow_ended({v})
 -- Delayed for its retry or dead, the job keeps its group in its options.
 opts_group(id, o, claim_group(v))
 call('HSET', rec_key(tag, id), id, attempt .. sub(rec, i))
@@ -62,6 +62,7 @@ if attempt >= max then
   call('RPUSH', tag .. ':dead', id)
   call('HINCRBY', tag .. ':stats', 'dead', 1)
   trim(tag .. ':dead', tag .. ':info', tonumber(ARGV[5]), tonumber(ARGV[6]))
+  if uq and unique then unique_ended(tag, {id}) end
   return {0, 0}
 end
 

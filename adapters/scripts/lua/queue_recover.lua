@@ -143,12 +143,13 @@ if #ids > 0 then
   for _, g in ipairs(gorder) do
     if pend_add(g, sets[g][1], sets[g][2], true) then was_empty = true end
   end
-  flow_ended(vals)
+  local uq = flow_ended(vals)
   dead = #gone
   if dead > 0 then
     call('RPUSH', tag .. ':dead', unpack(gone))
     call('HINCRBY', tag .. ':stats', 'dead', dead)
     trim(tag .. ':dead', tag .. ':info', tonumber(ARGV[2]), tonumber(ARGV[3]))
+    if uq then unique_ended(tag, gone) end
   end
   if requeued > 0 and was_empty then
     publish_wake(tag .. ':jobs:wake', 'wake')

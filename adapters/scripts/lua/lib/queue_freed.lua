@@ -16,11 +16,14 @@ end
 -- Claims of groups that ended (claim values `vals`, a list): counts them
 -- down in T:grun while it is kept (a group concurrency limit), and wakes
 -- the workers when a claim waits for a slot. Call it after the claims went.
+-- Returns whether jobs of the queue hold unique keys until they end
+-- (lib/queue_unique.lua: the flag "uniq").
 local function flow_ended(vals)
-  if #vals == 0 then return end
-  -- One read of T:limits tells both: a group concurrency limit (T:grun is
-  -- kept only then) and a claim waiting for a slot.
-  local f = call('HMGET', tag .. ':limits', 'gconc', 'slotwait')
+  if #vals == 0 then return false end
+  -- One read of T:limits tells all three: a group concurrency limit
+  -- (T:grun is kept only then), a claim waiting for a slot and unique keys
+  -- held until their jobs end.
+  local f = call('HMGET', tag .. ':limits', 'gconc', 'slotwait', 'uniq')
   if f[1] and call('EXISTS', tag .. ':grun') == 1 then
     local by = {}
     for _, v in ipairs(vals) do
@@ -37,4 +40,5 @@ local function flow_ended(vals)
     call('HDEL', tag .. ':limits', 'slotwait')
     publish_wake(tag .. ':jobs:wake', 'wake')
   end
+  return f[3] ~= false
 end
