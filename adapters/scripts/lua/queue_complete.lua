@@ -4,7 +4,8 @@
 -- gets "<now>\0<claim>" and the completed list the id, and the kept ones are
 -- trimmed to keep_count and keep_s, up to 1000 older ones per call.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
---   jobs, opts, info, done, completed, stats.
+--   jobs, opts, info, done, completed, stats, limits, grun, uniq,
+--   unique:<key>.
 -- ARGV[1]: keep_count; ARGV[2]: keep_s (0: no age bound); then id, token
 --   per claim.
 -- Returns: {now_ms, then per claim 1 completed, 2 that claim already ended,
