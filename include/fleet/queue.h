@@ -376,9 +376,12 @@ FLEET_EXTERN int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
                                     void *user_data);
 
 /* Lists up to `limit` (1..FLEET_QUEUE_BATCH_MAX) ids of the queued
- * (pending or delayed) jobs of `type`, in no particular order.
- * Returns 0, FLEET_EINVAL, FLEET_E2BIG (type too long), FLEET_ECLOSING or
- * FLEET_ENOMEM. */
+ * (pending or delayed) jobs of `type`, pending ones first; the callback's
+ * `total` counts them all. No per-type index is kept: the call reads
+ * every queued job's record in one script, which holds the server for
+ * about a microsecond per queued job (docs/queue.md, "Listing by type"):
+ * for tools, not hot paths. Returns 0, FLEET_EINVAL, FLEET_E2BIG (type too
+ * long), FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_list(fleet_queue_t *q, const char *type,
                                   size_t limit, fleet_queue_list_cb cb,
                                   void *user_data);
