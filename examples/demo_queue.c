@@ -630,6 +630,8 @@ typedef struct {
   int64_t count, sent, added;
   char *payload;
   int status;
+  /* Jobs refused because their unique key was held. */
+  int64_t refused;
 } demo_producer_t;
 
 static void demo_producer_closed(fleet_handle_t *q) {
@@ -669,8 +671,16 @@ static void demo_on_added(fleet_queue_t *q, int status,
     demo_producer_finish(p, 1);
     return;
   }
-  for (i = 0; i < n; i++)
+  for (i = 0; i < n; i++) {
     p->added += r[i].status == 0;
+    if (r[i].status == FLEET_EEXIST && p->spec.unique_key != NULL) {
+      /* One line per refused job, naming the key and its holder. */
+      fleet_escape_print(stderr,
+                         "fleet-demo: unique key %s is held by job %.*s",
+                         p->spec.unique_key, (int)r[i].id_len, r[i].id);
+      p->refused++;
+    }
+  }
   demo_enqueue_next(p);
 }
 
@@ -681,7 +691,7 @@ static void demo_enqueue_next(demo_producer_t *p) {
 
   if (n <= 0) {
     printf("%" PRId64 "\n", p->added);
-    demo_producer_finish(p, 0);
+    demo_producer_finish(p, p->refused > 0 ? 1 : 0);
     return;
   }
   if (n > DEMO_BATCH)
@@ -722,7 +732,7 @@ int demo_enqueue(const demo_args_t *a) {
   demo_producer_t p;
   const char *queue = NULL, *type = "demo";
   int64_t size = 16, v;
-  int i;
+  int i, until_done = 0;
 
   memset(&p, 0, sizeof(p));
   fleet_job_spec_init(&p.spec, type, NULL, 0);
@@ -760,13 +770,42 @@ int demo_enqueue(const demo_args_t *a) {
                 FLEET_JOB_GROUP_MAX, strlen(p.spec.group));
         return 2;
       }
-    } else
+    } else if (demo_flag(a, &i, "--unique-key")) {
+      p.spec.unique_key = a->argv[i];
+      if (p.spec.unique_key[0] == '\0' ||
+          strlen(p.spec.unique_key) > FLEET_JOB_UNIQUE_MAX) {
+        fprintf(stderr,
+                "fleet-demo: enqueue: --unique-key: 1 to %d bytes (got %zu)\n",
+                FLEET_JOB_UNIQUE_MAX, strlen(p.spec.unique_key));
+        return 2;
+      }
+    } else if (demo_flag(a, &i, "--unique-ttl-ms")) {
+      if (!demo_int(f, a->argv[i], 1, INT64_C(1) << 40, &v))
+        return 2;
+      p.spec.unique_ttl_ms = (uint64_t)v;
+    } else if (strcmp(f, "--unique-until-done") == 0)
+      until_done = 1;
+    else
       return demo_bad_flag("enqueue", f);
   }
+  /* With a unique key, one job unless --count says otherwise. */
+  if (p.spec.unique_key != NULL && p.count == 0)
+    p.count = 1;
   if (queue == NULL || p.count == 0) {
     fprintf(stderr, "fleet-demo: enqueue: --queue and --count are required\n");
     return 2;
   }
+  if (p.spec.unique_key == NULL && (until_done || p.spec.unique_ttl_ms > 0)) {
+    fprintf(stderr, "fleet-demo: enqueue: --unique-until-done and "
+                    "--unique-ttl-ms need --unique-key\n");
+    return 2;
+  }
+  if (p.spec.unique_key != NULL && !until_done && p.spec.unique_ttl_ms == 0) {
+    fprintf(stderr, "fleet-demo: enqueue: --unique-key needs "
+                    "--unique-until-done or --unique-ttl-ms\n");
+    return 2;
+  }
+  p.spec.unique_until_done = until_done;
   p.spec.type = type;
   p.payload = malloc((size_t)size + 1);
   if (p.payload == NULL)

@@ -9,6 +9,7 @@
  *            [--heartbeat-ms MS] [--ledger-flows FILE]
  *   enqueue  --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]
  *            [--priority P] [--max-attempts A] [--group G]
+ *            [--unique-key K [--unique-until-done] [--unique-ttl-ms MS]]
  *   stats    --queue Q
  *   flow     --queue Q --children N [--child-queue Q2] [--max-attempts A]
  *            [--priority P] [--ignore-child-death] (examples/demo_flow.c)
@@ -298,7 +299,10 @@ static const struct {
      "      process jobs until SIGINT or SIGTERM"},
     {"enqueue", demo_enqueue,
      "enqueue --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]\n"
-     "      [--priority P] [--max-attempts A] [--group G]"},
+     "      [--priority P] [--max-attempts A] [--group G]\n"
+     "      [--unique-key K [--unique-until-done] [--unique-ttl-ms MS]]\n"
+     "      a job whose unique key is held is refused: one line naming\n"
+     "      the key and its holder, exit 1 (--count defaults to 1 with a key)"},
     {"stats", demo_stats, "stats --queue Q      job counts as JSON"},
     {"flow", demo_flow,
      "flow --queue Q --children N [--child-queue Q2] [--max-attempts A]\n"

@@ -18,6 +18,7 @@
   XX(queue_enqueue_get)                                                        \
   XX(queue_delayed)                                                            \
   XX(queue_unique)                                                             \
+  XX(queue_unique_until_done)                                                  \
   XX(queue_cancel_list_purge)                                                  \
   XX(queue_recover)                                                            \
   XX(queue_admin_jobs)                                                         \

@@ -54,7 +54,7 @@ TEST_IMPL(cli_queue) {
   fleet_test_redis_t *redis;
   char a[FLEET_JOB_ID_MAX + 1], b[FLEET_JOB_ID_MAX + 1];
   char dead[FLEET_JOB_ID_MAX + 1];
-  char pat[512];
+  char pat[1024];
   fleet_queue_options_t o;
   fleet_job_info_t info;
   fleet_job_spec_t s;
@@ -136,6 +136,27 @@ TEST_IMPL(cli_queue) {
   ASSERT_NOT_NULL(strstr(r.out, "state:        dead\n"));
   ASSERT_NOT_NULL(strstr(r.out, "last_error:   smtp said no\n"));
 
+  /* list: the queued jobs of a type (pending and delayed; not the dead
+   * one), a line each then the total; --limit cuts the ids, not the
+   * total. */
+  cli_run_ok(&r, url, "qt", ARGS("queue", "list", "mail", "--type", "send"));
+  snprintf(pat, sizeof(pat), "%s\n%s\n2 queued job(s) of type send in mail\n",
+           a, b);
+  ASSERT_STR_EQ(pat, r.out);
+  cli_run_ok(&r, url, "qt",
+             ARGS("--json", "queue", "list", "mail", "--type", "send",
+                  "--limit", "1"));
+  snprintf(pat, sizeof(pat),
+           "{\"queue\":\"mail\",\"type\":\"send\",\"total\":2,"
+           "\"ids\":[\"%s\"]}\n",
+           a);
+  ASSERT_STR_EQ(pat, r.out);
+  cli_run_ok(&r, url, "qt",
+             ARGS("--json", "queue", "list", "later", "--type", "report"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"total\":1,"));
+  cli_run_ok(&r, url, "qt", ARGS("queue", "list", "mail", "--type", "none"));
+  ASSERT_STR_EQ("0 queued job(s) of type none in mail\n", r.out);
+
   /* retry one, then all dead. */
   cli_run_ok(&r, url, "qt", ARGS("queue", "retry", "mail", dead));
   ASSERT_OK(qt_get(&t, dead, &info, NULL, 0, NULL, 0));
@@ -205,6 +226,13 @@ TEST_IMPL(cli_queue) {
           ARGS("--url", url, "queue", "purge", "mail", "--state", "pending"));
   ASSERT_EQ(2, r.status);
   cli_run(&r, ARGS("--url", url, "queue", "frob"));
+  ASSERT_EQ(2, r.status);
+  ASSERT_EQ(1, cli_lines(r.err));
+  cli_run(&r, ARGS("--url", url, "queue", "list", "mail"));
+  ASSERT_EQ(2, r.status);
+  ASSERT_EQ(1, cli_lines(r.err));
+  cli_run(&r, ARGS("--url", url, "queue", "list", "mail", "--type", "send",
+                   "--limit", "0"));
   ASSERT_EQ(2, r.status);
   ASSERT_EQ(1, cli_lines(r.err));
 

@@ -291,6 +291,195 @@ TEST_IMPL(demo_worker_redis) {
   return 0;
 }
 
+/* One enqueue process of demo_unique_mp: its round, times (unix ms) and
+ * how it ended. */
+typedef struct {
+  int round;
+  uint64_t start, end;
+  demo_run_t r;
+} uq_racer_t;
+
+/* One job of the worker's --ledger-times. */
+typedef struct {
+  char id[32];
+  uint64_t start, end;
+} uq_job_t;
+
+#define UQ_RACERS 4
+#define UQ_ROUNDS 3
+
+/* Starts UQ_RACERS enqueue processes of `argv` at once and reaps them,
+ * each one's times and outcome into `out`. */
+static void uq_race(char *const argv[], int round, uq_racer_t *out) {
+  char tag[32];
+  pid_t pids[UQ_RACERS];
+  int i;
+
+  for (i = 0; i < UQ_RACERS; i++) {
+    snprintf(tag, sizeof(tag), "uq-%d", i);
+    out[i].round = round;
+    out[i].start = demo_test_unix_ms();
+    pids[i] = demo_spawn(argv, tag);
+  }
+  for (i = 0; i < UQ_RACERS; i++) {
+    snprintf(tag, sizeof(tag), "uq-%d", i);
+    demo_reap(pids[i], tag, &out[i].r);
+    out[i].end = demo_test_unix_ms();
+  }
+}
+
+/* Polls the queue's stats until `n` jobs completed (bounded by the
+ * runner's timeout). */
+static void uq_wait_completed(char *const stats[], long n) {
+  demo_run_t r;
+
+  for (;;) {
+    struct timespec ts = {0, 30 * 1000 * 1000};
+    demo_run(&r, stats);
+    ASSERT_EQ(0, r.status);
+    if (stats_field(r.out, "completed") >= n)
+      return;
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* Processes racing to enqueue a job with one unique key held until the
+ * job ends, while a worker process (concurrency 4) runs the jobs, each for
+ * W ms: round 1 on a free key, round 2 at once after (while the job of
+ * round 1 runs), round 3 after every accepted job completed. Every
+ * enqueue records its times and outcome, the worker each job's times.
+ * Checked from the records: the jobs the worker ran are the accepted
+ * ones, and never two at once; the k-th accepted enqueue ended after the
+ * job before it could have finished (its start + W); every refused one
+ * exited 1 with one line naming the key and a holder the worker ran,
+ * which had not finished when the refusal began; a round that ended
+ * before its holder finished accepted exactly one (round 1 and 3) or none
+ * (round 2); round 3, on a free key, accepted at least one. */
+TEST_IMPL(demo_unique_mp) {
+  fleet_test_redis_t *redis;
+  const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+  char url[128], times[512], work[32], buf[4096], *line, *save = NULL;
+  char *enq[] = {"d",
+                 "--url",
+                 url,
+                 "enqueue",
+                 "--queue",
+                 "uq",
+                 "--unique-key",
+                 "K",
+                 "--unique-until-done",
+                 NULL};
+  char *stats[] = {"d", "--url", url, "stats", "--queue", "uq", NULL};
+  char *worker[] = {"d",
+                    "--url",
+                    url,
+                    "worker",
+                    "--queue",
+                    "uq",
+                    "--concurrency",
+                    "4",
+                    "--work-ms",
+                    work,
+                    "--ledger-times",
+                    times,
+                    NULL};
+  uq_racer_t racers[UQ_ROUNDS * UQ_RACERS], *acc[UQ_ROUNDS * UQ_RACERS];
+  uq_job_t jobs[UQ_ROUNDS * UQ_RACERS];
+  int accepted[UQ_ROUNDS + 1] = {0}, nacc = 0, njobs = 0, i, k;
+  uint64_t w = fleet_test_ms(300), round_end[UQ_ROUNDS + 1] = {0};
+  demo_run_t r;
+  pid_t pid;
+
+  DEMO_REQUIRED();
+  redis = fleet_test_redis_start_or_skip(NULL);
+  snprintf(url, sizeof(url), "%s", fleet_test_redis_url(redis));
+  snprintf(times, sizeof(times), "%s/uq-times.%d", tmp, (int)getpid());
+  snprintf(work, sizeof(work), "%llu", (unsigned long long)w);
+  unlink(times);
+  pid = demo_spawn(worker, "uq-worker");
+  uq_race(enq, 1, racers);
+  uq_race(enq, 2, racers + UQ_RACERS);
+  for (i = 0; i < 2 * UQ_RACERS; i++)
+    nacc += racers[i].r.status == 0;
+  uq_wait_completed(stats, nacc);
+  uq_race(enq, 3, racers + 2 * UQ_RACERS);
+  for (i = 2 * UQ_RACERS; i < 3 * UQ_RACERS; i++)
+    nacc += racers[i].r.status == 0;
+  uq_wait_completed(stats, nacc);
+  ASSERT_OK(kill(pid, SIGTERM));
+  demo_reap(pid, "uq-worker", &r);
+  ASSERT_EQ(0, r.status);
+
+  /* The worker's jobs, in the order they started. */
+  read_file(times, buf, sizeof(buf));
+  unlink(times);
+  for (line = strtok_r(buf, "\n", &save); line != NULL;
+       line = strtok_r(NULL, "\n", &save)) {
+    unsigned long long s, e;
+    char group[16];
+    ASSERT_LT(njobs, UQ_ROUNDS * UQ_RACERS);
+    ASSERT_EQ(
+        4, sscanf(line, "%31s %15s %llu %llu", jobs[njobs].id, group, &s, &e));
+    jobs[njobs].start = s;
+    jobs[njobs].end = e;
+    for (i = njobs; i > 0 && jobs[i - 1].start > jobs[i].start; i--) {
+      uq_job_t x = jobs[i];
+      jobs[i] = jobs[i - 1];
+      jobs[i - 1] = x;
+    }
+    njobs++;
+  }
+  /* The accepted enqueues, in the order they ended. */
+  nacc = 0;
+  for (i = 0; i < UQ_ROUNDS * UQ_RACERS; i++) {
+    uq_racer_t *x = &racers[i];
+    if (x->end > round_end[x->round])
+      round_end[x->round] = x->end;
+    if (x->r.status == 0) {
+      ASSERT_STR_EQ("1\n", x->r.out);
+      accepted[x->round]++;
+      for (k = nacc; k > 0 && acc[k - 1]->end > x->end; k--)
+        acc[k] = acc[k - 1];
+      acc[k] = x;
+      nacc++;
+    }
+  }
+  ASSERT_EQ(nacc, njobs);
+  ASSERT_GE(accepted[1], 1);
+  ASSERT_GE(accepted[3], 1);
+  for (k = 1; k < njobs; k++) {
+    ASSERT_STR_NE(jobs[k - 1].id, jobs[k].id);
+    /* Never two at once, and each accepted only once the one before
+     * could have ended. */
+    ASSERT_LE(jobs[k - 1].end, jobs[k].start);
+    ASSERT_GE(acc[k]->end, jobs[k - 1].start + w);
+  }
+  for (i = 0; i < UQ_ROUNDS * UQ_RACERS; i++) {
+    uq_racer_t *x = &racers[i];
+    char holder[32];
+    if (x->r.status == 0)
+      continue;
+    ASSERT_EQ(1, x->r.status);
+    ASSERT_EQ(1, count_lines(x->r.err));
+    ASSERT_EQ(1,
+              sscanf(x->r.err, "fleet-demo: unique key K is held by job %31s",
+                     holder));
+    for (k = 0; k < njobs && strcmp(jobs[k].id, holder) != 0; k++)
+      ;
+    ASSERT_LT(k, njobs);
+    ASSERT_LE(x->start, jobs[k].end);
+  }
+  /* The rounds that ended while their holder still ran. */
+  if (njobs >= 1 && round_end[1] < jobs[0].start + w)
+    ASSERT_EQ(1, accepted[1]);
+  if (njobs >= 1 && accepted[1] == 1 && round_end[2] < jobs[0].start + w)
+    ASSERT_EQ(0, accepted[2]);
+  if (round_end[3] < jobs[njobs - 1].start + w)
+    ASSERT_EQ(1, accepted[3]);
+  fleet_test_redis_free(redis);
+  return 0;
+}
+
 /* Runs `argv` (a one-shot command) until its output holds `want`, a fresh
  * process per try; bounded by the runner's timeout. */
 static void demo_wait_output(char *const argv[], const char *want) {

@@ -247,6 +247,144 @@ CONFORMANCE_IMPL(queue_unique) {
   qt_close(&t);
 }
 
+/* Enqueues one job with unique key `key` held until it ends (`ttl_ms`: its
+ * safety bound, 0 none) and `max_attempts`; returns its status, and its id
+ * (or the holder's) in `id`. */
+static int uq_add(qt_t *t, const char *key, uint64_t ttl_ms,
+                  uint32_t max_attempts, char *id) {
+  char ids[1][FLEET_JOB_ID_MAX + 1];
+  fleet_job_spec_t s = spec("u", key);
+  int st;
+
+  s.unique_key = key;
+  s.unique_ttl_ms = ttl_ms;
+  s.unique_until_done = 1;
+  s.max_attempts = max_attempts;
+  ASSERT_OK(qt_enqueue(t, &s, 1, &st, ids));
+  strcpy(id, ids[0]);
+  return st;
+}
+
+/* Claims the one pending job, which must be `id`. */
+static fleet_claim_t uq_claim(qt_t *t, qt_job_t *job, uint32_t ttl_ms,
+                              const char *id) {
+  ASSERT_EQ(1, qt_claim(t, 1, ttl_ms, job));
+  ASSERT_STR_EQ(id, job->id);
+  return qt_claim_of(job);
+}
+
+/* A unique key held until its job ends: refused while the job is pending
+ * or running, taken again once it completed (with and without a kept
+ * history), died (failed or expired) or was cancelled; a safety TTL ends
+ * it sooner, and the late end of the first holder leaves the next one's
+ * key alone; a dead job run again does not take its key back. */
+CONFORMANCE_IMPL(queue_unique_until_done) {
+  char id[FLEET_JOB_ID_MAX + 1], other[FLEET_JOB_ID_MAX + 1];
+  char held[FLEET_JOB_ID_MAX + 1];
+  fleet_queue_options_t o;
+  fleet_job_spec_t s;
+  fleet_claim_t c;
+  qt_job_t job;
+  int st;
+  qt_t t, k;
+
+  qt_open(&t, b->url, "uq", NULL);
+  /* Bad input: the flag without a key, or not 0 or 1. A key held until
+   * done needs no TTL. */
+  s = spec("u", "p");
+  s.unique_until_done = 1;
+  ASSERT_ERR(FLEET_EINVAL, qt_enqueue(&t, &s, 1, NULL, NULL));
+  s.unique_key = "k";
+  s.unique_until_done = 2;
+  ASSERT_ERR(FLEET_EINVAL, qt_enqueue(&t, &s, 1, NULL, NULL));
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(0, t.counts.pending);
+
+  /* Pending, then running: refused, naming the holder. Completed (no
+   * history kept): taken again. */
+  ASSERT_OK(uq_add(&t, "a", 0, 3, id));
+  ASSERT_ERR(FLEET_EEXIST, uq_add(&t, "a", 0, 3, held));
+  ASSERT_STR_EQ(id, held);
+  c = uq_claim(&t, &job, 60000, id);
+  ASSERT_ERR(FLEET_EEXIST, uq_add(&t, "a", 0, 3, held));
+  ASSERT_STR_EQ(id, held);
+  ASSERT_OK(qt_complete(&t, &c, 1, NULL));
+  ASSERT_OK(uq_add(&t, "a", 0, 3, id));
+  c = uq_claim(&t, &job, 60000, id);
+  ASSERT_OK(qt_complete(&t, &c, 1, NULL));
+  /* A job without the flag, with a TTL key, in the same queue: its key
+   * outlives its completion, as before. */
+  s = spec("u", "ttl");
+  s.unique_key = "ttl";
+  s.unique_ttl_ms = 60000;
+  ASSERT_OK(qt_enqueue(&t, &s, 1, NULL, NULL));
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, &job));
+  ASSERT_STR_EQ("ttl", job.payload);
+  c = qt_claim_of(&job);
+  ASSERT_OK(qt_complete(&t, &c, 1, NULL));
+  ASSERT_OK(qt_enqueue(&t, &s, 1, &st, NULL));
+  ASSERT_ERR(FLEET_EEXIST, st);
+
+  /* Failed until dead: taken again; a failure that retries keeps it. */
+  ASSERT_OK(uq_add(&t, "a", 0, 2, id));
+  c = uq_claim(&t, &job, 60000, id);
+  ASSERT_OK(qt_fail(&t, &c, "once"));
+  ASSERT_EQ(0, t.dead);
+  ASSERT_ERR(FLEET_EEXIST, uq_add(&t, "a", 0, 3, held));
+  ASSERT_STR_EQ(id, held);
+  qt_sleep(&t, t.retry_at - qt_now_ms(&t) + 20);
+  c = uq_claim(&t, &job, 60000, id);
+  ASSERT_OK(qt_fail(&t, &c, "twice"));
+  ASSERT_EQ(1, t.dead);
+  ASSERT_OK(uq_add(&t, "a", 0, 3, other));
+  /* Run again, the dead job does not take the key back, and its end
+   * leaves the new holder's key alone. */
+  ASSERT_OK(qt_retry(&t, id));
+  ASSERT_UEQ(1, t.removed);
+  ASSERT_ERR(FLEET_EEXIST, uq_add(&t, "a", 0, 3, held));
+  ASSERT_STR_EQ(other, held);
+  c = uq_claim(&t, &job, 60000, other);
+  ASSERT_OK(qt_complete(&t, &c, 1, NULL));
+  c = uq_claim(&t, &job, 60000, id);
+  ASSERT_OK(qt_complete(&t, &c, 1, NULL));
+  ASSERT_OK(uq_add(&t, "a", 0, 3, id));
+
+  /* Cancelled while pending: taken again. */
+  ASSERT_OK(qt_cancel(&t, id));
+  ASSERT_OK(uq_add(&t, "a", 0, 1, id));
+
+  /* Its claim expired on its last attempt: recovered to dead, taken
+   * again. */
+  c = uq_claim(&t, &job, 50, id);
+  qt_sleep(&t, 80);
+  ASSERT_OK(qt_recover(&t));
+  ASSERT_UEQ(1, t.recover_info.dead);
+  ASSERT_OK(uq_add(&t, "a", 0, 3, id));
+
+  /* A safety TTL: the key goes at it while the job still waits; the
+   * holder that came after keeps it when the first one ends. */
+  ASSERT_OK(uq_add(&t, "b", 100, 3, other));
+  qt_sleep(&t, 150);
+  ASSERT_OK(uq_add(&t, "b", 0, 3, held));
+  c = uq_claim(&t, &job, 60000, id);
+  ASSERT_OK(qt_complete(&t, &c, 1, NULL));
+  c = uq_claim(&t, &job, 60000, other);
+  ASSERT_OK(qt_complete(&t, &c, 1, NULL));
+  ASSERT_ERR(FLEET_EEXIST, uq_add(&t, "b", 0, 3, id));
+  ASSERT_STR_EQ(held, id);
+  qt_close(&t);
+
+  /* With a kept history, a completion releases it as well. */
+  fleet_queue_options_init(&o);
+  o.keep_completed = 100;
+  qt_open(&k, b->url, "uqk", &o);
+  ASSERT_OK(uq_add(&k, "a", 0, 3, id));
+  c = uq_claim(&k, &job, 60000, id);
+  ASSERT_OK(qt_complete(&k, &c, 1, NULL));
+  ASSERT_OK(uq_add(&k, "a", 0, 3, id));
+  qt_close(&k);
+}
+
 CONFORMANCE_IMPL(queue_cancel_list_purge) {
   char id[4][FLEET_JOB_ID_MAX + 1], listed[8][FLEET_JOB_ID_MAX + 1];
   fleet_queue_options_t o;

@@ -374,6 +374,46 @@ CONFORMANCE_IMPL(queue_poison) {
   qt_close(&t);
 }
 
+/* A job holding its unique key until it ends (docs/queue.md, "Unique
+ * jobs") whose record went bad: the claim that moves it aside releases
+ * the key, and its entry and the queue's flag go with it. */
+CONFORMANCE_IMPL(queue_unique_poison) {
+  char ids[1][FLEET_JOB_ID_MAX + 1], good[FLEET_JOB_ID_MAX + 1];
+  fleet_queue_options_t o;
+  fleet_job_spec_t s;
+  pz_reply_t r;
+  int st;
+  qt_t t;
+
+  fleet_queue_options_init(&o);
+  o.error_cb = pz_on_error;
+  pz_errors = 0;
+  qt_open(&t, b->url, "a", &o);
+  fleet_job_spec_init(&s, "t", "x", 1);
+  s.id = "u-1";
+  s.unique_key = "k";
+  s.unique_until_done = 1;
+  ASSERT_OK(qt_enqueue(&t, &s, 1, &st, ids));
+  ASSERT_OK(st);
+  r = pz_cmd(b, &t, "HGET", "{qt:a}:uniq", "u-1", NULL);
+  ASSERT_STR_EQ("k", r.s[0]);
+  r = pz_cmd(b, &t, "HEXISTS", "{qt:a}:limits", "uniq", NULL);
+  ASSERT_EQ(1, r.integer);
+  r = pz_cmd(b, &t, "PTTL", "{qt:a}:unique:k", NULL);
+  ASSERT_EQ(-1, r.integer); /* no TTL bound */
+  pz_record(b, &t, "{qt:a}:jobs", "u-1", "zz\0\0001\0t\0x", 9);
+  qt_add(&t, "t", "x", good);
+  pz_check(b, &t, good, "u-1", "field attempts", "fleet:malformed");
+  r = pz_cmd(b, &t, "EXISTS", "{qt:a}:unique:k", "{qt:a}:uniq", NULL);
+  ASSERT_EQ(0, r.integer);
+  r = pz_cmd(b, &t, "HEXISTS", "{qt:a}:limits", "uniq", NULL);
+  ASSERT_EQ(0, r.integer);
+  s.id = "u-2";
+  ASSERT_OK(qt_enqueue(&t, &s, 1, &st, ids));
+  ASSERT_OK(st);
+  qt_close(&t);
+}
+
 /* ------------------------------------------------------------------------ */
 /* A worker goes on past a poison pill                                      */
 

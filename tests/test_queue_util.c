@@ -317,6 +317,11 @@ int qt_purge(qt_t *t, fleet_job_state_t which) {
   return qt_finish(t, fleet_queue_purge(&t->q, which, qt_on_purge, t));
 }
 
+int qt_retry(qt_t *t, const char *id) {
+  qt_begin(t);
+  return qt_finish(t, fleet_queue_retry(&t->q, id, qt_on_purge, t));
+}
+
 int qt_set_limits(qt_t *t, const fleet_queue_limits_t *limits) {
   qt_begin(t);
   return qt_finish(t, fleet_queue_set_limits(&t->q, limits, qt_on_status, t));

@@ -94,6 +94,9 @@ int qt_counts(qt_t *t);
 int qt_list(qt_t *t, const char *type, size_t limit,
             char (*ids)[FLEET_JOB_ID_MAX + 1], size_t *n, uint64_t *total);
 int qt_purge(qt_t *t, fleet_job_state_t which);
+/* fleet_queue_retry() of dead job `id` (NULL: all); `t->removed` gets how
+ * many went back. */
+int qt_retry(qt_t *t, const char *id);
 /* fleet_queue_set_limits(); `limits` NULL clears them. */
 int qt_set_limits(qt_t *t, const fleet_queue_limits_t *limits);
 

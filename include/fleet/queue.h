@@ -93,8 +93,9 @@ typedef struct {
   uint32_t backoff_jitter_pct;
   /* NULL, or a uniqueness key of 1 to FLEET_JOB_UNIQUE_MAX bytes: while a
    * key is held (unique_ttl_ms from the enqueue, or until the job is
-   * cancelled), another job with it is refused with FLEET_EEXIST.
-   * unique_ttl_ms must then be at least 1. */
+   * cancelled; with unique_until_done, until the job ends), another job
+   * with it is refused with FLEET_EEXIST. unique_ttl_ms must then be at
+   * least 1, unless unique_until_done is set. */
   const char *unique_key;
   uint64_t unique_ttl_ms;
   /* NULL, or the job's group (a tenant, a customer, an account): 1 to
@@ -104,6 +105,14 @@ typedef struct {
    * (docs/queue.md, "Flow control"). Priorities order the jobs of one
    * group. */
   const char *group;
+  /* 0 (the default), or 1: the job holds its unique_key (required) until
+   * it ends: until it completes, dies (its last attempt failed or
+   * expired, or fleet moved it aside as unreadable) or is cancelled. Its
+   * unique_ttl_ms is then optional: 0, no time bound; else a safety
+   * bound, the key going at that TTL even while the job still runs. A
+   * dead job that fleet_queue_retry() runs again does not take its key
+   * again (docs/queue.md, "Unique jobs"). */
+  int unique_until_done;
 } fleet_job_spec_t;
 
 /* Fills `spec` with the defaults above and the given type and payload
@@ -368,9 +377,12 @@ FLEET_EXTERN int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
                                     void *user_data);
 
 /* Lists up to `limit` (1..FLEET_QUEUE_BATCH_MAX) ids of the queued
- * (pending or delayed) jobs of `type`, in no particular order.
- * Returns 0, FLEET_EINVAL, FLEET_E2BIG (type too long), FLEET_ECLOSING or
- * FLEET_ENOMEM. */
+ * (pending or delayed) jobs of `type`, pending ones first; the callback's
+ * `total` counts them all. No per-type index is kept: the call reads
+ * every queued job's record in one script, which holds the server for
+ * about a microsecond per queued job (docs/queue.md, "Listing by type"):
+ * for tools, not hot paths. Returns 0, FLEET_EINVAL, FLEET_E2BIG (type too
+ * long), FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_list(fleet_queue_t *q, const char *type,
                                   size_t limit, fleet_queue_list_cb cb,
                                   void *user_data);

@@ -39,11 +39,15 @@ int fleet__queue_spec_ok(const fleet_job_spec_t *s) {
        s->backoff != FLEET_BACKOFF_EXPONENTIAL) ||
       s->backoff_jitter_pct > 100)
     return FLEET_EINVAL;
+  if (s->unique_until_done != 0 &&
+      (s->unique_until_done != 1 || s->unique_key == NULL))
+    return FLEET_EINVAL;
   if (s->unique_key != NULL) {
     if ((err = fleet__str_check(s->unique_key, FLEET_JOB_UNIQUE_MAX, NULL)) !=
         0)
       return err;
-    if (s->unique_ttl_ms == 0 || s->unique_ttl_ms > QUEUE_TIME_MAX)
+    if ((s->unique_ttl_ms == 0 && !s->unique_until_done) ||
+        s->unique_ttl_ms > QUEUE_TIME_MAX)
       return FLEET_EINVAL;
   }
   if (s->group != NULL &&
@@ -78,19 +82,34 @@ static void queue_enq_num(struct fleet__queue_s *q, long long v) {
   queue_enq_put(q, num, len);
 }
 
-/* The bytes one job's arguments take at most: its strings, six numbers
- * and the backoff "<kind>:<base>:<max>:<jitter>" (at most 39 bytes). */
+/* The most bytes of a job's ext argument (queue_enq_spec). */
+#define QUEUE_EXT_MAX 64
+
+/* The bytes one job's arguments take at most: its strings, six numbers,
+ * the backoff "<kind>:<base>:<max>:<jitter>" (at most 39 bytes) and ext. */
 static size_t queue_spec_bytes(const fleet_job_spec_t *s) {
   return (s->id != NULL ? strlen(s->id) : 0) + strlen(s->type) +
          s->payload.len + (s->unique_key != NULL ? strlen(s->unique_key) : 0) +
-         (s->group != NULL ? strlen(s->group) : 0) + 6 * 24 + 40;
+         (s->group != NULL ? strlen(s->group) : 0) + 6 * 24 + 40 +
+         QUEUE_EXT_MAX;
+}
+
+/* Appends item "<key>=<value>" `item` to a job's ext argument `ext` of
+ * `*len` bytes (room for QUEUE_EXT_MAX), after a "\n" when it has one. */
+static void queue_ext_add(char *ext, size_t *len, const char *item) {
+  size_t n = strlen(item);
+
+  if (*len > 0)
+    ext[(*len)++] = '\n';
+  memcpy(ext + *len, item, n);
+  *len += n;
 }
 
 /* Copies the arguments of one job. */
 static void queue_enq_spec(struct fleet__queue_s *q,
                            const fleet_job_spec_t *s) {
-  char backoff[40];
-  size_t len;
+  char backoff[40], ext[QUEUE_EXT_MAX];
+  size_t len, ext_len = 0;
 
   queue_enq_put(q, s->id != NULL ? s->id : "",
                 s->id != NULL ? strlen(s->id) : 0);
@@ -117,8 +136,11 @@ static void queue_enq_spec(struct fleet__queue_s *q,
   queue_enq_put(q, s->group != NULL ? s->group : "",
                 s->group != NULL ? strlen(s->group) : 0);
   /* ext: the job's other options, "<key>=<value>" items separated by
-   * "\n" (lib/queue_add.lua); none yet. */
-  queue_enq_put(q, "", 0);
+   * "\n" (lib/queue_add.lua): "u=1", the unique key held until the job
+   * ends (lib/queue_unique.lua). */
+  if (s->unique_until_done)
+    queue_ext_add(ext, &ext_len, "u=1");
+  queue_enq_put(q, ext, ext_len);
   q->enq_jobs++;
 }
 

@@ -263,6 +263,10 @@ int cli_q_queue_jobs(cli_t *cli, const char *queue, fleet_job_state_t state,
                      cli_done_fn done, void *arg);
 int cli_q_queue_get(cli_t *cli, const char *queue, const char *id,
                     cli_done_fn done, void *arg);
+/* list: the ids of the queued jobs of `type` (fleet_queue_list()), up to
+ * `limit`; the result holds "type", "total" and "ids". */
+int cli_q_queue_list(cli_t *cli, const char *queue, const char *type,
+                     size_t limit, cli_done_fn done, void *arg);
 /* add: one job of `type` with `payload`; the result holds its "id". */
 int cli_q_queue_add(cli_t *cli, const char *queue, const char *type,
                     const char *payload, cli_done_fn done, void *arg);

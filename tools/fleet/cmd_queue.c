@@ -28,6 +28,9 @@ static const char queue_usage[] =
     "                                  keep_completed: none are kept by "
     "default);\n"
     "                                  --group G: the pending jobs of G\n"
+    "  list Q --type T [--limit N]     the ids of the queued (pending or\n"
+    "                                  delayed) jobs of type T (default 20);\n"
+    "                                  reads every queued job\n"
     "  get Q ID                        one job: state, attempts, data, last "
     "error,\n"
     "                                  a flow parent's children\n"
@@ -185,6 +188,33 @@ int cli_q_queue_jobs(cli_t *cli, const char *queue, fleet_job_state_t state,
                                              QUEUE_PAYLOAD_MAX, on_jobs, NULL)
                     : fleet_queue_jobs(&c->q, state, cursor, limit,
                                        QUEUE_PAYLOAD_MAX, on_jobs, NULL));
+}
+
+static void on_list(fleet_queue_t *q, int status, const char *const *ids,
+                    size_t n, uint64_t total, void *ud) {
+  qctx_t *c = qctx_of(q);
+  cli_json_t *arr;
+  size_t i;
+
+  (void)ud;
+  if (status == 0) {
+    cli_jadd(c->base.res, "total", cli_jint((int64_t)total));
+    arr = cli_jadd(c->base.res, "ids", cli_jarr());
+    for (i = 0; i < n; i++)
+      cli_jadd(arr, NULL, cli_jstr(ids[i]));
+  }
+  cli_query_answered(&c->base, status, NULL);
+}
+
+int cli_q_queue_list(cli_t *cli, const char *queue, const char *type,
+                     size_t limit, cli_done_fn done, void *arg) {
+  int err;
+  qctx_t *c = qctx_open(cli, queue, "type", type, done, arg, &err);
+
+  if (c != NULL)
+    err = cli_query_sent(&c->base,
+                         fleet_queue_list(&c->q, type, limit, on_list, NULL));
+  return err;
 }
 
 static void on_get(fleet_queue_t *q, int status, const fleet_job_info_t *i,
@@ -387,7 +417,19 @@ static void print_jobs(const cli_json_t *res) {
           : "");
 }
 
+/* Prints the ids of a listing by type, one a line, then the total. */
+static void print_list(const cli_json_t *res) {
+  const cli_json_t *id;
+
+  for (id = cli_jget(res, "ids")->first; id != NULL; id = id->next)
+    fleet_escape_print(stdout, "%s", id->str);
+  fleet_escape_print(stdout, "%lld queued job(s) of type %s in %s",
+                     (long long)cli_jget(res, "total")->num,
+                     cli_jget(res, "type")->str, cli_jget(res, "queue")->str);
+}
+
 static const cli_view_t ls_view = {ls_cols, NULL};
+static const cli_view_t list_view = {NULL, print_list};
 static const cli_view_t jobs_view = {NULL, print_jobs};
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -438,6 +480,18 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
                          group);
     err = cli_q_queue_jobs(cli, argv[1], state, group, cursor, (size_t)limit,
                            cli_finish, (void *)&jobs_view);
+  } else if (strcmp(verb, "list") == 0) {
+    const char *type = cli_opt(&argc, argv, "--type");
+
+    limit_s = cli_opt(&argc, argv, "--limit");
+    if (argc != 2 || type == NULL)
+      return usage_error("%s takes a queue name and --type", verb);
+    if (type[0] == '\0' || strlen(type) > FLEET_JOB_TYPE_MAX)
+      return usage_error("--type: a type of 1 to 128 bytes (got \"%s\")", type);
+    if (limit_s != NULL && cli_parse_u64(limit_s, 1, 1000, &limit) != 0)
+      return usage_error("--limit: 1 to 1000 (got %s)", limit_s);
+    err = cli_q_queue_list(cli, argv[1], type, (size_t)limit, cli_finish,
+                           (void *)&list_view);
   } else if (strcmp(verb, "get") == 0 || strcmp(verb, "cancel") == 0) {
     if (argc != 3)
       return usage_error("%s takes a queue name and a job id", verb);

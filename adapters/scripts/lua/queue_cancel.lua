@@ -2,7 +2,7 @@
 -- unique key if it still holds it.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
 --   opts, info, claims, done, pending, pending:prio, delayed, unique:<key>,
---   groups, gp:<g>, gz:<g>, limits; with flows (lib/queue_deps.lua):
+--   uniq, limits, groups, gp:<g>, gz:<g>; with flows (lib/queue_deps.lua):
 --   parent, deps, kids:<id>, and the parent's queue's.
 -- ARGV[1]: id.
 -- Returns: 1.
@@ -48,6 +48,7 @@ end
 if unique then
   local ukey = tag .. ':unique:' .. unique
   if call('GET', ukey) == id then call('DEL', ukey) end
+  unique_ended(tag, {id})
 end
 recs_del(tag, {id})
 call('HDEL', tag .. ':opts', id)

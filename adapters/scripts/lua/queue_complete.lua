@@ -4,9 +4,9 @@
 -- gets "<now>\0<claim>" and the completed list the id, and the kept ones are
 -- trimmed to keep_count and keep_s, up to 1000 older ones per call.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
---   jobs, opts, info, done, completed, stats, limits; with flows
---   (lib/queue_deps.lua): parent, deps, kids:<id>, and the parent's
---   queue's.
+--   jobs, opts, info, done, completed, stats, limits, grun, uniq,
+--   unique:<key>; with flows (lib/queue_deps.lua): parent, deps,
+--   kids:<id>, and the parent's queue's.
 -- ARGV[1]: keep_count; ARGV[2]: keep_s (0: no age bound); then id, token
 --   per claim.
 -- Returns: {now_ms, then per claim 1 completed, 2 that claim already ended,

@@ -10,16 +10,17 @@
 -- pending set, or adds the earliest delayed job. A fenced op
 -- (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
---   pending, pending:prio, delayed, seq, unique:<key>, jobs:wake, parked,
---   jobs:w:<worker>, claims, recover_at, fence, limits, groups, gp:<g>,
---   gz:<g>.
+--   pending, pending:prio, delayed, seq, unique:<key>, uniq, jobs:wake,
+--   parked, jobs:w:<worker>, claims, recover_at, fence, limits, groups,
+--   gp:<g>, gz:<g>.
 -- ARGV[1]: n, the number of jobs; then 12 per job: id ('' for a generated
 --   one), type, payload, priority (-1000..1000), run_at_ms (0: none),
 --   delay_ms, max_attempts, backoff ('fixed|exp:<base>:<max>:<jitter>'),
 --   unique key ('' for none), unique_ttl_ms, group ('' for none: a group's
 --   jobs wait in its own set, lib/queue_flow.lua), ext (the job's other
 --   options: '' for none, else items "<key>=<value>" separated by "\n",
---   lib/queue_add.lua). Last: the failover epoch,
+--   lib/queue_add.lua; "u=1": the unique key is held until the job ends,
+--   unique_ttl_ms then 0 or a safety bound). Last: the failover epoch,
 --   which the adapter appends (lib/fence.lua), for the claims of jobs
 --   delivered to parked workers.
 -- Returns: {status, id} per job, flattened: status 1 when added, 0 when the

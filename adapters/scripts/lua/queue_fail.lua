@@ -2,9 +2,9 @@
 -- schedules a retry after the job's backoff, or past max_attempts makes the
 -- job dead (and trims the kept dead jobs).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
---   jobs, opts, info, done, delayed, dead, stats, jobs:wake, grun, limits;
---   with flows (lib/queue_deps.lua): parent, deps, kids:<id>, and the
---   parent's queue's.
+--   jobs, opts, info, done, delayed, dead, stats, jobs:wake, grun, limits,
+--   uniq, unique:<key>; with flows (lib/queue_deps.lua): parent, deps,
+--   kids:<id>, and the parent's queue's.
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,
 --   chooses the jitter); ARGV[5]: keep_count, ARGV[6]: keep_s for dead jobs.
 -- Returns: {1, run_at_ms} for a retry, {0, 0} when the job is dead.
@@ -39,7 +39,7 @@ if not p then return redis.error_reply('FLEET_EPROTO bad claim: ' .. id) end
 local attempt = int(sub(v, #tok + 2, p - 1))
 local _, max, i = rec_read(rec, id)
 local o = call('HGET', tag .. ':opts', id)
-local _, backoff = opts_read(o, id)
+local _, backoff, unique = opts_read(o, id)
 local now_s = string.format('%d', now)
 local info = '\0' .. tok .. '\0'
 
@@ -55,7 +55,7 @@ if (kind ~= 'fixed' and kind ~= 'exp') or #base > 18 or #cap > 18 or
 end
 
 call('HDEL', tag .. ':claims', id)
-local deps = flow_ended({v})
+local fl = flow_ended({v})
 -- Delayed for its retry or dead, the job keeps its group in its options.
 opts_group(id, o, claim_group(v))
 call('HSET', rec_key(tag, id), id, attempt .. sub(rec, i))
@@ -64,7 +64,8 @@ if attempt >= max then
   call('RPUSH', tag .. ':dead', id)
   call('HINCRBY', tag .. ':stats', 'dead', 1)
   trim(tag .. ':dead', tag .. ':info', tonumber(ARGV[5]), tonumber(ARGV[6]))
-  if deps then deps_ended({id}, 'd') end
+  if fl.deps then deps_ended({id}, 'd') end
+  if fl.uniq and unique then unique_ended(tag, {id}) end
   return {0, 0}
 end
 

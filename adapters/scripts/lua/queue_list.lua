@@ -1,7 +1,9 @@
 -- queue_list.lua -- the ids of the queued (pending or delayed) jobs of one
--- type. No per-type index is kept (it would cost every enqueue and claim):
--- this reads every queued job's record, 1000 at a time, so it takes time in
--- proportion to the queued jobs; it is meant for tools, not hot paths.
+-- type. No per-type index is kept (it would cost every enqueue and claim:
+-- docs/queue.md, "Listing by type", has the measurements): this reads
+-- every queued job's record, 1000 at a time, so it takes time in
+-- proportion to the queued jobs (about 1.1 s for 1M); it is meant for
+-- tools, not hot paths.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: pending,
 --   pending:prio, delayed, recs:<c>, jobs.
 -- ARGV[1]: type; ARGV[2]: limit.

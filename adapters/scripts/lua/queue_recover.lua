@@ -6,9 +6,9 @@
 -- processes at once: each expired claim is handled by one call.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims,
 --   recover_at, recs:<c>, jobs, opts, info, pending, pending:prio, dead,
---   stats, jobs:wake, groups, gp:<g>, gz:<g>, grun, limits; with flows
---   (lib/queue_deps.lua): parent, deps, kids:<id>, and the parent's
---   queue's.
+--   stats, jobs:wake, groups, gp:<g>, gz:<g>, grun, limits, uniq,
+--   unique:<key>; with flows (lib/queue_deps.lua): parent, deps,
+--   kids:<id>, and the parent's queue's.
 -- ARGV[1]: limit (claims per call); ARGV[2]: keep_count, ARGV[3]: keep_s
 --   for dead jobs.
 -- Returns: {now_ms, requeued, dead, next_deadline_ms (-1: none running),
@@ -145,13 +145,14 @@ if #ids > 0 then
   for _, g in ipairs(gorder) do
     if pend_add(g, sets[g][1], sets[g][2], true) then was_empty = true end
   end
-  local deps = flow_ended(vals)
+  local fl = flow_ended(vals)
   dead = #gone
   if dead > 0 then
     call('RPUSH', tag .. ':dead', unpack(gone))
     call('HINCRBY', tag .. ':stats', 'dead', dead)
     trim(tag .. ':dead', tag .. ':info', tonumber(ARGV[2]), tonumber(ARGV[3]))
-    if deps then deps_ended(gone, 'd') end
+    if fl.deps then deps_ended(gone, 'd') end
+    if fl.uniq then unique_ended(tag, gone) end
   end
   if requeued > 0 and was_empty then
     publish_wake(tag .. ':jobs:wake', 'wake')

@@ -11,7 +11,10 @@
 --   its group's pending set (lib/queue_flow.lua, which the script includes
 --   with `tag` the queue's). `ext` holds the job's other options, '' when
 --   it has none: items "<key>=<value>" separated by "\n" (ext_get below).
---   Expects queue_int, fence and queue_flow.
+--   Expects queue_int, fence and queue_flow. Item "u=1" of ext: the job
+--   holds its unique key until it ends (lib/queue_unique.lua), its
+--   unique_ttl_ms then a safety bound, 0 for none.
+--#include queue_unique
 -- queue_deliver(tag, now, list, lrec): claims jobs of `list` (ids whose
 --   records are lrec[i], each new, pending at the default priority, added
 --   to an empty queue) for the parked workers (lib/queue_claim.lua:
@@ -155,6 +158,7 @@ local function queue_add(tag, now, n, A, base)
   local earliest, wake, main_empty
   local out = {}
   local sets, order = {}, {} -- by group: {list, zp}
+  local until_done = {} -- id, key per job holding its key until it ends
   for i = 0, n - 1 do
     local a = base + i * 12
     local id = A[a]
@@ -186,9 +190,19 @@ local function queue_add(tag, now, n, A, base)
     local unique = A[a + 8]
     if status == 1 and unique ~= '' then
       local ukey = tag .. ':unique:' .. unique
-      if not call('SET', ukey, id, 'NX', 'PX', A[a + 9]) then
+      local ttl = A[a + 9]
+      local held
+      if ttl == '0' then
+        held = call('SET', ukey, id, 'NX')
+      else
+        held = call('SET', ukey, id, 'NX', 'PX', ttl)
+      end
+      if not held then
         status = 0
         id = call('GET', ukey) or id
+      elseif A[a + 11] ~= '' and ext_get(A[a + 11], 'u') == '1' then
+        until_done[#until_done + 1] = id
+        until_done[#until_done + 1] = unique
       end
     end
     if status == 1 then
@@ -251,6 +265,7 @@ local function queue_add(tag, now, n, A, base)
     out[#out + 1] = id
   end
   if #hashes == 0 then return out end
+  unique_hold(tag, until_done)
   -- Wake the workers when jobs may be claimable that were not: the pending
   -- jobs were none, or a delayed job is now the earliest.
   if #list > 0 or #zp > 0 then

@@ -7,6 +7,7 @@
 -- list its id) and the kept ones are trimmed to `keep` jobs and an age of
 -- keep_s seconds (0: no age bound). Expects `call`, `tag`, `now`, and
 -- queue_int, queue_trim, queue_ended and queue_freed included before it.
+--#include queue_unique
 local function complete(keep, keep_s, a)
   local out = {now}
   local ids = {}
@@ -51,7 +52,9 @@ local function complete(keep, keep_s, a)
         call('HDEL', tag .. ':info', unpack(done))
       end
     end
-    if flow_ended(vals) then deps_ended(done, 'c') end
+    local fl = flow_ended(vals)
+    if fl.deps then deps_ended(done, 'c') end
+    if fl.uniq then unique_ended(tag, done) end
   end
   return out
 end

@@ -18,13 +18,18 @@ end
 -- Claims of groups that ended (claim values `vals`, a list): counts them
 -- down in T:grun while it is kept (a group concurrency limit), and wakes
 -- the workers when a claim waits for a slot. Call it after the claims went.
--- Returns whether the queue takes part in flows (T:limits "deps": call
--- deps_ended() for the jobs that ended for good).
+-- Returns the flags of T:limits that ask more of the scripts that end
+-- jobs, as fields of a table (each false or nil when unset): deps (the
+-- queue takes part in flows: call deps_ended() for the jobs that ended for
+-- good, lib/queue_deps.lua) and uniq (jobs hold unique keys until they
+-- end: call unique_ended(), lib/queue_unique.lua).
 local function flow_ended(vals)
-  if #vals == 0 then return false end
+  if #vals == 0 then return {} end
   -- One read of T:limits tells all: a group concurrency limit (T:grun is
-  -- kept only then), a claim waiting for a slot, and flows.
-  local f = call('HMGET', tag .. ':limits', 'gconc', 'slotwait', 'deps')
+  -- kept only then), a claim waiting for a slot, flows and unique keys
+  -- held until their jobs end.
+  local f = call('HMGET', tag .. ':limits', 'gconc', 'slotwait', 'deps',
+                 'uniq')
   if f[1] and call('EXISTS', tag .. ':grun') == 1 then
     local by = {}
     for _, v in ipairs(vals) do
@@ -41,5 +46,5 @@ local function flow_ended(vals)
     call('HDEL', tag .. ':limits', 'slotwait')
     publish_wake(tag .. ':jobs:wake', 'wake')
   end
-  return f[3] ~= false
+  return {deps = f[3], uniq = f[4]}
 end

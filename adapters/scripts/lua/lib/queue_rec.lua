@@ -5,6 +5,7 @@
 -- "<attempts>\0<max_attempts>\0<created_ms>\0<type>\0<payload>", an empty
 -- number taking its default (0 attempts, 3 attempts at most); an options
 -- record is "<priority>\0<backoff>\0<unique>", empty meaning the default.
+--#include queue_unique
 local find, sub = string.find, string.sub
 local DEFAULT_BACKOFF = 'exp:1000:3600000:20'
 local PRIO_UNIT = 4398046511104 -- 2^42: the pending order of a priority
@@ -161,6 +162,8 @@ local function move_aside(tag, now, bad)
     out[#out + 1] = 0
   end
   redis.pcall('HDEL', tag .. ':opts', unpack(ids))
+  -- A unique key held until the job ends goes (lib/queue_unique.lua).
+  if redis.call('EXISTS', tag .. ':uniq') == 1 then unique_ended(tag, ids) end
   redis.call('HSET', tag .. ':info', unpack(info))
   redis.call('RPUSH', tag .. ':dead', unpack(ids))
   redis.call('HINCRBY', tag .. ':stats', 'dead', #ids)
