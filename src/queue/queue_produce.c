@@ -50,6 +50,8 @@ static int queue_spec_ok(const fleet_job_spec_t *s) {
   if (s->group != NULL &&
       (err = fleet__str_check(s->group, FLEET_JOB_GROUP_MAX, NULL)) != 0)
     return err;
+  if (s->result_ttl_ms > FLEET_JOB_RESULT_TTL_MAX_MS)
+    return FLEET_EINVAL;
   return 0;
 }
 
@@ -79,12 +81,13 @@ static void queue_enq_num(struct fleet__queue_s *q, long long v) {
   queue_enq_put(q, num, len);
 }
 
-/* The bytes one job's arguments take at most: its strings, six numbers
- * and the backoff "<kind>:<base>:<max>:<jitter>" (at most 39 bytes). */
+/* The bytes one job's arguments take at most: its strings, six numbers,
+ * the ext items and the backoff "<kind>:<base>:<max>:<jitter>" (at most 39
+ * bytes). */
 static size_t queue_spec_bytes(const fleet_job_spec_t *s) {
   return (s->id != NULL ? strlen(s->id) : 0) + strlen(s->type) +
          s->payload.len + (s->unique_key != NULL ? strlen(s->unique_key) : 0) +
-         (s->group != NULL ? strlen(s->group) : 0) + 6 * 24 + 40;
+         (s->group != NULL ? strlen(s->group) : 0) + 7 * 24 + 40;
 }
 
 /* Copies the arguments of one job. */
@@ -118,8 +121,16 @@ static void queue_enq_spec(struct fleet__queue_s *q,
   queue_enq_put(q, s->group != NULL ? s->group : "",
                 s->group != NULL ? strlen(s->group) : 0);
   /* ext: the job's other options, "<key>=<value>" items separated by
-   * "\n" (lib/queue_add.lua); none yet. */
-  queue_enq_put(q, "", 0);
+   * "\n" (lib/queue_add.lua): "r", the result retention in ms
+   * (lib/queue_life.lua). */
+  if (s->result_ttl_ms > 0) {
+    char ext[24];
+    memcpy(ext, "r=", 2);
+    len = 2 + fleet__queue_dec(ext + 2, s->result_ttl_ms);
+    queue_enq_put(q, ext, len);
+  } else {
+    queue_enq_put(q, "", 0);
+  }
   q->enq_jobs++;
 }
 
@@ -328,7 +339,8 @@ static void queue_get_cb_fail(fleet__req_t *req, int status) {
 }
 
 /* {state, attempts, max_attempts, priority, type, payload, last_error,
- * created_ms, run_at_ms, finished_ms, token, group}. */
+ * created_ms, run_at_ms, finished_ms, token, group, result, progress_pct,
+ * progress bytes}. */
 static void queue_get_reply(fleet__req_t *base, int status,
                             const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
@@ -341,7 +353,7 @@ static void queue_get_reply(fleet__req_t *base, int status,
   if (fleet__call_failed(base, status))
     return;
   memset(&info, 0, sizeof(info));
-  if (r->type == FLEET__REPLY_ARRAY && r->nelem == 12) {
+  if (r->type == FLEET__REPLY_ARRAY && r->nelem == 15) {
     e = r->elem;
     rc = fleet__reply_bytes(&e[0], &state);
     if (rc == 0)
@@ -361,6 +373,17 @@ static void queue_get_reply(fleet__req_t *base, int status,
                     fleet__reply_u64(&e[10], &v[2]) != 0 ||
                     fleet__reply_bytes(&e[11], &group) != 0))
       rc = FLEET_EPROTO;
+    /* The result (nil: none), the progress (-1: none) and its bytes. */
+    info.has_result = e[12].type != FLEET__REPLY_NIL;
+    if (rc == 0 &&
+        ((info.has_result && fleet__reply_bytes(&e[12], &info.result) != 0) ||
+         e[13].type != FLEET__REPLY_INT || e[13].integer < -1 ||
+         e[13].integer > 100 ||
+         (e[14].type != FLEET__REPLY_NIL &&
+          fleet__reply_bytes(&e[14], &info.progress_data) != 0)))
+      rc = FLEET_EPROTO;
+    if (rc == 0)
+      info.progress = (int)e[13].integer;
   }
   q->strs_len = 0;
   if (rc == 0 &&

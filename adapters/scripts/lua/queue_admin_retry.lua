@@ -16,6 +16,7 @@ local tag = KEYS[1]
 --#include queue_int
 --#include queue_rec
 --#include queue_pend
+--#include queue_life
 
 local info, dead = tag .. ':info', tag .. ':dead'
 
@@ -82,4 +83,7 @@ end
 if #todo > 0 and was_empty then
   publish_wake(tag .. ':jobs:wake', 'wake')
 end
+local evs = {}
+for n, t in ipairs(todo) do evs[n] = {'retried', t[1], 0} end
+ev_publish(evs)
 return {#todo, call('LLEN', dead)}

@@ -13,6 +13,7 @@ local id = ARGV[1]
 --#include queue_int
 --#include queue_rec
 --#include queue_pend
+--#include queue_life
 
 if call('HEXISTS', rec_key(tag, id), id) == 0 then
   return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
@@ -50,4 +51,5 @@ end
 recs_del(tag, {id})
 call('HDEL', tag .. ':opts', id)
 call('HDEL', tag .. ':info', id)
+life_cancelled(id)
 return 1

@@ -62,6 +62,7 @@ if attempt >= max then
   call('RPUSH', tag .. ':dead', id)
   call('HINCRBY', tag .. ':stats', 'dead', 1)
   trim(tag .. ':dead', tag .. ':info', tonumber(ARGV[5]), tonumber(ARGV[6]))
+  ev_publish({{'failed', id, 0, ARGV[3]}, {'dead', id, 0, ARGV[3]}})
   return {0, 0}
 end
 
@@ -89,4 +90,5 @@ call('ZADD', delayed, run_at, id)
 if not first[2] or run_at < tonumber(first[2]) then
   publish_wake(tag .. ':jobs:wake', 'wake')
 end
+ev1('failed', id, 1, ARGV[3])
 return {1, run_at}

@@ -144,6 +144,7 @@ if #ids > 0 then
     if pend_add(g, sets[g][1], sets[g][2], true) then was_empty = true end
   end
   flow_ended(vals)
+  life_recovered(ids, cuts, prios)
   dead = #gone
   if dead > 0 then
     call('RPUSH', tag .. ':dead', unpack(gone))

@@ -3,6 +3,7 @@
 -- flow_ended(vals), what flow control does when claims end
 -- (lib/queue_flow.lua). Expects `call`, `tag` and publish_wake
 -- (lib/wake.lua, through queue_int).
+--#include queue_life
 
 -- The group of a claim value "<token>\0<attempt>\0<deadline>[\0<group>]",
 -- '' for none.
@@ -19,8 +20,11 @@ end
 local function flow_ended(vals)
   if #vals == 0 then return end
   -- One read of T:limits tells both: a group concurrency limit (T:grun is
-  -- kept only then) and a claim waiting for a slot.
-  local f = call('HMGET', tag .. ':limits', 'gconc', 'slotwait')
+  -- kept only then) and a claim waiting for a slot; and, for
+  -- lib/queue_life.lua, subscribed events and per-job result retention.
+  local f = call('HMGET', tag .. ':limits', 'gconc', 'slotwait', 'events',
+                 'rttl')
+  life_limits(f[3], f[4])
   if f[1] and call('EXISTS', tag .. ':grun') == 1 then
     local by = {}
     for _, v in ipairs(vals) do
