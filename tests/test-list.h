@@ -161,6 +161,12 @@ CONFORMANCE_DECLARE(worker_poison)
 TEST_DECLARE(queue_redis_enqueue_phase)
 /* test_queue_keep.c */
 CONFORMANCE_DECLARE(queue_keep_default)
+/* test_queue_life.c */
+CONFORMANCE_DECLARE(queue_result)
+CONFORMANCE_DECLARE(queue_result_kept)
+CONFORMANCE_DECLARE(queue_progress)
+CONFORMANCE_DECLARE(queue_events)
+CONFORMANCE_DECLARE(worker_progress_result)
 /* test_queue_perf.c */
 TEST_DECLARE(queue_redis_claim_fast_paths)
 TEST_DECLARE(queue_redis_record_chunks)
@@ -609,6 +615,11 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(worker_poison)
   TEST_ENTRY(queue_redis_enqueue_phase)
   CONFORMANCE_ENTRY(queue_keep_default)
+  CONFORMANCE_ENTRY(queue_result)
+  CONFORMANCE_ENTRY(queue_result_kept)
+  CONFORMANCE_ENTRY(queue_progress)
+  CONFORMANCE_ENTRY(queue_events)
+  CONFORMANCE_ENTRY(worker_progress_result)
   TEST_ENTRY(queue_redis_claim_fast_paths)
   TEST_ENTRY(queue_redis_record_chunks)
 
