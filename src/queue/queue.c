@@ -162,7 +162,8 @@ static void queue_free(fleet__handle_t *h) {
   free(q->enq_buf);
   free(q->enq_lens);
   free(q->rbuf);
-  fleet__queue_events_free(q);
+  fleet__key_free(&q->ev_channel);
+  free(q->ev_job);
   free(q);
 }
 
@@ -176,7 +177,12 @@ static void queue_close(fleet__handle_t *h) {
   q->enq_buf_len = 0;
   if (q->enq_flush.run != NULL)
     fleet__handle_phase_end_close(h, &q->enq_flush);
-  fleet__queue_events_close(q);
+  /* The events' lease timer, if they were started (queue_events.c); the
+   * base ends their subscription. */
+  if (q->ev_timer_on) {
+    q->ev_timer_on = 0;
+    fleet__handle_uv_close(h, (uv_handle_t *)&q->ev_timer);
+  }
 }
 
 static const fleet__handle_vt_t queue_vt = {

@@ -208,16 +208,3 @@ int fleet_queue_events_stop(fleet_queue_t *pub) {
   uv_timer_stop(&q->ev_timer);
   return 0;
 }
-
-void fleet__queue_events_close(struct fleet__queue_s *q) {
-  if (q->ev_timer_on) {
-    q->ev_timer_on = 0;
-    uv_timer_stop(&q->ev_timer);
-    fleet__handle_uv_close(&q->base, (uv_handle_t *)&q->ev_timer);
-  }
-}
-
-void fleet__queue_events_free(struct fleet__queue_s *q) {
-  fleet__key_free(&q->ev_channel);
-  free(q->ev_job);
-}

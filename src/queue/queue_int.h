@@ -169,11 +169,6 @@ void fleet__queue_status_reply(fleet__req_t *base, int status,
 /* Reads a reply of two numbers, {a, b}. Returns 0 or FLEET_EPROTO. */
 int fleet__queue_read_pair(const fleet__reply_t *r, uint64_t *a, uint64_t *b);
 
-/* Closes the events' lease timer, if made (queue_events.c), and frees
- * what the events hold: the queue's close and free hooks. */
-void fleet__queue_events_close(struct fleet__queue_s *q);
-void fleet__queue_events_free(struct fleet__queue_s *q);
-
 /* ------------------------------------------------------------------------ */
 /* The worker's round trip (queue_claim.c)                                  */
 

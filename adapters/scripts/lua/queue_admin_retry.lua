@@ -5,7 +5,7 @@
 -- queue_counts.lua keeps counting it (it counts every job that ever died).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
 --   opts, info, dead, pending, pending:prio, seq, jobs:wake, groups,
---   gp:<g>, gz:<g>.
+--   gp:<g>, gz:<g>, limits, events ("retried" events: lib/queue_life.lua).
 -- ARGV[1]: id, or "" for the oldest kept dead jobs; ARGV[2]: limit (jobs
 --   per call when ARGV[1] is "").
 -- Returns: {retried, dead jobs left in the kept list}.

@@ -2,7 +2,8 @@
 -- unique key if it still holds it.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
 --   opts, info, claims, done, pending, pending:prio, delayed, unique:<key>,
---   groups, gp:<g>, gz:<g>.
+--   groups, gp:<g>, gz:<g>, limits, rttl, events (a "cancelled" event:
+--   lib/queue_life.lua).
 -- ARGV[1]: id.
 -- Returns: 1.
 -- Errors: FLEET_ENOTFOUND, FLEET_EBUSY (claimed), FLEET_EALREADY (completed

@@ -2,7 +2,8 @@
 -- schedules a retry after the job's backoff, or past max_attempts makes the
 -- job dead (and trims the kept dead jobs).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
---   jobs, opts, info, done, delayed, dead, stats, jobs:wake, grun, limits.
+--   jobs, opts, info, done, delayed, dead, stats, jobs:wake, grun, limits,
+--   rttl, events ("failed", and "dead", events: lib/queue_life.lua).
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,
 --   chooses the jitter); ARGV[5]: keep_count, ARGV[6]: keep_s for dead jobs.
 -- Returns: {1, run_at_ms} for a retry, {0, 0} when the job is dead.

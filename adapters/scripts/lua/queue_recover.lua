@@ -6,7 +6,8 @@
 -- processes at once: each expired claim is handled by one call.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims,
 --   recover_at, recs:<c>, jobs, opts, info, pending, pending:prio, dead,
---   stats, jobs:wake, groups, gp:<g>, gz:<g>, grun, limits.
+--   stats, jobs:wake, groups, gp:<g>, gz:<g>, grun, limits, rttl, events
+--   ("stalled" and "dead" events: lib/queue_life.lua).
 -- ARGV[1]: limit (claims per call); ARGV[2]: keep_count, ARGV[3]: keep_s
 --   for dead jobs.
 -- Returns: {now_ms, requeued, dead, next_deadline_ms (-1: none running),
