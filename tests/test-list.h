@@ -226,6 +226,8 @@ CONFORMANCE_DECLARE(queue_close_orders)
 TEST_DECLARE(worker_error_cb_acl)
 TEST_DECLARE(docs_queue_recipes)
 
+/* test_queue_life_mp.c */
+TEST_DECLARE(queue_life_mp_events)
 /* test_queue_mp.c */
 TEST_DECLARE(queue_mp_race)
 TEST_DECLARE(queue_mp_kill)
@@ -676,6 +678,8 @@ TEST_LIST_START
   TEST_ENTRY(worker_error_cb_acl)
   TEST_ENTRY_TIMEOUT(docs_queue_recipes, 120)
 
+  /* test_queue_life_mp.c */
+  TEST_ENTRY_TIMEOUT(queue_life_mp_events, 90)
   /* test_queue_mp.c */
   TEST_ENTRY_TIMEOUT(queue_mp_race, 90)
   TEST_ENTRY_TIMEOUT(queue_mp_kill, 60)
