@@ -6,8 +6,8 @@
 -- completion with a result keeps it (lib/queue_life.lua), and "completed"
 -- events are published while a subscriber holds the lease.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
---   jobs, opts, info, done, completed, stats, limits, rttl, results, resx,
---   events.
+--   jobs, opts, info, done, completed, stats, limits, rttl, results, resl,
+--   resx, events.
 -- ARGV[1]: keep_count; ARGV[2]: keep_s (0: no age bound); then id, token
 --   per claim: the token alone, or with a result "<token>\0<ttl_ms>\0<result>"
 --   (ttl_ms: the queue's retention, a job's own in rttl first).

@@ -6,7 +6,7 @@
 -- a job whose records went at its completion (no completed-job history)
 -- reads as completed while its result is kept, with only its finish time.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
---   info, claims, done, delayed, groups, gp:<g>, gz:<g>, results, resx,
+--   info, claims, done, delayed, groups, gp:<g>, gz:<g>, results,
 --   progress, progx.
 -- ARGV[1]: id.
 -- Returns: {state, attempts, max_attempts, priority, type, payload,

@@ -15,13 +15,13 @@ local function complete(keep, keep_s, a)
   local claims = tag .. ':claims'
   local held = call('HMGET', claims, unpack(ids))
   local done, marks, seen, nd, vals = {}, {'', HASH_MARK}, {}, 0, {}
-  local res = {} -- {id, {ttl_ms, result}} of the completions with a result
+  local res, ttl -- id -> result, of the completions with one; their ttl_ms
   local prefix = dec(now) .. '\0'
   local sfind = string.find
   for i, id in ipairs(ids) do
     local tok, r = ARGV[a + 2 * i - 1], nil
     -- (A token with a result: lib/queue_life.lua.)
-    if sfind(tok, '\0', 1, true) then tok, r = res_split(tok) end
+    if sfind(tok, '\0', 1, true) then tok, ttl, r = res_split(tok) end
     local v = held[i]
     if seen[id] then
       -- Completed a moment ago by this batch.
@@ -33,7 +33,10 @@ local function complete(keep, keep_s, a)
       marks[2 * nd + 1] = id
       marks[2 * nd + 2] = prefix .. v
       vals[nd] = v
-      if r then res[#res + 1] = {id, r} end
+      if r then
+        res = res or {}
+        res[id] = r
+      end
       out[i + 1] = 1
     elseif v then
       out[i + 1] = 0 -- held by another claim
@@ -56,7 +59,7 @@ local function complete(keep, keep_s, a)
       end
     end
     flow_ended(vals)
-    life_done(done, res)
+    life_done(done, res, ttl)
   end
   return out
 end

@@ -11,9 +11,15 @@
 -- carries a result only inside its token argument (res_split).
 --
 -- Keys (the queue's tag T):
---   T:results  id -> "<finished_ms>\0<result>", kept until its time in
---              T:resx, whatever happens to the job's records.
---   T:resx     zset of the ids of T:results by expiry time (ms).
+--   T:results  id -> "<finished_ms>\0<expires_ms>\0<result>", kept until
+--              it expires, whatever happens to the job's records.
+--   T:resl     list of the results kept for the queue's retention, one
+--              element per completion call, oldest first:
+--              "<expires_ms>\0<id>\0<id>...". A list element per call,
+--              not a zset member per job: a zset's insert cost a result
+--              as much as the rest of its completion.
+--   T:resx     zset of the ids of the results kept for a retention of
+--              their job's own (T:rttl), by expiry time (ms).
 --   T:progress id -> "<time_ms>\0<pct>\0<bytes>", the last progress.
 --   T:progx    zset of the ids of T:progress by expiry time (ms).
 --   T:rttl     id -> result retention in ms, for the jobs enqueued with
@@ -96,30 +102,57 @@ local function life_expire(z, h)
   end
 end
 
+-- Deletes the results of T:resl's oldest elements that expired (up to 4
+-- elements), but those written again since with a later expiry.
+local function resl_expire()
+  local l, t = tag .. ':resl', life_now()
+  local heads, ids, n = call('LRANGE', l, '0', '3'), {}, 0
+  for _, e in ipairs(heads) do
+    local z = string.find(e, '\0', 1, true)
+    if not z or (tonumber(string.sub(e, 1, z - 1)) or 0) > t then break end
+    n = n + 1
+    for id in string.gmatch(string.sub(e, z + 1), '[^%z]+') do
+      ids[#ids + 1] = id
+    end
+  end
+  if n == 0 then return end
+  call('LTRIM', l, dec(n), '-1')
+  if #ids == 0 then return end
+  local v, gone = call('HMGET', tag .. ':results', unpack(ids)), {}
+  for i, id in ipairs(ids) do
+    local x = v[i] and string.find(v[i], '\0', 1, true)
+    local y = x and string.find(v[i], '\0', x + 1, true)
+    if v[i] and not (y and (tonumber(string.sub(v[i], x + 1, y - 1)) or 0) >
+        t) then
+      gone[#gone + 1] = id
+    end
+  end
+  if #gone > 0 then call('HDEL', tag .. ':results', unpack(gone)) end
+end
+
 -- A completion's token argument: "<token>" alone, or with a result,
 -- "<token>\0<ttl_ms>\0<result>" (the queue's retention; a job's own,
--- T:rttl, comes first). Returns the token and {ttl_ms, result} or nil.
--- Raises FLEET_EPROTO (before anything is written) when malformed.
+-- T:rttl, comes first). Returns the token, and the ttl and the result
+-- (nil: none). Raises FLEET_EPROTO (before anything is written) when
+-- malformed.
 local function res_split(tok)
   local z = string.find(tok, '\0', 1, true)
   if not z then return tok, nil end
   local y = string.find(tok, '\0', z + 1, true)
-  local ttl = y and string.match(string.sub(tok, z + 1, y - 1), '^%d+$')
-  if not ttl or #ttl > 15 then
-    error({err = 'FLEET_EPROTO malformed result argument'})
-  end
-  return string.sub(tok, 1, z - 1), {tonumber(ttl), string.sub(tok, y + 1)}
+  local ttl = y and y - z < 17 and tonumber(string.sub(tok, z + 1, y - 1))
+  if not ttl then error({err = 'FLEET_EPROTO malformed result argument'}) end
+  return string.sub(tok, 1, z - 1), ttl, string.sub(tok, y + 1)
 end
 
--- After the claims of `done` (ids) completed, `res` ({id, {ttl, result}}
--- each) holding the results of some: forgets their own retentions, keeps
--- the results, and publishes "completed" for each. Call it after
--- flow_ended.
-local function life_done(done, res)
+-- After the claims of `done` (ids) completed, `res` holding the results
+-- of some (res[id] = result, `ttl` the queue's retention in ms; nil:
+-- none): forgets their own retentions, keeps the results, and publishes
+-- "completed" for each. Call it after flow_ended.
+local function life_done(done, res, ttl)
   local own = {}
   if life.rttl then
     local key = tag .. ':rttl'
-    if #res > 0 then
+    if res then
       local v = call('HMGET', key, unpack(done))
       for i, id in ipairs(done) do
         if v[i] then own[id] = tonumber(v[i]) end
@@ -128,28 +161,49 @@ local function life_done(done, res)
     call('HDEL', key, unpack(done))
     if call('EXISTS', key) == 0 then call('HDEL', tag .. ':limits', 'rttl') end
   end
-  if #res > 0 then
-    local now_ms_, h, z = life_now(), {}, {}
-    local fin = dec(now_ms_) .. '\0'
-    for _, x in ipairs(res) do
-      local id = x[1]
-      h[#h + 1] = id
-      h[#h + 1] = fin .. x[2][2]
-      z[#z + 1] = dec(now_ms_ + (own[id] or x[2][1]))
-      z[#z + 1] = id
+  if res then
+    local t, h, batch, z = life_now(), {}, {}, {}
+    local fin = dec(t) .. '\0'
+    local exp = dec(t + ttl)
+    local head = fin .. exp .. '\0'
+    for _, id in ipairs(done) do
+      local r = res[id]
+      if r then
+        h[#h + 1] = id
+        if own[id] then
+          local e = dec(t + own[id])
+          h[#h + 1] = fin .. e .. '\0' .. r
+          z[#z + 1] = e
+          z[#z + 1] = id
+        else
+          h[#h + 1] = head .. r
+          batch[#batch + 1] = id
+        end
+      end
     end
     call('HSET', tag .. ':results', unpack(h))
-    call('ZADD', tag .. ':resx', unpack(z))
-    life_expire(tag .. ':resx', tag .. ':results')
+    if #batch > 0 then
+      call('RPUSH', tag .. ':resl', exp .. '\0' .. table.concat(batch, '\0'))
+      resl_expire()
+    end
+    if #z > 0 then
+      call('ZADD', tag .. ':resx', unpack(z))
+      life_expire(tag .. ':resx', tag .. ':results')
+    end
   end
   if life.ev then
-    local by, list = {}, {}
-    for _, x in ipairs(res) do by[x[1]] = x[2][2] end
+    -- (ev_publish's format, built here in one pass: a completion call
+    -- publishes an event per job.)
+    local mid, parts = '\0' .. dec(life_now()) .. '\0', {}
     for i, id in ipairs(done) do
-      local r = by[id]
-      list[i] = {'completed', id, r and 1 or 0, r}
+      local r = res and res[id]
+      if r then
+        parts[i] = 'completed\0' .. id .. mid .. '1\0' .. #r .. '\0' .. r
+      else
+        parts[i] = 'completed\0' .. id .. mid .. '0\0' .. '0\0'
+      end
     end
-    ev_publish(list)
+    publish_wake(tag .. ':events', table.concat(parts))
   end
 end
 
@@ -182,15 +236,15 @@ end
 -- finished_ms, pct (-1: none) and progress bytes (nil: none). Expired
 -- ones read as none.
 local function life_read(id)
-  local v = call('HMGET', tag .. ':results', id)[1]
-  local p = call('HMGET', tag .. ':progress', id)[1]
+  local v = call('HGET', tag .. ':results', id)
+  local p = call('HGET', tag .. ':progress', id)
   local res, fin, pct, pb = nil, 0, -1, nil
   local t = life_now()
   if v then
-    local e = tonumber(call('ZSCORE', tag .. ':resx', id) or 0)
     local z = string.find(v, '\0', 1, true)
-    if z and e > t then
-      res, fin = string.sub(v, z + 1), tonumber(string.sub(v, 1, z - 1)) or 0
+    local y = z and string.find(v, '\0', z + 1, true)
+    if y and (tonumber(string.sub(v, z + 1, y - 1)) or 0) > t then
+      res, fin = string.sub(v, y + 1), tonumber(string.sub(v, 1, z - 1)) or 0
     end
   end
   if p then
