@@ -445,6 +445,8 @@ CONFORMANCE_DECLARE(queue_admin_pause_worker)
 
 /* test_cli.c */
 TEST_DECLARE(cli_queue)
+/* test_cli_life.c */
+TEST_DECLARE(cli_queue_life)
 TEST_DECLARE(cli_lock_leader)
 TEST_DECLARE(cli_pool_store)
 TEST_DECLARE(cli_watch)
@@ -903,6 +905,7 @@ TEST_LIST_START
 
   /* test_cli.c */
   TEST_ENTRY_TIMEOUT(cli_queue, 60)
+  TEST_ENTRY_TIMEOUT(cli_queue_life, 60)
   TEST_ENTRY_TIMEOUT(cli_lock_leader, 60)
   TEST_ENTRY_TIMEOUT(cli_pool_store, 60)
   TEST_ENTRY_TIMEOUT(cli_watch, 60)

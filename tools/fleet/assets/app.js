@@ -349,6 +349,25 @@ async function loadFlow(queue) {
         ? ` (of the first ${s.groups_read} by name)` : '');
 }
 
+// One job's detail (GET /api/job), in a row under the job's row: its
+// state, its result (while it is kept) and its last progress report.
+async function toggleJob(row, queue, id) {
+  const next = row.nextSibling;
+  if (next && next.classList.contains('job-detail')) { next.remove(); return; }
+  const r = await fetch(`/api/job?queue=${encodeURIComponent(queue)}` +
+                        `&id=${encodeURIComponent(id)}`);
+  const j = await r.json();
+  if (!r.ok) { showError(`${j.error}: ${j.detail}`); return; }
+  const parts = [`state: ${j.state}`];
+  if (j.progress !== null)
+    parts.push(`progress: ${j.progress}%` +
+               (j.progress_data ? ` (${j.progress_data})` : ''));
+  if (j.result !== null) parts.push(`result: ${j.result}`);
+  if (j.finished_ms) parts.push(`finished: ${fmtTime(j.finished_ms)}`);
+  row.after(el('tr', {class: 'job-detail', 'data-job-detail': id},
+    el('td', {colspan: 7, class: 'data'}, parts.join('  ·  '))));
+}
+
 async function loadJobs() {
   const {queue, state} = selected;
   const sec = document.getElementById('jobs-section');
@@ -378,13 +397,17 @@ async function loadJobs() {
           ? el('button', {'data-action': 'cancel',
                           onclick: () => post('/api/cancel?' + q)}, 'Cancel')
           : '';
-    body.append(el('tr', {'data-job': j.id},
-      el('td', {}, j.id), el('td', {}, j.type),
+    const row = el('tr', {'data-job': j.id},
+      el('td', {}, el('button', {class: 'link', title: 'result, progress',
+                                 onclick: () => toggleJob(row, queue, j.id)},
+                      j.id)),
+      el('td', {}, j.type),
       el('td', {class: 'num'}, `${j.attempts}/${j.max_attempts}`),
       el('td', {}, fmtTime(j.time_ms)),
       el('td', {class: 'data', title: j.payload}, j.payload),
       el('td', {class: 'err', title: j.last_error}, j.last_error),
-      el('td', {}, btn)));
+      el('td', {}, btn));
+    body.append(row);
   }
   document.getElementById('jobs-more').textContent =
     `${page.jobs.length} of ${page.total} ${state} job(s)` +
