@@ -133,8 +133,8 @@ TEST_IMPL(cli_queue) {
   ASSERT_NOT_NULL(strstr(r.out, "to-carol"));
   ASSERT_NULL(strstr(r.out, "to-alice"));
   cli_run_ok(&r, url, "qt", ARGS("queue", "get", "mail", dead));
-  ASSERT_NOT_NULL(strstr(r.out, "state:        dead\n"));
-  ASSERT_NOT_NULL(strstr(r.out, "last_error:   smtp said no\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "state:         dead\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "last_error:    smtp said no\n"));
 
   /* retry one, then all dead. */
   cli_run_ok(&r, url, "qt", ARGS("queue", "retry", "mail", dead));
