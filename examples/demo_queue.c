@@ -31,6 +31,7 @@ typedef struct demo_work_s {
   uv_timer_t timer;
   fleet_job_t *job;
   int fail;
+  int64_t step; /* progress steps reported (--progress-steps) */
   struct demo_work_s *next;
 } demo_work_t;
 
@@ -45,6 +46,10 @@ typedef struct {
   int64_t fail_every; /* 0: never */
   int64_t claim_ttl_ms;
   int64_t heartbeat_ms;
+  /* --progress-steps K: K progress reports per job, spread over its
+   * work; --result: each job completes with the result "done:<id>". */
+  int64_t progress_steps;
+  int result;
   const char *ledger;
   int ledger_fd;
   /* --ledger-times: one line per completed job, with its times. */
@@ -156,15 +161,35 @@ static void demo_on_work(uv_timer_t *t) {
   demo_work_t *work = t->data;
   demo_worker_t *d = t->loop->data;
   fleet_job_t *job = work->job;
-  int err;
+  char text[FLEET_JOB_ID_MAX + 32];
+  int err, n;
 
+  if (work->step < d->progress_steps) {
+    /* Step k of K: "<k>/<K>" at k * 100 / K percent. The completion of
+     * the last step goes after its report, on the same connection. */
+    work->step++;
+    n = snprintf(text, sizeof(text), "%" PRId64 "/%" PRId64, work->step,
+                 d->progress_steps);
+    err = fleet_job_progress(
+        job, (uint32_t)(work->step * 100 / d->progress_steps), text, (size_t)n);
+    if (err != 0)
+      demo_fail("progress", err);
+    if (work->step < d->progress_steps) {
+      uv_timer_start(&work->timer, demo_on_work,
+                     (uint64_t)(d->work_ms / d->progress_steps), 0);
+      return;
+    }
+  }
   work->next = d->free_works;
   d->free_works = work;
   if (work->fail) {
     char msg[64];
-    int n = snprintf(msg, sizeof(msg), "fail-every %" PRId64 " (attempt %u)",
-                     d->fail_every, (unsigned)job->attempts);
+    n = snprintf(msg, sizeof(msg), "fail-every %" PRId64 " (attempt %u)",
+                 d->fail_every, (unsigned)job->attempts);
     err = fleet_job_fail(job, msg, (size_t)n);
+  } else if (d->result) {
+    n = snprintf(text, sizeof(text), "done:%.*s", (int)job->id_len, job->id);
+    err = fleet_job_complete_result(job, text, (size_t)n);
   } else {
     err = fleet_job_complete(job);
   }
@@ -183,6 +208,16 @@ static uint64_t demo_unix_ms(void) {
 
 static void demo_ledger_append(demo_worker_t *d, int fd, const char *line,
                                size_t len);
+
+/* Starts the work of `work`: its first progress step, or all of it. */
+static void demo_work_start(demo_worker_t *d, demo_work_t *work) {
+  work->step = 0;
+  uv_timer_start(&work->timer, demo_on_work,
+                 (uint64_t)(d->progress_steps > 0
+                                ? d->work_ms / d->progress_steps
+                                : d->work_ms),
+                 0);
+}
 
 /* The children of a flow parent that starts (--ledger-flows): the line
  * "<parent id> <start_unix_ms> <waiting> <queue>/<id>:<state>:<result>
@@ -222,7 +257,7 @@ static void demo_on_children(fleet_queue_t *q, int status,
     free(line);
   }
   (void)fail;
-  uv_timer_start(&work->timer, demo_on_work, (uint64_t)d->work_ms, 0);
+  demo_work_start(d, work);
 }
 
 static void demo_handler(fleet_worker_t *w, fleet_job_t *job) {
@@ -244,7 +279,7 @@ static void demo_handler(fleet_worker_t *w, fleet_job_t *job) {
       memcmp(job->type, "flow-parent", 11) == 0 &&
       fleet_job_children(job, demo_on_children, work) == 0)
     return;
-  uv_timer_start(&work->timer, demo_on_work, (uint64_t)d->work_ms, 0);
+  demo_work_start(d, work);
 }
 
 static void demo_lost(fleet_worker_t *w, fleet_job_t *job, int status) {
@@ -471,6 +506,11 @@ static int demo_worker_flags(demo_worker_t *d, const demo_args_t *a, int run) {
     } else if (!run && demo_flag(a, &i, "--fail-every")) {
       if (!demo_int(f, a->argv[i], 1, INT32_MAX, &d->fail_every))
         return 2;
+    } else if (!run && demo_flag(a, &i, "--progress-steps")) {
+      if (!demo_int(f, a->argv[i], 1, 100, &d->progress_steps))
+        return 2;
+    } else if (!run && strcmp(f, "--result") == 0) {
+      d->result = 1;
     } else if (!run && demo_flag(a, &i, "--ledger")) {
       d->ledger = a->argv[i];
     } else if (!run && demo_flag(a, &i, "--ledger-times")) {

@@ -6,7 +6,8 @@
  *   run      --jobs N --concurrency C --work-ms MS [--queue Q]
  *   worker   --queue Q --concurrency C --work-ms MS [--fail-every K]
  *            [--ledger FILE] [--ledger-times FILE] [--claim-ttl-ms MS]
- *            [--heartbeat-ms MS] [--ledger-flows FILE]
+ *            [--heartbeat-ms MS] [--ledger-flows FILE] [--progress-steps K]
+ *            [--result]
  *   enqueue  --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]
  *            [--priority P] [--max-attempts A] [--group G]
  *            [--unique-key K [--unique-until-done] [--unique-ttl-ms MS]]
@@ -295,8 +296,10 @@ static const struct {
     {"worker", demo_worker,
      "worker --queue Q --concurrency C --work-ms MS [--fail-every K]\n"
      "      [--ledger FILE] [--ledger-times FILE] [--claim-ttl-ms MS]\n"
-     "      [--heartbeat-ms MS] [--ledger-flows FILE]\n"
-     "      process jobs until SIGINT or SIGTERM"},
+     "      [--heartbeat-ms MS] [--ledger-flows FILE] [--progress-steps K]\n"
+     "      [--result]\n"
+     "      process jobs until SIGINT or SIGTERM; K progress reports per job\n"
+     "      (\"<k>/<K>\" at k*100/K percent), and the result \"done:<id>\""},
     {"enqueue", demo_enqueue,
      "enqueue --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]\n"
      "      [--priority P] [--max-attempts A] [--group G]\n"

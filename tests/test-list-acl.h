@@ -21,6 +21,7 @@
   XX(queue_unique_until_done)                                                  \
   XX(queue_cancel_list_purge)                                                  \
   XX(queue_recover)                                                            \
+  XX(queue_events)                                                             \
   XX(queue_admin_jobs)                                                         \
   XX(queue_admin_retry)                                                        \
   XX(queue_admin_pause)                                                        \

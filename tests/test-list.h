@@ -172,6 +172,12 @@ CONFORMANCE_DECLARE(queue_deps_child_dies)
 CONFORMANCE_DECLARE(queue_deps_refused)
 CONFORMANCE_DECLARE(queue_deps_slots)
 CONFORMANCE_DECLARE(queue_deps_worker)
+/* test_queue_life.c */
+CONFORMANCE_DECLARE(queue_result)
+CONFORMANCE_DECLARE(queue_result_kept)
+CONFORMANCE_DECLARE(queue_progress)
+CONFORMANCE_DECLARE(queue_events)
+CONFORMANCE_DECLARE(worker_progress_result)
 /* test_queue_perf.c */
 TEST_DECLARE(queue_redis_claim_fast_paths)
 TEST_DECLARE(queue_redis_record_chunks)
@@ -231,6 +237,8 @@ CONFORMANCE_DECLARE(queue_close_orders)
 TEST_DECLARE(worker_error_cb_acl)
 TEST_DECLARE(docs_queue_recipes)
 
+/* test_queue_life_mp.c */
+TEST_DECLARE(queue_life_mp_events)
 /* test_queue_mp.c */
 TEST_DECLARE(queue_mp_race)
 TEST_DECLARE(queue_mp_kill)
@@ -452,6 +460,8 @@ CONFORMANCE_DECLARE(queue_admin_pause_worker)
 /* test_cli.c */
 TEST_DECLARE(cli_queue)
 TEST_DECLARE(cli_queue_deps)
+/* test_cli_life.c */
+TEST_DECLARE(cli_queue_life)
 TEST_DECLARE(cli_lock_leader)
 TEST_DECLARE(cli_pool_store)
 TEST_DECLARE(cli_watch)
@@ -634,6 +644,11 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_deps_refused)
   CONFORMANCE_ENTRY(queue_deps_slots)
   CONFORMANCE_ENTRY(queue_deps_worker)
+  CONFORMANCE_ENTRY(queue_result)
+  CONFORMANCE_ENTRY(queue_result_kept)
+  CONFORMANCE_ENTRY(queue_progress)
+  CONFORMANCE_ENTRY(queue_events)
+  CONFORMANCE_ENTRY(worker_progress_result)
   TEST_ENTRY(queue_redis_claim_fast_paths)
   TEST_ENTRY(queue_redis_record_chunks)
 
@@ -690,6 +705,8 @@ TEST_LIST_START
   TEST_ENTRY(worker_error_cb_acl)
   TEST_ENTRY_TIMEOUT(docs_queue_recipes, 120)
 
+  /* test_queue_life_mp.c */
+  TEST_ENTRY_TIMEOUT(queue_life_mp_events, 90)
   /* test_queue_mp.c */
   TEST_ENTRY_TIMEOUT(queue_mp_race, 90)
   TEST_ENTRY_TIMEOUT(queue_mp_kill, 60)
@@ -917,6 +934,7 @@ TEST_LIST_START
   /* test_cli.c */
   TEST_ENTRY_TIMEOUT(cli_queue, 60)
   TEST_ENTRY_TIMEOUT(cli_queue_deps, 60)
+  TEST_ENTRY_TIMEOUT(cli_queue_life, 60)
   TEST_ENTRY_TIMEOUT(cli_lock_leader, 60)
   TEST_ENTRY_TIMEOUT(cli_pool_store, 60)
   TEST_ENTRY_TIMEOUT(cli_watch, 60)

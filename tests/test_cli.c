@@ -133,8 +133,8 @@ TEST_IMPL(cli_queue) {
   ASSERT_NOT_NULL(strstr(r.out, "to-carol"));
   ASSERT_NULL(strstr(r.out, "to-alice"));
   cli_run_ok(&r, url, "qt", ARGS("queue", "get", "mail", dead));
-  ASSERT_NOT_NULL(strstr(r.out, "state:        dead\n"));
-  ASSERT_NOT_NULL(strstr(r.out, "last_error:   smtp said no\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "state:         dead\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "last_error:    smtp said no\n"));
 
   /* list: the queued jobs of a type (pending and delayed; not the dead
    * one), a line each then the total; --limit cuts the ids, not the

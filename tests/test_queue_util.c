@@ -184,6 +184,23 @@ int qt_complete(qt_t *t, const fleet_claim_t *claims, size_t n, int *results) {
   return qt_finish(t, fleet_queue_complete(&t->q, claims, n, qt_on_batch, t));
 }
 
+int qt_complete_results(qt_t *t, const fleet_claim_t *claims,
+                        const fleet_bytes_t *res, size_t n, int *out) {
+  qt_out_results = out;
+  qt_begin(t);
+  return qt_finish(
+      t, fleet_queue_complete_results(&t->q, claims, res, n, qt_on_batch, t));
+}
+
+static void qt_on_status(fleet_handle_t *q_h, int status, void *ud);
+
+int qt_progress(qt_t *t, const fleet_claim_t *claim, uint32_t pct,
+                const void *data, size_t len) {
+  qt_begin(t);
+  return qt_finish(
+      t, fleet_queue_progress(&t->q, claim, pct, data, len, qt_on_status, t));
+}
+
 int qt_release(qt_t *t, const fleet_claim_t *claims, size_t n, int *results) {
   qt_out_results = results;
   qt_begin(t);
@@ -251,6 +268,15 @@ static void qt_on_get(fleet_queue_t *q, int status,
     snprintf(t->get_group, sizeof(t->get_group), "%s", info->group);
     qt_out_info->group = t->get_group;
   }
+  ASSERT_LE(info->result.len, sizeof(t->get_result));
+  if (info->result.len > 0)
+    memcpy(t->get_result, info->result.base, info->result.len);
+  qt_out_info->result.base = info->has_result ? t->get_result : NULL;
+  ASSERT_LE(info->progress_data.len, sizeof(t->get_progress));
+  if (info->progress_data.len > 0)
+    memcpy(t->get_progress, info->progress_data.base, info->progress_data.len);
+  qt_out_info->progress_data.base =
+      info->progress_data.base != NULL ? t->get_progress : NULL;
 }
 
 int qt_get(qt_t *t, const char *id, fleet_job_info_t *info, char *payload_out,

@@ -36,6 +36,10 @@ typedef struct {
   uint64_t removed;
   /* The group of the job qt_get() read (its info's group points here). */
   char get_group[FLEET_JOB_GROUP_MAX + 1];
+  /* Copies of the result and progress bytes qt_get() read (its info's
+   * result and progress_data point here). */
+  char get_result[1024];
+  char get_progress[FLEET_JOB_PROGRESS_MAX + 1];
 } qt_t;
 
 /* Opens the client (on `url`, prefix "qt") and the queue `name` with
@@ -78,6 +82,12 @@ int qt_refresh(qt_t *t, const fleet_claim_t *claims, size_t n, uint32_t ttl,
                int *results);
 int qt_complete(qt_t *t, const fleet_claim_t *claims, size_t n, int *results);
 int qt_release(qt_t *t, const fleet_claim_t *claims, size_t n, int *results);
+/* fleet_queue_complete_results(); `out` as `results` above. */
+int qt_complete_results(qt_t *t, const fleet_claim_t *claims,
+                        const fleet_bytes_t *res, size_t n, int *out);
+/* fleet_queue_progress(). */
+int qt_progress(qt_t *t, const fleet_claim_t *claim, uint32_t pct,
+                const void *data, size_t len);
 
 /* One claim of `job`, as fleet_claim_t. */
 fleet_claim_t qt_claim_of(const qt_job_t *job);

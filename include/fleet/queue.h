@@ -31,6 +31,14 @@ typedef struct fleet_worker_s fleet_worker_t;
 /* Jobs per enqueue call, claims per claim, refresh, complete or release
  * call. */
 #define FLEET_QUEUE_BATCH_MAX 1000
+/* A job's result (fleet_queue_complete_results(), fleet_job_complete_result()
+ * in fleet/worker.h): 0 to this many bytes. */
+#define FLEET_JOB_RESULT_MAX (512u * 1024)
+/* The bytes of a progress report (fleet_queue_progress()): 0 to this many. */
+#define FLEET_JOB_PROGRESS_MAX 4096u
+/* A job's own result retention (fleet_job_spec_t.result_ttl_ms), at most
+ * (366 days). */
+#define FLEET_JOB_RESULT_TTL_MAX_MS (366ull * 24 * 3600 * 1000)
 
 /* The states of a job: XX(name, string). The string is what the job's
  * "state" field holds in the backend. */
@@ -113,6 +121,11 @@ typedef struct {
    * dead job that fleet_queue_retry() runs again does not take its key
    * again (docs/queue.md, "Unique jobs"). */
   int unique_until_done;
+  /* How long the job's result (fleet_queue_complete_results()) is kept
+   * after it completed, in ms: 1 to FLEET_JOB_RESULT_TTL_MAX_MS, or 0
+   * (the default) for the `keep_result_s` of the options of the queue
+   * handle that completes it. */
+  uint64_t result_ttl_ms;
 } fleet_job_spec_t;
 
 /* Fills `spec` with the defaults above and the given type and payload
@@ -144,6 +157,13 @@ typedef struct {
    * handle passed is the queue. A worker ignores the one of its `queue`
    * options and reports such jobs through its own error_cb. */
   fleet_error_cb error_cb;
+  /* How long a completed job's result is kept, in seconds (default 3600),
+   * also with no completed-job history (FLEET_QUEUE_KEEP_NONE): jobs
+   * enqueued with a result_ttl_ms of their own keep theirs that long. It
+   * is also how long a job's last progress stays readable after its
+   * report (docs/queue.md, "Results"). FLEET_QUEUE_NO_AGE_LIMIT keeps them
+   * for about 136 years. */
+  uint32_t keep_result_s;
 } fleet_queue_options_t;
 
 /* keep_completed / keep_dead: keep no record. */
@@ -247,6 +267,18 @@ typedef struct {
   uint64_t token;
   /* The job's group, NULL when it has none. */
   const char *group;
+  /* A completed job's result (docs/queue.md, "Results"): `has_result` 1
+   * and the bytes, while it is kept; else 0 and empty. A job completed
+   * without completed-job history (FLEET_QUEUE_KEEP_NONE) whose result
+   * is kept reads as FLEET_JOB_COMPLETED with its finished_ms and result,
+   * and every other field 0 or NULL. */
+  int has_result;
+  fleet_bytes_t result;
+  /* The job's last progress report (fleet_queue_progress()), while kept:
+   * its percent (0..100) and bytes; `progress` is -1 when there is
+   * none. */
+  int progress;
+  fleet_bytes_t progress_data;
 } fleet_job_info_t;
 
 /* Job counts. `completed` and `dead` count every job that ever got there;
@@ -437,6 +469,39 @@ FLEET_EXTERN int fleet_queue_complete(fleet_queue_t *q,
                                       const fleet_claim_t *claims, size_t n,
                                       fleet_queue_batch_cb cb, void *user_data);
 
+/* fleet_queue_complete() with results: `results[i]` is the result of
+ * claims[i] (up to FLEET_JOB_RESULT_MAX bytes, binary-safe; an empty one
+ * is a result), or has a NULL `base` for none; `results` NULL is none at
+ * all. A result is kept with the completed job for the job's
+ * result_ttl_ms or else the `keep_result_s` of this handle's options,
+ * whatever the completed-job history keeps, and read back with
+ * fleet_queue_get(); it goes out in the "completed" event (docs/queue.md,
+ * "Results"). The results are copied before this returns. Returns what
+ * fleet_queue_complete() returns, and FLEET_EINVAL for a result whose
+ * `base` is NULL with a length, FLEET_E2BIG for a result over the limit:
+ * then nothing is sent. */
+FLEET_EXTERN int fleet_queue_complete_results(fleet_queue_t *q,
+                                              const fleet_claim_t *claims,
+                                              const fleet_bytes_t *results,
+                                              size_t n, fleet_queue_batch_cb cb,
+                                              void *user_data);
+
+/* Reports the progress of a running job, a claim still held: `pct` (0 to
+ * 100) and `data` (`len` bytes, up to FLEET_JOB_PROGRESS_MAX, may be
+ * empty) replace its last report, which fleet_queue_get() reads for
+ * `keep_result_s` after it, and a "progress" event goes to the queue's
+ * subscribers (fleet_queue_events_start()). The callback gets 0,
+ * FLEET_ESTALE (the claim is not held: recovered, or another holds the
+ * job), FLEET_EALREADY (that claim ended) or FLEET_ENOTFOUND. Returns 0,
+ * FLEET_EINVAL (NULL argument, a bad claim, pct over 100, `data` NULL
+ * with a length), FLEET_E2BIG (data or id too long), FLEET_ECLOSING or
+ * FLEET_ENOMEM; on error nothing is written. A worker's handler uses
+ * fleet_job_progress(). */
+FLEET_EXTERN int fleet_queue_progress(fleet_queue_t *q,
+                                      const fleet_claim_t *claim, uint32_t pct,
+                                      const void *data, size_t len,
+                                      fleet_status_cb cb, void *user_data);
+
 /* Hands `n` claims back: each job goes back to pending at its place, and
  * the attempt does not count. results[i] as for fleet_queue_complete().
  * Same return codes as fleet_queue_refresh(). */
@@ -464,6 +529,77 @@ FLEET_EXTERN int fleet_queue_fail(fleet_queue_t *q, const fleet_claim_t *claim,
 FLEET_EXTERN int fleet_queue_recover(fleet_queue_t *q,
                                      fleet_queue_recover_cb cb,
                                      void *user_data);
+
+/* ------------------------------------------------------------------------ */
+/* Events (docs/queue.md, "Progress and events")                            */
+
+/* What happened to a job: XX(name, string), the string being the kind
+ * of the event's message. */
+#define FLEET_EVENT_TYPE_MAP(XX)                                               \
+  XX(PROGRESS, "progress")                                                     \
+  XX(COMPLETED, "completed")                                                   \
+  XX(FAILED, "failed")                                                         \
+  XX(DEAD, "dead")                                                             \
+  XX(STALLED, "stalled")                                                       \
+  XX(RETRIED, "retried")                                                       \
+  XX(CANCELLED, "cancelled")
+
+typedef enum {
+#define FLEET__EVENT_TYPE_ENUM(name, str) FLEET_EVENT_##name,
+  FLEET_EVENT_TYPE_MAP(FLEET__EVENT_TYPE_ENUM)
+#undef FLEET__EVENT_TYPE_ENUM
+} fleet_event_type_t;
+
+/* The name of an event type ("progress"); never NULL ("unknown" when out
+ * of range). */
+FLEET_EXTERN const char *fleet_event_type_name(fleet_event_type_t type);
+
+/* One event. Pointers are valid until the callback returns. */
+typedef struct {
+  fleet_event_type_t type;
+  /* The job (NUL-terminated). */
+  const char *id;
+  size_t id_len;
+  /* When it happened, unix ms on the backend clock. */
+  uint64_t time_ms;
+  /* By type: PROGRESS, the percent; COMPLETED, 1 with a result, else 0;
+   * FAILED, 1 when the job will be retried, 0 when it is dead (a DEAD
+   * event follows); STALLED, 1 when the job went back to pending, 0 when
+   * it is dead (a DEAD event follows); otherwise 0. */
+  uint32_t value;
+  /* By type: PROGRESS, the report's bytes; COMPLETED, the result;
+   * FAILED and DEAD, the error; otherwise empty. */
+  fleet_bytes_t data;
+} fleet_queue_event_t;
+
+/* An event (`status` 0), or, with FLEET_ECONNLOST and `event` NULL, the
+ * notice that the subscription is live: at the start and after each
+ * reconnection. Events of the time it was not are lost: read the state
+ * of the jobs you follow with fleet_queue_get(). */
+typedef void (*fleet_queue_event_cb)(fleet_queue_t *q, int status,
+                                     const fleet_queue_event_t *event,
+                                     void *user_data);
+
+/* Subscribes `q` to the events of its queue, or of one job (`job_id`,
+ * copied; NULL for all): progress, completed (with the result), failed
+ * (with the error and whether it will retry), dead, stalled (a claim ran
+ * out and was recovered), retried (fleet_queue_retry()) and cancelled,
+ * published by the scripts that make them happen, in the order they
+ * happen, from every process. While `q` is subscribed it keeps a lease in
+ * the queue's limits hash, renewed every few seconds, without which the
+ * scripts publish nothing (docs/queue.md, "Progress and events"). `cb`
+ * runs for each event until fleet_queue_events_stop() or the close of
+ * `q`. Returns 0, FLEET_EINVAL (NULL queue or callback, an empty id),
+ * FLEET_E2BIG (id too long), FLEET_EALREADY (subscribed already),
+ * FLEET_ECLOSING or the backend's error. */
+FLEET_EXTERN int fleet_queue_events_start(fleet_queue_t *q, const char *job_id,
+                                          fleet_queue_event_cb cb,
+                                          void *user_data);
+
+/* Ends the subscription: `cb` never runs after this returns. The lease
+ * runs out by itself. Returns 0, FLEET_EINVAL or FLEET_EALREADY (not
+ * subscribed). */
+FLEET_EXTERN int fleet_queue_events_stop(fleet_queue_t *q);
 
 /* ------------------------------------------------------------------------ */
 /* Administration (the fleet CLI and dashboard use these)                   */

@@ -225,6 +225,25 @@ FLEET_EXTERN int fleet_job_fail(fleet_job_t *job, const void *error,
                                 size_t error_len);
 FLEET_EXTERN int fleet_job_release(fleet_job_t *job);
 
+/* Completes a job given to the handler, as fleet_job_complete(), with a
+ * result: `len` bytes at `result` (copied; up to FLEET_JOB_RESULT_MAX,
+ * may be empty), kept and told as fleet_queue_complete_results() says.
+ * Returns 0, FLEET_EINVAL (as fleet_job_complete(), or `result` NULL with
+ * a length), FLEET_E2BIG (over the limit: the job is not finished) or
+ * FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_job_complete_result(fleet_job_t *job, const void *result,
+                                           size_t len);
+
+/* Reports the progress of a job the handler has (fleet_queue_progress()):
+ * `pct` 0 to 100 and `len` bytes of `data` (copied, up to
+ * FLEET_JOB_PROGRESS_MAX). The backend's answer is not awaited: a refusal
+ * (FLEET_ESTALE when the claim was lost) or a failed call reaches the
+ * worker's error_cb. Returns 0, FLEET_EINVAL (not a job the handler has,
+ * pct over 100, `data` NULL with a length), FLEET_E2BIG, FLEET_ECLOSING
+ * or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_job_progress(fleet_job_t *job, uint32_t pct,
+                                    const void *data, size_t len);
+
 /* fleet_job_rate_limit() flags: hold the job's group only (the queue when
  * the job has no group). */
 #define FLEET_RATE_LIMIT_GROUP 1u

@@ -39,6 +39,7 @@ void fleet_queue_options_init(fleet_queue_options_t *o) {
   o->keep_completed_s = 3600;
   o->keep_dead = 10000;
   o->keep_dead_s = 7 * 24 * 3600;
+  o->keep_result_s = 3600;
 }
 
 /* One retention field as the scripts take it: 0 takes the default, and
@@ -66,6 +67,8 @@ static void queue_options_resolve(fleet_queue_options_t *o,
   o->keep_dead = queue_option(given->keep_dead, d.keep_dead);
   o->keep_dead_s = queue_option(given->keep_dead_s, d.keep_dead_s);
   o->error_cb = given->error_cb;
+  o->keep_result_s =
+      given->keep_result_s != 0 ? given->keep_result_s : d.keep_result_s;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -158,6 +161,9 @@ static void queue_free(fleet__handle_t *h) {
   free(q->strs);
   free(q->enq_buf);
   free(q->enq_lens);
+  free(q->rbuf);
+  fleet__key_free(&q->ev_channel);
+  free(q->ev_job);
   free(q);
 }
 
@@ -171,6 +177,12 @@ static void queue_close(fleet__handle_t *h) {
   q->enq_buf_len = 0;
   if (q->enq_flush.run != NULL)
     fleet__handle_phase_end_close(h, &q->enq_flush);
+  /* The events' lease timer, if they were started (queue_events.c); the
+   * base ends their subscription. */
+  if (q->ev_timer_on) {
+    q->ev_timer_on = 0;
+    fleet__handle_uv_close(h, (uv_handle_t *)&q->ev_timer);
+  }
 }
 
 static const fleet__handle_vt_t queue_vt = {

@@ -28,12 +28,49 @@ static int queue_claims_ok(const fleet_claim_t *claims, size_t n) {
   return 0;
 }
 
-/* Builds the claims of a batch op: id, token per claim. */
+/* Checks the results of a completion (NULL: none) and makes room in
+ * `q->rbuf` for the token arguments that carry them (queue_claims_args).
+ * Returns 0, FLEET_EINVAL, FLEET_E2BIG or FLEET_ENOMEM. */
+static int queue_results_ok(struct fleet__queue_s *q,
+                            const fleet_bytes_t *results, size_t n) {
+  size_t i, bytes = 0;
+
+  for (i = 0; results != NULL && i < n; i++) {
+    if (results[i].base == NULL && results[i].len > 0)
+      return FLEET_EINVAL;
+    if (results[i].len > FLEET_JOB_RESULT_MAX)
+      return FLEET_E2BIG;
+    if (results[i].base != NULL)
+      bytes += 2 * 22 + results[i].len;
+  }
+  if (bytes > 0 && fleet__grow((void **)&q->rbuf, &q->rbuf_cap, bytes, 1) != 0)
+    return FLEET_ENOMEM;
+  return 0;
+}
+
+/* Builds the claims of a batch op: id, token per claim. A claim with a
+ * result (`results` not NULL, its base not NULL) sends as its token
+ * "<token>\0<ttl_ms>\0<result>" (lib/queue_life.lua: res_split), built in
+ * the room queue_results_ok() made; the others cost nothing more. */
 static void queue_claims_args(struct fleet__queue_s *q,
-                              const fleet_claim_t *claims, size_t n) {
+                              const fleet_claim_t *claims,
+                              const fleet_bytes_t *results, size_t n) {
+  uint64_t ttl_ms = (uint64_t)q->opts.keep_result_s * 1000;
+  char *p = q->rbuf, *start;
+
   for (size_t i = 0; i < n; i++) {
     fleet__args_str(&q->args, claims[i].id);
-    fleet__args_u64(&q->args, claims[i].token);
+    if (results == NULL || results[i].base == NULL) {
+      fleet__args_u64(&q->args, claims[i].token);
+      continue;
+    }
+    start = p;
+    p += fleet__queue_dec(p, claims[i].token) + 1;
+    p += fleet__queue_dec(p, ttl_ms) + 1;
+    if (results[i].len > 0)
+      memcpy(p, results[i].base, results[i].len);
+    p += results[i].len;
+    fleet__args_bytes(&q->args, start, (size_t)(p - start));
   }
 }
 
@@ -258,7 +295,8 @@ static const fleet__call_t queue_claim_call = {
 /* Sends a claim, or a complete-and-claim (`call`) of the `n` claims: the
  * one entry of both, with the checks of both. */
 static int queue_claim_send(fleet_queue_t *pub, const fleet__call_t *call,
-                            const fleet_claim_t *claims, size_t n,
+                            const fleet_claim_t *claims,
+                            const fleet_bytes_t *results, size_t n,
                             size_t max_jobs, uint32_t claim_ttl_ms,
                             fleet__fn_t cb, void *user_data) {
   int completes = call->op == FLEET__OP_QUEUE_COMPLETE_CLAIM;
@@ -270,7 +308,8 @@ static int queue_claim_send(fleet_queue_t *pub, const fleet__call_t *call,
     return err;
   if (max_jobs > FLEET_QUEUE_BATCH_MAX || claim_ttl_ms == 0)
     return FLEET_EINVAL;
-  if (completes && (err = queue_claims_ok(claims, n)) != 0)
+  if (completes && ((err = queue_claims_ok(claims, n)) != 0 ||
+                    (err = queue_results_ok(q, results, n)) != 0))
     return err;
   if (fleet__args_begin(&q->args, 6 + 2 * n, 6 + n) != 0 ||
       (req = fleet__queue_new(q, call, cb, user_data)) == NULL)
@@ -286,7 +325,7 @@ static int queue_claim_send(fleet_queue_t *pub, const fleet__call_t *call,
     fleet__args_bytes(&q->args, q->park_id, q->park_len);
     fleet__args_u64(&q->args, q->park_ttl_ms);
   }
-  queue_claims_args(q, claims, n);
+  queue_claims_args(q, claims, results, n);
   req->n = n;
   req->max_jobs = max_jobs;
   return fleet__queue_send(q, req);
@@ -295,7 +334,7 @@ static int queue_claim_send(fleet_queue_t *pub, const fleet__call_t *call,
 int fleet_queue_claim(fleet_queue_t *pub, size_t max_jobs,
                       uint32_t claim_ttl_ms, fleet_queue_claim_cb cb,
                       void *user_data) {
-  return queue_claim_send(pub, &queue_claim_call, NULL, 0, max_jobs,
+  return queue_claim_send(pub, &queue_claim_call, NULL, NULL, 0, max_jobs,
                           claim_ttl_ms, (fleet__fn_t)cb, user_data);
 }
 
@@ -369,23 +408,26 @@ static const fleet__call_t queue_release_call = {
     "queue.release", FLEET__OP_QUEUE_RELEASE, queue_finish_reply,
     queue_batch_cb_fail};
 
-/* Sends a batch call: `head` numbers first, then id, token per claim. */
+/* Sends a batch call: `head` numbers first, then id, token per claim
+ * (with the results of a completion, NULL for none). */
 static int queue_batch_call(struct fleet__queue_s *q, const fleet__call_t *call,
-                            const fleet_claim_t *claims, size_t n,
+                            const fleet_claim_t *claims,
+                            const fleet_bytes_t *results, size_t n,
                             const uint64_t *head, size_t nhead,
                             fleet_queue_batch_cb cb, void *user_data) {
   fleet__qreq_t *req;
   size_t i;
   int err;
 
-  if ((err = queue_claims_ok(claims, n)) != 0)
+  if ((err = queue_claims_ok(claims, n)) != 0 ||
+      (err = queue_results_ok(q, results, n)) != 0)
     return err;
   if (fleet__args_begin(&q->args, nhead + 2 * n, nhead + n) != 0 ||
       (req = fleet__queue_new(q, call, (fleet__fn_t)cb, user_data)) == NULL)
     return FLEET_ENOMEM;
   for (i = 0; i < nhead; i++)
     fleet__args_u64(&q->args, head[i]);
-  queue_claims_args(q, claims, n);
+  queue_claims_args(q, claims, results, n);
   req->n = n;
   return fleet__queue_send(q, req);
 }
@@ -401,12 +443,19 @@ int fleet_queue_refresh(fleet_queue_t *pub, const fleet_claim_t *claims,
     return err;
   if (claim_ttl_ms == 0)
     return FLEET_EINVAL;
-  return queue_batch_call(q, &queue_refresh_call, claims, n, &ttl, 1, cb,
+  return queue_batch_call(q, &queue_refresh_call, claims, NULL, n, &ttl, 1, cb,
                           user_data);
 }
 
 int fleet_queue_complete(fleet_queue_t *pub, const fleet_claim_t *claims,
                          size_t n, fleet_queue_batch_cb cb, void *user_data) {
+  return fleet_queue_complete_results(pub, claims, NULL, n, cb, user_data);
+}
+
+int fleet_queue_complete_results(fleet_queue_t *pub,
+                                 const fleet_claim_t *claims,
+                                 const fleet_bytes_t *results, size_t n,
+                                 fleet_queue_batch_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   uint64_t head[2];
   int err;
@@ -415,8 +464,8 @@ int fleet_queue_complete(fleet_queue_t *pub, const fleet_claim_t *claims,
     return err;
   head[0] = q->opts.keep_completed;
   head[1] = q->opts.keep_completed_s;
-  return queue_batch_call(q, &queue_complete_call, claims, n, head, 2, cb,
-                          user_data);
+  return queue_batch_call(q, &queue_complete_call, claims, results, n, head, 2,
+                          cb, user_data);
 }
 
 int fleet_queue_release(fleet_queue_t *pub, const fleet_claim_t *claims,
@@ -435,7 +484,7 @@ int fleet__queue_release_hold(fleet_queue_t *pub, const fleet_claim_t *claims,
     return err;
   head[0] = hold_ms;
   head[1] = group != 0;
-  return queue_batch_call(q, &queue_release_call, claims, n, head, 2, cb,
+  return queue_batch_call(q, &queue_release_call, claims, NULL, n, head, 2, cb,
                           user_data);
 }
 
@@ -478,12 +527,12 @@ static const fleet__call_t queue_complete_claim_call = {
     queue_complete_claim_reply, queue_complete_claim_fail};
 
 int fleet__queue_complete_claim(fleet_queue_t *pub, const fleet_claim_t *claims,
-                                size_t n, size_t max_jobs,
-                                uint32_t claim_ttl_ms,
+                                const fleet_bytes_t *results, size_t n,
+                                size_t max_jobs, uint32_t claim_ttl_ms,
                                 fleet__queue_complete_claim_cb cb,
                                 void *user_data) {
-  return queue_claim_send(pub, &queue_complete_claim_call, claims, n, max_jobs,
-                          claim_ttl_ms, (fleet__fn_t)cb, user_data);
+  return queue_claim_send(pub, &queue_complete_claim_call, claims, results, n,
+                          max_jobs, claim_ttl_ms, (fleet__fn_t)cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -530,12 +579,42 @@ int fleet_queue_fail(fleet_queue_t *pub, const fleet_claim_t *claim,
     return FLEET_E2BIG;
   if (fleet__args_begin(&q->args, 6, 4) != 0)
     return FLEET_ENOMEM;
-  queue_claims_args(q, claim, 1);
+  queue_claims_args(q, claim, NULL, 1);
   fleet__args_bytes(&q->args, error_len > 0 ? error : "", error_len);
   fleet__args_u64(&q->args, fleet__rng_next(&q->rng));
   fleet__args_u64(&q->args, q->opts.keep_dead);
   fleet__args_u64(&q->args, q->opts.keep_dead_s);
   return fleet__queue_call(q, &queue_fail_call, (fleet__fn_t)cb, user_data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Progress                                                                 */
+
+static const fleet__call_t queue_progress_call = {
+    "queue.progress", FLEET__OP_QUEUE_PROGRESS, fleet__queue_status_reply,
+    fleet__call_fail_status};
+
+int fleet_queue_progress(fleet_queue_t *pub, const fleet_claim_t *claim,
+                         uint32_t pct, const void *data, size_t len,
+                         fleet_status_cb cb, void *user_data) {
+  struct fleet__queue_s *q;
+  int err;
+
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
+    return err;
+  if (pct > 100 || (data == NULL && len > 0))
+    return FLEET_EINVAL;
+  if ((err = queue_claims_ok(claim, 1)) != 0)
+    return err;
+  if (len > FLEET_JOB_PROGRESS_MAX)
+    return FLEET_E2BIG;
+  if (fleet__args_begin(&q->args, 5, 3) != 0)
+    return FLEET_ENOMEM;
+  queue_claims_args(q, claim, NULL, 1);
+  fleet__args_u64(&q->args, pct);
+  fleet__args_bytes(&q->args, len > 0 ? data : "", len);
+  fleet__args_u64(&q->args, (uint64_t)q->opts.keep_result_s * 1000);
+  return fleet__queue_call(q, &queue_progress_call, (fleet__fn_t)cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -87,6 +87,21 @@ struct fleet__queue_s {
   size_t ids_cap;
   char *strs;
   size_t strs_len, strs_cap;
+  /* The token arguments of completions with results (queue_claim.c). */
+  char *rbuf;
+  size_t rbuf_cap;
+
+  /* Events (queue_events.c): the subscription, its channel "<tag>:events",
+   * the lease timer (made by the first start), the callback, and the one
+   * job followed (NULL: all). */
+  fleet__sub_t *ev_sub;
+  fleet__key_t ev_channel;
+  uv_timer_t ev_timer;
+  int ev_timer_on;
+  fleet_queue_event_cb ev_cb;
+  void *ev_ud;
+  char *ev_job;
+  size_t ev_job_len;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -171,14 +186,15 @@ int fleet__queue_read_pair(const fleet__reply_t *r, uint64_t *a, uint64_t *b);
 /* The worker's round trip (queue_claim.c)                                  */
 
 /* Claims up to `max_jobs` jobs as fleet_queue_claim() does, then completes
- * the `n` claims as fleet_queue_complete() does, in one call
+ * the `n` claims as fleet_queue_complete_results() does (`results` NULL:
+ * none), in one call
  * (QUEUE_COMPLETE_CLAIM). The same arguments, checks and returns as
  * those two; `cb` runs once, as theirs do. On an error reply (the claim
  * raised before anything was written, or the call failed), the claims may
  * not have been completed. */
 int fleet__queue_complete_claim(fleet_queue_t *q, const fleet_claim_t *claims,
-                                size_t n, size_t max_jobs,
-                                uint32_t claim_ttl_ms,
+                                const fleet_bytes_t *results, size_t n,
+                                size_t max_jobs, uint32_t claim_ttl_ms,
                                 fleet__queue_complete_claim_cb cb,
                                 void *user_data);
 

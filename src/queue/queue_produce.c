@@ -53,6 +53,8 @@ int fleet__queue_spec_ok(const fleet_job_spec_t *s) {
   if (s->group != NULL &&
       (err = fleet__str_check(s->group, FLEET_JOB_GROUP_MAX, NULL)) != 0)
     return err;
+  if (s->result_ttl_ms > FLEET_JOB_RESULT_TTL_MAX_MS)
+    return FLEET_EINVAL;
   return 0;
 }
 
@@ -137,9 +139,17 @@ static void queue_enq_spec(struct fleet__queue_s *q,
                 s->group != NULL ? strlen(s->group) : 0);
   /* ext: the job's other options, "<key>=<value>" items separated by
    * "\n" (lib/queue_add.lua): "u=1", the unique key held until the job
-   * ends (lib/queue_unique.lua). */
+   * ends (lib/queue_unique.lua); "r=<ms>", the result retention
+   * (lib/queue_life.lua). */
   if (s->unique_until_done)
     queue_ext_add(ext, &ext_len, "u=1");
+  if (s->result_ttl_ms > 0) {
+    char item[24];
+
+    memcpy(item, "r=", 2);
+    item[2 + fleet__queue_dec(item + 2, s->result_ttl_ms)] = '\0';
+    queue_ext_add(ext, &ext_len, item);
+  }
   queue_enq_put(q, ext, ext_len);
   q->enq_jobs++;
 }
@@ -370,7 +380,8 @@ static void queue_get_cb_fail(fleet__req_t *req, int status) {
 }
 
 /* {state, attempts, max_attempts, priority, type, payload, last_error,
- * created_ms, run_at_ms, finished_ms, token, group}. */
+ * created_ms, run_at_ms, finished_ms, token, group, result, progress_pct,
+ * progress bytes}. */
 static void queue_get_reply(fleet__req_t *base, int status,
                             const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
@@ -383,7 +394,7 @@ static void queue_get_reply(fleet__req_t *base, int status,
   if (fleet__call_failed(base, status))
     return;
   memset(&info, 0, sizeof(info));
-  if (r->type == FLEET__REPLY_ARRAY && r->nelem == 12) {
+  if (r->type == FLEET__REPLY_ARRAY && r->nelem == 15) {
     e = r->elem;
     rc = fleet__reply_bytes(&e[0], &state);
     if (rc == 0)
@@ -403,6 +414,17 @@ static void queue_get_reply(fleet__req_t *base, int status,
                     fleet__reply_u64(&e[10], &v[2]) != 0 ||
                     fleet__reply_bytes(&e[11], &group) != 0))
       rc = FLEET_EPROTO;
+    /* The result (nil: none), the progress (-1: none) and its bytes. */
+    info.has_result = e[12].type != FLEET__REPLY_NIL;
+    if (rc == 0 &&
+        ((info.has_result && fleet__reply_bytes(&e[12], &info.result) != 0) ||
+         e[13].type != FLEET__REPLY_INT || e[13].integer < -1 ||
+         e[13].integer > 100 ||
+         (e[14].type != FLEET__REPLY_NIL &&
+          fleet__reply_bytes(&e[14], &info.progress_data) != 0)))
+      rc = FLEET_EPROTO;
+    if (rc == 0)
+      info.progress = (int)e[13].integer;
   }
   q->strs_len = 0;
   if (rc == 0 &&

@@ -72,6 +72,10 @@ typedef struct fleet__wjob_s {
   size_t cap;
   const char *error;
   size_t error_len;
+  /* A completion's result (fleet_job_complete_result()): `result` NULL
+   * for none (an empty result points at a byte of its own). */
+  char *result;
+  size_t result_len;
 } fleet__wjob_t;
 
 /* What a batch call in flight is for. */
@@ -91,6 +95,11 @@ typedef struct fleet__wbatch_s {
   size_t n, cap;
   fleet__wjob_t **jobs;
   fleet_claim_t *claims;
+  /* The results of a batch of completions, once one of its jobs has
+   * one (`with_results`): one per claim, NULL base for none. */
+  fleet_bytes_t *results;
+  size_t results_cap;
+  int with_results;
   uint64_t sent_at;  /* loop ms when sent */
   uint64_t wake_gen; /* claims: wake-ups seen when sent */
   /* A claim sent with completions (QUEUE_COMPLETE_CLAIM): their batch. */

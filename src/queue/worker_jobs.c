@@ -164,8 +164,9 @@ static void wbatch_send(struct fleet__worker_s *w, fleet__wbatch_t *b) {
   int err;
 
   if (b->kind == FLEET__WBATCH_COMPLETE)
-    err =
-        fleet_queue_complete(&w->queue, b->claims, b->n, worker_on_finished, b);
+    err = fleet_queue_complete_results(&w->queue, b->claims,
+                                       b->with_results ? b->results : NULL,
+                                       b->n, worker_on_finished, b);
   else if (b->kind == FLEET__WBATCH_FAIL)
     err = fleet_queue_fail(&w->queue, b->claims, b->jobs[0]->error,
                            b->jobs[0]->error_len, worker_on_failed, b);
@@ -299,6 +300,55 @@ int fleet_job_complete(fleet_job_t *job) {
 
 int fleet_job_fail(fleet_job_t *job, const void *error, size_t error_len) {
   return wjob_finish_hold(job, FLEET_JOB_FAIL, error, error_len, 0, 0);
+}
+
+int fleet_job_complete_result(fleet_job_t *pub, const void *result,
+                              size_t len) {
+  fleet__wjob_t *job = pub != NULL ? pub->internal_ : NULL;
+  char *copy;
+  int err;
+
+  if (job == NULL || !job->with_handler || (result == NULL && len > 0))
+    return FLEET_EINVAL;
+  if (len > FLEET_JOB_RESULT_MAX)
+    return FLEET_E2BIG;
+  /* (One byte more: an empty result is not NULL.) */
+  if ((copy = malloc(len + 1)) == NULL)
+    return FLEET_ENOMEM;
+  if (len > 0)
+    memcpy(copy, result, len);
+  err = wjob_finish_hold(pub, FLEET_JOB_COMPLETE, NULL, 0, 0, 0);
+  if (err != 0) {
+    free(copy);
+    return err;
+  }
+  free(job->result);
+  job->result = copy;
+  job->result_len = len;
+  return 0;
+}
+
+/* The answer to a progress report of a handler's job: a refusal or a
+ * failed call reaches the worker's error callback. */
+static void worker_on_progress(fleet_handle_t *h, int status, void *ud) {
+  struct fleet__worker_s *w = ud;
+
+  (void)h;
+  if (status != 0 && status != FLEET_ECANCELED)
+    fleet__handle_error(&w->base, status);
+}
+
+int fleet_job_progress(fleet_job_t *pub, uint32_t pct, const void *data,
+                       size_t len) {
+  fleet__wjob_t *job = pub != NULL ? pub->internal_ : NULL;
+  fleet_claim_t claim;
+
+  if (job == NULL || !job->with_handler)
+    return FLEET_EINVAL;
+  claim.id = pub->id;
+  claim.token = pub->token;
+  return fleet_queue_progress(&job->w->queue, &claim, pct, data, len,
+                              worker_on_progress, job->w);
 }
 
 int fleet_job_release(fleet_job_t *job) {
@@ -626,9 +676,10 @@ static void worker_send_claims(struct fleet__worker_s *w,
     b->wake_gen = w->wake_gen;
     if (*complete != NULL) {
       b->with = *complete;
-      err = fleet__queue_complete_claim(&w->queue, b->with->claims, b->with->n,
-                                        n, w->o.claim_ttl_ms,
-                                        worker_on_complete_claimed, b);
+      err = fleet__queue_complete_claim(
+          &w->queue, b->with->claims,
+          b->with->with_results ? b->with->results : NULL, b->with->n, n,
+          w->o.claim_ttl_ms, worker_on_complete_claimed, b);
     } else {
       err = fleet_queue_claim(&w->queue, n, w->o.claim_ttl_ms,
                               worker_on_claimed, b);

@@ -28,6 +28,8 @@ fleet__wjob_t *fleet__wjob_get(struct fleet__worker_s *w) {
   job->local_status = 0;
   job->error = NULL;
   job->error_len = 0;
+  job->result = NULL;
+  job->result_len = 0;
   return job;
 }
 
@@ -35,6 +37,8 @@ void fleet__wjob_put(struct fleet__worker_s *w, fleet__wjob_t *job) {
   fleet__batch_remove(w->base.client, &job->hb);
   free((char *)job->error);
   job->error = NULL;
+  free(job->result);
+  job->result = NULL;
   fleet__list_insert_head(&w->free_jobs, &job->node);
 }
 
@@ -88,6 +92,7 @@ fleet__wbatch_t *fleet__wbatch_get(struct fleet__worker_s *w,
   b->n = 0;
   b->sent_at = uv_now(w->base.loop);
   b->with = NULL;
+  b->with_results = 0;
   return b;
 }
 
@@ -107,6 +112,17 @@ int fleet__wbatch_add(fleet__wbatch_t *b, fleet__wjob_t *job) {
   b->jobs[b->n] = job;
   b->claims[b->n].id = job->pub.id;
   b->claims[b->n].token = job->pub.token;
+  /* Results cost the batches of jobs without any nothing. */
+  if (job->result != NULL || b->with_results) {
+    if (fleet__grow((void **)&b->results, &b->results_cap, n,
+                    sizeof(*b->results)) != 0)
+      return FLEET_ENOMEM;
+    if (!b->with_results)
+      memset(b->results, 0, b->n * sizeof(*b->results));
+    b->with_results = 1;
+    b->results[b->n].base = job->result;
+    b->results[b->n].len = job->result_len;
+  }
   b->n++;
   return 0;
 }
@@ -123,6 +139,7 @@ void fleet__worker_free_jobs(struct fleet__worker_s *w) {
   FLEET__LIST_FOREACH_DATA (b, &w->free_batches, fleet__wbatch_t, node) {
     free(b->jobs);
     free(b->claims);
+    free(b->results);
     free(b);
   }
 }

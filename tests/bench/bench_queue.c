@@ -5,7 +5,7 @@
  *
  *   fleet-bench queue [--url URL] [--seconds S] [--concurrency C]
  *                     [--rate R] [--jobs N] [--pending N] [--keep K]
- *                     [--held-seconds S]
+ *                     [--held-seconds S] [--life]
  *
  * Metrics: enqueue_bulk_* (N jobs with an empty payload, default 100000),
  * pending_bytes_per_job (the server's used_memory delta over those N
@@ -41,6 +41,15 @@
  * process_c<C>_pending<N>_* (processed jobs; the CPU includes the
  * top-ups).
  *
+ * Results and events (docs/queue.md, "Results", "Progress and events"),
+ * side by side with the default processing, on the same number of jobs:
+ * process_c<C>_result_events_* completes each job with a 100-byte result
+ * while one event subscriber listens (on a queue of its own, so that the
+ * default runs stay without subscriber), with *_ops_ratio and
+ * *_server_cpu_ratio against the default run (medians of BQ_ROUNDS rounds
+ * of the two in turn) and *_events_per_job (the completed events heard,
+ * per job: 1 when none was missed). With --life, only these runs.
+ *
  * The worker keeps no record of completed jobs (the default,
  * FLEET_QUEUE_KEEP_NONE). With --keep K it keeps the last K for an hour
  * (keep_completed = K), which measures what keeping them costs: the
@@ -68,6 +77,8 @@
 #define BQ_DEPS_FLOWS 2000
 #define BQ_DEPS_KIDS 10
 #define BQ_DEPS_INFLIGHT 64
+/* The result of each job of the result and events runs, in bytes. */
+#define BQ_RESULT_LEN 100
 #define BQ_HELD_WORKERS 4
 
 typedef struct {
@@ -96,6 +107,13 @@ typedef struct {
   int stopped;        /* the worker's stop callback ran */
   int quiet;          /* bq_process emits nothing (the flow's rounds) */
   int limits_set;     /* the set-limits callback ran (its status + 1) */
+  const char *name;   /* the queue's name: "bench" unless set */
+  int result;         /* complete with a BQ_RESULT_LEN-byte result */
+  /* The result and events runs: the subscriber's queue handle, and what
+   * it heard. */
+  fleet_queue_t evq;
+  int ev_live, evq_closed;
+  uint64_t ev_completed;
   char groups[BQ_GROUPS][8];
   /* The flows' run: flows added, their calls in flight. */
   uint64_t flows_added;
@@ -163,7 +181,12 @@ static void bq_handler(fleet_worker_t *w, fleet_job_t *job) {
     memcpy(&sent_ns, job->payload.base, sizeof(sent_ns));
     bench_lat_add(&b->pickup, uv_hrtime() - sent_ns);
   }
-  fleet_job_complete(job);
+  if (b->result) {
+    static const char result[BQ_RESULT_LEN];
+    fleet_job_complete_result(job, result, sizeof(result));
+  } else {
+    fleet_job_complete(job);
+  }
 }
 
 static void bq_top_up(bq_t *b);
@@ -292,10 +315,12 @@ static int bq_open(bq_t *b, const bench_opts_t *o, uint32_t concurrency) {
     wo.queue.keep_completed = b->keep;
   wo.done_cb = bq_done;
   b->w.data = b;
-  err = fleet_queue_init(&b->producer, &b->q, "bench", NULL);
+  if (b->name == NULL)
+    b->name = "bench";
+  err = fleet_queue_init(&b->producer, &b->q, b->name, NULL);
   if (err == 0)
     err = fleet_worker_init(b->shared ? &b->producer : &b->consumer, &b->w,
-                            "bench", &wo);
+                            b->name, &wo);
   if (err != 0) {
     fprintf(stderr, "fleet-bench queue: %s\n", fleet_strerror(err));
     return 1;
@@ -638,6 +663,93 @@ static int bq_deps(bq_t *b, const bench_opts_t *o, int pid) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Results and events                                                       */
+
+static void bq_on_event(fleet_queue_t *q, int status,
+                        const fleet_queue_event_t *ev, void *arg) {
+  bq_t *b = arg;
+
+  if (ev == NULL)
+    b->ev_live++;
+  else if (ev->type == FLEET_EVENT_COMPLETED && ev->data.len == BQ_RESULT_LEN)
+    b->ev_completed++;
+}
+
+static void bq_on_evq_closed(fleet_handle_t *q) {
+  bq_t *b = q->data;
+  b->evq_closed = 1;
+}
+
+/* The result and events runs, side by side with the default processing
+ * of `b` on `jobs` jobs: a second worker on a queue of its own completes
+ * each job with a BQ_RESULT_LEN-byte result while a subscriber (a queue
+ * handle of the producer's client) listens to that queue's events. As in
+ * bq_flow, BQ_ROUNDS rounds of the two in turn, and the medians of the
+ * ratios. */
+static int bq_life(bq_t *b, const bench_opts_t *o, long concurrency, int pid,
+                   uint64_t jobs) {
+  double cpu[BQ_ROUNDS], ops[BQ_ROUNDS];
+  bq_result_t r0, r1;
+  char label[64], metric[96];
+  bq_t *lb = calloc(1, sizeof(*lb));
+  int err = 0, k, n = 0, i;
+
+  if (lb == NULL)
+    return FLEET_ENOMEM;
+  uv_loop_init(&lb->loop);
+  uv_timer_init(&lb->loop, &lb->pacer);
+  lb->pacer.data = lb;
+  lb->name = "bench_life";
+  lb->result = 1;
+  lb->suffix = b->suffix;
+  lb->keep = b->keep;
+  if (bq_open(lb, o, (uint32_t)concurrency) != 0) {
+    free(lb);
+    return 1;
+  }
+  for (i = 0; i < BQ_BATCH; i++)
+    fleet_job_spec_init(&lb->specs[i], "bench", NULL, 0);
+  lb->evq.data = lb;
+  err = fleet_queue_init(&lb->producer, &lb->evq, lb->name, NULL);
+  if (err == 0)
+    err = fleet_queue_events_start(&lb->evq, NULL, bq_on_event, lb);
+  while (err == 0 && lb->ev_live == 0)
+    uv_run(&lb->loop, UV_RUN_ONCE);
+  snprintf(label, sizeof(label), "process_c%ld_result_events%s", concurrency,
+           b->suffix);
+  for (k = 0; err == 0 && k < BQ_ROUNDS; k++) {
+    b->quiet = 1;
+    lb->quiet = k > 0;
+    if ((err = bq_flow_run(b, o, pid, NULL, 0, jobs, "", NULL, &r0)) != 0 ||
+        (err = bq_flow_run(lb, o, pid, NULL, 0, jobs, label, NULL, &r1)) != 0)
+      break;
+    if (r0.ops_per_s <= 0 || r0.server_us_per_op <= 0 ||
+        r1.server_us_per_op < 0)
+      continue;
+    ops[n] = r1.ops_per_s / r0.ops_per_s;
+    cpu[n] = r1.server_us_per_op / r0.server_us_per_op;
+    n++;
+  }
+  b->quiet = 0;
+  if (err == 0 && n > 0) {
+    snprintf(metric, sizeof(metric), "%s_ops_ratio", label);
+    bench_emit("queue", metric, bq_median(ops, n), "x");
+    snprintf(metric, sizeof(metric), "%s_server_cpu_ratio", label);
+    bench_emit("queue", metric, bq_median(cpu, n), "x");
+    snprintf(metric, sizeof(metric), "%s_events_per_job", label);
+    bench_emit("queue", metric,
+               (double)lb->ev_completed / (double)(jobs * BQ_ROUNDS), "x");
+  }
+  if (fleet_queue_close(&lb->evq, bq_on_evq_closed) == 0)
+    while (!lb->evq_closed)
+      uv_run(&lb->loop, UV_RUN_ONCE);
+  bq_close(lb);
+  uv_loop_close(&lb->loop);
+  free(lb);
+  return err;
+}
+
+/* ------------------------------------------------------------------------ */
 /* A rate limit held                                                        */
 
 /* The rate-held run: BQ_HELD_WORKERS workers, each on a connection of its
@@ -839,6 +951,8 @@ static int bq_default(bq_t *b, const bench_opts_t *o, long concurrency,
     return err;
   if (b->keep == 0 && (err = bq_deps(b, o, pid)) != 0)
     return err;
+  if ((err = bq_life(b, o, concurrency, pid, b->fill)) != 0)
+    return err;
   err = fleet_worker_start(&b->w, bq_handler);
   if (err != 0) {
     fprintf(stderr, "fleet-bench queue: start: %s\n", fleet_strerror(err));
@@ -873,7 +987,7 @@ int bench_queue(const bench_opts_t *o) {
   static bq_t b;
   long concurrency = 50, rate = 2000, jobs = 100000, pending = 0, keep = 0;
   long held = 10;
-  int i, pid, err;
+  int i, pid, err, life = 0;
 
   for (i = 0; i < o->argc; i++) {
     if (strcmp(o->argv[i], "--concurrency") == 0 && i + 1 < o->argc)
@@ -888,6 +1002,8 @@ int bench_queue(const bench_opts_t *o) {
       keep = bench_parse_long("--keep", o->argv[++i]);
     else if (strcmp(o->argv[i], "--held-seconds") == 0 && i + 1 < o->argc)
       held = bench_parse_long("--held-seconds", o->argv[++i]);
+    else if (strcmp(o->argv[i], "--life") == 0)
+      life = 1;
     else {
       fprintf(stderr, "fleet-bench queue: unknown flag '%s'\n", o->argv[i]);
       return 2;
@@ -914,9 +1030,12 @@ int bench_queue(const bench_opts_t *o) {
     snprintf(b.groups[i], sizeof(b.groups[i]), "g%d", i);
   b.fill = (uint64_t)jobs;
   b.pending = (uint64_t)pending;
-  err = pending > 0 ? bq_pending(&b, o, concurrency, pid)
-                    : bq_default(&b, o, concurrency, rate, pid);
-  if (err == 0 && pending == 0 && keep == 0)
+  if (life)
+    err = bq_life(&b, o, concurrency, pid, b.fill);
+  else
+    err = pending > 0 ? bq_pending(&b, o, concurrency, pid)
+                      : bq_default(&b, o, concurrency, rate, pid);
+  if (err == 0 && pending == 0 && keep == 0 && !life)
     err = bq_rate_held(&b, o, (double)held);
   bench_lat_free(&b.lat);
   bench_lat_free(&b.pickup);

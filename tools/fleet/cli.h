@@ -358,6 +358,9 @@ int cli_q_queue_weight(cli_t *cli, const char *queue, const char *group,
 /* The verbs stats, limit, hold and weight of `fleet queue` (argv[0] is
  * the verb); a cli_cmd_fn. */
 int cli_cmd_queue_flow(cli_t *cli, int argc, char **argv);
+/* `fleet queue events Q [--job ID] [--count N]` (cmd_queue_events.c):
+ * argv[0] is the verb. */
+int cli_cmd_queue_events(cli_t *cli, int argc, char **argv);
 
 /* The state names of a queue ("pending", ...) back to the enum: 0 or -1. */
 int cli_job_state(const char *s, fleet_job_state_t *out);

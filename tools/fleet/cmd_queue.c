@@ -33,7 +33,13 @@ static const char queue_usage[] =
     "                                  reads every queued job\n"
     "  get Q ID                        one job: state, attempts, data, last "
     "error,\n"
-    "                                  a flow parent's children\n"
+    "                                  result, last progress, a flow parent's\n"
+    "                                  children\n"
+    "  events Q [--job ID] [--count N] the events of Q (or of one job) as "
+    "they\n"
+    "                                  happen, one line each: time_ms type "
+    "id\n"
+    "                                  value data; stops after N\n"
     "  retry Q ID | retry Q --all-dead run dead jobs again\n"
     "  cancel Q ID                     delete a pending or delayed job\n"
     "  purge Q --state completed|dead  delete the kept finished records\n"
@@ -240,6 +246,15 @@ static void on_get(fleet_queue_t *q, int status, const fleet_job_info_t *i,
     cli_jadd(c->base.res, "token", cli_jint((int64_t)i->token));
     cli_jadd(c->base.res, "group",
              i->group != NULL ? cli_jstr(i->group) : cli_jnull());
+    cli_jadd(c->base.res, "result",
+             i->has_result ? cli_jbytes(i->result.base, i->result.len)
+                           : cli_jnull());
+    cli_jadd(c->base.res, "progress",
+             i->progress >= 0 ? cli_jint(i->progress) : cli_jnull());
+    cli_jadd(c->base.res, "progress_data",
+             i->progress >= 0
+                 ? cli_jbytes(i->progress_data.base, i->progress_data.len)
+                 : cli_jnull());
   }
   cli_query_answered(&c->base, status, NULL);
 }
@@ -498,6 +513,8 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
     err = verb[0] == 'g'
               ? cli_q_queue_get(cli, argv[1], argv[2], cli_finish, NULL)
               : cli_q_queue_cancel(cli, argv[1], argv[2], cli_finish, NULL);
+  } else if (strcmp(verb, "events") == 0) {
+    return cli_cmd_queue_events(cli, argc, argv);
   } else if (strcmp(verb, "retry") == 0) {
     all_dead = cli_opt_flag(&argc, argv, "--all-dead");
     if (argc != (all_dead ? 2 : 3))

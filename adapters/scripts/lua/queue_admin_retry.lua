@@ -5,7 +5,7 @@
 -- queue_counts.lua keeps counting it (it counts every job that ever died).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
 --   opts, info, dead, pending, pending:prio, seq, jobs:wake, groups,
---   gp:<g>, gz:<g>.
+--   gp:<g>, gz:<g>, limits, events ("retried" events: lib/queue_life.lua).
 -- ARGV[1]: id, or "" for the oldest kept dead jobs; ARGV[2]: limit (jobs
 --   per call when ARGV[1] is "").
 -- Returns: {retried, dead jobs left in the kept list}.
@@ -16,6 +16,7 @@ local tag = KEYS[1]
 --#include queue_int
 --#include queue_rec
 --#include queue_pend
+--#include queue_life
 
 local info, dead = tag .. ':info', tag .. ':dead'
 
@@ -82,4 +83,7 @@ end
 if #todo > 0 and was_empty then
   publish_wake(tag .. ':jobs:wake', 'wake')
 end
+local evs = {}
+for n, t in ipairs(todo) do evs[n] = {'retried', t[1], 0} end
+ev_publish(evs)
 return {#todo, call('LLEN', dead)}

@@ -2,8 +2,9 @@
 -- unique key if it still holds it.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
 --   opts, info, claims, done, pending, pending:prio, delayed, unique:<key>,
---   uniq, limits, groups, gp:<g>, gz:<g>; with flows (lib/queue_deps.lua):
---   parent, deps, kids:<id>, and the parent's queue's.
+--   uniq, limits, groups, gp:<g>, gz:<g>, rttl, events (a "cancelled"
+--   event: lib/queue_life.lua); with flows (lib/queue_deps.lua): parent,
+--   deps, kids:<id>, and the parent's queue's.
 -- ARGV[1]: id.
 -- Returns: 1.
 -- Errors: FLEET_ENOTFOUND, FLEET_EBUSY (claimed), FLEET_EALREADY (completed
@@ -15,6 +16,7 @@ local id = ARGV[1]
 --#include queue_rec
 --#include queue_pend
 --#include queue_deps
+--#include queue_life
 
 if call('HEXISTS', rec_key(tag, id), id) == 0 then
   return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
@@ -55,4 +57,5 @@ call('HDEL', tag .. ':opts', id)
 call('HDEL', tag .. ':info', id)
 -- A cancelled child counts as dead for its parent (docs/queue.md, "Flows").
 if call('HEXISTS', tag .. ':limits', 'deps') == 1 then deps_ended({id}, 'd') end
+life_cancelled(id)
 return 1

@@ -2,13 +2,17 @@
 -- does it, shared with queue_complete_claim.lua): each claim is dropped and
 -- counted; with keep_count 0 the job's records go too, else the done hash
 -- gets "<now>\0<claim>" and the completed list the id, and the kept ones are
--- trimmed to keep_count and keep_s, up to 1000 older ones per call.
+-- trimmed to keep_count and keep_s, up to 1000 older ones per call. A
+-- completion with a result keeps it (lib/queue_life.lua), and "completed"
+-- events are published while a subscriber holds the lease.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
 --   jobs, opts, info, done, completed, stats, limits, grun, uniq,
---   unique:<key>; with flows (lib/queue_deps.lua): parent, deps,
---   kids:<id>, and the parent's queue's.
+--   unique:<key>, rttl, results, resl, resx, events; with flows
+--   (lib/queue_deps.lua): parent, deps, kids:<id>, and the parent's
+--   queue's.
 -- ARGV[1]: keep_count; ARGV[2]: keep_s (0: no age bound); then id, token
---   per claim.
+--   per claim: the token alone, or with a result "<token>\0<ttl_ms>\0<result>"
+--   (ttl_ms: the queue's retention, a job's own in rttl first).
 -- Returns: {now_ms, then per claim 1 completed, 2 that claim already ended,
 --   0 stale, -1 no such job}.
 local call = redis.call

@@ -9,7 +9,8 @@
 -- ARGV[1]: n (0..1000); ARGV[2]: claim_ttl_ms; ARGV[3]: keep_count;
 --   ARGV[4]: keep_s (0: no age bound); ARGV[5], ARGV[6]: the worker id to
 --   park ('' for none) and the ms a job delivered to it is claimed for, as
---   for queue_claim.lua; then id, token per claim to complete; last,
+--   for queue_claim.lua; then id, token per claim to complete (a token
+--   may carry a result, as for queue_complete.lua); last,
 --   the failover epoch, which the adapter appends (lib/fence.lua).
 -- Returns: {the reply of queue_claim.lua, the reply of queue_complete.lua}.
 local call = redis.call

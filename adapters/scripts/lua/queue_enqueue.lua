@@ -12,7 +12,7 @@
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
 --   pending, pending:prio, delayed, seq, unique:<key>, uniq, jobs:wake,
 --   parked, jobs:w:<worker>, claims, recover_at, fence, limits, groups,
---   gp:<g>, gz:<g>.
+--   gp:<g>, gz:<g>, rttl.
 -- ARGV[1]: n, the number of jobs; then 12 per job: id ('' for a generated
 --   one), type, payload, priority (-1000..1000), run_at_ms (0: none),
 --   delay_ms, max_attempts, backoff ('fixed|exp:<base>:<max>:<jitter>'),

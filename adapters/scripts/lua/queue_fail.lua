@@ -3,7 +3,8 @@
 -- job dead (and trims the kept dead jobs).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
 --   jobs, opts, info, done, delayed, dead, stats, jobs:wake, grun, limits,
---   uniq, unique:<key>; with flows (lib/queue_deps.lua): parent, deps,
+--   uniq, unique:<key>, rttl, events ("failed", and "dead", events:
+--   lib/queue_life.lua); with flows (lib/queue_deps.lua): parent, deps,
 --   kids:<id>, and the parent's queue's.
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,
 --   chooses the jitter); ARGV[5]: keep_count, ARGV[6]: keep_s for dead jobs.
@@ -66,6 +67,7 @@ if attempt >= max then
   trim(tag .. ':dead', tag .. ':info', tonumber(ARGV[5]), tonumber(ARGV[6]))
   if fl.deps then deps_ended({id}, 'd') end
   if fl.uniq and unique then unique_ended(tag, {id}) end
+  ev_publish({{'failed', id, 0, ARGV[3]}, {'dead', id, 0, ARGV[3]}})
   return {0, 0}
 end
 
@@ -93,4 +95,5 @@ call('ZADD', delayed, run_at, id)
 if not first[2] or run_at < tonumber(first[2]) then
   publish_wake(tag .. ':jobs:wake', 'wake')
 end
+ev1('failed', id, 1, ARGV[3])
 return {1, run_at}

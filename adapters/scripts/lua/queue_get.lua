@@ -2,13 +2,18 @@
 -- claim is running, with the claim's attempt and token; one in the done hash
 -- is completed; one whose info says so is dead; one in the delayed zset is
 -- delayed until its run-at time, then reads as pending; a flow's parent
--- whose children have not all ended is waiting-children.
+-- whose children have not all ended is waiting-children. A completed job's
+-- result and any job's last progress come at the end (lib/queue_life.lua);
+-- a job whose records went at its completion (no completed-job history)
+-- reads as completed while its result is kept, with only its finish time.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
---   info, claims, done, delayed, groups, gp:<g>, gz:<g>, deps.
+--   info, claims, done, delayed, groups, gp:<g>, gz:<g>, deps, results,
+--   progress, progx.
 -- ARGV[1]: id.
 -- Returns: {state, attempts, max_attempts, priority, type, payload,
 --   last_error (nil: none), created_ms, run_at_ms, finished_ms, token,
---   group ('': none)}, with 0 for a time or token never set.
+--   group ('': none), result (nil: none), progress_pct (-1: none),
+--   progress bytes (nil: none)}, with 0 for a time or token never set.
 -- Errors: FLEET_ENOTFOUND, FLEET_EPROTO.
 local call = redis.call
 local tag = KEYS[1]
@@ -17,6 +22,7 @@ local now = now_ms()
 local id = ARGV[1]
 --#include queue_int
 --#include queue_rec
+--#include queue_life
 
 local function num(v)
   if v == '' then return 0 end
@@ -34,6 +40,14 @@ local function fields(v)
          sub(v, r + 1)
 end
 
+-- The result and last progress (lib/queue_life.lua), at the reply's end.
+local res, res_fin, pct, pbytes = life_read(id)
+local tail = {res or false, pct, pbytes or false}
+local function reply(t)
+  for _, v in ipairs(tail) do t[#t + 1] = v end
+  return t
+end
+
 local rec = redis.pcall('HGET', rec_key(tag, id), id)
 if type(rec) ~= 'string' then
   -- A job moved aside whose record is in a key of another type
@@ -43,10 +57,15 @@ if type(rec) ~= 'string' then
   local fin, tok, st, err
   if info then fin, tok, st, err = fields(info) end
   if st == 'dead' then
-    return {'dead', 0, 0, 0, '', '', err ~= '' and err or false, 0, 0,
-            num(fin), num(tok), ''}
+    tail[1] = false
+    return reply({'dead', 0, 0, 0, '', '', err ~= '' and err or false, 0, 0,
+                  num(fin), num(tok), ''})
   elseif rec then
     return rec -- the server's error
+  elseif res then
+    -- A completed job whose records went (no completed-job history):
+    -- its result is kept for its own retention, and tells it completed.
+    return reply({'completed', 0, 0, 0, '', '', false, 0, 0, res_fin, 0, ''})
   end
   return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
 end
@@ -94,5 +113,8 @@ if state == 'pending' and group == '' then
     end
   end
 end
-return {state, attempts, max, prio, sub(rec, k + 1, l - 1), sub(rec, l + 1),
-        last_error, created, run_at, finished, token, group}
+-- (A result of an earlier job of the same id is not this one's.)
+if state ~= 'completed' then tail[1] = false end
+return reply({state, attempts, max, prio, sub(rec, k + 1, l - 1),
+              sub(rec, l + 1), last_error, created, run_at, finished, token,
+              group})

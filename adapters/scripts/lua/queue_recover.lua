@@ -7,7 +7,8 @@
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims,
 --   recover_at, recs:<c>, jobs, opts, info, pending, pending:prio, dead,
 --   stats, jobs:wake, groups, gp:<g>, gz:<g>, grun, limits, uniq,
---   unique:<key>; with flows (lib/queue_deps.lua): parent, deps,
+--   unique:<key>, rttl, events ("stalled" and "dead" events:
+--   lib/queue_life.lua); with flows (lib/queue_deps.lua): parent, deps,
 --   kids:<id>, and the parent's queue's.
 -- ARGV[1]: limit (claims per call); ARGV[2]: keep_count, ARGV[3]: keep_s
 --   for dead jobs.
@@ -146,6 +147,7 @@ if #ids > 0 then
     if pend_add(g, sets[g][1], sets[g][2], true) then was_empty = true end
   end
   local fl = flow_ended(vals)
+  life_recovered(ids, cuts, prios)
   dead = #gone
   if dead > 0 then
     call('RPUSH', tag .. ':dead', unpack(gone))

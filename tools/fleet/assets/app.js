@@ -380,7 +380,7 @@ async function loadJobs() {
           ? el('button', {'data-action': 'cancel',
                           onclick: () => post('/api/cancel?' + q)}, 'Cancel')
           : '';
-    body.append(el('tr', {'data-job': j.id},
+    const row = el('tr', {'data-job': j.id},
       el('td', {}, el('a', {href: `#queue=${encodeURIComponent(queue)}` +
                               `&state=${state}&job=${encodeURIComponent(j.id)}`},
                       j.id)),
@@ -389,7 +389,8 @@ async function loadJobs() {
       el('td', {}, fmtTime(j.time_ms)),
       el('td', {class: 'data', title: j.payload}, j.payload),
       el('td', {class: 'err', title: j.last_error}, j.last_error),
-      el('td', {}, btn)));
+      el('td', {}, btn));
+    body.append(row);
   }
   document.getElementById('jobs-more').textContent =
     `${page.jobs.length} of ${page.total} ${state} job(s)` +
@@ -397,8 +398,9 @@ async function loadJobs() {
       ? ' (completion history is off unless keep_completed is set)' : '');
 }
 
-// One job (/api/job: fleet queue get): its state, type and attempts, and,
-// for a flow's parent, its children with their states and results.
+// One job (/api/job: fleet queue get): its state, type and attempts, its
+// last progress and result, and, for a flow's parent, its children with
+// their states and results.
 async function loadJob(queue, id) {
   const view = document.getElementById('job-view');
   const info = document.getElementById('job-info');
@@ -414,6 +416,15 @@ async function loadJob(queue, id) {
   if (!r.ok) { showError(`${j.error}: ${j.detail}`); return; }
   info.append(el('span', {'data-state': j.state}, j.state),
               ` \u00b7 ${j.type} \u00b7 attempts ${j.attempts}/${j.max_attempts}`);
+  // Its last progress report, and its result while it is kept.
+  if (j.progress !== null && j.progress !== undefined)
+    info.append(el('span', {'data-progress': j.progress},
+      ` \u00b7 progress ${j.progress}%` +
+      (j.progress_data ? ` (${j.progress_data})` : '')));
+  if (j.result !== null && j.result !== undefined)
+    info.append(` \u00b7 result: `,
+                el('span', {class: 'data', 'data-result': ''}, j.result));
+  if (j.finished_ms) info.append(` \u00b7 finished ${fmtTime(j.finished_ms)}`);
   table.hidden = !j.children;
   if (!j.children) return;
   info.append(` \u00b7 children waiting: ${j.children_waiting}`);

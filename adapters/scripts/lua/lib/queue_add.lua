@@ -159,6 +159,7 @@ local function queue_add(tag, now, n, A, base)
   local out = {}
   local sets, order = {}, {} -- by group: {list, zp}
   local until_done = {} -- id, key per job holding its key until it ends
+  local rttl = {} -- id, result retention (ms) of the jobs with one
   for i = 0, n - 1 do
     local a = base + i * 12
     local id = A[a]
@@ -229,6 +230,12 @@ local function queue_add(tag, now, n, A, base)
       -- only for a job that has options anyway, or is delayed (its
       -- promotion needs it). (lib/queue_flow.lua: what each job costs.)
       local other = p ~= '' or backoff ~= '' or unique ~= ''
+      -- A result retention of its own (ext "r", lib/queue_life.lua).
+      local rt = ext_get(A[a + 11], 'r')
+      if rt then
+        rttl[#rttl + 1] = id
+        rttl[#rttl + 1] = rt
+      end
       if g ~= '' and (other or run_at > now) then
         opts[#opts + 1] = id
         opts[#opts + 1] = p .. '\0' .. backoff .. '\0' .. unique .. '\0' .. g
@@ -296,6 +303,10 @@ local function queue_add(tag, now, n, A, base)
   end
   for _, hh in ipairs(hashes) do call('HSET', hh, unpack(by_hash[hh])) end
   if #opts > 0 then call('HSET', tag .. ':opts', unpack(opts)) end
+  if #rttl > 0 then
+    call('HSET', tag .. ':rttl', unpack(rttl))
+    call('HSET', tag .. ':limits', 'rttl', '1')
+  end
   if first <= #list then
     call('RPUSH', pending, unpack(list, first))
   end

@@ -16,10 +16,13 @@ local function complete(keep, keep_s, a)
   local claims = tag .. ':claims'
   local held = call('HMGET', claims, unpack(ids))
   local done, marks, seen, nd, vals = {}, {'', HASH_MARK}, {}, 0, {}
+  local res, ttl -- id -> result, of the completions with one; their ttl_ms
   local prefix = dec(now) .. '\0'
   local sfind = string.find
   for i, id in ipairs(ids) do
-    local tok = ARGV[a + 2 * i - 1]
+    local tok, r = ARGV[a + 2 * i - 1], nil
+    -- (A token with a result: lib/queue_life.lua.)
+    if sfind(tok, '\0', 1, true) then tok, ttl, r = res_split(tok) end
     local v = held[i]
     if seen[id] then
       -- Completed a moment ago by this batch.
@@ -31,6 +34,10 @@ local function complete(keep, keep_s, a)
       marks[2 * nd + 1] = id
       marks[2 * nd + 2] = prefix .. v
       vals[nd] = v
+      if r then
+        res = res or {}
+        res[id] = r
+      end
       out[i + 1] = 1
     elseif v then
       out[i + 1] = 0 -- held by another claim
@@ -53,7 +60,16 @@ local function complete(keep, keep_s, a)
       end
     end
     local fl = flow_ended(vals)
-    if fl.deps then deps_ended(done, 'c') end
+    life_done(done, res, ttl)
+    if fl.deps then
+      -- (The children's results, in the order of `done`.)
+      local rl
+      if res then
+        rl = {}
+        for x, id in ipairs(done) do rl[x] = res[id] or '' end
+      end
+      deps_ended(done, 'c', rl)
+    end
     if fl.uniq then unique_ended(tag, done) end
   end
   return out

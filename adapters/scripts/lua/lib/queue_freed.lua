@@ -3,8 +3,10 @@
 -- flow_ended(vals), what flow control does when claims end
 -- (lib/queue_flow.lua). Expects `call`, `tag` and publish_wake
 -- (lib/wake.lua, through queue_int). Includes queue_deps, the flows'
--- deps_ended(), gated on what flow_ended() returns.
+-- deps_ended(), gated on what flow_ended() returns, and queue_life
+-- (results, progress and events).
 --#include queue_deps
+--#include queue_life
 
 -- The group of a claim value "<token>\0<attempt>\0<deadline>[\0<group>]",
 -- '' for none.
@@ -26,10 +28,12 @@ end
 local function flow_ended(vals)
   if #vals == 0 then return {} end
   -- One read of T:limits tells all: a group concurrency limit (T:grun is
-  -- kept only then), a claim waiting for a slot, flows and unique keys
-  -- held until their jobs end.
+  -- kept only then), a claim waiting for a slot, flows, unique keys held
+  -- until their jobs end, and, for lib/queue_life.lua, subscribed events
+  -- and per-job result retention.
   local f = call('HMGET', tag .. ':limits', 'gconc', 'slotwait', 'deps',
-                 'uniq')
+                 'uniq', 'events', 'rttl')
+  life_limits(f[5], f[6])
   if f[1] and call('EXISTS', tag .. ':grun') == 1 then
     local by = {}
     for _, v in ipairs(vals) do

@@ -11,6 +11,7 @@
 -- In the steady state a completion of k jobs deletes k: one LRANGE reads
 -- them and the few after them whose age is checked, so a call costs the
 -- same few commands whatever the count.
+--#include queue_life
 local function trim(l, times, keep, keep_s, len)
   local n = (len or call('LLEN', l)) - keep
   if n < 0 then n = 0 end
@@ -56,5 +57,7 @@ local function trim(l, times, keep, keep_s, len)
     call('HDEL', tag .. ':info', unpack(ids))
   end
   if times ~= tag .. ':info' then call('HDEL', times, unpack(ids)) end
+  -- (Dead jobs with a result retention of their own: lib/queue_life.lua.)
+  if life.rttl then call('HDEL', tag .. ':rttl', unpack(ids)) end
   call('LTRIM', l, dec(n), '-1')
 end

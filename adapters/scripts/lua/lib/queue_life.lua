@@ -1,0 +1,260 @@
+-- queue_life.lua -- included by queue scripts (--#include queue_life;
+-- lib/queue_freed.lua includes it, so every script that ends claims has
+-- it): a job's results, progress and events (docs/queue.md, "Results"
+-- and "Progress and events"). Expects `call` and `tag`, and dec()
+-- (queue_int) and publish_wake (lib/wake.lua) defined before it.
+--
+-- The default path costs nothing here: whether events are subscribed and
+-- whether jobs carry their own result retention are the fields `events`
+-- and `rttl` of T:limits, which flow_ended (lib/queue_freed.lua) reads in
+-- the HMGET it makes anyway and hands to life_limits(); a completion
+-- carries a result only inside its token argument (res_split).
+--
+-- Keys (the queue's tag T):
+--   T:results  id -> "<finished_ms>\0<expires_ms>\0<result>", kept until
+--              it expires, whatever happens to the job's records.
+--   T:resl     list of the results kept for the queue's retention, one
+--              element per completion call, oldest first:
+--              "<expires_ms>\0<id>\0<id>...". A list element per call,
+--              not a zset member per job: a zset's insert cost a result
+--              as much as the rest of its completion.
+--   T:resx     zset of the ids of the results kept for a retention of
+--              their job's own (T:rttl), by expiry time (ms).
+--   T:progress id -> "<time_ms>\0<pct>\0<bytes>", the last progress.
+--   T:progx    zset of the ids of T:progress by expiry time (ms).
+--   T:rttl     id -> result retention in ms, for the jobs enqueued with
+--              one (ext item "r"), until they complete or are cancelled.
+--   T:events   the channel events are published on.
+--#include time
+
+-- What this script run learned of T:limits: ev (events are subscribed)
+-- and rttl (jobs with a retention of their own exist); nil: not read.
+local life = {}
+
+-- Expired entries deleted per write, at most: a write deletes about as
+-- many as it adds in the steady state.
+local LIFE_TRIM = 64
+
+-- The server time, read once per script run.
+local function life_now()
+  if not life.t then life.t = now_ms() end
+  return life.t
+end
+
+-- Takes the fields `events` and `rttl` of T:limits (false when unset).
+-- An events lease that ran out is deleted, so that T:limits goes when
+-- nothing else is in it (the enqueue's delivery to parked workers runs
+-- only without it, lib/queue_add.lua).
+local function life_limits(ev, rttl)
+  life.rttl = rttl and true or false
+  life.ev = false
+  if ev then
+    local u = tonumber(ev)
+    if u and u > life_now() then
+      life.ev = true
+    else
+      call('HDEL', tag .. ':limits', 'events')
+    end
+  end
+end
+
+-- Whether events are subscribed: from flow_ended's read, else one HMGET.
+local function ev_on()
+  if life.ev == nil then
+    local f = call('HMGET', tag .. ':limits', 'events', 'rttl')
+    life_limits(f[1], f[2])
+  end
+  return life.ev
+end
+
+-- Publishes the events of `list` ({kind, id, num, data} each) in one
+-- message on T:events, when a subscriber holds the lease: per event
+-- "<kind>\0<id>\0<time_ms>\0<num>\0<#data>\0<data>" (docs/queue.md,
+-- "Progress and events"). kind: progress (num: percent, data: bytes),
+-- completed (num: 1 with a result, data: it), failed (num: 1 when it
+-- will retry, data: the error), dead (data: the error), stalled (num: 1
+-- requeued, 0 dead), retried, cancelled (num 0, data ''). Part B's
+-- cancel of running jobs calls it too.
+local function ev_publish(list)
+  if #list == 0 or not ev_on() then return end
+  local t, parts = dec(life_now()), {}
+  for _, e in ipairs(list) do
+    local data = e[4] or ''
+    parts[#parts + 1] = e[1] .. '\0' .. e[2] .. '\0' .. t .. '\0' ..
+                        dec(e[3] or 0) .. '\0' .. dec(#data) .. '\0' .. data
+  end
+  publish_wake(tag .. ':events', table.concat(parts))
+end
+
+-- One event.
+local function ev1(kind, id, num, data)
+  ev_publish({{kind, id, num, data}})
+end
+
+-- Deletes up to LIFE_TRIM entries of hash `h` whose time in zset `z` has
+-- passed.
+local function life_expire(z, h)
+  local old = call('ZRANGEBYSCORE', z, '-inf', dec(life_now()), 'LIMIT', '0',
+                   dec(LIFE_TRIM))
+  if #old > 0 then
+    call('HDEL', h, unpack(old))
+    call('ZREM', z, unpack(old))
+  end
+end
+
+-- Deletes the results of T:resl's oldest elements that expired (up to 4
+-- elements), but those written again since with a later expiry.
+local function resl_expire()
+  local l, t = tag .. ':resl', life_now()
+  local heads, ids, n = call('LRANGE', l, '0', '3'), {}, 0
+  for _, e in ipairs(heads) do
+    local z = string.find(e, '\0', 1, true)
+    if not z or (tonumber(string.sub(e, 1, z - 1)) or 0) > t then break end
+    n = n + 1
+    for id in string.gmatch(string.sub(e, z + 1), '[^%z]+') do
+      ids[#ids + 1] = id
+    end
+  end
+  if n == 0 then return end
+  call('LTRIM', l, dec(n), '-1')
+  if #ids == 0 then return end
+  local v, gone = call('HMGET', tag .. ':results', unpack(ids)), {}
+  for i, id in ipairs(ids) do
+    local x = v[i] and string.find(v[i], '\0', 1, true)
+    local y = x and string.find(v[i], '\0', x + 1, true)
+    if v[i] and not (y and (tonumber(string.sub(v[i], x + 1, y - 1)) or 0) >
+        t) then
+      gone[#gone + 1] = id
+    end
+  end
+  if #gone > 0 then call('HDEL', tag .. ':results', unpack(gone)) end
+end
+
+-- A completion's token argument: "<token>" alone, or with a result,
+-- "<token>\0<ttl_ms>\0<result>" (the queue's retention; a job's own,
+-- T:rttl, comes first). Returns the token, and the ttl and the result
+-- (nil: none). Raises FLEET_EPROTO (before anything is written) when
+-- malformed.
+local function res_split(tok)
+  local z = string.find(tok, '\0', 1, true)
+  if not z then return tok, nil end
+  local y = string.find(tok, '\0', z + 1, true)
+  local ttl = y and y - z < 17 and tonumber(string.sub(tok, z + 1, y - 1))
+  if not ttl then error({err = 'FLEET_EPROTO malformed result argument'}) end
+  return string.sub(tok, 1, z - 1), ttl, string.sub(tok, y + 1)
+end
+
+-- After the claims of `done` (ids) completed, `res` holding the results
+-- of some (res[id] = result, `ttl` the queue's retention in ms; nil:
+-- none): forgets their own retentions, keeps the results, and publishes
+-- "completed" for each. Call it after flow_ended.
+local function life_done(done, res, ttl)
+  local own = {}
+  if life.rttl then
+    local key = tag .. ':rttl'
+    if res then
+      local v = call('HMGET', key, unpack(done))
+      for i, id in ipairs(done) do
+        if v[i] then own[id] = tonumber(v[i]) end
+      end
+    end
+    call('HDEL', key, unpack(done))
+    if call('EXISTS', key) == 0 then call('HDEL', tag .. ':limits', 'rttl') end
+  end
+  if res then
+    local t, h, batch, z = life_now(), {}, {}, {}
+    local fin = dec(t) .. '\0'
+    local exp = dec(t + ttl)
+    local head = fin .. exp .. '\0'
+    for _, id in ipairs(done) do
+      local r = res[id]
+      if r then
+        h[#h + 1] = id
+        if own[id] then
+          local e = dec(t + own[id])
+          h[#h + 1] = fin .. e .. '\0' .. r
+          z[#z + 1] = e
+          z[#z + 1] = id
+        else
+          h[#h + 1] = head .. r
+          batch[#batch + 1] = id
+        end
+      end
+    end
+    call('HSET', tag .. ':results', unpack(h))
+    if #batch > 0 then
+      call('RPUSH', tag .. ':resl', exp .. '\0' .. table.concat(batch, '\0'))
+      resl_expire()
+    end
+    if #z > 0 then
+      call('ZADD', tag .. ':resx', unpack(z))
+      life_expire(tag .. ':resx', tag .. ':results')
+    end
+  end
+  if life.ev then
+    -- (ev_publish's format, built here in one pass: a completion call
+    -- publishes an event per job.)
+    local mid, parts = '\0' .. dec(life_now()) .. '\0', {}
+    for i, id in ipairs(done) do
+      local r = res and res[id]
+      if r then
+        parts[i] = 'completed\0' .. id .. mid .. '1\0' .. #r .. '\0' .. r
+      else
+        parts[i] = 'completed\0' .. id .. mid .. '0\0' .. '0\0'
+      end
+    end
+    publish_wake(tag .. ':events', table.concat(parts))
+  end
+end
+
+-- After a recovery: `ids` the expired claims' jobs, those with cuts[x]
+-- handled, requeued unless prios[x] is nil (dead). Call it after
+-- flow_ended.
+local function life_recovered(ids, cuts, prios)
+  if not life.ev then return end
+  local list = {}
+  for x, id in ipairs(ids) do
+    if cuts[x] then
+      list[#list + 1] = {'stalled', id, prios[x] ~= nil and 1 or 0}
+      if prios[x] == nil then
+        list[#list + 1] = {'dead', id, 0, 'claim expired'}
+      end
+    end
+  end
+  ev_publish(list)
+end
+
+-- A job deleted before it ran (cancelled): forgets its retention and
+-- publishes "cancelled".
+local function life_cancelled(id)
+  ev_on()
+  if life.rttl then call('HDEL', tag .. ':rttl', id) end
+  ev1('cancelled', id, 0)
+end
+
+-- The result and last progress of job `id`: result (nil: none),
+-- finished_ms, pct (-1: none) and progress bytes (nil: none). Expired
+-- ones read as none.
+local function life_read(id)
+  local v = call('HGET', tag .. ':results', id)
+  local p = call('HGET', tag .. ':progress', id)
+  local res, fin, pct, pb = nil, 0, -1, nil
+  local t = life_now()
+  if v then
+    local z = string.find(v, '\0', 1, true)
+    local y = z and string.find(v, '\0', z + 1, true)
+    if y and (tonumber(string.sub(v, z + 1, y - 1)) or 0) > t then
+      res, fin = string.sub(v, y + 1), tonumber(string.sub(v, 1, z - 1)) or 0
+    end
+  end
+  if p then
+    local e = tonumber(call('ZSCORE', tag .. ':progx', id) or 0)
+    local z = string.find(p, '\0', 1, true)
+    local y = z and string.find(p, '\0', z + 1, true)
+    if y and e > t then
+      pct, pb = tonumber(string.sub(p, z + 1, y - 1)) or -1,
+                string.sub(p, y + 1)
+    end
+  end
+  return res, fin, pct, pb
+end
