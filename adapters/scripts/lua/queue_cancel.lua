@@ -1,24 +1,34 @@
 -- queue_cancel.lua -- deletes a job that is pending or delayed, with its
--- unique key if it still holds it.
+-- unique key if it still holds it; or asks a running job to stop
+-- (docs/queue.md, "Cancelling a running job"): T:cancel gets the claim's
+-- token, the claim's deadline is capped at now + grace_ms and marked
+-- (lib/queue_life.lua), and the message "cancel\0<id>\0<token>" on the
+-- wake channel tells the worker that holds it. The job then ends as
+-- cancelled (dead, reason "cancelled") when its holder finishes it, or when
+-- recovery finds the capped claim expired.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
 --   opts, info, claims, done, pending, pending:prio, delayed, unique:<key>,
---   groups, gp:<g>, gz:<g>.
--- ARGV[1]: id.
--- Returns: 1.
--- Errors: FLEET_ENOTFOUND, FLEET_EBUSY (claimed), FLEET_EALREADY (completed
---   or dead), FLEET_EPROTO.
+--   groups, gp:<g>, gz:<g>, cancel, timeout, recover_at, jobs:wake.
+-- ARGV[1]: id; ARGV[2] (optional): grace_ms for a running job (default
+--   30000).
+-- Returns: 1 (deleted), 2 (running: cancel requested).
+-- Errors: FLEET_ENOTFOUND, FLEET_EALREADY (completed or dead),
+--   FLEET_EPROTO.
 local call = redis.call
 local tag = KEYS[1]
 local id = ARGV[1]
 --#include queue_int
 --#include queue_rec
 --#include queue_pend
+--#include time
+local now = now_ms()
+--#include queue_life
 
 if call('HEXISTS', rec_key(tag, id), id) == 0 then
   return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
-elseif call('HEXISTS', tag .. ':claims', id) == 1 then
-  return redis.error_reply('FLEET_EBUSY job ' .. id .. ' is running')
 end
+local v = call('HGET', tag .. ':claims', id)
+if v then return life_cancel(id, v, tonumber(ARGV[2] or '30000')) end
 local info = call('HGET', tag .. ':info', id)
 local p = info and find(info, '\0', 1, true)
 -- A dead job's info has its finish time before the first separator.
@@ -50,4 +60,5 @@ end
 recs_del(tag, {id})
 call('HDEL', tag .. ':opts', id)
 call('HDEL', tag .. ':info', id)
+call('HDEL', tag .. ':timeout', id)
 return 1

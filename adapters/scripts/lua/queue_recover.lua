@@ -6,7 +6,10 @@
 -- processes at once: each expired claim is handled by one call.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims,
 --   recover_at, recs:<c>, jobs, opts, info, pending, pending:prio, dead,
---   stats, jobs:wake, groups, gp:<g>, gz:<g>, grun, limits.
+--   stats, jobs:wake, groups, gp:<g>, gz:<g>, grun, limits; and cancel,
+--   rundl, timeout, delayed (lib/queue_life.lua): an expired claim whose
+--   job was cancelled ends as cancelled (dead), one past its run deadline
+--   fails with the timeout's error (retried after its backoff, or dead).
 -- ARGV[1]: limit (claims per call); ARGV[2]: keep_count, ARGV[3]: keep_s
 --   for dead jobs.
 -- Returns: {now_ms, requeued, dead, next_deadline_ms (-1: none running),
@@ -23,6 +26,7 @@ local ra_key = tag .. ':recover_at'
 --#include queue_trim
 --#include queue_pend
 --#include queue_flow
+--#include queue_life
 
 -- "<digits>" of at most 18 digits, else nil.
 local function num(s)
@@ -66,6 +70,20 @@ for x = 1, #all, 2 do
   end
 end
 local requeued, dead = 0, 0
+-- Claims whose run ended (lib/queue_life.lua) end as that says.
+local life, ldead = life_claims(ids, vals, false, tonumber(ARGV[2]),
+                                tonumber(ARGV[3]))
+if life then
+  local k = 0
+  dead = ldead
+  for x, id in ipairs(ids) do
+    if not life[id] then
+      k = k + 1
+      ids[k], attempts[k], vals[k] = id, attempts[x], vals[x]
+    end
+  end
+  for x = #ids, k + 1, -1 do ids[x], attempts[x], vals[x] = nil, nil, nil end
+end
 if #bad > 0 then
   local gone = {}
   for x, b in ipairs(bad) do gone[x] = b[1] end
@@ -144,7 +162,7 @@ if #ids > 0 then
     if pend_add(g, sets[g][1], sets[g][2], true) then was_empty = true end
   end
   flow_ended(vals)
-  dead = #gone
+  dead = dead + #gone
   if dead > 0 then
     call('RPUSH', tag .. ':dead', unpack(gone))
     call('HINCRBY', tag .. ':stats', 'dead', dead)
