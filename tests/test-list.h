@@ -161,6 +161,11 @@ CONFORMANCE_DECLARE(worker_poison)
 TEST_DECLARE(queue_redis_enqueue_phase)
 /* test_queue_keep.c */
 CONFORMANCE_DECLARE(queue_keep_default)
+/* test_queue_life.c */
+CONFORMANCE_DECLARE(queue_cancel_running)
+CONFORMANCE_DECLARE(queue_cancel_grace)
+CONFORMANCE_DECLARE(queue_timeout)
+CONFORMANCE_DECLARE(worker_cancel_timeout)
 /* test_queue_perf.c */
 TEST_DECLARE(queue_redis_claim_fast_paths)
 TEST_DECLARE(queue_redis_record_chunks)
@@ -609,6 +614,11 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(worker_poison)
   TEST_ENTRY(queue_redis_enqueue_phase)
   CONFORMANCE_ENTRY(queue_keep_default)
+  /* test_queue_life.c */
+  CONFORMANCE_ENTRY(queue_cancel_running)
+  CONFORMANCE_ENTRY(queue_cancel_grace)
+  CONFORMANCE_ENTRY(queue_timeout)
+  CONFORMANCE_ENTRY(worker_cancel_timeout)
   TEST_ENTRY(queue_redis_claim_fast_paths)
   TEST_ENTRY(queue_redis_record_chunks)
 

@@ -462,8 +462,8 @@ FLEET_EXTERN int fleet_queue_claim(fleet_queue_t *q, size_t max_jobs,
  * expired and was recovered, or finished), or FLEET_ECANCELED when it is
  * held but its job was cancelled (fleet_queue_cancel_job(): its deadline
  * stays where the cancel's grace put it); nothing changes for a stale or
- * cancelled claim. Returns 0, FLEET_EINVAL (NULL argument, an empty id, a token 0, n
- * out of range, claim_ttl_ms 0), FLEET_E2BIG (an id too long),
+ * cancelled claim. Returns 0, FLEET_EINVAL (NULL argument, an empty id, a token
+ * 0, n out of range, claim_ttl_ms 0), FLEET_E2BIG (an id too long),
  * FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_refresh(fleet_queue_t *q,
                                      const fleet_claim_t *claims, size_t n,

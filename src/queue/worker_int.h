@@ -71,9 +71,9 @@ typedef struct fleet__wjob_s {
   fleet_job_cancel_t cancel;
   fleet_job_cancel_cb cancel_cb;
   void *cancel_arg;
-  uint64_t run_local; /* the run deadline in loop ms, 0: none */
-  uint64_t claimed_ns;     /* uv_hrtime() at the claim, for the metrics */
-  char *buf;               /* id, type, payload, error */
+  uint64_t run_local;  /* the run deadline in loop ms, 0: none */
+  uint64_t claimed_ns; /* uv_hrtime() at the claim, for the metrics */
+  char *buf;           /* id, type, payload, error */
   size_t cap;
   const char *error;
   size_t error_len;

@@ -479,9 +479,8 @@ static void worker_hb_done(fleet__batch_item_t *it, int status,
   fleet__wjob_t *job = FLEET__CONTAINER_OF(it, fleet__wjob_t, hb);
   struct fleet__worker_s *w = job->w;
 
-  if (status == 0 &&
-      (elem->type != FLEET__REPLY_INT || elem->integer < 0 ||
-       elem->integer > 2))
+  if (status == 0 && (elem->type != FLEET__REPLY_INT || elem->integer < 0 ||
+                      elem->integer > 2))
     status = FLEET_EPROTO;
   if (status != 0) {
     /* Try again next period; the lease timer tells the handler if the
@@ -515,8 +514,10 @@ static void worker_hb_done(fleet__batch_item_t *it, int status,
  * ms) with its first heartbeat `period` ms from now, and gives them to the
  * handler; those it cannot run go straight back: claimed while stopping,
  * or delivered (`delivered`) beyond the worker's room. The backend clock
- * read `server_now` at loop ms `at` or later: a job's run deadline is
- * timed from there (early rather than late). */
+ * read `server_now` at loop ms `at` or before: a job's run deadline is
+ * timed from there, so that the handler is told at it or a little after
+ * (a finish after it is the timeout's failure; the backend waits a grace
+ * past it for one, lib/queue_life.lua). */
 static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
                         size_t n, uint64_t deadline, uint32_t period,
                         int delivered, uint64_t server_now, uint64_t at) {
@@ -604,7 +605,6 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
   fleet__wbatch_t *b = ud;
   struct fleet__worker_s *w = b->w;
   uint64_t deadline = b->sent_at + w->o.claim_ttl_ms - w->margin_ms;
-  uint64_t sent_at = b->sent_at;
   uint64_t wake_gen = b->wake_gen;
   size_t asked = b->n;
 
@@ -635,7 +635,7 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
       fleet__worker_arm_delay(w, info->now_ms, info->retry_at_ms);
   }
   worker_take(w, jobs, n, deadline, w->o.heartbeat_ms, 0, info->now_ms,
-              sent_at);
+              uv_now(w->base.loop));
   /* Slots asked for and not filled, or a queue that ran dry: the share's
    * other workers may claim them. */
   if (n < asked || !w->maybe_pending)

@@ -23,6 +23,11 @@
 --#include queue_trim
 --#include queue_flow
 local lbyte = string.byte
+-- A claim with a run deadline lasts at most this long (ms) past it: a
+-- finish after the run deadline is turned into the timeout's failure, and
+-- the handler, told at the run deadline by its worker's clock, has this
+-- long to finish before recovery fails the job without it.
+local LIFE_RUN_GRACE = 1000
 
 -- The position of the separator before the deadline of claim value v when
 -- the claim has the mark, else nil.
@@ -237,8 +242,8 @@ end
 -- refresh would write (values with the deadline `dl`), and `at` the index
 -- in `out` of the answer for each pair. A cancelled claim keeps its
 -- deadline (the cancel's grace) and is answered 2, "cancel requested"; a
--- claim with a run deadline is moved no further than it. Returns the
--- pairs to write.
+-- claim with a run deadline is moved no further than LIFE_RUN_GRACE past
+-- it. Returns the pairs to write.
 local function life_refresh(w, at, dl, out)
   local mids, mk = {}, {}
   for k = 2, #w, 2 do
@@ -258,7 +263,7 @@ local function life_refresh(w, at, dl, out)
       skip[k] = true
       out[at[k / 2]] = 2
     else
-      local d = tonumber(r[x]) or dl
+      local d = r[x] and tonumber(r[x]) + LIFE_RUN_GRACE or dl
       if d > dl then d = dl end
       w[k] = life_with_deadline(v, d)
     end
@@ -276,16 +281,17 @@ end
 -- The claim of ids (whose attempts att[i] are set for the jobs claimed):
 -- the run deadlines of those with a timeout (T:timeout), written to
 -- T:rundl. Returns a table index -> run deadline, and `first` the
--- earliest, or nil when none has one. Called only when T:limits has `tmo`.
+-- earliest claim deadline they make, or nil when none has one. Called only when T:limits has `tmo`.
 local function life_claimed(ids, att)
   local t = call('HMGET', tag .. ':timeout', unpack(ids))
   local out, w = nil, {}
   for i = 1, #ids do
     local ms = att[i] and tonumber(t[i])
     if ms then
-      out = out or {first = now + ms}
+      local g = now + ms + LIFE_RUN_GRACE
+      out = out or {first = g}
       out[i] = now + ms
-      if now + ms < out.first then out.first = now + ms end
+      if g < out.first then out.first = g end
       w[#w + 1] = ids[i]
       w[#w + 1] = dec(now + ms)
     end
@@ -295,12 +301,12 @@ local function life_claimed(ids, att)
 end
 
 -- The claim value v of a job whose run deadline is `rundl`, and the group
--- element of its claim's reply: the claim's deadline no later than the
--- run deadline, with the mark; the group `g` then a NUL and the run
+-- element of its claim's reply: the claim's deadline no later than
+-- LIFE_RUN_GRACE past the run deadline, with the mark; the group `g` then a NUL and the run
 -- deadline (a group never holds a NUL), which the client reads.
 local function life_claim(v, rundl, g)
   local d = life_deadline(v)
-  if rundl < d then d = rundl end
+  if rundl + LIFE_RUN_GRACE < d then d = rundl + LIFE_RUN_GRACE end
   return life_with_deadline(v, d), g .. '\0' .. dec(rundl)
 end
 
