@@ -6,9 +6,10 @@
  *   run      --jobs N --concurrency C --work-ms MS [--queue Q]
  *   worker   --queue Q --concurrency C --work-ms MS [--fail-every K]
  *            [--ledger FILE] [--ledger-times FILE] [--claim-ttl-ms MS]
- *            [--heartbeat-ms MS]
+ *            [--heartbeat-ms MS] [--ledger-cancel FILE] [--ignore-cancel]
  *   enqueue  --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]
  *            [--priority P] [--max-attempts A] [--group G]
+ *            [--timeout-ms MS]
  *   stats    --queue Q
  *   ping     [--count N]
  *   pool     node|dispatch|notify|stop-job|status|shutdown|ticker|
@@ -292,11 +293,13 @@ static const struct {
     {"worker", demo_worker,
      "worker --queue Q --concurrency C --work-ms MS [--fail-every K]\n"
      "      [--ledger FILE] [--ledger-times FILE] [--claim-ttl-ms MS]\n"
-     "      [--heartbeat-ms MS]\n"
-     "      process jobs until SIGINT or SIGTERM"},
+     "      [--heartbeat-ms MS] [--ledger-cancel FILE] [--ignore-cancel]\n"
+     "      process jobs until SIGINT or SIGTERM; a job cancelled or at its\n"
+     "      run deadline is finished at once (unless --ignore-cancel)"},
     {"enqueue", demo_enqueue,
      "enqueue --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]\n"
-     "      [--priority P] [--max-attempts A] [--group G]"},
+     "      [--priority P] [--max-attempts A] [--group G] [--timeout-ms MS]\n"
+     "      (--timeout-ms: each job's maximum run time, 1 ms or more)"},
     {"stats", demo_stats, "stats --queue Q      job counts as JSON"},
     {"ping", demo_ping, "ping [--count N]     round trips to the backend"},
     {"pool", demo_pool,
