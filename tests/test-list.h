@@ -230,6 +230,8 @@ TEST_DECLARE(queue_mp_race)
 TEST_DECLARE(queue_mp_kill)
 TEST_DECLARE(queue_mp_restart)
 TEST_DECLARE(queue_mp_delivery_stopped)
+/* test_queue_life_mp.c */
+TEST_DECLARE(queue_life_mp_cancel)
 /* test_queue_flow_mp.c */
 TEST_DECLARE(queue_flow_mp_rate)
 TEST_DECLARE(queue_flow_mp_concurrency)
@@ -680,6 +682,8 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(queue_mp_kill, 60)
   TEST_ENTRY_TIMEOUT(queue_mp_restart, 60)
   TEST_ENTRY(queue_mp_delivery_stopped)
+  /* test_queue_life_mp.c */
+  TEST_ENTRY_TIMEOUT(queue_life_mp_cancel, 60)
   /* test_queue_flow_mp.c */
   TEST_ENTRY_TIMEOUT(queue_flow_mp_rate, 60)
   TEST_ENTRY_TIMEOUT(queue_flow_mp_concurrency, 60)
