@@ -55,6 +55,12 @@ local function trim(l, times, keep, keep_s, len)
     call('HDEL', tag .. ':opts', unpack(ids))
     call('HDEL', tag .. ':info', unpack(ids))
   end
-  if times ~= tag .. ':info' then call('HDEL', times, unpack(ids)) end
+  if times ~= tag .. ':info' then
+    call('HDEL', times, unpack(ids))
+  else
+    -- Dead jobs (their times are in T:info) keep their timeouts, for a
+    -- retry (lib/queue_life.lua); they go with them.
+    call('HDEL', tag .. ':timeout', unpack(ids))
+  end
   call('LTRIM', l, dec(n), '-1')
 end
