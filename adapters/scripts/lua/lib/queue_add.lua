@@ -95,7 +95,7 @@ local function queue_add(tag, now, n, A, base)
   -- checked before anything is written.
   local tmo, tw = nil, {}
   for i = 0, n - 1 do
-    local e = A[base + i * 12 + 11]
+    local e = A[base + i * 12 + 11] or ''
     local t = e ~= '' and ext_get(e, 't')
     if t then
       if not string.find(t, '^[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?$') then

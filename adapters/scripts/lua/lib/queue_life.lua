@@ -121,8 +121,6 @@ end
 -- options fleet cannot read is left to its claim's expiry (recovery moves
 -- it aside).
 local function life_end(ids, vals, why, keep, keep_s)
-  call('HDEL', tag .. ':cancel', unpack(ids))
-  call('HDEL', tag .. ':rundl', unpack(ids))
   local ended, evals, whys = {}, {}, {}
   for x, id in ipairs(ids) do
     if why[x] then
@@ -131,10 +129,12 @@ local function life_end(ids, vals, why, keep, keep_s)
       whys[#ended] = why[x]
     end
   end
-  if #ended == 0 then return 0 end
   local recs = recs_get(tag, ended)
-  local o = call('HMGET', tag .. ':opts', unpack(ended))
-  local recw, info, dead, gone, retry = {}, {}, {}, {}, {}
+  local o = #ended > 0 and call('HMGET', tag .. ':opts', unpack(ended))
+  call('HDEL', tag .. ':cancel', unpack(ids))
+  call('HDEL', tag .. ':rundl', unpack(ids))
+  if #ended == 0 then return 0 end
+  local recw, info, dead, gone, retry, gvals = {}, {}, {}, {}, {}, {}
   local now_s = dec(now)
   local first
   for x, id in ipairs(ended) do
@@ -146,6 +146,7 @@ local function life_end(ids, vals, why, keep, keep_s)
     if i and p then
       local attempt = life_attempt(v)
       gone[#gone + 1] = id
+      gvals[#gone] = v
       recw[#recw + 1] = id
       recw[#recw + 1] = dec(attempt) .. sub(recs[x], i)
       local delay = w == 't' and attempt < max and
@@ -188,7 +189,7 @@ local function life_end(ids, vals, why, keep, keep_s)
     call('HINCRBY', tag .. ':stats', 'dead', #dead)
     if keep then trim(tag .. ':dead', tag .. ':info', keep, keep_s) end
   end
-  flow_ended(evals)
+  flow_ended(gvals)
   return #dead
 end
 
