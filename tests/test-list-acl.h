@@ -19,6 +19,7 @@
   XX(queue_delayed)                                                            \
   XX(queue_unique)                                                             \
   XX(queue_cancel_list_purge)                                                  \
+  XX(queue_cancel_running)                                                     \
   XX(queue_recover)                                                            \
   XX(queue_admin_jobs)                                                         \
   XX(queue_admin_retry)                                                        \
