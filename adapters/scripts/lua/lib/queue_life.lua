@@ -282,7 +282,8 @@ end
 -- The claim of ids (whose attempts att[i] are set for the jobs claimed):
 -- the run deadlines of those with a timeout (T:timeout), written to
 -- T:rundl. Returns a table index -> run deadline, and `first` the
--- earliest claim deadline they make, or nil when none has one. Called only when T:limits has `tmo`.
+-- earliest claim deadline they make, or nil when none has one. Called
+-- only when T:limits has `tmo`.
 local function life_claimed(ids, att)
   local t = call('HMGET', tag .. ':timeout', unpack(ids))
   local out, w = nil, {}
@@ -303,8 +304,9 @@ end
 
 -- The claim value v of a job whose run deadline is `rundl`, and the group
 -- element of its claim's reply: the claim's deadline no later than
--- LIFE_RUN_GRACE past the run deadline, with the mark; the group `g` then a NUL and the run
--- deadline (a group never holds a NUL), which the client reads.
+-- LIFE_RUN_GRACE past the run deadline, with the mark; the group `g`, then
+-- a NUL and the run deadline (a group never holds a NUL), which the
+-- client reads.
 local function life_claim(v, rundl, g)
   local d = life_deadline(v)
   if rundl + LIFE_RUN_GRACE < d then d = rundl + LIFE_RUN_GRACE end
