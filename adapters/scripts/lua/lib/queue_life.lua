@@ -161,11 +161,13 @@ local function life_end(ids, vals, why, keep, keep_s)
         end
         -- EVENT: cancelled <id>
       elseif delay then
+        -- EVENT: failed <id> (timed out, will retry)
         info[#info + 1] = '\0\0\0' .. life_timeout_error(id)
         retry[#retry + 1] = now + delay
         retry[#retry + 1] = id
         if not first or now + delay < first then first = now + delay end
       else
+        -- EVENT: dead <id> (timed out)
         info[#info + 1] = now_s .. '\0\0dead\0' .. life_timeout_error(id)
         dead[#dead + 1] = id
       end
