@@ -21,7 +21,7 @@ for i = 2, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
 if #ids == 0 then return out end
 local claims = tag .. ':claims'
 local held = call('HMGET', claims, unpack(ids))
-local w, at = {}, {}
+local w, at, marked = {}, {}, false
 for i, id in ipairs(ids) do
   local v, tok = held[i], ARGV[2 * i + 1]
   -- "<token>\0<attempt>\0<deadline>": the deadline follows the second \0.
@@ -29,18 +29,21 @@ for i, id in ipairs(ids) do
                 find(v, '\0', #tok + 2, true)
   if p then
     w[#w + 1] = id
-    -- (A group's claim keeps its fourth field; a marked one is rewritten
-    -- by life_refresh.)
+    -- (A group's claim keeps its fourth field; a marked one, its deadline
+    -- starting with "0", is rewritten by life_refresh.)
     local q = find(v, '\0', p + 1, true)
-    w[#w + 1] = life_marked(v) and v or
-                    (q and sub(v, 1, p) .. dl .. sub(v, q) or sub(v, 1, p) ..
-                        dl)
     out[#out + 1] = 1
-    at[#w / 2] = #out
+    if byte(v, p + 1) == 48 then
+      marked = true
+      w[#w + 1] = v
+      at[#w / 2] = #out
+    else
+      w[#w + 1] = q and sub(v, 1, p) .. dl .. sub(v, q) or sub(v, 1, p) .. dl
+    end
   else
     out[#out + 1] = 0
   end
 end
-w = life_refresh(w, at, deadline, out)
+if marked then w = life_refresh(w, at, deadline, out) end
 if #w > 0 then call('HSET', claims, unpack(w)) end
 return out

@@ -231,19 +231,26 @@ end
 
 -- life_claims() of the claims a call names as id, token pairs from
 -- ARGV[a] (`ids`, their ids), whose values `held` holds: those held with
--- their token.
+-- their token. Per claim, one find and one byte when it has no mark.
 local function life_calls(ids, held, a, finish, keep, keep_s)
-  local vals = {}
+  local vals
   for i = 1, #ids do
-    local v, tok = held[i], ARGV[a + 2 * i - 1]
-    if v and sub(v, 1, #tok + 1) == tok .. '\0' then vals[i] = v end
+    local v = held[i]
+    local tok = v and ARGV[a + 2 * i - 1]
+    local q = tok and find(v, '\0', #tok + 2, true)
+    if q and lbyte(v, q + 1) == 48 and sub(v, 1, #tok + 1) == tok .. '\0' then
+      vals = vals or {}
+      vals[i] = v
+    end
   end
+  if not vals then return nil end
   return life_claims(ids, vals, finish, keep, keep_s)
 end
 
 -- The heartbeat of marked claims: `w` holds the id, value pairs the
--- refresh would write (values with the deadline `dl`), and `at` the index
--- in `out` of the answer for each pair. A cancelled claim keeps its
+-- refresh would write (values with the deadline `dl`, the marked ones as
+-- they are), and at[k] the index in `out` of the answer for the marked
+-- pair k. A cancelled claim keeps its
 -- deadline (the cancel's grace) and is answered 2, "cancel requested"; a
 -- claim with a run deadline is moved no further than LIFE_RUN_GRACE past
 -- it. Returns the pairs to write.
