@@ -267,6 +267,8 @@ static void life_on_cancel(fleet_job_t *job, fleet_job_cancel_t why,
     ASSERT_OK(fleet_job_complete(job));
   else
     ASSERT_OK(fleet_job_fail(job, "stopped", 7));
+  /* Finished: no callback may be asked for any more. */
+  ASSERT_ERR(FLEET_EINVAL, fleet_job_on_cancel(job, life_on_cancel, arg));
 }
 
 static void life_handler(fleet_worker_t *w, fleet_job_t *job) {
@@ -275,6 +277,8 @@ static void life_handler(fleet_worker_t *w, fleet_job_t *job) {
   snprintf(lw->id, sizeof(lw->id), "%s", job->id);
   lw->handled++;
   ASSERT_EQ(FLEET_JOB_CANCEL_NONE, fleet_job_cancelled(job));
+  ASSERT_ERR(FLEET_EINVAL, fleet_job_on_cancel(NULL, life_on_cancel, lw));
+  ASSERT_EQ(FLEET_JOB_CANCEL_NONE, fleet_job_cancelled(NULL));
   ASSERT_OK(fleet_job_on_cancel(job, life_on_cancel, lw));
 }
 
