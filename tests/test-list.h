@@ -161,7 +161,7 @@ CONFORMANCE_DECLARE(worker_poison)
 TEST_DECLARE(queue_redis_enqueue_phase)
 /* test_queue_keep.c */
 CONFORMANCE_DECLARE(queue_keep_default)
-/* test_queue_life.c */
+/* test_queue_stop.c */
 CONFORMANCE_DECLARE(queue_cancel_running)
 CONFORMANCE_DECLARE(queue_cancel_grace)
 CONFORMANCE_DECLARE(queue_timeout)
@@ -230,8 +230,8 @@ TEST_DECLARE(queue_mp_race)
 TEST_DECLARE(queue_mp_kill)
 TEST_DECLARE(queue_mp_restart)
 TEST_DECLARE(queue_mp_delivery_stopped)
-/* test_queue_life_mp.c */
-TEST_DECLARE(queue_life_mp_cancel)
+/* test_queue_stop_mp.c */
+TEST_DECLARE(queue_stop_mp_cancel)
 /* test_queue_flow_mp.c */
 TEST_DECLARE(queue_flow_mp_rate)
 TEST_DECLARE(queue_flow_mp_concurrency)
@@ -616,7 +616,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(worker_poison)
   TEST_ENTRY(queue_redis_enqueue_phase)
   CONFORMANCE_ENTRY(queue_keep_default)
-  /* test_queue_life.c */
+  /* test_queue_stop.c */
   CONFORMANCE_ENTRY(queue_cancel_running)
   CONFORMANCE_ENTRY(queue_cancel_grace)
   CONFORMANCE_ENTRY(queue_timeout)
@@ -682,8 +682,8 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(queue_mp_kill, 60)
   TEST_ENTRY_TIMEOUT(queue_mp_restart, 60)
   TEST_ENTRY(queue_mp_delivery_stopped)
-  /* test_queue_life_mp.c */
-  TEST_ENTRY_TIMEOUT(queue_life_mp_cancel, 60)
+  /* test_queue_stop_mp.c */
+  TEST_ENTRY_TIMEOUT(queue_stop_mp_cancel, 60)
   /* test_queue_flow_mp.c */
   TEST_ENTRY_TIMEOUT(queue_flow_mp_rate, 60)
   TEST_ENTRY_TIMEOUT(queue_flow_mp_concurrency, 60)

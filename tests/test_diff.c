@@ -502,7 +502,7 @@ static void diff_enqueue(diff_t *d) {
     a[10] = groups[diff_rand(d, 5)];
     /* Some with a timeout (long: it never passes during the run, so that
      * both sides see the same), whose claims carry the mark and run
-     * deadlines (lib/queue_life.lua); the cancels below meet running
+     * deadlines (lib/queue_stop.lua); the cancels below meet running
      * jobs. */
     a[11] = diff_rand(d, 4) == 0 ? "t=600000" : "";
   }

@@ -280,7 +280,7 @@ CONFORMANCE_IMPL(queue_cancel_list_purge) {
   ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, id[2], &info, NULL, 0, NULL, 0));
   ASSERT_ERR(FLEET_ENOTFOUND, qt_cancel(&t, id[2]));
   /* Completed: already done (a running job's cancel:
-   * test_queue_life.c). */
+   * test_queue_stop.c). */
   ASSERT_EQ(2, qt_claim(&t, 2, 60000, jobs));
   claims[0] = qt_claim_of(&jobs[0]);
   claims[1] = qt_claim_of(&jobs[1]);

@@ -38,7 +38,7 @@ static void queue_claims_args(struct fleet__queue_s *q,
 }
 
 /* The result code of the batch ops (1, 2, 0, -1; 3 and 4, the claim
- * ended as its job's cancel or run deadline said: lib/queue_life.lua) as a
+ * ended as its job's cancel or run deadline said: lib/queue_stop.lua) as a
  * fleet status, or FLEET_EPROTO for anything else. */
 static int queue_batch_code(const fleet__reply_t *r) {
   if (r->type != FLEET__REPLY_INT)
@@ -104,7 +104,7 @@ static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
       fleet__reply_bytes(&e[3], group) != 0)
     return FLEET_EPROTO;
   /* A job with a run deadline has it after a NUL in the group element
-   * (lib/queue_life.lua). */
+   * (lib/queue_stop.lua). */
   p = group->len > 0 ? memchr(group->base, '\0', group->len) : NULL;
   job->run_deadline_ms = 0;
   if (p != NULL) {

@@ -119,7 +119,7 @@ static void queue_enq_spec(struct fleet__queue_s *q,
   queue_enq_put(q, s->group != NULL ? s->group : "",
                 s->group != NULL ? strlen(s->group) : 0);
   /* ext: the job's other options, "<key>=<value>" items separated by
-   * "\n" (lib/queue_add.lua): t, the timeout (lib/queue_life.lua). */
+   * "\n" (lib/queue_add.lua): t, the timeout (lib/queue_stop.lua). */
   if (s->timeout_ms != 0) {
     char ext[16] = "t=";
     len = 2 + fleet__queue_dec(ext + 2, s->timeout_ms);

@@ -517,7 +517,7 @@ static void worker_hb_done(fleet__batch_item_t *it, int status,
  * read `server_now` at loop ms `at` or before: a job's run deadline is
  * timed from there, so that the handler is told at it or a little after
  * (a finish after it is the timeout's failure; the backend waits a grace
- * past it for one, lib/queue_life.lua). */
+ * past it for one, lib/queue_stop.lua). */
 static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
                         size_t n, uint64_t deadline, uint32_t period,
                         int delivered, uint64_t server_now, uint64_t at) {

@@ -2,7 +2,7 @@
 -- unique key if it still holds it; or asks a running job to stop
 -- (docs/queue.md, "Cancelling a running job"): T:cancel gets the claim's
 -- token, the claim's deadline is capped at now + grace_ms and marked
--- (lib/queue_life.lua), and the message "cancel\0<id>\0<token>" on the
+-- (lib/queue_stop.lua), and the message "cancel\0<id>\0<token>" on the
 -- wake channel tells the worker that holds it. The job then ends as
 -- cancelled (dead, reason "cancelled") when its holder finishes it, or when
 -- recovery finds the capped claim expired.
@@ -22,13 +22,13 @@ local id = ARGV[1]
 --#include queue_pend
 --#include time
 local now = now_ms()
---#include queue_life
+--#include queue_stop
 
 if call('HEXISTS', rec_key(tag, id), id) == 0 then
   return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
 end
 local v = call('HGET', tag .. ':claims', id)
-if v then return life_cancel(id, v, tonumber(ARGV[2] or '30000')) end
+if v then return stop_cancel(id, v, tonumber(ARGV[2] or '30000')) end
 local info = call('HGET', tag .. ':info', id)
 local p = info and find(info, '\0', 1, true)
 -- A dead job's info has its finish time before the first separator.

@@ -5,7 +5,7 @@
 --   jobs, opts, info, done, delayed, dead, stats, jobs:wake, grun, limits.
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,
 --   chooses the jitter); ARGV[5]: keep_count, ARGV[6]: keep_s for dead jobs.
---   Also cancel, rundl, timeout (lib/queue_life.lua): a claim whose job
+--   Also cancel, rundl, timeout (lib/queue_stop.lua): a claim whose job
 --   was cancelled ends as cancelled (dead); one past its run deadline
 --   fails with the timeout's error.
 -- Returns: {1, run_at_ms} for a retry, {0, 0} when the job is dead
@@ -21,7 +21,7 @@ local now = now_ms()
 --#include queue_trim
 --#include queue_ended
 --#include queue_flow
---#include queue_life
+--#include queue_stop
 
 local id, tok = ARGV[1], ARGV[2]
 local v = call('HGET', tag .. ':claims', id)
@@ -46,12 +46,12 @@ local _, backoff = opts_read(o, id)
 local now_s = string.format('%d', now)
 local info = '\0' .. tok .. '\0'
 
--- The backoff (lib/queue_life.lua), read before anything is written.
+-- The backoff (lib/queue_stop.lua), read before anything is written.
 local delay = backoff_delay(backoff, attempt, tonumber(ARGV[4]))
 if not delay then
   return redis.error_reply('FLEET_EPROTO bad backoff: ' .. id)
 end
-local err = life_fail(id, v, ARGV[3], tonumber(ARGV[5]), tonumber(ARGV[6]))
+local err = stop_fail(id, v, ARGV[3], tonumber(ARGV[5]), tonumber(ARGV[6]))
 if not err then return {0, 0} end
 
 call('HDEL', tag .. ':claims', id)

@@ -17,7 +17,7 @@ if #ids > 0 then
   call('HDEL', tag .. ':opts', unpack(ids))
   call('HDEL', tag .. ':info', unpack(ids))
   call('HDEL', tag .. ':done', unpack(ids))
-  -- (A dead job keeps its timeout, for a retry: lib/queue_life.lua.)
+  -- (A dead job keeps its timeout, for a retry: lib/queue_stop.lua.)
   if ARGV[1] == 'dead' then call('HDEL', tag .. ':timeout', unpack(ids)) end
   call('LTRIM', l, #ids, -1)
 end

@@ -7,7 +7,7 @@
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims,
 --   recover_at, recs:<c>, jobs, opts, info, pending, pending:prio, dead,
 --   stats, jobs:wake, groups, gp:<g>, gz:<g>, grun, limits; and cancel,
---   rundl, timeout, delayed (lib/queue_life.lua): an expired claim whose
+--   rundl, timeout, delayed (lib/queue_stop.lua): an expired claim whose
 --   job was cancelled ends as cancelled (dead), one past its run deadline
 --   fails with the timeout's error (retried after its backoff, or dead).
 -- ARGV[1]: limit (claims per call); ARGV[2]: keep_count, ARGV[3]: keep_s
@@ -26,7 +26,7 @@ local ra_key = tag .. ':recover_at'
 --#include queue_trim
 --#include queue_pend
 --#include queue_flow
---#include queue_life
+--#include queue_stop
 
 -- "<digits>" of at most 18 digits, else nil.
 local function num(s)
@@ -70,14 +70,14 @@ for x = 1, #all, 2 do
   end
 end
 local requeued, dead = 0, 0
--- Claims whose run ended (lib/queue_life.lua) end as that says.
-local life, ldead = life_claims(ids, vals, false, tonumber(ARGV[2]),
+-- Claims whose run ended (lib/queue_stop.lua) end as that says.
+local stops, ldead = stop_claims(ids, vals, false, tonumber(ARGV[2]),
                                 tonumber(ARGV[3]))
-if life then
+if stops then
   local k = 0
   dead = ldead
   for x, id in ipairs(ids) do
-    if not life[id] then
+    if not stops[id] then
       k = k + 1
       ids[k], attempts[k], vals[k] = id, attempts[x], vals[x]
     end

@@ -1,7 +1,7 @@
 -- queue_refresh.lua -- the heartbeat: moves the deadline of every claim still
 -- held (its token in the claims hash) to now + claim_ttl_ms.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims.
---   Also cancel, rundl: a claim whose end was asked for (lib/queue_life.lua)
+--   Also cancel, rundl: a claim whose end was asked for (lib/queue_stop.lua)
 --   is not moved past its run deadline, nor at all once cancelled.
 -- ARGV[1]: claim_ttl_ms; then id, token per claim.
 -- Returns: {now_ms, deadline_ms, then 1 (refreshed), 2 (held, but its job
@@ -14,7 +14,7 @@ local now = now_ms()
 local find, sub, byte = string.find, string.sub, string.byte
 local deadline = now + tonumber(ARGV[1])
 local dl = string.format('%d', deadline)
---#include queue_life
+--#include queue_stop
 local out = {now, deadline}
 local ids = {}
 for i = 2, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
@@ -30,7 +30,7 @@ for i, id in ipairs(ids) do
   if p then
     w[#w + 1] = id
     -- (A group's claim keeps its fourth field; a marked one, its deadline
-    -- starting with "0", is rewritten by life_refresh.)
+    -- starting with "0", is rewritten by stop_refresh.)
     local q = find(v, '\0', p + 1, true)
     out[#out + 1] = 1
     if byte(v, p + 1) == 48 then
@@ -44,6 +44,6 @@ for i, id in ipairs(ids) do
     out[#out + 1] = 0
   end
 end
-if marked then w = life_refresh(w, at, deadline, out) end
+if marked then w = stop_refresh(w, at, deadline, out) end
 if #w > 0 then call('HSET', claims, unpack(w)) end
 return out

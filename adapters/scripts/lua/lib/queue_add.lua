@@ -91,7 +91,7 @@ local function queue_add(tag, now, n, A, base)
   local delayed = tag .. ':delayed'
   local PRIO_UNIT = 4398046511104 -- 2^42
   local fmt = string.format
-  -- Ext item t: the job's maximum run time in ms (lib/queue_life.lua),
+  -- Ext item t: the job's maximum run time in ms (lib/queue_stop.lua),
   -- checked before anything is written.
   local tmo, tw = nil, {}
   for i = 0, n - 1 do

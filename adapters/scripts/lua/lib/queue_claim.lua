@@ -417,8 +417,8 @@ local function claim(n, ttl, wid, dttl, ca)
         end
       end
       -- Run deadlines, once a job with a timeout was enqueued
-      -- (lib/queue_life.lua).
-      local R = L[12] and life_claimed(ids, att)
+      -- (lib/queue_stop.lua).
+      local R = L[12] and stop_claimed(ids, att)
       -- fence_next: lib/fence.lua, which the script includes.
       local token = fence_next(tag .. ':fence', #ids) - 1
       local tail = '\0' .. dec(deadline)
@@ -462,7 +462,7 @@ local function claim(n, ttl, wid, dttl, ca)
           out[o + 3] = token
           out[o + 4] = g
           if R and R[i] then
-            claims[c], out[o + 4] = life_claim(claims[c], R[i], g)
+            claims[c], out[o + 4] = stop_claim(claims[c], R[i], g)
           end
           o = o + 4
         elseif gn and gof[i] ~= '' then

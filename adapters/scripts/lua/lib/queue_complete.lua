@@ -6,7 +6,7 @@
 -- completed (the done hash gets its finish time and claim, the completed
 -- list its id) and the kept ones are trimmed to `keep` jobs and an age of
 -- keep_s seconds (0: no age bound). A claim whose job was cancelled or
--- ran past its run deadline ends as that says instead (lib/queue_life.lua:
+-- ran past its run deadline ends as that says instead (lib/queue_stop.lua:
 -- answered 3 or 4). Expects `call`, `tag`, `now`, and
 -- queue_int, queue_trim, queue_ended and queue_freed included before it.
 local function complete(keep, keep_s, a)
@@ -16,16 +16,16 @@ local function complete(keep, keep_s, a)
   if #ids == 0 then return out end
   local claims = tag .. ':claims'
   local held = call('HMGET', claims, unpack(ids))
-  local life = life_calls(ids, held, a, true)
+  local stops = stop_calls(ids, held, a, true)
   local done, marks, seen, nd, vals = {}, {'', HASH_MARK}, {}, 0, {}
   local prefix = dec(now) .. '\0'
   local sfind = string.find
   for i, id in ipairs(ids) do
     local tok = ARGV[a + 2 * i - 1]
     local v = held[i]
-    if life and life[id] and not seen[id] and has_token(v, tok) then
+    if stops and stops[id] and not seen[id] and has_token(v, tok) then
       seen[id] = ''
-      out[i + 1] = life[id]
+      out[i + 1] = stops[id]
     elseif seen[id] then
       -- Completed a moment ago by this batch.
       out[i + 1] = seen[id] == tok and 2 or 0

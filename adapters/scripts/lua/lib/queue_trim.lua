@@ -59,7 +59,7 @@ local function trim(l, times, keep, keep_s, len)
     call('HDEL', times, unpack(ids))
   else
     -- Dead jobs (their times are in T:info) keep their timeouts, for a
-    -- retry (lib/queue_life.lua); they go with them.
+    -- retry (lib/queue_stop.lua); they go with them.
     call('HDEL', tag .. ':timeout', unpack(ids))
   end
   call('LTRIM', l, dec(n), '-1')

@@ -1,4 +1,4 @@
-/* test_queue_life.c -- cancelling a running job and the maximum run time
+/* test_queue_stop.c -- cancelling a running job and the maximum run time
  * (docs/queue.md, "Cancelling a running job", "Maximum run time"), through
  * the queue's calls and through a worker, on both backends: a cancelled
  * claim is told at its heartbeat and ends as dead ("cancelled") when its
@@ -203,7 +203,7 @@ CONFORMANCE_IMPL(queue_timeout) {
     ASSERT_UEQ(t.claim_info.now_ms + tmo, jobs[0].run_deadline_ms);
     claim = qt_claim_of(&jobs[0]);
     /* (Recovery waits a grace of 1 s past the run deadline for the
-     * holder's finish, lib/queue_life.lua.) */
+     * holder's finish, lib/queue_stop.lua.) */
     qt_sleep(&t, tmo + 1100);
     ASSERT_OK(qt_recover(&t));
     ASSERT_UEQ(1, t.recover_info.dead);

@@ -1,5 +1,5 @@
--- queue_life.lua -- included by the queue scripts that claim, refresh and
--- end claims (--#include queue_life): cancelling a running job and the
+-- queue_stop.lua -- included by the queue scripts that claim, refresh and
+-- end claims (--#include queue_stop): cancelling a running job and the
 -- maximum run time (docs/queue.md, "Cancelling a running job", "Maximum
 -- run time"). Expects `call`, `tag` and `now`; includes what it uses.
 --
@@ -27,11 +27,11 @@ local lbyte = string.byte
 -- finish after the run deadline is turned into the timeout's failure, and
 -- the handler, told at the run deadline by its worker's clock, has this
 -- long to finish before recovery fails the job without it.
-local LIFE_RUN_GRACE = 1000
+local STOP_RUN_GRACE = 1000
 
 -- The position of the separator before the deadline of claim value v when
 -- the claim has the mark, else nil.
-local function life_marked(v)
+local function stop_marked(v)
   local p = find(v, '\0', 1, true)
   local q = p and find(v, '\0', p + 1, true)
   if q and lbyte(v, q + 1) == 48 then return q end
@@ -39,7 +39,7 @@ local function life_marked(v)
 end
 
 -- The claim value v with its deadline made `dl` (unix ms), with the mark.
-local function life_with_deadline(v, dl)
+local function stop_with_deadline(v, dl)
   local p = find(v, '\0', 1, true)
   local q = find(v, '\0', p + 1, true)
   local r = find(v, '\0', q + 1, true)
@@ -47,7 +47,7 @@ local function life_with_deadline(v, dl)
 end
 
 -- The deadline of claim value v (a number), as the claim holds it.
-local function life_deadline(v)
+local function stop_deadline(v)
   local p = find(v, '\0', 1, true)
   local q = find(v, '\0', p + 1, true)
   local r = find(v, '\0', q + 1, true)
@@ -55,7 +55,7 @@ local function life_deadline(v)
 end
 
 -- The attempt of claim value v.
-local function life_attempt(v)
+local function stop_attempt(v)
   local p = find(v, '\0', 1, true)
   local q = find(v, '\0', p + 1, true)
   return tonumber(sub(v, p + 1, q - 1)) or 0
@@ -64,7 +64,7 @@ end
 -- What ended a marked claim's run: 'c' when its job was cancelled while
 -- it held it (`c`, the T:cancel value, is its token), 't' when its run
 -- deadline (`r`, the T:rundl value) has passed, else nil.
-local function life_why(v, c, r)
+local function stop_why(v, c, r)
   if c and sub(v, 1, #c + 1) == c .. '\0' then return 'c' end
   r = r and tonumber(r)
   if r and now >= r then return 't' end
@@ -72,7 +72,7 @@ local function life_why(v, c, r)
 end
 
 -- The error of a job that ran past its maximum run time.
-local function life_timeout_error(id)
+local function stop_timeout_error(id)
   local t = call('HGET', tag .. ':timeout', id)
   return 'timed out after ' .. (t or '?') .. ' ms'
 end
@@ -120,7 +120,7 @@ end
 -- Every record is read before anything is written; a job whose record or
 -- options fleet cannot read is left to its claim's expiry (recovery moves
 -- it aside).
-local function life_end(ids, vals, why, keep, keep_s)
+local function stop_end(ids, vals, why, keep, keep_s)
   local ended, evals, whys = {}, {}, {}
   for x, id in ipairs(ids) do
     if why[x] then
@@ -144,7 +144,7 @@ local function life_end(ids, vals, why, keep, keep_s)
     local p, backoff, unique = opts_split(o[x])
     local w = whys[x]
     if i and p then
-      local attempt = life_attempt(v)
+      local attempt = stop_attempt(v)
       gone[#gone + 1] = id
       gvals[#gone] = v
       recw[#recw + 1] = id
@@ -162,13 +162,13 @@ local function life_end(ids, vals, why, keep, keep_s)
         -- EVENT: cancelled <id>
       elseif delay then
         -- EVENT: failed <id> (timed out, will retry)
-        info[#info + 1] = '\0\0\0' .. life_timeout_error(id)
+        info[#info + 1] = '\0\0\0' .. stop_timeout_error(id)
         retry[#retry + 1] = now + delay
         retry[#retry + 1] = id
         if not first or now + delay < first then first = now + delay end
       else
         -- EVENT: dead <id> (timed out)
-        info[#info + 1] = now_s .. '\0\0dead\0' .. life_timeout_error(id)
+        info[#info + 1] = now_s .. '\0\0dead\0' .. stop_timeout_error(id)
         dead[#dead + 1] = id
       end
       opts_group(id, o[x], claim_group(v))
@@ -196,18 +196,18 @@ local function life_end(ids, vals, why, keep, keep_s)
 end
 
 -- Of the claims ids[i] (values vals[i], nil for none) a script holds and
--- will end, the marked ones: ends those whose run ended (life_end) and
+-- will end, the marked ones: ends those whose run ended (stop_end) and
 -- forgets the marks of the others, and with `finish` (a completion: the
 -- job will not run again) their timeouts. Returns a table id -> 3
 -- (ended as cancelled) or 4 (failed: timed out) of those it ended, which
 -- the caller leaves alone, and the number of jobs made dead; or nil when
 -- none was marked. One HMGET of each
 -- of T:cancel and T:rundl, only when a claim is marked.
-local function life_claims(ids, vals, finish, keep, keep_s)
+local function stop_claims(ids, vals, finish, keep, keep_s)
   local mids, mvals, seen = {}, {}, {}
   for x, id in ipairs(ids) do
     local v = vals[x]
-    if v and not seen[id] and life_marked(v) then
+    if v and not seen[id] and stop_marked(v) then
       seen[id] = true
       mids[#mids + 1] = id
       mvals[#mvals + 1] = v
@@ -218,7 +218,7 @@ local function life_claims(ids, vals, finish, keep, keep_s)
   local r = call('HMGET', tag .. ':rundl', unpack(mids))
   local why, out, fin = {}, {}, {}
   for x, v in ipairs(mvals) do
-    why[x] = life_why(v, c[x], r[x])
+    why[x] = stop_why(v, c[x], r[x])
     if why[x] then
       out[mids[x]] = why[x] == 'c' and 3 or 4
     elseif finish then
@@ -226,13 +226,13 @@ local function life_claims(ids, vals, finish, keep, keep_s)
     end
   end
   if #fin > 0 then call('HDEL', tag .. ':timeout', unpack(fin)) end
-  return out, life_end(mids, mvals, why, keep, keep_s)
+  return out, stop_end(mids, mvals, why, keep, keep_s)
 end
 
--- life_claims() of the claims a call names as id, token pairs from
+-- stop_claims() of the claims a call names as id, token pairs from
 -- ARGV[a] (`ids`, their ids), whose values `held` holds: those held with
 -- their token. Per claim, one find and one byte when it has no mark.
-local function life_calls(ids, held, a, finish, keep, keep_s)
+local function stop_calls(ids, held, a, finish, keep, keep_s)
   local vals
   for i = 1, #ids do
     local v = held[i]
@@ -244,7 +244,7 @@ local function life_calls(ids, held, a, finish, keep, keep_s)
     end
   end
   if not vals then return nil end
-  return life_claims(ids, vals, finish, keep, keep_s)
+  return stop_claims(ids, vals, finish, keep, keep_s)
 end
 
 -- The heartbeat of marked claims: `w` holds the id, value pairs the
@@ -252,12 +252,12 @@ end
 -- they are), and at[k] the index in `out` of the answer for the marked
 -- pair k. A cancelled claim keeps its
 -- deadline (the cancel's grace) and is answered 2, "cancel requested"; a
--- claim with a run deadline is moved no further than LIFE_RUN_GRACE past
+-- claim with a run deadline is moved no further than STOP_RUN_GRACE past
 -- it. Returns the pairs to write.
-local function life_refresh(w, at, dl, out)
+local function stop_refresh(w, at, dl, out)
   local mids, mk = {}, {}
   for k = 2, #w, 2 do
-    if life_marked(w[k]) then
+    if stop_marked(w[k]) then
       mids[#mids + 1] = w[k - 1]
       mk[#mids] = k
     end
@@ -273,9 +273,9 @@ local function life_refresh(w, at, dl, out)
       skip[k] = true
       out[at[k / 2]] = 2
     else
-      local d = r[x] and tonumber(r[x]) + LIFE_RUN_GRACE or dl
+      local d = r[x] and tonumber(r[x]) + STOP_RUN_GRACE or dl
       if d > dl then d = dl end
-      w[k] = life_with_deadline(v, d)
+      w[k] = stop_with_deadline(v, d)
     end
   end
   local kept = {}
@@ -293,13 +293,13 @@ end
 -- T:rundl. Returns a table index -> run deadline, and `first` the
 -- earliest claim deadline they make, or nil when none has one. Called
 -- only when T:limits has `tmo`.
-local function life_claimed(ids, att)
+local function stop_claimed(ids, att)
   local t = call('HMGET', tag .. ':timeout', unpack(ids))
   local out, w = nil, {}
   for i = 1, #ids do
     local ms = att[i] and tonumber(t[i])
     if ms then
-      local g = now + ms + LIFE_RUN_GRACE
+      local g = now + ms + STOP_RUN_GRACE
       out = out or {first = g}
       out[i] = now + ms
       if g < out.first then out.first = g end
@@ -313,13 +313,13 @@ end
 
 -- The claim value v of a job whose run deadline is `rundl`, and the group
 -- element of its claim's reply: the claim's deadline no later than
--- LIFE_RUN_GRACE past the run deadline, with the mark; the group `g`, then
+-- STOP_RUN_GRACE past the run deadline, with the mark; the group `g`, then
 -- a NUL and the run deadline (a group never holds a NUL), which the
 -- client reads.
-local function life_claim(v, rundl, g)
-  local d = life_deadline(v)
-  if rundl + LIFE_RUN_GRACE < d then d = rundl + LIFE_RUN_GRACE end
-  return life_with_deadline(v, d), g .. '\0' .. dec(rundl)
+local function stop_claim(v, rundl, g)
+  local d = stop_deadline(v)
+  if rundl + STOP_RUN_GRACE < d then d = rundl + STOP_RUN_GRACE end
+  return stop_with_deadline(v, d), g .. '\0' .. dec(rundl)
 end
 
 -- The failure of the claim v of job `id`, held, with the error `err`:
@@ -327,16 +327,16 @@ end
 -- cancelled), else the error to record: the timeout's when the run
 -- deadline passed, else `err`. Reads T:cancel and T:rundl only for a
 -- marked claim.
-local function life_fail(id, v, err, keep, keep_s)
-  if not life_marked(v) then return err end
-  local why = life_why(v, call('HGET', tag .. ':cancel', id),
+local function stop_fail(id, v, err, keep, keep_s)
+  if not stop_marked(v) then return err end
+  local why = stop_why(v, call('HGET', tag .. ':cancel', id),
                        call('HGET', tag .. ':rundl', id))
   if why == 'c' then
-    life_end({id}, {v}, {why}, keep, keep_s)
+    stop_end({id}, {v}, {why}, keep, keep_s)
     return nil
   end
   call('HDEL', tag .. ':rundl', id)
-  if why == 't' then return life_timeout_error(id) end
+  if why == 't' then return stop_timeout_error(id) end
   return err
 end
 
@@ -345,7 +345,7 @@ end
 -- workers hear "cancel\0<id>\0<token>" on the wake channel. A claim
 -- cancelled already keeps its deadline. Returns 2. A claim fleet cannot
 -- read is refused (FLEET_EPROTO) with nothing written.
-local function life_cancel(id, v, grace)
+local function stop_cancel(id, v, grace)
   local p = find(v, '\0', 1, true)
   local q = p and find(v, '\0', p + 1, true)
   local r = q and find(v, '\0', q + 1, true)
@@ -357,7 +357,7 @@ local function life_cancel(id, v, grace)
   if call('HGET', tag .. ':cancel', id) == tok then return 2 end
   call('HSET', tag .. ':cancel', id, tok)
   if now + grace < d then d = now + grace end
-  call('HSET', tag .. ':claims', id, life_with_deadline(v, d))
+  call('HSET', tag .. ':claims', id, stop_with_deadline(v, d))
   local ra = tonumber(call('GET', tag .. ':recover_at'))
   if not ra or d < ra then call('SET', tag .. ':recover_at', dec(d)) end
   publish_wake(tag .. ':jobs:wake', 'cancel\0' .. id .. '\0' .. tok)

@@ -1,4 +1,4 @@
-/* test_queue_life_mp.c -- a running job cancelled from another process,
+/* test_queue_stop_mp.c -- a running job cancelled from another process,
  * and a job over its timeout, on Redis: `fleet-demo worker` processes
  * write --ledger-cancel (one line per notification their handler heard,
  * "<id> told cancel|timeout <unix_ms>", and per job settled, "<id>
@@ -210,7 +210,7 @@ static void lm_add(qt_t *t, const char *id) {
   ASSERT_OK(st[0]);
 }
 
-TEST_IMPL(queue_life_mp_cancel) {
+TEST_IMPL(queue_stop_mp_cancel) {
   lm_t m;
   qt_t g;
   const lm_line_t *told, *end;
