@@ -59,6 +59,11 @@ typedef struct {
    * (demo_flow.c makes flows). */
   const char *ledger_flows;
   int ledger_flows_fd;
+  /* --ledger-cancel: one line per cancel or timeout a handler heard and
+   * per job settled, with its time; --ignore-cancel: work on when told. */
+  const char *ledger_cancel;
+  int ledger_cancel_fd;
+  int ignore_cancel;
 
   fleet_worker_t w;
   int worker_open;
@@ -260,6 +265,44 @@ static void demo_on_children(fleet_queue_t *q, int status,
   demo_work_start(d, work);
 }
 
+/* A line of --ledger-cancel: "<id> <what> <detail> <unix_ms>". */
+static void demo_ledger_cancel(demo_worker_t *d, const fleet_job_t *job,
+                               const char *what, const char *detail) {
+  char line[FLEET_JOB_ID_MAX + 128];
+  int n;
+
+  if (d->ledger_cancel_fd < 0)
+    return;
+  n = snprintf(line, sizeof(line), "%.*s %s %s %" PRIu64 "\n", (int)job->id_len,
+               job->id, what, detail, demo_unix_ms());
+  demo_ledger_append(d, d->ledger_cancel_fd, line, (size_t)n);
+}
+
+/* The job is asked to stop (cancelled, or at its run deadline): the work
+ * stops and the job is finished at once (unless --ignore-cancel), a
+ * complete for a cancel, a failure for a timeout; the backend turns
+ * either into the job's cancelled or timed-out end. */
+static void demo_on_cancel(fleet_job_t *job, fleet_job_cancel_t why,
+                           void *arg) {
+  demo_work_t *work = arg;
+  demo_worker_t *d = work->timer.loop->data;
+  int err;
+
+  demo_ledger_cancel(d, job, "told",
+                     why == FLEET_JOB_CANCEL_TIMEOUT ? "timeout" : "cancel");
+  if (d->ignore_cancel)
+    return;
+  uv_timer_stop(&work->timer);
+  work->next = d->free_works;
+  d->free_works = work;
+  if (why == FLEET_JOB_CANCEL_TIMEOUT)
+    err = fleet_job_fail(job, "stopped at its run deadline", 27);
+  else
+    err = fleet_job_complete(job);
+  if (err != 0)
+    demo_fail("finish", err);
+}
+
 static void demo_handler(fleet_worker_t *w, fleet_job_t *job) {
   demo_worker_t *d = w->data;
   demo_work_t *work = d->free_works;
@@ -273,6 +316,8 @@ static void demo_handler(fleet_worker_t *w, fleet_job_t *job) {
   d->free_works = work->next;
   work->job = job;
   work->fail = d->fail_every > 0 && d->handled % (uint64_t)d->fail_every == 0;
+  if (fleet_job_on_cancel(job, demo_on_cancel, work) != 0)
+    demo_fail("on_cancel", FLEET_EINVAL);
   /* A flow's parent reads its children first (they stay readable until
    * it ends). */
   if (d->ledger_flows_fd >= 0 && job->type_len == 11 &&
@@ -387,11 +432,18 @@ static void demo_done(fleet_worker_t *w, fleet_job_t *job,
   demo_worker_t *d = w->data;
   int accepted = status == 0 || status == FLEET_EALREADY;
 
+  demo_ledger_cancel(d, job,
+                     action == FLEET_JOB_COMPLETE ? "complete"
+                     : action == FLEET_JOB_FAIL   ? "fail"
+                                                  : "release",
+                     status == 0 ? "ok" : fleet_err_name(status));
   if (action == FLEET_JOB_COMPLETE && accepted) {
     d->completed++;
     demo_ledger_write(d, job);
   } else if (action == FLEET_JOB_FAIL && accepted) {
     d->failed++;
+  } else if (status == FLEET_ETIMEDOUT) {
+    d->failed++; /* (finished after its run deadline: a timeout) */
   } else if (status != FLEET_ECANCELED) {
     d->errors++;
   }
@@ -517,6 +569,10 @@ static int demo_worker_flags(demo_worker_t *d, const demo_args_t *a, int run) {
       d->ledger_times = a->argv[i];
     } else if (!run && demo_flag(a, &i, "--ledger-flows")) {
       d->ledger_flows = a->argv[i];
+    } else if (!run && demo_flag(a, &i, "--ledger-cancel")) {
+      d->ledger_cancel = a->argv[i];
+    } else if (!run && strcmp(f, "--ignore-cancel") == 0) {
+      d->ignore_cancel = 1;
     } else if (!run && demo_flag(a, &i, "--claim-ttl-ms")) {
       if (!demo_int(f, a->argv[i], 10, UINT32_MAX, &d->claim_ttl_ms))
         return 2;
@@ -549,6 +605,7 @@ static int demo_worker_main(const demo_args_t *a, int run) {
   d.ledger_fd = -1;
   d.ledger_times_fd = -1;
   d.ledger_flows_fd = -1;
+  d.ledger_cancel_fd = -1;
   fleet_worker_options_init(&o);
   d.claim_ttl_ms = o.claim_ttl_ms;
   d.heartbeat_ms = o.heartbeat_ms;
@@ -586,6 +643,11 @@ static int demo_worker_main(const demo_args_t *a, int run) {
            open(d.ledger_flows, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
                 0644)) < 0) {
     perror("fleet-demo: worker: --ledger-flows");
+  if (d.ledger_cancel != NULL &&
+      (d.ledger_cancel_fd =
+           open(d.ledger_cancel, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                0644)) < 0) {
+    perror("fleet-demo: worker: --ledger-cancel");
     if (d.ledger_fd >= 0)
       close(d.ledger_fd);
     if (d.ledger_times_fd >= 0)
@@ -648,6 +710,8 @@ static int demo_worker_main(const demo_args_t *a, int run) {
     close(d.ledger_times_fd);
   if (d.ledger_flows_fd >= 0)
     close(d.ledger_flows_fd);
+  if (d.ledger_cancel_fd >= 0)
+    close(d.ledger_cancel_fd);
   return d.status;
 }
 
@@ -801,6 +865,17 @@ int demo_enqueue(const demo_args_t *a) {
       if (!demo_int(f, a->argv[i], 1, UINT32_MAX, &v))
         return 2;
       p.spec.max_attempts = (uint32_t)v;
+    } else if (demo_flag(a, &i, "--timeout-ms")) {
+      /* (0 means none in the spec: on the command line it is refused,
+       * leaving the flag out is how to say none.) */
+      if (strcmp(a->argv[i], "0") == 0) {
+        fprintf(stderr, "fleet-demo: enqueue: --timeout-ms: 0 is not a "
+                        "timeout (leave the flag out for none)\n");
+        return 2;
+      }
+      if (!demo_int(f, a->argv[i], 1, FLEET_JOB_TIMEOUT_MAX_MS, &v))
+        return 2;
+      p.spec.timeout_ms = (uint32_t)v;
     } else if (demo_flag(a, &i, "--group")) {
       p.spec.group = a->argv[i];
       if (p.spec.group[0] == '\0' ||

@@ -7,10 +7,11 @@
  *   worker   --queue Q --concurrency C --work-ms MS [--fail-every K]
  *            [--ledger FILE] [--ledger-times FILE] [--claim-ttl-ms MS]
  *            [--heartbeat-ms MS] [--ledger-flows FILE] [--progress-steps K]
- *            [--result]
+ *            [--result] [--ledger-cancel FILE] [--ignore-cancel]
  *   enqueue  --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]
  *            [--priority P] [--max-attempts A] [--group G]
  *            [--unique-key K [--unique-until-done] [--unique-ttl-ms MS]]
+ *            [--timeout-ms MS]
  *   stats    --queue Q
  *   flow     --queue Q --children N [--child-queue Q2] [--max-attempts A]
  *            [--priority P] [--ignore-child-death] (examples/demo_flow.c)
@@ -297,15 +298,19 @@ static const struct {
      "worker --queue Q --concurrency C --work-ms MS [--fail-every K]\n"
      "      [--ledger FILE] [--ledger-times FILE] [--claim-ttl-ms MS]\n"
      "      [--heartbeat-ms MS] [--ledger-flows FILE] [--progress-steps K]\n"
-     "      [--result]\n"
+     "      [--result] [--ledger-cancel FILE] [--ignore-cancel]\n"
      "      process jobs until SIGINT or SIGTERM; K progress reports per job\n"
-     "      (\"<k>/<K>\" at k*100/K percent), and the result \"done:<id>\""},
+     "      (\"<k>/<K>\" at k*100/K percent), and the result \"done:<id>\";\n"
+     "      a job cancelled or at its run deadline is finished at once\n"
+     "      (unless --ignore-cancel)"},
     {"enqueue", demo_enqueue,
      "enqueue --queue Q --count N [--size BYTES] [--type T] [--delay-ms MS]\n"
      "      [--priority P] [--max-attempts A] [--group G]\n"
      "      [--unique-key K [--unique-until-done] [--unique-ttl-ms MS]]\n"
+     "      [--timeout-ms MS]\n"
      "      a job whose unique key is held is refused: one line naming\n"
-     "      the key and its holder, exit 1 (--count defaults to 1 with a key)"},
+     "      the key and its holder, exit 1 (--count defaults to 1 with a key);\n"
+     "      --timeout-ms: each job's maximum run time, 1 ms or more"},
     {"stats", demo_stats, "stats --queue Q      job counts as JSON"},
     {"flow", demo_flow,
      "flow --queue Q --children N [--child-queue Q2] [--max-attempts A]\n"

@@ -20,6 +20,7 @@
   XX(queue_unique)                                                             \
   XX(queue_unique_until_done)                                                  \
   XX(queue_cancel_list_purge)                                                  \
+  XX(queue_cancel_running)                                                     \
   XX(queue_recover)                                                            \
   XX(queue_events)                                                             \
   XX(queue_admin_jobs)                                                         \

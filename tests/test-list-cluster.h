@@ -29,6 +29,7 @@
   XX(worker_heartbeat)                                                         \
   XX(worker_delivery)                                                          \
   XX(worker_delivery_unheard)                                                  \
+  XX(worker_cancel_timeout)                                                    \
   XX(store_list_pages)                                                         \
   XX(store_clear_prefix)                                                       \
   XX(store_clear_many)                                                         \

@@ -178,6 +178,11 @@ CONFORMANCE_DECLARE(queue_result_kept)
 CONFORMANCE_DECLARE(queue_progress)
 CONFORMANCE_DECLARE(queue_events)
 CONFORMANCE_DECLARE(worker_progress_result)
+/* test_queue_stop.c */
+CONFORMANCE_DECLARE(queue_cancel_running)
+CONFORMANCE_DECLARE(queue_cancel_grace)
+CONFORMANCE_DECLARE(queue_timeout)
+CONFORMANCE_DECLARE(worker_cancel_timeout)
 /* test_queue_perf.c */
 TEST_DECLARE(queue_redis_claim_fast_paths)
 TEST_DECLARE(queue_redis_record_chunks)
@@ -244,6 +249,8 @@ TEST_DECLARE(queue_mp_race)
 TEST_DECLARE(queue_mp_kill)
 TEST_DECLARE(queue_mp_restart)
 TEST_DECLARE(queue_mp_delivery_stopped)
+/* test_queue_stop_mp.c */
+TEST_DECLARE(queue_stop_mp_cancel)
 /* test_queue_flow_mp.c */
 TEST_DECLARE(queue_flow_mp_rate)
 TEST_DECLARE(queue_flow_mp_concurrency)
@@ -649,6 +656,11 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_progress)
   CONFORMANCE_ENTRY(queue_events)
   CONFORMANCE_ENTRY(worker_progress_result)
+  /* test_queue_stop.c */
+  CONFORMANCE_ENTRY(queue_cancel_running)
+  CONFORMANCE_ENTRY(queue_cancel_grace)
+  CONFORMANCE_ENTRY(queue_timeout)
+  CONFORMANCE_ENTRY(worker_cancel_timeout)
   TEST_ENTRY(queue_redis_claim_fast_paths)
   TEST_ENTRY(queue_redis_record_chunks)
 
@@ -712,6 +724,8 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(queue_mp_kill, 60)
   TEST_ENTRY_TIMEOUT(queue_mp_restart, 60)
   TEST_ENTRY(queue_mp_delivery_stopped)
+  /* test_queue_stop_mp.c */
+  TEST_ENTRY_TIMEOUT(queue_stop_mp_cancel, 60)
   /* test_queue_flow_mp.c */
   TEST_ENTRY_TIMEOUT(queue_flow_mp_rate, 60)
   TEST_ENTRY_TIMEOUT(queue_flow_mp_concurrency, 60)

@@ -189,6 +189,29 @@ TEST_IMPL(cli_queue) {
           ARGS("--url", url, "--prefix", "qt", "queue", "cancel", "mail", b));
   ASSERT_EQ(1, r.status);
   ASSERT_NOT_NULL(strstr(r.err, "FLEET_ENOTFOUND"));
+  /* A running job: its cancel is requested; --grace-ms out of range is a
+   * usage error. */
+  {
+    qt_job_t job;
+    fleet_claim_t c;
+    int res[1];
+    /* (One more job: the steps below still find 2 pending.) */
+    qt_add(&t, "send", "extra", NULL);
+    ASSERT_EQ(1, qt_claim(&t, 1, 60000, &job));
+    cli_run(&r, ARGS("--url", url, "--prefix", "qt", "queue", "cancel", "mail",
+                     job.id, "--grace-ms", "0"));
+    ASSERT_EQ(2, r.status);
+    ASSERT_NOT_NULL(strstr(r.err, "--grace-ms: 1 to 86400000 ms (got 0)"));
+    cli_run_ok(&r, url, "qt",
+               ARGS("queue", "cancel", "mail", job.id, "--grace-ms", "5000"));
+    ASSERT_NOT_NULL(strstr(r.out, "result:"));
+    ASSERT_NOT_NULL(strstr(r.out, "cancel requested"));
+    c = qt_claim_of(&job);
+    ASSERT_OK(qt_complete(&t, &c, 1, res));
+    ASSERT_ERR(FLEET_ECANCELED, res[0]);
+    ASSERT_OK(qt_get(&t, job.id, &info, NULL, 0, NULL, 0));
+    ASSERT_EQ(FLEET_JOB_DEAD, info.state);
+  }
 
   /* pause: workers claim nothing; resume: they do. */
   cli_run_ok(&r, url, "qt", ARGS("queue", "pause", "mail"));

@@ -298,6 +298,23 @@ TEST_IMPL(dash_api) {
   ASSERT_EQ(0, qt_claim(&e.mail, 1, 60000, &job));
   ASSERT_EQ(200, cli_http(e.port, "POST", "/api/resume?queue=mail",
                           "X-Fleet-Dash: 1\r\n", resp, sizeof(resp)));
+  /* A running job's cancel: requested; its holder's completion then ends
+   * it as cancelled. */
+  ASSERT_EQ(1, qt_claim(&e.mail, 1, 60000, &job));
+  snprintf(path, sizeof(path), "/api/cancel?queue=mail&id=%s", job.id);
+  ASSERT_EQ(200, cli_http(e.port, "POST", path, "X-Fleet-Dash: 1\r\n", resp,
+                          sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"result\":\"cancel requested\""));
+  ASSERT_OK(qt_get(&e.mail, job.id, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_RUNNING, info.state);
+  {
+    fleet_claim_t c = qt_claim_of(&job);
+    int res[1];
+    ASSERT_OK(qt_complete(&e.mail, &c, 1, res));
+    ASSERT_ERR(FLEET_ECANCELED, res[0]);
+  }
+  ASSERT_OK(qt_get(&e.mail, job.id, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_DEAD, info.state);
   idle_connection_closed(e.port);
   dash_teardown(&e);
   return 0;
@@ -413,6 +430,23 @@ TEST_IMPL(dash_chromium) {
       strstr(r.out, "<button data-action=\"retry\">Retry</button>"));
   ASSERT_NOT_NULL(
       strstr(r.out, "<button data-action=\"retry\">Retry all dead</button>"));
+  /* The running tab: a running job has its Cancel button. */
+  {
+    /* (A client of its own: e.mail's loop stood still while chromium
+     * ran.) */
+    qt_job_t job;
+    qt_t q;
+    qt_open(&q, e.url, "mail", NULL);
+    ASSERT_EQ(1, qt_claim(&q, 1, 60000, &job));
+    qt_close(&q);
+    chromium_run(chromium, e.port, "#queue=mail&state=running", "--dump-dom",
+                 &r);
+    ASSERT_EQ(0, r.status);
+    row = strstr(r.out, "<tr data-job=");
+    ASSERT_NOT_NULL(row);
+    ASSERT_NOT_NULL(
+        strstr(row, "<button data-action=\"cancel\">Cancel</button>"));
+  }
 
   /* The screenshot, kept under the build directory. */
   mkdir(FLEET_TEST_ARTIFACTS, 0755);

@@ -500,7 +500,11 @@ static void diff_enqueue(diff_t *d) {
     a[8] = uniques[diff_rand(d, 6)];
     a[9] = "600000";
     a[10] = groups[diff_rand(d, 5)];
-    a[11] = "";
+    /* Some with a timeout (long: it never passes during the run, so that
+     * both sides see the same), whose claims carry the mark and run
+     * deadlines (lib/queue_stop.lua); the cancels below meet running
+     * jobs. */
+    a[11] = diff_rand(d, 4) == 0 ? "t=600000" : "";
   }
   diff_run(d, FLEET__OP_QUEUE_ENQUEUE, keys, 1, args, 1 + 12 * n);
 }
@@ -576,6 +580,10 @@ static void diff_queue_step(diff_t *d) {
       break;
     case 10:
       args[0] = diff_rand(d, 3) ? diff_job_id(d, idbuf, sizeof(idbuf)) : "u3";
+      /* Often a claimed job: a cancel of a running one marks its claim,
+       * which the refreshes, finishes and recoveries then meet. */
+      if (d->nheld > 0 && diff_rand(d, 2))
+        args[0] = d->held[diff_rand(d, (uint32_t)d->nheld)][0];
       diff_run(d,
                diff_rand(d, 2) ? FLEET__OP_QUEUE_GET : FLEET__OP_QUEUE_CANCEL,
                keys, 1, args, 1);
@@ -613,6 +621,10 @@ static void diff_queue_step(diff_t *d) {
           args[1] = diff_rand(d, 2) ? "1" : "600000";
           args[2] = diff_rand(d, 2) ? "" : "g2";
           diff_run(d, FLEET__OP_QUEUE_LIMITS, keys, 1, args, 3);
+          /* A hold of 1 ms has ended on both sides before the next claim
+           * (else a claim within that ms on one side only differs). */
+          if (strcmp(args[1], "1") == 0)
+            uv_sleep(3);
           break;
         case 3:
           args[0] = "weight";

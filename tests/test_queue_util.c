@@ -145,6 +145,7 @@ static void qt_on_claim(fleet_queue_t *q, int status, fleet_job_t *jobs,
     j->max_attempts = jobs[i].max_attempts;
     j->token = jobs[i].token;
     j->deadline_ms = jobs[i].deadline_ms;
+    j->run_deadline_ms = jobs[i].run_deadline_ms;
     ASSERT_EQ(jobs[i].group != NULL ? strlen(jobs[i].group) : 0,
               jobs[i].group_len);
     snprintf(j->group, sizeof(j->group), "%s",
@@ -298,6 +299,18 @@ static void qt_on_status(fleet_handle_t *q_h, int status, void *ud) {
 int qt_cancel(qt_t *t, const char *id) {
   qt_begin(t);
   return qt_finish(t, fleet_queue_cancel(&t->q, id, qt_on_status, t));
+}
+
+static void qt_on_cancel(fleet_queue_t *q, int status,
+                         fleet_cancel_result_t result, void *ud) {
+  qt_t *t = qt_enter(q, status);
+  t->cancel_result = result;
+}
+
+int qt_cancel_job(qt_t *t, const char *id, uint32_t grace_ms) {
+  qt_begin(t);
+  return qt_finish(
+      t, fleet_queue_cancel_job(&t->q, id, grace_ms, qt_on_cancel, t));
 }
 
 static void qt_on_counts(fleet_queue_t *q, int status,

@@ -18,6 +18,8 @@ typedef struct {
   uint64_t deadline_ms;
   /* The job's group, "" when it has none. */
   char group[FLEET_JOB_GROUP_MAX + 1];
+  /* Its run deadline, 0 when it has no timeout. */
+  uint64_t run_deadline_ms;
 } qt_job_t;
 
 /* A client on its own loop and a queue handle on it. */
@@ -34,6 +36,7 @@ typedef struct {
   int dead;
   uint64_t retry_at;
   uint64_t removed;
+  fleet_cancel_result_t cancel_result;
   /* The group of the job qt_get() read (its info's group points here). */
   char get_group[FLEET_JOB_GROUP_MAX + 1];
   /* Copies of the result and progress bytes qt_get() read (its info's
@@ -99,6 +102,8 @@ int qt_recover(qt_t *t);
 int qt_get(qt_t *t, const char *id, fleet_job_info_t *info, char *payload_out,
            size_t payload_cap, char *error_out, size_t error_cap);
 int qt_cancel(qt_t *t, const char *id);
+/* fleet_queue_cancel_job(); `t->cancel_result` gets the result. */
+int qt_cancel_job(qt_t *t, const char *id, uint32_t grace_ms);
 int qt_counts(qt_t *t);
 /* Lists up to `limit` ids of `type` into `ids`; `*total` gets the total. */
 int qt_list(qt_t *t, const char *type, size_t limit,

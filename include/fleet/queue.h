@@ -126,7 +126,17 @@ typedef struct {
    * (the default) for the `keep_result_s` of the options of the queue
    * handle that completes it. */
   uint64_t result_ttl_ms;
+  /* The job's maximum run time in ms, 0 for none (the default): an attempt
+   * still running this long after its claim (on the backend clock) fails
+   * with the error "timed out after <timeout_ms> ms" and is retried by its
+   * backoff, or is dead past max_attempts; a worker's handler is told
+   * first (fleet_job_on_cancel(), FLEET_JOB_CANCEL_TIMEOUT). Up to
+   * FLEET_JOB_TIMEOUT_MAX_MS (docs/queue.md, "Maximum run time"). */
+  uint32_t timeout_ms;
 } fleet_job_spec_t;
+
+/* fleet_job_spec_t.timeout_ms at most (about 49 days). */
+#define FLEET_JOB_TIMEOUT_MAX_MS UINT32_MAX
 
 /* Fills `spec` with the defaults above and the given type and payload
  * (neither is copied). */
@@ -203,6 +213,9 @@ typedef struct fleet_job_s {
   size_t group_len;
   /* Private (see fleet_job_worker()). */
   struct fleet__wjob_s *internal_;
+  /* The run deadline of a job enqueued with a timeout_ms (its claim time
+   * plus the timeout, unix ms on the backend clock), 0 for none. */
+  uint64_t run_deadline_ms;
 } fleet_job_t;
 
 /* A claim to refresh, complete, fail or release: a job id and the token
@@ -396,10 +409,50 @@ FLEET_EXTERN int fleet_queue_enqueue(fleet_queue_t *q,
 FLEET_EXTERN int fleet_queue_get(fleet_queue_t *q, const char *id,
                                  fleet_queue_get_cb cb, void *user_data);
 
-/* Deletes job `id` if it is pending or delayed. The callback gets 0,
- * FLEET_ENOTFOUND, FLEET_EBUSY (it is running: let its claim finish) or
- * FLEET_EALREADY (it completed or is dead). Same return codes as
- * fleet_queue_get(). */
+/* What fleet_queue_cancel_job() did. */
+typedef enum {
+  /* The job was pending or delayed: it is deleted. */
+  FLEET_CANCEL_DELETED = 1,
+  /* The job is running: its worker is told (fleet_job_on_cancel()) and the
+   * job ends as dead with the error "cancelled" once its handler finishes
+   * it, or when the grace period passes (docs/queue.md, "Cancelling a
+   * running job"). */
+  FLEET_CANCEL_REQUESTED = 2
+} fleet_cancel_result_t;
+
+/* The grace a running job gets to stop when cancelled, by default (ms). */
+#define FLEET_QUEUE_CANCEL_GRACE_MS 30000u
+/* The largest grace fleet_queue_cancel_job() takes (ms). */
+#define FLEET_QUEUE_CANCEL_GRACE_MAX_MS 86400000u
+
+/* `result` is what was done (0 on error). */
+typedef void (*fleet_queue_cancel_cb)(fleet_queue_t *q, int status,
+                                      fleet_cancel_result_t result,
+                                      void *user_data);
+
+/* Cancels job `id`: deletes it if it is pending or delayed
+ * (FLEET_CANCEL_DELETED); if it is running, asks it to stop
+ * (FLEET_CANCEL_REQUESTED): the worker holding it hears it at once (a
+ * message on the queue's wake channel; its next heartbeat tells it too,
+ * should the message be missed), its handler is told through the job
+ * (fleet_job_on_cancel()), and the job ends as dead with the error
+ * "cancelled" when the handler finishes it (complete, fail or release,
+ * whose done callback then gets FLEET_ECANCELED or, for a fail, 0), or
+ * `grace_ms` ms after the cancel (backend clock) if it has not: its
+ * claim's deadline is capped there and recovery ends it. A zombie's late
+ * finish is refused with FLEET_ESTALE. `grace_ms` 0 takes
+ * FLEET_QUEUE_CANCEL_GRACE_MS; at most FLEET_QUEUE_CANCEL_GRACE_MAX_MS.
+ * Cancelling a running job again changes nothing. The callback gets 0,
+ * FLEET_ENOTFOUND or FLEET_EALREADY (it completed or is dead). Same return
+ * codes as fleet_queue_get(), and FLEET_EINVAL for a grace out of
+ * range. */
+FLEET_EXTERN int fleet_queue_cancel_job(fleet_queue_t *q, const char *id,
+                                        uint32_t grace_ms,
+                                        fleet_queue_cancel_cb cb,
+                                        void *user_data);
+
+/* fleet_queue_cancel_job() with the default grace, whose callback gets 0
+ * whether the job was deleted or its cancel requested. */
 FLEET_EXTERN int fleet_queue_cancel(fleet_queue_t *q, const char *id,
                                     fleet_status_cb cb, void *user_data);
 
@@ -448,11 +501,14 @@ FLEET_EXTERN int fleet_queue_claim(fleet_queue_t *q, size_t max_jobs,
                                    fleet_queue_claim_cb cb, void *user_data);
 
 /* The heartbeat: moves the deadline of each of `n` claims
- * (1..FLEET_QUEUE_BATCH_MAX) to now + claim_ttl_ms, in one round trip.
- * results[i] is 0, or FLEET_ESTALE when claims[i] is no longer held (it
- * expired and was recovered, or finished); nothing changes for a stale
- * claim. Returns 0, FLEET_EINVAL (NULL argument, an empty id, a token 0, n
- * out of range, claim_ttl_ms 0), FLEET_E2BIG (an id too long),
+ * (1..FLEET_QUEUE_BATCH_MAX) to now + claim_ttl_ms, in one round trip
+ * (never past the job's run deadline, fleet_job_t.run_deadline_ms).
+ * results[i] is 0, FLEET_ESTALE when claims[i] is no longer held (it
+ * expired and was recovered, or finished), or FLEET_ECANCELED when it is
+ * held but its job was cancelled (fleet_queue_cancel_job(): its deadline
+ * stays where the cancel's grace put it); nothing changes for a stale or
+ * cancelled claim. Returns 0, FLEET_EINVAL (NULL argument, an empty id, a token
+ * 0, n out of range, claim_ttl_ms 0), FLEET_E2BIG (an id too long),
  * FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_refresh(fleet_queue_t *q,
                                      const fleet_claim_t *claims, size_t n,
@@ -463,8 +519,11 @@ FLEET_EXTERN int fleet_queue_refresh(fleet_queue_t *q,
  * FLEET_EALREADY (this claim already ended: a repeated call, for instance
  * after FLEET_ECONNLOST, for a completion that did happen; recognised as
  * long as the job's record is kept); FLEET_ESTALE (the claim is no longer
- * held: nothing changed); FLEET_ENOTFOUND (no such job). Same return codes
- * as fleet_queue_refresh(). */
+ * held: nothing changed); FLEET_ENOTFOUND (no such job); FLEET_ECANCELED
+ * (its job was cancelled while it ran: it ended as dead, "cancelled",
+ * instead); FLEET_ETIMEDOUT (it ran past its run deadline: it failed with
+ * the timeout's error instead). Same return codes as
+ * fleet_queue_refresh(). */
 FLEET_EXTERN int fleet_queue_complete(fleet_queue_t *q,
                                       const fleet_claim_t *claims, size_t n,
                                       fleet_queue_batch_cb cb, void *user_data);
@@ -511,7 +570,9 @@ FLEET_EXTERN int fleet_queue_release(fleet_queue_t *q,
 
 /* Fails a claim with `error` (up to FLEET_JOB_ERROR_MAX bytes, kept as the
  * job's last error): the job runs again after its backoff, or is dead
- * once it has had max_attempts attempts. The callback gets 0,
+ * once it has had max_attempts attempts. A job cancelled while it ran is
+ * dead with the error "cancelled" instead (`dead` 1); one past its run
+ * deadline keeps the timeout's error rather than `error`. The callback gets 0,
  * FLEET_ESTALE, FLEET_EALREADY or FLEET_ENOTFOUND as for
  * fleet_queue_complete(). Returns 0, FLEET_EINVAL, FLEET_E2BIG,
  * FLEET_ECLOSING or FLEET_ENOMEM. */

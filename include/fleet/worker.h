@@ -44,8 +44,12 @@ typedef void (*fleet_worker_lost_cb)(fleet_worker_t *w, fleet_job_t *job,
 /* A finished job has settled: `status` is 0 (the backend accepted it),
  * FLEET_EALREADY (it had accepted it before: a retry after a lost reply),
  * FLEET_ESTALE (the claim was lost; nothing changed), FLEET_ENOTFOUND,
- * FLEET_ECANCELED (the worker closed first, or had handed the claim back),
- * or another backend error once retrying was given up. After it returns
+ * FLEET_ECANCELED (the worker closed first, or had handed the claim back;
+ * or, for a complete or a release, the job was cancelled while it ran and
+ * ended as dead, "cancelled", instead: fleet_job_cancelled() tells),
+ * FLEET_ETIMEDOUT (a complete or a release after the job's run deadline:
+ * it failed with the timeout's error instead), or another backend error
+ * once retrying was given up. After it returns
  * the job's memory is reused. */
 typedef void (*fleet_worker_done_cb)(fleet_worker_t *w, fleet_job_t *job,
                                      fleet_job_action_t action, int status);
@@ -243,6 +247,43 @@ FLEET_EXTERN int fleet_job_complete_result(fleet_job_t *job, const void *result,
  * or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_job_progress(fleet_job_t *job, uint32_t pct,
                                     const void *data, size_t len);
+/* Why a running job is asked to stop (fleet_job_cancelled()). */
+typedef enum {
+  /* It is not. */
+  FLEET_JOB_CANCEL_NONE = 0,
+  /* It was cancelled (fleet_queue_cancel_job()): whatever the handler
+   * does now, the job ends as dead with the error "cancelled"; finish it
+   * before the cancel's grace passes. */
+  FLEET_JOB_CANCEL_REQUESTED,
+  /* It reached its run deadline (fleet_job_spec_t.timeout_ms): it fails
+   * with the error "timed out after <ms> ms" and is retried by its
+   * backoff, whatever the handler does now. */
+  FLEET_JOB_CANCEL_TIMEOUT
+} fleet_job_cancel_t;
+
+/* The handler of a job is asked to stop: `why` is FLEET_JOB_CANCEL_REQUESTED
+ * or FLEET_JOB_CANCEL_TIMEOUT. */
+typedef void (*fleet_job_cancel_cb)(fleet_job_t *job, fleet_job_cancel_t why,
+                                    void *arg);
+
+/* Asks for `cb` to run, once, when job `job` (given to the handler and not
+ * finished) is asked to stop (docs/queue.md, "Cancelling a running job",
+ * "Maximum run time"): cancelled, as the worker hears it (a message on the
+ * queue's wake channel, else its next heartbeat), or at its run deadline
+ * (fleet_job_t.run_deadline_ms, timed on the worker from the backend
+ * clock the claim read). It runs on the loop, never inside this call; a
+ * second call replaces `cb` and `arg`. Finish the job as usual (complete,
+ * fail or release): the backend turns that into the cancelled or timed-out
+ * end. A job asked to stop before this call does not run `cb`: check
+ * fleet_job_cancelled() first. `cb` never runs after the job is finished.
+ * Returns 0 or FLEET_EINVAL (NULL job, not a job of a handler, or finished
+ * already). */
+FLEET_EXTERN int fleet_job_on_cancel(fleet_job_t *job, fleet_job_cancel_cb cb,
+                                     void *arg);
+
+/* Whether job `job`, given to a handler, was asked to stop, and why;
+ * FLEET_JOB_CANCEL_NONE for NULL or a job that is not a handler's. */
+FLEET_EXTERN fleet_job_cancel_t fleet_job_cancelled(const fleet_job_t *job);
 
 /* fleet_job_rate_limit() flags: hold the job's group only (the queue when
  * the job has no group). */

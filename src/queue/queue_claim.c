@@ -74,8 +74,9 @@ static void queue_claims_args(struct fleet__queue_s *q,
   }
 }
 
-/* The result code of the batch ops (1, 2, 0, -1) as a fleet status, or
- * FLEET_EPROTO for anything else. */
+/* The result code of the batch ops (1, 2, 0, -1; 3 and 4, the claim
+ * ended as its job's cancel or run deadline said: lib/queue_stop.lua) as a
+ * fleet status, or FLEET_EPROTO for anything else. */
 static int queue_batch_code(const fleet__reply_t *r) {
   if (r->type != FLEET__REPLY_INT)
     return FLEET_EPROTO;
@@ -88,6 +89,10 @@ static int queue_batch_code(const fleet__reply_t *r) {
       return FLEET_ESTALE;
     case -1:
       return FLEET_ENOTFOUND;
+    case 3:
+      return FLEET_ECANCELED;
+    case 4:
+      return FLEET_ETIMEDOUT;
     default:
       return FLEET_EPROTO;
   }
@@ -133,7 +138,24 @@ static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
   if (fleet__reply_bytes(&e[0], id) != 0 || id->len == 0 ||
       fleet__reply_bytes(&e[1], &rec) != 0 ||
       fleet__reply_u64(&e[2], &job->token) != 0 || job->token == 0 ||
-      fleet__reply_bytes(&e[3], group) != 0 || group->len > FLEET_JOB_GROUP_MAX)
+      fleet__reply_bytes(&e[3], group) != 0)
+    return FLEET_EPROTO;
+  /* A job with a run deadline has it after a NUL in the group element
+   * (lib/queue_stop.lua). */
+  p = group->len > 0 ? memchr(group->base, '\0', group->len) : NULL;
+  job->run_deadline_ms = 0;
+  if (p != NULL) {
+    end = (const char *)group->base + group->len;
+    if (end - p < 2 || end - p > 20)
+      return FLEET_EPROTO;
+    for (i = 1; p + i < end; i++) {
+      if (p[i] < '0' || p[i] > '9')
+        return FLEET_EPROTO;
+      job->run_deadline_ms = job->run_deadline_ms * 10 + (uint64_t)(p[i] - '0');
+    }
+    group->len = (size_t)(p - (const char *)group->base);
+  }
+  if (group->len > FLEET_JOB_GROUP_MAX)
     return FLEET_EPROTO;
   p = rec.base;
   end = p + rec.len;
@@ -358,9 +380,11 @@ static int queue_batch_read(struct fleet__queue_s *q, const fleet__reply_t *r,
   for (i = 0; i < n; i++) {
     const fleet__reply_t *e = &r->elem[head + i];
     code = queue_batch_code(e);
-    /* A refresh answers 1 or 0 only. */
-    if (code == FLEET_EPROTO ||
-        (head == 2 && e->integer != 0 && e->integer != 1))
+    /* A refresh answers 1, 0, or 2: held, its job cancelled. */
+    if (head == 2 && code == FLEET_EALREADY)
+      code = FLEET_ECANCELED;
+    else if (code == FLEET_EPROTO ||
+             (head == 2 && e->integer != 0 && e->integer != 1))
       return FLEET_EPROTO;
     q->results[i] = code;
   }

@@ -140,7 +140,7 @@ static void queue_enq_spec(struct fleet__queue_s *q,
   /* ext: the job's other options, "<key>=<value>" items separated by
    * "\n" (lib/queue_add.lua): "u=1", the unique key held until the job
    * ends (lib/queue_unique.lua); "r=<ms>", the result retention
-   * (lib/queue_life.lua). */
+   * (lib/queue_life.lua); "t=<ms>", the timeout (lib/queue_stop.lua). */
   if (s->unique_until_done)
     queue_ext_add(ext, &ext_len, "u=1");
   if (s->result_ttl_ms > 0) {
@@ -148,6 +148,13 @@ static void queue_enq_spec(struct fleet__queue_s *q,
 
     memcpy(item, "r=", 2);
     item[2 + fleet__queue_dec(item + 2, s->result_ttl_ms)] = '\0';
+    queue_ext_add(ext, &ext_len, item);
+  }
+  if (s->timeout_ms != 0) {
+    char item[24];
+
+    memcpy(item, "t=", 2);
+    item[2 + fleet__queue_dec(item + 2, s->timeout_ms)] = '\0';
     queue_ext_add(ext, &ext_len, item);
   }
   queue_enq_put(q, ext, ext_len);
@@ -456,13 +463,83 @@ int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
   return queue_id_call(q, id, &queue_get_call, (fleet__fn_t)cb, user_data);
 }
 
+/* A cancel's reply: 1 (deleted) or 2 (running: cancel requested), as a
+ * fleet_cancel_result_t; 0 for anything else. */
+static fleet_cancel_result_t queue_cancel_result(const fleet__reply_t *r) {
+  if (r->type == FLEET__REPLY_INT && (r->integer == 1 || r->integer == 2))
+    return (fleet_cancel_result_t)r->integer;
+  return (fleet_cancel_result_t)0;
+}
+
+static void queue_cancel_reply(fleet__req_t *base, int status,
+                               const fleet__reply_t *r) {
+  if (fleet__call_failed(base, status) ||
+      fleet__call_failed(base, queue_cancel_result(r) == 0 ? FLEET_EPROTO : 0))
+    return;
+  fleet__req_done(base);
+  ((fleet_status_cb)base->cb)(base->handle->pub, 0, base->user_data);
+}
+
+/* The fail hook of a fleet_queue_cancel_cb. */
+static void queue_cancel_cb_fail(fleet__req_t *req, int status) {
+  ((fleet_queue_cancel_cb)req->cb)((fleet_queue_t *)req->handle->pub, status,
+                                   (fleet_cancel_result_t)0, req->user_data);
+}
+
+static void queue_cancel_job_reply(fleet__req_t *base, int status,
+                                   const fleet__reply_t *r) {
+  fleet_cancel_result_t result;
+
+  if (fleet__call_failed(base, status))
+    return;
+  result = queue_cancel_result(r);
+  if (fleet__call_failed(base, result == 0 ? FLEET_EPROTO : 0))
+    return;
+  fleet__req_done(base);
+  ((fleet_queue_cancel_cb)base->cb)((fleet_queue_t *)base->handle->pub, 0,
+                                    result, base->user_data);
+}
+
 static const fleet__call_t queue_cancel_call = {
-    "queue.cancel", FLEET__OP_QUEUE_CANCEL, fleet__queue_status_reply,
+    "queue.cancel", FLEET__OP_QUEUE_CANCEL, queue_cancel_reply,
     fleet__call_fail_status};
+
+static const fleet__call_t queue_cancel_job_call = {
+    "queue.cancel", FLEET__OP_QUEUE_CANCEL, queue_cancel_job_reply,
+    queue_cancel_cb_fail};
+
+/* Sends a cancel of job `id` with a grace of `grace_ms` (0: the default). */
+static int queue_cancel_send(fleet_queue_t *pub, const char *id,
+                             uint32_t grace_ms, const fleet__call_t *call,
+                             fleet__fn_t cb, void *user_data) {
+  struct fleet__queue_s *q;
+  size_t len;
+  int err;
+
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
+    return err;
+  if ((err = fleet__str_check(id, FLEET_JOB_ID_MAX, &len)) != 0)
+    return err;
+  if (grace_ms > FLEET_QUEUE_CANCEL_GRACE_MAX_MS)
+    return FLEET_EINVAL;
+  if (fleet__args_begin(&q->args, 2, 1) != 0)
+    return FLEET_ENOMEM;
+  fleet__args_bytes(&q->args, id, len);
+  fleet__args_u64(&q->args,
+                  grace_ms != 0 ? grace_ms : FLEET_QUEUE_CANCEL_GRACE_MS);
+  return fleet__queue_call(q, call, cb, user_data);
+}
 
 int fleet_queue_cancel(fleet_queue_t *q, const char *id, fleet_status_cb cb,
                        void *user_data) {
-  return queue_id_call(q, id, &queue_cancel_call, (fleet__fn_t)cb, user_data);
+  return queue_cancel_send(q, id, 0, &queue_cancel_call, (fleet__fn_t)cb,
+                           user_data);
+}
+
+int fleet_queue_cancel_job(fleet_queue_t *q, const char *id, uint32_t grace_ms,
+                           fleet_queue_cancel_cb cb, void *user_data) {
+  return queue_cancel_send(q, id, grace_ms, &queue_cancel_job_call,
+                           (fleet__fn_t)cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */

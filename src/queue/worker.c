@@ -203,11 +203,14 @@ static void worker_on_stop_timer(uv_timer_t *t) {
 
 /* A message on the wake channel, or the notice that the subscription is
  * live (after subscribing or a reconnect: messages may have been missed,
- * and the backend is reachable again). Either way a claim may find jobs. */
+ * and the backend is reachable again). Either way a claim may find jobs,
+ * unless the message is a cancel (fleet__worker_message()). */
 static void worker_on_wake(void *arg, int status, const char *payload,
                            size_t len) {
   struct fleet__worker_s *w = arg;
 
+  if (payload != NULL && fleet__worker_message(w, payload, len))
+    return;
   w->wake_gen++;
   if (status == FLEET_ECONNLOST && !w->online)
     w->probe = 1;

@@ -67,8 +67,13 @@ typedef struct fleet__wjob_s {
   uint32_t hold_ms; /* a release that holds claims (fleet_job_rate_limit) */
   int hold_group;   /* ... of the job's group */
   uint64_t local_deadline; /* loop ms */
-  uint64_t claimed_ns;     /* uv_hrtime() at the claim, for the metrics */
-  char *buf;               /* id, type, payload, error */
+  /* Asked to stop (fleet_job_on_cancel()): why, and who hears it. */
+  fleet_job_cancel_t cancel;
+  fleet_job_cancel_cb cancel_cb;
+  void *cancel_arg;
+  uint64_t run_local;  /* the run deadline in loop ms, 0: none */
+  uint64_t claimed_ns; /* uv_hrtime() at the claim, for the metrics */
+  char *buf;           /* id, type, payload, error */
   size_t cap;
   const char *error;
   size_t error_len;
@@ -268,6 +273,13 @@ void fleet__worker_arm_delay(struct fleet__worker_s *w, uint64_t now_ms,
  * idle workers"): jobs an enqueue claimed for it while it was parked. */
 void fleet__worker_delivered(struct fleet__worker_s *w, const char *msg,
                              size_t len);
+
+/* A message on the wake channel that is not a wake-up: "cancel\0<id>\0
+ * <token>" (queue_cancel.lua), whose job's handler, if this worker holds
+ * that claim, is told. Returns 0 when the message is none of those (a
+ * wake-up), else 1. */
+int fleet__worker_message(struct fleet__worker_s *w, const char *msg,
+                          size_t len);
 
 /* Sends what the flush has: the finishes (when `finishes`), then the
  * claims (when `claims`). The first claim carries the completions, so

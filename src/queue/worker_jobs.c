@@ -93,6 +93,56 @@ static void wjob_lost(struct fleet__worker_s *w, fleet__wjob_t *job,
     w->o.lost_cb(fleet__worker_pub(w), &job->pub, status);
 }
 
+/* Tells the handler of `job` that it is asked to stop, once. */
+static void wjob_stop(fleet__wjob_t *job, fleet_job_cancel_t why) {
+  if (!job->with_handler || job->cancel != FLEET_JOB_CANCEL_NONE)
+    return;
+  job->cancel = why;
+  if (job->cancel_cb != NULL)
+    job->cancel_cb(&job->pub, why, job->cancel_arg);
+}
+
+int fleet__worker_message(struct fleet__worker_s *w, const char *msg,
+                          size_t len) {
+  static const char kind[] = "cancel";
+  const char *id, *tok, *end = msg + len;
+  fleet__wjob_t *job;
+
+  if (len < sizeof(kind) || memcmp(msg, kind, sizeof(kind)) != 0)
+    return 0;
+  id = msg + sizeof(kind);
+  tok = memchr(id, '\0', (size_t)(end - id));
+  if (tok == NULL)
+    return 1;
+  tok++;
+  FLEET__LIST_FOREACH_DATA (job, &w->held, fleet__wjob_t, node) {
+    if (job->pub.id_len == (size_t)(tok - 1 - id) &&
+        memcmp(job->pub.id, id, job->pub.id_len) == 0 &&
+        job->token_len == (size_t)(end - tok) &&
+        memcmp(job->token, tok, job->token_len) == 0) {
+      wjob_stop(job, FLEET_JOB_CANCEL_REQUESTED);
+      break;
+    }
+  }
+  return 1;
+}
+
+int fleet_job_on_cancel(fleet_job_t *pub, fleet_job_cancel_cb cb, void *arg) {
+  fleet__wjob_t *job = pub != NULL ? pub->internal_ : NULL;
+
+  if (job == NULL || !job->with_handler)
+    return FLEET_EINVAL;
+  job->cancel_cb = cb;
+  job->cancel_arg = arg;
+  return 0;
+}
+
+fleet_job_cancel_t fleet_job_cancelled(const fleet_job_t *pub) {
+  const fleet__wjob_t *job = pub != NULL ? pub->internal_ : NULL;
+
+  return job != NULL ? job->cancel : FLEET_JOB_CANCEL_NONE;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Finishing                                                                */
 
@@ -376,9 +426,14 @@ static void worker_arm_lease(struct fleet__worker_s *w, uint64_t now) {
 
   if (uv_is_closing((uv_handle_t *)&w->lease_timer))
     return;
-  FLEET__LIST_FOREACH_DATA (job, &w->held, fleet__wjob_t, node)
+  FLEET__LIST_FOREACH_DATA (job, &w->held, fleet__wjob_t, node) {
     if (job->claim == FLEET__WJOB_HELD && job->local_deadline < next)
       next = job->local_deadline;
+    /* (A run deadline, until the handler was told.) */
+    if (job->run_local != 0 && job->with_handler &&
+        job->cancel == FLEET_JOB_CANCEL_NONE && job->run_local < next)
+      next = job->run_local;
+  }
   if (next == UINT64_MAX)
     uv_timer_stop(&w->lease_timer);
   else
@@ -397,6 +452,8 @@ static void worker_on_lease(uv_timer_t *timer) {
       job->claim = FLEET__WJOB_EXPIRED;
       wjob_lost(w, job, FLEET_ETIMEDOUT);
     }
+    if (job->run_local != 0 && job->run_local <= now)
+      wjob_stop(job, FLEET_JOB_CANCEL_TIMEOUT);
   }
   worker_arm_lease(w, now);
 }
@@ -407,8 +464,8 @@ static void worker_on_lease(uv_timer_t *timer) {
 /* A heartbeat is an item of the client's batcher: the held claims of a
  * worker (the group) that are due about together share one QUEUE_REFRESH
  * call, KEYS = {tag}, ARGV = {claim_ttl_ms, then id, token per claim},
- * whose reply is {now_ms, deadline_ms, then 1 (refreshed) or 0 (stale) per
- * claim}. */
+ * whose reply is {now_ms, deadline_ms, then 1 (refreshed), 2 (held, its
+ * job cancelled) or 0 (stale) per claim}. */
 static void worker_hb_fill_group(fleet__batch_item_t *it, fleet_bytes_t *keys,
                                  fleet_bytes_t *args) {
   struct fleet__worker_s *w = FLEET__CONTAINER_OF(it, fleet__wjob_t, hb)->w;
@@ -472,8 +529,8 @@ static void worker_hb_done(fleet__batch_item_t *it, int status,
   fleet__wjob_t *job = FLEET__CONTAINER_OF(it, fleet__wjob_t, hb);
   struct fleet__worker_s *w = job->w;
 
-  if (status == 0 && (elem->type != FLEET__REPLY_INT ||
-                      (elem->integer != 0 && elem->integer != 1)))
+  if (status == 0 && (elem->type != FLEET__REPLY_INT || elem->integer < 0 ||
+                      elem->integer > 2))
     status = FLEET_EPROTO;
   if (status != 0) {
     /* Try again next period; the lease timer tells the handler if the
@@ -484,7 +541,12 @@ static void worker_hb_done(fleet__batch_item_t *it, int status,
     return;
   }
   fleet__worker_online(w);
-  if (elem->integer == 1) {
+  if (elem->integer == 2) {
+    /* Held, but its job was cancelled: the deadline stays where the
+     * cancel's grace put it (a message missed is caught here). */
+    worker_hb_schedule(w, job, sent);
+    wjob_stop(job, FLEET_JOB_CANCEL_REQUESTED);
+  } else if (elem->integer == 1) {
     job->local_deadline = sent + w->o.claim_ttl_ms - w->margin_ms;
     worker_hb_schedule(w, job, sent);
     worker_arm_lease(w, uv_now(w->base.loop));
@@ -501,13 +563,18 @@ static void worker_hb_done(fleet__batch_item_t *it, int status,
 /* Holds the `n` jobs claimed for the worker, each until `deadline` (loop
  * ms) with its first heartbeat `period` ms from now, and gives them to the
  * handler; those it cannot run go straight back: claimed while stopping,
- * or delivered (`delivered`) beyond the worker's room. */
+ * or delivered (`delivered`) beyond the worker's room. The backend clock
+ * read `server_now` at loop ms `at` or before: a job's run deadline is
+ * timed from there, so that the handler is told at it or a little after
+ * (a finish after it is the timeout's failure; the backend waits a grace
+ * past it for one, lib/queue_stop.lua). */
 static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
                         size_t n, uint64_t deadline, uint32_t period,
-                        int delivered) {
+                        int delivered, uint64_t server_now, uint64_t at) {
   uint64_t now = uv_now(w->base.loop);
   fleet__wjob_t *job;
   size_t i;
+  int timed = 0; /* a job has a run deadline */
 
   for (i = 0; i < n; i++) {
     job = fleet__wjob_get(w);
@@ -519,6 +586,11 @@ static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
       continue;
     }
     job->local_deadline = deadline;
+    timed |= jobs[i].run_deadline_ms != 0;
+    if (jobs[i].run_deadline_ms != 0)
+      job->run_local = jobs[i].run_deadline_ms > server_now
+                           ? at + (jobs[i].run_deadline_ms - server_now)
+                           : at;
     held_add(w, job);
     worker_hb_schedule_in(w, job, now, period);
     w->stats.claimed++;
@@ -537,7 +609,7 @@ static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
       sendq_push(w, job);
     }
   }
-  if (n > 0 && !uv_is_active((uv_handle_t *)&w->lease_timer))
+  if (n > 0 && (timed || !uv_is_active((uv_handle_t *)&w->lease_timer)))
     worker_arm_lease(w, now);
   fleet__worker_kick(w);
 }
@@ -572,7 +644,8 @@ void fleet__worker_delivered(struct fleet__worker_s *w, const char *msg,
   period = w->o.heartbeat_ms;
   if (ttl / 2 < period)
     period = (uint32_t)(ttl / 2);
-  worker_take(w, jobs, n, now + ttl - ttl / 10 - 1, period, 1);
+  worker_take(w, jobs, n, now + ttl - ttl / 10 - 1, period, 1, info.now_ms,
+              now);
   fleet__worker_check_done(w);
 }
 
@@ -611,7 +684,8 @@ static void worker_on_claimed(fleet_queue_t *q, int status, fleet_job_t *jobs,
     if (info->retry_at_ms != FLEET_CLAIM_WAIT_SLOT)
       fleet__worker_arm_delay(w, info->now_ms, info->retry_at_ms);
   }
-  worker_take(w, jobs, n, deadline, w->o.heartbeat_ms, 0);
+  worker_take(w, jobs, n, deadline, w->o.heartbeat_ms, 0, info->now_ms,
+              uv_now(w->base.loop));
   /* Slots asked for and not filled, or a queue that ran dry: the share's
    * other workers may claim them. */
   if (n < asked || !w->maybe_pending)

@@ -26,6 +26,10 @@ fleet__wjob_t *fleet__wjob_get(struct fleet__worker_s *w) {
   job->with_handler = job->queued = job->sending = job->internal = 0;
   job->lost_told = job->resent = 0;
   job->local_status = 0;
+  job->cancel = FLEET_JOB_CANCEL_NONE;
+  job->cancel_cb = NULL;
+  job->cancel_arg = NULL;
+  job->run_local = 0;
   job->error = NULL;
   job->error_len = 0;
   job->result = NULL;

@@ -272,6 +272,12 @@ int cli_q_queue_add(cli_t *cli, const char *queue, const char *type,
                     const char *payload, cli_done_fn done, void *arg);
 int cli_q_queue_retry(cli_t *cli, const char *queue, const char *id,
                       cli_done_fn done, void *arg);
+/* cancel: a pending or delayed job is deleted; a running one is asked to
+ * stop, with `grace_ms` (0: the default) to finish (fleet_queue_cancel_job);
+ * the result holds "result": "deleted" or "cancel requested". */
+int cli_q_queue_cancel_job(cli_t *cli, const char *queue, const char *id,
+                           uint32_t grace_ms, cli_done_fn done, void *arg);
+/* The same with the default grace (the dashboard's button). */
 int cli_q_queue_cancel(cli_t *cli, const char *queue, const char *id,
                        cli_done_fn done, void *arg);
 int cli_q_queue_purge(cli_t *cli, const char *queue, fleet_job_state_t state,

@@ -41,7 +41,14 @@ static const char queue_usage[] =
     "id\n"
     "                                  value data; stops after N\n"
     "  retry Q ID | retry Q --all-dead run dead jobs again\n"
-    "  cancel Q ID                     delete a pending or delayed job\n"
+    "  cancel Q ID [--grace-ms MS]     delete a pending or delayed job, or\n"
+    "                                  stop a running one: its worker is "
+    "told,\n"
+    "                                  and it ends as dead (\"cancelled\") "
+    "when\n"
+    "                                  its handler finishes, or after the "
+    "grace\n"
+    "                                  (default 30000 ms)\n"
     "  purge Q --state completed|dead  delete the kept finished records\n"
     "  pause Q | resume Q              stop / restart claims (workers idle)\n"
     "  add Q PAYLOAD [--type T]        enqueue one job (type default "
@@ -358,24 +365,37 @@ int cli_q_queue_retry(cli_t *cli, const char *queue, const char *id,
   return err;
 }
 
-static void on_status(fleet_handle_t *h, int status, void *ud) {
-  qctx_t *c = qctx_of((fleet_queue_t *)h);
+/* A cancel's answer: "cancelled" true, and "result": "deleted" (it was
+ * pending or delayed) or "cancel requested" (it is running: it ends as
+ * dead, "cancelled", when its handler finishes or the grace passes). */
+static void on_cancel(fleet_queue_t *q, int status,
+                      fleet_cancel_result_t result, void *ud) {
+  qctx_t *c = qctx_of(q);
 
   (void)ud;
-  if (status == 0)
+  if (status == 0) {
     cli_jadd(c->base.res, "cancelled", cli_jbool(1));
+    cli_jadd(c->base.res, "result",
+             cli_jstr(result == FLEET_CANCEL_REQUESTED ? "cancel requested"
+                                                       : "deleted"));
+  }
   cli_query_answered(&c->base, status, NULL);
 }
 
-int cli_q_queue_cancel(cli_t *cli, const char *queue, const char *id,
-                       cli_done_fn done, void *arg) {
+int cli_q_queue_cancel_job(cli_t *cli, const char *queue, const char *id,
+                           uint32_t grace_ms, cli_done_fn done, void *arg) {
   int err;
   qctx_t *c = qctx_open(cli, queue, "id", id, done, arg, &err);
 
   if (c != NULL)
-    err = cli_query_sent(&c->base,
-                         fleet_queue_cancel(&c->q, id, on_status, NULL));
+    err = cli_query_sent(
+        &c->base, fleet_queue_cancel_job(&c->q, id, grace_ms, on_cancel, NULL));
   return err;
+}
+
+int cli_q_queue_cancel(cli_t *cli, const char *queue, const char *id,
+                       cli_done_fn done, void *arg) {
+  return cli_q_queue_cancel_job(cli, queue, id, 0, done, arg);
 }
 
 int cli_q_queue_purge(cli_t *cli, const char *queue, fleet_job_state_t state,
@@ -453,9 +473,9 @@ static int usage_error(const char *fmt, const char *arg) {
 
 int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
-  const char *state_s, *limit_s, *cursor_s, *group;
+  const char *state_s, *limit_s, *cursor_s, *group, *grace_s;
   fleet_job_state_t state;
-  uint64_t limit = QUEUE_JOBS_LIMIT, cursor = 0;
+  uint64_t limit = QUEUE_JOBS_LIMIT, cursor = 0, grace = 0;
   int all_dead, err;
 
   if ((err = cli_noun_help(argc, argv, queue_usage)) != 0)
@@ -507,12 +527,19 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
       return usage_error("--limit: 1 to 1000 (got %s)", limit_s);
     err = cli_q_queue_list(cli, argv[1], type, (size_t)limit, cli_finish,
                            (void *)&list_view);
-  } else if (strcmp(verb, "get") == 0 || strcmp(verb, "cancel") == 0) {
+  } else if (strcmp(verb, "get") == 0) {
     if (argc != 3)
       return usage_error("%s takes a queue name and a job id", verb);
-    err = verb[0] == 'g'
-              ? cli_q_queue_get(cli, argv[1], argv[2], cli_finish, NULL)
-              : cli_q_queue_cancel(cli, argv[1], argv[2], cli_finish, NULL);
+    err = cli_q_queue_get(cli, argv[1], argv[2], cli_finish, NULL);
+  } else if (strcmp(verb, "cancel") == 0) {
+    grace_s = cli_opt(&argc, argv, "--grace-ms");
+    if (argc != 3)
+      return usage_error("%s takes a queue name and a job id", verb);
+    if (grace_s != NULL &&
+        cli_parse_u64(grace_s, 1, FLEET_QUEUE_CANCEL_GRACE_MAX_MS, &grace) != 0)
+      return usage_error("--grace-ms: 1 to 86400000 ms (got %s)", grace_s);
+    err = cli_q_queue_cancel_job(cli, argv[1], argv[2], (uint32_t)grace,
+                                 cli_finish, NULL);
   } else if (strcmp(verb, "events") == 0) {
     return cli_cmd_queue_events(cli, argc, argv);
   } else if (strcmp(verb, "retry") == 0) {

@@ -1,14 +1,22 @@
 -- queue_cancel.lua -- deletes a job that is pending or delayed, with its
--- unique key if it still holds it.
+-- unique key if it still holds it; or asks a running job to stop
+-- (docs/queue.md, "Cancelling a running job"): T:cancel gets the claim's
+-- token, the claim's deadline is capped at now + grace_ms and marked
+-- (lib/queue_stop.lua), and the message "cancel\0<id>\0<token>" on the
+-- wake channel tells the worker that holds it. The job then ends as
+-- cancelled (dead, reason "cancelled") when its holder finishes it, or when
+-- recovery finds the capped claim expired.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
 --   opts, info, claims, done, pending, pending:prio, delayed, unique:<key>,
 --   uniq, limits, groups, gp:<g>, gz:<g>, rttl, events (a "cancelled"
---   event: lib/queue_life.lua); with flows (lib/queue_deps.lua): parent,
---   deps, kids:<id>, and the parent's queue's.
--- ARGV[1]: id.
--- Returns: 1.
--- Errors: FLEET_ENOTFOUND, FLEET_EBUSY (claimed), FLEET_EALREADY (completed
---   or dead), FLEET_EPROTO.
+--   event: lib/queue_life.lua), cancel, timeout, recover_at, jobs:wake;
+--   with flows (lib/queue_deps.lua): parent, deps, kids:<id>, and the
+--   parent's queue's.
+-- ARGV[1]: id; ARGV[2] (optional): grace_ms for a running job (default
+--   30000).
+-- Returns: 1 (deleted), 2 (running: cancel requested).
+-- Errors: FLEET_ENOTFOUND, FLEET_EALREADY (completed or dead),
+--   FLEET_EPROTO.
 local call = redis.call
 local tag = KEYS[1]
 local id = ARGV[1]
@@ -17,12 +25,15 @@ local id = ARGV[1]
 --#include queue_pend
 --#include queue_deps
 --#include queue_life
+--#include time
+local now = now_ms()
+--#include queue_stop
 
 if call('HEXISTS', rec_key(tag, id), id) == 0 then
   return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
-elseif call('HEXISTS', tag .. ':claims', id) == 1 then
-  return redis.error_reply('FLEET_EBUSY job ' .. id .. ' is running')
 end
+local v = call('HGET', tag .. ':claims', id)
+if v then return stop_cancel(id, v, tonumber(ARGV[2] or '30000')) end
 local info = call('HGET', tag .. ':info', id)
 local p = info and find(info, '\0', 1, true)
 -- A dead job's info has its finish time before the first separator.
@@ -55,6 +66,7 @@ end
 recs_del(tag, {id})
 call('HDEL', tag .. ':opts', id)
 call('HDEL', tag .. ':info', id)
+call('HDEL', tag .. ':timeout', id)
 -- A cancelled child counts as dead for its parent (docs/queue.md, "Flows").
 if call('HEXISTS', tag .. ':limits', 'deps') == 1 then deps_ended({id}, 'd') end
 life_cancelled(id)

@@ -33,6 +33,7 @@ local now = now_ms()
 --#include fence
 --#include queue_rec
 --#include queue_pend
+--#include queue_stop
 --#include queue_claim
 
 local wid, dttl

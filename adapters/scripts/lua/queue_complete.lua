@@ -23,6 +23,7 @@ local now = now_ms()
 --#include queue_trim
 --#include queue_ended
 --#include queue_freed
+--#include queue_stop
 --#include queue_complete
 
 return complete(tonumber(ARGV[1]), tonumber(ARGV[2]), 3)

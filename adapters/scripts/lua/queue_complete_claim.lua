@@ -24,6 +24,7 @@ local now = now_ms()
 --#include queue_freed
 --#include queue_trim
 --#include queue_ended
+--#include queue_stop
 --#include queue_claim
 --#include queue_complete
 

@@ -8,7 +8,11 @@
 --   kids:<id>, and the parent's queue's.
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,
 --   chooses the jitter); ARGV[5]: keep_count, ARGV[6]: keep_s for dead jobs.
--- Returns: {1, run_at_ms} for a retry, {0, 0} when the job is dead.
+--   Also cancel, rundl, timeout (lib/queue_stop.lua): a claim whose job
+--   was cancelled ends as cancelled (dead); one past its run deadline
+--   fails with the timeout's error.
+-- Returns: {1, run_at_ms} for a retry, {0, 0} when the job is dead
+--   (cancelled included).
 -- Errors: FLEET_ENOTFOUND, FLEET_ESTALE (not held with this token),
 --   FLEET_EALREADY (that claim already ended), FLEET_EPROTO.
 local call = redis.call
@@ -20,6 +24,7 @@ local now = now_ms()
 --#include queue_trim
 --#include queue_ended
 --#include queue_flow
+--#include queue_stop
 
 local id, tok = ARGV[1], ARGV[2]
 local v = call('HGET', tag .. ':claims', id)
@@ -44,16 +49,13 @@ local _, backoff, unique = opts_read(o, id)
 local now_s = string.format('%d', now)
 local info = '\0' .. tok .. '\0'
 
--- The backoff: base * 2^(attempt - 1) for 'exp' (at most max), base for
--- 'fixed', minus a jitter of up to jitter percent chosen by rnd; at least
--- 1 ms. The same formula as fleet__backoff_delay() in C. Read before
--- anything is written.
-local kind, base, cap, jitter = string.match(backoff,
-                                             '^(%a+):(%d+):(%d+):(%d+)$')
-if (kind ~= 'fixed' and kind ~= 'exp') or #base > 18 or #cap > 18 or
-    #jitter > 18 then
+-- The backoff (lib/queue_stop.lua), read before anything is written.
+local delay = backoff_delay(backoff, attempt, tonumber(ARGV[4]))
+if not delay then
   return redis.error_reply('FLEET_EPROTO bad backoff: ' .. id)
 end
+local err = stop_fail(id, v, ARGV[3], tonumber(ARGV[5]), tonumber(ARGV[6]))
+if not err then return {0, 0} end
 
 call('HDEL', tag .. ':claims', id)
 local fl = flow_ended({v})
@@ -61,7 +63,7 @@ local fl = flow_ended({v})
 opts_group(id, o, claim_group(v))
 call('HSET', rec_key(tag, id), id, attempt .. sub(rec, i))
 if attempt >= max then
-  call('HSET', tag .. ':info', id, now_s .. info .. 'dead\0' .. ARGV[3])
+  call('HSET', tag .. ':info', id, now_s .. info .. 'dead\0' .. err)
   call('RPUSH', tag .. ':dead', id)
   call('HINCRBY', tag .. ':stats', 'dead', 1)
   trim(tag .. ':dead', tag .. ':info', tonumber(ARGV[5]), tonumber(ARGV[6]))
@@ -71,26 +73,10 @@ if attempt >= max then
   return {0, 0}
 end
 
-local delay = tonumber(base)
-if delay < 1 then delay = 1 end
-cap = tonumber(cap)
-if kind == 'fixed' or cap < delay then cap = delay end
-local doublings = kind == 'exp' and attempt - 1 or 0
-while doublings > 0 and delay < cap do
-  delay = delay * 2
-  doublings = doublings - 1
-end
-if delay > cap then delay = cap end
-jitter = tonumber(jitter)
-if jitter > 100 then jitter = 100 end
-jitter = math.floor(delay * jitter / 100)
-if jitter > 0 then delay = delay - tonumber(ARGV[4]) % (jitter + 1) end
-if delay < 1 then delay = 1 end
-
 local run_at = now + delay
 local delayed = tag .. ':delayed'
 local first = call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
-call('HSET', tag .. ':info', id, info .. '\0' .. ARGV[3])
+call('HSET', tag .. ':info', id, info .. '\0' .. err)
 call('ZADD', delayed, run_at, id)
 if not first[2] or run_at < tonumber(first[2]) then
   publish_wake(tag .. ':jobs:wake', 'wake')

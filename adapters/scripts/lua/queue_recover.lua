@@ -9,7 +9,10 @@
 --   stats, jobs:wake, groups, gp:<g>, gz:<g>, grun, limits, uniq,
 --   unique:<key>, rttl, events ("stalled" and "dead" events:
 --   lib/queue_life.lua); with flows (lib/queue_deps.lua): parent, deps,
---   kids:<id>, and the parent's queue's.
+--   kids:<id>, and the parent's queue's; and cancel, rundl, timeout,
+--   delayed (lib/queue_stop.lua): an expired claim whose job was
+--   cancelled ends as cancelled (dead), one past its run deadline fails
+--   with the timeout's error (retried after its backoff, or dead).
 -- ARGV[1]: limit (claims per call); ARGV[2]: keep_count, ARGV[3]: keep_s
 --   for dead jobs.
 -- Returns: {now_ms, requeued, dead, next_deadline_ms (-1: none running),
@@ -26,6 +29,7 @@ local ra_key = tag .. ':recover_at'
 --#include queue_trim
 --#include queue_pend
 --#include queue_flow
+--#include queue_stop
 
 -- "<digits>" of at most 18 digits, else nil.
 local function num(s)
@@ -69,6 +73,20 @@ for x = 1, #all, 2 do
   end
 end
 local requeued, dead = 0, 0
+-- Claims whose run ended (lib/queue_stop.lua) end as that says.
+local stops, ldead = stop_claims(ids, vals, false, tonumber(ARGV[2]),
+                                tonumber(ARGV[3]))
+if stops then
+  local k = 0
+  dead = ldead
+  for x, id in ipairs(ids) do
+    if not stops[id] then
+      k = k + 1
+      ids[k], attempts[k], vals[k] = id, attempts[x], vals[x]
+    end
+  end
+  for x = #ids, k + 1, -1 do ids[x], attempts[x], vals[x] = nil, nil, nil end
+end
 if #bad > 0 then
   local gone = {}
   for x, b in ipairs(bad) do gone[x] = b[1] end
@@ -148,10 +166,11 @@ if #ids > 0 then
   end
   local fl = flow_ended(vals)
   life_recovered(ids, cuts, prios)
-  dead = #gone
-  if dead > 0 then
+  -- (The claims stop_claims ended above counted their dead already.)
+  dead = dead + #gone
+  if #gone > 0 then
     call('RPUSH', tag .. ':dead', unpack(gone))
-    call('HINCRBY', tag .. ':stats', 'dead', dead)
+    call('HINCRBY', tag .. ':stats', 'dead', #gone)
     trim(tag .. ':dead', tag .. ':info', tonumber(ARGV[2]), tonumber(ARGV[3]))
     if fl.deps then deps_ended(gone, 'd') end
     if fl.uniq then unique_ended(tag, gone) end

@@ -9,8 +9,11 @@
 -- ARGV[1]: hold_ms (0: none); ARGV[2]: 0 to hold the queue, 1 each
 --   released job's group (the queue for a job without one); then id,
 --   token per claim.
+--   Also cancel, rundl, timeout, delayed, dead, stats (lib/queue_stop.lua):
+--   a claim whose job was cancelled, or that ran past its run deadline,
+--   ends as that says instead.
 -- Returns: {now_ms, then per claim 1 released, 2 that claim already ended,
---   0 stale, -1 no such job}.
+--   0 stale, -1 no such job, 3 ended as cancelled, 4 failed: timed out}.
 local call = redis.call
 local tag = KEYS[1]
 --#include time
@@ -20,6 +23,7 @@ local now = now_ms()
 --#include queue_ended
 --#include queue_pend
 --#include queue_flow
+--#include queue_stop
 
 local out = {now}
 local ids = {}
@@ -29,6 +33,7 @@ local held = call('HMGET', tag .. ':claims', unpack(ids))
 local recs = recs_get(tag, ids)
 local o = call('HMGET', tag .. ':opts', unpack(ids))
 local infos = call('HMGET', tag .. ':info', unpack(ids))
+local stops = stop_calls(ids, held, 3, false)
 -- Read and checked first; written below.
 -- The jobs go back to their groups' sets: sets[g] = {list, zp}.
 local released, info, seen, vals = {}, {}, {}, {}
@@ -36,7 +41,10 @@ local sets, order = {}, {}
 for i, id in ipairs(ids) do
   local tok = ARGV[2 * i + 2]
   local v = held[i]
-  if seen[id] then
+  if stops and stops[id] and not seen[id] and has_token(v, tok) then
+    seen[id] = ''
+    out[i + 1] = stops[id]
+  elseif seen[id] then
     -- Released a moment ago by this batch.
     out[i + 1] = seen[id] == tok and 2 or 0
   elseif not recs[i] then

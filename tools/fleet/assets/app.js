@@ -1,8 +1,10 @@
 // app.js -- the fleet dashboard: renders the overview (inlined in the page,
 // then fetched from /api/overview every 2 s), a chart of completed jobs per
 // second drawn in SVG from the counters it has seen, the jobs of a queue by
-// state (/api/jobs) with retry and cancel buttons (POST), one job
-// (/api/job: a flow parent with its children, docs/queue.md "Flows"), and its flow
+// state (/api/jobs) with retry and cancel buttons (POST; a running job's
+// cancel asks its worker to stop it), one job (/api/job: its result and
+// progress, a flow parent with its children, docs/queue.md "Flows"), and
+// its flow
 // limits and groups (/api/queue), locks, pools,
 // crons (with the dispatch log of one, /api/cron-history) and warm pools.
 // No external library, no inline script or style: the page's policy
@@ -376,7 +378,7 @@ async function loadJobs() {
       : state === 'dead'
         ? el('button', {'data-action': 'retry',
                         onclick: () => post('/api/retry?' + q)}, 'Retry')
-        : (state === 'pending' || state === 'delayed')
+        : (state === 'pending' || state === 'delayed' || state === 'running')
           ? el('button', {'data-action': 'cancel',
                           onclick: () => post('/api/cancel?' + q)}, 'Cancel')
           : '';

@@ -94,6 +94,21 @@ local function queue_add(tag, now, n, A, base)
   local delayed = tag .. ':delayed'
   local PRIO_UNIT = 4398046511104 -- 2^42
   local fmt = string.format
+  -- Ext item t: the job's maximum run time in ms (lib/queue_stop.lua),
+  -- checked before anything is written.
+  local tmo, tw = nil, {}
+  for i = 0, n - 1 do
+    local e = A[base + i * 12 + 11] or ''
+    local t = e ~= '' and ext_get(e, 't')
+    if t then
+      if not string.find(t, '^[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?$') then
+        error({err = 'FLEET_EINVAL ext item t (timeout_ms) is not a ' ..
+                   'number from 1 to 9999999999'})
+      end
+      tmo = tmo or {}
+      tmo[i] = t
+    end
+  end
 
   -- The generated ids of a group's jobs come from blocks of GROUP_BLOCK
   -- consecutive ids it holds (T:gids: group -> "<next>:<end>"), so that a
@@ -268,8 +283,18 @@ local function queue_add(tag, now, n, A, base)
         zp[#zp + 1] = id
       end
     end
+    if status == 1 and tmo and tmo[i] then
+      tw[#tw + 1] = id
+      tw[#tw + 1] = tmo[i]
+    end
     out[#out + 1] = status
     out[#out + 1] = id
+  end
+  if #tw > 0 then
+    -- (Before the delivery's check: jobs with a timeout go to claims,
+    -- which set their run deadlines.)
+    call('HSET', tag .. ':timeout', unpack(tw))
+    call('HSET', tag .. ':limits', 'tmo', '1')
   end
   if #hashes == 0 then return out end
   unique_hold(tag, until_done)

@@ -239,7 +239,7 @@ local function claim(n, ttl, wid, dttl, ca)
   end
   local L = call('HMGET', tag .. ':limits', 'rate_max', 'rate_ms',
                  'grate_max', 'grate_ms', 'conc', 'gconc', 'hold', 'rl_n',
-                 'weighted', 'gprio', 'gturn')
+                 'weighted', 'gprio', 'gturn', 'tmo')
   local pending = tag .. ':pending'
   local prio = tag .. ':pending:prio'
   local delayed = tag .. ':delayed'
@@ -416,6 +416,9 @@ local function claim(n, ttl, wid, dttl, ca)
           bad[#bad + 1] = {ids[i], why, raw, true}
         end
       end
+      -- Run deadlines, once a job with a timeout was enqueued
+      -- (lib/queue_stop.lua).
+      local R = L[12] and stop_claimed(ids, att)
       -- fence_next: lib/fence.lua, which the script includes.
       local token = fence_next(tag .. ':fence', #ids) - 1
       local tail = '\0' .. dec(deadline)
@@ -458,13 +461,19 @@ local function claim(n, ttl, wid, dttl, ca)
           out[o + 2] = recs[i]
           out[o + 3] = token
           out[o + 4] = g
+          if R and R[i] then
+            claims[c], out[o + 4] = stop_claim(claims[c], R[i], g)
+          end
           o = o + 4
         elseif gn and gof[i] ~= '' then
           -- Moved aside: it does not count against its group.
           gn[gof[i]] = gn[gof[i]] - 1
         end
       end
-      if c > 2 then claims_put(tag, claims, deadline) end
+      if c > 2 then
+        claims_put(tag, claims, R and R.first < deadline and R.first or
+                       deadline)
+      end
     end
   end
   if not left then

@@ -5,7 +5,9 @@
 -- with keep 0 the job's records go too, else the job is kept as
 -- completed (the done hash gets its finish time and claim, the completed
 -- list its id) and the kept ones are trimmed to `keep` jobs and an age of
--- keep_s seconds (0: no age bound). Expects `call`, `tag`, `now`, and
+-- keep_s seconds (0: no age bound). A claim whose job was cancelled or
+-- ran past its run deadline ends as that says instead (lib/queue_stop.lua:
+-- answered 3 or 4). Expects `call`, `tag`, `now`, and
 -- queue_int, queue_trim, queue_ended and queue_freed included before it.
 --#include queue_unique
 local function complete(keep, keep_s, a)
@@ -15,6 +17,7 @@ local function complete(keep, keep_s, a)
   if #ids == 0 then return out end
   local claims = tag .. ':claims'
   local held = call('HMGET', claims, unpack(ids))
+  local stops = stop_calls(ids, held, a, true)
   local done, marks, seen, nd, vals = {}, {'', HASH_MARK}, {}, 0, {}
   local res, ttl -- id -> result, of the completions with one; their ttl_ms
   local prefix = dec(now) .. '\0'
@@ -24,7 +27,10 @@ local function complete(keep, keep_s, a)
     -- (A token with a result: lib/queue_life.lua.)
     if sfind(tok, '\0', 1, true) then tok, ttl, r = res_split(tok) end
     local v = held[i]
-    if seen[id] then
+    if stops and stops[id] and not seen[id] and has_token(v, tok) then
+      seen[id] = ''
+      out[i + 1] = stops[id]
+    elseif seen[id] then
       -- Completed a moment ago by this batch.
       out[i + 1] = seen[id] == tok and 2 or 0
     elseif v and byte(v, #tok + 1) == 0 and sfind(v, tok, 1, true) == 1 then

@@ -56,7 +56,13 @@ local function trim(l, times, keep, keep_s, len)
     call('HDEL', tag .. ':opts', unpack(ids))
     call('HDEL', tag .. ':info', unpack(ids))
   end
-  if times ~= tag .. ':info' then call('HDEL', times, unpack(ids)) end
+  if times ~= tag .. ':info' then
+    call('HDEL', times, unpack(ids))
+  else
+    -- Dead jobs (their times are in T:info) keep their timeouts, for a
+    -- retry (lib/queue_stop.lua); they go with them.
+    call('HDEL', tag .. ':timeout', unpack(ids))
+  end
   -- (Dead jobs with a result retention of their own: lib/queue_life.lua.)
   if life.rttl then call('HDEL', tag .. ':rttl', unpack(ids)) end
   call('LTRIM', l, dec(n), '-1')
