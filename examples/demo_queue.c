@@ -643,6 +643,12 @@ static int demo_worker_main(const demo_args_t *a, int run) {
            open(d.ledger_flows, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
                 0644)) < 0) {
     perror("fleet-demo: worker: --ledger-flows");
+    if (d.ledger_fd >= 0)
+      close(d.ledger_fd);
+    if (d.ledger_times_fd >= 0)
+      close(d.ledger_times_fd);
+    return 1;
+  }
   if (d.ledger_cancel != NULL &&
       (d.ledger_cancel_fd =
            open(d.ledger_cancel, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
@@ -652,6 +658,8 @@ static int demo_worker_main(const demo_args_t *a, int run) {
       close(d.ledger_fd);
     if (d.ledger_times_fd >= 0)
       close(d.ledger_times_fd);
+    if (d.ledger_flows_fd >= 0)
+      close(d.ledger_flows_fd);
     return 1;
   }
   d.works = calloc((size_t)d.concurrency, sizeof(*d.works));

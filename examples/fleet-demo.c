@@ -309,7 +309,8 @@ static const struct {
      "      [--unique-key K [--unique-until-done] [--unique-ttl-ms MS]]\n"
      "      [--timeout-ms MS]\n"
      "      a job whose unique key is held is refused: one line naming\n"
-     "      the key and its holder, exit 1 (--count defaults to 1 with a key);\n"
+     "      the key and its holder, exit 1 (--count defaults to 1 with a "
+     "key);\n"
      "      --timeout-ms: each job's maximum run time, 1 ms or more"},
     {"stats", demo_stats, "stats --queue Q      job counts as JSON"},
     {"flow", demo_flow,
