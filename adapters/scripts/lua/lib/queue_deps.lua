@@ -135,3 +135,17 @@ local function deps_ended(ids, how, results)
     call('HDEL', tag .. ':limits', 'deps')
   end
 end
+
+-- Jobs moved aside (move_aside, lib/queue_rec.lua: `bad` holds {id, ...}
+-- per job) are dead: as children they count as dead for their parents,
+-- as parents their flow's state goes. The HEXISTS is made only when
+-- something was moved aside, which is rare, and deps_ended() only when
+-- the queue takes part in flows.
+local function deps_aside(bad)
+  if #bad == 0 or call('HEXISTS', tag .. ':limits', 'deps') == 0 then
+    return
+  end
+  local ids = {}
+  for x, b in ipairs(bad) do ids[x] = b[1] end
+  deps_ended(ids, 'd')
+end
