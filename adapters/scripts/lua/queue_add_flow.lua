@@ -10,7 +10,7 @@
 -- them.
 -- KEYS[1]: the parent queue's hash tag "{prefix:queue}"; KEYS[2..]: the
 --   children's other queues' tags; parts: those of QUEUE_ENQUEUE, and
---   deps, kids:<id>, parent.
+--   deps, kids:<id>, parent, stats.
 -- ARGV[1]: 'f' (a child's death kills the parent) or 'i' (it counts as
 --   done); ARGV[2..13]: the parent's 12 fields as QUEUE_ENQUEUE takes them
 --   (run_at_ms, delay_ms, unique key and group empty or 0); then per
@@ -78,6 +78,7 @@ if p ~= '' or backoff ~= '' then
 end
 call('HSET', ptag .. ':limits', 'deps', '1')
 call('HSET', ptag .. ':deps', pid, dec(nkids))
+call('HINCRBY', ptag .. ':stats', 'waiting', 1)
 
 -- The children, queue by queue: queue_add with `tag` the child's queue
 -- (the libs it calls read `tag`), then their links.

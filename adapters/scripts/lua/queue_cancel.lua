@@ -3,7 +3,7 @@
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
 --   opts, info, claims, done, pending, pending:prio, delayed, unique:<key>,
 --   groups, gp:<g>, gz:<g>, limits; with flows (lib/queue_deps.lua):
---   parent, deps, kids:<id>, and the parent's queue's.
+--   parent, deps, kids:<id>, stats, and the parent's queue's.
 -- ARGV[1]: id.
 -- Returns: 1.
 -- Errors: FLEET_ENOTFOUND, FLEET_EBUSY (claimed), FLEET_EALREADY (completed
