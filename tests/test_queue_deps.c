@@ -245,9 +245,18 @@ CONFORMANCE_IMPL(queue_deps_run_after_children) {
   kids[2].queue = other; /* one child in another queue */
   f.children = kids;
   f.n_children = 3;
+  f.parent.max_attempts = 2;
+  f.parent.backoff = FLEET_BACKOFF_FIXED;
   ASSERT_OK(deps_add(&t, &f, &o));
   ASSERT_UEQ(3, o.n);
   ASSERT_EQ(FLEET_JOB_WAITING_CHILDREN, deps_state(&t, o.parent));
+  {
+    /* The parent was written as an enqueue writes a job: its options. */
+    fleet_job_info_t info;
+    ASSERT_OK(qt_get(&t, o.parent, &info, NULL, 0, NULL, 0));
+    ASSERT_EQ(5, info.priority);
+    ASSERT_EQ(2, info.max_attempts);
+  }
   ASSERT_STR_EQ("waiting-children",
                 fleet_job_state_name(FLEET_JOB_WAITING_CHILDREN));
   ASSERT_EQ(FLEET_JOB_PENDING, deps_q2_state(&u, o.kids[2]));

@@ -11,6 +11,9 @@
 --   its group's pending set (lib/queue_flow.lua, which the script includes
 --   with `tag` the queue's). `ext` holds the job's other options, '' when
 --   it has none: items "<key>=<value>" separated by "\n" (ext_get below).
+--   With `held` true the jobs are written (records, options, what their
+--   ext asks) but go to no pending or delayed set and wake no one: a
+--   flow's parent (queue_add_flow.lua), released by its last child.
 --   Expects queue_int, fence and queue_flow.
 -- queue_deliver(tag, now, list, lrec): claims jobs of `list` (ids whose
 --   records are lrec[i], each new, pending at the default priority, added
@@ -84,7 +87,7 @@ local function ext_get(ext, key)
   return string.match('\n' .. ext, '\n' .. key .. '=([^\n]*)')
 end
 
-local function queue_add(tag, now, n, A, base)
+local function queue_add(tag, now, n, A, base, held)
   local call = redis.call
   local pending = tag .. ':pending'
   local prio = tag .. ':pending:prio'
@@ -250,6 +253,7 @@ local function queue_add(tag, now, n, A, base)
     out[#out + 1] = status
     out[#out + 1] = id
   end
+  if held then list, zp, zd, order, earliest = {}, {}, {}, {}, nil end
   if #hashes == 0 then return out end
   -- Wake the workers when jobs may be claimable that were not: the pending
   -- jobs were none, or a delayed job is now the earliest.
