@@ -960,9 +960,10 @@ static void demo_on_counts(fleet_queue_t *q, int status,
   }
   printf("{\"queue\":\"%s\",\"pending\":%" PRIu64 ",\"delayed\":%" PRIu64
          ",\"running\":%" PRIu64 ",\"completed\":%" PRIu64 ",\"dead\":%" PRIu64
-         ",\"completed_kept\":%" PRIu64 ",\"dead_kept\":%" PRIu64 "}\n",
+         ",\"completed_kept\":%" PRIu64 ",\"dead_kept\":%" PRIu64
+         ",\"waiting_children\":%" PRIu64 "}\n",
          fleet_queue_name(q), c->pending, c->delayed, c->running, c->completed,
-         c->dead, c->completed_kept, c->dead_kept);
+         c->dead, c->completed_kept, c->dead_kept, c->waiting_children);
   demo_producer_finish(p, 0);
 }
 

@@ -112,8 +112,8 @@ TEST_IMPL(cli_queue) {
 
   /* stats, jobs, get. */
   cli_run_ok(&r, url, "qt", ARGS("queue", "stats", "mail"));
-  ASSERT_NOT_NULL(strstr(r.out, "pending:        2\n"));
-  ASSERT_NOT_NULL(strstr(r.out, "paused:         false\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "pending:          2\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "paused:           false\n"));
   cli_run_ok(&r, url, "qt",
              ARGS("--json", "queue", "jobs", "mail", "--state", "dead"));
   snprintf(pat, sizeof(pat), "\"id\":\"%s\",\"type\":\"send\",\"attempts\":1",

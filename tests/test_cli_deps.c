@@ -1,7 +1,10 @@
 /* test_cli_deps.c -- flows (docs/queue.md, "Flows") in the tools: `fleet
  * queue get` of a flow's parent shows its state and its children (text
  * and JSON), as the dashboard's /api/job does, and the dashboard's job
- * view shows them in a real headless Chromium when one is installed. */
+ * view shows them in a real headless Chromium when one is installed;
+ * `fleet queue stats`, `ls` and the dashboard's queues count waiting
+ * parents, and `fleet queue jobs --state waiting-children` and /api/jobs
+ * list them. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +107,30 @@ TEST_IMPL(cli_queue_deps) {
            out.kids[0], out.kids[1]);
   ASSERT_NOT_NULL(strstr(r.out, pat));
 
+  /* Counted and listed as waiting: stats, ls, jobs. */
+  cli_run_ok(&r, url, "qt", ARGS("--json", "queue", "stats", "cf"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"pending\":1,"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"waiting_children\":1"));
+  cli_run_ok(&r, url, "qt", ARGS("queue", "stats", "cf"));
+  ASSERT_NOT_NULL(strstr(r.out, "waiting_children: 1\n"));
+  cli_run_ok(&r, url, "qt", ARGS("queue", "ls"));
+  ASSERT_NOT_NULL(strstr(r.out, "WAITING_CHILDREN"));
+  cli_run_ok(
+      &r, url, "qt",
+      ARGS("--json", "queue", "jobs", "cf", "--state", "waiting-children"));
+  snprintf(pat, sizeof(pat),
+           "\"total\":1,\"next_cursor\":0,\"jobs\":[{\"id\":\"%s\","
+           "\"type\":\"join\"",
+           out.parent);
+  ASSERT_NOT_NULL(strstr(r.out, pat));
+  cli_run_ok(&r, url, "qt",
+             ARGS("queue", "jobs", "cf", "--state", "waiting-children"));
+  ASSERT_NOT_NULL(strstr(r.out, "1 waiting-children job(s) in cf"));
+  cli_run_ok(&r, url, "qt",
+             ARGS("--json", "queue", "jobs", "cf-other", "--state",
+                  "waiting-children"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"total\":0,"));
+
   /* One child completed. */
   ASSERT_EQ(1, qt_claim(&t, 1, 60000, &job));
   ASSERT_STR_EQ(out.kids[0], job.id);
@@ -128,6 +155,14 @@ TEST_IMPL(cli_queue_deps) {
   ASSERT_EQ(200, cli_http(port, "GET", page, NULL, resp, sizeof(resp)));
   ASSERT_NOT_NULL(strstr(resp, "\"state\":\"waiting-children\""));
   ASSERT_NOT_NULL(strstr(resp, pat));
+  ASSERT_EQ(200,
+            cli_http(port, "GET", "/api/queues", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"waiting_children\":1"));
+  snprintf(page, sizeof(page), "\"jobs\":[{\"id\":\"%s\"", out.parent);
+  ASSERT_EQ(200,
+            cli_http(port, "GET", "/api/jobs?queue=cf&state=waiting-children",
+                     NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, page));
   chromium = cli_chromium_path();
   if (chromium != NULL) {
     snprintf(page, sizeof(page),
@@ -136,6 +171,10 @@ TEST_IMPL(cli_queue_deps) {
     cli_chromium_run(chromium, page, "--dump-dom", &r);
     ASSERT_EQ(0, r.status);
     ASSERT_NOT_NULL(strstr(r.out, "data-state=\"waiting-children\""));
+    /* The queues' table counts the waiting parent. */
+    ASSERT_NOT_NULL(strstr(r.out, "<td class=\"num\" "
+                                  "data-state=\"waiting-children\" "
+                                  "data-count=\"1\">"));
     snprintf(pat, sizeof(pat),
              "<tr data-child=\"%s\"><td>cf</td><td>%s</td><td "
              "data-state=\"completed\">completed</td>",

@@ -210,7 +210,7 @@ TEST_IMPL(cli_queue_flow) {
   /* One claim: the rate window and the running count show it. */
   ASSERT_EQ(1, qt_claim(&t, 1, 60000, &job));
   cli_run_ok(&r, url, "qt", ARGS("queue", "stats", "tenants"));
-  ASSERT_NOT_NULL(strstr(r.out, "pending:        6\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "pending:          6\n"));
   ASSERT_NOT_NULL(strstr(r.out, "rate:              7/2m (1 in the "
                                 "window)\n"));
   ASSERT_NOT_NULL(strstr(r.out, "concurrency:       5 (1 running)\n"));
@@ -309,7 +309,7 @@ TEST_IMPL(cli_queue_flow) {
   ASSERT_OK(group_row(r.out, "g1000", &pending, &running, &weight));
   ASSERT_EQ(1, pending);
   ASSERT_NOT_NULL(strstr(r.out, "\n1001 group(s)\n"));
-  ASSERT_EQ(9 + 1 + 7 + 1 + 1 + 1001 + 1, cli_lines(r.out));
+  ASSERT_EQ(10 + 1 + 7 + 1 + 1 + 1001 + 1, cli_lines(r.out));
 
   qt_close(&many);
   qt_close(&t);

@@ -668,6 +668,11 @@ TEST_IMPL(demo_flow_mp_redis) {
     demo_run(&r, stats_c);
     ASSERT_EQ(0, r.status);
   } while (stats_field(r.out, "running") < 3);
+  /* The parent waits, counted as such in its queue. */
+  demo_run(&r, stats_p);
+  ASSERT_EQ(0, r.status);
+  ASSERT_EQ(1, stats_field(r.out, "waiting_children"));
+  ASSERT_EQ(0, stats_field(r.out, "pending") + stats_field(r.out, "running"));
   pb = demo_spawn(wb, "flow-b");
   ASSERT_OK(kill(pa, SIGKILL));
   demo_reap(pa, "flow-a", &r);
@@ -679,6 +684,7 @@ TEST_IMPL(demo_flow_mp_redis) {
     demo_run(&r, stats_p);
     ASSERT_EQ(0, r.status);
   } while (stats_field(r.out, "completed") < 1);
+  ASSERT_EQ(0, stats_field(r.out, "waiting_children"));
   ASSERT_OK(kill(pb, SIGTERM));
   ASSERT_OK(kill(pp, SIGTERM));
   demo_reap(pb, "flow-b", &r);

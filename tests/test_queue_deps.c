@@ -2,8 +2,8 @@
  * unclaimable, until its children ended, in its queue or another; it
  * then runs and reads their states and results; a child's death kills it
  * (or counts, with ignore_child_death); bad flows are refused with
- * nothing written; on a Redis Cluster, a child's queue must share the
- * parent queue's slot. */
+ * nothing written; waiting parents are counted and listed; on a Redis
+ * Cluster, a child's queue must share the parent queue's slot. */
 #include <stdio.h>
 #include <string.h>
 
@@ -245,9 +245,18 @@ CONFORMANCE_IMPL(queue_deps_run_after_children) {
   kids[2].queue = other; /* one child in another queue */
   f.children = kids;
   f.n_children = 3;
+  f.parent.max_attempts = 2;
+  f.parent.backoff = FLEET_BACKOFF_FIXED;
   ASSERT_OK(deps_add(&t, &f, &o));
   ASSERT_UEQ(3, o.n);
   ASSERT_EQ(FLEET_JOB_WAITING_CHILDREN, deps_state(&t, o.parent));
+  {
+    /* The parent was written as an enqueue writes a job: its options. */
+    fleet_job_info_t info;
+    ASSERT_OK(qt_get(&t, o.parent, &info, NULL, 0, NULL, 0));
+    ASSERT_EQ(5, info.priority);
+    ASSERT_EQ(2, info.max_attempts);
+  }
   ASSERT_STR_EQ("waiting-children",
                 fleet_job_state_name(FLEET_JOB_WAITING_CHILDREN));
   ASSERT_EQ(FLEET_JOB_PENDING, deps_q2_state(&u, o.kids[2]));
@@ -481,6 +490,131 @@ CONFORMANCE_IMPL(queue_deps_refused) {
   ASSERT_EQ(2, deps_claim_all(&t, jobs));
   snprintf(id, sizeof(id), "%s", jobs[0].id);
   ASSERT(strcmp(id, "k-1") == 0 || strcmp(jobs[1].id, "k-1") == 0);
+  qt_close(&t);
+}
+
+/* What deps_jobs() read: a page of fleet_queue_jobs(). */
+typedef struct {
+  int done, status;
+  size_t n;
+  uint64_t total, next;
+  char ids[4][FLEET_JOB_ID_MAX + 1];
+  char types[4][32];
+} deps_page_t;
+
+static void deps_on_jobs(fleet_queue_t *q, int status,
+                         const fleet_job_summary_t *jobs, size_t n,
+                         uint64_t total, uint64_t next, void *ud) {
+  deps_page_t *p = ud;
+  size_t i;
+  (void)q;
+  p->done = 1;
+  p->status = status;
+  p->n = n;
+  p->total = total;
+  p->next = next;
+  for (i = 0; i < n && i < 4; i++) {
+    snprintf(p->ids[i], sizeof(p->ids[i]), "%s", jobs[i].id);
+    snprintf(p->types[i], sizeof(p->types[i]), "%s", jobs[i].type);
+    ASSERT_UEQ(0, jobs[i].time_ms);
+  }
+}
+
+/* A page of the waiting parents of `t` from `cursor`, `limit` at most. */
+static void deps_jobs(qt_t *t, uint64_t cursor, size_t limit, deps_page_t *p) {
+  memset(p, 0, sizeof(*p));
+  ASSERT_OK(fleet_queue_jobs(&t->q, FLEET_JOB_WAITING_CHILDREN, cursor, limit,
+                             64, deps_on_jobs, p));
+  ASSERT(fleet_test_run_until(&t->c.loop, fleet_test_flag_set, &p->done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(p->status);
+}
+
+/* The number of waiting parents fleet_queue_counts() gives for `t`. */
+static uint64_t deps_waiting(qt_t *t) {
+  ASSERT_OK(qt_counts(t));
+  return t->counts.waiting_children;
+}
+
+/* Waiting parents are counted (fleet_queue_counts(): waiting_children) and
+ * listed (fleet_queue_jobs(FLEET_JOB_WAITING_CHILDREN), by id) until they
+ * are released, die with a child or are cancelled. */
+CONFORMANCE_IMPL(queue_deps_listed) {
+  static const char *const pids[] = {"pa", "pb", "pc"};
+  fleet_flow_child_t kids[3];
+  fleet_flow_spec_t f;
+  fleet_claim_t claim;
+  deps_page_t p;
+  deps_out_t made[3];
+  qt_job_t jobs[8];
+  qt_t t;
+  int i;
+
+  qt_open(&t, b->url, "dl", NULL);
+  ASSERT_UEQ(0, deps_waiting(&t));
+  for (i = 0; i < 3; i++) {
+    memset(&kids[i], 0, sizeof(kids[i]));
+    fleet_job_spec_init(&kids[i].spec, "child", "c", 1);
+    kids[i].spec.max_attempts = 1;
+  }
+  /* Added in the order pc, pa, pb: listed by id all the same. */
+  for (i = 0; i < 3; i++) {
+    fleet_flow_spec_init(&f, "parent", "p", 1);
+    f.parent.id = pids[(i + 2) % 3];
+    f.children = kids;
+    f.n_children = 1;
+    ASSERT_OK(deps_add(&t, &f, &made[(i + 2) % 3]));
+  }
+  ASSERT_UEQ(3, deps_waiting(&t));
+  ASSERT_UEQ(3, t.counts.pending); /* their children, not them */
+  deps_jobs(&t, 0, 2, &p);
+  ASSERT_UEQ(3, p.total);
+  ASSERT_UEQ(2, p.n);
+  ASSERT_STR_EQ("pa", p.ids[0]);
+  ASSERT_STR_EQ("pb", p.ids[1]);
+  ASSERT_STR_EQ("parent", p.types[0]);
+  ASSERT_UEQ(2, p.next);
+  deps_jobs(&t, p.next, 2, &p);
+  ASSERT_UEQ(1, p.n);
+  ASSERT_STR_EQ("pc", p.ids[0]);
+  ASSERT_UEQ(0, p.next);
+
+  /* pa's child dies: pa is dead, no longer waiting. */
+  ASSERT_EQ(3, deps_claim_all(&t, jobs));
+  for (i = 0; i < 3; i++)
+    if (strcmp(jobs[i].id, made[0].kids[0]) == 0)
+      break;
+  ASSERT_LT(i, 3);
+  claim = qt_claim_of(&jobs[i]);
+  ASSERT_OK(qt_fail(&t, &claim, "boom"));
+  ASSERT_EQ(FLEET_JOB_DEAD, deps_state(&t, "pa"));
+  ASSERT_UEQ(2, deps_waiting(&t));
+
+  /* pb is cancelled. */
+  ASSERT_OK(qt_cancel(&t, "pb"));
+  ASSERT_UEQ(1, deps_waiting(&t));
+  deps_jobs(&t, 0, 4, &p);
+  ASSERT_UEQ(1, p.total);
+  ASSERT_STR_EQ("pc", p.ids[0]);
+
+  /* pc's child completes: pc is pending, listed there, not here. */
+  for (i = 0; i < 3; i++)
+    if (strcmp(jobs[i].id, made[2].kids[0]) == 0)
+      deps_complete(&t, &jobs[i]);
+  ASSERT_UEQ(0, deps_waiting(&t));
+  ASSERT_UEQ(1, t.counts.pending);
+  deps_jobs(&t, 0, 4, &p);
+  ASSERT_UEQ(0, p.total);
+  ASSERT_UEQ(0, p.n);
+  ASSERT_EQ(1, deps_claim_all(&t, jobs));
+  ASSERT_STR_EQ("pc", jobs[0].id);
+  deps_complete(&t, &jobs[0]);
+  ASSERT_UEQ(0, deps_waiting(&t));
+  /* A state past the last is refused. */
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_queue_jobs(
+                 &t.q, (fleet_job_state_t)(FLEET_JOB_WAITING_CHILDREN + 1), 0,
+                 4, 64, deps_on_jobs, &p));
   qt_close(&t);
 }
 

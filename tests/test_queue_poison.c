@@ -6,8 +6,9 @@
  * reason by the claim or recovery that meets them, reported through the
  * error callback, and never block the good job behind them; a refused
  * claim changes nothing; a parked worker's entry fleet cannot read does
- * not fail an enqueue. The foreign data is written with raw commands
- * (on the memory backend through its command table). */
+ * not fail an enqueue; a flow's child or parent moved aside ends its
+ * flow as a dead child or parent would. The foreign data is written with raw
+ * commands (on the memory backend through its command table). */
 #include "core/client.h"
 #include "memory/script.h"
 #include "test_queue_util.h"
@@ -411,6 +412,166 @@ CONFORMANCE_IMPL(queue_unique_poison) {
   s.id = "u-2";
   ASSERT_OK(qt_enqueue(&t, &s, 1, &st, ids));
   ASSERT_OK(st);
+  qt_close(&t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* A flow's job moved aside                                                 */
+
+/* What pzf_add() got. */
+typedef struct {
+  int done, status;
+  char parent[FLEET_JOB_ID_MAX + 1];
+} pzf_out_t;
+
+static void pzf_on_flow(fleet_queue_t *q, int status,
+                        const fleet_flow_result_t *r, void *ud) {
+  pzf_out_t *o = ud;
+  (void)q;
+  o->done = 1;
+  o->status = status;
+  if (status == 0)
+    snprintf(o->parent, sizeof(o->parent), "%s", r->parent_id);
+}
+
+/* Adds a flow of parent "p<n>" and children "k<n>a", "k<n>b" (given ids,
+ * whose records are in {qt:pf}:jobs) to `t`; `ignore`: its
+ * ignore_child_death. */
+static void pzf_add(qt_t *t, int n, int ignore) {
+  char pid[16], ka[16], kb[16];
+  fleet_flow_child_t kids[2];
+  fleet_flow_spec_t f;
+  pzf_out_t o;
+
+  snprintf(pid, sizeof(pid), "p%d", n);
+  snprintf(ka, sizeof(ka), "k%da", n);
+  snprintf(kb, sizeof(kb), "k%db", n);
+  fleet_flow_spec_init(&f, "parent", "p", 1);
+  f.parent.id = pid;
+  memset(kids, 0, sizeof(kids));
+  fleet_job_spec_init(&kids[0].spec, "child", "c", 1);
+  fleet_job_spec_init(&kids[1].spec, "child", "c", 1);
+  kids[0].spec.id = ka;
+  kids[1].spec.id = kb;
+  f.children = kids;
+  f.n_children = 2;
+  f.ignore_child_death = ignore;
+  memset(&o, 0, sizeof(o));
+  ASSERT_OK(fleet_queue_add_flow(&t->q, &f, pzf_on_flow, &o));
+  ASSERT(fleet_test_run_until(&t->c.loop, fleet_test_flag_set, &o.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(o.status);
+  ASSERT_STR_EQ(pid, o.parent);
+}
+
+/* The state of job `id` of `t`, and its last error into `err`. */
+static fleet_job_state_t pzf_state(qt_t *t, const char *id, char *err,
+                                   size_t cap) {
+  fleet_job_info_t info;
+
+  ASSERT_OK(qt_get(t, id, &info, NULL, 0, err, cap));
+  return info.state;
+}
+
+/* What pzf_flow_gone() heard. */
+typedef struct {
+  int done, status;
+} pzf_kids_t;
+
+static void pzf_on_children(fleet_queue_t *q, int status,
+                            const fleet_flow_child_info_t *kids, size_t n,
+                            size_t waiting, int fail, void *ud) {
+  pzf_kids_t *k = ud;
+  (void)q, (void)kids, (void)n, (void)waiting, (void)fail;
+  k->done = 1;
+  k->status = status;
+}
+
+/* The status fleet_queue_children() gives for parent `id`. */
+static int pzf_children(qt_t *t, const char *id) {
+  pzf_kids_t k = {0, 0};
+
+  ASSERT_OK(fleet_queue_children(&t->q, id, pzf_on_children, &k));
+  ASSERT(fleet_test_run_until(&t->c.loop, fleet_test_flag_set, &k.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  return k.status;
+}
+
+/* A child moved aside by a claim or a recovery is a dead child for its
+ * parent (it dies, or with ignore_child_death runs once the others ended),
+ * and a parent moved aside takes its flow's state with it: no parent waits
+ * for ever. */
+CONFORMANCE_IMPL(queue_poison_flow) {
+  fleet_queue_options_t o;
+  fleet_claim_t c;
+  qt_job_t jobs[4];
+  pz_reply_t r;
+  char err[256];
+  qt_t t;
+
+  fleet_queue_options_init(&o);
+  o.error_cb = pz_on_error;
+  pz_errors = 0;
+  qt_open(&t, b->url, "pf", &o);
+
+  /* A pending child whose record went bad, met by a claim: the parent
+   * dies at once, naming the child; the other child is claimed. */
+  pzf_add(&t, 1, 0);
+  pz_record(b, &t, "{qt:pf}:jobs", "k1a", "zz", 2);
+  ASSERT_EQ(1, qt_claim(&t, 4, 60000, jobs));
+  ASSERT_STR_EQ("k1b", jobs[0].id);
+  ASSERT_EQ(1, pz_errors);
+  ASSERT_NOT_NULL(strstr(pz_detail, "k1a"));
+  ASSERT_EQ(FLEET_JOB_DEAD, pzf_state(&t, "k1a", err, sizeof(err)));
+  ASSERT_EQ(FLEET_JOB_DEAD, pzf_state(&t, "p1", err, sizeof(err)));
+  ASSERT_NOT_NULL(strstr(err, "child k1a died"));
+  ASSERT_ERR(FLEET_ENOTFOUND, pzf_children(&t, "p1"));
+  c = qt_claim_of(&jobs[0]);
+  ASSERT_OK(qt_complete(&t, &c, 1, NULL));
+  ASSERT_EQ(0, qt_claim(&t, 4, 60000, jobs));
+
+  /* With ignore_child_death, it counts as ended: the parent runs once the
+   * other child completed. */
+  pzf_add(&t, 2, 1);
+  pz_record(b, &t, "{qt:pf}:jobs", "k2a", "zz", 2);
+  ASSERT_EQ(1, qt_claim(&t, 4, 60000, jobs));
+  ASSERT_STR_EQ("k2b", jobs[0].id);
+  ASSERT_EQ(FLEET_JOB_WAITING_CHILDREN, pzf_state(&t, "p2", NULL, 0));
+  c = qt_claim_of(&jobs[0]);
+  ASSERT_OK(qt_complete(&t, &c, 1, NULL));
+  ASSERT_EQ(FLEET_JOB_PENDING, pzf_state(&t, "p2", NULL, 0));
+
+  /* A released parent whose record went bad: moved aside, its flow's
+   * state goes with it. */
+  ASSERT_OK(pzf_children(&t, "p2"));
+  pz_record(b, &t, "{qt:pf}:jobs", "p2", "zz", 2);
+  ASSERT_EQ(0, qt_claim(&t, 4, 60000, jobs));
+  ASSERT_EQ(FLEET_JOB_DEAD, pzf_state(&t, "p2", err, sizeof(err)));
+  ASSERT_NOT_NULL(strstr(err, "malformed record"));
+  ASSERT_ERR(FLEET_ENOTFOUND, pzf_children(&t, "p2"));
+
+  /* A running child whose record went bad, met by a recovery: the other
+   * child is requeued, the parent dies. */
+  pzf_add(&t, 3, 0);
+  ASSERT_EQ(2, qt_claim(&t, 4, 1, jobs));
+  pz_record(b, &t, "{qt:pf}:jobs", "k3a", "zz", 2);
+  qt_sleep(&t, 20);
+  pz_errors = 0;
+  ASSERT_OK(qt_recover(&t));
+  ASSERT_UEQ(1, t.recover_info.requeued);
+  ASSERT_EQ(1, pz_errors);
+  ASSERT_EQ(FLEET_JOB_DEAD, pzf_state(&t, "p3", err, sizeof(err)));
+  ASSERT_NOT_NULL(strstr(err, "child k3a died"));
+  ASSERT_EQ(1, qt_claim(&t, 4, 60000, jobs));
+  ASSERT_STR_EQ("k3b", jobs[0].id);
+  c = qt_claim_of(&jobs[0]);
+  ASSERT_OK(qt_complete(&t, &c, 1, NULL));
+
+  /* No flow is left: the queue's flow keys and its gate went. */
+  r = pz_cmd(b, &t, "EXISTS", "{qt:pf}:parent", "{qt:pf}:deps", NULL);
+  ASSERT_EQ(0, r.integer);
+  r = pz_cmd(b, &t, "HEXISTS", "{qt:pf}:limits", "deps", NULL);
+  ASSERT_EQ(0, r.integer);
   qt_close(&t);
 }
 

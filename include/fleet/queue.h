@@ -296,7 +296,9 @@ typedef struct {
 
 /* Job counts. `completed` and `dead` count every job that ever got there;
  * the *_kept ones count the records still kept. A delayed job whose time
- * has come counts as pending. */
+ * has come counts as pending. `waiting_children` counts the flow parents
+ * waiting for their children (FLEET_JOB_WAITING_CHILDREN; docs/queue.md,
+ * "Flows"); once released a parent counts as pending, then running. */
 typedef struct {
   uint64_t pending;
   uint64_t delayed;
@@ -305,6 +307,7 @@ typedef struct {
   uint64_t dead;
   uint64_t completed_kept;
   uint64_t dead_kept;
+  uint64_t waiting_children;
 } fleet_queue_counts_t;
 
 /* What fleet_queue_recover() did. */
@@ -698,10 +701,10 @@ typedef void (*fleet_queue_paused_cb)(fleet_queue_t *q, int status, int paused,
  * starting at `cursor` (0 for the first page; then the `next_cursor` the
  * callback got, which is 0 after the last page). Pending jobs come in
  * claim order, delayed ones by due time, running ones by id, completed
- * and dead ones newest first. `total` is how many jobs are in that state
- * now (pages of a queue that changes may skip or repeat jobs). Payloads
- * are cut to `payload_max` bytes. Flow parents waiting for their
- * children are not listed (FLEET_JOB_WAITING_CHILDREN: FLEET_EINVAL).
+ * and dead ones newest first, flow parents waiting for their children
+ * (FLEET_JOB_WAITING_CHILDREN) by id (`time_ms` 0). `total` is how many
+ * jobs are in that state now (pages of a queue that changes may skip or
+ * repeat jobs). Payloads are cut to `payload_max` bytes.
  * Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_jobs(fleet_queue_t *q, fleet_job_state_t state,
                                   uint64_t cursor, size_t limit,

@@ -115,7 +115,7 @@ static int admin_jobs(fleet_queue_t *pub, fleet_job_state_t state,
   if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
     return err;
   if (limit == 0 || limit > FLEET_QUEUE_BATCH_MAX || (int)state < 0 ||
-      state > FLEET_JOB_DEAD)
+      state > FLEET_JOB_WAITING_CHILDREN)
     return FLEET_EINVAL;
   if (group != NULL &&
       (err = fleet__str_check(group, FLEET_JOB_GROUP_MAX, NULL)) != 0)

@@ -552,11 +552,11 @@ static void queue_counts_cb_fail(fleet__req_t *req, int status) {
 }
 
 /* {pending, delayed, running, completed, dead, completed_kept,
- * dead_kept}. */
+ * dead_kept, waiting_children}. */
 static void queue_counts_reply(fleet__req_t *base, int status,
                                const fleet__reply_t *r) {
   fleet_queue_counts_t c;
-  uint64_t *v[7];
+  uint64_t *v[8];
   size_t i;
 
   if (fleet__call_failed(base, status))
@@ -568,9 +568,10 @@ static void queue_counts_reply(fleet__req_t *base, int status,
   v[4] = &c.dead;
   v[5] = &c.completed_kept;
   v[6] = &c.dead_kept;
-  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 7)
+  v[7] = &c.waiting_children;
+  if (r->type != FLEET__REPLY_ARRAY || r->nelem != 8)
     status = FLEET_EPROTO;
-  for (i = 0; status == 0 && i < 7; i++)
+  for (i = 0; status == 0 && i < 8; i++)
     if (fleet__reply_u64(&r->elem[i], v[i]) != 0)
       status = FLEET_EPROTO;
   if (fleet__call_failed(base, status))

@@ -146,7 +146,7 @@ int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out) {
 int cli_job_state(const char *s, fleet_job_state_t *out) {
   int i;
 
-  for (i = FLEET_JOB_PENDING; i <= FLEET_JOB_DEAD; i++)
+  for (i = FLEET_JOB_PENDING; i <= FLEET_JOB_WAITING_CHILDREN; i++)
     if (s != NULL &&
         strcmp(s, fleet_job_state_name((fleet_job_state_t)i)) == 0) {
       *out = (fleet_job_state_t)i;

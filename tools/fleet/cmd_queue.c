@@ -22,7 +22,8 @@ static const char queue_usage[] =
     "  jobs Q --state S [--limit N] [--cursor C] [--group G]\n"
     "                                  a page of the jobs in state S "
     "(pending,\n"
-    "                                  delayed, running, completed, dead;\n"
+    "                                  delayed, running, completed, dead,\n"
+    "                                  waiting-children: flow parents;\n"
     "                                  completed ones only if the workers "
     "set\n"
     "                                  keep_completed: none are kept by "
@@ -115,6 +116,8 @@ void cli_q_on_counts(fleet_queue_t *q, int status,
     cli_jadd(c->base.res, "completed_kept",
              cli_jint((int64_t)n->completed_kept));
     cli_jadd(c->base.res, "dead_kept", cli_jint((int64_t)n->dead_kept));
+    cli_jadd(c->base.res, "waiting_children",
+             cli_jint((int64_t)n->waiting_children));
   }
   cli_query_answered(&c->base, status, NULL);
 }
@@ -426,9 +429,9 @@ int cli_q_queue_pause(cli_t *cli, const char *queue, const char *action,
 /* ------------------------------------------------------------------------ */
 /* The verbs                                                                */
 
-static const char *const ls_cols[] = {"queue",   "pending",   "delayed",
-                                      "running", "completed", "dead",
-                                      "paused",  NULL};
+static const char *const ls_cols[] = {
+    "queue", "pending",          "delayed", "running", "completed",
+    "dead",  "waiting_children", "paused",  NULL};
 static const char *const jobs_cols[] = {"id",         "type",    "group",
                                         "attempts",   "time_ms", "payload",
                                         "last_error", NULL};
@@ -499,7 +502,7 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
       state_s = "pending";
     if (cli_job_state(state_s, &state) != 0)
       return usage_error("--state: one of pending, delayed, running, "
-                         "completed, dead (got %s)",
+                         "completed, dead, waiting-children (got %s)",
                          state_s != NULL ? state_s : "none");
     if (limit_s != NULL && cli_parse_u64(limit_s, 1, 1000, &limit) != 0)
       return usage_error("--limit: 1 to 1000 (got %s)", limit_s);

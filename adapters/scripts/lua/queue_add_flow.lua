@@ -10,10 +10,11 @@
 -- them.
 -- KEYS[1]: the parent queue's hash tag "{prefix:queue}"; KEYS[2..]: the
 --   children's other queues' tags; parts: those of QUEUE_ENQUEUE, and
---   deps, kids:<id>, parent.
+--   deps, kids:<id>, parent, stats.
 -- ARGV[1]: 'f' (a child's death kills the parent) or 'i' (it counts as
 --   done); ARGV[2..13]: the parent's 12 fields as QUEUE_ENQUEUE takes them
---   (run_at_ms, delay_ms, unique key and group empty or 0); then per
+--   (run_at_ms, delay_ms, unique key and group empty or 0; its ext applies
+--   as an enqueue's); then per
 --   child, 13: the index in KEYS of its queue's tag (1: the parent's),
 --   then its 12 fields.
 -- Returns: {1, parent id, then each child's id in the order given}, or
@@ -56,28 +57,14 @@ for c = 1, nkids do
   g.at[#g.at + 1] = c
 end
 
--- The parent: its record and options, no pending entry.
-if pid == '' then
-  local seq = call('INCR', ptag .. ':seq')
-  pid = dec(seq)
-  -- The first id of a chunk: the chunk before goes if its jobs are gone
-  -- (as queue_add does).
-  if seq % 1000 == 0 then
-    rec_drop_empty(rec_hash(ptag, dec(seq_chunk(seq) - 1)))
-  end
-end
-local max = ARGV[8]
-if max == '3' then max = '' end
-call('HSET', rec_key(ptag, pid), '', HASH_MARK, pid,
-     '\0' .. max .. '\0' .. dec(now) .. '\0' .. ARGV[3] .. '\0' .. ARGV[4])
-local p, backoff = ARGV[5], ARGV[9]
-if p == '0' then p = '' end
-if backoff == 'exp:1000:3600000:20' then backoff = '' end
-if p ~= '' or backoff ~= '' then
-  call('HSET', ptag .. ':opts', pid, p .. '\0' .. backoff .. '\0')
-end
+-- The parent: written by queue_add as any job is (its record, its
+-- options, and whatever its ext asks), held out of the pending sets.
+local pr = queue_add(ptag, now, 1, ARGV, 2, true)
+if pr[1] ~= 1 then return {0, pr[2]} end
+pid = pr[2]
 call('HSET', ptag .. ':limits', 'deps', '1')
 call('HSET', ptag .. ':deps', pid, dec(nkids))
+call('HINCRBY', ptag .. ':stats', 'waiting', 1)
 
 -- The children, queue by queue: queue_add with `tag` the child's queue
 -- (the libs it calls read `tag`), then their links.

@@ -2,22 +2,25 @@
 -- shows of each (the CLI's and the dashboard's job lists). Order: pending in
 -- claim order (higher priorities, the default priority's list, lower
 -- priorities); delayed by run-at time (a due one still in the delayed set is
--- listed here); running by id; completed and dead newest first.
+-- listed here); running by id; completed and dead newest first; flow
+-- parents waiting for their children by id.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
 --   info, done, claims, pending, pending:prio, delayed, completed, dead,
---   opts, groups, gp:<g>, gz:<g>.
--- ARGV[1]: state: "pending", "delayed", "running", "completed" or "dead";
+--   opts, groups, gp:<g>, gz:<g>, deps.
+-- ARGV[1]: state: "pending", "delayed", "running", "completed", "dead" or
+--   "waiting-children";
 --   ARGV[2]: cursor (the offset of the page: "0" first); ARGV[3]: limit
 --   (1..1000); ARGV[4]: the most payload bytes returned per job; ARGV[5]
 --   (optional; pending only): a group, to list only its pending jobs.
 -- Returns: {total in that state (of the group), next cursor ("0": no
 --   more), then 9 per job: id, type, attempts (a running job's: this
 --   attempt), max_attempts, created_ms, time (delayed: run at; running:
---   claim deadline; completed and dead: finished; pending: 0), payload
---   (cut to ARGV[4] bytes), last error ("" when none), group ("": none)}. An id whose record is gone is skipped, but for
---   a dead job moved aside (docs/queue.md, "Jobs fleet cannot read"); a
---   record fleet cannot read is listed with an empty type, its raw value as
---   the payload and what is wrong as the error.
+--   claim deadline; completed and dead: finished; pending and
+--   waiting-children: 0), payload (cut to ARGV[4] bytes), last error (""
+--   when none), group ("": none)}. An id whose record is gone is skipped,
+--   but for a dead job moved aside (docs/queue.md, "Jobs fleet cannot
+--   read"); a record fleet cannot read is listed with an empty type, its
+--   raw value as the payload and what is wrong as the error.
 local call = redis.call
 local tag = KEYS[1]
 --#include queue_int
@@ -132,6 +135,20 @@ elseif state == 'completed' then
   ids, total = page({newest(tag .. ':completed')})
 elseif state == 'dead' then
   ids, total = page({newest(tag .. ':dead')})
+elseif state == 'waiting-children' then
+  -- T:deps: parent -> its children not ended yet, 0 once released
+  -- (lib/queue_deps.lua).
+  local all = call('HGETALL', tag .. ':deps')
+  local sorted = {}
+  for i = 1, #all, 2 do
+    if all[i + 1] ~= '0' then sorted[#sorted + 1] = all[i] end
+  end
+  table.sort(sorted)
+  ids, total = page({{#sorted, function(a, b)
+    local out = {}
+    for i = a + 1, b + 1 do out[#out + 1] = sorted[i] end
+    return out
+  end}})
 else
   return redis.error_reply('FLEET_EINVAL unknown state ' .. tostring(state))
 end

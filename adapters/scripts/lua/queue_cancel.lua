@@ -10,8 +10,8 @@
 --   opts, info, claims, done, pending, pending:prio, delayed, unique:<key>,
 --   uniq, limits, groups, gp:<g>, gz:<g>, rttl, events (a "cancelled"
 --   event: lib/queue_life.lua), cancel, timeout, recover_at, jobs:wake;
---   with flows (lib/queue_deps.lua): parent, deps, kids:<id>, and the
---   parent's queue's.
+--   with flows (lib/queue_deps.lua): parent, deps, kids:<id>, stats, and
+--   the parent's queue's.
 -- ARGV[1]: id; ARGV[2] (optional): grace_ms for a running job (default
 --   30000).
 -- Returns: 1 (deleted), 2 (running: cancel requested).

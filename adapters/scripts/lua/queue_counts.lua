@@ -1,12 +1,15 @@
 -- queue_counts.lua -- how many jobs are in each state. completed and dead
 -- count every job that ever got there, whatever is still kept of them; a
--- delayed job whose run-at time has come counts as pending.
+-- delayed job whose run-at time has come counts as pending. Flow parents
+-- waiting for their children are counted apart (waiting_children: the
+-- field "waiting" of T:stats, kept by queue_add_flow.lua and
+-- lib/queue_deps.lua), read with the counters: no command more.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: pending,
---   pending:prio, delayed, claims, stats, completed, dead, groups,
---   gp:<g>, gz:<g>.
+--   pending:prio, delayed, claims, stats (its field "waiting" too),
+--   completed, dead, groups, gp:<g>, gz:<g>.
 -- ARGV: none.
 -- Returns: {pending, delayed, running, completed, dead, completed_kept,
---   dead_kept}.
+--   dead_kept, waiting_children}.
 local call = redis.call
 local tag = KEYS[1]
 --#include time
@@ -28,7 +31,9 @@ for _, g in ipairs(call('LRANGE', tag .. ':groups', 0, -1)) do
                 call('ZCARD', tag .. ':gz:' .. g)
   end
 end
-local stats = call('HMGET', tag .. ':stats', 'completed', 'dead')
+local stats = call('HMGET', tag .. ':stats', 'completed', 'dead', 'waiting')
+-- (A count below 0, which only a foreign write could leave, reads as 0.)
+local waiting = math.max(tonumber(stats[3] or '0') or 0, 0)
 return {call('LLEN', tag .. ':pending') + call('ZCARD', tag .. ':pending:prio')
           + due + grouped,
         call('ZCARD', delayed) - due,
@@ -36,4 +41,5 @@ return {call('LLEN', tag .. ':pending') + call('ZCARD', tag .. ':pending:prio')
         call('HLEN', tag .. ':claims') - call('HEXISTS', tag .. ':claims', ''),
         count(stats[1]), count(stats[2]),
         call('LLEN', tag .. ':completed'),
-        call('LLEN', tag .. ':dead')}
+        call('LLEN', tag .. ':dead'),
+        waiting}

@@ -185,5 +185,6 @@ else
   call('DEL', ra_key)
 end
 local out = {now, requeued, dead, nxt or -1}
+deps_aside(bad)
 for _, v in ipairs(move_aside(tag, now, bad)) do out[#out + 1] = v end
 return out

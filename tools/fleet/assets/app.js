@@ -14,7 +14,11 @@
 // that changes anything is drawn: each such button has a data-action.
 'use strict';
 
-const STATES = ['pending', 'delayed', 'running', 'completed', 'dead'];
+// The job states, as /api/jobs names them; a queue's count of each is its
+// member with "_" for "-" (waiting-children: flow parents).
+const STATES = ['pending', 'delayed', 'running', 'completed', 'dead',
+                'waiting-children'];
+const countOf = (q, s) => q[s.replace('-', '_')];
 const COLORS = ['#1f6feb', '#d9480f', '#2f9e44', '#9c36b5', '#0c8599',
                 '#e8590c', '#5c940d', '#c2255c'];
 const HISTORY = 90; // the server keeps 90 samples, one per 2 s
@@ -105,7 +109,7 @@ function renderQueues(queues, hist) {
   const body = document.querySelector('#queues tbody');
   body.replaceChildren();
   if (queues.length === 0)
-    body.append(el('tr', {}, el('td', {colspan: 9, class: 'muted'},
+    body.append(el('tr', {}, el('td', {colspan: 10, class: 'muted'},
                                 'no queue under this prefix')));
   for (const q of queues) {
     const tr = el('tr', {'data-queue': q.queue,
@@ -113,10 +117,10 @@ function renderQueues(queues, hist) {
     tr.append(el('td', {class: 'q-name'}, q.queue));
     for (const s of STATES) {
       const td = el('td', {class: 'num' + (s === 'dead' && q.dead_kept ? ' dead' : ''),
-                           'data-state': s, 'data-count': q[s]});
+                           'data-state': s, 'data-count': countOf(q, s)});
       td.append(el('a', {href: '#', onclick: (e) => {
         e.preventDefault(); selectQueue(q.queue, s);
-      }}, q[s]));
+      }}, countOf(q, s)));
       tr.append(td);
     }
     tr.append(el('td', {class: q.paused ? 'paused' : ''},
@@ -378,7 +382,8 @@ async function loadJobs() {
       : state === 'dead'
         ? el('button', {'data-action': 'retry',
                         onclick: () => post('/api/retry?' + q)}, 'Retry')
-        : (state === 'pending' || state === 'delayed' || state === 'running')
+        : (state === 'pending' || state === 'delayed' || state === 'running' ||
+           state === 'waiting-children')
           ? el('button', {'data-action': 'cancel',
                           onclick: () => post('/api/cancel?' + q)}, 'Cancel')
           : '';

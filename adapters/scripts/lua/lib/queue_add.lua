@@ -11,6 +11,9 @@
 --   its group's pending set (lib/queue_flow.lua, which the script includes
 --   with `tag` the queue's). `ext` holds the job's other options, '' when
 --   it has none: items "<key>=<value>" separated by "\n" (ext_get below).
+--   With `held` true the jobs are written (records, options, what their
+--   ext asks) but go to no pending or delayed set and wake no one: a
+--   flow's parent (queue_add_flow.lua), released by its last child.
 --   Expects queue_int, fence and queue_flow. Item "u=1" of ext: the job
 --   holds its unique key until it ends (lib/queue_unique.lua), its
 --   unique_ttl_ms then a safety bound, 0 for none.
@@ -87,7 +90,7 @@ local function ext_get(ext, key)
   return string.match('\n' .. ext, '\n' .. key .. '=([^\n]*)')
 end
 
-local function queue_add(tag, now, n, A, base)
+local function queue_add(tag, now, n, A, base, held)
   local call = redis.call
   local pending = tag .. ':pending'
   local prio = tag .. ':pending:prio'
@@ -296,6 +299,7 @@ local function queue_add(tag, now, n, A, base)
     call('HSET', tag .. ':timeout', unpack(tw))
     call('HSET', tag .. ':limits', 'tmo', '1')
   end
+  if held then list, zp, zd, order, earliest = {}, {}, {}, {}, nil end
   if #hashes == 0 then return out end
   unique_hold(tag, until_done)
   -- Wake the workers when jobs may be claimable that were not: the pending

@@ -36,7 +36,10 @@
 -- behind it; the reply ends with {id, reason, 0} for each, which the
 -- client reports through the error callback. Redis keeps what a script
 -- wrote before an error: every record is read and checked before
--- anything is written.
+-- anything is written. A job moved aside that takes part in a flow
+-- counts as dead for it (deps_aside, lib/queue_deps.lua).
+--#include queue_deps
+
 -- The claims a rate window holds at `now`: drops from window `key` (a
 -- list of "<ms>:<n>", newest first) the entries older than `ms`, given
 -- `count`, what it held. Returns what it holds now and the time of its
@@ -526,6 +529,7 @@ local function claim(n, ttl, wid, dttl, ca)
   if retry == -1 then call('HSET', tag .. ':limits', 'slotwait', '1') end
   out[5] = retry
   if #bad > 0 then
+    deps_aside(bad)
     for _, v in ipairs(move_aside(tag, now, bad)) do
       out[#out + 1] = v
       if #out % 4 == 0 then out[#out + 1] = '' end

@@ -13,6 +13,8 @@
 --              parent) or "i" (it counts as done); "<index>" (1..n) ->
 --              "<state>\0<child tag>\0<child id>\0<result>", state "w"
 --              waiting, "c" completed, "d" dead.
+--   T:stats    field "waiting": the parents waiting for children (of
+--              T:deps, those not at 0), what fleet_queue_counts() tells.
 --   T:limits   field "deps" while T:parent or T:deps holds something: the
 --              gate. Scripts read T:limits anyway when claims end
 --              (flow_ended), so a queue without flows pays nothing.
@@ -26,12 +28,14 @@ local function deps_parent_dead(ptag, pid, why)
   call('HSET', ptag .. ':info', pid, dec(now_ms()) .. '\0\0dead\0' .. why)
   call('RPUSH', ptag .. ':dead', pid)
   call('HINCRBY', ptag .. ':stats', 'dead', 1)
+  call('HINCRBY', ptag .. ':stats', 'waiting', -1)
 end
 
 -- The parent `pid` of queue `ptag`, whose children all ended, becomes
 -- pending at its priority (T:opts), and wakes the workers when the
 -- pending set was empty.
 local function deps_release(ptag, pid)
+  call('HINCRBY', ptag .. ':stats', 'waiting', -1)
   local o = call('HGET', ptag .. ':opts', pid)
   local p = o and tonumber(string.match(o, '^(%-?%d+)')) or 0
   local l, z = ptag .. ':pending', ptag .. ':pending:prio'
@@ -113,12 +117,19 @@ local function deps_ended(ids, how, results)
     end
   end
   -- (A flow's parent is never a child: only the others may be parents.)
-  local parents = {}
+  local parents, waiting = {}, 0
   if #others > 0 then
     local left = call('HMGET', tag .. ':deps', unpack(others))
     for x, v in ipairs(left) do
-      if v then parents[#parents + 1] = others[x] end
+      if v then
+        parents[#parents + 1] = others[x]
+        -- A parent still waiting (cancelled) leaves the count.
+        if v ~= '0' then waiting = waiting + 1 end
+      end
     end
+  end
+  if waiting > 0 then
+    call('HINCRBY', tag .. ':stats', 'waiting', dec(-waiting))
   end
   if #parents > 0 then
     call('HDEL', tag .. ':deps', unpack(parents))
@@ -134,4 +145,18 @@ local function deps_ended(ids, how, results)
       call('EXISTS', tag .. ':parent', tag .. ':deps') == 0 then
     call('HDEL', tag .. ':limits', 'deps')
   end
+end
+
+-- Jobs moved aside (move_aside, lib/queue_rec.lua: `bad` holds {id, ...}
+-- per job) are dead: as children they count as dead for their parents,
+-- as parents their flow's state goes. The HEXISTS is made only when
+-- something was moved aside, which is rare, and deps_ended() only when
+-- the queue takes part in flows.
+local function deps_aside(bad)
+  if #bad == 0 or call('HEXISTS', tag .. ':limits', 'deps') == 0 then
+    return
+  end
+  local ids = {}
+  for x, b in ipairs(bad) do ids[x] = b[1] end
+  deps_ended(ids, 'd')
 end
