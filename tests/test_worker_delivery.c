@@ -177,7 +177,7 @@ CONFORMANCE_IMPL(worker_delivery) {
   dt_open(&dt, b, "dlv", 4, 60000, 200);
   dt.hold = 1;
   ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
-  qt_sleep(&dt.t, 150); /* its first claim, which parks it */
+  qt_sleep(&dt.t, fleet_test_ms(150)); /* its first claim, which parks it */
   t0 = qt_now_ms(&dt.t);
   qt_add(&dt.t, "t", "x", id);
   dt_until(&dt, &dt.handled, 1);
@@ -222,7 +222,7 @@ CONFORMANCE_IMPL(worker_delivery_room) {
   dt_open(&dt, b, "room", 2, 60000, 200);
   dt.hold = 1;
   ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
-  qt_sleep(&dt.t, 150);
+  qt_sleep(&dt.t, fleet_test_ms(150));
   for (i = 0; i < 6; i++)
     fleet_job_spec_init(&specs[i], "t", "x", 1);
   ASSERT_OK(qt_enqueue(&dt.t, specs, 6, NULL, NULL));
@@ -265,7 +265,7 @@ CONFORMANCE_IMPL(worker_delivery_stopping) {
   dt_open(&dt, b, "dstop", 4, 60000, 200);
   dt.hold = 1;
   ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
-  qt_sleep(&dt.t, 150);
+  qt_sleep(&dt.t, fleet_test_ms(150));
   qt_add(&dt.t, "t", "held", NULL); /* delivered: keeps the stop waiting */
   dt_until(&dt, &dt.handled, 1);
   wq = (struct fleet__queue_s *)((struct fleet__worker_s *)dt.w.internal_)
@@ -566,7 +566,7 @@ TEST_IMPL(worker_delivery_no_error_replies) {
   b.redis = r;
   dt_open(&dt, &b, "noerr", 2, 60000, 200);
   ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
-  qt_sleep(&dt.t, 150);
+  qt_sleep(&dt.t, fleet_test_ms(150));
   errors0 = info_field(r, "stats", "total_error_replies");
   ASSERT_GE(errors0, 0);
   for (i = 0; i < 3; i++) {
