@@ -130,8 +130,25 @@ typedef struct {
   int64_t last_fire_ms; /* the registry's last fired, -1: none known */
   uint64_t last_token;
   int64_t next_due_ms; /* the next occurrence after the server's now; -1:
-                          none (never again, or the expression does not
-                          parse here) */
+                          none (never again, finished, or the expression
+                          does not parse here) */
+  /* Optional bounds, set when defining and read back (docs/cron.md,
+   * "Start, end and a fire limit"): no occurrence before start_ms or after
+   * end_ms fires (Unix ms; 0: no bound; end_ms, when set, not before
+   * start_ms), and none once max_fires occurrences have fired (0: no
+   * limit). The count is kept by the claiming script, so that exactly
+   * max_fires fire across all the nodes; it starts at the definition's
+   * creation and survives updates (remove and define again to start
+   * over). A definition that reached its limit stays in the registry,
+   * finished: it fires nothing more until an update raises or removes the
+   * limit. A definition with a limit cannot change its target. */
+  int64_t start_ms, end_ms;
+  uint64_t max_fires;
+  /* Read back only: the fires counted (the registry's hint, written after
+   * each fire), and whether the definition is finished (its limit reached,
+   * or no occurrence left before its end). */
+  uint64_t fires;
+  int finished;
 } fleet_cron_def_t;
 
 /* Fills a definition with the defaults (zeroes). */
@@ -215,8 +232,10 @@ typedef enum {
 /* Writes a definition to the registry; every running scheduler of the
  * namespace follows within a second. The expression and zone are checked
  * here: a bad one returns FLEET_EINVAL at once, with the parse error in
- * `err` (may be NULL). Then `cb` gets 0, FLEET_EEXIST, FLEET_ENOTFOUND or
- * a backend error. */
+ * `err` (may be NULL), and so do negative bounds or an end_ms before
+ * start_ms ("end before start" in `err`). Then `cb` gets 0, FLEET_EEXIST,
+ * FLEET_ENOTFOUND, FLEET_ECONFLICT (a new target for a definition with a
+ * fire limit) or a backend error. */
 FLEET_EXTERN int fleet_cron_define(fleet_cron_scheduler_t *sched,
                                    const fleet_cron_def_t *def,
                                    fleet_cron_mode_t mode, char *err,

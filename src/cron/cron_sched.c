@@ -82,10 +82,11 @@ static void def_drop(fleet__cron_def_t *d) {
   fleet__cron_def_unref(d);
 }
 
-/* The next occurrence of `d` after its cursor, or -1 (none, or its
- * expression does not parse here). */
+/* The next occurrence of `d` after its cursor within its bounds, or -1
+ * (none, finished, or its expression does not parse here). */
 static void def_next(fleet__cron_def_t *d) {
-  if (d->cron == NULL || fleet_cron_next(d->cron, d->cursor, &d->next) != 0)
+  if (d->cron == NULL ||
+      fleet__cron_def_next(d, d->cron, d->cursor, &d->next) != 0)
     d->next = -1;
 }
 
@@ -221,16 +222,23 @@ static int sched_send(fleet__cron_sched_t *s, const fleet__call_t *call,
   return err;
 }
 
-/* Records the registry's "last fired" hint. */
+/* Records the registry's "last fired" hint (`fire_ms` -1: nothing fired),
+ * the count of fires and, with `done`, that the fire limit is reached. */
 static void def_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
-                     int64_t fire_ms, uint64_t token) {
-  int err = fleet__args_begin(&s->args, 4, 2);
+                     int64_t fire_ms, uint64_t token, uint64_t fired,
+                     int done) {
+  int err = fleet__args_begin(&s->args, 6, 3);
 
   if (err == 0) {
     fleet__args_bytes(&s->args, d->key, d->key_len);
-    fleet__args_i64(&s->args, fire_ms);
+    if (fire_ms >= 0)
+      fleet__args_i64(&s->args, fire_ms);
+    else
+      fleet__args_str(&s->args, "");
     fleet__args_u64(&s->args, token);
     fleet__args_bytes(&s->args, s->node, s->node_len);
+    fleet__args_u64(&s->args, fired);
+    fleet__args_str(&s->args, done ? "1" : "");
   }
   (void)sched_send(s, &sched_mark_call, err);
 }
@@ -274,11 +282,15 @@ static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   s->cb(s->pub, &f->pub);
 }
 
-/* What a CRON_FIRE answered: the server's time, how many occurrences it
- * settled (`done`: it answers each in order and stops at the first that
- * is not due by its clock), and those it fired with their tokens. */
+/* What a CRON_FIRE answered: the server's time, the fires counted, how
+ * many occurrences it settled (`done`: it answers each in order and stops
+ * at the first that is not due by its clock), whether the definition is
+ * finished (its limit reached, or past its end), and those it fired with
+ * their tokens. */
 typedef struct {
   int64_t now;
+  int64_t count;
+  int finished;
   size_t done;
   int64_t *fired;
   uint64_t *tokens;
@@ -293,19 +305,22 @@ static int fire_read(const fleet__reply_t *reply, const int64_t *times,
   int64_t v[2];
   size_t i;
 
-  if (!fleet__reply_is_array(reply, 1 + 2 * n) ||
-      fleet__reply_i64(&reply->elem[0], &res->now) != 0)
+  if (!fleet__reply_is_array(reply, 2 + 2 * n) ||
+      fleet__reply_i64(&reply->elem[0], &res->now) != 0 ||
+      fleet__reply_i64(&reply->elem[1], &res->count) != 0)
     return FLEET_EPROTO;
   if (n > 0 && ((res->fired = malloc(n * sizeof(*res->fired))) == NULL ||
                 (res->tokens = malloc(n * sizeof(*res->tokens))) == NULL))
     return FLEET_ENOMEM;
   for (i = 0; i < n; i++) {
-    if (fleet__reply_i64(&reply->elem[1 + 2 * i], &v[0]) != 0 ||
-        fleet__reply_i64(&reply->elem[2 + 2 * i], &v[1]) != 0)
+    if (fleet__reply_i64(&reply->elem[2 + 2 * i], &v[0]) != 0 ||
+        fleet__reply_i64(&reply->elem[3 + 2 * i], &v[1]) != 0)
       break;
     if (v[0] < 0)
       break; /* not due by the server clock: this and the later ones */
     res->done = i + 1;
+    if (v[0] == 3)
+      res->finished = 1;
     if (v[0] == 1) {
       res->fired[res->nfired] = times[i];
       res->tokens[res->nfired++] = (uint64_t)v[1];
@@ -339,6 +354,10 @@ static void def_settle(fleet__cron_def_t *tgt, const int64_t *times,
   tgt->retry_at = 0;
   if (res->done > 0 && times[res->done - 1] > tgt->cursor)
     tgt->cursor = times[res->done - 1];
+  if ((uint64_t)res->count > tgt->fired)
+    tgt->fired = (uint64_t)res->count;
+  if (res->finished && tgt->done_ms == 0)
+    tgt->done_ms = res->now;
   def_next(tgt);
   if (res->nfired > 0 && res->tokens[res->nfired - 1] > tgt->last_token) {
     tgt->last_token = res->tokens[res->nfired - 1];
@@ -352,8 +371,10 @@ static void fire_tell(fleet__cron_sched_t *s, fleet__cron_def_t *d,
                       const fire_result_t *res) {
   size_t i;
 
-  if (res->nfired > 0 && !s->base.closing)
-    def_mark(s, d, res->fired[res->nfired - 1], res->tokens[res->nfired - 1]);
+  if ((res->nfired > 0 || res->finished) && !s->base.closing)
+    def_mark(s, d, res->nfired > 0 ? res->fired[res->nfired - 1] : -1,
+             res->nfired > 0 ? res->tokens[res->nfired - 1] : 0,
+             (uint64_t)res->count, res->finished);
   for (i = 0; i < res->nfired && !s->base.closing; i++)
     def_deliver(s, d, res->fired[i], res->now, res->tokens[i]);
 }
@@ -421,7 +442,7 @@ static int def_scan(const fleet__cron_sched_t *s, const fleet__cron_def_t *d,
     return FLEET_ENOMEM;
   t = sc->from;
   while (scans++ < CRON_SCAN_MAX && sc->ndue < CRON_DUE_MAX) {
-    if (fleet_cron_next(d->cron, t, &t) != 0 || t > now)
+    if (fleet__cron_def_next(d, d->cron, t, &t) != 0 || t > now)
       break;
     if (t < late_bound)
       ring_push(&sc->late, t);
@@ -465,7 +486,7 @@ static int def_send_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   size_t i;
   int err;
 
-  if ((err = fleet__args_begin(&s->args, 9 + 2 * n, 4 + n)) != 0)
+  if ((err = fleet__args_begin(&s->args, 13 + 2 * n, 8 + n)) != 0)
     return err;
   fleet__args_bytes(&s->args, s->ns, s->ns_len);
   fleet__args_bytes(&s->args, d->key, d->key_len);
@@ -476,6 +497,10 @@ static int def_send_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   fleet__args_str(&s->args, d->queue[0] != '\0' ? "1" : "");
   fleet__args_bytes(&s->args, d->payload != NULL ? d->payload : "",
                     d->payload_len);
+  fleet__args_u64(&s->args, d->max_fires);
+  fleet__args_i64(&s->args, d->created_ms);
+  fleet__args_i64(&s->args, d->start_ms);
+  fleet__args_i64(&s->args, d->end_ms);
   fleet__args_u64(&s->args, n);
   for (i = 0; i < n; i++) {
     fleet__args_i64(&s->args, times[i]);
@@ -625,6 +650,8 @@ static void def_adopt(fleet__cron_sched_t *s, fleet__cron_def_t *d,
     d->cursor = old->cursor;
   if (d->from_ms > d->cursor)
     d->cursor = d->from_ms;
+  if (old != NULL && old->created_ms == d->created_ms && old->fired > d->fired)
+    d->fired = old->fired;
   if (old != NULL) {
     if (old->last_token > d->last_token) {
       d->last_token = old->last_token;

@@ -5,18 +5,26 @@
 -- nodes that send the same occurrence, exactly one gets it. The tokens come
 -- from S:fence through lib/fence.lua, so that they never repeat or go back
 -- across a failover. The log keeps at most keep_count entries, none older
--- than keep_age_ms (0: no age bound), trimming up to 1000 per call. A fenced
--- op (adapters/backend.h): its last ARGV is the failover epoch.
+-- than keep_age_ms (0: no age bound), trimming up to 1000 per call. The fires
+-- are counted in S:fired ("<gen>:<count>", gen the definition's creation
+-- time: a definition defined again counts from 0); with a fire limit no
+-- occurrence fires beyond it, and none before start or after end, so that
+-- the bounds hold across every node whatever their copies of the registry
+-- say. A fenced op (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: T, the occurrences' tag (cron_occ.lua), which for a queue
 --   definition is the queue's tag (queue parts as in queue_enqueue.lua).
 -- ARGV: ns, key, node, keep_count, keep_age_ms, min_token, queue ('1' to
---   enqueue, '' for none), payload, n, then n pairs (fire_ms, 'f' to fire
---   or 'm' to log as missed), in increasing fire time; last,
---   the failover epoch, which the adapter appends (lib/fence.lua).
--- Returns: {now_ms, then status, token per occurrence}. Per occurrence: at
---   or before S:floor, or in the log: nothing (status 0); after now:
---   nothing (-1, not due by the server clock); 'f' after S:top: fired (1,
---   its token); else logged as missed (2).
+--   enqueue, '' for none), payload, max_fires (0: no limit), gen (the
+--   definition's creation ms), start_ms, end_ms (0: none), n, then n pairs
+--   (fire_ms, 'f' to fire or 'm' to log as missed), in increasing fire
+--   time; last, the failover epoch, which the adapter appends
+--   (lib/fence.lua).
+-- Returns: {now_ms, the fires counted, then status, token per occurrence}.
+--   Per occurrence: at or before S:floor, or in the log, or before start:
+--   nothing (status 0); after now: nothing (-1, not due by the server
+--   clock); after end, or 'f' with max_fires fired already: nothing, the
+--   definition is finished (3); 'f' after S:top: fired (1, its token); else
+--   logged as missed (2).
 --#include cron_int
 --#include cron_occ
 --#include queue_int
@@ -27,20 +35,32 @@ local tag = T
 --#include queue_add
 local node, keep, age = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local mintok, queue, payload = tonumber(ARGV[6]), ARGV[7], ARGV[8]
-local n = tonumber(ARGV[9])
+local max, gen = tonumber(ARGV[9]), ARGV[10]
+local start, stop = tonumber(ARGV[11]), tonumber(ARGV[12])
+local n = tonumber(ARGV[13])
 local now = now_ms()
 local floor = tonumber(redis.call('GET', S .. ':floor') or '-1')
 local top = tonumber(redis.call('GET', S .. ':top') or '-1')
-local out = {now}
-local logged = false
+local fired = 0
+local cnt = redis.call('GET', S .. ':fired')
+if cnt then
+  local g, c = string.match(cnt, '^(%d+):(%d+)$')
+  if g == gen then fired = tonumber(c) end
+end
+local out = {now, 0}
+local logged, counted = false, fired
 for i = 0, n - 1 do
-  local t, act = ARGV[10 + 2 * i], ARGV[11 + 2 * i]
+  local t, act = ARGV[14 + 2 * i], ARGV[15 + 2 * i]
   local tn = tonumber(t)
   if tn > now then
     out[#out + 1] = -1
     out[#out + 1] = 0
-  elseif tn <= floor or redis.call('ZSCORE', OCC, t) then
+  elseif tn <= floor or tn < start or redis.call('ZSCORE', OCC, t) then
     out[#out + 1] = 0
+    out[#out + 1] = 0
+  elseif (stop > 0 and tn > stop) or
+         (act == 'f' and max > 0 and fired >= max) then
+    out[#out + 1] = 3
     out[#out + 1] = 0
   elseif act == 'f' and tn > top then
     local f = fence_next(S .. ':fence', 1, mintok)
@@ -53,6 +73,7 @@ for i = 0, n - 1 do
                             '0', '3', 'exp:1000:3600000:20', '', '0', '', ''},
                 1)
     end
+    fired = fired + 1
     logged = true
     out[#out + 1] = 1
     out[#out + 1] = f
@@ -63,6 +84,10 @@ for i = 0, n - 1 do
     out[#out + 1] = 2
     out[#out + 1] = 0
   end
+end
+out[2] = fired
+if fired ~= counted then
+  redis.call('SET', S .. ':fired', gen .. ':' .. fired)
 end
 if logged then
   -- Trims the oldest entries beyond the bounds; S:floor remembers the

@@ -9,6 +9,8 @@
 --   S:fence  string the last fencing token given
 --   S:top    string the latest fire ms fired (never lowered)
 --   S:floor  string the latest fire ms trimmed from the log (never lowered)
+--   S:fired  string "<gen>:<count>": the fires of the definition created at
+--                   gen (ms), for its fire limit
 local S = T .. ':cron:' .. ARGV[1] .. ':' .. ARGV[2]
 local OCC, ENT = S .. ':occ', S .. ':ent'
 
