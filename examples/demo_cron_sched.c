@@ -3,6 +3,7 @@
  *   cron define --key K --expr E [--tz Z] [--payload S] [--queue Q]
  *               [--catch-up skip|latest|all] [--catch-up-max N]
  *               [--catch-up-window-ms MS] [--disabled] [--create|--update]
+ *               [--start ISO] [--end ISO] [--max-fires N]
  *   cron remove --key K
  *   cron enable --key K
  *   cron disable --key K
@@ -33,6 +34,7 @@ typedef struct {
   int catch_up, disabled, fail;
   fleet_cron_mode_t mode;
   int64_t limit, grace_ms, keep, cu_max, cu_window;
+  int64_t start_ms, end_ms, max_fires;
   int ledger_fd;
   char id[64];
   fleet_cron_scheduler_t sched;
@@ -122,10 +124,14 @@ static void dc_on_list(fleet_cron_scheduler_t *s, int status,
            "\"catch_up_window_ms\":%" PRIu64 ",\"enabled\":%s,"
            "\"created_ms\":%" PRId64 ",\"updated_ms\":%" PRId64
            ",\"last_fire_ms\":%" PRId64 ",\"last_token\":%" PRIu64
-           ",\"next_due_ms\":%" PRId64 "}",
+           ",\"next_due_ms\":%" PRId64 ",\"start_ms\":%" PRId64
+           ",\"end_ms\":%" PRId64 ",\"max_fires\":%" PRIu64
+           ",\"fires\":%" PRIu64 ",\"finished\":%s}",
            fleet_cron_catch_up_name((int)x->catch_up), x->catch_up_max,
            x->catch_up_window_ms, x->disabled ? "false" : "true", x->created_ms,
-           x->updated_ms, x->last_fire_ms, x->last_token, x->next_due_ms);
+           x->updated_ms, x->last_fire_ms, x->last_token, x->next_due_ms,
+           x->start_ms, x->end_ms, x->max_fires, x->fires,
+           x->finished ? "true" : "false");
   }
   printf("]\n");
   dc_finish(d, 0);
@@ -238,6 +244,19 @@ static int dc_flags(demo_cron_t *d, const demo_args_t *a) {
     } else if (demo_flag(a, &i, "--keep")) {
       if (!demo_int("--keep", a->argv[i], 1, 1000000, &d->keep))
         return 2;
+    } else if (demo_flag(a, &i, "--start") || demo_flag(a, &i, "--end")) {
+      int64_t *dst =
+          strcmp(a->argv[i - 1], "--start") == 0 ? &d->start_ms : &d->end_ms;
+      if (fleet_cron_parse_time(a->argv[i], dst) != 0 || *dst <= 0) {
+        fprintf(stderr,
+                "fleet-demo: cron %s: %s must be an ISO 8601 time with a "
+                "zone (2026-01-02T03:04:05Z), not '%s'\n",
+                d->cmd, a->argv[i - 1], a->argv[i]);
+        return 2;
+      }
+    } else if (demo_flag(a, &i, "--max-fires")) {
+      if (!demo_int("--max-fires", a->argv[i], 1, INT64_MAX / 2, &d->max_fires))
+        return 2;
     } else if (demo_flag(a, &i, "--catch-up-max")) {
       if (!demo_int("--catch-up-max", a->argv[i], 1, 1000, &d->cu_max))
         return 2;
@@ -286,9 +305,13 @@ static int dc_call(demo_cron_t *d) {
     def.catch_up_max = (uint32_t)d->cu_max;
     def.catch_up_window_ms = (uint64_t)d->cu_window;
     def.disabled = d->disabled;
+    def.start_ms = d->start_ms;
+    def.end_ms = d->end_ms;
+    def.max_fires = (uint64_t)d->max_fires;
     rc = fleet_cron_define(&d->sched, &def, d->mode, err, sizeof(err),
                            dc_on_status, d);
     if (rc == FLEET_EINVAL && err[0] != '\0') {
+      /* The parser's message, or "end before start". */
       fleet_escape_print(stderr, "fleet-demo: cron define: %s", err);
       d->status = 2;
       return rc;
