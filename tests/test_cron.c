@@ -397,6 +397,135 @@ CONFORMANCE_IMPL(cron_fire_once) {
   lock_env_close(&e);
 }
 
+/* The wall clock in ms: the server's clock on both backends here. */
+static int64_t now_wall_ms(void) {
+  uv_timeval64_t tv;
+
+  ASSERT_OK(uv_gettimeofday(&tv));
+  return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+/* Defines `key` every second with the bounds start, end and max fires
+ * (and the target `queue`); returns the status, `err` the message. */
+static int c_define_bounded(lock_env_t *e, node_t *n, const char *key,
+                            int64_t start, int64_t end, uint64_t max,
+                            const char *queue, char *err, size_t err_len) {
+  fleet_cron_def_t d;
+  call_t c = {0};
+  int rc;
+
+  fleet_cron_def_init(&d);
+  d.key = key;
+  d.expr = "* * * * * *";
+  d.queue = queue;
+  d.start_ms = start;
+  d.end_ms = end;
+  d.max_fires = max;
+  rc = fleet_cron_define(&n->s, &d, FLEET_CRON_UPSERT, err, err_len, on_status,
+                         &c);
+  if (rc != 0)
+    return rc;
+  ASSERT(lock_env_wait(e, &c.done, 1, FLEET_TEST_WAIT_MS));
+  return c.status;
+}
+
+static int count_key(const fired_t *log, const char *key) {
+  int i, n = 0;
+
+  for (i = 0; i < log->n; i++)
+    n += strcmp(log->r[i].key, key) == 0;
+  return n;
+}
+
+/* Start, end and a fire limit: two schedulers fire a limited definition
+ * exactly max_fires times in all, none before its start or after its end;
+ * the listing shows the count and finished; raising the limit lets it
+ * fire again up to the new one; bad bounds and a new target for a limited
+ * definition are refused with nothing written. */
+CONFORMANCE_IMPL(cron_bounds) {
+  lock_env_t e;
+  node_t n1, n2;
+  fired_t log = {0};
+  call_t c;
+  char err[128];
+  int64_t t0, start, end;
+  int i, k;
+
+  lock_env_init(&e, b->url);
+  node_init(&e, &n1, &e.c1, 1, &log, 2000);
+  node_init(&e, &n2, &e.c2, 2, &log, 2000);
+  /* Bad bounds: refused at once, with the reason. */
+  ASSERT_ERR(FLEET_EINVAL, c_define_bounded(&e, &n1, "bad", 2000, 1000, 0, NULL,
+                                            err, sizeof(err)));
+  ASSERT_STR_EQ("end before start", err);
+  ASSERT_ERR(FLEET_EINVAL, c_define_bounded(&e, &n1, "bad", -1, 0, 0, NULL, err,
+                                            sizeof(err)));
+  c_list(&e, &n1, NULL, &c);
+  ASSERT_UEQ(0, c.n);
+
+  t0 = now_wall_ms();
+  start = t0 + 2000;
+  end = t0 + 2500;
+  ASSERT_OK(c_define_bounded(&e, &n1, "lim", 0, 0, 3, NULL, err, sizeof(err)));
+  ASSERT_OK(
+      c_define_bounded(&e, &n1, "late", start, 0, 0, NULL, err, sizeof(err)));
+  ASSERT_OK(
+      c_define_bounded(&e, &n1, "early", 0, end, 0, NULL, err, sizeof(err)));
+  /* A limited definition keeps its target. */
+  ASSERT_ERR(FLEET_ECONFLICT,
+             c_define_bounded(&e, &n1, "lim", 0, 0, 3, "q", err, sizeof(err)));
+  ASSERT_OK(fleet_cron_scheduler_start(&n1.s, on_fire));
+  ASSERT_OK(fleet_cron_scheduler_start(&n2.s, on_fire));
+  lock_env_sleep(&e, 5500);
+
+  ASSERT_EQ(3, check_once(&log, "lim"));
+  ASSERT_GE(check_once(&log, "late"), 2);
+  ASSERT_GE(check_once(&log, "early"), 1);
+  for (i = 0; i < log.n; i++) {
+    if (strcmp(log.r[i].key, "late") == 0)
+      ASSERT_GE(log.r[i].fire_ms, start);
+    if (strcmp(log.r[i].key, "early") == 0)
+      ASSERT_LE(log.r[i].fire_ms, end);
+  }
+  c_list(&e, &n1, "lim", &c);
+  ASSERT_OK(c.status);
+  ASSERT_UEQ(3, c.defs[0].max_fires);
+  ASSERT_UEQ(3, c.defs[0].fires);
+  ASSERT(c.defs[0].finished);
+  ASSERT_EQ(-1, c.defs[0].next_due_ms);
+  c_list(&e, &n1, "early", &c);
+  ASSERT_EQ(end, c.defs[0].end_ms);
+  ASSERT(c.defs[0].finished);
+  ASSERT_EQ(-1, c.defs[0].next_due_ms);
+  c_list(&e, &n1, "late", &c);
+  ASSERT_EQ(start, c.defs[0].start_ms);
+  ASSERT(!c.defs[0].finished);
+  ASSERT_GT(c.defs[0].next_due_ms, 0);
+
+  /* Raised to 5: two more fires, then finished again. */
+  ASSERT_OK(c_define_bounded(&e, &n2, "lim", 0, 0, 5, NULL, err, sizeof(err)));
+  lock_env_sleep(&e, 4000);
+  node_close(&e, &n1);
+  node_close(&e, &n2);
+  ASSERT_EQ(5, count_key(&log, "lim"));
+  for (i = 0; i < log.n; i++)
+    for (k = i + 1; k < log.n; k++)
+      if (strcmp(log.r[i].key, "lim") == 0 && strcmp(log.r[k].key, "lim") == 0)
+        ASSERT_NE(log.r[i].fire_ms, log.r[k].fire_ms);
+  node_init(&e, &n1, &e.c1, 1, &log, 2000);
+  c_list(&e, &n1, "lim", &c);
+  ASSERT_UEQ(5, c.defs[0].fires);
+  ASSERT(c.defs[0].finished);
+  /* Removed and defined again: the count starts over. */
+  ASSERT_OK(c_remove(&e, &n1, "lim"));
+  ASSERT_OK(c_define_bounded(&e, &n1, "lim", 0, 0, 1, NULL, err, sizeof(err)));
+  ASSERT_OK(fleet_cron_scheduler_start(&n1.s, on_fire));
+  lock_env_sleep(&e, 2500);
+  node_close(&e, &n1);
+  ASSERT_EQ(6, count_key(&log, "lim"));
+  lock_env_close(&e);
+}
+
 typedef struct {
   int done, status;
   char type[32];
@@ -449,14 +578,6 @@ CONFORMANCE_IMPL(cron_queue_target) {
   ASSERT_OK(fleet_queue_close(&q, on_queue_closed));
   ASSERT(lock_env_wait(&e, &qclosed, 1, FLEET_TEST_WAIT_MS));
   lock_env_close(&e);
-}
-
-static int count_key(const fired_t *log, const char *key) {
-  int i, n = 0;
-
-  for (i = 0; i < log->n; i++)
-    n += strcmp(log->r[i].key, key) == 0;
-  return n;
 }
 
 CONFORMANCE_IMPL(cron_follow_change) {
