@@ -401,6 +401,7 @@ CONFORMANCE_DECLARE(cron_foreign_data)
 TEST_DECLARE(cron_mp_once)
 TEST_DECLARE(cron_mp_aof_restart)
 TEST_DECLARE(cron_mp_catch_up)
+TEST_DECLARE(cron_mp_limit)
 TEST_DECLARE(cron_mp_demo_input)
 
 /* test_tls.c */
@@ -843,6 +844,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cron_mp_once, 90)
   TEST_ENTRY_TIMEOUT(cron_mp_aof_restart, 60)
   TEST_ENTRY_TIMEOUT(cron_mp_catch_up, 60)
+  TEST_ENTRY_TIMEOUT(cron_mp_limit, 60)
   TEST_ENTRY(cron_mp_demo_input)
 
 

@@ -15,12 +15,15 @@
  *                        always) killed with SIGKILL and restarted mid-run:
  *                        nothing fired twice.
  *   cron_mp_catch_up     the three policies after no node ran for ~4 s.
+ *   cron_mp_limit        a fire limit (exactly N fires in all the ledgers)
+ *                        and an end (none after it), across 3 nodes.
  *   cron_mp_demo_input   bad input refused with a clear error and exit 2. */
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -388,6 +391,63 @@ TEST_IMPL(cron_mp_catch_up) {
   return 0;
 }
 
+/* A fire limit and an end across 3 nodes: "cap" (every second, at most 4
+ * fires) fired exactly 4 times in all the ledgers, each once; "stop"
+ * (every second, until an end ~3 s after the definition) fired, and never
+ * after its end; the listing shows cap finished with its 4 fires. */
+TEST_IMPL(cron_mp_limit) {
+  static const char *const d_cap[] = {"define", "--key",       "cap",
+                                      "--expr", "* * * * * *", "--max-fires",
+                                      "4",      NULL};
+  static const char *const list[] = {"list", NULL};
+  const char *d_stop[] = {"define",      "--key", "stop", "--expr",
+                          "* * * * * *", "--end", NULL,   NULL};
+  char end_iso[64];
+  int64_t end;
+  time_t et;
+  struct tm tm;
+  int k, i, stops = 0;
+  const char *s;
+
+  mp_setup(NULL, "fleet-cron-limit");
+  end = (wall_ms() / 1000 + 3) * 1000 + 500;
+  et = (time_t)(end / 1000);
+  gmtime_r(&et, &tm);
+  snprintf(end_iso, sizeof(end_iso), "%04d-%02d-%02dT%02d:%02d:%02d.500Z",
+           tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+           tm.tm_sec);
+  d_stop[6] = end_iso;
+  ASSERT_EQ(0, demo("cap", d_cap));
+  ASSERT_EQ(0, demo("stop", d_stop));
+  for (k = 0; k < MP_NODES; k++)
+    mp.pid[k] = spawn_run(k, "5000");
+  sleep_ms(fleet_test_ms(1500) + 6000);
+  for (k = 0; k < MP_NODES; k++)
+    stop_node(k);
+  read_ledger();
+  ASSERT_EQ(4, check_no_twice("cap"));
+  check_no_twice("stop");
+  for (i = 0; i < mp.n; i++) {
+    if (strcmp(mp.l[i].key, "cap") == 0)
+      ASSERT_EQ((int64_t)mp.l[i].token, log_token("cap", mp.l[i].fire_ms));
+    if (strcmp(mp.l[i].key, "stop") != 0)
+      continue;
+    stops++;
+    if (mp.l[i].fire_ms > end)
+      fleet_test__fail(__FILE__, __LINE__, "stop@%lld fired after its end %lld",
+                       (long long)mp.l[i].fire_ms, (long long)end);
+  }
+  ASSERT_GE(stops, 1);
+  ASSERT_EQ(0, demo("list", list));
+  s = demo_text("list", "out");
+  s = strstr(s, "{\"key\":\"cap\"");
+  ASSERT_NOT_NULL(s);
+  ASSERT_NOT_NULL(strstr(s, "\"max_fires\":4,\"fires\":4,\"finished\":true}"));
+  ASSERT_NOT_NULL(strstr(demo_text("list", "out"), "\"finished\":true}]"));
+  mp_teardown();
+  return 0;
+}
+
 TEST_IMPL(cron_mp_demo_input) {
   static const char *const bad_expr[] = {"define", "--key",      "x",
                                          "--expr", "61 * * * *", NULL};
@@ -399,6 +459,20 @@ TEST_IMPL(cron_mp_demo_input) {
                                            "some",   NULL};
   static const char *const no_key[] = {"define", "--expr", "* * * * *", NULL};
   static const char *const rm_missing[] = {"remove", "--key", "nope", NULL};
+  static const char *const bad_end[] = {
+      "define", "--key", "x", "--expr", "* * * * *", "--end", "tomorrow", NULL};
+  static const char *const end_first[] = {"define",
+                                          "--key",
+                                          "x",
+                                          "--expr",
+                                          "* * * * *",
+                                          "--start",
+                                          "2030-01-02T00:00:00Z",
+                                          "--end",
+                                          "2030-01-01T00:00:00Z",
+                                          NULL};
+  static const char *const zero_fires[] = {
+      "define", "--key", "x", "--expr", "* * * * *", "--max-fires", "0", NULL};
   static const char *const good[] = {
       "define", "--key",         "x",         "--expr", "0 12 * * MON#2",
       "--tz",   "Europe/Berlin", "--payload", "p\"q",   NULL};
@@ -419,6 +493,12 @@ TEST_IMPL(cron_mp_demo_input) {
   ASSERT(strstr(demo_text("e4", "err"), "--key") != NULL);
   ASSERT_EQ(2, demo("e5", rm_missing));
   ASSERT(strstr(demo_text("e5", "err"), "not found") != NULL);
+  ASSERT_EQ(2, demo("e6", bad_end));
+  ASSERT(strstr(demo_text("e6", "err"), "--end must be an ISO 8601") != NULL);
+  ASSERT_EQ(2, demo("e7", end_first));
+  ASSERT(strstr(demo_text("e7", "err"), "end before start") != NULL);
+  ASSERT_EQ(2, demo("e8", zero_fires));
+  ASSERT(strstr(demo_text("e8", "err"), "--max-fires") != NULL);
   /* Nothing of the refused ones was written. */
   ASSERT_EQ(0, demo("l0", list));
   ASSERT_STR_EQ("[]\n", demo_text("l0", "out"));
