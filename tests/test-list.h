@@ -367,6 +367,9 @@ CONFORMANCE_DECLARE(lock_renew_waited)
 CONFORMANCE_DECLARE(lock_batch)
 CONFORMANCE_DECLARE(lock_close)
 CONFORMANCE_DECLARE(lock_callback_chain)
+/* test_lock_with.c */
+CONFORMANCE_DECLARE(with_lock_run)
+CONFORMANCE_DECLARE(with_lock_lost)
 
 /* test_lock_redis.c */
 TEST_DECLARE(lock_foreign_data_redis)
@@ -791,6 +794,9 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(lock_batch)
   CONFORMANCE_ENTRY(lock_close)
   CONFORMANCE_ENTRY(lock_callback_chain)
+  /* test_lock_with.c */
+  CONFORMANCE_ENTRY(with_lock_run)
+  CONFORMANCE_ENTRY(with_lock_lost)
 
   /* test_lock_redis.c */
   TEST_ENTRY(lock_foreign_data_redis)
