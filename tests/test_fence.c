@@ -121,14 +121,14 @@ static fence_raw_t fence_raw(lock_env_t *e, fleet__op_t op, const char *tag,
 /* Fires the occurrence at `fire_ms` (long past) of a cron definition with
  * the CRON_FIRE op itself, min_token `min`; returns its token. */
 static int64_t fence_cron_fire(lock_env_t *e, int fire_ms, const char *min) {
-  const char *a[15] = {"ns", "k", "node", "100", "0", min,  "", "",
-                       "0",  "1", "0",    "0",   "1", NULL, "f"};
+  const char *a[16] = {"ns", "k", "node", "100", "0", min, "",   "",
+                       "0",  "1", "0",    "0",   "0", "1", NULL, "f"};
   char at[24];
   fence_raw_t f;
 
   snprintf(at, sizeof(at), "%d", fire_ms);
-  a[13] = at;
-  f = fence_raw(e, FLEET__OP_CRON_FIRE, "{fence:cron}", a, 15);
+  a[14] = at;
+  f = fence_raw(e, FLEET__OP_CRON_FIRE, "{fence:cron}", a, 16);
   ASSERT_UEQ(4, f.n);
   ASSERT_EQ(1, f.v[2]); /* fired */
   return f.v[3];

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "fleet/common.h"
+#include "fleet/pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -149,6 +150,12 @@ typedef struct {
    * or no occurrence left before its end). */
   uint64_t fires;
   int finished;
+  /* A worker pool (its name on the same client prefix) that gets the
+   * keyed job "<key>@<fire_ms>" with the payload for each occurrence,
+   * dispatched by the node that claimed it through the pool node given to
+   * fleet_cron_scheduler_add_pool() (docs/cron.md, "Pool-targeted
+   * definitions"); NULL or "" for none. Not together with `queue`. */
+  const char *pool;
 } fleet_cron_def_t;
 
 /* Fills a definition with the defaults (zeroes). */
@@ -163,13 +170,15 @@ typedef struct fleet_cron_fire_s {
   uint64_t token;        /* strictly increasing per definition */
   fleet_bytes_t payload;
   const char *queue; /* NULL, or the queue that got the job */
+  const char *pool;  /* NULL, or the pool that accepted the job */
   /* Private. */
   void *internal_;
 } fleet_cron_fire_t;
 
 /* An occurrence fired: do the work, then call fleet_cron_complete() (for
- * a queue definition the job is enqueued already; completing it is
- * optional). */
+ * a queue definition the job is enqueued already, for a pool definition
+ * the pool accepted its job already, and the callback runs after that;
+ * completing them is optional). */
 typedef void (*fleet_cron_fire_cb)(fleet_cron_scheduler_t *sched,
                                    fleet_cron_fire_t *fire);
 
@@ -185,9 +194,13 @@ typedef struct {
   /* The period of the revision check that backs up the change channel.
    * Default 1000 ms. */
   uint32_t check_ms;
-  /* Optional: background failures (fires, reloads, completions), which the
-   * scheduler retries. */
+  /* Optional: background failures (fires, reloads, completions, pool
+   * dispatches), which the scheduler retries. */
   fleet_error_cb error_cb;
+  /* A pool definition's occurrence claimed but not recorded as dispatched
+   * this long (a node died, or the dispatch failed) is dispatched again by
+   * the next node that fires the definition. Default 30000 ms. */
+  uint32_t redispatch_ms;
 } fleet_cron_scheduler_options_t;
 
 FLEET_EXTERN void
@@ -207,6 +220,19 @@ fleet_cron_scheduler_init(fleet_client_t *client, fleet_cron_scheduler_t *sched,
  * FLEET_ECLOSING. */
 FLEET_EXTERN int fleet_cron_scheduler_start(fleet_cron_scheduler_t *sched,
                                             fleet_cron_fire_cb cb);
+
+/* Lets the scheduler fire the definitions that target the worker pool
+ * `pool`: their jobs are dispatched through `node` (a node of that pool on
+ * any client; client-only is enough). A scheduler fires no occurrence of
+ * a pool definition whose pool has no node here (its error callback hears
+ * FLEET_ENOTFOUND once per load). Does not take ownership of `node`, which
+ * must stay open until the scheduler has closed; `pool` is copied. Call it
+ * before or after fleet_cron_scheduler_start(). Returns 0, FLEET_EINVAL
+ * (NULL argument), FLEET_EEXIST (a node for `pool` was given already),
+ * FLEET_ECLOSING or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_cron_scheduler_add_pool(fleet_cron_scheduler_t *sched,
+                                               const char *pool,
+                                               fleet_pool_node_t *node);
 
 /* Closes the scheduler; fires not completed yet become invalid (their log
  * entries stay "dispatched"), and so does an occurrence whose claim is

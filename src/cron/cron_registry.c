@@ -68,7 +68,7 @@ int fleet_cron_define(fleet_cron_scheduler_t *sched,
   static const char *const modes[] = {"upsert", "create", "update"};
   fleet__cron_sched_t *s;
   fleet_cron_t *cron = NULL;
-  const char *tz, *queue;
+  const char *tz, *queue, *pool;
   size_t len;
   int err;
 
@@ -83,7 +83,14 @@ int fleet_cron_define(fleet_cron_scheduler_t *sched,
     return err;
   tz = def->tz != NULL ? def->tz : "";
   queue = def->queue != NULL ? def->queue : "";
+  pool = def->pool != NULL ? def->pool : "";
+  if (queue[0] != '\0' && pool[0] != '\0') {
+    if (err_buf != NULL && err_len > 0)
+      snprintf(err_buf, err_len, "a queue and a pool: one target at most");
+    return FLEET_EINVAL;
+  }
   if (strlen(tz) > FLEET_CRON_EXPR_MAX || strlen(queue) > FLEET__NAME_MAX ||
+      strlen(pool) > FLEET__NAME_MAX ||
       def->payload.len > FLEET_CRON_PAYLOAD_MAX ||
       def->metadata.len > FLEET_CRON_PAYLOAD_MAX)
     return FLEET_E2BIG;
@@ -109,7 +116,7 @@ int fleet_cron_define(fleet_cron_scheduler_t *sched,
   fleet_cron_free(cron);
   if (err != 0)
     return err;
-  if ((err = fleet__args_begin(&s->args, 14, 5)) != 0)
+  if ((err = fleet__args_begin(&s->args, 15, 5)) != 0)
     return err;
   fleet__args_bytes(&s->args, def->key, len);
   fleet__args_str(&s->args, modes[mode]);
@@ -126,6 +133,7 @@ int fleet_cron_define(fleet_cron_scheduler_t *sched,
   fleet__args_i64(&s->args, def->start_ms);
   fleet__args_i64(&s->args, def->end_ms);
   fleet__args_u64(&s->args, def->max_fires);
+  fleet__args_str(&s->args, pool);
   return fleet__cron_call(s, &cron_define_call, &s->reg, (fleet__fn_t)cb,
                           user_data);
 }

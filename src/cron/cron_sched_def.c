@@ -52,6 +52,7 @@ void fleet__cron_def_unref(fleet__cron_def_t *d) {
   free(d->expr);
   free(d->tz);
   free(d->queue);
+  free(d->pool);
   free(d->payload);
   free(d->meta);
   fleet_cron_free(d->cron);
@@ -131,6 +132,8 @@ fleet__cron_def_t *fleet__cron_def_parse(const fleet__reply_t *key,
       dst = &d->tz;
     else if (reply_eq(f, "queue"))
       dst = &d->queue;
+    else if (reply_eq(f, "pool"))
+      dst = &d->pool;
     else if (reply_eq(f, "payload"))
       dst = &d->payload, dst_len = &d->payload_len;
     else if (reply_eq(f, "meta"))
@@ -208,6 +211,8 @@ fleet__cron_def_t *fleet__cron_def_parse(const fleet__reply_t *key,
     bad = 1;
   if (!bad && d->queue == NULL && (d->queue = fleet__strdup("")) == NULL)
     bad = 1;
+  if (!bad && d->pool == NULL && (d->pool = fleet__strdup("")) == NULL)
+    bad = 1;
   if (bad) {
     fleet__cron_def_unref(d);
     return NULL;
@@ -229,6 +234,7 @@ void fleet__cron_def_view(const fleet__cron_def_t *d, int64_t now_ms,
   out->payload.base = d->payload != NULL ? d->payload : "";
   out->payload.len = d->payload_len;
   out->queue = d->queue[0] != '\0' ? d->queue : NULL;
+  out->pool = d->pool[0] != '\0' ? d->pool : NULL;
   out->catch_up = (fleet_cron_catch_up_t)d->catch_up;
   out->catch_up_max = d->catch_up_max;
   out->catch_up_window_ms = d->catch_up_window_ms;
