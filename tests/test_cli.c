@@ -533,7 +533,8 @@ TEST_IMPL(cli_cron_warmpool) {
   ASSERT_NOT_NULL(strstr(
       r.out, "{\"key\":\"nightly\",\"expr\":\"30 2 * * *\",\"tz\":"
              "\"Europe/Berlin\",\"enabled\":false,\"queue\":\"jobs\","
-             "\"catch_up\":\"skip\",\"next_due\":null,\"next_due_ms\":-1,"
+             "\"pool\":null,\"catch_up\":\"skip\",\"next_due\":null,\"next_due_"
+             "ms\":-1,"
              "\"last_fired\":null,\"last_fire_ms\":-1,\"last_token\":0,"));
   row = strstr(r.out, "{\"key\":\"tick\",\"expr\":\"* * * * * *\",\"tz\":"
                       "\"UTC\",\"enabled\":true,\"queue\":null,");

@@ -103,6 +103,9 @@ static void on_list(fleet_cron_scheduler_t *sched, int status,
       cli_jadd(o, "queue",
                d->queue != NULL && d->queue[0] != '\0' ? cli_jstr(d->queue)
                                                        : cli_jnull());
+      cli_jadd(o, "pool",
+               d->pool != NULL && d->pool[0] != '\0' ? cli_jstr(d->pool)
+                                                     : cli_jnull());
       cli_jadd(o, "catch_up", cli_jstr(catch_up_name(d->catch_up)));
       cli_jadd(o, "next_due", cron_jtime(d->next_due_ms));
       cli_jadd(o, "next_due_ms", cli_jint(d->next_due_ms));
@@ -187,8 +190,8 @@ int cli_q_cron_history(cli_t *cli, const char *ns, const char *key,
 /* The command ---------------------------------------------------------- */
 
 static const char *const ls_cols[] = {
-    "key",   "expr",  "tz",        "enabled", "next_due", "last_fired",
-    "queue", "fires", "max_fires", "end",     "finished", NULL};
+    "key",  "expr",  "tz",        "enabled", "next_due", "last_fired", "queue",
+    "pool", "fires", "max_fires", "end",     "finished", NULL};
 static const char *const hist_cols[] = {"fire_time",  "node",    "token",
                                         "dispatched", "outcome", NULL};
 
