@@ -406,6 +406,7 @@ TEST_DECLARE(cron_mp_once)
 TEST_DECLARE(cron_mp_aof_restart)
 TEST_DECLARE(cron_mp_catch_up)
 TEST_DECLARE(cron_mp_limit)
+TEST_DECLARE(cron_mp_pool)
 TEST_DECLARE(cron_mp_demo_input)
 
 /* test_tls.c */
@@ -853,6 +854,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cron_mp_aof_restart, 60)
   TEST_ENTRY_TIMEOUT(cron_mp_catch_up, 60)
   TEST_ENTRY_TIMEOUT(cron_mp_limit, 60)
+  TEST_ENTRY_TIMEOUT(cron_mp_pool, 60)
   TEST_ENTRY(cron_mp_demo_input)
 
 
