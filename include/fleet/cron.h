@@ -138,16 +138,17 @@ typedef struct {
    * end_ms fires (Unix ms; 0: no bound; end_ms, when set, not before
    * start_ms), and none once max_fires occurrences have fired (0: no
    * limit). The count is kept by the claiming script, so that exactly
-   * max_fires fire across all the nodes; it starts at the definition's
-   * creation and survives updates (remove and define again to start
-   * over). A definition that reached its limit stays in the registry,
-   * finished: it fires nothing more until an update raises or removes the
-   * limit. A definition with a limit cannot change its target. */
+   * max_fires fire across all the nodes; it counts the fires made while
+   * the definition has a limit, from its creation, and survives updates
+   * (remove and define again to start over). A definition that reached its
+   * limit stays in the registry, finished: it fires nothing more until an
+   * update raises or removes the limit. A definition with a limit cannot change
+   * its target. */
   int64_t start_ms, end_ms;
   uint64_t max_fires;
-  /* Read back only: the fires counted (the registry's hint, written after
-   * each fire), and whether the definition is finished (its limit reached,
-   * or no occurrence left before its end). */
+  /* Read back only: the fires counted while a limit was set (the
+   * registry's hint, written after each fire), and whether the definition is
+   * finished (its limit reached, or no occurrence left before its end). */
   uint64_t fires;
   int finished;
   /* A worker pool (its name on the same client prefix) that gets the

@@ -11,9 +11,10 @@
 -- from S:fence through lib/fence.lua, so that they never repeat or go back
 -- across a failover. The log keeps at most keep_count entries, none older
 -- than keep_age_ms (0: no age bound), trimming up to 1000 per call. The fires
--- are counted in S:fired ("<gen>:<count>", gen the definition's creation
--- time: a definition defined again counts from 0); with a fire limit no
--- occurrence fires beyond it, and none before start or after end, so that
+-- of a definition with a fire limit are counted in S:fired ("<gen>:<count>",
+-- gen the definition's creation time: a definition defined again counts from
+-- 0; without a limit nothing is counted, so that the default path costs no
+-- command more); no occurrence fires beyond the limit, and none before start or after end, so that
 -- the bounds hold across every node whatever their copies of the registry
 -- say. A fenced op (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS[1]: T, the occurrences' tag (cron_occ.lua), which for a queue
@@ -26,7 +27,8 @@
 --   (fire_ms, 'f' to fire or 'm' to log as missed), in increasing fire
 --   time; last, the failover epoch, which the adapter appends
 --   (lib/fence.lua).
--- Returns: {now_ms, the fires counted, then status, token per occurrence,
+-- Returns: {now_ms, the fires counted (0 without a limit), then status, token
+--   per occurrence,
 --   then, for a pool definition, fire_ms, token of each pending occurrence
 --   handed out again to this node (at most 8)}.
 --   Per occurrence: at or before S:floor, or in the log, or before start:
@@ -52,10 +54,12 @@ local now = now_ms()
 local floor = tonumber(redis.call('GET', S .. ':floor') or '-1')
 local top = tonumber(redis.call('GET', S .. ':top') or '-1')
 local fired = 0
-local cnt = redis.call('GET', S .. ':fired')
-if cnt then
-  local g, c = string.match(cnt, '^(%d+):(%d+)$')
-  if g == gen then fired = tonumber(c) end
+if max > 0 then
+  local cnt = redis.call('GET', S .. ':fired')
+  if cnt then
+    local g, c = string.match(cnt, '^(%d+):(%d+)$')
+    if g == gen then fired = tonumber(c) end
+  end
 end
 local out = {now, 0}
 local logged, counted = false, fired
@@ -118,7 +122,7 @@ if queue == 'p' and redispatch > 0 then
     end
   end
 end
-if fired ~= counted then
+if max > 0 and fired ~= counted then
   redis.call('SET', S .. ':fired', gen .. ':' .. fired)
 end
 if logged then
