@@ -3,18 +3,22 @@
  *   cron define --key K --expr E [--tz Z] [--payload S] [--queue Q]
  *               [--catch-up skip|latest|all] [--catch-up-max N]
  *               [--catch-up-window-ms MS] [--disabled] [--create|--update]
+ *               [--start ISO] [--end ISO] [--max-fires N] [--pool P]
  *   cron remove --key K
  *   cron enable --key K
  *   cron disable --key K
  *   cron list                      (a JSON array)
  *   cron history --key K [--limit N]  (a JSON array, newest first)
  *   cron run [--ledger FILE] [--node-id ID] [--grace-ms MS] [--keep N]
- *            [--fail]
+ *            [--fail] [--pool P]
  *
  * each with [--ns NS] (default "cron"), and the global --url and --prefix.
  * `run` is a scheduler node until SIGINT or SIGTERM: for each occurrence
  * it fires it appends "<key> <fire_ms> <node_id> <token>" to the ledger
  * (one write, O_APPEND) and completes the fire (as failed with --fail).
+ * With --pool P it also fires the definitions that target the worker pool
+ * P, dispatching their jobs through a client-only node of P (its fires are
+ * written to the ledger once the pool accepted the job).
  * Exit codes: 0 done, 1 a backend error, 2 bad input (a bad expression or
  * zone prints the parser's message). */
 #include <fcntl.h>
@@ -30,9 +34,13 @@
 typedef struct {
   demo_client_t c;
   const char *cmd, *ns, *key, *expr, *tz, *payload, *queue, *ledger, *node_id;
+  const char *pool;
+  fleet_pool_node_t pool_node;
+  int pool_open;
   int catch_up, disabled, fail;
   fleet_cron_mode_t mode;
   int64_t limit, grace_ms, keep, cu_max, cu_window;
+  int64_t start_ms, end_ms, max_fires;
   int ledger_fd;
   char id[64];
   fleet_cron_scheduler_t sched;
@@ -41,6 +49,12 @@ typedef struct {
   int status;
 } demo_cron_t;
 
+static void dc_pool_closed(fleet_handle_t *h) {
+  demo_cron_t *d = h->data;
+
+  demo_client_close(&d->c);
+}
+
 static void dc_closed(fleet_handle_t *h) {
   demo_cron_t *d = h->data;
 
@@ -48,6 +62,13 @@ static void dc_closed(fleet_handle_t *h) {
     uv_close((uv_handle_t *)&d->sigint, NULL);
     uv_close((uv_handle_t *)&d->sigterm, NULL);
     d->signals_open = 0;
+  }
+  /* The pool node outlives the scheduler that dispatches through it. */
+  if (d->pool_open) {
+    d->pool_open = 0;
+    d->pool_node.data = d;
+    fleet_close((fleet_handle_t *)&d->pool_node, dc_pool_closed);
+    return;
   }
   demo_client_close(&d->c);
 }
@@ -118,14 +139,23 @@ static void dc_on_list(fleet_cron_scheduler_t *s, int status,
       json_str(x->queue, strlen(x->queue));
     else
       printf("null");
+    printf(",\"pool\":");
+    if (x->pool != NULL)
+      json_str(x->pool, strlen(x->pool));
+    else
+      printf("null");
     printf(",\"catch_up\":\"%s\",\"catch_up_max\":%u,"
            "\"catch_up_window_ms\":%" PRIu64 ",\"enabled\":%s,"
            "\"created_ms\":%" PRId64 ",\"updated_ms\":%" PRId64
            ",\"last_fire_ms\":%" PRId64 ",\"last_token\":%" PRIu64
-           ",\"next_due_ms\":%" PRId64 "}",
+           ",\"next_due_ms\":%" PRId64 ",\"start_ms\":%" PRId64
+           ",\"end_ms\":%" PRId64 ",\"max_fires\":%" PRIu64
+           ",\"fires\":%" PRIu64 ",\"finished\":%s}",
            fleet_cron_catch_up_name((int)x->catch_up), x->catch_up_max,
            x->catch_up_window_ms, x->disabled ? "false" : "true", x->created_ms,
-           x->updated_ms, x->last_fire_ms, x->last_token, x->next_due_ms);
+           x->updated_ms, x->last_fire_ms, x->last_token, x->next_due_ms,
+           x->start_ms, x->end_ms, x->max_fires, x->fires,
+           x->finished ? "true" : "false");
   }
   printf("]\n");
   dc_finish(d, 0);
@@ -216,6 +246,8 @@ static int dc_flags(demo_cron_t *d, const demo_args_t *a) {
       d->payload = a->argv[i];
     else if (demo_flag(a, &i, "--queue"))
       d->queue = a->argv[i];
+    else if (demo_flag(a, &i, "--pool"))
+      d->pool = a->argv[i];
     else if (demo_flag(a, &i, "--ledger"))
       d->ledger = a->argv[i];
     else if (demo_flag(a, &i, "--node-id"))
@@ -237,6 +269,19 @@ static int dc_flags(demo_cron_t *d, const demo_args_t *a) {
         return 2;
     } else if (demo_flag(a, &i, "--keep")) {
       if (!demo_int("--keep", a->argv[i], 1, 1000000, &d->keep))
+        return 2;
+    } else if (demo_flag(a, &i, "--start") || demo_flag(a, &i, "--end")) {
+      int64_t *dst =
+          strcmp(a->argv[i - 1], "--start") == 0 ? &d->start_ms : &d->end_ms;
+      if (fleet_cron_parse_time(a->argv[i], dst) != 0 || *dst <= 0) {
+        fprintf(stderr,
+                "fleet-demo: cron %s: %s must be an ISO 8601 time with a "
+                "zone (2026-01-02T03:04:05Z), not '%s'\n",
+                d->cmd, a->argv[i - 1], a->argv[i]);
+        return 2;
+      }
+    } else if (demo_flag(a, &i, "--max-fires")) {
+      if (!demo_int("--max-fires", a->argv[i], 1, INT64_MAX / 2, &d->max_fires))
         return 2;
     } else if (demo_flag(a, &i, "--catch-up-max")) {
       if (!demo_int("--catch-up-max", a->argv[i], 1, 1000, &d->cu_max))
@@ -278,6 +323,7 @@ static int dc_call(demo_cron_t *d) {
     def.expr = d->expr;
     def.tz = d->tz;
     def.queue = d->queue;
+    def.pool = d->pool;
     if (d->payload != NULL) {
       def.payload.base = d->payload;
       def.payload.len = strlen(d->payload);
@@ -286,9 +332,13 @@ static int dc_call(demo_cron_t *d) {
     def.catch_up_max = (uint32_t)d->cu_max;
     def.catch_up_window_ms = (uint64_t)d->cu_window;
     def.disabled = d->disabled;
+    def.start_ms = d->start_ms;
+    def.end_ms = d->end_ms;
+    def.max_fires = (uint64_t)d->max_fires;
     rc = fleet_cron_define(&d->sched, &def, d->mode, err, sizeof(err),
                            dc_on_status, d);
     if (rc == FLEET_EINVAL && err[0] != '\0') {
+      /* The parser's message, or "end before start". */
       fleet_escape_print(stderr, "fleet-demo: cron define: %s", err);
       d->status = 2;
       return rc;
@@ -318,7 +368,20 @@ static int dc_call(demo_cron_t *d) {
     uv_signal_start(&d->sigint, dc_on_signal, SIGINT);
     uv_signal_start(&d->sigterm, dc_on_signal, SIGTERM);
     d->signals_open = 1;
-    rc = fleet_cron_scheduler_start(&d->sched, dc_on_fire);
+    rc = 0;
+    if (d->pool != NULL) {
+      fleet_pool_node_options_t po;
+
+      fleet_pool_node_options_init(&po);
+      po.client_only = 1;
+      rc =
+          fleet_pool_node_init(&d->c.client, &d->pool_node, d->pool, NULL, &po);
+      d->pool_open = rc == 0;
+      if (rc == 0)
+        rc = fleet_cron_scheduler_add_pool(&d->sched, d->pool, &d->pool_node);
+    }
+    if (rc == 0)
+      rc = fleet_cron_scheduler_start(&d->sched, dc_on_fire);
   }
   if (rc != 0) {
     demo_fail(d->cmd, rc);

@@ -37,7 +37,8 @@
   XX(store_ttl_touch)                                                          \
   XX(client_scan_names)                                                        \
   XX(pool_dispatch_basic)                                                      \
-  XX(pool_rebalance)
+  XX(pool_rebalance)                                                           \
+  XX(cron_pool_target)
 
 /* XX(name, timeout in seconds) */
 #define FLEET_CLUSTER_TESTS(XX)                                                \

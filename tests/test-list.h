@@ -398,6 +398,9 @@ CONFORMANCE_DECLARE(lock_renew_waited)
 CONFORMANCE_DECLARE(lock_batch)
 CONFORMANCE_DECLARE(lock_close)
 CONFORMANCE_DECLARE(lock_callback_chain)
+/* test_lock_with.c */
+CONFORMANCE_DECLARE(with_lock_run)
+CONFORMANCE_DECLARE(with_lock_lost)
 
 /* test_lock_redis.c */
 TEST_DECLARE(lock_foreign_data_redis)
@@ -420,7 +423,9 @@ TEST_DECLARE(leader_mp_failover)
 CONFORMANCE_DECLARE(cron_bad_input)
 CONFORMANCE_DECLARE(cron_registry)
 CONFORMANCE_DECLARE(cron_fire_once)
+CONFORMANCE_DECLARE(cron_bounds)
 CONFORMANCE_DECLARE(cron_queue_target)
+CONFORMANCE_DECLARE(cron_pool_target)
 CONFORMANCE_DECLARE(cron_follow_change)
 CONFORMANCE_DECLARE(cron_catch_up)
 CONFORMANCE_DECLARE(cron_log_dedup)
@@ -431,6 +436,8 @@ CONFORMANCE_DECLARE(cron_foreign_data)
 TEST_DECLARE(cron_mp_once)
 TEST_DECLARE(cron_mp_aof_restart)
 TEST_DECLARE(cron_mp_catch_up)
+TEST_DECLARE(cron_mp_limit)
+TEST_DECLARE(cron_mp_pool)
 TEST_DECLARE(cron_mp_demo_input)
 
 /* test_tls.c */
@@ -852,6 +859,9 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(lock_batch)
   CONFORMANCE_ENTRY(lock_close)
   CONFORMANCE_ENTRY(lock_callback_chain)
+  /* test_lock_with.c */
+  CONFORMANCE_ENTRY(with_lock_run)
+  CONFORMANCE_ENTRY(with_lock_lost)
 
   /* test_lock_redis.c */
   TEST_ENTRY(lock_foreign_data_redis)
@@ -893,7 +903,9 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(cron_bad_input)
   CONFORMANCE_ENTRY(cron_registry)
   CONFORMANCE_ENTRY(cron_fire_once)
+  CONFORMANCE_ENTRY(cron_bounds)
   CONFORMANCE_ENTRY(cron_queue_target)
+  CONFORMANCE_ENTRY(cron_pool_target)
   CONFORMANCE_ENTRY(cron_follow_change)
   CONFORMANCE_ENTRY(cron_catch_up)
   CONFORMANCE_ENTRY(cron_log_dedup)
@@ -904,6 +916,8 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cron_mp_once, 90)
   TEST_ENTRY_TIMEOUT(cron_mp_aof_restart, 60)
   TEST_ENTRY_TIMEOUT(cron_mp_catch_up, 60)
+  TEST_ENTRY_TIMEOUT(cron_mp_limit, 60)
+  TEST_ENTRY_TIMEOUT(cron_mp_pool, 60)
   TEST_ENTRY(cron_mp_demo_input)
 
 

@@ -615,7 +615,8 @@ TEST_IMPL(cli_cron_warmpool) {
   ASSERT_NOT_NULL(strstr(
       r.out, "{\"key\":\"nightly\",\"expr\":\"30 2 * * *\",\"tz\":"
              "\"Europe/Berlin\",\"enabled\":false,\"queue\":\"jobs\","
-             "\"catch_up\":\"skip\",\"next_due\":null,\"next_due_ms\":-1,"
+             "\"pool\":null,\"catch_up\":\"skip\",\"next_due\":null,\"next_due_"
+             "ms\":-1,"
              "\"last_fired\":null,\"last_fire_ms\":-1,\"last_token\":0,"));
   row = strstr(r.out, "{\"key\":\"tick\",\"expr\":\"* * * * * *\",\"tz\":"
                       "\"UTC\",\"enabled\":true,\"queue\":null,");
@@ -628,6 +629,26 @@ TEST_IMPL(cli_cron_warmpool) {
   ASSERT_NOT_NULL(strstr(r.out, "{\"namespace\":\"other\",\"definitions\":[{"
                                 "\"key\":\"hourly\",\"expr\":\"@hourly\","));
   ASSERT_NOT_NULL(strstr(r.out, "\"count\":1}"));
+  /* The bounds: start, end, the fire limit, the fires, finished. */
+  cli_run_ok(&r, url, "qt", ARGS("--json", "cron", "ls", "--ns", "timed"));
+  row = strstr(r.out, "{\"key\":\"capped\",");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "\"next_due\":\"2030-01-01T00:00:00.000Z\","));
+  ASSERT_NOT_NULL(
+      strstr(row, "\"start\":\"2030-01-01T00:00:00.000Z\",\"end\":"
+                  "\"2031-06-01T00:00:00.000Z\",\"max_fires\":3,\"fires\":0,"
+                  "\"finished\":false,"));
+  row = strstr(r.out, "{\"key\":\"ended\",");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "\"next_due\":null,"));
+  ASSERT_NOT_NULL(strstr(row,
+                         "\"start\":null,\"end\":\"2000-01-01T00:00:00.000Z\","
+                         "\"max_fires\":null,\"fires\":0,\"finished\":true,"));
+  cli_run_ok(&r, url, "qt", ARGS("cron", "ls", "--ns", "timed"));
+  ASSERT_NOT_NULL(strstr(r.out, "MAX_FIRES"));
+  row = strstr(r.out, "\ncapped ");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "2031-06-01T00:00:00.000Z"));
   cli_run_ok(&r, url, "qt", ARGS("cron", "ls", "--ns", "empty"));
   ASSERT_NOT_NULL(strstr(r.out, "namespace empty: 0 definition(s)\n"));
   ASSERT_EQ(1, cli_lines(r.out));

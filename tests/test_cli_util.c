@@ -322,6 +322,25 @@ static void cli_fx_define(cli_fx_t *f, fleet_cron_scheduler_t *s,
   ASSERT_OK(f->status);
 }
 
+/* Defines `key` (`expr`, UTC) with the bounds start, end and max fires. */
+static void cli_fx_define_bounded(cli_fx_t *f, fleet_cron_scheduler_t *s,
+                                  const char *key, const char *expr,
+                                  int64_t start, int64_t end, uint64_t max) {
+  fleet_cron_def_t d;
+  char err[256];
+
+  fleet_cron_def_init(&d);
+  d.key = key;
+  d.expr = expr;
+  d.start_ms = start;
+  d.end_ms = end;
+  d.max_fires = max;
+  ASSERT_OK(fleet_cron_define(s, &d, FLEET_CRON_UPSERT, err, sizeof(err),
+                              cli_fx_status, f));
+  cli_fx_wait(f);
+  ASSERT_OK(f->status);
+}
+
 static void cli_fx_fire(fleet_cron_scheduler_t *s, fleet_cron_fire_t *fire) {
   cli_fx_t *f = s->data;
 
@@ -334,7 +353,7 @@ static void cli_fx_fire(fleet_cron_scheduler_t *s, fleet_cron_fire_t *fire) {
 
 void cli_fixture_crons(const char *url, const char *prefix, int fires) {
   fleet_cron_scheduler_options_t o;
-  fleet_cron_scheduler_t s, other;
+  fleet_cron_scheduler_t s, other, bounded;
   cli_fx_t f;
 
   cli_fx_open(&f, url, prefix);
@@ -342,9 +361,16 @@ void cli_fixture_crons(const char *url, const char *prefix, int fires) {
   ASSERT_OK(fleet_cron_scheduler_init(&f.client, &s, "cron", "cli-node", &o));
   ASSERT_OK(
       fleet_cron_scheduler_init(&f.client, &other, "other", "cli-node", &o));
-  s.data = other.data = &f;
+  ASSERT_OK(
+      fleet_cron_scheduler_init(&f.client, &bounded, "timed", "cli-node", &o));
+  s.data = other.data = bounded.data = &f;
   cli_fx_define(&f, &s, "nightly", "30 2 * * *", "Europe/Berlin", "jobs", 1);
   cli_fx_define(&f, &other, "hourly", "@hourly", NULL, NULL, 0);
+  /* 2030-01-01 to 2031-06-01, at most 3 fires; and one that ended in
+   * 2000 (never started, so never fired). */
+  cli_fx_define_bounded(&f, &bounded, "capped", "0 0 1 1 *", 1893456000000,
+                        1938038400000, 3);
+  cli_fx_define_bounded(&f, &bounded, "ended", "* * * * *", 0, 946684800000, 0);
   cli_fx_define(&f, &s, "tick", "* * * * * *", NULL, NULL, 0);
   if (fires > 0) {
     f.want = fires;
@@ -358,6 +384,10 @@ void cli_fixture_crons(const char *url, const char *prefix, int fires) {
                               fleet_test_ms(10000)));
   f.closed = 0;
   ASSERT_OK(fleet_cron_scheduler_close(&other, cli_fx_on_closed));
+  ASSERT(fleet_test_run_until(&f.loop, fleet_test_flag_set, &f.closed,
+                              fleet_test_ms(10000)));
+  f.closed = 0;
+  ASSERT_OK(fleet_cron_scheduler_close(&bounded, cli_fx_on_closed));
   ASSERT(fleet_test_run_until(&f.loop, fleet_test_flag_set, &f.closed,
                               fleet_test_ms(10000)));
   cli_fx_close(&f);

@@ -30,6 +30,7 @@ typedef struct {
   int node;
   fired_t *log;
   int closed;
+  int errors, last_error; /* with on_pool_sched_error */
 } node_t;
 
 static void on_fire(fleet_cron_scheduler_t *s, fleet_cron_fire_t *fire) {
@@ -80,7 +81,7 @@ static void node_close(lock_env_t *e, node_t *n) {
 typedef struct {
   int done, status;
   fleet_cron_def_t defs[8];
-  char keys[8][64], exprs[8][64];
+  char keys[8][64], exprs[8][64], pools[8][64];
   size_t n;
   fleet_cron_entry_t ent[64];
   char outcomes[64][64], nodes[64][16];
@@ -110,6 +111,8 @@ static void on_list(fleet_cron_scheduler_t *s, int status,
     c->defs[i].expr = c->exprs[i];
     c->defs[i].tz = NULL;
     c->defs[i].queue = NULL;
+    snprintf(c->pools[i], 64, "%s", defs[i].pool != NULL ? defs[i].pool : "");
+    c->defs[i].pool = defs[i].pool != NULL ? c->pools[i] : NULL;
     c->defs[i].payload.base = NULL;
     c->defs[i].metadata.base = NULL;
   }
@@ -397,6 +400,135 @@ CONFORMANCE_IMPL(cron_fire_once) {
   lock_env_close(&e);
 }
 
+/* The wall clock in ms: the server's clock on both backends here. */
+static int64_t now_wall_ms(void) {
+  uv_timeval64_t tv;
+
+  ASSERT_OK(uv_gettimeofday(&tv));
+  return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+/* Defines `key` every second with the bounds start, end and max fires
+ * (and the target `queue`); returns the status, `err` the message. */
+static int c_define_bounded(lock_env_t *e, node_t *n, const char *key,
+                            int64_t start, int64_t end, uint64_t max,
+                            const char *queue, char *err, size_t err_len) {
+  fleet_cron_def_t d;
+  call_t c = {0};
+  int rc;
+
+  fleet_cron_def_init(&d);
+  d.key = key;
+  d.expr = "* * * * * *";
+  d.queue = queue;
+  d.start_ms = start;
+  d.end_ms = end;
+  d.max_fires = max;
+  rc = fleet_cron_define(&n->s, &d, FLEET_CRON_UPSERT, err, err_len, on_status,
+                         &c);
+  if (rc != 0)
+    return rc;
+  ASSERT(lock_env_wait(e, &c.done, 1, FLEET_TEST_WAIT_MS));
+  return c.status;
+}
+
+static int count_key(const fired_t *log, const char *key) {
+  int i, n = 0;
+
+  for (i = 0; i < log->n; i++)
+    n += strcmp(log->r[i].key, key) == 0;
+  return n;
+}
+
+/* Start, end and a fire limit: two schedulers fire a limited definition
+ * exactly max_fires times in all, none before its start or after its end;
+ * the listing shows the count and finished; raising the limit lets it
+ * fire again up to the new one; bad bounds and a new target for a limited
+ * definition are refused with nothing written. */
+CONFORMANCE_IMPL(cron_bounds) {
+  lock_env_t e;
+  node_t n1, n2;
+  fired_t log = {0};
+  call_t c;
+  char err[128];
+  int64_t t0, start, end;
+  int i, k;
+
+  lock_env_init(&e, b->url);
+  node_init(&e, &n1, &e.c1, 1, &log, 2000);
+  node_init(&e, &n2, &e.c2, 2, &log, 2000);
+  /* Bad bounds: refused at once, with the reason. */
+  ASSERT_ERR(FLEET_EINVAL, c_define_bounded(&e, &n1, "bad", 2000, 1000, 0, NULL,
+                                            err, sizeof(err)));
+  ASSERT_STR_EQ("end before start", err);
+  ASSERT_ERR(FLEET_EINVAL, c_define_bounded(&e, &n1, "bad", -1, 0, 0, NULL, err,
+                                            sizeof(err)));
+  c_list(&e, &n1, NULL, &c);
+  ASSERT_UEQ(0, c.n);
+
+  t0 = now_wall_ms();
+  start = t0 + 2000;
+  end = t0 + 2500;
+  ASSERT_OK(c_define_bounded(&e, &n1, "lim", 0, 0, 3, NULL, err, sizeof(err)));
+  ASSERT_OK(
+      c_define_bounded(&e, &n1, "late", start, 0, 0, NULL, err, sizeof(err)));
+  ASSERT_OK(
+      c_define_bounded(&e, &n1, "early", 0, end, 0, NULL, err, sizeof(err)));
+  /* A limited definition keeps its target. */
+  ASSERT_ERR(FLEET_ECONFLICT,
+             c_define_bounded(&e, &n1, "lim", 0, 0, 3, "q", err, sizeof(err)));
+  ASSERT_OK(fleet_cron_scheduler_start(&n1.s, on_fire));
+  ASSERT_OK(fleet_cron_scheduler_start(&n2.s, on_fire));
+  lock_env_sleep(&e, 5500);
+
+  ASSERT_EQ(3, check_once(&log, "lim"));
+  ASSERT_GE(check_once(&log, "late"), 2);
+  ASSERT_GE(check_once(&log, "early"), 1);
+  for (i = 0; i < log.n; i++) {
+    if (strcmp(log.r[i].key, "late") == 0)
+      ASSERT_GE(log.r[i].fire_ms, start);
+    if (strcmp(log.r[i].key, "early") == 0)
+      ASSERT_LE(log.r[i].fire_ms, end);
+  }
+  c_list(&e, &n1, "lim", &c);
+  ASSERT_OK(c.status);
+  ASSERT_UEQ(3, c.defs[0].max_fires);
+  ASSERT_UEQ(3, c.defs[0].fires);
+  ASSERT(c.defs[0].finished);
+  ASSERT_EQ(-1, c.defs[0].next_due_ms);
+  c_list(&e, &n1, "early", &c);
+  ASSERT_EQ(end, c.defs[0].end_ms);
+  ASSERT(c.defs[0].finished);
+  ASSERT_EQ(-1, c.defs[0].next_due_ms);
+  c_list(&e, &n1, "late", &c);
+  ASSERT_EQ(start, c.defs[0].start_ms);
+  ASSERT(!c.defs[0].finished);
+  ASSERT_GT(c.defs[0].next_due_ms, 0);
+
+  /* Raised to 5: two more fires, then finished again. */
+  ASSERT_OK(c_define_bounded(&e, &n2, "lim", 0, 0, 5, NULL, err, sizeof(err)));
+  lock_env_sleep(&e, 4000);
+  node_close(&e, &n1);
+  node_close(&e, &n2);
+  ASSERT_EQ(5, count_key(&log, "lim"));
+  for (i = 0; i < log.n; i++)
+    for (k = i + 1; k < log.n; k++)
+      if (strcmp(log.r[i].key, "lim") == 0 && strcmp(log.r[k].key, "lim") == 0)
+        ASSERT_NE(log.r[i].fire_ms, log.r[k].fire_ms);
+  node_init(&e, &n1, &e.c1, 1, &log, 2000);
+  c_list(&e, &n1, "lim", &c);
+  ASSERT_UEQ(5, c.defs[0].fires);
+  ASSERT(c.defs[0].finished);
+  /* Removed and defined again: the count starts over. */
+  ASSERT_OK(c_remove(&e, &n1, "lim"));
+  ASSERT_OK(c_define_bounded(&e, &n1, "lim", 0, 0, 1, NULL, err, sizeof(err)));
+  ASSERT_OK(fleet_cron_scheduler_start(&n1.s, on_fire));
+  lock_env_sleep(&e, 2500);
+  node_close(&e, &n1);
+  ASSERT_EQ(6, count_key(&log, "lim"));
+  lock_env_close(&e);
+}
+
 typedef struct {
   int done, status;
   char type[32];
@@ -451,12 +583,184 @@ CONFORMANCE_IMPL(cron_queue_target) {
   lock_env_close(&e);
 }
 
-static int count_key(const fired_t *log, const char *key) {
-  int i, n = 0;
+/* A pool for cron_pool_target: the jobs its worker started. */
+typedef struct {
+  fleet_pool_node_t node;
+  fleet_pool_worker_t w;
+  char keys[64][64];
+  int nkeys;
+  int closed;
+} cron_pool_t;
 
-  for (i = 0; i < log->n; i++)
-    n += strcmp(log->r[i].key, key) == 0;
-  return n;
+static void cpool_start(fleet_pool_worker_t *w, fleet_pool_job_t *job) {
+  cron_pool_t *p = w->data;
+  fleet_bytes_t pay = fleet_pool_job_payload(job);
+
+  ASSERT_LT(p->nkeys, 64);
+  ASSERT_EQ(2, pay.len);
+  ASSERT_MEM_EQ("pl", pay.base, 2);
+  snprintf(p->keys[p->nkeys++], 64, "%s", fleet_pool_job_key_str(job));
+  ASSERT_OK(fleet_pool_job_started(job, 0));
+}
+
+static void cpool_stop(fleet_pool_worker_t *w, fleet_pool_job_t *job,
+                       fleet_pool_stop_reason_t reason) {
+  (void)w;
+  (void)job;
+  (void)reason;
+}
+
+static const fleet_pool_handler_t cpool_handler = {.start_cb = cpool_start,
+                                                   .stop_cb = cpool_stop};
+
+static void cpool_init(cron_pool_t *p, fleet_client_t *c, const char *id,
+                       int worker) {
+  fleet_pool_node_options_t o;
+
+  memset(p, 0, sizeof(*p));
+  fleet_pool_node_options_init(&o);
+  o.client_only = !worker;
+  p->node.data = p;
+  ASSERT_OK(fleet_pool_node_init(c, &p->node, "pl", id, &o));
+  if (worker) {
+    p->w.data = p;
+    ASSERT_OK(fleet_pool_worker_add(&p->node, &p->w, &cpool_handler));
+  }
+}
+
+static void cpool_on_closed(fleet_handle_t *h) {
+  ((cron_pool_t *)h->data)->closed = 1;
+}
+
+static void cpool_close(lock_env_t *e, cron_pool_t *p) {
+  ASSERT_OK(fleet_pool_node_close(&p->node, cpool_on_closed));
+  ASSERT(lock_env_wait(e, &p->closed, 1, FLEET_TEST_WAIT_MS));
+}
+
+static void on_pool_fire(fleet_cron_scheduler_t *s, fleet_cron_fire_t *fire) {
+  ASSERT_NOT_NULL(fire->pool);
+  ASSERT_STR_EQ("pl", fire->pool);
+  ASSERT_NULL(fire->queue);
+  on_fire(s, fire);
+}
+
+static void on_pool_sched_error(fleet_handle_t *h, int status,
+                                const char *detail) {
+  node_t *n = h->data;
+
+  (void)detail;
+  n->errors++;
+  n->last_error = status;
+}
+
+/* A definition that targets a worker pool: each occurrence becomes the
+ * pool job "<key>@<fire_ms>", started once. While the pool has no worker
+ * the dispatches fail (transiently) and the occurrences stay "pending" in
+ * the log; once a worker joins, the next fire calls hand them out again
+ * and they start too. A dispatch of a key the cron dispatched already is
+ * refused by the pool. Bad targets are refused. */
+CONFORMANCE_IMPL(cron_pool_target) {
+  fleet_cron_scheduler_options_t so;
+  lock_env_t e;
+  node_t n1;
+  fired_t log = {0};
+  call_t c;
+  cron_pool_t disp, wrk;
+  fleet_cron_def_t d;
+  char err[128], key[64];
+  call_t dup = {0};
+  fleet_bytes_t pl = {.base = "pl", .len = 2};
+  int i, k, pending = 0, first_pending = -1;
+
+  lock_env_init(&e, b->url);
+  node_init(&e, &n1, &e.c1, 1, &log, 2000);
+  /* Bad input: two targets; a pool without a node. */
+  fleet_cron_def_init(&d);
+  d.key = "pj";
+  d.expr = "* * * * * *";
+  d.queue = "q";
+  d.pool = "pl";
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_define(&n1.s, &d, FLEET_CRON_UPSERT, err,
+                                             sizeof(err), never_status, NULL));
+  ASSERT_STR_EQ("a queue and a pool: one target at most", err);
+  ASSERT_ERR(FLEET_EINVAL, fleet_cron_scheduler_add_pool(&n1.s, "pl", NULL));
+  node_close(&e, &n1);
+
+  /* A short re-dispatch age, so that the test sees it. */
+  fleet_cron_scheduler_options_init(&so);
+  so.grace_ms = 2000;
+  so.check_ms = 200;
+  so.redispatch_ms = 500;
+  so.error_cb = on_pool_sched_error;
+  memset(&n1, 0, sizeof(n1));
+  n1.node = 1;
+  n1.log = &log;
+  n1.s.data = &n1;
+  ASSERT_OK(fleet_cron_scheduler_init(&e.c1, &n1.s, "ns", "node1", &so));
+  cpool_init(&disp, &e.c1, "disp", 0);
+  ASSERT_OK(fleet_cron_scheduler_add_pool(&n1.s, "pl", &disp.node));
+  ASSERT_ERR(FLEET_EEXIST,
+             fleet_cron_scheduler_add_pool(&n1.s, "pl", &disp.node));
+  d.queue = NULL;
+  d.payload.base = "pl";
+  d.payload.len = 2;
+  c.done = 0;
+  ASSERT_OK(fleet_cron_define(&n1.s, &d, FLEET_CRON_UPSERT, err, sizeof(err),
+                              on_status, &c));
+  ASSERT(lock_env_wait(&e, &c.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_OK(c.status);
+  c_list(&e, &n1, "pj", &c);
+  ASSERT_STR_EQ("pl", c.defs[0].pool);
+  ASSERT_NULL(c.defs[0].queue);
+
+  /* No worker yet: claimed, not dispatched. */
+  ASSERT_OK(fleet_cron_scheduler_start(&n1.s, on_pool_fire));
+  lock_env_sleep(&e, 2300);
+  ASSERT_EQ(0, log.n);
+  ASSERT_GE(n1.errors, 1);
+  c_history(&e, &n1, "pj", &c);
+  ASSERT_GE(c.n, 1);
+  for (i = 0; i < (int)c.n; i++) {
+    ASSERT_STR_EQ("pending", c.ent[i].outcome);
+    ASSERT_UGT(c.ent[i].token, 0);
+  }
+  first_pending = (int)c.n;
+
+  /* A worker joins: the new occurrences start, and so do the pending. */
+  cpool_init(&wrk, &e.c2, "wrk", 1);
+  lock_env_sleep(&e, 3500);
+  c_history(&e, &n1, "pj", &c);
+  ASSERT_GE((int)c.n, first_pending + 2);
+  for (i = 0; i < (int)c.n; i++) {
+    snprintf(key, sizeof(key), "pj@%lld", (long long)c.ent[i].fire_ms);
+    if (strcmp(c.ent[i].outcome, "pending") == 0) {
+      /* Only the newest may still wait for the pool's answer. */
+      ASSERT_LT(i, 2);
+      pending++;
+      continue;
+    }
+    ASSERT_STR_EQ("completed", c.ent[i].outcome);
+    for (k = 0; k < wrk.nkeys; k++)
+      if (strcmp(wrk.keys[k], key) == 0)
+        break;
+    if (k == wrk.nkeys)
+      fleet_test__fail(__FILE__, __LINE__, "%s not started", key);
+  }
+  ASSERT_LE(pending, 2);
+  /* Each job started once. */
+  for (i = 0; i < wrk.nkeys; i++)
+    for (k = i + 1; k < wrk.nkeys; k++)
+      ASSERT(strcmp(wrk.keys[i], wrk.keys[k]) != 0);
+  ASSERT_GE(wrk.nkeys, first_pending + 2);
+  ASSERT_EQ(log.n, wrk.nkeys);
+  /* The pool refuses the same occurrence again. */
+  ASSERT_OK(fleet_pool_dispatch(&disp.node, wrk.keys[0], pl, on_status, &dup));
+  ASSERT(lock_env_wait(&e, &dup.done, 1, FLEET_TEST_WAIT_MS));
+  ASSERT_ERR(FLEET_EEXIST, dup.status);
+  node_close(&e, &n1);
+  cpool_close(&e, &wrk);
+  cpool_close(&e, &disp);
+  lock_env_close(&e);
 }
 
 CONFORMANCE_IMPL(cron_follow_change) {

@@ -81,6 +81,8 @@ TEST_IMPL(cron_parse_valid) {
       "0 0 L * *",
       "0 0 L-3 * *",
       "0 0 LW * *",
+      "0 0 15W * *",
+      "0 0 1w,31W * *",
       "0 0 * * MON#2",
       "0 0 * * 5#5,1#1",
       "0 0 * * FRIL",
@@ -164,9 +166,15 @@ TEST_IMPL(cron_parse_invalid) {
   expect_error("0 0 ?/2 * *", NULL,
                "day-of-month field, position 5: ? stands "
                "alone");
-  expect_error("0 0 15W * *", NULL,
-               "day-of-month field, position 7: W (nearest weekday) is not "
-               "supported");
+  expect_error("0 0 15WX * *", NULL,
+               "day-of-month field, position 8: W ends the item (15W)");
+  expect_error("0 0 1-5W * *", NULL,
+               "day-of-month field, position 8: unexpected 'W'");
+  expect_error("0 0 */2W * *", NULL,
+               "day-of-month field, position 8: unexpected 'W'");
+  expect_error("0 0 30W 2 *", NULL, "the expression never fires (no such day)");
+  expect_error("0 0 32W * *", NULL,
+               "day-of-month field, position 5: 32 is out of range (1-31)");
   expect_error("0 0 L-31 * *", NULL,
                "day-of-month field, position 5: L-n wants n from 0 to 30");
   expect_error("0 0 LX * *", NULL,
@@ -262,6 +270,34 @@ TEST_IMPL(cron_next_vectors) {
               "2026-01-30T00:00:00Z 2026-02-27T00:00:00Z "
               "2026-03-31T00:00:00Z 2026-04-30T00:00:00Z "
               "2026-05-29T00:00:00Z");
+  /* nW, the weekday nearest to day n, never in another month (hand
+   * computed; croniter 1.3.5 refuses W). 2026-08-01 is a Saturday: 1W is
+   * Monday the 3rd, not Friday July 31. */
+  expect_next("0 0 1W * *", NULL, "2026-07-15T00:00:00Z",
+              "2026-08-03T00:00:00Z 2026-09-01T00:00:00Z "
+              "2026-10-01T00:00:00Z 2026-11-02T00:00:00Z");
+  /* 2026-05-31 is a Sunday: 31W is Friday the 29th, not Monday June 1;
+   * 2026-10-31 a Saturday: Friday the 30th; months of 30 days have no
+   * 31W. */
+  expect_next("0 0 31W * *", NULL, "2026-04-01T00:00:00Z",
+              "2026-05-29T00:00:00Z 2026-07-31T00:00:00Z "
+              "2026-08-31T00:00:00Z 2026-10-30T00:00:00Z "
+              "2026-12-31T00:00:00Z");
+  /* 2026-08-15 is a Saturday (Friday the 14th), 2026-11-15 a Sunday
+   * (Monday the 16th). */
+  expect_next("0 0 15W * *", NULL, "2026-07-20T00:00:00Z",
+              "2026-08-14T00:00:00Z 2026-09-15T00:00:00Z "
+              "2026-10-15T00:00:00Z 2026-11-16T00:00:00Z");
+  expect_next("0 0 1W,15 * *", NULL, "2026-07-31T00:00:00Z",
+              "2026-08-03T00:00:00Z 2026-08-15T00:00:00Z "
+              "2026-09-01T00:00:00Z 2026-09-15T00:00:00Z");
+  /* 2026-08-30 is a Sunday, not the month's last day: Monday the 31st. */
+  expect_next("0 0 30W 8 *", NULL, "2026-01-01T00:00:00Z",
+              "2026-08-31T00:00:00Z 2027-08-30T00:00:00Z");
+  /* Vixie: nW with a restricted day-of-week fires on either. */
+  expect_next("0 0 15W * SUN", NULL, "2026-08-08T00:00:00Z",
+              "2026-08-09T00:00:00Z 2026-08-14T00:00:00Z "
+              "2026-08-16T00:00:00Z");
   /* #: the second Monday; the fifth Friday skips months without one. */
   expect_next("0 9 * * MON#2", NULL, "2026-01-01T00:00:00Z",
               "2026-01-12T09:00:00Z 2026-02-09T09:00:00Z "
@@ -384,8 +420,9 @@ TEST_IMPL(cron_every) {
  * without the search of fleet_cron_next()). */
 TEST_IMPL(cron_next_brute) {
   static const char *const exprs[] = {
-      "*/7 3-5 * * *", "0 0 L * MON",   "*/13 * * 2 * *", "0 0,12 */3 * 1#2",
-      "0 0 * * 5L",    "17 */5 29 * *", "0 0 LW * 6",     "0 0 L-1 * 1L",
+      "*/7 3-5 * * *",  "0 0 L * MON",   "*/13 * * 2 * *", "0 0,12 */3 * 1#2",
+      "0 0 * * 5L",     "17 */5 29 * *", "0 0 LW * 6",     "0 0 L-1 * 1L",
+      "0 0 1W,31W * *", "0 0 15W * MON",
   };
   size_t i;
 

@@ -15,12 +15,18 @@
  *                        always) killed with SIGKILL and restarted mid-run:
  *                        nothing fired twice.
  *   cron_mp_catch_up     the three policies after no node ran for ~4 s.
+ *   cron_mp_limit        a fire limit (exactly N fires in all the ledgers)
+ *                        and an end (none after it), across 3 nodes.
+ *   cron_mp_pool         a cron that dispatches keyed pool jobs (with a
+ *                        fire limit) from 2 nodes into a pool node: each
+ *                        fire one job "<key>@<fire_ms>", started once.
  *   cron_mp_demo_input   bad input refused with a clear error and exit 2. */
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -388,6 +394,171 @@ TEST_IMPL(cron_mp_catch_up) {
   return 0;
 }
 
+/* A fire limit and an end across 3 nodes: "cap" (every second, at most 4
+ * fires) fired exactly 4 times in all the ledgers, each once; "stop"
+ * (every second, until an end ~3 s after the definition) fired, and never
+ * after its end; the listing shows cap finished with its 4 fires. */
+TEST_IMPL(cron_mp_limit) {
+  static const char *const d_cap[] = {"define", "--key",       "cap",
+                                      "--expr", "* * * * * *", "--max-fires",
+                                      "4",      NULL};
+  static const char *const list[] = {"list", NULL};
+  const char *d_stop[] = {"define",      "--key", "stop", "--expr",
+                          "* * * * * *", "--end", NULL,   NULL};
+  char end_iso[64];
+  int64_t end;
+  time_t et;
+  struct tm tm;
+  int k, i, stops = 0;
+  const char *s;
+
+  mp_setup(NULL, "fleet-cron-limit");
+  end = (wall_ms() / 1000 + 3) * 1000 + 500;
+  et = (time_t)(end / 1000);
+  gmtime_r(&et, &tm);
+  snprintf(end_iso, sizeof(end_iso), "%04d-%02d-%02dT%02d:%02d:%02d.500Z",
+           tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+           tm.tm_sec);
+  d_stop[6] = end_iso;
+  ASSERT_EQ(0, demo("cap", d_cap));
+  ASSERT_EQ(0, demo("stop", d_stop));
+  for (k = 0; k < MP_NODES; k++)
+    mp.pid[k] = spawn_run(k, "5000");
+  sleep_ms(fleet_test_ms(1500) + 6000);
+  for (k = 0; k < MP_NODES; k++)
+    stop_node(k);
+  read_ledger();
+  ASSERT_EQ(4, check_no_twice("cap"));
+  check_no_twice("stop");
+  for (i = 0; i < mp.n; i++) {
+    if (strcmp(mp.l[i].key, "cap") == 0)
+      ASSERT_EQ((int64_t)mp.l[i].token, log_token("cap", mp.l[i].fire_ms));
+    if (strcmp(mp.l[i].key, "stop") != 0)
+      continue;
+    stops++;
+    if (mp.l[i].fire_ms > end)
+      fleet_test__fail(__FILE__, __LINE__, "stop@%lld fired after its end %lld",
+                       (long long)mp.l[i].fire_ms, (long long)end);
+  }
+  ASSERT_GE(stops, 1);
+  ASSERT_EQ(0, demo("list", list));
+  s = demo_text("list", "out");
+  s = strstr(s, "{\"key\":\"cap\"");
+  ASSERT_NOT_NULL(s);
+  ASSERT_NOT_NULL(strstr(s, "\"max_fires\":4,\"fires\":4,\"finished\":true}"));
+  ASSERT_NOT_NULL(strstr(demo_text("list", "out"), "\"finished\":true}]"));
+  mp_teardown();
+  return 0;
+}
+
+/* Spawns `fleet-demo <argv...>` (after the global flags) in the
+ * background, its stdout to /dev/null. */
+static pid_t spawn_demo(const char *const *args) {
+  char *argv[32];
+  int i = 0;
+  pid_t pid;
+
+  argv[i++] = "fleet-demo";
+  argv[i++] = "--url";
+  argv[i++] = (char *)fleet_test_redis_url(mp.r);
+  argv[i++] = "--prefix";
+  argv[i++] = "mpc";
+  while (*args != NULL && i < 31)
+    argv[i++] = (char *)*args++;
+  argv[i] = NULL;
+  pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0)
+      dup2(null, 1);
+    execv(FLEET_DEMO_PATH, argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+static void stop_pid(pid_t pid) {
+  int st;
+
+  ASSERT_OK(kill(pid, SIGTERM));
+  ASSERT_EQ(pid, waitpid(pid, &st, 0));
+  ASSERT(WIFEXITED(st));
+  ASSERT_EQ(0, WEXITSTATUS(st));
+}
+
+/* A cron that dispatches keyed pool jobs, with a fire limit, across
+ * processes: a pool node with 2 workers, 2 scheduler nodes that dispatch
+ * through client-only nodes of the pool. Each fire of the ledger is one
+ * job "pj@<fire_ms>" started once in the pool's ledger, 3 in all, and the
+ * dispatch log says "completed" for each. */
+TEST_IMPL(cron_mp_pool) {
+  static const char *const def[] = {
+      "cron",   "define", "--key",       "pj", "--expr", "* * * * * *",
+      "--pool", "P",      "--max-fires", "3",  NULL};
+  static const char *const hist[] = {"history", "--key", "pj", NULL};
+  char pool_ledger[320], key[64], ev[16], worker[64], id[8];
+  const char *poolargs[] = {"pool", "node",     "--pool", "P", "--workers",
+                            "2",    "--ledger", NULL,     NULL};
+  const char *runargs[] = {"cron", "run",    "--node-id", NULL, "--ledger",
+                           NULL,   "--pool", "P",         NULL};
+  pid_t pool, runs[2];
+  unsigned long long ns, tok;
+  int k, i, starts = 0, match;
+  FILE *f;
+  const char *s;
+
+  mp_setup(NULL, "fleet-cron-pool");
+  snprintf(pool_ledger, sizeof(pool_ledger), "%s/pool-ledger", mp.dir);
+  poolargs[7] = pool_ledger;
+  pool = spawn_demo(poolargs);
+  ASSERT_EQ(0, demo("def", def + 1));
+  runargs[5] = mp.ledger;
+  for (k = 0; k < 2; k++) {
+    snprintf(id, sizeof(id), "n%d", k);
+    runargs[3] = id;
+    runs[k] = spawn_demo(runargs);
+    sleep_ms(10);
+  }
+  sleep_ms(fleet_test_ms(1500) + 5500);
+  for (k = 0; k < 2; k++)
+    stop_pid(runs[k]);
+  stop_pid(pool);
+
+  read_ledger();
+  ASSERT_EQ(3, check_no_twice("pj"));
+  f = fopen(pool_ledger, "r");
+  ASSERT_NOT_NULL(f);
+  while (fscanf(f, "%llu %15s %63s %63s %llu", &ns, ev, key, worker, &tok) ==
+         5) {
+    if (strcmp(ev, "start") != 0)
+      continue;
+    starts++;
+    match = 0;
+    for (i = 0; i < mp.n; i++) {
+      char want[64];
+
+      snprintf(want, sizeof(want), "pj@%lld", (long long)mp.l[i].fire_ms);
+      match += strcmp(want, key) == 0;
+    }
+    if (match != 1)
+      fleet_test__fail(__FILE__, __LINE__, "pool started %s (%d fires)", key,
+                       match);
+  }
+  fclose(f);
+  ASSERT_EQ(3, starts);
+  ASSERT_EQ(0, demo("hist", hist));
+  s = demo_text("hist", "out");
+  for (i = 0; i < 3; i++) {
+    s = strstr(s, "\"outcome\":\"completed\"");
+    ASSERT_NOT_NULL(s);
+    s++;
+  }
+  ASSERT_NULL(strstr(demo_text("hist", "out"), "pending"));
+  mp_teardown();
+  return 0;
+}
+
 TEST_IMPL(cron_mp_demo_input) {
   static const char *const bad_expr[] = {"define", "--key",      "x",
                                          "--expr", "61 * * * *", NULL};
@@ -399,6 +570,20 @@ TEST_IMPL(cron_mp_demo_input) {
                                            "some",   NULL};
   static const char *const no_key[] = {"define", "--expr", "* * * * *", NULL};
   static const char *const rm_missing[] = {"remove", "--key", "nope", NULL};
+  static const char *const bad_end[] = {
+      "define", "--key", "x", "--expr", "* * * * *", "--end", "tomorrow", NULL};
+  static const char *const end_first[] = {"define",
+                                          "--key",
+                                          "x",
+                                          "--expr",
+                                          "* * * * *",
+                                          "--start",
+                                          "2030-01-02T00:00:00Z",
+                                          "--end",
+                                          "2030-01-01T00:00:00Z",
+                                          NULL};
+  static const char *const zero_fires[] = {
+      "define", "--key", "x", "--expr", "* * * * *", "--max-fires", "0", NULL};
   static const char *const good[] = {
       "define", "--key",         "x",         "--expr", "0 12 * * MON#2",
       "--tz",   "Europe/Berlin", "--payload", "p\"q",   NULL};
@@ -419,6 +604,12 @@ TEST_IMPL(cron_mp_demo_input) {
   ASSERT(strstr(demo_text("e4", "err"), "--key") != NULL);
   ASSERT_EQ(2, demo("e5", rm_missing));
   ASSERT(strstr(demo_text("e5", "err"), "not found") != NULL);
+  ASSERT_EQ(2, demo("e6", bad_end));
+  ASSERT(strstr(demo_text("e6", "err"), "--end must be an ISO 8601") != NULL);
+  ASSERT_EQ(2, demo("e7", end_first));
+  ASSERT(strstr(demo_text("e7", "err"), "end before start") != NULL);
+  ASSERT_EQ(2, demo("e8", zero_fires));
+  ASSERT(strstr(demo_text("e8", "err"), "--max-fires") != NULL);
   /* Nothing of the refused ones was written. */
   ASSERT_EQ(0, demo("l0", list));
   ASSERT_STR_EQ("[]\n", demo_text("l0", "out"));

@@ -75,12 +75,12 @@ static uint64_t fence_claim(lock_env_t *e, fleet_queue_t *q) {
   return f.token;
 }
 
-/* What a raw op answered: its status and its first three integers. */
+/* What a raw op answered: its status and its first four integers. */
 typedef struct {
   int done;
   int status;
   size_t n;
-  int64_t v[3];
+  int64_t v[4];
 } fence_raw_t;
 
 static void fence_on_raw(void *arg, int status, const fleet__reply_t *reply) {
@@ -91,7 +91,7 @@ static void fence_on_raw(void *arg, int status, const fleet__reply_t *reply) {
   if (status == 0) {
     ASSERT_EQ(FLEET__REPLY_ARRAY, reply->type);
     f->n = reply->nelem;
-    for (i = 0; i < reply->nelem && i < 3; i++)
+    for (i = 0; i < reply->nelem && i < 4; i++)
       f->v[i] = reply->elem[i].integer;
   }
   f->done = 1;
@@ -121,17 +121,17 @@ static fence_raw_t fence_raw(lock_env_t *e, fleet__op_t op, const char *tag,
 /* Fires the occurrence at `fire_ms` (long past) of a cron definition with
  * the CRON_FIRE op itself, min_token `min`; returns its token. */
 static int64_t fence_cron_fire(lock_env_t *e, int fire_ms, const char *min) {
-  const char *a[11] = {"ns", "k", "node", "100", "0", min,
-                       "",   "",  "1",    NULL,  "f"};
+  const char *a[16] = {"ns", "k", "node", "100", "0", min, "",   "",
+                       "0",  "1", "0",    "0",   "0", "1", NULL, "f"};
   char at[24];
   fence_raw_t f;
 
   snprintf(at, sizeof(at), "%d", fire_ms);
-  a[9] = at;
-  f = fence_raw(e, FLEET__OP_CRON_FIRE, "{fence:cron}", a, 11);
-  ASSERT_UEQ(3, f.n);
-  ASSERT_EQ(1, f.v[1]); /* fired */
-  return f.v[2];
+  a[14] = at;
+  f = fence_raw(e, FLEET__OP_CRON_FIRE, "{fence:cron}", a, 16);
+  ASSERT_UEQ(4, f.n);
+  ASSERT_EQ(1, f.v[2]); /* fired */
+  return f.v[3];
 }
 
 /* Dispatches job `key` to worker x/1 of pool {fence:pool} (membership

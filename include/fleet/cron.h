@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "fleet/common.h"
+#include "fleet/pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -130,8 +131,32 @@ typedef struct {
   int64_t last_fire_ms; /* the registry's last fired, -1: none known */
   uint64_t last_token;
   int64_t next_due_ms; /* the next occurrence after the server's now; -1:
-                          none (never again, or the expression does not
-                          parse here) */
+                          none (never again, finished, or the expression
+                          does not parse here) */
+  /* Optional bounds, set when defining and read back (docs/cron.md,
+   * "Start, end and a fire limit"): no occurrence before start_ms or after
+   * end_ms fires (Unix ms; 0: no bound; end_ms, when set, not before
+   * start_ms), and none once max_fires occurrences have fired (0: no
+   * limit). The count is kept by the claiming script, so that exactly
+   * max_fires fire across all the nodes; it counts the fires made while
+   * the definition has a limit, from its creation, and survives updates
+   * (remove and define again to start over). A definition that reached its
+   * limit stays in the registry, finished: it fires nothing more until an
+   * update raises or removes the limit. A definition with a limit cannot change
+   * its target. */
+  int64_t start_ms, end_ms;
+  uint64_t max_fires;
+  /* Read back only: the fires counted while a limit was set (the
+   * registry's hint, written after each fire), and whether the definition is
+   * finished (its limit reached, or no occurrence left before its end). */
+  uint64_t fires;
+  int finished;
+  /* A worker pool (its name on the same client prefix) that gets the
+   * keyed job "<key>@<fire_ms>" with the payload for each occurrence,
+   * dispatched by the node that claimed it through the pool node given to
+   * fleet_cron_scheduler_add_pool() (docs/cron.md, "Pool-targeted
+   * definitions"); NULL or "" for none. Not together with `queue`. */
+  const char *pool;
 } fleet_cron_def_t;
 
 /* Fills a definition with the defaults (zeroes). */
@@ -146,13 +171,15 @@ typedef struct fleet_cron_fire_s {
   uint64_t token;        /* strictly increasing per definition */
   fleet_bytes_t payload;
   const char *queue; /* NULL, or the queue that got the job */
+  const char *pool;  /* NULL, or the pool that accepted the job */
   /* Private. */
   void *internal_;
 } fleet_cron_fire_t;
 
 /* An occurrence fired: do the work, then call fleet_cron_complete() (for
- * a queue definition the job is enqueued already; completing it is
- * optional). */
+ * a queue definition the job is enqueued already, for a pool definition
+ * the pool accepted its job already, and the callback runs after that;
+ * completing them is optional). */
 typedef void (*fleet_cron_fire_cb)(fleet_cron_scheduler_t *sched,
                                    fleet_cron_fire_t *fire);
 
@@ -168,9 +195,13 @@ typedef struct {
   /* The period of the revision check that backs up the change channel.
    * Default 1000 ms. */
   uint32_t check_ms;
-  /* Optional: background failures (fires, reloads, completions), which the
-   * scheduler retries. */
+  /* Optional: background failures (fires, reloads, completions, pool
+   * dispatches), which the scheduler retries. */
   fleet_error_cb error_cb;
+  /* A pool definition's occurrence claimed but not recorded as dispatched
+   * this long (a node died, or the dispatch failed) is dispatched again by
+   * the next node that fires the definition. Default 30000 ms. */
+  uint32_t redispatch_ms;
 } fleet_cron_scheduler_options_t;
 
 FLEET_EXTERN void
@@ -190,6 +221,19 @@ fleet_cron_scheduler_init(fleet_client_t *client, fleet_cron_scheduler_t *sched,
  * FLEET_ECLOSING. */
 FLEET_EXTERN int fleet_cron_scheduler_start(fleet_cron_scheduler_t *sched,
                                             fleet_cron_fire_cb cb);
+
+/* Lets the scheduler fire the definitions that target the worker pool
+ * `pool`: their jobs are dispatched through `node` (a node of that pool on
+ * any client; client-only is enough). A scheduler fires no occurrence of
+ * a pool definition whose pool has no node here (its error callback hears
+ * FLEET_ENOTFOUND once per load). Does not take ownership of `node`, which
+ * must stay open until the scheduler has closed; `pool` is copied. Call it
+ * before or after fleet_cron_scheduler_start(). Returns 0, FLEET_EINVAL
+ * (NULL argument), FLEET_EEXIST (a node for `pool` was given already),
+ * FLEET_ECLOSING or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_cron_scheduler_add_pool(fleet_cron_scheduler_t *sched,
+                                               const char *pool,
+                                               fleet_pool_node_t *node);
 
 /* Closes the scheduler; fires not completed yet become invalid (their log
  * entries stay "dispatched"), and so does an occurrence whose claim is
@@ -215,8 +259,10 @@ typedef enum {
 /* Writes a definition to the registry; every running scheduler of the
  * namespace follows within a second. The expression and zone are checked
  * here: a bad one returns FLEET_EINVAL at once, with the parse error in
- * `err` (may be NULL). Then `cb` gets 0, FLEET_EEXIST, FLEET_ENOTFOUND or
- * a backend error. */
+ * `err` (may be NULL), and so do negative bounds or an end_ms before
+ * start_ms ("end before start" in `err`). Then `cb` gets 0, FLEET_EEXIST,
+ * FLEET_ENOTFOUND, FLEET_ECONFLICT (a new target for a definition with a
+ * fire limit) or a backend error. */
 FLEET_EXTERN int fleet_cron_define(fleet_cron_scheduler_t *sched,
                                    const fleet_cron_def_t *def,
                                    fleet_cron_mode_t mode, char *err,

@@ -229,6 +229,90 @@ FLEET_EXTERN int fleet_lock_close(fleet_lock_t *lock, fleet_close_cb close_cb);
 FLEET_EXTERN int fleet_lock_query(fleet_client_t *client, const char *name,
                                   fleet_lock_query_cb cb, void *user_data);
 
+/* ---- with_lock: acquire, run, release ---- */
+
+/* One run of fleet_with_lock(): the lease held for one piece of work.
+ * Owned by fleet; valid from the run callback until the done callback has
+ * returned. */
+typedef struct fleet_with_lock_s fleet_with_lock_t;
+
+/* The work: runs once the lease is held, with its fencing token (present
+ * it to what the lease protects). The work may be asynchronous; it ends
+ * with fleet_with_lock_done(), from this callback or later. */
+typedef void (*fleet_with_lock_run_cb)(fleet_with_lock_t *run, uint64_t token,
+                                       void *user_data);
+
+/* The lease was lost while the work ran (`status` as for
+ * fleet_lock_lost_cb: FLEET_ETIMEDOUT, FLEET_ESTALE, FLEET_EWRONGTYPE). It
+ * runs at most once per run, before the done callback, and only between
+ * the run callback and fleet_with_lock_done(); the work should stop (it
+ * still calls fleet_with_lock_done()). */
+typedef void (*fleet_with_lock_lost_cb)(fleet_with_lock_t *run, int status,
+                                        void *user_data);
+
+/* The end of a run: exactly once per fleet_with_lock() that returned 0,
+ * never inside a fleet call, once the lease is given up and its handle
+ * closed. `status` is the first error of the run, reported here only:
+ * the acquire's (FLEET_EBUSY, FLEET_ETIMEDOUT, ...: the run callback did
+ * not run), else the error the work passed to fleet_with_lock_done(), else
+ * the loss of the lease (the lost callback's status: the work ran, the
+ * lease did not last), else the release's (a backend error: the lease
+ * then ends with its TTL), else 0. */
+typedef void (*fleet_with_lock_done_cb)(fleet_client_t *client, int status,
+                                        void *user_data);
+
+typedef struct {
+  /* How long to wait for the lease (fleet_lock_acquire()'s wait_ms; 0:
+   * try once). */
+  uint64_t wait_ms;
+  /* The lock's options (renewal, safety margin, error_cb); NULL for the
+   * defaults. Their lost_cb is not used: see lost_cb below. */
+  const fleet_lock_options_t *lock_options;
+  /* Optional: hears the loss of the lease while the work runs. */
+  fleet_with_lock_lost_cb lost_cb;
+} fleet_with_lock_options_t;
+
+/* Fills `options` with the defaults (all zero). */
+FLEET_EXTERN void
+fleet_with_lock_options_init(fleet_with_lock_options_t *options);
+
+/* Takes the lease `name` as `owner` for `ttl_ms` at a time (renewed while
+ * the work runs, as fleet_lock_acquire()), runs `run` with its token,
+ * and once the work calls fleet_with_lock_done() releases it and runs
+ * `done`. The lease's lost callback is wired: fleet_with_lock_lost() turns
+ * non-zero, and `options->lost_cb` runs, when the lease is lost. Arguments
+ * are checked as fleet_lock_init(); `options` may be NULL and is copied,
+ * `name` and `owner` are copied. The run holds a lock handle on `client`
+ * until `done` runs (the client refuses to close before).
+ *
+ * Returns 0 (then `done` runs exactly once, never inside this call);
+ * FLEET_EINVAL (NULL `client`, `run` or `done`, or a bad argument for
+ * the lock); FLEET_E2BIG; FLEET_ECLOSING; FLEET_ENOMEM. On error no
+ * callback runs. */
+FLEET_EXTERN int fleet_with_lock(fleet_client_t *client, const char *name,
+                                 const char *owner, uint32_t ttl_ms,
+                                 const fleet_with_lock_options_t *options,
+                                 fleet_with_lock_run_cb run,
+                                 fleet_with_lock_done_cb done, void *user_data);
+
+/* Ends the work of `run`: `result` 0 for success, or a fleet error (a
+ * negative FLEET_E* code) the done callback reports. The lease is released
+ * (compare-and-delete) and its handle closed; then the done callback runs,
+ * never inside this call. `run` is invalid once the done callback has
+ * returned. Returns 0, FLEET_EINVAL (NULL, a positive result) or
+ * FLEET_EALREADY (called twice). */
+FLEET_EXTERN int fleet_with_lock_done(fleet_with_lock_t *run, int result);
+
+/* 0 while the lease of `run` is held and valid by the local clock;
+ * otherwise the reason it is not: the lost callback's status, or
+ * FLEET_ETIMEDOUT when the local validity ran out before that callback
+ * ran, or FLEET_ECANCELED once fleet_with_lock_done() was called. Poll it
+ * before each step that relies on the lease. FLEET_EINVAL for NULL. */
+FLEET_EXTERN int fleet_with_lock_lost(const fleet_with_lock_t *run);
+
+/* The fencing token of `run`'s lease (0 for NULL). */
+FLEET_EXTERN uint64_t fleet_with_lock_token(const fleet_with_lock_t *run);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,7 @@
 /* cron_expr.c -- cron expressions: the parser and fleet_cron_next().
  *
  * An expression is kept as bit sets, one per field, plus the day-of-month
- * and day-of-week specials (L, L-n, LW, n#k, nL). The next fire time is
+ * and day-of-week specials (L, L-n, LW, nW, n#k, nL). The next fire time is
  * found in local civil time, one span of constant UTC offset at a time:
  * inside a span local time runs at the rate of UTC, so the first matching
  * local time in the span is the answer. Between spans the offset jumps:
@@ -37,6 +37,7 @@ struct fleet_cron_s {
   uint32_t dom;       /* bits 1-31 */
   uint32_t dom_last;  /* bit n: the n-th day before the last (L-n; L = 0) */
   int dom_lw;         /* LW: the last weekday (Mon-Fri) of the month */
+  uint32_t dom_w;     /* bit n: nW, the weekday nearest to day n */
   uint16_t month;     /* bits 1-12 */
   uint8_t dow;        /* bits 0-6, 0 = Sunday */
   uint8_t dow_nth[7]; /* per weekday, bit k-1: the k-th one of the month */
@@ -256,8 +257,13 @@ static int cron_item(cron_field_t *f, size_t start, size_t end) {
         (f->text[i] == '#' || f->text[i] == 'L' || f->text[i] == 'l'))
       return cron_dow_special(f, &i, end, lo);
     if (f->kind == CRON_DOM && i < end &&
-        (f->text[i] == 'W' || f->text[i] == 'w'))
-      return cron_field_fail(f, i, "W (nearest weekday) is not supported");
+        (f->text[i] == 'W' || f->text[i] == 'w')) {
+      /* nW: the weekday nearest to day n; W ends the item. */
+      if (i + 1 != end)
+        return cron_field_fail(f, i + 1, "W ends the item (15W)");
+      f->cron->dom_w |= 1u << lo;
+      return 0;
+    }
     if (i < end && f->text[i] == '-') {
       size_t at = ++i;
       range = 1;
@@ -405,11 +411,11 @@ static void cron_restrictions(fleet_cron_t *c) {
 
   for (k = 0; k < 7; k++)
     nth |= c->dow_nth[k];
-  c->dom_restricted =
-      c->dom != 0xfffffffeu || c->dom_last != 0 || c->dom_lw != 0;
+  c->dom_restricted = c->dom != 0xfffffffeu || c->dom_last != 0 ||
+                      c->dom_lw != 0 || c->dom_w != 0;
   c->dow_restricted = c->dow != 0x7f || nth != 0 || c->dow_lastw != 0;
   if (!c->dom_restricted)
-    c->dom_last = 0, c->dom_lw = 0;
+    c->dom_last = 0, c->dom_lw = 0, c->dom_w = 0;
 }
 
 /* Parses the fields of `text` (5 or 6, whitespace-separated); `pos` is
@@ -553,6 +559,31 @@ const char *fleet_cron_zone(const fleet_cron_t *cron) {
 /* ------------------------------------------------------------------------ */
 /* Matching in civil time                                                   */
 
+/* Whether day d of a month of `dim` days (`days` since the epoch) is the
+ * weekday nearest to a day n of c->dom_w (nW): n itself on Monday to
+ * Friday; the Friday before a Saturday n, but Monday the 3rd for a
+ * Saturday the 1st; the Monday after a Sunday n, but the Friday before for
+ * a Sunday on the month's last day. Never in another month, and never in
+ * a month without day n. The day chosen lies within two days of n. */
+static int cron_nearest_weekday(const fleet_cron_t *c, int dim, int d,
+                                int64_t days) {
+  int n, t, wd;
+
+  for (n = d - 2; n <= d + 2; n++) {
+    if (n < 1 || n > dim || !(c->dom_w >> n & 1))
+      continue;
+    wd = fleet__weekday(days + (n - d));
+    t = n;
+    if (wd == 6)
+      t = n == 1 ? 3 : n - 1;
+    else if (wd == 0)
+      t = n == dim ? n - 2 : n + 1;
+    if (t == d)
+      return 1;
+  }
+  return 0;
+}
+
 static int cron_day_matches(const fleet_cron_t *c, int64_t y, int m, int d,
                             int64_t days) {
   int dim = fleet__days_in_month(y, m);
@@ -566,6 +597,8 @@ static int cron_day_matches(const fleet_cron_t *c, int64_t y, int m, int d,
     int lw = dim - (last_wd == 0 ? 2 : last_wd == 6 ? 1 : 0);
     dom_ok = d == lw;
   }
+  if (!dom_ok && c->dom_w != 0)
+    dom_ok = cron_nearest_weekday(c, dim, d, days);
   dow_ok = (c->dow >> wd & 1) || (c->dow_nth[wd] >> ((d - 1) / 7) & 1) ||
            ((c->dow_lastw >> wd & 1) && d + 7 > dim);
   if (c->dom_restricted && c->dow_restricted)

@@ -2,6 +2,7 @@
  * enable, remove, list and history (the cron_*.lua scripts; docs/cron.md
  * has their table). They work on an initialized scheduler whether it was
  * started or not. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,7 +68,7 @@ int fleet_cron_define(fleet_cron_scheduler_t *sched,
   static const char *const modes[] = {"upsert", "create", "update"};
   fleet__cron_sched_t *s;
   fleet_cron_t *cron = NULL;
-  const char *tz, *queue;
+  const char *tz, *queue, *pool;
   size_t len;
   int err;
 
@@ -82,7 +83,14 @@ int fleet_cron_define(fleet_cron_scheduler_t *sched,
     return err;
   tz = def->tz != NULL ? def->tz : "";
   queue = def->queue != NULL ? def->queue : "";
+  pool = def->pool != NULL ? def->pool : "";
+  if (queue[0] != '\0' && pool[0] != '\0') {
+    if (err_buf != NULL && err_len > 0)
+      snprintf(err_buf, err_len, "a queue and a pool: one target at most");
+    return FLEET_EINVAL;
+  }
   if (strlen(tz) > FLEET_CRON_EXPR_MAX || strlen(queue) > FLEET__NAME_MAX ||
+      strlen(pool) > FLEET__NAME_MAX ||
       def->payload.len > FLEET_CRON_PAYLOAD_MAX ||
       def->metadata.len > FLEET_CRON_PAYLOAD_MAX)
     return FLEET_E2BIG;
@@ -91,6 +99,16 @@ int fleet_cron_define(fleet_cron_scheduler_t *sched,
       fleet_cron_catch_up_name((int)def->catch_up) == NULL ||
       def->catch_up_max > 1000)
     return FLEET_EINVAL;
+  if (def->start_ms < 0 || def->end_ms < 0 ||
+      (def->end_ms > 0 && def->end_ms < def->start_ms) ||
+      def->max_fires > (uint64_t)INT64_MAX) {
+    if (err_buf != NULL && err_len > 0)
+      snprintf(err_buf, err_len, "%s",
+               def->end_ms > 0 && def->end_ms < def->start_ms
+                   ? "end before start"
+                   : "start, end or maximum fires out of range");
+    return FLEET_EINVAL;
+  }
   /* The expression and the zone are checked here, with the parser's
    * message, before anything is written. */
   err = fleet_cron_parse(def->expr, tz[0] != '\0' ? tz : NULL, &cron, err_buf,
@@ -98,7 +116,7 @@ int fleet_cron_define(fleet_cron_scheduler_t *sched,
   fleet_cron_free(cron);
   if (err != 0)
     return err;
-  if ((err = fleet__args_begin(&s->args, 11, 2)) != 0)
+  if ((err = fleet__args_begin(&s->args, 15, 5)) != 0)
     return err;
   fleet__args_bytes(&s->args, def->key, len);
   fleet__args_str(&s->args, modes[mode]);
@@ -112,6 +130,10 @@ int fleet_cron_define(fleet_cron_scheduler_t *sched,
                   def->catch_up_window_ms ? def->catch_up_window_ms : 3600000);
   fleet__args_bytes(&s->args, def->metadata.base, def->metadata.len);
   fleet__args_str(&s->args, def->disabled ? "0" : "1");
+  fleet__args_i64(&s->args, def->start_ms);
+  fleet__args_i64(&s->args, def->end_ms);
+  fleet__args_u64(&s->args, def->max_fires);
+  fleet__args_str(&s->args, pool);
   return fleet__cron_call(s, &cron_define_call, &s->reg, (fleet__fn_t)cb,
                           user_data);
 }

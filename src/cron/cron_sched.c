@@ -30,9 +30,31 @@ struct fleet__cron_fire_s {
   fleet__list_t node; /* on the scheduler's fires */
   fleet__cron_sched_t *s;
   fleet__key_t tag;
-  char *key, *queue;
+  char *key, *queue, *pool;
   void *payload;
 };
+
+/* What an occurrence is told to the user with: a definition's copy, kept
+ * by a pool dispatch until the pool has answered. */
+typedef struct {
+  char *key;
+  size_t key_len;
+  char *queue, *pool; /* NULL: none */
+  void *payload;
+  size_t payload_len;
+  fleet__key_t tag;
+} cron_what_t;
+
+/* A pool job dispatched for an occurrence, waiting for the pool's answer.
+ * The scheduler may close first: `s` is then NULL and the answer only
+ * frees it. */
+typedef struct {
+  fleet__list_t node; /* on the scheduler's dispatches */
+  fleet__cron_sched_t *s;
+  cron_what_t what;
+  int64_t fire_ms, dispatched;
+  uint64_t token;
+} cron_dispatch_t;
 
 typedef fleet__cron_req_t cron_req_t;
 
@@ -82,10 +104,11 @@ static void def_drop(fleet__cron_def_t *d) {
   fleet__cron_def_unref(d);
 }
 
-/* The next occurrence of `d` after its cursor, or -1 (none, or its
- * expression does not parse here). */
+/* The next occurrence of `d` after its cursor within its bounds, or -1
+ * (none, finished, or its expression does not parse here). */
 static void def_next(fleet__cron_def_t *d) {
-  if (d->cron == NULL || fleet_cron_next(d->cron, d->cursor, &d->next) != 0)
+  if (d->cron == NULL ||
+      fleet__cron_def_next(d, d->cron, d->cursor, &d->next) != 0)
     d->next = -1;
 }
 
@@ -95,7 +118,8 @@ static void def_next(fleet__cron_def_t *d) {
 static void sched_on_timer(uv_timer_t *t);
 
 static int def_live(const fleet__cron_def_t *d) {
-  return d->enabled && d->cron != NULL && d->next >= 0 && !d->busy;
+  return d->enabled && d->cron != NULL && d->next >= 0 && !d->busy &&
+         (d->pool[0] == '\0' || d->pool_node != NULL);
 }
 
 /* When a definition wants to run next (server ms). */
@@ -153,8 +177,40 @@ static void fire_free(fleet__cron_fire_t *f) {
   fleet__key_free(&f->tag);
   free(f->key);
   free(f->queue);
+  free(f->pool);
   free(f->payload);
   free(f);
+}
+
+static void what_free(cron_what_t *w) {
+  free(w->key);
+  free(w->queue);
+  free(w->pool);
+  free(w->payload);
+  fleet__key_free(&w->tag);
+}
+
+/* Copies what the user is told about an occurrence of `d` into `w`.
+ * Returns 0 or FLEET_ENOMEM (then `w` holds nothing). */
+static int what_copy(const fleet__cron_def_t *d, cron_what_t *w) {
+  memset(w, 0, sizeof(*w));
+  w->key = fleet__memdup(d->key, d->key_len);
+  w->key_len = d->key_len;
+  w->queue = d->queue[0] != '\0' ? fleet__strdup(d->queue) : NULL;
+  w->pool = d->pool[0] != '\0' ? fleet__strdup(d->pool) : NULL;
+  w->payload =
+      fleet__memdup(d->payload != NULL ? d->payload : "", d->payload_len);
+  w->payload_len = d->payload_len;
+  w->tag.base = malloc(d->tag.len);
+  if (w->key == NULL || w->payload == NULL || w->tag.base == NULL ||
+      (d->queue[0] != '\0' && w->queue == NULL) ||
+      (d->pool[0] != '\0' && w->pool == NULL)) {
+    what_free(w);
+    return FLEET_ENOMEM;
+  }
+  memcpy(w->tag.base, d->tag.base, d->tag.len);
+  w->tag.len = w->tag.cap = d->tag.len;
+  return 0;
 }
 
 /* A small ring of the latest occurrences. */
@@ -221,23 +277,31 @@ static int sched_send(fleet__cron_sched_t *s, const fleet__call_t *call,
   return err;
 }
 
-/* Records the registry's "last fired" hint. */
+/* Records the registry's "last fired" hint (`fire_ms` -1: nothing fired),
+ * the count of fires and, with `done`, that the fire limit is reached. */
 static void def_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
-                     int64_t fire_ms, uint64_t token) {
-  int err = fleet__args_begin(&s->args, 4, 2);
+                     int64_t fire_ms, uint64_t token, uint64_t fired,
+                     int done) {
+  int err = fleet__args_begin(&s->args, 6, 3);
 
   if (err == 0) {
     fleet__args_bytes(&s->args, d->key, d->key_len);
-    fleet__args_i64(&s->args, fire_ms);
+    if (fire_ms >= 0)
+      fleet__args_i64(&s->args, fire_ms);
+    else
+      fleet__args_str(&s->args, "");
     fleet__args_u64(&s->args, token);
     fleet__args_bytes(&s->args, s->node, s->node_len);
+    fleet__args_u64(&s->args, fired);
+    fleet__args_str(&s->args, done ? "1" : "");
   }
   (void)sched_send(s, &sched_mark_call, err);
 }
 
-/* Hands one fired occurrence to the user. */
-static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
-                        int64_t fire_ms, int64_t dispatched, uint64_t token) {
+/* Hands one fired occurrence to the user; the fire takes what `w` holds
+ * (w is empty after). */
+static void sched_deliver(fleet__cron_sched_t *s, cron_what_t *w,
+                          int64_t fire_ms, int64_t dispatched, uint64_t token) {
   fleet__cron_fire_t *f = calloc(1, sizeof(*f));
 
   fleet__metrics_add(s->base.metrics, FLEET_METRIC_CRON_FIRES, 1); /* metrics */
@@ -245,44 +309,166 @@ static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
       s->base.metrics, FLEET_METRIC_CRON_LATENESS,
       dispatched > fire_ms ? (uint64_t)(dispatched - fire_ms) * 1000 : 0);
   if (f == NULL) {
+    what_free(w);
     fleet__handle_error(&s->base, FLEET_ENOMEM);
     return;
   }
   f->s = s;
-  f->key = fleet__memdup(d->key, d->key_len);
-  f->queue = d->queue[0] != '\0' ? fleet__strdup(d->queue) : NULL;
-  f->payload =
-      fleet__memdup(d->payload != NULL ? d->payload : "", d->payload_len);
-  f->tag.base = malloc(d->tag.len);
-  if (f->key == NULL || f->payload == NULL || f->tag.base == NULL ||
-      (d->queue[0] != '\0' && f->queue == NULL)) {
-    fire_free(f);
-    fleet__handle_error(&s->base, FLEET_ENOMEM);
-    return;
-  }
-  memcpy(f->tag.base, d->tag.base, d->tag.len);
-  f->tag.len = f->tag.cap = d->tag.len;
+  f->key = w->key;
+  f->queue = w->queue;
+  f->pool = w->pool;
+  f->payload = w->payload;
+  f->tag = w->tag;
   f->pub.key = f->key;
   f->pub.fire_ms = fire_ms;
   f->pub.dispatched_ms = dispatched;
   f->pub.token = token;
   f->pub.payload.base = f->payload;
-  f->pub.payload.len = d->payload_len;
+  f->pub.payload.len = w->payload_len;
   f->pub.queue = f->queue;
+  f->pub.pool = f->pool;
   f->pub.internal_ = f;
+  memset(w, 0, sizeof(*w));
   fleet__list_insert_head(&s->fires, &f->node);
   s->cb(s->pub, &f->pub);
 }
 
-/* What a CRON_FIRE answered: the server's time, how many occurrences it
- * settled (`done`: it answers each in order and stops at the first that
- * is not due by its clock), and those it fired with their tokens. */
+/* Hands one fired occurrence of `d` to the user. */
+static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                        int64_t fire_ms, int64_t dispatched, uint64_t token) {
+  cron_what_t w;
+
+  if (what_copy(d, &w) != 0) {
+    fleet__handle_error(&s->base, FLEET_ENOMEM);
+    return;
+  }
+  sched_deliver(s, &w, fire_ms, dispatched, token);
+}
+
+/* Records the outcome of an occurrence in its log entry (cron_complete):
+ * `outcome` "dispatched" for a pool job the pool accepted. Nobody waits
+ * for the answer. Returns 0 or an error. */
+static int sched_record(fleet__cron_sched_t *s, const cron_what_t *w,
+                        int64_t fire_ms, uint64_t token, const char *outcome) {
+  int err = fleet__args_begin(&s->args, 5, 2);
+
+  if (err == 0) {
+    fleet__args_bytes(&s->args, s->ns, s->ns_len);
+    fleet__args_bytes(&s->args, w->key, w->key_len);
+    fleet__args_i64(&s->args, fire_ms);
+    fleet__args_u64(&s->args, token);
+    fleet__args_str(&s->args, outcome);
+    err = fleet__cron_call(s, &sched_complete_call, &w->tag, NULL, NULL);
+  }
+  return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pool dispatches                                                          */
+
+static void dispatch_free(cron_dispatch_t *x) {
+  what_free(&x->what);
+  free(x);
+}
+
+/* Whether a dispatch that failed with `status` may be tried again later
+ * (the pool, or the way to it, was not there), rather than failed. */
+static int dispatch_transient(int status) {
+  return status == FLEET_EUNAVAILABLE || status == FLEET_ECONNLOST ||
+         status == FLEET_ECANCELED || status == FLEET_ECLOSING ||
+         status == FLEET_EBUSY || status == FLEET_ENOTFOUND ||
+         status == FLEET_ECONFLICT;
+}
+
+/* The pool answered a dispatch. Accepted (started, or admitted and still
+ * starting), or refused as a duplicate (the pool holds the key: an earlier
+ * dispatch of this occurrence got through): the entry becomes
+ * "dispatched" and the user hears of the fire. A transient failure leaves
+ * the entry pending, for a later fire call to hand out again
+ * (redispatch_ms); any other (the start failed) ends the occurrence as
+ * "failed: <error>". */
+static void sched_on_dispatched(fleet_handle_t *h, int status, void *arg) {
+  cron_dispatch_t *x = arg;
+  fleet__cron_sched_t *s = x->s;
+  char outcome[64];
+  int err;
+
+  (void)h;
+  if (s == NULL) {
+    dispatch_free(x);
+    return;
+  }
+  fleet__list_remove(&x->node);
+  if (s->base.closing) {
+    dispatch_free(x);
+    return;
+  }
+  if (status == 0 || status == FLEET_EEXIST || status == FLEET_ETIMEDOUT) {
+    err = sched_record(s, &x->what, x->fire_ms, x->token, "dispatched");
+    if (err != 0)
+      fleet__handle_error(&s->base, err);
+    sched_deliver(s, &x->what, x->fire_ms, x->dispatched, x->token);
+  } else if (dispatch_transient(status)) {
+    fleet__handle_error(&s->base, status);
+  } else {
+    snprintf(outcome, sizeof(outcome), "failed: %s", fleet_err_name(status));
+    err = sched_record(s, &x->what, x->fire_ms, x->token, outcome);
+    fleet__handle_error(&s->base, err != 0 ? err : status);
+  }
+  dispatch_free(x);
+}
+
+/* Dispatches the pool job "<key>@<fire_ms>" of a claimed occurrence of
+ * `d`. A failure to send is reported, and the occurrence stays pending. */
+static void def_dispatch(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                         int64_t fire_ms, int64_t dispatched, uint64_t token) {
+  char job[FLEET_CRON_KEY_MAX + 32];
+  cron_dispatch_t *x;
+  fleet_bytes_t payload;
+  int err = FLEET_ENOMEM;
+
+  if (d->pool_node == NULL) {
+    fleet__handle_error(&s->base, FLEET_ENOTFOUND);
+    return;
+  }
+  snprintf(job, sizeof(job), "%s@%lld", d->key, (long long)fire_ms);
+  if ((x = calloc(1, sizeof(*x))) != NULL &&
+      (err = what_copy(d, &x->what)) == 0) {
+    x->s = s;
+    x->fire_ms = fire_ms;
+    x->dispatched = dispatched;
+    x->token = token;
+    payload.base = x->what.payload;
+    payload.len = x->what.payload_len;
+    err =
+        fleet_pool_dispatch(d->pool_node, job, payload, sched_on_dispatched, x);
+  }
+  if (err != 0) {
+    if (x != NULL)
+      dispatch_free(x);
+    fleet__handle_error(&s->base, err);
+    return;
+  }
+  fleet__list_insert_head(&s->dispatches, &x->node);
+}
+
+/* What a CRON_FIRE answered: the server's time, the fires counted, how
+ * many occurrences it settled (`done`: it answers each in order and stops
+ * at the first that is not due by its clock), whether the definition is
+ * finished (its limit reached, or past its end), and those it fired with
+ * their tokens. */
 typedef struct {
   int64_t now;
+  int64_t count;
+  int finished;
   size_t done;
   int64_t *fired;
   uint64_t *tokens;
   size_t nfired;
+  /* A pool definition's pending occurrences handed out again. */
+  int64_t again[8];
+  uint64_t again_tokens[8];
+  size_t nagain;
 } fire_result_t;
 
 /* Reads the answer to a fire call for the `n` occurrences `times` into
@@ -293,23 +479,33 @@ static int fire_read(const fleet__reply_t *reply, const int64_t *times,
   int64_t v[2];
   size_t i;
 
-  if (!fleet__reply_is_array(reply, 1 + 2 * n) ||
-      fleet__reply_i64(&reply->elem[0], &res->now) != 0)
+  if (!fleet__reply_is_array(reply, 2 + 2 * n) ||
+      fleet__reply_i64(&reply->elem[0], &res->now) != 0 ||
+      fleet__reply_i64(&reply->elem[1], &res->count) != 0)
     return FLEET_EPROTO;
   if (n > 0 && ((res->fired = malloc(n * sizeof(*res->fired))) == NULL ||
                 (res->tokens = malloc(n * sizeof(*res->tokens))) == NULL))
     return FLEET_ENOMEM;
   for (i = 0; i < n; i++) {
-    if (fleet__reply_i64(&reply->elem[1 + 2 * i], &v[0]) != 0 ||
-        fleet__reply_i64(&reply->elem[2 + 2 * i], &v[1]) != 0)
+    if (fleet__reply_i64(&reply->elem[2 + 2 * i], &v[0]) != 0 ||
+        fleet__reply_i64(&reply->elem[3 + 2 * i], &v[1]) != 0)
       break;
     if (v[0] < 0)
       break; /* not due by the server clock: this and the later ones */
     res->done = i + 1;
+    if (v[0] == 3)
+      res->finished = 1;
     if (v[0] == 1) {
       res->fired[res->nfired] = times[i];
       res->tokens[res->nfired++] = (uint64_t)v[1];
     }
+  }
+  for (i = 2 + 2 * n; i + 1 < reply->nelem && res->nagain < 8; i += 2) {
+    if (fleet__reply_i64(&reply->elem[i], &v[0]) != 0 ||
+        fleet__reply_i64(&reply->elem[i + 1], &v[1]) != 0)
+      return FLEET_EPROTO;
+    res->again[res->nagain] = v[0];
+    res->again_tokens[res->nagain++] = (uint64_t)v[1];
   }
   return 0;
 }
@@ -339,6 +535,10 @@ static void def_settle(fleet__cron_def_t *tgt, const int64_t *times,
   tgt->retry_at = 0;
   if (res->done > 0 && times[res->done - 1] > tgt->cursor)
     tgt->cursor = times[res->done - 1];
+  if ((uint64_t)res->count > tgt->fired)
+    tgt->fired = (uint64_t)res->count;
+  if (res->finished && tgt->done_ms == 0)
+    tgt->done_ms = res->now;
   def_next(tgt);
   if (res->nfired > 0 && res->tokens[res->nfired - 1] > tgt->last_token) {
     tgt->last_token = res->tokens[res->nfired - 1];
@@ -352,10 +552,18 @@ static void fire_tell(fleet__cron_sched_t *s, fleet__cron_def_t *d,
                       const fire_result_t *res) {
   size_t i;
 
-  if (res->nfired > 0 && !s->base.closing)
-    def_mark(s, d, res->fired[res->nfired - 1], res->tokens[res->nfired - 1]);
-  for (i = 0; i < res->nfired && !s->base.closing; i++)
-    def_deliver(s, d, res->fired[i], res->now, res->tokens[i]);
+  if ((res->nfired > 0 || res->finished) && !s->base.closing)
+    def_mark(s, d, res->nfired > 0 ? res->fired[res->nfired - 1] : -1,
+             res->nfired > 0 ? res->tokens[res->nfired - 1] : 0,
+             (uint64_t)res->count, res->finished);
+  for (i = 0; i < res->nfired && !s->base.closing; i++) {
+    if (d->pool[0] != '\0')
+      def_dispatch(s, d, res->fired[i], res->now, res->tokens[i]);
+    else
+      def_deliver(s, d, res->fired[i], res->now, res->tokens[i]);
+  }
+  for (i = 0; i < res->nagain && !s->base.closing; i++)
+    def_dispatch(s, d, res->again[i], res->now, res->again_tokens[i]);
 }
 
 /* The answer to a fire call: the state is settled first, then the fired
@@ -421,7 +629,7 @@ static int def_scan(const fleet__cron_sched_t *s, const fleet__cron_def_t *d,
     return FLEET_ENOMEM;
   t = sc->from;
   while (scans++ < CRON_SCAN_MAX && sc->ndue < CRON_DUE_MAX) {
-    if (fleet_cron_next(d->cron, t, &t) != 0 || t > now)
+    if (fleet__cron_def_next(d, d->cron, t, &t) != 0 || t > now)
       break;
     if (t < late_bound)
       ring_push(&sc->late, t);
@@ -465,7 +673,7 @@ static int def_send_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   size_t i;
   int err;
 
-  if ((err = fleet__args_begin(&s->args, 9 + 2 * n, 4 + n)) != 0)
+  if ((err = fleet__args_begin(&s->args, 14 + 2 * n, 9 + n)) != 0)
     return err;
   fleet__args_bytes(&s->args, s->ns, s->ns_len);
   fleet__args_bytes(&s->args, d->key, d->key_len);
@@ -473,9 +681,16 @@ static int def_send_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   fleet__args_u64(&s->args, s->opts.keep_count);
   fleet__args_u64(&s->args, s->opts.keep_age_ms);
   fleet__args_u64(&s->args, d->last_token);
-  fleet__args_str(&s->args, d->queue[0] != '\0' ? "1" : "");
+  fleet__args_str(&s->args, d->queue[0] != '\0'  ? "1"
+                            : d->pool[0] != '\0' ? "p"
+                                                 : "");
   fleet__args_bytes(&s->args, d->payload != NULL ? d->payload : "",
                     d->payload_len);
+  fleet__args_u64(&s->args, d->max_fires);
+  fleet__args_i64(&s->args, d->created_ms);
+  fleet__args_i64(&s->args, d->start_ms);
+  fleet__args_i64(&s->args, d->end_ms);
+  fleet__args_u64(&s->args, d->pool[0] != '\0' ? s->opts.redispatch_ms : 0);
   fleet__args_u64(&s->args, n);
   for (i = 0; i < n; i++) {
     fleet__args_i64(&s->args, times[i]);
@@ -596,6 +811,17 @@ int fleet_cron_complete(fleet_cron_fire_t *fire, const char *error) {
 
 static void sched_reload(fleet__cron_sched_t *s);
 
+/* The node given for the pool `name`, or NULL. */
+static fleet_pool_node_t *sched_pool_node(const fleet__cron_sched_t *s,
+                                          const char *name) {
+  size_t i;
+
+  for (i = 0; i < s->npools; i++)
+    if (strcmp(s->pools[i].name, name) == 0)
+      return s->pools[i].node;
+  return NULL;
+}
+
 /* Takes a loaded definition into the copy, keeping what the old one knew
  * (the cursor, the parsed expression) when it still applies. */
 static void def_adopt(fleet__cron_sched_t *s, fleet__cron_def_t *d,
@@ -619,12 +845,20 @@ static void def_adopt(fleet__cron_sched_t *s, fleet__cron_def_t *d,
     d->cron = NULL;
     fleet__handle_error(&s->base, FLEET_ENOMEM);
   }
+  if (d->pool[0] != '\0') {
+    d->pool_node = sched_pool_node(s, d->pool);
+    /* Not fired here: some node with the pool must (docs/cron.md). */
+    if (d->pool_node == NULL && d->enabled)
+      fleet__handle_error(&s->base, FLEET_ENOTFOUND);
+  }
   d->cursor = d->last_fire_ms;
   if (old != NULL && old->cursor > d->cursor &&
       strcmp(old->queue, d->queue) == 0)
     d->cursor = old->cursor;
   if (d->from_ms > d->cursor)
     d->cursor = d->from_ms;
+  if (old != NULL && old->created_ms == d->created_ms && old->fired > d->fired)
+    d->fired = old->fired;
   if (old != NULL) {
     if (old->last_token > d->last_token) {
       d->last_token = old->last_token;
@@ -784,6 +1018,7 @@ void fleet_cron_scheduler_options_init(fleet_cron_scheduler_options_t *o) {
   o->keep_age_ms = 7ull * 24 * 3600 * 1000;
   o->grace_ms = 5000;
   o->check_ms = 1000;
+  o->redispatch_ms = 30000;
 }
 
 /* The close, at once: the timers close (the base ends the subscription
@@ -804,6 +1039,15 @@ static void sched_free(fleet__handle_t *h) {
     f->pub.internal_ = NULL;
     fire_free(f);
   }
+  /* The pool answers them later: each answer frees its own. */
+  FLEET__LIST_FOREACH (n, next, &s->dispatches) {
+    cron_dispatch_t *x = FLEET__LIST_DATA(n, cron_dispatch_t, node);
+    fleet__list_remove(&x->node);
+    x->s = NULL;
+  }
+  for (i = 0; i < s->npools; i++)
+    free(s->pools[i].name);
+  free(s->pools);
   for (i = 0; i < s->ndefs; i++)
     def_drop(s->defs[i]);
   free(s->defs);
@@ -846,6 +1090,7 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
   if ((s = calloc(1, sizeof(*s))) == NULL)
     return FLEET_ENOMEM;
   fleet__list_init(&s->fires);
+  fleet__list_init(&s->dispatches);
   err =
       fleet__handle_init(&s->base, &sched_vt, client, (fleet_handle_t *)sched);
   if (err != 0) {
@@ -859,6 +1104,8 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
     fleet_cron_scheduler_options_init(&s->opts);
   if (s->opts.check_ms == 0)
     s->opts.check_ms = 1000;
+  if (s->opts.redispatch_ms == 0)
+    s->opts.redispatch_ms = 30000;
   s->base.error_cb = s->opts.error_cb;
   s->ns = fleet__memdup(ns, ns_len);
   s->ns_len = ns_len;
@@ -904,6 +1151,36 @@ int fleet_cron_scheduler_start(fleet_cron_scheduler_t *sched,
   if (err != 0)
     fleet__handle_error(&s->base, err);
   uv_timer_start(&s->check, sched_on_check, 0, s->opts.check_ms);
+  return 0;
+}
+
+int fleet_cron_scheduler_add_pool(fleet_cron_scheduler_t *sched,
+                                  const char *pool, fleet_pool_node_t *node) {
+  fleet__cron_sched_t *s = sched_of(sched);
+  fleet__cron_pool_t *p;
+  size_t i;
+  int err;
+
+  if (s == NULL || pool == NULL || node == NULL)
+    return FLEET_EINVAL;
+  if ((err = fleet__str_check(pool, FLEET__NAME_MAX, NULL)) != 0)
+    return err;
+  if ((err = fleet__handle_usable(&s->base)) != 0)
+    return err;
+  if (sched_pool_node(s, pool) != NULL)
+    return FLEET_EEXIST;
+  p = realloc(s->pools, (s->npools + 1) * sizeof(*p));
+  if (p == NULL)
+    return FLEET_ENOMEM;
+  s->pools = p;
+  if ((p[s->npools].name = fleet__strdup(pool)) == NULL)
+    return FLEET_ENOMEM;
+  p[s->npools++].node = node;
+  /* The definitions of that pool run from now on. */
+  for (i = 0; i < s->ndefs; i++)
+    if (strcmp(s->defs[i]->pool, pool) == 0)
+      s->defs[i]->pool_node = node;
+  sched_arm(s);
   return 0;
 }
 

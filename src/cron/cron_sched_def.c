@@ -52,6 +52,7 @@ void fleet__cron_def_unref(fleet__cron_def_t *d) {
   free(d->expr);
   free(d->tz);
   free(d->queue);
+  free(d->pool);
   free(d->payload);
   free(d->meta);
   fleet_cron_free(d->cron);
@@ -131,6 +132,8 @@ fleet__cron_def_t *fleet__cron_def_parse(const fleet__reply_t *key,
       dst = &d->tz;
     else if (reply_eq(f, "queue"))
       dst = &d->queue;
+    else if (reply_eq(f, "pool"))
+      dst = &d->pool;
     else if (reply_eq(f, "payload"))
       dst = &d->payload, dst_len = &d->payload_len;
     else if (reply_eq(f, "meta"))
@@ -166,6 +169,16 @@ fleet__cron_def_t *fleet__cron_def_parse(const fleet__reply_t *key,
         d->updated_ms = v;
       else if (reply_eq(f, "from"))
         d->from_ms = v;
+      else if (reply_eq(f, "start"))
+        d->start_ms = v;
+      else if (reply_eq(f, "end"))
+        d->end_ms = v;
+      else if (reply_eq(f, "max_fires"))
+        d->max_fires = (uint64_t)v;
+      else if (reply_eq(f, "fired"))
+        d->fired = (uint64_t)v;
+      else if (reply_eq(f, "done"))
+        d->done_ms = v;
     }
     if (dst != NULL) {
       free(*dst);
@@ -198,6 +211,8 @@ fleet__cron_def_t *fleet__cron_def_parse(const fleet__reply_t *key,
     bad = 1;
   if (!bad && d->queue == NULL && (d->queue = fleet__strdup("")) == NULL)
     bad = 1;
+  if (!bad && d->pool == NULL && (d->pool = fleet__strdup("")) == NULL)
+    bad = 1;
   if (bad) {
     fleet__cron_def_unref(d);
     return NULL;
@@ -219,6 +234,7 @@ void fleet__cron_def_view(const fleet__cron_def_t *d, int64_t now_ms,
   out->payload.base = d->payload != NULL ? d->payload : "";
   out->payload.len = d->payload_len;
   out->queue = d->queue[0] != '\0' ? d->queue : NULL;
+  out->pool = d->pool[0] != '\0' ? d->pool : NULL;
   out->catch_up = (fleet_cron_catch_up_t)d->catch_up;
   out->catch_up_max = d->catch_up_max;
   out->catch_up_window_ms = d->catch_up_window_ms;
@@ -230,13 +246,34 @@ void fleet__cron_def_view(const fleet__cron_def_t *d, int64_t now_ms,
   out->from_ms = d->from_ms;
   out->last_fire_ms = d->last_fire_ms;
   out->last_token = d->last_token;
+  out->start_ms = d->start_ms;
+  out->end_ms = d->end_ms;
+  out->max_fires = d->max_fires;
+  out->fires = d->fired;
+  out->finished = d->done_ms > 0;
   out->next_due_ms = -1;
   if (cron == NULL && fleet_cron_parse(d->expr, d->tz[0] != '\0' ? d->tz : NULL,
                                        &own, NULL, 0) == 0)
     cron = own;
-  if (cron != NULL && d->enabled && fleet_cron_next(cron, now_ms, &next) == 0)
-    out->next_due_ms = next;
+  if (cron != NULL && !out->finished &&
+      fleet__cron_def_next(d, cron, now_ms, &next) == 0)
+    out->next_due_ms = d->enabled ? next : -1;
+  else if (cron != NULL && !out->finished)
+    out->finished = 1; /* no occurrence left before the end */
   fleet_cron_free(own);
+}
+
+int fleet__cron_def_next(const fleet__cron_def_t *d, const fleet_cron_t *cron,
+                         int64_t after_ms, int64_t *next_ms) {
+  int err;
+
+  if (d->done_ms > 0)
+    return FLEET_ENOTFOUND;
+  if (d->start_ms > 0 && after_ms < d->start_ms - 1)
+    after_ms = d->start_ms - 1;
+  if ((err = fleet_cron_next(cron, after_ms, next_ms)) != 0)
+    return err;
+  return d->end_ms > 0 && *next_ms > d->end_ms ? FLEET_ENOTFOUND : 0;
 }
 
 int fleet__cron_def_cmp(const void *a, const void *b) {

@@ -15,6 +15,7 @@ typedef struct fleet__cron_def_s {
   char *key;
   size_t key_len;
   char *expr, *tz, *queue; /* queue "" for a callback definition */
+  char *pool;              /* "" unless a pool definition */
   char *payload, *meta;
   size_t payload_len, meta_len;
   int enabled;
@@ -24,11 +25,16 @@ typedef struct fleet__cron_def_s {
   int64_t created_ms, updated_ms, from_ms;
   int64_t last_fire_ms; /* the registry's hint, -1: none */
   uint64_t last_token;
-  fleet_cron_t *cron; /* NULL: does not parse here */
-  fleet__key_t tag;   /* the occurrences' tag */
-  int64_t cursor;     /* the latest occurrence handled */
-  int64_t next;       /* the next occurrence after cursor, -1: none */
-  int64_t retry_at;   /* after a failed fire: not before (server ms) */
+  int64_t start_ms, end_ms;     /* 0: no bound */
+  uint64_t max_fires;           /* 0: no limit */
+  uint64_t fired;               /* the fires counted (hint, or the script's) */
+  int64_t done_ms;              /* the limit was reached (0: not known to be) */
+  fleet_cron_t *cron;           /* NULL: does not parse here */
+  fleet_pool_node_t *pool_node; /* a pool definition's dispatcher, or NULL */
+  fleet__key_t tag;             /* the occurrences' tag */
+  int64_t cursor;               /* the latest occurrence handled */
+  int64_t next;                 /* the next occurrence after cursor, -1: none */
+  int64_t retry_at; /* after a failed fire: not before (server ms) */
   uint32_t failures;
   int busy; /* a fire call is out */
   int refs; /* the registry copy, and each fire call out */
@@ -36,6 +42,12 @@ typedef struct fleet__cron_def_s {
 } fleet__cron_def_t;
 
 typedef struct fleet__cron_fire_s fleet__cron_fire_t;
+
+/* A worker pool the scheduler dispatches to (fleet_cron_scheduler_add_pool). */
+typedef struct {
+  char *name;
+  fleet_pool_node_t *node;
+} fleet__cron_pool_t;
 
 typedef struct fleet__cron_s {
   fleet__handle_t base;
@@ -62,6 +74,9 @@ typedef struct fleet__cron_s {
   uint64_t srv_at;
   int have_clock;
   fleet__list_t fires; /* given to the user, not completed */
+  fleet__cron_pool_t *pools;
+  size_t npools;
+  fleet__list_t dispatches; /* pool dispatches not answered yet */
   fleet__rng_t rng;
 } fleet__cron_sched_t;
 
@@ -92,6 +107,12 @@ fleet__cron_def_t *fleet__cron_def_parse(const fleet__reply_t *key,
                                          const fleet__reply_t *fields,
                                          const fleet__reply_t *last, int *err);
 void fleet__cron_def_unref(fleet__cron_def_t *d);
+
+/* The first occurrence of `d` (with the expression `cron`) strictly after
+ * `after_ms` within its bounds: not before its start, not after its end,
+ * none once it is done. Returns 0 (*next_ms set) or FLEET_ENOTFOUND. */
+int fleet__cron_def_next(const fleet__cron_def_t *d, const fleet_cron_t *cron,
+                         int64_t after_ms, int64_t *next_ms);
 
 /* Orders definition pointers by key (qsort, bsearch). */
 int fleet__cron_def_cmp(const void *a, const void *b);

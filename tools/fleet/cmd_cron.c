@@ -20,7 +20,8 @@ static const char cron_usage[] =
     "  ls [--ns NS]                      the definitions of namespace NS\n"
     "                                    (default \"" CRON_DEFAULT_NS
     "\"): expression, zone,\n"
-    "                                    enabled, next due, last fired\n"
+    "                                    enabled, next due, last fired,\n"
+    "                                    fires, fire limit, end, finished\n"
     "  history KEY [--ns NS] [--limit N] the newest N (1..1000, default "
     "20)\n"
     "                                    occurrences of definition KEY\n";
@@ -102,12 +103,23 @@ static void on_list(fleet_cron_scheduler_t *sched, int status,
       cli_jadd(o, "queue",
                d->queue != NULL && d->queue[0] != '\0' ? cli_jstr(d->queue)
                                                        : cli_jnull());
+      cli_jadd(o, "pool",
+               d->pool != NULL && d->pool[0] != '\0' ? cli_jstr(d->pool)
+                                                     : cli_jnull());
       cli_jadd(o, "catch_up", cli_jstr(catch_up_name(d->catch_up)));
       cli_jadd(o, "next_due", cron_jtime(d->next_due_ms));
       cli_jadd(o, "next_due_ms", cli_jint(d->next_due_ms));
       cli_jadd(o, "last_fired", cron_jtime(d->last_fire_ms));
       cli_jadd(o, "last_fire_ms", cli_jint(d->last_fire_ms));
       cli_jadd(o, "last_token", cli_jint((int64_t)d->last_token));
+      cli_jadd(o, "start",
+               d->start_ms > 0 ? cron_jtime(d->start_ms) : cli_jnull());
+      cli_jadd(o, "end", d->end_ms > 0 ? cron_jtime(d->end_ms) : cli_jnull());
+      cli_jadd(o, "max_fires",
+               d->max_fires > 0 ? cli_jint((int64_t)d->max_fires)
+                                : cli_jnull());
+      cli_jadd(o, "fires", cli_jint((int64_t)d->fires));
+      cli_jadd(o, "finished", cli_jbool(d->finished));
       cli_jadd(o, "created", cron_jtime(d->created_ms));
       cli_jadd(o, "updated", cron_jtime(d->updated_ms));
     }
@@ -178,7 +190,8 @@ int cli_q_cron_history(cli_t *cli, const char *ns, const char *key,
 /* The command ---------------------------------------------------------- */
 
 static const char *const ls_cols[] = {
-    "key", "expr", "tz", "enabled", "next_due", "last_fired", "queue", NULL};
+    "key",  "expr",  "tz",        "enabled", "next_due", "last_fired", "queue",
+    "pool", "fires", "max_fires", "end",     "finished", NULL};
 static const char *const hist_cols[] = {"fire_time",  "node",    "token",
                                         "dispatched", "outcome", NULL};
 

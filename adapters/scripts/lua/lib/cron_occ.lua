@@ -9,6 +9,10 @@
 --   S:fence  string the last fencing token given
 --   S:top    string the latest fire ms fired (never lowered)
 --   S:floor  string the latest fire ms trimmed from the log (never lowered)
+--   S:fired  string "<gen>:<count>": the fires of the definition created at
+--                   gen (ms), for its fire limit
+--   S:pend   zset   fire ms -> claim ms: a pool definition's occurrences
+--                   claimed but not yet recorded as dispatched to the pool
 local S = T .. ':cron:' .. ARGV[1] .. ':' .. ARGV[2]
 local OCC, ENT = S .. ':occ', S .. ':ent'
 
