@@ -111,9 +111,9 @@ redisReply *fleet_test_redis_cmd_argv(fleet_test_redis_t *r, int argc,
   "+subscribe +unsubscribe +publish +scan +unlink +del +exists +type +get "    \
   "+set +incr +incrby +pexpire +pexpireat +pttl +hget +hset +hdel "            \
   "+hexists +hgetall +hincrby +hlen +hmget +hsetnx +lpush +rpush +lpop "       \
-  "+lpos +llen +lrange +lrem +ltrim +sadd +srem +smembers +zadd +zrem +zcard " \
-  "+zcount +zrange +zrangebyscore +zrank +zremrangebyrank +zremrangebyscore "  \
-  "+zscore"
+  "+lpos +llen +lrange +lrem +ltrim +mget +sadd +srem +smembers +zadd +zrem "  \
+  "+zcard +zcount +zpopmin +zrange +zrangebyscore +zrank +zremrangebyrank "    \
+  "+zremrangebyscore +zscore"
 
 /* What a Redis Cluster needs on top of FLEET_TEST_ACL_COMMANDS, as
  * docs/deploy.md lists it. */

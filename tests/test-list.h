@@ -262,6 +262,7 @@ TEST_DECLARE(queue_flow_mp_fair)
 TEST_DECLARE(diff_lock_ops)
 TEST_DECLARE(diff_queue_ops)
 TEST_DECLARE(diff_store_ops)
+TEST_DECLARE(diff_mget_zpopmin)
 TEST_DECLARE(diff_pool_ops)
 
 /* test_store*.c */
@@ -746,6 +747,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(diff_lock_ops, 120)
   TEST_ENTRY_TIMEOUT(diff_queue_ops, 120)
   TEST_ENTRY_TIMEOUT(diff_store_ops, 120)
+  TEST_ENTRY_TIMEOUT(diff_mget_zpopmin, 120)
   TEST_ENTRY_TIMEOUT(diff_pool_ops, 120)
 
   /* test_store*.c */

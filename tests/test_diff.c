@@ -779,6 +779,77 @@ TEST_IMPL(diff_store_ops) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* MGET and ZPOPMIN (the warm pool's acquire and release)                   */
+
+/* Runs one command on both sides and checks that the replies agree. */
+static void diff_both(diff_t *d, size_t argc, const char *const *argv) {
+  diff_reply_t m, r;
+  size_t i;
+
+  diff_reply_init(&m);
+  diff_reply_init(&r);
+  diff_cmd(d, 0, &m, argc, argv);
+  diff_cmd(d, 1, &r, argc, argv);
+  if (m.n != r.n)
+    fleet_test__fail(__FILE__, __LINE__,
+                     "step %d: %s: %zu items on memory, %zu on Redis", d->steps,
+                     argv[0], m.n, r.n);
+  for (i = 0; i < m.n; i++)
+    if (strcmp(m.line[i], r.line[i]) != 0)
+      fleet_test__fail(__FILE__, __LINE__,
+                       "step %d: %s item %zu: '%s' on memory, '%s' on Redis",
+                       d->steps, argv[0], i, m.line[i], r.line[i]);
+  free(m.line);
+  free(r.line);
+}
+
+/* Random SET, ZADD, MGET (with missing keys and a key of another type)
+ * and ZPOPMIN (with and without a count, on an empty set too), replies
+ * and keyspace compared. */
+TEST_IMPL(diff_mget_zpopmin) {
+  static const char *const skeys[] = {"{t:m}:s0", "{t:m}:s1", "{t:m}:s2"};
+  const char *const hset[] = {"HSET", "{t:m}:h", "f", "v"};
+  char score[16], member[16], value[16], count[8];
+  diff_t d;
+
+  diff_init(&d, 0x9e3779b97f4a7c15ull);
+  diff_both(&d, 4, hset);
+  for (d.steps = 0; d.steps < 600; d.steps++) {
+    switch (diff_rand(&d, 5)) {
+      case 0: {
+        const char *argv[] = {"SET", skeys[diff_rand(&d, 3)], value};
+        snprintf(value, sizeof(value), "v%u", diff_rand(&d, 100));
+        diff_both(&d, 3, argv);
+        break;
+      }
+      case 1: {
+        const char *argv[] = {"MGET",   skeys[0],     "{t:m}:h",
+                              skeys[2], "{t:m}:none", skeys[1]};
+        diff_both(&d, 6, argv);
+        break;
+      }
+      case 2: {
+        const char *argv[] = {"ZPOPMIN", "{t:m}:z", count};
+        snprintf(count, sizeof(count), "%u", diff_rand(&d, 4));
+        diff_both(&d, diff_rand(&d, 2) == 0 ? 2 : 3, argv);
+        break;
+      }
+      default: {
+        const char *argv[] = {"ZADD", "{t:m}:z", score, member};
+        snprintf(score, sizeof(score), "%u", diff_rand(&d, 50));
+        snprintf(member, sizeof(member), "m%u", diff_rand(&d, 30));
+        diff_both(&d, 4, argv);
+        break;
+      }
+    }
+    if (d.steps % 100 == 99)
+      diff_check_keyspace(&d);
+  }
+  diff_done(&d);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Pools                                                                    */
 
 #define P_TAG "{t:p}"

@@ -121,11 +121,32 @@ CONFORMANCE_IMPL(store_wrong_type) {
   ASSERT_ERR(FLEET_EWRONGTYPE, st_touch(&s, "runs", sb("r3"), 0));
   ASSERT_ERR(FLEET_EWRONGTYPE, st_delete(&s, "runs", sb("r3")));
   ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, "runs", sb("r3"), sb("new"), NULL));
+  /* The same index entry again: the put's first write, the index's ZADD,
+   * is what fails. */
+  ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, "runs", sb("r3"), sb("new"), &po));
   ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, "runs", sb("r3"), &ev, 1));
   ASSERT_OK(st_get(&s, "runs", sb("r3")));
   ASSERT_STR_EQ("old", s.value);
   ASSERT_OK(st_count(&s, "runs", sb("r3")));
   ASSERT_EQ(0, s.n);
+
+  /* The same with events already there: the append's events are taken
+   * back, the earlier ones stay. */
+  {
+    fleet_store_index_t e6 = {"agent", {"e6:rec:1", 8}};
+    fleet_store_put_options_t p6 = {&e6, 1, 0};
+    fleet_bytes_t two[2] = {{"a", 1}, {"b", 1}};
+    ASSERT_OK(st_put(&s, "runs", sb("r6"), sb("v6"), &p6));
+    ASSERT_OK(st_append(&s, "runs", sb("r6"), two, 2));
+    drop_key(&c, "{t:runs}:idx:agent:e6:rec:1");
+    make_hash(&c, "{t:runs}:idx:agent:e6");
+    ASSERT_ERR(FLEET_EWRONGTYPE, st_append(&s, "runs", sb("r6"), two, 2));
+    ASSERT_OK(st_count(&s, "runs", sb("r6")));
+    ASSERT_EQ(2, s.n);
+    ASSERT_ERR(FLEET_EWRONGTYPE, st_put(&s, "runs", sb("r6"), sb("x"), &p6));
+    ASSERT_OK(st_get(&s, "runs", sb("r6")));
+    ASSERT_STR_EQ("v6", s.value);
+  }
 
   /* An events key holding a hash: what reads or writes events fails and
    * leaves the record as it was. (A put, which only moves the events'

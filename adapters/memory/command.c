@@ -325,6 +325,30 @@ static const char *cmd_get(cmd_call_t *c) {
   return NULL;
 }
 
+/* MGET key...: each value pushed as it is read (the keyspace's copy out
+ * is reused by the next read); a key of another type reads as nil, as in
+ * Redis. */
+static const char *cmd_mget(cmd_call_t *c) {
+  fleet_bytes_t v;
+  size_t i;
+  int rc;
+
+  lua_createtable(c->L, (int)(c->argc - 1), 0);
+  for (i = 1; i < c->argc; i++) {
+    rc = fleet__ks_get(c->ks, c->argv[i], &v);
+    if (rc == FLEET_EWRONGTYPE) {
+      v.base = NULL;
+      v.len = 0;
+    } else if (rc < 0) {
+      lua_pop(c->L, 1);
+      return cmd_ks_err(rc, CMD_ERR_SYNTAX);
+    }
+    cmd_push_bulk(c->L, v);
+    lua_rawseti(c->L, -2, (int)i);
+  }
+  return NULL;
+}
+
 /* SET key value [NX|XX] [PX ms|EX s] [KEEPTTL]; GET, EXAT and PXAT are not
  * in the keyspace. */
 static const char *cmd_set(cmd_call_t *c) {
@@ -646,6 +670,33 @@ static const char *cmd_zrange(cmd_call_t *c) {
                : cmd_zitems(c, items, n, withscores);
 }
 
+/* ZPOPMIN key [count]: the lowest-scored members with their scores,
+ * pushed before they are removed. */
+static const char *cmd_zpopmin(cmd_call_t *c) {
+  fleet__ks_zitem_t *items;
+  int64_t count = 1, n;
+
+  if (c->argc > 3)
+    return CMD_ERR_SYNTAX;
+  if (c->argc == 3 &&
+      (fleet__ks_parse_int(c->argv[2], &count) != 0 || count < 0))
+    return "ERR value is out of range, must be positive";
+  if (count == 0) {
+    lua_createtable(c->L, 0, 0);
+    return NULL;
+  }
+  n = fleet__ks_zrange(c->ks, c->argv[1], 0, count - 1, &items);
+  if (n < 0)
+    return cmd_ks_err(n, CMD_ERR_SYNTAX);
+  cmd_zitems(c, items, n, 1);
+  if (n > 0 &&
+      (n = fleet__ks_zremrangebyrank(c->ks, c->argv[1], 0, n - 1)) < 0) {
+    lua_pop(c->L, 1);
+    return cmd_ks_err(n, CMD_ERR_SYNTAX);
+  }
+  return NULL;
+}
+
 /* ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]. */
 static const char *cmd_zrangebyscore(cmd_call_t *c) {
   fleet__ks_zitem_t *items;
@@ -730,6 +781,7 @@ static const cmd_t command_table[] = {
     CMD("LRANGE", 4, cmd_lrange),
     CMD("LREM", 4, cmd_lrem),
     CMD("LTRIM", 4, cmd_ltrim),
+    CMD("MGET", -2, cmd_mget),
     CMD("PEXPIRE", -3, cmd_pexpire),
     CMD("PEXPIREAT", -3, cmd_pexpireat),
     CMD("PING", -1, cmd_ping),
@@ -747,6 +799,7 @@ static const cmd_t command_table[] = {
     CMD("ZADD", -4, cmd_zadd),
     CMD("ZCARD", 2, cmd_zcard),
     CMD("ZCOUNT", 4, cmd_zcount),
+    CMD("ZPOPMIN", -2, cmd_zpopmin),
     CMD("ZRANGE", -4, cmd_zrange),
     CMD("ZRANGEBYSCORE", -4, cmd_zrangebyscore),
     CMD("ZRANK", 3, cmd_zrank),

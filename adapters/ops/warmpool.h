@@ -12,10 +12,13 @@
  *                     failures in a row), backoff (server ms until which
  *                     no creation starts), err (the last failure's text)
  *   T:wp:idle   zset  idle resource id -> expiry (server ms)
- *   T:wp:exp    hash  id -> expiry, for every idle or borrowed resource
- *   T:wp:bor    zset  borrowed id -> borrow lease deadline (4e15: none)
- *   T:wp:who    hash  borrowed id -> "<borrower>/<nonce>": the owner id
- *                     and instance nonce of the node that borrowed it
+ *   T:wp:tgt    string  a copy of the target (the hash's field is the
+ *                     reference), read by a release with its owner lease
+ *   T:wp:exp    hash  no longer written (an older fleet's id -> expiry)
+ *   T:wp:bor    zset  borrowed id with a borrow lease -> its deadline
+ *   T:wp:who    hash  borrowed id -> "<expiry>:<borrower>/<nonce>": its
+ *                     expiry (server ms), the owner id and instance nonce
+ *                     of the node that borrowed it
  *   T:wp:own:<owner>  string  the nonce of the live node instance that
  *                     holds the owner id (expires: primary_ttl_ms)
  *   T:wp:mk     zset  id -> deadline: creations of a primary in flight

@@ -17,7 +17,7 @@
  * node is started, and the close gives it up. Every write under the owner
  * id (acquire, release, creations on demand) presents the nonce and is
  * refused while another instance holds the id; a borrow records the
- * instance (T:wp:who holds "<owner>/<nonce>"), so only the instance that
+ * instance (T:wp:who holds "<expiry>:<owner>/<nonce>"), so only the one that
  * borrowed a resource releases or renews it. A started node that finds
  * its id held by another instance (its lease ran out while it was
  * stopped, and the other started) is refused for good: REFUSED. */

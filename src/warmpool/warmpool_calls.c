@@ -43,7 +43,7 @@ static int wp_release_send(fleet__warmpool_t *wp, const fleet__call_t *call,
                            size_t len, int destroy) {
   fleet__warmpool_req_t *req;
 
-  if (fleet__args_begin(&wp->args, 6, 2) != 0)
+  if (fleet__args_begin(&wp->args, 7, 3) != 0)
     return FLEET_ENOMEM;
   fleet__args_bytes(&wp->args, id, len);
   fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
@@ -51,6 +51,7 @@ static int wp_release_send(fleet__warmpool_t *wp, const fleet__call_t *call,
   fleet__args_str(&wp->args, destroy ? "1" : "0");
   fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
   fleet__args_str(&wp->args, wp->nonce);
+  fleet__args_u64(&wp->args, wp->opts.borrow_lease_ms);
   req =
       (fleet__warmpool_req_t *)fleet__call_new(&wp->base, call, cb, user_data);
   if (req == NULL)

@@ -1,7 +1,8 @@
 /* bench_store.c -- fleet-bench store: record puts (replacing, with one index
- * entry), gets and event appends through a store, 50 in flight, then a
- * clear of everything written. Compare with fleet-bench ping in the same
- * run. */
+ * entry), gets and event appends through a store, 50 in flight; then puts
+ * and appends of records without index entries (put_plain_c50,
+ * append_plain_c50, in a second collection); then a clear of everything
+ * written. Compare with fleet-bench ping in the same run. */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,9 @@ typedef struct {
   char event[BENCH_STORE_EVENT];
   fleet_store_index_t ix;
   fleet_store_put_options_t po;
+  fleet_store_put_options_t po_plain; /* no index entry */
+  const char *coll;                   /* the collection of the phase */
+  const fleet_store_put_options_t *cur_po;
   int cleared;
   int clear_status;
   uint64_t clear_n;
@@ -36,6 +40,7 @@ static fleet_bytes_t bench_store_id(bench_store_t *bs) {
 }
 
 static const char bench_store_coll[] = "runs";
+static const char bench_store_plain[] = "plain";
 
 /* The store has closed: the client may close now. */
 static void bench_store_on_closed(fleet_handle_t *store) {
@@ -59,8 +64,8 @@ static void bench_store_counted(fleet_store_t *store, int status, uint64_t n,
 static int bench_store_put(bench_slot_t *slot) {
   bench_store_t *bs = slot->driver->ctx;
   fleet_bytes_t v = {bs->value, sizeof(bs->value)};
-  return fleet_store_put(&bs->store, bench_store_coll, bench_store_id(bs), v,
-                         &bs->po, bench_store_done, slot);
+  return fleet_store_put(&bs->store, bs->coll, bench_store_id(bs), v,
+                         bs->cur_po, bench_store_done, slot);
 }
 
 static int bench_store_get(bench_slot_t *slot) {
@@ -72,9 +77,8 @@ static int bench_store_get(bench_slot_t *slot) {
 static int bench_store_append(bench_slot_t *slot) {
   bench_store_t *bs = slot->driver->ctx;
   fleet_bytes_t ev = {bs->event, sizeof(bs->event)};
-  return fleet_store_events_append(&bs->store, bench_store_coll,
-                                   bench_store_id(bs), &ev, 1,
-                                   bench_store_counted, slot);
+  return fleet_store_events_append(&bs->store, bs->coll, bench_store_id(bs),
+                                   &ev, 1, bench_store_counted, slot);
 }
 
 static void bench_store_on_clear(fleet_store_t *store, int status, uint64_t n,
@@ -119,9 +123,13 @@ int bench_store(const bench_opts_t *o) {
   static const struct {
     int (*start)(bench_slot_t *);
     const char *label;
-  } phases[] = {{bench_store_put, "put_c50"},
-                {bench_store_get, "get_c50"},
-                {bench_store_append, "append_c50"}};
+    int plain;
+  } phases[] = {{bench_store_put, "put_c50", 0},
+                {bench_store_get, "get_c50", 0},
+                {bench_store_append, "append_c50", 0},
+                {bench_store_put, NULL, 1},
+                {bench_store_put, "put_plain_c50", 1},
+                {bench_store_append, "append_plain_c50", 1}};
   fleet_store_options_t so;
   fleet_client_t client;
   uint64_t t0;
@@ -156,12 +164,20 @@ int bench_store(const bench_opts_t *o) {
   }
   pid = bench_server_pid(o->url);
 
-  /* Every record exists before the measured phases (not measured). */
+  /* Every record exists before the measured phases (not measured); the
+   * unlabelled phase does the same for the records without index entries. */
+  bs.coll = bench_store_coll;
+  bs.cur_po = &bs.po;
   err = bench_store_phase(&loop, &bs, bench_store_put, NULL, BENCH_STORE_IDS,
                           60, pid);
-  for (i = 0; err == 0 && i < sizeof(phases) / sizeof(phases[0]); i++)
-    err = bench_store_phase(&loop, &bs, phases[i].start, phases[i].label,
-                            10000000, o->seconds, pid);
+  for (i = 0; err == 0 && i < sizeof(phases) / sizeof(phases[0]); i++) {
+    bs.coll = phases[i].plain ? bench_store_plain : bench_store_coll;
+    bs.cur_po = phases[i].plain ? &bs.po_plain : &bs.po;
+    err =
+        bench_store_phase(&loop, &bs, phases[i].start, phases[i].label,
+                          phases[i].label != NULL ? 10000000 : BENCH_STORE_IDS,
+                          phases[i].label != NULL ? o->seconds : 60, pid);
+  }
   if (err != 0)
     fprintf(stderr, "fleet-bench store: %s\n", fleet_strerror(err));
 

@@ -16,6 +16,14 @@ measures, with the Python standard library only:
           commands inside them (INCR, SET, GET, DEL), a script taking the
           same arguments that calls nothing, and one making four cheap calls
           (EXISTS) per lock: what each redis.call() costs beyond its command;
+  warmpool  the warm pool's acquire and release scripts
+          (adapters/scripts/lua/warmpool_acquire.lua, warmpool_release.lua)
+          one after the other at 1 in flight, as fleet-bench warmpool's c1
+          runs them, on a pool of 200 idle entries: the server CPU per
+          acquire + release, the scripts' own time in it (INFO
+          commandstats), their commands, and the server CPU of a PING at 1
+          in flight: two of those are what the pair's two round trips cost
+          before the scripts do anything;
   model   when build/tests/bench/fleet-bench exists, `fleet-bench lock
           --inflight 50`, and the rate its server and client CPU per pair
           allow when the two run one after the other (1 / (server +
@@ -210,6 +218,49 @@ def lock_costs(c, seconds):
     return out
 
 
+def warmpool_costs(c, seconds):
+    """Acquire + release at 1 in flight: server CPU, script time and
+    commands per pair, and server CPU per PING at 1 in flight."""
+    tag, owner, nonce, idle = '{fb:wp}', 'floors', '0123456789abcdef', 200
+    acq = c.call('SCRIPT', 'LOAD', script('warmpool_acquire')).decode()
+    rel = c.call('SCRIPT', 'LOAD', script('warmpool_release')).decode()
+    # A pool as a started client-only node sees it: its owner lease, the
+    # target (and its copy), `idle` entries with an hour left.
+    c.call('SET', tag + ':wp:own:' + owner, nonce, 'PX', '600000')
+    c.call('HSET', tag + ':wp:meta', 'target', str(idle))
+    c.call('SET', tag + ':wp:tgt', str(idle))
+    exp = int(time.time() * 1000) + 3600000
+    for i in range(idle):
+        c.call('ZADD', tag + ':wp:idle', str(exp + i), 'floors-%d' % i)
+
+    def pairs(n_max, end):
+        n = 0
+        while time.monotonic() < end and n < n_max:
+            got = c.call('EVALSHA', acq, 1, tag, '60000', '0', owner, nonce)
+            if got[0] != 1:
+                sys.exit('floors.py: warm pool acquire found nothing idle')
+            if c.call('EVALSHA', rel, 1, tag, got[1], owner, '60000', '0',
+                      '60000', nonce, '0') != 1:
+                sys.exit('floors.py: warm pool release did not go to idle')
+            n += 1
+        return n
+
+    pairs(2000, time.monotonic() + min(0.5, seconds))  # warm up
+    s0, c0 = commandstats(c), server_cpu(c)
+    n = pairs(200000, time.monotonic() + seconds)
+    c1, s1 = server_cpu(c), commandstats(c)
+    out = {'cpu': (c1 - c0) / n * 1e6,
+           'scripts': (s1['evalsha'][1] - s0['evalsha'][1]) / n,
+           'commands': sum(s1[k][0] - s0.get(k, (0, 0))[0] for k in s1
+                           if k not in ('evalsha', 'info')) / n}
+    c0, end, m = server_cpu(c), time.monotonic() + seconds, 0
+    while time.monotonic() < end and m < 400000:
+        c.call('PING')
+        m += 1
+    out['ping'] = (server_cpu(c) - c0) / m * 1e6
+    return out
+
+
 def bench_model(port, seconds):
     """fleet-bench lock --inflight 50 and 1 / (server + client per pair)."""
     if not os.access(BENCH, os.X_OK):
@@ -270,6 +321,11 @@ def main():
             emit('lock_commands_us_per_pair', lk['commands'], 'us/pair')
             emit('lock_noop_script_us_per_pair', lk['noop'], 'us/pair')
             emit('redis_call_glue_us', glue, 'us/call')
+            wp = warmpool_costs(c, seconds)
+            emit('warmpool_c1_server_cpu_us_per_pair', wp['cpu'], 'us/pair')
+            emit('warmpool_scripts_us_per_pair', wp['scripts'], 'us/pair')
+            emit('warmpool_commands_per_pair', wp['commands'], 'calls/pair')
+            emit('ping_c1_server_cpu_us_per_call', wp['ping'], 'us/call')
             model = bench_model(port, seconds)
             if model:
                 rate, srv, cli = model
@@ -295,6 +351,12 @@ def main():
           'calls nothing, and about %.2f per redis.call() beyond its '
           'command.' % (lk['fleet'], lk['commands'], lk['noop'], glue),
           file=sys.stderr)
+    print('A warm pool acquire + release at 1 in flight costs the server '
+          '%.1f us: %.1f in the two scripts (%.1f commands), and two round '
+          'trips at %.1f us each (a PING at 1 in flight) before any script '
+          'runs, a floor of %.1f us for this protocol.'
+          % (wp['cpu'], wp['scripts'], wp['commands'], wp['ping'],
+             2 * wp['ping'] + wp['scripts']), file=sys.stderr)
     if model:
         print('fleet-bench lock --inflight 50: %.0f pairs/s at %.2f us '
               'server + %.2f us client per pair; one after the other they '

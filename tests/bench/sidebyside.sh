@@ -1,6 +1,7 @@
 #!/bin/sh
 # sidebyside.sh -- fleet-bench beside its Node anchors (BullMQ, Bee-Queue,
-# Redlock) on one private redis-server, round-robin, and the table of issues
+# Redlock) and protocol models (OpenSandbox's pool store) on one private
+# redis-server, round-robin, and the table of issues
 # 11 and 25: fleet's figures per round, their ratios to the anchors, the
 # medians, and the machine's ping baseline of each round.
 #
@@ -183,6 +184,10 @@ while [ $r -le "$rounds" ]; do
     run $r "$limit" "fleet lock" "$bench" lock --url "$url" --seconds "$secs"
   fi
   run $r "$limit" redlock node "$node_dir/redlock.js" --url "$url" \
+    --seconds "$secs"
+  run $r "$limit" "fleet warmpool" "$bench" warmpool --url "$url" \
+    --seconds "$secs"
+  run $r "$limit" opensandbox node "$node_dir/opensandbox.js" --url "$url" \
     --seconds "$secs"
   r=$((r + 1))
 done

@@ -3,8 +3,9 @@
 -- i:<index>:<value> for each entry, removes the old version's "i:" fields
 -- that the new one lacks and <id> from their index sets, deletes the events
 -- list of a new record, sets every expiry to now + ttl_ms and adds <id> to
--- each entry's index set with that score, after removing entries that expired
--- there.
+-- each entry's index set with that score, removing the entries that expired
+-- there when <id> is new to it. A record without index entries needs no
+-- clock (its keys expire ttl_ms from now, PEXPIRE).
 -- KEYS[1]: the collection's hash tag "{prefix:collection}" (the record
 --          layout: adapters/ops/store.h). Parts: ":rec:<id>",
 --          ":ev:<id>", ":idx:<index>:<value>".
@@ -15,6 +16,8 @@ local id, ttl = ARGV[1], tonumber(ARGV[2])
 local rec, ev = KEYS[1] .. ':rec:' .. id, KEYS[1] .. ':ev:' .. id
 local ipre = KEYS[1] .. ':idx:'
 local wrongtype = 'FLEET_EWRONGTYPE a store key holds another type'
+--#include store_record
+--#include time
 
 local function is_zset(key)
   local t = redis.call('TYPE', key)['ok']
@@ -22,14 +25,15 @@ local function is_zset(key)
 end
 
 -- Every check comes before the first write. HGETALL itself fails on a
--- record key of another type.
+-- record key of another type; the first index key is checked by the first
+-- write, its ZADD.
 local old = redis.call('HGETALL', rec)
 local idx, keep = {}, {}
 local fields = {'v', ARGV[3], 't', ARGV[2]}
 for i = 4, #ARGV, 2 do
   local entry = ARGV[i] .. ':' .. ARGV[i + 1]
   local k = ipre .. entry
-  if not is_zset(k) then
+  if #idx > 0 and not is_zset(k) then
     return redis.error_reply(wrongtype)
   end
   idx[#idx + 1] = k
@@ -53,9 +57,23 @@ for i = 1, #old, 2 do
   end
 end
 
---#include time
-local now = now_ms()
-local exp = now + ttl
+local now, exp, added
+if #idx > 0 then
+  now = now_ms()
+  exp = now + ttl
+  added = zadd_first(idx[1], exp, id)
+  if not added then
+    return redis.error_reply(wrongtype)
+  end
+end
+-- Sets the expiry of `key`: at exp with index entries, else ttl from now.
+local function expire(key)
+  if exp then
+    redis.call('PEXPIREAT', key, exp)
+  else
+    redis.call('PEXPIRE', key, ttl)
+  end
+end
 for i = 1, #drop do
   redis.call('ZREM', drop[i], id)
 end
@@ -63,16 +81,21 @@ if #dropf > 0 then
   redis.call('HDEL', rec, unpack(dropf))
 end
 redis.call('HSET', rec, unpack(fields))
-redis.call('PEXPIREAT', rec, exp)
+expire(rec)
 -- A new record starts with no events; an old one keeps its own.
 if #old == 0 then
   redis.call('DEL', ev)
 else
-  redis.call('PEXPIREAT', ev, exp)
+  expire(ev)
 end
 for i = 1, #idx do
-  redis.call('ZREMRANGEBYSCORE', idx[i], '-inf', '(' .. now)
-  redis.call('ZADD', idx[i], exp, id)
+  if i > 1 then
+    added = redis.call('ZADD', idx[i], exp, id)
+  end
+  -- Entries that expired go when one is added: the set stays bounded.
+  if added == 1 then
+    redis.call('ZREMRANGEBYSCORE', idx[i], '-inf', '(' .. now)
+  end
   if redis.call('PTTL', idx[i]) < ttl then
     redis.call('PEXPIREAT', idx[i], exp)
   end

@@ -14,7 +14,9 @@ if redis.call('ZREM', DMK, id) == 0 then
   return 0
 end
 local lease = tonumber(ARGV[3])
-redis.call('ZADD', BOR, lease > 0 and fmt(now + lease) or fmt(NEVER), id)
-redis.call('HSET', WHO, id, borrower(ARGV[2], ARGV[6]))
-redis.call('HSET', EXP, id, fmt(now + tonumber(ARGV[4])))
+if lease > 0 then
+  redis.call('ZADD', BOR, fmt(now + lease), id)
+end
+redis.call('HSET', WHO, id, who_value(now + tonumber(ARGV[4]), ARGV[2],
+                                      ARGV[6]))
 return 1

@@ -28,7 +28,6 @@ if live(now, tonumber(ARGV[5])) >= target() then
 end
 local exp = fmt(now + tonumber(ARGV[4]))
 redis.call('ZADD', IDLE, exp, id)
-redis.call('HSET', EXP, id, exp)
 redis.call('HSET', META, 'fails', 0)
 redis.call('HSET', META, 'backoff', 0)
 return 1

@@ -28,6 +28,11 @@ for _, id in ipairs(redis.call('ZRANGE', MK, 0, -1)) do
 end
 -- Shrink: the surplus that expires first goes.
 local tgt = target()
+-- The copy a release reads follows the target (an older fleet's resize
+-- writes the hash only).
+if redis.call('GET', TGT) ~= tostring(tgt) then
+  redis.call('SET', TGT, tgt)
+end
 local n = live(now, minrem)
 if n > tgt then
   local ids = redis.call('ZRANGE', IDLE, 0, math.min(n - tgt, max) - 1)

@@ -3,25 +3,40 @@
 -- destroy set, claimed by the caller.
 -- KEYS[1]: the pool's tag T "{prefix:pool}" (parts: adapters/ops/warmpool.h).
 -- ARGV: id, borrower, min remaining ms, "1" to destroy it anyway, claim ms,
---   the borrower's instance nonce.
+--   the borrower's instance nonce, the pool's borrow lease ms ("0": no
+--   borrow is in T:wp:bor; absent: as if not "0").
 -- Returns: 1 back to idle | 2 the caller destroys it | 0 not borrowed by this
 --   borrower instance (its lease ran out: the primary destroys it; or another
 --   instance borrowed it). Error FLEET_ECONFLICT when another live instance
 --   holds the borrower id (nothing changed).
 --#include warmpool_int
-local id = ARGV[1]
-owner_check(ARGV[2], ARGV[6])
-if redis.call('HGET', WHO, id) ~= borrower(ARGV[2], ARGV[6]) then
+local id, owner, nonce = ARGV[1], ARGV[2], ARGV[6]
+local got = redis.call('MGET', own_key(owner), TGT, T .. ':lock')
+owner_refuse(owner, nonce, got[1])
+local v = redis.call('HGET', WHO, id)
+if not v then
   return 0
 end
-redis.call('ZREM', BOR, id)
-redis.call('HDEL', WHO, id)
-local now, minrem = now_ms(), tonumber(ARGV[3])
-local exp = tonumber(redis.call('HGET', EXP, id) or '0') or 0
-if ARGV[4] ~= '1' and exp > now + minrem and live(now, minrem) < target() then
-  redis.call('ZADD', IDLE, fmt(exp), id)
-  return 1
+local exp, who = who_parse(v, id)
+if who ~= borrower(owner, nonce) then
+  return 0
 end
-claim(id, now + tonumber(ARGV[5]))
-publish_wake(WAKE, 'r')
+if ARGV[7] ~= '0' then
+  redis.call('ZREM', BOR, id)
+end
+redis.call('HDEL', WHO, id)
+if ARGV[4] ~= '1' then
+  local now, minrem = now_ms(), tonumber(ARGV[3])
+  local tgt = tonumber(got[2] or '') or target()
+  if exp > now + minrem and live(now, minrem) < tgt then
+    redis.call('ZADD', IDLE, fmt(exp), id)
+    return 1
+  end
+  claim(id, now + tonumber(ARGV[5]))
+else
+  claim(id, now_ms() + tonumber(ARGV[5]))
+end
+if got[3] then
+  publish_wake(WAKE, 'r')
+end
 return 2

@@ -8,6 +8,11 @@
 --   any more | 2 (owner lease) it had run out and was free: taken again | -1
 --   another live instance holds the owner id (nothing changed).
 --#include time
+-- Whether the T:wp:who value `v` ("<expiry>:<owner>/<nonce>", or an older
+-- fleet's "<owner>/<nonce>") names the borrower `who`.
+local function borrowed_by(v, who)
+  return v ~= false and (v == who or string.match(v, '^%d+:(.*)$') == who)
+end
 local now = now_ms()
 local r = {}
 for i = 1, #KEYS do
@@ -25,8 +30,8 @@ for i = 1, #KEYS do
       redis.call('SET', own, nonce, 'PX', lease)
       r[i] = 2
     end
-  elseif redis.call('HGET', KEYS[i] .. ':wp:who', id) ==
-      owner .. '/' .. nonce then
+  elseif borrowed_by(redis.call('HGET', KEYS[i] .. ':wp:who', id),
+                     owner .. '/' .. nonce) then
     redis.call('ZADD', KEYS[i] .. ':wp:bor',
                string.format('%d', now + tonumber(lease)), id)
     r[i] = 1

@@ -4,6 +4,6 @@
 -- Returns: the previous target (-1 when there was none).
 --#include warmpool_int
 local old = redis.call('HGET', META, 'target')
-redis.call('HSET', META, 'target', ARGV[1])
+set_target(ARGV[1])
 publish_wake(WAKE, 't')
 return tonumber(old or '-1')

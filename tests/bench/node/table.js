@@ -35,6 +35,7 @@ const GROUPS = 'fleet-queue process_c50_groups1000';
 
 const num = (d) => (v) => v.toFixed(d);
 const times = (v) => `${v.toFixed(1)}x`;
+const times2 = (v) => `${v.toFixed(2)}x`;
 const pct = (v) => `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)}%`;
 
 // Each row: its figure, its target (text and test, or none), how to get
@@ -136,6 +137,29 @@ const rows = [
     (r) => get(r, 'redlock c50_ops_per_s'), num(0)],
   ['Redlock redis-server CPU per acquire+release (us)', '', null,
     (r) => get(r, 'redlock c50_server_cpu_us_per_op'), num(2)],
+  // The warm pool (issue 27): fleet's acquire + release beside the model
+  // of OpenSandbox's take + put (opensandbox.js).
+  ['warm pool commands per acquire+release, 1 in flight', '<= 8',
+    (v) => v <= 8, (r) => get(r, 'fleet-warmpool c1_commands_per_op'),
+    num(2)],
+  ['warm pool scripts per acquire+release, 1 in flight', '', null,
+    (r) => get(r, 'fleet-warmpool c1_scripts_per_op'), num(2)],
+  ['warm pool server CPU per acquire+release, 1 in flight (us)', '', null,
+    (r) => get(r, 'fleet-warmpool c1_server_cpu_us_per_op'), num(2)],
+  ['warm pool server CPU per acquire+release vs OpenSandbox, 1 in flight',
+    '', null, (r) => ratio(get(r, 'fleet-warmpool c1_server_cpu_us_per_op'),
+      get(r, 'opensandbox c1_server_cpu_us_per_op')), times2],
+  ['warm pool server CPU per acquire+release vs OpenSandbox, 50 in flight',
+    '', null, (r) => ratio(get(r, 'fleet-warmpool c50_server_cpu_us_per_op'),
+      get(r, 'opensandbox c50_server_cpu_us_per_op')), times2],
+  ['OpenSandbox commands, scripts per take+put', '', null,
+    (r) => {
+      const c = get(r, 'opensandbox c1_commands_per_op');
+      const s = get(r, 'opensandbox c1_scripts_per_op');
+      return c === undefined || s === undefined ? undefined : [c, s];
+    }, (v) => `${v[0].toFixed(2)}, ${v[1].toFixed(2)}`],
+  ['OpenSandbox server CPU per take+put, 1 in flight (us)', '', null,
+    (r) => get(r, 'opensandbox c1_server_cpu_us_per_op'), num(2)],
   ['baseline: fleet-bench ping/s, 1 in flight', '', null,
     (r) => get(r, 'fleet-ping c1_ops_per_s'), num(0)],
   ['baseline: fleet-bench ping/s, 50 in flight', '', null,

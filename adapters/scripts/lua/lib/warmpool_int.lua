@@ -8,8 +8,9 @@ local META, IDLE, EXP = T .. ':wp:meta', T .. ':wp:idle', T .. ':wp:exp'
 local BOR, WHO, MK = T .. ':wp:bor', T .. ':wp:who', T .. ':wp:mk'
 local DMK, DEAD, SEQ = T .. ':wp:dmk', T .. ':wp:dead', T .. ':wp:seq'
 local WAKE, MKT = T .. ':wp:wake', T .. ':wp:mkt'
--- The score of a borrowed entry that has no lease: never due.
-local NEVER = 4000000000000000
+-- The target's copy in a string (the hash's field stays the reference),
+-- so that a release reads it in the MGET of its owner lease.
+local TGT = T .. ':wp:tgt'
 
 -- A number as Redis takes it (integers only, no exponent).
 local function fmt(n)
@@ -32,6 +33,12 @@ end
 
 local function target()
   return tonumber(redis.call('HGET', META, 'target') or '0') or 0
+end
+
+-- Writes the target `t` (a string) into the meta hash and its copy.
+local function set_target(t)
+  redis.call('HSET', META, 'target', t)
+  redis.call('SET', TGT, t)
 end
 
 -- Idle entries that may still be handed out: more than `minrem` ms left.
@@ -64,21 +71,34 @@ end
 -- instance that holds the id while it is started. Returns 'mine' when
 -- `nonce` holds it, 'free' when nobody does, 'other' when another live
 -- instance does.
-local function owner_state(owner, nonce)
-  local v = redis.call('GET', T .. ':wp:own:' .. owner)
+local function own_key(owner)
+  return T .. ':wp:own:' .. owner
+end
+
+-- The state of an owner lease whose value (GET) is `v`.
+local function own_state(v, nonce)
   if not v then
     return 'free'
   end
   return v == nonce and 'mine' or 'other'
 end
 
+local function owner_state(owner, nonce)
+  return own_state(redis.call('GET', own_key(owner)), nonce)
+end
+
 -- The refusal of a write by an instance whose owner id another live
--- instance holds: nothing is written.
-local function owner_check(owner, nonce)
-  if owner_state(owner, nonce) == 'other' then
+-- instance holds (`v`: the owner lease's value, read by the caller):
+-- nothing is written.
+local function owner_refuse(owner, nonce, v)
+  if own_state(v, nonce) == 'other' then
     error({err = 'FLEET_ECONFLICT warm pool owner id "' .. owner ..
       '" is already in use by a live node'})
   end
+end
+
+local function owner_check(owner, nonce)
+  owner_refuse(owner, nonce, redis.call('GET', own_key(owner)))
 end
 
 -- The borrower of a resource as T:wp:who records it: the owner id and the
@@ -86,6 +106,22 @@ end
 -- releases or renews it.
 local function borrower(owner, nonce)
   return owner .. '/' .. nonce
+end
+
+-- A T:wp:who value: "<expiry ms>:<owner>/<nonce>", the resource's expiry
+-- in front of its borrower, so that a release reads both at once.
+local function who_value(exp, owner, nonce)
+  return fmt(exp) .. ':' .. borrower(owner, nonce)
+end
+
+-- Reads a T:wp:who value: the expiry (a number) and the borrower. A value
+-- of an older fleet, the borrower alone, gives the expiry kept in T:wp:exp.
+local function who_parse(v, id)
+  local exp, who = string.match(v, '^(%d+):(.*)$')
+  if exp then
+    return tonumber(exp), who
+  end
+  return tonumber(redis.call('HGET', EXP, id) or '0') or 0, v
 end
 
 -- A new resource id: the creator's owner id and a sequence number.
