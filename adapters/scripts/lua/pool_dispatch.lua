@@ -10,20 +10,18 @@
 --          most jobs the pool holds (0: no limit).
 -- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
 -- Returns: {1, token} admitted; {0, 0} the key is in the pool already; {-1,
---   0} the membership changed (read it again and retry); {-2, 0} the pool
---   holds its most jobs.
+--   0} the membership changed, or the chosen worker's node is gone (read it
+--   again and retry: a key already in the pool is told then); {-2, 0} the
+--   pool holds its most jobs.
 --#include pool_int
 local key, worker = ARGV[1], ARGV[4]
 local now = now_ms()
 if rev() ~= tonumber(ARGV[3]) then
   return {-1, 0}
 end
-if redis.call('HEXISTS', T .. ':jobs', key) == 1 then
-  return {0, 0}
-end
 local max = tonumber(ARGV[6])
 if max > 0 and redis.call('HLEN', T .. ':jobs') >= max then
-  return {-2, 0}
+  return {redis.call('HEXISTS', T .. ':jobs', key) == 1 and 0 or -2, 0}
 end
 local node = redis.call('HGET', T .. ':wnode', worker)
 local exp = node and redis.call('ZSCORE', T .. ':nodes', node)
@@ -31,8 +29,13 @@ if not exp or tonumber(exp) <= now then
   reap(now)
   return {-1, 0}
 end
+-- The job's record is written only when the key is not in the pool (the
+-- write is the check); a token taken for a key already there is skipped,
+-- which fencing allows (tokens only grow).
 local t = next_token()
-set_job(key, t, 's', worker)
+if redis.call('HSETNX', T .. ':jobs', key, t .. ':s:' .. worker) == 0 then
+  return {0, 0}
+end
 redis.call('HSET', T .. ':pay', key, ARGV[2])
 redis.call('HSET', T .. ':disp', key, ARGV[5])
 redis.call('SADD', T .. ':wj:' .. worker, key)
