@@ -109,6 +109,13 @@ typedef struct fleet__pool_req_s {
   int members;
   fleet__list_t wnode; /* on the node's waiting dispatches */
   int waiting;
+  /* Dispatch: its admission on the client's batcher (`batched` while
+   * queued or in flight, the node held meanwhile), and what it sends: the
+   * chosen worker (owned), the revision and the node's job limit. */
+  fleet__batch_item_t item;
+  int batched;
+  char *owner;
+  char rev_s[24], max_s[24];
   /* Background calls about a job: the worker and the token presented. */
   fleet__pool_worker_t *worker;
   /* A join that re-asserts jobs: what it sent, in order. */
