@@ -606,6 +606,61 @@ CONFORMANCE_IMPL(pool_dispatch_race) {
   lock_env_close(&e);
 }
 
+/* Dispatches made in one loop phase are admitted in one call, each as if
+ * alone and in order: against the dispatching node's limit of 6 jobs (one
+ * is in the pool already), the first five new keys pass and the rest find
+ * the pool full; a key given twice in the call passes once, and its second
+ * dispatch hears FLEET_EEXIST even with the pool full. Each admitted job
+ * starts once. */
+CONFORMANCE_IMPL(pool_dispatch_batch) {
+  fleet_pool_node_options_t o = test_opts();
+  answer_t r[11];
+  node_rec_t a, c;
+  lock_env_t e;
+  uint64_t calls0, items0, calls, items;
+  char key[16];
+  int i;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "a", 2, NULL);
+  o.max_queued_jobs = 6;
+  rec_init(&c, &e.c2, "p", "c", 0, &o);
+  wait_workers(&e, &c, 2);
+  ASSERT_OK(dispatch(&e, &c, "warm", "w"));
+  memset(r, 0, sizeof(r));
+  fleet__batch_stats(e.c2.internal_, &calls0, &items0);
+  for (i = 0; i < 10; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_OK(fleet_pool_dispatch(&c.node, key, (fleet_bytes_t){key, 2},
+                                  on_status, &r[i]));
+  }
+  ASSERT_OK(fleet_pool_dispatch(&c.node, "k3", (fleet_bytes_t){"dup", 3},
+                                on_status, &r[10]));
+  for (i = 0; i < 11; i++)
+    ASSERT(lock_env_wait(&e, &r[i].done, 1, FLEET_TEST_WAIT_MS));
+  fleet__batch_stats(e.c2.internal_, &calls, &items);
+  for (i = 0; i < 5; i++)
+    ASSERT_OK(r[i].status);
+  for (i = 5; i < 10; i++)
+    ASSERT_ERR(FLEET_EBUSY, r[i].status);
+  ASSERT_ERR(FLEET_EEXIST, r[10].status);
+  /* The 11 admissions shared a call (a keep-alive may have gone out too,
+   * in a call of its own). */
+  ASSERT_UGE(items - items0, 11);
+  ASSERT_ULE(calls - calls0, 2);
+  for (i = 0; i < 10; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    ASSERT_EQ(i < 5 ? 1 : 0, log_count('s', key));
+  }
+  ASSERT_EQ(6, log_count('s', NULL));
+  ASSERT_EQ(6, a.running);
+  ASSERT_STR_EQ("k3", query(&e, &c, 'p', "k3").text);
+  rec_close(&e, &c);
+  rec_close(&e, &a);
+  lock_env_close(&e);
+}
+
 /* A start that never reports: the dispatch times out after 2 x ack grace;
  * the job stays admitted. Then the node closes with the start pending. */
 CONFORMANCE_IMPL(pool_dispatch_timeout) {

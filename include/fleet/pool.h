@@ -267,7 +267,8 @@ FLEET_EXTERN int fleet_pool_job_requeue(fleet_pool_job_t *job);
  * max_requeues in a row (fleet_pool_job_requeue(): it was dropped);
  * FLEET_ESHUTDOWN when this node saw the pool shut down first. A job that
  * moves, or is requeued, before its start reported is answered by its
- * next owner's start.
+ * next owner's start. The dispatches of one client made in one loop
+ * phase are admitted in one backend call, in the order they were made.
  * Returns 0, FLEET_EINVAL, FLEET_E2BIG, FLEET_ECLOSING, FLEET_ESHUTDOWN,
  * FLEET_ECONFLICT or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_pool_dispatch(fleet_pool_node_t *node, const char *key,

@@ -83,13 +83,15 @@ static void batcher_arm(struct fleet__batcher_s *b) {
   batcher_arm_at(b, at);
 }
 
-/* Puts `it` on the schedule (or keeps it there) with its kind and group. */
+/* Puts `it` on the schedule (or keeps it there) with its kind and group.
+ * At the tail: the items of a call go in the order they were scheduled
+ * (the pool's dispatches are admitted in the order they were made). */
 static void batcher_link(struct fleet__batcher_s *b, fleet__batch_item_t *it,
                          const fleet__batch_kind_t *kind, const void *group) {
   it->kind = kind;
   it->group = group;
   if (!it->linked) {
-    fleet__list_insert_head(&b->sched, &it->node);
+    fleet__list_insert_tail(&b->sched, &it->node);
     it->linked = 1;
   }
 }

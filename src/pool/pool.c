@@ -263,6 +263,7 @@ static void pool_free(fleet__handle_t *h) {
     free(w->id);
     free(w);
   }
+  fleet__pool_reports_free(p);
   fleet__pool_members_clear(p);
   free(p->member_ids);
   free(p->member_nodes);

@@ -10,6 +10,7 @@
  * back as an event on this node's list, up to 2 x ack grace. Waiting
  * dispatches are kept in deadline order (they all wait as long), under
  * one timer. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,13 @@
 /* Gives back what a dispatch owns: its copies, its place among the
  * waiting dispatches. Nothing for the other calls. */
 static void pool_req_release(fleet__pool_req_t *req) {
+  if (req->batched) {
+    fleet__batch_remove(req->base.handle->client, &req->item);
+    req->batched = 0;
+    fleet__handle_unhold(req->base.handle);
+  }
+  free(req->owner);
+  req->owner = NULL;
   if (req->waiting) {
     fleet__list_remove(&req->wnode);
     req->waiting = 0;
@@ -49,11 +57,51 @@ static const fleet__call_t pool_dispatch_call = {
     "pool.dispatch", FLEET__OP_POOL_DISPATCH, pool_dispatch_read,
     pool_fail_status};
 
+/* The admissions of one client's dispatches made in one loop phase go in
+ * one POOL_DISPATCH call per pool node (the batcher), six arguments and
+ * two reply elements each. */
+static void pool_dispatch_fill_group(fleet__batch_item_t *it,
+                                     fleet_bytes_t *keys, fleet_bytes_t *args) {
+  fleet__pool_req_t *req = FLEET__CONTAINER_OF(it, fleet__pool_req_t, item);
+
+  (void)args;
+  keys[0] = fleet__key_bytes(&((fleet__pool_t *)req->base.handle)->tag);
+}
+
+static void pool_dispatch_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                               fleet_bytes_t *args) {
+  fleet__pool_req_t *req = FLEET__CONTAINER_OF(it, fleet__pool_req_t, item);
+  fleet__pool_t *p = (fleet__pool_t *)req->base.handle;
+
+  (void)keys;
+  args[0] = (fleet_bytes_t){req->key, req->key_len};
+  args[1] = (fleet_bytes_t){req->payload, req->payload_len};
+  args[2] = (fleet_bytes_t){req->rev_s, strlen(req->rev_s)};
+  args[3] = (fleet_bytes_t){req->owner, strlen(req->owner)};
+  args[4] = (fleet_bytes_t){p->node_id, p->node_id_len};
+  args[5] = (fleet_bytes_t){req->max_s, strlen(req->max_s)};
+}
+
+static void pool_dispatch_done(fleet__batch_item_t *it, int status,
+                               const fleet__reply_t *head,
+                               const fleet__reply_t *elem, uint64_t sent);
+
+static const fleet__batch_kind_t pool_dispatch_kind = {
+    .op = FLEET__OP_POOL_DISPATCH,
+    .group_keys = 1,
+    .item_args = 6,
+    .item_reply = 2,
+    .max_items = 128,
+    .fill_group = pool_dispatch_fill_group,
+    .fill = pool_dispatch_fill,
+    .done = pool_dispatch_done,
+};
+
 /* Sends the backend call of the dispatch `req` for its phase: the
- * membership first when the node has none (or none with a worker). */
+ * membership first when the node has none (or none with a worker), then
+ * the admission, on the batcher. */
 static int pool_dispatch_send(fleet__pool_t *p, fleet__pool_req_t *req) {
   fleet_bytes_t tag = fleet__key_bytes(&p->tag);
-  fleet__op_t op = FLEET__OP_POOL_MEMBERS;
   const char *owner = NULL;
   int err;
 
@@ -67,32 +115,38 @@ static int pool_dispatch_send(fleet__pool_t *p, fleet__pool_req_t *req) {
   req->members = owner == NULL;
   if (owner == NULL) {
     err = fleet__args_begin(&p->args, 0, 0);
-  } else if ((err = fleet__args_begin(&p->args, 6, 2)) == 0) {
-    op = req->base.call->op;
-    fleet__args_bytes(&p->args, req->key, req->key_len);
-    fleet__args_bytes(&p->args, req->payload, req->payload_len);
-    fleet__args_i64(&p->args, p->rev);
-    fleet__args_str(&p->args, owner);
-    fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
-    fleet__args_u64(&p->args, p->opts.max_queued_jobs == FLEET_POOL_UNLIMITED
-                                  ? 0
-                                  : p->opts.max_queued_jobs);
+    return err != 0 ? err
+                    : fleet__req_send(&req->base, FLEET__OP_POOL_MEMBERS, &tag,
+                                      1, p->args.argv, p->args.argc);
   }
-  return err != 0 ? err
-                  : fleet__req_send(&req->base, op, &tag, 1, p->args.argv,
-                                    p->args.argc);
+  if (p->base.client->closing)
+    return FLEET_ECLOSING;
+  free(req->owner);
+  if ((req->owner = fleet__strdup(owner)) == NULL)
+    return FLEET_ENOMEM;
+  snprintf(req->rev_s, sizeof(req->rev_s), "%lld", (long long)p->rev);
+  snprintf(req->max_s, sizeof(req->max_s), "%llu",
+           (unsigned long long)(p->opts.max_queued_jobs == FLEET_POOL_UNLIMITED
+                                    ? 0
+                                    : p->opts.max_queued_jobs));
+  err = fleet__batch_now(p->base.client, &req->item, &pool_dispatch_kind, p);
+  if (err == 0) {
+    req->batched = 1;
+    fleet__handle_hold(&p->base);
+  }
+  return err;
 }
 
-/* The reply of POOL_DISPATCH: admitted (the dispatch waits for its start
- * result), or why not. Returns 0 or the dispatch's error. */
+/* The answer of POOL_DISPATCH for one dispatch, its two elements: admitted
+ * (the dispatch waits for its start result), or why not. Returns 0 or the
+ * dispatch's error. */
 static int pool_dispatch_admitted(fleet__pool_t *p, fleet__pool_req_t *req,
-                                  const fleet__reply_t *reply) {
+                                  const fleet__reply_t *elem) {
   int64_t code;
   uint64_t token;
 
-  if (!fleet__reply_is_array(reply, 2) ||
-      fleet__reply_i64(&reply->elem[0], &code) != 0 ||
-      fleet__reply_u64(&reply->elem[1], &token) != 0)
+  if (fleet__reply_i64(&elem[0], &code) != 0 ||
+      fleet__reply_u64(&elem[1], &token) != 0)
     return FLEET_EPROTO;
   switch (code) {
     case 1:
@@ -122,15 +176,32 @@ static void pool_dispatch_read(fleet__req_t *r, int status,
   fleet__pool_req_t *req = (fleet__pool_req_t *)r;
   fleet__pool_t *p = (fleet__pool_t *)r->handle;
 
-  if (status == 0 && req->members) {
+  /* Only the membership is read with a call of the dispatch's own. */
+  if (status == 0)
     status = fleet__pool_set_members(p, reply);
-    if (status == 0)
-      status = pool_dispatch_send(p, req);
-  } else if (status == 0) {
-    status = pool_dispatch_admitted(p, req, reply);
-  }
+  if (status == 0)
+    status = pool_dispatch_send(p, req);
   if (status != 0)
     fleet__call_finish(r, status);
+}
+
+static void pool_dispatch_done(fleet__batch_item_t *it, int status,
+                               const fleet__reply_t *head,
+                               const fleet__reply_t *elem, uint64_t sent) {
+  fleet__pool_req_t *req = FLEET__CONTAINER_OF(it, fleet__pool_req_t, item);
+  fleet__pool_t *p = (fleet__pool_t *)req->base.handle;
+
+  (void)head;
+  (void)sent;
+  req->batched = 0;
+  /* A closing node's base cancels the dispatch: it tells the user. */
+  if (!p->base.closing) {
+    if (status == 0)
+      status = pool_dispatch_admitted(p, req, elem);
+    if (status != 0)
+      fleet__call_finish(&req->base, status);
+  }
+  fleet__handle_unhold(&p->base);
 }
 
 /* ------------------------------------------------------------------------ */

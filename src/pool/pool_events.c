@@ -119,11 +119,13 @@ static void pool_on_events(fleet__req_t *r, int status,
     return;
   }
   n = reply->nelem / 6;
+  /* The starts of this read report in one call, sent when it is handled. */
+  fleet__pool_reports_begin(p);
   for (i = 0; i < n; i++) {
     const fleet__reply_t *ev = &reply->elem[6 * i];
 
     if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN)
-      return;
+      break;
     if (ev[0].len != 1)
       continue;
     switch (ev[0].str[0]) {
@@ -147,6 +149,9 @@ static void pool_on_events(fleet__req_t *r, int status,
         break;
     }
   }
+  fleet__pool_reports_end(p);
+  if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN)
+    return;
   if (n == POOL_EVENTS_MAX || p->ev.again)
     fleet__pool_read_events(p);
 }

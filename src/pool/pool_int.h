@@ -109,6 +109,13 @@ typedef struct fleet__pool_req_s {
   int members;
   fleet__list_t wnode; /* on the node's waiting dispatches */
   int waiting;
+  /* Dispatch: its admission on the client's batcher (`batched` while
+   * queued or in flight, the node held meanwhile), and what it sends: the
+   * chosen worker (owned), the revision and the node's job limit. */
+  fleet__batch_item_t item;
+  int batched;
+  char *owner;
+  char rev_s[24], max_s[24];
   /* Background calls about a job: the worker and the token presented. */
   fleet__pool_worker_t *worker;
   /* A join that re-asserts jobs: what it sent, in order. */
@@ -116,7 +123,20 @@ typedef struct fleet__pool_req_s {
   size_t nclaims;
   /* A join: how many workers it registered (none: the id only). */
   uint32_t live;
+  /* Start reports: what the call carries, in order (owned). */
+  struct fleet__pool_report_s *reports;
+  size_t nreports;
 } fleet__pool_req_t;
+
+/* A start report waiting to be sent (pool_jobs.c): the worker, the job's
+ * key (owned), the token presented and the start's status. */
+typedef struct fleet__pool_report_s {
+  fleet__pool_worker_t *worker;
+  char *key;
+  size_t key_len;
+  uint64_t token;
+  int status;
+} fleet__pool_report_t;
 
 /* A local job a join re-asserts: its worker, key (owned) and token. */
 typedef struct fleet__pool_claim_s {
@@ -175,6 +195,11 @@ struct fleet__pool_s {
    * while it was valid by its own clock (its data was lost). */
   int reassert;
   fleet__pool_once_t ev, bal;
+  /* Start reports made while an event read is handled (`reporting`), sent
+   * as one POOL_STARTED call when it ends. */
+  fleet__pool_report_t *reports;
+  size_t nreports, reports_cap;
+  int reporting;
 
   /* Dispatches waiting for their start result, in deadline order. */
   fleet__list_t waiting; /* dispatches waiting, oldest first */
@@ -321,6 +346,16 @@ void fleet__pool_stop_job(struct fleet_pool_job_s *job,
  * callbacks. */
 void fleet__pool_shut(fleet__pool_t *p);
 void fleet__pool_job_free(struct fleet_pool_job_s *job);
+/* Collects the start reports made until fleet__pool_reports_end(), to
+ * send them as one call (an event read's starts). */
+void fleet__pool_reports_begin(fleet__pool_t *p);
+/* Sends the start reports collected since fleet__pool_reports_begin() in
+ * one POOL_STARTED call, and ends the collection. Nothing runs user
+ * callbacks here; a closing node drops them (its leave orphans its
+ * jobs). */
+void fleet__pool_reports_end(fleet__pool_t *p);
+/* Frees the start reports not sent (the node is freed). */
+void fleet__pool_reports_free(fleet__pool_t *p);
 /* The answer to a re-assertion of the local job `c`: `token` is its new
  * token, or 0 when another owner holds the key (the worker is told LOST).
  * A job that ended locally meanwhile is handed back to the pool. May run

@@ -141,14 +141,47 @@ static struct fleet_pool_job_s *pool_confirmed(fleet__req_t *r, int status,
   return job;
 }
 
-/* The worker, if it still runs a job whose start report was refused, is
- * told LOST. */
+static void pool_reports_release(fleet__pool_report_t *reports, size_t n) {
+  size_t i;
+
+  for (i = 0; i < n; i++)
+    free(reports[i].key);
+  free(reports);
+}
+
+/* Reads the reply of a call of start reports: one integer per report, 0
+ * when the report was refused (the job was given to another owner
+ * meanwhile): a worker that still runs that job is told LOST. */
 static void pool_on_started(fleet__req_t *r, int status,
                             const fleet__reply_t *reply) {
-  struct fleet_pool_job_s *job = pool_confirmed(r, status, reply, 1);
+  fleet__pool_req_t *req = (fleet__pool_req_t *)r;
+  fleet__pool_t *p = (fleet__pool_t *)r->handle;
+  fleet__pool_report_t *reports = req->reports;
+  size_t i, n = req->nreports;
 
-  if (job != NULL)
-    fleet__pool_stop_job(job, FLEET_POOL_STOP_LOST);
+  fleet__req_done(r);
+  if (status == 0 && (!fleet__reply_is_array(reply, n) || reply->nelem != n))
+    status = FLEET_EPROTO;
+  for (i = 0; status == 0 && i < n; i++) {
+    int64_t ok;
+
+    if (fleet__reply_i64(&reply->elem[i], &ok) != 0)
+      status = FLEET_EPROTO;
+  }
+  if (!p->base.closing && status != 0)
+    fleet__handle_error(&p->base, status);
+  for (i = 0; status == 0 && i < n && !p->base.closing; i++) {
+    fleet__pool_report_t *rp = &reports[i];
+    struct fleet_pool_job_s *job;
+    int64_t ok = 1;
+
+    (void)fleet__reply_i64(&reply->elem[i], &ok);
+    if (ok == 0 &&
+        (job = pool_job_find(rp->worker, rp->key, rp->key_len)) != NULL &&
+        job->token == rp->token)
+      fleet__pool_stop_job(job, FLEET_POOL_STOP_LOST);
+  }
+  pool_reports_release(reports, n);
 }
 
 static void pool_on_stopped(fleet__req_t *r, int status,
@@ -163,18 +196,105 @@ static const fleet__call_t pool_stopped_call = {
 static const fleet__call_t pool_requeue_call = {
     "pool.requeue", FLEET__OP_POOL_REQUEUE, pool_on_requeued, NULL};
 
-/* Sends `call` (POOL_STARTED, POOL_STOPPED or POOL_REQUEUE) for (worker,
- * key, token) with `code`: the status, or for a requeue 's' (from the
- * start) or 'x' (from a stop), with the node's bound and backoff. */
+/* The most start reports one call carries. */
+#define POOL_REPORTS_MAX 128
+
+void fleet__pool_reports_begin(fleet__pool_t *p) {
+  p->reporting = 1;
+}
+
+/* Sends the collected start reports as one call. */
+static void pool_reports_send(fleet__pool_t *p) {
+  fleet_bytes_t tag = fleet__key_bytes(&p->tag);
+  fleet__pool_report_t *reports = p->reports;
+  size_t i, n = p->nreports;
+  fleet__pool_req_t *req = NULL;
+  int err;
+
+  p->reports = NULL;
+  p->nreports = p->reports_cap = 0;
+  if (n == 0)
+    return;
+  if (p->base.closing) {
+    pool_reports_release(reports, n);
+    return;
+  }
+  err = fleet__args_begin(&p->args, 4 * n, 2 * n);
+  for (i = 0; err == 0 && i < n; i++) {
+    fleet__args_bytes(&p->args, reports[i].key, reports[i].key_len);
+    fleet__args_str(&p->args, reports[i].worker->id);
+    fleet__args_u64(&p->args, reports[i].token);
+    fleet__args_i64(&p->args, reports[i].status);
+  }
+  if (err == 0) {
+    req = (fleet__pool_req_t *)fleet__call_new(&p->base, &pool_started_call,
+                                               NULL, NULL);
+    err = req == NULL ? FLEET_ENOMEM : 0;
+  }
+  if (err == 0) {
+    req->reports = reports;
+    req->nreports = n;
+    err = fleet__call_send(&req->base, &tag, 1, p->args.argv, p->args.argc);
+  }
+  if (err != 0) {
+    pool_reports_release(reports, n);
+    fleet__handle_error(&p->base, err);
+  }
+}
+
+void fleet__pool_reports_end(fleet__pool_t *p) {
+  p->reporting = 0;
+  pool_reports_send(p);
+}
+
+void fleet__pool_reports_free(fleet__pool_t *p) {
+  pool_reports_release(p->reports, p->nreports);
+  p->reports = NULL;
+  p->nreports = p->reports_cap = 0;
+}
+
+/* Reports the start of (worker, key, token) with `status`: now, or with
+ * the other reports of the event read being handled. */
+static void pool_report(fleet__pool_t *p, fleet__pool_worker_t *w,
+                        const char *key, size_t key_len, uint64_t token,
+                        int status) {
+  fleet__pool_report_t *rp;
+  char *copy;
+
+  if (fleet__grow((void **)&p->reports, &p->reports_cap, p->nreports + 1,
+                  sizeof(*p->reports)) != 0 ||
+      (copy = fleet__memdup(key, key_len)) == NULL) {
+    fleet__handle_error(&p->base, FLEET_ENOMEM);
+    return;
+  }
+  rp = &p->reports[p->nreports++];
+  rp->worker = w;
+  rp->key = copy;
+  rp->key_len = key_len;
+  rp->token = token;
+  rp->status = status;
+  if (!p->reporting || p->nreports >= POOL_REPORTS_MAX)
+    pool_reports_send(p);
+}
+
+/* Sends `call` (POOL_STOPPED or POOL_REQUEUE) for (worker, key, token)
+ * with `code`: the status, or for a requeue 's' (from the start) or 'x'
+ * (from a stop), with the node's bound and backoff. Start reports
+ * collected before it go first, so that the pool sees a job's
+ * confirmations in the order they were made. */
 static void pool_confirm(fleet__pool_t *p, const fleet__call_t *call,
                          fleet__pool_worker_t *w, const char *key,
                          size_t key_len, uint64_t token, int code) {
   fleet_bytes_t tag = fleet__key_bytes(&p->tag);
-  char *copy = fleet__memdup(key, key_len);
+  char *copy;
   fleet__pool_req_t *req = NULL;
   int requeue = call == &pool_requeue_call;
-  int err = copy == NULL ? FLEET_ENOMEM
-                         : fleet__args_begin(&p->args, requeue ? 6 : 4, 2);
+  int err;
+
+  pool_reports_send(p);
+  copy = fleet__memdup(key, key_len);
+  err = copy == NULL ? FLEET_ENOMEM
+                     : fleet__args_begin(&p->args, requeue ? 6 : 4, 2);
 
   if (err == 0) {
     fleet__args_bytes(&p->args, key, key_len);
@@ -234,8 +354,7 @@ int fleet_pool_job_started(fleet_pool_job_t *job, int status) {
   p = w->pool;
   if (p->base.closing)
     return 0;
-  pool_confirm(p, &pool_started_call, w, job->key, job->key_len, job->token,
-               status);
+  pool_report(p, w, job->key, job->key_len, job->token, status);
   if (status != 0)
     fleet__pool_job_free(job);
   return 0;
@@ -308,8 +427,7 @@ static void pool_ev_start(fleet__pool_t *p, fleet__pool_worker_t *w,
     }
     /* The job cannot run here: report the failure so it leaves the pool
      * and its dispatcher hears it. */
-    pool_confirm(p, &pool_started_call, w, ev[1].str, ev[1].len, token,
-                 FLEET_ENOMEM);
+    pool_report(p, w, ev[1].str, ev[1].len, token, FLEET_ENOMEM);
     return;
   }
   job->worker = w;

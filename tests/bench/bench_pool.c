@@ -17,6 +17,7 @@
 
 typedef struct {
   fleet_pool_node_t node;
+  fleet_client_t *client;
   fleet_pool_worker_t w[8];
   int started;      /* starts seen */
   uint64_t last_ns; /* when the last one came */
@@ -74,6 +75,7 @@ static int pool_open(uv_loop_t *loop, fleet_client_t *c, pool_side_t *s,
   int i, err;
 
   memset(s, 0, sizeof(*s));
+  s->client = c;
   fleet_pool_node_options_init(&o);
   o.client_only = workers == 0;
   o.max_queued_jobs = FLEET_POOL_UNLIMITED;
@@ -101,7 +103,23 @@ static void pool_shut(fleet_handle_t *h, int status, void *arg) {
   *(int *)arg = status == 0 ? 1 : status;
 }
 
-/* Shuts the pool down, so that the next run starts empty. */
+static void pool_reset_done(fleet_client_t *c, int status, void *arg) {
+  (void)c;
+  *(int *)arg = status == 0 ? 1 : status;
+}
+
+/* Opens the pool again after a shutdown (FLEET_EALREADY: it was open). */
+static void pool_reopen(uv_loop_t *loop, fleet_client_t *c) {
+  int done = 0;
+
+  if (fleet_pool_reset(c, "bench", pool_reset_done, &done) != 0)
+    return;
+  while (done == 0)
+    uv_run(loop, UV_RUN_ONCE);
+}
+
+/* Shuts the pool down and opens it again, so that the next run starts
+ * empty. */
 static void pool_clear(uv_loop_t *loop, pool_side_t *s) {
   int done = 0;
 
@@ -109,6 +127,7 @@ static void pool_clear(uv_loop_t *loop, pool_side_t *s) {
     return;
   while (done == 0)
     uv_run(loop, UV_RUN_ONCE);
+  pool_reopen(loop, s->client);
 }
 
 /* Dispatches one job until one passes: the pool's membership is in
@@ -261,6 +280,8 @@ int bench_pool(const bench_opts_t *o) {
   /* Two memory clients have two stores: on memory://, one client. */
   c[0] = &clients[0];
   c[1] = memory ? &clients[0] : &clients[1];
+  /* A run cut short may have left the pool shut down. */
+  pool_reopen(&loop, c[0]);
   err = pool_dispatch_run(&loop, c, 1, "c1", pid, o);
   if (err == 0)
     err = pool_dispatch_run(&loop, c, 50, "c50", pid, o);

@@ -1,40 +1,144 @@
--- pool_dispatch.lua -- admits a job and assigns it to the worker the caller
+-- pool_dispatch.lua -- admits jobs and assigns each to the worker the caller
 -- chose by consistent hashing over the membership it read, in one step: of
--- two dispatches of one key, exactly one passes. A fenced op
--- (adapters/backend.h): its last ARGV is the failover epoch.
+-- two dispatches of one key, exactly one passes. One call carries the
+-- dispatches a client made in one loop phase, each handled as if alone, in
+-- order; the writes of all of them go in one command per hash, per worker
+-- and per receiving node. A fenced op (adapters/backend.h): its last ARGV
+-- is the failover epoch.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, wj:<worker>,
---          fence, wnode, nodes, rev, ev:<node>.
--- ARGV[1]: job key. ARGV[2]: payload. ARGV[3]: the membership revision the
---          choice was made on. ARGV[4]: the chosen worker. ARGV[5]: the
---          dispatching node, which gets the start's result. ARGV[6]: the
---          most jobs the pool holds (0: no limit).
+--          fence, wnode, id:<node>, nodes, rev, ev:<node> (and those of
+--          pool_int's reap).
+-- ARGV: six per job: job key, payload, the membership revision the choice
+--       was made on, the chosen worker, the dispatching node (which gets
+--       the start's result), the most jobs the pool holds (0: no limit).
 -- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
--- Returns: {1, token} admitted; {0, 0} the key is in the pool already; {-1,
---   0} the membership changed (read it again and retry); {-2, 0} the pool
---   holds its most jobs.
+-- Returns: two integers per job, in order: {1, token} admitted; {0, 0}
+--   the key is in the pool already; {-1, 0} the membership changed, or the
+--   chosen worker's node is gone (read it again and retry: a key already
+--   in the pool is told then); {-2, 0} the pool holds its most jobs.
 --#include pool_int
-local key, worker = ARGV[1], ARGV[4]
-local now = now_ms()
-if rev() ~= tonumber(ARGV[3]) then
-  return {-1, 0}
+local n = math.floor((#ARGV - 1) / 6)
+if n == 0 or #ARGV ~= 6 * n + 1 then
+  error({err = 'FLEET_EPROTO pool_dispatch takes six arguments per job'})
 end
-if redis.call('HEXISTS', T .. ':jobs', key) == 1 then
-  return {0, 0}
+-- What the jobs of the call share, read once: the revision, the jobs held
+-- (when there is a limit), each worker's node and whether it is live. A
+-- removal of lapsed nodes (reap) changes them all: read again after one.
+local cur, held, wn, live
+local function forget()
+  cur, held, wn, live = nil, nil, {}, {}
 end
-local max = tonumber(ARGV[6])
-if max > 0 and redis.call('HLEN', T .. ':jobs') >= max then
-  return {-2, 0}
+forget()
+-- The writes of the jobs admitted so far, done at the end or before a
+-- removal of lapsed nodes (which must find every job of their workers).
+local pay, disp, wj, wjo, evs, evo
+local function flush()
+  if pay ~= nil and #pay > 0 then
+    redis.call('HSET', T .. ':pay', unpack(pay))
+    redis.call('HSET', T .. ':disp', unpack(disp))
+    for _, w in ipairs(wjo) do
+      redis.call('SADD', T .. ':wj:' .. w, unpack(wj[w]))
+    end
+    for _, node in ipairs(evo) do
+      push_many(node, evs[node])
+    end
+  end
+  pay, disp, wj, wjo, evs, evo = {}, {}, {}, {}, {}, {}
 end
-local node = redis.call('HGET', T .. ':wnode', worker)
-local exp = node and redis.call('ZSCORE', T .. ':nodes', node)
-if not exp or tonumber(exp) <= now then
+flush()
+
+local function reaped(now)
+  flush()
   reap(now)
-  return {-1, 0}
+  forget()
 end
-local t = next_token()
-set_job(key, t, 's', worker)
-redis.call('HSET', T .. ':pay', key, ARGV[2])
-redis.call('HSET', T .. ':disp', key, ARGV[5])
-redis.call('SADD', T .. ':wj:' .. worker, key)
-push(node, 's', key, worker, t, ARGV[2], ARGV[5])
-return {1, t}
+
+-- The worker's node must be live by the server clock: its expiry in
+-- T:nodes is in the future. The join and every keep-alive set that expiry
+-- and the node's id lease (T:id:<node>) to the same time, and the server
+-- expires the lease by its clock, so a lease that is there tells a live
+-- node in one command (without TIME and ZSCORE); without it, the expiry
+-- decides as before (and a lapsed node is removed). Returns the node, or
+-- nil after removing the lapsed ones.
+local function owner_node(worker)
+  local node = wn[worker]
+  if node == nil then
+    node = redis.call('HGET', T .. ':wnode', worker)
+    wn[worker] = node
+  end
+  if not node then
+    reaped(now_ms())
+    return nil
+  end
+  if live[node] == nil then
+    live[node] = redis.call('EXISTS', T .. ':id:' .. node) == 1
+    if not live[node] then
+      local now = now_ms()
+      local exp = redis.call('ZSCORE', T .. ':nodes', node)
+      if not exp or tonumber(exp) <= now then
+        reaped(now)
+        return nil
+      end
+      live[node] = true
+    end
+  end
+  return node
+end
+
+local function admit(j)
+  local key, payload, worker, from = ARGV[j + 1], ARGV[j + 2], ARGV[j + 4],
+                                     ARGV[j + 5]
+  if cur == nil then
+    cur = rev()
+  end
+  if cur ~= tonumber(ARGV[j + 3]) then
+    return -1, 0
+  end
+  local max = tonumber(ARGV[j + 6])
+  if max > 0 then
+    if held == nil then
+      held = redis.call('HLEN', T .. ':jobs')
+    end
+    if held >= max then
+      return redis.call('HEXISTS', T .. ':jobs', key) == 1 and 0 or -2, 0
+    end
+  end
+  local node = owner_node(worker)
+  if not node then
+    return -1, 0
+  end
+  -- The job's record is written only when the key is not in the pool (the
+  -- write is the check); a token taken for a key already there is skipped,
+  -- which fencing allows (tokens only grow).
+  local t = next_token()
+  if redis.call('HSETNX', T .. ':jobs', key, t .. ':s:' .. worker) == 0 then
+    return 0, 0
+  end
+  if held ~= nil then
+    held = held + 1
+  end
+  pay[#pay + 1], pay[#pay + 2] = key, payload
+  disp[#disp + 1], disp[#disp + 2] = key, from
+  if not wj[worker] then
+    wj[worker] = {}
+    wjo[#wjo + 1] = worker
+  end
+  wj[worker][#wj[worker] + 1] = key
+  if not evs[node] then
+    evs[node] = {}
+    evo[#evo + 1] = node
+  end
+  local e = evs[node]
+  for _, v in ipairs({'s', key, worker, t, payload, from}) do
+    e[#e + 1] = v
+  end
+  return 1, t
+end
+
+local out = {}
+for i = 1, n do
+  local c, t = admit(6 * (i - 1))
+  out[2 * i - 1], out[2 * i] = c, t
+end
+flush()
+return out

@@ -13,8 +13,11 @@ if id_state(ARGV[1], ARGV[3]) == 'other' then
 end
 local ev = T .. ':ev:' .. ARGV[1]
 local n = 6 * tonumber(ARGV[2])
-local r = redis.call('LRANGE', ev, 0, n - 1)
-if #r > 0 then
-  redis.call('LTRIM', ev, n, -1)
+local r = redis.call('LPOP', ev, n) or {}
+-- A full batch may leave events behind, which keep the list's expiry from
+-- their push (lib/pool_int.lua's push sets it on an empty list only):
+-- restart it, since the node reads.
+if #r == n then
+  ev_expire(ev)
 end
 return r

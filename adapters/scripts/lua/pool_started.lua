@@ -1,30 +1,95 @@
--- pool_started.lua -- the owner of a job reports its start's result,
--- presenting its token; the dispatcher is told.
+-- pool_started.lua -- the owners of jobs report their starts' results,
+-- presenting their tokens; the dispatchers are told. One call carries the
+-- reports a node made in one loop turn (the starts of one event read), in
+-- the order they were made: each is handled as if alone, but the reads,
+-- deletions and writes of all of them go in one command per hash, and the
+-- results for one dispatcher in one RPUSH.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, next,
 --          wj:<worker>, rq, ev:<dispatcher>.
--- ARGV[1]: job key. ARGV[2]: worker id. ARGV[3]: token. ARGV[4]: the
---          start's status, "0" for success or a negative fleet error;
---          a failed start removes the job. Either ends the job's count of
---          requeues in a row (rq, pool_requeue).
--- Returns: 1, or 0 when the token is stale (nothing changed).
+-- ARGV: four per report: job key, worker id, token, the start's status,
+--       "0" for success or a negative fleet error; a failed start removes
+--       the job. Either ends the job's count of requeues in a row (rq,
+--       pool_requeue).
+-- Returns: one integer per report, in order: 1, or 0 when the token is
+--   stale (nothing changed for that report).
 --#include pool_int
-local key, worker, token = ARGV[1], ARGV[2], ARGV[3]
-local t, s, w = job(key)
-if not t or t ~= token or w ~= worker then
-  return 0
+local n = math.floor(#ARGV / 4)
+if n == 0 or #ARGV ~= 4 * n then
+  error({err = 'FLEET_EPROTO pool_started takes four arguments per report'})
 end
-local from = redis.call('HGET', T .. ':disp', key)
-redis.call('HDEL', T .. ':disp', key)
-redis.call('HDEL', T .. ':rq', key)
-if ARGV[4] ~= '0' then
-  redis.call('HDEL', T .. ':jobs', key)
-  redis.call('HDEL', T .. ':pay', key)
-  redis.call('HDEL', T .. ':next', key)
-  redis.call('SREM', T .. ':wj:' .. w, key)
-elseif s == 's' then
-  set_job(key, t, 'r', w)
+local keys = {}
+for i = 1, n do
+  keys[i] = ARGV[4 * i - 3]
 end
-if from and from ~= '' then
-  push(from, 'r', key, w, t, ARGV[4], '')
+-- The records as they stand, then as each report leaves them (a key may
+-- come twice, from two assignments): false once deleted.
+local rec, disp = {}, {}
+local recs = redis.call('HMGET', T .. ':jobs', unpack(keys))
+local disps = redis.call('HMGET', T .. ':disp', unpack(keys))
+for i = 1, n do
+  if rec[keys[i]] == nil then
+    rec[keys[i]] = recs[i]
+    disp[keys[i]] = disps[i]
+  end
 end
-return 1
+local out, gone, set, dels, events, order = {}, {}, {}, {}, {}, {}
+for i = 1, n do
+  local key, worker, token, status = keys[i], ARGV[4 * i - 2],
+                                     ARGV[4 * i - 1], ARGV[4 * i]
+  local t, s, w
+  if rec[key] then
+    t, s, w = string.match(rec[key], '^(%d+):(%a):(.*)$')
+    if not t then
+      error({err = 'FLEET_EPROTO pool job record is malformed'})
+    end
+  end
+  if not t or t ~= token or w ~= worker then
+    out[i] = 0
+  else
+    out[i] = 1
+    local from = disp[key]
+    disp[key] = false
+    dels[#dels + 1] = key
+    if status ~= '0' then
+      rec[key] = false
+      gone[#gone + 1] = key
+      redis.call('SREM', T .. ':wj:' .. w, key)
+    elseif s == 's' then
+      rec[key] = t .. ':r:' .. w
+      set[key] = true
+    end
+    if from and from ~= '' then
+      if not events[from] then
+        events[from] = {}
+        order[#order + 1] = from
+      end
+      local e = events[from]
+      for _, v in ipairs({'r', key, w, t, status, ''}) do
+        e[#e + 1] = v
+      end
+    end
+  end
+end
+if #dels > 0 then
+  redis.call('HDEL', T .. ':disp', unpack(dels))
+  redis.call('HDEL', T .. ':rq', unpack(dels))
+end
+local hset = {}
+for key in pairs(set) do
+  if rec[key] then
+    hset[#hset + 1] = key
+    hset[#hset + 1] = rec[key]
+  end
+end
+if #hset > 0 then
+  redis.call('HSET', T .. ':jobs', unpack(hset))
+end
+if #gone > 0 then
+  redis.call('HDEL', T .. ':jobs', unpack(gone))
+  redis.call('HDEL', T .. ':pay', unpack(gone))
+  redis.call('HDEL', T .. ':next', unpack(gone))
+end
+for _, from in ipairs(order) do
+  push_many(from, events[from])
+end
+return out

@@ -7,13 +7,36 @@
 --#include fence
 local T = KEYS[1]
 
--- Appends one event of six fields to the node's event list and wakes the
--- node. The list expires if nobody reads it for `life` ms (a dead node).
+-- The event list of a node expires `life` ms (T:life, written by the
+-- joins) after its oldest unread event was pushed (a dead node).
+local function ev_expire(ev)
+  redis.call('PEXPIRE', ev, redis.call('GET', T .. ':life') or 600000)
+end
+
+-- Appends one event of six fields to the node's event list and, when the
+-- list was empty, sets its expiry and wakes the node. A list that held
+-- events already had its wake-up published when it became non-empty, and
+-- the node reads until the list is empty (pool_events takes every event
+-- up to its batch, and reads again after a full one), so this event is
+-- read with those: the wake-up and the expiry would be redundant. A wake-up
+-- missed by the node's subscription is covered, as before, by the reads
+-- after the subscription becomes live, after each join and each keep-alive.
 local function push(node, kind, key, worker, token, data, from)
   local ev = T .. ':ev:' .. node
-  redis.call('RPUSH', ev, kind, key, worker, token, data, from)
-  redis.call('PEXPIRE', ev, redis.call('GET', T .. ':life') or 600000)
-  publish_wake(T .. ':wake:' .. node, kind)
+  if redis.call('RPUSH', ev, kind, key, worker, token, data, from) == 6 then
+    ev_expire(ev)
+    publish_wake(T .. ':wake:' .. node, kind)
+  end
+end
+
+-- push() of several events at once: `fields` holds six per event, in
+-- order (at most a few thousand, for unpack).
+local function push_many(node, fields)
+  local ev = T .. ':ev:' .. node
+  if redis.call('RPUSH', ev, unpack(fields)) == #fields then
+    ev_expire(ev)
+    publish_wake(T .. ':wake:' .. node, fields[1])
+  end
 end
 
 -- A job's owner record "<token>:<state>:<worker>", split; nil when there
@@ -42,10 +65,14 @@ local function next_token()
   if fence_epoch() > 0 then
     return fence_next(f, 1, fence_base() + now_ms())
   end
-  if redis.call('EXISTS', f) == 0 then
-    redis.call('SET', f, string.format('%d', now_ms()))
+  -- INCR of a missing fence gives 1: seed it then (one command when the
+  -- fence exists). A fence is never 0 otherwise: it starts at the clock.
+  local v = redis.call('INCR', f)
+  if v == 1 then
+    v = now_ms() + 1
+    redis.call('SET', f, string.format('%d', v))
   end
-  return redis.call('INCR', f)
+  return v
 end
 
 local function set_job(key, token, state, worker)
