@@ -375,6 +375,16 @@ static int host_setup(lua_State *L) {
     lua_pushstring(L, libs[i].name);
     lua_call(L, 1, 0);
   }
+#ifdef LUA_JITLIBNAME
+  /* LuaJIT: opening its jit library is what turns the compiler on (the
+   * state starts interpreting only); the library itself is no global a
+   * script may see. */
+  lua_pushcfunction(L, luaopen_jit);
+  lua_pushstring(L, LUA_JITLIBNAME);
+  lua_call(L, 1, 0);
+  lua_pushnil(L);
+  lua_setfield(L, LUA_GLOBALSINDEX, LUA_JITLIBNAME);
+#endif
   for (i = 0; i < FLEET__ARRAY_SIZE(removed); i++) {
     lua_pushnil(L);
     lua_setfield(L, LUA_GLOBALSINDEX, removed[i]);
