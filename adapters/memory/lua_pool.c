@@ -11,8 +11,9 @@
  * power of two, refilled by malloc(); a freed block goes back on its list,
  * never to the system. A pool therefore holds on to the most its Lua state
  * ever had in such blocks, which for fleet's scripts is the working set of
- * one call. Larger blocks go to realloc() and free(). Lua 5.1 always
- * passes a block's old size, which is what lets a block carry no header. */
+ * one call. Larger blocks go to realloc() and free(). Lua 5.1 and LuaJIT
+ * always pass a block's old size, which is what lets a block carry no
+ * header. */
 #include <stdlib.h>
 #include <string.h>
 
