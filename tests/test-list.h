@@ -236,6 +236,7 @@ TEST_DECLARE(diff_lock_ops)
 TEST_DECLARE(diff_queue_ops)
 TEST_DECLARE(diff_store_ops)
 TEST_DECLARE(diff_pool_ops)
+TEST_DECLARE(diff_list_trim)
 
 /* test_store*.c */
 CONFORMANCE_DECLARE(store_records)
@@ -685,6 +686,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(diff_queue_ops, 120)
   TEST_ENTRY_TIMEOUT(diff_store_ops, 120)
   TEST_ENTRY_TIMEOUT(diff_pool_ops, 120)
+  TEST_ENTRY(diff_list_trim)
 
   /* test_store*.c */
   CONFORMANCE_ENTRY(store_records)
