@@ -147,13 +147,18 @@ set(CPACK_COMPONENT_LIB_DESCRIPTION
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libfleet-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # fleet.pc and fleet::fleet require libuv; linking libfleet.a (and
-# fleet::fleet_static) also wants hiredis, Lua 5.1 and OpenSSL, which are
-# inside the shared library and absent from the headers: recommended, not
-# required.
+# fleet::fleet_static) also wants hiredis, the Lua it was built with
+# (FLEET_LUA: LuaJIT or Lua 5.1) and OpenSSL, which are inside the shared
+# library and absent from the headers: recommended, not required.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
     "${FLEET_DEB_LIB} (= ${PROJECT_VERSION}-${FLEET_DEB_RELEASE}), libuv1-dev (>= 1.44)")
+if(FLEET_LUA_MODULE STREQUAL "luajit")
+  set(FLEET_DEB_LUA_DEV libluajit-5.1-dev)
+else()
+  set(FLEET_DEB_LUA_DEV liblua5.1-0-dev)
+endif()
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS
-    "libhiredis-dev, liblua5.1-0-dev, libssl-dev")
+    "libhiredis-dev, ${FLEET_DEB_LUA_DEV}, libssl-dev")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
     "fleet: development files
  Headers, the static library, the pkg-config file (fleet.pc), the CMake

@@ -17,8 +17,10 @@ fleet_install_deps() {
     fleet_install_hiredis1 "$2"
     return
   fi
+  # LuaJIT is optional (the memory backend runs faster with it; the build
+  # falls back to Lua 5.1 without it), but installed here by default.
   pkgs="cmake make gcc pkg-config libuv1-dev libhiredis-dev liblua5.1-0-dev
-    libssl-dev libhttp-parser-dev redis-server"
+    libluajit-5.1-dev libssl-dev libhttp-parser-dev redis-server"
   if [ "${1:-}" = "test" ]; then
     pkgs="$pkgs python3-croniter openssl redis-sentinel chromium dpkg-dev
       lintian"

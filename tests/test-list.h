@@ -264,6 +264,7 @@ TEST_DECLARE(diff_queue_ops)
 TEST_DECLARE(diff_store_ops)
 TEST_DECLARE(diff_mget_zpopmin)
 TEST_DECLARE(diff_pool_ops)
+TEST_DECLARE(diff_list_trim)
 
 /* test_store*.c */
 CONFORMANCE_DECLARE(store_records)
@@ -750,6 +751,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(diff_store_ops, 120)
   TEST_ENTRY_TIMEOUT(diff_mget_zpopmin, 120)
   TEST_ENTRY_TIMEOUT(diff_pool_ops, 120)
+  TEST_ENTRY(diff_list_trim)
 
   /* test_store*.c */
   CONFORMANCE_ENTRY(store_records)

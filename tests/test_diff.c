@@ -1068,3 +1068,77 @@ TEST_IMPL(diff_pool_ops) {
   diff_done(&d);
   return 0;
 }
+
+/* Runs one command on both sides and checks that the replies match. */
+static void diff_cmd_both(diff_t *d, size_t argc, const char *const *argv) {
+  diff_reply_t m, r;
+  size_t i;
+
+  diff_reply_init(&m);
+  diff_reply_init(&r);
+  diff_cmd(d, 0, &m, argc, argv);
+  diff_cmd(d, 1, &r, argc, argv);
+  for (i = 0; i < m.n || i < r.n; i++)
+    if (i >= m.n || i >= r.n || strcmp(m.line[i], r.line[i]) != 0)
+      fleet_test__fail(__FILE__, __LINE__,
+                       "%s, step %d, line %zu: memory '%s', redis '%s'",
+                       argv[0], d->steps, i, i < m.n ? m.line[i] : "(none)",
+                       i < r.n ? r.line[i] : "(none)");
+  free(m.line);
+  free(r.line);
+}
+
+/* Pushes `n` items on both sides ("RPUSH" or "LPUSH"), at most six per
+ * command (diff_cmd takes eight arguments). */
+static void diff_push(diff_t *d, const char *cmd, const char *key, size_t n) {
+  char items[6][24];
+  const char *argv[8];
+  size_t i, k;
+
+  argv[0] = cmd;
+  argv[1] = key;
+  for (i = 0; i < n; i += k) {
+    for (k = 0; k < 6 && i + k < n; k++) {
+      snprintf(items[k], sizeof(items[k]), "%c%zu", cmd[0], i + k);
+      argv[2 + k] = items[k];
+    }
+    diff_cmd_both(d, 2 + k, argv);
+  }
+}
+
+/* LTRIM over lists of several lengths and every kind of range (inside,
+ * negative, past either end, empty), each followed by pushes at both ends
+ * that wrap the memory list's ring around its moved head: the list, its
+ * length and the whole keyspace must be the same as on Redis. */
+TEST_IMPL(diff_list_trim) {
+  static const char *const ranges[][2] = {
+      {"0", "-1"},     {"1", "-1"}, {"0", "0"},   {"2", "3"},  {"-3", "-1"},
+      {"-100", "100"}, {"5", "2"},  {"3", "-3"},  {"0", "-2"}, {"10", "20"},
+      {"-1", "-1"},    {"-2", "1"}, {"30", "-1"}, {"0", "-30"}};
+  static const size_t lens[] = {0, 1, 5, 17, 40};
+  const char *const key = "{t}:list";
+  const char *const del[] = {"DEL", key};
+  const char *const range[] = {"LRANGE", key, "0", "-1"};
+  const char *const len[] = {"LLEN", key};
+  size_t l, r;
+  diff_t d;
+
+  diff_init(&d, 0x9e3779b97f4a7c15ull);
+  for (l = 0; l < FLEET__ARRAY_SIZE(lens); l++) {
+    for (r = 0; r < FLEET__ARRAY_SIZE(ranges); r++, d.steps++) {
+      const char *const trim[] = {"LTRIM", key, ranges[r][0], ranges[r][1]};
+
+      diff_cmd_both(&d, 2, del);
+      diff_push(&d, "RPUSH", key, lens[l]);
+      diff_cmd_both(&d, 4, trim);
+      diff_cmd_both(&d, 4, range);
+      diff_cmd_both(&d, 2, len);
+      diff_push(&d, "RPUSH", key, 9);
+      diff_push(&d, "LPUSH", key, 7);
+      diff_cmd_both(&d, 4, range);
+      diff_cmd_both(&d, 2, len);
+    }
+  }
+  diff_done(&d);
+  return 0;
+}

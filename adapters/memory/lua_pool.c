@@ -11,8 +11,9 @@
  * power of two, refilled by malloc(); a freed block goes back on its list,
  * never to the system. A pool therefore holds on to the most its Lua state
  * ever had in such blocks, which for fleet's scripts is the working set of
- * one call. Larger blocks go to realloc() and free(). Lua 5.1 always
- * passes a block's old size, which is what lets a block carry no header. */
+ * one call. Larger blocks go to realloc() and free(). Lua 5.1 and LuaJIT
+ * always pass a block's old size, which is what lets a block carry no
+ * header. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,10 @@ static void *pool_get(fleet__lua_pool_t *p, size_t c) {
 
   if (b != NULL) {
     p->free[c] = b->next;
+    /* The next block of this class is likely cold (the collector freed
+     * it a while ago): reading its link is what the next call waits for. */
+    if (b->next != NULL)
+      __builtin_prefetch(b->next, 1);
     return b;
   }
   if (c >= POOL_NSMALL)

@@ -1,5 +1,7 @@
 /* script.c -- the memory backend's Lua 5.1 script host: the sandbox, the
- * redis.* library, the reply conversions and the op runner.
+ * redis.* library, the reply conversions and the op runner. It builds with
+ * Lua 5.1 or LuaJIT 2.1 (FLEET_LUA, CMakeLists.txt), which runs the same
+ * Lua 5.1 code; with LuaJIT its compiler is on.
  *
  * One lua_State per store, shared by its peer clients. At creation every
  * script op's script (the text cmake/embed_lua.cmake embeds, --#include
@@ -375,6 +377,16 @@ static int host_setup(lua_State *L) {
     lua_pushstring(L, libs[i].name);
     lua_call(L, 1, 0);
   }
+#ifdef LUA_JITLIBNAME
+  /* LuaJIT: opening its jit library is what turns the compiler on (the
+   * state starts interpreting only); the library itself is no global a
+   * script may see. */
+  lua_pushcfunction(L, luaopen_jit);
+  lua_pushstring(L, LUA_JITLIBNAME);
+  lua_call(L, 1, 0);
+  lua_pushnil(L);
+  lua_setfield(L, LUA_GLOBALSINDEX, LUA_JITLIBNAME);
+#endif
   for (i = 0; i < FLEET__ARRAY_SIZE(removed); i++) {
     lua_pushnil(L);
     lua_setfield(L, LUA_GLOBALSINDEX, removed[i]);
@@ -442,6 +454,12 @@ int fleet__mem_host_new(fleet__ks_t *ks,
   h->env.publisher = publisher;
   h->pool = fleet__lua_pool_new();
   h->L = h->pool != NULL ? lua_newstate(fleet__lua_pool_alloc, h->pool) : NULL;
+#ifdef LUA_JITLIBNAME
+  /* A LuaJIT built without GC64 for a 64-bit target takes no allocator but
+   * its own (Debian 12's amd64 build is GC64). */
+  if (h->L == NULL && h->pool != NULL)
+    h->L = luaL_newstate();
+#endif
   if (h->L == NULL) {
     if (h->pool != NULL)
       fleet__lua_pool_free(h->pool);
