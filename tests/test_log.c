@@ -292,6 +292,10 @@ CONFORMANCE_IMPL(log_background_error) {
   }
   /* Renewals time out long before the lease ends. */
   lg_client_cmd(&c, &l, b->url, 300);
+  /* Connected first: on a loaded machine the connection can take longer
+   * than the 300 ms a call may wait (a few tries, bounded). */
+  for (int tries = 0; tries < 20 && ctx_ping(&c) != 0; tries++)
+    ;
   fleet_lock_options_init(&o);
   o.renew_interval_ms = 100;
   lock.data = &closed;
