@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """floors.py -- what redis-server itself costs, below which fleet cannot go.
 
-    python3 tests/bench/floors.py [--seconds S]
+    python3 tests/bench/floors.py [--seconds S] [--pin]
 
 Starts its own redis-server on a free loopback port (no persistence) and
 measures, with the Python standard library only:
@@ -35,6 +35,10 @@ measures, with the Python standard library only:
           allow when the two run one after the other (1 / (server +
           client)): one client's 50 locks move in step, so the server waits
           for the client and the client for the server.
+
+--pin puts redis-server on one core and this script, with the fleet-bench it
+runs, on another (the first two cores it may use), so that the client and
+the server each have a core, as on a quiet machine; it needs two cores.
 
 Prints JSON lines ({"bench":"floors","metric":...}) and a summary. Every
 phase is bounded by --seconds (default 3) and a count; the server is
@@ -288,6 +292,17 @@ def bench_model(port, seconds):
             m['c50_client_cpu_us_per_op'])
 
 
+def pin_cores(server_pid):
+    """--pin: redis-server on the first core this process may use, this
+    process (and the fleet-bench it starts, which inherits it) on the
+    second."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        sys.exit('floors.py: --pin needs two cores')
+    os.sched_setaffinity(server_pid, {cpus[0]})
+    os.sched_setaffinity(0, {cpus[1]})
+
+
 def parse_seconds(name, default, doc):
     """The bench's one option, --seconds S (0 < S <= 60), from sys.argv;
     prints `doc` and returns None for -h or --help; exits on bad usage."""
@@ -309,6 +324,9 @@ def parse_seconds(name, default, doc):
 
 
 def main():
+    pin = '--pin' in sys.argv[1:]
+    if pin:
+        sys.argv.remove('--pin')
     seconds = parse_seconds('floors.py', 3.0, __doc__)
     if seconds is None:
         return
@@ -316,6 +334,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix='fleet-floors.') as work:
         proc, port, c = start_server(work)
         try:
+            if pin:
+                pin_cores(proc.pid)
             tiny = c.call('SCRIPT', 'LOAD', 'return 1').decode()
             ping = paced(c, ['PING'], seconds)
             evalsha = paced(c, ['EVALSHA', tiny, 0], seconds)
