@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """floors.py -- what redis-server itself costs, below which fleet cannot go.
 
-    python3 tests/bench/floors.py [--seconds S]
+    python3 tests/bench/floors.py [--seconds S] [--pin]
 
 Starts its own redis-server on a free loopback port (no persistence) and
 measures, with the Python standard library only:
@@ -16,6 +16,12 @@ measures, with the Python standard library only:
           commands inside them (INCR, SET, GET, DEL), a script taking the
           same arguments that calls nothing, and one making four cheap calls
           (EXISTS) per lock: what each redis.call() costs beyond its command;
+          and the server's whole CPU (INFO cpu) per pair while this client
+          sends those calls one at a time, each waiting for the last
+          reply (the lock-step floor): the scripts plus what each call
+          costs the server around them (waking up, reading and parsing
+          the request, writing the reply), paid twice per 50 pairs, as
+          by one fleet client's 50 locks in flight;
   warmpool  the warm pool's acquire and release scripts
           (adapters/scripts/lua/warmpool_acquire.lua, warmpool_release.lua)
           one after the other at 1 in flight, as fleet-bench warmpool's c1
@@ -29,6 +35,10 @@ measures, with the Python standard library only:
           allow when the two run one after the other (1 / (server +
           client)): one client's 50 locks move in step, so the server waits
           for the client and the client for the server.
+
+--pin puts redis-server on one core and this script, with the fleet-bench it
+runs, on another (the first two cores it may use), so that the client and
+the server each have a core, as on a quiet machine; it needs two cores.
 
 Prints JSON lines ({"bench":"floors","metric":...}) and a summary. Every
 phase is bounded by --seconds (default 3) and a count; the server is
@@ -196,9 +206,9 @@ def lock_costs(c, seconds):
         sa = c.call('SCRIPT', 'LOAD', a).decode()
         sr = c.call('SCRIPT', 'LOAD', r).decode()
         lock_round(c, sa, sr, min(0.5, seconds), name)  # warm up
-        s0 = commandstats(c)
+        s0, c0 = commandstats(c), server_cpu(c)
         rounds = lock_round(c, sa, sr, seconds, name)
-        s1 = commandstats(c)
+        c1, s1 = server_cpu(c), commandstats(c)
         pairs = rounds * LOCKS
 
         def per_pair(cmd):
@@ -206,6 +216,7 @@ def lock_costs(c, seconds):
 
         out[name] = per_pair('evalsha')
         if name == 'fleet':
+            out['lockstep'] = (c1 - c0) / pairs * 1e6
             out['commands'] = sum(per_pair(k)
                                   for k in ('incr', 'set', 'get', 'del'))
             calls = sum(s1.get(k, (0, 0))[0] - s0.get(k, (0, 0))[0]
@@ -281,6 +292,17 @@ def bench_model(port, seconds):
             m['c50_client_cpu_us_per_op'])
 
 
+def pin_cores(server_pid):
+    """--pin: redis-server on the first core this process may use, this
+    process (and the fleet-bench it starts, which inherits it) on the
+    second."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        sys.exit('floors.py: --pin needs two cores')
+    os.sched_setaffinity(server_pid, {cpus[0]})
+    os.sched_setaffinity(0, {cpus[1]})
+
+
 def parse_seconds(name, default, doc):
     """The bench's one option, --seconds S (0 < S <= 60), from sys.argv;
     prints `doc` and returns None for -h or --help; exits on bad usage."""
@@ -302,6 +324,9 @@ def parse_seconds(name, default, doc):
 
 
 def main():
+    pin = '--pin' in sys.argv[1:]
+    if pin:
+        sys.argv.remove('--pin')
     seconds = parse_seconds('floors.py', 3.0, __doc__)
     if seconds is None:
         return
@@ -309,6 +334,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix='fleet-floors.') as work:
         proc, port, c = start_server(work)
         try:
+            if pin:
+                pin_cores(proc.pid)
             tiny = c.call('SCRIPT', 'LOAD', 'return 1').decode()
             ping = paced(c, ['PING'], seconds)
             evalsha = paced(c, ['EVALSHA', tiny, 0], seconds)
@@ -320,6 +347,8 @@ def main():
             emit('lock_scripts_us_per_pair', lk['fleet'], 'us/pair')
             emit('lock_commands_us_per_pair', lk['commands'], 'us/pair')
             emit('lock_noop_script_us_per_pair', lk['noop'], 'us/pair')
+            emit('lock_lockstep_server_cpu_us_per_pair', lk['lockstep'],
+                 'us/pair')
             emit('redis_call_glue_us', glue, 'us/call')
             wp = warmpool_costs(c, seconds)
             emit('warmpool_c1_server_cpu_us_per_pair', wp['cpu'], 'us/pair')
@@ -334,6 +363,10 @@ def main():
                 emit('lock_c50_client_cpu_us_per_op', cli, 'us/op')
                 emit('lock_c50_serial_model_ops_per_s', 1e6 / (srv + cli),
                      'ops/s')
+                emit('lock_c50_server_cpu_to_scripts', srv / lk['fleet'],
+                     'ratio')
+                emit('lock_c50_server_cpu_to_lockstep', srv / lk['lockstep'],
+                     'ratio')
         finally:
             proc.kill()
             proc.wait()
@@ -351,6 +384,11 @@ def main():
           'calls nothing, and about %.2f per redis.call() beyond its '
           'command.' % (lk['fleet'], lk['commands'], lk['noop'], glue),
           file=sys.stderr)
+    print('Sent one call at a time, as one client\'s 50 locks move, a pair '
+          'costs the server %.2f us in all (the lock-step floor): %.2f '
+          'beyond its scripts, for waking up, reading and writing, twice '
+          'per 50 pairs.' % (lk['lockstep'], lk['lockstep'] - lk['fleet']),
+          file=sys.stderr)
     print('A warm pool acquire + release at 1 in flight costs the server '
           '%.1f us: %.1f in the two scripts (%.1f commands), and two round '
           'trips at %.1f us each (a PING at 1 in flight) before any script '
@@ -360,8 +398,10 @@ def main():
     if model:
         print('fleet-bench lock --inflight 50: %.0f pairs/s at %.2f us '
               'server + %.2f us client per pair; one after the other they '
-              'allow %.0f pairs/s.' % (rate, srv, cli, 1e6 / (srv + cli)),
-              file=sys.stderr)
+              'allow %.0f pairs/s. Its server CPU is %.2fx the scripts\' '
+              'and %.2fx the lock-step floor.'
+              % (rate, srv, cli, 1e6 / (srv + cli), srv / lk['fleet'],
+                 srv / lk['lockstep']), file=sys.stderr)
 
 
 if __name__ == '__main__':

@@ -25,15 +25,32 @@
 --   ...) is the error of the whole call, possibly after earlier locks were
 --   taken.
 --#include fence
-local lpcall = pcall -- Lua's, which catches the errors fence_next raises
+local lpcall = pcall -- Lua's, which catches the errors fence raises
 local call, pcall, format = redis.call, redis.pcall, string.format
+-- The epoch's base, read once per call: a malformed or too large epoch is
+-- the error of the whole call, before anything is written.
+local ok, base = lpcall(fence_base)
+if not ok then
+  return type(base) == 'table' and base or {err = tostring(base)}
+end
 local r = {}
 for i = 1, #KEYS do
-  local lease = KEYS[i] .. ':lock'
-  local ok, token = lpcall(fence_next, KEYS[i] .. ':fence', 1)
-  -- (Redis's pcall gives the error's text, the memory backend's the error
-  -- table.)
-  if not ok and type(token) ~= 'table' then token = {err = tostring(token)} end
+  local lease, fence = KEYS[i] .. ':lock', KEYS[i] .. ':fence'
+  -- fence_next(fence, 1) in one command as long as the counter is past
+  -- this epoch's base and below 2^53 (its own first test); else the INCR
+  -- is given back and fence_next takes the token, raising the counter to
+  -- the base or refusing (FLEET_E2BIG).
+  local token = pcall('INCR', fence)
+  if type(token) == 'number' and (token <= base or
+                                  token >= 9007199254740992) then
+    call('INCRBY', fence, '-1')
+    ok, token = lpcall(fence_next, fence, 1)
+    -- (Redis's pcall gives the error's text, the memory backend's the
+    -- error table.)
+    if not ok and type(token) ~= 'table' then
+      token = {err = tostring(token)}
+    end
+  end
   local res, pttl = token, 0
   if type(token) == 'table' then
     if string.sub(token.err, 1, 9) == 'WRONGTYPE' then
