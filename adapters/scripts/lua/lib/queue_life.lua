@@ -254,20 +254,27 @@ local function life_done(done, res, ttl)
   end
   if life.ev then
     -- (ev_publish's format, built here in one pass: a completion call
-    -- publishes an event per job.)
-    local mid, parts = '\0' .. dec(life_now()) .. '\0', {}
-    for i, id in ipairs(done) do
+    -- publishes an event per job. The pieces go to one table.concat: a
+    -- Lua string costs its every byte when it is made, as it is hashed.)
+    local mid, parts, k = '\0' .. dec(life_now()) .. '\0', {}, 0
+    for _, id in ipairs(done) do
       local r = res and res[id]
+      parts[k + 1] = 'completed\0'
+      parts[k + 2] = id
+      parts[k + 3] = mid
       if r then
         local n = #r
         local ls = life_lens[n]
         if not ls then
-          ls = dec(n)
+          ls = '1\0' .. dec(n) .. '\0'
           life_lens[n] = ls
         end
-        parts[i] = 'completed\0' .. id .. mid .. '1\0' .. ls .. '\0' .. r
+        parts[k + 4] = ls
+        parts[k + 5] = r
+        k = k + 5
       else
-        parts[i] = 'completed\0' .. id .. mid .. '0\0' .. '0\0'
+        parts[k + 4] = '0\0' .. '0\0'
+        k = k + 4
       end
     end
     publish_wake(tag .. ':events', table.concat(parts))
