@@ -803,13 +803,13 @@ static void diff_both(diff_t *d, size_t argc, const char *const *argv) {
   free(r.line);
 }
 
-/* Random SET, ZADD, MGET (with missing keys and a key of another type)
- * and ZPOPMIN (with and without a count, on an empty set too), replies
- * and keyspace compared. */
+/* Random SET, ZADD (also with GT: a member's score only raised), MGET
+ * (with missing keys and a key of another type) and ZPOPMIN (with and without a
+ * count, on an empty set too), replies and keyspace compared. */
 TEST_IMPL(diff_mget_zpopmin) {
   static const char *const skeys[] = {"{t:m}:s0", "{t:m}:s1", "{t:m}:s2"};
   const char *const hset[] = {"HSET", "{t:m}:h", "f", "v"};
-  char score[16], member[16], value[16], count[8];
+  char score[16], member[16], score2[16], member2[16], value[16], count[8];
   diff_t d;
 
   diff_init(&d, 0x9e3779b97f4a7c15ull);
@@ -836,9 +836,16 @@ TEST_IMPL(diff_mget_zpopmin) {
       }
       default: {
         const char *argv[] = {"ZADD", "{t:m}:z", score, member};
+        const char *gt[] = {"ZADD", "{t:m}:z", "GT",   score,
+                            member, score2,    member2};
         snprintf(score, sizeof(score), "%u", diff_rand(&d, 50));
         snprintf(member, sizeof(member), "m%u", diff_rand(&d, 30));
-        diff_both(&d, 4, argv);
+        snprintf(score2, sizeof(score2), "%u", diff_rand(&d, 50));
+        snprintf(member2, sizeof(member2), "m%u", diff_rand(&d, 30));
+        if (diff_rand(&d, 2) == 0)
+          diff_both(&d, 4, argv);
+        else
+          diff_both(&d, diff_rand(&d, 2) == 0 ? 5 : 7, gt);
         break;
       }
     }

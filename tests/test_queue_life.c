@@ -151,6 +151,55 @@ CONFORMANCE_IMPL(queue_result_kept) {
   qt_close(&t);
 }
 
+/* The queue's retention (keep_result_s) runs out; a job's own retention,
+ * kept apart, outlives it; a later completion (which drops the expired
+ * results) keeps the new result and the own one. */
+CONFORMANCE_IMPL(queue_result_expire) {
+  fleet_queue_options_t o;
+  fleet_job_info_t info;
+  fleet_claim_t c[2];
+  fleet_bytes_t res[2];
+  qt_job_t a, own, late;
+  qt_t t;
+  int out[2];
+
+  fleet_queue_options_init(&o);
+  o.keep_result_s = 1;
+  memset(&t, 0, sizeof(t));
+  qt_open(&t, b->url, "qle", &o);
+  life_claim_one(&t, 0, &a);
+  life_claim_one(&t, 60000, &own);
+  c[0] = qt_claim_of(&a);
+  c[1] = qt_claim_of(&own);
+  res[0].base = "queue";
+  res[0].len = 5;
+  res[1].base = "own";
+  res[1].len = 3;
+  ASSERT_OK(qt_complete_results(&t, c, res, 2, out));
+  ASSERT_OK(out[0]);
+  ASSERT_OK(out[1]);
+  ASSERT_OK(qt_get(&t, a.id, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(1, info.has_result);
+  ASSERT_MEM_EQ(info.result.base, "queue", 5);
+  qt_sleep(&t, 1300);
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, a.id, &info, NULL, 0, NULL, 0));
+  life_claim_one(&t, 0, &late);
+  c[0] = qt_claim_of(&late);
+  res[0].base = "late";
+  res[0].len = 4;
+  ASSERT_OK(qt_complete_results(&t, c, res, 1, out));
+  ASSERT_OK(out[0]);
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, a.id, &info, NULL, 0, NULL, 0));
+  ASSERT_OK(qt_get(&t, late.id, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(1, info.has_result);
+  ASSERT_MEM_EQ(info.result.base, "late", 4);
+  ASSERT_OK(qt_get(&t, own.id, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_COMPLETED, info.state);
+  ASSERT_EQ(1, info.has_result);
+  ASSERT_MEM_EQ(info.result.base, "own", 3);
+  qt_close(&t);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Progress                                                                 */
 

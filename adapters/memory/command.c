@@ -584,28 +584,38 @@ static const char *cmd_smembers(cmd_call_t *c) {
 /* ------------------------------------------------------------------------ */
 /* Sorted sets                                                              */
 
-/* ZADD key score member [score member ...], without options: every score
- * is parsed before the first member is added. */
+/* ZADD key [GT] score member [score member ...], no other option: every
+ * score is parsed before the first member is added. With GT, a member
+ * already in the set takes the score only when it is greater (a new one
+ * is added), as Redis does. */
 static const char *cmd_zadd(cmd_call_t *c) {
-  static const char *const options[] = {"NX", "XX", "GT", "LT", "CH", "INCR"};
-  size_t n = (c->argc - 2) / 2, i;
-  double *scores;
+  static const char *const options[] = {"NX", "XX", "LT", "CH", "INCR"};
+  int gt = c->argc > 2 && cmd_is(c->argv[2], "GT");
+  size_t a = gt ? 3 : 2, n = (c->argc - a) / 2, i;
+  double *scores, old;
   int64_t added = 0;
   int rc;
 
   for (i = 0; i < FLEET__ARRAY_SIZE(options); i++)
-    if (cmd_is(c->argv[2], options[i]))
+    if (cmd_is(c->argv[a], options[i]) || cmd_is(c->argv[a], "GT"))
       return cmd_unsupported(c);
-  if ((c->argc - 2) % 2 != 0)
+  if (n == 0 || (c->argc - a) % 2 != 0)
     return CMD_ERR_SYNTAX;
   scores = fleet__ks_scratch(c->ks, n * sizeof(*scores));
   if (scores == NULL)
     return CMD_ERR_OOM;
   for (i = 0; i < n; i++)
-    if (fleet__ks_parse_double(c->argv[2 + 2 * i], &scores[i]) != 0)
+    if (fleet__ks_parse_double(c->argv[a + 2 * i], &scores[i]) != 0)
       return CMD_ERR_FLOAT;
   for (i = 0; i < n; i++) {
-    rc = fleet__ks_zadd(c->ks, c->argv[1], scores[i], c->argv[3 + 2 * i]);
+    if (gt) {
+      rc = fleet__ks_zscore(c->ks, c->argv[1], c->argv[a + 1 + 2 * i], &old);
+      if (rc < 0)
+        return cmd_ks_err(rc, CMD_ERR_FLOAT);
+      if (rc > 0 && !(scores[i] > old))
+        continue;
+    }
+    rc = fleet__ks_zadd(c->ks, c->argv[1], scores[i], c->argv[a + 1 + 2 * i]);
     if (rc < 0)
       return cmd_ks_err(rc, CMD_ERR_FLOAT);
     added += rc;

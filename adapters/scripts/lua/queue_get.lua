@@ -7,8 +7,8 @@
 -- a job whose records went at its completion (no completed-job history)
 -- reads as completed while its result is kept, with only its finish time.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
---   info, claims, done, delayed, groups, gp:<g>, gz:<g>, deps, results,
---   progress, progx.
+--   info, claims, done, delayed, groups, gp:<g>, gz:<g>, deps, res:<c>,
+--   results, progress, progx.
 -- ARGV[1]: id.
 -- Returns: {state, attempts, max_attempts, priority, type, payload,
 --   last_error (nil: none), created_ms, run_at_ms, finished_ms, token,

@@ -11,10 +11,21 @@
 -- carries a result only inside its token argument (res_split).
 --
 -- Keys (the queue's tag T):
---   T:results  id -> "<finished_ms>\0<expires_ms>\0<result>", kept until
+--   T:res:<c>  id -> "<finished_ms>\0<expires_ms>\0<result>", the results
+--              kept for the queue's retention of the jobs whose id fleet
+--              generated, by chunk as their records (rec_chunk, lib/
+--              queue_int.lua: the id without its last three digits). One
+--              hash for every result took a write to a random place in a
+--              table of all the results kept (an hour's worth by
+--              default): it cost a result a third of its completion.
+--   T:resc     zset of the chunks of T:res:<c>, by the latest expiry of
+--              a result written to it (ms; ZADD GT): a chunk goes whole
+--              once its last result expired.
+--   T:results  id -> "<finished_ms>\0<expires_ms>\0<result>", the other
+--              results (given ids, a job's own retention), kept until
 --              it expires, whatever happens to the job's records.
---   T:resl     list of the results kept for the queue's retention, one
---              element per completion call, oldest first:
+--   T:resl     list of the results of T:results kept for the queue's
+--              retention, one element per completion call, oldest first:
 --              "<expires_ms>\0<id>\0<id>...". A list element per call,
 --              not a zset member per job: a zset's insert cost a result
 --              as much as the rest of its completion.
@@ -135,14 +146,39 @@ end
 -- T:rttl, comes first). Returns the token, and the ttl and the result
 -- (nil: none). Raises FLEET_EPROTO (before anything is written) when
 -- malformed.
+local res_ttls = {} -- the ttl strings met, converted
 local function res_split(tok)
   local z = string.find(tok, '\0', 1, true)
   if not z then return tok, nil end
   local y = string.find(tok, '\0', z + 1, true)
-  local ttl = y and y - z < 17 and tonumber(string.sub(tok, z + 1, y - 1))
+  local ttl = y and y - z < 17 and string.sub(tok, z + 1, y - 1)
+  if ttl then
+    local n = res_ttls[ttl]
+    if not n then
+      n = tonumber(ttl)
+      res_ttls[ttl] = n or false
+    end
+    ttl = n
+  end
   if not ttl then error({err = 'FLEET_EPROTO malformed result argument'}) end
   return string.sub(tok, 1, z - 1), ttl, string.sub(tok, y + 1)
 end
+
+-- Drops the chunks of T:res:<c> whose last result expired (up to 4).
+local function resc_expire()
+  local z = tag .. ':resc'
+  local old = call('ZRANGEBYSCORE', z, '-inf', dec(life_now()), 'LIMIT', '0',
+                   '4')
+  if #old == 0 then return end
+  local keys = {}
+  for i, c in ipairs(old) do keys[i] = tag .. ':res:' .. c end
+  call('DEL', unpack(keys))
+  call('ZREM', z, unpack(old))
+end
+
+-- The decimal strings of the results' lengths met by this script run (a
+-- number's conversion costs more than the rest of a job's event).
+local life_lens = {}
 
 -- After the claims of `done` (ids) completed, `res` holding the results
 -- of some (res[id] = result, `ttl` the queue's retention in ms; nil:
@@ -166,22 +202,47 @@ local function life_done(done, res, ttl)
     local fin = dec(t) .. '\0'
     local exp = dec(t + ttl)
     local head = fin .. exp .. '\0'
+    -- (Chunks: by[c] the id, value pairs of T:res:<c>; cs their order.)
+    local by, cs = {}, {}
     for _, id in ipairs(done) do
       local r = res[id]
       if r then
-        h[#h + 1] = id
         if own[id] then
           local e = dec(t + own[id])
+          h[#h + 1] = id
           h[#h + 1] = fin .. e .. '\0' .. r
           z[#z + 1] = e
           z[#z + 1] = id
         else
-          h[#h + 1] = head .. r
-          batch[#batch + 1] = id
+          local c = rec_chunk(id)
+          if c then
+            local kv = by[c]
+            if not kv then
+              kv = {}
+              by[c] = kv
+              cs[#cs + 1] = c
+            end
+            kv[#kv + 1] = id
+            kv[#kv + 1] = head .. r
+          else
+            h[#h + 1] = id
+            h[#h + 1] = head .. r
+            batch[#batch + 1] = id
+          end
         end
       end
     end
-    call('HSET', tag .. ':results', unpack(h))
+    if #cs > 0 then
+      local zc = {'GT'}
+      for _, c in ipairs(cs) do
+        call('HSET', tag .. ':res:' .. c, unpack(by[c]))
+        zc[#zc + 1] = exp
+        zc[#zc + 1] = c
+      end
+      call('ZADD', tag .. ':resc', unpack(zc))
+      resc_expire()
+    end
+    if #h > 0 then call('HSET', tag .. ':results', unpack(h)) end
     if #batch > 0 then
       call('RPUSH', tag .. ':resl', exp .. '\0' .. table.concat(batch, '\0'))
       resl_expire()
@@ -193,14 +254,27 @@ local function life_done(done, res, ttl)
   end
   if life.ev then
     -- (ev_publish's format, built here in one pass: a completion call
-    -- publishes an event per job.)
-    local mid, parts = '\0' .. dec(life_now()) .. '\0', {}
-    for i, id in ipairs(done) do
+    -- publishes an event per job. The pieces go to one table.concat: a
+    -- Lua string costs its every byte when it is made, as it is hashed.)
+    local mid, parts, k = '\0' .. dec(life_now()) .. '\0', {}, 0
+    for _, id in ipairs(done) do
       local r = res and res[id]
+      parts[k + 1] = 'completed\0'
+      parts[k + 2] = id
+      parts[k + 3] = mid
       if r then
-        parts[i] = 'completed\0' .. id .. mid .. '1\0' .. #r .. '\0' .. r
+        local n = #r
+        local ls = life_lens[n]
+        if not ls then
+          ls = '1\0' .. dec(n) .. '\0'
+          life_lens[n] = ls
+        end
+        parts[k + 4] = ls
+        parts[k + 5] = r
+        k = k + 5
       else
-        parts[i] = 'completed\0' .. id .. mid .. '0\0' .. '0\0'
+        parts[k + 4] = '0\0' .. '0\0'
+        k = k + 4
       end
     end
     publish_wake(tag .. ':events', table.concat(parts))
@@ -236,15 +310,19 @@ end
 -- finished_ms, pct (-1: none) and progress bytes (nil: none). Expired
 -- ones read as none.
 local function life_read(id)
-  local v = call('HGET', tag .. ':results', id)
   local p = call('HGET', tag .. ':progress', id)
   local res, fin, pct, pb = nil, 0, -1, nil
   local t = life_now()
-  if v then
-    local z = string.find(v, '\0', 1, true)
+  -- (A generated id's result is in its chunk, or, kept for a retention of
+  -- its own, in T:results: the later one, if both.)
+  local c = rec_chunk(id)
+  for _, key in ipairs({c and tag .. ':res:' .. c, tag .. ':results'}) do
+    local v = key and call('HGET', key, id)
+    local z = v and string.find(v, '\0', 1, true)
     local y = z and string.find(v, '\0', z + 1, true)
     if y and (tonumber(string.sub(v, z + 1, y - 1)) or 0) > t then
-      res, fin = string.sub(v, y + 1), tonumber(string.sub(v, 1, z - 1)) or 0
+      local f = tonumber(string.sub(v, 1, z - 1)) or 0
+      if not res or f > fin then res, fin = string.sub(v, y + 1), f end
     end
   end
   if p then
