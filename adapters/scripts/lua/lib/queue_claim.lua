@@ -104,20 +104,27 @@ end
 -- its turn (its weight times T:limits gturn, 10 by default: each group
 -- visited costs a command, so a turn of several jobs keeps a claim's cost
 -- near one without groups) and its group's hold, concurrency and rate
--- limits (L: the
--- limits' fields as claim() read them), and moves the sets it visited to
--- the tail (those it emptied go). Returns the ids, their groups ('': none),
--- the jobs taken per group, the window counts of the groups whose window
--- it read, and `retry` made the earliest time a held group may claim
--- again (-1: when a running job finishes) if no job was taken.
+-- limits (L: the limits' fields as claim() read them), and moves the sets it
+-- visited to the tail (those it emptied go). What the rotation needs of
+-- T:limits comes with the claim's one read of it: whether T:ghold may
+-- hold a hold (ghold) and the turn a full claim cut (gleft, "<jobs
+-- left>:<group>", the group at the head). Returns the ids, their groups
+-- ('': none), the jobs taken per group, the window counts of the groups
+-- whose window it read, `retry` made the earliest time a held group may
+-- claim again (-1: when a running job finishes) if no job was taken, and
+-- the sets left in the rotation.
 local function claim_rotation(n, nrot, L, retry)
   local rot = tag .. ':groups'
   local gmax, gms, gconc = tonumber(L[3]), tonumber(L[4]), tonumber(L[6])
-  local holds = call('EXISTS', tag .. ':ghold') == 1
+  local holds = L[13]
   local ids, gof, gn, gcount = {}, {}, {}, {}
   local held -- the earliest time a held group frees; -1 for a slot
   local slot -- a group waits for a slot
   local turn = tonumber(L[11]) or 10
+  -- What is left of the turn that a claim cut, and its group.
+  local lleft, lg = string.match(L[14] or '', '^(%d+):(.*)$')
+  local cut_turn -- the turn this claim cuts, "<left>:<group>"
+  local left_rot = nrot -- the sets in the rotation
   while #ids < n and nrot > 0 do
     -- The sets a claim of the jobs still wanted visits at most, if each
     -- gives a whole turn, and one more.
@@ -142,9 +149,7 @@ local function claim_rotation(n, nrot, L, retry)
     local H = holds and call('HMGET', tag .. ':ghold', unpack(win))
     local R = gconc and call('HMGET', tag .. ':grun', unpack(win))
     local C = gmax and gms and call('HMGET', tag .. ':grn', unpack(win))
-    -- What is left of the turns that a claim cut (T:gleft).
-    local T = call('HMGET', tag .. ':gleft', unpack(win))
-    local back, gone, ended = {}, {}, {}
+    local back, gone = {}, {}
     local v = 0 -- the sets visited: those after stay at the head
     for x, g in ipairs(win) do
       if #ids >= n then break end
@@ -152,8 +157,12 @@ local function claim_rotation(n, nrot, L, retry)
       -- A turn gives the group's weight times gturn (default 10); a turn
       -- a claim cut goes on at the next claim.
       local full = (W and tonumber(W[x]) or 1) * turn
-      local left = tonumber(T[x]) or full
-      if left > full then left = full end
+      local left = full
+      if g == lg then
+        left = tonumber(lleft)
+        lg = nil
+        if left > full then left = full end
+      end
       local take = left
       if take > n - #ids then take = n - #ids end
       local cut = take < left -- (by the claim's size)
@@ -164,6 +173,10 @@ local function claim_rotation(n, nrot, L, retry)
           take, wait = 0, h
         elseif h then
           call('HDEL', tag .. ':ghold', g) -- (a hold that ended)
+          if call('EXISTS', tag .. ':ghold') == 0 then
+            call('HDEL', tag .. ':limits', 'ghold')
+            holds = nil
+          end
         end
         if R then
           local r = tonumber(R[x]) or 0
@@ -204,7 +217,7 @@ local function claim_rotation(n, nrot, L, retry)
         -- The claim is full in the middle of the turn: the set stays at
         -- the head with what is left of its turn.
         if cut and not wait and not empty and #got == take then
-          call('HSET', tag .. ':gleft', g, dec(left - take))
+          cut_turn = dec(left - take) .. ':' .. g
           v = x - 1
           break
         end
@@ -215,21 +228,28 @@ local function claim_rotation(n, nrot, L, retry)
       elseif wait and (not held or held == -1 or wait < held) then
         held = wait
       end
-      if T[x] then ended[#ended + 1] = g end
       if empty then
         gone[#gone + 1] = g
       else
         back[#back + 1] = g
       end
     end
-    if #ended > 0 then call('HDEL', tag .. ':gleft', unpack(ended)) end
-    call('LTRIM', rot, dec(v), '-1')
+    if v > 0 then call('LTRIM', rot, dec(v), '-1') end
     if #back > 0 then call('RPUSH', rot, unpack(back)) end
-    if #gone > 0 then call('HDEL', tag .. ':grot', unpack(gone)) end
+    if #gone > 0 then
+      call('HDEL', tag .. ':grot', unpack(gone))
+      left_rot = left_rot - #gone
+    end
+  end
+  -- (One write of T:limits gleft: the turn cut now, or none.)
+  if cut_turn then
+    call('HSET', tag .. ':limits', 'gleft', cut_turn)
+  elseif L[14] then
+    call('HDEL', tag .. ':limits', 'gleft')
   end
   if #ids == 0 and held and retry == 0 then retry = held end
   if slot then call('HSET', tag .. ':limits', 'slotwait', '1') end
-  return ids, gof, gn, gcount, retry
+  return ids, gof, gn, gcount, retry, left_rot
 end
 
 local function claim(n, ttl, wid, dttl, ca)
@@ -242,7 +262,7 @@ local function claim(n, ttl, wid, dttl, ca)
   end
   local L = call('HMGET', tag .. ':limits', 'rate_max', 'rate_ms',
                  'grate_max', 'grate_ms', 'conc', 'gconc', 'hold', 'rl_n',
-                 'weighted', 'gprio', 'gturn', 'tmo')
+                 'weighted', 'gprio', 'gturn', 'tmo', 'ghold', 'gleft')
   local pending = tag .. ':pending'
   local prio = tag .. ':pending:prio'
   local delayed = tag .. ':delayed'
@@ -367,7 +387,9 @@ local function claim(n, ttl, wid, dttl, ca)
   local ids, gof -- the jobs taken, and their groups (nil: none)
   local gn, gcount -- jobs taken per group; window counts per group
   if nrot > 0 then
-    ids, gof, gn, gcount, retry = claim_rotation(n, nrot, L, retry)
+    ids, gof, gn, gcount, retry, left = claim_rotation(n, nrot, L, retry)
+    -- (The rotation's sets left; none: the jobs without a group, below.)
+    if left == 0 then left = nil end
   elseif n > 0 then
     -- Higher priorities (scores below 1000 * 2^42), then the default
     -- priority's list, then lower priorities: read now, removed once every
@@ -435,6 +457,8 @@ local function claim(n, ttl, wid, dttl, ca)
       local ts = dec(top)
       -- The mark goes with every write: see HASH_MARK (queue_int).
       local claims, o, c = {'', HASH_MARK}, 5, 2
+      -- The claim value's group part, made once per run of a group's jobs.
+      local lastg, gt = '', ''
       for i, id in ipairs(ids) do
         local a = att[i]
         if a then
@@ -452,7 +476,9 @@ local function claim(n, ttl, wid, dttl, ca)
           end
           claims[c + 1] = id
           local g = gof and gof[i] or ''
-          local gt = g ~= '' and '\0' .. g or ''
+          if g ~= lastg then
+            lastg, gt = g, g ~= '' and '\0' .. g or ''
+          end
           if top > 0 then
             claims[c + 2] = ts .. DIGITS[d1 + 1] .. DIGITS[d2 + 1] ..
                               DIGITS[d3 + 1] .. '\0' .. a .. tail .. gt

@@ -49,6 +49,8 @@ local function flow_hold(g, until_ms)
   local cur = tonumber(call('HGET', h, f))
   if not cur or cur < until_ms then
     call('HSET', h, f, string.format('%d', until_ms))
+    -- (Claims read T:ghold only while T:limits says it may hold one.)
+    if g ~= '' then call('HSET', tag .. ':limits', 'ghold', '1') end
   end
 end
 

@@ -82,48 +82,62 @@ local function rec_runs(tag, ids, fn)
   end
 end
 
+-- The positions in ids of the ids of each chunk: returns by (chunk or ''
+-- for T:jobs -> positions) and the chunks in the order first met (false:
+-- T:jobs).
+local function recs_by_chunk(ids, from)
+  local by, cs = {}, {}
+  for i = from, #ids do
+    local c = rec_chunk(ids[i])
+    local key = c or ''
+    local b = by[key]
+    if not b then
+      b = {}
+      by[key] = b
+      cs[#cs + 1] = c
+    end
+    b[#b + 1] = i
+  end
+  return by, cs
+end
+
 -- The records of ids (false or nil where there is none), in their order.
 -- One HMGET of the first id's hash reads a batch in one chunk; only the ids
--- it does not find are placed one by one (the batch crossed into another
--- chunk, holds given ids, or names jobs that are gone). A hash of another
--- type (written by hand) holds no record fleet can read: its ids read as
--- missing, and a claim moves them aside (lib/queue_claim.lua).
+-- it does not find are placed one by one (the batch holds given ids, or
+-- names jobs that are gone). A batch whose last id is in another chunk
+-- than its first (it crossed into the next chunk, or holds the jobs of
+-- several groups: lib/queue_add.lua) is read by chunk at once, one HMGET
+-- each. A hash of another type (written by hand) holds no record fleet can
+-- read: its ids read as missing, and a claim moves them aside
+-- (lib/queue_claim.lua).
 local function recs_get(tag, ids)
-  if #ids == 0 then return {} end
-  local h = rec_key(tag, ids[1])
-  local r = redis.pcall('HMGET', h, unpack(ids))
-  if r.err then r = {} end
-  local all = true
-  for i = 2, #ids do
-    if not r[i] then
-      all = false
-      break
-    end
-  end
-  if all then return r end
-  -- The others by the hash that holds them: one HMGET each (a claim of
-  -- jobs of several groups meets a chunk per group, lib/queue_add.lua).
-  local by, hs = {}, {}
-  for i = 2, #ids do
-    if not r[i] then
-      local k = rec_key(tag, ids[i])
-      if k ~= h then
-        local b = by[k]
-        if not b then
-          b = {}
-          by[k] = b
-          hs[#hs + 1] = k
-        end
-        b[#b + 1] = i
+  local n = #ids
+  if n == 0 then return {} end
+  local c1 = rec_chunk(ids[1])
+  local r, from = {}, 1
+  if n == 1 or rec_chunk(ids[n]) == c1 then
+    r = redis.pcall('HMGET', rec_hash(tag, c1), unpack(ids))
+    if r.err then r = {} end
+    local all = true
+    for i = 2, n do
+      if not r[i] then
+        all = false
+        break
       end
     end
+    if all then return r end
+    from = 2
   end
-  for _, k in ipairs(hs) do
-    local b, want = by[k], {}
-    for x = 1, #b do want[x] = ids[b[x]] end
-    local got = redis.pcall('HMGET', k, unpack(want))
-    if not got.err then
-      for x = 1, #b do r[b[x]] = got[x] end
+  -- The others by the hash that holds them: one HMGET each.
+  local by, cs = recs_by_chunk(ids, from)
+  for _, c in ipairs(cs) do
+    if from == 1 or c ~= c1 then
+      local b, want = by[c or ''], {}
+      for x = 1, #b do want[x] = ids[b[x]] end
+      local got = redis.pcall('HMGET', rec_hash(tag, c), unpack(want))
+      if not got.err then
+        for x = 1, #b do r[b[x]] = got[x] end
+      end
     end
   end
   return r
@@ -156,44 +170,42 @@ end
 -- otherwise delete and create it at every job; the enqueue that starts
 -- the next chunk deletes it if it is still empty (queue_add). As
 -- recs_get, one HDEL for a batch in one chunk (it deleted as many fields
--- as there are ids). A key of another type holds none of them: it is
+-- as there are ids), and one per chunk for a batch whose first and last
+-- ids are in different chunks. A key of another type holds none of them: it is
 -- left as it is, so that a script deleting records never fails after it
 -- wrote.
 local function recs_del(tag, ids)
-  if #ids == 0 then return end
+  local n = #ids
+  if n == 0 then return end
   local c = rec_chunk(ids[1])
-  local h = rec_hash(tag, c)
-  local k = redis.pcall('HDEL', h, unpack(ids))
   local top -- the chunk of T:seq, read once
-  if type(k) ~= 'number' then
-    k = 0
-  elseif c then
-    top = seq_chunk(tonumber(redis.call('GET', tag .. ':seq') or '0') or 0)
-    if tonumber(c) < top then rec_drop_empty(h) end
-  end
-  if k == #ids then return end
-  -- The others by the chunk that holds them: one HDEL each.
-  local by, cs = {}, {}
-  for i = 2, #ids do
-    local ci = rec_chunk(ids[i])
-    if ci ~= c then
-      local key = ci or ''
-      local b = by[key]
-      if not b then
-        b = {}
-        by[key] = b
-        cs[#cs + 1] = ci or false
-      end
-      b[#b + 1] = ids[i]
+  local from = 1
+  if n == 1 or rec_chunk(ids[n]) == c then
+    local h = rec_hash(tag, c)
+    local k = redis.pcall('HDEL', h, unpack(ids))
+    if type(k) ~= 'number' then
+      k = 0
+    elseif c then
+      top = seq_chunk(tonumber(redis.call('GET', tag .. ':seq') or '0') or 0)
+      if tonumber(c) < top then rec_drop_empty(h) end
     end
+    if k == n then return end
+    from = 2
   end
+  -- The others by the chunk that holds them: one HDEL each.
+  local by, cs = recs_by_chunk(ids, from)
   for _, ci in ipairs(cs) do
-    local hh = rec_hash(tag, ci)
-    local n = redis.pcall('HDEL', hh, unpack(by[ci or '']))
-    if type(n) == 'number' and ci then
-      top = top or
-              seq_chunk(tonumber(redis.call('GET', tag .. ':seq') or '0') or 0)
-      if tonumber(ci) < top then rec_drop_empty(hh) end
+    if from == 1 or ci ~= c then
+      local b, del = by[ci or ''], {}
+      for x = 1, #b do del[x] = ids[b[x]] end
+      local hh = rec_hash(tag, ci)
+      local k = redis.pcall('HDEL', hh, unpack(del))
+      if type(k) == 'number' and ci then
+        top = top or
+                seq_chunk(tonumber(redis.call('GET', tag .. ':seq') or '0') or
+                            0)
+        if tonumber(ci) < top then rec_drop_empty(hh) end
+      end
     end
   end
 end
