@@ -111,16 +111,19 @@ end
 -- left>:<group>", the group at the head). Returns the ids, their groups
 -- ('': none), the jobs taken per group, the window counts of the groups
 -- whose window it read, `retry` made the earliest time a held group may
--- claim again (-1: when a running job finishes) if no job was taken, and
--- the sets left in the rotation.
+-- claim again (-1: when a running job finishes) if no job was taken, the
+-- sets left in the rotation, and the last position in ids of each set's
+-- jobs (runs, for recs_get: a group's come from its block of ids).
 local function claim_rotation(n, nrot, L, retry)
   local rot = tag .. ':groups'
   local gmax, gms, gconc = tonumber(L[3]), tonumber(L[4]), tonumber(L[6])
   local holds = L[13]
   local ids, gof, gn, gcount = {}, {}, {}, {}
+  local runs = {} -- the last position in ids of each set's jobs
   local held -- the earliest time a held group frees; -1 for a slot
   local slot -- a group waits for a slot
   local turn = tonumber(L[11]) or 10
+  local gp, dturn = tag .. ':gp:', dec(turn)
   -- What is left of the turn that a claim cut, and its group.
   local lleft, lg = string.match(L[14] or '', '^(%d+):(.*)$')
   local cut_turn -- the turn this claim cuts, "<left>:<group>"
@@ -199,21 +202,25 @@ local function claim_rotation(n, nrot, L, retry)
       end
       local empty = false
       if take > 0 then
-        local l, z = pend_keys(g)
         local got
         if g == '' or anyz then
+          local l, z = pend_keys(g)
           got, empty = pend_take(l, z, call('EXISTS', z) == 1, take)
         else
-          -- A group's list alone: one LPOP. Taking fewer than asked, it
-          -- is empty; taking all, it may be, and its next turn finds it.
-          got = call('LPOP', l, dec(take)) or {}
+          -- A group's list alone (pend_keys: T:gp:<g>): one LPOP. Taking
+          -- fewer than asked, it is empty; taking all, it may be, and its
+          -- next turn finds it.
+          got = call('LPOP', gp .. g, take == turn and dturn or dec(take)) or
+                  {}
           empty = #got < take
         end
-        for _, id in ipairs(got) do
-          ids[#ids + 1] = id
-          gof[#ids] = g
+        local base, ng = #ids, #got
+        for j = 1, ng do
+          ids[base + j] = got[j]
+          gof[base + j] = g
         end
-        if g ~= '' then gn[g] = (gn[g] or 0) + #got end
+        if ng > 0 then runs[#runs + 1] = base + ng end
+        if g ~= '' then gn[g] = (gn[g] or 0) + ng end
         -- The claim is full in the middle of the turn: the set stays at
         -- the head with what is left of its turn.
         if cut and not wait and not empty and #got == take then
@@ -249,7 +256,7 @@ local function claim_rotation(n, nrot, L, retry)
   end
   if #ids == 0 and held and retry == 0 then retry = held end
   if slot then call('HSET', tag .. ':limits', 'slotwait', '1') end
-  return ids, gof, gn, gcount, retry, left_rot
+  return ids, gof, gn, gcount, retry, left_rot, runs
 end
 
 local function claim(n, ttl, wid, dttl, ca)
@@ -386,8 +393,10 @@ local function claim(n, ttl, wid, dttl, ca)
   local left -- pending jobs left, when known without asking
   local ids, gof -- the jobs taken, and their groups (nil: none)
   local gn, gcount -- jobs taken per group; window counts per group
+  local runs -- the last position in ids of each set's jobs (recs_get)
   if nrot > 0 then
-    ids, gof, gn, gcount, retry, left = claim_rotation(n, nrot, L, retry)
+    ids, gof, gn, gcount, retry, left, runs =
+        claim_rotation(n, nrot, L, retry)
     -- (The rotation's sets left; none: the jobs without a group, below.)
     if left == 0 then left = nil end
   elseif n > 0 then
@@ -422,7 +431,7 @@ local function claim(n, ttl, wid, dttl, ca)
       -- Every record is checked (rec_read) before anything is written;
       -- the attempt the claim makes is kept as a string: "1" for a job
       -- never tried, which is the common case and needs no formatting.
-      local recs = recs_get(tag, ids)
+      local recs = recs_get(tag, ids, runs)
       local att = {}
       for i = 1, #ids do
         local rec = recs[i]

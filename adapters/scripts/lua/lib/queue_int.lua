@@ -82,23 +82,111 @@ local function rec_runs(tag, ids, fn)
   end
 end
 
--- The positions in ids of the ids of each chunk: returns by (chunk or ''
--- for T:jobs -> positions) and the chunks in the order first met (false:
--- T:jobs).
+-- The positions in ids (from `from` on) of the ids of each chunk: returns
+-- by (chunk or '' for T:jobs -> positions) and the chunks in the order
+-- first met (false: T:jobs). When every id is a number (one find over
+-- them all tells), an id's chunk is its digits but the last three, and
+-- an id in the chunk of the one before it is placed without a lookup: the
+-- ids of a batch come in runs of one chunk (a group's come from its
+-- block, lib/queue_add.lua).
 local function recs_by_chunk(ids, from)
   local by, cs = {}, {}
+  local digits = not string.find(table.concat(ids, '', from), '%D')
+  local sub = string.sub
+  local prev, pb -- the chunk of the id before, and its positions
   for i = from, #ids do
-    local c = rec_chunk(ids[i])
-    local key = c or ''
-    local b = by[key]
-    if not b then
-      b = {}
-      by[key] = b
-      cs[#cs + 1] = c
+    local c
+    if digits then
+      c = sub(ids[i], 1, -4)
+      if c == '' then c = '0' end
+    else
+      c = rec_chunk(ids[i])
     end
-    b[#b + 1] = i
+    if c == prev and pb then
+      pb[#pb + 1] = i
+    else
+      local key = c or ''
+      local b = by[key]
+      if not b then
+        b = {}
+        by[key] = b
+        cs[#cs + 1] = c
+      end
+      b[#b + 1] = i
+      prev, pb = c, b
+    end
   end
   return by, cs
+end
+
+-- The ids at positions b (ascending), unpacked: those of one run without
+-- a copy.
+local function recs_unpack(ids, b)
+  local n = #b
+  if b[n] - b[1] + 1 == n then return unpack(ids, b[1], b[n]) end
+  local w = {}
+  for x = 1, n do w[x] = ids[b[x]] end
+  return unpack(w)
+end
+
+-- recs_get with runs: runs holds the last position of each run of ids
+-- that share a chunk but for a few (a claim's jobs of one group's turn come
+-- from its block of ids, lib/queue_add.lua), ascending, the last #ids.
+-- Each run is read from the chunk of its first id, with the run before it
+-- when that is the same (one HMGET); an id a run does not find is looked
+-- for in its own chunk, one HMGET per chunk.
+local function recs_get_runs(tag, ids, runs)
+  local r, segs, i = {}, {}, 1
+  for _, e in ipairs(runs) do
+    local c = rec_chunk(ids[i])
+    local last = segs[#segs]
+    if last and last[3] == c and last[2] == i - 1 then
+      last[2] = e
+    else
+      segs[#segs + 1] = {i, e, c}
+    end
+    i = e + 1
+  end
+  local miss, mc -- the positions not found, and the chunk that was read
+  for _, sg in ipairs(segs) do
+    local a, e = sg[1], sg[2]
+    local got = redis.pcall('HMGET', rec_hash(tag, sg[3]), unpack(ids, a, e))
+    if got.err then got = {} end
+    for x = a, e do
+      local v = got[x - a + 1]
+      if v then
+        r[x] = v
+      else
+        miss = miss or {}
+        miss[#miss + 1] = x
+        mc = mc or {}
+        mc[#miss] = sg[3]
+      end
+    end
+  end
+  if not miss then return r end
+  local by, hs = {}, {}
+  for m, x in ipairs(miss) do
+    local c = rec_chunk(ids[x])
+    if c ~= mc[m] then
+      local k = rec_hash(tag, c)
+      local b = by[k]
+      if not b then
+        b = {}
+        by[k] = b
+        hs[#hs + 1] = k
+      end
+      b[#b + 1] = x
+    end
+  end
+  for _, k in ipairs(hs) do
+    local b = by[k]
+    local got = redis.pcall('HMGET', k, recs_unpack(ids, b))
+    if not got.err then
+      for x = 1, #b do r[b[x]] = got[x] end
+    end
+  end
+  return r
 end
 
 -- The records of ids (false or nil where there is none), in their order.
@@ -109,10 +197,11 @@ end
 -- several groups: lib/queue_add.lua) is read by chunk at once, one HMGET
 -- each. A hash of another type (written by hand) holds no record fleet can
 -- read: its ids read as missing, and a claim moves them aside
--- (lib/queue_claim.lua).
-local function recs_get(tag, ids)
+-- (lib/queue_claim.lua). With `runs` (may be nil), see recs_get_runs.
+local function recs_get(tag, ids, runs)
   local n = #ids
   if n == 0 then return {} end
+  if runs and #runs > 1 then return recs_get_runs(tag, ids, runs) end
   local c1 = rec_chunk(ids[1])
   local r, from = {}, 1
   if n == 1 or rec_chunk(ids[n]) == c1 then
@@ -132,9 +221,9 @@ local function recs_get(tag, ids)
   local by, cs = recs_by_chunk(ids, from)
   for _, c in ipairs(cs) do
     if from == 1 or c ~= c1 then
-      local b, want = by[c or ''], {}
-      for x = 1, #b do want[x] = ids[b[x]] end
-      local got = redis.pcall('HMGET', rec_hash(tag, c), unpack(want))
+      local b = by[c or '']
+      local got = redis.pcall('HMGET', rec_hash(tag, c),
+                              recs_unpack(ids, b))
       if not got.err then
         for x = 1, #b do r[b[x]] = got[x] end
       end
@@ -196,10 +285,8 @@ local function recs_del(tag, ids)
   local by, cs = recs_by_chunk(ids, from)
   for _, ci in ipairs(cs) do
     if from == 1 or ci ~= c then
-      local b, del = by[ci or ''], {}
-      for x = 1, #b do del[x] = ids[b[x]] end
       local hh = rec_hash(tag, ci)
-      local k = redis.pcall('HDEL', hh, unpack(del))
+      local k = redis.pcall('HDEL', hh, recs_unpack(ids, by[ci or '']))
       if type(k) == 'number' and ci then
         top = top or
                 seq_chunk(tonumber(redis.call('GET', tag .. ':seq') or '0') or
