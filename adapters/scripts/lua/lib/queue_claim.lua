@@ -108,18 +108,19 @@ end
 -- visited to the tail (those it emptied go). What the rotation needs of
 -- T:limits comes with the claim's one read of it: whether T:ghold may
 -- hold a hold (ghold) and the turn a full claim cut (gleft, "<jobs
--- left>:<group>", the group at the head). Returns the ids, their groups
--- ('': none), the jobs taken per group, the window counts of the groups
--- whose window it read, `retry` made the earliest time a held group may
--- claim again (-1: when a running job finishes) if no job was taken, the
--- sets left in the rotation, and the last position in ids of each set's
--- jobs (runs, for recs_get: a group's come from its block of ids).
+-- left>:<group>", the group at the head). Returns the ids, the jobs taken
+-- per group, the window counts of the groups whose window it read,
+-- `retry` made the earliest time a held group may claim again (-1: when a
+-- running job finishes) if no job was taken, the sets left in the
+-- rotation, and the last position in ids of each set's jobs with its
+-- group ('': none) (runs, rgs; recs_get reads the records by runs: a
+-- group's jobs come from its block of ids).
 local function claim_rotation(n, nrot, L, retry)
   local rot = tag .. ':groups'
   local gmax, gms, gconc = tonumber(L[3]), tonumber(L[4]), tonumber(L[6])
   local holds = L[13]
-  local ids, gof, gn, gcount = {}, {}, {}, {}
-  local runs = {} -- the last position in ids of each set's jobs
+  local ids, gn, gcount = {}, {}, {}
+  local runs, rgs = {}, {} -- the last position in ids of each set's jobs
   local held -- the earliest time a held group frees; -1 for a slot
   local slot -- a group waits for a slot
   local turn = tonumber(L[11]) or 10
@@ -215,11 +216,11 @@ local function claim_rotation(n, nrot, L, retry)
           empty = #got < take
         end
         local base, ng = #ids, #got
-        for j = 1, ng do
-          ids[base + j] = got[j]
-          gof[base + j] = g
+        for j = 1, ng do ids[base + j] = got[j] end
+        if ng > 0 then
+          runs[#runs + 1] = base + ng
+          rgs[#runs] = g
         end
-        if ng > 0 then runs[#runs + 1] = base + ng end
         if g ~= '' then gn[g] = (gn[g] or 0) + ng end
         -- The claim is full in the middle of the turn: the set stays at
         -- the head with what is left of its turn.
@@ -256,7 +257,7 @@ local function claim_rotation(n, nrot, L, retry)
   end
   if #ids == 0 and held and retry == 0 then retry = held end
   if slot then call('HSET', tag .. ':limits', 'slotwait', '1') end
-  return ids, gof, gn, gcount, retry, left_rot, runs
+  return ids, gn, gcount, retry, left_rot, runs, rgs
 end
 
 local function claim(n, ttl, wid, dttl, ca)
@@ -391,11 +392,13 @@ local function claim(n, ttl, wid, dttl, ca)
   local deadline = now + ttl
   local out = {now, deadline, -1, 0, 0}
   local left -- pending jobs left, when known without asking
-  local ids, gof -- the jobs taken, and their groups (nil: none)
+  local ids -- the jobs taken
   local gn, gcount -- jobs taken per group; window counts per group
-  local runs -- the last position in ids of each set's jobs (recs_get)
+  -- The last position in ids of each set's jobs, and its group (nil:
+  -- none without groups).
+  local runs, rgs
   if nrot > 0 then
-    ids, gof, gn, gcount, retry, left, runs =
+    ids, gn, gcount, retry, left, runs, rgs =
         claim_rotation(n, nrot, L, retry)
     -- (The rotation's sets left; none: the jobs without a group, below.)
     if left == 0 then left = nil end
@@ -466,9 +469,20 @@ local function claim(n, ttl, wid, dttl, ca)
       local ts = dec(top)
       -- The mark goes with every write: see HASH_MARK (queue_int).
       local claims, o, c = {'', HASH_MARK}, 5, 2
-      -- The claim value's group part, made once per run of a group's jobs.
-      local lastg, gt = '', ''
-      for i, id in ipairs(ids) do
+      -- The group of each run of jobs (runs, rgs), and the claim value's
+      -- group part, made once per run.
+      local ri, rend, g, gt = 1, #ids, '', ''
+      if runs then
+        rend, g = runs[1], rgs[1]
+        gt = g ~= '' and '\0' .. g or ''
+      end
+      for i = 1, #ids do
+        local id = ids[i]
+        if i > rend then
+          ri = ri + 1
+          rend, g = runs[ri], rgs[ri]
+          gt = g ~= '' and '\0' .. g or ''
+        end
         local a = att[i]
         if a then
           token = token + 1
@@ -484,10 +498,6 @@ local function claim(n, ttl, wid, dttl, ca)
             end
           end
           claims[c + 1] = id
-          local g = gof and gof[i] or ''
-          if g ~= lastg then
-            lastg, gt = g, g ~= '' and '\0' .. g or ''
-          end
           if top > 0 then
             claims[c + 2] = ts .. DIGITS[d1 + 1] .. DIGITS[d2 + 1] ..
                               DIGITS[d3 + 1] .. '\0' .. a .. tail .. gt
@@ -503,9 +513,9 @@ local function claim(n, ttl, wid, dttl, ca)
             claims[c], out[o + 4] = stop_claim(claims[c], R[i], g)
           end
           o = o + 4
-        elseif gn and gof[i] ~= '' then
+        elseif g ~= '' then
           -- Moved aside: it does not count against its group.
-          gn[gof[i]] = gn[gof[i]] - 1
+          gn[g] = gn[g] - 1
         end
       end
       if c > 2 then

@@ -259,40 +259,44 @@ end
 -- otherwise delete and create it at every job; the enqueue that starts
 -- the next chunk deletes it if it is still empty (queue_add). As
 -- recs_get, one HDEL for a batch in one chunk (it deleted as many fields
--- as there are ids), and one per chunk for a batch whose first and last
--- ids are in different chunks. A key of another type holds none of them: it is
+-- as there are ids); a batch that is not all in its first id's chunk is
+-- deleted from its last id's too (a batch across two chunks), and what is
+-- left by chunk, one HDEL each. A key of another type holds none of them: it is
 -- left as it is, so that a script deleting records never fails after it
 -- wrote.
 local function recs_del(tag, ids)
   local n = #ids
   if n == 0 then return end
-  local c = rec_chunk(ids[1])
   local top -- the chunk of T:seq, read once
-  local from = 1
-  if n == 1 or rec_chunk(ids[n]) == c then
+  -- Deletes the ids from the chunk c (false: T:jobs); returns how many.
+  local function del_from(c, del)
     local h = rec_hash(tag, c)
-    local k = redis.pcall('HDEL', h, unpack(ids))
-    if type(k) ~= 'number' then
-      k = 0
-    elseif c then
-      top = seq_chunk(tonumber(redis.call('GET', tag .. ':seq') or '0') or 0)
+    local k = redis.pcall('HDEL', h, unpack(del))
+    if type(k) ~= 'number' then return 0 end
+    if c then
+      top = top or
+              seq_chunk(tonumber(redis.call('GET', tag .. ':seq') or '0') or 0)
       if tonumber(c) < top then rec_drop_empty(h) end
     end
+    return k
+  end
+  local c = rec_chunk(ids[1])
+  local k = del_from(c, ids)
+  if k == n then return end
+  -- A batch across two chunks: the last id's holds the rest (the jobs of a
+  -- few groups come from blocks side by side, lib/queue_add.lua).
+  local cl = rec_chunk(ids[n])
+  if cl ~= c then
+    k = k + del_from(cl, ids)
     if k == n then return end
-    from = 2
   end
   -- The others by the chunk that holds them: one HDEL each.
-  local by, cs = recs_by_chunk(ids, from)
+  local by, cs = recs_by_chunk(ids, 2)
   for _, ci in ipairs(cs) do
-    if from == 1 or ci ~= c then
-      local hh = rec_hash(tag, ci)
-      local k = redis.pcall('HDEL', hh, recs_unpack(ids, by[ci or '']))
-      if type(k) == 'number' and ci then
-        top = top or
-                seq_chunk(tonumber(redis.call('GET', tag .. ':seq') or '0') or
-                            0)
-        if tonumber(ci) < top then rec_drop_empty(hh) end
-      end
+    if ci ~= c and ci ~= cl then
+      local b, del = by[ci or ''], {}
+      for x = 1, #b do del[x] = ids[b[x]] end
+      del_from(ci, del)
     end
   end
 end
