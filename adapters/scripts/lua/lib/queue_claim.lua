@@ -171,7 +171,7 @@ local function claim_rotation(n, nrot, L, retry)
       if take > n - #ids then take = n - #ids end
       local cut = take < left -- (by the claim's size)
       local wait
-      if g ~= '' then
+      if g ~= '' and (H or R or C) then
         local h = H and tonumber(H[x])
         if h and h > now then
           take, wait = 0, h
@@ -549,7 +549,8 @@ local function claim(n, ttl, wid, dttl, ca)
       retry = roldest + rms
     end
   end
-  if gn then
+  -- (Groups' running counts and windows, kept under their limits only.)
+  if gn and (tonumber(L[6]) or next(gcount)) then
     local grun = tonumber(L[6]) and tag .. ':grun'
     for g, k in pairs(gn) do
       if k > 0 then
