@@ -805,6 +805,86 @@ CONFORMANCE_IMPL(queue_flow_group_limits) {
 /* ------------------------------------------------------------------------ */
 /* Holds                                                                    */
 
+/* Enqueues `n` (at most 200) jobs of `group` (NULL: none), the payload
+ * of the k-th "<tag><first + k>", with the id `id` when not NULL (n is 1
+ * then); their ids go to ids[first..] and their payloads to pl[first..]. */
+static void qf_add_named(qt_t *t, const char *group, size_t n, size_t first,
+                         char tag, const char *id,
+                         char (*ids)[FLEET_JOB_ID_MAX + 1], char (*pl)[16]) {
+  static fleet_job_spec_t specs[200];
+  int status[200];
+  size_t i;
+
+  ASSERT_LE(n, 200);
+  for (i = 0; i < n; i++) {
+    snprintf(pl[first + i], sizeof(pl[0]), "%c%zu", tag, first + i);
+    fleet_job_spec_init(&specs[i], "t", pl[first + i], strlen(pl[first + i]));
+    specs[i].group = group;
+    specs[i].id = id;
+  }
+  ASSERT_OK(qt_enqueue(t, specs, n, status, ids + first));
+  for (i = 0; i < n; i++)
+    ASSERT_OK(status[i]);
+}
+
+/* A claim of several groups reads each job's record, wherever it is: the
+ * jobs of a group's turn come from its block of ids, here across a
+ * chunk's end (ids 961..1040: chunks 0 and 1), and a given id's record is
+ * in T:jobs; one completion of them all deletes every record. */
+CONFORMANCE_IMPL(queue_flow_group_chunks) {
+  static char ids[1021][FLEET_JOB_ID_MAX + 1];
+  static char pl[1021][16];
+  static qt_job_t job[300];
+  static fleet_claim_t cl[300];
+  static int res[300];
+  fleet_queue_limits_t l;
+  fleet_job_info_t info;
+  size_t k;
+  int n, i, x, across = 0;
+  qt_t t;
+
+  qt_open(&t, b->url, "gchunks", NULL);
+  memset(&l, 0, sizeof(l));
+  l.group_turn = 100;
+  ASSERT_OK(qt_set_limits(&t, &l));
+  /* 940 jobs without a group (ids 1..940), then group a's: a block of
+   * 100 ids from 961, 20 jobs, then 60 more from the same block. */
+  for (k = 0; k < 940; k += 200)
+    qf_add_named(&t, NULL, 940 - k < 200 ? 940 - k : 200, k, 'n', NULL, ids,
+                 pl);
+  qf_add_named(&t, "a", 20, 940, 'a', NULL, ids, pl);
+  qf_add_named(&t, "a", 60, 960, 'a', NULL, ids, pl);
+  qf_add_named(&t, "b", 1, 1020, 'b', "b-given", ids, pl);
+  ASSERT_STR_EQ("961", ids[940]);
+  ASSERT_STR_EQ("1040", ids[1019]);
+  ASSERT_STR_EQ("b-given", ids[1020]);
+
+  /* One turn of each: 100 without a group, a's 80, b's one. */
+  n = qt_claim(&t, 300, 60000, job);
+  ASSERT_EQ(181, n);
+  for (i = 0; i < n; i++) {
+    for (x = 0; x < 1021 && strcmp(ids[x], job[i].id) != 0; x++)
+      ;
+    ASSERT_LT(x, 1021);
+    ASSERT_UEQ(strlen(pl[x]), job[i].payload_len);
+    ASSERT_EQ(0, memcmp(pl[x], job[i].payload, job[i].payload_len));
+    ASSERT_STR_EQ(x < 940 ? "" : x < 1020 ? "a" : "b", job[i].group);
+    across += x >= 979 && x < 1020; /* (ids 1000..1040) */
+    cl[i].id = job[i].id;
+    cl[i].token = job[i].token;
+  }
+  ASSERT_EQ(41, across);
+  ASSERT_OK(qt_complete(&t, cl, (size_t)n, res));
+  for (i = 0; i < n; i++)
+    ASSERT_OK(res[i]);
+  for (i = 0; i < n; i++)
+    ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, job[i].id, &info, NULL, 0, NULL, 0));
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(840, t.counts.pending);
+  ASSERT_UEQ(0, t.counts.running);
+  qt_close(&t);
+}
+
 /* A hold of the queue: claims get nothing and the hold's end, a later
  * hold extends it, an earlier one does not shorten it; at its end claims
  * go on. A hold of one group holds only that group. */

@@ -9,7 +9,7 @@
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
 --   pending, pending:prio, delayed, claims, recover_at, seq, fence,
 --   parked, jobs:wake, limits, rl, groups, gp:<g>, gz:<g>, gweight, ghold,
---   grun, grl:<g>, grn, grot, gleft, uniq, unique:<key>; with flows, for
+--   grun, grl:<g>, grn, grot, uniq, unique:<key>; with flows, for
 --   a job moved aside (lib/queue_deps.lua): parent, deps, kids:<id>, info,
 --   dead, stats, and the parent's queue's.
 -- ARGV[1]: n (0..1000; 0 only promotes due delayed jobs).

@@ -104,20 +104,31 @@ end
 -- its turn (its weight times T:limits gturn, 10 by default: each group
 -- visited costs a command, so a turn of several jobs keeps a claim's cost
 -- near one without groups) and its group's hold, concurrency and rate
--- limits (L: the
--- limits' fields as claim() read them), and moves the sets it visited to
--- the tail (those it emptied go). Returns the ids, their groups ('': none),
--- the jobs taken per group, the window counts of the groups whose window
--- it read, and `retry` made the earliest time a held group may claim
--- again (-1: when a running job finishes) if no job was taken.
+-- limits (L: the limits' fields as claim() read them), and moves the sets it
+-- visited to the tail (those it emptied go). What the rotation needs of
+-- T:limits comes with the claim's one read of it: whether T:ghold may
+-- hold a hold (ghold) and the turn a full claim cut (gleft, "<jobs
+-- left>:<group>", the group at the head). Returns the ids, the jobs taken
+-- per group, the window counts of the groups whose window it read,
+-- `retry` made the earliest time a held group may claim again (-1: when a
+-- running job finishes) if no job was taken, the sets left in the
+-- rotation, and the last position in ids of each set's jobs with its
+-- group ('': none) (runs, rgs; recs_get reads the records by runs: a
+-- group's jobs come from its block of ids).
 local function claim_rotation(n, nrot, L, retry)
   local rot = tag .. ':groups'
   local gmax, gms, gconc = tonumber(L[3]), tonumber(L[4]), tonumber(L[6])
-  local holds = call('EXISTS', tag .. ':ghold') == 1
-  local ids, gof, gn, gcount = {}, {}, {}, {}
+  local holds = L[13]
+  local ids, gn, gcount = {}, {}, {}
+  local runs, rgs = {}, {} -- the last position in ids of each set's jobs
   local held -- the earliest time a held group frees; -1 for a slot
   local slot -- a group waits for a slot
   local turn = tonumber(L[11]) or 10
+  local gp, dturn = tag .. ':gp:', dec(turn)
+  -- What is left of the turn that a claim cut, and its group.
+  local lleft, lg = string.match(L[14] or '', '^(%d+):(.*)$')
+  local cut_turn -- the turn this claim cuts, "<left>:<group>"
+  local left_rot = nrot -- the sets in the rotation
   while #ids < n and nrot > 0 do
     -- The sets a claim of the jobs still wanted visits at most, if each
     -- gives a whole turn, and one more.
@@ -142,9 +153,7 @@ local function claim_rotation(n, nrot, L, retry)
     local H = holds and call('HMGET', tag .. ':ghold', unpack(win))
     local R = gconc and call('HMGET', tag .. ':grun', unpack(win))
     local C = gmax and gms and call('HMGET', tag .. ':grn', unpack(win))
-    -- What is left of the turns that a claim cut (T:gleft).
-    local T = call('HMGET', tag .. ':gleft', unpack(win))
-    local back, gone, ended = {}, {}, {}
+    local back, gone = {}, {}
     local v = 0 -- the sets visited: those after stay at the head
     for x, g in ipairs(win) do
       if #ids >= n then break end
@@ -152,18 +161,26 @@ local function claim_rotation(n, nrot, L, retry)
       -- A turn gives the group's weight times gturn (default 10); a turn
       -- a claim cut goes on at the next claim.
       local full = (W and tonumber(W[x]) or 1) * turn
-      local left = tonumber(T[x]) or full
-      if left > full then left = full end
+      local left = full
+      if g == lg then
+        left = tonumber(lleft)
+        lg = nil
+        if left > full then left = full end
+      end
       local take = left
       if take > n - #ids then take = n - #ids end
       local cut = take < left -- (by the claim's size)
       local wait
-      if g ~= '' then
+      if g ~= '' and (H or R or C) then
         local h = H and tonumber(H[x])
         if h and h > now then
           take, wait = 0, h
         elseif h then
           call('HDEL', tag .. ':ghold', g) -- (a hold that ended)
+          if call('EXISTS', tag .. ':ghold') == 0 then
+            call('HDEL', tag .. ':limits', 'ghold')
+            holds = nil
+          end
         end
         if R then
           local r = tonumber(R[x]) or 0
@@ -186,25 +203,29 @@ local function claim_rotation(n, nrot, L, retry)
       end
       local empty = false
       if take > 0 then
-        local l, z = pend_keys(g)
         local got
         if g == '' or anyz then
+          local l, z = pend_keys(g)
           got, empty = pend_take(l, z, call('EXISTS', z) == 1, take)
         else
-          -- A group's list alone: one LPOP. Taking fewer than asked, it
-          -- is empty; taking all, it may be, and its next turn finds it.
-          got = call('LPOP', l, dec(take)) or {}
+          -- A group's list alone (pend_keys: T:gp:<g>): one LPOP. Taking
+          -- fewer than asked, it is empty; taking all, it may be, and its
+          -- next turn finds it.
+          got = call('LPOP', gp .. g, take == turn and dturn or dec(take)) or
+                  {}
           empty = #got < take
         end
-        for _, id in ipairs(got) do
-          ids[#ids + 1] = id
-          gof[#ids] = g
+        local base, ng = #ids, #got
+        for j = 1, ng do ids[base + j] = got[j] end
+        if ng > 0 then
+          runs[#runs + 1] = base + ng
+          rgs[#runs] = g
         end
-        if g ~= '' then gn[g] = (gn[g] or 0) + #got end
+        if g ~= '' then gn[g] = (gn[g] or 0) + ng end
         -- The claim is full in the middle of the turn: the set stays at
         -- the head with what is left of its turn.
         if cut and not wait and not empty and #got == take then
-          call('HSET', tag .. ':gleft', g, dec(left - take))
+          cut_turn = dec(left - take) .. ':' .. g
           v = x - 1
           break
         end
@@ -215,21 +236,28 @@ local function claim_rotation(n, nrot, L, retry)
       elseif wait and (not held or held == -1 or wait < held) then
         held = wait
       end
-      if T[x] then ended[#ended + 1] = g end
       if empty then
         gone[#gone + 1] = g
       else
         back[#back + 1] = g
       end
     end
-    if #ended > 0 then call('HDEL', tag .. ':gleft', unpack(ended)) end
-    call('LTRIM', rot, dec(v), '-1')
+    if v > 0 then call('LTRIM', rot, dec(v), '-1') end
     if #back > 0 then call('RPUSH', rot, unpack(back)) end
-    if #gone > 0 then call('HDEL', tag .. ':grot', unpack(gone)) end
+    if #gone > 0 then
+      call('HDEL', tag .. ':grot', unpack(gone))
+      left_rot = left_rot - #gone
+    end
+  end
+  -- (One write of T:limits gleft: the turn cut now, or none.)
+  if cut_turn then
+    call('HSET', tag .. ':limits', 'gleft', cut_turn)
+  elseif L[14] then
+    call('HDEL', tag .. ':limits', 'gleft')
   end
   if #ids == 0 and held and retry == 0 then retry = held end
   if slot then call('HSET', tag .. ':limits', 'slotwait', '1') end
-  return ids, gof, gn, gcount, retry
+  return ids, gn, gcount, retry, left_rot, runs, rgs
 end
 
 local function claim(n, ttl, wid, dttl, ca)
@@ -242,7 +270,7 @@ local function claim(n, ttl, wid, dttl, ca)
   end
   local L = call('HMGET', tag .. ':limits', 'rate_max', 'rate_ms',
                  'grate_max', 'grate_ms', 'conc', 'gconc', 'hold', 'rl_n',
-                 'weighted', 'gprio', 'gturn', 'tmo')
+                 'weighted', 'gprio', 'gturn', 'tmo', 'ghold', 'gleft')
   local pending = tag .. ':pending'
   local prio = tag .. ':pending:prio'
   local delayed = tag .. ':delayed'
@@ -364,10 +392,16 @@ local function claim(n, ttl, wid, dttl, ca)
   local deadline = now + ttl
   local out = {now, deadline, -1, 0, 0}
   local left -- pending jobs left, when known without asking
-  local ids, gof -- the jobs taken, and their groups (nil: none)
+  local ids -- the jobs taken
   local gn, gcount -- jobs taken per group; window counts per group
+  -- The last position in ids of each set's jobs, and its group (nil:
+  -- none without groups).
+  local runs, rgs
   if nrot > 0 then
-    ids, gof, gn, gcount, retry = claim_rotation(n, nrot, L, retry)
+    ids, gn, gcount, retry, left, runs, rgs =
+        claim_rotation(n, nrot, L, retry)
+    -- (The rotation's sets left; none: the jobs without a group, below.)
+    if left == 0 then left = nil end
   elseif n > 0 then
     -- Higher priorities (scores below 1000 * 2^42), then the default
     -- priority's list, then lower priorities: read now, removed once every
@@ -400,7 +434,7 @@ local function claim(n, ttl, wid, dttl, ca)
       -- Every record is checked (rec_read) before anything is written;
       -- the attempt the claim makes is kept as a string: "1" for a job
       -- never tried, which is the common case and needs no formatting.
-      local recs = recs_get(tag, ids)
+      local recs = recs_get(tag, ids, runs)
       local att = {}
       for i = 1, #ids do
         local rec = recs[i]
@@ -435,7 +469,20 @@ local function claim(n, ttl, wid, dttl, ca)
       local ts = dec(top)
       -- The mark goes with every write: see HASH_MARK (queue_int).
       local claims, o, c = {'', HASH_MARK}, 5, 2
-      for i, id in ipairs(ids) do
+      -- The group of each run of jobs (runs, rgs), and the claim value's
+      -- group part, made once per run.
+      local ri, rend, g, gt = 1, #ids, '', ''
+      if runs then
+        rend, g = runs[1], rgs[1]
+        gt = g ~= '' and '\0' .. g or ''
+      end
+      for i = 1, #ids do
+        local id = ids[i]
+        if i > rend then
+          ri = ri + 1
+          rend, g = runs[ri], rgs[ri]
+          gt = g ~= '' and '\0' .. g or ''
+        end
         local a = att[i]
         if a then
           token = token + 1
@@ -451,8 +498,6 @@ local function claim(n, ttl, wid, dttl, ca)
             end
           end
           claims[c + 1] = id
-          local g = gof and gof[i] or ''
-          local gt = g ~= '' and '\0' .. g or ''
           if top > 0 then
             claims[c + 2] = ts .. DIGITS[d1 + 1] .. DIGITS[d2 + 1] ..
                               DIGITS[d3 + 1] .. '\0' .. a .. tail .. gt
@@ -468,9 +513,9 @@ local function claim(n, ttl, wid, dttl, ca)
             claims[c], out[o + 4] = stop_claim(claims[c], R[i], g)
           end
           o = o + 4
-        elseif gn and gof[i] ~= '' then
+        elseif g ~= '' then
           -- Moved aside: it does not count against its group.
-          gn[gof[i]] = gn[gof[i]] - 1
+          gn[g] = gn[g] - 1
         end
       end
       if c > 2 then
@@ -504,7 +549,8 @@ local function claim(n, ttl, wid, dttl, ca)
       retry = roldest + rms
     end
   end
-  if gn then
+  -- (Groups' running counts and windows, kept under their limits only.)
+  if gn and (tonumber(L[6]) or next(gcount)) then
     local grun = tonumber(L[6]) and tag .. ':grun'
     for g, k in pairs(gn) do
       if k > 0 then

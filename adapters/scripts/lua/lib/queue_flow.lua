@@ -34,10 +34,12 @@
 -- being the end of the ms the claim ran in (so that claims rate_ms apart
 -- in whole ms are at least rate_ms apart on the finer clock). A
 -- group's window is T:grl:<g> and its count in T:grn (group -> n);
--- T:ghold holds groups' holds (group -> unix ms) and T:grun, while a
--- group concurrency limit is set, each group's running jobs; T:gleft,
--- group -> the jobs left of a turn a full claim cut (the group stays at
--- the rotation's head for the next claim).
+-- T:ghold holds groups' holds (group -> unix ms; T:limits "ghold" is set
+-- with the first, and goes when a claim finds T:ghold empty: claims read
+-- T:ghold only then) and T:grun, while a group concurrency limit is set,
+-- each group's running jobs; T:limits "gleft", "<jobs>:<group>", the jobs
+-- left of the turn a full claim cut (the group stays at the rotation's
+-- head for the next claim, which reads it with the limits).
 
 --#include queue_freed
 
@@ -49,6 +51,8 @@ local function flow_hold(g, until_ms)
   local cur = tonumber(call('HGET', h, f))
   if not cur or cur < until_ms then
     call('HSET', h, f, string.format('%d', until_ms))
+    -- (Claims read T:ghold only while T:limits says it may hold one.)
+    if g ~= '' then call('HSET', tag .. ':limits', 'ghold', '1') end
   end
 end
 

@@ -82,48 +82,151 @@ local function rec_runs(tag, ids, fn)
   end
 end
 
--- The records of ids (false or nil where there is none), in their order.
--- One HMGET of the first id's hash reads a batch in one chunk; only the ids
--- it does not find are placed one by one (the batch crossed into another
--- chunk, holds given ids, or names jobs that are gone). A hash of another
--- type (written by hand) holds no record fleet can read: its ids read as
--- missing, and a claim moves them aside (lib/queue_claim.lua).
-local function recs_get(tag, ids)
-  if #ids == 0 then return {} end
-  local h = rec_key(tag, ids[1])
-  local r = redis.pcall('HMGET', h, unpack(ids))
-  if r.err then r = {} end
-  local all = true
-  for i = 2, #ids do
-    if not r[i] then
-      all = false
-      break
+-- The positions in ids (from `from` on) of the ids of each chunk: returns
+-- by (chunk or '' for T:jobs -> positions) and the chunks in the order
+-- first met (false: T:jobs). When every id is a number (one find over
+-- them all tells), an id's chunk is its digits but the last three, and
+-- an id in the chunk of the one before it is placed without a lookup: the
+-- ids of a batch come in runs of one chunk (a group's come from its
+-- block, lib/queue_add.lua).
+local function recs_by_chunk(ids, from)
+  local by, cs = {}, {}
+  local digits = not string.find(table.concat(ids, '', from), '%D')
+  local sub = string.sub
+  local prev, pb -- the chunk of the id before, and its positions
+  for i = from, #ids do
+    local c
+    if digits then
+      c = sub(ids[i], 1, -4)
+      if c == '' then c = '0' end
+    else
+      c = rec_chunk(ids[i])
+    end
+    if c == prev and pb then
+      pb[#pb + 1] = i
+    else
+      local key = c or ''
+      local b = by[key]
+      if not b then
+        b = {}
+        by[key] = b
+        cs[#cs + 1] = c
+      end
+      b[#b + 1] = i
+      prev, pb = c, b
     end
   end
-  if all then return r end
-  -- The others by the hash that holds them: one HMGET each (a claim of
-  -- jobs of several groups meets a chunk per group, lib/queue_add.lua).
-  local by, hs = {}, {}
-  for i = 2, #ids do
-    if not r[i] then
-      local k = rec_key(tag, ids[i])
-      if k ~= h then
-        local b = by[k]
-        if not b then
-          b = {}
-          by[k] = b
-          hs[#hs + 1] = k
-        end
-        b[#b + 1] = i
+  return by, cs
+end
+
+-- The ids at positions b (ascending), unpacked: those of one run without
+-- a copy.
+local function recs_unpack(ids, b)
+  local n = #b
+  if b[n] - b[1] + 1 == n then return unpack(ids, b[1], b[n]) end
+  local w = {}
+  for x = 1, n do w[x] = ids[b[x]] end
+  return unpack(w)
+end
+
+-- recs_get with runs: runs holds the last position of each run of ids
+-- that share a chunk but for a few (a claim's jobs of one group's turn come
+-- from its block of ids, lib/queue_add.lua), ascending, the last #ids.
+-- Each run is read from the chunk of its first id, with the run before it
+-- when that is the same (one HMGET); an id a run does not find is looked
+-- for in its own chunk, one HMGET per chunk.
+local function recs_get_runs(tag, ids, runs)
+  local r, segs, i = {}, {}, 1
+  for _, e in ipairs(runs) do
+    local c = rec_chunk(ids[i])
+    local last = segs[#segs]
+    if last and last[3] == c and last[2] == i - 1 then
+      last[2] = e
+    else
+      segs[#segs + 1] = {i, e, c}
+    end
+    i = e + 1
+  end
+  local miss, mc -- the positions not found, and the chunk that was read
+  for _, sg in ipairs(segs) do
+    local a, e = sg[1], sg[2]
+    local got = redis.pcall('HMGET', rec_hash(tag, sg[3]), unpack(ids, a, e))
+    if got.err then got = {} end
+    for x = a, e do
+      local v = got[x - a + 1]
+      if v then
+        r[x] = v
+      else
+        miss = miss or {}
+        miss[#miss + 1] = x
+        mc = mc or {}
+        mc[#miss] = sg[3]
       end
     end
   end
+  if not miss then return r end
+  local by, hs = {}, {}
+  for m, x in ipairs(miss) do
+    local c = rec_chunk(ids[x])
+    if c ~= mc[m] then
+      local k = rec_hash(tag, c)
+      local b = by[k]
+      if not b then
+        b = {}
+        by[k] = b
+        hs[#hs + 1] = k
+      end
+      b[#b + 1] = x
+    end
+  end
   for _, k in ipairs(hs) do
-    local b, want = by[k], {}
-    for x = 1, #b do want[x] = ids[b[x]] end
-    local got = redis.pcall('HMGET', k, unpack(want))
+    local b = by[k]
+    local got = redis.pcall('HMGET', k, recs_unpack(ids, b))
     if not got.err then
       for x = 1, #b do r[b[x]] = got[x] end
+    end
+  end
+  return r
+end
+
+-- The records of ids (false or nil where there is none), in their order.
+-- One HMGET of the first id's hash reads a batch in one chunk; only the ids
+-- it does not find are placed one by one (the batch holds given ids, or
+-- names jobs that are gone). A batch whose last id is in another chunk
+-- than its first (it crossed into the next chunk, or holds the jobs of
+-- several groups: lib/queue_add.lua) is read by chunk at once, one HMGET
+-- each. A hash of another type (written by hand) holds no record fleet can
+-- read: its ids read as missing, and a claim moves them aside
+-- (lib/queue_claim.lua). With `runs` (may be nil), see recs_get_runs.
+local function recs_get(tag, ids, runs)
+  local n = #ids
+  if n == 0 then return {} end
+  if runs and #runs > 1 then return recs_get_runs(tag, ids, runs) end
+  local c1 = rec_chunk(ids[1])
+  local r, from = {}, 1
+  if n == 1 or rec_chunk(ids[n]) == c1 then
+    r = redis.pcall('HMGET', rec_hash(tag, c1), unpack(ids))
+    if r.err then r = {} end
+    local all = true
+    for i = 2, n do
+      if not r[i] then
+        all = false
+        break
+      end
+    end
+    if all then return r end
+    from = 2
+  end
+  -- The others by the hash that holds them: one HMGET each.
+  local by, cs = recs_by_chunk(ids, from)
+  for _, c in ipairs(cs) do
+    if from == 1 or c ~= c1 then
+      local b = by[c or '']
+      local got = redis.pcall('HMGET', rec_hash(tag, c),
+                              recs_unpack(ids, b))
+      if not got.err then
+        for x = 1, #b do r[b[x]] = got[x] end
+      end
     end
   end
   return r
@@ -156,44 +259,44 @@ end
 -- otherwise delete and create it at every job; the enqueue that starts
 -- the next chunk deletes it if it is still empty (queue_add). As
 -- recs_get, one HDEL for a batch in one chunk (it deleted as many fields
--- as there are ids). A key of another type holds none of them: it is
+-- as there are ids); a batch that is not all in its first id's chunk is
+-- deleted from its last id's too (a batch across two chunks), and what is
+-- left by chunk, one HDEL each. A key of another type holds none of them: it is
 -- left as it is, so that a script deleting records never fails after it
 -- wrote.
 local function recs_del(tag, ids)
-  if #ids == 0 then return end
-  local c = rec_chunk(ids[1])
-  local h = rec_hash(tag, c)
-  local k = redis.pcall('HDEL', h, unpack(ids))
+  local n = #ids
+  if n == 0 then return end
   local top -- the chunk of T:seq, read once
-  if type(k) ~= 'number' then
-    k = 0
-  elseif c then
-    top = seq_chunk(tonumber(redis.call('GET', tag .. ':seq') or '0') or 0)
-    if tonumber(c) < top then rec_drop_empty(h) end
-  end
-  if k == #ids then return end
-  -- The others by the chunk that holds them: one HDEL each.
-  local by, cs = {}, {}
-  for i = 2, #ids do
-    local ci = rec_chunk(ids[i])
-    if ci ~= c then
-      local key = ci or ''
-      local b = by[key]
-      if not b then
-        b = {}
-        by[key] = b
-        cs[#cs + 1] = ci or false
-      end
-      b[#b + 1] = ids[i]
-    end
-  end
-  for _, ci in ipairs(cs) do
-    local hh = rec_hash(tag, ci)
-    local n = redis.pcall('HDEL', hh, unpack(by[ci or '']))
-    if type(n) == 'number' and ci then
+  -- Deletes the ids from the chunk c (false: T:jobs); returns how many.
+  local function del_from(c, del)
+    local h = rec_hash(tag, c)
+    local k = redis.pcall('HDEL', h, unpack(del))
+    if type(k) ~= 'number' then return 0 end
+    if c then
       top = top or
               seq_chunk(tonumber(redis.call('GET', tag .. ':seq') or '0') or 0)
-      if tonumber(ci) < top then rec_drop_empty(hh) end
+      if tonumber(c) < top then rec_drop_empty(h) end
+    end
+    return k
+  end
+  local c = rec_chunk(ids[1])
+  local k = del_from(c, ids)
+  if k == n then return end
+  -- A batch across two chunks: the last id's holds the rest (the jobs of a
+  -- few groups come from blocks side by side, lib/queue_add.lua).
+  local cl = rec_chunk(ids[n])
+  if cl ~= c then
+    k = k + del_from(cl, ids)
+    if k == n then return end
+  end
+  -- The others by the chunk that holds them: one HDEL each.
+  local by, cs = recs_by_chunk(ids, 2)
+  for _, ci in ipairs(cs) do
+    if ci ~= c and ci ~= cl then
+      local b, del = by[ci or ''], {}
+      for x = 1, #b do del[x] = ids[b[x]] end
+      del_from(ci, del)
     end
   end
 end
