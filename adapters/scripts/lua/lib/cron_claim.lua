@@ -1,0 +1,119 @@
+-- cron_claim.lua -- included, after cron_int, cron_occ and fence, by the
+-- scripts that claim occurrences (--#include cron_claim): cron_fire.lua
+-- (one definition, any target) and cron_fire_many.lua (many callback
+-- definitions in one call).
+--
+-- cron_claim(c, out) settles the occurrences of one definition, by the
+-- server clock c.now, and appends a status and a token per occurrence to
+-- `out` (the statuses of cron_fire.lua); it returns the fires counted (0
+-- without a limit). `c` holds: S (the definition's keys, cron_occ.lua),
+-- node, keep (keep_count), age (keep_age_ms, 0: none), mintok, target
+-- ('' none, 'p' a pool job, '1' a queue job: c.enqueue(t, now) adds it),
+-- max (max_fires, 0: none), gen, start, stop (end, 0: none), and the
+-- occurrences, oldest first: c.times[i] (fire ms, a string) and c.acts[i]
+-- ('f' fire, 'm' log as missed).
+--
+-- A losing node pays one command per occurrence: the ZSCORE that finds it
+-- logged. S:floor, S:top and S:fired are read in one MGET, for an
+-- occurrence not logged yet (or at once, for a definition with a limit,
+-- whose count is always answered). The log is trimmed to keep entries,
+-- none older than age, up to 1000 per call, in batches: when a call logs
+-- a missed occurrence, or fires one whose token is a multiple of
+-- ceil(keep / 4), so that the log holds about 1.25 x keep entries at most
+-- and a fire pays a quarter of a trim.
+local function cron_claim(c, out)
+  local S = c.S
+  local OCC, ENT = S .. ':occ', S .. ':ent'
+  local max, now = c.max, c.now
+  local floor, top, fired, counted
+  local function state()
+    if floor then return end
+    local v
+    if max > 0 then
+      v = redis.call('MGET', S .. ':floor', S .. ':top', S .. ':fired')
+    else
+      v = redis.call('MGET', S .. ':floor', S .. ':top')
+    end
+    floor, top, fired = tonumber(v[1] or '-1'), tonumber(v[2] or '-1'), 0
+    if v[3] then
+      local g, k = string.match(v[3], '^(%d+):(%d+)$')
+      if g == c.gen then fired = tonumber(k) end
+    end
+    counted = fired
+  end
+  if max > 0 then state() end
+  local trim = false
+  local step = math.max(1, math.ceil(c.keep / 4))
+  for i = 1, #c.times do
+    local t, act = c.times[i], c.acts[i]
+    local tn = tonumber(t)
+    if tn > now then
+      out[#out + 1] = -1
+      out[#out + 1] = 0
+    elseif tn < c.start or redis.call('ZSCORE', OCC, t) then
+      out[#out + 1] = 0
+      out[#out + 1] = 0
+    else
+      state()
+      if tn <= floor then
+        out[#out + 1] = 0
+        out[#out + 1] = 0
+      elseif (c.stop > 0 and tn > c.stop) or
+             (act == 'f' and max > 0 and fired >= max) then
+        out[#out + 1] = 3
+        out[#out + 1] = 0
+      elseif act == 'f' and tn > top then
+        local f = fence_next(S .. ':fence', 1, c.mintok)
+        redis.call('SET', S .. ':top', t)
+        top = tn
+        if c.target == 'p' then
+          redis.call('HSET', ENT, t, entry(f, c.node, now, 0, 'pending'))
+          redis.call('ZADD', S .. ':pend', now, t)
+        else
+          redis.call('HSET', ENT, t, entry(f, c.node, now, 0, 'dispatched'))
+        end
+        redis.call('ZADD', OCC, t, t)
+        if c.target == '1' then c.enqueue(t, now) end
+        fired = fired + 1
+        if f % step == 0 then trim = true end
+        out[#out + 1] = 1
+        out[#out + 1] = f
+      else
+        redis.call('HSET', ENT, t, entry(0, c.node, now, now, 'missed'))
+        redis.call('ZADD', OCC, t, t)
+        trim = true
+        out[#out + 1] = 2
+        out[#out + 1] = 0
+      end
+    end
+  end
+  if max > 0 and fired ~= counted then
+    redis.call('SET', S .. ':fired', c.gen .. ':' .. fired)
+  end
+  if trim then
+    -- Trims the oldest entries beyond the bounds; S:floor remembers the
+    -- latest one trimmed, so that a trimmed occurrence is never fired
+    -- again.
+    local old = {}
+    local n = redis.call('ZCARD', OCC)
+    if n > c.keep then
+      local m = n - c.keep
+      if m > 1000 then m = 1000 end
+      old = redis.call('ZRANGE', OCC, 0, m - 1)
+    end
+    if c.age > 0 and #old < 1000 then
+      local more = redis.call('ZRANGEBYSCORE', OCC, '-inf',
+                              string.format('%d', now - c.age), 'LIMIT',
+                              #old, 1000 - #old)
+      for _, v in ipairs(more) do old[#old + 1] = v end
+    end
+    if #old > 0 then
+      redis.call('ZREM', OCC, unpack(old))
+      redis.call('HDEL', ENT, unpack(old))
+      if tonumber(old[#old]) > floor then
+        redis.call('SET', S .. ':floor', old[#old])
+      end
+    end
+  end
+  return fired or 0
+end
