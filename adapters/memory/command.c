@@ -4,7 +4,7 @@
  *
  * The table is the whole list: a script calling a command missing here
  * gets "ERR Unknown Redis command called from script", and a command form
- * the keyspace lacks (ZADD NX, SET GET, ZRANGE BYSCORE, ...) gets an error
+ * the keyspace lacks (ZADD XX, SET GET, ZRANGE BYSCORE, ...) gets an error
  * that says so, so that a script change the keyspace does not follow fails
  * in the conformance and differential tests. Everything below follows
  * Redis 7.0. */
@@ -584,28 +584,43 @@ static const char *cmd_smembers(cmd_call_t *c) {
 /* ------------------------------------------------------------------------ */
 /* Sorted sets                                                              */
 
-/* ZADD key score member [score member ...], without options: every score
- * is parsed before the first member is added. */
+/* ZADD key [NX] score member [score member ...], without other options:
+ * every score is parsed before the first member is added; with NX a
+ * member already there keeps its score (and is not counted). */
 static const char *cmd_zadd(cmd_call_t *c) {
-  static const char *const options[] = {"NX", "XX", "GT", "LT", "CH", "INCR"};
-  size_t n = (c->argc - 2) / 2, i;
-  double *scores;
+  static const char *const options[] = {"XX", "GT", "LT", "CH", "INCR"};
+  size_t first = 2, n, i;
+  double *scores, old;
   int64_t added = 0;
-  int rc;
+  int rc, nx = 0;
 
+  if (c->argc > 2 && cmd_is(c->argv[2], "NX")) {
+    nx = 1;
+    first = 3;
+  }
   for (i = 0; i < FLEET__ARRAY_SIZE(options); i++)
-    if (cmd_is(c->argv[2], options[i]))
+    if (c->argc > first && cmd_is(c->argv[first], options[i]))
       return cmd_unsupported(c);
-  if ((c->argc - 2) % 2 != 0)
+  if (c->argc <= first || (c->argc - first) % 2 != 0)
     return CMD_ERR_SYNTAX;
+  n = (c->argc - first) / 2;
   scores = fleet__ks_scratch(c->ks, n * sizeof(*scores));
   if (scores == NULL)
     return CMD_ERR_OOM;
   for (i = 0; i < n; i++)
-    if (fleet__ks_parse_double(c->argv[2 + 2 * i], &scores[i]) != 0)
+    if (fleet__ks_parse_double(c->argv[first + 2 * i], &scores[i]) != 0)
       return CMD_ERR_FLOAT;
   for (i = 0; i < n; i++) {
-    rc = fleet__ks_zadd(c->ks, c->argv[1], scores[i], c->argv[3 + 2 * i]);
+    if (nx) {
+      rc =
+          fleet__ks_zscore(c->ks, c->argv[1], c->argv[first + 1 + 2 * i], &old);
+      if (rc < 0)
+        return cmd_ks_err(rc, CMD_ERR_FLOAT);
+      if (rc > 0)
+        continue;
+    }
+    rc = fleet__ks_zadd(c->ks, c->argv[1], scores[i],
+                        c->argv[first + 1 + 2 * i]);
     if (rc < 0)
       return cmd_ks_err(rc, CMD_ERR_FLOAT);
     added += rc;

@@ -13,14 +13,18 @@
 -- occurrences, oldest first: c.times[i] (fire ms, a string) and c.acts[i]
 -- ('f' fire, 'm' log as missed).
 --
--- A losing node pays one command per occurrence: the ZSCORE that finds it
--- logged. S:floor, S:top and S:fired are read in one MGET, for an
--- occurrence not logged yet (or at once, for a definition with a limit,
--- whose count is always answered). The log is trimmed to keep entries,
--- none older than age, up to 1000 per call, in batches: when a call logs
--- a missed occurrence, or fires one whose token is a multiple of
--- ceil(keep / 4), so that the log holds about 1.25 x keep entries at most
--- and a fire pays a quarter of a trim.
+-- An occurrence is logged (ZADD NX) before anything else is looked at, so
+-- that a losing node pays one command per occurrence, the ZADD that finds
+-- it logged; the winner's log entry takes it out again (ZREM) when it turns
+-- out not to fire (at or below the floor, past the end, over the limit;
+-- rare) or when its fencing token cannot be had. S:floor, S:top and
+-- S:fired are read in one MGET, for an occurrence not logged yet (or at
+-- once, for a definition with a limit, whose count is always answered).
+-- The log is trimmed to keep entries, none older than age, up to 1000 per
+-- call, in batches: when a call logs a missed occurrence, or fires one
+-- whose token is a multiple of ceil(keep / 2), so that the log holds about
+-- 1.5 x keep entries at most and a fire pays half a trim of a few
+-- commands.
 local function cron_claim(c, out)
   local S = c.S
   local OCC, ENT = S .. ':occ', S .. ':ent'
@@ -43,27 +47,37 @@ local function cron_claim(c, out)
   end
   if max > 0 then state() end
   local trim = false
-  local step = math.max(1, math.ceil(c.keep / 4))
+  local step = math.max(1, math.ceil(c.keep / 2))
   for i = 1, #c.times do
     local t, act = c.times[i], c.acts[i]
     local tn = tonumber(t)
     if tn > now then
       out[#out + 1] = -1
       out[#out + 1] = 0
-    elseif tn < c.start or redis.call('ZSCORE', OCC, t) then
+    elseif tn < c.start or redis.call('ZADD', OCC, 'NX', t, t) == 0 then
+      -- Before start, or logged already (the ZADD that logs it is the
+      -- check).
       out[#out + 1] = 0
       out[#out + 1] = 0
     else
       state()
+      local st
       if tn <= floor then
-        out[#out + 1] = 0
-        out[#out + 1] = 0
+        st = 0
       elseif (c.stop > 0 and tn > c.stop) or
              (act == 'f' and max > 0 and fired >= max) then
-        out[#out + 1] = 3
+        st = 3
+      end
+      if st then
+        redis.call('ZREM', OCC, t)
+        out[#out + 1] = st
         out[#out + 1] = 0
       elseif act == 'f' and tn > top then
-        local f = fence_next(S .. ':fence', 1, c.mintok)
+        local ok, f = pcall(fence_next, S .. ':fence', 1, c.mintok)
+        if not ok then
+          redis.call('ZREM', OCC, t)
+          error(f)
+        end
         redis.call('SET', S .. ':top', t)
         top = tn
         if c.target == 'p' then
@@ -72,7 +86,6 @@ local function cron_claim(c, out)
         else
           redis.call('HSET', ENT, t, entry(f, c.node, now, 0, 'dispatched'))
         end
-        redis.call('ZADD', OCC, t, t)
         if c.target == '1' then c.enqueue(t, now) end
         fired = fired + 1
         if f % step == 0 then trim = true end
@@ -80,7 +93,6 @@ local function cron_claim(c, out)
         out[#out + 1] = f
       else
         redis.call('HSET', ENT, t, entry(0, c.node, now, now, 'missed'))
-        redis.call('ZADD', OCC, t, t)
         trim = true
         out[#out + 1] = 2
         out[#out + 1] = 0
@@ -94,13 +106,8 @@ local function cron_claim(c, out)
     -- Trims the oldest entries beyond the bounds; S:floor remembers the
     -- latest one trimmed, so that a trimmed occurrence is never fired
     -- again.
-    local old = {}
-    local n = redis.call('ZCARD', OCC)
-    if n > c.keep then
-      local m = n - c.keep
-      if m > 1000 then m = 1000 end
-      old = redis.call('ZRANGE', OCC, 0, m - 1)
-    end
+    local old = redis.call('ZRANGE', OCC, 0, -(c.keep + 1))
+    while #old > 1000 do old[#old] = nil end
     if c.age > 0 and #old < 1000 then
       local more = redis.call('ZRANGEBYSCORE', OCC, '-inf',
                               string.format('%d', now - c.age), 'LIMIT',
