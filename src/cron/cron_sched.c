@@ -248,23 +248,6 @@ static void def_backoff(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   fleet__handle_error(&s->base, err);
 }
 
-/* The scheduler's own calls that nobody waits for (the "last fired" hint,
- * the completions) answer here: a failure reaches the error callback. */
-static void sched_on_quiet(fleet__req_t *r, int status,
-                           const fleet__reply_t *reply) {
-  fleet__handle_t *h = r->handle;
-
-  (void)reply;
-  fleet__req_done(r);
-  if (status != 0 && status != FLEET_ECANCELED)
-    fleet__handle_error(h, status);
-}
-
-static const fleet__call_t sched_mark_call = {"cron.mark", FLEET__OP_CRON_MARK,
-                                              sched_on_quiet, NULL};
-static const fleet__call_t sched_complete_call = {
-    "cron.complete", FLEET__OP_CRON_COMPLETE, sched_on_quiet, NULL};
-
 /* Sends a call of the scheduler's own on the registry, with the arguments
  * built in s->args (`err`: the error building them gave, if any); nobody
  * waits for it, and a failure to send reaches the error callback. Returns
@@ -278,25 +261,160 @@ static int sched_send(fleet__cron_sched_t *s, const fleet__call_t *call,
   return err;
 }
 
+/* A call of the scheduler's own that nobody waits for, on the batcher, so
+ * that those made in one loop phase share one call: a completion
+ * (CRON_COMPLETE, on the occurrences' tag) or a "last fired" hint
+ * (CRON_MARK, on the registry's). It owns copies of its arguments and
+ * holds the handle until it is answered, so that a completion made right
+ * before the scheduler closes is still recorded. */
+#define CRON_QUIET_ARGS 5
+typedef struct {
+  fleet__batch_item_t item;
+  fleet__cron_sched_t *s;
+  fleet__key_t tag; /* a completion's occurrences' tag */
+  fleet_bytes_t args[CRON_QUIET_ARGS];
+  char *buf; /* the arguments' bytes */
+} cron_quiet_t;
+
+static void quiet_done(fleet__batch_item_t *it, int status,
+                       const fleet__reply_t *head, const fleet__reply_t *elem,
+                       uint64_t sent) {
+  cron_quiet_t *q = FLEET__CONTAINER_OF(it, cron_quiet_t, item);
+  fleet__cron_sched_t *s = q->s;
+  int64_t v;
+
+  (void)head;
+  (void)sent;
+  /* A completion of an entry fleet did not write (-2). */
+  if (status == 0 && it->kind->op == FLEET__OP_CRON_COMPLETE &&
+      (fleet__reply_i64(&elem[0], &v) != 0 || v == -2))
+    status = FLEET_EPROTO;
+  if (status != 0 && status != FLEET_ECANCELED && !s->base.closing)
+    fleet__handle_error(&s->base, status);
+  fleet__key_free(&q->tag);
+  free(q->buf);
+  free(q);
+  fleet__handle_unhold(&s->base);
+}
+
+static void complete_fill_group(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                                fleet_bytes_t *args) {
+  cron_quiet_t *q = FLEET__CONTAINER_OF(it, cron_quiet_t, item);
+
+  (void)keys;
+  args[0] = (fleet_bytes_t){q->s->ns, q->s->ns_len};
+}
+
+static void complete_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                          fleet_bytes_t *args) {
+  cron_quiet_t *q = FLEET__CONTAINER_OF(it, cron_quiet_t, item);
+
+  keys[0] = fleet__key_bytes(&q->tag);
+  memcpy(args, q->args, 4 * sizeof(*args));
+}
+
+static const fleet__batch_kind_t complete_kind = {
+    .op = FLEET__OP_CRON_COMPLETE,
+    .group_args = 1,
+    .item_keys = 1,
+    .item_args = 4,
+    .max_items = 256,
+    .fill_group = complete_fill_group,
+    .fill = complete_fill,
+    .done = quiet_done,
+};
+
+static void mark_fill_group(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                            fleet_bytes_t *args) {
+  cron_quiet_t *q = FLEET__CONTAINER_OF(it, cron_quiet_t, item);
+
+  keys[0] = fleet__key_bytes(&q->s->reg);
+  args[0] = (fleet_bytes_t){q->s->node, q->s->node_len};
+}
+
+static void mark_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                      fleet_bytes_t *args) {
+  cron_quiet_t *q = FLEET__CONTAINER_OF(it, cron_quiet_t, item);
+
+  (void)keys;
+  memcpy(args, q->args, 5 * sizeof(*args));
+}
+
+static const fleet__batch_kind_t mark_kind = {
+    .op = FLEET__OP_CRON_MARK,
+    .group_keys = 1,
+    .group_args = 1,
+    .item_args = 5,
+    .max_items = 256,
+    .fill_group = mark_fill_group,
+    .fill = mark_fill,
+    .done = quiet_done,
+};
+
+/* Puts a quiet call of `kind` with the `n` arguments `args` (copied) on
+ * the batcher; `tag` (copied) for a completion, else NULL. Returns 0 or
+ * FLEET_ENOMEM. */
+static int sched_quiet(fleet__cron_sched_t *s, const fleet__batch_kind_t *kind,
+                       const fleet__key_t *tag, const fleet_bytes_t *args,
+                       size_t n) {
+  cron_quiet_t *q = calloc(1, sizeof(*q));
+  size_t len = 0, i;
+  char *p;
+  int err;
+
+  for (i = 0; i < n; i++)
+    len += args[i].len;
+  if (q == NULL || (q->buf = malloc(len > 0 ? len : 1)) == NULL) {
+    free(q);
+    return FLEET_ENOMEM;
+  }
+  for (i = 0, p = q->buf; i < n; p += args[i].len, i++) {
+    if (args[i].len > 0)
+      memcpy(p, args[i].base, args[i].len);
+    q->args[i] = (fleet_bytes_t){p, args[i].len};
+  }
+  if (tag != NULL) {
+    if ((q->tag.base = malloc(tag->len)) == NULL) {
+      free(q->buf);
+      free(q);
+      return FLEET_ENOMEM;
+    }
+    memcpy(q->tag.base, tag->base, tag->len);
+    q->tag.len = q->tag.cap = tag->len;
+  }
+  q->s = s;
+  if ((err = fleet__batch_now(s->base.client, &q->item, kind, s)) != 0) {
+    fleet__key_free(&q->tag);
+    free(q->buf);
+    free(q);
+    return err;
+  }
+  fleet__handle_hold(&s->base);
+  return 0;
+}
+
 /* Records the registry's "last fired" hint (`fire_ms` -1: nothing fired),
  * the count of fires and, with `done`, that the fire limit is reached. */
 static void def_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
                      int64_t fire_ms, uint64_t token, uint64_t fired,
                      int done) {
-  int err = fleet__args_begin(&s->args, 6, 3);
+  char num[3][24];
+  fleet_bytes_t args[5];
+  int err;
 
-  if (err == 0) {
-    fleet__args_bytes(&s->args, d->key, d->key_len);
-    if (fire_ms >= 0)
-      fleet__args_i64(&s->args, fire_ms);
-    else
-      fleet__args_str(&s->args, "");
-    fleet__args_u64(&s->args, token);
-    fleet__args_bytes(&s->args, s->node, s->node_len);
-    fleet__args_u64(&s->args, fired);
-    fleet__args_str(&s->args, done ? "1" : "");
-  }
-  (void)sched_send(s, &sched_mark_call, err);
+  if (fire_ms >= 0)
+    snprintf(num[0], sizeof(num[0]), "%lld", (long long)fire_ms);
+  else
+    num[0][0] = '\0';
+  snprintf(num[1], sizeof(num[1]), "%llu", (unsigned long long)token);
+  snprintf(num[2], sizeof(num[2]), "%llu", (unsigned long long)fired);
+  args[0] = (fleet_bytes_t){d->key, d->key_len};
+  args[1] = (fleet_bytes_t){num[0], strlen(num[0])};
+  args[2] = (fleet_bytes_t){num[1], strlen(num[1])};
+  args[3] = (fleet_bytes_t){num[2], strlen(num[2])};
+  args[4] = (fleet_bytes_t){done ? "1" : "", done ? 1u : 0u};
+  if ((err = sched_quiet(s, &mark_kind, NULL, args, 5)) != 0)
+    fleet__handle_error(&s->base, err);
 }
 
 /* Hands one fired occurrence to the user; the fire takes what `w` holds
@@ -346,22 +464,23 @@ static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   sched_deliver(s, &w, fire_ms, dispatched, token);
 }
 
-/* Records the outcome of an occurrence in its log entry (cron_complete):
- * `outcome` "dispatched" for a pool job the pool accepted. Nobody waits
- * for the answer. Returns 0 or an error. */
-static int sched_record(fleet__cron_sched_t *s, const cron_what_t *w,
-                        int64_t fire_ms, uint64_t token, const char *outcome) {
-  int err = fleet__args_begin(&s->args, 5, 2);
+/* Records the outcome of an occurrence of `key` (occurrences' tag `tag`)
+ * in its log entry (cron_complete, on the batcher): `outcome` "dispatched"
+ * for a pool job the pool accepted. Nobody waits for the answer. Returns 0
+ * or an error. */
+static int sched_record(fleet__cron_sched_t *s, const fleet__key_t *tag,
+                        const char *key, size_t key_len, int64_t fire_ms,
+                        uint64_t token, const char *outcome) {
+  char num[2][24];
+  fleet_bytes_t args[4];
 
-  if (err == 0) {
-    fleet__args_bytes(&s->args, s->ns, s->ns_len);
-    fleet__args_bytes(&s->args, w->key, w->key_len);
-    fleet__args_i64(&s->args, fire_ms);
-    fleet__args_u64(&s->args, token);
-    fleet__args_str(&s->args, outcome);
-    err = fleet__cron_call(s, &sched_complete_call, &w->tag, NULL, NULL);
-  }
-  return err;
+  snprintf(num[0], sizeof(num[0]), "%lld", (long long)fire_ms);
+  snprintf(num[1], sizeof(num[1]), "%llu", (unsigned long long)token);
+  args[0] = (fleet_bytes_t){key, key_len};
+  args[1] = (fleet_bytes_t){num[0], strlen(num[0])};
+  args[2] = (fleet_bytes_t){num[1], strlen(num[1])};
+  args[3] = (fleet_bytes_t){outcome, strlen(outcome)};
+  return sched_quiet(s, &complete_kind, tag, args, 4);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -405,7 +524,8 @@ static void sched_on_dispatched(fleet_handle_t *h, int status, void *arg) {
     return;
   }
   if (status == 0 || status == FLEET_EEXIST || status == FLEET_ETIMEDOUT) {
-    err = sched_record(s, &x->what, x->fire_ms, x->token, "dispatched");
+    err = sched_record(s, &x->what.tag, x->what.key, x->what.key_len,
+                       x->fire_ms, x->token, "dispatched");
     if (err != 0)
       fleet__handle_error(&s->base, err);
     sched_deliver(s, &x->what, x->fire_ms, x->dispatched, x->token);
@@ -413,7 +533,8 @@ static void sched_on_dispatched(fleet_handle_t *h, int status, void *arg) {
     fleet__handle_error(&s->base, status);
   } else {
     snprintf(outcome, sizeof(outcome), "failed: %s", fleet_err_name(status));
-    err = sched_record(s, &x->what, x->fire_ms, x->token, outcome);
+    err = sched_record(s, &x->what.tag, x->what.key, x->what.key_len,
+                       x->fire_ms, x->token, outcome);
     fleet__handle_error(&s->base, err != 0 ? err : status);
   }
   dispatch_free(x);
@@ -936,15 +1057,8 @@ int fleet_cron_complete(fleet_cron_fire_t *fire, const char *error) {
     snprintf(outcome, len + 1, "failed: %s", error);
   else
     snprintf(outcome, len + 1, "completed");
-  err = fleet__args_begin(&s->args, 5, 2);
-  if (err == 0) {
-    fleet__args_bytes(&s->args, s->ns, s->ns_len);
-    fleet__args_str(&s->args, f->key);
-    fleet__args_i64(&s->args, f->pub.fire_ms);
-    fleet__args_u64(&s->args, f->pub.token);
-    fleet__args_str(&s->args, outcome);
-    err = fleet__cron_call(s, &sched_complete_call, &f->tag, NULL, NULL);
-  }
+  err = sched_record(s, &f->tag, f->key, strlen(f->key), f->pub.fire_ms,
+                     f->pub.token, outcome);
   free(outcome);
   if (err != 0)
     return err;
