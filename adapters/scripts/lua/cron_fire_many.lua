@@ -26,19 +26,28 @@ local now = now_ms()
 local res = {now}
 for d = 1, #KEYS do
   local a = 4 + 7 * (d - 1)
-  local key = ARGV[a + 1]
-  local times, acts = {}, {}
-  for t, act in string.gmatch(ARGV[a + 7], '(%d+)([fm])') do
-    times[#times + 1], acts[#acts + 1] = t, act
+  local key, occ = ARGV[a + 1], ARGV[a + 7]
+  local S = KEYS[d] .. ':cron:' .. ns .. ':' .. key
+  local max = tonumber(ARGV[a + 3])
+  -- The common case first: one occurrence to fire, no limit, due and not
+  -- before start, that another node has logged already (one command).
+  local one = max == 0 and string.match(occ, '^(%d+)f$')
+  if one and tonumber(one) <= now and tonumber(one) >= tonumber(ARGV[a + 5])
+     and redis.call('ZSCORE', S .. ':occ', one) then
+    res[d + 1] = {0, 0, 0}
+  else
+    local times, acts = {}, {}
+    for t, act in string.gmatch(occ, '(%d+)([fm])') do
+      times[#times + 1], acts[#acts + 1] = t, act
+    end
+    local out = {0}
+    out[1] = cron_claim({S = S, node = node, keep = keep, age = age,
+                         mintok = tonumber(ARGV[a + 2]), target = '',
+                         max = max, gen = ARGV[a + 4],
+                         start = tonumber(ARGV[a + 5]),
+                         stop = tonumber(ARGV[a + 6]), now = now,
+                         times = times, acts = acts}, out)
+    res[d + 1] = out
   end
-  local out = {0}
-  out[1] = cron_claim({S = KEYS[d] .. ':cron:' .. ns .. ':' .. key,
-                       node = node, keep = keep, age = age,
-                       mintok = tonumber(ARGV[a + 2]), target = '',
-                       max = tonumber(ARGV[a + 3]), gen = ARGV[a + 4],
-                       start = tonumber(ARGV[a + 5]),
-                       stop = tonumber(ARGV[a + 6]), now = now,
-                       times = times, acts = acts}, out)
-  res[d + 1] = out
 end
 return res

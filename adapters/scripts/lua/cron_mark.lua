@@ -22,7 +22,7 @@ local keys = {}
 for i = 1, n do keys[i] = ARGV[2 + 5 * (i - 1)] end
 local defined = redis.call('HMGET', T .. ':cron:defs', unpack(keys))
 local last = redis.call('HMGET', T .. ':cron:last', unpack(keys))
-local res, set = {}, {}
+local res, set, known = {}, {}, {}
 for i = 1, n do
   local a = 1 + 5 * (i - 1)
   local key, fire, token = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
@@ -39,15 +39,14 @@ for i = 1, n do
         redis.call('HSET', def, 'done', fmt('%d', now_ms()))
       end
     end
-    local f = last[i] and tonumber(string.match(last[i], '^(%d+):'))
+    -- A key given twice in one call: its first entry's record counts as
+    -- read for the second.
+    local cur = known[key] or last[i]
+    local f = cur and tonumber(string.match(cur, '^(%d+):'))
     if fire ~= '' and not (f and f >= tonumber(fire)) then
-      -- A later entry of the same key in this call wins.
-      last[i] = fire .. ':' .. token .. ':' .. node
-      for j = i + 1, n do
-        if keys[j] == key then last[j] = last[i] end
-      end
+      known[key] = fire .. ':' .. token .. ':' .. node
       set[#set + 1] = key
-      set[#set + 1] = last[i]
+      set[#set + 1] = known[key]
       res[i] = 1
     end
   end
