@@ -28,9 +28,12 @@
 //   node kaal.js --url redis://HOST:PORT [--defs N] [--every S]
 //     [--rounds R] [--nodes K] [--tick S] [--lookback S] [--log]
 //
-// --lookback defaults to Kaal's 120 s; `--lookback 0` is the tightest
-// window (each occurrence sent once per node, on the first tick after it).
-// Metrics, as JSON lines in fleet-bench's format: fire_* (fires/s, client
+// --lookback defaults to Kaal's 120 s; `--lookback 5` (one tick) is the
+// tightest window that still sees every occurrence (each sent by each node
+// on one or two ticks; with 0 a tick sees only an occurrence at its own
+// instant).
+// Metrics, as JSON lines in fleet-bench's format, bench "kaal-lookback<S>":
+// fire_* (fires/s, client
 // and server CPU per fire, commands and scripts per fire from INFO
 // commandstats) and lateness_p50_us / lateness_p99_us (the wall clock when
 // the lease is won minus the fire time).
@@ -39,7 +42,8 @@
 const crypto = require('crypto');
 const { connect } = require('./resp');
 
-const BENCH = 'kaal';
+// The bench's name carries the window: kaal-lookback<S>.
+let BENCH = 'kaal';
 const NS = 'kaal';
 
 function parseArgs(argv) {
@@ -108,6 +112,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 async function main() {
   const o = parseArgs(process.argv);
+  BENCH = `kaal-lookback${o.lookback}`;
   const info = connect(o.host, o.port);
   const nodes = [];
   for (let k = 0; k < o.nodes; k++) nodes.push(connect(o.host, o.port));
