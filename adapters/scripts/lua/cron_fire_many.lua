@@ -30,10 +30,15 @@ for d = 1, #KEYS do
   local S = KEYS[d] .. ':cron:' .. ns .. ':' .. key
   local max = tonumber(ARGV[a + 3])
   -- The common case first: one occurrence to fire, no limit, due and not
-  -- before start, that another node has logged already (one command).
+  -- before start: the ZADD NX that logs it tells a losing node that
+  -- another has (its one command); the winner goes on with it logged.
   local one = max == 0 and string.match(occ, '^(%d+)f$')
+  local added
   if one and tonumber(one) <= now and tonumber(one) >= tonumber(ARGV[a + 5])
-     and redis.call('ZSCORE', S .. ':occ', one) then
+  then
+    added = redis.call('ZADD', S .. ':occ', 'NX', one, one) == 1 and one
+  end
+  if one and added == false then
     res[d + 1] = {0, 0, 0}
   else
     local times, acts = {}, {}
@@ -45,8 +50,8 @@ for d = 1, #KEYS do
                          mintok = tonumber(ARGV[a + 2]), target = '',
                          max = max, gen = ARGV[a + 4],
                          start = tonumber(ARGV[a + 5]),
-                         stop = tonumber(ARGV[a + 6]), now = now,
-                         times = times, acts = acts}, out)
+                           stop = tonumber(ARGV[a + 6]), now = now,
+                         times = times, acts = acts, added = added}, out)
     res[d + 1] = out
   end
 end

@@ -11,7 +11,8 @@
 -- ('' none, 'p' a pool job, '1' a queue job: c.enqueue(t, now) adds it),
 -- max (max_fires, 0: none), gen, start, stop (end, 0: none), and the
 -- occurrences, oldest first: c.times[i] (fire ms, a string) and c.acts[i]
--- ('f' fire, 'm' log as missed).
+-- ('f' fire, 'm' log as missed); c.added, the one occurrence the caller
+-- has logged already with its ZADD NX (due and not before start), or nil.
 --
 -- An occurrence is logged (ZADD NX) before anything else is looked at, so
 -- that a losing node pays one command per occurrence, the ZADD that finds
@@ -84,7 +85,8 @@ local function cron_claim(c, out)
     if tn > now then
       out[#out + 1] = -1
       out[#out + 1] = 0
-    elseif tn < c.start or redis.call('ZADD', OCC, 'NX', t, t) == 0 then
+    elseif tn < c.start or
+           (t ~= c.added and redis.call('ZADD', OCC, 'NX', t, t) == 0) then
       -- Before start, or logged already (the ZADD that logs it is the
       -- check).
       out[#out + 1] = 0
