@@ -38,6 +38,8 @@
   XX(client_scan_names)                                                        \
   XX(pool_dispatch_basic)                                                      \
   XX(pool_rebalance)                                                           \
+  XX(cron_fire_once)                                                           \
+  XX(cron_claim_batched)                                                       \
   XX(cron_pool_target)
 
 /* XX(name, timeout in seconds) */

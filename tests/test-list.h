@@ -436,6 +436,8 @@ CONFORMANCE_DECLARE(cron_catch_up)
 CONFORMANCE_DECLARE(cron_log_dedup)
 CONFORMANCE_DECLARE(cron_close_in_fire)
 CONFORMANCE_DECLARE(cron_foreign_data)
+CONFORMANCE_DECLARE(cron_claim_batched)
+CONFORMANCE_DECLARE(cron_claim_old_layout)
 
 /* test_cron_mp.c */
 TEST_DECLARE(cron_mp_once)
@@ -921,6 +923,8 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(cron_log_dedup)
   CONFORMANCE_ENTRY(cron_close_in_fire)
   CONFORMANCE_ENTRY(cron_foreign_data)
+  CONFORMANCE_ENTRY(cron_claim_batched)
+  CONFORMANCE_ENTRY(cron_claim_old_layout)
 
   /* test_cron_mp.c */
   TEST_ENTRY_TIMEOUT(cron_mp_once, 90)

@@ -7,6 +7,8 @@
  * scheduler followed by the other; the three catch-up policies after no
  * scheduler ran; an occurrence in the log never fired again; and a
  * scheduler closed from inside its fire callback. */
+#include "backend.h"
+#include "core/client.h"
 #include "test_lock_env.h"
 
 #define REC_MAX 512
@@ -999,5 +1001,174 @@ CONFORMANCE_IMPL(cron_foreign_data) {
   ASSERT_NOT_NULL(r);
   ASSERT_EQ(REDIS_REPLY_STRING, r->type);
   freeReplyObject(r);
+  lock_env_close(&e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The claim itself: batched fires, the trim in batches, the floor         */
+
+/* What a raw op answered, its integers flattened (nested arrays in order,
+ * strings and nils as -9). */
+typedef struct {
+  int done;
+  int status;
+  size_t n;
+  int64_t v[256];
+} raw_t;
+
+static void raw_flatten(raw_t *f, const fleet__reply_t *r) {
+  size_t i;
+
+  if (r->type == FLEET__REPLY_ARRAY) {
+    for (i = 0; i < r->nelem; i++)
+      raw_flatten(f, &r->elem[i]);
+    return;
+  }
+  if (f->n < 256)
+    f->v[f->n++] = r->type == FLEET__REPLY_INT ? r->integer : -9;
+}
+
+static void on_raw(void *arg, int status, const fleet__reply_t *reply) {
+  raw_t *f = arg;
+
+  f->status = status;
+  if (status == 0)
+    raw_flatten(f, reply);
+  f->done = 1;
+}
+
+/* Runs `op` with the keys `k` and the strings `a` on `c`; asserts it
+ * succeeds. */
+static raw_t raw_op(lock_env_t *e, fleet_client_t *c, fleet__op_t op,
+                    const char *const *k, size_t nk, const char *const *a,
+                    size_t na) {
+  fleet_bytes_t keys[4], args[32];
+  raw_t f;
+  size_t i;
+
+  ASSERT_ULE(nk, 4);
+  ASSERT_ULE(na, 32);
+  for (i = 0; i < nk; i++)
+    keys[i] = (fleet_bytes_t){k[i], strlen(k[i])};
+  for (i = 0; i < na; i++)
+    args[i] = (fleet_bytes_t){a[i], strlen(a[i])};
+  memset(&f, 0, sizeof(f));
+  ASSERT_OK(fleet__backend_call(fleet__client_backend(c), op, keys, nk, args,
+                                na, on_raw, &f));
+  ASSERT(lock_env_wait(e, &f.done, 1, 5000));
+  ASSERT_OK(f.status);
+  return f;
+}
+
+#define CT_TAG "{ct:claim}"
+
+/* One CRON_FIRE_MANY from node `node` of two definitions "a" and "b" of
+ * namespace "ns" (both under CT_TAG), keep_count 4, each sent `occ`;
+ * returns the flattened answer: now, then per definition its count and
+ * one status, token pair per occurrence. */
+static raw_t ct_fire(lock_env_t *e, fleet_client_t *c, const char *node,
+                     const char *occ_a, const char *occ_b) {
+  const char *k[2] = {CT_TAG, CT_TAG};
+  const char *a[18] = {"ns", node,  "4", "0", "a", "0", "0", "1", "0",
+                       "0",  occ_a, "b", "0", "0", "1", "0", "0", occ_b};
+
+  return raw_op(e, c, FLEET__OP_CRON_FIRE_MANY, k, 2, a, 18);
+}
+
+/* The dispatch log of definition `key`: its entries' count and top. */
+static size_t ct_log(lock_env_t *e, const char *key, int64_t *top) {
+  const char *k[1] = {CT_TAG};
+  const char *a[3] = {"ns", key, "1000"};
+  raw_t f = raw_op(e, &e->c1, FLEET__OP_CRON_HISTORY, k, 1, a, 3);
+
+  *top = f.v[0];
+  ASSERT_UEQ(0, (f.n - 1) % 6);
+  return (f.n - 1) / 6;
+}
+
+/* Two definitions claimed in one call by two nodes: each occurrence goes
+ * to exactly one, with increasing tokens; the log is trimmed in batches
+ * (never past 1.5 x keep_count) and a trimmed occurrence sent again is
+ * never fired again; an 'f' occurrence at or before the latest fire is
+ * logged as missed. */
+CONFORMANCE_IMPL(cron_claim_batched) {
+  lock_env_t e;
+  int64_t top, last_tok = 0;
+  char occ[32];
+  raw_t f, g;
+  size_t n;
+  int i;
+
+  lock_env_init(&e, b->url);
+  for (i = 1; i <= 12; i++) {
+    snprintf(occ, sizeof(occ), "%df", 1000 * i);
+    f = ct_fire(&e, &e.c1, "n1", occ, occ);
+    g = ct_fire(&e, &e.c2, "n2", occ, occ);
+    /* now, count, status, token (a), count, status, token (b). */
+    ASSERT_UEQ(7, f.n);
+    ASSERT_UEQ(7, g.n);
+    ASSERT_EQ(1, f.v[2]);
+    ASSERT_EQ(1, f.v[5]);
+    ASSERT_EQ(0, g.v[2]);
+    ASSERT_EQ(0, g.v[5]);
+    ASSERT(f.v[3] > last_tok);
+    last_tok = f.v[3];
+    n = ct_log(&e, "a", &top);
+    ASSERT_EQ(1000 * i, top);
+    ASSERT_ULE(n, 6); /* keep_count 4, trimmed every 2 fires */
+    ASSERT_UGE(n, (size_t)(i < 4 ? i : 4));
+  }
+  /* The oldest were trimmed: sent again, they are not fired. */
+  f = ct_fire(&e, &e.c2, "n2", "1000f,2000f", "3000f");
+  ASSERT_UEQ(9, f.n);
+  ASSERT_EQ(0, f.v[2]);
+  ASSERT_EQ(0, f.v[4]);
+  ASSERT_EQ(0, f.v[6]);
+  ASSERT_ULE(ct_log(&e, "a", &top), 6); /* and they are not logged */
+  /* One not logged, at or before the latest fire: missed, no token. */
+  f = ct_fire(&e, &e.c1, "n1", "11500f", "13000f");
+  ASSERT_EQ(2, f.v[2]);
+  ASSERT_EQ(0, f.v[3]);
+  ASSERT_EQ(1, f.v[5]);
+  ASSERT_EQ(12000, (ct_log(&e, "a", &top), top));
+  ASSERT_EQ(13000, (ct_log(&e, "b", &top), top));
+  /* Not due by the server clock. */
+  f = ct_fire(&e, &e.c1, "n1", "99999999999999f", "14000f");
+  ASSERT_EQ(-1, f.v[2]);
+  ASSERT_EQ(1, f.v[5]);
+  lock_env_close(&e);
+}
+
+/* A definition last fired by an older fleet keeps its latest fire and
+ * trim floor in the strings S:top and S:floor: they still hold. */
+CONFORMANCE_IMPL(cron_claim_old_layout) {
+  lock_env_t e;
+  int64_t top;
+  redisReply *r;
+  raw_t f;
+
+  if (b->redis == NULL)
+    fleet_test_skip("the older layout is written with Redis commands");
+  lock_env_init(&e, b->url);
+  r = fleet_test_redis_cmd(b->redis,
+                           "MSET " CT_TAG ":cron:ns:a:top 5000 " CT_TAG
+                           ":cron:ns:a:floor 3000");
+  ASSERT_NOT_NULL(r);
+  freeReplyObject(r);
+  ASSERT_EQ(5000, (ct_log(&e, "a", &top), top));
+  /* At the floor: nothing; between floor and top: missed; above: fired. */
+  f = ct_fire(&e, &e.c1, "n1", "3000f,4000f,6000f", "1000f");
+  ASSERT_UEQ(11, f.n);
+  ASSERT_EQ(0, f.v[2]);
+  ASSERT_EQ(2, f.v[4]);
+  ASSERT_EQ(1, f.v[6]);
+  ASSERT_EQ(1, f.v[8]);
+  ASSERT_EQ(6000, (ct_log(&e, "a", &top), top));
+  /* From now on S:ent holds them: the floor too. */
+  f = ct_fire(&e, &e.c2, "n2", "2000f,3000f", "1000f");
+  ASSERT_UEQ(9, f.n);
+  ASSERT_EQ(0, f.v[2]);
+  ASSERT_EQ(0, f.v[4]);
+  ASSERT_EQ(0, f.v[6]);
   lock_env_close(&e);
 }

@@ -803,9 +803,10 @@ static void diff_both(diff_t *d, size_t argc, const char *const *argv) {
   free(r.line);
 }
 
-/* Random SET, ZADD (also with GT: a member's score only raised), MGET
- * (with missing keys and a key of another type) and ZPOPMIN (with and without a
- * count, on an empty set too), replies and keyspace compared. */
+/* Random SET, ZADD (with and without NX, and with GT: a member's score
+ * only raised), MGET (with missing keys and a key of another type) and
+ * ZPOPMIN (with and without a count, on an empty set too), replies and
+ * keyspace compared. */
 TEST_IMPL(diff_mget_zpopmin) {
   static const char *const skeys[] = {"{t:m}:s0", "{t:m}:s1", "{t:m}:s2"};
   const char *const hset[] = {"HSET", "{t:m}:h", "f", "v"};
@@ -815,7 +816,7 @@ TEST_IMPL(diff_mget_zpopmin) {
   diff_init(&d, 0x9e3779b97f4a7c15ull);
   diff_both(&d, 4, hset);
   for (d.steps = 0; d.steps < 600; d.steps++) {
-    switch (diff_rand(&d, 5)) {
+    switch (diff_rand(&d, 6)) {
       case 0: {
         const char *argv[] = {"SET", skeys[diff_rand(&d, 3)], value};
         snprintf(value, sizeof(value), "v%u", diff_rand(&d, 100));
@@ -832,6 +833,13 @@ TEST_IMPL(diff_mget_zpopmin) {
         const char *argv[] = {"ZPOPMIN", "{t:m}:z", count};
         snprintf(count, sizeof(count), "%u", diff_rand(&d, 4));
         diff_both(&d, diff_rand(&d, 2) == 0 ? 2 : 3, argv);
+        break;
+      }
+      case 3: {
+        const char *argv[] = {"ZADD", "{t:m}:z", "NX", score, member};
+        snprintf(score, sizeof(score), "%u", diff_rand(&d, 50));
+        snprintf(member, sizeof(member), "m%u", diff_rand(&d, 30));
+        diff_both(&d, 5, argv);
         break;
       }
       default: {

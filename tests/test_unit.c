@@ -697,11 +697,11 @@ TEST_IMPL(unit_op_name) {
  * "A fenced op": exactly those that grant fencing tokens. */
 TEST_IMPL(unit_op_fenced) {
   static const fleet__op_t fenced[] = {
-      FLEET__OP_LOCK_ACQUIRE, FLEET__OP_QUEUE_ENQUEUE,
-      FLEET__OP_QUEUE_CLAIM,  FLEET__OP_QUEUE_COMPLETE_CLAIM,
-      FLEET__OP_CRON_FIRE,    FLEET__OP_POOL_DISPATCH,
-      FLEET__OP_POOL_JOIN,    FLEET__OP_POOL_MOVE,
-      FLEET__OP_POOL_STOPPED};
+      FLEET__OP_LOCK_ACQUIRE,  FLEET__OP_QUEUE_ENQUEUE,
+      FLEET__OP_QUEUE_CLAIM,   FLEET__OP_QUEUE_COMPLETE_CLAIM,
+      FLEET__OP_CRON_FIRE,     FLEET__OP_CRON_FIRE_MANY,
+      FLEET__OP_POOL_DISPATCH, FLEET__OP_POOL_JOIN,
+      FLEET__OP_POOL_MOVE,     FLEET__OP_POOL_STOPPED};
   size_t i, n = 0;
   int op;
 

@@ -4,7 +4,7 @@
  *
  * The table is the whole list: a script calling a command missing here
  * gets "ERR Unknown Redis command called from script", and a command form
- * the keyspace lacks (ZADD NX, SET GET, ZRANGE BYSCORE, ...) gets an error
+ * the keyspace lacks (ZADD XX, SET GET, ZRANGE BYSCORE, ...) gets an error
  * that says so, so that a script change the keyspace does not follow fails
  * in the conformance and differential tests. Everything below follows
  * Redis 7.0. */
@@ -584,38 +584,48 @@ static const char *cmd_smembers(cmd_call_t *c) {
 /* ------------------------------------------------------------------------ */
 /* Sorted sets                                                              */
 
-/* ZADD key [GT] score member [score member ...], no other option: every
- * score is parsed before the first member is added. With GT, a member
- * already in the set takes the score only when it is greater (a new one
- * is added), as Redis does. */
+/* ZADD key [NX|GT] score member [score member ...], without other
+ * options, as Redis does them: every score is parsed before the first
+ * member is added; with NX a member already there keeps its score (and is
+ * not counted); with GT it takes the new score only when it is greater (a
+ * new member is added). */
 static const char *cmd_zadd(cmd_call_t *c) {
-  static const char *const options[] = {"NX", "XX", "LT", "CH", "INCR"};
-  int gt = c->argc > 2 && cmd_is(c->argv[2], "GT");
-  size_t a = gt ? 3 : 2, n = (c->argc - a) / 2, i;
+  static const char *const options[] = {"NX", "XX", "GT", "LT", "CH", "INCR"};
+  size_t first = 2, n, i;
   double *scores, old;
   int64_t added = 0;
-  int rc;
+  int rc, nx = 0, gt = 0;
 
+  if (c->argc > 2 && cmd_is(c->argv[2], "NX")) {
+    nx = 1;
+    first = 3;
+  } else if (c->argc > 2 && cmd_is(c->argv[2], "GT")) {
+    gt = 1;
+    first = 3;
+  }
   for (i = 0; i < FLEET__ARRAY_SIZE(options); i++)
-    if (cmd_is(c->argv[a], options[i]) || cmd_is(c->argv[a], "GT"))
+    if (c->argc > first && cmd_is(c->argv[first], options[i]))
       return cmd_unsupported(c);
-  if (n == 0 || (c->argc - a) % 2 != 0)
+  if (c->argc <= first || (c->argc - first) % 2 != 0)
     return CMD_ERR_SYNTAX;
+  n = (c->argc - first) / 2;
   scores = fleet__ks_scratch(c->ks, n * sizeof(*scores));
   if (scores == NULL)
     return CMD_ERR_OOM;
   for (i = 0; i < n; i++)
-    if (fleet__ks_parse_double(c->argv[a + 2 * i], &scores[i]) != 0)
+    if (fleet__ks_parse_double(c->argv[first + 2 * i], &scores[i]) != 0)
       return CMD_ERR_FLOAT;
   for (i = 0; i < n; i++) {
-    if (gt) {
-      rc = fleet__ks_zscore(c->ks, c->argv[1], c->argv[a + 1 + 2 * i], &old);
+    if (nx || gt) {
+      rc =
+          fleet__ks_zscore(c->ks, c->argv[1], c->argv[first + 1 + 2 * i], &old);
       if (rc < 0)
         return cmd_ks_err(rc, CMD_ERR_FLOAT);
-      if (rc > 0 && !(scores[i] > old))
+      if (rc > 0 && (nx || !(scores[i] > old)))
         continue;
     }
-    rc = fleet__ks_zadd(c->ks, c->argv[1], scores[i], c->argv[a + 1 + 2 * i]);
+    rc = fleet__ks_zadd(c->ks, c->argv[1], scores[i],
+                        c->argv[first + 1 + 2 * i]);
     if (rc < 0)
       return cmd_ks_err(rc, CMD_ERR_FLOAT);
     added += rc;

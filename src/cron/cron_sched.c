@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cron_sched_int.h"
+#include "core/batcher.h"
 
 /* The first delay after a failed fire or reload, in ms. */
 #define CRON_BACKOFF_MIN_MS 50
@@ -247,23 +248,6 @@ static void def_backoff(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   fleet__handle_error(&s->base, err);
 }
 
-/* The scheduler's own calls that nobody waits for (the "last fired" hint,
- * the completions) answer here: a failure reaches the error callback. */
-static void sched_on_quiet(fleet__req_t *r, int status,
-                           const fleet__reply_t *reply) {
-  fleet__handle_t *h = r->handle;
-
-  (void)reply;
-  fleet__req_done(r);
-  if (status != 0 && status != FLEET_ECANCELED)
-    fleet__handle_error(h, status);
-}
-
-static const fleet__call_t sched_mark_call = {"cron.mark", FLEET__OP_CRON_MARK,
-                                              sched_on_quiet, NULL};
-static const fleet__call_t sched_complete_call = {
-    "cron.complete", FLEET__OP_CRON_COMPLETE, sched_on_quiet, NULL};
-
 /* Sends a call of the scheduler's own on the registry, with the arguments
  * built in s->args (`err`: the error building them gave, if any); nobody
  * waits for it, and a failure to send reaches the error callback. Returns
@@ -277,25 +261,160 @@ static int sched_send(fleet__cron_sched_t *s, const fleet__call_t *call,
   return err;
 }
 
+/* A call of the scheduler's own that nobody waits for, on the batcher, so
+ * that those made in one loop phase share one call: a completion
+ * (CRON_COMPLETE, on the occurrences' tag) or a "last fired" hint
+ * (CRON_MARK, on the registry's). It owns copies of its arguments and
+ * holds the handle until it is answered, so that a completion made right
+ * before the scheduler closes is still recorded. */
+#define CRON_QUIET_ARGS 5
+typedef struct {
+  fleet__batch_item_t item;
+  fleet__cron_sched_t *s;
+  fleet__key_t tag; /* a completion's occurrences' tag */
+  fleet_bytes_t args[CRON_QUIET_ARGS];
+  char *buf; /* the arguments' bytes */
+} cron_quiet_t;
+
+static void quiet_done(fleet__batch_item_t *it, int status,
+                       const fleet__reply_t *head, const fleet__reply_t *elem,
+                       uint64_t sent) {
+  cron_quiet_t *q = FLEET__CONTAINER_OF(it, cron_quiet_t, item);
+  fleet__cron_sched_t *s = q->s;
+  int64_t v;
+
+  (void)head;
+  (void)sent;
+  /* A completion of an entry fleet did not write (-2). */
+  if (status == 0 && it->kind->op == FLEET__OP_CRON_COMPLETE &&
+      (fleet__reply_i64(&elem[0], &v) != 0 || v == -2))
+    status = FLEET_EPROTO;
+  if (status != 0 && status != FLEET_ECANCELED && !s->base.closing)
+    fleet__handle_error(&s->base, status);
+  fleet__key_free(&q->tag);
+  free(q->buf);
+  free(q);
+  fleet__handle_unhold(&s->base);
+}
+
+static void complete_fill_group(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                                fleet_bytes_t *args) {
+  cron_quiet_t *q = FLEET__CONTAINER_OF(it, cron_quiet_t, item);
+
+  (void)keys;
+  args[0] = (fleet_bytes_t){q->s->ns, q->s->ns_len};
+}
+
+static void complete_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                          fleet_bytes_t *args) {
+  cron_quiet_t *q = FLEET__CONTAINER_OF(it, cron_quiet_t, item);
+
+  keys[0] = fleet__key_bytes(&q->tag);
+  memcpy(args, q->args, 4 * sizeof(*args));
+}
+
+static const fleet__batch_kind_t complete_kind = {
+    .op = FLEET__OP_CRON_COMPLETE,
+    .group_args = 1,
+    .item_keys = 1,
+    .item_args = 4,
+    .max_items = 256,
+    .fill_group = complete_fill_group,
+    .fill = complete_fill,
+    .done = quiet_done,
+};
+
+static void mark_fill_group(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                            fleet_bytes_t *args) {
+  cron_quiet_t *q = FLEET__CONTAINER_OF(it, cron_quiet_t, item);
+
+  keys[0] = fleet__key_bytes(&q->s->reg);
+  args[0] = (fleet_bytes_t){q->s->node, q->s->node_len};
+}
+
+static void mark_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                      fleet_bytes_t *args) {
+  cron_quiet_t *q = FLEET__CONTAINER_OF(it, cron_quiet_t, item);
+
+  (void)keys;
+  memcpy(args, q->args, 5 * sizeof(*args));
+}
+
+static const fleet__batch_kind_t mark_kind = {
+    .op = FLEET__OP_CRON_MARK,
+    .group_keys = 1,
+    .group_args = 1,
+    .item_args = 5,
+    .max_items = 256,
+    .fill_group = mark_fill_group,
+    .fill = mark_fill,
+    .done = quiet_done,
+};
+
+/* Puts a quiet call of `kind` with the `n` arguments `args` (copied) on
+ * the batcher; `tag` (copied) for a completion, else NULL. Returns 0 or
+ * FLEET_ENOMEM. */
+static int sched_quiet(fleet__cron_sched_t *s, const fleet__batch_kind_t *kind,
+                       const fleet__key_t *tag, const fleet_bytes_t *args,
+                       size_t n) {
+  cron_quiet_t *q = calloc(1, sizeof(*q));
+  size_t len = 0, i;
+  char *p;
+  int err;
+
+  for (i = 0; i < n; i++)
+    len += args[i].len;
+  if (q == NULL || (q->buf = malloc(len > 0 ? len : 1)) == NULL) {
+    free(q);
+    return FLEET_ENOMEM;
+  }
+  for (i = 0, p = q->buf; i < n; p += args[i].len, i++) {
+    if (args[i].len > 0)
+      memcpy(p, args[i].base, args[i].len);
+    q->args[i] = (fleet_bytes_t){p, args[i].len};
+  }
+  if (tag != NULL) {
+    if ((q->tag.base = malloc(tag->len)) == NULL) {
+      free(q->buf);
+      free(q);
+      return FLEET_ENOMEM;
+    }
+    memcpy(q->tag.base, tag->base, tag->len);
+    q->tag.len = q->tag.cap = tag->len;
+  }
+  q->s = s;
+  if ((err = fleet__batch_now(s->base.client, &q->item, kind, s)) != 0) {
+    fleet__key_free(&q->tag);
+    free(q->buf);
+    free(q);
+    return err;
+  }
+  fleet__handle_hold(&s->base);
+  return 0;
+}
+
 /* Records the registry's "last fired" hint (`fire_ms` -1: nothing fired),
  * the count of fires and, with `done`, that the fire limit is reached. */
 static void def_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
                      int64_t fire_ms, uint64_t token, uint64_t fired,
                      int done) {
-  int err = fleet__args_begin(&s->args, 6, 3);
+  char num[3][24];
+  fleet_bytes_t args[5];
+  int err;
 
-  if (err == 0) {
-    fleet__args_bytes(&s->args, d->key, d->key_len);
-    if (fire_ms >= 0)
-      fleet__args_i64(&s->args, fire_ms);
-    else
-      fleet__args_str(&s->args, "");
-    fleet__args_u64(&s->args, token);
-    fleet__args_bytes(&s->args, s->node, s->node_len);
-    fleet__args_u64(&s->args, fired);
-    fleet__args_str(&s->args, done ? "1" : "");
-  }
-  (void)sched_send(s, &sched_mark_call, err);
+  if (fire_ms >= 0)
+    snprintf(num[0], sizeof(num[0]), "%lld", (long long)fire_ms);
+  else
+    num[0][0] = '\0';
+  snprintf(num[1], sizeof(num[1]), "%llu", (unsigned long long)token);
+  snprintf(num[2], sizeof(num[2]), "%llu", (unsigned long long)fired);
+  args[0] = (fleet_bytes_t){d->key, d->key_len};
+  args[1] = (fleet_bytes_t){num[0], strlen(num[0])};
+  args[2] = (fleet_bytes_t){num[1], strlen(num[1])};
+  args[3] = (fleet_bytes_t){num[2], strlen(num[2])};
+  args[4] = (fleet_bytes_t){done ? "1" : "", done ? 1u : 0u};
+  if ((err = sched_quiet(s, &mark_kind, NULL, args, 5)) != 0)
+    fleet__handle_error(&s->base, err);
 }
 
 /* Hands one fired occurrence to the user; the fire takes what `w` holds
@@ -345,22 +464,23 @@ static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   sched_deliver(s, &w, fire_ms, dispatched, token);
 }
 
-/* Records the outcome of an occurrence in its log entry (cron_complete):
- * `outcome` "dispatched" for a pool job the pool accepted. Nobody waits
- * for the answer. Returns 0 or an error. */
-static int sched_record(fleet__cron_sched_t *s, const cron_what_t *w,
-                        int64_t fire_ms, uint64_t token, const char *outcome) {
-  int err = fleet__args_begin(&s->args, 5, 2);
+/* Records the outcome of an occurrence of `key` (occurrences' tag `tag`)
+ * in its log entry (cron_complete, on the batcher): `outcome` "dispatched"
+ * for a pool job the pool accepted. Nobody waits for the answer. Returns 0
+ * or an error. */
+static int sched_record(fleet__cron_sched_t *s, const fleet__key_t *tag,
+                        const char *key, size_t key_len, int64_t fire_ms,
+                        uint64_t token, const char *outcome) {
+  char num[2][24];
+  fleet_bytes_t args[4];
 
-  if (err == 0) {
-    fleet__args_bytes(&s->args, s->ns, s->ns_len);
-    fleet__args_bytes(&s->args, w->key, w->key_len);
-    fleet__args_i64(&s->args, fire_ms);
-    fleet__args_u64(&s->args, token);
-    fleet__args_str(&s->args, outcome);
-    err = fleet__cron_call(s, &sched_complete_call, &w->tag, NULL, NULL);
-  }
-  return err;
+  snprintf(num[0], sizeof(num[0]), "%lld", (long long)fire_ms);
+  snprintf(num[1], sizeof(num[1]), "%llu", (unsigned long long)token);
+  args[0] = (fleet_bytes_t){key, key_len};
+  args[1] = (fleet_bytes_t){num[0], strlen(num[0])};
+  args[2] = (fleet_bytes_t){num[1], strlen(num[1])};
+  args[3] = (fleet_bytes_t){outcome, strlen(outcome)};
+  return sched_quiet(s, &complete_kind, tag, args, 4);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -404,7 +524,8 @@ static void sched_on_dispatched(fleet_handle_t *h, int status, void *arg) {
     return;
   }
   if (status == 0 || status == FLEET_EEXIST || status == FLEET_ETIMEDOUT) {
-    err = sched_record(s, &x->what, x->fire_ms, x->token, "dispatched");
+    err = sched_record(s, &x->what.tag, x->what.key, x->what.key_len,
+                       x->fire_ms, x->token, "dispatched");
     if (err != 0)
       fleet__handle_error(&s->base, err);
     sched_deliver(s, &x->what, x->fire_ms, x->dispatched, x->token);
@@ -412,7 +533,8 @@ static void sched_on_dispatched(fleet_handle_t *h, int status, void *arg) {
     fleet__handle_error(&s->base, status);
   } else {
     snprintf(outcome, sizeof(outcome), "failed: %s", fleet_err_name(status));
-    err = sched_record(s, &x->what, x->fire_ms, x->token, outcome);
+    err = sched_record(s, &x->what.tag, x->what.key, x->what.key_len,
+                       x->fire_ms, x->token, outcome);
     fleet__handle_error(&s->base, err != 0 ? err : status);
   }
   dispatch_free(x);
@@ -471,24 +593,20 @@ typedef struct {
   size_t nagain;
 } fire_result_t;
 
-/* Reads the answer to a fire call for the `n` occurrences `times` into
- * `res` (free res->fired and res->tokens after). Returns 0, FLEET_EPROTO
- * or FLEET_ENOMEM. */
-static int fire_read(const fleet__reply_t *reply, const int64_t *times,
-                     size_t n, fire_result_t *res) {
+/* Reads the statuses and tokens of the `n` occurrences `times` from
+ * reply->elem[at..] into `res` (its `now` and `count` set already; free
+ * res->fired and res->tokens after). Returns 0 or FLEET_ENOMEM. */
+static int fire_read_occ(const fleet__reply_t *reply, size_t at,
+                         const int64_t *times, size_t n, fire_result_t *res) {
   int64_t v[2];
   size_t i;
 
-  if (!fleet__reply_is_array(reply, 2 + 2 * n) ||
-      fleet__reply_i64(&reply->elem[0], &res->now) != 0 ||
-      fleet__reply_i64(&reply->elem[1], &res->count) != 0)
-    return FLEET_EPROTO;
   if (n > 0 && ((res->fired = malloc(n * sizeof(*res->fired))) == NULL ||
                 (res->tokens = malloc(n * sizeof(*res->tokens))) == NULL))
     return FLEET_ENOMEM;
   for (i = 0; i < n; i++) {
-    if (fleet__reply_i64(&reply->elem[2 + 2 * i], &v[0]) != 0 ||
-        fleet__reply_i64(&reply->elem[3 + 2 * i], &v[1]) != 0)
+    if (fleet__reply_i64(&reply->elem[at + 2 * i], &v[0]) != 0 ||
+        fleet__reply_i64(&reply->elem[at + 1 + 2 * i], &v[1]) != 0)
       break;
     if (v[0] < 0)
       break; /* not due by the server clock: this and the later ones */
@@ -500,6 +618,24 @@ static int fire_read(const fleet__reply_t *reply, const int64_t *times,
       res->tokens[res->nfired++] = (uint64_t)v[1];
     }
   }
+  return 0;
+}
+
+/* Reads the answer to a fire call for the `n` occurrences `times` into
+ * `res` (free res->fired and res->tokens after). Returns 0, FLEET_EPROTO
+ * or FLEET_ENOMEM. */
+static int fire_read(const fleet__reply_t *reply, const int64_t *times,
+                     size_t n, fire_result_t *res) {
+  int64_t v[2];
+  size_t i;
+  int err;
+
+  if (!fleet__reply_is_array(reply, 2 + 2 * n) ||
+      fleet__reply_i64(&reply->elem[0], &res->now) != 0 ||
+      fleet__reply_i64(&reply->elem[1], &res->count) != 0)
+    return FLEET_EPROTO;
+  if ((err = fire_read_occ(reply, 2, times, n, res)) != 0)
+    return err;
   for (i = 2 + 2 * n; i + 1 < reply->nelem && res->nagain < 8; i += 2) {
     if (fleet__reply_i64(&reply->elem[i], &v[0]) != 0 ||
         fleet__reply_i64(&reply->elem[i + 1], &v[1]) != 0)
@@ -566,35 +702,44 @@ static void fire_tell(fleet__cron_sched_t *s, fleet__cron_def_t *d,
     def_dispatch(s, d, res->again[i], res->now, res->again_tokens[i]);
 }
 
-/* The answer to a fire call: the state is settled first, then the fired
- * occurrences are delivered (a fire callback may close the handle). */
+/* A fire call of `d` for the `n` occurrences `times` was answered with
+ * `status` and, when 0, `res`: the state is settled first, then the fired
+ * occurrences are delivered (a fire callback may close the handle). Frees
+ * `times`, what `res` holds and the call's reference to `d`. */
+static void fire_answered(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                          int64_t *times, size_t n, int status,
+                          fire_result_t *res) {
+  fleet__cron_def_t *tgt;
+
+  d->busy = 0;
+  tgt = fire_target(s, d);
+  if (status == 0) {
+    sched_set_clock(s, res->now);
+    if (tgt != NULL)
+      def_settle(tgt, times, res);
+    fire_tell(s, d, res);
+  } else if (!s->base.closing && tgt != NULL && status != FLEET_ECANCELED) {
+    def_backoff(s, tgt, sched_now(s), status);
+  }
+  (void)n;
+  free(res->fired);
+  free(res->tokens);
+  free(times);
+  sched_arm_def(s, tgt);
+  fleet__cron_def_unref(d);
+}
+
+/* The answer to a fire call of one definition. */
 static void sched_on_fire(fleet__req_t *r, int status,
                           const fleet__reply_t *reply) {
   cron_req_t *req = (cron_req_t *)r;
   fleet__cron_sched_t *s = (fleet__cron_sched_t *)r->handle;
-  fleet__cron_def_t *d = req->def, *tgt;
-  int64_t *times = req->times;
-  size_t n = req->ntimes;
   fire_result_t res = {0};
 
   fleet__req_done(r);
-  d->busy = 0;
-  tgt = fire_target(s, d);
   if (status == 0)
-    status = fire_read(reply, times, n, &res);
-  if (status == 0) {
-    sched_set_clock(s, res.now);
-    if (tgt != NULL)
-      def_settle(tgt, times, &res);
-    fire_tell(s, d, &res);
-  } else if (!s->base.closing && tgt != NULL && status != FLEET_ECANCELED) {
-    def_backoff(s, tgt, sched_now(s), status);
-  }
-  free(res.fired);
-  free(res.tokens);
-  free(times);
-  sched_arm_def(s, tgt);
-  fleet__cron_def_unref(d);
+    status = fire_read(reply, req->times, req->ntimes, &res);
+  fire_answered(s, req->def, req->times, req->ntimes, status, &res);
 }
 
 static const fleet__call_t sched_fire_call = {"cron.fire", FLEET__OP_CRON_FIRE,
@@ -710,6 +855,127 @@ static int def_send_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   return 0;
 }
 
+/* A fire of a callback definition sent with the others that came due in
+ * the same loop phase: one CRON_FIRE_MANY per batch (the batcher; on a
+ * Redis Cluster, per slot). It holds the handle until it is answered or
+ * the handle closes. */
+typedef struct {
+  fleet__batch_item_t item;
+  fleet__list_t node; /* on the scheduler's batched fires */
+  fleet__cron_sched_t *s;
+  fleet__cron_def_t *def;
+  int64_t *times;
+  size_t ntimes;
+  char *occ;       /* "<fire_ms><act>" joined by ',' */
+  char num[7][24]; /* keep, age, min_token, max_fires, gen, start, end */
+} cron_batch_t;
+
+static void batch_free(cron_batch_t *b) {
+  free(b->occ);
+  free(b);
+}
+
+static void batch_fill_group(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                             fleet_bytes_t *args) {
+  cron_batch_t *b = FLEET__CONTAINER_OF(it, cron_batch_t, item);
+
+  (void)keys;
+  args[0] = (fleet_bytes_t){b->s->ns, b->s->ns_len};
+  args[1] = (fleet_bytes_t){b->s->node, b->s->node_len};
+  args[2] = (fleet_bytes_t){b->num[0], strlen(b->num[0])};
+  args[3] = (fleet_bytes_t){b->num[1], strlen(b->num[1])};
+}
+
+static void batch_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                       fleet_bytes_t *args) {
+  cron_batch_t *b = FLEET__CONTAINER_OF(it, cron_batch_t, item);
+  size_t i;
+
+  keys[0] = fleet__key_bytes(&b->def->tag);
+  args[0] = (fleet_bytes_t){b->def->key, b->def->key_len};
+  for (i = 2; i < 7; i++)
+    args[i - 1] = (fleet_bytes_t){b->num[i], strlen(b->num[i])};
+  args[6] = (fleet_bytes_t){b->occ, strlen(b->occ)};
+}
+
+static void batch_done(fleet__batch_item_t *it, int status,
+                       const fleet__reply_t *head, const fleet__reply_t *elem,
+                       uint64_t sent);
+
+static const fleet__batch_kind_t batch_kind = {
+    .op = FLEET__OP_CRON_FIRE_MANY,
+    .group_args = 4,
+    .item_keys = 1,
+    .item_args = 7,
+    .reply_head = 1,
+    .item_reply = 1,
+    .max_items = 256,
+    .fill_group = batch_fill_group,
+    .fill = batch_fill,
+    .done = batch_done,
+};
+
+static void batch_done(fleet__batch_item_t *it, int status,
+                       const fleet__reply_t *head, const fleet__reply_t *elem,
+                       uint64_t sent) {
+  cron_batch_t *b = FLEET__CONTAINER_OF(it, cron_batch_t, item);
+  fleet__cron_sched_t *s = b->s;
+  fire_result_t res = {0};
+
+  (void)sent;
+  /* Off the list first: a fire callback may close the handle. */
+  fleet__list_remove(&b->node);
+  if (status == 0 && (fleet__reply_i64(&head[0], &res.now) != 0 ||
+                      !fleet__reply_is_array(&elem[0], 1 + 2 * b->ntimes) ||
+                      fleet__reply_i64(&elem[0].elem[0], &res.count) != 0))
+    status = FLEET_EPROTO;
+  if (status == 0)
+    status = fire_read_occ(&elem[0], 1, b->times, b->ntimes, &res);
+  fire_answered(s, b->def, b->times, b->ntimes, status, &res);
+  batch_free(b);
+  fleet__handle_unhold(&s->base);
+}
+
+/* Sends one fire of the callback definition `d` for the `n` occurrences
+ * `times` with their `acts` on the batcher. On success the fire owns
+ * `times` and `d` is busy until its answer. Returns 0 or an error. */
+static int def_batch_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                          int64_t *times, const char *acts, size_t n) {
+  cron_batch_t *b = calloc(1, sizeof(*b));
+  size_t i, len = 0;
+  int err;
+
+  if (b == NULL || (b->occ = malloc(n * 22 + 1)) == NULL) {
+    free(b);
+    return FLEET_ENOMEM;
+  }
+  for (i = 0; i < n; i++)
+    len += (size_t)snprintf(b->occ + len, 23, "%s%lld%c", i > 0 ? "," : "",
+                            (long long)times[i], acts[i]);
+  snprintf(b->num[0], 24, "%lu", (unsigned long)s->opts.keep_count);
+  snprintf(b->num[1], 24, "%llu", (unsigned long long)s->opts.keep_age_ms);
+  snprintf(b->num[2], 24, "%llu", (unsigned long long)d->last_token);
+  snprintf(b->num[3], 24, "%llu", (unsigned long long)d->max_fires);
+  snprintf(b->num[4], 24, "%lld", (long long)d->created_ms);
+  snprintf(b->num[5], 24, "%lld", (long long)d->start_ms);
+  snprintf(b->num[6], 24, "%lld", (long long)d->end_ms);
+  b->s = s;
+  b->def = d;
+  b->times = times;
+  b->ntimes = n;
+  fleet__list_insert_tail(&s->batched, &b->node);
+  if ((err = fleet__batch_now(s->base.client, &b->item, &batch_kind, s)) != 0) {
+    fleet__list_remove(&b->node);
+    free(b->occ);
+    free(b);
+    return err;
+  }
+  fleet__handle_hold(&s->base);
+  d->refs++;
+  d->busy = 1;
+  return 0;
+}
+
 /* Sends the occurrences of `d` that came due by `now`: those within the
  * grace to fire, the later-than-grace ones by the catch-up policy. A
  * failure to send waits for a backoff. */
@@ -740,7 +1006,10 @@ static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   err = times != NULL && acts != NULL ? 0 : FLEET_ENOMEM;
   if (err == 0) {
     fire_plan(d, &sc, times, acts);
-    err = def_send_fire(s, d, times, acts, n);
+    if (d->queue[0] == '\0' && d->pool[0] == '\0')
+      err = def_batch_fire(s, d, times, acts, n);
+    else
+      err = def_send_fire(s, d, times, acts, n);
   }
   free(sc.late.t);
   free(acts);
@@ -788,15 +1057,8 @@ int fleet_cron_complete(fleet_cron_fire_t *fire, const char *error) {
     snprintf(outcome, len + 1, "failed: %s", error);
   else
     snprintf(outcome, len + 1, "completed");
-  err = fleet__args_begin(&s->args, 5, 2);
-  if (err == 0) {
-    fleet__args_bytes(&s->args, s->ns, s->ns_len);
-    fleet__args_str(&s->args, f->key);
-    fleet__args_i64(&s->args, f->pub.fire_ms);
-    fleet__args_u64(&s->args, f->pub.token);
-    fleet__args_str(&s->args, outcome);
-    err = fleet__cron_call(s, &sched_complete_call, &f->tag, NULL, NULL);
-  }
+  err = sched_record(s, &f->tag, f->key, strlen(f->key), f->pub.fire_ms,
+                     f->pub.token, outcome);
   free(outcome);
   if (err != 0)
     return err;
@@ -1028,6 +1290,18 @@ static void sched_close_hook(fleet__handle_t *h) {
 
   fleet__handle_uv_close(h, (uv_handle_t *)&s->timer);
   fleet__handle_uv_close(h, (uv_handle_t *)&s->check);
+  /* The batched fires not answered yet are forgotten: what the server
+   * claimed for this node stays in the log, as with a call cut off. */
+  FLEET__LIST_FOREACH (n, next, &s->batched) {
+    cron_batch_t *b = FLEET__LIST_DATA(n, cron_batch_t, node);
+    fleet__list_remove(&b->node);
+    fleet__batch_remove(h->client, &b->item);
+    b->def->busy = 0;
+    fleet__cron_def_unref(b->def);
+    free(b->times);
+    batch_free(b);
+    fleet__handle_unhold(h);
+  }
 }
 
 static void sched_free(fleet__handle_t *h) {
@@ -1091,6 +1365,7 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
     return FLEET_ENOMEM;
   fleet__list_init(&s->fires);
   fleet__list_init(&s->dispatches);
+  fleet__list_init(&s->batched);
   err =
       fleet__handle_init(&s->base, &sched_vt, client, (fleet_handle_t *)sched);
   if (err != 0) {

@@ -77,6 +77,7 @@ typedef struct fleet__cron_s {
   fleet__cron_pool_t *pools;
   size_t npools;
   fleet__list_t dispatches; /* pool dispatches not answered yet */
+  fleet__list_t batched;    /* fires on the batcher (cron_sched.c) */
   fleet__rng_t rng;
 } fleet__cron_sched_t;
 

@@ -30,6 +30,14 @@ measures, with the Python standard library only:
           commandstats), their commands, and the server CPU of a PING at 1
           in flight: two of those are what the pair's two round trips cost
           before the scripts do anything;
+  cron    a cron fire as fleet-bench cron makes it, 256 definitions per
+          call: three nodes' cron_fire_many (one wins each occurrence)
+          and the winner's cron_complete, with keep_count 10 (trims
+          included), against a script that runs the same commands per
+          definition (three ZADD NX, HMGET, INCR, HSET, HGET, HSET) with
+          no argument but the keys: the server CPU per fire of fleet's
+          scripts and of the protocol's commands alone, and what 10 000
+          occurrences due at once cost at each (the lateness floor);
   model   when build/tests/bench/fleet-bench exists, `fleet-bench lock
           --inflight 50`, and the rate its server and client CPU per pair
           allow when the two run one after the other (1 / (server +
@@ -272,6 +280,61 @@ def warmpool_costs(c, seconds):
     return out
 
 
+def cron_costs(c, seconds):
+    """Server CPU per fire of fleet's cron scripts (three nodes' claims and
+    the completion, 256 definitions per call) and of the same commands in
+    one bare script per 256 definitions."""
+    n_defs, keep = 256, '10'
+    fire = c.call('SCRIPT', 'LOAD', script('cron_fire_many')).decode()
+    done = c.call('SCRIPT', 'LOAD', script('cron_complete')).decode()
+    bare = c.call('SCRIPT', 'LOAD', """
+local t = ARGV[1]
+for i = 1, #KEYS do
+  local s = KEYS[i]
+  redis.call('ZADD', s .. ':occ', 'NX', t, t)
+  redis.call('ZADD', s .. ':occ', 'NX', t, t)
+  redis.call('ZADD', s .. ':occ', 'NX', t, t)
+  redis.call('HMGET', s .. ':ent', 'top', 'floor')
+  local f = redis.call('INCR', s .. ':fence')
+  redis.call('HSET', s .. ':ent', t, f, 'top', t, 'floor', '0')
+  redis.call('HGET', s .. ':ent', t)
+  redis.call('HSET', s .. ':ent', t, f)
+end
+return 1""").decode()
+    keys = ['{fc:%d}' % i for i in range(n_defs)]
+
+    def rounds(n_max, end, first):
+        n = 0
+        while time.monotonic() < end and n < n_max:
+            t = str(1000 * (first + n + 1))
+            for node in ('n1', 'n2', 'n3'):
+                args = ['ns', node, keep, '0']
+                for i in range(n_defs):
+                    args += ['d%d' % i, '0', '0', '1', '0', '0', t + 'f']
+                got = c.call('EVALSHA', fire, n_defs, *(keys + args + ['0']))
+                if node == 'n1':
+                    toks = [e[2] for e in got[1:]]
+                    if any(e[1] != 1 for e in got[1:]):
+                        sys.exit('floors.py: cron: n1 did not fire all')
+            args = ['ns']
+            for i in range(n_defs):
+                args += ['d%d' % i, t, str(toks[i]), 'completed']
+            c.call('EVALSHA', done, n_defs, *(keys + args))
+            n += 1
+        return n
+
+    rounds(20, time.monotonic() + min(0.5, seconds), 0)  # warm up, trims
+    c0 = server_cpu(c)
+    n = rounds(2000, time.monotonic() + seconds, 20)
+    fleet = (server_cpu(c) - c0) / (n * n_defs) * 1e6
+    c0, end, m = server_cpu(c), time.monotonic() + seconds, 0
+    while time.monotonic() < end and m < 2000:
+        c.call('EVALSHA', bare, n_defs, *(keys + [str(10 ** 7 + m)]))
+        m += 1
+    return {'fleet': fleet,
+            'bare': (server_cpu(c) - c0) / (m * n_defs) * 1e6}
+
+
 def bench_model(port, seconds):
     """fleet-bench lock --inflight 50 and 1 / (server + client per pair)."""
     if not os.access(BENCH, os.X_OK):
@@ -355,6 +418,11 @@ def main():
             emit('warmpool_scripts_us_per_pair', wp['scripts'], 'us/pair')
             emit('warmpool_commands_per_pair', wp['commands'], 'calls/pair')
             emit('ping_c1_server_cpu_us_per_call', wp['ping'], 'us/call')
+            cr = cron_costs(c, seconds)
+            emit('cron_scripts_server_cpu_us_per_fire', cr['fleet'],
+                 'us/fire')
+            emit('cron_commands_server_cpu_us_per_fire', cr['bare'],
+                 'us/fire')
             model = bench_model(port, seconds)
             if model:
                 rate, srv, cli = model
@@ -395,6 +463,13 @@ def main():
           'runs, a floor of %.1f us for this protocol.'
           % (wp['cpu'], wp['scripts'], wp['commands'], wp['ping'],
              2 * wp['ping'] + wp['scripts']), file=sys.stderr)
+    print('A cron fire (three nodes\' claims and the completion, 256 '
+          'definitions per call) costs the server %.1f us in fleet\'s '
+          'scripts; the same commands alone, %.1f us: 10 000 occurrences '
+          'due at once take at least %.0f ms of server time as the scripts '
+          'are, %.0f ms for the commands alone.'
+          % (cr['fleet'], cr['bare'], cr['fleet'] * 10, cr['bare'] * 10),
+          file=sys.stderr)
     if model:
         print('fleet-bench lock --inflight 50: %.0f pairs/s at %.2f us '
               'server + %.2f us client per pair; one after the other they '

@@ -1,6 +1,7 @@
 #!/bin/sh
 # sidebyside.sh -- fleet-bench beside its Node anchors (BullMQ, Bee-Queue,
-# Redlock) and protocol models (OpenSandbox's pool store) on one private
+# Redlock) and protocol models (OpenSandbox's pool store, Kaal's cron
+# fire) on one private
 # redis-server, round-robin, and the table of issues
 # 11 and 25: fleet's figures per round, their ratios to the anchors, the
 # medians, and the machine's ping baseline of each round.
@@ -189,6 +190,16 @@ while [ $r -le "$rounds" ]; do
     --seconds "$secs"
   run $r "$limit" opensandbox node "$node_dir/opensandbox.js" --url "$url" \
     --seconds "$secs"
+  # Cron (issue 27): 10,000 definitions due at once on 3 schedulers,
+  # beside the model of Kaal's fire with its registry, with the tightest
+  # window that sees every occurrence and (1,000 definitions, or a round
+  # takes minutes) with Kaal's default 120 s lookback.
+  run $r "$limit" "fleet cron" "$bench" cron --url "$url" --defs 10000 \
+    --rounds 3
+  run $r "$limit" "kaal --lookback 5" node "$node_dir/kaal.js" --url "$url" \
+    --defs 10000 --rounds 3 --lookback 5
+  run $r "$limit" "kaal" node "$node_dir/kaal.js" --url "$url" \
+    --defs 1000 --rounds 3
   r=$((r + 1))
 done
 

@@ -9,8 +9,9 @@
 -- not repeated). Of all the
 -- nodes that send the same occurrence, exactly one gets it. The tokens come
 -- from S:fence through lib/fence.lua, so that they never repeat or go back
--- across a failover. The log keeps at most keep_count entries, none older
--- than keep_age_ms (0: no age bound), trimming up to 1000 per call. The fires
+-- across a failover. The log is trimmed to keep_count entries, none older
+-- than keep_age_ms (0: no age bound), in batches, and a losing node pays
+-- one command per occurrence (lib/cron_claim.lua). The fires
 -- of a definition with a fire limit are counted in S:fired ("<gen>:<count>",
 -- gen the definition's creation time: a definition defined again counts from
 -- 0; without a limit nothing is counted, so that the default path costs no
@@ -40,6 +41,7 @@
 --#include cron_occ
 --#include queue_int
 --#include fence
+--#include cron_claim
 local call = redis.call
 local tag = T
 --#include queue_pend
@@ -51,60 +53,18 @@ local start, stop = tonumber(ARGV[11]), tonumber(ARGV[12])
 local redispatch = tonumber(ARGV[13])
 local n = tonumber(ARGV[14])
 local now = now_ms()
-local floor = tonumber(redis.call('GET', S .. ':floor') or '-1')
-local top = tonumber(redis.call('GET', S .. ':top') or '-1')
-local fired = 0
-if max > 0 then
-  local cnt = redis.call('GET', S .. ':fired')
-  if cnt then
-    local g, c = string.match(cnt, '^(%d+):(%d+)$')
-    if g == gen then fired = tonumber(c) end
-  end
+local times, acts = {}, {}
+for i = 0, n - 1 do
+  times[i + 1], acts[i + 1] = ARGV[15 + 2 * i], ARGV[16 + 2 * i]
 end
 local out = {now, 0}
-local logged, counted = false, fired
-for i = 0, n - 1 do
-  local t, act = ARGV[15 + 2 * i], ARGV[16 + 2 * i]
-  local tn = tonumber(t)
-  if tn > now then
-    out[#out + 1] = -1
-    out[#out + 1] = 0
-  elseif tn <= floor or tn < start or redis.call('ZSCORE', OCC, t) then
-    out[#out + 1] = 0
-    out[#out + 1] = 0
-  elseif (stop > 0 and tn > stop) or
-         (act == 'f' and max > 0 and fired >= max) then
-    out[#out + 1] = 3
-    out[#out + 1] = 0
-  elseif act == 'f' and tn > top then
-    local f = fence_next(S .. ':fence', 1, mintok)
-    redis.call('SET', S .. ':top', t)
-    top = tn
-    if queue == 'p' then
-      redis.call('HSET', ENT, t, entry(f, node, now, 0, 'pending'))
-      redis.call('ZADD', S .. ':pend', now, t)
-    else
-      redis.call('HSET', ENT, t, entry(f, node, now, 0, 'dispatched'))
-    end
-    redis.call('ZADD', OCC, t, t)
-    if queue == '1' then
-      queue_add(T, now, 1, {ARGV[2] .. '@' .. t, ARGV[2], payload, '0', '0',
-                            '0', '3', 'exp:1000:3600000:20', '', '0', '', ''},
-                1)
-    end
-    fired = fired + 1
-    logged = true
-    out[#out + 1] = 1
-    out[#out + 1] = f
-  else
-    redis.call('HSET', ENT, t, entry(0, node, now, now, 'missed'))
-    redis.call('ZADD', OCC, t, t)
-    logged = true
-    out[#out + 1] = 2
-    out[#out + 1] = 0
-  end
-end
-out[2] = fired
+out[2] = cron_claim({S = S, node = node, keep = keep, age = age,
+                     mintok = mintok, target = queue, max = max, gen = gen,
+                     start = start, stop = stop, now = now, times = times,
+                     acts = acts, enqueue = function(t, at)
+  queue_add(T, at, 1, {ARGV[2] .. '@' .. t, ARGV[2], payload, '0', '0', '0',
+                       '3', 'exp:1000:3600000:20', '', '0', '', ''}, 1)
+end}, out)
 if queue == 'p' and redispatch > 0 then
   local old = redis.call('ZRANGEBYSCORE', S .. ':pend', '-inf',
                          fmt('%d', now - redispatch), 'LIMIT', 0, 8)
@@ -120,31 +80,6 @@ if queue == 'p' and redispatch > 0 then
     else
       redis.call('ZREM', S .. ':pend', t)
     end
-  end
-end
-if max > 0 and fired ~= counted then
-  redis.call('SET', S .. ':fired', gen .. ':' .. fired)
-end
-if logged then
-  -- Trims the oldest entries beyond the bounds; S:floor remembers the
-  -- latest one trimmed, so that a trimmed occurrence is never fired again.
-  local old = {}
-  local c = redis.call('ZCARD', OCC)
-  if c > keep then
-    local m = c - keep
-    if m > 1000 then m = 1000 end
-    old = redis.call('ZRANGE', OCC, 0, m - 1)
-  end
-  if age > 0 and #old < 1000 then
-    local more = redis.call('ZRANGEBYSCORE', OCC, '-inf', fmt('%d', now - age),
-                            'LIMIT', #old, 1000 - #old)
-    for _, v in ipairs(more) do old[#old + 1] = v end
-  end
-  if #old > 0 then
-    redis.call('ZREM', OCC, unpack(old))
-    redis.call('HDEL', ENT, unpack(old))
-    local last = tonumber(old[#old])
-    if last > floor then redis.call('SET', S .. ':floor', old[#old]) end
   end
 end
 return out

@@ -7,7 +7,10 @@
 --#include cron_occ
 local lim = tonumber(ARGV[3])
 local ids = redis.call('ZRANGE', OCC, -lim, -1)
-local out = {tonumber(redis.call('GET', S .. ':top') or '-1')}
+-- The latest fire: S:ent's "top", or the string S:top an older fleet
+-- wrote (lib/cron_claim.lua).
+local top = redis.call('HGET', ENT, 'top') or redis.call('GET', S .. ':top')
+local out = {tonumber(top or '-1')}
 for i = #ids, 1, -1 do
   local v = redis.call('HGET', ENT, ids[i])
   local tok, node, disp, fin, outcome

@@ -3,7 +3,7 @@
 // (Acquire from idle) plus the put of one back into idle (the primary's
 // commit of a warm-up), with 1 and 50 in flight on a pool pre-filled with
 // --idle entries. It sends the Redis commands the real code sends, in the
-// same order, from a small RESP client of its own (no package needed).
+// same order, from the small RESP client in resp.js (no package needed).
 //
 // Followed (opensandbox-group/OpenSandbox, Go SDK, read 2026-11):
 //   sdks/sandbox/go/poolredis/store.go  the scripts takeIdle, putIdle and
@@ -24,7 +24,7 @@
 // from INFO commandstats).
 'use strict';
 
-const net = require('net');
+const { connect } = require('./resp');
 
 const BENCH = 'opensandbox';
 const POOL = '{b3BlbnNhbmRib3g}'; // the key tag: base64url of the pool name
@@ -81,76 +81,6 @@ if cur then redis.call('LREM', KEYS[1], 0, ARGV[1]) end
 redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], now + tonumber(ARGV[2]))
 return 1`;
-
-// A RESP2 connection: send(args) resolves with the parsed reply (errors
-// as Error objects, rejected).
-function connect(host, port) {
-  const sock = net.createConnection({ host, port });
-  sock.setNoDelay(true);
-  const waiting = [];
-  let buf = Buffer.alloc(0);
-
-  // Parses one reply at `i`; returns [value, next] or null when incomplete.
-  const parse = (i) => {
-    if (i >= buf.length) return null;
-    const eol = buf.indexOf('\r\n', i);
-    if (eol < 0) return null;
-    const type = String.fromCharCode(buf[i]);
-    const line = buf.toString('utf8', i + 1, eol);
-    if (type === '+') return [line, eol + 2];
-    if (type === '-') return [new Error(line), eol + 2];
-    if (type === ':') return [Number(line), eol + 2];
-    if (type === '$') {
-      const n = Number(line);
-      if (n < 0) return [null, eol + 2];
-      if (buf.length < eol + 2 + n + 2) return null;
-      return [buf.toString('utf8', eol + 2, eol + 2 + n), eol + 4 + n];
-    }
-    if (type === '*') {
-      const n = Number(line);
-      if (n < 0) return [null, eol + 2];
-      const out = [];
-      let j = eol + 2;
-      for (let k = 0; k < n; k++) {
-        const r = parse(j);
-        if (r === null) return null;
-        out.push(r[0]);
-        j = r[1];
-      }
-      return [out, j];
-    }
-    throw new Error(`bad reply type '${type}'`);
-  };
-
-  sock.on('data', (chunk) => {
-    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-    let i = 0;
-    for (;;) {
-      const r = parse(i);
-      if (r === null) break;
-      i = r[1];
-      const w = waiting.shift();
-      if (r[0] instanceof Error) w.reject(r[0]);
-      else w.resolve(r[0]);
-    }
-    buf = buf.subarray(i);
-  });
-  const ready = new Promise((resolve, reject) => {
-    sock.once('connect', resolve);
-    sock.once('error', reject);
-  });
-  const send = (args) =>
-    new Promise((resolve, reject) => {
-      waiting.push({ resolve, reject });
-      let s = `*${args.length}\r\n`;
-      for (const a of args) {
-        const v = String(a);
-        s += `$${Buffer.byteLength(v)}\r\n${v}\r\n`;
-      }
-      sock.write(s);
-    });
-  return { ready, send, close: () => sock.end() };
-}
 
 function parseArgs(argv) {
   const o = { url: null, seconds: 2, idle: 200 };

@@ -160,6 +160,39 @@ const rows = [
     }, (v) => `${v[0].toFixed(2)}, ${v[1].toFixed(2)}`],
   ['OpenSandbox server CPU per take+put, 1 in flight (us)', '', null,
     (r) => get(r, 'opensandbox c1_server_cpu_us_per_op'), num(2)],
+  // Cron (issue 27): 10,000 definitions due at once on 3 schedulers,
+  // beside the model of Kaal's fire (kaal.js).
+  ['cron commands per fire', '<= 10', (v) => v <= 10,
+    (r) => get(r, 'fleet-cron fire_commands_per_op'), num(2)],
+  ['cron scripts per fire', '<= 2', (v) => v <= 2,
+    (r) => get(r, 'fleet-cron fire_scripts_per_op'), num(3)],
+  ['cron server CPU per fire (us)', '', null,
+    (r) => get(r, 'fleet-cron fire_server_cpu_us_per_op'), num(2)],
+  ['cron lateness p50, 10,000 due at once (ms)', '', null,
+    (r) => {
+      const us = get(r, 'fleet-cron lateness_p50_us');
+      return us === undefined ? undefined : us / 1000;
+    }, num(0)],
+  ['cron lateness p99, 10,000 due at once (ms)', '<= 100', (v) => v <= 100,
+    (r) => {
+      const us = get(r, 'fleet-cron lateness_p99_us');
+      return us === undefined ? undefined : us / 1000;
+    }, num(0)],
+  ['cron server CPU per fire vs Kaal, lookback one tick', '', null,
+    (r) => ratio(get(r, 'fleet-cron fire_server_cpu_us_per_op'),
+      get(r, 'kaal-lookback5 fire_server_cpu_us_per_op')), times2],
+  ['cron server CPU per fire vs Kaal, its defaults (1,000 definitions)', '',
+    null, (r) => ratio(get(r, 'fleet-cron fire_server_cpu_us_per_op'),
+      get(r, 'kaal-lookback120 fire_server_cpu_us_per_op')), times2],
+  ['Kaal commands per fire, lookback one tick', '', null,
+    (r) => get(r, 'kaal-lookback5 fire_commands_per_op'), num(2)],
+  ['Kaal commands per fire, its defaults (1,000 definitions)', '', null,
+    (r) => get(r, 'kaal-lookback120 fire_commands_per_op'), num(2)],
+  ['Kaal lateness p99, lookback one tick (ms)', '', null,
+    (r) => {
+      const us = get(r, 'kaal-lookback5 lateness_p99_us');
+      return us === undefined ? undefined : us / 1000;
+    }, num(0)],
   ['baseline: fleet-bench ping/s, 1 in flight', '', null,
     (r) => get(r, 'fleet-ping c1_ops_per_s'), num(0)],
   ['baseline: fleet-bench ping/s, 50 in flight', '', null,

@@ -5,10 +5,13 @@
 -- definition, else the definition's own), as S = T:cron:<ns>:<key>:
 --   S:occ    zset   fire ms -> fire ms: the logged occurrences
 --   S:ent    hash   fire ms -> "<token>\0<node>\0<dispatched_ms>\0
---                   <finished_ms>\0<outcome>"
+--                   <finished_ms>\0<outcome>"; and the fields "top" (the
+--                   latest fire ms fired, never lowered) and "floor" (the
+--                   latest fire ms trimmed from the log, never lowered),
+--                   written with each fire (lib/cron_claim.lua)
 --   S:fence  string the last fencing token given
---   S:top    string the latest fire ms fired (never lowered)
---   S:floor  string the latest fire ms trimmed from the log (never lowered)
+--   S:top, S:floor  strings: "top" and "floor" as an older fleet wrote
+--                   them, read when S:ent has no "top"
 --   S:fired  string "<gen>:<count>": the fires of the definition created at
 --                   gen (ms), for its fire limit
 --   S:pend   zset   fire ms -> claim ms: a pool definition's occurrences

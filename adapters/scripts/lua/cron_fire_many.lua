@@ -1,0 +1,58 @@
+-- cron_fire_many.lua -- claims occurrences of many callback definitions
+-- (no queue, no pool target) of one namespace in one call, by the server
+-- clock: for each definition, what cron_fire.lua does for one
+-- (lib/cron_claim.lua), so that the definitions that come due together on
+-- a node share one call, one server reading and one round trip. Of all
+-- the nodes that send the same occurrence, exactly one gets it. A fenced
+-- op (adapters/backend.h): its last ARGV is the failover epoch.
+-- KEYS: T, the occurrences' tag (cron_occ.lua), of each definition in
+--   turn (on a Redis Cluster, all in one slot).
+-- ARGV: ns, node, keep_count, keep_age_ms, then 7 per definition: key,
+--   min_token, max_fires (0: no limit), gen (the definition's creation
+--   ms), start_ms, end_ms (0: none), and its occurrences, in increasing
+--   fire time, each "<fire_ms><act>" (act 'f' to fire, 'm' to log as
+--   missed), joined by ','; last, the failover epoch, which the adapter
+--   appends (lib/fence.lua).
+-- Returns: {now_ms, then per definition {the fires counted (0 without a
+--   limit), then status, token per occurrence}}, the statuses of
+--   cron_fire.lua.
+--#include cron_int
+--#include cron_occ
+--#include fence
+--#include cron_claim
+local ns, node = ARGV[1], ARGV[2]
+local keep, age = tonumber(ARGV[3]), tonumber(ARGV[4])
+local now = now_ms()
+local res = {now}
+for d = 1, #KEYS do
+  local a = 4 + 7 * (d - 1)
+  local key, occ = ARGV[a + 1], ARGV[a + 7]
+  local S = KEYS[d] .. ':cron:' .. ns .. ':' .. key
+  local max = tonumber(ARGV[a + 3])
+  -- The common case first: one occurrence to fire, no limit, due and not
+  -- before start: the ZADD NX that logs it tells a losing node that
+  -- another has (its one command); the winner goes on with it logged.
+  local one = max == 0 and string.match(occ, '^(%d+)f$')
+  local added
+  if one and tonumber(one) <= now and tonumber(one) >= tonumber(ARGV[a + 5])
+  then
+    added = redis.call('ZADD', S .. ':occ', 'NX', one, one) == 1 and one
+  end
+  if one and added == false then
+    res[d + 1] = {0, 0, 0}
+  else
+    local times, acts = {}, {}
+    for t, act in string.gmatch(occ, '(%d+)([fm])') do
+      times[#times + 1], acts[#acts + 1] = t, act
+    end
+    local out = {0}
+    out[1] = cron_claim({S = S, node = node, keep = keep, age = age,
+                         mintok = tonumber(ARGV[a + 2]), target = '',
+                         max = max, gen = ARGV[a + 4],
+                         start = tonumber(ARGV[a + 5]),
+                           stop = tonumber(ARGV[a + 6]), now = now,
+                         times = times, acts = acts, added = added}, out)
+    res[d + 1] = out
+  end
+end
+return res
