@@ -4,6 +4,7 @@
  * last 1000 completed jobs for an hour (keep_completed; the library keeps
  * none by default), so that `fleet queue jobs Q --state completed` and the
  * dashboard show recent completions. */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -592,6 +593,45 @@ static int demo_worker_flags(demo_worker_t *d, const demo_args_t *a, int run) {
   return 0;
 }
 
+/* Closes the worker's ledger files that are open. */
+static void demo_ledgers_close(demo_worker_t *d) {
+  int *fds[] = {&d->ledger_fd, &d->ledger_times_fd, &d->ledger_flows_fd,
+                &d->ledger_cancel_fd};
+  size_t i;
+
+  for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+    if (*fds[i] >= 0) {
+      close(*fds[i]);
+      *fds[i] = -1;
+    }
+}
+
+/* Opens the ledger files given (--ledger, --ledger-times, --ledger-flows,
+ * --ledger-cancel) for appending. On a failure: one line naming the flag,
+ * the ones opened closed again, and 1. */
+static int demo_ledgers_open(demo_worker_t *d) {
+  const struct {
+    const char *path;
+    int *fd;
+    const char *flag;
+  } l[] = {{d->ledger, &d->ledger_fd, "--ledger"},
+           {d->ledger_times, &d->ledger_times_fd, "--ledger-times"},
+           {d->ledger_flows, &d->ledger_flows_fd, "--ledger-flows"},
+           {d->ledger_cancel, &d->ledger_cancel_fd, "--ledger-cancel"}};
+  size_t i;
+
+  for (i = 0; i < sizeof(l) / sizeof(l[0]); i++)
+    if (l[i].path != NULL &&
+        (*l[i].fd = open(l[i].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                         0644)) < 0) {
+      fprintf(stderr, "fleet-demo: worker: %s: %s\n", l[i].flag,
+              strerror(errno));
+      demo_ledgers_close(d);
+      return 1;
+    }
+  return 0;
+}
+
 static int demo_worker_main(const demo_args_t *a, int run) {
   fleet_worker_options_t o;
   demo_worker_t d;
@@ -623,45 +663,8 @@ static int demo_worker_main(const demo_args_t *a, int run) {
                     "of --claim-ttl-ms\n");
     return 2;
   }
-  if (d.ledger != NULL &&
-      (d.ledger_fd = open(d.ledger, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                          0644)) < 0) {
-    perror("fleet-demo: worker: --ledger");
+  if (demo_ledgers_open(&d) != 0)
     return 1;
-  }
-  if (d.ledger_times != NULL &&
-      (d.ledger_times_fd =
-           open(d.ledger_times, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                0644)) < 0) {
-    perror("fleet-demo: worker: --ledger-times");
-    if (d.ledger_fd >= 0)
-      close(d.ledger_fd);
-    return 1;
-  }
-  if (d.ledger_flows != NULL &&
-      (d.ledger_flows_fd =
-           open(d.ledger_flows, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                0644)) < 0) {
-    perror("fleet-demo: worker: --ledger-flows");
-    if (d.ledger_fd >= 0)
-      close(d.ledger_fd);
-    if (d.ledger_times_fd >= 0)
-      close(d.ledger_times_fd);
-    return 1;
-  }
-  if (d.ledger_cancel != NULL &&
-      (d.ledger_cancel_fd =
-           open(d.ledger_cancel, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                0644)) < 0) {
-    perror("fleet-demo: worker: --ledger-cancel");
-    if (d.ledger_fd >= 0)
-      close(d.ledger_fd);
-    if (d.ledger_times_fd >= 0)
-      close(d.ledger_times_fd);
-    if (d.ledger_flows_fd >= 0)
-      close(d.ledger_flows_fd);
-    return 1;
-  }
   d.works = calloc((size_t)d.concurrency, sizeof(*d.works));
   if (d.works == NULL || demo_client_open(&d.c, a) != 0) {
     free(d.works);
@@ -712,14 +715,7 @@ static int demo_worker_main(const demo_args_t *a, int run) {
     demo_summary(&d);
   uv_loop_close(loop);
   free(d.works);
-  if (d.ledger_fd >= 0)
-    close(d.ledger_fd);
-  if (d.ledger_times_fd >= 0)
-    close(d.ledger_times_fd);
-  if (d.ledger_flows_fd >= 0)
-    close(d.ledger_flows_fd);
-  if (d.ledger_cancel_fd >= 0)
-    close(d.ledger_cancel_fd);
+  demo_ledgers_close(&d);
   return d.status;
 }
 
