@@ -78,7 +78,7 @@ static int acl_listed(const char *list, const char *command) {
 /* Quoted upper-case words in the scripts that are not commands: options
  * of the commands and error codes the scripts look for. */
 static const char *const acl_script_words[] = {
-    "KEEPTTL", "LIMIT", "NX", "PX", "WITHSCORES", "WRONGTYPE", NULL};
+    "GT", "KEEPTTL", "LIMIT", "NX", "PX", "WITHSCORES", "WRONGTYPE", NULL};
 
 /* The quoted upper-case word (2 to 63 letters or '_') that starts at `p`
  * (a quote) before `end`, copied to `word`; returns its length with the
