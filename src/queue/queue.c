@@ -144,6 +144,27 @@ const char *fleet__queue_strs_add(struct fleet__queue_s *q, fleet_bytes_t b) {
   return p;
 }
 
+int fleet__queue_reply_ids(struct fleet__queue_s *q, const fleet__reply_t *r,
+                           size_t first, size_t n) {
+  fleet_bytes_t b;
+  size_t i, bytes = 0;
+
+  for (i = 0; i < n; i++) {
+    if (fleet__reply_bytes(&r->elem[first + i], &b) != 0)
+      return FLEET_EPROTO;
+    bytes += b.len + 1;
+  }
+  q->strs_len = 0;
+  if (fleet__grow((void **)&q->ids, &q->ids_cap, n + 1, sizeof(*q->ids)) != 0 ||
+      fleet__queue_strs_reserve(q, bytes) != 0)
+    return FLEET_ENOMEM;
+  for (i = 0; i < n; i++) {
+    fleet__reply_bytes(&r->elem[first + i], &b);
+    q->ids[i] = fleet__queue_strs_add(q, b);
+  }
+  return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Init and close                                                           */
 

@@ -86,9 +86,8 @@ static void deps_flow_cb_fail(fleet__req_t *req, int status) {
 static void deps_flow_reply(fleet__req_t *base, int status,
                             const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
-  size_t n = ((fleet__qreq_t *)base)->n, i, bytes = 0;
+  size_t n = ((fleet__qreq_t *)base)->n;
   fleet_flow_result_t res;
-  fleet_bytes_t b;
   int added;
 
   if (fleet__call_failed(base, status))
@@ -102,30 +101,16 @@ static void deps_flow_reply(fleet__req_t *base, int status,
   added = r->elem[0].integer == 1;
   if (r->nelem != (added ? 2 + n : 2))
     status = FLEET_EPROTO;
-  for (i = 1; status == 0 && i < r->nelem; i++) {
-    if (fleet__reply_bytes(&r->elem[i], &b) != 0)
-      status = FLEET_EPROTO;
-    else
-      bytes += b.len + 1;
-  }
-  q->strs_len = 0;
-  if (status == 0 && (fleet__grow((void **)&q->ids, &q->ids_cap, n + 1,
-                                  sizeof(*q->ids)) != 0 ||
-                      fleet__queue_strs_reserve(q, bytes) != 0))
-    status = FLEET_ENOMEM;
+  else
+    status = fleet__queue_reply_ids(q, r, 1, r->nelem - 1);
   if (fleet__call_failed(base, status))
     return;
   memset(&res, 0, sizeof(res));
-  fleet__reply_bytes(&r->elem[1], &b);
   if (!added) {
-    res.existing_id = fleet__queue_strs_add(q, b);
+    res.existing_id = q->ids[0];
   } else {
-    res.parent_id = fleet__queue_strs_add(q, b);
-    for (i = 0; i < n; i++) {
-      fleet__reply_bytes(&r->elem[2 + i], &b);
-      q->ids[i] = fleet__queue_strs_add(q, b);
-    }
-    res.child_ids = q->ids;
+    res.parent_id = q->ids[0];
+    res.child_ids = q->ids + 1;
     res.n_children = n;
     fleet__metrics_add(q->base.metrics, FLEET_METRIC_JOBS_ENQUEUED, 1 + n);
   }

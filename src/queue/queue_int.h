@@ -174,6 +174,13 @@ int fleet__queue_strs_reserve(struct fleet__queue_s *q, size_t len);
 /* Copies `b` plus a NUL into `q->strs` (room reserved) and returns it. */
 const char *fleet__queue_strs_add(struct fleet__queue_s *q, fleet_bytes_t b);
 
+/* Copies the `n` string replies r->elem[first ..] (r an array that has
+ * them) to `q->strs` (emptied first) and points q->ids[0 .. n - 1] at
+ * them. Returns 0, FLEET_EPROTO (an element is not a string) or
+ * FLEET_ENOMEM. */
+int fleet__queue_reply_ids(struct fleet__queue_s *q, const fleet__reply_t *r,
+                           size_t first, size_t n);
+
 /* The reader of a call whose reply is 1 and whose callback is a
  * fleet_status_cb (cancel, the flow limits' set, hold and weight). */
 void fleet__queue_status_reply(fleet__req_t *base, int status,

@@ -602,8 +602,7 @@ static void queue_list_reply(fleet__req_t *base, int status,
                              const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
   uint64_t total;
-  fleet_bytes_t id;
-  size_t i, n = 0, bytes = 0;
+  size_t n = 0;
 
   if (fleet__call_failed(base, status))
     return;
@@ -613,23 +612,10 @@ static void queue_list_reply(fleet__req_t *base, int status,
     status = FLEET_EPROTO;
   else
     n = r->nelem - 1;
-  for (i = 0; status == 0 && i < n; i++) {
-    if (fleet__reply_bytes(&r->elem[1 + i], &id) != 0)
-      status = FLEET_EPROTO;
-    else
-      bytes += id.len + 1;
-  }
-  q->strs_len = 0;
-  if (status == 0 && (fleet__grow((void **)&q->ids, &q->ids_cap, n + 1,
-                                  sizeof(*q->ids)) != 0 ||
-                      fleet__queue_strs_reserve(q, bytes) != 0))
-    status = FLEET_ENOMEM;
+  if (status == 0)
+    status = fleet__queue_reply_ids(q, r, 1, n);
   if (fleet__call_failed(base, status))
     return;
-  for (i = 0; i < n; i++) {
-    fleet__reply_bytes(&r->elem[1 + i], &id);
-    q->ids[i] = fleet__queue_strs_add(q, id);
-  }
   fleet__req_done(base);
   ((fleet_queue_list_cb)base->cb)((fleet_queue_t *)q->base.pub, 0, q->ids, n,
                                   total, base->user_data);
