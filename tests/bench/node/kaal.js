@@ -40,7 +40,7 @@
 'use strict';
 
 const crypto = require('crypto');
-const { connect } = require('./resp');
+const { connect, sample } = require('./resp');
 
 // The bench's name carries the window: kaal-lookback<S>.
 let BENCH = 'kaal';
@@ -82,30 +82,6 @@ function emit(metric, value, unit) {
   process.stdout.write(JSON.stringify({
     bench: BENCH, metric, value: Number(value.toFixed(3)), unit,
   }) + '\n');
-}
-
-// Server CPU (µs) and the calls of INFO commandstats, as fleet-bench
-// counts them (scripts: evalsha and eval; commands: the rest but info and
-// config).
-async function sample(info) {
-  const cpu = await info.send(['INFO', 'cpu']);
-  const f = (name) => Number(cpu.match(new RegExp(`${name}:([0-9.]+)`))[1]);
-  const stats = await info.send(['INFO', 'commandstats']);
-  let scripts = 0;
-  let commands = 0;
-  for (const m of stats.matchAll(/cmdstat_([a-z|_-]+):calls=(\d+)/g)) {
-    const n = Number(m[2]);
-    if (m[1] === 'evalsha' || m[1] === 'eval') scripts += n;
-    else if (m[1] !== 'info' && !m[1].startsWith('config')) commands += n;
-  }
-  const self = process.cpuUsage();
-  return {
-    serverUs: (f('used_cpu_sys') + f('used_cpu_user')) * 1e6,
-    selfUs: self.user + self.system,
-    scripts,
-    commands,
-    wallNs: process.hrtime.bigint(),
-  };
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));

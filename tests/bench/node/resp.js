@@ -1,7 +1,8 @@
 // resp.js -- a small RESP2 client for the protocol models (opensandbox.js,
 // kaal.js), so that they need no package: connect(host, port) returns
 // {ready, send(args), close()}; send resolves with the parsed reply (errors
-// rejected as Error objects), in the order the commands were written.
+// rejected as Error objects), in the order the commands were written; and
+// sample(info), what both models measure before and after a run.
 'use strict';
 
 const net = require('net');
@@ -76,4 +77,28 @@ function connect(host, port) {
   return { ready, send, close: () => sock.end() };
 }
 
-module.exports = { connect };
+// Server CPU (µs) and the calls of INFO commandstats on connection `info`,
+// as fleet-bench counts them (scripts: evalsha and eval; commands: the
+// rest but info and config), with this process's CPU and the wall clock.
+async function sample(info) {
+  const cpu = await info.send(['INFO', 'cpu']);
+  const f = (name) => Number(cpu.match(new RegExp(`${name}:([0-9.]+)`))[1]);
+  const stats = await info.send(['INFO', 'commandstats']);
+  let scripts = 0;
+  let commands = 0;
+  for (const m of stats.matchAll(/cmdstat_([a-z|_-]+):calls=(\d+)/g)) {
+    const n = Number(m[2]);
+    if (m[1] === 'evalsha' || m[1] === 'eval') scripts += n;
+    else if (m[1] !== 'info' && !m[1].startsWith('config')) commands += n;
+  }
+  const self = process.cpuUsage();
+  return {
+    serverUs: (f('used_cpu_sys') + f('used_cpu_user')) * 1e6,
+    selfUs: self.user + self.system,
+    scripts,
+    commands,
+    wallNs: process.hrtime.bigint(),
+  };
+}
+
+module.exports = { connect, sample };
