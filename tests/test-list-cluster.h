@@ -20,6 +20,7 @@
   XX(queue_claim_tokens)                                                       \
   XX(queue_recover)                                                            \
   XX(queue_events)                                                             \
+  XX(queue_headers)                                                            \
   XX(queue_flow_group_limits)                                                  \
   XX(queue_flow_worker)                                                        \
   XX(queue_deps_run_after_children)                                            \

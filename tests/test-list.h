@@ -181,6 +181,9 @@ CONFORMANCE_DECLARE(queue_result_expire)
 CONFORMANCE_DECLARE(queue_progress)
 CONFORMANCE_DECLARE(queue_events)
 CONFORMANCE_DECLARE(worker_progress_result)
+/* test_queue_headers.c */
+CONFORMANCE_DECLARE(queue_headers)
+CONFORMANCE_DECLARE(worker_hooks)
 /* test_queue_stop.c */
 CONFORMANCE_DECLARE(queue_cancel_running)
 CONFORMANCE_DECLARE(queue_cancel_grace)
@@ -675,6 +678,9 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_progress)
   CONFORMANCE_ENTRY(queue_events)
   CONFORMANCE_ENTRY(worker_progress_result)
+  /* test_queue_headers.c */
+  CONFORMANCE_ENTRY(queue_headers)
+  CONFORMANCE_ENTRY(worker_hooks)
   /* test_queue_stop.c */
   CONFORMANCE_ENTRY(queue_cancel_running)
   CONFORMANCE_ENTRY(queue_cancel_grace)

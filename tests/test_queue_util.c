@@ -146,6 +146,11 @@ static void qt_on_claim(fleet_queue_t *q, int status, fleet_job_t *jobs,
     j->token = jobs[i].token;
     j->deadline_ms = jobs[i].deadline_ms;
     j->run_deadline_ms = jobs[i].run_deadline_ms;
+    ASSERT_LE(jobs[i].headers_len, sizeof(j->headers));
+    ASSERT_EQ(jobs[i].headers_len == 0, jobs[i].headers == NULL);
+    if (jobs[i].headers_len > 0)
+      memcpy(j->headers, jobs[i].headers, jobs[i].headers_len);
+    j->headers_len = jobs[i].headers_len;
     ASSERT_EQ(jobs[i].group != NULL ? strlen(jobs[i].group) : 0,
               jobs[i].group_len);
     snprintf(j->group, sizeof(j->group), "%s",
@@ -278,6 +283,11 @@ static void qt_on_get(fleet_queue_t *q, int status,
     memcpy(t->get_progress, info->progress_data.base, info->progress_data.len);
   qt_out_info->progress_data.base =
       info->progress_data.base != NULL ? t->get_progress : NULL;
+  ASSERT_LE(info->headers_len, sizeof(t->get_headers));
+  ASSERT_EQ(info->headers_len == 0, info->headers == NULL);
+  if (info->headers_len > 0)
+    memcpy(t->get_headers, info->headers, info->headers_len);
+  qt_out_info->headers = info->headers != NULL ? t->get_headers : NULL;
 }
 
 int qt_get(qt_t *t, const char *id, fleet_job_info_t *info, char *payload_out,

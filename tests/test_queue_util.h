@@ -20,6 +20,9 @@ typedef struct {
   char group[FLEET_JOB_GROUP_MAX + 1];
   /* Its run deadline, 0 when it has no timeout. */
   uint64_t run_deadline_ms;
+  /* Its packed headers (fleet_job_t.headers), headers_len 0: none. */
+  char headers[FLEET_JOB_HEADERS_BYTES_MAX];
+  size_t headers_len;
 } qt_job_t;
 
 /* A client on its own loop and a queue handle on it. */
@@ -43,6 +46,8 @@ typedef struct {
    * result and progress_data point here). */
   char get_result[1024];
   char get_progress[FLEET_JOB_PROGRESS_MAX + 1];
+  /* A copy of the packed headers qt_get() read (its info's point here). */
+  char get_headers[FLEET_JOB_HEADERS_BYTES_MAX];
 } qt_t;
 
 /* Opens the client (on `url`, prefix "qt") and the queue `name` with

@@ -60,6 +60,23 @@ typedef enum {
  * range). */
 FLEET_EXTERN const char *fleet_job_state_name(fleet_job_state_t state);
 
+/* A job's headers (fleet_job_spec_t.headers; docs/queue.md, "Headers and
+ * tracing"): at most this many, each key 1 to FLEET_JOB_HEADER_KEY_MAX
+ * bytes of [A-Za-z0-9._-], each value 0 to FLEET_JOB_HEADER_VALUE_MAX
+ * bytes without a control character (a byte below 0x20, or 0x7f), and all
+ * of them together at most FLEET_JOB_HEADERS_BYTES_MAX bytes, counting
+ * each key and value and 2 bytes per header. */
+#define FLEET_JOB_HEADERS_MAX 16
+#define FLEET_JOB_HEADER_KEY_MAX 64
+#define FLEET_JOB_HEADER_VALUE_MAX 512
+#define FLEET_JOB_HEADERS_BYTES_MAX 4096
+
+/* One header of a job: a key and its value, NUL-terminated strings. */
+typedef struct {
+  const char *key;
+  const char *value;
+} fleet_header_t;
+
 /* How a failed job waits before its next attempt. */
 typedef enum {
   /* backoff_ms every time. */
@@ -133,10 +150,34 @@ typedef struct {
    * first (fleet_job_on_cancel(), FLEET_JOB_CANCEL_TIMEOUT). Up to
    * FLEET_JOB_TIMEOUT_MAX_MS (docs/queue.md, "Maximum run time"). */
   uint32_t timeout_ms;
+  /* Optional headers: small key/value metadata that travels with the job,
+   * such as a W3C `traceparent` (docs/queue.md, "Headers and tracing"):
+   * `nheaders` (0, the default, to FLEET_JOB_HEADERS_MAX) headers at
+   * `headers` (NULL when none), within the limits of FLEET_JOB_HEADERS_MAX
+   * and each key given once (keys are case-sensitive). They are stored
+   * with the job, handed to the worker with each claim of it, retries
+   * included (fleet_job_header()), read by fleet_queue_get(), and go with
+   * the job's record. A job without headers costs nothing more. */
+  const fleet_header_t *headers;
+  size_t nheaders;
 } fleet_job_spec_t;
 
 /* fleet_job_spec_t.timeout_ms at most (about 49 days). */
 #define FLEET_JOB_TIMEOUT_MAX_MS UINT32_MAX
+
+/* The value of header `key` in packed headers (`headers`, `len` bytes:
+ * fleet_job_t.headers, fleet_job_info_t.headers), NULL when there is no
+ * such header (or `key` or `headers` is NULL). The value lives as long as
+ * `headers` does. */
+FLEET_EXTERN const char *fleet_headers_get(const char *headers, size_t len,
+                                           const char *key);
+
+/* Iterates over packed headers: `*cursor` 0 starts; each call that
+ * returns 1 sets `*key` and `*value` to the next header (in the order the
+ * enqueue gave them) and moves `*cursor` on; 0 means no more. */
+FLEET_EXTERN int fleet_headers_next(const char *headers, size_t len,
+                                    size_t *cursor, const char **key,
+                                    const char **value);
 
 /* Fills `spec` with the defaults above and the given type and payload
  * (neither is copied). */
@@ -216,7 +257,24 @@ typedef struct fleet_job_s {
   /* The run deadline of a job enqueued with a timeout_ms (its claim time
    * plus the timeout, unix ms on the backend clock), 0 for none. */
   uint64_t run_deadline_ms;
+  /* The job's headers (fleet_job_spec_t.headers), packed: "<key>\0<value>\0"
+   * per header, in the order given, `headers_len` bytes in all (NULL and
+   * 0 for none). Read them with fleet_job_header() and
+   * fleet_job_header_next(). */
+  const char *headers;
+  size_t headers_len;
+  /* For a worker's before and after hooks (fleet/worker.h): NULL when the
+   * job is handed out; fleet never reads it. */
+  void *hook_data;
 } fleet_job_t;
+
+/* fleet_headers_get() and fleet_headers_next() on a claimed job's headers:
+ * the value of header `key` of `job` (NULL when it has none such), valid
+ * as long as `job` is; and the iteration over them. */
+FLEET_EXTERN const char *fleet_job_header(const fleet_job_t *job,
+                                          const char *key);
+FLEET_EXTERN int fleet_job_header_next(const fleet_job_t *job, size_t *cursor,
+                                       const char **key, const char **value);
 
 /* A claim to refresh, complete, fail or release: a job id and the token
  * its claim returned. */
@@ -292,6 +350,10 @@ typedef struct {
    * none. */
   int progress;
   fleet_bytes_t progress_data;
+  /* The job's headers, packed as fleet_job_t.headers is (NULL and 0 for
+   * none): read them with fleet_headers_get() and fleet_headers_next(). */
+  const char *headers;
+  size_t headers_len;
 } fleet_job_info_t;
 
 /* Job counts. `completed` and `dead` count every job that ever got there;

@@ -54,6 +54,58 @@ typedef void (*fleet_worker_lost_cb)(fleet_worker_t *w, fleet_job_t *job,
 typedef void (*fleet_worker_done_cb)(fleet_worker_t *w, fleet_job_t *job,
                                      fleet_job_action_t action, int status);
 
+/* How a job given to the handler ended, as the after hook reports it
+ * (fleet_worker_options_t.after): XX(name, string). */
+#define FLEET_JOB_OUTCOME_MAP(XX)                                              \
+  XX(COMPLETED, "completed")                                                   \
+  XX(FAILED, "failed")                                                         \
+  XX(RELEASED, "released")                                                     \
+  XX(CANCELLED, "cancelled")                                                   \
+  XX(TIMED_OUT, "timed out")                                                   \
+  XX(LOST, "lost")
+
+/* COMPLETED, FAILED, RELEASED: the backend accepted the handler's finish
+ * (a failed job is retried after its backoff or is dead). CANCELLED: the
+ * job was cancelled while it ran (fleet_queue_cancel_job()) and ended as
+ * dead, "cancelled". TIMED_OUT: it ran past its run deadline
+ * (fleet_job_spec_t.timeout_ms) and failed with the timeout's error.
+ * LOST: the finish changed nothing: the claim was lost (FLEET_ESTALE),
+ * handed back at a stop's deadline or a close (FLEET_ECANCELED), or the
+ * backend refused it (the hook's `status` tells which). */
+typedef enum {
+#define FLEET__JOB_OUTCOME_ENUM(name, str) FLEET_JOB_OUTCOME_##name,
+  FLEET_JOB_OUTCOME_MAP(FLEET__JOB_OUTCOME_ENUM)
+#undef FLEET__JOB_OUTCOME_ENUM
+} fleet_job_outcome_t;
+
+/* The name of an outcome ("completed"); never NULL ("unknown" when out of
+ * range). */
+FLEET_EXTERN const char *fleet_job_outcome_name(fleet_job_outcome_t outcome);
+
+/* The hooks around a handler run (fleet_worker_options_t.before and
+ * .after; docs/queue.md, "Headers and tracing"), for tracing spans,
+ * logs or metrics of your own. `arg` is the options' hook_arg. The job's
+ * `hook_data` is the hooks' own (the before hook may store a span there
+ * for the after hook); `data` stays the handler's.
+ *
+ * before: runs right before the handler gets `job`, on the loop, once
+ * per job given to the handler. */
+typedef void (*fleet_worker_before_cb)(fleet_worker_t *w, fleet_job_t *job,
+                                       void *arg);
+
+/* after: runs once per job the before hook saw, when the job's outcome is
+ * settled: the backend answered its finish (complete, fail, release), or
+ * it settled without a call (its claim was lost or handed back), right
+ * before the done callback, with the same `status` (0 or as
+ * fleet_worker_done_cb says) and the outcome it means. `duration_ns` is
+ * the handler's run time: from right before the handler was called to
+ * the finish call (fleet_job_complete() and the others), on the
+ * monotonic clock. It runs on stop and close too (every job given to the
+ * handler is finished and settles); `job` is valid until it returns. */
+typedef void (*fleet_worker_after_cb)(fleet_worker_t *w, fleet_job_t *job,
+                                      fleet_job_outcome_t outcome, int status,
+                                      uint64_t duration_ns, void *arg);
+
 /* A concurrency budget shared by the workers of several queues: one
  * worker per queue, each given the share in its options with a weight,
  * as asynq's Queues{"critical": 6, "default": 3, "low": 1}
@@ -116,6 +168,12 @@ typedef struct {
    * (default 1). The share must outlive the worker. */
   fleet_worker_share_t *share;
   uint32_t weight;
+  /* Optional hooks around each handler run (see fleet_worker_before_cb
+   * and fleet_worker_after_cb), and the argument they get. Unset, they
+   * cost nothing. */
+  fleet_worker_before_cb before;
+  fleet_worker_after_cb after;
+  void *hook_arg;
 } fleet_worker_options_t;
 
 /* What a worker has done so far (see fleet_worker_stats()). */

@@ -125,8 +125,10 @@ static int queue_rec_u32(const char *p, const char *end, uint32_t dflt,
 /* Reads one claimed job (id, record, token, group from `e`) into `job`, its
  * strings not yet copied (the group's too, in `group`): the record is
  * "<attempts>\0<max_attempts>\0 <created_ms>\0<type>\0<payload>"
- * (docs/queue.md), split here so that the script returns it as it is. Returns 0
- * or FLEET_EPROTO. */
+ * (docs/queue.md), split here so that the script returns it as it is. The
+ * created field of a job with headers goes on with "\t<headers>", their
+ * stored form, which job->headers and headers_len are left pointing at.
+ * Returns 0 or FLEET_EPROTO. */
 static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
                           fleet_bytes_t *id, fleet_bytes_t *type,
                           fleet_bytes_t *group) {
@@ -171,6 +173,11 @@ static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
       sep[3] == sep[2] + 1)
     return FLEET_EPROTO;
   job->attempts = attempts + 1;
+  p = memchr(sep[1] + 1, '\t', (size_t)(sep[2] - (sep[1] + 1)));
+  if (p != NULL) {
+    job->headers = p + 1;
+    job->headers_len = (size_t)(sep[2] - (p + 1));
+  }
   type->base = sep[2] + 1;
   type->len = (size_t)(sep[3] - (sep[2] + 1));
   job->payload.base = sep[3] + 1;
@@ -262,7 +269,7 @@ static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
     job->type_len = type.len;
     job->group = group.len > 0 ? group.base : NULL;
     job->group_len = group.len;
-    bytes += id.len + type.len + group.len + 3;
+    bytes += id.len + type.len + group.len + 5 + 2 * job->headers_len;
     (*n)++;
   }
   q->strs_len = 0;
@@ -282,6 +289,14 @@ static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
       group.base = job->group;
       group.len = job->group_len;
       job->group = fleet__queue_strs_add(q, group);
+    }
+    if (job->headers_len > 0) {
+      /* Unpacked (queue_headers.c) into the strings. */
+      char *to = q->strs + q->strs_len;
+      job->headers_len =
+          fleet__queue_headers_unpack(job->headers, job->headers_len, to);
+      job->headers = job->headers_len > 0 ? to : NULL;
+      q->strs_len += job->headers_len;
     }
     job->deadline_ms = info->deadline_ms;
   }

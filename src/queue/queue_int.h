@@ -158,6 +158,21 @@ int fleet__queue_call_args(fleet_queue_t *pub, const fleet__call_t *call,
  * FLEET_EINVAL or FLEET_E2BIG. */
 int fleet__queue_spec_ok(const fleet_job_spec_t *s);
 
+/* Headers (queue_headers.c; docs/queue.md, "Headers and tracing"). Checks
+ * `n` headers by fleet_job_spec_t's rules and sets `*wire` to the bytes
+ * of their wire form ("<key>=<value>" items separated by "\t"). Returns
+ * 0, FLEET_EINVAL or FLEET_E2BIG. */
+int fleet__queue_headers_ok(const fleet_header_t *h, size_t n, size_t *wire);
+
+/* Writes the wire form of `n` checked headers to `out` (room for what
+ * fleet__queue_headers_ok() said). Returns the bytes written. */
+size_t fleet__queue_headers_wire(const fleet_header_t *h, size_t n, char *out);
+
+/* Unpacks `len` bytes of stored headers (the wire form) into the packed
+ * form of fleet_job_t.headers, "<key>\0<value>\0" per header, at `out`
+ * (room for 2 * len + 2 bytes). Returns the bytes written. */
+size_t fleet__queue_headers_unpack(const char *src, size_t len, char *out);
+
 /* Encodes `n` checked specs as QUEUE_ENQUEUE takes them (12 arguments
  * each) into the enqueue buffers, after sending the enqueues waiting in
  * them: argument i is q->enq_lens[i] bytes, one after the other from

@@ -55,7 +55,7 @@ int fleet__queue_spec_ok(const fleet_job_spec_t *s) {
     return err;
   if (s->result_ttl_ms > FLEET_JOB_RESULT_TTL_MAX_MS)
     return FLEET_EINVAL;
-  return 0;
+  return fleet__queue_headers_ok(s->headers, s->nheaders, &len);
 }
 
 /* The arguments of one job in QUEUE_ENQUEUE (queue_enqueue.lua). */
@@ -84,16 +84,22 @@ static void queue_enq_num(struct fleet__queue_s *q, long long v) {
   queue_enq_put(q, num, len);
 }
 
-/* The most bytes of a job's ext argument (queue_enq_spec). */
+/* The most bytes of a job's ext argument (queue_enq_spec), but the
+ * headers' wire form. */
 #define QUEUE_EXT_MAX 64
 
 /* The bytes one job's arguments take at most: its strings, six numbers,
- * the backoff "<kind>:<base>:<max>:<jitter>" (at most 39 bytes) and ext. */
+ * the backoff "<kind>:<base>:<max>:<jitter>" (at most 39 bytes) and ext,
+ * whose item "h" (the headers' wire form) comes on top of QUEUE_EXT_MAX. */
 static size_t queue_spec_bytes(const fleet_job_spec_t *s) {
+  size_t i, hdr = 0;
+
+  for (i = 0; i < s->nheaders; i++)
+    hdr += strlen(s->headers[i].key) + strlen(s->headers[i].value) + 2;
   return (s->id != NULL ? strlen(s->id) : 0) + strlen(s->type) +
          s->payload.len + (s->unique_key != NULL ? strlen(s->unique_key) : 0) +
          (s->group != NULL ? strlen(s->group) : 0) + 6 * 24 + 40 +
-         QUEUE_EXT_MAX;
+         QUEUE_EXT_MAX + hdr;
 }
 
 /* Appends item "<key>=<value>" `item` to a job's ext argument `ext` of
@@ -140,7 +146,8 @@ static void queue_enq_spec(struct fleet__queue_s *q,
   /* ext: the job's other options, "<key>=<value>" items separated by
    * "\n" (lib/queue_add.lua): "u=1", the unique key held until the job
    * ends (lib/queue_unique.lua); "r=<ms>", the result retention
-   * (lib/queue_life.lua); "t=<ms>", the timeout (lib/queue_stop.lua). */
+   * (lib/queue_life.lua); "t=<ms>", the timeout (lib/queue_stop.lua);
+   * "h=<headers>", the headers (lib/queue_hdr.lua), last. */
   if (s->unique_until_done)
     queue_ext_add(ext, &ext_len, "u=1");
   if (s->result_ttl_ms > 0) {
@@ -157,7 +164,20 @@ static void queue_enq_spec(struct fleet__queue_s *q,
     item[2 + fleet__queue_dec(item + 2, s->timeout_ms)] = '\0';
     queue_ext_add(ext, &ext_len, item);
   }
-  queue_enq_put(q, ext, ext_len);
+  if (s->nheaders > 0) {
+    /* "h=<headers>", the last item: their wire form (lib/queue_hdr.lua),
+     * written in place after the other items. */
+    char *at = q->enq_buf + q->enq_buf_len;
+
+    queue_ext_add(ext, &ext_len, "h=");
+    memcpy(at, ext, ext_len);
+    len = ext_len +
+          fleet__queue_headers_wire(s->headers, s->nheaders, at + ext_len);
+    q->enq_buf_len += len;
+    q->enq_lens[q->enq_nargs++] = len;
+  } else {
+    queue_enq_put(q, ext, ext_len);
+  }
   q->enq_jobs++;
 }
 
@@ -388,12 +408,13 @@ static void queue_get_cb_fail(fleet__req_t *req, int status) {
 
 /* {state, attempts, max_attempts, priority, type, payload, last_error,
  * created_ms, run_at_ms, finished_ms, token, group, result, progress_pct,
- * progress bytes}. */
+ * progress bytes, headers (their stored form, '' for none)}. */
 static void queue_get_reply(fleet__req_t *base, int status,
                             const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
   fleet_job_info_t info;
   fleet_bytes_t state, type, err = {NULL, 0}, group = {NULL, 0};
+  fleet_bytes_t hdr = {NULL, 0};
   uint64_t v[3];
   const fleet__reply_t *e;
   int rc = FLEET_EPROTO;
@@ -401,7 +422,7 @@ static void queue_get_reply(fleet__req_t *base, int status,
   if (fleet__call_failed(base, status))
     return;
   memset(&info, 0, sizeof(info));
-  if (r->type == FLEET__REPLY_ARRAY && r->nelem == 15) {
+  if (r->type == FLEET__REPLY_ARRAY && r->nelem == 16) {
     e = r->elem;
     rc = fleet__reply_bytes(&e[0], &state);
     if (rc == 0)
@@ -430,12 +451,14 @@ static void queue_get_reply(fleet__req_t *base, int status,
          (e[14].type != FLEET__REPLY_NIL &&
           fleet__reply_bytes(&e[14], &info.progress_data) != 0)))
       rc = FLEET_EPROTO;
+    if (rc == 0 && fleet__reply_bytes(&e[15], &hdr) != 0)
+      rc = FLEET_EPROTO;
     if (rc == 0)
       info.progress = (int)e[13].integer;
   }
   q->strs_len = 0;
-  if (rc == 0 &&
-      fleet__queue_strs_reserve(q, type.len + err.len + group.len + 3) != 0)
+  if (rc == 0 && fleet__queue_strs_reserve(q, type.len + err.len + group.len +
+                                                  3 + 2 * hdr.len + 2) != 0)
     rc = FLEET_ENOMEM;
   if (fleet__call_failed(base, rc))
     return;
@@ -450,6 +473,14 @@ static void queue_get_reply(fleet__req_t *base, int status,
   info.token = v[2];
   if (group.len > 0)
     info.group = fleet__queue_strs_add(q, group);
+  if (hdr.len > 0) {
+    info.headers = q->strs + q->strs_len;
+    info.headers_len =
+        fleet__queue_headers_unpack(hdr.base, hdr.len, q->strs + q->strs_len);
+    q->strs_len += info.headers_len;
+    if (info.headers_len == 0)
+      info.headers = NULL;
+  }
   fleet__req_done(base);
   ((fleet_queue_get_cb)base->cb)((fleet_queue_t *)q->base.pub, 0, &info,
                                  base->user_data);

@@ -73,7 +73,13 @@ typedef struct fleet__wjob_s {
   void *cancel_arg;
   uint64_t run_local;  /* the run deadline in loop ms, 0: none */
   uint64_t claimed_ns; /* uv_hrtime() at the claim, for the metrics */
-  char *buf;           /* id, type, payload, error */
+  /* The hooks (fleet_worker_options_t.before, .after): the before hook
+   * ran and the after hook is due (`hooked`); uv_hrtime() right before
+   * the handler and at its finish call. */
+  int hooked;
+  uint64_t started_ns;
+  uint64_t finished_ns;
+  char *buf; /* id, type, payload, error */
   size_t cap;
   const char *error;
   size_t error_len;

@@ -35,6 +35,55 @@ static void settleq_push(struct fleet__worker_s *w, fleet__wjob_t *job,
   fleet__list_insert_tail(&w->settleq, &job->qnode);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Hooks (fleet_worker_options_t.before and .after)                         */
+
+static const char *const job_outcome_names[] = {
+#define XX(name, str) str,
+    FLEET_JOB_OUTCOME_MAP(XX)
+#undef XX
+};
+
+const char *fleet_job_outcome_name(fleet_job_outcome_t outcome) {
+  return FLEET__NAME_AT(job_outcome_names, outcome);
+}
+
+/* What the settling of `job` with `status` means for the after hook. A
+ * finish the backend took ends as the action said, but a fail of a job
+ * asked to stop, which the backend ends as the stop said; a cancelled
+ * job's complete or release is answered FLEET_ECANCELED, as is a claim
+ * handed back (then lost); anything else changed nothing. */
+static fleet_job_outcome_t wjob_outcome(const fleet__wjob_t *job, int status) {
+  if (status == 0 || status == FLEET_EALREADY) {
+    if (job->action == FLEET_JOB_COMPLETE)
+      return FLEET_JOB_OUTCOME_COMPLETED;
+    if (job->action == FLEET_JOB_RELEASE)
+      return FLEET_JOB_OUTCOME_RELEASED;
+    if (job->cancel == FLEET_JOB_CANCEL_REQUESTED)
+      return FLEET_JOB_OUTCOME_CANCELLED;
+    if (job->cancel == FLEET_JOB_CANCEL_TIMEOUT)
+      return FLEET_JOB_OUTCOME_TIMED_OUT;
+    return FLEET_JOB_OUTCOME_FAILED;
+  }
+  if (status == FLEET_ETIMEDOUT)
+    return FLEET_JOB_OUTCOME_TIMED_OUT;
+  if (status == FLEET_ECANCELED && job->cancel == FLEET_JOB_CANCEL_REQUESTED &&
+      job->claim != FLEET__WJOB_HANDED)
+    return FLEET_JOB_OUTCOME_CANCELLED;
+  return FLEET_JOB_OUTCOME_LOST;
+}
+
+/* Gives `job` to the handler, after the before hook when there is one. */
+static void wjob_run(struct fleet__worker_s *w, fleet__wjob_t *job) {
+  if (w->o.before != NULL || w->o.after != NULL) {
+    job->hooked = 1;
+    if (w->o.before != NULL)
+      w->o.before(fleet__worker_pub(w), &job->pub, w->o.hook_arg);
+    job->started_ns = job->finished_ns = uv_hrtime();
+  }
+  w->handler(fleet__worker_pub(w), &job->pub);
+}
+
 /* The job's finish has its answer: tell the user, free the slot. */
 static void wjob_settle(struct fleet__worker_s *w, fleet__wjob_t *job,
                         int status) {
@@ -58,6 +107,12 @@ static void wjob_settle(struct fleet__worker_s *w, fleet__wjob_t *job,
         fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_FAILED, 1);
       } else
         w->stats.released++;
+    }
+    if (job->hooked) {
+      job->hooked = 0;
+      if (w->o.after != NULL)
+        w->o.after(fleet__worker_pub(w), &job->pub, wjob_outcome(job, status),
+                   status, job->finished_ns - job->started_ns, w->o.hook_arg);
     }
     if (w->o.done_cb != NULL)
       w->o.done_cb(fleet__worker_pub(w), &job->pub, job->action, status);
@@ -313,6 +368,8 @@ static int wjob_finish(fleet_job_t *pub, fleet_job_action_t action,
     job->error_len = error_len;
   }
   job->with_handler = 0;
+  if (job->hooked)
+    job->finished_ns = uv_hrtime();
   w->active--;
   fleet__share_kick(w); /* a slot of the share came free */
   job->action = action;
@@ -600,7 +657,7 @@ static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
         (!delivered || w->active < w->o.concurrency)) {
       job->with_handler = 1;
       w->active++;
-      w->handler(fleet__worker_pub(w), &job->pub);
+      wjob_run(w, job);
     } else {
       /* Claimed while stopping, or delivered beyond the room (a claim
        * was in flight): hand it straight back. */

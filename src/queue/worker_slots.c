@@ -24,7 +24,7 @@ fleet__wjob_t *fleet__wjob_get(struct fleet__worker_s *w) {
   fleet__list_init(&job->qnode);
   job->claim = FLEET__WJOB_HELD;
   job->with_handler = job->queued = job->sending = job->internal = 0;
-  job->lost_told = job->resent = 0;
+  job->lost_told = job->resent = job->hooked = 0;
   job->local_status = 0;
   job->cancel = FLEET_JOB_CANCEL_NONE;
   job->cancel_cb = NULL;
@@ -47,10 +47,11 @@ void fleet__wjob_put(struct fleet__worker_s *w, fleet__wjob_t *job) {
 }
 
 /* Copies a claimed job into `job`'s buffer: id, type and group (each
- * NUL-terminated), then the payload. Returns 0 or FLEET_ENOMEM. */
+ * NUL-terminated), the packed headers, then the payload. Returns 0 or
+ * FLEET_ENOMEM. */
 int fleet__wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
-  size_t need =
-      src->id_len + src->type_len + src->group_len + src->payload.len + 3;
+  size_t need = src->id_len + src->type_len + src->group_len +
+                src->headers_len + src->payload.len + 3;
   char *p;
 
   if (fleet__grow((void **)&job->buf, &job->cap, need, 1) != 0)
@@ -58,6 +59,7 @@ int fleet__wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
   p = job->buf;
   job->pub = *src;
   job->pub.data = NULL;
+  job->pub.hook_data = NULL;
   job->pub.internal_ = job;
   job->hold_ms = 0; /* (a slot reused: no hold from its last job) */
   job->hold_group = 0;
@@ -73,6 +75,11 @@ int fleet__wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
     p[src->group_len] = '\0';
     job->pub.group = p;
     p += src->group_len + 1;
+  }
+  if (src->headers_len > 0) {
+    memcpy(p, src->headers, src->headers_len);
+    job->pub.headers = p;
+    p += src->headers_len;
   }
   if (src->payload.len > 0)
     memcpy(p, src->payload.base, src->payload.len);

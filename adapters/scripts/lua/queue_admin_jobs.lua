@@ -25,6 +25,7 @@ local call = redis.call
 local tag = KEYS[1]
 --#include queue_int
 --#include queue_rec
+--#include queue_hdr
 
 local state, from = ARGV[1], tonumber(ARGV[2])
 local limit, cut = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -226,7 +227,7 @@ for n, id in ipairs(ids) do
     out[#out + 1] = last_error(infos[n])
     out[#out + 1] = group_of(n, id)
   elseif rec then
-    local created = sub(rec, j + 1, k - 1)
+    local created = hdr_split(sub(rec, j + 1, k - 1))
     local inf = infos[n]
     local err = last_error(inf)
     local t = times[id] or 0

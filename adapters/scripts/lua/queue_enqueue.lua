@@ -20,7 +20,8 @@
 --   jobs wait in its own set, lib/queue_flow.lua), ext (the job's other
 --   options: '' for none, else items "<key>=<value>" separated by "\n",
 --   lib/queue_add.lua; "u=1": the unique key is held until the job ends,
---   unique_ttl_ms then 0 or a safety bound). Last: the failover epoch,
+--   unique_ttl_ms then 0 or a safety bound; "h=<headers>": the job's
+--   headers, lib/queue_hdr.lua). Last: the failover epoch,
 --   which the adapter appends (lib/fence.lua), for the claims of jobs
 --   delivered to parked workers.
 -- Returns: {status, id} per job, flattened: status 1 when added, 0 when the

@@ -13,7 +13,9 @@
 -- Returns: {state, attempts, max_attempts, priority, type, payload,
 --   last_error (nil: none), created_ms, run_at_ms, finished_ms, token,
 --   group ('': none), result (nil: none), progress_pct (-1: none),
---   progress bytes (nil: none)}, with 0 for a time or token never set.
+--   progress bytes (nil: none), headers ('': none; "<key>=<value>" items
+--   separated by "\t", lib/queue_hdr.lua)}, with 0 for a time or token
+--   never set.
 -- Errors: FLEET_ENOTFOUND, FLEET_EPROTO.
 local call = redis.call
 local tag = KEYS[1]
@@ -23,6 +25,7 @@ local id = ARGV[1]
 --#include queue_int
 --#include queue_rec
 --#include queue_life
+--#include queue_hdr
 
 local function num(v)
   if v == '' then return 0 end
@@ -42,7 +45,7 @@ end
 
 -- The result and last progress (lib/queue_life.lua), at the reply's end.
 local res, res_fin, pct, pbytes = life_read(id)
-local tail = {res or false, pct, pbytes or false}
+local tail = {res or false, pct, pbytes or false, ''}
 local function reply(t)
   for _, v in ipairs(tail) do t[#t + 1] = v end
   return t
@@ -70,7 +73,9 @@ if type(rec) ~= 'string' then
   return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
 end
 local attempts, max, _, j, k, l = rec_read(rec, id)
-local created = num(sub(rec, j + 1, k - 1))
+local created
+created, tail[4] = hdr_split(sub(rec, j + 1, k - 1))
+created = num(created)
 local prio, _, _, group = opts_read(call('HGET', tag .. ':opts', id), id)
 local state, finished, token, last_error = 'pending', 0, 0, false
 local info = call('HGET', tag .. ':info', id)

@@ -16,7 +16,8 @@
 --   flow's parent (queue_add_flow.lua), released by its last child.
 --   Expects queue_int, fence and queue_flow. Item "u=1" of ext: the job
 --   holds its unique key until it ends (lib/queue_unique.lua), its
---   unique_ttl_ms then a safety bound, 0 for none.
+--   unique_ttl_ms then a safety bound, 0 for none. Item "h=<headers>":
+--   the job's headers, kept in its record (lib/queue_hdr.lua).
 --#include queue_unique
 -- queue_deliver(tag, now, list, lrec): claims jobs of `list` (ids whose
 --   records are lrec[i], each new, pending at the default priority, added
@@ -89,6 +90,7 @@ local function ext_get(ext, key)
   if ext == '' then return nil end
   return string.match('\n' .. ext, '\n' .. key .. '=([^\n]*)')
 end
+--#include queue_hdr
 
 local function queue_add(tag, now, n, A, base, held)
   local call = redis.call
@@ -100,8 +102,15 @@ local function queue_add(tag, now, n, A, base, held)
   -- Ext item t: the job's maximum run time in ms (lib/queue_stop.lua),
   -- checked before anything is written.
   local tmo, tw = nil, {}
+  -- Ext item h: the job's headers, in its record (lib/queue_hdr.lua).
+  local hdr, now_s = nil, fmt('%d', now)
   for i = 0, n - 1 do
     local e = A[base + i * 12 + 11] or ''
+    local hc = e ~= '' and hdr_created(ext_get(e, 'h'), now_s)
+    if hc then
+      hdr = hdr or {}
+      hdr[i] = hc
+    end
     local t = e ~= '' and ext_get(e, 't')
     if t then
       if not string.find(t, '^[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?$') then
@@ -164,7 +173,7 @@ local function queue_add(tag, now, n, A, base, held)
     call('HSET', tag .. ':gids', unpack(w))
   end
   -- The "\0<created_ms>\0" middle of every record of this call.
-  local created = '\0' .. fmt('%d', now) .. '\0'
+  local created = '\0' .. now_s .. '\0'
   local opts, list, zp, zd = {}, {}, {}, {}
   -- The records by the hash that holds them (queue_int: rec_key), each
   -- list starting with HASH_MARK: a generated id's chunk follows from seq
@@ -228,7 +237,8 @@ local function queue_add(tag, now, n, A, base, held)
       seen[id] = true
       local max = A[a + 6]
       if max == '3' then max = '' end
-      local rec = '\0' .. max .. created .. A[a + 1] .. '\0' .. A[a + 2]
+      local rec = '\0' .. max .. (hdr and hdr[i] or created) .. A[a + 1] ..
+                    '\0' .. A[a + 2]
       h = h or rec_key(tag, id)
       local kv = by_hash[h]
       if not kv then
