@@ -184,6 +184,7 @@ CONFORMANCE_DECLARE(worker_progress_result)
 /* test_queue_headers.c */
 CONFORMANCE_DECLARE(queue_headers)
 CONFORMANCE_DECLARE(worker_hooks)
+TEST_DECLARE(cli_queue_headers)
 /* test_queue_stop.c */
 CONFORMANCE_DECLARE(queue_cancel_running)
 CONFORMANCE_DECLARE(queue_cancel_grace)
@@ -681,6 +682,7 @@ TEST_LIST_START
   /* test_queue_headers.c */
   CONFORMANCE_ENTRY(queue_headers)
   CONFORMANCE_ENTRY(worker_hooks)
+  TEST_ENTRY_TIMEOUT(cli_queue_headers, 60)
   /* test_queue_stop.c */
   CONFORMANCE_ENTRY(queue_cancel_running)
   CONFORMANCE_ENTRY(queue_cancel_grace)

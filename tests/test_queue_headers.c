@@ -6,7 +6,16 @@
  * called once per handler run with the outcome and a duration at least
  * the handler's own, on every path a job can end by (complete, fail,
  * release, cancel, run deadline, close). */
+#include <string.h>
+
+#include "redis_fixture.h"
+#include "test_cli_util.h"
 #include "test_queue_util.h"
+
+#define ARGS(...)                                                              \
+  (const char *const[]) {                                                      \
+    __VA_ARGS__, NULL                                                          \
+  }
 
 /* Enqueues one job of `type` with `n` headers; asserts it was added and
  * writes its id to `id`. */
@@ -519,4 +528,61 @@ CONFORMANCE_IMPL(worker_hooks) {
                 fleet_job_outcome_name(FLEET_JOB_OUTCOME_TIMED_OUT));
   ASSERT_STR_EQ("unknown", fleet_job_outcome_name((fleet_job_outcome_t)99));
   qt_close(&h.t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The CLI                                                                  */
+
+/* `fleet queue add --header` sets them, `fleet queue get` shows them;
+ * a --header without "=" or a bad key is refused, with nothing added. */
+TEST_IMPL(cli_queue_headers) {
+  fleet_test_redis_t *redis;
+  fleet_job_info_t info;
+  qt_job_t job;
+  cli_run_t r;
+  char id[FLEET_JOB_ID_MAX + 1];
+  const char *url, *p, *nl;
+  qt_t t;
+
+  cli_required();
+  redis = fleet_test_redis_start_or_skip(NULL);
+  url = fleet_test_redis_url(redis);
+  cli_run_ok(&r, url, "qt",
+             ARGS("queue", "add", "--header", "traceparent=00-ab-cd-01", "hq",
+                  "hello", "--header=tenant=a=b"));
+  /* ("queue: hq", then "id:    <id>".) */
+  p = strstr(r.out, "\nid:");
+  ASSERT_NOT_NULL(p);
+  p += strspn(p + 4, " ") + 4;
+  nl = strchr(p, '\n');
+  ASSERT_NOT_NULL(nl);
+  ASSERT_LT((size_t)(nl - p), sizeof(id));
+  memcpy(id, p, (size_t)(nl - p));
+  id[nl - p] = '\0';
+  cli_run_ok(&r, url, "qt", ARGS("--json", "queue", "get", "hq", id));
+  ASSERT_NOT_NULL(strstr(r.out, "\"headers\":{\"traceparent\":\"00-ab-cd-01\","
+                                "\"tenant\":\"a=b\"}"));
+  cli_run_ok(&r, url, "qt", ARGS("queue", "get", "hq", id));
+  ASSERT_NOT_NULL(strstr(r.out, "00-ab-cd-01"));
+
+  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "queue", "add", "hq", "x",
+                   "--header", "novalue"));
+  ASSERT_NE(0, r.status);
+  ASSERT_NOT_NULL(strstr(r.err, "novalue"));
+  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "queue", "add", "hq", "x",
+                   "--header", "bad key=1"));
+  ASSERT_NE(0, r.status);
+
+  /* The library sees the one job, with its headers. */
+  qt_open_prefix(&t, url, "qt", "hq", NULL);
+  ASSERT_EQ(1, qt_claim(&t, 10, 60000, &job));
+  ASSERT_STR_EQ(id, job.id);
+  ASSERT_STR_EQ("a=b",
+                fleet_headers_get(job.headers, job.headers_len, "tenant"));
+  ASSERT_OK(qt_get(&t, id, &info, NULL, 0, NULL, 0));
+  ASSERT_STR_EQ("00-ab-cd-01", fleet_headers_get(info.headers, info.headers_len,
+                                                 "traceparent"));
+  qt_close(&t);
+  fleet_test_redis_stop(redis);
+  return 0;
 }

@@ -267,9 +267,20 @@ int cli_q_queue_get(cli_t *cli, const char *queue, const char *id,
  * `limit`; the result holds "type", "total" and "ids". */
 int cli_q_queue_list(cli_t *cli, const char *queue, const char *type,
                      size_t limit, cli_done_fn done, void *arg);
-/* add: one job of `type` with `payload`; the result holds its "id". */
+/* add: one job of `type` with `payload` and `nh` headers (`h`); the
+ * result holds its "id". */
 int cli_q_queue_add(cli_t *cli, const char *queue, const char *type,
-                    const char *payload, cli_done_fn done, void *arg);
+                    const char *payload, const fleet_header_t *h, size_t nh,
+                    cli_done_fn done, void *arg);
+/* Headers (cmd_queue_headers.c). Collects the --header KEY=VALUE options
+ * of argv (removing them) into `h` (room for FLEET_JOB_HEADERS_MAX), each
+ * key and value copied into `buf` (`cap` bytes). Returns NULL, or the
+ * value of the option it refuses (no "=", one too many, no room). */
+const char *cli_header_opts(int *argc, char **argv, fleet_header_t *h,
+                            size_t *n, char *buf, size_t cap);
+/* Adds "headers": {key: value, ...} of packed headers (fleet_job_info_t's)
+ * to `res`. */
+void cli_headers_json(cli_json_t *res, const char *headers, size_t len);
 int cli_q_queue_retry(cli_t *cli, const char *queue, const char *id,
                       cli_done_fn done, void *arg);
 /* cancel: a pending or delayed job is deleted; a running one is asked to

@@ -54,7 +54,7 @@ static const char queue_usage[] =
     "  pause Q | resume Q              stop / restart claims (workers idle)\n"
     "  add Q PAYLOAD [--type T]        enqueue one job (type default "
     "\"cli\");\n"
-    "                                  prints its id\n"
+    "        [--header K=V ...]        with headers; prints its id\n"
     "  limit Q [--rate MAX/DUR] [--group-rate MAX/DUR] [--concurrency N]\n"
     "          [--group-concurrency N]\n"
     "                                  set the flow limits (an option left "
@@ -265,6 +265,7 @@ static void on_get(fleet_queue_t *q, int status, const fleet_job_info_t *i,
              i->progress >= 0
                  ? cli_jbytes(i->progress_data.base, i->progress_data.len)
                  : cli_jnull());
+    cli_headers_json(c->base.res, i->headers, i->headers_len);
   }
   cli_query_answered(&c->base, status, NULL);
 }
@@ -345,12 +346,15 @@ static void on_enqueued(fleet_queue_t *q, int status,
 }
 
 int cli_q_queue_add(cli_t *cli, const char *queue, const char *type,
-                    const char *payload, cli_done_fn done, void *arg) {
+                    const char *payload, const fleet_header_t *h, size_t nh,
+                    cli_done_fn done, void *arg) {
   fleet_job_spec_t spec;
   int err;
   qctx_t *c = qctx_open(cli, queue, NULL, NULL, done, arg, &err);
 
   fleet_job_spec_init(&spec, type, payload, strlen(payload));
+  spec.headers = h;
+  spec.nheaders = nh;
   if (c != NULL)
     err = cli_query_sent(
         &c->base, fleet_queue_enqueue(&c->q, &spec, 1, on_enqueued, NULL));
@@ -562,12 +566,19 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
                          state_s != NULL ? state_s : "none");
     err = cli_q_queue_purge(cli, argv[1], state, cli_finish, NULL);
   } else if (strcmp(verb, "add") == 0) {
-    const char *type = cli_opt(&argc, argv, "--type");
+    const char *type = cli_opt(&argc, argv, "--type"), *bad;
+    fleet_header_t h[FLEET_JOB_HEADERS_MAX];
+    char hbuf[FLEET_JOB_HEADERS_BYTES_MAX];
+    size_t nh;
 
+    if ((bad = cli_header_opts(&argc, argv, h, &nh, hbuf, sizeof(hbuf))))
+      return usage_error(
+          "--header: KEY=VALUE, at most 16, 4096 bytes in all (got \"%s\")",
+          bad);
     if (argc != 3)
       return usage_error("%s takes a queue name and a payload", verb);
-    err = cli_q_queue_add(cli, argv[1], type != NULL ? type : "cli", argv[2],
-                          cli_finish, NULL);
+    err = cli_q_queue_add(cli, argv[1], type != NULL ? type : "cli", argv[2], h,
+                          nh, cli_finish, NULL);
   } else if (strcmp(verb, "pause") == 0 || strcmp(verb, "resume") == 0) {
     if (argc != 2)
       return usage_error("%s takes a queue name", verb);
