@@ -185,6 +185,7 @@ CONFORMANCE_DECLARE(worker_progress_result)
 CONFORMANCE_DECLARE(queue_headers)
 CONFORMANCE_DECLARE(worker_hooks)
 TEST_DECLARE(cli_queue_headers)
+TEST_DECLARE(example_trace)
 /* test_queue_stop.c */
 CONFORMANCE_DECLARE(queue_cancel_running)
 CONFORMANCE_DECLARE(queue_cancel_grace)
@@ -683,6 +684,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_headers)
   CONFORMANCE_ENTRY(worker_hooks)
   TEST_ENTRY_TIMEOUT(cli_queue_headers, 60)
+  TEST_ENTRY_TIMEOUT(example_trace, 60)
   /* test_queue_stop.c */
   CONFORMANCE_ENTRY(queue_cancel_running)
   CONFORMANCE_ENTRY(queue_cancel_grace)

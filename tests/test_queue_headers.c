@@ -7,10 +7,15 @@
  * the handler's own, on every path a job can end by (complete, fail,
  * release, cancel, run deadline, close). */
 #include <string.h>
+#include <unistd.h>
 
 #include "redis_fixture.h"
 #include "test_cli_util.h"
 #include "test_queue_util.h"
+
+#ifndef FLEET_TRACE_EXAMPLE_PATH
+#define FLEET_TRACE_EXAMPLE_PATH "/nonexistent"
+#endif
 
 #define ARGS(...)                                                              \
   (const char *const[]) {                                                      \
@@ -583,6 +588,65 @@ TEST_IMPL(cli_queue_headers) {
   ASSERT_STR_EQ("00-ab-cd-01", fleet_headers_get(info.headers, info.headers_len,
                                                  "traceparent"));
   qt_close(&t);
+  fleet_test_redis_stop(redis);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* examples/trace.c                                                         */
+
+/* Runs the example on `url` with `jobs` jobs and checks its lines: each
+ * job's span starts in the producer's trace, with the producer's span as
+ * its parent and a span id of its own, and ends completed in the same
+ * trace and span. */
+static void trace_example_run(const char *url, int jobs) {
+  char trace[64], span[64], job[64], pat[256], n[16];
+  const char *line;
+  cli_run_t *r = calloc(1, sizeof(*r));
+  pid_t pid;
+  int seen = 0;
+
+  ASSERT_NOT_NULL(r);
+  snprintf(n, sizeof(n), "%d", jobs);
+  pid = cli_spawn_prog(FLEET_TRACE_EXAMPLE_PATH,
+                       ARGS(FLEET_TRACE_EXAMPLE_PATH, url, n), NULL, NULL,
+                       "trace");
+  cli_reap_within(pid, "trace", r, fleet_test_ms(FLEET_TEST_WAIT_MS));
+  if (r->status != 0)
+    fprintf(stderr, "%s%s", r->out, r->err);
+  ASSERT_EQ(0, r->status);
+  ASSERT_EQ(3 * jobs, cli_lines(r->out));
+  for (line = r->out; (line = strstr(line, "produce trace=")) != NULL; line++) {
+    ASSERT_EQ(3, sscanf(line, "produce trace=%63s span=%63s job=%63s", trace,
+                        span, job));
+    ASSERT_UEQ(32, strlen(trace));
+    ASSERT_UEQ(16, strlen(span));
+    /* The handler's span: a child of the producer's, in its trace. */
+    snprintf(pat, sizeof(pat), "span start trace=%s parent=%s span=", trace,
+             span);
+    ASSERT_NOT_NULL(strstr(r->out, pat));
+    ASSERT_EQ(1, sscanf(strstr(r->out, pat) + strlen(pat), "%63s", span));
+    snprintf(pat, sizeof(pat), "span start trace=%s parent=", trace);
+    ASSERT_NULL(strstr(strstr(r->out, pat) + 1, pat)); /* one each */
+    ASSERT_UEQ(16, strlen(span));
+    snprintf(pat, sizeof(pat),
+             "span end trace=%s span=%s outcome=completed duration_us=", trace,
+             span);
+    ASSERT_NOT_NULL(strstr(r->out, pat));
+    seen++;
+  }
+  ASSERT_EQ(jobs, seen);
+  free(r);
+}
+
+TEST_IMPL(example_trace) {
+  fleet_test_redis_t *redis;
+
+  if (access(FLEET_TRACE_EXAMPLE_PATH, X_OK) != 0)
+    fleet_test_skip("examples/trace.c is not built");
+  trace_example_run("memory://", 3);
+  redis = fleet_test_redis_start_or_skip(NULL);
+  trace_example_run(fleet_test_redis_url(redis), 20);
   fleet_test_redis_stop(redis);
   return 0;
 }
