@@ -96,6 +96,51 @@ static void hdr_on_jobs(fleet_queue_t *q, int status,
   *done = 1;
 }
 
+static void hdr_on_flow(fleet_queue_t *q, int status,
+                        const fleet_flow_result_t *result, void *ud) {
+  int *done = ud;
+
+  (void)q;
+  (void)result;
+  ASSERT_OK(status);
+  *done = 1;
+}
+
+/* A flow's parent and children keep their own headers. */
+static void hdr_flow(qt_t *t) {
+  static const fleet_header_t ph[] = {{"who", "parent"}};
+  static const fleet_header_t ch[] = {{"who", "child"}};
+  fleet_flow_spec_t f;
+  fleet_flow_child_t kid;
+  fleet_claim_t claim;
+  qt_job_t job;
+  int res[1], done = 0;
+
+  fleet_flow_spec_init(&f, "parent", "p", 1);
+  f.parent.headers = ph;
+  f.parent.nheaders = 1;
+  memset(&kid, 0, sizeof(kid));
+  fleet_job_spec_init(&kid.spec, "child", "c", 1);
+  kid.spec.headers = ch;
+  kid.spec.nheaders = 1;
+  f.children = &kid;
+  f.n_children = 1;
+  ASSERT_OK(fleet_queue_add_flow(&t->q, &f, hdr_on_flow, &done));
+  ASSERT(fleet_test_run_until(&t->c.loop, fleet_test_flag_set, &done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_EQ(1, qt_claim(t, 1, 60000, &job));
+  ASSERT_STR_EQ("child", job.type);
+  hdr_check(job.headers, job.headers_len, ch, 1);
+  claim = qt_claim_of(&job);
+  ASSERT_OK(qt_complete(t, &claim, 1, res));
+  ASSERT_OK(res[0]);
+  ASSERT_EQ(1, qt_claim(t, 1, 60000, &job));
+  ASSERT_STR_EQ("parent", job.type);
+  hdr_check(job.headers, job.headers_len, ph, 1);
+  claim = qt_claim_of(&job);
+  ASSERT_OK(qt_complete(t, &claim, 1, res));
+}
+
 CONFORMANCE_IMPL(queue_headers) {
   static const fleet_header_t h2[] = {
       {"traceparent",
@@ -162,6 +207,8 @@ CONFORMANCE_IMPL(queue_headers) {
   ASSERT_OK(qt_get(&t, id, &info, NULL, 0, err, sizeof(err)));
   ASSERT_EQ(FLEET_JOB_COMPLETED, info.state);
   hdr_check(info.headers, info.headers_len, h2, 2);
+
+  hdr_flow(&t);
 
   /* The admin listing reads the created time of a job with headers. */
   hdr_add(&t, "h", h2, 2, id);
