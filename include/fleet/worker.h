@@ -93,7 +93,8 @@ FLEET_EXTERN const char *fleet_job_outcome_name(fleet_job_outcome_t outcome);
 typedef void (*fleet_worker_before_cb)(fleet_worker_t *w, fleet_job_t *job,
                                        void *arg);
 
-/* after: runs once per job the before hook saw, when the job's outcome is
+/* after: runs once per job given to the handler (with either hook set),
+ * after the before hook if there is one, when the job's outcome is
  * settled: the backend answered its finish (complete, fail, release), or
  * it settled without a call (its claim was lost or handed back), right
  * before the done callback, with the same `status` (0 or as
