@@ -141,6 +141,39 @@ static void hdr_flow(qt_t *t) {
   ASSERT_OK(qt_complete(t, &claim, 1, res));
 }
 
+/* A record whose headers fleet did not write (an item without "=", an
+ * empty item) is claimed, its headers read as well as they can be, never
+ * refused: on Redis, written by hand. */
+static void hdr_foreign(fleet_test_backend_t *b, qt_t *t) {
+  static const char rec[] = "\0\0"
+                            "1700000000000\tnoeq\t\tk=v=w\0t\0p";
+  static const fleet_header_t want[] = {{"noeq", ""}, {"k", "v=w"}};
+  const char *argv[4];
+  size_t lens[4];
+  redisReply *r;
+  qt_job_t job;
+
+  if (b->redis == NULL)
+    return;
+  argv[0] = "HSET";
+  argv[1] = "{qt:qhdr}:jobs";
+  argv[2] = "foreign";
+  argv[3] = rec;
+  for (int i = 0; i < 3; i++)
+    lens[i] = strlen(argv[i]);
+  lens[3] = sizeof(rec) - 1;
+  r = fleet_test_redis_cmd_argv(b->redis, 4, argv, lens);
+  ASSERT_NOT_NULL(r);
+  ASSERT_EQ(REDIS_REPLY_INTEGER, r->type);
+  freeReplyObject(r);
+  fleet_test_redis_ok(b->redis, "RPUSH {qt:qhdr}:pending foreign");
+  ASSERT_EQ(1, qt_claim(t, 1, 60000, &job));
+  ASSERT_STR_EQ("foreign", job.id);
+  ASSERT_STR_EQ("t", job.type);
+  ASSERT_STR_EQ("p", job.payload);
+  hdr_check(job.headers, job.headers_len, want, 2);
+}
+
 CONFORMANCE_IMPL(queue_headers) {
   static const fleet_header_t h2[] = {
       {"traceparent",
@@ -209,6 +242,7 @@ CONFORMANCE_IMPL(queue_headers) {
   hdr_check(info.headers, info.headers_len, h2, 2);
 
   hdr_flow(&t);
+  hdr_foreign(b, &t);
 
   /* The admin listing reads the created time of a job with headers. */
   hdr_add(&t, "h", h2, 2, id);
