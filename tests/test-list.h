@@ -186,6 +186,7 @@ CONFORMANCE_DECLARE(queue_headers)
 CONFORMANCE_DECLARE(worker_hooks)
 TEST_DECLARE(cli_queue_headers)
 TEST_DECLARE(example_trace)
+TEST_DECLARE(queue_redis_headers_cost)
 /* test_queue_stop.c */
 CONFORMANCE_DECLARE(queue_cancel_running)
 CONFORMANCE_DECLARE(queue_cancel_grace)
@@ -685,6 +686,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(worker_hooks)
   TEST_ENTRY_TIMEOUT(cli_queue_headers, 60)
   TEST_ENTRY_TIMEOUT(example_trace, 60)
+  TEST_ENTRY(queue_redis_headers_cost)
   /* test_queue_stop.c */
   CONFORMANCE_ENTRY(queue_cancel_running)
   CONFORMANCE_ENTRY(queue_cancel_grace)

@@ -6,6 +6,7 @@
  * called once per handler run with the outcome and a duration at least
  * the handler's own, on every path a job can end by (complete, fail,
  * release, cancel, run deadline, close). */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -729,5 +730,77 @@ TEST_IMPL(example_trace) {
   redis = fleet_test_redis_start_or_skip(NULL);
   trace_example_run(fleet_test_redis_url(redis), 20);
   fleet_test_redis_stop(redis);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* What headers cost                                                        */
+
+/* The commands Redis ran since its last CONFIG RESETSTAT, those of the
+ * scripts included, but INFO and CONFIG. */
+static uint64_t cost_calls(fleet_test_redis_t *r) {
+  redisReply *reply = fleet_test_redis_cmd(r, "INFO commandstats");
+  const char *p;
+  uint64_t n = 0;
+
+  ASSERT_NOT_NULL(reply);
+  ASSERT_EQ(REDIS_REPLY_STRING, reply->type);
+  for (p = reply->str; (p = strstr(p, "cmdstat_")) != NULL; p++) {
+    const char *c = strstr(p, "calls=");
+    if (strncmp(p, "cmdstat_info:", 13) != 0 &&
+        strncmp(p, "cmdstat_config", 14) != 0)
+      n += strtoull(c + 6, NULL, 10);
+  }
+  freeReplyObject(reply);
+  return n;
+}
+
+/* Enqueues 10 jobs (with `h`, `nh` headers), claims and completes them;
+ * returns the commands Redis ran for it. */
+static uint64_t cost_round(fleet_test_redis_t *r, qt_t *t,
+                           const fleet_header_t *h, size_t nh) {
+  fleet_job_spec_t specs[10];
+  fleet_claim_t claims[10];
+  qt_job_t jobs[10];
+  int st[10];
+  size_t i;
+
+  for (i = 0; i < 10; i++) {
+    fleet_job_spec_init(&specs[i], "t", "p", 1);
+    specs[i].headers = h;
+    specs[i].nheaders = nh;
+  }
+  fleet_test_redis_ok(r, "CONFIG RESETSTAT");
+  ASSERT_OK(qt_enqueue(t, specs, 10, st, NULL));
+  ASSERT_EQ(10, qt_claim(t, 10, 60000, jobs));
+  for (i = 0; i < 10; i++) {
+    ASSERT_UEQ(nh > 0, jobs[i].headers_len > 0);
+    claims[i] = qt_claim_of(&jobs[i]);
+  }
+  ASSERT_OK(qt_complete(t, claims, 10, st));
+  return cost_calls(r);
+}
+
+/* A job with headers costs no command more than one without, at the
+ * enqueue, the claim and the completion: the headers ride in its
+ * record. */
+TEST_IMPL(queue_redis_headers_cost) {
+  static const fleet_header_t h[] = {
+      {"traceparent",
+       "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+      {"tenant", "acme"}};
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  uint64_t plain, with;
+  qt_t t;
+
+  memset(&t, 0, sizeof(t));
+  qt_open(&t, fleet_test_redis_url(r), "cost", NULL);
+  cost_round(r, &t, NULL, 0); /* (the scripts loaded) */
+  plain = cost_round(r, &t, NULL, 0);
+  with = cost_round(r, &t, h, 2);
+  ASSERT(plain > 3);
+  ASSERT_UEQ(plain, with);
+  qt_close(&t);
+  fleet_test_redis_stop(r);
   return 0;
 }
