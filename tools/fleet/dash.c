@@ -160,6 +160,8 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
   d->on_stopped = dash_stopped;
   d->read_timeout_ms = read_timeout;
   d->read_only = read_only;
+  d->test_hooks = getenv("FLEET_DASH_TEST_HOOKS") != NULL &&
+                  strcmp(getenv("FLEET_DASH_TEST_HOOKS"), "1") == 0;
   /* The port is known once bound (port 0); the names are checked now. */
   dash_access_init(&d->access, host, (int)port);
   for (i = 0; i < n_allow; i++) {
