@@ -935,6 +935,7 @@ async function loadJob(queue, id) {
       `last error (attempt ${j.attempts} of ${j.max_attempts}; fleet keeps the ` +
       'last one only):\n');
   actions.append(...jobButtons(queue, id, j.state, true));
+  testClick();
   table.hidden = !j.children;
   if (!j.children) return;
   for (const k of j.children)
@@ -1033,10 +1034,20 @@ document.getElementById('job-search-id').addEventListener('keydown', e => {
 });
 document.getElementById('job-close').addEventListener('click', closeJob);
 
+// The server's routes (/api/routes): the history and the workers are
+// asked for only where the server has them.
+async function loadRoutes() {
+  let r;
+  try { r = await api('/api/routes'); } catch (e) { return; }
+  if (!r.ok || !Array.isArray(r.body)) return;
+  const paths = new Set(r.body.map(x => x.path));
+  if (!paths.has('/api/history')) hist.avail = false;
+  if (!paths.has('/api/workers')) workers.avail = false;
+}
+
 render(JSON.parse(document.getElementById('fleet-initial').textContent));
 fromHash();
-loadHistory();
-loadWorkers(true);
+loadRoutes().then(() => { drawCharts(); loadHistory(); loadWorkers(true); });
 window.addEventListener('hashchange', fromHash);
 window.addEventListener('resize', drawCharts);
 setInterval(refresh, 2000);
