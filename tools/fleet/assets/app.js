@@ -201,7 +201,11 @@ function renderQueues(queues) {
   const body = document.querySelector('#queues tbody');
   body.replaceChildren();
   if (!queues) {
-    const known = lastGood ? lastGood.queues : [];
+    // The queues last seen: by this page, or by the server's samples.
+    const h = (ov && ov.history) || [];
+    const known = lastGood ? lastGood.queues
+      : h.length ? Object.keys(h[h.length - 1].c || {}).map(queue => ({queue}))
+      : [];
     for (const q of known) {
       const tr = el('tr', {'data-queue': q.queue},
                     el('td', {class: 'q-name'}, q.queue));
@@ -312,8 +316,9 @@ const logY = (v, max) => Math.log10(1 + v) / Math.log10(1 + max);
 
 function drawChart(fig, names, colors, metric, unknown) {
   const svg = fig.querySelector('svg');
-  const W = Math.max(240, Math.round(svg.getBoundingClientRect().width) || 400);
-  const H = 150, L = 38, B = 18, T = 6;
+  const W = Math.max(160, Math.round(svg.getBoundingClientRect().width) || 400);
+  const H = Math.max(90, Math.round(svg.getBoundingClientRect().height) || 150);
+  const L = 38, B = 18, T = 6;
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
   svg.replaceChildren();
   if (unknown) {
@@ -331,7 +336,7 @@ function drawChart(fig, names, colors, metric, unknown) {
   if (!any) {
     svg.append(svgEl('text', {x: W / 2, y: H / 2, 'text-anchor': 'middle',
                               fill: '#778', 'font-size': 12},
-      metric === 'wait' && !hist.avail ? 'needs the history kept in Redis'
+      metric === 'wait' && !hist.avail ? 'needs history in Redis'
                                        : 'no data yet'));
     return;
   }
