@@ -347,7 +347,11 @@ function drawChart(fig, names, colors, metric, unknown) {
   // The y axis: 0, then powers of ten up to the largest value.
   const ys = [0];
   for (let p = 1; p <= max * 1.0001; p *= 10) ys.push(p);
-  if (ys[ys.length - 1] < max) ys.push(Number(max.toPrecision(2)));
+  if (ys[ys.length - 1] < max) {
+    // The largest value too, instead of a power of ten too near it.
+    if (ys.length > 2 && y(ys[ys.length - 1]) - y(max) < 12) ys.pop();
+    ys.push(Number(max.toPrecision(2)));
+  }
   for (const v of ys) {
     svg.append(svgEl('line', {x1: L, x2: W, y1: y(v), y2: y(v), stroke: '#e3e5ea'}));
     svg.append(svgEl('text', {x: L - 3, y: y(v) + 4, 'text-anchor': 'end',
