@@ -3,9 +3,11 @@
  * serves the embedded page (assets/) and a JSON API the page fetches:
  *
  *   GET  /api/overview                  queues (counts), locks, pools,
- *                                       crons, warm pools, and
- *                                       the throughput samples the server
- *                                       took every 2 s (the last 3 min)
+ *                                       crons, warm pools, the samples
+ *                                       the server took every 2 s (the
+ *                                       last 3 min) and the backend's
+ *                                       state; 503 and null parts when a
+ *                                       query failed
  *   GET  /api/queues                    every queue with its counts
  *   GET  /api/jobs?queue=Q&state=S[&cursor=C&limit=N]   a page of jobs
  *   GET  /api/job?queue=Q&id=ID         one job
@@ -18,8 +20,11 @@
  *   GET  /api/warmpools                 every warm pool's snapshot
  *   POST /api/retry?queue=Q[&id=ID]     retry a dead job (no id: all dead)
  *   POST /api/cancel?queue=Q&id=ID      cancel a pending or delayed job
+ *   POST /api/purge?queue=Q&state=dead|completed   delete the kept
+ *                                       records of that state
  *   POST /api/pause?queue=Q, /api/resume?queue=Q
  *   GET  /api/routes                    this table: [{method, path}]
+ *   any other /api/ path                404 {"error": "not found"}
  *
  * Who is answered (dash_access.c says why): a request whose Host is not
  * a loopback name, the listen address or an --allow-host name gets 421

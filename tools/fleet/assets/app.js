@@ -468,7 +468,9 @@ function renderWorkers() {
       el('td', {}, w.id), el('td', {}, w.kind), el('td', {}, w.name || ''),
       el('td', {}, w.host || ''), el('td', {class: 'num'}, w.pid),
       el('td', {}, isoShort(w.started)), el('td', {}, isoShort(w.seen)),
-      el('td', {}, (w.jobs || []).join(', '))));
+      el('td', {'data-jobs': (w.jobs || []).length},
+         (w.jobs || []).join(', ') +
+         (w.jobs_held > (w.jobs || []).length ? ` (${w.jobs_held} held)` : ''))));
 }
 
 // ---------------------------------------------------------------------------
