@@ -277,7 +277,10 @@ function historySeries(queue, metric) {
   const pts = hist.data[queue];
   if (!pts) return null;
   const span = hist.res === 'day' ? 86400 : 60;
-  return pts.map(p => {
+  // The last 3 hours of minutes, or the last 30 days.
+  const keep = hist.res === 'day' ? 30 * 86400e3 : 3 * 3600e3;
+  const last = pts.length ? Date.parse(pts[pts.length - 1].t) : 0;
+  return pts.filter(p => Date.parse(p.t) > last - keep).map(p => {
     const t = Date.parse(p.t);
     if (metric === 'processed') return [t, p.processed / span];
     if (metric === 'failed') return [t, p.failed / span];
@@ -363,6 +366,8 @@ function drawChart(fig, names, colors, metric, unknown) {
   for (const t of ticks) {
     svg.append(svgEl('line', {x1: x(t), x2: x(t), y1: T, y2: H - B,
                               stroke: '#f0f1f4'}));
+    // (No label over the axis' "UTC" or past its start.)
+    if (x(t) > W - 42 || x(t) < L + 12) continue;
     svg.append(svgEl('text', {x: x(t), y: H - 4, 'text-anchor': 'middle',
                               'font-size': 10, fill: '#778', 'data-tick': fmtTime(t)},
                      tickLabel(t, step)));
@@ -371,11 +376,16 @@ function drawChart(fig, names, colors, metric, unknown) {
                             'font-size': 9, fill: '#99a'}, 'UTC'));
   for (const s of series) {
     let d = '', pen = 'M';
-    for (const [t, v] of s.pts) {
-      if (v === null || v === undefined) { pen = 'M'; continue; }
+    s.pts.forEach(([t, v], k) => {
+      if (v === null || v === undefined) { pen = 'M'; return; }
       d += `${pen}${x(t).toFixed(1)} ${y(v).toFixed(1)} `;
+      // A point with no neighbour to draw a line to: a dot.
+      const near = j => s.pts[j] && s.pts[j][1] !== null && s.pts[j][1] !== undefined;
+      if (!near(k - 1) && !near(k + 1))
+        svg.append(svgEl('circle', {cx: x(t).toFixed(1), cy: y(v).toFixed(1),
+                                    r: 2.5, fill: s.color}));
       pen = 'L';
-    }
+    });
     if (d) svg.append(svgEl('path', {d, fill: 'none', stroke: s.color,
                                      'stroke-width': 2, 'data-series': s.name}));
   }
@@ -398,7 +408,7 @@ function drawCharts() {
   document.querySelectorAll('#charts figure').forEach(fig =>
     drawChart(fig, names, colors, fig.dataset.metric, unknown));
   const nav = document.getElementById('chart-res');
-  nav.replaceChildren(...[['minute', 'Last hours (per minute)'],
+  nav.replaceChildren(...[['minute', 'Last 3 hours (per minute)'],
                           ['day', 'Last 30 days (per day)']].map(([r, label]) =>
     el('button', {class: r === hist.res ? 'on' : '', 'data-res': r,
                   onclick: () => { hist.res = r; hist.at = 0; loadHistory(); }},
