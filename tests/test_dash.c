@@ -435,6 +435,7 @@ TEST_IMPL(dash_chromium) {
   ASSERT_NOT_NULL(strstr(r.out, "data-metric=\"wait\""));
   ASSERT_NOT_NULL(strstr(r.out, "<text x=\""));
   ASSERT_NOT_NULL(strstr(r.out, "data-tick=\"20"));
+  ASSERT_NOT_NULL(strstr(r.out, ">UTC</text>"));
   ASSERT_NOT_NULL(strstr(r.out, "<path d=\"M"));
   ASSERT_NOT_NULL(strstr(r.out, "data-series=\"mail\""));
   /* The header's time is UTC ISO-8601; no outage, no banner. */
@@ -668,6 +669,7 @@ TEST_IMPL(dash_chromium_jobs) {
   qt_open(&q, e.url, "mail", NULL);
   ASSERT_OK(qt_get(&q, e.dead, &info, NULL, 0, NULL, 0));
   ASSERT_EQ(FLEET_JOB_DEAD, info.state);
+  qt_close(&q);
   /* Confirmed: purge empties the dead list. */
   chromium_run(chromium, e.port,
                "#queue=mail&state=dead&click=purge&confirm=1&probe=1",
@@ -678,6 +680,7 @@ TEST_IMPL(dash_chromium_jobs) {
                                 "aria-labelledby=\"confirm-text\" hidden"));
   ASSERT_NOT_NULL(strstr(r.out, "request POST /api/purge?state=dead&amp;"
                                 "queue=mail -&gt; 200"));
+  qt_open(&q, e.url, "mail", NULL);
   ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&q, e.dead, &info, NULL, 0, NULL, 0));
   qt_close(&q);
   /* Delete and kill (from a job's pane) and run now (a delayed job's

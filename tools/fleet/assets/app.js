@@ -365,11 +365,11 @@ function drawChart(fig, names, colors, metric, unknown) {
   const {ticks, step} = timeTicks(t0, t1);
   for (const t of ticks) {
     svg.append(svgEl('line', {x1: x(t), x2: x(t), y1: T, y2: H - B,
-                              stroke: '#f0f1f4'}));
+                              stroke: '#f0f1f4', 'data-tick': fmtTime(t)}));
     // (No label over the axis' "UTC" or past its start.)
     if (x(t) > W - 42 || x(t) < L + 12) continue;
     svg.append(svgEl('text', {x: x(t), y: H - 4, 'text-anchor': 'middle',
-                              'font-size': 10, fill: '#778', 'data-tick': fmtTime(t)},
+                              'font-size': 10, fill: '#778'},
                      tickLabel(t, step)));
   }
   svg.append(svgEl('text', {x: W - 2, y: H - 4, 'text-anchor': 'end',
