@@ -717,7 +717,6 @@ TEST_IMPL(dash_chromium_jobs) {
   ASSERT_EQ(0, r.status);
   p = strstr(r.out, "<pre id=\"probe\">");
   ASSERT_NOT_NULL(p);
-  fprintf(stderr, "# narrow: %.*s\n", (int)strcspn(p, "r"), p);
   ASSERT_NOT_NULL(strstr(p, "\nwidth=420\n"));
   p = strstr(p, "\nright=");
   ASSERT_NOT_NULL(p);

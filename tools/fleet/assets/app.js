@@ -975,7 +975,7 @@ function search() {
 // ---------------------------------------------------------------------------
 // Test hooks (only when the server runs with FLEET_DASH_TEST_HOOKS=1):
 // #...&probe=1 writes what a test measures into <pre id="probe"> (the
-// page's width, the right edge of everything outside a scrolling box, the
+// page's width, the right edge of everything no box clips, the
 // requests sent; #...&probe=W first lays the page out W px wide);
 // &click=ACTION clicks the first button with that data-action once (it
 // opens its confirmation), &confirm=1 then confirms it.
@@ -992,9 +992,14 @@ function probe() {
   const wide = [];
   const limit = parseInt(hashParams.get('probe'), 10) >= 200
     ? parseInt(hashParams.get('probe'), 10) : de.clientWidth;
+  // Whether a box around `e` clips it (scrolls or hides what overflows).
+  const clipped = e => {
+    for (let a = e.parentElement; a && a !== document.body; a = a.parentElement)
+      if (getComputedStyle(a).overflowX !== 'visible') return true;
+    return false;
+  };
   document.querySelectorAll('body *').forEach(e => {
-    if (e.parentElement.closest('.scroll, pre, svg') || e.closest('[hidden]'))
-      return;
+    if (e.closest('[hidden]') || e.closest('svg') || clipped(e)) return;
     const r = e.getBoundingClientRect();
     if (r.width === 0) return;
     right = Math.max(right, r.right);
