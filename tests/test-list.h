@@ -502,6 +502,8 @@ TEST_DECLARE(cli_queue_flow)
 /* test_dash.c */
 TEST_DECLARE(dash_api)
 TEST_DECLARE(dash_chromium)
+TEST_DECLARE(dash_chromium_jobs)
+TEST_DECLARE(dash_chromium_outage)
 /* test_dash_access.c */
 TEST_DECLARE(dash_host)
 TEST_DECLARE(dash_origin)
@@ -1004,6 +1006,8 @@ TEST_LIST_START
   /* test_dash.c */
   TEST_ENTRY_TIMEOUT(dash_api, 60)
   TEST_ENTRY_TIMEOUT(dash_chromium, 120)
+  TEST_ENTRY_TIMEOUT(dash_chromium_jobs, 180)
+  TEST_ENTRY_TIMEOUT(dash_chromium_outage, 180)
   /* test_dash_access.c */
   TEST_ENTRY_TIMEOUT(dash_host, 60)
   TEST_ENTRY_TIMEOUT(dash_origin, 60)

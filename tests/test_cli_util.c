@@ -208,10 +208,12 @@ static int cli_rm_entry(const char *path, const struct stat *sb, int type,
   return 0;
 }
 
+const char *cli_chromium_window = "1280,1000";
+
 void cli_chromium_run(const char *chromium, const char *url, const char *what,
                       cli_run_t *r) {
   static int runs;
-  char dir[512], profile[600], out[600], log[600];
+  char dir[512], profile[600], out[600], log[600], window[64];
   static char text[262144];
   const char *line, *end;
   size_t got = 0;
@@ -223,6 +225,7 @@ void cli_chromium_run(const char *chromium, const char *url, const char *what,
   snprintf(profile, sizeof(profile), "--user-data-dir=%s", dir);
   snprintf(out, sizeof(out), "%s.out", dir);
   snprintf(log, sizeof(log), "%s.log", dir);
+  snprintf(window, sizeof(window), "--window-size=%s", cli_chromium_window);
   pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -232,9 +235,9 @@ void cli_chromium_run(const char *chromium, const char *url, const char *what,
     if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
       _exit(127);
     execl(chromium, chromium, "--headless", "--disable-gpu", "--no-sandbox",
-          "--no-first-run", "--disable-extensions", "--hide-scrollbars",
-          "--window-size=1280,1000", "--virtual-time-budget=3000",
-          "--enable-logging=stderr", "--v=0", profile, what, url, (char *)NULL);
+          "--no-first-run", "--disable-extensions", "--hide-scrollbars", window,
+          "--virtual-time-budget=3000", "--enable-logging=stderr", "--v=0",
+          profile, what, url, (char *)NULL);
     _exit(127);
   }
   ASSERT_EQ(pid, waitpid(pid, &st, 0));

@@ -65,6 +65,9 @@ const char *cli_chromium_path(void);
  * refused by a Content-Security-Policy: ":CONSOLE" lines) into r->err. */
 void cli_chromium_run(const char *chromium, const char *url, const char *what,
                       cli_run_t *r);
+/* The window size of cli_chromium_run(), "WIDTH,HEIGHT" ("1280,1000"
+ * unless a test sets it; set it back after). */
+extern const char *cli_chromium_window;
 
 /* Known cron contents, written and fired through the library (its own
  * loop and client on `url`, key prefix `prefix`): namespace "cron" holds

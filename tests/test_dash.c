@@ -113,9 +113,12 @@ static void dash_setup(dash_env_t *e) {
   cli_fixture_crons(e->url, "qt", 2);
   e->wp = cli_fixture_warmpool(e->url, "qt", "sandboxes", 2);
 
+  /* The page's test hooks (#probe=, #click=, #confirm=) on. */
+  setenv("FLEET_DASH_TEST_HOOKS", "1", 1);
   e->pid = cli_spawn(ARGS("--url", e->url, "--prefix", "qt", "dash", "--listen",
                           "127.0.0.1:0", "--read-timeout-ms", "1000"),
                      "dash");
+  unsetenv("FLEET_DASH_TEST_HOOKS");
   t0 = uv_hrtime();
   do {
     usleep(20000);
@@ -222,6 +225,23 @@ TEST_IMPL(dash_api) {
             cli_http(e.port, "GET", "/api/overview", NULL, resp, sizeof(resp)));
   ASSERT_NOT_NULL(strstr(resp, "\"history\":[{\"t\":"));
   ASSERT_NOT_NULL(strstr(resp, "\"c\":{\"later\":0,\"mail\":0}"));
+  /* ... with each queue's depth, and the backend's state: answering,
+   * last seen so now (UTC ISO-8601). */
+  ASSERT_NOT_NULL(strstr(resp, "\"p\":{\"later\":0,\"mail\":3}"));
+  ASSERT_NOT_NULL(strstr(resp, "\"backend\":{\"ok\":true,\"last_ok\":\"20"));
+  ASSERT_NOT_NULL(strstr(resp, "\"down_since\":null,\"reason\":null}"));
+  ASSERT_NULL(strstr(resp, "\"error\""));
+  /* An unknown API route: 404, whatever the method; a known one without
+   * its queue: 400. */
+  ASSERT_EQ(404,
+            cli_http(e.port, "GET", "/api/nope", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "Content-Type: application/json"));
+  ASSERT_NOT_NULL(strstr(body_of(resp), "{\"error\":\"not found\""));
+  ASSERT_EQ(404, cli_http(e.port, "POST", "/api/nope", "X-Fleet-Dash: 1\r\n",
+                          resp, sizeof(resp)));
+  ASSERT_EQ(404, cli_http(e.port, "GET", "/api/jobs/x?queue=mail", NULL, resp,
+                          sizeof(resp)));
+  ASSERT_EQ(400, cli_http(e.port, "GET", "/api/job", NULL, resp, sizeof(resp)));
   ASSERT_EQ(200,
             cli_http(e.port, "GET", "/api/pools", NULL, resp, sizeof(resp)));
   ASSERT_NOT_NULL(strstr(resp, "\"pool\":\"render\""));
@@ -315,6 +335,23 @@ TEST_IMPL(dash_api) {
   }
   ASSERT_OK(qt_get(&e.mail, job.id, &info, NULL, 0, NULL, 0));
   ASSERT_EQ(FLEET_JOB_DEAD, info.state);
+  /* Purge: only dead or completed; the dead list empties, while the
+   * lifetime count stays (the page shows both, labelled). */
+  ASSERT_EQ(400, cli_http(e.port, "POST", "/api/purge?queue=mail&state=pending",
+                          "X-Fleet-Dash: 1\r\n", resp, sizeof(resp)));
+  ASSERT_EQ(400, cli_http(e.port, "POST", "/api/purge?queue=mail",
+                          "X-Fleet-Dash: 1\r\n", resp, sizeof(resp)));
+  ASSERT_EQ(405, cli_http(e.port, "GET", "/api/purge?queue=mail&state=dead",
+                          NULL, resp, sizeof(resp)));
+  ASSERT_OK(qt_get(&e.mail, job.id, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(200, cli_http(e.port, "POST", "/api/purge?queue=mail&state=dead",
+                          "X-Fleet-Dash: 1\r\n", resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"removed\":1"));
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&e.mail, job.id, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(200,
+            cli_http(e.port, "GET", "/api/queues", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"dead\":2,\"completed_kept\":0,"
+                               "\"dead_kept\":0,"));
   idle_connection_closed(e.port);
   dash_teardown(&e);
   return 0;
@@ -325,20 +362,42 @@ TEST_IMPL(dash_api) {
  * its stdout into `r`, the page's console messages into r->err. */
 static void chromium_run(const char *chromium, int port, const char *frag,
                          const char *what, cli_run_t *r) {
-  char url[256];
+  char url[700];
 
   snprintf(url, sizeof(url), "http://127.0.0.1:%d/%s", port, frag);
   cli_chromium_run(chromium, url, what, r);
 }
 
-TEST_IMPL(dash_chromium) {
-  const char *chromium = cli_chromium_path();
+/* A screenshot of the page (with the fragment `frag`) into `name` under
+ * the test artifacts: a PNG of some size. */
+static void screenshot(const char *chromium, int port, const char *frag,
+                       const char *name) {
   char shot[1024], arg[1100];
   unsigned char magic[8];
   static cli_run_t r;
   struct stat sb;
-  dash_env_t e;
   FILE *f;
+
+  mkdir(FLEET_TEST_ARTIFACTS, 0755);
+  snprintf(shot, sizeof(shot), "%s/%s", FLEET_TEST_ARTIFACTS, name);
+  unlink(shot);
+  snprintf(arg, sizeof(arg), "--screenshot=%s", shot);
+  chromium_run(chromium, port, frag, arg, &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_OK(stat(shot, &sb));
+  ASSERT(sb.st_size > 10000);
+  f = fopen(shot, "rb");
+  ASSERT_NOT_NULL(f);
+  ASSERT_EQ(8, fread(magic, 1, 8, f));
+  fclose(f);
+  ASSERT_EQ(0, memcmp(magic, "\x89PNG\r\n\x1a\n", 8));
+  fprintf(stderr, "# screenshot: %s\n", shot);
+}
+
+TEST_IMPL(dash_chromium) {
+  const char *chromium = cli_chromium_path();
+  static cli_run_t r;
+  dash_env_t e;
   const char *row;
 
   cli_required();
@@ -363,7 +422,26 @@ TEST_IMPL(dash_chromium) {
   ASSERT_NOT_NULL(strstr(r.out, "data-pool=\"render\""));
   ASSERT_NOT_NULL(strstr(r.out, "redis://:***@127.0.0.1:"));
   ASSERT_NULL(strstr(r.out, DASH_PASSWORD));
-  ASSERT_NOT_NULL(strstr(r.out, "<svg id=\"chart\""));
+  /* Current and lifetime counts, each labelled; the charts, one per
+   * measure, with a UTC time axis. */
+  ASSERT_NOT_NULL(strstr(r.out, ">Dead now</th>"));
+  ASSERT_NOT_NULL(strstr(r.out, ">Dead (lifetime)</th>"));
+  row = strstr(r.out, "<tr data-queue=\"mail\"");
+  ASSERT_NOT_NULL(strstr(row, "data-state=\"dead-lifetime\" data-count=\"1\""));
+  ASSERT_NOT_NULL(strstr(r.out, "<figure class=\"chart\" "
+                                "data-metric=\"processed\">"));
+  ASSERT_NOT_NULL(strstr(r.out, "data-metric=\"failed\""));
+  ASSERT_NOT_NULL(strstr(r.out, "data-metric=\"depth\""));
+  ASSERT_NOT_NULL(strstr(r.out, "data-metric=\"wait\""));
+  ASSERT_NOT_NULL(strstr(r.out, "<text x=\""));
+  ASSERT_NOT_NULL(strstr(r.out, "data-tick=\"20"));
+  ASSERT_NOT_NULL(strstr(r.out, ">UTC</text>"));
+  ASSERT_NOT_NULL(strstr(r.out, "<path d=\"M"));
+  ASSERT_NOT_NULL(strstr(r.out, "data-series=\"mail\""));
+  /* The header's time is UTC ISO-8601; no outage, no banner. */
+  ASSERT_NOT_NULL(strstr(r.out, "<span id=\"updated\" class=\"muted\">"
+                                "updated 20"));
+  ASSERT_NOT_NULL(strstr(r.out, "<div id=\"outage\" role=\"alert\" hidden"));
   /* The page's policy lets it run: nothing refused, no script error (the
    * console stays silent); the chart's legend has its colours. */
   ASSERT_EQ(0, strlen(r.err));
@@ -406,7 +484,9 @@ TEST_IMPL(dash_chromium) {
   ASSERT_EQ(0, r.status);
   ASSERT_NOT_NULL(strstr(r.out, "<span id=\"jobs-queue\">mail</span>"));
   ASSERT_NOT_NULL(strstr(r.out, ">0 of 0 completed job(s) (completion history "
-                                "is off unless keep_completed is set)</p>"));
+                                "is off unless keep_completed is set)</span>"));
+  ASSERT_NOT_NULL(strstr(r.out, "<button data-action=\"purge\">Purge "
+                                "completed</button>"));
   /* The queue's flow above its jobs: the limits, and the groups most
    * pending first, the markup group's name as text. */
   chromium_run(chromium, e.port, "#queue=mail&state=pending", "--dump-dom", &r);
@@ -449,20 +529,302 @@ TEST_IMPL(dash_chromium) {
   }
 
   /* The screenshot, kept under the build directory. */
-  mkdir(FLEET_TEST_ARTIFACTS, 0755);
-  snprintf(shot, sizeof(shot), "%s/dash.png", FLEET_TEST_ARTIFACTS);
-  unlink(shot);
-  snprintf(arg, sizeof(arg), "--screenshot=%s", shot);
-  chromium_run(chromium, e.port, "#cron=cron&key=tick", arg, &r);
-  ASSERT_EQ(0, r.status);
-  ASSERT_OK(stat(shot, &sb));
-  ASSERT(sb.st_size > 10000);
-  f = fopen(shot, "rb");
-  ASSERT_NOT_NULL(f);
-  ASSERT_EQ(8, fread(magic, 1, 8, f));
-  fclose(f);
-  ASSERT_EQ(0, memcmp(magic, "\x89PNG\r\n\x1a\n", 8));
-  fprintf(stderr, "# screenshot: %s\n", shot);
+  screenshot(chromium, e.port, "#cron=cron&key=tick", "dash.png");
   dash_teardown(&e);
+  return 0;
+}
+
+/* How many times `needle` occurs in `hay`. */
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+
+  for (; (hay = strstr(hay, needle)) != NULL; hay += strlen(needle))
+    n++;
+  return n;
+}
+
+/* The id of the first "<tr data-job=ID" at or after `from`, into `id`. */
+static const char *row_id(const char *from, char *id, size_t cap) {
+  const char *p = strstr(from, "<tr data-job=\"");
+  size_t n;
+
+  ASSERT_NOT_NULL(p);
+  p += strlen("<tr data-job=\"");
+  n = strcspn(p, "\"");
+  ASSERT(n > 0 && n < cap);
+  memcpy(id, p, n);
+  id[n] = '\0';
+  return p + n;
+}
+
+/* The page's jobs: a job's detail pane (a JSON payload pretty-printed, as
+ * text), the pages of a state, a search that finds nothing, the
+ * confirmation every change asks for (nothing is sent until it is
+ * confirmed), purge, and the requests of delete, kill and run now; then
+ * the layout 420 px wide (the test hook's measure: nothing but the
+ * boxes that scroll reaches past 420 px), and its screenshot. */
+TEST_IMPL(dash_chromium_jobs) {
+  static const char json[] = "{\"to\":\"<b>eve</b>\",\"n\":[1,2]}";
+  const char *chromium = cli_chromium_path();
+  char frag[512], jid[FLEET_JOB_ID_MAX + 1], k1[FLEET_JOB_ID_MAX + 1];
+  char k2[FLEET_JOB_ID_MAX + 1], later[FLEET_JOB_ID_MAX + 1];
+  char ids[8][FLEET_JOB_ID_MAX + 1], want[512];
+  static char resp[65536];
+  static cli_run_t r;
+  fleet_job_info_t info;
+  fleet_job_spec_t s;
+  const char *p;
+  long right;
+  int st, i, j, n = 0;
+  dash_env_t e;
+  qt_t q;
+
+  cli_required();
+  if (chromium == NULL)
+    fleet_test_skip("chromium is not installed (apt-get install chromium)");
+  dash_setup(&e);
+  /* Three more pending jobs with JSON payloads: 6 pending in all. (A
+   * client of its own: e.mail's loop stands still while chromium runs.) */
+  qt_open(&q, e.url, "mail", NULL);
+  fleet_job_spec_init(&s, "send", json, strlen(json));
+  ASSERT_OK(qt_enqueue(&q, &s, 1, &st, &jid));
+  ASSERT_OK(qt_enqueue(&q, &s, 1, &st, &k1));
+  ASSERT_OK(qt_enqueue(&q, &s, 1, &st, &k2));
+  qt_close(&q);
+
+  /* The detail pane: every field, the payload pretty-printed as text. */
+  snprintf(frag, sizeof(frag), "#queue=mail&state=pending&job=%s", jid);
+  chromium_run(chromium, e.port, frag, "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_EQ(0, strlen(r.err));
+  snprintf(want, sizeof(want), "<span id=\"job-id\">%s</span>", jid);
+  ASSERT_NOT_NULL(strstr(r.out, want));
+  ASSERT_NOT_NULL(strstr(r.out, "<div id=\"job-view\">"));
+  ASSERT_NOT_NULL(strstr(r.out, "<dd data-state=\"pending\">pending</dd>"));
+  ASSERT_NOT_NULL(strstr(r.out, "<dt>Type</dt><dd>send</dd>"));
+  ASSERT_NOT_NULL(strstr(r.out, "<dd data-attempts=\"0\">0 of "));
+  ASSERT_NOT_NULL(strstr(r.out, "<dt>Created</dt><dd>20"));
+  ASSERT_NOT_NULL(strstr(r.out, "<pre id=\"job-payload\" class=\"blob\" "
+                                "data-json=\"1\">{\n  \"to\": \"&lt;b&gt;eve"
+                                "&lt;/b&gt;\",\n  \"n\": [\n    1,\n    2\n"
+                                "  ]\n}</pre>"));
+  ASSERT_NULL(strstr(r.out, "<b>eve"));
+  ASSERT_NOT_NULL(strstr(r.out, "<pre id=\"job-result\" class=\"blob muted\" "
+                                "data-json=\"0\">none kept</pre>"));
+  p = strstr(r.out, "<div id=\"job-actions\">");
+  ASSERT_NOT_NULL(p);
+  ASSERT_NOT_NULL(strstr(p, "<button data-action=\"kill\">Kill</button>"));
+  ASSERT_NOT_NULL(strstr(p, "<button data-action=\"delete\">Delete</button>"));
+  /* A job that is not there: said so. */
+  chromium_run(chromium, e.port, "#queue=mail&state=pending&job=nosuch",
+               "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_NOT_NULL(strstr(r.out, "<dd class=\"\" data-state=\"none\">no job "
+                                "nosuch in mail</dd>"));
+  ASSERT_NOT_NULL(strstr(r.out, "<input id=\"job-search-id\""));
+
+  /* Pages of 4: the first, then the next from its cursor; together every
+   * pending job once. */
+  chromium_run(chromium, e.port, "#queue=mail&state=pending&limit=4",
+               "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_EQ(4, count_of(r.out, "<tr data-job="));
+  ASSERT_NOT_NULL(strstr(r.out, ">4 of 6 pending job(s)</span>"));
+  ASSERT_NOT_NULL(strstr(r.out, "<button id=\"page-next\">Next page</button>"));
+  ASSERT_NOT_NULL(strstr(r.out, "<button id=\"page-prev\" disabled=\"\">"));
+  for (p = r.out; n < 4; n++)
+    p = row_id(p, ids[n], sizeof(ids[n]));
+  ASSERT_EQ(200, cli_http(e.port, "GET",
+                          "/api/jobs?queue=mail&state=pending&limit=4", NULL,
+                          resp, sizeof(resp)));
+  p = strstr(resp, "\"next_cursor\":");
+  ASSERT_NOT_NULL(p);
+  ASSERT(atoi(p + strlen("\"next_cursor\":")) > 0);
+  snprintf(frag, sizeof(frag), "#queue=mail&state=pending&limit=4&cursor=%d",
+           atoi(p + strlen("\"next_cursor\":")));
+  chromium_run(chromium, e.port, frag, "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_EQ(2, count_of(r.out, "<tr data-job="));
+  ASSERT_NOT_NULL(strstr(r.out, ">2 of 6 pending job(s) (from cursor "));
+  ASSERT_NOT_NULL(
+      strstr(r.out, "<button id=\"page-prev\">Previous page</button>"));
+  for (p = r.out; n < 6; n++)
+    p = row_id(p, ids[n], sizeof(ids[n]));
+  for (i = 0; i < 6; i++)
+    for (j = i + 1; j < 6; j++)
+      ASSERT_NE(0, strcmp(ids[i], ids[j]));
+
+  /* A change asks first: the dialog is open, nothing was sent, the dead
+   * job is still dead. */
+  chromium_run(chromium, e.port, "#queue=mail&state=dead&click=retry&probe=1",
+               "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_NOT_NULL(strstr(r.out, "<div id=\"confirm\" role=\"dialog\" "
+                                "aria-modal=\"true\" "
+                                "aria-labelledby=\"confirm-text\">"));
+  ASSERT_NOT_NULL(strstr(r.out, "<p id=\"confirm-text\">Retry every dead job "
+                                "of mail?</p>"));
+  ASSERT_NOT_NULL(strstr(r.out, "request GET /api/jobs?queue=mail"));
+  ASSERT_NULL(strstr(r.out, "request POST"));
+  qt_open(&q, e.url, "mail", NULL);
+  ASSERT_OK(qt_get(&q, e.dead, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_DEAD, info.state);
+  qt_close(&q);
+  /* Confirmed: purge empties the dead list. */
+  chromium_run(chromium, e.port,
+               "#queue=mail&state=dead&click=purge&confirm=1&probe=1",
+               "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_NOT_NULL(strstr(r.out, "<div id=\"confirm\" role=\"dialog\" "
+                                "aria-modal=\"true\" "
+                                "aria-labelledby=\"confirm-text\" hidden"));
+  ASSERT_NOT_NULL(strstr(r.out, "request POST /api/purge?state=dead&amp;"
+                                "queue=mail -&gt; 200"));
+  qt_open(&q, e.url, "mail", NULL);
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&q, e.dead, &info, NULL, 0, NULL, 0));
+  qt_close(&q);
+  /* Delete and kill (from a job's pane) and run now (a delayed job's
+   * row) send their requests (POST /api/job/...) once confirmed. */
+  snprintf(frag, sizeof(frag),
+           "#queue=mail&state=pending&job=%s&click=delete&confirm=1&probe=1",
+           k1);
+  chromium_run(chromium, e.port, frag, "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  snprintf(want, sizeof(want),
+           "request POST /api/job/delete?queue=mail&amp;id=%s -&gt; ", k1);
+  ASSERT_NOT_NULL(strstr(r.out, want));
+  snprintf(frag, sizeof(frag),
+           "#queue=mail&state=pending&job=%s&click=kill&confirm=1&probe=1", k2);
+  chromium_run(chromium, e.port, frag, "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  snprintf(want, sizeof(want),
+           "request POST /api/job/kill?queue=mail&amp;id=%s -&gt; ", k2);
+  ASSERT_NOT_NULL(strstr(r.out, want));
+  chromium_run(chromium, e.port,
+               "#queue=later&state=delayed&click=run&confirm=1&probe=1",
+               "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  row_id(r.out, later, sizeof(later));
+  snprintf(want, sizeof(want),
+           "request POST /api/job/run?queue=later&amp;id=%s -&gt; ", later);
+  ASSERT_NOT_NULL(strstr(r.out, want));
+
+  /* 420 px wide: nothing but the boxes that scroll reaches past it. */
+  cli_chromium_window = "420,1400";
+  snprintf(frag, sizeof(frag), "#queue=mail&state=pending&job=%s&probe=420",
+           jid);
+  chromium_run(chromium, e.port, frag, "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  p = strstr(r.out, "<pre id=\"probe\">");
+  ASSERT_NOT_NULL(p);
+  ASSERT_NOT_NULL(strstr(p, "\nwidth=420\n"));
+  p = strstr(p, "\nright=");
+  ASSERT_NOT_NULL(p);
+  right = strtol(p + strlen("\nright="), NULL, 10);
+  fprintf(stderr, "# narrow: right edge %ld px of 420\n", right);
+  ASSERT(right > 300 && right <= 420);
+  ASSERT_NOT_NULL(strstr(p, "\noverflow=no\nwide=\n"));
+  snprintf(frag, sizeof(frag), "#queue=mail&state=pending&job=%s", jid);
+  screenshot(chromium, e.port, frag, "dash-narrow.png");
+  cli_chromium_window = "1280,1000";
+  dash_teardown(&e);
+  return 0;
+}
+
+/* The dashboard of a backend that stopped answering: the page says so at
+ * its top (since when, why), every count and section is "unknown" (never
+ * "no queue"), the header keeps the time of the last successful update,
+ * and the API answers 503 with the error instead of empty lists. */
+TEST_IMPL(dash_chromium_outage) {
+  const char *chromium = cli_chromium_path();
+  char url[256], out[1024], last_ok[64], want[128];
+  static char resp[65536];
+  static cli_run_t r;
+  fleet_test_redis_t *redis;
+  fleet_job_spec_t s;
+  cli_run_t done;
+  uint64_t t0;
+  const char *p;
+  pid_t pid;
+  int port, st;
+  qt_t q;
+
+  cli_required();
+  if (chromium == NULL)
+    fleet_test_skip("chromium is not installed (apt-get install chromium)");
+  redis = fleet_test_redis_start_or_skip(NULL);
+  snprintf(url, sizeof(url), "redis://127.0.0.1:%d",
+           fleet_test_redis_port(redis));
+  qt_open(&q, url, "mail", NULL);
+  fleet_job_spec_init(&s, "send", "to-dan", 6);
+  ASSERT_OK(qt_enqueue(&q, &s, 1, &st, NULL));
+  qt_close(&q);
+  pid = cli_spawn(
+      ARGS("--url", url, "--prefix", "qt", "dash", "--listen", "127.0.0.1:0"),
+      "dash-outage");
+  t0 = uv_hrtime();
+  do {
+    usleep(20000);
+    cli_read_out("dash-outage", out, sizeof(out));
+  } while (strchr(out, '\n') == NULL &&
+           uv_hrtime() - t0 < fleet_test_ms(5000) * 1000000ULL);
+  p = strstr(out, "fleet dash: http://127.0.0.1:");
+  ASSERT_NOT_NULL(p);
+  port = atoi(p + strlen("fleet dash: http://127.0.0.1:"));
+  /* Healthy first: the last success is known. */
+  ASSERT_EQ(200,
+            cli_http(port, "GET", "/api/overview", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"queue\":\"mail\",\"pending\":1,"));
+  ASSERT_EQ(0, fleet_test_redis_stop(redis));
+
+  ASSERT_EQ(503,
+            cli_http(port, "GET", "/api/overview", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"queues\":null,\"locks\":null,"));
+  ASSERT_NOT_NULL(strstr(resp, "\"backend\":{\"ok\":false,\"last_ok\":\"20"));
+  ASSERT_NOT_NULL(strstr(resp, "\"error\":\"FLEET_E"));
+  p = strstr(resp, "\"last_ok\":\"");
+  ASSERT_NOT_NULL(p);
+  p += strlen("\"last_ok\":\"");
+  ASSERT(strcspn(p, "\"") < sizeof(last_ok));
+  snprintf(last_ok, sizeof(last_ok), "%.*s", (int)strcspn(p, "\""), p);
+  ASSERT_EQ('Z', last_ok[strlen(last_ok) - 1]);
+  ASSERT_NOT_NULL(strstr(resp, "\"down_since\":\"20"));
+  ASSERT(strcmp(last_ok, strstr(resp, "\"down_since\":\"") +
+                             strlen("\"down_since\":\"")) < 0);
+  ASSERT_EQ(503,
+            cli_http(port, "GET", "/api/queues", NULL, resp, sizeof(resp)));
+  ASSERT_NOT_NULL(strstr(resp, "\"error\":\"FLEET_E"));
+
+  chromium_run(chromium, port, "", "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  p = strstr(r.out, "<body>");
+  ASSERT_NOT_NULL(p);
+  /* The banner is the page's first element. */
+  ASSERT_NOT_NULL(strstr(p, "<body>\n<div id=\"outage\" role=\"alert\">Redis "
+                            "unreachable since 20"));
+  ASSERT_NOT_NULL(strstr(p, "Z: FLEET_E"));
+  ASSERT_NOT_NULL(strstr(p, "connection refused</div>"));
+  snprintf(want, sizeof(want), "updated %s</span>", last_ok);
+  ASSERT_NOT_NULL(strstr(p, want));
+  /* The queue the server sampled before: each count unknown. */
+  ASSERT_NOT_NULL(strstr(p, "<tr data-queue=\"mail\"><td class=\"q-name\">"
+                            "mail</td><td class=\"unknown\" data-state=\""
+                            "pending\">unknown</td>"));
+  ASSERT_NOT_NULL(strstr(p, "<td class=\"unknown\" data-state=\"dead\">"
+                            "unknown</td>"));
+  ASSERT_NULL(strstr(p, "data-count="));
+  ASSERT_NOT_NULL(strstr(p, "unknown: the locks could not be read"));
+  ASSERT_NOT_NULL(strstr(p, "unknown: the crons could not be read"));
+  ASSERT_NOT_NULL(strstr(p, "unknown: the warm pools could not be read"));
+  ASSERT_NOT_NULL(strstr(p, "unknown: the pools could not be read"));
+  ASSERT_NOT_NULL(strstr(p, ">unknown</text>"));
+  ASSERT_NULL(strstr(p, "no queue under this prefix"));
+  ASSERT_NULL(strstr(p, ">no lock<"));
+  ASSERT_NULL(strstr(p, ">no cron<"));
+  screenshot(chromium, port, "", "dash-outage.png");
+
+  ASSERT_OK(kill(pid, SIGINT));
+  cli_reap(pid, "dash-outage", &done);
+  ASSERT_EQ(0, done.status);
   return 0;
 }

@@ -3,9 +3,11 @@
  * serves the embedded page (assets/) and a JSON API the page fetches:
  *
  *   GET  /api/overview                  queues (counts), locks, pools,
- *                                       crons, warm pools, and
- *                                       the throughput samples the server
- *                                       took every 2 s (the last 3 min)
+ *                                       crons, warm pools, the samples
+ *                                       the server took every 2 s (the
+ *                                       last 3 min) and the backend's
+ *                                       state; 503 and null parts when a
+ *                                       query failed
  *   GET  /api/queues                    every queue with its counts
  *   GET  /api/jobs?queue=Q&state=S[&cursor=C&limit=N]   a page of jobs
  *   GET  /api/job?queue=Q&id=ID         one job
@@ -18,8 +20,11 @@
  *   GET  /api/warmpools                 every warm pool's snapshot
  *   POST /api/retry?queue=Q[&id=ID]     retry a dead job (no id: all dead)
  *   POST /api/cancel?queue=Q&id=ID      cancel a pending or delayed job
+ *   POST /api/purge?queue=Q&state=dead|completed   delete the kept
+ *                                       records of that state
  *   POST /api/pause?queue=Q, /api/resume?queue=Q
  *   GET  /api/routes                    this table: [{method, path}]
+ *   any other /api/ path                404 {"error": "not found"}
  *
  * Who is answered (dash_access.c says why): a request whose Host is not
  * a loopback name, the listen address or an --allow-host name gets 421
@@ -160,6 +165,8 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
   d->on_stopped = dash_stopped;
   d->read_timeout_ms = read_timeout;
   d->read_only = read_only;
+  d->test_hooks = getenv("FLEET_DASH_TEST_HOOKS") != NULL &&
+                  strcmp(getenv("FLEET_DASH_TEST_HOOKS"), "1") == 0;
   /* The port is known once bound (port 0); the names are checked now. */
   dash_access_init(&d->access, host, (int)port);
   for (i = 0; i < n_allow; i++) {

@@ -88,8 +88,9 @@ struct dash_conn_s {
   cli_json_t *ov[DASH_OV_PARTS];
   dash_ov_part_t ov_part[DASH_OV_PARTS];
   int ov_left, ov_status;
-  int page;          /* the overview is for the page, not /api/overview */
-  void *prev, *next; /* the dashboard's open connections */
+  char ov_detail[256]; /* the first failed part's error text */
+  int page;            /* the overview is for the page, not /api/overview */
+  void *prev, *next;   /* the dashboard's open connections */
 };
 
 /* The dashboard. */
@@ -100,8 +101,16 @@ struct dash_s {
   int read_only;
   uv_tcp_t server;
   uv_timer_t sampler;
-  int sampling;        /* a sample is in flight */
-  cli_json_t *history; /* [{"t": ms, "c": {queue: completed}, "d": {..}}] */
+  int sampling; /* a sample is in flight */
+  /* The samples, oldest first: [{"t": Unix ms, "c": {queue: completed},
+   * "d": {queue: dead}, "p": {queue: pending}}]. */
+  cli_json_t *history;
+  /* The backend as the dashboard last saw it (Unix ms, 0 for never):
+   * when every query of an overview or a sample last succeeded, and
+   * since when they fail, with the first failure's text. */
+  int64_t last_ok_ms, down_since_ms;
+  char down_reason[256];
+  int test_hooks; /* FLEET_DASH_TEST_HOOKS=1: the page's test hooks */
   uv_signal_t sigint, sigterm;
   dash_conn_t *conns;
   int handles;
@@ -147,6 +156,10 @@ void dash_respond_json(dash_conn_t *c, int code, const cli_json_t *j);
 void dash_overview(dash_conn_t *c, int page);
 /* The sampler's timer: samples every queue's counters into d->history. */
 void dash_sample_tick(uv_timer_t *t);
+/* Records the end of a query of the backend: `status` 0 (it answered) or
+ * the error, with its text `detail` (may be NULL). Sets d->last_ok_ms, or
+ * d->down_since_ms and d->down_reason at the first failure of an outage. */
+void dash_backend_seen(dash_t *d, int status, const char *detail);
 
 /* dash_routes.c ---------------------------------------------------------- */
 

@@ -201,6 +201,20 @@ static int api_retry(dash_conn_t *c, const dash_route_t *r, const char *q,
       c);
 }
 
+/* Deletes a queue's kept dead or completed records (?state=). */
+static int api_purge(dash_conn_t *c, const dash_route_t *r, const char *q,
+                     size_t qlen, const char *queue) {
+  char state_s[32];
+  fleet_job_state_t state;
+
+  (void)r;
+  if (query_param(q, qlen, "state", state_s, sizeof(state_s)) == NULL ||
+      cli_job_state(state_s, &state) != 0 ||
+      (state != FLEET_JOB_DEAD && state != FLEET_JOB_COMPLETED))
+    return FLEET_EINVAL;
+  return cli_q_queue_purge(c->d->cli, queue, state, api_done, c);
+}
+
 static int api_pause(dash_conn_t *c, const dash_route_t *r, const char *q,
                      size_t qlen, const char *queue) {
   (void)q, (void)qlen;
@@ -227,6 +241,7 @@ static const dash_route_t dash_routes[] = {
     {"/api/retry", .post = 1, .queue = 1, .fn = api_retry},
     {"/api/cancel", .post = 1, .queue = 1, .fn = api_job,
      .job = cli_q_queue_cancel},
+    {"/api/purge", .post = 1, .queue = 1, .fn = api_purge},
     {"/api/pause", .post = 1, .queue = 1, .fn = api_pause, .action = "pause"},
     {"/api/resume", .post = 1, .queue = 1, .fn = api_pause, .action = "resume"},
     {NULL}};
@@ -344,7 +359,10 @@ void dash_route(dash_conn_t *c) {
       if (strlen(r->path) == plen && memcmp(r->path, path, plen) == 0)
         break;
     if (r->path == NULL) {
-      dash_respond(c, 404, "text/plain", "not found", 9);
+      static const char nf[] = "{\"error\":\"not found\","
+                               "\"detail\":\"no such route (see "
+                               "/api/routes)\"}";
+      dash_respond(c, 404, "application/json", nf, sizeof(nf) - 1);
       return;
     }
     if (r->post ? c->parser.method != HTTP_POST : !get) {
