@@ -480,6 +480,12 @@ CONFORMANCE_DECLARE(queue_admin_retry)
 CONFORMANCE_DECLARE(queue_admin_pause)
 CONFORMANCE_DECLARE(queue_admin_pause_worker)
 
+/* test_queue_verbs.c */
+CONFORMANCE_DECLARE(queue_verbs_delete)
+CONFORMANCE_DECLARE(queue_verbs_run)
+CONFORMANCE_DECLARE(queue_verbs_kill)
+CONFORMANCE_DECLARE(queue_verbs_remove)
+
 /* test_cli.c */
 TEST_DECLARE(cli_queue)
 TEST_DECLARE(cli_queue_deps)
@@ -976,6 +982,12 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_admin_retry)
   CONFORMANCE_ENTRY(queue_admin_pause)
   CONFORMANCE_ENTRY(queue_admin_pause_worker)
+
+  /* test_queue_verbs.c */
+  CONFORMANCE_ENTRY(queue_verbs_delete)
+  CONFORMANCE_ENTRY(queue_verbs_run)
+  CONFORMANCE_ENTRY(queue_verbs_kill)
+  CONFORMANCE_ENTRY(queue_verbs_remove)
 
   /* test_cli.c */
   TEST_ENTRY_TIMEOUT(cli_queue, 60)
