@@ -95,8 +95,7 @@ static void vb_flow(vb_t *v) {
   f.n_children = 2;
   v->flow_done = 0;
   ASSERT_OK(fleet_queue_add_flow(&v->t->q, &f, vb_on_flow, v));
-  ASSERT(fleet_test_run_until(&v->t->c.loop, fleet_test_flag_set,
-                              &v->flow_done,
+  ASSERT(fleet_test_run_until(&v->t->c.loop, fleet_test_flag_set, &v->flow_done,
                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_OK(v->flow_status);
 }

@@ -11,9 +11,8 @@
 
 /* The fail hook of a fleet_queue_job_verb_cb. */
 static void verb_cb_fail(fleet__req_t *req, int status) {
-  ((fleet_queue_job_verb_cb)req->cb)((fleet_queue_t *)req->handle->pub,
-                                     status, FLEET_JOB_PENDING,
-                                     req->user_data);
+  ((fleet_queue_job_verb_cb)req->cb)((fleet_queue_t *)req->handle->pub, status,
+                                     FLEET_JOB_PENDING, req->user_data);
 }
 
 /* The reply: the state the job was in, by name. */
@@ -63,8 +62,8 @@ int fleet_queue_kill_job(fleet_queue_t *q, const char *id,
 
 /* The fail hook of a fleet_queue_remove_cb. */
 static void remove_cb_fail(fleet__req_t *req, int status) {
-  ((fleet_queue_remove_cb)req->cb)((fleet_queue_t *)req->handle->pub, status,
-                                   0, 0, req->user_data);
+  ((fleet_queue_remove_cb)req->cb)((fleet_queue_t *)req->handle->pub, status, 0,
+                                   0, req->user_data);
 }
 
 /* {keys deleted, jobs}. */
@@ -76,8 +75,8 @@ static void remove_reply(fleet__req_t *base, int status,
       fleet__call_failed(base, fleet__queue_read_pair(r, &keys, &jobs)))
     return;
   fleet__req_done(base);
-  ((fleet_queue_remove_cb)base->cb)((fleet_queue_t *)base->handle->pub, 0,
-                                    keys, jobs, base->user_data);
+  ((fleet_queue_remove_cb)base->cb)((fleet_queue_t *)base->handle->pub, 0, keys,
+                                    jobs, base->user_data);
 }
 
 static const fleet__call_t remove_call = {

@@ -3,6 +3,7 @@
  *
  *   dash.c           the command: options, listening, signals, stop
  *   dash_routes.c    the router: access checks, the route table, the API
+ *   dash_jobs.c      the routes of one job's verbs (delete, run, kill)
  *   dash_overview.c  the overview of every object, and the throughput
  *                    sampler whose history it carries
  *   dash_http.c      the HTTP server: connections, parsing and limits,
@@ -147,6 +148,20 @@ void dash_respond_json(dash_conn_t *c, int code, const cli_json_t *j);
 void dash_overview(dash_conn_t *c, int page);
 /* The sampler's timer: samples every queue's counters into d->history. */
 void dash_sample_tick(uv_timer_t *t);
+
+/* dash_jobs.c ------------------------------------------------------------ */
+
+/* The routes POST /api/job/delete, /api/job/run and /api/job/kill: the
+ * `job` of their route (dash_routes.c's api_job() calls them with ?queue
+ * and ?id, `done` its answer and `arg` the connection). They answer in
+ * the routes' contract (dash_jobs.c), then call `done`. Return 0, or an
+ * error when nothing was started (`done` then never runs). */
+int dash_job_delete(cli_t *cli, const char *queue, const char *id,
+                    cli_done_fn done, void *arg);
+int dash_job_run(cli_t *cli, const char *queue, const char *id,
+                 cli_done_fn done, void *arg);
+int dash_job_kill(cli_t *cli, const char *queue, const char *id,
+                  cli_done_fn done, void *arg);
 
 /* dash_routes.c ---------------------------------------------------------- */
 
