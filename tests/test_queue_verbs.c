@@ -77,7 +77,8 @@ static void vb_on_flow(fleet_queue_t *q, int status,
   if (status == 0) {
     snprintf(v->parent, sizeof(v->parent), "%s", r->parent_id);
     snprintf(v->kids[0], sizeof(v->kids[0]), "%s", r->child_ids[0]);
-    snprintf(v->kids[1], sizeof(v->kids[1]), "%s", r->child_ids[1]);
+    if (r->n_children > 1)
+      snprintf(v->kids[1], sizeof(v->kids[1]), "%s", r->child_ids[1]);
   }
   v->flow_done = 1;
 }
@@ -419,6 +420,25 @@ CONFORMANCE_IMPL(queue_verbs_kill) {
   ASSERT_ERR(FLEET_EBUSY, vb_do(&v, fleet_queue_kill_job, job.id));
   ASSERT_EQ(FLEET_JOB_RUNNING, vb_state(&t, job.id));
 
+  /* A completed job of which only its result is kept (no completed-job
+   * history): delete forgets the result. */
+  {
+    fleet_bytes_t res = {"r", 1};
+    fleet_claim_t c;
+
+    qt_add(&t, "x", "done", p);
+    ASSERT_EQ(1, qt_claim(&t, 1, 60000, &job));
+    ASSERT_STR_EQ(p, job.id);
+    c = qt_claim_of(&job);
+    ASSERT_OK(qt_complete_results(&t, &c, &res, 1, NULL));
+    ASSERT_EQ(FLEET_JOB_COMPLETED, vb_state(&t, p));
+    ASSERT_ERR(FLEET_EALREADY, vb_do(&v, fleet_queue_kill_job, p));
+    ASSERT_OK(vb_do(&v, fleet_queue_delete_job, p));
+    ASSERT_EQ(FLEET_JOB_COMPLETED, v.was);
+    ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, p, NULL, NULL, 0, NULL, 0));
+    vb_no_trace(b, "verbs-kill", p);
+  }
+
   /* A flow's child killed: its parent dies. */
   vb_flow(&v);
   ASSERT_OK(vb_do(&v, fleet_queue_kill_job, v.kids[1]));
@@ -533,5 +553,37 @@ CONFORMANCE_IMPL(queue_verbs_remove) {
   ASSERT_OK(vb_remove(&v, 0));
   ASSERT_UEQ(0, v.jobs);
   ASSERT(!vb_listed(&v));
+
+  /* Children of a parent in another queue (one slot but on a cluster):
+   * forced out with their queue, they count as dead for it, and it
+   * dies. */
+  if (b->cluster == NULL) {
+    fleet_flow_child_t kids[1];
+    fleet_flow_spec_t f;
+    fleet_queue_t q2;
+
+    ASSERT_OK(fleet_queue_init(&t.c.client, &q2, "verbs-remove-kids", NULL));
+    fleet_flow_spec_init(&f, "parent", "p", 1);
+    memset(kids, 0, sizeof(kids));
+    kids[0].queue = "verbs-remove-kids";
+    fleet_job_spec_init(&kids[0].spec, "kid", "k", 1);
+    f.children = kids;
+    f.n_children = 1;
+    v.flow_done = 0;
+    ASSERT_OK(fleet_queue_add_flow(&t.q, &f, vb_on_flow, &v));
+    ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &v.flow_done,
+                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
+    ASSERT_OK(v.flow_status);
+    ASSERT_EQ(FLEET_JOB_WAITING_CHILDREN, vb_state(&t, v.parent));
+    t.done = 0;
+    ASSERT_OK(fleet_queue_remove(&q2, 1, vb_on_remove, &v));
+    qt_wait(&t);
+    ASSERT_OK(v.status);
+    ASSERT_UEQ(1, v.jobs);
+    ASSERT_EQ(FLEET_JOB_DEAD, vb_state(&t, v.parent));
+    ASSERT_OK(qt_counts(&t));
+    ASSERT_UEQ(0, t.counts.waiting_children);
+    ASSERT_OK(fleet_queue_close(&q2, NULL));
+  }
   qt_close(&t);
 }
