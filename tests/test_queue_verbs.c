@@ -479,6 +479,7 @@ CONFORMANCE_IMPL(queue_verbs_remove) {
   qt_job_t job, job2;
   int r, st;
   char id[1][FLEET_JOB_ID_MAX + 1];
+  fleet_queue_t q2; /* closed by qt_close()'s run of the loop */
   vb_t v;
   qt_t t;
 
@@ -560,7 +561,6 @@ CONFORMANCE_IMPL(queue_verbs_remove) {
   if (b->cluster == NULL) {
     fleet_flow_child_t kids[1];
     fleet_flow_spec_t f;
-    fleet_queue_t q2;
 
     ASSERT_OK(fleet_queue_init(&t.c.client, &q2, "verbs-remove-kids", NULL));
     fleet_flow_spec_init(&f, "parent", "p", 1);
