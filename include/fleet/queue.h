@@ -979,8 +979,7 @@ FLEET_EXTERN int fleet_queue_children(fleet_queue_t *q, const char *id,
  * fleet_queue_kill_job(): `was` is the state the job was in before the
  * call (meaningful when `status` is 0). */
 typedef void (*fleet_queue_job_verb_cb)(fleet_queue_t *q, int status,
-                                        fleet_job_state_t was,
-                                        void *user_data);
+                                        fleet_job_state_t was, void *user_data);
 
 /* Deletes job `id` in any state but running, atomically: pending, delayed,
  * waiting for its children (a flow's parent), completed or dead, with

@@ -457,7 +457,8 @@ static const fleet__call_t queue_get_call = {
 
 int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
                     void *user_data) {
-  return fleet__queue_id_call(q, id, &queue_get_call, (fleet__fn_t)cb, user_data);
+  return fleet__queue_id_call(q, id, &queue_get_call, (fleet__fn_t)cb,
+                              user_data);
 }
 
 /* A cancel's reply: 1 (deleted) or 2 (running: cancel requested), as a
