@@ -485,6 +485,7 @@ CONFORMANCE_DECLARE(queue_verbs_delete)
 CONFORMANCE_DECLARE(queue_verbs_run)
 CONFORMANCE_DECLARE(queue_verbs_kill)
 CONFORMANCE_DECLARE(queue_verbs_remove)
+CONFORMANCE_DECLARE(queue_verbs_purge_rttl)
 /* test_cli_queue_verbs.c */
 TEST_DECLARE(cli_queue_verbs)
 TEST_DECLARE(queue_verbs_mp)
@@ -991,6 +992,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_verbs_run)
   CONFORMANCE_ENTRY(queue_verbs_kill)
   CONFORMANCE_ENTRY(queue_verbs_remove)
+  CONFORMANCE_ENTRY(queue_verbs_purge_rttl)
   /* test_cli_queue_verbs.c */
   TEST_ENTRY_TIMEOUT(cli_queue_verbs, 60)
   TEST_ENTRY_TIMEOUT(queue_verbs_mp, 120)

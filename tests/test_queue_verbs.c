@@ -587,3 +587,45 @@ CONFORMANCE_IMPL(queue_verbs_remove) {
   }
   qt_close(&t);
 }
+
+/* A fix met on the way: purging dead jobs drops their own result
+ * retentions (T:rttl) as trimming them does, and the flag `rttl` of
+ * T:limits with the last one (it makes every completion read T:rttl). */
+CONFORMANCE_IMPL(queue_verbs_purge_rttl) {
+  char dead[FLEET_JOB_ID_MAX + 1];
+  char ids[1][FLEET_JOB_ID_MAX + 1];
+  fleet_job_spec_t s;
+  fleet_claim_t c;
+  qt_job_t job;
+  int st;
+  qt_t t;
+
+  qt_open(&t, b->url, "verbs-rttl", NULL);
+  fleet_job_spec_init(&s, "x", "r", 1);
+  s.result_ttl_ms = 60000;
+  s.max_attempts = 1;
+  ASSERT_OK(qt_enqueue(&t, &s, 1, &st, ids));
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, &job));
+  c = qt_claim_of(&job);
+  ASSERT_OK(qt_fail(&t, &c, "broke"));
+  ASSERT_EQ(1, t.dead);
+  strcpy(dead, job.id);
+  if (b->redis != NULL) {
+    redisReply *r =
+        fleet_test_redis_cmd(b->redis, "HEXISTS {qt:verbs-rttl}:rttl %s", dead);
+
+    ASSERT_EQ(1, r->integer);
+    freeReplyObject(r);
+  }
+  ASSERT_OK(qt_purge(&t, FLEET_JOB_DEAD));
+  ASSERT_UEQ(1, t.removed);
+  vb_no_trace(b, "verbs-rttl", dead);
+  if (b->redis != NULL) {
+    redisReply *r =
+        fleet_test_redis_cmd(b->redis, "HEXISTS {qt:verbs-rttl}:limits rttl");
+
+    ASSERT_EQ(0, r->integer);
+    freeReplyObject(r);
+  }
+  qt_close(&t);
+}
