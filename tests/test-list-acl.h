@@ -26,6 +26,8 @@
   XX(queue_admin_jobs)                                                         \
   XX(queue_admin_retry)                                                        \
   XX(queue_admin_pause)                                                        \
+  XX(queue_verbs_kill)                                                         \
+  XX(queue_verbs_remove)                                                       \
   XX(queue_flow_groups)                                                        \
   XX(queue_flow_worker)                                                        \
   XX(worker_basic)                                                             \

@@ -25,6 +25,8 @@
   XX(queue_flow_worker)                                                        \
   XX(queue_deps_run_after_children)                                            \
   XX(queue_deps_slots)                                                         \
+  XX(queue_verbs_delete)                                                       \
+  XX(queue_verbs_remove)                                                       \
   XX(worker_basic)                                                             \
   XX(worker_wakeup)                                                            \
   XX(worker_heartbeat)                                                         \

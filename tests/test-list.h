@@ -486,6 +486,16 @@ CONFORMANCE_DECLARE(queue_admin_retry)
 CONFORMANCE_DECLARE(queue_admin_pause)
 CONFORMANCE_DECLARE(queue_admin_pause_worker)
 
+/* test_queue_verbs.c */
+CONFORMANCE_DECLARE(queue_verbs_delete)
+CONFORMANCE_DECLARE(queue_verbs_run)
+CONFORMANCE_DECLARE(queue_verbs_kill)
+CONFORMANCE_DECLARE(queue_verbs_remove)
+CONFORMANCE_DECLARE(queue_verbs_purge_rttl)
+/* test_cli_queue_verbs.c */
+TEST_DECLARE(cli_queue_verbs)
+TEST_DECLARE(queue_verbs_mp)
+
 /* test_cli.c */
 TEST_DECLARE(cli_queue)
 TEST_DECLARE(cli_queue_deps)
@@ -990,6 +1000,16 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_admin_retry)
   CONFORMANCE_ENTRY(queue_admin_pause)
   CONFORMANCE_ENTRY(queue_admin_pause_worker)
+
+  /* test_queue_verbs.c */
+  CONFORMANCE_ENTRY(queue_verbs_delete)
+  CONFORMANCE_ENTRY(queue_verbs_run)
+  CONFORMANCE_ENTRY(queue_verbs_kill)
+  CONFORMANCE_ENTRY(queue_verbs_remove)
+  CONFORMANCE_ENTRY(queue_verbs_purge_rttl)
+  /* test_cli_queue_verbs.c */
+  TEST_ENTRY_TIMEOUT(cli_queue_verbs, 60)
+  TEST_ENTRY_TIMEOUT(queue_verbs_mp, 120)
 
   /* test_cli.c */
   TEST_ENTRY_TIMEOUT(cli_queue, 60)

@@ -434,7 +434,8 @@ TEST_IMPL(dash_origin) {
     ASSERT_EQ(403, da_http(e.port, "POST", path, h, resp, sizeof(resp)));
     ASSERT_NOT_NULL(strstr(resp, "missing X-Fleet-Dash header"));
   }
-  ASSERT_EQ(5, changes); /* retry, cancel, purge, pause, resume */
+  ASSERT_EQ(8, changes); /* retry, cancel, purge, job/delete|run|kill, pause,
+                          resume */
   da_unchanged(&e, "");
   /* The dashboard's own origin (each loopback name with its port): taken;
    * no Origin at all (curl, scripts) with the header: taken. */
@@ -544,7 +545,8 @@ TEST_IMPL(dash_read_only) {
       ASSERT_EQ(403, da_http(e.port, methods[k], path, h, resp, sizeof(resp)));
     }
   }
-  ASSERT_EQ(5, changes); /* retry, cancel, purge, pause, resume */
+  ASSERT_EQ(8, changes); /* retry, cancel, purge, job/delete|run|kill, pause,
+                          resume */
   /* Paths outside the table too. */
   for (k = 0; k < sizeof(methods) / sizeof(methods[0]); k++) {
     ASSERT_EQ(403, da_http(e.port, methods[k], "/", h, resp, sizeof(resp)));

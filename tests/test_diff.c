@@ -584,9 +584,17 @@ static void diff_queue_step(diff_t *d) {
        * which the refreshes, finishes and recoveries then meet. */
       if (d->nheld > 0 && diff_rand(d, 2))
         args[0] = d->held[diff_rand(d, (uint32_t)d->nheld)][0];
-      diff_run(d,
-               diff_rand(d, 2) ? FLEET__OP_QUEUE_GET : FLEET__OP_QUEUE_CANCEL,
-               keys, 1, args, 1);
+      {
+        /* A read, a cancel, or one of the job verbs (queue_job_*.lua),
+         * which refuse a running job. */
+        static const int ops[] = {
+            FLEET__OP_QUEUE_GET,        FLEET__OP_QUEUE_CANCEL,
+            FLEET__OP_QUEUE_GET,        FLEET__OP_QUEUE_CANCEL,
+            FLEET__OP_QUEUE_JOB_DELETE, FLEET__OP_QUEUE_JOB_RUN,
+            FLEET__OP_QUEUE_JOB_KILL};
+
+        diff_run(d, ops[diff_rand(d, 7)], keys, 1, args, 1);
+      }
       break;
     case 11:
       diff_run(d, FLEET__OP_QUEUE_COUNTS, keys, 1, NULL, 0);

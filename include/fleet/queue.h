@@ -1034,6 +1034,84 @@ FLEET_EXTERN int fleet_queue_children(fleet_queue_t *q, const char *id,
                                       fleet_queue_children_cb cb,
                                       void *user_data);
 
+/* ------------------------------------------------------------------------ */
+/* One job's verbs, removing a queue                                        */
+
+/* Completion of fleet_queue_delete_job(), fleet_queue_run_job() and
+ * fleet_queue_kill_job(): `was` is the state the job was in before the
+ * call (meaningful when `status` is 0). */
+typedef void (*fleet_queue_job_verb_cb)(fleet_queue_t *q, int status,
+                                        fleet_job_state_t was, void *user_data);
+
+/* Deletes job `id` in any state but running, atomically: pending, delayed,
+ * waiting for its children (a flow's parent), completed or dead, with
+ * every record fleet keeps of it (its data, options, last error, timeout,
+ * unique key when it still holds it, result and progress). A job deleted
+ * before it ran goes as fleet_queue_cancel_job() deletes one (a
+ * "cancelled" event; a flow's child counts as dead for its parent, a
+ * parent's flow state goes, its children left as they are); a completed
+ * or dead one leaves the kept list (`completed_kept`, `dead_kept`), and
+ * the lifetime counters `completed` and `dead` stay, as with
+ * fleet_queue_purge(). The callback gets 0 and the state it was in,
+ * FLEET_ENOTFOUND (no such job), FLEET_EBUSY (it is running: cancel it
+ * with fleet_queue_cancel_job(); nothing was written) or a backend error.
+ * Returns 0, FLEET_EINVAL (NULL argument, empty id), FLEET_E2BIG (id too
+ * long), FLEET_ECLOSING or FLEET_ENOMEM; then the callback never runs. */
+FLEET_EXTERN int fleet_queue_delete_job(fleet_queue_t *q, const char *id,
+                                        fleet_queue_job_verb_cb cb,
+                                        void *user_data);
+
+/* Runs job `id` now: a delayed job goes to pending at once (at the end of
+ * its priority's order, in its group), a dead one as fleet_queue_retry()
+ * runs one job again (attempts reset, last error kept, a "retried"
+ * event); either wakes idle workers. A pending job is left as it is: the
+ * callback gets 0 and FLEET_JOB_PENDING. The callback gets 0 and the
+ * state it was in, FLEET_ENOTFOUND, FLEET_EBUSY (running, or a flow's
+ * parent waiting for its children), FLEET_EALREADY (it completed) or a
+ * backend error. Same return codes as fleet_queue_delete_job(). */
+FLEET_EXTERN int fleet_queue_run_job(fleet_queue_t *q, const char *id,
+                                     fleet_queue_job_verb_cb cb,
+                                     void *user_data);
+
+/* Moves job `id`, pending, delayed or waiting for its children, to dead
+ * with the error "killed", as a job whose last attempt failed: the dead
+ * counter and kept list get it, a unique key held until it ends is
+ * released, a flow's child counts as dead for its parent, and a "dead"
+ * event is published. It can be run again (fleet_queue_run_job(),
+ * fleet_queue_retry()). The callback gets 0 and the state it was in,
+ * FLEET_ENOTFOUND, FLEET_EBUSY (it is running: cancel it instead; a
+ * cancelled job ends dead too), FLEET_EALREADY (it completed or is dead)
+ * or a backend error. Same return codes as fleet_queue_delete_job(). */
+FLEET_EXTERN int fleet_queue_kill_job(fleet_queue_t *q, const char *id,
+                                      fleet_queue_job_verb_cb cb,
+                                      void *user_data);
+
+/* Completion of fleet_queue_remove(): `keys` deleted, and the `jobs`
+ * pending, delayed, running or waiting for children that went with them
+ * (0 unless forced). */
+typedef void (*fleet_queue_remove_cb)(fleet_queue_t *q, int status,
+                                      uint64_t keys, uint64_t jobs,
+                                      void *user_data);
+
+/* Removes the queue of `q` from the backend, atomically: every key of its
+ * key schema (docs/queue.md, "Removing a queue") but its fencing
+ * counter, which stays so that claim tokens never repeat should the name
+ * be used again; it no longer appears in fleet_client_scan_names(). It
+ * is refused while jobs are pending, delayed, running or waiting for
+ * their children, unless `force` is 1. With force, children of flows
+ * whose parents are in another queue count as dead for them, and the
+ * workers still holding claims of the queue find them gone: heartbeats
+ * answer stale (the worker reports the claim lost), and a completion,
+ * failure or release answers that the job does not exist. The handle
+ * stays open and usable: an enqueue makes the queue again. The script
+ * reads every job id the queue holds: it holds the server in proportion
+ * to them. The callback gets 0, FLEET_ENOTFOUND (no such queue),
+ * FLEET_EBUSY (jobs left and no force; nothing was written) or a
+ * backend error. Returns 0, FLEET_EINVAL (NULL argument, `force` other
+ * than 0 or 1), FLEET_ECLOSING or FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_queue_remove(fleet_queue_t *q, int force,
+                                    fleet_queue_remove_cb cb, void *user_data);
+
 #ifdef __cplusplus
 }
 #endif

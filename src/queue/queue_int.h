@@ -201,6 +201,17 @@ int fleet__queue_reply_ids(struct fleet__queue_s *q, const fleet__reply_t *r,
 void fleet__queue_status_reply(fleet__req_t *base, int status,
                                const fleet__reply_t *r);
 
+/* Sends `call` on `pub`, whose only argument is job `id` (checked: a
+ * string of 1 to FLEET_JOB_ID_MAX bytes). Returns 0 or an error, as the
+ * public call does (queue_produce.c). */
+int fleet__queue_id_call(fleet_queue_t *pub, const char *id,
+                         const fleet__call_t *call, fleet__fn_t cb,
+                         void *user_data);
+
+/* The state name the scripts write, as an enum. Returns 0 or
+ * FLEET_EPROTO (queue_produce.c). */
+int fleet__queue_parse_state(fleet_bytes_t b, fleet_job_state_t *out);
+
 /* Reads a reply of two numbers, {a, b}. Returns 0 or FLEET_EPROTO. */
 int fleet__queue_read_pair(const fleet__reply_t *r, uint64_t *a, uint64_t *b);
 

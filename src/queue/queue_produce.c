@@ -367,8 +367,7 @@ void fleet__queue_specs_reset(struct fleet__queue_s *q) {
 /* ------------------------------------------------------------------------ */
 /* Get, cancel                                                              */
 
-/* Sends `call`, whose only argument is a job id. */
-static int queue_id_call(fleet_queue_t *pub, const char *id,
+int fleet__queue_id_call(fleet_queue_t *pub, const char *id,
                          const fleet__call_t *call, fleet__fn_t cb,
                          void *user_data) {
   struct fleet__queue_s *q;
@@ -385,9 +384,7 @@ static int queue_id_call(fleet_queue_t *pub, const char *id,
   return fleet__queue_call(q, call, cb, user_data);
 }
 
-/* The state name the scripts write, as an enum. Returns 0 or
- * FLEET_EPROTO. */
-static int queue_parse_state(fleet_bytes_t b, fleet_job_state_t *out) {
+int fleet__queue_parse_state(fleet_bytes_t b, fleet_job_state_t *out) {
   size_t i;
 
   for (i = 0; i <= FLEET_JOB_WAITING_CHILDREN; i++) {
@@ -426,7 +423,7 @@ static void queue_get_reply(fleet__req_t *base, int status,
     e = r->elem;
     rc = fleet__reply_bytes(&e[0], &state);
     if (rc == 0)
-      rc = queue_parse_state(state, &info.state);
+      rc = fleet__queue_parse_state(state, &info.state);
     if (rc == 0 && (fleet__reply_u64(&e[1], &v[0]) != 0 ||
                     fleet__reply_u64(&e[2], &v[1]) != 0 || v[0] > UINT32_MAX ||
                     v[1] > UINT32_MAX || e[3].type != FLEET__REPLY_INT ||
@@ -491,7 +488,8 @@ static const fleet__call_t queue_get_call = {
 
 int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
                     void *user_data) {
-  return queue_id_call(q, id, &queue_get_call, (fleet__fn_t)cb, user_data);
+  return fleet__queue_id_call(q, id, &queue_get_call, (fleet__fn_t)cb,
+                              user_data);
 }
 
 /* A cancel's reply: 1 (deleted) or 2 (running: cancel requested), as a

@@ -379,6 +379,19 @@ int cli_cmd_queue_flow(cli_t *cli, int argc, char **argv);
  * argv[0] is the verb. */
 int cli_cmd_queue_events(cli_t *cli, int argc, char **argv);
 
+/* One job's verbs and removing a queue (cmd_queue_verbs.c). job_verb:
+ * `verb` "delete", "run" or "kill" on job `id`; its result {"queue",
+ * "id", "action": the verb, "was": the state the job was in}. remove:
+ * fleet_queue_remove(); its result {"queue", "removed": true, "keys",
+ * "jobs"}. Refusals carry a one-line detail in the user's terms. */
+int cli_q_queue_job_verb(cli_t *cli, const char *queue, const char *verb,
+                         const char *id, cli_done_fn done, void *arg);
+int cli_q_queue_remove(cli_t *cli, const char *queue, int force,
+                       cli_done_fn done, void *arg);
+/* The verbs delete, run, kill and remove of `fleet queue` (argv[0] is the
+ * verb); a cli_cmd_fn. */
+int cli_cmd_queue_verbs(cli_t *cli, int argc, char **argv);
+
 /* The state names of a queue ("pending", ...) back to the enum: 0 or -1. */
 int cli_job_state(const char *s, fleet_job_state_t *out);
 

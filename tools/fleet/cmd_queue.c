@@ -51,6 +51,14 @@ static const char queue_usage[] =
     "grace\n"
     "                                  (default 30000 ms)\n"
     "  purge Q --state completed|dead  delete the kept finished records\n"
+    "  delete Q ID                     delete one job that is not running\n"
+    "                                  (pending, delayed, waiting, completed,\n"
+    "                                  dead) with all its records\n"
+    "  run Q ID                        run a delayed or dead job now\n"
+    "  kill Q ID                       move a pending or delayed job to dead\n"
+    "                                  (error \"killed\")\n"
+    "  remove Q [--force]              delete the whole queue; --force: even\n"
+    "                                  with jobs pending, delayed or running\n"
     "  pause Q | resume Q              stop / restart claims (workers idle)\n"
     "  add Q PAYLOAD [--type T]        enqueue one job (type default "
     "\"cli\");\n"
@@ -549,6 +557,9 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
                                  cli_finish, NULL);
   } else if (strcmp(verb, "events") == 0) {
     return cli_cmd_queue_events(cli, argc, argv);
+  } else if (strcmp(verb, "delete") == 0 || strcmp(verb, "run") == 0 ||
+             strcmp(verb, "kill") == 0 || strcmp(verb, "remove") == 0) {
+    return cli_cmd_queue_verbs(cli, argc, argv);
   } else if (strcmp(verb, "retry") == 0) {
     all_dead = cli_opt_flag(&argc, argv, "--all-dead");
     if (argc != (all_dead ? 2 : 3))

@@ -3,6 +3,7 @@
  *
  *   dash.c           the command: options, listening, signals, stop
  *   dash_routes.c    the router: access checks, the route table, the API
+ *   dash_jobs.c      the routes of one job's verbs (delete, run, kill)
  *   dash_overview.c  the overview of every object, and the throughput
  *                    sampler whose history it carries
  *   dash_http.c      the HTTP server: connections, parsing and limits,
@@ -160,6 +161,20 @@ void dash_sample_tick(uv_timer_t *t);
  * the error, with its text `detail` (may be NULL). Sets d->last_ok_ms, or
  * d->down_since_ms and d->down_reason at the first failure of an outage. */
 void dash_backend_seen(dash_t *d, int status, const char *detail);
+
+/* dash_jobs.c ------------------------------------------------------------ */
+
+/* The routes POST /api/job/delete, /api/job/run and /api/job/kill: the
+ * `job` of their route (dash_routes.c's api_job() calls them with ?queue
+ * and ?id, `done` its answer and `arg` the connection). They answer in
+ * the routes' contract (dash_jobs.c), then call `done`. Return 0, or an
+ * error when nothing was started (`done` then never runs). */
+int dash_job_delete(cli_t *cli, const char *queue, const char *id,
+                    cli_done_fn done, void *arg);
+int dash_job_run(cli_t *cli, const char *queue, const char *id,
+                 cli_done_fn done, void *arg);
+int dash_job_kill(cli_t *cli, const char *queue, const char *id,
+                  cli_done_fn done, void *arg);
 
 /* dash_routes.c ---------------------------------------------------------- */
 

@@ -242,6 +242,11 @@ static const dash_route_t dash_routes[] = {
     {"/api/cancel", .post = 1, .queue = 1, .fn = api_job,
      .job = cli_q_queue_cancel},
     {"/api/purge", .post = 1, .queue = 1, .fn = api_purge},
+    {"/api/job/delete", .post = 1, .queue = 1, .fn = api_job,
+     .job = dash_job_delete},
+    {"/api/job/run", .post = 1, .queue = 1, .fn = api_job, .job = dash_job_run},
+    {"/api/job/kill", .post = 1, .queue = 1, .fn = api_job,
+     .job = dash_job_kill},
     {"/api/pause", .post = 1, .queue = 1, .fn = api_pause, .action = "pause"},
     {"/api/resume", .post = 1, .queue = 1, .fn = api_pause, .action = "resume"},
     {NULL}};

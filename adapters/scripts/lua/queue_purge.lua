@@ -1,7 +1,7 @@
 -- queue_purge.lua -- deletes kept completed or dead jobs, oldest first (the
 -- counters of queue_counts stay).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: completed, dead,
---   recs:<c>, jobs, opts, info, done, timeout (dead ones).
+--   recs:<c>, jobs, opts, info, done, timeout and rttl (dead ones), limits.
 -- ARGV[1]: 'completed' or 'dead'; ARGV[2]: limit (jobs per call).
 -- Returns: {removed, left}.
 local call = redis.call
@@ -17,8 +17,15 @@ if #ids > 0 then
   call('HDEL', tag .. ':opts', unpack(ids))
   call('HDEL', tag .. ':info', unpack(ids))
   call('HDEL', tag .. ':done', unpack(ids))
-  -- (A dead job keeps its timeout, for a retry: lib/queue_stop.lua.)
-  if ARGV[1] == 'dead' then call('HDEL', tag .. ':timeout', unpack(ids)) end
+  -- (A dead job keeps its timeout, for a retry: lib/queue_stop.lua; and
+  -- its result retention, as trimming drops it: lib/queue_trim.lua.)
+  if ARGV[1] == 'dead' then
+    call('HDEL', tag .. ':timeout', unpack(ids))
+    call('HDEL', tag .. ':rttl', unpack(ids))
+    if call('EXISTS', tag .. ':rttl') == 0 then
+      call('HDEL', tag .. ':limits', 'rttl')
+    end
+  end
   call('LTRIM', l, #ids, -1)
 end
 return {#ids, call('LLEN', l)}
