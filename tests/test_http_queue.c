@@ -544,6 +544,31 @@ static int hq_count(const char *s, const char *what) {
   return n;
 }
 
+/* Checks that every line of `err` is a backend line with the URL redacted,
+ * that the lines alternate between an outage and "reachable again", first an
+ * outage, last a recovery, and that there are at most two outages (each
+ * failed request printing a line would give eight). Returns 0, or -1 after
+ * printing `err`. */
+static int hq_outages_alternate(const char *err) {
+  static const char prefix[] = "http-queue: backend redis://:***@127.0.0.1:";
+  const char *line = err, *nl, *back;
+  int n = 0, up;
+
+  for (; *line != '\0'; line = nl + 1, n++) {
+    nl = strchr(line, '\n');
+    if (nl == NULL || strncmp(line, prefix, sizeof(prefix) - 1) != 0)
+      break;
+    back = strstr(line, ": reachable again\n");
+    up = back != NULL && back + strlen(": reachable again") == nl;
+    if (up != (n % 2 == 1) || n >= 4)
+      break;
+  }
+  if (*line == '\0' && n > 0 && n % 2 == 0)
+    return 0;
+  fprintf(stderr, "http-queue's stderr, line %d unexpected:\n%s", n + 1, err);
+  return -1;
+}
+
 /* Posts on `n` connections at once and returns how many got `code`. */
 static int hq_post_many(const hq_proc_t *p, int n, int code) {
   static const char req[] =
@@ -589,11 +614,14 @@ TEST_IMPL(http_queue_backend_error_once) {
   ASSERT_EQ(2, hq_post_many(&p, 2, 201));
   hq_read_file(p.out_path, out, sizeof(out));
   hq_read_file(p.err_path, err, sizeof(err));
-  /* Two lines in all, each showing the URL redacted: the outage, and its
-   * end. */
-  ASSERT_EQ(2, hq_count(err, "http-queue: backend redis://:***@127.0.0.1:"));
-  ASSERT_EQ(1, hq_count(err, "reachable again"));
-  ASSERT_EQ(2, hq_count(err, "\n"));
+  /* One line when the outage starts and one when it ends, each showing the
+   * URL redacted; the 8 requests that failed meanwhile print nothing. On a
+   * loaded machine the client may lose its new connection once more (a
+   * command that waited for the connection nearly its whole timeout is
+   * sent with little time left, and its late reply ends the connection):
+   * that is a second outage, reported the same way. So the lines alternate,
+   * outage then recovery, starting with an outage and ending recovered. */
+  ASSERT_EQ(0, hq_outages_alternate(err));
   ASSERT_NOT_NULL(strstr(out, "(queue http on redis://:***@127.0.0.1:"));
   ASSERT_NULL(strstr(out, "s3cretpw"));
   ASSERT_NULL(strstr(err, "s3cretpw"));
