@@ -99,6 +99,7 @@ TEST_DECLARE(demo_run_memory)
 TEST_DECLARE(demo_worker_redis)
 TEST_DECLARE(demo_unique_mp)
 TEST_DECLARE(demo_ident_redis)
+TEST_DECLARE(demo_ready_lines_redis)
 TEST_DECLARE(demo_pool_requeue_redis)
 TEST_DECLARE(demo_flow_mp_redis)
 
@@ -538,6 +539,7 @@ TEST_DECLARE(tools_http_queue_one_line)
 TEST_DECLARE(tools_cli_wait_replicas)
 
 /* test_http_queue.c */
+TEST_DECLARE(http_queue_bad_flags)
 TEST_DECLARE(http_queue_oversize)
 TEST_DECLARE(http_queue_type)
 TEST_DECLARE(http_queue_cross_origin)
@@ -596,6 +598,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(demo_worker_redis, 60)
   TEST_ENTRY_TIMEOUT(demo_unique_mp, 60)
   TEST_ENTRY_TIMEOUT(demo_ident_redis, 60)
+  TEST_ENTRY_TIMEOUT(demo_ready_lines_redis, 60)
   TEST_ENTRY_TIMEOUT(demo_pool_requeue_redis, 60)
   TEST_ENTRY_TIMEOUT(demo_flow_mp_redis, 60)
 
@@ -1034,6 +1037,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(tools_cli_wait_replicas, 60)
 
   /* test_http_queue.c */
+  TEST_ENTRY(http_queue_bad_flags)
   TEST_ENTRY(http_queue_oversize)
   TEST_ENTRY(http_queue_type)
   TEST_ENTRY(http_queue_cross_origin)

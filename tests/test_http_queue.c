@@ -236,6 +236,64 @@ static int hq_post_half_closed(const hq_proc_t *p) {
 /* ------------------------------------------------------------------------ */
 /* Limits and validation                                                    */
 
+/* Runs http-queue with `argv` as given (argv[0] included) until it exits;
+ * returns its exit code, its stderr in `err`. */
+static int hq_run_args(const char *const *argv, char *err, size_t cap) {
+  hq_proc_t p;
+  int rc;
+
+  HQ_REQUIRED();
+  snprintf(p.out_path, sizeof(p.out_path), "%s/hq-%d-args.out",
+           getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp", (int)getpid());
+  snprintf(p.err_path, sizeof(p.err_path), "%s/hq-%d-args.err",
+           getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp", (int)getpid());
+  p.pid = fork();
+  ASSERT_GE(p.pid, 0);
+  if (p.pid == 0) {
+    int o = open(p.out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = open(p.err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+      _exit(127);
+    execv(FLEET_HTTP_QUEUE_PATH, (char *const *)argv);
+    _exit(127);
+  }
+  rc = hq_wait_exit(&p, fleet_test_ms(10000));
+  hq_read_file(p.err_path, err, cap);
+  unlink(p.out_path);
+  unlink(p.err_path);
+  return rc;
+}
+
+/* A bad flag or value: one line on stderr that says what is wrong (the
+ * flag, its range and what was given), exit 2, and nothing started. */
+TEST_IMPL(http_queue_bad_flags) {
+  static const struct {
+    const char *argv[6];
+    const char *line;
+  } cases[] = {
+      {{"http-queue", "--port", "0", NULL},
+       "http-queue: --port: 1 to 65535 (got 0)\n"},
+      {{"http-queue", "--port", "65536", NULL},
+       "http-queue: --port: 1 to 65535 (got 65536)\n"},
+      {{"http-queue", "--concurrency", "many", NULL},
+       "http-queue: --concurrency: 1 to 10000 (got many)\n"},
+      {{"http-queue", "--url", "memory://", "--work-ms", NULL},
+       "http-queue: --work-ms needs a value\n"},
+      {{"http-queue", "--prot", "8080", NULL},
+       "http-queue: unknown flag '--prot' (--help lists them)\n"},
+      {{"http-queue", "--port", "\x1b[2J", NULL},
+       "http-queue: --port: 1 to 65535 (got \\x1b[2J)\n"},
+  };
+  char err[4096];
+  size_t i;
+
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    ASSERT_EQ(2, hq_run_args(cases[i].argv, err, sizeof(err)));
+    ASSERT_STR_EQ(cases[i].line, err);
+  }
+  return 0;
+}
+
 TEST_IMPL(http_queue_oversize) {
   static const char *const args[] = {"--body-max", "1000", "--work-ms", "0",
                                      NULL};
