@@ -492,6 +492,9 @@ TEST_DECLARE(cli_pool_store)
 TEST_DECLARE(cli_watch)
 TEST_DECLARE(cli_errors)
 TEST_DECLARE(cli_cron_warmpool)
+/* test_cli_admin.c */
+TEST_DECLARE(cli_cron_admin)
+TEST_DECLARE(cli_store_admin)
 /* test_cli_flow.c */
 TEST_DECLARE(cli_queue_flow)
 
@@ -991,6 +994,9 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cli_watch, 60)
   TEST_ENTRY_TIMEOUT(cli_errors, 60)
   TEST_ENTRY_TIMEOUT(cli_cron_warmpool, 60)
+  /* test_cli_admin.c */
+  TEST_ENTRY_TIMEOUT(cli_cron_admin, 60)
+  TEST_ENTRY_TIMEOUT(cli_store_admin, 60)
   /* test_cli_flow.c */
   TEST_ENTRY_TIMEOUT(cli_queue_flow, 60)
 
