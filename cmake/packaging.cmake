@@ -5,7 +5,9 @@
 #   libfleet2     lib    the shared library (libfleet.so.2; the package is
 #                        named after the soname, FLEET_SOVERSION)
 #   libfleet-dev  dev    headers, libfleet.so, libfleet.a, fleet.pc, the CMake
-#                        package, fleet(3), the Lua scripts expanded
+#                        package, fleet(3) and the pages of the headers and
+#                        their functions (fleet_queue(3), fleet_queue_enqueue(3)
+#                        ...), the Lua scripts expanded
 #                        (share/fleet/lua, for other languages)
 #   fleet-tools   tools  bin/fleet (the CLI, when built), bin/fleet-demo,
 #                        fleet(1), fleet-demo(1)
@@ -69,6 +71,21 @@ if(TARGET fleet-cli)
           DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tools)
 endif()
 install(FILES ${FLEET_DOC_DIR}/man3/fleet.3.gz
+        DESTINATION ${CMAKE_INSTALL_MANDIR}/man3 COMPONENT dev)
+# The pages of the public headers, fleet_<header>(3), and one page per
+# public function that sources its header's page (".so"): generated from
+# the headers' comments by scripts/gen-man.py and committed (the test
+# man-pages says when they are stale), so that building needs no python3.
+file(GLOB FLEET_MAN3_PAGES CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/man/fleet_*.3 ${PROJECT_SOURCE_DIR}/man/links/*.3)
+set(FLEET_MAN3_OUTPUTS "")
+foreach(src IN LISTS FLEET_MAN3_PAGES)
+  get_filename_component(name ${src} NAME)
+  fleet_gzip(${src} ${FLEET_DOC_DIR}/man3/${name}.gz)
+  list(APPEND FLEET_MAN3_OUTPUTS ${FLEET_DOC_DIR}/man3/${name}.gz)
+endforeach()
+list(APPEND FLEET_DOC_OUTPUTS ${FLEET_MAN3_OUTPUTS})
+install(FILES ${FLEET_MAN3_OUTPUTS}
         DESTINATION ${CMAKE_INSTALL_MANDIR}/man3 COMPONENT dev)
 
 # Per package: the copyright file (cmake/copyright, the same for all three)
@@ -162,7 +179,8 @@ set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS
 set(CPACK_COMPONENT_DEV_DESCRIPTION
     "fleet: development files
  Headers, the static library, the pkg-config file (fleet.pc), the CMake
- package (find_package(fleet)) and the fleet(3) man page.")
+ package (find_package(fleet)) and the section 3 man pages: fleet(3), one
+ page per header and one name per function.")
 
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME fleet-tools)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION utils)

@@ -28,6 +28,11 @@ typedef struct {
    * close the client. */
   void (*on_unreachable)(void *arg);
   void *arg;
+  /* Called once, when the client is first ready; NULL for nothing. */
+  void (*on_ready)(void *arg);
+  /* The command's ready and progress lines, closed with the client; NULL
+   * for a command that has none. */
+  struct demo_live_s *live;
 } demo_client_t;
 
 /* Prints "fleet-demo: <what>: <message> (<name>)" on stderr. While the
@@ -64,6 +69,44 @@ int demo_flag(const demo_args_t *a, int *i, const char *flag);
 
 /* Prints "fleet-demo: <cmd>: bad flag '<arg>'" and returns 2. */
 int demo_bad_flag(const char *cmd, const char *arg);
+
+/* The ready and progress lines of the long-running commands
+ * (demo_live.c), on stderr: "fleet-demo <cmd>: connected to <URL>,
+ * <what>" once the command is connected and serving, then every
+ * `every_ms` "fleet-demo <cmd>: <n> done, <n> failed in <s> s", counted
+ * since the start. --quiet prints neither; --progress-ms 0 no progress. */
+#define DEMO_LIVE_EVERY_MS 5000
+typedef struct demo_live_s {
+  const char *cmd; /* "worker", "pool node", ... */
+  int64_t every_ms;
+  int quiet;
+  int said;   /* the ready line was said (or would have been, --quiet) */
+  int closed; /* the command is ending: no ready line any more */
+  int timer_open;
+  uv_timer_t timer;
+  uint64_t t0;
+  void (*counts)(void *arg, uint64_t *done, uint64_t *failed);
+  void *arg;
+} demo_live_t;
+
+/* Fills `s` for the command `cmd`: progress every DEMO_LIVE_EVERY_MS. */
+void demo_live_init(demo_live_t *s, const char *cmd);
+
+/* Parses --quiet and --progress-ms MS at argv[*i]: 1 when it was one of
+ * them (*i advanced past a value), 0 when not, -1 after printing why the
+ * value is bad. */
+int demo_live_flag(const demo_args_t *a, int *i, demo_live_t *s);
+
+/* Says the ready line once (a no-op afterwards, and once the status is
+ * closed) and starts the progress lines, whose counts `counts` gives. */
+void demo_live_ready(demo_live_t *s, demo_client_t *c,
+                     void (*counts)(void *arg, uint64_t *done,
+                                    uint64_t *failed),
+                     void *arg, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Stops the progress lines; the timer closes with the loop's handles. */
+void demo_live_close(demo_live_t *s);
 
 /* The subcommands of demo_queue.c. */
 int demo_run(const demo_args_t *a);

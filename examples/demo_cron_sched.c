@@ -47,6 +47,8 @@ typedef struct {
   uv_signal_t sigint, sigterm;
   int signals_open;
   int status;
+  demo_live_t live;       /* run: the ready and progress lines */
+  uint64_t fired, failed; /* run: fires completed here, as done or failed */
 } demo_cron_t;
 
 static void dc_pool_closed(fleet_handle_t *h) {
@@ -205,7 +207,30 @@ static void dc_on_fire(fleet_cron_scheduler_t *s, fleet_cron_fire_t *fire) {
       d->status = 1;
     }
   }
-  fleet_cron_complete(fire, d->fail ? "demo failure" : NULL);
+  if (fleet_cron_complete(fire, d->fail ? "demo failure" : NULL) == 0) {
+    d->fired += !d->fail;
+    d->failed += d->fail;
+  }
+}
+
+/* The node's counts for its progress lines. */
+static void dc_counts(void *arg, uint64_t *done, uint64_t *failed) {
+  demo_cron_t *d = arg;
+
+  *done = d->fired;
+  *failed = d->failed;
+}
+
+/* The scheduler is serving once its client is ready: it was started
+ * before the loop ran. */
+static void dc_ready(void *arg) {
+  demo_cron_t *d = arg;
+
+  if (!fleet_is_closing((fleet_handle_t *)&d->sched))
+    demo_live_ready(&d->live, &d->c, dc_counts, d,
+                    "serving cron namespace %s as node %s%s%s", d->ns,
+                    d->node_id, d->pool != NULL ? ", pool " : "",
+                    d->pool != NULL ? d->pool : "");
 }
 
 static void dc_on_signal(uv_signal_t *s, int signum) {
@@ -231,10 +256,14 @@ static void dc_on_error(fleet_handle_t *h, int status, const char *detail) {
 /* Flags and dispatch                                                       */
 
 static int dc_flags(demo_cron_t *d, const demo_args_t *a) {
-  int i;
+  int i, st;
 
   for (i = 1; i < a->argc; i++) {
-    if (demo_flag(a, &i, "--ns"))
+    if (strcmp(d->cmd, "run") == 0 &&
+        (st = demo_live_flag(a, &i, &d->live)) != 0) {
+      if (st < 0)
+        return 2;
+    } else if (demo_flag(a, &i, "--ns"))
       d->ns = a->argv[i];
     else if (demo_flag(a, &i, "--key"))
       d->key = a->argv[i];
@@ -399,6 +428,7 @@ int demo_cron_scheduler(const demo_args_t *a) {
   int rc;
 
   memset(&d, 0, sizeof(d));
+  demo_live_init(&d.live, "cron run");
   d.ledger_fd = -1;
   d.ns = "cron";
   d.limit = 20;
@@ -426,6 +456,10 @@ int demo_cron_scheduler(const demo_args_t *a) {
     return 1;
   d.c.on_unreachable = dc_unreachable;
   d.c.arg = &d;
+  if (strcmp(d.cmd, "run") == 0) {
+    d.c.on_ready = dc_ready;
+    d.c.live = &d.live;
+  }
   fleet_cron_scheduler_options_init(&o);
   if (d.grace_ms >= 0)
     o.grace_ms = (uint32_t)d.grace_ms;

@@ -60,6 +60,8 @@ typedef struct demo_pool_s {
   int signals_open;
   int status;
   struct demo_job_s *starting; /* starts waiting for --work-ms */
+  demo_live_t live;            /* node: the ready and progress lines */
+  uint64_t starts, lost;       /* node: jobs started, and lost */
 } demo_pool_t;
 
 /* A job whose start completes after --work-ms. */
@@ -134,6 +136,7 @@ static void demo_pool_start(fleet_pool_worker_t *w, fleet_pool_job_t *job) {
     fleet_pool_job_requeue(job);
     return;
   }
+  d->starts++;
   if (d->work_ms == 0 || (j = calloc(1, sizeof(*j))) == NULL) {
     fleet_pool_job_started(job, 0);
     return;
@@ -155,6 +158,7 @@ static void demo_pool_stop(fleet_pool_worker_t *w, fleet_pool_job_t *job,
   demo_job_t *j;
 
   demo_pool_event(w, job, reason == FLEET_POOL_STOP_LOST ? "lost" : "stop");
+  d->lost += reason == FLEET_POOL_STOP_LOST;
   for (j = d->starting; j != NULL; j = j->next)
     if (j->job == job) {
       demo_job_end(j);
@@ -178,10 +182,14 @@ static const fleet_pool_handler_t demo_pool_handler = {
 
 static int demo_pool_flags(demo_pool_t *d, const demo_args_t *a,
                            const char *cmd) {
-  int i;
+  int i, st;
 
   for (i = 1; i < a->argc; i++) {
-    if (demo_flag(a, &i, "--pool"))
+    if (strcmp(cmd, "node") == 0 &&
+        (st = demo_live_flag(a, &i, &d->live)) != 0) {
+      if (st < 0)
+        return 2;
+    } else if (demo_flag(a, &i, "--pool"))
       d->pool = a->argv[i];
     else if (demo_flag(a, &i, "--key"))
       d->key = a->argv[i];
@@ -358,10 +366,44 @@ static void demo_pool_signals(demo_pool_t *d) {
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                 */
 
+/* The node's counts for its progress lines: jobs started, and jobs lost
+ * (their lease ran out here). */
+static void demo_pool_counts(void *arg, uint64_t *done, uint64_t *failed) {
+  demo_pool_t *d = arg;
+
+  *done = d->starts;
+  *failed = d->lost;
+}
+
+/* The pool's workers, read after the node joined (the join went first on
+ * the same connection): a node refused its id has heard FLEET_ECONFLICT
+ * and is closing by now, and says no ready line. */
+static void demo_pool_joined(fleet_pool_node_t *node, int status,
+                             const fleet_pool_worker_info_t *w, size_t n,
+                             void *arg) {
+  demo_pool_t *d = arg;
+  (void)w;
+  (void)n;
+
+  if (status == 0 && !fleet_is_closing((fleet_handle_t *)node))
+    demo_live_ready(&d->live, &d->c, demo_pool_counts, d,
+                    "serving pool %s as node %s (%" PRId64 " workers)", d->pool,
+                    d->node_id, d->workers);
+}
+
+static void demo_pool_ready(void *arg) {
+  demo_pool_t *d = arg;
+
+  if (!fleet_is_closing((fleet_handle_t *)&d->node))
+    fleet_pool_workers(&d->node, demo_pool_joined, d);
+}
+
 static int demo_pool_node(demo_pool_t *d) {
   int64_t i;
   int err;
 
+  d->c.on_ready = demo_pool_ready;
+  d->c.live = &d->live;
   demo_pool_signals(d);
   for (i = 0; i < d->workers; i++) {
     d->w[i].data = d;
@@ -607,6 +649,7 @@ int demo_pool(const demo_args_t *a) {
   int is_schedule = strcmp(cmd, "schedule") == 0;
 
   memset(&d, 0, sizeof(d));
+  demo_live_init(&d.live, "pool node");
   d.ledger_fd = -1;
   d.ttl_ms = DEMO_POOL_TTL_MS;
   d.grace_ms = DEMO_POOL_GRACE_MS;

@@ -85,6 +85,7 @@ typedef struct {
   uint64_t errors_unprinted;
   int stopping;
   int status;
+  demo_live_t live; /* worker: the ready and progress lines */
 } demo_worker_t;
 
 /* ------------------------------------------------------------------------ */
@@ -537,7 +538,7 @@ static void demo_summary(const demo_worker_t *d) {
 
 /* Parses the flags of run (`run` 1) or worker. Returns 0 or 2. */
 static int demo_worker_flags(demo_worker_t *d, const demo_args_t *a, int run) {
-  int i, have_c = 0, have_w = 0, have_n = !run, have_q = run;
+  int i, st, have_c = 0, have_w = 0, have_n = !run, have_q = run;
 
   for (i = 0; i < a->argc; i++) {
     const char *f = a->argv[i];
@@ -579,6 +580,9 @@ static int demo_worker_flags(demo_worker_t *d, const demo_args_t *a, int run) {
         return 2;
     } else if (!run && demo_flag(a, &i, "--heartbeat-ms")) {
       if (!demo_int(f, a->argv[i], 1, UINT32_MAX, &d->heartbeat_ms))
+        return 2;
+    } else if (!run && (st = demo_live_flag(a, &i, &d->live)) != 0) {
+      if (st < 0)
         return 2;
     } else {
       return demo_bad_flag(d->cmd, f);
@@ -632,6 +636,26 @@ static int demo_ledgers_open(demo_worker_t *d) {
   return 0;
 }
 
+/* The worker's counts for its progress lines: jobs completed, and
+ * attempts failed. */
+static void demo_worker_counts(void *arg, uint64_t *done, uint64_t *failed) {
+  demo_worker_t *d = arg;
+
+  *done = d->completed;
+  *failed = d->failed;
+}
+
+/* The worker is serving once its client is ready: it was started before
+ * the loop ran. */
+static void demo_worker_ready(void *arg) {
+  demo_worker_t *d = arg;
+
+  if (!d->stopping)
+    demo_live_ready(&d->live, &d->c, demo_worker_counts, d,
+                    "serving queue %s (concurrency %" PRId64 ")", d->queue,
+                    d->concurrency);
+}
+
 static int demo_worker_main(const demo_args_t *a, int run) {
   fleet_worker_options_t o;
   demo_worker_t d;
@@ -646,6 +670,7 @@ static int demo_worker_main(const demo_args_t *a, int run) {
   d.ledger_times_fd = -1;
   d.ledger_flows_fd = -1;
   d.ledger_cancel_fd = -1;
+  demo_live_init(&d.live, "worker");
   fleet_worker_options_init(&o);
   d.claim_ttl_ms = o.claim_ttl_ms;
   d.heartbeat_ms = o.heartbeat_ms;
@@ -672,6 +697,10 @@ static int demo_worker_main(const demo_args_t *a, int run) {
   }
   d.c.on_unreachable = demo_on_unreachable;
   d.c.arg = &d;
+  if (!run) {
+    d.c.on_ready = demo_worker_ready;
+    d.c.live = &d.live;
+  }
   loop = d.c.loop;
   loop->data = &d;
   for (i = 0; i < d.concurrency; i++) {

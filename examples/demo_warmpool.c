@@ -48,6 +48,8 @@ typedef struct demo_wp_s {
   int signals_open, hold_open;
   int status;
   struct demo_make_s *making;
+  demo_live_t live;         /* node: the ready and progress lines */
+  uint64_t created, failed; /* node: resources made, and failed to */
 } demo_wp_t;
 
 /* A creation waiting for --warmup-ms. */
@@ -108,9 +110,11 @@ static void demo_make_ready(uv_timer_t *t) {
   int err = demo_wp_make(d, id);
 
   if (err == 0) {
+    d->created++;
     demo_wp_ledger(d, "create", id, d->token);
     fleet_warmpool_work_done(m->work, 0, NULL);
   } else {
+    d->failed++;
     fleet_warmpool_work_done(m->work, FLEET_EBACKEND, strerror(err));
   }
   uv_close((uv_handle_t *)&m->timer, demo_make_closed);
@@ -236,9 +240,14 @@ static int demo_wp_flags(demo_wp_t *d, const demo_args_t *a, const char *cmd) {
       {"--hold-ms", offsetof(demo_wp_t, hold_ms), 0, 3600000},
   };
   size_t k;
-  int i;
+  int i, st;
 
   for (i = 1; i < a->argc; i++) {
+    if (strcmp(cmd, "node") == 0 && (st = demo_live_flag(a, &i, &d->live))) {
+      if (st < 0)
+        return 2;
+      continue;
+    }
     if (demo_flag(a, &i, "--pool")) {
       d->pool = a->argv[i];
       continue;
@@ -322,11 +331,24 @@ static int demo_wp_open(demo_wp_t *d, const demo_args_t *a, int client_only) {
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                 */
 
+/* The node's counts for its progress lines: resources made, and failed
+ * to. */
+static void demo_wp_counts(void *arg, uint64_t *done, uint64_t *failed) {
+  demo_wp_t *d = arg;
+
+  *done = d->created;
+  *failed = d->failed;
+}
+
 static void demo_wp_on_started(fleet_handle_t *h, int status, void *arg) {
   demo_wp_t *d = arg;
 
   (void)h;
-  if (status == FLEET_ECONFLICT) {
+  if (status == 0) {
+    demo_live_ready(&d->live, &d->c, demo_wp_counts, d,
+                    "serving warm pool %s as node %s (target %" PRId64 ")",
+                    d->pool, d->node_id, d->target);
+  } else if (status == FLEET_ECONFLICT) {
     /* The detail names the pool and the owner id, or both fingerprints. */
     fleet_escape_print(stderr, "fleet-demo: %s",
                        fleet_client_last_error(&d->c.client));
@@ -340,6 +362,7 @@ static void demo_wp_on_started(fleet_handle_t *h, int status, void *arg) {
 static int demo_wp_node(demo_wp_t *d) {
   int err;
 
+  d->c.live = &d->live;
   uv_signal_init(d->c.loop, &d->sigint);
   uv_signal_init(d->c.loop, &d->sigterm);
   d->sigint.data = d->sigterm.data = d;
@@ -473,6 +496,7 @@ int demo_warmpool(const demo_args_t *a) {
       is_node || strcmp(cmd, "acquire") == 0 || strcmp(cmd, "drain") == 0;
 
   memset(&d, 0, sizeof(d));
+  demo_live_init(&d.live, "warmpool node");
   d.ledger_fd = -1;
   d.target = -1;
   /* Short defaults: a failover and a resize show within seconds. */

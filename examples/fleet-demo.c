@@ -122,8 +122,11 @@ static void demo_on_state(fleet_client_t *client, fleet_client_state_t state,
                           int status) {
   demo_client_t *c = client->data;
 
-  if (state == FLEET_CLIENT_READY)
+  if (state == FLEET_CLIENT_READY && !c->ready) {
     c->ready = 1;
+    if (c->on_ready != NULL)
+      c->on_ready(c->arg);
+  }
   if (state == FLEET_CLIENT_RECONNECTING && !c->ready && !c->gave_up) {
     c->gave_up = 1;
     if (!c->failed) {
@@ -161,6 +164,8 @@ int demo_client_open(demo_client_t *c, const demo_args_t *a) {
 
   c->loop = uv_default_loop();
   c->ready = c->failed = c->gave_up = 0;
+  c->on_ready = NULL;
+  c->live = NULL;
   fleet_redact_url(a->url, c->url_shown, sizeof(c->url_shown));
   fleet_client_options_init(&opts);
   opts.prefix = a->prefix;
@@ -184,6 +189,8 @@ int demo_client_open(demo_client_t *c, const demo_args_t *a) {
 }
 
 void demo_client_close(demo_client_t *c) {
+  if (c->live != NULL)
+    demo_live_close(c->live);
   if (fleet_client_state(&c->client) != FLEET_CLIENT_CLOSED)
     fleet_client_close(&c->client, NULL);
 }
@@ -355,6 +362,12 @@ static int demo_usage(void) {
           "\n   --url shows in `ps`: prefer FLEET_URL for a password)\n");
   for (i = 0; i < sizeof(demo_commands) / sizeof(demo_commands[0]); i++)
     fprintf(stderr, "  %s\n", demo_commands[i].usage);
+  fprintf(stderr,
+          "  worker, pool node, warmpool node and cron run say on stderr\n"
+          "  \"fleet-demo CMD: connected to URL, serving ...\" once serving,\n"
+          "  then \"N done, N failed since start\" every 5 s: "
+          "[--progress-ms MS]\n"
+          "  (0: no progress lines) [--quiet] (neither)\n");
   return 2;
 }
 

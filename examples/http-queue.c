@@ -34,6 +34,8 @@
  *     (fleet_redact_url()); without --url it comes from FLEET_URL, then
  *     REDIS_URL (fleet_url_from_env()), then memory://: a --url shows in
  *     `ps` with its password, the environment does not;
+ *   - a bad flag or value is one line on stderr naming it (and the range,
+ *     for a number), then exit 2; --help prints the usage;
  *   - a backend never reached is one line on stderr, then exit 1; job ids,
  *     types and server messages are printed inert (fleet_escape_text());
  *   - only a Host of 127.0.0.1, localhost or [::1] (with the port, or
@@ -45,6 +47,7 @@
  *     preflight, which this server never grants), and an Origin, when
  *     sent, must be the server's own (else 403): no web page the
  *     operator visits can enqueue jobs. */
+#include <errno.h>
 #include <http_parser.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -806,20 +809,37 @@ static void hq_on_state(fleet_client_t *client, fleet_client_state_t state,
   }
 }
 
-static int hq_usage(void) {
-  fprintf(stderr, "usage: http-queue [--url URL] [--prefix P] [--port N] "
-                  "[--queue Q] [--concurrency C] [--work-ms MS] "
-                  "[--body-max BYTES] [--read-timeout-ms MS]\n");
-  return 2;
-}
+static const char hq_usage_text[] =
+    "usage: http-queue [--url URL] [--prefix P] [--port N] [--queue Q] "
+    "[--concurrency C] [--work-ms MS] [--body-max BYTES] "
+    "[--read-timeout-ms MS]\n";
 
-/* Parses `s` as an integer in [min, max] into *out; 0 or -1. */
-static int hq_int(const char *s, long long min, long long max, long long *out) {
+/* The integer flags and their ranges. */
+static const struct {
+  const char *flag;
+  long long min, max;
+} hq_ints[] = {
+    {"--port", 1, 65535},
+    {"--concurrency", 1, 10000},
+    {"--work-ms", 0, 86400000},
+    {"--body-max", 0, 64LL * 1024 * 1024},
+    {"--read-timeout-ms", 1, 86400000},
+};
+
+/* Parses `s` as an integer in [min, max] into *out; 0, or -1 after one
+ * line that names the flag, the range and what was given. */
+static int hq_int(const char *flag, const char *s, long long min, long long max,
+                  long long *out) {
   char *end;
-  long long v = strtoll(s, &end, 10);
+  long long v;
 
-  if (end == s || *end != '\0' || v < min || v > max)
+  errno = 0;
+  v = strtoll(s, &end, 10);
+  if (end == s || *end != '\0' || errno != 0 || v < min || v > max) {
+    fleet_escape_print(stderr, "http-queue: %s: %lld to %lld (got %s)", flag,
+                       min, max, s);
     return -1;
+  }
   *out = v;
   return 0;
 }
@@ -843,33 +863,43 @@ int main(int argc, char **argv) {
   fleet_worker_options_t wo;
   struct sockaddr_in addr;
   hq_app_t app;
-  int i, err, bad = 0;
+  int i, err;
 
-  for (i = 1; i < argc && !bad; i++) {
-    const char *flag = argv[i], *v = i + 1 < argc ? argv[++i] : NULL;
-    if (v == NULL)
-      bad = 1;
-    else if (strcmp(flag, "--url") == 0)
+  for (i = 1; i < argc; i++) {
+    const char *flag = argv[i], *v;
+    long long *const nums[] = {&port, &concurrency, &work_ms, &body_max,
+                               &read_timeout_ms};
+    size_t k;
+
+    if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
+      fputs(hq_usage_text, stdout);
+      return 0;
+    }
+    if (strcmp(flag, "--url") != 0 && strcmp(flag, "--prefix") != 0 &&
+        strcmp(flag, "--queue") != 0) {
+      for (k = 0; k < sizeof(hq_ints) / sizeof(hq_ints[0]); k++)
+        if (strcmp(flag, hq_ints[k].flag) == 0)
+          break;
+      if (k == sizeof(hq_ints) / sizeof(hq_ints[0])) {
+        fleet_escape_print(
+            stderr, "http-queue: unknown flag '%s' (--help lists them)", flag);
+        return 2;
+      }
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "http-queue: %s needs a value\n", flag);
+      return 2;
+    }
+    v = argv[++i];
+    if (strcmp(flag, "--url") == 0)
       url = v;
     else if (strcmp(flag, "--prefix") == 0)
       prefix = v;
     else if (strcmp(flag, "--queue") == 0)
       queue = v;
-    else if (strcmp(flag, "--port") == 0)
-      bad = hq_int(v, 1, 65535, &port);
-    else if (strcmp(flag, "--concurrency") == 0)
-      bad = hq_int(v, 1, 10000, &concurrency);
-    else if (strcmp(flag, "--work-ms") == 0)
-      bad = hq_int(v, 0, 86400000, &work_ms);
-    else if (strcmp(flag, "--body-max") == 0)
-      bad = hq_int(v, 0, 64LL * 1024 * 1024, &body_max);
-    else if (strcmp(flag, "--read-timeout-ms") == 0)
-      bad = hq_int(v, 1, 86400000, &read_timeout_ms);
-    else
-      bad = 1;
+    else if (hq_int(flag, v, hq_ints[k].min, hq_ints[k].max, nums[k]) != 0)
+      return 2;
   }
-  if (bad)
-    return hq_usage();
   /* Without --url: FLEET_URL, then REDIS_URL, then memory://. */
   if (url == NULL)
     url = fleet_url_from_env();

@@ -99,6 +99,7 @@ TEST_DECLARE(demo_run_memory)
 TEST_DECLARE(demo_worker_redis)
 TEST_DECLARE(demo_unique_mp)
 TEST_DECLARE(demo_ident_redis)
+TEST_DECLARE(demo_ready_lines_redis)
 TEST_DECLARE(demo_pool_requeue_redis)
 TEST_DECLARE(demo_flow_mp_redis)
 
@@ -436,6 +437,7 @@ CONFORMANCE_DECLARE(cron_registry)
 CONFORMANCE_DECLARE(cron_fire_once)
 CONFORMANCE_DECLARE(cron_bounds)
 CONFORMANCE_DECLARE(cron_queue_target)
+CONFORMANCE_DECLARE(cron_trigger)
 CONFORMANCE_DECLARE(cron_pool_target)
 CONFORMANCE_DECLARE(cron_follow_change)
 CONFORMANCE_DECLARE(cron_catch_up)
@@ -506,6 +508,9 @@ TEST_DECLARE(cli_pool_store)
 TEST_DECLARE(cli_watch)
 TEST_DECLARE(cli_errors)
 TEST_DECLARE(cli_cron_warmpool)
+/* test_cli_admin.c */
+TEST_DECLARE(cli_cron_admin)
+TEST_DECLARE(cli_store_admin)
 /* test_cli_flow.c */
 TEST_DECLARE(cli_queue_flow)
 
@@ -556,6 +561,7 @@ TEST_DECLARE(tools_http_queue_one_line)
 TEST_DECLARE(tools_cli_wait_replicas)
 
 /* test_http_queue.c */
+TEST_DECLARE(http_queue_bad_flags)
 TEST_DECLARE(http_queue_oversize)
 TEST_DECLARE(http_queue_type)
 TEST_DECLARE(http_queue_cross_origin)
@@ -614,6 +620,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(demo_worker_redis, 60)
   TEST_ENTRY_TIMEOUT(demo_unique_mp, 60)
   TEST_ENTRY_TIMEOUT(demo_ident_redis, 60)
+  TEST_ENTRY_TIMEOUT(demo_ready_lines_redis, 60)
   TEST_ENTRY_TIMEOUT(demo_pool_requeue_redis, 60)
   TEST_ENTRY_TIMEOUT(demo_flow_mp_redis, 60)
 
@@ -941,6 +948,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(cron_fire_once)
   CONFORMANCE_ENTRY(cron_bounds)
   CONFORMANCE_ENTRY(cron_queue_target)
+  CONFORMANCE_ENTRY(cron_trigger)
   CONFORMANCE_ENTRY(cron_pool_target)
   CONFORMANCE_ENTRY(cron_follow_change)
   CONFORMANCE_ENTRY(cron_catch_up)
@@ -1020,6 +1028,9 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cli_watch, 60)
   TEST_ENTRY_TIMEOUT(cli_errors, 60)
   TEST_ENTRY_TIMEOUT(cli_cron_warmpool, 60)
+  /* test_cli_admin.c */
+  TEST_ENTRY_TIMEOUT(cli_cron_admin, 60)
+  TEST_ENTRY_TIMEOUT(cli_store_admin, 60)
   /* test_cli_flow.c */
   TEST_ENTRY_TIMEOUT(cli_queue_flow, 60)
 
@@ -1070,6 +1081,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(tools_cli_wait_replicas, 60)
 
   /* test_http_queue.c */
+  TEST_ENTRY(http_queue_bad_flags)
   TEST_ENTRY(http_queue_oversize)
   TEST_ENTRY(http_queue_type)
   TEST_ENTRY(http_queue_cross_origin)

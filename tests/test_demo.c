@@ -559,6 +559,162 @@ TEST_IMPL(demo_ident_redis) {
   return 0;
 }
 
+/* The stderr file of a demo spawned with `tag`, read whole (up to 64 KiB). */
+static const char *demo_err_text(const char *tag) {
+  static char buf[65536];
+  const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+  char path[512];
+
+  snprintf(path, sizeof(path), "%s/demo-%s.err", tmp, tag);
+  read_file(path, buf, sizeof(buf));
+  return buf;
+}
+
+/* Waits until the stderr of the demo spawned with `tag` holds `want`;
+ * fails after `ms` (scaled). */
+static void demo_wait_err(const char *tag, const char *want, uint64_t ms) {
+  uint64_t deadline = uv_hrtime() / 1000000 + fleet_test_ms(ms);
+
+  while (strstr(demo_err_text(tag), want) == NULL) {
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    if (uv_hrtime() / 1000000 > deadline)
+      fleet_test__fail(__FILE__, __LINE__, "no \"%s\" in demo %s's stderr:\n%s",
+                       want, tag, demo_err_text(tag));
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* The daemons' ready and progress lines (stderr), on a Redis with a
+ * password: a worker says once "connected to <URL redacted>, serving queue
+ * Q (concurrency C)", then "<n> done, <n> failed since start (<s> s)" with
+ * counts that only grow and reach the jobs it ran; --quiet says nothing;
+ * --progress-ms 0 only the ready line (a pool node, a cron scheduler);
+ * a bad --progress-ms is one line and exit 2. */
+TEST_IMPL(demo_ready_lines_redis) {
+  static const char *const redis_args[] = {"--requirepass", "s3cretpw", NULL};
+  fleet_test_redis_t *redis;
+  char url[128], shown[128], want[256], text[65536], *line, *save;
+  char *worker[] = {"d",
+                    "--url",
+                    url,
+                    "worker",
+                    "--queue",
+                    "rl",
+                    "--concurrency",
+                    "2",
+                    "--work-ms",
+                    "0",
+                    "--fail-every",
+                    "3",
+                    "--progress-ms",
+                    "100",
+                    NULL};
+  char *quiet[] = {
+      "d", "--url",     url, "worker",  "--queue", "rq", "--concurrency",
+      "1", "--work-ms", "0", "--quiet", NULL};
+  char *enq[] = {"d",  "--url",   url, "enqueue",        "--queue",
+                 "rl", "--count", "6", "--max-attempts", "10",
+                 NULL};
+  char *enq_q[] = {"d",  "--url",   url, "enqueue", "--queue",
+                   "rq", "--count", "1", NULL};
+  char *stats_q[] = {"d", "--url", url, "stats", "--queue", "rq", NULL};
+  char *node[] = {"d",  "--url",     url, "pool",      "node", "--pool",
+                  "RP", "--workers", "2", "--node-id", "N1",   "--progress-ms",
+                  "0",  NULL};
+  char *cron[] = {"d", "--url", url, "cron", "run", "--node-id", "c1", NULL};
+  char *bad[] = {
+      "d", "--url",     url, "worker",        "--queue", "rl", "--concurrency",
+      "1", "--work-ms", "0", "--progress-ms", "soon",    NULL};
+  demo_run_t r;
+  pid_t pid;
+  unsigned long done, failed, last_done = 0;
+  int lines = 0;
+
+  DEMO_REQUIRED();
+  redis = fleet_test_redis_start_or_skip(redis_args);
+  snprintf(url, sizeof(url), "redis://:s3cretpw@127.0.0.1:%d",
+           fleet_test_redis_port(redis));
+  snprintf(shown, sizeof(shown), "redis://:***@127.0.0.1:%d",
+           fleet_test_redis_port(redis));
+
+  demo_run(&r, bad);
+  ASSERT_EQ(2, r.status);
+  ASSERT_EQ(1, count_lines(r.err));
+  ASSERT_NOT_NULL(strstr(r.err, "--progress-ms"));
+
+  /* The worker: ready, then progress up to the 6 jobs. */
+  pid = demo_spawn(worker, "ready-w");
+  snprintf(want, sizeof(want),
+           "fleet-demo worker: connected to %s, serving queue rl "
+           "(concurrency 2)\n",
+           shown);
+  demo_wait_err("ready-w", want, 10000);
+  demo_run(&r, enq);
+  ASSERT_EQ(0, r.status);
+  demo_wait_err("ready-w", "fleet-demo worker: 6 done, ", 10000);
+  ASSERT_OK(kill(pid, SIGTERM));
+  demo_reap(pid, "ready-w", &r);
+  ASSERT_EQ(0, r.status);
+  snprintf(text, sizeof(text), "%s", demo_err_text("ready-w"));
+  ASSERT_NULL(strstr(text, "s3cretpw"));
+  ASSERT_EQ(0, strncmp(text, want, strlen(want)));
+  for (line = strtok_r(text + strlen(want), "\n", &save); line != NULL;
+       line = strtok_r(NULL, "\n", &save), lines++) {
+    ASSERT_EQ(2, sscanf(line,
+                        "fleet-demo worker: %lu done, %lu failed since start",
+                        &done, &failed));
+    ASSERT_GE(done, last_done);
+    ASSERT_LE(done, 6);
+    last_done = done;
+  }
+  ASSERT_GE(lines, 1);
+  ASSERT_EQ(6, last_done);
+  /* Every third attempt fails: 6 completions took 2 failed attempts or
+   * more. */
+  ASSERT_GE(failed, 2);
+
+  /* --quiet: a job done, nothing said. */
+  pid = demo_spawn(quiet, "ready-q");
+  demo_run(&r, enq_q);
+  ASSERT_EQ(0, r.status);
+  for (;;) {
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    demo_run(&r, stats_q);
+    ASSERT_EQ(0, r.status);
+    if (stats_field(r.out, "completed") == 1)
+      break;
+    nanosleep(&ts, NULL);
+  }
+  ASSERT_OK(kill(pid, SIGTERM));
+  demo_reap(pid, "ready-q", &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_STR_EQ("", r.err);
+
+  /* A pool node and a cron scheduler: the ready line, once. */
+  pid = demo_spawn(node, "ready-p");
+  snprintf(want, sizeof(want),
+           "fleet-demo pool node: connected to %s, serving pool RP as node "
+           "N1 (2 workers)\n",
+           shown);
+  demo_wait_err("ready-p", want, 10000);
+  ASSERT_OK(kill(pid, SIGTERM));
+  demo_reap(pid, "ready-p", &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_STR_EQ(want, r.err);
+  pid = demo_spawn(cron, "ready-c");
+  snprintf(want, sizeof(want),
+           "fleet-demo cron run: connected to %s, serving cron namespace "
+           "cron as node c1\n",
+           shown);
+  demo_wait_err("ready-c", want, 10000);
+  ASSERT_OK(kill(pid, SIGTERM));
+  demo_reap(pid, "ready-c", &r);
+  ASSERT_EQ(0, r.status);
+  ASSERT_EQ(0, strncmp(r.err, want, strlen(want)));
+  fleet_test_redis_free(redis);
+  return 0;
+}
+
 /* The server time (unix ms) at which job `id` of queue `queue` (prefix
  * "fleet", the demo's) completed, read with the library. */
 static uint64_t demo_finished_ms(const char *url, const char *queue,

@@ -236,6 +236,64 @@ static int hq_post_half_closed(const hq_proc_t *p) {
 /* ------------------------------------------------------------------------ */
 /* Limits and validation                                                    */
 
+/* Runs http-queue with `argv` as given (argv[0] included) until it exits;
+ * returns its exit code, its stderr in `err`. */
+static int hq_run_args(const char *const *argv, char *err, size_t cap) {
+  hq_proc_t p;
+  int rc;
+
+  HQ_REQUIRED();
+  snprintf(p.out_path, sizeof(p.out_path), "%s/hq-%d-args.out",
+           getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp", (int)getpid());
+  snprintf(p.err_path, sizeof(p.err_path), "%s/hq-%d-args.err",
+           getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp", (int)getpid());
+  p.pid = fork();
+  ASSERT_GE(p.pid, 0);
+  if (p.pid == 0) {
+    int o = open(p.out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = open(p.err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+      _exit(127);
+    execv(FLEET_HTTP_QUEUE_PATH, (char *const *)argv);
+    _exit(127);
+  }
+  rc = hq_wait_exit(&p, fleet_test_ms(10000));
+  hq_read_file(p.err_path, err, cap);
+  unlink(p.out_path);
+  unlink(p.err_path);
+  return rc;
+}
+
+/* A bad flag or value: one line on stderr that says what is wrong (the
+ * flag, its range and what was given), exit 2, and nothing started. */
+TEST_IMPL(http_queue_bad_flags) {
+  static const struct {
+    const char *argv[6];
+    const char *line;
+  } cases[] = {
+      {{"http-queue", "--port", "0", NULL},
+       "http-queue: --port: 1 to 65535 (got 0)\n"},
+      {{"http-queue", "--port", "65536", NULL},
+       "http-queue: --port: 1 to 65535 (got 65536)\n"},
+      {{"http-queue", "--concurrency", "many", NULL},
+       "http-queue: --concurrency: 1 to 10000 (got many)\n"},
+      {{"http-queue", "--url", "memory://", "--work-ms", NULL},
+       "http-queue: --work-ms needs a value\n"},
+      {{"http-queue", "--prot", "8080", NULL},
+       "http-queue: unknown flag '--prot' (--help lists them)\n"},
+      {{"http-queue", "--port", "\x1b[2J", NULL},
+       "http-queue: --port: 1 to 65535 (got \\x1b[2J)\n"},
+  };
+  char err[4096];
+  size_t i;
+
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    ASSERT_EQ(2, hq_run_args(cases[i].argv, err, sizeof(err)));
+    ASSERT_STR_EQ(cases[i].line, err);
+  }
+  return 0;
+}
+
 TEST_IMPL(http_queue_oversize) {
   static const char *const args[] = {"--body-max", "1000", "--work-ms", "0",
                                      NULL};
@@ -544,6 +602,31 @@ static int hq_count(const char *s, const char *what) {
   return n;
 }
 
+/* Checks that every line of `err` is a backend line with the URL redacted,
+ * that the lines alternate between an outage and "reachable again", first an
+ * outage, last a recovery, and that there are at most two outages (each
+ * failed request printing a line would give eight). Returns 0, or -1 after
+ * printing `err`. */
+static int hq_outages_alternate(const char *err) {
+  static const char prefix[] = "http-queue: backend redis://:***@127.0.0.1:";
+  const char *line = err, *nl, *back;
+  int n = 0, up;
+
+  for (; *line != '\0'; line = nl + 1, n++) {
+    nl = strchr(line, '\n');
+    if (nl == NULL || strncmp(line, prefix, sizeof(prefix) - 1) != 0)
+      break;
+    back = strstr(line, ": reachable again\n");
+    up = back != NULL && back + strlen(": reachable again") == nl;
+    if (up != (n % 2 == 1) || n >= 4)
+      break;
+  }
+  if (*line == '\0' && n > 0 && n % 2 == 0)
+    return 0;
+  fprintf(stderr, "http-queue's stderr, line %d unexpected:\n%s", n + 1, err);
+  return -1;
+}
+
 /* Posts on `n` connections at once and returns how many got `code`. */
 static int hq_post_many(const hq_proc_t *p, int n, int code) {
   static const char req[] =
@@ -589,11 +672,14 @@ TEST_IMPL(http_queue_backend_error_once) {
   ASSERT_EQ(2, hq_post_many(&p, 2, 201));
   hq_read_file(p.out_path, out, sizeof(out));
   hq_read_file(p.err_path, err, sizeof(err));
-  /* Two lines in all, each showing the URL redacted: the outage, and its
-   * end. */
-  ASSERT_EQ(2, hq_count(err, "http-queue: backend redis://:***@127.0.0.1:"));
-  ASSERT_EQ(1, hq_count(err, "reachable again"));
-  ASSERT_EQ(2, hq_count(err, "\n"));
+  /* One line when the outage starts and one when it ends, each showing the
+   * URL redacted; the 8 requests that failed meanwhile print nothing. On a
+   * loaded machine the client may lose its new connection once more (a
+   * command that waited for the connection nearly its whole timeout is
+   * sent with little time left, and its late reply ends the connection):
+   * that is a second outage, reported the same way. So the lines alternate,
+   * outage then recovery, starting with an outage and ending recovered. */
+  ASSERT_EQ(0, hq_outages_alternate(err));
   ASSERT_NOT_NULL(strstr(out, "(queue http on redis://:***@127.0.0.1:"));
   ASSERT_NULL(strstr(out, "s3cretpw"));
   ASSERT_NULL(strstr(err, "s3cretpw"));

@@ -310,6 +310,37 @@ FLEET_EXTERN int fleet_cron_history(fleet_cron_scheduler_t *sched,
                                     const char *key, uint32_t limit,
                                     fleet_cron_history_cb cb, void *user_data);
 
+/* Completion of fleet_cron_trigger(): when `status` is 0, the occurrence
+ * fired (`fire_ms`, the server's time of the trigger, never a whole second,
+ * so that it is never one of the expression's) and its fencing token. */
+typedef void (*fleet_cron_trigger_cb)(fleet_cron_scheduler_t *sched, int status,
+                                      int64_t fire_ms, uint64_t token,
+                                      void *user_data);
+
+/* Fires the queue definition `key` now, once, outside its schedule (an
+ * operator's "run now"): the same claim as a scheduled occurrence (one
+ * call that logs the occurrence with a new fencing token and enqueues its
+ * job "<key>@<fire_ms>" in the definition's queue; exactly once whatever
+ * the nodes do), at the server's time, which shows in fleet_cron_history()
+ * with this scheduler's node id and outcome "dispatched". The schedule is
+ * untouched: an occurrence due before the trigger still fires. A trigger
+ * counts towards the definition's fire limit, and fires a disabled
+ * definition too. `sched` need not be started.
+ *
+ * Only a queue definition can be triggered: the fire of a callback or pool
+ * definition is run by the scheduler node that claims it, which a trigger
+ * made elsewhere would not reach (FLEET_EINVAL in `cb`).
+ *
+ * Returns 0 (then `cb` runs once), or FLEET_EINVAL (NULL sched or cb, bad
+ * key), FLEET_ECLOSING or FLEET_ENOMEM. `cb` gets 0, FLEET_ENOTFOUND (no
+ * such definition), FLEET_EINVAL (not a queue definition, or before its
+ * start time), FLEET_EALREADY (finished: past its end or at its fire
+ * limit), FLEET_EEXIST (an occurrence at that millisecond is logged
+ * already: another trigger in the same millisecond) or a backend error. */
+FLEET_EXTERN int fleet_cron_trigger(fleet_cron_scheduler_t *sched,
+                                    const char *key, fleet_cron_trigger_cb cb,
+                                    void *user_data);
+
 #ifdef __cplusplus
 }
 #endif

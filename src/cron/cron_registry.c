@@ -1,7 +1,7 @@
 /* cron_registry.c -- the registry calls of the cron scheduler: define,
- * enable, remove, list and history (the cron_*.lua scripts; docs/cron.md
- * has their table). They work on an initialized scheduler whether it was
- * started or not. */
+ * enable, remove, list, history and trigger (the cron_*.lua scripts;
+ * docs/cron.md has their table). They work on an initialized scheduler whether
+ * it was started or not. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,6 +387,121 @@ int fleet_cron_history(fleet_cron_scheduler_t *sched, const char *key,
   if (req == NULL)
     return FLEET_ENOMEM;
   ((fleet__cron_req_t *)req)->limit = limit;
+  tag = fleet__key_bytes(&s->reg);
+  return fleet__call_send(req, &tag, 1, s->args.argv, s->args.argc);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Trigger: the definition (its target and bounds), then one claim          */
+
+/* Ends a trigger call: its callback with `status`, and the occurrence and
+ * its token when `status` is 0. The request is done first. */
+static void reg_tell_trigger(fleet__req_t *r, int status, int64_t fire_ms,
+                             uint64_t token) {
+  fleet__req_done(r);
+  ((fleet_cron_trigger_cb)r->cb)((fleet_cron_scheduler_t *)r->handle->pub,
+                                 status, status == 0 ? fire_ms : 0,
+                                 status == 0 ? token : 0, r->user_data);
+}
+
+static void reg_fail_trigger(fleet__req_t *r, int status) {
+  reg_tell_trigger(r, status, 0, 0);
+}
+
+/* The second answer: cron_fire's {now, count, status, token} for the one
+ * occurrence. */
+static void reg_on_trigger_fire(fleet__req_t *r, int status,
+                                const fleet__reply_t *reply) {
+  int64_t st = 0, token = 0;
+
+  if (status == 0 && (!fleet__reply_is_array(reply, 4) ||
+                      fleet__reply_i64(&reply->elem[2], &st) != 0 ||
+                      fleet__reply_i64(&reply->elem[3], &token) != 0))
+    status = FLEET_EPROTO;
+  if (status == 0 && st != 1)
+    status = st == 3 ? FLEET_EALREADY : st == 0 ? FLEET_EEXIST : FLEET_EPROTO;
+  reg_tell_trigger(r, status, ((fleet__cron_req_t *)r)->at, (uint64_t)token);
+}
+
+/* The first answer: the definition. A queue definition's occurrence at
+ * the server's time (moved off a whole second, which only the expression's
+ * occurrences have) is claimed with the act 't' of cron_fire.lua, as the
+ * scheduler claims its own, with its bounds and its fire limit. */
+static void reg_on_trigger_def(fleet__req_t *r, int status,
+                               const fleet__reply_t *reply) {
+  fleet__cron_req_t *req = (fleet__cron_req_t *)r;
+  fleet__cron_sched_t *s = (fleet__cron_sched_t *)r->handle;
+  fleet__cron_def_t **defs = NULL, *d = NULL;
+  fleet__key_t tag = {0};
+  fleet_bytes_t key;
+  size_t n = 0, i;
+  int64_t now = 0;
+
+  if (status == 0)
+    status = list_read(reply, &defs, &n, &now);
+  if (status == 0 && n == 0)
+    status = FLEET_ENOTFOUND;
+  if (status == 0) {
+    d = defs[0];
+    req->at = now % 1000 == 0 ? now - 1 : now;
+    /* A callback or pool definition fires in the node that claims it;
+     * nothing fires before the start. */
+    if (d->queue[0] == '\0' || (d->start_ms > 0 && req->at < d->start_ms))
+      status = FLEET_EINVAL;
+  }
+  if (status == 0)
+    status = fleet__cron_def_tag(s, d->key, d->key_len, d->queue, &tag);
+  if (status == 0 && s->base.closing)
+    status = FLEET_ECANCELED;
+  if (status == 0)
+    status = fleet__args_begin(&s->args, 16, 10);
+  if (status == 0) {
+    r->on_reply = reg_on_trigger_fire;
+    fleet__args_bytes(&s->args, s->ns, s->ns_len);
+    fleet__args_bytes(&s->args, d->key, d->key_len);
+    fleet__args_bytes(&s->args, s->node, s->node_len);
+    fleet__args_u64(&s->args, s->opts.keep_count);
+    fleet__args_u64(&s->args, s->opts.keep_age_ms);
+    fleet__args_u64(&s->args, d->last_token);
+    fleet__args_str(&s->args, "1");
+    fleet__args_bytes(&s->args, d->payload != NULL ? d->payload : "",
+                      d->payload_len);
+    fleet__args_u64(&s->args, d->max_fires);
+    fleet__args_i64(&s->args, d->created_ms);
+    fleet__args_i64(&s->args, d->start_ms);
+    fleet__args_i64(&s->args, d->end_ms);
+    fleet__args_u64(&s->args, 0);
+    fleet__args_u64(&s->args, 1);
+    fleet__args_i64(&s->args, req->at);
+    fleet__args_str(&s->args, "t");
+    key = fleet__key_bytes(&tag);
+    status = fleet__req_send(r, FLEET__OP_CRON_FIRE, &key, 1, s->args.argv,
+                             s->args.argc);
+  }
+  for (i = 0; i < n; i++)
+    fleet__cron_def_unref(defs[i]);
+  free(defs);
+  fleet__key_free(&tag);
+  if (status != 0)
+    fleet__call_finish(r, status);
+}
+
+static const fleet__call_t cron_trigger_call = {
+    "cron.trigger", FLEET__OP_CRON_LIST, reg_on_trigger_def, reg_fail_trigger};
+
+int fleet_cron_trigger(fleet_cron_scheduler_t *sched, const char *key,
+                       fleet_cron_trigger_cb cb, void *user_data) {
+  fleet__cron_sched_t *s;
+  fleet__req_t *req;
+  fleet_bytes_t tag;
+  int err;
+
+  if ((s = reg_enter_key(sched, cb != NULL, key, 1, &err)) == NULL)
+    return err;
+  req =
+      fleet__call_new(&s->base, &cron_trigger_call, (fleet__fn_t)cb, user_data);
+  if (req == NULL)
+    return FLEET_ENOMEM;
   tag = fleet__key_bytes(&s->reg);
   return fleet__call_send(req, &tag, 1, s->args.argv, s->args.argc);
 }

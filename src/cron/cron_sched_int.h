@@ -89,6 +89,7 @@ typedef struct {
   int64_t *times; /* the occurrences of a fire call, increasing */
   size_t ntimes;
   uint32_t limit; /* history: the most entries */
+  int64_t at;     /* trigger: the occurrence's fire ms */
 } fleet__cron_req_t;
 
 /* Sends `call` on the tag `tag` with the arguments built in s->args; its

@@ -121,6 +121,8 @@ contains "$dev" "include/fleet/client.h"
 contains "$dev" "$libdir/pkgconfig/fleet.pc"
 contains "$dev" "$libdir/cmake/fleet/fleetConfig.cmake"
 contains "$dev" "share/man/man3/fleet.3.gz"
+contains "$dev" "share/man/man3/fleet_queue.3.gz"
+contains "$dev" "share/man/man3/fleet_queue_enqueue.3.gz"
 contains "$dev" "share/fleet/lua/queue_enqueue.lua"
 contains "$dev" "share/fleet/lua/queue_claim.lua"
 contains "$tools" "bin/fleet-demo"
@@ -216,6 +218,14 @@ if [ -x "$root/usr/bin/fleet" ]; then
 fi
 if command -v groff >/dev/null 2>&1; then
   for page in "$root"/usr/share/man/man*/*; do
+    # A page of one function sources its header's page, which the
+    # package must hold.
+    so=$(gzip -dc "$page" | sed -n '1s/^\.so //p')
+    if [ -n "$so" ]; then
+      [ -f "$root/usr/share/man/$so.gz" ] ||
+        fail "$(basename "$page") sources $so, which is not installed"
+      continue
+    fi
     warn=$(gzip -dc "$page" | groff -ww -z -man 2>&1)
     [ -z "$warn" ] || fail "groff warns on $(basename "$page"): $warn"
   done

@@ -391,6 +391,15 @@ int cli_q_queue_remove(cli_t *cli, const char *queue, int force,
 /* The verbs delete, run, kill and remove of `fleet queue` (argv[0] is the
  * verb); a cli_cmd_fn. */
 int cli_cmd_queue_verbs(cli_t *cli, int argc, char **argv);
+/* `fleet cron enable|disable|trigger|remove KEY` (cmd_cron_admin.c):
+ * whether `verb` is one of them, and the verb with argv[0] the verb, in
+ * namespace `ns`. */
+int cli_cron_admin_verb(const char *verb);
+int cli_cmd_cron_admin(cli_t *cli, const char *ns, int argc, char **argv);
+/* `fleet store delete|events COLLECTION ID` (cmd_store_admin.c), the same
+ * way (--store-prefix is parsed already). */
+int cli_store_admin_verb(const char *verb);
+int cli_cmd_store_admin(cli_t *cli, int argc, char **argv);
 
 /* The state names of a queue ("pending", ...) back to the enum: 0 or -1. */
 int cli_job_state(const char *s, fleet_job_state_t *out);

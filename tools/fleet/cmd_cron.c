@@ -24,7 +24,12 @@ static const char cron_usage[] =
     "                                    fires, fire limit, end, finished\n"
     "  history KEY [--ns NS] [--limit N] the newest N (1..1000, default "
     "20)\n"
-    "                                    occurrences of definition KEY\n";
+    "                                    occurrences of definition KEY\n"
+    "  enable KEY [--ns NS]              the schedule of KEY runs again\n"
+    "  disable KEY [--ns NS]             no occurrence of KEY fires\n"
+    "  trigger KEY [--ns NS]             fires queue definition KEY now, "
+    "once\n"
+    "  remove KEY [--ns NS]              deletes definition KEY\n";
 
 /* A Unix ms time as "YYYY-MM-DDTHH:MM:SS.mmmZ", or JSON null when < 0. */
 static cli_json_t *cron_jtime(int64_t ms) {
@@ -243,6 +248,8 @@ int cli_cmd_cron(cli_t *cli, int argc, char **argv) {
       return cli_usage_error("cron", "bad usage of %s", verb);
     err = cli_q_cron_history(cli, ns, argv[2], (uint32_t)limit, cli_finish,
                              (void *)&history_view);
+  } else if (cli_cron_admin_verb(verb)) {
+    return cli_cmd_cron_admin(cli, ns, argc - 1, argv + 1);
   } else {
     return cli_usage_error("cron", "bad usage of %s", verb);
   }

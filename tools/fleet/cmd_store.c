@@ -13,7 +13,12 @@ static const char store_usage[] =
     "  get COLLECTION ID                 one record: value and TTL\n"
     "  ls COLLECTION INDEX VALUE [--limit N]\n"
     "                                    the records indexed under "
-    "INDEX=VALUE\n";
+    "INDEX=VALUE\n"
+    "  delete COLLECTION ID              deletes a record, its index entries "
+    "and\n"
+    "                                    its events\n"
+    "  events COLLECTION ID [--count N]  the newest N (1..1000, default 20)\n"
+    "                                    events of a record, oldest first\n";
 
 /* A query on a store handle of its own (closed before the query ends). */
 typedef struct {
@@ -120,6 +125,8 @@ int cli_cmd_store(cli_t *cli, int argc, char **argv) {
     return err;
   argc--, argv++;
   cli->store_prefix = cli_opt(&argc, argv, "--store-prefix");
+  if (cli_store_admin_verb(verb))
+    return cli_cmd_store_admin(cli, argc, argv);
   limit_s = cli_opt(&argc, argv, "--limit");
   if (limit_s != NULL && cli_parse_u64(limit_s, 1, 1000, &limit) != 0) {
     fleet_escape_print(stderr, "fleet store: --limit: 1 to 1000 (got %s)",

@@ -25,18 +25,19 @@
 --   limit), gen (the definition's creation ms), start_ms, end_ms (0: none),
 --   redispatch_ms (a pool definition's pending age to hand out again), n,
 --   then n pairs
---   (fire_ms, 'f' to fire or 'm' to log as missed), in increasing fire
---   time; last, the failover epoch, which the adapter appends
---   (lib/fence.lua).
+--   (fire_ms, 'f' to fire, 'm' to log as missed, or 't' to fire a trigger,
+--   fleet_cron_trigger(): once, whatever the latest fire, which it leaves
+--   as it was), in increasing fire time; last, the failover epoch, which the
+--   adapter appends (lib/fence.lua).
 -- Returns: {now_ms, the fires counted (0 without a limit), then status, token
 --   per occurrence,
 --   then, for a pool definition, fire_ms, token of each pending occurrence
 --   handed out again to this node (at most 8)}.
 --   Per occurrence: at or before S:floor, or in the log, or before start:
 --   nothing (status 0); after now: nothing (-1, not due by the server
---   clock); after end, or 'f' with max_fires fired already: nothing, the
---   definition is finished (3); 'f' after S:top: fired (1, its token); else
---   logged as missed (2).
+--   clock); after end, or 'f' or 't' with max_fires fired already:
+--   nothing, the definition is finished (3); 'f' after S:top, or 't':
+--   fired (1, its token); else logged as missed (2).
 --#include cron_int
 --#include cron_occ
 --#include queue_int

@@ -11,8 +11,11 @@
 -- ('' none, 'p' a pool job, '1' a queue job: c.enqueue(t, now) adds it),
 -- max (max_fires, 0: none), gen, start, stop (end, 0: none), and the
 -- occurrences, oldest first: c.times[i] (fire ms, a string) and c.acts[i]
--- ('f' fire, 'm' log as missed); c.added, the one occurrence the caller
--- has logged already with its ZADD NX (due and not before start), or nil.
+-- ('f' fire, 'm' log as missed, 't' fire a trigger: an occurrence that is
+-- not one of the expression's, fired once whatever the latest fire, which
+-- it leaves as it was, so that a scheduled occurrence before it still
+-- fires); c.added, the one occurrence the caller has logged already with
+-- its ZADD NX (due and not before start), or nil.
 --
 -- An occurrence is logged (ZADD NX) before anything else is looked at, so
 -- that a losing node pays one command per occurrence, the ZADD that finds
@@ -97,25 +100,25 @@ local function cron_claim(c, out)
       if tn <= floor then
         st = 0
       elseif (c.stop > 0 and tn > c.stop) or
-             (act == 'f' and max > 0 and fired >= max) then
+             (act ~= 'm' and max > 0 and fired >= max) then
         st = 3
       end
       if st then
         redis.call('ZREM', OCC, t)
         out[#out + 1] = st
         out[#out + 1] = 0
-      elseif act == 'f' and tn > top then
+      elseif (act == 'f' and tn > top) or act == 't' then
         local ok, f = pcall(fence_next, S .. ':fence', 1, c.mintok)
         if not ok then
           redis.call('ZREM', OCC, t)
           error(f)
         end
         if f % step == 0 then trim(t) end
-        top = tn
+        if act == 'f' then top = tn end
         local e = entry(f, c.node, now, 0,
                         c.target == 'p' and 'pending' or 'dispatched')
-        redis.call('HSET', ENT, t, e, 'top', t, 'floor',
-                   string.format('%d', floor))
+        redis.call('HSET', ENT, t, e, 'top', string.format('%d', top),
+                   'floor', string.format('%d', floor))
         if c.target == 'p' then redis.call('ZADD', S .. ':pend', now, t) end
         if c.target == '1' then c.enqueue(t, now) end
         fired = fired + 1
