@@ -190,6 +190,7 @@ static void conn_drop(fleet__rconn_t *c, int uverr);
 
 static void conn_became_ready(fleet__rconn_t *c) {
   fleet__rreq_t *req;
+  uint64_t now;
 
   if (c->tls_write_error != 0) {
     conn_drop(c, c->tls_write_error); /* see conn_write_failed() */
@@ -201,8 +202,19 @@ static void conn_became_ready(fleet__rconn_t *c) {
   c->attempt = 0;
   c->last_error = 0;
   c->cause[0] = '\0';
-  while ((req = q_pop(&c->waiting, &c->waiting_tail)) != NULL)
+  /* A request that waited for this connection gets a whole timeout once
+   * sent: with the deadline it was issued with, a reply that takes longer
+   * than what is left of it would read as a stalled server and drop the
+   * connection that just came up (seen as a second reconnect after an
+   * outage). Raising the early deadlines to one value keeps the queue in
+   * deadline order. */
+  now = uv_now(c->loop);
+  while ((req = q_pop(&c->waiting, &c->waiting_tail)) != NULL) {
+    if (req->deadline != 0 &&
+        req->deadline < now + c->config->command_timeout_ms)
+      req->deadline = now + c->config->command_timeout_ms;
     q_push(&c->unflushed, &c->unflushed_tail, req);
+  }
   if (c->unflushed != NULL)
     conn_arm_flush(c);
   c->events->on_state(c, 1, 0);

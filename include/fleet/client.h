@@ -57,7 +57,11 @@ typedef struct {
    * Default 5000 ms. */
   uint32_t connect_timeout_ms;
   /* Time allowed for a command from the moment it is issued until its reply,
-   * waiting for a connection included. Default 5000 ms. */
+   * waiting for a connection included. Default 5000 ms. A command still
+   * waiting when a connection comes up is given this whole time again
+   * from then (it may take up to twice this in all), so that a reply
+   * that takes a moment on a fresh connection is not taken for a stalled
+   * server. */
   uint32_t command_timeout_ms;
   /* Reconnect backoff: the first delay, the largest delay, and a random
    * jitter as a percentage of each delay (0..100). Defaults 100 ms,
