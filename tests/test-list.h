@@ -167,6 +167,8 @@ CONFORMANCE_DECLARE(worker_poison)
 TEST_DECLARE(queue_redis_enqueue_phase)
 /* test_queue_keep.c */
 CONFORMANCE_DECLARE(queue_keep_default)
+/* test_queue_history.c */
+CONFORMANCE_DECLARE(queue_history)
 /* test_queue_deps.c */
 CONFORMANCE_DECLARE(queue_deps_run_after_children)
 CONFORMANCE_DECLARE(queue_deps_child_dies)
@@ -663,6 +665,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(worker_poison)
   TEST_ENTRY(queue_redis_enqueue_phase)
   CONFORMANCE_ENTRY(queue_keep_default)
+  CONFORMANCE_ENTRY(queue_history)
   CONFORMANCE_ENTRY(queue_deps_run_after_children)
   CONFORMANCE_ENTRY(queue_deps_child_dies)
   CONFORMANCE_ENTRY(queue_deps_refused)
