@@ -368,6 +368,19 @@ int cli_cmd_queue_flow(cli_t *cli, int argc, char **argv);
  * argv[0] is the verb. */
 int cli_cmd_queue_events(cli_t *cli, int argc, char **argv);
 
+/* `fleet queue history Q [--days N | --minutes N]`
+ * (cmd_queue_history.c): argv[0] is the verb. cli_q_queue_history() is
+ * its query, shared with the dashboard's /api/history: the last `count`
+ * points of `queue` at resolution `res`, the current one included, as
+ * {"queue", "res": "minute"|"day", "points": [{"t": ISO-8601 UTC, "processed",
+ * "failed", "depth" (null: not sampled), "wait_ms" (null)}]}, oldest first.
+ * It returns FLEET_EINVAL for a count of 0 or above what is kept. */
+int cli_cmd_queue_history(cli_t *cli, int argc, char **argv);
+int cli_q_queue_history(cli_t *cli, const char *queue, fleet_hist_res_t res,
+                        uint64_t count, cli_done_fn done, void *arg);
+/* Writes `ms` (unix ms) as "YYYY-MM-DDTHH:MM:SSZ" into `buf`. */
+void cli_time_iso_utc(int64_t ms, char *buf, size_t len);
+
 /* The state names of a queue ("pending", ...) back to the enum: 0 or -1. */
 int cli_job_state(const char *s, fleet_job_state_t *out);
 

@@ -41,6 +41,12 @@ static const char queue_usage[] =
     "                                  happen, one line each: time_ms type "
     "id\n"
     "                                  value data; stops after N\n"
+    "  history Q [--days N | --minutes N]\n"
+    "                                  jobs processed (completed + failed\n"
+    "                                  attempts) and failed per UTC day (the\n"
+    "                                  last 7 by default, 32 kept) or minute\n"
+    "                                  (1500 kept; with the depth and wait\n"
+    "                                  that fleet metrics and dash sampled)\n"
     "  retry Q ID | retry Q --all-dead run dead jobs again\n"
     "  cancel Q ID [--grace-ms MS]     delete a pending or delayed job, or\n"
     "                                  stop a running one: its worker is "
@@ -545,6 +551,8 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
                                  cli_finish, NULL);
   } else if (strcmp(verb, "events") == 0) {
     return cli_cmd_queue_events(cli, argc, argv);
+  } else if (strcmp(verb, "history") == 0) {
+    return cli_cmd_queue_history(cli, argc, argv);
   } else if (strcmp(verb, "retry") == 0) {
     all_dead = cli_opt_flag(&argc, argv, "--all-dead");
     if (argc != (all_dead ? 2 : 3))

@@ -148,6 +148,15 @@ void dash_overview(dash_conn_t *c, int page);
 /* The sampler's timer: samples every queue's counters into d->history. */
 void dash_sample_tick(uv_timer_t *t);
 
+/* dash_history.c --------------------------------------------------------- */
+
+/* GET /api/history?queue=Q&res=minute|day: starts the query of `queue`'s
+ * history, which answers through `done` (with `c` as its argument).
+ * Returns 0 or an error (FLEET_EINVAL: a `res` other than minute or day),
+ * and then `done` never runs. */
+int dash_history(dash_conn_t *c, const char *q, size_t qlen, const char *queue,
+                 cli_done_fn done);
+
 /* dash_routes.c ---------------------------------------------------------- */
 
 /* Answers the complete request of `c`: access, then the API route, the

@@ -207,6 +207,12 @@ static int api_pause(dash_conn_t *c, const dash_route_t *r, const char *q,
   return cli_q_queue_pause(c->d->cli, queue, r->action, api_done, c);
 }
 
+static int api_history(dash_conn_t *c, const dash_route_t *r, const char *q,
+                       size_t qlen, const char *queue) {
+  (void)r;
+  return dash_history(c, q, qlen, queue, api_done);
+}
+
 static int api_routes(dash_conn_t *c, const dash_route_t *r, const char *q,
                       size_t qlen, const char *queue);
 
@@ -223,6 +229,7 @@ static const dash_route_t dash_routes[] = {
     {"/api/crons", .fn = api_list, .list = cli_q_cron_ls_all},
     {"/api/cron-history", .fn = api_cron_history},
     {"/api/warmpools", .fn = api_list, .list = cli_q_warmpool_ls},
+    {"/api/history", .queue = 1, .fn = api_history},
     {"/api/routes", .fn = api_routes},
     {"/api/retry", .post = 1, .queue = 1, .fn = api_retry},
     {"/api/cancel", .post = 1, .queue = 1, .fn = api_job,
