@@ -117,6 +117,12 @@ struct cli_s {
   int exit_code;
   /* Queries in flight (their handles close before they end). */
   int inflight;
+  /* The counts of a queue (cli_q_on_counts()) are followed by
+   * fleet_queue_sample(): the oldest pending job's age joins the result
+   * ("oldest_pending_ms", null when none) and the queue's history gets its
+   * minute's depth and wait sample. Set by the readers that run on
+   * (`fleet dash`, `fleet metrics`). */
+  int sample_history;
 };
 
 /* Prints "fleet: <what>: <error name> (<detail>)" on stderr, on one line;
@@ -183,6 +189,7 @@ int cli_cmd_watch(cli_t *cli, int argc, char **argv);
 int cli_cmd_cron(cli_t *cli, int argc, char **argv);
 int cli_cmd_warmpool(cli_t *cli, int argc, char **argv);
 int cli_cmd_dash(cli_t *cli, int argc, char **argv);
+int cli_cmd_metrics(cli_t *cli, int argc, char **argv);
 
 /* ------------------------------------------------------------------------ */
 /* A query's bookkeeping (query.c)                                          */
@@ -317,6 +324,12 @@ int cli_q_cron_history(cli_t *cli, const char *ns, const char *key,
 int cli_q_warmpool_snapshot(cli_t *cli, const char *name, cli_done_fn done,
                             void *arg);
 int cli_q_warmpool_ls(cli_t *cli, cli_done_fn done, void *arg);
+
+/* Metrics (cmd_metrics.c): every queue, lock, pool, cron definition and
+ * warm pool as Prometheus text (docs/metrics.md, "The exporter"), the
+ * result a JSON string. A part that cannot be read is left out and
+ * fleet_up says 0; the query fails only when none could start. */
+int cli_q_metrics(cli_t *cli, cli_done_fn done, void *arg);
 
 /* ------------------------------------------------------------------------ */
 /* Queries on a queue handle (cmd_queue.c; flow control: cmd_queue_flow.c)  */

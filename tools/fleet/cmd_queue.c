@@ -108,6 +108,17 @@ static qctx_t *qctx_of(fleet_queue_t *q) {
 /* ------------------------------------------------------------------------ */
 /* Stats (and ls)                                                           */
 
+static void on_sample(fleet_queue_t *q, int status,
+                      const fleet_queue_sample_t *s, void *ud) {
+  qctx_t *c = qctx_of(q);
+
+  (void)ud;
+  if (status == 0)
+    cli_jadd(c->base.res, "oldest_pending_ms",
+             s->oldest_ms < 0 ? cli_jnull() : cli_jint(s->oldest_ms));
+  cli_query_answered(&c->base, status, NULL);
+}
+
 void cli_q_on_counts(fleet_queue_t *q, int status,
                      const fleet_queue_counts_t *n, void *ud) {
   qctx_t *c = qctx_of(q);
@@ -124,6 +135,10 @@ void cli_q_on_counts(fleet_queue_t *q, int status,
     cli_jadd(c->base.res, "dead_kept", cli_jint((int64_t)n->dead_kept));
     cli_jadd(c->base.res, "waiting_children",
              cli_jint((int64_t)n->waiting_children));
+    if (c->base.cli->sample_history)
+      cli_query_sent(&c->base,
+                     fleet_queue_sample(q, n->pending + n->delayed + n->running,
+                                        on_sample, NULL));
   }
   cli_query_answered(&c->base, status, NULL);
 }

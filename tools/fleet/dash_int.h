@@ -112,6 +112,8 @@ struct dash_s {
   /* Frees the dashboard once it is stopping and nothing is left open or
    * in flight (dash.c). */
   void (*on_stopped)(dash_t *d);
+  /* `fleet metrics`: only GET /metrics is served (cmd_metrics.c). */
+  int metrics_only;
 };
 
 /* dash_http.c ------------------------------------------------------------ */
@@ -156,6 +158,13 @@ void dash_sample_tick(uv_timer_t *t);
  * and then `done` never runs. */
 int dash_history(dash_conn_t *c, const char *q, size_t qlen, const char *queue,
                  cli_done_fn done);
+
+/* cmd_metrics.c ---------------------------------------------------------- */
+
+/* GET /metrics: answers `c` with the Prometheus text of cli_q_metrics().
+ * The caller holds a reference on `c` for it, which the answer gives
+ * up. */
+void dash_metrics(dash_conn_t *c);
 
 /* dash_routes.c ---------------------------------------------------------- */
 

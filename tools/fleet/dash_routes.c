@@ -346,6 +346,15 @@ void dash_route(dash_conn_t *c) {
 #undef PATH_IS
   if (!access_check(c, get && page, q, qlen))
     return;
+  if (get && plen == 8 && memcmp(path, "/metrics", 8) == 0) {
+    c->refs++; /* for the query */
+    dash_metrics(c);
+    return;
+  }
+  if (c->d->metrics_only) {
+    dash_respond(c, 404, "text/plain", "not found", 9);
+    return;
+  }
   if (plen > 5 && memcmp(path, "/api/", 5) == 0) {
     for (r = dash_routes; r->path != NULL; r++)
       if (strlen(r->path) == plen && memcmp(r->path, path, plen) == 0)
