@@ -494,6 +494,9 @@ TEST_DECLARE(cli_errors)
 TEST_DECLARE(cli_cron_warmpool)
 /* test_cli_flow.c */
 TEST_DECLARE(cli_queue_flow)
+/* test_cli_metrics.c */
+TEST_DECLARE(cli_metrics)
+TEST_DECLARE(dash_history_metrics)
 
 /* test_dash.c */
 TEST_DECLARE(dash_api)
@@ -991,6 +994,9 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cli_cron_warmpool, 60)
   /* test_cli_flow.c */
   TEST_ENTRY_TIMEOUT(cli_queue_flow, 60)
+  /* test_cli_metrics.c */
+  TEST_ENTRY_TIMEOUT(cli_metrics, 60)
+  TEST_ENTRY_TIMEOUT(dash_history_metrics, 60)
 
   /* test_dash.c */
   TEST_ENTRY_TIMEOUT(dash_api, 60)

@@ -163,6 +163,7 @@ static void render_queues(cli_buf_t *b, const cli_json_t *qs) {
     if ((n = jstr(q, "queue")) == NULL)
       continue;
     age = jnum(q, "oldest_pending_ms", 0);
+    age = age > 0 ? age : 0;
     cli_buf_printf(b, "fleet_queue_oldest_pending_age_seconds{");
     label(b, 1, "name", n);
     cli_buf_printf(b, "} %lld.%03lld\n", (long long)(age / 1000),
@@ -274,6 +275,7 @@ static void render_crons(cli_buf_t *b, const cli_json_t *cs, int64_t now_ms) {
                    (long long)(x % 1000));
         } else if (k == 1) {
           x = jnum(d, "last_fire_ms", 0);
+          x = x > 0 ? x : 0; /* (-1: never) */
           snprintf(v, sizeof(v), "%lld.%03lld", (long long)(x / 1000),
                    (long long)(x % 1000));
         } else {
