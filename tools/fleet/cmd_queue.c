@@ -112,10 +112,14 @@ static void on_sample(fleet_queue_t *q, int status,
                       const fleet_queue_sample_t *s, void *ud) {
   qctx_t *c = qctx_of(q);
 
+  cli_json_t *v = cli_jget(c->base.res, "oldest_pending_ms");
+
   (void)ud;
-  if (status == 0)
-    cli_jadd(c->base.res, "oldest_pending_ms",
-             s->oldest_ms < 0 ? cli_jnull() : cli_jint(s->oldest_ms));
+  /* (The member waits, null, where the counts put it.) */
+  if (status == 0 && v != NULL && s->oldest_ms >= 0) {
+    v->type = CLI_JINT;
+    v->num = s->oldest_ms;
+  }
   cli_query_answered(&c->base, status, NULL);
 }
 
@@ -135,10 +139,12 @@ void cli_q_on_counts(fleet_queue_t *q, int status,
     cli_jadd(c->base.res, "dead_kept", cli_jint((int64_t)n->dead_kept));
     cli_jadd(c->base.res, "waiting_children",
              cli_jint((int64_t)n->waiting_children));
-    if (c->base.cli->sample_history)
+    if (c->base.cli->sample_history) {
+      cli_jadd(c->base.res, "oldest_pending_ms", cli_jnull());
       cli_query_sent(&c->base,
                      fleet_queue_sample(q, n->pending + n->delayed + n->running,
                                         on_sample, NULL));
+    }
   }
   cli_query_answered(&c->base, status, NULL);
 }
