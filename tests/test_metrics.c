@@ -154,7 +154,8 @@ static int prom_check(const char *text) {
 }
 
 /* The value of the sample line that starts with `prefix` (name and
- * labels, e.g. "fleet_jobs_completed_total{queue=\"q\"}"), or -1. */
+ * labels, e.g. "fleet_jobs_completed_total{kind=\"queue\",name=\"q\"}"), or -1.
+ */
 static double prom_value(const char *text, const char *prefix) {
   size_t n = strlen(prefix);
   const char *p = text;
@@ -306,18 +307,28 @@ CONFORMANCE_IMPL(metrics_worker_counters) {
   hist_check(&wm.histograms[FLEET_METRIC_CRON_LATENESS]);
 
   text = prom_render(&m.t.c.client);
-  ASSERT(prom_value(text, "fleet_jobs_enqueued_total{queue=\"mq\"}") == 5);
-  ASSERT(prom_value(text, "fleet_jobs_claimed_total{queue=\"mq\"}") == 6);
-  ASSERT(prom_value(text, "fleet_jobs_completed_total{queue=\"mq\"}") == 4);
-  ASSERT(prom_value(text, "fleet_jobs_failed_total{queue=\"mq\"}") == 2);
-  ASSERT(prom_value(text, "fleet_jobs_retried_total{queue=\"mq\"}") == 1);
-  ASSERT(prom_value(text, "fleet_jobs_lost_total{queue=\"mq\"}") == 0);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_enqueued_total{kind=\"queue\",name=\"mq\"}") ==
+         5);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_claimed_total{kind=\"queue\",name=\"mq\"}") ==
+         6);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_completed_total{kind=\"queue\",name=\"mq\"}") ==
+         4);
+  ASSERT(prom_value(
+             text, "fleet_jobs_failed_total{kind=\"queue\",name=\"mq\"}") == 2);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_retried_total{kind=\"queue\",name=\"mq\"}") ==
+         1);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_lost_total{kind=\"queue\",name=\"mq\"}") == 0);
   ASSERT(prom_value(text, "fleet_job_claim_to_complete_seconds_count"
-                          "{queue=\"mq\"}") == 4);
+                          "{kind=\"queue\",name=\"mq\"}") == 4);
   ASSERT(prom_value(text, "fleet_job_claim_to_complete_seconds_bucket"
-                          "{queue=\"mq\",le=\"+Inf\"}") == 4);
+                          "{kind=\"queue\",name=\"mq\",le=\"+Inf\"}") == 4);
   ASSERT(prom_value(text, "fleet_job_claim_to_complete_seconds_sum"
-                          "{queue=\"mq\"}") >= 0);
+                          "{kind=\"queue\",name=\"mq\"}") >= 0);
   /* No lock, pool or cron handle: none of their families. */
   ASSERT_NULL(strstr(text, "fleet_lock_"));
   ASSERT_NULL(strstr(text, "fleet_cron_"));
@@ -355,14 +366,19 @@ CONFORMANCE_IMPL(metrics_worker_recovered) {
   ASSERT_UEQ(1, wm.counters[FLEET_METRIC_JOBS_COMPLETED]);
   /* The idle first worker adds zeros to the same series. */
   text = prom_render(&m.t.c.client);
-  ASSERT(prom_value(text, "fleet_jobs_recovered_total{queue=\"rq\"}") == 1);
-  ASSERT(prom_value(text, "fleet_jobs_completed_total{queue=\"rq\"}") == 1);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_recovered_total{kind=\"queue\",name=\"rq\"}") ==
+         1);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_completed_total{kind=\"queue\",name=\"rq\"}") ==
+         1);
   /* One series for the two workers. */
   {
     const char *first =
-        strstr(text, "fleet_jobs_completed_total{queue=\"rq\"}");
+        strstr(text, "fleet_jobs_completed_total{kind=\"queue\",name=\"rq\"}");
     ASSERT_NOT_NULL(first);
-    ASSERT_NULL(strstr(first + 1, "fleet_jobs_completed_total{queue=\"rq\"}"));
+    ASSERT_NULL(strstr(
+        first + 1, "fleet_jobs_completed_total{kind=\"queue\",name=\"rq\"}"));
   }
   fleet_metrics_free(text);
   ASSERT_OK(fleet_close((fleet_handle_t *)&w2, mt_on_close2));
@@ -438,9 +454,14 @@ CONFORMANCE_IMPL(metrics_lock_counters) {
   ASSERT_OK(fleet_metrics_read((fleet_handle_t *)&t.lock, &lm));
   ASSERT_UEQ(1, lm.counters[FLEET_METRIC_LOCK_LOSSES]);
   text = prom_render(&t.c.client);
-  ASSERT(prom_value(text, "fleet_lock_acquisitions_total{lock=\"ml\"}") == 1);
-  ASSERT(prom_value(text, "fleet_lock_renewals_total{lock=\"ml\"}") == 1);
-  ASSERT(prom_value(text, "fleet_lock_losses_total{lock=\"ml\"}") == 1);
+  ASSERT(prom_value(
+             text,
+             "fleet_lock_acquisitions_total{kind=\"lock\",name=\"ml\"}") == 1);
+  ASSERT(prom_value(text,
+                    "fleet_lock_renewals_total{kind=\"lock\",name=\"ml\"}") ==
+         1);
+  ASSERT(prom_value(text,
+                    "fleet_lock_losses_total{kind=\"lock\",name=\"ml\"}") == 1);
   ASSERT_NULL(strstr(text, "fleet_jobs_"));
   fleet_metrics_free(text);
   ASSERT_OK(fleet_lock_close(&t.lock, lt_on_close));
@@ -506,7 +527,7 @@ TEST_IMPL(metrics_label_escape) {
   q.data = &closed;
   text = prom_render(&c.client);
   ASSERT(prom_value(text, "fleet_jobs_enqueued_total"
-                          "{queue=\"we\\\"ird\\\\q\\nx\"}") == 0);
+                          "{kind=\"queue\",name=\"we\\\"ird\\\\q\\nx\"}") == 0);
   fleet_metrics_free(text);
   ASSERT_OK(fleet_close(qh, NULL));
   ctx_close(&c);
@@ -577,11 +598,15 @@ CONFORMANCE_IMPL(metrics_leader_counters) {
   ASSERT_UEQ(1, m.counters[FLEET_METRIC_LOCK_ACQUISITIONS]);
   ASSERT_UEQ(0, m.counters[FLEET_METRIC_LOCK_LOSSES]);
   text = prom_render(&t.c.client);
-  ASSERT(prom_value(text, "fleet_lock_acquisitions_total{leader=\"boss\"}") ==
+  ASSERT(prom_value(
+             text,
+             "fleet_lock_acquisitions_total{kind=\"leader\",name=\"boss\"}") ==
          1);
-  ASSERT(prom_value(text, "fleet_lock_renewals_total{leader=\"boss\"}") >= 2);
+  ASSERT(prom_value(
+             text,
+             "fleet_lock_renewals_total{kind=\"leader\",name=\"boss\"}") >= 2);
   /* The leader's own lock is internal: not a series of its own. */
-  ASSERT_NULL(strstr(text, "{lock="));
+  ASSERT_NULL(strstr(text, "kind=\"lock\""));
   fleet_metrics_free(text);
   ASSERT_OK(fleet_leader_close(&t.ld, ldt_on_close));
   ASSERT(fleet_test_wait_count(&t.c.loop, &t.closed, 1,
@@ -651,13 +676,16 @@ CONFORMANCE_IMPL(metrics_cron_counters) {
   ASSERT_UEQ(t.late_us, m.histograms[FLEET_METRIC_CRON_LATENESS].sum_us);
   hist_check(&m.histograms[FLEET_METRIC_CRON_LATENESS]);
   text = prom_render(&t.c.client);
-  ASSERT(prom_value(text, "fleet_cron_fires_total{namespace=\"mns\"}") ==
+  ASSERT(prom_value(
+             text,
+             "fleet_cron_fires_total{kind=\"cron\",cron_namespace=\"mns\"}") ==
          (double)t.fired);
   snprintf(line, sizeof(line), "%llu.%06llu",
            (unsigned long long)(t.late_us / 1000000),
            (unsigned long long)(t.late_us % 1000000));
   ASSERT(prom_value(text, "fleet_cron_lateness_seconds_sum"
-                          "{namespace=\"mns\"}") == strtod(line, NULL));
+                          "{kind=\"cron\",cron_namespace=\"mns\"}") ==
+         strtod(line, NULL));
   fleet_metrics_free(text);
   ASSERT_OK(fleet_cron_scheduler_close(&t.s, ct_on_close));
   ASSERT(fleet_test_wait_count(&t.c.loop, &t.closed, 1,
@@ -705,15 +733,25 @@ TEST_IMPL(metrics_series_grouping) {
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
   text = prom_render(&c.client);
   /* a: 2 + 4 + 6, b: 1 + 5, c: 3 */
-  ASSERT(prom_value(text, "fleet_jobs_enqueued_total{queue=\"a\"}") == 12);
-  ASSERT(prom_value(text, "fleet_jobs_enqueued_total{queue=\"b\"}") == 6);
-  ASSERT(prom_value(text, "fleet_jobs_enqueued_total{queue=\"c\"}") == 3);
-  ASSERT(prom_value(text, "fleet_lock_acquisitions_total{lock=\"a\"}") == 0);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_enqueued_total{kind=\"queue\",name=\"a\"}") ==
+         12);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_enqueued_total{kind=\"queue\",name=\"b\"}") ==
+         6);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_enqueued_total{kind=\"queue\",name=\"c\"}") ==
+         3);
+  ASSERT(prom_value(
+             text, "fleet_lock_acquisitions_total{kind=\"lock\",name=\"a\"}") ==
+         0);
   /* Each series once. */
-  ASSERT_NULL(strstr(strstr(text, "fleet_jobs_enqueued_total{queue=\"a\"}") + 1,
-                     "fleet_jobs_enqueued_total{queue=\"a\"}"));
-  ASSERT_NULL(strstr(strstr(text, "fleet_jobs_enqueued_total{queue=\"b\"}") + 1,
-                     "fleet_jobs_enqueued_total{queue=\"b\"}"));
+  ASSERT_NULL(strstr(
+      strstr(text, "fleet_jobs_enqueued_total{kind=\"queue\",name=\"a\"}") + 1,
+      "fleet_jobs_enqueued_total{kind=\"queue\",name=\"a\"}"));
+  ASSERT_NULL(strstr(
+      strstr(text, "fleet_jobs_enqueued_total{kind=\"queue\",name=\"b\"}") + 1,
+      "fleet_jobs_enqueued_total{kind=\"queue\",name=\"b\"}"));
   /* 3 enqueued series, 1 for each of the 3 lock families. */
   ASSERT_EQ(6, prom_check(text));
   fleet_metrics_free(text);

@@ -110,11 +110,12 @@ FLEET_EXTERN uint64_t fleet_metrics_bucket_bound_us(unsigned i);
  *
  *   # HELP fleet_jobs_completed_total Completions of ...
  *   # TYPE fleet_jobs_completed_total counter
- *   fleet_jobs_completed_total{queue="emails"} 42
+ *   fleet_jobs_completed_total{kind="queue",name="emails"} 42
  *
- * Label names by handle type: queue and worker "queue", lock "lock",
- * leader "leader", pool node "pool", cron scheduler "namespace"; label
- * values are escaped (\\, \", \n). Handles with the same type and name
+ * Labels: `kind`, the handle's type (queue and worker "queue", lock
+ * "lock", leader "leader", pool node "pool", cron scheduler "cron"), and
+ * its name as `name`, a cron scheduler's namespace as `cron_namespace`;
+ * label values are escaped (\\, \", \n). Handles with the same type and name
  * (two workers on one queue) are summed into one series. Histograms come
  * as _bucket{le="..."} (cumulative, le="+Inf" last), _sum (seconds) and
  * _count. A family appears only when a handle it applies to exists.

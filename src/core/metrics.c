@@ -43,8 +43,11 @@ static const unsigned histogram_types[FLEET_METRIC_HISTOGRAM_MAX] = {
     [FLEET_METRIC_CRON_LATENESS] = TYPE_BIT(CRON_SCHEDULER),
 };
 
-/* The label that carries a handle's name, by type. */
-static const char *type_label(fleet_handle_type_t t) {
+/* The labels of a handle's series (docs/metrics.md, "Labels"): `kind`,
+ * its type as the tools name it (a worker's series is its queue's), and
+ * its name under `name`, but a cron scheduler's under `cron_namespace`
+ * (Prometheus keeps `namespace` for its targets). */
+static const char *kind_label(fleet_handle_type_t t) {
   switch (t) {
     case FLEET_HANDLE_QUEUE:
     case FLEET_HANDLE_WORKER:
@@ -56,10 +59,14 @@ static const char *type_label(fleet_handle_type_t t) {
     case FLEET_HANDLE_POOL_NODE:
       return "pool";
     case FLEET_HANDLE_CRON_SCHEDULER:
-      return "namespace";
+      return "cron";
     default:
-      return "name";
+      return "other";
   }
+}
+
+static const char *name_label(fleet_handle_type_t t) {
+  return t == FLEET_HANDLE_CRON_SCHEDULER ? "cron_namespace" : "name";
 }
 
 const char *fleet_metric_counter_name(fleet_metric_counter_t m) {
@@ -193,12 +200,13 @@ static void buf_printf(buf_t *b, const char *fmt, ...) {
   b->len += (size_t)n;
 }
 
-/* Appends `{label="escaped name"` (without the closing brace). */
+/* Appends `{kind="...",name="escaped name"` (without the closing
+ * brace). */
 static void buf_label(buf_t *b, const fleet__metrics_t *m,
                       fleet_handle_type_t t) {
   size_t n = fleet__prom_escape(NULL, 0, m->name, m->name_len);
 
-  buf_printf(b, "{%s=\"", type_label(t));
+  buf_printf(b, "{kind=\"%s\",%s=\"", kind_label(t), name_label(t));
   buf_reserve(b, n);
   if (b->err != 0)
     return;
@@ -232,14 +240,14 @@ static void collect(fleet_handle_t *handle, void *arg) {
   l->h[l->n++] = handle->internal_;
 }
 
-/* Orders handles by label, then name: the handles of one series are
+/* Orders handles by kind, then name: the handles of one series are
  * neighbours among those a family applies to. */
 static int series_cmp(const void *pa, const void *pb) {
   const fleet__handle_t *a = *(const fleet__handle_t *const *)pa;
   const fleet__handle_t *b = *(const fleet__handle_t *const *)pb;
   size_t n = a->mblock.name_len < b->mblock.name_len ? a->mblock.name_len
                                                      : b->mblock.name_len;
-  int r = strcmp(type_label(a->vt->type), type_label(b->vt->type));
+  int r = strcmp(kind_label(a->vt->type), kind_label(b->vt->type));
 
   if (r == 0 && n > 0)
     r = memcmp(a->mblock.name, b->mblock.name, n);
