@@ -291,6 +291,8 @@ CONFORMANCE_IMPL(metrics_worker_counters) {
   ASSERT_UEQ(5, qm.counters[FLEET_METRIC_JOBS_ENQUEUED]);
   ASSERT_UEQ(0, qm.counters[FLEET_METRIC_JOBS_CLAIMED]);
 
+  /* Each job waits 50 ms or more before its first claim. */
+  qt_sleep(&m.t, 50);
   ASSERT_OK(fleet_worker_start(&m.w, mt_handler));
   /* 3 ok + 1 dead + 2 attempts of "once". */
   ASSERT(fleet_test_wait_count(&m.t.c.loop, &m.settled, 6,
@@ -305,6 +307,11 @@ CONFORMANCE_IMPL(metrics_worker_counters) {
   ASSERT_UEQ(4, wm.histograms[FLEET_METRIC_JOB_LATENCY].count);
   hist_check(&wm.histograms[FLEET_METRIC_JOB_LATENCY]);
   hist_check(&wm.histograms[FLEET_METRIC_CRON_LATENESS]);
+  /* The wait from enqueue to claim: first attempts only. */
+  ASSERT_UEQ(5, wm.histograms[FLEET_METRIC_JOB_WAIT].count);
+  ASSERT_UGE(wm.histograms[FLEET_METRIC_JOB_WAIT].sum_us, 5 * 50000);
+  ASSERT_UEQ(0, wm.histograms[FLEET_METRIC_JOB_WAIT].buckets[0]);
+  hist_check(&wm.histograms[FLEET_METRIC_JOB_WAIT]);
 
   text = prom_render(&m.t.c.client);
   ASSERT(prom_value(text,
@@ -325,6 +332,8 @@ CONFORMANCE_IMPL(metrics_worker_counters) {
                     "fleet_jobs_lost_total{kind=\"queue\",name=\"mq\"}") == 0);
   ASSERT(prom_value(text, "fleet_job_claim_to_complete_seconds_count"
                           "{kind=\"queue\",name=\"mq\"}") == 4);
+  ASSERT(prom_value(text, "fleet_job_wait_seconds_count"
+                          "{kind=\"queue\",name=\"mq\"}") == 5);
   ASSERT(prom_value(text, "fleet_job_claim_to_complete_seconds_bucket"
                           "{kind=\"queue\",name=\"mq\",le=\"+Inf\"}") == 4);
   ASSERT(prom_value(text, "fleet_job_claim_to_complete_seconds_sum"

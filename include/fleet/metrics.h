@@ -10,7 +10,7 @@
  *   worker          jobs_claimed_total, jobs_completed_total,
  *                   jobs_failed_total, jobs_retried_total,
  *                   jobs_recovered_total, jobs_lost_total,
- *                   job_claim_to_complete_seconds
+ *                   job_claim_to_complete_seconds, job_wait_seconds
  *   lock, leader    lock_acquisitions_total, lock_renewals_total,
  *                   lock_losses_total
  *   pool_node       pool_dispatches_total
@@ -52,7 +52,9 @@ extern "C" {
   XX(JOB_LATENCY, "job_claim_to_complete_seconds",                             \
      "Time from a job's claim to its accepted completion.")                    \
   XX(CRON_LATENESS, "cron_lateness_seconds",                                   \
-     "Time from a cron occurrence's scheduled time to its dispatch.")
+     "Time from a cron occurrence's scheduled time to its dispatch.")          \
+  XX(JOB_WAIT, "job_wait_seconds",                                             \
+     "Time from a job's enqueue to its first claim.")
 
 typedef enum {
 #define FLEET__METRIC_ENUM(name, str, help) FLEET_METRIC_##name,

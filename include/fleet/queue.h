@@ -216,6 +216,9 @@ typedef struct fleet_job_s {
   /* The run deadline of a job enqueued with a timeout_ms (its claim time
    * plus the timeout, unix ms on the backend clock), 0 for none. */
   uint64_t run_deadline_ms;
+  /* When the job was enqueued (unix ms on the backend clock), 0 when its
+   * record does not say. */
+  uint64_t created_ms;
 } fleet_job_t;
 
 /* A claim to refresh, complete, fail or release: a job id and the token

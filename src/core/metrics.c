@@ -41,6 +41,7 @@ static const unsigned counter_types[FLEET_METRIC_COUNTER_MAX] = {
 static const unsigned histogram_types[FLEET_METRIC_HISTOGRAM_MAX] = {
     [FLEET_METRIC_JOB_LATENCY] = TYPE_BIT(WORKER),
     [FLEET_METRIC_CRON_LATENESS] = TYPE_BIT(CRON_SCHEDULER),
+    [FLEET_METRIC_JOB_WAIT] = TYPE_BIT(WORKER),
 };
 
 /* The labels of a handle's series (docs/metrics.md, "Labels"): `kind`,

@@ -596,6 +596,11 @@ static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
     w->stats.claimed++;
     job->claimed_ns = uv_hrtime(); /* metrics */
     fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_CLAIMED, 1);
+    /* The wait from enqueue to the first claim, on the backend clock. */
+    if (jobs[i].attempts == 1 && jobs[i].created_ms > 0 &&
+        server_now >= jobs[i].created_ms)
+      fleet__metrics_observe(w->base.metrics, FLEET_METRIC_JOB_WAIT,
+                             (server_now - jobs[i].created_ms) * 1000);
     if (w->state == FLEET__WORKER_RUNNING &&
         (!delivered || w->active < w->o.concurrency)) {
       job->with_handler = 1;
