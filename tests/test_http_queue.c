@@ -434,8 +434,9 @@ TEST_IMPL(http_queue_metrics) {
   ASSERT_NOT_NULL(strstr(resp, "Content-Type: text/plain; version=0.0.4"));
   ASSERT_NOT_NULL(strstr(
       resp, "\nfleet_jobs_enqueued_total{kind=\"queue\",name=\"http\"} 3\n"));
-  ASSERT_NOT_NULL(strstr(
-      resp, "\nfleet_jobs_completed_total{kind=\"queue\",name=\"http\"} 3\n"));
+  ASSERT_NOT_NULL(
+      strstr(resp, "\nfleet_jobs_completed_total{kind=\"queue\",name=\"http\","
+                   "type=\"m\"} 3\n"));
   ASSERT_NOT_NULL(strstr(resp, "# TYPE fleet_jobs_completed_total counter\n"));
   /* The program keeps completed jobs (the library keeps none by default):
    * a done job reads as completed. */

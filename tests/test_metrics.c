@@ -317,19 +317,38 @@ CONFORMANCE_IMPL(metrics_worker_counters) {
   ASSERT(prom_value(text,
                     "fleet_jobs_enqueued_total{kind=\"queue\",name=\"mq\"}") ==
          5);
-  ASSERT(prom_value(text,
-                    "fleet_jobs_claimed_total{kind=\"queue\",name=\"mq\"}") ==
-         6);
-  ASSERT(prom_value(text,
-                    "fleet_jobs_completed_total{kind=\"queue\",name=\"mq\"}") ==
-         4);
-  ASSERT(prom_value(
-             text, "fleet_jobs_failed_total{kind=\"queue\",name=\"mq\"}") == 2);
-  ASSERT(prom_value(text,
-                    "fleet_jobs_retried_total{kind=\"queue\",name=\"mq\"}") ==
-         1);
-  ASSERT(prom_value(text,
-                    "fleet_jobs_lost_total{kind=\"queue\",name=\"mq\"}") == 0);
+  /* The jobs' counters by type (the enqueues are not). */
+  {
+    static const struct {
+      const char *series;
+      double v;
+    } want[] = {
+        {"fleet_jobs_claimed_total{kind=\"queue\",name=\"mq\",type=\"ok\"}", 3},
+        {"fleet_jobs_claimed_total{kind=\"queue\",name=\"mq\",type=\"fail\"}",
+         1},
+        {"fleet_jobs_claimed_total{kind=\"queue\",name=\"mq\",type=\"once\"}",
+         2},
+        {"fleet_jobs_completed_total{kind=\"queue\",name=\"mq\",type=\"ok\"}",
+         3},
+        {"fleet_jobs_completed_total{kind=\"queue\",name=\"mq\",type=\"once\"}",
+         1},
+        {"fleet_jobs_completed_total{kind=\"queue\",name=\"mq\",type=\"fail\"}",
+         0},
+        {"fleet_jobs_failed_total{kind=\"queue\",name=\"mq\",type=\"fail\"}",
+         1},
+        {"fleet_jobs_failed_total{kind=\"queue\",name=\"mq\",type=\"once\"}",
+         1},
+        {"fleet_jobs_retried_total{kind=\"queue\",name=\"mq\",type=\"once\"}",
+         1},
+        {"fleet_jobs_lost_total{kind=\"queue\",name=\"mq\",type=\"ok\"}", 0},
+    };
+    size_t k;
+
+    for (k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+      ASSERT(prom_value(text, want[k].series) == want[k].v);
+    ASSERT_NULL(strstr(text, "fleet_jobs_claimed_total{kind=\"queue\","
+                             "name=\"mq\"} "));
+  }
   ASSERT(prom_value(text, "fleet_job_claim_to_complete_seconds_count"
                           "{kind=\"queue\",name=\"mq\"}") == 4);
   ASSERT(prom_value(text, "fleet_job_wait_seconds_count"
@@ -348,6 +367,43 @@ CONFORMANCE_IMPL(metrics_worker_counters) {
 
 /* A worker whose claim goes stale counts the recovery; a second worker on
  * the same queue is summed into the same series. */
+/* The job types a worker counts apart are bounded: the first 16 distinct
+ * ones, then "_other" for every job of another type. */
+CONFORMANCE_IMPL(metrics_job_types_bounded) {
+  char type[32], series[128];
+  fleet_metrics_t wm;
+  char *text;
+  int i;
+  mt_t m;
+
+  mt_open(&m, b->url, "tq");
+  for (i = 0; i < 18; i++) {
+    snprintf(type, sizeof(type), "t%02d", i);
+    mt_add(&m, type, 1); /* fails at once: dead */
+  }
+  ASSERT_OK(fleet_worker_start(&m.w, mt_handler));
+  ASSERT(fleet_test_wait_count(&m.t.c.loop, &m.settled, 18,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(fleet_metrics_read((fleet_handle_t *)&m.w, &wm));
+  ASSERT_UEQ(18, wm.counters[FLEET_METRIC_JOBS_CLAIMED]);
+  text = prom_render(&m.t.c.client);
+  /* Claimed in order: t00..t15 have their series, t16 and t17 none. */
+  for (i = 0; i < 16; i++) {
+    snprintf(series, sizeof(series),
+             "fleet_jobs_claimed_total{kind=\"queue\",name=\"tq\","
+             "type=\"t%02d\"}",
+             i);
+    ASSERT(prom_value(text, series) == 1);
+  }
+  ASSERT_NULL(strstr(text, "type=\"t16\""));
+  ASSERT(prom_value(text, "fleet_jobs_claimed_total{kind=\"queue\","
+                          "name=\"tq\",type=\"_other\"}") == 2);
+  ASSERT(prom_value(text, "fleet_jobs_failed_total{kind=\"queue\","
+                          "name=\"tq\",type=\"_other\"}") == 2);
+  fleet_metrics_free(text);
+  mt_close(&m);
+}
+
 CONFORMANCE_IMPL(metrics_worker_recovered) {
   fleet_worker_options_t o;
   fleet_worker_t w2;
@@ -378,16 +434,16 @@ CONFORMANCE_IMPL(metrics_worker_recovered) {
   ASSERT(prom_value(text,
                     "fleet_jobs_recovered_total{kind=\"queue\",name=\"rq\"}") ==
          1);
-  ASSERT(prom_value(text,
-                    "fleet_jobs_completed_total{kind=\"queue\",name=\"rq\"}") ==
-         1);
+  ASSERT(prom_value(text, "fleet_jobs_completed_total{kind=\"queue\","
+                          "name=\"rq\",type=\"ok\"}") == 1);
   /* One series for the two workers. */
   {
     const char *first =
-        strstr(text, "fleet_jobs_completed_total{kind=\"queue\",name=\"rq\"}");
+        strstr(text, "fleet_jobs_completed_total{kind=\"queue\","
+                     "name=\"rq\",type=\"ok\"}");
     ASSERT_NOT_NULL(first);
-    ASSERT_NULL(strstr(
-        first + 1, "fleet_jobs_completed_total{kind=\"queue\",name=\"rq\"}"));
+    ASSERT_NULL(strstr(first + 1, "fleet_jobs_completed_total{kind=\"queue\","
+                                  "name=\"rq\",type=\"ok\"}"));
   }
   fleet_metrics_free(text);
   ASSERT_OK(fleet_close((fleet_handle_t *)&w2, mt_on_close2));

@@ -99,6 +99,38 @@ void fleet__metrics_observe(fleet__metrics_t *m, fleet_metric_histogram_t hg,
   h->sum_us += us;
 }
 
+void fleet__metrics_add_type(fleet__metrics_t *m, fleet_metric_counter_t c,
+                             const char *type, size_t len, uint64_t n) {
+  size_t i;
+
+  if (m == NULL)
+    return;
+  m->counters[c] += n;
+  if (m->types == NULL &&
+      (m->types = calloc(FLEET__METRICS_TYPES + 1, sizeof(*m->types))) == NULL)
+    return;
+  for (i = 0; i < m->ntypes; i++)
+    if (m->types[i].len == len && memcmp(m->types[i].name, type, len) == 0)
+      break;
+  if (i == m->ntypes) {
+    if (m->ntypes < FLEET__METRICS_TYPES && len > 0 &&
+        len <= FLEET__METRICS_TYPE_MAX) {
+      memcpy(m->types[i].name, type, len);
+      m->types[i].len = len;
+      m->ntypes++;
+    } else {
+      i = FLEET__METRICS_TYPES;
+    }
+  }
+  m->types[i].counters[c] += n;
+}
+
+void fleet__metrics_free(fleet__metrics_t *m) {
+  free(m->types);
+  m->types = NULL;
+  m->ntypes = 0;
+}
+
 void fleet__metrics_name_from_tag(fleet__metrics_t *m, const char *tag,
                                   size_t tag_len, size_t prefix_len) {
   /* "{" prefix ":" name "}" */
@@ -279,6 +311,78 @@ static size_t series_end(const hlist_t *l, size_t i, unsigned types) {
   return j;
 }
 
+/* The counters a worker counts by job type. */
+static int counter_typed(fleet_metric_counter_t c) {
+  return c == FLEET_METRIC_JOBS_CLAIMED || c == FLEET_METRIC_JOBS_COMPLETED ||
+         c == FLEET_METRIC_JOBS_FAILED || c == FLEET_METRIC_JOBS_RETRIED ||
+         c == FLEET_METRIC_JOBS_LOST;
+}
+
+/* One job type's sum over the handles of a series. */
+typedef struct {
+  const char *name;
+  size_t len;
+  uint64_t v;
+} typed_t;
+
+/* The series of counter `c` by job type over the handles [i, end) of one
+ * series: one line per type any of them saw, summed over them, then the
+ * "other" slot when it counted. */
+static void render_typed(buf_t *b, const hlist_t *l, size_t i, size_t end,
+                         unsigned types, fleet_metric_counter_t c) {
+  const fleet__metrics_t *mj;
+  typed_t *acc = NULL, *p;
+  size_t na = 0, cap = 0, j, k, x, n;
+  uint64_t other = 0;
+  char *esc;
+
+  for (j = i; j < end && b->err == 0; j = next_of(l, j + 1, types)) {
+    mj = &l->h[j]->mblock;
+    for (k = 0; mj->types != NULL && k < mj->ntypes; k++) {
+      const fleet__metrics_type_t *t = &mj->types[k];
+
+      for (x = 0; x < na; x++)
+        if (acc[x].len == t->len && memcmp(acc[x].name, t->name, t->len) == 0)
+          break;
+      if (x == na) {
+        if (na == cap) {
+          cap = cap > 0 ? 2 * cap : 16;
+          if ((p = realloc(acc, cap * sizeof(*acc))) == NULL) {
+            b->err = FLEET_ENOMEM;
+            break;
+          }
+          acc = p;
+        }
+        acc[na].name = t->name;
+        acc[na].len = t->len;
+        acc[na++].v = 0;
+      }
+      acc[x].v += t->counters[c];
+    }
+    if (mj->types != NULL)
+      other += mj->types[FLEET__METRICS_TYPES].counters[c];
+  }
+  for (x = 0; x < na && b->err == 0; x++) {
+    n = fleet__prom_escape(NULL, 0, acc[x].name, acc[x].len);
+    if ((esc = malloc(n + 1)) == NULL) {
+      b->err = FLEET_ENOMEM;
+      break;
+    }
+    fleet__prom_escape(esc, n + 1, acc[x].name, acc[x].len);
+    buf_printf(b, "fleet_%s", counter_text[c].name);
+    buf_label(b, &l->h[i]->mblock, l->h[i]->vt->type);
+    buf_printf(b, ",type=\"%s\"} %llu\n", esc, (unsigned long long)acc[x].v);
+    free(esc);
+  }
+  if (other > 0 && b->err == 0) {
+    buf_printf(b, "fleet_%s", counter_text[c].name);
+    buf_label(b, &l->h[i]->mblock, l->h[i]->vt->type);
+    buf_printf(b, ",type=\"%s\"} %llu\n", FLEET__METRICS_TYPE_OTHER,
+               (unsigned long long)other);
+  }
+  free(acc);
+}
+
 static void render_counter(buf_t *b, const hlist_t *l,
                            fleet_metric_counter_t c) {
   unsigned types = counter_types[c];
@@ -295,6 +399,10 @@ static void render_counter(buf_t *b, const hlist_t *l,
                  counter_text[c].name, counter_text[c].help,
                  counter_text[c].name);
       any = 1;
+    }
+    if (counter_typed(c)) {
+      render_typed(b, l, i, end, types, c);
+      continue;
     }
     buf_printf(b, "fleet_%s", counter_text[c].name);
     buf_label(b, &l->h[i]->mblock, l->h[i]->vt->type);
