@@ -468,7 +468,7 @@ FLEET_EXTERN int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
                                     void *user_data);
 
 /* ------------------------------------------------------------------------ */
-/* History (docs/queue.md, "History")                                       */
+/* History (docs/metrics.md, "Queue history")                               */
 
 /* The resolution of a history: minutes (kept 25 hours) or days (kept 32
  * days), UTC. */

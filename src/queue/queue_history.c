@@ -1,7 +1,7 @@
-/* queue_history.c -- a queue's history (docs/queue.md, "History"): the
- * read of its points (queue_history.lua) and the readers' sample of the
- * oldest pending job's age, which also records the minute's depth and
- * wait (queue_sample.lua). The counts themselves are written by the
+/* queue_history.c -- a queue's history (docs/metrics.md, "Queue
+ * history"): the read of its points (queue_history.lua) and the readers'
+ * sample of the oldest pending job's age, which also records the minute's
+ * depth and wait (queue_sample.lua). The counts themselves are written by the
  * completion and failure scripts (lib/queue_hist.lua). */
 #include <stdlib.h>
 

@@ -1,8 +1,9 @@
 /* cmd_queue_history.c -- `fleet queue history Q [--days N | --minutes N]`:
  * a queue's history, kept in the backend (fleet_queue_history(),
- * docs/queue.md "History"): the jobs processed and failed per day or per
- * minute, and per minute the depth and wait the readers sampled. The
- * query cli_q_queue_history() also serves the dashboard's /api/history. */
+ * docs/metrics.md "Queue history"): the jobs processed and failed per
+ * day or per minute, and per minute the depth and wait the readers
+ * sampled. The query cli_q_queue_history() also serves the dashboard's
+ * /api/history. */
 #include <string.h>
 #include <time.h>
 

@@ -1,7 +1,8 @@
 -- queue_hist.lua -- included by queue scripts (--#include queue_hist):
--- the queue's history (docs/queue.md, "History"), kept in one small hash
--- per minute, T:hist:m:<minute>, and one per day, T:hist:d:<day> (whole
--- minutes and days since the Unix epoch, UTC), each expiring on its own:
+-- the queue's history (docs/metrics.md, "Queue history"), kept in one
+-- small hash per minute, T:hist:m:<minute>, and one per day,
+-- T:hist:d:<day> (whole minutes and days since the Unix epoch, UTC), each
+-- expiring on its own:
 -- fields c (jobs completed), f (attempts failed), and in a minute's, d
 -- (the depth: pending + delayed + running) and w (the oldest pending
 -- job's age in ms) sampled by the readers (queue_sample.lua).
