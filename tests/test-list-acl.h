@@ -26,6 +26,7 @@
   XX(queue_admin_jobs)                                                         \
   XX(queue_admin_retry)                                                        \
   XX(queue_admin_pause)                                                        \
+  XX(queue_history)                                                            \
   XX(queue_flow_groups)                                                        \
   XX(queue_flow_worker)                                                        \
   XX(worker_basic)                                                             \

@@ -79,9 +79,10 @@ static void hist_sums(int64_t step, uint64_t *processed, uint64_t *failed) {
 
 CONFORMANCE_IMPL(queue_history) {
   fleet_claim_t claims[5];
+  fleet_job_spec_t spec;
   qt_job_t jobs[5];
   uint64_t p, f, now;
-  int res[5], i, found;
+  int res[5], i, found, st;
   size_t k;
   qt_t t;
 
@@ -165,5 +166,17 @@ CONFORMANCE_IMPL(queue_history) {
     }
   }
   ASSERT_EQ(1, found);
+  qt_close(&t);
+
+  /* A queue whose only pending job has a priority (in the priority set,
+   * not the list): its age is found too. */
+  qt_open(&t, b->url, "hist-prio", NULL);
+  fleet_job_spec_init(&spec, "t", "x", 1);
+  spec.priority = 5;
+  ASSERT_OK(qt_enqueue(&t, &spec, 1, &st, NULL));
+  qt_sleep(&t, 20);
+  ASSERT_OK(hist_sample(&t, FLEET_HIST_NO_SAMPLE));
+  ASSERT_GE(hist_out.s.oldest_ms, 20);
+  ASSERT_EQ(0, hist_out.s.recorded);
   qt_close(&t);
 }

@@ -35,10 +35,10 @@ local function created(id)
   if not ok then return nil end
   return tonumber(string.sub(rec, j + 1, k - 1))
 end
-local heads = {call('LINDEX', tag .. ':pending', 0),
-               call('ZRANGE', tag .. ':pending:prio', 0, 0)[1]}
-for _, id in ipairs(heads) do
-  local t = id and created(id)
+local heads = {call('LRANGE', tag .. ':pending', 0, 0)[1] or false,
+               call('ZRANGE', tag .. ':pending:prio', 0, 0)[1] or false}
+for i = 1, 2 do
+  local t = heads[i] and created(heads[i])
   if t and now - t > age then age = now - t end
 end
 local due = call('ZRANGE', tag .. ':delayed', 0, 0, 'WITHSCORES')
