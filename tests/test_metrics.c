@@ -69,6 +69,7 @@ static int prom_check(const char *text) {
       n = prom_name(buf + 7);
       ASSERT_GT(n, 0);
       ASSERT(strcmp(buf + 8 + n, "counter") == 0 ||
+             strcmp(buf + 8 + n, "gauge") == 0 ||
              strcmp(buf + 8 + n, "histogram") == 0);
       for (i = 0; i < nfam; i++)
         ASSERT(strlen(fam[i].name) != n ||
@@ -86,7 +87,7 @@ static int prom_check(const char *text) {
     ASSERT_GT(n, 0);
     for (i = 0; i < nfam && !found; i++) {
       size_t fl = strlen(fam[i].name);
-      if (strcmp(fam[i].type, "counter") == 0) {
+      if (strcmp(fam[i].type, "histogram") != 0) {
         found = fl == n && strncmp(buf, fam[i].name, n) == 0;
       } else if (n > fl && strncmp(buf, fam[i].name, fl) == 0) {
         const char *suf = buf + fl;
@@ -357,6 +358,8 @@ CONFORMANCE_IMPL(metrics_worker_counters) {
                           "{kind=\"queue\",name=\"mq\",le=\"+Inf\"}") == 4);
   ASSERT(prom_value(text, "fleet_job_claim_to_complete_seconds_sum"
                           "{kind=\"queue\",name=\"mq\"}") >= 0);
+  ASSERT(prom_value(text, "fleet_build_info{version=\"" FLEET_VERSION_STRING
+                          "\"}") == 1);
   /* No lock, pool or cron handle: none of their families. */
   ASSERT_NULL(strstr(text, "fleet_lock_"));
   ASSERT_NULL(strstr(text, "fleet_cron_"));
@@ -817,8 +820,9 @@ TEST_IMPL(metrics_series_grouping) {
   ASSERT_NULL(strstr(
       strstr(text, "fleet_jobs_enqueued_total{kind=\"queue\",name=\"b\"}") + 1,
       "fleet_jobs_enqueued_total{kind=\"queue\",name=\"b\"}"));
-  /* 3 enqueued series, 1 for each of the 3 lock families. */
-  ASSERT_EQ(6, prom_check(text));
+  /* fleet_build_info, 3 enqueued series, 1 for each of the 3 lock
+   * families. */
+  ASSERT_EQ(7, prom_check(text));
   fleet_metrics_free(text);
   for (i = 0; i < 6; i++)
     ASSERT_OK(fleet_queue_close(&q[i], sg_on_close));

@@ -475,6 +475,11 @@ int fleet_metrics_prometheus(fleet_client_t *client, char **text, size_t *len) {
   if (l.n > 1)
     qsort(l.h, l.n, sizeof(*l.h), series_cmp);
   buf_reserve(&b, 0);
+  buf_printf(&b,
+             "# HELP fleet_build_info The fleet library version.\n"
+             "# TYPE fleet_build_info gauge\n"
+             "fleet_build_info{version=\"%s\"} 1\n",
+             fleet_version_string());
   for (i = 0; i < FLEET_METRIC_COUNTER_MAX; i++)
     render_counter(&b, &l, (fleet_metric_counter_t)i);
   for (i = 0; i < FLEET_METRIC_HISTOGRAM_MAX; i++)
