@@ -2,7 +2,8 @@
 -- per minute or per day from `from` to `to`, oldest first, each point the
 -- jobs completed and the attempts failed in it, and for minutes the depth
 -- and oldest pending age sampled in it (queue_sample.lua). Bounded: at
--- most 1500 minutes or 400 days, the newest ones when more are asked.
+-- most 1500 minutes or 400 days, the newest ones when more are asked. A
+-- value fleet did not write reads as none.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: hist:m:<minute>,
 --   hist:d:<day>.
 -- ARGV[1]: 'm' (minutes) or 'd' (days); ARGV[2]: from_ms, ARGV[3]: to_ms
@@ -39,11 +40,18 @@ local first, last = (from - from % step) / step, (to - to % step) / step
 if last - first >= max then first = last - max + 1 end
 local out = {now, first * step, step}
 local h = tag .. ':hist:' .. res .. ':'
+-- A field's count: `none` unless it is digits.
+local function hist_num(x, none)
+  if x and string.find(x, '^%d+$') then return tonumber(x) end
+  return none
+end
+-- (A key of another type, a foreign write, reads as an empty point.)
 for i = first, last do
-  local v = call('HMGET', h .. dec(i), 'c', 'f', 'd', 'w')
-  out[#out + 1] = tonumber(v[1] or '0') or 0
-  out[#out + 1] = tonumber(v[2] or '0') or 0
-  out[#out + 1] = tonumber(v[3] or '-1') or -1
-  out[#out + 1] = tonumber(v[4] or '-1') or -1
+  local v = redis.pcall('HMGET', h .. dec(i), 'c', 'f', 'd', 'w')
+  if v.err then v = {} end
+  out[#out + 1] = hist_num(v[1], 0)
+  out[#out + 1] = hist_num(v[2], 0)
+  out[#out + 1] = hist_num(v[3], -1)
+  out[#out + 1] = hist_num(v[4], -1)
 end
 return out

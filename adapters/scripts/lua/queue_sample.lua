@@ -49,7 +49,8 @@ if age < 0 then age = -1 end
 local rec = 0
 if depth ~= '' then
   local m = hist_keys(now)
-  if call('HSETNX', m, 'd', depth) == 1 then
+  -- (A key of another type, a foreign write, takes no sample.)
+  if redis.pcall('HSETNX', m, 'd', depth) == 1 then
     rec = 1
     if age >= 0 then call('HSET', m, 'w', dec(age)) end
     call('PEXPIRE', m, HIST_MIN_KEEP)

@@ -22,14 +22,17 @@ local function hist_keys(t)
          h .. string.format('d:%d', (t - t % HIST_DAY_MS) / HIST_DAY_MS)
 end
 
+-- (With redis.pcall: the history comes after the job's own writes, and
+-- a hash of another type or a field that is not a number, which only a
+-- foreign write leaves, must not stop them half way; that count is lost.)
 local function hist_add(field, n)
   if n <= 0 then return end
   local m, d = hist_keys(now)
   local s = string.format('%d', n)
-  if call('HINCRBY', m, field, s) == n then
+  if redis.pcall('HINCRBY', m, field, s) == n then
     call('PEXPIRE', m, HIST_MIN_KEEP)
   end
-  if call('HINCRBY', d, field, s) == n then
+  if redis.pcall('HINCRBY', d, field, s) == n then
     call('PEXPIRE', d, HIST_DAY_KEEP)
   end
 end
