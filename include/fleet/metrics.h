@@ -114,13 +114,17 @@ FLEET_EXTERN uint64_t fleet_metrics_bucket_bound_us(unsigned i);
  *   # TYPE fleet_jobs_completed_total counter
  *   fleet_jobs_completed_total{kind="queue",name="emails"} 42
  *
- * Labels: `kind`, the handle's type (queue and worker "queue", lock
- * "lock", leader "leader", pool node "pool", cron scheduler "cron"), and
- * its name as `name`, a cron scheduler's namespace as `cron_namespace`;
- * label values are escaped (\\, \", \n). Handles with the same type and name
- * (two workers on one queue) are summed into one series. Histograms come
- * as _bucket{le="..."} (cumulative, le="+Inf" last), _sum (seconds) and
- * _count. A family appears only when a handle it applies to exists.
+ * It begins with fleet_build_info{version="..."} 1. Labels: `kind`, the
+ * handle's type (queue and worker "queue", lock "lock", leader "leader",
+ * pool node "pool", cron scheduler "cron"), and its name as `name`, a cron
+ * scheduler's namespace as `cron_namespace`; the counters of a worker's
+ * jobs (claimed, completed, failed, retried, lost) also have `type`, the
+ * job's type: the first 16 types a handle sees, then "_other" (see
+ * docs/metrics.md, "Job types"). Label values are escaped (\\, \", \n).
+ * Handles with the same kind and name (two workers on one queue) are
+ * summed into one series. Histograms come as _bucket{le="..."}
+ * (cumulative, le="+Inf" last), _sum (seconds) and _count. A family
+ * appears only when a handle it applies to exists.
  *
  * On success `*text` is a NUL-terminated string of `*len` bytes to be
  * freed with fleet_metrics_free(). Returns 0, FLEET_EINVAL (NULL argument
