@@ -4,7 +4,8 @@
 # oracle (python3-croniter), the openssl command that makes the TLS tests'
 # CA, redis-sentinel, chromium for the dashboard test, and dpkg-dev
 # (dpkg-shlibdeps) and lintian for the package check of
-# tests/install/deb.sh. With
+# tests/install/deb.sh, and prometheus for promtool, which checks the text
+# of `fleet metrics` (tests/test_cli_metrics.c). With
 # "valkey", valkey-server from Debian's bookworm-backports (the apt source
 # is added when missing). With "hiredis1" DIR, the hiredis 1.x API (see
 # fleet_install_hiredis1 below).
@@ -23,7 +24,7 @@ fleet_install_deps() {
     libluajit-5.1-dev libssl-dev libhttp-parser-dev redis-server"
   if [ "${1:-}" = "test" ]; then
     pkgs="$pkgs python3-croniter openssl redis-sentinel chromium dpkg-dev
-      lintian"
+      lintian prometheus"
   fi
   missing=""
   for p in $pkgs; do

@@ -28,6 +28,7 @@
   XX(queue_admin_pause)                                                        \
   XX(queue_verbs_kill)                                                         \
   XX(queue_verbs_remove)                                                       \
+  XX(queue_history)                                                            \
   XX(queue_flow_groups)                                                        \
   XX(queue_flow_worker)                                                        \
   XX(worker_basic)                                                             \

@@ -19,6 +19,7 @@
   XX(queue_delayed)                                                            \
   XX(queue_claim_tokens)                                                       \
   XX(queue_recover)                                                            \
+  XX(queue_history)                                                            \
   XX(queue_events)                                                             \
   XX(queue_headers)                                                            \
   XX(queue_flow_group_limits)                                                  \

@@ -164,10 +164,13 @@ CONFORMANCE_DECLARE(queue_foreign_data)
 CONFORMANCE_DECLARE(queue_poison)
 CONFORMANCE_DECLARE(queue_unique_poison)
 CONFORMANCE_DECLARE(queue_poison_flow)
+CONFORMANCE_DECLARE(queue_poison_history)
 CONFORMANCE_DECLARE(worker_poison)
 TEST_DECLARE(queue_redis_enqueue_phase)
 /* test_queue_keep.c */
 CONFORMANCE_DECLARE(queue_keep_default)
+/* test_queue_history.c */
+CONFORMANCE_DECLARE(queue_history)
 /* test_queue_deps.c */
 CONFORMANCE_DECLARE(queue_deps_run_after_children)
 CONFORMANCE_DECLARE(queue_deps_child_dies)
@@ -513,6 +516,9 @@ TEST_DECLARE(cli_cron_admin)
 TEST_DECLARE(cli_store_admin)
 /* test_cli_flow.c */
 TEST_DECLARE(cli_queue_flow)
+/* test_cli_metrics.c */
+TEST_DECLARE(cli_metrics)
+TEST_DECLARE(dash_history_metrics)
 
 /* test_dash.c */
 TEST_DECLARE(dash_api)
@@ -533,6 +539,7 @@ TEST_DECLARE(metrics_label_escape)
 TEST_DECLARE(metrics_series_grouping)
 CONFORMANCE_DECLARE(metrics_worker_counters)
 CONFORMANCE_DECLARE(metrics_worker_recovered)
+CONFORMANCE_DECLARE(metrics_job_types_bounded)
 CONFORMANCE_DECLARE(metrics_lock_counters)
 CONFORMANCE_DECLARE(metrics_leader_counters)
 CONFORMANCE_DECLARE(metrics_cron_counters)
@@ -685,9 +692,11 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_poison)
   CONFORMANCE_ENTRY(queue_unique_poison)
   CONFORMANCE_ENTRY(queue_poison_flow)
+  CONFORMANCE_ENTRY(queue_poison_history)
   CONFORMANCE_ENTRY(worker_poison)
   TEST_ENTRY(queue_redis_enqueue_phase)
   CONFORMANCE_ENTRY(queue_keep_default)
+  CONFORMANCE_ENTRY(queue_history)
   CONFORMANCE_ENTRY(queue_deps_run_after_children)
   CONFORMANCE_ENTRY(queue_deps_child_dies)
   CONFORMANCE_ENTRY(queue_deps_refused)
@@ -1033,6 +1042,9 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cli_store_admin, 60)
   /* test_cli_flow.c */
   TEST_ENTRY_TIMEOUT(cli_queue_flow, 60)
+  /* test_cli_metrics.c */
+  TEST_ENTRY_TIMEOUT(cli_metrics, 60)
+  TEST_ENTRY_TIMEOUT(dash_history_metrics, 60)
 
   /* test_dash.c */
   TEST_ENTRY_TIMEOUT(dash_api, 60)
@@ -1053,6 +1065,7 @@ TEST_LIST_START
   TEST_ENTRY(metrics_series_grouping)
   CONFORMANCE_ENTRY(metrics_worker_counters)
   CONFORMANCE_ENTRY(metrics_worker_recovered)
+  CONFORMANCE_ENTRY(metrics_job_types_bounded)
   CONFORMANCE_ENTRY(metrics_lock_counters)
   CONFORMANCE_ENTRY(metrics_leader_counters)
   CONFORMANCE_ENTRY(metrics_cron_counters)

@@ -490,10 +490,11 @@ TEST_IMPL(http_queue_metrics) {
   ASSERT(hq_wait_text(p.out_path, "job 3: completed", fleet_test_ms(5000)));
   ASSERT_EQ(200, hq_request(&p, get, sizeof(get) - 1, resp, sizeof(resp)));
   ASSERT_NOT_NULL(strstr(resp, "Content-Type: text/plain; version=0.0.4"));
+  ASSERT_NOT_NULL(strstr(
+      resp, "\nfleet_jobs_enqueued_total{kind=\"queue\",name=\"http\"} 3\n"));
   ASSERT_NOT_NULL(
-      strstr(resp, "\nfleet_jobs_enqueued_total{queue=\"http\"} 3\n"));
-  ASSERT_NOT_NULL(
-      strstr(resp, "\nfleet_jobs_completed_total{queue=\"http\"} 3\n"));
+      strstr(resp, "\nfleet_jobs_completed_total{kind=\"queue\",name=\"http\","
+                   "type=\"m\"} 3\n"));
   ASSERT_NOT_NULL(strstr(resp, "# TYPE fleet_jobs_completed_total counter\n"));
   /* The program keeps completed jobs (the library keeps none by default):
    * a done job reads as completed. */

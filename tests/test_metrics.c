@@ -69,6 +69,7 @@ static int prom_check(const char *text) {
       n = prom_name(buf + 7);
       ASSERT_GT(n, 0);
       ASSERT(strcmp(buf + 8 + n, "counter") == 0 ||
+             strcmp(buf + 8 + n, "gauge") == 0 ||
              strcmp(buf + 8 + n, "histogram") == 0);
       for (i = 0; i < nfam; i++)
         ASSERT(strlen(fam[i].name) != n ||
@@ -86,7 +87,7 @@ static int prom_check(const char *text) {
     ASSERT_GT(n, 0);
     for (i = 0; i < nfam && !found; i++) {
       size_t fl = strlen(fam[i].name);
-      if (strcmp(fam[i].type, "counter") == 0) {
+      if (strcmp(fam[i].type, "histogram") != 0) {
         found = fl == n && strncmp(buf, fam[i].name, n) == 0;
       } else if (n > fl && strncmp(buf, fam[i].name, fl) == 0) {
         const char *suf = buf + fl;
@@ -154,7 +155,8 @@ static int prom_check(const char *text) {
 }
 
 /* The value of the sample line that starts with `prefix` (name and
- * labels, e.g. "fleet_jobs_completed_total{queue=\"q\"}"), or -1. */
+ * labels, e.g. "fleet_jobs_completed_total{kind=\"queue\",name=\"q\"}"), or -1.
+ */
 static double prom_value(const char *text, const char *prefix) {
   size_t n = strlen(prefix);
   const char *p = text;
@@ -290,6 +292,8 @@ CONFORMANCE_IMPL(metrics_worker_counters) {
   ASSERT_UEQ(5, qm.counters[FLEET_METRIC_JOBS_ENQUEUED]);
   ASSERT_UEQ(0, qm.counters[FLEET_METRIC_JOBS_CLAIMED]);
 
+  /* Each job waits 50 ms or more before its first claim. */
+  qt_sleep(&m.t, 50);
   ASSERT_OK(fleet_worker_start(&m.w, mt_handler));
   /* 3 ok + 1 dead + 2 attempts of "once". */
   ASSERT(fleet_test_wait_count(&m.t.c.loop, &m.settled, 6,
@@ -304,20 +308,58 @@ CONFORMANCE_IMPL(metrics_worker_counters) {
   ASSERT_UEQ(4, wm.histograms[FLEET_METRIC_JOB_LATENCY].count);
   hist_check(&wm.histograms[FLEET_METRIC_JOB_LATENCY]);
   hist_check(&wm.histograms[FLEET_METRIC_CRON_LATENESS]);
+  /* The wait from enqueue to claim: first attempts only. */
+  ASSERT_UEQ(5, wm.histograms[FLEET_METRIC_JOB_WAIT].count);
+  ASSERT_UGE(wm.histograms[FLEET_METRIC_JOB_WAIT].sum_us, 5 * 50000);
+  ASSERT_UEQ(0, wm.histograms[FLEET_METRIC_JOB_WAIT].buckets[0]);
+  hist_check(&wm.histograms[FLEET_METRIC_JOB_WAIT]);
 
   text = prom_render(&m.t.c.client);
-  ASSERT(prom_value(text, "fleet_jobs_enqueued_total{queue=\"mq\"}") == 5);
-  ASSERT(prom_value(text, "fleet_jobs_claimed_total{queue=\"mq\"}") == 6);
-  ASSERT(prom_value(text, "fleet_jobs_completed_total{queue=\"mq\"}") == 4);
-  ASSERT(prom_value(text, "fleet_jobs_failed_total{queue=\"mq\"}") == 2);
-  ASSERT(prom_value(text, "fleet_jobs_retried_total{queue=\"mq\"}") == 1);
-  ASSERT(prom_value(text, "fleet_jobs_lost_total{queue=\"mq\"}") == 0);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_enqueued_total{kind=\"queue\",name=\"mq\"}") ==
+         5);
+  /* The jobs' counters by type (the enqueues are not). */
+  {
+    static const struct {
+      const char *series;
+      double v;
+    } want[] = {
+        {"fleet_jobs_claimed_total{kind=\"queue\",name=\"mq\",type=\"ok\"}", 3},
+        {"fleet_jobs_claimed_total{kind=\"queue\",name=\"mq\",type=\"fail\"}",
+         1},
+        {"fleet_jobs_claimed_total{kind=\"queue\",name=\"mq\",type=\"once\"}",
+         2},
+        {"fleet_jobs_completed_total{kind=\"queue\",name=\"mq\",type=\"ok\"}",
+         3},
+        {"fleet_jobs_completed_total{kind=\"queue\",name=\"mq\",type=\"once\"}",
+         1},
+        {"fleet_jobs_completed_total{kind=\"queue\",name=\"mq\",type=\"fail\"}",
+         0},
+        {"fleet_jobs_failed_total{kind=\"queue\",name=\"mq\",type=\"fail\"}",
+         1},
+        {"fleet_jobs_failed_total{kind=\"queue\",name=\"mq\",type=\"once\"}",
+         1},
+        {"fleet_jobs_retried_total{kind=\"queue\",name=\"mq\",type=\"once\"}",
+         1},
+        {"fleet_jobs_lost_total{kind=\"queue\",name=\"mq\",type=\"ok\"}", 0},
+    };
+    size_t k;
+
+    for (k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+      ASSERT(prom_value(text, want[k].series) == want[k].v);
+    ASSERT_NULL(strstr(text, "fleet_jobs_claimed_total{kind=\"queue\","
+                             "name=\"mq\"} "));
+  }
   ASSERT(prom_value(text, "fleet_job_claim_to_complete_seconds_count"
-                          "{queue=\"mq\"}") == 4);
+                          "{kind=\"queue\",name=\"mq\"}") == 4);
+  ASSERT(prom_value(text, "fleet_job_wait_seconds_count"
+                          "{kind=\"queue\",name=\"mq\"}") == 5);
   ASSERT(prom_value(text, "fleet_job_claim_to_complete_seconds_bucket"
-                          "{queue=\"mq\",le=\"+Inf\"}") == 4);
+                          "{kind=\"queue\",name=\"mq\",le=\"+Inf\"}") == 4);
   ASSERT(prom_value(text, "fleet_job_claim_to_complete_seconds_sum"
-                          "{queue=\"mq\"}") >= 0);
+                          "{kind=\"queue\",name=\"mq\"}") >= 0);
+  ASSERT(prom_value(text, "fleet_build_info{version=\"" FLEET_VERSION_STRING
+                          "\"}") == 1);
   /* No lock, pool or cron handle: none of their families. */
   ASSERT_NULL(strstr(text, "fleet_lock_"));
   ASSERT_NULL(strstr(text, "fleet_cron_"));
@@ -328,6 +370,43 @@ CONFORMANCE_IMPL(metrics_worker_counters) {
 
 /* A worker whose claim goes stale counts the recovery; a second worker on
  * the same queue is summed into the same series. */
+/* The job types a worker counts apart are bounded: the first 16 distinct
+ * ones, then "_other" for every job of another type. */
+CONFORMANCE_IMPL(metrics_job_types_bounded) {
+  char type[32], series[128];
+  fleet_metrics_t wm;
+  char *text;
+  int i;
+  mt_t m;
+
+  mt_open(&m, b->url, "tq");
+  for (i = 0; i < 18; i++) {
+    snprintf(type, sizeof(type), "t%02d", i);
+    mt_add(&m, type, 1); /* fails at once: dead */
+  }
+  ASSERT_OK(fleet_worker_start(&m.w, mt_handler));
+  ASSERT(fleet_test_wait_count(&m.t.c.loop, &m.settled, 18,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(fleet_metrics_read((fleet_handle_t *)&m.w, &wm));
+  ASSERT_UEQ(18, wm.counters[FLEET_METRIC_JOBS_CLAIMED]);
+  text = prom_render(&m.t.c.client);
+  /* Claimed in order: t00..t15 have their series, t16 and t17 none. */
+  for (i = 0; i < 16; i++) {
+    snprintf(series, sizeof(series),
+             "fleet_jobs_claimed_total{kind=\"queue\",name=\"tq\","
+             "type=\"t%02d\"}",
+             i);
+    ASSERT(prom_value(text, series) == 1);
+  }
+  ASSERT_NULL(strstr(text, "type=\"t16\""));
+  ASSERT(prom_value(text, "fleet_jobs_claimed_total{kind=\"queue\","
+                          "name=\"tq\",type=\"_other\"}") == 2);
+  ASSERT(prom_value(text, "fleet_jobs_failed_total{kind=\"queue\","
+                          "name=\"tq\",type=\"_other\"}") == 2);
+  fleet_metrics_free(text);
+  mt_close(&m);
+}
+
 CONFORMANCE_IMPL(metrics_worker_recovered) {
   fleet_worker_options_t o;
   fleet_worker_t w2;
@@ -355,14 +434,19 @@ CONFORMANCE_IMPL(metrics_worker_recovered) {
   ASSERT_UEQ(1, wm.counters[FLEET_METRIC_JOBS_COMPLETED]);
   /* The idle first worker adds zeros to the same series. */
   text = prom_render(&m.t.c.client);
-  ASSERT(prom_value(text, "fleet_jobs_recovered_total{queue=\"rq\"}") == 1);
-  ASSERT(prom_value(text, "fleet_jobs_completed_total{queue=\"rq\"}") == 1);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_recovered_total{kind=\"queue\",name=\"rq\"}") ==
+         1);
+  ASSERT(prom_value(text, "fleet_jobs_completed_total{kind=\"queue\","
+                          "name=\"rq\",type=\"ok\"}") == 1);
   /* One series for the two workers. */
   {
     const char *first =
-        strstr(text, "fleet_jobs_completed_total{queue=\"rq\"}");
+        strstr(text, "fleet_jobs_completed_total{kind=\"queue\","
+                     "name=\"rq\",type=\"ok\"}");
     ASSERT_NOT_NULL(first);
-    ASSERT_NULL(strstr(first + 1, "fleet_jobs_completed_total{queue=\"rq\"}"));
+    ASSERT_NULL(strstr(first + 1, "fleet_jobs_completed_total{kind=\"queue\","
+                                  "name=\"rq\",type=\"ok\"}"));
   }
   fleet_metrics_free(text);
   ASSERT_OK(fleet_close((fleet_handle_t *)&w2, mt_on_close2));
@@ -438,9 +522,14 @@ CONFORMANCE_IMPL(metrics_lock_counters) {
   ASSERT_OK(fleet_metrics_read((fleet_handle_t *)&t.lock, &lm));
   ASSERT_UEQ(1, lm.counters[FLEET_METRIC_LOCK_LOSSES]);
   text = prom_render(&t.c.client);
-  ASSERT(prom_value(text, "fleet_lock_acquisitions_total{lock=\"ml\"}") == 1);
-  ASSERT(prom_value(text, "fleet_lock_renewals_total{lock=\"ml\"}") == 1);
-  ASSERT(prom_value(text, "fleet_lock_losses_total{lock=\"ml\"}") == 1);
+  ASSERT(prom_value(
+             text,
+             "fleet_lock_acquisitions_total{kind=\"lock\",name=\"ml\"}") == 1);
+  ASSERT(prom_value(text,
+                    "fleet_lock_renewals_total{kind=\"lock\",name=\"ml\"}") ==
+         1);
+  ASSERT(prom_value(text,
+                    "fleet_lock_losses_total{kind=\"lock\",name=\"ml\"}") == 1);
   ASSERT_NULL(strstr(text, "fleet_jobs_"));
   fleet_metrics_free(text);
   ASSERT_OK(fleet_lock_close(&t.lock, lt_on_close));
@@ -506,7 +595,7 @@ TEST_IMPL(metrics_label_escape) {
   q.data = &closed;
   text = prom_render(&c.client);
   ASSERT(prom_value(text, "fleet_jobs_enqueued_total"
-                          "{queue=\"we\\\"ird\\\\q\\nx\"}") == 0);
+                          "{kind=\"queue\",name=\"we\\\"ird\\\\q\\nx\"}") == 0);
   fleet_metrics_free(text);
   ASSERT_OK(fleet_close(qh, NULL));
   ctx_close(&c);
@@ -577,11 +666,15 @@ CONFORMANCE_IMPL(metrics_leader_counters) {
   ASSERT_UEQ(1, m.counters[FLEET_METRIC_LOCK_ACQUISITIONS]);
   ASSERT_UEQ(0, m.counters[FLEET_METRIC_LOCK_LOSSES]);
   text = prom_render(&t.c.client);
-  ASSERT(prom_value(text, "fleet_lock_acquisitions_total{leader=\"boss\"}") ==
+  ASSERT(prom_value(
+             text,
+             "fleet_lock_acquisitions_total{kind=\"leader\",name=\"boss\"}") ==
          1);
-  ASSERT(prom_value(text, "fleet_lock_renewals_total{leader=\"boss\"}") >= 2);
+  ASSERT(prom_value(
+             text,
+             "fleet_lock_renewals_total{kind=\"leader\",name=\"boss\"}") >= 2);
   /* The leader's own lock is internal: not a series of its own. */
-  ASSERT_NULL(strstr(text, "{lock="));
+  ASSERT_NULL(strstr(text, "kind=\"lock\""));
   fleet_metrics_free(text);
   ASSERT_OK(fleet_leader_close(&t.ld, ldt_on_close));
   ASSERT(fleet_test_wait_count(&t.c.loop, &t.closed, 1,
@@ -651,13 +744,16 @@ CONFORMANCE_IMPL(metrics_cron_counters) {
   ASSERT_UEQ(t.late_us, m.histograms[FLEET_METRIC_CRON_LATENESS].sum_us);
   hist_check(&m.histograms[FLEET_METRIC_CRON_LATENESS]);
   text = prom_render(&t.c.client);
-  ASSERT(prom_value(text, "fleet_cron_fires_total{namespace=\"mns\"}") ==
+  ASSERT(prom_value(
+             text,
+             "fleet_cron_fires_total{kind=\"cron\",cron_namespace=\"mns\"}") ==
          (double)t.fired);
   snprintf(line, sizeof(line), "%llu.%06llu",
            (unsigned long long)(t.late_us / 1000000),
            (unsigned long long)(t.late_us % 1000000));
   ASSERT(prom_value(text, "fleet_cron_lateness_seconds_sum"
-                          "{namespace=\"mns\"}") == strtod(line, NULL));
+                          "{kind=\"cron\",cron_namespace=\"mns\"}") ==
+         strtod(line, NULL));
   fleet_metrics_free(text);
   ASSERT_OK(fleet_cron_scheduler_close(&t.s, ct_on_close));
   ASSERT(fleet_test_wait_count(&t.c.loop, &t.closed, 1,
@@ -705,17 +801,28 @@ TEST_IMPL(metrics_series_grouping) {
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
   text = prom_render(&c.client);
   /* a: 2 + 4 + 6, b: 1 + 5, c: 3 */
-  ASSERT(prom_value(text, "fleet_jobs_enqueued_total{queue=\"a\"}") == 12);
-  ASSERT(prom_value(text, "fleet_jobs_enqueued_total{queue=\"b\"}") == 6);
-  ASSERT(prom_value(text, "fleet_jobs_enqueued_total{queue=\"c\"}") == 3);
-  ASSERT(prom_value(text, "fleet_lock_acquisitions_total{lock=\"a\"}") == 0);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_enqueued_total{kind=\"queue\",name=\"a\"}") ==
+         12);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_enqueued_total{kind=\"queue\",name=\"b\"}") ==
+         6);
+  ASSERT(prom_value(text,
+                    "fleet_jobs_enqueued_total{kind=\"queue\",name=\"c\"}") ==
+         3);
+  ASSERT(prom_value(
+             text, "fleet_lock_acquisitions_total{kind=\"lock\",name=\"a\"}") ==
+         0);
   /* Each series once. */
-  ASSERT_NULL(strstr(strstr(text, "fleet_jobs_enqueued_total{queue=\"a\"}") + 1,
-                     "fleet_jobs_enqueued_total{queue=\"a\"}"));
-  ASSERT_NULL(strstr(strstr(text, "fleet_jobs_enqueued_total{queue=\"b\"}") + 1,
-                     "fleet_jobs_enqueued_total{queue=\"b\"}"));
-  /* 3 enqueued series, 1 for each of the 3 lock families. */
-  ASSERT_EQ(6, prom_check(text));
+  ASSERT_NULL(strstr(
+      strstr(text, "fleet_jobs_enqueued_total{kind=\"queue\",name=\"a\"}") + 1,
+      "fleet_jobs_enqueued_total{kind=\"queue\",name=\"a\"}"));
+  ASSERT_NULL(strstr(
+      strstr(text, "fleet_jobs_enqueued_total{kind=\"queue\",name=\"b\"}") + 1,
+      "fleet_jobs_enqueued_total{kind=\"queue\",name=\"b\"}"));
+  /* fleet_build_info, 3 enqueued series, 1 for each of the 3 lock
+   * families. */
+  ASSERT_EQ(7, prom_check(text));
   fleet_metrics_free(text);
   for (i = 0; i < 6; i++)
     ASSERT_OK(fleet_queue_close(&q[i], sg_on_close));

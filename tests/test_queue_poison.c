@@ -654,3 +654,80 @@ CONFORMANCE_IMPL(worker_poison) {
   ASSERT_OK(fleet_worker_close(&p.w, pzw_closed));
   qt_close(&p.t);
 }
+
+static void pz_hist_history(fleet_queue_t *q, int status,
+                            const fleet_hist_point_t *pts, size_t n, void *ud) {
+  qt_t *t = q->data;
+  size_t *got = ud;
+
+  (void)pts;
+  t->done = 1;
+  t->status = status;
+  *got = n;
+}
+
+static void pz_hist_sample(fleet_queue_t *q, int status,
+                           const fleet_queue_sample_t *s, void *ud) {
+  qt_t *t = q->data;
+
+  (void)s, (void)ud;
+  t->done = 1;
+  t->status = status;
+}
+
+/* The history's keys written by someone else (a string where a hash is,
+ * a field that is no number): completions and failures go on and write
+ * everything but that count, the history reads those points as empty,
+ * and the readers' sample takes none. */
+CONFORMANCE_IMPL(queue_poison_history) {
+  char key[64], id[FLEET_JOB_ID_MAX + 1];
+  fleet_claim_t claims[2];
+  qt_job_t jobs[2];
+  uint64_t now, m, d;
+  size_t got = 0;
+  int res[1], i;
+  qt_t t;
+
+  qt_open(&t, b->url, "a", NULL);
+  now = qt_now_ms(&t);
+  m = now / 60000;
+  d = now / 86400000;
+  /* This minute and day and the next ones: the calls below may cross. */
+  for (i = 0; i < 2; i++) {
+    snprintf(key, sizeof(key), "{qt:a}:hist:m:%llu",
+             (unsigned long long)(m + (uint64_t)i));
+    pz_cmd(b, &t, "SET", key, "foreign", NULL);
+    snprintf(key, sizeof(key), "{qt:a}:hist:d:%llu",
+             (unsigned long long)(d + (uint64_t)i));
+    pz_cmd(b, &t, "HSET", key, "c", "not-a-number", NULL);
+  }
+  qt_add(&t, "t", "x", id);
+  qt_add(&t, "t", "y", NULL);
+  ASSERT_EQ(2, qt_claim(&t, 2, 60000, jobs));
+  claims[0] = qt_claim_of(&jobs[0]);
+  claims[1] = qt_claim_of(&jobs[1]);
+  ASSERT_OK(qt_complete(&t, &claims[0], 1, res));
+  ASSERT_OK(res[0]);
+  ASSERT_OK(qt_fail(&t, &claims[1], "boom"));
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(1, t.counts.completed);
+  ASSERT_UEQ(0, t.counts.running);
+  ASSERT_UEQ(1, t.counts.delayed + t.counts.pending);
+
+  t.done = 0;
+  ASSERT_OK(fleet_queue_history(&t.q, FLEET_HIST_MINUTE, -120000, 0,
+                                pz_hist_history, &got));
+  qt_wait(&t);
+  ASSERT_OK(t.status);
+  ASSERT_UGE(got, 2);
+  t.done = 0;
+  ASSERT_OK(
+      fleet_queue_history(&t.q, FLEET_HIST_DAY, 0, 0, pz_hist_history, &got));
+  qt_wait(&t);
+  ASSERT_OK(t.status);
+  t.done = 0;
+  ASSERT_OK(fleet_queue_sample(&t.q, 1, pz_hist_sample, NULL));
+  qt_wait(&t);
+  ASSERT_OK(t.status);
+  qt_close(&t);
+}

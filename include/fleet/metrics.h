@@ -10,7 +10,7 @@
  *   worker          jobs_claimed_total, jobs_completed_total,
  *                   jobs_failed_total, jobs_retried_total,
  *                   jobs_recovered_total, jobs_lost_total,
- *                   job_claim_to_complete_seconds
+ *                   job_claim_to_complete_seconds, job_wait_seconds
  *   lock, leader    lock_acquisitions_total, lock_renewals_total,
  *                   lock_losses_total
  *   pool_node       pool_dispatches_total
@@ -52,7 +52,9 @@ extern "C" {
   XX(JOB_LATENCY, "job_claim_to_complete_seconds",                             \
      "Time from a job's claim to its accepted completion.")                    \
   XX(CRON_LATENESS, "cron_lateness_seconds",                                   \
-     "Time from a cron occurrence's scheduled time to its dispatch.")
+     "Time from a cron occurrence's scheduled time to its dispatch.")          \
+  XX(JOB_WAIT, "job_wait_seconds",                                             \
+     "Time from a job's enqueue to its first claim.")
 
 typedef enum {
 #define FLEET__METRIC_ENUM(name, str, help) FLEET_METRIC_##name,
@@ -110,14 +112,19 @@ FLEET_EXTERN uint64_t fleet_metrics_bucket_bound_us(unsigned i);
  *
  *   # HELP fleet_jobs_completed_total Completions of ...
  *   # TYPE fleet_jobs_completed_total counter
- *   fleet_jobs_completed_total{queue="emails"} 42
+ *   fleet_jobs_completed_total{kind="queue",name="emails"} 42
  *
- * Label names by handle type: queue and worker "queue", lock "lock",
- * leader "leader", pool node "pool", cron scheduler "namespace"; label
- * values are escaped (\\, \", \n). Handles with the same type and name
- * (two workers on one queue) are summed into one series. Histograms come
- * as _bucket{le="..."} (cumulative, le="+Inf" last), _sum (seconds) and
- * _count. A family appears only when a handle it applies to exists.
+ * It begins with fleet_build_info{version="..."} 1. Labels: `kind`, the
+ * handle's type (queue and worker "queue", lock "lock", leader "leader",
+ * pool node "pool", cron scheduler "cron"), and its name as `name`, a cron
+ * scheduler's namespace as `cron_namespace`; the counters of a worker's
+ * jobs (claimed, completed, failed, retried, lost) also have `type`, the
+ * job's type: the first 16 types a handle sees, then "_other" (see
+ * docs/metrics.md, "Job types"). Label values are escaped (\\, \", \n).
+ * Handles with the same kind and name (two workers on one queue) are
+ * summed into one series. Histograms come as _bucket{le="..."}
+ * (cumulative, le="+Inf" last), _sum (seconds) and _count. A family
+ * appears only when a handle it applies to exists.
  *
  * On success `*text` is a NUL-terminated string of `*len` bytes to be
  * freed with fleet_metrics_free(). Returns 0, FLEET_EINVAL (NULL argument

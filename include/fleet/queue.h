@@ -266,6 +266,9 @@ typedef struct fleet_job_s {
   /* For a worker's before and after hooks (fleet/worker.h): NULL when the
    * job is handed out; fleet never reads it. */
   void *hook_data;
+  /* When the job was enqueued (unix ms on the backend clock), 0 when its
+   * record does not say. */
+  uint64_t created_ms;
 } fleet_job_t;
 
 /* fleet_headers_get() and fleet_headers_next() on a claimed job's headers:
@@ -525,6 +528,77 @@ FLEET_EXTERN int fleet_queue_cancel(fleet_queue_t *q, const char *id,
  * FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
                                     void *user_data);
+
+/* ------------------------------------------------------------------------ */
+/* History (docs/metrics.md, "Queue history")                               */
+
+/* The resolution of a history: minutes (kept 25 hours) or days (kept 32
+ * days), UTC. */
+typedef enum { FLEET_HIST_MINUTE, FLEET_HIST_DAY } fleet_hist_res_t;
+
+/* One point of a history: the minute or day starting at `t_ms` (unix ms),
+ * the job attempts that ended in it (`processed`: completed plus failed),
+ * those that failed (each failed attempt, retried or dead), and for
+ * minutes the depth (pending + delayed + running) and the oldest pending
+ * job's age in ms that a reader sampled in it (fleet_queue_sample()): -1
+ * when none did, and always -1 for days. */
+typedef struct {
+  int64_t t_ms;
+  uint64_t processed;
+  uint64_t failed;
+  int64_t depth;
+  int64_t wait_ms;
+} fleet_hist_point_t;
+
+/* `points` (oldest first, one per minute or day of the range, an empty one
+ * zero) is valid until the callback returns. */
+typedef void (*fleet_queue_history_cb)(fleet_queue_t *q, int status,
+                                       const fleet_hist_point_t *points,
+                                       size_t n, void *user_data);
+
+/* What fleet_queue_sample() found: the backend's time, the age in ms of
+ * the oldest pending job (-1: nothing pending), and whether this call
+ * recorded the minute's sample (1) or one was already there (0). */
+typedef struct {
+  uint64_t now_ms;
+  int64_t oldest_ms;
+  int recorded;
+} fleet_queue_sample_t;
+
+typedef void (*fleet_queue_sample_cb)(fleet_queue_t *q, int status,
+                                      const fleet_queue_sample_t *sample,
+                                      void *user_data);
+
+/* The largest number of points one history call returns. */
+#define FLEET_HIST_MINUTES_MAX 1500
+#define FLEET_HIST_DAYS_MAX 400
+
+/* Reads the history of `q` at resolution `res` from `from_ms` to `to_ms`
+ * (unix ms, backend clock), oldest first: `to_ms` 0 means now; `from_ms`
+ * 0 means the whole retention (25 hours of minutes, 32 days), and a
+ * negative `from_ms` that many ms before `to_ms`. At most
+ * FLEET_HIST_MINUTES_MAX or FLEET_HIST_DAYS_MAX points come, the newest.
+ * The counts are written as jobs complete and fail, two commands per
+ * completion or failure call whatever its number of jobs; the depth and
+ * wait by readers through fleet_queue_sample(). Returns 0, FLEET_EINVAL
+ * (NULL argument, bad `res`, `from_ms` after `to_ms`), FLEET_ECLOSING or
+ * FLEET_ENOMEM. The callback gets 0 or a backend error. */
+FLEET_EXTERN int fleet_queue_history(fleet_queue_t *q, fleet_hist_res_t res,
+                                     int64_t from_ms, int64_t to_ms,
+                                     fleet_queue_history_cb cb,
+                                     void *user_data);
+
+/* Reads the age of the oldest pending job of `q` (the next one a claim
+ * takes from the pending list or the priority set, or the earliest due
+ * delayed one; jobs of groups are not looked at) and records, once per
+ * minute, the minute's history sample: `depth` (pass the pending +
+ * delayed + running of fleet_queue_counts()) and that age. A `depth` of
+ * FLEET_HIST_NO_SAMPLE records nothing (a reader that must not write).
+ * Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. The callback
+ * gets 0 or a backend error. */
+#define FLEET_HIST_NO_SAMPLE UINT64_MAX
+FLEET_EXTERN int fleet_queue_sample(fleet_queue_t *q, uint64_t depth,
+                                    fleet_queue_sample_cb cb, void *user_data);
 
 /* Lists up to `limit` (1..FLEET_QUEUE_BATCH_MAX) ids of the queued
  * (pending or delayed) jobs of `type`, pending ones first; the callback's

@@ -107,6 +107,7 @@ static void handle_maybe_finish(fleet__handle_t *h) {
   FLEET__LIST_FOREACH (n, next, &h->pool)
     free(FLEET__LIST_DATA(n, fleet__req_t, node));
   pub->internal_ = NULL;
+  fleet__metrics_free(&h->mblock);
   h->vt->free(h);
   if (cb != NULL)
     cb(pub);

@@ -41,10 +41,14 @@ static const unsigned counter_types[FLEET_METRIC_COUNTER_MAX] = {
 static const unsigned histogram_types[FLEET_METRIC_HISTOGRAM_MAX] = {
     [FLEET_METRIC_JOB_LATENCY] = TYPE_BIT(WORKER),
     [FLEET_METRIC_CRON_LATENESS] = TYPE_BIT(CRON_SCHEDULER),
+    [FLEET_METRIC_JOB_WAIT] = TYPE_BIT(WORKER),
 };
 
-/* The label that carries a handle's name, by type. */
-static const char *type_label(fleet_handle_type_t t) {
+/* The labels of a handle's series (docs/metrics.md, "Labels"): `kind`,
+ * its type as the tools name it (a worker's series is its queue's), and
+ * its name under `name`, but a cron scheduler's under `cron_namespace`
+ * (Prometheus keeps `namespace` for its targets). */
+static const char *kind_label(fleet_handle_type_t t) {
   switch (t) {
     case FLEET_HANDLE_QUEUE:
     case FLEET_HANDLE_WORKER:
@@ -56,10 +60,14 @@ static const char *type_label(fleet_handle_type_t t) {
     case FLEET_HANDLE_POOL_NODE:
       return "pool";
     case FLEET_HANDLE_CRON_SCHEDULER:
-      return "namespace";
+      return "cron";
     default:
-      return "name";
+      return "other";
   }
+}
+
+static const char *name_label(fleet_handle_type_t t) {
+  return t == FLEET_HANDLE_CRON_SCHEDULER ? "cron_namespace" : "name";
 }
 
 const char *fleet_metric_counter_name(fleet_metric_counter_t m) {
@@ -89,6 +97,38 @@ void fleet__metrics_observe(fleet__metrics_t *m, fleet_metric_histogram_t hg,
   h->buckets[i]++;
   h->count++;
   h->sum_us += us;
+}
+
+void fleet__metrics_add_type(fleet__metrics_t *m, fleet_metric_counter_t c,
+                             const char *type, size_t len, uint64_t n) {
+  size_t i;
+
+  if (m == NULL)
+    return;
+  m->counters[c] += n;
+  if (m->types == NULL &&
+      (m->types = calloc(FLEET__METRICS_TYPES + 1, sizeof(*m->types))) == NULL)
+    return;
+  for (i = 0; i < m->ntypes; i++)
+    if (m->types[i].len == len && memcmp(m->types[i].name, type, len) == 0)
+      break;
+  if (i == m->ntypes) {
+    if (m->ntypes < FLEET__METRICS_TYPES && len > 0 &&
+        len <= FLEET__METRICS_TYPE_MAX) {
+      memcpy(m->types[i].name, type, len);
+      m->types[i].len = len;
+      m->ntypes++;
+    } else {
+      i = FLEET__METRICS_TYPES;
+    }
+  }
+  m->types[i].counters[c] += n;
+}
+
+void fleet__metrics_free(fleet__metrics_t *m) {
+  free(m->types);
+  m->types = NULL;
+  m->ntypes = 0;
 }
 
 void fleet__metrics_name_from_tag(fleet__metrics_t *m, const char *tag,
@@ -193,12 +233,13 @@ static void buf_printf(buf_t *b, const char *fmt, ...) {
   b->len += (size_t)n;
 }
 
-/* Appends `{label="escaped name"` (without the closing brace). */
+/* Appends `{kind="...",name="escaped name"` (without the closing
+ * brace). */
 static void buf_label(buf_t *b, const fleet__metrics_t *m,
                       fleet_handle_type_t t) {
   size_t n = fleet__prom_escape(NULL, 0, m->name, m->name_len);
 
-  buf_printf(b, "{%s=\"", type_label(t));
+  buf_printf(b, "{kind=\"%s\",%s=\"", kind_label(t), name_label(t));
   buf_reserve(b, n);
   if (b->err != 0)
     return;
@@ -232,14 +273,14 @@ static void collect(fleet_handle_t *handle, void *arg) {
   l->h[l->n++] = handle->internal_;
 }
 
-/* Orders handles by label, then name: the handles of one series are
+/* Orders handles by kind, then name: the handles of one series are
  * neighbours among those a family applies to. */
 static int series_cmp(const void *pa, const void *pb) {
   const fleet__handle_t *a = *(const fleet__handle_t *const *)pa;
   const fleet__handle_t *b = *(const fleet__handle_t *const *)pb;
   size_t n = a->mblock.name_len < b->mblock.name_len ? a->mblock.name_len
                                                      : b->mblock.name_len;
-  int r = strcmp(type_label(a->vt->type), type_label(b->vt->type));
+  int r = strcmp(kind_label(a->vt->type), kind_label(b->vt->type));
 
   if (r == 0 && n > 0)
     r = memcmp(a->mblock.name, b->mblock.name, n);
@@ -270,6 +311,78 @@ static size_t series_end(const hlist_t *l, size_t i, unsigned types) {
   return j;
 }
 
+/* The counters a worker counts by job type. */
+static int counter_typed(fleet_metric_counter_t c) {
+  return c == FLEET_METRIC_JOBS_CLAIMED || c == FLEET_METRIC_JOBS_COMPLETED ||
+         c == FLEET_METRIC_JOBS_FAILED || c == FLEET_METRIC_JOBS_RETRIED ||
+         c == FLEET_METRIC_JOBS_LOST;
+}
+
+/* One job type's sum over the handles of a series. */
+typedef struct {
+  const char *name;
+  size_t len;
+  uint64_t v;
+} typed_t;
+
+/* The series of counter `c` by job type over the handles [i, end) of one
+ * series: one line per type any of them saw, summed over them, then the
+ * "other" slot when it counted. */
+static void render_typed(buf_t *b, const hlist_t *l, size_t i, size_t end,
+                         unsigned types, fleet_metric_counter_t c) {
+  const fleet__metrics_t *mj;
+  typed_t *acc = NULL, *p;
+  size_t na = 0, cap = 0, j, k, x, n;
+  uint64_t other = 0;
+  char *esc;
+
+  for (j = i; j < end && b->err == 0; j = next_of(l, j + 1, types)) {
+    mj = &l->h[j]->mblock;
+    for (k = 0; mj->types != NULL && k < mj->ntypes; k++) {
+      const fleet__metrics_type_t *t = &mj->types[k];
+
+      for (x = 0; x < na; x++)
+        if (acc[x].len == t->len && memcmp(acc[x].name, t->name, t->len) == 0)
+          break;
+      if (x == na) {
+        if (na == cap) {
+          cap = cap > 0 ? 2 * cap : 16;
+          if ((p = realloc(acc, cap * sizeof(*acc))) == NULL) {
+            b->err = FLEET_ENOMEM;
+            break;
+          }
+          acc = p;
+        }
+        acc[na].name = t->name;
+        acc[na].len = t->len;
+        acc[na++].v = 0;
+      }
+      acc[x].v += t->counters[c];
+    }
+    if (mj->types != NULL)
+      other += mj->types[FLEET__METRICS_TYPES].counters[c];
+  }
+  for (x = 0; x < na && b->err == 0; x++) {
+    n = fleet__prom_escape(NULL, 0, acc[x].name, acc[x].len);
+    if ((esc = malloc(n + 1)) == NULL) {
+      b->err = FLEET_ENOMEM;
+      break;
+    }
+    fleet__prom_escape(esc, n + 1, acc[x].name, acc[x].len);
+    buf_printf(b, "fleet_%s", counter_text[c].name);
+    buf_label(b, &l->h[i]->mblock, l->h[i]->vt->type);
+    buf_printf(b, ",type=\"%s\"} %llu\n", esc, (unsigned long long)acc[x].v);
+    free(esc);
+  }
+  if (other > 0 && b->err == 0) {
+    buf_printf(b, "fleet_%s", counter_text[c].name);
+    buf_label(b, &l->h[i]->mblock, l->h[i]->vt->type);
+    buf_printf(b, ",type=\"%s\"} %llu\n", FLEET__METRICS_TYPE_OTHER,
+               (unsigned long long)other);
+  }
+  free(acc);
+}
+
 static void render_counter(buf_t *b, const hlist_t *l,
                            fleet_metric_counter_t c) {
   unsigned types = counter_types[c];
@@ -286,6 +399,10 @@ static void render_counter(buf_t *b, const hlist_t *l,
                  counter_text[c].name, counter_text[c].help,
                  counter_text[c].name);
       any = 1;
+    }
+    if (counter_typed(c)) {
+      render_typed(b, l, i, end, types, c);
+      continue;
     }
     buf_printf(b, "fleet_%s", counter_text[c].name);
     buf_label(b, &l->h[i]->mblock, l->h[i]->vt->type);
@@ -358,6 +475,11 @@ int fleet_metrics_prometheus(fleet_client_t *client, char **text, size_t *len) {
   if (l.n > 1)
     qsort(l.h, l.n, sizeof(*l.h), series_cmp);
   buf_reserve(&b, 0);
+  buf_printf(&b,
+             "# HELP fleet_build_info The fleet library version.\n"
+             "# TYPE fleet_build_info gauge\n"
+             "fleet_build_info{version=\"%s\"} 1\n",
+             fleet_version_string());
   for (i = 0; i < FLEET_METRIC_COUNTER_MAX; i++)
     render_counter(&b, &l, (fleet_metric_counter_t)i);
   for (i = 0; i < FLEET_METRIC_HISTOGRAM_MAX; i++)

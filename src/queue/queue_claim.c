@@ -173,6 +173,15 @@ static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
       sep[3] == sep[2] + 1)
     return FLEET_EPROTO;
   job->attempts = attempts + 1;
+  /* The enqueue time (the metrics' wait), before the headers if any: an
+   * unreadable one is 0. */
+  job->created_ms = 0;
+  for (p = sep[1] + 1;
+       p < sep[2] && *p >= '0' && *p <= '9' && job->created_ms < (1ULL << 50);
+       p++)
+    job->created_ms = job->created_ms * 10 + (uint64_t)(*p - '0');
+  if (p != sep[2] && *p != '\t')
+    job->created_ms = 0;
   p = memchr(sep[1] + 1, '\t', (size_t)(sep[2] - (sep[1] + 1)));
   if (p != NULL) {
     job->headers = p + 1;

@@ -99,12 +99,14 @@ static void wjob_settle(struct fleet__worker_s *w, fleet__wjob_t *job,
     if (status == 0 || status == FLEET_EALREADY) {
       if (job->action == FLEET_JOB_COMPLETE) {
         w->stats.completed++;
-        fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_COMPLETED, 1);
+        fleet__metrics_add_type(w->base.metrics, FLEET_METRIC_JOBS_COMPLETED,
+                                job->pub.type, job->pub.type_len, 1);
         fleet__metrics_observe(w->base.metrics, FLEET_METRIC_JOB_LATENCY,
                                (uv_hrtime() - job->claimed_ns) / 1000);
       } else if (job->action == FLEET_JOB_FAIL) {
         w->stats.failed++;
-        fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_FAILED, 1);
+        fleet__metrics_add_type(w->base.metrics, FLEET_METRIC_JOBS_FAILED,
+                                job->pub.type, job->pub.type_len, 1);
       } else
         w->stats.released++;
     }
@@ -139,7 +141,8 @@ static void wjob_lost(struct fleet__worker_s *w, fleet__wjob_t *job,
     return;
   job->lost_told = 1;
   w->stats.lost++;
-  fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_LOST, 1);
+  fleet__metrics_add_type(w->base.metrics, FLEET_METRIC_JOBS_LOST,
+                          job->pub.type, job->pub.type_len, 1);
   fleet__log(w->base.client, FLEET_LOG_WARN,
              "queue %.*s: claim of job %s lost: %s",
              (int)w->base.mblock.name_len, w->base.mblock.name, job->pub.id,
@@ -252,7 +255,9 @@ static void worker_on_failed(fleet_queue_t *q, int status, int dead,
       status == FLEET_ENOTFOUND) {
     fleet__worker_online(w);
     if (status == 0 && !dead && !b->jobs[0]->internal) /* metrics */
-      fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_RETRIED, 1);
+      fleet__metrics_add_type(w->base.metrics, FLEET_METRIC_JOBS_RETRIED,
+                              b->jobs[0]->pub.type, b->jobs[0]->pub.type_len,
+                              1);
     /* A retry is a delayed job: when it is the earliest one, the script
      * wakes the workers, whose claims then learn when it is due. */
     wjob_settle(w, b->jobs[0], status);
@@ -652,7 +657,13 @@ static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
     worker_hb_schedule_in(w, job, now, period);
     w->stats.claimed++;
     job->claimed_ns = uv_hrtime(); /* metrics */
-    fleet__metrics_add(w->base.metrics, FLEET_METRIC_JOBS_CLAIMED, 1);
+    fleet__metrics_add_type(w->base.metrics, FLEET_METRIC_JOBS_CLAIMED,
+                            job->pub.type, job->pub.type_len, 1);
+    /* The wait from enqueue to the first claim, on the backend clock. */
+    if (jobs[i].attempts == 1 && jobs[i].created_ms > 0 &&
+        server_now >= jobs[i].created_ms)
+      fleet__metrics_observe(w->base.metrics, FLEET_METRIC_JOB_WAIT,
+                             (server_now - jobs[i].created_ms) * 1000);
     if (w->state == FLEET__WORKER_RUNNING &&
         (!delivered || w->active < w->o.concurrency)) {
       job->with_handler = 1;

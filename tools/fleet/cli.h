@@ -117,6 +117,12 @@ struct cli_s {
   int exit_code;
   /* Queries in flight (their handles close before they end). */
   int inflight;
+  /* The counts of a queue (cli_q_on_counts()) are followed by
+   * fleet_queue_sample(): the oldest pending job's age joins the result
+   * ("oldest_pending_ms", null when none) and the queue's history gets its
+   * minute's depth and wait sample. Set by the readers that run on
+   * (`fleet dash`, `fleet metrics`). */
+  int sample_history;
 };
 
 /* Prints "fleet: <what>: <error name> (<detail>)" on stderr, on one line;
@@ -183,6 +189,7 @@ int cli_cmd_watch(cli_t *cli, int argc, char **argv);
 int cli_cmd_cron(cli_t *cli, int argc, char **argv);
 int cli_cmd_warmpool(cli_t *cli, int argc, char **argv);
 int cli_cmd_dash(cli_t *cli, int argc, char **argv);
+int cli_cmd_metrics(cli_t *cli, int argc, char **argv);
 
 /* ------------------------------------------------------------------------ */
 /* A query's bookkeeping (query.c)                                          */
@@ -329,6 +336,12 @@ int cli_q_warmpool_snapshot(cli_t *cli, const char *name, cli_done_fn done,
                             void *arg);
 int cli_q_warmpool_ls(cli_t *cli, cli_done_fn done, void *arg);
 
+/* Metrics (cmd_metrics.c): every queue, lock, pool, cron definition and
+ * warm pool as Prometheus text (docs/metrics.md, "The exporter"), the
+ * result a JSON string. A part that cannot be read is left out and
+ * fleet_up says 0; the query fails only when none could start. */
+int cli_q_metrics(cli_t *cli, cli_done_fn done, void *arg);
+
 /* ------------------------------------------------------------------------ */
 /* Queries on a queue handle (cmd_queue.c; flow control: cmd_queue_flow.c)  */
 
@@ -400,6 +413,18 @@ int cli_cmd_cron_admin(cli_t *cli, const char *ns, int argc, char **argv);
  * way (--store-prefix is parsed already). */
 int cli_store_admin_verb(const char *verb);
 int cli_cmd_store_admin(cli_t *cli, int argc, char **argv);
+/* `fleet queue history Q [--days N | --minutes N]`
+ * (cmd_queue_history.c): argv[0] is the verb. cli_q_queue_history() is
+ * its query, shared with the dashboard's /api/history: the last `count`
+ * points of `queue` at resolution `res`, the current one included, as
+ * {"queue", "res": "minute"|"day", "points": [{"t": ISO-8601 UTC, "processed",
+ * "failed", "depth" (null: not sampled), "wait_ms" (null)}]}, oldest first.
+ * It returns FLEET_EINVAL for a count of 0 or above what is kept. */
+int cli_cmd_queue_history(cli_t *cli, int argc, char **argv);
+int cli_q_queue_history(cli_t *cli, const char *queue, fleet_hist_res_t res,
+                        uint64_t count, cli_done_fn done, void *arg);
+/* Writes `ms` (unix ms) as "YYYY-MM-DDTHH:MM:SSZ" into `buf`. */
+void cli_time_iso_utc(int64_t ms, char *buf, size_t len);
 
 /* The state names of a queue ("pending", ...) back to the enum: 0 or -1. */
 int cli_job_state(const char *s, fleet_job_state_t *out);

@@ -41,6 +41,12 @@ static const char queue_usage[] =
     "                                  happen, one line each: time_ms type "
     "id\n"
     "                                  value data; stops after N\n"
+    "  history Q [--days N | --minutes N]\n"
+    "                                  jobs processed (completed + failed\n"
+    "                                  attempts) and failed per UTC day (the\n"
+    "                                  last 7 by default, 32 kept) or minute\n"
+    "                                  (1500 kept; with the depth and wait\n"
+    "                                  that fleet metrics and dash sampled)\n"
     "  retry Q ID | retry Q --all-dead run dead jobs again\n"
     "  cancel Q ID [--grace-ms MS]     delete a pending or delayed job, or\n"
     "                                  stop a running one: its worker is "
@@ -110,6 +116,21 @@ static qctx_t *qctx_of(fleet_queue_t *q) {
 /* ------------------------------------------------------------------------ */
 /* Stats (and ls)                                                           */
 
+static void on_sample(fleet_queue_t *q, int status,
+                      const fleet_queue_sample_t *s, void *ud) {
+  qctx_t *c = qctx_of(q);
+
+  cli_json_t *v = cli_jget(c->base.res, "oldest_pending_ms");
+
+  (void)ud;
+  /* (The member waits, null, where the counts put it.) */
+  if (status == 0 && v != NULL && s->oldest_ms >= 0) {
+    v->type = CLI_JINT;
+    v->num = s->oldest_ms;
+  }
+  cli_query_answered(&c->base, status, NULL);
+}
+
 void cli_q_on_counts(fleet_queue_t *q, int status,
                      const fleet_queue_counts_t *n, void *ud) {
   qctx_t *c = qctx_of(q);
@@ -126,6 +147,12 @@ void cli_q_on_counts(fleet_queue_t *q, int status,
     cli_jadd(c->base.res, "dead_kept", cli_jint((int64_t)n->dead_kept));
     cli_jadd(c->base.res, "waiting_children",
              cli_jint((int64_t)n->waiting_children));
+    if (c->base.cli->sample_history) {
+      cli_jadd(c->base.res, "oldest_pending_ms", cli_jnull());
+      cli_query_sent(&c->base,
+                     fleet_queue_sample(q, n->pending + n->delayed + n->running,
+                                        on_sample, NULL));
+    }
   }
   cli_query_answered(&c->base, status, NULL);
 }
@@ -560,6 +587,8 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
   } else if (strcmp(verb, "delete") == 0 || strcmp(verb, "run") == 0 ||
              strcmp(verb, "kill") == 0 || strcmp(verb, "remove") == 0) {
     return cli_cmd_queue_verbs(cli, argc, argv);
+  } else if (strcmp(verb, "history") == 0) {
+    return cli_cmd_queue_history(cli, argc, argv);
   } else if (strcmp(verb, "retry") == 0) {
     all_dead = cli_opt_flag(&argc, argv, "--all-dead");
     if (argc != (all_dead ? 2 : 3))

@@ -161,6 +161,7 @@ int cli_cmd_dash(cli_t *cli, int argc, char **argv) {
   if (d == NULL)
     return 1;
   d->cli = cli;
+  cli->sample_history = 1; /* the queues' history gets depth and wait */
   d->on_request = dash_route;
   d->on_stopped = dash_stopped;
   d->read_timeout_ms = read_timeout;

@@ -122,6 +122,8 @@ struct dash_s {
   /* Frees the dashboard once it is stopping and nothing is left open or
    * in flight (dash.c). */
   void (*on_stopped)(dash_t *d);
+  /* `fleet metrics`: only GET /metrics is served (cmd_metrics.c). */
+  int metrics_only;
 };
 
 /* dash_http.c ------------------------------------------------------------ */
@@ -175,6 +177,22 @@ int dash_job_run(cli_t *cli, const char *queue, const char *id,
                  cli_done_fn done, void *arg);
 int dash_job_kill(cli_t *cli, const char *queue, const char *id,
                   cli_done_fn done, void *arg);
+
+/* dash_history.c --------------------------------------------------------- */
+
+/* GET /api/history?queue=Q&res=minute|day: starts the query of `queue`'s
+ * history, which answers through `done` (with `c` as its argument).
+ * Returns 0 or an error (FLEET_EINVAL: a `res` other than minute or day),
+ * and then `done` never runs. */
+int dash_history(dash_conn_t *c, const char *q, size_t qlen, const char *queue,
+                 cli_done_fn done);
+
+/* cmd_metrics.c ---------------------------------------------------------- */
+
+/* GET /metrics: answers `c` with the Prometheus text of cli_q_metrics().
+ * The caller holds a reference on `c` for it, which the answer gives
+ * up. */
+void dash_metrics(dash_conn_t *c);
 
 /* dash_routes.c ---------------------------------------------------------- */
 

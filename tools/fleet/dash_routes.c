@@ -221,6 +221,12 @@ static int api_pause(dash_conn_t *c, const dash_route_t *r, const char *q,
   return cli_q_queue_pause(c->d->cli, queue, r->action, api_done, c);
 }
 
+static int api_history(dash_conn_t *c, const dash_route_t *r, const char *q,
+                       size_t qlen, const char *queue) {
+  (void)r;
+  return dash_history(c, q, qlen, queue, api_done);
+}
+
 static int api_routes(dash_conn_t *c, const dash_route_t *r, const char *q,
                       size_t qlen, const char *queue);
 
@@ -237,6 +243,7 @@ static const dash_route_t dash_routes[] = {
     {"/api/crons", .fn = api_list, .list = cli_q_cron_ls_all},
     {"/api/cron-history", .fn = api_cron_history},
     {"/api/warmpools", .fn = api_list, .list = cli_q_warmpool_ls},
+    {"/api/history", .queue = 1, .fn = api_history},
     {"/api/routes", .fn = api_routes},
     {"/api/retry", .post = 1, .queue = 1, .fn = api_retry},
     {"/api/cancel", .post = 1, .queue = 1, .fn = api_job,
@@ -359,6 +366,15 @@ void dash_route(dash_conn_t *c) {
 #undef PATH_IS
   if (!access_check(c, get && page, q, qlen))
     return;
+  if (get && plen == 8 && memcmp(path, "/metrics", 8) == 0) {
+    c->refs++; /* for the query */
+    dash_metrics(c);
+    return;
+  }
+  if (c->d->metrics_only) {
+    dash_respond(c, 404, "text/plain", "not found", 9);
+    return;
+  }
   if (plen > 5 && memcmp(path, "/api/", 5) == 0) {
     for (r = dash_routes; r->path != NULL; r++)
       if (strlen(r->path) == plen && memcmp(r->path, path, plen) == 0)

@@ -26,7 +26,8 @@ static const char cli_usage[] =
     "          retry Q ID|--all-dead | cancel Q ID |\n"
     "          purge Q --state completed|dead | pause Q | resume Q |\n"
     "          add Q PAYLOAD [--type T] | limit Q [--rate MAX/DUR ...] |\n"
-    "          hold Q --for DUR [--group G] | weight Q G N\n"
+    "          hold Q --for DUR [--group G] | weight Q G N |\n"
+    "          history Q [--days N | --minutes N]\n"
     "  lock    get NAME | ls [--match PATTERN]\n"
     "  leader  get NAME\n"
     "  pool    status P | ls\n"
@@ -36,6 +37,8 @@ static const char cli_usage[] =
     "  watch   queue Q | pool P  [--count N] [--interval-ms MS]\n"
     "  dash    --listen 127.0.0.1:PORT [--read-only] [--allow-host NAME]\n"
     "          [--token T] (better: $FLEET_DASH_TOKEN)\n"
+    "  metrics [--listen 127.0.0.1:PORT] [--once] [--allow-host NAME]\n"
+    "          [--token T] (Prometheus text on GET /metrics)\n"
     "\n"
     "Global options:\n"
     "  --url URL        redis://[user:password@]host[:port][/db], "
@@ -54,12 +57,17 @@ typedef struct {
 } cli_noun_t;
 
 /* One line per noun. */
-static const cli_noun_t cli_nouns[] = {
-    {"queue", cli_cmd_queue},   {"lock", cli_cmd_lock},
-    {"leader", cli_cmd_leader}, {"pool", cli_cmd_pool},
-    {"store", cli_cmd_store},   {"watch", cli_cmd_watch},
-    {"cron", cli_cmd_cron},     {"warmpool", cli_cmd_warmpool},
-    {"dash", cli_cmd_dash},     {NULL, NULL}};
+static const cli_noun_t cli_nouns[] = {{"queue", cli_cmd_queue},
+                                       {"lock", cli_cmd_lock},
+                                       {"leader", cli_cmd_leader},
+                                       {"pool", cli_cmd_pool},
+                                       {"store", cli_cmd_store},
+                                       {"watch", cli_cmd_watch},
+                                       {"cron", cli_cmd_cron},
+                                       {"warmpool", cli_cmd_warmpool},
+                                       {"dash", cli_cmd_dash},
+                                       {"metrics", cli_cmd_metrics},
+                                       {NULL, NULL}};
 
 /* ------------------------------------------------------------------------ */
 /* The client                                                               */

@@ -7,9 +7,9 @@
 -- events are published while a subscriber holds the lease.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
 --   jobs, opts, info, done, completed, stats, limits, grun, uniq,
---   unique:<key>, rttl, res:<c>, resc, results, resl, resx, events; with
---   flows (lib/queue_deps.lua): parent, deps, kids:<id>, and the parent's
---   queue's.
+--   unique:<key>, rttl, res:<c>, resc, results, resl, resx, events,
+--   hist:m:<minute>, hist:d:<day> (lib/queue_hist.lua); with flows
+--   (lib/queue_deps.lua): parent, deps, kids:<id>, and the parent's queue's.
 -- ARGV[1]: keep_count; ARGV[2]: keep_s (0: no age bound); then id, token
 --   per claim: the token alone, or with a result "<token>\0<ttl_ms>\0<result>"
 --   (ttl_ms: the queue's retention, a job's own in rttl first).

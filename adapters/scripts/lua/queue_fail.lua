@@ -3,7 +3,8 @@
 -- job dead (and trims the kept dead jobs).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
 --   jobs, opts, info, done, delayed, dead, stats, jobs:wake, grun, limits,
---   uniq, unique:<key>, rttl, events ("failed", and "dead", events:
+--   uniq, unique:<key>, rttl, hist:m:<minute>, hist:d:<day>
+--   (lib/queue_hist.lua), events ("failed", and "dead", events:
 --   lib/queue_life.lua); with flows (lib/queue_deps.lua): parent, deps,
 --   kids:<id>, and the parent's queue's.
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,
@@ -25,6 +26,7 @@ local now = now_ms()
 --#include queue_ended
 --#include queue_flow
 --#include queue_stop
+--#include queue_hist
 
 local id, tok = ARGV[1], ARGV[2]
 local v = call('HGET', tag .. ':claims', id)
@@ -58,6 +60,7 @@ local err = stop_fail(id, v, ARGV[3], tonumber(ARGV[5]), tonumber(ARGV[6]))
 if not err then return {0, 0} end
 
 call('HDEL', tag .. ':claims', id)
+hist_add('f', 1)
 local fl = flow_ended({v})
 -- Delayed for its retry or dead, the job keeps its group in its options.
 opts_group(id, o, claim_group(v))

@@ -10,6 +10,7 @@
 -- answered 3 or 4). Expects `call`, `tag`, `now`, and
 -- queue_int, queue_trim, queue_ended and queue_freed included before it.
 --#include queue_unique
+--#include queue_hist
 local function complete(keep, keep_s, a)
   local out = {now}
   local ids = {}
@@ -54,6 +55,7 @@ local function complete(keep, keep_s, a)
   if #done > 0 then
     call('HDEL', claims, unpack(done))
     call('HINCRBY', tag .. ':stats', 'completed', dec(#done))
+    hist_add('c', #done)
     if keep > 0 then
       call('HSET', tag .. ':done', unpack(marks))
       local len = call('RPUSH', tag .. ':completed', unpack(done))
