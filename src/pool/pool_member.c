@@ -261,6 +261,12 @@ static void pool_on_join(fleet__req_t *r, int status,
     return;
   }
   p->member = live > 0;
+  if (p->member)
+    fleet__reg_start(&p->reg, &p->base, "pool", p->node_id, p->node_id_len,
+                     p->base.mblock.name, p->base.mblock.name_len,
+                     p->opts.worker_ttl_ms / 3, NULL);
+  else
+    fleet__reg_stop(&p->reg);
   pool_activate(p, sent);
   if (p->join.again) {
     p->join.again = 0;

@@ -183,6 +183,7 @@ int cli_cmd_watch(cli_t *cli, int argc, char **argv);
 int cli_cmd_cron(cli_t *cli, int argc, char **argv);
 int cli_cmd_warmpool(cli_t *cli, int argc, char **argv);
 int cli_cmd_dash(cli_t *cli, int argc, char **argv);
+int cli_cmd_worker(cli_t *cli, int argc, char **argv);
 
 /* ------------------------------------------------------------------------ */
 /* A query's bookkeeping (query.c)                                          */
@@ -317,6 +318,10 @@ int cli_q_cron_history(cli_t *cli, const char *ns, const char *key,
 int cli_q_warmpool_snapshot(cli_t *cli, const char *name, cli_done_fn done,
                             void *arg);
 int cli_q_warmpool_ls(cli_t *cli, cli_done_fn done, void *arg);
+
+/* Workers (cmd_worker.c): every entry of the process registry,
+ * {"workers": [...]}. */
+int cli_q_worker_ls_all(cli_t *cli, cli_done_fn done, void *arg);
 
 /* ------------------------------------------------------------------------ */
 /* Queries on a queue handle (cmd_queue.c; flow control: cmd_queue_flow.c)  */

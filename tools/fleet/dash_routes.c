@@ -223,6 +223,7 @@ static const dash_route_t dash_routes[] = {
     {"/api/crons", .fn = api_list, .list = cli_q_cron_ls_all},
     {"/api/cron-history", .fn = api_cron_history},
     {"/api/warmpools", .fn = api_list, .list = cli_q_warmpool_ls},
+    {"/api/workers", .fn = api_list, .list = cli_q_worker_ls_all},
     {"/api/routes", .fn = api_routes},
     {"/api/retry", .post = 1, .queue = 1, .fn = api_retry},
     {"/api/cancel", .post = 1, .queue = 1, .fn = api_job,
