@@ -36,6 +36,7 @@
   XX(store_scan_glob)                                                          \
   XX(store_ttl_touch)                                                          \
   XX(client_scan_names)                                                        \
+  XX(workers_registry)                                                         \
   XX(pool_dispatch_basic)                                                      \
   XX(pool_rebalance)                                                           \
   XX(cron_fire_once)                                                           \

@@ -347,6 +347,9 @@ TEST_DECLARE(pool_flushdb_redis)
 CONFORMANCE_DECLARE(pool_query)
 CONFORMANCE_DECLARE(client_scan_names)
 
+/* test_registry.c */
+CONFORMANCE_DECLARE(workers_registry)
+
 /* test_pool_ticker.c */
 CONFORMANCE_DECLARE(pool_ticker_basic)
 CONFORMANCE_DECLARE(pool_ticker_lease)
@@ -814,6 +817,7 @@ TEST_LIST_START
   TEST_ENTRY(pool_flushdb_redis)
   CONFORMANCE_ENTRY(pool_query)
   CONFORMANCE_ENTRY(client_scan_names)
+  CONFORMANCE_ENTRY(workers_registry)
 
   /* test_pool_ticker.c */
   CONFORMANCE_ENTRY(pool_ticker_basic)
