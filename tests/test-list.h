@@ -495,6 +495,8 @@ TEST_DECLARE(cli_errors)
 TEST_DECLARE(cli_cron_warmpool)
 /* test_cli_flow.c */
 TEST_DECLARE(cli_queue_flow)
+/* test_cli_workers.c */
+TEST_DECLARE(cli_worker_ls)
 
 /* test_dash.c */
 TEST_DECLARE(dash_api)
@@ -990,6 +992,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cli_watch, 60)
   TEST_ENTRY_TIMEOUT(cli_errors, 60)
   TEST_ENTRY_TIMEOUT(cli_cron_warmpool, 60)
+  TEST_ENTRY_TIMEOUT(cli_worker_ls, 120)
   /* test_cli_flow.c */
   TEST_ENTRY_TIMEOUT(cli_queue_flow, 60)
 
