@@ -273,9 +273,10 @@ typedef void (*fleet_client_names_cb)(fleet_client_t *client, int status,
  * Returns 0; FLEET_EINVAL (NULL client or callback, a kind out of range,
  * an empty `name_glob`, `max` 0); FLEET_E2BIG (`name_glob` longer than
  * FLEET_SCAN_GLOB_MAX); FLEET_ECLOSING (the client is closing);
- * FLEET_EUNAVAILABLE (on a cluster whose slot map the client has not read
- * yet: call again once the client is ready); FLEET_ENOMEM. On error
- * nothing is sent and `cb` never runs. */
+ * FLEET_ENOMEM. On error nothing is sent and `cb` never runs. On a
+ * cluster whose slot map the client has not read yet (a call right after
+ * fleet_client_init()), the walk waits for the map, within the command
+ * timeout. */
 FLEET_EXTERN int fleet_client_scan_names(fleet_client_t *client,
                                          fleet_object_kind_t kind,
                                          const char *name_glob, size_t max,
