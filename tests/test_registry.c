@@ -152,7 +152,7 @@ static void on_beat(void *arg, int status, const fleet__reply_t *r) {
 static void beat_once(lock_env_t *e, const char *member, size_t mlen,
                       const char *ttl, const char *details, size_t dlen) {
   char tag[160];
-  fleet_bytes_t key = {tag, (size_t)snprintf(tag, sizeof(tag), "{%s}",
+  fleet_bytes_t key = {tag, (size_t)snprintf(tag, sizeof(tag), "{%s:}",
                                              fleet_client_prefix(&e->c1))};
   fleet_bytes_t args[4] = {
       {member, mlen}, {ttl, strlen(ttl)}, {"", 0}, {details, dlen}};

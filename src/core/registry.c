@@ -3,12 +3,14 @@
  * every entry of a client), removed by REGISTRY_LEAVE, and read by
  * fleet_workers_list() (REGISTRY_LIST).
  *
- * Keys: the sorted set "{<prefix>}:workers" (entry -> expiry, unix ms on
- * the server clock) and the hash "{<prefix>}:workers:info" (entry ->
+ * Keys: the sorted set "{<prefix>:}:workers" (entry -> expiry, unix ms on
+ * the server clock) and the hash "{<prefix>:}:workers:info" (entry ->
  * details), one slot for the whole registry of a prefix: one call lists
- * it, on a cluster too. No object's tag is "{<prefix>}": theirs are
- * "{<prefix>:<name>}". Expired entries are removed by the next beat or
- * listing; the keys themselves expire when no process beats any more. */
+ * it, on a cluster too. The tag is that of an empty name, which no object
+ * can have (names are 1 byte or more), and it is covered by the ACL
+ * pattern ~{<prefix>:* of docs/deploy.md. Expired entries are removed by
+ * the next beat or listing; the keys themselves expire when no process
+ * beats any more. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,19 +23,18 @@
 /* The most entries one listing reads. */
 #define REG_LIST_MAX "10000"
 
-/* Builds "{<prefix>}" into `tag`. Returns 0 or FLEET_ENOMEM. */
+/* Builds "{<prefix>:}" into `tag`. Returns 0 or FLEET_ENOMEM. */
 static int reg_tag(fleet__key_t *tag, const struct fleet__client_s *c) {
-  char *p = realloc(tag->base, c->prefix_len + 3);
+  char *p = realloc(tag->base, c->prefix_len + 4);
 
   if (p == NULL)
     return FLEET_ENOMEM;
   p[0] = '{';
   memcpy(p + 1, c->prefix, c->prefix_len);
-  p[c->prefix_len + 1] = '}';
-  p[c->prefix_len + 2] = '\0';
+  memcpy(p + c->prefix_len + 1, ":}", 3);
   tag->base = p;
-  tag->len = c->prefix_len + 2;
-  tag->cap = c->prefix_len + 3;
+  tag->len = c->prefix_len + 3;
+  tag->cap = c->prefix_len + 4;
   return 0;
 }
 

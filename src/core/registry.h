@@ -46,7 +46,7 @@ struct fleet__reg_s {
   size_t ids_len, ids_cap;
   uint32_t njobs;
   int ids_oom;
-  fleet__key_t tag; /* "{<prefix>}" */
+  fleet__key_t tag; /* "{<prefix>:}" */
   char ttl[12];
   char started[24]; /* "" until the first beat's answer */
   uint32_t period_ms;

@@ -5,7 +5,8 @@
 -- keeps both keys alive for at least the longest TTL given. The client's
 -- batcher sends the beats of every registered handle of a client in one
 -- call.
--- KEYS[1]: the registry's hash tag "{prefix}"; parts: workers (a sorted
+-- KEYS[1]: the registry's hash tag "{prefix:}" (the tag of an empty
+--   name, which no object has); parts: workers (a sorted
 --   set: entry -> expiry, unix ms), workers:info (a hash: entry ->
 --   "<started ms>\0<ttl ms>\0<details>").
 -- ARGV[4i-3]: the i-th entry, "<kind>\0<name>\0<id>". ARGV[4i-2]: its TTL

@@ -2,7 +2,8 @@
 -- (docs/registry.md), those whose expiry has not passed by the server
 -- clock, soonest to expire first; removes up to 1000 entries whose expiry
 -- passed.
--- KEYS[1]: the registry's hash tag "{prefix}"; parts: workers, workers:info
+-- KEYS[1]: the registry's hash tag "{prefix:}" (the tag of an empty
+--   name, which no object has); parts: workers, workers:info
 --   (registry_beat.lua).
 -- ARGV[1]: the most entries to return (1..100000).
 -- Returns: {now_ms, expiry_1, info_1, ...}: each live entry's expiry (unix
