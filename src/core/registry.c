@@ -167,7 +167,7 @@ int fleet__reg_start(fleet__reg_t *r, fleet__handle_t *h, const char *kind,
                      fleet__reg_jobs_fn jobs) {
   struct fleet__client_s *c = h->client;
   size_t klen = strlen(kind), hlen;
-  char host[64], pid[24];
+  char host[64], pid[24], nonce[FLEET__NONCE_LEN + 1];
   size_t plen;
   int err;
 
@@ -186,7 +186,8 @@ int fleet__reg_start(fleet__reg_t *r, fleet__handle_t *h, const char *kind,
   r->period_ms = period_ms;
   snprintf(r->ttl, sizeof(r->ttl), "%u", (unsigned)(3 * period_ms));
   r->started[0] = '\0';
-  r->member_len = klen + name_len + id_len + 2;
+  fleet__ident_nonce(nonce);
+  r->member_len = klen + name_len + id_len + FLEET__NONCE_LEN + 3;
   r->fixed_len = klen + id_len + name_len + hlen + plen + 4;
   r->member = malloc(r->member_len);
   r->fixed = malloc(r->fixed_len);
@@ -198,7 +199,9 @@ int fleet__reg_start(fleet__reg_t *r, fleet__handle_t *h, const char *kind,
     memcpy(p, kind, klen + 1);
     memcpy(p += klen + 1, name, name_len);
     p[name_len] = '\0';
-    memcpy(p + name_len + 1, id, id_len);
+    memcpy(p += name_len + 1, id, id_len);
+    p[id_len] = '\0';
+    memcpy(p + id_len + 1, nonce, FLEET__NONCE_LEN);
     p = r->fixed;
     memcpy(p, kind, klen + 1);
     memcpy(p += klen + 1, id, id_len);

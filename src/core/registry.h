@@ -36,7 +36,9 @@ struct fleet__reg_s {
   fleet__batch_item_t item;
   fleet__handle_t *h;
   fleet__reg_jobs_fn jobs;
-  char *member; /* "<kind>\0<name>\0<id>" */
+  /* "<kind>\0<name>\0<id>\0<instance nonce>": two instances of one id
+   * (a refused duplicate) never touch each other's entry. */
+  char *member;
   size_t member_len;
   char *fixed; /* "<kind>\0<id>\0<name>\0<host>\0<pid>" */
   size_t fixed_len;

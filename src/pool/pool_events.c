@@ -47,6 +47,7 @@ void fleet__pool_refuse(fleet__pool_t *p) {
   if (p->base.closing || p->state == FLEET__POOL_REFUSED)
     return;
   fleet__pool_set_state(p, FLEET__POOL_REFUSED);
+  fleet__reg_stop(&p->reg);
   fleet__backend_set_detail(fleet__handle_backend(&p->base),
                             "pool node id \"%s\" is already in use by a "
                             "live node",

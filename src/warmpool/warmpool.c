@@ -515,6 +515,7 @@ static void wp_refuse(fleet__warmpool_t *wp) {
   wp->claimed = 0;
   wp_own_stop(wp);
   wp_borrow_clear(wp);
+  fleet__reg_stop(&wp->reg);
   /* A candidate stops campaigning for good; a primary gives its lease up,
    * which its fencing token guards (a newer primary's is left alone). */
   if (wp->leader_open) {

@@ -9,9 +9,10 @@
 --   name, which no object has); parts: workers (a sorted
 --   set: entry -> expiry, unix ms), workers:info (a hash: entry ->
 --   "<started ms>\0<ttl ms>\0<details>").
--- ARGV[4i-3]: the i-th entry, "<kind>\0<name>\0<id>". ARGV[4i-2]: its TTL
---   in ms (1000..3600000). ARGV[4i-1]: its start time in unix ms, '' for
---   now (a first beat). ARGV[4i]: its details,
+-- ARGV[4i-3]: the i-th entry, "<kind>\0<name>\0<id>\0<nonce>" (the nonce
+--   of the handle's instance). ARGV[4i-2]: its TTL in ms (1000..3600000).
+--   ARGV[4i-1]: its start time in unix ms, '' for now (a first beat).
+--   ARGV[4i]: its details,
 --   "<kind>\0<id>\0<name>\0<host>\0<pid>\0<jobs held>" then "\0<job id>"
 --   for each job id listed.
 -- Returns: {now_ms, started_1, ..., started_n}: each entry's start time as
