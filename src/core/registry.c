@@ -96,7 +96,7 @@ static void reg_details(fleet__reg_t *r) {
   memcpy(r->buf, r->fixed, r->fixed_len);
   r->buf[r->fixed_len] = '\0';
   memcpy(r->buf + r->fixed_len + 1, count, clen);
-  if (!r->ids_oom)
+  if (!r->ids_oom && r->ids_len > 0)
     memcpy(r->buf + r->fixed_len + 1 + clen, r->ids, r->ids_len);
   r->buf_len = need;
 }
