@@ -349,6 +349,7 @@ CONFORMANCE_DECLARE(client_scan_names)
 
 /* test_registry.c */
 CONFORMANCE_DECLARE(workers_registry)
+TEST_DECLARE(workers_registry_denied)
 
 /* test_pool_ticker.c */
 CONFORMANCE_DECLARE(pool_ticker_basic)
@@ -820,6 +821,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(pool_query)
   CONFORMANCE_ENTRY(client_scan_names)
   CONFORMANCE_ENTRY(workers_registry)
+  TEST_ENTRY(workers_registry_denied)
 
   /* test_pool_ticker.c */
   CONFORMANCE_ENTRY(pool_ticker_basic)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/client.h"
+#include "redis_fixture.h"
 #include "test_lock_env.h"
 
 typedef struct {
@@ -326,4 +327,99 @@ CONFORMANCE_IMPL(workers_registry) {
   a = list(&e);
   ASSERT_EQ(0, a.n);
   lock_env_close(&e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* A registry write that fails                                              */
+
+typedef struct {
+  int beat_lines; /* "registry: beat of ..." warnings */
+  int done;       /* jobs completed */
+  int closed;
+} denied_t;
+
+static void denied_log(fleet_log_level_t level, const char *message,
+                       void *data) {
+  denied_t *d = data;
+
+  if (level == FLEET_LOG_WARN && strstr(message, "registry: beat of") != NULL)
+    d->beat_lines++;
+}
+
+static void denied_handler(fleet_worker_t *w, fleet_job_t *job) {
+  (void)w;
+  ASSERT_OK(fleet_job_complete(job));
+}
+
+static void denied_done(fleet_worker_t *w, fleet_job_t *job,
+                        fleet_job_action_t action, int status) {
+  denied_t *d = ((fleet_handle_t *)w)->data;
+
+  (void)job, (void)action;
+  ASSERT_OK(status);
+  d->done++;
+}
+
+static void denied_closed(fleet_handle_t *h) {
+  ((denied_t *)h->data)->closed++;
+}
+
+/* An ACL user that may use the queue's keys but not the registry's: the
+ * worker processes every job all the same, and the failed beats are
+ * logged once, not once per beat. */
+TEST_IMPL(workers_registry_denied) {
+  fleet_test_redis_t *redis = fleet_test_redis_start_or_skip(NULL);
+  fleet_client_options_t co;
+  fleet_worker_options_t wo;
+  fleet_job_spec_t specs[3];
+  fleet_client_t client;
+  fleet_worker_t w;
+  fleet_queue_t q;
+  uv_loop_t loop;
+  denied_t d;
+  redisReply *rep;
+  char url[128];
+  int enqueued = 0, i;
+
+  memset(&d, 0, sizeof(d));
+  rep = fleet_test_redis_cmd(redis, "ACL SETUSER lim on >pw ~{qt:wq}* "
+                                    "&{qt:wq}* +@all");
+  ASSERT_NOT_NULL(rep);
+  ASSERT_EQ(REDIS_REPLY_STATUS, rep->type);
+  freeReplyObject(rep);
+  snprintf(url, sizeof(url), "redis://lim:pw@127.0.0.1:%d",
+           fleet_test_redis_port(redis));
+  ASSERT_OK(uv_loop_init(&loop));
+  fleet_client_options_init(&co);
+  co.prefix = "qt";
+  co.log_cb = denied_log;
+  co.log_data = &d;
+  ASSERT_OK(fleet_client_init(&loop, &client, url, &co));
+  fleet_worker_options_init(&wo);
+  wo.claim_ttl_ms = 5000;
+  wo.heartbeat_ms = 1000;
+  wo.done_cb = denied_done;
+  w.data = &d;
+  q.data = &d;
+  ASSERT_OK(fleet_worker_init(&client, &w, "wq", &wo));
+  ASSERT_OK(fleet_worker_start(&w, denied_handler));
+  ASSERT_OK(fleet_queue_init(&client, &q, "wq", NULL));
+  for (i = 0; i < 3; i++)
+    fleet_job_spec_init(&specs[i], "t", "p", 1);
+  ASSERT_OK(fleet_queue_enqueue(&q, specs, 3, on_enqueued, &enqueued));
+  ASSERT(fleet_test_wait_count(&loop, &d.done, 3,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  /* Three beats at least (every 2 s): one line. */
+  fleet_test_sleep(&loop, 4500);
+  ASSERT_EQ(1, d.beat_lines);
+  ASSERT_EQ(3, d.done);
+  ASSERT_OK(fleet_worker_close(&w, denied_closed));
+  ASSERT_OK(fleet_queue_close(&q, denied_closed));
+  ASSERT(fleet_test_wait_count(&loop, &d.closed, 2,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(fleet_client_close(&client, NULL));
+  ASSERT_OK(uv_run(&loop, UV_RUN_DEFAULT));
+  ASSERT_OK(uv_loop_close(&loop));
+  fleet_test_redis_free(redis);
+  return 0;
 }
