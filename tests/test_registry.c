@@ -99,7 +99,8 @@ static void hold_handler(fleet_worker_t *w, fleet_job_t *job) {
 }
 
 static void pool_start(fleet_pool_worker_t *w, fleet_pool_job_t *job) {
-  (void)w, (void)job;
+  (void)w;
+  ASSERT_OK(fleet_pool_job_started(job, 0));
 }
 
 static void pool_stop(fleet_pool_worker_t *w, fleet_pool_job_t *job,
@@ -288,6 +289,23 @@ CONFORMANCE_IMPL(workers_registry) {
           strcmp(a.jobs[i][1], "job-b") == 0) ||
          (strcmp(a.jobs[i][0], "job-b") == 0 &&
           strcmp(a.jobs[i][1], "job-a") == 0));
+
+  /* A pool node's entry lists the keys of the jobs its workers run. */
+  started = 0;
+  ASSERT_OK(fleet_pool_dispatch(&node, "key-1", (fleet_bytes_t){"x", 1},
+                                (fleet_status_cb)on_started, &started));
+  ASSERT(lock_env_wait(&e, &started, 1, FLEET_TEST_WAIT_MS));
+  for (k = 0; k < 600; k++) {
+    a = list(&e);
+    i = find(&a, "pool");
+    ASSERT_GE(i, 0);
+    if (a.held[i] == 1)
+      break;
+    lock_env_sleep(&e, 20);
+  }
+  ASSERT_EQ(1, a.held[i]);
+  ASSERT_EQ(1, a.njobs[i]);
+  ASSERT_STR_EQ("key-1", a.jobs[i][0]);
 
   /* A clean close removes the entry at once: by the close callback. */
   ASSERT_OK(fleet_job_complete(held_jobs[0]));

@@ -335,8 +335,9 @@ typedef struct {
   int64_t started_ms;
   int64_t seen_ms;
   int64_t expires_ms;
-  /* A queue worker: the jobs it held at its last beat, and the ids of the
-   * first FLEET_WORKER_JOBS_LISTED of them (`njobs`). 0 for the others. */
+  /* The jobs it held at its last beat, and the first
+   * FLEET_WORKER_JOBS_LISTED of them (`njobs`): a queue worker's claimed
+   * jobs by id, a pool node's running jobs by key. 0 for the others. */
   uint32_t jobs_held;
   const char *const *jobs;
   size_t njobs;

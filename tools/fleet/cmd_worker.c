@@ -15,8 +15,8 @@ static const char worker_usage[] =
     "                  schedulers and warm-pool nodes (K: queue, pool,\n"
     "                  cron or warmpool): id, kind, what it serves, host,\n"
     "                  pid, when it started and was last seen (UTC), and\n"
-    "                  the jobs a queue worker holds (how many, then the\n"
-    "                  first ids)\n";
+    "                  the jobs a queue worker holds or a pool node runs\n"
+    "                  (how many, then the first ids or keys)\n";
 
 static const char *const worker_kinds[] = {"queue", "pool", "cron", "warmpool",
                                            NULL};
@@ -96,7 +96,7 @@ int cli_q_worker_ls_all(cli_t *cli, cli_done_fn done, void *arg) {
 }
 
 /* The table: one row per entry, JOBS as "<held>: <id>,<id>..." for a
- * queue worker, "-" for the others. */
+ * queue worker (job ids) or a pool node (job keys), "-" for the others. */
 static void print_workers(const cli_json_t *res) {
   static const char *const cols[] = {"id",      "kind", "name", "host", "pid",
                                      "started", "seen", "jobs", NULL};
@@ -111,7 +111,8 @@ static void print_workers(const cli_json_t *res) {
     for (c = w->first; c != NULL; c = c->next)
       if (strcmp(c->key, "jobs") != 0 && strcmp(c->key, "jobs_held") != 0)
         cli_jadd(row, c->key, cli_jcopy(c));
-    if (strcmp(cli_jget(w, "kind")->str, "queue") == 0) {
+    if (strcmp(cli_jget(w, "kind")->str, "queue") == 0 ||
+        strcmp(cli_jget(w, "kind")->str, "pool") == 0) {
       cli_buf_printf(&b, "%lld", (long long)cli_jget(w, "jobs_held")->num);
       for (j = cli_jget(w, "jobs")->first; j != NULL; j = j->next) {
         cli_buf_str(&b, j == cli_jget(w, "jobs")->first ? ": " : ",");
