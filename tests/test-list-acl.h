@@ -36,6 +36,7 @@
   XX(worker_fail_retry)                                                        \
   XX(worker_heartbeat)                                                         \
   XX(worker_delivery)                                                          \
+  XX(workers_registry)                                                         \
   XX(pool_dispatch_basic)                                                      \
   XX(pool_rebalance)                                                           \
   XX(pool_schedule)                                                            \

@@ -40,6 +40,7 @@
   XX(store_scan_glob)                                                          \
   XX(store_ttl_touch)                                                          \
   XX(client_scan_names)                                                        \
+  XX(workers_registry)                                                         \
   XX(pool_dispatch_basic)                                                      \
   XX(pool_rebalance)                                                           \
   XX(cron_fire_once)                                                           \
@@ -56,7 +57,8 @@
   XX(cluster_failover_durable_mp, 300)                                         \
   XX(cluster_reshard_workers, 180)                                             \
   XX(cluster_manual_failover_mp, 180)                                          \
-  XX(fence_failover_cluster_mp, 180)
+  XX(fence_failover_cluster_mp, 180)                                          \
+  XX(cli_cluster_listings, 120)
 /* clang-format on */
 
 #define FLEET_CLUSTER_DECLARE_C(name) TEST_DECLARE(name##_cluster)

@@ -357,6 +357,10 @@ TEST_DECLARE(pool_flushdb_redis)
 CONFORMANCE_DECLARE(pool_query)
 CONFORMANCE_DECLARE(client_scan_names)
 
+/* test_registry.c */
+CONFORMANCE_DECLARE(workers_registry)
+TEST_DECLARE(workers_registry_denied)
+
 /* test_pool_ticker.c */
 CONFORMANCE_DECLARE(pool_ticker_basic)
 CONFORMANCE_DECLARE(pool_ticker_lease)
@@ -519,6 +523,8 @@ TEST_DECLARE(cli_queue_flow)
 /* test_cli_metrics.c */
 TEST_DECLARE(cli_metrics)
 TEST_DECLARE(dash_history_metrics)
+/* test_cli_workers.c */
+TEST_DECLARE(cli_worker_ls)
 
 /* test_dash.c */
 TEST_DECLARE(dash_api)
@@ -854,6 +860,8 @@ TEST_LIST_START
   TEST_ENTRY(pool_flushdb_redis)
   CONFORMANCE_ENTRY(pool_query)
   CONFORMANCE_ENTRY(client_scan_names)
+  CONFORMANCE_ENTRY(workers_registry)
+  TEST_ENTRY(workers_registry_denied)
 
   /* test_pool_ticker.c */
   CONFORMANCE_ENTRY(pool_ticker_basic)
@@ -1040,6 +1048,7 @@ TEST_LIST_START
   /* test_cli_admin.c */
   TEST_ENTRY_TIMEOUT(cli_cron_admin, 60)
   TEST_ENTRY_TIMEOUT(cli_store_admin, 60)
+  TEST_ENTRY_TIMEOUT(cli_worker_ls, 120)
   /* test_cli_flow.c */
   TEST_ENTRY_TIMEOUT(cli_queue_flow, 60)
   /* test_cli_metrics.c */

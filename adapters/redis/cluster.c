@@ -894,8 +894,8 @@ static int cluster_keys_span(const fleet_bytes_t *keys, size_t nkeys) {
   return 0;
 }
 
-/* SCAN on a cluster: each master in turn (cluster_masters() order), with
- * the cursor of cluster_scan_cursor(). */
+/* SCAN on a cluster: each master in turn (cluster_masters() order; the
+ * replicas are never scanned), with the cursor of cluster_scan_cursor(). */
 static int cluster_scan(cluster_backend_t *be, fleet__op_t op,
                         const fleet_bytes_t *args, size_t nargs,
                         fleet__reply_cb cb, void *arg) {
@@ -910,8 +910,11 @@ static int cluster_scan(cluster_backend_t *be, fleet__op_t op,
   idx = cluster_scan_split(&args[0], &node_len);
   if (idx < 0)
     return FLEET_EINVAL;
+  /* Before the first map (a program that scans right after its client's
+   * init, as the CLI does), the SCAN waits for it like any op: no master
+   * is known yet, so cluster_dispatch() keeps it pending. */
   count = cluster_masters(be, masters, CLUSTER_SCAN_MAX);
-  if (!be->have_map || idx >= count)
+  if (be->have_map && idx >= count)
     return FLEET_EUNAVAILABLE;
   memcpy(a, args, nargs * sizeof(*a));
   a[0].len = node_len;

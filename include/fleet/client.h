@@ -277,9 +277,10 @@ typedef void (*fleet_client_names_cb)(fleet_client_t *client, int status,
  * Returns 0; FLEET_EINVAL (NULL client or callback, a kind out of range,
  * an empty `name_glob`, `max` 0); FLEET_E2BIG (`name_glob` longer than
  * FLEET_SCAN_GLOB_MAX); FLEET_ECLOSING (the client is closing);
- * FLEET_EUNAVAILABLE (on a cluster whose slot map the client has not read
- * yet: call again once the client is ready); FLEET_ENOMEM. On error
- * nothing is sent and `cb` never runs. */
+ * FLEET_ENOMEM. On error nothing is sent and `cb` never runs. On a
+ * cluster whose slot map the client has not read yet (a call right after
+ * fleet_client_init()), the walk waits for the map, within the command
+ * timeout. */
 FLEET_EXTERN int fleet_client_scan_names(fleet_client_t *client,
                                          fleet_object_kind_t kind,
                                          const char *name_glob, size_t max,
@@ -302,6 +303,68 @@ FLEET_EXTERN int fleet_client_scan_names(fleet_client_t *client,
  * a value >= `out_size` means `out` was truncated. Never fails. */
 FLEET_EXTERN size_t fleet_redact_url(const char *url, char *out,
                                      size_t out_size);
+
+/* ------------------------------------------------------------------------ */
+/* The process registry (docs/registry.md)                                  */
+
+/* Every running queue worker, pool node, cron scheduler and warm-pool node
+ * is an entry of the registry of its client's prefix: it registers when
+ * it starts (a pool node: when it joins), beats every 2 to 5 seconds (its
+ * own heartbeat period held to those bounds; the beats of one client go
+ * out in one call), is removed when it stops or closes, and expires on
+ * its own three beats after its last one (a process that crashed). A
+ * registry write that fails never stops the handle: it is logged once
+ * through the client's log_cb. */
+
+/* The most job ids an entry lists (jobs_held counts them all). */
+#define FLEET_WORKER_JOBS_LISTED 20
+
+/* One entry. Every string is NUL-terminated and valid until the callback
+ * returns. */
+typedef struct {
+  /* "queue" (a queue worker), "pool" (a pool node), "cron" (a cron
+   * scheduler) or "warmpool" (a warm-pool node). */
+  const char *kind;
+  /* Its identity: the pool node id, the cron scheduler's node id, the
+   * warm-pool owner id, or a queue worker's own id
+   * ("<host>-<pid>-<8 hex digits>", fleet_worker_id()). */
+  const char *id;
+  /* What it serves: the queue, pool, cron namespace or warm pool. */
+  const char *name;
+  /* The host name and process id of the process it runs in. */
+  const char *host;
+  int64_t pid;
+  /* When it registered, and its last beat, in unix ms on the backend
+   * clock; it expires at expires_ms unless it beats again. */
+  int64_t started_ms;
+  int64_t seen_ms;
+  int64_t expires_ms;
+  /* The jobs it held at its last beat, and the first
+   * FLEET_WORKER_JOBS_LISTED of them (`njobs`): a queue worker's claimed
+   * jobs by id, a pool node's running jobs by key. 0 for the others. */
+  uint32_t jobs_held;
+  const char *const *jobs;
+  size_t njobs;
+} fleet_worker_info_t;
+
+/* Completion of fleet_workers_list(): `status` 0 and the `n` live entries,
+ * sorted by kind, then name, then id; or an error, NULL and 0. */
+typedef void (*fleet_workers_cb)(fleet_client_t *client, int status,
+                                 const fleet_worker_info_t *workers, size_t n,
+                                 void *user_data);
+
+/* Lists the live entries of the registry under the client's prefix, in one
+ * call (the registry is one slot of a cluster), at most 10000; removes the
+ * expired ones it finds. An entry fleet cannot read is left out.
+ *
+ * `cb` runs once, never inside this call: 0 and the entries; a backend
+ * error (FLEET_EUNAVAILABLE, FLEET_ETIMEDOUT, ...); FLEET_EPROTO for a
+ * reply fleet cannot read; FLEET_ECANCELED when the client closes first.
+ *
+ * Returns 0, FLEET_EINVAL (NULL client or callback), FLEET_ECLOSING or
+ * FLEET_ENOMEM; on error nothing is sent and `cb` never runs. */
+FLEET_EXTERN int fleet_workers_list(fleet_client_t *client, fleet_workers_cb cb,
+                                    void *user_data);
 
 #ifdef __cplusplus
 }

@@ -261,8 +261,9 @@ FLEET_EXTERN int fleet_store_list(fleet_store_t *store, const char *collection,
  * with SCAN and UNLINK in batches (never KEYS), and nothing else. It is not
  * atomic: a key written under the prefix while it runs may survive; every
  * key that exists for the whole run is deleted. The callback gets the
- * number of keys deleted. On Redis Cluster it covers only the node the
- * client is connected to. */
+ * number of keys deleted. On Redis Cluster it walks every master (never
+ * the replicas), one after the other, and deletes with one UNLINK per
+ * slot (docs/deploy.md, "Limits"). */
 FLEET_EXTERN int fleet_store_clear(fleet_store_t *store,
                                    fleet_store_count_cb cb, void *user_data);
 

@@ -370,6 +370,12 @@ FLEET_EXTERN int fleet_job_children(fleet_job_t *job,
                                     fleet_queue_children_cb cb,
                                     void *user_data);
 
+/* The worker's id, "<host>-<pid>-<8 random hex digits>", made at init:
+ * its entry in the process registry (fleet_workers_list(), fleet/client.h)
+ * while it runs. NUL-terminated, valid until the worker has closed; NULL
+ * for a `w` that is not an initialized worker. */
+FLEET_EXTERN const char *fleet_worker_id(const fleet_worker_t *w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1290,6 +1290,7 @@ static void sched_close_hook(fleet__handle_t *h) {
 
   fleet__handle_uv_close(h, (uv_handle_t *)&s->timer);
   fleet__handle_uv_close(h, (uv_handle_t *)&s->check);
+  fleet__reg_stop(&s->entry);
   /* The batched fires not answered yet are forgotten: what the server
    * claimed for this node stays in the log, as with a call cut off. */
   FLEET__LIST_FOREACH (n, next, &s->batched) {
@@ -1426,6 +1427,8 @@ int fleet_cron_scheduler_start(fleet_cron_scheduler_t *sched,
   if (err != 0)
     fleet__handle_error(&s->base, err);
   uv_timer_start(&s->check, sched_on_check, 0, s->opts.check_ms);
+  fleet__reg_start(&s->entry, &s->base, "cron", s->node, s->node_len, s->ns,
+                   s->ns_len, s->opts.check_ms, NULL);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "fleet/cron.h"
 #include "core/handle.h"
 #include "core/keys.h"
+#include "core/registry.h"
 
 /* One definition of the scheduler's copy of the registry. */
 typedef struct fleet__cron_def_s {
@@ -79,6 +80,8 @@ typedef struct fleet__cron_s {
   fleet__list_t dispatches; /* pool dispatches not answered yet */
   fleet__list_t batched;    /* fires on the batcher (cron_sched.c) */
   fleet__rng_t rng;
+  /* Its entry in the process registry once started (core/registry.h). */
+  fleet__reg_t entry;
 } fleet__cron_sched_t;
 
 /* Every request of a scheduler: a fire call (def, times), a history

@@ -213,6 +213,7 @@ static void pool_close(fleet__handle_t *h) {
   fleet__pool_t *p = (fleet__pool_t *)h;
 
   fleet__pool_keepalive_stop(p);
+  fleet__reg_stop(&p->reg);
   if (p->timers_open) {
     fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->join_timer);
     fleet__handle_uv_close(&p->base, (uv_handle_t *)&p->remove_timer);

@@ -47,6 +47,7 @@ void fleet__pool_refuse(fleet__pool_t *p) {
   if (p->base.closing || p->state == FLEET__POOL_REFUSED)
     return;
   fleet__pool_set_state(p, FLEET__POOL_REFUSED);
+  fleet__reg_stop(&p->reg);
   fleet__backend_set_detail(fleet__handle_backend(&p->base),
                             "pool node id \"%s\" is already in use by a "
                             "live node",
@@ -89,6 +90,7 @@ void fleet__pool_shut(fleet__pool_t *p) {
   if (p->base.closing || p->state == FLEET__POOL_SHUTDOWN)
     return;
   fleet__pool_set_state(p, FLEET__POOL_SHUTDOWN);
+  fleet__reg_stop(&p->reg);
   if (p->timers_open)
     uv_timer_stop(&p->requeue_timer);
   fleet__pool_wait_fail(p, FLEET_ESHUTDOWN);

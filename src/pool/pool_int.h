@@ -15,6 +15,7 @@
 #include "core/client.h"
 #include "core/handle.h"
 #include "core/keys.h"
+#include "core/registry.h"
 
 /* The states of a node. */
 #define FLEET__POOL_STATE_MAP(XX)                                              \
@@ -209,6 +210,9 @@ struct fleet__pool_s {
   uv_timer_t requeue_timer;
   uint64_t requeue_at; /* loop ms it is armed for; 0: not armed */
   int timers_open;
+  /* Its entry in the process registry while it has workers in the pool
+   * (core/registry.h). */
+  fleet__reg_t reg;
 };
 
 /* After the send of a call of `o`, which returned `err`: the call is in

@@ -46,6 +46,18 @@ static void pool_activate(fleet__pool_t *p, uint64_t sent) {
   pool_keepalive_schedule(p, p->opts.worker_ttl_ms / 3);
 }
 
+/* The registry's jobs hook: the keys of the jobs the node's workers
+ * run. */
+static void pool_reg_jobs(fleet__reg_t *r) {
+  fleet__pool_t *p = FLEET__CONTAINER_OF(r, fleet__pool_t, reg);
+  fleet__pool_worker_t *w;
+  struct fleet_pool_job_s *job;
+
+  FLEET__LIST_FOREACH_DATA (w, &p->workers, fleet__pool_worker_t, node)
+    FLEET__LIST_FOREACH_DATA (job, &w->jobs, struct fleet_pool_job_s, node)
+      fleet__reg_job(r, job->key, job->key_len);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Joining                                                                  */
 
@@ -261,6 +273,12 @@ static void pool_on_join(fleet__req_t *r, int status,
     return;
   }
   p->member = live > 0;
+  if (p->member)
+    fleet__reg_start(&p->reg, &p->base, "pool", p->node_id, p->node_id_len,
+                     p->base.mblock.name, p->base.mblock.name_len,
+                     p->opts.worker_ttl_ms / 3, pool_reg_jobs);
+  else
+    fleet__reg_stop(&p->reg);
   pool_activate(p, sent);
   if (p->join.again) {
     p->join.again = 0;

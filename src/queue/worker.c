@@ -306,6 +306,25 @@ static void worker_check_done(struct fleet__worker_s *w) {
   }
 }
 
+/* The registry's jobs hook: the jobs the worker holds. */
+static void worker_reg_jobs(fleet__reg_t *r) {
+  struct fleet__worker_s *w =
+      FLEET__CONTAINER_OF(r, struct fleet__worker_s, reg);
+  fleet__wjob_t *job;
+
+  FLEET__LIST_FOREACH_DATA (job, &w->held, fleet__wjob_t, node)
+    if (job->claim == FLEET__WJOB_HELD)
+      fleet__reg_job(r, job->pub.id, job->pub.id_len);
+}
+
+/* A running worker is an entry of the process registry, beating at its
+ * heartbeat period (held to the registry's bounds). */
+static void worker_register(struct fleet__worker_s *w) {
+  fleet__reg_start(&w->reg, &w->base, "queue", w->ident, strlen(w->ident),
+                   w->base.mblock.name, w->base.mblock.name_len,
+                   w->o.heartbeat_ms, worker_reg_jobs);
+}
+
 /* The one place the worker changes state. */
 static void worker_set_state(struct fleet__worker_s *w,
                              fleet__worker_state_t state) {
@@ -314,6 +333,7 @@ static void worker_set_state(struct fleet__worker_s *w,
   w->state = state;
   switch (state) {
     case FLEET__WORKER_RUNNING:
+      worker_register(w);
       w->stop_expired = 0;
       w->stop_status = 0;
       w->maybe_pending = 1;
@@ -337,6 +357,7 @@ static void worker_set_state(struct fleet__worker_s *w,
       uv_timer_stop(&w->stop_timer);
       worker_unsubscribe(w);
       fleet__worker_heartbeats_stop(w);
+      fleet__reg_stop(&w->reg);
       if (state == FLEET__WORKER_CLOSING) {
         w->handback_pending = 1;
         fleet__worker_kick(w);
@@ -406,6 +427,7 @@ static void worker_free(fleet__handle_t *h) {
   fleet__worker_free_jobs(w);
   fleet__key_free(&w->channel);
   fleet__key_free(&w->dchannel);
+  free(w->ident);
   free(w);
 }
 
@@ -451,6 +473,10 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     return err;
   if ((w = calloc(1, sizeof(*w))) == NULL)
     return FLEET_ENOMEM;
+  if ((w->ident = fleet__ident_make()) == NULL) {
+    free(w);
+    return FLEET_ENOMEM;
+  }
   w->check_done = worker_check_done;
   fleet__list_init(&w->held);
   fleet__list_init(&w->free_jobs);
@@ -467,12 +493,14 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
       w->o.weight = 1;
   }
   if (w->o.weight > FLEET_GROUP_WEIGHT_MAX) {
+    free(w->ident);
     free(w);
     return FLEET_EINVAL;
   }
   if ((err = worker_check_options(&w->o, &w->margin_ms)) != 0 ||
       (err = fleet__handle_init(&w->base, &worker_vt, client,
                                 (fleet_handle_t *)pub)) != 0) {
+    free(w->ident);
     free(w);
     return err;
   }
@@ -497,6 +525,7 @@ int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
     fleet__key_free(&w->channel);
     fleet__key_free(&w->dchannel);
     fleet__handle_abort(&w->base);
+    free(w->ident);
     free(w);
     return err;
   }
@@ -595,6 +624,12 @@ void fleet_worker_stats(const fleet_worker_t *pub, fleet_worker_stats_t *out) {
   out->held = w->held_count;
   out->online = w->online;
   out->state = fleet__worker_state_name(w->state);
+}
+
+const char *fleet_worker_id(const fleet_worker_t *pub) {
+  const struct fleet__worker_s *w = worker_of(pub);
+
+  return w != NULL ? w->ident : NULL;
 }
 
 const char *fleet__worker_state_name(fleet__worker_state_t state) {

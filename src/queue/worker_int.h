@@ -10,6 +10,7 @@
 #include "core/client.h"
 #include "core/handle.h"
 #include "core/keys.h"
+#include "core/registry.h"
 #include "fleet/queue.h"
 #include "fleet/worker.h"
 
@@ -187,6 +188,10 @@ struct fleet__worker_s {
   int handback_pending; /* hand the handler's claims back */
 
   fleet_worker_stats_t stats;
+  /* Its id (fleet_worker_id()) and its entry in the process registry
+   * while it runs (core/registry.h). */
+  char *ident;
+  fleet__reg_t reg;
   /* worker.c's check that a stop or a close can go on
    * (fleet__worker_check_done()). */
   void (*check_done)(struct fleet__worker_s *w);

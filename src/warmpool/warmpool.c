@@ -515,6 +515,7 @@ static void wp_refuse(fleet__warmpool_t *wp) {
   wp->claimed = 0;
   wp_own_stop(wp);
   wp_borrow_clear(wp);
+  fleet__reg_stop(&wp->reg);
   /* A candidate stops campaigning for good; a primary gives its lease up,
    * which its fencing token guards (a newer primary's is left alone). */
   if (wp->leader_open) {
@@ -574,6 +575,9 @@ static void wp_on_start(fleet__req_t *req, int status,
     wp_set_state(wp, FLEET__WARMPOOL_CLIENT);
   else if (status == 0)
     status = wp_campaign(wp);
+  if (status == 0 && !wp->opts.client_only)
+    fleet__reg_start(&wp->reg, &wp->base, "warmpool", wp->owner, wp->owner_len,
+                     wp->name, strlen(wp->name), wp->opts.reconcile_ms, NULL);
   if (status != 0)
     /* Not started: it may be started again. */
     wp_set_state(wp, FLEET__WARMPOOL_IDLE);
@@ -732,6 +736,7 @@ static void wp_close(fleet__handle_t *h) {
   }
   wp_borrow_clear(wp);
   wp_own_stop(wp);
+  fleet__reg_stop(&wp->reg);
   /* The owner id is free at once (the script checks the nonce). */
   if (wp->claimed && fleet__args_begin(&wp->args, 2, 0) == 0) {
     fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);

@@ -15,6 +15,7 @@
 #include "fleet/warmpool.h"
 #include "core/handle.h"
 #include "core/keys.h"
+#include "core/registry.h"
 
 typedef struct fleet__warmpool_s fleet__warmpool_t;
 
@@ -113,6 +114,9 @@ struct fleet__warmpool_s {
   char lease_str[16]; /* borrow_lease_ms */
 
   uv_timer_t timer; /* the reconcile interval */
+  /* Its entry in the process registry once started, unless client_only
+   * (core/registry.h). */
+  fleet__reg_t reg;
   int timer_open;
   fleet__sub_t *sub;
   int rec_inflight, rec_again;

@@ -190,6 +190,7 @@ int cli_cmd_cron(cli_t *cli, int argc, char **argv);
 int cli_cmd_warmpool(cli_t *cli, int argc, char **argv);
 int cli_cmd_dash(cli_t *cli, int argc, char **argv);
 int cli_cmd_metrics(cli_t *cli, int argc, char **argv);
+int cli_cmd_worker(cli_t *cli, int argc, char **argv);
 
 /* ------------------------------------------------------------------------ */
 /* A query's bookkeeping (query.c)                                          */
@@ -341,6 +342,9 @@ int cli_q_warmpool_ls(cli_t *cli, cli_done_fn done, void *arg);
  * result a JSON string. A part that cannot be read is left out and
  * fleet_up says 0; the query fails only when none could start. */
 int cli_q_metrics(cli_t *cli, cli_done_fn done, void *arg);
+/* Workers (cmd_worker.c): every entry of the process registry,
+ * {"workers": [...]}. */
+int cli_q_worker_ls_all(cli_t *cli, cli_done_fn done, void *arg);
 
 /* ------------------------------------------------------------------------ */
 /* Queries on a queue handle (cmd_queue.c; flow control: cmd_queue_flow.c)  */

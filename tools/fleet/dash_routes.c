@@ -244,6 +244,7 @@ static const dash_route_t dash_routes[] = {
     {"/api/cron-history", .fn = api_cron_history},
     {"/api/warmpools", .fn = api_list, .list = cli_q_warmpool_ls},
     {"/api/history", .queue = 1, .fn = api_history},
+    {"/api/workers", .fn = api_list, .list = cli_q_worker_ls_all},
     {"/api/routes", .fn = api_routes},
     {"/api/retry", .post = 1, .queue = 1, .fn = api_retry},
     {"/api/cancel", .post = 1, .queue = 1, .fn = api_job,

@@ -34,6 +34,7 @@ static const char cli_usage[] =
     "  store   get COLLECTION ID | ls COLLECTION INDEX VALUE [--limit N]\n"
     "  cron    ls [--ns NS] | history KEY [--ns NS] [--limit N]\n"
     "  warmpool snapshot P\n"
+    "  worker  ls [--kind queue|pool|cron|warmpool]\n"
     "  watch   queue Q | pool P  [--count N] [--interval-ms MS]\n"
     "  dash    --listen 127.0.0.1:PORT [--read-only] [--allow-host NAME]\n"
     "          [--token T] (better: $FLEET_DASH_TOKEN)\n"
@@ -57,17 +58,13 @@ typedef struct {
 } cli_noun_t;
 
 /* One line per noun. */
-static const cli_noun_t cli_nouns[] = {{"queue", cli_cmd_queue},
-                                       {"lock", cli_cmd_lock},
-                                       {"leader", cli_cmd_leader},
-                                       {"pool", cli_cmd_pool},
-                                       {"store", cli_cmd_store},
-                                       {"watch", cli_cmd_watch},
-                                       {"cron", cli_cmd_cron},
-                                       {"warmpool", cli_cmd_warmpool},
-                                       {"dash", cli_cmd_dash},
-                                       {"metrics", cli_cmd_metrics},
-                                       {NULL, NULL}};
+static const cli_noun_t cli_nouns[] = {
+    {"queue", cli_cmd_queue},   {"lock", cli_cmd_lock},
+    {"leader", cli_cmd_leader}, {"pool", cli_cmd_pool},
+    {"store", cli_cmd_store},   {"watch", cli_cmd_watch},
+    {"cron", cli_cmd_cron},     {"warmpool", cli_cmd_warmpool},
+    {"dash", cli_cmd_dash},     {"metrics", cli_cmd_metrics},
+    {"worker", cli_cmd_worker}, {NULL, NULL}};
 
 /* ------------------------------------------------------------------------ */
 /* The client                                                               */
