@@ -114,6 +114,7 @@ TEST_DECLARE(fixture_redis_not_found)
 /* test_redis.c */
 TEST_DECLARE(redis_refused)
 TEST_DECLARE(redis_unavailable_command)
+TEST_DECLARE(redis_fail_fast)
 TEST_DECLARE(redis_command_timeout)
 TEST_DECLARE(redis_inflight_connlost)
 TEST_DECLARE(redis_reconnect_after_restart)
@@ -611,6 +612,7 @@ TEST_LIST_START
   /* test_redis.c */
   TEST_ENTRY(redis_refused)
   TEST_ENTRY(redis_unavailable_command)
+  TEST_ENTRY(redis_fail_fast)
   TEST_ENTRY(redis_command_timeout)
   TEST_ENTRY(redis_inflight_connlost)
   TEST_ENTRY(redis_reconnect_after_restart)

@@ -62,6 +62,43 @@ TEST_IMPL(redis_unavailable_command) {
   return 0;
 }
 
+/* With fail_fast, the commands waiting for a refused connection fail at
+ * once with its cause (not FLEET_EUNAVAILABLE after the command timeout,
+ * which is a minute here), on redis:// and on a missing unix socket; the
+ * client goes on reconnecting, and a command issued once the server is up
+ * succeeds. */
+TEST_IMPL(redis_fail_fast) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  fleet_client_options_t o;
+  client_ctx_t t;
+  char url[128];
+
+  fleet_client_options_init(&o);
+  o.command_timeout_ms = 60000;
+  o.reconnect_initial_ms = 20;
+  o.reconnect_max_ms = 50;
+  o.fail_fast = 1;
+  ASSERT_OK(fleet_test_redis_kill(r));
+  ctx_init(&t, fleet_test_redis_url(r), &o);
+  ASSERT_ERR(FLEET_ECONNREFUSED, ctx_ping(&t));
+  ASSERT_NOT_NULL(strstr(t.last_ping_detail, "connection refused"));
+  ASSERT_EQ(0, t.states[FLEET_CLIENT_READY]);
+  /* The client still reconnects once the server is back. */
+  ASSERT_OK(fleet_test_redis_restart(r));
+  ASSERT(ctx_wait_state(&t, FLEET_CLIENT_READY, 5000));
+  ASSERT_OK(ctx_ping(&t));
+  ctx_close(&t);
+
+  snprintf(url, sizeof(url), "unix:///nonexistent/fleet-%d.sock",
+           (int)getpid());
+  ctx_init(&t, url, &o);
+  ASSERT_ERR(FLEET_ECONNREFUSED, ctx_ping(&t));
+  ASSERT_NOT_NULL(strstr(t.last_ping_detail, "no such file"));
+  ctx_close(&t);
+  fleet_test_redis_free(r);
+  return 0;
+}
+
 /* A server that stops answering (SIGSTOP) gives FLEET_ETIMEDOUT within the
  * command timeout; once it resumes, the client reconnects by itself. */
 TEST_IMPL(redis_command_timeout) {

@@ -1107,7 +1107,8 @@ static void conn_fail_waiting(fleet__rconn_t *c, int status) {
  * gets `status` when it is its own reply that failed (over the limit, or
  * not RESP). Requests not yet written wait for the next connection, unless
  * the attempt failed before ready for a cause that will not pass by
- * itself: then they fail at once with `status`. Then reconnect after a
+ * itself, or with the client's fail_fast: then they fail at once with
+ * `status`. Then reconnect after a
  * backoff delay. Must not be called while closing. */
 static void conn_fail(fleet__rconn_t *c, int status, int inflight_status,
                       const char *fmt, ...) {
@@ -1187,8 +1188,10 @@ static void conn_fail(fleet__rconn_t *c, int status, int inflight_status,
     }
   }
   /* A wrong password, a denied handshake command, garbage from the server:
-   * none heals by waiting, so the commands waiting learn the cause now. */
-  if (before_ready && !fleet__status_transient(status))
+   * none heals by waiting, so the commands waiting learn the cause now;
+   * with fail_fast, so do they of any other cause. */
+  if (before_ready &&
+      (!fleet__status_transient(status) || c->config->fail_fast))
     conn_fail_waiting(c, status);
   if (c->state == FLEET__RCONN_CLOSING)
     return;

@@ -165,11 +165,56 @@ int cli_usage_error(const char *noun, const char *fmt, const char *arg);
  * started (err 0: it ends by calling its done function), else 1 after
  * cli_error() said why for `verb`. */
 int cli_started(cli_t *cli, const char *verb, int err);
-/* Option parsing helpers for the verbs: finds "--name VALUE" (or
- * "--name=VALUE") in argv, removes it, and returns VALUE (NULL if absent);
- * cli_opt_flag() for a flag without value. */
+/* One option of a verb, for cli_opts(): its name ("--state"), and where
+ * it goes: `value` for an option that takes a value (left NULL when the
+ * option is absent), else `flag`, set to 1 when it is given. A table
+ * ends with a row of NULLs. */
+typedef struct {
+  const char *name;
+  const char **value;
+  int *flag;
+} cli_optdef_t;
+
+/* Parses the options of a verb (argv[0] is the verb or the noun) out of
+ * argv[1..*argc-1], wherever they are: "--name VALUE" and "--name=VALUE"
+ * for the options of `defs` that take a value, "--name" for the flags.
+ * "--" ends the options: the words after it are arguments, whatever they
+ * look like. A word that begins with "--", or with '-' and a letter, is
+ * an option: one not in `defs` (NULL: none) is refused, as is a missing
+ * value, a value given to a flag, and an option given twice. Returns 0,
+ * with the arguments left in argv[1..*argc-1] in their order (argv[*argc]
+ * NULL); or 2 after one line on stderr that names the option
+ * (cli_usage_error() for `noun`). A verb parsed with cli_opt() calls it
+ * last with `defs` NULL, to refuse the options it does not know. */
+int cli_opts(const char *noun, int *argc, char **argv,
+             const cli_optdef_t *defs);
+/* Older helpers, kept for the verbs that use them: finds "--name VALUE"
+ * (or "--name=VALUE") in argv, before any "--", removes it, and returns
+ * VALUE (NULL if absent); cli_opt_flag() for a flag without value. */
 const char *cli_opt(int *argc, char **argv, const char *name);
 int cli_opt_flag(int *argc, char **argv, const char *name);
+
+/* A Unix time in ms as UTC ISO-8601 with milliseconds and a Z
+ * ("2026-11-27T10:00:00.000Z") into `buf` (24 bytes and the NUL fit);
+ * "" for 0 or less (no such time). Returns `buf`. Every time the CLI
+ * prints goes through here. */
+const char *cli_time_iso(int64_t ms, char *buf, size_t len);
+/* A duration in ms in its two largest units, "45s", "3m12s", "2h5m",
+ * "4d3h" ("0s" below a second), into `buf`. Returns `buf`. */
+const char *cli_duration(int64_t ms, char *buf, size_t len);
+
+/* Colours (cli_util.c): on when stdout is a terminal, NO_COLOR is unset
+ * or empty, TERM is not "dumb", and the output is not JSON. Decided once,
+ * by cli_colour_init(). */
+void cli_colour_init(int json);
+int cli_colour_on(void);
+/* The SGR sequence of a job state's colour ("dead" red, "running"
+ * yellow, ...), or NULL for a word that is no state or when colours are
+ * off. */
+const char *cli_colour_of(const char *state);
+/* The sequences that start bold text and end any colour ("" when off). */
+const char *cli_bold(void);
+const char *cli_reset(void);
 /* Parses a decimal in [min, max]; returns 0 or -1. */
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
