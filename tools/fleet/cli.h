@@ -93,6 +93,12 @@ void cli_kv(FILE *out, const cli_json_t *obj);
 
 typedef struct cli_s cli_t;
 
+/* A command: argv[0] is the noun. Returns 0 once it has started (it ends
+ * by calling cli_finish()), CLI_DONE when it is done without starting
+ * anything (--help), or an exit code (after printing why). */
+#define CLI_DONE (-1)
+typedef int (*cli_cmd_fn)(cli_t *cli, int argc, char **argv);
+
 /* A query's end: status 0 and the result (which the callee owns and must
  * free), or an error, a one-line detail (may be NULL) and no result. */
 typedef void (*cli_done_fn)(cli_t *cli, int status, const char *detail,
@@ -117,6 +123,13 @@ struct cli_s {
   int exit_code;
   /* Queries in flight (their handles close before they end). */
   int inflight;
+  /* The noun's command and its words as main() got them (a copy, which
+   * cli_opts() leaves alone), so that cli_queue_known() can run the
+   * command again once it knows the queue exists; and whether it does. */
+  cli_cmd_fn noun_fn;
+  int noun_argc;
+  char **noun_argv;
+  int queue_known;
 };
 
 /* Prints "fleet: <what>: <error name> (<detail>)" on stderr, on one line;
@@ -125,12 +138,6 @@ struct cli_s {
  * <URL>: <error name> (<detail>)". Never prints a URL unredacted; the line
  * is escaped (fleet_escape_print()). */
 void cli_error(cli_t *cli, const char *what, int status, const char *detail);
-
-/* A command: argv[0] is the noun. Returns 0 once it has started (it ends
- * by calling cli_finish()), CLI_DONE when it is done without starting
- * anything (--help), or an exit code (after printing why). */
-#define CLI_DONE (-1)
-typedef int (*cli_cmd_fn)(cli_t *cli, int argc, char **argv);
 
 /* How cli_finish() prints a result that is not printed as JSON: a table
  * of the array with the columns `cols` (NULL ended), or else the lines
@@ -199,6 +206,8 @@ int cli_opt_flag(int *argc, char **argv, const char *name);
  * "" for 0 or less (no such time). Returns `buf`. Every time the CLI
  * prints goes through here. */
 const char *cli_time_iso(int64_t ms, char *buf, size_t len);
+/* The local clock, Unix ms (the ages of jobs are counted from it). */
+int64_t cli_now_ms(void);
 /* A duration in ms in its two largest units, "45s", "3m12s", "2h5m",
  * "4d3h" ("0s" below a second), into `buf`. Returns `buf`. */
 const char *cli_duration(int64_t ms, char *buf, size_t len);
@@ -215,6 +224,20 @@ const char *cli_colour_of(const char *state);
 /* The sequences that start bold text and end any colour ("" when off). */
 const char *cli_bold(void);
 const char *cli_reset(void);
+/* Adds the point in time `ms` (Unix ms) to the object `o` twice: as the
+ * number `key_ms` ("created_ms"), and as its UTC ISO-8601 string under
+ * the same name without "_ms" ("created"), null for 0 (no such time).
+ * cli_kv() prints the string alone. */
+void cli_jadd_time(cli_json_t *o, const char *key_ms, int64_t ms);
+/* Runs a command again once its queue is known: returns 1 when the verb
+ * may go on at once (`create` is set, or this run follows the check), or
+ * 0 after it started reading the counts of `queue`: then the verb returns
+ * 0 too, and the check ends the command with "no such queue: <queue>"
+ * (exit 1, nothing written) when the queue does not exist, or else runs
+ * the command again from its words (cli->noun_argv). A queue exists when
+ * `fleet queue ls` lists it: it has a job in some state, a finished one
+ * counted, or it is paused. */
+int cli_queue_known(cli_t *cli, const char *queue, int create);
 /* Parses a decimal in [min, max]; returns 0 or -1. */
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 

@@ -227,6 +227,14 @@ const char *cli_time_iso(int64_t ms, char *buf, size_t len) {
   return buf;
 }
 
+int64_t cli_now_ms(void) {
+  uv_timeval64_t tv;
+
+  if (uv_gettimeofday(&tv) != 0)
+    return 0;
+  return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
 const char *cli_duration(int64_t ms, char *buf, size_t len) {
   static const struct {
     const char *unit;
@@ -249,6 +257,20 @@ const char *cli_duration(int64_t ms, char *buf, size_t len) {
   else
     snprintf(buf, len, "%lld%s", (long long)hi, units[u].unit);
   return buf;
+}
+
+void cli_jadd_time(cli_json_t *o, const char *key_ms, int64_t ms) {
+  char key[64], iso[32];
+  size_t n = strlen(key_ms);
+
+  cli_jadd(o, key_ms, cli_jint(ms));
+  if (n > 3 && n - 3 < sizeof(key) && strcmp(key_ms + n - 3, "_ms") == 0) {
+    memcpy(key, key_ms, n - 3);
+    key[n - 3] = '\0';
+    cli_jadd(o, key,
+             ms > 0 ? cli_jstr(cli_time_iso(ms, iso, sizeof(iso)))
+                    : cli_jnull());
+  }
 }
 
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out) {

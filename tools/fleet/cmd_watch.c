@@ -175,18 +175,25 @@ static void watch_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
 }
 
 int cli_cmd_watch(cli_t *cli, int argc, char **argv) {
-  const char *count_s, *interval_s;
+  const char *count_s = NULL, *interval_s = NULL;
+  const cli_optdef_t opts[] = {{"--count", &count_s, NULL},
+                               {"--interval-ms", &interval_s, NULL},
+                               {NULL, NULL, NULL}};
   watch_t *w;
   int rc;
 
   if ((rc = cli_noun_help(argc, argv, watch_usage)) != 0)
     return rc;
+  if ((rc = cli_opts("watch", &argc, argv, opts)) != 0)
+    return rc;
+  /* A queue that does not exist is refused, as by `fleet queue`. */
+  if (argc == 3 && strcmp(argv[1], "queue") == 0 &&
+      !cli_queue_known(cli, argv[2], 0))
+    return 0;
   w = calloc(1, sizeof(*w));
   if (w == NULL)
     return 1;
   w->interval_ms = 1000;
-  count_s = cli_opt(&argc, argv, "--count");
-  interval_s = cli_opt(&argc, argv, "--interval-ms");
   if (argc != 3 ||
       (strcmp(argv[1], "queue") != 0 && strcmp(argv[1], "pool") != 0) ||
       (count_s != NULL && cli_parse_u64(count_s, 1, 1000000, &w->count) != 0) ||

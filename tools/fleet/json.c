@@ -401,15 +401,33 @@ void cli_table(FILE *out, const cli_json_t *arr, const char *const *cols) {
   free(width);
 }
 
+/* Whether the member `c` of `obj` is a time in ms ("created_ms") that
+ * cli_jadd_time() gave a twin in words ("created"): printed as the
+ * latter alone. */
+static int kv_twin(const cli_json_t *obj, const cli_json_t *c) {
+  char key[64];
+  size_t n = strlen(c->key);
+
+  if (c->type != CLI_JINT || n <= 3 || n - 3 >= sizeof(key) ||
+      strcmp(c->key + n - 3, "_ms") != 0)
+    return 0;
+  memcpy(key, c->key, n - 3);
+  key[n - 3] = '\0';
+  return cli_jget(obj, key) != NULL;
+}
+
 void cli_kv(FILE *out, const cli_json_t *obj) {
   const cli_json_t *c;
   size_t w = 0;
 
   for (c = obj->first; c != NULL; c = c->next)
-    if (strlen(c->key) > w)
+    if (strlen(c->key) > w && !kv_twin(obj, c))
       w = strlen(c->key);
   for (c = obj->first; c != NULL; c = c->next) {
     cli_buf_t b = {0};
+
+    if (kv_twin(obj, c))
+      continue;
 
     const char *sgr;
 

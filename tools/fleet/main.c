@@ -265,7 +265,15 @@ int main(int argc, char **argv) {
     return 1;
   }
   cli.client_open = 1;
-  rc = n->fn(&cli, argc, argv);
+  cli.noun_fn = n->fn;
+  cli.noun_argc = argc;
+  if ((cli.noun_argv = malloc(((size_t)argc + 1) * sizeof(char *))) == NULL) {
+    rc = 1;
+    fprintf(stderr, "fleet: out of memory\n");
+  } else {
+    memcpy(cli.noun_argv, argv, ((size_t)argc + 1) * sizeof(char *));
+    rc = n->fn(&cli, argc, argv);
+  }
   if (rc != 0) {
     cli.exit_code = rc == CLI_DONE ? 0 : rc;
     cli_close_client(&cli);
@@ -280,5 +288,6 @@ int main(int argc, char **argv) {
   uv_loop_close(cli.loop);
   free(cli.url_shown);
   free(cli.conn_detail);
+  free(cli.noun_argv);
   return cli.exit_code;
 }
