@@ -493,6 +493,12 @@ TEST_DECLARE(cli_errors)
 TEST_DECLARE(cli_cron_warmpool)
 /* test_cli_flow.c */
 TEST_DECLARE(cli_queue_flow)
+/* test_cli_ops.c */
+TEST_DECLARE(cli_options_anywhere)
+TEST_DECLARE(cli_fail_fast)
+TEST_DECLARE(cli_unknown_queue)
+TEST_DECLARE(cli_counts_times)
+TEST_DECLARE(cli_colours)
 
 /* test_dash.c */
 TEST_DECLARE(dash_api)
@@ -990,6 +996,12 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(cli_cron_warmpool, 60)
   /* test_cli_flow.c */
   TEST_ENTRY_TIMEOUT(cli_queue_flow, 60)
+  /* test_cli_ops.c */
+  TEST_ENTRY_TIMEOUT(cli_options_anywhere, 60)
+  TEST_ENTRY_TIMEOUT(cli_fail_fast, 60)
+  TEST_ENTRY_TIMEOUT(cli_unknown_queue, 60)
+  TEST_ENTRY_TIMEOUT(cli_counts_times, 60)
+  TEST_ENTRY_TIMEOUT(cli_colours, 60)
 
   /* test_dash.c */
   TEST_ENTRY_TIMEOUT(dash_api, 60)

@@ -175,12 +175,12 @@ int cli_opts(const char *noun, int *argc, char **argv,
   for (i = 1; i < *argc; i++) {
     const char *w = argv[i];
 
-    if (ended || !cli_is_option(w)) {
-      argv[out++] = argv[i];
+    if (!ended && strcmp(w, "--") == 0) {
+      ended = 1;
       continue;
     }
-    if (strcmp(w, "--") == 0) {
-      ended = 1;
+    if (ended || !cli_is_option(w)) {
+      argv[out++] = argv[i];
       continue;
     }
     eq = strchr(w, '=');

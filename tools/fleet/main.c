@@ -13,6 +13,7 @@
  * query, the query's callback prints the result, and the client closes.
  * Exit codes: 0 success, 1 the command failed (one line on stderr says
  * why), 2 bad usage. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,6 +207,9 @@ int main(int argc, char **argv) {
   cli_t cli;
   int rc;
 
+  /* A peer that closes (a web server on the port given) is an error
+   * the command reports, not a signal that kills it silently. */
+  signal(SIGPIPE, SIG_IGN);
   memset(&cli, 0, sizeof(cli));
   cli.loop = uv_default_loop();
   cli.url = fleet_url_from_env();
