@@ -58,18 +58,24 @@ static void watch_stop(watch_t *w) {
     uv_close((uv_handle_t *)&w->tty, watch_handle_closed);
 }
 
+/* The jobs in each state now ("completed" and "dead": the kept ones),
+ * then the rates, from the lifetime counters. */
 static void print_queue(watch_t *w, const cli_json_t *r) {
-  static const char *const keys[] = {"pending",   "delayed", "running",
-                                     "completed", "dead",    NULL};
-  int64_t completed = cli_jget(r, "completed")->num;
-  int64_t dead = cli_jget(r, "dead")->num;
+  static const char *const keys[][2] = {{"pending", "pending"},
+                                        {"delayed", "delayed"},
+                                        {"running", "running"},
+                                        {"completed", "completed_now"},
+                                        {"dead", "dead_now"}};
+  int64_t completed = cli_jget(r, "completed_ever")->num;
+  int64_t dead = cli_jget(r, "dead_ever")->num;
   uint64_t now = uv_now(w->cli->loop);
   size_t i;
 
   fleet_escape_print(stdout, "queue %s%s", w->name,
                      cli_jget(r, "paused")->num ? "  (PAUSED)" : "");
-  for (i = 0; keys[i] != NULL; i++)
-    printf("  %-10s %lld\n", keys[i], (long long)cli_jget(r, keys[i])->num);
+  for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+    printf("  %-10s %lld\n", keys[i][0],
+           (long long)cli_jget(r, keys[i][1])->num);
   if (w->have_last && now > w->last_ms) {
     double s = (double)(now - w->last_ms) / 1000.0;
 
@@ -79,6 +85,8 @@ static void print_queue(watch_t *w, const cli_json_t *r) {
   } else {
     printf("  completed/s -   dead/s -\n");
   }
+  printf("  ever: completed %lld   dead %lld\n", (long long)completed,
+         (long long)dead);
   w->last_completed = completed;
   w->last_dead = dead;
   w->last_ms = now;
