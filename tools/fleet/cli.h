@@ -372,6 +372,13 @@ int cli_q_store_get(cli_t *cli, const char *coll, const char *id,
 int cli_q_store_ls(cli_t *cli, const char *coll, const char *index,
                    const char *value, size_t limit, cli_done_fn done,
                    void *arg);
+/* Store: delete one record ("deleted": true); read up to `limit` events
+ * of one, oldest first, after `offset` ("events": their bytes). */
+int cli_q_store_delete(cli_t *cli, const char *coll, const char *id,
+                       cli_done_fn done, void *arg);
+int cli_q_store_events(cli_t *cli, const char *coll, const char *id,
+                       uint64_t offset, size_t limit, cli_done_fn done,
+                       void *arg);
 
 /* Cron (cmd_cron.c): the definitions of namespace `ns`; of every
  * namespace (an array of the former); the newest `limit` entries of the
@@ -380,6 +387,12 @@ int cli_q_cron_ls(cli_t *cli, const char *ns, cli_done_fn done, void *arg);
 int cli_q_cron_ls_all(cli_t *cli, cli_done_fn done, void *arg);
 int cli_q_cron_history(cli_t *cli, const char *ns, const char *key,
                        uint32_t limit, cli_done_fn done, void *arg);
+/* Cron: enable or disable definition `key` of namespace `ns` (the result
+ * holds "enabled"); remove it ("removed": true). */
+int cli_q_cron_enable(cli_t *cli, const char *ns, const char *key, int enabled,
+                      cli_done_fn done, void *arg);
+int cli_q_cron_remove(cli_t *cli, const char *ns, const char *key,
+                      cli_done_fn done, void *arg);
 
 /* Warm pools (cmd_warmpool.c): one pool's snapshot; every pool's. */
 int cli_q_warmpool_snapshot(cli_t *cli, const char *name, cli_done_fn done,

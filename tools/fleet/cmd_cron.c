@@ -1,7 +1,9 @@
-/* cmd_cron.c -- `fleet cron ls|history`: the definitions of a cron
- * namespace (expression, zone, enabled, next due, last fired) and the
- * dispatch log of one definition, read through the library's public
- * registry calls (fleet_cron_list(), fleet_cron_history()) on a scheduler
+/* cmd_cron.c -- `fleet cron ls|history|enable|disable|remove`: the
+ * definitions of a cron namespace (expression, zone, enabled, next due,
+ * last fired), the dispatch log of one definition, and the changes to
+ * one, through the library's public registry calls (fleet_cron_list(),
+ * fleet_cron_history(), fleet_cron_enable(), fleet_cron_remove()) on a
+ * scheduler
  * handle that is initialized but never started: it sends nothing of its
  * own, fires nothing, and is closed once the answer is in. */
 #include <stdlib.h>
@@ -23,7 +25,12 @@ static const char cron_usage[] =
     "                                    fires, fire limit, end, finished\n"
     "  history KEY [--ns NS] [--limit N] the newest N (1..1000, default "
     "20)\n"
-    "                                    occurrences of definition KEY\n";
+    "                                    occurrences of definition KEY\n"
+    "  enable KEY [--ns NS]              let the schedulers fire KEY again\n"
+    "  disable KEY [--ns NS]             stop firing KEY (kept, with its "
+    "log)\n"
+    "  remove KEY [--ns NS]              delete definition KEY (its log "
+    "ages out)\n";
 
 /* A Unix ms time as "YYYY-MM-DDTHH:MM:SS.mmmZ", or JSON null when < 0. */
 static cli_json_t *cron_jtime(int64_t ms) {
@@ -176,6 +183,45 @@ int cli_q_cron_history(cli_t *cli, const char *ns, const char *key,
       &c->base, fleet_cron_history(&c->sched, key, limit, on_history, c));
 }
 
+/* enable, disable, remove ------------------------------------------- */
+
+/* A change's answer; an unknown key is named. */
+static void on_changed(fleet_handle_t *h, int status, void *user_data) {
+  cctx_t *c = user_data;
+  char why[FLEET_CRON_KEY_MAX + 64];
+
+  (void)h;
+  snprintf(why, sizeof(why), "no such definition: %s",
+           cli_jget(c->base.res, "key")->str);
+  cli_query_answered(&c->base, status, status == FLEET_ENOTFOUND ? why : NULL);
+}
+
+int cli_q_cron_enable(cli_t *cli, const char *ns, const char *key, int enabled,
+                      cli_done_fn done, void *arg) {
+  int err;
+  cctx_t *c = cctx_open(cli, ns, done, arg, &err);
+
+  if (c == NULL)
+    return err;
+  cli_jadd(c->base.res, "key", cli_jstr(key));
+  cli_jadd(c->base.res, "enabled", cli_jbool(enabled));
+  return cli_query_sent(
+      &c->base, fleet_cron_enable(&c->sched, key, enabled, on_changed, c));
+}
+
+int cli_q_cron_remove(cli_t *cli, const char *ns, const char *key,
+                      cli_done_fn done, void *arg) {
+  int err;
+  cctx_t *c = cctx_open(cli, ns, done, arg, &err);
+
+  if (c == NULL)
+    return err;
+  cli_jadd(c->base.res, "key", cli_jstr(key));
+  cli_jadd(c->base.res, "removed", cli_jbool(1));
+  return cli_query_sent(&c->base,
+                        fleet_cron_remove(&c->sched, key, on_changed, c));
+}
+
 /* The command ---------------------------------------------------------- */
 
 static const char *const ls_cols[] = {
@@ -236,6 +282,17 @@ int cli_cmd_cron(cli_t *cli, int argc, char **argv) {
     err =
         cli_q_cron_history(cli, ns != NULL ? ns : CRON_DEFAULT_NS, argv[2],
                            (uint32_t)limit, cli_finish, (void *)&history_view);
+  } else if (strcmp(verb, "enable") == 0 || strcmp(verb, "disable") == 0 ||
+             strcmp(verb, "remove") == 0) {
+    if ((err = cli_opts("cron", &argc, argv, ls_opts)) != 0)
+      return err;
+    if (argc != 3)
+      return cli_usage_error("cron", "%s takes a cron key", verb);
+    ns = ns != NULL ? ns : CRON_DEFAULT_NS;
+    err = strcmp(verb, "remove") == 0
+              ? cli_q_cron_remove(cli, ns, argv[2], cli_finish, NULL)
+              : cli_q_cron_enable(cli, ns, argv[2], strcmp(verb, "enable") == 0,
+                                  cli_finish, NULL);
   } else {
     return cli_usage_error("cron", "unknown verb %s", verb);
   }

@@ -1,5 +1,5 @@
-/* cmd_store.c -- `fleet store get|ls`: records of a store (the default
- * store prefix "<prefix>:store", as fleet_store_init() without options;
+/* cmd_store.c -- `fleet store get|ls|delete|events`: records of a store (the
+ * default store prefix "<prefix>:store", as fleet_store_init() without options;
  * --store-prefix for another). */
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +13,14 @@ static const char store_usage[] =
     "  get COLLECTION ID                 one record: value and TTL\n"
     "  ls COLLECTION INDEX VALUE [--limit N]\n"
     "                                    the records indexed under "
-    "INDEX=VALUE\n";
+    "INDEX=VALUE\n"
+    "  delete COLLECTION ID              delete one record, its index "
+    "entries\n"
+    "                                    and its events\n"
+    "  events COLLECTION ID [--offset N] [--limit N]\n"
+    "                                    the events of a record, oldest "
+    "first,\n"
+    "                                    one a line (default 100 from 0)\n";
 
 /* A query on a store handle of its own (closed before the query ends). */
 typedef struct {
@@ -99,6 +106,75 @@ int cli_q_store_ls(cli_t *cli, const char *coll, const char *index,
                                                    none, limit, on_list, s));
 }
 
+/* A record's deletion: the result says "deleted": true. */
+static void on_deleted(fleet_handle_t *h, int status, void *ud) {
+  sctx_t *s = ud;
+
+  (void)h;
+  if (status == 0)
+    cli_jadd(s->base.res, "deleted", cli_jbool(1));
+  cli_query_answered(&s->base, status,
+                     status == FLEET_ENOTFOUND ? "no such record" : NULL);
+}
+
+int cli_q_store_delete(cli_t *cli, const char *coll, const char *id,
+                       cli_done_fn done, void *arg) {
+  fleet_bytes_t b = {id, strlen(id)};
+  int err;
+  sctx_t *s = sctx_open(cli, coll, done, arg, &err);
+
+  if (s == NULL)
+    return err;
+  cli_jadd(s->base.res, "id", cli_jstr(id));
+  return cli_query_sent(&s->base,
+                        fleet_store_delete(&s->store, coll, b, on_deleted, s));
+}
+
+static void on_events(fleet_store_t *st, int status,
+                      const fleet_bytes_t *events, size_t n, void *ud) {
+  sctx_t *s = ud;
+  cli_json_t *arr;
+  size_t i;
+
+  (void)st;
+  if (status == 0) {
+    arr = cli_jadd(s->base.res, "events", cli_jarr());
+    for (i = 0; i < n; i++)
+      cli_jadd(arr, NULL, cli_jbytes(events[i].base, events[i].len));
+  }
+  cli_query_answered(&s->base, status,
+                     status == FLEET_ENOTFOUND ? "no such record" : NULL);
+}
+
+int cli_q_store_events(cli_t *cli, const char *coll, const char *id,
+                       uint64_t offset, size_t limit, cli_done_fn done,
+                       void *arg) {
+  fleet_bytes_t b = {id, strlen(id)};
+  int err;
+  sctx_t *s = sctx_open(cli, coll, done, arg, &err);
+
+  if (s == NULL)
+    return err;
+  cli_jadd(s->base.res, "id", cli_jstr(id));
+  cli_jadd(s->base.res, "offset", cli_jint((int64_t)offset));
+  return cli_query_sent(
+      &s->base,
+      fleet_store_events_read(&s->store, coll, b, offset, limit, on_events, s));
+}
+
+/* Prints the events of a record, one a line (escaped). */
+static void print_events(const cli_json_t *res) {
+  const cli_json_t *e;
+
+  for (e = cli_jget(res, "events")->first; e != NULL; e = e->next) {
+    cli_buf_t b = {0};
+
+    cli_buf_esc(&b, e->str, e->len);
+    printf("%s\n", b.p != NULL ? b.p : "");
+    cli_buf_free(&b);
+  }
+}
+
 static const char *const rec_cols[] = {"id", "value", NULL};
 
 /* Prints the records of `ls` as a table, and whether there are more. */
@@ -109,31 +185,48 @@ static void print_records(const cli_json_t *res) {
 }
 
 static const cli_view_t ls_view = {NULL, print_records};
+static const cli_view_t events_view = {NULL, print_events};
 
 int cli_cmd_store(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
-  const char *limit_s = NULL;
+  const char *limit_s = NULL, *offset_s = NULL;
   const cli_optdef_t get_opts[] = {{"--store-prefix", &cli->store_prefix, NULL},
                                    {NULL, NULL, NULL}};
   const cli_optdef_t ls_opts[] = {{"--store-prefix", &cli->store_prefix, NULL},
                                   {"--limit", &limit_s, NULL},
                                   {NULL, NULL, NULL}};
-  uint64_t limit = STORE_LS_LIMIT;
+  const cli_optdef_t events_opts[] = {
+      {"--store-prefix", &cli->store_prefix, NULL},
+      {"--limit", &limit_s, NULL},
+      {"--offset", &offset_s, NULL},
+      {NULL, NULL, NULL}};
+  uint64_t limit = STORE_LS_LIMIT, offset = 0;
   int err;
 
   if ((err = cli_noun_help(argc, argv, store_usage)) != 0)
     return err;
   argc--, argv++;
   if ((err = cli_opts("store", &argc, argv,
-                      strcmp(verb, "ls") == 0 ? ls_opts : get_opts)) != 0)
+                      strcmp(verb, "ls") == 0       ? ls_opts
+                      : strcmp(verb, "events") == 0 ? events_opts
+                                                    : get_opts)) != 0)
     return err;
   if (limit_s != NULL && cli_parse_u64(limit_s, 1, 1000, &limit) != 0)
     return cli_usage_error("store", "--limit: 1 to 1000 (got %s)", limit_s);
+  if (offset_s != NULL &&
+      cli_parse_u64(offset_s, 0, FLEET_STORE_OFFSET_MAX, &offset) != 0)
+    return cli_usage_error("store", "--offset: 0 to 2147483647 (got %s)",
+                           offset_s);
   if (strcmp(verb, "get") == 0 && argc == 3)
     err = cli_q_store_get(cli, argv[1], argv[2], cli_finish, NULL);
   else if (strcmp(verb, "ls") == 0 && argc == 4)
     err = cli_q_store_ls(cli, argv[1], argv[2], argv[3], (size_t)limit,
                          cli_finish, (void *)&ls_view);
+  else if (strcmp(verb, "delete") == 0 && argc == 3)
+    err = cli_q_store_delete(cli, argv[1], argv[2], cli_finish, NULL);
+  else if (strcmp(verb, "events") == 0 && argc == 3)
+    err = cli_q_store_events(cli, argv[1], argv[2], offset, (size_t)limit,
+                             cli_finish, (void *)&events_view);
   else
     return cli_usage_error("store", "bad usage of %s", verb);
   return cli_started(cli, verb, err);
