@@ -247,6 +247,15 @@ TEST_IMPL(cli_fail_fast) {
   ASSERT_EQ(1, r->status);
   ASSERT_EQ(1, cli_lines(r->err));
   ASSERT_NOT_NULL(strstr(r->err, "no such file or directory"));
+  snprintf(url, sizeof(url), "redis+cluster://127.0.0.1:%d,127.0.0.1:%d",
+           fleet_test_free_port(), fleet_test_free_port());
+  ops_fails(r,
+            ARGS("--url", url, "--timeout-ms", "60000", "queue", "stats", "q"),
+            1, "connection refused");
+  snprintf(url, sizeof(url), "redis+sentinel://127.0.0.1:%d/m",
+           fleet_test_free_port());
+  ops_fails(r, ARGS("--url", url, "--timeout-ms", "60000", "queue", "ls"), 1,
+            "connection refused");
   ASSERT_LT((uv_hrtime() - t0) / 1000000, fleet_test_ms(1000));
 
   /* Not a Redis server: an HTTP port. */

@@ -63,10 +63,10 @@ TEST_IMPL(redis_unavailable_command) {
 }
 
 /* With fail_fast, the commands waiting for a refused connection fail at
- * once with its cause (not FLEET_EUNAVAILABLE after the command timeout,
- * which is a minute here), on redis:// and on a missing unix socket; the
- * client goes on reconnecting, and a command issued once the server is up
- * succeeds. */
+ * once with its cause (not after the command timeout, which is a minute
+ * here: the test's own timeout is shorter), on redis://, on a missing unix
+ * socket, on a cluster and sentinels that all refuse; the client goes on
+ * reconnecting, and a command issued once the server is up succeeds. */
 TEST_IMPL(redis_fail_fast) {
   fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
   fleet_client_options_t o;
@@ -94,6 +94,21 @@ TEST_IMPL(redis_fail_fast) {
   ctx_init(&t, url, &o);
   ASSERT_ERR(FLEET_ECONNREFUSED, ctx_ping(&t));
   ASSERT_NOT_NULL(strstr(t.last_ping_detail, "no such file"));
+  ctx_close(&t);
+
+  /* A cluster whose seeds all refuse: once each was asked for the slot
+   * map; sentinels that all refuse: once each was asked for the master. */
+  snprintf(url, sizeof(url), "redis+cluster://127.0.0.1:%d,127.0.0.1:%d",
+           fleet_test_free_port(), fleet_test_free_port());
+  ctx_init(&t, url, &o);
+  ASSERT_ERR(FLEET_ECONNREFUSED, ctx_ping(&t));
+  ASSERT_NOT_NULL(strstr(t.last_ping_detail, "connection refused"));
+  ctx_close(&t);
+  snprintf(url, sizeof(url), "redis+sentinel://127.0.0.1:%d,127.0.0.1:%d/m",
+           fleet_test_free_port(), fleet_test_free_port());
+  ctx_init(&t, url, &o);
+  ASSERT_ERR(FLEET_EUNAVAILABLE, ctx_ping(&t));
+  ASSERT_NOT_NULL(strstr(t.last_ping_detail, "connection refused"));
   ctx_close(&t);
   fleet_test_redis_free(r);
   return 0;

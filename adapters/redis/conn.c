@@ -1262,6 +1262,13 @@ void fleet__rconn_note(fleet__rconn_t *c, const char *why) {
     snprintf(c->cause, sizeof(c->cause), "%s", why);
 }
 
+void fleet__rconn_fail_fast(fleet__rconn_t *c, int status, const char *why) {
+  if (!c->config->fail_fast || c->state == FLEET__RCONN_READY)
+    return;
+  snprintf(c->cause, sizeof(c->cause), "%s", why);
+  conn_fail_waiting(c, status);
+}
+
 static void conn_on_handle_closed(uv_handle_t *h) {
   fleet__rconn_t *c = h->data;
   c->handles--;

@@ -198,6 +198,12 @@ void fleet__rconn_kick(fleet__rconn_t *c, const char *why);
  * connection report (why there is no address yet, say). */
 void fleet__rconn_note(fleet__rconn_t *c, const char *why);
 
+/* While not connected, with the client's fail_fast: fails the requests
+ * waiting for a connection now with `status`, `why` as their detail (no
+ * sentinel named a master, say). Does nothing otherwise. User callbacks
+ * run: the connection may be closing when it returns. */
+void fleet__rconn_fail_fast(fleet__rconn_t *c, int status, const char *why);
+
 /* Starts closing: every request still queued gets its callback with
  * FLEET_ECANCELED once the handles are closed, then events->on_closed. */
 void fleet__rconn_close(fleet__rconn_t *c);

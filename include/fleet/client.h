@@ -109,10 +109,10 @@ typedef struct {
    * still reconnects as usual, and commands issued later wait for it.
    * Causes that cannot pass by waiting (a wrong password, a server that
    * does not speak RESP) fail the waiting commands at once whatever this
-   * says. Meant for one-shot programs such as the fleet CLI. It acts on
-   * the connection to one server (redis://, rediss://, unix://, the
-   * master of a sentinel URL); on a cluster, commands waiting for the
-   * slot map wait as before. Default 0. */
+   * says. Meant for one-shot programs such as the fleet CLI. On a
+   * cluster, the commands waiting for the first slot map fail once every
+   * seed was asked for it in vain; with sentinels, once every sentinel
+   * was asked for the master in vain (FLEET_EUNAVAILABLE). Default 0. */
   int fail_fast;
 } fleet_client_options_t;
 
