@@ -87,6 +87,17 @@ TEST_IMPL(redis_fail_fast) {
   ASSERT_OK(fleet_test_redis_restart(r));
   ASSERT(ctx_wait_state(&t, FLEET_CLIENT_READY, 5000));
   ASSERT_OK(ctx_ping(&t));
+  /* Once it was connected, an outage is waited for as without the
+   * option: a command issued while the server is down, across failed
+   * attempts, succeeds once the server is back. */
+  ASSERT_OK(fleet_test_redis_kill(r));
+  ASSERT(ctx_wait_state(&t, FLEET_CLIENT_RECONNECTING, 3000));
+  ASSERT_OK(fleet_client_ping(&t.client, ctx_on_ping, NULL));
+  ASSERT(ctx_wait_state(&t, FLEET_CLIENT_RECONNECTING, 3000));
+  ASSERT_EQ(1, t.pings_err);
+  ASSERT_OK(fleet_test_redis_restart(r));
+  ASSERT(fleet_test_wait_count(&t.loop, &t.pings_ok, 2, fleet_test_ms(5000)));
+  ASSERT_EQ(1, t.pings_err);
   ctx_close(&t);
 
   snprintf(url, sizeof(url), "unix:///nonexistent/fleet-%d.sock",

@@ -198,6 +198,7 @@ static void conn_became_ready(fleet__rconn_t *c) {
 
   conn_set_state(c, FLEET__RCONN_READY);
   uv_timer_stop(&c->connect_timer);
+  c->was_ready = 1;
   c->attempt = 0;
   c->last_error = 0;
   c->cause[0] = '\0';
@@ -1107,8 +1108,8 @@ static void conn_fail_waiting(fleet__rconn_t *c, int status) {
  * gets `status` when it is its own reply that failed (over the limit, or
  * not RESP). Requests not yet written wait for the next connection, unless
  * the attempt failed before ready for a cause that will not pass by
- * itself, or with the client's fail_fast: then they fail at once with
- * `status`. Then reconnect after a
+ * itself, or with the client's fail_fast before the first ready: then
+ * they fail at once with `status`. Then reconnect after a
  * backoff delay. Must not be called while closing. */
 static void conn_fail(fleet__rconn_t *c, int status, int inflight_status,
                       const char *fmt, ...) {
@@ -1189,9 +1190,9 @@ static void conn_fail(fleet__rconn_t *c, int status, int inflight_status,
   }
   /* A wrong password, a denied handshake command, garbage from the server:
    * none heals by waiting, so the commands waiting learn the cause now;
-   * with fail_fast, so do they of any other cause. */
-  if (before_ready &&
-      (!fleet__status_transient(status) || c->config->fail_fast))
+   * with fail_fast, so do they of any other cause until the first ready. */
+  if (before_ready && (!fleet__status_transient(status) ||
+                       (c->config->fail_fast && !c->was_ready)))
     conn_fail_waiting(c, status);
   if (c->state == FLEET__RCONN_CLOSING)
     return;
@@ -1263,7 +1264,7 @@ void fleet__rconn_note(fleet__rconn_t *c, const char *why) {
 }
 
 void fleet__rconn_fail_fast(fleet__rconn_t *c, int status, const char *why) {
-  if (!c->config->fail_fast || c->state == FLEET__RCONN_READY)
+  if (!c->config->fail_fast || c->was_ready || c->state == FLEET__RCONN_READY)
     return;
   snprintf(c->cause, sizeof(c->cause), "%s", why);
   conn_fail_waiting(c, status);
