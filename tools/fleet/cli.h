@@ -174,8 +174,10 @@ int cli_usage_error(const char *noun, const char *fmt, const char *arg);
 int cli_started(cli_t *cli, const char *verb, int err);
 /* One option of a verb, for cli_opts(): its name ("--state"), and where
  * it goes: `value` for an option that takes a value (left NULL when the
- * option is absent), else `flag`, set to 1 when it is given. A table
- * ends with a row of NULLs. */
+ * option is absent), else `flag`, set to 1 when it is given. A table is
+ * written with CLI_OPT(), CLI_FLAG() and ends with CLI_OPT_END. An
+ * option that may be given again and again is taken out first with
+ * cli_opt() in a loop. */
 typedef struct {
   const char *name;
   const char **value;
@@ -195,6 +197,14 @@ typedef struct {
  * last with `defs` NULL, to refuse the options it does not know. */
 int cli_opts(const char *noun, int *argc, char **argv,
              const cli_optdef_t *defs);
+/* The rows of a cli_optdef_t table: an option with a value (`ptr` a
+ * const char **), a flag (`ptr` an int *), the end. */
+#define CLI_OPT(name, ptr)                                                     \
+  { (name), (ptr), NULL }
+#define CLI_FLAG(name, ptr)                                                    \
+  { (name), NULL, (ptr) }
+#define CLI_OPT_END                                                            \
+  { NULL, NULL, NULL }
 /* Older helpers, kept for the verbs that use them: finds "--name VALUE"
  * (or "--name=VALUE") in argv, before any "--", removes it, and returns
  * VALUE (NULL if absent); cli_opt_flag() for a flag without value. */

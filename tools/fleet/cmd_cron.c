@@ -257,9 +257,9 @@ static const cli_view_t history_view = {NULL, print_history};
 int cli_cmd_cron(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
   const char *ns = NULL, *lim = NULL;
-  const cli_optdef_t ls_opts[] = {{"--ns", &ns, NULL}, {NULL, NULL, NULL}};
-  const cli_optdef_t history_opts[] = {
-      {"--ns", &ns, NULL}, {"--limit", &lim, NULL}, {NULL, NULL, NULL}};
+  const cli_optdef_t ls_opts[] = {CLI_OPT("--ns", &ns), CLI_OPT_END};
+  const cli_optdef_t history_opts[] = {CLI_OPT("--ns", &ns),
+                                       CLI_OPT("--limit", &lim), CLI_OPT_END};
   uint64_t limit = 20;
   int err;
 

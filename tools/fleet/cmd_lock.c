@@ -60,8 +60,7 @@ static const cli_view_t lock_view = {lock_cols, NULL};
 int cli_cmd_lock(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
   const char *match = NULL;
-  const cli_optdef_t ls_opts[] = {{"--match", &match, NULL},
-                                  {NULL, NULL, NULL}};
+  const cli_optdef_t ls_opts[] = {CLI_OPT("--match", &match), CLI_OPT_END};
   int err;
 
   if ((err = cli_noun_help(argc, argv, lock_usage)) != 0)

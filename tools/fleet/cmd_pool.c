@@ -203,8 +203,7 @@ static const cli_view_t status_view = {NULL, print_status};
 int cli_cmd_pool(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
   const char *worker = NULL;
-  const cli_optdef_t jobs_opts[] = {{"--worker", &worker, NULL},
-                                    {NULL, NULL, NULL}};
+  const cli_optdef_t jobs_opts[] = {CLI_OPT("--worker", &worker), CLI_OPT_END};
   int err;
 
   if ((err = cli_noun_help(argc, argv, pool_usage)) != 0)

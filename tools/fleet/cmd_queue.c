@@ -641,22 +641,19 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
   int all_dead = 0, create = 0, err;
   /* Every option of every verb here; each verb refuses the ones it does
    * not take below (an unknown word is refused by cli_opts()). */
-  const cli_optdef_t jobs_opts[] = {{"--state", &state_s, NULL},
-                                    {"--limit", &limit_s, NULL},
-                                    {"--cursor", &cursor_s, NULL},
-                                    {"--group", &group, NULL},
-                                    {NULL, NULL, NULL}};
-  const cli_optdef_t list_opts[] = {
-      {"--type", &type, NULL}, {"--limit", &limit_s, NULL}, {NULL, NULL, NULL}};
-  const cli_optdef_t cancel_opts[] = {{"--grace-ms", &grace_s, NULL},
-                                      {NULL, NULL, NULL}};
-  const cli_optdef_t retry_opts[] = {{"--all-dead", NULL, &all_dead},
-                                     {NULL, NULL, NULL}};
-  const cli_optdef_t purge_opts[] = {{"--state", &state_s, NULL},
-                                     {NULL, NULL, NULL}};
-  const cli_optdef_t add_opts[] = {{"--type", &type, NULL}, {NULL, NULL, NULL}};
-  const cli_optdef_t pause_opts[] = {{"--create", NULL, &create},
-                                     {NULL, NULL, NULL}};
+  const cli_optdef_t jobs_opts[] = {
+      CLI_OPT("--state", &state_s), CLI_OPT("--limit", &limit_s),
+      CLI_OPT("--cursor", &cursor_s), CLI_OPT("--group", &group), CLI_OPT_END};
+  const cli_optdef_t list_opts[] = {CLI_OPT("--type", &type),
+                                    CLI_OPT("--limit", &limit_s), CLI_OPT_END};
+  const cli_optdef_t cancel_opts[] = {CLI_OPT("--grace-ms", &grace_s),
+                                      CLI_OPT_END};
+  const cli_optdef_t retry_opts[] = {CLI_FLAG("--all-dead", &all_dead),
+                                     CLI_OPT_END};
+  const cli_optdef_t purge_opts[] = {CLI_OPT("--state", &state_s), CLI_OPT_END};
+  const cli_optdef_t add_opts[] = {CLI_OPT("--type", &type), CLI_OPT_END};
+  const cli_optdef_t pause_opts[] = {CLI_FLAG("--create", &create),
+                                     CLI_OPT_END};
   fleet_job_state_t state = FLEET_JOB_PENDING;
   uint64_t limit = QUEUE_JOBS_LIMIT, cursor = 0, grace = 0;
 

@@ -96,8 +96,8 @@ static void events_on_event(fleet_queue_t *q, int status,
 
 int cli_cmd_queue_events(cli_t *cli, int argc, char **argv) {
   const char *count_s = NULL, *job = NULL;
-  const cli_optdef_t opts[] = {
-      {"--count", &count_s, NULL}, {"--job", &job, NULL}, {NULL, NULL, NULL}};
+  const cli_optdef_t opts[] = {CLI_OPT("--count", &count_s),
+                               CLI_OPT("--job", &job), CLI_OPT_END};
   events_t *e;
   int err;
 

@@ -487,13 +487,13 @@ static int cmd_limit(cli_t *cli, int argc, char **argv) {
   const char *rate = NULL, *grate = NULL, *conc = NULL, *gconc = NULL;
   const char *gturn = NULL;
   int clear = 0, any, rc;
-  const cli_optdef_t opts[] = {{"--rate", &rate, NULL},
-                               {"--group-rate", &grate, NULL},
-                               {"--concurrency", &conc, NULL},
-                               {"--group-concurrency", &gconc, NULL},
-                               {"--group-turn", &gturn, NULL},
-                               {"--clear", NULL, &clear},
-                               {NULL, NULL, NULL}};
+  const cli_optdef_t opts[] = {CLI_OPT("--rate", &rate),
+                               CLI_OPT("--group-rate", &grate),
+                               CLI_OPT("--concurrency", &conc),
+                               CLI_OPT("--group-concurrency", &gconc),
+                               CLI_OPT("--group-turn", &gturn),
+                               CLI_FLAG("--clear", &clear),
+                               CLI_OPT_END};
   fleet_queue_limits_t l;
 
   if ((rc = cli_opts("queue", &argc, argv, opts)) != 0)
@@ -530,8 +530,8 @@ static int cmd_limit(cli_t *cli, int argc, char **argv) {
 
 static int cmd_hold(cli_t *cli, int argc, char **argv) {
   const char *dur = NULL, *group = NULL;
-  const cli_optdef_t opts[] = {
-      {"--for", &dur, NULL}, {"--group", &group, NULL}, {NULL, NULL, NULL}};
+  const cli_optdef_t opts[] = {CLI_OPT("--for", &dur),
+                               CLI_OPT("--group", &group), CLI_OPT_END};
   uint32_t ms;
   int rc;
 

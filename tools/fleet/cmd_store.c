@@ -190,16 +190,14 @@ static const cli_view_t events_view = {NULL, print_events};
 int cli_cmd_store(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
   const char *limit_s = NULL, *offset_s = NULL;
-  const cli_optdef_t get_opts[] = {{"--store-prefix", &cli->store_prefix, NULL},
-                                   {NULL, NULL, NULL}};
-  const cli_optdef_t ls_opts[] = {{"--store-prefix", &cli->store_prefix, NULL},
-                                  {"--limit", &limit_s, NULL},
-                                  {NULL, NULL, NULL}};
+  const cli_optdef_t get_opts[] = {
+      CLI_OPT("--store-prefix", &cli->store_prefix), CLI_OPT_END};
+  const cli_optdef_t ls_opts[] = {CLI_OPT("--store-prefix", &cli->store_prefix),
+                                  CLI_OPT("--limit", &limit_s), CLI_OPT_END};
   const cli_optdef_t events_opts[] = {
-      {"--store-prefix", &cli->store_prefix, NULL},
-      {"--limit", &limit_s, NULL},
-      {"--offset", &offset_s, NULL},
-      {NULL, NULL, NULL}};
+      CLI_OPT("--store-prefix", &cli->store_prefix),
+      CLI_OPT("--limit", &limit_s), CLI_OPT("--offset", &offset_s),
+      CLI_OPT_END};
   uint64_t limit = STORE_LS_LIMIT, offset = 0;
   int err;
 

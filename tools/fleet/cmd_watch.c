@@ -184,9 +184,9 @@ static void watch_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
 
 int cli_cmd_watch(cli_t *cli, int argc, char **argv) {
   const char *count_s = NULL, *interval_s = NULL;
-  const cli_optdef_t opts[] = {{"--count", &count_s, NULL},
-                               {"--interval-ms", &interval_s, NULL},
-                               {NULL, NULL, NULL}};
+  const cli_optdef_t opts[] = {CLI_OPT("--count", &count_s),
+                               CLI_OPT("--interval-ms", &interval_s),
+                               CLI_OPT_END};
   watch_t *w;
   int rc;
 
