@@ -209,7 +209,7 @@ static void conn_became_ready(fleet__rconn_t *c) {
   c->events->on_state(c, 1, 0);
 }
 
-/* The reply to AUTH, SELECT or SCRIPT LOAD. Any error reply fails the
+/* The reply to AUTH, PING, SELECT or SCRIPT LOAD. Any error reply fails the
  * attempt with its code (a wrong password is FLEET_EAUTH, a bad database
  * FLEET_EBADDB) and the server's words; `req->arg` names the command. */
 static void conn_on_handshake(fleet__rconn_t *c, fleet__rreq_t *req, int status,
@@ -245,7 +245,8 @@ static void conn_on_handshake(fleet__rconn_t *c, fleet__rreq_t *req, int status,
                                                                : "replica");
     return;
   }
-  if (strcmp(command, "AUTH") == 0 && c->npreload > 0) {
+  if ((strcmp(command, "AUTH") == 0 || strcmp(command, "PING") == 0) &&
+      c->npreload > 0) {
     if (conn_handshake_preload(c) != 0) {
       conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
       return;
@@ -308,11 +309,13 @@ static void conn_start_handshake(fleet__rconn_t *c) {
   }
   if (err == 0 && c->check_master)
     err = conn_handshake_cmd(c, "ROLE", NULL, 0, NULL, 0);
-  /* With a password the scripts wait for AUTH's reply: Redis closes an
-   * unauthenticated connection that sends a bulk string over 16 KB, so a
-   * wrong password would read as a lost connection. */
-  if (err == 0 && u->password == NULL)
-    err = conn_handshake_preload(c);
+  /* The scripts wait for AUTH's reply, or a PING's without a password:
+   * Redis closes an unauthenticated connection that sends a bulk string
+   * over 16 KB, so a wrong or missing password would read as a lost
+   * connection ("connection reset by peer") instead of its NOAUTH or
+   * WRONGPASS. */
+  if (err == 0 && u->password == NULL && c->npreload > 0)
+    err = conn_handshake_cmd(c, "PING", NULL, 0, NULL, 0);
   if (err != 0) {
     conn_fail(c, err, FLEET_ECONNLOST, "out of memory");
     return;
