@@ -194,6 +194,9 @@ typedef struct {
   uint32_t reconnect_initial_ms;
   uint32_t reconnect_max_ms;
   uint32_t reconnect_jitter_pct;
+  /* fleet_client_options_t.fail_fast: a failed attempt before ready fails
+   * the requests waiting for the connection, whatever the cause. */
+  int fail_fast;
   /* Largest reply accepted, in bytes; 0 for FLEET_CLIENT_MAX_REPLY_DEFAULT. */
   uint64_t max_reply_bytes;
   /* memory:// only: the backend of a peer client whose store to share. */

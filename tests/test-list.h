@@ -115,6 +115,7 @@ TEST_DECLARE(fixture_redis_not_found)
 /* test_redis.c */
 TEST_DECLARE(redis_refused)
 TEST_DECLARE(redis_unavailable_command)
+TEST_DECLARE(redis_fail_fast)
 TEST_DECLARE(redis_command_timeout)
 TEST_DECLARE(redis_inflight_connlost)
 TEST_DECLARE(redis_reconnect_after_restart)
@@ -525,6 +526,12 @@ TEST_DECLARE(cli_metrics)
 TEST_DECLARE(dash_history_metrics)
 /* test_cli_workers.c */
 TEST_DECLARE(cli_worker_ls)
+/* test_cli_ops.c */
+TEST_DECLARE(cli_options_anywhere)
+TEST_DECLARE(cli_fail_fast)
+TEST_DECLARE(cli_unknown_queue)
+TEST_DECLARE(cli_counts_times)
+TEST_DECLARE(cli_colours)
 
 /* test_dash.c */
 TEST_DECLARE(dash_api)
@@ -649,6 +656,7 @@ TEST_LIST_START
   /* test_redis.c */
   TEST_ENTRY(redis_refused)
   TEST_ENTRY(redis_unavailable_command)
+  TEST_ENTRY(redis_fail_fast)
   TEST_ENTRY(redis_command_timeout)
   TEST_ENTRY(redis_inflight_connlost)
   TEST_ENTRY(redis_reconnect_after_restart)
@@ -1054,6 +1062,12 @@ TEST_LIST_START
   /* test_cli_metrics.c */
   TEST_ENTRY_TIMEOUT(cli_metrics, 60)
   TEST_ENTRY_TIMEOUT(dash_history_metrics, 60)
+  /* test_cli_ops.c */
+  TEST_ENTRY_TIMEOUT(cli_options_anywhere, 60)
+  TEST_ENTRY_TIMEOUT(cli_fail_fast, 60)
+  TEST_ENTRY_TIMEOUT(cli_unknown_queue, 60)
+  TEST_ENTRY_TIMEOUT(cli_counts_times, 60)
+  TEST_ENTRY_TIMEOUT(cli_colours, 60)
 
   /* test_dash.c */
   TEST_ENTRY_TIMEOUT(dash_api, 60)

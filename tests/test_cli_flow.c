@@ -154,7 +154,8 @@ TEST_IMPL(cli_queue_flow) {
                                 "\"concurrency\":5,\"group_concurrency\":1,"
                                 "\"group_turn\":10},"
                                 "\"flow\":{\"rate_used\":0,\"running\":0,"
-                                "\"groups\":3,\"held_until_ms\":0}}"));
+                                "\"groups\":3,\"held_until_ms\":0,"
+                                "\"held_until\":null}}"));
   /* Other units; an option left out is no limit. */
   /* A group's turn. */
   cli_run_ok(&r, url, "qt",

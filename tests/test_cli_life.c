@@ -119,11 +119,16 @@ TEST_IMPL(cli_queue_life) {
     ASSERT(strstr(r->out, " progress ") < strstr(r->out, " completed "));
   }
   ASSERT_NOT_NULL(strstr(r->err, "listening to the events of queue life"));
+  /* Each line begins with its time, UTC ISO-8601. */
+  ASSERT_EQ(0, strncmp(r->out, "20", 2));
+  ASSERT_EQ('T', r->out[10]);
+  ASSERT_EQ(0, strncmp(r->out + 23, "Z progress ", 11));
   /* One job's, as JSON. */
   cli_reap_within(one, "life-one", r, 10000);
   ASSERT_EQ(0, r->status);
   ASSERT_EQ(1, cli_lines(r->out));
   ASSERT_NOT_NULL(strstr(r->out, "{\"type\":\"completed\",\"id\":\""));
+  ASSERT_NOT_NULL(strstr(r->out, "\"time\":\"20"));
   ASSERT_NOT_NULL(strstr(r->out, "\"value\":1,\"data\":\"r\xc3\xa9sultat\"}"));
 
   /* get: the result of a job completed without history, and the last

@@ -176,6 +176,17 @@ CONFORMANCE_IMPL(queue_admin_jobs) {
   ASSERT_EQ(2, a.n);
   ASSERT_STR_EQ(id[0], a.ids[0]);
   ASSERT_STR_EQ(id[4], a.ids[1]);
+  /* A completed job's attempts: the one that completed it, as
+   * fleet_queue_get() says (not the failed ones of its record, 0). */
+  ASSERT_EQ(1, a.attempts[0]);
+  ASSERT_EQ(1, a.attempts[1]);
+  {
+    fleet_job_info_t info;
+
+    ASSERT_OK(qt_get(&t, id[0], &info, NULL, 0, NULL, 0));
+    ASSERT_EQ(FLEET_JOB_COMPLETED, info.state);
+    ASSERT_EQ(info.attempts, a.attempts[0]);
+  }
   ASSERT_OK(adm_jobs(&a, FLEET_JOB_RUNNING, 0, 10));
   ASSERT_EQ(0, a.n);
   ASSERT_UEQ(0, a.total);

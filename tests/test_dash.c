@@ -205,7 +205,8 @@ TEST_IMPL(dash_api) {
                          "\"concurrency\":5,\"group_concurrency\":0,"
                          "\"group_turn\":10},"
                          "\"flow\":{\"rate_used\":0,\"running\":0,"
-                         "\"groups\":2,\"held_until_ms\":0},"
+                         "\"groups\":2,\"held_until_ms\":0,"
+                         "\"held_until\":null},"
                          "\"groups_total\":2,\"groups_read\":2,"
                          "\"groups\":[{\"group\":\"acme\",\"pending\":2,"));
   ASSERT_NOT_NULL(strstr(resp, "},{\"group\":\"\\u003cimg src=x "

@@ -653,6 +653,30 @@ static int cluster_apply_slots(cluster_backend_t *be, cluster_node_t *from,
   return 0;
 }
 
+/* fail_fast: before the first map, once every known node was asked for
+ * one and none answered, the ops waiting for the map fail now with the
+ * last cause (a copy: the callbacks may close the connection). */
+static void cluster_fail_fast(cluster_backend_t *be, int status,
+                              const char *cause) {
+  char why[FLEET__DETAIL_MAX];
+  const cluster_node_t *n;
+  fleet__list_t list;
+  cluster_req_t *req;
+  unsigned count = 0;
+
+  for (n = be->nodes; n != NULL; n = n->next)
+    count++;
+  if (!be->core.config.fail_fast || be->refresh_turn < count)
+    return;
+  snprintf(why, sizeof(why), "%s", cause);
+  fleet__list_init(&list);
+  cluster_pending_move(&be->pending, &list);
+  while (!be->core.closing && (req = cluster_pending_pop(&list)) != NULL)
+    cluster_req_finish(be, req, why, status, NULL);
+  /* Closed by a callback: what is left is cancelled with the rest. */
+  cluster_pending_move(&list, &be->pending);
+}
+
 static void cluster_on_map(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
                            redisReply *reply) {
   cluster_node_t *node = c->owner;
@@ -673,7 +697,11 @@ static void cluster_on_map(fleet__rconn_t *c, fleet__rreq_t *rr, int status,
                                       strlen(c->detail));
       be->core.events->state(be->core.owner, FLEET__BACKEND_RECONNECTING,
                              status != 0 ? status : FLEET_EBACKEND);
+      if (!be->core.closing)
+        cluster_fail_fast(be, status != 0 ? status : FLEET_EBACKEND, c->detail);
     }
+    if (be->core.closing)
+      return;
     cluster_arm_tick(be);
     return;
   }

@@ -199,6 +199,7 @@ static void conn_became_ready(fleet__rconn_t *c) {
 
   conn_set_state(c, FLEET__RCONN_READY);
   uv_timer_stop(&c->connect_timer);
+  c->was_ready = 1;
   c->attempt = 0;
   c->last_error = 0;
   c->cause[0] = '\0';
@@ -220,7 +221,7 @@ static void conn_became_ready(fleet__rconn_t *c) {
   c->events->on_state(c, 1, 0);
 }
 
-/* The reply to AUTH, SELECT or SCRIPT LOAD. Any error reply fails the
+/* The reply to AUTH, PING, SELECT or SCRIPT LOAD. Any error reply fails the
  * attempt with its code (a wrong password is FLEET_EAUTH, a bad database
  * FLEET_EBADDB) and the server's words; `req->arg` names the command. */
 static void conn_on_handshake(fleet__rconn_t *c, fleet__rreq_t *req, int status,
@@ -256,7 +257,8 @@ static void conn_on_handshake(fleet__rconn_t *c, fleet__rreq_t *req, int status,
                                                                : "replica");
     return;
   }
-  if (strcmp(command, "AUTH") == 0 && c->npreload > 0) {
+  if ((strcmp(command, "AUTH") == 0 || strcmp(command, "PING") == 0) &&
+      c->npreload > 0) {
     if (conn_handshake_preload(c) != 0) {
       conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
       return;
@@ -319,11 +321,13 @@ static void conn_start_handshake(fleet__rconn_t *c) {
   }
   if (err == 0 && c->check_master)
     err = conn_handshake_cmd(c, "ROLE", NULL, 0, NULL, 0);
-  /* With a password the scripts wait for AUTH's reply: Redis closes an
-   * unauthenticated connection that sends a bulk string over 16 KB, so a
-   * wrong password would read as a lost connection. */
-  if (err == 0 && u->password == NULL)
-    err = conn_handshake_preload(c);
+  /* The scripts wait for AUTH's reply, or a PING's without a password:
+   * Redis closes an unauthenticated connection that sends a bulk string
+   * over 16 KB, so a wrong or missing password would read as a lost
+   * connection ("connection reset by peer") instead of its NOAUTH or
+   * WRONGPASS. */
+  if (err == 0 && u->password == NULL && c->npreload > 0)
+    err = conn_handshake_cmd(c, "PING", NULL, 0, NULL, 0);
   if (err != 0) {
     conn_fail(c, err, FLEET_ECONNLOST, "out of memory");
     return;
@@ -1119,7 +1123,8 @@ static void conn_fail_waiting(fleet__rconn_t *c, int status) {
  * gets `status` when it is its own reply that failed (over the limit, or
  * not RESP). Requests not yet written wait for the next connection, unless
  * the attempt failed before ready for a cause that will not pass by
- * itself: then they fail at once with `status`. Then reconnect after a
+ * itself, or with the client's fail_fast before the first ready: then
+ * they fail at once with `status`. Then reconnect after a
  * backoff delay. Must not be called while closing. */
 static void conn_fail(fleet__rconn_t *c, int status, int inflight_status,
                       const char *fmt, ...) {
@@ -1199,8 +1204,10 @@ static void conn_fail(fleet__rconn_t *c, int status, int inflight_status,
     }
   }
   /* A wrong password, a denied handshake command, garbage from the server:
-   * none heals by waiting, so the commands waiting learn the cause now. */
-  if (before_ready && !fleet__status_transient(status))
+   * none heals by waiting, so the commands waiting learn the cause now;
+   * with fail_fast, so do they of any other cause until the first ready. */
+  if (before_ready && (!fleet__status_transient(status) ||
+                       (c->config->fail_fast && !c->was_ready)))
     conn_fail_waiting(c, status);
   if (c->state == FLEET__RCONN_CLOSING)
     return;
@@ -1269,6 +1276,13 @@ void fleet__rconn_kick(fleet__rconn_t *c, const char *why) {
 void fleet__rconn_note(fleet__rconn_t *c, const char *why) {
   if (c->state == FLEET__RCONN_BACKOFF)
     snprintf(c->cause, sizeof(c->cause), "%s", why);
+}
+
+void fleet__rconn_fail_fast(fleet__rconn_t *c, int status, const char *why) {
+  if (!c->config->fail_fast || c->was_ready || c->state == FLEET__RCONN_READY)
+    return;
+  snprintf(c->cause, sizeof(c->cause), "%s", why);
+  conn_fail_waiting(c, status);
 }
 
 static void conn_on_handle_closed(uv_handle_t *h) {

@@ -107,6 +107,7 @@ struct fleet__rconn_s {
   int stream_open;  /* the stream handle is initialized and not closed */
   int read_depth;   /* > 0 while replies are being dispatched */
   uint32_t attempt; /* failed attempts since the last ready */
+  int was_ready;    /* ready once: fail_fast no longer applies */
   int last_error;
   /* Why the last attempt failed or the connection broke, in words ("" since
    * the last ready); and what a request callback with an error status
@@ -197,6 +198,13 @@ void fleet__rconn_kick(fleet__rconn_t *c, const char *why);
 /* While not connected: sets the cause that requests failing for want of a
  * connection report (why there is no address yet, say). */
 void fleet__rconn_note(fleet__rconn_t *c, const char *why);
+
+/* While not connected, with the client's fail_fast and before the
+ * connection was ever ready: fails the requests waiting for a connection
+ * now with `status`, `why` as their detail (no sentinel named a master,
+ * say). Does nothing otherwise. User callbacks
+ * run: the connection may be closing when it returns. */
+void fleet__rconn_fail_fast(fleet__rconn_t *c, int status, const char *why);
 
 /* Starts closing: every request still queued gets its callback with
  * FLEET_ECANCELED once the handles are closed, then events->on_closed. */

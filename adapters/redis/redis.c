@@ -359,7 +359,8 @@ static void redis_on_master(void *owner) {
     fleet__rconn_kick(be->sub, "the sentinels named a new master");
 }
 
-/* Sentinel: no sentinel answers; the requests waiting say why. */
+/* Sentinel: no sentinel answers; the requests waiting say why (with
+ * fail_fast, at once: every sentinel was asked in turn). */
 static void redis_on_sentinel_trouble(void *owner, const char *why) {
   redis_backend_t *be = owner;
 
@@ -368,6 +369,9 @@ static void redis_on_sentinel_trouble(void *owner, const char *why) {
   fleet__rconn_note(&be->main, why);
   if (be->sub != NULL)
     fleet__rconn_note(be->sub, why);
+  fleet__rconn_fail_fast(&be->main, FLEET_EUNAVAILABLE, why);
+  if (be->sub != NULL && !be->core.closing)
+    fleet__rconn_fail_fast(be->sub, FLEET_EUNAVAILABLE, why);
 }
 
 static void redis_on_sentinel_closed(void *owner) {

@@ -103,6 +103,23 @@ typedef struct {
    * its handles, as one line each; `log_data` is passed back to it. */
   fleet_log_cb log_cb;
   void *log_data;
+  /* Fail fast: until the client was first connected, when an attempt to
+   * connect fails for a cause that may pass (a refused connection, a
+   * host that does not resolve, a missing unix socket, the connect
+   * timeout), the commands waiting for the connection fail at once with
+   * its status (FLEET_ECONNREFUSED, FLEET_ERESOLVE, FLEET_ETIMEDOUT; the
+   * state callback and fleet_client_last_error() tell the cause) instead
+   * of waiting for the next attempt until their command timeout. The
+   * client still reconnects as usual, and commands issued later wait for
+   * it. Once it was connected, a lost connection is waited for as
+   * without this option (a restart of the server is bridged).
+   * Causes that cannot pass by waiting (a wrong password, a server that
+   * does not speak RESP) fail the waiting commands at once whatever this
+   * says. Meant for one-shot programs such as the fleet CLI. On a
+   * cluster, the commands waiting for the first slot map fail once every
+   * seed was asked for it in vain; with sentinels, once every sentinel
+   * was asked for the master in vain (FLEET_EUNAVAILABLE). Default 0. */
+  int fail_fast;
 } fleet_client_options_t;
 
 struct fleet_client_s {

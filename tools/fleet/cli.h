@@ -93,6 +93,12 @@ void cli_kv(FILE *out, const cli_json_t *obj);
 
 typedef struct cli_s cli_t;
 
+/* A command: argv[0] is the noun. Returns 0 once it has started (it ends
+ * by calling cli_finish()), CLI_DONE when it is done without starting
+ * anything (--help), or an exit code (after printing why). */
+#define CLI_DONE (-1)
+typedef int (*cli_cmd_fn)(cli_t *cli, int argc, char **argv);
+
 /* A query's end: status 0 and the result (which the callee owns and must
  * free), or an error, a one-line detail (may be NULL) and no result. */
 typedef void (*cli_done_fn)(cli_t *cli, int status, const char *detail,
@@ -123,6 +129,13 @@ struct cli_s {
    * minute's depth and wait sample. Set by the readers that run on
    * (`fleet dash`, `fleet metrics`). */
   int sample_history;
+  /* The noun's command and its words as main() got them (a copy, which
+   * cli_opts() leaves alone), so that cli_queue_known() can run the
+   * command again once it knows the queue exists; and whether it does. */
+  cli_cmd_fn noun_fn;
+  int noun_argc;
+  char **noun_argv;
+  int queue_known;
 };
 
 /* Prints "fleet: <what>: <error name> (<detail>)" on stderr, on one line;
@@ -131,12 +144,6 @@ struct cli_s {
  * <URL>: <error name> (<detail>)". Never prints a URL unredacted; the line
  * is escaped (fleet_escape_print()). */
 void cli_error(cli_t *cli, const char *what, int status, const char *detail);
-
-/* A command: argv[0] is the noun. Returns 0 once it has started (it ends
- * by calling cli_finish()), CLI_DONE when it is done without starting
- * anything (--help), or an exit code (after printing why). */
-#define CLI_DONE (-1)
-typedef int (*cli_cmd_fn)(cli_t *cli, int argc, char **argv);
 
 /* How cli_finish() prints a result that is not printed as JSON: a table
  * of the array with the columns `cols` (NULL ended), or else the lines
@@ -171,11 +178,82 @@ int cli_usage_error(const char *noun, const char *fmt, const char *arg);
  * started (err 0: it ends by calling its done function), else 1 after
  * cli_error() said why for `verb`. */
 int cli_started(cli_t *cli, const char *verb, int err);
-/* Option parsing helpers for the verbs: finds "--name VALUE" (or
- * "--name=VALUE") in argv, removes it, and returns VALUE (NULL if absent);
- * cli_opt_flag() for a flag without value. */
+/* One option of a verb, for cli_opts(): its name ("--state"), and where
+ * it goes: `value` for an option that takes a value (left NULL when the
+ * option is absent), else `flag`, set to 1 when it is given. A table is
+ * written with CLI_OPT(), CLI_FLAG() and ends with CLI_OPT_END. An
+ * option that may be given again and again is taken out first with
+ * cli_opt() in a loop. */
+typedef struct {
+  const char *name;
+  const char **value;
+  int *flag;
+} cli_optdef_t;
+
+/* Parses the options of a verb (argv[0] is the verb or the noun) out of
+ * argv[1..*argc-1], wherever they are: "--name VALUE" and "--name=VALUE"
+ * for the options of `defs` that take a value, "--name" for the flags.
+ * "--" ends the options: the words after it are arguments, whatever they
+ * look like. A word that begins with "--", or with '-' and a letter, is
+ * an option: one not in `defs` (NULL: none) is refused, as is a missing
+ * value, a value given to a flag, and an option given twice. Returns 0,
+ * with the arguments left in argv[1..*argc-1] in their order (argv[*argc]
+ * NULL); or 2 after one line on stderr that names the option
+ * (cli_usage_error() for `noun`). A verb parsed with cli_opt() calls it
+ * last with `defs` NULL, to refuse the options it does not know. */
+int cli_opts(const char *noun, int *argc, char **argv,
+             const cli_optdef_t *defs);
+/* The rows of a cli_optdef_t table: an option with a value (`ptr` a
+ * const char **), a flag (`ptr` an int *), the end. */
+#define CLI_OPT(name, ptr)                                                     \
+  { (name), (ptr), NULL }
+#define CLI_FLAG(name, ptr)                                                    \
+  { (name), NULL, (ptr) }
+#define CLI_OPT_END                                                            \
+  { NULL, NULL, NULL }
+/* Older helpers, kept for the verbs that use them: finds "--name VALUE"
+ * (or "--name=VALUE") in argv, before any "--", removes it, and returns
+ * VALUE (NULL if absent); cli_opt_flag() for a flag without value. */
 const char *cli_opt(int *argc, char **argv, const char *name);
 int cli_opt_flag(int *argc, char **argv, const char *name);
+
+/* A Unix time in ms as UTC ISO-8601 with milliseconds and a Z
+ * ("2026-11-27T10:00:00.000Z") into `buf` (24 bytes and the NUL fit);
+ * "" for 0 or less (no such time). Returns `buf`. Every time the CLI
+ * prints goes through here. */
+const char *cli_time_iso(int64_t ms, char *buf, size_t len);
+/* The local clock, Unix ms (the ages of jobs are counted from it). */
+int64_t cli_now_ms(void);
+/* A duration in ms in its two largest units, "45s", "3m12s", "2h5m",
+ * "4d3h" ("0s" below a second), into `buf`. Returns `buf`. */
+const char *cli_duration(int64_t ms, char *buf, size_t len);
+
+/* Colours (cli_util.c): on when stdout is a terminal, NO_COLOR is unset
+ * or empty, TERM is not "dumb", and the output is not JSON. Decided once,
+ * by cli_colour_init(). */
+void cli_colour_init(int json);
+int cli_colour_on(void);
+/* The SGR sequence of a job state's colour ("dead" red, "running"
+ * yellow, ...), or NULL for a word that is no state or when colours are
+ * off. */
+const char *cli_colour_of(const char *state);
+/* The sequences that start bold text and end any colour ("" when off). */
+const char *cli_bold(void);
+const char *cli_reset(void);
+/* Adds the point in time `ms` (Unix ms) to the object `o` twice: as the
+ * number `key_ms` ("created_ms"), and as its UTC ISO-8601 string under
+ * the same name without "_ms" ("created"), null for 0 (no such time).
+ * cli_kv() prints the string alone. */
+void cli_jadd_time(cli_json_t *o, const char *key_ms, int64_t ms);
+/* Runs a command again once its queue is known: returns 1 when the verb
+ * may go on at once (`create` is set, or this run follows the check), or
+ * 0 after it started reading the counts of `queue`: then the verb returns
+ * 0 too, and the check ends the command with "no such queue: <queue>"
+ * (exit 1, nothing written) when the queue does not exist, or else runs
+ * the command again from its words (cli->noun_argv). A queue exists when
+ * `fleet queue ls` lists it: it has a job in some state, a finished one
+ * counted, or it is paused. */
+int cli_queue_known(cli_t *cli, const char *queue, int create);
 /* Parses a decimal in [min, max]; returns 0 or -1. */
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
@@ -323,7 +401,6 @@ int cli_q_store_get(cli_t *cli, const char *coll, const char *id,
 int cli_q_store_ls(cli_t *cli, const char *coll, const char *index,
                    const char *value, size_t limit, cli_done_fn done,
                    void *arg);
-
 /* Cron (cmd_cron.c): the definitions of namespace `ns`; of every
  * namespace (an array of the former); the newest `limit` entries of the
  * dispatch log of definition `key`. */

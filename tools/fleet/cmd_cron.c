@@ -1,12 +1,13 @@
-/* cmd_cron.c -- `fleet cron ls|history`: the definitions of a cron
- * namespace (expression, zone, enabled, next due, last fired) and the
- * dispatch log of one definition, read through the library's public
- * registry calls (fleet_cron_list(), fleet_cron_history()) on a scheduler
+/* cmd_cron.c -- `fleet cron ls|history|enable|disable|remove`: the
+ * definitions of a cron namespace (expression, zone, enabled, next due,
+ * last fired), the dispatch log of one definition, and the changes to
+ * one, through the library's public registry calls (fleet_cron_list(),
+ * fleet_cron_history(), fleet_cron_enable(), fleet_cron_remove()) on a
+ * scheduler
  * handle that is initialized but never started: it sends nothing of its
  * own, fires nothing, and is closed once the answer is in. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "map.h"
@@ -33,19 +34,9 @@ static const char cron_usage[] =
 
 /* A Unix ms time as "YYYY-MM-DDTHH:MM:SS.mmmZ", or JSON null when < 0. */
 static cli_json_t *cron_jtime(int64_t ms) {
-  char buf[96];
-  struct tm tm;
-  time_t t;
+  char buf[32];
 
-  if (ms < 0)
-    return cli_jnull();
-  t = (time_t)(ms / 1000);
-  if (gmtime_r(&t, &tm) == NULL)
-    return cli_jnull();
-  snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-           tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-           tm.tm_sec, (int)(ms % 1000));
-  return cli_jstr(buf);
+  return ms > 0 ? cli_jstr(cli_time_iso(ms, buf, sizeof(buf))) : cli_jnull();
 }
 
 static const char *catch_up_name(fleet_cron_catch_up_t c) {
@@ -226,32 +217,39 @@ static const cli_view_t history_view = {NULL, print_history};
 
 int cli_cmd_cron(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
-  const char *ns, *lim;
+  const char *ns = NULL, *lim = NULL;
+  const cli_optdef_t ls_opts[] = {CLI_OPT("--ns", &ns), CLI_OPT_END};
+  const cli_optdef_t history_opts[] = {CLI_OPT("--ns", &ns),
+                                       CLI_OPT("--limit", &lim), CLI_OPT_END};
   uint64_t limit = 20;
   int err;
 
   if ((err = cli_noun_help(argc, argv, cron_usage)) != 0)
     return err;
-  ns = cli_opt(&argc, argv, "--ns");
-  if (ns == NULL)
-    ns = CRON_DEFAULT_NS;
-  if (strcmp(verb, "ls") == 0 && argc == 2) {
-    err = cli_q_cron_ls(cli, ns, cli_finish, (void *)&ls_view);
+  if (strcmp(verb, "ls") == 0) {
+    if ((err = cli_opts("cron", &argc, argv, ls_opts)) != 0)
+      return err;
+    if (argc != 2)
+      return cli_usage_error("cron", "ls takes no argument: %s", argv[2]);
+    err = cli_q_cron_ls(cli, ns != NULL ? ns : CRON_DEFAULT_NS, cli_finish,
+                        (void *)&ls_view);
   } else if (strcmp(verb, "history") == 0) {
-    lim = cli_opt(&argc, argv, "--limit");
-    if (lim != NULL && cli_parse_u64(lim, 1, 1000, &limit) != 0) {
-      fleet_escape_print(stderr, "fleet cron: --limit: not in 1..1000: %s",
-                         lim);
-      return 2;
-    }
+    if ((err = cli_opts("cron", &argc, argv, history_opts)) != 0)
+      return err;
+    if (lim != NULL && cli_parse_u64(lim, 1, 1000, &limit) != 0)
+      return cli_usage_error("cron", "--limit: 1 to 1000 (got %s)", lim);
     if (argc != 3)
-      return cli_usage_error("cron", "bad usage of %s", verb);
-    err = cli_q_cron_history(cli, ns, argv[2], (uint32_t)limit, cli_finish,
-                             (void *)&history_view);
+      return cli_usage_error("cron", "%s takes a cron key", verb);
+    err =
+        cli_q_cron_history(cli, ns != NULL ? ns : CRON_DEFAULT_NS, argv[2],
+                           (uint32_t)limit, cli_finish, (void *)&history_view);
   } else if (cli_cron_admin_verb(verb)) {
-    return cli_cmd_cron_admin(cli, ns, argc - 1, argv + 1);
+    if ((err = cli_opts("cron", &argc, argv, ls_opts)) != 0)
+      return err;
+    return cli_cmd_cron_admin(cli, ns != NULL ? ns : CRON_DEFAULT_NS, argc - 1,
+                              argv + 1);
   } else {
-    return cli_usage_error("cron", "bad usage of %s", verb);
+    return cli_usage_error("cron", "unknown verb %s", verb);
   }
   return cli_started(cli, verb, err);
 }

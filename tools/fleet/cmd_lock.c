@@ -59,16 +59,19 @@ static const cli_view_t lock_view = {lock_cols, NULL};
 
 int cli_cmd_lock(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
-  const char *match;
+  const char *match = NULL;
+  const cli_optdef_t ls_opts[] = {CLI_OPT("--match", &match), CLI_OPT_END};
   int err;
 
   if ((err = cli_noun_help(argc, argv, lock_usage)) != 0)
     return err;
   argc--, argv++;
+  if ((err = cli_opts("lock", &argc, argv,
+                      strcmp(verb, "ls") == 0 ? ls_opts : NULL)) != 0)
+    return err;
   if (strcmp(verb, "get") == 0 && argc == 2) {
     err = cli_q_lock_get(cli, argv[1], cli_finish, NULL);
   } else if (strcmp(verb, "ls") == 0) {
-    match = cli_opt(&argc, argv, "--match");
     if (argc != 1)
       return cli_usage_error("lock", "%s takes only --match", verb);
     err = cli_q_lock_ls(cli, match != NULL ? match : "*", cli_finish,
@@ -103,6 +106,8 @@ int cli_cmd_leader(cli_t *cli, int argc, char **argv) {
   int err;
 
   if ((err = cli_noun_help(argc, argv, leader_usage)) != 0)
+    return err;
+  if ((err = cli_opts("leader", &argc, argv, NULL)) != 0)
     return err;
   if (argc != 3 || strcmp(argv[1], "get") != 0) {
     fputs(leader_usage, stderr);

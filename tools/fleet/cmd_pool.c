@@ -202,9 +202,14 @@ static const cli_view_t status_view = {NULL, print_status};
 
 int cli_cmd_pool(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
+  const char *worker = NULL;
+  const cli_optdef_t jobs_opts[] = {CLI_OPT("--worker", &worker), CLI_OPT_END};
   int err;
 
   if ((err = cli_noun_help(argc, argv, pool_usage)) != 0)
+    return err;
+  if ((err = cli_opts("pool", &argc, argv,
+                      strcmp(verb, "jobs") == 0 ? jobs_opts : NULL)) != 0)
     return err;
   if (strcmp(verb, "status") == 0 && argc == 3)
     err = cli_q_pool_status(cli, argv[2], cli_finish, (void *)&status_view);
@@ -212,13 +217,9 @@ int cli_cmd_pool(cli_t *cli, int argc, char **argv) {
     err = cli_q_pool_ls(cli, cli_finish, (void *)&ls_view);
   else if (strcmp(verb, "reset") == 0 && argc == 3)
     err = cli_q_pool_reset(cli, argv[2], cli_finish, NULL);
-  else if (strcmp(verb, "jobs") == 0 && argc >= 3) {
-    const char *worker = cli_opt(&argc, argv, "--worker");
-
-    if (argc != 3)
-      return cli_usage_error("pool", "bad usage of %s", verb);
+  else if (strcmp(verb, "jobs") == 0 && argc == 3)
     err = cli_q_pool_jobs(cli, argv[2], worker, cli_finish, (void *)&jobs_view);
-  } else
+  else
     return cli_usage_error("pool", "bad usage of %s", verb);
   return cli_started(cli, verb, err);
 }

@@ -65,7 +65,9 @@ static const char queue_usage[] =
     "                                  (error \"killed\")\n"
     "  remove Q [--force]              delete the whole queue; --force: even\n"
     "                                  with jobs pending, delayed or running\n"
-    "  pause Q | resume Q              stop / restart claims (workers idle)\n"
+    "  pause Q [--create] | resume Q   stop / restart claims (workers idle);\n"
+    "                                  --create: pause a queue that does not\n"
+    "                                  exist yet (else refused)\n"
     "  add Q PAYLOAD [--type T]        enqueue one job (type default "
     "\"cli\");\n"
     "        [--header K=V ...]        with headers; prints its id\n"
@@ -79,7 +81,9 @@ static const char queue_usage[] =
     "  hold Q --for DUR [--group G]    hold the claims of Q or of a group\n"
     "  weight Q G N                    the weight of group G in the "
     "rotation\n"
-    "                                  (1 to 1000; 1: plain round-robin)\n";
+    "                                  (1 to 1000; 1: plain round-robin)\n"
+    "Every verb but ls, add and events refuses a queue that does not exist\n"
+    "(exit 1). Options go anywhere, as --opt V or --opt=V; -- ends them.\n";
 
 /* ------------------------------------------------------------------------ */
 /* A query on a queue handle                                                */
@@ -153,6 +157,13 @@ void cli_q_on_counts(fleet_queue_t *q, int status,
                      fleet_queue_sample(q, n->pending + n->delayed + n->running,
                                         on_sample, NULL));
     }
+    /* Explicit names: what is in the state now (the kept records), and
+     * every job that ever got there (the counters above). */
+    cli_jadd(c->base.res, "completed_now",
+             cli_jint((int64_t)n->completed_kept));
+    cli_jadd(c->base.res, "dead_now", cli_jint((int64_t)n->dead_kept));
+    cli_jadd(c->base.res, "completed_ever", cli_jint((int64_t)n->completed));
+    cli_jadd(c->base.res, "dead_ever", cli_jint((int64_t)n->dead));
   }
   cli_query_answered(&c->base, status, NULL);
 }
@@ -191,26 +202,38 @@ int cli_q_queue_ls(cli_t *cli, cli_done_fn done, void *arg) {
 /* ------------------------------------------------------------------------ */
 /* Jobs, get                                                                */
 
+/* A page of jobs: pending ones get their age. */
+typedef struct {
+  cli_qctx_t qc;
+  int pending;
+} jobs_ctx_t;
+
 static void on_jobs(fleet_queue_t *q, int status,
                     const fleet_job_summary_t *jobs, size_t n, uint64_t total,
                     uint64_t next, void *ud) {
-  qctx_t *c = qctx_of(q);
+  jobs_ctx_t *c = q->data;
+  int64_t now = cli_now_ms();
   cli_json_t *arr, *o;
   size_t i;
 
   (void)ud;
   if (status == 0) {
-    cli_jadd(c->base.res, "total", cli_jint((int64_t)total));
-    cli_jadd(c->base.res, "next_cursor", cli_jint((int64_t)next));
-    arr = cli_jadd(c->base.res, "jobs", cli_jarr());
+    cli_jadd(c->qc.base.res, "total", cli_jint((int64_t)total));
+    cli_jadd(c->qc.base.res, "next_cursor", cli_jint((int64_t)next));
+    arr = cli_jadd(c->qc.base.res, "jobs", cli_jarr());
     for (i = 0; i < n; i++) {
       o = cli_jadd(arr, NULL, cli_jobj());
       cli_jadd(o, "id", cli_jstr(jobs[i].id));
       cli_jadd(o, "type", cli_jstr(jobs[i].type));
       cli_jadd(o, "attempts", cli_jint(jobs[i].attempts));
       cli_jadd(o, "max_attempts", cli_jint(jobs[i].max_attempts));
-      cli_jadd(o, "created_ms", cli_jint((int64_t)jobs[i].created_ms));
-      cli_jadd(o, "time_ms", cli_jint((int64_t)jobs[i].time_ms));
+      cli_jadd_time(o, "created_ms", (int64_t)jobs[i].created_ms);
+      cli_jadd_time(o, "time_ms", (int64_t)jobs[i].time_ms);
+      if (c->pending)
+        cli_jadd(o, "age_ms",
+                 cli_jint(now > (int64_t)jobs[i].created_ms
+                              ? now - (int64_t)jobs[i].created_ms
+                              : 0));
       cli_jadd(o, "payload",
                cli_jbytes(jobs[i].payload.base, jobs[i].payload.len));
       cli_jadd(o, "last_error",
@@ -219,25 +242,27 @@ static void on_jobs(fleet_queue_t *q, int status,
                jobs[i].group != NULL ? cli_jstr(jobs[i].group) : cli_jnull());
     }
   }
-  cli_query_answered(&c->base, status, NULL);
+  cli_query_answered(&c->qc.base, status, NULL);
 }
 
 int cli_q_queue_jobs(cli_t *cli, const char *queue, fleet_job_state_t state,
                      const char *group, uint64_t cursor, size_t limit,
                      cli_done_fn done, void *arg) {
   int err;
-  qctx_t *c = qctx_open(cli, queue, "state", fleet_job_state_name(state), done,
-                        arg, &err);
+  jobs_ctx_t *c =
+      (jobs_ctx_t *)cli_qctx_open(cli, sizeof(jobs_ctx_t), queue, "state",
+                                  fleet_job_state_name(state), done, arg, &err);
 
   if (c == NULL)
     return err;
   if (group != NULL)
-    cli_jadd(c->base.res, "group", cli_jstr(group));
+    cli_jadd(c->qc.base.res, "group", cli_jstr(group));
+  c->pending = state == FLEET_JOB_PENDING;
   return cli_query_sent(
-      &c->base, group != NULL
-                    ? fleet_queue_group_jobs(&c->q, group, cursor, limit,
+      &c->qc.base,
+      group != NULL ? fleet_queue_group_jobs(&c->qc.q, group, cursor, limit,
                                              QUEUE_PAYLOAD_MAX, on_jobs, NULL)
-                    : fleet_queue_jobs(&c->q, state, cursor, limit,
+                    : fleet_queue_jobs(&c->qc.q, state, cursor, limit,
                                        QUEUE_PAYLOAD_MAX, on_jobs, NULL));
 }
 
@@ -285,9 +310,9 @@ static void on_get(fleet_queue_t *q, int status, const fleet_job_info_t *i,
              i->last_error != NULL
                  ? cli_jbytes(i->last_error, i->last_error_len)
                  : cli_jnull());
-    cli_jadd(c->base.res, "created_ms", cli_jint((int64_t)i->created_ms));
-    cli_jadd(c->base.res, "run_at_ms", cli_jint((int64_t)i->run_at_ms));
-    cli_jadd(c->base.res, "finished_ms", cli_jint((int64_t)i->finished_ms));
+    cli_jadd_time(c->base.res, "created_ms", (int64_t)i->created_ms);
+    cli_jadd_time(c->base.res, "run_at_ms", (int64_t)i->run_at_ms);
+    cli_jadd_time(c->base.res, "finished_ms", (int64_t)i->finished_ms);
     cli_jadd(c->base.res, "token", cli_jint((int64_t)i->token));
     cli_jadd(c->base.res, "group",
              i->group != NULL ? cli_jstr(i->group) : cli_jnull());
@@ -466,30 +491,165 @@ int cli_q_queue_pause(cli_t *cli, const char *queue, const char *action,
 }
 
 /* ------------------------------------------------------------------------ */
+/* Whether a queue exists                                                   */
+
+/* Whether the counts and paused flag of `res` (cli_q_queue_stats()) show
+ * a queue that `queue ls` lists: the keys it finds a queue by (a job in a
+ * state, a finished one counted or kept, the pause) hold something. */
+static int queue_exists(const cli_json_t *res) {
+  static const char *const keys[] = {
+      "pending",        "delayed",   "running",          "completed", "dead",
+      "completed_kept", "dead_kept", "waiting_children", "paused",    NULL};
+  const cli_json_t *v;
+  size_t i;
+
+  for (i = 0; keys[i] != NULL; i++)
+    if ((v = cli_jget(res, keys[i])) != NULL && v->num != 0)
+      return 1;
+  return 0;
+}
+
+static void known_done(cli_t *cli, int status, const char *detail,
+                       cli_json_t *res, void *arg) {
+  char **argv;
+  int rc;
+
+  (void)arg;
+  if (status != 0) {
+    cli_finish(cli, status, detail, NULL, NULL);
+    return;
+  }
+  if (!queue_exists(res)) {
+    fleet_escape_print(stderr, "fleet: %s: no such queue: %s", cli->what,
+                       cli_jget(res, "queue")->str);
+    cli_jfree(res);
+    cli->exit_code = 1;
+    cli_close_client(cli);
+    return;
+  }
+  cli_jfree(res);
+  /* The command again, on a copy of its words (its options parser takes
+   * them out of the array it gets). */
+  argv = malloc(((size_t)cli->noun_argc + 1) * sizeof(*argv));
+  if (argv == NULL) {
+    cli_finish(cli, FLEET_ENOMEM, NULL, NULL, NULL);
+    return;
+  }
+  memcpy(argv, cli->noun_argv, ((size_t)cli->noun_argc + 1) * sizeof(*argv));
+  cli->queue_known = 1;
+  rc = cli->noun_fn(cli, cli->noun_argc, argv);
+  free(argv);
+  if (rc != 0) {
+    cli->exit_code = rc == CLI_DONE ? 0 : rc;
+    cli_close_client(cli);
+  }
+}
+
+int cli_queue_known(cli_t *cli, const char *queue, int create) {
+  int err;
+
+  if (create || cli->queue_known)
+    return 1;
+  err = cli_q_queue_stats(cli, queue, known_done, NULL);
+  if (err != 0) {
+    cli_error(cli, "queue", err, NULL);
+    cli->exit_code = 1;
+    cli_close_client(cli);
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The verbs                                                                */
 
+/* `queue ls`: what is in each state now, then the lifetime counters. */
 static const char *const ls_cols[] = {
-    "queue", "pending",          "delayed", "running", "completed",
-    "dead",  "waiting_children", "paused",  NULL};
-static const char *const jobs_cols[] = {"id",         "type",    "group",
-                                        "attempts",   "time_ms", "payload",
-                                        "last_error", NULL};
+    "queue", "pending",          "delayed", "running",        "completed",
+    "dead",  "waiting_children", "paused",  "completed-ever", "dead-ever",
+    NULL};
+
+/* The rows `queue ls` prints: "completed" and "dead" are the jobs in
+ * those states now (the JSON's completed_now, dead_now), and the
+ * lifetime counters are labelled as such. */
+static void print_ls(const cli_json_t *res) {
+  static const char *const same[] = {"queue",   "pending",          "delayed",
+                                     "running", "waiting_children", "paused",
+                                     NULL};
+  static const char *const from[][2] = {{"completed", "completed_now"},
+                                        {"dead", "dead_now"},
+                                        {"completed-ever", "completed_ever"},
+                                        {"dead-ever", "dead_ever"}};
+  cli_json_t *rows = cli_jarr(), *row;
+  const cli_json_t *q, *v;
+  size_t i;
+
+  for (q = res->first; q != NULL; q = q->next) {
+    row = cli_jadd(rows, NULL, cli_jobj());
+    for (i = 0; same[i] != NULL; i++)
+      if ((v = cli_jget(q, same[i])) != NULL)
+        cli_jadd(row, same[i], cli_jcopy(v));
+    for (i = 0; i < sizeof(from) / sizeof(from[0]); i++)
+      if ((v = cli_jget(q, from[i][1])) != NULL)
+        cli_jadd(row, from[i][0], cli_jcopy(v));
+  }
+  if (rows == NULL || rows->num == -1)
+    fprintf(stderr, "fleet: out of memory\n");
+  else
+    cli_table(stdout, rows, ls_cols);
+  cli_jfree(rows);
+}
+
+/* The columns of a page of jobs: the time each state has ("age" of a
+ * pending job, when a delayed one runs, when a running claim expires,
+ * when a finished one ended). */
+static const char *jobs_time_col(const char *state) {
+  if (strcmp(state, "pending") == 0)
+    return "age";
+  if (strcmp(state, "delayed") == 0)
+    return "run_at";
+  if (strcmp(state, "running") == 0)
+    return "deadline";
+  if (strcmp(state, "completed") == 0 || strcmp(state, "dead") == 0)
+    return "finished";
+  return NULL;
+}
 
 /* Prints a page of jobs: a table, then the total and the next cursor. */
 static void print_jobs(const cli_json_t *res) {
   cli_json_t *next = cli_jget(res, "next_cursor");
-  char more[64] = "";
+  const char *state = cli_jget(res, "state")->str;
+  const char *tcol = jobs_time_col(state);
+  const char *cols[] = {"id", "type", "group", "attempts", "created",
+                        tcol, NULL,   NULL,    NULL};
+  cli_json_t *rows = cli_jcopy(cli_jget(res, "jobs")), *row, *t;
+  char more[64] = "", buf[32];
 
-  cli_table(stdout, cli_jget(res, "jobs"), jobs_cols);
+  cols[tcol != NULL ? 6 : 5] = "payload";
+  cols[tcol != NULL ? 7 : 6] = "last_error";
+  for (row = rows != NULL ? rows->first : NULL; tcol != NULL && row != NULL;
+       row = row->next) {
+    if (strcmp(tcol, "age") == 0)
+      cli_jadd(row, tcol,
+               cli_jstr(cli_duration(cli_jget(row, "age_ms")->num, buf,
+                                     sizeof(buf))));
+    else if ((t = cli_jget(row, "time")) != NULL)
+      cli_jadd(row, tcol, cli_jcopy(t));
+  }
+  if (rows == NULL || rows->num == -1) {
+    fprintf(stderr, "fleet: out of memory\n");
+    cli_jfree(rows);
+    return;
+  }
+  cli_table(stdout, rows, cols);
+  cli_jfree(rows);
   if (next != NULL && next->num != 0)
     snprintf(more, sizeof(more), "; next page: --cursor %lld",
              (long long)next->num);
   fleet_escape_print(
       stdout, "%lld %s job(s) in %s%s%s",
-      (long long)cli_jget(res, "total")->num, cli_jget(res, "state")->str,
+      (long long)cli_jget(res, "total")->num, state,
       cli_jget(res, "queue")->str, more,
-      cli_jget(res, "total")->num == 0 &&
-              strcmp(cli_jget(res, "state")->str, "completed") == 0
+      cli_jget(res, "total")->num == 0 && strcmp(state, "completed") == 0
           ? " (completion history is off unless keep_completed is set)"
           : "");
 }
@@ -505,7 +665,7 @@ static void print_list(const cli_json_t *res) {
                      cli_jget(res, "type")->str, cli_jget(res, "queue")->str);
 }
 
-static const cli_view_t ls_view = {ls_cols, NULL};
+static const cli_view_t ls_view = {NULL, print_ls};
 static const cli_view_t list_view = {NULL, print_list};
 static const cli_view_t jobs_view = {NULL, print_jobs};
 
@@ -515,26 +675,51 @@ static int usage_error(const char *fmt, const char *arg) {
 
 int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
-  const char *state_s, *limit_s, *cursor_s, *group, *grace_s;
-  fleet_job_state_t state;
+  const char *state_s = NULL, *limit_s = NULL, *cursor_s = NULL;
+  const char *group = NULL, *grace_s = NULL, *type = NULL;
+  int all_dead = 0, create = 0, err;
+  /* Every option of every verb here; each verb refuses the ones it does
+   * not take below (an unknown word is refused by cli_opts()). */
+  const cli_optdef_t jobs_opts[] = {
+      CLI_OPT("--state", &state_s), CLI_OPT("--limit", &limit_s),
+      CLI_OPT("--cursor", &cursor_s), CLI_OPT("--group", &group), CLI_OPT_END};
+  const cli_optdef_t list_opts[] = {CLI_OPT("--type", &type),
+                                    CLI_OPT("--limit", &limit_s), CLI_OPT_END};
+  const cli_optdef_t cancel_opts[] = {CLI_OPT("--grace-ms", &grace_s),
+                                      CLI_OPT_END};
+  const cli_optdef_t retry_opts[] = {CLI_FLAG("--all-dead", &all_dead),
+                                     CLI_OPT_END};
+  const cli_optdef_t purge_opts[] = {CLI_OPT("--state", &state_s), CLI_OPT_END};
+  const cli_optdef_t add_opts[] = {CLI_OPT("--type", &type), CLI_OPT_END};
+  const cli_optdef_t pause_opts[] = {CLI_FLAG("--create", &create),
+                                     CLI_OPT_END};
+  fleet_job_state_t state = FLEET_JOB_PENDING;
   uint64_t limit = QUEUE_JOBS_LIMIT, cursor = 0, grace = 0;
-  int all_dead, err;
 
   if ((err = cli_noun_help(argc, argv, queue_usage)) != 0)
     return err;
   argc--, argv++; /* argv[0] is now the verb */
+  if (strcmp(verb, "stats") == 0 || strcmp(verb, "limit") == 0 ||
+      strcmp(verb, "hold") == 0 || strcmp(verb, "weight") == 0)
+    return cli_cmd_queue_flow(cli, argc, argv);
+  if (strcmp(verb, "events") == 0)
+    return cli_cmd_queue_events(cli, argc, argv);
+  if (strcmp(verb, "delete") == 0 || strcmp(verb, "run") == 0 ||
+      strcmp(verb, "kill") == 0 || strcmp(verb, "remove") == 0)
+    return cli_cmd_queue_verbs(cli, argc, argv);
+  if (strcmp(verb, "history") == 0)
+    return cli_cmd_queue_history(cli, argc, argv);
   if (strcmp(verb, "ls") == 0) {
+    if ((err = cli_opts("queue", &argc, argv, NULL)) != 0)
+      return err;
     if (argc != 1)
       return usage_error("ls takes no argument: %s", argv[1]);
-    err = cli_q_queue_ls(cli, cli_finish, (void *)&ls_view);
-  } else if (strcmp(verb, "stats") == 0 || strcmp(verb, "limit") == 0 ||
-             strcmp(verb, "hold") == 0 || strcmp(verb, "weight") == 0) {
-    return cli_cmd_queue_flow(cli, argc, argv);
-  } else if (strcmp(verb, "jobs") == 0) {
-    state_s = cli_opt(&argc, argv, "--state");
-    limit_s = cli_opt(&argc, argv, "--limit");
-    cursor_s = cli_opt(&argc, argv, "--cursor");
-    group = cli_opt(&argc, argv, "--group");
+    return cli_started(cli, verb,
+                       cli_q_queue_ls(cli, cli_finish, (void *)&ls_view));
+  }
+  if (strcmp(verb, "jobs") == 0) {
+    if ((err = cli_opts("queue", &argc, argv, jobs_opts)) != 0)
+      return err;
     if (argc != 2)
       return usage_error("%s takes a queue name and --state", verb);
     if (group != NULL && state_s == NULL)
@@ -555,76 +740,91 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
         (group[0] == '\0' || strlen(group) > FLEET_JOB_GROUP_MAX))
       return usage_error("--group: a name of 1 to 128 bytes (got \"%s\")",
                          group);
-    err = cli_q_queue_jobs(cli, argv[1], state, group, cursor, (size_t)limit,
-                           cli_finish, (void *)&jobs_view);
   } else if (strcmp(verb, "list") == 0) {
-    const char *type = cli_opt(&argc, argv, "--type");
-
-    limit_s = cli_opt(&argc, argv, "--limit");
+    if ((err = cli_opts("queue", &argc, argv, list_opts)) != 0)
+      return err;
     if (argc != 2 || type == NULL)
       return usage_error("%s takes a queue name and --type", verb);
     if (type[0] == '\0' || strlen(type) > FLEET_JOB_TYPE_MAX)
       return usage_error("--type: a type of 1 to 128 bytes (got \"%s\")", type);
     if (limit_s != NULL && cli_parse_u64(limit_s, 1, 1000, &limit) != 0)
       return usage_error("--limit: 1 to 1000 (got %s)", limit_s);
-    err = cli_q_queue_list(cli, argv[1], type, (size_t)limit, cli_finish,
-                           (void *)&list_view);
   } else if (strcmp(verb, "get") == 0) {
+    if ((err = cli_opts("queue", &argc, argv, NULL)) != 0)
+      return err;
     if (argc != 3)
       return usage_error("%s takes a queue name and a job id", verb);
-    err = cli_q_queue_get(cli, argv[1], argv[2], cli_finish, NULL);
   } else if (strcmp(verb, "cancel") == 0) {
-    grace_s = cli_opt(&argc, argv, "--grace-ms");
+    if ((err = cli_opts("queue", &argc, argv, cancel_opts)) != 0)
+      return err;
     if (argc != 3)
       return usage_error("%s takes a queue name and a job id", verb);
     if (grace_s != NULL &&
         cli_parse_u64(grace_s, 1, FLEET_QUEUE_CANCEL_GRACE_MAX_MS, &grace) != 0)
       return usage_error("--grace-ms: 1 to 86400000 ms (got %s)", grace_s);
-    err = cli_q_queue_cancel_job(cli, argv[1], argv[2], (uint32_t)grace,
-                                 cli_finish, NULL);
-  } else if (strcmp(verb, "events") == 0) {
-    return cli_cmd_queue_events(cli, argc, argv);
-  } else if (strcmp(verb, "delete") == 0 || strcmp(verb, "run") == 0 ||
-             strcmp(verb, "kill") == 0 || strcmp(verb, "remove") == 0) {
-    return cli_cmd_queue_verbs(cli, argc, argv);
-  } else if (strcmp(verb, "history") == 0) {
-    return cli_cmd_queue_history(cli, argc, argv);
   } else if (strcmp(verb, "retry") == 0) {
-    all_dead = cli_opt_flag(&argc, argv, "--all-dead");
+    if ((err = cli_opts("queue", &argc, argv, retry_opts)) != 0)
+      return err;
     if (argc != (all_dead ? 2 : 3))
       return usage_error("%s takes a queue name and a job id, or --all-dead",
                          verb);
-    err = cli_q_queue_retry(cli, argv[1], all_dead ? NULL : argv[2], cli_finish,
-                            NULL);
   } else if (strcmp(verb, "purge") == 0) {
-    state_s = cli_opt(&argc, argv, "--state");
+    if ((err = cli_opts("queue", &argc, argv, purge_opts)) != 0)
+      return err;
     if (argc != 2)
       return usage_error("%s takes a queue name and --state", verb);
     if (cli_job_state(state_s, &state) != 0 ||
         (state != FLEET_JOB_COMPLETED && state != FLEET_JOB_DEAD))
       return usage_error("--state: completed or dead (got %s)",
                          state_s != NULL ? state_s : "none");
-    err = cli_q_queue_purge(cli, argv[1], state, cli_finish, NULL);
   } else if (strcmp(verb, "add") == 0) {
-    const char *type = cli_opt(&argc, argv, "--type"), *bad;
+    const char *bad;
     fleet_header_t h[FLEET_JOB_HEADERS_MAX];
     char hbuf[FLEET_JOB_HEADERS_BYTES_MAX];
     size_t nh;
 
+    /* The repeated --header first (cli_opts() takes each option once). */
     if ((bad = cli_header_opts(&argc, argv, h, &nh, hbuf, sizeof(hbuf))))
       return usage_error(
           "--header: KEY=VALUE, at most 16, 4096 bytes in all (got \"%s\")",
           bad);
+    if ((err = cli_opts("queue", &argc, argv, add_opts)) != 0)
+      return err;
     if (argc != 3)
       return usage_error("%s takes a queue name and a payload", verb);
-    err = cli_q_queue_add(cli, argv[1], type != NULL ? type : "cli", argv[2], h,
-                          nh, cli_finish, NULL);
+    return cli_started(cli, verb,
+                       cli_q_queue_add(cli, argv[1],
+                                       type != NULL ? type : "cli", argv[2], h,
+                                       nh, cli_finish, NULL));
   } else if (strcmp(verb, "pause") == 0 || strcmp(verb, "resume") == 0) {
+    if ((err = cli_opts("queue", &argc, argv,
+                        strcmp(verb, "pause") == 0 ? pause_opts : NULL)) != 0)
+      return err;
     if (argc != 2)
       return usage_error("%s takes a queue name", verb);
-    err = cli_q_queue_pause(cli, argv[1], verb, cli_finish, NULL);
   } else {
     return usage_error("unknown verb %s", verb);
   }
+  /* The verbs on a queue that must exist (pause --create excepted). */
+  if (!cli_queue_known(cli, argv[1], create))
+    return 0;
+  if (strcmp(verb, "jobs") == 0)
+    err = cli_q_queue_jobs(cli, argv[1], state, group, cursor, (size_t)limit,
+                           cli_finish, (void *)&jobs_view);
+  else if (strcmp(verb, "list") == 0)
+    err = cli_q_queue_list(cli, argv[1], type, (size_t)limit, cli_finish,
+                           (void *)&list_view);
+  else if (strcmp(verb, "get") == 0)
+    err = cli_q_queue_get(cli, argv[1], argv[2], cli_finish, NULL);
+  else if (strcmp(verb, "cancel") == 0)
+    err = cli_q_queue_cancel_job(cli, argv[1], argv[2], (uint32_t)grace,
+                                 cli_finish, NULL);
+  else if (strcmp(verb, "retry") == 0)
+    err = cli_q_queue_retry(cli, argv[1], all_dead ? NULL : argv[2], cli_finish,
+                            NULL);
+  else if (strcmp(verb, "purge") == 0)
+    err = cli_q_queue_purge(cli, argv[1], state, cli_finish, NULL);
+  else
+    err = cli_q_queue_pause(cli, argv[1], verb, cli_finish, NULL);
   return cli_started(cli, verb, err);
 }

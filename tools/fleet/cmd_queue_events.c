@@ -73,7 +73,7 @@ static void events_on_event(fleet_queue_t *q, int status,
     o = cli_jobj();
     cli_jadd(o, "type", cli_jstr(fleet_event_type_name(ev->type)));
     cli_jadd(o, "id", cli_jbytes(ev->id, ev->id_len));
-    cli_jadd(o, "time_ms", cli_jint((int64_t)ev->time_ms));
+    cli_jadd_time(o, "time_ms", (int64_t)ev->time_ms);
     cli_jadd(o, "value", cli_jint(ev->value));
     cli_jadd(o, "data", cli_jbytes(ev->data.base, ev->data.len));
     cli_json_write(&b, o);
@@ -81,10 +81,13 @@ static void events_on_event(fleet_queue_t *q, int status,
     cli_buf_free(&b);
     cli_jfree(o);
   } else {
-    fleet_escape_print(
-        stdout, "%llu %s %.*s %u %.*s", (unsigned long long)ev->time_ms,
-        fleet_event_type_name(ev->type), (int)ev->id_len, ev->id,
-        (unsigned)ev->value, (int)ev->data.len, (const char *)ev->data.base);
+    char when[32];
+
+    fleet_escape_print(stdout, "%s %s %.*s %u %.*s",
+                       cli_time_iso((int64_t)ev->time_ms, when, sizeof(when)),
+                       fleet_event_type_name(ev->type), (int)ev->id_len, ev->id,
+                       (unsigned)ev->value, (int)ev->data.len,
+                       (const char *)ev->data.base);
   }
   fflush(stdout);
   if (e->count > 0 && ++e->shown >= e->count)
@@ -92,11 +95,14 @@ static void events_on_event(fleet_queue_t *q, int status,
 }
 
 int cli_cmd_queue_events(cli_t *cli, int argc, char **argv) {
-  const char *count_s = cli_opt(&argc, argv, "--count");
-  const char *job = cli_opt(&argc, argv, "--job");
+  const char *count_s = NULL, *job = NULL;
+  const cli_optdef_t opts[] = {CLI_OPT("--count", &count_s),
+                               CLI_OPT("--job", &job), CLI_OPT_END};
   events_t *e;
   int err;
 
+  if ((err = cli_opts("queue", &argc, argv, opts)) != 0)
+    return err;
   if (argc != 2)
     return cli_usage_error("queue", "%s takes a queue name", argv[0]);
   if (job != NULL && (job[0] == '\0' || strlen(job) > FLEET_JOB_ID_MAX))

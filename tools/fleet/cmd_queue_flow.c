@@ -5,7 +5,6 @@
  * fleet_queue_set_group_weight() and fleet_queue_groups(). */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 
@@ -33,7 +32,7 @@ static void flow_add(cli_json_t *res, const fleet_queue_limits_t *l,
   cli_jadd(o, "rate_used", cli_jint((int64_t)f->rate_used));
   cli_jadd(o, "running", cli_jint((int64_t)f->running));
   cli_jadd(o, "groups", cli_jint((int64_t)f->groups));
-  cli_jadd(o, "held_until_ms", cli_jint((int64_t)f->held_until_ms));
+  cli_jadd_time(o, "held_until_ms", (int64_t)f->held_until_ms);
 }
 
 static void on_limits(fleet_queue_t *q, int status,
@@ -142,7 +141,7 @@ static void on_groups(fleet_queue_t *q, int status,
       cli_jadd(o, "running", cli_jint((int64_t)g[i].running));
       cli_jadd(o, "rate_used", cli_jint((int64_t)g[i].rate_used));
       cli_jadd(o, "weight", cli_jint(g[i].weight));
-      cli_jadd(o, "held_until_ms", cli_jint((int64_t)g[i].held_until_ms));
+      cli_jadd_time(o, "held_until_ms", (int64_t)g[i].held_until_ms);
     }
     /* A full page may have a next one; sent before this answer counts,
      * so that the query does not end in between. */
@@ -268,18 +267,6 @@ static void flow_dur(char *buf, size_t cap, int64_t ms) {
     snprintf(buf, cap, "%lldms", (long long)ms);
 }
 
-/* A Unix ms time as "YYYY-MM-DDTHH:MM:SS.mmmZ" into `buf`, "" for 0. */
-static void flow_time(char *buf, size_t cap, int64_t ms) {
-  struct tm tm;
-  time_t t = (time_t)(ms / 1000);
-
-  buf[0] = '\0';
-  if (ms > 0 && gmtime_r(&t, &tm) != NULL)
-    snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-             (int)(ms % 1000));
-}
-
 static int64_t flow_num(const cli_json_t *o, const char *key) {
   const cli_json_t *v = cli_jget(o, key);
 
@@ -326,7 +313,7 @@ static void print_limits(const cli_json_t *res) {
   snprintf(line, sizeof(line), "%lld jobs per group",
            (long long)flow_num(l, "group_turn"));
   cli_jadd(kv, "group turn", cli_jstr(line));
-  flow_time(line, sizeof(line), flow_num(f, "held_until_ms"));
+  cli_time_iso(flow_num(f, "held_until_ms"), line, sizeof(line));
   cli_jadd(kv, "held until", cli_jstr(line[0] != '\0' ? line : "not held"));
   snprintf(line, sizeof(line), "%lld with pending jobs",
            (long long)flow_num(f, "groups"));
@@ -343,17 +330,32 @@ static const char *const group_cols[] = {
 
 /* `queue stats`: the counts, the limits, then the groups. */
 static void print_info(const cli_json_t *res) {
+  /* What is in each state now ("completed" and "dead": the JSON's
+   * completed_now and dead_now), then the lifetime counters, labelled. */
+  static const char *const lines[][2] = {
+      {"queue", "queue"},
+      {"pending", "pending"},
+      {"delayed", "delayed"},
+      {"running", "running"},
+      {"completed", "completed_now"},
+      {"dead", "dead_now"},
+      {"waiting_children", "waiting_children"},
+      {"paused", "paused"},
+      {"completed_ever", "completed_ever"},
+      {"dead_ever", "dead_ever"}};
   const cli_json_t *m, *groups = cli_jget(res, "groups");
   cli_json_t *kv = cli_jobj(), *rows = cli_jcopy(groups), *row;
-  char when[64];
+  size_t i;
 
-  for (m = res->first; m != NULL; m = m->next)
-    if (m->type != CLI_JOBJ && m->type != CLI_JARR &&
-        strncmp(m->key, "groups_", 7) != 0)
-      cli_jadd(kv, m->key, cli_jcopy(m));
+  for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+    if ((m = cli_jget(res, lines[i][1])) != NULL)
+      cli_jadd(kv, lines[i][0], cli_jcopy(m));
+  /* A group not held: an empty cell rather than null. */
   for (row = rows != NULL ? rows->first : NULL; row != NULL; row = row->next) {
-    flow_time(when, sizeof(when), flow_num(row, "held_until_ms"));
-    cli_jadd(row, "held_until", cli_jstr(when));
+    cli_json_t *h = cli_jget(row, "held_until");
+
+    if (h != NULL && h->type == CLI_JNULL && (h->str = strdup("")) != NULL)
+      h->type = CLI_JSTR;
   }
   if (kv == NULL || kv->num == -1 || rows == NULL || rows->num == -1) {
     fprintf(stderr, "fleet: out of memory\n");
@@ -481,44 +483,27 @@ static int check_group(const char *g) {
   return 0;
 }
 
-/* What is left of argv[2..] after the options were taken out: an option
- * given twice or without its value, an unknown one, or an extra word. */
-static int leftover_error(const char *verb, int argc, char **argv,
-                          const char *const *known) {
-  size_t i;
+static int cmd_limit(cli_t *cli, int argc, char **argv) {
+  const char *rate = NULL, *grate = NULL, *conc = NULL, *gconc = NULL;
+  const char *gturn = NULL;
+  int clear = 0, any, rc;
+  const cli_optdef_t opts[] = {CLI_OPT("--rate", &rate),
+                               CLI_OPT("--group-rate", &grate),
+                               CLI_OPT("--concurrency", &conc),
+                               CLI_OPT("--group-concurrency", &gconc),
+                               CLI_OPT("--group-turn", &gturn),
+                               CLI_FLAG("--clear", &clear),
+                               CLI_OPT_END};
+  fleet_queue_limits_t l;
 
-  if (argc > 2 && strncmp(argv[2], "--", 2) == 0) {
-    for (i = 0; known[i] != NULL; i++)
-      if (strcmp(argv[2], known[i]) == 0)
-        return usage_error("%s: given twice or without a value", argv[2]);
-    return usage_error("unknown option %s", argv[2]);
-  }
+  if ((rc = cli_opts("queue", &argc, argv, opts)) != 0)
+    return rc;
   if (argc > 2)
     return usage_error("unexpected argument %s", argv[2]);
-  return usage_error("%s takes a queue name", verb);
-}
-
-static int cmd_limit(cli_t *cli, int argc, char **argv) {
-  static const char *const known[] = {"--rate",
-                                      "--group-rate",
-                                      "--concurrency",
-                                      "--group-concurrency",
-                                      "--clear",
-                                      "--group-turn",
-                                      NULL};
-  const char *rate = cli_opt(&argc, argv, "--rate");
-  const char *grate = cli_opt(&argc, argv, "--group-rate");
-  const char *conc = cli_opt(&argc, argv, "--concurrency");
-  const char *gconc = cli_opt(&argc, argv, "--group-concurrency");
-  const char *gturn = cli_opt(&argc, argv, "--group-turn");
-  int clear = cli_opt_flag(&argc, argv, "--clear");
-  int any = rate != NULL || grate != NULL || conc != NULL || gconc != NULL ||
-            gturn != NULL;
-  fleet_queue_limits_t l;
-  int rc;
-
   if (argc != 2)
-    return leftover_error("limit", argc, argv, known);
+    return usage_error("%s takes a queue name", "limit");
+  any = rate != NULL || grate != NULL || conc != NULL || gconc != NULL ||
+        gturn != NULL;
   if (clear && any)
     return usage_error("%s: --clear takes no other option", "limit");
   memset(&l, 0, sizeof(l));
@@ -533,6 +518,8 @@ static int cmd_limit(cli_t *cli, int argc, char **argv) {
                                           &l.group_concurrency)) != 0) ||
       (gturn != NULL && (rc = parse_turn(gturn, &l.group_turn)) != 0))
     return rc;
+  if (!cli_queue_known(cli, argv[1], 0))
+    return 0;
   if (clear || any)
     rc = cli_q_queue_set_limits(cli, argv[1], clear ? NULL : &l, cli_finish,
                                 (void *)&limits_view);
@@ -542,20 +529,26 @@ static int cmd_limit(cli_t *cli, int argc, char **argv) {
 }
 
 static int cmd_hold(cli_t *cli, int argc, char **argv) {
-  static const char *const known[] = {"--for", "--group", NULL};
-  const char *dur = cli_opt(&argc, argv, "--for");
-  const char *group = cli_opt(&argc, argv, "--group");
+  const char *dur = NULL, *group = NULL;
+  const cli_optdef_t opts[] = {CLI_OPT("--for", &dur),
+                               CLI_OPT("--group", &group), CLI_OPT_END};
   uint32_t ms;
   int rc;
 
+  if ((rc = cli_opts("queue", &argc, argv, opts)) != 0)
+    return rc;
+  if (argc > 2)
+    return usage_error("unexpected argument %s", argv[2]);
   if (argc != 2)
-    return leftover_error("hold", argc, argv, known);
+    return usage_error("%s takes a queue name", "hold");
   if (dur == NULL)
     return usage_error("%s takes --for DURATION, e.g. --for 5s", "hold");
   if (parse_ms(dur, &ms) != 0)
     return opt_error("--for", DUR_WHAT, dur);
   if (group != NULL && (rc = check_group(group)) != 0)
     return rc;
+  if (!cli_queue_known(cli, argv[1], 0))
+    return 0;
   return cli_started(
       cli, "hold", cli_q_queue_hold(cli, argv[1], group, ms, cli_finish, NULL));
 }
@@ -564,6 +557,8 @@ static int cmd_weight(cli_t *cli, int argc, char **argv) {
   uint64_t w;
   int rc;
 
+  if ((rc = cli_opts("queue", &argc, argv, NULL)) != 0)
+    return rc;
   if (argc != 4)
     return usage_error("%s takes a queue name, a group and a weight", "weight");
   if ((rc = check_group(argv[2])) != 0)
@@ -571,20 +566,28 @@ static int cmd_weight(cli_t *cli, int argc, char **argv) {
   if (cli_parse_u64(argv[3], 1, FLEET_GROUP_WEIGHT_MAX, &w) != 0)
     return usage_error("weight: a whole number from 1 to 1000 (got %s)",
                        argv[3]);
+  if (!cli_queue_known(cli, argv[1], 0))
+    return 0;
   return cli_started(
       cli, "weight",
       cli_q_queue_weight(cli, argv[1], argv[2], (uint32_t)w, cli_finish, NULL));
 }
 
 int cli_cmd_queue_flow(cli_t *cli, int argc, char **argv) {
+  int rc;
+
   if (strcmp(argv[0], "limit") == 0)
     return cmd_limit(cli, argc, argv);
   if (strcmp(argv[0], "hold") == 0)
     return cmd_hold(cli, argc, argv);
   if (strcmp(argv[0], "weight") == 0)
     return cmd_weight(cli, argc, argv);
+  if ((rc = cli_opts("queue", &argc, argv, NULL)) != 0)
+    return rc;
   if (argc != 2)
     return usage_error("%s takes a queue name", argv[0]);
+  if (!cli_queue_known(cli, argv[1], 0))
+    return 0;
   return cli_started(cli, argv[0],
                      cli_q_queue_info(cli, argv[1], FLOW_GROUPS_MAX, 0,
                                       cli_finish, (void *)&info_view));

@@ -1,5 +1,5 @@
-/* cmd_store.c -- `fleet store get|ls`: records of a store (the default
- * store prefix "<prefix>:store", as fleet_store_init() without options;
+/* cmd_store.c -- `fleet store get|ls|delete|events`: records of a store (the
+ * default store prefix "<prefix>:store", as fleet_store_init() without options;
  * --store-prefix for another). */
 #include <stdlib.h>
 #include <string.h>
@@ -117,22 +117,26 @@ static const cli_view_t ls_view = {NULL, print_records};
 
 int cli_cmd_store(cli_t *cli, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : NULL;
-  const char *limit_s;
+  const char *limit_s = NULL;
+  const cli_optdef_t get_opts[] = {
+      CLI_OPT("--store-prefix", &cli->store_prefix), CLI_OPT_END};
+  const cli_optdef_t ls_opts[] = {CLI_OPT("--store-prefix", &cli->store_prefix),
+                                  CLI_OPT("--limit", &limit_s), CLI_OPT_END};
   uint64_t limit = STORE_LS_LIMIT;
   int err;
 
   if ((err = cli_noun_help(argc, argv, store_usage)) != 0)
     return err;
   argc--, argv++;
-  cli->store_prefix = cli_opt(&argc, argv, "--store-prefix");
-  if (cli_store_admin_verb(verb))
+  if (cli_store_admin_verb(verb)) {
+    cli->store_prefix = cli_opt(&argc, argv, "--store-prefix");
     return cli_cmd_store_admin(cli, argc, argv);
-  limit_s = cli_opt(&argc, argv, "--limit");
-  if (limit_s != NULL && cli_parse_u64(limit_s, 1, 1000, &limit) != 0) {
-    fleet_escape_print(stderr, "fleet store: --limit: 1 to 1000 (got %s)",
-                       limit_s);
-    return 2;
   }
+  if ((err = cli_opts("store", &argc, argv,
+                      strcmp(verb, "ls") == 0 ? ls_opts : get_opts)) != 0)
+    return err;
+  if (limit_s != NULL && cli_parse_u64(limit_s, 1, 1000, &limit) != 0)
+    return cli_usage_error("store", "--limit: 1 to 1000 (got %s)", limit_s);
   if (strcmp(verb, "get") == 0 && argc == 3)
     err = cli_q_store_get(cli, argv[1], argv[2], cli_finish, NULL);
   else if (strcmp(verb, "ls") == 0 && argc == 4)

@@ -95,6 +95,8 @@ int cli_cmd_warmpool(cli_t *cli, int argc, char **argv) {
 
   if ((err = cli_noun_help(argc, argv, warmpool_usage)) != 0)
     return err;
+  if ((err = cli_opts("warmpool", &argc, argv, NULL)) != 0)
+    return err;
   if (strcmp(verb, "snapshot") != 0 || argc != 3)
     return cli_usage_error("warmpool", "bad usage of %s", verb);
   return cli_started(cli, verb,

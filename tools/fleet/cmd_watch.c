@@ -58,18 +58,24 @@ static void watch_stop(watch_t *w) {
     uv_close((uv_handle_t *)&w->tty, watch_handle_closed);
 }
 
+/* The jobs in each state now ("completed" and "dead": the kept ones),
+ * then the rates, from the lifetime counters. */
 static void print_queue(watch_t *w, const cli_json_t *r) {
-  static const char *const keys[] = {"pending",   "delayed", "running",
-                                     "completed", "dead",    NULL};
-  int64_t completed = cli_jget(r, "completed")->num;
-  int64_t dead = cli_jget(r, "dead")->num;
+  static const char *const keys[][2] = {{"pending", "pending"},
+                                        {"delayed", "delayed"},
+                                        {"running", "running"},
+                                        {"completed", "completed_now"},
+                                        {"dead", "dead_now"}};
+  int64_t completed = cli_jget(r, "completed_ever")->num;
+  int64_t dead = cli_jget(r, "dead_ever")->num;
   uint64_t now = uv_now(w->cli->loop);
   size_t i;
 
   fleet_escape_print(stdout, "queue %s%s", w->name,
                      cli_jget(r, "paused")->num ? "  (PAUSED)" : "");
-  for (i = 0; keys[i] != NULL; i++)
-    printf("  %-10s %lld\n", keys[i], (long long)cli_jget(r, keys[i])->num);
+  for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+    printf("  %-10s %lld\n", keys[i][0],
+           (long long)cli_jget(r, keys[i][1])->num);
   if (w->have_last && now > w->last_ms) {
     double s = (double)(now - w->last_ms) / 1000.0;
 
@@ -79,6 +85,8 @@ static void print_queue(watch_t *w, const cli_json_t *r) {
   } else {
     printf("  completed/s -   dead/s -\n");
   }
+  printf("  ever: completed %lld   dead %lld\n", (long long)completed,
+         (long long)dead);
   w->last_completed = completed;
   w->last_dead = dead;
   w->last_ms = now;
@@ -175,18 +183,25 @@ static void watch_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
 }
 
 int cli_cmd_watch(cli_t *cli, int argc, char **argv) {
-  const char *count_s, *interval_s;
+  const char *count_s = NULL, *interval_s = NULL;
+  const cli_optdef_t opts[] = {CLI_OPT("--count", &count_s),
+                               CLI_OPT("--interval-ms", &interval_s),
+                               CLI_OPT_END};
   watch_t *w;
   int rc;
 
   if ((rc = cli_noun_help(argc, argv, watch_usage)) != 0)
     return rc;
+  if ((rc = cli_opts("watch", &argc, argv, opts)) != 0)
+    return rc;
+  /* A queue that does not exist is refused, as by `fleet queue`. */
+  if (argc == 3 && strcmp(argv[1], "queue") == 0 &&
+      !cli_queue_known(cli, argv[2], 0))
+    return 0;
   w = calloc(1, sizeof(*w));
   if (w == NULL)
     return 1;
   w->interval_ms = 1000;
-  count_s = cli_opt(&argc, argv, "--count");
-  interval_s = cli_opt(&argc, argv, "--interval-ms");
   if (argc != 3 ||
       (strcmp(argv[1], "queue") != 0 && strcmp(argv[1], "pool") != 0) ||
       (count_s != NULL && cli_parse_u64(count_s, 1, 1000000, &w->count) != 0) ||

@@ -317,6 +317,27 @@ static void cell_text(cli_buf_t *b, const cli_json_t *j) {
   cli_buf_esc(b, j->str, j->len);
 }
 
+/* The colour of a cell of column `col` (cli_colour_of()): a state in a
+ * column "state", or a count other than 0 in a column named after a state
+ * ("dead", "dead_now"); NULL for none. */
+static const char *cell_colour(const char *col, const char *text) {
+  char state[32];
+  size_t n = strcspn(col, "_-");
+
+  if (strcmp(col, "state") == 0)
+    return cli_colour_of(text);
+  if (strcmp(text, "0") == 0 || text[0] < '0' || text[0] > '9' ||
+      n >= sizeof(state))
+    return NULL;
+  if (strcmp(col, "waiting_children") == 0)
+    return cli_colour_of(col);
+  memcpy(state, col, n);
+  state[n] = '\0';
+  return strcmp(col + n, "") == 0 || strcmp(col + n, "_now") == 0
+             ? cli_colour_of(state)
+             : NULL;
+}
+
 void cli_table(FILE *out, const cli_json_t *arr, const char *const *cols) {
   size_t ncol = 0, nrow, r, c, k, *width;
   cli_buf_t *cells;
@@ -356,13 +377,21 @@ void cli_table(FILE *out, const cli_json_t *arr, const char *const *cols) {
   for (r = 0; r <= nrow; r++) {
     for (c = 0; c < ncol; c++) {
       cli_buf_t *cell = &cells[r * ncol + c];
-
       const char *text = cell->p != NULL ? cell->p : "";
+      const char *sgr = r == 0 ? NULL : cell_colour(cols[c], text);
 
+      if (r == 0)
+        fputs(cli_bold(), out);
+      else if (sgr != NULL)
+        fputs(sgr, out);
       if (c + 1 < ncol)
-        fprintf(out, "%-*s  ", (int)width[c], text);
+        fprintf(out, "%-*s", (int)width[c], text);
       else
         fputs(text, out);
+      if (r == 0 || sgr != NULL)
+        fputs(cli_reset(), out);
+      if (c + 1 < ncol)
+        fputs("  ", out);
     }
     fputc('\n', out);
   }
@@ -372,19 +401,41 @@ void cli_table(FILE *out, const cli_json_t *arr, const char *const *cols) {
   free(width);
 }
 
+/* Whether the member `c` of `obj` is a time in ms ("created_ms") that
+ * cli_jadd_time() gave a twin in words ("created"): printed as the
+ * latter alone. */
+static int kv_twin(const cli_json_t *obj, const cli_json_t *c) {
+  char key[64];
+  size_t n = strlen(c->key);
+
+  if (c->type != CLI_JINT || n <= 3 || n - 3 >= sizeof(key) ||
+      strcmp(c->key + n - 3, "_ms") != 0)
+    return 0;
+  memcpy(key, c->key, n - 3);
+  key[n - 3] = '\0';
+  return cli_jget(obj, key) != NULL;
+}
+
 void cli_kv(FILE *out, const cli_json_t *obj) {
   const cli_json_t *c;
   size_t w = 0;
 
   for (c = obj->first; c != NULL; c = c->next)
-    if (strlen(c->key) > w)
+    if (strlen(c->key) > w && !kv_twin(obj, c))
       w = strlen(c->key);
   for (c = obj->first; c != NULL; c = c->next) {
     cli_buf_t b = {0};
 
+    if (kv_twin(obj, c))
+      continue;
+
+    const char *sgr;
+
     cell_text(&b, c);
-    fprintf(out, "%s:%*s %s\n", c->key, (int)(w - strlen(c->key)), "",
-            b.p != NULL ? b.p : "");
+    sgr = cell_colour(c->key, b.p != NULL ? b.p : "");
+    fprintf(out, "%s:%*s %s%s%s\n", c->key, (int)(w - strlen(c->key)), "",
+            sgr != NULL ? sgr : "", b.p != NULL ? b.p : "",
+            sgr != NULL ? cli_reset() : "");
     cli_buf_free(&b);
   }
 }

@@ -3,6 +3,9 @@
  *
  *   fleet [--url U] [--prefix P] [--json] [--timeout-ms MS] <noun> <verb> ...
  *
+ * The global options may also come after the noun and the verb, as
+ * "--opt V" or "--opt=V"; a "--" ends the options (cli_globals(), and
+ * cli_opts() for each verb's own).
  * Without --url the URL comes from the environment, FLEET_URL then
  * REDIS_URL (fleet_url_from_env(); default redis://127.0.0.1:6379), which
  * keeps a password out of `ps`. A
@@ -10,6 +13,7 @@
  * query, the query's callback prints the result, and the client closes.
  * Exit codes: 0 success, 1 the command failed (one line on stderr says
  * why), 2 bad usage. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,19 +24,24 @@
 static const char cli_usage[] =
     "usage: fleet [--url URL] [--prefix P] [--json] [--timeout-ms MS] <noun> "
     "<verb> [args]\n"
+    "Options go before or after the noun and verb, as --opt V or --opt=V;\n"
+    "-- ends them.\n"
     "\n"
     "  queue   ls | stats Q | jobs Q --state S [--limit N] [--cursor C] |\n"
     "          get Q ID | events Q [--job ID] [--count N] |\n"
     "          retry Q ID|--all-dead | cancel Q ID |\n"
-    "          purge Q --state completed|dead | pause Q | resume Q |\n"
+    "          purge Q --state completed|dead |\n"
+    "          pause Q [--create] | resume Q |\n"
     "          add Q PAYLOAD [--type T] | limit Q [--rate MAX/DUR ...] |\n"
     "          hold Q --for DUR [--group G] | weight Q G N |\n"
     "          history Q [--days N | --minutes N]\n"
     "  lock    get NAME | ls [--match PATTERN]\n"
     "  leader  get NAME\n"
     "  pool    status P | ls\n"
-    "  store   get COLLECTION ID | ls COLLECTION INDEX VALUE [--limit N]\n"
-    "  cron    ls [--ns NS] | history KEY [--ns NS] [--limit N]\n"
+    "  store   get COLLECTION ID | ls COLLECTION INDEX VALUE [--limit N] |\n"
+    "          delete COLLECTION ID | events COLLECTION ID [--count N]\n"
+    "  cron    ls [--ns NS] | history KEY [--ns NS] [--limit N] |\n"
+    "          enable|disable|trigger|remove KEY [--ns NS]\n"
     "  warmpool snapshot P\n"
     "  worker  ls [--kind queue|pool|cron|warmpool]\n"
     "  watch   queue Q | pool P  [--count N] [--interval-ms MS]\n"
@@ -50,7 +59,12 @@ static const char cli_usage[] =
     "  --prefix P       the key prefix of the fleet objects (default fleet)\n"
     "  --json           print JSON instead of tables\n"
     "  --timeout-ms MS  time allowed per backend call (default 5000)\n"
-    "  --help           this text; `fleet <noun> --help` for a noun's\n";
+    "  --version        the version of fleet\n"
+    "  --help           this text; `fleet <noun> --help` for a noun's verbs\n"
+    "\n"
+    "Times are UTC, ISO-8601 (2026-11-27T10:00:00.000Z). Colours on a\n"
+    "terminal unless NO_COLOR is set. Exit codes: 0 done, 1 failed (one\n"
+    "line on stderr says why), 2 bad usage.\n";
 
 typedef struct {
   const char *noun;
@@ -98,13 +112,112 @@ static void cli_on_log(fleet_log_level_t level, const char *msg, void *data) {
 /* ------------------------------------------------------------------------ */
 /* main                                                                     */
 
+/* The value of the global option `name` at argv[*i]: "--name=V", or
+ * "--name V" (then *i moves past V). NULL when argv[*i] is not that
+ * option; `*missing` is set when it is, without a value. */
+static const char *cli_global_value(int argc, char **argv, int *i,
+                                    const char *name, int *missing) {
+  size_t n = strlen(name);
+
+  if (strncmp(argv[*i], name, n) != 0)
+    return NULL;
+  if (argv[*i][n] == '=')
+    return argv[*i] + n + 1;
+  if (argv[*i][n] != '\0')
+    return NULL;
+  if (*i + 1 >= argc) {
+    *missing = 1;
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+/* Takes the global options out of argv, wherever they are before a "--"
+ * (before the noun, or after it among the verb's words), and leaves the
+ * noun and the rest in argv[0..*argc-1]. Before the noun, any other
+ * option is refused; after it, the noun's own options stay for it.
+ * Returns -1 to go on, or the exit code (--help, --version, bad usage). */
+static int cli_globals(cli_t *cli, int *argc, char **argv, uint64_t *timeout) {
+  static const char *const valued[] = {"--url", "--prefix", "--timeout-ms",
+                                       NULL};
+  const char *v = NULL, *ms = NULL;
+  int i, k, out = 0, noun = 0, ended = 0, missing = 0;
+
+  for (i = 1; i < *argc; i++) {
+    const char *w = argv[i];
+
+    if (ended || (w[0] != '-' && (noun = 1)) || strcmp(w, "-") == 0) {
+      argv[out++] = argv[i];
+      continue;
+    }
+    if (strcmp(w, "--") == 0) {
+      /* Before the noun there is nothing to end; after it, the verb
+       * sees the "--" too. */
+      ended = 1;
+      if (noun)
+        argv[out++] = argv[i];
+      continue;
+    }
+    if (!noun && cli_is_help(w)) {
+      fputs(cli_usage, stdout);
+      return 0;
+    }
+    if (strcmp(w, "--version") == 0) {
+      printf("fleet %s\n", fleet_version_string());
+      return 0;
+    }
+    if (strcmp(w, "--json") == 0) {
+      cli->json = 1;
+      continue;
+    }
+    for (k = 0; valued[k] != NULL; k++)
+      if ((v = cli_global_value(*argc, argv, &i, valued[k], &missing)) !=
+              NULL ||
+          missing)
+        break;
+    if (missing) {
+      fleet_escape_print(stderr, "fleet: %s needs a value (see fleet --help)",
+                         valued[k]);
+      return 2;
+    }
+    if (v != NULL && k == 0)
+      cli->url = v;
+    else if (v != NULL && k == 1)
+      cli->prefix = v;
+    else if (v != NULL)
+      ms = v;
+    else if (noun)
+      argv[out++] = argv[i];
+    else {
+      fleet_escape_print(stderr, "fleet: unknown option %s (see fleet --help)",
+                         w);
+      return 2;
+    }
+  }
+  if (ms != NULL && cli_parse_u64(ms, 1, 3600000, timeout) != 0) {
+    fleet_escape_print(stderr, "fleet: --timeout-ms: not a number of ms: %s",
+                       ms);
+    return 2;
+  }
+  if (cli->prefix[0] == '\0') {
+    fleet_escape_print(stderr, "fleet: --prefix: an empty prefix");
+    return 2;
+  }
+  *argc = out;
+  argv[out] = NULL;
+  return -1;
+}
+
 int main(int argc, char **argv) {
   fleet_client_options_t co;
   const cli_noun_t *n;
   uint64_t timeout = 5000;
   cli_t cli;
-  int rc, i;
+  int rc;
 
+  /* A peer that closes (a web server on the port given) is an error
+   * the command reports, not a signal that kills it silently. */
+  signal(SIGPIPE, SIG_IGN);
   memset(&cli, 0, sizeof(cli));
   cli.loop = uv_default_loop();
   cli.url = fleet_url_from_env();
@@ -112,48 +225,26 @@ int main(int argc, char **argv) {
     cli.url = CLI_DEFAULT_URL;
   cli.prefix = "fleet";
 
-  /* Global options come before the noun. */
-  for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-    if (cli_is_help(argv[i])) {
-      fputs(cli_usage, stdout);
-      return 0;
-    } else if (strcmp(argv[i], "--json") == 0) {
-      cli.json = 1;
-    } else if (strcmp(argv[i], "--version") == 0) {
-      printf("fleet %s\n", fleet_version_string());
-      return 0;
-    } else if (i + 1 < argc && strcmp(argv[i], "--url") == 0) {
-      cli.url = argv[++i];
-    } else if (i + 1 < argc && strcmp(argv[i], "--prefix") == 0) {
-      cli.prefix = argv[++i];
-    } else if (i + 1 < argc && strcmp(argv[i], "--timeout-ms") == 0) {
-      if (cli_parse_u64(argv[++i], 1, 3600000, &timeout) != 0) {
-        fleet_escape_print(
-            stderr, "fleet: --timeout-ms: not a number of ms: %s", argv[i]);
-        return 2;
-      }
-    } else {
-      fleet_escape_print(stderr, "fleet: unknown option %s (see fleet --help)",
-                         argv[i]);
-      return 2;
-    }
-  }
-  if (i >= argc) {
+  /* Global options anywhere: argv is the noun and its words after. */
+  if ((rc = cli_globals(&cli, &argc, argv, &timeout)) >= 0)
+    return rc;
+  if (argc == 0) {
     fputs(cli_usage, stderr);
     return 2;
   }
   for (n = cli_nouns; n->noun != NULL; n++)
-    if (strcmp(n->noun, argv[i]) == 0)
+    if (strcmp(n->noun, argv[0]) == 0)
       break;
   if (n->noun == NULL) {
     fleet_escape_print(stderr, "fleet: unknown command %s (see fleet --help)",
-                       argv[i]);
+                       argv[0]);
     return 2;
   }
+  cli_colour_init(cli.json);
 
-  snprintf(cli.what, sizeof(cli.what), "%s%s%s", argv[i],
-           i + 1 < argc && argv[i + 1][0] != '-' ? " " : "",
-           i + 1 < argc && argv[i + 1][0] != '-' ? argv[i + 1] : "");
+  snprintf(cli.what, sizeof(cli.what), "%s%s%s", argv[0],
+           argc > 1 && argv[1][0] != '-' ? " " : "",
+           argc > 1 && argv[1][0] != '-' ? argv[1] : "");
   {
     size_t ulen = fleet_redact_url(cli.url, NULL, 0) + 1;
 
@@ -165,6 +256,8 @@ int main(int argc, char **argv) {
   co.prefix = cli.prefix;
   co.command_timeout_ms = (uint32_t)timeout;
   co.connect_timeout_ms = (uint32_t)timeout;
+  /* A one-shot command: a refused connection is the answer, at once. */
+  co.fail_fast = 1;
   co.state_cb = cli_on_state;
   co.log_cb = cli_on_log;
   cli.client.data = &cli;
@@ -184,7 +277,15 @@ int main(int argc, char **argv) {
     return 1;
   }
   cli.client_open = 1;
-  rc = n->fn(&cli, argc - i, argv + i);
+  cli.noun_fn = n->fn;
+  cli.noun_argc = argc;
+  if ((cli.noun_argv = malloc(((size_t)argc + 1) * sizeof(char *))) == NULL) {
+    rc = 1;
+    fprintf(stderr, "fleet: out of memory\n");
+  } else {
+    memcpy(cli.noun_argv, argv, ((size_t)argc + 1) * sizeof(char *));
+    rc = n->fn(&cli, argc, argv);
+  }
   if (rc != 0) {
     cli.exit_code = rc == CLI_DONE ? 0 : rc;
     cli_close_client(&cli);
@@ -199,5 +300,6 @@ int main(int argc, char **argv) {
   uv_loop_close(cli.loop);
   free(cli.url_shown);
   free(cli.conn_detail);
+  free(cli.noun_argv);
   return cli.exit_code;
 }

@@ -14,7 +14,8 @@
 --   (optional; pending only): a group, to list only its pending jobs.
 -- Returns: {total in that state (of the group), next cursor ("0": no
 --   more), then 9 per job: id, type, attempts (a running job's: this
---   attempt), max_attempts, created_ms, time (delayed: run at; running:
+--   attempt; a completed one's: the attempt that completed it, as
+--   queue_get.lua says), max_attempts, created_ms, time (delayed: run at; running:
 --   claim deadline; completed and dead: finished; pending and
 --   waiting-children: 0), payload (cut to ARGV[4] bytes), last error (""
 --   when none), group ("": none)}. An id whose record is gone is skipped,
@@ -235,6 +236,11 @@ for n, id in ipairs(ids) do
       local d = dones[n]
       local p = d and find(d, '\0', 1, true)
       t = p and tonumber(sub(d, 1, p - 1)) or 0
+      -- The attempt that completed it, as queue_get.lua reads it: the
+      -- record counts the failed ones only.
+      local q = p and find(d, '\0', p + 1, true)
+      local r = q and find(d, '\0', q + 1, true)
+      tries[id] = q and tonumber(sub(d, q + 1, r and r - 1 or -1))
     elseif state == 'dead' and inf then
       local p = find(inf, '\0', 1, true)
       t = p and tonumber(sub(inf, 1, p - 1)) or 0
