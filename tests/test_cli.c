@@ -344,16 +344,6 @@ static void store_put(qt_t *t, fleet_store_t *store, const char *id,
   ASSERT_OK(p.status);
 }
 
-static void on_events_appended(fleet_store_t *st, int status, uint64_t n,
-                               void *ud) {
-  store_put_t *p = ud;
-
-  (void)st;
-  (void)n;
-  p->status = status;
-  p->t->done = 1;
-}
-
 static void on_store_closed(fleet_handle_t *h) {
   (void)h;
 }
@@ -441,44 +431,6 @@ TEST_IMPL(cli_pool_store) {
   ASSERT_EQ(1, cli_lines(r.err));
   ASSERT_NOT_NULL(strstr(r.err, "FLEET_ENOTFOUND"));
 
-  /* A record's events, oldest first, one a line (escaped); a page of
-   * them; then the record deleted. */
-  {
-    fleet_bytes_t ev[3] = {{"created", 7}, {"renamed\x1b", 8}, {"seen", 4}};
-    fleet_bytes_t bid = {"u1", 2};
-    store_put_t p = {&t, 1};
-
-    t.done = 0;
-    ASSERT_OK(fleet_store_events_append(&store, "users", bid, ev, 3,
-                                        on_events_appended, &p));
-    qt_wait(&t);
-    ASSERT_OK(p.status);
-  }
-  cli_run_ok(&r, url, "qt", ARGS("store", "events", "users", "u1"));
-  ASSERT_STR_EQ("created\nrenamed\\x1b\nseen\n", r.out);
-  cli_run_ok(&r, url, "qt",
-             ARGS("--json", "store", "events", "users", "u1", "--offset=1",
-                  "--limit", "1"));
-  ASSERT_STR_EQ("{\"collection\":\"users\",\"id\":\"u1\",\"offset\":1,"
-                "\"events\":[\"renamed\\u001b\"]}\n",
-                r.out);
-  cli_run_ok(&r, url, "qt", ARGS("--json", "store", "delete", "users", "u2"));
-  ASSERT_STR_EQ("{\"collection\":\"users\",\"id\":\"u2\",\"deleted\":true}\n",
-                r.out);
-  cli_run(&r,
-          ARGS("--url", url, "--prefix", "qt", "store", "get", "users", "u2"));
-  ASSERT_EQ(1, r.status);
-  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "store", "delete", "users",
-                   "u2"));
-  ASSERT_EQ(1, r.status);
-  ASSERT_EQ(1, cli_lines(r.err));
-  ASSERT_NOT_NULL(strstr(r.err, "FLEET_ENOTFOUND (no such record)"));
-  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "store", "events", "users",
-                   "u2"));
-  ASSERT_EQ(1, r.status);
-  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "store", "events", "users",
-                   "u1", "--offset", "-1"));
-  ASSERT_EQ(2, r.status);
   fleet_store_close(&store, on_store_closed);
   qt_close(&t);
   fleet_test_redis_stop(redis);
@@ -742,30 +694,6 @@ TEST_IMPL(cli_cron_warmpool) {
   ASSERT_EQ(0, r.status);
   ASSERT_NOT_NULL(strstr(r.out, "usage: fleet cron"));
 
-  /* enable, disable, remove: the registry changes, as ls shows. */
-  cli_run_ok(&r, url, "qt", ARGS("--json", "cron", "enable", "nightly"));
-  ASSERT_STR_EQ("{\"namespace\":\"cron\",\"key\":\"nightly\","
-                "\"enabled\":true}\n",
-                r.out);
-  cli_run_ok(&r, url, "qt", ARGS("--json", "cron", "ls"));
-  ASSERT_NOT_NULL(strstr(r.out, "{\"key\":\"nightly\",\"expr\":\"30 2 * * *\","
-                                "\"tz\":\"Europe/Berlin\",\"enabled\":true,"));
-  cli_run_ok(&r, url, "qt", ARGS("cron", "disable", "nightly", "--ns=cron"));
-  cli_run_ok(&r, url, "qt", ARGS("--json", "cron", "ls"));
-  ASSERT_NOT_NULL(strstr(r.out, "\"key\":\"nightly\",\"expr\":\"30 2 * * *\","
-                                "\"tz\":\"Europe/Berlin\",\"enabled\":false,"));
-  cli_run_ok(&r, url, "qt", ARGS("cron", "remove", "hourly", "--ns", "other"));
-  ASSERT_NOT_NULL(strstr(r.out, "removed:   true"));
-  cli_run_ok(&r, url, "qt", ARGS("--json", "cron", "ls", "--ns", "other"));
-  ASSERT_NOT_NULL(strstr(r.out, "\"count\":0}"));
-  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "cron", "remove", "hourly",
-                   "--ns", "other"));
-  ASSERT_EQ(1, r.status);
-  ASSERT_EQ(1, cli_lines(r.err));
-  ASSERT_NOT_NULL(strstr(r.err, "fleet: cron remove: FLEET_ENOTFOUND (no such "
-                                "definition: hourly)"));
-  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "cron", "enable"));
-  ASSERT_EQ(2, r.status);
 
   /* A warm pool with its primary alive, then without. */
   wp = cli_fixture_warmpool(url, "qt", "sandboxes", 2);
