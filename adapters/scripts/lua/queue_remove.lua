@@ -3,7 +3,8 @@
 -- queue holds (its fixed parts; the record chunks of every id it names
 -- and of its sequence, all of them while the sequence is below
 -- REMOVE_ALL_CHUNKS chunks; its groups' sets and windows, its parents'
--- children, its results' chunks, the unique keys its jobs name), but
+-- children, its results' chunks, the unique keys its jobs name, its
+-- history's hashes of the minutes and days it keeps), but
 -- T:fence: the fencing counter stays, so that a claim of a queue made
 -- again under the same name never gets a token of a claim made before.
 -- Without force it refuses while jobs are pending, delayed, running or
@@ -140,6 +141,15 @@ end
 for g in pairs(groups) do
   ids_of(call('LRANGE', k('gp:' .. g), 0, -1))
   ids_of(call('ZRANGE', k('gz:' .. g), 0, -1))
+end
+-- The history's hashes (lib/queue_hist.lua) of every minute and day it
+-- keeps, back from now: 1500 minutes (25 hours) and 33 days.
+do
+  local t = call('TIME')
+  local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local m, d = math.floor(now_ms / 60000), math.floor(now_ms / 86400000)
+  for i = 0, 1500 do add(k(string.format('hist:m:%d', m - i))) end
+  for i = 0, 33 do add(k(string.format('hist:d:%d', d - i))) end
 end
 local top = seq_chunk(tonumber(call('GET', k('seq')) or '0') or 0)
 if top < REMOVE_ALL_CHUNKS then
