@@ -45,9 +45,11 @@
 // go-redis's pool gives each goroutine one; the 3 maps the routing node
 // joined that change on every dispatch (pending jobs, jobs, job payloads)
 // each have a subscribed connection, so that every PUBLISH is delivered.
-// As in fleet-bench pool, every key is new and the jobs stay started, so
-// the pool grows during the run (and pulse's per-worker job list, a JSON
-// array rewritten by every start, with it).
+// The periodic work (node and worker keep-alives, the sink's keep-alive
+// and idle-message claims, the cleanups) is not per dispatch and is left
+// out. As in fleet-bench pool, every key is new and the jobs stay
+// started, so the pool grows during the run (and pulse's per-worker job
+// list, a JSON array rewritten by every start, with it).
 //
 //   node pulse.js --url redis://HOST:PORT [--seconds S]
 //
@@ -229,7 +231,8 @@ function events(reply) {
   for (const [, msgs] of reply) {
     for (const [id, fields] of msgs) {
       const f = {};
-      for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]] = fields[i + 1];
+      for (let i = 0; i + 1 < fields.length; i += 2)
+        f[fields[i]] = fields[i + 1];
       out.push([id, f.n, f.p]);
     }
   }
