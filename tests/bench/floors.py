@@ -38,6 +38,14 @@ measures, with the Python standard library only:
           no argument but the keys: the server CPU per fire of fleet's
           scripts and of the protocol's commands alone, and what 10 000
           occurrences due at once cost at each (the lateness floor);
+  setup   what defining a queue script's libraries costs on every call:
+          queue_enqueue, queue_claim, queue_complete and
+          queue_complete_claim, each cut after its last --#include (its
+          functions defined, nothing done), sent 50 to a pipelined batch,
+          against `return 1`; the script time per call from INFO
+          commandstats. An EVALSHA runs a script's whole text each time, so
+          this is paid by every call before the script's work (Redis 7's
+          FUNCTION LOAD would pay it once);
   model   when build/tests/bench/fleet-bench exists, `fleet-bench lock
           --inflight 50`, and the rate its server and client CPU per pair
           allow when the two run one after the other (1 / (server +
@@ -335,6 +343,44 @@ return 1""").decode()
             'bare': (server_cpu(c) - c0) / (m * n_defs) * 1e6}
 
 
+SETUP_SCRIPTS = ('queue_enqueue', 'queue_claim', 'queue_complete',
+                 'queue_complete_claim')
+
+
+def setup_costs(c, seconds):
+    """Script time per call (INFO commandstats) of each queue script cut
+    after its last --#include, and of `return 1`, 50 calls per pipelined
+    batch: what defining the libraries costs every call."""
+    bodies = [('return 1', 'return 1')]
+    for name in SETUP_SCRIPTS:
+        with open(os.path.join(LUA, name + '.lua')) as f:
+            text = f.read()
+        last = list(re.finditer(r'^--#include \w+\n', text, re.M))[-1]
+        # Two passes, as script(): a lib may include another.
+        body = text[:last.end()]
+        for _ in range(2):
+            for inc in re.findall(r'^--#include (\w+)$', body, re.M):
+                with open(os.path.join(LUA, 'lib', inc + '.lua')) as f:
+                    body = body.replace('--#include %s\n' % inc, f.read())
+        body = body.replace('local wake_sharded\n',
+                            'local wake_sharded = false\n')
+        bodies.append((name, body + '\nreturn 1\n'))
+    out = {}
+    for name, body in bodies:
+        sha = c.call('SCRIPT', 'LOAD', body).decode()
+        batch = c.encode(['EVALSHA', sha, 1, '{fb:setup}']) * 50
+        s0 = commandstats(c).get('evalsha', (0, 0))
+        end, n = time.monotonic() + seconds, 0
+        while time.monotonic() < end and n < 20000:
+            c.s.sendall(batch)
+            for _ in range(50):
+                c.reply()
+            n += 50
+        s1 = commandstats(c)['evalsha']
+        out[name] = (s1[1] - s0[1]) / (s1[0] - s0[0])
+    return out
+
+
 def bench_model(port, seconds):
     """fleet-bench lock --inflight 50 and 1 / (server + client per pair)."""
     if not os.access(BENCH, os.X_OK):
@@ -423,6 +469,10 @@ def main():
                  'us/fire')
             emit('cron_commands_server_cpu_us_per_fire', cr['bare'],
                  'us/fire')
+            st = setup_costs(c, seconds)
+            emit('script_return1_us_per_call', st['return 1'], 'us/call')
+            for name in SETUP_SCRIPTS:
+                emit('%s_setup_us_per_call' % name, st[name], 'us/call')
             model = bench_model(port, seconds)
             if model:
                 rate, srv, cli = model
@@ -470,6 +520,10 @@ def main():
           'are, %.0f ms for the commands alone.'
           % (cr['fleet'], cr['bare'], cr['fleet'] * 10, cr['bare'] * 10),
           file=sys.stderr)
+    print('Defining its libraries costs each call of a queue script, '
+          'before it does anything: %s (`return 1`: %.2f us).'
+          % (', '.join('%s %.1f us' % (n, st[n]) for n in SETUP_SCRIPTS),
+             st['return 1']), file=sys.stderr)
     if model:
         print('fleet-bench lock --inflight 50: %.0f pairs/s at %.2f us '
               'server + %.2f us client per pair; one after the other they '

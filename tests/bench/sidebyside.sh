@@ -1,7 +1,7 @@
 #!/bin/sh
 # sidebyside.sh -- fleet-bench beside its Node anchors (BullMQ, Bee-Queue,
 # Redlock) and protocol models (OpenSandbox's pool store, Kaal's cron
-# fire) on one private
+# fire, goa pulse's DispatchJob) on one private
 # redis-server, round-robin, and the table of issues
 # 11 and 25: fleet's figures per round, their ratios to the anchors, the
 # medians, and the machine's ping baseline of each round.
@@ -17,6 +17,9 @@
 #
 # Environment: SIDEBYSIDE_SECONDS (default 8), the measurement time of each
 # phase; SIDEBYSIDE_ROUNDS (default 3). The defaults take about 10 minutes.
+# SIDEBYSIDE_ONLY, a list of groups among queue, lock, warmpool, cron and
+# pool (default all of them), runs only those groups' programs (and the
+# ping baseline, always).
 #
 # `fleet-bench queue` measures the default, no completed-job history, and
 # the same processing under flow control (a limit far above the rate
@@ -34,6 +37,7 @@ node_dir=$here/node
 bench=$root/build/tests/bench/fleet-bench
 secs=${SIDEBYSIDE_SECONDS:-8}
 rounds=${SIDEBYSIDE_ROUNDS:-3}
+groups=${SIDEBYSIDE_ONLY:-queue lock warmpool cron pool}
 work=$(mktemp -d "${TMPDIR:-/tmp}/fleet-sidebyside.XXXXXX")
 results=$work/results.jsonl
 redis_pid=
@@ -70,6 +74,24 @@ case $rounds in
     exit 2
     ;;
 esac
+
+for g in $groups; do
+  case $g in
+    queue | lock | warmpool | cron | pool) ;;
+    *)
+      log "SIDEBYSIDE_ONLY: unknown group '$g' (queue lock warmpool cron pool)"
+      exit 2
+      ;;
+  esac
+done
+
+# want GROUP: whether GROUP runs.
+want() {
+  case " $groups " in
+    *" $1 "*) return 0 ;;
+  esac
+  return 1
+}
 
 log "building fleet-bench in $root/build"
 if [ ! -f "$root/build/CMakeCache.txt" ]; then
@@ -164,47 +186,68 @@ limit=$(awk -v s="$secs" 'BEGIN { printf "%d", 15 * s + 150 }')
 r=1
 while [ $r -le "$rounds" ]; do
   run $r "$limit" ping "$bench" ping --url "$url" --seconds "$secs"
-  run $r "$limit" "fleet queue" "$bench" queue --url "$url" \
-    --seconds "$secs"
-  only=_keep_
-  run $r "$limit" "fleet queue --keep 1000" "$bench" queue --url "$url" \
-    --seconds "$secs" --keep 1000
-  only=
-  run $r "$limit" bullmq node "$node_dir/bullmq.js" --url "$url" \
-    --seconds "$secs"
-  run $r "$limit" bee-queue node "$node_dir/beequeue.js" --url "$url" \
-    --seconds "$secs"
-  run $r "$limit" "fleet queue --pending 1000" "$bench" queue --url "$url" \
-    --seconds "$secs" --pending 1000
-  run $r "$limit" "fleet queue --pending 1000000" "$bench" queue \
-    --url "$url" --seconds "$secs" --pending 1000000
-  if [ $inflight = yes ]; then
-    run $r "$limit" "fleet lock --inflight 50" "$bench" lock --inflight 50 \
-      --url "$url" --seconds "$secs"
-  else
-    run $r "$limit" "fleet lock" "$bench" lock --url "$url" --seconds "$secs"
+  if want queue; then
+    run $r "$limit" "fleet queue" "$bench" queue --url "$url" \
+      --seconds "$secs"
+    only=_keep_
+    run $r "$limit" "fleet queue --keep 1000" "$bench" queue --url "$url" \
+      --seconds "$secs" --keep 1000
+    only=
+    run $r "$limit" bullmq node "$node_dir/bullmq.js" --url "$url" \
+      --seconds "$secs"
+    run $r "$limit" bee-queue node "$node_dir/beequeue.js" --url "$url" \
+      --seconds "$secs"
+    run $r "$limit" "fleet queue --pending 1000" "$bench" queue \
+      --url "$url" --seconds "$secs" --pending 1000
+    run $r "$limit" "fleet queue --pending 1000000" "$bench" queue \
+      --url "$url" --seconds "$secs" --pending 1000000
   fi
-  run $r "$limit" redlock node "$node_dir/redlock.js" --url "$url" \
-    --seconds "$secs"
-  run $r "$limit" "fleet warmpool" "$bench" warmpool --url "$url" \
-    --seconds "$secs"
-  run $r "$limit" opensandbox node "$node_dir/opensandbox.js" --url "$url" \
-    --seconds "$secs"
+  if want lock; then
+    if [ $inflight = yes ]; then
+      run $r "$limit" "fleet lock --inflight 50" "$bench" lock \
+        --inflight 50 --url "$url" --seconds "$secs"
+    else
+      run $r "$limit" "fleet lock" "$bench" lock --url "$url" \
+        --seconds "$secs"
+    fi
+    run $r "$limit" redlock node "$node_dir/redlock.js" --url "$url" \
+      --seconds "$secs"
+  fi
+  if want warmpool; then
+    run $r "$limit" "fleet warmpool" "$bench" warmpool --url "$url" \
+      --seconds "$secs"
+    run $r "$limit" opensandbox node "$node_dir/opensandbox.js" \
+      --url "$url" --seconds "$secs"
+  fi
   # Cron (issue 27): 10,000 definitions due at once on 3 schedulers,
   # beside the model of Kaal's fire with its registry, with the tightest
   # window that sees every occurrence and (1,000 definitions, or a round
   # takes minutes) with Kaal's default 120 s lookback.
-  run $r "$limit" "fleet cron" "$bench" cron --url "$url" --defs 10000 \
-    --rounds 3
-  run $r "$limit" "kaal --lookback 5" node "$node_dir/kaal.js" --url "$url" \
-    --defs 10000 --rounds 3 --lookback 5
-  run $r "$limit" "kaal" node "$node_dir/kaal.js" --url "$url" \
-    --defs 1000 --rounds 3
+  if want cron; then
+    run $r "$limit" "fleet cron" "$bench" cron --url "$url" --defs 10000 \
+      --rounds 3
+    run $r "$limit" "kaal --lookback 5" node "$node_dir/kaal.js" \
+      --url "$url" --defs 10000 --rounds 3 --lookback 5
+    run $r "$limit" "kaal" node "$node_dir/kaal.js" --url "$url" \
+      --defs 1000 --rounds 3
+  fi
+  # The pool (issue 27): dispatch + start with 1 and 50 in flight beside
+  # the model of goa pulse's DispatchJob (its rebalance phase kept small).
+  if want pool; then
+    run $r "$limit" "fleet pool" "$bench" pool --url "$url" \
+      --seconds "$secs" --jobs 1000
+    run $r "$limit" pulse node "$node_dir/pulse.js" --url "$url" \
+      --seconds "$secs"
+  fi
   r=$((r + 1))
 done
 
 echo
-node "$node_dir/table.js" "$results"
+if [ -n "${SIDEBYSIDE_ONLY:-}" ]; then
+  node "$node_dir/table.js" "$results" --skip-empty
+else
+  node "$node_dir/table.js" "$results"
+fi
 if [ -n "${lock_note:-}" ]; then
   echo
   echo "note: $lock_note."

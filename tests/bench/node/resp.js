@@ -1,15 +1,18 @@
 // resp.js -- a small RESP2 client for the protocol models (opensandbox.js,
-// kaal.js), so that they need no package: connect(host, port) returns
-// {ready, send(args), close()}; send resolves with the parsed reply (errors
-// rejected as Error objects), in the order the commands were written; and
-// sample(info), what both models measure before and after a run.
+// kaal.js, pulse.js), so that they need no package: connect(host, port,
+// onPush) returns {ready, send(args), close()}; send resolves with the
+// parsed reply (errors rejected as Error objects), in the order the
+// commands were written; a reply that no command waits for (a message to
+// a subscribed connection) goes to onPush when given; and sample(info),
+// what the models measure before and after a run.
 'use strict';
 
 const net = require('net');
 
 // A RESP2 connection: send(args) resolves with the parsed reply (errors
-// as Error objects, rejected).
-function connect(host, port) {
+// as Error objects, rejected); onPush(reply), when given, receives the
+// replies no command waits for (pub/sub messages).
+function connect(host, port, onPush) {
   const sock = net.createConnection({ host, port });
   sock.setNoDelay(true);
   const waiting = [];
@@ -55,6 +58,10 @@ function connect(host, port) {
       if (r === null) break;
       i = r[1];
       const w = waiting.shift();
+      if (w === undefined) {
+        if (onPush) onPush(r[0]);
+        continue;
+      }
       if (r[0] instanceof Error) w.reject(r[0]);
       else w.resolve(r[0]);
     }
@@ -63,6 +70,10 @@ function connect(host, port) {
   const ready = new Promise((resolve, reject) => {
     sock.once('connect', resolve);
     sock.once('error', reject);
+  });
+  // A connection that fails fails the commands waiting on it.
+  sock.on('error', (err) => {
+    while (waiting.length) waiting.shift().reject(err);
   });
   const send = (args) =>
     new Promise((resolve, reject) => {
@@ -74,7 +85,9 @@ function connect(host, port) {
       }
       sock.write(s);
     });
-  return { ready, send, close: () => sock.end() };
+  return {
+    ready, send, close: () => sock.end(), destroy: () => sock.destroy(),
+  };
 }
 
 // Server CPU (µs) and the calls of INFO commandstats on connection `info`,

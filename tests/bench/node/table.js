@@ -1,9 +1,13 @@
 // table.js -- prints the table of sidebyside.sh from the JSON lines its
 // runs produced, each tagged with its round: fleet's figures and their
 // ratios to the anchors per round, their medians, and whether each median
-// meets its target (issue 11's, and issue 25's for flow control).
+// meets its target (issue 11's, and issue 25's for flow control, and
+// issue 27's).
 //
-//   node table.js RESULTS
+//   node table.js RESULTS [--skip-empty]
+//
+// --skip-empty leaves out the rows with no value in any round (the groups
+// that SIDEBYSIDE_ONLY did not run).
 'use strict';
 
 const fs = require('fs');
@@ -36,6 +40,13 @@ const GROUPS = 'fleet-queue process_c50_groups1000';
 const num = (d) => (v) => v.toFixed(d);
 const times = (v) => `${v.toFixed(1)}x`;
 const times2 = (v) => `${v.toFixed(2)}x`;
+const pair = (v) => `${v[0].toFixed(2)}, ${v[1].toFixed(2)}`;
+// Commands and scripts per operation of BENCH's LABEL run.
+const calls = (r, bench, label) => {
+  const c = get(r, `${bench} ${label}_commands_per_op`);
+  const s = get(r, `${bench} ${label}_scripts_per_op`);
+  return c === undefined || s === undefined ? undefined : [c, s];
+};
 const pct = (v) => `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)}%`;
 
 // Each row: its figure, its target (text and test, or none), how to get
@@ -46,6 +57,18 @@ const rows = [
       get(r, 'bullmq process_c50_ops_per_s')), times],
   ['redis-server CPU per processed job (us)', '<= 5', (v) => v <= 5,
     (r) => get(r, 'fleet-queue process_c50_server_cpu_us_per_op'), num(2)],
+  // Issue 27's queue targets.
+  ['processed jobs/s vs BullMQ, same run (issue 27)', '>= 12x',
+    (v) => v >= 12,
+    (r) => ratio(get(r, 'fleet-queue process_c50_ops_per_s'),
+      get(r, 'bullmq process_c50_ops_per_s')), times],
+  ['server CPU per job vs per ping, 50 in flight', '<= 5x', (v) => v <= 5,
+    (r) => ratio(get(r, 'fleet-queue process_c50_server_cpu_us_per_op'),
+      get(r, 'fleet-ping c50_server_cpu_us_per_op')), times],
+  ['commands, scripts per processed job, 50 in flight', '', null,
+    (r) => calls(r, 'fleet-queue', 'process_c50'), pair],
+  ['commands, scripts per job at 2000 jobs/s', '', null,
+    (r) => calls(r, 'fleet-queue', 'e2e_2000'), pair],
   ['client CPU per processed job (us)', '<= 0.7', (v) => v <= 0.7,
     (r) => get(r, 'fleet-queue process_c50_client_cpu_us_per_op'), num(2)],
   ['Redis memory per pending job, empty payload (B)', '<= 150',
@@ -193,6 +216,44 @@ const rows = [
       const us = get(r, 'kaal-lookback5 lateness_p99_us');
       return us === undefined ? undefined : us / 1000;
     }, num(0)],
+  // The pool (issue 27): dispatch + start beside the model of goa
+  // pulse's DispatchJob (pulse.js).
+  ['pool commands per dispatch, 50 in flight', '<= 10', (v) => v <= 10,
+    (r) => get(r, 'fleet-pool c50_commands_per_op'), num(2)],
+  ['pool scripts per dispatch, 50 in flight', '<= 2', (v) => v <= 2,
+    (r) => get(r, 'fleet-pool c50_scripts_per_op'), num(2)],
+  ['pool commands, scripts per dispatch, 1 in flight', '', null,
+    (r) => calls(r, 'fleet-pool', 'c1'), pair],
+  ['pool p50 at 1 in flight, in ping round trips', '<= 3', (v) => v <= 3,
+    (r) => ratio(get(r, 'fleet-pool c1_p50_us'),
+      get(r, 'fleet-ping c1_p50_us')), num(2)],
+  ['pool server CPU per dispatch, 1 in flight (us)', '', null,
+    (r) => get(r, 'fleet-pool c1_server_cpu_us_per_op'), num(2)],
+  ['pool server CPU per dispatch, 50 in flight (us)', '', null,
+    (r) => get(r, 'fleet-pool c50_server_cpu_us_per_op'), num(2)],
+  ['pool server CPU per dispatch vs pulse, 1 in flight', '', null,
+    (r) => ratio(get(r, 'fleet-pool c1_server_cpu_us_per_op'),
+      get(r, 'pulse c1_server_cpu_us_per_op')), times2],
+  ['pool server CPU per dispatch vs pulse, 50 in flight', '', null,
+    (r) => ratio(get(r, 'fleet-pool c50_server_cpu_us_per_op'),
+      get(r, 'pulse c50_server_cpu_us_per_op')), times2],
+  ['pool dispatches/s vs pulse, 50 in flight', '', null,
+    (r) => ratio(get(r, 'fleet-pool c50_ops_per_s'),
+      get(r, 'pulse c50_ops_per_s')), times],
+  ['pulse commands, scripts per dispatch, 1 in flight', '', null,
+    (r) => calls(r, 'pulse', 'c1'), pair],
+  ['pulse commands, scripts per dispatch, 50 in flight', '', null,
+    (r) => calls(r, 'pulse', 'c50'), pair],
+  ['pulse server CPU per dispatch, 1 in flight (us)', '', null,
+    (r) => get(r, 'pulse c1_server_cpu_us_per_op'), num(2)],
+  ['pulse server CPU per dispatch, 50 in flight (us)', '', null,
+    (r) => get(r, 'pulse c50_server_cpu_us_per_op'), num(2)],
+  ['pulse p50 at 1 in flight (us)', '', null,
+    (r) => get(r, 'pulse c1_p50_us'), num(0)],
+  ['baseline: fleet-bench ping p50, 1 in flight (us)', '', null,
+    (r) => get(r, 'fleet-ping c1_p50_us'), num(0)],
+  ['baseline: server CPU per ping, 50 in flight (us)', '', null,
+    (r) => get(r, 'fleet-ping c50_server_cpu_us_per_op'), num(2)],
   ['baseline: fleet-bench ping/s, 1 in flight', '', null,
     (r) => get(r, 'fleet-ping c1_ops_per_s'), num(0)],
   ['baseline: fleet-bench ping/s, 50 in flight', '', null,
@@ -202,7 +263,11 @@ const rows = [
 ];
 
 function median(values) {
-  const v = values.filter((x) => x !== undefined).sort((a, b) => a - b);
+  const v = values.filter((x) => x !== undefined);
+  // Pairs (commands, scripts): the median of each.
+  if (v.length && Array.isArray(v[0]))
+    return [median(v.map((x) => x[0])), median(v.map((x) => x[1]))];
+  v.sort((a, b) => a - b);
   if (v.length === 0) return undefined;
   const m = Math.floor(v.length / 2);
   return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
@@ -211,8 +276,10 @@ function median(values) {
 const header = ['figure', 'target', ...rounds.map((r) => `round ${r}`),
   'median', 'met'];
 const table = [header];
+const skipEmpty = process.argv.includes('--skip-empty');
 for (const [figure, target, meets, value, show] of rows) {
   const values = rounds.map((r) => value(results[r]));
+  if (skipEmpty && values.every((v) => v === undefined)) continue;
   const m = median(values);
   const cell = (v) => (v === undefined ? 'n/a' : show(v));
   const met = !meets ? '' : m === undefined ? 'n/a' : meets(m) ? 'yes' : 'no';
