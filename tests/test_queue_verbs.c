@@ -127,6 +127,10 @@ static void vb_no_trace(fleet_test_backend_t *b, const char *name,
     const char *k = keys->element[i]->str;
     const char *ty;
 
+    /* (The history's hashes are named after minutes and days, whose
+     * digits may hold a job id's.) */
+    if (strstr(k, "}:hist:") != NULL)
+      continue;
     ASSERT_NULL(strstr(k + strlen(pat) - 1, id));
     r = fleet_test_redis_cmd(b->redis, "TYPE %s", k);
     ty = r->str;
