@@ -480,6 +480,13 @@ CONFORMANCE_DECLARE(queue_admin_retry)
 CONFORMANCE_DECLARE(queue_admin_pause)
 CONFORMANCE_DECLARE(queue_admin_pause_worker)
 
+/* test_queue_parts.c */
+CONFORMANCE_DECLARE(queue_parts_record)
+CONFORMANCE_DECLARE(queue_parts_place)
+CONFORMANCE_DECLARE(queue_parts_jobs)
+CONFORMANCE_DECLARE(queue_parts_list)
+CONFORMANCE_DECLARE(queue_parts_worker)
+
 /* test_cli.c */
 TEST_DECLARE(cli_queue)
 TEST_DECLARE(cli_queue_deps)
@@ -976,6 +983,12 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_admin_retry)
   CONFORMANCE_ENTRY(queue_admin_pause)
   CONFORMANCE_ENTRY(queue_admin_pause_worker)
+  /* test_queue_parts.c */
+  CONFORMANCE_ENTRY(queue_parts_record)
+  CONFORMANCE_ENTRY(queue_parts_place)
+  CONFORMANCE_ENTRY(queue_parts_jobs)
+  CONFORMANCE_ENTRY(queue_parts_list)
+  CONFORMANCE_ENTRY(queue_parts_worker)
 
   /* test_cli.c */
   TEST_ENTRY_TIMEOUT(cli_queue, 60)
