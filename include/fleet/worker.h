@@ -181,8 +181,8 @@ typedef void (*fleet_worker_open_cb)(fleet_worker_t *w, int status,
  * options->queue.partitions P) claims from every partition, its
  * `concurrency` shared between them as a share would (no `share` option
  * may be given then); its handler and callbacks get `w`, and the ids of
- * its jobs say their partition. Its error_cb may get the handle of an
- * internal worker of one partition. */
+ * its jobs say their partition; its error_cb hears the failures of
+ * every partition's calls, with `w`. */
 FLEET_EXTERN int fleet_worker_open(fleet_client_t *client, fleet_worker_t *w,
                                    const char *name,
                                    const fleet_worker_options_t *options,

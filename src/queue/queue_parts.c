@@ -1102,6 +1102,10 @@ static void qp_event(fleet_queue_t *sub, int status,
   for (uint32_t i = 0; i < q->nparts; i++)
     if (q->parts[i] == sub)
       p = i;
+  /* The notices that a subscription is live: partition 0's stand for
+   * all (each partition's subscription is its own). */
+  if (ev == NULL && p != 0)
+    return;
   if (ev != NULL) {
     e = *ev;
     if (ev->id_len <= FLEET_JOB_ID_MAX) {
@@ -1257,8 +1261,9 @@ static void qp_opened(fleet_queue_t *pub, int status, uint32_t n, void *ud) {
   (void)ud;
   if (status == 0 && q->given.partitions >= 2 && q->given.partitions != n)
     status = FLEET_ECONFLICT;
-  if (status == 0 && n >= 2 && fleet__handle_usable(&q->base) == 0)
-    status = qp_setup(q, n, &q->given);
+  if (status == 0 && n >= 2)
+    status = fleet__handle_usable(&q->base) != 0 ? FLEET_ECANCELED
+                                                 : qp_setup(q, n, &q->given);
   cb(pub, status, status == 0 ? n : 0, q->qp_open_ud);
 }
 

@@ -446,7 +446,7 @@ static void worker_queue_error(fleet_handle_t *h, int status,
   struct fleet__worker_s *w = h->data;
 
   if (w->o.error_cb != NULL && !w->base.closing)
-    w->o.error_cb(w->base.pub, status, detail);
+    w->o.error_cb((fleet_handle_t *)fleet__worker_pub(w), status, detail);
 }
 
 int fleet__worker_init(fleet_client_t *client, fleet_worker_t *pub,

@@ -16,6 +16,17 @@
 #include "queue_int.h"
 #include "worker_int.h"
 
+/* A sub-worker's background failure, reported to the error callback of
+ * the worker the user sees, with its handle. */
+static void worker_sub_error(fleet_handle_t *h, int status,
+                             const char *detail) {
+  struct fleet__worker_s *sw = (struct fleet__worker_s *)h->internal_;
+  struct fleet__worker_s *w = sw->parent;
+
+  if (w->o.error_cb != NULL)
+    w->o.error_cb(w->base.pub, status, detail);
+}
+
 /* Makes `w` (initialized, not started) a worker of `n` partitions.
  * Returns 0 or an error; on error the sub-workers made are closing, and
  * `w` is to be closed. */
@@ -56,6 +67,7 @@ static int worker_parts_make(struct fleet__worker_s *w, uint32_t n) {
     }
     sw = (struct fleet__worker_s *)sub->internal_;
     sw->parent = w;
+    sw->base.error_cb = w->o.error_cb != NULL ? worker_sub_error : NULL;
     sw->id_sfx_len =
         (size_t)snprintf(sw->id_sfx, sizeof(sw->id_sfx), "~%u", (unsigned)p);
     fleet__handle_adopt(&w->base, &sw->base);
@@ -86,8 +98,9 @@ static void worker_opened(fleet_queue_t *q, int status, uint32_t n, void *ud) {
   (void)q;
   if (status == 0 && want >= 2 && want != n)
     status = FLEET_ECONFLICT;
-  if (status == 0 && n >= 2 && fleet__handle_usable(&w->base) == 0)
-    status = worker_parts_make(w, n);
+  if (status == 0 && n >= 2)
+    status = fleet__handle_usable(&w->base) != 0 ? FLEET_ECANCELED
+                                                 : worker_parts_make(w, n);
   w->open_cb(fleet__worker_pub(w), status, status == 0 ? n : 0, w->open_data);
 }
 
