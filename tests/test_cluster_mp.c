@@ -529,7 +529,7 @@ static void cparts_on_closed(fleet_handle_t *h) {
  * migrated to another master, while the jobs run. From the ledgers: every
  * job ran, and none ran twice. */
 TEST_IMPL(cluster_parts_mp) {
-  enum { N = 3000, KIDS = 3, P = 6 };
+  enum { N = 6000, KIDS = 3, P = 6 };
   fleet_test_cluster_t *cl = fleet_test_cluster_start_or_skip();
   static int ledger[N + 1], claims[N + 1];
   static fleet_job_spec_t specs[1000];
