@@ -249,6 +249,11 @@ void fleet__share_leave(struct fleet__worker_s *w);
 /* The jobs `w` may claim now under its share: all of `room` without a
  * share. */
 uint32_t fleet__share_room(struct fleet__worker_s *w, uint32_t room);
+/* A share whose free slots go to its members in turns, all of them to
+ * one claim (share_room_turns() in worker_share.c): the share of the
+ * partitions of one queue's worker. Returns what fleet_worker_share_new()
+ * returns. */
+int fleet__share_new_turns(uint32_t concurrency, fleet_worker_share_t **out);
 
 /* Slots may have come free, or `w`'s queue may have run out of jobs: the
  * other workers of its share claim again if they may. */

@@ -44,8 +44,7 @@ static int worker_parts_make(struct fleet__worker_s *w, uint32_t n) {
     return FLEET_E2BIG;
   if ((w->subs = calloc(n - 1, sizeof(*w->subs))) == NULL)
     return FLEET_ENOMEM;
-  if ((err = fleet_worker_share_new(w->o.concurrency, FLEET_SHARE_WEIGHTED,
-                                    &share)) != 0)
+  if ((err = fleet__share_new_turns(w->o.concurrency, &share)) != 0)
     return err;
   w->own_share = share;
   w->o.share = share;

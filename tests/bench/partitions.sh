@@ -52,15 +52,16 @@ log() {
 }
 
 stop_workers() {
-  for p in $wpids; do kill "$p" 2>/dev/null || true; done
-  for p in $wpids; do wait "$p" 2>/dev/null || true; done
+  for wp in $wpids; do kill "$wp" 2>/dev/null || true; done
+  for wp in $wpids; do wait "$wp" 2>/dev/null || true; done
   wpids=
 }
 
 stop_cluster() {
-  for p in $pids; do kill "$p" 2>/dev/null || true; done
-  for p in $pids; do wait "$p" 2>/dev/null || true; done
+  for sp in $pids; do kill "$sp" 2>/dev/null || true; done
+  for sp in $pids; do wait "$sp" 2>/dev/null || true; done
   pids=
+  rm -rf "$work"/node*
 }
 
 cleanup() {
@@ -144,8 +145,8 @@ start_cluster() {
 # The utime + stime of the servers, in clock ticks.
 server_ticks() {
   t=0
-  for p in $pids; do
-    v=$(awk '{print $14 + $15}' "/proc/$p/stat")
+  for sp in $pids; do
+    v=$(awk '{print $14 + $15}' "/proc/$sp/stat")
     t=$((t + v))
   done
   echo "$t"
@@ -173,7 +174,7 @@ run() {
     fill="$fill $!"
     i=$((i + 1))
   done
-  for f in $fill; do wait "$f"; done
+  for fp in $fill; do wait "$fp"; done
   total=$((per * producers))
   c0=$(server_ticks)
   t0=$(date +%s.%N)
