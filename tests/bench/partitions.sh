@@ -85,8 +85,19 @@ for f in "$fleet" "$demo"; do
   fi
 done
 
+# A free loopback port of 55535 or less (a cluster node also listens on
+# its port + 10000).
 free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+  python3 -c '
+import socket
+for _ in range(200):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    if p <= 55535:
+        print(p)
+        break'
 }
 
 # Starts S masters, each with 16384/S slots; sets $ports, $pids, $url.
@@ -114,7 +125,11 @@ start_cluster() {
     k=0
     until redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; do
       k=$((k + 1))
-      [ "$k" -lt 100 ] || { log "redis-server on $port did not start"; exit 1; }
+      [ "$k" -lt 100 ] || {
+        log "redis-server on $port did not start:"
+        cat "$work"/node*/log >&2 || true
+        exit 1
+      }
       sleep 0.05
     done
   done
