@@ -654,15 +654,29 @@ static void demo_on_parts_closed(fleet_handle_t *h) {
   ((demo_parts_t *)h->data)->done = 1;
 }
 
-static uint32_t demo_queue_parts(demo_client_t *c, const char *queue) {
+static void demo_parts_unreachable(void *arg) {
+  *(int *)arg = 1;
+}
+
+static uint32_t demo_queue_parts(demo_client_t *c, const char *queue,
+                                 int *unreachable) {
+  void (*was)(void *) = c->on_unreachable;
+  void *was_arg = c->arg;
   demo_parts_t r = {0, 0, 0};
   fleet_queue_t q;
   uint32_t n;
 
-  if (fleet_queue_init(&c->client, &q, queue, NULL) != 0)
+  /* The backend never reached: the caller says so and ends. */
+  *unreachable = 0;
+  c->on_unreachable = demo_parts_unreachable;
+  c->arg = unreachable;
+  if (fleet_queue_init(&c->client, &q, queue, NULL) != 0) {
+    c->on_unreachable = was;
+    c->arg = was_arg;
     return 0;
+  }
   if (fleet_queue_partitions(&q, 0, demo_on_parts, &r) == 0)
-    while (!r.done && uv_run(c->loop, UV_RUN_ONCE) != 0)
+    while (!r.done && !*unreachable && uv_run(c->loop, UV_RUN_ONCE) != 0)
       ;
   n = r.done && r.status == 0 && r.n >= 2 ? r.n : 0;
   r.done = 0;
@@ -670,11 +684,14 @@ static uint32_t demo_queue_parts(demo_client_t *c, const char *queue) {
   if (fleet_queue_close(&q, demo_on_parts_closed) == 0)
     while (!r.done && uv_run(c->loop, UV_RUN_ONCE) != 0)
       ;
+  c->on_unreachable = was;
+  c->arg = was_arg;
   return n;
 }
 
 static int demo_worker_main(const demo_args_t *a, int run) {
   fleet_worker_options_t o;
+  int unreachable;
   demo_worker_t d;
   uv_loop_t *loop;
   int64_t i;
@@ -734,8 +751,9 @@ static int demo_worker_main(const demo_args_t *a, int run) {
   d.w.data = &d;
   d.q.data = &d;
   /* A partitioned queue: its count is read from the backend. */
-  o.queue.partitions = demo_queue_parts(&d.c, d.queue);
-  err = fleet_worker_init(&d.c.client, &d.w, d.queue, &o);
+  o.queue.partitions = demo_queue_parts(&d.c, d.queue, &unreachable);
+  err = unreachable ? FLEET_ECONNREFUSED
+                    : fleet_worker_init(&d.c.client, &d.w, d.queue, &o);
   if (err == 0) {
     d.worker_open = 1;
     err = fleet_worker_start(&d.w, demo_handler);
@@ -862,7 +880,7 @@ static void demo_enqueue_next(demo_producer_t *p) {
 static int demo_producer_open(demo_producer_t *p, const demo_args_t *a,
                               const char *queue) {
   fleet_queue_options_t qo;
-  int err;
+  int err, unreachable;
 
   if (demo_client_open(&p->c, a) != 0)
     return 1;
@@ -870,7 +888,12 @@ static int demo_producer_open(demo_producer_t *p, const demo_args_t *a,
   p->c.arg = p;
   p->q.data = p;
   fleet_queue_options_init(&qo);
-  qo.partitions = demo_queue_parts(&p->c, queue);
+  qo.partitions = demo_queue_parts(&p->c, queue, &unreachable);
+  if (unreachable) {
+    demo_client_close(&p->c);
+    uv_run(p->c.loop, UV_RUN_DEFAULT);
+    return 1;
+  }
   err = fleet_queue_init(&p->c.client, &p->q, queue, &qo);
   if (err != 0) {
     demo_fail(queue, err);
