@@ -489,6 +489,8 @@ CONFORMANCE_DECLARE(queue_parts_worker)
 
 /* test_cli.c */
 TEST_DECLARE(cli_queue)
+/* test_cli_parts.c */
+TEST_DECLARE(cli_queue_parts)
 TEST_DECLARE(cli_queue_deps)
 /* test_cli_life.c */
 TEST_DECLARE(cli_queue_life)
@@ -992,6 +994,8 @@ TEST_LIST_START
 
   /* test_cli.c */
   TEST_ENTRY_TIMEOUT(cli_queue, 60)
+  /* test_cli_parts.c */
+  TEST_ENTRY_TIMEOUT(cli_queue_parts, 60)
   TEST_ENTRY_TIMEOUT(cli_queue_deps, 60)
   TEST_ENTRY_TIMEOUT(cli_queue_life, 60)
   TEST_ENTRY_TIMEOUT(cli_lock_leader, 60)
