@@ -84,6 +84,16 @@ static int share_wants(const struct fleet__worker_s *w) {
   return w->state == FLEET__WORKER_RUNNING && w->maybe_pending;
 }
 
+/* Whether `m` takes part in the turns of a share in turns: it would claim
+ * now if it had room (running and reachable, its queue may have jobs
+ * pending, and a claim of its may go out: worker_send_claims()). A member
+ * that cannot claim never holds the turn. */
+static int share_turn_ok(const struct fleet__worker_s *m) {
+  return m->state == FLEET__WORKER_RUNNING && m->online && m->maybe_pending &&
+         m->claims_in_flight < FLEET__WORKER_CLAIMS_MAX &&
+         (m->claims_in_flight == 0 || m->last_full);
+}
+
 /* A share in turns: the free slots go to one member at a time, the
  * members whose queues may have jobs pending taking turns, so that each
  * claim asks for all the room there is (the claims of the partitions of
@@ -98,15 +108,13 @@ static uint32_t share_room_turns(fleet_worker_share_t *s,
   FLEET__LIST_FOREACH_DATA (m, &s->members, struct fleet__worker_s,
                             share_node) {
     used += share_used(m);
-    if (m == w || share_wants(m))
+    if (m == w || share_turn_ok(m))
       wanting++;
   }
-  if (wanting == 0)
-    return 0;
   k = s->turn % wanting;
   FLEET__LIST_FOREACH_DATA (m, &s->members, struct fleet__worker_s,
                             share_node) {
-    if (m != w && !share_wants(m))
+    if (m != w && !share_turn_ok(m))
       continue;
     if (k-- == 0) {
       on = m;
