@@ -737,8 +737,10 @@ static void worker_send_claims(struct fleet__worker_s *w,
     if (w->maybe_pending && room > 0 &&
         (w->claims_in_flight == 0 || w->last_full))
       n = room < w->o.claim_batch ? room : w->o.claim_batch;
-    else if (w->promote_due && w->claims_in_flight == 0)
-      n = 0; /* no room, but a delayed job is due: just move it */
+    else if ((w->promote_due || w->probe) && w->claims_in_flight == 0)
+      n = 0; /* no room, but a delayed job is due: just move it; or the
+                backend is probed after a failure (a call must go out for
+                the worker to learn it is back) */
     else
       return;
     b = fleet__wbatch_get(w, FLEET__WBATCH_CLAIM);

@@ -111,6 +111,11 @@ static uint32_t share_room_turns(fleet_worker_share_t *s,
     if (m == w || share_turn_ok(m))
       wanting++;
   }
+  free_slots = used >= s->concurrency ? 0 : (uint32_t)(s->concurrency - used);
+  /* A worker probing its backend after a failure claims out of turn: its
+   * call tells it whether the backend is back. */
+  if (!w->online)
+    return room < free_slots ? room : free_slots;
   k = s->turn % wanting;
   FLEET__LIST_FOREACH_DATA (m, &s->members, struct fleet__worker_s,
                             share_node) {
@@ -127,7 +132,6 @@ static uint32_t share_room_turns(fleet_worker_share_t *s,
       fleet__worker_kick(on);
     return 0;
   }
-  free_slots = used >= s->concurrency ? 0 : (uint32_t)(s->concurrency - used);
   if (room > free_slots)
     room = free_slots;
   if (room > 0)
