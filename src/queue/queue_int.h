@@ -277,6 +277,57 @@ int fleet__queue_init(fleet_client_t *client, fleet_queue_t *q,
                       const char *name, const fleet_queue_options_t *options);
 /* Undoes fleet__queue_init() of `pub` (nothing sent yet): no callback. */
 void fleet__queue_abort(fleet_queue_t *pub);
+
+/* The fan-out of a partitioned handle's calls (queue_parts.c), with the
+ * arguments and returns of the public calls they stand for. */
+int fleet__qp_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
+                      size_t n, fleet_queue_enqueue_cb cb, void *user_data);
+int fleet__qp_claim(fleet_queue_t *pub, size_t max_jobs, uint32_t ttl_ms,
+                    fleet_queue_claim_cb cb, void *user_data);
+/* `kind`: 0 complete, 1 complete with results, 2 refresh, 3 release. */
+int fleet__qp_claims(fleet_queue_t *pub, int kind, const fleet_claim_t *claims,
+                     const fleet_bytes_t *results, size_t n, uint32_t ttl_ms,
+                     fleet_queue_batch_cb cb, void *user_data);
+/* What fleet__qp_one() and fleet__qp_all() do. */
+enum {
+  FLEET__QP_FAIL = 10,
+  FLEET__QP_PROGRESS,
+  FLEET__QP_GET,
+  FLEET__QP_CANCEL,
+  FLEET__QP_CANCEL_JOB,
+  FLEET__QP_CHILDREN,
+  FLEET__QP_RETRY,
+  FLEET__QP_COUNTS,
+  FLEET__QP_PURGE,
+  FLEET__QP_RECOVER,
+  FLEET__QP_PAUSE,
+  FLEET__QP_SET_LIMITS,
+  FLEET__QP_HOLD,
+  FLEET__QP_WEIGHT,
+  FLEET__QP_LIMITS,
+  FLEET__QP_LIST,
+  FLEET__QP_JOBS,
+  FLEET__QP_GROUPS
+};
+
+/* A call about one job (`id`, or `claim`'s), sent to its partition:
+ * FLEET__QP_FAIL (data: the error), PROGRESS (num: the percent, data),
+ * GET, CANCEL, CANCEL_JOB (num: the grace), CHILDREN, RETRY. */
+int fleet__qp_one(fleet_queue_t *pub, int what, const char *id,
+                  const fleet_claim_t *claim, const void *data, size_t len,
+                  uint32_t num, fleet__fn_t cb, void *user_data);
+/* A call sent to every partition, whose answers are added up: COUNTS,
+ * PURGE (arg: the state), RECOVER, RETRY (of every dead job), PAUSE (arg:
+ * 0 pause, 1 resume, 2 status), SET_LIMITS (ptr), HOLD and WEIGHT (str:
+ * the group, a: the ms or weight), LIMITS, LIST (str: the type), JOBS
+ * (arg: the state, str: a group or NULL, a: the cursor, b: payload_max),
+ * GROUPS (str: after), with `limit` where the call has one. */
+int fleet__qp_all(fleet_queue_t *pub, int what, int arg, const void *ptr,
+                  const char *str, uint64_t a, uint64_t b, size_t limit,
+                  fleet__fn_t cb, void *user_data);
+int fleet__qp_events_start(fleet_queue_t *pub, const char *job_id,
+                           fleet_queue_event_cb cb, void *user_data);
+int fleet__qp_events_stop(fleet_queue_t *pub);
 int fleet__queue_enqueue(fleet_queue_t *q, const fleet_job_spec_t *specs,
                          size_t n, fleet_queue_enqueue_cb cb, void *user_data);
 int fleet__queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
