@@ -656,8 +656,66 @@ static void demo_worker_ready(void *arg) {
                     d->concurrency);
 }
 
+/* The partition count recorded for `queue` (docs/queue.md, "Partitioned
+ * queues"), read before the command's loop runs (the loop runs here until
+ * the read answers); 0 (a plain queue) when none is recorded or the read
+ * fails, for the command's own calls to fail on. */
+typedef struct {
+  int done, status;
+  uint32_t n;
+} demo_parts_t;
+
+static void demo_on_parts(fleet_queue_t *q, int status, uint32_t n, void *ud) {
+  demo_parts_t *r = ud;
+
+  (void)q;
+  r->status = status;
+  r->n = n;
+  r->done = 1;
+}
+
+static void demo_on_parts_closed(fleet_handle_t *h) {
+  ((demo_parts_t *)h->data)->done = 1;
+}
+
+static void demo_parts_unreachable(void *arg) {
+  *(int *)arg = 1;
+}
+
+static uint32_t demo_queue_parts(demo_client_t *c, const char *queue,
+                                 int *unreachable) {
+  void (*was)(void *) = c->on_unreachable;
+  void *was_arg = c->arg;
+  demo_parts_t r = {0, 0, 0};
+  fleet_queue_t q;
+  uint32_t n;
+
+  /* The backend never reached: the caller says so and ends. */
+  *unreachable = 0;
+  c->on_unreachable = demo_parts_unreachable;
+  c->arg = unreachable;
+  if (fleet_queue_init(&c->client, &q, queue, NULL) != 0) {
+    c->on_unreachable = was;
+    c->arg = was_arg;
+    return 0;
+  }
+  if (fleet_queue_partitions(&q, 0, demo_on_parts, &r) == 0)
+    while (!r.done && !*unreachable && uv_run(c->loop, UV_RUN_ONCE) != 0)
+      ;
+  n = r.done && r.status == 0 && r.n >= 2 ? r.n : 0;
+  r.done = 0;
+  q.data = &r;
+  if (fleet_queue_close(&q, demo_on_parts_closed) == 0)
+    while (!r.done && uv_run(c->loop, UV_RUN_ONCE) != 0)
+      ;
+  c->on_unreachable = was;
+  c->arg = was_arg;
+  return n;
+}
+
 static int demo_worker_main(const demo_args_t *a, int run) {
   fleet_worker_options_t o;
+  int unreachable;
   demo_worker_t d;
   uv_loop_t *loop;
   int64_t i;
@@ -721,13 +779,16 @@ static int demo_worker_main(const demo_args_t *a, int run) {
     uv_timer_start(&d.progress, demo_on_progress, 100, 100);
   d.w.data = &d;
   d.q.data = &d;
-  err = fleet_worker_init(&d.c.client, &d.w, d.queue, &o);
+  /* A partitioned queue: its count is read from the backend. */
+  o.queue.partitions = demo_queue_parts(&d.c, d.queue, &unreachable);
+  err = unreachable ? FLEET_ECONNREFUSED
+                    : fleet_worker_init(&d.c.client, &d.w, d.queue, &o);
   if (err == 0) {
     d.worker_open = 1;
     err = fleet_worker_start(&d.w, demo_handler);
   }
   if (err == 0 && run) {
-    err = fleet_queue_init(&d.c.client, &d.q, d.queue, NULL);
+    err = fleet_queue_init(&d.c.client, &d.q, d.queue, &o.queue);
     d.queue_open = err == 0;
   }
   d.t0 = uv_hrtime();
@@ -847,14 +908,22 @@ static void demo_enqueue_next(demo_producer_t *p) {
 /* Opens the client and the queue of a producer command. */
 static int demo_producer_open(demo_producer_t *p, const demo_args_t *a,
                               const char *queue) {
-  int err;
+  fleet_queue_options_t qo;
+  int err, unreachable;
 
   if (demo_client_open(&p->c, a) != 0)
     return 1;
   p->c.on_unreachable = demo_producer_unreachable;
   p->c.arg = p;
   p->q.data = p;
-  err = fleet_queue_init(&p->c.client, &p->q, queue, NULL);
+  fleet_queue_options_init(&qo);
+  qo.partitions = demo_queue_parts(&p->c, queue, &unreachable);
+  if (unreachable) {
+    demo_client_close(&p->c);
+    uv_run(p->c.loop, UV_RUN_DEFAULT);
+    return 1;
+  }
+  err = fleet_queue_init(&p->c.client, &p->q, queue, &qo);
   if (err != 0) {
     demo_fail(queue, err);
     demo_client_close(&p->c);

@@ -57,6 +57,7 @@
   XX(cluster_failover_durable_mp, 300)                                         \
   XX(cluster_reshard_workers, 180)                                             \
   XX(cluster_manual_failover_mp, 180)                                          \
+  XX(cluster_parts_mp, 300)                                                    \
   XX(fence_failover_cluster_mp, 180)                                          \
   XX(cli_cluster_listings, 120)
 /* clang-format on */

@@ -505,9 +505,18 @@ CONFORMANCE_DECLARE(queue_verbs_purge_rttl)
 /* test_cli_queue_verbs.c */
 TEST_DECLARE(cli_queue_verbs)
 TEST_DECLARE(queue_verbs_mp)
+/* test_queue_parts.c */
+CONFORMANCE_DECLARE(queue_parts_record)
+CONFORMANCE_DECLARE(queue_parts_place)
+CONFORMANCE_DECLARE(queue_parts_jobs)
+CONFORMANCE_DECLARE(queue_parts_verbs)
+CONFORMANCE_DECLARE(queue_parts_list)
+CONFORMANCE_DECLARE(queue_parts_worker)
 
 /* test_cli.c */
 TEST_DECLARE(cli_queue)
+/* test_cli_parts.c */
+TEST_DECLARE(cli_queue_parts)
 TEST_DECLARE(cli_queue_deps)
 /* test_cli_life.c */
 TEST_DECLARE(cli_queue_life)
@@ -1033,6 +1042,13 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_admin_retry)
   CONFORMANCE_ENTRY(queue_admin_pause)
   CONFORMANCE_ENTRY(queue_admin_pause_worker)
+  /* test_queue_parts.c */
+  CONFORMANCE_ENTRY(queue_parts_record)
+  CONFORMANCE_ENTRY(queue_parts_place)
+  CONFORMANCE_ENTRY(queue_parts_jobs)
+  CONFORMANCE_ENTRY(queue_parts_verbs)
+  CONFORMANCE_ENTRY(queue_parts_list)
+  CONFORMANCE_ENTRY(queue_parts_worker)
 
   /* test_queue_verbs.c */
   CONFORMANCE_ENTRY(queue_verbs_delete)
@@ -1046,6 +1062,8 @@ TEST_LIST_START
 
   /* test_cli.c */
   TEST_ENTRY_TIMEOUT(cli_queue, 60)
+  /* test_cli_parts.c */
+  TEST_ENTRY_TIMEOUT(cli_queue_parts, 60)
   TEST_ENTRY_TIMEOUT(cli_queue_deps, 60)
   TEST_ENTRY_TIMEOUT(cli_queue_life, 60)
   TEST_ENTRY_TIMEOUT(cli_lock_leader, 60)

@@ -29,6 +29,10 @@ typedef struct {
   char ledger[512];
   char claims[512];
   char stale[512]; /* "<id>" per completion refused as stale or gone */
+  /* A partitioned queue: the worker learns its count
+   * (fleet_worker_open()) and works on queue `queue` (NULL: "work"). */
+  int open_parts;
+  const char *queue;
 } cmp_spec_t;
 
 typedef struct {
@@ -50,11 +54,15 @@ static void cmp_write(int fd, const char *line) {
 static void cmp_handler(fleet_worker_t *w, fleet_job_t *job) {
   cmp_child_t *c = w->data;
   char line[FLEET_JOB_ID_MAX + 32];
+  int err;
 
   snprintf(line, sizeof(line), "%d %s\n", (int)getpid(), job->id);
   cmp_write(c->claims_fd, line);
-  if (fleet_job_complete(job) != 0)
+  if ((err = fleet_job_complete(job)) != 0) {
+    fprintf(stderr, "child %d: complete %s: %s\n", (int)getpid(), job->id,
+            fleet_err_name(err));
     abort();
+  }
 }
 
 static void cmp_done(fleet_worker_t *w, fleet_job_t *job,
@@ -109,6 +117,17 @@ static void cmp_on_stopped(fleet_handle_t *w, int status, void *arg) {
   fleet_worker_close(&c->w, cmp_on_worker_closed);
 }
 
+static void cmp_on_open(fleet_worker_t *w, int status, uint32_t n, void *ud) {
+  cmp_child_t *c = w->data;
+
+  (void)ud;
+  if (status != 0 || n < 2 || fleet_worker_start(&c->w, cmp_handler) != 0) {
+    fprintf(stderr, "child %d: open: %s, %u partitions\n", (int)getpid(),
+            fleet_err_name(status), (unsigned)n);
+    _exit(15);
+  }
+}
+
 static void cmp_on_sigterm(uv_signal_t *s, int signum) {
   cmp_child_t *c = s->data;
   uv_close((uv_handle_t *)s, NULL);
@@ -145,14 +164,23 @@ static _Noreturn void cmp_child_main(const cmp_spec_t *spec) {
   wo.done_cb = cmp_done;
   wo.error_cb = cmp_on_error;
   c.w.data = &c;
-  if (fleet_worker_init(&c.client, &c.w, "work", &wo) != 0)
+  if (spec->open_parts) {
+    if (fleet_worker_open(&c.client, &c.w, spec->queue, &wo, cmp_on_open,
+                          NULL) != 0)
+      _exit(12);
+  } else if (fleet_worker_init(&c.client, &c.w,
+                               spec->queue != NULL ? spec->queue : "work",
+                               &wo) != 0) {
     _exit(12);
+  }
   uv_signal_init(&c.loop, &c.sigterm);
   c.sigterm.data = &c;
   uv_signal_start(&c.sigterm, cmp_on_sigterm, SIGTERM);
-  if (fleet_worker_start(&c.w, cmp_handler) != 0)
+  if (!spec->open_parts && fleet_worker_start(&c.w, cmp_handler) != 0)
     _exit(14);
   uv_run(&c.loop, UV_RUN_DEFAULT);
+  if (c.failed)
+    fprintf(stderr, "child %d: exits with errors\n", (int)getpid());
   _exit(c.failed ? 13 : 0);
 }
 
@@ -479,6 +507,138 @@ TEST_IMPL(cluster_manual_failover_mp) {
     if (ledger[i] != 1)
       fleet_test__fail(__FILE__, __LINE__, "job %d: %d completions", i,
                        ledger[i]);
+  fleet_test_cluster_free(cl);
+  return 0;
+}
+
+static void cparts_on_count(fleet_queue_t *q, int status, uint32_t n,
+                            void *ud) {
+  (void)q;
+  *(int *)ud = status == 0 && n == 6 ? 1 : 2;
+}
+
+static void cparts_on_closed(fleet_handle_t *h) {
+  *(int *)h->data = 1;
+}
+
+/* A partitioned queue (docs/queue.md, "Partitioned queues") of 6
+ * partitions whose slots cover all three masters, worked by 3 processes
+ * that learn the count from Redis: a master that holds some of its
+ * partitions is killed (its replica takes over; wait_replicas 1, so
+ * nothing acknowledged is lost), then the slot of one partition is
+ * migrated to another master, while the jobs run. From the ledgers: every
+ * job ran, and none ran twice. */
+TEST_IMPL(cluster_parts_mp) {
+  enum { N = 6000, KIDS = 3, P = 6 };
+  fleet_test_cluster_t *cl = fleet_test_cluster_start_or_skip();
+  static int ledger[N + 1], claims[N + 1];
+  static fleet_job_spec_t specs[1000];
+  static char ids[1000][16];
+  int owners[P], seen[3] = {0, 0, 0}, i, k, promoted, victim = -1, moved;
+  int ran_twice = 0, never = 0, to, mpart = -1;
+  unsigned slots[P];
+  fleet_queue_options_t qo;
+  pid_t pids[KIDS];
+  cmp_spec_t spec;
+  char tag[64];
+  qt_t t;
+
+  /* Where each partition lives: every master holds one at least. */
+  for (i = 0; i < P; i++) {
+    if (i == 0)
+      snprintf(tag, sizeof(tag), "{cmp:pwork}");
+    else
+      snprintf(tag, sizeof(tag), "{cmp:pwork~%d}", i);
+    slots[i] = fleet_test_cluster_keyslot(cl, tag);
+    owners[i] = fleet_test_cluster_owner(cl, 0, slots[i]);
+    ASSERT_GE(owners[i], 0);
+    ASSERT_LT(owners[i], 3);
+    seen[owners[i]]++;
+  }
+  for (i = 0; i < 3; i++)
+    ASSERT_GT(seen[i], 0);
+  memset(ledger, 0, sizeof(ledger));
+  memset(claims, 0, sizeof(claims));
+  memset(&spec, 0, sizeof(spec));
+  spec.url = fleet_test_cluster_url(cl);
+  spec.concurrency = 16;
+  spec.claim_ttl_ms = (uint32_t)fleet_test_ms(5000);
+  spec.heartbeat_ms = 1000;
+  spec.errors_allowed = 1;
+  spec.wait_replicas = 1;
+  spec.open_parts = 1;
+  spec.queue = "pwork";
+  cmp_paths(&spec, "cparts");
+  fleet_queue_options_init(&qo);
+  qo.partitions = P;
+  qt_open_prefix(&t, spec.url, "cmp", "pwork", &qo);
+  /* The count, recorded (the workers read it). */
+  {
+    fleet_queue_t rq;
+    int done = 0;
+    ASSERT_OK(fleet_queue_init(&t.c.client, &rq, "pwork", NULL));
+    rq.data = &done;
+    ASSERT_OK(fleet_queue_partitions(&rq, P, cparts_on_count, &done));
+    ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &done,
+                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
+    ASSERT_EQ(1, done);
+    done = 0;
+    ASSERT_OK(fleet_queue_close(&rq, cparts_on_closed));
+    ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &done,
+                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  }
+  /* Jobs "<n>j", placed by the hash of their ids over every partition. */
+  for (k = 0; k < N; k += 1000) {
+    for (i = 0; i < 1000; i++) {
+      fleet_job_spec_init(&specs[i], "cmp", "payload", 7);
+      snprintf(ids[i], sizeof(ids[i]), "%dj", k + i + 1);
+      specs[i].id = ids[i];
+    }
+    ASSERT_OK(qt_enqueue(&t, specs, 1000, NULL, NULL));
+  }
+  for (i = 0; i < KIDS; i++)
+    pids[i] = cmp_spawn(&spec);
+  cmp_wait_completed(&t, N / 4, 60000);
+  /* Kill the master of partition 0. */
+  victim = owners[0];
+  promoted = fleet_test_cluster_kill_master(cl, victim, fleet_test_ms(30000));
+  ASSERT_GE(promoted, 0);
+  ASSERT_ULT(t.counts.completed, N);
+  ASSERT_OK(fleet_test_cluster_restart_node(cl, victim, fleet_test_ms(30000)));
+  cmp_wait_completed(&t, N / 2, 120000);
+  /* Move the slot of a partition on another master, live. */
+  for (i = 1; i < P && mpart < 0; i++)
+    if (owners[i] != victim)
+      mpart = i;
+  ASSERT_GE(mpart, 0);
+  to = fleet_test_cluster_owner(cl, promoted, slots[mpart]) == promoted
+           ? (owners[mpart] + 1) % 3
+           : promoted;
+  if (to == victim)
+    to = promoted;
+  moved = fleet_test_cluster_move_slot(cl, slots[mpart], to, 50, 5);
+  ASSERT_GE(moved, 0);
+  printf("# partitions: killed master %d (partition 0 on it), moved the "
+         "slot of partition %d (%d keys) to node %d; %" PRIu64
+         " of %d completed then\n",
+         victim, mpart, moved, to, t.counts.completed, N);
+  cmp_wait_completed(&t, N, 120000);
+  cmp_stop_all(pids, KIDS);
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(N, t.counts.completed);
+  ASSERT_UEQ(0, t.counts.pending + t.counts.running + t.counts.dead);
+  qt_close(&t);
+  cmp_tally(spec.ledger, ledger, N);
+  cmp_tally(spec.claims, claims, N);
+  for (i = 1; i <= N; i++) {
+    never += ledger[i] == 0;
+    ran_twice += claims[i] > 1;
+  }
+  printf("# partitions: %d jobs never completed, %d ran more than once, %d "
+         "completions refused as stale or gone\n",
+         never, ran_twice, cmp_lines(spec.stale));
+  ASSERT_EQ(0, never);
+  ASSERT_EQ(0, ran_twice);
   fleet_test_cluster_free(cl);
   return 0;
 }

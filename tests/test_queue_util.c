@@ -155,7 +155,9 @@ static void qt_on_claim(fleet_queue_t *q, int status, fleet_job_t *jobs,
               jobs[i].group_len);
     snprintf(j->group, sizeof(j->group), "%s",
              jobs[i].group != NULL ? jobs[i].group : "");
-    ASSERT_UEQ(info->deadline_ms, j->deadline_ms);
+    /* (The earliest deadline of the claims, which differ by partition in
+     * a partitioned queue.) */
+    ASSERT(info->deadline_ms <= j->deadline_ms);
   }
 }
 

@@ -215,7 +215,18 @@ typedef struct {
    * report (docs/queue.md, "Results"). FLEET_QUEUE_NO_AGE_LIMIT keeps them
    * for about 136 years. */
   uint32_t keep_result_s;
+  /* The queue's partitions (docs/queue.md, "Partitioned queues"): 0 or 1
+   * (the default), a plain queue of one slot; 2 to FLEET_QUEUE_PARTITIONS_MAX,
+   * a handle of that many partitions, each a one-slot queue of its own
+   * hash tag, which every call of the handle treats as one queue. The
+   * count must be the one recorded for the queue
+   * (fleet_queue_partitions()): fleet_queue_open() checks it, and learns
+   * it when this is 0. */
+  uint32_t partitions;
 } fleet_queue_options_t;
+
+/* fleet_queue_options_t.partitions, at most. */
+#define FLEET_QUEUE_PARTITIONS_MAX 256
 
 /* keep_completed / keep_dead: keep no record. */
 #define FLEET_QUEUE_KEEP_NONE UINT32_MAX
@@ -436,6 +447,40 @@ typedef void (*fleet_queue_recover_cb)(fleet_queue_t *q, int status,
 FLEET_EXTERN int fleet_queue_init(fleet_client_t *client, fleet_queue_t *q,
                                   const char *name,
                                   const fleet_queue_options_t *options);
+
+/* What fleet_queue_partitions() and fleet_queue_open() report: the
+ * partition count recorded for the queue (1 when none is). */
+typedef void (*fleet_queue_partitions_cb)(fleet_queue_t *q, int status,
+                                          uint32_t partitions, void *user_data);
+
+/* Records the partition count of the queue of `q` (`partitions` 1 to
+ * FLEET_QUEUE_PARTITIONS_MAX), or reads it (`partitions` 0), in one round
+ * trip. The count is recorded once and never changes (docs/queue.md,
+ * "Partitioned queues": to change it, drain into a new queue). `q` may be
+ * a plain handle or a partitioned one. The callback gets 0 and the
+ * recorded count (1 when none is recorded), FLEET_ECONFLICT (another
+ * count is recorded: nothing is written, and `partitions` is 0) or a
+ * backend error. Returns 0, FLEET_EINVAL (a count over
+ * FLEET_QUEUE_PARTITIONS_MAX, no callback), FLEET_ECLOSING or
+ * FLEET_ENOMEM. */
+FLEET_EXTERN int fleet_queue_partitions(fleet_queue_t *q, uint32_t partitions,
+                                        fleet_queue_partitions_cb cb,
+                                        void *user_data);
+
+/* Opens a queue whose partition count is read from the backend: inits `q`
+ * as fleet_queue_init() does with options->partitions 1, reads the
+ * recorded count (one round trip), and then makes `q` a handle of all the
+ * partitions. The callback runs once: with 0 and the count, `q` ready; or
+ * with FLEET_ECONFLICT (options->partitions is set, 2 or more, and differs
+ * from the recorded count, or no count was recorded for it), or a backend
+ * error, `q` then a handle of the plain queue (partition 0) only. Make no
+ * other call on `q` before the callback; close `q` in either case.
+ * Returns 0, or what fleet_queue_init() returns (then no callback runs). */
+FLEET_EXTERN int fleet_queue_open(fleet_client_t *client, fleet_queue_t *q,
+                                  const char *name,
+                                  const fleet_queue_options_t *options,
+                                  fleet_queue_partitions_cb cb,
+                                  void *user_data);
 
 /* Closes `q`: the callback of every call still pending runs once with
  * FLEET_ECANCELED (after this returns; a call may still have taken effect
@@ -1182,7 +1227,8 @@ typedef void (*fleet_queue_remove_cb)(fleet_queue_t *q, int status,
  * to them. The callback gets 0, FLEET_ENOTFOUND (no such queue),
  * FLEET_EBUSY (jobs left and no force; nothing was written) or a
  * backend error. Returns 0, FLEET_EINVAL (NULL argument, `force` other
- * than 0 or 1), FLEET_ECLOSING or FLEET_ENOMEM. */
+ * than 0 or 1, a partitioned handle: remove each partition's queue),
+ * FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_remove(fleet_queue_t *q, int force,
                                     fleet_queue_remove_cb cb, void *user_data);
 

@@ -223,6 +223,30 @@ FLEET_EXTERN int fleet_worker_init(fleet_client_t *client, fleet_worker_t *w,
                                    const char *name,
                                    const fleet_worker_options_t *options);
 
+/* What fleet_worker_open() reports: the partition count of the queue. */
+typedef void (*fleet_worker_open_cb)(fleet_worker_t *w, int status,
+                                     uint32_t partitions, void *user_data);
+
+/* Initializes `w` as fleet_worker_init() does, then reads the partition
+ * count recorded for the queue (fleet_queue_partitions(); one round trip)
+ * and makes `w` a worker of every partition (docs/queue.md, "Partitioned
+ * queues"). The callback runs once, with 0 and the count: start `w` from
+ * there; or with FLEET_ECONFLICT (options->queue.partitions is 2 or more
+ * and differs from the recorded count) or a backend error: `w` is then a
+ * worker of partition 0 only, to close. Returns 0 or what
+ * fleet_worker_init() returns (then no callback runs).
+ *
+ * A worker of P partitions (this, or fleet_worker_init() with
+ * options->queue.partitions P) claims from every partition, its
+ * `concurrency` shared between them as a share would (no `share` option
+ * may be given then); its handler and callbacks get `w`, and the ids of
+ * its jobs say their partition; its error_cb hears the failures of
+ * every partition's calls, with `w`. */
+FLEET_EXTERN int fleet_worker_open(fleet_client_t *client, fleet_worker_t *w,
+                                   const char *name,
+                                   const fleet_worker_options_t *options,
+                                   fleet_worker_open_cb cb, void *user_data);
+
 /* Starts claiming and gives each job claimed to `handler` (required):
  * at once, then whenever jobs may be pending (a wake-up published by an
  * enqueue, a delayed job coming due, a job finishing, the fallback poll).

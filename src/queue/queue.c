@@ -185,7 +185,12 @@ static void queue_free(fleet__handle_t *h) {
   free(q->rbuf);
   fleet__key_free(&q->ev_channel);
   free(q->ev_job);
+  free(q->parts);
   free(q);
+}
+
+static void queue_part_closed(fleet_handle_t *h) {
+  free(h);
 }
 
 /* The enqueues not sent yet stay on the live list, where the base cancels
@@ -204,6 +209,10 @@ static void queue_close(fleet__handle_t *h) {
     q->ev_timer_on = 0;
     fleet__handle_uv_close(h, (uv_handle_t *)&q->ev_timer);
   }
+  /* A partitioned queue's children (queue_parts.c), each freed by its
+   * close callback. */
+  for (uint32_t p = 0; p < q->nparts; p++)
+    fleet_queue_close(q->parts[p], queue_part_closed);
 }
 
 static const fleet__handle_vt_t queue_vt = {
@@ -220,8 +229,8 @@ fleet_bytes_t fleet__queue_tag(const fleet_queue_t *pub) {
   return fleet__key_bytes(&q->tag);
 }
 
-int fleet_queue_init(fleet_client_t *client, fleet_queue_t *pub,
-                     const char *name, const fleet_queue_options_t *options) {
+int fleet__queue_init(fleet_client_t *client, fleet_queue_t *pub,
+                      const char *name, const fleet_queue_options_t *options) {
   struct fleet__queue_s *q;
   size_t len;
   int err;
@@ -251,7 +260,16 @@ int fleet_queue_init(fleet_client_t *client, fleet_queue_t *pub,
   queue_options_resolve(&q->opts, options);
   q->base.error_cb = q->opts.error_cb;
   fleet__rng_seed(&q->rng, uv_hrtime() ^ (uint64_t)(uintptr_t)q);
+  if (options != NULL)
+    q->given = *options;
   return 0;
+}
+
+void fleet__queue_abort(fleet_queue_t *pub) {
+  fleet__handle_t *h = pub->internal_;
+
+  fleet__handle_abort(h);
+  queue_free(h);
 }
 
 int fleet_queue_close(fleet_queue_t *pub, fleet_close_cb close_cb) {

@@ -133,16 +133,16 @@ static int admin_jobs(fleet_queue_t *pub, fleet_job_state_t state,
   return fleet__queue_call(q, &admin_jobs_call, (fleet__fn_t)cb, user_data);
 }
 
-int fleet_queue_jobs(fleet_queue_t *pub, fleet_job_state_t state,
-                     uint64_t cursor, size_t limit, size_t payload_max,
-                     fleet_queue_jobs_cb cb, void *user_data) {
+int fleet__queue_jobs(fleet_queue_t *pub, fleet_job_state_t state,
+                      uint64_t cursor, size_t limit, size_t payload_max,
+                      fleet_queue_jobs_cb cb, void *user_data) {
   return admin_jobs(pub, state, NULL, cursor, limit, payload_max, cb,
                     user_data);
 }
 
-int fleet_queue_group_jobs(fleet_queue_t *pub, const char *group,
-                           uint64_t cursor, size_t limit, size_t payload_max,
-                           fleet_queue_jobs_cb cb, void *user_data) {
+int fleet__queue_group_jobs(fleet_queue_t *pub, const char *group,
+                            uint64_t cursor, size_t limit, size_t payload_max,
+                            fleet_queue_jobs_cb cb, void *user_data) {
   if (group == NULL)
     return FLEET_EINVAL;
   return admin_jobs(pub, FLEET_JOB_PENDING, group, cursor, limit, payload_max,
@@ -223,8 +223,8 @@ static int admin_rounds_call(struct fleet__queue_s *q,
   return err;
 }
 
-int fleet_queue_purge(fleet_queue_t *pub, fleet_job_state_t which,
-                      fleet_queue_purge_cb cb, void *user_data) {
+int fleet__queue_purge(fleet_queue_t *pub, fleet_job_state_t which,
+                       fleet_queue_purge_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   int err;
 
@@ -238,8 +238,8 @@ int fleet_queue_purge(fleet_queue_t *pub, fleet_job_state_t which,
 
 /* A retry of one job (`id`) is one round; a retry of all (NULL) sends
  * "" for as many rounds as it takes. */
-int fleet_queue_retry(fleet_queue_t *pub, const char *id,
-                      fleet_queue_retry_cb cb, void *user_data) {
+int fleet__queue_retry(fleet_queue_t *pub, const char *id,
+                       fleet_queue_retry_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   int err;
 
@@ -287,17 +287,17 @@ static int admin_pause(fleet_queue_t *q, const char *action,
                                 user_data, action, NULL, 0);
 }
 
-int fleet_queue_pause(fleet_queue_t *q, fleet_queue_paused_cb cb,
-                      void *user_data) {
+int fleet__queue_pause(fleet_queue_t *q, fleet_queue_paused_cb cb,
+                       void *user_data) {
   return admin_pause(q, "pause", cb, user_data);
 }
 
-int fleet_queue_resume(fleet_queue_t *q, fleet_queue_paused_cb cb,
-                       void *user_data) {
+int fleet__queue_resume(fleet_queue_t *q, fleet_queue_paused_cb cb,
+                        void *user_data) {
   return admin_pause(q, "resume", cb, user_data);
 }
 
-int fleet_queue_paused(fleet_queue_t *q, fleet_queue_paused_cb cb,
-                       void *user_data) {
+int fleet__queue_paused(fleet_queue_t *q, fleet_queue_paused_cb cb,
+                        void *user_data) {
   return admin_pause(q, "status", cb, user_data);
 }

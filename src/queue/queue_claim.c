@@ -377,9 +377,9 @@ static int queue_claim_send(fleet_queue_t *pub, const fleet__call_t *call,
   return fleet__queue_send(q, req);
 }
 
-int fleet_queue_claim(fleet_queue_t *pub, size_t max_jobs,
-                      uint32_t claim_ttl_ms, fleet_queue_claim_cb cb,
-                      void *user_data) {
+int fleet__queue_claim(fleet_queue_t *pub, size_t max_jobs,
+                       uint32_t claim_ttl_ms, fleet_queue_claim_cb cb,
+                       void *user_data) {
   return queue_claim_send(pub, &queue_claim_call, NULL, NULL, 0, max_jobs,
                           claim_ttl_ms, (fleet__fn_t)cb, user_data);
 }
@@ -480,9 +480,9 @@ static int queue_batch_call(struct fleet__queue_s *q, const fleet__call_t *call,
   return fleet__queue_send(q, req);
 }
 
-int fleet_queue_refresh(fleet_queue_t *pub, const fleet_claim_t *claims,
-                        size_t n, uint32_t claim_ttl_ms,
-                        fleet_queue_batch_cb cb, void *user_data) {
+int fleet__queue_refresh(fleet_queue_t *pub, const fleet_claim_t *claims,
+                         size_t n, uint32_t claim_ttl_ms,
+                         fleet_queue_batch_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   uint64_t ttl = claim_ttl_ms;
   int err;
@@ -495,15 +495,15 @@ int fleet_queue_refresh(fleet_queue_t *pub, const fleet_claim_t *claims,
                           user_data);
 }
 
-int fleet_queue_complete(fleet_queue_t *pub, const fleet_claim_t *claims,
-                         size_t n, fleet_queue_batch_cb cb, void *user_data) {
-  return fleet_queue_complete_results(pub, claims, NULL, n, cb, user_data);
+int fleet__queue_complete(fleet_queue_t *pub, const fleet_claim_t *claims,
+                          size_t n, fleet_queue_batch_cb cb, void *user_data) {
+  return fleet__queue_complete_results(pub, claims, NULL, n, cb, user_data);
 }
 
-int fleet_queue_complete_results(fleet_queue_t *pub,
-                                 const fleet_claim_t *claims,
-                                 const fleet_bytes_t *results, size_t n,
-                                 fleet_queue_batch_cb cb, void *user_data) {
+int fleet__queue_complete_results(fleet_queue_t *pub,
+                                  const fleet_claim_t *claims,
+                                  const fleet_bytes_t *results, size_t n,
+                                  fleet_queue_batch_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   uint64_t head[2];
   int err;
@@ -516,8 +516,8 @@ int fleet_queue_complete_results(fleet_queue_t *pub,
                           cb, user_data);
 }
 
-int fleet_queue_release(fleet_queue_t *pub, const fleet_claim_t *claims,
-                        size_t n, fleet_queue_batch_cb cb, void *user_data) {
+int fleet__queue_release(fleet_queue_t *pub, const fleet_claim_t *claims,
+                         size_t n, fleet_queue_batch_cb cb, void *user_data) {
   return fleet__queue_release_hold(pub, claims, n, 0, 0, cb, user_data);
 }
 
@@ -611,9 +611,9 @@ static void queue_fail_reply(fleet__req_t *base, int status,
 static const fleet__call_t queue_fail_call = {
     "queue.fail", FLEET__OP_QUEUE_FAIL, queue_fail_reply, queue_fail_cb_fail};
 
-int fleet_queue_fail(fleet_queue_t *pub, const fleet_claim_t *claim,
-                     const void *error, size_t error_len,
-                     fleet_queue_fail_cb cb, void *user_data) {
+int fleet__queue_fail(fleet_queue_t *pub, const fleet_claim_t *claim,
+                      const void *error, size_t error_len,
+                      fleet_queue_fail_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   int err;
 
@@ -642,9 +642,9 @@ static const fleet__call_t queue_progress_call = {
     "queue.progress", FLEET__OP_QUEUE_PROGRESS, fleet__queue_status_reply,
     fleet__call_fail_status};
 
-int fleet_queue_progress(fleet_queue_t *pub, const fleet_claim_t *claim,
-                         uint32_t pct, const void *data, size_t len,
-                         fleet_status_cb cb, void *user_data) {
+int fleet__queue_progress(fleet_queue_t *pub, const fleet_claim_t *claim,
+                          uint32_t pct, const void *data, size_t len,
+                          fleet_status_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   int err;
 
@@ -703,8 +703,8 @@ static const fleet__call_t queue_recover_call = {
     "queue.recover", FLEET__OP_QUEUE_RECOVER, queue_recover_reply,
     queue_recover_cb_fail};
 
-int fleet_queue_recover(fleet_queue_t *pub, fleet_queue_recover_cb cb,
-                        void *user_data) {
+int fleet__queue_recover(fleet_queue_t *pub, fleet_queue_recover_cb cb,
+                         void *user_data) {
   struct fleet__queue_s *q;
   int err;
 

@@ -197,8 +197,8 @@ static int deps_build(struct fleet__queue_s *q, const fleet_flow_spec_t *f,
   return 0;
 }
 
-int fleet_queue_add_flow(fleet_queue_t *pub, const fleet_flow_spec_t *f,
-                         fleet_queue_flow_cb cb, void *user_data) {
+int fleet__queue_add_flow(fleet_queue_t *pub, const fleet_flow_spec_t *f,
+                          fleet_queue_flow_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   fleet__qreq_t *req;
   deps_build_t b;
@@ -339,8 +339,8 @@ static const fleet__call_t deps_children_call = {
     "queue.children", FLEET__OP_QUEUE_CHILDREN, deps_children_reply,
     deps_children_cb_fail};
 
-int fleet_queue_children(fleet_queue_t *pub, const char *id,
-                         fleet_queue_children_cb cb, void *user_data) {
+int fleet__queue_children(fleet_queue_t *pub, const char *id,
+                          fleet_queue_children_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   size_t len;
   int err;
@@ -359,6 +359,6 @@ int fleet_job_children(fleet_job_t *job, fleet_queue_children_cb cb,
                        void *user_data) {
   if (job == NULL || job->internal_ == NULL)
     return FLEET_EINVAL;
-  return fleet_queue_children(&job->internal_->w->queue, job->id, cb,
-                              user_data);
+  return fleet__queue_children(&job->internal_->w->queue,
+                               job->internal_->wire_id, cb, user_data);
 }

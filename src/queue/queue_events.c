@@ -157,8 +157,8 @@ static void queue_events_on_message(void *arg, int status, const char *payload,
 /* ------------------------------------------------------------------------ */
 /* Start and stop                                                           */
 
-int fleet_queue_events_start(fleet_queue_t *pub, const char *job_id,
-                             fleet_queue_event_cb cb, void *user_data) {
+int fleet__queue_events_start(fleet_queue_t *pub, const char *job_id,
+                              fleet_queue_event_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   size_t id_len = 0;
   char *job = NULL;
@@ -196,7 +196,7 @@ int fleet_queue_events_start(fleet_queue_t *pub, const char *job_id,
   return 0;
 }
 
-int fleet_queue_events_stop(fleet_queue_t *pub) {
+int fleet__queue_events_stop(fleet_queue_t *pub) {
   struct fleet__queue_s *q =
       (struct fleet__queue_s *)fleet__handle_of(pub, FLEET_HANDLE_QUEUE);
 

@@ -25,9 +25,9 @@ static int flow_rate_ok(uint32_t max, uint32_t ms) {
          ms <= FLEET_LIMIT_WINDOW_MAX_MS;
 }
 
-int fleet_queue_set_limits(fleet_queue_t *pub,
-                           const fleet_queue_limits_t *limits,
-                           fleet_status_cb cb, void *user_data) {
+int fleet__queue_set_limits(fleet_queue_t *pub,
+                            const fleet_queue_limits_t *limits,
+                            fleet_status_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   int err;
 
@@ -70,8 +70,8 @@ static int flow_call(fleet_queue_t *pub, const fleet__call_t *call,
   return fleet__queue_call(q, call, cb, user_data);
 }
 
-int fleet_queue_hold(fleet_queue_t *pub, const char *group, uint32_t wait_ms,
-                     fleet_status_cb cb, void *user_data) {
+int fleet__queue_hold(fleet_queue_t *pub, const char *group, uint32_t wait_ms,
+                      fleet_status_cb cb, void *user_data) {
   char ms[24];
   int err;
 
@@ -86,9 +86,9 @@ int fleet_queue_hold(fleet_queue_t *pub, const char *group, uint32_t wait_ms,
                    group != NULL ? group : "");
 }
 
-int fleet_queue_set_group_weight(fleet_queue_t *pub, const char *group,
-                                 uint32_t weight, fleet_status_cb cb,
-                                 void *user_data) {
+int fleet__queue_set_group_weight(fleet_queue_t *pub, const char *group,
+                                  uint32_t weight, fleet_status_cb cb,
+                                  void *user_data) {
   char w[24];
   int err;
 
@@ -149,8 +149,8 @@ static const fleet__call_t flow_limits_call = {
     "queue.limits", FLEET__OP_QUEUE_LIMITS, flow_limits_reply,
     flow_limits_cb_fail};
 
-int fleet_queue_limits(fleet_queue_t *pub, fleet_queue_limits_cb cb,
-                       void *user_data) {
+int fleet__queue_limits(fleet_queue_t *pub, fleet_queue_limits_cb cb,
+                        void *user_data) {
   return fleet__queue_call_args(pub, &flow_limits_call, (fleet__fn_t)cb,
                                 user_data, "get", NULL, 0);
 }
@@ -228,8 +228,8 @@ static const fleet__call_t flow_groups_call = {
     "queue.groups", FLEET__OP_QUEUE_GROUPS, flow_groups_reply,
     flow_groups_cb_fail};
 
-int fleet_queue_groups(fleet_queue_t *pub, const char *after, size_t limit,
-                       fleet_queue_groups_cb cb, void *user_data) {
+int fleet__queue_groups(fleet_queue_t *pub, const char *after, size_t limit,
+                        fleet_queue_groups_cb cb, void *user_data) {
   char lim[24];
   int err;
 

@@ -102,6 +102,19 @@ struct fleet__queue_s {
   void *ev_ud;
   char *ev_job;
   size_t ev_job_len;
+
+  /* A partitioned queue (queue_parts.c): its `nparts` (2 or more) child
+   * handles, one per partition, the turn of round-robin placements and
+   * claims, the options given (for the children), fleet_queue_open()'s
+   * callback, and the events' callback. nparts 0: a plain queue. */
+  uint32_t nparts;
+  fleet_queue_t **parts;
+  uint32_t qp_rr;
+  fleet_queue_options_t given;
+  fleet_queue_partitions_cb qp_open_cb;
+  void *qp_open_ud;
+  fleet_queue_event_cb qp_ev_cb;
+  void *qp_ev_ud;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -269,5 +282,152 @@ static inline size_t fleet__queue_dec(char *out, uint64_t v) {
   out[len] = '\0';
   return len;
 }
+
+/* ------------------------------------------------------------------------ */
+/* The calls of one queue, and partitioned queues                           */
+
+/* Whether `pub` is a handle of a partitioned queue (queue_parts.c). */
+static inline int fleet__qp_is(const fleet_queue_t *pub) {
+  const struct fleet__queue_s *q =
+      (const struct fleet__queue_s *)fleet__handle_of(pub, FLEET_HANDLE_QUEUE);
+  return q != NULL && q->nparts > 1;
+}
+
+/* The public calls are defined in queue_parts.c: a call of a plain handle
+ * goes to the one of these that has its name with "fleet__", with the
+ * same arguments and returns (queue.c, queue_produce.c, queue_claim.c,
+ * queue_admin.c, queue_flow.c, queue_deps.c, queue_events.c); a
+ * partitioned handle's is sent to its partitions' plain handles through
+ * these too. */
+int fleet__queue_init(fleet_client_t *client, fleet_queue_t *q,
+                      const char *name, const fleet_queue_options_t *options);
+/* Undoes fleet__queue_init() of `pub` (nothing sent yet): no callback. */
+void fleet__queue_abort(fleet_queue_t *pub);
+
+/* The fan-out of a partitioned handle's calls (queue_parts.c), with the
+ * arguments and returns of the public calls they stand for. */
+int fleet__qp_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
+                      size_t n, fleet_queue_enqueue_cb cb, void *user_data);
+int fleet__qp_claim(fleet_queue_t *pub, size_t max_jobs, uint32_t ttl_ms,
+                    fleet_queue_claim_cb cb, void *user_data);
+/* `kind`: 0 complete, 1 complete with results, 2 refresh, 3 release. */
+int fleet__qp_claims(fleet_queue_t *pub, int kind, const fleet_claim_t *claims,
+                     const fleet_bytes_t *results, size_t n, uint32_t ttl_ms,
+                     fleet_queue_batch_cb cb, void *user_data);
+/* What fleet__qp_one() and fleet__qp_all() do. */
+enum {
+  FLEET__QP_FAIL = 10,
+  FLEET__QP_PROGRESS,
+  FLEET__QP_GET,
+  FLEET__QP_CANCEL,
+  FLEET__QP_CANCEL_JOB,
+  FLEET__QP_CHILDREN,
+  FLEET__QP_RETRY,
+  FLEET__QP_COUNTS,
+  FLEET__QP_PURGE,
+  FLEET__QP_RECOVER,
+  FLEET__QP_PAUSE,
+  FLEET__QP_SET_LIMITS,
+  FLEET__QP_HOLD,
+  FLEET__QP_WEIGHT,
+  FLEET__QP_LIMITS,
+  FLEET__QP_LIST,
+  FLEET__QP_JOBS,
+  FLEET__QP_GROUPS,
+  FLEET__QP_JOB_DELETE,
+  FLEET__QP_JOB_RUN,
+  FLEET__QP_JOB_KILL
+};
+
+/* A call about one job (`id`, or `claim`'s), sent to its partition:
+ * FLEET__QP_FAIL (data: the error), PROGRESS (num: the percent, data),
+ * GET, CANCEL, CANCEL_JOB (num: the grace), CHILDREN, RETRY, JOB_DELETE,
+ * JOB_RUN, JOB_KILL. */
+/* One job's verb on one plain queue (queue_verbs.c): `what` is
+ * FLEET__QP_JOB_DELETE, JOB_RUN or JOB_KILL. */
+int fleet__queue_job_verb(fleet_queue_t *q, int what, const char *id,
+                          fleet_queue_job_verb_cb cb, void *user_data);
+int fleet__qp_one(fleet_queue_t *pub, int what, const char *id,
+                  const fleet_claim_t *claim, const void *data, size_t len,
+                  uint32_t num, fleet__fn_t cb, void *user_data);
+/* A call sent to every partition, whose answers are added up: COUNTS,
+ * PURGE (arg: the state), RECOVER, RETRY (of every dead job), PAUSE (arg:
+ * 0 pause, 1 resume, 2 status), SET_LIMITS (ptr), HOLD and WEIGHT (str:
+ * the group, a: the ms or weight), LIMITS, LIST (str: the type), JOBS
+ * (arg: the state, str: a group or NULL, a: the cursor, b: payload_max),
+ * GROUPS (str: after), with `limit` where the call has one. */
+int fleet__qp_all(fleet_queue_t *pub, int what, int arg, const void *ptr,
+                  const char *str, uint64_t a, uint64_t b, size_t limit,
+                  fleet__fn_t cb, void *user_data);
+int fleet__qp_events_start(fleet_queue_t *pub, const char *job_id,
+                           fleet_queue_event_cb cb, void *user_data);
+int fleet__qp_events_stop(fleet_queue_t *pub);
+int fleet__queue_enqueue(fleet_queue_t *q, const fleet_job_spec_t *specs,
+                         size_t n, fleet_queue_enqueue_cb cb, void *user_data);
+int fleet__queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
+                     void *user_data);
+int fleet__queue_cancel(fleet_queue_t *q, const char *id, fleet_status_cb cb,
+                        void *user_data);
+int fleet__queue_cancel_job(fleet_queue_t *q, const char *id, uint32_t grace_ms,
+                            fleet_queue_cancel_cb cb, void *user_data);
+int fleet__queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
+                        void *user_data);
+int fleet__queue_list(fleet_queue_t *q, const char *type, size_t limit,
+                      fleet_queue_list_cb cb, void *user_data);
+int fleet__queue_purge(fleet_queue_t *q, fleet_job_state_t which,
+                       fleet_queue_purge_cb cb, void *user_data);
+int fleet__queue_claim(fleet_queue_t *q, size_t max_jobs, uint32_t claim_ttl_ms,
+                       fleet_queue_claim_cb cb, void *user_data);
+int fleet__queue_refresh(fleet_queue_t *q, const fleet_claim_t *claims,
+                         size_t n, uint32_t claim_ttl_ms,
+                         fleet_queue_batch_cb cb, void *user_data);
+int fleet__queue_complete(fleet_queue_t *q, const fleet_claim_t *claims,
+                          size_t n, fleet_queue_batch_cb cb, void *user_data);
+int fleet__queue_complete_results(fleet_queue_t *q, const fleet_claim_t *claims,
+                                  const fleet_bytes_t *results, size_t n,
+                                  fleet_queue_batch_cb cb, void *user_data);
+int fleet__queue_release(fleet_queue_t *q, const fleet_claim_t *claims,
+                         size_t n, fleet_queue_batch_cb cb, void *user_data);
+int fleet__queue_progress(fleet_queue_t *q, const fleet_claim_t *claim,
+                          uint32_t pct, const void *data, size_t len,
+                          fleet_status_cb cb, void *user_data);
+int fleet__queue_fail(fleet_queue_t *q, const fleet_claim_t *claim,
+                      const void *error, size_t error_len,
+                      fleet_queue_fail_cb cb, void *user_data);
+int fleet__queue_recover(fleet_queue_t *q, fleet_queue_recover_cb cb,
+                         void *user_data);
+int fleet__queue_jobs(fleet_queue_t *q, fleet_job_state_t state,
+                      uint64_t cursor, size_t limit, size_t payload_max,
+                      fleet_queue_jobs_cb cb, void *user_data);
+int fleet__queue_group_jobs(fleet_queue_t *q, const char *group,
+                            uint64_t cursor, size_t limit, size_t payload_max,
+                            fleet_queue_jobs_cb cb, void *user_data);
+int fleet__queue_retry(fleet_queue_t *q, const char *id,
+                       fleet_queue_retry_cb cb, void *user_data);
+int fleet__queue_pause(fleet_queue_t *q, fleet_queue_paused_cb cb,
+                       void *user_data);
+int fleet__queue_resume(fleet_queue_t *q, fleet_queue_paused_cb cb,
+                        void *user_data);
+int fleet__queue_paused(fleet_queue_t *q, fleet_queue_paused_cb cb,
+                        void *user_data);
+int fleet__queue_set_limits(fleet_queue_t *q,
+                            const fleet_queue_limits_t *limits,
+                            fleet_status_cb cb, void *user_data);
+int fleet__queue_limits(fleet_queue_t *q, fleet_queue_limits_cb cb,
+                        void *user_data);
+int fleet__queue_hold(fleet_queue_t *q, const char *group, uint32_t wait_ms,
+                      fleet_status_cb cb, void *user_data);
+int fleet__queue_set_group_weight(fleet_queue_t *q, const char *group,
+                                  uint32_t weight, fleet_status_cb cb,
+                                  void *user_data);
+int fleet__queue_groups(fleet_queue_t *q, const char *after, size_t limit,
+                        fleet_queue_groups_cb cb, void *user_data);
+int fleet__queue_add_flow(fleet_queue_t *q, const fleet_flow_spec_t *flow,
+                          fleet_queue_flow_cb cb, void *user_data);
+int fleet__queue_children(fleet_queue_t *q, const char *id,
+                          fleet_queue_children_cb cb, void *user_data);
+int fleet__queue_events_start(fleet_queue_t *q, const char *job_id,
+                              fleet_queue_event_cb cb, void *user_data);
+int fleet__queue_events_stop(fleet_queue_t *q);
 
 #endif /* FLEET_SRC_QUEUE_INT_H */

@@ -301,8 +301,8 @@ static void queue_on_enq_flush(fleet__phase_end_t *pe, int in_prepare) {
  * their arguments copied now, and the call goes out at the end of the
  * phase (or at once when the jobs waiting would pass the limit of one
  * call). A failure to send reaches every callback of the call. */
-int fleet_queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
-                        size_t n, fleet_queue_enqueue_cb cb, void *user_data) {
+int fleet__queue_enqueue(fleet_queue_t *pub, const fleet_job_spec_t *specs,
+                         size_t n, fleet_queue_enqueue_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   fleet__qreq_t *req;
   size_t i, bytes = 0;
@@ -486,8 +486,8 @@ static void queue_get_reply(fleet__req_t *base, int status,
 static const fleet__call_t queue_get_call = {
     "queue.get", FLEET__OP_QUEUE_GET, queue_get_reply, queue_get_cb_fail};
 
-int fleet_queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
-                    void *user_data) {
+int fleet__queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,
+                     void *user_data) {
   return fleet__queue_id_call(q, id, &queue_get_call, (fleet__fn_t)cb,
                               user_data);
 }
@@ -559,14 +559,14 @@ static int queue_cancel_send(fleet_queue_t *pub, const char *id,
   return fleet__queue_call(q, call, cb, user_data);
 }
 
-int fleet_queue_cancel(fleet_queue_t *q, const char *id, fleet_status_cb cb,
-                       void *user_data) {
+int fleet__queue_cancel(fleet_queue_t *q, const char *id, fleet_status_cb cb,
+                        void *user_data) {
   return queue_cancel_send(q, id, 0, &queue_cancel_call, (fleet__fn_t)cb,
                            user_data);
 }
 
-int fleet_queue_cancel_job(fleet_queue_t *q, const char *id, uint32_t grace_ms,
-                           fleet_queue_cancel_cb cb, void *user_data) {
+int fleet__queue_cancel_job(fleet_queue_t *q, const char *id, uint32_t grace_ms,
+                            fleet_queue_cancel_cb cb, void *user_data) {
   return queue_cancel_send(q, id, grace_ms, &queue_cancel_job_call,
                            (fleet__fn_t)cb, user_data);
 }
@@ -614,8 +614,8 @@ static const fleet__call_t queue_counts_call = {
     "queue.counts", FLEET__OP_QUEUE_COUNTS, queue_counts_reply,
     queue_counts_cb_fail};
 
-int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
-                       void *user_data) {
+int fleet__queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
+                        void *user_data) {
   return fleet__queue_call_args(q, &queue_counts_call, (fleet__fn_t)cb,
                                 user_data, NULL, NULL, 0);
 }
@@ -653,8 +653,8 @@ static void queue_list_reply(fleet__req_t *base, int status,
 static const fleet__call_t queue_list_call = {
     "queue.list", FLEET__OP_QUEUE_LIST, queue_list_reply, queue_list_cb_fail};
 
-int fleet_queue_list(fleet_queue_t *pub, const char *type, size_t limit,
-                     fleet_queue_list_cb cb, void *user_data) {
+int fleet__queue_list(fleet_queue_t *pub, const char *type, size_t limit,
+                      fleet_queue_list_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   fleet__qreq_t *req;
   size_t len;

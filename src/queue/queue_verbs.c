@@ -39,22 +39,38 @@ static const fleet__call_t verb_run_call = {
 static const fleet__call_t verb_kill_call = {
     "queue.kill_job", FLEET__OP_QUEUE_JOB_KILL, verb_reply, verb_cb_fail};
 
+int fleet__queue_job_verb(fleet_queue_t *q, int what, const char *id,
+                          fleet_queue_job_verb_cb cb, void *user_data) {
+  const fleet__call_t *call = what == FLEET__QP_JOB_DELETE ? &verb_delete_call
+                              : what == FLEET__QP_JOB_RUN  ? &verb_run_call
+                                                           : &verb_kill_call;
+
+  return fleet__queue_id_call(q, id, call, (fleet__fn_t)cb, user_data);
+}
+
+/* On a partitioned queue the verb goes to the job's partition
+ * (queue_parts.c), whose answer reaches `cb` with this handle. */
+static int job_verb(fleet_queue_t *q, int what, const char *id,
+                    fleet_queue_job_verb_cb cb, void *user_data) {
+  if (!fleet__qp_is(q))
+    return fleet__queue_job_verb(q, what, id, cb, user_data);
+  return fleet__qp_one(q, what, id, NULL, NULL, 0, 0, (fleet__fn_t)cb,
+                       user_data);
+}
+
 int fleet_queue_delete_job(fleet_queue_t *q, const char *id,
                            fleet_queue_job_verb_cb cb, void *user_data) {
-  return fleet__queue_id_call(q, id, &verb_delete_call, (fleet__fn_t)cb,
-                              user_data);
+  return job_verb(q, FLEET__QP_JOB_DELETE, id, cb, user_data);
 }
 
 int fleet_queue_run_job(fleet_queue_t *q, const char *id,
                         fleet_queue_job_verb_cb cb, void *user_data) {
-  return fleet__queue_id_call(q, id, &verb_run_call, (fleet__fn_t)cb,
-                              user_data);
+  return job_verb(q, FLEET__QP_JOB_RUN, id, cb, user_data);
 }
 
 int fleet_queue_kill_job(fleet_queue_t *q, const char *id,
                          fleet_queue_job_verb_cb cb, void *user_data) {
-  return fleet__queue_id_call(q, id, &verb_kill_call, (fleet__fn_t)cb,
-                              user_data);
+  return job_verb(q, FLEET__QP_JOB_KILL, id, cb, user_data);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -86,6 +102,8 @@ int fleet_queue_remove(fleet_queue_t *q, int force, fleet_queue_remove_cb cb,
                        void *user_data) {
   if (force != 0 && force != 1)
     return FLEET_EINVAL;
+  if (fleet__qp_is(q))
+    return FLEET_EINVAL; /* one partition at a time: docs/queue.md */
   return fleet__queue_call_args(q, &remove_call, (fleet__fn_t)cb, user_data,
                                 force ? "1" : "0", NULL, 0);
 }

@@ -229,7 +229,12 @@ static void worker_on_delivery(void *arg, int status, const char *payload,
     fleet__worker_delivered(w, payload, len);
     return;
   }
-  q->park_len = strlen(q->park_id);
+  /* A worker of a share is not parked: a delivery fills a parked
+   * worker's room, whatever the other members of the share hold, so that
+   * several parked members would take more than the share's budget. It
+   * claims when woken, its room narrowed by the share. */
+  if (w->o.share == NULL)
+    q->park_len = strlen(q->park_id);
   worker_on_wake(arg, status, payload, len);
 }
 
@@ -393,6 +398,10 @@ static int worker_check_options(fleet_worker_options_t *o, uint32_t *margin) {
   return 0;
 }
 
+static void worker_sub_closed(fleet_handle_t *h) {
+  free(h);
+}
+
 /* The base's close hook: no user callback runs here. The timers close at
  * once; the flush stays open to hand claims back and send finishes. */
 static void worker_on_close(fleet__handle_t *h) {
@@ -400,6 +409,10 @@ static void worker_on_close(fleet__handle_t *h) {
 
   worker_set_state(w, FLEET__WORKER_CLOSING);
   fleet__share_leave(w);
+  /* A partitioned queue's sub-workers (worker_parts.c), each freed by its
+   * close callback. */
+  for (uint32_t i = 0; i < w->nsubs; i++)
+    fleet_worker_close(w->subs[i], worker_sub_closed);
   fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->poll_timer);
   fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->delay_timer);
   fleet__handle_uv_close(&w->base, (uv_handle_t *)&w->recover_timer);
@@ -425,6 +438,9 @@ static void worker_free(fleet__handle_t *h) {
   struct fleet__worker_s *w = (struct fleet__worker_s *)h;
 
   fleet__worker_free_jobs(w);
+  free(w->subs);
+  if (w->own_share != NULL)
+    fleet_worker_share_free(w->own_share);
   fleet__key_free(&w->channel);
   fleet__key_free(&w->dchannel);
   free(w->ident);
@@ -452,11 +468,12 @@ static void worker_queue_error(fleet_handle_t *h, int status,
   struct fleet__worker_s *w = h->data;
 
   if (w->o.error_cb != NULL && !w->base.closing)
-    w->o.error_cb(w->base.pub, status, detail);
+    w->o.error_cb((fleet_handle_t *)fleet__worker_pub(w), status, detail);
 }
 
-int fleet_worker_init(fleet_client_t *client, fleet_worker_t *pub,
-                      const char *name, const fleet_worker_options_t *options) {
+int fleet__worker_init(fleet_client_t *client, fleet_worker_t *pub,
+                       const char *name,
+                       const fleet_worker_options_t *options) {
   struct fleet__worker_s *w;
   struct fleet__queue_s *iq;
   char dsuffix[24];
@@ -568,7 +585,7 @@ static struct fleet__worker_s *worker_enter(fleet_worker_t *pub, int *err) {
                                                      1, err);
 }
 
-int fleet_worker_start(fleet_worker_t *pub, fleet_worker_handler_cb handler) {
+int fleet__worker_start(fleet_worker_t *pub, fleet_worker_handler_cb handler) {
   struct fleet__worker_s *w;
   int err;
 
@@ -593,8 +610,8 @@ int fleet_worker_start(fleet_worker_t *pub, fleet_worker_handler_cb handler) {
   return 0;
 }
 
-int fleet_worker_stop(fleet_worker_t *pub, uint32_t timeout_ms,
-                      fleet_status_cb cb, void *user_data) {
+int fleet__worker_stop(fleet_worker_t *pub, uint32_t timeout_ms,
+                       fleet_status_cb cb, void *user_data) {
   struct fleet__worker_s *w;
   int err;
 
@@ -613,7 +630,7 @@ int fleet_worker_close(fleet_worker_t *pub, fleet_close_cb close_cb) {
   return fleet__handle_close_of(pub, FLEET_HANDLE_WORKER, close_cb);
 }
 
-void fleet_worker_stats(const fleet_worker_t *pub, fleet_worker_stats_t *out) {
+void fleet__worker_stats(const fleet_worker_t *pub, fleet_worker_stats_t *out) {
   const struct fleet__worker_s *w = worker_of(pub);
 
   memset(out, 0, sizeof(*out));

@@ -88,6 +88,10 @@ typedef struct fleet__wjob_s {
    * for none (an empty result points at a byte of its own). */
   char *result;
   size_t result_len;
+  /* The id the job has in its partition's keys: pub.id, or the start of
+   * it without a sub-worker's suffix (NUL-terminated after pub.id). */
+  const char *wire_id;
+  size_t wire_len;
 } fleet__wjob_t;
 
 /* What a batch call in flight is for. */
@@ -195,6 +199,28 @@ struct fleet__worker_s {
   /* worker.c's check that a stop or a close can go on
    * (fleet__worker_check_done()). */
   void (*check_done)(struct fleet__worker_s *w);
+
+  /* A worker of a partitioned queue (docs/queue.md, "Partitioned
+   * queues") is this worker, on partition 0, and one sub-worker per
+   * other partition, `subs`, all of them members of `own_share`, a share
+   * of the worker's concurrency. A sub-worker's `parent` is the worker
+   * its user sees (handler, callbacks, fleet_job_worker()), and it hands
+   * out the generated ids of its jobs with the suffix `id_sfx` ("~<i>"). A
+   * stop of the worker waits for all of them (`stop_wait`); the user's
+   * callback is `pstop_cb`. */
+  struct fleet__worker_s *parent;
+  fleet_worker_t **subs;
+  uint32_t nsubs;
+  fleet_worker_share_t *own_share;
+  char id_sfx[6];
+  size_t id_sfx_len;
+  uint32_t stop_wait;
+  int pstop_status;
+  fleet_status_cb pstop_cb;
+  void *pstop_data;
+  /* fleet_worker_open()'s callback. */
+  fleet_worker_open_cb open_cb;
+  void *open_data;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -202,6 +228,8 @@ struct fleet__worker_s {
 
 /* The public handle of `w`. */
 static inline fleet_worker_t *fleet__worker_pub(struct fleet__worker_s *w) {
+  if (w->parent != NULL)
+    w = w->parent;
   return (fleet_worker_t *)w->base.pub;
 }
 
@@ -232,6 +260,11 @@ void fleet__share_leave(struct fleet__worker_s *w);
 /* The jobs `w` may claim now under its share: all of `room` without a
  * share. */
 uint32_t fleet__share_room(struct fleet__worker_s *w, uint32_t room);
+/* A share whose free slots go to its members in turns, all of them to
+ * one claim (share_room_turns() in worker_share.c): the share of the
+ * partitions of one queue's worker. Returns what fleet_worker_share_new()
+ * returns. */
+int fleet__share_new_turns(uint32_t concurrency, fleet_worker_share_t **out);
 
 /* Slots may have come free, or `w`'s queue may have run out of jobs: the
  * other workers of its share claim again if they may. */
@@ -335,5 +368,19 @@ int fleet__wbatch_add(fleet__wbatch_t *b, fleet__wjob_t *job);
 
 /* Frees every slot and batch (the worker is closed). */
 void fleet__worker_free_jobs(struct fleet__worker_s *w);
+
+/* ------------------------------------------------------------------------ */
+/* The calls of one worker (worker.c)                                       */
+
+/* fleet_worker_init(), fleet_worker_start(), fleet_worker_stop() and
+ * fleet_worker_stats() of a worker of one queue: the public calls
+ * (worker_parts.c) are these for a plain queue, and make, start, stop and
+ * add up the sub-workers of a partitioned one. */
+int fleet__worker_init(fleet_client_t *client, fleet_worker_t *pub,
+                       const char *name, const fleet_worker_options_t *options);
+int fleet__worker_start(fleet_worker_t *pub, fleet_worker_handler_cb handler);
+int fleet__worker_stop(fleet_worker_t *pub, uint32_t timeout_ms,
+                       fleet_status_cb cb, void *user_data);
+void fleet__worker_stats(const fleet_worker_t *pub, fleet_worker_stats_t *out);
 
 #endif /* FLEET_SRC_WORKER_INT_H */

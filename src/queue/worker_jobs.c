@@ -174,8 +174,8 @@ int fleet__worker_message(struct fleet__worker_s *w, const char *msg,
     return 1;
   tok++;
   FLEET__LIST_FOREACH_DATA (job, &w->held, fleet__wjob_t, node) {
-    if (job->pub.id_len == (size_t)(tok - 1 - id) &&
-        memcmp(job->pub.id, id, job->pub.id_len) == 0 &&
+    if (job->wire_len == (size_t)(tok - 1 - id) &&
+        memcmp(job->wire_id, id, job->wire_len) == 0 &&
         job->token_len == (size_t)(end - tok) &&
         memcmp(job->token, tok, job->token_len) == 0) {
       wjob_stop(job, FLEET_JOB_CANCEL_REQUESTED);
@@ -457,7 +457,7 @@ int fleet_job_progress(fleet_job_t *pub, uint32_t pct, const void *data,
 
   if (job == NULL || !job->with_handler)
     return FLEET_EINVAL;
-  claim.id = pub->id;
+  claim.id = pub->internal_->wire_id;
   claim.token = pub->token;
   return fleet_queue_progress(&job->w->queue, &claim, pct, data, len,
                               worker_on_progress, job->w);
@@ -541,8 +541,8 @@ static void worker_hb_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
                            fleet_bytes_t *args) {
   fleet__wjob_t *job = FLEET__CONTAINER_OF(it, fleet__wjob_t, hb);
 
-  args[0].base = job->pub.id;
-  args[0].len = job->pub.id_len;
+  args[0].base = job->wire_id;
+  args[0].len = job->wire_len;
   args[1].base = job->token;
   args[1].len = job->token_len;
 }
@@ -805,8 +805,10 @@ static void worker_send_claims(struct fleet__worker_s *w,
     if (w->maybe_pending && room > 0 &&
         (w->claims_in_flight == 0 || w->last_full))
       n = room < w->o.claim_batch ? room : w->o.claim_batch;
-    else if (w->promote_due && w->claims_in_flight == 0)
-      n = 0; /* no room, but a delayed job is due: just move it */
+    else if ((w->promote_due || w->probe) && w->claims_in_flight == 0)
+      n = 0; /* no room, but a delayed job is due: just move it; or the
+                backend is probed after a failure (a call must go out for
+                the worker to learn it is back) */
     else
       return;
     b = fleet__wbatch_get(w, FLEET__WBATCH_CLAIM);

@@ -14,6 +14,9 @@ struct fleet_worker_share_s {
   uint32_t concurrency;
   fleet_share_mode_t mode;
   fleet__list_t members; /* fleet__worker_s, share_node */
+  /* A share in turns (fleet__share_new_turns()): the turn, counting. */
+  int turns;
+  uint32_t turn;
 };
 
 int fleet_worker_share_new(uint32_t concurrency, fleet_share_mode_t mode,
@@ -33,6 +36,14 @@ int fleet_worker_share_new(uint32_t concurrency, fleet_share_mode_t mode,
   fleet__list_init(&s->members);
   *out = s;
   return 0;
+}
+
+int fleet__share_new_turns(uint32_t concurrency, fleet_worker_share_t **out) {
+  int err = fleet_worker_share_new(concurrency, FLEET_SHARE_WEIGHTED, out);
+
+  if (err == 0)
+    (*out)->turns = 1;
+  return err;
 }
 
 int fleet_worker_share_free(fleet_worker_share_t *s) {
@@ -73,6 +84,61 @@ static int share_wants(const struct fleet__worker_s *w) {
   return w->state == FLEET__WORKER_RUNNING && w->maybe_pending;
 }
 
+/* Whether `m` takes part in the turns of a share in turns: it would claim
+ * now if it had room (running and reachable, its queue may have jobs
+ * pending, and a claim of its may go out: worker_send_claims()). A member
+ * that cannot claim never holds the turn. */
+static int share_turn_ok(const struct fleet__worker_s *m) {
+  return m->state == FLEET__WORKER_RUNNING && m->online && m->maybe_pending &&
+         m->claims_in_flight < FLEET__WORKER_CLAIMS_MAX &&
+         (m->claims_in_flight == 0 || m->last_full);
+}
+
+/* A share in turns: the free slots go to one member at a time, the
+ * members whose queues may have jobs pending taking turns, so that each
+ * claim asks for all the room there is (the claims of the partitions of
+ * one queue: worker_parts.c); a member whose turn it is not claims
+ * nothing, and its completions go alone. */
+static uint32_t share_room_turns(fleet_worker_share_t *s,
+                                 struct fleet__worker_s *w, uint32_t room) {
+  struct fleet__worker_s *m, *on = NULL;
+  uint64_t used = 0;
+  uint32_t wanting = 0, k, free_slots;
+
+  FLEET__LIST_FOREACH_DATA (m, &s->members, struct fleet__worker_s,
+                            share_node) {
+    used += share_used(m);
+    if (m == w || share_turn_ok(m))
+      wanting++;
+  }
+  free_slots = used >= s->concurrency ? 0 : (uint32_t)(s->concurrency - used);
+  /* A worker probing its backend after a failure claims out of turn: its
+   * call tells it whether the backend is back. */
+  if (!w->online)
+    return room < free_slots ? room : free_slots;
+  k = s->turn % wanting;
+  FLEET__LIST_FOREACH_DATA (m, &s->members, struct fleet__worker_s,
+                            share_node) {
+    if (m != w && !share_turn_ok(m))
+      continue;
+    if (k-- == 0) {
+      on = m;
+      break;
+    }
+  }
+  if (on != w) {
+    /* Its turn: it claims in this loop iteration, if it can. */
+    if (on != NULL && on->state == FLEET__WORKER_RUNNING)
+      fleet__worker_kick(on);
+    return 0;
+  }
+  if (room > free_slots)
+    room = free_slots;
+  if (room > 0)
+    s->turn++; /* the next claim is the next member's */
+  return room;
+}
+
 uint32_t fleet__share_room(struct fleet__worker_s *w, uint32_t room) {
   fleet_worker_share_t *s = w->o.share;
   struct fleet__worker_s *m;
@@ -81,6 +147,8 @@ uint32_t fleet__share_room(struct fleet__worker_s *w, uint32_t room) {
 
   if (s == NULL)
     return room;
+  if (s->turns)
+    return share_room_turns(s, w, room);
   FLEET__LIST_FOREACH_DATA (m, &s->members, struct fleet__worker_s,
                             share_node) {
     used += share_used(m);

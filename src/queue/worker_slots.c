@@ -50,9 +50,16 @@ void fleet__wjob_put(struct fleet__worker_s *w, fleet__wjob_t *job) {
  * NUL-terminated), the packed headers, then the payload. Returns 0 or
  * FLEET_ENOMEM. */
 int fleet__wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
-  size_t need = src->id_len + src->type_len + src->group_len +
-                src->headers_len + src->payload.len + 3;
+  struct fleet__worker_s *w = job->w;
+  size_t sfx = 0, need;
   char *p;
+
+  /* A sub-worker's generated ids (digits) go out with its suffix. */
+  if (w->id_sfx_len > 0 && src->id_len > 0 &&
+      strspn(src->id, "0123456789") == src->id_len)
+    sfx = w->id_sfx_len;
+  need = src->id_len * 2 + sfx + src->type_len + src->group_len +
+         src->headers_len + src->payload.len + 4;
 
   if (fleet__grow((void **)&job->buf, &job->cap, need, 1) != 0)
     return FLEET_ENOMEM;
@@ -66,6 +73,15 @@ int fleet__wjob_copy(fleet__wjob_t *job, const fleet_job_t *src) {
   job->token_len = fleet__queue_dec(job->token, src->token);
   memcpy(p, src->id, src->id_len + 1);
   job->pub.id = p;
+  job->wire_id = p;
+  job->wire_len = src->id_len;
+  if (sfx > 0) {
+    memcpy(p + src->id_len, w->id_sfx, sfx + 1);
+    job->pub.id_len = src->id_len + sfx;
+    p += job->pub.id_len + 1;
+    memcpy(p, src->id, src->id_len + 1);
+    job->wire_id = p;
+  }
   p += src->id_len + 1;
   memcpy(p, src->type, src->type_len + 1);
   job->pub.type = p;
@@ -121,7 +137,7 @@ int fleet__wbatch_add(fleet__wbatch_t *b, fleet__wjob_t *job) {
        fleet__grow((void **)&b->claims, &b->cap, n, sizeof(*b->claims)) != 0))
     return FLEET_ENOMEM;
   b->jobs[b->n] = job;
-  b->claims[b->n].id = job->pub.id;
+  b->claims[b->n].id = job->wire_id;
   b->claims[b->n].token = job->pub.token;
   /* Results cost the batches of jobs without any nothing. */
   if (job->result != NULL || b->with_results) {

@@ -5,7 +5,7 @@
  *
  *   fleet-bench queue [--url URL] [--seconds S] [--concurrency C]
  *                     [--rate R] [--jobs N] [--pending N] [--keep K]
- *                     [--held-seconds S] [--life]
+ *                     [--held-seconds S] [--life] [--partitions P]
  *
  * Metrics: enqueue_bulk_* (N jobs with an empty payload, default 100000),
  * pending_bytes_per_job (the server's used_memory delta over those N
@@ -118,6 +118,8 @@ typedef struct {
   /* The flows' run: flows added, their calls in flight. */
   uint64_t flows_added;
   int flows_inflight;
+  /* --partitions: the queue's partitions (0: a plain queue). */
+  uint32_t parts;
 } bq_t;
 
 /* What one processing run measured. */
@@ -296,6 +298,7 @@ static void bq_on_pace(uv_timer_t *t) {
 /* The subcommand                                                           */
 
 static int bq_open(bq_t *b, const bench_opts_t *o, uint32_t concurrency) {
+  fleet_queue_options_t qo;
   fleet_worker_options_t wo;
   int err;
 
@@ -317,7 +320,10 @@ static int bq_open(bq_t *b, const bench_opts_t *o, uint32_t concurrency) {
   b->w.data = b;
   if (b->name == NULL)
     b->name = "bench";
-  err = fleet_queue_init(&b->producer, &b->q, b->name, NULL);
+  fleet_queue_options_init(&qo);
+  qo.partitions = b->parts;
+  wo.queue.partitions = b->parts;
+  err = fleet_queue_init(&b->producer, &b->q, b->name, &qo);
   if (err == 0)
     err = fleet_worker_init(b->shared ? &b->producer : &b->consumer, &b->w,
                             b->name, &wo);
@@ -983,10 +989,69 @@ static int bq_default(bq_t *b, const bench_opts_t *o, long concurrency,
   return 0;
 }
 
+/* --partitions P: the processing of the same jobs by one worker on a
+ * plain queue and on a queue of P partitions, BQ_ROUNDS rounds of the two
+ * in turn (docs/queue.md, "Partitioned queues"). Metrics:
+ * process_c<C>_plain_* and process_c<C>_p<P>_* (the first round), and
+ * process_c<C>_p<P>_ops_ratio and _server_cpu_ratio, the medians of the
+ * partitioned run over the plain one: on one server, what partitioning
+ * itself costs. (The scaling over the shards of a cluster:
+ * tests/bench/partitions.sh.) */
+static int bq_parts(bq_t *plain, const bench_opts_t *o, long concurrency,
+                    int pid, uint32_t parts) {
+  static bq_t pb;
+  double ops[BQ_ROUNDS], cpu[BQ_ROUNDS];
+  bq_result_t rp, rq;
+  char label[64], name[48];
+  int r, err = 0, ncpu = 0;
+
+  snprintf(name, sizeof(name), "bench-p%u", (unsigned)parts);
+  pb.name = name;
+  pb.parts = parts;
+  pb.suffix = "";
+  uv_loop_init(&pb.loop);
+  uv_timer_init(&pb.loop, &pb.pacer);
+  pb.pacer.data = &pb;
+  for (r = 0; r < BQ_BATCH; r++)
+    fleet_job_spec_init(&pb.specs[r], "bench", NULL, 0);
+  if (bq_open(&pb, o, (uint32_t)concurrency) != 0)
+    return 1;
+  pb.fill = plain->fill;
+  for (r = 0; r < BQ_ROUNDS && err == 0; r++) {
+    plain->enqueued = pb.enqueued = 0;
+    plain->quiet = pb.quiet = r > 0;
+    snprintf(label, sizeof(label), "process_c%ld_plain", concurrency);
+    if ((err = bq_fill(plain)) != 0 ||
+        (err = bq_process(plain, o, label, pid, &rp)) != 0)
+      break;
+    snprintf(label, sizeof(label), "process_c%ld_p%u", concurrency,
+             (unsigned)parts);
+    if ((err = bq_fill(&pb)) != 0 ||
+        (err = bq_process(&pb, o, label, pid, &rq)) != 0)
+      break;
+    ops[r] = rp.ops_per_s > 0 ? rq.ops_per_s / rp.ops_per_s : 0;
+    if (rp.server_us_per_op > 0 && rq.server_us_per_op > 0)
+      cpu[ncpu++] = rq.server_us_per_op / rp.server_us_per_op;
+  }
+  if (err == 0) {
+    snprintf(label, sizeof(label), "process_c%ld_p%u_ops_ratio", concurrency,
+             (unsigned)parts);
+    bench_emit("queue", label, bq_median(ops, BQ_ROUNDS), "ratio");
+    if (ncpu > 0) {
+      snprintf(label, sizeof(label), "process_c%ld_p%u_server_cpu_ratio",
+               concurrency, (unsigned)parts);
+      bench_emit("queue", label, bq_median(cpu, ncpu), "ratio");
+    }
+  }
+  bq_close(&pb);
+  uv_loop_close(&pb.loop);
+  return err;
+}
+
 int bench_queue(const bench_opts_t *o) {
   static bq_t b;
   long concurrency = 50, rate = 2000, jobs = 100000, pending = 0, keep = 0;
-  long held = 10;
+  long held = 10, parts = 0;
   int i, pid, err, life = 0;
 
   for (i = 0; i < o->argc; i++) {
@@ -1004,16 +1069,20 @@ int bench_queue(const bench_opts_t *o) {
       held = bench_parse_long("--held-seconds", o->argv[++i]);
     else if (strcmp(o->argv[i], "--life") == 0)
       life = 1;
+    else if (strcmp(o->argv[i], "--partitions") == 0 && i + 1 < o->argc)
+      parts = bench_parse_long("--partitions", o->argv[++i]);
     else {
       fprintf(stderr, "fleet-bench queue: unknown flag '%s'\n", o->argv[i]);
       return 2;
     }
   }
   if (concurrency > 10000 || rate > 1000000 || jobs > 10000000 ||
-      pending > 10000000 || keep > 10000000 || held > 60) {
+      pending > 10000000 || keep > 10000000 || held > 60 || parts < 0 ||
+      parts == 1 || parts > FLEET_QUEUE_PARTITIONS_MAX) {
     fprintf(stderr, "fleet-bench queue: --concurrency <= 10000, "
                     "--rate <= 1000000, --jobs, --pending and --keep <= "
-                    "10000000, --held-seconds <= 60\n");
+                    "10000000, --held-seconds <= 60, --partitions 2 to "
+                    "256\n");
     return 2;
   }
   b.keep = (uint32_t)keep;
@@ -1030,12 +1099,14 @@ int bench_queue(const bench_opts_t *o) {
     snprintf(b.groups[i], sizeof(b.groups[i]), "g%d", i);
   b.fill = (uint64_t)jobs;
   b.pending = (uint64_t)pending;
-  if (life)
+  if (parts > 0)
+    err = bq_parts(&b, o, concurrency, pid, (uint32_t)parts);
+  else if (life)
     err = bq_life(&b, o, concurrency, pid, b.fill);
   else
     err = pending > 0 ? bq_pending(&b, o, concurrency, pid)
                       : bq_default(&b, o, concurrency, rate, pid);
-  if (err == 0 && pending == 0 && keep == 0 && !life)
+  if (err == 0 && pending == 0 && keep == 0 && !life && parts == 0)
     err = bq_rate_held(&b, o, (double)held);
   bench_lat_free(&b.lat);
   bench_lat_free(&b.pickup);

@@ -136,6 +136,10 @@ struct cli_s {
   int noun_argc;
   char **noun_argv;
   int queue_known;
+  /* The partition count of the queue the command names, read before it
+   * runs (cli_queue_learn()): 0 for a plain queue. */
+  uint32_t queue_parts;
+  char queue_parts_of[520];
 };
 
 /* Prints "fleet: <what>: <error name> (<detail>)" on stderr, on one line;
@@ -472,6 +476,15 @@ int cli_cmd_queue_flow(cli_t *cli, int argc, char **argv);
 /* `fleet queue events Q [--job ID] [--count N]` (cmd_queue_events.c):
  * argv[0] is the verb. */
 int cli_cmd_queue_events(cli_t *cli, int argc, char **argv);
+/* `fleet queue create Q --partitions P` (cmd_queue_create.c). */
+int cli_cmd_queue_create(cli_t *cli, int argc, char **argv);
+/* Reads the partition count of the queue `name` into the cli (the loop
+ * runs until it answers: call it before the command starts its queries,
+ * never from a callback); a failed read leaves the queue plain, for the
+ * command to fail on its own. cli_queue_parts() is that count for `name`
+ * (0: plain), for the options of the queue handles the command opens. */
+void cli_queue_learn(cli_t *cli, const char *name);
+uint32_t cli_queue_parts(const cli_t *cli, const char *name);
 
 /* One job's verbs and removing a queue (cmd_queue_verbs.c). job_verb:
  * `verb` "delete", "run" or "kill" on job `id`; its result {"queue",

@@ -68,6 +68,10 @@ static const char queue_usage[] =
     "  pause Q [--create] | resume Q   stop / restart claims (workers idle);\n"
     "                                  --create: pause a queue that does not\n"
     "                                  exist yet (else refused)\n"
+    "  create Q --partitions P         record Q's partition count (1 to "
+    "256):\n"
+    "                                  P one-slot queues that producers and\n"
+    "                                  workers use as one; never changes\n"
     "  add Q PAYLOAD [--type T]        enqueue one job (type default "
     "\"cli\");\n"
     "        [--header K=V ...]        with headers; prints its id\n"
@@ -92,11 +96,14 @@ cli_qctx_t *cli_qctx_open(cli_t *cli, size_t size, const char *name,
                           const char *key, const char *val, cli_done_fn done,
                           void *arg, int *err) {
   cli_qctx_t *c = cli_query_new(size, cli, done, arg);
+  fleet_queue_options_t o;
 
+  fleet_queue_options_init(&o);
+  o.partitions = cli_queue_parts(cli, name); /* cmd_queue_create.c */
   *err = c == NULL
              ? FLEET_ENOMEM
              : cli_query_open(&c->base, (fleet_handle_t *)&c->q,
-                              fleet_queue_init(&cli->client, &c->q, name, NULL),
+                              fleet_queue_init(&cli->client, &c->q, name, &o),
                               "queue", name);
   if (*err != 0)
     return NULL;
@@ -699,6 +706,10 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
   if ((err = cli_noun_help(argc, argv, queue_usage)) != 0)
     return err;
   argc--, argv++; /* argv[0] is now the verb */
+  if (argc > 1 && strcmp(verb, "ls") != 0 && strcmp(verb, "create") != 0)
+    cli_queue_learn(cli, argv[1]); /* a partitioned queue: cmd_queue_create.c */
+  if (strcmp(verb, "create") == 0)
+    return cli_cmd_queue_create(cli, argc, argv);
   if (strcmp(verb, "stats") == 0 || strcmp(verb, "limit") == 0 ||
       strcmp(verb, "hold") == 0 || strcmp(verb, "weight") == 0)
     return cli_cmd_queue_flow(cli, argc, argv);

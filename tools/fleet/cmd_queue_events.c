@@ -98,6 +98,7 @@ int cli_cmd_queue_events(cli_t *cli, int argc, char **argv) {
   const char *count_s = NULL, *job = NULL;
   const cli_optdef_t opts[] = {CLI_OPT("--count", &count_s),
                                CLI_OPT("--job", &job), CLI_OPT_END};
+  fleet_queue_options_t qo;
   events_t *e;
   int err;
 
@@ -115,7 +116,9 @@ int cli_cmd_queue_events(cli_t *cli, int argc, char **argv) {
     return cli_usage_error("queue", "--count: 1 or more (got %s)", count_s);
   }
   e->cli = cli;
-  if ((err = fleet_queue_init(&cli->client, &e->q, argv[1], NULL)) != 0) {
+  fleet_queue_options_init(&qo);
+  qo.partitions = cli_queue_parts(cli, argv[1]);
+  if ((err = fleet_queue_init(&cli->client, &e->q, argv[1], &qo)) != 0) {
     free(e);
     return cli_started(cli, "events", err);
   }

@@ -1,0 +1,738 @@
+/* test_queue_parts.c -- partitioned queues (docs/queue.md, "Partitioned
+ * queues"), on both backends: the partition record, where jobs are
+ * placed, claims from every partition, the per-job guarantees in each
+ * partition, the whole-queue calls added up, and a worker of every
+ * partition. Each partition is also read through a plain handle of its
+ * own queue ("<name>~<i>"), to check where things landed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "test_queue_util.h"
+
+#define PT_N 4
+
+/* The documented placement hash: 32-bit FNV-1a, modulo the count. */
+static uint32_t pt_part(const char *s) {
+  uint32_t h = 2166136261u;
+
+  for (; *s != '\0'; s++) {
+    h ^= (unsigned char)*s;
+    h *= 16777619u;
+  }
+  return h % PT_N;
+}
+
+/* The partition an id handed out says: "<digits>~<i>", or digits alone
+ * (partition 0). */
+static uint32_t pt_id_part(const char *id) {
+  const char *t = strchr(id, '~');
+
+  return t == NULL ? 0 : (uint32_t)atoi(t + 1);
+}
+
+typedef struct {
+  qt_t *t;
+  int done, status;
+  uint32_t n;
+  fleet_queue_counts_t counts;
+  fleet_job_state_t state;
+  int paused;
+} pt_call_t;
+
+static void pt_on_count(fleet_queue_t *q, int status, uint32_t n, void *ud) {
+  pt_call_t *c = ud;
+
+  (void)q;
+  c->status = status;
+  c->n = n;
+  c->done = 1;
+}
+
+static void pt_on_counts(fleet_queue_t *q, int status,
+                         const fleet_queue_counts_t *counts, void *ud) {
+  pt_call_t *c = ud;
+
+  (void)q;
+  c->status = status;
+  if (status == 0)
+    c->counts = *counts;
+  c->done = 1;
+}
+
+static void pt_on_get(fleet_queue_t *q, int status,
+                      const fleet_job_info_t *info, void *ud) {
+  pt_call_t *c = ud;
+
+  (void)q;
+  c->status = status;
+  if (status == 0)
+    c->state = info->state;
+  c->done = 1;
+}
+
+static void pt_on_paused(fleet_queue_t *q, int status, int paused, void *ud) {
+  pt_call_t *c = ud;
+
+  (void)q;
+  c->status = status;
+  c->paused = paused;
+  c->done = 1;
+}
+
+/* Runs the loop of `t` until `c`'s callback ran; returns its status. */
+static int pt_wait(qt_t *t, pt_call_t *c, int err) {
+  if (err != 0)
+    return err;
+  ASSERT(fleet_test_run_until(&t->c.loop, fleet_test_flag_set, &c->done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  c->done = 0;
+  return c->status;
+}
+
+static void pt_on_closed(fleet_handle_t *h) {
+  (*(int *)h->data)++;
+}
+
+/* Plain handles of the partitions of `name`, on the client of `t`. */
+static void pt_subs_open(qt_t *t, const char *name, fleet_queue_t *subs) {
+  char buf[64];
+
+  for (int i = 0; i < PT_N; i++) {
+    if (i == 0)
+      snprintf(buf, sizeof(buf), "%s", name);
+    else
+      snprintf(buf, sizeof(buf), "%s~%d", name, i);
+    ASSERT_OK(fleet_queue_init(&t->c.client, &subs[i], buf, NULL));
+  }
+}
+
+static void pt_subs_close(qt_t *t, fleet_queue_t *subs) {
+  int closed = 0;
+
+  for (int i = 0; i < PT_N; i++) {
+    subs[i].data = &closed;
+    ASSERT_OK(fleet_queue_close(&subs[i], pt_on_closed));
+  }
+  ASSERT(fleet_test_wait_count(&t->c.loop, &closed, PT_N,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+}
+
+/* The pending jobs of each partition. */
+static void pt_pending(qt_t *t, fleet_queue_t *subs, uint64_t *out) {
+  pt_call_t c;
+
+  memset(&c, 0, sizeof(c));
+  for (int i = 0; i < PT_N; i++) {
+    ASSERT_OK(pt_wait(t, &c, fleet_queue_counts(&subs[i], pt_on_counts, &c)));
+    out[i] = c.counts.pending + c.counts.delayed;
+  }
+}
+
+/* The partition count: recorded once, read back, a different one refused,
+ * learned by fleet_queue_open(), checked when given. */
+CONFORMANCE_IMPL(queue_parts_record) {
+  fleet_queue_options_t o;
+  fleet_queue_t oq;
+  pt_call_t c;
+  qt_t t;
+  int closed = 0;
+
+  memset(&c, 0, sizeof(c));
+  qt_open(&t, b->url, "parts-rec", NULL);
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_partitions(&t.q, 0, pt_on_count, &c)));
+  ASSERT_UEQ(1, c.n); /* nothing recorded: one */
+  ASSERT_ERR(FLEET_EINVAL, fleet_queue_partitions(&t.q, 257, pt_on_count, &c));
+  ASSERT_ERR(FLEET_EINVAL, fleet_queue_partitions(&t.q, 4, NULL, &c));
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_partitions(&t.q, 4, pt_on_count, &c)));
+  ASSERT_UEQ(4, c.n);
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_partitions(&t.q, 4, pt_on_count, &c)));
+  ASSERT_UEQ(4, c.n); /* the same again: fine */
+  ASSERT_ERR(FLEET_ECONFLICT,
+             pt_wait(&t, &c, fleet_queue_partitions(&t.q, 8, pt_on_count, &c)));
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_partitions(&t.q, 0, pt_on_count, &c)));
+  ASSERT_UEQ(4, c.n); /* unchanged */
+
+  /* Opened without the count: learned. */
+  ASSERT_OK(pt_wait(
+      &t, &c,
+      fleet_queue_open(&t.c.client, &oq, "parts-rec", NULL, pt_on_count, &c)));
+  ASSERT_UEQ(4, c.n);
+  oq.data = &closed;
+  ASSERT_OK(fleet_queue_close(&oq, pt_on_closed));
+  ASSERT(fleet_test_wait_count(&t.c.loop, &closed, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  /* Opened with another count: refused. */
+  fleet_queue_options_init(&o);
+  o.partitions = 8;
+  ASSERT_ERR(FLEET_ECONFLICT,
+             pt_wait(&t, &c,
+                     fleet_queue_open(&t.c.client, &oq, "parts-rec", &o,
+                                      pt_on_count, &c)));
+  oq.data = &closed;
+  ASSERT_OK(fleet_queue_close(&oq, pt_on_closed));
+  ASSERT(fleet_test_wait_count(&t.c.loop, &closed, 2,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  /* A queue with no record opened with a count: refused too. */
+  ASSERT_ERR(FLEET_ECONFLICT,
+             pt_wait(&t, &c,
+                     fleet_queue_open(&t.c.client, &oq, "parts-none", &o,
+                                      pt_on_count, &c)));
+  oq.data = &closed;
+  ASSERT_OK(fleet_queue_close(&oq, pt_on_closed));
+  ASSERT(fleet_test_wait_count(&t.c.loop, &closed, 3,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  o.partitions = 300;
+  ASSERT_ERR(FLEET_EINVAL, fleet_queue_init(&t.c.client, &oq, "parts-rec", &o));
+  qt_close(&t);
+}
+
+/* Placement: by id (its hash), by unique key, by group, else
+ * round-robin; generated ids say their partition, and a given id of that
+ * form is refused. */
+CONFORMANCE_IMPL(queue_parts_place) {
+  static const char *const ids[] = {"order-1", "order-2", "order-3", "order-4",
+                                    "order-5", "order-6", "order-7", "order-8"};
+  char out[8][FLEET_JOB_ID_MAX + 1];
+  fleet_job_spec_t s[8];
+  fleet_queue_t subs[PT_N];
+  fleet_queue_options_t o;
+  uint64_t pend[PT_N], want[PT_N];
+  int st[8];
+  pt_call_t c;
+  qt_t t;
+
+  memset(&c, 0, sizeof(c));
+  fleet_queue_options_init(&o);
+  o.partitions = PT_N;
+  qt_open(&t, b->url, "parts-place", &o);
+  pt_subs_open(&t, "parts-place", subs);
+
+  /* By id: each where its hash says, found there by its own id. */
+  for (int i = 0; i < 8; i++) {
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+    s[i].id = ids[i];
+  }
+  ASSERT_OK(qt_enqueue(&t, s, 8, st, out));
+  memset(want, 0, sizeof(want));
+  for (int i = 0; i < 8; i++) {
+    ASSERT_OK(st[i]);
+    ASSERT_STR_EQ(ids[i], out[i]);
+    ASSERT_OK(pt_wait(
+        &t, &c,
+        fleet_queue_get(&subs[pt_part(ids[i])], ids[i], pt_on_get, &c)));
+    ASSERT_EQ(FLEET_JOB_PENDING, c.state);
+    want[pt_part(ids[i])]++;
+    /* ... and through the partitioned handle. */
+    ASSERT_OK(pt_wait(&t, &c, fleet_queue_get(&t.q, ids[i], pt_on_get, &c)));
+  }
+  pt_pending(&t, subs, pend);
+  for (int i = 0; i < PT_N; i++)
+    ASSERT_UEQ(want[i], pend[i]);
+
+  /* Round-robin: 8 jobs with neither id nor group, 2 per partition; their
+   * generated ids name the partition they are in. */
+  for (int i = 0; i < 8; i++)
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+  ASSERT_OK(qt_enqueue(&t, s, 8, st, out));
+  pt_pending(&t, subs, pend);
+  for (int i = 0; i < PT_N; i++)
+    ASSERT_UEQ(want[i] + 2, pend[i]);
+  for (int i = 0; i < 8; i++) {
+    uint32_t p = pt_id_part(out[i]);
+    char plain[FLEET_JOB_ID_MAX + 1];
+    ASSERT_OK(st[i]);
+    ASSERT(p < PT_N);
+    ASSERT(p == 0 ? strchr(out[i], '~') == NULL : strchr(out[i], '~') != NULL);
+    snprintf(plain, sizeof(plain), "%.*s", (int)strcspn(out[i], "~"), out[i]);
+    ASSERT_OK(pt_wait(&t, &c, fleet_queue_get(&subs[p], plain, pt_on_get, &c)));
+    ASSERT_OK(pt_wait(&t, &c, fleet_queue_get(&t.q, out[i], pt_on_get, &c)));
+    ASSERT_EQ(FLEET_JOB_PENDING, c.state);
+  }
+
+  /* By group: all of one group in the partition of its hash. */
+  for (int i = 0; i < 6; i++) {
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+    s[i].group = "tenant-x";
+  }
+  ASSERT_OK(qt_enqueue(&t, s, 6, st, out));
+  pt_pending(&t, subs, pend);
+  want[pt_part("tenant-x")] += 6;
+  for (int i = 0; i < PT_N; i++)
+    ASSERT_UEQ(want[i] + 2, pend[i]);
+
+  /* By unique key: a second job of the key, without an id, meets the
+   * first in its partition and is refused. */
+  fleet_job_spec_init(&s[0], "t", "p", 1);
+  s[0].unique_key = "uk-1";
+  s[0].unique_ttl_ms = 60000;
+  ASSERT_OK(qt_enqueue(&t, s, 1, st, out));
+  ASSERT_OK(st[0]);
+  ASSERT_UEQ(pt_part("uk-1"), pt_id_part(out[0]));
+  ASSERT_OK(qt_enqueue(&t, s, 1, st, out));
+  ASSERT_ERR(FLEET_EEXIST, st[0]);
+
+  /* The whole queue's counts add the partitions up. */
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(8 + 8 + 6 + 1, t.counts.pending);
+
+  /* A given id of fleet's form is refused, nothing written. */
+  fleet_job_spec_init(&s[0], "t", "p", 1);
+  s[0].id = "12~1";
+  ASSERT_ERR(FLEET_EINVAL, qt_enqueue(&t, s, 1, st, out));
+  pt_subs_close(&t, subs);
+  qt_close(&t);
+}
+
+/* The per-job guarantees, in each partition: claims from all, fencing,
+ * completion once, failure and retry, delays, dead jobs, recovery of
+ * expired claims, priorities inside a partition; pause of the whole
+ * queue; listings across partitions. */
+CONFORMANCE_IMPL(queue_parts_jobs) {
+  char out[16][FLEET_JOB_ID_MAX + 1], seen[16][FLEET_JOB_ID_MAX + 1];
+  fleet_job_spec_t s[16];
+  fleet_queue_options_t o;
+  fleet_claim_t cl[16];
+  qt_job_t jobs[16];
+  int st[16], res[16], n, parts[PT_N];
+  pt_call_t c;
+  qt_t t;
+
+  memset(&c, 0, sizeof(c));
+  fleet_queue_options_init(&o);
+  o.partitions = PT_N;
+  o.keep_completed = 100;
+  qt_open(&t, b->url, "parts-jobs", &o);
+
+  /* 8 round-robin jobs: one claim of 8 takes them from every partition. */
+  for (int i = 0; i < 8; i++) {
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+    s[i].max_attempts = 1;
+  }
+  ASSERT_OK(qt_enqueue(&t, s, 8, st, out));
+  n = qt_claim(&t, 8, 60000, jobs);
+  ASSERT_EQ(8, n);
+  ASSERT_UEQ(0, t.claim_info.pending);
+  memset(parts, 0, sizeof(parts));
+  for (int i = 0; i < n; i++) {
+    parts[pt_id_part(jobs[i].id)]++;
+    cl[i] = qt_claim_of(&jobs[i]);
+    memcpy(seen[i], jobs[i].id, sizeof(seen[i]));
+  }
+  for (int i = 0; i < PT_N; i++)
+    ASSERT_EQ(2, parts[i]);
+
+  /* Fencing per partition: a wrong token is stale, the right one
+   * completes once. */
+  cl[0].token += 1000;
+  ASSERT_OK(qt_complete(&t, cl, 1, res));
+  ASSERT_ERR(FLEET_ESTALE, res[0]);
+  cl[0].token -= 1000;
+  ASSERT_OK(qt_complete(&t, cl, 4, res));
+  for (int i = 0; i < 4; i++)
+    ASSERT_OK(res[i]);
+  ASSERT_OK(qt_complete(&t, cl, 1, res));
+  ASSERT_EQ(FLEET_EALREADY, res[0]);
+  /* A failure of a one-attempt job: dead, in its partition. */
+  ASSERT_OK(qt_fail(&t, &cl[4], "boom"));
+  ASSERT_EQ(1, t.dead);
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_get(&t.q, seen[4], pt_on_get, &c)));
+  ASSERT_EQ(FLEET_JOB_DEAD, c.state);
+  /* Retried from dead: pending again, claimable. */
+  ASSERT_OK(qt_retry(&t, seen[4]));
+  ASSERT_UEQ(1, t.removed);
+  /* Released: pending again. */
+  ASSERT_OK(qt_release(&t, &cl[5], 1, res));
+  ASSERT_OK(res[0]);
+  /* Refreshed: still held. */
+  ASSERT_OK(qt_refresh(&t, &cl[6], 2, 60000, res));
+  ASSERT_OK(res[0]);
+  ASSERT_OK(res[1]);
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(4, t.counts.completed);
+  ASSERT_UEQ(1, t.counts.dead);
+  ASSERT_UEQ(2, t.counts.pending);
+  ASSERT_UEQ(2, t.counts.running);
+  n = qt_claim(&t, 8, 60000, jobs);
+  ASSERT_EQ(2, n);
+  for (int i = 0; i < n; i++)
+    cl[i] = qt_claim_of(&jobs[i]);
+  ASSERT_OK(qt_complete(&t, cl, 2, res));
+  ASSERT_ERR(FLEET_EINVAL, /* token 0 is never held: refused */
+             qt_complete(&t, &(fleet_claim_t){seen[6], 0}, 1, res));
+  ASSERT_OK(qt_complete(&t, &cl[6], 2, res));
+  ASSERT_OK(res[0]);
+  ASSERT_OK(res[1]);
+
+  /* A failure with a retry (delayed by its backoff) and a claim left to
+   * expire, recovered: in their partitions. */
+  fleet_job_spec_init(&s[0], "t", "p", 1);
+  s[0].id = "retry-me";
+  s[0].backoff = FLEET_BACKOFF_FIXED;
+  s[0].backoff_ms = 1;
+  s[0].backoff_jitter_pct = 0;
+  fleet_job_spec_init(&s[1], "t", "p", 1);
+  s[1].id = "expire-me";
+  ASSERT_OK(qt_enqueue(&t, s, 2, st, out));
+  n = qt_claim(&t, 16, 50, jobs);
+  ASSERT_EQ(2, n);
+  for (int i = 0; i < n; i++) {
+    cl[i] = qt_claim_of(&jobs[i]);
+    if (strcmp(jobs[i].id, "retry-me") == 0) {
+      ASSERT_OK(qt_fail(&t, &cl[i], "again"));
+      ASSERT_EQ(0, t.dead);
+      ASSERT(t.retry_at > 0);
+    }
+  }
+  qt_sleep(&t, 120);
+  ASSERT_OK(qt_recover(&t));
+  ASSERT_UEQ(1, t.recover_info.requeued);
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_get(&t.q, "expire-me", pt_on_get, &c)));
+  ASSERT_EQ(FLEET_JOB_PENDING, c.state);
+
+  /* Pause holds every partition; resume releases them. */
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_pause(&t.q, pt_on_paused, &c)));
+  ASSERT_EQ(1, c.paused);
+  ASSERT_EQ(0, qt_claim(&t, 16, 60000, jobs));
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_paused(&t.q, pt_on_paused, &c)));
+  ASSERT_EQ(1, c.paused);
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_resume(&t.q, pt_on_paused, &c)));
+  ASSERT_EQ(0, c.paused);
+  {
+    int got = 0;
+    for (int k = 0; k < 20 && !got; k++) {
+      int m = qt_claim(&t, 16, 60000, jobs);
+      for (int i = 0; i < m; i++) {
+        cl[0] = qt_claim_of(&jobs[i]);
+        ASSERT_OK(qt_complete(&t, cl, 1, res));
+        got |= strcmp(jobs[i].id, "expire-me") == 0;
+      }
+    }
+    ASSERT(got);
+  }
+
+  /* Priorities inside a partition (one group: one partition): claims of
+   * one job at a time ask one partition each, in turn. */
+  for (int i = 0; i < 3; i++) {
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+    s[i].group = "prio-g";
+    s[i].priority = i * 10;
+  }
+  ASSERT_OK(qt_enqueue(&t, s, 3, st, out));
+  {
+    int got = 0;
+    for (int k = 0; k < 40 && got < 3; k++) {
+      if (qt_claim(&t, 1, 60000, jobs) != 1)
+        continue;
+      ASSERT_STR_EQ(out[2 - got], jobs[0].id);
+      got++;
+      cl[0] = qt_claim_of(&jobs[0]);
+      ASSERT_OK(qt_complete(&t, cl, 1, res));
+    }
+    ASSERT_EQ(3, got);
+  }
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(0, t.counts.pending + t.counts.delayed + t.counts.running);
+  ASSERT_UEQ(8 + 2 + 3, t.counts.completed);
+  qt_close(&t);
+}
+
+/* One job's verbs (delete, run, kill) go to the job's partition, and
+ * the answer names the handle the caller used; removing a partitioned
+ * queue is refused (one partition at a time). */
+typedef struct {
+  int done, status;
+  fleet_queue_t *q;
+  fleet_job_state_t was;
+} pt_verb_t;
+
+static void pt_on_verb(fleet_queue_t *q, int status, fleet_job_state_t was,
+                       void *ud) {
+  pt_verb_t *v = ud;
+
+  v->q = q;
+  v->status = status;
+  v->was = was;
+  v->done = 1;
+}
+
+static int pt_verb(qt_t *t, pt_verb_t *v, int err) {
+  if (err != 0)
+    return err;
+  ASSERT(fleet_test_run_until(&t->c.loop, fleet_test_flag_set, &v->done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  v->done = 0;
+  ASSERT(v->q == &t->q);
+  return v->status;
+}
+
+static void pt_on_removed(fleet_queue_t *q, int status, uint64_t keys,
+                          uint64_t jobs, void *ud) {
+  (void)q, (void)status, (void)keys, (void)jobs, (void)ud;
+}
+
+CONFORMANCE_IMPL(queue_parts_verbs) {
+  char out[8][FLEET_JOB_ID_MAX + 1];
+  fleet_job_spec_t s[8];
+  fleet_queue_options_t o;
+  int st[8], i, k, far = -1;
+  pt_call_t c;
+  pt_verb_t v;
+  qt_t t;
+
+  memset(&c, 0, sizeof(c));
+  memset(&v, 0, sizeof(v));
+  fleet_queue_options_init(&o);
+  o.partitions = PT_N;
+  qt_open(&t, b->url, "parts-verbs", &o);
+  /* 8 delayed jobs, round robin: two in each partition. */
+  for (i = 0; i < 8; i++) {
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+    s[i].delay_ms = 3600000;
+  }
+  ASSERT_OK(qt_enqueue(&t, s, 8, st, out));
+  for (i = 0; i < 8 && far < 0; i++)
+    if (pt_id_part(out[i]) != 0)
+      far = i;
+  ASSERT(far >= 0);
+  k = far == 0 ? 1 : 0; /* another job */
+
+  /* Run now: the far partition's delayed job is pending at once. */
+  ASSERT_OK(
+      pt_verb(&t, &v, fleet_queue_run_job(&t.q, out[far], pt_on_verb, &v)));
+  ASSERT_EQ(FLEET_JOB_DELAYED, v.was);
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_get(&t.q, out[far], pt_on_get, &c)));
+  ASSERT_EQ(FLEET_JOB_PENDING, c.state);
+  /* Kill: dead, in its partition. */
+  ASSERT_OK(
+      pt_verb(&t, &v, fleet_queue_kill_job(&t.q, out[far], pt_on_verb, &v)));
+  ASSERT_EQ(FLEET_JOB_PENDING, v.was);
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_get(&t.q, out[far], pt_on_get, &c)));
+  ASSERT_EQ(FLEET_JOB_DEAD, c.state);
+  /* Delete: gone. */
+  ASSERT_OK(
+      pt_verb(&t, &v, fleet_queue_delete_job(&t.q, out[far], pt_on_verb, &v)));
+  ASSERT_EQ(FLEET_JOB_DEAD, v.was);
+  ASSERT_ERR(FLEET_ENOTFOUND,
+             pt_wait(&t, &c, fleet_queue_get(&t.q, out[far], pt_on_get, &c)));
+  ASSERT_ERR(
+      FLEET_ENOTFOUND,
+      pt_verb(&t, &v, fleet_queue_delete_job(&t.q, out[far], pt_on_verb, &v)));
+  ASSERT_OK(
+      pt_verb(&t, &v, fleet_queue_delete_job(&t.q, out[k], pt_on_verb, &v)));
+  ASSERT_EQ(FLEET_JOB_DELAYED, v.was);
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_counts(&t.q, pt_on_counts, &c)));
+  ASSERT_UEQ(6, c.counts.delayed);
+  ASSERT_UEQ(0, c.counts.pending);
+  ASSERT_UEQ(0, c.counts.dead_kept);
+  ASSERT_ERR(FLEET_EINVAL, fleet_queue_remove(&t.q, 1, pt_on_removed, NULL));
+  qt_close(&t);
+}
+
+/* A delayed job is due only at its time, in its partition; listings and
+ * their cursor walk every partition. */
+typedef struct {
+  int done, status;
+  size_t n;
+  uint64_t total, next;
+  char ids[32][FLEET_JOB_ID_MAX + 1];
+} pt_page_t;
+
+static void pt_on_page(fleet_queue_t *q, int status,
+                       const fleet_job_summary_t *jobs, size_t n,
+                       uint64_t total, uint64_t next, void *ud) {
+  pt_page_t *p = ud;
+
+  (void)q;
+  p->status = status;
+  p->n = n;
+  p->total = total;
+  p->next = next;
+  for (size_t i = 0; i < n && i < 32; i++)
+    snprintf(p->ids[i], sizeof(p->ids[i]), "%s", jobs[i].id);
+  p->done = 1;
+}
+
+CONFORMANCE_IMPL(queue_parts_list) {
+  char out[12][FLEET_JOB_ID_MAX + 1], all[64][FLEET_JOB_ID_MAX + 1];
+  fleet_job_spec_t s[12];
+  fleet_queue_options_t o;
+  qt_job_t jobs[12];
+  pt_page_t pg;
+  size_t nall = 0;
+  uint64_t cursor = 0;
+  int st[12];
+  qt_t t;
+
+  fleet_queue_options_init(&o);
+  o.partitions = PT_N;
+  qt_open(&t, b->url, "parts-list", &o);
+  for (int i = 0; i < 12; i++)
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+  s[11].delay_ms = 300;
+  ASSERT_OK(qt_enqueue(&t, s, 12, st, out));
+  for (int k = 0; k < 40; k++) {
+    memset(&pg, 0, sizeof(pg));
+    ASSERT_OK(fleet_queue_jobs(&t.q, FLEET_JOB_PENDING, cursor, 2, 16,
+                               pt_on_page, &pg));
+    ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &pg.done,
+                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
+    ASSERT_OK(pg.status);
+    ASSERT_UEQ(11, pg.total);
+    for (size_t i = 0; i < pg.n; i++)
+      snprintf(all[nall++], sizeof(all[0]), "%s", pg.ids[i]);
+    cursor = pg.next;
+    if (cursor == 0)
+      break;
+  }
+  ASSERT_UEQ(0, cursor);
+  ASSERT_UEQ(11, nall);
+  for (int i = 0; i < 11; i++) {
+    int found = 0;
+    for (size_t j = 0; j < nall; j++)
+      found += strcmp(out[i], all[j]) == 0;
+    ASSERT_EQ(1, found);
+  }
+  /* The delayed one: not claimable before its time, then claimed. */
+  ASSERT_EQ(11, qt_claim(&t, 12, 60000, jobs));
+  ASSERT_EQ(0, qt_claim(&t, 12, 60000, jobs));
+  ASSERT(t.claim_info.next_run_at_ms > 0);
+  qt_sleep(&t, 350);
+  ASSERT_EQ(1, qt_claim(&t, 12, 60000, jobs));
+  ASSERT_STR_EQ(out[11], jobs[0].id);
+  qt_close(&t);
+}
+
+/* A worker that learns the count (fleet_worker_open()) runs every job of
+ * every partition once, never more than its concurrency at once, and its
+ * handler sees the ids the producer got; a worker given another count is
+ * refused. */
+typedef struct {
+  int opened, status, closed;
+  uint32_t n;
+  int handled, active, max_active;
+  char ids[48][FLEET_JOB_ID_MAX + 1];
+  fleet_job_t *held[8];
+  int nheld;
+} pw_t;
+
+static void pw_on_open(fleet_worker_t *w, int status, uint32_t n, void *ud) {
+  pw_t *p = ud;
+
+  (void)w;
+  p->status = status;
+  p->n = n;
+  p->opened = 1;
+}
+
+static void pw_handler(fleet_worker_t *w, fleet_job_t *job) {
+  pw_t *p = w->data;
+
+  ASSERT(fleet_job_worker(job) == w);
+  if (p->handled < 48)
+    snprintf(p->ids[p->handled], sizeof(p->ids[0]), "%s", job->id);
+  p->handled++;
+  if (++p->active > p->max_active)
+    p->max_active = p->active;
+  p->held[p->nheld++] = job;
+}
+
+static void pw_closed(fleet_handle_t *h) {
+  ((pw_t *)h->data)->closed = 1;
+}
+
+/* Completes the jobs held, on a later turn of the loop (so that several
+ * are held at once). */
+static void pw_on_tick(uv_timer_t *tm) {
+  pw_t *p = tm->data;
+
+  for (int i = 0; i < p->nheld; i++) {
+    p->active--;
+    ASSERT_OK(fleet_job_complete(p->held[i]));
+  }
+  p->nheld = 0;
+}
+
+static int pw_all(void *arg) {
+  return ((pw_t *)arg)->handled >= 40;
+}
+
+CONFORMANCE_IMPL(queue_parts_worker) {
+  char out[40][FLEET_JOB_ID_MAX + 1];
+  fleet_job_spec_t s[40];
+  fleet_worker_options_t o;
+  fleet_queue_options_t qo;
+  fleet_worker_stats_t ws;
+  fleet_worker_t w, w2;
+  uv_timer_t tick;
+  pt_call_t c;
+  pw_t p, p2;
+  int st[40];
+  qt_t t;
+
+  memset(&c, 0, sizeof(c));
+  memset(&p, 0, sizeof(p));
+  memset(&p2, 0, sizeof(p2));
+  fleet_queue_options_init(&qo);
+  qo.partitions = PT_N;
+  qt_open(&t, b->url, "parts-worker", &qo);
+  ASSERT_OK(
+      pt_wait(&t, &c, fleet_queue_partitions(&t.q, PT_N, pt_on_count, &c)));
+
+  fleet_worker_options_init(&o);
+  o.concurrency = 3;
+  o.poll_ms = 60000; /* only wake-ups make it claim within the wait */
+  ASSERT_OK(
+      fleet_worker_open(&t.c.client, &w, "parts-worker", &o, pw_on_open, &p));
+  w.data = &p;
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &p.opened,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(p.status);
+  ASSERT_UEQ(PT_N, p.n);
+  ASSERT_OK(fleet_worker_start(&w, pw_handler));
+
+  /* Another count: refused. */
+  o.queue.partitions = 2;
+  ASSERT_OK(
+      fleet_worker_open(&t.c.client, &w2, "parts-worker", &o, pw_on_open, &p2));
+  w2.data = &p2;
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &p2.opened,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_ERR(FLEET_ECONFLICT, p2.status);
+  ASSERT_OK(fleet_worker_close(&w2, pw_closed));
+
+  ASSERT_OK(uv_timer_init(&t.c.loop, &tick));
+  tick.data = &p;
+  ASSERT_OK(uv_timer_start(&tick, pw_on_tick, 5, 5));
+  qt_sleep(&t, 50);
+  for (int i = 0; i < 40; i++) {
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+    if (i % 4 == 1)
+      s[i].group = i % 8 == 1 ? "ga" : "gb";
+  }
+  ASSERT_OK(qt_enqueue(&t, s, 40, st, out));
+  ASSERT(fleet_test_run_until(&t.c.loop, pw_all, &p,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  qt_sleep(&t, 50);
+  ASSERT_EQ(40, p.handled);
+  ASSERT(p.max_active <= 3);
+  for (int i = 0; i < 40; i++) {
+    int found = 0;
+    for (int j = 0; j < 40; j++)
+      found += strcmp(out[i], p.ids[j]) == 0;
+    ASSERT_EQ(1, found);
+  }
+  fleet_worker_stats(&w, &ws);
+  ASSERT_UEQ(40, ws.claimed);
+  ASSERT_UEQ(40, ws.completed);
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(40, t.counts.completed);
+  ASSERT_UEQ(0, t.counts.pending + t.counts.running);
+  uv_close((uv_handle_t *)&tick, NULL);
+  ASSERT_OK(fleet_worker_close(&w, pw_closed));
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &p.closed,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &p2.closed,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  qt_close(&t);
+}
