@@ -200,6 +200,31 @@ int fleet_queue_cancel_job(fleet_queue_t *q, const char *id, uint32_t grace_ms,
                        (fleet__fn_t)cb, user_data);
 }
 
+/* On a partitioned queue the verb goes to the job's partition
+ * (queue_parts.c), whose answer reaches `cb` with this handle. */
+static int job_verb(fleet_queue_t *q, int what, const char *id,
+                    fleet_queue_job_verb_cb cb, void *user_data) {
+  if (!fleet__qp_is(q))
+    return fleet__queue_job_verb(q, what, id, cb, user_data);
+  return fleet__qp_one(q, what, id, NULL, NULL, 0, 0, (fleet__fn_t)cb,
+                       user_data);
+}
+
+int fleet_queue_delete_job(fleet_queue_t *q, const char *id,
+                           fleet_queue_job_verb_cb cb, void *user_data) {
+  return job_verb(q, FLEET__QP_JOB_DELETE, id, cb, user_data);
+}
+
+int fleet_queue_run_job(fleet_queue_t *q, const char *id,
+                        fleet_queue_job_verb_cb cb, void *user_data) {
+  return job_verb(q, FLEET__QP_JOB_RUN, id, cb, user_data);
+}
+
+int fleet_queue_kill_job(fleet_queue_t *q, const char *id,
+                         fleet_queue_job_verb_cb cb, void *user_data) {
+  return job_verb(q, FLEET__QP_JOB_KILL, id, cb, user_data);
+}
+
 int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
                        void *user_data) {
   if (!fleet__qp_is(q))

@@ -48,31 +48,6 @@ int fleet__queue_job_verb(fleet_queue_t *q, int what, const char *id,
   return fleet__queue_id_call(q, id, call, (fleet__fn_t)cb, user_data);
 }
 
-/* On a partitioned queue the verb goes to the job's partition
- * (queue_parts.c), whose answer reaches `cb` with this handle. */
-static int job_verb(fleet_queue_t *q, int what, const char *id,
-                    fleet_queue_job_verb_cb cb, void *user_data) {
-  if (!fleet__qp_is(q))
-    return fleet__queue_job_verb(q, what, id, cb, user_data);
-  return fleet__qp_one(q, what, id, NULL, NULL, 0, 0, (fleet__fn_t)cb,
-                       user_data);
-}
-
-int fleet_queue_delete_job(fleet_queue_t *q, const char *id,
-                           fleet_queue_job_verb_cb cb, void *user_data) {
-  return job_verb(q, FLEET__QP_JOB_DELETE, id, cb, user_data);
-}
-
-int fleet_queue_run_job(fleet_queue_t *q, const char *id,
-                        fleet_queue_job_verb_cb cb, void *user_data) {
-  return job_verb(q, FLEET__QP_JOB_RUN, id, cb, user_data);
-}
-
-int fleet_queue_kill_job(fleet_queue_t *q, const char *id,
-                         fleet_queue_job_verb_cb cb, void *user_data) {
-  return job_verb(q, FLEET__QP_JOB_KILL, id, cb, user_data);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Remove                                                                   */
 
