@@ -1,5 +1,6 @@
 /* queue_verbs.c -- one job's verbs for tools, and removing a queue:
- * fleet_queue_delete_job(), fleet_queue_run_job(), fleet_queue_kill_job()
+ * fleet__queue_job_verb(), behind fleet_queue_delete_job(),
+ * fleet_queue_run_job() and fleet_queue_kill_job() of queue_parts_api.c
  * (the ops QUEUE_JOB_DELETE, QUEUE_JOB_RUN and QUEUE_JOB_KILL, whose
  * scripts share lib/queue_verbs.lua) and fleet_queue_remove()
  * (QUEUE_REMOVE), each with its descriptor, reply reader and fail hook.
