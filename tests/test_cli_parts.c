@@ -60,6 +60,11 @@ TEST_IMPL(cli_queue_parts) {
   ASSERT_NOT_NULL(strstr(r.out, "pending:          40\n"));
   cli_run_ok(&r, url, "qt", ARGS("queue", "stats", "pq~2"));
   ASSERT_NOT_NULL(strstr(r.out, "pending:          10\n"));
+  /* ls: one row, the partitions added up. */
+  cli_run_ok(&r, url, "qt", ARGS("queue", "ls", "--json"));
+  ASSERT_NOT_NULL(strstr(r.out, "{\"queue\":\"pq\",\"pending\":40,"));
+  ASSERT_NULL(strstr(r.out, "\"pq~"));
+  ASSERT_NOT_NULL(strstr(r.out, "\"partitions\":4"));
   /* jobs: the total of every partition, the cursor walks them. */
   cli_run_ok(&r, url, "qt",
              ARGS("queue", "jobs", "pq", "--state", "pending", "--limit", "5"));

@@ -201,9 +201,102 @@ int cli_q_queue_stats(cli_t *cli, const char *queue, cli_done_fn done,
   return cli_query_sent(&c->base, err);
 }
 
+/* A partitioned queue is one row of `queue ls`: the rows of its
+ * partitions' queues ("<name>~<i>", docs/queue.md, "Partitioned queues")
+ * are added into the row of <name>, which gets "partitions" (how many
+ * rows it holds); the counts are summed, the oldest age is the largest,
+ * paused says whether any partition is. */
+typedef struct {
+  cli_done_fn done;
+  void *arg;
+} ls_fold_t;
+
+/* The row of queue `name` (len bytes) in `rows`, or NULL. */
+static cli_json_t *ls_row(cli_json_t *rows, const char *name, size_t len) {
+  cli_json_t *r, *q;
+
+  for (r = rows->first; r != NULL; r = r->next)
+    if ((q = cli_jget(r, "queue")) != NULL && q->len == len &&
+        memcmp(q->str, name, len) == 0)
+      return r;
+  return NULL;
+}
+
+static void ls_add_into(cli_json_t *base, const cli_json_t *part) {
+  cli_json_t *f, *b;
+
+  for (f = part->first; f != NULL; f = f->next) {
+    if (f->key == NULL || (b = cli_jget(base, f->key)) == NULL)
+      continue;
+    if (strcmp(f->key, "oldest_pending_ms") == 0) {
+      if (f->type == CLI_JINT && (b->type != CLI_JINT || f->num > b->num)) {
+        b->type = CLI_JINT;
+        b->num = f->num;
+      }
+    } else if (f->type == CLI_JINT && b->type == CLI_JINT) {
+      b->num += f->num;
+    } else if (f->type == CLI_JBOOL && b->type == CLI_JBOOL) {
+      b->num = b->num || f->num;
+    }
+  }
+}
+
+static void ls_fold(cli_json_t *rows) {
+  cli_json_t *r, *next, *prev = NULL, *base, *q, *n;
+  const char *t;
+
+  for (r = rows->first; r != NULL; r = next) {
+    next = r->next;
+    q = cli_jget(r, "queue");
+    t = q != NULL && q->type == CLI_JSTR ? strrchr(q->str, '~') : NULL;
+    base = t != NULL && t[1] != '\0' &&
+                   strspn(t + 1, "0123456789") == strlen(t + 1)
+               ? ls_row(rows, q->str, (size_t)(t - q->str))
+               : NULL;
+    if (base == NULL) {
+      prev = r;
+      continue;
+    }
+    ls_add_into(base, r);
+    if ((n = cli_jget(base, "partitions")) == NULL)
+      n = cli_jadd(base, "partitions", cli_jint(1));
+    if (n != NULL)
+      n->num++;
+    if (prev != NULL)
+      prev->next = next;
+    else
+      rows->first = next;
+    if (rows->last == r)
+      rows->last = prev;
+    rows->n--;
+    r->next = NULL;
+    cli_jfree(r);
+  }
+}
+
+static void ls_fold_done(cli_t *cli, int status, const char *detail,
+                         cli_json_t *result, void *arg) {
+  ls_fold_t f = *(ls_fold_t *)arg;
+
+  free(arg);
+  if (status == 0 && result != NULL && result->type == CLI_JARR)
+    ls_fold(result);
+  f.done(cli, status, detail, result, f.arg);
+}
+
 int cli_q_queue_ls(cli_t *cli, cli_done_fn done, void *arg) {
-  return cli_scan_map(cli, FLEET_OBJECT_QUEUE, "*", QUEUE_LS_MAX,
-                      cli_q_queue_stats, done, arg);
+  ls_fold_t *f = malloc(sizeof(*f));
+  int err;
+
+  if (f == NULL)
+    return FLEET_ENOMEM;
+  f->done = done;
+  f->arg = arg;
+  err = cli_scan_map(cli, FLEET_OBJECT_QUEUE, "*", QUEUE_LS_MAX,
+                     cli_q_queue_stats, ls_fold_done, f);
+  if (err != 0)
+    free(f);
+  return err;
 }
 
 /* ------------------------------------------------------------------------ */
