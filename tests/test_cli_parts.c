@@ -64,7 +64,6 @@ TEST_IMPL(cli_queue_parts) {
   cli_run_ok(&r, url, "qt", ARGS("queue", "ls", "--json"));
   ASSERT_NOT_NULL(strstr(r.out, "{\"queue\":\"pq\",\"pending\":40,"));
   ASSERT_NULL(strstr(r.out, "\"pq~"));
-  ASSERT_NOT_NULL(strstr(r.out, "\"partitions\":4"));
   /* jobs: the total of every partition, the cursor walks them. */
   cli_run_ok(&r, url, "qt",
              ARGS("queue", "jobs", "pq", "--state", "pending", "--limit", "5"));

@@ -203,9 +203,9 @@ int cli_q_queue_stats(cli_t *cli, const char *queue, cli_done_fn done,
 
 /* A partitioned queue is one row of `queue ls`: the rows of its
  * partitions' queues ("<name>~<i>", docs/queue.md, "Partitioned queues")
- * are added into the row of <name>, which gets "partitions" (how many
- * rows it holds); the counts are summed, the oldest age is the largest,
- * paused says whether any partition is. */
+ * are added into the row of <name> (a partition that never held a job
+ * has no keys, and no row): the counts are summed, the oldest age is the
+ * largest, paused says whether any partition is. */
 typedef struct {
   cli_done_fn done;
   void *arg;
@@ -242,7 +242,7 @@ static void ls_add_into(cli_json_t *base, const cli_json_t *part) {
 }
 
 static void ls_fold(cli_json_t *rows) {
-  cli_json_t *r, *next, *prev = NULL, *base, *q, *n;
+  cli_json_t *r, *next, *prev = NULL, *base, *q;
   const char *t;
 
   for (r = rows->first; r != NULL; r = next) {
@@ -258,10 +258,6 @@ static void ls_fold(cli_json_t *rows) {
       continue;
     }
     ls_add_into(base, r);
-    if ((n = cli_jget(base, "partitions")) == NULL)
-      n = cli_jadd(base, "partitions", cli_jint(1));
-    if (n != NULL)
-      n->num++;
     if (prev != NULL)
       prev->next = next;
     else
