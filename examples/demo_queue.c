@@ -684,7 +684,7 @@ static void demo_parts_unreachable(void *arg) {
 
 static uint32_t demo_queue_parts(demo_client_t *c, const char *queue,
                                  int *unreachable) {
-  void (*was)(void *) = c->on_unreachable;
+  void (*was)(void *) = c->on_unreachable, (*was_ready)(void *) = c->on_ready;
   void *was_arg = c->arg;
   demo_parts_t r = {0, 0, 0};
   fleet_queue_t q;
@@ -693,9 +693,11 @@ static uint32_t demo_queue_parts(demo_client_t *c, const char *queue,
   /* The backend never reached: the caller says so and ends. */
   *unreachable = 0;
   c->on_unreachable = demo_parts_unreachable;
+  c->on_ready = NULL; /* (its argument is the command's: called below) */
   c->arg = unreachable;
   if (fleet_queue_init(&c->client, &q, queue, NULL) != 0) {
     c->on_unreachable = was;
+    c->on_ready = was_ready;
     c->arg = was_arg;
     return 0;
   }
@@ -709,7 +711,12 @@ static uint32_t demo_queue_parts(demo_client_t *c, const char *queue,
     while (!r.done && uv_run(c->loop, UV_RUN_ONCE) != 0)
       ;
   c->on_unreachable = was;
+  c->on_ready = was_ready;
   c->arg = was_arg;
+  /* The client came up during the read: the command's ready hook runs
+   * now, with its own argument. */
+  if (c->ready && was_ready != NULL)
+    was_ready(was_arg);
   return n;
 }
 
