@@ -67,6 +67,9 @@ static int qp_setup(struct fleet__queue_s *q, uint32_t n,
     fleet__handle_adopt(&q->base, parts[p]->internal_);
   q->parts = parts;
   q->nparts = n;
+  /* Round-robin starts anywhere: producers that enqueue a job or two and
+   * exit (the CLI, scripts) would else all fill partition 0. */
+  q->qp_rr = (uint32_t)(uv_hrtime() / 1000);
   return 0;
 }
 
