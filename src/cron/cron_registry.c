@@ -326,6 +326,22 @@ static void reg_on_history_log(fleet__req_t *r, int status,
   free(e);
 }
 
+/* After a request's first answer (the definitions read) sent its second
+ * call, or failed to: the definitions and the tag are let go, and a
+ * failure ends the request. */
+static void reg_second_sent(fleet__req_t *r, int status,
+                            fleet__cron_def_t **defs, size_t n,
+                            fleet__key_t *tag) {
+  size_t i;
+
+  for (i = 0; i < n; i++)
+    fleet__cron_def_unref(defs[i]);
+  free(defs);
+  fleet__key_free(tag);
+  if (status != 0)
+    fleet__call_finish(r, status);
+}
+
 /* The first answer: the definition, whose target gives the tag of the
  * log; the same request then reads the log. */
 static void reg_on_history_def(fleet__req_t *r, int status,
@@ -335,7 +351,7 @@ static void reg_on_history_def(fleet__req_t *r, int status,
   fleet__cron_def_t **defs = NULL;
   fleet__key_t tag = {0};
   fleet_bytes_t key;
-  size_t n = 0, i;
+  size_t n = 0;
   int64_t now;
 
   if (status == 0)
@@ -359,12 +375,7 @@ static void reg_on_history_def(fleet__req_t *r, int status,
     status = fleet__req_send(r, FLEET__OP_CRON_HISTORY, &key, 1, s->args.argv,
                              s->args.argc);
   }
-  for (i = 0; i < n; i++)
-    fleet__cron_def_unref(defs[i]);
-  free(defs);
-  fleet__key_free(&tag);
-  if (status != 0)
-    fleet__call_finish(r, status);
+  reg_second_sent(r, status, defs, n, &tag);
 }
 
 static const fleet__call_t cron_history_call = {
@@ -434,7 +445,7 @@ static void reg_on_trigger_def(fleet__req_t *r, int status,
   fleet__cron_def_t **defs = NULL, *d = NULL;
   fleet__key_t tag = {0};
   fleet_bytes_t key;
-  size_t n = 0, i;
+  size_t n = 0;
   int64_t now = 0;
 
   if (status == 0)
@@ -478,12 +489,7 @@ static void reg_on_trigger_def(fleet__req_t *r, int status,
     status = fleet__req_send(r, FLEET__OP_CRON_FIRE, &key, 1, s->args.argv,
                              s->args.argc);
   }
-  for (i = 0; i < n; i++)
-    fleet__cron_def_unref(defs[i]);
-  free(defs);
-  fleet__key_free(&tag);
-  if (status != 0)
-    fleet__call_finish(r, status);
+  reg_second_sent(r, status, defs, n, &tag);
 }
 
 static const fleet__call_t cron_trigger_call = {
