@@ -502,6 +502,10 @@ CONFORMANCE_DECLARE(queue_verbs_run)
 CONFORMANCE_DECLARE(queue_verbs_kill)
 CONFORMANCE_DECLARE(queue_verbs_remove)
 CONFORMANCE_DECLARE(queue_verbs_purge_rttl)
+/* test_queue_errs.c */
+CONFORMANCE_DECLARE(queue_errs_history)
+CONFORMANCE_DECLARE(queue_errs_paths)
+CONFORMANCE_DECLARE(queue_errs_gone)
 /* test_cli_queue_verbs.c */
 TEST_DECLARE(cli_queue_verbs)
 TEST_DECLARE(queue_verbs_mp)
@@ -1056,6 +1060,10 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_verbs_kill)
   CONFORMANCE_ENTRY(queue_verbs_remove)
   CONFORMANCE_ENTRY(queue_verbs_purge_rttl)
+  /* test_queue_errs.c */
+  CONFORMANCE_ENTRY(queue_errs_history)
+  CONFORMANCE_ENTRY(queue_errs_paths)
+  CONFORMANCE_ENTRY(queue_errs_gone)
   /* test_cli_queue_verbs.c */
   TEST_ENTRY_TIMEOUT(cli_queue_verbs, 60)
   TEST_ENTRY_TIMEOUT(queue_verbs_mp, 120)

@@ -135,6 +135,25 @@ TEST_IMPL(cli_queue) {
   cli_run_ok(&r, url, "qt", ARGS("queue", "get", "mail", dead));
   ASSERT_NOT_NULL(strstr(r.out, "state:         dead\n"));
   ASSERT_NOT_NULL(strstr(r.out, "last_error:    smtp said no\n"));
+  /* The attempt history: a line per failed attempt (text), an array of
+   * them (JSON). */
+  {
+    const char *p = strstr(r.out, "\nattempt 1 at 20");
+
+    ASSERT_NOT_NULL(p);
+    p += strlen("\nattempt 1 at ");
+    /* (The time: "2026-11-27T10:00:00.000Z", 24 characters.) */
+    ASSERT_EQ(0, strncmp(p + 23, "Z: smtp said no\n", 16));
+    ASSERT_EQ('T', p[10]);
+    ASSERT_NULL(strstr(r.out, "errors:"));
+    cli_run_ok(&r, url, "qt", ARGS("--json", "queue", "get", "mail", dead));
+    ASSERT_NOT_NULL(strstr(r.out, "\"errors\":[{\"attempt\":1,\"time_ms\":"));
+    p = strstr(r.out, "\"time\":\"20");
+    ASSERT_NOT_NULL(p);
+    ASSERT_NOT_NULL(strstr(p, "Z\",\"error\":\"smtp said no\"}]"));
+    cli_run_ok(&r, url, "qt", ARGS("--json", "queue", "get", "mail", a));
+    ASSERT_NOT_NULL(strstr(r.out, "\"errors\":[]"));
+  }
 
   /* list: the queued jobs of a type (pending and delayed; not the dead
    * one), a line each then the total; --limit cuts the ids, not the
@@ -693,7 +712,6 @@ TEST_IMPL(cli_cron_warmpool) {
   cli_run(&r, ARGS("cron", "--help"));
   ASSERT_EQ(0, r.status);
   ASSERT_NOT_NULL(strstr(r.out, "usage: fleet cron"));
-
 
   /* A warm pool with its primary alive, then without. */
   wp = cli_fixture_warmpool(url, "qt", "sandboxes", 2);

@@ -616,6 +616,55 @@ TEST_IMPL(dash_chromium_jobs) {
   ASSERT_NOT_NULL(p);
   ASSERT_NOT_NULL(strstr(p, "<button data-action=\"kill\">Kill</button>"));
   ASSERT_NOT_NULL(strstr(p, "<button data-action=\"delete\">Delete</button>"));
+  /* A job that failed twice: its attempts, oldest first, each with its
+   * time and error, as text. */
+  {
+    char rid[1][FLEET_JOB_ID_MAX + 1];
+    fleet_claim_t c;
+    qt_job_t job;
+    int k;
+
+    qt_open(&q, e.url, "retries", NULL);
+    fleet_job_spec_init(&s, "send", "x", 1);
+    s.max_attempts = 2;
+    s.backoff = FLEET_BACKOFF_FIXED;
+    s.backoff_ms = 1;
+    s.backoff_jitter_pct = 0;
+    ASSERT_OK(qt_enqueue(&q, &s, 1, &st, rid));
+    ASSERT_EQ(1, qt_claim(&q, 1, 60000, &job));
+    c = qt_claim_of(&job);
+    ASSERT_OK(qt_fail(&q, &c, "first <i>try</i>"));
+    for (k = 0, n = 0; k < 200 && n == 0; k++) {
+      n = qt_claim(&q, 1, 60000, &job);
+      if (n == 0)
+        qt_sleep(&q, 5);
+    }
+    ASSERT_EQ(1, n);
+    n = 0;
+    c = qt_claim_of(&job);
+    ASSERT_OK(qt_fail(&q, &c, "second\nline"));
+    ASSERT_EQ(1, q.dead);
+    qt_close(&q);
+    snprintf(frag, sizeof(frag), "#queue=retries&state=dead&job=%s", rid[0]);
+    chromium_run(chromium, e.port, frag, "--dump-dom", &r);
+    ASSERT_EQ(0, r.status);
+    ASSERT_EQ(0, strlen(r.err));
+    p = strstr(r.out, "<ol id=\"job-errors\"><li data-attempt=\"1\">"
+                      "<span class=\"when\">attempt 1 at 20");
+    ASSERT_NOT_NULL(p);
+    p = strstr(p, "Z</span><pre class=\"blob\">first &lt;i&gt;try&lt;/i&gt;"
+                  "</pre></li><li data-attempt=\"2\"><span class=\"when\">"
+                  "attempt 2 at 20");
+    ASSERT_NOT_NULL(p);
+    ASSERT_NOT_NULL(strstr(p, "Z</span><pre class=\"blob\">second\nline"
+                              "</pre></li></ol>"));
+    ASSERT_NULL(strstr(r.out, "<i>try"));
+    ASSERT_NULL(strstr(r.out, "last one only"));
+    /* The last error is the history's last: not told twice. */
+    p = strstr(r.out, "<pre id=\"job-error\"");
+    ASSERT_NOT_NULL(p);
+    ASSERT(strstr(p, "hidden") != NULL && strstr(p, "hidden") < strchr(p, '>'));
+  }
   /* A job that is not there: said so. */
   chromium_run(chromium, e.port, "#queue=mail&state=pending&job=nosuch",
                "--dump-dom", &r);

@@ -290,6 +290,11 @@ static void qt_on_get(fleet_queue_t *q, int status,
   if (info->headers_len > 0)
     memcpy(t->get_headers, info->headers, info->headers_len);
   qt_out_info->headers = info->headers != NULL ? t->get_headers : NULL;
+  ASSERT_LE(info->errors_len, sizeof(t->get_errors));
+  ASSERT_EQ(info->nerrors == 0, info->errors == NULL);
+  if (info->errors_len > 0)
+    memcpy(t->get_errors, info->errors, info->errors_len);
+  qt_out_info->errors = info->errors != NULL ? t->get_errors : NULL;
 }
 
 int qt_get(qt_t *t, const char *id, fleet_job_info_t *info, char *payload_out,

@@ -48,6 +48,10 @@ typedef struct {
   char get_progress[FLEET_JOB_PROGRESS_MAX + 1];
   /* A copy of the packed headers qt_get() read (its info's point here). */
   char get_headers[FLEET_JOB_HEADERS_BYTES_MAX];
+  /* A copy of the attempt history qt_get() read (its info's errors point
+   * here): at most 8 KiB of entries, and the newest one's error of up to
+   * FLEET_JOB_ERROR_KEPT_MAX bytes beside them. */
+  char get_errors[8192 + FLEET_JOB_ERROR_KEPT_MAX + 64];
 } qt_t;
 
 /* Opens the client (on `url`, prefix "qt") and the queue `name` with

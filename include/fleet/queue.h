@@ -368,7 +368,36 @@ typedef struct {
    * none): read them with fleet_headers_get() and fleet_headers_next(). */
   const char *headers;
   size_t headers_len;
+  /* The job's attempt history (docs/queue.md, "Attempt history"): its
+   * last failed attempts, at most FLEET_JOB_ERRORS_KEPT, oldest first,
+   * each with its attempt number, time and error (an error cut to
+   * FLEET_JOB_ERROR_KEPT_MAX bytes; `last_error` holds the last one
+   * whole). `nerrors` entries in the stored form at `errors` (NULL and 0
+   * when there are none, or when fleet cannot read what is stored): read
+   * them with fleet_job_info_error_next(). */
+  const char *errors;
+  size_t errors_len;
+  size_t nerrors;
 } fleet_job_info_t;
+
+/* The attempt history keeps at most this many failed attempts of a job,
+ * and of each error at most FLEET_JOB_ERROR_KEPT_MAX bytes (8 KiB in all:
+ * the oldest entries go first). */
+#define FLEET_JOB_ERRORS_KEPT 10
+#define FLEET_JOB_ERROR_KEPT_MAX 1024
+
+/* Iterates over the attempt history of `info` (fleet_queue_get()),
+ * oldest first: `*cursor` 0 starts; each call that returns 1 sets
+ * `*attempt` (the attempt's number: 1 for the first; it starts again at
+ * 1 after a retry of a dead job), `*time_ms` (when it failed, unix ms on
+ * the backend clock), and `*err` and `*err_len` to its error (bytes that
+ * may hold a NUL or a newline, not NUL-terminated), and moves `*cursor`
+ * on; 0 means no more. Any output pointer may be NULL. The error lives
+ * as long as `info` does: until the get's callback returns. */
+FLEET_EXTERN int fleet_job_info_error_next(const fleet_job_info_t *info,
+                                           size_t *cursor, uint32_t *attempt,
+                                           uint64_t *time_ms, const char **err,
+                                           size_t *err_len);
 
 /* Job counts. `completed` and `dead` count every job that ever got there;
  * the *_kept ones count the records still kept. A delayed job whose time

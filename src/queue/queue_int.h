@@ -186,6 +186,11 @@ size_t fleet__queue_headers_wire(const fleet_header_t *h, size_t n, char *out);
  * (room for 2 * len + 2 bytes). Returns the bytes written. */
 size_t fleet__queue_headers_unpack(const char *src, size_t len, char *out);
 
+/* The attempt history (queue_errs.c; docs/queue.md, "Attempt history"):
+ * the number of entries of its stored form (`len` bytes at `s`), 0 when
+ * there are none or fleet cannot read one of them. */
+size_t fleet__queue_errs_count(const char *s, size_t len);
+
 /* Encodes `n` checked specs as QUEUE_ENQUEUE takes them (12 arguments
  * each) into the enqueue buffers, after sending the enqueues waiting in
  * them: argument i is q->enq_lens[i] bytes, one after the other from

@@ -405,13 +405,16 @@ static void queue_get_cb_fail(fleet__req_t *req, int status) {
 
 /* {state, attempts, max_attempts, priority, type, payload, last_error,
  * created_ms, run_at_ms, finished_ms, token, group, result, progress_pct,
- * progress bytes, headers (their stored form, '' for none)}. */
+ * progress bytes, headers (their stored form, '' for none), attempt
+ * history ('' for none)}. Elements past the 16th are read when they are
+ * there (the history: a server whose scripts predate it has none) and
+ * any further ones ignored. */
 static void queue_get_reply(fleet__req_t *base, int status,
                             const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
   fleet_job_info_t info;
   fleet_bytes_t state, type, err = {NULL, 0}, group = {NULL, 0};
-  fleet_bytes_t hdr = {NULL, 0};
+  fleet_bytes_t hdr = {NULL, 0}, errs = {NULL, 0};
   uint64_t v[3];
   const fleet__reply_t *e;
   int rc = FLEET_EPROTO;
@@ -419,7 +422,7 @@ static void queue_get_reply(fleet__req_t *base, int status,
   if (fleet__call_failed(base, status))
     return;
   memset(&info, 0, sizeof(info));
-  if (r->type == FLEET__REPLY_ARRAY && r->nelem == 16) {
+  if (r->type == FLEET__REPLY_ARRAY && r->nelem >= 16) {
     e = r->elem;
     rc = fleet__reply_bytes(&e[0], &state);
     if (rc == 0)
@@ -450,6 +453,14 @@ static void queue_get_reply(fleet__req_t *base, int status,
       rc = FLEET_EPROTO;
     if (rc == 0 && fleet__reply_bytes(&e[15], &hdr) != 0)
       rc = FLEET_EPROTO;
+    /* A history fleet cannot read is none, never a failed get. */
+    if (rc == 0 && r->nelem > 16 && fleet__reply_bytes(&e[16], &errs) == 0) {
+      info.nerrors = fleet__queue_errs_count(errs.base, errs.len);
+      if (info.nerrors > 0) {
+        info.errors = errs.base;
+        info.errors_len = errs.len;
+      }
+    }
     if (rc == 0)
       info.progress = (int)e[13].integer;
   }

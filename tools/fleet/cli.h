@@ -87,6 +87,9 @@ void cli_json_quote(cli_buf_t *b, const char *s, size_t len);
 void cli_table(FILE *out, const cli_json_t *arr, const char *const *cols);
 /* Prints an object as "key: value" lines (nested values as JSON). */
 void cli_kv(FILE *out, const cli_json_t *obj);
+/* The same without the member `skip` (NULL: none), which its caller
+ * prints in a form of its own. */
+void cli_kv_but(FILE *out, const cli_json_t *obj, const char *skip);
 
 /* ------------------------------------------------------------------------ */
 /* The program                                                              */
@@ -371,6 +374,13 @@ const char *cli_header_opts(int *argc, char **argv, fleet_header_t *h,
 /* Adds "headers": {key: value, ...} of packed headers (fleet_job_info_t's)
  * to `res`. */
 void cli_headers_json(cli_json_t *res, const char *headers, size_t len);
+/* The attempt history (cmd_queue_errs.c; docs/queue.md, "Attempt
+ * history"): adds "errors", an array of {"attempt", "time_ms", "time",
+ * "error"} oldest first ([] for none), of `info` to `res`. */
+void cli_errors_json(cli_json_t *res, const fleet_job_info_t *info);
+/* The view of `queue get`'s result: its members as key/value lines, then
+ * a line per failed attempt, "attempt N at <time>: <error>" (escaped). */
+extern const cli_view_t cli_get_view;
 int cli_q_queue_retry(cli_t *cli, const char *queue, const char *id,
                       cli_done_fn done, void *arg);
 /* cancel: a pending or delayed job is deleted; a running one is asked to

@@ -422,6 +422,7 @@ static void on_get(fleet_queue_t *q, int status, const fleet_job_info_t *i,
                  ? cli_jbytes(i->progress_data.base, i->progress_data.len)
                  : cli_jnull());
     cli_headers_json(c->base.res, i->headers, i->headers_len);
+    cli_errors_json(c->base.res, i);
   }
   cli_query_answered(&c->base, status, NULL);
 }
@@ -915,7 +916,8 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
     err = cli_q_queue_list(cli, argv[1], type, (size_t)limit, cli_finish,
                            (void *)&list_view);
   else if (strcmp(verb, "get") == 0)
-    err = cli_q_queue_get(cli, argv[1], argv[2], cli_finish, NULL);
+    err = cli_q_queue_get(cli, argv[1], argv[2], cli_finish,
+                          (void *)&cli_get_view);
   else if (strcmp(verb, "cancel") == 0)
     err = cli_q_queue_cancel_job(cli, argv[1], argv[2], (uint32_t)grace,
                                  cli_finish, NULL);

@@ -417,16 +417,21 @@ static int kv_twin(const cli_json_t *obj, const cli_json_t *c) {
 }
 
 void cli_kv(FILE *out, const cli_json_t *obj) {
+  cli_kv_but(out, obj, NULL);
+}
+
+void cli_kv_but(FILE *out, const cli_json_t *obj, const char *skip) {
   const cli_json_t *c;
   size_t w = 0;
 
   for (c = obj->first; c != NULL; c = c->next)
-    if (strlen(c->key) > w && !kv_twin(obj, c))
+    if (strlen(c->key) > w && !kv_twin(obj, c) &&
+        (skip == NULL || strcmp(c->key, skip) != 0))
       w = strlen(c->key);
   for (c = obj->first; c != NULL; c = c->next) {
     cli_buf_t b = {0};
 
-    if (kv_twin(obj, c))
+    if (kv_twin(obj, c) || (skip != NULL && strcmp(c->key, skip) == 0))
       continue;
 
     const char *sgr;

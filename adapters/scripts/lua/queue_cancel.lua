@@ -7,9 +7,10 @@
 -- cancelled (dead, reason "cancelled") when its holder finishes it, or when
 -- recovery finds the capped claim expired.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
---   opts, info, claims, done, pending, pending:prio, delayed, unique:<key>,
---   uniq, limits, groups, gp:<g>, gz:<g>, rttl, events (a "cancelled"
---   event: lib/queue_life.lua), cancel, timeout, recover_at, jobs:wake;
+--   opts, info, errs, claims, done, pending, pending:prio, delayed,
+--   unique:<key>, uniq, limits, groups, gp:<g>, gz:<g>, rttl, events (a
+--   "cancelled" event: lib/queue_life.lua), cancel, timeout, recover_at,
+--   jobs:wake;
 --   with flows (lib/queue_deps.lua): parent, deps, kids:<id>, stats, and
 --   the parent's queue's.
 -- ARGV[1]: id; ARGV[2] (optional): grace_ms for a running job (default
@@ -28,6 +29,7 @@ local id = ARGV[1]
 --#include time
 local now = now_ms()
 --#include queue_stop
+--#include queue_errs
 
 if call('HEXISTS', rec_key(tag, id), id) == 0 then
   return redis.error_reply('FLEET_ENOTFOUND no job ' .. id)
@@ -65,7 +67,7 @@ if unique then
 end
 recs_del(tag, {id})
 call('HDEL', tag .. ':opts', id)
-call('HDEL', tag .. ':info', id)
+errs_del({id}, call('HDEL', tag .. ':info', id))
 call('HDEL', tag .. ':timeout', id)
 -- A cancelled child counts as dead for its parent (docs/queue.md, "Flows").
 if call('HEXISTS', tag .. ':limits', 'deps') == 1 then deps_ended({id}, 'd') end

@@ -6,7 +6,7 @@
 -- completion with a result keeps it (lib/queue_life.lua), and "completed"
 -- events are published while a subscriber holds the lease.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
---   jobs, opts, info, done, completed, stats, limits, grun, uniq,
+--   jobs, opts, info, errs, done, completed, stats, limits, grun, uniq,
 --   unique:<key>, rttl, res:<c>, resc, results, resl, resx, events,
 --   hist:m:<minute>, hist:d:<day> (lib/queue_hist.lua); with flows
 --   (lib/queue_deps.lua): parent, deps, kids:<id>, and the parent's queue's.

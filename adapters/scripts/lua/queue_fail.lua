@@ -2,11 +2,12 @@
 -- schedules a retry after the job's backoff, or past max_attempts makes the
 -- job dead (and trims the kept dead jobs).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims, recs:<c>,
---   jobs, opts, info, done, delayed, dead, stats, jobs:wake, grun, limits,
---   uniq, unique:<key>, rttl, hist:m:<minute>, hist:d:<day>
---   (lib/queue_hist.lua), events ("failed", and "dead", events:
---   lib/queue_life.lua); with flows (lib/queue_deps.lua): parent, deps,
---   kids:<id>, and the parent's queue's.
+--   jobs, opts, info, errs (lib/queue_errs.lua), done, delayed, dead,
+--   stats, jobs:wake, grun, limits, uniq, unique:<key>, rttl,
+--   hist:m:<minute>, hist:d:<day> (lib/queue_hist.lua), events
+--   ("failed", and "dead", events: lib/queue_life.lua); with flows
+--   (lib/queue_deps.lua): parent, deps, kids:<id>, and the parent's
+--   queue's.
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,
 --   chooses the jitter); ARGV[5]: keep_count, ARGV[6]: keep_s for dead jobs.
 --   Also cancel, rundl, timeout (lib/queue_stop.lua): a claim whose job
@@ -27,6 +28,7 @@ local now = now_ms()
 --#include queue_flow
 --#include queue_stop
 --#include queue_hist
+--#include queue_errs
 
 local id, tok = ARGV[1], ARGV[2]
 local v = call('HGET', tag .. ':claims', id)
@@ -65,6 +67,7 @@ local fl = flow_ended({v})
 -- Delayed for its retry or dead, the job keeps its group in its options.
 opts_group(id, o, claim_group(v))
 call('HSET', rec_key(tag, id), id, attempt .. sub(rec, i))
+errs_add(id, attempt, now, err)
 if attempt >= max then
   call('HSET', tag .. ':info', id, now_s .. info .. 'dead\0' .. err)
   call('RPUSH', tag .. ':dead', id)

@@ -7,15 +7,17 @@
 -- a job whose records went at its completion (no completed-job history)
 -- reads as completed while its result is kept, with only its finish time.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs, opts,
---   info, claims, done, delayed, groups, gp:<g>, gz:<g>, deps, res:<c>,
---   results, progress, progx.
+--   info, errs, claims, done, delayed, groups, gp:<g>, gz:<g>, deps,
+--   res:<c>, results, progress, progx.
 -- ARGV[1]: id.
 -- Returns: {state, attempts, max_attempts, priority, type, payload,
 --   last_error (nil: none), created_ms, run_at_ms, finished_ms, token,
 --   group ('': none), result (nil: none), progress_pct (-1: none),
 --   progress bytes (nil: none), headers ('': none; "<key>=<value>" items
---   separated by "\t", lib/queue_hdr.lua)}, with 0 for a time or token
---   never set.
+--   separated by "\t", lib/queue_hdr.lua), attempt history ('': none;
+--   the failed attempts, oldest first, as lib/queue_errs.lua keeps them:
+--   "<attempt>:<time_ms>:<len>:<error bytes>" each)}, with 0 for a time
+--   or token never set.
 -- Errors: FLEET_ENOTFOUND, FLEET_EPROTO.
 local call = redis.call
 local tag = KEYS[1]
@@ -45,7 +47,10 @@ end
 
 -- The result and last progress (lib/queue_life.lua), at the reply's end.
 local res, res_fin, pct, pbytes = life_read(id)
-local tail = {res or false, pct, pbytes or false, ''}
+-- The attempt history (lib/queue_errs.lua), last: '' for none.
+local errs = redis.pcall('HGET', tag .. ':errs', id)
+local tail = {res or false, pct, pbytes or false, '',
+              type(errs) == 'string' and errs or ''}
 local function reply(t)
   for _, v in ipairs(tail) do t[#t + 1] = v end
   return t

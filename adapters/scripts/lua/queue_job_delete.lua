@@ -8,7 +8,7 @@
 -- state goes); a completed or dead one leaves the kept list, and the
 -- lifetime counters stay, as queue_purge.lua leaves them.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: recs:<c>, jobs,
---   opts, info, claims, done, completed, dead, delayed, pending,
+--   opts, info, errs, claims, done, completed, dead, delayed, pending,
 --   pending:prio, groups, gp:<g>, gz:<g>, deps, timeout, unique:<key>,
 --   uniq, limits, rttl, res:<c>, results, resx, progress, progx, events;
 --   with flows (lib/queue_deps.lua): parent, kids:<id>, stats, and the

@@ -1,12 +1,14 @@
 -- queue_purge.lua -- deletes kept completed or dead jobs, oldest first (the
 -- counters of queue_counts stay).
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: completed, dead,
---   recs:<c>, jobs, opts, info, done, timeout and rttl (dead ones), limits.
+--   recs:<c>, jobs, opts, info, errs, done, timeout and rttl (dead ones),
+--   limits.
 -- ARGV[1]: 'completed' or 'dead'; ARGV[2]: limit (jobs per call).
 -- Returns: {removed, left}.
 local call = redis.call
 local tag = KEYS[1]
 --#include queue_int
+--#include queue_errs
 if ARGV[1] ~= 'completed' and ARGV[1] ~= 'dead' then
   return redis.error_reply('FLEET_EINVAL cannot purge ' .. ARGV[1])
 end
@@ -15,7 +17,7 @@ local ids = call('LRANGE', l, 0, tonumber(ARGV[2]) - 1)
 if #ids > 0 then
   recs_del(tag, ids)
   call('HDEL', tag .. ':opts', unpack(ids))
-  call('HDEL', tag .. ':info', unpack(ids))
+  errs_del(ids, call('HDEL', tag .. ':info', unpack(ids)))
   call('HDEL', tag .. ':done', unpack(ids))
   -- (A dead job keeps its timeout, for a retry: lib/queue_stop.lua; and
   -- its result retention, as trimming drops it: lib/queue_trim.lua.)

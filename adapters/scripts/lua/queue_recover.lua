@@ -5,7 +5,7 @@
 -- (a lower bound of the earliest deadline) has passed. Safe to run from many
 -- processes at once: each expired claim is handled by one call.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: claims,
---   recover_at, recs:<c>, jobs, opts, info, pending, pending:prio, dead,
+--   recover_at, recs:<c>, jobs, opts, info, errs, pending, pending:prio, dead,
 --   stats, jobs:wake, groups, gp:<g>, gz:<g>, grun, limits, uniq,
 --   unique:<key>, rttl, events ("stalled" and "dead" events:
 --   lib/queue_life.lua); with flows (lib/queue_deps.lua): parent, deps,
@@ -30,6 +30,7 @@ local ra_key = tag .. ':recover_at'
 --#include queue_pend
 --#include queue_flow
 --#include queue_stop
+--#include queue_errs
 
 -- "<digits>" of at most 18 digits, else nil.
 local function num(s)
@@ -129,6 +130,7 @@ if #ids > 0 then
   local sets, gorder = {}, {} -- by group: {list, zp}
   for x, id in ipairs(ids) do
     if cuts[x] then
+      errs_add(id, attempts[x], now, 'claim expired')
       recw[#recw + 1] = id
       recw[#recw + 1] = attempts[x] .. sub(recs[x], cuts[x])
       info[#info + 1] = id

@@ -9,9 +9,9 @@
 -- ARGV[1]: hold_ms (0: none); ARGV[2]: 0 to hold the queue, 1 each
 --   released job's group (the queue for a job without one); then id,
 --   token per claim.
---   Also cancel, rundl, timeout, delayed, dead, stats (lib/queue_stop.lua):
---   a claim whose job was cancelled, or that ran past its run deadline,
---   ends as that says instead.
+--   Also cancel, rundl, timeout, delayed, dead, stats, errs
+--   (lib/queue_stop.lua): a claim whose job was cancelled, or that ran
+--   past its run deadline, ends as that says instead.
 -- Returns: {now_ms, then per claim 1 released, 2 that claim already ended,
 --   0 stale, -1 no such job, 3 ended as cancelled, 4 failed: timed out}.
 local call = redis.call

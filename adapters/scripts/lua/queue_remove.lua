@@ -100,7 +100,7 @@ local function add(key)
     keys[#keys + 1] = key
   end
 end
-for _, p in ipairs({'jobs', 'opts', 'info', 'pending', 'pending:prio',
+for _, p in ipairs({'jobs', 'opts', 'info', 'errs', 'pending', 'pending:prio',
                     'delayed', 'claims', 'cancel', 'timeout', 'rundl',
                     'recover_at', 'done', 'completed', 'dead', 'stats', 'seq',
                     'gids', 'uniq', 'paused', 'parked', 'groups', 'grot',

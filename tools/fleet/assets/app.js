@@ -6,8 +6,8 @@
 // samples the server took in memory); the workers (/api/workers, when the
 // server has it); the jobs of a queue by state (/api/jobs), a page at a
 // time, with a search by id; one job in a detail pane (/api/job: payload
-// pretty-printed when it is JSON, result, progress, last error, times,
-// a flow parent's children); locks, pools, crons (with the dispatch log of
+// pretty-printed when it is JSON, result, progress, its attempt history
+// with each failed attempt's error, times, a flow parent's children); locks, pools, crons (with the dispatch log of
 // one, /api/cron-history) and warm pools.
 //
 // Honest about failures: when the backend does not answer, a banner at
@@ -898,8 +898,30 @@ function putBlob(id, s, none) {
   pre.classList.toggle('muted', !p);
 }
 
+// The errors of job `j` (null: none to show): a list item per failed
+// attempt of its history (attempt, time, the error as text), oldest
+// first; below it the last error in full when the history does not end
+// with it (an error cut to 1 KiB in the history, a kill's reason, a
+// server whose history is empty), or what it is when there is none.
+function putErrors(j) {
+  const list = document.getElementById('job-errors');
+  const errs = j && Array.isArray(j.errors) ? j.errors : [];
+  list.replaceChildren(...errs.map(e => el('li', {'data-attempt': e.attempt},
+    el('span', {class: 'when'}, `attempt ${e.attempt} at ${isoShort(e.time)}`),
+    el('pre', {class: 'blob'}, e.error))));
+  list.hidden = errs.length === 0;
+  const pre = document.getElementById('job-error');
+  const last = errs.length ? errs[errs.length - 1].error : null;
+  const full = j && j.last_error && j.last_error !== last ? j.last_error : null;
+  putBlob('job-error', full && errs.length ? `last error, in full:\n${full}` : full,
+          !j ? '' : errs.length ? '' : j.attempts > 0 ? 'no error recorded'
+                                                      : 'not run yet');
+  pre.hidden = errs.length > 0 && !full;
+}
+
 // One job (/api/job: fleet queue get): every field, its payload and
-// result (pretty when JSON), its last error, and a flow parent's children.
+// result (pretty when JSON), its attempt history (the last failed attempts,
+// oldest first, each with its error), and a flow parent's children.
 async function loadJob(queue, id) {
   const view = document.getElementById('job-view');
   const fields = document.getElementById('job-fields');
@@ -925,7 +947,7 @@ async function loadJob(queue, id) {
                             'data-state': r.status === 404 ? 'none' : 'unknown'}, what));
     putBlob('job-payload', null, '');
     putBlob('job-result', null, '');
-    putBlob('job-error', null, '');
+    putErrors(null);
     table.hidden = true;
     return;
   }
@@ -949,12 +971,7 @@ async function loadJob(queue, id) {
   if (j.children) f('Children waiting', j.children_waiting);
   putBlob('job-payload', j.payload, '(empty)');
   putBlob('job-result', j.result, 'none kept');
-  putBlob('job-error', j.last_error,
-          j.attempts > 0 ? 'no error recorded' : 'not run yet');
-  if (j.last_error)
-    document.getElementById('job-error').prepend(
-      `last error (attempt ${j.attempts} of ${j.max_attempts}; fleet keeps the ` +
-      'last one only):\n');
+  putErrors(j);
   actions.append(...jobButtons(queue, id, j.state, true));
   testClick();
   table.hidden = !j.children;

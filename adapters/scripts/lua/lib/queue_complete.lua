@@ -11,6 +11,7 @@
 -- queue_int, queue_trim, queue_ended and queue_freed included before it.
 --#include queue_unique
 --#include queue_hist
+--#include queue_errs
 local function complete(keep, keep_s, a)
   local out = {now}
   local ids = {}
@@ -64,7 +65,7 @@ local function complete(keep, keep_s, a)
       recs_del(tag, done)
       if call('EXISTS', tag .. ':opts', tag .. ':info') > 0 then
         call('HDEL', tag .. ':opts', unpack(done))
-        call('HDEL', tag .. ':info', unpack(done))
+        errs_del(done, call('HDEL', tag .. ':info', unpack(done)))
       end
     end
     local fl = flow_ended(vals)

@@ -23,6 +23,7 @@
 --#include queue_trim
 --#include queue_flow
 --#include queue_freed
+--#include queue_errs
 local lbyte = string.byte
 -- A claim with a run deadline lasts at most this long (ms) past it: a
 -- finish after the run deadline is turned into the timeout's failure, and
@@ -175,6 +176,8 @@ local function stop_end(ids, vals, why, keep, keep_s)
         dead[#dead + 1] = id
       end
       opts_group(id, o[x], claim_group(v))
+      errs_add(id, attempt, now,
+               w == 'c' and 'cancelled' or stop_timeout_error(id))
     end
   end
   if #gone == 0 then return 0 end

@@ -12,6 +12,7 @@
 -- them and the few after them whose age is checked, so a call costs the
 -- same few commands whatever the count.
 --#include queue_life
+--#include queue_errs
 local function trim(l, times, keep, keep_s, len)
   local n = (len or call('LLEN', l)) - keep
   if n < 0 then n = 0 end
@@ -54,7 +55,7 @@ local function trim(l, times, keep, keep_s, len)
   recs_del(tag, ids)
   if call('EXISTS', tag .. ':opts', tag .. ':info') > 0 then
     call('HDEL', tag .. ':opts', unpack(ids))
-    call('HDEL', tag .. ':info', unpack(ids))
+    errs_del(ids, call('HDEL', tag .. ':info', unpack(ids)))
   end
   if times ~= tag .. ':info' then
     call('HDEL', times, unpack(ids))

@@ -109,7 +109,7 @@ local function verb_forget(job)
   end
   if call('EXISTS', tag .. ':uniq') == 1 then unique_ended(tag, {id}) end
   recs_del(tag, {id})
-  for _, h in ipairs({'opts', 'info', 'timeout', 'rttl', 'results',
+  for _, h in ipairs({'opts', 'info', 'errs', 'timeout', 'rttl', 'results',
                       'progress'}) do
     call('HDEL', tag .. ':' .. h, id)
   end
