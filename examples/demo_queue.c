@@ -686,14 +686,17 @@ static uint32_t demo_queue_parts(demo_client_t *c, const char *queue,
                                  int *unreachable) {
   void (*was)(void *) = c->on_unreachable, (*was_ready)(void *) = c->on_ready;
   void *was_arg = c->arg;
+  int was_ready_once = c->ready;
   demo_parts_t r = {0, 0, 0};
   fleet_queue_t q;
   uint32_t n;
 
-  /* The backend never reached: the caller says so and ends. */
+  /* The backend never reached: the caller says so and ends. The client's
+   * first ready state, which comes during this read, is told below with
+   * the command's own argument (c->arg is `unreachable` meanwhile). */
   *unreachable = 0;
   c->on_unreachable = demo_parts_unreachable;
-  c->on_ready = NULL; /* (its argument is the command's: called below) */
+  c->on_ready = NULL;
   c->arg = unreachable;
   if (fleet_queue_init(&c->client, &q, queue, NULL) != 0) {
     c->on_unreachable = was;
@@ -713,9 +716,7 @@ static uint32_t demo_queue_parts(demo_client_t *c, const char *queue,
   c->on_unreachable = was;
   c->on_ready = was_ready;
   c->arg = was_arg;
-  /* The client came up during the read: the command's ready hook runs
-   * now, with its own argument. */
-  if (c->ready && was_ready != NULL)
+  if (c->ready && !was_ready_once && was_ready != NULL)
     was_ready(was_arg);
   return n;
 }

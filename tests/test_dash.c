@@ -664,6 +664,9 @@ TEST_IMPL(dash_chromium_jobs) {
     p = strstr(r.out, "<pre id=\"job-error\"");
     ASSERT_NOT_NULL(p);
     ASSERT(strstr(p, "hidden") != NULL && strstr(p, "hidden") < strchr(p, '>'));
+    cli_chromium_window = "1280,1700";
+    screenshot(chromium, e.port, frag, "dash-attempts.png");
+    cli_chromium_window = "1280,1000";
   }
   /* A job that is not there: said so. */
   chromium_run(chromium, e.port, "#queue=mail&state=pending&job=nosuch",
