@@ -440,27 +440,11 @@ static void metrics_stopped(dash_t *d) {
   free(d);
 }
 
-static void metrics_handle_closed(uv_handle_t *h) {
-  dash_t *d = h->data;
-
-  d->handles--;
-  dash_maybe_done(d);
-}
-
 static void metrics_signal(uv_signal_t *s, int signum) {
   dash_t *d = s->data;
 
   (void)signum;
-  if (d->stopping)
-    return;
-  d->stopping = 1;
-  fprintf(stderr, "fleet metrics: stopping\n");
-  uv_close((uv_handle_t *)&d->server, metrics_handle_closed);
-  uv_close((uv_handle_t *)&d->sigint, metrics_handle_closed);
-  uv_close((uv_handle_t *)&d->sigterm, metrics_handle_closed);
-  while (d->conns != NULL)
-    dash_conn_close(d->conns);
-  dash_maybe_done(d);
+  dash_stop(d, "metrics", NULL);
 }
 
 /* Parses HOST:PORT ([v6]:PORT) into `ss` and `host`. Returns 0 or -1. */

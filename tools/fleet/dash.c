@@ -78,30 +78,11 @@ static void dash_stopped(dash_t *d) {
   free(d);
 }
 
-static void dash_handle_closed(uv_handle_t *h) {
-  dash_t *d = h->data;
-
-  d->handles--;
-  dash_maybe_done(d);
-}
-
 static void dash_signal(uv_signal_t *s, int signum) {
   dash_t *d = s->data;
 
   (void)signum;
-  if (d->stopping)
-    return;
-  d->stopping = 1;
-  fprintf(stderr, "fleet dash: stopping\n");
-  uv_close((uv_handle_t *)&d->server, dash_handle_closed);
-  uv_close((uv_handle_t *)&d->sampler, dash_handle_closed);
-  uv_close((uv_handle_t *)&d->sigint, dash_handle_closed);
-  uv_close((uv_handle_t *)&d->sigterm, dash_handle_closed);
-  while (d->conns != NULL)
-    dash_conn_close(d->conns);
-  /* Queries in flight end on their own; the last handle or query to end
-   * finishes (see cli_finish's check of inflight). */
-  dash_maybe_done(d);
+  dash_stop(d, "dash", &d->sampler);
 }
 
 int cli_cmd_dash(cli_t *cli, int argc, char **argv) {

@@ -184,6 +184,30 @@ void dash_maybe_done(dash_t *d) {
     d->on_stopped(d);
 }
 
+static void dash_handle_closed(uv_handle_t *h) {
+  dash_t *d = h->data;
+
+  d->handles--;
+  dash_maybe_done(d);
+}
+
+void dash_stop(dash_t *d, const char *who, uv_timer_t *sampler) {
+  if (d->stopping)
+    return;
+  d->stopping = 1;
+  fprintf(stderr, "fleet %s: stopping\n", who);
+  uv_close((uv_handle_t *)&d->server, dash_handle_closed);
+  if (sampler != NULL)
+    uv_close((uv_handle_t *)sampler, dash_handle_closed);
+  uv_close((uv_handle_t *)&d->sigint, dash_handle_closed);
+  uv_close((uv_handle_t *)&d->sigterm, dash_handle_closed);
+  while (d->conns != NULL)
+    dash_conn_close(d->conns);
+  /* Queries in flight end on their own; the last handle or query to end
+   * finishes (see cli_finish's check of inflight). */
+  dash_maybe_done(d);
+}
+
 /* The value of header `h` (NULL when it did not come). */
 const char *dash_header(const dash_conn_t *c, int h, size_t *len) {
   *len = c->hv[h].len;

@@ -139,6 +139,11 @@ void dash_conn_close(dash_conn_t *c);
 /* Calls d->on_stopped when the dashboard is stopping and no handle and no
  * query is left. */
 void dash_maybe_done(dash_t *d);
+/* Stops the server on a signal (once): closes the listening socket, the
+ * sampler when there is one, the signal handles and every connection,
+ * saying "fleet <who>: stopping"; d->on_stopped runs when all is closed
+ * and no query is left. */
+void dash_stop(dash_t *d, const char *who, uv_timer_t *sampler);
 /* The value of header `h` (NULL when it did not come). */
 const char *dash_header(const dash_conn_t *c, int h, size_t *len);
 /* Sends the response, and closes the connection after it. Only the first
