@@ -197,6 +197,9 @@ typedef struct {
   /* fleet_client_options_t.fail_fast: a failed attempt before ready fails
    * the requests waiting for the connection, whatever the cause. */
   int fail_fast;
+  /* The URL's functions option: load the scripts' function libraries
+   * and call them with FCALL where the server allows (Redis 7). */
+  int functions;
   /* Largest reply accepted, in bytes; 0 for FLEET_CLIENT_MAX_REPLY_DEFAULT. */
   uint64_t max_reply_bytes;
   /* memory:// only: the backend of a peer client whose store to share. */

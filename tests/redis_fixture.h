@@ -107,7 +107,8 @@ redisReply *fleet_test_redis_cmd_argv(fleet_test_redis_t *r, int argc,
  * docs/deploy.md lists them after the key and channel patterns (the test
  * acl_docs checks that the page holds this text). */
 #define FLEET_TEST_ACL_COMMANDS                                                \
-  "+auth +select +ping +script|load +evalsha +eval +time +wait "               \
+  "+auth +select +ping +script|load +evalsha +eval +function|load +fcall "     \
+  "+time +wait "                                                               \
   "+subscribe +unsubscribe +publish +scan +unlink +del +exists +type +get "    \
   "+set +incr +incrby +pexpire +pexpireat +pttl +hget +hset +hdel "            \
   "+hexists +hgetall +hincrby +hlen +hmget +hsetnx +lpush +rpush +lpop "       \

@@ -73,6 +73,7 @@
   XX(acl_commands_used, 10)                                                    \
   XX(acl_select_wait, 30)                                                      \
   XX(acl_denied, 30)                                                           \
+  XX(acl_functions_denied, 30)                                                 \
   XX(acl_cli, 60)
 /* clang-format on */
 

@@ -124,6 +124,7 @@ TEST_DECLARE(redis_auth_password)
 TEST_DECLARE(redis_auth_acl_user)
 TEST_DECLARE(redis_unix_and_hostname)
 TEST_DECLARE(redis_script_shas)
+TEST_DECLARE(redis_functions)
 TEST_DECLARE(redis_reader_arena)
 TEST_DECLARE(redis_large_writes_in_order)
 
@@ -678,6 +679,7 @@ TEST_LIST_START
   TEST_ENTRY(redis_auth_acl_user)
   TEST_ENTRY(redis_unix_and_hostname)
   TEST_ENTRY(redis_script_shas)
+  TEST_ENTRY(redis_functions)
   TEST_ENTRY(redis_reader_arena)
   TEST_ENTRY(redis_large_writes_in_order)
 

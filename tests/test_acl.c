@@ -223,7 +223,7 @@ TEST_IMPL(acl_select_wait) {
 
 /* The same user less one thing it needs: a command a script calls
  * (inside the script: Redis 7.0 words it "ERR The user executing the
- * script can't run this command"), the command that runs scripts, or the
+ * script can't run this command"), the commands that run scripts, or the
  * keys of another prefix. Each is FLEET_ENOPERM with the server's text in
  * the detail, and no job is added. */
 TEST_IMPL(acl_denied) {
@@ -243,7 +243,8 @@ TEST_IMPL(acl_denied) {
       strstr(fleet_client_last_error(&t.c.client), "can't run this command"));
   qt_close(&t);
 
-  fleet_test_redis_acl_user(r, "fleet", prefixes, "-evalsha", url, sizeof(url));
+  fleet_test_redis_acl_user(r, "fleet", prefixes, "-evalsha -eval -fcall", url,
+                            sizeof(url));
   qt_open(&t, url, "mail", NULL);
   ASSERT_ERR(FLEET_ENOPERM, qt_enqueue(&t, &spec, 1, &st, NULL));
   ASSERT_NOT_NULL(strstr(fleet_client_last_error(&t.c.client), "NOPERM"));
@@ -311,6 +312,58 @@ TEST_IMPL(acl_cli) {
   ASSERT_NE(0, run.status);
   ASSERT_NOT_NULL(strstr(run.err, "FLEET_ENOPERM"));
   cli_run_ok(&run, url, "qt", ARGS("queue", "stats", "mail"));
+  fleet_test_redis_free(r);
+  return 0;
+}
+
+/* A user that may not load functions (no FUNCTION LOAD), or may not call
+ * them (no FCALL: the refusal is sent again as EVAL, then EVALSHA is
+ * used), still runs every op: the scripts fall back to EVALSHA, and at
+ * most one FCALL reached the server. */
+TEST_IMPL(acl_functions_denied) {
+  static const char *const prefixes[] = {"qt", NULL};
+  static const char *const denied[] = {"-function|load", "-fcall"};
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  qt_job_t job;
+  char url[128];
+  size_t i;
+  qt_t t;
+
+  for (i = 0; i < 2; i++) {
+    fleet_claim_t claim;
+    redisReply *info;
+    int res = 1;
+
+    fleet_test_redis_ok(r, "FUNCTION FLUSH");
+    fleet_test_redis_ok(r, "CONFIG RESETSTAT");
+    fleet_test_redis_acl_user(r, "fleet", prefixes, denied[i], url,
+                              sizeof(url));
+    qt_open(&t, url, "mail", NULL);
+    qt_add(&t, "send", "to-carol", NULL);
+    ASSERT_EQ(1, qt_claim(&t, 1, 30000, &job));
+    claim = qt_claim_of(&job);
+    ASSERT_OK(qt_complete(&t, &claim, 1, &res));
+    ASSERT_OK(res);
+    ASSERT_OK(qt_counts(&t));
+    ASSERT_UEQ(0, t.counts.pending);
+    qt_close(&t);
+    info = fleet_test_redis_cmd(r, "INFO commandstats");
+    ASSERT_NOT_NULL(info);
+    ASSERT_NOT_NULL(strstr(info->str, "cmdstat_evalsha:calls="));
+    if (i == 0) {
+      /* Only an op issued before the handshake said "no functions" may
+       * have gone as FCALL (not found: the server has none). */
+      const char *p = strstr(info->str, "cmdstat_fcall:calls=");
+      ASSERT(p == NULL || strtol(p + 20, NULL, 10) <= 1);
+    } else {
+      /* The first FCALL was refused by the ACL before it ran (and sent
+       * again as EVAL); no other followed. */
+      ASSERT_NOT_NULL(strstr(info->str, "cmdstat_fcall:calls=0,"));
+      ASSERT_NOT_NULL(strstr(info->str, "rejected_calls=1,"));
+      ASSERT_NOT_NULL(strstr(info->str, "cmdstat_eval:calls=1,"));
+    }
+    freeReplyObject(info);
+  }
   fleet_test_redis_free(r);
   return 0;
 }

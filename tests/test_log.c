@@ -159,14 +159,22 @@ TEST_IMPL(log_reconnect_redis) {
             lg_find(&l, 0, FLEET_LOG_WARN, "lost, reconnecting"));
   ASSERT_OK(ctx_ping(&c));
 
-  /* The server forgets the scripts: the next call is sent again as EVAL,
-   * and the hook hears it. */
-  fleet_test_redis_ok(r, "SCRIPT FLUSH");
+  /* The server forgets the functions and the scripts: the next call (an
+   * FCALL) is sent again as EVAL, the one after it (an EVALSHA) too, and
+   * the hook hears each. */
+  fleet_test_redis_ok(r, "FUNCTION FLUSH");
   q.data = &closed;
   ASSERT_OK(fleet_queue_init(&c.client, &q, "lq", NULL));
   fleet_job_spec_init(&spec, "t", "x", 1);
   ASSERT_OK(fleet_queue_enqueue(&q, &spec, 1, on_enqueue, &enq));
   ASSERT(fleet_test_wait_count(&c.loop, &enq, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_LE(0, lg_find(&l, 0, FLEET_LOG_INFO,
+                       "function of script queue_enqueue refused (ERR "
+                       "Function not found)"));
+  fleet_test_redis_ok(r, "SCRIPT FLUSH");
+  ASSERT_OK(fleet_queue_enqueue(&q, &spec, 1, on_enqueue, &enq));
+  ASSERT(fleet_test_wait_count(&c.loop, &enq, 2,
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
   ASSERT_LE(0, lg_find(&l, 0, FLEET_LOG_INFO,
                        "script queue_enqueue not in the server's cache "

@@ -7,6 +7,7 @@
 
 #include "core/client.h"
 #include "client_ctx.h"
+#include "test_queue_util.h"
 #include "redis/reader.h"
 #include "scripts/scripts.h"
 
@@ -343,9 +344,13 @@ TEST_IMPL(redis_unix_and_hostname) {
 TEST_IMPL(redis_script_shas) {
   fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
   client_ctx_t t;
+  char url[160];
   size_t i;
 
-  ctx_init(&t, fleet_test_redis_url(r), NULL);
+  /* Without functions, the handshake loads every script (with them, it
+   * loads the libraries of those that have one instead). */
+  snprintf(url, sizeof(url), "%s?functions=0", fleet_test_redis_url(r));
+  ctx_init(&t, url, NULL);
   ASSERT_OK(ctx_ping(&t));
   ASSERT_GT(fleet__nscripts, 1);
   for (i = 0; i < fleet__nscripts; i++) {
@@ -383,6 +388,118 @@ TEST_IMPL(redis_script_shas) {
     }
   }
   ctx_close(&t);
+  fleet_test_redis_free(r);
+  return 0;
+}
+
+/* The calls of `command` in INFO commandstats (0 when it has none). */
+static long redis_calls(fleet_test_redis_t *r, const char *command) {
+  redisReply *info = fleet_test_redis_cmd(r, "INFO commandstats");
+  char key[64];
+  const char *p;
+  long n;
+
+  ASSERT_NOT_NULL(info);
+  snprintf(key, sizeof(key), "cmdstat_%s:calls=", command);
+  p = strstr(info->str, key);
+  n = p != NULL ? strtol(p + strlen(key), NULL, 10) : 0;
+  freeReplyObject(info);
+  return n;
+}
+
+/* How many libraries named fleet_* the server has. */
+static size_t redis_fleet_libraries(fleet_test_redis_t *r) {
+  redisReply *reply =
+      fleet_test_redis_cmd(r, "FUNCTION LIST LIBRARYNAME fleet_*");
+  size_t n;
+
+  ASSERT_NOT_NULL(reply);
+  ASSERT_EQ(REDIS_REPLY_ARRAY, reply->type);
+  n = reply->elements;
+  freeReplyObject(reply);
+  return n;
+}
+
+/* The scripts as Redis 7 functions (scripts.h, docs/deploy.md): every
+ * library, the cluster's copies included, loads under its own name; the
+ * handshake loads them and the ops run as FCALL; after a FUNCTION FLUSH
+ * the op is sent again as EVAL and EVALSHA follows, until a reconnect
+ * loads the libraries again; with ?functions=0 nothing is loaded. */
+TEST_IMPL(redis_functions) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  size_t i, nlib = 0;
+  char url[160];
+  qt_t t;
+
+  for (i = 0; i < fleet__nscripts; i++) {
+    const fleet__script_t *v[2] = {&fleet__scripts[i],
+                                   &fleet__scripts_sharded[i]};
+    size_t k;
+    for (k = 0; k < 2; k++) {
+      redisReply *reply;
+      if (v[k]->lib == NULL) {
+        ASSERT_NULL(v[k]->fname);
+        continue;
+      }
+      ASSERT_UEQ(46, strlen(v[k]->fname));
+      ASSERT_NOT_NULL(strstr(v[k]->lib, v[k]->fname));
+      reply = fleet_test_redis_cmd(r, "FUNCTION LOAD REPLACE %b", v[k]->lib,
+                                   v[k]->lib_len);
+      ASSERT_NOT_NULL(reply);
+      if (reply->type != REDIS_REPLY_STRING)
+        fleet_test__fail(__FILE__, __LINE__, "library of %s: %s", v[k]->name,
+                         reply->str);
+      ASSERT_STR_EQ(v[k]->fname, reply->str);
+      freeReplyObject(reply);
+    }
+    nlib += fleet__scripts[i].lib != NULL;
+  }
+  /* The queue's hot scripts are among them. */
+  for (i = 0; i < fleet__nscripts; i++)
+    if (strcmp(fleet__scripts[i].name, "queue_complete_claim") == 0 ||
+        strcmp(fleet__scripts[i].name, "queue_enqueue") == 0)
+      ASSERT_NOT_NULL(fleet__scripts[i].lib);
+  ASSERT_GT(nlib, 20);
+
+  redis_ok(r, "FUNCTION FLUSH");
+  redis_ok(r, "CONFIG RESETSTAT");
+  qt_open(&t, fleet_test_redis_url(r), "fn", NULL);
+  qt_add(&t, "a", "1", NULL);
+  ASSERT_UEQ(nlib, redis_fleet_libraries(r));
+  ASSERT_EQ(1, redis_calls(r, "fcall"));
+  ASSERT_EQ(0, redis_calls(r, "evalsha"));
+
+  /* The functions are gone: the op goes again as EVAL, then EVALSHA. */
+  redis_ok(r, "FUNCTION FLUSH");
+  qt_add(&t, "a", "2", NULL);
+  ASSERT_EQ(2, redis_calls(r, "fcall"));
+  ASSERT_EQ(1, redis_calls(r, "eval"));
+  qt_add(&t, "a", "3", NULL);
+  ASSERT_EQ(2, redis_calls(r, "fcall"));
+  ASSERT_EQ(1, redis_calls(r, "evalsha"));
+
+  /* A reconnect loads them again, and FCALL comes back. */
+  redis_ok(r, "CLIENT KILL TYPE normal SKIPME yes");
+  ASSERT(ctx_wait_state(&t.c, FLEET_CLIENT_READY, 5000));
+  qt_add(&t, "a", "4", NULL);
+  ASSERT_UEQ(nlib, redis_fleet_libraries(r));
+  ASSERT_EQ(3, redis_calls(r, "fcall"));
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(4, t.counts.pending);
+  qt_close(&t);
+
+  /* functions=0: no library is loaded, every script is an EVALSHA. */
+  redis_ok(r, "FUNCTION FLUSH");
+  redis_ok(r, "CONFIG RESETSTAT");
+  snprintf(url, sizeof(url), "%s?functions=0", fleet_test_redis_url(r));
+  qt_open(&t, url, "fn", NULL);
+  qt_add(&t, "a", "5", NULL);
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(5, t.counts.pending);
+  qt_close(&t);
+  ASSERT_UEQ(0, redis_fleet_libraries(r));
+  ASSERT_EQ(0, redis_calls(r, "fcall"));
+  ASSERT_EQ(2, redis_calls(r, "evalsha"));
   fleet_test_redis_free(r);
   return 0;
 }

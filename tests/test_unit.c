@@ -167,6 +167,11 @@ static const char *const unit_bad_urls[] = {
     "redis://h?wait_timeout_ms=1.5",
     "memory://?wait_replicas=1",
     "memory://?wait_replicas=0",
+    /* Bad functions options. */
+    "redis://h?functions=2",
+    "redis://h?functions=",
+    "redis://h?functions=1&functions=0",
+    "memory://?functions=0",
     /* Options of another scheme. */
     "redis://h?db=1",
     "redis://h?password=x",
@@ -310,6 +315,20 @@ TEST_IMPL(unit_url_parse_topologies) {
   ASSERT_STR_EQ(u.master_name, "m@x");
   ASSERT_STR_EQ(u.host, "s");
   ASSERT_NULL(u.password);
+  fleet__url_free(&u);
+
+  /* functions: 1 unless the URL says 0, on every Redis scheme. */
+  ASSERT_OK(fleet__url_parse("redis://h", &u));
+  ASSERT_EQ(u.functions, 1);
+  fleet__url_free(&u);
+  ASSERT_OK(fleet__url_parse("redis+cluster://a,b?functions=0", &u));
+  ASSERT_EQ(u.functions, 0);
+  fleet__url_free(&u);
+  ASSERT_OK(fleet__url_parse("unix:///r.sock?functions=0&db=1", &u));
+  ASSERT_EQ(u.functions, 0);
+  fleet__url_free(&u);
+  ASSERT_OK(fleet__url_parse("rediss+sentinel://s/m?functions=1", &u));
+  ASSERT_EQ(u.functions, 1);
   fleet__url_free(&u);
 
   /* The durability options, on every Redis scheme; 0 when absent. */

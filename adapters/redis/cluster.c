@@ -196,6 +196,8 @@ static fleet__rconn_t *cluster_node_conn(cluster_node_t *n) {
     return NULL;
   }
   fleet__rconn_set_fence(n->conn, "c");
+  if (be->core.config.functions)
+    n->conn->functions = &be->core.functions;
   be->conns_open++;
   return n->conn;
 }
@@ -1234,6 +1236,8 @@ static int cluster_open(uv_loop_t *loop, const fleet__url_t *url,
   fleet__list_init(&be->pending);
   fleet__rcore_init(&be->core, &fleet__cluster_backend, loop, config, events,
                     owner, 1, sizeof(cluster_req_t));
+  /* As redis.c: FCALL until a node's handshake says otherwise. */
+  be->core.functions = be->core.config.functions;
   be->core.base.sharded = 1;
   be->url = url;
   err = cluster_add_seeds(be, url);

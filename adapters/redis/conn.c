@@ -44,6 +44,7 @@ static void conn_fail(fleet__rconn_t *c, int status, int inflight_status,
 static void conn_fail_waiting(fleet__rconn_t *c, int status);
 static void conn_arm_flush(fleet__rconn_t *c);
 static int conn_handshake_preload(fleet__rconn_t *c);
+static int conn_handshake_scripts(fleet__rconn_t *c, int with_lib);
 static void conn_flush(fleet__rconn_t *c);
 static void conn_write_failed(fleet__rconn_t *c, int uverr);
 static void conn_write_out(fleet__rconn_t *c, conn_write_t *w, size_t total);
@@ -218,10 +219,13 @@ static void conn_became_ready(fleet__rconn_t *c) {
   }
   if (c->unflushed != NULL)
     conn_arm_flush(c);
+  if (c->functions != NULL)
+    *c->functions = c->npreload > 0 && !c->fn_failed;
   c->events->on_state(c, 1, 0);
 }
 
-/* The reply to AUTH, PING, SELECT or SCRIPT LOAD. Any error reply fails the
+/* The reply to AUTH, PING, SELECT, SCRIPT LOAD or FUNCTION LOAD. Any error
+ * reply but FUNCTION LOAD's fails the
  * attempt with its code (a wrong password is FLEET_EAUTH, a bad database
  * FLEET_EBADDB) and the server's words; `req->arg` names the command. */
 static void conn_on_handshake(fleet__rconn_t *c, fleet__rreq_t *req, int status,
@@ -231,7 +235,23 @@ static void conn_on_handshake(fleet__rconn_t *c, fleet__rreq_t *req, int status,
   conn_req_put(c, req);
   if (status != 0)
     return; /* the attempt is being torn down already */
-  if (reply->type == REDIS_REPLY_ERROR) {
+  if (strcmp(command, "FUNCTION") == 0) {
+    /* A library the server has already (its name is its code's SHA1) is
+     * as good as one loaded now; any other error (a server before 7.0,
+     * an ACL without FUNCTION LOAD) leaves the connection on EVALSHA,
+     * which is never refused where these are. */
+    if (reply->type == REDIS_REPLY_ERROR && !c->fn_failed &&
+        !(reply->len > 7 && strstr(reply->str, "already exists") != NULL)) {
+      c->fn_failed = 1;
+      /* The scripts left to their libraries are loaded as scripts after
+       * all, before the connection is ready. */
+      if (conn_handshake_scripts(c, 1) != 0) {
+        conn_fail(c, FLEET_ENOMEM, FLEET_ECONNLOST, "out of memory");
+        return;
+      }
+      conn_arm_flush(c);
+    }
+  } else if (reply->type == REDIS_REPLY_ERROR) {
     conn_fail(c, fleet__reply_error_code(reply->str, reply->len),
               FLEET_ECONNLOST, "handshake %s: %.*s", command, (int)reply->len,
               reply->str);
@@ -291,14 +311,33 @@ static int conn_handshake_cmd(fleet__rconn_t *c, const char *a0, const char *a1,
   return 0;
 }
 
-/* Queues the SCRIPT LOAD of every preloaded script. */
-static int conn_handshake_preload(fleet__rconn_t *c) {
+/* Queues the SCRIPT LOAD of the preloaded scripts that have a function
+ * library (`with_lib`) or of the others. */
+static int conn_handshake_scripts(fleet__rconn_t *c, int with_lib) {
   size_t i;
   int err = 0;
 
   for (i = 0; err == 0 && i < c->npreload; i++)
-    err = conn_handshake_cmd(c, "SCRIPT", "LOAD", 4, c->preload[i].body,
-                             c->preload[i].len);
+    if ((c->preload[i].lib != NULL) == with_lib)
+      err = conn_handshake_cmd(c, "SCRIPT", "LOAD", 4, c->preload[i].body,
+                               c->preload[i].len);
+  return err;
+}
+
+/* Queues the loading of every preloaded script: where the owner asked for
+ * functions, FUNCTION LOAD of each library and SCRIPT LOAD of the scripts
+ * that have none (a refused FUNCTION LOAD queues the rest then); else
+ * SCRIPT LOAD of every one. */
+static int conn_handshake_preload(fleet__rconn_t *c) {
+  size_t i;
+  int err = conn_handshake_scripts(c, 0);
+
+  if (err == 0 && c->functions == NULL)
+    err = conn_handshake_scripts(c, 1);
+  for (i = 0; err == 0 && c->functions != NULL && i < c->npreload; i++)
+    if (c->preload[i].lib != NULL)
+      err = conn_handshake_cmd(c, "FUNCTION", "LOAD", 4, c->preload[i].lib,
+                               c->preload[i].lib_len);
   return err;
 }
 
@@ -309,6 +348,7 @@ static void conn_start_handshake(fleet__rconn_t *c) {
 
   conn_set_state(c, FLEET__RCONN_HANDSHAKE);
   c->handshake_pending = 0;
+  c->fn_failed = 0;
   if (u->password != NULL && u->user != NULL)
     err = conn_handshake_cmd(c, "AUTH", u->user, strlen(u->user), u->password,
                              strlen(u->password));

@@ -97,6 +97,12 @@ struct fleet__rconn_s {
   /* Set by the owner: the handshake checks with ROLE that the node is a
    * master, else the attempt fails with FLEET_EREADONLY (Sentinel). */
   int check_master;
+  /* Set by the owner to ask for the preloaded scripts' function libraries
+   * (scripts.h): the handshake also sends their FUNCTION LOAD, and each
+   * time the connection becomes ready it sets *functions to 1 when every
+   * one loaded (or was there), else 0. NULL: EVALSHA only. */
+  int *functions;
+  int fn_failed; /* a FUNCTION LOAD of this attempt was refused */
   /* The fence argument, RESP-encoded, that fenced requests get appended
    * when written: "0" unless the owner set another. */
   char fence[32];

@@ -420,6 +420,11 @@ static int redis_open(uv_loop_t *loop, const fleet__url_t *url,
     return err;
   }
   be->conns_open = 1;
+  /* Ops issued before the first handshake go as FCALL: a server without
+   * the functions refuses them unrun, and they go again as EVAL. */
+  be->core.functions = be->core.config.functions;
+  if (be->core.config.functions)
+    be->main.functions = &be->core.functions;
   if (be->sentinel != NULL) {
     be->main.check_master = 1;
     be->conns_open++;

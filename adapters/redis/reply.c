@@ -10,6 +10,29 @@ int fleet__redis_is_noscript(const redisReply *r) {
          memcmp(r->str, "NOSCRIPT", 8) == 0;
 }
 
+/* Whether the `n` bytes at `s` hold "fcall" in any case. */
+static int reply_names_fcall(const char *s, size_t n) {
+  size_t i, j;
+
+  for (i = 0; i + 5 <= n; i++) {
+    for (j = 0; j < 5 && (s[i + j] | 0x20) == "fcall"[j]; j++)
+      ;
+    if (j == 5)
+      return 1;
+  }
+  return 0;
+}
+
+int fleet__redis_is_fcall_refused(const redisReply *r) {
+  if (r->type != REDIS_REPLY_ERROR)
+    return 0;
+  if (r->len >= 22 && memcmp(r->str, "ERR Function not found", 22) == 0)
+    return 1;
+  return ((r->len >= 19 && memcmp(r->str, "ERR unknown command", 19) == 0) ||
+          (r->len >= 6 && memcmp(r->str, "NOPERM", 6) == 0)) &&
+         reply_names_fcall(r->str, r->len);
+}
+
 const redisReply *fleet__redis_reply_first_error(const redisReply *r) {
   size_t i;
 

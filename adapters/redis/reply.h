@@ -28,4 +28,9 @@ const redisReply *fleet__redis_reply_first_error(const redisReply *r);
 /* Whether `r` is the NOSCRIPT error of an EVALSHA. */
 int fleet__redis_is_noscript(const redisReply *r);
 
+/* Whether `r` refuses an FCALL before it ran: the function is not on the
+ * server ("ERR Function not found"), or FCALL is not a command there (an
+ * unknown command before Redis 7.0) or not allowed (NOPERM naming it). */
+int fleet__redis_is_fcall_refused(const redisReply *r);
+
 #endif /* FLEET_REDIS_REPLY_H */

@@ -123,10 +123,17 @@ int fleet__rcore_head(const fleet__rcore_t *core, fleet__op_t op, size_t nkeys,
   n = snprintf(h->numkeys, sizeof(h->numkeys), "%zu", nkeys);
   h->fenced = fleet__op_fenced(op);
   h->argc = 3;
-  h->argv[0].base = "EVALSHA";
-  h->argv[0].len = 7;
-  h->argv[1].base = h->script->sha1;
-  h->argv[1].len = 40;
+  if (core->functions && h->script->fname != NULL) {
+    h->argv[0].base = "FCALL";
+    h->argv[0].len = 5;
+    h->argv[1].base = h->script->fname;
+    h->argv[1].len = strlen(h->script->fname);
+  } else {
+    h->argv[0].base = "EVALSHA";
+    h->argv[0].len = 7;
+    h->argv[1].base = h->script->sha1;
+    h->argv[1].len = 40;
+  }
   h->argv[2].base = h->numkeys;
   h->argv[2].len = (size_t)n;
   return 0;
@@ -227,16 +234,29 @@ fleet__rreq_t *fleet__rcore_wait(fleet__rcore_t *core) {
   return fleet__rcore_command(core, 3, argv);
 }
 
-int fleet__rcore_noscript(const fleet__rcore_t *core,
-                          const fleet__script_t *script,
+int fleet__rcore_noscript(fleet__rcore_t *core, const fleet__script_t *script,
                           const redisReply *reply) {
-  if (script == NULL || !fleet__redis_is_noscript(reply))
+  char msg[FLEET__DETAIL_MAX];
+  int fcall;
+
+  if (script == NULL)
     return 0;
+  fcall = fleet__redis_is_fcall_refused(reply);
+  if (!fcall && !fleet__redis_is_noscript(reply))
+    return 0;
+  if (fcall)
+    core->functions = 0;
   if (core->events->log != NULL) { /* the logging hook */
-    char msg[160];
-    snprintf(msg, sizeof(msg),
-             "script %s not in the server's cache (NOSCRIPT): reloading",
-             script->name);
+    if (fcall)
+      snprintf(msg, sizeof(msg),
+               "function of script %s refused (%.*s): sent as EVAL, and "
+               "EVALSHA until the libraries load again",
+               script->name, (int)(reply->len > 120 ? 120 : reply->len),
+               reply->str);
+    else
+      snprintf(msg, sizeof(msg),
+               "script %s not in the server's cache (NOSCRIPT): reloading",
+               script->name);
     core->events->log(core->owner, FLEET_LOG_INFO, msg);
   }
   return 1;

@@ -37,14 +37,20 @@ typedef struct {
   /* Each op's script (the sharded copies on a cluster), NULL for an op
    * that is a plain command. */
   const fleet__script_t *scripts[FLEET__OP_COUNT];
+  /* The server has the scripts' function libraries (the connections set
+   * it: fleet__rconn_t.functions; a front-end with the config's functions
+   * starts with 1): a script op that has one is sent as FCALL, else as
+   * EVALSHA. Cleared when an FCALL is refused unrun. */
+  int functions;
   size_t req_size; /* a pooled request's size: a fleet__rreq_t first */
   fleet__freelist_t free_reqs;
   fleet__subs_t subs;
   fleet__reply_scratch_t scratch;
 } fleet__rcore_t;
 
-/* The command head of an op: "EVALSHA <sha1> <numkeys>" for a script op,
- * or the op's command. */
+/* The command head of an op: "FCALL <name> <numkeys>" for a script op
+ * with a function library while the server has them, "EVALSHA <sha1>
+ * <numkeys>" for the other script ops, or the op's command. */
 typedef struct {
   const fleet__script_t *script; /* NULL: a plain command */
   int fenced;  /* a fenced script op: an epoch argument follows */
@@ -126,15 +132,20 @@ fleet__rreq_t *fleet__rcore_command(fleet__rcore_t *core, size_t argc,
  * request; NULL when out of memory. */
 fleet__rreq_t *fleet__rcore_wait(fleet__rcore_t *core);
 
-/* Whether `reply` is NOSCRIPT for an EVALSHA of `script` (NULL: not a
- * script call, then never); the log hook hears that the script is
- * reloaded. Then fleet__rcore_to_eval() rewrites a request. */
-int fleet__rcore_noscript(const fleet__rcore_t *core,
-                          const fleet__script_t *script,
+/* Whether `reply` says that the script call of `script` (NULL: not a
+ * script call, then never) did not run for want of its code: NOSCRIPT
+ * for an EVALSHA; for an FCALL, a function the server does not have (a
+ * FUNCTION FLUSH, a server restarted without its data) or does not allow
+ * (no FCALL: an older server, an ACL). The log hook hears it, and after
+ * an FCALL the core goes back to EVALSHA until a connection loads the
+ * libraries again (its next handshake). Then fleet__rcore_to_eval()
+ * rewrites the request. */
+int fleet__rcore_noscript(fleet__rcore_t *core, const fleet__script_t *script,
                           const redisReply *reply);
 
-/* Rewrites an EVALSHA request as EVAL with the script body, keeping its
- * keys and args (EVAL also caches the script again). 0 or FLEET_ENOMEM. */
+/* Rewrites an EVALSHA or FCALL request as EVAL with the script body,
+ * keeping its keys and args (EVAL also caches the script again). 0 or
+ * FLEET_ENOMEM. */
 int fleet__rcore_to_eval(fleet__rreq_t *req);
 
 /* Sets the backend's detail for an outcome `status`: "" on success, the

@@ -11,6 +11,14 @@ typedef struct {
   const char *body;
   size_t len;
   const char *sha1; /* 40 lowercase hex digits */
+  /* The same op as a Redis 7 function library (cmake/embed_lua.cmake,
+   * embed_library): its code, which FUNCTION LOAD registers once, and
+   * the name FCALL calls ("fleet_" and the SHA1 of the code, which is
+   * also the library's name). NULL and 0 for a script that runs only as
+   * EVALSHA. */
+  const char *lib;
+  size_t lib_len;
+  const char *fname;
 } fleet__script_t;
 
 /* The scripts the Redis adapter (one Redis, Sentinel, a connection the

@@ -149,7 +149,12 @@ FLEET_EXTERN void fleet_client_options_init(fleet_client_options_t *options);
  * sentinel_user and sentinel_password (the sentinels' own AUTH; the user
  * info before '@' is for the data nodes); for unix:// db, user and
  * password; for all of them wait_replicas=N (0..1000) and
- * wait_timeout_ms=MS (1..3600000), the durability options below. Values
+ * wait_timeout_ms=MS (1..3600000), the durability options below, and
+ * functions=0|1 (default 1): with 1, the scripts that have a Redis 7
+ * function library are loaded as such at connect (FUNCTION LOAD) and
+ * called with FCALL, which skips defining their code on every call; on a
+ * server without functions (before 7.0, or an ACL without FUNCTION LOAD
+ * or FCALL) they run as EVALSHA, as they do with 0. Values
  * are %-decoded; a password holding '/', '?' or '#' must escape them,
  * and a URL with an unescaped '#' anywhere is refused (fleet takes no
  * fragment) with an error that names where it is, never the password.

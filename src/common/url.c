@@ -254,6 +254,8 @@ static const struct {
      offsetof(fleet__url_t, wait_replicas), 0, FLEET__URL_WAIT_REPLICAS_MAX},
     {"wait_timeout_ms", URL_ON_REDIS, "a Redis scheme", URL_OPT_U32,
      offsetof(fleet__url_t, wait_timeout_ms), 1, FLEET__URL_WAIT_TIMEOUT_MAX},
+    {"functions", URL_ON_REDIS, "a Redis scheme", URL_OPT_BOOL,
+     offsetof(fleet__url_t, functions), 0, 1},
 #undef URL_TLS_WORDS
 #undef URL_SEN_WORDS
 };
@@ -490,6 +492,7 @@ int fleet__url_parse(const char *text, fleet__url_t *out) {
       out->scheme = url_schemes[i].scheme;
       out->tls = url_schemes[i].tls;
       out->tls_opts.verify = 1;
+      out->functions = 1;
       err = strchr(text, '#') != NULL ? url_hash_error(text + plen, out)
                                       : url_parse_net(text + plen, out);
       break;
@@ -498,6 +501,7 @@ int fleet__url_parse(const char *text, fleet__url_t *out) {
   if (err == -1) {
     if (strncmp(text, "unix://", 7) == 0) {
       out->scheme = FLEET__URL_UNIX;
+      out->functions = 1;
       err = strchr(text, '#') != NULL ? url_hash_error(text + 7, out)
                                       : url_parse_unix(text + 7, out);
     } else if (strncmp(text, "memory://", 9) == 0) {

@@ -67,6 +67,9 @@ typedef struct fleet__url_s {
    * memory://): 0 when not given. */
   uint32_t wait_replicas;
   uint32_t wait_timeout_ms;
+  /* Query functions=0|1 (every scheme but memory://; default 1): whether
+   * the scripts run as Redis 7 functions where the server allows. */
+  int functions;
   /* After a refusal: what is wrong, in words that never quote a password
    * or other secret ("" after success). */
   char error[FLEET__URL_ERROR_MAX];

@@ -199,6 +199,7 @@ static int client_setup(struct fleet__client_s *c, uv_loop_t *loop,
   c->config.reconnect_max_ms = o->reconnect_max_ms;
   c->config.reconnect_jitter_pct = o->reconnect_jitter_pct;
   c->config.fail_fast = o->fail_fast != 0;
+  c->config.functions = c->url.functions;
   c->config.max_reply_bytes = o->max_reply_bytes;
   /* The options win over the URL's wait_replicas and wait_timeout_ms; a
    * zero in the options means "as the URL says", and then the default. */

@@ -131,7 +131,7 @@ int bench_server_pid(const char *url) {
   return pid > 0 ? (int)pid : 0;
 }
 
-/* Sums the calls of INFO commandstats into `scripts` (evalsha, eval) and
+/* Sums the calls of INFO commandstats into `scripts` (fcall, evalsha, eval) and
  * `commands` (the rest, but info and config); both -1 when unknown. Each
  * line reads "cmdstat_<name>:calls=<n>,...". */
 static void bench_commandstats(int64_t *scripts, int64_t *commands) {
@@ -151,7 +151,8 @@ static void bench_commandstats(int64_t *scripts, int64_t *commands) {
       if (c == NULL)
         break;
       calls = atoll(c + 7);
-      if (strncmp(name, "evalsha:", 8) == 0 || strncmp(name, "eval:", 5) == 0)
+      if (strncmp(name, "evalsha:", 8) == 0 || strncmp(name, "eval:", 5) == 0 ||
+          strncmp(name, "fcall:", 6) == 0)
         *scripts += calls;
       else if (strncmp(name, "info:", 5) != 0 &&
                strncmp(name, "config|", 7) != 0)

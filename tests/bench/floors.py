@@ -44,8 +44,10 @@ measures, with the Python standard library only:
           functions defined, nothing done), sent 50 to a pipelined batch,
           against `return 1`; the script time per call from INFO
           commandstats. An EVALSHA runs a script's whole text each time, so
-          this is paid by every call before the script's work (Redis 7's
-          FUNCTION LOAD would pay it once);
+          this is paid by every call before the script's work; and the
+          same for the script's function library (what fleet calls with
+          FCALL on Redis 7, docs/deploy.md) with its body cut to the
+          per-call setters and `return 1`, when the build wrote it;
   model   when build/tests/bench/fleet-bench exists, `fleet-bench lock
           --inflight 50`, and the rate its server and client CPU per pair
           allow when the two run one after the other (1 / (server +
@@ -73,6 +75,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 LUA = os.path.join(ROOT, 'adapters', 'scripts', 'lua')
 BENCH = os.path.join(ROOT, 'build', 'tests', 'bench', 'fleet-bench')
+# The scripts' function libraries the build writes (cmake/embed_lua.cmake).
+FUNCTIONS = os.path.join(ROOT, 'build', 'generated', 'lua', 'functions')
 LOCKS = 50
 
 
@@ -366,18 +370,35 @@ def setup_costs(c, seconds):
                             'local wake_sharded = false\n')
         bodies.append((name, body + '\nreturn 1\n'))
     out = {}
-    for name, body in bodies:
-        sha = c.call('SCRIPT', 'LOAD', body).decode()
-        batch = c.encode(['EVALSHA', sha, 1, '{fb:setup}']) * 50
-        s0 = commandstats(c).get('evalsha', (0, 0))
+
+    def per_call(command, stat):
+        batch = c.encode(command) * 50
+        s0 = commandstats(c).get(stat, (0, 0))
         end, n = time.monotonic() + seconds, 0
         while time.monotonic() < end and n < 20000:
             c.s.sendall(batch)
             for _ in range(50):
                 c.reply()
             n += 50
-        s1 = commandstats(c)['evalsha']
-        out[name] = (s1[1] - s0[1]) / (s1[0] - s0[0])
+        s1 = commandstats(c)[stat]
+        return (s1[1] - s0[1]) / (s1[0] - s0[0])
+
+    for name, body in bodies:
+        sha = c.call('SCRIPT', 'LOAD', body).decode()
+        out[name] = per_call(['EVALSHA', sha, 1, '{fb:setup}'], 'evalsha')
+        lib = os.path.join(FUNCTIONS, name + '.lua')
+        if name == 'return 1' or not os.path.exists(lib):
+            continue
+        with open(lib) as f:
+            text = f.read()
+        # The function's body after its setters becomes `return 1`, under
+        # a name of its own.
+        head = 'for i = 1, #__pc do __pc[i]() end\n'
+        text = text[:text.index(head) + len(head)] + 'return 1\nend)\n'
+        text = re.sub(r'fleet_[0-9a-f]{40}', 'fb_setup_' + name, text)
+        c.call('FUNCTION', 'LOAD', 'REPLACE', text)
+        out[name + ' fcall'] = per_call(
+            ['FCALL', 'fb_setup_' + name, 1, '{fb:setup}'], 'fcall')
     return out
 
 
@@ -473,6 +494,9 @@ def main():
             emit('script_return1_us_per_call', st['return 1'], 'us/call')
             for name in SETUP_SCRIPTS:
                 emit('%s_setup_us_per_call' % name, st[name], 'us/call')
+                if name + ' fcall' in st:
+                    emit('%s_setup_fcall_us_per_call' % name,
+                         st[name + ' fcall'], 'us/call')
             model = bench_model(port, seconds)
             if model:
                 rate, srv, cli = model
