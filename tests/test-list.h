@@ -516,6 +516,7 @@ CONFORMANCE_DECLARE(queue_parts_jobs)
 CONFORMANCE_DECLARE(queue_parts_verbs)
 CONFORMANCE_DECLARE(queue_parts_list)
 CONFORMANCE_DECLARE(queue_parts_worker)
+CONFORMANCE_DECLARE(queue_parts_history)
 
 /* test_cli.c */
 TEST_DECLARE(cli_queue)
@@ -1053,6 +1054,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_parts_verbs)
   CONFORMANCE_ENTRY(queue_parts_list)
   CONFORMANCE_ENTRY(queue_parts_worker)
+  CONFORMANCE_ENTRY(queue_parts_history)
 
   /* test_queue_verbs.c */
   CONFORMANCE_ENTRY(queue_verbs_delete)

@@ -1081,9 +1081,9 @@ int fleet__qp_all(fleet_queue_t *pub, int what, int arg, const void *ptr,
         /* The depth is checked as the plain call checks it. */
         err = a == FLEET_HIST_NO_SAMPLE
                   ? fleet__queue_sample(sub, a, qp_sample_done, s)
-              : a > (1ULL << 50) ? FLEET_EINVAL
-                                 : fleet__queue_counts(sub, qp_sample_counts,
-                                                       s);
+              : a > (1ULL << 50)
+                  ? FLEET_EINVAL
+                  : fleet__queue_counts(sub, qp_sample_counts, s);
         break;
       default: /* FLEET__QP_JOBS: this page, and the totals of the others */
         if (str != NULL)

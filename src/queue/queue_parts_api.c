@@ -238,9 +238,9 @@ int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
 
 /* A partitioned queue's history is its partitions' added up, minute by
  * minute (queue_parts.c); its sample is each partition's own. */
-int fleet_queue_history(fleet_queue_t *q, fleet_hist_res_t res,
-                        int64_t from_ms, int64_t to_ms,
-                        fleet_queue_history_cb cb, void *user_data) {
+int fleet_queue_history(fleet_queue_t *q, fleet_hist_res_t res, int64_t from_ms,
+                        int64_t to_ms, fleet_queue_history_cb cb,
+                        void *user_data) {
   if (!fleet__qp_is(q))
     return fleet__queue_history(q, res, from_ms, to_ms, cb, user_data);
   return fleet__qp_all(q, FLEET__QP_HISTORY, (int)res, NULL, NULL,

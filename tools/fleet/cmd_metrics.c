@@ -72,9 +72,129 @@ static int metrics_queue(cli_t *cli, const char *name, cli_done_fn done,
                           done, arg);
 }
 
+/* A partitioned queue is one queue of the metrics, as in `fleet queue
+ * ls` (docs/queue.md, "Partitioned queues"): the names found are read
+ * for the partition count of the queue each belongs to ("<q>~<i>" is
+ * partition i of <q> when <q> has more than i partitions), and the queues
+ * are then read once each, a partitioned one on a handle of every
+ * partition (cli_queue_parts() knows its count by then). */
+typedef struct {
+  cli_done_fn done;
+  void *arg;
+} mq_t;
+
+/* One name's read: the name, and the length of the queue's name it may
+ * be a partition of (its own length when it has no "~<digits>"). */
+typedef struct {
+  cli_done_fn done;
+  void *arg;
+  size_t base_len;
+  char name[];
+} mq_read_t;
+
+/* The partition index of `name` ("<q>~<digits>", 1 to 255), with the
+ * length of <q>; 0 when it is none. */
+static unsigned mq_index(const char *name, size_t *base_len) {
+  const char *t = strrchr(name, '~');
+  size_t n = t != NULL ? strlen(t + 1) : 0;
+
+  *base_len = strlen(name);
+  if (t == NULL || t == name || n == 0 || n > 3 ||
+      strspn(t + 1, "0123456789") != n || t[1] == '0' || atoi(t + 1) > 255)
+    return 0;
+  *base_len = (size_t)(t - name);
+  return (unsigned)atoi(t + 1);
+}
+
+static void mq_read_done(cli_t *cli, int status, const char *detail,
+                         cli_json_t *res, void *arg) {
+  mq_read_t *r = arg;
+
+  if (status == 0)
+    cli_jadd(res, "name", cli_jstr(r->name));
+  r->done(cli, status, detail, res, r->arg);
+  free(r);
+}
+
+static int mq_read(cli_t *cli, const char *name, cli_done_fn done, void *arg) {
+  size_t len = strlen(name), base_len;
+  mq_read_t *r = malloc(sizeof(*r) + len + 1);
+  char *base;
+  int err;
+
+  if (r == NULL)
+    return FLEET_ENOMEM;
+  memcpy(r->name, name, len + 1);
+  r->done = done;
+  r->arg = arg;
+  mq_index(name, &base_len);
+  if ((base = strndup(name, base_len)) == NULL) {
+    free(r);
+    return FLEET_ENOMEM;
+  }
+  err = cli_q_queue_parts(cli, base, mq_read_done, r);
+  free(base);
+  if (err != 0)
+    free(r);
+  return err;
+}
+
+/* Whether the array of strings `a` holds `s`. */
+static int mq_has(const cli_json_t *a, const char *s, size_t len) {
+  const cli_json_t *v;
+
+  for (v = a->first; v != NULL; v = v->next)
+    if (v->len == len && memcmp(v->str, s, len) == 0)
+      return 1;
+  return 0;
+}
+
+/* Every name's count is read: the queues, each once. */
+static void mq_on_reads(cli_t *cli, int status, const char *detail,
+                        cli_json_t *rows, void *arg) {
+  mq_t m = *(mq_t *)arg;
+  const cli_json_t *row, *name, *n;
+  cli_json_t *names = NULL;
+  unsigned i;
+  size_t base_len;
+
+  free(arg);
+  if (status == 0 && (names = cli_jarr()) == NULL)
+    status = FLEET_ENOMEM;
+  for (row = status == 0 ? rows->first : NULL; row != NULL; row = row->next) {
+    if ((name = cli_jget(row, "name")) == NULL || name->type != CLI_JSTR ||
+        (n = cli_jget(row, "partitions")) == NULL)
+      continue;
+    i = mq_index(name->str, &base_len);
+    if (i == 0 || (int64_t)i >= n->num)
+      base_len = name->len; /* a queue of its own */
+    if (!mq_has(names, name->str, base_len))
+      cli_jadd(names, NULL, cli_jbytes(name->str, base_len));
+  }
+  cli_jfree(rows);
+  if (status == 0 && names->num == -1)
+    status = FLEET_ENOMEM;
+  if (status == 0)
+    status = cli_map(cli, names, metrics_queue, m.done, m.arg);
+  else
+    cli_jfree(names);
+  if (status != 0)
+    m.done(cli, status, detail, NULL, m.arg);
+}
+
 static int metrics_queues(cli_t *cli, cli_done_fn done, void *arg) {
-  return cli_scan_map(cli, FLEET_OBJECT_QUEUE, "*", METRICS_QUEUES_MAX,
-                      metrics_queue, done, arg);
+  mq_t *m = malloc(sizeof(*m));
+  int err;
+
+  if (m == NULL)
+    return FLEET_ENOMEM;
+  m->done = done;
+  m->arg = arg;
+  err = cli_scan_map(cli, FLEET_OBJECT_QUEUE, "*", METRICS_QUEUES_MAX, mq_read,
+                     mq_on_reads, m);
+  if (err != 0)
+    free(m);
+  return err;
 }
 
 static const cli_list_fn metrics_lists[METRICS_PARTS] = {

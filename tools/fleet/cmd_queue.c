@@ -197,8 +197,8 @@ void cli_q_on_paused(fleet_queue_t *q, int status, int paused, void *ud) {
 static int queue_stats(cli_t *cli, const char *queue, uint32_t parts,
                        cli_done_fn done, void *arg) {
   int err;
-  qctx_t *c = cli_qctx_open_parts(cli, sizeof(qctx_t), queue, parts, NULL,
-                                  NULL, done, arg, &err);
+  qctx_t *c = cli_qctx_open_parts(cli, sizeof(qctx_t), queue, parts, NULL, NULL,
+                                  done, arg, &err);
 
   if (c == NULL)
     return err;

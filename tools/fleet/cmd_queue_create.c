@@ -130,8 +130,7 @@ void cli_queue_parts_free(cli_t *cli) {
 }
 
 /* cli_q_queue_parts(): a read on a plain handle of the queue. */
-static void parts_on_count(fleet_queue_t *q, int status, uint32_t n,
-                           void *ud) {
+static void parts_on_count(fleet_queue_t *q, int status, uint32_t n, void *ud) {
   cli_qctx_t *c = q->data;
   const cli_json_t *name = cli_jget(c->base.res, "queue");
 
