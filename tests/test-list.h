@@ -552,6 +552,8 @@ TEST_DECLARE(dash_api)
 TEST_DECLARE(dash_chromium)
 TEST_DECLARE(dash_chromium_jobs)
 TEST_DECLARE(dash_chromium_outage)
+/* test_dash_parts.c */
+TEST_DECLARE(dash_parts)
 /* test_dash_access.c */
 TEST_DECLARE(dash_host)
 TEST_DECLARE(dash_origin)
@@ -1102,6 +1104,8 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(dash_chromium, 120)
   TEST_ENTRY_TIMEOUT(dash_chromium_jobs, 180)
   TEST_ENTRY_TIMEOUT(dash_chromium_outage, 180)
+  /* test_dash_parts.c */
+  TEST_ENTRY_TIMEOUT(dash_parts, 120)
   /* test_dash_access.c */
   TEST_ENTRY_TIMEOUT(dash_host, 60)
   TEST_ENTRY_TIMEOUT(dash_origin, 60)
