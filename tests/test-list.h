@@ -554,6 +554,7 @@ TEST_DECLARE(dash_chromium_jobs)
 TEST_DECLARE(dash_chromium_outage)
 /* test_dash_parts.c */
 TEST_DECLARE(dash_parts)
+TEST_DECLARE(dash_chromium_parts)
 /* test_dash_access.c */
 TEST_DECLARE(dash_host)
 TEST_DECLARE(dash_origin)
@@ -1106,6 +1107,7 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(dash_chromium_outage, 180)
   /* test_dash_parts.c */
   TEST_ENTRY_TIMEOUT(dash_parts, 120)
+  TEST_ENTRY_TIMEOUT(dash_chromium_parts, 180)
   /* test_dash_access.c */
   TEST_ENTRY_TIMEOUT(dash_host, 60)
   TEST_ENTRY_TIMEOUT(dash_origin, 60)

@@ -317,3 +317,65 @@ TEST_IMPL(dash_parts) {
   fleet_test_redis_stop(redis);
   return 0;
 }
+
+/* The page on a partitioned queue, in a real headless Chromium: the
+ * queue is one row, and its dead jobs, all in partition 2, are shown
+ * although the first page (partition 0's) is empty: the page passes over
+ * it to the next cursor. The job pane of a job of partition 2 shows
+ * it. */
+TEST_IMPL(dash_chromium_parts) {
+  const char *chromium = cli_chromium_path();
+  char ids[8][FLEET_JOB_ID_MAX + 1], frag[512], want[512];
+  const char *url, *dead = NULL;
+  static cli_run_t r;
+  fleet_job_spec_t s[8];
+  fleet_queue_options_t o;
+  fleet_test_redis_t *redis;
+  int st[8], port;
+  pid_t pid;
+  qt_t t;
+
+  cli_required();
+  if (chromium == NULL)
+    fleet_test_skip("chromium is not installed (apt-get install chromium)");
+  redis = fleet_test_redis_start_or_skip(NULL);
+  url = fleet_test_redis_url(redis);
+  cli_run_ok(&r, url, "qt", ARGS("queue", "create", "pq", "--partitions", "4"));
+  fleet_queue_options_init(&o);
+  o.partitions = DP_PARTS;
+  qt_open(&t, url, "pq", &o);
+  for (int i = 0; i < 8; i++)
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+  ASSERT_OK(qt_enqueue(&t, s, 8, st, ids));
+  qt_close(&t);
+  for (int i = 0; i < 8 && dead == NULL; i++)
+    if (dp_part(ids[i]) == 2)
+      dead = ids[i];
+  ASSERT_NOT_NULL(dead);
+  cli_run_ok(&r, url, "qt", ARGS("queue", "kill", "pq", dead));
+  port = cli_spawn_server(
+      ARGS("--url", url, "--prefix", "qt", "dash", "--listen", "127.0.0.1:0"),
+      "dash-cparts", "fleet dash:", &pid);
+
+  /* The dead jobs: the empty first page is passed over. */
+  snprintf(frag, sizeof(frag), "http://127.0.0.1:%d/#queue=pq&state=dead",
+           port);
+  cli_chromium_run(chromium, frag, "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  snprintf(want, sizeof(want), "<tr data-job=\"%.256s\"", dead);
+  ASSERT_NOT_NULL(strstr(r.out, want));
+  ASSERT_NOT_NULL(strstr(r.out, "1 of 1 dead job(s) (from cursor 2)"));
+  ASSERT_NULL(strstr(r.out, "pq~"));
+  /* Its pane. */
+  snprintf(frag, sizeof(frag),
+           "http://127.0.0.1:%d/#queue=pq&state=dead&job=%.256s", port, dead);
+  cli_chromium_run(chromium, frag, "--dump-dom", &r);
+  ASSERT_EQ(0, r.status);
+  snprintf(want, sizeof(want), "<span id=\"job-id\">%.256s</span>", dead);
+  ASSERT_NOT_NULL(strstr(r.out, want));
+  ASSERT_NOT_NULL(strstr(r.out, "<dd data-state=\"dead\">dead</dd>"));
+
+  cli_stop_server(pid, "dash-cparts");
+  fleet_test_redis_stop(redis);
+  return 0;
+}
