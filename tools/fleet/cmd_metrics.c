@@ -8,6 +8,9 @@
  * checks, dash_http.c and dash_routes.c, with only that route) and by
  * `fleet dash`; `fleet metrics --once` prints it.
  *
+ * A partitioned queue is one queue, its partitions added up (see
+ * metrics_queues()).
+ *
  * Labels: every object is `name`, a cron definition `cron_namespace` and
  * `name`, a state `state`, a queue's group `group`. Cardinality: one
  * series per object and state, and per queue at most METRICS_GROUPS_TOP
