@@ -60,6 +60,9 @@ TEST_IMPL(cli_queue_parts) {
   ASSERT_NOT_NULL(strstr(r.out, "pending:          40\n"));
   cli_run_ok(&r, url, "qt", ARGS("queue", "stats", "pq~2"));
   ASSERT_NOT_NULL(strstr(r.out, "pending:          10\n"));
+  /* watch: the same counts. */
+  cli_run_ok(&r, url, "qt", ARGS("watch", "queue", "pq", "--count", "1"));
+  ASSERT_NOT_NULL(strstr(r.out, "  pending    40\n"));
   /* ls: one row, the partitions added up. */
   cli_run_ok(&r, url, "qt", ARGS("queue", "ls", "--json"));
   ASSERT_NOT_NULL(strstr(r.out, "{\"queue\":\"pq\",\"pending\":40,"));

@@ -180,7 +180,11 @@ void cli_queue_learn(cli_t *cli, const char *name) {
   fleet_queue_t q;
   learn_t l = {0, 0, 0};
 
-  if (name == NULL || name[0] == '-' ||
+  /* A command run again once its queue is known (cli_queue_known()) runs
+   * inside a callback, where the loop must not be run: the count was read
+   * by its first run. */
+  if (name == NULL || name[0] == '-' || cli->queue_known ||
+      parts_find(cli, name) != NULL ||
       fleet_queue_init(&cli->client, &q, name, NULL) != 0)
     return;
   /* Before the command's loop runs: the loop is run here until the read
