@@ -62,8 +62,7 @@ struct qp_call_s {
   fleet_queue_group_t *groups;
   fleet_hist_point_t *hist; /* every partition's points, in turn */
   fleet_queue_sample_t sample;
-  uint64_t depth; /* a sample: FLEET_HIST_NO_SAMPLE, or record */
-  int arg;        /* the argument of fleet__qp_all() */
+  int arg; /* the argument of fleet__qp_all() */
   size_t nsums, limit;
   uint64_t total, next;
   uint32_t cur;
@@ -1018,7 +1017,6 @@ int fleet__qp_all(fleet_queue_t *pub, int what, int arg, const void *ptr,
   c->arg = arg;
   c->limit = limit;
   c->sample.oldest_ms = -1;
-  c->depth = a;
   if (what == FLEET__QP_JOBS) {
     /* The cursor: the partition's own cursor times 256, plus the
      * partition; 0 is the first page of partition 0. */

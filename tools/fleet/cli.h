@@ -494,6 +494,10 @@ void cli_q_on_paused(fleet_queue_t *q, int status, int paused, void *ud);
  * (`group` NULL) or of a group for `ms`. weight: a group's weight. */
 int cli_q_queue_info(cli_t *cli, const char *queue, size_t groups_max,
                      size_t top, cli_done_fn done, void *arg);
+/* info on a handle of `parts` partitions (cli_qctx_open_parts()). */
+int cli_q_queue_info_parts(cli_t *cli, const char *queue, uint32_t parts,
+                           size_t groups_max, size_t top, cli_done_fn done,
+                           void *arg);
 int cli_q_queue_limits(cli_t *cli, const char *queue, cli_done_fn done,
                        void *arg);
 int cli_q_queue_set_limits(cli_t *cli, const char *queue,
@@ -520,14 +524,16 @@ int cli_cmd_queue_create(cli_t *cli, int argc, char **argv);
 void cli_queue_learn(cli_t *cli, const char *name);
 uint32_t cli_queue_parts(const cli_t *cli, const char *name);
 /* The query that reads the partition count of `name` as the loop runs
- * (fleet_queue_partitions()), for the readers that run on (the dashboard,
- * the exporter): the count is kept for cli_queue_parts() (the
- * CLI_PARTS_KEPT most recently read), and the result is {"queue",
- * "partitions"}. cli_queue_parts_age() is how long ago, in ms, the count
- * of `name` was read (UINT64_MAX: never). */
-#define CLI_PARTS_KEPT 4096
+ * (fleet_queue_partitions() on a plain handle), for the readers that run
+ * on (the dashboard, the exporter): its result is {"queue",
+ * "partitions"}. cli_queue_parts_keep() keeps a count read for
+ * cli_queue_parts() (the CLI_PARTS_KEPT read last: the one read longest
+ * ago goes first), and cli_queue_parts_age() is how long ago, in ms, the
+ * count of `name` was kept (UINT64_MAX: never). */
+#define CLI_PARTS_KEPT 1024
 int cli_q_queue_parts(cli_t *cli, const char *name, cli_done_fn done,
                       void *arg);
+void cli_queue_parts_keep(cli_t *cli, const char *name, uint32_t n);
 uint64_t cli_queue_parts_age(const cli_t *cli, const char *name);
 /* Frees the counts kept (at exit). */
 void cli_queue_parts_free(cli_t *cli);

@@ -68,11 +68,18 @@ struct metrics_s {
   metrics_part_t part[METRICS_PARTS];
 };
 
-/* A queue's counts, paused flag, oldest pending age and busiest groups. */
-static int metrics_queue(cli_t *cli, const char *name, cli_done_fn done,
+/* A queue's counts, paused flag, oldest pending age and busiest groups:
+ * `item` is "<partitions>:<name>" (mq_on_reads()). */
+static int metrics_queue(cli_t *cli, const char *item, cli_done_fn done,
                          void *arg) {
-  return cli_q_queue_info(cli, name, METRICS_GROUPS_READ, METRICS_GROUPS_TOP,
-                          done, arg);
+  char *end;
+  unsigned long parts = strtoul(item, &end, 10);
+
+  if (*end != ':')
+    return FLEET_EINVAL;
+  return cli_q_queue_info_parts(cli, end + 1, (uint32_t)parts,
+                                METRICS_GROUPS_READ, METRICS_GROUPS_TOP, done,
+                                arg);
 }
 
 /* A partitioned queue is one queue of the metrics, as in `fleet queue
@@ -80,7 +87,7 @@ static int metrics_queue(cli_t *cli, const char *name, cli_done_fn done,
  * for the partition count of the queue each belongs to ("<q>~<i>" is
  * partition i of <q> when <q> has more than i partitions), and the queues
  * are then read once each, a partitioned one on a handle of every
- * partition (cli_queue_parts() knows its count by then). */
+ * partition: the count goes with the name, as "<count>:<name>". */
 typedef struct {
   cli_done_fn done;
   void *arg;
@@ -142,12 +149,24 @@ static int mq_read(cli_t *cli, const char *name, cli_done_fn done, void *arg) {
   return err;
 }
 
-/* Whether the array of strings `a` holds `s`. */
+/* Whether the item `v` ("<count>:<name>") is of the name `s`. */
+static int mq_is(const cli_json_t *v, const char *s, size_t len) {
+  const char *name = strchr(v->str, ':');
+
+  return name != NULL && v->len - (size_t)(name + 1 - v->str) == len &&
+         memcmp(name + 1, s, len) == 0;
+}
+
+/* Whether the array `a` of items holds the name `s`: the last item
+ * first (the names come sorted, so a queue's partitions come together,
+ * after the queue's own name). */
 static int mq_has(const cli_json_t *a, const char *s, size_t len) {
   const cli_json_t *v;
 
+  if (a->last != NULL && mq_is(a->last, s, len))
+    return 1;
   for (v = a->first; v != NULL; v = v->next)
-    if (v->len == len && memcmp(v->str, s, len) == 0)
+    if (mq_is(v, s, len))
       return 1;
   return 0;
 }
@@ -158,6 +177,7 @@ static void mq_on_reads(cli_t *cli, int status, const char *detail,
   mq_t m = *(mq_t *)arg;
   const cli_json_t *row, *name, *n;
   cli_json_t *names = NULL;
+  cli_buf_t item = {0};
   unsigned i;
   size_t base_len;
 
@@ -169,14 +189,24 @@ static void mq_on_reads(cli_t *cli, int status, const char *detail,
         (n = cli_jget(row, "partitions")) == NULL)
       continue;
     i = mq_index(name->str, &base_len);
-    if (i == 0 || (int64_t)i >= n->num)
+    if (i > 0 && (int64_t)i >= n->num)
       base_len = name->len; /* a queue of its own */
-    if (!mq_has(names, name->str, base_len))
-      cli_jadd(names, NULL, cli_jbytes(name->str, base_len));
+    /* (A name found is unique: only a partition's queue may be there.) */
+    if (base_len < name->len && mq_has(names, name->str, base_len))
+      continue;
+    /* The count of the name's queue; a name kept as its own: plain. */
+    cli_buf_printf(
+        &item, "%u:", base_len == name->len && i > 0 ? 1u : (unsigned)n->num);
+    cli_buf_add(&item, name->str, base_len);
+    if (item.oom)
+      break;
+    cli_jadd(names, NULL, cli_jbytes(item.p, item.len));
+    item.len = 0;
   }
   cli_jfree(rows);
-  if (status == 0 && names->num == -1)
+  if (status == 0 && (names->num == -1 || item.oom))
     status = FLEET_ENOMEM;
+  cli_buf_free(&item);
   if (status == 0)
     status = cli_map(cli, names, metrics_queue, m.done, m.arg);
   else

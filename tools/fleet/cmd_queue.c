@@ -616,14 +616,17 @@ int cli_q_queue_pause(cli_t *cli, const char *queue, const char *action,
 
 /* Whether the counts and paused flag of `res` (cli_q_queue_stats()) show
  * a queue that `queue ls` lists: the keys it finds a queue by (a job in a
- * state, a finished one counted or kept, the pause) hold something. */
-static int queue_exists(const cli_json_t *res) {
+ * state, a finished one counted or kept, the pause, the partition count
+ * of a partitioned queue, which cli_queue_parts() knows) hold something. */
+static int queue_exists(const cli_t *cli, const cli_json_t *res) {
   static const char *const keys[] = {
       "pending",        "delayed",   "running",          "completed", "dead",
       "completed_kept", "dead_kept", "waiting_children", "paused",    NULL};
-  const cli_json_t *v;
+  const cli_json_t *v = cli_jget(res, "queue");
   size_t i;
 
+  if (v != NULL && v->type == CLI_JSTR && cli_queue_parts(cli, v->str) >= 2)
+    return 1;
   for (i = 0; keys[i] != NULL; i++)
     if ((v = cli_jget(res, keys[i])) != NULL && v->num != 0)
       return 1;
@@ -640,7 +643,7 @@ static void known_done(cli_t *cli, int status, const char *detail,
     cli_finish(cli, status, detail, NULL, NULL);
     return;
   }
-  if (!queue_exists(res)) {
+  if (!queue_exists(cli, res)) {
     fleet_escape_print(stderr, "fleet: %s: no such queue: %s", cli->what,
                        cli_jget(res, "queue")->str);
     cli_jfree(res);

@@ -78,7 +78,7 @@ static cli_parts_t *parts_find(const cli_t *cli, const char *name) {
 
 /* Keeps the count `n` of `name`, read now, first in the list; the entry
  * read longest ago goes when there are more than CLI_PARTS_KEPT. */
-static void parts_keep(cli_t *cli, const char *name, uint32_t n) {
+void cli_queue_parts_keep(cli_t *cli, const char *name, uint32_t n) {
   cli_parts_t **pp, *e = NULL;
   size_t len = strlen(name);
 
@@ -132,13 +132,10 @@ void cli_queue_parts_free(cli_t *cli) {
 /* cli_q_queue_parts(): a read on a plain handle of the queue. */
 static void parts_on_count(fleet_queue_t *q, int status, uint32_t n, void *ud) {
   cli_qctx_t *c = q->data;
-  const cli_json_t *name = cli_jget(c->base.res, "queue");
 
   (void)ud;
-  if (status == 0 && name != NULL && name->type == CLI_JSTR) {
-    parts_keep(c->base.cli, name->str, n);
+  if (status == 0)
     cli_jadd(c->base.res, "partitions", cli_jint((int64_t)n));
-  }
   cli_query_answered(&c->base, status, NULL);
 }
 
@@ -193,7 +190,7 @@ void cli_queue_learn(cli_t *cli, const char *name) {
     while (!l.done && uv_run(cli->loop, UV_RUN_ONCE) != 0)
       ;
   if (l.done && l.status == 0)
-    parts_keep(cli, name, l.n);
+    cli_queue_parts_keep(cli, name, l.n);
   l.done = 0;
   q.data = &l;
   if (fleet_queue_close(&q, learn_on_closed) == 0)

@@ -300,15 +300,20 @@ static void route_run(dash_conn_t *c) {
   }
 }
 
-/* The count was read, or not: a route whose read failed runs with the
- * count known before (none: the queue's partition 0 alone), and its own
- * query says what the backend answers. */
+/* The count was read, and is kept; or not: a route whose read failed
+ * runs with the count known before (none: the queue's partition 0
+ * alone), and its own query says what the backend answers. */
 static void route_parts_read(cli_t *cli, int status, const char *detail,
                              cli_json_t *res, void *arg) {
   dash_conn_t *c = arg;
   dash_t *d = c->d;
+  const cli_json_t *q = cli_jget(res, "queue"),
+                   *n = cli_jget(res, "partitions");
 
-  (void)cli, (void)status, (void)detail;
+  (void)detail;
+  if (status == 0 && q != NULL && q->type == CLI_JSTR && n != NULL &&
+      n->type == CLI_JINT)
+    cli_queue_parts_keep(cli, q->str, (uint32_t)n->num);
   cli_jfree(res);
   if (!d->stopping)
     route_run(c);
