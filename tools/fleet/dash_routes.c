@@ -300,8 +300,10 @@ static void route_run(dash_conn_t *c) {
   }
 }
 
-/* The count was read, and is kept; or not: a route whose read failed
- * runs with the count known before (none: the queue's partition 0
+/* The count was read, and is kept; or not: when the backend did not
+ * answer, the route answers so at once (its own query would wait as
+ * long again); after another failure (a count fleet cannot read) the
+ * route runs with the count known before (none: the queue's partition 0
  * alone), and its own query says what the backend answers. */
 static void route_parts_read(cli_t *cli, int status, const char *detail,
                              cli_json_t *res, void *arg) {
@@ -310,12 +312,14 @@ static void route_parts_read(cli_t *cli, int status, const char *detail,
   const cli_json_t *q = cli_jget(res, "queue"),
                    *n = cli_jget(res, "partitions");
 
-  (void)detail;
   if (status == 0 && q != NULL && q->type == CLI_JSTR && n != NULL &&
       n->type == CLI_JINT)
     cli_queue_parts_keep(cli, q->str, (uint32_t)n->num);
   cli_jfree(res);
-  if (!d->stopping)
+  if (!d->stopping && (status == FLEET_EUNAVAILABLE ||
+                       status == FLEET_ETIMEDOUT || status == FLEET_ECONNLOST))
+    api_error(c, status, detail);
+  else if (!d->stopping)
     route_run(c);
   dash_conn_unref(c);
   dash_maybe_done(d);
