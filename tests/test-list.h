@@ -517,6 +517,7 @@ CONFORMANCE_DECLARE(queue_parts_jobs)
 CONFORMANCE_DECLARE(queue_parts_verbs)
 CONFORMANCE_DECLARE(queue_parts_list)
 CONFORMANCE_DECLARE(queue_parts_worker)
+CONFORMANCE_DECLARE(queue_parts_history)
 
 /* test_cli.c */
 TEST_DECLARE(cli_queue)
@@ -552,6 +553,9 @@ TEST_DECLARE(dash_api)
 TEST_DECLARE(dash_chromium)
 TEST_DECLARE(dash_chromium_jobs)
 TEST_DECLARE(dash_chromium_outage)
+/* test_dash_parts.c */
+TEST_DECLARE(dash_parts)
+TEST_DECLARE(dash_chromium_parts)
 /* test_dash_access.c */
 TEST_DECLARE(dash_host)
 TEST_DECLARE(dash_origin)
@@ -1055,6 +1059,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_parts_verbs)
   CONFORMANCE_ENTRY(queue_parts_list)
   CONFORMANCE_ENTRY(queue_parts_worker)
+  CONFORMANCE_ENTRY(queue_parts_history)
 
   /* test_queue_verbs.c */
   CONFORMANCE_ENTRY(queue_verbs_delete)
@@ -1102,6 +1107,9 @@ TEST_LIST_START
   TEST_ENTRY_TIMEOUT(dash_chromium, 120)
   TEST_ENTRY_TIMEOUT(dash_chromium_jobs, 180)
   TEST_ENTRY_TIMEOUT(dash_chromium_outage, 180)
+  /* test_dash_parts.c */
+  TEST_ENTRY_TIMEOUT(dash_parts, 120)
+  TEST_ENTRY_TIMEOUT(dash_chromium_parts, 180)
   /* test_dash_access.c */
   TEST_ENTRY_TIMEOUT(dash_host, 60)
   TEST_ENTRY_TIMEOUT(dash_origin, 60)

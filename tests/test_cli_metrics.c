@@ -120,34 +120,6 @@ static void promtool_check(const char *text) {
   ASSERT_EQ(0, rc);
 }
 
-/* Starts `args` (a long-running server that prints "<what>
- * http://127.0.0.1:PORT..." first) and returns the port. */
-static int metrics_spawn(const char *const *args, const char *tag,
-                         const char *what, pid_t *pid) {
-  char out[4096], pat[128];
-  uint64_t t0 = uv_hrtime();
-  const char *p;
-
-  *pid = cli_spawn(args, tag);
-  do {
-    usleep(20000);
-    cli_read_out(tag, out, sizeof(out));
-  } while (strchr(out, '\n') == NULL &&
-           uv_hrtime() - t0 < fleet_test_ms(5000) * 1000000ULL);
-  snprintf(pat, sizeof(pat), "%s http://127.0.0.1:", what);
-  p = strstr(out, pat);
-  ASSERT_NOT_NULL(p);
-  return atoi(p + strlen(pat));
-}
-
-static void metrics_stop(pid_t pid, const char *tag) {
-  cli_run_t r;
-
-  ASSERT_OK(kill(pid, SIGINT));
-  cli_reap(pid, tag, &r);
-  ASSERT_EQ(0, r.status);
-}
-
 TEST_IMPL(cli_metrics) {
   static char resp[262144];
   fleet_test_redis_t *redis;
@@ -220,9 +192,9 @@ TEST_IMPL(cli_metrics) {
   ASSERT_EQ(2, r.status);
 
   /* The server: /metrics only, the dashboard's host checks. */
-  port = metrics_spawn(ARGS("--url", url, "--prefix", "qt", "metrics",
-                            "--listen", "127.0.0.1:0"),
-                       "metrics", "fleet metrics:", &pid);
+  port = cli_spawn_server(ARGS("--url", url, "--prefix", "qt", "metrics",
+                               "--listen", "127.0.0.1:0"),
+                          "metrics", "fleet metrics:", &pid);
   ASSERT_EQ(200, cli_http(port, "GET", "/metrics", NULL, resp, sizeof(resp)));
   ASSERT_NOT_NULL(
       strstr(resp, "Content-Type: text/plain; version=0.0.4; charset=utf-8"));
@@ -235,7 +207,7 @@ TEST_IMPL(cli_metrics) {
   ASSERT_EQ(404, cli_http(port, "GET", "/", NULL, resp, sizeof(resp)));
   ASSERT_EQ(400, cli_http(port, "GET", "/metrics", "Host: evil.example\r\n",
                           resp, sizeof(resp)));
-  metrics_stop(pid, "metrics");
+  cli_stop_server(pid, "metrics");
 
   /* Bad usage. */
   cli_run(&r, ARGS("--url", url, "metrics", "--listen", "nohost"));
@@ -265,7 +237,7 @@ TEST_IMPL(dash_history_metrics) {
   redis = fleet_test_redis_start_or_skip(NULL);
   url = fleet_test_redis_url(redis);
   metrics_fill(url, redis);
-  port = metrics_spawn(
+  port = cli_spawn_server(
       ARGS("--url", url, "--prefix", "qt", "dash", "--listen", "127.0.0.1:0"),
       "dash-hist", "fleet dash:", &pid);
 
@@ -297,7 +269,7 @@ TEST_IMPL(dash_history_metrics) {
                           resp, sizeof(resp)));
   ASSERT_EQ(400,
             cli_http(port, "GET", "/api/history", NULL, resp, sizeof(resp)));
-  metrics_stop(pid, "dash-hist");
+  cli_stop_server(pid, "dash-hist");
   fleet_test_redis_stop(redis);
   return 0;
 }

@@ -60,6 +60,9 @@ TEST_IMPL(cli_queue_parts) {
   ASSERT_NOT_NULL(strstr(r.out, "pending:          40\n"));
   cli_run_ok(&r, url, "qt", ARGS("queue", "stats", "pq~2"));
   ASSERT_NOT_NULL(strstr(r.out, "pending:          10\n"));
+  /* watch: the same counts. */
+  cli_run_ok(&r, url, "qt", ARGS("watch", "queue", "pq", "--count", "1"));
+  ASSERT_NOT_NULL(strstr(r.out, "  pending    40\n"));
   /* ls: one row, the partitions added up. */
   cli_run_ok(&r, url, "qt", ARGS("queue", "ls", "--json"));
   ASSERT_NOT_NULL(strstr(r.out, "{\"queue\":\"pq\",\"pending\":40,"));
@@ -80,5 +83,34 @@ TEST_IMPL(cli_queue_parts) {
   cli_run_ok(&r, url, "qt", ARGS("queue", "stats", "pq~3"));
   ASSERT_NOT_NULL(strstr(r.out, "paused:           false"));
   qt_close(&t);
+
+  /* A partitioned queue whose partition 0 holds no job (2 jobs in
+   * partition 3, through its own queue's plain handle), and one with no
+   * job at all: each is found by its count, one row of ls, one queue of
+   * the exporter, and a queue the verbs know. */
+  cli_run_ok(&r, url, "qt",
+             ARGS("queue", "create", "solo", "--partitions", "4"));
+  cli_run_ok(&r, url, "qt",
+             ARGS("queue", "create", "empty", "--partitions", "4"));
+  qt_open(&t, url, "solo~3", NULL);
+  ASSERT_OK(qt_enqueue(&t, s, 2, st, ids));
+  qt_close(&t);
+  cli_run_ok(&r, url, "qt", ARGS("queue", "ls", "--json"));
+  ASSERT_NOT_NULL(strstr(r.out, "{\"queue\":\"solo\",\"pending\":2,"));
+  ASSERT_NOT_NULL(strstr(r.out, "{\"queue\":\"empty\",\"pending\":0,"));
+  ASSERT_NULL(strstr(r.out, "\"solo~"));
+  cli_run_ok(&r, url, "qt", ARGS("queue", "stats", "solo"));
+  ASSERT_NOT_NULL(strstr(r.out, "pending:          2\n"));
+  cli_run_ok(&r, url, "qt", ARGS("queue", "stats", "empty"));
+  ASSERT_NOT_NULL(strstr(r.out, "pending:          0\n"));
+  cli_run_ok(&r, url, "qt", ARGS("metrics", "--once"));
+  ASSERT_NOT_NULL(
+      strstr(r.out, "fleet_queue_jobs{name=\"solo\",state=\"pending\"} 2\n"));
+  ASSERT_NOT_NULL(
+      strstr(r.out, "fleet_queue_jobs{name=\"pq\",state=\"pending\"} 40\n"));
+  ASSERT_NOT_NULL(
+      strstr(r.out, "fleet_queue_jobs{name=\"empty\",state=\"pending\"} 0\n"));
+  ASSERT_NULL(strstr(r.out, "name=\"solo~"));
+  ASSERT_NULL(strstr(r.out, "name=\"pq~"));
   return 0;
 }

@@ -157,6 +157,32 @@ int cli_lines(const char *s) {
   return n;
 }
 
+int cli_spawn_server(const char *const *args, const char *tag, const char *what,
+                     pid_t *pid) {
+  char out[4096], pat[128];
+  uint64_t t0 = uv_hrtime();
+  const char *p;
+
+  *pid = cli_spawn(args, tag);
+  do {
+    usleep(20000);
+    cli_read_out(tag, out, sizeof(out));
+  } while (strchr(out, '\n') == NULL &&
+           uv_hrtime() - t0 < fleet_test_ms(5000) * 1000000ULL);
+  snprintf(pat, sizeof(pat), "%s http://127.0.0.1:", what);
+  p = strstr(out, pat);
+  ASSERT_NOT_NULL(p);
+  return atoi(p + strlen(pat));
+}
+
+void cli_stop_server(pid_t pid, const char *tag) {
+  cli_run_t r;
+
+  ASSERT_OK(kill(pid, SIGINT));
+  cli_reap(pid, tag, &r);
+  ASSERT_EQ(0, r.status);
+}
+
 int cli_http(int port, const char *method, const char *path, const char *extra,
              char *resp, size_t cap) {
   struct sockaddr_in a;

@@ -49,6 +49,14 @@ void cli_read_out(const char *tag, char *buf, size_t cap);
 /* Number of lines of `s`. */
 int cli_lines(const char *s);
 
+/* Starts `args` (a long-running server that prints "<what>
+ * http://127.0.0.1:PORT..." first, as `fleet dash` and `fleet metrics`
+ * do) and returns the port; cli_stop_server() stops it with SIGINT and
+ * asserts that it exited 0. */
+int cli_spawn_server(const char *const *args, const char *tag, const char *what,
+                     pid_t *pid);
+void cli_stop_server(pid_t pid, const char *tag);
+
 /* One HTTP request to 127.0.0.1:`port`; the full response (head and body)
  * goes to `resp`. Returns the status code. `extra` is added to the
  * headers (may be NULL). */

@@ -736,3 +736,186 @@ CONFORMANCE_IMPL(queue_parts_worker) {
                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   qt_close(&t);
 }
+
+/* The history of a partitioned handle is every partition's added up, and
+ * its sample records each partition's own depth, so that the history's
+ * depth is the queue's; a page of jobs passes over the partitions with
+ * none in its state. Each partition's plain handle reads its own part. */
+typedef struct {
+  int done, status;
+  uint64_t processed, failed;
+  int64_t depth; /* summed over the points sampled; -1: none was */
+  size_t n;
+  fleet_queue_sample_t sample;
+} ph_t;
+
+static void ph_on_history(fleet_queue_t *q, int status,
+                          const fleet_hist_point_t *pts, size_t n, void *ud) {
+  ph_t *h = ud;
+
+  (void)q;
+  h->status = status;
+  h->n = n;
+  h->processed = h->failed = 0;
+  h->depth = -1;
+  for (size_t i = 0; i < n; i++) {
+    h->processed += pts[i].processed;
+    h->failed += pts[i].failed;
+    if (pts[i].depth >= 0)
+      h->depth = (h->depth < 0 ? 0 : h->depth) + pts[i].depth;
+    if (i > 0)
+      ASSERT(pts[i].t_ms > pts[i - 1].t_ms);
+  }
+  h->done = 1;
+}
+
+static void ph_on_sample(fleet_queue_t *q, int status,
+                         const fleet_queue_sample_t *s, void *ud) {
+  ph_t *h = ud;
+
+  (void)q;
+  h->status = status;
+  if (status == 0)
+    h->sample = *s;
+  h->done = 1;
+}
+
+/* The last 10 minutes of `q`'s history into `h`. */
+static void ph_history(qt_t *t, fleet_queue_t *q, ph_t *h) {
+  memset(h, 0, sizeof(*h));
+  ASSERT_OK(
+      fleet_queue_history(q, FLEET_HIST_MINUTE, -600000, 0, ph_on_history, h));
+  ASSERT(fleet_test_run_until(&t->c.loop, fleet_test_flag_set, &h->done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(h->status);
+}
+
+static void ph_sample(qt_t *t, uint64_t depth, ph_t *h) {
+  memset(h, 0, sizeof(*h));
+  ASSERT_OK(fleet_queue_sample(&t->q, depth, ph_on_sample, h));
+  ASSERT(fleet_test_run_until(&t->c.loop, fleet_test_flag_set, &h->done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(h->status);
+}
+
+CONFORMANCE_IMPL(queue_parts_history) {
+  char out[12][FLEET_JOB_ID_MAX + 1], name[32];
+  fleet_job_spec_t s[12];
+  fleet_queue_options_t o;
+  fleet_claim_t claims[12];
+  fleet_queue_t subs[PT_N];
+  qt_job_t jobs[12];
+  qt_t t;
+  uint64_t processed = 0, failed = 0;
+  int st[12], res[12], got = 0, parts_failed[PT_N] = {0}, nparts_failed = 0;
+  ph_t h;
+  pt_page_t pg;
+
+  fleet_queue_options_init(&o);
+  o.partitions = PT_N;
+  qt_open(&t, b->url, "parts-hist", &o);
+  for (int i = 0; i < 12; i++) {
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+    s[i].max_attempts = 1;
+  }
+  ASSERT_OK(qt_enqueue(&t, s, 12, st, out));
+  for (int k = 0; k < 12 && got < 12; k++)
+    got += qt_claim(&t, 12 - (size_t)got, 60000, jobs + got);
+  ASSERT_EQ(12, got);
+  for (int i = 0; i < 12; i++)
+    claims[i] = qt_claim_of(&jobs[i]);
+  /* 8 completed, 4 failed (dead): one in each partition. */
+  for (int i = 0; i < 12; i++) {
+    uint32_t p = pt_id_part(jobs[i].id);
+    if (!parts_failed[p]) {
+      parts_failed[p] = 1;
+      nparts_failed++;
+      ASSERT_OK(qt_fail(&t, &claims[i], "no"));
+      claims[i].id = NULL;
+    }
+  }
+  ASSERT_EQ(PT_N, nparts_failed);
+  for (int i = 0, n = 0; i < 12; i++)
+    if (claims[i].id != NULL)
+      claims[n++] = claims[i];
+  ASSERT_OK(qt_complete(&t, claims, 8, res));
+
+  /* The partitioned handle's history: all 12 attempts, 4 failed; each
+   * partition's own adds up to it, and partition 0 alone has less. */
+  ph_history(&t, &t.q, &h);
+  ASSERT_UEQ(12, h.processed);
+  ASSERT_UEQ(4, h.failed);
+  ASSERT_EQ(-1, h.depth); /* no reader sampled */
+  ASSERT(h.n >= 10 && h.n <= 12);
+  pt_subs_open(&t, "parts-hist", subs);
+  for (int p = 0; p < PT_N; p++) {
+    ph_history(&t, &subs[p], &h);
+    ASSERT_UEQ(1, h.failed);
+    ASSERT(h.processed >= 1 && h.processed < 12);
+    processed += h.processed;
+    failed += h.failed;
+  }
+  ASSERT_UEQ(12, processed);
+  ASSERT_UEQ(4, failed);
+
+  /* The sample: 5 pending jobs over the partitions. Without recording,
+   * nothing is written; then every partition records its own depth (the
+   * `depth` given only says to record), whose sum is the queue's. */
+  ASSERT_OK(qt_enqueue(&t, s, 5, st, out));
+  ph_sample(&t, FLEET_HIST_NO_SAMPLE, &h);
+  ASSERT_EQ(0, h.sample.recorded);
+  ASSERT(h.sample.oldest_ms >= 0);
+  ph_history(&t, &t.q, &h);
+  ASSERT_EQ(-1, h.depth);
+  ph_sample(&t, 1000, &h);
+  ASSERT_EQ(1, h.sample.recorded);
+  ASSERT(h.sample.oldest_ms >= 0);
+  ASSERT(h.sample.now_ms > 0);
+  ph_history(&t, &t.q, &h);
+  ASSERT_EQ(5, h.depth);
+  processed = 0;
+  for (int p = 0; p < PT_N; p++) {
+    ph_history(&t, &subs[p], &h);
+    processed += (uint64_t)(h.depth < 0 ? 0 : h.depth);
+  }
+  ASSERT_UEQ(5, processed);
+  ASSERT_ERR(FLEET_EINVAL,
+             fleet_queue_sample(&t.q, (1ULL << 50) + 1, ph_on_sample, &h));
+
+  /* Pages: three jobs of partition 2 alone. Partition 0's page is empty
+   * and points past partition 1 to 2; partition 2's ends the walk, 3
+   * having none. */
+  pt_subs_close(&t, subs);
+  qt_close(&t);
+  qt_open(&t, b->url, "parts-pages", &o);
+  got = 0;
+  for (int k = 0; k < 200 && got < 3; k++) {
+    snprintf(name, sizeof(name), "job-%d", k);
+    if (pt_part(name) != 2)
+      continue;
+    snprintf(out[got], sizeof(out[0]), "%s", name);
+    fleet_job_spec_init(&s[got], "t", "p", 1);
+    s[got].id = out[got];
+    got++;
+  }
+  ASSERT_EQ(3, got);
+  ASSERT_OK(qt_enqueue(&t, s, 3, st, NULL));
+  memset(&pg, 0, sizeof(pg));
+  ASSERT_OK(
+      fleet_queue_jobs(&t.q, FLEET_JOB_PENDING, 0, 10, 16, pt_on_page, &pg));
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &pg.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(pg.status);
+  ASSERT_UEQ(0, pg.n);
+  ASSERT_UEQ(3, pg.total);
+  ASSERT_UEQ(2, pg.next);
+  memset(&pg, 0, sizeof(pg));
+  ASSERT_OK(
+      fleet_queue_jobs(&t.q, FLEET_JOB_PENDING, 2, 10, 16, pt_on_page, &pg));
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &pg.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(pg.status);
+  ASSERT_UEQ(3, pg.n);
+  ASSERT_UEQ(0, pg.next);
+  qt_close(&t);
+}

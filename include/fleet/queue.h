@@ -654,9 +654,13 @@ typedef void (*fleet_queue_sample_cb)(fleet_queue_t *q, int status,
  * FLEET_HIST_MINUTES_MAX or FLEET_HIST_DAYS_MAX points come, the newest.
  * The counts are written as jobs complete and fail, two commands per
  * completion or failure call whatever its number of jobs; the depth and
- * wait by readers through fleet_queue_sample(). Returns 0, FLEET_EINVAL
- * (NULL argument, bad `res`, `from_ms` after `to_ms`), FLEET_ECLOSING or
- * FLEET_ENOMEM. The callback gets 0 or a backend error. */
+ * wait by readers through fleet_queue_sample(). On a partitioned handle
+ * the partitions' histories are read in one loop iteration and added up
+ * point by point: processed, failed and the sampled depths summed (-1
+ * where no partition was sampled), the longest wait. Returns 0,
+ * FLEET_EINVAL (NULL argument, bad `res`, `from_ms` after `to_ms`),
+ * FLEET_ECLOSING or FLEET_ENOMEM. The callback gets 0 or a backend
+ * error. */
 FLEET_EXTERN int fleet_queue_history(fleet_queue_t *q, fleet_hist_res_t res,
                                      int64_t from_ms, int64_t to_ms,
                                      fleet_queue_history_cb cb,
@@ -668,8 +672,13 @@ FLEET_EXTERN int fleet_queue_history(fleet_queue_t *q, fleet_hist_res_t res,
  * minute, the minute's history sample: `depth` (pass the pending +
  * delayed + running of fleet_queue_counts()) and that age. A `depth` of
  * FLEET_HIST_NO_SAMPLE records nothing (a reader that must not write).
- * Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. The callback
- * gets 0 or a backend error. */
+ * On a partitioned handle every partition is sampled: the oldest age is
+ * the largest of theirs, `recorded` says whether any recorded, and each
+ * records its own depth, read with its counts in the same call (any
+ * `depth` but FLEET_HIST_NO_SAMPLE only says to record), so that the
+ * history's sum is the queue's depth. Returns 0, FLEET_EINVAL,
+ * FLEET_ECLOSING or FLEET_ENOMEM. The callback gets 0 or a backend
+ * error. */
 #define FLEET_HIST_NO_SAMPLE UINT64_MAX
 FLEET_EXTERN int fleet_queue_sample(fleet_queue_t *q, uint64_t depth,
                                     fleet_queue_sample_cb cb, void *user_data);
@@ -914,7 +923,12 @@ typedef void (*fleet_queue_paused_cb)(fleet_queue_t *q, int status, int paused,
  * and dead ones newest first, flow parents waiting for their children
  * (FLEET_JOB_WAITING_CHILDREN) by id (`time_ms` 0). `total` is how many
  * jobs are in that state now (pages of a queue that changes may skip or
- * repeat jobs). Payloads are cut to `payload_max` bytes.
+ * repeat jobs). Payloads are cut to `payload_max` bytes. On a
+ * partitioned handle a page holds jobs of one partition, and the pages
+ * walk the partitions in turn (docs/queue.md, "Partitioned queues"): a
+ * page may be short, or empty, where a partition ends; `next_cursor`
+ * skips the partitions that have no job in `state`, and `total` is the
+ * sum of every partition's.
  * Returns 0, FLEET_EINVAL, FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_jobs(fleet_queue_t *q, fleet_job_state_t state,
                                   uint64_t cursor, size_t limit,

@@ -24,9 +24,11 @@ typedef struct {
 } scan_kind_t;
 
 static const char *const scan_lock_parts[] = {"lock", NULL};
+/* (A partitioned queue's partition 0 has its count, "partitions", from
+ * its creation: the queue is found, its partitions' rows join it.) */
 static const char *const scan_queue_parts[] = {
-    "pending",   "pending:prio", "delayed", "claims", "stats",
-    "completed", "dead",         "paused",  NULL};
+    "pending",   "pending:prio", "delayed", "claims",     "stats",
+    "completed", "dead",         "paused",  "partitions", NULL};
 static const char *const scan_pool_parts[] = {"nodes", "workers", "rev", NULL};
 static const char *const scan_cron_parts[] = {"cron:defs", NULL};
 static const char *const scan_warmpool_parts[] = {"wp:meta", NULL};

@@ -1,8 +1,9 @@
 /* queue_history.c -- a queue's history (docs/metrics.md, "Queue
  * history"): the read of its points (queue_history.lua) and the readers'
  * sample of the oldest pending job's age, which also records the minute's
- * depth and wait (queue_sample.lua). The counts themselves are written by the
- * completion and failure scripts (lib/queue_hist.lua). */
+ * depth and wait (queue_sample.lua), on one plain queue (a partitioned
+ * handle's go to each partition, queue_parts.c). The counts themselves are
+ * written by the completion and failure scripts (lib/queue_hist.lua). */
 #include <stdlib.h>
 
 #include "queue_int.h"
@@ -62,9 +63,9 @@ static void hist_reply(fleet__req_t *base, int status,
 static const fleet__call_t hist_call = {
     "queue.history", FLEET__OP_QUEUE_HISTORY, hist_reply, hist_cb_fail};
 
-int fleet_queue_history(fleet_queue_t *pub, fleet_hist_res_t res,
-                        int64_t from_ms, int64_t to_ms,
-                        fleet_queue_history_cb cb, void *user_data) {
+int fleet__queue_history(fleet_queue_t *pub, fleet_hist_res_t res,
+                         int64_t from_ms, int64_t to_ms,
+                         fleet_queue_history_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   int err;
 
@@ -112,8 +113,8 @@ static void sample_reply(fleet__req_t *base, int status,
 static const fleet__call_t sample_call = {
     "queue.sample", FLEET__OP_QUEUE_SAMPLE, sample_reply, sample_cb_fail};
 
-int fleet_queue_sample(fleet_queue_t *pub, uint64_t depth,
-                       fleet_queue_sample_cb cb, void *user_data) {
+int fleet__queue_sample(fleet_queue_t *pub, uint64_t depth,
+                        fleet_queue_sample_cb cb, void *user_data) {
   struct fleet__queue_s *q;
   int err;
 

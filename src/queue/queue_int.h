@@ -341,7 +341,9 @@ enum {
   FLEET__QP_GROUPS,
   FLEET__QP_JOB_DELETE,
   FLEET__QP_JOB_RUN,
-  FLEET__QP_JOB_KILL
+  FLEET__QP_JOB_KILL,
+  FLEET__QP_HISTORY,
+  FLEET__QP_SAMPLE
 };
 
 /* A call about one job (`id`, or `claim`'s), sent to its partition:
@@ -360,13 +362,23 @@ int fleet__qp_one(fleet_queue_t *pub, int what, const char *id,
  * 0 pause, 1 resume, 2 status), SET_LIMITS (ptr), HOLD and WEIGHT (str:
  * the group, a: the ms or weight), LIMITS, LIST (str: the type), JOBS
  * (arg: the state, str: a group or NULL, a: the cursor, b: payload_max),
- * GROUPS (str: after), with `limit` where the call has one. */
+ * GROUPS (str: after), HISTORY (arg: the resolution, a and b: from_ms
+ * and to_ms as int64_t), SAMPLE (a: the depth, FLEET_HIST_NO_SAMPLE or
+ * any other: each partition records its own), with `limit` where the
+ * call has one. */
 int fleet__qp_all(fleet_queue_t *pub, int what, int arg, const void *ptr,
                   const char *str, uint64_t a, uint64_t b, size_t limit,
                   fleet__fn_t cb, void *user_data);
 int fleet__qp_events_start(fleet_queue_t *pub, const char *job_id,
                            fleet_queue_event_cb cb, void *user_data);
 int fleet__qp_events_stop(fleet_queue_t *pub);
+/* A queue's history and the readers' sample on one plain queue
+ * (queue_history.c). */
+int fleet__queue_history(fleet_queue_t *pub, fleet_hist_res_t res,
+                         int64_t from_ms, int64_t to_ms,
+                         fleet_queue_history_cb cb, void *user_data);
+int fleet__queue_sample(fleet_queue_t *pub, uint64_t depth,
+                        fleet_queue_sample_cb cb, void *user_data);
 int fleet__queue_enqueue(fleet_queue_t *q, const fleet_job_spec_t *specs,
                          size_t n, fleet_queue_enqueue_cb cb, void *user_data);
 int fleet__queue_get(fleet_queue_t *q, const char *id, fleet_queue_get_cb cb,

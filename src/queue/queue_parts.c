@@ -28,6 +28,7 @@ typedef struct {
   qp_call_t *c;
   uint32_t p;
   size_t first, n; /* its items: c->order[first .. first + n - 1] */
+  uint64_t total;  /* a page of jobs: the partition's total */
 } qp_slot_t;
 
 /* A call of the partitioned handle, until every partition answered. */
@@ -59,6 +60,9 @@ struct qp_call_s {
   fleet_job_summary_t *sums;
   const char **ids;
   fleet_queue_group_t *groups;
+  fleet_hist_point_t *hist; /* every partition's points, in turn */
+  fleet_queue_sample_t sample;
+  int arg; /* the argument of fleet__qp_all() */
   size_t nsums, limit;
   uint64_t total, next;
   uint32_t cur;
@@ -190,6 +194,7 @@ static void qp_free(qp_call_t *c) {
   free(c->sums);
   free(c->ids);
   free(c->groups);
+  free(c->hist);
   free(c);
 }
 
@@ -817,8 +822,10 @@ static void qp_jobs_done(fleet_queue_t *sub, int status,
   char *p;
 
   (void)sub;
-  if (status == 0)
+  if (status == 0) {
     c->total += total;
+    s->total = total;
+  }
   if (status == 0 && s->p == c->cur) {
     if (next > UINT64_MAX / 256)
       status = FLEET_EPROTO;
@@ -905,6 +912,90 @@ static void qp_groups_done(fleet_queue_t *sub, int status,
   qp_part_done(s, status);
 }
 
+static void qp_hist_done(fleet_queue_t *sub, int status,
+                         const fleet_hist_point_t *pts, size_t n, void *ud) {
+  qp_slot_t *s = ud;
+  qp_call_t *c = s->c;
+  fleet_hist_point_t *h;
+
+  (void)sub;
+  if (status == 0 && n > 0) {
+    if ((h = realloc(c->hist, (c->nsums + n) * sizeof(*h))) == NULL) {
+      status = FLEET_ENOMEM;
+    } else {
+      c->hist = h;
+      memcpy(h + c->nsums, pts, n * sizeof(*h));
+      c->nsums += n;
+    }
+  }
+  qp_part_done(s, status);
+}
+
+static int qp_hist_cmp(const void *a, const void *b) {
+  int64_t x = ((const fleet_hist_point_t *)a)->t_ms;
+  int64_t y = ((const fleet_hist_point_t *)b)->t_ms;
+
+  return x < y ? -1 : x > y;
+}
+
+/* The partitions' points as one history: the points of one minute or day
+ * added up (the depths that were sampled summed, -1 when none was; the
+ * wait the longest), oldest first, at most the newest `max`. The
+ * partitions' servers may disagree on the time (a cluster), so a point
+ * that only some of them have is kept. */
+static void qp_hist_merge(qp_call_t *c, size_t max) {
+  size_t i, k;
+
+  if (c->nsums == 0)
+    return;
+  qsort(c->hist, c->nsums, sizeof(*c->hist), qp_hist_cmp);
+  for (i = 1, k = 0; i < c->nsums; i++) {
+    fleet_hist_point_t *a = &c->hist[k], *b = &c->hist[i];
+    if (a->t_ms == b->t_ms) {
+      a->processed += b->processed;
+      a->failed += b->failed;
+      if (b->depth >= 0)
+        a->depth = a->depth >= 0 ? a->depth + b->depth : b->depth;
+      if (b->wait_ms > a->wait_ms)
+        a->wait_ms = b->wait_ms;
+    } else {
+      c->hist[++k] = *b;
+    }
+  }
+  c->nsums = k + 1;
+  if (c->nsums > max) {
+    memmove(c->hist, c->hist + (c->nsums - max), max * sizeof(*c->hist));
+    c->nsums = max;
+  }
+}
+
+static void qp_sample_done(fleet_queue_t *sub, int status,
+                           const fleet_queue_sample_t *smp, void *ud) {
+  qp_slot_t *s = ud;
+  fleet_queue_sample_t *o = &s->c->sample;
+
+  (void)sub;
+  if (status == 0) {
+    if (smp->now_ms > o->now_ms)
+      o->now_ms = smp->now_ms;
+    if (smp->oldest_ms > o->oldest_ms)
+      o->oldest_ms = smp->oldest_ms;
+    o->recorded = o->recorded || smp->recorded;
+  }
+  qp_part_done(s, status);
+}
+
+/* A sample that records: the partition's own depth first, then its
+ * sample of it. */
+static void qp_sample_counts(fleet_queue_t *sub, int status,
+                             const fleet_queue_counts_t *n, void *ud) {
+  if (status == 0)
+    status = fleet__queue_sample(sub, n->pending + n->delayed + n->running,
+                                 qp_sample_done, ud);
+  if (status != 0)
+    qp_part_done(ud, status);
+}
+
 int fleet__qp_all(fleet_queue_t *pub, int what, int arg, const void *ptr,
                   const char *str, uint64_t a, uint64_t b, size_t limit,
                   fleet__fn_t cb, void *user_data) {
@@ -923,7 +1014,9 @@ int fleet__qp_all(fleet_queue_t *pub, int what, int arg, const void *ptr,
     return FLEET_ENOMEM;
   c->kind = what;
   c->flag = 0;
+  c->arg = arg;
   c->limit = limit;
+  c->sample.oldest_ms = -1;
   if (what == FLEET__QP_JOBS) {
     /* The cursor: the partition's own cursor times 256, plus the
      * partition; 0 is the first page of partition 0. */
@@ -977,6 +1070,18 @@ int fleet__qp_all(fleet_queue_t *pub, int what, int arg, const void *ptr,
         break;
       case FLEET__QP_GROUPS:
         err = fleet__queue_groups(sub, str, limit, qp_groups_done, s);
+        break;
+      case FLEET__QP_HISTORY:
+        err = fleet__queue_history(sub, (fleet_hist_res_t)arg, (int64_t)a,
+                                   (int64_t)b, qp_hist_done, s);
+        break;
+      case FLEET__QP_SAMPLE:
+        /* The depth is checked as the plain call checks it. */
+        err = a == FLEET_HIST_NO_SAMPLE
+                  ? fleet__queue_sample(sub, a, qp_sample_done, s)
+              : a > (1ULL << 50)
+                  ? FLEET_EINVAL
+                  : fleet__queue_counts(sub, qp_sample_counts, s);
         break;
       default: /* FLEET__QP_JOBS: this page, and the totals of the others */
         if (str != NULL)
@@ -1038,6 +1143,11 @@ static void qp_finish(qp_call_t *c) {
                                    st ? 0 : c->nsums, st ? 0 : c->total, c->ud);
       return;
     case FLEET__QP_JOBS:
+      /* A next page that starts a partition (a cursor below 256) starts
+       * the next partition that has jobs of the kind: none left, 0. */
+      while (st == 0 && c->next > 0 && c->next < 256 &&
+             c->slots[c->next].total == 0)
+        c->next = c->next + 1 < c->q->nparts ? c->next + 1 : 0;
       ((fleet_queue_jobs_cb)c->cb)(pub, st, st ? NULL : c->sums,
                                    st ? 0 : c->nsums, st ? 0 : c->total,
                                    st ? 0 : c->next, c->ud);
@@ -1066,6 +1176,16 @@ static void qp_finish(qp_call_t *c) {
       ((fleet_queue_groups_cb)c->cb)(pub, st, st ? NULL : c->groups,
                                      st ? 0 : c->nsums, st ? 0 : c->total,
                                      c->ud);
+      return;
+    case FLEET__QP_HISTORY:
+      if (st == 0)
+        qp_hist_merge(c, c->arg == FLEET_HIST_DAY ? FLEET_HIST_DAYS_MAX
+                                                  : FLEET_HIST_MINUTES_MAX);
+      ((fleet_queue_history_cb)c->cb)(pub, st, st ? NULL : c->hist,
+                                      st ? 0 : c->nsums, c->ud);
+      return;
+    case FLEET__QP_SAMPLE:
+      ((fleet_queue_sample_cb)c->cb)(pub, st, st ? NULL : &c->sample, c->ud);
       return;
     default:
       break;

@@ -236,6 +236,26 @@ int fleet_queue_counts(fleet_queue_t *q, fleet_queue_counts_cb cb,
                        (fleet__fn_t)cb, user_data);
 }
 
+/* A partitioned queue's history is its partitions' added up, minute by
+ * minute (queue_parts.c); its sample is each partition's own. */
+int fleet_queue_history(fleet_queue_t *q, fleet_hist_res_t res, int64_t from_ms,
+                        int64_t to_ms, fleet_queue_history_cb cb,
+                        void *user_data) {
+  if (!fleet__qp_is(q))
+    return fleet__queue_history(q, res, from_ms, to_ms, cb, user_data);
+  return fleet__qp_all(q, FLEET__QP_HISTORY, (int)res, NULL, NULL,
+                       (uint64_t)from_ms, (uint64_t)to_ms, 0, (fleet__fn_t)cb,
+                       user_data);
+}
+
+int fleet_queue_sample(fleet_queue_t *q, uint64_t depth,
+                       fleet_queue_sample_cb cb, void *user_data) {
+  if (!fleet__qp_is(q))
+    return fleet__queue_sample(q, depth, cb, user_data);
+  return fleet__qp_all(q, FLEET__QP_SAMPLE, 0, NULL, NULL, depth, 0, 0,
+                       (fleet__fn_t)cb, user_data);
+}
+
 int fleet_queue_list(fleet_queue_t *q, const char *type, size_t limit,
                      fleet_queue_list_cb cb, void *user_data) {
   if (!fleet__qp_is(q))

@@ -139,11 +139,22 @@ struct cli_s {
   int noun_argc;
   char **noun_argv;
   int queue_known;
-  /* The partition count of the queue the command names, read before it
-   * runs (cli_queue_learn()): 0 for a plain queue. */
-  uint32_t queue_parts;
-  char queue_parts_of[520];
+  /* The partition counts of queues as they were read, most recent
+   * first (cmd_queue_create.c): the queue the command names, read before
+   * it runs (cli_queue_learn()), and those the dashboard and the exporter
+   * read as they run (cli_q_queue_parts()). */
+  struct cli_parts_s *parts;
+  size_t nparts;
 };
+
+/* A queue's partition count as it was read: `n` (1 for a plain queue),
+ * at the loop time `read_ms` (uv_now()). */
+typedef struct cli_parts_s {
+  struct cli_parts_s *next;
+  uint32_t n;
+  uint64_t read_ms;
+  char name[];
+} cli_parts_t;
 
 /* Prints "fleet: <what>: <error name> (<detail>)" on stderr, on one line;
  * `detail` may be NULL. When the backend was never reached, the line says
@@ -440,6 +451,11 @@ int cli_q_worker_ls_all(cli_t *cli, cli_done_fn done, void *arg);
 /* ------------------------------------------------------------------------ */
 /* Queries on a queue handle (cmd_queue.c; flow control: cmd_queue_flow.c)  */
 
+/* A page's cursor, at most: a partitioned queue's holds its partition's
+ * cursor times 256 (fleet_queue_jobs()); 2^53 - 1, which the page's
+ * script reads exactly. */
+#define CLI_CURSOR_MAX ((1ULL << 53) - 1)
+
 /* The context of a query on a queue handle of its own (closed before the
  * query ends); a query that keeps more begins its context with one. */
 typedef struct {
@@ -454,6 +470,13 @@ typedef struct {
 cli_qctx_t *cli_qctx_open(cli_t *cli, size_t size, const char *name,
                           const char *key, const char *val, cli_done_fn done,
                           void *arg, int *err);
+/* The same with a handle of `parts` partitions (0 or 1: a plain handle of
+ * `name`), whatever the count read. cli_qctx_open() passes
+ * cli_queue_parts(cli, name). */
+cli_qctx_t *cli_qctx_open_parts(cli_t *cli, size_t size, const char *name,
+                                uint32_t parts, const char *key,
+                                const char *val, cli_done_fn done, void *arg,
+                                int *err);
 /* Replies of a query's queue handle: the counts ("pending", ...,
  * "dead_kept") and the paused flag ("paused") added to its result. */
 void cli_q_on_counts(fleet_queue_t *q, int status,
@@ -471,6 +494,10 @@ void cli_q_on_paused(fleet_queue_t *q, int status, int paused, void *ud);
  * (`group` NULL) or of a group for `ms`. weight: a group's weight. */
 int cli_q_queue_info(cli_t *cli, const char *queue, size_t groups_max,
                      size_t top, cli_done_fn done, void *arg);
+/* info on a handle of `parts` partitions (cli_qctx_open_parts()). */
+int cli_q_queue_info_parts(cli_t *cli, const char *queue, uint32_t parts,
+                           size_t groups_max, size_t top, cli_done_fn done,
+                           void *arg);
 int cli_q_queue_limits(cli_t *cli, const char *queue, cli_done_fn done,
                        void *arg);
 int cli_q_queue_set_limits(cli_t *cli, const char *queue,
@@ -491,10 +518,25 @@ int cli_cmd_queue_create(cli_t *cli, int argc, char **argv);
 /* Reads the partition count of the queue `name` into the cli (the loop
  * runs until it answers: call it before the command starts its queries,
  * never from a callback); a failed read leaves the queue plain, for the
- * command to fail on its own. cli_queue_parts() is that count for `name`
- * (0: plain), for the options of the queue handles the command opens. */
+ * command to fail on its own. cli_queue_parts() is the count last read
+ * for `name` (0: plain, or never read), for the options of the queue
+ * handles the queries open (cli_qctx_open()). */
 void cli_queue_learn(cli_t *cli, const char *name);
 uint32_t cli_queue_parts(const cli_t *cli, const char *name);
+/* The query that reads the partition count of `name` as the loop runs
+ * (fleet_queue_partitions() on a plain handle), for the readers that run
+ * on (the dashboard, the exporter): its result is {"queue",
+ * "partitions"}. cli_queue_parts_keep() keeps a count read for
+ * cli_queue_parts() (the CLI_PARTS_KEPT read last: the one read longest
+ * ago goes first), and cli_queue_parts_age() is how long ago, in ms, the
+ * count of `name` was kept (UINT64_MAX: never). */
+#define CLI_PARTS_KEPT 1024
+int cli_q_queue_parts(cli_t *cli, const char *name, cli_done_fn done,
+                      void *arg);
+void cli_queue_parts_keep(cli_t *cli, const char *name, uint32_t n);
+uint64_t cli_queue_parts_age(const cli_t *cli, const char *name);
+/* Frees the counts kept (at exit). */
+void cli_queue_parts_free(cli_t *cli);
 
 /* One job's verbs and removing a queue (cmd_queue_verbs.c). job_verb:
  * `verb` "delete", "run" or "kill" on job `id`; its result {"queue",

@@ -8,6 +8,9 @@
  * checks, dash_http.c and dash_routes.c, with only that route) and by
  * `fleet dash`; `fleet metrics --once` prints it.
  *
+ * A partitioned queue is one queue, its partitions added up (see
+ * metrics_queues()).
+ *
  * Labels: every object is `name`, a cron definition `cron_namespace` and
  * `name`, a state `state`, a queue's group `group`. Cardinality: one
  * series per object and state, and per queue at most METRICS_GROUPS_TOP
@@ -65,16 +68,166 @@ struct metrics_s {
   metrics_part_t part[METRICS_PARTS];
 };
 
-/* A queue's counts, paused flag, oldest pending age and busiest groups. */
-static int metrics_queue(cli_t *cli, const char *name, cli_done_fn done,
+/* A queue's counts, paused flag, oldest pending age and busiest groups:
+ * `item` is "<partitions>:<name>" (mq_on_reads()). */
+static int metrics_queue(cli_t *cli, const char *item, cli_done_fn done,
                          void *arg) {
-  return cli_q_queue_info(cli, name, METRICS_GROUPS_READ, METRICS_GROUPS_TOP,
-                          done, arg);
+  char *end;
+  unsigned long parts = strtoul(item, &end, 10);
+
+  if (*end != ':')
+    return FLEET_EINVAL;
+  return cli_q_queue_info_parts(cli, end + 1, (uint32_t)parts,
+                                METRICS_GROUPS_READ, METRICS_GROUPS_TOP, done,
+                                arg);
+}
+
+/* A partitioned queue is one queue of the metrics, as in `fleet queue
+ * ls` (docs/queue.md, "Partitioned queues"): the names found are read
+ * for the partition count of the queue each belongs to ("<q>~<i>" is
+ * partition i of <q> when <q> has more than i partitions), and the queues
+ * are then read once each, a partitioned one on a handle of every
+ * partition: the count goes with the name, as "<count>:<name>". */
+typedef struct {
+  cli_done_fn done;
+  void *arg;
+} mq_t;
+
+/* One name's read: the name, and the length of the queue's name it may
+ * be a partition of (its own length when it has no "~<digits>"). */
+typedef struct {
+  cli_done_fn done;
+  void *arg;
+  size_t base_len;
+  char name[];
+} mq_read_t;
+
+/* The partition index of `name` ("<q>~<digits>", 1 to 255), with the
+ * length of <q>; 0 when it is none. */
+static unsigned mq_index(const char *name, size_t *base_len) {
+  const char *t = strrchr(name, '~');
+  size_t n = t != NULL ? strlen(t + 1) : 0;
+
+  *base_len = strlen(name);
+  if (t == NULL || t == name || n == 0 || n > 3 ||
+      strspn(t + 1, "0123456789") != n || t[1] == '0' || atoi(t + 1) > 255)
+    return 0;
+  *base_len = (size_t)(t - name);
+  return (unsigned)atoi(t + 1);
+}
+
+static void mq_read_done(cli_t *cli, int status, const char *detail,
+                         cli_json_t *res, void *arg) {
+  mq_read_t *r = arg;
+
+  if (status == 0)
+    cli_jadd(res, "name", cli_jstr(r->name));
+  r->done(cli, status, detail, res, r->arg);
+  free(r);
+}
+
+static int mq_read(cli_t *cli, const char *name, cli_done_fn done, void *arg) {
+  size_t len = strlen(name), base_len;
+  mq_read_t *r = malloc(sizeof(*r) + len + 1);
+  char *base;
+  int err;
+
+  if (r == NULL)
+    return FLEET_ENOMEM;
+  memcpy(r->name, name, len + 1);
+  r->done = done;
+  r->arg = arg;
+  mq_index(name, &base_len);
+  if ((base = strndup(name, base_len)) == NULL) {
+    free(r);
+    return FLEET_ENOMEM;
+  }
+  err = cli_q_queue_parts(cli, base, mq_read_done, r);
+  free(base);
+  if (err != 0)
+    free(r);
+  return err;
+}
+
+/* Whether the item `v` ("<count>:<name>") is of the name `s`. */
+static int mq_is(const cli_json_t *v, const char *s, size_t len) {
+  const char *name = strchr(v->str, ':');
+
+  return name != NULL && v->len - (size_t)(name + 1 - v->str) == len &&
+         memcmp(name + 1, s, len) == 0;
+}
+
+/* Whether the array `a` of items holds the name `s`: the last item
+ * first (the names come sorted, so a queue's partitions come together,
+ * after the queue's own name). */
+static int mq_has(const cli_json_t *a, const char *s, size_t len) {
+  const cli_json_t *v;
+
+  if (a->last != NULL && mq_is(a->last, s, len))
+    return 1;
+  for (v = a->first; v != NULL; v = v->next)
+    if (mq_is(v, s, len))
+      return 1;
+  return 0;
+}
+
+/* Every name's count is read: the queues, each once. */
+static void mq_on_reads(cli_t *cli, int status, const char *detail,
+                        cli_json_t *rows, void *arg) {
+  mq_t m = *(mq_t *)arg;
+  const cli_json_t *row, *name, *n;
+  cli_json_t *names = NULL;
+  cli_buf_t item = {0};
+  unsigned i;
+  size_t base_len;
+
+  free(arg);
+  if (status == 0 && (names = cli_jarr()) == NULL)
+    status = FLEET_ENOMEM;
+  for (row = status == 0 ? rows->first : NULL; row != NULL; row = row->next) {
+    if ((name = cli_jget(row, "name")) == NULL || name->type != CLI_JSTR ||
+        (n = cli_jget(row, "partitions")) == NULL)
+      continue;
+    i = mq_index(name->str, &base_len);
+    if (i > 0 && (int64_t)i >= n->num)
+      base_len = name->len; /* a queue of its own */
+    /* (A name found is unique: only a partition's queue may be there.) */
+    if (base_len < name->len && mq_has(names, name->str, base_len))
+      continue;
+    /* The count of the name's queue; a name kept as its own: plain. */
+    cli_buf_printf(
+        &item, "%u:", base_len == name->len && i > 0 ? 1u : (unsigned)n->num);
+    cli_buf_add(&item, name->str, base_len);
+    if (item.oom)
+      break;
+    cli_jadd(names, NULL, cli_jbytes(item.p, item.len));
+    item.len = 0;
+  }
+  cli_jfree(rows);
+  if (status == 0 && (names->num == -1 || item.oom))
+    status = FLEET_ENOMEM;
+  cli_buf_free(&item);
+  if (status == 0)
+    status = cli_map(cli, names, metrics_queue, m.done, m.arg);
+  else
+    cli_jfree(names);
+  if (status != 0)
+    m.done(cli, status, detail, NULL, m.arg);
 }
 
 static int metrics_queues(cli_t *cli, cli_done_fn done, void *arg) {
-  return cli_scan_map(cli, FLEET_OBJECT_QUEUE, "*", METRICS_QUEUES_MAX,
-                      metrics_queue, done, arg);
+  mq_t *m = malloc(sizeof(*m));
+  int err;
+
+  if (m == NULL)
+    return FLEET_ENOMEM;
+  m->done = done;
+  m->arg = arg;
+  err = cli_scan_map(cli, FLEET_OBJECT_QUEUE, "*", METRICS_QUEUES_MAX, mq_read,
+                     mq_on_reads, m);
+  if (err != 0)
+    free(m);
+  return err;
 }
 
 static const cli_list_fn metrics_lists[METRICS_PARTS] = {

@@ -95,11 +95,20 @@ static const char queue_usage[] =
 cli_qctx_t *cli_qctx_open(cli_t *cli, size_t size, const char *name,
                           const char *key, const char *val, cli_done_fn done,
                           void *arg, int *err) {
+  /* A partitioned queue: cmd_queue_create.c. */
+  return cli_qctx_open_parts(cli, size, name, cli_queue_parts(cli, name), key,
+                             val, done, arg, err);
+}
+
+cli_qctx_t *cli_qctx_open_parts(cli_t *cli, size_t size, const char *name,
+                                uint32_t parts, const char *key,
+                                const char *val, cli_done_fn done, void *arg,
+                                int *err) {
   cli_qctx_t *c = cli_query_new(size, cli, done, arg);
   fleet_queue_options_t o;
 
   fleet_queue_options_init(&o);
-  o.partitions = cli_queue_parts(cli, name); /* cmd_queue_create.c */
+  o.partitions = parts;
   *err = c == NULL
              ? FLEET_ENOMEM
              : cli_query_open(&c->base, (fleet_handle_t *)&c->q,
@@ -184,10 +193,12 @@ void cli_q_on_paused(fleet_queue_t *q, int status, int paused, void *ud) {
   cli_query_answered(&c->base, status, NULL);
 }
 
-int cli_q_queue_stats(cli_t *cli, const char *queue, cli_done_fn done,
-                      void *arg) {
+/* The stats of a handle of `parts` partitions of `queue`. */
+static int queue_stats(cli_t *cli, const char *queue, uint32_t parts,
+                       cli_done_fn done, void *arg) {
   int err;
-  qctx_t *c = qctx_open(cli, queue, NULL, NULL, done, arg, &err);
+  qctx_t *c = cli_qctx_open_parts(cli, sizeof(qctx_t), queue, parts, NULL, NULL,
+                                  done, arg, &err);
 
   if (c == NULL)
     return err;
@@ -201,11 +212,19 @@ int cli_q_queue_stats(cli_t *cli, const char *queue, cli_done_fn done,
   return cli_query_sent(&c->base, err);
 }
 
+int cli_q_queue_stats(cli_t *cli, const char *queue, cli_done_fn done,
+                      void *arg) {
+  return queue_stats(cli, queue, cli_queue_parts(cli, queue), done, arg);
+}
+
 /* A partitioned queue is one row of `queue ls`: the rows of its
  * partitions' queues ("<name>~<i>", docs/queue.md, "Partitioned queues")
  * are added into the row of <name> (a partition that never held a job
  * has no keys, and no row): the counts are summed, the oldest age is the
- * largest, paused says whether any partition is. */
+ * largest, paused says whether any partition is. Each row is read on a
+ * plain handle of its name (ls_stats()), whatever partition count is
+ * known of it (the dashboard's), so that each partition is counted once
+ * and samples its own depth. */
 typedef struct {
   cli_done_fn done;
   void *arg;
@@ -270,6 +289,11 @@ static void ls_fold(cli_json_t *rows) {
   }
 }
 
+static int ls_stats(cli_t *cli, const char *queue, cli_done_fn done,
+                    void *arg) {
+  return queue_stats(cli, queue, 1, done, arg);
+}
+
 static void ls_fold_done(cli_t *cli, int status, const char *detail,
                          cli_json_t *result, void *arg) {
   ls_fold_t f = *(ls_fold_t *)arg;
@@ -288,8 +312,8 @@ int cli_q_queue_ls(cli_t *cli, cli_done_fn done, void *arg) {
     return FLEET_ENOMEM;
   f->done = done;
   f->arg = arg;
-  err = cli_scan_map(cli, FLEET_OBJECT_QUEUE, "*", QUEUE_LS_MAX,
-                     cli_q_queue_stats, ls_fold_done, f);
+  err = cli_scan_map(cli, FLEET_OBJECT_QUEUE, "*", QUEUE_LS_MAX, ls_stats,
+                     ls_fold_done, f);
   if (err != 0)
     free(f);
   return err;
@@ -592,14 +616,17 @@ int cli_q_queue_pause(cli_t *cli, const char *queue, const char *action,
 
 /* Whether the counts and paused flag of `res` (cli_q_queue_stats()) show
  * a queue that `queue ls` lists: the keys it finds a queue by (a job in a
- * state, a finished one counted or kept, the pause) hold something. */
-static int queue_exists(const cli_json_t *res) {
+ * state, a finished one counted or kept, the pause, the partition count
+ * of a partitioned queue, which cli_queue_parts() knows) hold something. */
+static int queue_exists(const cli_t *cli, const cli_json_t *res) {
   static const char *const keys[] = {
       "pending",        "delayed",   "running",          "completed", "dead",
       "completed_kept", "dead_kept", "waiting_children", "paused",    NULL};
-  const cli_json_t *v;
+  const cli_json_t *v = cli_jget(res, "queue");
   size_t i;
 
+  if (v != NULL && v->type == CLI_JSTR && cli_queue_parts(cli, v->str) >= 2)
+    return 1;
   for (i = 0; keys[i] != NULL; i++)
     if ((v = cli_jget(res, keys[i])) != NULL && v->num != 0)
       return 1;
@@ -616,7 +643,7 @@ static void known_done(cli_t *cli, int status, const char *detail,
     cli_finish(cli, status, detail, NULL, NULL);
     return;
   }
-  if (!queue_exists(res)) {
+  if (!queue_exists(cli, res)) {
     fleet_escape_print(stderr, "fleet: %s: no such queue: %s", cli->what,
                        cli_jget(res, "queue")->str);
     cli_jfree(res);
@@ -832,7 +859,7 @@ int cli_cmd_queue(cli_t *cli, int argc, char **argv) {
     if (limit_s != NULL && cli_parse_u64(limit_s, 1, 1000, &limit) != 0)
       return usage_error("--limit: 1 to 1000 (got %s)", limit_s);
     if (cursor_s != NULL &&
-        cli_parse_u64(cursor_s, 0, UINT32_MAX, &cursor) != 0)
+        cli_parse_u64(cursor_s, 0, CLI_CURSOR_MAX, &cursor) != 0)
       return usage_error("--cursor: a number (got %s)", cursor_s);
     if (group != NULL && state != FLEET_JOB_PENDING)
       return usage_error("--group lists pending jobs only (got --state %s)",

@@ -63,6 +63,97 @@ int cli_cmd_queue_create(cli_t *cli, int argc, char **argv) {
   return cli_started(cli, argv[0], err);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The counts read                                                          */
+
+/* The entry of `name`, or NULL. */
+static cli_parts_t *parts_find(const cli_t *cli, const char *name) {
+  cli_parts_t *e;
+
+  for (e = cli->parts; e != NULL; e = e->next)
+    if (strcmp(e->name, name) == 0)
+      return e;
+  return NULL;
+}
+
+/* Keeps the count `n` of `name`, read now, first in the list; the entry
+ * read longest ago goes when there are more than CLI_PARTS_KEPT. */
+void cli_queue_parts_keep(cli_t *cli, const char *name, uint32_t n) {
+  cli_parts_t **pp, *e = NULL;
+  size_t len = strlen(name);
+
+  for (pp = &cli->parts; *pp != NULL; pp = &(*pp)->next)
+    if (strcmp((*pp)->name, name) == 0) {
+      e = *pp;
+      *pp = e->next;
+      cli->nparts--;
+      break;
+    }
+  if (e == NULL && (e = malloc(sizeof(*e) + len + 1)) == NULL)
+    return; /* Not kept: the queue is read as plain, and again. */
+  memcpy(e->name, name, len + 1);
+  e->n = n;
+  e->read_ms = uv_now(cli->loop);
+  e->next = cli->parts;
+  cli->parts = e;
+  if (++cli->nparts > CLI_PARTS_KEPT) {
+    for (pp = &cli->parts; (*pp)->next != NULL; pp = &(*pp)->next)
+      ;
+    free(*pp);
+    *pp = NULL;
+    cli->nparts--;
+  }
+}
+
+uint32_t cli_queue_parts(const cli_t *cli, const char *name) {
+  const cli_parts_t *e = parts_find(cli, name);
+
+  return e != NULL && e->n >= 2 ? e->n : 0;
+}
+
+uint64_t cli_queue_parts_age(const cli_t *cli, const char *name) {
+  const cli_parts_t *e = parts_find(cli, name);
+  uint64_t now = uv_now(cli->loop);
+
+  return e == NULL ? UINT64_MAX : now > e->read_ms ? now - e->read_ms : 0;
+}
+
+void cli_queue_parts_free(cli_t *cli) {
+  cli_parts_t *e, *next;
+
+  for (e = cli->parts; e != NULL; e = next) {
+    next = e->next;
+    free(e);
+  }
+  cli->parts = NULL;
+  cli->nparts = 0;
+}
+
+/* cli_q_queue_parts(): a read on a plain handle of the queue. */
+static void parts_on_count(fleet_queue_t *q, int status, uint32_t n, void *ud) {
+  cli_qctx_t *c = q->data;
+
+  (void)ud;
+  if (status == 0)
+    cli_jadd(c->base.res, "partitions", cli_jint((int64_t)n));
+  cli_query_answered(&c->base, status, NULL);
+}
+
+int cli_q_queue_parts(cli_t *cli, const char *name, cli_done_fn done,
+                      void *arg) {
+  int err;
+  cli_qctx_t *c = cli_qctx_open_parts(cli, sizeof(*c), name, 1, NULL, NULL,
+                                      done, arg, &err);
+
+  if (c == NULL)
+    return err;
+  return cli_query_sent(&c->base,
+                        fleet_queue_partitions(&c->q, 0, parts_on_count, NULL));
+}
+
+/* ------------------------------------------------------------------------ */
+/* The read before a command                                                */
+
 /* The blocking read of cli_queue_learn(). */
 typedef struct {
   int done, status;
@@ -86,8 +177,11 @@ void cli_queue_learn(cli_t *cli, const char *name) {
   fleet_queue_t q;
   learn_t l = {0, 0, 0};
 
-  cli->queue_parts = 0;
-  if (name == NULL || name[0] == '-' ||
+  /* A command run again once its queue is known (cli_queue_known()) runs
+   * inside a callback, where the loop must not be run: the count was read
+   * by its first run. */
+  if (name == NULL || name[0] == '-' || cli->queue_known ||
+      parts_find(cli, name) != NULL ||
       fleet_queue_init(&cli->client, &q, name, NULL) != 0)
     return;
   /* Before the command's loop runs: the loop is run here until the read
@@ -95,19 +189,11 @@ void cli_queue_learn(cli_t *cli, const char *name) {
   if (fleet_queue_partitions(&q, 0, learn_on_count, &l) == 0)
     while (!l.done && uv_run(cli->loop, UV_RUN_ONCE) != 0)
       ;
-  if (l.done && l.status == 0 && l.n >= 2) {
-    snprintf(cli->queue_parts_of, sizeof(cli->queue_parts_of), "%s", name);
-    cli->queue_parts = strlen(name) < sizeof(cli->queue_parts_of) ? l.n : 0;
-  }
+  if (l.done && l.status == 0)
+    cli_queue_parts_keep(cli, name, l.n);
   l.done = 0;
   q.data = &l;
   if (fleet_queue_close(&q, learn_on_closed) == 0)
     while (!l.done && uv_run(cli->loop, UV_RUN_ONCE) != 0)
       ;
-}
-
-uint32_t cli_queue_parts(const cli_t *cli, const char *name) {
-  return cli->queue_parts >= 2 && strcmp(cli->queue_parts_of, name) == 0
-             ? cli->queue_parts
-             : 0;
 }

@@ -223,9 +223,16 @@ static void info_finish(cli_query_t *q) {
 
 int cli_q_queue_info(cli_t *cli, const char *queue, size_t groups_max,
                      size_t top, cli_done_fn done, void *arg) {
+  return cli_q_queue_info_parts(cli, queue, cli_queue_parts(cli, queue),
+                                groups_max, top, done, arg);
+}
+
+int cli_q_queue_info_parts(cli_t *cli, const char *queue, uint32_t parts,
+                           size_t groups_max, size_t top, cli_done_fn done,
+                           void *arg) {
   int err;
-  info_ctx_t *c = (info_ctx_t *)cli_qctx_open(cli, sizeof(*c), queue, NULL,
-                                              NULL, done, arg, &err);
+  info_ctx_t *c = (info_ctx_t *)cli_qctx_open_parts(
+      cli, sizeof(*c), queue, parts, NULL, NULL, done, arg, &err);
 
   if (c == NULL)
     return err;

@@ -194,7 +194,10 @@ int cli_cmd_watch(cli_t *cli, int argc, char **argv) {
     return rc;
   if ((rc = cli_opts("watch", &argc, argv, opts)) != 0)
     return rc;
-  /* A queue that does not exist is refused, as by `fleet queue`. */
+  /* A partitioned queue is one queue (its count read first), and a queue
+   * that does not exist is refused, as by `fleet queue`. */
+  if (argc == 3 && strcmp(argv[1], "queue") == 0)
+    cli_queue_learn(cli, argv[2]);
   if (argc == 3 && strcmp(argv[1], "queue") == 0 &&
       !cli_queue_known(cli, argv[2], 0))
     return 0;

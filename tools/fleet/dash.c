@@ -39,6 +39,11 @@
  * own script and stylesheet (the overview is inlined as JSON data, not as
  * script).
  *
+ * A partitioned queue (docs/queue.md, "Partitioned queues") is one queue:
+ * a route that names a queue reads its partition count first (kept 5 s,
+ * dash_routes.c) and runs on a handle of every partition; the lists of
+ * queues add a queue's partitions up into its row.
+ *
  * The page ("/") comes with the overview inlined, so that it shows the
  * data as soon as it loads; it then refreshes every 2 s.
  * Stops on SIGINT or SIGTERM: closes the listener and every connection,

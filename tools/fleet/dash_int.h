@@ -91,6 +91,7 @@ struct dash_conn_s {
   int ov_left, ov_status;
   char ov_detail[256]; /* the first failed part's error text */
   int page;            /* the overview is for the page, not /api/overview */
+  const void *route;   /* the API route asked for (dash_routes.c) */
   void *prev, *next;   /* the dashboard's open connections */
 };
 

@@ -164,7 +164,7 @@ static int api_jobs(dash_conn_t *c, const dash_route_t *r, const char *q,
   if (query_param(q, qlen, "state", state_s, sizeof(state_s)) == NULL ||
       cli_job_state(state_s, &state) != 0 ||
       (query_param(q, qlen, "cursor", num, sizeof(num)) != NULL &&
-       cli_parse_u64(num, 0, UINT32_MAX, &cursor) != 0) ||
+       cli_parse_u64(num, 0, CLI_CURSOR_MAX, &cursor) != 0) ||
       (query_param(q, qlen, "limit", num, sizeof(num)) != NULL &&
        cli_parse_u64(num, 1, 1000, &limit) != 0))
     return FLEET_EINVAL;
@@ -276,6 +276,71 @@ static int api_routes(dash_conn_t *c, const dash_route_t *r, const char *q,
 }
 
 /* ------------------------------------------------------------------------ */
+/* A partitioned queue                                                      */
+
+/* A route that names a queue runs on a handle of every partition of it
+ * (cli_qctx_open() opens one of the count cli_queue_parts() knows): the
+ * count is read first (cli_q_queue_parts()) unless it was read less than
+ * DASH_PARTS_MAX_AGE_MS ago, so that a queue made partitioned while the
+ * dashboard runs is one queue on the next refresh after that. */
+#define DASH_PARTS_MAX_AGE_MS 5000
+
+/* Starts the query of the route of `c` (c->route). */
+static void route_run(dash_conn_t *c) {
+  const dash_route_t *r = c->route;
+  char queue[1024] = "";
+  int err;
+
+  if (r->queue)
+    query_param(c->query, c->query_len, "queue", queue, sizeof(queue));
+  c->refs++; /* for the query */
+  if ((err = r->fn(c, r, c->query, c->query_len, queue)) != 0) {
+    c->refs--;
+    api_error(c, err, NULL);
+  }
+}
+
+/* The count was read, and is kept; or not: when the backend did not
+ * answer, the route answers so at once (its own query would wait as
+ * long again); after another failure (a count fleet cannot read) the
+ * route runs with the count known before (none: the queue's partition 0
+ * alone), and its own query says what the backend answers. */
+static void route_parts_read(cli_t *cli, int status, const char *detail,
+                             cli_json_t *res, void *arg) {
+  dash_conn_t *c = arg;
+  dash_t *d = c->d;
+  const cli_json_t *q = cli_jget(res, "queue"),
+                   *n = cli_jget(res, "partitions");
+
+  if (status == 0 && q != NULL && q->type == CLI_JSTR && n != NULL &&
+      n->type == CLI_JINT)
+    cli_queue_parts_keep(cli, q->str, (uint32_t)n->num);
+  cli_jfree(res);
+  if (!d->stopping && (status == FLEET_EUNAVAILABLE ||
+                       status == FLEET_ETIMEDOUT || status == FLEET_ECONNLOST))
+    api_error(c, status, detail);
+  else if (!d->stopping)
+    route_run(c);
+  dash_conn_unref(c);
+  dash_maybe_done(d);
+}
+
+/* Runs route `r` of `c` for ?queue=`queue` (NULL when it names none),
+ * once the queue's partition count is known. */
+static void route_start(dash_conn_t *c, const dash_route_t *r,
+                        const char *queue) {
+  c->route = r;
+  if (queue != NULL &&
+      cli_queue_parts_age(c->d->cli, queue) >= DASH_PARTS_MAX_AGE_MS) {
+    c->refs++; /* for the read */
+    if (cli_q_queue_parts(c->d->cli, queue, route_parts_read, c) == 0)
+      return;
+    c->refs--;
+  }
+  route_run(c);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Access and routing                                                       */
 
 /* Whether the request is allowed to reach the routes; if not, answers it.
@@ -358,7 +423,7 @@ void dash_route(dash_conn_t *c) {
   const char *path = c->path, *q = c->query;
   size_t plen = c->path_len, qlen = c->query_len;
   char queue[1024];
-  int get = c->parser.method == HTTP_GET, page, err;
+  int get = c->parser.method == HTTP_GET, page;
   const dash_route_t *r;
   const cli_asset_t *a;
 
@@ -396,11 +461,7 @@ void dash_route(dash_conn_t *c) {
       api_error(c, FLEET_EINVAL, "the queue parameter is required");
       return;
     }
-    c->refs++; /* for the query */
-    if ((err = r->fn(c, r, q, qlen, queue)) != 0) {
-      c->refs--;
-      api_error(c, err, NULL);
-    }
+    route_start(c, r, r->queue ? queue : NULL);
     return;
   }
   if (!get) {

@@ -298,6 +298,7 @@ int main(int argc, char **argv) {
     uv_run(cli.loop, UV_RUN_DEFAULT);
   }
   uv_loop_close(cli.loop);
+  cli_queue_parts_free(&cli);
   free(cli.url_shown);
   free(cli.conn_detail);
   free(cli.noun_argv);

@@ -833,6 +833,15 @@ async function loadJobs() {
     return;
   }
   const page = r.body;
+  // A partitioned queue's pages walk its partitions in turn: an empty page
+  // where a partition holds none of these jobs is passed over (its next
+  // cursor starts a later partition that has some, so this ends).
+  if (page.jobs.length === 0 && page.next_cursor &&
+      page.next_cursor !== cursor) {
+    selected.cursors[selected.cursors.length - 1] = page.next_cursor;
+    setHash();
+    return loadJobs();
+  }
   for (const j of page.jobs) {
     const row = el('tr', {'data-job': j.id,
                           class: jobSel && jobSel.id === j.id ? 'sel' : ''},
