@@ -548,6 +548,8 @@ function renderCrons(spaces) {
                             class: (cronSel && cronSel.ns === sp.namespace &&
                                     cronSel.key === d.key ? 'sel ' : '') + mark},
         el('td', {}, sp.namespace), el('td', {}, d.key),
+        el('td', {}, el('button', {onclick: () => selectCron(sp.namespace, d.key)},
+                        'History')),
         el('td', {class: 'expr'}, d.expr), el('td', {}, d.tz),
         el('td', {class: d.enabled ? '' : 'paused'},
            d.enabled ? 'yes' : 'disabled'),
@@ -558,9 +560,7 @@ function renderCrons(spaces) {
         el('td', {class: 'state ' + mark}, state),
         el('td', {'data-next': d.next_due || ''}, isoShort(d.next_due)),
         el('td', {'data-last': d.last_fired || ''}, isoShort(d.last_fired)),
-        el('td', {}, d.queue || ''),
-        el('td', {}, el('button', {onclick: () => selectCron(sp.namespace, d.key)},
-                        'History'))));
+        el('td', {}, d.queue || '')));
     }
   }
   if (n === 0)
