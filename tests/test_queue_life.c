@@ -245,7 +245,7 @@ static void life_expect(qt_t *t, const char *id, fleet_job_state_t state,
 /* A job of a given id never reads the result an earlier job of that id
  * left (its own retention or the queue's): not once it completed without
  * a result (with and without completed-job history), nor once it died
- * and its dead record was trimmed. */
+ * and its dead record was trimmed or purged. */
 CONFORMANCE_IMPL(queue_result_given_id) {
   fleet_queue_options_t o;
   fleet_job_info_t info;
@@ -293,6 +293,36 @@ CONFORMANCE_IMPL(queue_result_given_id) {
     ASSERT_OK(qt_fail(&t, &c, "boom"));
   }
   life_expect(&t, "y", FLEET_JOB_DEAD, NULL);
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, "x", &info, NULL, 0, NULL, 0));
+  /* Nor after its dead record was purged. */
+  life_claim_given(&t, "x", 0, 3, &a);
+  life_complete(&t, &a, "third");
+  life_claim_given(&t, "x", 0, 1, &a);
+  {
+    fleet_claim_t c = qt_claim_of(&a);
+
+    ASSERT_OK(qt_fail(&t, &c, "boom"));
+  }
+  ASSERT_OK(qt_purge(&t, FLEET_JOB_DEAD));
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, "x", &info, NULL, 0, NULL, 0));
+  qt_close(&t);
+
+  /* No dead history: a running job of the id cancelled, its end as
+   * cancelled when its holder fails it (dead, at once gone) leaves
+   * nothing to read. */
+  fleet_queue_options_init(&o);
+  o.keep_dead = FLEET_QUEUE_KEEP_NONE;
+  memset(&t, 0, sizeof(t));
+  qt_open(&t, b->url, "qlgc", &o);
+  life_claim_given(&t, "x", 0, 3, &a);
+  life_complete(&t, &a, "first");
+  life_claim_given(&t, "x", 0, 3, &a);
+  ASSERT_OK(qt_cancel_job(&t, "x", 60000));
+  {
+    fleet_claim_t c = qt_claim_of(&a);
+
+    ASSERT_OK(qt_fail(&t, &c, "stopped"));
+  }
   ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, "x", &info, NULL, 0, NULL, 0));
   qt_close(&t);
 

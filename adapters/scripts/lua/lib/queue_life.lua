@@ -173,8 +173,12 @@ end
 -- Drops the results kept in T:results under the given ids (generated
 -- ids never repeat) of `ids`, jobs that ended without a result of their
 -- own: what is there is an earlier job's of the same id. Only while
--- T:limits has `res` (life.res), which goes with the last such result.
+-- T:limits has `res` (life.res, read here when the script has not read
+-- it), which goes with the last such result.
 local function life_res_forget(ids)
+  if life.res == nil then
+    life.res = call('HEXISTS', tag .. ':limits', 'res') == 1
+  end
   if not life.res then return end
   local given = {}
   for _, id in ipairs(ids) do
