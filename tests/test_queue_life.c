@@ -245,7 +245,8 @@ static void life_expect(qt_t *t, const char *id, fleet_job_state_t state,
 /* A job of a given id never reads the result an earlier job of that id
  * left (its own retention or the queue's): not once it completed without
  * a result (with and without completed-job history), nor once it died
- * and its dead record was trimmed or purged. */
+ * and its dead record was trimmed or purged; and the earlier one's
+ * retention does not cut the later one's result short. */
 CONFORMANCE_IMPL(queue_result_given_id) {
   fleet_queue_options_t o;
   fleet_job_info_t info;
@@ -305,6 +306,17 @@ CONFORMANCE_IMPL(queue_result_given_id) {
   }
   ASSERT_OK(qt_purge(&t, FLEET_JOB_DEAD));
   ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, "x", &info, NULL, 0, NULL, 0));
+  /* A later job's result, kept for the queue's retention, outlives the
+   * shorter retention of the earlier one's own (whose expiry a later
+   * completion with a retention of its own handles). */
+  life_claim_given(&t, "x", 300, 3, &a);
+  life_complete(&t, &a, "own");
+  life_claim_given(&t, "x", 0, 3, &a);
+  life_complete(&t, &a, "queue");
+  qt_sleep(&t, 500);
+  life_claim_given(&t, "z", 60000, 3, &a);
+  life_complete(&t, &a, "z");
+  life_expect(&t, "x", FLEET_JOB_COMPLETED, "queue");
   qt_close(&t);
 
   /* No dead history: a running job of the id cancelled, its end as

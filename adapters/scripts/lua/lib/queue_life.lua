@@ -193,6 +193,28 @@ local function life_res_forget(ids)
   end
 end
 
+-- Deletes up to LIFE_TRIM results of T:results whose own retention
+-- (T:resx) passed, but those written again since with a later expiry (a
+-- later job of the same given id, kept for the queue's retention: its
+-- result is not the earlier one's to delete).
+local function resx_expire()
+  local z, t = tag .. ':resx', life_now()
+  local old = call('ZRANGEBYSCORE', z, '-inf', dec(t), 'LIMIT', '0',
+                   dec(LIFE_TRIM))
+  if #old == 0 then return end
+  call('ZREM', z, unpack(old))
+  local v, gone = call('HMGET', tag .. ':results', unpack(old)), {}
+  for i, id in ipairs(old) do
+    local x = v[i] and string.find(v[i], '\0', 1, true)
+    local y = x and string.find(v[i], '\0', x + 1, true)
+    if v[i] and not (y and (tonumber(string.sub(v[i], x + 1, y - 1)) or 0) >
+        t) then
+      gone[#gone + 1] = id
+    end
+  end
+  if #gone > 0 then call('HDEL', tag .. ':results', unpack(gone)) end
+end
+
 -- Drops the chunks of T:res:<c> whose last result expired (up to 4).
 local function resc_expire()
   local z = tag .. ':resc'
@@ -284,7 +306,7 @@ local function life_done(done, res, ttl)
     end
     if #z > 0 then
       call('ZADD', tag .. ':resx', unpack(z))
-      life_expire(tag .. ':resx', tag .. ':results')
+      resx_expire()
     end
   end
   if life.res then
