@@ -242,11 +242,11 @@ static void life_expect(qt_t *t, const char *id, fleet_job_state_t state,
     ASSERT_MEM_EQ(info.result.base, r, strlen(r));
 }
 
-/* A job of a given id never reads the result an earlier job of that id
- * left (its own retention or the queue's): not once it completed without
- * a result (with and without completed-job history), nor once it died
- * and its dead record was trimmed or purged; and the earlier one's
- * retention does not cut the later one's result short. */
+/* A job of a given id never reads the result (or the progress) an earlier
+ * job of that id left (its own retention or the queue's): not once it
+ * completed without a result (with and without completed-job history),
+ * nor once it died and its dead record was trimmed or purged; and the
+ * earlier one's retention does not cut the later one's result short. */
 CONFORMANCE_IMPL(queue_result_given_id) {
   fleet_queue_options_t o;
   fleet_job_info_t info;
@@ -259,12 +259,20 @@ CONFORMANCE_IMPL(queue_result_given_id) {
   memset(&t, 0, sizeof(t));
   qt_open(&t, b->url, "qlg", &o);
   life_claim_given(&t, "x", 0, 3, &a);
+  {
+    fleet_claim_t c = qt_claim_of(&a);
+
+    ASSERT_OK(qt_progress(&t, &c, 50, "half", 4));
+  }
   life_complete(&t, &a, "first");
   life_expect(&t, "x", FLEET_JOB_COMPLETED, "first");
-  /* The id again: the new job shows no result while it runs, nor once it
-   * completed without one. */
+  /* The id again: the new job shows no result while it runs, nor the
+   * earlier one's progress, nor a result once it completed without one. */
+  qt_sleep(&t, 5);
   life_claim_given(&t, "x", 0, 3, &a);
   life_expect(&t, "x", FLEET_JOB_RUNNING, NULL);
+  ASSERT_OK(qt_get(&t, "x", &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(-1, info.progress);
   life_complete(&t, &a, NULL);
   ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, "x", &info, NULL, 0, NULL, 0));
   /* The same with a retention of the earlier job's own. */
