@@ -152,12 +152,12 @@ static void dc_on_list(fleet_cron_scheduler_t *s, int status,
            ",\"last_fire_ms\":%" PRId64 ",\"last_token\":%" PRIu64
            ",\"next_due_ms\":%" PRId64 ",\"start_ms\":%" PRId64
            ",\"end_ms\":%" PRId64 ",\"max_fires\":%" PRIu64
-           ",\"fires\":%" PRIu64 ",\"finished\":%s}",
+           ",\"fires\":%" PRIu64 ",\"finished\":%s,\"not_started\":%s}",
            fleet_cron_catch_up_name((int)x->catch_up), x->catch_up_max,
            x->catch_up_window_ms, x->disabled ? "false" : "true", x->created_ms,
            x->updated_ms, x->last_fire_ms, x->last_token, x->next_due_ms,
            x->start_ms, x->end_ms, x->max_fires, x->fires,
-           x->finished ? "true" : "false");
+           x->finished ? "true" : "false", x->not_started ? "true" : "false");
   }
   printf("]\n");
   dc_finish(d, 0);

@@ -651,6 +651,25 @@ void fleet_test_redis_ok(fleet_test_redis_t *r, const char *cmd) {
   freeReplyObject(reply);
 }
 
+uint64_t fleet_test_redis_calls(fleet_test_redis_t *r) {
+  redisReply *reply = fleet_test_redis_cmd(r, "INFO commandstats");
+  const char *p;
+  uint64_t n = 0;
+
+  ASSERT_NOT_NULL(reply);
+  ASSERT_EQ(REDIS_REPLY_STRING, reply->type);
+  for (p = reply->str; (p = strstr(p, "cmdstat_")) != NULL; p++) {
+    const char *c = strstr(p, "calls=");
+
+    ASSERT_NOT_NULL(c);
+    if (strncmp(p, "cmdstat_info:", 13) != 0 &&
+        strncmp(p, "cmdstat_config", 14) != 0)
+      n += strtoull(c + 6, NULL, 10);
+  }
+  freeReplyObject(reply);
+  return n;
+}
+
 const char *const fleet_test_acl_prefixes[] = {"fleet", "locktest", "qt", "t",
                                                "many",  "other",    NULL};
 

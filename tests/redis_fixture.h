@@ -4,6 +4,7 @@
 #define FLEET_TEST_REDIS_FIXTURE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <hiredis/hiredis.h>
 
@@ -98,6 +99,11 @@ int fleet_test_free_port(void);
 /* Runs `cmd` (a command line without format directives) and aborts the
  * test unless the server answers with something other than an error. */
 void fleet_test_redis_ok(fleet_test_redis_t *r, const char *cmd);
+
+/* The commands the server ran since its last CONFIG RESETSTAT, those the
+ * scripts ran included, but INFO and CONFIG (from INFO commandstats).
+ * Aborts the test when the server cannot be read. */
+uint64_t fleet_test_redis_calls(fleet_test_redis_t *r);
 
 /* As fleet_test_redis_cmd(), with binary-safe arguments. */
 redisReply *fleet_test_redis_cmd_argv(fleet_test_redis_t *r, int argc,

@@ -666,9 +666,35 @@ TEST_IMPL(cli_cron_warmpool) {
                          "\"max_fires\":null,\"fires\":0,\"finished\":true,"));
   cli_run_ok(&r, url, "qt", ARGS("cron", "ls", "--ns", "timed"));
   ASSERT_NOT_NULL(strstr(r.out, "MAX_FIRES"));
+  ASSERT_NOT_NULL(strstr(r.out, "START"));
+  ASSERT_NOT_NULL(strstr(r.out, "STATE"));
   row = strstr(r.out, "\ncapped ");
   ASSERT_NOT_NULL(row);
-  ASSERT_NOT_NULL(strstr(row, "2031-06-01T00:00:00.000Z"));
+  ASSERT_NOT_NULL(strstr(row, "2030-01-01T00:00:00.000Z  2031-06-01T00:00:00"
+                              ".000Z  not started\n"));
+  row = strstr(r.out, "\nended ");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "2000-01-01T00:00:00.000Z  finished\n"));
+  /* One definition: a field a line, or JSON. */
+  cli_run_ok(&r, url, "qt", ARGS("cron", "get", "capped", "--ns", "timed"));
+  ASSERT_NOT_NULL(strstr(r.out, "namespace: "));
+  ASSERT_NOT_NULL(strstr(r.out, "\nstart:        2030-01-01T00:00:00.000Z\n"
+                                "end:          2031-06-01T00:00:00.000Z\n"
+                                "max_fires:    3\nfires:        0\n"));
+  ASSERT_NOT_NULL(strstr(r.out, "\nstate:        not started\n"));
+  cli_run_ok(&r, url, "qt",
+             ARGS("--json", "cron", "get", "ended", "--ns", "timed"));
+  ASSERT_NOT_NULL(strstr(r.out, "{\"namespace\":\"timed\",\"key\":\"ended\","));
+  ASSERT_NOT_NULL(strstr(r.out, "\"end\":\"2000-01-01T00:00:00.000Z\","
+                                "\"max_fires\":null,\"fires\":0,\"finished\":"
+                                "true,\"not_started\":false,\"state\":"
+                                "\"finished\","));
+  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "cron", "get", "nope"));
+  ASSERT_EQ(1, r.status);
+  ASSERT_EQ(1, cli_lines(r.err));
+  ASSERT_NOT_NULL(strstr(r.err, "fleet: cron get: FLEET_ENOTFOUND"));
+  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "cron", "get"));
+  ASSERT_EQ(2, r.status);
   cli_run_ok(&r, url, "qt", ARGS("cron", "ls", "--ns", "empty"));
   ASSERT_NOT_NULL(strstr(r.out, "namespace empty: 0 definition(s)\n"));
   ASSERT_EQ(1, cli_lines(r.out));

@@ -445,8 +445,10 @@ TEST_IMPL(cron_mp_limit) {
   s = demo_text("list", "out");
   s = strstr(s, "{\"key\":\"cap\"");
   ASSERT_NOT_NULL(s);
-  ASSERT_NOT_NULL(strstr(s, "\"max_fires\":4,\"fires\":4,\"finished\":true}"));
-  ASSERT_NOT_NULL(strstr(demo_text("list", "out"), "\"finished\":true}]"));
+  ASSERT_NOT_NULL(strstr(s, "\"max_fires\":4,\"fires\":4,\"finished\":true,"
+                            "\"not_started\":false}"));
+  ASSERT_NOT_NULL(strstr(demo_text("list", "out"),
+                         "\"finished\":true,\"not_started\":false}]"));
   mp_teardown();
   return 0;
 }

@@ -256,6 +256,21 @@ TEST_IMPL(dash_api) {
   ASSERT_NOT_NULL(strstr(resp, "\"last_token\":2,"));
   ASSERT_NOT_NULL(strstr(resp, "{\"namespace\":\"other\",\"definitions\":"
                                "[{\"key\":\"hourly\""));
+  /* A definition's bounds and state: "capped" starts in 2030 (at most 3
+   * fires), "ended" ended in 2000. */
+  ASSERT_NOT_NULL(strstr(resp, "{\"key\":\"capped\","));
+  ASSERT_NOT_NULL(strstr(strstr(resp, "{\"key\":\"capped\","),
+                         "\"start\":\"2030-01-01T00:00:00.000Z\",\"end\":"
+                         "\"2031-06-01T00:00:00.000Z\",\"max_fires\":3,"
+                         "\"fires\":0,\"finished\":false,\"not_started\":true,"
+                         "\"state\":\"not started\","));
+  ASSERT_NOT_NULL(strstr(resp, "{\"key\":\"ended\","));
+  ASSERT_NOT_NULL(strstr(strstr(resp, "{\"key\":\"ended\","),
+                         "\"start\":null,\"end\":\"2000-01-01T00:00:00.000Z\","
+                         "\"max_fires\":null,\"fires\":0,\"finished\":true,"
+                         "\"not_started\":false,\"state\":\"finished\","));
+  ASSERT_NOT_NULL(strstr(strstr(resp, "{\"key\":\"tick\","),
+                         "\"not_started\":false,\"state\":\"active\","));
   ASSERT_EQ(200, cli_http(e.port, "GET", "/api/cron-history?ns=cron&key=tick",
                           NULL, resp, sizeof(resp)));
   ASSERT_NOT_NULL(strstr(resp, "\"node\":\"cli-node\",\"token\":2,"));
@@ -461,6 +476,25 @@ TEST_IMPL(dash_chromium) {
   ASSERT_NOT_NULL(strstr(row, "<td class=\"paused\">disabled</td>"));
   ASSERT_NOT_NULL(strstr(row, "<td data-next=\"\">-</td>"));
   ASSERT_NOT_NULL(strstr(r.out, "<tr data-cron=\"other/hourly\""));
+  /* Start, end, fires against the limit and the state, marked. */
+  ASSERT_NOT_NULL(strstr(r.out, "<tr data-cron=\"cron/tick\" "
+                                "data-state=\"active\" class=\"\">"));
+  row = strstr(r.out, "<tr data-cron=\"timed/capped\" data-state=\"not "
+                      "started\" class=\"not-started\">");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "<td data-start=\"2030-01-01T00:00:00.000Z\">"
+                              "2030-01-01T00:00:00Z</td><td data-end=\""
+                              "2031-06-01T00:00:00.000Z\">2031-06-01T00:00:00Z"
+                              "</td><td class=\"num\" data-fires=\"0\">0 / 3"
+                              "</td><td class=\"state not-started\">not started"
+                              "</td>"));
+  row = strstr(r.out, "<tr data-cron=\"timed/ended\" data-state=\"finished\" "
+                      "class=\"finished\">");
+  ASSERT_NOT_NULL(row);
+  ASSERT_NOT_NULL(strstr(row, "<td data-start=\"\">-</td><td data-end=\""
+                              "2000-01-01T00:00:00.000Z\">2000-01-01T00:00:00Z"
+                              "</td><td class=\"num\" data-fires=\"0\">-</td>"
+                              "<td class=\"state finished\">finished</td>"));
   row = strstr(r.out, "<tr data-warmpool=\"sandboxes\">");
   ASSERT_NOT_NULL(row);
   ASSERT_NOT_NULL(strstr(row, "<td class=\"\">healthy</td>"));

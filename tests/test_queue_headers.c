@@ -736,25 +736,6 @@ TEST_IMPL(example_trace) {
 /* ------------------------------------------------------------------------ */
 /* What headers cost                                                        */
 
-/* The commands Redis ran since its last CONFIG RESETSTAT, those of the
- * scripts included, but INFO and CONFIG. */
-static uint64_t cost_calls(fleet_test_redis_t *r) {
-  redisReply *reply = fleet_test_redis_cmd(r, "INFO commandstats");
-  const char *p;
-  uint64_t n = 0;
-
-  ASSERT_NOT_NULL(reply);
-  ASSERT_EQ(REDIS_REPLY_STRING, reply->type);
-  for (p = reply->str; (p = strstr(p, "cmdstat_")) != NULL; p++) {
-    const char *c = strstr(p, "calls=");
-    if (strncmp(p, "cmdstat_info:", 13) != 0 &&
-        strncmp(p, "cmdstat_config", 14) != 0)
-      n += strtoull(c + 6, NULL, 10);
-  }
-  freeReplyObject(reply);
-  return n;
-}
-
 /* Enqueues 10 jobs (with `h`, `nh` headers), claims and completes them;
  * returns the commands Redis ran for it. */
 static uint64_t cost_round(fleet_test_redis_t *r, qt_t *t,
@@ -778,7 +759,7 @@ static uint64_t cost_round(fleet_test_redis_t *r, qt_t *t,
     claims[i] = qt_claim_of(&jobs[i]);
   }
   ASSERT_OK(qt_complete(t, claims, 10, st));
-  return cost_calls(r);
+  return fleet_test_redis_calls(r);
 }
 
 /* A job with headers costs no command more than one without, at the

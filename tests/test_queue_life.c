@@ -4,6 +4,7 @@
  * reports checked against the claim; the events a subscriber hears, in
  * order, from the calls and from a worker; bad input refused with nothing
  * written. */
+#include "redis_fixture.h"
 #include "test_queue_util.h"
 
 /* ------------------------------------------------------------------------ */
@@ -198,6 +199,218 @@ CONFORMANCE_IMPL(queue_result_expire) {
   ASSERT_EQ(1, info.has_result);
   ASSERT_MEM_EQ(info.result.base, "own", 3);
   qt_close(&t);
+}
+
+/* Enqueues job `id` (`result_ttl_ms` its own retention, `max_attempts`
+ * attempts) and claims it. */
+static void life_claim_given(qt_t *t, const char *id, uint64_t result_ttl_ms,
+                             uint32_t max_attempts, qt_job_t *job) {
+  fleet_job_spec_t spec;
+  int st[1];
+
+  fleet_job_spec_init(&spec, "t", "x", 1);
+  spec.id = id;
+  spec.result_ttl_ms = result_ttl_ms;
+  spec.max_attempts = max_attempts;
+  ASSERT_OK(qt_enqueue(t, &spec, 1, st, NULL));
+  ASSERT_OK(st[0]);
+  ASSERT_EQ(1, qt_claim(t, 1, 60000, job));
+  ASSERT_STR_EQ(id, job->id);
+}
+
+/* Completes `job` with the result `r` (NULL: none). */
+static void life_complete(qt_t *t, const qt_job_t *job, const char *r) {
+  fleet_claim_t c = qt_claim_of(job);
+  fleet_bytes_t res;
+  int out[1];
+
+  res.base = r;
+  res.len = r != NULL ? strlen(r) : 0;
+  ASSERT_OK(qt_complete_results(t, &c, &res, 1, out));
+  ASSERT_OK(out[0]);
+}
+
+/* Asserts that job `id` is in `state` with result `r` (NULL: none). */
+static void life_expect(qt_t *t, const char *id, fleet_job_state_t state,
+                        const char *r) {
+  fleet_job_info_t info;
+
+  ASSERT_OK(qt_get(t, id, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(state, info.state);
+  ASSERT_EQ(r != NULL, info.has_result);
+  if (r != NULL)
+    ASSERT_MEM_EQ(info.result.base, r, strlen(r));
+}
+
+/* A job of a given id never reads the result (or the progress) an earlier
+ * job of that id left (its own retention or the queue's): not once it
+ * completed without a result (with and without completed-job history),
+ * nor once it died and its dead record was trimmed or purged; and the
+ * earlier one's retention does not cut the later one's result short. */
+CONFORMANCE_IMPL(queue_result_given_id) {
+  fleet_queue_options_t o;
+  fleet_job_info_t info;
+  qt_job_t a;
+  qt_t t;
+
+  /* No completed-job history (the default); one dead job kept. */
+  fleet_queue_options_init(&o);
+  o.keep_dead = 1;
+  memset(&t, 0, sizeof(t));
+  qt_open(&t, b->url, "qlg", &o);
+  life_claim_given(&t, "x", 0, 3, &a);
+  {
+    fleet_claim_t c = qt_claim_of(&a);
+
+    ASSERT_OK(qt_progress(&t, &c, 50, "half", 4));
+  }
+  life_complete(&t, &a, "first");
+  life_expect(&t, "x", FLEET_JOB_COMPLETED, "first");
+  /* The id again: the new job shows no result while it runs, nor the
+   * earlier one's progress, nor a result once it completed without one. */
+  qt_sleep(&t, 5);
+  life_claim_given(&t, "x", 0, 3, &a);
+  life_expect(&t, "x", FLEET_JOB_RUNNING, NULL);
+  ASSERT_OK(qt_get(&t, "x", &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(-1, info.progress);
+  life_complete(&t, &a, NULL);
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, "x", &info, NULL, 0, NULL, 0));
+  /* The same with a retention of the earlier job's own. */
+  life_claim_given(&t, "x", 60000, 3, &a);
+  life_complete(&t, &a, "own");
+  life_expect(&t, "x", FLEET_JOB_COMPLETED, "own");
+  life_claim_given(&t, "x", 0, 3, &a);
+  life_complete(&t, &a, NULL);
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, "x", &info, NULL, 0, NULL, 0));
+  /* A later job's result replaces an earlier one's. */
+  life_claim_given(&t, "x", 0, 3, &a);
+  life_complete(&t, &a, "second");
+  life_expect(&t, "x", FLEET_JOB_COMPLETED, "second");
+  /* A job of the id that dies shows no result, nor after its dead record
+   * was trimmed (another dead job, one kept). */
+  life_claim_given(&t, "x", 0, 1, &a);
+  {
+    fleet_claim_t c = qt_claim_of(&a);
+
+    ASSERT_OK(qt_fail(&t, &c, "boom"));
+  }
+  life_expect(&t, "x", FLEET_JOB_DEAD, NULL);
+  life_claim_given(&t, "y", 0, 1, &a);
+  {
+    fleet_claim_t c = qt_claim_of(&a);
+
+    ASSERT_OK(qt_fail(&t, &c, "boom"));
+  }
+  life_expect(&t, "y", FLEET_JOB_DEAD, NULL);
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, "x", &info, NULL, 0, NULL, 0));
+  /* Nor after its dead record was purged. */
+  life_claim_given(&t, "x", 0, 3, &a);
+  life_complete(&t, &a, "third");
+  life_claim_given(&t, "x", 0, 1, &a);
+  {
+    fleet_claim_t c = qt_claim_of(&a);
+
+    ASSERT_OK(qt_fail(&t, &c, "boom"));
+  }
+  ASSERT_OK(qt_purge(&t, FLEET_JOB_DEAD));
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, "x", &info, NULL, 0, NULL, 0));
+  /* A later job's result, kept for the queue's retention, outlives the
+   * shorter retention of the earlier one's own (whose expiry a later
+   * completion with a retention of its own handles). */
+  life_claim_given(&t, "x", 300, 3, &a);
+  life_complete(&t, &a, "own");
+  life_claim_given(&t, "x", 0, 3, &a);
+  life_complete(&t, &a, "queue");
+  qt_sleep(&t, 500);
+  life_claim_given(&t, "z", 60000, 3, &a);
+  life_complete(&t, &a, "z");
+  life_expect(&t, "x", FLEET_JOB_COMPLETED, "queue");
+  qt_close(&t);
+
+  /* No dead history: a running job of the id cancelled, its end as
+   * cancelled when its holder fails it (dead, at once gone) leaves
+   * nothing to read. */
+  fleet_queue_options_init(&o);
+  o.keep_dead = FLEET_QUEUE_KEEP_NONE;
+  memset(&t, 0, sizeof(t));
+  qt_open(&t, b->url, "qlgc", &o);
+  life_claim_given(&t, "x", 0, 3, &a);
+  life_complete(&t, &a, "first");
+  life_claim_given(&t, "x", 0, 3, &a);
+  ASSERT_OK(qt_cancel_job(&t, "x", 60000));
+  {
+    fleet_claim_t c = qt_claim_of(&a);
+
+    ASSERT_OK(qt_fail(&t, &c, "stopped"));
+  }
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, "x", &info, NULL, 0, NULL, 0));
+  qt_close(&t);
+
+  /* With history: the earlier job's record purged, the later one kept
+   * completed without a result. */
+  fleet_queue_options_init(&o);
+  o.keep_completed = 100;
+  memset(&t, 0, sizeof(t));
+  qt_open(&t, b->url, "qlgk", &o);
+  life_claim_given(&t, "x", 0, 3, &a);
+  life_complete(&t, &a, "first");
+  ASSERT_OK(qt_purge(&t, FLEET_JOB_COMPLETED));
+  life_expect(&t, "x", FLEET_JOB_COMPLETED, "first");
+  life_claim_given(&t, "x", 0, 3, &a);
+  life_complete(&t, &a, NULL);
+  life_expect(&t, "x", FLEET_JOB_COMPLETED, NULL);
+  qt_close(&t);
+}
+
+/* Enqueues 10 jobs of given ids (`round` tells the ids apart), claims and
+ * completes them without a result; returns the commands Redis ran. */
+static uint64_t life_cost_round(fleet_test_redis_t *r, qt_t *t, int round) {
+  fleet_job_spec_t specs[10];
+  fleet_claim_t claims[10];
+  qt_job_t jobs[10];
+  char ids[10][32];
+  int st[10];
+  size_t i;
+
+  for (i = 0; i < 10; i++) {
+    snprintf(ids[i], sizeof(ids[i]), "job-%d-%zu", round, i);
+    fleet_job_spec_init(&specs[i], "t", "p", 1);
+    specs[i].id = ids[i];
+  }
+  fleet_test_redis_ok(r, "CONFIG RESETSTAT");
+  ASSERT_OK(qt_enqueue(t, specs, 10, st, NULL));
+  ASSERT_EQ(10, qt_claim(t, 10, 60000, jobs));
+  for (i = 0; i < 10; i++)
+    claims[i] = qt_claim_of(&jobs[i]);
+  ASSERT_OK(qt_complete(t, claims, 10, st));
+  return fleet_test_redis_calls(r);
+}
+
+/* Jobs of given ids on a queue that keeps no result of a given id cost no
+ * command for the check above; while one is kept, their completions drop
+ * what is kept under their ids, and once none is left they cost what they
+ * did. */
+TEST_IMPL(queue_redis_result_given_cost) {
+  fleet_test_redis_t *r = fleet_test_redis_start_or_skip(NULL);
+  uint64_t plain, kept, after;
+  qt_job_t a;
+  qt_t t;
+
+  memset(&t, 0, sizeof(t));
+  qt_open(&t, fleet_test_redis_url(r), "cost", NULL);
+  life_cost_round(r, &t, 0); /* (the scripts loaded) */
+  plain = life_cost_round(r, &t, 1);
+  ASSERT_UEQ(plain, life_cost_round(r, &t, 2));
+  /* A result kept under a given id: the next round drops job-3-0's. */
+  life_claim_given(&t, "job-3-0", 0, 3, &a);
+  life_complete(&t, &a, "r");
+  kept = life_cost_round(r, &t, 3);
+  ASSERT_UGT(kept, plain);
+  after = life_cost_round(r, &t, 4);
+  ASSERT_UEQ(plain, after);
+  qt_close(&t);
+  fleet_test_redis_stop(r);
+  return 0;
 }
 
 /* ------------------------------------------------------------------------ */

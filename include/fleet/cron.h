@@ -157,6 +157,10 @@ typedef struct {
    * fleet_cron_scheduler_add_pool() (docs/cron.md, "Pool-targeted
    * definitions"); NULL or "" for none. Not together with `queue`. */
   const char *pool;
+  /* Read back only: whether the definition has not started yet (a
+   * start_ms after the server's time when it was read; it fires nothing
+   * before then). */
+  int not_started;
 } fleet_cron_def_t;
 
 /* Fills a definition with the defaults (zeroes). */

@@ -250,7 +250,11 @@ void fleet__cron_def_view(const fleet__cron_def_t *d, int64_t now_ms,
   out->end_ms = d->end_ms;
   out->max_fires = d->max_fires;
   out->fires = d->fired;
-  out->finished = d->done_ms > 0;
+  /* (At its limit it is finished: the hint of the count written after
+   * the last fire says so before a later claim answers it.) */
+  out->finished =
+      d->done_ms > 0 || (d->max_fires > 0 && d->fired >= d->max_fires);
+  out->not_started = d->start_ms > 0 && now_ms < d->start_ms;
   out->next_due_ms = -1;
   if (cron == NULL && fleet_cron_parse(d->expr, d->tz[0] != '\0' ? d->tz : NULL,
                                        &own, NULL, 0) == 0)

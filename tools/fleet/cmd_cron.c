@@ -1,11 +1,11 @@
-/* cmd_cron.c -- `fleet cron ls|history|enable|disable|remove`: the
+/* cmd_cron.c -- `fleet cron ls|get|history|enable|disable|remove`: the
  * definitions of a cron namespace (expression, zone, enabled, next due,
- * last fired), the dispatch log of one definition, and the changes to
- * one, through the library's public registry calls (fleet_cron_list(),
- * fleet_cron_history(), fleet_cron_enable(), fleet_cron_remove()) on a
- * scheduler
- * handle that is initialized but never started: it sends nothing of its
- * own, fires nothing, and is closed once the answer is in. */
+ * last fired, start, end, fire limit, fires, state), one of them, the
+ * dispatch log of one definition, and the changes to one, through the
+ * library's public registry calls (fleet_cron_list(), fleet_cron_history(),
+ * fleet_cron_enable(), fleet_cron_remove()) on a scheduler handle that is
+ * initialized but never started: it sends nothing of its own, fires
+ * nothing, and is closed once the answer is in. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +22,10 @@ static const char cron_usage[] =
     "                                    (default \"" CRON_DEFAULT_NS
     "\"): expression, zone,\n"
     "                                    enabled, next due, last fired,\n"
-    "                                    fires, fire limit, end, finished\n"
+    "                                    fires, fire limit, start, end,\n"
+    "                                    state (active, not started or\n"
+    "                                    finished)\n"
+    "  get KEY [--ns NS]                 definition KEY, a field a line\n"
     "  history KEY [--ns NS] [--limit N] the newest N (1..1000, default "
     "20)\n"
     "                                    occurrences of definition KEY\n"
@@ -75,50 +78,59 @@ static cctx_t *cctx_open(cli_t *cli, const char *ns, cli_done_fn done,
   return *err == 0 ? c : NULL;
 }
 
+/* The state of definition `d`: "finished" (past its end or at its fire
+ * limit), "not started" (its start ahead) or "active". */
+static const char *def_state(const fleet_cron_def_t *d) {
+  if (d->finished)
+    return "finished";
+  return d->not_started ? "not started" : "active";
+}
+
+/* Adds the fields of definition `d` to object `o`. */
+static void def_json(cli_json_t *o, const fleet_cron_def_t *d) {
+  cli_jadd(o, "key", cli_jstr(d->key));
+  cli_jadd(o, "expr", cli_jstr(d->expr));
+  cli_jadd(o, "tz",
+           cli_jstr(d->tz != NULL && d->tz[0] != '\0' ? d->tz : "UTC"));
+  cli_jadd(o, "enabled", cli_jbool(!d->disabled));
+  cli_jadd(o, "queue",
+           d->queue != NULL && d->queue[0] != '\0' ? cli_jstr(d->queue)
+                                                   : cli_jnull());
+  cli_jadd(o, "pool",
+           d->pool != NULL && d->pool[0] != '\0' ? cli_jstr(d->pool)
+                                                 : cli_jnull());
+  cli_jadd(o, "catch_up", cli_jstr(catch_up_name(d->catch_up)));
+  cli_jadd(o, "next_due", cron_jtime(d->next_due_ms));
+  cli_jadd(o, "next_due_ms", cli_jint(d->next_due_ms));
+  cli_jadd(o, "last_fired", cron_jtime(d->last_fire_ms));
+  cli_jadd(o, "last_fire_ms", cli_jint(d->last_fire_ms));
+  cli_jadd(o, "last_token", cli_jint((int64_t)d->last_token));
+  cli_jadd(o, "start", d->start_ms > 0 ? cron_jtime(d->start_ms) : cli_jnull());
+  cli_jadd(o, "end", d->end_ms > 0 ? cron_jtime(d->end_ms) : cli_jnull());
+  cli_jadd(o, "max_fires",
+           d->max_fires > 0 ? cli_jint((int64_t)d->max_fires) : cli_jnull());
+  cli_jadd(o, "fires", cli_jint((int64_t)d->fires));
+  cli_jadd(o, "finished", cli_jbool(d->finished));
+  cli_jadd(o, "not_started", cli_jbool(d->not_started));
+  cli_jadd(o, "state", cli_jstr(def_state(d)));
+  cli_jadd(o, "created", cron_jtime(d->created_ms));
+  cli_jadd(o, "updated", cron_jtime(d->updated_ms));
+}
+
 /* ls ----------------------------------------------------------------- */
 
 static void on_list(fleet_cron_scheduler_t *sched, int status,
                     const fleet_cron_def_t *defs, size_t n, void *user_data) {
   cctx_t *c = user_data;
-  cli_json_t *arr, *o;
+  cli_json_t *arr;
   size_t i;
 
   (void)sched;
   if (status == 0) {
     arr = cli_jadd(c->base.res, "definitions", cli_jarr());
     cli_jadd(c->base.res, "count", cli_jint((int64_t)n));
-    for (i = 0; i < n; i++) {
-      const fleet_cron_def_t *d = &defs[i];
-
-      o = cli_jadd(arr, NULL, cli_jobj());
-      cli_jadd(o, "key", cli_jstr(d->key));
-      cli_jadd(o, "expr", cli_jstr(d->expr));
-      cli_jadd(o, "tz",
-               cli_jstr(d->tz != NULL && d->tz[0] != '\0' ? d->tz : "UTC"));
-      cli_jadd(o, "enabled", cli_jbool(!d->disabled));
-      cli_jadd(o, "queue",
-               d->queue != NULL && d->queue[0] != '\0' ? cli_jstr(d->queue)
-                                                       : cli_jnull());
-      cli_jadd(o, "pool",
-               d->pool != NULL && d->pool[0] != '\0' ? cli_jstr(d->pool)
-                                                     : cli_jnull());
-      cli_jadd(o, "catch_up", cli_jstr(catch_up_name(d->catch_up)));
-      cli_jadd(o, "next_due", cron_jtime(d->next_due_ms));
-      cli_jadd(o, "next_due_ms", cli_jint(d->next_due_ms));
-      cli_jadd(o, "last_fired", cron_jtime(d->last_fire_ms));
-      cli_jadd(o, "last_fire_ms", cli_jint(d->last_fire_ms));
-      cli_jadd(o, "last_token", cli_jint((int64_t)d->last_token));
-      cli_jadd(o, "start",
-               d->start_ms > 0 ? cron_jtime(d->start_ms) : cli_jnull());
-      cli_jadd(o, "end", d->end_ms > 0 ? cron_jtime(d->end_ms) : cli_jnull());
-      cli_jadd(o, "max_fires",
-               d->max_fires > 0 ? cli_jint((int64_t)d->max_fires)
-                                : cli_jnull());
-      cli_jadd(o, "fires", cli_jint((int64_t)d->fires));
-      cli_jadd(o, "finished", cli_jbool(d->finished));
-      cli_jadd(o, "created", cron_jtime(d->created_ms));
-      cli_jadd(o, "updated", cron_jtime(d->updated_ms));
-    }
+    for (i = 0; i < n; i++)
+      def_json(cli_jadd(arr, NULL, cli_jobj()), &defs[i]);
   }
   cli_query_answered(&c->base, status, NULL);
 }
@@ -136,6 +148,31 @@ int cli_q_cron_ls(cli_t *cli, const char *ns, cli_done_fn done, void *arg) {
 int cli_q_cron_ls_all(cli_t *cli, cli_done_fn done, void *arg) {
   return cli_scan_map(cli, FLEET_OBJECT_CRON, "*", CRON_LS_MAX, cli_q_cron_ls,
                       done, arg);
+}
+
+/* get ---------------------------------------------------------------- */
+
+static void on_get(fleet_cron_scheduler_t *sched, int status,
+                   const fleet_cron_def_t *defs, size_t n, void *user_data) {
+  cctx_t *c = user_data;
+
+  (void)sched;
+  if (status == 0 && n == 1)
+    def_json(c->base.res, &defs[0]);
+  cli_query_answered(&c->base, status == 0 && n != 1 ? FLEET_EPROTO : status,
+                     NULL);
+}
+
+/* Definition `key` of namespace `ns`: {"namespace": ns, then its fields as
+ * `ls` gives them}; FLEET_ENOTFOUND when it is not defined. */
+static int cron_q_get(cli_t *cli, const char *ns, const char *key,
+                      cli_done_fn done, void *arg) {
+  int err;
+  cctx_t *c = cctx_open(cli, ns, done, arg, &err);
+
+  if (c != NULL)
+    err = cli_query_sent(&c->base, fleet_cron_list(&c->sched, key, on_get, c));
+  return err;
 }
 
 /* history ------------------------------------------------------------ */
@@ -187,7 +224,7 @@ int cli_q_cron_history(cli_t *cli, const char *ns, const char *key,
 
 static const char *const ls_cols[] = {
     "key",  "expr",  "tz",        "enabled", "next_due", "last_fired", "queue",
-    "pool", "fires", "max_fires", "end",     "finished", NULL};
+    "pool", "fires", "max_fires", "start",   "end",      "state",      NULL};
 static const char *const hist_cols[] = {"fire_time",  "node",    "token",
                                         "dispatched", "outcome", NULL};
 
@@ -233,6 +270,13 @@ int cli_cmd_cron(cli_t *cli, int argc, char **argv) {
       return cli_usage_error("cron", "ls takes no argument: %s", argv[2]);
     err = cli_q_cron_ls(cli, ns != NULL ? ns : CRON_DEFAULT_NS, cli_finish,
                         (void *)&ls_view);
+  } else if (strcmp(verb, "get") == 0) {
+    if ((err = cli_opts("cron", &argc, argv, ls_opts)) != 0)
+      return err;
+    if (argc != 3)
+      return cli_usage_error("cron", "%s takes a cron key", verb);
+    err = cron_q_get(cli, ns != NULL ? ns : CRON_DEFAULT_NS, argv[2],
+                     cli_finish, NULL);
   } else if (strcmp(verb, "history") == 0) {
     if ((err = cli_opts("cron", &argc, argv, history_opts)) != 0)
       return err;

@@ -8,6 +8,8 @@
 --   ("failed", and "dead", events: lib/queue_life.lua); with flows
 --   (lib/queue_deps.lua): parent, deps, kids:<id>, and the parent's
 --   queue's.
+--   Also results, resx: a trimmed dead job's id drops an earlier job's
+--   result (lib/queue_life.lua, life_res_forget).
 -- ARGV[1]: id; ARGV[2]: token; ARGV[3]: error; ARGV[4]: rnd (0..2^32-1,
 --   chooses the jitter); ARGV[5]: keep_count, ARGV[6]: keep_s for dead jobs.
 --   Also cancel, rundl, timeout (lib/queue_stop.lua): a claim whose job

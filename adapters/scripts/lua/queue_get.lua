@@ -81,6 +81,15 @@ local attempts, max, _, j, k, l = rec_read(rec, id)
 local created
 created, tail[4] = hdr_split(sub(rec, j + 1, k - 1))
 created = num(created)
+-- (A progress reported before this job was created is an earlier job's
+-- of the same given id, kept for its time: lib/queue_life.lua.)
+if pct >= 0 then
+  local p = call('HGET', tag .. ':progress', id)
+  local z = p and find(p, '\0', 1, true)
+  if z and (tonumber(sub(p, 1, z - 1)) or 0) < created then
+    tail[2], tail[3] = -1, false
+  end
+end
 local prio, _, _, group = opts_read(call('HGET', tag .. ':opts', id), id)
 local state, finished, token, last_error = 'pending', 0, 0, false
 local info = call('HGET', tag .. ':info', id)

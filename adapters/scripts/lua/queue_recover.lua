@@ -13,6 +13,8 @@
 --   delayed (lib/queue_stop.lua): an expired claim whose job was
 --   cancelled ends as cancelled (dead), one past its run deadline fails
 --   with the timeout's error (retried after its backoff, or dead).
+--   Also results, resx: a trimmed dead job's id drops an earlier job's
+--   result (lib/queue_life.lua, life_res_forget).
 -- ARGV[1]: limit (claims per call); ARGV[2]: keep_count, ARGV[3]: keep_s
 --   for dead jobs.
 -- Returns: {now_ms, requeued, dead, next_deadline_ms (-1: none running),

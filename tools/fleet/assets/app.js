@@ -526,30 +526,45 @@ function renderPools(pools) {
   }
 }
 
+// A definition's state (cron ls): finished (past its end or at its fire
+// limit) and not started (its start ahead) are marked; the server says
+// which, by its clock. Older servers give only `finished`.
+function cronState(d) {
+  return d.state || (d.finished ? 'finished' : 'active');
+}
+
 function renderCrons(spaces) {
   const body = document.querySelector('#crons tbody');
   body.replaceChildren();
-  if (!spaces) { unknownRow(body, 9, 'the crons'); return; }
+  if (!spaces) { unknownRow(body, 13, 'the crons'); return; }
   let n = 0;
   for (const sp of spaces) {
     for (const d of sp.definitions) {
       n++;
+      const state = cronState(d);
+      const mark = state === 'active' ? '' : state.replace(' ', '-');
       body.append(el('tr', {'data-cron': sp.namespace + '/' + d.key,
-                            class: cronSel && cronSel.ns === sp.namespace &&
-                                   cronSel.key === d.key ? 'sel' : ''},
+                            'data-state': state,
+                            class: (cronSel && cronSel.ns === sp.namespace &&
+                                    cronSel.key === d.key ? 'sel ' : '') + mark},
         el('td', {}, sp.namespace), el('td', {}, d.key),
+        el('td', {}, el('button', {onclick: () => selectCron(sp.namespace, d.key)},
+                        'History')),
         el('td', {class: 'expr'}, d.expr), el('td', {}, d.tz),
         el('td', {class: d.enabled ? '' : 'paused'},
            d.enabled ? 'yes' : 'disabled'),
+        el('td', {'data-start': d.start || ''}, isoShort(d.start)),
+        el('td', {'data-end': d.end || ''}, isoShort(d.end)),
+        el('td', {class: 'num', 'data-fires': d.fires == null ? '' : d.fires},
+           d.max_fires == null ? '-' : `${d.fires} / ${d.max_fires}`),
+        el('td', {class: 'state ' + mark}, state),
         el('td', {'data-next': d.next_due || ''}, isoShort(d.next_due)),
         el('td', {'data-last': d.last_fired || ''}, isoShort(d.last_fired)),
-        el('td', {}, d.queue || ''),
-        el('td', {}, el('button', {onclick: () => selectCron(sp.namespace, d.key)},
-                        'History'))));
+        el('td', {}, d.queue || '')));
     }
   }
   if (n === 0)
-    body.append(el('tr', {}, el('td', {colspan: 9, class: 'muted'}, 'no cron')));
+    body.append(el('tr', {}, el('td', {colspan: 13, class: 'muted'}, 'no cron')));
 }
 
 function selectCron(ns, key) {

@@ -32,8 +32,9 @@ local function flow_ended(vals)
   -- until their jobs end, and, for lib/queue_life.lua, subscribed events
   -- and per-job result retention.
   local f = call('HMGET', tag .. ':limits', 'gconc', 'slotwait', 'deps',
-                 'uniq', 'events', 'rttl')
+                 'uniq', 'events', 'rttl', 'res')
   life_limits(f[5], f[6])
+  life.res = f[7] and true or false
   if f[1] and call('EXISTS', tag .. ':grun') == 1 then
     local by = {}
     for _, v in ipairs(vals) do

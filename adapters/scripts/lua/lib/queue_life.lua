@@ -35,11 +35,17 @@
 --   T:progx    zset of the ids of T:progress by expiry time (ms).
 --   T:rttl     id -> result retention in ms, for the jobs enqueued with
 --              one (ext item "r"), until they complete or are cancelled.
+--   T:limits   field `res` while T:results may hold a given id's result
+--              (set by the completion that writes one; read by flow_ended
+--              with the rest): a job of that id that ends without a result
+--              of its own drops it (life_res_forget), so that a later job
+--              of the same id never reads an earlier one's result.
 --   T:events   the channel events are published on.
 --#include time
 
--- What this script run learned of T:limits: ev (events are subscribed)
--- and rttl (jobs with a retention of their own exist); nil: not read.
+-- What this script run learned of T:limits: ev (events are subscribed),
+-- rttl (jobs with a retention of their own exist) and res (given ids'
+-- results may be kept); nil: not read.
 local life = {}
 
 -- Expired entries deleted per write, at most: a write deletes about as
@@ -164,6 +170,51 @@ local function res_split(tok)
   return string.sub(tok, 1, z - 1), ttl, string.sub(tok, y + 1)
 end
 
+-- Drops the results kept in T:results under the given ids (generated
+-- ids never repeat) of `ids`, jobs that ended without a result of their
+-- own: what is there is an earlier job's of the same id. Only while
+-- T:limits has `res` (life.res, read here when the script has not read
+-- it), which goes with the last such result.
+local function life_res_forget(ids)
+  if life.res == nil then
+    life.res = call('HEXISTS', tag .. ':limits', 'res') == 1
+  end
+  if not life.res then return end
+  local given = {}
+  for _, id in ipairs(ids) do
+    if not rec_chunk(id) then given[#given + 1] = id end
+  end
+  if #given == 0 then return end
+  call('HDEL', tag .. ':results', unpack(given))
+  call('ZREM', tag .. ':resx', unpack(given))
+  if call('EXISTS', tag .. ':results') == 0 then
+    call('HDEL', tag .. ':limits', 'res')
+    life.res = false
+  end
+end
+
+-- Deletes up to LIFE_TRIM results of T:results whose own retention
+-- (T:resx) passed, but those written again since with a later expiry (a
+-- later job of the same given id, kept for the queue's retention: its
+-- result is not the earlier one's to delete).
+local function resx_expire()
+  local z, t = tag .. ':resx', life_now()
+  local old = call('ZRANGEBYSCORE', z, '-inf', dec(t), 'LIMIT', '0',
+                   dec(LIFE_TRIM))
+  if #old == 0 then return end
+  call('ZREM', z, unpack(old))
+  local v, gone = call('HMGET', tag .. ':results', unpack(old)), {}
+  for i, id in ipairs(old) do
+    local x = v[i] and string.find(v[i], '\0', 1, true)
+    local y = x and string.find(v[i], '\0', x + 1, true)
+    if v[i] and not (y and (tonumber(string.sub(v[i], x + 1, y - 1)) or 0) >
+        t) then
+      gone[#gone + 1] = id
+    end
+  end
+  if #gone > 0 then call('HDEL', tag .. ':results', unpack(gone)) end
+end
+
 -- Drops the chunks of T:res:<c> whose last result expired (up to 4).
 local function resc_expire()
   local z = tag .. ':resc'
@@ -243,14 +294,27 @@ local function life_done(done, res, ttl)
       resc_expire()
     end
     if #h > 0 then call('HSET', tag .. ':results', unpack(h)) end
+    for x = 1, #h, 2 do
+      if not life.res and not rec_chunk(h[x]) then
+        call('HSET', tag .. ':limits', 'res', '1')
+        life.res = true
+      end
+    end
     if #batch > 0 then
       call('RPUSH', tag .. ':resl', exp .. '\0' .. table.concat(batch, '\0'))
       resl_expire()
     end
     if #z > 0 then
       call('ZADD', tag .. ':resx', unpack(z))
-      life_expire(tag .. ':resx', tag .. ':results')
+      resx_expire()
     end
+  end
+  if life.res then
+    local bare = {}
+    for _, id in ipairs(done) do
+      if not (res and res[id]) then bare[#bare + 1] = id end
+    end
+    life_res_forget(bare)
   end
   if life.ev then
     -- (ev_publish's format, built here in one pass: a completion call

@@ -63,6 +63,9 @@ local function trim(l, times, keep, keep_s, len)
     -- Dead jobs (their times are in T:info) keep their timeouts, for a
     -- retry (lib/queue_stop.lua); they go with them.
     call('HDEL', tag .. ':timeout', unpack(ids))
+    -- (A dead job has no result: one kept under its id is an earlier
+    -- job's, lib/queue_life.lua.)
+    life_res_forget(ids)
   end
   -- (Dead jobs with a result retention of their own: lib/queue_life.lua.)
   if life.rttl then call('HDEL', tag .. ':rttl', unpack(ids)) end
