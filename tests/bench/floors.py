@@ -548,6 +548,12 @@ def main():
           'before it does anything: %s (`return 1`: %.2f us).'
           % (', '.join('%s %.1f us' % (n, st[n]) for n in SETUP_SCRIPTS),
              st['return 1']), file=sys.stderr)
+    if any(n + ' fcall' in st for n in SETUP_SCRIPTS):
+        print('As function libraries (FCALL, what fleet sends on Redis 7), '
+              'each call pays only its per-call setters: %s.'
+              % ', '.join('%s %.1f us' % (n, st[n + ' fcall'])
+                          for n in SETUP_SCRIPTS if n + ' fcall' in st),
+              file=sys.stderr)
     if model:
         print('fleet-bench lock --inflight 50: %.0f pairs/s at %.2f us '
               'server + %.2f us client per pair; one after the other they '
