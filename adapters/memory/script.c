@@ -6,8 +6,12 @@
  * One lua_State per store, shared by its peer clients. At creation every
  * script op's script (the text cmake/embed_lua.cmake embeds, --#include
  * expanded, the very text EVALSHA runs on Redis) is compiled once and kept
- * in the registry; a call sets KEYS and ARGV and runs it. A command op
- * (PING, PUBLISH) runs its command straight from the table, and its reply
+ * in the registry; a call sets KEYS and ARGV and runs it. A script that
+ * has a function library (scripts.h, what FCALL runs on Redis 7) is
+ * loaded as that instead: the library runs once, its function is kept,
+ * and a call runs only the function with the keys and args, so that the
+ * shared code the script includes is not defined again on every call. A command
+ * op (PING, PUBLISH) runs its command straight from the table, and its reply
  * takes the same way back as a script's return value would.
  *
  * What a script sees, as on Redis 7.0:
@@ -59,7 +63,11 @@ struct fleet__mem_host_s {
   fleet__lua_pool_t *pool; /* L's memory. */
   fleet__mem_env_t env;
   int fn[FLEET__OP_COUNT]; /* Registry refs of the compiled scripts. */
-  int runner;              /* Registry ref of host_runner. */
+  /* 1 where fn[] is a function library's function (called with the keys
+   * and the args), 0 where it is a script's chunk (KEYS and ARGV set). */
+  unsigned char lib[FLEET__OP_COUNT];
+  fleet__op_t loading; /* the op whose library is being loaded */
+  int runner;          /* Registry ref of host_runner. */
   /* The failover epoch fenced ops get ("0": see fleet__mem_host_set_epoch). */
   char epoch[24];
   /* redis.call's arguments, kept between calls. */
@@ -348,6 +356,53 @@ static void host_protect(lua_State *L, int index, lua_CFunction index_fn) {
   lua_setmetatable(L, -2);
 }
 
+/* redis.register_function(name, fn) while a library loads: fn becomes
+ * the loading op's function. */
+static int host_register(lua_State *L) {
+  fleet__mem_host_t *h = lua_touserdata(L, lua_upvalueindex(1));
+
+  luaL_checkstring(L, 1);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  if (h->fn[h->loading] != LUA_NOREF)
+    return luaL_error(L, "a library registers one function");
+  lua_pushvalue(L, 2);
+  h->fn[h->loading] = luaL_ref(L, LUA_REGISTRYINDEX);
+  h->lib[h->loading] = 1;
+  return 0;
+}
+
+/* Compiles `script` into h->fn[op]: its function library, run once in
+ * the environment at `lenv` (absolute), where it registers its function;
+ * or, without one, its text, set to run in the environment at `env`. */
+static int host_load(lua_State *L, fleet__mem_host_t *h, fleet__op_t op,
+                     const fleet__script_t *script, int env, int lenv) {
+  const char *text = script->body;
+  size_t len = script->len;
+
+  if (script->lib != NULL) {
+    /* From the end of the "#!lua name=..." line, which Lua would not
+     * read; its newline keeps the line numbers. */
+    text = memchr(script->lib, '\n', script->lib_len);
+    if (text == NULL)
+      return FLEET_EPROTO;
+    len = script->lib_len - (size_t)(text - script->lib);
+  }
+  lua_pushfstring(L, "@%s.lua", script->name);
+  if (luaL_loadbuffer(L, text, len, lua_tostring(L, -1)) != 0)
+    return FLEET_EPROTO;
+  lua_pushvalue(L, script->lib != NULL ? lenv : env);
+  lua_setfenv(L, -2);
+  if (script->lib == NULL) {
+    h->fn[op] = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pop(L, 1);
+    return 0;
+  }
+  h->loading = op;
+  lua_call(L, 0, 0);
+  lua_pop(L, 1);
+  return h->fn[op] != LUA_NOREF ? 0 : FLEET_EPROTO;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Setup                                                                    */
 
@@ -370,7 +425,7 @@ static int host_setup(lua_State *L) {
   fleet__mem_host_t *h = lua_touserdata(L, 1);
   const fleet__script_t *script;
   size_t i;
-  int env, op;
+  int env, lenv, redis, op;
 
   for (i = 0; i < FLEET__ARRAY_SIZE(libs); i++) {
     lua_pushcfunction(L, libs[i].open);
@@ -413,24 +468,33 @@ static int host_setup(lua_State *L) {
   lua_newtable(L);
   host_protect(L, LUA_GLOBALSINDEX, NULL);
   env = lua_gettop(L);
+  /* The function libraries' environment: a script's, whose `redis` also
+   * has register_function. (Unlike Redis, their top level may read the
+   * globals; the Redis tests load every library there: redis_functions.) */
+  lua_getfield(L, LUA_GLOBALSINDEX, "redis");
+  redis = lua_gettop(L);
+  lua_createtable(L, 0, 1);
+  lua_pushlightuserdata(L, h);
+  lua_pushcclosure(L, host_register, 1);
+  lua_setfield(L, -2, "register_function");
+  host_protect(L, redis, NULL);
+  lua_newtable(L);
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, "redis");
+  host_protect(L, LUA_GLOBALSINDEX, NULL);
+  lenv = lua_gettop(L);
 
-  for (op = 0; op < FLEET__OP_COUNT; op++) {
+  for (op = 0; op < FLEET__OP_COUNT; op++)
     h->fn[op] = LUA_NOREF;
+  for (op = 0; op < FLEET__OP_COUNT; op++) {
     if (fleet__op_command((fleet__op_t)op) != NULL)
       continue;
     script = host_script((fleet__op_t)op);
     if (script == NULL)
       continue;
-    lua_pushfstring(L, "@%s.lua", script->name);
-    if (luaL_loadbuffer(L, script->body, script->len, lua_tostring(L, -1)) !=
-        0) {
-      h->status = FLEET_EPROTO;
+    h->status = host_load(L, h, (fleet__op_t)op, script, env, lenv);
+    if (h->status != 0)
       return 0;
-    }
-    lua_pushvalue(L, env);
-    lua_setfenv(L, -2);
-    h->fn[op] = luaL_ref(L, LUA_REGISTRYINDEX);
-    lua_pop(L, 1);
   }
   lua_pushlightuserdata(L, h);
   lua_pushcclosure(L, host_runner, 1);
@@ -486,18 +550,21 @@ void fleet__mem_host_free(fleet__mem_host_t *h) {
 /* ------------------------------------------------------------------------ */
 /* Running an op                                                            */
 
-/* Sets the global `name` to an array of `n` strings. */
-static void host_set_array(lua_State *L, const char *name,
-                           const fleet_bytes_t *v, size_t n) {
+/* Pushes an array of the `n` strings of `v`, and `extra` (NULL: none)
+ * after them. */
+static void host_push_array(lua_State *L, const fleet_bytes_t *v, size_t n,
+                            const char *extra) {
   size_t i;
 
-  lua_pushstring(L, name);
-  lua_createtable(L, (int)n, 0);
+  lua_createtable(L, (int)n + (extra != NULL), 0);
   for (i = 0; i < n; i++) {
     lua_pushlstring(L, v[i].base, v[i].len);
     lua_rawseti(L, -2, (int)i + 1);
   }
-  lua_rawset(L, LUA_GLOBALSINDEX);
+  if (extra != NULL) {
+    lua_pushstring(L, extra);
+    lua_rawseti(L, -2, (int)n + 1);
+  }
 }
 
 /* Runs the host's current op under the lua_pcall of host_run and converts
@@ -529,17 +596,23 @@ static int host_runner(lua_State *L) {
     if (err != NULL)
       return host_error(L, 1, err);
   } else {
+    /* The failover epoch of a fenced op (adapters/backend.h) ends ARGV. */
+    const char *epoch = fleet__op_fenced(h->op) ? h->epoch : NULL;
+
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn[h->op]);
-    host_set_array(L, "KEYS", h->keys, h->nkeys);
-    host_set_array(L, "ARGV", h->args, h->nargs);
-    if (fleet__op_fenced(h->op)) {
-      /* The failover epoch of a fenced op (adapters/backend.h). */
-      lua_getglobal(L, "ARGV");
-      lua_pushstring(L, h->epoch);
-      lua_rawseti(L, -2, (int)h->nargs + 1);
-      lua_pop(L, 1);
+    if (h->lib[h->op]) {
+      host_push_array(L, h->keys, h->nkeys, NULL);
+      host_push_array(L, h->args, h->nargs, epoch);
+      lua_call(L, 2, 1);
+    } else {
+      lua_pushliteral(L, "KEYS");
+      host_push_array(L, h->keys, h->nkeys, NULL);
+      lua_rawset(L, LUA_GLOBALSINDEX);
+      lua_pushliteral(L, "ARGV");
+      host_push_array(L, h->args, h->nargs, epoch);
+      lua_rawset(L, LUA_GLOBALSINDEX);
+      lua_call(L, 0, 1);
     }
-    lua_call(L, 0, 1);
   }
   h->status = host_reply(L, lua_gettop(L), 0, h->out);
   return 0;
