@@ -119,6 +119,22 @@ local function life_expire(z, h)
   end
 end
 
+-- Deletes the results kept under `ids` whose expiry (the second field of
+-- "<finished_ms>\0<expires_ms>\0<result>") is not after `t`, leaving
+-- those written again since with a later expiry.
+local function results_drop(ids, t)
+  local v, gone = call('HMGET', tag .. ':results', unpack(ids)), {}
+  for i, id in ipairs(ids) do
+    local x = v[i] and string.find(v[i], '\0', 1, true)
+    local y = x and string.find(v[i], '\0', x + 1, true)
+    if v[i] and not (y and (tonumber(string.sub(v[i], x + 1, y - 1)) or 0) >
+        t) then
+      gone[#gone + 1] = id
+    end
+  end
+  if #gone > 0 then call('HDEL', tag .. ':results', unpack(gone)) end
+end
+
 -- Deletes the results of T:resl's oldest elements that expired (up to 4
 -- elements), but those written again since with a later expiry.
 local function resl_expire()
@@ -135,16 +151,7 @@ local function resl_expire()
   if n == 0 then return end
   call('LTRIM', l, dec(n), '-1')
   if #ids == 0 then return end
-  local v, gone = call('HMGET', tag .. ':results', unpack(ids)), {}
-  for i, id in ipairs(ids) do
-    local x = v[i] and string.find(v[i], '\0', 1, true)
-    local y = x and string.find(v[i], '\0', x + 1, true)
-    if v[i] and not (y and (tonumber(string.sub(v[i], x + 1, y - 1)) or 0) >
-        t) then
-      gone[#gone + 1] = id
-    end
-  end
-  if #gone > 0 then call('HDEL', tag .. ':results', unpack(gone)) end
+  results_drop(ids, t)
 end
 
 -- A completion's token argument: "<token>" alone, or with a result,
@@ -203,16 +210,7 @@ local function resx_expire()
                    dec(LIFE_TRIM))
   if #old == 0 then return end
   call('ZREM', z, unpack(old))
-  local v, gone = call('HMGET', tag .. ':results', unpack(old)), {}
-  for i, id in ipairs(old) do
-    local x = v[i] and string.find(v[i], '\0', 1, true)
-    local y = x and string.find(v[i], '\0', x + 1, true)
-    if v[i] and not (y and (tonumber(string.sub(v[i], x + 1, y - 1)) or 0) >
-        t) then
-      gone[#gone + 1] = id
-    end
-  end
-  if #gone > 0 then call('HDEL', tag .. ':results', unpack(gone)) end
+  results_drop(old, t)
 end
 
 -- Drops the chunks of T:res:<c> whose last result expired (up to 4).
