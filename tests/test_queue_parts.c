@@ -530,7 +530,7 @@ CONFORMANCE_IMPL(queue_parts_verbs) {
  * the record. */
 typedef struct {
   qt_t *t;
-  int done, status, listed;
+  int done, status, listed, calls;
   uint64_t keys, jobs;
   const char *name;
 } pt_rm_t;
@@ -544,6 +544,7 @@ static void pt_on_removed(fleet_queue_t *q, int status, uint64_t keys,
   r->keys = keys;
   r->jobs = jobs;
   r->done = 1;
+  r->calls++;
 }
 
 static int pt_remove(pt_rm_t *r, int force) {
@@ -612,6 +613,16 @@ static long pt_keys(fleet_test_backend_t *b) {
   return n;
 }
 
+static void pt_on_enq(fleet_queue_t *q, int status,
+                      const fleet_enqueue_result_t *res, size_t n, void *ud) {
+  pt_call_t *c = ud;
+
+  (void)q;
+  c->status =
+      status == 0 && (n != 1 || res[0].status != 0) ? FLEET_EPROTO : status;
+  c->done = 1;
+}
+
 /* Claims one job: a claim of one job asks one partition, in turn. */
 static void pt_claim_one(qt_t *t, qt_job_t *job) {
   int k = 0;
@@ -632,9 +643,10 @@ CONFORMANCE_IMPL(queue_parts_remove) {
   pt_call_t c;
   pt_rm_t r;
   char dead2[FLEET_JOB_ID_MAX + 1] = "";
+  fleet_queue_t q2;
   pt_verb_t v;
   long keys;
-  int st[8], i, res[1];
+  int st[8], i, res[1], closed = 0;
   qt_t t;
 
   memset(&c, 0, sizeof(c));
@@ -721,6 +733,35 @@ CONFORMANCE_IMPL(queue_parts_remove) {
   ASSERT(r.keys > 0);
   ASSERT_EQ(0, pt_listed(&r));
 
+  /* A job in one partition only, finished jobs in the others: refused,
+   * and the others keep theirs (the check comes before any removal). */
+  ASSERT_OK(
+      pt_wait(&t, &c, fleet_queue_partitions(&t.q, PT_N, pt_on_count, &c)));
+  for (i = 0; i < PT_N; i++)
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+  ASSERT_OK(qt_enqueue(&t, s, PT_N, st, out));
+  for (i = 0; i < PT_N; i++) {
+    pt_claim_one(&t, &job);
+    cl[0] = qt_claim_of(&job);
+    ASSERT_OK(qt_complete(&t, cl, 1, res));
+  }
+  s[0].delay_ms = 3600000;
+  ASSERT_OK(fleet_queue_enqueue(&subs[3], s, 1, pt_on_enq, &c));
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &c.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  c.done = 0;
+  ASSERT_OK(c.status);
+  ASSERT_ERR(FLEET_EBUSY, pt_remove(&r, 0));
+  for (i = 0; i < PT_N; i++) {
+    ASSERT_OK(pt_wait(&t, &c, fleet_queue_counts(&subs[i], pt_on_counts, &c)));
+    ASSERT_UEQ(1, c.counts.completed);
+    ASSERT_UEQ(i == 3 ? 1 : 0, c.counts.delayed);
+  }
+  ASSERT_UEQ(PT_N, pt_recorded(&t, &subs[0]));
+  ASSERT_OK(pt_remove(&r, 1));
+  ASSERT_UEQ(1, r.jobs);
+  ASSERT_EQ(0, pt_listed(&r));
+
   /* A job come between the check and the removal: a dead job of
    * partition 2 run again right after the call (its script runs after
    * the counts, before the removals). Its partition refuses, the others
@@ -763,6 +804,28 @@ CONFORMANCE_IMPL(queue_parts_remove) {
   ASSERT_UEQ(1, r.jobs);
   ASSERT_EQ(0, pt_listed(&r));
   ASSERT_UEQ(1, pt_recorded(&t, &subs[0]));
+  ASSERT(pt_keys(b) <= 0);
+
+  /* A handle closed during the removal: the callback runs once, with
+   * FLEET_ECANCELED, and the record stays (the queue listed) whatever
+   * the partitions' scripts did; made again, the removal ends it. */
+  ASSERT_OK(
+      pt_wait(&t, &c, fleet_queue_partitions(&t.q, PT_N, pt_on_count, &c)));
+  ASSERT_OK(qt_enqueue(&t, s, PT_N, st, out));
+  ASSERT_OK(fleet_queue_init(&t.c.client, &q2, "parts-rm", &o));
+  r.calls = 0;
+  ASSERT_OK(fleet_queue_remove(&q2, 1, pt_on_removed, &r));
+  q2.data = &closed;
+  ASSERT_OK(fleet_queue_close(&q2, pt_on_closed));
+  ASSERT(fleet_test_wait_count(&t.c.loop, &closed, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_EQ(1, r.calls);
+  ASSERT_ERR(FLEET_ECANCELED, r.status);
+  r.done = 0;
+  ASSERT_UEQ(PT_N, pt_recorded(&t, &subs[0]));
+  ASSERT(pt_listed(&r) >= 1);
+  ASSERT_OK(pt_remove(&r, 1));
+  ASSERT_EQ(0, pt_listed(&r));
   ASSERT(pt_keys(b) <= 0);
   pt_subs_close(&t, subs);
   qt_close(&t);

@@ -1153,8 +1153,7 @@ static void qp_dropped(fleet_queue_t *sub, int status, uint32_t had, void *ud) {
 }
 
 /* Sends the removal's step `phase`: returns 0 when a call went out (the
- * call goes on), else 1 with c->status set (the call ends). A handle
- * closed between two steps ends the call with FLEET_ECANCELED. */
+ * call goes on), else 1 with c->status set (the call ends). */
 static int qp_remove_send(qp_call_t *c, int phase) {
   uint32_t p;
   int err;
@@ -1172,8 +1171,6 @@ static int qp_remove_send(qp_call_t *c, int phase) {
       err = fleet__queue_parts_drop(sub, qp_dropped, s);
     else
       continue;
-    if (err == FLEET_ECLOSING && phase != QP_RM_CHECK)
-      err = FLEET_ECANCELED;
     qp_sent(c, err);
     if (err != 0)
       break; /* the others not sent: what went out ends the call */
@@ -1185,9 +1182,11 @@ static int qp_remove_send(qp_call_t *c, int phase) {
 }
 
 /* Every partition answered a step of the removal: the next one, or the
- * end (1). */
+ * end (1). A handle closed between two steps ends the call with
+ * FLEET_ECANCELED. */
 static int qp_remove_next(qp_call_t *c) {
   const fleet_queue_counts_t *n = &c->counts;
+  int end;
 
   if (c->status != 0)
     return 1;
@@ -1197,14 +1196,19 @@ static int qp_remove_next(qp_call_t *c) {
         c->status = FLEET_EBUSY;
         return 1;
       }
-      return qp_remove_send(c, QP_RM_PARTS);
+      end = qp_remove_send(c, QP_RM_PARTS);
+      break;
     case QP_RM_PARTS:
-      return qp_remove_send(c, QP_RM_RECORD);
+      end = qp_remove_send(c, QP_RM_RECORD);
+      break;
     default:
       if (!c->flag)
         c->status = FLEET_ENOTFOUND; /* no partition and no record */
       return 1;
   }
+  if (c->status == FLEET_ECLOSING)
+    c->status = FLEET_ECANCELED;
+  return end;
 }
 
 int fleet__qp_remove(fleet_queue_t *pub, int force, fleet_queue_remove_cb cb,
