@@ -28,6 +28,7 @@
   XX(queue_deps_slots)                                                         \
   XX(queue_verbs_delete)                                                       \
   XX(queue_verbs_remove)                                                       \
+  XX(queue_parts_remove)                                                       \
   XX(worker_basic)                                                             \
   XX(worker_wakeup)                                                            \
   XX(worker_heartbeat)                                                         \

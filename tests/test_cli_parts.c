@@ -1,6 +1,7 @@
 /* test_cli_parts.c -- `fleet queue create Q --partitions P`, and the queue
  * verbs on a partitioned queue (docs/queue.md, "Partitioned queues"):
- * they read the count first and treat the partitions as one queue. */
+ * they read the count first and treat the partitions as one queue, up to
+ * `fleet queue remove`. */
 #include <string.h>
 
 #include "redis_fixture.h"
@@ -112,5 +113,41 @@ TEST_IMPL(cli_queue_parts) {
       strstr(r.out, "fleet_queue_jobs{name=\"empty\",state=\"pending\"} 0\n"));
   ASSERT_NULL(strstr(r.out, "name=\"solo~"));
   ASSERT_NULL(strstr(r.out, "name=\"pq~"));
+
+  /* remove: the whole partitioned queue. Refused with jobs in any
+   * partition (solo's are all in partition 3), nothing removed; forced,
+   * every partition and the count go, and ls no longer lists it; an
+   * empty one goes without force. */
+  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "queue", "remove", "solo"));
+  ASSERT_EQ(1, r.status);
+  ASSERT_NOT_NULL(strstr(r.err, "--force"));
+  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "queue", "remove", "pq"));
+  ASSERT_EQ(1, r.status);
+  cli_run_ok(&r, url, "qt", ARGS("queue", "ls", "--json"));
+  ASSERT_NOT_NULL(strstr(r.out, "{\"queue\":\"solo\",\"pending\":2,"));
+  ASSERT_NOT_NULL(strstr(r.out, "{\"queue\":\"pq\",\"pending\":40,"));
+  cli_run_ok(&r, url, "qt", ARGS("queue", "stats", "pq~2"));
+  ASSERT_NOT_NULL(strstr(r.out, "pending:          10\n"));
+  cli_run_ok(&r, url, "qt", ARGS("queue", "remove", "pq", "--force"));
+  ASSERT_NOT_NULL(strstr(r.out, "removed queue pq:"));
+  ASSERT_NOT_NULL(strstr(r.out, "40 unfinished job(s)"));
+  cli_run_ok(&r, url, "qt", ARGS("queue", "remove", "solo", "--force"));
+  ASSERT_NOT_NULL(strstr(r.out, "2 unfinished job(s)"));
+  cli_run_ok(&r, url, "qt", ARGS("queue", "remove", "empty"));
+  ASSERT_NOT_NULL(strstr(r.out, "removed queue empty: 1 keys, 0 unfinished"));
+  cli_run_ok(&r, url, "qt", ARGS("queue", "ls", "--json"));
+  ASSERT_NULL(strstr(r.out, "\"pq"));
+  ASSERT_NULL(strstr(r.out, "\"solo"));
+  ASSERT_NULL(strstr(r.out, "\"empty"));
+  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "queue", "stats", "pq~2"));
+  ASSERT_EQ(1, r.status);
+  ASSERT_NOT_NULL(strstr(r.err, "no such queue: pq~2"));
+  cli_run(&r, ARGS("--url", url, "--prefix", "qt", "queue", "remove", "pq"));
+  ASSERT_EQ(1, r.status);
+  ASSERT_NOT_NULL(strstr(r.err, "no queue pq"));
+  /* The count is gone too: the name takes another one. */
+  cli_run_ok(&r, url, "qt", ARGS("queue", "create", "pq", "--partitions", "8"));
+  ASSERT_NOT_NULL(strstr(r.out, "partitions: 8"));
+  fleet_test_redis_free(redis);
   return 0;
 }

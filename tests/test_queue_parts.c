@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hiredis/hiredis.h>
+
 #include "test.h"
 #include "test_queue_util.h"
 
@@ -438,8 +440,7 @@ CONFORMANCE_IMPL(queue_parts_jobs) {
 }
 
 /* One job's verbs (delete, run, kill) go to the job's partition, and
- * the answer names the handle the caller used; removing a partitioned
- * queue is refused (one partition at a time). */
+ * the answer names the handle the caller used. */
 typedef struct {
   int done, status;
   fleet_queue_t *q;
@@ -464,11 +465,6 @@ static int pt_verb(qt_t *t, pt_verb_t *v, int err) {
   v->done = 0;
   ASSERT(v->q == &t->q);
   return v->status;
-}
-
-static void pt_on_removed(fleet_queue_t *q, int status, uint64_t keys,
-                          uint64_t jobs, void *ud) {
-  (void)q, (void)status, (void)keys, (void)jobs, (void)ud;
 }
 
 CONFORMANCE_IMPL(queue_parts_verbs) {
@@ -525,7 +521,313 @@ CONFORMANCE_IMPL(queue_parts_verbs) {
   ASSERT_UEQ(6, c.counts.delayed);
   ASSERT_UEQ(0, c.counts.pending);
   ASSERT_UEQ(0, c.counts.dead_kept);
-  ASSERT_ERR(FLEET_EINVAL, fleet_queue_remove(&t.q, 1, pt_on_removed, NULL));
+  qt_close(&t);
+}
+
+/* Removing a partitioned queue removes every partition, then its record:
+ * refused while any partition has jobs (nothing removed), forced, empty;
+ * a job come between the check and the removal keeps its partition and
+ * the record. */
+typedef struct {
+  qt_t *t;
+  int done, status, listed, calls;
+  uint64_t keys, jobs;
+  const char *name;
+} pt_rm_t;
+
+static void pt_on_removed(fleet_queue_t *q, int status, uint64_t keys,
+                          uint64_t jobs, void *ud) {
+  pt_rm_t *r = ud;
+
+  (void)q;
+  r->status = status;
+  r->keys = keys;
+  r->jobs = jobs;
+  r->done = 1;
+  r->calls++;
+}
+
+static int pt_remove(pt_rm_t *r, int force) {
+  int err = fleet_queue_remove(&r->t->q, force, pt_on_removed, r);
+
+  if (err != 0)
+    return err;
+  ASSERT(fleet_test_run_until(&r->t->c.loop, fleet_test_flag_set, &r->done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  r->done = 0;
+  return r->status;
+}
+
+static void pt_on_names(fleet_client_t *client, int status,
+                        const char *const *names, size_t n, void *ud) {
+  pt_rm_t *r = ud;
+  size_t len = strlen(r->name);
+
+  (void)client;
+  ASSERT_OK(status);
+  r->listed = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(names[i], r->name, len) == 0 &&
+        (names[i][len] == '\0' || names[i][len] == '~'))
+      r->listed++;
+  r->done = 1;
+}
+
+/* How many names of the queue or its partitions
+ * fleet_client_scan_names() finds. */
+static int pt_listed(pt_rm_t *r) {
+  ASSERT_OK(fleet_client_scan_names(&r->t->c.client, FLEET_OBJECT_QUEUE, "*",
+                                    1000, pt_on_names, r));
+  ASSERT(fleet_test_run_until(&r->t->c.loop, fleet_test_flag_set, &r->done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  r->done = 0;
+  return r->listed;
+}
+
+/* The partition count recorded, read on partition 0's plain handle. */
+static uint32_t pt_recorded(qt_t *t, fleet_queue_t *sub0) {
+  pt_call_t c;
+
+  memset(&c, 0, sizeof(c));
+  ASSERT_OK(pt_wait(t, &c, fleet_queue_partitions(sub0, 0, pt_on_count, &c)));
+  return c.n;
+}
+
+/* With a Redis of the test's own: the keys of the queue and its
+ * partitions, but the fencing counters (which stay, by design). */
+static long pt_keys(fleet_test_backend_t *b) {
+  redisReply *k;
+  long n = 0;
+
+  if (b->redis == NULL)
+    return -1;
+  k = fleet_test_redis_cmd(b->redis, "KEYS {qt:parts-rm*");
+  ASSERT_NOT_NULL(k);
+  for (size_t i = 0; i < k->elements; i++) {
+    const char *key = k->element[i]->str;
+    size_t len = strlen(key);
+    if (len < 6 || strcmp(key + len - 6, ":fence") != 0)
+      n++;
+  }
+  freeReplyObject(k);
+  return n;
+}
+
+static void pt_on_enq(fleet_queue_t *q, int status,
+                      const fleet_enqueue_result_t *res, size_t n, void *ud) {
+  pt_call_t *c = ud;
+
+  (void)q;
+  c->status =
+      status == 0 && (n != 1 || res[0].status != 0) ? FLEET_EPROTO : status;
+  c->done = 1;
+}
+
+/* Claims one job: a claim of one job asks one partition, in turn. */
+static void pt_claim_one(qt_t *t, qt_job_t *job) {
+  int k = 0;
+
+  while (qt_claim(t, 1, 60000, job) != 1)
+    ASSERT(++k < 4 * PT_N);
+}
+
+CONFORMANCE_IMPL(queue_parts_remove) {
+  char out[8][FLEET_JOB_ID_MAX + 1];
+  fleet_queue_t subs[PT_N];
+  fleet_job_spec_t s[8];
+  fleet_queue_options_t o;
+  fleet_job_info_t info;
+  fleet_claim_t cl[1];
+  uint64_t pend[PT_N];
+  qt_job_t job;
+  pt_call_t c;
+  pt_rm_t r;
+  char dead2[FLEET_JOB_ID_MAX + 1] = "";
+  fleet_queue_t q2;
+  pt_verb_t v;
+  long keys;
+  int st[8], i, res[1], closed = 0;
+  qt_t t;
+
+  memset(&c, 0, sizeof(c));
+  memset(&r, 0, sizeof(r));
+  memset(&v, 0, sizeof(v));
+  r.t = &t;
+  r.name = "parts-rm";
+  fleet_queue_options_init(&o);
+  o.partitions = PT_N;
+  qt_open(&t, b->url, "parts-rm", &o);
+  pt_subs_open(&t, "parts-rm", subs);
+  ASSERT_ERR(FLEET_EINVAL, fleet_queue_remove(&t.q, 2, pt_on_removed, &r));
+  ASSERT_ERR(FLEET_EINVAL, fleet_queue_remove(&t.q, 0, NULL, &r));
+  ASSERT_ERR(FLEET_ENOTFOUND, pt_remove(&r, 0));
+
+  /* Empty, made by its record alone (fleet queue create): removed, and
+   * no longer listed. */
+  ASSERT_OK(
+      pt_wait(&t, &c, fleet_queue_partitions(&t.q, PT_N, pt_on_count, &c)));
+  ASSERT_EQ(1, pt_listed(&r));
+  ASSERT_OK(pt_remove(&r, 0));
+  ASSERT_UEQ(1, r.keys); /* the record */
+  ASSERT_UEQ(0, r.jobs);
+  ASSERT_EQ(0, pt_listed(&r));
+  ASSERT_UEQ(1, pt_recorded(&t, &subs[0]));
+  ASSERT_ERR(FLEET_ENOTFOUND, pt_remove(&r, 1));
+
+  /* Jobs in every partition (pending, delayed, one running): refused
+   * without force, every partition's jobs and the record still there. */
+  ASSERT_OK(
+      pt_wait(&t, &c, fleet_queue_partitions(&t.q, PT_N, pt_on_count, &c)));
+  for (i = 0; i < 8; i++) {
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+    s[i].delay_ms = i % 2 == 0 ? 0 : 3600000;
+  }
+  ASSERT_OK(qt_enqueue(&t, s, 8, st, out));
+  pt_pending(&t, subs, pend);
+  for (i = 0; i < PT_N; i++)
+    ASSERT_UEQ(2, pend[i]);
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, &job));
+  keys = pt_keys(b);
+  ASSERT_ERR(FLEET_EBUSY, pt_remove(&r, 0));
+  ASSERT_EQ(keys, pt_keys(b));
+  for (i = 0; i < PT_N; i++) {
+    ASSERT_OK(pt_wait(&t, &c, fleet_queue_counts(&subs[i], pt_on_counts, &c)));
+    ASSERT_UEQ(2, c.counts.pending + c.counts.delayed + c.counts.running);
+  }
+  ASSERT_UEQ(PT_N, pt_recorded(&t, &subs[0]));
+  ASSERT(pt_listed(&r) >= 1);
+  ASSERT_OK(qt_get(&t, job.id, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_RUNNING, info.state);
+
+  /* Forced: every partition and the record gone; the claim held finds
+   * its job gone. */
+  ASSERT_OK(pt_remove(&r, 1));
+  ASSERT_UEQ(8, r.jobs);
+  ASSERT(r.keys > PT_N);
+  for (i = 0; i < PT_N; i++) {
+    ASSERT_OK(pt_wait(&t, &c, fleet_queue_counts(&subs[i], pt_on_counts, &c)));
+    ASSERT_UEQ(0, c.counts.pending + c.counts.delayed + c.counts.running +
+                      c.counts.completed + c.counts.dead +
+                      c.counts.waiting_children);
+  }
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(0, t.counts.pending + t.counts.delayed + t.counts.running);
+  ASSERT_UEQ(1, pt_recorded(&t, &subs[0]));
+  ASSERT_EQ(0, pt_listed(&r));
+  ASSERT(pt_keys(b) <= 0); /* 0 on Redis (-1: not read) */
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, job.id, &info, NULL, 0, NULL, 0));
+  cl[0] = qt_claim_of(&job);
+  ASSERT_OK(qt_complete(&t, cl, 1, res));
+  ASSERT_EQ(FLEET_ENOTFOUND, res[0]);
+  ASSERT_ERR(FLEET_ENOTFOUND, pt_remove(&r, 1));
+
+  /* Finished jobs only, and no record: removed without force. */
+  fleet_job_spec_init(&s[0], "t", "p", 1);
+  s[0].id = "done-1";
+  ASSERT_OK(qt_enqueue(&t, s, 1, st, out));
+  pt_claim_one(&t, &job);
+  cl[0] = qt_claim_of(&job);
+  ASSERT_OK(qt_complete(&t, cl, 1, res));
+  ASSERT_OK(pt_remove(&r, 0));
+  ASSERT_UEQ(0, r.jobs);
+  ASSERT(r.keys > 0);
+  ASSERT_EQ(0, pt_listed(&r));
+
+  /* A job in one partition only, finished jobs in the others: refused,
+   * and the others keep theirs (the check comes before any removal). */
+  ASSERT_OK(
+      pt_wait(&t, &c, fleet_queue_partitions(&t.q, PT_N, pt_on_count, &c)));
+  for (i = 0; i < PT_N; i++)
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+  ASSERT_OK(qt_enqueue(&t, s, PT_N, st, out));
+  for (i = 0; i < PT_N; i++) {
+    pt_claim_one(&t, &job);
+    cl[0] = qt_claim_of(&job);
+    ASSERT_OK(qt_complete(&t, cl, 1, res));
+  }
+  s[0].delay_ms = 3600000;
+  ASSERT_OK(fleet_queue_enqueue(&subs[3], s, 1, pt_on_enq, &c));
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &c.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  c.done = 0;
+  ASSERT_OK(c.status);
+  ASSERT_ERR(FLEET_EBUSY, pt_remove(&r, 0));
+  for (i = 0; i < PT_N; i++) {
+    ASSERT_OK(pt_wait(&t, &c, fleet_queue_counts(&subs[i], pt_on_counts, &c)));
+    ASSERT_UEQ(1, c.counts.completed);
+    ASSERT_UEQ(i == 3 ? 1 : 0, c.counts.delayed);
+  }
+  ASSERT_UEQ(PT_N, pt_recorded(&t, &subs[0]));
+  ASSERT_OK(pt_remove(&r, 1));
+  ASSERT_UEQ(1, r.jobs);
+  ASSERT_EQ(0, pt_listed(&r));
+
+  /* A job come between the check and the removal: a dead job of
+   * partition 2 run again right after the call (its script runs after
+   * the counts, before the removals). Its partition refuses, the others
+   * go, the record stays and the queue is listed; the call made again
+   * with force ends it. */
+  ASSERT_OK(
+      pt_wait(&t, &c, fleet_queue_partitions(&t.q, PT_N, pt_on_count, &c)));
+  for (i = 0; i < PT_N; i++) {
+    fleet_job_spec_init(&s[i], "t", "p", 1);
+    s[i].max_attempts = 1;
+  }
+  ASSERT_OK(qt_enqueue(&t, s, PT_N, st, out));
+  for (i = 0; i < PT_N; i++) {
+    pt_claim_one(&t, &job);
+    cl[0] = qt_claim_of(&job);
+    ASSERT_OK(qt_fail(&t, cl, "broke"));
+    ASSERT_EQ(1, t.dead);
+    if (pt_id_part(job.id) == 2)
+      snprintf(dead2, sizeof(dead2), "%s", job.id);
+  }
+  ASSERT(dead2[0] != '\0');
+  ASSERT_OK(fleet_queue_remove(&t.q, 0, pt_on_removed, &r));
+  ASSERT_OK(fleet_queue_run_job(&t.q, dead2, pt_on_verb, &v));
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &r.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  r.done = 0;
+  ASSERT_ERR(FLEET_EBUSY, r.status);
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &v.done,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_OK(v.status);
+  ASSERT_EQ(FLEET_JOB_DEAD, v.was);
+  for (i = 0; i < PT_N; i++) {
+    ASSERT_OK(pt_wait(&t, &c, fleet_queue_counts(&subs[i], pt_on_counts, &c)));
+    ASSERT_UEQ(i == 2 ? 1 : 0, c.counts.dead);
+    ASSERT_UEQ(i == 2 ? 1 : 0, c.counts.pending);
+  }
+  ASSERT_UEQ(PT_N, pt_recorded(&t, &subs[0]));
+  ASSERT(pt_listed(&r) >= 1);
+  ASSERT_OK(pt_remove(&r, 1));
+  ASSERT_UEQ(1, r.jobs);
+  ASSERT_EQ(0, pt_listed(&r));
+  ASSERT_UEQ(1, pt_recorded(&t, &subs[0]));
+  ASSERT(pt_keys(b) <= 0);
+
+  /* A handle closed during the removal: the callback runs once, with
+   * FLEET_ECANCELED, and the record stays (the queue listed) whatever
+   * the partitions' scripts did; made again, the removal ends it. */
+  ASSERT_OK(
+      pt_wait(&t, &c, fleet_queue_partitions(&t.q, PT_N, pt_on_count, &c)));
+  ASSERT_OK(qt_enqueue(&t, s, PT_N, st, out));
+  ASSERT_OK(fleet_queue_init(&t.c.client, &q2, "parts-rm", &o));
+  r.calls = 0;
+  ASSERT_OK(fleet_queue_remove(&q2, 1, pt_on_removed, &r));
+  q2.data = &closed;
+  ASSERT_OK(fleet_queue_close(&q2, pt_on_closed));
+  ASSERT(fleet_test_wait_count(&t.c.loop, &closed, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_EQ(1, r.calls);
+  ASSERT_ERR(FLEET_ECANCELED, r.status);
+  r.done = 0;
+  ASSERT_UEQ(PT_N, pt_recorded(&t, &subs[0]));
+  ASSERT(pt_listed(&r) >= 1);
+  ASSERT_OK(pt_remove(&r, 1));
+  ASSERT_EQ(0, pt_listed(&r));
+  ASSERT(pt_keys(b) <= 0);
+  pt_subs_close(&t, subs);
   qt_close(&t);
 }
 

@@ -1267,10 +1267,28 @@ typedef void (*fleet_queue_remove_cb)(fleet_queue_t *q, int status,
  * failure or release answers that the job does not exist. The handle
  * stays open and usable: an enqueue makes the queue again. The script
  * reads every job id the queue holds: it holds the server in proportion
- * to them. The callback gets 0, FLEET_ENOTFOUND (no such queue),
- * FLEET_EBUSY (jobs left and no force; nothing was written) or a
- * backend error. Returns 0, FLEET_EINVAL (NULL argument, `force` other
- * than 0 or 1, a partitioned handle: remove each partition's queue),
+ * to them.
+ *
+ * A partitioned handle removes the whole partitioned queue, one script
+ * per partition (so not atomically as a whole), in up to three round
+ * trips, each to every partition at once: without force, every
+ * partition's counts first, and FLEET_EBUSY if any has jobs pending,
+ * delayed, running or waiting (nothing was written); then each
+ * partition's queue is removed as above; then, last, the partition
+ * count's record (fleet_queue_partitions()), after which the queue is
+ * no longer listed. A job enqueued between the check and the removal
+ * (without force) makes its partition's removal refuse: the callback
+ * gets FLEET_EBUSY, the partitions removed before stay removed, and
+ * that job's partition and the record stay, so the queue is still
+ * listed and the call can be made again. Any failure part-way likewise
+ * leaves the record, and the queue listed. The callback gets the keys
+ * and jobs of every partition added up (the record counts as a key).
+ *
+ * The callback gets 0, FLEET_ENOTFOUND (no such queue: for a
+ * partitioned handle, no partition and no record), FLEET_EBUSY (jobs
+ * left and no force; nothing was written, but see above for a partition
+ * that got a job since the check) or a backend error. Returns 0,
+ * FLEET_EINVAL (NULL argument, `force` other than 0 or 1),
  * FLEET_ECLOSING or FLEET_ENOMEM. */
 FLEET_EXTERN int fleet_queue_remove(fleet_queue_t *q, int force,
                                     fleet_queue_remove_cb cb, void *user_data);

@@ -343,7 +343,8 @@ enum {
   FLEET__QP_JOB_RUN,
   FLEET__QP_JOB_KILL,
   FLEET__QP_HISTORY,
-  FLEET__QP_SAMPLE
+  FLEET__QP_SAMPLE,
+  FLEET__QP_REMOVE
 };
 
 /* A call about one job (`id`, or `claim`'s), sent to its partition:
@@ -369,6 +370,17 @@ int fleet__qp_one(fleet_queue_t *pub, int what, const char *id,
 int fleet__qp_all(fleet_queue_t *pub, int what, int arg, const void *ptr,
                   const char *str, uint64_t a, uint64_t b, size_t limit,
                   fleet__fn_t cb, void *user_data);
+/* fleet_queue_remove() of a partitioned queue: every partition checked
+ * (without force), then removed, then the partition record deleted. */
+int fleet__qp_remove(fleet_queue_t *pub, int force, fleet_queue_remove_cb cb,
+                     void *user_data);
+/* Removes the one queue of plain handle `q` (queue_verbs.c). */
+int fleet__queue_remove(fleet_queue_t *q, int force, fleet_queue_remove_cb cb,
+                        void *user_data);
+/* Deletes the partition record of the queue of plain handle `pub`
+ * (queue_parts_api.c): the callback gets 1 when there was one, else 0. */
+int fleet__queue_parts_drop(fleet_queue_t *pub, fleet_queue_partitions_cb cb,
+                            void *user_data);
 int fleet__qp_events_start(fleet_queue_t *pub, const char *job_id,
                            fleet_queue_event_cb cb, void *user_data);
 int fleet__qp_events_stop(fleet_queue_t *pub);

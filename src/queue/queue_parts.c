@@ -9,7 +9,8 @@
  * goes to the partition its id names, a batch is split by partition, and the
  * calls that see the whole queue (counts, listings, pause, limits, recovery) go
  * to every partition in one loop iteration (so in one write per shard) and
- * their answers are put together.
+ * their answers are put together; removing the queue does that in up to
+ * three steps (the check, the partitions, the record).
  *
  * Job ids say their partition: a given id is placed by its hash
  * (qp_hash() % P); a generated id (digits) of partition i >= 1 is
@@ -67,6 +68,7 @@ struct qp_call_s {
   uint64_t total, next;
   uint32_t cur;
   int flag;
+  int phase; /* a removal's step (qp_remove_next()) */
 };
 
 enum { QP_COMPLETE, QP_RESULTS, QP_REFRESH, QP_RELEASE };
@@ -251,14 +253,18 @@ static int qp_go(qp_call_t *c) {
 
 static void qp_finish(qp_call_t *c);
 
+static int qp_remove_next(qp_call_t *c);
+
 /* A partition answered with `status`: when it was the last, the call
- * ends. */
+ * ends (or a removal goes on to its next step). */
 static void qp_part_done(qp_slot_t *s, int status) {
   qp_call_t *c = s->c;
 
   if (status != 0 && c->status == 0)
     c->status = status;
   if (--c->waiting == 0) {
+    if (c->kind == FLEET__QP_REMOVE && qp_remove_next(c) == 0)
+      return;
     qp_finish(c);
     qp_free(c);
   }
@@ -1106,6 +1112,126 @@ int fleet__qp_all(fleet_queue_t *pub, int what, int arg, const void *ptr,
   return qp_go(c);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Removing the queue                                                       */
+
+/* The removal goes in three steps, each to every partition in one loop
+ * iteration: without force, the counts (refused with FLEET_EBUSY if any
+ * partition has jobs pending, delayed, running or waiting, before
+ * anything is written); then each partition's removal (its script
+ * refuses on its own, without force, a job come since); then, once all
+ * of them went, the partition record, last, so that a removal stopped
+ * part-way leaves the queue listed (fleet_client_scan_names() finds it
+ * by its record) and can be made again. A partition with no keys (no
+ * job ever placed there) answers FLEET_ENOTFOUND: nothing to remove. */
+enum { QP_RM_CHECK, QP_RM_PARTS, QP_RM_RECORD };
+
+/* A partition's removal: its keys add up in c->total, its jobs in
+ * c->next; c->flag says that something was removed. */
+static void qp_removed(fleet_queue_t *sub, int status, uint64_t keys,
+                       uint64_t jobs, void *ud) {
+  qp_slot_t *s = ud;
+
+  (void)sub;
+  if (status == 0) {
+    s->c->total += keys;
+    s->c->next += jobs;
+    s->c->flag = 1;
+  }
+  qp_part_done(s, status == FLEET_ENOTFOUND ? 0 : status);
+}
+
+static void qp_dropped(fleet_queue_t *sub, int status, uint32_t had, void *ud) {
+  qp_slot_t *s = ud;
+
+  (void)sub;
+  if (status == 0 && had) {
+    s->c->total++;
+    s->c->flag = 1;
+  }
+  qp_part_done(s, status);
+}
+
+/* Sends the removal's step `phase`: returns 0 when a call went out (the
+ * call goes on), else 1 with c->status set (the call ends). */
+static int qp_remove_send(qp_call_t *c, int phase) {
+  uint32_t p;
+  int err;
+
+  c->phase = phase;
+  c->sent = 0;
+  for (p = 0; p < c->q->nparts; p++) {
+    fleet_queue_t *sub = c->q->parts[p];
+    qp_slot_t *s = &c->slots[p];
+    if (phase == QP_RM_CHECK)
+      err = fleet__queue_counts(sub, qp_counts_done, s);
+    else if (phase == QP_RM_PARTS)
+      err = fleet__queue_remove(sub, c->arg, qp_removed, s);
+    else if (p == 0)
+      err = fleet__queue_parts_drop(sub, qp_dropped, s);
+    else
+      continue;
+    qp_sent(c, err);
+    if (err != 0)
+      break; /* the others not sent: what went out ends the call */
+  }
+  if (c->sent == 0)
+    return 1;
+  c->waiting = c->sent;
+  return 0;
+}
+
+/* Every partition answered a step of the removal: the next one, or the
+ * end (1). A handle closed between two steps ends the call with
+ * FLEET_ECANCELED. */
+static int qp_remove_next(qp_call_t *c) {
+  const fleet_queue_counts_t *n = &c->counts;
+  int end;
+
+  if (c->status != 0)
+    return 1;
+  switch (c->phase) {
+    case QP_RM_CHECK:
+      if (n->pending + n->delayed + n->running + n->waiting_children > 0) {
+        c->status = FLEET_EBUSY;
+        return 1;
+      }
+      end = qp_remove_send(c, QP_RM_PARTS);
+      break;
+    case QP_RM_PARTS:
+      end = qp_remove_send(c, QP_RM_RECORD);
+      break;
+    default:
+      if (!c->flag)
+        c->status = FLEET_ENOTFOUND; /* no partition and no record */
+      return 1;
+  }
+  if (c->status == FLEET_ECLOSING)
+    c->status = FLEET_ECANCELED;
+  return end;
+}
+
+int fleet__qp_remove(fleet_queue_t *pub, int force, fleet_queue_remove_cb cb,
+                     void *user_data) {
+  struct fleet__queue_s *q;
+  qp_call_t *c;
+  int err;
+
+  if ((q = fleet__queue_enter(pub, cb != NULL, &err)) == NULL)
+    return err;
+  if ((c = qp_new(q, (fleet__fn_t)cb, user_data, 0)) == NULL)
+    return FLEET_ENOMEM;
+  c->kind = FLEET__QP_REMOVE;
+  c->arg = force;
+  if (qp_remove_send(c, force ? QP_RM_PARTS : QP_RM_CHECK) != 0) {
+    /* Nothing went out: the first partition's refusal. */
+    err = c->status;
+    qp_free(c);
+    return err;
+  }
+  return 0;
+}
+
 /* The user's callback of a call, once every partition answered. */
 static void qp_finish(qp_call_t *c) {
   fleet_queue_t *pub = qp_pub(c);
@@ -1113,6 +1239,10 @@ static void qp_finish(qp_call_t *c) {
   size_t i, k;
 
   switch (c->kind) {
+    case FLEET__QP_REMOVE:
+      ((fleet_queue_remove_cb)c->cb)(pub, st, st ? 0 : c->total,
+                                     st ? 0 : c->next, c->ud);
+      return;
     case FLEET__QP_COUNTS:
       ((fleet_queue_counts_cb)c->cb)(pub, st, st ? NULL : &c->counts, c->ud);
       return;

@@ -2,9 +2,10 @@
  * fleet__queue_job_verb(), behind fleet_queue_delete_job(),
  * fleet_queue_run_job() and fleet_queue_kill_job() of queue_parts_api.c
  * (the ops QUEUE_JOB_DELETE, QUEUE_JOB_RUN and QUEUE_JOB_KILL, whose
- * scripts share lib/queue_verbs.lua) and fleet_queue_remove()
- * (QUEUE_REMOVE), each with its descriptor, reply reader and fail hook.
- * The scripts' table is in docs/queue.md. */
+ * scripts share lib/queue_verbs.lua) and fleet__queue_remove(), behind
+ * fleet_queue_remove() of one partition (QUEUE_REMOVE), each with its
+ * descriptor, reply reader and fail hook. The scripts' table is in
+ * docs/queue.md. */
 #include "queue_int.h"
 
 /* ------------------------------------------------------------------------ */
@@ -74,12 +75,10 @@ static void remove_reply(fleet__req_t *base, int status,
 static const fleet__call_t remove_call = {
     "queue.remove", FLEET__OP_QUEUE_REMOVE, remove_reply, remove_cb_fail};
 
-int fleet_queue_remove(fleet_queue_t *q, int force, fleet_queue_remove_cb cb,
-                       void *user_data) {
+int fleet__queue_remove(fleet_queue_t *q, int force, fleet_queue_remove_cb cb,
+                        void *user_data) {
   if (force != 0 && force != 1)
     return FLEET_EINVAL;
-  if (fleet__qp_is(q))
-    return FLEET_EINVAL; /* one partition at a time: docs/queue.md */
   return fleet__queue_call_args(q, &remove_call, (fleet__fn_t)cb, user_data,
                                 force ? "1" : "0", NULL, 0);
 }

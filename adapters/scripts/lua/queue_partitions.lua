@@ -3,14 +3,18 @@
 -- one-slot queues: partition 0 is the queue itself, partition i (1 to
 -- P - 1) the queue named "<queue>~<i>"; the count is recorded once, in
 -- "<tag>:partitions" of partition 0, and never changes: recording another
--- count is refused. A queue with no record has one partition.
+-- count is refused. A queue with no record has one partition. The mode
+-- "drop" deletes the record, whatever it holds: fleet_queue_remove() of
+-- a partitioned queue, once every partition is removed.
 -- KEYS[1]: the queue's hash tag "{prefix:queue}"; parts: partitions.
--- ARGV[1]: the count to record, 1 to 256, or 0 to only read it.
+-- ARGV[1]: the count to record, 1 to 256, 0 to only read it, or "drop".
 -- Returns: the recorded count (1 when none is recorded and ARGV[1] is 0);
---   errors FLEET_EINVAL (a count out of range), FLEET_ECONFLICT (another
---   count is recorded: "queue has <n> partitions").
+--   with "drop", 1 when a record was deleted, else 0. Errors
+--   FLEET_EINVAL (a count out of range), FLEET_ECONFLICT (another count
+--   is recorded: "queue has <n> partitions").
 local key = KEYS[1] .. ':partitions'
 local want = ARGV[1]
+if want == 'drop' then return redis.call('DEL', key) end
 if not string.find(want or '', '^%d%d?%d?$') or tonumber(want) > 256 then
   return redis.error_reply('FLEET_EINVAL partitions must be 0 to 256')
 end
