@@ -1221,3 +1221,35 @@ CONFORMANCE_IMPL(queue_parts_history) {
   ASSERT_UEQ(0, pg.next);
   qt_close(&t);
 }
+
+/* A queue recorded with one partition (fleet queue create --partitions 1)
+ * is a plain queue: its removal takes the record too, with or without
+ * jobs, and it is no longer listed. */
+CONFORMANCE_IMPL(queue_parts_remove_one) {
+  pt_call_t c;
+  pt_rm_t r;
+  qt_t t;
+
+  memset(&c, 0, sizeof(c));
+  memset(&r, 0, sizeof(r));
+  r.t = &t;
+  r.name = "one-rm";
+  qt_open(&t, b->url, "one-rm", NULL);
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_partitions(&t.q, 1, pt_on_count, &c)));
+  ASSERT_UEQ(1, c.n);
+  ASSERT_EQ(1, pt_listed(&r));
+  ASSERT_OK(pt_remove(&r, 0));
+  ASSERT_UEQ(1, r.keys); /* the record */
+  ASSERT_EQ(0, pt_listed(&r));
+  ASSERT_ERR(FLEET_ENOTFOUND, pt_remove(&r, 0));
+
+  ASSERT_OK(pt_wait(&t, &c, fleet_queue_partitions(&t.q, 1, pt_on_count, &c)));
+  qt_add(&t, "t", "p", NULL);
+  ASSERT_ERR(FLEET_EBUSY, pt_remove(&r, 0));
+  ASSERT_EQ(1, pt_listed(&r));
+  ASSERT_OK(pt_remove(&r, 1));
+  ASSERT_UEQ(1, r.jobs);
+  ASSERT_EQ(0, pt_listed(&r));
+  ASSERT_ERR(FLEET_ENOTFOUND, pt_remove(&r, 1));
+  qt_close(&t);
+}

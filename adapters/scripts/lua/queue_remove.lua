@@ -6,7 +6,8 @@
 -- children, its results' chunks, the unique keys its jobs name, its
 -- history's hashes of the minutes and days it keeps), but
 -- T:fence: the fencing counter stays, so that a claim of a queue made
--- again under the same name never gets a token of a claim made before.
+-- again under the same name never gets a token of a claim made before;
+-- T:partitions goes only when it records one partition.
 -- Without force it refuses while jobs are pending, delayed, running or
 -- waiting for their children. With force, the queue's flow children whose
 -- parents are in another queue count as dead for them (lib/queue_deps.lua)
@@ -21,7 +22,7 @@
 -- Returns: {keys deleted, jobs pending, delayed, running or waiting that
 --   went with it}.
 -- Errors: FLEET_ENOTFOUND (no such queue: none of the keys a queue always
---   has exists), FLEET_EBUSY (jobs are pending, delayed, running or
+--   has exists, nor a partition count of 1), FLEET_EBUSY (jobs are pending, delayed, running or
 --   waiting, and ARGV[1] is not "1"), FLEET_EINVAL (ARGV[1] is neither).
 local call = redis.call
 local tag = KEYS[1]
@@ -48,11 +49,17 @@ local function hpart(h, v)
   return out
 end
 
+-- A partition count recorded as 1 (fleet queue create --partitions 1) is
+-- this queue's own, and goes with it; a larger one belongs to the
+-- partitioned queue whose partition 0 this is, and stays (that queue is
+-- removed by fleet_queue_remove() of its partitioned handle).
+local one = call('GET', k('partitions')) == '1'
 -- The parts a queue always has one of (fleet_client_scan_names() finds a
 -- queue by them), and its groups.
 if call('EXISTS', k('pending'), k('pending:prio'), k('delayed'), k('claims'),
         k('stats'), k('completed'), k('dead'), k('paused'), k('groups'),
         k('seq')) == 0 then
+  if one then return {call('UNLINK', k('partitions')), 0} end
   return redis.error_reply('FLEET_ENOTFOUND no queue ' .. tag)
 end
 
@@ -114,6 +121,7 @@ for g in pairs(groups) do
   add(k('gz:' .. g))
   add(k('grl:' .. g))
 end
+if one then add(k('partitions')) end
 for _, c in ipairs(call('ZRANGE', k('resc'), 0, -1)) do add(k('res:' .. c)) end
 for _, id in ipairs(hpart('deps', 0)) do add(k('kids:' .. id)) end
 for _, u in ipairs(hpart('uniq', 1)) do add(k('unique:' .. u)) end
