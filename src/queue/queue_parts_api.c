@@ -107,31 +107,6 @@ int fleet_queue_partitions(fleet_queue_t *pub, uint32_t partitions,
                                 NULL, &n, 1);
 }
 
-/* The record's deletion (the script's mode "drop"): the callback gets
- * 1 when a record was deleted, else 0. */
-static void qp_drop_reply(fleet__req_t *base, int status,
-                          const fleet__reply_t *r) {
-  if (fleet__call_failed(base, status))
-    return;
-  if (r->type != FLEET__REPLY_INT || r->integer < 0 || r->integer > 1) {
-    fleet__call_finish(base, FLEET_EPROTO);
-    return;
-  }
-  fleet__req_done(base);
-  ((fleet_queue_partitions_cb)base->cb)((fleet_queue_t *)base->handle->pub, 0,
-                                        (uint32_t)r->integer, base->user_data);
-}
-
-static const fleet__call_t qp_drop_call = {"queue.partitions_drop",
-                                           FLEET__OP_QUEUE_PARTITIONS,
-                                           qp_drop_reply, qp_count_fail};
-
-int fleet__queue_parts_drop(fleet_queue_t *pub, fleet_queue_partitions_cb cb,
-                            void *user_data) {
-  return fleet__queue_call_args(pub, &qp_drop_call, (fleet__fn_t)cb, user_data,
-                                "drop", NULL, 0);
-}
-
 /* fleet_queue_open()'s read of the count. */
 static void qp_opened(fleet_queue_t *pub, int status, uint32_t n, void *ud) {
   struct fleet__queue_s *q =
