@@ -743,9 +743,23 @@ CONFORMANCE_IMPL(cron_trigger) {
   ASSERT_STR_EQ("node1", c.ent[0].node);
   ASSERT_STR_EQ("dispatched", c.ent[0].outcome);
 
-  /* A limit of one fire: the trigger is it. */
+  /* A limit of one fire: the trigger is it, and the listing says so
+   * (its last fire, one fire, finished) as soon as the registry's record
+   * of the fire, sent after it, is in. */
   ASSERT_OK(c_define_bounded(&e, &n, "lim", 0, 0, 1, "work", NULL, 0));
   ASSERT_OK(c_trigger(&e, &n, "lim", &t));
+  for (i = 0; i < 50; i++) {
+    c_list(&e, &n, "lim", &c);
+    ASSERT_OK(c.status);
+    ASSERT_EQ(1, (int)c.n);
+    if (c.defs[0].fires == 1)
+      break;
+    lock_env_sleep(&e, 20);
+  }
+  ASSERT_UEQ(1, c.defs[0].fires);
+  ASSERT_EQ(t.fire_ms, c.defs[0].last_fire_ms);
+  ASSERT_UEQ(t.token, c.defs[0].last_token);
+  ASSERT_EQ(1, c.defs[0].finished);
   /* (Two triggers in one millisecond are one occurrence: FLEET_EEXIST.) */
   lock_env_sleep(&e, 5);
   ASSERT_ERR(FLEET_EALREADY, c_trigger(&e, &n, "lim", &t));

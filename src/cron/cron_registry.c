@@ -415,23 +415,42 @@ static void reg_tell_trigger(fleet__req_t *r, int status, int64_t fire_ms,
                                  status == 0 ? token : 0, r->user_data);
 }
 
+/* Drops the trigger's reference to its definition, if it holds one. */
+static void reg_trigger_unref(fleet__req_t *r) {
+  fleet__cron_req_t *req = (fleet__cron_req_t *)r;
+
+  fleet__cron_def_unref(req->def);
+  req->def = NULL;
+}
+
 static void reg_fail_trigger(fleet__req_t *r, int status) {
+  reg_trigger_unref(r);
   reg_tell_trigger(r, status, 0, 0);
 }
 
 /* The second answer: cron_fire's {now, count, status, token} for the one
- * occurrence. */
+ * occurrence. A fire is recorded in the registry as a scheduler records
+ * its own (its last-fired hint, and the count of fires against the
+ * limit), so that listings show it at once. */
 static void reg_on_trigger_fire(fleet__req_t *r, int status,
                                 const fleet__reply_t *reply) {
-  int64_t st = 0, token = 0;
+  fleet__cron_req_t *req = (fleet__cron_req_t *)r;
+  fleet__cron_sched_t *s = (fleet__cron_sched_t *)r->handle;
+  int64_t st = 0, token = 0, count = 0;
 
   if (status == 0 && (!fleet__reply_is_array(reply, 4) ||
+                      fleet__reply_i64(&reply->elem[1], &count) != 0 ||
                       fleet__reply_i64(&reply->elem[2], &st) != 0 ||
                       fleet__reply_i64(&reply->elem[3], &token) != 0))
     status = FLEET_EPROTO;
   if (status == 0 && st != 1)
     status = st == 3 ? FLEET_EALREADY : st == 0 ? FLEET_EEXIST : FLEET_EPROTO;
-  reg_tell_trigger(r, status, ((fleet__cron_req_t *)r)->at, (uint64_t)token);
+  if (status == 0 && req->def != NULL && !s->base.closing)
+    fleet__cron_mark(
+        s, req->def, req->at, (uint64_t)token, count > 0 ? (uint64_t)count : 0,
+        req->def->max_fires > 0 && (uint64_t)count >= req->def->max_fires);
+  reg_trigger_unref(r);
+  reg_tell_trigger(r, status, req->at, (uint64_t)token);
 }
 
 /* The first answer: the definition. A queue definition's occurrence at
@@ -459,6 +478,11 @@ static void reg_on_trigger_def(fleet__req_t *r, int status,
      * nothing fires before the start. */
     if (d->queue[0] == '\0' || (d->start_ms > 0 && req->at < d->start_ms))
       status = FLEET_EINVAL;
+  }
+  if (status == 0) {
+    /* Kept for the registry's record of the fire (reg_on_trigger_fire). */
+    d->refs++;
+    req->def = d;
   }
   if (status == 0)
     status = fleet__cron_def_tag(s, d->key, d->key_len, d->queue, &tag);

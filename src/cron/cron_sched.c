@@ -393,11 +393,9 @@ static int sched_quiet(fleet__cron_sched_t *s, const fleet__batch_kind_t *kind,
   return 0;
 }
 
-/* Records the registry's "last fired" hint (`fire_ms` -1: nothing fired),
- * the count of fires and, with `done`, that the fire limit is reached. */
-static void def_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
-                     int64_t fire_ms, uint64_t token, uint64_t fired,
-                     int done) {
+void fleet__cron_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                      int64_t fire_ms, uint64_t token, uint64_t fired,
+                      int done) {
   char num[3][24];
   fleet_bytes_t args[5];
   int err;
@@ -689,9 +687,9 @@ static void fire_tell(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   size_t i;
 
   if ((res->nfired > 0 || res->finished) && !s->base.closing)
-    def_mark(s, d, res->nfired > 0 ? res->fired[res->nfired - 1] : -1,
-             res->nfired > 0 ? res->tokens[res->nfired - 1] : 0,
-             (uint64_t)res->count, res->finished);
+    fleet__cron_mark(s, d, res->nfired > 0 ? res->fired[res->nfired - 1] : -1,
+                     res->nfired > 0 ? res->tokens[res->nfired - 1] : 0,
+                     (uint64_t)res->count, res->finished);
   for (i = 0; i < res->nfired && !s->base.closing; i++) {
     if (d->pool[0] != '\0')
       def_dispatch(s, d, res->fired[i], res->now, res->tokens[i]);

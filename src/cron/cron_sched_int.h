@@ -101,6 +101,14 @@ typedef struct {
 int fleet__cron_call(fleet__cron_sched_t *s, const fleet__call_t *call,
                      const fleet__key_t *tag, fleet__fn_t cb, void *user_data);
 
+/* Records the registry's "last fired" hint of `d` (`fire_ms` -1: nothing
+ * fired), the count of fires and, with `done`, that the fire limit is
+ * reached: a quiet call on the batcher (cron_mark.lua), its failure told
+ * to the handle's error hook. */
+void fleet__cron_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                      int64_t fire_ms, uint64_t token, uint64_t fired,
+                      int done);
+
 /* Builds the occurrences' tag of a definition into `tag`. */
 int fleet__cron_def_tag(fleet__cron_sched_t *s, const char *key, size_t key_len,
                         const char *queue, fleet__key_t *tag);
