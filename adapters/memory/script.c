@@ -10,9 +10,9 @@
  * has a function library (scripts.h, what FCALL runs on Redis 7) is
  * loaded as that instead: the library runs once, its function is kept,
  * and a call runs only the function with the keys and args, so that the
- * shared code the script includes is not defined again on every call. A command
- * op (PING, PUBLISH) runs its command straight from the table, and its reply
- * takes the same way back as a script's return value would.
+ * shared code the script includes is not defined again on every call. A
+ * command op (PING, PUBLISH) runs its command straight from the table, and
+ * its reply takes the same way back as a script's return value would.
  *
  * What a script sees, as on Redis 7.0:
  * - the base, table, string and math libraries, without loadfile, dofile,

@@ -225,9 +225,9 @@ static void conn_became_ready(fleet__rconn_t *c) {
 }
 
 /* The reply to AUTH, PING, SELECT, SCRIPT LOAD or FUNCTION LOAD. Any error
- * reply but FUNCTION LOAD's fails the
- * attempt with its code (a wrong password is FLEET_EAUTH, a bad database
- * FLEET_EBADDB) and the server's words; `req->arg` names the command. */
+ * reply but FUNCTION LOAD's fails the attempt with its code (a wrong
+ * password is FLEET_EAUTH, a bad database FLEET_EBADDB) and the server's
+ * words; `req->arg` names the command. */
 static void conn_on_handshake(fleet__rconn_t *c, fleet__rreq_t *req, int status,
                               redisReply *reply) {
   const char *command = req->arg;
@@ -237,9 +237,9 @@ static void conn_on_handshake(fleet__rconn_t *c, fleet__rreq_t *req, int status,
     return; /* the attempt is being torn down already */
   if (strcmp(command, "FUNCTION") == 0) {
     /* A library the server has already (its name is its code's SHA1) is
-     * as good as one loaded now; any other error (a server before 7.0,
-     * an ACL without FUNCTION LOAD) leaves the connection on EVALSHA,
-     * which is never refused where these are. */
+     * as good as one loaded now. Any other error (a server before 7.0, an
+     * ACL without FUNCTION LOAD) leaves the connection on EVALSHA, which
+     * every server fleet supports runs. */
     if (reply->type == REDIS_REPLY_ERROR && !c->fn_failed &&
         !(reply->len > 7 && strstr(reply->str, "already exists") != NULL)) {
       c->fn_failed = 1;

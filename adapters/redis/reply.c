@@ -2,6 +2,7 @@
  * (error text becomes a code in adapters/scripts/errors.c). */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "redis/reply.h"
 
@@ -12,14 +13,11 @@ int fleet__redis_is_noscript(const redisReply *r) {
 
 /* Whether the `n` bytes at `s` hold "fcall" in any case. */
 static int reply_names_fcall(const char *s, size_t n) {
-  size_t i, j;
+  size_t i;
 
-  for (i = 0; i + 5 <= n; i++) {
-    for (j = 0; j < 5 && (s[i + j] | 0x20) == "fcall"[j]; j++)
-      ;
-    if (j == 5)
+  for (i = 0; i + 5 <= n; i++)
+    if (strncasecmp(s + i, "fcall", 5) == 0)
       return 1;
-  }
   return 0;
 }
 

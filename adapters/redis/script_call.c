@@ -127,7 +127,7 @@ int fleet__rcore_head(const fleet__rcore_t *core, fleet__op_t op, size_t nkeys,
     h->argv[0].base = "FCALL";
     h->argv[0].len = 5;
     h->argv[1].base = h->script->fname;
-    h->argv[1].len = strlen(h->script->fname);
+    h->argv[1].len = FLEET__SCRIPT_FNAME_LEN;
   } else {
     h->argv[0].base = "EVALSHA";
     h->argv[0].len = 7;

@@ -18,8 +18,11 @@ typedef struct {
    * EVALSHA. */
   const char *lib;
   size_t lib_len;
-  const char *fname;
+  const char *fname; /* FLEET__SCRIPT_FNAME_LEN characters */
 } fleet__script_t;
+
+/* The length of a function library's name: "fleet_" and 40 hex digits. */
+#define FLEET__SCRIPT_FNAME_LEN 46
 
 /* The scripts the Redis adapter (one Redis, Sentinel, a connection the
  * user brings) and the memory backend run; and, in the same order, those
