@@ -1,4 +1,5 @@
 /* bench.c -- what every fleet-bench subcommand shares. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +135,8 @@ int bench_server_pid(const char *url) {
 /* Sums the calls of INFO commandstats into `scripts` (fcall, evalsha, eval) and
  * `commands` (the rest, but info and config); both -1 when unknown. Each
  * line reads "cmdstat_<name>:calls=<n>,...". */
-static void bench_commandstats(int64_t *scripts, int64_t *commands) {
+static void bench_commandstats(int64_t *scripts, int64_t *commands,
+                               char **stats) {
   redisReply *r;
   const char *p;
   int64_t calls;
@@ -145,6 +147,8 @@ static void bench_commandstats(int64_t *scripts, int64_t *commands) {
   r = redisCommand(bench_info_conn, "INFO commandstats");
   if (r != NULL && r->type == REDIS_REPLY_STRING) {
     *scripts = *commands = 0;
+    if (stats != NULL && getenv("FLEET_BENCH_CMDSTATS") != NULL)
+      *stats = strdup(r->str);
     for (p = strstr(r->str, "cmdstat_"); p != NULL;
          p = strstr(p + 1, "cmdstat_")) {
       const char *name = p + 8, *c = strstr(name, ":calls=");
@@ -163,11 +167,31 @@ static void bench_commandstats(int64_t *scripts, int64_t *commands) {
     freeReplyObject(r);
 }
 
+/* FLEET_BENCH_HOOK (tests/bench/instr.sh): a command run, and waited for,
+ * at every sample ("<hook> sample") and at every emitted measurement
+ * ("<hook> emit <label> <ops>"), before the sample's own reading. */
+static void bench_hook(const char *what, const char *label, uint64_t ops) {
+  const char *hook = getenv("FLEET_BENCH_HOOK");
+  char cmd[512];
+
+  if (hook == NULL || *hook == '\0')
+    return;
+  if (label == NULL)
+    snprintf(cmd, sizeof(cmd), "%s %s", hook, what);
+  else
+    snprintf(cmd, sizeof(cmd), "%s %s %s %" PRIu64, hook, what, label, ops);
+  if (system(cmd) != 0)
+    fprintf(stderr, "fleet-bench: FLEET_BENCH_HOOK failed: %s\n", cmd);
+}
+
 void bench_cpu_sample(bench_cpu_t *s, int server_pid) {
   struct rusage ru;
   double sys, user;
 
+  if (server_pid > 0)
+    bench_hook("sample", NULL, 0);
   getrusage(RUSAGE_SELF, &ru);
+  s->stats = NULL;
   s->self_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
                (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
   s->server_us = -1;
@@ -176,11 +200,54 @@ void bench_cpu_sample(bench_cpu_t *s, int server_pid) {
     user = bench_info_field("cpu", "used_cpu_user");
     if (sys >= 0 && user >= 0)
       s->server_us = (int64_t)((sys + user) * 1e6 + 0.5);
-    bench_commandstats(&s->scripts, &s->commands);
+    bench_commandstats(&s->scripts, &s->commands, &s->stats);
   } else {
     s->scripts = s->commands = -1;
   }
   s->wall_ns = uv_hrtime();
+}
+
+/* The calls and usec of command `name` ("cmdstat_<name>:calls=..,usec=..")
+ * in INFO commandstats text `t`; 0 when absent. */
+static void bench_cmdstat(const char *t, const char *name, size_t len,
+                          double *calls, double *usec) {
+  const char *p = t;
+
+  *calls = *usec = 0;
+  while ((p = strstr(p, "cmdstat_")) != NULL) {
+    p += 8;
+    if (strncmp(p, name, len) == 0 && p[len] == ':') {
+      const char *c = strstr(p, "calls="), *u = strstr(p, "usec=");
+      if (c != NULL)
+        *calls = atof(c + 6);
+      if (u != NULL)
+        *usec = atof(u + 5);
+      return;
+    }
+  }
+}
+
+/* FLEET_BENCH_CMDSTATS: each command's calls and usec per op between two
+ * samples, on stderr. */
+static void bench_cmdstats_diff(const char *label, uint64_t ops, const char *a,
+                                const char *b) {
+  const char *p = b;
+
+  while ((p = strstr(p, "cmdstat_")) != NULL) {
+    const char *name = p + 8, *colon = strchr(name, ':');
+    double c0, u0, c1, u1;
+    size_t len;
+
+    if (colon == NULL)
+      break;
+    len = (size_t)(colon - name);
+    bench_cmdstat(a, name, len, &c0, &u0);
+    bench_cmdstat(b, name, len, &c1, &u1);
+    if (c1 > c0)
+      fprintf(stderr, "cmdstats %s %.*s calls/op %.4f usec/op %.4f\n", label,
+              (int)len, name, (c1 - c0) / (double)ops, (u1 - u0) / (double)ops);
+    p = colon;
+  }
 }
 
 int64_t bench_server_memory(int server_pid) {
@@ -205,6 +272,10 @@ void bench_emit_rates(const char *bench, const char *label, uint64_t ops,
     bench_emit(bench, metric,
                (double)(b->server_us - a->server_us) / (double)ops, "us/op");
   }
+  if (a->stats != NULL && b->stats != NULL)
+    bench_cmdstats_diff(label, ops, a->stats, b->stats);
+  if (a->server_us >= 0 && b->server_us >= 0)
+    bench_hook("emit", label, ops);
   if (a->scripts >= 0 && b->scripts >= a->scripts) {
     snprintf(metric, sizeof(metric), "%s_scripts_per_op", label);
     bench_emit(bench, metric, (double)(b->scripts - a->scripts) / (double)ops,

@@ -44,6 +44,10 @@ typedef struct {
    * and CONFIG left out). Counts, so steadier than CPU on a busy machine. */
   int64_t scripts;
   int64_t commands;
+  /* With FLEET_BENCH_CMDSTATS set, INFO commandstats as sampled (never
+   * freed: a diagnostic), and bench_emit_rates prints each command's calls
+   * and usec per op between two samples on stderr; else NULL. */
+  char *stats;
 } bench_cpu_t;
 
 /* Connects, once per process, to the server behind `url` for the samples

@@ -5,7 +5,8 @@
  *
  *   fleet-bench queue [--url URL] [--seconds S] [--concurrency C]
  *                     [--rate R] [--jobs N] [--pending N] [--keep K]
- *                     [--held-seconds S] [--life] [--partitions P]
+ *                     [--held-seconds S] [--life] [--flow]
+ *                     [--partitions P]
  *
  * Metrics: enqueue_bulk_* (N jobs with an empty payload, default 100000),
  * pending_bytes_per_job (the server's used_memory delta over those N
@@ -48,7 +49,9 @@
  * default runs stay without subscriber), with *_ops_ratio and
  * *_server_cpu_ratio against the default run (medians of BQ_ROUNDS rounds
  * of the two in turn) and *_events_per_job (the completed events heard,
- * per job: 1 when none was missed). With --life, only these runs.
+ * per job: 1 when none was missed). With --life, only these runs; with
+ * --flow, only the bulk enqueue, the default processing and the flow
+ * control runs.
  *
  * The worker keeps no record of completed jobs (the default,
  * FLEET_QUEUE_KEEP_NONE). With --keep K it keeps the last K for an hour
@@ -120,6 +123,8 @@ typedef struct {
   int flows_inflight;
   /* --partitions: the queue's partitions (0: a plain queue). */
   uint32_t parts;
+  int flow_only; /* --flow */
+  int base_done; /* the default processing was emitted (not with --life) */
 } bq_t;
 
 /* What one processing run measured. */
@@ -696,7 +701,7 @@ static int bq_life(bq_t *b, const bench_opts_t *o, long concurrency, int pid,
                    uint64_t jobs) {
   double cpu[BQ_ROUNDS], ops[BQ_ROUNDS];
   bq_result_t r0, r1;
-  char label[64], metric[96];
+  char label[64], blabel[48], metric[96];
   bq_t *lb = calloc(1, sizeof(*lb));
   int err = 0, k, n = 0, i;
 
@@ -723,10 +728,12 @@ static int bq_life(bq_t *b, const bench_opts_t *o, long concurrency, int pid,
     uv_run(&lb->loop, UV_RUN_ONCE);
   snprintf(label, sizeof(label), "process_c%ld_result_events%s", concurrency,
            b->suffix);
+  snprintf(blabel, sizeof(blabel), "process_c%ld%s", concurrency, b->suffix);
   for (k = 0; err == 0 && k < BQ_ROUNDS; k++) {
-    b->quiet = 1;
+    /* (With --life alone, the first default run is emitted too.) */
+    b->quiet = k > 0 || b->base_done;
     lb->quiet = k > 0;
-    if ((err = bq_flow_run(b, o, pid, NULL, 0, jobs, "", NULL, &r0)) != 0 ||
+    if ((err = bq_flow_run(b, o, pid, NULL, 0, jobs, blabel, NULL, &r0)) != 0 ||
         (err = bq_flow_run(lb, o, pid, NULL, 0, jobs, label, NULL, &r1)) != 0)
       break;
     if (r0.ops_per_s <= 0 || r0.server_us_per_op <= 0 ||
@@ -949,12 +956,15 @@ static int bq_default(bq_t *b, const bench_opts_t *o, long concurrency,
   snprintf(label, sizeof(label), "process_c%ld%s", concurrency, b->suffix);
   if ((err = bq_process(b, o, label, pid, &base)) != 0)
     return err;
+  b->base_done = 1;
   if (b->keep == 0 &&
       (err = bq_flow(b, o, concurrency, pid, b->fill,
                      m0 >= 0 && m1 >= 0 ? (double)(m1 - m0) / (double)b->fill
                                         : -1,
                      &base)) != 0)
     return err;
+  if (b->flow_only)
+    return 0;
   if (b->keep == 0 && (err = bq_deps(b, o, pid)) != 0)
     return err;
   if ((err = bq_life(b, o, concurrency, pid, b->fill)) != 0)
@@ -1069,6 +1079,8 @@ int bench_queue(const bench_opts_t *o) {
       held = bench_parse_long("--held-seconds", o->argv[++i]);
     else if (strcmp(o->argv[i], "--life") == 0)
       life = 1;
+    else if (strcmp(o->argv[i], "--flow") == 0)
+      b.flow_only = 1;
     else if (strcmp(o->argv[i], "--partitions") == 0 && i + 1 < o->argc)
       parts = bench_parse_long("--partitions", o->argv[++i]);
     else {
@@ -1106,7 +1118,8 @@ int bench_queue(const bench_opts_t *o) {
   else
     err = pending > 0 ? bq_pending(&b, o, concurrency, pid)
                       : bq_default(&b, o, concurrency, rate, pid);
-  if (err == 0 && pending == 0 && keep == 0 && !life && parts == 0)
+  if (err == 0 && pending == 0 && keep == 0 && !life && parts == 0 &&
+      !b.flow_only)
     err = bq_rate_held(&b, o, (double)held);
   bench_lat_free(&b.lat);
   bench_lat_free(&b.pickup);

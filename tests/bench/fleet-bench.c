@@ -21,7 +21,8 @@ static const struct {
     {"queue", bench_queue,
      "bulk enqueue, memory per job, process (unlimited, limited, 1000 "
      "groups), e2e latency, a rate limit held [--pending N] [--keep K] "
-     "[--held-seconds S] [--partitions P: plain vs P partitions]"},
+     "[--held-seconds S] [--life: results and events only] [--flow: flow "
+     "control only] [--partitions P: plain vs P partitions]"},
     {"lock", bench_lock,
      "acquire + release, 1 and 50 in flight [--ttl MS] [--inflight N]"},
     {"store", bench_store, "put, get and event append, 50 in flight"},

@@ -17,11 +17,15 @@ local function complete(keep, keep_s, a)
   local ids = {}
   for i = a, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
   if #ids == 0 then return out end
+  -- (Results and events take the script's clock: lib/queue_life.lua.)
+  if not life.t then life.t = now end
   local claims = tag .. ':claims'
   local held = call('HMGET', claims, unpack(ids))
   local stops = stop_calls(ids, held, a, true)
   local done, marks, seen, nd, vals = {}, {'', HASH_MARK}, {}, 0, {}
-  local res, ttl -- id -> result, of the completions with one; their ttl_ms
+  -- res[x]: the result of done[x], of the completions with one; ttl: their
+  -- ttl_ms.
+  local res, ttl
   local prefix = dec(now) .. '\0'
   local sfind = string.find
   for i, id in ipairs(ids) do
@@ -39,12 +43,14 @@ local function complete(keep, keep_s, a)
       seen[id] = tok
       nd = nd + 1
       done[nd] = id
-      marks[2 * nd + 1] = id
-      marks[2 * nd + 2] = prefix .. v
+      if keep > 0 then
+        marks[2 * nd + 1] = id
+        marks[2 * nd + 2] = prefix .. v
+      end
       vals[nd] = v
       if r then
         res = res or {}
-        res[id] = r
+        res[nd] = r
       end
       out[i + 1] = 1
     elseif v then
@@ -75,7 +81,7 @@ local function complete(keep, keep_s, a)
       local rl
       if res then
         rl = {}
-        for x, id in ipairs(done) do rl[x] = res[id] or '' end
+        for x = 1, #done do rl[x] = res[x] or '' end
       end
       deps_ended(done, 'c', rl)
     end

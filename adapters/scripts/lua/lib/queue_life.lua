@@ -230,9 +230,9 @@ end
 local life_lens = {}
 
 -- After the claims of `done` (ids) completed, `res` holding the results
--- of some (res[id] = result, `ttl` the queue's retention in ms; nil:
--- none): forgets their own retentions, keeps the results, and publishes
--- "completed" for each. Call it after flow_ended.
+-- of some (res[x] = the result of done[x], `ttl` the queue's retention in
+-- ms; nil: none): forgets their own retentions, keeps the results, and
+-- publishes "completed" for each. Call it after flow_ended.
 local function life_done(done, res, ttl)
   local own = {}
   if life.rttl then
@@ -251,26 +251,25 @@ local function life_done(done, res, ttl)
     local fin = dec(t) .. '\0'
     local exp = dec(t + ttl)
     local head = fin .. exp .. '\0'
-    -- (Chunks: by[c] the id, value pairs of T:res:<c>; cs their order.)
-    local by, cs = {}, {}
-    for _, id in ipairs(done) do
-      local r = res[id]
-      if r then
-        if own[id] then
-          local e = dec(t + own[id])
-          h[#h + 1] = id
-          h[#h + 1] = fin .. e .. '\0' .. r
-          z[#z + 1] = e
-          z[#z + 1] = id
-        else
-          local c = rec_chunk(id)
-          if c then
-            local kv = by[c]
-            if not kv then
-              kv = {}
-              by[c] = kv
-              cs[#cs + 1] = c
-            end
+    -- The ids by chunk (recs_by_chunk, lib/queue_int.lua: the digits of
+    -- all of them checked at once, an id in its predecessor's chunk placed
+    -- without a lookup); a Lua string op per job costs as much as the
+    -- rest of its result (Redis's Lua hashes every byte of every string).
+    local by, cs = recs_by_chunk(done, 1)
+    local zc = {'GT'}
+    for _, c in ipairs(cs) do
+      local kv = {}
+      for _, x in ipairs(by[c or '']) do
+        local r = res[x]
+        if r then
+          local id = done[x]
+          if own[id] then
+            local e = dec(t + own[id])
+            h[#h + 1] = id
+            h[#h + 1] = fin .. e .. '\0' .. r
+            z[#z + 1] = e
+            z[#z + 1] = id
+          elseif c then
             kv[#kv + 1] = id
             kv[#kv + 1] = head .. r
           else
@@ -280,14 +279,13 @@ local function life_done(done, res, ttl)
           end
         end
       end
-    end
-    if #cs > 0 then
-      local zc = {'GT'}
-      for _, c in ipairs(cs) do
-        call('HSET', tag .. ':res:' .. c, unpack(by[c]))
+      if #kv > 0 then
+        call('HSET', tag .. ':res:' .. c, unpack(kv))
         zc[#zc + 1] = exp
         zc[#zc + 1] = c
       end
+    end
+    if #zc > 1 then
       call('ZADD', tag .. ':resc', unpack(zc))
       resc_expire()
     end
@@ -309,8 +307,8 @@ local function life_done(done, res, ttl)
   end
   if life.res then
     local bare = {}
-    for _, id in ipairs(done) do
-      if not (res and res[id]) then bare[#bare + 1] = id end
+    for x, id in ipairs(done) do
+      if not (res and res[x]) then bare[#bare + 1] = id end
     end
     life_res_forget(bare)
   end
@@ -319,8 +317,8 @@ local function life_done(done, res, ttl)
     -- publishes an event per job. The pieces go to one table.concat: a
     -- Lua string costs its every byte when it is made, as it is hashed.)
     local mid, parts, k = '\0' .. dec(life_now()) .. '\0', {}, 0
-    for _, id in ipairs(done) do
-      local r = res and res[id]
+    for x, id in ipairs(done) do
+      local r = res and res[x]
       parts[k + 1] = 'completed\0'
       parts[k + 2] = id
       parts[k + 3] = mid
@@ -335,7 +333,7 @@ local function life_done(done, res, ttl)
         parts[k + 5] = r
         k = k + 5
       else
-        parts[k + 4] = '0\0' .. '0\0'
+        parts[k + 4] = '0\0000\0' -- "0", NUL, "0", NUL: no result
         k = k + 4
       end
     end
