@@ -26,7 +26,8 @@
 # reached, 1000 groups) and a limit of 1000 jobs/s held for 10 s; a
 # second run with --keep 1000 measures what keeping history costs (only its
 # "_keep" figures are kept, so that its bulk enqueue and memory figures do
-# not replace the default run's).
+# not replace the default run's). The memory backend's run (`--url
+# memory:// --flow`) gives its processed jobs/s beside the Redis backend's.
 #
 # Every run is bounded by its own counts and times, and by `timeout`.
 set -eu
@@ -161,9 +162,11 @@ redis-cli -h 127.0.0.1 -p "$port" flushall >/dev/null
 
 # run ROUND LIMIT NAME COMMAND...: runs one program for at most LIMIT
 # seconds, tags its JSON lines with the round (only those matching $only
-# when it is set), and empties the server.
+# when it is set; their bench renamed to $as when that is set), and
+# empties the server.
 failures=0
 only=
+as=
 run() {
   r=$1
   limit=$2
@@ -175,8 +178,12 @@ run() {
     log "round $r: $name failed:"
     cat "$work/err" >&2
   fi
-  sed -n "s/^{/{\"round\":$r,/p" "$work/out" | grep -e "${only:-^}" \
-    >>"$results" || true
+  sed -n "s/^{/{\"round\":$r,/p" "$work/out" | grep -e "${only:-^}" |
+    if [ -n "$as" ]; then
+      sed "s/\"bench\":\"[^\"]*\"/\"bench\":\"$as\"/"
+    else
+      cat
+    fi >>"$results" || true
   redis-cli -h 127.0.0.1 -p "$port" flushall >/dev/null
 }
 
@@ -201,6 +208,11 @@ while [ $r -le "$rounds" ]; do
       --url "$url" --seconds "$secs" --pending 1000
     run $r "$limit" "fleet queue --pending 1000000" "$bench" queue \
       --url "$url" --seconds "$secs" --pending 1000000
+    # The memory backend, in this process, on the same scripts (issue 27).
+    as=fleet-queue-memory
+    run $r "$limit" "fleet queue memory://" "$bench" queue --url memory:// \
+      --seconds "$secs" --flow
+    as=
   fi
   if want lock; then
     if [ $inflight = yes ]; then

@@ -397,11 +397,15 @@ local function claim(n, ttl, wid, dttl, ca)
   -- The last position in ids of each set's jobs, and its group (nil:
   -- none without groups).
   local runs, rgs
+  -- What is known empty without asking again (below, `left`): the
+  -- rotation, when its length was read as 0 or it emptied, and the zset
+  -- of priorities, when it was found missing.
+  local rot_empty, prio_empty = n > 0, false
   if nrot > 0 then
     ids, gn, gcount, retry, left, runs, rgs =
         claim_rotation(n, nrot, L, retry)
     -- (The rotation's sets left; none: the jobs without a group, below.)
-    if left == 0 then left = nil end
+    if left == 0 then left = nil else rot_empty = false end
   elseif n > 0 then
     -- Higher priorities (scores below 1000 * 2^42), then the default
     -- priority's list, then lower priorities: read now, removed once every
@@ -409,6 +413,7 @@ local function claim(n, ttl, wid, dttl, ca)
     -- (The zset is read only when it exists: most queues have none.)
     local hi, mid, lo = {}, {}, {}
     local has_prio = call('EXISTS', prio) == 1
+    prio_empty = not has_prio
     if has_prio then
       hi = call('ZRANGEBYSCORE', prio, '-inf', '(4398046511104000', 'LIMIT',
                 '0', dec(n))
@@ -525,8 +530,10 @@ local function claim(n, ttl, wid, dttl, ca)
     end
   end
   if not left then
-    left = call('LLEN', rot)
-    if left == 0 then left = call('LLEN', pending) + call('ZCARD', prio) end
+    left = rot_empty and 0 or call('LLEN', rot)
+    if left == 0 then
+      left = call('LLEN', pending) + (prio_empty and 0 or call('ZCARD', prio))
+    end
   end
   out[4] = left
   local got = (#out - 5) / 4
