@@ -113,8 +113,7 @@ end
 -- `retry` made the earliest time a held group may claim again (-1: when a
 -- running job finishes) if no job was taken, the sets left in the
 -- rotation, and the last position in ids of each set's jobs with its
--- group ('': none) (runs, rgs; recs_get reads the records by runs: a
--- group's jobs come from its block of ids).
+-- group ('': none) (runs, rgs: each job's claim carries its group).
 local function claim_rotation(n, nrot, L, retry)
   local rot = tag .. ':groups'
   local gmax, gms, gconc = tonumber(L[3]), tonumber(L[4]), tonumber(L[6])
@@ -439,7 +438,7 @@ local function claim(n, ttl, wid, dttl, ca)
       -- Every record is checked (rec_read) before anything is written;
       -- the attempt the claim makes is kept as a string: "1" for a job
       -- never tried, which is the common case and needs no formatting.
-      local recs = recs_get(tag, ids, runs)
+      local recs = recs_get(tag, ids)
       local att = {}
       for i = 1, #ids do
         local rec = recs[i]

@@ -129,66 +129,6 @@ local function recs_unpack(ids, b)
   return unpack(w)
 end
 
--- recs_get with runs: runs holds the last position of each run of ids
--- that share a chunk but for a few (a claim's jobs of one group's turn come
--- from its block of ids, lib/queue_add.lua), ascending, the last #ids.
--- Each run is read from the chunk of its first id, with the run before it
--- when that is the same (one HMGET); an id a run does not find is looked
--- for in its own chunk, one HMGET per chunk.
-local function recs_get_runs(tag, ids, runs)
-  local r, segs, i = {}, {}, 1
-  for _, e in ipairs(runs) do
-    local c = rec_chunk(ids[i])
-    local last = segs[#segs]
-    if last and last[3] == c and last[2] == i - 1 then
-      last[2] = e
-    else
-      segs[#segs + 1] = {i, e, c}
-    end
-    i = e + 1
-  end
-  local miss, mc -- the positions not found, and the chunk that was read
-  for _, sg in ipairs(segs) do
-    local a, e = sg[1], sg[2]
-    local got = redis.pcall('HMGET', rec_hash(tag, sg[3]), unpack(ids, a, e))
-    if got.err then got = {} end
-    for x = a, e do
-      local v = got[x - a + 1]
-      if v then
-        r[x] = v
-      else
-        miss = miss or {}
-        miss[#miss + 1] = x
-        mc = mc or {}
-        mc[#miss] = sg[3]
-      end
-    end
-  end
-  if not miss then return r end
-  local by, hs = {}, {}
-  for m, x in ipairs(miss) do
-    local c = rec_chunk(ids[x])
-    if c ~= mc[m] then
-      local k = rec_hash(tag, c)
-      local b = by[k]
-      if not b then
-        b = {}
-        by[k] = b
-        hs[#hs + 1] = k
-      end
-      b[#b + 1] = x
-    end
-  end
-  for _, k in ipairs(hs) do
-    local b = by[k]
-    local got = redis.pcall('HMGET', k, recs_unpack(ids, b))
-    if not got.err then
-      for x = 1, #b do r[b[x]] = got[x] end
-    end
-  end
-  return r
-end
-
 -- The records of ids (false or nil where there is none), in their order.
 -- One HMGET of the first id's hash reads a batch in one chunk; only the ids
 -- it does not find are placed one by one (the batch holds given ids, or
@@ -197,11 +137,10 @@ end
 -- several groups: lib/queue_add.lua) is read by chunk at once, one HMGET
 -- each. A hash of another type (written by hand) holds no record fleet can
 -- read: its ids read as missing, and a claim moves them aside
--- (lib/queue_claim.lua). With `runs` (may be nil), see recs_get_runs.
-local function recs_get(tag, ids, runs)
+-- (lib/queue_claim.lua).
+local function recs_get(tag, ids)
   local n = #ids
   if n == 0 then return {} end
-  if runs and #runs > 1 then return recs_get_runs(tag, ids, runs) end
   local c1 = rec_chunk(ids[1])
   local r, from = {}, 1
   if n == 1 or rec_chunk(ids[n]) == c1 then
