@@ -14,9 +14,11 @@ struct fleet_worker_share_s {
   uint32_t concurrency;
   fleet_share_mode_t mode;
   fleet__list_t members; /* fleet__worker_s, share_node */
-  /* A share in turns (fleet__share_new_turns()): the turn, counting. */
+  /* A share in turns (fleet__share_new_turns()): the member whose turn
+   * it is (NULL: none yet), and the jobs it asked for in this turn. */
   int turns;
-  uint32_t turn;
+  struct fleet__worker_s *holder;
+  uint64_t asked;
 };
 
 int fleet_worker_share_new(uint32_t concurrency, fleet_share_mode_t mode,
@@ -66,6 +68,10 @@ void fleet__share_join(struct fleet__worker_s *w) {
 void fleet__share_leave(struct fleet__worker_s *w) {
   if (w->o.share == NULL || fleet__list_empty(&w->share_node))
     return;
+  if (w->o.share->holder == w) {
+    w->o.share->holder = NULL;
+    w->o.share->asked = 0;
+  }
   fleet__list_remove(&w->share_node);
   fleet__list_init(&w->share_node);
   w->o.share = NULL;
@@ -94,48 +100,91 @@ static int share_turn_ok(const struct fleet__worker_s *m) {
          (m->claims_in_flight == 0 || m->last_full);
 }
 
-/* A share in turns: the free slots go to one member at a time, the
- * members whose queues may have jobs pending taking turns, so that each
- * claim asks for all the room there is (the claims of the partitions of
- * one queue: worker_parts.c); a member whose turn it is not claims
- * nothing, and its completions go alone. */
+/* Whether the turn's holder `m` keeps it: running and reachable, and its
+ * queue may have jobs pending (a claim of its in flight does not end its
+ * turn: the slots wait for its next one). */
+static int share_turn_keep(const struct fleet__worker_s *m) {
+  return m->state == FLEET__WORKER_RUNNING && m->online && m->maybe_pending;
+}
+
+/* The member after `from` (NULL: from the first), in the share's order
+ * and around, that may take the turn (share_turn_ok()), `from` itself
+ * last; NULL when none may. */
+static struct fleet__worker_s *share_next(fleet_worker_share_t *s,
+                                          struct fleet__worker_s *from) {
+  fleet__list_t *start = from != NULL ? &from->share_node : &s->members;
+  fleet__list_t *n = start->next;
+  struct fleet__worker_s *m;
+
+  for (;; n = n->next) {
+    if (n == &s->members) {
+      if (start == &s->members)
+        return NULL; /* once round from the head */
+      continue;
+    }
+    m = FLEET__LIST_DATA(n, struct fleet__worker_s, share_node);
+    if (share_turn_ok(m))
+      return m;
+    if (n == start)
+      return NULL; /* once round, `from` included */
+  }
+}
+
+/* The budgets' worth of jobs a member of a share in turns asks for before
+ * the turn goes on (fewer members' jobs running at once, so fewer calls:
+ * share_room_turns()). */
+#define SHARE_TURN_BUDGETS 8
+
+/* A share in turns: the free slots go to one member at a time, so that
+ * each claim asks for all the room there is (the claims of the partitions
+ * of one queue: worker_parts.c). The turn stays with its holder until it
+ * asked for SHARE_TURN_BUDGETS times the budget in claims, or its queue
+ * ran dry or is held back: its jobs are then most of those running, and
+ * their completions go in one call to its queue rather than one call per
+ * member each loop iteration (fleet-demo worker, concurrency 256, on a
+ * queue of 8 partitions: 83 completions per call instead of 52, and the
+ * server CPU per job of a plain queue instead of a third more). A member
+ * whose turn it is not claims nothing, and its completions go alone.
+ * Under a backlog, a job of another member's queue waits for at most
+ * that many jobs per member before it. */
 static uint32_t share_room_turns(fleet_worker_share_t *s,
                                  struct fleet__worker_s *w, uint32_t room) {
-  struct fleet__worker_s *m, *on = NULL;
+  struct fleet__worker_s *m, *h;
   uint64_t used = 0;
-  uint32_t wanting = 0, k, free_slots;
+  uint32_t free_slots;
 
-  FLEET__LIST_FOREACH_DATA (m, &s->members, struct fleet__worker_s,
-                            share_node) {
+  FLEET__LIST_FOREACH_DATA (m, &s->members, struct fleet__worker_s, share_node)
     used += share_used(m);
-    if (m == w || share_turn_ok(m))
-      wanting++;
-  }
   free_slots = used >= s->concurrency ? 0 : (uint32_t)(s->concurrency - used);
   /* A worker probing its backend after a failure claims out of turn: its
    * call tells it whether the backend is back. */
   if (!w->online)
     return room < free_slots ? room : free_slots;
-  k = s->turn % wanting;
-  FLEET__LIST_FOREACH_DATA (m, &s->members, struct fleet__worker_s,
-                            share_node) {
-    if (m != w && !share_turn_ok(m))
-      continue;
-    if (k-- == 0) {
-      on = m;
-      break;
-    }
+  h = s->holder;
+  if (h == NULL || !share_turn_keep(h)) {
+    h = share_next(s, h);
+    if (h == NULL)
+      h = w; /* no member may claim now but the one asking */
+    s->holder = h;
+    s->asked = 0;
   }
-  if (on != w) {
+  if (h != w) {
     /* Its turn: it claims in this loop iteration, if it can. */
-    if (on != NULL && on->state == FLEET__WORKER_RUNNING)
-      fleet__worker_kick(on);
+    if (h->state == FLEET__WORKER_RUNNING)
+      fleet__worker_kick(h);
     return 0;
   }
   if (room > free_slots)
     room = free_slots;
-  if (room > 0)
-    s->turn++; /* the next claim is the next member's */
+  s->asked += room;
+  if (s->asked >= SHARE_TURN_BUDGETS * (uint64_t)s->concurrency) {
+    /* The next claim is the next member's. */
+    h = share_next(s, w);
+    s->holder = h != NULL ? h : w;
+    s->asked = 0;
+    if (h != NULL && h != w && h->state == FLEET__WORKER_RUNNING)
+      fleet__worker_kick(h);
+  }
   return room;
 }
 

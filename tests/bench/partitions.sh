@@ -167,9 +167,11 @@ server_ticks() {
   echo "$t"
 }
 
+# The jobs of queue $1 completed since it was made (`completed_ever`:
+# `completed` counts only those kept, at most fleet-demo's 1000).
 completed() {
   FLEET_URL=$url "$fleet" queue stats "$1" 2>/dev/null |
-    sed -n 's/^completed: *\([0-9]*\).*/\1/p'
+    sed -n 's/^completed_ever: *\([0-9]*\).*/\1/p'
 }
 
 # One run: S shards, queue $2 of $3 partitions (1: plain).
