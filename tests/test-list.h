@@ -521,6 +521,7 @@ CONFORMANCE_DECLARE(queue_parts_remove)
 CONFORMANCE_DECLARE(queue_parts_remove_one)
 CONFORMANCE_DECLARE(queue_parts_list)
 CONFORMANCE_DECLARE(queue_parts_worker)
+CONFORMANCE_DECLARE(queue_parts_turns)
 CONFORMANCE_DECLARE(queue_parts_history)
 
 /* test_cli.c */
@@ -1067,6 +1068,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(queue_parts_remove_one)
   CONFORMANCE_ENTRY(queue_parts_list)
   CONFORMANCE_ENTRY(queue_parts_worker)
+  CONFORMANCE_ENTRY(queue_parts_turns)
   CONFORMANCE_ENTRY(queue_parts_history)
 
   /* test_queue_verbs.c */

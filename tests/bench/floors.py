@@ -48,6 +48,18 @@ measures, with the Python standard library only:
           same for the script's function library (what fleet calls with
           FCALL on Redis 7, docs/deploy.md) with its body cut to the
           per-call setters and `return 1`, when the build wrote it;
+  results what a completion's 100-byte result and one event subscriber
+          cost the server below any script of fleet's (issue 26): 25
+          completions per call, as fleet-bench queue's 50 in flight batch
+          them, through three bare scripts, sent one call at a time: the
+          id, token pairs alone (a result argument, empty); with a
+          100-byte result each, stored as it came (HSET of the argument
+          itself, no Lua string made; a hash of 1000 results unlinked
+          when full); and that plus one PUBLISH per call of the 25
+          events (id and result), read by a subscriber. Beside fleet's own
+          figure (fleet-bench queue --life, when built): the ratio of a
+          job with a result and a subscriber to one without that no
+          protocol sending the result through a script can go below;
   model   when build/tests/bench/fleet-bench exists, `fleet-bench lock
           --inflight 50`, and the rate its server and client CPU per pair
           allow when the two run one after the other (1 / (server +
@@ -78,6 +90,9 @@ BENCH = os.path.join(ROOT, 'build', 'tests', 'bench', 'fleet-bench')
 # The scripts' function libraries the build writes (cmake/embed_lua.cmake).
 FUNCTIONS = os.path.join(ROOT, 'build', 'generated', 'lua', 'functions')
 LOCKS = 50
+# Completions per call, and bytes per result, of the results phase.
+RESULT_JOBS = 25
+RESULT_LEN = 100
 
 
 def emit(metric, value, unit):
@@ -402,6 +417,100 @@ def setup_costs(c, seconds):
     return out
 
 
+def results_costs(c, port, seconds):
+    """Server CPU per job of the results phase's three scripts (none,
+    result, result + event), sent one call at a time."""
+    import threading
+    none = ('local n = 0 for i = 1, #ARGV, 3 do '
+            'if ARGV[i + 1] ~= \'\' then n = n + 1 end end return n')
+    result = ('local kv = {} for i = 1, #ARGV, 3 do '
+              'kv[#kv + 1] = ARGV[i] kv[#kv + 1] = ARGV[i + 2] end '
+              'redis.call(\'HSET\', KEYS[1], unpack(kv)) return #kv / 2')
+    event = ('local kv, ev = {}, {} for i = 1, #ARGV, 3 do '
+             'kv[#kv + 1] = ARGV[i] kv[#kv + 1] = ARGV[i + 2] '
+             'ev[#ev + 1] = ARGV[i] ev[#ev + 1] = \'\\0\' '
+             'ev[#ev + 1] = ARGV[i + 2] ev[#ev + 1] = \'\\0\' end '
+             'redis.call(\'HSET\', KEYS[1], unpack(kv)) '
+             'redis.call(\'PUBLISH\', KEYS[2], table.concat(ev)) '
+             'return #kv / 2')
+    # The subscriber, drained by a thread so that its output buffer never
+    # fills (the server would drop it).
+    sub = Conn(port)
+    sub.call('SUBSCRIBE', 'fr:events')
+    stop = threading.Event()
+
+    def drain():
+        sub.s.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                if not sub.s.recv(1 << 16):
+                    return
+            except socket.timeout:
+                pass
+            except OSError:
+                return
+
+    th = threading.Thread(target=drain, daemon=True)
+    th.start()
+    payload = b'r' * RESULT_LEN
+    per_call = RESULT_JOBS
+    out = {}
+    try:
+        for name, text in (('none', none), ('result', result),
+                           ('event', event)):
+            sha = c.call('SCRIPT', 'LOAD', text).decode()
+
+            def calls(n_max, end, seq=[0]):
+                n = 0
+                while time.monotonic() < end and n < n_max:
+                    k = seq[0]
+                    seq[0] += 1
+                    args = []
+                    for j in range(per_call):
+                        args += ['%d' % (k * per_call + j), '%d' % (k + 7),
+                                 b'' if name == 'none' else payload]
+                    key = 'fr:res:%d' % (k * per_call // 1000)
+                    c.call('EVALSHA', sha, 2, key, 'fr:events', *args)
+                    # A full hash of 1000 results goes, as fleet's chunks
+                    # do once their results expired.
+                    if (k + 1) * per_call % 1000 == 0:
+                        c.call('UNLINK', key)
+                    n += 1
+                return n
+
+            calls(2000, time.monotonic() + min(0.5, seconds))  # warm up
+            c0 = server_cpu(c)
+            n = calls(400000, time.monotonic() + seconds)
+            out[name] = (server_cpu(c) - c0) / (n * per_call) * 1e6
+            c.call('FLUSHALL')
+    finally:
+        stop.set()
+        th.join(timeout=2)
+        sub.s.close()
+    return out
+
+
+def bench_life(port, seconds):
+    """fleet-bench queue --life: its default processing's server CPU per
+    job and the result + events run's ratio to it, or None."""
+    if not os.access(BENCH, os.X_OK):
+        return None
+    res = subprocess.run(
+        [BENCH, 'queue', '--life', '--url', 'redis://127.0.0.1:%d' % port,
+         '--seconds', str(seconds)],
+        capture_output=True, text=True, timeout=600)
+    if res.returncode != 0:
+        sys.exit('floors.py: fleet-bench queue --life failed:\n' +
+                 res.stderr)
+    m = {}
+    for line in res.stdout.splitlines():
+        d = json.loads(line)
+        m[d['metric']] = d['value']
+    base = m.get('process_c50_server_cpu_us_per_op')
+    ratio = m.get('process_c50_result_events_server_cpu_ratio')
+    return None if base is None or ratio is None else (base, ratio)
+
+
 def bench_model(port, seconds):
     """fleet-bench lock --inflight 50 and 1 / (server + client per pair)."""
     if not os.access(BENCH, os.X_OK):
@@ -497,6 +606,19 @@ def main():
                 if name + ' fcall' in st:
                     emit('%s_setup_fcall_us_per_call' % name,
                          st[name + ' fcall'], 'us/call')
+            rs = results_costs(c, port, seconds)
+            emit('results_none_server_cpu_us_per_job', rs['none'], 'us/job')
+            emit('results_result_extra_us_per_job',
+                 rs['result'] - rs['none'], 'us/job')
+            emit('results_result_event_extra_us_per_job',
+                 rs['event'] - rs['none'], 'us/job')
+            life = bench_life(port, seconds)
+            if life:
+                emit('results_fleet_default_server_cpu_us_per_job', life[0],
+                     'us/job')
+                emit('results_fleet_result_events_ratio', life[1], 'x')
+                emit('results_floor_ratio',
+                     1 + (rs['event'] - rs['none']) / life[0], 'x')
             model = bench_model(port, seconds)
             if model:
                 rate, srv, cli = model
@@ -554,6 +676,17 @@ def main():
               % ', '.join('%s %.1f us' % (n, st[n + ' fcall'])
                           for n in SETUP_SCRIPTS if n + ' fcall' in st),
               file=sys.stderr)
+    print('A completion\'s 100-byte result costs the server %.2f us per '
+          'job more below any script of fleet\'s (sent as an argument and '
+          'stored as it came), and %.2f us with one event per job published '
+          'to a subscriber.' % (rs['result'] - rs['none'],
+                                rs['event'] - rs['none']), file=sys.stderr)
+    if life:
+        print('fleet\'s default job costs the server %.2f us (fleet-bench '
+              'queue --life), so a job with a result and a subscriber costs '
+              'at least %.2fx one without, whatever the scripts do; fleet\'s '
+              'own is %.2fx.' % (life[0], 1 + (rs['event'] - rs['none']) /
+                                 life[0], life[1]), file=sys.stderr)
     if model:
         print('fleet-bench lock --inflight 50: %.0f pairs/s at %.2f us '
               'server + %.2f us client per pair; one after the other they '
