@@ -1,7 +1,8 @@
 #!/bin/sh
 # instr.sh -- the server's instructions per operation of a fleet-bench run,
-# counted by valgrind (callgrind) instead of timed: an exact figure that a
-# busy or shared machine does not blur, for comparing two variants of a
+# counted by valgrind (callgrind) instead of timed: a figure that a busy
+# or shared machine blurs far less than time (two runs differ by 1-2%, as
+# the worker's claims batch differently), for comparing two variants of a
 # script or two runs of `fleet-bench queue --flow` (limits and groups
 # against the unlimited queue) or `--life` (a result and an event
 # subscriber against the default path).
