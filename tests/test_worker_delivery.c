@@ -94,6 +94,25 @@ static void dt_until(dt_t *dt, const int *counter, int want) {
                                fleet_test_ms(FLEET_TEST_WAIT_MS)));
 }
 
+/* Whether dt's worker has the reply of a claim that found its queue empty,
+ * the claim that parked it: no claim in flight, no job thought pending. */
+static int dt_parked_cond(void *arg) {
+  dt_t *dt = arg;
+  const struct fleet__worker_s *w =
+      (const struct fleet__worker_s *)dt->w.internal_;
+
+  return w->claims_in_flight == 0 && !w->maybe_pending;
+}
+
+/* After its start, lets dt's worker make its first claim, which parks it
+ * (and its subscription become live): a fixed wait, then until the claim's
+ * reply came, however slow the machine. */
+static void dt_parked(dt_t *dt) {
+  qt_sleep(&dt->t, fleet_test_ms(150));
+  ASSERT(fleet_test_run_until(&dt->t.c.loop, dt_parked_cond, dt,
+                              fleet_test_ms(FLEET_TEST_WAIT_MS)));
+}
+
 static void dt_close(dt_t *dt) {
   ASSERT_OK(fleet_worker_close(&dt->w, dt_on_close));
   dt_until(dt, &dt->closed, 1);
@@ -177,7 +196,7 @@ CONFORMANCE_IMPL(worker_delivery) {
   dt_open(&dt, b, "dlv", 4, 60000, 200);
   dt.hold = 1;
   ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
-  qt_sleep(&dt.t, fleet_test_ms(150)); /* its first claim, which parks it */
+  dt_parked(&dt); /* its first claim, which parks it */
   t0 = qt_now_ms(&dt.t);
   qt_add(&dt.t, "t", "x", id);
   dt_until(&dt, &dt.handled, 1);
@@ -222,7 +241,7 @@ CONFORMANCE_IMPL(worker_delivery_room) {
   dt_open(&dt, b, "room", 2, 60000, 200);
   dt.hold = 1;
   ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
-  qt_sleep(&dt.t, fleet_test_ms(150));
+  dt_parked(&dt);
   for (i = 0; i < 6; i++)
     fleet_job_spec_init(&specs[i], "t", "x", 1);
   ASSERT_OK(qt_enqueue(&dt.t, specs, 6, NULL, NULL));
@@ -265,7 +284,7 @@ CONFORMANCE_IMPL(worker_delivery_stopping) {
   dt_open(&dt, b, "dstop", 4, 60000, 200);
   dt.hold = 1;
   ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
-  qt_sleep(&dt.t, fleet_test_ms(150));
+  dt_parked(&dt);
   qt_add(&dt.t, "t", "held", NULL); /* delivered: keeps the stop waiting */
   dt_until(&dt, &dt.handled, 1);
   wq = (struct fleet__queue_s *)((struct fleet__worker_s *)dt.w.internal_)
@@ -566,7 +585,7 @@ TEST_IMPL(worker_delivery_no_error_replies) {
   b.redis = r;
   dt_open(&dt, &b, "noerr", 2, 60000, 200);
   ASSERT_OK(fleet_worker_start(&dt.w, dt_handler));
-  qt_sleep(&dt.t, fleet_test_ms(150));
+  dt_parked(&dt);
   errors0 = info_field(r, "stats", "total_error_replies");
   ASSERT_GE(errors0, 0);
   for (i = 0; i < 3; i++) {
