@@ -1050,38 +1050,26 @@ CONFORMANCE_IMPL(queue_parts_worker) {
 #define PTT_JOBS 400
 #define PTT_CONC 4
 
+/* pw_t first (its open and close callbacks are the worker test's), then
+ * the partition of each job handled, in order. */
 typedef struct {
-  int opened, status, closed;
-  uint32_t n;
-  int handled;
+  pw_t pw;
   unsigned char part[PTT_JOBS];
 } ptt_t;
-
-static void ptt_on_open(fleet_worker_t *w, int status, uint32_t n, void *ud) {
-  ptt_t *p = ud;
-
-  (void)w;
-  p->status = status;
-  p->n = n;
-  p->opened = 1;
-}
 
 static void ptt_handler(fleet_worker_t *w, fleet_job_t *job) {
   ptt_t *p = w->data;
   const char *tilde = strchr(job->id, '~');
 
-  if (p->handled < PTT_JOBS)
-    p->part[p->handled] = (unsigned char)(tilde != NULL ? atoi(tilde + 1) : 0);
-  p->handled++;
+  if (p->pw.handled < PTT_JOBS)
+    p->part[p->pw.handled] =
+        (unsigned char)(tilde != NULL ? atoi(tilde + 1) : 0);
+  p->pw.handled++;
   ASSERT_OK(fleet_job_complete(job));
 }
 
-static void ptt_closed(fleet_handle_t *h) {
-  ((ptt_t *)h->data)->closed = 1;
-}
-
 static int ptt_all(void *arg) {
-  return ((ptt_t *)arg)->handled >= PTT_JOBS;
+  return ((ptt_t *)arg)->pw.handled >= PTT_JOBS;
 }
 
 CONFORMANCE_IMPL(queue_parts_turns) {
@@ -1113,16 +1101,16 @@ CONFORMANCE_IMPL(queue_parts_turns) {
   fleet_worker_options_init(&o);
   o.concurrency = PTT_CONC;
   ASSERT_OK(
-      fleet_worker_open(&t.c.client, &w, "parts-turns", &o, ptt_on_open, &p));
+      fleet_worker_open(&t.c.client, &w, "parts-turns", &o, pw_on_open, &p.pw));
   w.data = &p;
-  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &p.opened,
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &p.pw.opened,
                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
-  ASSERT_OK(p.status);
-  ASSERT_UEQ(PT_N, p.n);
+  ASSERT_OK(p.pw.status);
+  ASSERT_UEQ(PT_N, p.pw.n);
   ASSERT_OK(fleet_worker_start(&w, ptt_handler));
   ASSERT(fleet_test_run_until(&t.c.loop, ptt_all, &p,
                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
-  ASSERT_EQ(PTT_JOBS, p.handled);
+  ASSERT_EQ(PTT_JOBS, p.pw.handled);
 
   for (int i = 0; i < PT_N; i++)
     first[i] = -1;
@@ -1143,8 +1131,8 @@ CONFORMANCE_IMPL(queue_parts_turns) {
     ASSERT(first[i] >= 0);
     ASSERT(first[i] <= PT_N * 8 * PTT_CONC + PTT_CONC);
   }
-  ASSERT_OK(fleet_worker_close(&w, ptt_closed));
-  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &p.closed,
+  ASSERT_OK(fleet_worker_close(&w, pw_closed));
+  ASSERT(fleet_test_run_until(&t.c.loop, fleet_test_flag_set, &p.pw.closed,
                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
   qt_close(&t);
 }
