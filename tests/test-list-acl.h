@@ -38,6 +38,7 @@
   XX(worker_delivery)                                                          \
   XX(workers_registry)                                                         \
   XX(pool_dispatch_basic)                                                      \
+  XX(pool_wake_events)                                                         \
   XX(pool_rebalance)                                                           \
   XX(pool_schedule)                                                            \
   XX(pool_shutdown)                                                            \

@@ -43,6 +43,7 @@
   XX(client_scan_names)                                                        \
   XX(workers_registry)                                                         \
   XX(pool_dispatch_basic)                                                      \
+  XX(pool_wake_events)                                                         \
   XX(pool_rebalance)                                                           \
   XX(cron_fire_once)                                                           \
   XX(cron_claim_batched)                                                       \

@@ -40,6 +40,8 @@ typedef struct node_rec_s {
   int conflicts; /* of them FLEET_ECONFLICT */
   int last_error;
   char detail[256];
+  char payload[2048]; /* the last start's payload */
+  size_t payload_len;
 } node_rec_t;
 
 static ev_t test_log[LOG_MAX];
@@ -67,8 +69,13 @@ static void rec_log(node_rec_t *n, fleet_pool_worker_t *w, char kind,
 
 static void rec_start(fleet_pool_worker_t *w, fleet_pool_job_t *job) {
   node_rec_t *n = w->data;
+  fleet_bytes_t p = fleet_pool_job_payload(job);
 
   rec_log(n, w, 's', job, 0);
+  ASSERT_ULE(p.len, sizeof(n->payload));
+  if (p.len > 0)
+    memcpy(n->payload, p.base, p.len);
+  n->payload_len = p.len;
   if (n->close_in_start) {
     ASSERT_OK(fleet_pool_node_close(&n->node, NULL));
     return;
@@ -237,14 +244,20 @@ static void on_jobs(fleet_pool_node_t *node, int status,
              (const char *)j[i].key.base, j[i].worker_id, j[i].token);
 }
 
-static int dispatch(lock_env_t *e, node_rec_t *n, const char *key,
-                    const char *payload) {
+/* Dispatches `key` with `len` bytes of `payload` and waits for the answer. */
+static int dispatch_bytes(lock_env_t *e, node_rec_t *n, const char *key,
+                          const char *payload, size_t len) {
   answer_t a = {0};
-  fleet_bytes_t p = {payload, strlen(payload)};
 
-  ASSERT_OK(fleet_pool_dispatch(&n->node, key, p, on_status, &a));
+  ASSERT_OK(fleet_pool_dispatch(&n->node, key, (fleet_bytes_t){payload, len},
+                                on_status, &a));
   ASSERT(lock_env_wait(e, &a.done, 1, FLEET_TEST_WAIT_MS));
   return a.status;
+}
+
+static int dispatch(lock_env_t *e, node_rec_t *n, const char *key,
+                    const char *payload) {
+  return dispatch_bytes(e, n, key, payload, strlen(payload));
 }
 
 static answer_t query(lock_env_t *e, node_rec_t *n, int what, const char *key) {
@@ -2091,5 +2104,89 @@ CONFORMANCE_IMPL(pool_worker_jobs) {
   rec_close(&e, &a);
   rec_close(&e, &nb);
   rec_close(&e, &c);
+  lock_env_close(&e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Events in the wake-up (src/pool/pool_events.c): a start and a dispatch
+ * result also come in the message that wakes their node, which handles
+ * them from it, once: the read that then takes them from the list skips
+ * them. */
+
+CONFORMANCE_IMPL(pool_wake_events) {
+  static char big[1500];
+  node_rec_t a, c;
+  lock_env_t e;
+  answer_t q;
+  int i;
+
+  test_nlog = 0;
+  lock_env_init(&e, b->url);
+  rec_init(&a, &e.c1, "p", "a", 1, NULL);
+  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  wait_workers(&e, &c, 1);
+
+  /* A start its handler fails at once: the dispatch hears the error, and
+   * the job never starts again when the owner's read takes its event from
+   * the list. A query through the owner's client comes back after that
+   * read (one connection, in order). */
+  a.start_status = FLEET_EBACKEND;
+  for (i = 0; i < 5; i++) {
+    char key[16];
+    snprintf(key, sizeof(key), "f%d", i);
+    ASSERT_ERR(FLEET_EBACKEND, dispatch(&e, &c, key, "x"));
+  }
+  a.start_status = 0;
+  ASSERT_OK(dispatch(&e, &c, "ok", "x"));
+  q = query(&e, &a, 'k', NULL);
+  ASSERT_OK(q.status);
+  ASSERT_EQ(1, q.n);
+  ASSERT_EQ(5, log_count('s', NULL) - 1);
+  for (i = 0; i < 5; i++) {
+    char key[16];
+    snprintf(key, sizeof(key), "f%d", i);
+    ASSERT_EQ(1, log_count('s', key));
+  }
+
+  /* A start kept pending by its handler starts once too. */
+  a.async = 1;
+  {
+    answer_t d = {0};
+    ASSERT_OK(fleet_pool_dispatch(&c.node, "later", (fleet_bytes_t){"y", 1},
+                                  on_status, &d));
+    ASSERT(lock_env_wait(&e, &a.npending, 1, FLEET_TEST_WAIT_MS));
+    q = query(&e, &a, 'k', NULL);
+    ASSERT_EQ(1, log_count('s', "later"));
+    ASSERT_EQ(1, a.npending);
+    a.async = 0;
+    a.running++;
+    ASSERT_OK(fleet_pool_job_started(a.pending[0], 0));
+    a.npending = 0;
+    ASSERT(lock_env_wait(&e, &d.done, 1, FLEET_TEST_WAIT_MS));
+    ASSERT_OK(d.status);
+  }
+
+  /* Payloads come as they went in: with NUL bytes (the message's last
+   * field), and over the 1024 bytes a message carries (read from the
+   * list). */
+  ASSERT_OK(dispatch_bytes(&e, &c, "nul", "a\0b\0\0c", 6));
+  ASSERT_EQ(6, a.payload_len);
+  ASSERT_MEM_EQ("a\0b\0\0c", a.payload, 6);
+  for (i = 0; i < (int)sizeof(big); i++)
+    big[i] = (char)('a' + i % 26);
+  ASSERT_OK(dispatch_bytes(&e, &c, "big", big, sizeof(big)));
+  ASSERT_EQ(sizeof(big), a.payload_len);
+  ASSERT_MEM_EQ(big, a.payload, sizeof(big));
+  ASSERT_OK(dispatch_bytes(&e, &c, "empty", "", 0));
+  ASSERT_EQ(0, a.payload_len);
+  q = query(&e, &a, 'k', NULL);
+  ASSERT_EQ(5, q.n);
+  ASSERT_EQ(1, log_count('s', "nul"));
+  ASSERT_EQ(1, log_count('s', "big"));
+  ASSERT_EQ(1, log_count('s', "empty"));
+  ASSERT_EQ(5, a.running);
+
+  rec_close(&e, &c);
+  rec_close(&e, &a);
   lock_env_close(&e);
 }

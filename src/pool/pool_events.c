@@ -8,7 +8,9 @@
  * keep-alive, so an event is never lost to a missed message. An event
  * starts, stops or notifies a local job (pool_jobs.c), answers a waiting
  * dispatch (pool_calls.c), asks for a rebalance (pool_rebalance.c) or
- * shuts the node down.
+ * shuts the node down. A start or a dispatch result may also come in its
+ * wake-up message, and is then handled from it, a read sooner ("Events in
+ * the wake-up", below).
  *
  * The state changes here, in one function, for the callers above it: the
  * join and keep-alive (pool_member.c) and the close (pool.c). A node
@@ -57,6 +59,120 @@ void fleet__pool_refuse(fleet__pool_t *p) {
     fleet__pool_wait_fail(p, FLEET_ECONFLICT);
   if (!p->base.closing)
     fleet__pool_stop_all(p, FLEET_POOL_STOP_LOST);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Events in the wake-up                                                    */
+/*
+ * A push to an empty list publishes the event itself when it is one start
+ * or one dispatch result (lib/pool_int.lua, wake_msg): the node handles it
+ * from the message, a read sooner, and then reads the list as after any
+ * wake-up. The list stays the record: an event not handled here (another
+ * kind, a start the node cannot take now, a result whose dispatch has not
+ * had its reply yet) is handled when a read takes it, as before, and no
+ * event is handled twice:
+ * - a dispatch result ends the waiting dispatch it answers; its copy in
+ *   the list finds none (a later dispatch of the key has a larger token);
+ * - a start is handled here only when its token is above every start
+ *   token seen so far either way (start_max), so never after a read took
+ *   it; its token is kept (fast_tokens) until the read that takes it from
+ *   the list, which skips it: a start its handler failed at once would
+ *   start again otherwise. A token no read took (the list expired: the
+ *   node was thought dead) goes after twice the list's life; while
+ *   FLEET__POOL_FAST_MAX are kept, starts wait for the read. */
+
+/* How long a start's token is kept for the read (loop ms): twice the life
+ * of the node's event list, and a minute. */
+static uint64_t pool_fast_keep_ms(const fleet__pool_t *p) {
+  return 2 * ((uint64_t)p->opts.worker_ttl_ms * 4 + p->opts.ack_grace_ms) +
+         60000;
+}
+
+/* Forgets the kept token at index i. */
+static void pool_fast_drop(fleet__pool_t *p, size_t i) {
+  p->nfast--;
+  p->fast_tokens[i] = p->fast_tokens[p->nfast];
+  p->fast_at[i] = p->fast_at[p->nfast];
+}
+
+/* For a start that a read took from the list: whether it was handled from
+ * its wake-up (its token is forgotten then). The start tokens seen grow. */
+static int pool_fast_read(fleet__pool_t *p, const fleet__reply_t *ev) {
+  uint64_t token;
+  size_t i;
+
+  if (fleet__reply_u64_str(&ev[3], &token) != 0)
+    return 0;
+  if (token > p->start_max)
+    p->start_max = token;
+  for (i = 0; i < p->nfast; i++)
+    if (p->fast_tokens[i] == token) {
+      pool_fast_drop(p, i);
+      return 1;
+    }
+  return 0;
+}
+
+/* Splits a wake-up message that carries an event, "<kind>\0<token>\0
+ * <worker>\0<from>\0<key>\0<data>", into the six fields of a read's event
+ * (kind, key, worker, token, data, from); -1 when it carries none (the
+ * kind alone: a wake-up only). */
+static int pool_fast_split(const char *s, size_t len, fleet__reply_t *ev) {
+  static const int order[5] = {0, 3, 2, 5, 1};
+  const char *end = s + len, *z;
+  int i;
+
+  memset(ev, 0, 6 * sizeof(*ev));
+  for (i = 0; i < 5; i++) {
+    if ((z = memchr(s, '\0', (size_t)(end - s))) == NULL)
+      return -1;
+    ev[order[i]].type = FLEET__REPLY_STR;
+    ev[order[i]].str = s;
+    ev[order[i]].len = (size_t)(z - s);
+    s = z + 1;
+  }
+  ev[4].type = FLEET__REPLY_STR;
+  ev[4].str = s;
+  ev[4].len = (size_t)(end - s);
+  return ev[0].len == 1 ? 0 : -1;
+}
+
+/* Handles the event a wake-up message carries, when it may be. */
+static void pool_fast_event(fleet__pool_t *p, const char *msg, size_t len) {
+  fleet__reply_t ev[6];
+  uint64_t token, now;
+  size_t i;
+  int outer;
+
+  if (msg == NULL || pool_fast_split(msg, len, ev) != 0 ||
+      fleet__reply_u64_str(&ev[3], &token) != 0 || p->base.closing ||
+      p->state == FLEET__POOL_SHUTDOWN || p->state == FLEET__POOL_REFUSED)
+    return;
+  if (ev[0].str[0] == 'r') {
+    fleet__pool_dispatch_result(p, ev);
+    return;
+  }
+  /* A start, as a read hands it out (pool_on_events). */
+  if (ev[0].str[0] != 's' || p->state != FLEET__POOL_ACTIVE || p->lapsed ||
+      token <= p->start_max)
+    return;
+  now = uv_now(p->base.loop);
+  for (i = 0; i < p->nfast;)
+    if (now - p->fast_at[i] > pool_fast_keep_ms(p))
+      pool_fast_drop(p, i);
+    else
+      i++;
+  if (p->nfast == FLEET__POOL_FAST_MAX)
+    return;
+  p->fast_tokens[p->nfast] = token;
+  p->fast_at[p->nfast++] = now;
+  p->start_max = token;
+  outer = p->reporting;
+  if (!outer)
+    fleet__pool_reports_begin(p);
+  fleet__pool_job_event(p, ev);
+  if (!outer)
+    fleet__pool_reports_end(p);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -132,6 +248,9 @@ static void pool_on_events(fleet__req_t *r, int status,
       continue;
     switch (ev[0].str[0]) {
       case 's':
+        if (pool_fast_read(p, ev))
+          break; /* handled from its wake-up */
+        /* fall through */
       case 'x':
       case 'n':
         /* A lapsed node runs nothing: its jobs may be elsewhere. */
@@ -160,8 +279,7 @@ static void pool_on_events(fleet__req_t *r, int status,
 
 void fleet__pool_on_wake(void *arg, int status, const char *payload,
                          size_t len) {
-  (void)status;
-  (void)payload;
-  (void)len;
+  if (status == 0)
+    pool_fast_event(arg, payload, len);
   fleet__pool_read_events(arg);
 }

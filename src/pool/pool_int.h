@@ -36,6 +36,10 @@ const char *fleet__pool_state_name(fleet__pool_state_t state);
 
 typedef struct fleet__pool_s fleet__pool_t;
 
+/* The most starts handled from their wake-up messages whose events a read
+ * has not taken yet (pool_events.c). */
+#define FLEET__POOL_FAST_MAX 32
+
 /* A background call of which one is in flight at a time, and one more
  * follows when it was asked for meanwhile (joins, event reads,
  * rebalances). */
@@ -201,6 +205,13 @@ struct fleet__pool_s {
   fleet__pool_report_t *reports;
   size_t nreports, reports_cap;
   int reporting;
+  /* Starts handled from their wake-up message (pool_events.c, "Events in
+   * the wake-up") until the event read that takes them from the list:
+   * their tokens and when (loop ms); and the largest start token handled
+   * either way. */
+  uint64_t fast_tokens[FLEET__POOL_FAST_MAX], fast_at[FLEET__POOL_FAST_MAX];
+  size_t nfast;
+  uint64_t start_max;
 
   /* Dispatches waiting for their start result, in deadline order. */
   fleet__list_t waiting; /* dispatches waiting, oldest first */

@@ -13,29 +13,49 @@ local function ev_expire(ev)
   redis.call('PEXPIRE', ev, redis.call('GET', T .. ':life') or 600000)
 end
 
+-- The wake-up of a node whose event list was empty: the event itself when
+-- the push was one start ('s') or one dispatch result ('r') whose key holds
+-- no NUL byte and whose data is at most 1024 bytes, as "<kind>\0<token>\0
+-- <worker>\0<from>\0<key>\0<data>": the node handles it from the message
+-- at once, and reads the list as after any wake-up, where it finds the
+-- event again and skips it (src/pool/pool_events.c, "Events in the
+-- wake-up"); else the kind alone, as a wake-up only.
+local function wake_msg(kind, key, worker, token, data, from)
+  if (kind == 's' or kind == 'r') and type(data) == 'string' and
+      #data <= 1024 and not string.find(key, '\0', 1, true) then
+    return kind .. '\0' .. token .. '\0' .. worker .. '\0' .. from .. '\0' ..
+             key .. '\0' .. data
+  end
+  return kind
+end
+
 -- Appends one event of six fields to the node's event list and, when the
--- list was empty, sets its expiry and wakes the node. A list that held
--- events already had its wake-up published when it became non-empty, and
--- the node reads until the list is empty (pool_events takes every event
--- up to its batch, and reads again after a full one), so this event is
--- read with those: the wake-up and the expiry would be redundant. A wake-up
--- missed by the node's subscription is covered, as before, by the reads
--- after the subscription becomes live, after each join and each keep-alive.
+-- list was empty, sets its expiry and wakes the node (wake_msg). A list
+-- that held events already had its wake-up published when it became
+-- non-empty, and the node reads until the list is empty (pool_events
+-- takes every event up to its batch, and reads again after a full one),
+-- so this event is read with those: the wake-up and the expiry would be
+-- redundant. A wake-up missed by the node's subscription is covered, as
+-- before, by the reads after the subscription becomes live, after each
+-- join and each keep-alive.
 local function push(node, kind, key, worker, token, data, from)
   local ev = T .. ':ev:' .. node
   if redis.call('RPUSH', ev, kind, key, worker, token, data, from) == 6 then
     ev_expire(ev)
-    publish_wake(T .. ':wake:' .. node, kind)
+    publish_wake(T .. ':wake:' .. node,
+                 wake_msg(kind, key, worker, token, data, from))
   end
 end
 
 -- push() of several events at once: `fields` holds six per event, in
--- order (at most a few thousand, for unpack).
+-- order (at most a few thousand, for unpack). One event alone wakes the
+-- node as push() does; several wake it with the first one's kind.
 local function push_many(node, fields)
   local ev = T .. ':ev:' .. node
   if redis.call('RPUSH', ev, unpack(fields)) == #fields then
     ev_expire(ev)
-    publish_wake(T .. ':wake:' .. node, fields[1])
+    publish_wake(T .. ':wake:' .. node,
+                 #fields == 6 and wake_msg(unpack(fields)) or fields[1])
   end
 end
 
