@@ -60,6 +60,13 @@ measures, with the Python standard library only:
           figure (fleet-bench queue --life, when built): the ratio of a
           job with a result and a subscriber to one without that no
           protocol sending the result through a script can go below;
+  pool    the p50 of a PING at 1 in flight and of two hops through
+          scripts: client A runs a script that publishes to B, and B, on
+          the message, one that publishes back to A; the least a pool
+          dispatch answered by its start waits (the dispatch, then the
+          start report, each a script whose publish wakes the other node),
+          in PINGs; beside fleet-bench pool's p50 at 1 in flight in
+          fleet-bench ping's, when built;
   model   when build/tests/bench/fleet-bench exists, `fleet-bench lock
           --inflight 50`, and the rate its server and client CPU per pair
           allow when the two run one after the other (1 / (server +
@@ -490,22 +497,27 @@ def results_costs(c, port, seconds):
     return out
 
 
+def run_bench(port, args, timeout):
+    """fleet-bench with `args` against the server: its metrics by name."""
+    res = subprocess.run(
+        [BENCH] + args + ['--url', 'redis://127.0.0.1:%d' % port],
+        capture_output=True, text=True, timeout=timeout)
+    if res.returncode != 0:
+        sys.exit('floors.py: fleet-bench %s failed:\n%s'
+                 % (' '.join(args), res.stderr))
+    m = {}
+    for line in res.stdout.splitlines():
+        d = json.loads(line)
+        m[d['metric']] = d['value']
+    return m
+
+
 def bench_life(port, seconds):
     """fleet-bench queue --life: its default processing's server CPU per
     job and the result + events run's ratio to it, or None."""
     if not os.access(BENCH, os.X_OK):
         return None
-    res = subprocess.run(
-        [BENCH, 'queue', '--life', '--url', 'redis://127.0.0.1:%d' % port,
-         '--seconds', str(seconds)],
-        capture_output=True, text=True, timeout=600)
-    if res.returncode != 0:
-        sys.exit('floors.py: fleet-bench queue --life failed:\n' +
-                 res.stderr)
-    m = {}
-    for line in res.stdout.splitlines():
-        d = json.loads(line)
-        m[d['metric']] = d['value']
+    m = run_bench(port, ['queue', '--life', '--seconds', str(seconds)], 600)
     base = m.get('process_c50_server_cpu_us_per_op')
     ratio = m.get('process_c50_result_events_server_cpu_ratio')
     return None if base is None or ratio is None else (base, ratio)
@@ -517,18 +529,51 @@ def bench_model(port, seconds):
         print('floors.py: no %s: model skipped (build fleet-bench first)'
               % BENCH, file=sys.stderr)
         return None
-    res = subprocess.run(
-        [BENCH, 'lock', '--url', 'redis://127.0.0.1:%d' % port, '--seconds',
-         str(seconds), '--inflight', str(LOCKS)],
-        capture_output=True, text=True, timeout=seconds + 60)
-    if res.returncode != 0:
-        sys.exit('floors.py: fleet-bench lock failed:\n' + res.stderr)
-    m = {}
-    for line in res.stdout.splitlines():
-        d = json.loads(line)
-        m[d['metric']] = d['value']
+    m = run_bench(port, ['lock', '--seconds', str(seconds), '--inflight',
+                         str(LOCKS)], seconds + 60)
     return (m['c50_ops_per_s'], m['c50_server_cpu_us_per_op'],
             m['c50_client_cpu_us_per_op'])
+
+
+def pool_hops(port, seconds):
+    """The p50 (us) of a PING at 1 in flight and of two hops through
+    scripts (client A's script publishes to B; B, on the message, runs one
+    that publishes back to A), one after the other, in this client."""
+    a, b, sa, sb = Conn(port), Conn(port), Conn(port), Conn(port)
+    sa.call('SUBSCRIBE', 'fl:hop:a')
+    sb.call('SUBSCRIBE', 'fl:hop:b')
+    pub = a.call('SCRIPT', 'LOAD',
+                 "redis.call('PUBLISH', KEYS[1], ARGV[1]) return 1").decode()
+    pings, hops = [], []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and len(hops) < 20000:
+        t0 = time.perf_counter()
+        a.call('PING')
+        t1 = time.perf_counter()
+        # (Each publisher's own reply is read after the round.)
+        a.s.sendall(Conn.encode(['EVALSHA', pub, 1, 'fl:hop:b', 'x' * 64]))
+        sb.reply()
+        b.s.sendall(Conn.encode(['EVALSHA', pub, 1, 'fl:hop:a', 'r']))
+        sa.reply()
+        t2 = time.perf_counter()
+        a.reply()
+        b.reply()
+        pings.append(t1 - t0)
+        hops.append(t2 - t1)
+    for x in (a, b, sa, sb):
+        x.s.close()
+    pings.sort()
+    hops.sort()
+    return pings[len(pings) // 2] * 1e6, hops[len(hops) // 2] * 1e6
+
+
+def bench_pool(port, seconds):
+    """fleet-bench pool's and ping's p50 at 1 in flight (us), or None."""
+    if not os.access(BENCH, os.X_OK):
+        return None
+    pool = run_bench(port, ['pool', '--seconds', str(seconds)], 600)
+    ping = run_bench(port, ['ping', '--seconds', str(seconds)], 120)
+    return pool['c1_p50_us'], ping['c1_p50_us']
 
 
 def pin_cores(server_pid):
@@ -631,6 +676,13 @@ def main():
                      'ratio')
                 emit('lock_c50_server_cpu_to_lockstep', srv / lk['lockstep'],
                      'ratio')
+            hop_ping, hop = pool_hops(port, seconds)
+            emit('ping_c1_p50_us', hop_ping, 'us')
+            emit('pool_two_hops_c1_p50_us', hop, 'us')
+            emit('pool_two_hops_to_ping', hop / hop_ping, 'x')
+            fp = bench_pool(port, seconds)
+            if fp:
+                emit('pool_fleet_c1_p50_to_ping', fp[0] / fp[1], 'x')
         finally:
             proc.kill()
             proc.wait()
@@ -694,6 +746,15 @@ def main():
               'and %.2fx the lock-step floor.'
               % (rate, srv, cli, 1e6 / (srv + cli), srv / lk['fleet'],
                  srv / lk['lockstep']), file=sys.stderr)
+    print('At 1 in flight a PING takes %.0f us here (p50, this client); '
+          'two hops through scripts (one client\'s script publishes to '
+          'another, whose script publishes back) take %.0f us, %.2f PINGs: '
+          'the floor of a pool dispatch answered by its start, which makes '
+          'these two hops at least.' % (hop_ping, hop, hop / hop_ping),
+          file=sys.stderr)
+    if fp:
+        print('fleet-bench pool\'s p50 at 1 in flight is %.2f of its own '
+              'PINGs (fleet-bench ping).' % (fp[0] / fp[1]), file=sys.stderr)
 
 
 if __name__ == '__main__':
