@@ -95,22 +95,28 @@ static void pool_fast_drop(fleet__pool_t *p, size_t i) {
   p->fast_at[i] = p->fast_at[p->nfast];
 }
 
-/* For a start that a read took from the list: whether it was handled from
- * its wake-up (its token is forgotten then). The start tokens seen grow. */
-static int pool_fast_read(fleet__pool_t *p, const fleet__reply_t *ev) {
-  uint64_t token;
+/* Forgets the kept token `token`: returns whether it was kept. */
+static int pool_fast_forget(fleet__pool_t *p, uint64_t token) {
   size_t i;
 
-  if (fleet__reply_u64_str(&ev[3], &token) != 0)
-    return 0;
-  if (token > p->start_max)
-    p->start_max = token;
   for (i = 0; i < p->nfast; i++)
     if (p->fast_tokens[i] == token) {
       pool_fast_drop(p, i);
       return 1;
     }
   return 0;
+}
+
+/* For a start that a read took from the list: whether it was handled from
+ * its wake-up (its token is forgotten then). The start tokens seen grow. */
+static int pool_fast_read(fleet__pool_t *p, const fleet__reply_t *ev) {
+  uint64_t token;
+
+  if (fleet__reply_u64_str(&ev[3], &token) != 0)
+    return 0;
+  if (token > p->start_max)
+    p->start_max = token;
+  return p->nfast > 0 && pool_fast_forget(p, token);
 }
 
 /* Splits a wake-up message that carries an event, "<kind>\0<token>\0
@@ -137,25 +143,52 @@ static int pool_fast_split(const char *s, size_t len, fleet__reply_t *ev) {
   return ev[0].len == 1 ? 0 : -1;
 }
 
-/* Handles the event a wake-up message carries, when it may be. */
-static void pool_fast_event(fleet__pool_t *p, const char *msg, size_t len) {
+/* The reply of a start report call that also took the start it reports
+ * from the head of the node's list (pool_started.lua): the reports, then
+ * whether the start was taken and whether events are left. The node reads
+ * its list when some are (the push of the first found the list holding
+ * the start, so published nothing), and when the call failed. */
+static void pool_on_started_take(fleet__req_t *r, int status,
+                                 const fleet__reply_t *reply) {
+  fleet__pool_t *p = (fleet__pool_t *)r->handle;
+  size_t n = ((fleet__pool_req_t *)r)->nreports;
+  uint64_t token = ((fleet__pool_req_t *)r)->token;
+  int64_t took = 0, left = 1;
+
+  if (status == 0 && fleet__reply_is_array(reply, n + 2) &&
+      (fleet__reply_i64(&reply->elem[n], &took) != 0 ||
+       fleet__reply_i64(&reply->elem[n + 1], &left) != 0))
+    took = 0, left = 1;
+  if (took == 1)
+    (void)pool_fast_forget(p, token);
+  fleet__pool_started_read(r, status, reply, 2);
+  if (left != 0 && !p->base.closing)
+    fleet__pool_read_events(p);
+}
+
+static const fleet__call_t pool_started_take_call = {
+    "pool.started", FLEET__OP_POOL_STARTED, pool_on_started_take, NULL};
+
+/* Handles the event a wake-up message carries, when it may be. Returns
+ * whether the node's read of its list is left to the start report call
+ * sent (pool_on_started_take); else the caller reads. */
+static int pool_fast_event(fleet__pool_t *p, const char *msg, size_t len) {
   fleet__reply_t ev[6];
   uint64_t token, now;
   size_t i;
-  int outer;
 
   if (msg == NULL || pool_fast_split(msg, len, ev) != 0 ||
       fleet__reply_u64_str(&ev[3], &token) != 0 || p->base.closing ||
       p->state == FLEET__POOL_SHUTDOWN || p->state == FLEET__POOL_REFUSED)
-    return;
+    return 0;
   if (ev[0].str[0] == 'r') {
     fleet__pool_dispatch_result(p, ev);
-    return;
+    return 0;
   }
   /* A start, as a read hands it out (pool_on_events). */
   if (ev[0].str[0] != 's' || p->state != FLEET__POOL_ACTIVE || p->lapsed ||
-      token <= p->start_max)
-    return;
+      token <= p->start_max || p->reporting)
+    return 0;
   now = uv_now(p->base.loop);
   for (i = 0; i < p->nfast;)
     if (now - p->fast_at[i] > pool_fast_keep_ms(p))
@@ -163,16 +196,15 @@ static void pool_fast_event(fleet__pool_t *p, const char *msg, size_t len) {
     else
       i++;
   if (p->nfast == FLEET__POOL_FAST_MAX)
-    return;
+    return 0;
   p->fast_tokens[p->nfast] = token;
   p->fast_at[p->nfast++] = now;
   p->start_max = token;
-  outer = p->reporting;
-  if (!outer)
-    fleet__pool_reports_begin(p);
+  fleet__pool_reports_begin(p);
   fleet__pool_job_event(p, ev);
-  if (!outer)
-    fleet__pool_reports_end(p);
+  /* The report of this start (when its handler made it) also takes it
+   * from the list: no read then, unless events are left. */
+  return fleet__pool_reports_end_take(p, token, &pool_started_take_call);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -279,7 +311,6 @@ static void pool_on_events(fleet__req_t *r, int status,
 
 void fleet__pool_on_wake(void *arg, int status, const char *payload,
                          size_t len) {
-  if (status == 0)
-    pool_fast_event(arg, payload, len);
-  fleet__pool_read_events(arg);
+  if (status != 0 || !pool_fast_event(arg, payload, len))
+    fleet__pool_read_events(arg);
 }

@@ -369,6 +369,16 @@ void fleet__pool_reports_begin(fleet__pool_t *p);
  * callbacks here; a closing node drops them (its leave orphans its
  * jobs). */
 void fleet__pool_reports_end(fleet__pool_t *p);
+/* fleet__pool_reports_end(), the call also taking the start of token
+ * `take` from the head of the node's event list (pool_started.lua), and
+ * `call` reading its reply (with fleet__pool_started_read(), two extra
+ * elements). Returns whether a call was sent. */
+int fleet__pool_reports_end_take(fleet__pool_t *p, uint64_t take,
+                                 const fleet__call_t *call);
+/* Reads the reports of a start report call's reply, followed by `extra`
+ * elements; the request is done after. */
+void fleet__pool_started_read(fleet__req_t *r, int status,
+                              const fleet__reply_t *reply, size_t extra);
 /* Frees the start reports not sent (the node is freed). */
 void fleet__pool_reports_free(fleet__pool_t *p);
 /* The answer to a re-assertion of the local job `c`: `token` is its new

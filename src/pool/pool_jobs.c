@@ -151,16 +151,18 @@ static void pool_reports_release(fleet__pool_report_t *reports, size_t n) {
 
 /* Reads the reply of a call of start reports: one integer per report, 0
  * when the report was refused (the job was given to another owner
- * meanwhile): a worker that still runs that job is told LOST. */
-static void pool_on_started(fleet__req_t *r, int status,
-                            const fleet__reply_t *reply) {
+ * meanwhile): a worker that still runs that job is told LOST. `extra`:
+ * the elements that follow them (a take's, pool_events.c). */
+void fleet__pool_started_read(fleet__req_t *r, int status,
+                              const fleet__reply_t *reply, size_t extra) {
   fleet__pool_req_t *req = (fleet__pool_req_t *)r;
   fleet__pool_t *p = (fleet__pool_t *)r->handle;
   fleet__pool_report_t *reports = req->reports;
   size_t i, n = req->nreports;
 
   fleet__req_done(r);
-  if (status == 0 && (!fleet__reply_is_array(reply, n) || reply->nelem != n))
+  if (status == 0 &&
+      (!fleet__reply_is_array(reply, n + extra) || reply->nelem != n + extra))
     status = FLEET_EPROTO;
   for (i = 0; status == 0 && i < n; i++) {
     int64_t ok;
@@ -184,6 +186,11 @@ static void pool_on_started(fleet__req_t *r, int status,
   pool_reports_release(reports, n);
 }
 
+static void pool_on_started(fleet__req_t *r, int status,
+                            const fleet__reply_t *reply) {
+  fleet__pool_started_read(r, status, reply, 0);
+}
+
 static void pool_on_stopped(fleet__req_t *r, int status,
                             const fleet__reply_t *reply) {
   (void)pool_confirmed(r, status, reply, 0);
@@ -203,8 +210,12 @@ void fleet__pool_reports_begin(fleet__pool_t *p) {
   p->reporting = 1;
 }
 
-/* Sends the collected start reports as one call. */
-static void pool_reports_send(fleet__pool_t *p) {
+/* Sends the collected start reports as one call, `call` reading its
+ * reply; with `take` (a token; 0: none), the call also takes that start
+ * from the head of the node's event list (pool_started.lua). Returns
+ * whether a call was sent. */
+static int pool_reports_send(fleet__pool_t *p, uint64_t take,
+                             const fleet__call_t *call) {
   fleet_bytes_t tag = fleet__key_bytes(&p->tag);
   fleet__pool_report_t *reports = p->reports;
   size_t i, n = p->nreports;
@@ -214,37 +225,50 @@ static void pool_reports_send(fleet__pool_t *p) {
   p->reports = NULL;
   p->nreports = p->reports_cap = 0;
   if (n == 0)
-    return;
+    return 0;
   if (p->base.closing) {
     pool_reports_release(reports, n);
-    return;
+    return 0;
   }
-  err = fleet__args_begin(&p->args, 4 * n, 2 * n);
+  err = fleet__args_begin(&p->args, 4 * n + (take ? 3 : 0), 2 * n + 1);
   for (i = 0; err == 0 && i < n; i++) {
     fleet__args_bytes(&p->args, reports[i].key, reports[i].key_len);
     fleet__args_str(&p->args, reports[i].worker->id);
     fleet__args_u64(&p->args, reports[i].token);
     fleet__args_i64(&p->args, reports[i].status);
   }
+  if (err == 0 && take != 0) {
+    fleet__args_bytes(&p->args, p->node_id, p->node_id_len);
+    fleet__args_str(&p->args, p->nonce);
+    fleet__args_u64(&p->args, take);
+  }
   if (err == 0) {
-    req = (fleet__pool_req_t *)fleet__call_new(&p->base, &pool_started_call,
-                                               NULL, NULL);
+    req = (fleet__pool_req_t *)fleet__call_new(&p->base, call, NULL, NULL);
     err = req == NULL ? FLEET_ENOMEM : 0;
   }
   if (err == 0) {
     req->reports = reports;
     req->nreports = n;
+    req->token = take;
     err = fleet__call_send(&req->base, &tag, 1, p->args.argv, p->args.argc);
   }
   if (err != 0) {
     pool_reports_release(reports, n);
     fleet__handle_error(&p->base, err);
+    return 0;
   }
+  return 1;
 }
 
 void fleet__pool_reports_end(fleet__pool_t *p) {
   p->reporting = 0;
-  pool_reports_send(p);
+  (void)pool_reports_send(p, 0, &pool_started_call);
+}
+
+int fleet__pool_reports_end_take(fleet__pool_t *p, uint64_t take,
+                                 const fleet__call_t *call) {
+  p->reporting = 0;
+  return pool_reports_send(p, take, call);
 }
 
 void fleet__pool_reports_free(fleet__pool_t *p) {
@@ -274,7 +298,7 @@ static void pool_report(fleet__pool_t *p, fleet__pool_worker_t *w,
   rp->token = token;
   rp->status = status;
   if (!p->reporting || p->nreports >= POOL_REPORTS_MAX)
-    pool_reports_send(p);
+    (void)pool_reports_send(p, 0, &pool_started_call);
 }
 
 /* Sends `call` (POOL_STOPPED or POOL_REQUEUE) for (worker, key, token)
@@ -291,7 +315,7 @@ static void pool_confirm(fleet__pool_t *p, const fleet__call_t *call,
   int requeue = call == &pool_requeue_call;
   int err;
 
-  pool_reports_send(p);
+  (void)pool_reports_send(p, 0, &pool_started_call);
   copy = fleet__memdup(key, key_len);
   err = copy == NULL ? FLEET_ENOMEM
                      : fleet__args_begin(&p->args, requeue ? 6 : 4, 2);

@@ -5,16 +5,25 @@
 -- deletions and writes of all of them go in one command per hash, and the
 -- results for one dispatcher in one RPUSH.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, next,
---          wj:<worker>, rq, ev:<dispatcher>.
+--          wj:<worker>, rq, ev:<dispatcher>; with a take, id:<node> and
+--          ev:<node>.
 -- ARGV: four per report: job key, worker id, token, the start's status,
 --       "0" for success or a negative fleet error; a failed start removes
 --       the job. Either ends the job's count of requeues in a row (rq,
---       pool_requeue).
+--       pool_requeue). Then, optionally, three more: the reporting node's
+--       id, its instance nonce and the token of a start it handled from
+--       its wake-up message (src/pool/pool_events.c): that start is taken
+--       from the head of the node's event list (ev:<node>), as the node's
+--       read would take it, so that the node need not read.
 -- Returns: one integer per report, in order: 1, or 0 when the token is
---   stale (nothing changed for that report).
+--   stale (nothing changed for that report); with the three, two more: 1
+--   when the start was taken (0: it was not at the head, a read took it),
+--   and 1 when events are left in the node's list, else 0; or 0, -1 when
+--   another live instance holds the node's id (nothing taken).
 --#include pool_int
 local n = math.floor(#ARGV / 4)
-if n == 0 or #ARGV ~= 4 * n then
+local take = #ARGV == 4 * n + 3
+if n == 0 or (#ARGV ~= 4 * n and not take) then
   error({err = 'FLEET_EPROTO pool_started takes four arguments per report'})
 end
 local keys = {}
@@ -88,6 +97,24 @@ if #gone > 0 then
   redis.call('HDEL', T .. ':jobs', unpack(gone))
   redis.call('HDEL', T .. ':pay', unpack(gone))
   redis.call('HDEL', T .. ':next', unpack(gone))
+end
+-- (The take goes first: a result for this node then finds its list
+-- empty, and wakes it with the result.)
+if take then
+  local node, tok = ARGV[4 * n + 1], ARGV[4 * n + 3]
+  if id_state(node, ARGV[4 * n + 2]) == 'other' then
+    out[n + 1], out[n + 2] = 0, -1
+  else
+    -- The head event, and whether one follows it (a seventh field).
+    local ev = T .. ':ev:' .. node
+    local head = redis.call('LRANGE', ev, 0, 6)
+    if head[1] == 's' and head[4] == tok then
+      redis.call('LTRIM', ev, 6, -1)
+      out[n + 1], out[n + 2] = 1, #head > 6 and 1 or 0
+    else
+      out[n + 1], out[n + 2] = 0, #head > 0 and 1 or 0
+    end
+  end
 end
 for _, from in ipairs(order) do
   push_many(from, events[from])
