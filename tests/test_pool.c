@@ -1900,6 +1900,18 @@ static int job_state(lock_env_t *e, const char *key, char *worker) {
   return a.state;
 }
 
+/* Waits (bounded) until the pool tells `key` in state `want`; returns the
+ * state it last told. The requeue a handler makes goes on its node's
+ * client, the query on another: the query may pass it. */
+static int wait_state(lock_env_t *e, const char *key, char *worker, int want) {
+  uint64_t end = lock_env_now() + fleet_test_ms(FLEET_TEST_WAIT_MS);
+  int st;
+
+  while ((st = job_state(e, key, worker)) != want && lock_env_now() < end)
+    lock_env_sleep(e, 2);
+  return st;
+}
+
 /* A start handler requeues: the job waits without an owner (REQUEUED)
  * for the backoff, doubled per requeue in a row, and starts again with a
  * new token; the dispatcher waits on and hears the start that reported.
@@ -1934,7 +1946,8 @@ CONFORMANCE_IMPL(pool_requeue) {
   ASSERT_OK(fleet_pool_dispatch(&c.node, "k1", (fleet_bytes_t){"p1", 2},
                                 on_status, &d));
   ASSERT(lock_env_wait(&e, &test_nlog, 2, FLEET_TEST_WAIT_MS));
-  ASSERT_EQ(FLEET_POOL_JOB_REQUEUED, job_state(&e, "k1", worker));
+  ASSERT_EQ(FLEET_POOL_JOB_REQUEUED,
+            wait_state(&e, "k1", worker, FLEET_POOL_JOB_REQUEUED));
   ASSERT_STR_EQ("", worker);
   ASSERT(lock_env_wait(&e, &d.done, 1, FLEET_TEST_WAIT_MS));
   ASSERT_OK(d.status);
@@ -1994,7 +2007,8 @@ CONFORMANCE_IMPL(pool_requeue) {
   ASSERT_OK(fleet_pool_dispatch(&c.node, "k3", (fleet_bytes_t){"p3", 2},
                                 on_status, &d));
   ASSERT(lock_env_wait(&e, &test_nlog, n + 2, FLEET_TEST_WAIT_MS));
-  ASSERT_EQ(FLEET_POOL_JOB_REQUEUED, job_state(&e, "k3", NULL));
+  ASSERT_EQ(FLEET_POOL_JOB_REQUEUED,
+            wait_state(&e, "k3", NULL, FLEET_POOL_JOB_REQUEUED));
   ASSERT_OK(query(&e, &c, 'x', "k3").status);
   ASSERT_EQ(-1, job_state(&e, "k3", NULL));
   ASSERT(lock_env_wait(&e, &d.done, 1, FLEET_TEST_WAIT_MS));
