@@ -64,22 +64,24 @@ void fleet__pool_refuse(fleet__pool_t *p) {
 /* ------------------------------------------------------------------------ */
 /* Events in the wake-up                                                    */
 /*
- * A push to an empty list publishes the event itself when it is one start
- * or one dispatch result (lib/pool_int.lua, wake_msg): the node handles it
- * from the message, a read sooner, and then reads the list as after any
- * wake-up. The list stays the record: an event not handled here (another
- * kind, a start the node cannot take now, a result whose dispatch has not
- * had its reply yet) is handled when a read takes it, as before, and no
- * event is handled twice:
- * - a dispatch result ends the waiting dispatch it answers; its copy in
- *   the list finds none (a later dispatch of the key has a larger token);
- * - a start is handled here only when its token is above every start
- *   token seen so far either way (start_max), so never after a read took
- *   it; its token is kept (fast_tokens) until the read that takes it from
- *   the list, which skips it: a start its handler failed at once would
- *   start again otherwise. A token no read took (the list expired: the
- *   node was thought dead) goes after twice the list's life; while
- *   FLEET__POOL_FAST_MAX are kept, starts wait for the read. */
+ * A push to an empty list publishes the event itself when it is one start or
+ * one dispatch result (lib/pool_int.lua, wake_msg): the node handles it from
+ * the message, a read sooner, and then reads the list as after any wake-up;
+ * or, when the start's handler reported at once, the report takes the start
+ * from the list and the node reads only if events wait behind it
+ * (pool_on_started_take). The list stays the record: an event not handled
+ * here (another kind, a start the node cannot take now, a result whose
+ * dispatch has not had its reply yet) is handled when a read takes it, as
+ * before, and no event is handled twice:
+ * - a dispatch result ends the waiting dispatch it answers; its copy in the
+ *   list finds none (a later dispatch of the key has a larger token);
+ * - a start is handled here only when its token is above every start token
+ *   seen so far either way (start_max), so never after a read took it; its
+ *   token is kept (fast_tokens) until the read that takes it from the list,
+ *   which skips it (a start its handler failed at once would start again
+ *   otherwise), or the report that takes it. A token nothing took (the
+ *   list expired: the node was thought dead) goes after twice the list's
+ *   life; while FLEET__POOL_FAST_MAX are kept, starts wait for the read. */
 
 /* How long a start's token is kept for the read (loop ms): twice the life
  * of the node's event list, and a minute. */
