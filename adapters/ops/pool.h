@@ -26,7 +26,11 @@
  *                        (stop; data "stop" or "move"), n (notify), r
  *                        (a start's result; data the status), m (the
  *                        membership or the orphans changed), S (shutdown)
- *   T:wake:<node> channel  published on each push to T:ev:<node>
+ *   T:wake:<node> channel  published on each push that finds T:ev:<node>
+ *                        empty: the event itself ("<kind>\0<token>\0
+ *                        <worker>\0<from>\0<key>\0<data>") when it is
+ *                        one start or start result (lib/pool_int.lua:
+ *                        wake_msg), else its kind
  *   T:fence, T:rev, T:wseq  counters: tokens, membership revision,
  *                        worker creation order; T:life  ms an unread event
  *                        list lives
