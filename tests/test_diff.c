@@ -935,15 +935,20 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
       break;
     case 3:
     case 4:
-      args[0] = key;
-      args[1] = "payload";
-      args[2] = diff_rand(d, 4) ? rev : "0";
-      args[3] = workers[w];
-      args[4] = nodes[diff_rand(d, 3)];
-      args[5] = diff_rand(d, 4) ? "0" : "3";
-      m = diff_op(d, FLEET__OP_POOL_DISPATCH, &tag, 1, args, 6, 0);
-      if (m.n == 3 && strcmp(m.line[1], "i:1") == 0)
-        *token = strtoull(m.line[2] + 2, NULL, 10);
+      /* The dispatching node, and now and then a start result it takes
+       * from its list (pool_events.c, "Events in the wake-up"). */
+      args[0] = nodes[n];
+      args[1] = nonce;
+      args[2] = diff_rand(d, 3) ? "0" : tok;
+      args[3] = key;
+      args[4] = "payload";
+      args[5] = diff_rand(d, 4) ? rev : "0";
+      args[6] = workers[w];
+      args[7] = nodes[diff_rand(d, 3)];
+      args[8] = diff_rand(d, 4) ? "0" : "3";
+      m = diff_op(d, FLEET__OP_POOL_DISPATCH, &tag, 1, args, 9, 0);
+      if (m.n == 5 && strcmp(m.line[3], "i:1") == 0)
+        *token = strtoull(m.line[4] + 2, NULL, 10);
       free(m.line);
       break;
     case 5:
@@ -951,7 +956,12 @@ static void diff_pool_step(diff_t *d, char *rev, uint64_t *token) {
       args[1] = workers[w];
       args[2] = tok;
       args[3] = statuses[diff_rand(d, 3)];
-      diff_run(d, FLEET__OP_POOL_STARTED, &tag, 1, args, 4);
+      /* Now and then with the start it takes from its node's list. */
+      args[4] = nodes[w / 2];
+      args[5] = nonce;
+      args[6] = tok;
+      diff_run(d, FLEET__OP_POOL_STARTED, &tag, 1, args,
+               diff_rand(d, 3) ? 4 : 7);
       break;
     case 6:
       args[0] = nodes[n];

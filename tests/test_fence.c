@@ -138,12 +138,12 @@ static int64_t fence_cron_fire(lock_env_t *e, int fire_ms, const char *min) {
  * revision `rev`); returns its token. */
 static int64_t fence_pool_dispatch(lock_env_t *e, const char *key,
                                    const char *rev) {
-  const char *a[6] = {key, "p", rev, "x/1", "x", "0"};
-  fence_raw_t f = fence_raw(e, FLEET__OP_POOL_DISPATCH, "{fence:pool}", a, 6);
+  const char *a[9] = {"x", "i1", "0", key, "p", rev, "x/1", "x", "0"};
+  fence_raw_t f = fence_raw(e, FLEET__OP_POOL_DISPATCH, "{fence:pool}", a, 9);
 
-  ASSERT_UEQ(2, f.n);
-  ASSERT_EQ(1, f.v[0]); /* admitted */
-  return f.v[1];
+  ASSERT_UEQ(4, f.n);
+  ASSERT_EQ(1, f.v[2]); /* admitted */
+  return f.v[3];
 }
 
 static void fence_on_queue_closed(fleet_handle_t *h) {

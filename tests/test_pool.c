@@ -1236,26 +1236,28 @@ CONFORMANCE_IMPL(pool_schedule_error) {
   lock_env_close(&e);
 }
 
-/* One raw op's reply: an integer, or an array's size and its first two
+/* One raw op's reply: an integer, or an array's size and its first three
  * integers. */
 typedef struct {
   int done;
   int status;
   size_t nelem;
-  int64_t first, second;
+  int64_t first, second, third;
 } raw_t;
 
 static void on_raw(void *arg, int status, const fleet__reply_t *reply) {
   raw_t *r = arg;
 
   r->status = status;
-  r->first = r->second = INT64_MIN;
+  r->first = r->second = r->third = INT64_MIN;
   if (status == 0 && reply->type == FLEET__REPLY_ARRAY) {
     r->nelem = reply->nelem;
     if (reply->nelem > 0)
       ASSERT_OK(fleet__reply_i64(&reply->elem[0], &r->first));
     if (reply->nelem > 1)
       ASSERT_OK(fleet__reply_i64(&reply->elem[1], &r->second));
+    if (reply->nelem > 2)
+      ASSERT_OK(fleet__reply_i64(&reply->elem[2], &r->third));
   } else if (status == 0) {
     ASSERT_OK(fleet__reply_i64(reply, &r->first));
   }
@@ -1291,7 +1293,8 @@ CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
                                      "j2", "x/1", "p2"};
   static const char *const rejoin[] = {"x", "i1",  "60000", "60000", "1",
                                        "1", "x/1", "j1",    "x/1",   "p1"};
-  const char *dispatch_args[6] = {"j2", "p", "0", "x/1", "x", "0"};
+  const char *dispatch_args[9] = {"c", "-",   "0", "j2", "p",
+                                  "0", "x/1", "x", "0"};
   node_rec_t c;
   lock_env_t e;
   raw_t r;
@@ -1309,9 +1312,11 @@ CONFORMANCE_IMPL(pool_rejoin_after_shutdown) {
   r = raw_op(&e, &c, FLEET__OP_POOL_JOIN, join, 10);
   ASSERT_UEQ(2, r.nelem);
   ASSERT_EQ(0, r.second);
-  dispatch_args[2] = rev;
-  r = raw_op(&e, &c, FLEET__OP_POOL_DISPATCH, dispatch_args, 6);
-  ASSERT_EQ(0, r.first); /* j2 exists */
+  dispatch_args[5] = rev;
+  r = raw_op(&e, &c, FLEET__OP_POOL_DISPATCH, dispatch_args, 9);
+  ASSERT_UEQ(4, r.nelem);
+  ASSERT_EQ(0, r.first); /* no start result asked to take */
+  ASSERT_EQ(0, r.third); /* j2 exists */
 
   r = raw_op(&e, &c, FLEET__OP_POOL_SHUTDOWN, NULL, 0);
   ASSERT_EQ(1, r.first); /* told x */
@@ -2130,8 +2135,32 @@ CONFORMANCE_IMPL(pool_worker_jobs) {
  * them from it, once: the read that then takes them from the list skips
  * them. */
 
+/* A chain of dispatches, each made from the callback of the one before:
+ * each call takes the result before it from the node's list instead of a
+ * read (pool_calls.c). */
+typedef struct {
+  node_rec_t *n;
+  int left, done, failed;
+  char key[16];
+} chain_t;
+
+static void chain_next(fleet_handle_t *h, int status, void *arg) {
+  chain_t *c = arg;
+
+  (void)h;
+  if (status != 0)
+    c->failed++;
+  c->done++;
+  if (c->left > 0) {
+    snprintf(c->key, sizeof(c->key), "ch%d", --c->left);
+    ASSERT_OK(fleet_pool_dispatch(&c->n->node, c->key, (fleet_bytes_t){"c", 1},
+                                  chain_next, c));
+  }
+}
+
 CONFORMANCE_IMPL(pool_wake_events) {
   static char big[1500];
+  fleet_pool_node_options_t oa = test_opts(), oc = test_opts();
   node_rec_t a, c;
   lock_env_t e;
   answer_t q;
@@ -2139,8 +2168,12 @@ CONFORMANCE_IMPL(pool_wake_events) {
 
   test_nlog = 0;
   lock_env_init(&e, b->url);
-  rec_init(&a, &e.c1, "p", "a", 1, NULL);
-  rec_init(&c, &e.c2, "p", "c", 0, NULL);
+  /* Keep-alives (each followed by a read of the list) a minute apart: an
+   * event left in a list would wait past its dispatch's deadline (twice
+   * the ack grace) for the next read. */
+  oa.worker_ttl_ms = oc.worker_ttl_ms = (uint32_t)fleet_test_ms(60000);
+  rec_init(&a, &e.c1, "p", "a", 1, &oa);
+  rec_init(&c, &e.c2, "p", "c", 0, &oc);
   wait_workers(&e, &c, 1);
 
   /* A start its handler fails at once: the dispatch hears the error, and
@@ -2202,6 +2235,24 @@ CONFORMANCE_IMPL(pool_wake_events) {
   ASSERT_EQ(1, log_count('s', "big"));
   ASSERT_EQ(1, log_count('s', "empty"));
   ASSERT_EQ(5, a.running);
+
+  /* Twenty dispatches in a chain, then one more: none waits past its
+   * answer (a result left in the list would keep the next from waking
+   * the node). */
+  {
+    chain_t ch = {&c, 19, 0, 0, "ch19"};
+    ASSERT_OK(fleet_pool_dispatch(&c.node, ch.key, (fleet_bytes_t){"c", 1},
+                                  chain_next, &ch));
+    ASSERT(lock_env_wait(&e, &ch.done, 20, FLEET_TEST_WAIT_MS));
+    ASSERT_EQ(0, ch.failed);
+    ASSERT_OK(dispatch(&e, &c, "after", "x"));
+    ASSERT_EQ(26, a.running);
+    for (i = 0; i < 20; i++) {
+      char key[16];
+      snprintf(key, sizeof(key), "ch%d", i);
+      ASSERT_EQ(1, log_count('s', key));
+    }
+  }
 
   rec_close(&e, &c);
   rec_close(&e, &a);

@@ -26,6 +26,18 @@
 /* Gives back what a dispatch owns: its copies, its place among the
  * waiting dispatches. Nothing for the other calls. */
 static void pool_req_release(fleet__pool_req_t *req) {
+  fleet__pool_t *p = (fleet__pool_t *)req->base.handle;
+
+  if (req->unsent) {
+    req->unsent = 0;
+    /* A start result left for the next dispatch call to take: no call
+     * goes now, so the node reads its list. */
+    if (--p->dispatch_queued == 0 && p->take_result != 0) {
+      p->take_result = 0;
+      if (!p->base.closing)
+        fleet__pool_read_events(p);
+    }
+  }
   if (req->batched) {
     fleet__batch_remove(req->base.handle->client, &req->item);
     req->batched = 0;
@@ -59,13 +71,23 @@ static const fleet__call_t pool_dispatch_call = {
 
 /* The admissions of one client's dispatches made in one loop phase go in
  * one POOL_DISPATCH call per pool node (the batcher), six arguments and
- * two reply elements each. */
+ * two reply elements each. The call starts with the node's id, nonce and
+ * the token of a start result it takes from the node's list ("0": none;
+ * pool_events.c, "Events in the wake-up"), and its reply with whether it
+ * took it and whether events are left. */
 static void pool_dispatch_fill_group(fleet__batch_item_t *it,
                                      fleet_bytes_t *keys, fleet_bytes_t *args) {
   fleet__pool_req_t *req = FLEET__CONTAINER_OF(it, fleet__pool_req_t, item);
+  fleet__pool_t *p = (fleet__pool_t *)req->base.handle;
 
-  (void)args;
-  keys[0] = fleet__key_bytes(&((fleet__pool_t *)req->base.handle)->tag);
+  keys[0] = fleet__key_bytes(&p->tag);
+  req->take = p->take_result;
+  p->take_result = 0;
+  snprintf(req->take_s, sizeof(req->take_s), "%llu",
+           (unsigned long long)req->take);
+  args[0] = (fleet_bytes_t){p->node_id, p->node_id_len};
+  args[1] = (fleet_bytes_t){p->nonce, strlen(p->nonce)};
+  args[2] = (fleet_bytes_t){req->take_s, strlen(req->take_s)};
 }
 
 static void pool_dispatch_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
@@ -74,6 +96,10 @@ static void pool_dispatch_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
   fleet__pool_t *p = (fleet__pool_t *)req->base.handle;
 
   (void)keys;
+  if (req->unsent) {
+    req->unsent = 0;
+    p->dispatch_queued--;
+  }
   args[0] = (fleet_bytes_t){req->key, req->key_len};
   args[1] = (fleet_bytes_t){req->payload, req->payload_len};
   args[2] = (fleet_bytes_t){req->rev_s, strlen(req->rev_s)};
@@ -89,7 +115,9 @@ static void pool_dispatch_done(fleet__batch_item_t *it, int status,
 static const fleet__batch_kind_t pool_dispatch_kind = {
     .op = FLEET__OP_POOL_DISPATCH,
     .group_keys = 1,
+    .group_args = 3,
     .item_args = 6,
+    .reply_head = 2,
     .item_reply = 2,
     .max_items = 128,
     .fill_group = pool_dispatch_fill_group,
@@ -132,6 +160,10 @@ static int pool_dispatch_send(fleet__pool_t *p, fleet__pool_req_t *req) {
   err = fleet__batch_now(p->base.client, &req->item, &pool_dispatch_kind, p);
   if (err == 0) {
     req->batched = 1;
+    if (!req->unsent) {
+      req->unsent = 1;
+      p->dispatch_queued++;
+    }
     fleet__handle_hold(&p->base);
   }
   return err;
@@ -191,9 +223,19 @@ static void pool_dispatch_done(fleet__batch_item_t *it, int status,
   fleet__pool_req_t *req = FLEET__CONTAINER_OF(it, fleet__pool_req_t, item);
   fleet__pool_t *p = (fleet__pool_t *)req->base.handle;
 
-  (void)head;
   (void)sent;
   req->batched = 0;
+  if (req->take != 0) {
+    /* The call took a start result from the node's list: the node reads
+     * when events wait behind it, or when the call failed. */
+    int64_t left = 1;
+
+    req->take = 0;
+    if (status != 0 || head == NULL || fleet__reply_i64(&head[1], &left) != 0)
+      left = 1;
+    if (left != 0 && !p->base.closing)
+      fleet__pool_read_events(p);
+  }
   /* A closing node's base cancels the dispatch: it tells the user. */
   if (!p->base.closing) {
     if (status == 0)
@@ -205,43 +247,7 @@ static void pool_dispatch_done(fleet__batch_item_t *it, int status,
 }
 
 /* ------------------------------------------------------------------------ */
-/* Start results and timeouts                                               */
-
-/* Reads the status a start reported ("0", "-12"). */
-static int pool_parse_status(const fleet__reply_t *r, int *out) {
-  size_t i = 0;
-  int neg = 0, v = 0;
-
-  if (r->len > 0 && r->str[0] == '-')
-    neg = i = 1;
-  if (i >= r->len || r->len - i > 6)
-    return -1;
-  for (; i < r->len; i++) {
-    if (r->str[i] < '0' || r->str[i] > '9')
-      return -1;
-    v = v * 10 + (r->str[i] - '0');
-  }
-  *out = neg ? -v : v;
-  return 0;
-}
-
-void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev) {
-  fleet__pool_req_t *req;
-  uint64_t token;
-  int status;
-
-  if (fleet__reply_u64_str(&ev[3], &token) != 0 ||
-      pool_parse_status(&ev[4], &status) != 0)
-    return;
-  /* A job that moved before its start reported is answered by its next
-   * owner, with a larger token than the dispatch's. */
-  FLEET__LIST_FOREACH_DATA (req, &p->waiting, fleet__pool_req_t, wnode)
-    if (req->token <= token && req->key_len == ev[1].len &&
-        memcmp(req->key, ev[1].str, ev[1].len) == 0) {
-      fleet__call_finish(&req->base, status);
-      return;
-    }
-}
+/* Timeouts of the dispatches waiting for their start result             */
 
 static void pool_on_wait_timer(uv_timer_t *t) {
   fleet__pool_wait_check(FLEET__CONTAINER_OF(t, fleet__pool_t, wait_timer));
@@ -256,13 +262,6 @@ void fleet__pool_wait_check(fleet__pool_t *p) {
     fleet__call_finish(&req->base, FLEET_ETIMEDOUT);
   if (req != NULL && p->timers_open)
     uv_timer_start(&p->wait_timer, pool_on_wait_timer, req->deadline - now, 0);
-}
-
-void fleet__pool_wait_fail(fleet__pool_t *p, int status) {
-  fleet__pool_req_t *req;
-
-  while ((req = fleet__pool_first_waiting(p)) != NULL && !p->base.closing)
-    fleet__call_finish(&req->base, status);
 }
 
 /* ------------------------------------------------------------------------ */

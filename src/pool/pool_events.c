@@ -62,6 +62,52 @@ void fleet__pool_refuse(fleet__pool_t *p) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Start results: the dispatches waiting for them                           */
+
+/* Reads the status a start reported ("0", "-12"). */
+static int pool_parse_status(const fleet__reply_t *r, int *out) {
+  size_t i = 0;
+  int neg = 0, v = 0;
+
+  if (r->len > 0 && r->str[0] == '-')
+    neg = i = 1;
+  if (i >= r->len || r->len - i > 6)
+    return -1;
+  for (; i < r->len; i++) {
+    if (r->str[i] < '0' || r->str[i] > '9')
+      return -1;
+    v = v * 10 + (r->str[i] - '0');
+  }
+  *out = neg ? -v : v;
+  return 0;
+}
+
+void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev) {
+  fleet__pool_req_t *req;
+  uint64_t token;
+  int status;
+
+  if (fleet__reply_u64_str(&ev[3], &token) != 0 ||
+      pool_parse_status(&ev[4], &status) != 0)
+    return;
+  /* A job that moved before its start reported is answered by its next
+   * owner, with a larger token than the dispatch's. */
+  FLEET__LIST_FOREACH_DATA (req, &p->waiting, fleet__pool_req_t, wnode)
+    if (req->token <= token && req->key_len == ev[1].len &&
+        memcmp(req->key, ev[1].str, ev[1].len) == 0) {
+      fleet__call_finish(&req->base, status);
+      return;
+    }
+}
+
+void fleet__pool_wait_fail(fleet__pool_t *p, int status) {
+  fleet__pool_req_t *req;
+
+  while ((req = fleet__pool_first_waiting(p)) != NULL && !p->base.closing)
+    fleet__call_finish(&req->base, status);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Events in the wake-up                                                    */
 /*
  * A push to an empty list publishes the event itself when it is one start or
@@ -69,7 +115,9 @@ void fleet__pool_refuse(fleet__pool_t *p) {
  * the message, a read sooner, and then reads the list as after any wake-up;
  * or, when the start's handler reported at once, the report takes the start
  * from the list and the node reads only if events wait behind it
- * (pool_on_started_take). The list stays the record: an event not handled
+ * (pool_on_started_take), and when the node has a dispatch to send, its
+ * call takes a result so (pool_calls.c). The list stays the record: an
+ * event not handled
  * here (another kind, a start the node cannot take now, a result whose
  * dispatch has not had its reply yet) is handled when a read takes it, as
  * before, and no event is handled twice:
@@ -172,8 +220,9 @@ static const fleet__call_t pool_started_take_call = {
     "pool.started", FLEET__OP_POOL_STARTED, pool_on_started_take, NULL};
 
 /* Handles the event a wake-up message carries, when it may be. Returns
- * whether the node's read of its list is left to the start report call
- * sent (pool_on_started_take); else the caller reads. */
+ * whether the node's read of its list is left to a call that takes the
+ * event from it: the start's report (pool_on_started_take), or the next
+ * dispatch call (pool_calls.c); else the caller reads. */
 static int pool_fast_event(fleet__pool_t *p, const char *msg, size_t len) {
   fleet__reply_t ev[6];
   uint64_t token, now;
@@ -185,7 +234,13 @@ static int pool_fast_event(fleet__pool_t *p, const char *msg, size_t len) {
     return 0;
   if (ev[0].str[0] == 'r') {
     fleet__pool_dispatch_result(p, ev);
-    return 0;
+    /* A dispatch made meanwhile (its callback's, often) goes at the end of
+     * this loop phase: its call takes the result from the list instead of
+     * a read (pool_calls.c). */
+    if (p->dispatch_queued == 0 || p->take_result != 0 || p->base.closing)
+      return 0;
+    p->take_result = token;
+    return 1;
   }
   /* A start, as a read hands it out (pool_on_events). */
   if (ev[0].str[0] != 's' || p->state != FLEET__POOL_ACTIVE || p->lapsed ||

@@ -1,8 +1,9 @@
 /* pool_int.h -- the worker pool's internals, shared by its files. Calls
  * between them run one way, from the top: pool.c (the node's life: init,
- * workers, close), pool_member.c (join, keep-alives), pool_events.c (the
- * event list, the state), pool_calls.c (dispatch, notify, stop, queries,
- * shutdown), pool_rebalance.c, pool_worker.c (a worker's removal),
+ * workers, close), pool_member.c (join, keep-alives), pool_calls.c
+ * (dispatch, notify, stop, queries, shutdown), pool_events.c (the event
+ * list, the state, the dispatches waiting for their start result),
+ * pool_rebalance.c, pool_worker.c (a worker's removal),
  * pool_jobs.c (the jobs a node's workers run), pool_route.c (membership,
  * routing). The ticker, the schedule (on the ticker and the node's public
  * calls) and the queries from a client stand beside them. */
@@ -119,8 +120,13 @@ typedef struct fleet__pool_req_s {
    * chosen worker (owned), the revision and the node's job limit. */
   fleet__batch_item_t item;
   int batched;
+  int unsent; /* queued on the batcher, counted in dispatch_queued */
   char *owner;
   char rev_s[24], max_s[24];
+  /* The call of the dispatches it is the first of: the start result it
+   * takes from the node's list (0: none), as the call sends it. */
+  uint64_t take;
+  char take_s[24];
   /* Background calls about a job: the worker and the token presented. */
   fleet__pool_worker_t *worker;
   /* A join that re-asserts jobs: what it sent, in order. */
@@ -212,6 +218,11 @@ struct fleet__pool_s {
   uint64_t fast_tokens[FLEET__POOL_FAST_MAX], fast_at[FLEET__POOL_FAST_MAX];
   size_t nfast;
   uint64_t start_max;
+  /* Dispatches on the batcher not sent yet, and the token of a start
+   * result handled from its wake-up that the next of their calls takes
+   * from the node's list instead of a read (0: none). */
+  size_t dispatch_queued;
+  uint64_t take_result;
 
   /* Dispatches waiting for their start result, in deadline order. */
   fleet__list_t waiting; /* dispatches waiting, oldest first */
@@ -316,6 +327,10 @@ void fleet__pool_read_events(fleet__pool_t *p);
 /* The message callback of the node's wake-up channel: reads the events. */
 void fleet__pool_on_wake(void *arg, int status, const char *payload,
                          size_t len);
+/* A start result (r event) for a waiting dispatch. */
+void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev);
+/* Fails every waiting dispatch with `status` (user callbacks run). */
+void fleet__pool_wait_fail(fleet__pool_t *p, int status);
 
 /* pool_rebalance.c */
 /* Asks for a rebalance (now, or after the one in flight). */
@@ -411,12 +426,8 @@ static inline fleet__pool_req_t *fleet__pool_first_waiting(fleet__pool_t *p) {
   return n != NULL ? FLEET__LIST_DATA(n, fleet__pool_req_t, wnode) : NULL;
 }
 
-/* A start result (r event) for a waiting dispatch. */
-void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev);
 /* Fails the waiting dispatches whose deadline passed, and arms the timer
  * for the next one. */
 void fleet__pool_wait_check(fleet__pool_t *p);
-/* Fails every waiting dispatch with `status` (user callbacks run). */
-void fleet__pool_wait_fail(fleet__pool_t *p, int status);
 
 #endif /* FLEET_SRC_POOL_INT_H */

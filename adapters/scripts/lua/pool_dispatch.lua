@@ -8,17 +8,27 @@
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, wj:<worker>,
 --          fence, wnode, id:<node>, nodes, rev, ev:<node> (and those of
 --          pool_int's reap).
--- ARGV: six per job: job key, payload, the membership revision the choice
---       was made on, the chosen worker, the dispatching node (which gets
---       the start's result), the most jobs the pool holds (0: no limit).
+-- ARGV[1..3]: the dispatching node's id, its instance nonce, and the token
+--       of a start result it handled from its wake-up message ("0":
+--       none; src/pool/pool_events.c): that result is taken from the head
+--       of the node's event list (ev:<node>), as the node's read would
+--       take it, so that the node need not read.
+-- ARGV[4..]: six per job: job key, payload, the membership revision the
+--       choice was made on, the chosen worker, the dispatching node
+--       (which gets the start's result), the most jobs the pool holds (0:
+--       no limit).
 -- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
--- Returns: two integers per job, in order: {1, token} admitted; {0, 0}
---   the key is in the pool already; {-1, 0} the membership changed, or the
---   chosen worker's node is gone (read it again and retry: a key already
---   in the pool is told then); {-2, 0} the pool holds its most jobs.
+-- Returns: two integers, then two per job, in order. First: 1 when the
+--   start result was taken (else 0: none asked, or not at the head: a
+--   read took it), and 1 when events are left in the node's list, else
+--   0; or 0, -1 when another live instance holds the node's id (nothing
+--   taken). Per job: {1, token} admitted; {0, 0} the key is in the pool
+--   already; {-1, 0} the membership changed, or the chosen worker's node
+--   is gone (read it again and retry: a key already in the pool is told
+--   then); {-2, 0} the pool holds its most jobs.
 --#include pool_int
-local n = math.floor((#ARGV - 1) / 6)
-if n == 0 or #ARGV ~= 6 * n + 1 then
+local n = math.floor((#ARGV - 4) / 6)
+if n < 1 or #ARGV ~= 6 * n + 4 then
   error({err = 'FLEET_EPROTO pool_dispatch takes six arguments per job'})
 end
 -- What the jobs of the call share, read once: the revision, the jobs held
@@ -135,10 +145,15 @@ local function admit(j)
   return 1, t
 end
 
-local out = {}
+-- The start result the dispatching node asks to take, first: a start of
+-- the node's own worker admitted below then finds its list empty.
+local out = {0, 0}
+if ARGV[3] ~= '0' then
+  out[1], out[2] = take_head(ARGV[1], ARGV[2], 'r', ARGV[3])
+end
 for i = 1, n do
-  local c, t = admit(6 * (i - 1))
-  out[2 * i - 1], out[2 * i] = c, t
+  local c, t = admit(3 + 6 * (i - 1))
+  out[2 * i + 1], out[2 * i + 2] = c, t
 end
 flush()
 return out

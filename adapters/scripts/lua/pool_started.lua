@@ -101,20 +101,8 @@ end
 -- (The take goes first: a result for this node then finds its list
 -- empty, and wakes it with the result.)
 if take then
-  local node, tok = ARGV[4 * n + 1], ARGV[4 * n + 3]
-  if id_state(node, ARGV[4 * n + 2]) == 'other' then
-    out[n + 1], out[n + 2] = 0, -1
-  else
-    -- The head event, and whether one follows it (a seventh field).
-    local ev = T .. ':ev:' .. node
-    local head = redis.call('LRANGE', ev, 0, 6)
-    if head[1] == 's' and head[4] == tok then
-      redis.call('LTRIM', ev, 6, -1)
-      out[n + 1], out[n + 2] = 1, #head > 6 and 1 or 0
-    else
-      out[n + 1], out[n + 2] = 0, #head > 0 and 1 or 0
-    end
-  end
+  out[n + 1], out[n + 2] = take_head(ARGV[4 * n + 1], ARGV[4 * n + 2], 's',
+                                     ARGV[4 * n + 3])
 end
 for _, from in ipairs(order) do
   push_many(from, events[from])

@@ -182,3 +182,21 @@ local function id_conflict(node)
   error({err = 'FLEET_ECONFLICT pool node id "' .. node ..
     '" is already in use by a live node'})
 end
+
+-- Takes the event of `kind` ('s' or 'r') and token `tok` from the head of
+-- node's event list, as its read would, for a node that handled the event
+-- from its wake-up message (src/pool/pool_events.c). Returns 1 when taken
+-- (0: not at the head, a read took it) and 1 when events are left in the
+-- list (0: none); or 0, -1 when another live instance holds the node's id
+-- (nothing taken).
+local function take_head(node, nonce, kind, tok)
+  if id_state(node, nonce) == 'other' then return 0, -1 end
+  -- The head event, and whether one follows it (a seventh field).
+  local ev = T .. ':ev:' .. node
+  local head = redis.call('LRANGE', ev, 0, 6)
+  if head[1] == kind and head[4] == tok then
+    redis.call('LTRIM', ev, 6, -1)
+    return 1, #head > 6 and 1 or 0
+  end
+  return 0, #head > 0 and 1 or 0
+end
