@@ -247,7 +247,7 @@ static void pool_dispatch_done(fleet__batch_item_t *it, int status,
 }
 
 /* ------------------------------------------------------------------------ */
-/* Timeouts of the dispatches waiting for their start result             */
+/* Timeouts of the dispatches waiting for their start result                */
 
 static void pool_on_wait_timer(uv_timer_t *t) {
   fleet__pool_wait_check(FLEET__CONTAINER_OF(t, fleet__pool_t, wait_timer));
