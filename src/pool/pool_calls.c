@@ -34,9 +34,13 @@ static void pool_req_release(fleet__pool_req_t *req) {
      * goes now, so the node reads its list. */
     if (--p->dispatch_queued == 0 && p->take_result != 0) {
       p->take_result = 0;
-      if (!p->base.closing)
-        fleet__pool_read_events(p);
+      (void)fleet__pool_took(p, NULL);
     }
+  }
+  if (req->take != 0) {
+    /* Its call, which took a start result, is forgotten: read instead. */
+    req->take = 0;
+    (void)fleet__pool_took(p, NULL);
   }
   if (req->batched) {
     fleet__batch_remove(req->base.handle->client, &req->item);
@@ -226,15 +230,9 @@ static void pool_dispatch_done(fleet__batch_item_t *it, int status,
   (void)sent;
   req->batched = 0;
   if (req->take != 0) {
-    /* The call took a start result from the node's list: the node reads
-     * when events wait behind it, or when the call failed. */
-    int64_t left = 1;
-
+    /* Its call took a start result from the node's list. */
     req->take = 0;
-    if (status != 0 || head == NULL || fleet__reply_i64(&head[1], &left) != 0)
-      left = 1;
-    if (left != 0 && !p->base.closing)
-      fleet__pool_read_events(p);
+    (void)fleet__pool_took(p, status == 0 ? head : NULL);
   }
   /* A closing node's base cancels the dispatch: it tells the user. */
   if (!p->base.closing) {

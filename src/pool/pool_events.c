@@ -117,10 +117,9 @@ void fleet__pool_wait_fail(fleet__pool_t *p, int status) {
  * from the list and the node reads only if events wait behind it
  * (pool_on_started_take), and when the node has a dispatch to send, its
  * call takes a result so (pool_calls.c). The list stays the record: an
- * event not handled
- * here (another kind, a start the node cannot take now, a result whose
- * dispatch has not had its reply yet) is handled when a read takes it, as
- * before, and no event is handled twice:
+ * event not handled here (another kind, a start the node cannot take now,
+ * a result whose dispatch has not had its reply yet) is handled when a
+ * read takes it, as before, and no event is handled twice:
  * - a dispatch result ends the waiting dispatch it answers; its copy in the
  *   list finds none (a later dispatch of the key has a larger token);
  * - a start is handled here only when its token is above every start token
@@ -193,27 +192,35 @@ static int pool_fast_split(const char *s, size_t len, fleet__reply_t *ev) {
   return ev[0].len == 1 ? 0 : -1;
 }
 
-/* The reply of a start report call that also took the start it reports
- * from the head of the node's list (pool_started.lua): the reports, then
- * whether the start was taken and whether events are left. The node reads
- * its list when some are (the push of the first found the list holding
- * the start, so published nothing), and when the call failed. */
-static void pool_on_started_take(fleet__req_t *r, int status,
-                                 const fleet__reply_t *reply) {
-  fleet__pool_t *p = (fleet__pool_t *)r->handle;
-  size_t n = ((fleet__pool_req_t *)r)->nreports;
-  uint64_t token = ((fleet__pool_req_t *)r)->token;
+int fleet__pool_took(fleet__pool_t *p, const fleet__reply_t *pair) {
   int64_t took = 0, left = 1;
 
-  if (status == 0 && fleet__reply_is_array(reply, n + 2) &&
-      (fleet__reply_i64(&reply->elem[n], &took) != 0 ||
-       fleet__reply_i64(&reply->elem[n + 1], &left) != 0))
-    took = 0, left = 1;
-  if (took == 1)
-    (void)pool_fast_forget(p, token);
-  fleet__pool_started_read(r, status, reply, 2);
+  if (pair == NULL || fleet__reply_i64(&pair[0], &took) != 0 ||
+      fleet__reply_i64(&pair[1], &left) != 0) {
+    took = 0;
+    left = 1;
+  }
   if (left != 0 && !p->base.closing)
     fleet__pool_read_events(p);
+  return took == 1;
+}
+
+/* The reply of a start report call that also took the start it reports
+ * from the head of the node's list (pool_started.lua): the reports, then
+ * the two elements of the take (fleet__pool_took). */
+static void pool_on_started_take(fleet__req_t *r, int status,
+                                 const fleet__reply_t *reply) {
+  fleet__pool_req_t *req = (fleet__pool_req_t *)r;
+  fleet__pool_t *p = (fleet__pool_t *)r->handle;
+  size_t n = req->nreports;
+  uint64_t token = req->take;
+
+  req->take = 0;
+  if (fleet__pool_took(p, status == 0 && fleet__reply_is_array(reply, n + 2)
+                              ? &reply->elem[n]
+                              : NULL))
+    (void)pool_fast_forget(p, token);
+  fleet__pool_started_read(r, status, reply, 2);
 }
 
 static const fleet__call_t pool_started_take_call = {
@@ -225,7 +232,7 @@ static const fleet__call_t pool_started_take_call = {
  * dispatch call (pool_calls.c); else the caller reads. */
 static int pool_fast_event(fleet__pool_t *p, const char *msg, size_t len) {
   fleet__reply_t ev[6];
-  uint64_t token, now;
+  uint64_t token, now, keep;
   size_t i;
 
   if (msg == NULL || pool_fast_split(msg, len, ev) != 0 ||
@@ -247,8 +254,9 @@ static int pool_fast_event(fleet__pool_t *p, const char *msg, size_t len) {
       token <= p->start_max || p->reporting)
     return 0;
   now = uv_now(p->base.loop);
+  keep = pool_fast_keep_ms(p);
   for (i = 0; i < p->nfast;)
-    if (now - p->fast_at[i] > pool_fast_keep_ms(p))
+    if (now - p->fast_at[i] > keep)
       pool_fast_drop(p, i);
     else
       i++;

@@ -123,8 +123,10 @@ typedef struct fleet__pool_req_s {
   int unsent; /* queued on the batcher, counted in dispatch_queued */
   char *owner;
   char rev_s[24], max_s[24];
-  /* The call of the dispatches it is the first of: the start result it
-   * takes from the node's list (0: none), as the call sends it. */
+  /* The token of the event the call takes from the node's list (0: none;
+   * pool_events.c, "Events in the wake-up"): a start report's start, or
+   * the start result a call of dispatches takes (its first dispatch's,
+   * with the token as the call sends it). */
   uint64_t take;
   char take_s[24];
   /* Background calls about a job: the worker and the token presented. */
@@ -327,6 +329,14 @@ void fleet__pool_read_events(fleet__pool_t *p);
 /* The message callback of the node's wake-up channel: reads the events. */
 void fleet__pool_on_wake(void *arg, int status, const char *payload,
                          size_t len);
+/* After a call that also took an event the node handled from its wake-up
+ * out of its list (a start report's, a dispatch's: pool_events.c,
+ * "Events in the wake-up"): `pair` points at the two reply elements of
+ * the take, whether it took the event and whether events are left (NULL:
+ * the call failed, or its reply has not that shape). The node reads its
+ * list when events are left, and when the call failed. Returns whether
+ * the event was taken. */
+int fleet__pool_took(fleet__pool_t *p, const fleet__reply_t *pair);
 /* A start result (r event) for a waiting dispatch. */
 void fleet__pool_dispatch_result(fleet__pool_t *p, const fleet__reply_t *ev);
 /* Fails every waiting dispatch with `status` (user callbacks run). */

@@ -249,7 +249,7 @@ static int pool_reports_send(fleet__pool_t *p, uint64_t take,
   if (err == 0) {
     req->reports = reports;
     req->nreports = n;
-    req->token = take;
+    req->take = take;
     err = fleet__call_send(&req->base, &tag, 1, p->args.argv, p->args.argc);
   }
   if (err != 0) {
