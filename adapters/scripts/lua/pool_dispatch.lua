@@ -6,8 +6,8 @@
 -- and per receiving node. A fenced op (adapters/backend.h): its last ARGV
 -- is the failover epoch.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, wj:<worker>,
---          fence, wnode, id:<node>, nodes, rev, ev:<node> (and those of
---          pool_int's reap).
+--          fence, wnode, id:<node>, nodes, rev, life, ev:<node> (and those
+--          of pool_int's reap).
 -- ARGV[1..3]: the dispatching node's id, its instance nonce, and the token
 --       of a start result it handled from its wake-up message ("0":
 --       none; src/pool/pool_events.c): that result is taken from the head
@@ -147,9 +147,12 @@ end
 
 -- The start result the dispatching node asks to take, first: a start of
 -- the node's own worker admitted below then finds its list empty.
-local out = {0, 0}
-if ARGV[3] ~= '0' then
-  out[1], out[2] = take_head(ARGV[1], ARGV[2], 'r', ARGV[3])
+local out, take = {0, 0}, ARGV[3] ~= '0'
+-- The revision, T:life and, with a take, the node's id lease in one read.
+local pre = pool_read(take and {':rev', ':id:' .. ARGV[1]} or {':rev'})
+cur = tonumber(pre[1] or '0')
+if take then
+  out[1], out[2] = take_head(ARGV[1], ARGV[2], 'r', ARGV[3], pre[2])
 end
 for i = 1, n do
   local c, t = admit(3 + 6 * (i - 1))

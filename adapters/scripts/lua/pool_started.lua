@@ -5,8 +5,8 @@
 -- deletions and writes of all of them go in one command per hash, and the
 -- results for one dispatcher in one RPUSH.
 -- KEYS[1]: the pool's hash tag. Parts: jobs, pay, disp, next,
---          wj:<worker>, rq, ev:<dispatcher>; with a take, id:<node> and
---          ev:<node>.
+--          wj:<worker>, rq, life, ev:<dispatcher>; with a take, id:<node>
+--          and ev:<node>.
 -- ARGV: four per report: job key, worker id, token, the start's status,
 --       "0" for success or a negative fleet error; a failed start removes
 --       the job. Either ends the job's count of requeues in a row (rq,
@@ -101,8 +101,10 @@ end
 -- (The take goes first: a result for this node then finds its list
 -- empty, and wakes it with the result.)
 if take then
+  -- The node's id lease and T:life in one read.
+  local idv = pool_read({':id:' .. ARGV[4 * n + 1]})[1]
   out[n + 1], out[n + 2] = take_head(ARGV[4 * n + 1], ARGV[4 * n + 2], 's',
-                                     ARGV[4 * n + 3])
+                                     ARGV[4 * n + 3], idv)
 end
 for _, from in ipairs(order) do
   push_many(from, events[from])

@@ -7,10 +7,31 @@
 --#include fence
 local T = KEYS[1]
 
+-- T:life of the pools whose value a script read with other keys
+-- (pool_read(): pool_dispatch, pool_started), by tag: false when unset.
+local lives = {}
+
 -- The event list of a node expires `life` ms (T:life, written by the
 -- joins) after its oldest unread event was pushed (a dead node).
 local function ev_expire(ev)
-  redis.call('PEXPIRE', ev, redis.call('GET', T .. ':life') or 600000)
+  local life = lives[T]
+  if life == nil then
+    life = redis.call('GET', T .. ':life')
+  end
+  redis.call('PEXPIRE', ev, life or 600000)
+end
+
+-- Reads T:life with the pool's keys `parts` (T .. part each) in one MGET,
+-- so that the pushes of this script need no GET of their own. Returns the
+-- values of `parts`, in order (false: no such key).
+local function pool_read(parts)
+  local keys = {T .. ':life'}
+  for i, part in ipairs(parts) do
+    keys[i + 1] = T .. part
+  end
+  local got = redis.call('MGET', unpack(keys))
+  lives[T] = got[1]
+  return {unpack(got, 2, #keys)}
 end
 
 -- The wake-up of a node whose event list was empty: the event itself when
@@ -168,9 +189,12 @@ end
 -- A node's identity lease, T:id:<node>: the random nonce of the instance
 -- that holds the id, expiring with the node's worker TTL. Returns 'mine'
 -- when `nonce` holds it, 'free' when nobody does, 'other' when another
--- live instance does.
-local function id_state(node, nonce)
-  local v = redis.call('GET', T .. ':id:' .. node)
+-- live instance does. `v`: the lease's value when the caller read it
+-- (false: not there), else nil.
+local function id_state(node, nonce, v)
+  if v == nil then
+    v = redis.call('GET', T .. ':id:' .. node)
+  end
   if not v then
     return 'free'
   end
@@ -188,9 +212,10 @@ end
 -- from its wake-up message (src/pool/pool_events.c). Returns 1 when taken
 -- (0: not at the head, a read took it) and 1 when events are left in the
 -- list (0: none); or 0, -1 when another live instance holds the node's id
--- (nothing taken).
-local function take_head(node, nonce, kind, tok)
-  if id_state(node, nonce) == 'other' then return 0, -1 end
+-- (nothing taken). `idv`: the value of T:id:<node> when the caller read
+-- it (false: not there), else nil.
+local function take_head(node, nonce, kind, tok, idv)
+  if id_state(node, nonce, idv) == 'other' then return 0, -1 end
   -- The head event, and whether one follows it (a seventh field).
   local ev = T .. ':ev:' .. node
   local head = redis.call('LRANGE', ev, 0, 6)
