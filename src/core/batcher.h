@@ -8,8 +8,9 @@
  * due by then, or within its own `window` of it, goes out; items of one
  * kind and one group share calls, up to the kind's limit per call, so
  * that things taken at about the same time stay in step and share their
- * round trips. An item has at most one call in flight; an item removed
- * while its call is out is forgotten by the call.
+ * round trips. An item has at most one call in flight, and is off the
+ * schedule while it is out (so the schedule holds only what waits); an
+ * item removed while its call is out is forgotten by the call.
  *
  * An item may also be due "now" (fleet__batch_now()): it goes out at the
  * end of the current loop phase, with every other item made due now in
