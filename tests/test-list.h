@@ -458,6 +458,7 @@ CONFORMANCE_DECLARE(cron_close_in_fire)
 CONFORMANCE_DECLARE(cron_foreign_data)
 CONFORMANCE_DECLARE(cron_claim_batched)
 CONFORMANCE_DECLARE(cron_claim_old_layout)
+CONFORMANCE_DECLARE(cron_claim_window)
 
 /* test_cron_mp.c */
 TEST_DECLARE(cron_mp_once)
@@ -1010,6 +1011,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(cron_foreign_data)
   CONFORMANCE_ENTRY(cron_claim_batched)
   CONFORMANCE_ENTRY(cron_claim_old_layout)
+  CONFORMANCE_ENTRY(cron_claim_window)
 
   /* test_cron_mp.c */
   TEST_ENTRY_TIMEOUT(cron_mp_once, 90)

@@ -1365,6 +1365,58 @@ CONFORMANCE_IMPL(cron_claim_batched) {
   lock_env_close(&e);
 }
 
+/* One CRON_FIRE_MANY from node `node` of definition "s" (under CT_TAG)
+ * with start `start` and end `end`, sent `occ`; returns the flattened
+ * answer: now, count, then one status, token pair per occurrence. */
+static raw_t ct_fire_window(lock_env_t *e, fleet_client_t *c, const char *node,
+                            const char *start, const char *end,
+                            const char *occ) {
+  const char *k[1] = {CT_TAG};
+  const char *a[11] = {"ns", node, "4",   "0", "s", "0",
+                       "0",  "1",  start, end, occ};
+
+  return raw_op(e, c, FLEET__OP_CRON_FIRE_MANY, k, 1, a, 11);
+}
+
+/* The start and end of a definition bound its fires, whatever the
+ * decimals' lengths (the fire script compares them as decimal strings):
+ * before the start nothing is logged, at the start it fires (once, on
+ * one of two nodes), past the end the definition is finished; a time of
+ * more digits than the server clock's is not due. */
+CONFORMANCE_IMPL(cron_claim_window) {
+  lock_env_t e;
+  int64_t top;
+  raw_t f;
+
+  lock_env_init(&e, b->url);
+  /* Before the start (fewer digits than the start, then as many). */
+  f = ct_fire_window(&e, &e.c1, "n1", "50000", "0", "9000f");
+  ASSERT_UEQ(4, f.n);
+  ASSERT_EQ(0, f.v[2]);
+  f = ct_fire_window(&e, &e.c1, "n1", "50000", "0", "49999f");
+  ASSERT_EQ(0, f.v[2]);
+  ASSERT_UEQ(0, ct_log(&e, "s", &top));
+  /* At the start: fired once, the other node finds it logged. */
+  f = ct_fire_window(&e, &e.c1, "n1", "50000", "0", "50000f");
+  ASSERT_EQ(1, f.v[2]);
+  ASSERT_GT(f.v[3], 0);
+  f = ct_fire_window(&e, &e.c2, "n2", "50000", "0", "50000f");
+  ASSERT_EQ(0, f.v[2]);
+  ASSERT_EQ(50000, (ct_log(&e, "s", &top), top));
+  /* Above the start by more digits, within the end: fired. */
+  f = ct_fire_window(&e, &e.c2, "n2", "50000", "700000", "600000f");
+  ASSERT_EQ(1, f.v[2]);
+  /* Past the end: finished, not logged. */
+  f = ct_fire_window(&e, &e.c1, "n1", "50000", "700000", "700001f");
+  ASSERT_EQ(3, f.v[2]);
+  ASSERT_UEQ(2, ct_log(&e, "s", &top));
+  ASSERT_EQ(600000, top);
+  /* More digits than the server clock: not due. */
+  f = ct_fire_window(&e, &e.c1, "n1", "0", "0", "10000000000000f");
+  ASSERT_EQ(-1, f.v[2]);
+  lock_env_close(&e);
+}
+
 /* A definition last fired by an older fleet keeps its latest fire and
  * trim floor in the strings S:top and S:floor: they still hold. */
 CONFORMANCE_IMPL(cron_claim_old_layout) {

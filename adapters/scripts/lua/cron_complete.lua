@@ -21,28 +21,31 @@ for i = 1, #KEYS do
   local s = KEYS[i] .. ':cron:' .. ns .. ':' .. key
   local ent = s .. ':ent'
   local v = redis.call('HGET', ent, t)
+  -- (The fields as strings: the token is compared as written, and the
+  -- entry written again from them, with no number converted either way.)
   local tok, node, disp, prev
   if v then
     local fin0
-    tok, node, disp, fin0, prev = entry_read(v)
+    tok, node, disp, fin0, prev = entry_fields(v)
   end
   if not v then
     res[i] = -1
   elseif not tok then
     res[i] = -2
-  elseif fmt('%d', tok) ~= token then
+  elseif tok ~= token then
     res[i] = 0
   elseif prev ~= 'pending' and
          (prev ~= 'dispatched' or outcome == 'dispatched') then
     res[i] = 2
   else
     if prev == 'pending' then redis.call('ZREM', s .. ':pend', t) end
-    local fin = 0
+    local fin = '0'
     if outcome ~= 'dispatched' then
-      now = now or now_ms()
+      now = now or fmt('%d', now_ms())
       fin = now
     end
-    redis.call('HSET', ent, t, entry(tok, node, disp, fin, outcome))
+    redis.call('HSET', ent, t, tok .. '\0' .. node .. '\0' .. disp .. '\0' ..
+               fin .. '\0' .. outcome)
     res[i] = 1
   end
 end

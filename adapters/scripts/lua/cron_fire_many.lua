@@ -23,34 +23,46 @@
 local ns, node = ARGV[1], ARGV[2]
 local keep, age = tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
+local now_s = string.format('%d', now)
 local res = {now}
+-- The answer for a definition whose occurrence another node logged (one
+-- table for all of them).
+local LOST = {0, 0, 0}
+-- A decimal argument as a number, "0" (the usual min_token, max_fires,
+-- start and end) without a conversion: tonumber() of a string runs
+-- strtod, which costs a fire more than any of its other Lua steps.
+local function num(v)
+  if v == '0' then return 0 end
+  return tonumber(v)
+end
 for d = 1, #KEYS do
   local a = 4 + 7 * (d - 1)
   local key, occ = ARGV[a + 1], ARGV[a + 7]
-  local S = KEYS[d] .. ':cron:' .. ns .. ':' .. key
-  local max = tonumber(ARGV[a + 3])
+  local max, st = num(ARGV[a + 3]), ARGV[a + 5]
   -- The common case first: one occurrence to fire, no limit, due and not
   -- before start: the ZADD NX that logs it tells a losing node that
   -- another has (its one command); the winner goes on with it logged.
+  -- (Compared as decimals: a losing node converts no number.)
   local one = max == 0 and string.match(occ, '^(%d+)f$')
   local added
-  if one and tonumber(one) <= now and tonumber(one) >= tonumber(ARGV[a + 5])
-  then
-    added = redis.call('ZADD', S .. ':occ', 'NX', one, one) == 1 and one
+  if one and dec_ge(now_s, one) and (st == '0' or dec_ge(one, st)) then
+    -- (S:occ in one string: a losing node makes no other.)
+    added = redis.call('ZADD', KEYS[d] .. ':cron:' .. ns .. ':' .. key ..
+                       ':occ', 'NX', one, one) == 1 and one
   end
   if one and added == false then
-    res[d + 1] = {0, 0, 0}
+    res[d + 1] = LOST
   else
+    local S = KEYS[d] .. ':cron:' .. ns .. ':' .. key
     local times, acts = {}, {}
     for t, act in string.gmatch(occ, '(%d+)([fm])') do
       times[#times + 1], acts[#acts + 1] = t, act
     end
     local out = {0}
     out[1] = cron_claim({S = S, node = node, keep = keep, age = age,
-                         mintok = tonumber(ARGV[a + 2]), target = '',
-                         max = max, gen = ARGV[a + 4],
-                         start = tonumber(ARGV[a + 5]),
-                           stop = tonumber(ARGV[a + 6]), now = now,
+                         mintok = num(ARGV[a + 2]), target = '',
+                         max = max, gen = ARGV[a + 4], start = num(st),
+                         stop = num(ARGV[a + 6]), now = now, now_s = now_s,
                          times = times, acts = acts, added = added}, out)
     res[d + 1] = out
   end

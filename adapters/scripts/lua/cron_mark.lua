@@ -26,7 +26,8 @@ local res, set, known = {}, {}, {}
 for i = 1, n do
   local a = 1 + 5 * (i - 1)
   local key, fire, token = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
-  local fired, done = tonumber(ARGV[a + 4]), ARGV[a + 5]
+  local fired, done = ARGV[a + 4], ARGV[a + 5]
+  fired = fired == '0' and 0 or tonumber(fired)
   res[i] = 0
   if defined[i] then
     if fired > 0 or done == '1' then
@@ -42,8 +43,8 @@ for i = 1, n do
     -- A key given twice in one call: its first entry's record counts as
     -- read for the second.
     local cur = known[key] or last[i]
-    local f = cur and tonumber(string.match(cur, '^(%d+):'))
-    if fire ~= '' and not (f and f >= tonumber(fire)) then
+    local f = cur and string.match(cur, '^(%d+):')
+    if fire ~= '' and not (f and dec_ge(f, fire)) then
       known[key] = fire .. ':' .. token .. ':' .. node
       set[#set + 1] = key
       set[#set + 1] = known[key]

@@ -15,7 +15,8 @@
 -- not one of the expression's, fired once whatever the latest fire, which
 -- it leaves as it was, so that a scheduled occurrence before it still
 -- fires); c.added, the one occurrence the caller has logged already with
--- its ZADD NX (due and not before start), or nil.
+-- its ZADD NX (due and not before start), or nil; c.now_s, the
+-- decimal of c.now when the caller made it (else made here).
 --
 -- An occurrence is logged (ZADD NX) before anything else is looked at, so
 -- that a losing node pays one command per occurrence, the ZADD that finds
@@ -36,17 +37,23 @@ local function cron_claim(c, out)
   local OCC, ENT = S .. ':occ', S .. ':ent'
   local max, now = c.max, c.now
   local floor, top, fired, counted
+  -- top and floor as the decimals they were read as or set from (nil:
+  -- formatted when written), so that a fire writes them back unconverted.
+  local top_s, floor_s
   local function state()
     if floor then return end
     local v = redis.call('HMGET', ENT, 'top', 'floor')
     top, floor = tonumber(v[1] or '-1'), tonumber(v[2] or '-1')
+    top_s, floor_s = v[1], v[2]
     if not v[1] then
       -- Nothing fired since an older fleet (or ever): its strings, and the
       -- higher floor of the two (a missed occurrence's trim writes the
       -- field alone).
       local w = redis.call('MGET', S .. ':top', S .. ':floor')
-      top = tonumber(w[1] or '-1')
-      if tonumber(w[2] or '-1') > floor then floor = tonumber(w[2]) end
+      top, top_s = tonumber(w[1] or '-1'), w[1]
+      if tonumber(w[2] or '-1') > floor then
+        floor, floor_s = tonumber(w[2]), w[2]
+      end
     end
     fired = 0
     if max > 0 then
@@ -74,7 +81,7 @@ local function cron_claim(c, out)
     redis.call('ZREM', OCC, unpack(old))
     redis.call('HDEL', ENT, unpack(old))
     if tonumber(old[#old]) > floor then
-      floor = tonumber(old[#old])
+      floor, floor_s = tonumber(old[#old]), old[#old]
       return true
     end
     return false
@@ -114,11 +121,14 @@ local function cron_claim(c, out)
           error(f)
         end
         if f % step == 0 then trim(t) end
-        if act == 'f' then top = tn end
-        local e = entry(f, c.node, now, 0,
-                        c.target == 'p' and 'pending' or 'dispatched')
-        redis.call('HSET', ENT, t, e, 'top', string.format('%d', top),
-                   'floor', string.format('%d', floor))
+        if act == 'f' then top, top_s = tn, t end
+        -- (entry()'s format, with the decimals at hand.)
+        c.now_s = c.now_s or string.format('%d', now)
+        local e = string.format('%d', f) .. '\0' .. c.node .. '\0' ..
+                    c.now_s .. '\0' .. '0\0' ..
+                    (c.target == 'p' and 'pending' or 'dispatched')
+        redis.call('HSET', ENT, t, e, 'top', top_s or string.format('%d', top),
+                   'floor', floor_s or string.format('%d', floor))
         if c.target == 'p' then redis.call('ZADD', S .. ':pend', now, t) end
         if c.target == '1' then c.enqueue(t, now) end
         fired = fired + 1

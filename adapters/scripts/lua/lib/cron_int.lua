@@ -8,6 +8,15 @@
 local T = KEYS[1]
 local fmt = string.format
 
+-- Whether decimal x (digits without a leading zero, as fleet writes fire
+-- times) is at least decimal y, compared as strings: tonumber() of a
+-- string runs strtod, which cost a fire more than any other of its Lua
+-- steps.
+local function dec_ge(x, y)
+  if #x ~= #y then return #x > #y end
+  return x >= y
+end
+
 -- Counts a change of the registry and tells the running schedulers.
 local function changed()
   local rev = redis.call('INCR', T .. ':cron:rev')

@@ -24,10 +24,15 @@ local function entry(token, node, dispatched, finished, outcome)
          '\0' .. fmt('%d', finished) .. '\0' .. outcome
 end
 
--- Splits an entry; nil for one fleet did not write.
+-- Splits an entry into its fields as they are written, the numbers as
+-- decimal strings; nil for one fleet did not write.
+local function entry_fields(v)
+  return string.match(v, '^(%d+)%z(%Z*)%z(%d+)%z(%d+)%z(.*)$')
+end
+
+-- Splits an entry, the numbers as numbers; nil for one fleet did not write.
 local function entry_read(v)
-  local tok, node, disp, fin, outcome =
-      string.match(v, '^(%d+)%z(%Z*)%z(%d+)%z(%d+)%z(.*)$')
+  local tok, node, disp, fin, outcome = entry_fields(v)
   if not tok then return nil end
   return tonumber(tok), node, tonumber(disp), tonumber(fin), outcome
 end
