@@ -44,8 +44,7 @@ for i = 1, #KEYS do
       now = now or fmt('%d', now_ms())
       fin = now
     end
-    redis.call('HSET', ent, t, tok .. '\0' .. node .. '\0' .. disp .. '\0' ..
-               fin .. '\0' .. outcome)
+    redis.call('HSET', ent, t, entry_s(tok, node, disp, fin, outcome))
     res[i] = 1
   end
 end

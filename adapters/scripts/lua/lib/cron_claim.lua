@@ -122,11 +122,9 @@ local function cron_claim(c, out)
         end
         if f % step == 0 then trim(t) end
         if act == 'f' then top, top_s = tn, t end
-        -- (entry()'s format, with the decimals at hand.)
         c.now_s = c.now_s or string.format('%d', now)
-        local e = string.format('%d', f) .. '\0' .. c.node .. '\0' ..
-                    c.now_s .. '\0' .. '0\0' ..
-                    (c.target == 'p' and 'pending' or 'dispatched')
+        local e = entry_s(string.format('%d', f), c.node, c.now_s, '0',
+                          c.target == 'p' and 'pending' or 'dispatched')
         redis.call('HSET', ENT, t, e, 'top', top_s or string.format('%d', top),
                    'floor', floor_s or string.format('%d', floor))
         if c.target == 'p' then redis.call('ZADD', S .. ':pend', now, t) end

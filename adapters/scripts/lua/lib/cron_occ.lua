@@ -19,9 +19,16 @@
 local S = T .. ':cron:' .. ARGV[1] .. ':' .. ARGV[2]
 local OCC, ENT = S .. ':occ', S .. ':ent'
 
+-- A log entry from its fields, the numbers given as decimal strings.
+local function entry_s(token, node, dispatched, finished, outcome)
+  return token .. '\0' .. node .. '\0' .. dispatched .. '\0' .. finished ..
+         '\0' .. outcome
+end
+
+-- A log entry from its fields, the numbers given as numbers.
 local function entry(token, node, dispatched, finished, outcome)
-  return fmt('%d', token) .. '\0' .. node .. '\0' .. fmt('%d', dispatched) ..
-         '\0' .. fmt('%d', finished) .. '\0' .. outcome
+  return entry_s(fmt('%d', token), node, fmt('%d', dispatched),
+                 fmt('%d', finished), outcome)
 end
 
 -- Splits an entry into its fields as they are written, the numbers as
