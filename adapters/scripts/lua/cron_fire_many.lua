@@ -28,27 +28,20 @@ local res = {now}
 -- The answer for a definition whose occurrence another node logged (one
 -- table for all of them).
 local LOST = {0, 0, 0}
--- A decimal argument as a number, "0" (the usual min_token, max_fires,
--- start and end) without a conversion: tonumber() of a string runs
--- strtod, which costs a fire more than any of its other Lua steps.
-local function num(v)
-  if v == '0' then return 0 end
-  return tonumber(v)
-end
 for d = 1, #KEYS do
   local a = 4 + 7 * (d - 1)
   local key, occ = ARGV[a + 1], ARGV[a + 7]
-  local max, st = num(ARGV[a + 3]), ARGV[a + 5]
+  local max, st = dec_num(ARGV[a + 3]), ARGV[a + 5]
   -- The common case first: one occurrence to fire, no limit, due and not
   -- before start: the ZADD NX that logs it tells a losing node that
   -- another has (its one command); the winner goes on with it logged.
   -- (Compared as decimals: a losing node converts no number.)
   local one = max == 0 and string.match(occ, '^(%d+)f$')
-  local added
+  local added, occ_key
   if one and dec_ge(now_s, one) and (st == '0' or dec_ge(one, st)) then
     -- (S:occ in one string: a losing node makes no other.)
-    added = redis.call('ZADD', KEYS[d] .. ':cron:' .. ns .. ':' .. key ..
-                       ':occ', 'NX', one, one) == 1 and one
+    occ_key = KEYS[d] .. ':cron:' .. ns .. ':' .. key .. ':occ'
+    added = redis.call('ZADD', occ_key, 'NX', one, one) == 1 and one
   end
   if one and added == false then
     res[d + 1] = LOST
@@ -60,10 +53,11 @@ for d = 1, #KEYS do
     end
     local out = {0}
     out[1] = cron_claim({S = S, node = node, keep = keep, age = age,
-                         mintok = num(ARGV[a + 2]), target = '',
-                         max = max, gen = ARGV[a + 4], start = num(st),
-                         stop = num(ARGV[a + 6]), now = now, now_s = now_s,
-                         times = times, acts = acts, added = added}, out)
+                         mintok = dec_num(ARGV[a + 2]), target = '',
+                         max = max, gen = ARGV[a + 4],
+                         start = dec_num(st), stop = dec_num(ARGV[a + 6]),
+                         now = now, now_s = now_s, times = times,
+                         acts = acts, added = added, occ = occ_key}, out)
     res[d + 1] = out
   end
 end

@@ -26,8 +26,7 @@ local res, set, known = {}, {}, {}
 for i = 1, n do
   local a = 1 + 5 * (i - 1)
   local key, fire, token = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
-  local fired, done = ARGV[a + 4], ARGV[a + 5]
-  fired = fired == '0' and 0 or tonumber(fired)
+  local fired, done = dec_num(ARGV[a + 4]), ARGV[a + 5]
   res[i] = 0
   if defined[i] then
     if fired > 0 or done == '1' then

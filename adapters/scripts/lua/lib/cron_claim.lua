@@ -16,7 +16,8 @@
 -- it leaves as it was, so that a scheduled occurrence before it still
 -- fires); c.added, the one occurrence the caller has logged already with
 -- its ZADD NX (due and not before start), or nil; c.now_s, the
--- decimal of c.now when the caller made it (else made here).
+-- decimal of c.now when the caller made it (else made here); c.occ, S:occ
+-- when the caller made it (else made here).
 --
 -- An occurrence is logged (ZADD NX) before anything else is looked at, so
 -- that a losing node pays one command per occurrence, the ZADD that finds
@@ -34,7 +35,7 @@
 -- entries at most and a fire pays half a trim of four or five commands.
 local function cron_claim(c, out)
   local S = c.S
-  local OCC, ENT = S .. ':occ', S .. ':ent'
+  local OCC, ENT = c.occ or S .. ':occ', S .. ':ent'
   local max, now = c.max, c.now
   local floor, top, fired, counted
   -- top and floor as the decimals they were read as or set from (nil:

@@ -17,6 +17,13 @@ local function dec_ge(x, y)
   return x >= y
 end
 
+-- A decimal argument as a number, "0" (the usual limit, start, end and
+-- minimum token) without a conversion (tonumber() runs strtod).
+local function dec_num(v)
+  if v == '0' then return 0 end
+  return tonumber(v)
+end
+
 -- Counts a change of the registry and tells the running schedulers.
 local function changed()
   local rev = redis.call('INCR', T .. ':cron:rev')
