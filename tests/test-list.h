@@ -459,6 +459,8 @@ CONFORMANCE_DECLARE(cron_foreign_data)
 CONFORMANCE_DECLARE(cron_claim_batched)
 CONFORMANCE_DECLARE(cron_claim_old_layout)
 CONFORMANCE_DECLARE(cron_claim_window)
+CONFORMANCE_DECLARE(cron_claim_ahead_bound)
+CONFORMANCE_DECLARE(cron_claim_ahead)
 
 /* test_cron_mp.c */
 TEST_DECLARE(cron_mp_once)
@@ -1012,6 +1014,8 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(cron_claim_batched)
   CONFORMANCE_ENTRY(cron_claim_old_layout)
   CONFORMANCE_ENTRY(cron_claim_window)
+  CONFORMANCE_ENTRY(cron_claim_ahead_bound)
+  CONFORMANCE_ENTRY(cron_claim_ahead)
 
   /* test_cron_mp.c */
   TEST_ENTRY_TIMEOUT(cron_mp_once, 90)

@@ -9,6 +9,7 @@
  * scheduler closed from inside its fire callback. */
 #include "backend.h"
 #include "core/client.h"
+#include "cron/cron_sched_int.h"
 #include "test_lock_env.h"
 
 #define REC_MAX 512
@@ -56,21 +57,28 @@ static void on_closed(fleet_handle_t *h) {
   ((node_t *)h->data)->closed = 1;
 }
 
-static void node_init(lock_env_t *e, node_t *n, fleet_client_t *c, int id,
-                      fired_t *log, uint32_t grace_ms) {
-  fleet_cron_scheduler_options_t o;
+/* Starts node "node<id>" of namespace "ns" on `c` with the options `o`. */
+static void node_init_with(node_t *n, fleet_client_t *c, int id, fired_t *log,
+                           const fleet_cron_scheduler_options_t *o) {
   char name[16];
 
-  (void)e;
   memset(n, 0, sizeof(*n));
   n->node = id;
   n->log = log;
   n->s.data = n;
+  snprintf(name, sizeof(name), "node%d", id);
+  ASSERT_OK(fleet_cron_scheduler_init(c, &n->s, "ns", name, o));
+}
+
+static void node_init(lock_env_t *e, node_t *n, fleet_client_t *c, int id,
+                      fired_t *log, uint32_t grace_ms) {
+  fleet_cron_scheduler_options_t o;
+
+  (void)e;
   fleet_cron_scheduler_options_init(&o);
   o.grace_ms = grace_ms;
   o.check_ms = 200;
-  snprintf(name, sizeof(name), "node%d", id);
-  ASSERT_OK(fleet_cron_scheduler_init(c, &n->s, "ns", name, &o));
+  node_init_with(n, c, id, log, &o);
 }
 
 static void node_close(lock_env_t *e, node_t *n) {
@@ -216,6 +224,16 @@ CONFORMANCE_IMPL(cron_bad_input) {
   big[sizeof(big) - 1] = '\0';
   ASSERT_ERR(FLEET_E2BIG, fleet_cron_scheduler_init(&e.c1, &s, big, "a", NULL));
   ASSERT_NULL(s.internal_);
+  {
+    fleet_cron_scheduler_options_t o;
+
+    fleet_cron_scheduler_options_init(&o);
+    ASSERT_EQ(1000, o.claim_ahead_ms);
+    o.claim_ahead_ms = 60001;
+    ASSERT_ERR(FLEET_EINVAL,
+               fleet_cron_scheduler_init(&e.c1, &s, "ns", "a", &o));
+    ASSERT_NULL(s.internal_);
+  }
 
   node_init(&e, &n, &e.c1, 1, &log, 1000);
   ASSERT_ERR(FLEET_EINVAL, fleet_cron_scheduler_start(&n.s, NULL));
@@ -368,8 +386,9 @@ static int check_once(const fired_t *log, const char *key) {
  * (closing[k - 1]: when node k's close began; claimed no earlier than
  * `margin` ms before it), at most one per node: a completion cut, and a
  * claim answered while its node closed, which is logged but never
- * delivered ("dispatched", newer than every occurrence that node
- * delivered). So a double fire, a lost fire and a fire the log does not
+ * delivered ("dispatched", or the close's "failed: the scheduler closed
+ * before its time" for one claimed ahead; newer than every occurrence that
+ * node delivered). So a double fire, a lost fire and a fire the log does not
  * hold all fail. Returns how many entries were not delivered. */
 static int check_history(const call_t *c, const fired_t *log, const char *key,
                          const char *done, const int64_t *closing,
@@ -409,8 +428,11 @@ static int check_history(const call_t *c, const fired_t *log, const char *key,
       continue;
     }
     /* Claimed, never delivered: only at the close of its node, after
-     * every occurrence that node delivered. */
-    ASSERT_STR_EQ("dispatched", ent->outcome);
+     * every occurrence that node delivered ("dispatched", or claimed
+     * ahead and not due yet when the close came). */
+    if (strcmp(ent->outcome, "dispatched") != 0)
+      ASSERT_STR_EQ("failed: the scheduler closed before its time",
+                    ent->outcome);
     ASSERT_GE(ent->dispatched_ms, closing[node - 1] - margin);
     for (k = 0; k < log->n; k++)
       if (strcmp(log->r[k].key, key) == 0 && log->r[k].node == node)
@@ -1200,14 +1222,10 @@ CONFORMANCE_IMPL(cron_foreign_data) {
   if (b->redis == NULL)
     fleet_test_skip("the foreign definition is written with Redis commands");
   lock_env_init(&e, b->url);
-  memset(&n, 0, sizeof(n));
-  n.node = 1;
-  n.log = &log;
-  n.s.data = &n;
   fleet_cron_scheduler_options_init(&o);
   o.error_cb = on_sched_error;
   o.check_ms = 200;
-  ASSERT_OK(fleet_cron_scheduler_init(&e.c1, &n.s, "ns", "node1", &o));
+  node_init_with(&n, &e.c1, 1, &log, &o);
   ASSERT_OK(
       c_define(&e, &n, "good", "* * * * * *", 0, NULL, FLEET_CRON_UPSERT));
   r = fleet_test_redis_cmd(b->redis, "HSET {locktest:ns}:cron:def:bad expr x "
@@ -1295,10 +1313,10 @@ static raw_t raw_op(lock_env_t *e, fleet_client_t *c, fleet__op_t op,
 static raw_t ct_fire(lock_env_t *e, fleet_client_t *c, const char *node,
                      const char *occ_a, const char *occ_b) {
   const char *k[2] = {CT_TAG, CT_TAG};
-  const char *a[18] = {"ns", node,  "4", "0", "a", "0", "0", "1", "0",
+  const char *a[19] = {"ns", node,  "4", "0", "0", "a", "0", "0", "1",  "0",
                        "0",  occ_a, "b", "0", "0", "1", "0", "0", occ_b};
 
-  return raw_op(e, c, FLEET__OP_CRON_FIRE_MANY, k, 2, a, 18);
+  return raw_op(e, c, FLEET__OP_CRON_FIRE_MANY, k, 2, a, 19);
 }
 
 /* The dispatch log of definition `key`: its entries' count and top. */
@@ -1372,10 +1390,10 @@ static raw_t ct_fire_window(lock_env_t *e, fleet_client_t *c, const char *node,
                             const char *start, const char *end,
                             const char *occ) {
   const char *k[1] = {CT_TAG};
-  const char *a[11] = {"ns", node, "4",   "0", "s", "0",
-                       "0",  "1",  start, end, occ};
+  const char *a[12] = {"ns", node, "4", "0",   "0", "s",
+                       "0",  "0",  "1", start, end, occ};
 
-  return raw_op(e, c, FLEET__OP_CRON_FIRE_MANY, k, 1, a, 11);
+  return raw_op(e, c, FLEET__OP_CRON_FIRE_MANY, k, 1, a, 12);
 }
 
 /* The start and end of a definition bound its fires, whatever the
@@ -1414,6 +1432,135 @@ CONFORMANCE_IMPL(cron_claim_window) {
   /* More digits than the server clock: not due. */
   f = ct_fire_window(&e, &e.c1, "n1", "0", "0", "10000000000000f");
   ASSERT_EQ(-1, f.v[2]);
+  lock_env_close(&e);
+}
+
+/* One CRON_FIRE_MANY from node `node` of definition "h" (under CT_TAG)
+ * with the claim-ahead bound `ahead`, sent the occurrence `at` (ms);
+ * returns the flattened answer: now, count, status, token. */
+static raw_t ct_fire_ahead(lock_env_t *e, fleet_client_t *c, const char *node,
+                           const char *ahead, int64_t at) {
+  const char *k[1] = {CT_TAG};
+  char occ[32];
+  const char *a[12] = {"ns", node, "4", "0", ahead, "h",
+                       "0",  "0",  "1", "0", "0",   occ};
+
+  snprintf(occ, sizeof(occ), "%lldf", (long long)at);
+  return raw_op(e, c, FLEET__OP_CRON_FIRE_MANY, k, 1, a, 12);
+}
+
+/* The fire script's bound on claims ahead: an occurrence up to ahead_ms
+ * after the server's time fires (once, logged as dispatched at its fire
+ * time), a later one is not due, and the bound is at most 60 s. */
+CONFORMANCE_IMPL(cron_claim_ahead_bound) {
+  const char *k[1] = {CT_TAG};
+  const char *h[3] = {"ns", "h", "10"};
+  lock_env_t e;
+  int64_t t, top;
+  raw_t f;
+
+  lock_env_init(&e, b->url);
+  t = now_wall_ms();
+  /* Not claimed ahead: not due yet. Beyond the bound: not due. */
+  ASSERT_EQ(-1, ct_fire_ahead(&e, &e.c1, "n1", "0", t + 300).v[2]);
+  ASSERT_EQ(-1, ct_fire_ahead(&e, &e.c1, "n1", "500", t + 900).v[2]);
+  ASSERT_UEQ(0, ct_log(&e, "h", &top));
+  /* Within the bound: fired once, logged at its time. */
+  f = ct_fire_ahead(&e, &e.c1, "n1", "500", t + 300);
+  ASSERT_LT(f.v[0], t + 300); /* the server's time: before it */
+  ASSERT_EQ(1, f.v[2]);
+  ASSERT_GT(f.v[3], 0);
+  ASSERT_EQ(0, ct_fire_ahead(&e, &e.c2, "n2", "500", t + 300).v[2]);
+  f = raw_op(&e, &e.c1, FLEET__OP_CRON_HISTORY, k, 1, h, 3);
+  ASSERT_UEQ(7, f.n); /* top, then fire, token, node, dispatched, ... */
+  ASSERT_EQ(t + 300, f.v[0]);
+  ASSERT_EQ(t + 300, f.v[1]);
+  ASSERT_EQ(t + 300, f.v[4]);
+  /* The bound is at most 60 s; one that is not a number is 0. */
+  ASSERT_EQ(-1, ct_fire_ahead(&e, &e.c1, "n1", "99999999", t + 120000).v[2]);
+  ASSERT_EQ(-1, ct_fire_ahead(&e, &e.c1, "n1", "x", t + 30000).v[2]);
+  ASSERT_EQ(1, ct_fire_ahead(&e, &e.c1, "n1", "99999999", t + 30000).v[2]);
+  lock_env_close(&e);
+}
+
+/* The fire callback of cron_claim_ahead: records as on_fire does, and
+ * counts the callbacks that came before their time by the wall clock (the
+ * server's here). */
+static int ahead_early;
+
+static void on_fire_ahead(fleet_cron_scheduler_t *s, fleet_cron_fire_t *fire) {
+  if (now_wall_ms() < fire->fire_ms)
+    ahead_early++;
+  on_fire(s, fire);
+}
+
+/* Waits until the wall clock reads `at` ms. */
+static void sleep_until(lock_env_t *e, int64_t at) {
+  int64_t now = now_wall_ms();
+
+  if (at > now)
+    lock_env_sleep(e, (uint64_t)(at - now));
+}
+
+/* A scheduler claims callback occurrences ahead (its lead pinned here to
+ * claim_ahead_ms, 1200 ms, by a burst model that expects a second per
+ * definition) and hands each out at its time, never before; one whose
+ * definition is disabled after its claim is not handed out, nor one not
+ * due yet when the scheduler closes: their log entries say why. */
+CONFORMANCE_IMPL(cron_claim_ahead) {
+  fleet_cron_scheduler_options_t o;
+  lock_env_t e;
+  node_t n, m;
+  fired_t log = {0};
+  call_t c;
+  int64_t f0;
+  int i;
+
+  lock_env_init(&e, b->url);
+  fleet_cron_scheduler_options_init(&o);
+  o.check_ms = 200;
+  o.claim_ahead_ms = 1200;
+  node_init_with(&n, &e.c1, 1, &log, &o);
+  ((fleet__cron_sched_t *)n.s.internal_)->burst_def_ms = 1000;
+  ASSERT_OK(c_define(&e, &n, "a", "*/2 * * * * *", 0, NULL, FLEET_CRON_UPSERT));
+  ASSERT_OK(c_define(&e, &n, "b", "*/2 * * * * *", 0, NULL, FLEET_CRON_UPSERT));
+  ahead_early = 0;
+  ASSERT_OK(fleet_cron_scheduler_start(&n.s, on_fire_ahead));
+  ASSERT(lock_env_wait(&e, &log.n, 2, 5000));
+  f0 = log.r[0].fire_ms;
+  ASSERT_EQ(f0, log.r[1].fire_ms);
+  /* The next ones are claimed at about f0 + 800: "b" is disabled after. */
+  sleep_until(&e, f0 + 1400);
+  ASSERT_OK(c_enable(&e, &n, "b", 0));
+  ASSERT(lock_env_wait(&e, &log.n, 3, 4000));
+  /* "a" at f0 + 4000 is claimed at about f0 + 2800: closed after. */
+  sleep_until(&e, f0 + 3400);
+  node_close(&e, &n);
+  ASSERT_EQ(0, ahead_early);
+  ASSERT_EQ(3, log.n);
+  ASSERT_STR_EQ("a", log.r[2].key);
+  ASSERT_EQ(f0 + 2000, log.r[2].fire_ms);
+  for (i = 0; i < 2; i++)
+    ASSERT(strcmp(log.r[i].key, "a") == 0 || strcmp(log.r[i].key, "b") == 0);
+
+  node_init(&e, &m, &e.c2, 2, &log, 5000);
+  c_history(&e, &m, "b", &c);
+  ASSERT_OK(c.status);
+  ASSERT_EQ(2, c.n);
+  ASSERT_EQ(f0 + 2000, c.ent[0].fire_ms);
+  ASSERT_STR_EQ("failed: the definition changed before its time",
+                c.ent[0].outcome);
+  ASSERT_EQ(f0 + 2000, c.ent[0].dispatched_ms);
+  ASSERT_STR_EQ("completed", c.ent[1].outcome);
+  c_history(&e, &m, "a", &c);
+  ASSERT_OK(c.status);
+  ASSERT_EQ(3, c.n);
+  ASSERT_EQ(f0 + 4000, c.ent[0].fire_ms);
+  ASSERT_STR_EQ("failed: the scheduler closed before its time",
+                c.ent[0].outcome);
+  ASSERT_STR_EQ("completed", c.ent[1].outcome);
+  ASSERT_STR_EQ("completed", c.ent[2].outcome);
+  node_close(&e, &m);
   lock_env_close(&e);
 }
 

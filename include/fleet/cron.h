@@ -171,7 +171,7 @@ FLEET_EXTERN void fleet_cron_def_init(fleet_cron_def_t *def);
 typedef struct fleet_cron_fire_s {
   const char *key;
   int64_t fire_ms;       /* the scheduled time, Unix ms UTC */
-  int64_t dispatched_ms; /* when the server logged it */
+  int64_t dispatched_ms; /* when it was handed out (server clock) */
   uint64_t token;        /* strictly increasing per definition */
   fleet_bytes_t payload;
   const char *queue; /* NULL, or the queue that got the job */
@@ -206,6 +206,14 @@ typedef struct {
    * this long (a node died, or the dispatch failed) is dispatched again by
    * the next node that fires the definition. Default 30000 ms. */
   uint32_t redispatch_ms;
+  /* The most a callback definition's occurrence is claimed ahead of its
+   * time, so that a burst of occurrences due together is claimed by the
+   * time they are due; each is handed to the fire callback at its time
+   * (never before, by the server's clock). The scheduler claims only as
+   * far ahead as it measured a burst of that size to take (a few ms for
+   * one occurrence). 0: claimed when due. Default 1000, at most 60000
+   * (docs/cron.md, "Claiming ahead"). */
+  uint32_t claim_ahead_ms;
 } fleet_cron_scheduler_options_t;
 
 FLEET_EXTERN void

@@ -25,6 +25,13 @@
 #define CRON_SCAN_MAX 200000
 /* The most occurrences within the grace sent in one call. */
 #define CRON_DUE_MAX 64
+/* Claiming ahead: the burst model before anything was measured (a
+ * burst's fixed ms, and ms per definition), the least burst that
+ * measures the part per definition, and the margin of every lead (ms). */
+#define CRON_BURST_FIXED_MS 2.0
+#define CRON_BURST_DEF_MS 0.05
+#define CRON_BURST_MIN_DEFS 64
+#define CRON_LEAD_MARGIN_MS 2.0
 
 struct fleet__cron_fire_s {
   fleet_cron_fire_t pub;
@@ -57,6 +64,15 @@ typedef struct {
   uint64_t token;
 } cron_dispatch_t;
 
+/* An occurrence claimed ahead of its time, waiting for it. */
+typedef struct {
+  fleet__list_t node; /* on the scheduler's held, by fire_ms */
+  cron_what_t what;
+  int64_t fire_ms, created_ms;
+  uint64_t token;
+  uint64_t due; /* uv_hrtime() by which the server's clock is at fire_ms */
+} cron_held_t;
+
 typedef fleet__cron_req_t cron_req_t;
 
 static fleet__cron_sched_t *sched_of(const fleet_cron_scheduler_t *s) {
@@ -77,11 +93,24 @@ static int64_t sched_now(const fleet__cron_sched_t *s) {
   return s->srv_ms + (int64_t)(uv_now(s->base.loop) - s->srv_at);
 }
 
-/* A server reading: `server_ms` now. */
+/* A server reading: `server_ms` now. It also bounds how far the
+ * server's clock is behind uv_hrtime(): the server read it before its
+ * answer came, so by no more than uv_hrtime() now minus server_ms (the
+ * smallest such bound of the last 10 s is kept, for occurrences claimed
+ * ahead: each is handed out when uv_hrtime() passes its fire time plus
+ * that bound, so never before its time by the server's clock). */
 static void sched_set_clock(fleet__cron_sched_t *s, int64_t server_ms) {
+  uint64_t hr = uv_hrtime();
+  int64_t off = (int64_t)hr - server_ms * 1000000;
+
   s->srv_ms = server_ms;
   s->srv_at = uv_now(s->base.loop);
   s->have_clock = 1;
+  if (!s->have_off || off < s->off || hr - s->off_at > 10000000000u) {
+    s->off = off;
+    s->off_at = hr;
+    s->have_off = 1;
+  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -123,9 +152,51 @@ static int def_live(const fleet__cron_def_t *d) {
          (d->pool[0] == '\0' || d->pool_node != NULL);
 }
 
-/* When a definition wants to run next (server ms). */
-static int64_t def_due(const fleet__cron_def_t *d) {
-  return d->next > d->retry_at ? d->next : d->retry_at;
+/* Whether the occurrences of `d` are claimed ahead of their time: a
+ * callback definition's (a queue's job and a pool's dispatch are made
+ * when the occurrence is claimed). */
+static int def_ahead(const fleet__cron_def_t *d) {
+  return d->queue[0] == '\0' && d->pool[0] == '\0';
+}
+
+/* When the timer claims the next occurrence of `d` (server ms): a callback
+ * definition's the lead before its time; not before a backoff ends. */
+static int64_t def_claim_at(const fleet__cron_sched_t *s,
+                            const fleet__cron_def_t *d) {
+  int64_t at = def_ahead(d) ? d->next - s->lead : d->next;
+
+  return at > d->retry_at ? at : d->retry_at;
+}
+
+/* Sets the lead: how long, by the burst model, the claims of the callback
+ * definitions due first (with those due up to claim_ahead_ms after them)
+ * will take, with a margin; at most claim_ahead_ms. A scan of all the
+ * definitions, as sched_arm() makes. */
+static void sched_lead(fleet__cron_sched_t *s) {
+  int64_t first = -1, lim;
+  size_t i, n = 0;
+  double ms;
+
+  s->lead = 0;
+  if (s->opts.claim_ahead_ms == 0)
+    return;
+  for (i = 0; i < s->ndefs; i++) {
+    const fleet__cron_def_t *d = s->defs[i];
+
+    if (def_live(d) && def_ahead(d) && (first < 0 || d->next < first))
+      first = d->next;
+  }
+  if (first < 0)
+    return;
+  lim = first + (int64_t)s->opts.claim_ahead_ms;
+  for (i = 0; i < s->ndefs; i++)
+    if (def_live(s->defs[i]) && def_ahead(s->defs[i]) &&
+        s->defs[i]->next <= lim)
+      n++;
+  ms = CRON_LEAD_MARGIN_MS +
+       1.5 * (s->burst_fixed_ms + (double)n * s->burst_def_ms);
+  s->lead = ms < (double)s->opts.claim_ahead_ms ? (int64_t)ms
+                                                : s->opts.claim_ahead_ms;
 }
 
 /* Arms the one timer for `at` (server ms). */
@@ -137,19 +208,21 @@ static void sched_arm_at(fleet__cron_sched_t *s, int64_t at) {
                  0);
 }
 
-/* Arms the one timer for the earliest definition: a scan of all of them,
- * after a reload and after each timer run. */
+/* Arms the one timer for the earliest definition: a scan of all of them
+ * (and the lead's), after a reload, after each timer run and when a burst
+ * of claims is answered. */
 static void sched_arm(fleet__cron_sched_t *s) {
   int64_t first = -1;
   size_t i;
 
   if (!s->started || s->base.closing || !s->have_clock)
     return;
+  sched_lead(s);
   for (i = 0; i < s->ndefs; i++) {
     fleet__cron_def_t *d = s->defs[i];
 
-    if (def_live(d) && (first < 0 || def_due(d) < first))
-      first = def_due(d);
+    if (def_live(d) && (first < 0 || def_claim_at(s, d) < first))
+      first = def_claim_at(s, d);
   }
   if (first < 0) {
     s->armed_at = -1;
@@ -162,13 +235,31 @@ static void sched_arm(fleet__cron_sched_t *s) {
 /* A definition is live again (its fire call was answered): the timer
  * stays where it is unless this one is due earlier. The timer is always
  * armed no later than the earliest live definition, so no scan is needed
- * (10 000 definitions due at once answer 10 000 times). */
+ * (10 000 definitions due at once answer 10 000 times; the callback
+ * definitions' fires are answered in bursts, and the burst's end arms the
+ * timer with one scan, sched_burst_end()). */
 static void sched_arm_def(fleet__cron_sched_t *s, const fleet__cron_def_t *d) {
   if (!s->started || s->base.closing || !s->have_clock || d == NULL ||
       !def_live(d))
     return;
-  if (s->armed_at < 0 || def_due(d) < s->armed_at)
-    sched_arm_at(s, def_due(d));
+  if (s->armed_at < 0 || def_claim_at(s, d) < s->armed_at)
+    sched_arm_at(s, def_claim_at(s, d));
+}
+
+/* The last fire of a burst of claims was answered: the burst model learns
+ * how long it took (its fixed part from bursts of a few definitions, its
+ * part per definition from larger ones), and the timer is armed for what
+ * comes next. */
+static void sched_burst_end(fleet__cron_sched_t *s) {
+  double ms = (double)(uv_now(s->base.loop) - s->burst_t0), per;
+
+  if (s->burst_n < CRON_BURST_MIN_DEFS) {
+    s->burst_fixed_ms = 0.5 * s->burst_fixed_ms + 0.5 * ms;
+  } else {
+    per = (ms - s->burst_fixed_ms) / (double)s->burst_n;
+    s->burst_def_ms = 0.5 * s->burst_def_ms + 0.5 * (per > 0 ? per : 0);
+  }
+  sched_arm(s);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -482,6 +573,105 @@ static int sched_record(fleet__cron_sched_t *s, const fleet__key_t *tag,
 }
 
 /* ------------------------------------------------------------------------ */
+/* Occurrences claimed ahead                                                */
+
+static void sched_on_hold(uv_timer_t *t);
+
+/* Arms the hold timer for the first occurrence held: in loop ms rounded
+ * up, so that it runs no earlier than its `due` (the loop's clock is never
+ * ahead of uv_hrtime()). */
+static void hold_arm(fleet__cron_sched_t *s) {
+  fleet__list_t *n = fleet__list_first(&s->held);
+  uint64_t due, now;
+
+  if (n == NULL || s->base.closing) {
+    uv_timer_stop(&s->hold_timer);
+    return;
+  }
+  due = (FLEET__LIST_DATA(n, cron_held_t, node)->due + 999999) / 1000000;
+  now = uv_now(s->base.loop);
+  uv_timer_start(&s->hold_timer, sched_on_hold, due > now ? due - now : 0, 0);
+}
+
+/* Holds the occurrence `fire_ms` of `d`, claimed ahead with `token`,
+ * until its time by the server's clock (sched_set_clock()'s bound). */
+static void def_hold(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                     int64_t fire_ms, uint64_t token) {
+  cron_held_t *h = calloc(1, sizeof(*h));
+  fleet__list_t *p;
+
+  if (h == NULL || what_copy(d, &h->what) != 0) {
+    free(h);
+    fleet__handle_error(&s->base, FLEET_ENOMEM);
+    return;
+  }
+  h->fire_ms = fire_ms;
+  h->created_ms = d->created_ms;
+  h->token = token;
+  h->due = (uint64_t)(fire_ms * 1000000 + s->off);
+  /* By fire time, from the last (claims are answered in fire order, and
+   * those of one instant come last): each waits for its own due, so one
+   * of an instant may wait for the one before it, by a few us. */
+  for (p = s->held.prev;
+       p != &s->held &&
+       FLEET__LIST_DATA(p, cron_held_t, node)->fire_ms > h->fire_ms;
+       p = p->prev)
+    ;
+  fleet__list_insert_head(p, &h->node);
+  if (s->held.next == &h->node)
+    hold_arm(s);
+}
+
+/* Records that the occurrence held by `h` was not handed out, with
+ * `why`, and frees `h`. */
+static void held_drop(fleet__cron_sched_t *s, cron_held_t *h, const char *why) {
+  int err = sched_record(s, &h->what.tag, h->what.key, h->what.key_len,
+                         h->fire_ms, h->token, why);
+
+  if (err != 0 && !s->base.closing)
+    fleet__handle_error(&s->base, err);
+  what_free(&h->what);
+  free(h);
+}
+
+/* The time of the occurrence held by `h` has come (uv_hrtime() `hr`): it
+ * goes to the user if its definition, as the scheduler's copy now has it,
+ * still has it (the same definition, enabled, a callback one, its
+ * expression's occurrence); else its log entry says why not. */
+static void held_deliver(fleet__cron_sched_t *s, cron_held_t *h, uint64_t hr) {
+  fleet__cron_def_t *d = def_find(s, h->what.key, h->what.key_len);
+  int64_t t;
+
+  if (d == NULL || !d->enabled || d->cron == NULL || !def_ahead(d) ||
+      d->created_ms != h->created_ms ||
+      fleet_cron_next(d->cron, h->fire_ms - 1, &t) != 0 || t != h->fire_ms) {
+    held_drop(s, h, "failed: the definition changed before its time");
+    return;
+  }
+  sched_deliver(s, &h->what, h->fire_ms,
+                h->fire_ms + (int64_t)((hr - h->due) / 1000000), h->token);
+  free(h);
+}
+
+static void sched_on_hold(uv_timer_t *t) {
+  fleet__cron_sched_t *s =
+      FLEET__CONTAINER_OF(t, fleet__cron_sched_t, hold_timer);
+  uint64_t hr = uv_hrtime();
+  fleet__list_t *n;
+
+  /* A fire callback may close the handle: the close takes the rest. */
+  while (!s->base.closing && (n = fleet__list_first(&s->held)) != NULL) {
+    cron_held_t *h = FLEET__LIST_DATA(n, cron_held_t, node);
+
+    if (h->due > hr)
+      break;
+    fleet__list_remove(&h->node);
+    held_deliver(s, h, hr);
+  }
+  hold_arm(s);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Pool dispatches                                                          */
 
 static void dispatch_free(cron_dispatch_t *x) {
@@ -693,6 +883,8 @@ static void fire_tell(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   for (i = 0; i < res->nfired && !s->base.closing; i++) {
     if (d->pool[0] != '\0')
       def_dispatch(s, d, res->fired[i], res->now, res->tokens[i]);
+    else if (res->fired[i] > res->now)
+      def_hold(s, d, res->fired[i], res->tokens[i]);
     else
       def_deliver(s, d, res->fired[i], res->now, res->tokens[i]);
   }
@@ -706,7 +898,7 @@ static void fire_tell(fleet__cron_sched_t *s, fleet__cron_def_t *d,
  * `times`, what `res` holds and the call's reference to `d`. */
 static void fire_answered(fleet__cron_sched_t *s, fleet__cron_def_t *d,
                           int64_t *times, size_t n, int status,
-                          fire_result_t *res) {
+                          fire_result_t *res, int arm) {
   fleet__cron_def_t *tgt;
 
   d->busy = 0;
@@ -723,7 +915,8 @@ static void fire_answered(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   free(res->fired);
   free(res->tokens);
   free(times);
-  sched_arm_def(s, tgt);
+  if (arm)
+    sched_arm_def(s, tgt);
   fleet__cron_def_unref(d);
 }
 
@@ -737,7 +930,7 @@ static void sched_on_fire(fleet__req_t *r, int status,
   fleet__req_done(r);
   if (status == 0)
     status = fire_read(reply, req->times, req->ntimes, &res);
-  fire_answered(s, req->def, req->times, req->ntimes, status, &res);
+  fire_answered(s, req->def, req->times, req->ntimes, status, &res, 1);
 }
 
 static const fleet__call_t sched_fire_call = {"cron.fire", FLEET__OP_CRON_FIRE,
@@ -753,11 +946,12 @@ typedef struct {
   size_t ndue;
 } fire_scan_t;
 
-/* Enumerates the occurrences of `d` after its cursor up to `now`, within
- * the catch-up window: nothing older than it is fired or logged. Returns
- * 0 or FLEET_ENOMEM; free sc->late.t after. */
+/* Enumerates the occurrences of `d` after its cursor up to `upto` (`now`,
+ * or later for a claim ahead), within the catch-up window: nothing older
+ * than it is fired or logged. Returns 0 or FLEET_ENOMEM; free sc->late.t
+ * after. */
 static int def_scan(const fleet__cron_sched_t *s, const fleet__cron_def_t *d,
-                    int64_t now, fire_scan_t *sc) {
+                    int64_t now, int64_t upto, fire_scan_t *sc) {
   int64_t late_bound = now - (int64_t)s->opts.grace_ms;
   int64_t win_lo = late_bound - (int64_t)d->catch_up_window_ms;
   uint32_t scans = 0;
@@ -772,7 +966,7 @@ static int def_scan(const fleet__cron_sched_t *s, const fleet__cron_def_t *d,
     return FLEET_ENOMEM;
   t = sc->from;
   while (scans++ < CRON_SCAN_MAX && sc->ndue < CRON_DUE_MAX) {
-    if (fleet__cron_def_next(d, d->cron, t, &t) != 0 || t > now)
+    if (fleet__cron_def_next(d, d->cron, t, &t) != 0 || t > upto)
       break;
     if (t < late_bound)
       ring_push(&sc->late, t);
@@ -882,6 +1076,7 @@ static void batch_fill_group(fleet__batch_item_t *it, fleet_bytes_t *keys,
   args[1] = (fleet_bytes_t){b->s->node, b->s->node_len};
   args[2] = (fleet_bytes_t){b->num[0], strlen(b->num[0])};
   args[3] = (fleet_bytes_t){b->num[1], strlen(b->num[1])};
+  args[4] = (fleet_bytes_t){b->s->ahead_s, strlen(b->s->ahead_s)};
 }
 
 static void batch_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
@@ -902,7 +1097,7 @@ static void batch_done(fleet__batch_item_t *it, int status,
 
 static const fleet__batch_kind_t batch_kind = {
     .op = FLEET__OP_CRON_FIRE_MANY,
-    .group_args = 4,
+    .group_args = 5,
     .item_keys = 1,
     .item_args = 7,
     .reply_head = 1,
@@ -919,6 +1114,7 @@ static void batch_done(fleet__batch_item_t *it, int status,
   cron_batch_t *b = FLEET__CONTAINER_OF(it, cron_batch_t, item);
   fleet__cron_sched_t *s = b->s;
   fire_result_t res = {0};
+  int last;
 
   (void)sent;
   /* Off the list first: a fire callback may close the handle. */
@@ -929,7 +1125,10 @@ static void batch_done(fleet__batch_item_t *it, int status,
     status = FLEET_EPROTO;
   if (status == 0)
     status = fire_read_occ(&elem[0], 1, b->times, b->ntimes, &res);
-  fire_answered(s, b->def, b->times, b->ntimes, status, &res);
+  last = s->burst_left > 0 && --s->burst_left == 0;
+  fire_answered(s, b->def, b->times, b->ntimes, status, &res, 0);
+  if (last)
+    sched_burst_end(s);
   batch_free(b);
   fleet__handle_unhold(&s->base);
 }
@@ -974,18 +1173,18 @@ static int def_batch_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   return 0;
 }
 
-/* Sends the occurrences of `d` that came due by `now`: those within the
- * grace to fire, the later-than-grace ones by the catch-up policy. A
- * failure to send waits for a backoff. */
-static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
-                     int64_t now) {
+/* Sends the occurrences of `d` that come due by `upto` (`now`, or later
+ * for a claim ahead): those within the grace to fire, the later-than-grace
+ * ones by the catch-up policy. A failure to send waits for a backoff. */
+static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d, int64_t now,
+                     int64_t upto) {
   int64_t *times = NULL;
   char *acts = NULL;
   fire_scan_t sc;
   size_t n;
   int err;
 
-  if ((err = def_scan(s, d, now, &sc)) != 0) {
+  if ((err = def_scan(s, d, now, upto, &sc)) != 0) {
     def_backoff(s, d, now, err);
     return;
   }
@@ -1017,19 +1216,34 @@ static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   }
 }
 
+/* The timer: every definition whose claim time has come is sent (a
+ * callback definition's occurrences up to the lead ahead, on the batcher:
+ * one burst of claims, which the burst model times). */
 static void sched_on_timer(uv_timer_t *t) {
   fleet__cron_sched_t *s = FLEET__CONTAINER_OF(t, fleet__cron_sched_t, timer);
   int64_t now = sched_now(s);
-  size_t i;
+  size_t i, sent = 0;
 
   s->armed_at = -1;
   if (s->base.closing)
     return;
+  sched_lead(s);
   for (i = 0; i < s->ndefs; i++) {
     fleet__cron_def_t *d = s->defs[i];
 
-    if (def_live(d) && def_due(d) <= now)
-      def_fire(s, d, now);
+    if (!def_live(d) || def_claim_at(s, d) > now)
+      continue;
+    def_fire(s, d, now, def_ahead(d) ? now + s->lead : now);
+    if (def_ahead(d) && d->busy)
+      sent++;
+  }
+  if (sent > 0) {
+    if (s->burst_left == 0) {
+      s->burst_t0 = uv_now(s->base.loop);
+      s->burst_n = 0;
+    }
+    s->burst_n += sent;
+    s->burst_left += sent;
   }
   sched_arm(s);
 }
@@ -1279,6 +1493,7 @@ void fleet_cron_scheduler_options_init(fleet_cron_scheduler_options_t *o) {
   o->grace_ms = 5000;
   o->check_ms = 1000;
   o->redispatch_ms = 30000;
+  o->claim_ahead_ms = 1000;
 }
 
 /* The close, at once: the timers close (the base ends the subscription
@@ -1288,7 +1503,15 @@ static void sched_close_hook(fleet__handle_t *h) {
 
   fleet__handle_uv_close(h, (uv_handle_t *)&s->timer);
   fleet__handle_uv_close(h, (uv_handle_t *)&s->check);
+  fleet__handle_uv_close(h, (uv_handle_t *)&s->hold_timer);
   fleet__reg_stop(&s->entry);
+  /* The occurrences claimed ahead and not due yet are not handed out: their
+   * log entries say so (the completion holds the handle until answered). */
+  FLEET__LIST_FOREACH (n, next, &s->held) {
+    cron_held_t *x = FLEET__LIST_DATA(n, cron_held_t, node);
+    fleet__list_remove(&x->node);
+    held_drop(s, x, "failed: the scheduler closed before its time");
+  }
   /* The batched fires not answered yet are forgotten: what the server
    * claimed for this node stays in the log, as with a call cut off. */
   FLEET__LIST_FOREACH (n, next, &s->batched) {
@@ -1356,7 +1579,8 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
     return err;
   if (strchr(ns, ':') != NULL)
     return FLEET_EINVAL;
-  if (options != NULL && options->keep_count == 0)
+  if (options != NULL &&
+      (options->keep_count == 0 || options->claim_ahead_ms > 60000))
     return FLEET_EINVAL;
   if (client == NULL || !fleet__client_usable(client))
     return client == NULL ? FLEET_EINVAL : FLEET_ECLOSING;
@@ -1365,6 +1589,7 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
   fleet__list_init(&s->fires);
   fleet__list_init(&s->dispatches);
   fleet__list_init(&s->batched);
+  fleet__list_init(&s->held);
   err =
       fleet__handle_init(&s->base, &sched_vt, client, (fleet_handle_t *)sched);
   if (err != 0) {
@@ -1380,6 +1605,10 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
     s->opts.check_ms = 1000;
   if (s->opts.redispatch_ms == 0)
     s->opts.redispatch_ms = 30000;
+  snprintf(s->ahead_s, sizeof(s->ahead_s), "%lu",
+           (unsigned long)s->opts.claim_ahead_ms);
+  s->burst_fixed_ms = CRON_BURST_FIXED_MS;
+  s->burst_def_ms = CRON_BURST_DEF_MS;
   s->base.error_cb = s->opts.error_cb;
   s->ns = fleet__memdup(ns, ns_len);
   s->ns_len = ns_len;
@@ -1402,6 +1631,7 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
   s->armed_at = -1;
   fleet__handle_timer_init(&s->base, &s->timer);
   fleet__handle_timer_init(&s->base, &s->check);
+  fleet__handle_timer_init(&s->base, &s->hold_timer);
   return 0;
 }
 

@@ -74,11 +74,28 @@ typedef struct fleet__cron_s {
   int64_t srv_ms;
   uint64_t srv_at;
   int have_clock;
+  /* uv_hrtime() minus the server's clock (ns) is at most `off`, a bound
+   * read at uv_hrtime() `off_at` (cron_sched.c, sched_set_clock()). */
+  int64_t off;
+  uint64_t off_at;
+  int have_off;
   fleet__list_t fires; /* given to the user, not completed */
   fleet__cron_pool_t *pools;
   size_t npools;
   fleet__list_t dispatches; /* pool dispatches not answered yet */
   fleet__list_t batched;    /* fires on the batcher (cron_sched.c) */
+  /* Claiming ahead (docs/cron.md): how far ahead of their time the next
+   * timer run claims callback occurrences (ms), the model of how long a
+   * burst of claims takes (fixed ms + ms per definition), the burst out
+   * now (its start, loop ms; definitions sent; answers awaited), and the
+   * occurrences claimed ahead, by fire time, with their timer. */
+  int64_t lead;
+  double burst_fixed_ms, burst_def_ms;
+  uint64_t burst_t0;
+  size_t burst_n, burst_left;
+  fleet__list_t held;
+  uv_timer_t hold_timer; /* closed by the base */
+  char ahead_s[24];      /* opts.claim_ahead_ms as an argument */
   fleet__rng_t rng;
   /* Its entry in the process registry once started (core/registry.h). */
   fleet__reg_t entry;

@@ -342,7 +342,7 @@ return 1""").decode()
         while time.monotonic() < end and n < n_max:
             t = str(1000 * (first + n + 1))
             for node in ('n1', 'n2', 'n3'):
-                args = ['ns', node, keep, '0']
+                args = ['ns', node, keep, '0', '0']
                 for i in range(n_defs):
                     args += ['d%d' % i, '0', '0', '1', '0', '0', t + 'f']
                 got = c.call('EVALSHA', fire, n_defs, *(keys + args + ['0']))

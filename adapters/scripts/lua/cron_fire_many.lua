@@ -7,7 +7,9 @@
 -- op (adapters/backend.h): its last ARGV is the failover epoch.
 -- KEYS: T, the occurrences' tag (cron_occ.lua), of each definition in
 --   turn (on a Redis Cluster, all in one slot).
--- ARGV: ns, node, keep_count, keep_age_ms, then 7 per definition: key,
+-- ARGV: ns, node, keep_count, keep_age_ms, ahead_ms (an occurrence up to
+--   this long after the server's time is due: the node claims ahead and
+--   hands it out at its time; at most 60000), then 7 per definition: key,
 --   min_token, max_fires (0: no limit), gen (the definition's creation
 --   ms), start_ms, end_ms (0: none), and its occurrences, in increasing
 --   fire time, each "<fire_ms><act>" (act 'f' to fire, 'm' to log as
@@ -15,7 +17,8 @@
 --   appends (lib/fence.lua).
 -- Returns: {now_ms, then per definition {the fires counted (0 without a
 --   limit), then status, token per occurrence}}, the statuses of
---   cron_fire.lua.
+--   cron_fire.lua (-1: later than now_ms + ahead_ms). A fire claimed
+--   ahead is logged as dispatched at its fire time.
 --#include cron_int
 --#include cron_occ
 --#include fence
@@ -24,12 +27,15 @@ local ns, node = ARGV[1], ARGV[2]
 local keep, age = tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
 local now_s = string.format('%d', now)
+local ahead = math.min(math.max(tonumber(ARGV[5]) or 0, 0), 60000)
+-- The latest fire time due (as a decimal: a losing node compares with it).
+local due_s = ahead > 0 and string.format('%d', now + ahead) or now_s
 local res = {now}
 -- The answer for a definition whose occurrence another node logged (one
 -- table for all of them).
 local LOST = {0, 0, 0}
 for d = 1, #KEYS do
-  local a = 4 + 7 * (d - 1)
+  local a = 5 + 7 * (d - 1)
   local key, occ = ARGV[a + 1], ARGV[a + 7]
   local max, st = dec_num(ARGV[a + 3]), ARGV[a + 5]
   -- The common case first: one occurrence to fire, no limit, due and not
@@ -38,7 +44,7 @@ for d = 1, #KEYS do
   -- (Compared as decimals: a losing node converts no number.)
   local one = max == 0 and string.match(occ, '^(%d+)f$')
   local added, occ_key
-  if one and dec_ge(now_s, one) and (st == '0' or dec_ge(one, st)) then
+  if one and dec_ge(due_s, one) and (st == '0' or dec_ge(one, st)) then
     -- (S:occ in one string: a losing node makes no other.)
     occ_key = KEYS[d] .. ':cron:' .. ns .. ':' .. key .. ':occ'
     added = redis.call('ZADD', occ_key, 'NX', one, one) == 1 and one
@@ -56,8 +62,9 @@ for d = 1, #KEYS do
                          mintok = dec_num(ARGV[a + 2]), target = '',
                          max = max, gen = ARGV[a + 4],
                          start = dec_num(st), stop = dec_num(ARGV[a + 6]),
-                         now = now, now_s = now_s, times = times,
-                         acts = acts, added = added, occ = occ_key}, out)
+                         now = now, now_s = now_s, ahead = ahead,
+                         times = times, acts = acts, added = added,
+                         occ = occ_key}, out)
     res[d + 1] = out
   end
 end

@@ -4,7 +4,8 @@
 -- definitions in one call).
 --
 -- cron_claim(c, out) settles the occurrences of one definition, by the
--- server clock c.now, and appends a status and a token per occurrence to
+-- server clock c.now (an occurrence up to c.ahead ms after it is due: a
+-- scheduler claims ahead, docs/cron.md; nil: 0), and appends a status and a token per occurrence to
 -- `out` (the statuses of cron_fire.lua); it returns the fires counted (0
 -- without a limit). `c` holds: S (the definition's keys, cron_occ.lua),
 -- node, keep (keep_count), age (keep_age_ms, 0: none), mintok, target
@@ -37,6 +38,7 @@ local function cron_claim(c, out)
   local S = c.S
   local OCC, ENT = c.occ or S .. ':occ', S .. ':ent'
   local max, now = c.max, c.now
+  local horizon = now + (c.ahead or 0)
   local floor, top, fired, counted
   -- top and floor as the decimals they were read as or set from (nil:
   -- formatted when written), so that a fire writes them back unconverted.
@@ -93,7 +95,7 @@ local function cron_claim(c, out)
   for i = 1, #c.times do
     local t, act = c.times[i], c.acts[i]
     local tn = tonumber(t)
-    if tn > now then
+    if tn > horizon then
       out[#out + 1] = -1
       out[#out + 1] = 0
     elseif tn < c.start or
@@ -124,7 +126,9 @@ local function cron_claim(c, out)
         if f % step == 0 then trim(t) end
         if act == 'f' then top, top_s = tn, t end
         c.now_s = c.now_s or string.format('%d', now)
-        local e = entry_s(string.format('%d', f), c.node, c.now_s, '0',
+        -- Claimed ahead: handed out at its time, which the log shows.
+        local e = entry_s(string.format('%d', f), c.node,
+                          tn > now and t or c.now_s, '0',
                           c.target == 'p' and 'pending' or 'dispatched')
         redis.call('HSET', ENT, t, e, 'top', top_s or string.format('%d', top),
                    'floor', floor_s or string.format('%d', floor))
