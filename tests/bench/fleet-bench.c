@@ -29,7 +29,8 @@ static const struct {
     {"pool", bench_pool,
      "dispatch + start, 1 and 50 in flight; rebalance [--jobs N]"},
     {"cron", bench_cron,
-     "N definitions due at once on 3 schedulers [--defs N] [--every D]"},
+     "N definitions due at once on 3 schedulers [--defs N] [--every D] "
+     "[--claim-ahead MS]"},
     {"warmpool", bench_warmpool,
      "acquire + release, 1 and 50 in flight, pre-warmed [--idle N]"},
 };
