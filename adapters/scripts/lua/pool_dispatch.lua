@@ -120,8 +120,11 @@ local function admit(j)
   -- The job's record is written only when the key is not in the pool (the
   -- write is the check); a token taken for a key already there is skipped,
   -- which fencing allows (tokens only grow).
+  -- (The token as a decimal string, made once for its four uses: a number
+  -- would be formatted with "%.17g" each time.)
   local t = next_token()
-  if redis.call('HSETNX', T .. ':jobs', key, t .. ':s:' .. worker) == 0 then
+  local ts = string.format('%d', t)
+  if redis.call('HSETNX', T .. ':jobs', key, ts .. ':s:' .. worker) == 0 then
     return 0, 0
   end
   if held ~= nil then
@@ -138,10 +141,9 @@ local function admit(j)
     evs[node] = {}
     evo[#evo + 1] = node
   end
-  local e = evs[node]
-  for _, v in ipairs({'s', key, worker, t, payload, from}) do
-    e[#e + 1] = v
-  end
+  local e, m = evs[node], #evs[node]
+  e[m + 1], e[m + 2], e[m + 3], e[m + 4], e[m + 5], e[m + 6] =
+    's', key, worker, ts, payload, from
   return 1, t
 end
 

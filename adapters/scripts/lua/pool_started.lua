@@ -72,10 +72,9 @@ for i = 1, n do
         events[from] = {}
         order[#order + 1] = from
       end
-      local e = events[from]
-      for _, v in ipairs({'r', key, w, t, status, ''}) do
-        e[#e + 1] = v
-      end
+      local e, m = events[from], #events[from]
+      e[m + 1], e[m + 2], e[m + 3], e[m + 4], e[m + 5], e[m + 6] =
+        'r', key, w, t, status, ''
     end
   end
 end

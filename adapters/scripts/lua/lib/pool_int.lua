@@ -18,7 +18,7 @@ local function ev_expire(ev)
   if life == nil then
     life = redis.call('GET', T .. ':life')
   end
-  redis.call('PEXPIRE', ev, life or 600000)
+  redis.call('PEXPIRE', ev, life or '600000')
 end
 
 -- Reads T:life with the pool's keys `parts` (T .. part each) in one MGET,
@@ -218,9 +218,11 @@ local function take_head(node, nonce, kind, tok, idv)
   if id_state(node, nonce, idv) == 'other' then return 0, -1 end
   -- The head event, and whether one follows it (a seventh field).
   local ev = T .. ':ev:' .. node
-  local head = redis.call('LRANGE', ev, 0, 6)
+  -- (Numbers as strings: Redis 7.0 formats a number argument with
+  -- snprintf "%.17g", which costs more than the command.)
+  local head = redis.call('LRANGE', ev, '0', '6')
   if head[1] == kind and head[4] == tok then
-    redis.call('LTRIM', ev, 6, -1)
+    redis.call('LTRIM', ev, '6', '-1')
     return 1, #head > 6 and 1 or 0
   end
   return 0, #head > 0 and 1 or 0
