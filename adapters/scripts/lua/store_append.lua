@@ -33,9 +33,11 @@ local ttl = tonumber(stored)
 -- The first write: RPUSH fails on an events key of another type.
 local pushed = #ARGV - 2
 local n = redis.call('RPUSH', ev, unpack(ARGV, 3))
+-- (The expiry goes to the commands as a decimal string, made once: Redis
+-- 7.0 formats a number argument with snprintf "%.17g".)
 local exp
 if #idx > 0 then
-  exp = now_ms() + ttl
+  exp = string.format('%d', now_ms() + ttl)
   if not zadd_first(idx[1], exp, id) then
     -- The first index key holds another type: the push is taken back.
     if n == pushed then
@@ -54,8 +56,8 @@ if exp then
   redis.call('PEXPIREAT', rec, exp)
   redis.call('PEXPIREAT', ev, exp)
 else
-  redis.call('PEXPIRE', rec, ttl)
-  redis.call('PEXPIRE', ev, ttl)
+  redis.call('PEXPIRE', rec, stored)
+  redis.call('PEXPIRE', ev, stored)
 end
 for i = 1, #idx do
   if i > 1 then

@@ -57,10 +57,12 @@ for i = 1, #old, 2 do
   end
 end
 
-local now, exp, added
+-- (The clock's numbers go to the commands as decimal strings, made once:
+-- Redis 7.0 formats a number argument with snprintf "%.17g".)
+local now_s, exp, added
 if #idx > 0 then
-  now = now_ms()
-  exp = now + ttl
+  local now = now_ms()
+  now_s, exp = string.format('%d', now), string.format('%d', now + ttl)
   added = zadd_first(idx[1], exp, id)
   if not added then
     return redis.error_reply(wrongtype)
@@ -71,7 +73,7 @@ local function expire(key)
   if exp then
     redis.call('PEXPIREAT', key, exp)
   else
-    redis.call('PEXPIRE', key, ttl)
+    redis.call('PEXPIRE', key, ARGV[2])
   end
 end
 for i = 1, #drop do
@@ -94,7 +96,7 @@ for i = 1, #idx do
   end
   -- Entries that expired go when one is added: the set stays bounded.
   if added == 1 then
-    redis.call('ZREMRANGEBYSCORE', idx[i], '-inf', '(' .. now)
+    redis.call('ZREMRANGEBYSCORE', idx[i], '-inf', '(' .. now_s)
   end
   if redis.call('PTTL', idx[i]) < ttl then
     redis.call('PEXPIREAT', idx[i], exp)

@@ -32,7 +32,9 @@ else
 end
 
 --#include time
-local exp = now_ms() + ttl
+-- (A decimal string, made once: Redis 7.0 formats a number argument with
+-- snprintf "%.17g".)
+local exp = string.format('%d', now_ms() + ttl)
 redis.call('PEXPIREAT', rec, exp)
 redis.call('PEXPIREAT', ev, exp)
 for i = 1, #idx do
