@@ -10,12 +10,13 @@
  *   cron list                      (a JSON array)
  *   cron history --key K [--limit N]  (a JSON array, newest first)
  *   cron run [--ledger FILE] [--node-id ID] [--grace-ms MS] [--keep N]
- *            [--fail] [--pool P]
+ *            [--claim-ahead-ms MS] [--fail] [--pool P]
  *
  * each with [--ns NS] (default "cron"), and the global --url and --prefix.
  * `run` is a scheduler node until SIGINT or SIGTERM: for each occurrence
- * it fires it appends "<key> <fire_ms> <node_id> <token>" to the ledger
- * (one write, O_APPEND) and completes the fire (as failed with --fail).
+ * it fires it appends "<key> <fire_ms> <node_id> <token> <wall_ms>" to the
+ * ledger (wall_ms: this machine's clock when the fire callback ran; one
+ * write, O_APPEND) and completes the fire (as failed with --fail).
  * With --pool P it also fires the definitions that target the worker pool
  * P, dispatching their jobs through a client-only node of P (its fires are
  * written to the ledger once the pool accepted the job).
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "demo.h"
@@ -39,7 +41,7 @@ typedef struct {
   int pool_open;
   int catch_up, disabled, fail;
   fleet_cron_mode_t mode;
-  int64_t limit, grace_ms, keep, cu_max, cu_window;
+  int64_t limit, grace_ms, keep, cu_max, cu_window, ahead_ms;
   int64_t start_ms, end_ms, max_fires;
   int ledger_fd;
   char id[64];
@@ -195,11 +197,15 @@ static void dc_on_history(fleet_cron_scheduler_t *s, int status,
 static void dc_on_fire(fleet_cron_scheduler_t *s, fleet_cron_fire_t *fire) {
   demo_cron_t *d = s->data;
   char line[600];
+  struct timeval tv;
   int len;
 
   if (d->ledger_fd >= 0) {
-    len = snprintf(line, sizeof(line), "%s %" PRId64 " %s %" PRIu64 "\n",
-                   fire->key, fire->fire_ms, d->node_id, fire->token);
+    gettimeofday(&tv, NULL);
+    len = snprintf(line, sizeof(line),
+                   "%s %" PRId64 " %s %" PRIu64 " %" PRId64 "\n", fire->key,
+                   fire->fire_ms, d->node_id, fire->token,
+                   (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000);
     if (len > (int)sizeof(line) - 1)
       len = (int)sizeof(line) - 1;
     if (write(d->ledger_fd, line, (size_t)len) != len) {
@@ -295,6 +301,9 @@ static int dc_flags(demo_cron_t *d, const demo_args_t *a) {
         return 2;
     } else if (demo_flag(a, &i, "--grace-ms")) {
       if (!demo_int("--grace-ms", a->argv[i], 0, 3600000, &d->grace_ms))
+        return 2;
+    } else if (demo_flag(a, &i, "--claim-ahead-ms")) {
+      if (!demo_int("--claim-ahead-ms", a->argv[i], 0, 60000, &d->ahead_ms))
         return 2;
     } else if (demo_flag(a, &i, "--keep")) {
       if (!demo_int("--keep", a->argv[i], 1, 1000000, &d->keep))
@@ -433,6 +442,7 @@ int demo_cron_scheduler(const demo_args_t *a) {
   d.ns = "cron";
   d.limit = 20;
   d.grace_ms = -1;
+  d.ahead_ms = -1;
   d.cmd = a->argc > 0 ? a->argv[0] : "";
   for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
     if (strcmp(d.cmd, verbs[i]) == 0)
@@ -465,6 +475,8 @@ int demo_cron_scheduler(const demo_args_t *a) {
     o.grace_ms = (uint32_t)d.grace_ms;
   if (d.keep > 0)
     o.keep_count = (uint32_t)d.keep;
+  if (d.ahead_ms >= 0)
+    o.claim_ahead_ms = (uint32_t)d.ahead_ms;
   o.error_cb = dc_on_error;
   d.sched.data = &d;
   rc = fleet_cron_scheduler_init(&d.c.client, &d.sched, d.ns, d.node_id, &o);

@@ -465,6 +465,7 @@ CONFORMANCE_DECLARE(cron_claim_ahead)
 /* test_cron_mp.c */
 TEST_DECLARE(cron_mp_once)
 TEST_DECLARE(cron_mp_aof_restart)
+TEST_DECLARE(cron_mp_burst)
 TEST_DECLARE(cron_mp_catch_up)
 TEST_DECLARE(cron_mp_limit)
 TEST_DECLARE(cron_mp_pool)
@@ -1020,6 +1021,7 @@ TEST_LIST_START
   /* test_cron_mp.c */
   TEST_ENTRY_TIMEOUT(cron_mp_once, 90)
   TEST_ENTRY_TIMEOUT(cron_mp_aof_restart, 60)
+  TEST_ENTRY_TIMEOUT(cron_mp_burst, 60)
   TEST_ENTRY_TIMEOUT(cron_mp_catch_up, 60)
   TEST_ENTRY_TIMEOUT(cron_mp_limit, 60)
   TEST_ENTRY_TIMEOUT(cron_mp_pool, 60)

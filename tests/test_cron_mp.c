@@ -1,7 +1,9 @@
 /* test_cron_mp.c -- the cron scheduler across processes on Redis, run as a
  * user runs it: `fleet-demo cron run` nodes appending "<key> <fire_ms>
- * <node_id> <token>" to one ledger (O_APPEND), checked against each other
- * and against the dispatch log in Redis.
+ * <node_id> <token> <wall_ms>" to one ledger (O_APPEND), checked against
+ * each other and against the dispatch log in Redis. Every test checks
+ * that no line's fire callback ran before its fire time by this machine's
+ * clock (the server's: Redis runs here).
  *
  *   cron_mp_once         3 nodes, a 1-second definition for ~6 s; kill -9
  *                        of the node that fired last, ~5 s more; then the
@@ -20,6 +22,10 @@
  *   cron_mp_pool         a cron that dispatches keyed pool jobs (with a
  *                        fire limit) from 2 nodes into a pool node: each
  *                        fire one job "<key>@<fire_ms>", started once.
+ *   cron_mp_burst        30 definitions due every second on 3 nodes, two
+ *                        claiming ahead, one (claim_ahead_ms 0) not: every
+ *                        occurrence once across the ledgers, matching the
+ *                        log's token, none missing while all ran.
  *   cron_mp_demo_input   bad input refused with a clear error and exit 2. */
 #include <fcntl.h>
 #include <signal.h>
@@ -43,6 +49,7 @@ typedef struct {
   int64_t fire_ms;
   char node[16];
   uint64_t token;
+  int64_t wall_ms; /* when its fire callback ran */
 } line_t;
 
 typedef struct {
@@ -134,7 +141,10 @@ static const char *demo_text(const char *name, const char *ext) {
   return buf;
 }
 
-static pid_t spawn_run(int k, const char *grace_ms) {
+/* Starts node "n<k>" (`cron run`) with `grace_ms` and, unless NULL,
+ * `--claim-ahead-ms ahead_ms`. */
+static pid_t spawn_run_ahead(int k, const char *grace_ms,
+                             const char *ahead_ms) {
   char id[8];
   char *argv[] = {"fleet-demo",
                   "--url",
@@ -149,6 +159,8 @@ static pid_t spawn_run(int k, const char *grace_ms) {
                   mp.ledger,
                   "--grace-ms",
                   (char *)grace_ms,
+                  ahead_ms != NULL ? "--claim-ahead-ms" : NULL,
+                  (char *)ahead_ms,
                   NULL};
   pid_t pid;
 
@@ -165,6 +177,10 @@ static pid_t spawn_run(int k, const char *grace_ms) {
   return pid;
 }
 
+static pid_t spawn_run(int k, const char *grace_ms) {
+  return spawn_run_ahead(k, grace_ms, NULL);
+}
+
 static void stop_node(int k) {
   int st;
 
@@ -177,23 +193,32 @@ static void stop_node(int k) {
   mp.pid[k] = 0;
 }
 
+/* Reads the ledger into mp.l; fails on a line that is not five fields,
+ * or whose fire callback ran before its fire time. */
 static void read_ledger(void) {
   FILE *f = fopen(mp.ledger, "r");
-  char key[32], node[16];
-  long long fire;
+  char buf[256], key[32], node[16];
+  long long fire, wall;
   unsigned long long tok;
 
   mp.n = 0;
   if (f == NULL)
     return;
-  while (fscanf(f, "%31s %lld %15s %llu", key, &fire, node, &tok) == 4) {
+  while (fgets(buf, sizeof(buf), f) != NULL) {
     line_t *l;
+    if (sscanf(buf, "%31s %lld %15s %llu %lld", key, &fire, node, &tok,
+               &wall) != 5)
+      fleet_test__fail(__FILE__, __LINE__, "ledger line: %s", buf);
+    if (wall < fire)
+      fleet_test__fail(__FILE__, __LINE__, "%s@%lld handed out at %lld", key,
+                       fire, wall);
     ASSERT_LT(mp.n, MP_LINES);
     l = &mp.l[mp.n++];
     snprintf(l->key, sizeof(l->key), "%s", key);
     l->fire_ms = fire;
     snprintf(l->node, sizeof(l->node), "%s", node);
     l->token = tok;
+    l->wall_ms = wall;
   }
   fclose(f);
 }
@@ -314,6 +339,45 @@ TEST_IMPL(cron_mp_once) {
   /* After the change, every even second up to the end fired. */
   for (t = (changed_at / 2000 + 2) * 2000; t <= last; t += 2000)
     ASSERT(has_line("tick", t));
+  mp_teardown();
+  return 0;
+}
+
+#define BURST_DEFS 30
+
+TEST_IMPL(cron_mp_burst) {
+  char key[16];
+  const char *def[] = {"define", "--key", key, "--expr", "* * * * * *", NULL};
+  int64_t from, to, t;
+  int i, k;
+
+  mp_setup(NULL, "fleet-cron-burst");
+  for (i = 0; i < BURST_DEFS; i++) {
+    snprintf(key, sizeof(key), "b%02d", i);
+    ASSERT_EQ(0, demo("def", def));
+  }
+  mp.pid[0] = spawn_run_ahead(0, "5000", NULL);
+  mp.pid[1] = spawn_run_ahead(1, "5000", NULL);
+  mp.pid[2] = spawn_run_ahead(2, "5000", "0");
+  /* Every second from when all three run to a second before they stop
+   * (a node that stops drops what it holds). */
+  from = (wall_ms() + fleet_test_ms(1500)) / 1000 * 1000 + 1000;
+  sleep_ms(fleet_test_ms(1500) + 4000);
+  to = wall_ms() / 1000 * 1000 - 1000;
+  for (k = 0; k < MP_NODES; k++)
+    stop_node(k);
+  read_ledger();
+  ASSERT_GE(to - from, 2000);
+  for (i = 0; i < BURST_DEFS; i++) {
+    snprintf(key, sizeof(key), "b%02d", i);
+    check_no_twice(key);
+    for (t = from; t <= to; t += 1000)
+      if (!has_line(key, t))
+        fleet_test__fail(__FILE__, __LINE__, "%s@%lld not fired", key,
+                         (long long)t);
+  }
+  for (i = 0; i < mp.n; i++)
+    ASSERT_EQ((int64_t)mp.l[i].token, log_token(mp.l[i].key, mp.l[i].fire_ms));
   mp_teardown();
   return 0;
 }
