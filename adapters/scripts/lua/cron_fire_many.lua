@@ -41,8 +41,11 @@ for d = 1, #KEYS do
   -- The common case first: one occurrence to fire, no limit, due and not
   -- before start: the ZADD NX that logs it tells a losing node that
   -- another has (its one command); the winner goes on with it logged.
-  -- (Compared as decimals: a losing node converts no number.)
-  local one = max == 0 and string.match(occ, '^(%d+)f$')
+  -- (Compared as decimals: a losing node converts no number. One
+  -- occurrence is told by its last byte and the lack of a comma, not by
+  -- a pattern, which Lua matches a character class at a time.)
+  local one = max == 0 and #occ > 1 and string.byte(occ, -1) == 102 and
+              not string.find(occ, ',', 1, true) and string.sub(occ, 1, -2)
   local added, occ_key
   if one and dec_ge(due_s, one) and (st == '0' or dec_ge(one, st)) then
     -- (S:occ in one string: a losing node makes no other.)

@@ -46,7 +46,7 @@ local function cron_claim(c, out)
   local function state()
     if floor then return end
     local v = redis.call('HMGET', ENT, 'top', 'floor')
-    top, floor = tonumber(v[1] or '-1'), tonumber(v[2] or '-1')
+    top, floor = (v[1] or '-1') + 0, (v[2] or '-1') + 0
     top_s, floor_s = v[1], v[2]
     if not v[1] then
       -- Nothing fired since an older fleet (or ever): its strings, and the
@@ -94,7 +94,7 @@ local function cron_claim(c, out)
   local step = math.max(1, math.ceil(c.keep / 2))
   for i = 1, #c.times do
     local t, act = c.times[i], c.acts[i]
-    local tn = tonumber(t)
+    local tn = t + 0
     if tn > horizon then
       out[#out + 1] = -1
       out[#out + 1] = 0

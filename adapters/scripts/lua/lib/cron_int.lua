@@ -18,10 +18,11 @@ local function dec_ge(x, y)
 end
 
 -- A decimal argument as a number, "0" (the usual limit, start, end and
--- minimum token) without a conversion (tonumber() runs strtod).
+-- minimum token) without a conversion (tonumber() runs strtod), another
+-- with one: the arithmetic's (Lua 5.1's tonumber() converts twice).
 local function dec_num(v)
   if v == '0' then return 0 end
-  return tonumber(v)
+  return v + 0
 end
 
 -- Counts a change of the registry and tells the running schedulers.
