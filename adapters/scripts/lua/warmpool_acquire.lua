@@ -12,12 +12,15 @@
 local owner, nonce = ARGV[3], ARGV[4]
 local got = redis.call('MGET', own_key(owner), T .. ':lock')
 owner_refuse(owner, nonce, got[1])
+-- (Decimal strings are converted by the arithmetic, once each: Lua 5.1's
+-- tonumber() converts a string twice.)
 local now = now_ms()
-local upto = now + tonumber(ARGV[1])
+local upto = now + ARGV[1]
 local id, exp
 local e = redis.call('ZPOPMIN', IDLE)
-if #e > 0 and tonumber(e[2]) > upto then
-  id, exp = e[1], tonumber(e[2])
+local top = #e > 0 and e[2] + 0
+if top and top > upto then
+  id, exp = e[1], top
 elseif #e > 0 then
   -- The lowest has too little left: it and the others below the minimum
   -- go to the destroy set, and the lowest live entry is taken.
@@ -26,7 +29,7 @@ elseif #e > 0 then
   local ids = redis.call('ZRANGEBYSCORE', IDLE, '(' .. fmt(upto), '+inf',
                          'WITHSCORES', 'LIMIT', 0, 1)
   if #ids > 0 then
-    id, exp = ids[1], tonumber(ids[2])
+    id, exp = ids[1], ids[2] + 0
     redis.call('ZREM', IDLE, id)
   end
 end
@@ -36,7 +39,7 @@ if not id then
   end
   return {0, '', 0}
 end
-local lease = tonumber(ARGV[2])
+local lease = ARGV[2] + 0
 if lease > 0 then
   redis.call('ZADD', BOR, fmt(now + lease), id)
 end

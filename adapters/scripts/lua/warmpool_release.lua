@@ -26,15 +26,17 @@ if ARGV[7] ~= '0' then
 end
 redis.call('HDEL', WHO, id)
 if ARGV[4] ~= '1' then
-  local now, minrem = now_ms(), tonumber(ARGV[3])
+  -- (Decimal arguments converted by the arithmetic, once each: Lua 5.1's
+  -- tonumber() converts a string twice.)
+  local now, minrem = now_ms(), ARGV[3] + 0
   local tgt = tonumber(got[2] or '') or target()
   if exp > now + minrem and live(now, minrem) < tgt then
     redis.call('ZADD', IDLE, fmt(exp), id)
     return 1
   end
-  claim(id, now + tonumber(ARGV[5]))
+  claim(id, now + ARGV[5])
 else
-  claim(id, now_ms() + tonumber(ARGV[5]))
+  claim(id, now_ms() + ARGV[5])
 end
 if got[3] then
   publish_wake(WAKE, 'r')

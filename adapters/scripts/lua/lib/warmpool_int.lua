@@ -119,7 +119,7 @@ end
 local function who_parse(v, id)
   local exp, who = string.match(v, '^(%d+):(.*)$')
   if exp then
-    return tonumber(exp), who
+    return exp + 0, who
   end
   return tonumber(redis.call('HGET', EXP, id) or '0') or 0, v
 end
