@@ -35,11 +35,18 @@
 
 struct fleet__cron_fire_s {
   fleet_cron_fire_t pub;
-  fleet__list_t node; /* on the scheduler's fires */
+  /* On the scheduler's fires once given to the user; before, while it is
+   * claimed ahead of its time, on its held ones (by fire_ms). */
+  fleet__list_t node;
   fleet__cron_sched_t *s;
   fleet__key_t tag;
   char *key, *queue, *pool;
+  size_t key_len;
   void *payload;
+  /* Held: its definition's creation, and the uv_hrtime() by which the
+   * server's clock is at its fire time. */
+  int64_t created_ms;
+  uint64_t due;
 };
 
 /* What an occurrence is told to the user with: a definition's copy, kept
@@ -63,15 +70,6 @@ typedef struct {
   int64_t fire_ms, dispatched;
   uint64_t token;
 } cron_dispatch_t;
-
-/* An occurrence claimed ahead of its time, waiting for it. */
-typedef struct {
-  fleet__list_t node; /* on the scheduler's held, by fire_ms */
-  cron_what_t what;
-  int64_t fire_ms, created_ms;
-  uint64_t token;
-  uint64_t due; /* uv_hrtime() by which the server's clock is at fire_ms */
-} cron_held_t;
 
 typedef fleet__cron_req_t cron_req_t;
 
@@ -506,39 +504,61 @@ void fleet__cron_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
     fleet__handle_error(&s->base, err);
 }
 
-/* Hands one fired occurrence to the user; the fire takes what `w` holds
- * (w is empty after). */
-static void sched_deliver(fleet__cron_sched_t *s, cron_what_t *w,
-                          int64_t fire_ms, int64_t dispatched, uint64_t token) {
+/* A fire of the occurrence `fire_ms` with `token`, not given to the user
+ * yet; it takes what `w` holds (w is empty after). NULL (w freed, the
+ * error told) when out of memory. */
+static fleet__cron_fire_t *fire_make(fleet__cron_sched_t *s, cron_what_t *w,
+                                     int64_t fire_ms, uint64_t token) {
   fleet__cron_fire_t *f = calloc(1, sizeof(*f));
 
-  fleet__metrics_add(s->base.metrics, FLEET_METRIC_CRON_FIRES, 1); /* metrics */
-  fleet__metrics_observe(
-      s->base.metrics, FLEET_METRIC_CRON_LATENESS,
-      dispatched > fire_ms ? (uint64_t)(dispatched - fire_ms) * 1000 : 0);
   if (f == NULL) {
     what_free(w);
     fleet__handle_error(&s->base, FLEET_ENOMEM);
-    return;
+    return NULL;
   }
   f->s = s;
   f->key = w->key;
+  f->key_len = w->key_len;
   f->queue = w->queue;
   f->pool = w->pool;
   f->payload = w->payload;
   f->tag = w->tag;
   f->pub.key = f->key;
   f->pub.fire_ms = fire_ms;
-  f->pub.dispatched_ms = dispatched;
   f->pub.token = token;
   f->pub.payload.base = f->payload;
   f->pub.payload.len = w->payload_len;
   f->pub.queue = f->queue;
   f->pub.pool = f->pool;
   f->pub.internal_ = f;
+  fleet__list_init(&f->node);
   memset(w, 0, sizeof(*w));
+  return f;
+}
+
+/* Gives the fire `f` to the user, handed out at `dispatched` (server
+ * ms). */
+static void fire_hand(fleet__cron_sched_t *s, fleet__cron_fire_t *f,
+                      int64_t dispatched) {
+  int64_t fire_ms = f->pub.fire_ms;
+
+  fleet__metrics_add(s->base.metrics, FLEET_METRIC_CRON_FIRES, 1); /* metrics */
+  fleet__metrics_observe(
+      s->base.metrics, FLEET_METRIC_CRON_LATENESS,
+      dispatched > fire_ms ? (uint64_t)(dispatched - fire_ms) * 1000 : 0);
+  f->pub.dispatched_ms = dispatched;
   fleet__list_insert_head(&s->fires, &f->node);
   s->cb(s->pub, &f->pub);
+}
+
+/* Hands one fired occurrence to the user; the fire takes what `w` holds
+ * (w is empty after). */
+static void sched_deliver(fleet__cron_sched_t *s, cron_what_t *w,
+                          int64_t fire_ms, int64_t dispatched, uint64_t token) {
+  fleet__cron_fire_t *f = fire_make(s, w, fire_ms, token);
+
+  if (f != NULL)
+    fire_hand(s, f, dispatched);
 }
 
 /* Hands one fired occurrence of `d` to the user. */
@@ -588,7 +608,7 @@ static void hold_arm(fleet__cron_sched_t *s) {
     uv_timer_stop(&s->hold_timer);
     return;
   }
-  due = (FLEET__LIST_DATA(n, cron_held_t, node)->due + 999999) / 1000000;
+  due = (FLEET__LIST_DATA(n, fleet__cron_fire_t, node)->due + 999999) / 1000000;
   now = uv_now(s->base.loop);
   uv_timer_start(&s->hold_timer, sched_on_hold, due > now ? due - now : 0, 0);
 }
@@ -597,24 +617,24 @@ static void hold_arm(fleet__cron_sched_t *s) {
  * until its time by the server's clock (sched_set_clock()'s bound). */
 static void def_hold(fleet__cron_sched_t *s, fleet__cron_def_t *d,
                      int64_t fire_ms, uint64_t token) {
-  cron_held_t *h = calloc(1, sizeof(*h));
+  fleet__cron_fire_t *h;
+  cron_what_t w;
   fleet__list_t *p;
 
-  if (h == NULL || what_copy(d, &h->what) != 0) {
-    free(h);
+  if (what_copy(d, &w) != 0) {
     fleet__handle_error(&s->base, FLEET_ENOMEM);
     return;
   }
-  h->fire_ms = fire_ms;
+  if ((h = fire_make(s, &w, fire_ms, token)) == NULL)
+    return;
   h->created_ms = d->created_ms;
-  h->token = token;
   h->due = (uint64_t)(fire_ms * 1000000 + s->off);
   /* By fire time, from the last (claims are answered in fire order, and
    * those of one instant come last): each waits for its own due, so one
    * of an instant may wait for the one before it, by a few us. */
   for (p = s->held.prev;
        p != &s->held &&
-       FLEET__LIST_DATA(p, cron_held_t, node)->fire_ms > h->fire_ms;
+       FLEET__LIST_DATA(p, fleet__cron_fire_t, node)->pub.fire_ms > fire_ms;
        p = p->prev)
     ;
   fleet__list_insert_head(p, &h->node);
@@ -622,35 +642,34 @@ static void def_hold(fleet__cron_sched_t *s, fleet__cron_def_t *d,
     hold_arm(s);
 }
 
-/* Records that the occurrence held by `h` was not handed out, with
- * `why`, and frees `h`. */
-static void held_drop(fleet__cron_sched_t *s, cron_held_t *h, const char *why) {
-  int err = sched_record(s, &h->what.tag, h->what.key, h->what.key_len,
-                         h->fire_ms, h->token, why);
+/* Records that the occurrence held by `h` (off the held list) was not
+ * handed out, with `why`, and frees `h`. */
+static void held_drop(fleet__cron_sched_t *s, fleet__cron_fire_t *h,
+                      const char *why) {
+  int err = sched_record(s, &h->tag, h->key, h->key_len, h->pub.fire_ms,
+                         h->pub.token, why);
 
   if (err != 0 && !s->base.closing)
     fleet__handle_error(&s->base, err);
-  what_free(&h->what);
-  free(h);
+  fire_free(h);
 }
 
 /* The time of the occurrence held by `h` has come (uv_hrtime() `hr`): it
  * goes to the user if its definition, as the scheduler's copy now has it,
  * still has it (the same definition, enabled, a callback one, its
  * expression's occurrence); else its log entry says why not. */
-static void held_deliver(fleet__cron_sched_t *s, cron_held_t *h, uint64_t hr) {
-  fleet__cron_def_t *d = def_find(s, h->what.key, h->what.key_len);
-  int64_t t;
+static void held_deliver(fleet__cron_sched_t *s, fleet__cron_fire_t *h,
+                         uint64_t hr) {
+  fleet__cron_def_t *d = def_find(s, h->key, h->key_len);
+  int64_t fire_ms = h->pub.fire_ms, t;
 
   if (d == NULL || !d->enabled || d->cron == NULL || !def_ahead(d) ||
       d->created_ms != h->created_ms ||
-      fleet_cron_next(d->cron, h->fire_ms - 1, &t) != 0 || t != h->fire_ms) {
+      fleet_cron_next(d->cron, fire_ms - 1, &t) != 0 || t != fire_ms) {
     held_drop(s, h, "failed: the definition changed before its time");
     return;
   }
-  sched_deliver(s, &h->what, h->fire_ms,
-                h->fire_ms + (int64_t)((hr - h->due) / 1000000), h->token);
-  free(h);
+  fire_hand(s, h, fire_ms + (int64_t)((hr - h->due) / 1000000));
 }
 
 static void sched_on_hold(uv_timer_t *t) {
@@ -661,7 +680,7 @@ static void sched_on_hold(uv_timer_t *t) {
 
   /* A fire callback may close the handle: the close takes the rest. */
   while (!s->base.closing && (n = fleet__list_first(&s->held)) != NULL) {
-    cron_held_t *h = FLEET__LIST_DATA(n, cron_held_t, node);
+    fleet__cron_fire_t *h = FLEET__LIST_DATA(n, fleet__cron_fire_t, node);
 
     if (h->due > hr)
       break;
@@ -1508,7 +1527,7 @@ static void sched_close_hook(fleet__handle_t *h) {
   /* The occurrences claimed ahead and not due yet are not handed out: their
    * log entries say so (the completion holds the handle until answered). */
   FLEET__LIST_FOREACH (n, next, &s->held) {
-    cron_held_t *x = FLEET__LIST_DATA(n, cron_held_t, node);
+    fleet__cron_fire_t *x = FLEET__LIST_DATA(n, fleet__cron_fire_t, node);
     fleet__list_remove(&x->node);
     held_drop(s, x, "failed: the scheduler closed before its time");
   }
