@@ -561,16 +561,27 @@ static void sched_deliver(fleet__cron_sched_t *s, cron_what_t *w,
     fire_hand(s, f, dispatched);
 }
 
-/* Hands one fired occurrence of `d` to the user. */
-static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
-                        int64_t fire_ms, int64_t dispatched, uint64_t token) {
+/* A fire of the occurrence `fire_ms` of `d` with `token`, not given to
+ * the user yet; NULL (the error told) when out of memory. */
+static fleet__cron_fire_t *def_fire_make(fleet__cron_sched_t *s,
+                                         const fleet__cron_def_t *d,
+                                         int64_t fire_ms, uint64_t token) {
   cron_what_t w;
 
   if (what_copy(d, &w) != 0) {
     fleet__handle_error(&s->base, FLEET_ENOMEM);
-    return;
+    return NULL;
   }
-  sched_deliver(s, &w, fire_ms, dispatched, token);
+  return fire_make(s, &w, fire_ms, token);
+}
+
+/* Hands one fired occurrence of `d` to the user. */
+static void def_deliver(fleet__cron_sched_t *s, fleet__cron_def_t *d,
+                        int64_t fire_ms, int64_t dispatched, uint64_t token) {
+  fleet__cron_fire_t *f = def_fire_make(s, d, fire_ms, token);
+
+  if (f != NULL)
+    fire_hand(s, f, dispatched);
 }
 
 /* Records the outcome of an occurrence of `key` (occurrences' tag `tag`)
@@ -617,15 +628,10 @@ static void hold_arm(fleet__cron_sched_t *s) {
  * until its time by the server's clock (sched_set_clock()'s bound). */
 static void def_hold(fleet__cron_sched_t *s, fleet__cron_def_t *d,
                      int64_t fire_ms, uint64_t token) {
-  fleet__cron_fire_t *h;
-  cron_what_t w;
+  fleet__cron_fire_t *h = def_fire_make(s, d, fire_ms, token);
   fleet__list_t *p;
 
-  if (what_copy(d, &w) != 0) {
-    fleet__handle_error(&s->base, FLEET_ENOMEM);
-    return;
-  }
-  if ((h = fire_make(s, &w, fire_ms, token)) == NULL)
+  if (h == NULL)
     return;
   h->created_ms = d->created_ms;
   h->due = (uint64_t)(fire_ms * 1000000 + s->off);
@@ -917,7 +923,7 @@ static void fire_tell(fleet__cron_sched_t *s, fleet__cron_def_t *d,
  * `times`, what `res` holds and the call's reference to `d`. */
 static void fire_answered(fleet__cron_sched_t *s, fleet__cron_def_t *d,
                           int64_t *times, size_t n, int status,
-                          fire_result_t *res, int arm) {
+                          fire_result_t *res) {
   fleet__cron_def_t *tgt;
 
   d->busy = 0;
@@ -934,7 +940,9 @@ static void fire_answered(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   free(res->fired);
   free(res->tokens);
   free(times);
-  if (arm)
+  /* A callback definition's fire was one of a burst of claims, whose end
+   * arms the timer (sched_burst_end()). */
+  if (!def_ahead(d))
     sched_arm_def(s, tgt);
   fleet__cron_def_unref(d);
 }
@@ -949,7 +957,7 @@ static void sched_on_fire(fleet__req_t *r, int status,
   fleet__req_done(r);
   if (status == 0)
     status = fire_read(reply, req->times, req->ntimes, &res);
-  fire_answered(s, req->def, req->times, req->ntimes, status, &res, 1);
+  fire_answered(s, req->def, req->times, req->ntimes, status, &res);
 }
 
 static const fleet__call_t sched_fire_call = {"cron.fire", FLEET__OP_CRON_FIRE,
@@ -1145,7 +1153,7 @@ static void batch_done(fleet__batch_item_t *it, int status,
   if (status == 0)
     status = fire_read_occ(&elem[0], 1, b->times, b->ntimes, &res);
   last = s->burst_left > 0 && --s->burst_left == 0;
-  fire_answered(s, b->def, b->times, b->ntimes, status, &res, 0);
+  fire_answered(s, b->def, b->times, b->ntimes, status, &res);
   if (last)
     sched_burst_end(s);
   batch_free(b);
@@ -1222,7 +1230,8 @@ static void def_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d, int64_t now,
   err = times != NULL && acts != NULL ? 0 : FLEET_ENOMEM;
   if (err == 0) {
     fire_plan(d, &sc, times, acts);
-    if (d->queue[0] == '\0' && d->pool[0] == '\0')
+    /* A callback definition's claims go in bursts, on the batcher. */
+    if (def_ahead(d))
       err = def_batch_fire(s, d, times, acts, n);
     else
       err = def_send_fire(s, d, times, acts, n);
