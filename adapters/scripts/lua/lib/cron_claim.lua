@@ -5,9 +5,9 @@
 --
 -- cron_claim(c, out) settles the occurrences of one definition, by the
 -- server clock c.now (an occurrence up to c.ahead ms after it is due: a
--- scheduler claims ahead, docs/cron.md; nil: 0), and appends a status and a token per occurrence to
--- `out` (the statuses of cron_fire.lua); it returns the fires counted (0
--- without a limit). `c` holds: S (the definition's keys, cron_occ.lua),
+-- scheduler claims ahead, docs/cron.md; nil: 0), and appends a status and
+-- a token per occurrence to `out` (the statuses of cron_fire.lua); it
+-- returns the fires counted (0 without a limit). `c` holds: S (the definition's keys, cron_occ.lua),
 -- node, keep (keep_count), age (keep_age_ms, 0: none), mintok, target
 -- ('' none, 'p' a pool job, '1' a queue job: c.enqueue(t, now) adds it),
 -- max (max_fires, 0: none), gen, start, stop (end, 0: none), and the
