@@ -13,6 +13,7 @@
   XX(lock_wait_wakeup)                                                         \
   XX(lock_auto_renew)                                                          \
   XX(lock_batch)                                                               \
+  XX(lock_batch_once)                                                          \
   XX(leader_elect_resign)                                                      \
   XX(queue_enqueue_get)                                                        \
   XX(queue_priority_fifo)                                                      \

@@ -420,6 +420,7 @@ CONFORMANCE_DECLARE(lock_manual_renew)
 CONFORMANCE_DECLARE(lock_auto_renew)
 CONFORMANCE_DECLARE(lock_renew_waited)
 CONFORMANCE_DECLARE(lock_batch)
+CONFORMANCE_DECLARE(lock_batch_once)
 CONFORMANCE_DECLARE(lock_close)
 CONFORMANCE_DECLARE(lock_callback_chain)
 /* test_lock_with.c */
@@ -957,6 +958,7 @@ TEST_LIST_START
   CONFORMANCE_ENTRY(lock_auto_renew)
   CONFORMANCE_ENTRY(lock_renew_waited)
   CONFORMANCE_ENTRY(lock_batch)
+  CONFORMANCE_ENTRY(lock_batch_once)
   CONFORMANCE_ENTRY(lock_close)
   CONFORMANCE_ENTRY(lock_callback_chain)
   /* test_lock_with.c */

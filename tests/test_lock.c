@@ -590,6 +590,163 @@ CONFORMANCE_IMPL(lock_batch) {
   lock_env_close(&e);
 }
 
+/* The calls of a batch of the locks "<stem><i>" (i < n) that carry two
+ * locks or more: one on a single server; on a cluster, one per slot that
+ * holds two or more of their tags. */
+static uint64_t lock_batch_multi(const fleet_test_backend_t *b,
+                                 const char *stem, int n) {
+  static unsigned char seen[16384];
+  char tag[64];
+  uint64_t calls = 0;
+  int i;
+
+  if (b->cluster == NULL)
+    return n > 1;
+  memset(seen, 0, sizeof(seen));
+  for (i = 0; i < n; i++) {
+    uint16_t slot;
+    snprintf(tag, sizeof(tag), "{locktest:%s%d}", stem, i);
+    slot = fleet__key_slot(tag, strlen(tag));
+    calls += seen[slot] == 1;
+    if (seen[slot] < 2)
+      seen[slot]++;
+  }
+  return calls;
+}
+
+typedef struct {
+  int done, status;
+  int64_t v[4];
+} lock_raw_t;
+
+static void lock_on_raw(void *arg, int status, const fleet__reply_t *reply) {
+  lock_raw_t *r = arg;
+  size_t i;
+
+  r->status = status;
+  if (status == 0) {
+    ASSERT_EQ(FLEET__REPLY_ARRAY, reply->type);
+    ASSERT_UEQ(4, reply->nelem);
+    for (i = 0; i < 4; i++)
+      r->v[i] = reply->elem[i].integer;
+  }
+  r->done = 1;
+}
+
+/* LOCK_ACQUIRE itself on two leases of one slot with the `argc` strings
+ * `a` (the adapter appends the epoch). */
+static lock_raw_t lock_raw_acquire(lock_env_t *e, const char *const *a,
+                                   size_t argc) {
+  fleet_bytes_t keys[2] = {{"{locktest:raw}1", 15}, {"{locktest:raw}2", 15}};
+  fleet_bytes_t args[6];
+  lock_raw_t r;
+  size_t i;
+
+  for (i = 0; i < argc; i++) {
+    args[i].base = a[i];
+    args[i].len = strlen(a[i]);
+  }
+  memset(&r, 0, sizeof(r));
+  ASSERT_OK(fleet__backend_call(fleet__client_backend(&e->c1),
+                                FLEET__OP_LOCK_ACQUIRE, keys, 2, args, argc,
+                                lock_on_raw, &r));
+  ASSERT(lock_env_wait(e, &r.done, 1, 5000));
+  return r;
+}
+
+/* Acquires of one owner and TTL that share a call send the owner, the TTL
+ * and the mark once (lock_acquire.lua's short form), and every lease is
+ * what it would be sent one by one; handles whose TTLs differ send them
+ * per lock, each lease with its own TTL. The script itself takes either
+ * form and refuses an ARGV of another length, writing nothing. */
+CONFORMANCE_IMPL(lock_batch_once) {
+  const uint32_t ttl_a = 20000, ttl_b = 60000;
+  static const char *const shortf[] = {"raw", "30000", "0"};
+  static const char *const bad[] = {"raw", "30000", "0", "raw", "30000"};
+  lock_rec_t same[BATCH_LOCKS], mixed[BATCH_LOCKS];
+  uint64_t once0, once, calls0, items0, calls, items;
+  lock_env_t e;
+  lock_info_t info;
+  lock_raw_t r;
+  char name[32];
+  int i;
+
+  lock_env_init(&e, b->url);
+  for (i = 0; i < BATCH_LOCKS; i++) {
+    snprintf(name, sizeof(name), "once-%d", i);
+    ASSERT_OK(lock_rec_init(&same[i], &e.c2, name, "same", ttl_a, NULL));
+    snprintf(name, sizeof(name), "mixed-%d", i);
+    ASSERT_OK(lock_rec_init(&mixed[i], &e.c2, name, "same",
+                            i % 2 ? ttl_b : ttl_a, NULL));
+  }
+
+  once0 = fleet__batch_once(e.c2.internal_);
+  fleet__batch_stats(e.c2.internal_, &calls0, &items0);
+  for (i = 0; i < BATCH_LOCKS; i++)
+    ASSERT_OK(fleet_lock_acquire(&same[i].lock, 0, lock_rec_on_acquire, 0));
+  for (i = 0; i < BATCH_LOCKS; i++) {
+    ASSERT(lock_env_wait(&e, &same[i].acquired, 1, 5000));
+    ASSERT_OK(same[i].acq_status);
+    ASSERT_UGT(same[i].token, 0);
+  }
+  once = fleet__batch_once(e.c2.internal_);
+  fleet__batch_stats(e.c2.internal_, &calls, &items);
+  ASSERT_UEQ(lock_batch_calls(b, "once-", BATCH_LOCKS, NULL), calls - calls0);
+  ASSERT_UEQ(lock_batch_multi(b, "once-", BATCH_LOCKS), once - once0);
+  if (b->cluster == NULL)
+    ASSERT_UEQ(1, once - once0);
+  for (i = 0; i < BATCH_LOCKS; i++) {
+    snprintf(name, sizeof(name), "once-%d", i);
+    info = lock_env_query(&e, &e.c1, name);
+    ASSERT_EQ(1, info.held);
+    ASSERT_STR_EQ("same", info.owner);
+    ASSERT_UEQ(same[i].token, info.token);
+    ASSERT_GT(info.ttl_ms, ttl_a / 2);
+    ASSERT_LE(info.ttl_ms, ttl_a);
+  }
+
+  /* Two TTLs in one call: each lock carries its own. */
+  once0 = fleet__batch_once(e.c2.internal_);
+  for (i = 0; i < BATCH_LOCKS; i++)
+    ASSERT_OK(fleet_lock_acquire(&mixed[i].lock, 0, lock_rec_on_acquire, 0));
+  for (i = 0; i < BATCH_LOCKS; i++) {
+    ASSERT(lock_env_wait(&e, &mixed[i].acquired, 1, 5000));
+    ASSERT_OK(mixed[i].acq_status);
+  }
+  if (b->cluster == NULL)
+    ASSERT_UEQ(once0, fleet__batch_once(e.c2.internal_));
+  for (i = 0; i < BATCH_LOCKS; i++) {
+    uint32_t ttl = i % 2 ? ttl_b : ttl_a;
+    snprintf(name, sizeof(name), "mixed-%d", i);
+    info = lock_env_query(&e, &e.c1, name);
+    ASSERT_EQ(1, info.held);
+    ASSERT_UEQ(mixed[i].token, info.token);
+    ASSERT_GT(info.ttl_ms, ttl * 2 / 3);
+    ASSERT_LE(info.ttl_ms, ttl);
+  }
+
+  /* The script: an ARGV of neither form is refused, nothing written; the
+   * short form takes both leases; again, both are busy with their TTL. */
+  r = lock_raw_acquire(&e, bad, 5);
+  ASSERT_ERR(FLEET_EINVAL, r.status);
+  r = lock_raw_acquire(&e, shortf, 3);
+  ASSERT_OK(r.status);
+  ASSERT_GT(r.v[0], 0);
+  ASSERT_GT(r.v[2], 0);
+  ASSERT_EQ(0, r.v[1] + r.v[3]);
+  r = lock_raw_acquire(&e, shortf, 3);
+  ASSERT_OK(r.status);
+  ASSERT_EQ(0, r.v[0] + r.v[2]);
+  ASSERT_GT(r.v[1], 15000);
+  ASSERT_GT(r.v[3], 15000);
+
+  for (i = 0; i < BATCH_LOCKS; i++) {
+    lock_rec_close(&e, &same[i]);
+    lock_rec_close(&e, &mixed[i]);
+  }
+  lock_env_close(&e);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Close                                                                    */
 

@@ -32,6 +32,7 @@ struct fleet__batcher_s {
   fleet_bytes_t *keys, *args;
   size_t keys_cap, args_cap;
   uint64_t calls, items; /* statistics */
+  uint64_t once;         /* calls that carried their items' args once */
 };
 
 static void batcher_on_timer(uv_timer_t *timer);
@@ -152,6 +153,10 @@ void fleet__batch_stats(const struct fleet__client_s *c, uint64_t *calls,
   *items = c->batcher != NULL ? c->batcher->items : 0;
 }
 
+uint64_t fleet__batch_once(const struct fleet__client_s *c) {
+  return c->batcher != NULL ? c->batcher->once : 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Calls                                                                    */
 
@@ -236,6 +241,22 @@ static int batcher_reserve(struct fleet__batcher_s *b, size_t nkeys,
   return 0;
 }
 
+/* Whether the `n` items' args, filled from `args` on, `per` each, are all
+ * the first item's bytes. */
+static int batcher_args_same(const fleet_bytes_t *args, size_t per, size_t n) {
+  size_t i, j;
+
+  for (i = 1; i < n; i++)
+    for (j = 0; j < per; j++) {
+      const fleet_bytes_t *a = &args[j], *o = &args[i * per + j];
+
+      if (a->len != o->len ||
+          (a->len > 0 && memcmp(a->base, o->base, a->len) != 0))
+        return 0;
+    }
+  return 1;
+}
+
 /* Sends `call`. On a synchronous error its items hear it as a failed call
  * (they are rescheduled by their `done`). */
 static void batcher_send(struct fleet__batcher_s *b,
@@ -243,7 +264,7 @@ static void batcher_send(struct fleet__batcher_s *b,
   const fleet__batch_kind_t *k = call->kind;
   size_t nkeys = k->group_keys + call->n * k->item_keys;
   size_t nargs = k->group_args + call->n * k->item_args, i;
-  int err = batcher_reserve(b, nkeys, nargs);
+  int err = batcher_reserve(b, nkeys, nargs), once = 0;
 
   if (err == 0) {
     if (k->fill_group != NULL)
@@ -251,6 +272,11 @@ static void batcher_send(struct fleet__batcher_s *b,
     for (i = 0; i < call->n; i++)
       k->fill(call->items[i], b->keys + k->group_keys + i * k->item_keys,
               b->args + k->group_args + i * k->item_args);
+    if (k->args_once && call->n > 1 &&
+        batcher_args_same(b->args + k->group_args, k->item_args, call->n)) {
+      nargs = k->group_args + k->item_args;
+      once = 1;
+    }
     err = b->client->closing
               ? FLEET_ECLOSING
               : fleet__backend_call(b->client->be, k->op, b->keys, nkeys,
@@ -259,6 +285,7 @@ static void batcher_send(struct fleet__batcher_s *b,
   if (err == 0) {
     b->calls++;
     b->items += call->n;
+    b->once += (uint64_t)once;
     return;
   }
   batcher_call_results(call, err, NULL);

@@ -38,6 +38,11 @@ typedef struct {
   size_t reply_head;
   size_t item_reply; /* reply elements per item; 0 means 1 */
   size_t max_items;  /* per call, at most FLEET__BATCH_MAX */
+  /* When set, a call whose items all have the same args (byte for byte)
+   * carries them once: ARGV = group args, then the first item's args. The
+   * op's script tells the two forms apart by ARGV's length (the same for
+   * one item). */
+  int args_once;
   /* Optional (when the group has keys or args): fills them from the first
    * item of a call. */
   void (*fill_group)(fleet__batch_item_t *it, fleet_bytes_t *keys,
@@ -93,6 +98,8 @@ void fleet__batch_remove(struct fleet__client_s *c, fleet__batch_item_t *it);
 /* Statistics, for tests: calls sent and items they carried. */
 void fleet__batch_stats(const struct fleet__client_s *c, uint64_t *calls,
                         uint64_t *items);
+/* For tests: the calls that carried their items' args once (args_once). */
+uint64_t fleet__batch_once(const struct fleet__client_s *c);
 
 /* The client is closing (its handles are closing too): items still due
  * now get their result, FLEET_ECLOSING, inside this call; then the timer

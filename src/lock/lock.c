@@ -298,13 +298,16 @@ static void lock_attempt_done(fleet__batch_item_t *it, int status,
                               const fleet__reply_t *elem, uint64_t sent);
 
 /* Attempts: one LOCK_ACQUIRE call for every attempt of the client queued
- * in one loop phase, with two reply elements each. */
+ * in one loop phase, with two reply elements each. Handles of one owner
+ * and TTL (a process's usual case) send their owner, TTL and mark once per
+ * call. */
 static const fleet__batch_kind_t lock_acquire_kind = {
     .op = FLEET__OP_LOCK_ACQUIRE,
     .item_keys = 1,
     .item_args = 3,
     .item_reply = 2,
     .max_items = FLEET__BATCH_MAX,
+    .args_once = 1,
     .fill = lock_attempt_fill,
     .done = lock_attempt_done,
 };

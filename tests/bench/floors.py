@@ -11,7 +11,9 @@ measures, with the Python standard library only:
           idle redis-server, and of entering a script, at a low rate. At
           2000 jobs/s fleet-bench queue makes two such calls per 2 jobs;
   lock    the lock scripts fleet runs (adapters/scripts/lua/lock_acquire.lua,
-          lock_release.lua), 50 locks per call as at 50 in flight, split
+          lock_release.lua), 50 locks per call as at 50 in flight (the
+          acquire with one owner, TTL and mark for all, as fleet sends a
+          batch of one owner's locks), split
           by INFO commandstats into the scripts as a whole, the four
           commands inside them (INCR, SET, GET, DEL), a script taking the
           same arguments that calls nothing, and one making four cheap calls
@@ -212,11 +214,11 @@ def paced(c, args, seconds):
 
 def lock_round(c, acq, rel, seconds, tag):
     """Acquire and release LOCKS locks per call until `seconds` pass (at
-    most 20000 rounds); returns the rounds made."""
+    most 20000 rounds); returns the rounds made. The locks share their
+    owner, TTL and mark, which the acquire carries once, as fleet's batcher
+    sends them (lock_acquire.lua's short form)."""
     keys = ['{fb:%s%d}' % (tag, i) for i in range(LOCKS)]
-    aargs = []
-    for _ in keys:
-        aargs += ['floors', '10000', '0']
+    aargs = ['floors', '10000', '0']
     aargs.append('0')  # the failover epoch (lib/fence.lua): one Redis
     end = time.monotonic() + seconds
     rounds = 0
