@@ -19,11 +19,6 @@ local wrongtype = 'FLEET_EWRONGTYPE a store key holds another type'
 --#include store_record
 --#include time
 
-local function is_zset(key)
-  local t = redis.call('TYPE', key)['ok']
-  return t == 'none' or t == 'zset'
-end
-
 -- Every check comes before the first write. HGETALL itself fails on a
 -- record key of another type; the first index key is checked by the first
 -- write, its ZADD.
@@ -68,14 +63,10 @@ if #idx > 0 then
     return redis.error_reply(wrongtype)
   end
 end
--- Sets the expiry of `key`: at exp with index entries, else ttl from now.
-local function expire(key)
-  if exp then
-    redis.call('PEXPIREAT', key, exp)
-  else
-    redis.call('PEXPIRE', key, ARGV[2])
-  end
-end
+-- The expiry of the record's keys: at exp with index entries, else ttl
+-- from now.
+local expire_cmd, expire_at = 'PEXPIRE', ARGV[2]
+if exp then expire_cmd, expire_at = 'PEXPIREAT', exp end
 for i = 1, #drop do
   redis.call('ZREM', drop[i], id)
 end
@@ -83,12 +74,12 @@ if #dropf > 0 then
   redis.call('HDEL', rec, unpack(dropf))
 end
 redis.call('HSET', rec, unpack(fields))
-expire(rec)
+redis.call(expire_cmd, rec, expire_at)
 -- A new record starts with no events; an old one keeps its own.
 if #old == 0 then
   redis.call('DEL', ev)
 else
-  expire(ev)
+  redis.call(expire_cmd, ev, expire_at)
 end
 for i = 1, #idx do
   if i > 1 then

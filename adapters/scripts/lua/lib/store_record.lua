@@ -6,7 +6,13 @@
 -- index key holds another type, so that the caller can refuse with
 -- FLEET_EWRONGTYPE before its first write. With `first_unchecked`, the
 -- first index key is not checked: the caller's first write is a ZADD to
--- it, made with zadd_first().
+-- it, made with zadd_first(). is_zset(key): whether key holds a zset or
+-- nothing.
+local function is_zset(key)
+  local t = redis.call('TYPE', key)['ok']
+  return t == 'none' or t == 'zset'
+end
+
 local function record_indexes(old, ipre, first_unchecked)
   local idx, stored = {}, nil
   for i = 1, #old, 2 do
@@ -14,11 +20,8 @@ local function record_indexes(old, ipre, first_unchecked)
       stored = old[i + 1]
     elseif string.sub(old[i], 1, 2) == 'i:' then
       local k = ipre .. string.sub(old[i], 3)
-      if #idx > 0 or not first_unchecked then
-        local t = redis.call('TYPE', k)['ok']
-        if t ~= 'none' and t ~= 'zset' then
-          return nil
-        end
+      if (#idx > 0 or not first_unchecked) and not is_zset(k) then
+        return nil
       end
       idx[#idx + 1] = k
     end
