@@ -32,9 +32,9 @@ local n = math.floor((#ARGV - 4) / 6)
 if n < 1 or #ARGV ~= 6 * n + 4 then
   error({err = 'FLEET_EPROTO pool_dispatch takes six arguments per job'})
 end
+disp_start()
 -- The start result the dispatching node asks to take, first: a start of
 -- the node's own worker admitted below then finds its list empty.
-disp_start()
 local out, take = {0, 0}, ARGV[3] ~= '0'
 -- The revision, T:life and, with a take, the node's id lease in one read.
 local pre = pool_read(take and {':rev', ':id:' .. ARGV[1]} or {':rev'})

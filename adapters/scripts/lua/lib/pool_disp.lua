@@ -1,9 +1,11 @@
 -- pool_disp.lua -- included by pool_dispatch.lua (--#include pool_disp),
--- after pool_int: the dispatch's state and steps. As a library's code they
--- are made once, when the library loads (cmake/embed_lua.cmake), and the
--- state, set to nil at the start of each call, is made by the call
--- (disp_start()), not per call as closures of the script's body.
--- Expects `T`, `ARGV` and pool_int's helpers.
+-- after pool_int: the dispatch's steps and its state. In a lib, the
+-- functions are made once, when the Redis 7 function library loads
+-- (cmake/embed_lua.cmake), rather than at every call as closures of the
+-- script's body; the state is set to nil at the start of each call, and
+-- disp_start() makes its tables. Expects `T`, `ARGV` and pool_int's
+-- helpers.
+
 -- What the jobs of the call share, read once: the revision, the jobs held
 -- (when there is a limit), each worker's node and whether it is live. A
 -- removal of lapsed nodes (reap) changes them all: read again after one.
