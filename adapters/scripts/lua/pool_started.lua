@@ -68,13 +68,7 @@ for i = 1, n do
       set[key] = true
     end
     if from and from ~= '' then
-      if not events[from] then
-        events[from] = {}
-        order[#order + 1] = from
-      end
-      local e, m = events[from], #events[from]
-      e[m + 1], e[m + 2], e[m + 3], e[m + 4], e[m + 5], e[m + 6] =
-        'r', key, w, t, status, ''
+      ev_add(events, order, from, 'r', key, w, t, status, '')
     end
   end
 end

@@ -111,13 +111,7 @@ local function admit(j)
     wjo[#wjo + 1] = worker
   end
   wj[worker][#wj[worker] + 1] = key
-  if not evs[node] then
-    evs[node] = {}
-    evo[#evo + 1] = node
-  end
-  local e, m = evs[node], #evs[node]
-  e[m + 1], e[m + 2], e[m + 3], e[m + 4], e[m + 5], e[m + 6] =
-    's', key, worker, ts, payload, from
+  ev_add(evs, evo, node, 's', key, worker, ts, payload, from)
   return 1, t
 end
 

@@ -80,6 +80,20 @@ local function push_many(node, fields)
   end
 end
 
+-- Adds an event (push()'s six fields) for `node` to `evs` (node -> the
+-- fields of its events, for push_many()), and a node's first to `order`.
+local function ev_add(evs, order, node, kind, key, worker, token, data, from)
+  local e = evs[node]
+  if not e then
+    e = {}
+    evs[node] = e
+    order[#order + 1] = node
+  end
+  local m = #e
+  e[m + 1], e[m + 2], e[m + 3], e[m + 4], e[m + 5], e[m + 6] =
+    kind, key, worker, token, data, from
+end
+
 -- A job's owner record "<token>:<state>:<worker>", split; nil when there
 -- is no such job. A record fleet did not write is FLEET_EPROTO.
 local function job(key)
