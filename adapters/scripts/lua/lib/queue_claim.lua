@@ -118,21 +118,24 @@ local function claim_rotation(n, nrot, L, retry)
   local rot = tag .. ':groups'
   local gmax, gms, gconc = tonumber(L[3]), tonumber(L[4]), tonumber(L[6])
   local holds = L[13]
-  local ids, gn, gcount = {}, {}, {}
+  -- (gn, the jobs taken per group, only for the groups' limits.)
+  local ids, gn, gcount = nil, (gconc or gmax) and {}, {}
   local runs, rgs = {}, {} -- the last position in ids of each set's jobs
   local held -- the earliest time a held group frees; -1 for a slot
   local slot -- a group waits for a slot
   local turn = tonumber(L[11]) or 10
   local gp, dturn = tag .. ':gp:', dec(turn)
   -- What is left of the turn that a claim cut, and its group.
-  local lleft, lg = string.match(L[14] or '', '^(%d+):(.*)$')
+  local lleft, lg
+  if L[14] then lleft, lg = string.match(L[14], '^(%d+):(.*)$') end
   local cut_turn -- the turn this claim cuts, "<left>:<group>"
   local left_rot = nrot -- the sets in the rotation
-  while #ids < n and nrot > 0 do
+  local nids = 0 -- #ids
+  while nids < n and nrot > 0 do
     -- The sets a claim of the jobs still wanted visits at most, if each
     -- gives a whole turn, and one more.
-    local k = math.floor((n - #ids - 1) / turn) + 2
-    if k > n - #ids then k = n - #ids end
+    local k = math.floor((n - nids - 1) / turn) + 2
+    if k > n - nids then k = n - nids end
     if k > nrot then k = nrot end
     local win = call('LRANGE', rot, '0', dec(k - 1))
     if #win == 0 then break end
@@ -155,7 +158,7 @@ local function claim_rotation(n, nrot, L, retry)
     local back, gone = {}, {}
     local v = 0 -- the sets visited: those after stay at the head
     for x, g in ipairs(win) do
-      if #ids >= n then break end
+      if nids >= n then break end
       v = x
       -- A turn gives the group's weight times gturn (default 10); a turn
       -- a claim cut goes on at the next claim.
@@ -167,7 +170,7 @@ local function claim_rotation(n, nrot, L, retry)
         if left > full then left = full end
       end
       local take = left
-      if take > n - #ids then take = n - #ids end
+      if take > n - nids then take = n - nids end
       local cut = take < left -- (by the claim's size)
       local wait
       if g ~= '' and (H or R or C) then
@@ -214,13 +217,19 @@ local function claim_rotation(n, nrot, L, retry)
                   {}
           empty = #got < take
         end
-        local base, ng = #ids, #got
-        for j = 1, ng do ids[base + j] = got[j] end
+        local base, ng = nids, #got
         if ng > 0 then
-          runs[#runs + 1] = base + ng
+          -- (The first set's reply is the ids: no copy.)
+          if ids then
+            for j = 1, ng do ids[base + j] = got[j] end
+          else
+            ids = got
+          end
+          nids = base + ng
+          runs[#runs + 1] = nids
           rgs[#runs] = g
         end
-        if g ~= '' then gn[g] = (gn[g] or 0) + ng end
+        if gn and g ~= '' then gn[g] = (gn[g] or 0) + ng end
         -- The claim is full in the middle of the turn: the set stays at
         -- the head with what is left of its turn.
         if cut and not wait and not empty and #got == take then
@@ -254,9 +263,9 @@ local function claim_rotation(n, nrot, L, retry)
   elseif L[14] then
     call('HDEL', tag .. ':limits', 'gleft')
   end
-  if #ids == 0 and held and retry == 0 then retry = held end
+  if nids == 0 and held and retry == 0 then retry = held end
   if slot then call('HSET', tag .. ':limits', 'slotwait', '1') end
-  return ids, gn, gcount, retry, left_rot, runs, rgs
+  return ids or {}, gn, gcount, retry, left_rot, runs, rgs
 end
 
 local function claim(n, ttl, wid, dttl, ca)
@@ -517,7 +526,7 @@ local function claim(n, ttl, wid, dttl, ca)
             claims[c], out[o + 4] = stop_claim(claims[c], R[i], g)
           end
           o = o + 4
-        elseif g ~= '' then
+        elseif gn and g ~= '' then
           -- Moved aside: it does not count against its group.
           gn[g] = gn[g] - 1
         end
