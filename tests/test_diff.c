@@ -449,13 +449,19 @@ static const char *diff_job_id(diff_t *d, char *buf, size_t len) {
 
 /* Appends the claims (id, token) of a QUEUE_CLAIM reply's lines. */
 static void diff_keep_claims(diff_t *d, const diff_reply_t *m) {
-  size_t i;
+  unsigned long long token0;
+  size_t i, k, count, stride;
 
-  /* "[n", now, deadline, next, left, retry, then id, record, token, group
-   * per job. */
-  for (i = 6; i + 3 < m->n && d->nheld < 64; i += 4) {
+  /* "[n", now, deadline, next, left, retry, token0, count, stride, runs,
+   * then id, record[, group] per job, the k-th's token token0 + k. */
+  if (m->n < 10 || sscanf(m->line[6] + 2, "%llu", &token0) != 1 ||
+      sscanf(m->line[7] + 2, "%zu", &count) != 1 ||
+      sscanf(m->line[8] + 2, "%zu", &stride) != 1)
+    return;
+  for (i = 10, k = 1; k <= count && i + 1 < m->n && d->nheld < 64;
+       i += stride, k++) {
     snprintf(d->held[d->nheld][0], 32, "%s", m->line[i] + 2);
-    snprintf(d->held[d->nheld][1], 32, "%s", m->line[i + 2] + 2);
+    snprintf(d->held[d->nheld][1], 32, "%llu", token0 + k);
     d->nheld++;
   }
 }

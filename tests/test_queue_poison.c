@@ -584,6 +584,7 @@ typedef struct {
   int completed, errors, eproto;
   char ids[4][FLEET_JOB_ID_MAX + 1];
   char detail[512];
+  int grouped; /* each job's payload names its group ("-": none) */
 } pzw_t;
 
 static void pzw_handler(fleet_worker_t *w, fleet_job_t *job) {
@@ -591,6 +592,15 @@ static void pzw_handler(fleet_worker_t *w, fleet_job_t *job) {
   ASSERT_STR_EQ("t", job->type);
   if (p->completed < 4)
     snprintf(p->ids[p->completed], sizeof(p->ids[0]), "%s", job->id);
+  if (p->grouped) {
+    if (job->payload.len == 1 && *(const char *)job->payload.base == '-') {
+      ASSERT_NULL(job->group);
+    } else {
+      ASSERT_NOT_NULL(job->group);
+      ASSERT_EQ(job->payload.len, job->group_len);
+      ASSERT_MEM_EQ(job->payload.base, job->group, job->group_len);
+    }
+  }
   ASSERT_OK(fleet_job_complete(job));
 }
 
@@ -617,12 +627,32 @@ static void pzw_closed(fleet_handle_t *h) {
   (void)h;
 }
 
+/* Runs a worker of `concurrency` on queue `name` of `p` until it
+ * completed `completed` jobs and its error callback heard `eproto`
+ * FLEET_EPROTO, and no other error. */
+static void pzw_run(pzw_t *p, const char *name, uint32_t concurrency,
+                    int completed, int eproto) {
+  fleet_worker_options_t wo;
+
+  fleet_worker_options_init(&wo);
+  wo.concurrency = concurrency;
+  wo.done_cb = pzw_done;
+  wo.error_cb = pzw_error;
+  ASSERT_OK(fleet_worker_init(&p->t.c.client, &p->w, name, &wo));
+  p->w.data = p;
+  ASSERT_OK(fleet_worker_start(&p->w, pzw_handler));
+  ASSERT(fleet_test_wait_count(&p->t.c.loop, &p->completed, completed,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT(fleet_test_wait_count(&p->t.c.loop, &p->eproto, eproto,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
+  ASSERT_EQ(eproto, p->errors);
+}
+
 /* A worker of concurrency 1 with a job without a record at the head of
  * the queue, and a delayed job with a malformed record due: it runs the
  * two good jobs behind them, and its error callback hears both, with
  * the handle of the worker. */
 CONFORMANCE_IMPL(worker_poison) {
-  fleet_worker_options_t wo;
   char good[2][FLEET_JOB_ID_MAX + 1];
   pzw_t p;
 
@@ -633,24 +663,43 @@ CONFORMANCE_IMPL(worker_poison) {
   pz_cmd(b, &p.t, "ZADD", "{qt:a}:delayed", "1", "due-1", NULL);
   qt_add(&p.t, "t", "x", good[0]);
   qt_add(&p.t, "t", "y", good[1]);
-  fleet_worker_options_init(&wo);
-  wo.concurrency = 1;
-  wo.done_cb = pzw_done;
-  wo.error_cb = pzw_error;
-  ASSERT_OK(fleet_worker_init(&p.t.c.client, &p.w, "a", &wo));
-  p.w.data = &p;
-  ASSERT_OK(fleet_worker_start(&p.w, pzw_handler));
-  ASSERT(fleet_test_wait_count(&p.t.c.loop, &p.completed, 2,
-                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
-  ASSERT(fleet_test_wait_count(&p.t.c.loop, &p.eproto, 2,
-                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
-  ASSERT_EQ(2, p.errors);
+  pzw_run(&p, "a", 1, 2, 2);
   ASSERT_STR_EQ(good[0], p.ids[0]);
   ASSERT_STR_EQ(good[1], p.ids[1]);
   ASSERT_NOT_NULL(strstr(p.detail, "moved to dead"));
   ASSERT_OK(qt_counts(&p.t));
   ASSERT_UEQ(2, p.t.counts.dead);
   ASSERT_UEQ(2, p.t.counts.completed);
+  ASSERT_OK(fleet_worker_close(&p.w, pzw_closed));
+  qt_close(&p.t);
+}
+
+/* A job without a record in a group's pending list, between jobs of
+ * several groups (and one without a group) that one claim takes: the
+ * claim moves it aside and hands out the others, each with its own group
+ * (the claim's reply gives the groups once per run of jobs: the run with
+ * the job moved aside counts one job fewer). */
+CONFORMANCE_IMPL(worker_poison_group) {
+  static const char *const groups[] = {"g1", "g1", "g2", "g2", NULL};
+  static const char *const pays[] = {"g1", "g1", "g2", "g2", "-"};
+  fleet_job_spec_t specs[5];
+  pzw_t p;
+  int i;
+
+  memset(&p, 0, sizeof(p));
+  p.grouped = 1;
+  qt_open(&p.t, b->url, "pg", NULL);
+  for (i = 0; i < 5; i++) {
+    fleet_job_spec_init(&specs[i], "t", pays[i], strlen(pays[i]));
+    specs[i].group = groups[i];
+  }
+  ASSERT_OK(qt_enqueue(&p.t, specs, 5, NULL, NULL));
+  pz_cmd(b, &p.t, "LPUSH", "{qt:pg}:gp:g2", "ghost", NULL);
+  pzw_run(&p, "pg", 8, 5, 1);
+  ASSERT_NOT_NULL(strstr(p.detail, "ghost"));
+  ASSERT_OK(qt_counts(&p.t));
+  ASSERT_UEQ(1, p.t.counts.dead);
+  ASSERT_UEQ(5, p.t.counts.completed);
   ASSERT_OK(fleet_worker_close(&p.w, pzw_closed));
   qt_close(&p.t);
 }

@@ -537,6 +537,14 @@ TEST_IMPL(worker_delivery_message) {
   ASSERT_UEQ(4, jobs[1].token);
   ASSERT_ERR(FLEET_EPROTO,
              fleet__queue_delivery_read(&t.q, "", 0, &ci, &jobs, &n));
+  /* A delivery's tokens follow one another (lib/queue_add.lua): a gap is
+   * refused. */
+  len = 0;
+  msg_put(buf, &len, "5\0009\0", 4);
+  msg_job(buf, &len, "a", rec_a, sizeof(rec_a) - 1, "3");
+  msg_job(buf, &len, "bc", rec_b, sizeof(rec_b) - 1, "5");
+  ASSERT_ERR(FLEET_EPROTO,
+             fleet__queue_delivery_read(&t.q, buf, len, &ci, &jobs, &n));
   for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     len = 0;
     msg_put(buf, &len, bad[i].head, bad[i].head_len);

@@ -25,8 +25,9 @@
  * gives WRONGTYPE, as Redis does; either way the script wrote nothing.
  * QUEUE_CLAIM and QUEUE_RECOVER do not refuse for one job they cannot
  * read: they move it to dead (docs/queue.md, "Jobs fleet cannot read")
- * and end their reply with id, reason, 0 for it (and '' in a claim's,
- * whose entries are four long: id, record, token, group).
+ * and end their reply with id, reason, 0 for it (after a claim's jobs,
+ * whose entries are id, record[, group], their tokens counted from the
+ * reply's token0: adapters/scripts/lua/queue_claim.lua).
  *
  * Flow control (docs/queue.md, "Flow control"; lib/queue_flow.lua): the
  * claim scripts apply the limits of T:limits, take the jobs of groups

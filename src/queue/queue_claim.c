@@ -122,25 +122,28 @@ static int queue_rec_u32(const char *p, const char *end, uint32_t dflt,
   return 0;
 }
 
-/* Reads one claimed job (id, record, token, group from `e`) into `job`, its
- * strings not yet copied (the group's too, in `group`): the record is
+/* Reads one claimed job (id, record, and with `stride` 3 the group element,
+ * from `e`; its fencing token is `token`) into `job`, its strings not yet
+ * copied (the group's too, in `group`): the record is
  * "<attempts>\0<max_attempts>\0 <created_ms>\0<type>\0<payload>"
  * (docs/queue.md), split here so that the script returns it as it is. The
  * created field of a job with headers goes on with "\t<headers>", their
  * stored form, which job->headers and headers_len are left pointing at.
  * Returns 0 or FLEET_EPROTO. */
-static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
-                          fleet_bytes_t *id, fleet_bytes_t *type,
-                          fleet_bytes_t *group) {
+static int queue_read_job(const fleet__reply_t *e, size_t stride,
+                          uint64_t token, fleet_job_t *job, fleet_bytes_t *id,
+                          fleet_bytes_t *type, fleet_bytes_t *group) {
   const char *sep[4], *p, *end;
   fleet_bytes_t rec;
   uint32_t attempts;
   int i;
 
+  group->base = NULL;
+  group->len = 0;
+  job->token = token;
   if (fleet__reply_bytes(&e[0], id) != 0 || id->len == 0 ||
       fleet__reply_bytes(&e[1], &rec) != 0 ||
-      fleet__reply_u64(&e[2], &job->token) != 0 || job->token == 0 ||
-      fleet__reply_bytes(&e[3], group) != 0)
+      (stride == 3 && fleet__reply_bytes(&e[2], group) != 0))
     return FLEET_EPROTO;
   /* A job with a run deadline has it after a NUL in the group element
    * (lib/queue_stop.lua). */
@@ -195,21 +198,19 @@ static int queue_read_job(const fleet__reply_t *e, fleet_job_t *job,
 }
 
 /* Whether the entry `e` of a claim or recovery reply is a job moved
- * aside, {id, reason, 0[, '']}, rather than a claimed job (whose token is
- * never 0). */
+ * aside, {id, reason, 0}. */
 static int queue_is_moved(const fleet__reply_t *e) {
   return e[2].type == FLEET__REPLY_INT && e[2].integer == 0;
 }
 
 /* Reports each job a claim or a recovery moved aside (docs/queue.md,
- * "Jobs fleet cannot read"), the entries {id, reason, 0} (`stride` 3, a
- * recovery's) or {id, reason, 0, ''} (4, a claim's) of `r` from element
- * `from` on, through the queue's error callback: FLEET_EPROTO with the
- * detail "job <id> moved to dead: <reason>". Runs after the user callback
- * of the call; stops when the queue closes. */
+ * "Jobs fleet cannot read"), the entries {id, reason, 0} of `r` from
+ * element `from` on, through the queue's error callback: FLEET_EPROTO with
+ * the detail "job <id> moved to dead: <reason>". Runs after the user
+ * callback of the call; stops when the queue closes. */
 static void queue_report_moved(struct fleet__queue_s *q,
-                               const fleet__reply_t *r, size_t from,
-                               size_t stride) {
+                               const fleet__reply_t *r, size_t from) {
+  const size_t stride = 3;
   fleet__backend_t *be = fleet__handle_backend(&q->base);
   char text[FLEET__DETAIL_MAX];
   fleet_bytes_t id, why;
@@ -232,45 +233,96 @@ static void queue_report_moved(struct fleet__queue_s *q,
   }
 }
 
+/* Takes the next group of a claim reply's runs, "<n>\0<group>" per run
+ * joined by NULs, at `*p` (before `end`): `*left` counts the jobs left of
+ * the run in `g`. Returns 0 or FLEET_EPROTO. */
+static int queue_run_next(const char **p, const char *end, uint64_t *left,
+                          fleet_bytes_t *g) {
+  const char *s = *p, *z;
+  uint64_t v = 0;
+
+  while (*left == 0) {
+    if (s >= end)
+      return FLEET_EPROTO;
+    for (v = 0; s < end && *s != '\0'; s++) {
+      if (*s < '0' || *s > '9' || v > FLEET_QUEUE_BATCH_MAX)
+        return FLEET_EPROTO;
+      v = v * 10 + (uint64_t)(*s - '0');
+    }
+    if (s == end || v == 0)
+      return FLEET_EPROTO;
+    s++;
+    z = memchr(s, '\0', (size_t)(end - s));
+    g->base = s;
+    g->len = (size_t)((z != NULL ? z : end) - s);
+    s = z != NULL ? z + 1 : end;
+    *left = v;
+  }
+  (*left)--;
+  *p = s;
+  return 0;
+}
+
 /* Reads a claim reply, {now_ms, deadline_ms, next_run_at_ms, pending_left,
- * retry_at (0, -1 or a time), then id, record, token, group per job (at
- * most `max` jobs), then id, reason, 0, '' per job moved aside (only when
- * `moved` is set: a delivery has none)}, into `info` and `q->jobs` (`*n`
- * of them, their strings copied). Returns 0, FLEET_EPROTO or
+ * retry_at (0, -1 or a time), token0, count, stride (2 or 3), runs, then
+ * per job claimed (count of them, at most `max`) its id, record, and with
+ * stride 3 its group element, its token being token0 + its rank from 1
+ * (with stride 2, runs gives the groups: "<n>\0<group>" per run of n jobs
+ * in order, joined by NULs; '': none), then id, reason, 0 per job moved
+ * aside (only when `moved` is set: a delivery has none)}
+ * (adapters/scripts/lua/queue_claim.lua), into `info` and `q->jobs`
+ * (`*n` of them, their strings copied); `*tail` (when not NULL) gets the
+ * index of the first entry moved aside. Returns 0, FLEET_EPROTO or
  * FLEET_ENOMEM. */
 static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
                             size_t max, int moved, fleet_claim_info_t *info,
-                            size_t *n) {
-  fleet_bytes_t id, type, group;
-  size_t i, ntrip, bytes = 0;
+                            size_t *n, size_t *tail) {
+  fleet_bytes_t id, type, group, runs, rg = {NULL, 0};
+  uint64_t token0, count, stride, left = 0;
+  const char *rp;
+  size_t i, end, bytes = 0;
   int rc = 0;
 
-  if (!fleet__reply_is_array(r, 5) || (r->nelem - 5) % 4 != 0 ||
+  if (!fleet__reply_is_array(r, 9) ||
       fleet__reply_u64(&r->elem[0], &info->now_ms) != 0 ||
       fleet__reply_u64(&r->elem[1], &info->deadline_ms) != 0 ||
       r->elem[2].type != FLEET__REPLY_INT || r->elem[2].integer < -1 ||
       fleet__reply_u64(&r->elem[3], &info->pending) != 0 ||
-      r->elem[4].type != FLEET__REPLY_INT || r->elem[4].integer < -1)
+      r->elem[4].type != FLEET__REPLY_INT || r->elem[4].integer < -1 ||
+      fleet__reply_u64(&r->elem[5], &token0) != 0 ||
+      fleet__reply_u64(&r->elem[6], &count) != 0 ||
+      fleet__reply_u64(&r->elem[7], &stride) != 0 ||
+      fleet__reply_bytes(&r->elem[8], &runs) != 0 ||
+      (stride != 2 && stride != 3) || count > max ||
+      (stride == 3 && runs.len > 0) || token0 > UINT64_MAX - count ||
+      count * stride > r->nelem - 9)
     return FLEET_EPROTO;
+  end = 9 + (size_t)(count * stride);
+  rp = runs.base;
+  if (moved ? (r->nelem - end) % 3 != 0 : r->nelem != end)
+    return FLEET_EPROTO;
+  if (tail != NULL)
+    *tail = end;
   info->next_run_at_ms =
       r->elem[2].integer < 0 ? 0 : (uint64_t)r->elem[2].integer;
   info->retry_at_ms = r->elem[4].integer < 0 ? FLEET_CLAIM_WAIT_SLOT
                                              : (uint64_t)r->elem[4].integer;
-  ntrip = (r->nelem - 5) / 4;
-  if (fleet__grow((void **)&q->jobs, &q->jobs_cap, ntrip + 1,
+  if (fleet__grow((void **)&q->jobs, &q->jobs_cap, (size_t)count + 1,
                   sizeof(*q->jobs)) != 0)
     return FLEET_ENOMEM;
   *n = 0;
-  for (i = 0; rc == 0 && i < ntrip; i++) {
-    const fleet__reply_t *e = &r->elem[5 + 4 * i];
+  for (i = 0; rc == 0 && i < count; i++) {
+    const fleet__reply_t *e = &r->elem[9 + stride * i];
     fleet_job_t *job = &q->jobs[*n];
-    /* A job moved aside is reported by queue_report_moved(). */
-    if (moved && queue_is_moved(e))
-      continue;
-    if (*n == max)
-      return FLEET_EPROTO;
     memset(job, 0, sizeof(*job));
-    rc = queue_read_job(e, job, &id, &type, &group);
+    rc = queue_read_job(e, (size_t)stride, token0 + i + 1, job, &id, &type,
+                        &group);
+    if (rc == 0 && runs.len > 0) {
+      rc = queue_run_next(&rp, (const char *)runs.base + runs.len, &left, &rg);
+      group = rg;
+      if (group.len > FLEET_JOB_GROUP_MAX)
+        rc = FLEET_EPROTO;
+    }
     /* In the reply until copied below. */
     job->id = id.base;
     job->id_len = id.len;
@@ -281,6 +333,10 @@ static int queue_claim_read(struct fleet__queue_s *q, const fleet__reply_t *r,
     bytes += id.len + type.len + group.len + 5 + 2 * job->headers_len;
     (*n)++;
   }
+  /* Every run is for the jobs claimed. */
+  if (rc == 0 && runs.len > 0 &&
+      (left != 0 || rp != (const char *)runs.base + runs.len))
+    rc = FLEET_EPROTO;
   q->strs_len = 0;
   if (rc == 0 && fleet__queue_strs_reserve(q, bytes) != 0)
     rc = FLEET_ENOMEM;
@@ -321,17 +377,18 @@ static void queue_claim_cb_fail(fleet__req_t *req, int status) {
 static void queue_claim_reply(fleet__req_t *base, int status,
                               const fleet__reply_t *r) {
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
-  size_t max = ((fleet__qreq_t *)base)->max_jobs, n;
+  size_t max = ((fleet__qreq_t *)base)->max_jobs, n, tail = 0;
   fleet_claim_info_t info;
 
   if (fleet__call_failed(base, status) ||
-      fleet__call_failed(base, queue_claim_read(q, r, max, 1, &info, &n)))
+      fleet__call_failed(base,
+                         queue_claim_read(q, r, max, 1, &info, &n, &tail)))
     return;
   fleet__req_done(base);
   ((fleet_queue_claim_cb)base->cb)((fleet_queue_t *)q->base.pub, 0,
                                    n > 0 ? q->jobs : NULL, n, &info,
                                    base->user_data);
-  queue_report_moved(q, r, 5, 4);
+  queue_report_moved(q, r, tail);
 }
 
 static const fleet__call_t queue_claim_call = {
@@ -388,19 +445,43 @@ int fleet__queue_claim(fleet_queue_t *pub, size_t max_jobs,
 /* Refresh, complete, release                                               */
 
 /* Reads the reply of a batch op into `q->results`: refresh (`head` 2):
- * {now_ms, deadline_ms, then 1 or 0 per claim}; complete and release
- * (`head` 1): {now_ms, then a result code per claim}. Returns 0,
- * FLEET_EPROTO or FLEET_ENOMEM. */
+ * {now_ms, deadline_ms, then 1 or 0 per claim}; release (`head` 1):
+ * {now_ms, then a result code per claim}; complete (`head` 1): {now_ms,
+ * the codes as a string, a character per claim: '1', '2', '0', '-', '3',
+ * '4' for 1, 2, 0, -1, 3, 4}. Returns 0, FLEET_EPROTO or FLEET_ENOMEM. */
 static int queue_batch_read(struct fleet__queue_s *q, const fleet__reply_t *r,
                             size_t head, size_t n) {
+  static const char codes[] = "1203-4";
+  static const int errs[] = {0,
+                             FLEET_EALREADY,
+                             FLEET_ESTALE,
+                             FLEET_ECANCELED,
+                             FLEET_ENOTFOUND,
+                             FLEET_ETIMEDOUT};
+  const char *c;
   size_t i;
   int code;
 
-  if (r->type != FLEET__REPLY_ARRAY || r->nelem != head + n)
+  if (r->type != FLEET__REPLY_ARRAY)
     return FLEET_EPROTO;
   if (fleet__grow((void **)&q->results, &q->results_cap, n,
                   sizeof(*q->results)) != 0)
     return FLEET_ENOMEM;
+  /* A completion's codes come as one string, a character per claim
+   * (queue_complete.lua). */
+  if (head == 1 && r->nelem == 2 && r->elem[1].type == FLEET__REPLY_STR) {
+    if (r->elem[1].len != n)
+      return FLEET_EPROTO;
+    for (i = 0; i < n; i++) {
+      if (r->elem[1].str[i] == '\0' ||
+          (c = strchr(codes, r->elem[1].str[i])) == NULL)
+        return FLEET_EPROTO;
+      q->results[i] = errs[c - codes];
+    }
+    return 0;
+  }
+  if (r->nelem != head + n)
+    return FLEET_EPROTO;
   for (i = 0; i < n; i++) {
     const fleet__reply_t *e = &r->elem[head + i];
     code = queue_batch_code(e);
@@ -551,13 +632,14 @@ static void queue_complete_claim_reply(fleet__req_t *base, int status,
   struct fleet__queue_s *q = (struct fleet__queue_s *)base->handle;
   fleet__qreq_t *req = (fleet__qreq_t *)base;
   fleet_claim_info_t info;
-  size_t njobs = 0;
+  size_t njobs = 0, tail = 0;
   int rc = FLEET_EPROTO;
 
   if (fleet__call_failed(base, status))
     return;
   if (r->type == FLEET__REPLY_ARRAY && r->nelem == 2) {
-    rc = queue_claim_read(q, &r->elem[0], req->max_jobs, 1, &info, &njobs);
+    rc = queue_claim_read(q, &r->elem[0], req->max_jobs, 1, &info, &njobs,
+                          &tail);
     if (rc == 0)
       rc = queue_batch_read(q, &r->elem[1], 1, req->n);
   }
@@ -567,7 +649,7 @@ static void queue_complete_claim_reply(fleet__req_t *base, int status,
   ((fleet__queue_complete_claim_cb)base->cb)(
       (fleet_queue_t *)q->base.pub, 0, q->results, req->n,
       njobs > 0 ? q->jobs : NULL, njobs, &info, base->user_data);
-  queue_report_moved(q, &r->elem[0], 5, 4);
+  queue_report_moved(q, &r->elem[0], tail);
 }
 
 static const fleet__call_t queue_complete_claim_call = {
@@ -696,7 +778,7 @@ static void queue_recover_reply(fleet__req_t *base, int status,
   fleet__req_done(base);
   ((fleet_queue_recover_cb)base->cb)((fleet_queue_t *)q->base.pub, 0, &info,
                                      base->user_data);
-  queue_report_moved(q, r, 4, 3);
+  queue_report_moved(q, r, 4);
 }
 
 static const fleet__call_t queue_recover_call = {
@@ -763,20 +845,23 @@ int fleet__queue_delivery_read(fleet_queue_t *pub, const char *msg, size_t len,
   struct fleet__queue_s *q = (struct fleet__queue_s *)pub->internal_;
   const char *p = msg, *end = msg + len;
   fleet__reply_t *e, top;
-  size_t nelem = 5;
-  uint64_t v = 0;
+  size_t nelem = 9;
+  uint64_t v = 0, token0 = 0;
   int rc = 0;
 
-  /* The message as the reply of a claim: {now, deadline, -1, 0, 0, then
-   * id, record, token, '' per job (a delivered job has no group)}, in the
-   * queue's reused `dl` array; the claim's reader checks and copies it. */
+  /* The message as the reply of a claim: {now, deadline, -1, 0, 0, token0,
+   * count, 2, '', then id, record per job (a delivered job has no group)},
+   * in the queue's reused `dl` array; the claim's reader checks and copies
+   * it. A delivery's tokens are consecutive (lib/queue_add.lua). */
   memset(&top, 0, sizeof(top));
-  if (fleet__grow((void **)&q->dl, &q->dl_cap, 5 + 4 * 4, sizeof(*q->dl)) != 0)
+  if (fleet__grow((void **)&q->dl, &q->dl_cap, 9 + 4 * 2, sizeof(*q->dl)) != 0)
     return FLEET_ENOMEM;
   e = q->dl;
-  memset(e, 0, 5 * sizeof(*e));
-  for (int i = 0; i < 5; i++)
+  memset(e, 0, 9 * sizeof(*e));
+  for (int i = 0; i < 8; i++)
     e[i].type = FLEET__REPLY_INT;
+  e[8].type = FLEET__REPLY_STR;
+  e[8].str = "";
   if (queue_delivery_num(&p, end, &v) != 0 || v > INT64_MAX)
     rc = FLEET_EPROTO;
   e[0].integer = (int64_t)v;
@@ -784,33 +869,36 @@ int fleet__queue_delivery_read(fleet_queue_t *pub, const char *msg, size_t len,
     rc = FLEET_EPROTO;
   e[1].integer = (int64_t)v;
   e[2].integer = -1;
+  e[7].integer = 2;
   while (rc == 0 && p < end) {
-    if (nelem / 4 > FLEET_QUEUE_BATCH_MAX ||
-        fleet__grow((void **)&q->dl, &q->dl_cap, nelem + 4, sizeof(*e)) != 0) {
-      rc = nelem / 4 > FLEET_QUEUE_BATCH_MAX ? FLEET_EPROTO : FLEET_ENOMEM;
+    size_t k = (nelem - 9) / 2; /* the jobs read */
+    if (k >= FLEET_QUEUE_BATCH_MAX ||
+        fleet__grow((void **)&q->dl, &q->dl_cap, nelem + 2, sizeof(*e)) != 0) {
+      rc = k >= FLEET_QUEUE_BATCH_MAX ? FLEET_EPROTO : FLEET_ENOMEM;
       break;
     }
     e = q->dl;
-    memset(&e[nelem], 0, 4 * sizeof(*e));
-    e[nelem + 2].type = FLEET__REPLY_INT;
-    e[nelem + 3].type = FLEET__REPLY_STR;
-    e[nelem + 3].str = "";
+    memset(&e[nelem], 0, 2 * sizeof(*e));
     if (queue_delivery_str(&p, end, &e[nelem]) != 0 ||
         queue_delivery_str(&p, end, &e[nelem + 1]) != 0 ||
-        queue_delivery_num(&p, end, &v) != 0 || v > INT64_MAX) {
+        queue_delivery_num(&p, end, &v) != 0 || v == 0 || v > INT64_MAX ||
+        (k > 0 && v != token0 + k + 1)) {
       rc = FLEET_EPROTO;
       break;
     }
-    e[nelem + 2].integer = (int64_t)v;
-    nelem += 4;
+    if (k == 0)
+      token0 = v - 1;
+    nelem += 2;
   }
-  if (rc == 0 && nelem == 5)
+  if (rc == 0 && nelem == 9)
     rc = FLEET_EPROTO; /* a delivery has jobs */
   if (rc == 0) {
+    e[5].integer = (int64_t)token0;
+    e[6].integer = (int64_t)((nelem - 9) / 2);
     top.type = FLEET__REPLY_ARRAY;
     top.nelem = nelem;
     top.elem = e;
-    rc = queue_claim_read(q, &top, FLEET_QUEUE_BATCH_MAX, 0, info, n);
+    rc = queue_claim_read(q, &top, FLEET_QUEUE_BATCH_MAX, 0, info, n, NULL);
   }
   if (rc == 0)
     *jobs = q->jobs;

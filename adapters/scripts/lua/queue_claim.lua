@@ -21,12 +21,19 @@
 -- ARGV[#ARGV]: the failover epoch, which the adapter appends (lib/fence.lua).
 -- Returns: {now_ms, deadline_ms, next_run_at_ms (-1: none), pending_left,
 --   retry_at (0: none; -1: when a running job finishes; else unix ms: a
---   flow limit held the claim back, lib/queue_claim.lua),
---   then id, record, token, group ('': none) per job}: the job record as it is stored,
+--   flow limit held the claim back, lib/queue_claim.lua), token0, count,
+--   stride, runs, then per job claimed (count of them) its id and record,
+--   and with stride 3 its group element ('': none; a run deadline follows
+--   the group after a NUL, lib/queue_stop.lua)}: the k-th job's fencing
+--   token is token0 + k; with stride 2, runs gives the jobs' groups,
+--   "<n>\0<group>" per run of n jobs in order, joined by NULs ('': no
+--   group); the job record as it is stored,
 --   "<attempts>\0<max_attempts>\0<created_ms>\0<type>\0<payload>" (empty
 --   numbers: 0 and 3; docs/queue.md), which the client splits; the attempt
---   the claim makes is the record's attempts + 1; then id, reason, 0, ''
---   per pending or due job moved to dead (a token is never 0).
+--   the claim makes is the record's attempts + 1; then id, reason, 0 per
+--   pending or due job moved to dead. (Stride 3 only when a job of the
+--   claim may have a run deadline: a reply element costs Redis about as
+--   much as a job's record read.)
 local call = redis.call
 local tag = KEYS[1]
 --#include time

@@ -13,8 +13,11 @@
 -- ARGV[1]: keep_count; ARGV[2]: keep_s (0: no age bound); then id, token
 --   per claim: the token alone, or with a result "<token>\0<ttl_ms>\0<result>"
 --   (ttl_ms: the queue's retention, a job's own in rttl first).
--- Returns: {now_ms, then per claim 1 completed, 2 that claim already ended,
---   0 stale, -1 no such job}.
+-- Returns: {now_ms, codes}: codes holds a character per claim, in order:
+--   1 completed, 2 that claim already ended, 0 stale, - no such job, 3
+--   cancelled and 4 timed out (lib/queue_stop.lua). (One string, not a
+--   number per claim: a reply element costs Redis about as much as a
+--   claim's completion writes.)
 local call = redis.call
 local tag = KEYS[1]
 --#include time

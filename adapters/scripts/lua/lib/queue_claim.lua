@@ -274,7 +274,7 @@ local function claim(n, ttl, wid, dttl, ca)
   -- resume publishes a wake-up. It parks no worker.
   if call('EXISTS', tag .. ':paused') == 1 then
     if wid and wid ~= '' then call('HDEL', tag .. ':parked', wid) end
-    return {now, now + ttl, -1, 0, 0}
+    return {now, now + ttl, -1, 0, 0, 0, 0, 2, ''}
   end
   local L = call('HMGET', tag .. ':limits', 'rate_max', 'rate_ms',
                  'grate_max', 'grate_ms', 'conc', 'gconc', 'hold', 'rl_n',
@@ -398,7 +398,9 @@ local function claim(n, ttl, wid, dttl, ca)
   local nrot = n > 0 and call('LLEN', rot) or 0
 
   local deadline = now + ttl
-  local out = {now, deadline, -1, 0, 0}
+  -- (The reply: see the header of queue_claim.lua.)
+  local out = {now, deadline, -1, 0, 0, 0, 0, 2, ''}
+  local got = 0 -- the jobs claimed
   local left -- pending jobs left, when known without asking
   local ids -- the jobs taken
   local gn, gcount -- jobs taken per group; window counts per group
@@ -471,6 +473,9 @@ local function claim(n, ttl, wid, dttl, ca)
       local R = L[12] and stop_claimed(ids, att)
       -- fence_next: lib/fence.lua, which the script includes.
       local token = fence_next(tag .. ':fence', #ids) - 1
+      -- The claimed jobs' tokens follow the reply's sixth number, one by
+      -- one in the order of the jobs: none goes in the reply per job.
+      out[6] = token
       local tail = '\0' .. dec(deadline)
       -- The tokens' decimals without formatting a number per job: the
       -- digits above the last three once per thousand tokens, the last
@@ -481,7 +486,15 @@ local function claim(n, ttl, wid, dttl, ca)
                          low % 10
       local ts = dec(top)
       -- The mark goes with every write: see HASH_MARK (queue_int).
-      local claims, o, c = {'', HASH_MARK}, 5, 2
+      local claims, o, c = {'', HASH_MARK}, 9, 2
+      -- A job's entry is its id and record, and its group element only
+      -- when a job of the claim may have a run deadline (the eighth
+      -- number, the stride: 2 or 3); else the groups of the rotation's
+      -- runs of jobs go once per run, in the ninth element (ra: the jobs
+      -- of each run moved aside, which it does not claim, once one is).
+      local st = R and 3 or 2
+      out[8] = st
+      local byrun, ra = runs and not R, nil
       -- The group of each run of jobs (runs, rgs), and the claim value's
       -- group part, made once per run.
       local ri, rend, g, gt = 1, #ids, '', ''
@@ -520,16 +533,36 @@ local function claim(n, ttl, wid, dttl, ca)
           c = c + 2
           out[o + 1] = id
           out[o + 2] = recs[i]
-          out[o + 3] = token
-          out[o + 4] = g
-          if R and R[i] then
-            claims[c], out[o + 4] = stop_claim(claims[c], R[i], g)
+          if st == 3 then
+            out[o + 3] = g
+            if R[i] then
+              claims[c], out[o + 3] = stop_claim(claims[c], R[i], g)
+            end
           end
-          o = o + 4
-        elseif gn and g ~= '' then
+          o = o + st
+        else
+          if byrun then
+            ra = ra or {}
+            ra[ri] = (ra[ri] or 0) + 1
+          end
           -- Moved aside: it does not count against its group.
-          gn[g] = gn[g] - 1
+          if gn and g ~= '' then gn[g] = gn[g] - 1 end
         end
+      end
+      got = (c - 2) / 2
+      if byrun then
+        -- "<jobs>\0<group>" per run, joined by NULs (a group never holds
+        -- one).
+        local w, nw, from = {}, 0, 0
+        for x = 1, #runs do
+          local k = runs[x] - from - (ra and ra[x] or 0)
+          from = runs[x]
+          if k > 0 then
+            w[nw + 1], w[nw + 2] = dec(k), rgs[x]
+            nw = nw + 2
+          end
+        end
+        out[9] = table.concat(w, '\0')
       end
       if c > 2 then
         claims_put(tag, claims, R and R.first < deadline and R.first or
@@ -544,7 +577,7 @@ local function claim(n, ttl, wid, dttl, ca)
     end
   end
   out[4] = left
-  local got = (#out - 5) / 4
+  out[7] = got
   -- What the claims take of the windows and the running counts. A
   -- window entry is stamped with the end of the ms the claim ran in (now
   -- + 1): TIME is finer than the ms, and a claim late in ms T and one
@@ -591,10 +624,7 @@ local function claim(n, ttl, wid, dttl, ca)
   out[5] = retry
   if #bad > 0 then
     deps_aside(bad)
-    for _, v in ipairs(move_aside(tag, now, bad)) do
-      out[#out + 1] = v
-      if #out % 4 == 0 then out[#out + 1] = '' end
-    end
+    for _, v in ipairs(move_aside(tag, now, bad)) do out[#out + 1] = v end
   end
   if wid and wid ~= '' then
     if left == 0 and got < n and retry == 0 then

@@ -12,11 +12,26 @@
 --#include queue_unique
 --#include queue_hist
 --#include queue_errs
+-- A claim's result code (-1, 0, 2, 3 or 4) as the reply's character
+-- (queue_complete.lua).
+local function complete_code(c)
+  if c == 0 then
+    return '0'
+  elseif c == 2 then
+    return '2'
+  elseif c == -1 then
+    return '-'
+  end
+  return c == 3 and '3' or '4'
+end
 local function complete(keep, keep_s, a)
-  local out = {now}
+  -- out[i]: the code of claim i, a character: one string in the reply,
+  -- not a reply element per claim; nil while every claim so far
+  -- completed (the rule): the string is then '1' times their number.
+  local out
   local ids = {}
   for i = a, #ARGV - 1, 2 do ids[#ids + 1] = ARGV[i] end
-  if #ids == 0 then return out end
+  if #ids == 0 then return {now, ''} end
   -- (Results and events take the script's clock: lib/queue_life.lua.)
   if not life.t then life.t = now end
   local claims = tag .. ':claims'
@@ -33,12 +48,13 @@ local function complete(keep, keep_s, a)
     -- (A token with a result: lib/queue_life.lua.)
     if sfind(tok, '\0', 1, true) then tok, ttl, r = res_split(tok) end
     local v = held[i]
+    local code -- (nil: '1')
     if stops and stops[id] and not seen[id] and has_token(v, tok) then
       seen[id] = ''
-      out[i + 1] = stops[id]
+      code = complete_code(stops[id])
     elseif seen[id] then
       -- Completed a moment ago by this batch.
-      out[i + 1] = seen[id] == tok and 2 or 0
+      code = seen[id] == tok and '2' or '0'
     elseif v and byte(v, #tok + 1) == 0 and sfind(v, tok, 1, true) == 1 then
       seen[id] = tok
       nd = nd + 1
@@ -52,12 +68,16 @@ local function complete(keep, keep_s, a)
         res = res or {}
         res[nd] = r
       end
-      out[i + 1] = 1
     elseif v then
-      out[i + 1] = 0 -- held by another claim
+      code = '0' -- held by another claim
     else
-      out[i + 1] = ended(id, tok)
+      code = complete_code(ended(id, tok))
     end
+    if code and not out then
+      out = {}
+      for x = 1, i - 1 do out[x] = '1' end
+    end
+    if out then out[i] = code or '1' end
   end
   if #done > 0 then
     call('HDEL', claims, unpack(done))
@@ -87,5 +107,5 @@ local function complete(keep, keep_s, a)
     end
     if fl.uniq then unique_ended(tag, done) end
   end
-  return out
+  return {now, out and table.concat(out) or string.rep('1', #ids)}
 end
