@@ -629,7 +629,10 @@ static void worker_hb_done(fleet__batch_item_t *it, int status,
  * read `server_now` at loop ms `at` or before: a job's run deadline is
  * timed from there, so that the handler is told at it or a little after
  * (a finish after it is the timeout's failure; the backend waits a grace
- * past it for one, lib/queue_stop.lua). */
+ * past it for one, lib/queue_stop.lua). For a job with one, `at` is read
+ * again from the clock: the loop's time is that of its iteration's start,
+ * which a busy iteration leaves behind, and a run deadline timed from it
+ * would tell the handler early, before the backend's clock got there. */
 static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
                         size_t n, uint64_t deadline, uint32_t period,
                         int delivered, uint64_t server_now, uint64_t at) {
@@ -637,6 +640,7 @@ static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
   fleet__wjob_t *job;
   size_t i;
   int timed = 0; /* a job has a run deadline */
+  int fresh = 0; /* `at` was read again */
 
   for (i = 0; i < n; i++) {
     job = fleet__wjob_get(w);
@@ -649,6 +653,12 @@ static void worker_take(struct fleet__worker_s *w, const fleet_job_t *jobs,
     }
     job->local_deadline = deadline;
     timed |= jobs[i].run_deadline_ms != 0;
+    if (jobs[i].run_deadline_ms != 0 && !fresh) {
+      uv_update_time(w->base.loop);
+      if (uv_now(w->base.loop) > at)
+        at = uv_now(w->base.loop);
+      fresh = 1;
+    }
     if (jobs[i].run_deadline_ms != 0)
       job->run_local = jobs[i].run_deadline_ms > server_now
                            ? at + (jobs[i].run_deadline_ms - server_now)
