@@ -648,6 +648,16 @@ static void pzw_run(pzw_t *p, const char *name, uint32_t concurrency,
   ASSERT_EQ(eproto, p->errors);
 }
 
+/* Checks the queue's dead and completed counts, then closes the worker
+ * and the queue of `p`. */
+static void pzw_end(pzw_t *p, uint64_t dead, uint64_t completed) {
+  ASSERT_OK(qt_counts(&p->t));
+  ASSERT_UEQ(dead, p->t.counts.dead);
+  ASSERT_UEQ(completed, p->t.counts.completed);
+  ASSERT_OK(fleet_worker_close(&p->w, pzw_closed));
+  qt_close(&p->t);
+}
+
 /* A worker of concurrency 1 with a job without a record at the head of
  * the queue, and a delayed job with a malformed record due: it runs the
  * two good jobs behind them, and its error callback hears both, with
@@ -667,11 +677,7 @@ CONFORMANCE_IMPL(worker_poison) {
   ASSERT_STR_EQ(good[0], p.ids[0]);
   ASSERT_STR_EQ(good[1], p.ids[1]);
   ASSERT_NOT_NULL(strstr(p.detail, "moved to dead"));
-  ASSERT_OK(qt_counts(&p.t));
-  ASSERT_UEQ(2, p.t.counts.dead);
-  ASSERT_UEQ(2, p.t.counts.completed);
-  ASSERT_OK(fleet_worker_close(&p.w, pzw_closed));
-  qt_close(&p.t);
+  pzw_end(&p, 2, 2);
 }
 
 /* A job without a record in a group's pending list, between jobs of
@@ -697,11 +703,7 @@ CONFORMANCE_IMPL(worker_poison_group) {
   pz_cmd(b, &p.t, "LPUSH", "{qt:pg}:gp:g2", "ghost", NULL);
   pzw_run(&p, "pg", 8, 5, 1);
   ASSERT_NOT_NULL(strstr(p.detail, "ghost"));
-  ASSERT_OK(qt_counts(&p.t));
-  ASSERT_UEQ(1, p.t.counts.dead);
-  ASSERT_UEQ(5, p.t.counts.completed);
-  ASSERT_OK(fleet_worker_close(&p.w, pzw_closed));
-  qt_close(&p.t);
+  pzw_end(&p, 1, 5);
 }
 
 static void pz_hist_history(fleet_queue_t *q, int status,

@@ -77,10 +77,8 @@ static void queue_claims_args(struct fleet__queue_s *q,
 /* The result code of the batch ops (1, 2, 0, -1; 3 and 4, the claim
  * ended as its job's cancel or run deadline said: lib/queue_stop.lua) as a
  * fleet status, or FLEET_EPROTO for anything else. */
-static int queue_batch_code(const fleet__reply_t *r) {
-  if (r->type != FLEET__REPLY_INT)
-    return FLEET_EPROTO;
-  switch (r->integer) {
+static int queue_batch_code(long long v) {
+  switch (v) {
     case 1:
       return 0;
     case 2:
@@ -451,14 +449,6 @@ int fleet__queue_claim(fleet_queue_t *pub, size_t max_jobs,
  * '4' for 1, 2, 0, -1, 3, 4}. Returns 0, FLEET_EPROTO or FLEET_ENOMEM. */
 static int queue_batch_read(struct fleet__queue_s *q, const fleet__reply_t *r,
                             size_t head, size_t n) {
-  static const char codes[] = "1203-4";
-  static const int errs[] = {0,
-                             FLEET_EALREADY,
-                             FLEET_ESTALE,
-                             FLEET_ECANCELED,
-                             FLEET_ENOTFOUND,
-                             FLEET_ETIMEDOUT};
-  const char *c;
   size_t i;
   int code;
 
@@ -473,10 +463,13 @@ static int queue_batch_read(struct fleet__queue_s *q, const fleet__reply_t *r,
     if (r->elem[1].len != n)
       return FLEET_EPROTO;
     for (i = 0; i < n; i++) {
-      if (r->elem[1].str[i] == '\0' ||
-          (c = strchr(codes, r->elem[1].str[i])) == NULL)
+      char c = r->elem[1].str[i];
+      code = c == '-'               ? queue_batch_code(-1)
+             : c >= '0' && c <= '9' ? queue_batch_code(c - '0')
+                                    : FLEET_EPROTO;
+      if (code == FLEET_EPROTO)
         return FLEET_EPROTO;
-      q->results[i] = errs[c - codes];
+      q->results[i] = code;
     }
     return 0;
   }
@@ -484,7 +477,8 @@ static int queue_batch_read(struct fleet__queue_s *q, const fleet__reply_t *r,
     return FLEET_EPROTO;
   for (i = 0; i < n; i++) {
     const fleet__reply_t *e = &r->elem[head + i];
-    code = queue_batch_code(e);
+    code = e->type == FLEET__REPLY_INT ? queue_batch_code(e->integer)
+                                       : FLEET_EPROTO;
     /* A refresh answers 1, 0, or 2: held, its job cancelled. */
     if (head == 2 && code == FLEET_EALREADY)
       code = FLEET_ECANCELED;
