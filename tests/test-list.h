@@ -207,6 +207,7 @@ TEST_DECLARE(queue_redis_record_chunks)
 
 /* test_queue_claims.c */
 CONFORMANCE_DECLARE(queue_claim_tokens)
+CONFORMANCE_DECLARE(queue_complete_repeat)
 CONFORMANCE_DECLARE(queue_fail_backoff)
 CONFORMANCE_DECLARE(queue_fail_jitter)
 CONFORMANCE_DECLARE(queue_recover)
@@ -773,6 +774,7 @@ TEST_LIST_START
 
   /* test_queue_claims.c */
   CONFORMANCE_ENTRY(queue_claim_tokens)
+  CONFORMANCE_ENTRY(queue_complete_repeat)
   CONFORMANCE_ENTRY(queue_fail_backoff)
   CONFORMANCE_ENTRY(queue_fail_jitter)
   CONFORMANCE_ENTRY(queue_recover)

@@ -100,6 +100,70 @@ CONFORMANCE_IMPL(queue_claim_tokens) {
   qt_close(&t);
 }
 
+/* One claim given more than once in a completion batch, with no history
+ * kept: the first completes with its result, a repeat with the same token
+ * is "already done" and its result is not kept, its id with a token it
+ * does not hold is stale; the other claim of the batch completes, and the
+ * queue counts two completions. */
+CONFORMANCE_IMPL(queue_complete_repeat) {
+  fleet_job_info_t info;
+  fleet_claim_t c[5];
+  fleet_bytes_t res[5];
+  qt_job_t jobs[2];
+  int out[5];
+  qt_t t;
+
+  qt_open(&t, b->url, "rep", NULL);
+  qt_add(&t, "t", "a", NULL);
+  qt_add(&t, "t", "b", NULL);
+  ASSERT_EQ(2, qt_claim(&t, 2, 60000, jobs));
+  c[0] = qt_claim_of(&jobs[0]);
+  c[1] = c[0];
+  c[2] = qt_claim_of(&jobs[1]);
+  c[3] = c[0];
+  c[3].token += 100;
+  c[4] = c[2];
+  res[0] = (fleet_bytes_t){"first", 5};
+  res[1] = (fleet_bytes_t){"second", 6};
+  res[2] = (fleet_bytes_t){"other", 5};
+  res[3] = (fleet_bytes_t){"stale", 5};
+  res[4] = (fleet_bytes_t){"again", 5};
+  ASSERT_OK(qt_complete_results(&t, c, res, 5, out));
+  ASSERT_OK(out[0]);
+  ASSERT_ERR(FLEET_EALREADY, out[1]);
+  ASSERT_OK(out[2]);
+  ASSERT_ERR(FLEET_ESTALE, out[3]);
+  ASSERT_ERR(FLEET_EALREADY, out[4]);
+  ASSERT_OK(qt_get(&t, jobs[0].id, &info, NULL, 0, NULL, 0));
+  ASSERT_EQ(FLEET_JOB_COMPLETED, info.state);
+  ASSERT_EQ(1, info.has_result);
+  ASSERT_UEQ(5, info.result.len);
+  ASSERT_EQ(0, memcmp(info.result.base, "first", 5));
+  ASSERT_OK(qt_get(&t, jobs[1].id, &info, NULL, 0, NULL, 0));
+  ASSERT_UEQ(5, info.result.len);
+  ASSERT_EQ(0, memcmp(info.result.base, "other", 5));
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(0, t.counts.running);
+  ASSERT_UEQ(0, t.counts.pending);
+  ASSERT_UEQ(2, t.counts.completed);
+
+  /* Without results, in a batch of the repeats alone. */
+  qt_add(&t, "t", "c", NULL);
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, jobs));
+  c[0] = qt_claim_of(&jobs[0]);
+  c[1] = c[0];
+  c[2] = c[0];
+  ASSERT_OK(qt_complete(&t, c, 3, out));
+  ASSERT_OK(out[0]);
+  ASSERT_ERR(FLEET_EALREADY, out[1]);
+  ASSERT_ERR(FLEET_EALREADY, out[2]);
+  ASSERT_ERR(FLEET_ENOTFOUND, qt_get(&t, jobs[0].id, &info, NULL, 0, NULL, 0));
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(0, t.counts.running);
+  ASSERT_UEQ(3, t.counts.completed);
+  qt_close(&t);
+}
+
 CONFORMANCE_IMPL(queue_fail_backoff) {
   char ids[2][FLEET_JOB_ID_MAX + 1], err[64];
   fleet_job_spec_t specs[2];

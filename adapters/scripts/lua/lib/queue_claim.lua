@@ -398,8 +398,7 @@ local function claim(n, ttl, wid, dttl, ca)
   local nrot = n > 0 and call('LLEN', rot) or 0
 
   local deadline = now + ttl
-  -- (The reply: see the header of queue_claim.lua.)
-  local out = {now, deadline, -1, 0, 0, 0, 0, 2, ''}
+  local out -- the reply (see the header of queue_claim.lua)
   local got = 0 -- the jobs claimed
   local left -- pending jobs left, when known without asking
   local ids -- the jobs taken
@@ -444,13 +443,18 @@ local function claim(n, ttl, wid, dttl, ca)
     if #mid > 0 then call('LTRIM', pending, dec(#mid), '-1') end
     if nz > 0 then call('ZREMRANGEBYRANK', prio, '0', dec(nz - 1)) end
   end
-  if ids and #ids > 0 then
+  local nids = ids and #ids or 0
+  -- (Sized for the usual stride, 2: presized, lib/queue_int.lua.)
+  out = presized(9 + 2 * nids)
+  out[1], out[2], out[3], out[4], out[5] = now, deadline, -1, 0, 0
+  out[6], out[7], out[8], out[9] = 0, 0, 2, ''
+  if nids > 0 then
     do
       -- Every record is checked (rec_read) before anything is written;
       -- the attempt the claim makes is kept as a string: "1" for a job
       -- never tried, which is the common case and needs no formatting.
       local recs = recs_get(tag, ids)
-      local att = {}
+      local att = presized(nids)
       for i = 1, #ids do
         local rec = recs[i]
         if rec then
@@ -486,7 +490,8 @@ local function claim(n, ttl, wid, dttl, ca)
                          low % 10
       local ts = dec(top)
       -- The mark goes with every write: see HASH_MARK (queue_int).
-      local claims, o, c = {'', HASH_MARK}, 9, 2
+      local claims, o, c = presized(2 + 2 * nids), 9, 2
+      claims[1], claims[2] = '', HASH_MARK
       -- A job's entry is its id and record, and its group element only
       -- when a job of the claim may have a run deadline (the eighth
       -- number, the stride: 2 or 3); else the groups of the rotation's
