@@ -1,7 +1,7 @@
 -- queue_int.lua -- included by queue scripts (--#include queue_int): int(v)
 -- reads an integer field of a record fleet wrote, and refuses anything
 -- else with FLEET_EPROTO rather than computing with garbage; HASH_MARK,
--- dec(n) and claims_put() below.
+-- dec(n), presized(n) and claims_put() below.
 --#include wake
 -- int(v [, what, pat]): the integer the string v holds, when its digits
 -- (the capture of `pat`: by default an optional sign, then the digits) are
