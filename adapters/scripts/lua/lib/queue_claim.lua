@@ -455,7 +455,7 @@ local function claim(n, ttl, wid, dttl, ca)
       -- never tried, which is the common case and needs no formatting.
       local recs = recs_get(tag, ids)
       local att = presized(nids)
-      for i = 1, #ids do
+      for i = 1, nids do
         local rec = recs[i]
         if rec then
           -- (sep1, the first separator, is at 1: no attempts yet.)
@@ -476,7 +476,7 @@ local function claim(n, ttl, wid, dttl, ca)
       -- (lib/queue_stop.lua).
       local R = L[12] and stop_claimed(ids, att)
       -- fence_next: lib/fence.lua, which the script includes.
-      local token = fence_next(tag .. ':fence', #ids) - 1
+      local token = fence_next(tag .. ':fence', nids) - 1
       -- The claimed jobs' tokens follow the reply's sixth number, one by
       -- one in the order of the jobs: none goes in the reply per job.
       out[6] = token
@@ -502,12 +502,12 @@ local function claim(n, ttl, wid, dttl, ca)
       local byrun, ra = runs and not R, nil
       -- The group of each run of jobs (runs, rgs), and the claim value's
       -- group part, made once per run.
-      local ri, rend, g, gt = 1, #ids, '', ''
+      local ri, rend, g, gt = 1, nids, '', ''
       if runs then
         rend, g = runs[1], rgs[1]
         gt = g ~= '' and '\0' .. g or ''
       end
-      for i = 1, #ids do
+      for i = 1, nids do
         local id = ids[i]
         if i > rend then
           ri = ri + 1

@@ -61,6 +61,14 @@ local function complete_dups(ids, a, out, nd, done, vals, res, marks)
   return w
 end
 
+-- The batch's codes `out` (made for n claims when nil) with '1' in every
+-- place up to `upto` that holds none yet.
+local function complete_ones(out, n, upto)
+  out = out or presized(n)
+  for x = 1, upto do out[x] = out[x] or '1' end
+  return out
+end
+
 local function complete(keep, keep_s, a)
   -- out[i]: the code of claim i, a character: one string in the reply,
   -- not a reply element per claim; nil while every claim so far
@@ -120,20 +128,16 @@ local function complete(keep, keep_s, a)
     else
       code = complete_code(ended(id, tok))
     end
-    if code and not out then
-      out = {}
-      for x = 1, i - 1 do out[x] = '1' end
-    end
+    if code and not out then out = complete_ones(nil, nids, i - 1) end
     if out then out[i] = code or '1' end
   end
   if nd > 0 then
     if call('HDEL', claims, unpack(done)) < nd and not seen then
-      out = out or presized(nids)
-      for x = 1, nids do out[x] = out[x] or '1' end
+      out = complete_ones(out, nids, nids)
       nd = complete_dups(ids, a, out, nd, done, vals, res, marks)
     end
-    call('HINCRBY', tag .. ':stats', 'completed', dec(#done))
-    hist_add('c', #done)
+    call('HINCRBY', tag .. ':stats', 'completed', dec(nd))
+    hist_add('c', nd)
     if keep > 0 then
       call('HSET', tag .. ':done', unpack(marks))
       local len = call('RPUSH', tag .. ':completed', unpack(done))
@@ -152,11 +156,11 @@ local function complete(keep, keep_s, a)
       local rl
       if res then
         rl = {}
-        for x = 1, #done do rl[x] = res[x] or '' end
+        for x = 1, nd do rl[x] = res[x] or '' end
       end
       deps_ended(done, 'c', rl)
     end
     if fl.uniq then unique_ended(tag, done) end
   end
-  return {now, out and table.concat(out) or string.rep('1', #ids)}
+  return {now, out and table.concat(out) or string.rep('1', nids)}
 end
