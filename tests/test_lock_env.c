@@ -13,6 +13,14 @@ static void env_on_close(fleet_client_t *c) {
   e->closed++;
 }
 
+static void env_on_ping(fleet_client_t *client, int status, void *arg) {
+  lock_env_t *e = client->data;
+
+  (void)arg;
+  ASSERT_OK(status);
+  e->pinged++;
+}
+
 void lock_env_init(lock_env_t *e, const char *url) {
   fleet_client_options_t o;
 
@@ -28,6 +36,12 @@ void lock_env_init(lock_env_t *e, const char *url) {
   if (strncmp(url, "memory:", 7) == 0)
     o.memory_peer = &e->c1;
   ASSERT_OK(fleet_client_init(&e->loop, &e->c2, url, &o));
+  /* Connected (and, on a cluster, the slot map read) before the test's
+   * first lease: otherwise a short TTL can run out while the first acquire
+   * waits for the connection, and the grant comes back too late to use. */
+  ASSERT_OK(fleet_client_ping(&e->c1, env_on_ping, NULL));
+  ASSERT_OK(fleet_client_ping(&e->c2, env_on_ping, NULL));
+  ASSERT(lock_env_wait(e, &e->pinged, 2, FLEET_TEST_WAIT_MS));
 }
 
 void lock_env_close(lock_env_t *e) {

@@ -9,12 +9,13 @@
 #include "test.h"
 
 /* Two clients of the same backend (on memory, the second shares the
- * first's store) on one loop. */
+ * first's store) on one loop, both connected once lock_env_init returns. */
 typedef struct {
   uv_loop_t loop;
   fleet_client_t c1;
   fleet_client_t c2;
   int closed;
+  int pinged; /* pings answered while starting */
 } lock_env_t;
 
 /* What one lock handle's callbacks saw. The handle's data points here. */
