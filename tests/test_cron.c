@@ -1258,10 +1258,13 @@ CONFORMANCE_IMPL(cron_foreign_data) {
 /* The claim itself: batched fires, the trim in batches, the floor         */
 
 /* What a raw op answered, its integers flattened (nested arrays in order,
- * strings and nils as -9). */
+ * strings and nils as -9). With `fire` set (a CRON_FIRE_MANY), a
+ * definition's answer given as one integer (one occurrence, no limit) is
+ * flattened as the table it stands for: count, status, token. */
 typedef struct {
   int done;
   int status;
+  int fire;
   size_t n;
   int64_t v[256];
 } raw_t;
@@ -1278,20 +1281,40 @@ static void raw_flatten(raw_t *f, const fleet__reply_t *r) {
     f->v[f->n++] = r->type == FLEET__REPLY_INT ? r->integer : -9;
 }
 
+/* Flattens one definition's integer answer of CRON_FIRE_MANY: the token
+ * when it fired, else 0, -1, -2, -3 for the statuses 0, -1, 2, 3. */
+static void raw_flatten_one(raw_t *f, int64_t v) {
+  int64_t st = v > 0 ? 1 : v == 0 ? 0 : v == -1 ? -1 : -v;
+
+  ASSERT_GE(v, -3);
+  ASSERT_ULE(f->n + 3, 256);
+  f->v[f->n++] = st == 1;
+  f->v[f->n++] = st;
+  f->v[f->n++] = st == 1 ? v : 0;
+}
+
 static void on_raw(void *arg, int status, const fleet__reply_t *reply) {
   raw_t *f = arg;
+  size_t i;
 
   f->status = status;
-  if (status == 0)
+  if (status == 0 && f->fire && reply->type == FLEET__REPLY_ARRAY) {
+    for (i = 0; i < reply->nelem; i++)
+      if (i > 0 && reply->elem[i].type == FLEET__REPLY_INT)
+        raw_flatten_one(f, reply->elem[i].integer);
+      else
+        raw_flatten(f, &reply->elem[i]);
+  } else if (status == 0) {
     raw_flatten(f, reply);
+  }
   f->done = 1;
 }
 
-/* Runs `op` with the keys `k` and the strings `a` on `c`; asserts it
- * succeeds. */
-static raw_t raw_op(lock_env_t *e, fleet_client_t *c, fleet__op_t op,
-                    const char *const *k, size_t nk, const char *const *a,
-                    size_t na) {
+/* Runs `op` with the keys `k` and the strings `a` on `c`; the answer,
+ * with its status. */
+static raw_t raw_call(lock_env_t *e, fleet_client_t *c, fleet__op_t op,
+                      const char *const *k, size_t nk, const char *const *a,
+                      size_t na) {
   fleet_bytes_t keys[4], args[32];
   raw_t f;
   size_t i;
@@ -1303,9 +1326,19 @@ static raw_t raw_op(lock_env_t *e, fleet_client_t *c, fleet__op_t op,
   for (i = 0; i < na; i++)
     args[i] = (fleet_bytes_t){a[i], strlen(a[i])};
   memset(&f, 0, sizeof(f));
+  f.fire = op == FLEET__OP_CRON_FIRE_MANY;
   ASSERT_OK(fleet__backend_call(fleet__client_backend(c), op, keys, nk, args,
                                 na, on_raw, &f));
   ASSERT(lock_env_wait(e, &f.done, 1, 5000));
+  return f;
+}
+
+/* raw_call(), asserting it succeeds. */
+static raw_t raw_op(lock_env_t *e, fleet_client_t *c, fleet__op_t op,
+                    const char *const *k, size_t nk, const char *const *a,
+                    size_t na) {
+  raw_t f = raw_call(e, c, op, k, nk, a, na);
+
   ASSERT_OK(f.status);
   return f;
 }
@@ -1318,11 +1351,10 @@ static raw_t raw_op(lock_env_t *e, fleet_client_t *c, fleet__op_t op,
  * one status, token pair per occurrence. */
 static raw_t ct_fire(lock_env_t *e, fleet_client_t *c, const char *node,
                      const char *occ_a, const char *occ_b) {
-  const char *k[2] = {CT_TAG, CT_TAG};
-  const char *a[19] = {"ns", node,  "4", "0", "0", "a", "0", "0", "1",  "0",
-                       "0",  occ_a, "b", "0", "0", "1", "0", "0", occ_b};
+  const char *k[2] = {CT_TAG ":cron:ns:a:occ", CT_TAG ":cron:ns:b:occ"};
+  const char *a[8] = {node, "4", "0", "0", occ_a, "0", occ_b, "0"};
 
-  return raw_op(e, c, FLEET__OP_CRON_FIRE_MANY, k, 2, a, 19);
+  return raw_op(e, c, FLEET__OP_CRON_FIRE_MANY, k, 2, a, 8);
 }
 
 /* The dispatch log of definition `key`: its entries' count and top. */
@@ -1395,11 +1427,12 @@ CONFORMANCE_IMPL(cron_claim_batched) {
 static raw_t ct_fire_window(lock_env_t *e, fleet_client_t *c, const char *node,
                             const char *start, const char *end,
                             const char *occ) {
-  const char *k[1] = {CT_TAG};
-  const char *a[12] = {"ns", node, "4", "0",   "0", "s",
-                       "0",  "0",  "1", start, end, occ};
+  const char *k[1] = {CT_TAG ":cron:ns:s:occ"};
+  char bounds[64];
+  const char *a[6] = {node, "4", "0", "0", occ, bounds};
 
-  return raw_op(e, c, FLEET__OP_CRON_FIRE_MANY, k, 1, a, 12);
+  snprintf(bounds, sizeof(bounds), "0:0:1:%s:%s", start, end);
+  return raw_op(e, c, FLEET__OP_CRON_FIRE_MANY, k, 1, a, 6);
 }
 
 /* The start and end of a definition bound its fires, whatever the
@@ -1438,6 +1471,31 @@ CONFORMANCE_IMPL(cron_claim_window) {
   /* More digits than the server clock: not due. */
   f = ct_fire_window(&e, &e.c1, "n1", "0", "0", "10000000000000f");
   ASSERT_EQ(-1, f.v[2]);
+  /* Bounds of another form, or a key that is not a definition's S:occ:
+   * refused, nothing logged. */
+  {
+    const char *k[1] = {CT_TAG ":cron:ns:s:occ"};
+    const char *bad[1] = {CT_TAG ":cron:ns:s"};
+    const char *a[6] = {"n1", "4", "0", "0", "700000f", "0:0:1:0"};
+    size_t n0 = ct_log(&e, "s", &top);
+    int64_t top0 = top;
+
+    f = raw_call(&e, &e.c1, FLEET__OP_CRON_FIRE_MANY, k, 1, a, 6);
+    ASSERT_ERR(FLEET_EPROTO, f.status);
+    a[5] = "0:0:1:x:0";
+    f = raw_call(&e, &e.c1, FLEET__OP_CRON_FIRE_MANY, k, 1, a, 6);
+    ASSERT_ERR(FLEET_EPROTO, f.status);
+    a[5] = "0"; /* the fast path checks the key too */
+    f = raw_call(&e, &e.c1, FLEET__OP_CRON_FIRE_MANY, bad, 1, a, 6);
+    ASSERT_ERR(FLEET_EPROTO, f.status);
+    ASSERT_UEQ(n0, ct_log(&e, "s", &top));
+    ASSERT_EQ(top0, top);
+    /* The same occurrence with good bounds fires. */
+    f = raw_op(&e, &e.c1, FLEET__OP_CRON_FIRE_MANY, k, 1, a, 6);
+    ASSERT_EQ(1, f.v[2]);
+    ASSERT_UEQ(n0 + 1, ct_log(&e, "s", &top));
+    ASSERT_EQ(700000, top);
+  }
   lock_env_close(&e);
 }
 
@@ -1446,13 +1504,12 @@ CONFORMANCE_IMPL(cron_claim_window) {
  * returns the flattened answer: now, count, status, token. */
 static raw_t ct_fire_ahead(lock_env_t *e, fleet_client_t *c, const char *node,
                            const char *ahead, int64_t at) {
-  const char *k[1] = {CT_TAG};
+  const char *k[1] = {CT_TAG ":cron:ns:h:occ"};
   char occ[32];
-  const char *a[12] = {"ns", node, "4", "0", ahead, "h",
-                       "0",  "0",  "1", "0", "0",   occ};
+  const char *a[6] = {node, "4", "0", ahead, occ, "0"};
 
   snprintf(occ, sizeof(occ), "%lldf", (long long)at);
-  return raw_op(e, c, FLEET__OP_CRON_FIRE_MANY, k, 1, a, 12);
+  return raw_op(e, c, FLEET__OP_CRON_FIRE_MANY, k, 1, a, 6);
 }
 
 /* The fire script's bound on claims ahead: an occurrence up to ahead_ms

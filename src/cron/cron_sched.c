@@ -834,6 +834,32 @@ static int fire_read_occ(const fleet__reply_t *reply, size_t at,
   return 0;
 }
 
+/* Reads cron_fire_many's answer for a definition sent one occurrence
+ * without a fire limit, one integer `reply`: the token (> 0) when it
+ * fired, else 0, -1, -2 or -3 for the statuses 0, -1, 2 and 3. Returns 0,
+ * FLEET_EPROTO or FLEET_ENOMEM. */
+static int fire_read_one(const fleet__reply_t *reply, const int64_t *times,
+                         size_t n, fire_result_t *res) {
+  int64_t v;
+
+  if (n != 1 || fleet__reply_i64(reply, &v) != 0 || v < -3)
+    return FLEET_EPROTO;
+  if ((res->fired = malloc(sizeof(*res->fired))) == NULL ||
+      (res->tokens = malloc(sizeof(*res->tokens))) == NULL)
+    return FLEET_ENOMEM;
+  res->count = v > 0; /* what the script counts without a limit */
+  if (v == -1)
+    return 0; /* not due by the server clock */
+  res->done = 1;
+  if (v == -3)
+    res->finished = 1;
+  if (v > 0) {
+    res->fired[0] = times[0];
+    res->tokens[res->nfired++] = (uint64_t)v;
+  }
+  return 0;
+}
+
 /* Reads the answer to a fire call for the `n` occurrences `times` into
  * `res` (free res->fired and res->tokens after). Returns 0, FLEET_EPROTO
  * or FLEET_ENOMEM. */
@@ -1086,7 +1112,9 @@ typedef struct {
   int64_t *times;
   size_t ntimes;
   char *occ;       /* "<fire_ms><act>" joined by ',' */
-  char num[7][24]; /* keep, age, min_token, max_fires, gen, start, end */
+  char num[2][24]; /* keep, age */
+  /* "<min_token>", or "<min_token>:<max_fires>:<gen>:<start>:<end>" */
+  char bounds[5 * 21];
 } cron_batch_t;
 
 static void batch_free(cron_batch_t *b) {
@@ -1099,23 +1127,19 @@ static void batch_fill_group(fleet__batch_item_t *it, fleet_bytes_t *keys,
   cron_batch_t *b = FLEET__CONTAINER_OF(it, cron_batch_t, item);
 
   (void)keys;
-  args[0] = (fleet_bytes_t){b->s->ns, b->s->ns_len};
-  args[1] = (fleet_bytes_t){b->s->node, b->s->node_len};
-  args[2] = (fleet_bytes_t){b->num[0], strlen(b->num[0])};
-  args[3] = (fleet_bytes_t){b->num[1], strlen(b->num[1])};
-  args[4] = (fleet_bytes_t){b->s->ahead_s, strlen(b->s->ahead_s)};
+  args[0] = (fleet_bytes_t){b->s->node, b->s->node_len};
+  args[1] = (fleet_bytes_t){b->num[0], strlen(b->num[0])};
+  args[2] = (fleet_bytes_t){b->num[1], strlen(b->num[1])};
+  args[3] = (fleet_bytes_t){b->s->ahead_s, strlen(b->s->ahead_s)};
 }
 
 static void batch_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
                        fleet_bytes_t *args) {
   cron_batch_t *b = FLEET__CONTAINER_OF(it, cron_batch_t, item);
-  size_t i;
 
-  keys[0] = fleet__key_bytes(&b->def->tag);
-  args[0] = (fleet_bytes_t){b->def->key, b->def->key_len};
-  for (i = 2; i < 7; i++)
-    args[i - 1] = (fleet_bytes_t){b->num[i], strlen(b->num[i])};
-  args[6] = (fleet_bytes_t){b->occ, strlen(b->occ)};
+  keys[0] = fleet__key_bytes(&b->def->occ_key);
+  args[0] = (fleet_bytes_t){b->occ, strlen(b->occ)};
+  args[1] = (fleet_bytes_t){b->bounds, strlen(b->bounds)};
 }
 
 static void batch_done(fleet__batch_item_t *it, int status,
@@ -1124,9 +1148,9 @@ static void batch_done(fleet__batch_item_t *it, int status,
 
 static const fleet__batch_kind_t batch_kind = {
     .op = FLEET__OP_CRON_FIRE_MANY,
-    .group_args = 5,
+    .group_args = 4,
     .item_keys = 1,
-    .item_args = 7,
+    .item_args = 2,
     .reply_head = 1,
     .item_reply = 1,
     .max_items = 256,
@@ -1146,11 +1170,15 @@ static void batch_done(fleet__batch_item_t *it, int status,
   (void)sent;
   /* Off the list first: a fire callback may close the handle. */
   fleet__list_remove(&b->node);
-  if (status == 0 && (fleet__reply_i64(&head[0], &res.now) != 0 ||
-                      !fleet__reply_is_array(&elem[0], 1 + 2 * b->ntimes) ||
-                      fleet__reply_i64(&elem[0].elem[0], &res.count) != 0))
+  if (status == 0 && fleet__reply_i64(&head[0], &res.now) != 0)
     status = FLEET_EPROTO;
-  if (status == 0)
+  else if (status == 0 && elem[0].type == FLEET__REPLY_INT)
+    status = fire_read_one(&elem[0], b->times, b->ntimes, &res);
+  else if (status == 0 &&
+           (!fleet__reply_is_array(&elem[0], 1 + 2 * b->ntimes) ||
+            fleet__reply_i64(&elem[0].elem[0], &res.count) != 0))
+    status = FLEET_EPROTO;
+  else if (status == 0)
     status = fire_read_occ(&elem[0], 1, b->times, b->ntimes, &res);
   last = s->burst_left > 0 && --s->burst_left == 0;
   fire_answered(s, b->def, b->times, b->ntimes, status, &res);
@@ -1158,6 +1186,27 @@ static void batch_done(fleet__batch_item_t *it, int status,
     sched_burst_end(s);
   batch_free(b);
   fleet__handle_unhold(&s->base);
+}
+
+/* Builds d->occ_key, "<tag>:cron:<ns>:<key>:occ", the key a batched fire
+ * names (cron_fire_many.lua). Returns 0 or FLEET_ENOMEM. */
+static int def_occ_key(fleet__cron_sched_t *s, fleet__cron_def_t *d) {
+  size_t len = d->tag.len + 6 + s->ns_len + 1 + d->key_len + 4;
+  char *p = malloc(len + 1);
+
+  if (p == NULL)
+    return FLEET_ENOMEM;
+  memcpy(p, d->tag.base, d->tag.len);
+  memcpy(p + d->tag.len, ":cron:", 6);
+  memcpy(p + d->tag.len + 6, s->ns, s->ns_len);
+  p[d->tag.len + 6 + s->ns_len] = ':';
+  memcpy(p + d->tag.len + 7 + s->ns_len, d->key, d->key_len);
+  memcpy(p + len - 4, ":occ", 5);
+  free(d->occ_key.base);
+  d->occ_key.base = p;
+  d->occ_key.len = len;
+  d->occ_key.cap = len + 1;
+  return 0;
 }
 
 /* Sends one fire of the callback definition `d` for the `n` occurrences
@@ -1169,7 +1218,8 @@ static int def_batch_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   size_t i, len = 0;
   int err;
 
-  if (b == NULL || (b->occ = malloc(n * 22 + 1)) == NULL) {
+  if (b == NULL || (d->occ_key.len == 0 && def_occ_key(s, d) != 0) ||
+      (b->occ = malloc(n * 22 + 1)) == NULL) {
     free(b);
     return FLEET_ENOMEM;
   }
@@ -1178,11 +1228,14 @@ static int def_batch_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
                             (long long)times[i], acts[i]);
   snprintf(b->num[0], 24, "%lu", (unsigned long)s->opts.keep_count);
   snprintf(b->num[1], 24, "%llu", (unsigned long long)s->opts.keep_age_ms);
-  snprintf(b->num[2], 24, "%llu", (unsigned long long)d->last_token);
-  snprintf(b->num[3], 24, "%llu", (unsigned long long)d->max_fires);
-  snprintf(b->num[4], 24, "%lld", (long long)d->created_ms);
-  snprintf(b->num[5], 24, "%lld", (long long)d->start_ms);
-  snprintf(b->num[6], 24, "%lld", (long long)d->end_ms);
+  if (d->max_fires == 0 && d->start_ms == 0 && d->end_ms == 0)
+    snprintf(b->bounds, sizeof(b->bounds), "%llu",
+             (unsigned long long)d->last_token);
+  else
+    snprintf(b->bounds, sizeof(b->bounds), "%llu:%llu:%lld:%lld:%lld",
+             (unsigned long long)d->last_token,
+             (unsigned long long)d->max_fires, (long long)d->created_ms,
+             (long long)d->start_ms, (long long)d->end_ms);
   b->s = s;
   b->def = d;
   b->times = times;

@@ -57,6 +57,7 @@ void fleet__cron_def_unref(fleet__cron_def_t *d) {
   free(d->meta);
   fleet_cron_free(d->cron);
   fleet__key_free(&d->tag);
+  fleet__key_free(&d->occ_key);
   free(d);
 }
 

@@ -33,6 +33,7 @@ typedef struct fleet__cron_def_s {
   fleet_cron_t *cron;           /* NULL: does not parse here */
   fleet_pool_node_t *pool_node; /* a pool definition's dispatcher, or NULL */
   fleet__key_t tag;             /* the occurrences' tag */
+  fleet__key_t occ_key;         /* a callback definition's S:occ, once built */
   int64_t cursor;               /* the latest occurrence handled */
   int64_t next;                 /* the next occurrence after cursor, -1: none */
   int64_t retry_at; /* after a failed fire: not before (server ms) */
