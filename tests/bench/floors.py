@@ -186,17 +186,30 @@ def commandstats(c):
             re.findall(r'cmdstat_(\w+):calls=(\d+),usec=(\d+)', info)}
 
 
-def script(name):
-    """A lock script as fleet's build embeds it for one Redis: its
-    --#include lines expanded, wake_sharded false (lib/wake.lua)."""
-    with open(os.path.join(LUA, name + '.lua')) as f:
-        text = f.read()
-    # Two passes, as cmake/embed_lua.cmake: a lib may include another.
-    for _ in range(2):
-        for inc in re.findall(r'^--#include (\w+)$', text, re.M):
-            with open(os.path.join(LUA, 'lib', inc + '.lua')) as f:
-                text = text.replace('--#include %s\n' % inc, f.read())
+def expand(text):
+    """`text` with its --#include lines expanded as cmake/embed_lua.cmake
+    does: each lib once, at its first include line (depth first, in text
+    order), a later line naming it dropped; wake_sharded false
+    (lib/wake.lua). (A lib expanded at every line naming it would define
+    its locals again, past Lua's 200 in one chunk for the queue scripts.)"""
+    seen = set()
+
+    def one(m):
+        name = m.group(1)
+        if name in seen:
+            return ''
+        seen.add(name)
+        with open(os.path.join(LUA, 'lib', name + '.lua')) as f:
+            return re.sub(r'^--#include (\w+)\n', one, f.read(), flags=re.M)
+
+    text = re.sub(r'^--#include (\w+)\n', one, text, flags=re.M)
     return text.replace('local wake_sharded\n', 'local wake_sharded = false\n')
+
+
+def script(name):
+    """A script as fleet's build embeds it for one Redis (expand())."""
+    with open(os.path.join(LUA, name + '.lua')) as f:
+        return expand(f.read())
 
 
 def paced(c, args, seconds):
@@ -389,14 +402,7 @@ def setup_costs(c, seconds):
         with open(os.path.join(LUA, name + '.lua')) as f:
             text = f.read()
         last = list(re.finditer(r'^--#include \w+\n', text, re.M))[-1]
-        # Two passes, as script(): a lib may include another.
-        body = text[:last.end()]
-        for _ in range(2):
-            for inc in re.findall(r'^--#include (\w+)$', body, re.M):
-                with open(os.path.join(LUA, 'lib', inc + '.lua')) as f:
-                    body = body.replace('--#include %s\n' % inc, f.read())
-        body = body.replace('local wake_sharded\n',
-                            'local wake_sharded = false\n')
+        body = expand(text[:last.end()])
         bodies.append((name, body + '\nreturn 1\n'))
     out = {}
 
