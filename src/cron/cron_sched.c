@@ -1111,8 +1111,7 @@ typedef struct {
   fleet__cron_def_t *def;
   int64_t *times;
   size_t ntimes;
-  char *occ;       /* "<fire_ms><act>" joined by ',' */
-  char num[2][24]; /* keep, age */
+  char *occ; /* "<fire_ms><act>" joined by ',' */
   /* "<min_token>", or "<min_token>:<max_fires>:<gen>:<start>:<end>" */
   char bounds[5 * 21];
 } cron_batch_t;
@@ -1128,8 +1127,8 @@ static void batch_fill_group(fleet__batch_item_t *it, fleet_bytes_t *keys,
 
   (void)keys;
   args[0] = (fleet_bytes_t){b->s->node, b->s->node_len};
-  args[1] = (fleet_bytes_t){b->num[0], strlen(b->num[0])};
-  args[2] = (fleet_bytes_t){b->num[1], strlen(b->num[1])};
+  args[1] = (fleet_bytes_t){b->s->keep_s, strlen(b->s->keep_s)};
+  args[2] = (fleet_bytes_t){b->s->age_s, strlen(b->s->age_s)};
   args[3] = (fleet_bytes_t){b->s->ahead_s, strlen(b->s->ahead_s)};
 }
 
@@ -1226,8 +1225,6 @@ static int def_batch_fire(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   for (i = 0; i < n; i++)
     len += (size_t)snprintf(b->occ + len, 23, "%s%lld%c", i > 0 ? "," : "",
                             (long long)times[i], acts[i]);
-  snprintf(b->num[0], 24, "%lu", (unsigned long)s->opts.keep_count);
-  snprintf(b->num[1], 24, "%llu", (unsigned long long)s->opts.keep_age_ms);
   if (d->max_fires == 0 && d->start_ms == 0 && d->end_ms == 0)
     snprintf(b->bounds, sizeof(b->bounds), "%llu",
              (unsigned long long)d->last_token);
@@ -1688,6 +1685,10 @@ int fleet_cron_scheduler_init(fleet_client_t *client,
     s->opts.redispatch_ms = 30000;
   snprintf(s->ahead_s, sizeof(s->ahead_s), "%lu",
            (unsigned long)s->opts.claim_ahead_ms);
+  snprintf(s->keep_s, sizeof(s->keep_s), "%lu",
+           (unsigned long)s->opts.keep_count);
+  snprintf(s->age_s, sizeof(s->age_s), "%llu",
+           (unsigned long long)s->opts.keep_age_ms);
   s->burst_fixed_ms = CRON_BURST_FIXED_MS;
   s->burst_def_ms = CRON_BURST_DEF_MS;
   s->base.error_cb = s->opts.error_cb;

@@ -97,6 +97,8 @@ typedef struct fleet__cron_s {
   fleet__list_t held;
   uv_timer_t hold_timer; /* closed by the base */
   char ahead_s[24];      /* opts.claim_ahead_ms as an argument */
+  char keep_s[24];       /* opts.keep_count as an argument */
+  char age_s[24];        /* opts.keep_age_ms as an argument */
   fleet__rng_t rng;
   /* Its entry in the process registry once started (core/registry.h). */
   fleet__reg_t entry;
