@@ -495,6 +495,9 @@ CONFORMANCE_IMPL(cron_fire_once) {
   c_list(&e, &n1, "s", &c);
   ASSERT_GT(c.defs[0].last_fire_ms, 0);
   ASSERT_UGE(c.defs[0].last_token, (uint64_t)fired);
+  /* Fires are counted only while a limit is set. */
+  ASSERT_UEQ(0, c.defs[0].fires);
+  ASSERT(!c.defs[0].finished);
   node_close(&e, &n1);
   lock_env_close(&e);
 }

@@ -489,6 +489,11 @@ void fleet__cron_mark(fleet__cron_sched_t *s, fleet__cron_def_t *d,
   fleet_bytes_t args[5];
   int err;
 
+  /* Fires are counted only against a limit (fleet_cron_def_t.fires):
+   * without one, the count a fire call answers is that call's, and
+   * cron_mark.lua would read the definition's record for nothing. */
+  if (d->max_fires == 0)
+    fired = 0;
   if (fire_ms >= 0)
     snprintf(num[0], sizeof(num[0]), "%lld", (long long)fire_ms);
   else
