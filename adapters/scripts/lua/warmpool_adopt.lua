@@ -7,6 +7,7 @@
 --   claimed by it). Error FLEET_ECONFLICT when another live instance holds
 --   the borrower id (nothing changed).
 --#include warmpool_int
+wp_keys()
 owner_check(ARGV[2], ARGV[6])
 local id, now = ARGV[1], now_ms()
 if redis.call('ZREM', DMK, id) == 0 then

@@ -3,6 +3,7 @@
 -- ARGV: ids.
 -- Returns: how many were in the destroy set.
 --#include warmpool_int
+wp_keys()
 local n = 0
 for _, id in ipairs(ARGV) do
   n = n + redis.call('ZREM', DEAD, id)

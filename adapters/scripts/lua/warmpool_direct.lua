@@ -5,6 +5,7 @@
 -- Returns: the new id. Error FLEET_ECONFLICT when another live instance holds
 --   the owner id (nothing changed).
 --#include warmpool_int
+wp_keys()
 owner_check(ARGV[1], ARGV[3])
 local id = new_id(ARGV[1])
 redis.call('ZADD', DMK, fmt(now_ms() + tonumber(ARGV[2])), id)

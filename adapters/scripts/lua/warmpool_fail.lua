@@ -4,6 +4,7 @@
 -- ARGV: id, error text, backoff base ms, backoff max ms.
 -- Returns: {failures in a row, backoff ms}.
 --#include warmpool_int
+wp_keys()
 redis.call('ZREM', MK, ARGV[1])
 redis.call('HDEL', MKT, ARGV[1])
 redis.call('ZREM', DMK, ARGV[1])

@@ -6,6 +6,7 @@
 --   past its deadline) | -1 the token is stale | -2 idle is at its target. On
 --   0, -1 and -2 the creator destroys the resource (claimed by it).
 --#include warmpool_int
+wp_keys()
 local id = ARGV[1]
 -- A repeat of a put that ran (its answer was lost) answers the same.
 if redis.call('ZSCORE', IDLE, id) then

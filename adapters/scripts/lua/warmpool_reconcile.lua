@@ -7,6 +7,7 @@
 -- Returns: {-1} the lease does not hold this token | {1, nd, nc, backoff ms
 --   left, live idle, target, nd ids to destroy, nc ids to create}.
 --#include warmpool_int
+wp_keys()
 if not is_primary(ARGV[1], ARGV[2]) then
   return {-1}
 end

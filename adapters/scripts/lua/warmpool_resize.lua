@@ -3,6 +3,7 @@
 -- ARGV: target.
 -- Returns: the previous target (-1 when there was none).
 --#include warmpool_int
+wp_keys()
 local old = redis.call('HGET', META, 'target')
 set_target(ARGV[1])
 publish_wake(WAKE, 't')

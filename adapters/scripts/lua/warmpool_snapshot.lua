@@ -5,6 +5,7 @@
 --   to destroy, failures, backoff ms left, last error, primary lease value
 --   ("" when none), its pttl, fingerprint}.
 --#include warmpool_int
+wp_keys()
 local now = now_ms()
 local m = redis.call('HMGET', META, 'target', 'fails', 'backoff', 'err', 'fp')
 local backoff = tonumber(m[3] or '0') or 0

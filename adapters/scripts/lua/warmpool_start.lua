@@ -9,6 +9,7 @@
 --   fingerprint} differs (no lease taken). Error FLEET_ECONFLICT, naming the
 --   owner id, when another live instance holds it (nothing written).
 --#include warmpool_int
+wp_keys()
 owner_check(ARGV[3], ARGV[4])
 local fp = redis.call('HGET', META, 'fp')
 if fp and fp ~= ARGV[1] then

@@ -4,13 +4,22 @@
 --#include time
 --#include wake
 local T = KEYS[1]
-local META, IDLE, EXP = T .. ':wp:meta', T .. ':wp:idle', T .. ':wp:exp'
-local BOR, WHO, MK = T .. ':wp:bor', T .. ':wp:who', T .. ':wp:mk'
-local DMK, DEAD, SEQ = T .. ':wp:dmk', T .. ':wp:dead', T .. ':wp:seq'
-local WAKE, MKT = T .. ':wp:wake', T .. ':wp:mkt'
+-- The keys an acquire or a release may touch, named at every call (the
+-- function library runs these lines per call: a name is a concat).
+local IDLE, BOR, WHO = T .. ':wp:idle', T .. ':wp:bor', T .. ':wp:who'
+local DEAD, WAKE = T .. ':wp:dead', T .. ':wp:wake'
 -- The target's copy in a string (the hash's field stays the reference),
 -- so that a release reads it in the MGET of its owner lease.
 local TGT = T .. ':wp:tgt'
+-- The other keys, named by wp_keys() in the scripts and functions that
+-- use them, so that an acquire or a release makes no name it does not use.
+local META, EXP, MK, DMK, SEQ, MKT
+
+local function wp_keys()
+  if META then return end
+  META, EXP, MK = T .. ':wp:meta', T .. ':wp:exp', T .. ':wp:mk'
+  DMK, SEQ, MKT = T .. ':wp:dmk', T .. ':wp:seq', T .. ':wp:mkt'
+end
 
 -- A number as Redis takes it (integers only, no exponent).
 local function fmt(n)
@@ -32,11 +41,13 @@ local function is_primary(token, owner)
 end
 
 local function target()
+  wp_keys()
   return tonumber(redis.call('HGET', META, 'target') or '0') or 0
 end
 
 -- Writes the target `t` (a string) into the meta hash and its copy.
 local function set_target(t)
+  wp_keys()
   redis.call('HSET', META, 'target', t)
   redis.call('SET', TGT, t)
 end
@@ -121,10 +132,12 @@ local function who_parse(v, id)
   if exp then
     return exp + 0, who
   end
+  wp_keys()
   return tonumber(redis.call('HGET', EXP, id) or '0') or 0, v
 end
 
 -- A new resource id: the creator's owner id and a sequence number.
 local function new_id(owner)
+  wp_keys()
   return owner .. '-' .. fmt(redis.call('INCR', SEQ))
 end
