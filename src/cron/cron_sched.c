@@ -841,8 +841,8 @@ static int fire_read_occ(const fleet__reply_t *reply, size_t at,
 
 /* Reads cron_fire_many's answer for a definition sent one occurrence
  * without a fire limit, one integer `reply`: the token (> 0) when it
- * fired, else 0, -1, -2 or -3 for the statuses 0, -1, 2 and 3. Returns 0,
- * FLEET_EPROTO or FLEET_ENOMEM. */
+ * fired, else 0, -1, -2 or -3 for the statuses 0, -1, 2 and 3 (no count:
+ * none is kept without a limit). Returns 0, FLEET_EPROTO or FLEET_ENOMEM. */
 static int fire_read_one(const fleet__reply_t *reply, const int64_t *times,
                          size_t n, fire_result_t *res) {
   int64_t v;
@@ -852,7 +852,6 @@ static int fire_read_one(const fleet__reply_t *reply, const int64_t *times,
   if ((res->fired = malloc(sizeof(*res->fired))) == NULL ||
       (res->tokens = malloc(sizeof(*res->tokens))) == NULL)
     return FLEET_ENOMEM;
-  res->count = v > 0; /* what the script counts without a limit */
   if (v == -1)
     return 0; /* not due by the server clock */
   res->done = 1;
@@ -915,7 +914,8 @@ static void def_settle(fleet__cron_def_t *tgt, const int64_t *times,
   tgt->retry_at = 0;
   if (res->done > 0 && times[res->done - 1] > tgt->cursor)
     tgt->cursor = times[res->done - 1];
-  if ((uint64_t)res->count > tgt->fired)
+  /* (Fires are counted only against a limit: fleet__cron_mark.) */
+  if (tgt->max_fires > 0 && (uint64_t)res->count > tgt->fired)
     tgt->fired = (uint64_t)res->count;
   if (res->finished && tgt->done_ms == 0)
     tgt->done_ms = res->now;
