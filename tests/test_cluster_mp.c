@@ -43,6 +43,11 @@ typedef struct {
   uv_signal_t sigterm;
   int ledger_fd, claims_fd, stale_fd;
   int failed;
+  /* Transient errors heard, and the last one printed: a failover brings
+   * one per call in flight, so each is printed once in a row, and the
+   * count at the end (a failure's own message stays in view). */
+  unsigned transient;
+  int last_status;
 } cmp_child_t;
 
 static void cmp_write(int fd, const char *line) {
@@ -99,9 +104,15 @@ static int cmp_transient(int status) {
 
 static void cmp_on_error(fleet_handle_t *h, int status, const char *detail) {
   cmp_child_t *c = h->data;
-  fprintf(stderr, "child %d: worker error %s: %s\n", (int)getpid(),
-          fleet_err_name(status), detail);
-  if (!c->spec.errors_allowed || !cmp_transient(status))
+  int allowed = c->spec.errors_allowed && cmp_transient(status);
+
+  if (allowed)
+    c->transient++;
+  if (!allowed || status != c->last_status)
+    fprintf(stderr, "child %d: worker error %s: %s\n", (int)getpid(),
+            fleet_err_name(status), detail);
+  c->last_status = status;
+  if (!allowed)
     c->failed = 1;
 }
 
@@ -179,6 +190,9 @@ static _Noreturn void cmp_child_main(const cmp_spec_t *spec) {
   if (!spec->open_parts && fleet_worker_start(&c.w, cmp_handler) != 0)
     _exit(14);
   uv_run(&c.loop, UV_RUN_DEFAULT);
+  if (c.transient > 0)
+    fprintf(stderr, "child %d: %u transient errors\n", (int)getpid(),
+            c.transient);
   if (c.failed)
     fprintf(stderr, "child %d: exits with errors\n", (int)getpid());
   _exit(c.failed ? 13 : 0);
@@ -307,8 +321,8 @@ static void cmp_failover(int durable) {
   static int ledger[N + 1], claims[N + 1], stale[N + 1];
   unsigned slot = fleet_test_cluster_keyslot(cl, "{cmp:work}");
   int owner = fleet_test_cluster_owner(cl, 0, slot), promoted;
-  int i, ran_twice = 0, never = 0, ledger_twice = 0;
-  uint64_t at_kill;
+  int i, ran_twice = 0, never = 0, ledger_twice = 0, first_twice = 0;
+  uint64_t at_kill, t_kill, failover_ms;
   pid_t pids[KIDS];
   cmp_spec_t spec;
   qt_t t;
@@ -323,8 +337,12 @@ static void cmp_failover(int durable) {
   /* A claim whose reply the kill cut off is recovered after its TTL; a
    * claim held through the failover outlives it if the TTL is longer than
    * the failover (about 2-3 s with a node timeout of 1 s), else another
-   * worker takes it over and the first completion is refused as stale. */
-  spec.claim_ttl_ms = (uint32_t)fleet_test_ms(durable ? 5000 : 3000);
+   * worker takes it over and the first completion is refused as stale.
+   * The durable run's check (no job runs twice) holds only while every
+   * claim outlives the failover, so its TTL is far above a failover on a
+   * loaded machine (CI runs chromium beside it); a failure says how long
+   * the failover took. */
+  spec.claim_ttl_ms = (uint32_t)fleet_test_ms(durable ? 15000 : 3000);
   spec.heartbeat_ms = 1000;
   spec.errors_allowed = 1;
   spec.wait_replicas = durable ? 1 : 0;
@@ -335,7 +353,9 @@ static void cmp_failover(int durable) {
     pids[i] = cmp_spawn(&spec);
   cmp_wait_completed(&t, N / 4, 60000);
   at_kill = t.counts.completed;
+  t_kill = uv_hrtime();
   promoted = fleet_test_cluster_kill_master(cl, owner, fleet_test_ms(30000));
+  failover_ms = (uv_hrtime() - t_kill) / 1000000u;
   ASSERT_GE(promoted, 0);
   /* The kill came mid-run, not after it. */
   ASSERT_ULT(at_kill, N);
@@ -362,17 +382,24 @@ static void cmp_failover(int durable) {
     ASSERT_GE(claims[i], 1);
     never += ledger[i] == 0 && stale[i] == 0;
     ran_twice += claims[i] > 1;
+    if (claims[i] > 1 && first_twice == 0)
+      first_twice = i;
     ledger_twice += ledger[i] > 1;
   }
-  printf("# failover%s: killed at %" PRIu64 " of %d completed; %d jobs ran "
-         "more than once; %d completions accepted twice; %d refused as "
-         "stale or gone\n",
-         durable ? " (wait_replicas 1)" : "", at_kill, N, ran_twice,
-         ledger_twice, cmp_lines(spec.stale));
+  printf("# failover%s: killed at %" PRIu64 " of %d completed; replica "
+         "promoted after %" PRIu64 " ms; %d jobs ran more than once; %d "
+         "completions accepted twice; %d refused as stale or gone\n",
+         durable ? " (wait_replicas 1)" : "", at_kill, N, failover_ms,
+         ran_twice, ledger_twice, cmp_lines(spec.stale));
   ASSERT_EQ(0, never);
-  if (durable)
-    ASSERT_EQ(0, ran_twice);
-  else
+  if (durable && ran_twice > 0)
+    fleet_test__fail(__FILE__, __LINE__,
+                     "%d jobs ran twice (the first: job %d, claims in %s); "
+                     "the failover took %" PRIu64 " ms, the claim TTL is %u "
+                     "ms",
+                     ran_twice, first_twice, spec.claims, failover_ms,
+                     (unsigned)spec.claim_ttl_ms);
+  if (!durable)
     /* The documented bound: only what was claimed or completed in the
      * moments before the kill can run again. */
     ASSERT_LE(ran_twice, N / 20);
