@@ -376,6 +376,7 @@ TEST_DECLARE(pool_ticker_errors_redis)
 /* test_warmpool.c */
 CONFORMANCE_DECLARE(warmpool_bad_input)
 CONFORMANCE_DECLARE(warmpool_acquire_release)
+CONFORMANCE_DECLARE(warmpool_release_batched)
 CONFORMANCE_DECLARE(warmpool_fingerprint)
 CONFORMANCE_DECLARE(warmpool_resize_drain)
 CONFORMANCE_DECLARE(warmpool_idle_ttl)
@@ -916,6 +917,7 @@ TEST_LIST_START
   /* test_warmpool.c */
   CONFORMANCE_ENTRY(warmpool_bad_input)
   CONFORMANCE_ENTRY(warmpool_acquire_release)
+  CONFORMANCE_ENTRY(warmpool_release_batched)
   CONFORMANCE_ENTRY(warmpool_fingerprint)
   CONFORMANCE_ENTRY(warmpool_resize_drain)
   CONFORMANCE_ENTRY(warmpool_idle_ttl)

@@ -514,6 +514,79 @@ CONFORMANCE_IMPL(warmpool_acquire_release) {
   lock_env_close(&e);
 }
 
+/* The releases a node makes in one loop phase go in one call, each
+ * answered as if alone, in order: one under the target goes back to idle
+ * and counts for the next, which finds idle at its target and is
+ * destroyed; one with the destroy flag is destroyed; a second release of
+ * an id and an id never borrowed are refused. */
+CONFORMANCE_IMPL(warmpool_release_batched) {
+  fleet_warmpool_options_t o = test_opts(4), oc = test_opts(0);
+  uint64_t calls0, items0, calls, items;
+  answer_t x[3], r[5];
+  const char *ids[5];
+  lock_env_t e;
+  node_t a, c;
+  int i;
+
+  test_begin();
+  lock_env_init(&e, b->url);
+  node_init(&a, &e.c1, "a", &o, 0);
+  ASSERT_OK(node_start(&e, &a));
+  ASSERT(wait_primary(&e, &a, 3000));
+  ASSERT(wait_idle(&e, &a, 4, 4, 5000));
+  /* No primary from now on: nothing refills idle. */
+  node_close(&e, &a);
+  oc.client_only = 1;
+  node_init(&c, &e.c2, "c", &oc, 0);
+  ASSERT_OK(node_start(&e, &c));
+  for (i = 0; i < 3; i++) {
+    x[i] = acquire(&e, &c);
+    ASSERT_OK(x[i].status);
+  }
+  /* One idle entry left, and a target of 2: room for one. */
+  ASSERT_OK(resize(&e, &c, 2));
+  ids[0] = x[0].id;
+  ids[1] = x[1].id;
+  ids[2] = x[2].id;
+  ids[3] = x[0].id;
+  ids[4] = "never-borrowed";
+  fleet__batch_stats(e.c2.internal_, &calls0, &items0);
+  memset(r, 0, sizeof(r));
+  for (i = 0; i < 5; i++)
+    ASSERT_OK(fleet_warmpool_release(
+        &c.wp, ids[i], i == 2 ? FLEET_WARMPOOL_RELEASE_DESTROY : 0, on_status,
+        &r[i]));
+  for (i = 0; i < 5; i++)
+    ASSERT(lock_env_wait(&e, &r[i].done, 1, FLEET_TEST_WAIT_MS));
+  fleet__batch_stats(e.c2.internal_, &calls, &items);
+  /* The five in one call (the owner lease's renewal may take one more). */
+  ASSERT_UGE(items - items0, 5);
+  ASSERT_ULE(calls - calls0, 2);
+  ASSERT_OK(r[0].status);
+  ASSERT(res_find(x[0].id)->alive);
+  ASSERT_OK(r[1].status);
+  ASSERT(!res_find(x[1].id)->alive);
+  ASSERT_OK(r[2].status);
+  ASSERT(!res_find(x[2].id)->alive);
+  ASSERT_ERR(FLEET_ESTALE, r[3].status);
+  ASSERT_ERR(FLEET_ESTALE, r[4].status);
+  ASSERT_EQ(2, c.destroyed);
+  ASSERT_UEQ(2, snap(&e, &c).s.idle);
+  /* A release still on the batcher when its node closes is answered
+   * once, cancelled (or done, had its call gone out), and the node
+   * closes. */
+  x[0] = acquire(&e, &c);
+  ASSERT_OK(x[0].status);
+  memset(r, 0, sizeof(r));
+  ASSERT_OK(fleet_warmpool_release(&c.wp, x[0].id, 0, on_status, &r[0]));
+  node_close(&e, &c);
+  ASSERT(lock_env_wait(&e, &r[0].done, 1, FLEET_TEST_WAIT_MS));
+  lock_env_sleep(&e, 50);
+  ASSERT_EQ(1, r[0].done);
+  ASSERT(r[0].status == FLEET_ECANCELED || r[0].status == 0);
+  lock_env_close(&e);
+}
+
 CONFORMANCE_IMPL(warmpool_fingerprint) {
   fleet_warmpool_options_t o = test_opts(0), o2 = test_opts(0);
   lock_env_t e;

@@ -788,6 +788,10 @@ int fleet_warmpool_init(fleet_client_t *client, fleet_warmpool_t *pool,
            wp->opts.borrow_lease_ms);
   snprintf(wp->own_ttl_str, sizeof(wp->own_ttl_str), "%" PRIu32,
            wp->opts.primary_ttl_ms);
+  snprintf(wp->minrem_str, sizeof(wp->minrem_str), "%" PRIu32,
+           wp->opts.min_remaining_ms);
+  snprintf(wp->claim_str, sizeof(wp->claim_str), "%" PRIu32,
+           wp->opts.warmup_timeout_ms);
   fleet__ident_nonce(wp->nonce);
   wp_fingerprint(wp);
   err = fleet__handle_init(&wp->base, &wp_vt, client, (fleet_handle_t *)pool);

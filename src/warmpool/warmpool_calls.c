@@ -35,73 +35,143 @@ static void wp_works_forget(fleet__req_t *req) {
 /* ------------------------------------------------------------------------ */
 /* Release                                                                  */
 
-/* Sends a release of `id` (`len` bytes) by this node, destroying it when
+/* Releases, the user's and the node's own give-backs alike, go through
+ * the client's batcher: those a node makes in one loop phase share one
+ * WARMPOOL_RELEASE call, which carries the node's owner id, nonce and
+ * options once and the id and destroy flag of each release, and answers
+ * one code per release: 1 back to idle, 2 to be destroyed (here, at once),
+ * 0 not this node's. */
+static void wp_release_fill_group(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                                  fleet_bytes_t *args) {
+  fleet__warmpool_req_t *req =
+      FLEET__CONTAINER_OF(it, fleet__warmpool_req_t, item);
+  fleet__warmpool_t *wp = (fleet__warmpool_t *)req->base.handle;
+
+  keys[0] = fleet__key_bytes(&wp->tag);
+  args[0] = (fleet_bytes_t){wp->owner, wp->owner_len};
+  args[1] = (fleet_bytes_t){wp->minrem_str, strlen(wp->minrem_str)};
+  args[2] = (fleet_bytes_t){wp->claim_str, strlen(wp->claim_str)};
+  args[3] = (fleet_bytes_t){wp->nonce, strlen(wp->nonce)};
+  args[4] = (fleet_bytes_t){wp->lease_str, strlen(wp->lease_str)};
+}
+
+static void wp_release_fill(fleet__batch_item_t *it, fleet_bytes_t *keys,
+                            fleet_bytes_t *args) {
+  fleet__warmpool_req_t *req =
+      FLEET__CONTAINER_OF(it, fleet__warmpool_req_t, item);
+
+  (void)keys;
+  args[0] = (fleet_bytes_t){req->id, strlen(req->id)};
+  args[1] = (fleet_bytes_t){req->destroy ? "1" : "0", 1};
+}
+
+static void wp_release_done(fleet__batch_item_t *it, int status,
+                            const fleet__reply_t *head,
+                            const fleet__reply_t *elem, uint64_t sent);
+
+static const fleet__batch_kind_t wp_release_kind = {
+    .op = FLEET__OP_WARMPOOL_RELEASE,
+    .group_keys = 1,
+    .group_args = 5,
+    .item_args = 2,
+    .max_items = 128,
+    .fill_group = wp_release_fill_group,
+    .fill = wp_release_fill,
+    .done = wp_release_done,
+};
+
+/* Takes a release off the batcher, when it is on it (a close cancels
+ * it). */
+static void wp_release_unbatch(fleet__warmpool_req_t *req) {
+  if (req->batched) {
+    req->batched = 0;
+    fleet__batch_remove(req->base.handle->client, &req->item);
+    fleet__handle_unhold(req->base.handle);
+  }
+}
+
+/* Queues a release of `id` (`len` bytes) by this node, destroying it when
  * `destroy`: the user's `call`, or a give back that nobody waits for.
  * Returns 0, or an error and nothing is left behind. */
 static int wp_release_send(fleet__warmpool_t *wp, const fleet__call_t *call,
                            fleet__fn_t cb, void *user_data, const char *id,
                            size_t len, int destroy) {
   fleet__warmpool_req_t *req;
+  int err;
 
-  if (fleet__args_begin(&wp->args, 7, 3) != 0)
-    return FLEET_ENOMEM;
-  fleet__args_bytes(&wp->args, id, len);
-  fleet__args_bytes(&wp->args, wp->owner, wp->owner_len);
-  fleet__args_u64(&wp->args, wp->opts.min_remaining_ms);
-  fleet__args_str(&wp->args, destroy ? "1" : "0");
-  fleet__args_u64(&wp->args, wp->opts.warmup_timeout_ms);
-  fleet__args_str(&wp->args, wp->nonce);
-  fleet__args_u64(&wp->args, wp->opts.borrow_lease_ms);
+  if (wp->base.client->closing)
+    return FLEET_ECLOSING;
   req =
       (fleet__warmpool_req_t *)fleet__call_new(&wp->base, call, cb, user_data);
   if (req == NULL)
     return FLEET_ENOMEM;
   memcpy(req->id, id, len);
   req->id[len] = '\0';
-  return fleet__warmpool_send(wp, &req->base, call->op, 0);
+  req->destroy = destroy;
+  memset(&req->item, 0, sizeof(req->item));
+  err = fleet__batch_now(wp->base.client, &req->item, &wp_release_kind, wp);
+  if (err != 0) {
+    fleet__req_free(&req->base);
+    return err;
+  }
+  req->batched = 1;
+  fleet__handle_hold(&wp->base);
+  return 0;
 }
 
-/* Reads the reply to a release: `*res` 1 released, 2 released and to be
+/* Reads a release's code: `*res` 1 released, 2 released and to be
  * destroyed (here, at once), 0 not this node's. Returns `status` or
  * FLEET_EPROTO. */
-static int wp_release_read(fleet__req_t *r, int status,
-                           const fleet__reply_t *reply, int64_t *res) {
-  fleet__warmpool_req_t *req = (fleet__warmpool_req_t *)r;
-
+static int wp_release_read(fleet__warmpool_req_t *req, int status,
+                           const fleet__reply_t *elem, int64_t *res) {
   *res = 0;
-  if (status == 0 && fleet__reply_i64(reply, res) != 0)
+  if (status == 0 && (fleet__reply_i64(elem, res) != 0 || *res < 0 || *res > 2))
     status = FLEET_EPROTO;
   if (status == 0 && *res == 2)
-    fleet__warmpool_destroy((fleet__warmpool_t *)r->handle, req->id,
+    fleet__warmpool_destroy((fleet__warmpool_t *)req->base.handle, req->id,
                             strlen(req->id), NULL, NULL);
   return status;
 }
 
-static void wp_on_release(fleet__req_t *req, int status,
-                          const fleet__reply_t *reply) {
-  int64_t res;
-
-  status = wp_release_read(req, status, reply, &res);
-  fleet__call_finish(req, status == 0 && res == 0 ? FLEET_ESTALE : status);
+/* The user's release: its fail hook takes it off the batcher first (a
+ * close cancels it there). */
+static void wp_release_fail(fleet__req_t *r, int status) {
+  wp_release_unbatch((fleet__warmpool_req_t *)r);
+  fleet__call_fail_status(r, status);
 }
 
 static const fleet__call_t wp_release_call = {
-    "warmpool.release", FLEET__OP_WARMPOOL_RELEASE, wp_on_release,
-    fleet__call_fail_status};
-
-static void wp_on_give_back(fleet__req_t *req, int status,
-                            const fleet__reply_t *reply) {
-  int64_t res;
-
-  status = wp_release_read(req, status, reply, &res);
-  fleet__req_done(req);
-  if (status != 0)
-    fleet__handle_error(req->handle, status);
-}
+    "warmpool.release", FLEET__OP_WARMPOOL_RELEASE, NULL, wp_release_fail};
 
 /* A release of the node's own, nobody waiting. */
 static const fleet__call_t wp_give_back_call = {
-    "warmpool.give_back", FLEET__OP_WARMPOOL_RELEASE, wp_on_give_back, NULL};
+    "warmpool.give_back", FLEET__OP_WARMPOOL_RELEASE, NULL, NULL};
+
+static void wp_release_done(fleet__batch_item_t *it, int status,
+                            const fleet__reply_t *head,
+                            const fleet__reply_t *elem, uint64_t sent) {
+  fleet__warmpool_req_t *req =
+      FLEET__CONTAINER_OF(it, fleet__warmpool_req_t, item);
+  fleet__warmpool_t *wp = (fleet__warmpool_t *)req->base.handle;
+  int64_t res;
+
+  (void)head;
+  (void)sent;
+  req->batched = 0;
+  if (req->base.call == &wp_give_back_call) {
+    status = wp_release_read(req, status, elem, &res);
+    fleet__req_done(&req->base);
+    if (status != 0)
+      fleet__handle_error(&wp->base, status);
+  } else if (!wp->base.closing) {
+    /* (A closing node's base cancels the user's release: it tells the
+     * user, as for a reply that comes after the close.) */
+    status = wp_release_read(req, status, elem, &res);
+    fleet__call_finish(&req->base,
+                       status == 0 && res == 0 ? FLEET_ESTALE : status);
+  }
+  fleet__handle_unhold(&wp->base);
+}
 
 /* Releases `id` for this node, nobody waiting (a failed check, an acquire
  * cancelled by close): destroyed here when it does not go back to idle. */

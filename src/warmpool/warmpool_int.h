@@ -81,9 +81,13 @@ typedef struct fleet__warmpool_borrow_s {
  * user data. */
 struct fleet__warmpool_req_s {
   fleet__req_t base;
-  int tries;                          /* acquire: checks failed */
-  size_t pending, drained;            /* drain */
-  char id[FLEET_WARMPOOL_ID_MAX + 1]; /* release, give back */
+  int tries;               /* acquire: checks failed */
+  size_t pending, drained; /* drain */
+  /* Release, give back: an item of the node's release calls (the
+   * batcher) while `batched`, with the id and whether to destroy it. */
+  fleet__batch_item_t item;
+  int batched, destroy;
+  char id[FLEET_WARMPOOL_ID_MAX + 1];
 };
 
 struct fleet__warmpool_s {
@@ -112,6 +116,9 @@ struct fleet__warmpool_s {
   int leader_open;
   uint64_t token;     /* the last lease's, from its election */
   char lease_str[16]; /* borrow_lease_ms */
+  /* min_remaining_ms and warmup_timeout_ms (a release's claim of what it
+   * gives back to be destroyed), as a release call sends them. */
+  char minrem_str[16], claim_str[16];
 
   uv_timer_t timer; /* the reconcile interval */
   /* Its entry in the process registry once started, unless client_only

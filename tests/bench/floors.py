@@ -307,8 +307,8 @@ def warmpool_costs(c, seconds):
             got = c.call('EVALSHA', acq, 1, tag, '60000', '0', owner, nonce)
             if got[0] != 1:
                 sys.exit('floors.py: warm pool acquire found nothing idle')
-            if c.call('EVALSHA', rel, 1, tag, got[1], owner, '60000', '0',
-                      '60000', nonce, '0') != 1:
+            if c.call('EVALSHA', rel, 1, tag, owner, '60000', '60000',
+                      nonce, '0', got[1], '0') != [1]:
                 sys.exit('floors.py: warm pool release did not go to idle')
             n += 1
         return n
