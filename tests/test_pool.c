@@ -1570,6 +1570,31 @@ static int check_moved_off(const node_rec_t *n, int wi, int from,
   return moved;
 }
 
+/* Waits (bounded) until every key k<i> with ran[i] of the first `nkeys`
+ * started again in the log from `from` on. */
+static void wait_started(lock_env_t *e, int from, const int *ran, int nkeys) {
+  uint64_t end = lock_env_now() + fleet_test_ms(FLEET_TEST_WAIT_MS);
+  char key[16];
+  int i, j;
+
+  for (;;) {
+    int placed = 1;
+    for (i = 0; i < nkeys; i++) {
+      int started = 0;
+      if (!ran[i])
+        continue;
+      snprintf(key, sizeof(key), "k%d", i);
+      for (j = from; j < test_nlog; j++)
+        started |= test_log[j].kind == 's' && !strcmp(test_log[j].key, key);
+      placed &= started;
+    }
+    if (placed)
+      return;
+    ASSERT_ULT(lock_env_now(), end);
+    lock_env_sleep(e, 10);
+  }
+}
+
 /* fleet_pool_worker_remove: the worker's jobs stop there (MOVED) and
  * start on the other workers, the worker leaves the membership, later
  * dispatches never reach it; with a short worker shutdown TTL the jobs
@@ -1614,6 +1639,9 @@ CONFORMANCE_IMPL(pool_worker_remove) {
   ASSERT_OK(removed_status);
   ASSERT_PTR_EQ(&a.w[0], removed_w);
   ASSERT_NULL(fleet_pool_worker_id(&a.w[0]));
+  /* (A start on node b, the other client, may come after the removal's
+   * answer on node a.) */
+  wait_started(&e, from, ran, 20);
   ASSERT_EQ(on_w0, check_moved_off(&a, 0, from, ran, 20));
   ans = query(&e, &c, 'w', NULL);
   ASSERT_UEQ(3, ans.n);
@@ -1644,25 +1672,7 @@ CONFORMANCE_IMPL(pool_worker_remove) {
   ASSERT_OK(removed_status);
   ASSERT_PTR_EQ(&nb.w[0], removed_w);
   /* Every job it ran starts elsewhere (the pool places the orphans). */
-  {
-    uint64_t end = lock_env_now() + fleet_test_ms(FLEET_TEST_WAIT_MS);
-    for (;;) {
-      int placed = 1;
-      for (i = 0; i < 40; i++) {
-        int j, started = 0;
-        if (!ran[i])
-          continue;
-        snprintf(key, sizeof(key), "k%d", i);
-        for (j = from; j < test_nlog; j++)
-          started |= test_log[j].kind == 's' && !strcmp(test_log[j].key, key);
-        placed &= started;
-      }
-      if (placed)
-        break;
-      ASSERT_ULT(lock_env_now(), end);
-      lock_env_sleep(&e, 10);
-    }
-  }
+  wait_started(&e, from, ran, 40);
   ASSERT_EQ(on_w0, check_moved_off(&nb, 0, from, ran, 40));
   ans = query(&e, &c, 'w', NULL);
   ASSERT_UEQ(2, ans.n);
