@@ -23,20 +23,25 @@ local got = redis.call('MGET', own_key(owner), TGT, T .. ':lock')
 owner_refuse(owner, nonce, got[1])
 local me, bor = borrower(owner, nonce), ARGV[5] ~= '0'
 -- The clock, the minimum remaining ms, the target, the live idle entries
--- and the claim ms, each read or converted once, by the first release
+-- and the end of a destroy claim, each read or made once, by the first release
 -- that needs it; an entry put back counts from then on. (Decimal
 -- arguments are converted by the arithmetic: Lua 5.1's tonumber()
 -- converts a string twice.)
-local now, minrem, tgt, idle, claim_ms
-local out, dead = {}, false
+local now, minrem, tgt, idle, dead_until
+-- The borrower records of the call's ids in one read; the writes of all
+-- its releases, one command each (an id met twice is refused the second
+-- time, as if its first release had run alone).
+local ids = {}
+for i = 1, n do ids[i] = ARGV[4 + 2 * i] end
+local vs = redis.call('HMGET', WHO, unpack(ids))
+local out, seen, gone, back, dead = {}, {}, {}, {}, {}
 for i = 1, n do
-  local id, code = ARGV[4 + 2 * i], 0
-  local v = redis.call('HGET', WHO, id)
+  local id, v, code = ids[i], vs[i], 0
   local exp, who
-  if v then exp, who = who_parse(v, id) end
+  if v and not seen[id] then exp, who = who_parse(v, id) end
   if who == me then
-    if bor then redis.call('ZREM', BOR, id) end
-    redis.call('HDEL', WHO, id)
+    seen[id] = true
+    gone[#gone + 1] = id
     now = now or now_ms()
     code = 2
     if ARGV[5 + 2 * i] ~= '1' then
@@ -46,20 +51,28 @@ for i = 1, n do
         idle = live(now, minrem)
       end
       if exp > now + minrem and idle < tgt then
-        redis.call('ZADD', IDLE, fmt(exp), id)
+        back[#back + 1] = fmt(exp)
+        back[#back + 1] = id
         idle = idle + 1
         code = 1
       end
     end
     if code == 2 then
-      claim_ms = claim_ms or ARGV[3] + 0
-      claim(id, now + claim_ms)
-      dead = true
+      -- Claimed for the caller to destroy (claim(), lib/warmpool_int.lua).
+      dead_until = dead_until or fmt(now + ARGV[3])
+      dead[#dead + 1] = dead_until
+      dead[#dead + 1] = id
     end
   end
   out[i] = code
 end
-if dead and got[3] then
+if #gone > 0 then
+  if bor then redis.call('ZREM', BOR, unpack(gone)) end
+  redis.call('HDEL', WHO, unpack(gone))
+end
+if #back > 0 then redis.call('ZADD', IDLE, unpack(back)) end
+if #dead > 0 then redis.call('ZADD', DEAD, unpack(dead)) end
+if #dead > 0 and got[3] then
   publish_wake(WAKE, 'r')
 end
 return out
