@@ -17,6 +17,7 @@ typedef struct {
   int lost, lost_status;
   int elected;
   int closed;
+  int pinged;
 } bg_env_t;
 
 static void bg_on_error(fleet_handle_t *h, int status, const char *detail) {
@@ -50,7 +51,16 @@ static void bg_on_closed(fleet_handle_t *h) {
   ASSERT_OK(fleet_client_close(&e->client, NULL));
 }
 
-/* Connects as the ACL user "bg", who may touch every key for now. */
+static void bg_on_ping(fleet_client_t *client, int status, void *arg) {
+  bg_env_t *e = arg;
+
+  ASSERT_OK(status);
+  e->pinged++;
+}
+
+/* Connects as the ACL user "bg", who may touch every key for now, and
+ * waits for the connection: a lease that starts while the client still
+ * connects can run out before its grant comes back on a loaded machine. */
 static void bg_init(bg_env_t *e, fleet_test_redis_t *r) {
   char url[128];
 
@@ -60,6 +70,9 @@ static void bg_init(bg_env_t *e, fleet_test_redis_t *r) {
            fleet_test_redis_port(r));
   ASSERT_OK(uv_loop_init(&e->loop));
   ASSERT_OK(fleet_client_init(&e->loop, &e->client, url, NULL));
+  ASSERT_OK(fleet_client_ping(&e->client, bg_on_ping, e));
+  ASSERT(fleet_test_wait_count(&e->loop, &e->pinged, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
 }
 
 static void bg_finish(bg_env_t *e) {

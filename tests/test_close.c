@@ -17,6 +17,7 @@ typedef struct {
   int walked;
   int elected;
   int client_closing; /* the test closed the client itself */
+  int pinged;
 } close_env_t;
 
 static void env_on_client_closed(fleet_client_t *client) {
@@ -39,11 +40,23 @@ static void env_on_handle_closed(fleet_handle_t *h) {
     ASSERT_OK(fleet_client_close(&e->client, env_on_client_closed));
 }
 
+static void env_on_ping(fleet_client_t *client, int status, void *arg) {
+  close_env_t *e = arg;
+
+  ASSERT_OK(status);
+  e->pinged++;
+}
+
+/* The client, connected: a lease that starts while it still connects can
+ * run out before its grant comes back on a loaded machine. */
 static void env_init(close_env_t *e, const char *url) {
   memset(e, 0, sizeof(*e));
   ASSERT_OK(uv_loop_init(&e->loop));
   ASSERT_OK(fleet_client_init(&e->loop, &e->client, url, NULL));
   e->client.data = e;
+  ASSERT_OK(fleet_client_ping(&e->client, env_on_ping, e));
+  ASSERT(fleet_test_wait_count(&e->loop, &e->pinged, 1,
+                               fleet_test_ms(FLEET_TEST_WAIT_MS)));
 }
 
 static void env_on_acquired(fleet_lock_t *lock, int status, uint64_t token,
