@@ -25,14 +25,35 @@ end
 -- queue takes part in flows: call deps_ended() for the jobs that ended for
 -- good, lib/queue_deps.lua) and uniq (jobs hold unique keys until they
 -- end: call unique_ended(), lib/queue_unique.lua).
+-- The read of T:limits that ends claims: a group concurrency limit
+-- (T:grun is kept only then), a claim waiting for a slot, flows, unique
+-- keys held until their jobs end, for lib/queue_life.lua subscribed
+-- events, per-job result retention and kept results of given ids, and
+-- for lib/queue_stop.lua whether claims may carry the mark (a job with a
+-- timeout was enqueued, tmo; a running job was cancelled, cxl).
+local function limits_read()
+  return call('HMGET', tag .. ':limits', 'gconc', 'slotwait', 'deps', 'uniq',
+              'events', 'rttl', 'res', 'tmo', 'cxl')
+end
+
+-- The read limits_marked() made, for the next flow_ended() of the call,
+-- which takes it (nil: none).
+local lim_read
+
+-- Whether claims of the queue may carry the mark of lib/queue_stop.lua:
+-- only then is each claim ended looked at for it. The read is the one
+-- flow_ended() would make: kept for it, so that it costs no command.
+local function limits_marked()
+  lim_read = lim_read or limits_read()
+  return lim_read[8] or lim_read[9]
+end
+
 local function flow_ended(vals)
   if #vals == 0 then return {} end
-  -- One read of T:limits tells all: a group concurrency limit (T:grun is
-  -- kept only then), a claim waiting for a slot, flows, unique keys held
-  -- until their jobs end, and, for lib/queue_life.lua, subscribed events
-  -- and per-job result retention.
-  local f = call('HMGET', tag .. ':limits', 'gconc', 'slotwait', 'deps',
-                 'uniq', 'events', 'rttl', 'res')
+  -- One read of T:limits tells all (limits_read), made before when
+  -- limits_marked() asked.
+  local f = lim_read or limits_read()
+  lim_read = nil
   life_limits(f[5], f[6])
   life.res = f[7] and true or false
   if f[1] and call('EXISTS', tag .. ':grun') == 1 then

@@ -7,8 +7,9 @@
 -- while it ran), T:timeout (id -> the job's maximum run time in ms, from
 -- the enqueue's ext item `t`), T:rundl (id -> the run deadline of the
 -- running claim of a job that has a timeout: its claim time plus the
--- timeout, unix ms) and T:limits field `tmo` (set once a job with a
--- timeout was enqueued: only then does a claim read T:timeout).
+-- timeout, unix ms), T:limits field `tmo` (set once a job with a
+-- timeout was enqueued: only then does a claim read T:timeout) and
+-- T:limits field `cxl` (set while T:cancel holds a cancel).
 --
 -- The mark: a claim whose end was asked for (cancelled, or with a run
 -- deadline) has the deadline of its claim value written with a leading
@@ -17,7 +18,11 @@
 -- the claim anyway (refresh, complete, fail, release, recover) read
 -- T:cancel and T:rundl only for the claims that have it, so that a claim
 -- of a queue that never cancels a running job nor has timeouts costs no
--- command more.
+-- command more. Completions and releases look for the mark only while
+-- T:limits has `tmo` or `cxl` (limits_marked, lib/queue_freed.lua: the
+-- read of T:limits they make anyway): a mark is written only by a claim
+-- of a job with a timeout (after its enqueue set `tmo`) or by a cancel
+-- (which sets `cxl`, deleted with the last entry of T:cancel).
 --#include queue_int
 --#include queue_rec
 --#include queue_trim
@@ -133,7 +138,10 @@ local function stop_end(ids, vals, why, keep, keep_s)
   end
   local recs = recs_get(tag, ended)
   local o = #ended > 0 and call('HMGET', tag .. ':opts', unpack(ended))
-  call('HDEL', tag .. ':cancel', unpack(ids))
+  if call('HDEL', tag .. ':cancel', unpack(ids)) > 0 and
+      call('EXISTS', tag .. ':cancel') == 0 then
+    call('HDEL', tag .. ':limits', 'cxl')
+  end
   call('HDEL', tag .. ':rundl', unpack(ids))
   if #ended == 0 then return 0 end
   local recw, info, dead, gone, retry, gvals = {}, {}, {}, {}, {}, {}
@@ -242,8 +250,11 @@ end
 
 -- stop_claims() of the claims a call names as id, token pairs from
 -- ARGV[a] (`ids`, their ids), whose values `held` holds: those held with
--- their token. Per claim, one find and one byte when it has no mark.
+-- their token. Only while claims may carry the mark (limits_marked, no
+-- command of its own); then per claim, one find and one byte when it has
+-- none.
 local function stop_calls(ids, held, a, finish, keep, keep_s)
+  if not limits_marked() then return nil end
   local vals
   for i = 1, #ids do
     local v = held[i]
@@ -367,6 +378,7 @@ local function stop_cancel(id, v, grace)
   local tok = sub(v, 1, p - 1)
   if call('HGET', tag .. ':cancel', id) == tok then return 2 end
   call('HSET', tag .. ':cancel', id, tok)
+  call('HSET', tag .. ':limits', 'cxl', '1')
   if now + grace < d then d = now + grace end
   call('HSET', tag .. ':claims', id, stop_with_deadline(v, d))
   local ra = tonumber(call('GET', tag .. ':recover_at'))
