@@ -19,6 +19,19 @@ static void life_check_dead(qt_t *t, const char *id, const char *error) {
   ASSERT_UGT(info.finished_ms, 0);
 }
 
+/* On Redis, checks that field `cxl` of the queue's T:limits is there or
+ * not (`want`): completions and releases look for marked claims while it
+ * is (with `tmo`); it goes with the last cancel of a running job. */
+static void life_check_cxl(fleet_test_backend_t *b, int want) {
+  redisReply *r;
+
+  if (b->redis == NULL)
+    return;
+  r = fleet_test_redis_cmd(b->redis, "HEXISTS {qt:cancel}:limits cxl");
+  ASSERT_EQ(want, r->integer);
+  freeReplyObject(r);
+}
+
 /* Enqueues one job with `timeout_ms` (0: none), one attempt more after a
  * failure at most `max` in all, 1 ms apart; `id` gets its id. */
 static void life_add(qt_t *t, uint32_t timeout_ms, uint32_t max, char *id) {
@@ -70,8 +83,10 @@ CONFORMANCE_IMPL(queue_cancel_running) {
   ASSERT_OK(res[0]);
 
   /* A running job: its cancel is requested, again as often as asked. */
+  life_check_cxl(b, 0);
   ASSERT_OK(qt_cancel_job(&t, jobs[0].id, 60000));
   ASSERT_EQ(FLEET_CANCEL_REQUESTED, t.cancel_result);
+  life_check_cxl(b, 1);
   ASSERT_OK(qt_cancel_job(&t, jobs[0].id, 60000));
   ASSERT_EQ(FLEET_CANCEL_REQUESTED, t.cancel_result);
   ASSERT_OK(qt_get(&t, jobs[0].id, &info, NULL, 0, NULL, 0));
@@ -105,6 +120,8 @@ CONFORMANCE_IMPL(queue_cancel_running) {
   ASSERT_OK(qt_release(&t, &claims[2], 1, res));
   ASSERT_ERR(FLEET_ECANCELED, res[0]);
   life_check_dead(&t, jobs[2].id, "cancelled");
+  /* No cancel is left: completions no longer look for marks. */
+  life_check_cxl(b, 0);
 
   ASSERT_OK(qt_counts(&t));
   ASSERT_UEQ(3, t.counts.dead);
