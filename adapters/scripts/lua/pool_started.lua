@@ -76,14 +76,14 @@ if #dels > 0 then
   redis.call('HDEL', T .. ':disp', unpack(dels))
   redis.call('HDEL', T .. ':rq', unpack(dels))
 end
-local hset = {}
+local hset = {'', POOL_MARK} -- (lib/pool_int.lua)
 for key in pairs(set) do
   if rec[key] then
     hset[#hset + 1] = key
     hset[#hset + 1] = rec[key]
   end
 end
-if #hset > 0 then
+if #hset > 2 then
   redis.call('HSET', T .. ':jobs', unpack(hset))
 end
 if #gone > 0 then

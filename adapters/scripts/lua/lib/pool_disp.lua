@@ -18,7 +18,7 @@ end
 local pay, disp, wj, wjo, evs, evo
 -- Writes what the jobs admitted so far hold, unless `last`, ready for more.
 local function flush(last)
-  if pay ~= nil and #pay > 0 then
+  if pay ~= nil and #pay > 2 then
     redis.call('HSET', T .. ':pay', unpack(pay))
     redis.call('HSET', T .. ':disp', unpack(disp))
     for _, w in ipairs(wjo) do
@@ -28,7 +28,11 @@ local function flush(last)
       push_many(node, evs[node])
     end
   end
-  if not last then pay, disp, wj, wjo, evs, evo = {}, {}, {}, {}, {}, {} end
+  -- (Each write starts with the mark: POOL_MARK, lib/pool_int.lua.)
+  if not last then
+    pay, disp = {'', POOL_MARK}, {'', POOL_MARK}
+    wj, wjo, evs, evo = {}, {}, {}, {}
+  end
 end
 
 local function reaped(now)
@@ -81,7 +85,9 @@ local function admit(j)
   local max = tonumber(ARGV[j + 6])
   if max > 0 then
     if held == nil then
-      held = redis.call('HLEN', T .. ':jobs')
+      -- (The mark is no job: POOL_MARK, lib/pool_int.lua.)
+      held = redis.call('HLEN', T .. ':jobs') -
+               redis.call('HEXISTS', T .. ':jobs', '')
     end
     if held >= max then
       return redis.call('HEXISTS', T .. ':jobs', key) == 1 and 0 or -2, 0
