@@ -14,7 +14,8 @@ if string.byte(lease, 1) == 42 then
   lease = string.sub(lease, 2)
 end
 return {tonumber(m[1] or '-1'), live(now, tonumber(ARGV[1])),
-        redis.call('ZCARD', IDLE), redis.call('HLEN', WHO),
+        redis.call('ZCARD', IDLE),
+        redis.call('HLEN', WHO) - redis.call('HEXISTS', WHO, ''),
         redis.call('ZCARD', MK) + redis.call('ZCARD', DMK),
         redis.call('ZCARD', DEAD), tonumber(m[2] or '0'),
         backoff > now and backoff - now or 0, m[4] or '',
