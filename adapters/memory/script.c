@@ -411,6 +411,71 @@ static int host_load(lua_State *L, fleet__mem_host_t *h, fleet__op_t op,
  * Leaves the host's status FLEET_EPROTO when a script does not compile. */
 static int host_runner(lua_State *L);
 
+#ifdef FLEET_LUA_PROFILE
+/* A profiling build (CMake FLEET_LUA_PROFILE): a count hook tallies the
+ * Lua VM instructions each line of each script runs, and the process
+ * writes them at exit, "<chunk> <line> <count>" per line, to the file
+ * the environment variable FLEET_LUA_PROFILE names
+ * (tests/bench/luaprof.py reads it). Chunk names are interned by Lua, so
+ * the table keys on their address; it is one process's, as the loop that
+ * runs the scripts is. */
+#define PROF_SLOTS (1u << 16)
+
+typedef struct {
+  const char *chunk;
+  int line;
+  unsigned long long n;
+} prof_line_t;
+
+static prof_line_t prof_lines[PROF_SLOTS];
+static FILE *prof_out;
+
+static void prof_write(void) {
+  size_t i;
+
+  for (i = 0; i < PROF_SLOTS; i++)
+    if (prof_lines[i].chunk != NULL)
+      fprintf(prof_out, "%s %d %llu\n", prof_lines[i].chunk, prof_lines[i].line,
+              prof_lines[i].n);
+  fclose(prof_out);
+}
+
+static void prof_hook(lua_State *L, lua_Debug *ar) {
+  size_t h, probes;
+
+  if (lua_getinfo(L, "Sl", ar) == 0)
+    return;
+  h = ((uintptr_t)ar->source >> 4) * 2654435761u +
+      (size_t)ar->currentline * 40503u;
+  for (probes = 0; probes < PROF_SLOTS; probes++, h++) {
+    prof_line_t *p = &prof_lines[h & (PROF_SLOTS - 1)];
+
+    if (p->chunk == NULL) {
+      p->chunk = ar->source;
+      p->line = ar->currentline;
+    }
+    if (p->chunk == ar->source && p->line == ar->currentline) {
+      p->n++;
+      return;
+    }
+  }
+}
+
+/* Hooks state L when FLEET_LUA_PROFILE names a file (opened once). */
+static void prof_attach(lua_State *L) {
+  const char *path = getenv("FLEET_LUA_PROFILE");
+
+  if (path == NULL || *path == '\0')
+    return;
+  if (prof_out == NULL) {
+    if ((prof_out = fopen(path, "w")) == NULL)
+      return;
+    atexit(prof_write);
+  }
+  lua_sethook(L, prof_hook, LUA_MASKCOUNT, 1);
+}
+#endif
+
 static int host_setup(lua_State *L) {
   static const char *const removed[] = {"loadfile",   "dofile",  "load",
                                         "loadstring", "getfenv", "setfenv",
@@ -427,6 +492,9 @@ static int host_setup(lua_State *L) {
   size_t i;
   int env, lenv, redis, op;
 
+#ifdef FLEET_LUA_PROFILE
+  prof_attach(L);
+#endif
   for (i = 0; i < FLEET__ARRAY_SIZE(libs); i++) {
     lua_pushcfunction(L, libs[i].open);
     lua_pushstring(L, libs[i].name);
