@@ -76,7 +76,7 @@ if #dels > 0 then
   redis.call('HDEL', T .. ':disp', unpack(dels))
   redis.call('HDEL', T .. ':rq', unpack(dels))
 end
-local hset = {'', POOL_MARK} -- (lib/pool_int.lua)
+local hset = {'', HASH_MARK} -- (lib/pool_int.lua)
 for key in pairs(set) do
   if rec[key] then
     hset[#hset + 1] = key

@@ -43,7 +43,7 @@ local lease = ARGV[2] + 0
 if lease > 0 then
   redis.call('ZADD', BOR, fmt(now + lease), id)
 end
-redis.call('HSET', WHO, '', WP_MARK, id, who_value(exp, owner, nonce))
+redis.call('HSET', WHO, '', HASH_MARK, id, who_value(exp, owner, nonce))
 -- The primary, if any, refills at once, not at its next interval.
 if got[2] then
   publish_wake(WAKE, 'a')

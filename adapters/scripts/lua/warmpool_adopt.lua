@@ -18,6 +18,6 @@ local lease = tonumber(ARGV[3])
 if lease > 0 then
   redis.call('ZADD', BOR, fmt(now + lease), id)
 end
-redis.call('HSET', WHO, '', WP_MARK, id,
+redis.call('HSET', WHO, '', HASH_MARK, id,
            who_value(now + tonumber(ARGV[4]), ARGV[2], ARGV[6]))
 return 1

@@ -28,9 +28,9 @@ local function flush(last)
       push_many(node, evs[node])
     end
   end
-  -- (Each write starts with the mark: POOL_MARK, lib/pool_int.lua.)
+  -- (Each write starts with the mark: HASH_MARK, lib/pool_int.lua.)
   if not last then
-    pay, disp = {'', POOL_MARK}, {'', POOL_MARK}
+    pay, disp = {'', HASH_MARK}, {'', HASH_MARK}
     wj, wjo, evs, evo = {}, {}, {}, {}
   end
 end
@@ -85,7 +85,7 @@ local function admit(j)
   local max = tonumber(ARGV[j + 6])
   if max > 0 then
     if held == nil then
-      -- (The mark is no job: POOL_MARK, lib/pool_int.lua.)
+      -- (The mark is no job: HASH_MARK, lib/pool_int.lua.)
       held = redis.call('HLEN', T .. ':jobs') -
                redis.call('HEXISTS', T .. ':jobs', '')
     end

@@ -8,17 +8,11 @@
 local T = KEYS[1]
 
 -- The hashes written per job on the dispatch path (T:jobs, T:pay,
--- T:disp) hold, beside one field per job, the field "" (a key no job
--- has: keys are 1 to 512 bytes) with this value: longer than the 64
--- bytes of Redis's hash-max-listpack-value, it keeps the hash a hash
--- table, whose lookups cost the same at any size, where a listpack (up
--- to hash-max-listpack-entries, 128, fields) is scanned field by field:
--- at 50 dispatches in flight that was half of the server's instructions
--- per dispatch. The dispatch's writes of T:pay and T:disp and the
+-- T:disp) hold the field "" with HASH_MARK (lib/hash_mark.lua; job keys
+-- are 1 to 512 bytes): the dispatch's writes of T:pay and T:disp and the
 -- start's write of T:jobs carry it; pool_jobs.lua leaves it out and the
 -- count of the pool's jobs does not count it.
-local POOL_MARK =
-  'fleet: this field keeps this hash a hash table (see docs/pool.md)'
+--#include hash_mark
 
 -- T:life of the pools whose value a script read with other keys
 -- (pool_read(): pool_dispatch, pool_started), by tag: false when unset.

@@ -17,14 +17,6 @@ local function claim_group(v)
   return p and string.sub(v, p + 1) or ''
 end
 
--- Claims of groups that ended (claim values `vals`, a list): counts them
--- down in T:grun while it is kept (a group concurrency limit), and wakes
--- the workers when a claim waits for a slot. Call it after the claims went.
--- Returns the flags of T:limits that ask more of the scripts that end
--- jobs, as fields of a table (each false or nil when unset): deps (the
--- queue takes part in flows: call deps_ended() for the jobs that ended for
--- good, lib/queue_deps.lua) and uniq (jobs hold unique keys until they
--- end: call unique_ended(), lib/queue_unique.lua).
 -- The read of T:limits that ends claims: a group concurrency limit
 -- (T:grun is kept only then), a claim waiting for a slot, flows, unique
 -- keys held until their jobs end, for lib/queue_life.lua subscribed
@@ -48,6 +40,14 @@ local function limits_marked()
   return lim_read[8] or lim_read[9]
 end
 
+-- Claims of groups that ended (claim values `vals`, a list): counts them
+-- down in T:grun while it is kept (a group concurrency limit), and wakes
+-- the workers when a claim waits for a slot. Call it after the claims went.
+-- Returns the flags of T:limits that ask more of the scripts that end
+-- jobs, as fields of a table (each false or nil when unset): deps (the
+-- queue takes part in flows: call deps_ended() for the jobs that ended for
+-- good, lib/queue_deps.lua) and uniq (jobs hold unique keys until they
+-- end: call unique_ended(), lib/queue_unique.lua).
 local function flow_ended(vals)
   if #vals == 0 then return {} end
   -- One read of T:limits tells all (limits_read), made before when

@@ -16,17 +16,10 @@ local function int(v, what, pat)
   return tonumber(v)
 end
 
--- The hashes written per job (jobs, claims, done) hold, beside one field
--- per job, the field "" (an id fleet never gives) with this value: longer
--- than the 64 bytes of Redis's hash-max-listpack-value, it keeps the hash a
--- hash table, whose lookups cost the same at any size, where a listpack
--- (up to hash-max-listpack-entries fields) is scanned field by field: a
--- worker's 50 claims made that a sixth of a claim's and completion's
--- server time. The writes that add jobs to such a hash (enqueue, claim,
--- a kept completion) write it too; readers skip it (a lookup by id never
--- meets it).
-local HASH_MARK =
-  'fleet: this field keeps this hash a hash table (see docs/queue.md)'
+-- The hashes written per job (jobs, claims, done) hold the field "" with
+-- HASH_MARK (lib/hash_mark.lua); the writes that add jobs to them
+-- (enqueue, claim, a kept completion) write it too.
+--#include hash_mark
 -- A number given to redis.call() as a string: Redis 7.0 spells a Lua
 -- number argument with "%.17g", a floating-point formatting that costs
 -- several times an integer's, so the scripts' calls pass dec(n).

@@ -7,14 +7,11 @@ local T = KEYS[1]
 -- The keys an acquire or a release may touch, named at every call (the
 -- function library runs these lines per call: a name is a concat).
 local IDLE, BOR, WHO = T .. ':wp:idle', T .. ':wp:bor', T .. ':wp:who'
--- T:wp:who holds, beside one field per borrowed id, the field "" (no id:
--- ids are 1 to FLEET_WARMPOOL_ID_MAX bytes) with this value: longer than
--- the 64 bytes of Redis's hash-max-listpack-value, it keeps the hash a
--- hash table, whose lookups cost the same at any size, where a listpack
--- (up to 128 borrows) is scanned field by field by every release's HMGET.
--- Each write of a borrow carries it; the count of borrows leaves it out.
-local WP_MARK =
-  'fleet: this field keeps this hash a hash table (see docs/warmpool.md)'
+-- T:wp:who holds the field "" with HASH_MARK (lib/hash_mark.lua; ids are
+-- 1 to FLEET_WARMPOOL_ID_MAX bytes), so that every release's HMGET finds
+-- a hash table: each write of a borrow carries it; the count of borrows
+-- leaves it out.
+--#include hash_mark
 local DEAD, WAKE = T .. ':wp:dead', T .. ':wp:wake'
 -- The target's copy in a string (the hash's field stays the reference),
 -- so that a release reads it in the MGET of its owner lease.
