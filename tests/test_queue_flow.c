@@ -885,6 +885,87 @@ CONFORMANCE_IMPL(queue_flow_group_chunks) {
   qt_close(&t);
 }
 
+/* On Redis, the calls of `cmd` (lower case) the server has run, from INFO
+ * commandstats; -1 on the memory backend. */
+static long long qf_cmd_calls(fleet_test_backend_t *b, const char *cmd) {
+  redisReply *r;
+  char key[64];
+  const char *p;
+  long long n = 0;
+
+  if (b->redis == NULL)
+    return -1;
+  r = fleet_test_redis_cmd(b->redis, "INFO commandstats");
+  ASSERT_EQ(REDIS_REPLY_STRING, r->type);
+  snprintf(key, sizeof(key), "cmdstat_%s:calls=", cmd);
+  if ((p = strstr(r->str, key)) != NULL)
+    n = strtoll(p + strlen(key), NULL, 10);
+  freeReplyObject(r);
+  return n;
+}
+
+/* On Redis, the length of the queue's rotation (T:groups); -1 on the
+ * memory backend. */
+static long long qf_rotation_len(fleet_test_backend_t *b, const char *tag) {
+  redisReply *r;
+  long long n;
+
+  if (b->redis == NULL)
+    return -1;
+  r = fleet_test_redis_cmd(b->redis, "LLEN %s:groups", tag);
+  ASSERT_EQ(REDIS_REPLY_INTEGER, r->type);
+  n = r->integer;
+  freeReplyObject(r);
+  return n;
+}
+
+/* Turns of one job over 40 groups of one job each: one claim takes them
+ * all, and each group stays in the rotation (a turn that took a group's
+ * last job cannot tell). A job of a 41st group then comes after 40 empty
+ * groups: the next claim gets it, and the empty groups leave the
+ * rotation by windows asked at once whether they hold a job (on Redis:
+ * far fewer LPOPs than groups), not by a visit each. */
+CONFORMANCE_IMPL(queue_flow_groups_drain) {
+  fleet_queue_limits_t l;
+  qt_job_t job[41];
+  char name[8], late[1][FLEET_JOB_ID_MAX + 1];
+  long long lpops;
+  qt_t t;
+  int i;
+
+  qt_open(&t, b->url, "gdrain", NULL);
+  memset(&l, 0, sizeof(l));
+  l.group_turn = 1;
+  ASSERT_OK(qt_set_limits(&t, &l));
+  for (i = 0; i < 40; i++) {
+    snprintf(name, sizeof(name), "g%02d", i);
+    qf_add(&t, name, 1, 0, NULL);
+  }
+  ASSERT_EQ(40, qt_claim(&t, 41, 60000, job));
+  for (i = 0; i < 40; i++) {
+    snprintf(name, sizeof(name), "g%02d", i);
+    ASSERT_STR_EQ(name, job[i].group);
+  }
+  if (b->redis != NULL)
+    ASSERT_EQ(40, qf_rotation_len(b, "{qt:gdrain}"));
+  qf_add(&t, "late", 1, 0, late);
+  lpops = qf_cmd_calls(b, "lpop");
+  ASSERT_EQ(1, qt_claim(&t, 1, 60000, job));
+  ASSERT_STR_EQ(late[0], job[0].id);
+  ASSERT_STR_EQ("late", job[0].group);
+  ASSERT_UEQ(0, t.claim_info.retry_at_ms);
+  if (b->redis != NULL) {
+    ASSERT_LT(qf_cmd_calls(b, "lpop") - lpops, 20);
+    /* (Only the group whose last job the turn took may stay.) */
+    ASSERT_LE(qf_rotation_len(b, "{qt:gdrain}"), 1);
+  }
+  ASSERT_EQ(0, qt_claim(&t, 1, 60000, job));
+  ASSERT_OK(qt_counts(&t));
+  ASSERT_UEQ(0, t.counts.pending);
+  ASSERT_UEQ(41, t.counts.running);
+  qt_close(&t);
+}
+
 /* A hold of the queue: claims get nothing and the hold's end, a later
  * hold extends it, an earlier one does not shorten it; at its end claims
  * go on. A hold of one group holds only that group. */

@@ -120,7 +120,10 @@ local function claim_rotation(n, nrot, L, retry)
   local holds = L[13]
   -- (gn, the jobs taken per group, only for the groups' limits.)
   local ids, gn, gcount = nil, (gconc or gmax) and {}, {}
-  local runs, rgs = {}, {} -- the last position in ids of each set's jobs
+  -- The last position in ids of each set's jobs, and its group. (Sized
+  -- for the sets a claim visits: a table grown an element at a time is
+  -- rebuilt at each power of two, and a claim of groups makes several.)
+  local runs, rgs = presized(8), presized(8)
   local held -- the earliest time a held group frees; -1 for a slot
   local slot -- a group waits for a slot
   local turn = tonumber(L[11]) or 10
@@ -131,130 +134,183 @@ local function claim_rotation(n, nrot, L, retry)
   local cut_turn -- the turn this claim cuts, "<left>:<group>"
   local left_rot = nrot -- the sets in the rotation
   local nids = 0 -- #ids
+  local drain -- the next window's length while sets are found empty
   while nids < n and nrot > 0 do
     -- The sets a claim of the jobs still wanted visits at most, if each
-    -- gives a whole turn, and one more.
-    local k = math.floor((n - nids - 1) / turn) + 2
-    if k > n - nids then k = n - nids end
+    -- gives a whole turn, and two more: the head's turn a claim cut, and
+    -- a set found empty (a turn that took a group's last jobs cannot
+    -- tell, and its next visit finds it empty), so that a claim seldom
+    -- reads the rotation twice.
+    local k = math.floor((n - nids - 1) / turn) + 3
+    if k > n - nids + 1 then k = n - nids + 1 end
+    local k0 = k -- (the window without drain)
+    if drain and drain > k then k = drain end
     if k > nrot then k = nrot end
     local win = call('LRANGE', rot, '0', dec(k - 1))
     if #win == 0 then break end
     k = #win
     nrot = nrot - k
-    -- The zsets of groups are looked for only once a group had one.
-    local anyz = false
-    if L[10] then
-      local zk = {}
-      for x, g in ipairs(win) do
-        local _, z = pend_keys(g)
-        zk[x] = z
+    -- After a visit found a set empty (the turn before took its last
+    -- jobs, and the LPOP could not tell), the window is first asked
+    -- whether any of its sets holds a job, with one EXISTS: sets left
+    -- empty leave the rotation together, in windows twice as long each
+    -- time, rather than a visit each (a backlog spread over many groups,
+    -- a turn each, ends with all of them found empty).
+    local dropped = false
+    if drain then
+      local keys = {}
+      for _, g in ipairs(win) do
+        local l, z = pend_keys(g)
+        keys[#keys + 1] = l
+        if g == '' or L[10] then keys[#keys + 1] = z end
       end
-      anyz = call('EXISTS', unpack(zk)) > 0
-    end
-    local W = L[9] and call('HMGET', tag .. ':gweight', unpack(win))
-    local H = holds and call('HMGET', tag .. ':ghold', unpack(win))
-    local R = gconc and call('HMGET', tag .. ':grun', unpack(win))
-    local C = gmax and gms and call('HMGET', tag .. ':grn', unpack(win))
-    local back, gone = {}, {}
-    local v = 0 -- the sets visited: those after stay at the head
-    for x, g in ipairs(win) do
-      if nids >= n then break end
-      v = x
-      -- A turn gives the group's weight times gturn (default 10); a turn
-      -- a claim cut goes on at the next claim.
-      local full = (W and tonumber(W[x]) or 1) * turn
-      local left = full
-      if g == lg then
-        left = tonumber(lleft)
-        lg = nil
-        if left > full then left = full end
-      end
-      local take = left
-      if take > n - nids then take = n - nids end
-      local cut = take < left -- (by the claim's size)
-      local wait
-      if g ~= '' and (H or R or C) then
-        local h = H and tonumber(H[x])
-        if h and h > now then
-          take, wait = 0, h
-        elseif h then
-          call('HDEL', tag .. ':ghold', g) -- (a hold that ended)
-          if call('EXISTS', tag .. ':ghold') == 0 then
-            call('HDEL', tag .. ':limits', 'ghold')
-            holds = nil
-          end
-        end
-        if R then
-          local r = tonumber(R[x]) or 0
-          if r >= gconc then
-            take, wait = 0, wait or -1
-          elseif gconc - r < take then
-            take = gconc - r
-          end
-        end
-        if C and take > 0 then
-          local c, old = window_trim(tag .. ':grl:' .. g, tonumber(C[x]) or 0,
-                                     gms, now)
-          gcount[g] = c
-          if c >= gmax then
-            take, wait = 0, (old or now) + gms
-          elseif gmax - c < take then
-            take = gmax - c
-          end
-        end
-      end
-      local empty = false
-      if take > 0 then
-        local got
-        if g == '' or anyz then
-          local l, z = pend_keys(g)
-          got, empty = pend_take(l, z, call('EXISTS', z) == 1, take)
-        else
-          -- A group's list alone (pend_keys: T:gp:<g>): one LPOP. Taking
-          -- fewer than asked, it is empty; taking all, it may be, and its
-          -- next turn finds it.
-          got = call('LPOP', gp .. g, take == turn and dturn or dec(take)) or
-                  {}
-          empty = #got < take
-        end
-        local base, ng = nids, #got
-        if ng > 0 then
-          -- (The first set's reply is the ids: no copy.)
-          if ids then
-            for j = 1, ng do ids[base + j] = got[j] end
-          else
-            ids = got
-          end
-          nids = base + ng
-          runs[#runs + 1] = nids
-          rgs[#runs] = g
-        end
-        if gn and g ~= '' then gn[g] = (gn[g] or 0) + ng end
-        -- The claim is full in the middle of the turn: the set stays at
-        -- the head with what is left of its turn.
-        if cut and not wait and not empty and #got == take then
-          cut_turn = dec(left - take) .. ':' .. g
-          v = x - 1
-          break
-        end
-      end
-      if wait == -1 then
-        slot = true
-        held = held or -1
-      elseif wait and (not held or held == -1 or wait < held) then
-        held = wait
-      end
-      if empty then
-        gone[#gone + 1] = g
+      if call('EXISTS', unpack(keys)) == 0 then
+        call('LTRIM', rot, dec(k), '-1')
+        call('HDEL', tag .. ':grot', unpack(win))
+        left_rot = left_rot - k
+        -- (At most 1024 sets a window: unpack's bound is far above.)
+        drain, dropped = drain < 512 and drain * 2 or 1024, true
       else
-        back[#back + 1] = g
+        -- Some hold jobs: the claim visits the usual window.
+        drain = nil
+        if k > k0 then
+          for x = k0 + 1, k do win[x] = nil end
+          nrot, k = nrot + k - k0, k0
+        end
       end
     end
-    if v > 0 then call('LTRIM', rot, dec(v), '-1') end
-    if #back > 0 then call('RPUSH', rot, unpack(back)) end
-    if #gone > 0 then
-      call('HDEL', tag .. ':grot', unpack(gone))
-      left_rot = left_rot - #gone
+    if not dropped then
+      -- The zsets of groups are looked for only once a group had one.
+      local anyz = false
+      if L[10] then
+        local zk = {}
+        for x, g in ipairs(win) do
+          local _, z = pend_keys(g)
+          zk[x] = z
+        end
+        anyz = call('EXISTS', unpack(zk)) > 0
+      end
+      local W = L[9] and call('HMGET', tag .. ':gweight', unpack(win))
+      local H = holds and call('HMGET', tag .. ':ghold', unpack(win))
+      local R = gconc and call('HMGET', tag .. ':grun', unpack(win))
+      local C = gmax and gms and call('HMGET', tag .. ':grn', unpack(win))
+      -- The sets it emptied (nil: none; then those visited go back as
+      -- they are in win).
+      local gone
+      local v = 0 -- the sets visited: those after stay at the head
+      for x, g in ipairs(win) do
+        if nids >= n then break end
+        v = x
+        -- A turn gives the group's weight times gturn (default 10); a turn
+        -- a claim cut goes on at the next claim.
+        local full = (W and tonumber(W[x]) or 1) * turn
+        local left = full
+        if g == lg then
+          left = tonumber(lleft)
+          lg = nil
+          if left > full then left = full end
+        end
+        local take = left
+        if take > n - nids then take = n - nids end
+        local cut = take < left -- (by the claim's size)
+        local wait
+        if g ~= '' and (H or R or C) then
+          local h = H and tonumber(H[x])
+          if h and h > now then
+            take, wait = 0, h
+          elseif h then
+            call('HDEL', tag .. ':ghold', g) -- (a hold that ended)
+            if call('EXISTS', tag .. ':ghold') == 0 then
+              call('HDEL', tag .. ':limits', 'ghold')
+              holds = nil
+            end
+          end
+          if R then
+            local r = tonumber(R[x]) or 0
+            if r >= gconc then
+              take, wait = 0, wait or -1
+            elseif gconc - r < take then
+              take = gconc - r
+            end
+          end
+          if C and take > 0 then
+            local c, old = window_trim(tag .. ':grl:' .. g, tonumber(C[x]) or 0,
+                                       gms, now)
+            gcount[g] = c
+            if c >= gmax then
+              take, wait = 0, (old or now) + gms
+            elseif gmax - c < take then
+              take = gmax - c
+            end
+          end
+        end
+        local empty = false
+        if take > 0 then
+          local got
+          if g == '' or anyz then
+            local l, z = pend_keys(g)
+            got, empty = pend_take(l, z, call('EXISTS', z) == 1, take)
+          else
+            -- A group's list alone (pend_keys: T:gp:<g>): one LPOP. Taking
+            -- fewer than asked, it is empty; taking all, it may be, and its
+            -- next turn finds it.
+            got = call('LPOP', gp .. g, take == turn and dturn or dec(take)) or
+                    {}
+            empty = #got < take
+          end
+          local base, ng = nids, #got
+          -- (A visit that found nothing: the sets after may be empty too.)
+          if ng == 0 and empty then drain = 8 end
+          if ng > 0 then
+            -- (The first set's reply is the ids: no copy.)
+            if ids then
+              for j = 1, ng do ids[base + j] = got[j] end
+            else
+              ids = got
+            end
+            nids = base + ng
+            runs[#runs + 1] = nids
+            rgs[#runs] = g
+          end
+          if gn and g ~= '' then gn[g] = (gn[g] or 0) + ng end
+          -- The claim is full in the middle of the turn: the set stays at
+          -- the head with what is left of its turn.
+          if cut and not wait and not empty and #got == take then
+            cut_turn = dec(left - take) .. ':' .. g
+            v = x - 1
+            break
+          end
+        end
+        if wait == -1 then
+          slot = true
+          held = held or -1
+        elseif wait and (not held or held == -1 or wait < held) then
+          held = wait
+        end
+        if empty then
+          gone = gone or {}
+          gone[#gone + 1] = x
+        end
+      end
+      if v > 0 then
+        call('LTRIM', rot, dec(v), '-1')
+        if not gone then
+          call('RPUSH', rot, unpack(win, 1, v))
+        else
+          local back, out, gi = {}, {}, 1
+          for x = 1, v do
+            if gone[gi] == x then
+              out[gi] = win[x]
+              gi = gi + 1
+            else
+              back[#back + 1] = win[x]
+            end
+          end
+          if #back > 0 then call('RPUSH', rot, unpack(back)) end
+          call('HDEL', tag .. ':grot', unpack(out))
+          left_rot = left_rot - #out
+        end
+      end
     end
   end
   -- (One write of T:limits gleft: the turn cut now, or none.)
@@ -558,7 +614,7 @@ local function claim(n, ttl, wid, dttl, ca)
       if byrun then
         -- "<jobs>\0<group>" per run, joined by NULs (a group never holds
         -- one).
-        local w, nw, from = {}, 0, 0
+        local w, nw, from = presized(2 * #runs), 0, 0
         for x = 1, #runs do
           local k = runs[x] - from - (ra and ra[x] or 0)
           from = runs[x]

@@ -31,8 +31,10 @@ local function dec(n) return string.format('%d', n) end
 -- it once, for about what setting k elements costs. Filled from 1 on
 -- without a gap, # and ipairs see it as they see a table made with {}.
 local function presized(n)
-  if n <= 8 then
+  if n <= 2 then
     return {}
+  elseif n <= 8 then
+    return {nil, nil, nil, nil, nil, nil, nil, nil}
   elseif n <= 32 then
     return {nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
             nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
