@@ -99,6 +99,19 @@ local function pend_take(l, z, has_z, take)
   return ids, empty
 end
 
+-- Whether none of the pending sets of groups `win` holds a job, with one
+-- EXISTS over their lists, and their zsets where one may be (the set
+-- without a group's; every group's once T:limits gprio, `gprio`, is set).
+local function sets_empty(win, gprio)
+  local keys = {}
+  for _, g in ipairs(win) do
+    local l, z = pend_keys(g)
+    keys[#keys + 1] = l
+    if g == '' or gprio then keys[#keys + 1] = z end
+  end
+  return call('EXISTS', unpack(keys)) == 0
+end
+
 -- The claim's turn of the rotation (lib/queue_flow.lua): takes up to n
 -- jobs from the sets at the head of T:groups (nrot of them), each up to
 -- its turn (its weight times T:limits gturn, 10 by default: each group
@@ -157,26 +170,18 @@ local function claim_rotation(n, nrot, L, retry)
     -- time, rather than a visit each (a backlog spread over many groups,
     -- a turn each, ends with all of them found empty).
     local dropped = false
-    if drain then
-      local keys = {}
-      for _, g in ipairs(win) do
-        local l, z = pend_keys(g)
-        keys[#keys + 1] = l
-        if g == '' or L[10] then keys[#keys + 1] = z end
-      end
-      if call('EXISTS', unpack(keys)) == 0 then
-        call('LTRIM', rot, dec(k), '-1')
-        call('HDEL', tag .. ':grot', unpack(win))
-        left_rot = left_rot - k
-        -- (At most 1024 sets a window: unpack's bound is far above.)
-        drain, dropped = drain < 512 and drain * 2 or 1024, true
-      else
-        -- Some hold jobs: the claim visits the usual window.
-        drain = nil
-        if k > k0 then
-          for x = k0 + 1, k do win[x] = nil end
-          nrot, k = nrot + k - k0, k0
-        end
+    if drain and sets_empty(win, L[10]) then
+      call('LTRIM', rot, dec(k), '-1')
+      call('HDEL', tag .. ':grot', unpack(win))
+      left_rot = left_rot - k
+      -- (At most 1024 sets a window: unpack's bound is far above.)
+      drain, dropped = drain < 512 and drain * 2 or 1024, true
+    elseif drain then
+      -- Some hold jobs: the claim visits the usual window.
+      drain = nil
+      if k > k0 then
+        for x = k0 + 1, k do win[x] = nil end
+        nrot, k = nrot + k - k0, k0
       end
     end
     if not dropped then
