@@ -81,7 +81,8 @@ the server each have a core, as on a quiet machine; it needs two cores.
 
 Prints JSON lines ({"bench":"floors","metric":...}) and a summary. Every
 phase is bounded by --seconds (default 3) and a count; the server is
-killed at the end. Needs redis-server on PATH.
+killed at the end. Needs redis-server on PATH. FLEET_BENCH, when set,
+names the fleet-bench to run instead of build/tests/bench/fleet-bench.
 """
 import json
 import os
@@ -95,7 +96,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 LUA = os.path.join(ROOT, 'adapters', 'scripts', 'lua')
-BENCH = os.path.join(ROOT, 'build', 'tests', 'bench', 'fleet-bench')
+# FLEET_BENCH names a fleet-bench built elsewhere (tests/bench/bundle-run.sh).
+BENCH = os.environ.get('FLEET_BENCH') or os.path.join(
+    ROOT, 'build', 'tests', 'bench', 'fleet-bench')
 # The scripts' function libraries the build writes (cmake/embed_lua.cmake).
 FUNCTIONS = os.path.join(ROOT, 'build', 'generated', 'lua', 'functions')
 LOCKS = 50

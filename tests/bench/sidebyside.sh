@@ -29,18 +29,27 @@
 # not replace the default run's). The memory backend's run (`--url
 # memory:// --flow`) gives its processed jobs/s beside the Redis backend's.
 #
+# SIDEBYSIDE_RESULTS, a file, keeps every run's JSON lines there as they
+# come (tests/bench/node/table.js FILE prints their table), so that a run
+# cut short still leaves what it measured. FLEET_BENCH, when set, names a fleet-bench built elsewhere (a bundle made
+# by bundle-bench.sh, tests/bench/bundle-run.sh): nothing is built, and
+# cmake is not needed. SIDEBYSIDE_PIN=1 puts redis-server on one core and
+# every client on the next two (the first three cores this script may use,
+# with taskset), as on a quiet machine; it needs three cores.
+#
 # Every run is bounded by its own counts and times, and by `timeout`.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 node_dir=$here/node
-bench=$root/build/tests/bench/fleet-bench
+bench=${FLEET_BENCH:-$root/build/tests/bench/fleet-bench}
+pin=${SIDEBYSIDE_PIN:-0}
 secs=${SIDEBYSIDE_SECONDS:-8}
 rounds=${SIDEBYSIDE_ROUNDS:-3}
 groups=${SIDEBYSIDE_ONLY:-queue lock warmpool cron pool}
 work=$(mktemp -d "${TMPDIR:-/tmp}/fleet-sidebyside.XXXXXX")
-results=$work/results.jsonl
+results=${SIDEBYSIDE_RESULTS:-$work/results.jsonl}
 redis_pid=
 
 cleanup() {
@@ -57,7 +66,11 @@ log() {
   printf 'sidebyside: %s\n' "$*" >&2
 }
 
-for tool in cmake redis-server redis-cli node npm timeout; do
+tools="redis-server redis-cli node timeout"
+[ -n "${FLEET_BENCH:-}" ] || tools="$tools cmake"
+[ -d "$node_dir/node_modules" ] || tools="$tools npm"
+[ "$pin" = 1 ] && tools="$tools taskset"
+for tool in $tools; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     log "$tool is not on PATH"
     exit 1
@@ -72,6 +85,34 @@ esac
 case $rounds in
   '' | *[!0-9]* | 0)
     log "SIDEBYSIDE_ROUNDS wants a positive integer"
+    exit 2
+    ;;
+esac
+
+# With SIDEBYSIDE_PIN=1: the server's core and the clients' two, from the
+# cores this script may use (taskset's list of them, ranges expanded).
+server_cpu=
+client_cpus=
+case $pin in
+  0) ;;
+  1)
+    cpus=$(taskset -cp $$ | sed 's/.*: //' | tr ',' '\n' |
+      awk -F- '{ e = NF > 1 ? $2 : $1; for (c = $1; c <= e; c++) print c }')
+    set -- $cpus
+    if [ $# -lt 3 ]; then
+      log "SIDEBYSIDE_PIN=1 needs three cores; this script may use $#"
+      exit 2
+    fi
+    server_cpu=$1
+    client_cpus=$2,$3
+    if ! taskset -c "$server_cpu" true 2>/dev/null; then
+      log "taskset cannot pin here: SIDEBYSIDE_PIN=1 left off"
+      server_cpu=
+      client_cpus=
+    fi
+    ;;
+  *)
+    log "SIDEBYSIDE_PIN wants 0 or 1"
     exit 2
     ;;
 esac
@@ -94,13 +135,17 @@ want() {
   return 1
 }
 
-log "building fleet-bench in $root/build"
-if [ ! -f "$root/build/CMakeCache.txt" ]; then
-  cmake -S "$root" -B "$root/build" >"$work/cmake.log" 2>&1 ||
-    { cat "$work/cmake.log" >&2; exit 1; }
+if [ -n "${FLEET_BENCH:-}" ]; then
+  [ -x "$bench" ] || { log "FLEET_BENCH=$bench is not a program"; exit 1; }
+else
+  log "building fleet-bench in $root/build"
+  if [ ! -f "$root/build/CMakeCache.txt" ]; then
+    cmake -S "$root" -B "$root/build" >"$work/cmake.log" 2>&1 ||
+      { cat "$work/cmake.log" >&2; exit 1; }
+  fi
+  cmake --build "$root/build" -j2 --target fleet-bench >"$work/build.log" \
+    2>&1 || { cat "$work/build.log" >&2; exit 1; }
 fi
-cmake --build "$root/build" -j2 --target fleet-bench >"$work/build.log" 2>&1 ||
-  { cat "$work/build.log" >&2; exit 1; }
 
 if [ ! -d "$node_dir/node_modules" ]; then
   log "npm install into $node_dir"
@@ -120,8 +165,13 @@ start_redis() {
   while [ $tries -lt 5 ]; do
     tries=$((tries + 1))
     port=$(free_port)
-    redis-server --port "$port" --bind 127.0.0.1 --save "" \
-      --appendonly no --dir "$work" --logfile "$work/redis.log" &
+    if [ -n "$server_cpu" ]; then
+      taskset -c "$server_cpu" redis-server --port "$port" --bind 127.0.0.1 \
+        --save "" --appendonly no --dir "$work" --logfile "$work/redis.log" &
+    else
+      redis-server --port "$port" --bind 127.0.0.1 --save "" \
+        --appendonly no --dir "$work" --logfile "$work/redis.log" &
+    fi
     redis_pid=$!
     waited=0
     while [ $waited -lt 50 ]; do
@@ -144,6 +194,11 @@ start_redis() {
 
 start_redis
 url=redis://127.0.0.1:$port
+if [ -n "$client_cpus" ]; then
+  # Every client this script starts from here on inherits these cores.
+  taskset -cp "$client_cpus" $$ >/dev/null
+  log "redis-server on core $server_cpu, the clients on cores $client_cpus"
+fi
 log "redis-server $(redis-server --version | cut -d' ' -f3) on $url," \
   "pid $redis_pid; $rounds rounds, $secs s phases"
 
