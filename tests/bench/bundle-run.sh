@@ -7,15 +7,18 @@
 #
 #   sh tests/bench/bundle-run.sh BUNDLE OUT
 #
+# A copy of build/generated/lua/functions in BUNDLE/functions, when there,
+# gives floors.py the scripts' function libraries (its setup phase).
+#
 # Unpacks node and the Node packages (with python3's lzma, so that xz need
 # not be there), names the machine (cores, processor, kernel, Redis) in
 # OUT/machine.txt, then runs tests/bench/floors.py --pin (where there are
 # two cores) into OUT/floors.txt, and tests/bench/sidebyside.sh with
 # redis-server pinned to one core and the clients to two (SIDEBYSIDE_PIN=1,
-# where there are three) into OUT/sidebyside.txt. The table's JSON lines
-# are kept in OUT/sidebyside.jsonl as they come (tests/bench/node/table.js
-# prints a table of them), so that a run cut short still leaves them.
-# Each prints as it goes, so that a run cut short still leaves its lines.
+# where there are three) into OUT/sidebyside.txt, and the table's JSON
+# lines into OUT/sidebyside.jsonl (tests/bench/node/table.js prints their
+# table). Each is written as it goes, so that a run cut short still
+# leaves what it measured.
 #
 # Environment: SIDEBYSIDE_SECONDS, SIDEBYSIDE_ROUNDS and SIDEBYSIDE_ONLY
 # pass through to sidebyside.sh; FLOORS_SECONDS (default 2) is floors.py's
@@ -34,6 +37,9 @@ skip=" ${BUNDLE_SKIP:-} "
 export PATH="$bundle/bin:$PATH"
 export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FLEET_BENCH="$bundle/bin/fleet-bench"
+if [ -d "$bundle/functions" ]; then
+  export FLEET_FUNCTIONS="$bundle/functions"
+fi
 
 if [ ! -x "$bundle/bin/node" ] && [ -f "$bundle/bin/node.xz" ]; then
   python3 -c 'import lzma, shutil, sys

@@ -82,7 +82,9 @@ the server each have a core, as on a quiet machine; it needs two cores.
 Prints JSON lines ({"bench":"floors","metric":...}) and a summary. Every
 phase is bounded by --seconds (default 3) and a count; the server is
 killed at the end. Needs redis-server on PATH. FLEET_BENCH, when set,
-names the fleet-bench to run instead of build/tests/bench/fleet-bench.
+names the fleet-bench to run instead of build/tests/bench/fleet-bench, and
+FLEET_FUNCTIONS the folder of function libraries instead of
+build/generated/lua/functions.
 """
 import json
 import os
@@ -99,8 +101,10 @@ LUA = os.path.join(ROOT, 'adapters', 'scripts', 'lua')
 # FLEET_BENCH names a fleet-bench built elsewhere (tests/bench/bundle-run.sh).
 BENCH = os.environ.get('FLEET_BENCH') or os.path.join(
     ROOT, 'build', 'tests', 'bench', 'fleet-bench')
-# The scripts' function libraries the build writes (cmake/embed_lua.cmake).
-FUNCTIONS = os.path.join(ROOT, 'build', 'generated', 'lua', 'functions')
+# The scripts' function libraries the build writes (cmake/embed_lua.cmake);
+# FLEET_FUNCTIONS names a copy of them made elsewhere.
+FUNCTIONS = os.environ.get('FLEET_FUNCTIONS') or os.path.join(
+    ROOT, 'build', 'generated', 'lua', 'functions')
 LOCKS = 50
 # Completions per call, and bytes per result, of the results phase.
 RESULT_JOBS = 25

@@ -1,7 +1,7 @@
 #!/bin/sh
 # sidebyside.sh -- fleet-bench beside its Node anchors (BullMQ, Bee-Queue,
 # Redlock) and protocol models (OpenSandbox's pool store, Kaal's cron
-# fire, goa pulse's DispatchJob) on one private
+# fire, goa pulse's DispatchJob), and the record store alone, on one private
 # redis-server, round-robin, and the table of issues
 # 11 and 25: fleet's figures per round, their ratios to the anchors, the
 # medians, and the machine's ping baseline of each round.
@@ -17,9 +17,9 @@
 #
 # Environment: SIDEBYSIDE_SECONDS (default 8), the measurement time of each
 # phase; SIDEBYSIDE_ROUNDS (default 3). The defaults take about 10 minutes.
-# SIDEBYSIDE_ONLY, a list of groups among queue, lock, warmpool, cron and
-# pool (default all of them), runs only those groups' programs (and the
-# ping baseline, always).
+# SIDEBYSIDE_ONLY, a list of groups among queue, lock, warmpool, cron,
+# pool and store (default all of them), runs only those groups' programs
+# (and the ping baseline, always).
 #
 # `fleet-bench queue` measures the default, no completed-job history, and
 # the same processing under flow control (a limit far above the rate
@@ -47,7 +47,7 @@ bench=${FLEET_BENCH:-$root/build/tests/bench/fleet-bench}
 pin=${SIDEBYSIDE_PIN:-0}
 secs=${SIDEBYSIDE_SECONDS:-8}
 rounds=${SIDEBYSIDE_ROUNDS:-3}
-groups=${SIDEBYSIDE_ONLY:-queue lock warmpool cron pool}
+groups=${SIDEBYSIDE_ONLY:-queue lock warmpool cron pool store}
 work=$(mktemp -d "${TMPDIR:-/tmp}/fleet-sidebyside.XXXXXX")
 results=${SIDEBYSIDE_RESULTS:-$work/results.jsonl}
 redis_pid=
@@ -119,9 +119,10 @@ esac
 
 for g in $groups; do
   case $g in
-    queue | lock | warmpool | cron | pool) ;;
+    queue | lock | warmpool | cron | pool | store) ;;
     *)
-      log "SIDEBYSIDE_ONLY: unknown group '$g' (queue lock warmpool cron pool)"
+      log "SIDEBYSIDE_ONLY: unknown group '$g' (queue lock warmpool cron pool" \
+        "store)"
       exit 2
       ;;
   esac
@@ -304,6 +305,12 @@ while [ $r -le "$rounds" ]; do
     run $r "$limit" "fleet pool" "$bench" pool --url "$url" \
       --seconds "$secs" --jobs 1000
     run $r "$limit" pulse node "$node_dir/pulse.js" --url "$url" \
+      --seconds "$secs"
+  fi
+  # The record store (issue 27): puts and appends with one index entry
+  # and without; no peer runs beside it.
+  if want store; then
+    run $r "$limit" "fleet store" "$bench" store --url "$url" \
       --seconds "$secs"
   fi
   r=$((r + 1))

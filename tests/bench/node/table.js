@@ -47,6 +47,14 @@ const calls = (r, bench, label) => {
   const s = get(r, `${bench} ${label}_scripts_per_op`);
   return c === undefined || s === undefined ? undefined : [c, s];
 };
+// The store's server CPU per OP (put, append) without index entries and
+// with one.
+const storeCpu = (r, op) => {
+  const a = get(r, `fleet-store ${op}_plain_c50_server_cpu_us_per_op`);
+  const b = get(r, `fleet-store ${op}_c50_server_cpu_us_per_op`);
+  return a === undefined || b === undefined ? undefined : [a, b];
+};
+const slash = (v) => `${v[0].toFixed(2)} / ${v[1].toFixed(2)}`;
 const pct = (v) => `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)}%`;
 
 // Each row: its figure, its target (text and test, or none), how to get
@@ -254,6 +262,20 @@ const rows = [
     (r) => get(r, 'pulse c50_server_cpu_us_per_op'), num(2)],
   ['pulse p50 at 1 in flight (us)', '', null,
     (r) => get(r, 'pulse c1_p50_us'), num(0)],
+  // The record store (issue 27): a put (a record replaced) and an event
+  // append, without index entries and with one.
+  ['store commands per put, no index entry', '<= 4', (v) => v <= 4,
+    (r) => get(r, 'fleet-store put_plain_c50_commands_per_op'), num(2)],
+  ['store commands per append, no index entry', '<= 4', (v) => v <= 4,
+    (r) => get(r, 'fleet-store append_plain_c50_commands_per_op'), num(2)],
+  ['store commands, scripts per put, one index entry', '', null,
+    (r) => calls(r, 'fleet-store', 'put_c50'), pair],
+  ['store commands, scripts per append, one index entry', '', null,
+    (r) => calls(r, 'fleet-store', 'append_c50'), pair],
+  ['store server CPU per put, no index entry / one (us)', '', null,
+    (r) => storeCpu(r, 'put'), slash],
+  ['store server CPU per append, no index entry / one (us)', '', null,
+    (r) => storeCpu(r, 'append'), slash],
   ['baseline: fleet-bench ping p50, 1 in flight (us)', '', null,
     (r) => get(r, 'fleet-ping c1_p50_us'), num(0)],
   ['baseline: server CPU per ping, 50 in flight (us)', '', null,
