@@ -1,9 +1,9 @@
 #!/bin/sh
 # sidebyside.sh -- fleet-bench beside its Node anchors (BullMQ, Bee-Queue,
 # Redlock) and protocol models (OpenSandbox's pool store, Kaal's cron
-# fire, goa pulse's DispatchJob), and the record store alone, on one private
-# redis-server, round-robin, and the table of issues
-# 11 and 25: fleet's figures per round, their ratios to the anchors, the
+# fire, goa pulse's DispatchJob), and the record store alone, on one
+# private redis-server, round-robin, and the table of issues 11, 25 and
+# 27: fleet's figures per round, their ratios to the anchors, the
 # medians, and the machine's ping baseline of each round.
 #
 #   sh tests/bench/sidebyside.sh
@@ -31,11 +31,12 @@
 #
 # SIDEBYSIDE_RESULTS, a file, keeps every run's JSON lines there as they
 # come (tests/bench/node/table.js FILE prints their table), so that a run
-# cut short still leaves what it measured. FLEET_BENCH, when set, names a fleet-bench built elsewhere (a bundle made
-# by bundle-bench.sh, tests/bench/bundle-run.sh): nothing is built, and
-# cmake is not needed. SIDEBYSIDE_PIN=1 puts redis-server on one core and
-# every client on the next two (the first three cores this script may use,
-# with taskset), as on a quiet machine; it needs three cores.
+# cut short still leaves what it measured. FLEET_BENCH, when set, names a
+# fleet-bench built elsewhere (a bundle made by bundle-bench.sh,
+# tests/bench/bundle-run.sh): nothing is built, and cmake is not needed.
+# SIDEBYSIDE_PIN=1 puts redis-server on one core and every client on the
+# next two (the first three cores this script may use, with taskset), as
+# on a quiet machine; it needs three cores.
 #
 # Every run is bounded by its own counts and times, and by `timeout`.
 set -eu
