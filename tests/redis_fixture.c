@@ -670,6 +670,22 @@ uint64_t fleet_test_redis_calls(fleet_test_redis_t *r) {
   return n;
 }
 
+uint64_t fleet_test_redis_command_calls(fleet_test_redis_t *r,
+                                        const char *command) {
+  redisReply *reply = fleet_test_redis_cmd(r, "INFO commandstats");
+  char key[64];
+  const char *p;
+  uint64_t n;
+
+  ASSERT_NOT_NULL(reply);
+  ASSERT_EQ(REDIS_REPLY_STRING, reply->type);
+  snprintf(key, sizeof(key), "cmdstat_%s:calls=", command);
+  p = strstr(reply->str, key);
+  n = p != NULL ? strtoull(p + strlen(key), NULL, 10) : 0;
+  freeReplyObject(reply);
+  return n;
+}
+
 const char *const fleet_test_acl_prefixes[] = {"fleet", "locktest", "qt", "t",
                                                "many",  "other",    NULL};
 

@@ -105,6 +105,12 @@ void fleet_test_redis_ok(fleet_test_redis_t *r, const char *cmd);
  * Aborts the test when the server cannot be read. */
 uint64_t fleet_test_redis_calls(fleet_test_redis_t *r);
 
+/* The calls of `command` (lower case, as INFO commandstats names it) the
+ * server ran since its last CONFIG RESETSTAT, 0 when it ran none. Aborts
+ * the test when the server cannot be read. */
+uint64_t fleet_test_redis_command_calls(fleet_test_redis_t *r,
+                                        const char *command);
+
 /* As fleet_test_redis_cmd(), with binary-safe arguments. */
 redisReply *fleet_test_redis_cmd_argv(fleet_test_redis_t *r, int argc,
                                       const char **argv, const size_t *argvlen);

@@ -400,21 +400,6 @@ TEST_IMPL(redis_script_shas) {
   return 0;
 }
 
-/* The calls of `command` in INFO commandstats (0 when it has none). */
-static long redis_calls(fleet_test_redis_t *r, const char *command) {
-  redisReply *info = fleet_test_redis_cmd(r, "INFO commandstats");
-  char key[64];
-  const char *p;
-  long n;
-
-  ASSERT_NOT_NULL(info);
-  snprintf(key, sizeof(key), "cmdstat_%s:calls=", command);
-  p = strstr(info->str, key);
-  n = p != NULL ? strtol(p + strlen(key), NULL, 10) : 0;
-  freeReplyObject(info);
-  return n;
-}
-
 /* How many libraries named fleet_* the server has. */
 static size_t redis_fleet_libraries(fleet_test_redis_t *r) {
   redisReply *reply =
@@ -474,24 +459,24 @@ TEST_IMPL(redis_functions) {
   qt_open(&t, fleet_test_redis_url(r), "fn", NULL);
   qt_add(&t, "a", "1", NULL);
   ASSERT_UEQ(nlib, redis_fleet_libraries(r));
-  ASSERT_EQ(1, redis_calls(r, "fcall"));
-  ASSERT_EQ(0, redis_calls(r, "evalsha"));
+  ASSERT_EQ(1, fleet_test_redis_command_calls(r, "fcall"));
+  ASSERT_EQ(0, fleet_test_redis_command_calls(r, "evalsha"));
 
   /* The functions are gone: the op goes again as EVAL, then EVALSHA. */
   redis_ok(r, "FUNCTION FLUSH");
   qt_add(&t, "a", "2", NULL);
-  ASSERT_EQ(2, redis_calls(r, "fcall"));
-  ASSERT_EQ(1, redis_calls(r, "eval"));
+  ASSERT_EQ(2, fleet_test_redis_command_calls(r, "fcall"));
+  ASSERT_EQ(1, fleet_test_redis_command_calls(r, "eval"));
   qt_add(&t, "a", "3", NULL);
-  ASSERT_EQ(2, redis_calls(r, "fcall"));
-  ASSERT_EQ(1, redis_calls(r, "evalsha"));
+  ASSERT_EQ(2, fleet_test_redis_command_calls(r, "fcall"));
+  ASSERT_EQ(1, fleet_test_redis_command_calls(r, "evalsha"));
 
   /* A reconnect loads them again, and FCALL comes back. */
   redis_ok(r, "CLIENT KILL TYPE normal SKIPME yes");
   ASSERT(ctx_wait_state(&t.c, FLEET_CLIENT_READY, 5000));
   qt_add(&t, "a", "4", NULL);
   ASSERT_UEQ(nlib, redis_fleet_libraries(r));
-  ASSERT_EQ(3, redis_calls(r, "fcall"));
+  ASSERT_EQ(3, fleet_test_redis_command_calls(r, "fcall"));
   ASSERT_OK(qt_counts(&t));
   ASSERT_UEQ(4, t.counts.pending);
   qt_close(&t);
@@ -506,8 +491,8 @@ TEST_IMPL(redis_functions) {
   ASSERT_UEQ(5, t.counts.pending);
   qt_close(&t);
   ASSERT_UEQ(0, redis_fleet_libraries(r));
-  ASSERT_EQ(0, redis_calls(r, "fcall"));
-  ASSERT_EQ(2, redis_calls(r, "evalsha"));
+  ASSERT_EQ(0, fleet_test_redis_command_calls(r, "fcall"));
+  ASSERT_EQ(2, fleet_test_redis_command_calls(r, "evalsha"));
   fleet_test_redis_free(r);
   return 0;
 }

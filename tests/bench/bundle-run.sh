@@ -75,9 +75,9 @@ rc=0
 case $skip in
   *" floors "*) ;;
   *)
-    pin=--pin
-    [ "$(nproc)" -ge 2 ] && taskset -c 0 true 2>/dev/null || pin=
-    { PYTHONUNBUFFERED=1 python3 "$here/floors.py" $pin \
+    fpin=--pin
+    [ "$(nproc)" -ge 2 ] && taskset -c 0 true 2>/dev/null || fpin=
+    { PYTHONUNBUFFERED=1 python3 "$here/floors.py" $fpin \
       --seconds "${FLOORS_SECONDS:-2}"; echo $? >"$out/floors.rc"; } 2>&1 |
       tee "$out/floors.txt"
     status floors

@@ -99,17 +99,17 @@ local function pend_take(l, z, has_z, take)
   return ids, empty
 end
 
--- Whether none of the pending sets of groups `win` holds a job, with one
--- EXISTS over their lists, and their zsets where one may be (the set
--- without a group's; every group's once T:limits gprio, `gprio`, is set).
-local function sets_empty(win, gprio)
+-- The keys of the pending sets of groups `win`, for one EXISTS: their
+-- lists when `lists`, and their zsets where one may be (the set without a
+-- group's; every group's when `zall`).
+local function win_keys(win, lists, zall)
   local keys = {}
   for _, g in ipairs(win) do
     local l, z = pend_keys(g)
-    keys[#keys + 1] = l
-    if g == '' or gprio then keys[#keys + 1] = z end
+    if lists then keys[#keys + 1] = l end
+    if zall or g == '' then keys[#keys + 1] = z end
   end
-  return call('EXISTS', unpack(keys)) == 0
+  return keys
 end
 
 -- The claim's turn of the rotation (lib/queue_flow.lua): takes up to n
@@ -170,7 +170,8 @@ local function claim_rotation(n, nrot, L, retry)
     -- time, rather than a visit each (a backlog spread over many groups,
     -- a turn each, ends with all of them found empty).
     local dropped = false
-    if drain and sets_empty(win, L[10]) then
+    -- (A group's zset is looked for once T:limits gprio, L[10], is set.)
+    if drain and call('EXISTS', unpack(win_keys(win, true, L[10]))) == 0 then
       call('LTRIM', rot, dec(k), '-1')
       call('HDEL', tag .. ':grot', unpack(win))
       left_rot = left_rot - k
@@ -186,15 +187,8 @@ local function claim_rotation(n, nrot, L, retry)
     end
     if not dropped then
       -- The zsets of groups are looked for only once a group had one.
-      local anyz = false
-      if L[10] then
-        local zk = {}
-        for x, g in ipairs(win) do
-          local _, z = pend_keys(g)
-          zk[x] = z
-        end
-        anyz = call('EXISTS', unpack(zk)) > 0
-      end
+      local anyz = L[10] and
+                     call('EXISTS', unpack(win_keys(win, false, true))) > 0
       local W = L[9] and call('HMGET', tag .. ':gweight', unpack(win))
       local H = holds and call('HMGET', tag .. ':ghold', unpack(win))
       local R = gconc and call('HMGET', tag .. ':grun', unpack(win))
